@@ -1,0 +1,30 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "results/run_result.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace headroom::app {
+
+struct RunOptions {
+  std::optional<std::uint64_t> seed;  // overrides the scenario's seed
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct RunOutcome {
+  results::RunResult result;
+  bool cancelled = false;
+  double import_seconds = 0, simulate_seconds = 0;
+};
+
+// The whole `headroom run`: trace import and transforms, policy, simulation, result tables.
+// Throws sim::InputError(s) on bad input and sim::InternalError on bugs.
+RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& options = {});
+
+std::string version_string();
+
+}  // namespace headroom::app

@@ -1,0 +1,106 @@
+#include "models/cluster.hpp"
+
+#include <string>
+
+#include "sim/errors.hpp"
+
+namespace headroom::models {
+
+std::int64_t ClusterSpec::total_gpus() const {
+  std::int64_t n = 0;
+  for (const auto& p : pools) n += static_cast<std::int64_t>(p.nodes) * p.gpus_per_node;
+  return n;
+}
+
+std::int32_t ClusterSpec::total_nodes() const {
+  std::int32_t n = 0;
+  for (const auto& p : pools) n += p.nodes;
+  return n;
+}
+
+ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
+  by_free_.resize(spec_.pools.size());
+  pool_free_.assign(spec_.pools.size(), 0);
+  for (PoolId p = 0; p < spec_.pools.size(); ++p) {
+    const auto& pool = spec_.pools[p];
+    HEADROOM_ASSERT(pool.nodes >= 0 && pool.gpus_per_node >= 0, "negative pool size");
+    pool_first_.push_back(static_cast<NodeId>(nodes_.size()));
+    by_free_[p].resize(static_cast<std::size_t>(pool.gpus_per_node) + 1);
+    for (std::int32_t i = 0; i < pool.nodes; ++i) {
+      Node n;
+      n.pool = p;
+      n.gpus = n.free_gpus = pool.gpus_per_node;
+      n.cpus = n.free_cpus = pool.cpus_per_node;
+      n.memory_mib = n.free_memory_mib = pool.memory_gib * 1024;
+      const auto id = static_cast<NodeId>(nodes_.size());
+      nodes_.push_back(n);
+      by_free_[p][n.free_gpus].insert(id);
+    }
+    pool_free_[p] = static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node;
+  }
+  total_gpus_ = free_gpus_ = spec_.total_gpus();
+}
+
+std::string ClusterState::check(const Placement& placement) const {
+  // A job may hold at most one slice per node; sum per node in case a policy repeats one.
+  for (std::size_t i = 0; i < placement.size(); ++i) {
+    const Slice& s = placement[i];
+    if (s.node >= nodes_.size()) return "node " + std::to_string(s.node) + " does not exist";
+    if (s.gpus < 0 || s.cpus < 0 || s.memory_mib < 0) return "negative request";
+    for (std::size_t j = 0; j < i; ++j)
+      if (placement[j].node == s.node) return "node " + std::to_string(s.node) + " appears twice";
+    const Node& n = nodes_[s.node];
+    if (!n.up) return "node " + std::to_string(s.node) + " is down";
+    if (s.gpus > n.free_gpus)
+      return "node " + std::to_string(s.node) + " has " + std::to_string(n.free_gpus) + " free GPUs, " +
+             std::to_string(s.gpus) + " requested";
+    if (n.cpus > 0 && s.cpus > n.free_cpus) return "node " + std::to_string(s.node) + " lacks CPUs";
+    if (n.memory_mib > 0 && s.memory_mib > n.free_memory_mib)
+      return "node " + std::to_string(s.node) + " lacks memory";
+  }
+  return {};
+}
+
+void ClusterState::index_remove(NodeId id) {
+  const Node& n = nodes_[id];
+  by_free_[n.pool][n.free_gpus].erase(id);
+}
+
+void ClusterState::index_add(NodeId id) {
+  const Node& n = nodes_[id];
+  if (n.up) by_free_[n.pool][n.free_gpus].insert(id);
+}
+
+void ClusterState::allocate(const Placement& placement) {
+  const std::string why = check(placement);
+  if (!why.empty()) throw sim::InternalError("invalid allocation: " + why);
+  for (const Slice& s : placement) {
+    index_remove(s.node);
+    Node& n = nodes_[s.node];
+    n.free_gpus -= s.gpus;
+    if (n.cpus > 0) n.free_cpus -= s.cpus;
+    if (n.memory_mib > 0) n.free_memory_mib -= s.memory_mib;
+    ++n.jobs;
+    pool_free_[n.pool] -= s.gpus;
+    free_gpus_ -= s.gpus;
+    index_add(s.node);
+  }
+}
+
+void ClusterState::release(const Placement& placement) {
+  for (const Slice& s : placement) {
+    HEADROOM_ASSERT(s.node < nodes_.size(), "release on a missing node");
+    Node& n = nodes_[s.node];
+    HEADROOM_ASSERT(n.free_gpus + s.gpus <= n.gpus && n.jobs > 0, "GPU over-release on node " + std::to_string(s.node));
+    index_remove(s.node);
+    n.free_gpus += s.gpus;
+    if (n.cpus > 0) n.free_cpus += s.cpus;
+    if (n.memory_mib > 0) n.free_memory_mib += s.memory_mib;
+    --n.jobs;
+    pool_free_[n.pool] += s.gpus;
+    free_gpus_ += s.gpus;
+    index_add(s.node);
+  }
+}
+
+}  // namespace headroom::models

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace headroom::models {
+
+struct NodePool {
+  std::string name;
+  std::int32_t nodes = 0;
+  std::int32_t gpus_per_node = 0;
+  std::string gpu_type;          // catalogue name or a trace's own model name
+  std::int32_t cpus_per_node = 0;   // 0 = not modelled
+  std::int64_t memory_gib = 0;      // 0 = not modelled
+};
+
+struct ClusterSpec {
+  std::vector<NodePool> pools;
+  std::int64_t total_gpus() const;
+  std::int32_t total_nodes() const;
+};
+
+using NodeId = std::uint32_t;
+using PoolId = std::uint32_t;
+
+struct Node {
+  PoolId pool = 0;
+  std::int32_t gpus = 0;
+  std::int32_t free_gpus = 0;
+  std::int32_t cpus = 0;
+  std::int32_t free_cpus = 0;
+  std::int64_t memory_mib = 0;
+  std::int64_t free_memory_mib = 0;
+  std::int32_t jobs = 0;  // jobs with a slice here
+  bool up = true;
+};
+
+// One node's share of a job's placement.
+struct Slice {
+  NodeId node = 0;
+  std::int32_t gpus = 0;
+  std::int32_t cpus = 0;
+  std::int64_t memory_mib = 0;
+};
+using Placement = std::vector<Slice>;
+
+// The mutable state of the cluster's nodes. Owned by the simulation; policies see it only
+// through a const reference. Every allocation is checked: exceeding capacity is a bug
+// (InternalError), never silently clamped.
+class ClusterState {
+ public:
+  explicit ClusterState(const ClusterSpec& spec);
+
+  const ClusterSpec& spec() const { return spec_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const { return nodes_.at(id); }
+  std::size_t pool_count() const { return spec_.pools.size(); }
+  NodeId pool_first_node(PoolId p) const { return pool_first_[p]; }
+  std::int32_t pool_node_count(PoolId p) const { return spec_.pools[p].nodes; }
+
+  std::int64_t total_gpus() const { return total_gpus_; }
+  std::int64_t free_gpus() const { return free_gpus_; }
+  std::int64_t pool_free_gpus(PoolId p) const { return pool_free_[p]; }
+
+  // Nodes of pool p (that are up) with exactly f free GPUs, in id order.
+  const std::set<NodeId>& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
+
+  // Why a placement cannot be applied now, or an empty string when it can.
+  std::string check(const Placement& placement) const;
+  void allocate(const Placement& placement);  // throws InternalError if check() fails
+  void release(const Placement& placement);   // throws InternalError on over-release
+
+ private:
+  void index_remove(NodeId id);
+  void index_add(NodeId id);
+
+  ClusterSpec spec_;
+  std::vector<Node> nodes_;
+  std::vector<NodeId> pool_first_;
+  std::vector<std::int64_t> pool_free_;
+  std::vector<std::vector<std::set<NodeId>>> by_free_;
+  std::int64_t total_gpus_ = 0;
+  std::int64_t free_gpus_ = 0;
+};
+
+}  // namespace headroom::models

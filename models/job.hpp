@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace headroom::models {
+
+using sim::Tick;
+
+// Dense index into a Workload's job vector; stable for a run.
+using JobIndex = std::uint32_t;
+using TenantId = std::uint32_t;
+using QueueId = std::uint32_t;
+inline constexpr JobIndex kNoJob = UINT32_MAX;
+
+enum class JobKind : std::uint8_t { Train, Inference, Interactive, Batch };
+
+// Terminal states are every state after Running. Each job ends in exactly one of them.
+enum class JobState : std::uint8_t {
+  Pending,
+  Running,
+  Completed,
+  Failed,
+  Cancelled,
+  Rejected,
+  Unfinished,  // still pending or running at the horizon
+};
+inline constexpr int kJobStateCount = 7;
+
+// What the trace says happened to the job in reality.
+enum class TraceStatus : std::uint8_t { Unknown, Completed, Failed, Cancelled };
+
+std::string_view to_string(JobKind k);
+std::string_view to_string(JobState s);
+std::string_view to_string(TraceStatus s);
+bool parse_job_kind(std::string_view text, JobKind& out);
+
+struct Job {
+  std::int64_t trace_id = 0;  // the id in the source trace
+  TenantId tenant = 0;
+  QueueId queue = 0;
+  JobKind kind = JobKind::Batch;
+  TraceStatus trace_status = TraceStatus::Unknown;
+  bool preemptible = false;
+  Tick submit = 0;
+  std::int32_t gpus = 0;           // whole GPUs requested in total
+  std::int32_t gpu_milli = 0;      // fraction of one GPU when sharing (1..999); 0 = whole GPUs
+  std::int32_t gpus_per_node = 0;  // 0 = no constraint (the placement decides)
+  std::int32_t nodes = 0;          // requested node count; 0 = no constraint
+  std::int32_t gang_min = 0;       // minimum members to start; 0 = all
+  std::int32_t cpus = 0;           // cores, total; 0 = not modelled
+  std::int64_t memory_mib = 0;     // total; 0 = not modelled
+  std::int32_t priority = 0;       // trace priority or QOS level; larger runs first where used
+  std::uint16_t gpu_type = 0;      // 0 = any; else index+1 into Workload::gpu_type_names
+  Tick runtime = 0;                // recorded run time
+  Tick walltime = -1;              // time limit; -1 = none
+  Tick trace_start = -1;           // the trace's own start/end when known
+  Tick trace_end = -1;
+};
+
+// GPU demand in milli-GPUs (1000 per whole GPU).
+inline std::int64_t gpu_demand_milli(const Job& j) {
+  return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
+}
+
+}  // namespace headroom::models

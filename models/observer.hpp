@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "models/cluster.hpp"
+#include "models/job.hpp"
+
+namespace headroom::models {
+
+// Audit event kinds, stored in the results' /events table.
+enum class AuditKind : std::uint8_t {
+  Submit = 0,
+  Start = 1,
+  Finish = 2,    // terminal: completed / failed / cancelled (detail = JobState)
+  Reject = 3,    // terminal: policy or admission rejected the job
+  Preempt = 4,   // detail = preemptor job index or -1
+  Requeue = 5,
+  Unfinished = 6,  // terminal at the horizon
+};
+std::string_view to_string(AuditKind k);
+
+// State of the cluster at one sampling instant, per pool and per tenant.
+struct Sample {
+  Tick time = 0;
+  std::span<const std::int32_t> pool_used_gpus;     // by pool
+  std::span<const std::int32_t> pool_free_gpus;     // by pool (up nodes only)
+  std::span<const std::int32_t> tenant_used_gpus;   // by tenant
+  std::span<const std::int32_t> tenant_pending_jobs;
+  std::span<const std::int32_t> tenant_pending_gpus;
+  std::int32_t running_jobs = 0;
+  std::int32_t pending_jobs = 0;
+};
+
+// Receives what the simulation does, in order. results/ implements this to build its tables;
+// it never reaches into the event loop.
+class SimObserver {
+ public:
+  virtual ~SimObserver() = default;
+  virtual void on_event(Tick time, AuditKind kind, JobIndex job, std::int32_t detail, std::string_view reason) = 0;
+  virtual void on_start(Tick time, JobIndex job, const Placement& placement) = 0;
+  virtual void on_end(Tick time, JobIndex job, JobState state) = 0;
+  virtual void on_sample(const Sample& sample) = 0;
+};
+
+}  // namespace headroom::models

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/job.hpp"
+
+namespace headroom::models {
+
+// Interns names (tenants, queues) into dense ids in first-seen order.
+class NameTable {
+ public:
+  std::uint32_t intern(std::string_view name);
+  std::optional<std::uint32_t> find(std::string_view name) const;
+  const std::string& name(std::uint32_t id) const { return names_.at(id); }
+  std::size_t size() const { return names_.size(); }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::vector<std::string> names_;
+  std::map<std::string, std::uint32_t, std::less<>> index_;
+};
+
+struct Tenant {
+  std::string name;
+  double weight = 1.0;
+};
+
+// What an importer learnt about the trace besides its jobs.
+struct TraceMeta {
+  std::string path;
+  std::string format;              // "swf", "csv", ...
+  std::int64_t max_procs = -1;     // SWF MaxProcs header
+  std::int64_t max_nodes = -1;     // SWF MaxNodes header
+  std::int64_t unix_start = -1;    // SWF UnixStartTime header (seconds)
+  std::int64_t rows = 0;           // data rows read
+  std::int64_t skipped = 0;        // rows read but not turned into jobs (see warnings)
+  std::vector<std::string> warnings;  // at most a few, each naming a row
+};
+
+// A job stream: jobs sorted by (submit, order in the source).
+struct Workload {
+  std::vector<Job> jobs;
+  NameTable tenants;
+  NameTable queues;
+  std::vector<std::string> gpu_type_names;  // Job::gpu_type - 1 indexes this
+  TraceMeta meta;
+};
+
+}  // namespace headroom::models

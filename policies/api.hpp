@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/job.hpp"
+#include "models/workload.hpp"
+#include "sim/errors.hpp"
+#include "sim/time.hpp"
+
+namespace headroom::policies {
+
+using models::JobIndex;
+using models::Placement;
+using sim::Tick;
+
+// One scalar parameter from the scenario's `policy:` block, with where it was written.
+// Keys are dotted paths below `policy:` ("placement", "backfill.bf_window").
+struct ParamValue {
+  std::string text;
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+using PolicyParams = std::map<std::string, ParamValue>;
+
+// Read-only view of the simulation that a policy decides on. Implemented by the engine.
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual Tick now() const = 0;
+  virtual const models::ClusterState& cluster() const = 0;
+  virtual const models::Workload& workload() const = 0;
+  virtual models::JobState state(JobIndex job) const = 0;
+  virtual std::size_t pending_count() const = 0;
+};
+
+// A scheduling pass. The policy reads the view and requests decisions; the engine validates
+// each one and applies it at once, so later requests in the same pass see its effect.
+class Session : public ClusterView {
+ public:
+  // Starts a pending job on `placement`. Returns an empty string on success, otherwise why the
+  // engine refused (which is a policy bug: the engine reports it as an internal error).
+  virtual std::string start(JobIndex job, const Placement& placement, std::string_view reason) = 0;
+  // Rejects a pending job for good (e.g. it can never fit); the job ends as Rejected.
+  virtual void reject(JobIndex job, std::string_view reason) = 0;
+  // Records why a job is still pending (shown in the GUI's queue view).
+  virtual void pending_reason(JobIndex job, std::string_view reason) = 0;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+  // Notifications of what the engine applied; a policy may keep its own ordered queues.
+  virtual void on_submit(const ClusterView& view, JobIndex job) = 0;
+  virtual void on_end(const ClusterView& view, JobIndex job) { (void)view, (void)job; }
+  virtual void schedule(Session& session) = 0;
+};
+
+struct PolicyInfo {
+  std::string name;
+  std::string summary;
+  std::vector<std::string> params;  // accepted keys
+};
+
+}  // namespace headroom::policies

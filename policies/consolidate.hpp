@@ -1,0 +1,33 @@
+#pragma once
+
+#include <optional>
+
+#include "models/cluster.hpp"
+#include "models/job.hpp"
+#include "models/workload.hpp"
+
+namespace headroom::policies {
+
+// The `consolidate` placement of the Helios simulator (HeliosArtifact, framework/QSSF Service,
+// policies/placer/consolidate.py), generalised from 8-GPU nodes to each pool's node size G:
+//  - a job of at most G GPUs goes to the node with the fewest free GPUs that still fit it
+//    (best fit; ties: lowest node id);
+//  - a job of k*G GPUs takes the k lowest-id fully free nodes;
+//  - a job of k*G + r GPUs (0 < r < G) takes k fully free nodes, and its remaining r GPUs go to
+//    the next node in descending-free order: another fully free node if there is one, else the
+//    node with the most free GPUs (ties: lowest id), which must have at least r free.
+// Multi-node jobs stay within one pool (the first, in scenario order, where they fit). Only GPUs
+// are placed, as in Helios. A job asking for 0 GPUs goes to the fullest node that still has a free
+// GPU (Helios's behaviour for such jobs).
+std::optional<models::Placement> consolidate_placement(const models::ClusterState& cluster, const models::Job& job,
+                                                       const models::Workload& workload);
+
+// True if the pool's GPU type satisfies the job's GPU-type constraint.
+bool pool_eligible(const models::ClusterState& cluster, models::PoolId pool, const models::Job& job,
+                   const models::Workload& workload);
+
+// Whether the job could ever be placed on the empty cluster; if not, why.
+std::optional<std::string> never_fits(const models::ClusterState& cluster, const models::Job& job,
+                                      const models::Workload& workload);
+
+}  // namespace headroom::policies

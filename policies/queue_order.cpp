@@ -1,0 +1,76 @@
+#include "policies/queue_order.hpp"
+
+#include <deque>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "policies/consolidate.hpp"
+
+namespace headroom::policies {
+
+namespace {
+
+// Pending jobs ordered by (key, arrival sequence).
+class OrderedQueue {
+ public:
+  explicit OrderedQueue(QueueKey key) : key_(key) {}
+  void push(const models::Job& job, JobIndex idx) {
+    const std::int64_t k = key_ == QueueKey::Submit ? job.submit : job.runtime;
+    set_.emplace(Entry{k, seq_++, idx});
+  }
+  bool empty() const { return set_.empty(); }
+  JobIndex front() const { return set_.begin()->job; }
+  void pop_front() { set_.erase(set_.begin()); }
+
+ private:
+  struct Entry {
+    std::int64_t key;
+    std::uint64_t seq;
+    JobIndex job;
+    bool operator<(const Entry& o) const { return key != o.key ? key < o.key : seq < o.seq; }
+  };
+  QueueKey key_;
+  std::uint64_t seq_ = 0;
+  std::set<Entry> set_;
+};
+
+class QueuePolicy final : public Policy {
+ public:
+  explicit QueuePolicy(QueueKey key) : key_(key), queue_(key) {}
+
+  std::string_view name() const override { return key_ == QueueKey::Submit ? "fifo" : "sjf"; }
+
+  void on_submit(const ClusterView& view, JobIndex job) override { queue_.push(view.workload().jobs[job], job); }
+
+  void schedule(Session& session) override {
+    const auto& jobs = session.workload().jobs;
+    while (!queue_.empty()) {
+      const JobIndex head = queue_.front();
+      const models::Job& job = jobs[head];
+      if (auto placement = consolidate_placement(session.cluster(), job, session.workload())) {
+        queue_.pop_front();
+        const std::string why = session.start(head, *placement, "consolidate");
+        HEADROOM_ASSERT(why.empty(), "consolidate produced an invalid placement: " + why);
+        continue;
+      }
+      if (auto why = never_fits(session.cluster(), job, session.workload())) {
+        queue_.pop_front();
+        session.reject(head, *why);
+        continue;
+      }
+      session.pending_reason(head, "head of line: waiting for free GPUs");
+      break;
+    }
+  }
+
+ private:
+  QueueKey key_;
+  OrderedQueue queue_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_queue_policy(QueueKey key) { return std::make_unique<QueuePolicy>(key); }
+
+}  // namespace headroom::policies

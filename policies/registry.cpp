@@ -1,0 +1,92 @@
+#include "policies/registry.hpp"
+
+#include <functional>
+
+#include "policies/queue_order.hpp"
+#include "sim/suggest.hpp"
+
+namespace headroom::policies {
+
+namespace {
+
+struct Entry {
+  PolicyInfo info;
+  // Validates values of known keys; returns errors.
+  std::function<void(const PolicyParams&, std::vector<sim::InputError>&)> check_values;
+  std::function<std::unique_ptr<Policy>(const PolicyParams&, std::uint64_t)> make;
+};
+
+void check_placement(const PolicyParams& params, std::vector<sim::InputError>& errors) {
+  auto it = params.find("placement");
+  if (it == params.end()) return;
+  if (it->second.text != "consolidate")
+    errors.emplace_back(it->second.file, it->second.line, it->second.column, "policy.placement",
+                        "unknown placement \"" + it->second.text + "\"; expected: consolidate");
+}
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> kEntries = {
+      {{"fifo", "strict first-in first-out with consolidate placement (Helios FIFO)", {"placement"}},
+       check_placement,
+       [](const PolicyParams&, std::uint64_t) { return make_queue_policy(QueueKey::Submit); }},
+      {{"sjf", "shortest recorded run time first, head-of-line blocking, consolidate placement (Helios SJF)",
+        {"placement"}},
+       check_placement,
+       [](const PolicyParams&, std::uint64_t) { return make_queue_policy(QueueKey::Runtime); }},
+  };
+  return kEntries;
+}
+
+const Entry* find(std::string_view name) {
+  for (const auto& e : entries())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<PolicyInfo>& policy_catalogue() {
+  static const std::vector<PolicyInfo> kInfos = [] {
+    std::vector<PolicyInfo> out;
+    for (const auto& e : entries()) out.push_back(e.info);
+    return out;
+  }();
+  return kInfos;
+}
+
+std::vector<sim::InputError> check_policy(std::string_view name, const PolicyParams& params, const std::string& file,
+                                          int line, int column) {
+  std::vector<sim::InputError> errors;
+  const Entry* e = find(name);
+  if (e == nullptr) {
+    std::vector<std::string> names;
+    std::string known;
+    for (const auto& info : policy_catalogue()) {
+      names.push_back(info.name);
+      known += (known.empty() ? "" : ", ") + info.name;
+    }
+    std::string msg = "unknown policy \"" + std::string(name) + "\"";
+    if (auto s = sim::closest_match(name, names)) msg += "; did you mean \"" + *s + "\"?";
+    msg += " (known: " + known + ")";
+    errors.emplace_back(file, line, column, "policy.name", msg);
+    return errors;
+  }
+  for (const auto& [key, value] : params) {
+    bool known = false;
+    for (const auto& k : e->info.params) known = known || k == key;
+    if (known) continue;
+    std::string msg = "unknown parameter \"" + key + "\" for policy " + e->info.name;
+    if (auto s = sim::closest_match(key, e->info.params)) msg += "; did you mean \"" + *s + "\"?";
+    errors.emplace_back(value.file, value.line, value.column, "policy." + key, msg);
+  }
+  e->check_values(params, errors);
+  return errors;
+}
+
+std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyParams& params, std::uint64_t seed) {
+  auto errors = check_policy(name, params, "", 0, 0);
+  if (!errors.empty()) throw errors.front();
+  return find(name)->make(params, seed);
+}
+
+}  // namespace headroom::policies

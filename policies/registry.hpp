@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policies/api.hpp"
+
+namespace headroom::policies {
+
+// Every policy headroom knows, with the parameters each accepts.
+const std::vector<PolicyInfo>& policy_catalogue();
+
+// Problems with a `policy:` block: unknown policy name (with "did you mean"), unknown
+// parameter keys, malformed values. `file`, `line`, `column` locate the policy name.
+std::vector<sim::InputError> check_policy(std::string_view name, const PolicyParams& params, const std::string& file,
+                                          int line, int column);
+
+// Builds a policy; throws sim::InputError on what check_policy reports.
+std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyParams& params, std::uint64_t seed);
+
+}  // namespace headroom::policies

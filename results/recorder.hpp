@@ -1,0 +1,37 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "models/cluster.hpp"
+#include "models/observer.hpp"
+#include "models/workload.hpp"
+#include "results/run_result.hpp"
+
+namespace headroom::results {
+
+// Builds a RunResult from what the simulation reports. One Recorder per run.
+class Recorder : public models::SimObserver {
+ public:
+  Recorder(const models::Workload& workload, const models::ClusterSpec& cluster, bool record_events = true);
+
+  void on_event(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
+                std::string_view reason) override;
+  void on_start(Tick time, models::JobIndex job, const models::Placement& placement) override;
+  void on_end(Tick time, models::JobIndex job, models::JobState state) override;
+  void on_sample(const models::Sample& sample) override;
+
+  // The collected tables; the caller fills in the root attributes (scenario, seed, ...).
+  RunResult& result() { return result_; }
+
+ private:
+  std::uint32_t reason_id(std::string_view reason);
+
+  const models::ClusterSpec& cluster_;
+  bool record_events_;
+  std::vector<std::int32_t> node_pool_;
+  RunResult result_;
+  std::map<std::string, std::uint32_t, std::less<>> reason_index_;
+};
+
+}  // namespace headroom::results

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/workload.hpp"
+#include "policies/api.hpp"
+#include "sim/time.hpp"
+
+namespace headroom::scenarios {
+
+using sim::Tick;
+
+struct PolicySpec {
+  std::string name;                 // "fifo", "sjf", ...
+  policies::PolicyParams params;    // every other key under `policy:`, as dotted paths
+};
+
+struct WorkloadSpec {
+  std::string trace;                // resolved path (relative paths are relative to the scenario file)
+  std::string format = "auto";      // auto | swf | csv
+  Tick window_start = 0;            // keep jobs submitted in [window_start, window_end)
+  Tick window_end = sim::kNever;
+  double arrival_scale = 1.0;       // < 1 thins, > 1 replicates arrivals (seeded)
+  std::int32_t units_per_gpu = 1;   // SWF: processors per GPU
+};
+
+struct OutputSpec {
+  Tick sample_interval = 0;         // 0 = automatic (about 2,000 samples over the run)
+  bool events = true;               // write the /events audit log
+};
+
+struct Scenario {
+  std::string file;                 // the path it was loaded from
+  std::string text;                 // the YAML source, stored in results
+  std::string name;
+  std::uint64_t seed = 1;
+  models::ClusterSpec cluster;
+  std::vector<models::Tenant> tenants;
+  PolicySpec policy;
+  WorkloadSpec workload;
+  Tick horizon = sim::kNever;       // kNever: until the last job ends
+  OutputSpec output;
+};
+
+// Loads and validates a scenario file. On any problem throws sim::InputErrors holding every
+// problem found, each with file:line:column and the key path.
+Scenario load_scenario(const std::string& path);
+// Same, from text (tests); `file` names the source in messages and resolves relative paths.
+Scenario parse_scenario(const std::string& text, const std::string& file);
+
+}  // namespace headroom::scenarios

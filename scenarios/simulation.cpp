@@ -1,0 +1,234 @@
+#include "scenarios/simulation.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "sim/errors.hpp"
+
+namespace headroom::scenarios {
+
+using models::AuditKind;
+using models::JobIndex;
+using models::JobState;
+using sim::EventClass;
+
+namespace {
+
+Tick auto_interval(const models::Workload& w) {
+  if (w.jobs.empty()) return sim::kMinute;
+  const Tick span = w.jobs.back().submit - w.jobs.front().submit;
+  static constexpr std::array<Tick, 12> kNice = {sim::kMinute,     5 * sim::kMinute, 10 * sim::kMinute,
+                                                 15 * sim::kMinute, 30 * sim::kMinute, sim::kHour,
+                                                 2 * sim::kHour,    3 * sim::kHour,    6 * sim::kHour,
+                                                 12 * sim::kHour,   sim::kDay,         7 * sim::kDay};
+  for (Tick t : kNice)
+    if (span / t <= 2000) return t;
+  return kNice.back();
+}
+
+JobState terminal_state(models::TraceStatus s) {
+  switch (s) {
+    case models::TraceStatus::Failed: return JobState::Failed;
+    case models::TraceStatus::Cancelled: return JobState::Cancelled;
+    default: return JobState::Completed;
+  }
+}
+
+std::int32_t placement_gpus(const models::Placement& p) {
+  std::int32_t n = 0;
+  for (const auto& s : p) n += s.gpus;
+  return n;
+}
+
+}  // namespace
+
+Simulation::Simulation(const models::Workload& workload, const models::ClusterSpec& cluster, policies::Policy& policy,
+                       models::SimObserver* observer, SimulationOptions options)
+    : workload_(workload), cluster_(cluster), policy_(policy), observer_(observer), options_(options) {
+  const std::size_t n = workload_.jobs.size();
+  state_.assign(n, JobState::Pending);
+  start_.assign(n, -1);
+  end_.assign(n, -1);
+  placement_.resize(n);
+  finish_event_.assign(n, 0);
+  tenant_used_.assign(workload_.tenants.size(), 0);
+  tenant_pending_jobs_.assign(workload_.tenants.size(), 0);
+  tenant_pending_gpus_.assign(workload_.tenants.size(), 0);
+  pool_used_.assign(cluster_.pool_count(), 0);
+  pool_free_.assign(cluster_.pool_count(), 0);
+  for (std::size_t i = 1; i < n; ++i)
+    HEADROOM_ASSERT(workload_.jobs[i - 1].submit <= workload_.jobs[i].submit, "workload is not sorted by submit time");
+  if (options_.sample_interval <= 0) options_.sample_interval = auto_interval(workload_);
+}
+
+SimulationStats Simulation::run(const std::atomic<bool>* stop) {
+  SimulationStats stats;
+  stats.sample_interval = options_.sample_interval;
+  const std::size_t n = workload_.jobs.size();
+  if (n == 0) return stats;
+  const Tick t0 = workload_.jobs.front().submit;
+  stats.start = t0;
+  engine_.schedule(t0, EventClass::JobSubmit, 0);
+  engine_.schedule(t0, EventClass::Sample);
+
+  stats.events = engine_.run(*this, options_.horizon, stop);
+  if (stop != nullptr && stop->load()) {
+    stats.cancelled = true;
+    stats.end = engine_.now();
+    stats.fingerprint = engine_.fingerprint().hex();
+    return stats;
+  }
+  if (ended_jobs_ < n) {
+    HEADROOM_ASSERT(options_.horizon != sim::kNever, "simulation stopped with jobs still active and no horizon");
+    finish_at_horizon(options_.horizon);
+    stats.end = options_.horizon;
+  } else {
+    stats.end = engine_.now();
+  }
+  stats.fingerprint = engine_.fingerprint().hex();
+  return stats;
+}
+
+void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
+  switch (event.cls) {
+    case EventClass::JobSubmit: {
+      const auto j = static_cast<JobIndex>(event.payload);
+      if (j + 1u < workload_.jobs.size()) engine.schedule(workload_.jobs[j + 1].submit, EventClass::JobSubmit, j + 1);
+      on_submit(j);
+      break;
+    }
+    case EventClass::JobFinish: on_finish(static_cast<JobIndex>(event.payload)); break;
+    case EventClass::Schedule:
+      schedule_queued_ = false;
+      in_schedule_ = true;
+      policy_.schedule(*this);
+      in_schedule_ = false;
+      break;
+    case EventClass::Sample:
+      take_sample(event.time);
+      if (ended_jobs_ < workload_.jobs.size()) engine.schedule(event.time + options_.sample_interval, EventClass::Sample);
+      break;
+    default: throw sim::InternalError("unexpected event class");
+  }
+}
+
+void Simulation::request_schedule() {
+  if (schedule_queued_) return;
+  schedule_queued_ = true;
+  engine_.schedule(engine_.now(), EventClass::Schedule);
+}
+
+void Simulation::on_submit(JobIndex j) {
+  const models::Job& job = workload_.jobs[j];
+  ++pending_jobs_;
+  ++tenant_pending_jobs_[job.tenant];
+  tenant_pending_gpus_[job.tenant] += job.gpus;
+  if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Submit, j, job.gpus, "");
+  policy_.on_submit(*this, j);
+  request_schedule();
+}
+
+void Simulation::leave_pending(JobIndex j) {
+  const models::Job& job = workload_.jobs[j];
+  HEADROOM_ASSERT(state_[j] == JobState::Pending, "job " + std::to_string(j) + " is not pending");
+  --pending_jobs_;
+  --tenant_pending_jobs_[job.tenant];
+  tenant_pending_gpus_[job.tenant] -= job.gpus;
+}
+
+std::string Simulation::start(JobIndex j, const models::Placement& placement, std::string_view reason) {
+  if (!in_schedule_) return "start outside a scheduling pass";
+  if (j >= state_.size()) return "no such job";
+  if (state_[j] != JobState::Pending) return "job " + std::to_string(j) + " is not pending";
+  const models::Job& job = workload_.jobs[j];
+  if (placement_gpus(placement) != job.gpus)
+    return "placement has " + std::to_string(placement_gpus(placement)) + " GPUs, job requests " +
+           std::to_string(job.gpus);
+  if (std::string why = cluster_.check(placement); !why.empty()) return why;
+  if (placement.empty()) return "empty placement";
+
+  leave_pending(j);
+  cluster_.allocate(placement);
+  state_[j] = JobState::Running;
+  start_[j] = engine_.now();
+  placement_[j] = placement;
+  ++running_jobs_;
+  tenant_used_[job.tenant] += job.gpus;
+  peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.total_gpus() - cluster_.free_gpus());
+  finish_event_[j] = engine_.schedule(engine_.now() + job.runtime, EventClass::JobFinish, j);
+
+  engine_.record(0x5354415254000000ull ^ j);
+  for (const auto& s : placement) engine_.record((static_cast<std::uint64_t>(s.node) << 32) | static_cast<std::uint32_t>(s.gpus));
+  if (observer_ != nullptr) {
+    observer_->on_event(engine_.now(), AuditKind::Start, j, job.gpus, reason);
+    observer_->on_start(engine_.now(), j, placement);
+  }
+  return {};
+}
+
+void Simulation::reject(JobIndex j, std::string_view reason) {
+  HEADROOM_ASSERT(j < state_.size() && state_[j] == JobState::Pending, "reject of a job that is not pending");
+  leave_pending(j);
+  engine_.record(0x52454a4543540000ull ^ j);
+  if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Reject, j, 0, reason);
+  end_job(j, JobState::Rejected, reason);
+}
+
+void Simulation::pending_reason(JobIndex j, std::string_view reason) {
+  (void)j;
+  (void)reason;  // kept for the GUI's queue view once results store pending reasons
+}
+
+void Simulation::on_finish(JobIndex j) {
+  HEADROOM_ASSERT(state_[j] == JobState::Running, "finish of a job that is not running");
+  const models::Job& job = workload_.jobs[j];
+  cluster_.release(placement_[j]);
+  --running_jobs_;
+  tenant_used_[job.tenant] -= job.gpus;
+  const JobState s = terminal_state(job.trace_status);
+  if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(s), "");
+  end_job(j, s, "");
+  request_schedule();
+}
+
+void Simulation::end_job(JobIndex j, JobState s, std::string_view reason) {
+  (void)reason;
+  state_[j] = s;
+  end_[j] = engine_.now();
+  ++ended_jobs_;
+  policy_.on_end(*this, j);
+  if (observer_ != nullptr) observer_->on_end(engine_.now(), j, s);
+}
+
+void Simulation::finish_at_horizon(Tick t) {
+  for (JobIndex j = 0; j < state_.size(); ++j) {
+    if (state_[j] != JobState::Pending && state_[j] != JobState::Running) continue;
+    state_[j] = JobState::Unfinished;
+    ++ended_jobs_;
+    if (observer_ != nullptr) {
+      observer_->on_event(t, AuditKind::Unfinished, j, 0, "horizon reached");
+      observer_->on_end(t, j, JobState::Unfinished);
+    }
+  }
+}
+
+void Simulation::take_sample(Tick t) {
+  if (observer_ == nullptr) return;
+  for (models::PoolId p = 0; p < cluster_.pool_count(); ++p) {
+    const auto& pool = cluster_.spec().pools[p];
+    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p));
+    pool_used_[p] = pool.nodes * pool.gpus_per_node - pool_free_[p];
+  }
+  models::Sample s;
+  s.time = t;
+  s.pool_used_gpus = pool_used_;
+  s.pool_free_gpus = pool_free_;
+  s.tenant_used_gpus = tenant_used_;
+  s.tenant_pending_jobs = tenant_pending_jobs_;
+  s.tenant_pending_gpus = tenant_pending_gpus_;
+  s.running_jobs = static_cast<std::int32_t>(running_jobs_);
+  s.pending_jobs = static_cast<std::int32_t>(pending_jobs_);
+  observer_->on_sample(s);
+}
+
+}  // namespace headroom::scenarios

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/observer.hpp"
+#include "models/workload.hpp"
+#include "policies/api.hpp"
+#include "sim/engine.hpp"
+
+namespace headroom::scenarios {
+
+using sim::Tick;
+
+struct SimulationOptions {
+  Tick horizon = sim::kNever;  // stop here; jobs still pending or running end as Unfinished
+  Tick sample_interval = 0;    // 0: chosen from the trace span (about 2,000 samples)
+};
+
+struct SimulationStats {
+  std::uint64_t events = 0;
+  std::string fingerprint;  // 16 hex digits over the ordered event log and every decision
+  Tick start = 0;           // first submit
+  Tick end = 0;             // last event processed, or the horizon if reached first
+  Tick sample_interval = 0;
+  bool cancelled = false;   // stopped through the stop flag
+};
+
+// Replays a workload on a cluster under one policy. The simulation owns the cluster state and
+// the event loop; the policy reads a ClusterView and requests decisions through a Session, which
+// the simulation validates and applies. Each job ends in exactly one terminal state, reported to
+// the observer together with every audit event and the periodic samples.
+class Simulation final : private sim::EventHandler, private policies::Session {
+ public:
+  Simulation(const models::Workload& workload, const models::ClusterSpec& cluster, policies::Policy& policy,
+             models::SimObserver* observer, SimulationOptions options = {});
+
+  SimulationStats run(const std::atomic<bool>* stop = nullptr);
+
+  // Inspection for tests.
+  models::JobState job_state(models::JobIndex j) const { return state_[j]; }
+  Tick job_start(models::JobIndex j) const { return start_[j]; }
+  Tick job_end(models::JobIndex j) const { return end_[j]; }
+  const models::Placement& job_placement(models::JobIndex j) const { return placement_[j]; }
+  std::int64_t peak_used_gpus() const { return peak_used_gpus_; }
+
+ private:
+  // EventHandler
+  void handle(const sim::Event& event, sim::Engine& engine) override;
+  // ClusterView / Session
+  Tick now() const override { return engine_.now(); }
+  const models::ClusterState& cluster() const override { return cluster_; }
+  const models::Workload& workload() const override { return workload_; }
+  models::JobState state(models::JobIndex job) const override { return state_.at(job); }
+  std::size_t pending_count() const override { return pending_jobs_; }
+  std::string start(models::JobIndex job, const models::Placement& placement, std::string_view reason) override;
+  void reject(models::JobIndex job, std::string_view reason) override;
+  void pending_reason(models::JobIndex job, std::string_view reason) override;
+
+  void on_submit(models::JobIndex j);
+  void on_finish(models::JobIndex j);
+  void request_schedule();
+  void take_sample(Tick t);
+  void leave_pending(models::JobIndex j);
+  void end_job(models::JobIndex j, models::JobState state, std::string_view reason);
+  void finish_at_horizon(Tick t);
+
+  const models::Workload& workload_;
+  models::ClusterState cluster_;
+  policies::Policy& policy_;
+  models::SimObserver* observer_;
+  SimulationOptions options_;
+  sim::Engine engine_;
+
+  std::vector<models::JobState> state_;
+  std::vector<Tick> start_, end_;
+  std::vector<models::Placement> placement_;
+  std::vector<sim::EventId> finish_event_;
+  std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
+  std::vector<std::int32_t> pool_used_, pool_free_;
+  std::size_t pending_jobs_ = 0;
+  std::size_t running_jobs_ = 0;
+  std::size_t ended_jobs_ = 0;
+  std::int64_t peak_used_gpus_ = 0;
+  bool schedule_queued_ = false;
+  bool in_schedule_ = false;
+};
+
+}  // namespace headroom::scenarios

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `headroom` command: exit codes, error messages, and that bad input
+# never leaves an output file behind.  Usage: cli_test.sh HEADROOM_BINARY SOURCE_DIR
+set -uo pipefail
+bin="$1"; src="$2"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+
+check() {  # check NAME EXPECTED_CODE EXPECTED_TEXT -- command...
+  local name="$1" want="$2" text="$3"; shift 4
+  local out code
+  out="$("$@" 2>&1)"; code=$?
+  if [ "$code" -ne "$want" ]; then
+    echo "FAIL $name: exit $code, expected $want"; echo "$out" | head -20; fail=$((fail + 1)); return
+  fi
+  if [ -n "$text" ] && ! grep -qF -- "$text" <<<"$out"; then
+    echo "FAIL $name: output lacks: $text"; echo "$out" | head -20; fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+no_file() {  # no_file NAME PATH
+  if [ -e "$2" ] || compgen -G "$2.tmp*" >/dev/null; then echo "FAIL $1: $2 was written"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+}
+
+trace="$src/scenarios/examples/data/ricc-2010-first-14d.swf.gz"
+scenario() {  # scenario FILE [policy] [trace] [extra line]
+  cat >"$1" <<YAML
+name: cli-test
+seed: 3
+cluster:
+  pools:
+    - name: p
+      nodes: 4
+      gpus_per_node: 8
+      gpu_type: H100
+policy: ${2:-fifo}
+workload:
+  trace: ${3:-$tmp/small.swf}
+${4:-}
+YAML
+}
+cat >"$tmp/small.swf" <<'SWF'
+; MaxProcs: 32
+1 0 0 100 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1
+2 10 0 50 16 -1 -1 16 100 -1 1 2 2 -1 1 -1 -1 -1
+3 20 0 10 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1
+SWF
+
+check version 0 "headroom 0." -- "$bin" --version
+check no-args 2 "" -- "$bin"
+check unknown-subcommand 2 "" -- "$bin" frobnicate
+
+scenario "$tmp/good.yaml"
+check validate-ok 0 "ok" -- "$bin" validate "$tmp/good.yaml"
+check run-ok 0 "completed" -- "$bin" run "$tmp/good.yaml" -o "$tmp/good.h5"
+[ -f "$tmp/good.h5" ] && pass=$((pass + 1)) || { echo "FAIL run-ok: no output"; fail=$((fail + 1)); }
+if command -v h5ls >/dev/null; then
+  check h5-layout 0 "jobs" -- h5ls "$tmp/good.h5"
+fi
+check run-json 0 '"fingerprint"' -- "$bin" run "$tmp/good.yaml" --json
+if command -v python3 >/dev/null; then
+  "$bin" run "$tmp/good.yaml" --json >"$tmp/s.json" && check json-parses 0 "" -- python3 -m json.tool "$tmp/s.json"
+fi
+a="$("$bin" run "$tmp/good.yaml" --json --threads 1 | grep -o '"fingerprint": *"[0-9a-f]*"')"
+b="$("$bin" run "$tmp/good.yaml" --json --threads 2 | grep -o '"fingerprint": *"[0-9a-f]*"')"
+if [ -n "$a" ] && [ "$a" = "$b" ]; then pass=$((pass + 1)); else echo "FAIL threads: '$a' vs '$b'"; fail=$((fail + 1)); fi
+
+printf 'name: x\ncluster: [1, 2\n' >"$tmp/syntax.yaml"
+check yaml-syntax 2 "syntax.yaml:" -- "$bin" run "$tmp/syntax.yaml" -o "$tmp/syntax.h5"
+no_file yaml-syntax-no-output "$tmp/syntax.h5"
+
+scenario "$tmp/typo.yaml" fifo "$tmp/small.swf" "horizn: 7d"
+check unknown-key 2 'did you mean "horizon"' -- "$bin" validate "$tmp/typo.yaml"
+
+scenario "$tmp/policy.yaml" fifx
+check unknown-policy 2 'did you mean "fifo"' -- "$bin" run "$tmp/policy.yaml" -o "$tmp/policy.h5"
+no_file unknown-policy-no-output "$tmp/policy.h5"
+
+scenario "$tmp/missing.yaml" fifo "$tmp/nope.swf"
+check missing-trace 2 "nope.swf" -- "$bin" run "$tmp/missing.yaml" -o "$tmp/missing.h5"
+no_file missing-trace-no-output "$tmp/missing.h5"
+
+cp "$tmp/small.swf" "$tmp/bad.swf"
+echo "4 30 0 1x 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1" >>"$tmp/bad.swf"
+scenario "$tmp/badtrace.yaml" fifo "$tmp/bad.swf"
+check malformed-swf 2 "bad.swf:5:" -- "$bin" run "$tmp/badtrace.yaml" -o "$tmp/bad.h5"
+check malformed-swf-field 2 "field 4" -- "$bin" run "$tmp/badtrace.yaml" -o "$tmp/bad.h5"
+no_file malformed-swf-no-output "$tmp/bad.h5"
+
+check no-such-dir 2 "" -- "$bin" run "$tmp/good.yaml" -o "$tmp/no/such/dir/out.h5"
+check no-scenario 2 "" -- "$bin" run "$tmp/absent.yaml"
+
+# A failed run must leave an existing result untouched.
+cp "$tmp/good.h5" "$tmp/keep.h5"; before="$(md5sum <"$tmp/keep.h5")"
+check failed-run-keeps-old 2 "" -- "$bin" run "$tmp/badtrace.yaml" -o "$tmp/keep.h5"
+[ "$(md5sum <"$tmp/keep.h5")" = "$before" ] && pass=$((pass + 1)) || { echo "FAIL keep: file changed"; fail=$((fail + 1)); }
+
+check example 0 "fingerprint" -- "$bin" run "$src/scenarios/examples/ricc-14d-fifo.yaml"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

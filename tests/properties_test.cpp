@@ -1,0 +1,192 @@
+// Invariants that must hold for every policy on every workload: capacity is never exceeded, each
+// job ends exactly once, GPU-seconds are conserved; and runs are deterministic.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include <filesystem>
+#include <map>
+
+#include "apps/pipeline.hpp"
+#include "policies/registry.hpp"
+#include "scenarios/simulation.hpp"
+#include "sim/rng.hpp"
+#include "test_support.hpp"
+
+using namespace headroom;
+using models::JobIndex;
+using models::JobState;
+
+namespace {
+
+// Checks invariants as the simulation reports them.
+class InvariantObserver : public models::SimObserver {
+ public:
+  InvariantObserver(const models::Workload& w, const models::ClusterSpec& c)
+      : w_(w), capacity_(c.total_gpus()), ends_(w.jobs.size(), 0), starts_(w.jobs.size(), -1) {
+    for (const auto& p : c.pools)
+      for (int i = 0; i < p.nodes; ++i) node_cap_.push_back(p.gpus_per_node);
+    node_used_.assign(node_cap_.size(), 0);
+  }
+  void on_event(sim::Tick, models::AuditKind, JobIndex, std::int32_t, std::string_view) override {}
+  void on_start(sim::Tick t, JobIndex j, const models::Placement& p) override {
+    advance(t);
+    std::int32_t g = 0;
+    for (const auto& s : p) {
+      node_used_[s.node] += s.gpus;
+      g += s.gpus;
+      if (node_used_[s.node] > node_cap_[s.node]) overcommits_++;
+    }
+    EXPECT_EQ(g, w_.jobs[j].gpus);
+    EXPECT_GE(t, w_.jobs[j].submit) << "started before it was submitted";
+    used_ += g;
+    if (used_ > capacity_) overcommits_++;
+    starts_[j] = t;
+    placements_[j] = p;
+  }
+  void on_end(sim::Tick t, JobIndex j, JobState s) override {
+    advance(t);
+    ends_[j]++;
+    if (s == JobState::Completed || s == JobState::Failed || s == JobState::Cancelled) {
+      EXPECT_EQ(t - starts_[j], w_.jobs[j].runtime) << "job " << j << " ran for a different time than recorded";
+      job_gpu_ms_ += static_cast<std::int64_t>(w_.jobs[j].gpus) * (t - starts_[j]);
+      for (const auto& sl : placements_[j]) node_used_[sl.node] -= sl.gpus;
+      used_ -= w_.jobs[j].gpus;
+    }
+  }
+  void on_sample(const models::Sample& s) override {
+    std::int64_t used = 0;
+    for (auto u : s.pool_used_gpus) used += u;
+    EXPECT_EQ(used, used_) << "sample at " << s.time;
+  }
+  void advance(sim::Tick t) {
+    EXPECT_GE(t, last_) << "time went backwards";
+    area_gpu_ms_ += used_ * (t - last_);
+    last_ = t;
+  }
+
+  const models::Workload& w_;
+  std::int64_t capacity_;
+  std::vector<int> ends_;
+  std::vector<sim::Tick> starts_;
+  std::map<JobIndex, models::Placement> placements_;
+  std::vector<std::int32_t> node_cap_, node_used_;
+  std::int64_t used_ = 0, overcommits_ = 0, area_gpu_ms_ = 0, job_gpu_ms_ = 0;
+  sim::Tick last_ = 0;
+};
+
+models::Workload random_workload(std::uint64_t seed, int n, int max_gpus) {
+  sim::RngStream rng(seed, "test/workload");
+  testing::WorkloadBuilder b;
+  double t = 0;
+  static const int kSizes[] = {1, 1, 1, 2, 4, 8, 12, 16, 3, 24};
+  for (int i = 0; i < n; ++i) {
+    t += std::floor(rng.exponential(1.0 / 30.0));
+    const int gpus = i % 97 == 0 ? 64 : std::min(max_gpus, kSizes[rng.below(10)]);
+    const double runtime = std::floor(rng.lognormal(5.0, 1.5));
+    b.job(t, gpus, runtime, "tenant" + std::to_string(rng.below(5)));
+    if (rng.bernoulli(0.1)) b.status(models::TraceStatus::Failed);
+  }
+  return b.build();
+}
+
+}  // namespace
+
+class PolicyProperties : public ::testing::TestWithParam<std::tuple<std::string, std::uint64_t>> {};
+
+TEST_P(PolicyProperties, NoOvercommitOneTerminalStateGpuSecondsConserved) {
+  const auto& [policy_name, seed] = GetParam();
+  const auto w = random_workload(seed, 2000, 24);
+  models::ClusterSpec c;
+  c.pools.push_back({"big", 3, 8, "A100", 0, 0});
+  c.pools.push_back({"small", 4, 4, "T4", 0, 0});
+  auto policy = policies::make_policy(policy_name, {}, seed);
+  InvariantObserver obs(w, c);
+  scenarios::Simulation sim(w, c, *policy, &obs);
+  const auto stats = sim.run();
+  EXPECT_EQ(obs.overcommits_, 0);
+  EXPECT_LE(sim.peak_used_gpus(), c.total_gpus());
+  std::int64_t expected_gpu_ms = 0;
+  int rejected = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends_[j], 1) << "job " << j << " ended " << obs.ends_[j] << " times";
+    const auto s = sim.job_state(j);
+    EXPECT_TRUE(s != JobState::Pending && s != JobState::Running);
+    if (s == JobState::Rejected) {
+      ++rejected;
+      EXPECT_GT(w.jobs[j].gpus, 24) << "only jobs larger than the largest pool are rejected";
+    } else {
+      expected_gpu_ms += static_cast<std::int64_t>(w.jobs[j].gpus) * w.jobs[j].runtime;
+    }
+  }
+  EXPECT_GT(rejected, 0) << "the workload includes jobs that never fit";
+  obs.advance(stats.end);
+  EXPECT_EQ(obs.job_gpu_ms_, expected_gpu_ms);
+  EXPECT_EQ(obs.area_gpu_ms_, expected_gpu_ms) << "GPU-seconds of the utilisation curve equal the jobs' GPU-seconds";
+  EXPECT_EQ(obs.used_, 0);
+}
+
+TEST_P(PolicyProperties, HorizonLeavesActiveJobsUnfinished) {
+  const auto& [policy_name, seed] = GetParam();
+  const auto w = random_workload(seed, 500, 24);
+  const auto c = testing::cluster(2, 8);
+  auto policy = policies::make_policy(policy_name, {}, seed);
+  InvariantObserver obs(w, c);
+  scenarios::SimulationOptions opt;
+  opt.horizon = w.jobs[250].submit;
+  scenarios::Simulation sim(w, c, *policy, &obs, opt);
+  const auto stats = sim.run();
+  EXPECT_EQ(stats.end, opt.horizon);
+  int unfinished = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends_[j], 1);
+    unfinished += sim.job_state(j) == JobState::Unfinished;
+    if (w.jobs[j].submit > opt.horizon) EXPECT_EQ(sim.job_state(j), JobState::Unfinished);
+  }
+  EXPECT_GE(unfinished, 249);
+  EXPECT_EQ(obs.overcommits_, 0);
+}
+
+TEST_P(PolicyProperties, SameSeedSameFingerprint) {
+  const auto& [policy_name, seed] = GetParam();
+  const auto w = random_workload(seed, 1000, 16);
+  const auto c = testing::cluster(4, 8);
+  auto fp = [&] {
+    auto policy = policies::make_policy(policy_name, {}, seed);
+    scenarios::Simulation sim(w, c, *policy, nullptr);
+    return sim.run().fingerprint;
+  };
+  const auto a = fp();
+  EXPECT_EQ(a, fp());
+  const auto other = random_workload(seed + 100, 1000, 16);
+  auto policy = policies::make_policy(policy_name, {}, seed);
+  scenarios::Simulation sim(other, c, *policy, nullptr);
+  EXPECT_NE(a, sim.run().fingerprint);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, PolicyProperties,
+                         ::testing::Combine(::testing::Values("fifo", "sjf"), ::testing::Values(1u, 2u, 3u, 4u, 5u)));
+
+// The bundled real trace, through the whole pipeline, at 1 and 2 threads.
+class RealTraceDeterminism : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealTraceDeterminism, OneAndTwoThreadsGiveIdenticalResults) {
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-" + GetParam() + ".yaml";
+  const auto sc = scenarios::load_scenario(path);
+  auto run_with = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    return app::run_scenario(sc).result;
+  };
+  const auto one = run_with(1);
+  const auto two = run_with(2);
+  EXPECT_EQ(one.fingerprint, two.fingerprint);
+  ASSERT_EQ(one.jobs.size(), two.jobs.size());
+  EXPECT_EQ(one.jobs.size(), 13607u);
+  for (std::size_t i = 0; i < one.jobs.size(); ++i) {
+    ASSERT_EQ(one.jobs[i].start, two.jobs[i].start) << i;
+    ASSERT_EQ(one.jobs[i].end, two.jobs[i].end) << i;
+  }
+  EXPECT_EQ(one.timeseries.pool_used_gpus, two.timeseries.pool_used_gpus);
+  EXPECT_EQ(one.events.size(), two.events.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, RealTraceDeterminism, ::testing::Values("fifo", "sjf"));

@@ -9,6 +9,8 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include "apps/pipeline.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
@@ -25,6 +27,15 @@ constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInterrupted = 130;
+
+void progress_bar(std::size_t done, std::size_t total) {
+  constexpr int kWidth = 40;
+  const double f = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+  const int filled = static_cast<int>(f * kWidth);
+  std::fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %zu / %zu jobs done", filled,
+               "========================================", kWidth - filled, "", 100.0 * f, done, total);
+  std::fflush(stderr);
+}
 
 int cmd_validate(const std::string& path) {
   const auto sc = headroom::scenarios::load_scenario(path);
@@ -45,7 +56,10 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   headroom::app::RunOptions options;
   options.seed = seed;
   options.stop = &g_stop;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) options.progress = progress_bar;
   auto outcome = headroom::app::run_scenario(sc, options);
+  if (tty) std::fputs("\r\033[K", stderr);
   if (outcome.cancelled) {
     std::cerr << "interrupted: no output written\n";
     return kExitInterrupted;

@@ -33,6 +33,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   scenarios::SimulationOptions sim_options;
   sim_options.horizon = sc.horizon;
   sim_options.sample_interval = sc.output.sample_interval;
+  sim_options.progress = options.progress;
   scenarios::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);
   const scenarios::SimulationStats stats = simulation.run(options.stop);
   const auto t2 = clock::now();

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace headroom::app {
 struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's seed
   const std::atomic<bool>* stop = nullptr;
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 struct RunOutcome {

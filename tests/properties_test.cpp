@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -76,7 +77,7 @@ class InvariantObserver : public models::SimObserver {
 
 models::Workload random_workload(std::uint64_t seed, int n, int max_gpus) {
   sim::RngStream rng(seed, "test/workload");
-  testing::WorkloadBuilder b;
+  headroom::testing::WorkloadBuilder b;
   double t = 0;
   static const int kSizes[] = {1, 1, 1, 2, 4, 8, 12, 16, 3, 24};
   for (int i = 0; i < n; ++i) {
@@ -128,7 +129,7 @@ TEST_P(PolicyProperties, NoOvercommitOneTerminalStateGpuSecondsConserved) {
 TEST_P(PolicyProperties, HorizonLeavesActiveJobsUnfinished) {
   const auto& [policy_name, seed] = GetParam();
   const auto w = random_workload(seed, 500, 24);
-  const auto c = testing::cluster(2, 8);
+  const auto c = headroom::testing::cluster(2, 8);
   auto policy = policies::make_policy(policy_name, {}, seed);
   InvariantObserver obs(w, c);
   scenarios::SimulationOptions opt;
@@ -140,7 +141,9 @@ TEST_P(PolicyProperties, HorizonLeavesActiveJobsUnfinished) {
   for (JobIndex j = 0; j < w.jobs.size(); ++j) {
     EXPECT_EQ(obs.ends_[j], 1);
     unfinished += sim.job_state(j) == JobState::Unfinished;
-    if (w.jobs[j].submit > opt.horizon) EXPECT_EQ(sim.job_state(j), JobState::Unfinished);
+    if (w.jobs[j].submit > opt.horizon) {
+      EXPECT_EQ(sim.job_state(j), JobState::Unfinished);
+    }
   }
   EXPECT_GE(unfinished, 249);
   EXPECT_EQ(obs.overcommits_, 0);
@@ -149,7 +152,7 @@ TEST_P(PolicyProperties, HorizonLeavesActiveJobsUnfinished) {
 TEST_P(PolicyProperties, SameSeedSameFingerprint) {
   const auto& [policy_name, seed] = GetParam();
   const auto w = random_workload(seed, 1000, 16);
-  const auto c = testing::cluster(4, 8);
+  const auto c = headroom::testing::cluster(4, 8);
   auto fp = [&] {
     auto policy = policies::make_policy(policy_name, {}, seed);
     scenarios::Simulation sim(w, c, *policy, nullptr);

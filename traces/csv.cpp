@@ -1,0 +1,432 @@
+// headroom's native CSV trace format (also described in traces/README.md).
+//
+// One job per row, RFC 4180 style: comma-separated cells; a cell in double quotes may hold commas,
+// line breaks and doubled quotes (""). Spaces around a cell are ignored. Blank lines are skipped.
+// The first non-blank row is a header naming the columns, in any order. Unknown or repeated column
+// names are an error.
+//
+//   column         required  value
+//   id             yes       integer trace id
+//   tenant         yes       non-empty name (user, account, namespace, project)
+//   queue          yes       non-empty name
+//   submit         yes       seconds >= 0
+//   gpus           yes       whole GPUs, integer >= 0
+//   runtime        yes       recorded run time, seconds >= 0
+//   gpus_per_node  no        integer >= 0; 0 = no constraint (default)
+//   walltime       no        time limit, seconds > 0; empty or -1 = none (default)
+//   kind           no        train | inference | interactive | batch (default batch)
+//   nodes          no        integer >= 0; 0 = no constraint (default)
+//   cpus           no        cores in total, integer >= 0 (default 0 = not modelled)
+//   memory_mib     no        memory in total, integer >= 0 (default 0 = not modelled)
+//   gpu_milli      no        fraction of one GPU in 1/1000, 0..999 (default 0 = whole GPUs);
+//                            needs gpus 0 or 1
+//   gpu_type       no        GPU type name; empty = any (default)
+//   priority       no        integer, larger runs first where the policy uses it (default 0)
+//   preemptible    no        true | false | 1 | 0 (default false)
+//   trace_start    no        start recorded by the trace, seconds >= 0; empty or -1 = unknown
+//   trace_end      no        end recorded by the trace, seconds >= trace_start; empty or -1 = unknown
+//   status         no        completed | failed | cancelled | unknown (default unknown)
+//
+// Times are seconds with optional decimals ("12.5"), exact to the millisecond for up to three
+// decimals and rounded to the nearest millisecond beyond. Integer cells may be written with a zero
+// fraction ("8.0"). An empty optional cell takes the default; an empty required cell is an error.
+// A row asking for no GPU at all (gpus 0 and gpu_milli 0) is skipped with a warning. Every error
+// names the file, the row's line number, the character column, and the column's name and number.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/errors.hpp"
+#include "sim/suggest.hpp"
+#include "traces/fields.hpp"
+
+namespace headroom::traces::detail {
+
+namespace {
+
+enum class Col {
+  Id,
+  Tenant,
+  Queue,
+  Submit,
+  Gpus,
+  Runtime,
+  GpusPerNode,
+  Walltime,
+  Kind,
+  Nodes,
+  Cpus,
+  MemoryMib,
+  GpuMilli,
+  GpuType,
+  Priority,
+  Preemptible,
+  TraceStart,
+  TraceEnd,
+  Status,
+};
+constexpr std::size_t kColumnCount = 19;
+constexpr std::size_t kRequiredCount = 6;  // the first kRequiredCount of Col
+constexpr std::size_t kMaxWarnings = 5;
+
+const std::array<std::string, kColumnCount>& column_names() {
+  static const std::array<std::string, kColumnCount> names = {
+      "id",       "tenant",      "queue",       "submit",    "gpus",       "runtime",   "gpus_per_node",
+      "walltime", "kind",        "nodes",       "cpus",      "memory_mib", "gpu_milli", "gpu_type",
+      "priority", "preemptible", "trace_start", "trace_end", "status",
+  };
+  return names;
+}
+
+const std::vector<std::string>& kind_names() {
+  static const std::vector<std::string> names = {"train", "inference", "interactive", "batch"};
+  return names;
+}
+
+const std::vector<std::string>& status_names() {
+  static const std::vector<std::string> names = {"completed", "failed", "cancelled", "unknown"};
+  return names;
+}
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (is_blank(s.front()) || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (is_blank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates) {
+  if (auto m = sim::closest_match(word, candidates)) return "; did you mean " + quoted(*m) + "?";
+  return {};
+}
+
+struct Cell {
+  std::string_view text;
+  std::size_t offset = 0;  // of the cell's first character in the record
+};
+
+enum class SplitError { None, Unclosed, AfterQuote, StrayQuote };
+
+struct Split {
+  SplitError error = SplitError::None;
+  std::size_t offset = 0;
+};
+
+// Splits one record into cells. Unescaped quoted cells live in `scratch`, which is reserved up
+// front so that the views stay valid.
+Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch) {
+  cells.clear();
+  scratch.clear();
+  scratch.reserve(rec.size());
+  std::size_t p = 0;
+  const std::size_t n = rec.size();
+  for (;;) {
+    while (p < n && is_blank(rec[p])) ++p;
+    Cell cell;
+    cell.offset = p;
+    if (p < n && rec[p] == '"') {
+      const std::size_t from = scratch.size();
+      ++p;
+      for (;;) {
+        const std::size_t q = rec.find('"', p);
+        if (q == std::string_view::npos) return {SplitError::Unclosed, cell.offset};
+        scratch.append(rec.substr(p, q - p));
+        p = q + 1;
+        if (p < n && rec[p] == '"') {
+          scratch += '"';
+          ++p;
+          continue;
+        }
+        break;
+      }
+      cell.text = std::string_view(scratch).substr(from);
+      while (p < n && (is_blank(rec[p]) || rec[p] == '\r')) ++p;
+      if (p < n && rec[p] != ',') return {SplitError::AfterQuote, p};
+    } else {
+      const std::size_t q = std::min(rec.find(',', p), n);
+      const std::size_t quote = rec.substr(p, q - p).find('"');
+      if (quote != std::string_view::npos) return {SplitError::StrayQuote, p + quote};
+      cell.text = trim(rec.substr(p, q - p));
+      p = q;
+    }
+    cells.push_back(cell);
+    if (p >= n) return {};
+    ++p;
+  }
+}
+
+// True when the quotes in `text` leave a quoted cell open.
+bool open_quote(std::string_view text) { return std::count(text.begin(), text.end(), '"') % 2 == 1; }
+
+class CsvImporter {
+ public:
+  explicit CsvImporter(LineReader& in) : in_(in) { index_.fill(-1); }
+
+  models::Workload run() {
+    w_.meta.format = "csv";
+    std::string_view rec;
+    if (!next_record(rec)) throw sim::InputError(in_.path(), 0, 0, "", "no header row (the file is empty)");
+    header(rec);
+    while (next_record(rec)) {
+      ++w_.meta.rows;
+      row(rec);
+    }
+    return std::move(w_);
+  }
+
+ private:
+  // The next non-blank record, joining lines while a quoted cell is open; sets line_.
+  bool next_record(std::string_view& rec) {
+    std::string_view line;
+    for (;;) {
+      if (!in_.next_line(line)) return false;
+      if (!trim(line).empty()) break;
+    }
+    line_ = in_.line_number();
+    if (line.find('"') == std::string_view::npos || !open_quote(line)) {
+      rec = line;
+      return true;
+    }
+    joined_.assign(line);
+    while (open_quote(joined_)) {
+      if (!in_.next_line(line))
+        throw sim::InputError(in_.path(), line_, 0, "", "quoted cell not closed before the end of the file");
+      joined_ += '\n';
+      joined_.append(line);
+    }
+    rec = joined_;
+    return true;
+  }
+
+  void split(std::string_view rec) {
+    const Split r = split_record(rec, cells_, scratch_);
+    const char* message = nullptr;
+    switch (r.error) {
+      case SplitError::None: return;
+      case SplitError::Unclosed: message = "quoted cell not closed"; break;
+      case SplitError::AfterQuote: message = "unexpected character after a closing quote"; break;
+      case SplitError::StrayQuote:
+        message = "quote inside an unquoted cell (quote the whole cell and double the quotes in it)";
+        break;
+    }
+    const std::string where = "column " + std::to_string(cells_.size() + 1);
+    throw sim::InputError(in_.path(), line_, static_cast<int>(r.offset) + 1, where, message);
+  }
+
+  void header(std::string_view rec) {
+    split(rec);
+    const auto& names = column_names();
+    for (std::size_t i = 0; i < cells_.size(); ++i) {
+      const Cell& c = cells_[i];
+      const std::string where = "column " + std::to_string(i + 1);
+      const int column = static_cast<int>(c.offset) + 1;
+      if (c.text.empty()) throw sim::InputError(in_.path(), line_, column, where, "empty column name in the header");
+      const auto it = std::find(names.begin(), names.end(), c.text);
+      if (it == names.end()) {
+        std::string msg = "unknown column " + quoted(c.text);
+        const std::string hint = did_you_mean(c.text, names);
+        if (!hint.empty()) {
+          msg += hint;
+        } else {
+          msg += "; known columns:";
+          for (const auto& n : names) msg += " " + n;
+        }
+        throw sim::InputError(in_.path(), line_, column, where, msg);
+      }
+      const auto k = static_cast<std::size_t>(it - names.begin());
+      if (index_[k] >= 0)
+        throw sim::InputError(
+            in_.path(), line_, column, where,
+            "column " + quoted(c.text) + " appears twice (also column " + std::to_string(index_[k] + 1) + ")");
+      index_[k] = static_cast<int>(i);
+      columns_.push_back(static_cast<Col>(k));
+    }
+    std::string missing;
+    for (std::size_t k = 0; k < kRequiredCount; ++k) {
+      if (index_[k] >= 0) continue;
+      if (!missing.empty()) missing += ", ";
+      missing += quoted(names[k]);
+    }
+    if (!missing.empty())
+      throw sim::InputError(in_.path(), line_, 0, "header",
+                            "missing required column" +
+                                std::string(missing.find(',') != std::string::npos ? "s " : " ") + missing +
+                                " (required: id, tenant, queue, submit, gpus, runtime)");
+  }
+
+  [[noreturn]] void fail(std::size_t i, const std::string& message) const {
+    const std::string where =
+        column_names()[static_cast<std::size_t>(columns_[i])] + " (column " + std::to_string(i + 1) + ")";
+    throw sim::InputError(in_.path(), line_, static_cast<int>(cells_[i].offset) + 1, where, message);
+  }
+
+  std::int64_t integer(std::size_t i, std::int64_t lo, std::int64_t hi) const {
+    const std::string_view t = cells_[i].text;
+    std::int64_t v = 0;
+    const Parse r = parse_int_lenient(t, v);
+    if (r == Parse::Syntax) fail(i, "expected an integer, got " + quoted(t));
+    if (r == Parse::Range) fail(i, "number out of range, got " + quoted(t));
+    if (v < lo || v > hi) {
+      const std::string range =
+          hi == std::numeric_limits<std::int32_t>::max() || hi == std::numeric_limits<std::int64_t>::max()
+              ? ">= " + std::to_string(lo)
+              : "in " + std::to_string(lo) + ".." + std::to_string(hi);
+      fail(i, "expected an integer " + range + ", got " + quoted(t));
+    }
+    return v;
+  }
+
+  // Milliseconds; -1 for "-1" when `unknown_ok`.
+  sim::Tick seconds(std::size_t i, bool unknown_ok) const {
+    const std::string_view t = cells_[i].text;
+    std::int64_t ms = 0;
+    const Parse r = parse_seconds(t, ms);
+    if (r == Parse::Syntax) fail(i, "expected a number of seconds, got " + quoted(t));
+    if (r == Parse::Range)
+      fail(i, "time out of range (at most " + std::to_string(kMaxSeconds) + " s), got " + quoted(t));
+    if (ms < 0) {
+      if (unknown_ok && ms == -sim::kSecond) return -1;
+      fail(i, std::string("expected a non-negative number of seconds") + (unknown_ok ? " (or -1 for unknown)" : "") +
+                  ", got " + quoted(t));
+    }
+    return ms;
+  }
+
+  std::uint16_t gpu_type(std::size_t i) {
+    const std::string_view t = cells_[i].text;
+    const auto it = gpu_types_.find(t);
+    if (it != gpu_types_.end()) return it->second;
+    if (w_.gpu_type_names.size() >= std::numeric_limits<std::uint16_t>::max())
+      fail(i, "too many distinct GPU types (at most 65535)");
+    w_.gpu_type_names.emplace_back(t);
+    const auto id = static_cast<std::uint16_t>(w_.gpu_type_names.size());
+    gpu_types_.emplace(std::string(t), id);
+    return id;
+  }
+
+  void row(std::string_view rec) {
+    split(rec);
+    if (cells_.size() != columns_.size()) {
+      const std::string msg = "expected " + std::to_string(columns_.size()) + " cells as in the header, got " +
+                              std::to_string(cells_.size());
+      const std::size_t at = cells_.size() > columns_.size() ? cells_[columns_.size()].offset : rec.size();
+      throw sim::InputError(in_.path(), line_, static_cast<int>(at) + 1, "", msg);
+    }
+    constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+    models::Job j;
+    sim::Tick start = -1;
+    sim::Tick end = -1;
+    std::size_t end_cell = 0;
+    std::size_t milli_cell = 0;
+    for (std::size_t i = 0; i < cells_.size(); ++i) {
+      const std::string_view t = cells_[i].text;
+      const Col col = columns_[i];
+      if (t.empty()) {
+        if (static_cast<std::size_t>(col) < kRequiredCount) fail(i, "empty value in a required column");
+        continue;
+      }
+      switch (col) {
+        case Col::Id:
+          j.trace_id = integer(i, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+          break;
+        case Col::Tenant: j.tenant = w_.tenants.intern(t); break;
+        case Col::Queue: j.queue = w_.queues.intern(t); break;
+        case Col::Submit: j.submit = seconds(i, false); break;
+        case Col::Gpus: j.gpus = static_cast<std::int32_t>(integer(i, 0, kInt32Max)); break;
+        case Col::Runtime: j.runtime = seconds(i, false); break;
+        case Col::GpusPerNode: j.gpus_per_node = static_cast<std::int32_t>(integer(i, 0, kInt32Max)); break;
+        case Col::Walltime:
+          j.walltime = seconds(i, true);
+          if (j.walltime == 0) fail(i, "expected a positive number of seconds (or -1 for none), got " + quoted(t));
+          break;
+        case Col::Kind:
+          if (!models::parse_job_kind(t, j.kind))
+            fail(i, "expected one of train, inference, interactive, batch, got " + quoted(t) +
+                        did_you_mean(t, kind_names()));
+          break;
+        case Col::Nodes: j.nodes = static_cast<std::int32_t>(integer(i, 0, kInt32Max)); break;
+        case Col::Cpus: j.cpus = static_cast<std::int32_t>(integer(i, 0, kInt32Max)); break;
+        case Col::MemoryMib: j.memory_mib = integer(i, 0, std::numeric_limits<std::int64_t>::max()); break;
+        case Col::GpuMilli:
+          j.gpu_milli = static_cast<std::int32_t>(integer(i, 0, 999));
+          milli_cell = i;
+          break;
+        case Col::GpuType: j.gpu_type = gpu_type(i); break;
+        case Col::Priority:
+          j.priority = static_cast<std::int32_t>(integer(i, std::numeric_limits<std::int32_t>::min(), kInt32Max));
+          break;
+        case Col::Preemptible:
+          if (t == "true" || t == "1")
+            j.preemptible = true;
+          else if (t == "false" || t == "0")
+            j.preemptible = false;
+          else
+            fail(i, "expected true, false, 1 or 0, got " + quoted(t));
+          break;
+        case Col::TraceStart: start = seconds(i, true); break;
+        case Col::TraceEnd:
+          end = seconds(i, true);
+          end_cell = i;
+          break;
+        case Col::Status:
+          if (t == "completed")
+            j.trace_status = models::TraceStatus::Completed;
+          else if (t == "failed")
+            j.trace_status = models::TraceStatus::Failed;
+          else if (t == "cancelled")
+            j.trace_status = models::TraceStatus::Cancelled;
+          else if (t == "unknown")
+            j.trace_status = models::TraceStatus::Unknown;
+          else
+            fail(i, "expected one of completed, failed, cancelled, unknown, got " + quoted(t) +
+                        did_you_mean(t, status_names()));
+          break;
+      }
+    }
+    if (start >= 0 && end >= 0 && end < start)
+      fail(end_cell, "trace_end " + quoted(cells_[end_cell].text) + " is before trace_start");
+    if (j.gpu_milli > 0 && j.gpus > 1)
+      fail(milli_cell, "a fraction of a GPU needs gpus 0 or 1, got gpus " + std::to_string(j.gpus));
+    j.trace_start = start;
+    j.trace_end = end;
+    if (j.gpus == 0 && j.gpu_milli == 0) {
+      ++w_.meta.skipped;
+      if (w_.meta.warnings.size() < kMaxWarnings)
+        w_.meta.warnings.push_back("line " + std::to_string(line_) + ": no GPU requested (gpus 0), job skipped");
+      return;
+    }
+    w_.jobs.push_back(j);
+  }
+
+  LineReader& in_;
+  models::Workload w_;
+  std::array<int, kColumnCount> index_{};  // cell index of each Col, -1 when absent
+  std::vector<Col> columns_;               // Col of each cell
+  std::vector<Cell> cells_;
+  std::string scratch_;
+  std::string joined_;
+  std::map<std::string, std::uint16_t, std::less<>> gpu_types_;
+  int line_ = 0;
+};
+
+}  // namespace
+
+models::Workload import_csv(LineReader& in) { return CsvImporter(in).run(); }
+
+bool looks_like_csv_header(std::string_view line) {
+  if (line.find(',') == std::string_view::npos) return false;
+  std::vector<Cell> cells;
+  std::string scratch;
+  if (split_record(line, cells, scratch).error != SplitError::None) return false;
+  return std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.text == "submit"; });
+}
+
+}  // namespace headroom::traces::detail

@@ -1,0 +1,90 @@
+#include "traces/fields.hpp"
+
+#include <charconv>
+
+namespace headroom::traces::detail {
+
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool all_digits(std::string_view s) {
+  for (char c : s)
+    if (!is_digit(c)) return false;
+  return true;
+}
+
+}  // namespace
+
+Parse parse_int(std::string_view text, std::int64_t& out) {
+  if (text.empty()) return Parse::Syntax;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, out);
+  if (ptr != last) return Parse::Syntax;
+  if (ec == std::errc::result_out_of_range) return Parse::Range;
+  if (ec != std::errc()) return Parse::Syntax;
+  return Parse::Ok;
+}
+
+Parse parse_int_lenient(std::string_view text, std::int64_t& out) {
+  const std::size_t dot = text.find('.');
+  if (dot == std::string_view::npos) return parse_int(text, out);
+  const std::string_view frac = text.substr(dot + 1);
+  if (frac.empty() || !all_digits(frac)) return Parse::Syntax;
+  for (char c : frac)
+    if (c != '0') return Parse::Syntax;
+  return parse_int(text.substr(0, dot), out);
+}
+
+Parse parse_seconds(std::string_view text, std::int64_t& out_ms) {
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view frac = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  if ((whole.empty() && frac.empty()) || !all_digits(whole) || !all_digits(frac)) return Parse::Syntax;
+  std::int64_t seconds = 0;
+  if (!whole.empty()) {
+    const auto [ptr, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), seconds);
+    if (ec == std::errc::result_out_of_range) return Parse::Range;
+    if (ec != std::errc() || ptr != whole.data() + whole.size()) return Parse::Syntax;
+  }
+  if (seconds > kMaxSeconds) return Parse::Range;
+  std::int64_t millis = 0;
+  for (std::size_t i = 0; i < 3; ++i) millis = millis * 10 + (i < frac.size() ? frac[i] - '0' : 0);
+  if (frac.size() > 3 && frac[3] >= '5') ++millis;
+  std::int64_t ms = seconds * 1000 + millis;
+  if (ms > kMaxSeconds * 1000) return Parse::Range;
+  out_ms = negative ? -ms : ms;
+  return Parse::Ok;
+}
+
+bool is_decimal(std::string_view text) {
+  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view frac = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  return !(whole.empty() && frac.empty()) && all_digits(whole) && all_digits(frac);
+}
+
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kMax = 40;
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (const char c : text.substr(0, kMax)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > kMax) out += "...";
+  out += '"';
+  return out;
+}
+
+}  // namespace headroom::traces::detail

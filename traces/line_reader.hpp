@@ -1,0 +1,49 @@
+#pragma once
+
+// Private to traces/: streams the lines of a plain or gzip-compressed file.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace headroom::traces::detail {
+
+// Reads a file in large chunks, inflating it when it starts with the gzip magic bytes (several
+// concatenated gzip members are read as one stream). Lines are returned without their "\n" or
+// "\r\n"; a UTF-8 byte-order mark at the start of the file is dropped. Throws sim::InputError
+// when the file cannot be opened or read, and on truncated or corrupt gzip data.
+class LineReader {
+ public:
+  explicit LineReader(std::string path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // The view stays valid until the next call. Returns false at the end of the file.
+  bool next_line(std::string_view& line);
+  int line_number() const { return line_; }
+  const std::string& path() const { return path_; }
+  bool compressed() const { return gzip_ != nullptr; }
+
+ private:
+  struct Gzip;
+
+  bool fill();
+  std::size_t read_raw(char* out, std::size_t capacity);
+  std::size_t inflate_into(char* out, std::size_t capacity);
+  [[noreturn]] void fail_gzip(const char* detail) const;
+
+  std::string path_;
+  int fd_ = -1;
+  std::unique_ptr<Gzip> gzip_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  std::size_t scanned_ = 0;  // bytes after begin_ already known to hold no '\n'
+  bool eof_ = false;
+  int line_ = 0;
+};
+
+}  // namespace headroom::traces::detail

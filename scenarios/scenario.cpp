@@ -1,0 +1,751 @@
+#include "scenarios/scenario.hpp"
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+#include "policies/registry.hpp"
+#include "sim/errors.hpp"
+#include "sim/suggest.hpp"
+#include "traces/import.hpp"
+
+namespace headroom::scenarios {
+
+namespace {
+
+using sim::InputError;
+
+// Longest value quoted back in a message; garbage input can hold megabyte-long scalars.
+constexpr std::size_t kMaxQuoted = 60;
+// Nested maps under `policy:` deeper than this are refused (flattened keys stay readable).
+constexpr int kMaxParamDepth = 8;
+// Nodes visited while flattening the `policy:` block; bounds alias bombs and cycles.
+constexpr int kMaxParamNodes = 10'000;
+// Lists and maps nest at most this deep inside one policy parameter.
+constexpr int kMaxNesting = 32;
+// Problems listed at most; the rest are counted in one last line.
+constexpr std::size_t kMaxErrors = 100;
+// Each extra copy of a job gets trace_id = original * 1000 + copy, so at most 999 copies.
+constexpr double kMaxArrivalScale = 1000.0;
+
+// A value quoted for a message: control characters as \xNN, long ones cut. The text has been
+// checked to be UTF-8 (check_text), so multi-byte characters pass through and are never split.
+std::string quote(std::string_view text) {
+  std::string out = "\"";
+  std::size_t n = 0;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool continuation = (c & 0xc0) == 0x80;
+    if (n >= kMaxQuoted && !continuation) {
+      out += "...";
+      break;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+    if (!continuation) ++n;
+  }
+  return out + "\"";
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return quote(node.Scalar());
+    default:
+      return "nothing";
+  }
+}
+
+std::string join_keys(std::span<const std::string> keys) {
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+std::string child_path(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string item_path(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+struct Location {
+  int line = 0;
+  int column = 0;
+};
+
+Location location_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  if (mark.line < 0) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+// A value with where it came from. `key` is the map key that holds it (undefined for list items);
+// errors on a missing value (`key:` with nothing after it) point at the key, because yaml-cpp
+// places an empty value at the start of the next line.
+struct Entry {
+  YAML::Node key;  // a null node for list items
+  YAML::Node value;
+  std::string path;
+  bool has_key = true;
+
+  Location location() const {
+    if (value.IsNull() && has_key) return location_of(key);
+    return location_of(value);
+  }
+};
+
+// The first byte that a scenario text cannot hold: invalid UTF-8, NUL or another control character.
+std::optional<InputError> check_text(const std::string& text, const std::string& file) {
+  std::size_t i = 0;
+  int line = 1;
+  int column = 1;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = 1;
+    bool ok = true;
+    if (c < 0x80) {
+      ok = c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
+      ok = ok && c != 0x7f;
+    } else {
+      std::uint32_t cp = 0;
+      if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        cp = c & 0x1f;
+      } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        cp = c & 0x0f;
+      } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        cp = c & 0x07;
+      } else {
+        ok = false;
+      }
+      if (ok && i + len > text.size()) ok = false;
+      for (std::size_t k = 1; ok && k < len; ++k) {
+        const auto cc = static_cast<unsigned char>(text[i + k]);
+        if ((cc & 0xc0) != 0x80) ok = false;
+        cp = (cp << 6) | (cc & 0x3f);
+      }
+      // Overlong forms, UTF-16 surrogates and code points past U+10FFFF.
+      if (ok &&
+          ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff)))
+        ok = false;
+    }
+    if (!ok) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const std::string byte = std::string("0x") + kHex[c >> 4] + kHex[c & 15];
+      return InputError(file, line, column, "",
+                        c < 0x80
+                            ? "not a text file: control character " + byte + " is not allowed in a scenario file"
+                            : "not UTF-8 text: byte " + byte + " is not valid UTF-8 (a scenario file must be UTF-8)");
+    }
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// Checks the keys of one YAML map against the keys it may have.
+class MapReader {
+ public:
+  MapReader(const YAML::Node& map, std::string path, std::vector<std::string> known, std::vector<InputError>& errors,
+            const std::string& file)
+      : map_(map), path_(std::move(path)), file_(file), errors_(errors) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar()) {
+        add(location_of(key), path_, "expected a key name, got " + describe(key));
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      const std::string where = child_path(path_, name);
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string msg = "unknown key " + quote(name);
+        if (auto s = sim::closest_match(name, known))
+          msg += "; did you mean " + quote(*s) + "?";
+        else
+          msg += " (expected one of: " + join_keys(known) + ")";
+        add(location_of(key), where, msg);
+        continue;
+      }
+      if (const Entry* first = find(name)) {
+        add(location_of(key), where,
+            "duplicate key " + quote(name) + " (first given at line " + std::to_string(first->location().line) + ")");
+        continue;
+      }
+      entries_.push_back({key, it->second, where});
+    }
+  }
+
+  const Entry* find(std::string_view name) const {
+    for (const auto& e : entries_)
+      if (e.key.Scalar() == name) return &e;
+    return nullptr;
+  }
+
+  // The entry for `name`, or null after reporting it missing at the map's location.
+  const Entry* require(std::string_view name) {
+    const Entry* e = find(name);
+    if (e == nullptr) add(location_of(map_), child_path(path_, name), "missing required key " + quote(name));
+    return e;
+  }
+
+  // The entry for `name` when given with a value; `key:` with nothing counts as not given.
+  const Entry* optional(std::string_view name) const {
+    const Entry* e = find(name);
+    return e != nullptr && !e->value.IsNull() ? e : nullptr;
+  }
+
+ private:
+  void add(Location at, std::string where, std::string message) {
+    errors_.emplace_back(file_, at.line, at.column, std::move(where), std::move(message));
+  }
+
+  YAML::Node map_;
+  std::string path_;
+  const std::string& file_;
+  std::vector<InputError>& errors_;
+  std::vector<Entry> entries_;
+};
+
+class Loader {
+ public:
+  explicit Loader(const std::string& file) : file_(file) {}
+
+  std::vector<InputError>& errors() { return errors_; }
+
+  void load(const YAML::Node& root, Scenario& out) {
+    if (!root.IsMap()) {
+      error(location_of(root), "",
+            "expected a map with keys name, cluster, policy and workload at the top level, got " + describe(root));
+      return;
+    }
+    MapReader top(root, "", {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output"}, errors_,
+                  file_);
+    if (const Entry* e = top.require("name")) {
+      if (auto v = string_value(*e)) out.name = *v;
+    }
+    if (const Entry* e = top.optional("seed")) {
+      if (auto v = unsigned_value(*e)) out.seed = *v;
+    }
+    if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
+    if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants);
+    if (const Entry* e = top.require("policy")) load_policy(*e, out.policy);
+    if (const Entry* e = top.require("workload")) load_workload(*e, out.workload);
+    if (const Entry* e = top.optional("horizon")) {
+      if (auto v = duration_value(*e, true)) out.horizon = *v;
+    }
+    if (const Entry* e = top.optional("output")) load_output(*e, out.output);
+  }
+
+ private:
+  void error(Location at, std::string where, std::string message) {
+    errors_.emplace_back(file_, at.line, at.column, std::move(where), std::move(message));
+  }
+  void error(const Entry& e, std::string message) { error(e.location(), e.path, std::move(message)); }
+
+  bool expect_map(const Entry& e, std::string_view what) {
+    if (e.value.IsMap()) return true;
+    error(e, "expected " + std::string(what) + ", got " + describe(e.value));
+    return false;
+  }
+
+  // A non-empty string scalar.
+  std::optional<std::string> string_value(const Entry& e) {
+    if (!e.value.IsScalar()) {
+      error(e, "expected a string, got " + describe(e.value));
+      return std::nullopt;
+    }
+    if (e.value.Scalar().empty()) {
+      error(e, "expected a non-empty string, got \"\"");
+      return std::nullopt;
+    }
+    return e.value.Scalar();
+  }
+
+  std::optional<std::int64_t> integer_value(const Entry& e, std::int64_t min, std::int64_t max) {
+    const std::string expected = "expected an integer >= " + std::to_string(min);
+    if (!e.value.IsScalar()) {
+      error(e, expected + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    std::string_view text = e.value.Scalar();
+    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || end != text.data() + text.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+      error(e, expected + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    if (ec == std::errc::result_out_of_range || v > max) {
+      error(e, expected + " and <= " + std::to_string(max) + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    if (v < min) {
+      error(e, expected + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<std::int32_t> int32_value(const Entry& e, std::int32_t min) {
+    auto v = integer_value(e, min, INT32_MAX);
+    if (!v) return std::nullopt;
+    return static_cast<std::int32_t>(*v);
+  }
+
+  std::optional<std::uint64_t> unsigned_value(const Entry& e) {
+    const std::string expected = "expected a non-negative integer";
+    if (!e.value.IsScalar()) {
+      error(e, expected + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    std::string_view text = e.value.Scalar();
+    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || end != text.data() + text.size() || ec != std::errc()) {
+      error(e, expected + (ec == std::errc::result_out_of_range ? " < 2^64" : "") + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // A finite number > 0 and < max.
+  std::optional<double> positive_number(const Entry& e, double max) {
+    std::string expected = "expected a number > 0";
+    if (max < INFINITY) {
+      std::ostringstream s;
+      s << " and < " << max;
+      expected += s.str();
+    }
+    if (!e.value.IsScalar()) {
+      error(e, expected + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    std::string_view text = e.value.Scalar();
+    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || end != text.data() + text.size() || ec != std::errc() || !std::isfinite(v) || v <= 0 ||
+        v >= max) {
+      error(e, expected + ", got " + describe(e.value));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // A YAML integer (seconds) or a string for sim::parse_duration; `positive` refuses zero.
+  std::optional<sim::Tick> duration_value(const Entry& e, bool positive) {
+    std::optional<sim::Tick> v;
+    if (e.value.IsScalar()) v = sim::parse_duration(e.value.Scalar());
+    if (!v) {
+      error(e, "expected a duration like 90s, 15m, 2h or 7d, got " + describe(e.value));
+      return std::nullopt;
+    }
+    if (positive && *v <= 0) {
+      error(e, "expected a duration > 0, got " + describe(e.value));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<bool> bool_value(const Entry& e) {
+    if (e.value.IsScalar()) {
+      std::string t = e.value.Scalar();
+      for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (t == "true" || t == "yes" || t == "on") return true;
+      if (t == "false" || t == "no" || t == "off") return false;
+    }
+    error(e, "expected true or false, got " + describe(e.value));
+    return std::nullopt;
+  }
+
+  // The items of a list, each as an entry with its [index] path.
+  std::vector<Entry> list_items(const Entry& e) {
+    std::vector<Entry> items;
+    if (!e.value.IsSequence()) {
+      error(e, "expected a list, got " + describe(e.value));
+      return items;
+    }
+    std::size_t i = 0;
+    for (auto it = e.value.begin(); it != e.value.end(); ++it, ++i)
+      items.push_back({YAML::Node(), *it, item_path(e.path, i), false});
+    return items;
+  }
+
+  void load_cluster(const Entry& e, models::ClusterSpec& cluster) {
+    if (!expect_map(e, "a map with a pools list")) return;
+    MapReader reader(e.value, e.path, {"pools"}, errors_, file_);
+    const Entry* pools = reader.require("pools");
+    if (pools == nullptr) return;
+    const auto items = list_items(*pools);
+    if (pools->value.IsSequence() && items.empty()) error(*pools, "expected at least one pool, got an empty list");
+    std::vector<std::pair<std::string, int>> names;  // name, line
+    for (const auto& item : items) {
+      if (!expect_map(item, "a pool (a map with name, nodes, gpus_per_node and gpu_type)")) continue;
+      models::NodePool pool;
+      MapReader r(item.value, item.path, {"name", "nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "memory_gib"},
+                  errors_, file_);
+      if (const Entry* f = r.require("name")) {
+        if (auto v = string_value(*f)) {
+          pool.name = *v;
+          bool duplicate = false;
+          for (const auto& [name, line] : names) {
+            if (name != *v) continue;
+            error(*f, "duplicate pool name " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
+            duplicate = true;
+            break;
+          }
+          if (!duplicate) names.emplace_back(*v, f->location().line);
+        }
+      }
+      if (const Entry* f = r.require("nodes")) pool.nodes = int32_value(*f, 1).value_or(0);
+      if (const Entry* f = r.require("gpus_per_node")) pool.gpus_per_node = int32_value(*f, 0).value_or(0);
+      // Any non-empty model name is accepted: traces name undisclosed models (G1, G2) that are
+      // not in the catalogue, so an unknown name is not an error here.
+      if (const Entry* f = r.require("gpu_type")) pool.gpu_type = string_value(*f).value_or("");
+      if (const Entry* f = r.optional("cpus_per_node")) pool.cpus_per_node = int32_value(*f, 0).value_or(0);
+      if (const Entry* f = r.optional("memory_gib"))
+        pool.memory_gib = integer_value(*f, 0, INT64_MAX / 1024).value_or(0);
+      cluster.pools.push_back(std::move(pool));
+    }
+  }
+
+  void load_tenants(const Entry& e, std::vector<models::Tenant>& tenants) {
+    std::vector<std::pair<std::string, int>> names;
+    for (const auto& item : list_items(e)) {
+      if (!expect_map(item, "a tenant (a map with name and weight)")) continue;
+      models::Tenant tenant;
+      MapReader r(item.value, item.path, {"name", "weight"}, errors_, file_);
+      if (const Entry* f = r.require("name")) {
+        if (auto v = string_value(*f)) {
+          tenant.name = *v;
+          bool duplicate = false;
+          for (const auto& [name, line] : names) {
+            if (name != *v) continue;
+            error(*f, "duplicate tenant name " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
+            duplicate = true;
+            break;
+          }
+          if (!duplicate) names.emplace_back(*v, f->location().line);
+        }
+      }
+      if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, INFINITY).value_or(1.0);
+      tenants.push_back(std::move(tenant));
+    }
+  }
+
+  void load_policy(const Entry& e, PolicySpec& policy) {
+    Location name_at;
+    bool have_name = false;
+    if (e.value.IsScalar()) {
+      if (auto v = string_value(e)) policy.name = *v;
+      name_at = e.location();
+    } else if (e.value.IsMap()) {
+      // Every key but `name` is a parameter of the policy, checked by the policy registry.
+      for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+        const YAML::Node key = it->first;
+        if (key.IsScalar() && key.Scalar() == "name") {
+          if (have_name) {
+            error(location_of(key), child_path(e.path, "name"), "duplicate key \"name\"");
+            continue;
+          }
+          have_name = true;
+          const Entry name{key, it->second, child_path(e.path, "name")};
+          name_at = name.location();
+          if (auto v = string_value(name)) policy.name = *v;
+          continue;
+        }
+        add_params(key, it->second, "", e.path, 1, policy.params);
+      }
+      if (!have_name) error(e.location(), child_path(e.path, "name"), "missing required key \"name\"");
+    } else {
+      error(e, "expected a policy name or a map with a name key, got " + describe(e.value));
+      return;
+    }
+    if (policy.name.empty() || param_budget_reported_) return;
+    auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
+    for (auto& p : problems) errors_.push_back(std::move(p));
+  }
+
+  // Flattens one `policy:` entry into dotted-path parameters.
+  void add_params(const YAML::Node& key, const YAML::Node& value, const std::string& prefix,
+                  const std::string& policy_path, int depth, policies::PolicyParams& params) {
+    if (!key.IsScalar() || key.Scalar().empty()) {
+      error(location_of(key), policy_path, "expected a parameter name, got " + describe(key));
+      return;
+    }
+    const std::string name = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+    const Entry entry{key, value, child_path(policy_path, name)};
+    if (params.count(name) != 0) {
+      error(location_of(key), entry.path, "duplicate key " + quote(key.Scalar()));
+      return;
+    }
+    if (!count_nodes(value, param_budget_)) {
+      if (!param_budget_reported_)
+        error(entry, "the policy block is too large (more than " + std::to_string(kMaxParamNodes) +
+                         " values, or nested more than " + std::to_string(kMaxNesting) + " deep)");
+      param_budget_reported_ = true;
+      return;
+    }
+    if (value.IsMap()) {
+      if (depth >= kMaxParamDepth) {
+        error(entry, "policy parameters nest at most " + std::to_string(kMaxParamDepth) + " maps deep");
+        return;
+      }
+      for (auto it = value.begin(); it != value.end(); ++it)
+        add_params(it->first, it->second, name, policy_path, depth + 1, params);
+      return;
+    }
+    std::string text;
+    if (value.IsScalar()) {
+      text = value.Scalar();
+    } else if (value.IsSequence()) {
+      YAML::Emitter emitter;
+      emitter << YAML::Flow << value;
+      text = emitter.c_str();
+    }
+    const Location at = entry.location();
+    params[name] = policies::ParamValue{text, file_, at.line, at.column};
+  }
+
+  // Walks a node tree, spending one unit of `budget` per node; false once it runs out or the tree
+  // nests deeper than kMaxNesting. Aliases are walked again each time, so shared structures run
+  // out of budget and cyclic ones out of depth rather than loop. A nested map is counted once per
+  // enclosing level, so at most kMaxParamDepth times.
+  static bool count_nodes(const YAML::Node& node, int& budget, int depth = 0) {
+    if (--budget < 0 || depth > kMaxNesting) return false;
+    if (node.IsSequence()) {
+      for (auto it = node.begin(); it != node.end(); ++it)
+        if (!count_nodes(*it, budget, depth + 1)) return false;
+    } else if (node.IsMap()) {
+      for (auto it = node.begin(); it != node.end(); ++it)
+        if (!count_nodes(it->first, budget, depth + 1) || !count_nodes(it->second, budget, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  void load_workload(const Entry& e, WorkloadSpec& workload) {
+    if (!expect_map(e, "a map with a trace key")) return;
+    MapReader r(e.value, e.path, {"trace", "format", "window", "arrival_scale", "units_per_gpu"}, errors_, file_);
+    if (const Entry* f = r.require("trace")) {
+      if (auto v = string_value(*f)) {
+        std::filesystem::path trace(*v);
+        if (trace.is_relative()) trace = std::filesystem::path(file_).parent_path() / trace;
+        workload.trace = trace.string();
+        std::error_code ec;
+        if (!std::filesystem::exists(trace, ec)) {
+          error(*f, "trace file not found: " + workload.trace);
+        } else if (std::filesystem::is_directory(trace, ec) || !std::ifstream(trace, std::ios::binary).is_open()) {
+          error(*f, "cannot read trace file: " + workload.trace);
+        }
+      }
+    }
+    if (const Entry* f = r.optional("format")) {
+      std::optional<traces::Format> format;
+      if (f->value.IsScalar()) format = traces::parse_format(f->value.Scalar());
+      if (format) {
+        workload.format = std::string(traces::to_string(*format));
+      } else {
+        static const std::vector<std::string> kFormats = {"auto", "swf", "csv"};
+        std::string msg = "expected one of auto, swf, csv, got " + describe(f->value);
+        if (f->value.IsScalar())
+          if (auto s = sim::closest_match(f->value.Scalar(), kFormats)) msg += "; did you mean " + quote(*s) + "?";
+        error(*f, msg);
+      }
+    }
+    if (const Entry* f = r.optional("window")) load_window(*f, workload);
+    if (const Entry* f = r.optional("arrival_scale"))
+      workload.arrival_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
+    if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
+  }
+
+  void load_window(const Entry& e, WorkloadSpec& workload) {
+    if (!expect_map(e, "a map with start and end durations")) return;
+    MapReader r(e.value, e.path, {"start", "end"}, errors_, file_);
+    std::optional<sim::Tick> start, end;
+    const Entry* start_entry = r.optional("start");
+    const Entry* end_entry = r.optional("end");
+    if (start_entry != nullptr) start = duration_value(*start_entry, false);
+    if (end_entry != nullptr) end = duration_value(*end_entry, false);
+    if (start) workload.window_start = *start;
+    if (end) workload.window_end = *end;
+    if (end && *end <= workload.window_start && (start || start_entry == nullptr)) {
+      const std::string start_text = start_entry != nullptr ? start_entry->value.Scalar() : "0s";
+      error(*end_entry,
+            "expected a duration after the window start (" + start_text + "), got " + describe(end_entry->value));
+    }
+  }
+
+  void load_output(const Entry& e, OutputSpec& output) {
+    if (!expect_map(e, "a map with sample_interval and events")) return;
+    MapReader r(e.value, e.path, {"sample_interval", "events"}, errors_, file_);
+    if (const Entry* f = r.optional("sample_interval")) output.sample_interval = duration_value(*f, true).value_or(0);
+    if (const Entry* f = r.optional("events")) output.events = bool_value(*f).value_or(true);
+  }
+
+  const std::string& file_;
+  std::vector<InputError> errors_;
+  int param_budget_ = kMaxParamNodes;  // spent by count_nodes over the whole `policy:` block
+  bool param_budget_reported_ = false;
+};
+
+[[noreturn]] void fail(InputError error) { throw sim::InputErrors({std::move(error)}); }
+
+InputError parser_error(const YAML::ParserException& e, const std::string& file) {
+  return InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0, "",
+                    e.msg);
+}
+
+// Records, per YAML document, where its first node starts and whether it is a lone null.
+class DocumentProbe : public YAML::EventHandler {
+ public:
+  struct Document {
+    YAML::Mark start;
+    YAML::Mark first;
+    int nodes = 0;
+    bool lone_null = false;
+  };
+  std::vector<Document> docs;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { docs.push_back({mark, mark, 0, false}); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
+    node(mark);
+    docs.back().lone_null = docs.back().nodes == 1;
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { node(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& mark) {
+    Document& d = docs.back();
+    if (d.nodes++ == 0) d.first = mark;
+    d.lone_null = false;
+  }
+};
+
+// yaml-cpp 0.7 silently drops, or loops forever on, a token that cannot start a node (a stray
+// "," or "]" after the document): each further document it reports is a null at the same spot.
+// So documents are probed one at a time (at most three) before the tree is built: a second
+// document is an error, and a repeated null at one place is a stray token.
+std::optional<InputError> check_documents(const std::string& text, const std::string& file) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentProbe probe;
+  try {
+    for (int i = 0; i < 3 && parser.HandleNextDocument(probe); ++i) {
+    }
+  } catch (const YAML::ParserException& e) {
+    return parser_error(e, file);
+  }
+  const auto& docs = probe.docs;
+  for (std::size_t i = 0; i + 1 < docs.size(); ++i) {
+    if (!docs[i].lone_null || !docs[i + 1].lone_null || docs[i].first.pos != docs[i + 1].first.pos) continue;
+    const YAML::Mark at = docs[i].first;
+    std::string what = "unexpected text";
+    if (at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size()) {
+      const char c = text[static_cast<std::size_t>(at.pos)];
+      if (c > 0x20 && c < 0x7f) what = "unexpected " + quote(std::string_view(&c, 1));
+    }
+    return InputError(file, at.line + 1, at.column + 1, "", what + " where a YAML value or a new key should be");
+  }
+  if (docs.size() > 1)
+    return InputError(file, docs[1].start.line + 1, docs[1].start.column + 1, "",
+                      "a scenario file holds one YAML document; a second one starts here");
+  return std::nullopt;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    fail(InputError(path, 0, 0, "", "cannot read scenario file (a directory)"));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(InputError(path, 0, 0, "", "cannot read scenario file"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(InputError(path, 0, 0, "", "cannot read scenario file"));
+  return parse_scenario(text, path);
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file) {
+  Scenario out;
+  out.file = file;
+  out.text = text;
+  if (auto bad = check_text(text, file)) fail(std::move(*bad));
+
+  if (auto bad = check_documents(text, file)) fail(std::move(*bad));
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    fail(parser_error(e, file));
+  } catch (const YAML::Exception& e) {
+    fail(InputError(file, 0, 0, "", e.msg));
+  }
+  if (root.IsNull())
+    fail(InputError(file, 1, 1, "",
+                    "the scenario is empty; expected a map with keys name, cluster, policy and workload"));
+
+  Loader loader(file);
+  try {
+    loader.load(root, out);
+  } catch (const YAML::Exception& e) {
+    // Not expected: every node is type-checked before use. Reported rather than leaked.
+    loader.errors().emplace_back(file, e.mark.line + 1, e.mark.column + 1, "", "unreadable YAML: " + e.msg);
+  }
+  auto& errors = loader.errors();
+  if (errors.empty()) return out;
+  // Reported in reading order; problems at the same place keep the order they were found in.
+  std::stable_sort(errors.begin(), errors.end(), [](const InputError& a, const InputError& b) {
+    return a.line() != b.line() ? a.line() < b.line() : a.column() < b.column();
+  });
+  if (errors.size() > kMaxErrors) {
+    const std::size_t more = errors.size() - kMaxErrors;
+    errors.erase(errors.begin() + kMaxErrors, errors.end());
+    errors.emplace_back(file, 0, 0, "", "... and " + std::to_string(more) + " more problems");
+  }
+  throw sim::InputErrors(std::move(errors));
+}
+
+}  // namespace headroom::scenarios

@@ -1,0 +1,86 @@
+#include "scenarios/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/rng.hpp"
+#include "traces/import.hpp"
+
+namespace headroom::scenarios {
+
+namespace {
+
+// Extra copies of a job (arrival_scale > 1) are submitted up to this long after the original.
+constexpr sim::Tick kCopyJitter = 60 * sim::kSecond;
+
+void apply_window(const WorkloadSpec& spec, models::Workload& w) {
+  if (spec.window_start <= 0 && spec.window_end == sim::kNever) return;
+  const std::size_t before = w.jobs.size();
+  std::erase_if(w.jobs,
+                [&](const models::Job& j) { return j.submit < spec.window_start || j.submit >= spec.window_end; });
+  const std::size_t dropped = before - w.jobs.size();
+  if (dropped > 0) {
+    const std::string end = spec.window_end == sim::kNever ? "end" : sim::format_duration(spec.window_end);
+    w.meta.warnings.push_back("workload window [" + sim::format_duration(spec.window_start) + ", " + end + ") kept " +
+                              std::to_string(w.jobs.size()) + " of " + std::to_string(before) + " jobs");
+  }
+}
+
+// arrival_scale s < 1 keeps each job with probability s. s > 1 submits each job floor(s) times,
+// plus once more with probability frac(s). The original keeps its submit time and trace id; copy
+// c (1, 2, ...) is submitted at a uniform whole millisecond in [submit, submit + 60 s), with the
+// trace's own start and end shifted alike, and has trace_id = original * 1000 + c. Draws come
+// from one stream, in job order: the keep (or extra-copy) draw first, then one per copy.
+void apply_arrival_scale(const Scenario& scenario, models::Workload& w) {
+  const double s = scenario.workload.arrival_scale;
+  if (s == 1.0) return;
+  sim::RngStream rng(scenario.seed, "workload/arrival_scale");
+  std::vector<models::Job> out;
+  if (s < 1.0) {
+    for (auto& j : w.jobs)
+      if (rng.bernoulli(s)) out.push_back(std::move(j));
+    w.jobs = std::move(out);
+    return;
+  }
+  const double whole = std::floor(s);
+  const double frac = s - whole;
+  out.reserve(static_cast<std::size_t>(static_cast<double>(w.jobs.size()) * s) + 1);
+  for (const auto& j : w.jobs) {
+    auto copies = static_cast<std::int64_t>(whole);
+    if (frac > 0 && rng.bernoulli(frac)) ++copies;
+    out.push_back(j);
+    for (std::int64_t c = 1; c < copies; ++c) {
+      models::Job copy = j;
+      const auto shift = static_cast<sim::Tick>(rng.below(static_cast<std::uint64_t>(kCopyJitter)));
+      copy.submit += shift;
+      if (copy.trace_start >= 0) copy.trace_start += shift;
+      if (copy.trace_end >= 0) copy.trace_end += shift;
+      copy.trace_id = j.trace_id * 1000 + c;
+      out.push_back(std::move(copy));
+    }
+  }
+  // Built in (original order, copy number); a stable sort on submit keeps that order for ties.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  w.jobs = std::move(out);
+}
+
+}  // namespace
+
+models::Workload build_workload(const Scenario& scenario) {
+  const WorkloadSpec& spec = scenario.workload;
+  traces::ImportOptions options;
+  options.format = traces::parse_format(spec.format).value_or(traces::Format::Auto);
+  options.units_per_gpu = spec.units_per_gpu;
+  models::Workload w = traces::import_trace(spec.trace, options);
+  apply_window(spec, w);
+  apply_arrival_scale(scenario, w);
+  // Declared tenants exist even when the trace has no job of theirs.
+  for (const auto& t : scenario.tenants) w.tenants.intern(t.name);
+  return w;
+}
+
+}  // namespace headroom::scenarios

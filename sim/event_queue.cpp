@@ -7,25 +7,28 @@
 namespace headroom::sim {
 
 EventId EventQueue::push(Tick time, EventClass cls, std::uint64_t payload) {
-  EventId id = state_.size();
-  state_.push_back(0);
-  heap_.push_back(Event{time, cls, id, payload});
+  const EventId id = next_seq_++;
+  HEADROOM_ASSERT(id <= kSeqMask, "event sequence numbers exhausted");
+  if ((id >> 6) >= done_.size()) done_.push_back(0);
+  heap_.push_back(Entry{time, (static_cast<std::uint64_t>(cls) << 56) | id, payload});
   std::push_heap(heap_.begin(), heap_.end(), later);
   ++live_;
   return id;
 }
 
 bool EventQueue::cancel(EventId id) {
-  if (id >= state_.size() || state_[id] != 0) return false;
-  state_[id] = 1;
+  if (id >= next_seq_ || is_done(id)) return false;
+  mark_done(id);
   --live_;
+  ++cancelled_in_heap_;
   return true;
 }
 
 void EventQueue::drop_cancelled_top() {
-  while (!heap_.empty() && state_[heap_.front().seq] != 0) {
+  while (cancelled_in_heap_ > 0 && !heap_.empty() && is_done(heap_.front().key & kSeqMask)) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     heap_.pop_back();
+    --cancelled_in_heap_;
   }
 }
 
@@ -38,11 +41,12 @@ Event EventQueue::pop() {
   drop_cancelled_top();
   HEADROOM_ASSERT(!heap_.empty(), "pop from an empty event queue");
   std::pop_heap(heap_.begin(), heap_.end(), later);
-  Event e = heap_.back();
+  const Entry e = heap_.back();
   heap_.pop_back();
-  state_[e.seq] = 1;
+  const EventId id = e.key & kSeqMask;
+  mark_done(id);
   --live_;
-  return e;
+  return Event{e.time, static_cast<EventClass>(e.key >> 56), id, e.payload};
 }
 
 Tick EventQueue::next_time() {
@@ -52,7 +56,7 @@ Tick EventQueue::next_time() {
 
 void EventQueue::reserve(std::size_t n) {
   heap_.reserve(n);
-  state_.reserve(n);
+  done_.reserve(n / 64 + 1);
 }
 
 }  // namespace headroom::sim

@@ -43,17 +43,24 @@ class EventQueue {
   void reserve(std::size_t n);
 
  private:
-  static bool later(const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time > b.time;
-    if (a.cls != b.cls) return a.cls > b.cls;
-    return a.seq > b.seq;
-  }
+  // Heap entries are 24 bytes: the class sits in the top byte of the order key, above the
+  // sequence number, so one integer comparison breaks time ties.
+  struct Entry {
+    Tick time;
+    std::uint64_t key;  // class << 56 | sequence
+    std::uint64_t payload;
+  };
+  static constexpr std::uint64_t kSeqMask = (1ull << 56) - 1;
+  static bool later(const Entry& a, const Entry& b) { return a.time != b.time ? a.time > b.time : a.key > b.key; }
+  bool is_done(EventId id) const { return (done_[id >> 6] >> (id & 63)) & 1u; }
+  void mark_done(EventId id) { done_[id >> 6] |= 1ull << (id & 63); }
   void drop_cancelled_top();
 
-  std::vector<Event> heap_;
-  // state_[seq]: 0 = pending, 1 = done or cancelled.
-  std::vector<std::uint8_t> state_;
+  std::vector<Entry> heap_;
+  std::vector<std::uint64_t> done_;  // one bit per sequence number: ran or cancelled
+  EventId next_seq_ = 0;
   std::size_t live_ = 0;
+  std::size_t cancelled_in_heap_ = 0;
 };
 
 }  // namespace headroom::sim

@@ -1,0 +1,882 @@
+#include "results/hdf5_io.hpp"
+
+#include <hdf5.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "models/job.hpp"
+#include "models/observer.hpp"
+#include "sim/errors.hpp"
+
+// File layout: see write_contents() below and docs (DESIGN.md, "Outputs").
+//
+// Writing happens in two phases. First every numeric dataset is gathered into column form and,
+// when large, cut into chunks that are shuffled and deflated here, in parallel (zlib is the cost:
+// HDF5 would run its filters on one thread). Then, under the HDF5 lock, the file is created and
+// the ready chunks go in with H5Dwrite_chunk. The dataset's filter pipeline (shuffle, deflate) is
+// declared as usual, so any HDF5 reader decodes the chunks with its own filters.
+
+namespace headroom::results {
+namespace {
+
+constexpr std::int32_t kFormatVersion = 1;
+// Datasets with at least this many elements are chunked and compressed; smaller ones stay
+// contiguous (and zero-length ones must: a chunk cannot have a zero dimension).
+constexpr hsize_t kCompressThreshold = 4096;
+constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
+constexpr int kDeflateLevel = 4;
+// Filter mask bit for "deflate skipped" on a chunk (deflate is the second filter, after shuffle).
+constexpr std::uint32_t kDeflateSkipped = 1u << 1;
+
+// Writing failed; becomes sim::InputError at the API boundary.
+struct WriteFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The HDF5 library keeps global state (error stack, open-object tables); all calls from this
+// file go through one lock, so concurrent runs (planner sweeps) may write their files safely
+// even with an HDF5 built without thread safety.
+std::mutex& hdf5_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// Silences HDF5's automatic error printing for the scope; errors become exceptions instead.
+class QuietErrors {
+ public:
+  QuietErrors() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  QuietErrors(const QuietErrors&) = delete;
+  QuietErrors& operator=(const QuietErrors&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+herr_t collect_error(unsigned, const H5E_error2_t* err, void* data) {
+  if (err != nullptr && err->desc != nullptr && err->desc[0] != '\0')
+    static_cast<std::vector<std::string>*>(data)->emplace_back(err->desc);
+  return 0;
+}
+
+// The outermost and innermost messages of the current HDF5 error stack, e.g.
+// "unable to create file (unable to open file: name = 'x', errno = 2, ...)".
+std::string hdf5_error_detail() {
+  std::vector<std::string> messages;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &messages);
+  H5Eclear2(H5E_DEFAULT);
+  if (messages.empty()) return "HDF5 error";
+  if (messages.size() == 1 || messages.front() == messages.back()) return messages.front();
+  return messages.front() + " (" + messages.back() + ")";
+}
+
+// Owns one HDF5 identifier.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+      closer_ = other.closer_;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  // Closes now and reports whether closing worked (for the file, where it flushes).
+  bool close() {
+    if (id_ < 0) return true;
+    return closer_(std::exchange(id_, H5I_INVALID_HID)) >= 0;
+  }
+
+ private:
+  void reset() {
+    if (id_ >= 0) closer_(std::exchange(id_, H5I_INVALID_HID));
+  }
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+// Numeric datasets are stored in the machine's native types: chunks are written as raw bytes.
+template <class T>
+struct H5Type;
+template <>
+struct H5Type<std::uint8_t> {
+  static hid_t native() { return H5T_NATIVE_UINT8; }
+};
+template <>
+struct H5Type<std::int32_t> {
+  static hid_t native() { return H5T_NATIVE_INT32; }
+};
+template <>
+struct H5Type<std::uint32_t> {
+  static hid_t native() { return H5T_NATIVE_UINT32; }
+};
+template <>
+struct H5Type<std::int64_t> {
+  static hid_t native() { return H5T_NATIVE_INT64; }
+};
+template <>
+struct H5Type<std::uint64_t> {
+  static hid_t native() { return H5T_NATIVE_UINT64; }
+};
+
+template <class M>
+struct member_type;
+template <class C, class T>
+struct member_type<T C::*> {
+  using type = T;
+};
+template <class M>
+using member_type_t = typename member_type<M>::type;
+
+// The columns of /jobs and /events: name, member, whether it is a time in ms.
+template <class F>
+void for_each_job_column(F&& f) {
+  f("trace_id", &JobRecord::trace_id, false);
+  f("tenant", &JobRecord::tenant, false);
+  f("queue", &JobRecord::queue, false);
+  f("kind", &JobRecord::kind, false);
+  f("state", &JobRecord::state, false);
+  f("gpus", &JobRecord::gpus, false);
+  f("gpu_milli", &JobRecord::gpu_milli, false);
+  f("submit", &JobRecord::submit, true);
+  f("start", &JobRecord::start, true);
+  f("end", &JobRecord::end, true);
+  f("runtime", &JobRecord::runtime, true);
+  f("walltime", &JobRecord::walltime, true);
+  f("trace_start", &JobRecord::trace_start, true);
+  f("preemptions", &JobRecord::preemptions, false);
+  f("nodes_used", &JobRecord::nodes_used, false);
+  f("first_node", &JobRecord::first_node, false);
+  f("pool", &JobRecord::pool, false);
+}
+
+template <class F>
+void for_each_event_column(F&& f) {
+  f("time", &EventRecord::time, true);
+  f("kind", &EventRecord::kind, false);
+  f("job", &EventRecord::job, false);
+  f("detail", &EventRecord::detail, false);
+  f("reason", &EventRecord::reason, false);
+}
+
+bool deflate_available() {
+  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 || H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0) return false;
+  unsigned info = 0;
+  if (H5Zget_filter_info(H5Z_FILTER_DEFLATE, &info) < 0) return false;
+  return (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
+}
+
+Handle utf8_string_type() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  if (!type.valid() || H5Tset_size(type.get(), H5T_VARIABLE) < 0 || H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0)
+    return Handle();
+  return type;
+}
+
+// One numeric dataset, ready to go into the file: either its raw bytes (contiguous layout) or
+// its filtered chunks.
+struct Array {
+  std::string where;  // absolute path, e.g. "/jobs/start"
+  hid_t (*type)() = nullptr;
+  std::size_t elem_size = 0;
+  int rank = 1;
+  std::array<hsize_t, 2> dims{0, 0};
+  bool ms = false;
+  std::vector<unsigned char> raw;
+  std::array<hsize_t, 2> chunk{0, 0};
+  std::vector<std::vector<unsigned char>> chunks;
+  std::vector<std::uint32_t> masks;
+
+  hsize_t elements() const { return rank == 1 ? dims[0] : dims[0] * dims[1]; }
+  bool chunked() const { return !chunks.empty(); }
+};
+
+template <class T, class Fill>
+Array make_array(std::string where, int rank, std::array<hsize_t, 2> dims, bool ms, Fill&& fill) {
+  Array a;
+  a.where = std::move(where);
+  a.type = &H5Type<T>::native;
+  a.elem_size = sizeof(T);
+  a.rank = rank;
+  a.dims = dims;
+  a.ms = ms;
+  a.raw.resize(static_cast<std::size_t>(a.elements()) * sizeof(T));
+  if (!a.raw.empty()) fill(reinterpret_cast<T*>(a.raw.data()));
+  return a;
+}
+
+template <class T>
+Array vector_array(std::string where, const std::vector<T>& v, bool ms = false) {
+  return make_array<T>(std::move(where), 1, {v.size(), 0}, ms,
+                       [&](T* out) { std::memcpy(out, v.data(), v.size() * sizeof(T)); });
+}
+
+template <class Row, class T>
+Array column_array(std::string where, const std::vector<Row>& rows, T Row::*member, bool ms) {
+  return make_array<T>(std::move(where), 1, {rows.size(), 0}, ms, [&](T* out) {
+    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = rows[i].*member;
+  });
+}
+
+// HDF5's shuffle filter: byte k of element i goes to out[k * count + i].
+template <std::size_t Size>
+void shuffle_fixed(const unsigned char* in, unsigned char* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t b = 0; b < Size; ++b) out[b * count + i] = in[i * Size + b];
+}
+
+void shuffle_bytes(const unsigned char* in, unsigned char* out, std::size_t elem_size, std::size_t count) {
+  switch (elem_size) {
+    case 1: std::memcpy(out, in, count); return;
+    case 4: shuffle_fixed<4>(in, out, count); return;
+    case 8: shuffle_fixed<8>(in, out, count); return;
+    default:
+      for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t b = 0; b < elem_size; ++b) out[b * count + i] = in[i * elem_size + b];
+  }
+}
+
+// Per-thread scratch space for compress_chunks; grows, never shrinks.
+unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
+  if (buf.size() < size) buf.resize(size);
+  return buf.data();
+}
+
+// Splits a.raw into chunks of about kChunkBytes along the first dimension and runs shuffle and
+// deflate over each, as HDF5's own filters would (edge chunks are padded to full size).
+void compress_chunks(Array& a) {
+  const hsize_t cols = a.rank == 2 ? a.dims[1] : 1;
+  const hsize_t per_chunk = std::max<hsize_t>(1, kChunkBytes / a.elem_size);
+  const hsize_t chunk_rows = std::min(a.dims[0], std::max<hsize_t>(1, per_chunk / cols));
+  a.chunk = {chunk_rows, cols};
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * a.elem_size;
+  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk_rows) * row_bytes;
+  const std::size_t count = static_cast<std::size_t>((a.dims[0] + chunk_rows - 1) / chunk_rows);
+  const uLong bound = compressBound(static_cast<uLong>(chunk_bytes));
+  a.chunks.resize(count);
+  a.masks.assign(count, 0);
+  auto one_chunk = [&](std::size_t c) {
+    thread_local std::vector<unsigned char> padded_buf, shuffled_buf, deflated_buf;
+    const std::size_t first_row = c * static_cast<std::size_t>(chunk_rows);
+    const std::size_t rows = std::min<std::size_t>(chunk_rows, static_cast<std::size_t>(a.dims[0]) - first_row);
+    const unsigned char* src = a.raw.data() + first_row * row_bytes;
+    if (rows < chunk_rows) {
+      unsigned char* padded = scratch(padded_buf, chunk_bytes);
+      std::memcpy(padded, src, rows * row_bytes);
+      std::memset(padded + rows * row_bytes, 0, chunk_bytes - rows * row_bytes);
+      src = padded;
+    }
+    unsigned char* shuffled = scratch(shuffled_buf, chunk_bytes);
+    shuffle_bytes(src, shuffled, a.elem_size, chunk_bytes / a.elem_size);
+    unsigned char* deflated = scratch(deflated_buf, bound);
+    uLongf size = bound;
+    if (compress2(deflated, &size, shuffled, static_cast<uLong>(chunk_bytes), kDeflateLevel) != Z_OK)
+      throw WriteFailure(a.where + ": compression failed");
+    if (size >= chunk_bytes) {  // incompressible: store it shuffled only, as HDF5 would
+      a.chunks[c].assign(shuffled, shuffled + chunk_bytes);
+      a.masks[c] = kDeflateSkipped;
+    } else {
+      a.chunks[c].assign(deflated, deflated + size);
+    }
+  };
+  if (count == 1) {
+    one_chunk(0);
+  } else {
+    tbb::this_task_arena::isolate([&] { tbb::parallel_for(std::size_t{0}, count, one_chunk); });
+  }
+  a.raw = {};
+}
+
+// [samples x columns] matrix; the column count comes from the data when there are samples.
+Array matrix_array(const char* name, const std::vector<std::int32_t>& values, std::size_t rows,
+                   std::size_t expected_cols) {
+  std::string where = std::string("/timeseries/") + name;
+  std::size_t cols = expected_cols;
+  if (rows == 0) {
+    if (!values.empty())
+      throw WriteFailure(where + ": " + std::to_string(values.size()) + " values but no sample times");
+  } else {
+    if (values.size() % rows != 0)
+      throw WriteFailure(where + ": " + std::to_string(values.size()) + " values is not a multiple of " +
+                         std::to_string(rows) + " samples");
+    cols = values.size() / rows;
+  }
+  return make_array<std::int32_t>(std::move(where), 2, {rows, cols}, false, [&](std::int32_t* out) {
+    std::memcpy(out, values.data(), values.size() * sizeof(std::int32_t));
+  });
+}
+
+// Every numeric dataset of the file, in the order they are written.
+std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
+  std::vector<Array> out;
+  auto add = [&](Array a) {
+    if (compress && a.elements() >= kCompressThreshold) compress_chunks(a);
+    out.push_back(std::move(a));
+  };
+  for_each_job_column([&](const char* name, auto member, bool ms) {
+    add(column_array(std::string("/jobs/") + name, r.jobs, member, ms));
+  });
+  add(make_array<Tick>("/jobs/wait", 1, {r.jobs.size(), 0}, true, [&](Tick* out) {
+    for (std::size_t i = 0; i < r.jobs.size(); ++i)
+      out[i] = r.jobs[i].start >= 0 ? r.jobs[i].start - r.jobs[i].submit : -1;
+  }));
+  for_each_event_column([&](const char* name, auto member, bool ms) {
+    add(column_array(std::string("/events/") + name, r.events, member, ms));
+  });
+  const TimeSeries& ts = r.timeseries;
+  const std::size_t rows = ts.time.size();
+  add(vector_array("/timeseries/time", ts.time, true));
+  add(vector_array("/timeseries/running_jobs", ts.running_jobs));
+  add(vector_array("/timeseries/pending_jobs", ts.pending_jobs));
+  add(matrix_array("pool_used_gpus", ts.pool_used_gpus, rows, r.pools.size()));
+  add(matrix_array("pool_free_gpus", ts.pool_free_gpus, rows, r.pools.size()));
+  add(matrix_array("tenant_used_gpus", ts.tenant_used_gpus, rows, r.tenants.size()));
+  add(matrix_array("tenant_pending_jobs", ts.tenant_pending_jobs, rows, r.tenants.size()));
+  add(matrix_array("tenant_pending_gpus", ts.tenant_pending_gpus, rows, r.tenants.size()));
+  std::vector<std::int32_t> nodes, gpus_per_node;
+  for (const auto& p : r.pools) {
+    nodes.push_back(p.nodes);
+    gpus_per_node.push_back(p.gpus_per_node);
+  }
+  add(vector_array("/meta/pool_nodes", nodes));
+  add(vector_array("/meta/pool_gpus_per_node", gpus_per_node));
+  return out;
+}
+
+class Writer {
+ public:
+  explicit Writer(hid_t file) : file_(file) {}
+
+  Handle group(const char* where) {
+    return checked(H5Gcreate2(file_, where, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, where);
+  }
+
+  void array(const Array& a) {
+    const std::string& where = a.where;
+    Handle space = checked(H5Screate_simple(a.rank, a.dims.data(), nullptr), H5Sclose, where);
+    Handle dcpl = checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, where);
+    if (a.chunked()) {
+      check(H5Pset_chunk(dcpl.get(), a.rank, a.chunk.data()), where);
+      check(H5Pset_shuffle(dcpl.get()), where);
+      check(H5Pset_deflate(dcpl.get(), kDeflateLevel), where);
+    }
+    check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), where);
+    Handle ds = checked(H5Dcreate2(file_, where.c_str(), a.type(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                        H5Dclose, where);
+    if (a.chunked()) {
+      for (std::size_t c = 0; c < a.chunks.size(); ++c) {
+        const hsize_t offset[2] = {c * a.chunk[0], 0};
+        check(H5Dwrite_chunk(ds.get(), H5P_DEFAULT, a.masks[c], offset, a.chunks[c].size(), a.chunks[c].data()), where);
+      }
+    } else if (a.elements() > 0) {
+      check(H5Dwrite(ds.get(), a.type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, a.raw.data()), where);
+    }
+    if (a.ms) string_attr(ds.get(), where, "units", "ms");
+  }
+
+  void strings(const std::string& where, const std::vector<std::string>& values) {
+    Handle type = utf8_string_type();
+    if (!type.valid()) fail(where);
+    std::vector<const char*> ptrs;
+    ptrs.reserve(values.size());
+    for (const auto& s : values) ptrs.push_back(s.c_str());
+    const hsize_t dims[1] = {values.size()};
+    Handle space = checked(H5Screate_simple(1, dims, nullptr), H5Sclose, where);
+    Handle ds =
+        checked(H5Dcreate2(file_, where.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Dclose, where);
+    if (!values.empty()) check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), where);
+  }
+
+  void string_attr(hid_t obj, const std::string& where, const char* name, const std::string& value) {
+    const std::string what = where + " attribute " + name;
+    Handle type = utf8_string_type();
+    if (!type.valid()) fail(what);
+    Handle space = checked(H5Screate(H5S_SCALAR), H5Sclose, what);
+    Handle attr = checked(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, what);
+    const char* ptr = value.c_str();
+    check(H5Awrite(attr.get(), type.get(), &ptr), what);
+  }
+
+  template <class T>
+  void scalar_attr(hid_t obj, const std::string& where, const char* name, T value) {
+    const std::string what = where + " attribute " + name;
+    Handle space = checked(H5Screate(H5S_SCALAR), H5Sclose, what);
+    Handle attr =
+        checked(H5Acreate2(obj, name, H5Type<T>::native(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, what);
+    check(H5Awrite(attr.get(), H5Type<T>::native(), &value), what);
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& what) { throw WriteFailure(what + ": " + hdf5_error_detail()); }
+  static void check(herr_t rc, const std::string& what) {
+    if (rc < 0) fail(what);
+  }
+  static Handle checked(hid_t id, Handle::Closer closer, const std::string& what) {
+    if (id < 0) fail(what);
+    return Handle(id, closer);
+  }
+
+  hid_t file_;
+};
+
+std::vector<std::string> job_state_names() {
+  std::vector<std::string> out;
+  for (int s = 0; s < models::kJobStateCount; ++s)
+    out.emplace_back(models::to_string(static_cast<models::JobState>(s)));
+  return out;
+}
+std::vector<std::string> job_kind_names() {
+  std::vector<std::string> out;
+  for (int k = 0; k <= static_cast<int>(models::JobKind::Batch); ++k)
+    out.emplace_back(models::to_string(static_cast<models::JobKind>(k)));
+  return out;
+}
+std::vector<std::string> event_kind_names() {
+  std::vector<std::string> out;
+  for (int k = 0; k <= static_cast<int>(models::AuditKind::Unfinished); ++k)
+    out.emplace_back(models::to_string(static_cast<models::AuditKind>(k)));
+  return out;
+}
+
+void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& arrays) {
+  Writer w(file);
+  w.string_attr(file, "/", "scenario_name", r.scenario_name);
+  w.string_attr(file, "/", "scenario_text", r.scenario_text);
+  w.string_attr(file, "/", "scenario_file", r.scenario_file);
+  w.string_attr(file, "/", "policy", r.policy);
+  w.string_attr(file, "/", "version", r.version);
+  w.string_attr(file, "/", "fingerprint", r.fingerprint);
+  w.scalar_attr<std::uint64_t>(file, "/", "seed", r.seed);
+  w.scalar_attr<std::uint64_t>(file, "/", "events_processed", r.events_processed);
+  w.scalar_attr<std::int64_t>(file, "/", "sim_start", r.sim_start);
+  w.scalar_attr<std::int64_t>(file, "/", "sim_end", r.sim_end);
+  w.scalar_attr<std::int64_t>(file, "/", "total_gpus", r.total_gpus);
+  w.scalar_attr<std::int32_t>(file, "/", "format_version", kFormatVersion);
+
+  Handle jobs = w.group("/jobs");
+  Handle events = w.group("/events");
+  Handle timeseries = w.group("/timeseries");
+  Handle meta = w.group("/meta");
+  w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
+  w.string_attr(timeseries.get(), "/timeseries", "interval_units", "ms");
+  for (const Array& a : arrays) w.array(a);
+
+  w.strings("/meta/tenants", r.tenants);
+  w.strings("/meta/queues", r.queues);
+  w.strings("/meta/reasons", r.reasons);
+  std::vector<std::string> names, types;
+  for (const auto& p : r.pools) {
+    names.push_back(p.name);
+    types.push_back(p.gpu_type);
+  }
+  w.strings("/meta/pool_name", names);
+  w.strings("/meta/pool_gpu_type", types);
+  // Code -> name tables for the enum columns (jobs/state, jobs/kind, events/kind); not read back.
+  w.strings("/meta/state_names", job_state_names());
+  w.strings("/meta/kind_names", job_kind_names());
+  w.strings("/meta/event_kind_names", event_kind_names());
+}
+
+template <std::size_t Size>
+void unshuffle_fixed(const unsigned char* in, unsigned char* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t b = 0; b < Size; ++b) out[i * Size + b] = in[b * count + i];
+}
+
+void unshuffle_bytes(const unsigned char* in, unsigned char* out, std::size_t elem_size, std::size_t count) {
+  switch (elem_size) {
+    case 1: std::memcpy(out, in, count); return;
+    case 4: unshuffle_fixed<4>(in, out, count); return;
+    case 8: unshuffle_fixed<8>(in, out, count); return;
+    default:
+      for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t b = 0; b < elem_size; ++b) out[i * elem_size + b] = in[b * count + i];
+  }
+}
+
+// Reads a dataset laid out as write_hdf5 lays it out (native type, shuffle + deflate, chunks of
+// whole rows) by fetching the raw chunks and decoding them in parallel. Returns false for any
+// other layout, or a chunk it cannot decode; the caller then lets H5Dread do the work (and
+// report the error).
+bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int rank, const hsize_t* dims,
+                 unsigned char* out) {
+  if (H5Tequal(type, native) <= 0) return false;
+  Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
+  if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CHUNKED || H5Pget_nfilters(dcpl.get()) != 2) return false;
+  const H5Z_filter_t expected[2] = {H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE};
+  for (unsigned i = 0; i < 2; ++i) {
+    unsigned flags = 0, config = 0, cd[8];
+    std::size_t cd_count = 8;
+    char name[64];
+    if (H5Pget_filter2(dcpl.get(), i, &flags, &cd_count, cd, sizeof name, name, &config) != expected[i]) return false;
+  }
+  hsize_t chunk[2] = {0, 0};
+  if (H5Pget_chunk(dcpl.get(), rank, chunk) != rank || chunk[0] == 0) return false;
+  const hsize_t cols = rank == 2 ? dims[1] : 1;
+  if (rank == 2 && chunk[1] != cols) return false;
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * elem_size;
+  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk[0]) * row_bytes;
+  const std::size_t count = static_cast<std::size_t>((dims[0] + chunk[0] - 1) / chunk[0]);
+
+  std::vector<std::vector<unsigned char>> raw(count);
+  std::vector<std::uint32_t> masks(count, 0);
+  for (std::size_t c = 0; c < count; ++c) {
+    const hsize_t offset[2] = {c * chunk[0], 0};
+    hsize_t stored = 0;
+    if (H5Dget_chunk_storage_size(ds, offset, &stored) < 0 || stored == 0) return false;
+    raw[c].resize(static_cast<std::size_t>(stored));
+    if (H5Dread_chunk(ds, H5P_DEFAULT, offset, &masks[c], raw[c].data()) < 0) return false;
+  }
+
+  std::atomic<bool> ok{true};
+  auto one_chunk = [&](std::size_t c) {
+    thread_local std::vector<unsigned char> inflated_buf, plain_buf;
+    const unsigned char* data = raw[c].data();
+    std::size_t size = raw[c].size();
+    if ((masks[c] & kDeflateSkipped) == 0) {
+      unsigned char* inflated = scratch(inflated_buf, chunk_bytes);
+      uLongf len = static_cast<uLongf>(chunk_bytes);
+      if (uncompress(inflated, &len, data, static_cast<uLong>(size)) != Z_OK) {
+        ok = false;
+        return;
+      }
+      data = inflated;
+      size = len;
+    }
+    if (size != chunk_bytes) {
+      ok = false;
+      return;
+    }
+    if ((masks[c] & 1u) == 0) {
+      unsigned char* plain = scratch(plain_buf, chunk_bytes);
+      unshuffle_bytes(data, plain, elem_size, chunk_bytes / elem_size);
+      data = plain;
+    }
+    const std::size_t first_row = c * static_cast<std::size_t>(chunk[0]);
+    const std::size_t rows = std::min<std::size_t>(chunk[0], static_cast<std::size_t>(dims[0]) - first_row);
+    std::memcpy(out + first_row * row_bytes, data, rows * row_bytes);
+  };
+  tbb::this_task_arena::isolate([&] { tbb::parallel_for(std::size_t{0}, count, one_chunk); });
+  return ok;
+}
+
+class Reader {
+ public:
+  Reader(const std::string& path, hid_t file) : path_(path), file_(file) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& message) const {
+    throw sim::InputError(path_, 0, 0, where, message);
+  }
+
+  Handle group(const char* name) const {
+    const std::string where = std::string("/") + name;
+    if (H5Lexists(file_, name, H5P_DEFAULT) <= 0) fail(where, "missing group");
+    const hid_t id = H5Gopen2(file_, name, H5P_DEFAULT);
+    if (id < 0) fail(where, "cannot open group: " + hdf5_error_detail());
+    return Handle(id, H5Gclose);
+  }
+
+  template <class T>
+  std::vector<T> array(hid_t group, const std::string& where, int rank, hsize_t* dims_out = nullptr) const {
+    Handle ds = dataset(group, where);
+    Handle type(H5Dget_type(ds.get()), H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER) fail(where, "expected an integer dataset");
+    Handle space(H5Dget_space(ds.get()), H5Sclose);
+    const int ndims = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+    if (ndims != rank)
+      fail(where, "expected a " + std::to_string(rank) + "-D dataset, found " + std::to_string(ndims) + "-D");
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    hsize_t total = 1;
+    for (int i = 0; i < rank; ++i) total *= dims[i];
+    std::vector<T> out(total);
+    if (total > 0 &&
+        !read_chunks(ds.get(), type.get(), H5Type<T>::native(), sizeof(T), rank, dims,
+                     reinterpret_cast<unsigned char*>(out.data())) &&
+        H5Dread(ds.get(), H5Type<T>::native(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+      fail(where, "cannot read dataset: " + hdf5_error_detail());
+    if (dims_out != nullptr) std::copy(dims, dims + rank, dims_out);
+    return out;
+  }
+
+  std::vector<std::string> strings(hid_t group, const std::string& where) const {
+    Handle ds = dataset(group, where);
+    Handle type(H5Dget_type(ds.get()), H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) fail(where, "expected a string dataset");
+    Handle space(H5Dget_space(ds.get()), H5Sclose);
+    if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1) fail(where, "expected a 1-D dataset");
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    std::vector<std::string> out;
+    if (n <= 0) return out;
+    out.reserve(static_cast<std::size_t>(n));
+    const H5T_cset_t cset = H5Tget_cset(type.get());
+    if (H5Tis_variable_str(type.get()) > 0) {
+      Handle mem = string_mem_type(H5T_VARIABLE, cset, where);
+      std::vector<char*> ptrs(static_cast<std::size_t>(n), nullptr);
+      if (H5Dread(ds.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0)
+        fail(where, "cannot read dataset: " + hdf5_error_detail());
+      for (char* p : ptrs) out.emplace_back(p != nullptr ? p : "");
+      reclaim(mem.get(), space.get(), ptrs.data());
+    } else {
+      const std::size_t size = H5Tget_size(type.get());
+      Handle mem = string_mem_type(size, cset, where);
+      std::vector<char> buf(size * static_cast<std::size_t>(n));
+      if (H5Dread(ds.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+        fail(where, "cannot read dataset: " + hdf5_error_detail());
+      for (hssize_t i = 0; i < n; ++i) out.push_back(fixed_string(buf.data() + i * size, size));
+    }
+    return out;
+  }
+
+  std::string string_attr(hid_t obj, const std::string& where, const char* name) const {
+    const std::string what = attr_where(where, name);
+    Handle attr = attribute(obj, what, name);
+    Handle type(H5Aget_type(attr.get()), H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) fail(what, "expected a string attribute");
+    Handle space(H5Aget_space(attr.get()), H5Sclose);
+    if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1) fail(what, "expected a scalar attribute");
+    const H5T_cset_t cset = H5Tget_cset(type.get());
+    if (H5Tis_variable_str(type.get()) > 0) {
+      Handle mem = string_mem_type(H5T_VARIABLE, cset, what);
+      char* ptr = nullptr;
+      if (H5Aread(attr.get(), mem.get(), &ptr) < 0) fail(what, "cannot read attribute: " + hdf5_error_detail());
+      std::string out = ptr != nullptr ? ptr : "";
+      reclaim(mem.get(), space.get(), &ptr);
+      return out;
+    }
+    const std::size_t size = H5Tget_size(type.get());
+    Handle mem = string_mem_type(size, cset, what);
+    std::vector<char> buf(size);
+    if (H5Aread(attr.get(), mem.get(), buf.data()) < 0) fail(what, "cannot read attribute: " + hdf5_error_detail());
+    return fixed_string(buf.data(), size);
+  }
+
+  template <class T>
+  T scalar_attr(hid_t obj, const std::string& where, const char* name) const {
+    const std::string what = attr_where(where, name);
+    Handle attr = attribute(obj, what, name);
+    Handle type(H5Aget_type(attr.get()), H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER) fail(what, "expected an integer attribute");
+    Handle space(H5Aget_space(attr.get()), H5Sclose);
+    if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1) fail(what, "expected a scalar attribute");
+    T value{};
+    if (H5Aread(attr.get(), H5Type<T>::native(), &value) < 0)
+      fail(what, "cannot read attribute: " + hdf5_error_detail());
+    return value;
+  }
+
+  bool has_attr(hid_t obj, const char* name) const { return H5Aexists(obj, name) > 0; }
+
+ private:
+  static std::string attr_where(const std::string& where, const char* name) {
+    return "attribute " + (where == "/" ? std::string("/") : where + "/") + "@" + name;
+  }
+
+  Handle dataset(hid_t group, const std::string& where) const {
+    const char* name = where.c_str() + where.rfind('/') + 1;
+    if (H5Lexists(group, name, H5P_DEFAULT) <= 0) fail(where, "missing dataset");
+    const hid_t id = H5Dopen2(group, name, H5P_DEFAULT);
+    if (id < 0) fail(where, "cannot open dataset: " + hdf5_error_detail());
+    return Handle(id, H5Dclose);
+  }
+
+  Handle attribute(hid_t obj, const std::string& what, const char* name) const {
+    if (H5Aexists(obj, name) <= 0) fail(what, "missing attribute");
+    const hid_t id = H5Aopen(obj, name, H5P_DEFAULT);
+    if (id < 0) fail(what, "cannot open attribute: " + hdf5_error_detail());
+    return Handle(id, H5Aclose);
+  }
+
+  Handle string_mem_type(std::size_t size, H5T_cset_t cset, const std::string& where) const {
+    Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    if (!type.valid() || H5Tset_size(type.get(), size) < 0 || H5Tset_cset(type.get(), cset) < 0)
+      fail(where, "cannot read strings: " + hdf5_error_detail());
+    return type;
+  }
+
+  static void reclaim(hid_t mem_type, hid_t space, void* buf) {
+#if H5_VERSION_GE(1, 12, 0)
+    H5Treclaim(mem_type, space, H5P_DEFAULT, buf);
+#else
+    H5Dvlen_reclaim(mem_type, space, H5P_DEFAULT, buf);
+#endif
+  }
+
+  static std::string fixed_string(const char* data, std::size_t size) {
+    std::size_t len = 0;
+    while (len < size && data[len] != '\0') ++len;
+    while (len > 0 && data[len - 1] == ' ') --len;  // space-padded strings
+    return std::string(data, len);
+  }
+
+  const std::string& path_;
+  hid_t file_;
+};
+
+RunResult read_contents(const Reader& rd, hid_t file) {
+  RunResult r;
+  if (!rd.has_attr(file, "format_version")) rd.fail("", "not a headroom results file (no format_version attribute)");
+  const auto version = rd.scalar_attr<std::int32_t>(file, "/", "format_version");
+  if (version < 1 || version > kFormatVersion)
+    rd.fail("attribute /@format_version", "format version " + std::to_string(version) +
+                                              " is not supported (this build reads version " +
+                                              std::to_string(kFormatVersion) + ")");
+  r.scenario_name = rd.string_attr(file, "/", "scenario_name");
+  r.scenario_text = rd.string_attr(file, "/", "scenario_text");
+  r.scenario_file = rd.string_attr(file, "/", "scenario_file");
+  r.policy = rd.string_attr(file, "/", "policy");
+  r.version = rd.string_attr(file, "/", "version");
+  r.fingerprint = rd.string_attr(file, "/", "fingerprint");
+  r.seed = rd.scalar_attr<std::uint64_t>(file, "/", "seed");
+  r.events_processed = rd.scalar_attr<std::uint64_t>(file, "/", "events_processed");
+  r.sim_start = rd.scalar_attr<std::int64_t>(file, "/", "sim_start");
+  r.sim_end = rd.scalar_attr<std::int64_t>(file, "/", "sim_end");
+  r.total_gpus = rd.scalar_attr<std::int64_t>(file, "/", "total_gpus");
+
+  // Reads the columns of one table into `rows`; every column must have the same length.
+  auto read_table = [&](const char* group_name, auto& rows, auto for_each_column) {
+    Handle g = rd.group(group_name);
+    bool first = true;
+    for_each_column([&](const char* name, auto member, bool) {
+      using T = member_type_t<decltype(member)>;
+      const std::string where = std::string("/") + group_name + "/" + name;
+      const std::vector<T> col = rd.array<T>(g.get(), where, 1);
+      if (first) {
+        rows.resize(col.size());
+        first = false;
+      } else if (col.size() != rows.size()) {
+        rd.fail(where, std::to_string(col.size()) + " rows, expected " + std::to_string(rows.size()));
+      }
+      for (std::size_t i = 0; i < col.size(); ++i) rows[i].*member = col[i];
+    });
+  };
+  read_table("jobs", r.jobs, [](auto&& f) { for_each_job_column(f); });
+  read_table("events", r.events, [](auto&& f) { for_each_event_column(f); });
+
+  {
+    Handle g = rd.group("timeseries");
+    TimeSeries& ts = r.timeseries;
+    ts.interval = rd.scalar_attr<std::int64_t>(g.get(), "/timeseries", "interval");
+    ts.time = rd.array<Tick>(g.get(), "/timeseries/time", 1);
+    ts.running_jobs = rd.array<std::int32_t>(g.get(), "/timeseries/running_jobs", 1);
+    ts.pending_jobs = rd.array<std::int32_t>(g.get(), "/timeseries/pending_jobs", 1);
+    auto matrix = [&](const char* name) {
+      const std::string where = std::string("/timeseries/") + name;
+      hsize_t dims[2] = {0, 0};
+      auto values = rd.array<std::int32_t>(g.get(), where, 2, dims);
+      if (dims[0] != ts.time.size())
+        rd.fail(where, std::to_string(dims[0]) + " rows, expected " + std::to_string(ts.time.size()) +
+                           " (one per sample time)");
+      return values;
+    };
+    ts.pool_used_gpus = matrix("pool_used_gpus");
+    ts.pool_free_gpus = matrix("pool_free_gpus");
+    ts.tenant_used_gpus = matrix("tenant_used_gpus");
+    ts.tenant_pending_jobs = matrix("tenant_pending_jobs");
+    ts.tenant_pending_gpus = matrix("tenant_pending_gpus");
+  }
+  {
+    Handle g = rd.group("meta");
+    r.tenants = rd.strings(g.get(), "/meta/tenants");
+    r.queues = rd.strings(g.get(), "/meta/queues");
+    r.reasons = rd.strings(g.get(), "/meta/reasons");
+    const auto names = rd.strings(g.get(), "/meta/pool_name");
+    const auto types = rd.strings(g.get(), "/meta/pool_gpu_type");
+    const auto nodes = rd.array<std::int32_t>(g.get(), "/meta/pool_nodes", 1);
+    const auto per_node = rd.array<std::int32_t>(g.get(), "/meta/pool_gpus_per_node", 1);
+    const std::size_t n = names.size();
+    if (types.size() != n || nodes.size() != n || per_node.size() != n)
+      rd.fail("/meta", "pool_name, pool_gpu_type, pool_nodes and pool_gpus_per_node differ in length");
+    r.pools.resize(n);
+    for (std::size_t i = 0; i < n; ++i) r.pools[i] = PoolInfo{names[i], types[i], nodes[i], per_node[i]};
+  }
+  return r;
+}
+
+}  // namespace
+
+void write_hdf5(const RunResult& result, const std::string& path) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  bool created = false;
+  try {
+    bool compress = false;
+    {
+      std::lock_guard<std::mutex> lock(hdf5_mutex());
+      QuietErrors quiet;
+      compress = deflate_available();
+    }
+    const std::vector<Array> arrays = prepare_arrays(result, compress);
+
+    std::lock_guard<std::mutex> lock(hdf5_mutex());
+    QuietErrors quiet;
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    // SEMI: closing the file fails (instead of silently staying open) if an object leaked.
+    if (!fapl.valid() || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI) < 0) throw WriteFailure(hdf5_error_detail());
+    Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+    if (!file.valid()) throw WriteFailure("cannot create " + tmp + ": " + hdf5_error_detail());
+    created = true;
+    write_contents(file.get(), result, arrays);
+    if (!file.close()) throw WriteFailure("cannot close " + tmp + ": " + hdf5_error_detail());
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      throw WriteFailure("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  } catch (const WriteFailure& e) {
+    if (created) ::unlink(tmp.c_str());
+    throw sim::InputError(path, 0, 0, "", std::string("cannot write results: ") + e.what());
+  } catch (...) {
+    if (created) ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+RunResult read_hdf5(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) throw sim::InputError(path, 0, 0, "", "cannot read results: no such file");
+  if (std::filesystem::is_directory(status))
+    throw sim::InputError(path, 0, 0, "", "cannot read results: is a directory");
+
+  std::lock_guard<std::mutex> lock(hdf5_mutex());
+  QuietErrors quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw sim::InputError(path, 0, 0, "", "cannot read results: not an HDF5 file");
+  }
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (fapl.valid()) H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.valid() ? fapl.get() : H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) throw sim::InputError(path, 0, 0, "", "cannot read results: " + hdf5_error_detail());
+  const Reader reader(path, file.get());
+  return read_contents(reader, file.get());
+}
+
+}  // namespace headroom::results

@@ -1,0 +1,325 @@
+#include "results/summary.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+
+#include "models/job.hpp"
+
+namespace headroom::results {
+namespace {
+
+// Milli-GPUs a job holds while it runs (a fractional job holds gpu_milli of one GPU).
+std::int64_t held_milli(const JobRecord& j) {
+  return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
+}
+
+// Mean, nearest-rank median and p95, and max of `values` (ticks), in seconds. Reorders values.
+Quantiles quantiles(std::vector<Tick>& values) {
+  Quantiles q;
+  const std::size_t n = values.size();
+  q.n = static_cast<std::int64_t>(n);
+  if (n == 0) return q;
+  long double sum = 0;
+  for (Tick v : values) sum += static_cast<long double>(v);
+  q.mean = static_cast<double>(sum / static_cast<long double>(n) / 1000.0L);
+  // Nearest rank: the element at ceil(p * n) - 1, with the ceiling taken in integers.
+  const std::size_t i95 = (95 * n + 99) / 100 - 1;
+  const std::size_t i50 = (n + 1) / 2 - 1;
+  const auto begin = values.begin();
+  std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(i95), values.end());
+  const Tick p95 = values[i95];
+  const Tick max = *std::max_element(begin + static_cast<std::ptrdiff_t>(i95), values.end());
+  // Everything before i95 is <= p95, so the median lies in that prefix.
+  std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(i50), begin + static_cast<std::ptrdiff_t>(i95));
+  q.median = sim::to_seconds(values[i50]);
+  q.p95 = sim::to_seconds(p95);
+  q.max = sim::to_seconds(max);
+  return q;
+}
+
+// Display width of UTF-8 text, counting code points (good enough for names in a table).
+std::size_t display_width(std::string_view s) {
+  std::size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+// Cuts `s` to at most `width` code points, marking the cut with "~".
+std::string fit(std::string_view s, std::size_t width) {
+  if (display_width(s) <= width) return std::string(s);
+  std::size_t cps = 0, i = 0;
+  for (; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (cps == width - 1) break;
+      ++cps;
+    }
+  }
+  return std::string(s.substr(0, i)) + "~";
+}
+
+std::string pad_right(std::string_view s, std::size_t width) {
+  std::string out(s);
+  for (std::size_t w = display_width(s); w < width; ++w) out += ' ';
+  return out;
+}
+
+std::string pad_left(std::string_view s, std::size_t width) {
+  std::string out;
+  for (std::size_t w = display_width(s); w < width; ++w) out += ' ';
+  return out.append(s);
+}
+
+// "0s", "4.2s", "42s", "12m 03s", "3h 07m", "2d 05h".
+std::string short_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  if (seconds < 0) return "-" + short_duration(-seconds);
+  char buf[48];
+  if (seconds == 0) return "0s";
+  if (seconds < 9.95) {
+    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
+    return buf;
+  }
+  const auto s = static_cast<long long>(std::llround(seconds));
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%lldm %02llds", s / 60, s % 60);
+  else if (s < 86400)
+    std::snprintf(buf, sizeof buf, "%lldh %02lldm", s / 3600, (s / 60) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
+  return buf;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::isfinite(v) ? v : 0.0);
+  return buf;
+}
+
+// Shortest text that reads back as the same double; 0 for NaN and infinities (JSON has neither).
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "0";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+// JSON string literal. Invalid UTF-8 bytes become U+FFFD so the output always parses.
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7F) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++i;
+      continue;
+    }
+    // Multi-byte sequence: check length, continuation bytes, overlongs and surrogates.
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07;
+    bool ok = len != 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80)
+        ok = false;
+      else
+        cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (ok) {
+      static constexpr std::uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+void json_quantiles(std::ostream& out, const Quantiles& q) {
+  out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
+      << ", \"p95\": " << json_number(q.p95) << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
+}
+
+}  // namespace
+
+Summary summarize(const RunResult& result) {
+  Summary s;
+  s.scenario_name = result.scenario_name;
+  s.policy = result.policy;
+  s.fingerprint = result.fingerprint;
+  s.seed = result.seed;
+  s.jobs = static_cast<std::int64_t>(result.jobs.size());
+  s.makespan_s = sim::to_seconds(result.sim_end - result.sim_start);
+
+  // Tenant ids past the name table (a hand-built result) still get a row.
+  std::size_t tenant_count = result.tenants.size();
+  for (const JobRecord& j : result.jobs) tenant_count = std::max<std::size_t>(tenant_count, j.tenant + std::size_t{1});
+  struct Acc {
+    std::int64_t jobs = 0, started = 0;
+    long double wait_ms = 0, milli_ms = 0;
+  };
+  std::vector<Acc> acc(tenant_count);
+
+  std::vector<Tick> waits, jcts;
+  waits.reserve(result.jobs.size());
+  jcts.reserve(result.jobs.size());
+  long double milli_ms_total = 0;
+  for (const JobRecord& j : result.jobs) {
+    if (j.state < s.by_state.size()) ++s.by_state[j.state];
+    Acc& a = acc[j.tenant];
+    ++a.jobs;
+    if (j.state == static_cast<std::uint8_t>(models::JobState::Completed) && j.end >= 0)
+      jcts.push_back(j.end - j.submit);
+    if (j.start < 0) continue;
+    const Tick wait = j.start - j.submit;
+    waits.push_back(wait);
+    ++a.started;
+    a.wait_ms += static_cast<long double>(wait);
+    const Tick until = j.end >= 0 ? j.end : result.sim_end;
+    const long double held =
+        static_cast<long double>(held_milli(j)) * static_cast<long double>(std::max<Tick>(0, until - j.start));
+    a.milli_ms += held;
+    milli_ms_total += held;
+  }
+  s.wait = quantiles(waits);
+  s.jct = quantiles(jcts);
+
+  const long double capacity_ms =
+      static_cast<long double>(result.total_gpus) * static_cast<long double>(result.sim_end - result.sim_start);
+  s.gpu_utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
+
+  s.tenants.reserve(tenant_count);
+  for (std::size_t t = 0; t < tenant_count; ++t) {
+    TenantSummary ts;
+    ts.name = t < result.tenants.size() ? result.tenants[t] : "#" + std::to_string(t);
+    ts.jobs = acc[t].jobs;
+    ts.gpu_hours = static_cast<double>(acc[t].milli_ms / 1000.0L / static_cast<long double>(sim::kHour));
+    ts.mean_wait_s = acc[t].started > 0
+                         ? static_cast<double>(acc[t].wait_ms / static_cast<long double>(acc[t].started) / 1000.0L)
+                         : 0.0;
+    s.tenants.push_back(std::move(ts));
+  }
+  std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
+    if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
+    return a.name < b.name;
+  });
+  return s;
+}
+
+void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants) {
+  out << "scenario " << (s.scenario_name.empty() ? "-" : s.scenario_name) << "   policy "
+      << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
+  out << "makespan " << short_duration(s.makespan_s) << "   GPU utilization " << fixed(100.0 * s.gpu_utilization, 1)
+      << "%\n\n";
+
+  const std::size_t count_width = std::max<std::size_t>(6, std::to_string(s.jobs).size());
+  out << pad_right("jobs", 13) << pad_left(std::to_string(s.jobs), count_width) << "\n";
+  for (int st = 0; st < models::kJobStateCount; ++st) {
+    const auto state = static_cast<models::JobState>(st);
+    const std::int64_t n = s.by_state[static_cast<std::size_t>(st)];
+    // Pending and Running only show up when a run stopped early.
+    if (n == 0 && (state == models::JobState::Pending || state == models::JobState::Running)) continue;
+    const double pct = s.jobs > 0 ? 100.0 * static_cast<double>(n) / static_cast<double>(s.jobs) : 0.0;
+    out << "  " << pad_right(models::to_string(state), 11) << pad_left(std::to_string(n), count_width)
+        << pad_left(fixed(pct, 1) + "%", 8) << "\n";
+  }
+
+  constexpr std::size_t kCol = 10;
+  out << "\n"
+      << pad_right("", 12) << pad_left("mean", kCol) << pad_left("median", kCol) << pad_left("p95", kCol)
+      << pad_left("max", kCol) << pad_left("jobs", count_width + 2) << "\n";
+  auto row = [&](std::string_view label, const Quantiles& q) {
+    out << pad_right(label, 12) << pad_left(short_duration(q.mean), kCol) << pad_left(short_duration(q.median), kCol)
+        << pad_left(short_duration(q.p95), kCol) << pad_left(short_duration(q.max), kCol)
+        << pad_left(std::to_string(q.n), count_width + 2) << "\n";
+  };
+  row("wait", s.wait);
+  row("jct", s.jct);
+
+  if (!s.tenants.empty() && max_tenants > 0) {
+    const std::size_t shown = std::min(max_tenants, s.tenants.size());
+    std::size_t name_width = 6;
+    for (std::size_t i = 0; i < shown; ++i)
+      name_width = std::max(name_width, std::min<std::size_t>(24, display_width(s.tenants[i].name)));
+    out << "\n"
+        << pad_right("tenant", name_width) << pad_left("jobs", count_width + 2) << pad_left("GPU-hours", 12)
+        << pad_left("mean wait", 11) << "\n";
+    for (std::size_t i = 0; i < shown; ++i) {
+      const TenantSummary& t = s.tenants[i];
+      out << pad_right(fit(t.name, name_width), name_width) << pad_left(std::to_string(t.jobs), count_width + 2)
+          << pad_left(fixed(t.gpu_hours, t.gpu_hours >= 1000 ? 0
+                                         : t.gpu_hours >= 10 ? 1
+                                                             : 2),
+                      12)
+          << pad_left(short_duration(t.mean_wait_s), 11) << "\n";
+    }
+    if (s.tenants.size() > shown) out << "... and " << (s.tenants.size() - shown) << " more\n";
+  }
+  out << "\nfingerprint " << (s.fingerprint.empty() ? "-" : s.fingerprint) << "\n";
+}
+
+void print_summary_json(std::ostream& out, const Summary& s) {
+  out << "{\n";
+  out << "  \"scenario\": " << json_string(s.scenario_name) << ",\n";
+  out << "  \"policy\": " << json_string(s.policy) << ",\n";
+  out << "  \"seed\": " << s.seed << ",\n";
+  out << "  \"fingerprint\": " << json_string(s.fingerprint) << ",\n";
+  out << "  \"jobs\": " << s.jobs << ",\n";
+  out << "  \"states\": {";
+  for (int st = 0; st < models::kJobStateCount; ++st) {
+    out << (st == 0 ? "" : ", ") << json_string(models::to_string(static_cast<models::JobState>(st))) << ": "
+        << s.by_state[static_cast<std::size_t>(st)];
+  }
+  out << "},\n";
+  out << "  \"wait_s\": ";
+  json_quantiles(out, s.wait);
+  out << ",\n  \"jct_s\": ";
+  json_quantiles(out, s.jct);
+  out << ",\n";
+  out << "  \"gpu_utilization\": " << json_number(s.gpu_utilization) << ",\n";
+  out << "  \"makespan_s\": " << json_number(s.makespan_s) << ",\n";
+  out << "  \"tenants\": [";
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const TenantSummary& t = s.tenants[i];
+    out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
+        << ", \"gpu_hours\": " << json_number(t.gpu_hours) << ", \"mean_wait_s\": " << json_number(t.mean_wait_s)
+        << "}";
+  }
+  out << (s.tenants.empty() ? "]\n" : "\n  ]\n");
+  out << "}\n";
+}
+
+}  // namespace headroom::results

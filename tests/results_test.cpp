@@ -1,0 +1,866 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/job.hpp"
+#include "models/observer.hpp"
+#include "models/workload.hpp"
+#include "results/hdf5_io.hpp"
+#include "results/recorder.hpp"
+#include "results/run_result.hpp"
+#include "results/summary.hpp"
+#include "sim/errors.hpp"
+
+namespace fs = std::filesystem;
+namespace hr = headroom::results;
+namespace hm = headroom::models;
+using headroom::sim::InputError;
+using headroom::sim::Tick;
+
+namespace {
+
+constexpr Tick kS = 1000;
+const std::string kUnicodeTenant = "研究-ü";
+
+std::uint8_t st(hm::JobState s) { return static_cast<std::uint8_t>(s); }
+
+// A fresh directory per test, removed afterwards.
+class ResultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("headroom_results_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::string tmp_name(const std::string& name) const { return name + ".tmp." + std::to_string(::getpid()); }
+
+  fs::path dir_;
+};
+
+hr::RunResult sample_result() {
+  hr::RunResult r;
+  r.scenario_name = "ricc-week";
+  r.scenario_text = "name: ricc-week\nseed: 1\ncluster:\n  pools: []\n# ünïcödé 研究 \"quoted\"\n";
+  r.scenario_file = "/tmp/scenarios/ricc week.yaml";
+  r.policy = "fifo";
+  r.seed = std::numeric_limits<std::uint64_t>::max() - 5;
+  r.version = "headroom 0.1.0 (abc1234-dirty)";
+  r.fingerprint = "0123456789abcdef";
+  r.events_processed = (std::uint64_t{1} << 40) + 7;
+  r.sim_start = -5 * kS;
+  r.sim_end = 123456789012;
+  r.total_gpus = 40;
+  r.tenants = {"research", kUnicodeTenant, "ops"};
+  r.queues = {"default", "gpu-long"};
+  r.pools = {{"a100", "A100", 2, 8}, {"h100 pool", "H100-SXM", 3, 8}};
+  r.reasons = {"", "quota exceeded: tenant ops", "preempted by job 2"};
+
+  hr::JobRecord a;
+  a.trace_id = std::numeric_limits<std::int64_t>::max();
+  a.tenant = 0;
+  a.queue = 1;
+  a.kind = 0;
+  a.state = st(hm::JobState::Completed);
+  a.gpus = 16;
+  a.gpu_milli = 0;
+  a.submit = 0;
+  a.start = 10 * kS;
+  a.end = 110 * kS;
+  a.runtime = 100 * kS;
+  a.walltime = 3600 * kS;
+  a.trace_start = 12 * kS;
+  a.preemptions = 2;
+  a.nodes_used = 2;
+  a.first_node = 3;
+  a.pool = 1;
+  hr::JobRecord b;
+  b.trace_id = -42;
+  b.tenant = 1;
+  b.queue = 0;
+  b.kind = 3;
+  b.state = st(hm::JobState::Rejected);
+  b.gpus = 1;
+  b.gpu_milli = 250;
+  b.submit = 20 * kS;
+  b.end = 20 * kS;
+  b.runtime = 5;
+  hr::JobRecord c;
+  c.trace_id = 3;
+  c.tenant = 2;
+  c.state = st(hm::JobState::Unfinished);
+  c.gpus = 8;
+  c.submit = -7;
+  c.start = 1'000'000'000'000'000'000;
+  c.walltime = std::numeric_limits<Tick>::max();
+  c.trace_start = std::numeric_limits<Tick>::min();
+  r.jobs = {a, b, c};
+
+  r.events = {{0, 0, 0, 0, 0},
+              {20 * kS, 3, 1, -1, 1},
+              {60 * kS, 4, 0, 2, 2},
+              {110 * kS, 2, 0, 2, 0},
+              {std::numeric_limits<Tick>::max(), 6, std::numeric_limits<std::uint32_t>::max(),
+               std::numeric_limits<std::int32_t>::min(), 2}};
+
+  auto& ts = r.timeseries;
+  ts.interval = 60 * kS;
+  ts.time = {0, 60 * kS};
+  ts.running_jobs = {1, 2};
+  ts.pending_jobs = {3, 0};
+  ts.pool_used_gpus = {8, 0, 16, 8};  // [2 samples x 2 pools]
+  ts.pool_free_gpus = {8, 24, 0, 16};
+  ts.tenant_used_gpus = {8, 0, 0, 16, 0, 8};  // [2 samples x 3 tenants]
+  ts.tenant_pending_jobs = {1, 1, 1, 0, 0, 0};
+  ts.tenant_pending_gpus = {16, 1, 8, 0, 0, 0};
+  return r;
+}
+
+void expect_same_job(const hr::JobRecord& a, const hr::JobRecord& b, std::size_t i) {
+  SCOPED_TRACE("job " + std::to_string(i));
+  EXPECT_EQ(a.trace_id, b.trace_id);
+  EXPECT_EQ(a.tenant, b.tenant);
+  EXPECT_EQ(a.queue, b.queue);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.state, b.state);
+  EXPECT_EQ(a.gpus, b.gpus);
+  EXPECT_EQ(a.gpu_milli, b.gpu_milli);
+  EXPECT_EQ(a.submit, b.submit);
+  EXPECT_EQ(a.start, b.start);
+  EXPECT_EQ(a.end, b.end);
+  EXPECT_EQ(a.runtime, b.runtime);
+  EXPECT_EQ(a.walltime, b.walltime);
+  EXPECT_EQ(a.trace_start, b.trace_start);
+  EXPECT_EQ(a.preemptions, b.preemptions);
+  EXPECT_EQ(a.nodes_used, b.nodes_used);
+  EXPECT_EQ(a.first_node, b.first_node);
+  EXPECT_EQ(a.pool, b.pool);
+}
+
+bool same_job(const hr::JobRecord& a, const hr::JobRecord& b) {
+  return a.trace_id == b.trace_id && a.tenant == b.tenant && a.queue == b.queue && a.kind == b.kind &&
+         a.state == b.state && a.gpus == b.gpus && a.gpu_milli == b.gpu_milli && a.submit == b.submit &&
+         a.start == b.start && a.end == b.end && a.runtime == b.runtime && a.walltime == b.walltime &&
+         a.trace_start == b.trace_start && a.preemptions == b.preemptions && a.nodes_used == b.nodes_used &&
+         a.first_node == b.first_node && a.pool == b.pool;
+}
+
+bool same_event(const hr::EventRecord& a, const hr::EventRecord& b) {
+  return a.time == b.time && a.kind == b.kind && a.job == b.job && a.detail == b.detail && a.reason == b.reason;
+}
+
+void expect_same(const hr::RunResult& a, const hr::RunResult& b) {
+  EXPECT_EQ(a.scenario_name, b.scenario_name);
+  EXPECT_EQ(a.scenario_text, b.scenario_text);
+  EXPECT_EQ(a.scenario_file, b.scenario_file);
+  EXPECT_EQ(a.policy, b.policy);
+  EXPECT_EQ(a.seed, b.seed);
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.events_processed, b.events_processed);
+  EXPECT_EQ(a.sim_start, b.sim_start);
+  EXPECT_EQ(a.sim_end, b.sim_end);
+  EXPECT_EQ(a.total_gpus, b.total_gpus);
+  EXPECT_EQ(a.tenants, b.tenants);
+  EXPECT_EQ(a.queues, b.queues);
+  EXPECT_EQ(a.reasons, b.reasons);
+  ASSERT_EQ(a.pools.size(), b.pools.size());
+  for (std::size_t i = 0; i < a.pools.size(); ++i) {
+    EXPECT_EQ(a.pools[i].name, b.pools[i].name);
+    EXPECT_EQ(a.pools[i].gpu_type, b.pools[i].gpu_type);
+    EXPECT_EQ(a.pools[i].nodes, b.pools[i].nodes);
+    EXPECT_EQ(a.pools[i].gpus_per_node, b.pools[i].gpus_per_node);
+  }
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  if (a.jobs.size() <= 100) {
+    for (std::size_t i = 0; i < a.jobs.size(); ++i) expect_same_job(a.jobs[i], b.jobs[i], i);
+  } else {
+    for (std::size_t i = 0; i < a.jobs.size(); ++i)
+      if (!same_job(a.jobs[i], b.jobs[i])) {
+        expect_same_job(a.jobs[i], b.jobs[i], i);
+        break;
+      }
+  }
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (std::size_t i = 0; i < a.events.size(); ++i) {
+    if (same_event(a.events[i], b.events[i])) continue;
+    SCOPED_TRACE("event " + std::to_string(i));
+    EXPECT_EQ(a.events[i].time, b.events[i].time);
+    EXPECT_EQ(a.events[i].kind, b.events[i].kind);
+    EXPECT_EQ(a.events[i].job, b.events[i].job);
+    EXPECT_EQ(a.events[i].detail, b.events[i].detail);
+    EXPECT_EQ(a.events[i].reason, b.events[i].reason);
+    break;
+  }
+  const auto& x = a.timeseries;
+  const auto& y = b.timeseries;
+  EXPECT_EQ(x.interval, y.interval);
+  EXPECT_EQ(x.time, y.time);
+  EXPECT_EQ(x.running_jobs, y.running_jobs);
+  EXPECT_EQ(x.pending_jobs, y.pending_jobs);
+  EXPECT_EQ(x.pool_used_gpus, y.pool_used_gpus);
+  EXPECT_EQ(x.pool_free_gpus, y.pool_free_gpus);
+  EXPECT_EQ(x.tenant_used_gpus, y.tenant_used_gpus);
+  EXPECT_EQ(x.tenant_pending_jobs, y.tenant_pending_jobs);
+  EXPECT_EQ(x.tenant_pending_gpus, y.tenant_pending_gpus);
+}
+
+// A python3 that can import `modules`, or "" (the PATH one may be a bare pyenv build).
+std::string python_with(const std::string& modules) {
+  for (const char* py : {"python3", "/usr/bin/python3"}) {
+    const std::string cmd = std::string(py) + " -c 'import " + modules + "' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return py;
+  }
+  return "";
+}
+
+int run_python(const std::string& python, const std::string& script_path, const std::string& script,
+               const std::string& arg) {
+  std::ofstream(script_path) << script;
+  const std::string cmd = python + " '" + script_path + "' '" + arg + "'";
+  return std::system(cmd.c_str());
+}
+
+template <class F>
+std::string input_error_message(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected InputError";
+  return "";
+}
+
+// --- HDF5 round trip -------------------------------------------------------------------------
+
+TEST_F(ResultsTest, RoundTripKeepsEveryField) {
+  const hr::RunResult r = sample_result();
+  const std::string file = path("run.h5");
+  hr::write_hdf5(r, file);
+  EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"});
+  expect_same(r, hr::read_hdf5(file));
+}
+
+TEST_F(ResultsTest, RoundTripOfEmptyResult) {
+  hr::RunResult r;
+  r.reasons = {""};
+  const std::string file = path("empty.h5");
+  hr::write_hdf5(r, file);
+  expect_same(r, hr::read_hdf5(file));
+
+  // Names but no jobs, events or samples: [0 x pools] and [0 x tenants] matrices.
+  r.tenants = {kUnicodeTenant, ""};
+  r.pools = {{"p", "A100", 1, 8}};
+  r.queues = {"q"};
+  r.timeseries.interval = 5 * kS;
+  hr::write_hdf5(r, file);
+  expect_same(r, hr::read_hdf5(file));
+}
+
+TEST_F(ResultsTest, RoundTripWithSamplesButNoColumns) {
+  hr::RunResult r = sample_result();
+  r.tenants.clear();
+  r.pools.clear();
+  r.events.clear();
+  r.timeseries.tenant_used_gpus.clear();
+  r.timeseries.tenant_pending_jobs.clear();
+  r.timeseries.tenant_pending_gpus.clear();
+  r.timeseries.pool_used_gpus.clear();
+  r.timeseries.pool_free_gpus.clear();
+  const std::string file = path("nocols.h5");
+  hr::write_hdf5(r, file);
+  expect_same(r, hr::read_hdf5(file));
+}
+
+hr::RunResult synthetic_result(std::size_t jobs, std::size_t events, std::size_t samples, std::size_t tenants) {
+  std::mt19937_64 rng(12345);
+  auto below = [&](std::uint64_t n) { return static_cast<std::int64_t>(rng() % n); };
+  hr::RunResult r;
+  r.scenario_name = "synthetic";
+  r.policy = "fifo";
+  r.total_gpus = 8192;
+  for (std::size_t t = 0; t < tenants; ++t) r.tenants.push_back("tenant-" + std::to_string(t));
+  r.queues = {"default", "long", "short"};
+  r.pools = {{"a100", "A100", 512, 8}, {"h100", "H100", 384, 8}, {"v100", "V100", 128, 8}};
+  r.reasons = {""};
+  for (int i = 1; i < 24; ++i) r.reasons.push_back("reason number " + std::to_string(i));
+  static constexpr std::array<std::int32_t, 7> kGpus = {1, 1, 2, 4, 8, 16, 64};
+  Tick submit = 0;
+  r.jobs.resize(jobs);
+  for (std::size_t i = 0; i < jobs; ++i) {
+    hr::JobRecord& j = r.jobs[i];
+    submit += below(4000);
+    j.trace_id = static_cast<std::int64_t>(i) + 1;
+    j.tenant = static_cast<std::uint32_t>(below(static_cast<std::uint64_t>(tenants)));
+    j.queue = static_cast<std::uint32_t>(below(3));
+    j.kind = static_cast<std::uint8_t>(below(4));
+    j.state = static_cast<std::uint8_t>(2 + below(5));
+    j.gpus = kGpus[static_cast<std::size_t>(below(kGpus.size()))];
+    j.gpu_milli = below(10) == 0 ? static_cast<std::int32_t>(100 * (1 + below(9))) : 0;
+    j.submit = submit;
+    j.runtime = below(86'400'000);
+    j.walltime = below(3) == 0 ? -1 : j.runtime + below(3'600'000);
+    j.trace_start = submit + below(600'000);
+    if (below(20) != 0) {
+      j.start = submit + below(3'600'000);
+      j.end = j.start + j.runtime;
+      j.nodes_used = 1 + static_cast<std::int32_t>(below(4));
+      j.first_node = static_cast<std::int32_t>(below(1024));
+      j.pool = j.first_node < 512 ? 0 : j.first_node < 896 ? 1 : 2;
+      j.preemptions = below(10) == 0 ? 1 : 0;
+    }
+  }
+  r.events.resize(events);
+  Tick t = 0;
+  for (std::size_t i = 0; i < events; ++i) {
+    t += below(1500);
+    r.events[i] = {t, static_cast<std::uint8_t>(below(7)), static_cast<std::uint32_t>(below(jobs)),
+                   static_cast<std::int32_t>(below(8)), static_cast<std::uint32_t>(below(4) == 0 ? below(24) : 0)};
+  }
+  auto& ts = r.timeseries;
+  ts.interval = 300 * kS;
+  for (std::size_t s = 0; s < samples; ++s) {
+    ts.time.push_back(static_cast<Tick>(s) * ts.interval);
+    ts.running_jobs.push_back(static_cast<std::int32_t>(below(2000)));
+    ts.pending_jobs.push_back(static_cast<std::int32_t>(below(5000)));
+    for (std::size_t p = 0; p < r.pools.size(); ++p) {
+      const auto used = static_cast<std::int32_t>(below(4097));
+      ts.pool_used_gpus.push_back(used);
+      ts.pool_free_gpus.push_back(4096 - used);
+    }
+    for (std::size_t k = 0; k < tenants; ++k) {
+      ts.tenant_used_gpus.push_back(static_cast<std::int32_t>(below(64)));
+      ts.tenant_pending_jobs.push_back(static_cast<std::int32_t>(below(30)));
+      ts.tenant_pending_gpus.push_back(static_cast<std::int32_t>(below(200)));
+    }
+  }
+  r.sim_end = t;
+  r.events_processed = events * 3;
+  return r;
+}
+
+// Full-size run (RICC: 447,794 jobs): exercises the chunked, compressed path and prints timings.
+TEST_F(ResultsTest, LargeResultRoundTripsAndReportsTiming) {
+  const hr::RunResult r = synthetic_result(447'794, 1'300'000, 4032, 200);
+  const std::string file = path("large.h5");
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  hr::write_hdf5(r, file);
+  const auto t1 = clock::now();
+  const hr::RunResult back = hr::read_hdf5(file);
+  const auto t2 = clock::now();
+  const double raw_mb = static_cast<double>(r.jobs.size() * (sizeof(hr::JobRecord) + 8) + r.events.size() * 21) / 1e6;
+  std::printf("[ timing   ] write_hdf5 %.0f ms, read_hdf5 %.0f ms, file %.1f MB (raw tables ~%.0f MB)\n",
+              std::chrono::duration<double, std::milli>(t1 - t0).count(),
+              std::chrono::duration<double, std::milli>(t2 - t1).count(),
+              static_cast<double>(fs::file_size(file)) / 1e6, raw_mb);
+  EXPECT_LT(static_cast<double>(fs::file_size(file)) / 1e6, raw_mb);  // compressed
+  expect_same(r, back);
+}
+
+// Random 64-bit ids do not deflate: those chunks are stored shuffled only (filter mask set).
+TEST_F(ResultsTest, IncompressibleChunksRoundTrip) {
+  hr::RunResult r = synthetic_result(70'000, 5'000, 3, 2);
+  std::mt19937_64 rng(99);
+  std::uint64_t sum = 0;
+  for (auto& j : r.jobs) {
+    j.trace_id = static_cast<std::int64_t>(rng());
+    sum += static_cast<std::uint64_t>(j.trace_id);
+  }
+  const std::string file = path("random.h5");
+  hr::write_hdf5(r, file);
+  expect_same(r, hr::read_hdf5(file));
+
+  const std::string python = python_with("h5py, numpy");
+  if (python.empty()) GTEST_SKIP() << "python3 with h5py not available";
+  const std::string script =
+      "import sys, h5py, numpy as np\n"
+      "ids = h5py.File(sys.argv[1], 'r')['jobs/trace_id'][:]\n"
+      "assert len(ids) == 70000\n"
+      "assert int(ids.view(np.uint64).sum(dtype=np.uint64)) == " +
+      std::to_string(sum) + "\n";
+  EXPECT_EQ(run_python(python, path("check.py"), script, file), 0);
+}
+
+// --- atomic writes ---------------------------------------------------------------------------
+
+TEST_F(ResultsTest, WriteIntoMissingDirectoryThrowsAndLeavesNothing) {
+  const std::string file = path("no/such/dir/run.h5");
+  const std::string msg = input_error_message([&] { hr::write_hdf5(sample_result(), file); });
+  EXPECT_NE(msg.find(file), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cannot write results"), std::string::npos) << msg;
+  EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(ResultsTest, GoodFileSurvivesWhenTempFileCannotBeCreated) {
+  hr::RunResult good = sample_result();
+  const std::string file = path("run.h5");
+  hr::write_hdf5(good, file);
+  // Something already sits where the temporary file would go.
+  fs::create_directory(path(tmp_name("run.h5")));
+  hr::RunResult other = sample_result();
+  other.policy = "sjf";
+  EXPECT_THROW(hr::write_hdf5(other, file), InputError);
+  expect_same(good, hr::read_hdf5(file));
+  EXPECT_TRUE(fs::is_directory(path(tmp_name("run.h5"))));  // not ours to delete
+}
+
+TEST_F(ResultsTest, GoodFileSurvivesInvalidResult) {
+  hr::RunResult good = sample_result();
+  const std::string file = path("run.h5");
+  hr::write_hdf5(good, file);
+  hr::RunResult bad = sample_result();
+  bad.timeseries.pool_used_gpus.push_back(1);  // 5 values for 2 samples
+  const std::string msg = input_error_message([&] { hr::write_hdf5(bad, file); });
+  EXPECT_NE(msg.find("pool_used_gpus"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(file), std::string::npos) << msg;
+  EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"});  // temp file removed
+  expect_same(good, hr::read_hdf5(file));
+}
+
+TEST_F(ResultsTest, WriteOverDirectoryFailsAtRenameAndCleansUp) {
+  const std::string target = path("out.h5");
+  fs::create_directories(fs::path(target) / "keep");
+  const std::string msg = input_error_message([&] { hr::write_hdf5(sample_result(), target); });
+  EXPECT_NE(msg.find("rename"), std::string::npos) << msg;
+  EXPECT_EQ(entries(), std::vector<std::string>{"out.h5"});
+  EXPECT_TRUE(fs::is_directory(fs::path(target) / "keep"));
+}
+
+TEST_F(ResultsTest, OverwritesExistingFile) {
+  const std::string file = path("run.h5");
+  hr::write_hdf5(sample_result(), file);
+  hr::RunResult second = synthetic_result(5000, 9000, 10, 3);
+  hr::write_hdf5(second, file);
+  expect_same(second, hr::read_hdf5(file));
+  EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"});
+}
+
+// --- read errors -----------------------------------------------------------------------------
+
+TEST_F(ResultsTest, ReadMissingFileNamesIt) {
+  const std::string file = path("absent.h5");
+  try {
+    hr::read_hdf5(file);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), file);
+    EXPECT_NE(std::string(e.what()).find(file), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("no such file"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ResultsTest, ReadNonHdf5FileNamesIt) {
+  const std::string file = path("trace.swf");
+  std::ofstream(file) << "; not an HDF5 file\n1 0 10 100 4\n";
+  const std::string msg = input_error_message([&] { hr::read_hdf5(file); });
+  EXPECT_NE(msg.find(file), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not an HDF5 file"), std::string::npos) << msg;
+
+  std::ofstream(path("empty.h5")).close();
+  EXPECT_THROW(hr::read_hdf5(path("empty.h5")), InputError);
+  EXPECT_THROW(hr::read_hdf5(dir_.string()), InputError);
+}
+
+TEST_F(ResultsTest, ReadTruncatedFileThrowsInputError) {
+  const std::string file = path("run.h5");
+  hr::write_hdf5(synthetic_result(20000, 20000, 10, 3), file);
+  fs::resize_file(file, fs::file_size(file) / 2);
+  EXPECT_THROW(hr::read_hdf5(file), InputError);
+}
+
+TEST_F(ResultsTest, ReadNamesMissingDataset) {
+  const std::string python = python_with("h5py");
+  if (python.empty()) GTEST_SKIP() << "python3 with h5py not available";
+  const std::string file = path("run.h5");
+  hr::write_hdf5(sample_result(), file);
+  ASSERT_EQ(run_python(python, path("del.py"),
+                       "import sys, h5py\n"
+                       "with h5py.File(sys.argv[1], 'r+') as f:\n"
+                       "    del f['jobs/start']\n",
+                       file),
+            0);
+  const std::string msg = input_error_message([&] { hr::read_hdf5(file); });
+  EXPECT_NE(msg.find(file), std::string::npos) << msg;
+  EXPECT_NE(msg.find("/jobs/start"), std::string::npos) << msg;
+}
+
+// --- python / pandas -------------------------------------------------------------------------
+
+TEST_F(ResultsTest, FileLoadsIntoPandas) {
+  const std::string python = python_with("h5py, pandas");
+  if (python.empty()) GTEST_SKIP() << "python3 with h5py and pandas not available";
+  const std::string file = path("run.h5");
+  hr::write_hdf5(sample_result(), file);
+  const std::string script = R"PY(
+import sys, h5py, numpy as np, pandas as pd
+def s(x):
+    return x.decode() if isinstance(x, bytes) else x
+f = h5py.File(sys.argv[1], 'r')
+jobs = pd.DataFrame({k: f['jobs'][k][:] for k in f['jobs']})
+assert len(jobs) == 3, len(jobs)
+cols = {'trace_id', 'tenant', 'queue', 'kind', 'state', 'gpus', 'gpu_milli', 'submit', 'start', 'end',
+        'runtime', 'walltime', 'trace_start', 'preemptions', 'nodes_used', 'first_node', 'pool', 'wait'}
+assert set(jobs.columns) == cols, set(jobs.columns) ^ cols
+assert jobs['submit'].dtype == np.int64 and jobs['tenant'].dtype == np.uint32 and jobs['kind'].dtype == np.uint8
+assert list(jobs['wait']) == [10000, -1, 10**18 + 7], list(jobs['wait'])
+assert list(jobs['trace_id'])[0] == 2**63 - 1
+assert s(f['jobs/end'].attrs['units']) == 'ms'
+events = pd.DataFrame({k: f['events'][k][:] for k in f['events']})
+assert len(events) == 5 and list(events['reason']) == [0, 1, 2, 0, 2]
+tenants = [s(t) for t in f['meta/tenants'][:]]
+assert tenants == ['research', '研究-ü', 'ops'], tenants
+assert [s(x) for x in f['meta/reasons'][:]][1] == 'quota exceeded: tenant ops'
+assert [s(x) for x in f['meta/pool_name'][:]] == ['a100', 'h100 pool']
+assert list(f['meta/pool_nodes'][:]) == [2, 3]
+assert f['timeseries/pool_used_gpus'].shape == (2, 2)
+assert f['timeseries/tenant_used_gpus'].shape == (2, 3)
+assert f['timeseries'].attrs['interval'] == 60000
+assert f.attrs['format_version'] == 1
+assert f.attrs['seed'] == 2**64 - 6
+assert f.attrs['total_gpus'] == 40
+assert s(f.attrs['policy']) == 'fifo'
+assert 'ünïcödé 研究' in s(f.attrs['scenario_text'])
+assert s(f['meta/state_names'][:][2]) == 'completed'
+)PY";
+  EXPECT_EQ(run_python(python, path("check.py"), script, file), 0);
+}
+
+// --- summary ---------------------------------------------------------------------------------
+
+// Five jobs on 8 GPUs over 1000 s; the expected figures are worked out in the comments.
+hr::RunResult five_jobs() {
+  hr::RunResult r;
+  r.scenario_name = "five";
+  r.policy = "fifo";
+  r.seed = 7;
+  r.fingerprint = "00000000deadbeef";
+  r.sim_start = 0;
+  r.sim_end = 1000 * kS;
+  r.total_gpus = 8;
+  r.tenants = {"a", "b", "c"};
+  auto job = [](std::uint32_t tenant, int gpus, int milli, Tick submit, Tick start, Tick end, hm::JobState s) {
+    hr::JobRecord j;
+    j.tenant = tenant;
+    j.gpus = gpus;
+    j.gpu_milli = milli;
+    j.submit = submit * kS;
+    j.start = start < 0 ? -1 : start * kS;
+    j.end = end < 0 ? -1 : end * kS;
+    j.state = st(s);
+    return j;
+  };
+  r.jobs = {
+      job(0, 4, 0, 0, 10, 110, hm::JobState::Completed),     // wait 10, jct 110, 400 GPU-s
+      job(0, 2, 0, 20, 50, 250, hm::JobState::Completed),    // wait 30, jct 230, 400 GPU-s
+      job(1, 1, 500, 100, 100, 700, hm::JobState::Failed),   // wait 0, half a GPU: 300 GPU-s
+      job(1, 8, 0, 200, -1, 200, hm::JobState::Rejected),    // never started
+      job(0, 1, 0, 300, 900, -1, hm::JobState::Unfinished),  // wait 600, runs to sim_end: 100 GPU-s
+  };
+  return r;
+}
+
+TEST(Summary, FiveJobsByHand) {
+  const hr::Summary s = hr::summarize(five_jobs());
+  EXPECT_EQ(s.scenario_name, "five");
+  EXPECT_EQ(s.policy, "fifo");
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.fingerprint, "00000000deadbeef");
+  EXPECT_EQ(s.jobs, 5);
+  const std::array<std::int64_t, 7> states = {0, 0, 2, 1, 0, 1, 1};
+  EXPECT_EQ(s.by_state, states);
+  // waits {0, 10, 30, 600}: median = sorted[ceil(2)-1] = 10, p95 = sorted[ceil(3.8)-1] = 600.
+  EXPECT_EQ(s.wait.n, 4);
+  EXPECT_DOUBLE_EQ(s.wait.mean, 160.0);
+  EXPECT_DOUBLE_EQ(s.wait.median, 10.0);
+  EXPECT_DOUBLE_EQ(s.wait.p95, 600.0);
+  EXPECT_DOUBLE_EQ(s.wait.max, 600.0);
+  // jct {110, 230}: median = sorted[0], p95 = sorted[ceil(1.9)-1] = sorted[1].
+  EXPECT_EQ(s.jct.n, 2);
+  EXPECT_DOUBLE_EQ(s.jct.mean, 170.0);
+  EXPECT_DOUBLE_EQ(s.jct.median, 110.0);
+  EXPECT_DOUBLE_EQ(s.jct.p95, 230.0);
+  EXPECT_DOUBLE_EQ(s.jct.max, 230.0);
+  // (400 + 400 + 300 + 100) GPU-s / (8 GPUs x 1000 s)
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, 0.15);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 1000.0);
+  ASSERT_EQ(s.tenants.size(), 3u);
+  EXPECT_EQ(s.tenants[0].name, "a");
+  EXPECT_EQ(s.tenants[0].jobs, 3);
+  EXPECT_DOUBLE_EQ(s.tenants[0].gpu_hours, 900.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(s.tenants[0].mean_wait_s, 640.0 / 3.0);
+  EXPECT_EQ(s.tenants[1].name, "b");
+  EXPECT_EQ(s.tenants[1].jobs, 2);
+  EXPECT_DOUBLE_EQ(s.tenants[1].gpu_hours, 300.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(s.tenants[1].mean_wait_s, 0.0);
+  EXPECT_EQ(s.tenants[2].name, "c");
+  EXPECT_EQ(s.tenants[2].jobs, 0);
+  EXPECT_DOUBLE_EQ(s.tenants[2].gpu_hours, 0.0);
+}
+
+TEST(Summary, NearestRankUsesExactCeiling) {
+  hr::RunResult r;
+  r.tenants = {"t"};
+  for (int i = 1; i <= 20; ++i) {
+    hr::JobRecord j;
+    j.submit = 0;
+    j.start = i * kS;
+    j.end = j.start + kS;
+    j.state = st(hm::JobState::Completed);
+    r.jobs.push_back(j);
+  }
+  const hr::Summary s = hr::summarize(r);
+  EXPECT_DOUBLE_EQ(s.wait.median, 10.0);  // ceil(0.5 * 20) = 10th value
+  EXPECT_DOUBLE_EQ(s.wait.p95, 19.0);     // ceil(0.95 * 20) = 19th value, not the 20th
+  EXPECT_DOUBLE_EQ(s.wait.max, 20.0);
+  EXPECT_DOUBLE_EQ(s.wait.mean, 10.5);
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, 0.0);  // no GPUs in the cluster: defined as 0
+}
+
+TEST(Summary, TenantsTieOnGpuHoursByName) {
+  hr::RunResult r;
+  r.tenants = {"zeta", "alpha", "mid"};
+  const hr::Summary s = hr::summarize(r);
+  ASSERT_EQ(s.tenants.size(), 3u);
+  EXPECT_EQ(s.tenants[0].name, "alpha");
+  EXPECT_EQ(s.tenants[1].name, "mid");
+  EXPECT_EQ(s.tenants[2].name, "zeta");
+}
+
+TEST(Summary, PrintsCompactTable) {
+  const hr::Summary s = hr::summarize(five_jobs());
+  std::ostringstream out;
+  hr::print_summary(out, s, 2);
+  const std::string text = out.str();
+  for (const char* piece :
+       {"five", "fifo", "completed", "failed", "rejected", "unfinished", "wait", "jct", "15.0%", "GPU-hours",
+        "... and 1 more", "fingerprint 00000000deadbeef", "2m 40s", "10m 00s", "16m 40s"}) {
+    EXPECT_NE(text.find(piece), std::string::npos) << "missing '" << piece << "' in\n" << text;
+  }
+  EXPECT_EQ(text.find("pending"), std::string::npos) << text;  // zero, so not shown
+  EXPECT_EQ(text.find("\nc "), std::string::npos) << text;     // third tenant is cut
+}
+
+TEST_F(ResultsTest, JsonSummaryIsValidAndComplete) {
+  hr::RunResult r = five_jobs();
+  r.scenario_name = "quote\" back\\slash\nnew\tline \x01";
+  r.tenants[2] = "bad \xff utf8 " + kUnicodeTenant;
+  std::ostringstream out;
+  hr::print_summary_json(out, hr::summarize(r));
+  const std::string json = out.str();
+  EXPECT_NE(json.find(R"("scenario": "quote\" back\\slash\nnew\tline \u0001")"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"bad \xEF\xBF\xBD utf8 " + kUnicodeTenant + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("gpu_utilization": 0.15)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("completed": 2)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("wait_s": {"mean": 160, "median": 10, "p95": 600, "max": 600)"), std::string::npos) << json;
+  EXPECT_EQ(json.find(": nan"), std::string::npos);
+  EXPECT_EQ(json.find(": inf"), std::string::npos);
+
+  const std::string python = python_with("json");
+  if (python.empty()) GTEST_SKIP() << "python3 not available to parse the JSON";
+  const std::string file = path("summary.json");
+  std::ofstream(file) << json;
+  EXPECT_EQ(run_python(python, path("check.py"),
+                       "import sys, json\n"
+                       "d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+                       "assert d['jobs'] == 5 and d['seed'] == 7 and d['policy'] == 'fifo'\n"
+                       "assert d['states'] == {'pending': 0, 'running': 0, 'completed': 2, 'failed': 1,\n"
+                       "                       'cancelled': 0, 'rejected': 1, 'unfinished': 1}, d['states']\n"
+                       "assert d['jct_s']['median'] == 110 and d['makespan_s'] == 1000\n"
+                       "assert [t['name'] for t in d['tenants']][:2] == ['a', 'b']\n"
+                       "assert len(d['tenants']) == 3\n"
+                       "assert abs(d['tenants'][0]['mean_wait_s'] - 640 / 3) < 1e-9\n",
+                       file),
+            0);
+}
+
+TEST(Summary, EmptyResultGivesZerosAndValidJson) {
+  hr::RunResult r;
+  const hr::Summary s = hr::summarize(r);
+  EXPECT_EQ(s.jobs, 0);
+  EXPECT_EQ(s.wait.n, 0);
+  EXPECT_DOUBLE_EQ(s.wait.mean, 0.0);
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, 0.0);
+  std::ostringstream json, text;
+  hr::print_summary_json(json, s);
+  hr::print_summary(text, s);
+  EXPECT_NE(json.str().find("\"tenants\": []"), std::string::npos) << json.str();
+  EXPECT_EQ(json.str().find(": nan"), std::string::npos);
+  EXPECT_NE(text.str().find("fingerprint"), std::string::npos);
+}
+
+// --- recorder --------------------------------------------------------------------------------
+
+struct RecorderFixture {
+  hm::Workload workload;
+  hm::ClusterSpec cluster;
+  RecorderFixture() {
+    auto add = [&](std::int64_t id, const char* tenant, const char* queue, int gpus, int milli, Tick submit) {
+      hm::Job j;
+      j.trace_id = id;
+      j.tenant = workload.tenants.intern(tenant);
+      j.queue = workload.queues.intern(queue);
+      j.kind = hm::JobKind::Train;
+      j.gpus = gpus;
+      j.gpu_milli = milli;
+      j.submit = submit;
+      j.runtime = 100 * kS;
+      j.walltime = 200 * kS;
+      j.trace_start = submit + 5;
+      workload.jobs.push_back(j);
+    };
+    add(101, "research", "default", 12, 0, 0);
+    add(102, kUnicodeTenant.c_str(), "default", 1, 0, 10 * kS);
+    add(103, "research", "long", 1, 250, 20 * kS);
+    cluster.pools.push_back({"small", 2, 4, "A100", 0, 0});  // nodes 0-1
+    cluster.pools.push_back({"big", 3, 8, "H100", 0, 0});    // nodes 2-4
+  }
+};
+
+TEST(Recorder, BuildsRecordsFromObserverCalls) {
+  RecorderFixture fx;
+  hr::Recorder rec(fx.workload, fx.cluster);
+  const hr::RunResult& r0 = rec.result();
+  ASSERT_EQ(r0.jobs.size(), 3u);
+  EXPECT_EQ(r0.jobs[2].trace_id, 103);
+  EXPECT_EQ(r0.jobs[2].gpu_milli, 250);
+  EXPECT_EQ(r0.jobs[2].queue, 1u);
+  EXPECT_EQ(r0.jobs[2].walltime, 200 * kS);
+  EXPECT_EQ(r0.jobs[2].trace_start, 20 * kS + 5);
+  EXPECT_EQ(r0.jobs[0].state, st(hm::JobState::Pending));
+  EXPECT_EQ(r0.jobs[0].start, -1);
+  EXPECT_EQ(r0.tenants, (std::vector<std::string>{"research", kUnicodeTenant}));
+  EXPECT_EQ(r0.queues, (std::vector<std::string>{"default", "long"}));
+  EXPECT_EQ(r0.reasons, std::vector<std::string>{""});
+  ASSERT_EQ(r0.pools.size(), 2u);
+  EXPECT_EQ(r0.pools[1].name, "big");
+  EXPECT_EQ(r0.pools[1].gpu_type, "H100");
+  EXPECT_EQ(r0.pools[1].nodes, 3);
+  EXPECT_EQ(r0.pools[1].gpus_per_node, 8);
+
+  using K = hm::AuditKind;
+  rec.on_event(0, K::Submit, 0, 0, "");
+  rec.on_event(0, K::Start, 0, 12, "");
+  rec.on_start(0, 0, {{4, 4, 0, 0}, {1, 4, 0, 0}, {4, 4, 0, 0}});  // node 1 (pool 0) and 4, twice
+  rec.on_event(10 * kS, K::Reject, 1, 0, "no access to queue default");
+  rec.on_end(10 * kS, 1, hm::JobState::Rejected);
+  rec.on_event(30 * kS, K::Preempt, 0, 2, "preempted by higher priority");
+  rec.on_start(30 * kS, 2, {{3, 1, 0, 0}});
+  rec.on_event(40 * kS, K::Requeue, 0, 0, "");
+  rec.on_start(50 * kS, 0, {{2, 8, 0, 0}, {3, 4, 0, 0}});  // restart elsewhere
+  rec.on_event(60 * kS, K::Preempt, 0, -1, "preempted by higher priority");
+  rec.on_start(70 * kS, 0, {{3, 8, 0, 0}, {2, 4, 0, 0}});
+  rec.on_event(170 * kS, K::Finish, 0, st(hm::JobState::Completed), "");
+  rec.on_end(170 * kS, 0, hm::JobState::Completed);
+  rec.on_event(200 * kS, K::Unfinished, 2, 0, "horizon");
+  rec.on_end(200 * kS, 2, hm::JobState::Unfinished);
+
+  const std::array<std::int32_t, 2> pool_used = {4, 12}, pool_free = {4, 12};
+  const std::array<std::int32_t, 2> t_used = {16, 0}, t_jobs = {0, 1}, t_gpus = {0, 1};
+  hm::Sample sample;
+  sample.time = 60 * kS;
+  sample.pool_used_gpus = pool_used;
+  sample.pool_free_gpus = pool_free;
+  sample.tenant_used_gpus = t_used;
+  sample.tenant_pending_jobs = t_jobs;
+  sample.tenant_pending_gpus = t_gpus;
+  sample.running_jobs = 2;
+  sample.pending_jobs = 1;
+  rec.on_sample(sample);
+  sample.time = 120 * kS;
+  sample.running_jobs = 1;
+  rec.on_sample(sample);
+
+  const hr::RunResult& r = rec.result();
+  const hr::JobRecord& a = r.jobs[0];
+  EXPECT_EQ(a.start, 0);  // first start is kept
+  EXPECT_EQ(a.end, 170 * kS);
+  EXPECT_EQ(a.state, st(hm::JobState::Completed));
+  EXPECT_EQ(a.preemptions, 2);
+  EXPECT_EQ(a.nodes_used, 2);  // of the last placement
+  EXPECT_EQ(a.first_node, 2);
+  EXPECT_EQ(a.pool, 1);
+  const hr::JobRecord& b = r.jobs[1];
+  EXPECT_EQ(b.start, -1);
+  EXPECT_EQ(b.end, 10 * kS);
+  EXPECT_EQ(b.state, st(hm::JobState::Rejected));
+  EXPECT_EQ(b.first_node, -1);
+  EXPECT_EQ(b.pool, -1);
+  const hr::JobRecord& c = r.jobs[2];
+  EXPECT_EQ(c.start, 30 * kS);
+  EXPECT_EQ(c.end, -1);
+  EXPECT_EQ(c.state, st(hm::JobState::Unfinished));
+  EXPECT_EQ(c.nodes_used, 1);
+  EXPECT_EQ(c.first_node, 3);
+  EXPECT_EQ(c.pool, 1);
+
+  EXPECT_EQ(r.reasons,
+            (std::vector<std::string>{"", "no access to queue default", "preempted by higher priority", "horizon"}));
+  ASSERT_EQ(r.events.size(), 8u);
+  EXPECT_TRUE(same_event(r.events[2], {10 * kS, 3, 1, 0, 1}));
+  EXPECT_TRUE(same_event(r.events[3], {30 * kS, 4, 0, 2, 2}));
+  EXPECT_TRUE(same_event(r.events[5], {60 * kS, 4, 0, -1, 2}));
+  EXPECT_TRUE(same_event(r.events[7], {200 * kS, 6, 2, 0, 3}));
+
+  const hr::TimeSeries& ts = r.timeseries;
+  EXPECT_EQ(ts.time, (std::vector<Tick>{60 * kS, 120 * kS}));
+  EXPECT_EQ(ts.running_jobs, (std::vector<std::int32_t>{2, 1}));
+  EXPECT_EQ(ts.pending_jobs, (std::vector<std::int32_t>{1, 1}));
+  EXPECT_EQ(ts.pool_used_gpus, (std::vector<std::int32_t>{4, 12, 4, 12}));
+  EXPECT_EQ(ts.tenant_used_gpus, (std::vector<std::int32_t>{16, 0, 16, 0}));
+  EXPECT_EQ(ts.tenant_pending_gpus, (std::vector<std::int32_t>{0, 1, 0, 1}));
+
+  // node 1 belongs to the first pool
+  rec.on_start(80 * kS, 1, {{1, 1, 0, 0}});
+  EXPECT_EQ(rec.result().jobs[1].pool, 0);
+}
+
+TEST(Recorder, WithoutEventsStillCountsPreemptions) {
+  RecorderFixture fx;
+  hr::Recorder rec(fx.workload, fx.cluster, false);
+  rec.on_event(5, hm::AuditKind::Preempt, 0, 1, "victim");
+  rec.on_event(6, hm::AuditKind::Preempt, 0, 1, "victim");
+  EXPECT_TRUE(rec.result().events.empty());
+  EXPECT_EQ(rec.result().reasons, std::vector<std::string>{""});
+  EXPECT_EQ(rec.result().jobs[0].preemptions, 2);
+}
+
+TEST_F(ResultsTest, RecorderOutputRoundTrips) {
+  RecorderFixture fx;
+  hr::Recorder rec(fx.workload, fx.cluster);
+  rec.on_event(0, hm::AuditKind::Submit, 0, 0, "");
+  rec.on_start(0, 0, {{2, 8, 0, 0}, {3, 4, 0, 0}});
+  rec.on_event(100 * kS, hm::AuditKind::Finish, 0, 2, "done");
+  rec.on_end(100 * kS, 0, hm::JobState::Completed);
+  hr::RunResult r = std::move(rec.result());
+  r.sim_end = 100 * kS;
+  hr::write_hdf5(r, path("rec.h5"));
+  expect_same(r, hr::read_hdf5(path("rec.h5")));
+}
+
+}  // namespace

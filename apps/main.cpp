@@ -1,15 +1,14 @@
 // The `headroom` command line: parses arguments and calls the libraries.
-#include <CLI/CLI.hpp>
 #include <tbb/global_control.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-
-#include <unistd.h>
 
 #include "apps/pipeline.hpp"
 #include "results/hdf5_io.hpp"
@@ -70,8 +69,8 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     headroom::results::print_summary_json(std::cout, summary);
   } else {
     headroom::results::print_summary(std::cout, summary);
-    std::fprintf(stdout, "time: import %.2f s, simulate %.2f s%s%s\n", outcome.import_seconds,
-                 outcome.simulate_seconds, output.empty() ? "" : ", results in ", output.c_str());
+    std::fprintf(stdout, "time: import %.2f s, simulate %.2f s%s%s\n", outcome.import_seconds, outcome.simulate_seconds,
+                 output.empty() ? "" : ", results in ", output.c_str());
   }
   return kExitOk;
 }

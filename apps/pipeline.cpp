@@ -16,7 +16,9 @@
 
 namespace headroom::app {
 
-std::string version_string() { return std::string("headroom ") + HEADROOM_VERSION + " (" + HEADROOM_GIT_DESCRIBE + ")"; }
+std::string version_string() {
+  return std::string("headroom ") + HEADROOM_VERSION + " (" + HEADROOM_GIT_DESCRIBE + ")";
+}
 
 RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& options) {
   using clock = std::chrono::steady_clock;

@@ -55,8 +55,7 @@ std::string ClusterState::check(const Placement& placement) const {
       return "node " + std::to_string(s.node) + " has " + std::to_string(n.free_gpus) + " free GPUs, " +
              std::to_string(s.gpus) + " requested";
     if (n.cpus > 0 && s.cpus > n.free_cpus) return "node " + std::to_string(s.node) + " lacks CPUs";
-    if (n.memory_mib > 0 && s.memory_mib > n.free_memory_mib)
-      return "node " + std::to_string(s.node) + " lacks memory";
+    if (n.memory_mib > 0 && s.memory_mib > n.free_memory_mib) return "node " + std::to_string(s.node) + " lacks memory";
   }
   return {};
 }

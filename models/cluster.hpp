@@ -11,9 +11,9 @@ struct NodePool {
   std::string name;
   std::int32_t nodes = 0;
   std::int32_t gpus_per_node = 0;
-  std::string gpu_type;          // catalogue name or a trace's own model name
-  std::int32_t cpus_per_node = 0;   // 0 = not modelled
-  std::int64_t memory_gib = 0;      // 0 = not modelled
+  std::string gpu_type;            // catalogue name or a trace's own model name
+  std::int32_t cpus_per_node = 0;  // 0 = not modelled
+  std::int64_t memory_gib = 0;     // 0 = not modelled
 };
 
 struct ClusterSpec {

@@ -36,11 +36,16 @@ std::string_view to_string(TraceStatus s) {
 }
 
 bool parse_job_kind(std::string_view text, JobKind& out) {
-  if (text == "train") out = JobKind::Train;
-  else if (text == "inference") out = JobKind::Inference;
-  else if (text == "interactive") out = JobKind::Interactive;
-  else if (text == "batch") out = JobKind::Batch;
-  else return false;
+  if (text == "train")
+    out = JobKind::Train;
+  else if (text == "inference")
+    out = JobKind::Inference;
+  else if (text == "interactive")
+    out = JobKind::Interactive;
+  else if (text == "batch")
+    out = JobKind::Batch;
+  else
+    return false;
   return true;
 }
 

@@ -13,9 +13,9 @@ namespace headroom::models {
 enum class AuditKind : std::uint8_t {
   Submit = 0,
   Start = 1,
-  Finish = 2,    // terminal: completed / failed / cancelled (detail = JobState)
-  Reject = 3,    // terminal: policy or admission rejected the job
-  Preempt = 4,   // detail = preemptor job index or -1
+  Finish = 2,   // terminal: completed / failed / cancelled (detail = JobState)
+  Reject = 3,   // terminal: policy or admission rejected the job
+  Preempt = 4,  // detail = preemptor job index or -1
   Requeue = 5,
   Unfinished = 6,  // terminal at the horizon
 };
@@ -24,9 +24,9 @@ std::string_view to_string(AuditKind k);
 // State of the cluster at one sampling instant, per pool and per tenant.
 struct Sample {
   Tick time = 0;
-  std::span<const std::int32_t> pool_used_gpus;     // by pool
-  std::span<const std::int32_t> pool_free_gpus;     // by pool (up nodes only)
-  std::span<const std::int32_t> tenant_used_gpus;   // by tenant
+  std::span<const std::int32_t> pool_used_gpus;    // by pool
+  std::span<const std::int32_t> pool_free_gpus;    // by pool (up nodes only)
+  std::span<const std::int32_t> tenant_used_gpus;  // by tenant
   std::span<const std::int32_t> tenant_pending_jobs;
   std::span<const std::int32_t> tenant_pending_gpus;
   std::int32_t running_jobs = 0;

@@ -33,12 +33,12 @@ struct Tenant {
 // What an importer learnt about the trace besides its jobs.
 struct TraceMeta {
   std::string path;
-  std::string format;              // "swf", "csv", ...
-  std::int64_t max_procs = -1;     // SWF MaxProcs header
-  std::int64_t max_nodes = -1;     // SWF MaxNodes header
-  std::int64_t unix_start = -1;    // SWF UnixStartTime header (seconds)
-  std::int64_t rows = 0;           // data rows read
-  std::int64_t skipped = 0;        // rows read but not turned into jobs (see warnings)
+  std::string format;                 // "swf", "csv", ...
+  std::int64_t max_procs = -1;        // SWF MaxProcs header
+  std::int64_t max_nodes = -1;        // SWF MaxNodes header
+  std::int64_t unix_start = -1;       // SWF UnixStartTime header (seconds)
+  std::int64_t rows = 0;              // data rows read
+  std::int64_t skipped = 0;           // rows read but not turned into jobs (see warnings)
   std::vector<std::string> warnings;  // at most a few, each naming a row
 };
 

@@ -108,8 +108,7 @@ std::optional<std::string> never_fits(const ClusterState& cluster, const Job& jo
     return "no pool has GPU type " + type;
   }
   if (job.gpus > largest)
-    return "requests " + std::to_string(job.gpus) + " GPUs; the largest eligible pool has " +
-           std::to_string(largest);
+    return "requests " + std::to_string(job.gpus) + " GPUs; the largest eligible pool has " + std::to_string(largest);
   return std::nullopt;
 }
 

@@ -15,16 +15,16 @@ struct JobRecord {
   std::int64_t trace_id = 0;
   std::uint32_t tenant = 0;
   std::uint32_t queue = 0;
-  std::uint8_t kind = 0;    // models::JobKind
-  std::uint8_t state = 0;   // models::JobState (terminal)
+  std::uint8_t kind = 0;   // models::JobKind
+  std::uint8_t state = 0;  // models::JobState (terminal)
   std::int32_t gpus = 0;
   std::int32_t gpu_milli = 0;
   Tick submit = 0;
-  Tick start = -1;          // first start
+  Tick start = -1;  // first start
   Tick end = -1;
-  Tick runtime = 0;         // recorded run time from the trace
+  Tick runtime = 0;  // recorded run time from the trace
   Tick walltime = -1;
-  Tick trace_start = -1;    // the trace's own start, for validation
+  Tick trace_start = -1;  // the trace's own start, for validation
   std::int32_t preemptions = 0;
   std::int32_t nodes_used = 0;   // distinct nodes of the (last) placement
   std::int32_t first_node = -1;  // lowest node id of the (last) placement
@@ -71,8 +71,8 @@ struct RunResult {
   std::string version;      // headroom version + git describe
   std::string fingerprint;  // 16 hex digits
   std::uint64_t events_processed = 0;
-  Tick sim_start = 0;       // first submit
-  Tick sim_end = 0;         // last event processed (or horizon)
+  Tick sim_start = 0;  // first submit
+  Tick sim_end = 0;    // last event processed (or horizon)
   std::int64_t total_gpus = 0;
 
   std::vector<std::string> tenants;

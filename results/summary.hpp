@@ -18,8 +18,8 @@ struct Quantiles {
 struct TenantSummary {
   std::string name;
   std::int64_t jobs = 0;
-  double gpu_hours = 0;       // GPU-hours of service received (start..end)
-  double mean_wait_s = 0;     // over jobs that started
+  double gpu_hours = 0;    // GPU-hours of service received (start..end)
+  double mean_wait_s = 0;  // over jobs that started
 };
 
 struct Summary {
@@ -27,9 +27,9 @@ struct Summary {
   std::uint64_t seed = 0;
   std::int64_t jobs = 0;
   std::array<std::int64_t, 7> by_state{};  // indexed by models::JobState
-  Quantiles wait;   // over started jobs
-  Quantiles jct;    // submit to end, over completed jobs
-  double gpu_utilization = 0;  // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
+  Quantiles wait;                          // over started jobs
+  Quantiles jct;                           // submit to end, over completed jobs
+  double gpu_utilization = 0;              // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
   double makespan_s = 0;
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
 };

@@ -69,14 +69,10 @@ std::string quote(std::string_view text) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return quote(node.Scalar());
-    default:
-      return "nothing";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return quote(node.Scalar());
+    default: return "nothing";
   }
 }
 

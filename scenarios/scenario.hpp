@@ -14,34 +14,34 @@ namespace headroom::scenarios {
 using sim::Tick;
 
 struct PolicySpec {
-  std::string name;                 // "fifo", "sjf", ...
-  policies::PolicyParams params;    // every other key under `policy:`, as dotted paths
+  std::string name;               // "fifo", "sjf", ...
+  policies::PolicyParams params;  // every other key under `policy:`, as dotted paths
 };
 
 struct WorkloadSpec {
-  std::string trace;                // resolved path (relative paths are relative to the scenario file)
-  std::string format = "auto";      // auto | swf | csv
-  Tick window_start = 0;            // keep jobs submitted in [window_start, window_end)
+  std::string trace;            // resolved path (relative paths are relative to the scenario file)
+  std::string format = "auto";  // auto | swf | csv
+  Tick window_start = 0;        // keep jobs submitted in [window_start, window_end)
   Tick window_end = sim::kNever;
-  double arrival_scale = 1.0;       // < 1 thins, > 1 replicates arrivals (seeded)
-  std::int32_t units_per_gpu = 1;   // SWF: processors per GPU
+  double arrival_scale = 1.0;      // < 1 thins, > 1 replicates arrivals (seeded)
+  std::int32_t units_per_gpu = 1;  // SWF: processors per GPU
 };
 
 struct OutputSpec {
-  Tick sample_interval = 0;         // 0 = automatic (about 2,000 samples over the run)
-  bool events = true;               // write the /events audit log
+  Tick sample_interval = 0;  // 0 = automatic (about 2,000 samples over the run)
+  bool events = true;        // write the /events audit log
 };
 
 struct Scenario {
-  std::string file;                 // the path it was loaded from
-  std::string text;                 // the YAML source, stored in results
+  std::string file;  // the path it was loaded from
+  std::string text;  // the YAML source, stored in results
   std::string name;
   std::uint64_t seed = 1;
   models::ClusterSpec cluster;
   std::vector<models::Tenant> tenants;
   PolicySpec policy;
   WorkloadSpec workload;
-  Tick horizon = sim::kNever;       // kNever: until the last job ends
+  Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;
 };
 

@@ -17,10 +17,9 @@ namespace {
 Tick auto_interval(const models::Workload& w) {
   if (w.jobs.empty()) return sim::kMinute;
   const Tick span = w.jobs.back().submit - w.jobs.front().submit;
-  static constexpr std::array<Tick, 12> kNice = {sim::kMinute,     5 * sim::kMinute, 10 * sim::kMinute,
-                                                 15 * sim::kMinute, 30 * sim::kMinute, sim::kHour,
-                                                 2 * sim::kHour,    3 * sim::kHour,    6 * sim::kHour,
-                                                 12 * sim::kHour,   sim::kDay,         7 * sim::kDay};
+  static constexpr std::array<Tick, 12> kNice = {
+      sim::kMinute,   5 * sim::kMinute, 10 * sim::kMinute, 15 * sim::kMinute, 30 * sim::kMinute, sim::kHour,
+      2 * sim::kHour, 3 * sim::kHour,   6 * sim::kHour,    12 * sim::kHour,   sim::kDay,         7 * sim::kDay};
   for (Tick t : kNice)
     if (span / t <= 2000) return t;
   return kNice.back();
@@ -106,7 +105,8 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       break;
     case EventClass::Sample:
       take_sample(event.time);
-      if (ended_jobs_ < workload_.jobs.size()) engine.schedule(event.time + options_.sample_interval, EventClass::Sample);
+      if (ended_jobs_ < workload_.jobs.size())
+        engine.schedule(event.time + options_.sample_interval, EventClass::Sample);
       break;
     default: throw sim::InternalError("unexpected event class");
   }
@@ -158,7 +158,8 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   finish_event_[j] = engine_.schedule(engine_.now() + job.runtime, EventClass::JobFinish, j);
 
   engine_.record(0x5354415254000000ull ^ j);
-  for (const auto& s : placement) engine_.record((static_cast<std::uint64_t>(s.node) << 32) | static_cast<std::uint32_t>(s.gpus));
+  for (const auto& s : placement)
+    engine_.record((static_cast<std::uint64_t>(s.node) << 32) | static_cast<std::uint32_t>(s.gpus));
   if (observer_ != nullptr) {
     observer_->on_event(engine_.now(), AuditKind::Start, j, job.gpus, reason);
     observer_->on_start(engine_.now(), j, placement);

@@ -29,7 +29,7 @@ struct SimulationStats {
   Tick start = 0;           // first submit
   Tick end = 0;             // last event processed, or the horizon if reached first
   Tick sample_interval = 0;
-  bool cancelled = false;   // stopped through the stop flag
+  bool cancelled = false;  // stopped through the stop flag
 };
 
 // Replays a workload on a cluster under one policy. The simulation owns the cluster state and

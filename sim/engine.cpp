@@ -7,8 +7,8 @@
 namespace headroom::sim {
 
 EventId Engine::schedule(Tick time, EventClass cls, std::uint64_t payload) {
-  HEADROOM_ASSERT(time >= now_, "event scheduled in the past at " + std::to_string(time) + " (now " +
-                                    std::to_string(now_) + ")");
+  HEADROOM_ASSERT(time >= now_,
+                  "event scheduled in the past at " + std::to_string(time) + " (now " + std::to_string(now_) + ")");
   return queue_.push(time, cls, payload);
 }
 

@@ -39,11 +39,12 @@ InputError::InputError(std::string file, int line, int column, std::string where
 
 InputError::InputError(std::string message) : InputError("", 0, 0, "", std::move(message)) {}
 
-InputErrors::InputErrors(std::vector<InputError> errors) : std::runtime_error(join(errors)), errors_(std::move(errors)) {}
+InputErrors::InputErrors(std::vector<InputError> errors)
+    : std::runtime_error(join(errors)), errors_(std::move(errors)) {}
 
 void assertion_failed(const char* cond, const char* file, int line, const std::string& msg) {
-  throw InternalError(std::string("internal error: ") + msg + " (" + cond + " at " + file + ":" +
-                      std::to_string(line) + ")");
+  throw InternalError(std::string("internal error: ") + msg + " (" + cond + " at " + file + ":" + std::to_string(line) +
+                      ")");
 }
 
 }  // namespace headroom::sim

@@ -49,7 +49,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace headroom::sim
 
-#define HEADROOM_ASSERT(cond, msg)                                                   \
-  do {                                                                               \
+#define HEADROOM_ASSERT(cond, msg)                                                    \
+  do {                                                                                \
     if (!(cond)) ::headroom::sim::assertion_failed(#cond, __FILE__, __LINE__, (msg)); \
   } while (0)

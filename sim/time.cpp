@@ -36,13 +36,20 @@ std::optional<Tick> parse_duration(std::string_view text) {
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     unit = text.substr(u0, i - u0);
     Tick scale;
-    if (unit.empty() || unit == "s") scale = kSecond;
-    else if (unit == "ms") scale = kMillisecond;
-    else if (unit == "m" || unit == "min") scale = kMinute;
-    else if (unit == "h") scale = kHour;
-    else if (unit == "d") scale = kDay;
-    else if (unit == "w") scale = 7 * kDay;
-    else return std::nullopt;
+    if (unit.empty() || unit == "s")
+      scale = kSecond;
+    else if (unit == "ms")
+      scale = kMillisecond;
+    else if (unit == "m" || unit == "min")
+      scale = kMinute;
+    else if (unit == "h")
+      scale = kHour;
+    else if (unit == "d")
+      scale = kDay;
+    else if (unit == "w")
+      scale = 7 * kDay;
+    else
+      return std::nullopt;
     if (unit.empty() && i < text.size()) return std::nullopt;
     if (value > INT64_MAX / scale) return std::nullopt;
     Tick part = value * scale + (frac_num * scale) / frac_den;

@@ -70,6 +70,8 @@ void expect_same_starts(const std::string& policy_name, const std::vector<std::i
 
 }  // namespace
 
-TEST(Helios, FifoConsolidateStartsEveryJobWhenHeliosDoes) { expect_same_starts("fifo", load_reference().fifo, 48540.62); }
+TEST(Helios, FifoConsolidateStartsEveryJobWhenHeliosDoes) {
+  expect_same_starts("fifo", load_reference().fifo, 48540.62);
+}
 
 TEST(Helios, SjfConsolidateStartsEveryJobWhenHeliosDoes) { expect_same_starts("sjf", load_reference().sjf, 5625.45); }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,21 @@ class ClusterView {
   virtual const models::Workload& workload() const = 0;
   virtual models::JobState state(JobIndex job) const = 0;
   virtual std::size_t pending_count() const = 0;
+  // Start of the job's current run (-1 when not running) and where it runs.
+  virtual Tick run_start(JobIndex job) const = 0;
+  virtual const Placement& placement(JobIndex job) const = 0;
+  // A running job that has been told to stop and is inside its grace period; it still holds
+  // its resources.
+  virtual bool terminating(JobIndex job) const = 0;
+  // Jobs with a slice on `node`, in the order they started there.
+  virtual std::span<const JobIndex> jobs_on_node(models::NodeId node) const = 0;
+};
+
+// What happens to a preempted job once its grace period is over.
+enum class PreemptMode : std::uint8_t {
+  Requeue,     // back to pending; its progress is lost (a deleted pod recreated by its controller)
+  Checkpoint,  // back to pending, keeping its progress, plus a restore overhead
+  Cancel,      // ends as Cancelled
 };
 
 // A scheduling pass. The policy reads the view and requests decisions; the engine validates
@@ -51,6 +67,14 @@ class Session : public ClusterView {
   virtual void reject(JobIndex job, std::string_view reason) = 0;
   // Records why a job is still pending (shown in the GUI's queue view).
   virtual void pending_reason(JobIndex job, std::string_view reason) = 0;
+  // Tells a running job to stop: it keeps its resources for `grace`, then stops as `mode` says
+  // (a job whose work ends within the grace period completes normally). `by` is the job the
+  // eviction makes room for, or models::kNoJob. Returns why the engine refused, or "".
+  // `overhead` is added to the remaining work in Checkpoint mode.
+  virtual std::string preempt(JobIndex job, PreemptMode mode, Tick grace, JobIndex by, std::string_view reason,
+                              Tick overhead = 0) = 0;
+  // Asks for another scheduling pass at `time` (>= now), e.g. when a backoff expires.
+  virtual void wake_at(Tick time) = 0;
 };
 
 class Policy {
@@ -60,6 +84,10 @@ class Policy {
   // Notifications of what the engine applied; a policy may keep its own ordered queues.
   virtual void on_submit(const ClusterView& view, JobIndex job) = 0;
   virtual void on_end(const ClusterView& view, JobIndex job) { (void)view, (void)job; }
+  // A preempted job is pending again (Requeue or Checkpoint mode). By default: like a submit.
+  virtual void on_requeue(const ClusterView& view, JobIndex job) { on_submit(view, job); }
+  // A job's resources were released (it ended, or its preemption took effect).
+  virtual void on_release(const ClusterView& view, JobIndex job) { (void)view, (void)job; }
   virtual void schedule(Session& session) = 0;
 };
 

@@ -48,8 +48,15 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   state_.assign(n, JobState::Pending);
   start_.assign(n, -1);
   end_.assign(n, -1);
+  run_start_.assign(n, -1);
+  remaining_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) remaining_[i] = workload_.jobs[i].runtime;
   placement_.resize(n);
-  finish_event_.assign(n, 0);
+  finish_event_.assign(n, kNoEvent);
+  evict_event_.assign(n, kNoEvent);
+  evict_plan_.resize(n);
+  preemptions_.assign(n, 0);
+  node_jobs_.resize(cluster_.nodes().size());
   tenant_used_.assign(workload_.tenants.size(), 0);
   tenant_pending_jobs_.assign(workload_.tenants.size(), 0);
   tenant_pending_gpus_.assign(workload_.tenants.size(), 0);
@@ -97,6 +104,11 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       break;
     }
     case EventClass::JobFinish: on_finish(static_cast<JobIndex>(event.payload)); break;
+    case EventClass::JobEvict: on_evict(static_cast<JobIndex>(event.payload)); break;
+    case EventClass::Timer:
+      wake_times_.erase(event.time);
+      request_schedule();
+      break;
     case EventClass::Schedule:
       schedule_queued_ = false;
       in_schedule_ = true;
@@ -150,12 +162,14 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   leave_pending(j);
   cluster_.allocate(placement);
   state_[j] = JobState::Running;
-  start_[j] = engine_.now();
+  if (start_[j] < 0) start_[j] = engine_.now();
+  run_start_[j] = engine_.now();
   placement_[j] = placement;
+  for (const auto& s : placement) node_jobs_[s.node].push_back(j);
   ++running_jobs_;
   tenant_used_[job.tenant] += job.gpus;
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.total_gpus() - cluster_.free_gpus());
-  finish_event_[j] = engine_.schedule(engine_.now() + job.runtime, EventClass::JobFinish, j);
+  finish_event_[j] = engine_.schedule(engine_.now() + remaining_[j], EventClass::JobFinish, j);
 
   engine_.record(0x5354415254000000ull ^ j);
   for (const auto& s : placement)
@@ -180,12 +194,86 @@ void Simulation::pending_reason(JobIndex j, std::string_view reason) {
   (void)reason;  // kept for the GUI's queue view once results store pending reasons
 }
 
+void Simulation::release(JobIndex j) {
+  const models::Job& job = workload_.jobs[j];
+  cluster_.release(placement_[j]);
+  for (const auto& s : placement_[j]) {
+    auto& v = node_jobs_[s.node];
+    v.erase(std::find(v.begin(), v.end(), j));
+  }
+  --running_jobs_;
+  tenant_used_[job.tenant] -= job.gpus;
+  run_start_[j] = -1;
+  finish_event_[j] = kNoEvent;
+  policy_.on_release(*this, j);
+}
+
+std::string Simulation::preempt(JobIndex j, policies::PreemptMode mode, Tick grace, JobIndex by,
+                                std::string_view reason, Tick overhead) {
+  if (!in_schedule_) return "preempt outside a scheduling pass";
+  if (j >= state_.size() || state_[j] != JobState::Running) return "job is not running";
+  if (evict_event_[j] != kNoEvent) return "job is already terminating";
+  if (grace < 0 || overhead < 0) return "negative grace period or overhead";
+  evict_plan_[j] = EvictPlan{mode, overhead};
+  ++preemptions_[j];
+  engine_.record(0x5052454d50540000ull ^ (static_cast<std::uint64_t>(j) << 8) ^ static_cast<std::uint64_t>(mode));
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Preempt, j, by == models::kNoJob ? -1 : static_cast<std::int32_t>(by),
+                        reason);
+  evict_event_[j] = engine_.schedule(engine_.now() + grace, EventClass::JobEvict, j);
+  return {};
+}
+
+void Simulation::wake_at(Tick time) {
+  time = std::max(time, engine_.now());
+  if (wake_times_.insert(time).second) engine_.schedule(time, EventClass::Timer);
+}
+
+void Simulation::on_evict(JobIndex j) {
+  HEADROOM_ASSERT(state_[j] == JobState::Running, "eviction of a job that is not running");
+  evict_event_[j] = kNoEvent;
+  engine_.cancel(finish_event_[j]);
+  const models::Job& job = workload_.jobs[j];
+  const Tick ran = engine_.now() - run_start_[j];
+  const EvictPlan plan = evict_plan_[j];
+  release(j);
+  switch (plan.mode) {
+    case policies::PreemptMode::Cancel:
+      lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * ran;
+      if (observer_ != nullptr)
+        observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Cancelled),
+                            "preempted");
+      end_job(j, JobState::Cancelled, "preempted");
+      break;
+    case policies::PreemptMode::Requeue:
+    case policies::PreemptMode::Checkpoint: {
+      if (plan.mode == policies::PreemptMode::Requeue) {
+        lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * ran;
+        remaining_[j] = job.runtime;
+      } else {
+        remaining_[j] = remaining_[j] - ran + plan.overhead;
+        lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * plan.overhead;
+      }
+      state_[j] = JobState::Pending;
+      ++pending_jobs_;
+      ++tenant_pending_jobs_[job.tenant];
+      tenant_pending_gpus_[job.tenant] += job.gpus;
+      if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Requeue, j, job.gpus, "");
+      policy_.on_requeue(*this, j);
+      break;
+    }
+  }
+  request_schedule();
+}
+
 void Simulation::on_finish(JobIndex j) {
   HEADROOM_ASSERT(state_[j] == JobState::Running, "finish of a job that is not running");
   const models::Job& job = workload_.jobs[j];
-  cluster_.release(placement_[j]);
-  --running_jobs_;
-  tenant_used_[job.tenant] -= job.gpus;
+  if (evict_event_[j] != kNoEvent) {
+    engine_.cancel(evict_event_[j]);
+    evict_event_[j] = kNoEvent;
+  }
+  release(j);
   const JobState s = terminal_state(job.trace_status);
   if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(s), "");
   end_job(j, s, "");

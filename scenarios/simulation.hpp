@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,10 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   // Inspection for tests.
   models::JobState job_state(models::JobIndex j) const { return state_[j]; }
   Tick job_start(models::JobIndex j) const { return start_[j]; }
+  std::int32_t job_preemptions(models::JobIndex j) const { return preemptions_[j]; }
+  // GPU-milliseconds spent on work that preemption threw away (Requeue, Cancel) or on restore
+  // overheads (Checkpoint).
+  std::int64_t lost_gpu_ms() const { return lost_gpu_ms_; }
   Tick job_end(models::JobIndex j) const { return end_[j]; }
   const models::Placement& job_placement(models::JobIndex j) const { return placement_[j]; }
   std::int64_t peak_used_gpus() const { return peak_used_gpus_; }
@@ -59,12 +65,21 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   const models::Workload& workload() const override { return workload_; }
   models::JobState state(models::JobIndex job) const override { return state_.at(job); }
   std::size_t pending_count() const override { return pending_jobs_; }
+  Tick run_start(models::JobIndex job) const override { return run_start_.at(job); }
+  const models::Placement& placement(models::JobIndex job) const override { return placement_.at(job); }
+  bool terminating(models::JobIndex job) const override { return evict_event_.at(job) != kNoEvent; }
+  std::span<const models::JobIndex> jobs_on_node(models::NodeId node) const override { return node_jobs_.at(node); }
   std::string start(models::JobIndex job, const models::Placement& placement, std::string_view reason) override;
   void reject(models::JobIndex job, std::string_view reason) override;
   void pending_reason(models::JobIndex job, std::string_view reason) override;
+  std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
+                      std::string_view reason, Tick overhead) override;
+  void wake_at(Tick time) override;
 
   void on_submit(models::JobIndex j);
   void on_finish(models::JobIndex j);
+  void on_evict(models::JobIndex j);
+  void release(models::JobIndex j);
   void request_schedule();
   void take_sample(Tick t);
   void leave_pending(models::JobIndex j);
@@ -79,9 +94,20 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   sim::Engine engine_;
 
   std::vector<models::JobState> state_;
-  std::vector<Tick> start_, end_;
+  static constexpr sim::EventId kNoEvent = UINT64_MAX;
+  std::vector<Tick> start_, end_, run_start_;
+  std::vector<Tick> remaining_;  // work left at run_start_
   std::vector<models::Placement> placement_;
-  std::vector<sim::EventId> finish_event_;
+  std::vector<sim::EventId> finish_event_, evict_event_;
+  struct EvictPlan {
+    policies::PreemptMode mode = policies::PreemptMode::Requeue;
+    Tick overhead = 0;
+  };
+  std::vector<EvictPlan> evict_plan_;
+  std::vector<std::int32_t> preemptions_;
+  std::vector<std::vector<models::JobIndex>> node_jobs_;
+  std::set<Tick> wake_times_;
+  std::int64_t lost_gpu_ms_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
   std::vector<std::int32_t> pool_used_, pool_free_;
   std::size_t pending_jobs_ = 0;

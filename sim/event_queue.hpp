@@ -12,6 +12,7 @@ namespace headroom::sim {
 enum class EventClass : std::uint8_t {
   NodeChange = 10,  // failures, repairs, drains
   JobFinish = 20,   // a running job completes (or hits its limit)
+  JobEvict = 25,    // a preempted job's grace period ends and it releases its resources
   JobSubmit = 30,   // a job arrives
   Timer = 40,       // policy timers (backoff, periodic cycles)
   Schedule = 50,    // a scheduling pass

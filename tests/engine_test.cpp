@@ -1,0 +1,206 @@
+// The simulation engine's preemption and timer support, driven by a small test policy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+
+#include "policies/consolidate.hpp"
+#include "scenarios/simulation.hpp"
+#include "sim/rng.hpp"
+#include "test_support.hpp"
+
+using namespace headroom;
+using models::JobIndex;
+using models::JobState;
+using policies::PreemptMode;
+using sim::kSecond;
+
+namespace {
+
+// FIFO; a pending job with a higher priority than a running one evicts the lowest-priority
+// running job (latest started first) with the configured mode and grace period.
+class PriorityPreemptor final : public policies::Policy {
+ public:
+  PriorityPreemptor(PreemptMode mode, sim::Tick grace, sim::Tick overhead = 0)
+      : mode_(mode), grace_(grace), overhead_(overhead) {}
+  std::string_view name() const override { return "test-preemptor"; }
+  void on_submit(const policies::ClusterView&, JobIndex j) override { queue_.push_back(j); }
+  void on_requeue(const policies::ClusterView&, JobIndex j) override {
+    ++requeues;
+    queue_.push_back(j);
+  }
+  void on_release(const policies::ClusterView&, JobIndex) override { ++releases; }
+  void schedule(policies::Session& s) override {
+    const auto& jobs = s.workload().jobs;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      const JobIndex j = *it;
+      if (auto p = policies::consolidate_placement(s.cluster(), jobs[j], s.workload())) {
+        EXPECT_EQ(s.start(j, *p, "fits"), "");
+        it = queue_.erase(it);
+        continue;
+      }
+      JobIndex victim = models::kNoJob;
+      for (models::NodeId n = 0; n < s.cluster().nodes().size(); ++n) {
+        for (JobIndex r : s.jobs_on_node(n)) {
+          if (s.terminating(r) || jobs[r].priority >= jobs[j].priority) continue;
+          if (victim == models::kNoJob || jobs[r].priority < jobs[victim].priority ||
+              (jobs[r].priority == jobs[victim].priority && s.run_start(r) > s.run_start(victim)))
+            victim = r;
+        }
+      }
+      bool any_terminating = false;
+      for (models::NodeId n = 0; n < s.cluster().nodes().size(); ++n)
+        for (JobIndex r : s.jobs_on_node(n)) any_terminating = any_terminating || s.terminating(r);
+      if (victim != models::kNoJob && !any_terminating) {
+        EXPECT_EQ(s.preempt(victim, mode_, grace_, j, "priority", overhead_), "");
+      }
+      if (grace_ > 0) s.wake_at(s.now() + grace_);
+      break;
+    }
+  }
+  int requeues = 0, releases = 0;
+
+ private:
+  PreemptMode mode_;
+  sim::Tick grace_, overhead_;
+  std::deque<JobIndex> queue_;
+};
+
+models::Workload two_jobs() {
+  // J0: low priority, whole node, 100 s. J1: high priority, whole node, 10 s, arrives at 20 s.
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 100).job(20, 8, 10).build();
+  w.jobs[1].priority = 10;
+  return w;
+}
+
+}  // namespace
+
+TEST(Preemption, RequeueRestartsTheVictimFromScratchAfterTheGracePeriod) {
+  const auto w = two_jobs();
+  PriorityPreemptor p(PreemptMode::Requeue, 5 * kSecond);
+  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_start(1), 25 * kSecond) << "binds when the victim's grace period ends";
+  EXPECT_EQ(sim.job_end(1), 35 * kSecond);
+  EXPECT_EQ(sim.job_start(0), 0) << "first start is kept";
+  EXPECT_EQ(sim.job_end(0), 135 * kSecond) << "restarted at 35 s with its full 100 s";
+  EXPECT_EQ(sim.job_preemptions(0), 1);
+  EXPECT_EQ(sim.lost_gpu_ms(), 8 * 25 * kSecond);
+  EXPECT_EQ(p.requeues, 1);
+  EXPECT_EQ(p.releases, 3);
+  EXPECT_EQ(sim.job_state(0), JobState::Completed);
+}
+
+TEST(Preemption, CheckpointKeepsProgressPlusOverhead) {
+  const auto w = two_jobs();
+  PriorityPreemptor p(PreemptMode::Checkpoint, 0, 30 * kSecond);
+  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_start(1), 20 * kSecond);
+  EXPECT_EQ(sim.job_end(1), 30 * kSecond);
+  // 20 s done before the preemption; 80 s left + 30 s overhead from t=30.
+  EXPECT_EQ(sim.job_end(0), 140 * kSecond);
+  EXPECT_EQ(sim.lost_gpu_ms(), 8 * 30 * kSecond);
+}
+
+TEST(Preemption, CancelEndsTheVictim) {
+  const auto w = two_jobs();
+  PriorityPreemptor p(PreemptMode::Cancel, 0);
+  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_state(0), JobState::Cancelled);
+  EXPECT_EQ(sim.job_end(0), 20 * kSecond);
+  EXPECT_EQ(sim.job_start(1), 20 * kSecond);
+  EXPECT_EQ(p.requeues, 0);
+}
+
+TEST(Preemption, VictimFinishingWithinItsGracePeriodCompletes) {
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 22).job(20, 8, 10).build();
+  w.jobs[1].priority = 10;
+  PriorityPreemptor p(PreemptMode::Requeue, 30 * kSecond);
+  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_state(0), JobState::Completed);
+  EXPECT_EQ(sim.job_end(0), 22 * kSecond);
+  EXPECT_EQ(sim.job_start(1), 22 * kSecond);
+  EXPECT_EQ(sim.lost_gpu_ms(), 0);
+  EXPECT_EQ(p.requeues, 0);
+}
+
+namespace {
+// Integrates allocated GPUs over time and counts terminal states.
+class AreaObserver : public models::SimObserver {
+ public:
+  explicit AreaObserver(const models::Workload& w) : w_(w), ends(w.jobs.size(), 0) {}
+  void on_event(sim::Tick t, models::AuditKind k, JobIndex j, std::int32_t, std::string_view) override {
+    if (k == models::AuditKind::Requeue) {
+      advance(t);
+      used_ -= w_.jobs[j].gpus;
+    }
+    if (k == models::AuditKind::Finish) {
+      advance(t);
+      used_ -= w_.jobs[j].gpus;
+    }
+  }
+  void on_start(sim::Tick t, JobIndex j, const models::Placement&) override {
+    advance(t);
+    used_ += w_.jobs[j].gpus;
+  }
+  void on_end(sim::Tick, JobIndex j, JobState) override { ++ends[j]; }
+  void on_sample(const models::Sample&) override {}
+  void advance(sim::Tick t) {
+    area += used_ * (t - last_);
+    last_ = t;
+  }
+  const models::Workload& w_;
+  std::vector<int> ends;
+  std::int64_t area = 0, used_ = 0;
+  sim::Tick last_ = 0;
+};
+}  // namespace
+
+class PreemptionProperties : public ::testing::TestWithParam<std::tuple<PreemptMode, int>> {};
+
+TEST_P(PreemptionProperties, GpuTimeIsUsefulWorkPlusLostWork) {
+  const auto [mode, seed] = GetParam();
+  sim::RngStream rng(static_cast<std::uint64_t>(seed), "test/preemption");
+  headroom::testing::WorkloadBuilder b;
+  double t = 0;
+  for (int i = 0; i < 600; ++i) {
+    t += std::floor(rng.exponential(1.0 / 20.0));
+    b.job(t, static_cast<int>(1 + rng.below(8)), std::floor(rng.lognormal(4.0, 1.0)));
+  }
+  auto w = b.build();
+  for (auto& j : w.jobs) j.priority = static_cast<std::int32_t>(rng.below(4));
+  PriorityPreemptor p(mode, static_cast<sim::Tick>(rng.below(3)) * 10 * kSecond, 7 * kSecond);
+  AreaObserver obs(w);
+  scenarios::Simulation sim(w, headroom::testing::cluster(2, 8), p, &obs);
+  sim.run();
+  std::int64_t useful = 0;
+  int preempted = 0, cancelled = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends[j], 1);
+    preempted += sim.job_preemptions(j) > 0;
+    if (sim.job_state(j) == JobState::Cancelled) {
+      ++cancelled;
+    } else {
+      EXPECT_EQ(sim.job_state(j), JobState::Completed);
+      useful += static_cast<std::int64_t>(w.jobs[j].gpus) * w.jobs[j].runtime;
+    }
+  }
+  EXPECT_GT(preempted, 10);
+  // A victim whose work ends inside its grace period completes instead of being cancelled.
+  if (mode == PreemptMode::Cancel) {
+    EXPECT_GT(cancelled, 0);
+    EXPECT_LE(cancelled, preempted);
+  } else {
+    EXPECT_EQ(cancelled, 0);
+  }
+  EXPECT_EQ(obs.area, useful + sim.lost_gpu_ms());
+  EXPECT_EQ(obs.used_, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, PreemptionProperties,
+                         ::testing::Combine(::testing::Values(PreemptMode::Requeue, PreemptMode::Checkpoint,
+                                                              PreemptMode::Cancel),
+                                            ::testing::Values(1, 2, 3)));

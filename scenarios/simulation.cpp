@@ -84,9 +84,14 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
     stats.fingerprint = engine_.fingerprint().hex();
     return stats;
   }
-  if (ended_jobs_ < n) {
-    HEADROOM_ASSERT(options_.horizon != sim::kNever, "simulation stopped with jobs still active and no horizon");
-    finish_at_horizon(options_.horizon);
+  if (ended_jobs_ < n && engine_.queue().empty()) {
+    // Nothing left that could ever start the jobs still pending (e.g. a pod no node can hold
+    // under a policy that keeps it queued, as Kubernetes does).
+    HEADROOM_ASSERT(running_jobs_ == 0, "event queue ran dry with jobs still running");
+    finish_at_horizon(engine_.now(), "never scheduled: no further event could start it");
+    stats.end = engine_.now();
+  } else if (ended_jobs_ < n) {
+    finish_at_horizon(options_.horizon, "horizon reached");
     stats.end = options_.horizon;
   } else {
     stats.end = engine_.now();
@@ -107,6 +112,15 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
     case EventClass::JobEvict: on_evict(static_cast<JobIndex>(event.payload)); break;
     case EventClass::Timer:
       wake_times_.erase(event.time);
+      // With nothing running and nothing left to arrive the cluster is frozen; a policy that
+      // keeps waking without ever changing anything (retrying a pod that cannot fit) is
+      // stopped after kMaxIdleWakeups so the run ends.
+      if (running_jobs_ == 0 && submitted_ == workload_.jobs.size() && progress_ == progress_at_last_wake_) {
+        ++idle_wakeups_;
+      } else {
+        idle_wakeups_ = 0;
+      }
+      progress_at_last_wake_ = progress_;
       request_schedule();
       break;
     case EventClass::Schedule:
@@ -117,7 +131,8 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       break;
     case EventClass::Sample:
       take_sample(event.time);
-      if (ended_jobs_ < workload_.jobs.size())
+      // Keep sampling while anything else can still happen.
+      if (ended_jobs_ < workload_.jobs.size() && engine.queue().live_size() > 0)
         engine.schedule(event.time + options_.sample_interval, EventClass::Sample);
       break;
     default: throw sim::InternalError("unexpected event class");
@@ -132,6 +147,8 @@ void Simulation::request_schedule() {
 
 void Simulation::on_submit(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
+  ++submitted_;
+  ++progress_;
   ++pending_jobs_;
   ++tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] += job.gpus;
@@ -160,6 +177,7 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   if (placement.empty()) return "empty placement";
 
   leave_pending(j);
+  ++progress_;
   cluster_.allocate(placement);
   state_[j] = JobState::Running;
   if (start_[j] < 0) start_[j] = engine_.now();
@@ -184,6 +202,7 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
 void Simulation::reject(JobIndex j, std::string_view reason) {
   HEADROOM_ASSERT(j < state_.size() && state_[j] == JobState::Pending, "reject of a job that is not pending");
   leave_pending(j);
+  ++progress_;
   engine_.record(0x52454a4543540000ull ^ j);
   if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Reject, j, 0, reason);
   end_job(j, JobState::Rejected, reason);
@@ -196,6 +215,7 @@ void Simulation::pending_reason(JobIndex j, std::string_view reason) {
 
 void Simulation::release(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
+  ++progress_;
   cluster_.release(placement_[j]);
   for (const auto& s : placement_[j]) {
     auto& v = node_jobs_[s.node];
@@ -225,6 +245,7 @@ std::string Simulation::preempt(JobIndex j, policies::PreemptMode mode, Tick gra
 }
 
 void Simulation::wake_at(Tick time) {
+  if (idle_wakeups_ >= kMaxIdleWakeups) return;
   time = std::max(time, engine_.now());
   if (wake_times_.insert(time).second) engine_.schedule(time, EventClass::Timer);
 }
@@ -290,13 +311,13 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason) {
   if (observer_ != nullptr) observer_->on_end(engine_.now(), j, s);
 }
 
-void Simulation::finish_at_horizon(Tick t) {
+void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
   for (JobIndex j = 0; j < state_.size(); ++j) {
     if (state_[j] != JobState::Pending && state_[j] != JobState::Running) continue;
     state_[j] = JobState::Unfinished;
     ++ended_jobs_;
     if (observer_ != nullptr) {
-      observer_->on_event(t, AuditKind::Unfinished, j, 0, "horizon reached");
+      observer_->on_event(t, AuditKind::Unfinished, j, 0, reason);
       observer_->on_end(t, j, JobState::Unfinished);
     }
   }

@@ -84,7 +84,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void take_sample(Tick t);
   void leave_pending(models::JobIndex j);
   void end_job(models::JobIndex j, models::JobState state, std::string_view reason);
-  void finish_at_horizon(Tick t);
+  void finish_at_horizon(Tick t, std::string_view reason);
 
   const models::Workload& workload_;
   models::ClusterState cluster_;
@@ -108,6 +108,10 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<std::vector<models::JobIndex>> node_jobs_;
   std::set<Tick> wake_times_;
   std::int64_t lost_gpu_ms_ = 0;
+  static constexpr int kMaxIdleWakeups = 1000;
+  std::size_t submitted_ = 0;
+  std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
+  int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
   std::vector<std::int32_t> pool_used_, pool_free_;
   std::size_t pending_jobs_ = 0;

@@ -127,6 +127,20 @@ TEST(Preemption, VictimFinishingWithinItsGracePeriodCompletes) {
   EXPECT_EQ(p.requeues, 0);
 }
 
+TEST(Engine, JobsNoEventCanStartEndUnfinished) {
+  // The 16-GPU job can never fit one 8-GPU node; this policy keeps it queued at the head (as a
+  // strict queue would) and, with a grace period, keeps asking to be woken. The run still ends.
+  const auto w = headroom::testing::WorkloadBuilder().job(0, 16, 10).job(1, 4, 10).build();
+  for (sim::Tick grace : {sim::Tick{0}, 5 * kSecond}) {
+    PriorityPreemptor p(PreemptMode::Requeue, grace);
+    scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+    const auto stats = sim.run();
+    EXPECT_EQ(sim.job_state(0), JobState::Unfinished);
+    EXPECT_EQ(sim.job_state(1), JobState::Unfinished) << "blocked behind the head";
+    EXPECT_LT(stats.end, sim::kDay);
+  }
+}
+
 namespace {
 // Integrates allocated GPUs over time and counts terminal states.
 class AreaObserver : public models::SimObserver {

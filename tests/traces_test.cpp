@@ -640,8 +640,10 @@ TEST(CsvImport, BadQuotingIsAnError) {
   EXPECT_EQ(e.column(), 6);
   EXPECT_EQ(e.message(), "unexpected character after a closing quote");
   e = import_error(tmp.write("q2.csv", "id,tenant,queue,submit,gpus,runtime\n1,a\"b,q,0,1,1\n2,a,q,0,1,1\n"));
+  // An odd quote count: the stray quote is reported where it is, not as a cell open to the end.
   EXPECT_EQ(e.line(), 2);
-  EXPECT_EQ(e.message(), "quoted cell not closed before the end of the file");
+  EXPECT_EQ(e.column(), 4);
+  EXPECT_EQ(e.message(), "quote inside an unquoted cell (quote the whole cell and double the quotes in it)");
   e = import_error(tmp.write("q3.csv", "id,tenant,queue,submit,gpus,runtime\n1,a\"\"b,q,0,1,1\n"));
   EXPECT_EQ(e.line(), 2);
   EXPECT_EQ(e.column(), 4);

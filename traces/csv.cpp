@@ -46,6 +46,7 @@
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
 #include "traces/fields.hpp"
+#include "traces/table.hpp"
 
 namespace headroom::traces::detail {
 
@@ -74,7 +75,6 @@ enum class Col {
 };
 constexpr std::size_t kColumnCount = 19;
 constexpr std::size_t kRequiredCount = 6;  // the first kRequiredCount of Col
-constexpr std::size_t kMaxWarnings = 5;
 
 const std::array<std::string, kColumnCount>& column_names() {
   static const std::array<std::string, kColumnCount> names = {
@@ -95,80 +95,9 @@ const std::vector<std::string>& status_names() {
   return names;
 }
 
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (is_blank(s.front()) || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (is_blank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::string did_you_mean(std::string_view word, std::span<const std::string> candidates) {
-  if (auto m = sim::closest_match(word, candidates)) return "; did you mean " + quoted(*m) + "?";
-  return {};
-}
-
-struct Cell {
-  std::string_view text;
-  std::size_t offset = 0;  // of the cell's first character in the record
-};
-
-enum class SplitError { None, Unclosed, AfterQuote, StrayQuote };
-
-struct Split {
-  SplitError error = SplitError::None;
-  std::size_t offset = 0;
-};
-
-// Splits one record into cells. Unescaped quoted cells live in `scratch`, which is reserved up
-// front so that the views stay valid.
-Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch) {
-  cells.clear();
-  scratch.clear();
-  scratch.reserve(rec.size());
-  std::size_t p = 0;
-  const std::size_t n = rec.size();
-  for (;;) {
-    while (p < n && is_blank(rec[p])) ++p;
-    Cell cell;
-    cell.offset = p;
-    if (p < n && rec[p] == '"') {
-      const std::size_t from = scratch.size();
-      ++p;
-      for (;;) {
-        const std::size_t q = rec.find('"', p);
-        if (q == std::string_view::npos) return {SplitError::Unclosed, cell.offset};
-        scratch.append(rec.substr(p, q - p));
-        p = q + 1;
-        if (p < n && rec[p] == '"') {
-          scratch += '"';
-          ++p;
-          continue;
-        }
-        break;
-      }
-      cell.text = std::string_view(scratch).substr(from);
-      while (p < n && (is_blank(rec[p]) || rec[p] == '\r')) ++p;
-      if (p < n && rec[p] != ',') return {SplitError::AfterQuote, p};
-    } else {
-      const std::size_t q = std::min(rec.find(',', p), n);
-      const std::size_t quote = rec.substr(p, q - p).find('"');
-      if (quote != std::string_view::npos) return {SplitError::StrayQuote, p + quote};
-      cell.text = trim(rec.substr(p, q - p));
-      p = q;
-    }
-    cells.push_back(cell);
-    if (p >= n) return {};
-    ++p;
-  }
-}
-
-// True when the quotes in `text` leave a quoted cell open.
-bool open_quote(std::string_view text) { return std::count(text.begin(), text.end(), '"') % 2 == 1; }
-
 class CsvImporter {
  public:
-  explicit CsvImporter(LineReader& in) : in_(in) { index_.fill(-1); }
+  CsvImporter(LineReader& in, bool keep_cpu_only) : in_(in), keep_cpu_only_(keep_cpu_only) { index_.fill(-1); }
 
   models::Workload run() {
     w_.meta.format = "csv";
@@ -192,6 +121,12 @@ class CsvImporter {
     }
     line_ = in_.line_number();
     if (line.find('"') == std::string_view::npos || !open_quote(line)) {
+      rec = line;
+      return true;
+    }
+    // An odd number of quotes continues the record on the next line only when a quoted cell is
+    // open; a stray quote in an unquoted cell is reported where it is (by split).
+    if (split_record(line, cells_, scratch_).error != SplitError::Unclosed) {
       rec = line;
       return true;
     }
@@ -300,8 +235,21 @@ class CsvImporter {
     return ms;
   }
 
-  std::uint16_t gpu_type(std::size_t i) {
+  // A name cell (tenant, queue, GPU type): stored in results as UTF-8 strings, so it must be UTF-8.
+  std::string_view name(std::size_t i) const {
     const std::string_view t = cells_[i].text;
+    const std::size_t bad = utf8_error(t);
+    if (bad != std::string_view::npos) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const auto c = static_cast<unsigned char>(t[bad]);
+      fail(i, std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
+                  " is not valid UTF-8 (save the trace as UTF-8)");
+    }
+    return t;
+  }
+
+  std::uint16_t gpu_type(std::size_t i) {
+    const std::string_view t = name(i);
     const auto it = gpu_types_.find(t);
     if (it != gpu_types_.end()) return it->second;
     if (w_.gpu_type_names.size() >= std::numeric_limits<std::uint16_t>::max())
@@ -337,8 +285,8 @@ class CsvImporter {
         case Col::Id:
           j.trace_id = integer(i, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
           break;
-        case Col::Tenant: j.tenant = w_.tenants.intern(t); break;
-        case Col::Queue: j.queue = w_.queues.intern(t); break;
+        case Col::Tenant: j.tenant = w_.tenants.intern(name(i)); break;
+        case Col::Queue: j.queue = w_.queues.intern(name(i)); break;
         case Col::Submit: j.submit = seconds(i, false); break;
         case Col::Gpus: j.gpus = static_cast<std::int32_t>(integer(i, 0, kInt32Max)); break;
         case Col::Runtime: j.runtime = seconds(i, false); break;
@@ -397,7 +345,7 @@ class CsvImporter {
       fail(milli_cell, "a fraction of a GPU needs gpus 0 or 1, got gpus " + std::to_string(j.gpus));
     j.trace_start = start;
     j.trace_end = end;
-    if (j.gpus == 0 && j.gpu_milli == 0) {
+    if (j.gpus == 0 && j.gpu_milli == 0 && !keep_cpu_only_) {
       ++w_.meta.skipped;
       if (w_.meta.warnings.size() < kMaxWarnings)
         w_.meta.warnings.push_back("line " + std::to_string(line_) + ": no GPU requested (gpus 0), job skipped");
@@ -407,6 +355,7 @@ class CsvImporter {
   }
 
   LineReader& in_;
+  bool keep_cpu_only_ = false;
   models::Workload w_;
   std::array<int, kColumnCount> index_{};  // cell index of each Col, -1 when absent
   std::vector<Col> columns_;               // Col of each cell
@@ -419,7 +368,9 @@ class CsvImporter {
 
 }  // namespace
 
-models::Workload import_csv(LineReader& in) { return CsvImporter(in).run(); }
+models::Workload import_csv(LineReader& in, const ImportOptions& options) {
+  return CsvImporter(in, options.keep_cpu_only).run();
+}
 
 bool looks_like_csv_header(std::string_view line) {
   if (line.find(',') == std::string_view::npos) return false;

@@ -35,8 +35,15 @@ bool is_decimal(std::string_view text);
 // `text` in double quotes for messages, shortened when long.
 std::string quoted(std::string_view text);
 
+// The offset of the first byte of `text` that is not valid UTF-8 (overlong forms, surrogates and
+// code points past U+10FFFF included), or npos when it is all valid.
+std::size_t utf8_error(std::string_view text);
+
 models::Workload import_swf(LineReader& in, const ImportOptions& options);
-models::Workload import_csv(LineReader& in);
+models::Workload import_csv(LineReader& in, const ImportOptions& options);
+models::Workload import_openb(LineReader& in, const ImportOptions& options);
+models::Workload import_dlrm(LineReader& in, const ImportOptions& options);
+models::Workload import_helios(LineReader& in, const ImportOptions& options);
 
 // True when `line` looks like an SWF job line: 18 whitespace-separated numeric fields.
 bool looks_like_swf_job(std::string_view line);

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/errors.hpp"
 #include "traces/fields.hpp"
 #include "traces/line_reader.hpp"
+#include "traces/table.hpp"
 
 namespace headroom::traces {
 
@@ -30,26 +34,77 @@ bool is_blank_line(std::string_view line) {
 
 }  // namespace
 
+namespace {
+
+struct FormatName {
+  Format format;
+  std::string_view name;
+};
+
+constexpr FormatName kFormatNames[] = {
+    {Format::Auto, "auto"},   {Format::Swf, "swf"},   {Format::Csv, "csv"},
+    {Format::Openb, "openb"}, {Format::Dlrm, "dlrm"}, {Format::Helios, "helios"},
+};
+
+bool has_all(const std::vector<std::string>& cells, std::initializer_list<std::string_view> names) {
+  return std::all_of(names.begin(), names.end(),
+                     [&](std::string_view n) { return std::find(cells.begin(), cells.end(), n) != cells.end(); });
+}
+
+// The foreign layout a CSV header belongs to, if any.
+std::optional<Format> format_from_header(const std::string& path, int line_number, std::string_view line) {
+  if (line.find(',') == std::string_view::npos) return std::nullopt;
+  const std::vector<std::string> cells = detail::header_cells(line);
+  if (has_all(cells, {"name", "num_gpu", "gpu_milli", "creation_time"})) return Format::Openb;
+  if (has_all(cells, {"instance_sn", "role", "app_name"})) return Format::Dlrm;
+  if (has_all(cells, {"user", "vc", "gpu_num", "submit_time"})) return Format::Helios;
+  if (has_all(cells, {"sn", "gpu", "model"}))
+    throw sim::InputError(path, line_number, 0, "",
+                          "this is a node list (a cluster, not a trace); turn it into a scenario's cluster with "
+                          "`headroom import-cluster`");
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Format> parse_format(std::string_view name) {
-  if (name == "auto") return Format::Auto;
-  if (name == "swf") return Format::Swf;
-  if (name == "csv") return Format::Csv;
+  for (const auto& f : kFormatNames)
+    if (f.name == name) return f.format;
   return std::nullopt;
 }
 
 std::string_view to_string(Format f) {
-  switch (f) {
-    case Format::Auto: return "auto";
-    case Format::Swf: return "swf";
-    case Format::Csv: return "csv";
-  }
+  for (const auto& n : kFormatNames)
+    if (n.format == f) return n.name;
   return "?";
 }
 
+const std::vector<std::string>& format_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& f : kFormatNames) out.emplace_back(f.name);
+    return out;
+  }();
+  return names;
+}
+
 Format detect_format(const std::string& path) {
-  if (auto f = format_from_name(path)) return *f;
-  detail::LineReader in(path);
-  constexpr const char* kHint = "; set `format:` to swf or csv";
+  const std::optional<Format> by_name = format_from_name(path);
+  if (by_name == Format::Swf) return Format::Swf;
+  std::optional<detail::LineReader> reader;
+  if (by_name == Format::Csv) {
+    // A CSV name still needs its header to tell the layouts apart; a file that cannot be opened
+    // is reported by the import itself.
+    try {
+      reader.emplace(path);
+    } catch (const sim::InputError&) {
+      return Format::Csv;
+    }
+  } else {
+    reader.emplace(path);
+  }
+  detail::LineReader& in = *reader;
+  constexpr const char* kHint = "; set `format:` to swf or csv (or openb, dlrm, helios)";
   std::string_view line;
   bool found = false;
   while (in.next_line(line)) {
@@ -58,14 +113,18 @@ Format detect_format(const std::string& path) {
       break;
     }
   }
-  if (!found)
+  if (!found) {
+    if (by_name) return *by_name;
     throw sim::InputError(path, 0, 0, "", std::string("could not detect the trace format of an empty file") + kHint);
+  }
+  if (auto f = format_from_header(path, in.line_number(), line)) return *f;
+  if (by_name) return *by_name;
   const std::size_t first = line.find_first_not_of(" \t");
   if (line[first] == ';' || detail::looks_like_swf_job(line)) return Format::Swf;
   if (detail::looks_like_csv_header(line)) return Format::Csv;
   throw sim::InputError(path, in.line_number(), 0, "",
                         std::string("could not detect the trace format: the first line is neither SWF (a ';' comment "
-                                    "or 18 numeric fields) nor a CSV header with a \"submit\" column") +
+                                    "or 18 numeric fields) nor a CSV header of a known layout") +
                             kHint);
 }
 
@@ -75,7 +134,15 @@ models::Workload import_trace(const std::string& path, const ImportOptions& opti
                           "must be at least 1, got " + std::to_string(options.units_per_gpu));
   const Format format = options.format == Format::Auto ? detect_format(path) : options.format;
   detail::LineReader in(path);
-  models::Workload w = format == Format::Swf ? detail::import_swf(in, options) : detail::import_csv(in);
+  models::Workload w;
+  switch (format) {
+    case Format::Auto:
+    case Format::Swf: w = detail::import_swf(in, options); break;
+    case Format::Csv: w = detail::import_csv(in, options); break;
+    case Format::Openb: w = detail::import_openb(in, options); break;
+    case Format::Dlrm: w = detail::import_dlrm(in, options); break;
+    case Format::Helios: w = detail::import_helios(in, options); break;
+  }
   w.meta.path = path;
   if (w.jobs.empty()) {
     std::string msg = "no jobs in trace";

@@ -3,19 +3,32 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "models/cluster.hpp"
 #include "models/workload.hpp"
 
 namespace headroom::traces {
 
-enum class Format { Auto, Swf, Csv };
+enum class Format {
+  Auto,
+  Swf,
+  Csv,
+  Openb,   // Alibaba GPU 2023 "openb" pod list
+  Dlrm,    // Alibaba GPU 2025 disaggregated DLRM trace
+  Helios,  // SenseTime Helios cluster_log.csv (full or Philly-style reduced layout)
+};
 
-std::optional<Format> parse_format(std::string_view name);  // "auto", "swf", "csv"
+// "auto", "swf", "csv", "openb", "dlrm", "helios".
+std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(Format f);
+// Every format name parse_format accepts, in enum order (for messages and did-you-mean).
+const std::vector<std::string>& format_names();
 
 struct ImportOptions {
   Format format = Format::Auto;
-  int units_per_gpu = 1;  // SWF: processors that make one GPU
+  int units_per_gpu = 1;       // SWF: processors that make one GPU
+  bool keep_cpu_only = false;  // keep jobs asking for no GPU (trace-stats) instead of skipping them
 };
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).
@@ -24,5 +37,20 @@ models::Workload import_trace(const std::string& path, const ImportOptions& opti
 
 // Detects the format from the file name and first lines. Throws sim::InputError when unsure.
 Format detect_format(const std::string& path);
+
+// A node inventory turned into node pools: the Alibaba openb node list (sn,cpu_milli,memory_mib,
+// gpu,model) or the PAI 2020 machine spec (machine,gpu_type,cap_cpu,cap_mem,cap_gpu, no header).
+// Nodes with the same (model, GPUs, CPUs, memory) form one pool; pools are sorted by model, then
+// GPUs, CPUs and memory. Nodes without GPUs are left out and counted in `cpu_only_nodes`.
+struct ClusterImport {
+  models::ClusterSpec cluster;
+  std::string format;  // "openb-nodes" or "pai-machines"
+  std::int64_t nodes_read = 0;
+  std::int64_t cpu_only_nodes = 0;
+};
+ClusterImport import_cluster(const std::string& path);
+
+// A `cluster:` block for a scenario, with a comment naming the source.
+std::string cluster_yaml(const ClusterImport& imported, const std::string& source);
 
 }  // namespace headroom::traces

@@ -86,7 +86,8 @@ std::size_t LineReader::read_raw(char* out, std::size_t capacity) {
 void LineReader::fail_gzip(const char* detail) const {
   throw sim::InputError(
       path_, 0, 0, "",
-      "truncated or corrupt gzip data (" + std::string(detail) + " after line " + std::to_string(line_) + ")");
+      "truncated or corrupt gzip data (" + std::string(detail) +
+          (line_ == 0 ? std::string(", before the first line") : " after line " + std::to_string(line_)) + ")");
 }
 
 std::size_t LineReader::inflate_into(char* out, std::size_t capacity) {

@@ -1,0 +1,313 @@
+#include "traces/table.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/errors.hpp"
+#include "sim/suggest.hpp"
+#include "traces/fields.hpp"
+
+namespace headroom::traces::detail {
+
+namespace {
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n, std::int64_t& out) {
+  if (pos + n > s.size()) return false;
+  out = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (is_blank(s.front()) || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (is_blank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates) {
+  if (auto m = sim::closest_match(word, candidates)) return "; did you mean " + quoted(*m) + "?";
+  return {};
+}
+
+Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch, char delimiter, bool quotes) {
+  cells.clear();
+  scratch.clear();
+  scratch.reserve(rec.size());
+  std::size_t p = 0;
+  const std::size_t n = rec.size();
+  for (;;) {
+    while (p < n && is_blank(rec[p])) ++p;
+    Cell cell;
+    cell.offset = p;
+    if (quotes && p < n && rec[p] == '"') {
+      const std::size_t from = scratch.size();
+      ++p;
+      for (;;) {
+        const std::size_t q = rec.find('"', p);
+        if (q == std::string_view::npos) return {SplitError::Unclosed, cell.offset};
+        scratch.append(rec.substr(p, q - p));
+        p = q + 1;
+        if (p < n && rec[p] == '"') {
+          scratch += '"';
+          ++p;
+          continue;
+        }
+        break;
+      }
+      cell.text = std::string_view(scratch).substr(from);
+      while (p < n && (is_blank(rec[p]) || rec[p] == '\r')) ++p;
+      if (p < n && rec[p] != delimiter) return {SplitError::AfterQuote, p};
+    } else {
+      const std::size_t q = std::min(rec.find(delimiter, p), n);
+      if (quotes) {
+        const std::size_t quote = rec.substr(p, q - p).find('"');
+        if (quote != std::string_view::npos) return {SplitError::StrayQuote, p + quote};
+      }
+      cell.text = trim(rec.substr(p, q - p));
+      p = q;
+    }
+    cells.push_back(cell);
+    if (p >= n) return {};
+    ++p;
+  }
+}
+
+bool open_quote(std::string_view text) { return std::count(text.begin(), text.end(), '"') % 2 == 1; }
+
+void skip_row(models::Workload& w, int line, const std::string& reason) {
+  ++w.meta.skipped;
+  if (w.meta.warnings.size() < kMaxWarnings)
+    w.meta.warnings.push_back("line " + std::to_string(line) + ": " + reason + ", job skipped");
+}
+
+std::vector<std::string> header_cells(std::string_view line, char delimiter) {
+  std::vector<Cell> cells;
+  std::string scratch;
+  std::vector<std::string> out;
+  if (split_record(line, cells, scratch, delimiter, true).error != SplitError::None) return out;
+  for (const Cell& c : cells) out.emplace_back(c.text);
+  return out;
+}
+
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  // H. Hinnant's algorithm (public domain description of the proleptic Gregorian calendar).
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool parse_datetime(std::string_view s, sim::Tick& out_ms) {
+  std::int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+  if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
+      !digits(s, 8, 2, d) || (s[10] != ' ' && s[10] != 'T') || !digits(s, 11, 2, h) || s[13] != ':' ||
+      !digits(s, 14, 2, mi) || s[16] != ':' || !digits(s, 17, 2, se))
+    return false;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+  static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > kDays[mo - 1] || (mo == 2 && d == 29 && !leap)) return false;
+  std::size_t p = 19;
+  std::int64_t millis = 0;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    const std::size_t from = p;
+    while (p < s.size() && s[p] >= '0' && s[p] <= '9') {
+      if (p - from < 3) millis = millis * 10 + (s[p] - '0');
+      ++p;
+    }
+    if (p == from) return false;
+    for (std::size_t k = p - from; k < 3; ++k) millis *= 10;
+  }
+  std::int64_t offset_s = 0;
+  if (p < s.size() && (s[p] == 'Z' || s[p] == 'z')) {
+    ++p;
+  } else if (p < s.size() && (s[p] == '+' || s[p] == '-')) {
+    std::int64_t oh = 0, om = 0;
+    const bool minus = s[p] == '-';
+    if (!digits(s, p + 1, 2, oh)) return false;
+    p += 3;
+    if (p < s.size() && s[p] == ':') ++p;
+    if (!digits(s, p, 2, om)) return false;
+    p += 2;
+    if (oh > 23 || om > 59) return false;
+    offset_s = (minus ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  if (p != s.size()) return false;
+  const std::int64_t days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  const std::int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - offset_s;
+  out_ms = secs * sim::kSecond + millis;
+  return true;
+}
+
+Table::Table(LineReader& in, std::span<const Column> columns, TableOptions options)
+    : in_(in), columns_(columns), options_(options), index_(columns.size(), -1) {
+  if (!options_.header) {
+    for (std::size_t k = 0; k < columns_.size(); ++k) {
+      index_[k] = static_cast<int>(k);
+      header_names_.emplace_back(columns_[k].name);
+    }
+    return;
+  }
+  std::string_view rec;
+  if (!next_record(rec)) throw sim::InputError(in_.path(), 0, 0, "", "no header row (the file is empty)");
+  header(rec);
+}
+
+bool Table::next_record(std::string_view& rec) {
+  std::string_view line;
+  for (;;) {
+    if (!in_.next_line(line)) return false;
+    if (!trim(line).empty()) break;
+  }
+  line_ = in_.line_number();
+  if (!options_.quotes || line.find('"') == std::string_view::npos || !open_quote(line)) {
+    rec = line;
+    return true;
+  }
+  // An odd number of quotes continues the record on the next line only when a quoted cell is
+  // open; a stray quote in an unquoted cell is reported where it is (by split).
+  if (split_record(line, cells_, scratch_, options_.delimiter, true).error != SplitError::Unclosed) {
+    rec = line;
+    return true;
+  }
+  joined_.assign(line);
+  while (open_quote(joined_)) {
+    if (!in_.next_line(line))
+      throw sim::InputError(in_.path(), line_, 0, "", "quoted cell not closed before the end of the file");
+    joined_ += '\n';
+    joined_.append(line);
+  }
+  rec = joined_;
+  return true;
+}
+
+void Table::split(std::string_view rec) {
+  const Split r = split_record(rec, cells_, scratch_, options_.delimiter, options_.quotes);
+  const char* message = nullptr;
+  switch (r.error) {
+    case SplitError::None: return;
+    case SplitError::Unclosed: message = "quoted cell not closed"; break;
+    case SplitError::AfterQuote: message = "unexpected character after a closing quote"; break;
+    case SplitError::StrayQuote:
+      message = "quote inside an unquoted cell (quote the whole cell and double the quotes in it)";
+      break;
+  }
+  throw sim::InputError(in_.path(), line_, static_cast<int>(r.offset) + 1,
+                        "column " + std::to_string(cells_.size() + 1), message);
+}
+
+void Table::header(std::string_view rec) {
+  split(rec);
+  // `sacct --parsable` (not parsable2) ends every line with the delimiter.
+  if (cells_.size() > 1 && cells_.back().text.empty()) cells_.pop_back();
+  for (std::size_t i = 0; i < cells_.size(); ++i) {
+    header_names_.emplace_back(cells_[i].text);
+    for (std::size_t k = 0; k < columns_.size(); ++k) {
+      if (columns_[k].name != cells_[i].text) continue;
+      if (index_[k] >= 0)
+        throw sim::InputError(
+            in_.path(), line_, static_cast<int>(cells_[i].offset) + 1, "column " + std::to_string(i + 1),
+            "column " + quoted(cells_[i].text) + " appears twice (also column " + std::to_string(index_[k] + 1) + ")");
+      index_[k] = static_cast<int>(i);
+    }
+  }
+  std::string missing;
+  std::string required;
+  for (std::size_t k = 0; k < columns_.size(); ++k) {
+    if (!columns_[k].required) continue;
+    required += required.empty() ? "" : ", ";
+    required += columns_[k].name;
+    if (index_[k] >= 0) continue;
+    if (!missing.empty()) missing += ", ";
+    missing += quoted(columns_[k].name);
+  }
+  if (!missing.empty())
+    throw sim::InputError(in_.path(), line_, 0, "header",
+                          "missing required column" + std::string(missing.find(',') != std::string::npos ? "s " : " ") +
+                              missing + " of the " + std::string(options_.layout) + " layout (required: " + required +
+                              ")");
+}
+
+bool Table::next() {
+  std::string_view rec;
+  if (!next_record(rec)) return false;
+  split(rec);
+  const std::size_t want = header_names_.size();
+  if (cells_.size() == want + 1 && cells_.back().text.empty()) cells_.pop_back();
+  if (cells_.size() != want) {
+    const std::string msg = "expected " + std::to_string(want) + " cells as in the " +
+                            (options_.header ? "header" : std::string(options_.layout) + " layout") + ", got " +
+                            std::to_string(cells_.size());
+    const std::size_t at = cells_.size() > want ? cells_[want].offset : rec.size();
+    throw sim::InputError(in_.path(), line_, static_cast<int>(at) + 1, "", msg);
+  }
+  return true;
+}
+
+std::string_view Table::text(std::size_t k) const {
+  const int i = index_[k];
+  return i < 0 ? std::string_view() : cells_[static_cast<std::size_t>(i)].text;
+}
+
+std::string Table::where(std::size_t k) const {
+  return std::string(columns_[k].name) + " (column " + std::to_string(index_[k] + 1) + ")";
+}
+
+void Table::fail(std::size_t k, const std::string& message) const {
+  const int i = index_[k];
+  const int column = i < 0 ? 0 : static_cast<int>(cells_[static_cast<std::size_t>(i)].offset) + 1;
+  throw sim::InputError(in_.path(), line_, column, i < 0 ? std::string(columns_[k].name) : where(k), message);
+}
+
+std::int64_t Table::integer(std::size_t k, std::int64_t lo, std::int64_t hi) const {
+  const std::string_view t = text(k);
+  std::int64_t v = 0;
+  const Parse r = parse_int_lenient(t, v);
+  if (r == Parse::Syntax) fail(k, "expected an integer, got " + quoted(t));
+  if (r == Parse::Range) fail(k, "number out of range, got " + quoted(t));
+  if (v < lo || v > hi) {
+    const std::string range =
+        hi == std::numeric_limits<std::int32_t>::max() || hi == std::numeric_limits<std::int64_t>::max()
+            ? ">= " + std::to_string(lo)
+            : "in " + std::to_string(lo) + ".." + std::to_string(hi);
+    fail(k, "expected an integer " + range + ", got " + quoted(t));
+  }
+  return v;
+}
+
+sim::Tick Table::seconds(std::size_t k) const {
+  const std::string_view t = text(k);
+  std::int64_t ms = 0;
+  const Parse r = parse_seconds(t, ms);
+  if (r == Parse::Syntax) fail(k, "expected a number of seconds, got " + quoted(t));
+  if (r == Parse::Range) fail(k, "time out of range (at most " + std::to_string(kMaxSeconds) + " s), got " + quoted(t));
+  if (ms < 0) fail(k, "expected a non-negative number of seconds, got " + quoted(t));
+  return ms;
+}
+
+double Table::number(std::size_t k) const {
+  const std::string_view t = text(k);
+  if (!is_decimal(t)) fail(k, "expected a number, got " + quoted(t));
+  const double v = std::stod(std::string(t));
+  if (v < 0) fail(k, "expected a non-negative number, got " + quoted(t));
+  return v;
+}
+
+sim::Tick Table::datetime(std::size_t k) const {
+  const std::string_view t = text(k);
+  sim::Tick ms = 0;
+  if (!parse_datetime(t, ms)) fail(k, "expected a date and time like \"2020-04-01 00:00:15\", got " + quoted(t));
+  return ms;
+}
+
+}  // namespace headroom::traces::detail

@@ -1,0 +1,120 @@
+#pragma once
+
+// Private to traces/: delimited-table reading shared by the importers of foreign CSV layouts
+// (Alibaba, Helios, Acme, PAI, Slurm sacct). The native CSV importer uses the splitter only.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/workload.hpp"
+#include "sim/time.hpp"
+#include "traces/line_reader.hpp"
+
+namespace headroom::traces::detail {
+
+inline constexpr std::size_t kMaxWarnings = 5;
+
+std::string_view trim(std::string_view s);
+
+// "; did you mean "x"?" or empty.
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+struct Cell {
+  std::string_view text;
+  std::size_t offset = 0;  // of the cell's first character in the record
+};
+
+enum class SplitError { None, Unclosed, AfterQuote, StrayQuote };
+
+struct Split {
+  SplitError error = SplitError::None;
+  std::size_t offset = 0;
+};
+
+// Splits one record into cells at `delimiter`. With `quotes`, a cell in double quotes may hold
+// delimiters, line breaks and doubled quotes (RFC 4180); unescaped quoted cells live in `scratch`,
+// which is reserved up front so that the views stay valid. Without `quotes`, quotes are plain
+// characters. Cells are trimmed of spaces.
+Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch, char delimiter = ',',
+                   bool quotes = true);
+
+// True when the quotes in `text` leave a quoted cell open.
+bool open_quote(std::string_view text);
+
+// Adds a "line N: reason, job skipped" warning (at most kMaxWarnings) and counts the skip.
+void skip_row(models::Workload& w, int line, const std::string& reason);
+
+// The column names of the first non-blank line of a delimited header, for format detection.
+std::vector<std::string> header_cells(std::string_view line, char delimiter = ',');
+
+// One column of a foreign layout.
+struct Column {
+  std::string_view name;
+  bool required = false;
+};
+
+struct TableOptions {
+  char delimiter = ',';
+  bool quotes = true;
+  bool header = true;       // false: the columns are, in order, exactly `columns` (no header row)
+  std::string_view layout;  // for messages: "openb pod list", "Helios cluster_log"
+};
+
+// Reads a table whose first non-blank row is a header (unknown columns are ignored; a missing
+// required column is an error) and hands out typed cells by column index (the position in the
+// `columns` given). Errors name the file, the row's line, the character column, and the column's
+// name and number, like the native CSV importer: `pods.csv:3:9: num_gpu (column 4): ...`.
+class Table {
+ public:
+  Table(LineReader& in, std::span<const Column> columns, TableOptions options);
+
+  // The next non-blank data row; false at the end of the file.
+  bool next();
+
+  int line() const { return line_; }
+  const std::string& path() const { return in_.path(); }
+  bool has(std::size_t k) const { return index_[k] >= 0; }
+  // Trimmed text of column k in this row; empty when the column is absent from the file.
+  std::string_view text(std::size_t k) const;
+  bool empty(std::size_t k) const { return text(k).empty(); }
+
+  [[noreturn]] void fail(std::size_t k, const std::string& message) const;
+
+  // Integer in [lo, hi] (a zero fraction such as "8.0" is accepted).
+  std::int64_t integer(std::size_t k, std::int64_t lo, std::int64_t hi) const;
+  // Non-negative decimal seconds to milliseconds.
+  sim::Tick seconds(std::size_t k) const;
+  // A decimal number >= 0.
+  double number(std::size_t k) const;
+  // "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (optionally ".fff" and "Z"), read as UTC, to
+  // seconds since the Unix epoch, in milliseconds.
+  sim::Tick datetime(std::size_t k) const;
+
+ private:
+  bool next_record(std::string_view& rec);
+  void split(std::string_view rec);
+  void header(std::string_view rec);
+  std::string where(std::size_t k) const;
+
+  LineReader& in_;
+  std::span<const Column> columns_;
+  TableOptions options_;
+  std::vector<int> index_;  // cell index of each column, -1 when absent
+  std::vector<std::string> header_names_;
+  std::vector<Cell> cells_;
+  std::string scratch_;
+  std::string joined_;
+  int line_ = 0;
+};
+
+// Days from 1970-01-01 to the civil date (proleptic Gregorian).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);
+
+// Parses an ISO-like date and time ("2020-04-01 00:00:15", "2020-04-01T00:00:15.5Z",
+// "2020-04-01T00:00:15+08:00") to milliseconds since the Unix epoch (UTC). False when malformed.
+bool parse_datetime(std::string_view text, sim::Tick& out_ms);
+
+}  // namespace headroom::traces::detail

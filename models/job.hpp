@@ -46,6 +46,7 @@ struct Job {
   JobKind kind = JobKind::Batch;
   TraceStatus trace_status = TraceStatus::Unknown;
   bool preemptible = false;
+  bool preempt_never = false;  // Kubernetes preemptionPolicy: Never
   Tick submit = 0;
   std::int32_t gpus = 0;           // whole GPUs requested in total
   std::int32_t gpu_milli = 0;      // fraction of one GPU when sharing (1..999); 0 = whole GPUs

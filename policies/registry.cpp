@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "policies/kubernetes.hpp"
 #include "policies/queue_order.hpp"
 #include "sim/suggest.hpp"
 
@@ -34,8 +35,24 @@ const std::vector<Entry>& entries() {
         {"placement"}},
        check_placement,
        [](const PolicyParams&, std::uint64_t) { return make_queue_policy(QueueKey::Runtime); }},
+      {{"kubernetes",
+        "kube-scheduler default profile + NVIDIA device plugin (whole GPUs): priority queue with backoff, "
+        "NodeResourcesFit + BalancedAllocation scoring, DefaultPreemption, ResourceQuota admission",
+        k8s::param_keys()},
+       k8s::check_params,
+       [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
   };
   return kEntries;
+}
+
+// A parameter key against an accepted one; a segment written <name> in the accepted key
+// ("quota.<tenant>.gpu") matches any non-empty text.
+bool key_matches(std::string_view pattern, std::string_view key) {
+  const auto open = pattern.find('<');
+  const auto close = open == std::string_view::npos ? open : pattern.find('>', open);
+  if (close == std::string_view::npos) return pattern == key;
+  const std::string_view prefix = pattern.substr(0, open), suffix = pattern.substr(close + 1);
+  return key.size() > prefix.size() + suffix.size() && key.starts_with(prefix) && key.ends_with(suffix);
 }
 
 const Entry* find(std::string_view name) {
@@ -74,7 +91,7 @@ std::vector<sim::InputError> check_policy(std::string_view name, const PolicyPar
   }
   for (const auto& [key, value] : params) {
     bool known = false;
-    for (const auto& k : e->info.params) known = known || k == key;
+    for (const auto& k : e->info.params) known = known || key_matches(k, key);
     if (known) continue;
     std::string msg = "unknown parameter \"" + key + "\" for policy " + e->info.name;
     if (auto s = sim::closest_match(key, e->info.params)) msg += "; did you mean \"" + *s + "\"?";

@@ -1,0 +1,805 @@
+#include "policies/kubernetes.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "policies/consolidate.hpp"
+#include "sim/rng.hpp"
+
+namespace headroom::policies::k8s {
+
+using models::Job;
+using models::JobState;
+using models::NodeId;
+
+namespace {
+
+constexpr std::int64_t kMaxNodeScore = 100;
+constexpr std::int64_t kMaxCustomPriorityScore = 10;
+constexpr std::size_t kParallelScoreNodes = 1000;
+constexpr NodeId kNoNode = UINT32_MAX;
+
+// ---------------------------------------------------------------------------------------------
+// Scoring (integer arithmetic of noderesources/*.go).
+
+std::int64_t least_requested_score(std::int64_t requested, std::int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return (capacity - requested) * kMaxNodeScore / capacity;
+}
+
+std::int64_t most_requested_score(std::int64_t requested, std::int64_t capacity) {
+  if (capacity == 0) return 0;
+  requested = std::min(requested, capacity);  // non-zero defaults may exceed the capacity
+  return requested * kMaxNodeScore / capacity;
+}
+
+// helper.BuildBrokenLinearFunction over points whose scores are already scaled to 0..100.
+std::int64_t broken_linear(const std::vector<ShapePoint>& shape, std::int64_t p) {
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (p <= shape[i].utilization) {
+      if (i == 0) return shape[0].score;
+      return shape[i - 1].score + (shape[i].score - shape[i - 1].score) * (p - shape[i - 1].utilization) /
+                                      (shape[i].utilization - shape[i - 1].utilization);
+    }
+  }
+  return shape.empty() ? 0 : shape.back().score;
+}
+
+std::int64_t scaled_utilization(std::int64_t requested, std::int64_t capacity) {
+  if (capacity <= 0 || requested <= 0) return 0;
+  if (requested >= capacity) return kMaxNodeScore;
+  return requested * kMaxNodeScore / capacity;
+}
+
+struct Resource {
+  std::int64_t requested;  // the node's (non-zero) requests plus the pod's
+  std::int64_t allocatable;
+  std::int64_t weight;
+};
+
+std::int64_t pod_nonzero_cpu(const Job& j) {
+  return j.cpus > 0 ? std::int64_t{j.cpus} * 1000 : kDefaultMilliCpuRequest;
+}
+std::int64_t pod_nonzero_memory(const Job& j) { return j.memory_mib > 0 ? j.memory_mib : kDefaultMemoryRequestMib; }
+
+std::int64_t fit_score(const ScoringStrategy& s, const models::Node& node, const NodeUsage& u, const Job& pod) {
+  Resource res[3];
+  std::size_t n = 0;
+  // Extended resources the pod does not request are bypassed (resource_allocation.go).
+  if (s.gpu_weight > 0 && pod.gpus > 0) res[n++] = {u.gpus + pod.gpus, node.gpus, s.gpu_weight};
+  if (s.cpu_weight > 0)
+    res[n++] = {u.nonzero_cpu_milli + pod_nonzero_cpu(pod), std::int64_t{node.cpus} * 1000, s.cpu_weight};
+  if (s.memory_weight > 0)
+    res[n++] = {u.nonzero_memory_mib + pod_nonzero_memory(pod), node.memory_mib, s.memory_weight};
+  std::int64_t score = 0, weights = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Resource& r = res[i];
+    if (r.allocatable == 0) continue;  // not modelled on this node
+    std::int64_t rs = 0;
+    switch (s.type) {
+      case ScoringType::LeastAllocated: rs = least_requested_score(r.requested, r.allocatable); break;
+      case ScoringType::MostAllocated: rs = most_requested_score(r.requested, r.allocatable); break;
+      case ScoringType::RequestedToCapacityRatio:
+        rs = broken_linear(s.shape, scaled_utilization(r.requested, r.allocatable));
+        if (rs <= 0) continue;  // requested_to_capacity_ratio.go counts only positive scores
+        break;
+    }
+    score += rs * r.weight;
+    weights += r.weight;
+  }
+  if (weights == 0) return 0;
+  if (s.type == ScoringType::RequestedToCapacityRatio)
+    return static_cast<std::int64_t>(std::round(static_cast<double>(score) / static_cast<double>(weights)));
+  return score / weights;
+}
+
+std::int64_t balanced_score(const models::Node& node, const NodeUsage& u, const Job& pod) {
+  // Actual requests (useRequested); a best-effort pod skips the plugin.
+  if (pod.cpus <= 0 && pod.memory_mib <= 0) return 0;
+  double f[2];
+  int n = 0;
+  if (node.cpus > 0)
+    f[n++] = std::min(1.0, static_cast<double>(u.cpu_milli + std::int64_t{pod.cpus} * 1000) /
+                               static_cast<double>(std::int64_t{node.cpus} * 1000));
+  if (node.memory_mib > 0)
+    f[n++] = std::min(1.0, static_cast<double>(u.memory_mib + pod.memory_mib) / static_cast<double>(node.memory_mib));
+  const double std_dev = n == 2 ? std::abs((f[0] - f[1]) / 2) : 0.0;
+  return static_cast<std::int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters.
+
+std::string param_path(const std::string& key) { return "policy." + key; }
+
+void add_error(std::vector<sim::InputError>& errors, const std::string& key, const ParamValue& v,
+               const std::string& msg) {
+  errors.emplace_back(v.file, v.line, v.column, param_path(key), msg);
+}
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
+  return v;
+}
+
+bool is_quota_key(std::string_view key, std::string* tenant) {
+  constexpr std::string_view kPrefix = "quota.", kSuffix = ".gpu";
+  if (key.size() <= kPrefix.size() + kSuffix.size() || !key.starts_with(kPrefix) || !key.ends_with(kSuffix))
+    return false;
+  if (tenant != nullptr)
+    *tenant = std::string(key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size()));
+  return true;
+}
+
+std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
+
+// Parses the block into `out`; returns the errors found.
+std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
+  std::vector<sim::InputError> errors;
+  auto integer = [&](const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
+    const auto n = parse_int(v.text);
+    if (!n || *n < lo || *n > hi) {
+      add_error(
+          errors, key, v,
+          "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
+      return false;
+    }
+    dst = *n;
+    return true;
+  };
+  auto duration = [&](const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
+    const auto d = sim::parse_duration(v.text);
+    if (!d || *d < 0 || (positive && *d == 0)) {
+      add_error(errors, key, v,
+                std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
+                    quoted(v.text));
+      return false;
+    }
+    dst = *d;
+    return true;
+  };
+
+  bool weights_given = false;
+  const ParamValue* shape_at = nullptr;
+  const ParamValue* type_at = nullptr;
+  const ParamValue* max_backoff_at = nullptr;
+  const ParamValue* initial_backoff_at = nullptr;
+  for (const auto& [key, v] : params) {
+    if (key == "scoringStrategy.type") {
+      type_at = &v;
+      if (v.text == "LeastAllocated") {
+        out.scoring.type = ScoringType::LeastAllocated;
+      } else if (v.text == "MostAllocated") {
+        out.scoring.type = ScoringType::MostAllocated;
+      } else if (v.text == "RequestedToCapacityRatio") {
+        out.scoring.type = ScoringType::RequestedToCapacityRatio;
+      } else {
+        add_error(errors, key, v,
+                  "unknown scoring strategy " + quoted(v.text) +
+                      "; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+      }
+    } else if (key.starts_with("scoringStrategy.resources.")) {
+      if (!weights_given) {
+        // Giving any resource replaces the default list (cpu and memory), as in kube-scheduler.
+        out.scoring.gpu_weight = out.scoring.cpu_weight = out.scoring.memory_weight = 0;
+        weights_given = true;
+      }
+      const std::string r = key.substr(std::string_view("scoringStrategy.resources.").size());
+      if (r == "gpu") integer(key, v, 1, 100, out.scoring.gpu_weight);
+      if (r == "cpu") integer(key, v, 1, 100, out.scoring.cpu_weight);
+      if (r == "memory") integer(key, v, 1, 100, out.scoring.memory_weight);
+    } else if (key == "scoringStrategy.shape") {
+      shape_at = &v;
+      std::vector<ShapePoint> shape;
+      bool ok = true;
+      std::string_view rest = v.text;
+      while (ok && !rest.empty()) {
+        const auto comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        const auto colon = item.find(':');
+        const auto u = colon == std::string_view::npos ? std::nullopt : parse_int(item.substr(0, colon));
+        const auto s = colon == std::string_view::npos ? std::nullopt : parse_int(item.substr(colon + 1));
+        ok = u && s && *u >= 0 && *u <= 100 && *s >= 0 && *s <= kMaxCustomPriorityScore &&
+             (shape.empty() || *u > shape.back().utilization);
+        if (ok) shape.push_back({*u, *s * (kMaxNodeScore / kMaxCustomPriorityScore)});
+      }
+      if (!ok || shape.empty()) {
+        add_error(errors, key, v,
+                  "expected utilization:score points such as \"0:0,100:10\" (utilization 0..100, increasing; "
+                  "score 0..10), got " +
+                      quoted(v.text));
+      } else {
+        out.scoring.shape = std::move(shape);
+      }
+    } else if (key == "weights.NodeResourcesFit") {
+      integer(key, v, 0, 100, out.fit_weight);
+    } else if (key == "weights.NodeResourcesBalancedAllocation") {
+      integer(key, v, 0, 100, out.balanced_weight);
+    } else if (key == "termination_grace_period") {
+      duration(key, v, false, out.termination_grace_period);
+    } else if (key == "podInitialBackoffSeconds" || key == "podMaxBackoffSeconds") {
+      const bool is_max = key == "podMaxBackoffSeconds";
+      (is_max ? max_backoff_at : initial_backoff_at) = &v;
+      if (std::int64_t seconds = 0; integer(key, v, 1, 86400, seconds))
+        (is_max ? out.max_backoff : out.initial_backoff) = seconds * sim::kSecond;
+    } else if (key == "podMaxInUnschedulablePodsDuration") {
+      duration(key, v, true, out.max_in_unschedulable);
+    } else if (key == "tie_break") {
+      if (v.text == "index" || v.text == "seeded") {
+        out.seeded_tie_break = v.text == "seeded";
+      } else {
+        add_error(errors, key, v, "unknown tie_break " + quoted(v.text) + "; expected: index, seeded");
+      }
+    } else if (key == "quota_retry") {
+      duration(key, v, true, out.quota_retry);
+    } else if (std::string tenant; is_quota_key(key, &tenant)) {
+      std::int64_t n = 0;
+      if (integer(key, v, 0, std::numeric_limits<std::int32_t>::max(), n)) out.quota_gpu[tenant] = n;
+    }
+  }
+  if (out.scoring.type == ScoringType::RequestedToCapacityRatio && out.scoring.shape.empty() && shape_at == nullptr)
+    add_error(errors, "scoringStrategy.type", *type_at,
+              "RequestedToCapacityRatio needs scoringStrategy.shape (utilization:score points such as \"0:0,100:10\")");
+  if (shape_at != nullptr && out.scoring.type != ScoringType::RequestedToCapacityRatio)
+    add_error(errors, "scoringStrategy.shape", *shape_at,
+              "scoringStrategy.shape applies only to scoringStrategy.type RequestedToCapacityRatio");
+  if (out.max_backoff < out.initial_backoff) {
+    const bool at_max = max_backoff_at != nullptr;
+    add_error(errors, at_max ? "podMaxBackoffSeconds" : "podInitialBackoffSeconds",
+              at_max ? *max_backoff_at : *initial_backoff_at,
+              "podMaxBackoffSeconds (" + std::to_string(out.max_backoff / sim::kSecond) +
+                  ") must be at least podInitialBackoffSeconds (" + std::to_string(out.initial_backoff / sim::kSecond) +
+                  ")");
+  }
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The policy.
+
+struct Amount {
+  std::int64_t gpus = 0, cpus = 0, memory_mib = 0;
+};
+
+enum class Where : std::uint8_t { None, Active, Backoff, Unschedulable, QuotaWait, QuotaNever, Running, Done };
+
+struct Pod {
+  Where where = Where::None;
+  Tick timestamp = 0;  // queue entry (admission, or the last failure)
+  int attempts = 0;
+  Tick backoff_until = 0;
+  Tick unschedulable_since = 0;
+  Tick retry_at = 0;  // next admission retry (QuotaWait)
+  NodeId nominated = kNoNode;
+  NodeId node = kNoNode;            // while running
+  bool admitted = false;            // counts against its namespace's quota
+  std::int8_t fits_somewhere = -1;  // whether some eligible node could hold it empty; -1 unknown
+  bool quota_reason_due = false;
+};
+
+struct Candidate {
+  NodeId node = 0;
+  std::vector<models::JobIndex> victims;  // most important first
+};
+
+class KubernetesPolicy final : public Policy {
+ public:
+  KubernetesPolicy(Config config, std::uint64_t seed)
+      : cfg_(std::move(config)),
+        tie_rng_(seed, "kubernetes/tie_break"),
+        offset_rng_(seed, "kubernetes/preemption_offset") {}
+
+  std::string_view name() const override { return "kubernetes"; }
+
+  void on_submit(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    admit(view, j, view.now());
+  }
+
+  void on_requeue(const ClusterView& view, JobIndex j) override {
+    // The evicted pod is deleted; its controller creates a new one, admitted like any other.
+    ensure(view);
+    pods_[j] = Pod{};
+    admit(view, j, view.now());
+  }
+
+  void on_release(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    Pod& p = pods_[j];
+    if (p.where == Where::Running) {
+      const Job& job = view.workload().jobs[j];
+      NodeUsage& u = usage_[p.node];
+      u.gpus -= job.gpus;
+      u.cpu_milli -= std::int64_t{job.cpus} * 1000;
+      u.memory_mib -= job.memory_mib;
+      u.nonzero_cpu_milli -= pod_nonzero_cpu(job);
+      u.nonzero_memory_mib -= pod_nonzero_memory(job);
+      --running_;
+      p.where = Where::None;
+      p.node = kNoNode;
+    }
+    unadmit(view, j);
+    // A deleted pod is a cluster event: MoveAllToActiveOrBackoffQueue.
+    const Tick now = view.now();
+    while (!unschedulable_.empty()) {
+      const JobIndex k = unschedulable_.begin()->second;
+      unschedulable_.erase(unschedulable_.begin());
+      to_active_or_backoff(k, now);
+    }
+  }
+
+  void on_end(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    leave_queue(j);
+    clear_nomination(j);
+    unadmit(view, j);
+    pods_[j].where = Where::Done;
+  }
+
+  void schedule(Session& s) override {
+    ensure(s);
+    const Tick now = s.now();
+    const auto& jobs = s.workload().jobs;
+    // Controllers create the pods that quota refused again.
+    while (!quota_wait_.empty() && quota_wait_.begin()->first <= now) {
+      const JobIndex j = quota_wait_.begin()->second;
+      quota_wait_.erase(quota_wait_.begin());
+      pods_[j].where = Where::None;
+      admit(s, j, now);
+    }
+    for (JobIndex j : quota_reasons_) {
+      if (pods_[j].quota_reason_due && s.state(j) == JobState::Pending) {
+        s.pending_reason(j, pods_[j].where == Where::QuotaNever
+                                ? "quota: requests more GPUs than its namespace's whole quota; never admitted"
+                                : "quota: rejected at admission, retrying");
+      }
+      pods_[j].quota_reason_due = false;
+    }
+    quota_reasons_.clear();
+    // flushBackoffQCompleted and flushUnschedulablePodsLeftover.
+    while (!backoff_.empty() && backoff_.begin()->first <= now) {
+      const JobIndex j = backoff_.begin()->second;
+      backoff_.erase(backoff_.begin());
+      push_active(j);
+    }
+    while (!unschedulable_.empty() && unschedulable_.begin()->first + cfg_.max_in_unschedulable <= now) {
+      const JobIndex j = unschedulable_.begin()->second;
+      unschedulable_.erase(unschedulable_.begin());
+      to_active_or_backoff(j, now);
+    }
+    // One scheduling cycle per pod, best first; a failing pod does not block the others.
+    while (!active_.empty()) {
+      const JobIndex j = std::get<2>(*active_.begin());
+      active_.erase(active_.begin());
+      pods_[j].where = Where::None;
+      if (s.state(j) != JobState::Pending) continue;
+      ++pods_[j].attempts;
+      schedule_one(s, j, jobs[j]);
+    }
+    // Timers for what is waiting; none when nothing is.
+    if (!backoff_.empty()) s.wake_at(backoff_.begin()->first);
+    if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
+    // The 5-minute flush can only matter while something may still change, and only for pods
+    // that fit some node.
+    if (running_ > 0 || !backoff_.empty() || !quota_wait_.empty()) {
+      for (const auto& [since, j] : unschedulable_) {
+        if (pods_[j].fits_somewhere != 1) continue;
+        s.wake_at(since + cfg_.max_in_unschedulable);
+        break;
+      }
+    }
+  }
+
+ private:
+  void ensure(const ClusterView& view) {
+    jobs_ = &view.workload().jobs;
+    if (!pods_.empty() || view.workload().jobs.empty()) return;
+    pods_.resize(view.workload().jobs.size());
+    const std::size_t nodes = view.cluster().nodes().size();
+    usage_.resize(nodes);
+    nominated_.resize(nodes);
+    const auto& tenants = view.workload().tenants;
+    quota_.assign(tenants.size(), -1);
+    quota_used_.assign(tenants.size(), 0);
+    for (const auto& [name, limit] : cfg_.quota_gpu)
+      if (auto t = tenants.find(name)) quota_[*t] = limit;
+  }
+
+  // ResourceQuota admission: the pod enters the active queue, or its controller retries later.
+  void admit(const ClusterView& view, JobIndex j, Tick now) {
+    const Job& job = view.workload().jobs[j];
+    Pod& p = pods_[j];
+    const std::int64_t limit = job.tenant < quota_.size() ? quota_[job.tenant] : -1;
+    if (limit >= 0 && quota_used_[job.tenant] + job.gpus > limit) {
+      p.quota_reason_due = true;
+      quota_reasons_.push_back(j);
+      if (job.gpus > limit) {
+        p.where = Where::QuotaNever;
+        return;
+      }
+      p.where = Where::QuotaWait;
+      p.retry_at = now + cfg_.quota_retry;
+      quota_wait_.emplace(p.retry_at, j);
+      return;
+    }
+    if (limit >= 0) {
+      quota_used_[job.tenant] += job.gpus;
+      p.admitted = true;
+    }
+    p.timestamp = now;
+    push_active(j);
+  }
+
+  void unadmit(const ClusterView& view, JobIndex j) {
+    Pod& p = pods_[j];
+    if (!p.admitted) return;
+    quota_used_[view.workload().jobs[j].tenant] -= view.workload().jobs[j].gpus;
+    p.admitted = false;
+  }
+
+  void push_active(JobIndex j) {
+    pods_[j].where = Where::Active;
+    active_.emplace(-static_cast<std::int64_t>(priority(j)), pods_[j].timestamp, j);
+  }
+
+  void to_active_or_backoff(JobIndex j, Tick now) {
+    Pod& p = pods_[j];
+    if (p.backoff_until > now) {
+      p.where = Where::Backoff;
+      backoff_.emplace(p.backoff_until, j);
+    } else {
+      push_active(j);
+    }
+  }
+
+  void leave_queue(JobIndex j) {
+    Pod& p = pods_[j];
+    switch (p.where) {
+      case Where::Active: active_.erase({-static_cast<std::int64_t>(priority(j)), p.timestamp, j}); break;
+      case Where::Backoff: backoff_.erase({p.backoff_until, j}); break;
+      case Where::Unschedulable: unschedulable_.erase({p.unschedulable_since, j}); break;
+      case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
+      default: break;
+    }
+  }
+
+  std::int32_t priority(JobIndex j) const { return (*jobs_)[j].priority; }
+
+  Tick backoff_duration(int attempts) const {
+    Tick d = cfg_.initial_backoff;
+    for (int i = 1; i < attempts; ++i) {
+      if (d > cfg_.max_backoff - d) return cfg_.max_backoff;
+      d += d;
+    }
+    return std::min(d, cfg_.max_backoff);
+  }
+
+  void fail(JobIndex j, Tick now) {
+    Pod& p = pods_[j];
+    p.timestamp = now;  // AddUnschedulableIfNotPresent refreshes the timestamp
+    p.backoff_until = now + backoff_duration(p.attempts);
+    p.unschedulable_since = now;
+    p.where = Where::Unschedulable;
+    unschedulable_.emplace(now, j);
+  }
+
+  // Resources of higher-or-equal priority pods (other than `self`) nominated to `node`.
+  Amount reserved(NodeId node, std::int32_t prio, JobIndex self) const {
+    Amount a;
+    for (JobIndex k : nominated_[node]) {
+      if (k == self || priority(k) < prio) continue;
+      const Job& job = (*jobs_)[k];
+      a.gpus += job.gpus;
+      a.cpus += job.cpus;
+      a.memory_mib += job.memory_mib;
+    }
+    return a;
+  }
+
+  static bool covers(const models::Node& n, const Amount& free, const Job& job) {
+    return free.gpus >= job.gpus && (n.cpus <= 0 || free.cpus >= job.cpus) &&
+           (n.memory_mib <= 0 || free.memory_mib >= job.memory_mib);
+  }
+
+  // A filter failure that preemption cannot resolve (UnschedulableAndUnresolvable).
+  bool unresolvable(const ClusterView& view, NodeId id, const Job& job) const {
+    const models::Node& n = view.cluster().node(id);
+    return !n.up || !pool_eligible(view.cluster(), n.pool, job, view.workload());
+  }
+
+  bool fits(const ClusterView& view, NodeId id, const Job& job, JobIndex self) const {
+    if (unresolvable(view, id, job)) return false;
+    const models::Node& n = view.cluster().node(id);
+    const Amount r = reserved(id, job.priority, self);
+    return covers(n, {n.free_gpus - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib}, job);
+  }
+
+  std::int64_t total_score(const ClusterView& view, NodeId id, const Job& job) const {
+    const NodeScores sc = score_node(cfg_.scoring, view.cluster().node(id), usage_[id], job);
+    return cfg_.fit_weight * sc.fit + cfg_.balanced_weight * sc.balanced;
+  }
+
+  // Filter + score over every node; the chosen node or kNoNode.
+  NodeId select_host(const ClusterView& view, const Job& job, JobIndex self) {
+    const std::size_t n = view.cluster().nodes().size();
+    scores_.assign(n, -1);
+    auto eval = [&](std::size_t i) {
+      const auto id = static_cast<NodeId>(i);
+      if (fits(view, id, job, self)) scores_[i] = total_score(view, id, job);
+    };
+    if (n >= kParallelScoreNodes) {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) eval(i);
+      });
+    } else {
+      for (std::size_t i = 0; i < n; ++i) eval(i);
+    }
+    NodeId best = kNoNode;
+    std::int64_t best_score = -1;
+    std::uint64_t ties = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t sc = scores_[i];
+      if (sc < 0 || sc < best_score) continue;
+      if (sc > best_score) {
+        best_score = sc;
+        best = static_cast<NodeId>(i);
+        ties = 1;
+      } else if (cfg_.seeded_tie_break && tie_rng_.below(++ties) == 0) {
+        best = static_cast<NodeId>(i);  // reservoir sampling, as selectHost
+      }
+    }
+    return best;
+  }
+
+  void bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason) {
+    const models::Placement placement{models::Slice{node, job.gpus, job.cpus, job.memory_mib}};
+    const std::string why = s.start(j, placement, reason);
+    HEADROOM_ASSERT(why.empty(), "kubernetes produced an invalid placement: " + why);
+    clear_nomination(j);
+    Pod& p = pods_[j];
+    p.where = Where::Running;
+    p.node = node;
+    NodeUsage& u = usage_[node];
+    u.gpus += job.gpus;
+    u.cpu_milli += std::int64_t{job.cpus} * 1000;
+    u.memory_mib += job.memory_mib;
+    u.nonzero_cpu_milli += pod_nonzero_cpu(job);
+    u.nonzero_memory_mib += pod_nonzero_memory(job);
+    ++running_;
+  }
+
+  void set_nomination(JobIndex j, NodeId node) {
+    clear_nomination(j);
+    pods_[j].nominated = node;
+    nominated_[node].push_back(j);
+  }
+
+  void clear_nomination(JobIndex j) {
+    Pod& p = pods_[j];
+    if (p.nominated == kNoNode) return;
+    auto& v = nominated_[p.nominated];
+    v.erase(std::find(v.begin(), v.end(), j));
+    p.nominated = kNoNode;
+  }
+
+  // Whether the pod fits some eligible node's allocatable at all (node capacities are fixed). A
+  // pod that does not can neither bind nor preempt, so its cycles are cut short; the outcome is
+  // the same failure.
+  bool fits_somewhere(const ClusterView& view, JobIndex j, const Job& job) {
+    Pod& p = pods_[j];
+    if (p.fits_somewhere < 0) {
+      p.fits_somewhere = 0;
+      for (NodeId id = 0; id < view.cluster().nodes().size() && p.fits_somewhere == 0; ++id) {
+        const models::Node& n = view.cluster().node(id);
+        if (pool_eligible(view.cluster(), n.pool, job, view.workload()) &&
+            covers(n, {n.gpus, n.cpus, n.memory_mib}, job))
+          p.fits_somewhere = 1;
+      }
+    }
+    return p.fits_somewhere == 1;
+  }
+
+  void schedule_one(Session& s, JobIndex j, const Job& job) {
+    Pod& p = pods_[j];
+    if (!fits_somewhere(s, j, job)) {
+      fail(j, s.now());
+      s.pending_reason(j, "unschedulable: larger than every node (no gang scheduling); stays Pending");
+      return;
+    }
+    if (p.nominated != kNoNode && fits(s, p.nominated, job, j)) {
+      bind(s, j, job, p.nominated, "kubernetes: bound to its nominated node");
+      return;
+    }
+    if (const NodeId node = select_host(s, job, j); node != kNoNode) {
+      bind(s, j, job, node, "kubernetes: highest-scoring feasible node");
+      return;
+    }
+    const bool nominated = preempt(s, j, job);
+    fail(j, s.now());
+    if (nominated) {
+      s.pending_reason(j, "preemption: nominated to node " + std::to_string(pods_[j].nominated) +
+                              ", waiting for its victims to terminate");
+    } else if (p.nominated != kNoNode) {
+      s.pending_reason(
+          j, "unschedulable: waiting for a terminating pod on its nominated node " + std::to_string(p.nominated));
+    } else {
+      s.pending_reason(j, "unschedulable: no node has enough free nvidia.com/gpu, cpu or memory");
+    }
+  }
+
+  // SelectVictimsOnNode.
+  std::optional<Candidate> select_victims(const ClusterView& view, JobIndex j, const Job& job, NodeId id) const {
+    const models::Node& n = view.cluster().node(id);
+    const Amount r = reserved(id, job.priority, j);
+    Amount free{n.free_gpus - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib};
+    std::vector<JobIndex> potential;
+    for (JobIndex k : view.jobs_on_node(id)) {
+      if (priority(k) >= job.priority) continue;
+      potential.push_back(k);
+      const Job& kj = (*jobs_)[k];
+      free.gpus += kj.gpus;
+      free.cpus += kj.cpus;
+      free.memory_mib += kj.memory_mib;
+    }
+    if (!covers(n, free, job)) return std::nullopt;
+    std::sort(potential.begin(), potential.end(), [&](JobIndex a, JobIndex b) {
+      if (priority(a) != priority(b)) return priority(a) > priority(b);
+      if (view.run_start(a) != view.run_start(b)) return view.run_start(a) < view.run_start(b);
+      return a < b;
+    });
+    Candidate c{id, {}};
+    for (JobIndex k : potential) {
+      const Job& kj = (*jobs_)[k];
+      const Amount back{free.gpus - kj.gpus, free.cpus - kj.cpus, free.memory_mib - kj.memory_mib};
+      if (covers(n, back, job)) {
+        free = back;  // reprieved
+      } else {
+        c.victims.push_back(k);
+      }
+    }
+    return c;
+  }
+
+  // DefaultPreemption's PostFilter. True when the pod was nominated to a node.
+  bool preempt(Session& s, JobIndex j, const Job& job) {
+    Pod& p = pods_[j];
+    if (job.preempt_never) return false;
+    if (p.nominated != kNoNode && !unresolvable(s, p.nominated, job)) {
+      for (JobIndex k : s.jobs_on_node(p.nominated))
+        if (priority(k) < job.priority && s.terminating(k)) return false;  // keeps its nomination
+    }
+    std::vector<NodeId> potential;
+    for (NodeId id = 0; id < s.cluster().nodes().size(); ++id)
+      if (!unresolvable(s, id, job)) potential.push_back(id);
+    std::vector<Candidate> candidates;
+    if (!potential.empty()) {
+      const std::size_t n = potential.size();
+      const std::size_t want = std::min(n, std::max<std::size_t>(n * 10 / 100, 100));
+      const std::size_t offset = cfg_.seeded_tie_break ? offset_rng_.below(n) : 0;
+      for (std::size_t i = 0; i < n && candidates.size() < want; ++i)
+        if (auto c = select_victims(s, j, job, potential[(offset + i) % n])) candidates.push_back(std::move(*c));
+    }
+    if (candidates.empty()) {
+      clear_nomination(j);
+      return false;
+    }
+    const Candidate& chosen = pick_one(s, candidates);
+    for (JobIndex v : chosen.victims) {
+      if (s.terminating(v)) continue;
+      const std::string why = s.preempt(v, PreemptMode::Requeue, cfg_.termination_grace_period, j,
+                                        "kubernetes: preempted by a higher-priority pod (DefaultPreemption)");
+      HEADROOM_ASSERT(why.empty(), "kubernetes preemption refused: " + why);
+    }
+    // Lower-priority pods nominated to the node lose their nomination.
+    const std::vector<JobIndex> others = nominated_[chosen.node];
+    for (JobIndex k : others)
+      if (k != j && priority(k) < job.priority) clear_nomination(k);
+    set_nomination(j, chosen.node);
+    return true;
+  }
+
+  // pickOneNodeForPreemption without PDBs.
+  const Candidate& pick_one(const ClusterView& view, const std::vector<Candidate>& cs) const {
+    struct Key {
+      std::int64_t highest, sum, count, earliest;
+    };
+    auto key = [&](const Candidate& c) {
+      Key k{std::numeric_limits<std::int64_t>::min(), 0, static_cast<std::int64_t>(c.victims.size()),
+            std::numeric_limits<std::int64_t>::max()};
+      if (c.victims.empty()) return k;
+      k.highest = priority(c.victims.front());
+      for (JobIndex v : c.victims) {
+        k.sum += std::int64_t{priority(v)} + (std::int64_t{1} << 31);
+        if (priority(v) == k.highest) k.earliest = std::min(k.earliest, view.run_start(v));
+      }
+      return k;
+    };
+    std::size_t best = 0;
+    Key bk = key(cs[0]);
+    for (std::size_t i = 1; i < cs.size(); ++i) {
+      const Key k = key(cs[i]);
+      if (std::tie(k.highest, k.sum, k.count) < std::tie(bk.highest, bk.sum, bk.count) ||
+          (std::tie(k.highest, k.sum, k.count) == std::tie(bk.highest, bk.sum, bk.count) && k.earliest > bk.earliest)) {
+        best = i;
+        bk = k;
+      }
+    }
+    return cs[best];
+  }
+
+  Config cfg_;
+  sim::RngStream tie_rng_, offset_rng_;
+  const std::vector<Job>* jobs_ = nullptr;
+  std::vector<Pod> pods_;
+  std::vector<NodeUsage> usage_;
+  std::vector<std::vector<JobIndex>> nominated_;
+  std::vector<std::int64_t> quota_, quota_used_;
+  std::vector<JobIndex> quota_reasons_;
+  std::vector<std::int64_t> scores_;
+  std::int64_t running_ = 0;
+  std::set<std::tuple<std::int64_t, Tick, JobIndex>> active_;  // (-priority, timestamp, index)
+  std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
+};
+
+}  // namespace
+
+NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node, const NodeUsage& usage,
+                      const models::Job& pod) {
+  return {fit_score(strategy, node, usage, pod), balanced_score(node, usage, pod)};
+}
+
+const std::vector<std::string>& param_keys() {
+  static const std::vector<std::string> kKeys = {"scoringStrategy.type",
+                                                 "scoringStrategy.resources.gpu",
+                                                 "scoringStrategy.resources.cpu",
+                                                 "scoringStrategy.resources.memory",
+                                                 "scoringStrategy.shape",
+                                                 "weights.NodeResourcesFit",
+                                                 "weights.NodeResourcesBalancedAllocation",
+                                                 "termination_grace_period",
+                                                 "podInitialBackoffSeconds",
+                                                 "podMaxBackoffSeconds",
+                                                 "podMaxInUnschedulablePodsDuration",
+                                                 "tie_break",
+                                                 "quota.<tenant>.gpu",
+                                                 "quota_retry"};
+  return kKeys;
+}
+
+void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
+  Config c;
+  for (auto& e : parse_into(params, c)) errors.push_back(std::move(e));
+}
+
+Config parse_config(const PolicyParams& params) {
+  Config c;
+  auto errors = parse_into(params, c);
+  if (!errors.empty()) throw errors.front();
+  return c;
+}
+
+std::unique_ptr<Policy> make_policy(Config config, std::uint64_t seed) {
+  return std::make_unique<KubernetesPolicy>(std::move(config), seed);
+}
+
+std::unique_ptr<Policy> make_policy(const PolicyParams& params, std::uint64_t seed) {
+  return make_policy(parse_config(params), seed);
+}
+
+}  // namespace headroom::policies::k8s

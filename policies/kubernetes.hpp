@@ -1,0 +1,126 @@
+#pragma once
+
+// The default kube-scheduler profile with the NVIDIA device plugin in whole-GPU mode
+// (docs POLICIES.md section 1). One headroom job is one pod; its requests are job.gpus
+// nvidia.com/gpu, job.cpus cores and job.memory_mib MiB. There is no gang scheduling: a pod
+// larger than every node stays Pending, as in Kubernetes (the engine ends it as Unfinished once
+// nothing else can happen); it is never rejected.
+//
+// Rules modelled, with their sources in kubernetes/kubernetes:
+//  - Queue (pkg/scheduler/internal/queue/scheduling_queue.go, queuesort/priority_sort.go): the
+//    active queue orders by priority (higher first), then queue-entry time, then job index. No
+//    head-of-line blocking: every active pod is tried in one engine pass. A pod that fails goes to
+//    the unschedulable pool with a backoff of podInitialBackoffSeconds doubling per attempt up to
+//    podMaxBackoffSeconds, counted from the failure; its queue timestamp becomes the failure time.
+//    A pod release (a cluster event) moves every unschedulable pod to the backoff queue (backoff
+//    not over) or the active queue; so does podMaxInUnschedulablePodsDuration (5 min) in the
+//    pool. Backoff expiry and the 5-minute flush are exact times here (kube-scheduler checks them
+//    every 1 s and 30 s).
+//  - Filter NodeResourcesFit: free resources minus those of higher-or-equal priority pods
+//    nominated to the node must cover the request; cpu and memory only where the node models them
+//    (cpus > 0, memory_mib > 0). Nodes that are down, or of another GPU type than the job asks
+//    for (a node selector), are excluded and are not preemption candidates.
+//  - Score (noderesources/least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go,
+//    balanced_allocation.go, resource_allocation.go): NodeResourcesFit (weight 1) with the
+//    configured strategy over its resources (default LeastAllocated over cpu and memory, weight 1
+//    each: GPUs play no part by default) plus NodeResourcesBalancedAllocation (weight 1, cpu and
+//    memory). Integer arithmetic as the reference; a node resource that is not modelled is left
+//    out; cpu/memory requests of 0 count as 100 mCPU / 200 MiB in NodeResourcesFit scoring; a pod
+//    requesting no cpu and no memory skips BalancedAllocation. Highest total wins; ties go to the
+//    lowest node index, or to a seeded reservoir sample (tie_break: seeded). Every node is scored
+//    (percentageOfNodesToScore is not modelled).
+//  - Preemption (framework/preemption/preemption.go, defaultpreemption/default_preemption.go):
+//    eligibility (preemptionPolicy Never; a lower-priority pod still terminating on the pod's
+//    nominated node), candidate nodes (at least max(10 %, 100) from an offset: 0, or seeded),
+//    SelectVictimsOnNode with reprieve in (higher priority, earlier start) order, node choice by
+//    (lowest highest-priority victim, smallest sum of (priority + 2^31) over victims, fewest
+//    victims, latest earliest-start among the highest-priority victims, first candidate). No PDBs.
+//    Victims are requeued after termination_grace_period; the preemptor is nominated to the node,
+//    binds there once the resources are free, and lower-priority pods nominated there lose their
+//    nomination.
+//  - ResourceQuota (quota.<tenant>.gpu = requests.nvidia.com/gpu of the namespace = tenant): a
+//    pod that would push its namespace over quota is refused at admission and never enters the
+//    scheduling queue; its controller creates it again every quota_retry (constant, default 10 s;
+//    real controllers back off, which this does not model). In headroom the job therefore stays
+//    Pending (never Rejected), with the pending reason "quota: rejected at admission, retrying",
+//    and runs once quota frees. Admitted pods (pending or running) count against the quota until
+//    they end or are evicted; an evicted pod is admitted again like a new one. A pod asking for
+//    more than the whole quota is never retried.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "models/job.hpp"
+#include "policies/api.hpp"
+
+namespace headroom::policies::k8s {
+
+enum class ScoringType : std::uint8_t { LeastAllocated, MostAllocated, RequestedToCapacityRatio };
+
+// One point of a RequestedToCapacityRatio shape: utilization 0..100, score 0..10 (scaled by 10
+// to the 0..100 node score, as MaxCustomPriorityScore is 10).
+struct ShapePoint {
+  std::int64_t utilization = 0;
+  std::int64_t score = 0;
+};
+
+// NodeResourcesFit's scoringStrategy. A weight of 0 leaves the resource out.
+struct ScoringStrategy {
+  ScoringType type = ScoringType::LeastAllocated;
+  std::int64_t gpu_weight = 0;
+  std::int64_t cpu_weight = 1;
+  std::int64_t memory_weight = 1;
+  std::vector<ShapePoint> shape;
+};
+
+inline constexpr std::int64_t kDefaultMilliCpuRequest = 100;   // schedutil.DefaultMilliCPURequest
+inline constexpr std::int64_t kDefaultMemoryRequestMib = 200;  // schedutil.DefaultMemoryRequest
+
+// What the pods bound to a node request in sum: actual requests and, for cpu and memory, the
+// "non-zero" requests (0 counted as the defaults above) that NodeResourcesFit scores with.
+struct NodeUsage {
+  std::int64_t gpus = 0;
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_mib = 0;
+  std::int64_t nonzero_cpu_milli = 0;
+  std::int64_t nonzero_memory_mib = 0;
+};
+
+struct NodeScores {
+  std::int64_t fit = 0;       // NodeResourcesFit, 0..100
+  std::int64_t balanced = 0;  // NodeResourcesBalancedAllocation, 0..100
+};
+
+// The two resource score plugins for `pod` on a node of capacity `node` (its gpus, cpus,
+// memory_mib) already holding `usage`.
+NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node, const NodeUsage& usage,
+                      const models::Job& pod);
+
+struct Config {
+  ScoringStrategy scoring;
+  std::int64_t fit_weight = 1;       // weights.NodeResourcesFit
+  std::int64_t balanced_weight = 1;  // weights.NodeResourcesBalancedAllocation
+  Tick termination_grace_period = 30 * sim::kSecond;
+  Tick initial_backoff = 1 * sim::kSecond;
+  Tick max_backoff = 10 * sim::kSecond;
+  Tick max_in_unschedulable = 5 * sim::kMinute;
+  bool seeded_tie_break = false;
+  std::map<std::string, std::int64_t> quota_gpu;  // tenant name -> requests.nvidia.com/gpu
+  Tick quota_retry = 10 * sim::kSecond;
+};
+
+// Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).
+const std::vector<std::string>& param_keys();
+// Checks the values of known keys; appends one error per problem, located at the value.
+void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);
+// Builds the configuration; throws the first error check_params reports.
+Config parse_config(const PolicyParams& params);
+
+std::unique_ptr<Policy> make_policy(Config config, std::uint64_t seed);
+std::unique_ptr<Policy> make_policy(const PolicyParams& params, std::uint64_t seed);
+
+}  // namespace headroom::policies::k8s

@@ -1,0 +1,614 @@
+// The kubernetes policy: the acceptance scenarios K1-K5 of docs POLICIES.md section 1.8 with
+// their exact outcomes, the scheduling queue's backoff timing, no head-of-line blocking,
+// invariants over random workloads, and the policy block of a scenario file.
+#include "policies/kubernetes.hpp"
+
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include <array>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policies/registry.hpp"
+#include "scenarios/scenario.hpp"
+#include "scenarios/simulation.hpp"
+#include "sim/rng.hpp"
+#include "test_support.hpp"
+
+using namespace headroom;
+using models::JobIndex;
+using models::JobState;
+using sim::kSecond;
+namespace k8s = policies::k8s;
+namespace ht = headroom::testing;
+
+namespace {
+
+constexpr std::int64_t kGiB = 1024;  // in MiB
+
+models::ClusterSpec nodes(int count, int gpus, int cpus = 0, std::int64_t memory_gib = 0) {
+  models::ClusterSpec spec;
+  spec.pools.push_back({"pool", count, gpus, "A100", cpus, memory_gib});
+  return spec;
+}
+
+policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
+  policies::PolicyParams out;
+  int line = 1;
+  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
+  return out;
+}
+
+// One run of the kubernetes policy, kept alive for inspection.
+struct K8sRun {
+  K8sRun(models::Workload workload, models::ClusterSpec cluster, const policies::PolicyParams& p = {},
+         std::uint64_t seed = 1, models::SimObserver* observer = nullptr)
+      : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kubernetes", p, seed)) {
+    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, observer);
+    stats = sim->run();
+  }
+  double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
+  double end(JobIndex j) const { return sim::to_seconds(sim->job_end(j)); }
+  models::NodeId node(JobIndex j) const { return sim->job_placement(j).at(0).node; }
+  int preemptions(JobIndex j) const { return sim->job_preemptions(j); }
+  JobState state(JobIndex j) const { return sim->job_state(j); }
+
+  models::Workload w;
+  models::ClusterSpec c;
+  std::unique_ptr<policies::Policy> policy;
+  std::unique_ptr<scenarios::Simulation> sim;
+  scenarios::SimulationStats stats;
+};
+
+void set(models::Workload& w, JobIndex j, std::int32_t priority, std::int32_t cpus = 0, std::int64_t memory_mib = 0) {
+  w.jobs[j].priority = priority;
+  w.jobs[j].cpus = cpus;
+  w.jobs[j].memory_mib = memory_mib;
+}
+
+}  // namespace
+
+// --- K1 --------------------------------------------------------------------------------------
+
+TEST(KubernetesScore, LeastAllocatedScoresTheEmptyNode93AndTheUsedOne87) {
+  models::Node node;
+  node.gpus = 8;
+  node.cpus = 64;
+  node.memory_mib = 256 * kGiB;
+  models::Job pod;
+  pod.gpus = 1;
+  pod.cpus = 4;
+  pod.memory_mib = 16 * kGiB;
+  const k8s::NodeUsage empty;
+  const k8s::NodeUsage used{1, 4000, 16 * kGiB, 4000, 16 * kGiB};
+  const k8s::ScoringStrategy least;
+  EXPECT_EQ(k8s::score_node(least, node, empty, pod).fit, 93);  // (60000*100/64000 + 240*100/256) / 2
+  EXPECT_EQ(k8s::score_node(least, node, used, pod).fit, 87);
+  EXPECT_EQ(k8s::score_node(least, node, empty, pod).balanced, 100);
+  EXPECT_EQ(k8s::score_node(least, node, used, pod).balanced, 100);
+
+  k8s::ScoringStrategy most;
+  most.type = k8s::ScoringType::MostAllocated;
+  most.gpu_weight = 3;
+  EXPECT_EQ(k8s::score_node(most, node, empty, pod).fit, 9);  // (12*3 + 6 + 6) / 5
+  EXPECT_EQ(k8s::score_node(most, node, used, pod).fit, 19);  // (25*3 + 12 + 12) / 5
+
+  // GPUs play no part by default: a node with its GPUs taken scores like an empty one.
+  const k8s::NodeUsage gpus_taken{7, 0, 0, 0, 0};
+  EXPECT_EQ(k8s::score_node(least, node, gpus_taken, pod).fit, 93);
+  // Requests of 0 count as 100 mCPU / 200 MiB; a pod with no cpu/memory request skips balance.
+  models::Job best_effort;
+  best_effort.gpus = 1;
+  EXPECT_EQ(k8s::score_node(least, node, empty, best_effort).fit, 99);  // 63900*100/64000, 261944*100/262144
+  EXPECT_EQ(k8s::score_node(least, node, empty, best_effort).balanced, 0);
+  // Unmodelled node resources are left out; with none left the score is 0.
+  models::Node gpu_only;
+  gpu_only.gpus = 8;
+  EXPECT_EQ(k8s::score_node(least, gpu_only, empty, pod).fit, 0);
+  EXPECT_EQ(k8s::score_node(most, gpu_only, used, pod).fit, 25);  // only the GPU: 2*100/8
+  // Unequal fractions: cpu 0.5, memory 0.0625 -> std 0.21875 -> 78.
+  models::Job skewed = pod;
+  skewed.cpus = 32;
+  EXPECT_EQ(k8s::score_node(least, node, empty, skewed).balanced, 78);
+}
+
+TEST(KubernetesScore, RequestedToCapacityRatioFollowsTheShape) {
+  models::Node node;
+  node.gpus = 8;
+  models::Job pod;
+  pod.gpus = 2;
+  k8s::ScoringStrategy rtcr;
+  rtcr.type = k8s::ScoringType::RequestedToCapacityRatio;
+  rtcr.gpu_weight = 1;
+  rtcr.cpu_weight = rtcr.memory_weight = 0;
+  rtcr.shape = {{0, 0}, {100, 100}};  // "0:0,100:10", scores already scaled
+  EXPECT_EQ(k8s::score_node(rtcr, node, {}, pod).fit, 25);
+  EXPECT_EQ(k8s::score_node(rtcr, node, {4, 0, 0, 0, 0}, pod).fit, 75);
+  rtcr.shape = {{0, 100}, {100, 0}};  // spreading
+  EXPECT_EQ(k8s::score_node(rtcr, node, {}, pod).fit, 75);
+  EXPECT_EQ(k8s::score_node(rtcr, node, {6, 0, 0, 0, 0}, pod).fit, 0);
+}
+
+TEST(Kubernetes, K1DefaultScoringSpreadsGpuPodsAndStrandsTheWholeNodePod) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 200).job(2, 8, 50).build();
+  set(w, 0, 0, 4, 16 * kGiB);
+  set(w, 1, 0, 4, 16 * kGiB);
+  set(w, 2, 0, 8, 32 * kGiB);
+  const K8sRun r(w, nodes(2, 8, 64, 256));
+  EXPECT_EQ(r.node(0), 0u) << "a tie: the lowest node index";
+  EXPECT_EQ(r.node(1), 1u) << "LeastAllocated: 93 for the empty node against 87";
+  EXPECT_EQ(r.start(2), 100) << "P3 stays Pending until P1 frees node 0";
+  EXPECT_EQ(r.node(2), 0u);
+  EXPECT_EQ(r.state(2), JobState::Completed);
+}
+
+TEST(Kubernetes, K1MostAllocatedWithGpuWeight3BinPacksAndTheWholeNodePodRuns) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 200).job(2, 8, 50).build();
+  set(w, 0, 0, 4, 16 * kGiB);
+  set(w, 1, 0, 4, 16 * kGiB);
+  set(w, 2, 0, 8, 32 * kGiB);
+  const K8sRun r(w, nodes(2, 8, 64, 256),
+                 params({{"scoringStrategy.type", "MostAllocated"},
+                         {"scoringStrategy.resources.gpu", "3"},
+                         {"scoringStrategy.resources.cpu", "1"},
+                         {"scoringStrategy.resources.memory", "1"}}));
+  EXPECT_EQ(r.node(0), 0u);
+  EXPECT_EQ(r.node(1), 0u) << "P2 joins P1";
+  EXPECT_EQ(r.start(2), 2);
+  EXPECT_EQ(r.node(2), 1u) << "P3 runs on the other node at once";
+}
+
+// --- K2 --------------------------------------------------------------------------------------
+
+TEST(Kubernetes, K2TheYoungerEqualPriorityPodIsTheOnlyVictim) {
+  auto w = ht::WorkloadBuilder().job(0, 4, 1000).job(10, 4, 1000).job(20, 4, 100).build();
+  set(w, 0, 100);   // A
+  set(w, 1, 100);   // B
+  set(w, 2, 1000);  // H
+  const K8sRun r(w, nodes(1, 8));
+  EXPECT_EQ(r.preemptions(0), 0) << "A is older, so reprieved";
+  EXPECT_EQ(r.preemptions(1), 1) << "B is the only victim";
+  EXPECT_EQ(r.start(2), 50) << "H binds once B's 30 s grace period is over";
+  EXPECT_EQ(r.end(0), 1000) << "A keeps running";
+  EXPECT_EQ(r.end(1), 150 + 1000) << "B, recreated at 50, runs again when H ends at 150";
+  EXPECT_EQ(r.state(1), JobState::Completed);
+
+  const K8sRun fast(w, nodes(1, 8), params({{"termination_grace_period", "5s"}}));
+  EXPECT_EQ(fast.start(2), 25);
+}
+
+TEST(Kubernetes, NominatedNodeIsReservedForThePreemptor) {
+  // Grace 0: B goes at once, but H is still in backoff (1 s); C, of B's priority, must not take
+  // the room H was nominated for; B (recreated at 20) queues before C (20.5).
+  auto w = ht::WorkloadBuilder().job(0, 4, 1000).job(10, 4, 1000).job(20, 4, 100).job(20.5, 4, 10).build();
+  set(w, 0, 100);
+  set(w, 1, 100);
+  set(w, 2, 1000);
+  set(w, 3, 100);
+  const K8sRun r(w, nodes(1, 8), params({{"termination_grace_period", "0s"}}));
+  EXPECT_EQ(r.start(2), 21) << "binds when its backoff ends";
+  EXPECT_EQ(r.sim->job_placement(1).at(0).node, 0u);
+  EXPECT_EQ(r.end(1), 121 + 1000) << "B restarts when H ends";
+  EXPECT_EQ(r.start(3), 1000) << "C waits for A";
+}
+
+// --- K3 / K4 ---------------------------------------------------------------------------------
+
+TEST(Kubernetes, K3EvictsOnTheNodeWithTheLowestHighestPriorityVictim) {
+  // L1 first: the priority queue would otherwise place L2 first.
+  auto w = ht::WorkloadBuilder().job(0, 4, 1000).job(1, 4, 1000).job(20, 4, 100).build();
+  set(w, 0, 10);   // L1
+  set(w, 1, 50);   // L2
+  set(w, 2, 100);  // H
+  const K8sRun r(w, nodes(2, 4));
+  EXPECT_EQ(r.node(1), 1u);
+  EXPECT_EQ(r.preemptions(0), 1) << "L1 is preempted";
+  EXPECT_EQ(r.preemptions(1), 0) << "L2 is untouched";
+  EXPECT_EQ(r.start(2), 50);
+  EXPECT_EQ(r.node(2), 0u);
+  EXPECT_EQ(r.end(1), 1001);
+  EXPECT_EQ(r.end(0), 150 + 1000);
+}
+
+TEST(Kubernetes, K4PreemptionPolicyNeverEvictsNobodyAndPriorityOrdersTheQueue) {
+  auto w = ht::WorkloadBuilder().job(0, 4, 200).job(1, 4, 100).job(5, 4, 10).job(10, 4, 1000).build();
+  set(w, 0, 10);   // L1
+  set(w, 1, 50);   // L2
+  set(w, 2, 10);   // L3, queued before H
+  set(w, 3, 100);  // H
+  w.jobs[3].preempt_never = true;
+  const K8sRun r(w, nodes(2, 4));
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(r.preemptions(j), 0);
+  EXPECT_EQ(r.start(3), 101) << "H binds when L2 finishes";
+  EXPECT_EQ(r.node(3), 1u);
+  EXPECT_EQ(r.start(2), 200) << "L3 waits for L1 although it was queued first";
+
+  // Without Never, H preempts L1 at once.
+  w.jobs[3].preempt_never = false;
+  const K8sRun p(w, nodes(2, 4));
+  EXPECT_EQ(p.preemptions(0), 1);
+  EXPECT_EQ(p.start(3), 40);
+}
+
+// --- K5 --------------------------------------------------------------------------------------
+
+TEST(Kubernetes, K5QuotaRejectsAtAdmissionAndTheControllerRetries) {
+  auto w = ht::WorkloadBuilder().job(0, 4, 100, "team").job(5, 1, 10, "team").job(6, 4, 50, "other").build();
+  const K8sRun r(w, nodes(1, 8), params({{"quota.team.gpu", "4"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(2), 6) << "other namespaces are not limited";
+  // Refused at 5, created again every 10 s: 15, ..., 95 still over quota; 105 admitted.
+  EXPECT_EQ(r.start(1), 105);
+  EXPECT_EQ(r.state(1), JobState::Completed) << "pending while refused, never Rejected";
+
+  const K8sRun slow(w, nodes(1, 8), params({{"quota.team.gpu", "4"}, {"quota_retry", "30s"}}));
+  EXPECT_EQ(slow.start(1), 125);
+
+  // A pod larger than the whole quota is never admitted; it ends Unfinished, not Rejected.
+  const K8sRun never(w, nodes(1, 8), params({{"quota.team.gpu", "0"}}));
+  EXPECT_EQ(never.state(0), JobState::Unfinished);
+  EXPECT_EQ(never.state(1), JobState::Unfinished);
+  EXPECT_EQ(never.start(2), 6);
+}
+
+// --- queue -----------------------------------------------------------------------------------
+
+namespace {
+// F holds the whole 8-GPU node for `f_runtime`; X (1 GPU) arrives at 10. With `churn`, 0-GPU
+// pods start and end every 0.5 s until `churn_until`, so each of X's failures is followed by a
+// cluster event that moves it to the backoff queue.
+models::Workload backoff_workload(double f_runtime, bool churn, double churn_until) {
+  ht::WorkloadBuilder b;
+  b.job(0, 8, f_runtime).job(10, 1, 10);
+  if (churn)
+    for (double t = 10.25; t < churn_until; t += 0.5) b.job(t, 0, 0.1);
+  return b.build();
+}
+}  // namespace
+
+TEST(KubernetesQueue, BackoffDoublesFromOneToTenSeconds) {
+  // X fails at 10, 11, 13, 17 (backoff 1, 2, 4, 8 s) and would next try at 25.
+  EXPECT_EQ(K8sRun(backoff_workload(20, true, 20), nodes(1, 8)).start(1), 25);
+  // ... then 35 and 45 (capped at 10 s).
+  EXPECT_EQ(K8sRun(backoff_workload(40, true, 40), nodes(1, 8)).start(1), 45);
+  // podInitialBackoffSeconds 2, podMaxBackoffSeconds 4: tries at 10, 12, 16, 20.
+  EXPECT_EQ(K8sRun(backoff_workload(19, true, 19), nodes(1, 8),
+                   params({{"podInitialBackoffSeconds", "2"}, {"podMaxBackoffSeconds", "4"}}))
+                .start(1),
+            20);
+  // Without cluster events X waits in the unschedulable pool; F's end moves it straight back.
+  EXPECT_EQ(K8sRun(backoff_workload(20, false, 0), nodes(1, 8)).start(1), 20);
+}
+
+namespace {
+// Forwards to the kubernetes policy and records when it is asked to schedule.
+class RecordingPolicy final : public policies::Policy {
+ public:
+  explicit RecordingPolicy(std::unique_ptr<policies::Policy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  void on_submit(const policies::ClusterView& v, JobIndex j) override { inner_->on_submit(v, j); }
+  void on_end(const policies::ClusterView& v, JobIndex j) override { inner_->on_end(v, j); }
+  void on_requeue(const policies::ClusterView& v, JobIndex j) override { inner_->on_requeue(v, j); }
+  void on_release(const policies::ClusterView& v, JobIndex j) override { inner_->on_release(v, j); }
+  void schedule(policies::Session& s) override {
+    passes.push_back(sim::to_seconds(s.now()));
+    inner_->schedule(s);
+  }
+  std::vector<double> passes;
+
+ private:
+  std::unique_ptr<policies::Policy> inner_;
+};
+}  // namespace
+
+TEST(KubernetesQueue, UnschedulablePodsAreRetriedEveryFiveMinutesWithoutEvents) {
+  // X fails at 10; with no cluster event until F ends at 1000 it is retried when it has been in
+  // the unschedulable pool for 5 minutes: 310, 610, 910. The timer asked for at 910 still fires
+  // at 1210 (a wake cannot be withdrawn) and finds nothing to do; nothing else wakes the policy.
+  const auto w = backoff_workload(1000, false, 0);
+  const auto c = nodes(1, 8);
+  RecordingPolicy p(policies::make_policy("kubernetes", {}, 1));
+  scenarios::Simulation sim(w, c, p, nullptr);
+  sim.run();
+  EXPECT_EQ(p.passes, (std::vector<double>{0, 10, 310, 610, 910, 1000, 1010, 1210}));
+  EXPECT_EQ(sim.job_start(1), 1000 * kSecond);
+
+  RecordingPolicy q(policies::make_policy("kubernetes", params({{"podMaxInUnschedulablePodsDuration", "10m"}}), 1));
+  scenarios::Simulation sim2(w, c, q, nullptr);
+  sim2.run();
+  EXPECT_EQ(q.passes, (std::vector<double>{0, 10, 610, 1000, 1010, 1210}));
+}
+
+TEST(KubernetesQueue, NoHeadOfLineBlocking) {
+  const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(1, 8, 10).job(2, 2, 10).build();
+  const K8sRun r(w, nodes(1, 8));
+  EXPECT_EQ(r.start(2), 2) << "the small pod passes the big one that does not fit";
+  EXPECT_EQ(r.start(1), 100);
+}
+
+TEST(KubernetesQueue, PodLargerThanEveryNodeStaysPendingAndIsNeverRejected) {
+  auto w = ht::WorkloadBuilder().job(0, 2, 50).job(1, 16, 10).job(2, 2, 10).build();
+  set(w, 1, 1000);  // high priority, but no eviction can make it fit
+  const K8sRun r(w, nodes(2, 8));
+  EXPECT_EQ(r.state(1), JobState::Unfinished);
+  EXPECT_EQ(r.preemptions(0), 0);
+  EXPECT_EQ(r.start(2), 2);
+  EXPECT_EQ(r.end(0), 50);
+  EXPECT_LE(r.stats.end, 60 * kSecond) << "no timers for a pod that fits no node (the last sample is at 60 s)";
+}
+
+TEST(KubernetesQueue, CpuAndMemoryFilterWhereTheNodeModelsThem) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 10).job(2, 1, 10).build();
+  set(w, 0, 0, 60, 0);
+  set(w, 1, 0, 8, 0);           // 8 cores: only node 1 has them
+  set(w, 2, 0, 0, 300 * kGiB);  // more memory than any node: Pending
+  const K8sRun r(w, nodes(2, 8, 64, 256));
+  EXPECT_EQ(r.node(0), 0u);
+  EXPECT_EQ(r.node(1), 1u);
+  EXPECT_EQ(r.state(2), JobState::Unfinished);
+  // Where memory is not modelled, it does not filter.
+  const K8sRun unmodelled(w, nodes(2, 8, 64, 0));
+  EXPECT_EQ(unmodelled.start(2), 2);
+}
+
+TEST(KubernetesQueue, SeededTieBreakIsDeterministicAndSpreadsTies) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 40; ++i) b.job(i, 1, 1000);
+  const auto w = b.build();
+  const auto seeded = params({{"tie_break", "seeded"}});
+  // Nothing models cpu/memory, so every feasible node ties.
+  const K8sRun a(w, nodes(8, 8), seeded, 7), again(w, nodes(8, 8), seeded, 7), index(w, nodes(8, 8));
+  EXPECT_EQ(a.stats.fingerprint, again.stats.fingerprint);
+  bool differs = false;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(a.node(j), again.node(j));
+    differs = differs || a.node(j) != index.node(j);
+  }
+  EXPECT_TRUE(differs);
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(index.node(j), 0u) << "index order fills node 0 first";
+}
+
+// --- invariants ------------------------------------------------------------------------------
+
+namespace {
+
+class CapacityObserver : public models::SimObserver {
+ public:
+  CapacityObserver(const models::Workload& w, const models::ClusterSpec& c) : w_(w), ends(w.jobs.size(), 0) {
+    for (const auto& p : c.pools)
+      for (int i = 0; i < p.nodes; ++i) cap_.push_back({p.gpus_per_node, p.cpus_per_node, p.memory_gib * kGiB});
+    used_.assign(cap_.size(), {0, 0, 0});
+    where_.resize(w.jobs.size());
+    last_start.assign(w.jobs.size(), -1);
+  }
+  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view) override {
+    if (k != models::AuditKind::Finish && k != models::AuditKind::Requeue) return;
+    for (const auto& s : where_[j]) {
+      used_[s.node][0] -= s.gpus;
+      used_[s.node][1] -= s.cpus;
+      used_[s.node][2] -= s.memory_mib;
+    }
+    where_[j].clear();
+  }
+  void on_start(sim::Tick t, JobIndex j, const models::Placement& p) override {
+    EXPECT_TRUE(where_[j].empty()) << "job " << j << " started twice";
+    where_[j] = p;
+    last_start[j] = t;
+    for (const auto& s : p) {
+      auto& u = used_[s.node];
+      u[0] += s.gpus;
+      u[1] += s.cpus;
+      u[2] += s.memory_mib;
+      if (u[0] > cap_[s.node][0] || (cap_[s.node][1] > 0 && u[1] > cap_[s.node][1]) ||
+          (cap_[s.node][2] > 0 && u[2] > cap_[s.node][2]))
+        ++overcommits;
+    }
+  }
+  void on_end(sim::Tick, JobIndex j, JobState) override { ++ends[j]; }
+  void on_sample(const models::Sample&) override {}
+
+  const models::Workload& w_;
+  std::vector<std::array<std::int64_t, 3>> cap_, used_;
+  std::vector<models::Placement> where_;
+  std::vector<int> ends;
+  std::vector<sim::Tick> last_start;
+  int overcommits = 0;
+};
+
+models::Workload random_pods(std::uint64_t seed, int n) {
+  sim::RngStream rng(seed, "test/kubernetes");
+  ht::WorkloadBuilder b;
+  double t = 0;
+  static const int kGpus[] = {0, 1, 1, 1, 2, 4, 8, 3, 16};
+  for (int i = 0; i < n; ++i) {
+    t += std::floor(rng.exponential(1.0 / 20.0));
+    b.job(t, kGpus[rng.below(9)], std::floor(rng.lognormal(4.5, 1.2)), "tenant" + std::to_string(rng.below(3)));
+  }
+  auto w = b.build();
+  for (auto& j : w.jobs) {
+    j.priority = static_cast<std::int32_t>(rng.below(4)) * 100;
+    j.preempt_never = rng.bernoulli(0.1);
+    j.cpus = static_cast<std::int32_t>(rng.below(17));
+    j.memory_mib = static_cast<std::int64_t>(rng.below(65)) * kGiB;
+  }
+  return w;
+}
+
+}  // namespace
+
+class KubernetesProperties : public ::testing::TestWithParam<std::tuple<std::uint64_t, std::string>> {};
+
+TEST_P(KubernetesProperties, NoOvercommitEveryJobEndsOnceNothingRejected) {
+  const auto& [seed, strategy] = GetParam();
+  const auto w = random_pods(seed, 600);
+  const auto c = nodes(4, 8, 32, 128);
+  auto p = params({{"scoringStrategy.type", strategy},
+                   {"tie_break", seed % 2 == 0 ? "seeded" : "index"},
+                   {"termination_grace_period", std::to_string(seed * 7 % 40) + "s"},
+                   {"quota.tenant0.gpu", "8"}});
+  if (strategy == "RequestedToCapacityRatio") p["scoringStrategy.shape"] = {"0:0,50:8,100:10", "t.yaml", 9, 3};
+  CapacityObserver obs(w, c);
+  const K8sRun r(w, c, p, seed, &obs);
+  EXPECT_EQ(obs.overcommits, 0);
+  int preempted = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    const auto& job = w.jobs[j];
+    EXPECT_EQ(obs.ends[j], 1) << "job " << j;
+    const JobState s = r.state(j);
+    EXPECT_NE(s, JobState::Rejected);
+    preempted += r.preemptions(j) > 0;
+    const bool can_run = job.gpus <= 8 && job.cpus <= 32 && job.memory_mib <= 128 * kGiB &&
+                         (job.tenant != w.tenants.find("tenant0") || job.gpus <= 8);
+    if (can_run) {
+      EXPECT_EQ(s, JobState::Completed) << "job " << j << " (" << job.gpus << " GPUs)";
+      EXPECT_EQ(r.sim->job_end(j) - obs.last_start[j], job.runtime) << "job " << j;
+    } else {
+      EXPECT_EQ(s, JobState::Unfinished) << "job " << j;
+    }
+  }
+  EXPECT_GT(preempted, 0);
+  for (const auto& u : obs.used_) EXPECT_EQ(u[0], 0);
+  // Deterministic: the same seed gives the same run.
+  const K8sRun again(w, c, p, seed);
+  EXPECT_EQ(r.stats.fingerprint, again.stats.fingerprint);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, KubernetesProperties,
+                         ::testing::Combine(::testing::Values(1u, 2u, 3u, 4u),
+                                            ::testing::Values("LeastAllocated", "MostAllocated",
+                                                              "RequestedToCapacityRatio")));
+
+TEST(KubernetesProperties, ManyNodesScoreInParallelDeterministically) {
+  // 1,000 nodes take the parallel scoring path; one thread or many give the same run.
+  const auto w = random_pods(9, 1500);
+  const auto c = nodes(1000, 8, 32, 128);
+  const auto p = params({{"tie_break", "seeded"}});
+  const K8sRun many(w, c, p, 3);
+  tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+  const K8sRun single(w, c, p, 3);
+  EXPECT_EQ(many.stats.fingerprint, single.stats.fingerprint);
+}
+
+// --- parameters ------------------------------------------------------------------------------
+
+namespace {
+const std::string kInline = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
+const std::string kScenario = R"(name: k8s
+cluster:
+  pools:
+    - name: a100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: A100
+      cpus_per_node: 64
+      memory_gib: 256
+policy:
+  name: kubernetes
+  scoringStrategy:
+    type: MostAllocated
+    resources: {gpu: 3, cpu: 1, memory: 1}
+  termination_grace_period: 45s
+  podMaxBackoffSeconds: 20
+  tie_break: seeded
+  quota:
+    team-a:
+      gpu: 4
+workload:
+  trace: tiny.csv
+)";
+
+std::vector<sim::InputError> scenario_errors(const std::string& text) {
+  try {
+    scenarios::parse_scenario(text, kInline);
+  } catch (const sim::InputErrors& e) {
+    return e.errors();
+  }
+  ADD_FAILURE() << "expected errors";
+  return {};
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST(KubernetesParams, ScenarioBlockUsesKubeSchedulerVocabulary) {
+  const auto s = scenarios::parse_scenario(kScenario, kInline);
+  EXPECT_EQ(s.policy.name, "kubernetes");
+  const auto cfg = k8s::parse_config(s.policy.params);
+  EXPECT_EQ(cfg.scoring.type, k8s::ScoringType::MostAllocated);
+  EXPECT_EQ(cfg.scoring.gpu_weight, 3);
+  EXPECT_EQ(cfg.scoring.cpu_weight, 1);
+  EXPECT_EQ(cfg.termination_grace_period, 45 * kSecond);
+  EXPECT_EQ(cfg.initial_backoff, 1 * kSecond);
+  EXPECT_EQ(cfg.max_backoff, 20 * kSecond);
+  EXPECT_TRUE(cfg.seeded_tie_break);
+  EXPECT_EQ(cfg.quota_gpu.at("team-a"), 4);
+  EXPECT_NE(policies::make_policy(s.policy.name, s.policy.params, 1), nullptr);
+
+  // Defaults.
+  const auto d = k8s::parse_config({});
+  EXPECT_EQ(d.scoring.type, k8s::ScoringType::LeastAllocated);
+  EXPECT_EQ(d.scoring.gpu_weight, 0);
+  EXPECT_EQ(d.termination_grace_period, 30 * kSecond);
+  EXPECT_EQ(d.max_in_unschedulable, 5 * sim::kMinute);
+  EXPECT_EQ(d.quota_retry, 10 * kSecond);
+}
+
+TEST(KubernetesParams, BadValuesNameTheirLocation) {
+  auto errors = scenario_errors(replace(kScenario, "type: MostAllocated", "type: Most"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 13);
+  EXPECT_EQ(errors[0].column(), 11);
+  EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.type");
+  EXPECT_EQ(errors[0].message(),
+            "unknown scoring strategy \"Most\"; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+
+  errors = scenario_errors(replace(kScenario, "gpu: 3", "gpu: 300"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 14);
+  EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.resources.gpu");
+
+  errors = scenario_errors(replace(kScenario, "      gpu: 4", "      gpus: 4"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 20);
+  EXPECT_EQ(errors[0].message(), "unknown parameter \"quota.team-a.gpus\" for policy kubernetes");
+
+  errors = scenario_errors(replace(kScenario, "45s", "soon"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 15);
+  EXPECT_EQ(errors[0].column(), 29);
+
+  errors = scenario_errors(replace(kScenario, "podMaxBackoffSeconds: 20", "podMaxBackoffSeconds: 0"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 16);
+
+  errors = scenario_errors(replace(kScenario, "tie_break: seeded", "tie_break: random"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message(), "unknown tie_break \"random\"; expected: index, seeded");
+
+  // RequestedToCapacityRatio needs a shape; a shape needs RequestedToCapacityRatio.
+  errors = scenario_errors(replace(kScenario, "MostAllocated", "RequestedToCapacityRatio"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 13);
+  errors = scenario_errors(replace(kScenario, "    resources:", "    shape: \"0:0,100:10\"\n    resources:"));
+  ASSERT_EQ(errors.size(), 1u);
+  errors = scenario_errors(
+      replace(kScenario, "type: MostAllocated", "type: RequestedToCapacityRatio\n    shape: \"0:0,100:11\""));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.shape");
+
+  const auto ok = scenarios::parse_scenario(
+      replace(kScenario, "type: MostAllocated", "type: RequestedToCapacityRatio\n    shape: \"0:0, 100:10\""), kInline);
+  EXPECT_EQ(k8s::parse_config(ok.policy.params).scoring.shape.size(), 2u);
+
+  EXPECT_THROW(policies::make_policy("kubernetes", params({{"quota.t.gpu", "-1"}}), 1), sim::InputError);
+  EXPECT_TRUE(policies::check_policy("kubernetes", params({{"quota.a.b.gpu", "2"}}), "", 0, 0).empty())
+      << "tenant names may hold dots";
+}

@@ -96,7 +96,8 @@ TEST(ForeignFormat, NamesRoundTrip) {
     ASSERT_TRUE(f) << name;
     EXPECT_EQ(traces::to_string(*f), name);
   }
-  EXPECT_EQ(traces::format_names(), (std::vector<std::string>{"auto", "swf", "csv", "openb", "dlrm", "helios"}));
+  EXPECT_EQ(traces::format_names(), (std::vector<std::string>{"auto", "swf", "csv", "openb", "dlrm", "helios", "sacct",
+                                                              "kubernetes", "acme", "pai"}));
   EXPECT_FALSE(traces::parse_format("OpenB"));
 }
 

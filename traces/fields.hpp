@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "models/workload.hpp"
 #include "traces/import.hpp"
@@ -44,6 +45,14 @@ models::Workload import_csv(LineReader& in, const ImportOptions& options);
 models::Workload import_openb(LineReader& in, const ImportOptions& options);
 models::Workload import_dlrm(LineReader& in, const ImportOptions& options);
 models::Workload import_helios(LineReader& in, const ImportOptions& options);
+models::Workload import_sacct(LineReader& in, const ImportOptions& options);
+models::Workload import_kubernetes(LineReader& in, const ImportOptions& options);
+models::Workload import_acme(LineReader& in, const ImportOptions& options);
+models::Workload import_pai(LineReader& in, const ImportOptions& options);
+
+// Which PAI 2020 table a header or first data row (split at commas) belongs to: "job", "task",
+// or empty when neither.
+std::string_view pai_table_kind(const std::vector<std::string>& cells);
 
 // True when `line` looks like an SWF job line: 18 whitespace-separated numeric fields.
 bool looks_like_swf_job(std::string_view line);

@@ -42,8 +42,9 @@ struct FormatName {
 };
 
 constexpr FormatName kFormatNames[] = {
-    {Format::Auto, "auto"},   {Format::Swf, "swf"},   {Format::Csv, "csv"},
-    {Format::Openb, "openb"}, {Format::Dlrm, "dlrm"}, {Format::Helios, "helios"},
+    {Format::Auto, "auto"}, {Format::Swf, "swf"},       {Format::Csv, "csv"},     {Format::Openb, "openb"},
+    {Format::Dlrm, "dlrm"}, {Format::Helios, "helios"}, {Format::Sacct, "sacct"}, {Format::Kubernetes, "kubernetes"},
+    {Format::Acme, "acme"}, {Format::Pai, "pai"},
 };
 
 bool has_all(const std::vector<std::string>& cells, std::initializer_list<std::string_view> names) {
@@ -53,11 +54,19 @@ bool has_all(const std::vector<std::string>& cells, std::initializer_list<std::s
 
 // The foreign layout a CSV header belongs to, if any.
 std::optional<Format> format_from_header(const std::string& path, int line_number, std::string_view line) {
+  const std::size_t first = line.find_first_not_of(" \t");
+  if (first != std::string_view::npos && line[first] == '{') return Format::Kubernetes;  // the only JSON layout
+  if (line.find('|') != std::string_view::npos &&
+      has_all(detail::header_cells(line, '|'), {"JobID", "Submit", "State"}))
+    return Format::Sacct;
   if (line.find(',') == std::string_view::npos) return std::nullopt;
   const std::vector<std::string> cells = detail::header_cells(line);
   if (has_all(cells, {"name", "num_gpu", "gpu_milli", "creation_time"})) return Format::Openb;
   if (has_all(cells, {"instance_sn", "role", "app_name"})) return Format::Dlrm;
   if (has_all(cells, {"user", "vc", "gpu_num", "submit_time"})) return Format::Helios;
+  if (has_all(cells, {"job_id", "user", "node_num", "gpu_num", "type", "submit_time"})) return Format::Acme;
+  // PAI 2020 job and task tables: a header row, or (as published) none.
+  if (!detail::pai_table_kind(cells).empty()) return Format::Pai;
   if (has_all(cells, {"sn", "gpu", "model"}))
     throw sim::InputError(path, line_number, 0, "",
                           "this is a node list (a cluster, not a trace); turn it into a scenario's cluster with "
@@ -104,7 +113,7 @@ Format detect_format(const std::string& path) {
     reader.emplace(path);
   }
   detail::LineReader& in = *reader;
-  constexpr const char* kHint = "; set `format:` to swf or csv (or openb, dlrm, helios)";
+  constexpr const char* kHint = "; set `format:` to swf or csv (or openb, dlrm, helios, sacct, kubernetes, acme, pai)";
   std::string_view line;
   bool found = false;
   while (in.next_line(line)) {
@@ -142,6 +151,10 @@ models::Workload import_trace(const std::string& path, const ImportOptions& opti
     case Format::Openb: w = detail::import_openb(in, options); break;
     case Format::Dlrm: w = detail::import_dlrm(in, options); break;
     case Format::Helios: w = detail::import_helios(in, options); break;
+    case Format::Sacct: w = detail::import_sacct(in, options); break;
+    case Format::Kubernetes: w = detail::import_kubernetes(in, options); break;
+    case Format::Acme: w = detail::import_acme(in, options); break;
+    case Format::Pai: w = detail::import_pai(in, options); break;
   }
   w.meta.path = path;
   if (w.jobs.empty()) {

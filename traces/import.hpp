@@ -14,12 +14,16 @@ enum class Format {
   Auto,
   Swf,
   Csv,
-  Openb,   // Alibaba GPU 2023 "openb" pod list
-  Dlrm,    // Alibaba GPU 2025 disaggregated DLRM trace
-  Helios,  // SenseTime Helios cluster_log.csv (full or Philly-style reduced layout)
+  Openb,       // Alibaba GPU 2023 "openb" pod list
+  Dlrm,        // Alibaba GPU 2025 disaggregated DLRM trace
+  Helios,      // SenseTime Helios cluster_log.csv (full or Philly-style reduced layout)
+  Sacct,       // Slurm `sacct --parsable2` output with a header row
+  Kubernetes,  // `kubectl get pods -A -o json` pod list
+  Acme,        // Shanghai AI Lab Acme (Seren, Kalos) job trace
+  Pai,         // Alibaba PAI 2020 job and task tables
 };
 
-// "auto", "swf", "csv", "openb", "dlrm", "helios".
+// "auto", "swf", "csv", "openb", "dlrm", "helios", "sacct", "kubernetes", "acme", "pai".
 std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(Format f);
 // Every format name parse_format accepts, in enum order (for messages and did-you-mean).

@@ -45,6 +45,7 @@ LineReader::LineReader(std::string path) : path_(std::move(path)) {
   }
   try {
     const auto file_size = static_cast<std::size_t>(std::max<off_t>(st.st_size, 0));
+    file_size_ = file_size;
     buf_.resize(std::clamp(file_size + 1, kMinChunk, kOutputChunk));
     while (end_ < 2) {
       const std::size_t n = read_raw(buf_.data() + end_, buf_.size() - end_);

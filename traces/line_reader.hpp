@@ -26,6 +26,8 @@ class LineReader {
   int line_number() const { return line_; }
   const std::string& path() const { return path_; }
   bool compressed() const { return gzip_ != nullptr; }
+  // Bytes in the file as stored (compressed when gzip); 0 when unknown (a pipe).
+  std::size_t file_size() const { return file_size_; }
 
  private:
   struct Gzip;
@@ -44,6 +46,7 @@ class LineReader {
   std::size_t scanned_ = 0;  // bytes after begin_ already known to hold no '\n'
   bool eof_ = false;
   int line_ = 0;
+  std::size_t file_size_ = 0;
 };
 
 }  // namespace headroom::traces::detail

@@ -156,7 +156,12 @@ class SwfImporter {
     std::int64_t v = 0;
     if (parse_int(value, v) != Parse::Ok) return;
     *target = v;
-    if (max_jobs > 0 && w_.jobs.empty()) w_.jobs.reserve(static_cast<std::size_t>(std::min(max_jobs, kMaxReserve)));
+    if (max_jobs > 0 && w_.jobs.empty()) {
+      // The header is only a hint: never reserve more jobs than the file can hold (a job line
+      // takes at least 35 bytes, and gzip inflates at most about 1,032 times).
+      const std::size_t fits = in_.file_size() / 35 * (in_.compressed() ? 1032 : 1);
+      w_.jobs.reserve(std::min({static_cast<std::size_t>(std::min(max_jobs, kMaxReserve)), fits}));
+    }
   }
 
   [[noreturn]] void fail(std::string_view line, std::string_view at, const std::string& where,

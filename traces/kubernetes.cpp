@@ -1,0 +1,377 @@
+// Kubernetes pod lists: the JSON of `kubectl get pods -A -o json` ({"kind": "List" or "PodList",
+// "items": [Pod, ...]}), or a single Pod object. One pod is one job; the mapping to models::Job is
+// documented in traces/README.md. Syntax errors name the file, line and column; errors in a pod
+// name its JSON path (items[3].spec.containers[0].resources.requests.cpu).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/errors.hpp"
+#include "traces/fields.hpp"
+#include "traces/table.hpp"
+
+namespace headroom::traces::detail {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+
+class Pods {
+ public:
+  Pods(LineReader& in, const ImportOptions& options) : in_(in), options_(options) {}
+
+  models::Workload run() {
+    w_.meta.format = "kubernetes";
+    const json doc = parse();
+    const json* items = nullptr;
+    json single;
+    if (!doc.is_object()) fail("", "expected a JSON object (a pod list from `kubectl get pods -o json`)");
+    const std::string kind = string_at(doc, "kind", "");
+    if (kind == "Pod") {
+      single = json::array({doc});
+      items = &single;
+      prefix_ = "";
+    } else {
+      if (!kind.empty() && kind != "List" && kind != "PodList")
+        fail("kind", "expected a List, PodList or Pod, got " + detail::quoted(kind));
+      const auto it = doc.find("items");
+      if (it == doc.end()) fail("items", "missing: a pod list has an \"items\" array");
+      if (!it->is_array()) fail("items", "expected an array of pods");
+      items = &*it;
+      prefix_ = "items";
+    }
+    for (std::size_t i = 0; i < items->size(); ++i) pod((*items)[i], i);
+    for (const std::size_t i : running_) {
+      models::Job& j = w_.jobs[i];
+      j.runtime = latest_ - j.trace_start;
+    }
+    if (!w_.jobs.empty()) {
+      for (models::Job& j : w_.jobs) {
+        j.submit -= origin_;
+        if (j.trace_start >= 0) j.trace_start -= origin_;
+        if (j.trace_end >= 0) j.trace_end -= origin_;
+      }
+      w_.meta.unix_start = origin_ / sim::kSecond;
+    }
+    return std::move(w_);
+  }
+
+ private:
+  json parse() {
+    std::string text;
+    std::string_view line;
+    while (in_.next_line(line)) {
+      text.append(line);
+      text += '\n';
+    }
+    try {
+      return json::parse(text);
+    } catch (const json::parse_error& e) {
+      // e.byte is 1-based, just past the offending character.
+      const std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+      const std::size_t nl = text.rfind('\n', at == 0 ? 0 : at - 1);
+      const int line_no =
+          static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1;
+      const int column = static_cast<int>(at - (nl == std::string::npos || at == 0 ? 0 : nl + 1)) + 1;
+      std::string what = e.what();
+      // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while ..."
+      if (const std::size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
+      throw sim::InputError(in_.path(), line_no, column, "", "invalid JSON: " + what);
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw sim::InputError(in_.path(), 0, 0, path, message);
+  }
+
+  static std::string join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+  static std::string index(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+  // obj[key] when it is an object; nullptr when absent or null. `path` names obj.
+  const json* object_at(const json& obj, std::string_view key, const std::string& path) const {
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return nullptr;
+    if (!it->is_object()) fail(join(path, key), "expected an object");
+    return &*it;
+  }
+  const json* array_at(const json& obj, std::string_view key, const std::string& path) const {
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return nullptr;
+    if (!it->is_array()) fail(join(path, key), "expected an array");
+    return &*it;
+  }
+  std::string string_at(const json& obj, std::string_view key, const std::string& path) const {
+    const auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return {};
+    if (!it->is_string()) fail(join(path, key), "expected a string");
+    return it->get<std::string>();
+  }
+
+  // An RFC 3339 time ("2024-05-01T10:00:00Z") in ms since the epoch, or -1 when absent.
+  sim::Tick time_at(const json& obj, std::string_view key, const std::string& path) {
+    const std::string v = string_at(obj, key, path);
+    if (v.empty()) return -1;
+    sim::Tick ms = 0;
+    if (!parse_datetime(v, ms))
+      fail(join(path, key), "expected a time like \"2024-05-01T10:00:00Z\", got " + detail::quoted(v));
+    latest_ = std::max(latest_, ms);
+    return ms;
+  }
+
+  // A Kubernetes quantity ("500m", "2", "1.5", "64Gi", "1e3") in base units.
+  double quantity(const json& v, const std::string& path) const {
+    if (v.is_number()) return v.get<double>();
+    if (!v.is_string()) fail(path, "expected a quantity such as \"2\", \"500m\" or \"64Gi\"");
+    std::string_view s = v.get_ref<const std::string&>();
+    static constexpr struct {
+      std::string_view suffix;
+      double scale;
+    } kSuffixes[] = {
+        {"Ki", 1024.0},
+        {"Mi", 1048576.0},
+        {"Gi", 1073741824.0},
+        {"Ti", 1099511627776.0},
+        {"Pi", 1125899906842624.0},
+        {"Ei", 1152921504606846976.0},
+        {"n", 1e-9},
+        {"u", 1e-6},
+        {"m", 1e-3},
+        {"k", 1e3},
+        {"M", 1e6},
+        {"G", 1e9},
+        {"T", 1e12},
+        {"P", 1e15},
+        {"E", 1e18},
+    };
+    double scale = 1;
+    for (const auto& sfx : kSuffixes) {
+      if (s.size() > sfx.suffix.size() && s.ends_with(sfx.suffix)) {
+        scale = sfx.scale;
+        s.remove_suffix(sfx.suffix.size());
+        break;
+      }
+    }
+    // Optional decimal exponent ("1e3", "2E-3").
+    int exponent = 0;
+    if (const std::size_t e = s.find_first_of("eE"); e != std::string_view::npos && scale == 1) {
+      std::int64_t x = 0;
+      if (parse_int(s.substr(e + 1), x) != Parse::Ok || x < -30 || x > 30)
+        fail(path,
+             "expected a quantity such as \"2\", \"500m\" or \"64Gi\", got " + detail::quoted(v.get<std::string>()));
+      exponent = static_cast<int>(x);
+      s = s.substr(0, e);
+    }
+    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+    if (!is_decimal(s) || s.front() == '-')
+      fail(path, "expected a non-negative quantity such as \"2\", \"500m\" or \"64Gi\", got " +
+                     detail::quoted(v.get<std::string>()));
+    return std::stod(std::string(s)) * scale * std::pow(10.0, exponent);
+  }
+
+  struct Demand {
+    double gpus = 0, cpus = 0, mem_bytes = 0;
+  };
+
+  // One container's requests (limits where a resource has no request: Kubernetes then sets the
+  // request to the limit).
+  Demand container(const json& c, const std::string& path) const {
+    Demand d;
+    if (!c.is_object()) fail(path, "expected a container object");
+    const json* res = object_at(c, "resources", path);
+    if (!res) return d;
+    const std::string rpath = join(path, "resources");
+    const json* req = object_at(*res, "requests", rpath);
+    const json* lim = object_at(*res, "limits", rpath);
+    const auto get = [&](std::string_view name, double& out) {
+      if (req && req->contains(name)) {
+        out = quantity(req->at(std::string(name)), join(rpath, "requests") + "[\"" + std::string(name) + "\"]");
+      } else if (lim && lim->contains(name)) {
+        out = quantity(lim->at(std::string(name)), join(rpath, "limits") + "[\"" + std::string(name) + "\"]");
+      }
+    };
+    get(kGpuResource, d.gpus);
+    get("cpu", d.cpus);
+    get("memory", d.mem_bytes);
+    if (d.gpus != std::floor(d.gpus))
+      fail(join(rpath, "requests"), "nvidia.com/gpu must be a whole number, got " + std::to_string(d.gpus));
+    return d;
+  }
+
+  // The pod's effective request: the sum over its containers, or the largest init container
+  // where that is more (init containers run one at a time, before the others).
+  Demand demand(const json& spec, const std::string& path) const {
+    Demand sum, init;
+    if (const json* cs = array_at(spec, "containers", path)) {
+      for (std::size_t i = 0; i < cs->size(); ++i) {
+        const Demand d = container((*cs)[i], index(join(path, "containers"), i));
+        sum.gpus += d.gpus, sum.cpus += d.cpus, sum.mem_bytes += d.mem_bytes;
+      }
+    }
+    if (const json* cs = array_at(spec, "initContainers", path)) {
+      for (std::size_t i = 0; i < cs->size(); ++i) {
+        const Demand d = container((*cs)[i], index(join(path, "initContainers"), i));
+        init.gpus = std::max(init.gpus, d.gpus), init.cpus = std::max(init.cpus, d.cpus);
+        init.mem_bytes = std::max(init.mem_bytes, d.mem_bytes);
+      }
+    }
+    return {std::max(sum.gpus, init.gpus), std::max(sum.cpus, init.cpus), std::max(sum.mem_bytes, init.mem_bytes)};
+  }
+
+  static models::JobKind kind_of(std::string_view owner) {
+    if (owner == "Job" || owner == "CronJob") return models::JobKind::Batch;
+    if (owner == "ReplicaSet" || owner == "Deployment" || owner == "StatefulSet" || owner == "DaemonSet")
+      return models::JobKind::Inference;
+    if (owner == "PyTorchJob" || owner == "TFJob" || owner == "MPIJob" || owner == "XGBoostJob" ||
+        owner == "PaddleJob" || owner == "JAXJob" || owner == "TrainJob")
+      return models::JobKind::Train;
+    return models::JobKind::Batch;
+  }
+
+  void warn(const std::string& where, const std::string& reason) {
+    ++w_.meta.skipped;
+    if (w_.meta.warnings.size() < kMaxWarnings) w_.meta.warnings.push_back(where + ": " + reason + ", job skipped");
+  }
+
+  void pod(const json& item, std::size_t i) {
+    const std::string path = prefix_.empty() ? std::string() : index(prefix_, i);
+    const std::string label = path.empty() ? std::string("pod") : path;
+    ++w_.meta.rows;
+    if (!item.is_object()) fail(label, "expected a pod object");
+    const std::string kind = string_at(item, "kind", path);
+    const json* meta = object_at(item, "metadata", path);
+    const std::string mpath = join(path, "metadata");
+    const std::string ns = meta ? string_at(*meta, "namespace", mpath) : std::string();
+    const std::string name = meta ? string_at(*meta, "name", mpath) : std::string();
+    const std::string who = label + " (" + (ns.empty() ? "default" : ns) + "/" + name + ")";
+    if (!kind.empty() && kind != "Pod") {
+      warn(who, "a " + kind + ", not a Pod");
+      return;
+    }
+    models::Job j;
+    j.trace_id = static_cast<std::int64_t>(i);
+    j.tenant = w_.tenants.intern(ns.empty() ? "default" : ns);
+    std::string queue;
+    if (meta) {
+      if (const json* labels = object_at(*meta, "labels", mpath)) {
+        queue = string_at(*labels, "kueue.x-k8s.io/queue-name", join(mpath, "labels"));
+        if (queue.empty()) queue = string_at(*labels, "scheduling.volcano.sh/queue-name", join(mpath, "labels"));
+      }
+      if (queue.empty())
+        if (const json* ann = object_at(*meta, "annotations", mpath))
+          queue = string_at(*ann, "scheduling.volcano.sh/queue-name", join(mpath, "annotations"));
+      if (const json* owners = array_at(*meta, "ownerReferences", mpath); owners && !owners->empty()) {
+        const json& o = owners->front();
+        if (o.is_object()) j.kind = kind_of(string_at(o, "kind", index(join(mpath, "ownerReferences"), 0)));
+      }
+    }
+    const json* spec = object_at(item, "spec", path);
+    const std::string spath = join(path, "spec");
+    if (!spec) fail(spath, "missing: a pod has a spec");
+    if (queue.empty()) queue = string_at(*spec, "priorityClassName", spath);
+    j.queue = w_.queues.intern(queue.empty() ? "default" : queue);
+    if (const auto it = spec->find("priority"); it != spec->end() && !it->is_null()) {
+      if (!it->is_number_integer()) fail(join(spath, "priority"), "expected an integer");
+      j.priority = static_cast<std::int32_t>(std::clamp<std::int64_t>(it->get<std::int64_t>(), -kInt32Max, kInt32Max));
+    }
+    j.preempt_never = string_at(*spec, "preemptionPolicy", spath) == "Never";
+    if (const json* sel = object_at(*spec, "nodeSelector", spath)) {
+      const std::string product = string_at(*sel, "nvidia.com/gpu.product", join(spath, "nodeSelector"));
+      if (!product.empty()) j.gpu_type = intern_gpu_type(product);
+    }
+    const Demand d = demand(*spec, spath);
+    if (d.gpus > static_cast<double>(kInt32Max)) fail(spath, "too many GPUs requested");
+    j.gpus = static_cast<std::int32_t>(d.gpus);
+    j.cpus = static_cast<std::int32_t>(std::min(std::ceil(d.cpus - 1e-9), static_cast<double>(kInt32Max)));
+    j.memory_mib = static_cast<std::int64_t>(std::min(std::ceil(d.mem_bytes / 1048576.0 - 1e-9), 1e15));
+    if (j.gpus > 0) {
+      j.nodes = 1;  // a pod runs on one node
+      j.gpus_per_node = j.gpus;
+    }
+    if (j.gpus == 0) j.gpu_type = 0;
+
+    if (!meta) fail(mpath, "missing: a pod has metadata");
+    j.submit = time_at(*meta, "creationTimestamp", mpath);
+    if (j.submit < 0) fail(join(mpath, "creationTimestamp"), "missing");
+    origin_ = std::min(origin_, j.submit);
+    const json* status = object_at(item, "status", path);
+    const std::string stpath = join(path, "status");
+    const std::string phase = status ? string_at(*status, "phase", stpath) : std::string();
+    if (phase == "Succeeded") j.trace_status = models::TraceStatus::Completed;
+    if (phase == "Failed") j.trace_status = models::TraceStatus::Failed;
+    if (status) j.trace_start = time_at(*status, "startTime", stpath);
+    if (j.trace_start >= 0 && j.trace_start < j.submit)
+      fail(join(stpath, "startTime"), "startTime is before metadata.creationTimestamp");
+    // The pod ends when its last container ends.
+    sim::Tick finish = -1;
+    bool all_terminated = false;
+    if (status) {
+      if (const json* cs = array_at(*status, "containerStatuses", stpath); cs && !cs->empty()) {
+        all_terminated = true;
+        for (std::size_t c = 0; c < cs->size(); ++c) {
+          const std::string cpath = index(join(stpath, "containerStatuses"), c);
+          if (!(*cs)[c].is_object()) fail(cpath, "expected an object");
+          const json* state = object_at((*cs)[c], "state", cpath);
+          const json* term = state ? object_at(*state, "terminated", join(cpath, "state")) : nullptr;
+          if (!term) {
+            all_terminated = false;
+            continue;
+          }
+          finish = std::max(finish, time_at(*term, "finishedAt", join(join(cpath, "state"), "terminated")));
+        }
+      }
+    }
+    const bool ended = (phase == "Succeeded" || phase == "Failed" || all_terminated);
+    if (j.gpus == 0 && !options_.keep_cpu_only) {
+      warn(who, "CPU-only pod (no nvidia.com/gpu request)");
+      return;
+    }
+    if (j.trace_start < 0) {
+      warn(who, "never started (phase " + (phase.empty() ? std::string("unknown") : phase) + "), run time unknown");
+      return;
+    }
+    if (ended) {
+      if (finish < 0) {
+        warn(who, "ended (phase " + phase + ") without a container finishedAt, run time unknown");
+        return;
+      }
+      if (finish < j.trace_start) fail(stpath, "a container finished before status.startTime");
+      j.trace_end = finish;
+      j.runtime = finish - j.trace_start;
+    } else {
+      running_.push_back(w_.jobs.size());  // still running: until the latest time in the file
+    }
+    w_.jobs.push_back(j);
+  }
+
+  std::uint16_t intern_gpu_type(std::string_view name) {
+    for (std::size_t i = 0; i < w_.gpu_type_names.size(); ++i)
+      if (w_.gpu_type_names[i] == name) return static_cast<std::uint16_t>(i + 1);
+    w_.gpu_type_names.emplace_back(name);
+    return static_cast<std::uint16_t>(w_.gpu_type_names.size());
+  }
+
+  LineReader& in_;
+  const ImportOptions& options_;
+  models::Workload w_;
+  std::string prefix_;
+  std::vector<std::size_t> running_;
+  sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
+  sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
+};
+
+}  // namespace
+
+models::Workload import_kubernetes(LineReader& in, const ImportOptions& options) { return Pods(in, options).run(); }
+
+}  // namespace headroom::traces::detail

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,9 @@
 #include <memory>
 
 #include "apps/pipeline.hpp"
+#include "apps/plan_cmd.hpp"
+#include "apps/sweep_cmd.hpp"
+#include "apps/trace_cmds.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -18,14 +22,24 @@
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_signal(int) { g_stop.store(true); }
-
 constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInterrupted = 130;
+
+// SIGINT and SIGTERM: until the run starts nothing has been written, so the process ends at once.
+// From then on a signal only sets g_stop: the simulation stops at its next event, and a result
+// file being written (under a temporary name, then renamed) is finished before the process exits.
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_defer{false};
+
+extern "C" void on_signal(int) {
+  g_stop.store(true);
+  if (g_defer.load()) return;
+  static constexpr char kMessage[] = "interrupted: no output written\n";
+  [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  ::_exit(kExitInterrupted);
+}
 
 void progress_bar(std::size_t done, std::size_t total) {
   constexpr int kWidth = 40;
@@ -36,6 +50,22 @@ void progress_bar(std::size_t done, std::size_t total) {
   std::fflush(stderr);
 }
 
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1, and its range checks print the limits of
+// a double; these validators (run on the text, before conversion) say what was expected instead.
+std::string check_count(const std::string& text, std::uint64_t max, const char* expected) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || end != text.data() + text.size() || ec != std::errc() || v > max)
+    return std::string(expected) + ", got \"" + text + "\"";
+  return {};
+}
+std::string check_seed(const std::string& text) {
+  return check_count(text, UINT64_MAX, "expected an integer in 0..18446744073709551615");
+}
+std::string check_threads(const std::string& text) {
+  return check_count(text, 65536, "expected a number of threads in 0..65536 (0 = all cores)");
+}
+
 int cmd_validate(const std::string& path) {
   const auto sc = headroom::scenarios::load_scenario(path);
   std::cout << path << ": ok (scenario \"" << sc.name << "\", policy " << sc.policy.name << ", "
@@ -44,26 +74,35 @@ int cmd_validate(const std::string& path) {
 }
 
 int cmd_run(const std::string& path, const std::string& output, bool json, std::optional<std::uint64_t> seed) {
+  // A signal ignored by whoever started us (a shell's background job ignores SIGINT) stays ignored.
+  for (const int sig : {SIGINT, SIGTERM})
+    if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
   const auto sc = headroom::scenarios::load_scenario(path);
   if (!output.empty()) {
     const auto dir = std::filesystem::absolute(output).parent_path();
     if (!std::filesystem::is_directory(dir))
       throw headroom::sim::InputError(output, 0, 0, "", "output directory does not exist");
+    // Found before the run rather than when the finished result cannot be renamed onto it.
+    if (std::filesystem::is_directory(output))
+      throw headroom::sim::InputError(output, 0, 0, "", "output path is a directory; give a file name");
   }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   headroom::app::RunOptions options;
   options.seed = seed;
   options.stop = &g_stop;
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) options.progress = progress_bar;
+  g_defer.store(true);
   auto outcome = headroom::app::run_scenario(sc, options);
   if (tty) std::fputs("\r\033[K", stderr);
-  if (outcome.cancelled) {
+  if (outcome.cancelled || g_stop.load()) {
     std::cerr << "interrupted: no output written\n";
     return kExitInterrupted;
   }
   if (!output.empty()) headroom::results::write_hdf5(outcome.result, output);
+  if (g_stop.load()) {
+    std::cerr << "interrupted after the results were complete: " << output << " written\n";
+    return kExitInterrupted;
+  }
   const auto summary = headroom::results::summarize(outcome.result);
   if (json) {
     headroom::results::print_summary_json(std::cout, summary);
@@ -82,8 +121,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", headroom::app::version_string());
   app.require_subcommand(1);
   int threads = 0;
-  app.add_option("--threads", threads, "worker threads for parallel parts (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "worker threads for parallel parts (default: all cores)")->check(check_threads);
 
   std::string scenario_path, output;
   bool json = false;
@@ -92,16 +130,57 @@ int main(int argc, char** argv) {
   run->add_option("scenario", scenario_path, "scenario YAML file")->required();
   run->add_option("-o,--output", output, "write the results to this HDF5 file");
   run->add_flag("--json", json, "print the summary as JSON");
-  run->add_option("--seed", seed, "override the scenario's seed");
-  run->add_option("--threads", threads, "worker threads for parallel parts (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  run->add_option("--seed", seed, "override the scenario's seed")->check(check_seed);
+  run->add_option("--threads", threads, "worker threads for parallel parts (default: all cores)")->check(check_threads);
 
   auto* validate = app.add_subcommand("validate", "check a scenario file and report every problem");
   validate->add_option("scenario", scenario_path, "scenario YAML file")->required();
 
+  std::string trace_path, trace_format = "auto";
+  auto* trace_stats = app.add_subcommand("trace-stats",
+                                         "print a trace's job count, span, GPU-hours, run-time and queue-delay "
+                                         "quantiles, tenant shares and status split");
+  trace_stats->add_option("trace", trace_path, "trace file (plain or gzip)")->required();
+  trace_stats->add_option("--format", trace_format, "trace format (default: auto-detect)");
+
+  std::string node_list, cluster_output;
+  auto* import_cluster = app.add_subcommand(
+      "import-cluster", "turn a node list (Alibaba openb, PAI machine spec) into a scenario `cluster:` block");
+  import_cluster->add_option("nodes", node_list, "node list CSV (plain or gzip)")->required();
+  import_cluster->add_option("-o,--output", cluster_output, "write the YAML to this file instead of stdout");
+
+  headroom::app::SynthArgs synth_args;
+  auto* synth = headroom::app::add_synth_command(app, synth_args);
+
+  std::string sweep_output, sweep_csv, keep_runs;
+  auto* sweep = app.add_subcommand("sweep", "run every variant x seed of a scenario in parallel and tabulate the KPIs");
+  sweep->add_option("scenario", scenario_path, "scenario YAML file with `variants:` and `seeds:`")->required();
+  sweep->add_option("-o,--output", sweep_output, "write the table to this HDF5 file (group /runs)");
+  sweep->add_option("--csv", sweep_csv, "write the table to this CSV file");
+  sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5");
+  sweep->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
+  std::string vary, range;
+  std::vector<std::string> targets;
+  int plan_seeds = 0;
+  auto* plan =
+      app.add_subcommand("plan", "find the smallest value of a key (e.g. a pool's node count) meeting targets");
+  plan->add_option("scenario", scenario_path, "scenario YAML file")->required();
+  plan->add_option("--vary", vary, "key path of an integer field, e.g. cluster.pools.h100.nodes")->required();
+  plan->add_option("--range", range, "inclusive search range LO:HI, e.g. 8:128")->required();
+  plan->add_option("--target", targets, "a target such as \"p95_wait <= 1h\" or \"tenant:research.mean_wait <= 30m\"")
+      ->required();
+  plan->add_option("--seeds", plan_seeds, "seeds per value, counted from the scenario's seed (default: its seeds:)")
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Usage errors read like the other errors: "error: ..." and exit code 2.
+    app.failure_message([](const CLI::App*, const CLI::Error& err) {
+      return "error: " + std::string(err.what()) + "\nRun with --help for more information.\n";
+    });
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
@@ -112,6 +191,21 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(scenario_path, output, json, seed);
     if (*validate) return cmd_validate(scenario_path);
+    if (*plan) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      g_defer.store(true);  // runs finished before a signal are kept
+      return headroom::app::cmd_plan(scenario_path, vary, range, targets, plan_seeds, &g_stop);
+    }
+    if (*sweep) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      g_defer.store(true);  // runs finished before a signal are kept
+      return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop);
+    }
+    if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format);
+    if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
+    if (*synth) return headroom::app::cmd_synth(synth_args);
   } catch (const headroom::sim::InputErrors& e) {
     for (const auto& err : e.errors()) std::cerr << "error: " << err.what() << '\n';
     return kExitBadInput;

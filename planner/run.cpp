@@ -1,4 +1,4 @@
-#include "apps/pipeline.hpp"
+#include "planner/run.hpp"
 
 #include <chrono>
 
@@ -14,7 +14,7 @@
 #define HEADROOM_GIT_DESCRIBE "unknown"
 #endif
 
-namespace headroom::app {
+namespace headroom::planner {
 
 std::string version_string() {
   return std::string("headroom ") + HEADROOM_VERSION + " (" + HEADROOM_GIT_DESCRIBE + ")";
@@ -57,8 +57,9 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.sim_start = stats.start;
   r.sim_end = stats.end;
   r.total_gpus = sc.cluster.total_gpus();
+  r.lost_gpu_ms = simulation.lost_gpu_ms();
   r.timeseries.interval = stats.sample_interval;
   return out;
 }
 
-}  // namespace headroom::app
+}  // namespace headroom::planner

@@ -9,7 +9,7 @@
 #include "results/run_result.hpp"
 #include "scenarios/scenario.hpp"
 
-namespace headroom::app {
+namespace headroom::planner {
 
 struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's seed
@@ -29,4 +29,4 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 
 std::string version_string();
 
-}  // namespace headroom::app
+}  // namespace headroom::planner

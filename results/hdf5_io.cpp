@@ -481,6 +481,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.scalar_attr<std::int64_t>(file, "/", "sim_start", r.sim_start);
   w.scalar_attr<std::int64_t>(file, "/", "sim_end", r.sim_end);
   w.scalar_attr<std::int64_t>(file, "/", "total_gpus", r.total_gpus);
+  w.scalar_attr<std::int64_t>(file, "/", "lost_gpu_ms", r.lost_gpu_ms);
   w.scalar_attr<std::int32_t>(file, "/", "format_version", kFormatVersion);
 
   Handle jobs = w.group("/jobs");
@@ -762,6 +763,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   r.sim_start = rd.scalar_attr<std::int64_t>(file, "/", "sim_start");
   r.sim_end = rd.scalar_attr<std::int64_t>(file, "/", "sim_end");
   r.total_gpus = rd.scalar_attr<std::int64_t>(file, "/", "total_gpus");
+  r.lost_gpu_ms = rd.scalar_attr<std::int64_t>(file, "/", "lost_gpu_ms");
 
   // Reads the columns of one table into `rows`; every column must have the same length.
   auto read_table = [&](const char* group_name, auto& rows, auto for_each_column) {

@@ -74,6 +74,7 @@ struct RunResult {
   Tick sim_start = 0;  // first submit
   Tick sim_end = 0;    // last event processed (or horizon)
   std::int64_t total_gpus = 0;
+  std::int64_t lost_gpu_ms = 0;  // GPU time spent on work that preemption threw away
 
   std::vector<std::string> tenants;
   std::vector<std::string> queues;

@@ -16,7 +16,7 @@ std::int64_t held_milli(const JobRecord& j) {
   return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
 }
 
-// Mean, nearest-rank median and p95, and max of `values` (ticks), in seconds. Reorders values.
+// Mean, nearest-rank median, p95 and p99, and max of `values` (ticks), in seconds. Reorders values.
 Quantiles quantiles(std::vector<Tick>& values) {
   Quantiles q;
   const std::size_t n = values.size();
@@ -31,6 +31,10 @@ Quantiles quantiles(std::vector<Tick>& values) {
   const auto begin = values.begin();
   std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(i95), values.end());
   const Tick p95 = values[i95];
+  const std::size_t i99 = (99 * n + 99) / 100 - 1;
+  // Everything from i95 on is >= p95, so p99 lies in that suffix.
+  std::nth_element(begin + static_cast<std::ptrdiff_t>(i95), begin + static_cast<std::ptrdiff_t>(i99), values.end());
+  q.p99 = sim::to_seconds(values[i99]);
   const Tick max = *std::max_element(begin + static_cast<std::ptrdiff_t>(i95), values.end());
   // Everything before i95 is <= p95, so the median lies in that prefix.
   std::nth_element(begin, begin + static_cast<std::ptrdiff_t>(i50), begin + static_cast<std::ptrdiff_t>(i95));
@@ -170,7 +174,7 @@ std::string json_string(std::string_view s) {
 
 void json_quantiles(std::ostream& out, const Quantiles& q) {
   out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
-      << ", \"p95\": " << json_number(q.p95) << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
+      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99) << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
 }
 
 }  // namespace
@@ -190,6 +194,7 @@ Summary summarize(const RunResult& result) {
   struct Acc {
     std::int64_t jobs = 0, started = 0;
     long double wait_ms = 0, milli_ms = 0;
+    std::vector<Tick> waits;
   };
   std::vector<Acc> acc(tenant_count);
 
@@ -203,9 +208,15 @@ Summary summarize(const RunResult& result) {
     ++a.jobs;
     if (j.state == static_cast<std::uint8_t>(models::JobState::Completed) && j.end >= 0)
       jcts.push_back(j.end - j.submit);
-    if (j.start < 0) continue;
+    s.preemptions += j.preemptions;
+    if (j.start < 0) {
+      if (result.sim_end - j.submit > kStarvationWait) ++s.starved_jobs;
+      continue;
+    }
     const Tick wait = j.start - j.submit;
     waits.push_back(wait);
+    a.waits.push_back(wait);
+    if (wait > kStarvationWait) ++s.starved_jobs;
     ++a.started;
     a.wait_ms += static_cast<long double>(wait);
     const Tick until = j.end >= 0 ? j.end : result.sim_end;
@@ -221,12 +232,22 @@ Summary summarize(const RunResult& result) {
       static_cast<long double>(result.total_gpus) * static_cast<long double>(result.sim_end - result.sim_start);
   s.gpu_utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
 
+  s.lost_gpu_hours = static_cast<double>(result.lost_gpu_ms) / static_cast<double>(sim::kHour);
+  const auto& ts_all = result.timeseries;
+  if (!ts_all.time.empty() && !ts_all.tenant_pending_gpus.empty()) {
+    long double sum = 0;
+    for (std::int32_t v : ts_all.tenant_pending_gpus) sum += v;
+    s.pending_gpus_mean = static_cast<double>(sum / static_cast<long double>(ts_all.time.size()));
+  }
   s.tenants.reserve(tenant_count);
   for (std::size_t t = 0; t < tenant_count; ++t) {
     TenantSummary ts;
     ts.name = t < result.tenants.size() ? result.tenants[t] : "#" + std::to_string(t);
     ts.jobs = acc[t].jobs;
     ts.gpu_hours = static_cast<double>(acc[t].milli_ms / 1000.0L / static_cast<long double>(sim::kHour));
+    const Quantiles tq = quantiles(acc[t].waits);
+    ts.p95_wait_s = tq.p95;
+    ts.max_wait_s = tq.max;
     ts.mean_wait_s = acc[t].started > 0
                          ? static_cast<double>(acc[t].wait_ms / static_cast<long double>(acc[t].started) / 1000.0L)
                          : 0.0;
@@ -260,14 +281,17 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   constexpr std::size_t kCol = 10;
   out << "\n"
       << pad_right("", 12) << pad_left("mean", kCol) << pad_left("median", kCol) << pad_left("p95", kCol)
-      << pad_left("max", kCol) << pad_left("jobs", count_width + 2) << "\n";
+      << pad_left("p99", kCol) << pad_left("max", kCol) << pad_left("jobs", count_width + 2) << "\n";
   auto row = [&](std::string_view label, const Quantiles& q) {
     out << pad_right(label, 12) << pad_left(short_duration(q.mean), kCol) << pad_left(short_duration(q.median), kCol)
-        << pad_left(short_duration(q.p95), kCol) << pad_left(short_duration(q.max), kCol)
+        << pad_left(short_duration(q.p95), kCol) << pad_left(short_duration(q.p99), kCol)
+        << pad_left(short_duration(q.max), kCol)
         << pad_left(std::to_string(q.n), count_width + 2) << "\n";
   };
   row("wait", s.wait);
   row("jct", s.jct);
+  out << "\nstarved (waited > 24h) " << s.starved_jobs << "   preemptions " << s.preemptions << "   lost GPU-hours "
+      << fixed(s.lost_gpu_hours, 1) << "   mean pending GPUs " << fixed(s.pending_gpus_mean, 1) << "\n";
 
   if (!s.tenants.empty() && max_tenants > 0) {
     const std::size_t shown = std::min(max_tenants, s.tenants.size());
@@ -311,12 +335,16 @@ void print_summary_json(std::ostream& out, const Summary& s) {
   out << ",\n";
   out << "  \"gpu_utilization\": " << json_number(s.gpu_utilization) << ",\n";
   out << "  \"makespan_s\": " << json_number(s.makespan_s) << ",\n";
+  out << "  \"preemptions\": " << s.preemptions << ",\n";
+  out << "  \"lost_gpu_hours\": " << json_number(s.lost_gpu_hours) << ",\n";
+  out << "  \"starved_jobs\": " << s.starved_jobs << ",\n";
+  out << "  \"pending_gpus_mean\": " << json_number(s.pending_gpus_mean) << ",\n";
   out << "  \"tenants\": [";
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const TenantSummary& t = s.tenants[i];
     out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
         << ", \"gpu_hours\": " << json_number(t.gpu_hours) << ", \"mean_wait_s\": " << json_number(t.mean_wait_s)
-        << "}";
+        << ", \"p95_wait_s\": " << json_number(t.p95_wait_s) << ", \"max_wait_s\": " << json_number(t.max_wait_s) << "}";
   }
   out << (s.tenants.empty() ? "]\n" : "\n  ]\n");
   out << "}\n";

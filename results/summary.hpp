@@ -11,7 +11,7 @@
 namespace headroom::results {
 
 struct Quantiles {
-  double mean = 0, median = 0, p95 = 0, max = 0;  // seconds
+  double mean = 0, median = 0, p95 = 0, p99 = 0, max = 0;  // seconds
   std::int64_t n = 0;
 };
 
@@ -20,6 +20,8 @@ struct TenantSummary {
   std::int64_t jobs = 0;
   double gpu_hours = 0;    // GPU-hours of service received (start..end)
   double mean_wait_s = 0;  // over jobs that started
+  double p95_wait_s = 0;
+  double max_wait_s = 0;
 };
 
 struct Summary {
@@ -31,8 +33,14 @@ struct Summary {
   Quantiles jct;                           // submit to end, over completed jobs
   double gpu_utilization = 0;              // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
   double makespan_s = 0;
+  std::int64_t preemptions = 0;
+  double lost_gpu_hours = 0;        // GPU-hours of work thrown away by preemption
+  std::int64_t starved_jobs = 0;    // jobs that waited longer than kStarvationWait (or never started)
+  double pending_gpus_mean = 0;     // mean over the samples of the GPUs requested by pending jobs
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
 };
+
+inline constexpr Tick kStarvationWait = 24 * sim::kHour;
 
 Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);

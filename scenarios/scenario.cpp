@@ -4,8 +4,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -245,7 +247,7 @@ class Loader {
             "expected a map with keys name, cluster, policy and workload at the top level, got " + describe(root));
       return;
     }
-    MapReader top(root, "", {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output"}, errors_,
+    MapReader top(root, "", {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output", "variants", "seeds"}, errors_,
                   file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -575,7 +577,9 @@ class Loader {
         workload.format = std::string(traces::to_string(*format));
       } else {
         static const std::vector<std::string> kFormats = {"auto", "swf", "csv"};
-        std::string msg = "expected one of auto, swf, csv, got " + describe(f->value);
+        std::string known;
+        for (const auto& n : traces::format_names()) known += (known.empty() ? "" : ", ") + n;
+        std::string msg = "expected one of " + known + ", got " + describe(f->value);
         if (f->value.IsScalar())
           if (auto s = sim::closest_match(f->value.Scalar(), kFormats)) msg += "; did you mean " + quote(*s) + "?";
         error(*f, msg);
@@ -620,8 +624,9 @@ class Loader {
 [[noreturn]] void fail(InputError error) { throw sim::InputErrors({std::move(error)}); }
 
 InputError parser_error(const YAML::ParserException& e, const std::string& file) {
-  return InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0, "",
-                    e.msg);
+  std::string msg = e.msg;
+  if (msg.find("tab") != std::string::npos) msg += " (YAML indents with spaces, never tabs)";
+  return InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0, "", msg);
 }
 
 // Records, per YAML document, where its first node starts and whether it is a lone null.
@@ -698,7 +703,10 @@ Scenario load_scenario(const std::string& path) {
   if (std::filesystem::is_directory(path, ec))
     fail(InputError(path, 0, 0, "", "cannot read scenario file (a directory)"));
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(InputError(path, 0, 0, "", "cannot read scenario file"));
+  if (!in) {
+    const int err = errno;
+    fail(InputError(path, 0, 0, "", std::string("cannot read scenario file: ") + std::strerror(err)));
+  }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) fail(InputError(path, 0, 0, "", "cannot read scenario file"));
   return parse_scenario(text, path);

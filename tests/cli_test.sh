@@ -96,6 +96,12 @@ check failed-run-keeps-old 2 "" -- "$bin" run "$tmp/badtrace.yaml" -o "$tmp/keep
 [ "$(md5sum <"$tmp/keep.h5")" = "$before" ] && pass=$((pass + 1)) || { echo "FAIL keep: file changed"; fail=$((fail + 1)); }
 
 check example 0 "fingerprint" -- "$bin" run "$src/scenarios/examples/ricc-14d-fifo.yaml"
+check sweep 0 "24 runs: 24 done, 0 failed, 0 cancelled" -- "$bin" sweep "$src/scenarios/examples/ricc-14d-sweep.yaml" --csv "$tmp/sweep.csv" -o "$tmp/sweep.h5"
+[ "$(wc -l <"$tmp/sweep.csv")" -eq 25 ] && pass=$((pass + 1)) || { echo "FAIL sweep csv rows"; fail=$((fail + 1)); }
+check plan 0 "answer: cluster.pools.p.nodes = " -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "wait_mean <= 1h"
+check plan-none 0 "answer: no value in [1, 2] meets" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:2 --target "wait_max <= 1ms"
+check plan-bad-target 2 "unknown KPI" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "p95_wiat <= 1h"
+check sweep-run-base 0 "policy fifo" -- "$bin" run "$src/scenarios/examples/ricc-14d-sweep.yaml"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

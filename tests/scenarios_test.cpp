@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scenarios/scenario.hpp"
+#include "traces/import.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 
@@ -303,7 +304,7 @@ TEST(ScenarioErrors, UnknownTopLevelKeyWithSuggestion) {
   expect_only(kBase + "zzzzzzzz: 1\n",
               {11, 1, "zzzzzzzz",
                "unknown key \"zzzzzzzz\" (expected one of: name, seed, cluster, tenants, policy, workload, horizon, "
-               "output)"});
+               "output, variants, seeds)"});
 }
 
 TEST(ScenarioErrors, UnknownPoolKeyWithSuggestion) {
@@ -377,9 +378,15 @@ TEST(ScenarioErrors, MissingTraceFileNamesResolvedPath) {
               {10, 10, "workload.trace", "cannot read trace file: " + kDataDir + "/."});
 }
 
+std::string known_formats() {
+  std::string out;
+  for (const auto& n : headroom::traces::format_names()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 TEST(ScenarioErrors, BadFormat) {
   expect_only(replace(kBase, "trace: tiny.csv", "trace: tiny.csv\n  format: swff"),
-              {11, 11, "workload.format", "expected one of auto, swf, csv, got \"swff\"; did you mean \"swf\"?"});
+              {11, 11, "workload.format", "expected one of " + known_formats() + ", got \"swff\"; did you mean \"swf\"?"});
 }
 
 TEST(ScenarioErrors, WindowEndMustFollowStart) {
@@ -577,7 +584,7 @@ TEST(ScenarioErrors, MissingScenarioFile) {
   } catch (const sim::InputErrors& e) {
     ASSERT_EQ(e.errors().size(), 1u);
     EXPECT_EQ(e.errors()[0].file(), path);
-    EXPECT_EQ(e.errors()[0].message(), "cannot read scenario file");
+    EXPECT_EQ(e.errors()[0].message(), "cannot read scenario file: No such file or directory");
   }
   try {
     load_scenario(kDataDir);

@@ -1,0 +1,100 @@
+#include "apps/plan_cmd.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <mutex>
+
+#include "planner/plan.hpp"
+#include "planner/sweep.hpp"
+#include "sim/errors.hpp"
+#include "sim/time.hpp"
+
+namespace headroom::app {
+
+namespace {
+
+std::string show(const planner::Target& t, double v) {
+  if (t.kpi == "utilization" || t.kpi == "completed_fraction") {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
+    return b;
+  }
+  if (t.kpi == "tenant.gpu_hours") {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f GPU-h", v);
+    return b;
+  }
+  return sim::format_duration(static_cast<sim::Tick>(v * 1000.0));
+}
+
+std::int64_t parse_int(const std::string& s, const std::string& where) {
+  std::int64_t v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || s.empty())
+    throw sim::InputError("", 0, 0, where, "expected LO:HI with integers, got \"" + s + "\"");
+  return v;
+}
+
+}  // namespace
+
+int cmd_plan(const std::string& scenario, const std::string& vary, const std::string& range,
+             const std::vector<std::string>& targets, int seeds, std::atomic<bool>* stop) {
+  planner::PlanRequest req;
+  req.scenario = scenario;
+  req.vary = vary;
+  const auto colon = range.find(':');
+  if (colon == std::string::npos) throw sim::InputError("", 0, 0, "--range", "expected LO:HI, got \"" + range + "\"");
+  req.lo = parse_int(range.substr(0, colon), "--range");
+  req.hi = parse_int(range.substr(colon + 1), "--range");
+  for (const auto& t : targets) req.targets.push_back(planner::parse_target(t));
+  if (seeds > 0) {
+    const auto base = planner::load_sweep(scenario);
+    for (int i = 0; i < seeds; ++i) req.seeds.push_back(base.seeds.front() + static_cast<std::uint64_t>(i));
+  }
+  req.stop = stop;
+  std::mutex mu;
+  req.on_probe = [&](std::int64_t v, bool pass) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::fprintf(stderr, "  probed %s = %lld: %s\n", vary.c_str(), static_cast<long long>(v), pass ? "meets" : "misses");
+  };
+  const planner::PlanResult r = planner::plan(req);
+
+  std::printf("%-10s %-6s %-7s", vary.substr(vary.rfind('.') + 1).c_str(), "result", "seeds");
+  for (const auto& t : req.targets) std::printf("  %-24s", t.text.c_str());
+  std::printf("\n");
+  for (const auto& p : r.curve) {
+    std::printf("%-10lld %-6s %zu/%-5zu", static_cast<long long>(p.value), p.pass ? "meets" : "misses", p.seeds_passing,
+                r.seeds);
+    for (std::size_t k = 0; k < req.targets.size(); ++k) std::printf("  %-24s", show(req.targets[k], p.worst[k]).c_str());
+    std::printf("\n");
+  }
+  std::printf("(KPI columns: the worst value over the %zu seed%s)\n", r.seeds, r.seeds == 1 ? "" : "s");
+  if (!r.monotone)
+    std::printf("warning: the KPIs are not monotone in %s: a smaller value met the targets where a larger one did not; "
+                "the answer is the smallest value found above every failure\n",
+                vary.c_str());
+  if (r.cancelled) {
+    std::fprintf(stderr, "interrupted: the search stopped early\n");
+    return 130;
+  }
+  if (r.answer) {
+    std::printf("answer: %s = %lld is the smallest value in [%lld, %lld] meeting every target on all %zu seeds\n",
+                vary.c_str(), static_cast<long long>(*r.answer), static_cast<long long>(req.lo),
+                static_cast<long long>(req.hi), r.seeds);
+  } else {
+    std::string missed;
+    if (!r.curve.empty()) {
+      const auto& top = r.curve.back();
+      for (std::size_t k = 0; k < req.targets.size(); ++k)
+        if (!planner::meets(req.targets[k], top.worst[k]))
+          missed += (missed.empty() ? "" : ", ") + req.targets[k].text + " (" + show(req.targets[k], top.worst[k]) + ")";
+    }
+    std::printf("answer: no value in [%lld, %lld] meets every target; at %s = %lld it still misses %s\n"
+                "(the search assumes that a larger value never makes a target worse)\n",
+                static_cast<long long>(req.lo), static_cast<long long>(req.hi), vary.c_str(),
+                static_cast<long long>(req.hi), missed.c_str());
+  }
+  return 0;
+}
+
+}  // namespace headroom::app

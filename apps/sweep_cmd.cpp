@@ -1,0 +1,101 @@
+#include "apps/sweep_cmd.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+
+#include "planner/sweep.hpp"
+#include "results/table.hpp"
+#include "sim/errors.hpp"
+#include "sim/time.hpp"
+
+namespace headroom::app {
+
+namespace {
+
+void check_output_dir(const std::string& path) {
+  if (path.empty()) return;
+  const auto dir = std::filesystem::absolute(path).parent_path();
+  if (!std::filesystem::is_directory(dir)) throw sim::InputError(path, 0, 0, "", "output directory does not exist");
+  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "", "output path is a directory");
+}
+
+std::string short_duration(double seconds) {
+  if (!(seconds == seconds)) return "-";
+  return sim::format_duration(static_cast<sim::Tick>(seconds * 1000.0));
+}
+
+}  // namespace
+
+int cmd_sweep(const std::string& scenario, const std::string& output, const std::string& csv,
+              const std::string& keep_runs, std::atomic<bool>* stop) {
+  check_output_dir(output);
+  check_output_dir(csv);
+  const planner::SweepSpec spec = planner::load_sweep(scenario);
+  planner::SweepOptions options;
+  options.stop = stop;
+  options.keep_runs_dir = keep_runs;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  std::mutex mu;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (tty) {
+    options.progress = [&](std::size_t done, std::size_t total) {
+      std::lock_guard<std::mutex> lock(mu);
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double eta = done == 0 ? 0 : elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+      std::fprintf(stderr, "\r\033[Kruns %zu / %zu done, ETA %.0f s", done, total, eta);
+      std::fflush(stderr);
+    };
+  }
+  const planner::SweepResult result = planner::run_sweep(spec, options);
+  if (tty) std::fputs("\r\033[K", stderr);
+  const results::Table table = planner::sweep_table(result);
+
+  // Human table: variables, seed, status and the headline KPIs.
+  std::size_t failed = 0, cancelled = 0;
+  std::printf("%-4s", "run");
+  for (const auto& v : spec.variables) std::printf("  %-16s", v.path.substr(v.path.rfind('.') + 1).c_str());
+  std::printf("  %6s  %-9s  %12s  %12s  %12s  %6s\n", "seed", "status", "wait mean", "wait p95", "JCT mean", "util");
+  for (std::size_t i = 0; i < result.points.size(); ++i) {
+    const auto& p = result.points[i];
+    const auto& r = result.results[i];
+    std::printf("%-4zu", i);
+    for (std::size_t v = 0; v < spec.variables.size(); ++v)
+      std::printf("  %-16s", spec.variables[v].values[p.choice[v]].c_str());
+    const char* status = r.status == planner::RunStatus::Done ? "done"
+                         : r.status == planner::RunStatus::Failed ? "failed"
+                                                                   : "cancelled";
+    failed += r.status == planner::RunStatus::Failed;
+    cancelled += r.status == planner::RunStatus::Cancelled;
+    if (r.status == planner::RunStatus::Done)
+      std::printf("  %6llu  %-9s  %12s  %12s  %12s  %5.1f%%\n", static_cast<unsigned long long>(p.seed), status,
+                  short_duration(r.summary.wait.mean).c_str(), short_duration(r.summary.wait.p95).c_str(),
+                  short_duration(r.summary.jct.mean).c_str(), 100.0 * r.summary.gpu_utilization);
+    else
+      std::printf("  %6llu  %-9s  %s\n", static_cast<unsigned long long>(p.seed), status, r.error.c_str());
+  }
+  if (!output.empty()) results::write_table_hdf5(table, output, "runs");
+  if (!csv.empty()) {
+    const std::string tmp = csv + ".tmp";
+    {
+      std::ofstream out(tmp);
+      results::write_table_csv(table, out);
+      if (!out) throw sim::InputError(csv, 0, 0, "", "cannot write the CSV table");
+    }
+    std::filesystem::rename(tmp, csv);
+  }
+  std::printf("%zu runs: %zu done, %zu failed, %zu cancelled\n", result.points.size(),
+              result.points.size() - failed - cancelled, failed, cancelled);
+  if (stop != nullptr && stop->load()) {
+    std::fprintf(stderr, "interrupted: the finished runs were kept\n");
+    return 130;
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace headroom::app

@@ -1,0 +1,260 @@
+#include "planner/plan.hpp"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+
+#include "planner/run.hpp"
+#include "planner/sweep.hpp"
+#include "sim/errors.hpp"
+#include "sim/time.hpp"
+
+namespace headroom::planner {
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+enum class Unit { Time, Ratio, Hours, Count };
+
+const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
+  static const std::map<std::string, std::pair<std::string, Unit>> k = {
+      {"wait_mean", {"wait_mean", Unit::Time}},     {"mean_wait", {"wait_mean", Unit::Time}},
+      {"wait_median", {"wait_median", Unit::Time}}, {"median_wait", {"wait_median", Unit::Time}},
+      {"wait_p95", {"wait_p95", Unit::Time}},       {"p95_wait", {"wait_p95", Unit::Time}},
+      {"wait_max", {"wait_max", Unit::Time}},       {"max_wait", {"wait_max", Unit::Time}},
+      {"jct_mean", {"jct_mean", Unit::Time}},       {"mean_jct", {"jct_mean", Unit::Time}},
+      {"jct_median", {"jct_median", Unit::Time}},   {"median_jct", {"jct_median", Unit::Time}},
+      {"jct_p95", {"jct_p95", Unit::Time}},         {"p95_jct", {"jct_p95", Unit::Time}},
+      {"wait_p99", {"wait_p99", Unit::Time}},       {"p99_wait", {"wait_p99", Unit::Time}},
+      {"jct_p99", {"jct_p99", Unit::Time}},         {"p99_jct", {"jct_p99", Unit::Time}},
+      {"preemptions", {"preemptions", Unit::Count}}, {"lost_gpu_hours", {"lost_gpu_hours", Unit::Count}},
+      {"starved_jobs", {"starved_jobs", Unit::Count}}, {"pending_gpus", {"pending_gpus", Unit::Count}},
+      {"utilization", {"utilization", Unit::Ratio}}, {"makespan", {"makespan", Unit::Time}},
+      {"completed_fraction", {"completed_fraction", Unit::Ratio}},
+  };
+  return k;
+}
+
+std::string known_kpis() {
+  return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
+         "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, "
+         "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours";
+}
+
+}  // namespace
+
+Target parse_target(const std::string& text) {
+  auto bad = [&](const std::string& why) { throw sim::InputError("", 0, 0, "--target \"" + text + "\"", why); };
+  Target t;
+  t.text = text;
+  static const char* kOps[] = {"<=", ">=", "<", ">"};
+  std::size_t pos = std::string::npos;
+  std::string op;
+  for (const char* o : kOps) {
+    pos = text.find(o);
+    if (pos != std::string::npos) {
+      op = o;
+      break;
+    }
+  }
+  if (op.empty()) bad("expected KPI <= VALUE (or <, >=, >), e.g. \"p95_wait <= 1h\"");
+  std::string kpi = trim(text.substr(0, pos));
+  const std::string value = trim(text.substr(pos + op.size()));
+  t.at_most = op[0] == '<';
+  t.strict = op.size() == 1;
+  Unit unit = Unit::Time;
+  if (kpi.rfind("tenant:", 0) == 0) {
+    const std::size_t dot = kpi.rfind('.');
+    if (dot == std::string::npos || dot <= 7) bad("expected tenant:NAME.mean_wait or tenant:NAME.gpu_hours");
+    t.tenant = kpi.substr(7, dot - 7);
+    const std::string what = kpi.substr(dot + 1);
+    if (what == "mean_wait" || what == "wait_mean") {
+      t.kpi = "tenant.mean_wait";
+    } else if (what == "p95_wait" || what == "wait_p95") {
+      t.kpi = "tenant.p95_wait";
+    } else if (what == "max_wait" || what == "wait_max") {
+      t.kpi = "tenant.max_wait";
+    } else if (what == "gpu_hours") {
+      t.kpi = "tenant.gpu_hours";
+      unit = Unit::Hours;
+    } else {
+      bad("unknown tenant KPI \"" + what + "\"; expected mean_wait, p95_wait, max_wait or gpu_hours");
+    }
+  } else {
+    auto it = kpi_names().find(kpi);
+    if (it == kpi_names().end()) bad("unknown KPI \"" + kpi + "\"; known: " + known_kpis());
+    t.kpi = it->second.first;
+    unit = it->second.second;
+  }
+  if (unit == Unit::Time) {
+    auto d = sim::parse_duration(value);
+    if (!d) bad("expected a duration like 30m, 1h or 2d, got \"" + value + "\"");
+    t.bound = sim::to_seconds(*d);
+  } else {
+    std::string v = value;
+    const bool percent = !v.empty() && v.back() == '%';
+    if (percent) v.pop_back();
+    double x = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty())
+      bad("expected a number" + std::string(unit == Unit::Ratio ? " (0.8 or 80%)" : "") + ", got \"" + value + "\"");
+    if (percent && unit != Unit::Ratio) bad("a percentage only makes sense for utilization and completed_fraction");
+    t.bound = percent ? x / 100.0 : x;
+  }
+  return t;
+}
+
+std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
+  if (t.kpi == "wait_mean") return s.wait.mean;
+  if (t.kpi == "wait_median") return s.wait.median;
+  if (t.kpi == "wait_p95") return s.wait.p95;
+  if (t.kpi == "wait_max") return s.wait.max;
+  if (t.kpi == "wait_p99") return s.wait.p99;
+  if (t.kpi == "jct_p99") return s.jct.p99;
+  if (t.kpi == "preemptions") return static_cast<double>(s.preemptions);
+  if (t.kpi == "lost_gpu_hours") return s.lost_gpu_hours;
+  if (t.kpi == "starved_jobs") return static_cast<double>(s.starved_jobs);
+  if (t.kpi == "pending_gpus") return s.pending_gpus_mean;
+  if (t.kpi == "jct_mean") return s.jct.mean;
+  if (t.kpi == "jct_median") return s.jct.median;
+  if (t.kpi == "jct_p95") return s.jct.p95;
+  if (t.kpi == "utilization") return s.gpu_utilization;
+  if (t.kpi == "makespan") return s.makespan_s;
+  if (t.kpi == "completed_fraction") return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
+  for (const auto& ten : s.tenants) {
+    if (ten.name != t.tenant) continue;
+    if (t.kpi == "tenant.mean_wait") return ten.mean_wait_s;
+    if (t.kpi == "tenant.p95_wait") return ten.p95_wait_s;
+    if (t.kpi == "tenant.max_wait") return ten.max_wait_s;
+    return ten.gpu_hours;
+  }
+  return std::nullopt;
+}
+
+bool meets(const Target& t, double v) {
+  if (t.at_most) return t.strict ? v < t.bound : v <= t.bound;
+  return t.strict ? v > t.bound : v >= t.bound;
+}
+
+PlanResult plan(const PlanRequest& req) {
+  if (req.lo > req.hi) throw sim::InputError("", 0, 0, "--range", "expected LO:HI with LO <= HI");
+  if (req.targets.empty()) throw sim::InputError("", 0, 0, "--target", "at least one target is needed");
+  SweepSpec spec = load_sweep(req.scenario);
+  spec.variables.clear();
+  spec.variables.push_back(Variable{req.vary, {std::to_string(req.lo)}, 0, 0});
+  if (!req.seeds.empty()) spec.seeds = req.seeds;
+  // Check the key path once, and that the base scenario's tenants exist for tenant targets.
+  point_scenario(spec, SweepPoint{0, {0}, spec.seeds.front()});
+
+  PlanResult out;
+  out.seeds = spec.seeds.size();
+  std::map<std::int64_t, Probe> measured;
+
+  auto evaluate = [&](const std::vector<std::int64_t>& values) {
+    struct Task {
+      std::int64_t value;
+      std::uint64_t seed;
+      scenarios::Scenario sc;
+      bool done = false;
+      std::vector<std::optional<double>> kpis;
+    };
+    std::vector<Task> tasks;
+    for (std::int64_t v : values) {
+      SweepSpec s = spec;
+      s.variables[0].values = {std::to_string(v)};
+      for (std::uint64_t seed : spec.seeds) tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}});
+    }
+    tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t i) {
+      if (req.stop != nullptr && req.stop->load()) return;
+      RunOptions ro;
+      ro.stop = req.stop;
+      auto o = run_scenario(tasks[i].sc, ro);
+      if (o.cancelled) return;
+      const auto summary = results::summarize(o.result);
+      for (const auto& t : req.targets) tasks[i].kpis.push_back(kpi_value(summary, t));
+      tasks[i].done = true;
+    });
+    for (std::int64_t v : values) {
+      Probe p;
+      p.value = v;
+      p.worst.assign(req.targets.size(), 0);
+      bool complete = true;
+      std::size_t first = 0;
+      for (const auto& task : tasks) {
+        if (task.value != v) continue;
+        if (!task.done) {
+          complete = false;
+          continue;
+        }
+        bool ok = true;
+        for (std::size_t k = 0; k < req.targets.size(); ++k) {
+          const auto& t = req.targets[k];
+          if (!task.kpis[k]) throw sim::InputError("", 0, 0, "--target \"" + t.text + "\"", "no tenant named \"" + t.tenant + "\" in the workload");
+          const double x = *task.kpis[k];
+          if (first == 0 || (t.at_most ? x > p.worst[k] : x < p.worst[k])) p.worst[k] = x;
+          ok = ok && meets(t, x);
+        }
+        ++first;
+        p.seeds_passing += ok;
+      }
+      if (!complete) {
+        out.cancelled = true;
+        continue;
+      }
+      p.pass = p.seeds_passing == spec.seeds.size();
+      measured[v] = p;
+      if (req.on_probe) req.on_probe(v, p.pass);
+    }
+  };
+
+  auto finish = [&] {
+    for (auto& [v, p] : measured) out.curve.push_back(p);
+    bool seen_pass = false;
+    for (const auto& p : out.curve) {
+      if (p.pass) seen_pass = true;
+      else if (seen_pass) out.monotone = false;
+    }
+    return out;
+  };
+
+  evaluate(req.lo == req.hi ? std::vector<std::int64_t>{req.lo} : std::vector<std::int64_t>{req.lo, req.hi});
+  if (out.cancelled) return finish();
+  if (!measured[req.hi].pass) return finish();
+  if (measured[req.lo].pass) {
+    out.answer = req.lo;
+    return finish();
+  }
+  std::int64_t fail_at = req.lo, pass_at = req.hi;
+  const auto k = static_cast<std::int64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  while (pass_at - fail_at > 1) {
+    std::vector<std::int64_t> probes;
+    for (std::int64_t i = 1; i <= k; ++i) {
+      const std::int64_t v = fail_at + (pass_at - fail_at) * i / (k + 1);
+      if (v > fail_at && v < pass_at && (probes.empty() || probes.back() != v)) probes.push_back(v);
+    }
+    evaluate(probes);
+    if (out.cancelled) return finish();
+    for (std::int64_t v : probes) {
+      if (measured[v].pass) {
+        pass_at = std::min(pass_at, v);
+        break;
+      }
+    }
+    for (std::int64_t v : probes)
+      if (!measured[v].pass && v < pass_at) fail_at = std::max(fail_at, v);
+  }
+  out.answer = pass_at;
+  return finish();
+}
+
+}  // namespace headroom::planner

@@ -1,0 +1,321 @@
+#include "planner/sweep.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <limits>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "planner/run.hpp"
+#include "results/hdf5_io.hpp"
+#include "sim/errors.hpp"
+
+namespace headroom::planner {
+
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : path) {
+    if (c == '.') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string yaml_text(const YAML::Node& n) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << n;
+  return e.c_str();
+}
+
+bool as_index(const std::string& s, std::size_t& out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// Puts `value` at `segs` below `root`. Returns "" or why the path does not exist.
+std::string set_path(YAML::Node root, const std::vector<std::string>& segs, const YAML::Node& value) {
+  YAML::Node cur;
+  cur.reset(root);
+  for (std::size_t i = 0; i < segs.size(); ++i) {
+    const std::string& seg = segs[i];
+    const bool last = i + 1 == segs.size();
+    if (seg.empty()) return "empty segment in the key path";
+    if (cur.IsSequence()) {
+      std::size_t idx = cur.size();
+      std::size_t k;
+      if (as_index(seg, k)) {
+        idx = k;
+      } else {
+        for (std::size_t e = 0; e < cur.size(); ++e)
+          if (cur[e].IsMap() && cur[e]["name"] && cur[e]["name"].IsScalar() && cur[e]["name"].Scalar() == seg) idx = e;
+      }
+      if (idx >= cur.size()) return "no list element named \"" + seg + "\"";
+      if (last) {
+        cur[idx] = value;
+        return {};
+      }
+      YAML::Node next = cur[idx];
+      cur.reset(next);
+    } else if (cur.IsMap() || cur.IsNull()) {
+      if (last) {
+        cur[seg] = value;
+        return {};
+      }
+      if (!cur[seg] || cur[seg].IsScalar()) {
+        if (cur[seg] && cur[seg].IsScalar() && segs[0] == "policy" && i == 0) {
+          // `policy: fifo` written as a scalar: turn it into {name: fifo} before descending.
+          YAML::Node m(YAML::NodeType::Map);
+          m["name"] = cur[seg].Scalar();
+          cur[seg] = m;
+        } else if (cur[seg]) {
+          return "\"" + seg + "\" is a value, not a map";
+        }
+      }
+      YAML::Node next = cur[seg];
+      cur.reset(next);
+    } else {
+      return "\"" + seg + "\" is a value, not a map";
+    }
+  }
+  return "empty key path";
+}
+
+std::string describe(const SweepSpec& spec, const SweepPoint& p) {
+  std::string out;
+  for (std::size_t v = 0; v < spec.variables.size(); ++v)
+    out += (out.empty() ? "" : ", ") + spec.variables[v].path + "=" + spec.variables[v].values[p.choice[v]];
+  out += std::string(out.empty() ? "" : ", ") + "seed=" + std::to_string(p.seed);
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+SweepSpec load_sweep(const std::string& path) {
+  const scenarios::Scenario base = scenarios::load_scenario(path);  // validates everything else
+  SweepSpec spec;
+  spec.file = path;
+  const YAML::Node root = YAML::Load(base.text);
+  std::vector<sim::InputError> errors;
+  auto err = [&](const YAML::Node& n, const std::string& where, const std::string& msg) {
+    errors.emplace_back(path, n.Mark().line + 1, n.Mark().column + 1, where, msg);
+  };
+  if (const YAML::Node v = root["variants"]) {
+    if (!v.IsMap()) {
+      err(v, "variants", "expected a map of key path to list of values");
+    } else {
+      for (const auto& kv : v) {
+        const std::string key = kv.first.Scalar();
+        Variable var;
+        var.path = key;
+        var.line = kv.first.Mark().line + 1;
+        var.column = kv.first.Mark().column + 1;
+        if (!kv.second.IsSequence() || kv.second.size() == 0) {
+          err(kv.second, "variants." + key, "expected a non-empty list of values, e.g. [16, 24, 32]");
+          continue;
+        }
+        for (const auto& val : kv.second) var.values.push_back(yaml_text(val));
+        YAML::Node probe = YAML::Clone(root);
+        if (std::string why = set_path(probe, split_path(key), kv.second[0]); !why.empty()) {
+          err(kv.first, "variants." + key, "cannot vary this key: " + why);
+          continue;
+        }
+        spec.variables.push_back(std::move(var));
+      }
+    }
+  }
+  if (const YAML::Node s = root["seeds"]) {
+    if (s.IsScalar()) {
+      std::uint64_t n = 0;
+      if (!YAML::convert<std::uint64_t>::decode(s, n) || n == 0 || n > 100000) {
+        err(s, "seeds", "expected a number of seeds >= 1 or a list of seeds, got \"" + s.Scalar() + "\"");
+      } else {
+        for (std::uint64_t i = 0; i < n; ++i) spec.seeds.push_back(base.seed + i);
+      }
+    } else if (s.IsSequence() && s.size() > 0) {
+      for (const auto& e : s) {
+        std::uint64_t v = 0;
+        if (!e.IsScalar() || !YAML::convert<std::uint64_t>::decode(e, v) || (!e.Scalar().empty() && e.Scalar()[0] == '-'))
+          err(e, "seeds", "expected a non-negative integer seed");
+        else
+          spec.seeds.push_back(v);
+      }
+    } else {
+      err(s, "seeds", "expected a number of seeds >= 1 or a list of seeds");
+    }
+  }
+  if (spec.seeds.empty()) spec.seeds.push_back(base.seed);
+  if (!errors.empty()) throw sim::InputErrors(std::move(errors));
+  return spec;
+}
+
+std::vector<SweepPoint> expand(const SweepSpec& spec) {
+  std::vector<SweepPoint> out;
+  std::vector<std::size_t> choice(spec.variables.size(), 0);
+  while (true) {
+    for (std::uint64_t seed : spec.seeds) out.push_back(SweepPoint{out.size(), choice, seed});
+    std::size_t v = spec.variables.size();
+    while (v > 0) {
+      --v;
+      if (++choice[v] < spec.variables[v].values.size()) break;
+      choice[v] = 0;
+      if (v == 0) return out;
+    }
+    if (spec.variables.empty()) return out;
+  }
+}
+
+scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& point) {
+  YAML::Node root = YAML::Load(read_text(spec.file));
+  root.remove("variants");
+  root.remove("seeds");
+  for (std::size_t v = 0; v < spec.variables.size(); ++v) {
+    const auto& var = spec.variables[v];
+    const std::string why = set_path(root, split_path(var.path), YAML::Load(var.values[point.choice[v]]));
+    if (!why.empty()) throw sim::InputError(spec.file, var.line, var.column, "variants." + var.path, why);
+  }
+  root["seed"] = point.seed;
+  YAML::Emitter e;
+  e << root;
+  try {
+    return scenarios::parse_scenario(e.c_str(), spec.file);
+  } catch (const sim::InputErrors& errs) {
+    const auto& first = spec.variables.empty() ? Variable{} : spec.variables.front();
+    std::vector<sim::InputError> out;
+    for (const auto& x : errs.errors())
+      out.emplace_back(spec.file, first.line, first.column, x.where(),
+                       "in run " + std::to_string(point.index) + " (" + describe(spec, point) + "): " + x.message());
+    throw sim::InputErrors(std::move(out));
+  }
+}
+
+SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  SweepResult r;
+  r.spec = spec;
+  r.points = expand(spec);
+  const std::size_t n = r.points.size();
+  std::vector<scenarios::Scenario> runs;
+  runs.reserve(n);
+  std::vector<sim::InputError> errors;
+  for (const auto& p : r.points) {
+    try {
+      runs.push_back(point_scenario(spec, p));
+    } catch (const sim::InputErrors& e) {
+      errors.insert(errors.end(), e.errors().begin(), e.errors().end());
+    } catch (const sim::InputError& e) {
+      errors.push_back(e);
+    }
+  }
+  if (!errors.empty()) throw sim::InputErrors(std::move(errors));
+  if (!options.keep_runs_dir.empty() && !std::filesystem::is_directory(options.keep_runs_dir))
+    throw sim::InputError(options.keep_runs_dir, 0, 0, "", "directory for the runs' results does not exist");
+
+  r.results.resize(n);
+  std::atomic<std::size_t> done{0};
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1), [&](const tbb::blocked_range<std::size_t>& range) {
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      PointResult& out = r.results[i];
+      if (options.stop != nullptr && options.stop->load()) continue;
+      try {
+        RunOptions ro;
+        ro.stop = options.stop;
+        RunOutcome o = run_scenario(runs[i], ro);
+        if (o.cancelled) continue;
+        out.summary = results::summarize(o.result);
+        if (!options.keep_runs_dir.empty())
+          results::write_hdf5(o.result, options.keep_runs_dir + "/run-" + std::to_string(i) + ".h5");
+        out.status = RunStatus::Done;
+      } catch (const std::exception& e) {
+        out.status = RunStatus::Failed;
+        out.error = e.what();
+      }
+      const std::size_t d = ++done;
+      if (options.progress) options.progress(d, n);
+    }
+  });
+  return r;
+}
+
+results::Table sweep_table(const SweepResult& r) {
+  results::Table t;
+  auto num = [&](const char* name) -> results::Column& {
+    t.columns.push_back(results::Column{name, false, {}, {}});
+    return t.columns.back();
+  };
+  auto text = [&](const std::string& name) -> results::Column& {
+    t.columns.push_back(results::Column{name, true, {}, {}});
+    return t.columns.back();
+  };
+  const std::size_t n = r.points.size();
+  num("run");
+  for (const auto& v : r.spec.variables) text(v.path);
+  num("seed");
+  text("status");
+  for (const char* k : {"jobs", "completed", "failed", "cancelled", "rejected", "unfinished", "wait_mean_s",
+                        "wait_median_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_median_s", "jct_p95_s", "jct_p99_s",
+                        "gpu_utilization", "makespan_s", "preemptions", "lost_gpu_hours", "starved_jobs",
+                        "pending_gpus_mean"})
+    num(k);
+  text("fingerprint");
+  text("error");
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& p = r.points[i];
+    const auto& res = r.results[i];
+    const auto& s = res.summary;
+    std::size_t c = 0;
+    t.columns[c++].numbers.push_back(static_cast<double>(i));
+    for (std::size_t v = 0; v < r.spec.variables.size(); ++v)
+      t.columns[c++].strings.push_back(r.spec.variables[v].values[p.choice[v]]);
+    t.columns[c++].numbers.push_back(static_cast<double>(p.seed));
+    t.columns[c++].strings.push_back(res.status == RunStatus::Done ? "done"
+                                     : res.status == RunStatus::Failed ? "failed"
+                                                                        : "cancelled");
+    const bool ok = res.status == RunStatus::Done;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    auto put = [&](double v) { t.columns[c++].numbers.push_back(ok ? v : nan); };
+    put(static_cast<double>(s.jobs));
+    for (int st : {2, 3, 4, 5, 6}) put(static_cast<double>(s.by_state[static_cast<std::size_t>(st)]));
+    put(s.wait.mean);
+    put(s.wait.median);
+    put(s.wait.p95);
+    put(s.wait.p99);
+    put(s.jct.mean);
+    put(s.jct.median);
+    put(s.jct.p95);
+    put(s.jct.p99);
+    put(s.gpu_utilization);
+    put(s.makespan_s);
+    put(static_cast<double>(s.preemptions));
+    put(s.lost_gpu_hours);
+    put(static_cast<double>(s.starved_jobs));
+    put(s.pending_gpus_mean);
+    t.columns[c++].strings.push_back(ok ? s.fingerprint : "");
+    t.columns[c++].strings.push_back(res.error);
+  }
+  t.attributes["scenario_file"] = r.spec.file;
+  t.attributes["version"] = version_string();
+  return t;
+}
+
+}  // namespace headroom::planner

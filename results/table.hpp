@@ -1,0 +1,32 @@
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace headroom::results {
+
+// A column-oriented table of numbers or text, e.g. one row per run of a sweep.
+struct Column {
+  std::string name;
+  bool text = false;
+  std::vector<double> numbers;       // when !text
+  std::vector<std::string> strings;  // when text
+  std::size_t size() const { return text ? strings.size() : numbers.size(); }
+};
+
+struct Table {
+  std::vector<Column> columns;
+  std::map<std::string, std::string> attributes;  // written as root attributes
+  std::size_t rows() const { return columns.empty() ? 0 : columns.front().size(); }
+};
+
+// Writes the table as group `/<group>` with one 1-D dataset per column (float64 or UTF-8
+// strings), through a temporary file renamed into place. Throws sim::InputError on failure.
+void write_table_hdf5(const Table& table, const std::string& path, const std::string& group);
+
+// RFC 4180 CSV with a header row; numbers in shortest round-trip form.
+void write_table_csv(const Table& table, std::ostream& out);
+
+}  // namespace headroom::results

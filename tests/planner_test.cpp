@@ -1,0 +1,189 @@
+// Sweeps: variant expansion, key-path overrides, determinism across thread counts, cancellation.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "planner/sweep.hpp"
+#include "sim/errors.hpp"
+
+using namespace headroom;
+
+namespace {
+
+std::string write_scenario(const std::string& name, const std::string& extra) {
+  // One folder per process: CTest runs the cases of this file in parallel processes.
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-planner-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream t(dir / "trace.csv");
+    t << "id,tenant,queue,submit,gpus,runtime\n";
+    for (int i = 0; i < 200; ++i) t << i << ",t" << i % 3 << ",q," << i * 7 << "," << 1 + i % 8 << "," << 50 + (i * 37) % 400 << "\n";
+  }
+  const auto path = dir / name;
+  std::ofstream s(path);
+  s << "name: sweep-test\nseed: 5\ncluster:\n  pools:\n    - name: a100\n      nodes: 4\n      gpus_per_node: 8\n"
+       "      gpu_type: A100\n    - name: t4\n      nodes: 2\n      gpus_per_node: 4\n      gpu_type: T4\n"
+       "policy: fifo\nworkload:\n  trace: trace.csv\n"
+    << extra;
+  return path.string();
+}
+
+}  // namespace
+
+TEST(Sweep, ExpandsTheCrossProductFirstVariableSlowest) {
+  const auto path = write_scenario("expand.yaml", "variants:\n  policy: [fifo, sjf]\n  cluster.pools.t4.nodes: [1, 2, 3]\nseeds: [7, 8]\n");
+  const auto spec = planner::load_sweep(path);
+  ASSERT_EQ(spec.variables.size(), 2u);
+  EXPECT_EQ(spec.variables[0].path, "policy");
+  EXPECT_EQ(spec.variables[1].values, (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{7, 8}));
+  const auto points = planner::expand(spec);
+  ASSERT_EQ(points.size(), 12u);
+  EXPECT_EQ(points[0].choice, (std::vector<std::size_t>{0, 0}));
+  EXPECT_EQ(points[1].seed, 8u);
+  EXPECT_EQ(points[2].choice, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(points[11].choice, (std::vector<std::size_t>{1, 2}));
+  const auto sc = planner::point_scenario(spec, points[11]);
+  EXPECT_EQ(sc.policy.name, "sjf");
+  EXPECT_EQ(sc.cluster.pools[1].nodes, 3);
+  EXPECT_EQ(sc.cluster.pools[0].nodes, 4) << "other pools untouched";
+  EXPECT_EQ(sc.seed, 8u);
+}
+
+TEST(Sweep, SeedCountCountsFromTheScenarioSeed) {
+  const auto spec = planner::load_sweep(write_scenario("seeds.yaml", "seeds: 3\n"));
+  EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{5, 6, 7}));
+  EXPECT_EQ(planner::expand(spec).size(), 3u);
+}
+
+TEST(Sweep, BadVariantsAreErrorsWithLocations) {
+  const auto path = write_scenario("bad.yaml", "variants:\n  cluster.pools.h100.nodes: [1, 2]\n  horizon: 3d\n");
+  try {
+    planner::load_sweep(path);
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 2u);
+    EXPECT_EQ(e.errors()[0].line(), 17);
+    EXPECT_NE(std::string(e.errors()[0].what()).find("no list element named \"h100\""), std::string::npos);
+    EXPECT_NE(std::string(e.errors()[1].what()).find("expected a non-empty list"), std::string::npos);
+  }
+  const auto bad_value = write_scenario("badvalue.yaml", "variants:\n  cluster.pools.t4.nodes: [2, -1]\n");
+  const auto spec = planner::load_sweep(bad_value);
+  try {
+    planner::run_sweep(spec);
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_NE(std::string(e.errors()[0].what()).find("in run 1 (cluster.pools.t4.nodes=-1, seed=5)"), std::string::npos)
+        << e.errors()[0].what();
+  }
+}
+
+TEST(Sweep, SameTableAtOneAndTwoThreads) {
+  const auto spec = planner::load_sweep(write_scenario(
+      "det.yaml", "variants:\n  policy: [fifo, sjf]\n  workload.arrival_scale: [0.5, 1.5]\nseeds: 2\n"));
+  auto table_at = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    return planner::sweep_table(planner::run_sweep(spec));
+  };
+  const auto one = table_at(1), two = table_at(2);
+  ASSERT_EQ(one.rows(), 8u);
+  ASSERT_EQ(one.columns.size(), two.columns.size());
+  for (std::size_t c = 0; c < one.columns.size(); ++c) {
+    EXPECT_EQ(one.columns[c].strings, two.columns[c].strings) << one.columns[c].name;
+    for (std::size_t r = 0; r < one.rows() && !one.columns[c].text; ++r)
+      EXPECT_EQ(one.columns[c].numbers[r], two.columns[c].numbers[r]) << one.columns[c].name;
+  }
+  // Seeds matter when arrivals are thinned: the two seeds of a point differ.
+  std::size_t fp = 0;
+  while (one.columns[fp].name != "fingerprint") ++fp;
+  EXPECT_NE(one.columns[fp].strings[0], one.columns[fp].strings[1]);
+}
+
+TEST(Sweep, CancellationKeepsFinishedRuns) {
+  const auto spec = planner::load_sweep(write_scenario("cancel.yaml", "seeds: 6\n"));
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+  std::atomic<bool> stop{false};
+  planner::SweepOptions o;
+  o.stop = &stop;
+  o.progress = [&](std::size_t done, std::size_t) {
+    if (done == 2) stop = true;
+  };
+  const auto r = planner::run_sweep(spec, o);
+  int done = 0, cancelled = 0;
+  for (const auto& x : r.results) {
+    done += x.status == planner::RunStatus::Done;
+    cancelled += x.status == planner::RunStatus::Cancelled;
+  }
+  EXPECT_EQ(done, 2);
+  EXPECT_EQ(cancelled, 4);
+  const auto t = planner::sweep_table(r);
+  EXPECT_EQ(t.rows(), 6u);
+}
+
+#include "planner/plan.hpp"
+#include "planner/run.hpp"
+
+TEST(Plan, ParsesTargets) {
+  auto t = planner::parse_target("p95_wait <= 1h");
+  EXPECT_EQ(t.kpi, "wait_p95");
+  EXPECT_TRUE(t.at_most);
+  EXPECT_FALSE(t.strict);
+  EXPECT_EQ(t.bound, 3600);
+  t = planner::parse_target("utilization >= 80%");
+  EXPECT_EQ(t.kpi, "utilization");
+  EXPECT_FALSE(t.at_most);
+  EXPECT_DOUBLE_EQ(t.bound, 0.8);
+  t = planner::parse_target("tenant:research.mean_wait < 30m");
+  EXPECT_EQ(t.kpi, "tenant.mean_wait");
+  EXPECT_EQ(t.tenant, "research");
+  EXPECT_TRUE(t.strict);
+  EXPECT_EQ(t.bound, 1800);
+  EXPECT_TRUE(planner::meets(t, 1799));
+  EXPECT_FALSE(planner::meets(t, 1800));
+  EXPECT_THROW(planner::parse_target("p95_wiat <= 1h"), sim::InputError);
+  EXPECT_THROW(planner::parse_target("p95_wait 1h"), sim::InputError);
+  EXPECT_THROW(planner::parse_target("p95_wait <= soon"), sim::InputError);
+  EXPECT_THROW(planner::parse_target("utilization >= lots"), sim::InputError);
+}
+
+TEST(Plan, FindsTheSmallestValueMeetingTheTarget) {
+  const auto path = write_scenario("plan.yaml", "");
+  planner::PlanRequest req;
+  req.scenario = path;
+  req.vary = "cluster.pools.a100.nodes";
+  req.lo = 1;
+  req.hi = 40;
+  req.targets = {planner::parse_target("wait_mean <= 2m")};
+  const auto r = planner::plan(req);
+  ASSERT_TRUE(r.answer);
+  EXPECT_TRUE(r.monotone);
+  // Check the answer by direct runs: it meets the target and one node fewer does not.
+  auto mean_wait = [&](std::int64_t nodes) {
+    planner::SweepSpec spec = planner::load_sweep(path);
+    spec.variables = {planner::Variable{"cluster.pools.a100.nodes", {std::to_string(nodes)}, 0, 0}};
+    const auto sc = planner::point_scenario(spec, planner::SweepPoint{0, {0}, spec.seeds[0]});
+    return results::summarize(planner::run_scenario(sc).result).wait.mean;
+  };
+  EXPECT_LE(mean_wait(*r.answer), 120.0);
+  EXPECT_GT(mean_wait(*r.answer - 1), 120.0);
+  EXPECT_GE(r.curve.size(), 3u);
+  for (std::size_t i = 1; i < r.curve.size(); ++i) EXPECT_LT(r.curve[i - 1].value, r.curve[i].value);
+}
+
+TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
+  planner::PlanRequest req;
+  req.scenario = write_scenario("plan-none.yaml", "");
+  req.vary = "cluster.pools.a100.nodes";
+  req.lo = 1;
+  req.hi = 3;
+  req.targets = {planner::parse_target("wait_mean <= 1s")};
+  const auto r = planner::plan(req);
+  EXPECT_FALSE(r.answer);
+  ASSERT_EQ(r.curve.size(), 2u) << "both ends measured, nothing in between";
+  EXPECT_FALSE(r.curve.back().pass);
+}

@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# The bad-input catalogue: malformed scenarios, traces and command lines, each of which must end
+# with exit code 2, an error naming the file and place (file:line[:column] or the option) and what
+# was expected, and no output file (neither OUT.h5 nor a leftover OUT.h5.tmp*).
+#   Usage: bad_input_test.sh HEADROOM_BINARY SOURCE_DIR
+set -uo pipefail
+bin="$1"; src="$2"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+out="$tmp/out"; mkdir -p "$out"
+pass=0; fail=0; cases=0
+
+bad() {  # bad NAME EXPECTED_TEXT -- headroom arguments... ("OUT" stands for $out/NAME.h5)
+  local name="$1" text="$2"; shift 3
+  local args=() a
+  for a in "$@"; do args+=("${a//OUT/$out/$name.h5}"); done
+  cases=$((cases + 1))
+  local got code
+  got="$("$bin" "${args[@]}" 2>&1)"; code=$?
+  [ -n "${BAD_INPUT_VERBOSE:-}" ] && printf "%-34s %s\n" "$name" "$(head -1 <<<"$got")"
+  if [ "$code" -ne 2 ]; then
+    echo "FAIL $name: exit $code, expected 2"; echo "$got" | head -5; fail=$((fail + 1)); return
+  fi
+  if ! grep -qF -- "$text" <<<"$got"; then
+    echo "FAIL $name: output lacks: $text"; echo "$got" | head -5; fail=$((fail + 1)); return
+  fi
+  if [ -e "$out/$name.h5" ] || compgen -G "$out/$name.h5.tmp*" >/dev/null; then
+    echo "FAIL $name: an output file was written"; fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+# scen NAME [TRACE] [SED] [EXTRA]: writes $tmp/NAME.yaml, a valid scenario over TRACE with the sed
+# expression SED applied and the lines EXTRA appended (under `workload:` when they are indented).
+scen() {
+  cat >"$tmp/$1.yaml" <<YAML
+name: bad-input
+seed: 3
+cluster:
+  pools:
+    - name: p
+      nodes: 4
+      gpus_per_node: 8
+      gpu_type: H100
+policy:
+  name: fifo
+  placement: consolidate
+workload:
+  trace: ${2:-good.swf}
+YAML
+  [ -n "${3:-}" ] && sed -i -e "$3" "$tmp/$1.yaml"
+  [ -n "${4:-}" ] && printf '%b\n' "$4" >>"$tmp/$1.yaml"
+  return 0
+}
+# trace FILE CONTENT: writes $tmp/FILE with CONTENT (printf %b escapes), plus a scenario FILE.yaml.
+trace() { printf '%b' "$2" >"$tmp/$1"; scen "$1" "$1"; }
+
+swf_ok='1 0 0 100 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+csv_head='id,tenant,queue,submit,gpus,runtime\n'
+printf '; MaxProcs: 32\n%b' "$swf_ok" >"$tmp/good.swf"
+scen good
+"$bin" validate "$tmp/good.yaml" >/dev/null || { echo "FAIL: the base scenario is not valid"; exit 1; }
+
+# --- SWF traces -----------------------------------------------------------------------------------
+gz="$src/scenarios/examples/data/ricc-2010-first-14d.swf.gz"
+head -c $(($(wc -c <"$gz") / 2)) "$gz" >"$tmp/trunc.swf.gz"
+head -c 10 "$gz" >"$tmp/trunc-header.swf.gz"
+cp "$gz" "$tmp/corrupt.swf.gz"
+printf '\377%.0s' $(seq 1 40) | dd of="$tmp/corrupt.swf.gz" bs=1 seek=200 conv=notrunc status=none
+scen trunc.swf.gz trunc.swf.gz; scen trunc-header.swf.gz trunc-header.swf.gz; scen corrupt.swf.gz corrupt.swf.gz
+bad swf-truncated-gzip "trunc.swf.gz: truncated or corrupt gzip data (unexpected end of file after line " \
+  -- run "$tmp/trunc.swf.gz.yaml" -o OUT
+bad swf-truncated-gzip-header "trunc-header.swf.gz: truncated or corrupt gzip data (unexpected end of file, before the first line)" \
+  -- run "$tmp/trunc-header.swf.gz.yaml" -o OUT
+bad swf-corrupt-gzip "corrupt.swf.gz: truncated or corrupt gzip data (invalid block type" -- run "$tmp/corrupt.swf.gz.yaml" -o OUT
+trace neg.swf "$swf_ok"'2 -5 0 100 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-negative-submit 'neg.swf:2:3: submit time (field 2): expected a time >= 0 (or -1 for unknown), got "-5"' \
+  -- run "$tmp/neg.swf.yaml" -o OUT
+trace alpha.swf "$swf_ok"'2 5 0 1x0 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-non-numeric 'alpha.swf:2:7: run time (field 4): expected an integer, got "1x0"' -- run "$tmp/alpha.swf.yaml" -o OUT
+trace frac.swf "$swf_ok"'2 5 0 10 8.5 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-fraction-in-integer 'frac.swf:2:10: allocated processors (field 5): expected an integer, got "8.5"' \
+  -- run "$tmp/frac.swf.yaml" -o OUT
+trace short.swf "$swf_ok"'2 5 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1\n'
+bad swf-too-few-fields 'short.swf:2:43: expected 18 whitespace-separated fields, got 17' -- run "$tmp/short.swf.yaml" -o OUT
+trace long.swf "$swf_ok"'2 5 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1 7\n'
+bad swf-too-many-fields 'long.swf:2:47: expected 18 whitespace-separated fields, got 19' -- run "$tmp/long.swf.yaml" -o OUT
+trace overflow.swf "$swf_ok"'99999999999999999999 5 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-integer-overflow 'overflow.swf:2:1: job id (field 1): number out of range, got "99999999999999999999"' \
+  -- run "$tmp/overflow.swf.yaml" -o OUT
+trace hugetime.swf "$swf_ok"'2 5 0 99999999999999 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-huge-time 'hugetime.swf:2:7: run time (field 4): time out of range (at most 1000000000000 s)' \
+  -- run "$tmp/hugetime.swf.yaml" -o OUT
+trace hugeprocs.swf "$swf_ok"'2 5 0 10 9999999999999 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-too-many-processors 'hugeprocs.swf:2:10: allocated processors (field 5): too many processors' \
+  -- run "$tmp/hugeprocs.swf.yaml" -o OUT
+trace empty.swf ''
+bad swf-empty-file 'empty.swf: no jobs in trace' -- run "$tmp/empty.swf.yaml" -o OUT
+trace comments.swf '; Version: 2.2\n; MaxProcs: 8\n\n'
+bad swf-only-comments 'comments.swf: no jobs in trace' -- run "$tmp/comments.swf.yaml" -o OUT
+trace skipped.swf '1 0 0 -1 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n2 5 0 -1 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-every-job-skipped 'skipped.swf: no jobs in trace (all 2 rows skipped; line 1: run time unknown (-1), job skipped)' \
+  -- run "$tmp/skipped.swf.yaml" -o OUT
+
+# --- CSV traces -----------------------------------------------------------------------------------
+trace nocol.csv 'id,tenant,queue,submit,gpus\n1,a,q,0,1\n'
+bad csv-missing-column 'nocol.csv:1: header: missing required column "runtime"' -- run "$tmp/nocol.csv.yaml" -o OUT
+trace unkcol.csv 'id,tenant,queue,submit,gpus,runtime,gpu\n1,a,q,0,1,5,1\n'
+bad csv-unknown-column 'unkcol.csv:1:37: column 7: unknown column "gpu"; did you mean "gpus"?' \
+  -- run "$tmp/unkcol.csv.yaml" -o OUT
+trace dupcol.csv 'id,tenant,queue,submit,gpus,runtime,id\n1,a,q,0,1,5,1\n'
+bad csv-duplicate-column 'dupcol.csv:1:37: column 7: column "id" appears twice (also column 1)' \
+  -- run "$tmp/dupcol.csv.yaml" -o OUT
+trace badnum.csv "$csv_head"'1,a,q,0,x1,5\n'
+bad csv-bad-number 'badnum.csv:2:9: gpus (column 5): expected an integer, got "x1"' -- run "$tmp/badnum.csv.yaml" -o OUT
+trace negsub.csv "$csv_head"'1,a,q,-3,1,5\n'
+bad csv-negative-submit 'negsub.csv:2:7: submit (column 4): expected a non-negative number of seconds, got "-3"' \
+  -- run "$tmp/negsub.csv.yaml" -o OUT
+trace exp.csv "$csv_head"'1,a,q,1e99,1,5\n'
+bad csv-exponent-time 'exp.csv:2:7: submit (column 4): expected a number of seconds, got "1e99"' \
+  -- run "$tmp/exp.csv.yaml" -o OUT
+trace hugecsv.csv "$csv_head"'1,a,q,99999999999999,1,5\n'
+bad csv-huge-time 'hugecsv.csv:2:7: submit (column 4): time out of range' -- run "$tmp/hugecsv.csv.yaml" -o OUT
+trace unclosed.csv "$csv_head"'1,"a,q,0,1,5\n2,b,q,0,1,5\n'
+bad csv-unterminated-quote 'unclosed.csv:2: quoted cell not closed before the end of the file' \
+  -- run "$tmp/unclosed.csv.yaml" -o OUT
+trace stray.csv "$csv_head"'1,a"b,q,0,1,5\n'
+bad csv-stray-quote 'stray.csv:2:4: column 2: quote inside an unquoted cell' -- run "$tmp/stray.csv.yaml" -o OUT
+trace cells.csv "$csv_head"'1,a,q,0,1,5,7\n'
+bad csv-wrong-cell-count 'cells.csv:2:13: expected 6 cells as in the header, got 7' -- run "$tmp/cells.csv.yaml" -o OUT
+trace emptycell.csv "$csv_head"'1,,q,0,1,5\n'
+bad csv-empty-required 'emptycell.csv:2:3: tenant (column 2): empty value in a required column' \
+  -- run "$tmp/emptycell.csv.yaml" -o OUT
+trace headonly.csv "$csv_head"
+bad csv-header-only 'headonly.csv: no jobs in trace' -- run "$tmp/headonly.csv.yaml" -o OUT
+trace empty.csv ''
+bad csv-empty-file 'empty.csv: no header row (the file is empty)' -- run "$tmp/empty.csv.yaml" -o OUT
+trace bigid.csv "$csv_head"'9223372036854775808,a,q,0,1,5\n'
+bad csv-id-overflow 'bigid.csv:2:1: id (column 1): number out of range, got "9223372036854775808"' \
+  -- run "$tmp/bigid.csv.yaml" -o OUT
+trace biggpus.csv "$csv_head"'1,a,q,0,99999999999,5\n'
+bad csv-gpus-overflow 'biggpus.csv:2:9: gpus (column 5): expected an integer >= 0, got "99999999999"' \
+  -- run "$tmp/biggpus.csv.yaml" -o OUT
+trace kind.csv 'id,tenant,queue,submit,gpus,runtime,kind\n1,a,q,0,1,5,trian\n'
+bad csv-bad-kind 'kind.csv:2:13: kind (column 7): expected one of train, inference, interactive, batch, got "trian"; did you mean "train"?' \
+  -- run "$tmp/kind.csv.yaml" -o OUT
+trace order.csv 'id,tenant,queue,submit,gpus,runtime,trace_start,trace_end\n1,a,q,0,1,5,10,5\n'
+bad csv-end-before-start 'order.csv:2:16: trace_end (column 8): trace_end "5" is before trace_start' \
+  -- run "$tmp/order.csv.yaml" -o OUT
+trace latin1.csv "$csv_head"'1,caf\xe9,q,0,1,5\n'
+bad csv-non-utf8-name 'latin1.csv:2:3: tenant (column 2): not UTF-8 text' -- run "$tmp/latin1.csv.yaml" -o OUT
+
+# --- any trace ------------------------------------------------------------------------------------
+tail -c +100 "$gz" | head -c 4096 | tr -d '\n;' >"$tmp/garbage.bin"  # binary, one line, the same every run
+scen garbage.bin garbage.bin
+bad trace-binary-garbage 'garbage.bin:1: could not detect the trace format' -- run "$tmp/garbage.bin.yaml" -o OUT
+scen garbage-swf garbage.bin '' '  format: swf'
+bad trace-binary-garbage-as-swf 'garbage.bin:1:' -- run "$tmp/garbage-swf.yaml" -o OUT
+mkdir -p "$tmp/adir.swf"
+scen tracedir adir.swf
+bad trace-is-directory 'tracedir.yaml:13:10: workload.trace: cannot read trace file' -- run "$tmp/tracedir.yaml" -o OUT
+scen notrace absent.swf
+bad trace-missing 'notrace.yaml:13:10: workload.trace: trace file not found' -- run "$tmp/notrace.yaml" -o OUT
+
+# --- scenario YAML --------------------------------------------------------------------------------
+printf 'name: x\ncluster: [1, 2\n' >"$tmp/syntax.yaml"
+bad yaml-syntax-error 'syntax.yaml:3:1: end of sequence flow not found' -- run "$tmp/syntax.yaml" -o OUT
+scen tabs '' 's/^      nodes/\t  nodes/'
+bad yaml-tab-indent 'tabs.yaml:6:1: illegal tab when looking for indentation (YAML indents with spaces' \
+  -- run "$tmp/tabs.yaml" -o OUT
+scen latin1 '' '' '# caf\xe9'
+bad yaml-non-utf8 'latin1.yaml:14:6: not UTF-8 text: byte 0xe9 is not valid UTF-8' -- run "$tmp/latin1.yaml" -o OUT
+printf '\x00\x01\x02\x03binary' >"$tmp/binary.yaml"
+bad yaml-binary 'binary.yaml:1:1: not a text file: control character 0x00' -- run "$tmp/binary.yaml" -o OUT
+: >"$tmp/empty.yaml"
+bad yaml-empty-file 'empty.yaml:1:1: the scenario is empty' -- run "$tmp/empty.yaml" -o OUT
+printf '# nothing but a comment\n\n' >"$tmp/comment.yaml"
+bad yaml-comment-only 'comment.yaml:1:1: the scenario is empty' -- run "$tmp/comment.yaml" -o OUT
+scen twodocs '' '' '---\nname: second'
+bad yaml-two-documents 'twodocs.yaml:14:1: a scenario file holds one YAML document; a second one starts here' \
+  -- run "$tmp/twodocs.yaml" -o OUT
+printf -- '- name: x\n- name: y\n' >"$tmp/list.yaml"
+bad yaml-top-level-list 'list.yaml:1:1: expected a map with keys name, cluster, policy and workload at the top level, got a list' \
+  -- run "$tmp/list.yaml" -o OUT
+scen policy '' 's/name: fifo/name: fifx/'
+bad unknown-policy 'policy.yaml:10:9: policy.name: unknown policy "fifx"; did you mean "fifo"?' -- run "$tmp/policy.yaml" -o OUT
+scen param '' 's/  placement:/  placment:/'
+bad unknown-policy-parameter 'param.yaml:11:13: policy.placment: unknown parameter "placment" for policy fifo; did you mean "placement"?' \
+  -- run "$tmp/param.yaml" -o OUT
+scen placement '' 's/placement: consolidate/placement: spread/'
+bad bad-policy-parameter-value 'placement.yaml:11:14: policy.placement: unknown placement "spread"; expected: consolidate' \
+  -- run "$tmp/placement.yaml" -o OUT
+scen key1 '' '' 'horizn: 7d'
+bad unknown-key-top 'key1.yaml:14:1: horizn: unknown key "horizn"; did you mean "horizon"?' -- run "$tmp/key1.yaml" -o OUT
+scen key2 '' 's/^  pools:/  pool:/'
+bad unknown-key-depth-2 'key2.yaml:4:3: cluster.pool: unknown key "pool"; did you mean "pools"?' -- run "$tmp/key2.yaml" -o OUT
+scen key3 '' 's/^      nodes:/      node:/'
+bad unknown-key-depth-3 'key3.yaml:6:7: cluster.pools[0].node: unknown key "node"; did you mean "nodes"?' \
+  -- run "$tmp/key3.yaml" -o OUT
+scen key4 '' '' '  window: {start: 0s, endd: 1d}'
+bad unknown-key-depth-3-flow 'key4.yaml:14:23: workload.window.endd: unknown key "endd"; did you mean "end"?' \
+  -- run "$tmp/key4.yaml" -o OUT
+scen key5 '' '' 'output:\n  sample_intervl: 10m'
+bad unknown-key-output 'key5.yaml:15:3: output.sample_intervl: unknown key "sample_intervl"; did you mean "sample_interval"?' \
+  -- run "$tmp/key5.yaml" -o OUT
+scen type1 '' 's/nodes: 4/nodes: [1, 2]/'
+bad wrong-type-list-for-int 'type1.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1, got a list' \
+  -- run "$tmp/type1.yaml" -o OUT
+scen type2 '' 's/^name: bad-input/name: {a: 1}/'
+bad wrong-type-map-for-string 'type2.yaml:1:7: name: expected a string, got a map' -- run "$tmp/type2.yaml" -o OUT
+scen type3 '' '' 'output:\n  events: maybe'
+bad wrong-type-bool 'type3.yaml:15:11: output.events: expected true or false, got "maybe"' -- run "$tmp/type3.yaml" -o OUT
+scen type4 '' 's/gpus_per_node: 8/gpus_per_node: 8.5/'
+bad wrong-type-fraction 'type4.yaml:7:22: cluster.pools[0].gpus_per_node: expected an integer >= 0, got "8.5"' \
+  -- run "$tmp/type4.yaml" -o OUT
+scen negnodes '' 's/nodes: 4/nodes: -3/'
+bad negative-nodes 'negnodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1, got "-3"' \
+  -- run "$tmp/negnodes.yaml" -o OUT
+scen hugenodes '' 's/nodes: 4/nodes: 99999999999999999999/'
+bad huge-nodes 'hugenodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 2147483647' \
+  -- run "$tmp/hugenodes.yaml" -o OUT
+scen hugemem '' 's/gpu_type: H100/gpu_type: H100\n      memory_gib: 99999999999999999999/'
+bad huge-memory 'hugemem.yaml:9:19: cluster.pools[0].memory_gib: expected an integer >= 0 and <= ' \
+  -- run "$tmp/hugemem.yaml" -o OUT
+printf 'name: x\ncluster:\n  pools: []\npolicy: fifo\nworkload:\n  trace: good.swf\n' >"$tmp/nopools.yaml"
+bad zero-pools 'nopools.yaml:3:10: cluster.pools: expected at least one pool, got an empty list' \
+  -- run "$tmp/nopools.yaml" -o OUT
+printf 'name: x\ncluster:\n  pools:\npolicy: fifo\nworkload:\n  trace: good.swf\n' >"$tmp/nullpools.yaml"
+bad null-pools 'nullpools.yaml:3:3: cluster.pools: expected a list, got nothing' -- run "$tmp/nullpools.yaml" -o OUT
+scen duppool '' 's/      gpu_type: H100/      gpu_type: H100\n    - {name: p, nodes: 1, gpus_per_node: 8, gpu_type: A100}/'
+bad duplicate-pool-names 'duppool.yaml:9:14: cluster.pools[1].name: duplicate pool name "p" (first used at line 5)' \
+  -- run "$tmp/duppool.yaml" -o OUT
+scen dupkey '' '' 'seed: 4'
+bad duplicate-key 'dupkey.yaml:14:1: seed: duplicate key "seed" (first given at line 2)' -- run "$tmp/dupkey.yaml" -o OUT
+scen noname '' '/^name:/d'
+bad missing-required-key 'noname.yaml:1:1: name: missing required key "name"' -- run "$tmp/noname.yaml" -o OUT
+scen dur1 '' '' 'horizon: 7x'
+bad bad-duration 'dur1.yaml:14:10: horizon: expected a duration like 90s, 15m, 2h or 7d, got "7x"' -- run "$tmp/dur1.yaml" -o OUT
+scen dur2 '' '' 'horizon: 0'
+bad zero-duration 'dur2.yaml:14:10: horizon: expected a duration > 0, got "0"' -- run "$tmp/dur2.yaml" -o OUT
+scen dur3 '' '' 'horizon: 99999999999999999999d'
+bad huge-duration 'dur3.yaml:14:10: horizon: expected a duration' -- run "$tmp/dur3.yaml" -o OUT
+scen dur4 '' '' '  window: {start: -1d, end: 1d}'
+bad negative-duration 'dur4.yaml:14:19: workload.window.start: expected a duration' -- run "$tmp/dur4.yaml" -o OUT
+scen win1 '' '' '  window: {start: 2d, end: 1d}'
+bad window-end-before-start 'win1.yaml:14:28: workload.window.end: expected a duration after the window start (2d), got "1d"' \
+  -- run "$tmp/win1.yaml" -o OUT
+scen win2 '' '' '  window: {start: 1d, end: 1d}'
+bad window-end-equals-start 'win2.yaml:14:28: workload.window.end: expected a duration after the window start (1d), got "1d"' \
+  -- run "$tmp/win2.yaml" -o OUT
+scen scale1 '' '' '  arrival_scale: 0'
+bad arrival-scale-zero 'scale1.yaml:14:18: workload.arrival_scale: expected a number > 0 and < 1000, got "0"' \
+  -- run "$tmp/scale1.yaml" -o OUT
+scen scale2 '' '' '  arrival_scale: -2'
+bad arrival-scale-negative 'scale2.yaml:14:18: workload.arrival_scale: expected a number > 0 and < 1000, got "-2"' \
+  -- run "$tmp/scale2.yaml" -o OUT
+scen scale3 '' '' '  arrival_scale: .nan'
+bad arrival-scale-nan 'scale3.yaml:14:18: workload.arrival_scale: expected a number > 0 and < 1000, got ".nan"' \
+  -- run "$tmp/scale3.yaml" -o OUT
+scen upg '' '' '  units_per_gpu: 0'
+bad units-per-gpu-zero 'upg.yaml:14:18: workload.units_per_gpu: expected an integer >= 1, got "0"' -- run "$tmp/upg.yaml" -o OUT
+scen fmt '' '' '  format: sfw'
+bad unknown-format 'fmt.yaml:14:11: workload.format: expected one of auto, swf, csv, ' \
+  -- run "$tmp/fmt.yaml" -o OUT
+scen seed '' 's/^seed: 3/seed: -1/'
+bad negative-seed 'seed.yaml:2:7: seed: expected a non-negative integer, got "-1"' -- run "$tmp/seed.yaml" -o OUT
+scen many '' 's/nodes: 4/nodes: -3/; s/name: fifo/name: fifx/' 'horizn: 7d'
+bad validate-reports-every-problem 'many.yaml:14:1: horizn: unknown key' -- validate "$tmp/many.yaml"
+bad validate-reports-every-problem-2 'many.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1' -- validate "$tmp/many.yaml"
+bad scenario-missing 'absent.yaml: cannot read scenario file: No such file or directory' -- run "$tmp/absent.yaml" -o OUT
+bad scenario-is-directory 'adir.swf: cannot read scenario file (a directory)' -- run "$tmp/adir.swf" -o OUT
+
+# --- command line ---------------------------------------------------------------------------------
+bad unknown-flag 'error: The following argument was not expected: --frobnicate' \
+  -- run "$tmp/good.yaml" -o OUT --frobnicate
+bad no-subcommand 'error: A subcommand is required' --
+bad seed-not-a-number 'error: --seed: expected an integer in 0..18446744073709551615, got "abc"' \
+  -- run "$tmp/good.yaml" -o OUT --seed abc
+bad seed-negative 'error: --seed: expected an integer in 0..18446744073709551615, got "-1"' \
+  -- run "$tmp/good.yaml" -o OUT --seed -1
+bad threads-negative 'error: --threads: expected a number of threads in 0..65536 (0 = all cores), got "-1"' \
+  -- run "$tmp/good.yaml" -o OUT --threads -1
+bad threads-global-negative 'error: --threads: expected a number of threads' -- --threads -2 run "$tmp/good.yaml" -o OUT
+bad output-directory-missing 'no/such/dir/x.h5: output directory does not exist' -- run "$tmp/good.yaml" -o "$out/no/such/dir/x.h5"
+mkdir -p "$out/isdir.h5"
+cases=$((cases + 1))
+msg="$("$bin" run "$tmp/good.yaml" -o "$out/isdir.h5" 2>&1)"; code=$?
+if [ "$code" -eq 2 ] && grep -qF 'isdir.h5: output path is a directory' <<<"$msg" &&
+  [ -z "$(ls -A "$out/isdir.h5")" ] && ! compgen -G "$out/isdir.h5.tmp*" >/dev/null; then
+  pass=$((pass + 1))
+else
+  echo "FAIL output-path-is-directory: exit $code"; echo "$msg" | head -5; fail=$((fail + 1))
+fi
+
+# --- not an error: a job larger than the cluster is rejected with a reason, never dropped ----------
+printf '%b' "$csv_head"'1,a,q,0,64,5\n2,a,q,0,1,5\n' >"$tmp/toobig.csv"
+scen toobig toobig.csv
+got="$("$bin" run "$tmp/toobig.yaml" -o "$tmp/toobig.h5" --json 2>&1)"; code=$?
+if [ "$code" -eq 0 ] && grep -qF '"jobs": 2' <<<"$got" && grep -qF '"rejected": 1' <<<"$got" &&
+  grep -qF '"completed": 1' <<<"$got"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL job-larger-than-cluster: exit $code"; echo "$got" | head -10; fail=$((fail + 1))
+fi
+if command -v h5dump >/dev/null; then
+  if h5dump -d /meta/reasons "$tmp/toobig.h5" | grep -qF 'requests 64 GPUs; the largest eligible pool has 32'; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL job-larger-than-cluster: no reject reason in /meta/reasons"; fail=$((fail + 1))
+  fi
+fi
+
+echo "bad_input: $cases cases; $pass checks passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$cases" -ge 30 ]

@@ -55,7 +55,8 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
   std::mutex mu;
   req.on_probe = [&](std::int64_t v, bool pass) {
     std::lock_guard<std::mutex> lock(mu);
-    std::fprintf(stderr, "  probed %s = %lld: %s\n", vary.c_str(), static_cast<long long>(v), pass ? "meets" : "misses");
+    std::fprintf(stderr, "  probed %s = %lld: %s\n", vary.c_str(), static_cast<long long>(v),
+                 pass ? "meets" : "misses");
   };
   const planner::PlanResult r = planner::plan(req);
 
@@ -65,14 +66,16 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
   for (const auto& p : r.curve) {
     std::printf("%-10lld %-6s %zu/%-5zu", static_cast<long long>(p.value), p.pass ? "meets" : "misses", p.seeds_passing,
                 r.seeds);
-    for (std::size_t k = 0; k < req.targets.size(); ++k) std::printf("  %-24s", show(req.targets[k], p.worst[k]).c_str());
+    for (std::size_t k = 0; k < req.targets.size(); ++k)
+      std::printf("  %-24s", show(req.targets[k], p.worst[k]).c_str());
     std::printf("\n");
   }
   std::printf("(KPI columns: the worst value over the %zu seed%s)\n", r.seeds, r.seeds == 1 ? "" : "s");
   if (!r.monotone)
-    std::printf("warning: the KPIs are not monotone in %s: a smaller value met the targets where a larger one did not; "
-                "the answer is the smallest value found above every failure\n",
-                vary.c_str());
+    std::printf(
+        "warning: the KPIs are not monotone in %s: a smaller value met the targets where a larger one did not; "
+        "the answer is the smallest value found above every failure\n",
+        vary.c_str());
   if (r.cancelled) {
     std::fprintf(stderr, "interrupted: the search stopped early\n");
     return 130;
@@ -87,12 +90,14 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
       const auto& top = r.curve.back();
       for (std::size_t k = 0; k < req.targets.size(); ++k)
         if (!planner::meets(req.targets[k], top.worst[k]))
-          missed += (missed.empty() ? "" : ", ") + req.targets[k].text + " (" + show(req.targets[k], top.worst[k]) + ")";
+          missed +=
+              (missed.empty() ? "" : ", ") + req.targets[k].text + " (" + show(req.targets[k], top.worst[k]) + ")";
     }
-    std::printf("answer: no value in [%lld, %lld] meets every target; at %s = %lld it still misses %s\n"
-                "(the search assumes that a larger value never makes a target worse)\n",
-                static_cast<long long>(req.lo), static_cast<long long>(req.hi), vary.c_str(),
-                static_cast<long long>(req.hi), missed.c_str());
+    std::printf(
+        "answer: no value in [%lld, %lld] meets every target; at %s = %lld it still misses %s\n"
+        "(the search assumes that a larger value never makes a target worse)\n",
+        static_cast<long long>(req.lo), static_cast<long long>(req.hi), vary.c_str(), static_cast<long long>(req.hi),
+        missed.c_str());
   }
   return 0;
 }

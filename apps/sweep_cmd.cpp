@@ -67,9 +67,9 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
     std::printf("%-4zu", i);
     for (std::size_t v = 0; v < spec.variables.size(); ++v)
       std::printf("  %-16s", spec.variables[v].values[p.choice[v]].c_str());
-    const char* status = r.status == planner::RunStatus::Done ? "done"
+    const char* status = r.status == planner::RunStatus::Done     ? "done"
                          : r.status == planner::RunStatus::Failed ? "failed"
-                                                                   : "cancelled";
+                                                                  : "cancelled";
     failed += r.status == planner::RunStatus::Failed;
     cancelled += r.status == planner::RunStatus::Cancelled;
     if (r.status == planner::RunStatus::Done)

@@ -28,18 +28,30 @@ enum class Unit { Time, Ratio, Hours, Count };
 
 const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
   static const std::map<std::string, std::pair<std::string, Unit>> k = {
-      {"wait_mean", {"wait_mean", Unit::Time}},     {"mean_wait", {"wait_mean", Unit::Time}},
-      {"wait_median", {"wait_median", Unit::Time}}, {"median_wait", {"wait_median", Unit::Time}},
-      {"wait_p95", {"wait_p95", Unit::Time}},       {"p95_wait", {"wait_p95", Unit::Time}},
-      {"wait_max", {"wait_max", Unit::Time}},       {"max_wait", {"wait_max", Unit::Time}},
-      {"jct_mean", {"jct_mean", Unit::Time}},       {"mean_jct", {"jct_mean", Unit::Time}},
-      {"jct_median", {"jct_median", Unit::Time}},   {"median_jct", {"jct_median", Unit::Time}},
-      {"jct_p95", {"jct_p95", Unit::Time}},         {"p95_jct", {"jct_p95", Unit::Time}},
-      {"wait_p99", {"wait_p99", Unit::Time}},       {"p99_wait", {"wait_p99", Unit::Time}},
-      {"jct_p99", {"jct_p99", Unit::Time}},         {"p99_jct", {"jct_p99", Unit::Time}},
-      {"preemptions", {"preemptions", Unit::Count}}, {"lost_gpu_hours", {"lost_gpu_hours", Unit::Count}},
-      {"starved_jobs", {"starved_jobs", Unit::Count}}, {"pending_gpus", {"pending_gpus", Unit::Count}},
-      {"utilization", {"utilization", Unit::Ratio}}, {"makespan", {"makespan", Unit::Time}},
+      {"wait_mean", {"wait_mean", Unit::Time}},
+      {"mean_wait", {"wait_mean", Unit::Time}},
+      {"wait_median", {"wait_median", Unit::Time}},
+      {"median_wait", {"wait_median", Unit::Time}},
+      {"wait_p95", {"wait_p95", Unit::Time}},
+      {"p95_wait", {"wait_p95", Unit::Time}},
+      {"wait_max", {"wait_max", Unit::Time}},
+      {"max_wait", {"wait_max", Unit::Time}},
+      {"jct_mean", {"jct_mean", Unit::Time}},
+      {"mean_jct", {"jct_mean", Unit::Time}},
+      {"jct_median", {"jct_median", Unit::Time}},
+      {"median_jct", {"jct_median", Unit::Time}},
+      {"jct_p95", {"jct_p95", Unit::Time}},
+      {"p95_jct", {"jct_p95", Unit::Time}},
+      {"wait_p99", {"wait_p99", Unit::Time}},
+      {"p99_wait", {"wait_p99", Unit::Time}},
+      {"jct_p99", {"jct_p99", Unit::Time}},
+      {"p99_jct", {"jct_p99", Unit::Time}},
+      {"preemptions", {"preemptions", Unit::Count}},
+      {"lost_gpu_hours", {"lost_gpu_hours", Unit::Count}},
+      {"starved_jobs", {"starved_jobs", Unit::Count}},
+      {"pending_gpus", {"pending_gpus", Unit::Count}},
+      {"utilization", {"utilization", Unit::Ratio}},
+      {"makespan", {"makespan", Unit::Time}},
       {"completed_fraction", {"completed_fraction", Unit::Ratio}},
   };
   return k;
@@ -130,7 +142,8 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   if (t.kpi == "jct_p95") return s.jct.p95;
   if (t.kpi == "utilization") return s.gpu_utilization;
   if (t.kpi == "makespan") return s.makespan_s;
-  if (t.kpi == "completed_fraction") return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
+  if (t.kpi == "completed_fraction")
+    return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
   for (const auto& ten : s.tenants) {
     if (ten.name != t.tenant) continue;
     if (t.kpi == "tenant.mean_wait") return ten.mean_wait_s;
@@ -172,7 +185,8 @@ PlanResult plan(const PlanRequest& req) {
     for (std::int64_t v : values) {
       SweepSpec s = spec;
       s.variables[0].values = {std::to_string(v)};
-      for (std::uint64_t seed : spec.seeds) tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}});
+      for (std::uint64_t seed : spec.seeds)
+        tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}});
     }
     tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t i) {
       if (req.stop != nullptr && req.stop->load()) return;
@@ -199,7 +213,9 @@ PlanResult plan(const PlanRequest& req) {
         bool ok = true;
         for (std::size_t k = 0; k < req.targets.size(); ++k) {
           const auto& t = req.targets[k];
-          if (!task.kpis[k]) throw sim::InputError("", 0, 0, "--target \"" + t.text + "\"", "no tenant named \"" + t.tenant + "\" in the workload");
+          if (!task.kpis[k])
+            throw sim::InputError("", 0, 0, "--target \"" + t.text + "\"",
+                                  "no tenant named \"" + t.tenant + "\" in the workload");
           const double x = *task.kpis[k];
           if (first == 0 || (t.at_most ? x > p.worst[k] : x < p.worst[k])) p.worst[k] = x;
           ok = ok && meets(t, x);
@@ -221,8 +237,10 @@ PlanResult plan(const PlanRequest& req) {
     for (auto& [v, p] : measured) out.curve.push_back(p);
     bool seen_pass = false;
     for (const auto& p : out.curve) {
-      if (p.pass) seen_pass = true;
-      else if (seen_pass) out.monotone = false;
+      if (p.pass)
+        seen_pass = true;
+      else if (seen_pass)
+        out.monotone = false;
     }
     return out;
   };

@@ -13,13 +13,13 @@ namespace headroom::planner {
 
 // A service-level target on one KPI, e.g. "p95_wait <= 1h" or "tenant:research.mean_wait <= 30m".
 struct Target {
-  std::string text;    // as written
-  std::string kpi;     // canonical name: wait_mean, wait_median, wait_p95, wait_max, jct_mean, jct_median,
-                       // jct_p95, utilization, makespan, completed_fraction, or tenant.mean_wait / tenant.gpu_hours
-  std::string tenant;  // for tenant KPIs
+  std::string text;     // as written
+  std::string kpi;      // canonical name: wait_mean, wait_median, wait_p95, wait_max, jct_mean, jct_median,
+                        // jct_p95, utilization, makespan, completed_fraction, or tenant.mean_wait / tenant.gpu_hours
+  std::string tenant;   // for tenant KPIs
   bool at_most = true;  // <= (or <) when true, >= (or >) when false
   bool strict = false;
-  double bound = 0;     // seconds for times, a fraction for ratios, GPU-hours
+  double bound = 0;  // seconds for times, a fraction for ratios, GPU-hours
 };
 
 // Parses "KPI OP VALUE"; throws sim::InputError naming the target and what was expected.
@@ -30,11 +30,11 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t);
 bool meets(const Target& t, double value);
 
 struct PlanRequest {
-  std::string scenario;               // scenario file
-  std::string vary;                   // key path of an integer field, e.g. cluster.pools.h100.nodes
-  std::int64_t lo = 0, hi = 0;        // inclusive range
+  std::string scenario;         // scenario file
+  std::string vary;             // key path of an integer field, e.g. cluster.pools.h100.nodes
+  std::int64_t lo = 0, hi = 0;  // inclusive range
   std::vector<Target> targets;
-  std::vector<std::uint64_t> seeds;   // empty: the scenario's seed
+  std::vector<std::uint64_t> seeds;  // empty: the scenario's seed
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::int64_t value, bool pass)> on_probe;  // called as probes finish
 };

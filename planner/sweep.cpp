@@ -5,9 +5,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <limits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <sstream>
 
@@ -156,7 +156,8 @@ SweepSpec load_sweep(const std::string& path) {
     } else if (s.IsSequence() && s.size() > 0) {
       for (const auto& e : s) {
         std::uint64_t v = 0;
-        if (!e.IsScalar() || !YAML::convert<std::uint64_t>::decode(e, v) || (!e.Scalar().empty() && e.Scalar()[0] == '-'))
+        if (!e.IsScalar() || !YAML::convert<std::uint64_t>::decode(e, v) ||
+            (!e.Scalar().empty() && e.Scalar()[0] == '-'))
           err(e, "seeds", "expected a non-negative integer seed");
         else
           spec.seeds.push_back(v);
@@ -272,10 +273,10 @@ results::Table sweep_table(const SweepResult& r) {
   for (const auto& v : r.spec.variables) text(v.path);
   num("seed");
   text("status");
-  for (const char* k : {"jobs", "completed", "failed", "cancelled", "rejected", "unfinished", "wait_mean_s",
-                        "wait_median_s", "wait_p95_s", "wait_p99_s", "jct_mean_s", "jct_median_s", "jct_p95_s", "jct_p99_s",
-                        "gpu_utilization", "makespan_s", "preemptions", "lost_gpu_hours", "starved_jobs",
-                        "pending_gpus_mean"})
+  for (const char* k : {"jobs",       "completed",    "failed",         "cancelled",    "rejected",
+                        "unfinished", "wait_mean_s",  "wait_median_s",  "wait_p95_s",   "wait_p99_s",
+                        "jct_mean_s", "jct_median_s", "jct_p95_s",      "jct_p99_s",    "gpu_utilization",
+                        "makespan_s", "preemptions",  "lost_gpu_hours", "starved_jobs", "pending_gpus_mean"})
     num(k);
   text("fingerprint");
   text("error");
@@ -288,9 +289,9 @@ results::Table sweep_table(const SweepResult& r) {
     for (std::size_t v = 0; v < r.spec.variables.size(); ++v)
       t.columns[c++].strings.push_back(r.spec.variables[v].values[p.choice[v]]);
     t.columns[c++].numbers.push_back(static_cast<double>(p.seed));
-    t.columns[c++].strings.push_back(res.status == RunStatus::Done ? "done"
+    t.columns[c++].strings.push_back(res.status == RunStatus::Done     ? "done"
                                      : res.status == RunStatus::Failed ? "failed"
-                                                                        : "cancelled");
+                                                                       : "cancelled");
     const bool ok = res.status == RunStatus::Done;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     auto put = [&](double v) { t.columns[c++].numbers.push_back(ok ? v : nan); };

@@ -174,7 +174,8 @@ std::string json_string(std::string_view s) {
 
 void json_quantiles(std::ostream& out, const Quantiles& q) {
   out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
-      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99) << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
+      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99)
+      << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
 }
 
 }  // namespace
@@ -285,8 +286,7 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   auto row = [&](std::string_view label, const Quantiles& q) {
     out << pad_right(label, 12) << pad_left(short_duration(q.mean), kCol) << pad_left(short_duration(q.median), kCol)
         << pad_left(short_duration(q.p95), kCol) << pad_left(short_duration(q.p99), kCol)
-        << pad_left(short_duration(q.max), kCol)
-        << pad_left(std::to_string(q.n), count_width + 2) << "\n";
+        << pad_left(short_duration(q.max), kCol) << pad_left(std::to_string(q.n), count_width + 2) << "\n";
   };
   row("wait", s.wait);
   row("jct", s.jct);
@@ -344,7 +344,8 @@ void print_summary_json(std::ostream& out, const Summary& s) {
     const TenantSummary& t = s.tenants[i];
     out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
         << ", \"gpu_hours\": " << json_number(t.gpu_hours) << ", \"mean_wait_s\": " << json_number(t.mean_wait_s)
-        << ", \"p95_wait_s\": " << json_number(t.p95_wait_s) << ", \"max_wait_s\": " << json_number(t.max_wait_s) << "}";
+        << ", \"p95_wait_s\": " << json_number(t.p95_wait_s) << ", \"max_wait_s\": " << json_number(t.max_wait_s)
+        << "}";
   }
   out << (s.tenants.empty() ? "]\n" : "\n  ]\n");
   out << "}\n";

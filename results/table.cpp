@@ -72,7 +72,8 @@ void write_table_hdf5(const Table& table, const std::string& path, const std::st
         H5Tclose(type);
       } else {
         hid_t ds = H5Dcreate2(g, c.name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        rc = ds < 0 ? -1 : (n == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.numbers.data()));
+        rc = ds < 0 ? -1
+                    : (n == 0 ? 0 : H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.numbers.data()));
         if (ds >= 0) H5Dclose(ds);
       }
       H5Sclose(space);

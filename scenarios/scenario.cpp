@@ -247,8 +247,10 @@ class Loader {
             "expected a map with keys name, cluster, policy and workload at the top level, got " + describe(root));
       return;
     }
-    MapReader top(root, "", {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output", "variants", "seeds"}, errors_,
-                  file_);
+    MapReader top(
+        root, "",
+        {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output", "variants", "seeds"}, errors_,
+        file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
     }
@@ -556,7 +558,10 @@ class Loader {
 
   void load_workload(const Entry& e, WorkloadSpec& workload) {
     if (!expect_map(e, "a map with a trace key")) return;
-    MapReader r(e.value, e.path, {"trace", "format", "window", "arrival_scale", "units_per_gpu"}, errors_, file_);
+    MapReader r(e.value, e.path,
+                {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
+                 "gpu_type_map"},
+                errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
         std::filesystem::path trace(*v);
@@ -589,6 +594,27 @@ class Loader {
     if (const Entry* f = r.optional("arrival_scale"))
       workload.arrival_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
     if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
+    if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
+    if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);
+    if (const Entry* f = r.optional("runtime_scale"))
+      workload.runtime_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
+    if (const Entry* f = r.optional("gpu_type_map")) {
+      if (expect_map(*f, "a map from the trace's GPU type to a pool's GPU type")) {
+        for (auto it = f->value.begin(); it != f->value.end(); ++it) {
+          const Entry item{it->first, it->second, f->path + "." + it->first.Scalar(), true};
+          if (auto v = string_value(item)) workload.gpu_type_map.emplace_back(it->first.Scalar(), *v);
+        }
+      }
+    }
+  }
+
+  // A list of non-empty strings (e.g. tenant names).
+  std::vector<std::string> string_list(const Entry& e) {
+    std::vector<std::string> out;
+    for (const Entry& item : list_items(e))
+      if (auto v = string_value(item)) out.push_back(*v);
+    if (e.value.IsSequence() && e.value.size() == 0) error(e, "expected at least one name, got an empty list");
+    return out;
   }
 
   void load_window(const Entry& e, WorkloadSpec& workload) {

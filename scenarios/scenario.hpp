@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/cluster.hpp"
@@ -23,8 +24,12 @@ struct WorkloadSpec {
   std::string format = "auto";  // auto | swf | csv
   Tick window_start = 0;        // keep jobs submitted in [window_start, window_end)
   Tick window_end = sim::kNever;
-  double arrival_scale = 1.0;      // < 1 thins, > 1 replicates arrivals (seeded)
-  std::int32_t units_per_gpu = 1;  // SWF: processors per GPU
+  double arrival_scale = 1.0;                                     // < 1 thins, > 1 replicates arrivals (seeded)
+  std::int32_t units_per_gpu = 1;                                 // SWF: processors per GPU
+  std::vector<std::string> tenants;                               // keep only these tenants (empty: all)
+  std::vector<std::string> queues;                                // keep only these queues (empty: all)
+  double runtime_scale = 1.0;                                     // multiplies run times and time limits
+  std::vector<std::pair<std::string, std::string>> gpu_type_map;  // trace GPU type -> pool GPU type
 };
 
 struct OutputSpec {

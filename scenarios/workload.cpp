@@ -70,6 +70,40 @@ void apply_arrival_scale(const Scenario& scenario, models::Workload& w) {
 
 }  // namespace
 
+// Tenant and queue filters, run-time scaling and GPU-type remapping, in that order.
+void apply_filters(const WorkloadSpec& spec, models::Workload& w) {
+  auto keep_ids = [&](const std::vector<std::string>& names, const models::NameTable& table, const char* what) {
+    std::vector<bool> keep(table.size(), names.empty());
+    for (const auto& n : names) {
+      if (auto id = table.find(n)) {
+        keep[*id] = true;
+      } else {
+        w.meta.warnings.push_back(std::string("workload.") + what + ": \"" + n + "\" does not occur in the trace");
+      }
+    }
+    return keep;
+  };
+  if (!spec.tenants.empty() || !spec.queues.empty()) {
+    const auto tenants = keep_ids(spec.tenants, w.tenants, "tenants");
+    const auto queues = keep_ids(spec.queues, w.queues, "queues");
+    const std::size_t before = w.jobs.size();
+    std::erase_if(w.jobs, [&](const models::Job& j) { return !tenants[j.tenant] || !queues[j.queue]; });
+    w.meta.warnings.push_back("tenant/queue filter kept " + std::to_string(w.jobs.size()) + " of " +
+                              std::to_string(before) + " jobs");
+  }
+  if (spec.runtime_scale != 1.0) {
+    for (auto& j : w.jobs) {
+      j.runtime = static_cast<sim::Tick>(std::llround(static_cast<double>(j.runtime) * spec.runtime_scale));
+      if (j.walltime >= 0)
+        j.walltime = static_cast<sim::Tick>(std::llround(static_cast<double>(j.walltime) * spec.runtime_scale));
+    }
+  }
+  for (const auto& [from, to] : spec.gpu_type_map) {
+    for (std::size_t i = 0; i < w.gpu_type_names.size(); ++i)
+      if (w.gpu_type_names[i] == from) w.gpu_type_names[i] = to;
+  }
+}
+
 models::Workload build_workload(const Scenario& scenario) {
   const WorkloadSpec& spec = scenario.workload;
   traces::ImportOptions options;
@@ -77,6 +111,7 @@ models::Workload build_workload(const Scenario& scenario) {
   options.units_per_gpu = spec.units_per_gpu;
   models::Workload w = traces::import_trace(spec.trace, options);
   apply_window(spec, w);
+  apply_filters(spec, w);
   apply_arrival_scale(scenario, w);
   // Declared tenants exist even when the trace has no job of theirs.
   for (const auto& t : scenario.tenants) w.tenants.intern(t.name);

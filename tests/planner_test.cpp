@@ -1,11 +1,10 @@
 // Sweeps: variant expansion, key-path overrides, determinism across thread counts, cancellation.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 #include "planner/sweep.hpp"
 #include "sim/errors.hpp"
@@ -21,7 +20,8 @@ std::string write_scenario(const std::string& name, const std::string& extra) {
   {
     std::ofstream t(dir / "trace.csv");
     t << "id,tenant,queue,submit,gpus,runtime\n";
-    for (int i = 0; i < 200; ++i) t << i << ",t" << i % 3 << ",q," << i * 7 << "," << 1 + i % 8 << "," << 50 + (i * 37) % 400 << "\n";
+    for (int i = 0; i < 200; ++i)
+      t << i << ",t" << i % 3 << ",q," << i * 7 << "," << 1 + i % 8 << "," << 50 + (i * 37) % 400 << "\n";
   }
   const auto path = dir / name;
   std::ofstream s(path);
@@ -35,7 +35,8 @@ std::string write_scenario(const std::string& name, const std::string& extra) {
 }  // namespace
 
 TEST(Sweep, ExpandsTheCrossProductFirstVariableSlowest) {
-  const auto path = write_scenario("expand.yaml", "variants:\n  policy: [fifo, sjf]\n  cluster.pools.t4.nodes: [1, 2, 3]\nseeds: [7, 8]\n");
+  const auto path = write_scenario(
+      "expand.yaml", "variants:\n  policy: [fifo, sjf]\n  cluster.pools.t4.nodes: [1, 2, 3]\nseeds: [7, 8]\n");
   const auto spec = planner::load_sweep(path);
   ASSERT_EQ(spec.variables.size(), 2u);
   EXPECT_EQ(spec.variables[0].path, "policy");
@@ -84,8 +85,8 @@ TEST(Sweep, BadVariantsAreErrorsWithLocations) {
 }
 
 TEST(Sweep, SameTableAtOneAndTwoThreads) {
-  const auto spec = planner::load_sweep(write_scenario(
-      "det.yaml", "variants:\n  policy: [fifo, sjf]\n  workload.arrival_scale: [0.5, 1.5]\nseeds: 2\n"));
+  const auto spec = planner::load_sweep(
+      write_scenario("det.yaml", "variants:\n  policy: [fifo, sjf]\n  workload.arrival_scale: [0.5, 1.5]\nseeds: 2\n"));
   auto table_at = [&](int threads) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     return planner::sweep_table(planner::run_sweep(spec));

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "scenarios/scenario.hpp"
-#include "traces/import.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
+#include "traces/import.hpp"
 
 namespace headroom::scenarios {
 namespace {
@@ -385,8 +385,9 @@ std::string known_formats() {
 }
 
 TEST(ScenarioErrors, BadFormat) {
-  expect_only(replace(kBase, "trace: tiny.csv", "trace: tiny.csv\n  format: swff"),
-              {11, 11, "workload.format", "expected one of " + known_formats() + ", got \"swff\"; did you mean \"swf\"?"});
+  expect_only(
+      replace(kBase, "trace: tiny.csv", "trace: tiny.csv\n  format: swff"),
+      {11, 11, "workload.format", "expected one of " + known_formats() + ", got \"swff\"; did you mean \"swf\"?"});
 }
 
 TEST(ScenarioErrors, WindowEndMustFollowStart) {
@@ -711,6 +712,25 @@ TEST(BuildWorkload, FractionalScaleAddsSomeCopies) {
   EXPECT_EQ(a.jobs.size(), 1245u);  // seed 5: 245 of 1000 jobs get a second copy
   EXPECT_EQ(build_workload(s).jobs.size(), a.jobs.size());
   expect_sorted(a);
+}
+
+TEST(BuildWorkload, TenantFilterRuntimeScaleAndGpuTypeMap) {
+  TempDir dir;
+  const auto w = build_workload(
+      workload_scenario(dir, "  tenants: [b, nobody]\n  runtime_scale: 0.25\n  gpu_type_map: {V100: A100}\n"));
+  ASSERT_EQ(w.jobs.size(), 50u);  // every second job is b's
+  for (const auto& j : w.jobs) {
+    EXPECT_EQ(w.tenants.name(j.tenant), "b");
+    EXPECT_EQ(j.runtime, 25 * 1000);
+  }
+  bool warned = false;
+  for (const auto& m : w.meta.warnings) warned = warned || m.find("\"nobody\" does not occur") != std::string::npos;
+  EXPECT_TRUE(warned);
+  const auto q = build_workload(workload_scenario(dir, "  queues: [q]\n"));
+  EXPECT_EQ(q.jobs.size(), 100u);
+  EXPECT_THROW(workload_scenario(dir, "  tenants: []\n"), headroom::sim::InputErrors);
+  EXPECT_THROW(workload_scenario(dir, "  runtime_scale: -1\n"), headroom::sim::InputErrors);
+  EXPECT_THROW(workload_scenario(dir, "  gpu_type_map: [V100]\n"), headroom::sim::InputErrors);
 }
 
 TEST(BuildWorkload, WindowThenScale) {

@@ -1,0 +1,332 @@
+#include "gui/charts.hpp"
+
+#include <QAreaSeries>
+#include <QChart>
+#include <QGraphicsLayout>
+#include <QKeyEvent>
+#include <QLegend>
+#include <QLineSeries>
+#include <QMouseEvent>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace headroom::gui {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+QChart* make_chart(const QString& title) {
+  auto* chart = new QChart;
+  chart->setTitle(title);
+  QFont f = chart->titleFont();
+  f.setBold(true);
+  f.setPointSizeF(f.pointSizeF() * 1.05);
+  chart->setTitleFont(f);
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  chart->layout()->setContentsMargins(0, 0, 0, 0);
+  chart->setBackgroundRoundness(0);
+  chart->legend()->setAlignment(Qt::AlignRight);
+  chart->legend()->setShowToolTips(true);
+  return chart;
+}
+
+// A tick step (days) giving at most ~10 labels over `span` days.
+double tick_step(double span) {
+  static const double steps[] = {1.0 / 24, 2.0 / 24, 3.0 / 24, 6.0 / 24, 0.5, 1, 2, 7, 14, 28, 56, 91, 182, 364};
+  for (double s : steps)
+    if (span / s <= 10) return s;
+  return steps[std::size(steps) - 1] * std::ceil(span / 10 / steps[std::size(steps) - 1]);
+}
+
+void style_time_axis(QValueAxis* x, double x0, double x1) {
+  const double step = tick_step(std::max(x1 - x0, 1e-6));
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(0);
+  x->setTickInterval(step);
+  x->setLabelFormat(step >= 1 ? "%.0f" : step >= 0.25 ? "%.2f" : "%.3f");
+}
+
+}  // namespace
+
+ChartView::ChartView(QWidget* parent) : QChartView(parent), cursor_x_(kNaN) {
+  setRenderHint(QPainter::Antialiasing);
+  setRubberBand(QChartView::NoRubberBand);
+  setFocusPolicy(Qt::ClickFocus);
+  band_ = new QRubberBand(QRubberBand::Rectangle, this);
+}
+
+QValueAxis* ChartView::x_axis() const {
+  const auto axes = chart()->axes(Qt::Horizontal);
+  return axes.isEmpty() ? nullptr : qobject_cast<QValueAxis*>(axes.front());
+}
+
+QRect ChartView::plot_rect() const { return mapFromScene(chart()->mapToScene(chart()->plotArea())).boundingRect(); }
+
+double ChartView::value_at(QPointF view_pos) const {
+  const QValueAxis* x = x_axis();
+  const QRectF plot = chart()->plotArea();
+  if (!x || plot.width() <= 0) return kNaN;
+  const QPointF p = chart()->mapFromScene(mapToScene(view_pos.toPoint()));
+  return x->min() + (p.x() - plot.left()) / plot.width() * (x->max() - x->min());
+}
+
+void ChartView::set_cursor(double x) {
+  cursor_x_ = x;
+  place_cursor();
+}
+
+void ChartView::place_cursor() {
+  const QValueAxis* x = x_axis();
+  if (!cursor_line_) {
+    cursor_line_ = new QGraphicsLineItem(chart());
+    cursor_line_->setPen(QPen(QColor(0x20, 0x20, 0x20), 1.5, Qt::DashLine));
+    cursor_line_->setZValue(1000);
+  }
+  const QRectF plot = chart()->plotArea();
+  if (!x || std::isnan(cursor_x_) || cursor_x_ < x->min() || cursor_x_ > x->max() || x->max() <= x->min()) {
+    cursor_line_->hide();
+    return;
+  }
+  const double px = plot.left() + (cursor_x_ - x->min()) / (x->max() - x->min()) * plot.width();
+  cursor_line_->setLine(px, plot.top(), px, plot.bottom());
+  cursor_line_->show();
+}
+
+void ChartView::mousePressEvent(QMouseEvent* event) {
+  emit activated(this);
+  if (event->button() == Qt::LeftButton) {
+    press_ = event->position().toPoint();
+    pressing_ = true;
+    event->accept();
+    return;
+  }
+  if (event->button() == Qt::RightButton) {
+    emit reset_requested();
+    event->accept();
+    return;
+  }
+  QChartView::mousePressEvent(event);
+}
+
+void ChartView::mouseMoveEvent(QMouseEvent* event) {
+  if (pressing_) {
+    const QPoint pos = event->position().toPoint();
+    if (std::abs(pos.x() - press_.x()) > 4) {
+      const QRect plot = plot_rect();
+      band_->setGeometry(QRect(QPoint(std::min(pos.x(), press_.x()), plot.top()),
+                               QPoint(std::max(pos.x(), press_.x()), plot.bottom())));
+      band_->show();
+    }
+    event->accept();
+    return;
+  }
+  QChartView::mouseMoveEvent(event);
+}
+
+void ChartView::mouseReleaseEvent(QMouseEvent* event) {
+  if (pressing_ && event->button() == Qt::LeftButton) {
+    pressing_ = false;
+    const double a = value_at(press_), b = value_at(event->position());
+    if (band_->isVisible()) {
+      band_->hide();
+      if (!std::isnan(a) && !std::isnan(b) && a != b) emit range_requested(std::min(a, b), std::max(a, b));
+    } else if (!std::isnan(b)) {
+      emit cursor_requested(b);
+    }
+    event->accept();
+    return;
+  }
+  QChartView::mouseReleaseEvent(event);
+}
+
+void ChartView::mouseDoubleClickEvent(QMouseEvent* event) {
+  emit reset_requested();
+  event->accept();
+}
+
+void ChartView::wheelEvent(QWheelEvent* event) {
+  const QValueAxis* x = x_axis();
+  const double at = value_at(event->position());
+  if (!x || std::isnan(at) || event->angleDelta().y() == 0) return QChartView::wheelEvent(event);
+  const double factor = event->angleDelta().y() > 0 ? 0.8 : 1.25;
+  emit range_requested(at - (at - x->min()) * factor, at + (x->max() - at) * factor);
+  event->accept();
+}
+
+void ChartView::keyPressEvent(QKeyEvent* event) {
+  const QValueAxis* x = x_axis();
+  if (x && (event->key() == Qt::Key_Left || event->key() == Qt::Key_Right)) {
+    const double shift = (x->max() - x->min()) * (event->key() == Qt::Key_Left ? -0.2 : 0.2);
+    emit range_requested(x->min() + shift, x->max() + shift);
+    return;
+  }
+  if (x && (event->key() == Qt::Key_Plus || event->key() == Qt::Key_Minus)) {
+    const double mid = (x->min() + x->max()) / 2, half = (x->max() - x->min()) / 2;
+    const double f = event->key() == Qt::Key_Plus ? 0.5 : 2.0;
+    emit range_requested(mid - half * f, mid + half * f);
+    return;
+  }
+  if (event->key() == Qt::Key_Home || event->key() == Qt::Key_0) {
+    emit reset_requested();
+    return;
+  }
+  QChartView::keyPressEvent(event);
+}
+
+void ChartView::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  place_cursor();
+}
+
+CurveChart::CurveChart(const QString& title, const QString& y_title, QWidget* parent) : ChartView(parent) {
+  setChart(make_chart(title));
+  x_ = new QValueAxis;
+  x_->setTitleText(tr("days since first submit"));
+  y_ = new QValueAxis;
+  y_->setTitleText(y_title);
+  chart()->addAxis(x_, Qt::AlignBottom);
+  chart()->addAxis(y_, Qt::AlignLeft);
+  connect(chart(), &QChart::plotAreaChanged, this, [this] { place_cursor(); });
+}
+
+void CurveChart::set_sources(std::vector<Source> sources, Mode mode, double scale, QString y_format) {
+  chart()->removeAllSeries();
+  sources_ = std::move(sources);
+  mode_ = mode;
+  scale_ = scale;
+  y_->setLabelFormat(y_format);
+  for (const Source& s : sources_) {
+    QAbstractSeries* series = nullptr;
+    if (mode_ == Mode::Stacked) {
+      auto* area = new QAreaSeries(new QLineSeries, new QLineSeries);
+      area->setColor(s.colour);
+      area->setBorderColor(s.colour.darker(115));
+      QPen pen = area->pen();
+      pen.setWidthF(0.6);
+      area->setPen(pen);
+      series = area;
+    } else {
+      auto* line = new QLineSeries;
+      QPen pen(s.colour, 2.0, s.style);
+      line->setPen(pen);
+      series = line;
+    }
+    series->setName(s.name);
+    chart()->addSeries(series);
+    series->attachAxis(x_);
+    series->attachAxis(y_);
+  }
+  chart()->legend()->setVisible(sources_.size() > 1);
+  const auto [x0, x1] = full_range();
+  show_range(x0, x1);
+}
+
+std::pair<double, double> CurveChart::full_range() const {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const Source& s : sources_) {
+    if (!s.pyramid || s.pyramid->empty()) continue;
+    const auto& t = s.pyramid->full().t_days;
+    lo = any ? std::min(lo, t.front()) : t.front();
+    hi = any ? std::max(hi, t.back()) : t.back();
+    any = true;
+  }
+  return {lo, hi};
+}
+
+void CurveChart::show_range(double x0, double x1) {
+  if (!(x1 > x0)) x1 = x0 + 1;
+  x_->setRange(x0, x1);
+  style_time_axis(x_, x0, x1);
+  const auto series = chart()->series();
+  const std::size_t max_points = static_cast<std::size_t>(std::max(200, static_cast<int>(chart()->plotArea().width())));
+  std::vector<double> base;
+  double y_max = 0;
+  for (std::size_t k = 0; k < sources_.size() && k < static_cast<std::size_t>(series.size()); ++k) {
+    const Source& s = sources_[k];
+    QList<QPointF> upper, lower;
+    if (s.pyramid && !s.pyramid->empty() && s.curve < s.pyramid->full().curves.size()) {
+      const Bucketed& level = s.pyramid->level_for(x0, x1, max_points);
+      const auto& t = level.t_days;
+      const auto& y = level.curves[s.curve].y;
+      const std::size_t lo = static_cast<std::size_t>(
+          std::max<std::ptrdiff_t>(0, std::lower_bound(t.begin(), t.end(), x0) - t.begin() - 1));
+      const std::size_t hi =
+          std::min(t.size(), static_cast<std::size_t>(std::upper_bound(t.begin(), t.end(), x1) - t.begin()) + 1);
+      if (mode_ == Mode::Stacked && base.size() != t.size()) base.assign(t.size(), 0.0);
+      for (std::size_t i = lo; i < hi; ++i) {
+        const double v = y[i] * scale_;
+        if (mode_ == Mode::Stacked) {
+          lower.append(QPointF(t[i], base[i]));
+          base[i] += v;
+          upper.append(QPointF(t[i], base[i]));
+          y_max = std::max(y_max, base[i]);
+        } else {
+          upper.append(QPointF(t[i], v));
+          y_max = std::max(y_max, v);
+        }
+      }
+    }
+    if (auto* area = qobject_cast<QAreaSeries*>(series[static_cast<qsizetype>(k)])) {
+      area->upperSeries()->replace(upper);
+      area->lowerSeries()->replace(lower);
+    } else if (auto* line = qobject_cast<QLineSeries*>(series[static_cast<qsizetype>(k)])) {
+      line->replace(upper);
+    }
+  }
+  if (fixed_y_ > 0) {
+    y_->setRange(0, fixed_y_);
+  } else {
+    y_->setRange(0, y_max > 0 ? y_max * 1.05 : 1.0);
+    y_->applyNiceNumbers();
+  }
+  place_cursor();
+}
+
+CdfChart::CdfChart(QWidget* parent) : QChartView(parent) {
+  setRenderHint(QPainter::Antialiasing);
+  setChart(make_chart(tr("Wait time CDF per tenant")));
+}
+
+void CdfChart::set_cdfs(const std::vector<Cdf>& cdfs) {
+  chart()->removeAllSeries();
+  for (QAbstractAxis* a : chart()->axes()) {
+    chart()->removeAxis(a);
+    delete a;
+  }
+  auto* x = new QValueAxis;
+  x->setTitleText(tr("wait (hours)"));
+  auto* y = new QValueAxis;
+  y->setTitleText(tr("jobs that waited at most x"));
+  y->setRange(0, 100);
+  y->setLabelFormat("%.0f %%");
+  chart()->addAxis(x, Qt::AlignBottom);
+  chart()->addAxis(y, Qt::AlignLeft);
+  double x_max = 0;
+  for (const Cdf& c : cdfs) {
+    auto* line = new QLineSeries;
+    line->setName(c.name);
+    const bool all = c.rank >= kTopTenants;
+    line->setPen(QPen(all ? QColor(0x30, 0x30, 0x30) : tenant_colour(c.rank), all ? 2.5 : 1.6,
+                      all ? Qt::DashLine : Qt::SolidLine));
+    QList<QPointF> points;
+    double prev_y = 0;
+    for (std::size_t i = 0; i < c.x_hours.size(); ++i) {
+      points.append(QPointF(c.x_hours[i], 100.0 * prev_y));  // steps: flat until the next wait
+      points.append(QPointF(c.x_hours[i], 100.0 * c.y[i]));
+      prev_y = c.y[i];
+      x_max = std::max(x_max, c.x_hours[i]);
+    }
+    line->replace(points);
+    chart()->addSeries(line);
+    line->attachAxis(x);
+    line->attachAxis(y);
+  }
+  x->setRange(0, x_max > 0 ? x_max * 1.02 : 1.0);
+  x->applyNiceNumbers();
+  x->setLabelFormat("%.0f");
+}
+
+}  // namespace headroom::gui

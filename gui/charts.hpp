@@ -1,0 +1,92 @@
+#pragma once
+
+#include <QChartView>
+#include <QColor>
+#include <QGraphicsLineItem>
+#include <QRubberBand>
+#include <QValueAxis>
+#include <vector>
+
+#include "gui/replay_data.hpp"
+
+namespace headroom::gui {
+
+// A chart over time (x in days). Drag to zoom into a span, wheel to zoom around the pointer,
+// arrow keys to pan, click to place the time cursor, double-click or right-click to reset.
+// The view only reports what the user asked for; the owner applies ranges to every chart it syncs.
+class ChartView : public QChartView {
+  Q_OBJECT
+ public:
+  explicit ChartView(QWidget* parent = nullptr);
+  void set_cursor(double x);  // NaN hides it
+  double cursor() const { return cursor_x_; }
+
+ signals:
+  void range_requested(double x0, double x1);
+  void reset_requested();
+  void cursor_requested(double x);
+  void activated(ChartView* view);
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+  QValueAxis* x_axis() const;
+  void place_cursor();
+
+ private:
+  double value_at(QPointF view_pos) const;
+  QRect plot_rect() const;
+
+  QRubberBand* band_ = nullptr;
+  QPoint press_;
+  bool pressing_ = false;
+  double cursor_x_;
+  QGraphicsLineItem* cursor_line_ = nullptr;
+};
+
+// Curves from bucketed pyramids, as lines or as a stacked area; redrawn at the bucket size that
+// fits the visible span.
+class CurveChart : public ChartView {
+  Q_OBJECT
+ public:
+  struct Source {
+    const Pyramid* pyramid = nullptr;
+    std::size_t curve = 0;
+    QString name;
+    QColor colour;
+    Qt::PenStyle style = Qt::SolidLine;
+  };
+  enum class Mode { Lines, Stacked };
+
+  CurveChart(const QString& title, const QString& y_title, QWidget* parent = nullptr);
+  void set_sources(std::vector<Source> sources, Mode mode, double scale = 1.0, QString y_format = "%.0f");
+  void set_fixed_y(double max) { fixed_y_ = max; }
+  void show_range(double x0, double x1);
+  // The span of all data, in days ([0, 0] when empty).
+  std::pair<double, double> full_range() const;
+  const std::vector<Source>& sources() const { return sources_; }
+
+ private:
+  std::vector<Source> sources_;
+  Mode mode_ = Mode::Lines;
+  double scale_ = 1.0;
+  double fixed_y_ = 0;
+  QValueAxis* x_ = nullptr;
+  QValueAxis* y_ = nullptr;
+};
+
+// Wait CDFs (x: hours, y: fraction of jobs that waited at most x).
+class CdfChart : public QChartView {
+  Q_OBJECT
+ public:
+  explicit CdfChart(QWidget* parent = nullptr);
+  void set_cdfs(const std::vector<Cdf>& cdfs);
+};
+
+}  // namespace headroom::gui

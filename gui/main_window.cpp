@@ -1,0 +1,222 @@
+#include "gui/main_window.hpp"
+
+#include <QApplication>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QTextStream>
+#include <QTimer>
+#include <QToolBar>
+#include <cstdio>
+
+#include "gui/tables.hpp"
+
+namespace headroom::gui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loader(this)) {
+  setWindowTitle(tr("headroom"));
+  setAcceptDrops(true);
+  tabs_ = new QTabWidget;
+  timeline_ = new TimelineView;
+  jobs_ = new JobsView;
+  fairness_ = new FairnessView;
+  compare_ = new CompareView;
+  tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(jobs_, tr("Jobs"));
+  tabs_->addTab(fairness_, tr("Fairness"));
+  tabs_->addTab(compare_, tr("Compare"));
+  setCentralWidget(tabs_);
+
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(tr("&Open..."), this, &MainWindow::open_dialog);
+  open->setShortcut(QKeySequence::Open);
+  file->addSeparator();
+  file->addAction(tr("Export chart as &PNG..."), this, &MainWindow::export_png)->setShortcut(tr("Ctrl+E"));
+  file->addAction(tr("Export table as &CSV..."), this, &MainWindow::export_csv)->setShortcut(tr("Ctrl+Shift+E"));
+  file->addSeparator();
+  file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Reset zoom"), this,
+                  [this] {
+                    if (auto* v = qobject_cast<View*>(tabs_->currentWidget())) v->reset_zoom();
+                  })
+      ->setShortcut(tr("Ctrl+0"));
+
+  QToolBar* bar = addToolBar(tr("Run"));
+  bar->setMovable(false);
+  bar->addAction(open);
+  bar->addSeparator();
+  bar->addWidget(new QLabel(tr(" Result: ")));
+  run_ = new QComboBox;
+  run_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  run_->setToolTip(tr("The result shown on the Timeline, Jobs and Fairness tabs"));
+  bar->addWidget(run_);
+  connect(run_, &QComboBox::currentIndexChanged, this, &MainWindow::set_current);
+
+  busy_label_ = new QLabel;
+  busy_bar_ = new QProgressBar;
+  busy_bar_->setRange(0, 0);
+  busy_bar_->setMaximumWidth(160);
+  cancel_ = new QPushButton(tr("Cancel"));
+  statusBar()->addPermanentWidget(busy_label_);
+  statusBar()->addPermanentWidget(busy_bar_);
+  statusBar()->addPermanentWidget(cancel_);
+  for (QWidget* w :
+       {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
+    w->hide();
+  statusBar()->showMessage(tr("Open a result file: File > Open, or drop .h5 files here"));
+  connect(cancel_, &QPushButton::clicked, this, [this] {
+    loader_->cancel();
+    statusBar()->showMessage(tr("Loading cancelled"), 5000);
+  });
+
+  connect(loader_, &Loader::stage, this, [this](quint64, const QString&, const QString& what) {
+    busy_label_->setText(loader_->running() > 1 ? tr("%1 (%2 files)").arg(what).arg(loader_->running()) : what);
+  });
+  connect(loader_, &Loader::loaded, this, &MainWindow::on_loaded);
+  connect(loader_, &Loader::failed, this, &MainWindow::on_failed);
+  connect(loader_, &Loader::idle, this, &MainWindow::on_idle);
+}
+
+void MainWindow::open_files(const QStringList& paths) {
+  if (!loader_->busy()) since_open_.start();
+  for (const QString& p : paths) loader_->load(p);
+  if (loader_->busy())
+    for (QWidget* w :
+         {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
+      w->show();
+}
+
+void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) {
+  std::fprintf(stderr, "headroom-gui: loaded %s (%zu jobs) in %lld ms\n", qPrintable(data->path),
+               data->result.jobs.size(), static_cast<long long>(since_open_.elapsed()));
+  runs_[job] = data;
+  const QSignalBlocker block(run_);
+  const QString current = run_->currentData().toString();
+  run_->clear();
+  std::vector<std::shared_ptr<const ReplayData>> ordered;
+  for (const auto& [id, run] : runs_) {
+    ordered.push_back(run);
+    run_->addItem(tr("%1 (%2)").arg(run->label, QString::fromStdString(run->result.policy)), QString::number(id));
+  }
+  const int keep = run_->findData(current);
+  run_->setCurrentIndex(keep >= 0 ? keep : 0);
+  if (keep < 0) set_current(0);
+  compare_->set_runs(std::move(ordered));
+  statusBar()->showMessage(tr("Loaded %1").arg(data->path), 5000);
+}
+
+void MainWindow::on_failed(quint64, const QString& path, const QString& message) {
+  ++failures_;
+  std::fprintf(stderr, "headroom-gui: cannot open %s: %s\n", qPrintable(path), qPrintable(message));
+  if (screenshot_dir_.isEmpty()) QMessageBox::warning(this, tr("Cannot open result"), message);
+}
+
+void MainWindow::on_idle() {
+  for (QWidget* w :
+       {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
+    w->hide();
+  if (!screenshot_dir_.isEmpty()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
+}
+
+void MainWindow::set_current(int index) {
+  const quint64 id = run_->itemData(index).toString().toULongLong();
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) return;
+  setWindowTitle(tr("%1 \u2014 headroom").arg(it->second->label));
+  timeline_->set_data(it->second);
+  jobs_->set_data(it->second);
+  fairness_->set_data(it->second);
+}
+
+void MainWindow::open_dialog() {
+  const QStringList paths =
+      QFileDialog::getOpenFileNames(this, tr("Open results"), QString(), tr("headroom results (*.h5);;All files (*)"));
+  open_files(paths);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  open_files(paths);
+  event->acceptProposedAction();
+}
+
+void MainWindow::export_png() {
+  auto* v = qobject_cast<View*>(tabs_->currentWidget());
+  QWidget* chart = v ? v->current_chart() : nullptr;
+  if (!chart) {
+    statusBar()->showMessage(tr("This tab has no chart to export"), 5000);
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), tr("chart.png"), tr("PNG image (*.png)"));
+  if (path.isEmpty()) return;
+  if (!chart->grab().save(path, "PNG"))
+    QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+}
+
+void MainWindow::export_csv() {
+  auto* v = qobject_cast<View*>(tabs_->currentWidget());
+  QAbstractItemModel* model = v ? v->current_table() : nullptr;
+  if (!model) {
+    statusBar()->showMessage(tr("This tab has no table to export"), 5000);
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export table"), tr("table.csv"), tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+    QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+    return;
+  }
+  QTextStream(&f) << to_csv(*model);
+}
+
+void MainWindow::screenshots_when_loaded(const QString& dir) {
+  screenshot_dir_ = dir;
+  if (!loader_->busy()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
+}
+
+void MainWindow::take_screenshots() {
+  if (!QDir().mkpath(screenshot_dir_)) {
+    std::fprintf(stderr, "headroom-gui: cannot create %s\n", qPrintable(screenshot_dir_));
+    qApp->exit(1);
+    return;
+  }
+  // Show the cursor and a selected job, as a user would after a click or two.
+  if (!runs_.empty()) {
+    const auto& d = runs_.begin()->second;
+    if (!d->totals.empty()) {
+      const auto& t = d->totals.full().t_days;
+      timeline_->set_cursor(t[t.size() * 2 / 5]);
+    }
+    jobs_->select_row(0);
+  }
+  static const char* const names[] = {"timeline", "jobs", "fairness", "compare"};
+  for (int i = 0; i < tabs_->count(); ++i) {
+    tabs_->setCurrentIndex(i);
+    for (int k = 0; k < 5; ++k) QApplication::processEvents();
+    const QString path = QDir(screenshot_dir_).filePath(QString::fromLatin1(names[i]) + QStringLiteral(".png"));
+    if (!grab().save(path, "PNG")) {
+      std::fprintf(stderr, "headroom-gui: cannot write %s\n", qPrintable(path));
+      ++failures_;
+    } else {
+      std::fprintf(stderr, "headroom-gui: wrote %s\n", qPrintable(path));
+    }
+  }
+  qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0);
+}
+
+}  // namespace headroom::gui

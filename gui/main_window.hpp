@@ -1,0 +1,57 @@
+#pragma once
+
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QMainWindow>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStringList>
+#include <QTabWidget>
+#include <map>
+#include <memory>
+
+#include "gui/loader.hpp"
+#include "gui/views.hpp"
+
+namespace headroom::gui {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  void open_files(const QStringList& paths);
+  // After every pending load: grabs each tab to DIR/<tab>.png and quits (exit 1 when a load failed).
+  void screenshots_when_loaded(const QString& dir);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void on_loaded(quint64 job, std::shared_ptr<const ReplayData> data);
+  void on_failed(quint64 job, const QString& path, const QString& message);
+  void on_idle();
+  void set_current(int index);
+  void open_dialog();
+  void export_png();
+  void export_csv();
+  void take_screenshots();
+
+  Loader* loader_;
+  QTabWidget* tabs_;
+  TimelineView* timeline_;
+  JobsView* jobs_;
+  FairnessView* fairness_;
+  CompareView* compare_;
+  QComboBox* run_;
+  QLabel* busy_label_;
+  QProgressBar* busy_bar_;
+  QPushButton* cancel_;
+  std::map<quint64, std::shared_ptr<const ReplayData>> runs_;  // by load id: the order of opening
+  QString screenshot_dir_;
+  int failures_ = 0;
+  QElapsedTimer since_open_;
+};
+
+}  // namespace headroom::gui

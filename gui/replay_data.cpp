@@ -1,0 +1,329 @@
+#include "gui/replay_data.hpp"
+
+#include <QFileInfo>
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace headroom::gui {
+namespace {
+
+constexpr const char* kStateNames[] = {"pending",   "running",  "completed", "failed",
+                                       "cancelled", "rejected", "unfinished"};
+constexpr const char* kKindNames[] = {"train", "inference", "interactive", "batch"};
+constexpr const char* kEventNames[] = {"submit", "start", "finish", "reject", "preempt", "requeue", "unfinished"};
+
+// Tableau 10, then grey for "other".
+constexpr QRgb kPalette[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f};
+constexpr QRgb kOther = 0xbab0ac;
+
+template <std::size_t N>
+QString name_of(const char* const (&names)[N], std::uint8_t code) {
+  return code < N ? QString::fromLatin1(names[code]) : QStringLiteral("#%1").arg(code);
+}
+
+std::int64_t held_milli(const results::JobRecord& j) {
+  return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
+}
+
+double mean_s(const std::vector<Tick>& v) {
+  if (v.empty()) return 0;
+  long double sum = 0;
+  for (Tick x : v) sum += static_cast<long double>(x);
+  return static_cast<double>(sum / static_cast<long double>(v.size()) / 1000.0L);
+}
+
+double seconds(Tick t) { return static_cast<double>(t) / static_cast<double>(kTicksPerSecond); }
+
+// Curves of a [sample][tenant] matrix: one per top tenant, then "other" when more tenants exist.
+std::vector<Curve> tenant_curves(const ReplayData& d, const std::vector<std::int32_t>& matrix, std::size_t samples,
+                                 bool as_share) {
+  std::vector<Curve> curves;
+  if (samples == 0 || matrix.size() % samples != 0) return curves;
+  const std::size_t width = matrix.size() / samples;
+  const std::size_t top = std::min(kTopTenants, d.tenants.size());
+  const bool other = d.tenants.size() > kTopTenants;
+  curves.resize(top + (other ? 1 : 0));
+  for (std::size_t c = 0; c < top; ++c) curves[c].name = d.tenants[c].name;
+  if (other) curves[top].name = QStringLiteral("other (%1 tenants)").arg(d.tenants.size() - top);
+  for (Curve& c : curves) c.y.assign(samples, 0.0);
+  for (std::size_t s = 0; s < samples; ++s) {
+    const std::int32_t* row = matrix.data() + s * width;
+    double total = 0;
+    for (std::size_t t = 0; t < width; ++t) {
+      const std::size_t rank = t < d.tenant_rank.size() ? d.tenant_rank[t] : d.tenants.size();
+      const std::size_t c = rank < top ? rank : top;
+      total += row[t];
+      if (c < curves.size()) curves[c].y[s] += row[t];
+    }
+    if (as_share)
+      for (Curve& c : curves) c.y[s] = total > 0 ? c.y[s] / total : 0.0;
+  }
+  return curves;
+}
+
+}  // namespace
+
+QString state_name(std::uint8_t state) { return name_of(kStateNames, state); }
+QString kind_name(std::uint8_t kind) { return name_of(kKindNames, kind); }
+QString event_name(std::uint8_t kind) { return name_of(kEventNames, kind); }
+
+QColor tenant_colour(std::size_t rank) { return QColor(rank < kTopTenants ? kPalette[rank] : kOther); }
+QColor series_colour(std::size_t index) { return QColor(kPalette[index % std::size(kPalette)]); }
+
+const Bucketed& Pyramid::level_for(double x0, double x1, std::size_t max_points) const {
+  for (const Bucketed& level : levels) {
+    const auto lo = std::lower_bound(level.t_days.begin(), level.t_days.end(), x0);
+    const auto hi = std::upper_bound(level.t_days.begin(), level.t_days.end(), x1);
+    if (static_cast<std::size_t>(hi - lo) <= max_points) return level;
+  }
+  return levels.back();
+}
+
+Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std::size_t min_points) {
+  Pyramid p;
+  const std::size_t n = t_days.size();
+  for (std::size_t size = 1;; size *= 2) {
+    Bucketed level;
+    level.samples_per_bucket = size;
+    const std::size_t buckets = (n + size - 1) / size;
+    level.t_days.reserve(buckets);
+    for (std::size_t b = 0; b < buckets; ++b) level.t_days.push_back(t_days[b * size]);
+    for (const Curve& c : curves) {
+      Curve out{c.name, {}};
+      out.y.reserve(buckets);
+      for (std::size_t b = 0; b < buckets; ++b) {
+        const std::size_t begin = b * size, end = std::min(n, begin + size);
+        double sum = 0;
+        for (std::size_t i = begin; i < end; ++i) sum += c.y[i];
+        out.y.push_back(sum / static_cast<double>(end - begin));
+      }
+      level.curves.push_back(std::move(out));
+    }
+    p.levels.push_back(std::move(level));
+    if (buckets <= min_points) break;
+  }
+  return p;
+}
+
+Cdf make_cdf(std::vector<Tick> waits, std::size_t max_points) {
+  Cdf cdf;
+  std::sort(waits.begin(), waits.end());
+  const std::size_t n = waits.size();
+  if (n == 0 || max_points == 0) return cdf;
+  const auto add = [&](Tick v) {
+    const double x = static_cast<double>(v) / static_cast<double>(kTicksPerHour);
+    if (!cdf.x_hours.empty() && cdf.x_hours.back() == x) return;
+    const auto at = std::upper_bound(waits.begin(), waits.end(), v) - waits.begin();
+    cdf.x_hours.push_back(x);
+    cdf.y.push_back(static_cast<double>(at) / static_cast<double>(n));
+  };
+  std::size_t distinct = 1;
+  for (std::size_t i = 1; i < n && distinct <= max_points; ++i) distinct += waits[i] != waits[i - 1];
+  if (distinct <= max_points) {
+    for (Tick v : waits) add(v);
+  } else {
+    for (std::size_t k = 1; k <= max_points; ++k) add(waits[(k * n + max_points - 1) / max_points - 1]);
+  }
+  return cdf;
+}
+
+Tick nearest_rank(const std::vector<Tick>& sorted, int percent) {
+  if (sorted.empty()) return 0;
+  const std::size_t n = sorted.size();
+  const std::size_t i = (static_cast<std::size_t>(percent) * n + 99) / 100;
+  return sorted[std::max<std::size_t>(i, 1) - 1];
+}
+
+double jain_index(const std::vector<double>& x) {
+  double sum = 0, sumsq = 0;
+  for (double v : x) sum += v, sumsq += v * v;
+  return sumsq > 0 ? sum * sum / (static_cast<double>(x.size()) * sumsq) : 0.0;
+}
+
+QString ReplayData::tenant_name(std::uint32_t id) const {
+  return id < result.tenants.size() ? QString::fromStdString(result.tenants[id]) : QStringLiteral("#%1").arg(id);
+}
+QString ReplayData::queue_name(std::uint32_t id) const {
+  return id < result.queues.size() ? QString::fromStdString(result.queues[id]) : QStringLiteral("#%1").arg(id);
+}
+QString ReplayData::pool_name(std::int32_t id) const {
+  if (id < 0) return {};
+  return static_cast<std::size_t>(id) < result.pools.size() ? QString::fromStdString(result.pools[id].name)
+                                                            : QStringLiteral("#%1").arg(id);
+}
+
+std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QString& path) {
+  auto d = std::make_shared<ReplayData>();
+  d->path = path;
+  d->result = std::move(result);
+  const results::RunResult& r = d->result;
+  d->label = QFileInfo(path).fileName();
+  if (d->label.isEmpty()) d->label = QString::fromStdString(r.scenario_name);
+  d->origin = r.sim_start;
+
+  // Per-tenant totals; ids past the name table (a hand-built result) still count.
+  std::size_t tenant_count = r.tenants.size();
+  for (const auto& j : r.jobs) tenant_count = std::max<std::size_t>(tenant_count, j.tenant + std::size_t{1});
+  std::vector<std::vector<Tick>> tenant_waits(tenant_count);
+  std::vector<long double> tenant_milli_ms(tenant_count, 0);
+  std::vector<Tick> waits, jcts;
+  long double milli_ms_total = 0;
+  Kpis& k = d->kpis;
+  k.jobs = static_cast<std::int64_t>(r.jobs.size());
+  d->tenants.resize(tenant_count);
+  for (const auto& j : r.jobs) {
+    if (j.state < kJobStates) ++k.by_state[j.state];
+    k.preemptions += j.preemptions;
+    ++d->tenants[j.tenant].jobs;
+    if (j.state == static_cast<std::uint8_t>(State::Completed) && j.end >= 0) jcts.push_back(j.end - j.submit);
+    if (j.start < 0) continue;
+    waits.push_back(j.start - j.submit);
+    tenant_waits[j.tenant].push_back(j.start - j.submit);
+    const Tick until = j.end >= 0 ? j.end : r.sim_end;
+    const long double held =
+        static_cast<long double>(held_milli(j)) * static_cast<long double>(std::max<Tick>(0, until - j.start));
+    tenant_milli_ms[j.tenant] += held;
+    milli_ms_total += held;
+  }
+  std::sort(waits.begin(), waits.end());
+  k.started = static_cast<std::int64_t>(waits.size());
+  k.wait_mean_s = mean_s(waits);
+  k.wait_median_s = seconds(nearest_rank(waits, 50));
+  k.wait_p95_s = seconds(nearest_rank(waits, 95));
+  k.jct_mean_s = mean_s(jcts);
+  k.makespan_s = seconds(r.sim_end - r.sim_start);
+  const long double capacity_ms =
+      static_cast<long double>(r.total_gpus) * static_cast<long double>(r.sim_end - r.sim_start);
+  k.utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
+
+  for (std::size_t t = 0; t < tenant_count; ++t) {
+    TenantStats& ts = d->tenants[t];
+    ts.id = static_cast<std::uint32_t>(t);
+    ts.name = d->tenant_name(ts.id);
+    std::vector<Tick>& w = tenant_waits[t];
+    std::sort(w.begin(), w.end());
+    ts.started = static_cast<std::int64_t>(w.size());
+    ts.gpu_hours = static_cast<double>(tenant_milli_ms[t] / 1000.0L / static_cast<long double>(kTicksPerHour));
+    ts.mean_wait_s = mean_s(w);
+    ts.p95_wait_s = seconds(nearest_rank(w, 95));
+  }
+  std::vector<double> hours;
+  for (const TenantStats& ts : d->tenants)
+    if (ts.jobs > 0) hours.push_back(ts.gpu_hours);
+  k.jain = jain_index(hours);
+
+  std::sort(d->tenants.begin(), d->tenants.end(), [](const TenantStats& a, const TenantStats& b) {
+    if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
+    if (a.name != b.name) return a.name < b.name;
+    return a.id < b.id;
+  });
+  d->tenant_rank.assign(tenant_count, 0);
+  for (std::size_t i = 0; i < d->tenants.size(); ++i) d->tenant_rank[d->tenants[i].id] = i;
+
+  const auto alpha = [](const std::vector<std::string>& names, std::size_t count) {
+    std::vector<std::uint32_t> ids(count), pos(count);
+    std::iota(ids.begin(), ids.end(), 0u);
+    const auto name = [&](std::uint32_t i) { return i < names.size() ? names[i] : std::string(); };
+    std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) { return name(a) < name(b); });
+    for (std::uint32_t i = 0; i < count; ++i) pos[ids[i]] = i;
+    return pos;
+  };
+  std::size_t queue_count = r.queues.size();
+  for (const auto& j : r.jobs) queue_count = std::max<std::size_t>(queue_count, j.queue + std::size_t{1});
+  d->tenant_alpha = alpha(r.tenants, tenant_count);
+  d->queue_alpha = alpha(r.queues, queue_count);
+
+  // Wait CDFs: all tenants, then each top tenant.
+  Cdf all = make_cdf(waits);
+  all.name = QStringLiteral("all tenants");
+  all.rank = kTopTenants;
+  d->wait_cdfs.push_back(std::move(all));
+  for (std::size_t i = 0; i < std::min(kTopTenants, d->tenants.size()); ++i) {
+    Cdf c = make_cdf(tenant_waits[d->tenants[i].id]);
+    c.name = d->tenants[i].name;
+    c.rank = i;
+    d->wait_cdfs.push_back(std::move(c));
+  }
+
+  // Time series, bucketed.
+  const results::TimeSeries& ts = r.timeseries;
+  const std::size_t samples = ts.time.size();
+  std::vector<double> t_days;
+  t_days.reserve(samples);
+  for (Tick t : ts.time) t_days.push_back(d->x_days(t));
+  d->used_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, false));
+  d->pending_jobs_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_jobs, samples, false));
+  d->pending_gpus_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_gpus, samples, false));
+  d->share_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, true));
+  {
+    std::vector<Curve> pools;
+    const std::size_t width =
+        samples > 0 && ts.pool_used_gpus.size() % samples == 0 ? ts.pool_used_gpus.size() / samples : 0;
+    const bool have_free = ts.pool_free_gpus.size() == ts.pool_used_gpus.size();
+    for (std::size_t p = 0; p < width; ++p) {
+      Curve used{d->pool_name(static_cast<std::int32_t>(p)) + QStringLiteral(" in use"), {}};
+      Curve cap{d->pool_name(static_cast<std::int32_t>(p)) + QStringLiteral(" up"), {}};
+      for (std::size_t s = 0; s < samples; ++s) {
+        used.y.push_back(ts.pool_used_gpus[s * width + p]);
+        if (have_free) cap.y.push_back(ts.pool_used_gpus[s * width + p] + ts.pool_free_gpus[s * width + p]);
+      }
+      pools.push_back(std::move(used));
+      if (have_free) pools.push_back(std::move(cap));
+    }
+    d->used_by_pool = make_pyramid(t_days, std::move(pools));
+  }
+  {
+    Curve used{QStringLiteral("GPUs in use"), std::vector<double>(samples, 0.0)};
+    Curve pending{QStringLiteral("pending jobs"), {}}, running{QStringLiteral("running jobs"), {}};
+    const std::size_t width = samples > 0 ? ts.pool_used_gpus.size() / samples : 0;
+    for (std::size_t s = 0; s < samples; ++s)
+      for (std::size_t p = 0; p < width; ++p) used.y[s] += ts.pool_used_gpus[s * width + p];
+    if (ts.pending_jobs.size() == samples) pending.y.assign(ts.pending_jobs.begin(), ts.pending_jobs.end());
+    if (ts.running_jobs.size() == samples) running.y.assign(ts.running_jobs.begin(), ts.running_jobs.end());
+    std::vector<Curve> totals{std::move(used)};
+    if (!pending.y.empty()) totals.push_back(std::move(pending));
+    if (!running.y.empty()) totals.push_back(std::move(running));
+    d->totals = make_pyramid(std::move(t_days), std::move(totals));
+  }
+
+  // Events grouped by job, each group in time order.
+  const std::size_t jobs = r.jobs.size();
+  d->event_offset.assign(jobs + 1, 0);
+  for (const auto& e : r.events)
+    if (e.job < jobs) ++d->event_offset[e.job + 1];
+  std::partial_sum(d->event_offset.begin(), d->event_offset.end(), d->event_offset.begin());
+  d->event_index.resize(d->event_offset[jobs]);
+  std::vector<std::uint32_t> fill(d->event_offset.begin(), d->event_offset.end() - 1);
+  for (std::size_t i = 0; i < r.events.size(); ++i)
+    if (r.events[i].job < jobs) d->event_index[fill[r.events[i].job]++] = static_cast<std::uint32_t>(i);
+  for (std::size_t j = 0; j < jobs; ++j)
+    std::stable_sort(d->event_index.begin() + d->event_offset[j], d->event_index.begin() + d->event_offset[j + 1],
+                     [&](std::uint32_t a, std::uint32_t b) { return r.events[a].time < r.events[b].time; });
+  return d;
+}
+
+QString format_duration(Tick t) {
+  if (t < 0) return QStringLiteral("-") + format_duration(-t);
+  if (t == 0) return QStringLiteral("0s");
+  const double s = seconds(t);
+  if (s < 9.95) return QString::number(s, 'f', 1) + QStringLiteral("s");
+  const long long r = std::llround(s);
+  const auto two = [](long long v) { return QStringLiteral("%1").arg(v, 2, 10, QLatin1Char('0')); };
+  if (r < 60) return QStringLiteral("%1s").arg(r);
+  if (r < 3600) return QStringLiteral("%1m %2s").arg(r / 60).arg(two(r % 60));
+  if (r < 86400) return QStringLiteral("%1h %2m").arg(r / 3600).arg(two((r / 60) % 60));
+  return QStringLiteral("%1d %2h").arg(r / 86400).arg(two((r / 3600) % 24));
+}
+
+QString format_offset(Tick t) {
+  if (t < 0) return QStringLiteral("-") + format_offset(-t);
+  const long long s = t / kTicksPerSecond;
+  const QString hms = QStringLiteral("%1:%2:%3")
+                          .arg((s / 3600) % 24, 2, 10, QLatin1Char('0'))
+                          .arg((s / 60) % 60, 2, 10, QLatin1Char('0'))
+                          .arg(s % 60, 2, 10, QLatin1Char('0'));
+  return s >= 86400 ? QStringLiteral("%1d %2").arg(s / 86400).arg(hms) : hms;
+}
+
+}  // namespace headroom::gui

@@ -1,0 +1,137 @@
+#pragma once
+
+#include <QColor>
+#include <QString>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "results/run_result.hpp"
+
+namespace headroom::gui {
+
+using results::Tick;
+
+inline constexpr Tick kTicksPerSecond = 1000;
+inline constexpr Tick kTicksPerHour = 3600 * kTicksPerSecond;
+inline constexpr Tick kTicksPerDay = 24 * kTicksPerHour;
+
+// How many tenants get their own curve and colour; the rest are summed as "other".
+inline constexpr std::size_t kTopTenants = 8;
+inline constexpr int kJobStates = 7;
+
+// Codes of /jobs/state, /jobs/kind and /events/kind (README "Output format").
+enum class State : std::uint8_t { Pending, Running, Completed, Failed, Cancelled, Rejected, Unfinished };
+enum class EventKind : std::uint8_t { Submit, Start, Finish, Reject, Preempt, Requeue, Unfinished };
+
+QString state_name(std::uint8_t state);
+QString kind_name(std::uint8_t kind);
+QString event_name(std::uint8_t kind);
+
+// Colour of a tenant's curve by its rank (0 = most GPU-hours); ranks >= kTopTenants are "other".
+QColor tenant_colour(std::size_t rank);
+QColor series_colour(std::size_t index);
+
+struct Curve {
+  QString name;
+  std::vector<double> y;  // one value per bucket
+};
+
+// Curves over one time axis, at one bucket size.
+struct Bucketed {
+  std::size_t samples_per_bucket = 1;
+  std::vector<double> t_days;  // bucket start, days since the run's first submit
+  std::vector<Curve> curves;
+};
+
+// The same curves at bucket sizes 1, 2, 4, ... samples; each bucket holds the mean of its samples.
+struct Pyramid {
+  std::vector<Bucketed> levels;
+  bool empty() const { return levels.empty() || levels.front().t_days.empty(); }
+  const Bucketed& full() const { return levels.front(); }
+  // The finest level that shows [x0, x1] (days) with at most max_points buckets.
+  const Bucketed& level_for(double x0, double x1, std::size_t max_points) const;
+};
+
+// Builds the pyramid from curves sampled at t_days (level 0), halving until <= min_points remain.
+Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std::size_t min_points = 64);
+
+// Empirical CDF of waits: y[i] is the fraction of waits <= x_hours[i].
+struct Cdf {
+  QString name;
+  std::size_t rank = 0;  // tenant rank (colour); kTopTenants for "all tenants"
+  std::vector<double> x_hours;
+  std::vector<double> y;
+};
+
+// Waits in ticks -> at most max_points CDF steps (every distinct value when they fit).
+Cdf make_cdf(std::vector<Tick> waits, std::size_t max_points = 256);
+
+struct TenantStats {
+  std::uint32_t id = 0;
+  QString name;
+  std::int64_t jobs = 0;
+  std::int64_t started = 0;
+  double gpu_hours = 0;
+  double mean_wait_s = 0;
+  double p95_wait_s = 0;
+};
+
+struct Kpis {
+  std::int64_t jobs = 0;
+  std::array<std::int64_t, kJobStates> by_state{};
+  std::int64_t started = 0;
+  std::int64_t preemptions = 0;
+  double wait_mean_s = 0, wait_median_s = 0, wait_p95_s = 0;  // over started jobs, nearest rank
+  double jct_mean_s = 0;                                      // submit to end, completed jobs
+  double utilization = 0;                                     // GPU-seconds held / (total GPUs x (sim_end - sim_start))
+  double makespan_s = 0;
+  double jain = 0;  // (sum x)^2 / (n sum x^2) over GPU-hours of the n tenants with jobs
+};
+
+// Nearest-rank quantile of `values` (sorted ascending), p in (0, 1].
+Tick nearest_rank(const std::vector<Tick>& sorted, int percent);
+double jain_index(const std::vector<double>& x);
+
+// Everything the views show for one result file, prepared once off the GUI thread and then
+// shared read-only (std::shared_ptr<const ReplayData>) between models and views.
+struct ReplayData {
+  QString path;
+  QString label;  // file name + policy, for tabs, legends and the compare table
+  results::RunResult result;
+
+  Tick origin = 0;                                       // x = 0 of every chart: the first submit
+  std::vector<TenantStats> tenants;                      // by GPU-hours descending, ties by name
+  std::vector<std::size_t> tenant_rank;                  // by tenant id: position in `tenants`
+  std::vector<std::uint32_t> tenant_alpha, queue_alpha;  // by id: position in name order
+  Kpis kpis;
+
+  Pyramid used_by_tenant;          // top tenants + "other"
+  Pyramid used_by_pool;            // one curve per pool, then capacity per pool
+  Pyramid pending_jobs_by_tenant;  // top tenants + "other"
+  Pyramid pending_gpus_by_tenant;  // top tenants + "other"
+  Pyramid share_by_tenant;         // fraction of GPUs in use, top tenants + "other"
+  Pyramid totals;                  // GPUs in use, pending jobs, running jobs
+  std::vector<Cdf> wait_cdfs;      // "all tenants", then one per top tenant
+
+  // Events of job j are event_index[event_offset[j] .. event_offset[j + 1]), in time order.
+  std::vector<std::uint32_t> event_offset;
+  std::vector<std::uint32_t> event_index;
+
+  QString tenant_name(std::uint32_t id) const;
+  QString queue_name(std::uint32_t id) const;
+  QString pool_name(std::int32_t id) const;
+  double x_days(Tick t) const { return static_cast<double>(t - origin) / static_cast<double>(kTicksPerDay); }
+};
+
+// Builds the snapshot. `path` names the source in labels; the result is moved in.
+std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QString& path);
+
+// "0s", "4.2s", "42s", "12m 03s", "3h 07m", "2d 05h" (negative with a leading "-").
+QString format_duration(Tick t);
+// A point in time as an offset from the run start: "3d 04:05:06" or "04:05:06".
+QString format_offset(Tick t);
+
+}  // namespace headroom::gui

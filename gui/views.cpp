@@ -1,0 +1,428 @@
+#include "gui/views.hpp"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLocale>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace headroom::gui {
+namespace {
+
+QString number(double v) { return QLocale(QLocale::English).toString(static_cast<qint64>(std::llround(v))); }
+
+QString plural(std::int64_t n, const QString& one, const QString& many) {
+  return QStringLiteral("%1 %2").arg(number(static_cast<double>(n)), n == 1 ? one : many);
+}
+
+// A table that shows all its rows without scrolling.
+void fit_rows(QTableView* t) {
+  const int rows = t->model() ? t->model()->rowCount() : 0;
+  const int h = t->horizontalHeader()->sizeHint().height() + rows * t->verticalHeader()->defaultSectionSize() +
+                2 * t->frameWidth() + 2;
+  t->setMinimumHeight(h);
+  t->setMaximumHeight(h);
+}
+
+QLabel* hint_label(const QString& text) {
+  auto* l = new QLabel(text);
+  l->setWordWrap(true);
+  QPalette p = l->palette();
+  p.setColor(QPalette::WindowText, QColor(0x55, 0x55, 0x55));
+  l->setPalette(p);
+  return l;
+}
+
+void setup_table(QTableView* t) {
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->setAlternatingRowColors(true);
+  t->verticalHeader()->hide();
+  t->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
+  t->horizontalHeader()->setHighlightSections(false);
+  t->setWordWrap(false);
+}
+
+std::vector<CurveChart::Source> tenant_sources(const Pyramid& p) {
+  std::vector<CurveChart::Source> out;
+  if (p.empty()) return out;
+  for (std::size_t c = 0; c < p.full().curves.size(); ++c)
+    out.push_back({&p, c, p.full().curves[c].name, tenant_colour(c), Qt::SolidLine});
+  return out;
+}
+
+}  // namespace
+
+void View::track(ChartView* view) {
+  connect(view, &ChartView::activated, this, [this](ChartView* v) { last_chart_ = v; });
+}
+
+void TimeCharts::add(CurveChart* chart) {
+  charts_.push_back(chart);
+  connect(chart, &ChartView::range_requested, this, &TimeCharts::set_range);
+  connect(chart, &ChartView::reset_requested, this, &TimeCharts::reset);
+  connect(chart, &ChartView::cursor_requested, this, &TimeCharts::set_cursor);
+}
+
+void TimeCharts::reset() {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (CurveChart* c : charts_) {
+    if (c->sources().empty()) continue;
+    const auto [a, b] = c->full_range();
+    lo = any ? std::min(lo, a) : a;
+    hi = any ? std::max(hi, b) : b;
+    any = true;
+  }
+  for (CurveChart* c : charts_) c->show_range(lo, hi);
+}
+
+void TimeCharts::set_range(double x0, double x1) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (CurveChart* c : charts_) {
+    if (c->sources().empty()) continue;
+    const auto [a, b] = c->full_range();
+    lo = any ? std::min(lo, a) : a;
+    hi = any ? std::max(hi, b) : b;
+    any = true;
+  }
+  if (!any) return;
+  const double min_span = 1.0 / 1440;  // one minute
+  double span = std::clamp(x1 - x0, min_span, std::max(hi - lo, min_span));
+  if (x0 < lo) x0 = lo;
+  if (x0 + span > hi) x0 = std::max(lo, hi - span);
+  for (CurveChart* c : charts_) c->show_range(x0, x0 + span);
+}
+
+void TimeCharts::set_cursor(double x) {
+  cursor_ = x;
+  for (CurveChart* c : charts_) c->set_cursor(x);
+  emit cursor_changed(x);
+}
+
+TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
+  by_tenant_ = new CurveChart(tr("GPUs in use by tenant"), tr("GPUs"));
+  by_pool_ = new CurveChart(tr("GPUs in use and up, by pool"), tr("GPUs"));
+  pending_jobs_ = new CurveChart(tr("Pending jobs by tenant"), tr("jobs"));
+  pending_gpus_ = new CurveChart(tr("Pending GPUs by tenant"), tr("GPUs requested"));
+  readout_ = new QLabel;
+  readout_->setTextFormat(Qt::RichText);
+  auto* grid = new QGridLayout;
+  grid->setSpacing(6);
+  grid->addWidget(by_tenant_, 0, 0);
+  grid->addWidget(by_pool_, 0, 1);
+  grid->addWidget(pending_jobs_, 1, 0);
+  grid->addWidget(pending_gpus_, 1, 1);
+  auto* layout = new QVBoxLayout(this);
+  auto* top = new QHBoxLayout;
+  top->addWidget(readout_, 1);
+  top->addWidget(
+      hint_label(tr("Drag or wheel: zoom \u00b7 \u2190/\u2192: pan \u00b7 click: cursor \u00b7 "
+                    "double-click: everything")));
+  layout->addLayout(top);
+  layout->addLayout(grid, 1);
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_}) {
+    sync_->add(c);
+    track(c);
+  }
+  connect(sync_, &TimeCharts::cursor_changed, this, &TimelineView::update_readout);
+  update_readout(std::nan(""));
+}
+
+void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
+  data_ = std::move(data);
+  if (!data_) return;
+  by_tenant_->set_sources(tenant_sources(data_->used_by_tenant), CurveChart::Mode::Stacked);
+  pending_jobs_->set_sources(tenant_sources(data_->pending_jobs_by_tenant), CurveChart::Mode::Stacked);
+  pending_gpus_->set_sources(tenant_sources(data_->pending_gpus_by_tenant), CurveChart::Mode::Stacked);
+  std::vector<CurveChart::Source> pools;
+  const Pyramid& p = data_->used_by_pool;
+  if (!p.empty()) {
+    const bool have_up = p.full().curves.size() == 2 * data_->result.pools.size() && !data_->result.pools.empty();
+    for (std::size_t c = 0; c < p.full().curves.size(); ++c) {
+      const std::size_t pool = have_up ? c / 2 : c;
+      const bool up = have_up && c % 2 == 1;
+      const QColor colour = up ? series_colour(pool).lighter(140) : series_colour(pool);
+      pools.push_back({&p, c, p.full().curves[c].name, colour, up ? Qt::DashLine : Qt::SolidLine});
+    }
+  }
+  by_pool_->set_sources(std::move(pools), CurveChart::Mode::Lines);
+  by_pool_->chart()->legend()->setVisible(true);
+  sync_->reset();
+  update_readout(sync_->cursor());
+}
+
+void TimelineView::update_readout(double x) {
+  if (!data_ || std::isnan(x) || data_->totals.empty()) {
+    readout_->setText(tr("<b>Time cursor:</b> click a chart to place it"));
+    return;
+  }
+  const Bucketed& full = data_->totals.full();
+  const auto it = std::upper_bound(full.t_days.begin(), full.t_days.end(), x);
+  const std::size_t i = it == full.t_days.begin() ? 0 : static_cast<std::size_t>(it - full.t_days.begin() - 1);
+  const Tick at = static_cast<Tick>(std::llround(x * static_cast<double>(kTicksPerDay)));
+  QString text =
+      tr("<b>Cursor %1</b> &nbsp; %2 of %3 GPUs in use")
+          .arg(format_offset(at), number(full.curves[0].y[i]), number(static_cast<double>(data_->result.total_gpus)));
+  for (std::size_t c = 1; c < full.curves.size(); ++c)
+    text += QStringLiteral(" &nbsp;·&nbsp; %1 %2").arg(number(full.curves[c].y[i]), full.curves[c].name);
+  readout_->setText(text);
+}
+
+JobsView::JobsView(QWidget* parent) : View(parent) {
+  model_ = new JobsModel(this);
+  proxy_ = new JobFilterProxy(this);
+  proxy_->setSourceModel(model_);
+  events_ = new JobEventsModel(this);
+  tenant_ = new QComboBox;
+  tenant_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  state_ = new QComboBox;
+  text_ = new QLineEdit;
+  text_->setPlaceholderText(tr("Filter: job id, tenant or queue"));
+  text_->setClearButtonEnabled(true);
+  count_ = new QLabel;
+  auto* filters = new QHBoxLayout;
+  filters->addWidget(new QLabel(tr("Tenant")));
+  filters->addWidget(tenant_);
+  filters->addSpacing(12);
+  filters->addWidget(new QLabel(tr("State")));
+  filters->addWidget(state_);
+  filters->addSpacing(12);
+  filters->addWidget(text_, 1);
+  filters->addSpacing(12);
+  filters->addWidget(count_);
+
+  table_ = new QTableView;
+  setup_table(table_);
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(-1, Qt::AscendingOrder);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  table_->horizontalHeader()->setStretchLastSection(true);
+
+  title_ = new QLabel;
+  QFont f = title_->font();
+  f.setBold(true);
+  f.setPointSizeF(f.pointSizeF() * 1.15);
+  title_->setFont(f);
+  summary_ = new QLabel;
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  events_view_ = new QTableView;
+  setup_table(events_view_);
+  events_view_->setModel(events_);
+  events_view_->horizontalHeader()->setStretchLastSection(true);
+  auto* detail = new QWidget;
+  auto* dl = new QVBoxLayout(detail);
+  dl->setContentsMargins(6, 0, 0, 0);
+  dl->addWidget(title_);
+  dl->addWidget(summary_);
+  dl->addWidget(events_view_, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(table_);
+  split->addWidget(detail);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 0);
+  split->setSizes({1100, 460});
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(filters);
+  layout->addWidget(split, 1);
+
+  connect(tenant_, &QComboBox::currentIndexChanged, this, [this] {
+    proxy_->set_tenant(tenant_->currentData().toInt());
+    update_count();
+  });
+  connect(state_, &QComboBox::currentIndexChanged, this, [this] {
+    proxy_->set_state(state_->currentData().toInt());
+    update_count();
+  });
+  connect(text_, &QLineEdit::textChanged, this, [this](const QString& t) {
+    proxy_->set_text(t);
+    update_count();
+  });
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+    show_job(current.isValid() ? proxy_->mapToSource(current).row() : -1);
+  });
+  show_job(-1);
+}
+
+void JobsView::set_data(std::shared_ptr<const ReplayData> data) {
+  data_ = std::move(data);
+  model_->set_data(data_);
+  proxy_->source_reset();
+  const QSignalBlocker b1(tenant_), b2(state_);
+  tenant_->clear();
+  state_->clear();
+  tenant_->addItem(tr("All tenants"), -1);
+  state_->addItem(tr("All states"), -1);
+  if (data_) {
+    for (std::size_t i = 0; i < data_->tenants.size(); ++i) {
+      const TenantStats& t = data_->tenants[i];
+      QPixmap swatch(12, 12);
+      swatch.fill(tenant_colour(i));
+      tenant_->addItem(QIcon(swatch), tr("%1 (%2 jobs)").arg(t.name, number(static_cast<double>(t.jobs))),
+                       static_cast<int>(t.id));
+    }
+    for (int s = 0; s < kJobStates; ++s) {
+      const std::int64_t n = data_->kpis.by_state[static_cast<std::size_t>(s)];
+      if (n > 0)
+        state_->addItem(tr("%1 (%2)").arg(state_name(static_cast<std::uint8_t>(s)), number(static_cast<double>(n))), s);
+    }
+  }
+  proxy_->set_tenant(-1);
+  proxy_->set_state(-1);
+  table_->resizeColumnsToContents();
+  show_job(-1);
+  update_count();
+}
+
+void JobsView::select_row(int proxy_row) {
+  if (proxy_row < 0 || proxy_row >= proxy_->rowCount()) return;
+  table_->selectRow(proxy_row);
+  table_->setCurrentIndex(proxy_->index(proxy_row, 0));
+}
+
+void JobsView::update_count() {
+  count_->setText(tr("%1 of %2 jobs").arg(number(proxy_->rowCount()), number(model_->rowCount())));
+}
+
+void JobsView::show_job(int job) {
+  events_->set_job(data_, job);
+  if (!data_ || job < 0) {
+    title_->setText(tr("No job selected"));
+    summary_->setText(tr("Select a job to see its life: submit, start, preemptions and end."));
+    return;
+  }
+  const ReplayData& d = *data_;
+  const results::JobRecord& j = d.result.jobs[static_cast<std::size_t>(job)];
+  title_->setText(tr("Job %1 \u2014 %2").arg(j.trace_id).arg(d.tenant_name(j.tenant)));
+  const QString gpus = j.gpu_milli > 0 && j.gpus <= 1 ? tr("%1 of a GPU").arg(j.gpu_milli / 1000.0, 0, 'f', 3)
+                                                      : plural(j.gpus, tr("GPU"), tr("GPUs"));
+  QStringList lines;
+  lines << tr("%1, %2, queue %3, %4").arg(gpus, kind_name(j.kind), d.queue_name(j.queue), state_name(j.state));
+  QString times = tr("submitted %1").arg(format_offset(j.submit - d.origin));
+  if (j.start >= 0) times += tr(", waited %1").arg(format_duration(j.start - j.submit));
+  if (j.start >= 0 && j.end >= 0) times += tr(", ran %1").arg(format_duration(j.end - j.start));
+  times += tr(", recorded run time %1").arg(format_duration(j.runtime));
+  lines << times;
+  if (j.pool >= 0)
+    lines << tr("pool %1, %2 from node %3")
+                 .arg(d.pool_name(j.pool), plural(j.nodes_used, tr("node"), tr("nodes")))
+                 .arg(j.first_node);
+  lines << plural(j.preemptions, tr("preemption"), tr("preemptions"));
+  if (!events_->from_audit_log()) lines << tr("(no audit events for this job in the file; rebuilt from /jobs)");
+  summary_->setText(lines.join(QLatin1Char('\n')));
+  events_view_->resizeColumnsToContents();
+}
+
+FairnessView::FairnessView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
+  share_ = new CurveChart(tr("Share of GPUs in use by tenant"), tr("share"));
+  share_->set_fixed_y(100);
+  cdf_ = new CdfChart;
+  jain_ = new QLabel;
+  jain_->setTextFormat(Qt::RichText);
+  jain_->setWordWrap(true);
+  tenants_ = new TenantModel(this);
+  auto* table = new QTableView;
+  setup_table(table);
+  table->setModel(tenants_);
+  sync_->add(share_);
+  track(share_);
+
+  auto* charts = new QSplitter(Qt::Horizontal);
+  charts->addWidget(share_);
+  charts->addWidget(cdf_);
+  auto* bottom = new QWidget;
+  auto* bl = new QVBoxLayout(bottom);
+  bl->setContentsMargins(0, 0, 0, 0);
+  bl->addWidget(jain_);
+  bl->addWidget(table, 1);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(charts);
+  split->addWidget(bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+  connect(tenants_, &QAbstractItemModel::modelReset, table, [table] { table->resizeColumnsToContents(); });
+}
+
+void FairnessView::set_data(std::shared_ptr<const ReplayData> data) {
+  data_ = std::move(data);
+  tenants_->set_data(data_);
+  if (!data_) return;
+  share_->set_sources(tenant_sources(data_->share_by_tenant), CurveChart::Mode::Stacked, 100.0, "%.0f %");
+  sync_->reset();
+  cdf_->set_cdfs(data_->wait_cdfs);
+  std::size_t n = 0;
+  for (const TenantStats& t : data_->tenants) n += t.jobs > 0;
+  jain_->setText(
+      tr("<b>Jain's fairness index</b> over tenants' GPU-hours: J = (\u03a3x)\u00b2 / (n \u00b7 \u03a3x\u00b2) = "
+         "<b>%1</b> &nbsp; (n = %2 tenants with jobs; 1 = every tenant got the same GPU-hours, "
+         "1/n = %3 = one tenant got all)")
+          .arg(QString::number(data_->kpis.jain, 'f', 3))
+          .arg(n)
+          .arg(n > 0 ? QString::number(1.0 / static_cast<double>(n), 'f', 3) : QStringLiteral("-")));
+}
+
+CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
+  kpis_ = new KpiCompareModel(this);
+  table_ = new QTableView;
+  setup_table(table_);
+  table_->setModel(kpis_);
+  hint_ =
+      hint_label(tr("Open two or more results (File > Open, or drop them here) to compare them; "
+                    "differences are against the first."));
+  used_ = new CurveChart(tr("GPUs in use"), tr("GPUs"));
+  pending_ = new CurveChart(tr("Pending jobs"), tr("jobs"));
+  for (CurveChart* c : {used_, pending_}) {
+    sync_->add(c);
+    track(c);
+  }
+  auto* charts = new QWidget;
+  auto* cl = new QHBoxLayout(charts);
+  cl->setContentsMargins(0, 0, 0, 0);
+  cl->addWidget(used_);
+  cl->addWidget(pending_);
+  auto* top = new QWidget;
+  auto* tl = new QVBoxLayout(top);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tl->addWidget(hint_);
+  tl->addWidget(table_, 1);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(top);
+  split->addWidget(charts);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+}
+
+void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) {
+  runs_ = std::move(runs);
+  kpis_->set_runs(runs_);
+  table_->resizeColumnsToContents();
+  fit_rows(table_);
+  hint_->setVisible(runs_.size() < 2);
+  std::vector<CurveChart::Source> used, pending;
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    const Pyramid& p = runs_[i]->totals;
+    if (p.empty()) continue;
+    const QColor colour = series_colour(i);
+    used.push_back({&p, 0, runs_[i]->label, colour, Qt::SolidLine});
+    for (std::size_t c = 1; c < p.full().curves.size(); ++c)
+      if (p.full().curves[c].name == QLatin1String("pending jobs"))
+        pending.push_back({&p, c, runs_[i]->label, colour, Qt::SolidLine});
+  }
+  used_->set_sources(std::move(used), CurveChart::Mode::Lines);
+  pending_->set_sources(std::move(pending), CurveChart::Mode::Lines);
+  sync_->reset();
+}
+
+}  // namespace headroom::gui

@@ -1,0 +1,133 @@
+#pragma once
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPointer>
+#include <QTableView>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "gui/charts.hpp"
+#include "gui/jobs_model.hpp"
+#include "gui/replay_data.hpp"
+#include "gui/tables.hpp"
+
+namespace headroom::gui {
+
+// A tab that can hand its current chart and table to File > Export.
+class View : public QWidget {
+  Q_OBJECT
+ public:
+  using QWidget::QWidget;
+  virtual QWidget* current_chart() const { return last_chart_ ? last_chart_.data() : default_chart(); }
+  virtual QAbstractItemModel* current_table() const { return nullptr; }
+  virtual void reset_zoom() {}
+
+ protected:
+  virtual QWidget* default_chart() const { return nullptr; }
+  void track(ChartView* view);
+  QPointer<QWidget> last_chart_;
+};
+
+// Charts over time sharing one x range and one time cursor.
+class TimeCharts : public QObject {
+  Q_OBJECT
+ public:
+  explicit TimeCharts(QObject* parent = nullptr) : QObject(parent) {}
+  void add(CurveChart* chart);
+  void reset();
+  void set_range(double x0, double x1);
+  void set_cursor(double x);
+  double cursor() const { return cursor_; }
+
+ signals:
+  void cursor_changed(double x);
+
+ private:
+  std::vector<CurveChart*> charts_;
+  double cursor_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+class TimelineView : public View {
+  Q_OBJECT
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+  void set_data(std::shared_ptr<const ReplayData> data);
+  void reset_zoom() override { sync_->reset(); }
+  void set_cursor(double x) { sync_->set_cursor(x); }
+
+ protected:
+  QWidget* default_chart() const override { return by_tenant_; }
+
+ private:
+  void update_readout(double x);
+  std::shared_ptr<const ReplayData> data_;
+  TimeCharts* sync_;
+  CurveChart *by_tenant_, *by_pool_, *pending_jobs_, *pending_gpus_;
+  QLabel* readout_;
+};
+
+class JobsView : public View {
+  Q_OBJECT
+ public:
+  explicit JobsView(QWidget* parent = nullptr);
+  void set_data(std::shared_ptr<const ReplayData> data);
+  QAbstractItemModel* current_table() const override { return proxy_; }
+  void select_row(int proxy_row);
+
+ private:
+  void show_job(int job);
+  void update_count();
+  std::shared_ptr<const ReplayData> data_;
+  JobsModel* model_;
+  JobFilterProxy* proxy_;
+  JobEventsModel* events_;
+  QComboBox *tenant_, *state_;
+  QLineEdit* text_;
+  QLabel *count_, *title_, *summary_;
+  QTableView *table_, *events_view_;
+};
+
+class FairnessView : public View {
+  Q_OBJECT
+ public:
+  explicit FairnessView(QWidget* parent = nullptr);
+  void set_data(std::shared_ptr<const ReplayData> data);
+  QAbstractItemModel* current_table() const override { return tenants_; }
+  void reset_zoom() override { sync_->reset(); }
+
+ protected:
+  QWidget* default_chart() const override { return share_; }
+
+ private:
+  std::shared_ptr<const ReplayData> data_;
+  TimeCharts* sync_;
+  CurveChart* share_;
+  CdfChart* cdf_;
+  QLabel* jain_;
+  TenantModel* tenants_;
+};
+
+class CompareView : public View {
+  Q_OBJECT
+ public:
+  explicit CompareView(QWidget* parent = nullptr);
+  void set_runs(std::vector<std::shared_ptr<const ReplayData>> runs);
+  QAbstractItemModel* current_table() const override { return kpis_; }
+  void reset_zoom() override { sync_->reset(); }
+
+ protected:
+  QWidget* default_chart() const override { return used_; }
+
+ private:
+  std::vector<std::shared_ptr<const ReplayData>> runs_;
+  KpiCompareModel* kpis_;
+  QTableView* table_;
+  QLabel* hint_;
+  TimeCharts* sync_;
+  CurveChart *used_, *pending_;
+};
+
+}  // namespace headroom::gui

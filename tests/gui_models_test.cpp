@@ -1,0 +1,462 @@
+// The GUI's models and prepared data, offscreen: exact values on a hand-built run, and every
+// model under QAbstractItemModelTester.
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QGuiApplication>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <condition_variable>
+#include <mutex>
+
+#include "gui/jobs_model.hpp"
+#include "gui/loader.hpp"
+#include "gui/replay_data.hpp"
+#include "gui/tables.hpp"
+#include "results/hdf5_io.hpp"
+#include "results/summary.hpp"
+
+// Readable QString values in gtest failure messages.
+QT_BEGIN_NAMESPACE
+inline void PrintTo(const QString& s, std::ostream* os) { *os << '"' << s.toStdString() << '"'; }
+QT_END_NAMESPACE
+
+namespace headroom::gui {
+namespace {
+
+constexpr Tick H = kTicksPerHour;
+
+results::JobRecord job(std::int64_t id, std::uint32_t tenant, std::int32_t gpus, Tick submit, Tick start, Tick end,
+                       State state) {
+  results::JobRecord j;
+  j.trace_id = id;
+  j.tenant = tenant;
+  j.queue = tenant % 2;
+  j.gpus = gpus;
+  j.submit = submit;
+  j.start = start;
+  j.end = end;
+  j.runtime = start >= 0 && end >= 0 ? end - start : 0;
+  j.state = static_cast<std::uint8_t>(state);
+  j.pool = start >= 0 ? 0 : -1;
+  j.nodes_used = start >= 0 ? 1 : 0;
+  j.first_node = start >= 0 ? 0 : -1;
+  return j;
+}
+
+results::EventRecord event(Tick t, EventKind kind, std::uint32_t job, std::int32_t detail = 0,
+                           std::uint32_t reason = 0) {
+  return {t, static_cast<std::uint8_t>(kind), job, detail, reason};
+}
+
+// Tenants a (10 GPU-hours), b (6) and c (0); 12 GPUs in two pools over 10 hours.
+results::RunResult hand_built() {
+  results::RunResult r;
+  r.scenario_name = "hand";
+  r.policy = "fifo";
+  r.sim_start = 0;
+  r.sim_end = 10 * H;
+  r.total_gpus = 12;
+  r.tenants = {"a", "b", "c"};
+  r.queues = {"q0", "q1"};
+  r.pools = {{"p0", "A100", 2, 4}, {"p1", "H100", 1, 4}};
+  r.reasons = {"", "quota"};
+  r.jobs = {job(100, 0, 4, 0, 0, 2 * H, State::Completed), job(101, 1, 2, 1 * H, 2 * H, 4 * H, State::Completed),
+            job(102, 0, 1, 0, 3 * H, 5 * H, State::Cancelled), job(103, 2, 8, 2 * H, -1, 2 * H, State::Rejected),
+            job(104, 1, 1, 4 * H, 6 * H, 10 * H, State::Completed)};
+  r.jobs[4].gpu_milli = 500;
+  r.jobs[1].preemptions = 1;
+  // Job 101's life, deliberately out of order.
+  r.events = {event(4 * H, EventKind::Finish, 1, 2),   event(1 * H, EventKind::Submit, 1),
+              event(2 * H, EventKind::Start, 1, 2),    event(2 * H + H / 2, EventKind::Preempt, 1, 4, 1),
+              event(3 * H, EventKind::Start, 1, 2),    event(2 * H + H / 2, EventKind::Requeue, 1),
+              event(2 * H, EventKind::Reject, 3, 0, 1)};
+  results::TimeSeries& ts = r.timeseries;
+  ts.interval = 2 * H;
+  ts.time = {0, 2 * H, 4 * H, 6 * H, 8 * H};
+  ts.running_jobs = {2, 2, 1, 1, 1};
+  ts.pending_jobs = {1, 2, 0, 0, 0};
+  ts.pool_used_gpus = {4, 0, 3, 0, 3, 0, 0, 1, 0, 1};
+  ts.pool_free_gpus = {4, 4, 5, 4, 5, 4, 8, 3, 8, 3};
+  ts.tenant_used_gpus = {4, 0, 0, 1, 2, 0, 1, 2, 0, 0, 1, 0, 0, 1, 0};
+  ts.tenant_pending_jobs = {1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  ts.tenant_pending_gpus = {1, 0, 0, 0, 2, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  return r;
+}
+
+std::shared_ptr<const ReplayData> prepared() { return prepare(hand_built(), "/tmp/hand.h5"); }
+
+QString cell(const QAbstractItemModel& m, int row, int col) { return m.data(m.index(row, col)).toString(); }
+
+void test_model(QAbstractItemModel* model) {
+  // Fatal: any broken invariant aborts the test binary.
+  new QAbstractItemModelTester(model, QAbstractItemModelTester::FailureReportingMode::Fatal, model);
+}
+
+TEST(Format, Durations) {
+  EXPECT_EQ(format_duration(0), "0s");
+  EXPECT_EQ(format_duration(4200), "4.2s");
+  EXPECT_EQ(format_duration(42000), "42s");
+  EXPECT_EQ(format_duration(723000), "12m 03s");
+  EXPECT_EQ(format_duration(3 * H + 7 * 60000), "3h 07m");
+  EXPECT_EQ(format_duration(2 * kTicksPerDay + 5 * H), "2d 05h");
+  EXPECT_EQ(format_duration(-42000), "-42s");
+  EXPECT_EQ(format_offset(3 * kTicksPerDay + 4 * H + 5 * 60000 + 6000), "3d 04:05:06");
+  EXPECT_EQ(format_offset(3723000), "01:02:03");
+  EXPECT_EQ(state_name(5), "rejected");
+  EXPECT_EQ(event_name(4), "preempt");
+  EXPECT_EQ(kind_name(0), "train");
+  EXPECT_EQ(state_name(42), "#42");
+}
+
+TEST(Prepare, KpisMatchTheHandCountAndSummarize) {
+  const auto d = prepared();
+  const Kpis& k = d->kpis;
+  EXPECT_EQ(k.jobs, 5);
+  EXPECT_EQ(k.started, 4);
+  EXPECT_EQ(k.preemptions, 1);
+  EXPECT_EQ(k.by_state[static_cast<int>(State::Completed)], 3);
+  EXPECT_EQ(k.by_state[static_cast<int>(State::Cancelled)], 1);
+  EXPECT_EQ(k.by_state[static_cast<int>(State::Rejected)], 1);
+  EXPECT_DOUBLE_EQ(k.wait_mean_s, 5400);    // waits 0, 1h, 2h, 3h
+  EXPECT_DOUBLE_EQ(k.wait_median_s, 3600);  // nearest rank: 2nd of 4
+  EXPECT_DOUBLE_EQ(k.wait_p95_s, 10800);    // 4th of 4
+  EXPECT_DOUBLE_EQ(k.jct_mean_s, 13200);    // 2h, 3h, 6h
+  EXPECT_DOUBLE_EQ(k.utilization, 16.0 / 120.0);
+  EXPECT_DOUBLE_EQ(k.makespan_s, 36000);
+  // Jain over GPU-hours 10, 6, 0: 16^2 / (3 * 136).
+  EXPECT_DOUBLE_EQ(k.jain, 256.0 / 408.0);
+
+  const results::Summary s = results::summarize(hand_built());
+  EXPECT_DOUBLE_EQ(k.wait_mean_s, s.wait.mean);
+  EXPECT_DOUBLE_EQ(k.wait_median_s, s.wait.median);
+  EXPECT_DOUBLE_EQ(k.wait_p95_s, s.wait.p95);
+  EXPECT_DOUBLE_EQ(k.jct_mean_s, s.jct.mean);
+  EXPECT_DOUBLE_EQ(k.utilization, s.gpu_utilization);
+}
+
+TEST(Prepare, TenantsRankedByGpuHours) {
+  const auto d = prepared();
+  ASSERT_EQ(d->tenants.size(), 3u);
+  EXPECT_EQ(d->tenants[0].name, "a");
+  EXPECT_DOUBLE_EQ(d->tenants[0].gpu_hours, 10);
+  EXPECT_DOUBLE_EQ(d->tenants[0].mean_wait_s, 5400);
+  EXPECT_DOUBLE_EQ(d->tenants[0].p95_wait_s, 10800);
+  EXPECT_EQ(d->tenants[1].name, "b");
+  EXPECT_DOUBLE_EQ(d->tenants[1].gpu_hours, 6);  // 2 GPUs x 2h + half a GPU x 4h
+  EXPECT_EQ(d->tenants[2].name, "c");
+  EXPECT_EQ(d->tenants[2].started, 0);
+  EXPECT_EQ(d->tenant_rank, (std::vector<std::size_t>{0, 1, 2}));
+}
+
+TEST(Prepare, JainIndex) {
+  EXPECT_DOUBLE_EQ(jain_index({1, 1, 1, 1}), 1.0);
+  EXPECT_DOUBLE_EQ(jain_index({4, 0, 0, 0}), 0.25);
+  EXPECT_DOUBLE_EQ(jain_index({1, 2, 3}), 36.0 / 42.0);
+  EXPECT_DOUBLE_EQ(jain_index({}), 0.0);
+}
+
+TEST(Prepare, SeriesAreCurvesPerTenantAndPool) {
+  const auto d = prepared();
+  const Bucketed& used = d->used_by_tenant.full();
+  ASSERT_EQ(used.t_days.size(), 5u);
+  EXPECT_DOUBLE_EQ(used.t_days[1], 2.0 / 24.0);
+  ASSERT_EQ(used.curves.size(), 3u);  // three tenants: no "other"
+  EXPECT_EQ(used.curves[0].name, "a");
+  EXPECT_EQ(used.curves[0].y, (std::vector<double>{4, 1, 1, 0, 0}));
+  EXPECT_EQ(used.curves[1].y, (std::vector<double>{0, 2, 2, 1, 1}));
+  const Bucketed& share = d->share_by_tenant.full();
+  EXPECT_DOUBLE_EQ(share.curves[0].y[1], 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(share.curves[1].y[1], 2.0 / 3.0);
+  for (std::size_t s = 0; s < 5; ++s) {
+    double sum = 0;
+    for (const Curve& c : share.curves) sum += c.y[s];
+    EXPECT_DOUBLE_EQ(sum, 1.0) << "sample " << s;
+  }
+  const Bucketed& pools = d->used_by_pool.full();
+  ASSERT_EQ(pools.curves.size(), 4u);  // in use and up, per pool
+  EXPECT_EQ(pools.curves[0].name, "p0 in use");
+  EXPECT_EQ(pools.curves[0].y, (std::vector<double>{4, 3, 3, 0, 0}));
+  EXPECT_EQ(pools.curves[1].y, (std::vector<double>{8, 8, 8, 8, 8}));
+  EXPECT_EQ(pools.curves[3].y, (std::vector<double>{4, 4, 4, 4, 4}));
+  const Bucketed& totals = d->totals.full();
+  EXPECT_EQ(totals.curves[0].y, (std::vector<double>{4, 3, 3, 1, 1}));
+  EXPECT_EQ(totals.curves[1].name, "pending jobs");
+  EXPECT_EQ(d->pending_gpus_by_tenant.full().curves[2].y, (std::vector<double>{0, 8, 0, 0, 0}));
+}
+
+TEST(Prepare, TopEightTenantsPlusOther) {
+  results::RunResult r;
+  r.sim_end = 10 * H;
+  r.total_gpus = 100;
+  for (int t = 0; t < 10; ++t) {
+    r.tenants.push_back(std::string(1, 't').append(std::to_string(t)));
+    r.jobs.push_back(job(t, static_cast<std::uint32_t>(t), t + 1, 0, 0, H, State::Completed));  // t + 1 GPU-hours
+  }
+  r.timeseries.time = {0, H};
+  for (int s = 0; s < 2; ++s)
+    for (int t = 0; t < 10; ++t) r.timeseries.tenant_used_gpus.push_back((s + 1) * (t + 1));
+  const auto d = prepare(std::move(r), "ten.h5");
+  const Bucketed& used = d->used_by_tenant.full();
+  ASSERT_EQ(used.curves.size(), 9u);
+  EXPECT_EQ(used.curves[0].name, "t9");
+  EXPECT_EQ(used.curves[7].name, "t2");
+  EXPECT_EQ(used.curves[8].name, "other (2 tenants)");
+  EXPECT_EQ(used.curves[0].y, (std::vector<double>{10, 20}));
+  EXPECT_EQ(used.curves[8].y, (std::vector<double>{1 + 2, 2 + 4}));  // t0 and t1
+  double sum = 0;
+  for (const Curve& c : used.curves) sum += c.y[0];
+  EXPECT_DOUBLE_EQ(sum, 55);
+  EXPECT_EQ(d->wait_cdfs.size(), 9u);  // all tenants + top 8
+}
+
+TEST(Pyramid, BucketsAreMeansAndPreserveSums) {
+  std::vector<double> t{0, 1, 2, 3, 4};
+  const Pyramid p = make_pyramid(t, {Curve{"c", {4, 1, 1, 0, 7}}}, 1);
+  ASSERT_EQ(p.levels.size(), 4u);  // 5, 3, 2, 1 buckets
+  EXPECT_EQ(p.levels[1].samples_per_bucket, 2u);
+  EXPECT_EQ(p.levels[1].t_days, (std::vector<double>{0, 2, 4}));
+  EXPECT_EQ(p.levels[1].curves[0].y, (std::vector<double>{2.5, 0.5, 7}));
+  EXPECT_EQ(p.levels[2].curves[0].y, (std::vector<double>{1.5, 7}));
+  EXPECT_EQ(p.levels[3].curves[0].y, (std::vector<double>{13.0 / 5}));
+  for (const Bucketed& level : p.levels) {
+    double sum = 0;
+    for (std::size_t b = 0; b < level.t_days.size(); ++b) {
+      const std::size_t n = std::min<std::size_t>(level.samples_per_bucket, 5 - b * level.samples_per_bucket);
+      sum += level.curves[0].y[b] * static_cast<double>(n);
+    }
+    EXPECT_DOUBLE_EQ(sum, 13) << "bucket size " << level.samples_per_bucket;
+  }
+  EXPECT_EQ(p.level_for(0, 4, 5).samples_per_bucket, 1u);
+  EXPECT_EQ(p.level_for(0, 4, 3).samples_per_bucket, 2u);
+  EXPECT_EQ(p.level_for(0, 4, 1).samples_per_bucket, 8u);
+  EXPECT_EQ(p.level_for(1, 2, 2).samples_per_bucket, 1u);  // zoomed in: full detail
+  // Default: stop once 64 buckets or fewer remain.
+  std::vector<double> many(1000);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<double>(i);
+  const Pyramid big = make_pyramid(many, {Curve{"c", many}});
+  EXPECT_EQ(big.levels.back().t_days.size(), 63u);  // 1000 / 16 rounded up
+}
+
+TEST(Cdf, StepsAtEveryDistinctWait) {
+  const Cdf c = make_cdf({3 * H, 0, H, H});
+  EXPECT_EQ(c.x_hours, (std::vector<double>{0, 1, 3}));
+  EXPECT_EQ(c.y, (std::vector<double>{0.25, 0.75, 1.0}));
+  std::vector<Tick> waits;
+  for (Tick i = 1; i <= 1000; ++i) waits.push_back(i * H);
+  const Cdf d = make_cdf(waits, 4);
+  EXPECT_EQ(d.x_hours, (std::vector<double>{250, 500, 750, 1000}));
+  EXPECT_EQ(d.y, (std::vector<double>{0.25, 0.5, 0.75, 1.0}));
+  EXPECT_TRUE(make_cdf({}).x_hours.empty());
+
+  const auto data = prepared();
+  ASSERT_EQ(data->wait_cdfs.size(), 4u);
+  EXPECT_EQ(data->wait_cdfs[0].name, "all tenants");
+  EXPECT_EQ(data->wait_cdfs[0].x_hours, (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(data->wait_cdfs[1].name, "a");
+  EXPECT_EQ(data->wait_cdfs[1].y, (std::vector<double>{0.5, 1.0}));
+  EXPECT_TRUE(data->wait_cdfs[3].x_hours.empty());  // c never started
+}
+
+TEST(JobsModel, CellsAndRawValues) {
+  JobsModel m;
+  test_model(&m);
+  m.set_data(prepared());
+  ASSERT_EQ(m.rowCount(), 5);
+  EXPECT_EQ(cell(m, 1, JobsModel::Job), "101");
+  EXPECT_EQ(cell(m, 1, JobsModel::Tenant), "b");
+  EXPECT_EQ(cell(m, 1, JobsModel::Queue), "q1");
+  EXPECT_EQ(cell(m, 1, JobsModel::State), "completed");
+  EXPECT_EQ(cell(m, 1, JobsModel::Submit), "01:00:00");
+  EXPECT_EQ(cell(m, 1, JobsModel::Wait), "1h 00m");
+  EXPECT_EQ(cell(m, 1, JobsModel::Runtime), "2h 00m");
+  EXPECT_EQ(cell(m, 1, JobsModel::Pool), "p0");
+  EXPECT_EQ(cell(m, 4, JobsModel::Gpus), "0.500");
+  EXPECT_EQ(cell(m, 3, JobsModel::Wait), "");  // never started
+  EXPECT_EQ(cell(m, 3, JobsModel::State), "rejected");
+  EXPECT_EQ(m.data(m.index(1, JobsModel::Wait), kRawRole).toLongLong(), H);
+  EXPECT_EQ(m.headerData(JobsModel::Wait, Qt::Horizontal).toString(), "Wait");
+  m.set_data(prepare(hand_built(), "again.h5"));
+  m.set_data(nullptr);
+  EXPECT_EQ(m.rowCount(), 0);
+}
+
+TEST(JobsModel, FilterAndSort) {
+  JobsModel m;
+  JobFilterProxy proxy;
+  proxy.setSourceModel(&m);
+  test_model(&proxy);
+  m.set_data(prepared());
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 5);
+  proxy.set_tenant(1);
+  EXPECT_EQ(proxy.rowCount(), 2);
+  proxy.set_state(static_cast<int>(State::Completed));
+  EXPECT_EQ(proxy.rowCount(), 2);
+  proxy.set_tenant(-1);
+  EXPECT_EQ(proxy.rowCount(), 3);
+  proxy.set_state(-1);
+  proxy.set_text("103");
+  ASSERT_EQ(proxy.rowCount(), 1);
+  EXPECT_EQ(cell(proxy, 0, JobsModel::Job), "103");
+  proxy.set_text("C");  // tenant c, case-insensitive
+  ASSERT_EQ(proxy.rowCount(), 1);
+  EXPECT_EQ(cell(proxy, 0, JobsModel::Tenant), "c");
+  proxy.set_text("q0");  // queue q0: tenants a and c
+  EXPECT_EQ(proxy.rowCount(), 3);
+  proxy.set_text("");
+  proxy.sort(JobsModel::Wait, Qt::DescendingOrder);
+  QStringList order;
+  for (int r = 0; r < proxy.rowCount(); ++r) order << cell(proxy, r, JobsModel::Job);
+  EXPECT_EQ(order.join(','), "102,104,101,100,103");  // 3h, 2h, 1h, 0, never started
+  proxy.sort(JobsModel::Tenant, Qt::AscendingOrder);
+  order.clear();
+  for (int r = 0; r < proxy.rowCount(); ++r) order << cell(proxy, r, JobsModel::Job);
+  EXPECT_EQ(order.join(','), "100,102,101,104,103");
+}
+
+TEST(JobEventsModel, LifeInTimeOrder) {
+  JobEventsModel m;
+  test_model(&m);
+  const auto d = prepared();
+  m.set_job(d, 1);
+  EXPECT_TRUE(m.from_audit_log());
+  ASSERT_EQ(m.rowCount(), 6);
+  QStringList kinds;
+  for (int r = 0; r < m.rowCount(); ++r) kinds << cell(m, r, JobEventsModel::Event);
+  EXPECT_EQ(kinds.join(','), "submit,start,preempt,requeue,start,finish");
+  EXPECT_EQ(cell(m, 2, JobEventsModel::Time), "02:30:00");
+  EXPECT_EQ(cell(m, 2, JobEventsModel::Detail), "by job 104");
+  EXPECT_EQ(cell(m, 2, JobEventsModel::Reason), "quota");
+  EXPECT_EQ(cell(m, 5, JobEventsModel::Detail), "completed");
+  // No audit events for job 100: rebuilt from /jobs.
+  m.set_job(d, 0);
+  EXPECT_FALSE(m.from_audit_log());
+  ASSERT_EQ(m.rowCount(), 3);
+  EXPECT_EQ(cell(m, 2, JobEventsModel::Event), "finish");
+  EXPECT_EQ(cell(m, 2, JobEventsModel::Time), "02:00:00");
+  m.set_job(d, 3);
+  ASSERT_EQ(m.rowCount(), 1);
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Event), "reject");
+  m.set_job(d, -1);
+  EXPECT_EQ(m.rowCount(), 0);
+  m.set_job(d, 99);
+  EXPECT_EQ(m.rowCount(), 0);
+}
+
+TEST(TenantModel, RowsAndCsv) {
+  TenantModel m;
+  test_model(&m);
+  m.set_data(prepared());
+  ASSERT_EQ(m.rowCount(), 3);
+  EXPECT_EQ(to_csv(m),
+            "Tenant,Jobs,GPU-hours,Share of GPU-hours,Mean wait,p95 wait\n"
+            "a,2,10.0,62.5 %,1h 30m,3h 00m\n"
+            "b,2,6.0,37.5 %,1h 30m,2h 00m\n"
+            "c,1,0.0,0.0 %,,\n");
+  m.set_data(nullptr);
+  EXPECT_EQ(m.rowCount(), 0);
+}
+
+TEST(Csv, QuotesWhereNeeded) {
+  QStandardItemModel m(1, 2);
+  m.setHorizontalHeaderLabels({"name", "say \"hi\""});
+  m.setItem(0, 0, new QStandardItem("x,y"));
+  m.setItem(0, 1, new QStandardItem("plain"));
+  EXPECT_EQ(to_csv(m), "name,\"say \"\"hi\"\"\"\n\"x,y\",plain\n");
+}
+
+TEST(KpiCompareModel, ValuesAndDifferences) {
+  KpiCompareModel m;
+  test_model(&m);
+  m.set_runs({prepared()});
+  EXPECT_EQ(m.columnCount(), 2);
+  EXPECT_EQ(m.rowCount(), KpiCompareModel::KpiCount);
+  EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 1), "1h 30m");
+  EXPECT_EQ(cell(m, KpiCompareModel::Jain, 1), "0.627");
+  EXPECT_EQ(cell(m, KpiCompareModel::Utilization, 1), "13.3 %");
+
+  results::RunResult slower = hand_built();
+  slower.jobs[0].start = H;  // job 100 now waits 1h and ends 1h later
+  slower.jobs[0].end = 3 * H;
+  m.set_runs({prepared(), prepare(std::move(slower), "/tmp/slower.h5")});
+  ASSERT_EQ(m.columnCount(), 4);  // KPI, two runs, one difference
+  EXPECT_EQ(m.headerData(2, Qt::Horizontal).toString(), "slower.h5");
+  EXPECT_EQ(m.headerData(3, Qt::Horizontal).toString(), "Δ slower.h5");
+  EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 2), "1h 45m");
+  EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 3), "+15m 00s (+16.7 %)");
+  EXPECT_EQ(cell(m, KpiCompareModel::Jobs, 3), "0 (0.0 %)");
+  EXPECT_DOUBLE_EQ(m.data(m.index(KpiCompareModel::MeanWait, 3), kRawRole).toDouble(), 900);
+  EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::Utilization, 0.5, 0.25), "+25.0 pp");
+  EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::MeanWait, 60, 120), "-1m 00s (-50.0 %)");
+  m.set_runs({});
+  EXPECT_EQ(m.columnCount(), 0);
+}
+
+TEST(Loader, ReadsAFileOffTheGuiThread) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString path = dir.filePath("hand.h5");
+  results::write_hdf5(hand_built(), path.toStdString());
+  Loader loader;
+  QSignalSpy loaded(&loader, &Loader::loaded), idle(&loader, &Loader::idle), stages(&loader, &Loader::stage);
+  const quint64 job = loader.load(path);
+  EXPECT_TRUE(loader.busy());
+  ASSERT_TRUE(idle.wait(20000));
+  ASSERT_EQ(loaded.size(), 1);
+  EXPECT_EQ(loaded[0][0].toULongLong(), job);
+  const auto data = loaded[0][1].value<std::shared_ptr<const ReplayData>>();
+  ASSERT_TRUE(data);
+  EXPECT_EQ(data->result.jobs.size(), 5u);
+  EXPECT_EQ(data->label, "hand.h5");
+  EXPECT_DOUBLE_EQ(data->kpis.jain, 256.0 / 408.0);
+  EXPECT_GE(stages.size(), 1);
+  EXPECT_FALSE(loader.busy());
+}
+
+TEST(Loader, ReportsAMissingFile) {
+  Loader loader;
+  QSignalSpy failed(&loader, &Loader::failed), idle(&loader, &Loader::idle);
+  loader.load("/nonexistent/run.h5");
+  ASSERT_TRUE(idle.wait(20000));
+  ASSERT_EQ(failed.size(), 1);
+  EXPECT_EQ(failed[0][1].toString(), "/nonexistent/run.h5");
+  EXPECT_TRUE(failed[0][2].toString().contains("run.h5")) << failed[0][2].toString().toStdString();
+}
+
+TEST(Loader, CancelDropsStaleResults) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  Loader loader(nullptr, [&](const std::string&) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return release; });
+    return hand_built();
+  });
+  QSignalSpy loaded(&loader, &Loader::loaded), cancelled(&loader, &Loader::cancelled), idle(&loader, &Loader::idle);
+  loader.load("first.h5");
+  loader.load("second.h5");
+  loader.cancel();
+  const quint64 fresh = loader.load("third.h5");
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  ASSERT_TRUE(idle.wait(20000));
+  EXPECT_EQ(cancelled.size(), 2);
+  ASSERT_EQ(loaded.size(), 1);
+  EXPECT_EQ(loaded[0][0].toULongLong(), fresh);
+}
+
+}  // namespace
+}  // namespace headroom::gui
+
+int main(int argc, char** argv) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QGuiApplication app(argc, argv);
+  qRegisterMetaType<std::shared_ptr<const headroom::gui::ReplayData>>();
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -58,7 +58,9 @@ void apply_arrival_scale(const Scenario& scenario, models::Workload& w) {
       copy.submit += shift;
       if (copy.trace_start >= 0) copy.trace_start += shift;
       if (copy.trace_end >= 0) copy.trace_end += shift;
-      copy.trace_id = j.trace_id * 1000 + c;
+      // Unsigned arithmetic: ids near INT64_MAX wrap instead of overflowing (undefined behaviour).
+      copy.trace_id =
+          static_cast<std::int64_t>(static_cast<std::uint64_t>(j.trace_id) * 1000u + static_cast<std::uint64_t>(c));
       out.push_back(std::move(copy));
     }
   }

@@ -16,6 +16,10 @@ using JobIndex = std::uint32_t;
 using TenantId = std::uint32_t;
 using QueueId = std::uint32_t;
 inline constexpr JobIndex kNoJob = UINT32_MAX;
+// Workload::groups / Workload::qos index; kNone = the job has none.
+using GroupId = std::uint32_t;
+using QosId = std::uint32_t;
+inline constexpr std::uint32_t kNone = UINT32_MAX;
 
 enum class JobKind : std::uint8_t { Train, Inference, Interactive, Batch };
 
@@ -53,6 +57,12 @@ struct Job {
   std::int32_t gpus_per_node = 0;  // 0 = no constraint (the placement decides)
   std::int32_t nodes = 0;          // requested node count; 0 = no constraint
   std::int32_t gang_min = 0;       // minimum members to start; 0 = all
+  // The pod group (Volcano PodGroup, KAI PodGroup, Kueue Workload) this job is one pod of, or
+  // kNone. Jobs of one group form one gang: gang-aware policies start at least gang_min of them
+  // together (gang_min is the group's minMember, the same on every member) and may evict members
+  // one by one. A job without a group is a gang of its own: it starts and stops as a whole.
+  GroupId group = kNone;
+  QosId qos = kNone;  // Slurm QOS name (Workload::qos), or kNone
   std::int32_t cpus = 0;           // cores, total; 0 = not modelled
   std::int64_t memory_mib = 0;     // total; 0 = not modelled
   std::int32_t priority = 0;       // trace priority or QOS level; larger runs first where used

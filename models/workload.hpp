@@ -47,6 +47,8 @@ struct Workload {
   std::vector<Job> jobs;
   NameTable tenants;
   NameTable queues;
+  NameTable groups;  // Job::group names
+  NameTable qos;     // Job::qos names
   std::vector<std::string> gpu_type_names;  // Job::gpu_type - 1 indexes this
   TraceMeta meta;
 };

@@ -806,3 +806,41 @@ TEST(CsvImport, GzipCompressedCsv) {
   EXPECT_TRUE(
       import_error(tmp.write("badcrc.csv.gz", bad_crc)).message().starts_with("truncated or corrupt gzip data"));
 }
+
+TEST(CsvImport, GroupGangMinAndQosColumns) {
+  const std::string path = ::testing::TempDir() + "/groups.csv";
+  {
+    std::ofstream out(path);
+    out << "id,tenant,queue,submit,gpus,runtime,group,gang_min,qos\n"
+           "1,a,q,0,1,10,pg1,2,high\n"
+           "2,a,q,0,1,10,pg1,2,\n"
+           "3,b,q,1,2,10,,,low\n";
+  }
+  const auto w = headroom::traces::import_trace(path, {});
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.jobs[0].group, w.jobs[1].group);
+  EXPECT_EQ(w.groups.name(w.jobs[0].group), "pg1");
+  EXPECT_EQ(w.jobs[0].gang_min, 2);
+  EXPECT_EQ(w.jobs[2].group, headroom::models::kNone);
+  EXPECT_EQ(w.qos.name(w.jobs[0].qos), "high");
+  EXPECT_EQ(w.jobs[1].qos, headroom::models::kNone);
+  EXPECT_EQ(w.qos.name(w.jobs[2].qos), "low");
+}
+
+TEST(CsvImport, GangMinMustAgreeWithinAGroup) {
+  const std::string path = ::testing::TempDir() + "/groups_bad.csv";
+  {
+    std::ofstream out(path);
+    out << "id,tenant,queue,submit,gpus,runtime,group,gang_min\n"
+           "1,a,q,0,1,10,pg1,2\n"
+           "2,a,q,0,1,10,pg1,3\n";
+  }
+  try {
+    headroom::traces::import_trace(path, {});
+    FAIL() << "expected an InputError";
+  } catch (const headroom::sim::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("groups_bad.csv:3:"), std::string::npos) << what;
+    EXPECT_NE(what.find("gang_min 3 differs from 2"), std::string::npos) << what;
+  }
+}

@@ -26,6 +26,11 @@
 //   trace_start    no        start recorded by the trace, seconds >= 0; empty or -1 = unknown
 //   trace_end      no        end recorded by the trace, seconds >= trace_start; empty or -1 = unknown
 //   status         no        completed | failed | cancelled | unknown (default unknown)
+//   group          no        pod group name: rows with the same group are the pods of one gang
+//                            (PodGroup / Workload); empty = the row is a gang of its own
+//   gang_min       no        minimum pods of the group to start together (minMember), integer
+//                            >= 0; 0 = all; must be the same on every row of a group
+//   qos            no        Slurm QOS name; empty = none
 //
 // Times are seconds with optional decimals ("12.5"), exact to the millisecond for up to three
 // decimals and rounded to the nearest millisecond beyond. Integer cells may be written with a zero
@@ -72,15 +77,18 @@ enum class Col {
   TraceStart,
   TraceEnd,
   Status,
+  Group,
+  GangMin,
+  Qos,
 };
-constexpr std::size_t kColumnCount = 19;
+constexpr std::size_t kColumnCount = 22;
 constexpr std::size_t kRequiredCount = 6;  // the first kRequiredCount of Col
 
 const std::array<std::string, kColumnCount>& column_names() {
   static const std::array<std::string, kColumnCount> names = {
       "id",       "tenant",      "queue",       "submit",    "gpus",       "runtime",   "gpus_per_node",
       "walltime", "kind",        "nodes",       "cpus",      "memory_mib", "gpu_milli", "gpu_type",
-      "priority", "preemptible", "trace_start", "trace_end", "status",
+      "priority", "preemptible", "trace_start", "trace_end", "status",   "group",      "gang_min",  "qos",
   };
   return names;
 }
@@ -274,6 +282,7 @@ class CsvImporter {
     sim::Tick end = -1;
     std::size_t end_cell = 0;
     std::size_t milli_cell = 0;
+    std::size_t group_cell = 0, gang_cell = cells_.size();
     for (std::size_t i = 0; i < cells_.size(); ++i) {
       const std::string_view t = cells_[i].text;
       const Col col = columns_[i];
@@ -337,12 +346,30 @@ class CsvImporter {
             fail(i, "expected one of completed, failed, cancelled, unknown, got " + quoted(t) +
                         did_you_mean(t, status_names()));
           break;
+        case Col::Group:
+          j.group = w_.groups.intern(name(i));
+          group_cell = i;
+          break;
+        case Col::GangMin:
+          j.gang_min = static_cast<std::int32_t>(integer(i, 0, kInt32Max));
+          gang_cell = i;
+          break;
+        case Col::Qos: j.qos = w_.qos.intern(name(i)); break;
       }
     }
     if (start >= 0 && end >= 0 && end < start)
       fail(end_cell, "trace_end " + quoted(cells_[end_cell].text) + " is before trace_start");
     if (j.gpu_milli > 0 && j.gpus > 1)
       fail(milli_cell, "a fraction of a GPU needs gpus 0 or 1, got gpus " + std::to_string(j.gpus));
+    if (j.group != models::kNone) {
+      if (j.group >= group_gang_min_.size()) group_gang_min_.resize(j.group + 1, -1);
+      std::int32_t& seen = group_gang_min_[j.group];
+      if (seen >= 0 && seen != j.gang_min)
+        fail(gang_cell < cells_.size() ? gang_cell : group_cell,
+             "gang_min " + std::to_string(j.gang_min) + " differs from " + std::to_string(seen) +
+                 " on an earlier row of group " + quoted(cells_[group_cell].text));
+      seen = j.gang_min;
+    }
     j.trace_start = start;
     j.trace_end = end;
     if (j.gpus == 0 && j.gpu_milli == 0 && !keep_cpu_only_) {
@@ -363,6 +390,7 @@ class CsvImporter {
   std::string scratch_;
   std::string joined_;
   std::map<std::string, std::uint16_t, std::less<>> gpu_types_;
+  std::vector<std::int32_t> group_gang_min_;  // gang_min seen per group, -1 = none yet
   int line_ = 0;
 };
 

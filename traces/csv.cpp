@@ -86,9 +86,9 @@ constexpr std::size_t kRequiredCount = 6;  // the first kRequiredCount of Col
 
 const std::array<std::string, kColumnCount>& column_names() {
   static const std::array<std::string, kColumnCount> names = {
-      "id",       "tenant",      "queue",       "submit",    "gpus",       "runtime",   "gpus_per_node",
-      "walltime", "kind",        "nodes",       "cpus",      "memory_mib", "gpu_milli", "gpu_type",
-      "priority", "preemptible", "trace_start", "trace_end", "status",   "group",      "gang_min",  "qos",
+      "id",          "tenant",    "queue",  "submit",     "gpus",      "runtime",  "gpus_per_node", "walltime",
+      "kind",        "nodes",     "cpus",   "memory_mib", "gpu_milli", "gpu_type", "priority",      "preemptible",
+      "trace_start", "trace_end", "status", "group",      "gang_min",  "qos",
   };
   return names;
 }

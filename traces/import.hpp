@@ -21,9 +21,10 @@ enum class Format {
   Kubernetes,  // `kubectl get pods -A -o json` pod list
   Acme,        // Shanghai AI Lab Acme (Seren, Kalos) job trace
   Pai,         // Alibaba PAI 2020 job and task tables
+  Philly,      // Microsoft Philly cluster_job_log (JSON array of jobs with attempts)
 };
 
-// "auto", "swf", "csv", "openb", "dlrm", "helios", "sacct", "kubernetes", "acme", "pai".
+// "auto", "swf", "csv", "openb", "dlrm", "helios", "sacct", "kubernetes", "acme", "pai", "philly".
 std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(Format f);
 // Every format name parse_format accepts, in enum order (for messages and did-you-mean).

@@ -813,3 +813,60 @@ TEST(Philly, GzipStreamsLikePlain) {
     EXPECT_EQ(a.jobs[i].runtime, b.jobs[i].runtime);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// --skip-bad-rows: malformed rows are counted and reported, the rest imported
+
+TEST(SkipBadRows, EveryRowFormatCountsAndReports) {
+  TempDir tmp;
+  ImportOptions skip;
+  skip.skip_bad_rows = true;
+  struct Case {
+    std::string name, text;
+    std::size_t jobs;
+    std::string first_warning;  // part of the first bad-row warning
+  };
+  const std::vector<Case> cases = {
+      {"jobs.csv", "id,tenant,queue,submit,gpus,runtime\n1,a,q,0,1,10\n2,a,q,x,1,10\n3,a,q,5,1,10\n4,a,q,6,-1,1\n", 2,
+       "line 3, column 7, submit (column 4)"},
+      {"log.swf", "1 0 0 10 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n2 5 0 1x 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n", 1,
+       "line 2"},
+      {"log.json",
+       "[{\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"2017-10-07 01:11:39\", \"attempts\": [{\"start_time\": "
+       "\"2017-10-07 01:12:00\", \"end_time\": \"2017-10-07 01:13:00\", \"detail\": [{\"ip\": \"m1\", \"gpus\": "
+       "[\"gpu0\"]}]}]},\n {\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"soon\"}]\n",
+       1, "[1].submitted_time"},
+      {"cluster_log.csv",
+       "job_id,user,vc,gpu_num,submit_time,duration,state\n1,u,v,1,0,10,COMPLETED\n2,u,v,two,5,10,COMPLETED\n", 1,
+       "gpu_num"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = tmp.write(c.name, c.text);
+    EXPECT_THROW(traces::import_trace(path), sim::InputError);  // stops by default
+    const auto w = traces::import_trace(path, skip);
+    EXPECT_EQ(w.jobs.size(), c.jobs);
+    EXPECT_EQ(w.meta.bad_rows + static_cast<std::int64_t>(w.jobs.size()) + w.meta.skipped, w.meta.rows);
+    ASSERT_FALSE(w.meta.warnings.empty());
+    EXPECT_NE(w.meta.warnings.front().find(c.first_warning), std::string::npos) << w.meta.warnings.front();
+    EXPECT_NE(w.meta.warnings.front().find("(bad row skipped)"), std::string::npos) << w.meta.warnings.front();
+  }
+  // The CSV case: both malformed rows counted, the good ones kept exactly.
+  const auto w = traces::import_trace(tmp.dir().string() + "/jobs.csv", skip);
+  EXPECT_EQ(w.meta.bad_rows, 2);
+  EXPECT_EQ(w.jobs[1].trace_id, 3);
+  EXPECT_EQ(w.jobs[1].submit, s(5));
+}
+
+TEST(SkipBadRows, AnUnreadableFileStillStops) {
+  TempDir tmp;
+  // A gzip stream cut short: the file's fault, not a row's.
+  const std::string plain = tmp.write("jobs.csv", "id,tenant,queue,submit,gpus,runtime\n1,a,q,0,1,10\n");
+  ASSERT_EQ(std::system(("gzip -k " + plain).c_str()), 0);
+  std::ifstream in(plain + ".gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = tmp.write("cut.csv.gz", gz.substr(0, gz.size() - 12));
+  ImportOptions skip;
+  skip.skip_bad_rows = true;
+  EXPECT_THROW(traces::import_trace(cut, skip), sim::InputError);
+}

@@ -105,7 +105,10 @@ const std::vector<std::string>& status_names() {
 
 class CsvImporter {
  public:
-  CsvImporter(LineReader& in, bool keep_cpu_only) : in_(in), keep_cpu_only_(keep_cpu_only) { index_.fill(-1); }
+  CsvImporter(LineReader& in, const ImportOptions& options)
+      : in_(in), options_(options), keep_cpu_only_(options.keep_cpu_only) {
+    index_.fill(-1);
+  }
 
   models::Workload run() {
     w_.meta.format = "csv";
@@ -114,7 +117,11 @@ class CsvImporter {
     header(rec);
     while (next_record(rec)) {
       ++w_.meta.rows;
-      row(rec);
+      try {
+        row(rec);
+      } catch (const sim::InputError& e) {
+        bad_row(w_, e, options_);
+      }
     }
     return std::move(w_);
   }
@@ -382,6 +389,7 @@ class CsvImporter {
   }
 
   LineReader& in_;
+  const ImportOptions& options_;
   bool keep_cpu_only_ = false;
   models::Workload w_;
   std::array<int, kColumnCount> index_{};  // cell index of each Col, -1 when absent
@@ -396,9 +404,7 @@ class CsvImporter {
 
 }  // namespace
 
-models::Workload import_csv(LineReader& in, const ImportOptions& options) {
-  return CsvImporter(in, options.keep_cpu_only).run();
-}
+models::Workload import_csv(LineReader& in, const ImportOptions& options) { return CsvImporter(in, options).run(); }
 
 bool looks_like_csv_header(std::string_view line) {
   if (line.find(',') == std::string_view::npos) return false;

@@ -115,7 +115,8 @@ Format detect_format(const std::string& path) {
     reader.emplace(path);
   }
   detail::LineReader& in = *reader;
-  constexpr const char* kHint = "; set `format:` to swf or csv (or openb, dlrm, helios, sacct, kubernetes, acme, pai, philly)";
+  constexpr const char* kHint =
+      "; set `format:` to swf or csv (or openb, dlrm, helios, sacct, kubernetes, acme, pai, philly)";
   std::string_view line;
   bool found = false;
   while (in.next_line(line)) {

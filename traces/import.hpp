@@ -34,6 +34,9 @@ struct ImportOptions {
   Format format = Format::Auto;
   int units_per_gpu = 1;       // SWF: processors that make one GPU
   bool keep_cpu_only = false;  // keep jobs asking for no GPU (trace-stats) instead of skipping them
+  // Count and report malformed rows (TraceMeta::bad_rows and warnings) instead of stopping at the
+  // first. A file that cannot be read (truncated gzip) or a bad header still stops the import.
+  bool skip_bad_rows = false;
 };
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).

@@ -113,7 +113,12 @@ class PhillyLog {
             }
             if (depth == 1 && event == json::parse_event_t::object_start) job_line_ = stream_.line();
             if (depth == 1 && event == json::parse_event_t::object_end) {
-              job(value);
+              try {
+                job(value);
+              } catch (const sim::InputError& e) {
+                bad_row(w_, e, options_);
+              }
+              ++index_;
               return false;  // drop the parsed job: memory stays bounded
             }
             if (depth == 1 && event == json::parse_event_t::value)
@@ -163,15 +168,16 @@ class PhillyLog {
     sim::Tick ms = 0;
     if (!parse_datetime(text, ms))
       fail(path + "." + std::string(key), "expected a time like \"2017-10-07 01:12:09\", got " + detail::quoted(text));
-    latest_ = std::max(latest_, ms);
+    row_latest_ = std::max(row_latest_, ms);
     return ms;
   }
 
-  void skip(const std::string& why) { skip_row(w_, job_line_, "job [" + std::to_string(index_ - 1) + "]: " + why); }
+  void skip(const std::string& why) { skip_row(w_, job_line_, "job [" + std::to_string(index_) + "]: " + why); }
 
   void job(const json& o) {
     const std::string path = "[" + std::to_string(index_) + "]";
     ++w_.meta.rows;
+    row_latest_ = std::numeric_limits<sim::Tick>::min();
     models::Job j;
     j.trace_id = static_cast<std::int64_t>(index_);
     const std::string id = string_at(o, "jobid", path);
@@ -251,7 +257,7 @@ class PhillyLog {
         }
       }
     }
-    ++index_;
+    latest_ = std::max(latest_, row_latest_);  // only a job read without error counts
     if (j.trace_start < 0) return skip("no attempt with a start time, the job never ran");
     if (j.gpus == 0 && !options_.keep_cpu_only) return skip("no GPU in any attempt's detail");
     origin_ = std::min(origin_, j.submit);
@@ -266,7 +272,8 @@ class PhillyLog {
   std::size_t index_ = 0;
   int job_line_ = 0;
   std::vector<std::size_t> running_;
-  sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
+  sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();      // over the jobs read so far
+  sim::Tick row_latest_ = std::numeric_limits<sim::Tick>::min();  // in the job being read
   sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
 };
 

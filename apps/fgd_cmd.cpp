@@ -1,6 +1,6 @@
 #include "apps/fgd_cmd.hpp"
 
-#include <tbb/info.h>
+#include <tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -111,7 +111,7 @@ int cmd_fgd(const FgdArgs& a) {
   std::printf("runs: %zu, pods placed or failed: %lld (failed %lld)\n", runs.size(), static_cast<long long>(pods),
               static_cast<long long>(failed));
   std::printf("wall time: load %.2f s, %zu runs %.2f s on %d threads\n", load_s, runs.size(), run_s,
-              tbb::info::default_concurrency());
+              static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
   if (!a.csv.empty()) {
     std::ofstream out(a.csv);
     if (!out) throw sim::InputError(a.csv, 0, 0, "", "cannot write the CSV");

@@ -122,6 +122,10 @@ FgdScore score_fgd(const gs::ShareNode& node, const gs::SharePod& pod, const Con
   if (pod.shares_gpu()) {
     for (int i = 0; i < node.gpus; ++i) {
       if (node.gpu_left[i] < pod.gpu_milli) continue;
+      // A device with the same room as an earlier one leads to the same state: the earlier wins.
+      bool seen = false;
+      for (int j = 0; j < i && !seen; ++j) seen = node.gpu_left[j] == node.gpu_left[i];
+      if (seen) continue;
       gs::ShareNode next = node;
       next.cpu_left -= pod.score_cpu_milli();
       next.gpu_left[i] -= pod.gpu_milli;
@@ -193,14 +197,13 @@ std::optional<Placement> place(Policy p, std::span<const gs::ShareNode> nodes, c
   }
   if (feasible == 0) return std::nullopt;
   if (p == Policy::BestFit) {
-    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-    for (const auto s : scores)
-      if (s != kInfeasible) {
-        lo = std::min(lo, s);
-        hi = std::max(hi, s);
-      }
-    for (auto& s : scores)
-      if (s != kInfeasible) s = hi == lo ? kMinNodeScore : (s - lo) * (kMaxNodeScore - kMinNodeScore) / (hi - lo);
+    std::vector<std::int64_t> feasible_scores;
+    for (const auto v : scores)
+      if (v != kInfeasible) feasible_scores.push_back(v);
+    normalize(p, feasible_scores);
+    std::size_t k = 0;
+    for (auto& v : scores)
+      if (v != kInfeasible) v = feasible_scores[k++];
   }
   std::uint32_t chosen = 0;
   if (p == Policy::Random) {

@@ -223,4 +223,88 @@ double FragMemo::score(const ShareNode& node) {
   return v;
 }
 
+namespace {
+
+struct MigModel {
+  std::string_view model;
+  int slices;
+  std::vector<MigProfile> profiles;
+};
+
+const std::vector<MigModel>& mig_models() {
+  static const std::vector<MigModel> models = [] {
+    auto a100 = [](std::string_view model, const char* m1, const char* m1d, const char* m2, const char* m3,
+                   const char* m4, const char* m7) {
+      return MigModel{model,
+                      8,
+                      {{m1, 1, 1, {0, 1, 2, 3, 4, 5, 6}},
+                       {m1d, 1, 2, {0, 2, 4, 6}},
+                       {m2, 2, 2, {0, 2, 4}},
+                       {m3, 3, 4, {0, 4}},
+                       {m4, 4, 4, {0}},
+                       {m7, 7, 8, {0}}}};
+    };
+    std::vector<MigModel> v;
+    v.push_back(a100("A100-40GB", "1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"));
+    v.push_back(a100("A100-80GB", "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"));
+    v.push_back(a100("H100-80GB", "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"));
+    v.push_back(
+        MigModel{"A30", 4, {{"1g.6gb", 1, 1, {0, 1, 2, 3}}, {"2g.12gb", 2, 2, {0, 2}}, {"4g.24gb", 4, 4, {0}}}});
+    return v;
+  }();
+  return models;
+}
+
+const MigModel* find_model(std::string_view model) {
+  for (const auto& m : mig_models())
+    if (m.model == model) return &m;
+  return nullptr;
+}
+
+std::uint32_t slice_mask(const MigProfile& p, int start) { return ((std::uint32_t{1} << p.size) - 1U) << start; }
+
+}  // namespace
+
+std::span<const MigProfile> mig_profiles(std::string_view model) {
+  const MigModel* m = find_model(model);
+  return m != nullptr ? std::span<const MigProfile>(m->profiles) : std::span<const MigProfile>();
+}
+
+int mig_memory_slices(std::string_view model) {
+  const MigModel* m = find_model(model);
+  return m != nullptr ? m->slices : 0;
+}
+
+const MigProfile* find_mig_profile(std::string_view model, std::string_view name) {
+  for (const auto& p : mig_profiles(model))
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+int MigDevice::free_slices() const {
+  int n = 0;
+  for (int i = 0; i < slices; ++i) n += ((used >> i) & 1U) == 0 ? 1 : 0;
+  return n;
+}
+
+int MigDevice::first_fit(const MigProfile& p) const {
+  for (const int start : p.starts)
+    if (start + p.size <= slices && (used & slice_mask(p, start)) == 0) return start;
+  return -1;
+}
+
+void MigDevice::take(const MigProfile& p, int start) { used |= slice_mask(p, start); }
+
+void MigDevice::release(const MigProfile& p, int start) { used &= ~slice_mask(p, start); }
+
+int MigDevice::room_for(const MigProfile& p) const {
+  MigDevice d = *this;
+  int n = 0;
+  for (int start = d.first_fit(p); start >= 0; start = d.first_fit(p)) {
+    d.take(p, start);
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace headroom::models::gpushare

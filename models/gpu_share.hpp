@@ -21,8 +21,11 @@
 //   shapes weighted by their frequency, of everything but Satisfied (FragAmountSumExceptQ3).
 //
 // Memory is checked for fit but, as in the reference, takes no part in scores or fragmentation.
-// MIG-style fixed geometries are a special case (a device with a fixed set of slices) that this
-// model does not cover; milli-GPU sharing is the paper's (and Alibaba's) model.
+//
+// MIG (NVIDIA Multi-Instance GPU) is the other way to share a device: fixed geometries instead of
+// arbitrary milli-GPUs. `MigDevice` below models one device's memory slices and the GPU-instance
+// profiles with their allowed placements (NVML nvmlGpuInstancePlacement_t: start slice and size;
+// instances may not overlap), as `nvidia-smi mig -lgipp` lists them.
 
 #include <array>
 #include <cstdint>
@@ -174,6 +177,44 @@ class FragMemo {
   };
   const TargetWorkload* target_;
   std::unordered_map<Key, double, KeyHash> memo_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// MIG geometries
+
+// A GPU-instance profile: its name ("3g.20gb"), compute slices, memory slices occupied, and the
+// memory slices an instance may start at.
+struct MigProfile {
+  std::string name;
+  int compute = 0;
+  int size = 0;
+  std::vector<int> starts;
+};
+
+// The profiles of a MIG-capable model ("A100-40GB", "A100-80GB", "H100-80GB", "A30"), smallest
+// first; empty for a model without MIG. A100 and H100: 8 memory slices, 7 compute slices,
+// 1g {0..6}:1, 1g double memory {0,2,4,6}:2, 2g {0,2,4}:2, 3g {0,4}:4, 4g {0}:4, 7g {0}:8.
+// A30: 4 slices, 1g {0..3}:1, 2g {0,2}:2, 4g {0}:4.
+std::span<const MigProfile> mig_profiles(std::string_view model);
+// The number of memory slices of a MIG-capable model (8, or 4 for A30); 0 without MIG.
+int mig_memory_slices(std::string_view model);
+// A profile of the model by name, nullptr when unknown.
+const MigProfile* find_mig_profile(std::string_view model, std::string_view name);
+
+// One device in MIG mode: which memory slices its GPU instances occupy.
+struct MigDevice {
+  int slices = 8;
+  std::uint32_t used = 0;  // bit i = memory slice i
+
+  int free_slices() const;
+  // The first allowed start where an instance of `p` does not overlap another; -1 when none.
+  int first_fit(const MigProfile& p) const;
+  bool fits(const MigProfile& p) const { return first_fit(p) >= 0; }
+  // Creates an instance at `start` (precondition: an allowed, free placement).
+  void take(const MigProfile& p, int start);
+  void release(const MigProfile& p, int start);
+  // How many more instances of `p` fit (placed first-fit one after another).
+  int room_for(const MigProfile& p) const;
 };
 
 }  // namespace headroom::models::gpushare

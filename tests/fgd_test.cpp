@@ -401,3 +401,54 @@ TEST(FgdExperiment, ReducedOpenbReproduction) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// MIG geometries
+
+TEST(Mig, A100PlacementsAndFragmentation) {
+  const auto profiles = gs::mig_profiles("A100-40GB");
+  ASSERT_EQ(profiles.size(), 6U);
+  EXPECT_EQ(gs::mig_memory_slices("A100-40GB"), 8);
+  EXPECT_EQ(gs::mig_memory_slices("T4"), 0);
+  EXPECT_TRUE(gs::mig_profiles("T4").empty());
+  const auto* g1 = gs::find_mig_profile("A100-40GB", "1g.5gb");
+  const auto* g2 = gs::find_mig_profile("A100-40GB", "2g.10gb");
+  const auto* g3 = gs::find_mig_profile("A100-40GB", "3g.20gb");
+  const auto* g4 = gs::find_mig_profile("A100-40GB", "4g.20gb");
+  const auto* g7 = gs::find_mig_profile("A100-40GB", "7g.40gb");
+  ASSERT_TRUE(g1 && g2 && g3 && g4 && g7);
+  EXPECT_EQ(gs::find_mig_profile("A100-40GB", "7g.80gb"), nullptr);
+  EXPECT_NE(gs::find_mig_profile("H100-80GB", "7g.80gb"), nullptr);
+  // An empty device holds 7 x 1g, 3 x 2g (plus a 1g), 2 x 3g, 1 x 4g or 1 x 7g.
+  gs::MigDevice d;
+  EXPECT_EQ(d.room_for(*g1), 7);
+  EXPECT_EQ(d.room_for(*g2), 3);
+  EXPECT_EQ(d.room_for(*g3), 2);
+  EXPECT_EQ(d.room_for(*g4), 1);
+  EXPECT_EQ(d.room_for(*g7), 1);
+  // 4g at slice 0 leaves room for one 3g (at 4) but no other 4g and no 7g.
+  ASSERT_EQ(d.first_fit(*g4), 0);
+  d.take(*g4, 0);
+  EXPECT_EQ(d.free_slices(), 4);
+  EXPECT_EQ(d.first_fit(*g3), 4);
+  EXPECT_FALSE(d.fits(*g4));
+  EXPECT_FALSE(d.fits(*g7));
+  EXPECT_EQ(d.room_for(*g2), 1);  // 2g may start at 4 only (0 and 2 are taken); 6 is not allowed
+  EXPECT_EQ(d.room_for(*g1), 3);  // 1g at 4, 5, 6; slice 7 is reachable by no 1g
+  // A 1g at slice 4 blocks the 3g although 3 slices stay free: geometry fragmentation.
+  d.take(*g1, 4);
+  EXPECT_EQ(d.free_slices(), 3);
+  EXPECT_FALSE(d.fits(*g3));
+  EXPECT_EQ(d.first_fit(*g2), -1);
+  d.release(*g1, 4);
+  EXPECT_EQ(d.first_fit(*g3), 4);
+  // A30: 4 slices.
+  gs::MigDevice a30{gs::mig_memory_slices("A30")};
+  const auto* a2 = gs::find_mig_profile("A30", "2g.12gb");
+  ASSERT_NE(a2, nullptr);
+  EXPECT_EQ(a30.room_for(*a2), 2);
+}
+
+}  // namespace

@@ -177,6 +177,7 @@ int main(int argc, char** argv) {
 
   headroom::app::FgdArgs fgd_args;
   auto* fgd = headroom::app::add_fgd_command(app, fgd_args);
+  fgd->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
   try {
     app.parse(argc, argv);

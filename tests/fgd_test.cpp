@@ -372,6 +372,30 @@ TEST(FgdExperiment, BadPodListNamesTheLine) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(FgdExperiment, AllocationCurveOnHandMadeRun) {
+  namespace ex = headroom::planner::fgd;
+  ex::OpenbInput in;
+  in.cluster.nodes.push_back(node(64000, {1000, 1000}));  // 2 GPUs: 20 milli-GPUs per 1 %
+  in.pods = {pod(1000, 1, 1000), pod(1000, 1, 500), pod(1000, 1, 1000), pod(1000, 1, 500)};
+  ex::ExperimentOptions o;
+  o.tune_ratio = 0;  // the pods as given, in file order
+  o.shuffle = false;
+  o.ratios = {50, 75, 76, 100, 125, 150};
+  const auto target = gs::target_workload(in.pods, 95);
+  const auto r = ex::run_one(in, target, Policy::BestFit, 1, o);
+  // Arrived / allocated after each pod: 50/50, 75/75, 125/75 (the third finds no free device),
+  // 150/100. 76 has no sample and takes 75..77; 100 has none within 99..101.
+  EXPECT_EQ(r.pods, 4);
+  EXPECT_EQ(r.failed, 1);
+  ASSERT_EQ(r.alloc.size(), 6U);
+  EXPECT_DOUBLE_EQ(r.alloc[0], 50.0);
+  EXPECT_DOUBLE_EQ(r.alloc[1], 75.0);
+  EXPECT_DOUBLE_EQ(r.alloc[2], 75.0);
+  EXPECT_TRUE(std::isnan(r.alloc[3]));
+  EXPECT_DOUBLE_EQ(r.alloc[4], 75.0);
+  EXPECT_DOUBLE_EQ(r.alloc[5], 100.0);
+}
+
 // The paper's table on the real trace, reduced to two seeds: every policy within 0.5 points of
 // the reference's 10-seed mean and the six in the reference's order.
 TEST(FgdExperiment, ReducedOpenbReproduction) {

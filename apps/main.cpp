@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/fgd_cmd.hpp"
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
@@ -186,6 +187,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
+  headroom::app::FgdArgs fgd_args;
+  auto* fgd = headroom::app::add_fgd_command(app, fgd_args);
+  fgd->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -218,6 +223,7 @@ int main(int argc, char** argv) {
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);
+    if (*fgd) return headroom::app::cmd_fgd(fgd_args);
   } catch (const headroom::sim::InputErrors& e) {
     for (const auto& err : e.errors()) std::cerr << "error: " << err.what() << '\n';
     return kExitBadInput;

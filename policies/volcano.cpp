@@ -70,6 +70,7 @@ struct Group {
   std::size_t cursor = 0;
   // Allocation that failed for lack of nodes at this epoch (memo; see fit_key_).
   std::uint64_t failed_epoch = UINT64_MAX;
+  std::uint64_t enqueue_failed = UINT64_MAX;
 };
 
 struct QueueS {
@@ -101,6 +102,10 @@ class VolcanoPolicy final : public Policy {
         if (p.name == "proportion" && p.queue_order) proportion_order_ = true;
         if (p.name == "binpack" && p.node_order) binpack_ = true;
         if (p.name == "nodeorder" && p.node_order) nodeorder_ = true;
+        if (p.name == "priority" && p.task_order) task_priority_ = true;
+        if (p.job_order && p.name == "priority") job_order_.push_back(JobOrderFn::Priority);
+        if (p.job_order && p.name == "gang") job_order_.push_back(JobOrderFn::Gang);
+        if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
       }
   }
 
@@ -112,7 +117,9 @@ class VolcanoPolicy final : public Policy {
     submitted_upto_ = std::max(submitted_upto_, j + 1);
     ++g.submitted;
     if (g.submitted == 1) g.created = view.workload().jobs[j].submit;
-    active_.insert(members_[j].group);
+    const std::uint32_t gi = members_[j].group;
+    auto at = std::lower_bound(active_.begin(), active_.end(), gi);
+    if (at == active_.end() || *at != gi) active_.insert(at, gi);
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -121,7 +128,10 @@ class VolcanoPolicy final : public Policy {
     Group& g = groups_[gi];
     ++g.ended;
     if (view.state(j) == JobState::Completed) ++g.succeeded;
-    if (g.ended == static_cast<int>(g.members.size())) active_.erase(gi);
+    if (g.ended == static_cast<int>(g.members.size())) {
+      auto at = std::lower_bound(active_.begin(), active_.end(), gi);
+      if (at != active_.end() && *at == gi) active_.erase(at);
+    }
     ++epoch_;
   }
 
@@ -294,7 +304,7 @@ class VolcanoPolicy final : public Policy {
       q.has_jobs = false;
     }
     inqueue_total_ = {};
-    for (std::uint32_t gi : active_) {
+    for (std::uint32_t gi : active()) {
       Group& g = groups_[gi];
       g.ready = g.succeeded;
       g.waiting = g.pending_be = 0;
@@ -462,18 +472,21 @@ class VolcanoPolicy final : public Policy {
 
   int job_cmp(std::uint32_t a, std::uint32_t b) const {
     const Group &ga = groups_[a], &gb = groups_[b];
-    for (const auto& tier : cfg_.tiers) {
-      for (const auto& p : tier) {
-        if (!p.job_order) continue;
-        if (p.name == "priority") {
+    for (const JobOrderFn f : job_order_) {
+      switch (f) {
+        case JobOrderFn::Priority:
           if (ga.priority != gb.priority) return ga.priority > gb.priority ? -1 : 1;
-        } else if (p.name == "gang") {
+          break;
+        case JobOrderFn::Gang: {
           const bool ra = job_ready(ga), rb = job_ready(gb);
           if (ra != rb) return ra ? 1 : -1;
-        } else if (p.name == "drf") {
+          break;
+        }
+        case JobOrderFn::Drf: {
           const double sa = job_share(ga), sb = job_share(gb);
           if (sa < sb) return -1;
           if (sa > sb) return 1;
+          break;
         }
       }
     }
@@ -482,10 +495,7 @@ class VolcanoPolicy final : public Policy {
   }
 
   int task_cmp(JobIndex a, JobIndex b) const {
-    bool priority = false;
-    for (const auto& tier : cfg_.tiers)
-      for (const auto& p : tier) priority = priority || (p.name == "priority" && p.task_order);
-    if (priority && (*jobs_)[a].priority != (*jobs_)[b].priority)
+    if (task_priority_ && (*jobs_)[a].priority != (*jobs_)[b].priority)
       return (*jobs_)[a].priority > (*jobs_)[b].priority ? -1 : 1;
     return a < b ? -1 : a > b ? 1 : 0;
   }
@@ -819,9 +829,12 @@ class VolcanoPolicy final : public Policy {
     auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
     std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
-    for (std::uint32_t gi : active_) {
+    for (std::uint32_t gi : active()) {
       Group& g = groups_[gi];
       if (g.phase != Phase::Pending || (g.pending.empty() && g.pending_be == 0)) continue;
+      // Rejections stay valid until something is released: within an epoch, total x factor -
+      // used - inqueue and a queue's allocated + inqueue - elastic only move against admission.
+      if (g.enqueue_failed == fit_key_) continue;
       if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
       heap_push(jobs[g.queue], gi, jcmp);
     }
@@ -874,6 +887,7 @@ class VolcanoPolicy final : public Policy {
           queues_[q].inqueue = add(queues_[q].inqueue, g.min_res);
         }
       } else {
+        g.enqueue_failed = fit_key_;
         for (JobIndex j : g.pending) s.pending_reason(j, why);
       }
       heap_push(qheap, q, qcmp);
@@ -882,7 +896,7 @@ class VolcanoPolicy final : public Policy {
 
   // Each action pops the tasks still Pending afresh (placed ones are Allocated or Pipelined).
   void reset_cursors() {
-    for (std::uint32_t gi : active_) {
+    for (std::uint32_t gi : active()) {
       Group& g = groups_[gi];
       g.cursor = 0;
       skip_placed(g);
@@ -898,7 +912,7 @@ class VolcanoPolicy final : public Policy {
     auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
     std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
-    for (std::uint32_t gi : active_) {
+    for (std::uint32_t gi : active()) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
       if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
@@ -947,7 +961,7 @@ class VolcanoPolicy final : public Policy {
   }
 
   void backfill(Session& s) {
-    for (std::uint32_t gi : active_) {
+    for (std::uint32_t gi : active()) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.pending_be == 0) continue;
       for (JobIndex j : g.members) {
@@ -1080,7 +1094,7 @@ class VolcanoPolicy final : public Policy {
     std::sort(qs.begin(), qs.end(), [&](std::uint32_t a, std::uint32_t b) { return qcmp(a, b) < 0; });
     for (std::uint32_t q : qs) {
       std::vector<std::uint32_t> heap;
-      for (std::uint32_t gi : active_) {
+      for (std::uint32_t gi : active()) {
         const Group& g = groups_[gi];
         if (g.queue != q || g.phase == Phase::Pending || !job_valid(g) || !job_starving(g)) continue;
         if (g.cursor >= g.pending.size()) continue;
@@ -1112,7 +1126,7 @@ class VolcanoPolicy final : public Policy {
     std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
     std::vector<bool> queued(queues_.size(), false);
-    for (std::uint32_t gi : active_) {
+    for (std::uint32_t gi : active()) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || !job_valid(g)) continue;
       if (!queued[g.queue]) {
@@ -1151,14 +1165,18 @@ class VolcanoPolicy final : public Policy {
 
   Config cfg_;
   bool gang_ = false, proportion_ = false, overcommit_ = false, proportion_enqueue_ = false;
-  bool proportion_order_ = false, binpack_ = false, nodeorder_ = false;
+  bool proportion_order_ = false, binpack_ = false, nodeorder_ = false, task_priority_ = false;
+  enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
+  std::vector<JobOrderFn> job_order_;
   const std::vector<Job>* jobs_ = nullptr;
   const ClusterView* view_ = nullptr;
   std::array<bool, 3> modelled_{true, false, false};
   std::vector<Member> members_;
   std::vector<Group> groups_;
   std::vector<QueueS> queues_;
-  std::set<std::uint32_t> active_;
+  // The groups with a member submitted and not ended, in index order.
+  std::vector<std::uint32_t> active_;
+  const std::vector<std::uint32_t>& active() const { return active_; }
   std::set<JobIndex> evicting_;
   std::vector<Res> idle_, rel_, pipe_, cap_;
   Res total_{}, total_guarantee_{}, inqueue_total_{};

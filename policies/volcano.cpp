@@ -37,6 +37,8 @@ Res sub(Res a, const Res& b) {
 bool is_zero(const Res& a) { return a[0] == 0 && a[1] == 0 && a[2] == 0; }
 
 enum class Phase : std::uint8_t { Pending, Inqueue, Running };
+enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
+enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion };
 enum class Mark : std::uint8_t { None, Allocated, Pipelined, Evicted };
 
 struct SliceReq {
@@ -107,6 +109,21 @@ class VolcanoPolicy final : public Policy {
         if (p.job_order && p.name == "gang") job_order_.push_back(JobOrderFn::Gang);
         if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
       }
+    // Session.Preemptable / Reclaimable: the plugins of each tier that register the function.
+    for (int reclaim = 0; reclaim < 2; ++reclaim) {
+      for (const auto& tier : cfg_.tiers) {
+        std::vector<std::pair<VictimFn, std::string>> fns;
+        for (const auto& p : tier) {
+          if (!(reclaim ? p.reclaimable : p.preemptable)) continue;
+          if (p.name == "priority" && !reclaim) fns.emplace_back(VictimFn::Priority, p.name);
+          if (p.name == "gang") fns.emplace_back(VictimFn::Gang, p.name);
+          if (p.name == "conformance") fns.emplace_back(VictimFn::Conformance, p.name);
+          if (p.name == "drf" && !reclaim) fns.emplace_back(VictimFn::Drf, p.name);
+          if (p.name == "proportion" && reclaim) fns.emplace_back(VictimFn::Proportion, p.name);
+        }
+        victim_tiers_[reclaim].push_back(std::move(fns));
+      }
+    }
   }
 
   std::string_view name() const override { return "volcano"; }
@@ -200,6 +217,7 @@ class VolcanoPolicy final : public Policy {
       for (int d = 0; d < kDims; ++d) total_guarantee_[d] += conf.guarantee[d];
     // Groups.
     members_.resize(w.jobs.size());
+    marks_.assign(w.jobs.size(), Mark::None);
     std::vector<std::uint32_t> named(w.groups.size(), UINT32_MAX);
     for (JobIndex j = 0; j < w.jobs.size(); ++j) {
       const Job& job = w.jobs[j];
@@ -350,21 +368,14 @@ class VolcanoPolicy final : public Policy {
   }
 
   void close_session() {
-    for (JobIndex j : marked_) marks_.erase(j);
+    for (JobIndex j : marked_) marks_[j] = Mark::None;
     marked_.clear();
   }
 
-  Mark mark(JobIndex j) const {
-    auto it = marks_.find(j);
-    return it == marks_.end() ? Mark::None : it->second;
-  }
+  Mark mark(JobIndex j) const { return marks_[j]; }
   void set_mark(JobIndex j, Mark m) {
-    if (m == Mark::None) {
-      marks_.erase(j);
-      return;
-    }
+    if (m != Mark::None && marks_[j] == Mark::None) marked_.push_back(j);
     marks_[j] = m;
-    marked_.push_back(j);
   }
 
   // proportion: water-filling of deserved by weight.
@@ -508,18 +519,18 @@ class VolcanoPolicy final : public Policy {
   }
 
   // The victims one plugin admits among `cands` for `preemptor` (a task needing `req`).
-  std::vector<JobIndex> plugin_victims(const std::string& plugin, bool reclaim, JobIndex preemptor, const Res& req,
+  std::vector<JobIndex> plugin_victims(VictimFn plugin, bool reclaim, JobIndex preemptor, const Res& req,
                                        const std::vector<JobIndex>& cands) const {
     std::vector<JobIndex> out;
     const Group& pg = groups_[members_[preemptor].group];
-    if (plugin == "priority") {
+    if (plugin == VictimFn::Priority) {
       for (JobIndex v : cands) {
         const std::uint32_t vg = members_[v].group;
         if (vg != members_[preemptor].group ? groups_[vg].priority < pg.priority
                                             : (*jobs_)[v].priority < (*jobs_)[preemptor].priority)
           out.push_back(v);
       }
-    } else if (plugin == "gang") {
+    } else if (plugin == VictimFn::Gang) {
       std::vector<std::pair<std::uint32_t, int>> occupied;
       for (JobIndex v : cands) {
         const std::uint32_t vg = members_[v].group;
@@ -533,9 +544,9 @@ class VolcanoPolicy final : public Policy {
           out.push_back(v);
         }
       }
-    } else if (plugin == "conformance") {
+    } else if (plugin == VictimFn::Conformance) {
       out = cands;  // headroom has no kube-system or system-critical pods
-    } else if (plugin == "drf") {
+    } else if (plugin == VictimFn::Drf) {
       Res l = add(pg.alloc, req);
       double ls = 0;
       for (int d = 0; d < kDims; ++d)
@@ -554,7 +565,7 @@ class VolcanoPolicy final : public Policy {
           if (total_[d] > 0) rs = std::max(rs, static_cast<double>(it->second[d]) / static_cast<double>(total_[d]));
         if (ls < rs || std::abs(ls - rs) <= 1e-6) out.push_back(v);
       }
-    } else if (plugin == "proportion" && reclaim) {
+    } else if (plugin == VictimFn::Proportion && reclaim) {
       std::vector<std::pair<std::uint32_t, Res>> allocs;
       for (JobIndex v : cands) {
         const std::uint32_t q = groups_[members_[v].group].queue;
@@ -575,26 +586,19 @@ class VolcanoPolicy final : public Policy {
     return out;
   }
 
-  static bool has_fn(const PluginConf& p, bool reclaim) {
-    if (reclaim) return p.reclaimable && (p.name == "gang" || p.name == "conformance" || p.name == "proportion");
-    return p.preemptable && (p.name == "priority" || p.name == "gang" || p.name == "conformance" || p.name == "drf");
-  }
-
-  // Session.Preemptable / Reclaimable over the tiers; `rule` names the deciding tier's plugins.
   std::vector<JobIndex> tiered_victims(bool reclaim, JobIndex preemptor, const Res& req,
                                        const std::vector<JobIndex>& cands, std::string& rule) const {
-    for (const auto& tier : cfg_.tiers) {
+    for (const auto& tier : victim_tiers_[reclaim ? 1 : 0]) {
       std::vector<JobIndex> victims;
       bool init = false;
       std::string names;
-      for (const auto& p : tier) {
-        if (!has_fn(p, reclaim)) continue;
-        auto c = plugin_victims(p.name, reclaim, preemptor, req, cands);
+      for (const auto& [fn, name] : tier) {
+        auto c = plugin_victims(fn, reclaim, preemptor, req, cands);
         if (c.empty()) {
           victims.clear();
           break;
         }
-        names += (names.empty() ? "" : ", ") + p.name;
+        names += (names.empty() ? "" : ", ") + name;
         if (!init) {
           victims = std::move(c);
           init = true;
@@ -672,7 +676,7 @@ class VolcanoPolicy final : public Policy {
 
   bool eligible(NodeId n, const Job& job) const {
     const models::Node& node = view_->cluster().node(n);
-    return node.up && pool_eligible(view_->cluster(), node.pool, job, view_->workload());
+    return node.up && (job.gpu_type == 0 || pool_eligible(view_->cluster(), node.pool, job, view_->workload()));
   }
 
   // prioritizeNodes: the idle gradient, else the future-idle one; highest score, lowest index.
@@ -994,7 +998,6 @@ class VolcanoPolicy final : public Policy {
       if (reclaim ? (vq == pq || !queues_[vq].conf.reclaimable) : (vg == pg || vq != pq)) continue;
       out.push_back(v);
     }
-    std::sort(out.begin(), out.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b); });
     return out;
   }
 
@@ -1042,8 +1045,13 @@ class VolcanoPolicy final : public Policy {
       std::stable_sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return sc[a] > sc[b]; });
     }
     for (NodeId n : order) {
-      const auto cands = candidates(n, j, reclaim);
+      auto cands = candidates(n, j, reclaim);
       if (cands.empty()) continue;
+      // Victims are a subset of the candidates: if all of them would not make room, none do.
+      Res bound = future_idle(n);
+      for (JobIndex v : cands) bound = add(bound, on_node(v, n));
+      if (!node_fits(n, bound, sl.r)) continue;
+      std::sort(cands.begin(), cands.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b); });
       std::string rule;
       auto victims = tiered_victims(reclaim, j, sl.r, cands, rule);
       if (victims.empty()) continue;
@@ -1166,8 +1174,8 @@ class VolcanoPolicy final : public Policy {
   Config cfg_;
   bool gang_ = false, proportion_ = false, overcommit_ = false, proportion_enqueue_ = false;
   bool proportion_order_ = false, binpack_ = false, nodeorder_ = false, task_priority_ = false;
-  enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
   std::vector<JobOrderFn> job_order_;
+  std::array<std::vector<std::vector<std::pair<VictimFn, std::string>>>, 2> victim_tiers_;
   const std::vector<Job>* jobs_ = nullptr;
   const ClusterView* view_ = nullptr;
   std::array<bool, 3> modelled_{true, false, false};
@@ -1180,7 +1188,7 @@ class VolcanoPolicy final : public Policy {
   std::set<JobIndex> evicting_;
   std::vector<Res> idle_, rel_, pipe_, cap_;
   Res total_{}, total_guarantee_{}, inqueue_total_{};
-  std::map<JobIndex, Mark> marks_;
+  std::vector<Mark> marks_;  // by job; reset at the end of each session
   std::vector<JobIndex> marked_;
   std::uint64_t epoch_ = 0, fit_key_ = 0;
   std::int64_t up_nodes_ = 0;

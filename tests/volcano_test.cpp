@@ -6,14 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
@@ -366,6 +365,60 @@ TEST(Volcano, BinpackWithGpuWeightPacksNodes) {
   EXPECT_EQ(packed.node(1), 0u);
 }
 
+TEST(Volcano, BinpackAndLeastRequestedPullInOppositeDirections) {
+  // cpu and memory modelled: for the second pod, binpack scores node 0 12.5 (node 1: 6.25),
+  // leastrequested 87 (93), balancedresource 100 on both: 199.5 against 199.25, so it packs.
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 100).build();
+  for (auto& j : w.jobs) {
+    j.cpus = 4;
+    j.memory_mib = 16 * 1024;
+  }
+  models::ClusterSpec c;
+  c.pools.push_back({"pool", 2, 8, "A100", 64, 256});
+  const VRun helm(w, c);
+  EXPECT_EQ(helm.node(1), 0u);
+  // leastrequested weight 2: 286.5 against 292.25, so it spreads.
+  const VRun spread(w, c,
+                    params({{"tiers",
+                             "[{plugins: [{name: priority}, {name: gang}]}, {plugins: [{name: proportion}, "
+                             "{name: nodeorder, arguments: {leastrequested.weight: 2}}, {name: binpack}]}]"}}));
+  EXPECT_EQ(spread.node(1), 1u);
+}
+
+namespace {
+// Forwards to the volcano policy and counts its scheduling passes.
+class CountingPolicy final : public policies::Policy {
+ public:
+  explicit CountingPolicy(std::unique_ptr<policies::Policy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  void on_submit(const policies::ClusterView& v, JobIndex j) override { inner_->on_submit(v, j); }
+  void on_end(const policies::ClusterView& v, JobIndex j) override { inner_->on_end(v, j); }
+  void on_requeue(const policies::ClusterView& v, JobIndex j) override { inner_->on_requeue(v, j); }
+  void on_release(const policies::ClusterView& v, JobIndex j) override { inner_->on_release(v, j); }
+  void schedule(policies::Session& s) override {
+    ++passes;
+    inner_->schedule(s);
+  }
+  int passes = 0;
+
+ private:
+  std::unique_ptr<policies::Policy> inner_;
+};
+}  // namespace
+
+TEST(Volcano, NoIdleSessionsWhileNothingCanChange) {
+  // A 16-GPU rigid job on one 8-GPU node fits nowhere; a 1-GPU job runs 10,000 s. Sessions run
+  // only after events (and once after a session that changed something), not every second.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 10000).job(5, 16, 10).build();
+  const auto c = ht::cluster(1, 8);
+  CountingPolicy p(policies::make_policy("volcano", {}, 1));
+  scenarios::Simulation sim(w, c, p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_state(0), JobState::Completed);
+  EXPECT_EQ(sim.job_state(1), JobState::Unfinished);
+  EXPECT_LE(p.passes, 10);
+}
+
 // --- invariants --------------------------------------------------------------------------------
 
 namespace {
@@ -486,11 +539,11 @@ TEST(VolcanoRealTrace, Ricc14DaysIsFastAndEveryJobEndsOnce) {
   models::ClusterSpec c = sc.cluster;
   CapacityObserver obs(c, w.jobs.size());
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
-  const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t t0 = std::clock();
   scenarios::Simulation sim(w, c, *policy, &obs);
-  sim.run();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(secs, 20.0) << "replay took " << secs << " s";
+  const auto stats = sim.run();
+  const double cpu = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu, 10.0) << "replay took " << cpu << " s of CPU time (about 1 s expected)";
   EXPECT_EQ(w.jobs.size(), 13607u);
   EXPECT_EQ(obs.overcommits, 0);
   EXPECT_EQ(obs.double_starts, 0);
@@ -503,9 +556,9 @@ TEST(VolcanoRealTrace, Ricc14DaysIsFastAndEveryJobEndsOnce) {
     }
   }
   EXPECT_EQ(completed, static_cast<int>(w.jobs.size()));
-  const auto a = app::run_scenario(sc).result;
-  const auto b = app::run_scenario(sc).result;
-  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  auto again = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
+  scenarios::Simulation sim2(w, c, *again, nullptr);
+  EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
 }
 
 // --- parameters ----------------------------------------------------------------------------------

@@ -163,6 +163,16 @@ class BlockParser {
           v.items.push_back(node(indent + extra));
         }
       }
+    } else if (const std::string& t = lines_[i_].text; t.find(": ") == std::string::npos && !t.ends_with(":")) {
+      // A scalar or a flow collection on one line ("- priority", "- [priority, gang]").
+      auto f = t.front() == '[' || t.front() == '{' || t.front() == '"' || t.front() == '\''
+                   ? FlowParser(t).parse()
+                   : std::optional<Flow>(Flow{Flow::Scalar, t, {}, {}});
+      if (f)
+        v = *f;
+      else
+        ok_ = false;
+      ++i_;
     } else {
       v.kind = Flow::Map;
       while (ok_ && i_ < lines_.size() && lines_[i_].indent == indent && !is_item(lines_[i_].text)) {

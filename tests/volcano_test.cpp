@@ -652,6 +652,17 @@ TEST(VolcanoParams, ScenarioBlockUsesVolcanoSchedulerConfVocabulary) {
   EXPECT_EQ(d.termination_grace_period, 30 * kSecond);
   EXPECT_TRUE(d.min_resources);
 
+  // The short tier shape, in block style too.
+  const auto block = scenarios::parse_scenario(
+      replace(kScenario,
+              kScenario.substr(kScenario.find("  tiers:"),
+                               kScenario.find("  schedule-period") - kScenario.find("  tiers:")),
+              "  tiers:\n    - [priority, gang]\n    -\n      - drf\n      - proportion\n"),
+      kInline);
+  const auto bcfg = vc::parse_config(block.policy.params);
+  ASSERT_EQ(bcfg.tiers.size(), 2u);
+  EXPECT_EQ(bcfg.tiers[0][1].name, "gang");
+  EXPECT_EQ(bcfg.tiers[1][1].name, "proportion");
   // The short tier shape.
   const auto shortform = vc::parse_config(params({{"tiers", "[[priority, gang], [drf, proportion]]"}}));
   ASSERT_EQ(shortform.tiers.size(), 2u);

@@ -279,6 +279,25 @@ TEST(Volcano, V4WithMinResourcesOvercommitKeepsHPendingSoNothingIsPreempted) {
   EXPECT_EQ(r.start(4), 1000);
 }
 
+TEST(Volcano, GangEnablePreemptableDecidesWhetherTheVictimsGangMayBreak) {
+  // L with minAvailable 3. The Helm tiers switch gang off for preemption (enablePreemptable:
+  // false), so priority and conformance decide: 2 victims, L falls below its minAvailable.
+  auto w = v4_workload();
+  for (JobIndex j = 0; j < 4; ++j) w.jobs[j].gang_min = 3;
+  const auto actions = std::pair<std::string, std::string>{"actions", "enqueue, allocate, preempt, backfill"};
+  const VRun helm(w, ht::cluster(1, 4), params({actions, {"minResources", "none"}}));
+  EXPECT_EQ(helm.preemptions(3) + helm.preemptions(2), 2);
+  EXPECT_EQ(helm.start(4), 40);
+  // With gang's Preemptable on, tier 1 is priority ∩ gang ∩ conformance = one task (4 > 3), which
+  // cannot make room for 2 GPUs, so nothing is evicted and H waits.
+  const VRun gang(w, ht::cluster(1, 4),
+                  params({actions,
+                          {"minResources", "none"},
+                          {"tiers", "[[priority, gang, conformance], [overcommit, drf, proportion]]"}}));
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(gang.preemptions(j), 0) << j;
+  EXPECT_EQ(gang.start(4), 1000);
+}
+
 TEST(Volcano, PreemptIsOffByDefault) {
   const VRun r(v4_workload(), ht::cluster(1, 4), params({{"minResources", "none"}}));
   for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(r.preemptions(j), 0);
@@ -468,7 +487,8 @@ models::Workload random_gangs(std::uint64_t seed, int n) {
     const int size = rng.bernoulli(0.4) ? 1 + static_cast<int>(rng.below(6)) : 1;
     const int gpus = size > 1 ? 1 + static_cast<int>(rng.below(2)) : kGpus[rng.below(7)];
     const double run = std::floor(rng.lognormal(4.5, 1.0)) + 1;
-    for (int k = 0; k < size; ++k) b.job(t, gpus, run, "t" + std::to_string(rng.below(3)));
+    const char tenant[] = {'t', static_cast<char>('0' + rng.below(3)), '\0'};
+    for (int k = 0; k < size; ++k) b.job(t, gpus, run, tenant);
     gs.push_back({size, size > 1 ? 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(size))) : 0});
     i += size;
   }
@@ -476,7 +496,9 @@ models::Workload random_gangs(std::uint64_t seed, int n) {
   JobIndex j = 0;
   for (std::size_t g = 0; g < gs.size(); ++g) {
     const bool grouped = gs[g].size > 1;
-    const auto id = grouped ? w.groups.intern("g" + std::to_string(g)) : models::kNone;
+    std::string name = std::to_string(g);
+    name.insert(name.begin(), 'g');
+    const auto id = grouped ? w.groups.intern(name) : models::kNone;
     const auto q = w.queues.intern(rng.bernoulli(0.5) ? "q1" : "q2");
     const std::int32_t prio = static_cast<std::int32_t>(rng.below(3)) * 10;
     for (int k = 0; k < gs[g].size; ++k, ++j) {

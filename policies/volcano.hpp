@@ -21,8 +21,12 @@
 //    enableJobEnqueued. Candidates are handed to the plugins in victim order (below), the
 //    deterministic stand-in for Go's map order that decides gang's victim subset.
 //  - PodGroup phases Pending -> Inqueue -> Running (api/job_info.go Ready/Pipelined/Starving; ready
-//    counts running, session-allocated and succeeded members). minResources: `auto` (the Volcano
-//    Job controller: the requests of the first minMember tasks in task order) or `none`.
+//    counts running, session-allocated and succeeded members); a Running group that drops below
+//    minMember goes back to Pending (framework/job_updater.go). minResources: `auto` (the Volcano
+//    Job controller: the requests of the first minMember tasks in task order) or `none`. A group's
+//    queue and priority are its lowest-index member's.
+//  - Cost: a PodGroup that fitted nowhere, or that enqueue refused, is not tried again until
+//    something is released or evicted (epoch), since the answer cannot improve before then.
 //  - enqueue (actions/enqueue/enqueue.go): queues by QueueOrder, one Pending PodGroup per pop by
 //    JobOrder, queue pushed back; admitted if minResources is nil or every JobEnqueueable plugin
 //    permits: overcommit (plugins/overcommit: Σ minResources(Inqueue) + minResources <= total ·

@@ -298,6 +298,28 @@ TEST(Volcano, GangEnablePreemptableDecidesWhetherTheVictimsGangMayBreak) {
   EXPECT_EQ(gang.start(4), 1000);
 }
 
+TEST(Volcano, DrfPreemptsForTheLowerShareWhenPriorityAbstainsAndTier1FallsThrough) {
+  // Equal priorities: priority admits no victim, so tier 1 is nil and tier 2 decides. In the Helm
+  // tiers drf is switched off for preemption (nothing is evicted); switched on, B (share 1/8 after
+  // its request) may take a task from A (7/8 after removal).
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  b.job(10, 1, 100);
+  auto w = b.build();
+  group(w, 0, 8, "A", 1);
+  const auto actions = std::pair<std::string, std::string>{"actions", "enqueue, allocate, preempt, backfill"};
+  const VRun helm(w, ht::cluster(1, 8), params({actions}));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(helm.preemptions(j), 0);
+  EXPECT_EQ(helm.start(8), 1000);
+  const VRun drf(w, ht::cluster(1, 8),
+                 params({actions, {"tiers", "[[priority, gang, conformance], [overcommit, drf, proportion]]"}}));
+  EXPECT_EQ(drf.preemptions(7), 1) << "highest pod index first";
+  for (JobIndex j = 0; j < 7; ++j) EXPECT_EQ(drf.preemptions(j), 0);
+  EXPECT_EQ(drf.start(8), 40);
+  ASSERT_EQ(drf.audit.preempts.size(), 1u);
+  EXPECT_EQ(drf.audit.preempts[0].reason, "volcano preempt: higher dominant share than the preemptor's (drf)");
+}
+
 TEST(Volcano, PreemptIsOffByDefault) {
   const VRun r(v4_workload(), ht::cluster(1, 4), params({{"minResources", "none"}}));
   for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(r.preemptions(j), 0);

@@ -4,6 +4,7 @@
 
 #include "policies/kubernetes.hpp"
 #include "policies/queue_order.hpp"
+#include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies {
@@ -41,6 +42,12 @@ const std::vector<Entry>& entries() {
         k8s::param_keys()},
        k8s::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
+      {{"volcano",
+        "Volcano batch scheduler: sessions of enqueue/allocate/backfill (+ preempt, reclaim), PodGroup gang, "
+        "overcommit, proportion deserved by queue weight, drf, priority, binpack/nodeorder, plugin tiers",
+        volcano::param_keys()},
+       volcano::check_params,
+       [](const PolicyParams& params, std::uint64_t seed) { return volcano::make_policy(params, seed); }},
   };
   return kEntries;
 }

@@ -440,12 +440,20 @@ void Simulation::start_failures(Tick t0) {
     schedule_node_event(t0 + f.maintenance[m].start, NodeEvent::MaintCycle, m);
 }
 
-// Random failures keep coming while jobs run, arrive or wait for a retry. Once none do, the jobs
-// still pending have already been tried on every node that is up, so further failures could only
-// stretch the run; the processes stop (a policy's wake-ups keep them going, within its own limit).
-bool Simulation::failures_active() const {
-  return ended_jobs_ < state_.size() &&
-         (running_jobs_ > 0 || submitted_ < state_.size() || backoff_jobs_ > 0 || !wake_times_.empty());
+// Random failures (and maintenance cycles) go on while jobs run, arrive or wait for a retry, so
+// they are the same under every policy. When none do, the pending jobs wait for capacity: while
+// some node is down or draining (or the policy has a timer set), the failures go on, since a repair
+// may let a job start; once every node is up the policy has seen the whole cluster, so more
+// failures could only stretch the run, and they stop. kMaxIdleFailures bounds a run where nothing
+// ever changes.
+bool Simulation::failures_active() {
+  if (ended_jobs_ >= state_.size()) return false;
+  if (running_jobs_ > 0 || submitted_ < state_.size() || backoff_jobs_ > 0) {
+    idle_failures_ = 0;
+    return true;
+  }
+  if (cluster_.up_gpus() == cluster_.total_gpus() && wake_times_.empty()) return false;
+  return ++idle_failures_ <= kMaxIdleFailures;
 }
 
 void Simulation::on_node_event(std::uint64_t payload) {

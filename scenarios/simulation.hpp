@@ -130,7 +130,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void drained(models::NodeId node);
   void check_drained(models::NodeId node);
   void check_recovery();
-  bool failures_active() const;
+  bool failures_active();
   std::size_t waiting() const { return pending_jobs_ + backoff_jobs_; }
 
   const models::Workload& workload_;
@@ -173,6 +173,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<std::int32_t> node_down_;    // reasons the node is down (failure, outage, maintenance)
   std::vector<std::int32_t> drain_owner_;  // maintenance draining the node, or -1
   std::size_t down_nodes_ = 0;
+  static constexpr int kMaxIdleFailures = 10000;
+  int idle_failures_ = 0;
   struct FailureUnit {
     std::size_t spec = 0;
     std::vector<models::NodeId> nodes;

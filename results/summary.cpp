@@ -211,7 +211,10 @@ Summary summarize(const RunResult& result) {
       jcts.push_back(j.end - j.submit);
     s.preemptions += j.preemptions;
     if (j.start < 0) {
-      if (result.sim_end - j.submit > kStarvationWait) ++s.starved_jobs;
+      // A rejected job (by the policy, or denied by the permission drill) did not starve.
+      if (result.sim_end - j.submit > kStarvationWait &&
+          j.state != static_cast<std::uint8_t>(models::JobState::Rejected))
+        ++s.starved_jobs;
       continue;
     }
     const Tick wait = j.start - j.submit;

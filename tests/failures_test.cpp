@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,6 +18,7 @@
 
 #include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
+#include "results/hdf5_io.hpp"
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -436,10 +438,16 @@ TEST(Failures, RiccDrillKpisInSummaryAndJson) {
   const auto out = app::run_scenario(sc);
   const auto& r = out.result;
   const auto s = results::summarize(r);
-  ASSERT_EQ(s.failures.drill_recovery_s.size(), 2u);
+  ASSERT_EQ(s.failures.drill_recovery_s.size(), 3u);
   EXPECT_EQ(r.drill_start[0] - r.sim_start, 3 * sim::kDay);
   EXPECT_EQ(r.drill_start[1] - r.sim_start, 4 * sim::kDay);
-  for (double rec : s.failures.drill_recovery_s) EXPECT_TRUE(rec < 0 || rec >= 3600) << "not before the outage ends";
+  EXPECT_EQ(r.drill_start[2] - r.sim_start, 8 * sim::kDay);
+  // Recovery is measured once each outage is over: 6 h, 1 h and 30 m.
+  const double duration_s[] = {6 * 3600, 3600, 1800};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const double rec = s.failures.drill_recovery_s[d];
+    EXPECT_TRUE(rec < 0 || rec >= duration_s[d]) << "drill " << d << " recovered before its outage ended: " << rec;
+  }
   EXPECT_GT(s.failures.jobs_killed, 0);
   EXPECT_GT(s.failures.lost_gpu_hours, 0);
   EXPECT_EQ(s.failures.jobs_killed, r.jobs_killed);
@@ -451,7 +459,7 @@ TEST(Failures, RiccDrillKpisInSummaryAndJson) {
   results::print_summary(text, s);
   results::print_summary_json(json, s);
   EXPECT_NE(text.str().find("failures: node outages "), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("failure drill: 2 outages"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("failure drill: 3 outages"), std::string::npos) << text.str();
   EXPECT_NE(json.str().find("\"drill_recovery_s\": ["), std::string::npos);
   EXPECT_NE(json.str().find("\"worst_recovery_s\": "), std::string::npos);
 }
@@ -641,4 +649,34 @@ TEST(FailuresYaml, TenantQueuesKey) {
   EXPECT_FALSE(sc.queue_grants[1].restricted);
   EXPECT_TRUE(sc.queue_grants[2].restricted);
   EXPECT_TRUE(sc.queue_grants[2].queues.empty());
+}
+
+// ---- results file -----------------------------------------------------------------------------
+
+TEST(FailuresResults, DrillFieldsRoundTripThroughHdf5) {
+  auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml");
+  sc.queue_grants.push_back({"user53", true, {"queue2"}});
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_GT(r.jobs_killed, 0);
+  ASSERT_EQ(r.drill_start.size(), 3u);
+  ASSERT_FALSE(r.tenant_denied.empty());
+  const std::string file = ::testing::TempDir() + "/failures_roundtrip.h5";
+  results::write_hdf5(r, file);
+  const auto back = results::read_hdf5(file);
+  EXPECT_EQ(back.failure_lost_gpu_ms, r.failure_lost_gpu_ms);
+  EXPECT_EQ(back.node_outages, r.node_outages);
+  EXPECT_EQ(back.jobs_killed, r.jobs_killed);
+  EXPECT_EQ(back.job_retries, r.job_retries);
+  EXPECT_EQ(back.jobs_failed_by_failure, r.jobs_failed_by_failure);
+  EXPECT_EQ(back.drill_start, r.drill_start);
+  EXPECT_EQ(back.drill_recovered, r.drill_recovered);
+  EXPECT_EQ(back.tenant_denied, r.tenant_denied);
+  EXPECT_EQ(back.timeseries.pool_down_gpus, r.timeseries.pool_down_gpus);
+  ASSERT_EQ(back.events.size(), r.events.size());
+  for (std::size_t i = 0; i < r.events.size(); ++i) ASSERT_EQ(back.events[i].lost_gpu_ms, r.events[i].lost_gpu_ms);
+  const auto a = results::summarize(r), b = results::summarize(back);
+  EXPECT_EQ(a.failures.drill_recovery_s, b.failures.drill_recovery_s);
+  EXPECT_EQ(a.denied, b.denied);
+  EXPECT_GT(a.denied, 0);
+  std::remove(file.c_str());
 }

@@ -140,6 +140,7 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       in_schedule_ = true;
       policy_.schedule(*this);
       in_schedule_ = false;
+      if (!unit_next_.empty() || !maint_next_.empty()) check_quiet();
       break;
     case EventClass::Sample:
       take_sample(event.time);
@@ -223,6 +224,7 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   tenant_used_[job.tenant] += job.gpus;
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   finish_event_[j] = engine_.schedule(engine_.now() + remaining_[j], EventClass::JobFinish, j);
+  if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
 
   engine_.record(0x5354415254000000ull ^ j);
   for (const auto& s : placement)
@@ -402,9 +404,12 @@ constexpr std::uint64_t kNodeEventShift = 56;
 constexpr std::uint64_t kLow32 = 0xffffffffull;
 }  // namespace
 
-void Simulation::schedule_node_event(Tick t, NodeEvent type, std::uint64_t a, std::uint64_t b) {
+sim::EventId Simulation::schedule_node_event(Tick t, NodeEvent type, std::uint64_t a, std::uint64_t b) {
   const std::uint64_t payload = (static_cast<std::uint64_t>(type) << kNodeEventShift) | (a << 32) | (b & kLow32);
   node_events_.push_back(engine_.schedule(std::max(t, engine_.now()), EventClass::NodeChange, payload));
+  if (type == NodeEvent::UnitFail) unit_next_[a] = node_events_.back();
+  if (type == NodeEvent::MaintCycle) maint_next_[a] = node_events_.back();
+  return node_events_.back();
 }
 
 void Simulation::start_failures(Tick t0) {
@@ -429,6 +434,8 @@ void Simulation::start_failures(Tick t0) {
       }
     }
   }
+  unit_next_.assign(units_.size(), kNoEvent);
+  maint_next_.assign(f.maintenance.size(), kNoEvent);
   for (std::size_t u = 0; u < units_.size(); ++u) {
     const Tick ttf = models::time_to_failure(f.random[units_[u].spec], units_[u].rng);
     if (ttf < sim::kNever - t0) schedule_node_event(t0 + ttf, NodeEvent::UnitFail, u);
@@ -442,18 +449,51 @@ void Simulation::start_failures(Tick t0) {
 
 // Random failures (and maintenance cycles) go on while jobs run, arrive or wait for a retry, so
 // they are the same under every policy. When none do, the pending jobs wait for capacity: while
-// some node is down or draining (or the policy has a timer set), the failures go on, since a repair
-// may let a job start; once every node is up the policy has seen the whole cluster, so more
-// failures could only stretch the run, and they stop. kMaxIdleFailures bounds a run where nothing
-// ever changes.
+// some node is down, failures go on for up to the longest repair time of the idle spell, since a
+// repair may let a job start; after that, or at once when every node is up (the policy has then
+// seen the whole cluster), more failures could only stretch the run: the failing unit (or the
+// maintenance window) goes dormant. Dormant ones resume with a fresh draw from their own stream
+// when a job starts again.
 bool Simulation::failures_active() {
   if (ended_jobs_ >= state_.size()) return false;
   if (running_jobs_ > 0 || submitted_ < state_.size() || backoff_jobs_ > 0) {
-    idle_failures_ = 0;
+    idle_since_ = -1;
     return true;
   }
-  if (cluster_.up_gpus() == cluster_.total_gpus() && wake_times_.empty()) return false;
-  return ++idle_failures_ <= kMaxIdleFailures;
+  if (idle_since_ < 0) idle_since_ = engine_.now();
+  if (cluster_.up_gpus() == cluster_.total_gpus()) return false;
+  Tick grace = 0;
+  for (const auto& r : options_.failures.random) grace = std::max(grace, r.repair);
+  return engine_.now() - idle_since_ <= grace;
+}
+
+// The cluster is idle with every node up: the pending jobs have seen the whole cluster, so the
+// failure units and maintenance windows go dormant now rather than at their next (possibly far)
+// event, which would stretch the run.
+void Simulation::check_quiet() {
+  if (running_jobs_ > 0 || submitted_ < state_.size() || backoff_jobs_ > 0 || ended_jobs_ >= state_.size()) return;
+  if (cluster_.up_gpus() != cluster_.total_gpus()) return;
+  for (std::size_t u = 0; u < unit_next_.size(); ++u)
+    if (unit_next_[u] != kNoEvent && engine_.cancel(unit_next_[u])) {
+      unit_next_[u] = kNoEvent;
+      dormant_units_.push_back(u);
+    }
+  for (std::size_t m = 0; m < maint_next_.size(); ++m)
+    if (maint_next_[m] != kNoEvent && maint_[m].batch < 0 && engine_.cancel(maint_next_[m])) {
+      maint_next_[m] = kNoEvent;
+      dormant_maint_.push_back(m);
+    }
+}
+
+void Simulation::resume_failures() {
+  const Tick now = engine_.now();
+  for (std::size_t u : dormant_units_) {
+    const Tick ttf = models::time_to_failure(options_.failures.random[units_[u].spec], units_[u].rng);
+    if (ttf < sim::kNever - now) schedule_node_event(now + ttf, NodeEvent::UnitFail, u);
+  }
+  for (std::size_t m : dormant_maint_) schedule_node_event(now, NodeEvent::MaintCycle, m);
+  dormant_units_.clear();
+  dormant_maint_.clear();
 }
 
 void Simulation::on_node_event(std::uint64_t payload) {
@@ -463,7 +503,11 @@ void Simulation::on_node_event(std::uint64_t payload) {
   const models::FailureSpec& f = options_.failures;
   switch (type) {
     case NodeEvent::UnitFail: {
-      if (!failures_active()) break;
+      unit_next_[a] = kNoEvent;
+      if (!failures_active()) {
+        dormant_units_.push_back(a);
+        break;
+      }
       FailureUnit& unit = units_[a];
       for (models::NodeId node : unit.nodes) hold_down(node, unit.reason, true);
       schedule_node_event(engine_.now() + f.random[unit.spec].repair, NodeEvent::UnitRepair, a);
@@ -496,7 +540,12 @@ void Simulation::on_node_event(std::uint64_t payload) {
     }
     case NodeEvent::MaintCycle: {
       MaintState& ms = maint_[a];
-      if (ms.batch >= 0 || !failures_active()) break;  // a cycle still going schedules the next one
+      maint_next_[a] = kNoEvent;
+      if (ms.batch >= 0) break;  // a cycle still going schedules the next one
+      if (!failures_active()) {
+        dormant_maint_.push_back(a);
+        break;
+      }
       ms.cycle_start = engine_.now();
       ms.batch = 0;
       start_maintenance_batch(a);

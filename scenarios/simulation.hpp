@@ -120,7 +120,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
     RetryReady
   };
   void start_failures(Tick t0);
-  void schedule_node_event(Tick t, NodeEvent type, std::uint64_t a, std::uint64_t b = 0);
+  sim::EventId schedule_node_event(Tick t, NodeEvent type, std::uint64_t a, std::uint64_t b = 0);
+  void check_quiet();
   void on_node_event(std::uint64_t payload);
   void hold_down(models::NodeId node, std::string_view reason, bool kill);
   void release_hold(models::NodeId node, std::string_view reason);
@@ -131,6 +132,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void check_drained(models::NodeId node);
   void check_recovery();
   bool failures_active();
+  void resume_failures();
   std::size_t waiting() const { return pending_jobs_ + backoff_jobs_; }
 
   const models::Workload& workload_;
@@ -173,8 +175,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<std::int32_t> node_down_;    // reasons the node is down (failure, outage, maintenance)
   std::vector<std::int32_t> drain_owner_;  // maintenance draining the node, or -1
   std::size_t down_nodes_ = 0;
-  static constexpr int kMaxIdleFailures = 10000;
-  int idle_failures_ = 0;
+  Tick idle_since_ = -1;  // first failure event seen with nothing running, arriving or retrying
+  std::vector<std::size_t> dormant_units_, dormant_maint_;
+  std::vector<sim::EventId> unit_next_, maint_next_;  // pending UnitFail / MaintCycle event, or kNoEvent
   struct FailureUnit {
     std::size_t spec = 0;
     std::vector<models::NodeId> nodes;

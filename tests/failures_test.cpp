@@ -680,3 +680,27 @@ TEST(FailuresResults, DrillFieldsRoundTripThroughHdf5) {
   EXPECT_GT(a.denied, 0);
   std::remove(file.c_str());
 }
+
+TEST(Failures, StuckJobsDoNotStretchTheRunWithFarFailures) {
+  // Under kubernetes a 16-GPU pod fits no 8-GPU node and stays pending forever. Once the cluster
+  // is idle with every node up, the failure processes go dormant instead of running the clock to
+  // their next (far) failure: the run ends when it would without failures.
+  const auto w = ht::WorkloadBuilder().job(0, 16, 60).job(0, 4, 3600).build();
+  const auto c = ht::cluster(2, 8);
+  models::FailureSpec f;
+  models::RandomFailures rf;
+  rf.mtbf = 1000 * sim::kDay;
+  rf.repair = kHour;
+  f.random.push_back(rf);
+  models::Maintenance m;
+  m.start = 30 * sim::kDay;
+  m.every = 7 * sim::kDay;
+  m.duration = kHour;
+  f.maintenance.push_back(m);
+  DrillRun with(w, c, f, "kubernetes");
+  DrillRun without(w, c, {}, "kubernetes");
+  EXPECT_EQ(with.sim->job_state(0), JobState::Unfinished);
+  EXPECT_EQ(with.sim->job_state(1), JobState::Completed);
+  EXPECT_EQ(with.stats.end, without.stats.end);
+  EXPECT_LT(with.stats.end, sim::kDay);
+}

@@ -704,3 +704,25 @@ TEST(Failures, StuckJobsDoNotStretchTheRunWithFarFailures) {
   EXPECT_EQ(with.stats.end, without.stats.end);
   EXPECT_LT(with.stats.end, sim::kDay);
 }
+
+TEST(Failures, ClusterStateTakesADownNodeOutOfEveryIndex) {
+  models::ClusterState cs(ht::cluster(3, 8));
+  cs.allocate({{1, 3, 0, 0}});
+  cs.set_up(1, false);
+  EXPECT_FALSE(cs.node(1).up);
+  EXPECT_EQ(cs.total_gpus(), 24) << "installed capacity";
+  EXPECT_EQ(cs.up_gpus(), 16);
+  EXPECT_EQ(cs.free_gpus(), 16) << "the down node's 5 free GPUs are not offered";
+  EXPECT_EQ(cs.used_gpus(), 3) << "its job still holds its GPUs until released";
+  EXPECT_EQ(cs.nodes_with_free(0, 5).count(1), 0u);
+  EXPECT_EQ(cs.nodes_with_free(0, 8), (std::set<models::NodeId>{0, 2}));
+  EXPECT_NE(cs.check({{1, 1, 0, 0}}), "");
+  cs.release({{1, 3, 0, 0}});
+  EXPECT_EQ(cs.free_gpus(), 16);
+  EXPECT_EQ(cs.used_gpus(), 0);
+  EXPECT_TRUE(cs.nodes_with_free(0, 8).count(1) == 0);
+  cs.set_up(1, true);
+  EXPECT_EQ(cs.free_gpus(), 24);
+  EXPECT_EQ(cs.up_gpus(), 24);
+  EXPECT_EQ(cs.nodes_with_free(0, 8), (std::set<models::NodeId>{0, 1, 2}));
+}

@@ -21,6 +21,8 @@ std::int32_t ClusterSpec::total_nodes() const {
 ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
   by_free_.resize(spec_.pools.size());
   pool_free_.assign(spec_.pools.size(), 0);
+  pool_used_.assign(spec_.pools.size(), 0);
+  pool_up_.assign(spec_.pools.size(), 0);
   for (PoolId p = 0; p < spec_.pools.size(); ++p) {
     const auto& pool = spec_.pools[p];
     HEADROOM_ASSERT(pool.nodes >= 0 && pool.gpus_per_node >= 0, "negative pool size");
@@ -36,9 +38,9 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
       nodes_.push_back(n);
       by_free_[p][n.free_gpus].insert(id);
     }
-    pool_free_[p] = static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node;
+    pool_free_[p] = pool_up_[p] = static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node;
   }
-  total_gpus_ = free_gpus_ = spec_.total_gpus();
+  total_gpus_ = free_gpus_ = up_gpus_ = spec_.total_gpus();
 }
 
 std::string ClusterState::check(const Placement& placement) const {
@@ -82,6 +84,8 @@ void ClusterState::allocate(const Placement& placement) {
     ++n.jobs;
     pool_free_[n.pool] -= s.gpus;
     free_gpus_ -= s.gpus;
+    pool_used_[n.pool] += s.gpus;
+    used_gpus_ += s.gpus;
     index_add(s.node);
   }
 }
@@ -96,10 +100,28 @@ void ClusterState::release(const Placement& placement) {
     if (n.cpus > 0) n.free_cpus += s.cpus;
     if (n.memory_mib > 0) n.free_memory_mib += s.memory_mib;
     --n.jobs;
-    pool_free_[n.pool] += s.gpus;
-    free_gpus_ += s.gpus;
+    if (n.up) {
+      pool_free_[n.pool] += s.gpus;
+      free_gpus_ += s.gpus;
+    }
+    pool_used_[n.pool] -= s.gpus;
+    used_gpus_ -= s.gpus;
     index_add(s.node);
   }
+}
+
+void ClusterState::set_up(NodeId id, bool up) {
+  HEADROOM_ASSERT(id < nodes_.size(), "set_up on a missing node");
+  Node& n = nodes_[id];
+  if (n.up == up) return;
+  index_remove(id);
+  const std::int64_t sign = up ? 1 : -1;
+  pool_free_[n.pool] += sign * n.free_gpus;
+  free_gpus_ += sign * n.free_gpus;
+  pool_up_[n.pool] += sign * n.gpus;
+  up_gpus_ += sign * n.gpus;
+  n.up = up;
+  index_add(id);
 }
 
 }  // namespace headroom::models

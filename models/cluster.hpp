@@ -60,9 +60,21 @@ class ClusterState {
   NodeId pool_first_node(PoolId p) const { return pool_first_[p]; }
   std::int32_t pool_node_count(PoolId p) const { return spec_.pools[p].nodes; }
 
+  // Installed GPUs, whether their node is up or not.
   std::int64_t total_gpus() const { return total_gpus_; }
+  // Free GPUs on nodes that are up (a node that is down or draining offers none).
   std::int64_t free_gpus() const { return free_gpus_; }
   std::int64_t pool_free_gpus(PoolId p) const { return pool_free_[p]; }
+  // GPUs held by running jobs (also on nodes that went down or are draining).
+  std::int64_t used_gpus() const { return used_gpus_; }
+  std::int64_t pool_used_gpus(PoolId p) const { return pool_used_[p]; }
+  // GPUs of nodes that are up: the capacity policies can place on.
+  std::int64_t up_gpus() const { return up_gpus_; }
+  std::int64_t pool_up_gpus(PoolId p) const { return pool_up_[p]; }
+
+  // Takes a node out of service (`up` false: down or draining; its jobs keep their slices until
+  // released, and it leaves every free-GPU index and count) or puts it back.
+  void set_up(NodeId id, bool up);
 
   // Nodes of pool p (that are up) with exactly f free GPUs, in id order.
   const std::set<NodeId>& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
@@ -80,9 +92,13 @@ class ClusterState {
   std::vector<Node> nodes_;
   std::vector<NodeId> pool_first_;
   std::vector<std::int64_t> pool_free_;
+  std::vector<std::int64_t> pool_used_;
+  std::vector<std::int64_t> pool_up_;
   std::vector<std::vector<std::set<NodeId>>> by_free_;
   std::int64_t total_gpus_ = 0;
   std::int64_t free_gpus_ = 0;
+  std::int64_t used_gpus_ = 0;
+  std::int64_t up_gpus_ = 0;
 };
 
 }  // namespace headroom::models

@@ -14,6 +14,13 @@ std::string_view to_string(AuditKind k) {
     case AuditKind::Preempt: return "preempt";
     case AuditKind::Requeue: return "requeue";
     case AuditKind::Unfinished: return "unfinished";
+    case AuditKind::NodeDown: return "node_down";
+    case AuditKind::NodeUp: return "node_up";
+    case AuditKind::Drain: return "drain";
+    case AuditKind::Kill: return "kill";
+    case AuditKind::Retry: return "retry";
+    case AuditKind::Drill: return "drill";
+    case AuditKind::Recovered: return "recovered";
     case AuditKind::Waiting: return "waiting";
   }
   return "?";

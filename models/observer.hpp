@@ -18,8 +18,20 @@ enum class AuditKind : std::uint8_t {
   Preempt = 4,  // detail = preemptor job index or -1
   Requeue = 5,
   Unfinished = 6,  // terminal at the horizon
-  Waiting = 7,     // a pending job's "why pending" changed: reason = the policy's words, detail = PendingCode
+  // The failure drill (models/failures.hpp). Node events have job = kNoJob, detail = node id.
+  NodeDown = 7,    // a node leaves service (failure, scripted outage, maintenance); reason says which
+  NodeUp = 8,      // repaired, outage over, maintenance done
+  Drain = 9,       // a node is cordoned for maintenance: no new placements, it goes down once empty
+  Kill = 10,       // a running job killed by its node going down; detail = node, lost work recorded
+  Retry = 11,      // a killed job is pending again after its back-off; detail = retry number
+  Drill = 12,      // a scripted outage begins; job = kNoJob, detail = drill index
+  Recovered = 13,  // the pending queue is back to its level before drill `detail`; job = kNoJob
+  Waiting = 14,    // a pending job's "why pending" changed: reason = the policy's words, detail = PendingCode
 };
+inline constexpr int kAuditKindCount = 15;
+// Reject detail: why a job was rejected.
+inline constexpr std::int32_t kRejectByPolicy = 0;
+inline constexpr std::int32_t kRejectPermission = 1;  // tenant may not submit to the job's queue
 std::string_view to_string(AuditKind k);
 
 // Why a job is pending, as a code for counting and colouring; the policy's own words stay in the
@@ -45,6 +57,7 @@ struct Sample {
   Tick time = 0;
   std::span<const std::int32_t> pool_used_gpus;    // by pool
   std::span<const std::int32_t> pool_free_gpus;    // by pool (up nodes only)
+  std::span<const std::int32_t> pool_down_gpus;    // by pool: neither used nor free (node down or draining)
   std::span<const std::int32_t> tenant_used_gpus;  // by tenant
   std::span<const std::int32_t> tenant_pending_jobs;
   std::span<const std::int32_t> tenant_pending_gpus;
@@ -59,6 +72,14 @@ class SimObserver {
  public:
   virtual ~SimObserver() = default;
   virtual void on_event(Tick time, AuditKind kind, JobIndex job, std::int32_t detail, std::string_view reason) = 0;
+  // An audit event that threw work away: `lost_gpu_ms` is the GPU time lost (work since the last
+  // checkpoint, restore overheads). Sent for preemptions when they take effect (kind Requeue, or
+  // Finish for a cancelled victim) and for Kill. By default forwarded to on_event.
+  virtual void on_lost_work(Tick time, AuditKind kind, JobIndex job, std::int32_t detail, std::string_view reason,
+                            std::int64_t lost_gpu_ms) {
+    (void)lost_gpu_ms;
+    on_event(time, kind, job, detail, reason);
+  }
   virtual void on_start(Tick time, JobIndex job, const Placement& placement) = 0;
   virtual void on_end(Tick time, JobIndex job, JobState state) = 0;
   virtual void on_sample(const Sample& sample) = 0;

@@ -32,9 +32,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
   results::Recorder recorder(workload, sc.cluster, sc.output.events);
-  scenarios::SimulationOptions sim_options;
-  sim_options.horizon = sc.horizon;
-  sim_options.sample_interval = sc.output.sample_interval;
+  scenarios::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
   scenarios::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);
   const scenarios::SimulationStats stats = simulation.run(options.stop);

@@ -364,6 +364,8 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   for_each_placement_column([&](const char* name, auto member, bool ms) {
     add(column_array(std::string("/placements/") + name, r.placements, member, ms));
   });
+  // Added after format version 1 shipped: readers treat a missing column as zeros.
+  add(column_array("/events/lost_gpu_ms", r.events, &EventRecord::lost_gpu_ms, false));
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
   add(vector_array("/timeseries/time", ts.time, true));
@@ -371,6 +373,8 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   add(vector_array("/timeseries/pending_jobs", ts.pending_jobs));
   add(matrix_array("pool_used_gpus", ts.pool_used_gpus, rows, r.pools.size()));
   add(matrix_array("pool_free_gpus", ts.pool_free_gpus, rows, r.pools.size()));
+  if (ts.pool_down_gpus.size() == ts.pool_free_gpus.size())
+    add(matrix_array("pool_down_gpus", ts.pool_down_gpus, rows, r.pools.size()));
   add(matrix_array("tenant_used_gpus", ts.tenant_used_gpus, rows, r.tenants.size()));
   add(matrix_array("tenant_pending_jobs", ts.tenant_pending_jobs, rows, r.tenants.size()));
   add(matrix_array("tenant_pending_gpus", ts.tenant_pending_gpus, rows, r.tenants.size()));
@@ -383,6 +387,10 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   }
   add(vector_array("/meta/pool_nodes", nodes));
   add(vector_array("/meta/pool_gpus_per_node", gpus_per_node));
+  // The drills (docs/drills.md); optional on read.
+  add(vector_array("/meta/drill_start", r.drill_start, true));
+  add(vector_array("/meta/drill_recovered", r.drill_recovered, true));
+  add(vector_array("/meta/tenant_denied", r.tenant_denied));
   return out;
 }
 
@@ -477,7 +485,7 @@ std::vector<std::string> job_kind_names() {
 }
 std::vector<std::string> event_kind_names() {
   std::vector<std::string> out;
-  for (int k = 0; k <= static_cast<int>(models::AuditKind::Waiting); ++k)
+  for (int k = 0; k < models::kAuditKindCount; ++k)
     out.emplace_back(models::to_string(static_cast<models::AuditKind>(k)));
   return out;
 }
@@ -502,6 +510,11 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.scalar_attr<std::int64_t>(file, "/", "sim_end", r.sim_end);
   w.scalar_attr<std::int64_t>(file, "/", "total_gpus", r.total_gpus);
   w.scalar_attr<std::int64_t>(file, "/", "lost_gpu_ms", r.lost_gpu_ms);
+  w.scalar_attr<std::int64_t>(file, "/", "failure_lost_gpu_ms", r.failure_lost_gpu_ms);
+  w.scalar_attr<std::int64_t>(file, "/", "node_outages", r.node_outages);
+  w.scalar_attr<std::int64_t>(file, "/", "jobs_killed", r.jobs_killed);
+  w.scalar_attr<std::int64_t>(file, "/", "job_retries", r.job_retries);
+  w.scalar_attr<std::int64_t>(file, "/", "jobs_failed_by_failure", r.jobs_failed_by_failure);
   w.scalar_attr<std::int32_t>(file, "/", "format_version", kFormatVersion);
 
   Handle jobs = w.group("/jobs");
@@ -721,6 +734,7 @@ class Reader {
   bool has_attr(hid_t obj, const char* name) const { return H5Aexists(obj, name) > 0; }
   bool has_link(const char* name) const { return has_link(file_, name); }
   bool has_link(hid_t group, const char* name) const { return H5Lexists(group, name, H5P_DEFAULT) > 0; }
+  bool has_dataset(hid_t group, const char* name) const { return H5Lexists(group, name, H5P_DEFAULT) > 0; }
 
  private:
   static std::string attr_where(const std::string& where, const char* name) {
@@ -788,6 +802,15 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   r.sim_end = rd.scalar_attr<std::int64_t>(file, "/", "sim_end");
   r.total_gpus = rd.scalar_attr<std::int64_t>(file, "/", "total_gpus");
   r.lost_gpu_ms = rd.scalar_attr<std::int64_t>(file, "/", "lost_gpu_ms");
+  // The drill attributes and datasets came after format version 1: absent means none.
+  auto optional_attr = [&](const char* name) {
+    return rd.has_attr(file, name) ? rd.scalar_attr<std::int64_t>(file, "/", name) : std::int64_t{0};
+  };
+  r.failure_lost_gpu_ms = optional_attr("failure_lost_gpu_ms");
+  r.node_outages = optional_attr("node_outages");
+  r.jobs_killed = optional_attr("jobs_killed");
+  r.job_retries = optional_attr("job_retries");
+  r.jobs_failed_by_failure = optional_attr("jobs_failed_by_failure");
 
   // Reads the columns of one table into `rows`; every column must have the same length.
   auto read_table = [&](const char* group_name, auto& rows, auto for_each_column) {
@@ -810,6 +833,16 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   read_table("events", r.events, [](auto&& f) { for_each_event_column(f); });
   // Written since the GUI's cluster map; absent from older files.
   if (rd.has_link("placements")) read_table("placements", r.placements, [](auto&& f) { for_each_placement_column(f); });
+  {
+    Handle g = rd.group("events");
+    if (rd.has_dataset(g.get(), "lost_gpu_ms")) {
+      const auto col = rd.array<std::int64_t>(g.get(), "/events/lost_gpu_ms", 1);
+      if (col.size() != r.events.size())
+        rd.fail("/events/lost_gpu_ms",
+                std::to_string(col.size()) + " rows, expected " + std::to_string(r.events.size()));
+      for (std::size_t i = 0; i < col.size(); ++i) r.events[i].lost_gpu_ms = col[i];
+    }
+  }
 
   {
     Handle g = rd.group("timeseries");
@@ -829,6 +862,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     };
     ts.pool_used_gpus = matrix("pool_used_gpus");
     ts.pool_free_gpus = matrix("pool_free_gpus");
+    if (rd.has_dataset(g.get(), "pool_down_gpus")) ts.pool_down_gpus = matrix("pool_down_gpus");
     ts.tenant_used_gpus = matrix("tenant_used_gpus");
     ts.tenant_pending_jobs = matrix("tenant_pending_jobs");
     ts.tenant_pending_gpus = matrix("tenant_pending_gpus");
@@ -848,6 +882,13 @@ RunResult read_contents(const Reader& rd, hid_t file) {
       rd.fail("/meta", "pool_name, pool_gpu_type, pool_nodes and pool_gpus_per_node differ in length");
     r.pools.resize(n);
     for (std::size_t i = 0; i < n; ++i) r.pools[i] = PoolInfo{names[i], types[i], nodes[i], per_node[i]};
+    if (rd.has_dataset(g.get(), "drill_start")) r.drill_start = rd.array<Tick>(g.get(), "/meta/drill_start", 1);
+    if (rd.has_dataset(g.get(), "drill_recovered"))
+      r.drill_recovered = rd.array<Tick>(g.get(), "/meta/drill_recovered", 1);
+    if (r.drill_recovered.size() != r.drill_start.size())
+      rd.fail("/meta/drill_recovered", "length differs from /meta/drill_start");
+    if (rd.has_dataset(g.get(), "tenant_denied"))
+      r.tenant_denied = rd.array<std::int64_t>(g.get(), "/meta/tenant_denied", 1);
   }
   return r;
 }

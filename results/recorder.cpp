@@ -38,6 +38,7 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
                       static_cast<std::int32_t>(p));
   }
   result_.total_gpus = cluster_.total_gpus();
+  open_preempt_.assign(workload.jobs.size(), -1);
 }
 
 std::uint32_t Recorder::reason_id(std::string_view reason) {
@@ -51,10 +52,69 @@ std::uint32_t Recorder::reason_id(std::string_view reason) {
 
 void Recorder::on_event(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
                         std::string_view reason) {
-  if (kind == models::AuditKind::Preempt && job < result_.jobs.size()) ++result_.jobs[job].preemptions;
-  if (kind == models::AuditKind::Requeue) close_placement(job, time);  // back to pending: released
+  on_lost_work(time, kind, job, detail, reason, 0);
+}
+
+void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
+                            std::string_view reason, std::int64_t lost_gpu_ms) {
+  using K = models::AuditKind;
+  const bool known_job = job < result_.jobs.size();
+  std::int64_t row_lost = lost_gpu_ms;
+  switch (kind) {
+    case K::Preempt:
+      if (known_job) {
+        ++result_.jobs[job].preemptions;
+        open_preempt_[job] = record_events_ ? static_cast<std::int64_t>(result_.events.size()) : -1;
+      }
+      break;
+    case K::Requeue:
+    case K::Finish:
+      if (kind == K::Requeue) close_placement(job, time);  // back to pending: released
+      // A preemption taking effect: its lost work goes on the preempt row, which names the
+      // victim, the preemptor and the rule.
+      if (known_job && open_preempt_[job] >= 0) {
+        result_.events[static_cast<std::size_t>(open_preempt_[job])].lost_gpu_ms += lost_gpu_ms;
+        row_lost = 0;
+      }
+      if (known_job) open_preempt_[job] = -1;
+      if (kind == K::Finish && detail == static_cast<std::int32_t>(models::JobState::Failed) && !reason.empty())
+        ++result_.jobs_failed_by_failure;
+      break;
+    case K::Kill:
+      if (known_job) open_preempt_[job] = -1;  // a failure overtook a pending preemption
+      close_placement(job, time);              // its node went down: released
+      ++result_.jobs_killed;
+      result_.failure_lost_gpu_ms += lost_gpu_ms;
+      break;
+    case K::Reject:
+      if (detail == models::kRejectPermission && known_job) {
+        const std::uint32_t t = result_.jobs[job].tenant;
+        if (result_.tenant_denied.size() <= t)
+          result_.tenant_denied.resize(std::max(result_.tenants.size(), std::size_t{t} + 1));
+        ++result_.tenant_denied[t];
+      }
+      break;
+    case K::NodeDown: ++result_.node_outages; break;
+    case K::Retry: ++result_.job_retries; break;
+    case K::Drill: {
+      const auto d = static_cast<std::size_t>(std::max(detail, 0));
+      if (result_.drill_start.size() <= d) {
+        result_.drill_start.resize(d + 1, -1);
+        result_.drill_recovered.resize(d + 1, -1);
+      }
+      result_.drill_start[d] = time;
+      break;
+    }
+    case K::Recovered: {
+      const auto d = static_cast<std::size_t>(std::max(detail, 0));
+      if (d < result_.drill_recovered.size()) result_.drill_recovered[d] = time;
+      break;
+    }
+    default: break;
+  }
   if (!record_events_) return;
-  result_.events.push_back(EventRecord{time, static_cast<std::uint8_t>(kind), job, detail, reason_id(reason)});
+  result_.events.push_back(
+      EventRecord{time, static_cast<std::uint8_t>(kind), job, detail, reason_id(reason), row_lost});
 }
 
 void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement& placement) {
@@ -112,6 +172,11 @@ void Recorder::on_sample(const models::Sample& sample) {
   };
   append(ts.pool_used_gpus, sample.pool_used_gpus);
   append(ts.pool_free_gpus, sample.pool_free_gpus);
+  if (sample.pool_down_gpus.size() == sample.pool_free_gpus.size()) {
+    append(ts.pool_down_gpus, sample.pool_down_gpus);
+  } else {
+    ts.pool_down_gpus.insert(ts.pool_down_gpus.end(), sample.pool_free_gpus.size(), 0);
+  }
   append(ts.tenant_used_gpus, sample.tenant_used_gpus);
   append(ts.tenant_pending_jobs, sample.tenant_pending_jobs);
   append(ts.tenant_pending_gpus, sample.tenant_pending_gpus);

@@ -17,6 +17,8 @@ class Recorder : public models::SimObserver {
 
   void on_event(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
                 std::string_view reason) override;
+  void on_lost_work(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
+                    std::string_view reason, std::int64_t lost_gpu_ms) override;
   void on_start(Tick time, models::JobIndex job, const models::Placement& placement) override;
   void on_end(Tick time, models::JobIndex job, models::JobState state) override;
   void on_sample(const models::Sample& sample) override;
@@ -35,6 +37,7 @@ class Recorder : public models::SimObserver {
   RunResult result_;
   std::map<std::string, std::uint32_t, std::less<>> reason_index_;
   std::vector<std::size_t> open_from_;  // by job: 1 + the first /placements row of its current run, 0 = none
+  std::vector<std::int64_t> open_preempt_;  // per job: its last preempt row not yet taken effect, or -1
 };
 
 }  // namespace headroom::results

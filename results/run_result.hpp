@@ -38,6 +38,11 @@ struct EventRecord {
   std::uint32_t job = 0;     // row index in jobs
   std::int32_t detail = 0;   // kind-specific (state, GPUs, preemptor)
   std::uint32_t reason = 0;  // index into RunResult::reasons
+  // GPU-milliseconds of work the event threw away: on a preempt row, the victim's lost work once
+  // the preemption took effect (0 if it finished within its grace period); on a kill row, the
+  // work since the last checkpoint plus the restart overhead. The column sums to
+  // lost_gpu_ms + failure_lost_gpu_ms.
+  std::int64_t lost_gpu_ms = 0;
 };
 
 // One row of /placements: one node's slice of one run of a job, from its start until its
@@ -59,6 +64,7 @@ struct TimeSeries {
   std::vector<std::int32_t> pending_jobs;
   std::vector<std::int32_t> pool_used_gpus;
   std::vector<std::int32_t> pool_free_gpus;
+  std::vector<std::int32_t> pool_down_gpus;  // neither used nor free: node down or draining
   std::vector<std::int32_t> tenant_used_gpus;
   std::vector<std::int32_t> tenant_pending_jobs;
   std::vector<std::int32_t> tenant_pending_gpus;
@@ -89,6 +95,17 @@ struct RunResult {
   Tick sim_end = 0;    // last event processed (or horizon)
   std::int64_t total_gpus = 0;
   std::int64_t lost_gpu_ms = 0;  // GPU time spent on work that preemption threw away
+  // The failure drill (docs/drills.md), counted from the audit events as they happen.
+  std::int64_t failure_lost_gpu_ms = 0;     // work lost by jobs killed by failures
+  std::int64_t node_outages = 0;            // times a node went down (failure, outage, maintenance)
+  std::int64_t jobs_killed = 0;             // kills by node failures (one job may be killed several times)
+  std::int64_t job_retries = 0;             // killed jobs pending again after their back-off
+  std::int64_t jobs_failed_by_failure = 0;  // killed jobs past their retry limit
+  std::vector<Tick> drill_start;            // scripted outages: when each began
+  std::vector<Tick> drill_recovered;        // when the pending queue was back to its level before; -1 never
+  // The permission drill: jobs rejected at submit because the tenant may not use the queue,
+  // indexed like tenants (empty when none).
+  std::vector<std::int64_t> tenant_denied;
 
   std::vector<std::string> tenants;
   std::vector<std::string> queues;

@@ -211,7 +211,10 @@ Summary summarize(const RunResult& result) {
       jcts.push_back(j.end - j.submit);
     s.preemptions += j.preemptions;
     if (j.start < 0) {
-      if (result.sim_end - j.submit > kStarvationWait) ++s.starved_jobs;
+      // A rejected job (by the policy, or denied by the permission drill) did not starve.
+      if (result.sim_end - j.submit > kStarvationWait &&
+          j.state != static_cast<std::uint8_t>(models::JobState::Rejected))
+        ++s.starved_jobs;
       continue;
     }
     const Tick wait = j.start - j.submit;
@@ -252,7 +255,26 @@ Summary summarize(const RunResult& result) {
     ts.mean_wait_s = acc[t].started > 0
                          ? static_cast<double>(acc[t].wait_ms / static_cast<long double>(acc[t].started) / 1000.0L)
                          : 0.0;
+    ts.denied = t < result.tenant_denied.size() ? result.tenant_denied[t] : 0;
+    s.denied += ts.denied;
     s.tenants.push_back(std::move(ts));
+  }
+  FailureSummary& f = s.failures;
+  f.node_outages = result.node_outages;
+  f.jobs_killed = result.jobs_killed;
+  f.job_retries = result.job_retries;
+  f.jobs_failed = result.jobs_failed_by_failure;
+  f.lost_gpu_hours = static_cast<double>(result.failure_lost_gpu_ms) / static_cast<double>(sim::kHour);
+  for (std::size_t d = 0; d < result.drill_start.size(); ++d) {
+    const Tick rec = d < result.drill_recovered.size() ? result.drill_recovered[d] : -1;
+    if (rec < 0 || result.drill_start[d] < 0) {
+      f.drill_recovery_s.push_back(-1);
+      continue;
+    }
+    const double secs = sim::to_seconds(rec - result.drill_start[d]);
+    f.drill_recovery_s.push_back(secs);
+    ++f.drills_recovered;
+    f.worst_recovery_s = std::max(f.worst_recovery_s, secs);
   }
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
@@ -292,6 +314,31 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   row("jct", s.jct);
   out << "\nstarved (waited > 24h) " << s.starved_jobs << "   preemptions " << s.preemptions << "   lost GPU-hours "
       << fixed(s.lost_gpu_hours, 1) << "   mean pending GPUs " << fixed(s.pending_gpus_mean, 1) << "\n";
+
+  if (s.failures.any()) {
+    const FailureSummary& f = s.failures;
+    out << "failures: node outages " << f.node_outages << "   jobs killed " << f.jobs_killed << "   retried "
+        << f.job_retries << "   failed " << f.jobs_failed << "   lost GPU-hours " << fixed(f.lost_gpu_hours, 1) << "\n";
+    if (!f.drill_recovery_s.empty()) {
+      out << "failure drill: " << f.drill_recovery_s.size() << (f.drill_recovery_s.size() == 1 ? " outage" : " outages")
+          << ", recovered " << f.drills_recovered << "   recovery (queue back to its pre-outage level)";
+      for (double r : f.drill_recovery_s) out << " " << (r < 0 ? std::string("never") : short_duration(r));
+      out << "\n";
+    }
+  }
+  if (s.denied > 0) {
+    out << "permission denied: " << s.denied << (s.denied == 1 ? " submission" : " submissions") << " (";
+    std::vector<const TenantSummary*> denied;
+    for (const auto& t : s.tenants)
+      if (t.denied > 0) denied.push_back(&t);
+    std::sort(denied.begin(), denied.end(), [](const TenantSummary* a, const TenantSummary* b) {
+      return a->denied != b->denied ? a->denied > b->denied : a->name < b->name;
+    });
+    for (std::size_t i = 0; i < denied.size() && i < max_tenants; ++i)
+      out << (i == 0 ? "" : ", ") << fit(denied[i]->name, 24) << " " << denied[i]->denied;
+    if (denied.size() > max_tenants) out << ", ... " << (denied.size() - max_tenants) << " more tenants";
+    out << ")\n";
+  }
 
   if (!s.tenants.empty() && max_tenants > 0) {
     const std::size_t shown = std::min(max_tenants, s.tenants.size());
@@ -339,13 +386,25 @@ void print_summary_json(std::ostream& out, const Summary& s) {
   out << "  \"lost_gpu_hours\": " << json_number(s.lost_gpu_hours) << ",\n";
   out << "  \"starved_jobs\": " << s.starved_jobs << ",\n";
   out << "  \"pending_gpus_mean\": " << json_number(s.pending_gpus_mean) << ",\n";
+  {
+    const FailureSummary& f = s.failures;
+    out << "  \"failures\": {\"node_outages\": " << f.node_outages << ", \"jobs_killed\": " << f.jobs_killed
+        << ", \"job_retries\": " << f.job_retries << ", \"jobs_failed\": " << f.jobs_failed
+        << ", \"lost_gpu_hours\": " << json_number(f.lost_gpu_hours) << ", \"drill_recovery_s\": [";
+    for (std::size_t i = 0; i < f.drill_recovery_s.size(); ++i)
+      out << (i == 0 ? "" : ", ")
+          << (f.drill_recovery_s[i] < 0 ? std::string("null") : json_number(f.drill_recovery_s[i]));
+    out << "], \"drills_recovered\": " << f.drills_recovered << ", \"worst_recovery_s\": "
+        << (f.worst_recovery_s < 0 ? std::string("null") : json_number(f.worst_recovery_s)) << "},\n";
+  }
+  out << "  \"denied\": " << s.denied << ",\n";
   out << "  \"tenants\": [";
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const TenantSummary& t = s.tenants[i];
     out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
         << ", \"gpu_hours\": " << json_number(t.gpu_hours) << ", \"mean_wait_s\": " << json_number(t.mean_wait_s)
         << ", \"p95_wait_s\": " << json_number(t.p95_wait_s) << ", \"max_wait_s\": " << json_number(t.max_wait_s)
-        << "}";
+        << ", \"denied\": " << t.denied << "}";
   }
   out << (s.tenants.empty() ? "]\n" : "\n  ]\n");
   out << "}\n";

@@ -22,6 +22,22 @@ struct TenantSummary {
   double mean_wait_s = 0;  // over jobs that started
   double p95_wait_s = 0;
   double max_wait_s = 0;
+  std::int64_t denied = 0;  // submissions rejected by the permission drill
+};
+
+// The failure drill (docs/drills.md).
+struct FailureSummary {
+  std::int64_t node_outages = 0;
+  std::int64_t jobs_killed = 0;
+  std::int64_t job_retries = 0;
+  std::int64_t jobs_failed = 0;  // killed past their retry limit
+  double lost_gpu_hours = 0;     // work lost to failures (since the last checkpoint, + restart overheads)
+  // Scripted outages: seconds from each one's start until the pending queue was back to its level
+  // before it, once the outage was over; -1 = not recovered by the end of the run.
+  std::vector<double> drill_recovery_s;
+  std::int64_t drills_recovered = 0;
+  double worst_recovery_s = -1;  // over the recovered drills; -1 = none recovered
+  bool any() const { return node_outages > 0 || jobs_killed > 0 || !drill_recovery_s.empty(); }
 };
 
 struct Summary {
@@ -38,6 +54,8 @@ struct Summary {
   std::int64_t starved_jobs = 0;       // jobs that waited longer than kStarvationWait (or never started)
   double pending_gpus_mean = 0;        // mean over the samples of the GPUs requested by pending jobs
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
+  FailureSummary failures;
+  std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants
 };
 
 inline constexpr Tick kStarvationWait = 24 * sim::kHour;

@@ -247,10 +247,10 @@ class Loader {
             "expected a map with keys name, cluster, policy and workload at the top level, got " + describe(root));
       return;
     }
-    MapReader top(
-        root, "",
-        {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output", "variants", "seeds"}, errors_,
-        file_);
+    MapReader top(root, "",
+                  {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output", "variants", "seeds",
+                   "failures"},
+                  errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
     }
@@ -258,13 +258,14 @@ class Loader {
       if (auto v = unsigned_value(*e)) out.seed = *v;
     }
     if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
-    if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants);
+    if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
     if (const Entry* e = top.require("policy")) load_policy(*e, out.policy);
     if (const Entry* e = top.require("workload")) load_workload(*e, out.workload);
     if (const Entry* e = top.optional("horizon")) {
       if (auto v = duration_value(*e, true)) out.horizon = *v;
     }
     if (const Entry* e = top.optional("output")) load_output(*e, out.output);
+    if (const Entry* e = top.optional("failures")) load_failures(*e, out.cluster, out.failures);
   }
 
  private:
@@ -442,12 +443,12 @@ class Loader {
     }
   }
 
-  void load_tenants(const Entry& e, std::vector<models::Tenant>& tenants) {
+  void load_tenants(const Entry& e, std::vector<models::Tenant>& tenants, std::vector<QueueGrant>& grants) {
     std::vector<std::pair<std::string, int>> names;
     for (const auto& item : list_items(e)) {
       if (!expect_map(item, "a tenant (a map with name and weight)")) continue;
       models::Tenant tenant;
-      MapReader r(item.value, item.path, {"name", "weight"}, errors_, file_);
+      MapReader r(item.value, item.path, {"name", "weight", "queues"}, errors_, file_);
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           tenant.name = *v;
@@ -462,6 +463,14 @@ class Loader {
         }
       }
       if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, INFINITY).value_or(1.0);
+      QueueGrant grant;
+      grant.tenant = tenant.name;
+      // The permission drill: `queues: [a, b]` grants those queues only; `queues: []` none.
+      if (const Entry* f = r.find("queues"); f != nullptr) {
+        grant.restricted = true;
+        if (!f->value.IsNull() && !(f->value.IsSequence() && f->value.size() == 0)) grant.queues = string_list(*f);
+      }
+      grants.push_back(std::move(grant));
       tenants.push_back(std::move(tenant));
     }
   }
@@ -616,6 +625,227 @@ class Loader {
       if (auto v = string_value(item)) out.push_back(*v);
     if (e.value.IsSequence() && e.value.size() == 0) error(e, "expected at least one name, got an empty list");
     return out;
+  }
+
+  // ---- failures: (the failure drill; docs/drills.md) ----
+
+  std::optional<models::PoolId> pool_value(const Entry& e, const models::ClusterSpec& cluster) {
+    auto name = string_value(e);
+    if (!name) return std::nullopt;
+    std::vector<std::string> known;
+    for (models::PoolId p = 0; p < cluster.pools.size(); ++p) {
+      if (cluster.pools[p].name == *name) return p;
+      known.push_back(cluster.pools[p].name);
+    }
+    std::string msg = "no pool named " + quote(*name);
+    if (auto m = sim::closest_match(*name, known)) msg += "; did you mean " + quote(*m) + "?";
+    error(e, msg);
+    return std::nullopt;
+  }
+
+  std::optional<models::NodeId> node_value(const Entry& e, const models::ClusterSpec& cluster) {
+    auto name = string_value(e);
+    if (!name) return std::nullopt;
+    if (auto node = models::find_node(cluster, *name)) return node;
+    error(e, "no node named " + quote(*name) + " (nodes are named <pool>-<index>, e.g. " +
+                 quote(cluster.pools.empty() ? "a100-0" : cluster.pools.front().name + "-0") + ")");
+    return std::nullopt;
+  }
+
+  std::vector<models::NodeId> node_list(const Entry& e, const models::ClusterSpec& cluster) {
+    std::vector<models::NodeId> out;
+    for (const Entry& item : list_items(e)) {
+      auto node = node_value(item, cluster);
+      if (!node) continue;
+      if (std::find(out.begin(), out.end(), *node) != out.end()) {
+        error(item, "node " + quote(item.value.Scalar()) + " is listed twice");
+        continue;
+      }
+      out.push_back(*node);
+    }
+    if (e.value.IsSequence() && e.value.size() == 0) error(e, "expected at least one node, got an empty list");
+    return out;
+  }
+
+  void load_failures(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
+    if (!expect_map(e, "a map with nodes, racks, events, maintenance and jobs")) return;
+    MapReader r(e.value, e.path, {"racks", "nodes", "events", "maintenance", "jobs"}, errors_, file_);
+    if (const Entry* g = r.optional("racks")) load_racks(*g, cluster, f);
+    if (const Entry* g = r.optional("nodes")) {
+      if (g->value.IsSequence()) {
+        for (const Entry& item : list_items(*g)) load_random(item, cluster, f);
+      } else {
+        load_random(*g, cluster, f);
+      }
+    }
+    if (const Entry* g = r.optional("events"))
+      for (const Entry& item : list_items(*g)) load_outage(item, cluster, f);
+    if (const Entry* g = r.optional("maintenance"))
+      for (const Entry& item : list_items(*g)) load_maintenance(item, cluster, f);
+    if (const Entry* g = r.optional("jobs")) load_job_failures(*g, f);
+  }
+
+  void load_racks(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
+    if (e.value.IsMap()) {
+      MapReader r(e.value, e.path, {"nodes_per_rack"}, errors_, file_);
+      if (const Entry* g = r.require("nodes_per_rack"))
+        if (auto n = int32_value(*g, 1)) f.racks = models::racks_of_size(cluster, *n);
+      return;
+    }
+    if (!e.value.IsSequence()) {
+      error(e, "expected {nodes_per_rack: N} or a list of racks ({name, nodes}), got " + describe(e.value));
+      return;
+    }
+    std::vector<int> owner(static_cast<std::size_t>(cluster.total_nodes()), -1);  // line of the rack holding it
+    for (const Entry& item : list_items(e)) {
+      if (!expect_map(item, "a rack (a map with name and nodes)")) continue;
+      MapReader r(item.value, item.path, {"name", "nodes"}, errors_, file_);
+      models::Rack rack;
+      if (const Entry* g = r.require("name")) {
+        if (auto v = string_value(*g)) {
+          for (const auto& other : f.racks)
+            if (other.name == *v) error(*g, "duplicate rack name " + quote(*v));
+          rack.name = *v;
+        }
+      }
+      if (const Entry* g = r.require("nodes")) {
+        rack.nodes = node_list(*g, cluster);
+        for (models::NodeId node : rack.nodes) {
+          if (owner[node] >= 0) {
+            error(*g, "node " + quote(models::node_name(cluster, node)) + " is already in the rack at line " +
+                          std::to_string(owner[node]) + " (a node belongs to one rack)");
+          }
+          owner[node] = item.location().line;
+        }
+      }
+      f.racks.push_back(std::move(rack));
+    }
+  }
+
+  void load_random(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
+    if (!expect_map(e, "a map with mtbf and repair")) return;
+    MapReader r(e.value, e.path, {"pools", "domain", "mtbf", "distribution", "shape", "repair"}, errors_, file_);
+    models::RandomFailures rf;
+    if (const Entry* g = r.optional("pools")) {
+      for (const Entry& item : list_items(*g))
+        if (auto p = pool_value(item, cluster)) rf.pools.push_back(*p);
+      if (g->value.IsSequence() && g->value.size() == 0) error(*g, "expected at least one pool, got an empty list");
+    }
+    if (const Entry* g = r.optional("domain")) {
+      const std::string v = g->value.IsScalar() ? g->value.Scalar() : "";
+      if (v == "rack") {
+        rf.per_rack = true;
+        if (f.racks.empty()) error(*g, "domain rack needs racks (failures.racks: {nodes_per_rack: N} or a list)");
+      } else if (v != "node") {
+        error(*g, "expected node or rack, got " + describe(g->value));
+      }
+    }
+    if (const Entry* g = r.require("mtbf")) rf.mtbf = duration_value(*g, true).value_or(sim::kDay);
+    if (const Entry* g = r.require("repair")) rf.repair = duration_value(*g, true).value_or(sim::kHour);
+    const Entry* shape = r.optional("shape");
+    if (const Entry* g = r.optional("distribution")) {
+      const std::string v = g->value.IsScalar() ? g->value.Scalar() : "";
+      if (v == "weibull") {
+        rf.distribution = models::FailureDistribution::Weibull;
+        if (shape == nullptr) error(*g, "distribution weibull needs a shape (e.g. shape: 0.8)");
+      } else if (v != "exponential") {
+        std::string msg = "expected exponential or weibull, got " + describe(g->value);
+        static const std::vector<std::string> kKnown = {"exponential", "weibull"};
+        if (auto m = sim::closest_match(v, kKnown)) msg += "; did you mean " + quote(*m) + "?";
+        error(*g, msg);
+      }
+    }
+    if (shape != nullptr) {
+      rf.shape = positive_number(*shape, 100.0).value_or(1.0);
+      if (rf.distribution != models::FailureDistribution::Weibull)
+        error(*shape, "shape applies to distribution weibull only");
+    }
+    f.random.push_back(std::move(rf));
+  }
+
+  void load_outage(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
+    if (!expect_map(e, "an outage (a map with at, duration and one of rack, nodes, pool)")) return;
+    MapReader r(e.value, e.path, {"at", "duration", "rack", "nodes", "pool"}, errors_, file_);
+    models::FailureEvent ev;
+    if (const Entry* g = r.require("at")) ev.at = duration_value(*g, false).value_or(0);
+    if (const Entry* g = r.require("duration")) ev.duration = duration_value(*g, true).value_or(sim::kHour);
+    const Entry* rack = r.optional("rack");
+    const Entry* nodes = r.optional("nodes");
+    const Entry* pool = r.optional("pool");
+    const int given = (rack != nullptr) + (nodes != nullptr) + (pool != nullptr);
+    if (given != 1) {
+      error(e, given == 0 ? "an outage needs one of rack, nodes or pool" : "give only one of rack, nodes or pool");
+      return;
+    }
+    if (rack != nullptr) {
+      if (!rack->value.IsScalar()) {
+        error(*rack, "expected a rack index or name, got " + describe(rack->value));
+        return;
+      }
+      const std::string& v = rack->value.Scalar();
+      const models::Rack* found = nullptr;
+      for (const auto& rk : f.racks)
+        if (rk.name == v) found = &rk;
+      std::size_t index = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), index);
+      if (found == nullptr && ec == std::errc() && end == v.data() + v.size() && index < f.racks.size())
+        found = &f.racks[index];
+      if (found == nullptr) {
+        error(*rack, f.racks.empty() ? "no racks are defined (failures.racks: {nodes_per_rack: N} or a list)"
+                                     : "no rack " + quote(v) + " (racks 0.." + std::to_string(f.racks.size() - 1) +
+                                           " or a rack name)");
+        return;
+      }
+      ev.nodes = found->nodes;
+      ev.what = "rack " + found->name;
+    } else if (nodes != nullptr) {
+      ev.nodes = node_list(*nodes, cluster);
+      for (models::NodeId node : ev.nodes)
+        ev.what += (ev.what.empty() ? "nodes " : ", ") + models::node_name(cluster, node);
+    } else if (auto p = pool_value(*pool, cluster)) {
+      models::NodeId first = 0;
+      for (models::PoolId q = 0; q < *p; ++q) first += static_cast<models::NodeId>(cluster.pools[q].nodes);
+      for (std::int32_t i = 0; i < cluster.pools[*p].nodes; ++i)
+        ev.nodes.push_back(first + static_cast<models::NodeId>(i));
+      ev.what = "pool " + cluster.pools[*p].name;
+    }
+    f.events.push_back(std::move(ev));
+  }
+
+  void load_maintenance(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
+    if (!expect_map(e, "a maintenance window (a map with pool, start and duration)")) return;
+    MapReader r(e.value, e.path, {"pool", "start", "every", "duration", "drain", "batch", "drain_timeout"}, errors_,
+                file_);
+    models::Maintenance m;
+    if (const Entry* g = r.require("pool")) m.pool = pool_value(*g, cluster).value_or(0);
+    if (const Entry* g = r.require("start")) m.start = duration_value(*g, false).value_or(0);
+    if (const Entry* g = r.optional("every")) m.every = duration_value(*g, true).value_or(0);
+    if (const Entry* g = r.require("duration")) m.duration = duration_value(*g, true).value_or(sim::kHour);
+    if (const Entry* g = r.optional("drain")) m.drain = bool_value(*g).value_or(true);
+    if (const Entry* g = r.optional("batch")) m.batch = int32_value(*g, 1).value_or(0);
+    if (const Entry* g = r.optional("drain_timeout")) m.drain_timeout = duration_value(*g, false).value_or(-1);
+    f.maintenance.push_back(m);
+  }
+
+  void load_job_failures(const Entry& e, models::FailureSpec& f) {
+    if (!expect_map(e, "a map with retry, checkpoint_interval and restart_overhead")) return;
+    MapReader r(e.value, e.path, {"retry", "checkpoint_interval", "restart_overhead"}, errors_, file_);
+    if (const Entry* g = r.optional("retry")) {
+      if (expect_map(*g, "a map with limit, backoff and backoff_max")) {
+        MapReader rr(g->value, g->path, {"limit", "backoff", "backoff_max"}, errors_, file_);
+        if (const Entry* h = rr.optional("limit")) f.retry_limit = int32_value(*h, 0).value_or(f.retry_limit);
+        if (const Entry* h = rr.optional("backoff")) f.backoff = duration_value(*h, false).value_or(f.backoff);
+        const Entry* max = rr.optional("backoff_max");
+        if (max != nullptr) f.backoff_max = duration_value(*max, false).value_or(f.backoff_max);
+        if (max != nullptr && f.backoff_max < f.backoff)
+          error(*max, "expected a duration >= backoff, got " + describe(max->value));
+        else if (max == nullptr)
+          f.backoff_max = std::max(f.backoff_max, f.backoff);
+      }
+    }
+    if (const Entry* g = r.optional("checkpoint_interval"))
+      f.checkpoint_interval = duration_value(*g, true).value_or(0);
+    if (const Entry* g = r.optional("restart_overhead")) f.restart_overhead = duration_value(*g, false).value_or(0);
   }
 
   void load_window(const Entry& e, WorkloadSpec& workload) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "models/failures.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/time.hpp"
@@ -38,6 +39,13 @@ struct OutputSpec {
   bool events = true;        // write the /events audit log
 };
 
+// `tenants[].queues`: the queues a tenant may submit to (the permission drill).
+struct QueueGrant {
+  std::string tenant;
+  bool restricted = false;  // false: no `queues:` key, every queue is allowed
+  std::vector<std::string> queues;
+};
+
 struct Scenario {
   std::string file;  // the path it was loaded from
   std::string text;  // the YAML source, stored in results
@@ -45,10 +53,12 @@ struct Scenario {
   std::uint64_t seed = 1;
   models::ClusterSpec cluster;
   std::vector<models::Tenant> tenants;
+  std::vector<QueueGrant> queue_grants;  // one per tenant of `tenants`
   PolicySpec policy;
   WorkloadSpec workload;
   Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;
+  models::FailureSpec failures;  // `failures:` (docs/drills.md)
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 
 namespace headroom::scenarios {
@@ -63,6 +64,15 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   tenant_pending_gpus_.assign(workload_.tenants.size(), 0);
   pool_used_.assign(cluster_.pool_count(), 0);
   pool_free_.assign(cluster_.pool_count(), 0);
+  pool_down_.assign(cluster_.pool_count(), 0);
+  retries_.assign(n, 0);
+  backoff_.assign(n, false);
+  node_down_.assign(cluster_.nodes().size(), 0);
+  drain_owner_.assign(cluster_.nodes().size(), -1);
+  for (const auto& e : options_.failures.events)
+    for (models::NodeId node : e.nodes) HEADROOM_ASSERT(node < cluster_.nodes().size(), "outage on a missing node");
+  for (const auto& m : options_.failures.maintenance)
+    HEADROOM_ASSERT(m.pool < cluster_.pool_count(), "maintenance of a missing pool");
   for (std::size_t i = 1; i < n; ++i)
     HEADROOM_ASSERT(workload_.jobs[i - 1].submit <= workload_.jobs[i].submit, "workload is not sorted by submit time");
   if (options_.sample_interval <= 0) options_.sample_interval = auto_interval(workload_);
@@ -77,6 +87,7 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
   stats.start = t0;
   engine_.schedule(t0, EventClass::JobSubmit, 0);
   engine_.schedule(t0, EventClass::Sample);
+  start_failures(t0);
 
   stats.events = engine_.run(*this, options_.horizon, stop);
   if (stop != nullptr && stop->load()) {
@@ -109,6 +120,7 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       on_submit(j);
       break;
     }
+    case EventClass::NodeChange: on_node_event(event.payload); break;
     case EventClass::JobFinish: on_finish(static_cast<JobIndex>(event.payload)); break;
     case EventClass::JobEvict: on_evict(static_cast<JobIndex>(event.payload)); break;
     case EventClass::Timer:
@@ -129,6 +141,7 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       in_schedule_ = true;
       policy_.schedule(*this);
       in_schedule_ = false;
+      if (!unit_next_.empty() || !maint_next_.empty()) check_quiet();
       break;
     case EventClass::Sample:
       take_sample(event.time);
@@ -146,10 +159,31 @@ void Simulation::request_schedule() {
   engine_.schedule(engine_.now(), EventClass::Schedule);
 }
 
+bool Simulation::permitted(JobIndex j) const {
+  const models::Job& job = workload_.jobs[j];
+  const auto& access = options_.queue_access;
+  if (job.tenant >= access.size() || access[job.tenant].empty()) return true;
+  return job.queue < access[job.tenant].size() && access[job.tenant][job.queue];
+}
+
 void Simulation::on_submit(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
   ++submitted_;
   ++progress_;
+  if (!permitted(j)) {
+    // The permission drill: refused by the platform before any scheduler sees the job.
+    ++jobs_denied_;
+    const std::string queue = job.queue < workload_.queues.size() ? workload_.queues.name(job.queue) : "(none)";
+    const std::string why =
+        "permission denied: tenant " + workload_.tenants.name(job.tenant) + " may not submit to queue " + queue;
+    engine_.record(0x44454e5900000000ull ^ j);
+    if (observer_ != nullptr) {
+      observer_->on_event(engine_.now(), AuditKind::Submit, j, job.gpus, "");
+      observer_->on_event(engine_.now(), AuditKind::Reject, j, models::kRejectPermission, why);
+    }
+    end_job(j, JobState::Rejected, why, false);
+    return;
+  }
   ++pending_jobs_;
   ++tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] += job.gpus;
@@ -160,17 +194,19 @@ void Simulation::on_submit(JobIndex j) {
 
 void Simulation::leave_pending(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
-  HEADROOM_ASSERT(state_[j] == JobState::Pending, "job " + std::to_string(j) + " is not pending");
+  HEADROOM_ASSERT(state_[j] == JobState::Pending && !backoff_[j], "job " + std::to_string(j) + " is not pending");
   clear_pending_reason(j);
   --pending_jobs_;
   --tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] -= job.gpus;
+  if (!drills_.empty()) check_recovery();
 }
 
 std::string Simulation::start(JobIndex j, const models::Placement& placement, std::string_view reason) {
   if (!in_schedule_) return "start outside a scheduling pass";
   if (j >= state_.size()) return "no such job";
   if (state_[j] != JobState::Pending) return "job " + std::to_string(j) + " is not pending";
+  if (backoff_[j]) return "job " + std::to_string(j) + " waits for its retry back-off";
   const models::Job& job = workload_.jobs[j];
   if (placement_gpus(placement) != job.gpus)
     return "placement has " + std::to_string(placement_gpus(placement)) + " GPUs, job requests " +
@@ -188,8 +224,9 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   for (const auto& s : placement) node_jobs_[s.node].push_back(j);
   ++running_jobs_;
   tenant_used_[job.tenant] += job.gpus;
-  peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.total_gpus() - cluster_.free_gpus());
+  peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   finish_event_[j] = engine_.schedule(engine_.now() + remaining_[j], EventClass::JobFinish, j);
+  if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
 
   engine_.record(0x5354415254000000ull ^ j);
   for (const auto& s : placement)
@@ -202,16 +239,17 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
 }
 
 void Simulation::reject(JobIndex j, std::string_view reason) {
-  HEADROOM_ASSERT(j < state_.size() && state_[j] == JobState::Pending, "reject of a job that is not pending");
+  HEADROOM_ASSERT(j < state_.size() && state_[j] == JobState::Pending && !backoff_[j],
+                  "reject of a job that is not pending");
   leave_pending(j);
   ++progress_;
   engine_.record(0x52454a4543540000ull ^ j);
-  if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Reject, j, 0, reason);
+  if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Reject, j, models::kRejectByPolicy, reason);
   end_job(j, JobState::Rejected, reason);
 }
 
 void Simulation::pending_reason(JobIndex j, std::string_view reason) {
-  if (j >= state_.size() || state_[j] != JobState::Pending) return;
+  if (j >= state_.size() || state_[j] != JobState::Pending || backoff_[j]) return;
   auto it = reason_ids_.find(reason);
   if (it == reason_ids_.end()) {
     it = reason_ids_.emplace(std::string(reason), static_cast<std::uint32_t>(reason_codes_.size())).first;
@@ -246,6 +284,7 @@ void Simulation::release(JobIndex j) {
   run_start_[j] = -1;
   finish_event_[j] = kNoEvent;
   policy_.on_release(*this, j);
+  for (const auto& s : placement_[j]) check_drained(s.node);
 }
 
 std::string Simulation::preempt(JobIndex j, policies::PreemptMode mode, Tick grace, JobIndex by,
@@ -282,24 +321,26 @@ void Simulation::on_evict(JobIndex j) {
     case policies::PreemptMode::Cancel:
       lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * ran;
       if (observer_ != nullptr)
-        observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Cancelled),
-                            "preempted");
+        observer_->on_lost_work(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Cancelled),
+                                "preempted", static_cast<std::int64_t>(job.gpus) * ran);
       end_job(j, JobState::Cancelled, "preempted");
       break;
     case policies::PreemptMode::Requeue:
     case policies::PreemptMode::Checkpoint: {
+      std::int64_t lost = 0;
       if (plan.mode == policies::PreemptMode::Requeue) {
-        lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * ran;
+        lost = static_cast<std::int64_t>(job.gpus) * ran;
         remaining_[j] = job.runtime;
       } else {
         remaining_[j] = remaining_[j] - ran + plan.overhead;
-        lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * plan.overhead;
+        lost = static_cast<std::int64_t>(job.gpus) * plan.overhead;
       }
+      lost_gpu_ms_ += lost;
       state_[j] = JobState::Pending;
       ++pending_jobs_;
       ++tenant_pending_jobs_[job.tenant];
       tenant_pending_gpus_[job.tenant] += job.gpus;
-      if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Requeue, j, job.gpus, "");
+      if (observer_ != nullptr) observer_->on_lost_work(engine_.now(), AuditKind::Requeue, j, job.gpus, "", lost);
       policy_.on_requeue(*this, j);
       break;
     }
@@ -321,14 +362,19 @@ void Simulation::on_finish(JobIndex j) {
   request_schedule();
 }
 
-void Simulation::end_job(JobIndex j, JobState s, std::string_view reason) {
+void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool notify_policy) {
   (void)reason;
   state_[j] = s;
   end_[j] = engine_.now();
   ++ended_jobs_;
   if (options_.progress && (ended_jobs_ & 0x3fff) == 0) options_.progress(ended_jobs_, state_.size());
-  policy_.on_end(*this, j);
+  if (notify_policy) policy_.on_end(*this, j);
   if (observer_ != nullptr) observer_->on_end(engine_.now(), j, s);
+  if (ended_jobs_ == state_.size()) {
+    // Nothing left to fail: the failure and maintenance processes would only stretch the run.
+    for (sim::EventId id : node_events_) engine_.cancel(id);
+    node_events_.clear();
+  }
 }
 
 void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
@@ -348,12 +394,14 @@ void Simulation::take_sample(Tick t) {
   for (models::PoolId p = 0; p < cluster_.pool_count(); ++p) {
     const auto& pool = cluster_.spec().pools[p];
     pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p));
-    pool_used_[p] = pool.nodes * pool.gpus_per_node - pool_free_[p];
+    pool_used_[p] = static_cast<std::int32_t>(cluster_.pool_used_gpus(p));
+    pool_down_[p] = pool.nodes * pool.gpus_per_node - pool_used_[p] - pool_free_[p];
   }
   models::Sample s;
   s.time = t;
   s.pool_used_gpus = pool_used_;
   s.pool_free_gpus = pool_free_;
+  s.pool_down_gpus = pool_down_;
   s.tenant_used_gpus = tenant_used_;
   s.tenant_pending_jobs = tenant_pending_jobs_;
   s.tenant_pending_gpus = tenant_pending_gpus_;
@@ -365,6 +413,376 @@ void Simulation::take_sample(Tick t) {
   s.running_jobs = static_cast<std::int32_t>(running_jobs_);
   s.pending_jobs = static_cast<std::int32_t>(pending_jobs_);
   observer_->on_sample(s);
+}
+
+// ---- Failures and maintenance (the failure drill; models/failures.hpp, docs/drills.md) ----
+//
+// A node is up (placeable) when nothing holds it down and no maintenance drains it. Holds are
+// counted, so overlapping outages (a random failure inside a rack drill) end when the last one
+// does. A node going down kills the jobs with a slice on it: each loses the work since its last
+// checkpoint and is retried after a back-off (pending again, the policy told through on_requeue)
+// while it has retries left, else it ends Failed. Node events sort before job events at the same
+// tick, so a node failing when a job would end kills it.
+
+namespace {
+constexpr std::uint64_t kNodeEventShift = 56;
+constexpr std::uint64_t kLow32 = 0xffffffffull;
+}  // namespace
+
+sim::EventId Simulation::schedule_node_event(Tick t, NodeEvent type, std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t payload = (static_cast<std::uint64_t>(type) << kNodeEventShift) | (a << 32) | (b & kLow32);
+  node_events_.push_back(engine_.schedule(std::max(t, engine_.now()), EventClass::NodeChange, payload));
+  if (type == NodeEvent::UnitFail) unit_next_[a] = node_events_.back();
+  if (type == NodeEvent::MaintCycle) maint_next_[a] = node_events_.back();
+  return node_events_.back();
+}
+
+void Simulation::start_failures(Tick t0) {
+  const models::FailureSpec& f = options_.failures;
+  for (std::size_t i = 0; i < f.random.size(); ++i) {
+    const models::RandomFailures& r = f.random[i];
+    auto in_pools = [&](models::NodeId node) {
+      return r.pools.empty() || std::find(r.pools.begin(), r.pools.end(), cluster_.node(node).pool) != r.pools.end();
+    };
+    const std::string prefix = "failures/" + std::to_string(i) + "/";
+    if (r.per_rack) {
+      for (const models::Rack& rack : f.racks) {
+        if (rack.nodes.empty() || !in_pools(rack.nodes.front())) continue;
+        units_.push_back({i, rack.nodes, "rack failure (" + rack.name + ")",
+                          sim::RngStream(options_.seed, prefix + "rack/" + rack.name)});
+      }
+    } else {
+      for (models::NodeId node = 0; node < cluster_.nodes().size(); ++node) {
+        if (!in_pools(node)) continue;
+        const std::string name = models::node_name(cluster_.spec(), node);
+        units_.push_back({i, {node}, "node failure", sim::RngStream(options_.seed, prefix + "node/" + name)});
+      }
+    }
+  }
+  unit_next_.assign(units_.size(), kNoEvent);
+  maint_next_.assign(f.maintenance.size(), kNoEvent);
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const Tick ttf = models::time_to_failure(f.random[units_[u].spec], units_[u].rng);
+    if (ttf < sim::kNever - t0) schedule_node_event(t0 + ttf, NodeEvent::UnitFail, u);
+  }
+  drills_.resize(f.events.size());
+  for (std::size_t d = 0; d < f.events.size(); ++d) schedule_node_event(t0 + f.events[d].at, NodeEvent::DrillStart, d);
+  maint_.resize(f.maintenance.size());
+  for (std::size_t m = 0; m < f.maintenance.size(); ++m)
+    schedule_node_event(t0 + f.maintenance[m].start, NodeEvent::MaintCycle, m);
+}
+
+// Random failures (and maintenance cycles) go on while jobs run, arrive or wait for a retry, so
+// they are the same under every policy. When none do, the pending jobs wait for capacity: while
+// some node is down, failures go on for up to the longest repair time of the idle spell, since a
+// repair may let a job start; after that, or at once when every node is up (the policy has then
+// seen the whole cluster), more failures could only stretch the run: the failing unit (or the
+// maintenance window) goes dormant. Dormant ones resume with a fresh draw from their own stream
+// when a job starts again.
+bool Simulation::failures_active() {
+  if (ended_jobs_ >= state_.size()) return false;
+  if (running_jobs_ > 0 || submitted_ < state_.size() || backoff_jobs_ > 0) {
+    idle_since_ = -1;
+    return true;
+  }
+  if (idle_since_ < 0) idle_since_ = engine_.now();
+  if (cluster_.up_gpus() == cluster_.total_gpus()) return false;
+  Tick grace = 0;
+  for (const auto& r : options_.failures.random) grace = std::max(grace, r.repair);
+  return engine_.now() - idle_since_ <= grace;
+}
+
+// The cluster is idle with every node up: the pending jobs have seen the whole cluster, so the
+// failure units and maintenance windows go dormant now rather than at their next (possibly far)
+// event, which would stretch the run.
+void Simulation::check_quiet() {
+  if (running_jobs_ > 0 || submitted_ < state_.size() || backoff_jobs_ > 0 || ended_jobs_ >= state_.size()) return;
+  if (cluster_.up_gpus() != cluster_.total_gpus()) return;
+  for (std::size_t u = 0; u < unit_next_.size(); ++u)
+    if (unit_next_[u] != kNoEvent && engine_.cancel(unit_next_[u])) {
+      unit_next_[u] = kNoEvent;
+      dormant_units_.push_back(u);
+    }
+  for (std::size_t m = 0; m < maint_next_.size(); ++m)
+    if (maint_next_[m] != kNoEvent && maint_[m].batch < 0 && engine_.cancel(maint_next_[m])) {
+      maint_next_[m] = kNoEvent;
+      dormant_maint_.push_back(m);
+    }
+}
+
+void Simulation::resume_failures() {
+  const Tick now = engine_.now();
+  for (std::size_t u : dormant_units_) {
+    const Tick ttf = models::time_to_failure(options_.failures.random[units_[u].spec], units_[u].rng);
+    if (ttf < sim::kNever - now) schedule_node_event(now + ttf, NodeEvent::UnitFail, u);
+  }
+  for (std::size_t m : dormant_maint_) schedule_node_event(now, NodeEvent::MaintCycle, m);
+  dormant_units_.clear();
+  dormant_maint_.clear();
+}
+
+void Simulation::on_node_event(std::uint64_t payload) {
+  const auto type = static_cast<NodeEvent>(payload >> kNodeEventShift);
+  const std::uint64_t a = (payload >> 32) & ((1ull << (kNodeEventShift - 32)) - 1);
+  const std::uint64_t b = payload & kLow32;
+  const models::FailureSpec& f = options_.failures;
+  switch (type) {
+    case NodeEvent::UnitFail: {
+      unit_next_[a] = kNoEvent;
+      if (!failures_active()) {
+        dormant_units_.push_back(a);
+        break;
+      }
+      FailureUnit& unit = units_[a];
+      for (models::NodeId node : unit.nodes) hold_down(node, unit.reason, true);
+      schedule_node_event(engine_.now() + f.random[unit.spec].repair, NodeEvent::UnitRepair, a);
+      break;
+    }
+    case NodeEvent::UnitRepair: {
+      FailureUnit& unit = units_[a];
+      for (models::NodeId node : unit.nodes) release_hold(node, "repaired");
+      const Tick ttf = models::time_to_failure(f.random[unit.spec], unit.rng);
+      if (ttf < sim::kNever - engine_.now()) schedule_node_event(engine_.now() + ttf, NodeEvent::UnitFail, a);
+      break;
+    }
+    case NodeEvent::DrillStart: {
+      const models::FailureEvent& e = f.events[a];
+      DrillState& d = drills_[a];
+      d.baseline = waiting();
+      d.open = true;
+      if (observer_ != nullptr)
+        observer_->on_event(engine_.now(), AuditKind::Drill, models::kNoJob, static_cast<std::int32_t>(a),
+                            "outage: " + e.what + " for " + sim::format_duration(e.duration));
+      for (models::NodeId node : e.nodes) hold_down(node, "outage: " + e.what, true);
+      schedule_node_event(engine_.now() + e.duration, NodeEvent::DrillEnd, a);
+      break;
+    }
+    case NodeEvent::DrillEnd: {
+      for (models::NodeId node : f.events[a].nodes) release_hold(node, "outage over");
+      drills_[a].over = true;
+      check_recovery();
+      break;
+    }
+    case NodeEvent::MaintCycle: {
+      MaintState& ms = maint_[a];
+      maint_next_[a] = kNoEvent;
+      if (ms.batch >= 0) break;  // a cycle still going schedules the next one
+      if (!failures_active()) {
+        dormant_maint_.push_back(a);
+        break;
+      }
+      ms.cycle_start = engine_.now();
+      ms.batch = 0;
+      start_maintenance_batch(a);
+      break;
+    }
+    case NodeEvent::MaintDeadline: {
+      if (maint_[a].batch != static_cast<std::int32_t>(b)) break;
+      // Drain timeout: what still runs on the batch's nodes is killed; the nodes then go down.
+      const models::Maintenance& m = f.maintenance[a];
+      const models::NodeId first = cluster_.pool_first_node(m.pool);
+      for (models::NodeId node = first; node < first + static_cast<models::NodeId>(cluster_.pool_node_count(m.pool));
+           ++node) {
+        if (drain_owner_[node] != static_cast<std::int32_t>(a)) continue;
+        const std::vector<JobIndex> jobs = node_jobs_[node];
+        for (JobIndex j : jobs)
+          if (state_[j] == JobState::Running) kill_job(j, node, "maintenance drain timeout");
+      }
+      break;
+    }
+    case NodeEvent::MaintNodeUp: {
+      const auto node = static_cast<models::NodeId>(b);
+      release_hold(node, "maintenance done");
+      MaintState& ms = maint_[a];
+      if (--ms.left > 0) break;
+      ++ms.batch;
+      start_maintenance_batch(a);
+      break;
+    }
+    case NodeEvent::RetryReady: on_retry(static_cast<JobIndex>(b)); break;
+    default: throw sim::InternalError("unexpected node event");
+  }
+}
+
+void Simulation::start_maintenance_batch(std::size_t mi) {
+  const models::Maintenance& m = options_.failures.maintenance[mi];
+  MaintState& ms = maint_[mi];
+  const auto pool_nodes = static_cast<std::int64_t>(cluster_.pool_node_count(m.pool));
+  const std::int64_t size = m.batch > 0 ? m.batch : pool_nodes;
+  const std::int64_t begin = static_cast<std::int64_t>(ms.batch) * size;
+  if (begin >= pool_nodes) {
+    // Cycle done; the next one starts `every` after this one started (or now, if that is past).
+    ms.batch = -1;
+    if (m.every > 0) schedule_node_event(ms.cycle_start + m.every, NodeEvent::MaintCycle, mi);
+    return;
+  }
+  const models::NodeId first = cluster_.pool_first_node(m.pool);
+  std::vector<models::NodeId> nodes;
+  for (std::int64_t k = begin; k < std::min(begin + size, pool_nodes); ++k) {
+    const models::NodeId node = first + static_cast<models::NodeId>(k);
+    if (drain_owner_[node] >= 0) continue;  // already drained by another window
+    nodes.push_back(node);
+  }
+  ms.left = static_cast<std::int32_t>(nodes.size());
+  if (nodes.empty()) {
+    ++ms.batch;
+    start_maintenance_batch(mi);
+    return;
+  }
+  if (m.drain && m.drain_timeout >= 0)
+    schedule_node_event(engine_.now() + m.drain_timeout, NodeEvent::MaintDeadline, mi,
+                        static_cast<std::uint64_t>(ms.batch));
+  for (models::NodeId node : nodes) {
+    drain_owner_[node] = static_cast<std::int32_t>(mi);
+    cluster_.set_up(node, false);
+    engine_.record(0x4452414e00000000ull ^ node);
+    if (observer_ != nullptr)
+      observer_->on_event(engine_.now(), AuditKind::Drain, models::kNoJob, static_cast<std::int32_t>(node),
+                          m.drain ? "maintenance drain" : "maintenance (no drain)");
+  }
+  for (models::NodeId node : nodes) {
+    if (!m.drain) {
+      const std::vector<JobIndex> jobs = node_jobs_[node];
+      for (JobIndex j : jobs)
+        if (state_[j] == JobState::Running) kill_job(j, node, "maintenance (no drain)");
+    }
+    check_drained(node);
+  }
+}
+
+void Simulation::check_drained(models::NodeId node) {
+  if (drain_owner_[node] >= 0 && node_jobs_[node].empty()) drained(node);
+}
+
+void Simulation::drained(models::NodeId node) {
+  const auto mi = static_cast<std::size_t>(drain_owner_[node]);
+  drain_owner_[node] = -1;
+  hold_down(node, "maintenance", false);
+  schedule_node_event(engine_.now() + options_.failures.maintenance[mi].duration, NodeEvent::MaintNodeUp, mi, node);
+}
+
+void Simulation::hold_down(models::NodeId node, std::string_view reason, bool kill) {
+  if (node_down_[node]++ == 0) {
+    ++down_nodes_;
+    engine_.record(0x444f574e00000000ull ^ node);
+    if (observer_ != nullptr)
+      observer_->on_event(engine_.now(), AuditKind::NodeDown, models::kNoJob, static_cast<std::int32_t>(node), reason);
+  }
+  cluster_.set_up(node, false);
+  if (!kill) return;
+  const std::vector<JobIndex> jobs = node_jobs_[node];  // kill_job edits the list
+  for (JobIndex j : jobs)
+    if (state_[j] == JobState::Running) kill_job(j, node, reason);
+}
+
+void Simulation::release_hold(models::NodeId node, std::string_view reason) {
+  HEADROOM_ASSERT(node_down_[node] > 0, "node " + std::to_string(node) + " is not down");
+  if (--node_down_[node] > 0) return;
+  --down_nodes_;
+  engine_.record(0x55500000000000ull ^ node);
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::NodeUp, models::kNoJob, static_cast<std::int32_t>(node), reason);
+  if (drain_owner_[node] < 0) {
+    // Not counted as progress: with nothing running, repairs alone must not keep a policy's
+    // idle wake-ups (and so the failure processes) going forever.
+    cluster_.set_up(node, true);
+    request_schedule();
+  }
+}
+
+void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reason) {
+  HEADROOM_ASSERT(state_[j] == JobState::Running, "kill of a job that is not running");
+  const models::Job& job = workload_.jobs[j];
+  const models::FailureSpec& f = options_.failures;
+  if (evict_event_[j] != kNoEvent) {
+    engine_.cancel(evict_event_[j]);  // the failure overtakes the preemption
+    evict_event_[j] = kNoEvent;
+  }
+  engine_.cancel(finish_event_[j]);
+  const Tick ran = engine_.now() - run_start_[j];
+  const Tick kept = models::checkpointed_work(ran, f.checkpoint_interval);
+  remaining_[j] -= kept;
+  const bool retry = retries_[j] < f.retry_limit;
+  Tick lost = ran - kept;
+  if (retry) {
+    remaining_[j] += f.restart_overhead;
+    lost += f.restart_overhead;
+  }
+  const std::int64_t lost_gpu_ms = static_cast<std::int64_t>(job.gpus) * lost;
+  failure_lost_gpu_ms_ += lost_gpu_ms;
+  ++jobs_killed_;
+  engine_.record(0x4b494c4c00000000ull ^ (static_cast<std::uint64_t>(j) << 8));
+  if (observer_ != nullptr)
+    observer_->on_lost_work(engine_.now(), AuditKind::Kill, j, static_cast<std::int32_t>(node), reason, lost_gpu_ms);
+  release(j);
+  if (retry) {
+    ++retries_[j];
+    state_[j] = JobState::Pending;
+    backoff_[j] = true;
+    ++backoff_jobs_;
+    schedule_node_event(engine_.now() + models::retry_backoff(f, retries_[j]), NodeEvent::RetryReady, 0, j);
+  } else {
+    const std::string why = std::string(reason) + "; retry limit (" + std::to_string(f.retry_limit) + ") reached";
+    if (observer_ != nullptr)
+      observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Failed), why);
+    end_job(j, JobState::Failed, why);
+  }
+  request_schedule();
+}
+
+void Simulation::on_retry(JobIndex j) {
+  HEADROOM_ASSERT(backoff_[j] && state_[j] == JobState::Pending, "retry of a job not in back-off");
+  const models::Job& job = workload_.jobs[j];
+  backoff_[j] = false;
+  --backoff_jobs_;
+  ++pending_jobs_;
+  ++tenant_pending_jobs_[job.tenant];
+  tenant_pending_gpus_[job.tenant] += job.gpus;
+  ++progress_;
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Retry, j, retries_[j],
+                        "retry " + std::to_string(retries_[j]) + " of " +
+                            std::to_string(options_.failures.retry_limit) + " after a node failure");
+  policy_.on_requeue(*this, j);
+  request_schedule();
+}
+
+// Recovery after a drill: the first instant, once its outage is over, when no more jobs wait
+// (pending or in retry back-off) than just before it began.
+void Simulation::check_recovery() {
+  for (std::size_t d = 0; d < drills_.size(); ++d) {
+    DrillState& ds = drills_[d];
+    if (!ds.open || !ds.over || waiting() > ds.baseline) continue;
+    ds.open = false;
+    if (observer_ != nullptr)
+      observer_->on_event(engine_.now(), AuditKind::Recovered, models::kNoJob, static_cast<std::int32_t>(d),
+                          "pending queue back to " + std::to_string(ds.baseline) + " jobs");
+  }
+}
+
+SimulationOptions simulation_options(const Scenario& scenario, const models::Workload& workload) {
+  SimulationOptions o;
+  o.horizon = scenario.horizon;
+  o.sample_interval = scenario.output.sample_interval;
+  o.failures = scenario.failures;
+  o.seed = scenario.seed;
+  bool restricted = false;
+  for (const auto& grant : scenario.queue_grants) restricted = restricted || grant.restricted;
+  if (!restricted) return o;
+  o.queue_access.resize(workload.tenants.size());
+  for (const auto& grant : scenario.queue_grants) {
+    if (!grant.restricted) continue;
+    const auto tenant = workload.tenants.find(grant.tenant);
+    if (!tenant) continue;  // no job of this tenant in the workload
+    auto& row = o.queue_access[*tenant];
+    row.assign(workload.queues.size(), false);
+    for (const auto& q : grant.queues)
+      if (const auto queue = workload.queues.find(q)) row[*queue] = true;
+    // A tenant granted no queue of this workload has a row of false; when the workload has no
+    // queue names at all the row would be empty (= unrestricted), so give it one false entry.
+    if (row.empty()) row.push_back(false);
+  }
+  return o;
 }
 
 }  // namespace headroom::scenarios

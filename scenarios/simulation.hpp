@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "models/failures.hpp"
 #include "models/observer.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/engine.hpp"
+#include "sim/rng.hpp"
 
 namespace headroom::scenarios {
 
@@ -25,7 +27,19 @@ struct SimulationOptions {
   Tick sample_interval = 0;    // 0: chosen from the trace span (about 2,000 samples)
   // Called now and then with (jobs ended, jobs in total); for progress bars on long runs.
   std::function<void(std::size_t, std::size_t)> progress;
+  // The failure drill: node failures, outages, maintenance drains, job retries (docs/drills.md).
+  models::FailureSpec failures;
+  std::uint64_t seed = 1;  // the failure RNG streams derive from it
+  // The permission drill: queue_access[tenant][queue] says whether the tenant may submit to the
+  // queue. An empty outer vector, or an empty row, means no restriction. A denied job is
+  // rejected at submit, before the policy sees it.
+  std::vector<std::vector<bool>> queue_access;
 };
+
+struct Scenario;
+// Options for a scenario's run: horizon, sample interval, failures, seed and queue permissions
+// resolved against the workload's tenant and queue names.
+SimulationOptions simulation_options(const Scenario& scenario, const models::Workload& workload);
 
 struct SimulationStats {
   std::uint64_t events = 0;
@@ -54,6 +68,13 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   // GPU-milliseconds spent on work that preemption threw away (Requeue, Cancel) or on restore
   // overheads (Checkpoint).
   std::int64_t lost_gpu_ms() const { return lost_gpu_ms_; }
+  // GPU-milliseconds of work lost to failures: run time since the last checkpoint of killed jobs,
+  // plus the restart overheads of their retries.
+  std::int64_t failure_lost_gpu_ms() const { return failure_lost_gpu_ms_; }
+  std::int32_t job_retries(models::JobIndex j) const { return retries_[j]; }
+  std::int64_t jobs_killed() const { return jobs_killed_; }
+  std::int64_t jobs_denied() const { return jobs_denied_; }
+  bool node_up(models::NodeId n) const { return cluster_.node(n).up; }
   Tick job_end(models::JobIndex j) const { return end_[j]; }
   const models::Placement& job_placement(models::JobIndex j) const { return placement_[j]; }
   std::int64_t peak_used_gpus() const { return peak_used_gpus_; }
@@ -86,8 +107,36 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void take_sample(Tick t);
   void leave_pending(models::JobIndex j);
   void clear_pending_reason(models::JobIndex j);
-  void end_job(models::JobIndex j, models::JobState state, std::string_view reason);
+  void end_job(models::JobIndex j, models::JobState state, std::string_view reason, bool notify_policy = true);
   void finish_at_horizon(Tick t, std::string_view reason);
+  bool permitted(models::JobIndex j) const;
+
+  // The failure drill (simulation.cpp, "Failures and maintenance").
+  enum class NodeEvent : std::uint8_t {
+    UnitFail = 1,
+    UnitRepair,
+    DrillStart,
+    DrillEnd,
+    MaintCycle,
+    MaintDeadline,
+    MaintNodeUp,
+    RetryReady
+  };
+  void start_failures(Tick t0);
+  sim::EventId schedule_node_event(Tick t, NodeEvent type, std::uint64_t a, std::uint64_t b = 0);
+  void check_quiet();
+  void on_node_event(std::uint64_t payload);
+  void hold_down(models::NodeId node, std::string_view reason, bool kill);
+  void release_hold(models::NodeId node, std::string_view reason);
+  void kill_job(models::JobIndex j, models::NodeId node, std::string_view reason);
+  void on_retry(models::JobIndex j);
+  void start_maintenance_batch(std::size_t m);
+  void drained(models::NodeId node);
+  void check_drained(models::NodeId node);
+  void check_recovery();
+  bool failures_active();
+  void resume_failures();
+  std::size_t waiting() const { return pending_jobs_ + backoff_jobs_; }
 
   const models::Workload& workload_;
   models::ClusterState cluster_;
@@ -116,7 +165,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
   int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
-  std::vector<std::int32_t> pool_used_, pool_free_;
+  std::vector<std::int32_t> pool_used_, pool_free_, pool_down_;
   std::size_t pending_jobs_ = 0;
   // "Why pending": each pending job's current reason (id + 1 into reason_codes_, 0 = none given),
   // the distinct reasons seen, and pending jobs per models::PendingCode.
@@ -128,6 +177,37 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::size_t running_jobs_ = 0;
   std::size_t ended_jobs_ = 0;
   std::int64_t peak_used_gpus_ = 0;
+  std::int64_t failure_lost_gpu_ms_ = 0;
+  std::int64_t jobs_killed_ = 0, jobs_denied_ = 0;
+  std::vector<std::int32_t> retries_;
+  std::vector<bool> backoff_;  // killed, waiting for its retry (state Pending, not yet queued)
+  std::size_t backoff_jobs_ = 0;
+  std::vector<std::int32_t> node_down_;    // reasons the node is down (failure, outage, maintenance)
+  std::vector<std::int32_t> drain_owner_;  // maintenance draining the node, or -1
+  std::size_t down_nodes_ = 0;
+  Tick idle_since_ = -1;  // first failure event seen with nothing running, arriving or retrying
+  std::vector<std::size_t> dormant_units_, dormant_maint_;
+  std::vector<sim::EventId> unit_next_, maint_next_;  // pending UnitFail / MaintCycle event, or kNoEvent
+  struct FailureUnit {
+    std::size_t spec = 0;
+    std::vector<models::NodeId> nodes;
+    std::string reason;
+    sim::RngStream rng;
+  };
+  std::vector<FailureUnit> units_;
+  struct DrillState {
+    std::size_t baseline = 0;  // jobs waiting just before the outage
+    bool over = false;         // the outage ended
+    bool open = false;         // not yet recovered
+  };
+  std::vector<DrillState> drills_;
+  struct MaintState {
+    std::int32_t batch = -1;  // batch in progress, -1 = none
+    std::int32_t left = 0;    // nodes of the batch not yet back
+    Tick cycle_start = 0;
+  };
+  std::vector<MaintState> maint_;
+  std::vector<sim::EventId> node_events_;  // cancelled once every job has ended
   bool schedule_queued_ = false;
   bool in_schedule_ = false;
 };

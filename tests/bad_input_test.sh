@@ -309,5 +309,16 @@ if command -v h5dump >/dev/null; then
   fi
 fi
 
+# --- failure and permission drills (docs/drills.md) ----------------------------------------------
+scen drill-node "" "" 'failures:\n  events: [{at: 1d, nodes: [p-7], duration: 1h}]'
+bad drill-unknown-node 'drill-node.yaml:15:29: failures.events[0].nodes[0]: no node named "p-7"' \
+  -- run "$tmp/drill-node.yaml" -o OUT
+scen drill-dist "" "" 'failures:\n  nodes: {mtbf: 30d, repair: 4h, distribution: weibul, shape: 0.8}'
+bad drill-distribution 'drill-dist.yaml:15:48: failures.nodes.distribution: expected exponential or weibull, got "weibul"; did you mean "weibull"?' \
+  -- run "$tmp/drill-dist.yaml" -o OUT
+scen drill-grant "" "" 'tenants:\n  - {name: a, queues: q1}'
+bad drill-tenant-queues 'drill-grant.yaml:15:23: tenants[0].queues: expected a list, got "q1"' \
+  -- run "$tmp/drill-grant.yaml" -o OUT
+
 echo "bad_input: $cases cases; $pass checks passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$cases" -ge 30 ]

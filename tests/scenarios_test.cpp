@@ -304,7 +304,7 @@ TEST(ScenarioErrors, UnknownTopLevelKeyWithSuggestion) {
   expect_only(kBase + "zzzzzzzz: 1\n",
               {11, 1, "zzzzzzzz",
                "unknown key \"zzzzzzzz\" (expected one of: name, seed, cluster, tenants, policy, workload, horizon, "
-               "output, variants, seeds)"});
+               "output, variants, seeds, failures)"});
 }
 
 TEST(ScenarioErrors, UnknownPoolKeyWithSuggestion) {

@@ -54,6 +54,7 @@ struct Wl {
   bool inadmissible = false;
   bool ray = false;
   bool evicted_by_timeout = false;
+  int evicted_by = -1;     // the preemptor of the last eviction
   int requeues = 0;        // waitForPodsReady requeues
   int check_attempts = 0;  // admission-check rounds answered
   Tick checks_at = -1;
@@ -179,7 +180,7 @@ class KueuePolicy final : public Policy {
       process_dirty(s);
       if (!released_) break;
       if (round == 100) {
-        s.wake_at(now_);
+        s.wake_at(now_ + sim::kSecond);
         break;
       }
     }
@@ -909,18 +910,20 @@ class KueuePolicy final : public Policy {
       }
       bool progressed = false;
       std::set<int> targeted;
+      std::vector<std::pair<int, int>> claims;  // preemptors' usage, held for the rest of the cycle
       std::vector<bool> done(entries.size(), false);
       for (std::size_t n = 0; n < entries.size(); ++n) {
         const std::size_t i = cfg_.fair_sharing ? pop_fair(entries, done) : n;
         done[i] = true;
         const Entry& e = entries[i];
-        progressed = process(s, e, targeted) || progressed;
+        progressed = process(s, e, targeted, claims) || progressed;
       }
+      for (const auto& [w, flavor] : claims) charge_as(w, flavor, -1);
       if (!progressed) return;
     }
   }
 
-  bool process(Session& s, const Entry& e, std::set<int>& targeted) {
+  bool process(Session& s, const Entry& e, std::set<int>& targeted, std::vector<std::pair<int, int>>& claims) {
     const int w = e.wl;
     Wl& wl = wls_[w];
     Cq& cq = cqs_[wl.cq];
@@ -944,6 +947,16 @@ class KueuePolicy final : public Policy {
       case Mode::Preempt: {
         for (const auto& t : e.a.targets)
           if (targeted.count(t.wl)) return false;
+        // Skipped when it would no longer fit once its targets are gone (an earlier entry of the
+        // cycle took the room).
+        for (const auto& t : e.a.targets) charge(t.wl, -1);
+        const bool fits_after = fits(w, e.a.flavor, true);
+        for (const auto& t : e.a.targets) charge(t.wl, +1);
+        if (!fits_after) return false;
+        // The preemptor's usage counts for the rest of the cycle (scheduler.go cq.AddUsage), so
+        // later entries do not take the quota its victims release.
+        charge_as(w, e.a.flavor, +1);
+        claims.emplace_back(w, e.a.flavor);
         for (const auto& t : e.a.targets) {
           targeted.insert(t.wl);
           if (wls_[t.wl].st != WState::Evicting) evict(s, t.wl, w, t.reason, false);
@@ -1011,6 +1024,17 @@ class KueuePolicy final : public Policy {
     cq.holding.insert(w);
     wl.reserved_at = now_;
     wl.st = WState::Reserved;
+    // The workloads it evicted return to their queues.
+    if (auto it = parked_.find(w); it != parked_.end()) {
+      for (int p : it->second) {
+        Wl& pw = wls_[p];
+        if (pw.st != WState::Queued || pw.backoff_until <= now_ + 1) continue;
+        backoff_.erase({pw.backoff_until, p});
+        pw.backoff_until = now_ + 1;
+        backoff_.emplace(pw.backoff_until, p);
+      }
+      parked_.erase(it);
+    }
     if (!cq.checks.empty()) {
       Tick delay = 0;
       for (int c : cq.checks) delay = std::max(delay, cfg_.admission_checks[c].delay);
@@ -1056,6 +1080,7 @@ class KueuePolicy final : public Policy {
     clear_ready(w);
     wl.st = WState::Evicting;
     wl.evicted_by_timeout = timeout;
+    wl.evicted_by = by;
     for (JobIndex p : wl.pods) {
       if (s.state(p) != JobState::Running || s.terminating(p)) continue;
       const std::string why =
@@ -1092,7 +1117,18 @@ class KueuePolicy final : public Policy {
       pending_reason(s, w, "kueue: requeued after a waitForPodsReady timeout, in backoff");
       return;
     }
-    enqueue(w);
+    // Back in its queue 1 ms later (the workload controller's requeue), so the preemptor that
+    // evicted it is admitted first rather than the two trading the quota at one instant.
+    // While its preemptor is still pending it waits (at most a grace period) for the preemptor to
+    // reserve the quota, so the two do not trade it back and forth.
+    wl.st = WState::Queued;
+    wl.flavor = -1;
+    wl.backoff_until = now_ + 1;
+    if (wl.evicted_by >= 0 && wls_[wl.evicted_by].st == WState::Queued) {
+      wl.backoff_until = now_ + std::max<Tick>(1, cfg_.scheduler.termination_grace_period);
+      parked_[wl.evicted_by].push_back(w);
+    }
+    backoff_.emplace(wl.backoff_until, w);
   }
 
   void workload_done(int w) {
@@ -1318,7 +1354,8 @@ class KueuePolicy final : public Policy {
   std::vector<int> to_reject_, dirty_;
   std::set<std::tuple<std::int64_t, Tick, int>> placing_;
   std::set<std::pair<Tick, int>> checks_, ready_, backoff_, holds_;
-  bool released_ = false;  // quota was released during this pass
+  std::map<int, std::vector<int>> parked_;  // preemptor -> workloads it evicted, waiting for it
+  bool released_ = false;                   // quota was released during this pass
 };
 
 }  // namespace

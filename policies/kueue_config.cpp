@@ -65,6 +65,23 @@ struct Parser {
     errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
   }
 
+  // A key that matches a pattern of param_keys() loosely (a <...> spans dots) but not the
+  // structure; keys matching no pattern are reported by the registry.
+  void unknown(const std::string& key, const ParamValue& v) {
+    for (const auto& pattern : param_keys()) {
+      const auto open = pattern.find('<');
+      const auto close = open == std::string::npos ? open : pattern.find('>', open);
+      const bool match = close == std::string::npos
+                             ? pattern == key
+                             : key.size() > open + (pattern.size() - close - 1) &&
+                                   key.starts_with(pattern.substr(0, open)) && key.ends_with(pattern.substr(close + 1));
+      if (match) {
+        error(key, v, "unknown parameter \"" + key + "\" for policy kueue (see docs/policies/kueue.md)");
+        return;
+      }
+    }
+  }
+
   bool integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
     const auto n = parse_int(v.text);
     if (!n || *n < lo || *n > hi) {
@@ -271,6 +288,8 @@ struct Parser {
         } else if (seg[2] == "retries") {
           std::int64_t n = 0;
           if (integer(key, v, 0, 1000, n)) c.retries = static_cast<int>(n);
+        } else {
+          unknown(key, v);
         }
       } else if (head == "cohorts" && seg.size() >= 3) {
         auto& c = cohorts[seg[1]];
@@ -283,7 +302,7 @@ struct Parser {
         } else if (seg.size() == 4 && seg[2] == "fairSharing" && seg[3] == "weight") {
           weight(key, v, c.weight);
         } else {
-          error(key, v, "unknown cohort field; expected parentName, resources or fairSharing.weight");
+          unknown(key, v);
         }
       } else if (head == "clusterQueues" && seg.size() >= 3) {
         auto& q = cqs[seg[1]];
@@ -325,10 +344,11 @@ struct Parser {
         } else if (rest == "fairSharing.weight") {
           weight(key, v, q.weight);
         } else {
-          error(key, v, "unknown ClusterQueue field " + quoted(rest));
+          unknown(key, v);
         }
+      } else {
+        unknown(key, v);
       }
-      // Other keys did not match param_keys(): the registry reports them.
     }
 
     if (!scheduler.empty()) {

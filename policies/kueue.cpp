@@ -1217,10 +1217,6 @@ class KueuePolicy final : public Policy {
   static std::int64_t nonzero_cpu(std::int64_t cpus) { return cpus > 0 ? cpus * 1000 : k8s::kDefaultMilliCpuRequest; }
   static std::int64_t nonzero_memory(std::int64_t mib) { return mib > 0 ? mib : k8s::kDefaultMemoryRequestMib; }
 
-  bool node_eligible(const models::Node& n, int flavor, const Job& job) const {
-    return n.up && flavor_pools_[flavor][n.pool] && pool_eligible(*cluster_, n.pool, job, *workload_);
-  }
-
   // The job's placement as worker pods: one pod when it fits a node, else node-sized pods (or
   // gpus_per_node), each on the best node by kube-scheduler filter and score.
   std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor) {
@@ -1242,7 +1238,16 @@ class KueuePolicy final : public Policy {
         if (n == id) return &sl;
       return nullptr;
     };
-    const std::size_t nn = cluster.nodes().size();
+    // Eligible pools, and whether every node scores alike (no modelled cpu/memory and GPUs not
+    // scored): then the lowest-index feasible node wins and scoring is skipped.
+    std::vector<models::PoolId> eligible;
+    bool constant_score = cfg_.scheduler.scoring.gpu_weight == 0 || job.gpus == 0;
+    for (models::PoolId p = 0; p < cluster.pool_count(); ++p) {
+      if (!flavor_pools_[flavor][p] || !pool_eligible(cluster, p, job, *workload_)) continue;
+      eligible.push_back(p);
+      const auto& spec = cluster.spec().pools[p];
+      constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
+    }
     std::int32_t gpus_left = job.gpus;
     for (std::int32_t i = 0; i < count; ++i) {
       Job pod = job;
@@ -1252,27 +1257,41 @@ class KueuePolicy final : public Policy {
       pod.memory_mib = job.memory_mib / count + (i < job.memory_mib % count ? 1 : 0);
       NodeId best = UINT32_MAX;
       std::int64_t best_score = -1;
-      for (NodeId id = 0; id < nn; ++id) {
+      // Filter (NodeResourcesFit) with this job's pods already placed tentatively; true if it fits.
+      auto feasible = [&](NodeId id, const models::Slice*& t) {
         const models::Node& n = cluster.node(id);
-        if (n.free_gpus < pod.gpus || !node_eligible(n, flavor, job)) continue;
-        const models::Slice* t = taken_on(id);
+        t = taken_on(id);
         const std::int64_t tg = t ? t->gpus : 0, tc = t ? t->cpus : 0, tm = t ? t->memory_mib : 0;
-        if (n.free_gpus - tg < pod.gpus) continue;
-        if (n.cpus > 0 && n.free_cpus - tc < pod.cpus) continue;
-        if (n.memory_mib > 0 && n.free_memory_mib - tm < pod.memory_mib) continue;
-        k8s::NodeUsage u = usage_[id];
-        if (t) {
-          u.gpus += tg;
-          u.cpu_milli += tc * 1000;
-          u.memory_mib += tm;
-          u.nonzero_cpu_milli += tc * 1000;
-          u.nonzero_memory_mib += tm;
-        }
-        const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
-        const std::int64_t total = cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
-        if (total > best_score) {
-          best_score = total;
-          best = id;
+        return n.free_gpus - tg >= pod.gpus && (n.cpus <= 0 || n.free_cpus - tc >= pod.cpus) &&
+               (n.memory_mib <= 0 || n.free_memory_mib - tm >= pod.memory_mib);
+      };
+      // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
+      for (models::PoolId p : eligible) {
+        for (std::int32_t f = pod.gpus; f <= cluster.spec().pools[p].gpus_per_node; ++f) {
+          for (NodeId id : cluster.nodes_with_free(p, f)) {
+            if (constant_score && id >= best) break;  // sets are in id order
+            const models::Slice* t = nullptr;
+            if (!feasible(id, t)) continue;
+            if (constant_score) {
+              best = id;
+              break;
+            }
+            k8s::NodeUsage u = usage_[id];
+            if (t) {
+              u.gpus += t->gpus;
+              u.cpu_milli += std::int64_t{t->cpus} * 1000;
+              u.memory_mib += t->memory_mib;
+              u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
+              u.nonzero_memory_mib += t->memory_mib;
+            }
+            const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, cluster.node(id), u, pod);
+            const std::int64_t total =
+                cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
+            if (total > best_score || (total == best_score && id < best)) {
+              best_score = total;
+              best = id;
+            }
+          }
         }
       }
       if (best == UINT32_MAX) return std::nullopt;

@@ -471,6 +471,46 @@ TEST(Kueue, WaitForPodsReadyEvictsAPartlyPlacedWorkloadAndBacksOff) {
   EXPECT_EQ(off.start(1), 10000);
 }
 
+TEST(Kueue, FairSharingTournamentAdmitsTheLowerDrsClusterQueueFirst) {
+  // cq-a already borrows 2 of cq-l's 4 GPUs; at 10 both cq-a and cq-b nominate a 2-GPU workload
+  // and only 2 GPUs are left. Classic order: equal priority and time, cq-a's was created first.
+  // Fair sharing: DRS with the workload is 4000/4 = 1000 for cq-a against 500 for cq-b.
+  const std::string cohort = R"(  resourceFlavors: {default: {pools: [pool]}}
+  clusterQueues:
+    cq-l: {cohort: c, resources: {default: {gpu: {nominalQuota: 4}}}}
+    cq-a: {cohort: c, namespaces: [a], resources: {default: {gpu: {nominalQuota: 0}}}}
+    cq-b: {cohort: c, namespaces: [b], resources: {default: {gpu: {nominalQuota: 0}}}}
+)";
+  const auto w = ht::WorkloadBuilder().job(0, 2, 1000, "a").job(10, 2, 100, "a").job(10, 2, 100, "b").build();
+  const KueueRun classic(w, ht::cluster(1, 8), cohort);
+  EXPECT_EQ(classic.start(1), 10);
+  EXPECT_EQ(classic.start(2), 110);
+  const KueueRun fair(w, ht::cluster(1, 8), cohort + "  fairSharing: {enable: true}\n");
+  EXPECT_EQ(fair.start(2), 10);
+  EXPECT_EQ(fair.start(1), 110);
+}
+
+TEST(Kueue, LowerOrNewerEqualPriorityPreemptsANewerWorkloadOfEqualPriority) {
+  // All priority 5. w_pre (4 GPUs, created at 5) cannot preempt the older w_a; w_b (created at
+  // 10) fits beside w_a. When w_a ends at 20, w_pre preempts w_b, which is newer.
+  const std::string cq = R"(  resourceFlavors: {default: {pools: [pool]}}
+  clusterQueues:
+    cq:
+      namespaces: [ns]
+      resources: {default: {gpu: {nominalQuota: 4}}}
+      preemption: {withinClusterQueue: LowerOrNewerEqualPriority}
+)";
+  auto w = ht::WorkloadBuilder().job(0, 2, 20, "ns").job(5, 4, 100, "ns").job(10, 2, 1000, "ns").build();
+  for (auto& j : w.jobs) j.priority = 5;
+  const KueueRun r(w, ht::cluster(1, 8), cq);
+  EXPECT_EQ(r.preemptions(0), 0) << "w_a is older than w_pre";
+  EXPECT_EQ(r.preemptions(2), 1) << "w_b is newer";
+  EXPECT_EQ(r.start(1), 50);
+  const KueueRun lower(w, ht::cluster(1, 8), replace(cq, "LowerOrNewerEqualPriority", "LowerPriority"));
+  EXPECT_EQ(lower.preemptions(2), 0);
+  EXPECT_EQ(lower.start(1), 1010);
+}
+
 // --- invariants ------------------------------------------------------------------------------
 
 namespace {
@@ -536,7 +576,9 @@ models::Workload random_workload(std::uint64_t seed, int n) {
   // Some two-pod workloads.
   for (std::size_t i = 0; i + 1 < w.jobs.size(); i += 17) {
     if (w.jobs[i].tenant != w.jobs[i + 1].tenant) continue;
-    const auto g = w.groups.intern("g" + std::to_string(i));
+    std::string name = "g";
+    name += std::to_string(i);
+    const auto g = w.groups.intern(name);
     w.jobs[i].group = w.jobs[i + 1].group = g;
   }
   return w;

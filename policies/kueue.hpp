@@ -54,6 +54,11 @@
 //  - Eviction: every pod of the workload is deleted through Session::preempt (Requeue, after
 //    termination_grace_period, `by` the preemptor's first pod, a reason naming the rule); once
 //    none runs the quota is released and the workload requeued whole, its queue time the eviction.
+//    A Preempt entry's usage counts for the rest of its cycle (scheduler.go cq.AddUsage). A
+//    workload evicted by a preemptor that is still pending re-enters its queue when the preemptor
+//    reserves quota (at the latest a grace period later), else 1 ms after its eviction completes:
+//    Kueue's controllers take real time there, and without it a simulation could trade the quota
+//    back and forth at one instant.
 //  - Admission checks (pkg/controller/admissionchecks, workload conditions): a workload of a CQ with
 //    admissionChecks gets QuotaReserved and stays suspended until every check is Ready (after the
 //    check's delay); a check answering Retry releases the quota and requeues the workload.

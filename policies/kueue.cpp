@@ -931,8 +931,9 @@ class KueuePolicy final : public Policy {
     switch (e.a.mode) {
       case Mode::NoFit: {
         pending_reason(s, w,
-                       e.a.exceeds_max ? "kueue: request exceeds the maximum quota of ClusterQueue " + cq_name
-                                       : "kueue: waiting for quota in ClusterQueue " + cq_name);
+                       e.a.exceeds_max
+                           ? "quota: request exceeds the maximum quota of ClusterQueue " + cq_name + " (kueue)"
+                           : "quota: waiting for quota in ClusterQueue " + cq_name + " (kueue)");
         if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
         cq.active.erase(key(w));
         wl.inadmissible = true;
@@ -961,7 +962,7 @@ class KueuePolicy final : public Policy {
           targeted.insert(t.wl);
           if (wls_[t.wl].st != WState::Evicting) evict(s, t.wl, w, t.reason, false);
         }
-        pending_reason(s, w, "kueue: preempting to fit in ClusterQueue " + cq_name);
+        pending_reason(s, w, "preemption: kueue preempts to fit the workload in ClusterQueue " + cq_name);
         return false;
       }
     }
@@ -1040,8 +1041,9 @@ class KueuePolicy final : public Policy {
       for (int c : cq.checks) delay = std::max(delay, cfg_.admission_checks[c].delay);
       wl.checks_at = now_ + delay;
       checks_.emplace(wl.checks_at, w);
-      pending_reason(s, w,
-                     "kueue: QuotaReserved in ClusterQueue " + nodes_[wl.cq].name + ", waiting for admission checks");
+      pending_reason(
+          s, w,
+          "admission: QuotaReserved in ClusterQueue " + nodes_[wl.cq].name + ", waiting for admission checks (kueue)");
       return;
     }
     admit(w);
@@ -1114,7 +1116,7 @@ class KueuePolicy final : public Policy {
       wl.flavor = -1;
       wl.backoff_until = now_ + d;
       backoff_.emplace(wl.backoff_until, w);
-      pending_reason(s, w, "kueue: requeued after a waitForPodsReady timeout, in backoff");
+      pending_reason(s, w, "admission: requeued after a waitForPodsReady timeout, in backoff (kueue)");
       return;
     }
     // Back in its queue 1 ms later (the workload controller's requeue), so the preemptor that
@@ -1182,7 +1184,7 @@ class KueuePolicy final : public Policy {
       release_quota(w);
       wl.queue_ts = now_;
       enqueue(w);
-      pending_reason(s, w, "kueue: admission check " + retry + " answered Retry; requeued");
+      pending_reason(s, w, "admission: check " + retry + " answered Retry; requeued (kueue)");
     }
     while (!ready_.empty() && ready_.begin()->first <= now_) {
       const int w = ready_.begin()->second;
@@ -1324,8 +1326,8 @@ class KueuePolicy final : public Policy {
         auto placement = place(s, job, wl.flavor);
         if (!placement) {
           all = false;
-          s.pending_reason(p, "kueue: admitted to " + nodes_[wl.cq].name +
-                                  "; kube-scheduler: no node has enough free nvidia.com/gpu, cpu or memory");
+          s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name +
+                                  ", but no node has enough free nvidia.com/gpu, cpu or memory (kube-scheduler)");
           continue;
         }
         const std::string why = s.start(p, *placement,

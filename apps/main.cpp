@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/fgd_cmd.hpp"
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
@@ -73,11 +74,13 @@ int cmd_validate(const std::string& path) {
   return kExitOk;
 }
 
-int cmd_run(const std::string& path, const std::string& output, bool json, std::optional<std::uint64_t> seed) {
+int cmd_run(const std::string& path, const std::string& output, bool json, std::optional<std::uint64_t> seed,
+            bool skip_bad_rows) {
   // A signal ignored by whoever started us (a shell's background job ignores SIGINT) stays ignored.
   for (const int sig : {SIGINT, SIGTERM})
     if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
-  const auto sc = headroom::scenarios::load_scenario(path);
+  auto sc = headroom::scenarios::load_scenario(path);
+  if (skip_bad_rows) sc.workload.skip_bad_rows = true;
   if (!output.empty()) {
     const auto dir = std::filesystem::absolute(output).parent_path();
     if (!std::filesystem::is_directory(dir))
@@ -94,6 +97,12 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   g_defer.store(true);
   auto outcome = headroom::app::run_scenario(sc, options);
   if (tty) std::fputs("\r\033[K", stderr);
+  if (outcome.trace.bad_rows > 0) {
+    std::cerr << "warning: " << sc.workload.trace << ": " << outcome.trace.bad_rows
+              << " malformed row(s) skipped (skip_bad_rows); the first:\n";
+    for (const auto& w : outcome.trace.warnings)
+      if (w.find("(bad row skipped)") != std::string::npos) std::cerr << "  " << w << '\n';
+  }
   if (outcome.cancelled || g_stop.load()) {
     std::cerr << "interrupted: no output written\n";
     return kExitInterrupted;
@@ -130,6 +139,9 @@ int main(int argc, char** argv) {
   run->add_option("scenario", scenario_path, "scenario YAML file")->required();
   run->add_option("-o,--output", output, "write the results to this HDF5 file");
   run->add_flag("--json", json, "print the summary as JSON");
+  bool skip_bad_rows = false;
+  run->add_flag("--skip-bad-rows", skip_bad_rows,
+                "count and report malformed trace rows instead of stopping at the first (as workload.skip_bad_rows)");
   run->add_option("--seed", seed, "override the scenario's seed")->check(check_seed);
   run->add_option("--threads", threads, "worker threads for parallel parts (default: all cores)")->check(check_threads);
 
@@ -142,6 +154,7 @@ int main(int argc, char** argv) {
                                          "quantiles, tenant shares and status split");
   trace_stats->add_option("trace", trace_path, "trace file (plain or gzip)")->required();
   trace_stats->add_option("--format", trace_format, "trace format (default: auto-detect)");
+  trace_stats->add_flag("--skip-bad-rows", skip_bad_rows, "count and report malformed rows instead of stopping");
 
   std::string node_list, cluster_output;
   auto* import_cluster = app.add_subcommand(
@@ -174,6 +187,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
+  headroom::app::FgdArgs fgd_args;
+  auto* fgd = headroom::app::add_fgd_command(app, fgd_args);
+  fgd->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -189,7 +206,7 @@ int main(int argc, char** argv) {
   if (threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
   try {
-    if (*run) return cmd_run(scenario_path, output, json, seed);
+    if (*run) return cmd_run(scenario_path, output, json, seed, skip_bad_rows);
     if (*validate) return cmd_validate(scenario_path);
     if (*plan) {
       std::signal(SIGINT, on_signal);
@@ -203,9 +220,10 @@ int main(int argc, char** argv) {
       g_defer.store(true);  // runs finished before a signal are kept
       return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop);
     }
-    if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format);
+    if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);
+    if (*fgd) return headroom::app::cmd_fgd(fgd_args);
   } catch (const headroom::sim::InputErrors& e) {
     for (const auto& err : e.errors()) std::cerr << "error: " << err.what() << '\n';
     return kExitBadInput;

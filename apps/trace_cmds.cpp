@@ -15,7 +15,7 @@
 
 namespace headroom::app {
 
-int cmd_trace_stats(const std::string& path, const std::string& format) {
+int cmd_trace_stats(const std::string& path, const std::string& format, bool skip_bad_rows) {
   traces::ImportOptions options;
   const auto f = traces::parse_format(format);
   if (!f) {
@@ -26,8 +26,10 @@ int cmd_trace_stats(const std::string& path, const std::string& format) {
   }
   options.format = *f;
   options.keep_cpu_only = true;
+  options.skip_bad_rows = skip_bad_rows;
   const auto w = traces::import_trace(path, options);
   traces::print_stats(std::cout, traces::compute_stats(w));
+  if (skip_bad_rows) std::cout << "bad rows: " << w.meta.bad_rows << " skipped\n";
   for (const auto& warning : w.meta.warnings) std::cerr << "warning: " << path << ": " << warning << '\n';
   return 0;
 }

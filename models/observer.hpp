@@ -18,8 +18,27 @@ enum class AuditKind : std::uint8_t {
   Preempt = 4,  // detail = preemptor job index or -1
   Requeue = 5,
   Unfinished = 6,  // terminal at the horizon
+  Waiting = 7,     // a pending job's "why pending" changed: reason = the policy's words, detail = PendingCode
 };
 std::string_view to_string(AuditKind k);
+
+// Why a job is pending, as a code for counting and colouring; the policy's own words stay in the
+// audit reason. A policy's reason starts with a word that says which ("quota: over the namespace
+// quota", "gang: 3 of 4 pods placeable"); see classify_pending_reason.
+enum class PendingCode : std::uint8_t {
+  None = 0,         // the policy has not said (yet)
+  Capacity = 1,     // no free resources that fit: "capacity", "unschedulable", "head of line", "fit"
+  Quota = 2,        // a quota, limit or deserved share: "quota", "limit", "deserved", "overquota"
+  Priority = 3,     // others go first: "priority", "order", "fairshare", "queue", "strictfifo"
+  Gang = 4,         // not enough of its group can start together: "gang", "podgroup", "minmember"
+  Reservation = 5,  // resources reserved for another job: "reservation", "backfill"
+  Preemption = 6,   // waiting for its victims to terminate: "preemption", "nominated", "pipelined"
+  Admission = 7,    // an admission step: "admission", "check", "permission", "suspended"
+  Other = 8,
+};
+inline constexpr int kPendingCodes = 9;
+std::string_view to_string(PendingCode c);
+PendingCode classify_pending_reason(std::string_view reason);
 
 // State of the cluster at one sampling instant, per pool and per tenant.
 struct Sample {
@@ -29,6 +48,7 @@ struct Sample {
   std::span<const std::int32_t> tenant_used_gpus;  // by tenant
   std::span<const std::int32_t> tenant_pending_jobs;
   std::span<const std::int32_t> tenant_pending_gpus;
+  std::span<const std::int32_t> pending_by_reason;  // pending jobs by PendingCode (kPendingCodes)
   std::int32_t running_jobs = 0;
   std::int32_t pending_jobs = 0;
 };

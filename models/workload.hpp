@@ -39,6 +39,7 @@ struct TraceMeta {
   std::int64_t unix_start = -1;       // SWF UnixStartTime header (seconds)
   std::int64_t rows = 0;              // data rows read
   std::int64_t skipped = 0;           // rows read but not turned into jobs (see warnings)
+  std::int64_t bad_rows = 0;          // malformed rows passed over (ImportOptions::skip_bad_rows)
   std::vector<std::string> warnings;  // at most a few, each naming a row
 };
 
@@ -47,8 +48,8 @@ struct Workload {
   std::vector<Job> jobs;
   NameTable tenants;
   NameTable queues;
-  NameTable groups;  // Job::group names
-  NameTable qos;     // Job::qos names
+  NameTable groups;                         // Job::group names
+  NameTable qos;                            // Job::qos names
   std::vector<std::string> gpu_type_names;  // Job::gpu_type - 1 indexes this
   TraceMeta meta;
 };

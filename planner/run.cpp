@@ -45,6 +45,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   out.import_seconds = std::chrono::duration<double>(t1 - t0).count();
   out.simulate_seconds = std::chrono::duration<double>(t2 - t1).count();
   out.result = std::move(recorder.result());
+  out.trace = workload.meta;
   auto& r = out.result;
   r.scenario_name = sc.name;
   r.scenario_text = sc.text;

@@ -21,6 +21,7 @@ struct RunOutcome {
   results::RunResult result;
   bool cancelled = false;
   double import_seconds = 0, simulate_seconds = 0;
+  models::TraceMeta trace;  // what the import noticed: skipped and bad rows, warnings
 };
 
 // The whole `headroom run`: trace import and transforms, policy, simulation, result tables.

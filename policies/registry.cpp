@@ -5,6 +5,7 @@
 #include "policies/kubernetes.hpp"
 #include "policies/kueue.hpp"
 #include "policies/queue_order.hpp"
+#include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies {
@@ -42,6 +43,12 @@ const std::vector<Entry>& entries() {
         k8s::param_keys()},
        k8s::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
+      {{"volcano",
+        "Volcano batch scheduler: sessions of enqueue/allocate/backfill (+ preempt, reclaim), PodGroup gang, "
+        "overcommit, proportion deserved by queue weight, drf, priority, binpack/nodeorder, plugin tiers",
+        volcano::param_keys()},
+       volcano::check_params,
+       [](const PolicyParams& params, std::uint64_t seed) { return volcano::make_policy(params, seed); }},
       {{"kueue",
         "Kueue on OpenShift AI: ClusterQueues, cohorts and flavors admit whole workloads (nominal, borrowing and "
         "lending quota, classic or fair-sharing preemption, admission checks, waitForPodsReady); kube-scheduler "

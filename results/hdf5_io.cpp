@@ -188,6 +188,15 @@ void for_each_event_column(F&& f) {
   f("reason", &EventRecord::reason, false);
 }
 
+template <typename F>
+void for_each_placement_column(F&& f) {
+  f("job", &PlacementRecord::job, false);
+  f("start", &PlacementRecord::start, true);
+  f("end", &PlacementRecord::end, true);
+  f("node", &PlacementRecord::node, false);
+  f("gpus", &PlacementRecord::gpus, false);
+}
+
 bool deflate_available() {
   if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 || H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0) return false;
   unsigned info = 0;
@@ -352,6 +361,9 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   for_each_event_column([&](const char* name, auto member, bool ms) {
     add(column_array(std::string("/events/") + name, r.events, member, ms));
   });
+  for_each_placement_column([&](const char* name, auto member, bool ms) {
+    add(column_array(std::string("/placements/") + name, r.placements, member, ms));
+  });
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
   add(vector_array("/timeseries/time", ts.time, true));
@@ -362,6 +374,8 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   add(matrix_array("tenant_used_gpus", ts.tenant_used_gpus, rows, r.tenants.size()));
   add(matrix_array("tenant_pending_jobs", ts.tenant_pending_jobs, rows, r.tenants.size()));
   add(matrix_array("tenant_pending_gpus", ts.tenant_pending_gpus, rows, r.tenants.size()));
+  add(matrix_array("pending_by_reason", ts.pending_by_reason, rows,
+                   ts.pending_by_reason.empty() ? 0 : models::kPendingCodes));
   std::vector<std::int32_t> nodes, gpus_per_node;
   for (const auto& p : r.pools) {
     nodes.push_back(p.nodes);
@@ -463,8 +477,14 @@ std::vector<std::string> job_kind_names() {
 }
 std::vector<std::string> event_kind_names() {
   std::vector<std::string> out;
-  for (int k = 0; k <= static_cast<int>(models::AuditKind::Unfinished); ++k)
+  for (int k = 0; k <= static_cast<int>(models::AuditKind::Waiting); ++k)
     out.emplace_back(models::to_string(static_cast<models::AuditKind>(k)));
+  return out;
+}
+std::vector<std::string> pending_reason_names() {
+  std::vector<std::string> out;
+  for (int k = 0; k < models::kPendingCodes; ++k)
+    out.emplace_back(models::to_string(static_cast<models::PendingCode>(k)));
   return out;
 }
 
@@ -486,6 +506,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
 
   Handle jobs = w.group("/jobs");
   Handle events = w.group("/events");
+  Handle placements = w.group("/placements");
   Handle timeseries = w.group("/timeseries");
   Handle meta = w.group("/meta");
   w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
@@ -506,6 +527,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.strings("/meta/state_names", job_state_names());
   w.strings("/meta/kind_names", job_kind_names());
   w.strings("/meta/event_kind_names", event_kind_names());
+  w.strings("/meta/pending_reason_names", pending_reason_names());
 }
 
 template <std::size_t Size>
@@ -697,6 +719,8 @@ class Reader {
   }
 
   bool has_attr(hid_t obj, const char* name) const { return H5Aexists(obj, name) > 0; }
+  bool has_link(const char* name) const { return has_link(file_, name); }
+  bool has_link(hid_t group, const char* name) const { return H5Lexists(group, name, H5P_DEFAULT) > 0; }
 
  private:
   static std::string attr_where(const std::string& where, const char* name) {
@@ -784,6 +808,8 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   };
   read_table("jobs", r.jobs, [](auto&& f) { for_each_job_column(f); });
   read_table("events", r.events, [](auto&& f) { for_each_event_column(f); });
+  // Written since the GUI's cluster map; absent from older files.
+  if (rd.has_link("placements")) read_table("placements", r.placements, [](auto&& f) { for_each_placement_column(f); });
 
   {
     Handle g = rd.group("timeseries");
@@ -806,6 +832,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     ts.tenant_used_gpus = matrix("tenant_used_gpus");
     ts.tenant_pending_jobs = matrix("tenant_pending_jobs");
     ts.tenant_pending_gpus = matrix("tenant_pending_gpus");
+    if (rd.has_link(g.get(), "pending_by_reason")) ts.pending_by_reason = matrix("pending_by_reason");
   }
   {
     Handle g = rd.group("meta");

@@ -24,6 +24,7 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
     rec.trace_start = j.trace_start;
     result_.jobs.push_back(rec);
   }
+  open_from_.assign(workload.jobs.size(), 0);
   result_.tenants = workload.tenants.names();
   result_.queues = workload.queues.names();
   result_.reasons.emplace_back();
@@ -51,6 +52,7 @@ std::uint32_t Recorder::reason_id(std::string_view reason) {
 void Recorder::on_event(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
                         std::string_view reason) {
   if (kind == models::AuditKind::Preempt && job < result_.jobs.size()) ++result_.jobs[job].preemptions;
+  if (kind == models::AuditKind::Requeue) close_placement(job, time);  // back to pending: released
   if (!record_events_) return;
   result_.events.push_back(EventRecord{time, static_cast<std::uint8_t>(kind), job, detail, reason_id(reason)});
 }
@@ -60,6 +62,11 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
   JobRecord& rec = result_.jobs[job];
   if (rec.start < 0) rec.start = time;
   rec.state = static_cast<std::uint8_t>(models::JobState::Running);
+  close_placement(job, time);
+  open_from_[job] = result_.placements.size() + 1;
+  for (const models::Slice& s : placement)
+    result_.placements.push_back(
+        PlacementRecord{job, time, -1, static_cast<std::int32_t>(s.node), static_cast<std::int32_t>(s.gpus)});
 
   // Placements hold a handful of slices; a small sort beats a set.
   std::vector<models::NodeId> nodes;
@@ -82,7 +89,17 @@ void Recorder::on_end(Tick time, models::JobIndex job, models::JobState state) {
   JobRecord& rec = result_.jobs[job];
   rec.state = static_cast<std::uint8_t>(state);
   // Unfinished jobs have no end: the summary charges a running one up to sim_end.
-  if (state != models::JobState::Unfinished) rec.end = time;
+  if (state != models::JobState::Unfinished) {
+    rec.end = time;
+    close_placement(job, time);
+  }
+}
+
+void Recorder::close_placement(models::JobIndex job, Tick time) {
+  if (job >= open_from_.size() || open_from_[job] == 0) return;
+  for (std::size_t i = open_from_[job] - 1; i < result_.placements.size(); ++i)
+    if (result_.placements[i].job == job && result_.placements[i].end < 0) result_.placements[i].end = time;
+  open_from_[job] = 0;
 }
 
 void Recorder::on_sample(const models::Sample& sample) {
@@ -98,6 +115,7 @@ void Recorder::on_sample(const models::Sample& sample) {
   append(ts.tenant_used_gpus, sample.tenant_used_gpus);
   append(ts.tenant_pending_jobs, sample.tenant_pending_jobs);
   append(ts.tenant_pending_gpus, sample.tenant_pending_gpus);
+  append(ts.pending_by_reason, sample.pending_by_reason);
 }
 
 }  // namespace headroom::results

@@ -26,12 +26,15 @@ class Recorder : public models::SimObserver {
 
  private:
   std::uint32_t reason_id(std::string_view reason);
+  // Ends the /placements rows of the job's current run at `time`.
+  void close_placement(models::JobIndex job, Tick time);
 
   const models::ClusterSpec& cluster_;
   bool record_events_;
   std::vector<std::int32_t> node_pool_;
   RunResult result_;
   std::map<std::string, std::uint32_t, std::less<>> reason_index_;
+  std::vector<std::size_t> open_from_;  // by job: 1 + the first /placements row of its current run, 0 = none
 };
 
 }  // namespace headroom::results

@@ -40,6 +40,17 @@ struct EventRecord {
   std::uint32_t reason = 0;  // index into RunResult::reasons
 };
 
+// One row of /placements: one node's slice of one run of a job, from its start until its
+// resources are released (finish, preemption taking effect, failure); end -1 while it still runs
+// at the end of the simulation. The GUI's cluster map draws the cluster at any time from these.
+struct PlacementRecord {
+  std::uint32_t job = 0;  // row index in jobs
+  Tick start = 0;
+  Tick end = -1;
+  std::int32_t node = 0;  // node id: pools' nodes in order (pool p's first node follows pool p-1's last)
+  std::int32_t gpus = 0;
+};
+
 // Fixed-interval samples. Matrices are row-major [sample][pool] or [sample][tenant].
 struct TimeSeries {
   Tick interval = 0;
@@ -51,6 +62,9 @@ struct TimeSeries {
   std::vector<std::int32_t> tenant_used_gpus;
   std::vector<std::int32_t> tenant_pending_jobs;
   std::vector<std::int32_t> tenant_pending_gpus;
+  // [sample][models::PendingCode]: pending jobs by why they wait (column 0: no reason given).
+  // Empty in files written before it existed.
+  std::vector<std::int32_t> pending_by_reason;
 };
 
 struct PoolInfo {
@@ -83,6 +97,7 @@ struct RunResult {
 
   std::vector<JobRecord> jobs;
   std::vector<EventRecord> events;
+  std::vector<PlacementRecord> placements;  // empty in files written before it existed
   TimeSeries timeseries;
 };
 

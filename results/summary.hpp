@@ -34,9 +34,9 @@ struct Summary {
   double gpu_utilization = 0;              // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
   double makespan_s = 0;
   std::int64_t preemptions = 0;
-  double lost_gpu_hours = 0;        // GPU-hours of work thrown away by preemption
-  std::int64_t starved_jobs = 0;    // jobs that waited longer than kStarvationWait (or never started)
-  double pending_gpus_mean = 0;     // mean over the samples of the GPUs requested by pending jobs
+  double lost_gpu_hours = 0;           // GPU-hours of work thrown away by preemption
+  std::int64_t starved_jobs = 0;       // jobs that waited longer than kStarvationWait (or never started)
+  double pending_gpus_mean = 0;        // mean over the samples of the GPUs requested by pending jobs
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
 };
 

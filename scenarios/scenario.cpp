@@ -560,7 +560,7 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map"},
+                 "gpu_type_map", "skip_bad_rows"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -594,6 +594,7 @@ class Loader {
     if (const Entry* f = r.optional("arrival_scale"))
       workload.arrival_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
     if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
+    if (const Entry* f = r.optional("skip_bad_rows")) workload.skip_bad_rows = bool_value(*f).value_or(false);
     if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
     if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);
     if (const Entry* f = r.optional("runtime_scale"))

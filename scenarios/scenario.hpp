@@ -30,6 +30,7 @@ struct WorkloadSpec {
   std::vector<std::string> queues;                                // keep only these queues (empty: all)
   double runtime_scale = 1.0;                                     // multiplies run times and time limits
   std::vector<std::pair<std::string, std::string>> gpu_type_map;  // trace GPU type -> pool GPU type
+  bool skip_bad_rows = false;  // count and report malformed trace rows instead of stopping
 };
 
 struct OutputSpec {

@@ -59,6 +59,7 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   node_jobs_.resize(cluster_.nodes().size());
   tenant_used_.assign(workload_.tenants.size(), 0);
   tenant_pending_jobs_.assign(workload_.tenants.size(), 0);
+  job_reason_.assign(n, 0);
   tenant_pending_gpus_.assign(workload_.tenants.size(), 0);
   pool_used_.assign(cluster_.pool_count(), 0);
   pool_free_.assign(cluster_.pool_count(), 0);
@@ -160,6 +161,7 @@ void Simulation::on_submit(JobIndex j) {
 void Simulation::leave_pending(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
   HEADROOM_ASSERT(state_[j] == JobState::Pending, "job " + std::to_string(j) + " is not pending");
+  clear_pending_reason(j);
   --pending_jobs_;
   --tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] -= job.gpus;
@@ -209,8 +211,26 @@ void Simulation::reject(JobIndex j, std::string_view reason) {
 }
 
 void Simulation::pending_reason(JobIndex j, std::string_view reason) {
-  (void)j;
-  (void)reason;  // kept for the GUI's queue view once results store pending reasons
+  if (j >= state_.size() || state_[j] != JobState::Pending) return;
+  auto it = reason_ids_.find(reason);
+  if (it == reason_ids_.end()) {
+    it = reason_ids_.emplace(std::string(reason), static_cast<std::uint32_t>(reason_codes_.size())).first;
+    reason_codes_.push_back(models::classify_pending_reason(reason));
+  }
+  const std::uint32_t id = it->second + 1;
+  if (job_reason_[j] == id) return;  // said before: only changes are recorded
+  clear_pending_reason(j);
+  job_reason_[j] = id;
+  const models::PendingCode code = reason_codes_[id - 1];
+  ++pending_by_code_[static_cast<std::size_t>(code)];
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Waiting, j, static_cast<std::int32_t>(code), reason);
+}
+
+void Simulation::clear_pending_reason(JobIndex j) {
+  if (job_reason_[j] == 0) return;
+  --pending_by_code_[static_cast<std::size_t>(reason_codes_[job_reason_[j] - 1])];
+  job_reason_[j] = 0;
 }
 
 void Simulation::release(JobIndex j) {
@@ -337,6 +357,11 @@ void Simulation::take_sample(Tick t) {
   s.tenant_used_gpus = tenant_used_;
   s.tenant_pending_jobs = tenant_pending_jobs_;
   s.tenant_pending_gpus = tenant_pending_gpus_;
+  // Pending jobs whose policy has given no reason count as PendingCode::None.
+  std::int32_t explained = 0;
+  for (std::size_t c = 1; c < pending_sample_.size(); ++c) explained += pending_sample_[c] = pending_by_code_[c];
+  pending_sample_[0] = static_cast<std::int32_t>(pending_jobs_) - explained;
+  s.pending_by_reason = pending_sample_;
   s.running_jobs = static_cast<std::int32_t>(running_jobs_);
   s.pending_jobs = static_cast<std::int32_t>(pending_jobs_);
   observer_->on_sample(s);

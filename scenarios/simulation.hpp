@@ -1,8 +1,10 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -83,6 +85,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void request_schedule();
   void take_sample(Tick t);
   void leave_pending(models::JobIndex j);
+  void clear_pending_reason(models::JobIndex j);
   void end_job(models::JobIndex j, models::JobState state, std::string_view reason);
   void finish_at_horizon(Tick t, std::string_view reason);
 
@@ -115,6 +118,13 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
   std::vector<std::int32_t> pool_used_, pool_free_;
   std::size_t pending_jobs_ = 0;
+  // "Why pending": each pending job's current reason (id + 1 into reason_codes_, 0 = none given),
+  // the distinct reasons seen, and pending jobs per models::PendingCode.
+  std::vector<std::uint32_t> job_reason_;
+  std::map<std::string, std::uint32_t, std::less<>> reason_ids_;
+  std::vector<models::PendingCode> reason_codes_;
+  std::array<std::int32_t, models::kPendingCodes> pending_by_code_{};
+  std::array<std::int32_t, models::kPendingCodes> pending_sample_{};
   std::size_t running_jobs_ = 0;
   std::size_t ended_jobs_ = 0;
   std::int64_t peak_used_gpus_ = 0;

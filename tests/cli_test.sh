@@ -86,6 +86,11 @@ scenario "$tmp/badtrace.yaml" fifo "$tmp/bad.swf"
 check malformed-swf 2 "bad.swf:5:" -- "$bin" run "$tmp/badtrace.yaml" -o "$tmp/bad.h5"
 check malformed-swf-field 2 "field 4" -- "$bin" run "$tmp/badtrace.yaml" -o "$tmp/bad.h5"
 no_file malformed-swf-no-output "$tmp/bad.h5"
+# --skip-bad-rows: the malformed row is counted and named, the rest runs.
+check skip-bad-rows 0 "1 malformed row(s) skipped" -- "$bin" run "$tmp/badtrace.yaml" --skip-bad-rows -o "$tmp/skip.h5"
+check skip-bad-rows-names-row 0 "line 5, column 8, run time (field 4)" -- "$bin" run "$tmp/badtrace.yaml" --skip-bad-rows
+check trace-stats-skip-bad-rows 0 "bad rows: 1 skipped" -- "$bin" trace-stats "$tmp/bad.swf" --skip-bad-rows
+check trace-stats-bad-row-stops 2 "bad.swf:5:8" -- "$bin" trace-stats "$tmp/bad.swf"
 
 check no-such-dir 2 "" -- "$bin" run "$tmp/good.yaml" -o "$tmp/no/such/dir/out.h5"
 check no-scenario 2 "" -- "$bin" run "$tmp/absent.yaml"

@@ -93,3 +93,35 @@ TEST(Crashers, SeedCorpusIsMostlyValid) {
   EXPECT_GT(total, 0);
   EXPECT_GE(accepted * 2, total) << accepted << " of " << total << " seeds accepted";
 }
+
+// One per-format fuzz target each (fuzz/fuzz_format.cpp): its seeds, which must all be accepted
+// (they are the test samples in the exact published layouts), and its crashers.
+TEST(Crashers, EachForeignFormat) {
+  const std::vector<std::pair<std::string, Format>> formats = {
+      {"openb", Format::Openb},
+      {"dlrm", Format::Dlrm},
+      {"helios", Format::Helios},
+      {"sacct", Format::Sacct},
+      {"kubernetes", Format::Kubernetes},
+      {"acme", Format::Acme},
+      {"pai", Format::Pai},
+      {"philly", Format::Philly},
+  };
+  for (const auto& [target, format] : formats) {
+    SCOPED_TRACE(target);
+    const auto files = inputs(target);
+    EXPECT_FALSE(files.empty());
+    for (const auto& path : files) {
+      SCOPED_TRACE(path.string());
+      const std::string d = read_bytes(path);
+      try {
+        const bool accepted = headroom::fuzz::import_trace_bytes(bytes_of(d), d.size(), format);
+        if (path.string().find("/fuzz/corpus/") != std::string::npos) {
+          EXPECT_TRUE(accepted);
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "unexpected exception: " << e.what();
+      }
+    }
+  }
+}

@@ -9,6 +9,7 @@
 
 #include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
+#include "results/recorder.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
@@ -169,12 +170,30 @@ TEST_P(PolicyProperties, SameSeedSameFingerprint) {
 INSTANTIATE_TEST_SUITE_P(Seeds, PolicyProperties,
                          ::testing::Combine(::testing::Values("fifo", "sjf"), ::testing::Values(1u, 2u, 3u, 4u, 5u)));
 
-// The bundled real trace, through the whole pipeline, at 1 and 2 threads.
+// The bundled real trace, through the whole pipeline, at 1 and 2 threads, under every policy
+// headroom knows: its own example scenarios/examples/ricc-14d-<policy>.yaml when there is one,
+// else the fifo example with the policy swapped in at its defaults.
 class RealTraceDeterminism : public ::testing::TestWithParam<std::string> {};
 
+std::vector<std::string> every_policy() {
+  std::vector<std::string> names;
+  for (const auto& info : policies::policy_catalogue()) names.push_back(info.name);
+  return names;
+}
+
+TEST(RealTraceDeterminismCoverage, EveryPolicyIsChecked) {
+  // The list is taken from the registry, so a new policy is covered without editing this file.
+  EXPECT_GE(every_policy().size(), 3u);
+}
+
 TEST_P(RealTraceDeterminism, OneAndTwoThreadsGiveIdenticalResults) {
-  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-" + GetParam() + ".yaml";
-  const auto sc = scenarios::load_scenario(path);
+  const std::string examples = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/";
+  const std::string own = examples + "ricc-14d-" + GetParam() + ".yaml";
+  auto sc = scenarios::load_scenario(std::filesystem::exists(own) ? own : examples + "ricc-14d-fifo.yaml");
+  if (sc.policy.name != GetParam()) {
+    sc.policy.name = GetParam();
+    sc.policy.params.clear();
+  }
   auto run_with = [&](int threads) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     return app::run_scenario(sc).result;
@@ -192,4 +211,70 @@ TEST_P(RealTraceDeterminism, OneAndTwoThreadsGiveIdenticalResults) {
   EXPECT_EQ(one.events.size(), two.events.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, RealTraceDeterminism, ::testing::Values("fifo", "sjf"));
+INSTANTIATE_TEST_SUITE_P(Policies, RealTraceDeterminism, ::testing::ValuesIn(every_policy()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// "Why pending" and the cluster map's placements, as the recorder stores them.
+TEST(WhyPending, ReasonsAreClassified) {
+  using models::PendingCode;
+  EXPECT_EQ(models::classify_pending_reason("head of line: waiting for free GPUs"), PendingCode::Capacity);
+  EXPECT_EQ(models::classify_pending_reason("unschedulable: no node has enough free nvidia.com/gpu"),
+            PendingCode::Capacity);
+  EXPECT_EQ(models::classify_pending_reason("quota: rejected at admission, retrying"), PendingCode::Quota);
+  EXPECT_EQ(models::classify_pending_reason("OverLimit: queue limit 2 GPUs"), PendingCode::Quota);
+  EXPECT_EQ(models::classify_pending_reason("gang: 3 of 4 pods placeable"), PendingCode::Gang);
+  EXPECT_EQ(models::classify_pending_reason("reservation: nodes held for job 12 from 3600 s"),
+            PendingCode::Reservation);
+  EXPECT_EQ(models::classify_pending_reason("preemption: nominated to node 3, victims terminating"),
+            PendingCode::Preemption);
+  EXPECT_EQ(models::classify_pending_reason("priority: behind higher-priority jobs"), PendingCode::Priority);
+  EXPECT_EQ(models::classify_pending_reason("admission check pending"), PendingCode::Admission);
+  EXPECT_EQ(models::classify_pending_reason("mysterious"), PendingCode::Other);
+  EXPECT_EQ(models::classify_pending_reason(""), PendingCode::None);
+}
+
+TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
+  // One 8-GPU node. J0 (8 GPUs, 100 s) runs at once; J1 (8 GPUs, 50 s) arrives at 10 s and waits
+  // at the head of the fifo queue until 100 s; J2 (4 GPUs) waits behind it.
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 100).job(10, 8, 50).job(20, 4, 10).build();
+  const auto c = headroom::testing::cluster(1, 8);
+  auto policy = policies::make_policy("fifo", {}, 1);
+  results::Recorder rec(w, c);
+  scenarios::SimulationOptions options;
+  options.sample_interval = 30 * sim::kSecond;
+  scenarios::Simulation sim(w, c, *policy, &rec, options);
+  sim.run();
+  const auto& r = rec.result();
+  // Waiting events: J1 once when it becomes the blocked head (said again every pass, recorded
+  // once), J2 once when it becomes the head at 100 s.
+  std::vector<std::pair<std::uint32_t, sim::Tick>> waiting;
+  for (const auto& e : r.events)
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Waiting)) {
+      waiting.emplace_back(e.job, e.time);
+      EXPECT_EQ(e.detail, static_cast<std::int32_t>(models::PendingCode::Capacity));
+      EXPECT_EQ(r.reasons.at(e.reason), "head of line: waiting for free GPUs");
+    }
+  EXPECT_EQ(waiting,
+            (std::vector<std::pair<std::uint32_t, sim::Tick>>{{1, 10 * sim::kSecond}, {2, 100 * sim::kSecond}}));
+  // Placements: one node slice per run, closed when the job ends.
+  ASSERT_EQ(r.placements.size(), 3u);
+  EXPECT_EQ(r.placements[0].job, 0u);
+  EXPECT_EQ(r.placements[0].start, 0);
+  EXPECT_EQ(r.placements[0].end, 100 * sim::kSecond);
+  EXPECT_EQ(r.placements[0].gpus, 8);
+  EXPECT_EQ(r.placements[1].job, 1u);
+  EXPECT_EQ(r.placements[1].start, 100 * sim::kSecond);
+  EXPECT_EQ(r.placements[1].end, 150 * sim::kSecond);
+  EXPECT_EQ(r.placements[2].start, 150 * sim::kSecond);
+  // Pending jobs by reason per sample: at 30 s and 60 s J1 waits for capacity and J2 has no
+  // reason yet (it is not the head).
+  const auto& ts = r.timeseries;
+  ASSERT_GE(ts.time.size(), 3u);
+  ASSERT_EQ(ts.pending_by_reason.size(), ts.time.size() * models::kPendingCodes);
+  for (std::size_t i = 0; i < ts.time.size(); ++i) {
+    if (ts.time[i] != 30 * sim::kSecond && ts.time[i] != 60 * sim::kSecond) continue;
+    const auto* row = &ts.pending_by_reason[i * models::kPendingCodes];
+    EXPECT_EQ(row[static_cast<int>(models::PendingCode::Capacity)], 1) << ts.time[i];
+    EXPECT_EQ(row[static_cast<int>(models::PendingCode::None)], 1) << ts.time[i];
+  }
+}

@@ -137,6 +137,10 @@ hr::RunResult sample_result() {
   ts.tenant_used_gpus = {8, 0, 0, 16, 0, 8};  // [2 samples x 3 tenants]
   ts.tenant_pending_jobs = {1, 1, 1, 0, 0, 0};
   ts.tenant_pending_gpus = {16, 1, 8, 0, 0, 0};
+  ts.pending_by_reason.assign(2 * 9, 0);  // [2 samples x 9 pending codes]
+  ts.pending_by_reason[1] = 2;
+  ts.pending_by_reason[9 + 8] = 1;
+  r.placements = {{0, 0, 60 * kS, 0, 8}, {1, 60 * kS, -1, 1, 4}, {1, 60 * kS, -1, 2, 4}};
   return r;
 }
 
@@ -227,6 +231,15 @@ void expect_same(const hr::RunResult& a, const hr::RunResult& b) {
   EXPECT_EQ(x.tenant_used_gpus, y.tenant_used_gpus);
   EXPECT_EQ(x.tenant_pending_jobs, y.tenant_pending_jobs);
   EXPECT_EQ(x.tenant_pending_gpus, y.tenant_pending_gpus);
+  EXPECT_EQ(x.pending_by_reason, y.pending_by_reason);
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  for (std::size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].job, b.placements[i].job);
+    EXPECT_EQ(a.placements[i].start, b.placements[i].start);
+    EXPECT_EQ(a.placements[i].end, b.placements[i].end);
+    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
+    EXPECT_EQ(a.placements[i].gpus, b.placements[i].gpus);
+  }
 }
 
 // A python3 that can import `modules`, or "" (the PATH one may be a bare pyenv build).

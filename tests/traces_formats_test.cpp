@@ -97,7 +97,7 @@ TEST(ForeignFormat, NamesRoundTrip) {
     EXPECT_EQ(traces::to_string(*f), name);
   }
   EXPECT_EQ(traces::format_names(), (std::vector<std::string>{"auto", "swf", "csv", "openb", "dlrm", "helios", "sacct",
-                                                              "kubernetes", "acme", "pai"}));
+                                                              "kubernetes", "acme", "pai", "philly"}));
   EXPECT_FALSE(traces::parse_format("OpenB"));
 }
 

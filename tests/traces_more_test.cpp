@@ -726,3 +726,147 @@ TEST(Synth, GpuMixAndOptionErrors) {
   o.runtime_median = sim::kSecond;
   EXPECT_EQ(where([&] { traces::synthesize(o); }), "--runtime-median: expected a duration in 5s..7d");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Microsoft Philly cluster_job_log (msr-fiddle/philly-traces layout; the sample's first job is
+// the README's example entry with its second attempt shortened to one hour)
+
+TEST(Philly, SampleExactValues) {
+  EXPECT_EQ(traces::detect_format(kData + "philly_cluster_job_log.json"), Format::Philly);
+  const auto w = traces::import_trace(kData + "philly_cluster_job_log.json");
+  EXPECT_EQ(w.meta.format, "philly");
+  EXPECT_EQ(w.meta.rows, 4);
+  EXPECT_EQ(w.meta.skipped, 1);  // the Failed job without attempts never ran
+  ASSERT_EQ(w.jobs.size(), 3u);
+  ASSERT_FALSE(w.meta.warnings.empty());
+  EXPECT_NE(w.meta.warnings[0].find("job [2]: no attempt with a start time"), std::string::npos) << w.meta.warnings[0];
+  // Job 0: two attempts, 74 s + 3,600 s of run time; submitted at the origin (01:11:39).
+  const auto& a = w.jobs[0];
+  EXPECT_EQ(a.trace_id, 1506638472019LL * 1'000'000 + 14199);
+  EXPECT_EQ(w.tenants.name(a.tenant), "ce2f4c");
+  EXPECT_EQ(w.queues.name(a.queue), "ee9e8c");
+  EXPECT_EQ(a.submit, 0);
+  EXPECT_EQ(a.trace_start, s(30));
+  EXPECT_EQ(a.runtime, s(74 + 3600));
+  EXPECT_EQ(a.trace_end, s(3711));
+  EXPECT_EQ(a.gpus, 8);
+  EXPECT_EQ(a.nodes, 1);
+  EXPECT_EQ(a.gpus_per_node, 8);
+  EXPECT_EQ(a.trace_status, TraceStatus::Completed);
+  // Job 1: two machines x 8 GPUs, killed after 30 minutes.
+  const auto& b = w.jobs[1];
+  EXPECT_EQ(b.submit, s(1));
+  EXPECT_EQ(b.gpus, 16);
+  EXPECT_EQ(b.nodes, 2);
+  EXPECT_EQ(b.gpus_per_node, 8);
+  EXPECT_EQ(b.runtime, s(1800));
+  EXPECT_EQ(b.trace_status, TraceStatus::Cancelled);
+  // Job 3: a logging gap, then an attempt still running when the trace was taken: it runs until
+  // the latest time in the file (job 0's end, 02:13:30). Uneven GPUs per machine: no per-node shape.
+  const auto& c = w.jobs[2];
+  EXPECT_EQ(c.submit, s(2841));
+  EXPECT_EQ(c.trace_start, s(2901));
+  EXPECT_EQ(c.runtime, s(810));
+  EXPECT_EQ(c.trace_end, s(3711));
+  EXPECT_EQ(c.gpus, 3);
+  EXPECT_EQ(c.nodes, 2);
+  EXPECT_EQ(c.gpus_per_node, 0);
+  // Submit times relative to the earliest; its Unix time is kept.
+  EXPECT_EQ(w.meta.unix_start, 1507338699);  // 2017-10-07 01:11:39 read as UTC
+}
+
+TEST(Philly, Errors) {
+  TempDir tmp;
+  auto e = import_error(
+      tmp.write("log.json", "[\n  {\"user\": \"u\", \"vc\": \"v\",\n   \"submitted_time\": \"yesterday\"}\n]\n"));
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.where(), "[0].submitted_time");
+  EXPECT_NE(e.message().find("expected a time"), std::string::npos) << e.what();
+  e = import_error(tmp.write("log2.json",
+                             "[\n {\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"2017-10-07 01:11:39\",\n"
+                             "  \"attempts\": [{\"start_time\": \"2017-10-07 01:11:00\"}]}\n]\n"));
+  EXPECT_EQ(e.where(), "[0].attempts[0].start_time");
+  EXPECT_NE(e.message().find("before submitted_time"), std::string::npos) << e.what();
+  e = import_error(tmp.write("log3.json", "[\n {\"user\": \"u\",\n  \"vc\": }\n]\n"));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(e.message().find("invalid JSON"), std::string::npos) << e.what();
+  e = import_error(tmp.write("log4.json", "{\"jobs\": []}\n"), with(Format::Philly));
+  EXPECT_NE(e.message().find("expected a JSON array of jobs"), std::string::npos) << e.what();
+  e = import_error(tmp.write("log5.json", "[1, 2]\n"));
+  EXPECT_EQ(e.where(), "[0]");
+  e = import_error(tmp.write("log6.json",
+                             "[{\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"2017-10-07 01:11:39\","
+                             " \"status\": \"Done\"}]"));
+  EXPECT_NE(e.message().find("expected Pass, Killed or Failed"), std::string::npos) << e.what();
+}
+
+TEST(Philly, GzipStreamsLikePlain) {
+  TempDir tmp;
+  std::ifstream in(kData + "philly_cluster_job_log.json", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string plain = tmp.write("log.json", text);
+  ASSERT_EQ(std::system(("gzip -k " + plain).c_str()), 0);
+  const auto a = traces::import_trace(plain), b = traces::import_trace(plain + ".gz");
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (std::size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].submit, b.jobs[i].submit);
+    EXPECT_EQ(a.jobs[i].runtime, b.jobs[i].runtime);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --skip-bad-rows: malformed rows are counted and reported, the rest imported
+
+TEST(SkipBadRows, EveryRowFormatCountsAndReports) {
+  TempDir tmp;
+  ImportOptions skip;
+  skip.skip_bad_rows = true;
+  struct Case {
+    std::string name, text;
+    std::size_t jobs;
+    std::string first_warning;  // part of the first bad-row warning
+  };
+  const std::vector<Case> cases = {
+      {"jobs.csv", "id,tenant,queue,submit,gpus,runtime\n1,a,q,0,1,10\n2,a,q,x,1,10\n3,a,q,5,1,10\n4,a,q,6,-1,1\n", 2,
+       "line 3, column 7, submit (column 4)"},
+      {"log.swf", "1 0 0 10 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n2 5 0 1x 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n", 1,
+       "line 2"},
+      {"log.json",
+       "[{\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"2017-10-07 01:11:39\", \"attempts\": [{\"start_time\": "
+       "\"2017-10-07 01:12:00\", \"end_time\": \"2017-10-07 01:13:00\", \"detail\": [{\"ip\": \"m1\", \"gpus\": "
+       "[\"gpu0\"]}]}]},\n {\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"soon\"}]\n",
+       1, "[1].submitted_time"},
+      {"cluster_log.csv",
+       "job_id,user,vc,gpu_num,submit_time,duration,state\n1,u,v,1,0,10,COMPLETED\n2,u,v,two,5,10,COMPLETED\n", 1,
+       "gpu_num"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = tmp.write(c.name, c.text);
+    EXPECT_THROW(traces::import_trace(path), sim::InputError);  // stops by default
+    const auto w = traces::import_trace(path, skip);
+    EXPECT_EQ(w.jobs.size(), c.jobs);
+    EXPECT_EQ(w.meta.bad_rows + static_cast<std::int64_t>(w.jobs.size()) + w.meta.skipped, w.meta.rows);
+    ASSERT_FALSE(w.meta.warnings.empty());
+    EXPECT_NE(w.meta.warnings.front().find(c.first_warning), std::string::npos) << w.meta.warnings.front();
+    EXPECT_NE(w.meta.warnings.front().find("(bad row skipped)"), std::string::npos) << w.meta.warnings.front();
+  }
+  // The CSV case: both malformed rows counted, the good ones kept exactly.
+  const auto w = traces::import_trace(tmp.dir().string() + "/jobs.csv", skip);
+  EXPECT_EQ(w.meta.bad_rows, 2);
+  EXPECT_EQ(w.jobs[1].trace_id, 3);
+  EXPECT_EQ(w.jobs[1].submit, s(5));
+}
+
+TEST(SkipBadRows, AnUnreadableFileStillStops) {
+  TempDir tmp;
+  // A gzip stream cut short: the file's fault, not a row's.
+  const std::string plain = tmp.write("jobs.csv", "id,tenant,queue,submit,gpus,runtime\n1,a,q,0,1,10\n");
+  ASSERT_EQ(std::system(("gzip -k " + plain).c_str()), 0);
+  std::ifstream in(plain + ".gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = tmp.write("cut.csv.gz", gz.substr(0, gz.size() - 12));
+  ImportOptions skip;
+  skip.skip_bad_rows = true;
+  EXPECT_THROW(traces::import_trace(cut, skip), sim::InputError);
+}

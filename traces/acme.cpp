@@ -76,52 +76,55 @@ models::Workload import_acme(LineReader& in, const ImportOptions& options) {
   w.meta.format = "acme";
   Table t(in, kColumns, {.layout = "Acme job trace"});
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
-  while (t.next()) {
-    ++w.meta.rows;
-    models::Job j;
-    std::int64_t id = 0;
-    j.trace_id = parse_int(t.text(kJobId), id) == Parse::Ok ? id : w.meta.rows - 1;
-    if (t.empty(kUser)) t.fail(kUser, "empty value in a required column");
-    j.tenant = w.tenants.intern(t.text(kUser));
-    const std::string_view type = t.text(kType);
-    j.queue = w.queues.intern(type.empty() ? std::string_view("default") : type);
-    j.kind = kind_of(type);
-    j.nodes = static_cast<std::int32_t>(t.integer(kNodeNum, 0, kInt32Max));
-    j.gpus = static_cast<std::int32_t>(t.integer(kGpuNum, 0, kInt32Max));
-    j.cpus = static_cast<std::int32_t>(t.integer(kCpuNum, 0, kInt32Max));
-    if (t.has(kMemPerPod) && !t.empty(kMemPerPod)) {
-      const double gib = t.number(kMemPerPod) * std::max<std::int32_t>(j.nodes, 1);
-      j.memory_mib = static_cast<std::int64_t>(std::min(std::ceil(gib * 1024.0), 1e15));
+  for (;;) try {
+      if (!t.next()) break;
+      ++w.meta.rows;
+      models::Job j;
+      std::int64_t id = 0;
+      j.trace_id = parse_int(t.text(kJobId), id) == Parse::Ok ? id : w.meta.rows - 1;
+      if (t.empty(kUser)) t.fail(kUser, "empty value in a required column");
+      j.tenant = w.tenants.intern(t.text(kUser));
+      const std::string_view type = t.text(kType);
+      j.queue = w.queues.intern(type.empty() ? std::string_view("default") : type);
+      j.kind = kind_of(type);
+      j.nodes = static_cast<std::int32_t>(t.integer(kNodeNum, 0, kInt32Max));
+      j.gpus = static_cast<std::int32_t>(t.integer(kGpuNum, 0, kInt32Max));
+      j.cpus = static_cast<std::int32_t>(t.integer(kCpuNum, 0, kInt32Max));
+      if (t.has(kMemPerPod) && !t.empty(kMemPerPod)) {
+        const double gib = t.number(kMemPerPod) * std::max<std::int32_t>(j.nodes, 1);
+        j.memory_mib = static_cast<std::int64_t>(std::min(std::ceil(gib * 1024.0), 1e15));
+      }
+      j.trace_status = parse_state(t.text(kState));
+      j.submit = time_cell(t, kSubmit);
+      if (j.submit < 0) t.fail(kSubmit, "empty value in a required column");
+      origin = std::min(origin, j.submit);
+      j.trace_start = time_cell(t, kStart);
+      if (j.trace_start >= 0 && j.trace_start < j.submit) t.fail(kStart, "start_time is before submit_time");
+      if (j.trace_start >= 0) {
+        j.trace_end = time_cell(t, kEnd);
+        if (j.trace_end >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "end_time is before start_time");
+      }
+      if (!t.empty(kDuration)) {
+        j.runtime = t.seconds(kDuration);
+      } else if (j.trace_start >= 0 && j.trace_end >= 0) {
+        j.runtime = j.trace_end - j.trace_start;
+      } else {
+        skip_row(w, t.line(), "no duration and no start and end time, run time unknown");
+        continue;
+      }
+      if (j.trace_start < 0) {
+        skip_row(w, t.line(), "never started (no start_time)");
+        continue;
+      }
+      if (j.trace_end < 0) j.trace_end = j.trace_start + j.runtime;
+      if (j.gpus == 0 && !options.keep_cpu_only) {
+        skip_row(w, t.line(), "CPU job (gpu_num 0)");
+        continue;
+      }
+      w.jobs.push_back(j);
+    } catch (const sim::InputError& e) {
+      bad_row(w, e, options);
     }
-    j.trace_status = parse_state(t.text(kState));
-    j.submit = time_cell(t, kSubmit);
-    if (j.submit < 0) t.fail(kSubmit, "empty value in a required column");
-    origin = std::min(origin, j.submit);
-    j.trace_start = time_cell(t, kStart);
-    if (j.trace_start >= 0 && j.trace_start < j.submit) t.fail(kStart, "start_time is before submit_time");
-    if (j.trace_start >= 0) {
-      j.trace_end = time_cell(t, kEnd);
-      if (j.trace_end >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "end_time is before start_time");
-    }
-    if (!t.empty(kDuration)) {
-      j.runtime = t.seconds(kDuration);
-    } else if (j.trace_start >= 0 && j.trace_end >= 0) {
-      j.runtime = j.trace_end - j.trace_start;
-    } else {
-      skip_row(w, t.line(), "no duration and no start and end time, run time unknown");
-      continue;
-    }
-    if (j.trace_start < 0) {
-      skip_row(w, t.line(), "never started (no start_time)");
-      continue;
-    }
-    if (j.trace_end < 0) j.trace_end = j.trace_start + j.runtime;
-    if (j.gpus == 0 && !options.keep_cpu_only) {
-      skip_row(w, t.line(), "CPU job (gpu_num 0)");
-      continue;
-    }
-    w.jobs.push_back(j);
-  }
   if (w.jobs.empty()) return w;
   w.meta.unix_start = origin / sim::kSecond;
   for (models::Job& j : w.jobs) {

@@ -76,63 +76,68 @@ models::Workload import_openb(LineReader& in, const ImportOptions& options) {
   w.meta.format = "openb";
   Table t(in, kOpenbColumns, {.layout = "openb pod list"});
   const models::TenantId tenant = w.tenants.intern("default");
-  while (t.next()) {
-    ++w.meta.rows;
-    models::Job j;
-    j.trace_id = trailing_number(t.text(kName), w.meta.rows);
-    j.tenant = tenant;
-    const std::int64_t cpu_milli = t.integer(kCpuMilli, 0, kInt64Max / 2);
-    j.cpus = static_cast<std::int32_t>(std::min<std::int64_t>((cpu_milli + 999) / 1000, kInt32Max));
-    j.memory_mib = t.integer(kMemoryMib, 0, kInt64Max / 2);
-    j.gpus = static_cast<std::int32_t>(t.integer(kNumGpu, 0, kInt32Max));
-    const auto milli = static_cast<std::int32_t>(t.integer(kGpuMilli, 0, 1000));
-    if (milli > 0 && milli < 1000) {
-      if (j.gpus != 1) t.fail(kGpuMilli, "a fraction of a GPU needs num_gpu 1, got num_gpu " + std::to_string(j.gpus));
-      j.gpu_milli = milli;
-    } else if (milli == 0 && j.gpus > 0) {
-      t.fail(kGpuMilli, "expected 1..1000 milli-GPU for a pod with num_gpu " + std::to_string(j.gpus) + ", got \"0\"");
+  for (;;) try {
+      if (!t.next()) break;
+      ++w.meta.rows;
+      models::Job j;
+      j.trace_id = trailing_number(t.text(kName), w.meta.rows);
+      j.tenant = tenant;
+      const std::int64_t cpu_milli = t.integer(kCpuMilli, 0, kInt64Max / 2);
+      j.cpus = static_cast<std::int32_t>(std::min<std::int64_t>((cpu_milli + 999) / 1000, kInt32Max));
+      j.memory_mib = t.integer(kMemoryMib, 0, kInt64Max / 2);
+      j.gpus = static_cast<std::int32_t>(t.integer(kNumGpu, 0, kInt32Max));
+      const auto milli = static_cast<std::int32_t>(t.integer(kGpuMilli, 0, 1000));
+      if (milli > 0 && milli < 1000) {
+        if (j.gpus != 1)
+          t.fail(kGpuMilli, "a fraction of a GPU needs num_gpu 1, got num_gpu " + std::to_string(j.gpus));
+        j.gpu_milli = milli;
+      } else if (milli == 0 && j.gpus > 0) {
+        t.fail(kGpuMilli,
+               "expected 1..1000 milli-GPU for a pod with num_gpu " + std::to_string(j.gpus) + ", got \"0\"");
+      }
+      if (!t.empty(kGpuSpec)) j.gpu_type = intern_gpu_type(w, t.text(kGpuSpec));
+      const std::string_view qos = t.text(kQos);
+      j.queue = w.queues.intern(qos.empty() ? std::string_view("default") : qos);
+      if (qos == "LS" || qos == "Guaranteed") {
+        j.priority = 2;
+      } else if (qos == "Burstable") {
+        j.priority = 1;
+      } else if (qos == "BE") {
+        j.preemptible = true;
+      }
+      j.kind = qos == "LS" ? models::JobKind::Inference : models::JobKind::Batch;
+      const std::string_view phase = t.text(kPodPhase);
+      if (phase == "Succeeded") j.trace_status = models::TraceStatus::Completed;
+      if (phase == "Failed") j.trace_status = models::TraceStatus::Failed;
+      j.submit = t.seconds(kCreation);
+      const bool scheduled = !t.empty(kScheduled);
+      const bool deleted = !t.empty(kDeletion);
+      const sim::Tick deletion = deleted ? t.seconds(kDeletion) : -1;
+      if (scheduled) {
+        j.trace_start = t.seconds(kScheduled);
+        if (j.trace_start < j.submit) t.fail(kScheduled, "scheduled_time is before creation_time");
+      }
+      if (deleted && deletion < std::max(j.submit, j.trace_start))
+        t.fail(kDeletion, std::string("deletion_time is before ") + (scheduled ? "scheduled_time" : "creation_time"));
+      if (j.gpus == 0 && j.gpu_milli == 0 && !options.keep_cpu_only) {
+        skip_row(w, t.line(), "CPU-only pod (num_gpu 0)");
+        continue;
+      }
+      if (scheduled && deleted) {
+        j.trace_end = deletion;
+        j.runtime = deletion - j.trace_start;
+      } else if (!scheduled && deleted) {
+        // Never scheduled in the trace (Pending): demand that waited from creation to deletion. It
+        // is replayed as asking for that long, the most it could have run; no trace start or end.
+        j.runtime = deletion - j.submit;
+      } else {
+        skip_row(w, t.line(), "no deletion_time, run time unknown");
+        continue;
+      }
+      w.jobs.push_back(j);
+    } catch (const sim::InputError& e) {
+      bad_row(w, e, options);
     }
-    if (!t.empty(kGpuSpec)) j.gpu_type = intern_gpu_type(w, t.text(kGpuSpec));
-    const std::string_view qos = t.text(kQos);
-    j.queue = w.queues.intern(qos.empty() ? std::string_view("default") : qos);
-    if (qos == "LS" || qos == "Guaranteed") {
-      j.priority = 2;
-    } else if (qos == "Burstable") {
-      j.priority = 1;
-    } else if (qos == "BE") {
-      j.preemptible = true;
-    }
-    j.kind = qos == "LS" ? models::JobKind::Inference : models::JobKind::Batch;
-    const std::string_view phase = t.text(kPodPhase);
-    if (phase == "Succeeded") j.trace_status = models::TraceStatus::Completed;
-    if (phase == "Failed") j.trace_status = models::TraceStatus::Failed;
-    j.submit = t.seconds(kCreation);
-    const bool scheduled = !t.empty(kScheduled);
-    const bool deleted = !t.empty(kDeletion);
-    const sim::Tick deletion = deleted ? t.seconds(kDeletion) : -1;
-    if (scheduled) {
-      j.trace_start = t.seconds(kScheduled);
-      if (j.trace_start < j.submit) t.fail(kScheduled, "scheduled_time is before creation_time");
-    }
-    if (deleted && deletion < std::max(j.submit, j.trace_start))
-      t.fail(kDeletion, std::string("deletion_time is before ") + (scheduled ? "scheduled_time" : "creation_time"));
-    if (j.gpus == 0 && j.gpu_milli == 0 && !options.keep_cpu_only) {
-      skip_row(w, t.line(), "CPU-only pod (num_gpu 0)");
-      continue;
-    }
-    if (scheduled && deleted) {
-      j.trace_end = deletion;
-      j.runtime = deletion - j.trace_start;
-    } else if (!scheduled && deleted) {
-      // Never scheduled in the trace (Pending): demand that waited from creation to deletion. It
-      // is replayed as asking for that long, the most it could have run; no trace start or end.
-      j.runtime = deletion - j.submit;
-    } else {
-      skip_row(w, t.line(), "no deletion_time, run time unknown");
-      continue;
-    }
-    w.jobs.push_back(j);
-  }
   return w;
 }
 
@@ -168,56 +173,59 @@ models::Workload import_dlrm(LineReader& in, const ImportOptions& options) {
   Table t(in, kDlrmColumns, {.layout = "Alibaba 2025 DLRM trace"});
   sim::Tick last_time = 0;  // the latest time in the file: the end of the trace window
   std::vector<std::size_t> open_ended;
-  while (t.next()) {
-    ++w.meta.rows;
-    models::Job j;
-    j.trace_id = trailing_number(t.text(kInstance), w.meta.rows);
-    const std::string_view role = t.text(kRole);
-    if (role != "HN" && role != "CN") t.fail(kRole, "expected HN or CN, got " + quoted(role));
-    if (t.empty(kApp)) t.fail(kApp, "empty value in a required column");
-    j.tenant = w.tenants.intern(t.text(kApp));
-    j.queue = w.queues.intern(role);
-    j.kind = models::JobKind::Inference;
-    const double cpus = t.number(kCpuRequest);
-    j.cpus = static_cast<std::int32_t>(std::min(std::ceil(cpus), static_cast<double>(kInt32Max)));
-    const double mem_gib = t.number(kMemoryRequest);
-    j.memory_mib = static_cast<std::int64_t>(std::min(std::ceil(mem_gib * 1024.0), 1e15));
-    if (!t.empty(kRdmaRequest)) t.number(kRdmaRequest);  // checked; no network model
-    // Every HN instance asks for exactly one whole GPU in this trace; CN instances for none.
-    j.gpus = static_cast<std::int32_t>(t.integer(kGpuRequest, 0, kInt32Max));
-    const bool created = !t.empty(kDlrmCreation);
-    const bool scheduled = !t.empty(kDlrmScheduled);
-    const bool deleted = !t.empty(kDlrmDeletion);
-    // An empty time fell outside the trace window: no creation = alive before the start (submitted
-    // at 0, start unknown); no deletion = alive at the end (runs to the last time in the file).
-    j.submit = created ? t.seconds(kDlrmCreation) : 0;
-    if (scheduled) {
-      j.trace_start = t.seconds(kDlrmScheduled);
-      if (j.trace_start < j.submit) t.fail(kDlrmScheduled, "scheduled_time is before creation_time");
+  for (;;) try {
+      if (!t.next()) break;
+      ++w.meta.rows;
+      models::Job j;
+      j.trace_id = trailing_number(t.text(kInstance), w.meta.rows);
+      const std::string_view role = t.text(kRole);
+      if (role != "HN" && role != "CN") t.fail(kRole, "expected HN or CN, got " + quoted(role));
+      if (t.empty(kApp)) t.fail(kApp, "empty value in a required column");
+      j.tenant = w.tenants.intern(t.text(kApp));
+      j.queue = w.queues.intern(role);
+      j.kind = models::JobKind::Inference;
+      const double cpus = t.number(kCpuRequest);
+      j.cpus = static_cast<std::int32_t>(std::min(std::ceil(cpus), static_cast<double>(kInt32Max)));
+      const double mem_gib = t.number(kMemoryRequest);
+      j.memory_mib = static_cast<std::int64_t>(std::min(std::ceil(mem_gib * 1024.0), 1e15));
+      if (!t.empty(kRdmaRequest)) t.number(kRdmaRequest);  // checked; no network model
+      // Every HN instance asks for exactly one whole GPU in this trace; CN instances for none.
+      j.gpus = static_cast<std::int32_t>(t.integer(kGpuRequest, 0, kInt32Max));
+      const bool created = !t.empty(kDlrmCreation);
+      const bool scheduled = !t.empty(kDlrmScheduled);
+      const bool deleted = !t.empty(kDlrmDeletion);
+      // An empty time fell outside the trace window: no creation = alive before the start (submitted
+      // at 0, start unknown); no deletion = alive at the end (runs to the last time in the file).
+      j.submit = created ? t.seconds(kDlrmCreation) : 0;
+      if (scheduled) {
+        j.trace_start = t.seconds(kDlrmScheduled);
+        if (j.trace_start < j.submit) t.fail(kDlrmScheduled, "scheduled_time is before creation_time");
+      }
+      sim::Tick deletion = -1;
+      if (deleted) {
+        deletion = t.seconds(kDlrmDeletion);
+        if (deletion < std::max(j.submit, j.trace_start))
+          t.fail(kDlrmDeletion,
+                 std::string("deletion_time is before ") + (j.trace_start >= 0 ? "scheduled_time" : "creation_time"));
+      }
+      last_time = std::max({last_time, j.submit, j.trace_start, deletion});
+      if (j.gpus == 0 && !options.keep_cpu_only) {
+        skip_row(w, t.line(), "CPU-node (CN) instance without GPU");
+        continue;
+      }
+      if (j.trace_start >= 0 && deleted) {
+        j.trace_end = deletion;
+        j.runtime = deletion - j.trace_start;
+        j.trace_status = models::TraceStatus::Completed;
+      } else if (deleted) {
+        j.runtime = deletion - j.submit;  // alive before the start, or never scheduled
+      } else {
+        open_ended.push_back(w.jobs.size());
+      }
+      w.jobs.push_back(j);
+    } catch (const sim::InputError& e) {
+      bad_row(w, e, options);
     }
-    sim::Tick deletion = -1;
-    if (deleted) {
-      deletion = t.seconds(kDlrmDeletion);
-      if (deletion < std::max(j.submit, j.trace_start))
-        t.fail(kDlrmDeletion,
-               std::string("deletion_time is before ") + (j.trace_start >= 0 ? "scheduled_time" : "creation_time"));
-    }
-    last_time = std::max({last_time, j.submit, j.trace_start, deletion});
-    if (j.gpus == 0 && !options.keep_cpu_only) {
-      skip_row(w, t.line(), "CPU-node (CN) instance without GPU");
-      continue;
-    }
-    if (j.trace_start >= 0 && deleted) {
-      j.trace_end = deletion;
-      j.runtime = deletion - j.trace_start;
-      j.trace_status = models::TraceStatus::Completed;
-    } else if (deleted) {
-      j.runtime = deletion - j.submit;  // alive before the start, or never scheduled
-    } else {
-      open_ended.push_back(w.jobs.size());
-    }
-    w.jobs.push_back(j);
-  }
   for (const std::size_t i : open_ended) {
     models::Job& j = w.jobs[i];
     j.runtime = last_time - (j.trace_start >= 0 ? j.trace_start : j.submit);

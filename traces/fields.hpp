@@ -49,6 +49,7 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options);
 models::Workload import_kubernetes(LineReader& in, const ImportOptions& options);
 models::Workload import_acme(LineReader& in, const ImportOptions& options);
 models::Workload import_pai(LineReader& in, const ImportOptions& options);
+models::Workload import_philly(LineReader& in, const ImportOptions& options);
 
 // Which PAI 2020 table a header or first data row (split at commas) belongs to: "job", "task",
 // or empty when neither.

@@ -79,47 +79,50 @@ models::Workload import_helios(LineReader& in, const ImportOptions& options) {
                           "the Helios cluster_log layout needs a duration column, or start_time and end_time");
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
   bool datetimes = false;
-  while (t.next()) {
-    ++w.meta.rows;
-    models::Job j;
-    std::int64_t id = 0;
-    j.trace_id = t.has(kJobId) && parse_int(t.text(kJobId), id) == Parse::Ok ? id : w.meta.rows - 1;
-    if (t.empty(kUser)) t.fail(kUser, "empty value in a required column");
-    if (t.empty(kVc)) t.fail(kVc, "empty value in a required column");
-    j.tenant = w.tenants.intern(t.text(kUser));
-    j.queue = w.queues.intern(t.text(kVc));
-    j.gpus = static_cast<std::int32_t>(t.integer(kGpuNum, 0, kInt32Max));
-    if (!t.empty(kCpuNum)) j.cpus = static_cast<std::int32_t>(t.integer(kCpuNum, 0, kInt32Max));
-    if (!t.empty(kNodeNum)) j.nodes = static_cast<std::int32_t>(t.integer(kNodeNum, 0, kInt32Max));
-    j.trace_status = parse_state(t.text(kState));
-    j.submit = time_cell(t, kSubmit, datetimes);
-    if (!t.empty(kStart)) {
-      j.trace_start = time_cell(t, kStart, datetimes);
-      if (j.trace_start < j.submit) t.fail(kStart, "start_time is before submit_time");
-    } else if (!t.empty(kQueue)) {
-      j.trace_start = j.submit + t.seconds(kQueue);
+  for (;;) try {
+      if (!t.next()) break;
+      ++w.meta.rows;
+      models::Job j;
+      std::int64_t id = 0;
+      j.trace_id = t.has(kJobId) && parse_int(t.text(kJobId), id) == Parse::Ok ? id : w.meta.rows - 1;
+      if (t.empty(kUser)) t.fail(kUser, "empty value in a required column");
+      if (t.empty(kVc)) t.fail(kVc, "empty value in a required column");
+      j.tenant = w.tenants.intern(t.text(kUser));
+      j.queue = w.queues.intern(t.text(kVc));
+      j.gpus = static_cast<std::int32_t>(t.integer(kGpuNum, 0, kInt32Max));
+      if (!t.empty(kCpuNum)) j.cpus = static_cast<std::int32_t>(t.integer(kCpuNum, 0, kInt32Max));
+      if (!t.empty(kNodeNum)) j.nodes = static_cast<std::int32_t>(t.integer(kNodeNum, 0, kInt32Max));
+      j.trace_status = parse_state(t.text(kState));
+      j.submit = time_cell(t, kSubmit, datetimes);
+      if (!t.empty(kStart)) {
+        j.trace_start = time_cell(t, kStart, datetimes);
+        if (j.trace_start < j.submit) t.fail(kStart, "start_time is before submit_time");
+      } else if (!t.empty(kQueue)) {
+        j.trace_start = j.submit + t.seconds(kQueue);
+      }
+      if (!t.empty(kEnd)) {
+        j.trace_end = time_cell(t, kEnd, datetimes);
+        if (j.trace_start >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "end_time is before start_time");
+      }
+      if (!t.empty(kDuration)) {
+        j.runtime = t.seconds(kDuration);
+      } else if (j.trace_start >= 0 && j.trace_end >= 0) {
+        j.runtime = j.trace_end - j.trace_start;
+      } else {
+        skip_row(w, t.line(), "no duration and no start and end time, run time unknown");
+        continue;
+      }
+      if (j.trace_start < 0) j.trace_end = -1;
+      if (j.trace_start >= 0 && j.trace_end < 0) j.trace_end = j.trace_start + j.runtime;
+      origin = std::min(origin, j.submit);
+      if (j.gpus == 0 && !options.keep_cpu_only) {
+        skip_row(w, t.line(), "CPU job (gpu_num 0)");
+        continue;
+      }
+      w.jobs.push_back(j);
+    } catch (const sim::InputError& e) {
+      bad_row(w, e, options);
     }
-    if (!t.empty(kEnd)) {
-      j.trace_end = time_cell(t, kEnd, datetimes);
-      if (j.trace_start >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "end_time is before start_time");
-    }
-    if (!t.empty(kDuration)) {
-      j.runtime = t.seconds(kDuration);
-    } else if (j.trace_start >= 0 && j.trace_end >= 0) {
-      j.runtime = j.trace_end - j.trace_start;
-    } else {
-      skip_row(w, t.line(), "no duration and no start and end time, run time unknown");
-      continue;
-    }
-    if (j.trace_start < 0) j.trace_end = -1;
-    if (j.trace_start >= 0 && j.trace_end < 0) j.trace_end = j.trace_start + j.runtime;
-    origin = std::min(origin, j.submit);
-    if (j.gpus == 0 && !options.keep_cpu_only) {
-      skip_row(w, t.line(), "CPU job (gpu_num 0)");
-      continue;
-    }
-    w.jobs.push_back(j);
-  }
   if (w.jobs.empty()) return w;
   if (datetimes) w.meta.unix_start = origin / sim::kSecond;
   for (models::Job& j : w.jobs) {

@@ -42,9 +42,9 @@ struct FormatName {
 };
 
 constexpr FormatName kFormatNames[] = {
-    {Format::Auto, "auto"}, {Format::Swf, "swf"},       {Format::Csv, "csv"},     {Format::Openb, "openb"},
-    {Format::Dlrm, "dlrm"}, {Format::Helios, "helios"}, {Format::Sacct, "sacct"}, {Format::Kubernetes, "kubernetes"},
-    {Format::Acme, "acme"}, {Format::Pai, "pai"},
+    {Format::Auto, "auto"}, {Format::Swf, "swf"},       {Format::Csv, "csv"},       {Format::Openb, "openb"},
+    {Format::Dlrm, "dlrm"}, {Format::Helios, "helios"}, {Format::Sacct, "sacct"},   {Format::Kubernetes, "kubernetes"},
+    {Format::Acme, "acme"}, {Format::Pai, "pai"},       {Format::Philly, "philly"},
 };
 
 bool has_all(const std::vector<std::string>& cells, std::initializer_list<std::string_view> names) {
@@ -55,7 +55,9 @@ bool has_all(const std::vector<std::string>& cells, std::initializer_list<std::s
 // The foreign layout a CSV header belongs to, if any.
 std::optional<Format> format_from_header(const std::string& path, int line_number, std::string_view line) {
   const std::size_t first = line.find_first_not_of(" \t");
-  if (first != std::string_view::npos && line[first] == '{') return Format::Kubernetes;  // the only JSON layout
+  // The two JSON layouts: a Kubernetes object, a Philly array of jobs.
+  if (first != std::string_view::npos && line[first] == '{') return Format::Kubernetes;
+  if (first != std::string_view::npos && line[first] == '[') return Format::Philly;
   if (line.find('|') != std::string_view::npos &&
       has_all(detail::header_cells(line, '|'), {"JobID", "Submit", "State"}))
     return Format::Sacct;
@@ -113,7 +115,8 @@ Format detect_format(const std::string& path) {
     reader.emplace(path);
   }
   detail::LineReader& in = *reader;
-  constexpr const char* kHint = "; set `format:` to swf or csv (or openb, dlrm, helios, sacct, kubernetes, acme, pai)";
+  constexpr const char* kHint =
+      "; set `format:` to swf or csv (or openb, dlrm, helios, sacct, kubernetes, acme, pai, philly)";
   std::string_view line;
   bool found = false;
   while (in.next_line(line)) {
@@ -155,6 +158,7 @@ models::Workload import_trace(const std::string& path, const ImportOptions& opti
     case Format::Kubernetes: w = detail::import_kubernetes(in, options); break;
     case Format::Acme: w = detail::import_acme(in, options); break;
     case Format::Pai: w = detail::import_pai(in, options); break;
+    case Format::Philly: w = detail::import_philly(in, options); break;
   }
   w.meta.path = path;
   if (w.jobs.empty()) {

@@ -21,9 +21,10 @@ enum class Format {
   Kubernetes,  // `kubectl get pods -A -o json` pod list
   Acme,        // Shanghai AI Lab Acme (Seren, Kalos) job trace
   Pai,         // Alibaba PAI 2020 job and task tables
+  Philly,      // Microsoft Philly cluster_job_log (JSON array of jobs with attempts)
 };
 
-// "auto", "swf", "csv", "openb", "dlrm", "helios", "sacct", "kubernetes", "acme", "pai".
+// "auto", "swf", "csv", "openb", "dlrm", "helios", "sacct", "kubernetes", "acme", "pai", "philly".
 std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(Format f);
 // Every format name parse_format accepts, in enum order (for messages and did-you-mean).
@@ -33,6 +34,9 @@ struct ImportOptions {
   Format format = Format::Auto;
   int units_per_gpu = 1;       // SWF: processors that make one GPU
   bool keep_cpu_only = false;  // keep jobs asking for no GPU (trace-stats) instead of skipping them
+  // Count and report malformed rows (TraceMeta::bad_rows and warnings) instead of stopping at the
+  // first. A file that cannot be read (truncated gzip) or a bad header still stops the import.
+  bool skip_bad_rows = false;
 };
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).

@@ -49,7 +49,13 @@ class Pods {
       items = &*it;
       prefix_ = "items";
     }
-    for (std::size_t i = 0; i < items->size(); ++i) pod((*items)[i], i);
+    for (std::size_t i = 0; i < items->size(); ++i) {
+      try {
+        pod((*items)[i], i);
+      } catch (const sim::InputError& e) {
+        bad_row(w_, e, options_);
+      }
+    }
     for (const std::size_t i : running_) {
       models::Job& j = w_.jobs[i];
       j.runtime = latest_ - j.trace_start;

@@ -36,12 +36,12 @@ struct LineReader::Gzip {
 
 LineReader::LineReader(std::string path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw sim::InputError(path_, 0, 0, "", std::string("cannot open trace file: ") + std::strerror(errno));
+  if (fd_ < 0) throw ReadError(path_, 0, 0, "", std::string("cannot open trace file: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd_);
     fd_ = -1;
-    throw sim::InputError(path_, 0, 0, "", std::string("cannot open trace file: ") + std::strerror(EISDIR));
+    throw ReadError(path_, 0, 0, "", std::string("cannot open trace file: ") + std::strerror(EISDIR));
   }
   try {
     const auto file_size = static_cast<std::size_t>(std::max<off_t>(st.st_size, 0));
@@ -62,7 +62,7 @@ LineReader::LineReader(std::string path) : path_(std::move(path)) {
     buf_.resize(std::clamp(file_size * 8, kMinChunk, kOutputChunk));
     end_ = 0;
     if (inflateInit2(&gzip->zs, 15 + 16) != Z_OK)
-      throw sim::InputError(path_, 0, 0, "", "cannot initialise gzip decompression");
+      throw ReadError(path_, 0, 0, "", "cannot initialise gzip decompression");
     gzip_ = std::move(gzip);
   } catch (...) {
     ::close(fd_);
@@ -80,15 +80,15 @@ std::size_t LineReader::read_raw(char* out, std::size_t capacity) {
     const ssize_t n = ::read(fd_, out, capacity);
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno != EINTR)
-      throw sim::InputError(path_, 0, 0, "", std::string("cannot read trace file: ") + std::strerror(errno));
+      throw ReadError(path_, 0, 0, "", std::string("cannot read trace file: ") + std::strerror(errno));
   }
 }
 
 void LineReader::fail_gzip(const char* detail) const {
-  throw sim::InputError(
-      path_, 0, 0, "",
-      "truncated or corrupt gzip data (" + std::string(detail) +
-          (line_ == 0 ? std::string(", before the first line") : " after line " + std::to_string(line_)) + ")");
+  throw ReadError(path_, 0, 0, "",
+                  "truncated or corrupt gzip data (" + std::string(detail) +
+                      (line_ == 0 ? std::string(", before the first line") : " after line " + std::to_string(line_)) +
+                      ")");
 }
 
 std::size_t LineReader::inflate_into(char* out, std::size_t capacity) {
@@ -138,7 +138,7 @@ bool LineReader::fill() {
   }
   if (end_ == buf_.size()) {
     if (buf_.size() >= kMaxLine)
-      throw sim::InputError(path_, line_ + 1, 0, "", "line longer than " + std::to_string(kMaxLine >> 20) + " MiB");
+      throw ReadError(path_, line_ + 1, 0, "", "line longer than " + std::to_string(kMaxLine >> 20) + " MiB");
     buf_.resize(buf_.size() * 2);
   }
   const std::size_t n =

@@ -8,7 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/errors.hpp"
+
 namespace headroom::traces::detail {
+
+// The file itself cannot be read (missing, truncated or corrupt gzip, a line too long): never a
+// bad row that --skip-bad-rows may pass over.
+class ReadError : public sim::InputError {
+ public:
+  using sim::InputError::InputError;
+};
 
 // Reads a file in large chunks, inflating it when it starts with the gzip magic bytes (several
 // concatenated gzip members are read as one stream). Lines are returned without their "\n" or

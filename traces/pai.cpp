@@ -146,42 +146,48 @@ models::Workload import_pai(LineReader& in, const ImportOptions& options) {
     LineReader& tin = kind == "task" ? in : own.emplace(*task_path);
     const bool header = has_header(tin.path());
     Table t(tin, kTaskColumns, {.header = header, .layout = "PAI task table"});
-    while (t.next()) {
-      const std::string_view name = t.text(kTJob);
-      if (name.empty()) t.fail(kTJob, "empty value in a required column");
-      auto it = by_name.find(name);
-      if (it == by_name.end()) {
-        it = by_name.emplace(std::string(name), jobs.size()).first;
-        Agg fresh;
-        fresh.name = std::string(name);
-        fresh.line = t.line();
-        jobs.push_back(std::move(fresh));
+    for (;;) try {
+        if (!t.next()) break;
+        const std::string_view name = t.text(kTJob);
+        if (name.empty()) t.fail(kTJob, "empty value in a required column");
+        // Every cell is read (and may fail) before the row changes anything.
+        const double inst = static_cast<double>(t.integer(kTInstNum, 0, kInt32Max));
+        const sim::Tick start = opt_seconds(t, kTStart);
+        const sim::Tick end = opt_seconds(t, kTEnd);
+        if (start >= 0 && end >= 0 && end < start) t.fail(kTEnd, "end_time is before start_time");
+        const double gpu = opt_number(t, kTGpu) * inst;
+        const double cpu = opt_number(t, kTCpu) * inst;
+        const double mem = opt_number(t, kTMem) * inst;
+        auto it = by_name.find(name);
+        if (it == by_name.end()) {
+          it = by_name.emplace(std::string(name), jobs.size()).first;
+          Agg fresh;
+          fresh.name = std::string(name);
+          fresh.line = t.line();
+          jobs.push_back(std::move(fresh));
+        }
+        Agg& a = jobs[it->second];
+        if (start >= 0) a.start = a.start < 0 ? start : std::min(a.start, start);
+        if (end >= 0) {
+          a.end = std::max(a.end, end);
+        } else {
+          a.open = true;
+        }
+        latest = std::max({latest, start, end});
+        const std::string_view status = t.text(kTStatus);
+        if (status == "Failed") a.failed = true;
+        if (status != "Terminated") a.all_terminated = false;
+        a.gpu_pct += gpu;
+        a.cpu_pct += cpu;
+        a.mem_gb += mem;
+        const std::string_view type = t.text(kTGpuType);
+        if (gpu > 0 && !type.empty()) {
+          if (a.gpu_type.empty()) a.gpu_type = std::string(type);
+          if (a.gpu_type != type) a.several_types = true;
+        }
+      } catch (const sim::InputError& e) {
+        bad_row(w, e, options);
       }
-      Agg& a = jobs[it->second];
-      const double inst = static_cast<double>(t.integer(kTInstNum, 0, kInt32Max));
-      const sim::Tick start = opt_seconds(t, kTStart);
-      const sim::Tick end = opt_seconds(t, kTEnd);
-      if (start >= 0 && end >= 0 && end < start) t.fail(kTEnd, "end_time is before start_time");
-      if (start >= 0) a.start = a.start < 0 ? start : std::min(a.start, start);
-      if (end >= 0) {
-        a.end = std::max(a.end, end);
-      } else {
-        a.open = true;
-      }
-      latest = std::max({latest, start, end});
-      const std::string_view status = t.text(kTStatus);
-      if (status == "Failed") a.failed = true;
-      if (status != "Terminated") a.all_terminated = false;
-      const double gpu = opt_number(t, kTGpu) * inst;
-      a.gpu_pct += gpu;
-      a.cpu_pct += opt_number(t, kTCpu) * inst;
-      a.mem_gb += opt_number(t, kTMem) * inst;
-      const std::string_view type = t.text(kTGpuType);
-      if (gpu > 0 && !type.empty()) {
-        if (a.gpu_type.empty()) a.gpu_type = std::string(type);
-        if (a.gpu_type != type) a.several_types = true;
-      }
-    }
   }
 
   // Jobs: user and submission time, when the job table is there.
@@ -198,17 +204,20 @@ models::Workload import_pai(LineReader& in, const ImportOptions& options) {
     LineReader& jin = kind == "job" ? in : own.emplace(*job_path);
     const bool header = has_header(jin.path());
     Table t(jin, kJobColumns, {.header = header, .layout = "PAI job table"});
-    while (t.next()) {
-      ++w.meta.rows;
-      const auto it = by_name.find(t.text(kJName));
-      if (it == by_name.end()) {
-        skip_row(w, t.line(), "no task in the task table");
-        continue;
+    for (;;) try {
+        if (!t.next()) break;
+        ++w.meta.rows;
+        const auto it = by_name.find(t.text(kJName));
+        if (it == by_name.end()) {
+          skip_row(w, t.line(), "no task in the task table");
+          continue;
+        }
+        const sim::Tick submit = opt_seconds(t, kJStart);
+        latest = std::max(latest, submit);
+        order.push_back({it->second, t.line(), std::string(t.text(kJUser)), status_of(t.text(kJStatus)), submit});
+      } catch (const sim::InputError& e) {
+        bad_row(w, e, options);
       }
-      const sim::Tick submit = opt_seconds(t, kJStart);
-      latest = std::max(latest, submit);
-      order.push_back({it->second, t.line(), std::string(t.text(kJUser)), status_of(t.text(kJStatus)), submit});
-    }
   } else {
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       ++w.meta.rows;

@@ -22,6 +22,7 @@
 #include "sim/errors.hpp"
 #include "sim/time.hpp"
 #include "traces/fields.hpp"
+#include "traces/table.hpp"
 
 namespace headroom::traces::detail {
 
@@ -116,7 +117,8 @@ int split_fields(std::string_view line, std::string_view* fields, int max) {
 
 class SwfImporter {
  public:
-  SwfImporter(LineReader& in, const ImportOptions& options) : in_(in), units_per_gpu_(options.units_per_gpu) {}
+  SwfImporter(LineReader& in, const ImportOptions& options)
+      : in_(in), options_(options), units_per_gpu_(options.units_per_gpu) {}
 
   models::Workload run() {
     w_.meta.format = "swf";
@@ -129,7 +131,11 @@ class SwfImporter {
         continue;
       }
       ++w_.meta.rows;
-      job(line);
+      try {
+        job(line);
+      } catch (const sim::InputError& e) {
+        bad_row(w_, e, options_);
+      }
     }
     return std::move(w_);
   }
@@ -256,6 +262,7 @@ class SwfImporter {
   }
 
   LineReader& in_;
+  const ImportOptions& options_;
   std::int64_t units_per_gpu_;
   models::Workload w_;
   std::unordered_map<std::int64_t, std::uint32_t> tenant_ids_;

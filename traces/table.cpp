@@ -87,6 +87,17 @@ void skip_row(models::Workload& w, int line, const std::string& reason) {
     w.meta.warnings.push_back("line " + std::to_string(line) + ": " + reason + ", job skipped");
 }
 
+void bad_row(models::Workload& w, const sim::InputError& e, const ImportOptions& options) {
+  if (!options.skip_bad_rows || dynamic_cast<const ReadError*>(&e) != nullptr) throw;
+  ++w.meta.bad_rows;
+  if (w.meta.warnings.size() < kMaxWarnings) {
+    std::string where = "line " + std::to_string(e.line());
+    if (e.column() > 0) where += ", column " + std::to_string(e.column());
+    if (!e.where().empty()) where += ", " + e.where();
+    w.meta.warnings.push_back(where + ": " + e.message() + " (bad row skipped)");
+  }
+}
+
 std::vector<std::string> header_cells(std::string_view line, char delimiter) {
   std::vector<Cell> cells;
   std::string scratch;

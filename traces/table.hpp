@@ -11,6 +11,7 @@
 
 #include "models/workload.hpp"
 #include "sim/time.hpp"
+#include "traces/import.hpp"
 #include "traces/line_reader.hpp"
 
 namespace headroom::traces::detail {
@@ -46,6 +47,11 @@ bool open_quote(std::string_view text);
 
 // Adds a "line N: reason, job skipped" warning (at most kMaxWarnings) and counts the skip.
 void skip_row(models::Workload& w, int line, const std::string& reason);
+
+// Called in the handler of a row's sim::InputError: rethrows it unless options.skip_bad_rows (and
+// the error is a row's, not the file's), else counts the row in meta.bad_rows and keeps the
+// first messages as warnings.
+void bad_row(models::Workload& w, const sim::InputError& e, const ImportOptions& options);
 
 // The column names of the first non-blank line of a delimited header, for format detection.
 std::vector<std::string> header_cells(std::string_view line, char delimiter = ',');

@@ -1,0 +1,1209 @@
+#include "policies/volcano.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "policies/consolidate.hpp"
+#include "policies/kubernetes.hpp"
+
+namespace headroom::policies::volcano {
+
+using models::Job;
+using models::JobState;
+using models::NodeId;
+
+namespace {
+
+using Res = Resources;
+using FRes = std::array<double, 3>;
+constexpr int kDims = 3;
+constexpr double kEps = 1e-9;
+constexpr NodeId kNoNode = UINT32_MAX;
+constexpr const char* kDimName[kDims] = {"nvidia.com/gpu", "cpu", "memory"};
+
+Res add(Res a, const Res& b) {
+  for (int d = 0; d < kDims; ++d) a[d] += b[d];
+  return a;
+}
+Res sub(Res a, const Res& b) {
+  for (int d = 0; d < kDims; ++d) a[d] -= b[d];
+  return a;
+}
+bool is_zero(const Res& a) { return a[0] == 0 && a[1] == 0 && a[2] == 0; }
+
+enum class Phase : std::uint8_t { Pending, Inqueue, Running };
+enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
+enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion };
+enum class Mark : std::uint8_t { None, Allocated, Pipelined, Evicted };
+
+struct SliceReq {
+  Res r{};  // masked to the modelled dimensions
+  std::int32_t gpus = 0, cpus = 0;
+  std::int64_t memory_mib = 0;
+};
+
+struct Member {
+  std::uint32_t group = 0;
+  std::vector<SliceReq> slices;
+  Res total{};
+  bool best_effort = false;
+};
+
+struct Group {
+  std::vector<JobIndex> members;  // task order is computed per use
+  std::int32_t min = 1;
+  Res min_res{};
+  bool has_min_res = false;
+  std::uint32_t queue = 0;
+  std::int32_t priority = 0;
+  Tick created = 0;
+  JobIndex uid = 0;
+  Phase phase = Phase::Pending;
+  int submitted = 0, ended = 0, succeeded = 0;
+  // Session state.
+  int ready = 0, waiting = 0, pending_be = 0;
+  Res alloc{};
+  std::vector<JobIndex> pending;  // pending tasks (not best effort), task order
+  std::size_t cursor = 0;
+  // Allocation that failed for lack of nodes at this epoch (memo; see fit_key_).
+  std::uint64_t failed_epoch = UINT64_MAX;
+  std::uint64_t enqueue_failed = UINT64_MAX;
+};
+
+struct QueueS {
+  std::string name;
+  QueueConf conf;
+  Res allocated{}, request{}, inqueue{}, elastic{};
+  FRes deserved{}, real_cap{};
+  bool has_jobs = false;
+};
+
+struct Op {
+  enum Kind : std::uint8_t { Alloc, Pipe, Evict } kind;
+  JobIndex job;
+  std::vector<std::tuple<NodeId, Res, bool>> where;  // node, resources, pipelined (Alloc/Pipe)
+  JobIndex by = models::kNoJob;
+  std::string reason;
+};
+
+class VolcanoPolicy final : public Policy {
+ public:
+  explicit VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
+    if (cfg_.tiers.empty()) cfg_.tiers = default_tiers();
+    for (const auto& tier : cfg_.tiers)
+      for (const auto& p : tier) {
+        if (p.name == "gang") gang_ = true;
+        if (p.name == "proportion") proportion_ = true;
+        if (p.name == "overcommit" && p.job_enqueued) overcommit_ = true;
+        if (p.name == "proportion" && p.job_enqueued) proportion_enqueue_ = true;
+        if (p.name == "proportion" && p.queue_order) proportion_order_ = true;
+        if (p.name == "binpack" && p.node_order) binpack_ = true;
+        if (p.name == "nodeorder" && p.node_order) nodeorder_ = true;
+        if (p.name == "priority" && p.task_order) task_priority_ = true;
+        if (p.job_order && p.name == "priority") job_order_.push_back(JobOrderFn::Priority);
+        if (p.job_order && p.name == "gang") job_order_.push_back(JobOrderFn::Gang);
+        if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
+      }
+    // Session.Preemptable / Reclaimable: the plugins of each tier that register the function.
+    for (int reclaim = 0; reclaim < 2; ++reclaim) {
+      for (const auto& tier : cfg_.tiers) {
+        std::vector<std::pair<VictimFn, std::string>> fns;
+        for (const auto& p : tier) {
+          if (!(reclaim ? p.reclaimable : p.preemptable)) continue;
+          if (p.name == "priority" && !reclaim) fns.emplace_back(VictimFn::Priority, p.name);
+          if (p.name == "gang") fns.emplace_back(VictimFn::Gang, p.name);
+          if (p.name == "conformance") fns.emplace_back(VictimFn::Conformance, p.name);
+          if (p.name == "drf" && !reclaim) fns.emplace_back(VictimFn::Drf, p.name);
+          if (p.name == "proportion" && reclaim) fns.emplace_back(VictimFn::Proportion, p.name);
+        }
+        victim_tiers_[reclaim].push_back(std::move(fns));
+      }
+    }
+  }
+
+  std::string_view name() const override { return "volcano"; }
+
+  void on_submit(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    Group& g = groups_[members_[j].group];
+    submitted_upto_ = std::max(submitted_upto_, j + 1);
+    ++g.submitted;
+    if (g.submitted == 1) g.created = view.workload().jobs[j].submit;
+    const std::uint32_t gi = members_[j].group;
+    auto at = std::lower_bound(active_.begin(), active_.end(), gi);
+    if (at == active_.end() || *at != gi) active_.insert(at, gi);
+  }
+
+  void on_end(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    const std::uint32_t gi = members_[j].group;
+    Group& g = groups_[gi];
+    ++g.ended;
+    if (view.state(j) == JobState::Completed) ++g.succeeded;
+    if (g.ended == static_cast<int>(g.members.size())) {
+      auto at = std::lower_bound(active_.begin(), active_.end(), gi);
+      if (at != active_.end() && *at == gi) active_.erase(at);
+    }
+    ++epoch_;
+  }
+
+  void on_requeue(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    (void)j;
+  }
+
+  void on_release(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    (void)j;
+    ++epoch_;
+  }
+
+  void schedule(Session& s) override {
+    ensure(s);
+    const Tick now = s.now();
+    const Tick period = cfg_.schedule_period;
+    const Tick tick = now % period == 0 ? now : (now / period + 1) * period;
+    if (tick != now || (last_session_ >= 0 && now < last_session_ + period)) {
+      s.wake_at(std::max(tick, last_session_ < 0 ? tick : last_session_ + period));
+      return;
+    }
+    last_session_ = now;
+    changed_ = false;
+    open_session(s);
+    for (Action a : cfg_.actions) {
+      switch (a) {
+        case Action::Enqueue: enqueue(s); break;
+        case Action::Allocate: allocate(s); break;
+        case Action::Backfill: backfill(s); break;
+        case Action::Preempt: preempt_action(s); break;
+        case Action::Reclaim: reclaim_action(s); break;
+      }
+    }
+    close_session();
+    if (changed_) s.wake_at(now + period);
+  }
+
+ private:
+  // ------------------------------------------------------------------------------------------
+  // Set-up.
+
+  void ensure(const ClusterView& view) {
+    if (jobs_ != nullptr) return;
+    const auto& w = view.workload();
+    jobs_ = &w.jobs;
+    const auto& nodes = view.cluster().nodes();
+    for (const auto& n : nodes) {
+      modelled_[1] = modelled_[1] || n.cpus > 0;
+      modelled_[2] = modelled_[2] || n.memory_mib > 0;
+    }
+    idle_.resize(nodes.size());
+    rel_.resize(nodes.size());
+    pipe_.resize(nodes.size());
+    cap_.resize(nodes.size());
+    // Queues: the workload's, in first-seen order.
+    for (std::uint32_t q = 0; q < w.queues.size(); ++q) {
+      QueueS qs;
+      qs.name = w.queues.name(q);
+      if (auto it = cfg_.queues.find(qs.name); it != cfg_.queues.end()) qs.conf = it->second;
+      queues_.push_back(qs);
+    }
+    if (queues_.empty()) queues_.push_back(QueueS{"default", QueueConf{}});
+    for (const auto& [name, conf] : cfg_.queues)
+      for (int d = 0; d < kDims; ++d) total_guarantee_[d] += conf.guarantee[d];
+    // Groups.
+    members_.resize(w.jobs.size());
+    marks_.assign(w.jobs.size(), Mark::None);
+    std::vector<std::uint32_t> named(w.groups.size(), UINT32_MAX);
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+      const Job& job = w.jobs[j];
+      std::uint32_t gi = 0;
+      if (job.group != models::kNone && job.group < named.size()) {
+        if (named[job.group] == UINT32_MAX) {
+          named[job.group] = static_cast<std::uint32_t>(groups_.size());
+          groups_.emplace_back();
+        }
+        gi = named[job.group];
+      } else {
+        gi = static_cast<std::uint32_t>(groups_.size());
+        groups_.emplace_back();
+      }
+      Group& g = groups_[gi];
+      if (g.members.empty()) {
+        g.queue = job.queue < queues_.size() ? job.queue : 0;
+        g.priority = job.priority;
+        g.uid = j;
+        g.created = job.submit;
+        g.min = job.gang_min;
+      }
+      g.members.push_back(j);
+      members_[j].group = gi;
+      split(view, j);
+    }
+    for (Group& g : groups_) {
+      const auto n = static_cast<std::int32_t>(g.members.size());
+      if (g.min <= 0 || g.min > n) g.min = n;
+      std::vector<JobIndex> order = g.members;
+      std::sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return task_cmp(a, b) < 0; });
+      g.members = order;
+      g.has_min_res = cfg_.min_resources;
+      for (std::int32_t i = 0; i < g.min; ++i) g.min_res = add(g.min_res, members_[order[i]].total);
+    }
+  }
+
+  // A job's tasks: one per node it needs.
+  void split(const ClusterView& view, JobIndex j) {
+    const Job& job = (*jobs_)[j];
+    Member& m = members_[j];
+    std::int32_t largest = 0;
+    const auto& cl = view.cluster();
+    for (models::PoolId p = 0; p < cl.pool_count(); ++p)
+      if (pool_eligible(cl, p, job, view.workload())) largest = std::max(largest, cl.spec().pools[p].gpus_per_node);
+    std::vector<std::int32_t> gpus;
+    if (job.gpus_per_node > 0 && job.gpus > job.gpus_per_node) {
+      for (std::int32_t left = job.gpus; left > 0; left -= job.gpus_per_node)
+        gpus.push_back(std::min(left, job.gpus_per_node));
+    } else if (job.nodes > 1) {
+      for (std::int32_t i = 0; i < job.nodes; ++i) gpus.push_back(job.gpus / job.nodes + (i < job.gpus % job.nodes));
+    } else if (largest > 0 && job.gpus > largest) {
+      for (std::int32_t left = job.gpus; left > 0; left -= largest) gpus.push_back(std::min(left, largest));
+    } else {
+      gpus.push_back(job.gpus);
+    }
+    const auto n = static_cast<std::int32_t>(gpus.size());
+    for (std::int32_t i = 0; i < n; ++i) {
+      SliceReq s;
+      s.gpus = gpus[i];
+      s.cpus = job.cpus / n + (i < job.cpus % n);
+      s.memory_mib = job.memory_mib / n + (i < job.memory_mib % n);
+      s.r = {s.gpus, modelled_[1] ? std::int64_t{s.cpus} * 1000 : 0, modelled_[2] ? s.memory_mib : 0};
+      m.total = add(m.total, s.r);
+      m.slices.push_back(s);
+    }
+    m.best_effort = is_zero(m.total);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Session snapshot.
+
+  void open_session(Session& s) {
+    view_ = &s;
+    const auto& nodes = s.cluster().nodes();
+    total_ = {};
+    up_nodes_ = 0;
+    for (NodeId n = 0; n < nodes.size(); ++n) {
+      const auto& node = nodes[n];
+      cap_[n] = {node.gpus, std::int64_t{node.cpus} * 1000, node.memory_mib};
+      idle_[n] = {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib};
+      rel_[n] = {};
+      pipe_[n] = {};
+      if (!node.up) continue;
+      ++up_nodes_;
+      total_ = add(total_, cap_[n]);
+    }
+    // Releasing: tasks evicted and still inside their grace period.
+    for (auto it = evicting_.begin(); it != evicting_.end();) {
+      if (s.state(*it) != JobState::Running || !s.terminating(*it)) {
+        it = evicting_.erase(it);
+        continue;
+      }
+      for (const auto& sl : s.placement(*it))
+        rel_[sl.node] = add(rel_[sl.node], {sl.gpus, modelled_[1] ? std::int64_t{sl.cpus} * 1000 : 0,
+                                            modelled_[2] ? sl.memory_mib : 0});
+      ++it;
+    }
+    fit_key_ = epoch_ * 1'000'003 + up_nodes_;
+    for (auto& q : queues_) {
+      q.allocated = q.request = q.inqueue = q.elastic = {};
+      q.has_jobs = false;
+    }
+    inqueue_total_ = {};
+    for (std::uint32_t gi : active()) {
+      Group& g = groups_[gi];
+      g.ready = g.succeeded;
+      g.waiting = g.pending_be = 0;
+      g.alloc = {};
+      g.pending.clear();
+      g.cursor = 0;
+      QueueS& q = queues_[g.queue];
+      q.has_jobs = true;
+      int running = 0;
+      for (JobIndex j : g.members) {
+        const JobState st = s.state(j);
+        if (st == JobState::Pending) {
+          if (j >= submitted_upto_) continue;
+          q.request = add(q.request, members_[j].total);
+          if (members_[j].best_effort)
+            ++g.pending_be;
+          else
+            g.pending.push_back(j);
+        } else if (st == JobState::Running) {
+          q.request = add(q.request, members_[j].total);
+          if (s.terminating(j)) continue;
+          ++running;
+          g.alloc = add(g.alloc, members_[j].total);
+        }
+      }
+      g.ready += running;
+      q.allocated = add(q.allocated, g.alloc);
+      // framework/job_updater.go: enough allocated -> Running; a Running group that fell below
+      // minMember (evictions) goes back to Pending; Inqueue stays Inqueue.
+      if (running + g.succeeded >= g.min && g.phase != Phase::Pending) {
+        g.phase = Phase::Running;
+      } else if (g.phase == Phase::Running) {
+        g.phase = Phase::Pending;
+      }
+      if (g.phase == Phase::Inqueue && g.has_min_res) {
+        q.inqueue = add(q.inqueue, g.min_res);
+        inqueue_total_ = add(inqueue_total_, g.min_res);
+      }
+      if (g.phase == Phase::Running && g.has_min_res)
+        for (int d = 0; d < kDims; ++d) q.elastic[d] += std::max<std::int64_t>(0, g.alloc[d] - g.min_res[d]);
+    }
+    compute_deserved();
+  }
+
+  void close_session() {
+    for (JobIndex j : marked_) marks_[j] = Mark::None;
+    marked_.clear();
+  }
+
+  Mark mark(JobIndex j) const { return marks_[j]; }
+  void set_mark(JobIndex j, Mark m) {
+    if (m != Mark::None && marks_[j] == Mark::None) marked_.push_back(j);
+    marks_[j] = m;
+  }
+
+  // proportion: water-filling of deserved by weight.
+  void compute_deserved() {
+    FRes remaining{};
+    for (int d = 0; d < kDims; ++d) remaining[d] = static_cast<double>(total_[d]);
+    std::vector<std::uint32_t> live;
+    for (std::uint32_t q = 0; q < queues_.size(); ++q) {
+      QueueS& qs = queues_[q];
+      qs.deserved = {};
+      for (int d = 0; d < kDims; ++d) {
+        double cap = static_cast<double>(total_[d] - total_guarantee_[d] + qs.conf.guarantee[d]);
+        if (qs.conf.capability[d] >= 0) cap = std::min(cap, static_cast<double>(qs.conf.capability[d]));
+        qs.real_cap[d] = cap;
+      }
+      if (qs.has_jobs) live.push_back(q);
+    }
+    std::vector<bool> met(queues_.size(), false);
+    for (int round = 0; round < 1000; ++round) {
+      double tw = 0;
+      for (auto q : live)
+        if (!met[q]) tw += static_cast<double>(queues_[q].conf.weight);
+      if (tw == 0) break;
+      const FRes old_remaining = remaining;
+      FRes inc{}, dec{};
+      for (auto q : live) {
+        if (met[q]) continue;
+        QueueS& qs = queues_[q];
+        const FRes old = qs.deserved;
+        bool request_met = true;
+        for (int d = 0; d < kDims; ++d) {
+          double v = qs.deserved[d] + remaining[d] * static_cast<double>(qs.conf.weight) / tw;
+          v = std::min(v, qs.real_cap[d]);
+          v = std::min(v, static_cast<double>(qs.request[d]));
+          v = std::max(v, static_cast<double>(qs.conf.guarantee[d]));
+          qs.deserved[d] = v;
+          request_met = request_met && static_cast<double>(qs.request[d]) <= v + kEps;
+          if (v > old[d])
+            inc[d] += v - old[d];
+          else
+            dec[d] += old[d] - v;
+        }
+        if (request_met || qs.deserved == old) met[q] = true;
+      }
+      bool empty = true;
+      for (int d = 0; d < kDims; ++d) {
+        remaining[d] = remaining[d] - inc[d] + dec[d];
+        empty = empty && remaining[d] < 1e-6;
+      }
+      if (empty || remaining == old_remaining) break;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Plugin functions.
+
+  double queue_share(const QueueS& q) const {
+    double share = 0;
+    for (int d = 0; d < kDims; ++d) {
+      if (total_[d] <= 0) continue;
+      const double a = static_cast<double>(q.allocated[d]);
+      const double s = q.deserved[d] == 0 ? (a == 0 ? 0 : 1) : a / q.deserved[d];
+      share = std::max(share, s);
+    }
+    return share;
+  }
+
+  double job_share(const Group& g) const {
+    double share = 0;
+    for (int d = 0; d < kDims; ++d)
+      if (total_[d] > 0) share = std::max(share, static_cast<double>(g.alloc[d]) / static_cast<double>(total_[d]));
+    return share;
+  }
+
+  bool overused(const QueueS& q) const {
+    if (!proportion_) return false;
+    for (int d = 0; d < kDims; ++d)
+      if (total_[d] > 0 && q.deserved[d] > static_cast<double>(q.allocated[d]) + kEps) return false;
+    return true;
+  }
+
+  bool allocatable(const QueueS& q, const Res& req) const {
+    if (q.conf.state != QueueState::Open) return false;
+    if (!proportion_) return true;
+    for (int d = 0; d < kDims; ++d)
+      if (req[d] > 0 && static_cast<double>(q.allocated[d] + req[d]) > q.deserved[d] + kEps) return false;
+    return true;
+  }
+
+  bool job_ready(const Group& g) const { return !gang_ || g.ready + g.pending_be >= g.min; }
+  bool job_pipelined(const Group& g) const { return !gang_ || g.waiting + g.ready + g.pending_be >= g.min; }
+  bool job_starving(const Group& g) const { return g.waiting + g.ready < (gang_ ? g.min : 1); }
+  bool job_valid(const Group& g) const { return !gang_ || g.submitted - g.ended + g.succeeded >= g.min; }
+
+  int queue_cmp(std::uint32_t a, std::uint32_t b) const {
+    if (proportion_order_) {
+      const QueueS &qa = queues_[a], &qb = queues_[b];
+      if (qa.conf.priority != qb.conf.priority) return qa.conf.priority > qb.conf.priority ? -1 : 1;
+      const double sa = queue_share(qa), sb = queue_share(qb);
+      if (sa < sb) return -1;
+      if (sa > sb) return 1;
+    }
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  int job_cmp(std::uint32_t a, std::uint32_t b) const {
+    const Group &ga = groups_[a], &gb = groups_[b];
+    for (const JobOrderFn f : job_order_) {
+      switch (f) {
+        case JobOrderFn::Priority:
+          if (ga.priority != gb.priority) return ga.priority > gb.priority ? -1 : 1;
+          break;
+        case JobOrderFn::Gang: {
+          const bool ra = job_ready(ga), rb = job_ready(gb);
+          if (ra != rb) return ra ? 1 : -1;
+          break;
+        }
+        case JobOrderFn::Drf: {
+          const double sa = job_share(ga), sb = job_share(gb);
+          if (sa < sb) return -1;
+          if (sa > sb) return 1;
+          break;
+        }
+      }
+    }
+    if (ga.created != gb.created) return ga.created < gb.created ? -1 : 1;
+    return ga.uid < gb.uid ? -1 : ga.uid > gb.uid ? 1 : 0;
+  }
+
+  int task_cmp(JobIndex a, JobIndex b) const {
+    if (task_priority_ && (*jobs_)[a].priority != (*jobs_)[b].priority)
+      return (*jobs_)[a].priority > (*jobs_)[b].priority ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  // BuildVictimsPriorityQueue: reverse JobOrder, then reverse TaskOrder.
+  bool victim_before(JobIndex a, JobIndex b) const {
+    const std::uint32_t ga = members_[a].group, gb = members_[b].group;
+    if (ga != gb) return job_cmp(ga, gb) > 0;
+    return task_cmp(a, b) > 0;
+  }
+
+  // The victims one plugin admits among `cands` for `preemptor` (a task needing `req`).
+  std::vector<JobIndex> plugin_victims(VictimFn plugin, bool reclaim, JobIndex preemptor, const Res& req,
+                                       const std::vector<JobIndex>& cands) const {
+    std::vector<JobIndex> out;
+    const Group& pg = groups_[members_[preemptor].group];
+    if (plugin == VictimFn::Priority) {
+      for (JobIndex v : cands) {
+        const std::uint32_t vg = members_[v].group;
+        if (vg != members_[preemptor].group ? groups_[vg].priority < pg.priority
+                                            : (*jobs_)[v].priority < (*jobs_)[preemptor].priority)
+          out.push_back(v);
+      }
+    } else if (plugin == VictimFn::Gang) {
+      std::vector<std::pair<std::uint32_t, int>> occupied;
+      for (JobIndex v : cands) {
+        const std::uint32_t vg = members_[v].group;
+        auto it = std::find_if(occupied.begin(), occupied.end(), [&](const auto& o) { return o.first == vg; });
+        if (it == occupied.end()) {
+          occupied.emplace_back(vg, groups_[vg].ready);
+          it = occupied.end() - 1;
+        }
+        if (it->second > groups_[vg].min) {
+          --it->second;
+          out.push_back(v);
+        }
+      }
+    } else if (plugin == VictimFn::Conformance) {
+      out = cands;  // headroom has no kube-system or system-critical pods
+    } else if (plugin == VictimFn::Drf) {
+      Res l = add(pg.alloc, req);
+      double ls = 0;
+      for (int d = 0; d < kDims; ++d)
+        if (total_[d] > 0) ls = std::max(ls, static_cast<double>(l[d]) / static_cast<double>(total_[d]));
+      std::vector<std::pair<std::uint32_t, Res>> allocs;
+      for (JobIndex v : cands) {
+        const std::uint32_t vg = members_[v].group;
+        auto it = std::find_if(allocs.begin(), allocs.end(), [&](const auto& o) { return o.first == vg; });
+        if (it == allocs.end()) {
+          allocs.emplace_back(vg, groups_[vg].alloc);
+          it = allocs.end() - 1;
+        }
+        it->second = sub(it->second, members_[v].total);
+        double rs = 0;
+        for (int d = 0; d < kDims; ++d)
+          if (total_[d] > 0) rs = std::max(rs, static_cast<double>(it->second[d]) / static_cast<double>(total_[d]));
+        if (ls < rs || std::abs(ls - rs) <= 1e-6) out.push_back(v);
+      }
+    } else if (plugin == VictimFn::Proportion && reclaim) {
+      std::vector<std::pair<std::uint32_t, Res>> allocs;
+      for (JobIndex v : cands) {
+        const std::uint32_t q = groups_[members_[v].group].queue;
+        auto it = std::find_if(allocs.begin(), allocs.end(), [&](const auto& o) { return o.first == q; });
+        if (it == allocs.end()) {
+          allocs.emplace_back(q, queues_[q].allocated);
+          it = allocs.end() - 1;
+        }
+        bool above = false;
+        for (int d = 0; d < kDims; ++d)
+          above = above || (total_[d] > 0 && static_cast<double>(it->second[d]) > queues_[q].deserved[d] + kEps);
+        if (above) {
+          it->second = sub(it->second, members_[v].total);
+          out.push_back(v);
+        }
+      }
+    }
+    return out;
+  }
+
+  std::vector<JobIndex> tiered_victims(bool reclaim, JobIndex preemptor, const Res& req,
+                                       const std::vector<JobIndex>& cands, std::string& rule) const {
+    for (const auto& tier : victim_tiers_[reclaim ? 1 : 0]) {
+      std::vector<JobIndex> victims;
+      bool init = false;
+      std::string names;
+      for (const auto& [fn, name] : tier) {
+        auto c = plugin_victims(fn, reclaim, preemptor, req, cands);
+        if (c.empty()) {
+          victims.clear();
+          break;
+        }
+        names += (names.empty() ? "" : ", ") + name;
+        if (!init) {
+          victims = std::move(c);
+          init = true;
+        } else {
+          std::vector<JobIndex> keep;
+          for (JobIndex v : victims)
+            if (std::find(c.begin(), c.end(), v) != c.end()) keep.push_back(v);
+          victims = std::move(keep);
+        }
+      }
+      if (!victims.empty()) {
+        rule = names;
+        return victims;
+      }
+    }
+    return {};
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Nodes.
+
+  bool node_fits(NodeId n, const Res& avail, const Res& req) const {
+    for (int d = 0; d < kDims; ++d)
+      if ((d == 0 || cap_[n][d] > 0) && avail[d] < req[d]) return false;
+    return true;
+  }
+
+  Res future_idle(NodeId n) const { return sub(add(idle_[n], rel_[n]), pipe_[n]); }
+
+  bool flat_scores() const {
+    const bool cpu_mem = modelled_[1] || modelled_[2];
+    return !cpu_mem && !(binpack_ && cfg_.binpack_gpu > 0 && cfg_.binpack_weight > 0);
+  }
+
+  double node_score(NodeId n, const SliceReq& sl) const {
+    double score = 0;
+    const models::Node& node = view_->cluster().node(n);
+    const Res used = sub(cap_[n], idle_[n]);
+    if (binpack_ && cfg_.binpack_weight > 0) {
+      const double w[kDims] = {cfg_.binpack_gpu, cfg_.binpack_cpu, cfg_.binpack_memory};
+      double sum = 0, wsum = 0;
+      bool overflow = false;
+      for (int d = 0; d < kDims; ++d) {
+        if (sl.r[d] == 0 || w[d] == 0) continue;
+        if (cap_[n][d] == 0 || used[d] + sl.r[d] > cap_[n][d]) {
+          overflow = true;
+          break;
+        }
+        sum += static_cast<double>(used[d] + sl.r[d]) * w[d] / static_cast<double>(cap_[n][d]);
+        wsum += w[d];
+      }
+      if (!overflow && wsum > 0) score += sum / wsum * 100.0 * cfg_.binpack_weight;
+    }
+    if (nodeorder_ && (modelled_[1] || modelled_[2])) {
+      k8s::NodeUsage u;
+      u.gpus = used[0];
+      u.cpu_milli = u.nonzero_cpu_milli = used[1];
+      u.memory_mib = u.nonzero_memory_mib = used[2];
+      Job pod;
+      pod.gpus = sl.gpus;
+      pod.cpus = sl.cpus;
+      pod.memory_mib = sl.memory_mib;
+      if (cfg_.leastrequested_weight > 0)
+        score += static_cast<double>(cfg_.leastrequested_weight * k8s::score_node({}, node, u, pod).fit);
+      if (cfg_.mostrequested_weight > 0) {
+        k8s::ScoringStrategy most;
+        most.type = k8s::ScoringType::MostAllocated;
+        score += static_cast<double>(cfg_.mostrequested_weight * k8s::score_node(most, node, u, pod).fit);
+      }
+      if (cfg_.balancedresource_weight > 0)
+        score += static_cast<double>(cfg_.balancedresource_weight * k8s::score_node({}, node, u, pod).balanced);
+    }
+    return score;
+  }
+
+  bool eligible(NodeId n, const Job& job) const {
+    const models::Node& node = view_->cluster().node(n);
+    return node.up && (job.gpu_type == 0 || pool_eligible(view_->cluster(), node.pool, job, view_->workload()));
+  }
+
+  // prioritizeNodes: the idle gradient, else the future-idle one; highest score, lowest index.
+  std::pair<NodeId, bool> select_node(JobIndex j, const SliceReq& sl) const {
+    const Job& job = (*jobs_)[j];
+    const auto n_nodes = static_cast<NodeId>(cap_.size());
+    const bool flat = flat_scores();
+    for (int gradient = 0; gradient < 2; ++gradient) {
+      NodeId best = kNoNode;
+      double best_score = -1;
+      for (NodeId n = 0; n < n_nodes; ++n) {
+        const Res avail = gradient == 0 ? idle_[n] : future_idle(n);
+        if (!node_fits(n, avail, sl.r) || !eligible(n, job)) continue;
+        if (flat) return {n, gradient == 1};
+        const double sc = node_score(n, sl);
+        if (sc > best_score + 1e-12) {
+          best_score = sc;
+          best = n;
+        }
+      }
+      if (best != kNoNode) return {best, gradient == 1};
+    }
+    return {kNoNode, false};
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Statement operations (applied to the session at once; undone on discard).
+
+  void apply_place(Op& op, int sign) {
+    Group& g = groups_[members_[op.job].group];
+    bool pipelined = false;
+    for (auto& [n, r, pipe] : op.where) {
+      if (pipe) {
+        pipe_[n] = sign > 0 ? add(pipe_[n], r) : sub(pipe_[n], r);
+        pipelined = true;
+      } else {
+        idle_[n] = sign > 0 ? sub(idle_[n], r) : add(idle_[n], r);
+      }
+    }
+    (pipelined ? g.waiting : g.ready) += sign;
+    const Res& t = members_[op.job].total;
+    g.alloc = sign > 0 ? add(g.alloc, t) : sub(g.alloc, t);
+    QueueS& q = queues_[g.queue];
+    q.allocated = sign > 0 ? add(q.allocated, t) : sub(q.allocated, t);
+    set_mark(op.job, sign > 0 ? (pipelined ? Mark::Pipelined : Mark::Allocated) : Mark::None);
+  }
+
+  void apply_evict(const Op& op, int sign) {
+    for (const auto& [n, r, pipe] : op.where) rel_[n] = sign > 0 ? add(rel_[n], r) : sub(rel_[n], r);
+    Group& g = groups_[members_[op.job].group];
+    g.ready -= sign;
+    const Res& t = members_[op.job].total;
+    g.alloc = sign > 0 ? sub(g.alloc, t) : add(g.alloc, t);
+    QueueS& q = queues_[g.queue];
+    q.allocated = sign > 0 ? sub(q.allocated, t) : add(q.allocated, t);
+    set_mark(op.job, sign > 0 ? Mark::Evicted : Mark::None);
+  }
+
+  void undo(std::vector<Op>& ops) {
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      if (it->kind == Op::Evict)
+        apply_evict(*it, -1);
+      else
+        apply_place(*it, -1);
+    }
+    ops.clear();
+  }
+
+  void commit(Session& s, std::vector<Op>& ops, std::string_view start_reason) {
+    for (Op& op : ops) {
+      if (op.kind == Op::Alloc) {
+        models::Placement placement;
+        const auto& slices = members_[op.job].slices;
+        for (std::size_t i = 0; i < op.where.size(); ++i) {
+          const NodeId n = std::get<0>(op.where[i]);
+          auto it =
+              std::find_if(placement.begin(), placement.end(), [&](const models::Slice& x) { return x.node == n; });
+          if (it == placement.end()) {
+            placement.push_back({n, 0, 0, 0});
+            it = placement.end() - 1;
+          }
+          it->gpus += slices[i].gpus;
+          it->cpus += slices[i].cpus;
+          it->memory_mib += slices[i].memory_mib;
+        }
+        const std::string why = s.start(op.job, placement, start_reason);
+        HEADROOM_ASSERT(why.empty(), "volcano produced an invalid placement: " + why);
+        changed_ = true;
+      } else if (op.kind == Op::Evict) {
+        const std::string why =
+            s.preempt(op.job, PreemptMode::Requeue, cfg_.termination_grace_period, op.by, op.reason);
+        HEADROOM_ASSERT(why.empty(), "volcano eviction refused: " + why);
+        evicting_.insert(op.job);
+        ++epoch_;
+        changed_ = true;
+      }
+    }
+    ops.clear();
+  }
+
+  // Places every slice of member `j` (Allocate on idle, else Pipeline on future idle).
+  bool place_member(JobIndex j, std::vector<Op>& ops) {
+    Op op{Op::Alloc, j, {}, models::kNoJob, {}};
+    bool pipelined = false;
+    for (const SliceReq& sl : members_[j].slices) {
+      const auto [n, pipe] = select_node(j, sl);
+      if (n == kNoNode) {
+        for (auto& [m, r, p] : op.where) {
+          if (p)
+            pipe_[m] = sub(pipe_[m], r);
+          else
+            idle_[m] = add(idle_[m], r);
+        }
+        return false;
+      }
+      if (pipe)
+        pipe_[n] = add(pipe_[n], sl.r);
+      else
+        idle_[n] = sub(idle_[n], sl.r);
+      pipelined = pipelined || pipe;
+      op.where.emplace_back(n, sl.r, pipe);
+    }
+    // Undo the tentative node use and apply the op through the common path.
+    for (auto& [m, r, p] : op.where) {
+      if (p)
+        pipe_[m] = sub(pipe_[m], r);
+      else
+        idle_[m] = add(idle_[m], r);
+    }
+    op.kind = pipelined ? Op::Pipe : Op::Alloc;
+    apply_place(op, +1);
+    ops.push_back(std::move(op));
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Actions.
+
+  template <typename Cmp>
+  static void heap_push(std::vector<std::uint32_t>& h, std::uint32_t v, Cmp cmp) {
+    h.push_back(v);
+    std::push_heap(h.begin(), h.end(), [&](std::uint32_t a, std::uint32_t b) { return cmp(b, a) < 0; });
+  }
+  template <typename Cmp>
+  static std::uint32_t heap_pop(std::vector<std::uint32_t>& h, Cmp cmp) {
+    std::pop_heap(h.begin(), h.end(), [&](std::uint32_t a, std::uint32_t b) { return cmp(b, a) < 0; });
+    const std::uint32_t v = h.back();
+    h.pop_back();
+    return v;
+  }
+
+  void enqueue(Session& s) {
+    auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
+    auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
+    std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
+    std::vector<std::uint32_t> qheap;
+    for (std::uint32_t gi : active()) {
+      Group& g = groups_[gi];
+      if (g.phase != Phase::Pending || (g.pending.empty() && g.pending_be == 0)) continue;
+      // Rejections stay valid until something is released: within an epoch, total x factor -
+      // used - inqueue and a queue's allocated + inqueue - elastic only move against admission.
+      if (g.enqueue_failed == fit_key_) continue;
+      if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
+      heap_push(jobs[g.queue], gi, jcmp);
+    }
+    Res used{};
+    for (NodeId n = 0; n < cap_.size(); ++n)
+      if (view_->cluster().node(n).up) used = add(used, sub(cap_[n], idle_[n]));
+    while (!qheap.empty()) {
+      const std::uint32_t q = heap_pop(qheap, qcmp);
+      if (jobs[q].empty()) continue;
+      const std::uint32_t gi = heap_pop(jobs[q], jcmp);
+      Group& g = groups_[gi];
+      bool ok = true;
+      std::string why;
+      if (g.has_min_res) {
+        if (overcommit_) {
+          for (int d = 0; d < kDims && ok; ++d) {
+            if (g.min_res[d] <= 0) continue;
+            const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used[d]);
+            if (static_cast<double>(inqueue_total_[d] + g.min_res[d]) > idle + kEps) {
+              ok = false;
+              why = std::string("volcano enqueue: overcommit: inqueue minResources + this PodGroup's exceed ") +
+                    "total x overcommit-factor - used (" + kDimName[d] + ")";
+            }
+          }
+        }
+        if (ok && proportion_enqueue_) {
+          const QueueS& qs = queues_[q];
+          if (qs.conf.state != QueueState::Open) {
+            ok = false;
+            why = "volcano enqueue: queue " + qs.name + " is not Open (proportion)";
+          }
+          for (int d = 0; d < kDims && ok; ++d) {
+            if (g.min_res[d] <= 0) continue;
+            const double r = static_cast<double>(g.min_res[d] + qs.allocated[d] + qs.inqueue[d] - qs.elastic[d]);
+            if (r > qs.real_cap[d] + kEps) {
+              ok = false;
+              why = "volcano enqueue: queue " + qs.name + " would exceed its capability (proportion)";
+            }
+          }
+        }
+      } else if (proportion_enqueue_ && queues_[q].conf.state != QueueState::Open) {
+        ok = false;
+        why = "volcano enqueue: queue " + queues_[q].name + " is not Open (proportion)";
+      }
+      if (ok) {
+        g.phase = Phase::Inqueue;
+        changed_ = true;
+        if (g.has_min_res) {
+          inqueue_total_ = add(inqueue_total_, g.min_res);
+          queues_[q].inqueue = add(queues_[q].inqueue, g.min_res);
+        }
+      } else {
+        g.enqueue_failed = fit_key_;
+        for (JobIndex j : g.pending) s.pending_reason(j, why);
+      }
+      heap_push(qheap, q, qcmp);
+    }
+  }
+
+  // Each action pops the tasks still Pending afresh (placed ones are Allocated or Pipelined).
+  void reset_cursors() {
+    for (std::uint32_t gi : active()) {
+      Group& g = groups_[gi];
+      g.cursor = 0;
+      skip_placed(g);
+    }
+  }
+  void skip_placed(Group& g) const {
+    while (g.cursor < g.pending.size() && mark(g.pending[g.cursor]) != Mark::None) ++g.cursor;
+  }
+
+  void allocate(Session& s) {
+    reset_cursors();
+    auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
+    auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
+    std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
+    std::vector<std::uint32_t> qheap;
+    for (std::uint32_t gi : active()) {
+      Group& g = groups_[gi];
+      if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
+      if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
+      if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
+      heap_push(jobs[g.queue], gi, jcmp);
+    }
+    std::vector<Op> ops;
+    while (!qheap.empty()) {
+      const std::uint32_t q = heap_pop(qheap, qcmp);
+      if (overused(queues_[q]) || jobs[q].empty()) continue;
+      const std::uint32_t gi = heap_pop(jobs[q], jcmp);
+      Group& g = groups_[gi];
+      bool skipped = false, fit_failed = false;
+      const bool rigid = g.min >= g.submitted - g.ended;
+      while (g.cursor < g.pending.size()) {
+        const JobIndex j = g.pending[g.cursor++];
+        skip_placed(g);
+        if (!allocatable(queues_[q], members_[j].total)) {
+          skipped = true;
+          continue;
+        }
+        if (!place_member(j, ops)) {
+          fit_failed = true;
+          if (rigid) break;
+          continue;
+        }
+        if (job_ready(g) && g.cursor < g.pending.size()) {
+          heap_push(jobs[q], gi, jcmp);
+          break;
+        }
+      }
+      if (job_ready(g)) {
+        commit(s, ops, "volcano allocate: PodGroup ready (gang), highest-scoring node");
+      } else if (job_pipelined(g)) {
+        ops.clear();  // the session keeps the holds; nothing binds
+      } else {
+        undo(ops);
+        if (fit_failed && !skipped) g.failed_epoch = fit_key_;
+        const std::string why =
+            skipped ? "volcano allocate: queue " + queues_[q].name + " would exceed its deserved share (proportion)"
+                    : "volcano allocate: fewer than minMember tasks fit (gang)";
+        for (JobIndex j : g.pending) s.pending_reason(j, why);
+      }
+      heap_push(qheap, q, qcmp);
+    }
+  }
+
+  void backfill(Session& s) {
+    for (std::uint32_t gi : active()) {
+      Group& g = groups_[gi];
+      if (g.phase == Phase::Pending || g.pending_be == 0) continue;
+      for (JobIndex j : g.members) {
+        if (!members_[j].best_effort || s.state(j) != JobState::Pending || j >= submitted_upto_) continue;
+        const Job& job = (*jobs_)[j];
+        for (NodeId n = 0; n < cap_.size(); ++n) {
+          if (!eligible(n, job)) continue;
+          models::Placement p{models::Slice{n, job.gpus, job.cpus, job.memory_mib}};
+          if (!s.cluster().check(p).empty()) continue;
+          const std::string why = s.start(j, p, "volcano backfill: best-effort task");
+          HEADROOM_ASSERT(why.empty(), "volcano backfill refused: " + why);
+          --g.pending_be;
+          ++g.ready;
+          changed_ = true;
+          break;
+        }
+      }
+    }
+  }
+
+  // Candidates on node `n` for preemptor `j`: running, not terminating, not evicted this session.
+  std::vector<JobIndex> candidates(NodeId n, JobIndex j, bool reclaim) const {
+    std::vector<JobIndex> out;
+    const std::uint32_t pg = members_[j].group;
+    const std::uint32_t pq = groups_[pg].queue;
+    for (JobIndex v : view_->jobs_on_node(n)) {
+      if (view_->state(v) != JobState::Running || view_->terminating(v) || mark(v) != Mark::None) continue;
+      const std::uint32_t vg = members_[v].group;
+      const std::uint32_t vq = groups_[vg].queue;
+      if (reclaim ? (vq == pq || !queues_[vq].conf.reclaimable) : (vg == pg || vq != pq)) continue;
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  Res on_node(JobIndex v, NodeId n) const {
+    for (const auto& sl : view_->placement(v))
+      if (sl.node == n)
+        return {sl.gpus, modelled_[1] ? std::int64_t{sl.cpus} * 1000 : 0, modelled_[2] ? sl.memory_mib : 0};
+    return {};
+  }
+
+  void evict(JobIndex v, JobIndex by, const std::string& reason, std::vector<Op>& ops) {
+    Op op{Op::Evict, v, {}, by, reason};
+    for (const auto& sl : view_->placement(v))
+      op.where.emplace_back(
+          sl.node, Res{sl.gpus, modelled_[1] ? std::int64_t{sl.cpus} * 1000 : 0, modelled_[2] ? sl.memory_mib : 0},
+          false);
+    apply_evict(op, +1);
+    ops.push_back(std::move(op));
+  }
+
+  std::string reason(bool reclaim, JobIndex j, const std::vector<JobIndex>& victims, const std::string& rule) const {
+    std::string r = reclaim ? "volcano reclaim: " : "volcano preempt: ";
+    if (rule.find("proportion") != std::string::npos) {
+      const std::uint32_t q = groups_[members_[victims.front()].group].queue;
+      r += "queue " + queues_[q].name + " above deserved";
+    } else if (rule.find("priority") != std::string::npos) {
+      r += "lower priority than job " + std::to_string(j);
+    } else if (rule.find("drf") != std::string::npos) {
+      r += "higher dominant share than the preemptor's";
+    } else {
+      r += "victim's PodGroup keeps minMember";
+    }
+    return r + " (" + rule + ")";
+  }
+
+  // Preempts or reclaims for one slice of member `j` on some node; pipelines it there.
+  bool evict_for_slice(JobIndex j, const SliceReq& sl, bool reclaim, std::vector<Op>& ops, Op& place) {
+    const Job& job = (*jobs_)[j];
+    std::vector<NodeId> order;
+    for (NodeId n = 0; n < cap_.size(); ++n)
+      if (eligible(n, job) && node_fits(n, cap_[n], sl.r)) order.push_back(n);
+    if (!reclaim && !flat_scores()) {
+      std::vector<double> sc(cap_.size(), 0);
+      for (NodeId n : order) sc[n] = node_score(n, sl);
+      std::stable_sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return sc[a] > sc[b]; });
+    }
+    for (NodeId n : order) {
+      auto cands = candidates(n, j, reclaim);
+      if (cands.empty()) continue;
+      // Victims are a subset of the candidates: if all of them would not make room, none do.
+      Res bound = future_idle(n);
+      for (JobIndex v : cands) bound = add(bound, on_node(v, n));
+      if (!node_fits(n, bound, sl.r)) continue;
+      std::sort(cands.begin(), cands.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b); });
+      std::string rule;
+      auto victims = tiered_victims(reclaim, j, sl.r, cands, rule);
+      if (victims.empty()) continue;
+      std::sort(victims.begin(), victims.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b); });
+      Res all = future_idle(n);
+      for (JobIndex v : victims) all = add(all, on_node(v, n));
+      if (!node_fits(n, all, sl.r)) continue;  // ValidateVictims
+      const std::string why = reason(reclaim, j, victims, rule);
+      Res reclaimed{};
+      for (JobIndex v : victims) {
+        if (reclaim ? node_fits(n, reclaimed, sl.r) : node_fits(n, future_idle(n), sl.r)) break;
+        reclaimed = add(reclaimed, on_node(v, n));
+        evict(v, j, why, ops);
+      }
+      if (!node_fits(n, future_idle(n), sl.r)) return false;
+      pipe_[n] = add(pipe_[n], sl.r);
+      place.where.emplace_back(n, sl.r, true);
+      return true;
+    }
+    return false;
+  }
+
+  bool evict_for_member(JobIndex j, bool reclaim, std::vector<Op>& ops) {
+    Op place{Op::Pipe, j, {}, models::kNoJob, {}};
+    const std::size_t mark_ops = ops.size();
+    for (const SliceReq& sl : members_[j].slices) {
+      if (!evict_for_slice(j, sl, reclaim, ops, place)) {
+        for (auto& [n, r, p] : place.where) pipe_[n] = sub(pipe_[n], r);
+        std::vector<Op> tail(std::make_move_iterator(ops.begin() + static_cast<std::ptrdiff_t>(mark_ops)),
+                             std::make_move_iterator(ops.end()));
+        ops.resize(mark_ops);
+        undo(tail);
+        return false;
+      }
+    }
+    for (auto& [n, r, p] : place.where) pipe_[n] = sub(pipe_[n], r);
+    apply_place(place, +1);
+    ops.push_back(std::move(place));
+    return true;
+  }
+
+  void preempt_action(Session& s) {
+    reset_cursors();
+    auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
+    auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
+    std::vector<std::uint32_t> qs;
+    for (std::uint32_t q = 0; q < queues_.size(); ++q) qs.push_back(q);
+    std::sort(qs.begin(), qs.end(), [&](std::uint32_t a, std::uint32_t b) { return qcmp(a, b) < 0; });
+    for (std::uint32_t q : qs) {
+      std::vector<std::uint32_t> heap;
+      for (std::uint32_t gi : active()) {
+        const Group& g = groups_[gi];
+        if (g.queue != q || g.phase == Phase::Pending || !job_valid(g) || !job_starving(g)) continue;
+        if (g.cursor >= g.pending.size()) continue;
+        heap_push(heap, gi, jcmp);
+      }
+      while (!heap.empty()) {
+        const std::uint32_t gi = heap_pop(heap, jcmp);
+        Group& g = groups_[gi];
+        std::vector<Op> ops;
+        while (g.cursor < g.pending.size() && job_starving(g)) {
+          const JobIndex j = g.pending[g.cursor++];
+          skip_placed(g);
+          if ((*jobs_)[j].preempt_never) continue;
+          evict_for_member(j, false, ops);
+        }
+        if (job_pipelined(g)) {
+          commit(s, ops, "volcano preempt");
+        } else {
+          undo(ops);
+        }
+      }
+    }
+  }
+
+  void reclaim_action(Session& s) {
+    reset_cursors();
+    auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
+    auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
+    std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
+    std::vector<std::uint32_t> qheap;
+    std::vector<bool> queued(queues_.size(), false);
+    for (std::uint32_t gi : active()) {
+      Group& g = groups_[gi];
+      if (g.phase == Phase::Pending || !job_valid(g)) continue;
+      if (!queued[g.queue]) {
+        queued[g.queue] = true;
+        heap_push(qheap, g.queue, qcmp);
+      }
+      if (g.cursor < g.pending.size() && job_starving(g)) heap_push(jobs[g.queue], gi, jcmp);
+    }
+    std::vector<std::pair<std::uint32_t, std::vector<Op>>> stmts;
+    auto stmt = [&](std::uint32_t gi) -> std::vector<Op>& {
+      for (auto& [g, o] : stmts)
+        if (g == gi) return o;
+      stmts.emplace_back(gi, std::vector<Op>{});
+      return stmts.back().second;
+    };
+    while (!qheap.empty()) {
+      const std::uint32_t q = heap_pop(qheap, qcmp);
+      if (overused(queues_[q]) || jobs[q].empty()) continue;
+      const std::uint32_t gi = heap_pop(jobs[q], jcmp);
+      Group& g = groups_[gi];
+      if (g.cursor >= g.pending.size()) continue;
+      const JobIndex j = g.pending[g.cursor++];
+      skip_placed(g);
+      if (!allocatable(queues_[q], members_[j].total)) continue;  // Preemptive; the queue is dropped
+      const bool assigned = !(*jobs_)[j].preempt_never && evict_for_member(j, true, stmt(gi));
+      if (assigned && g.cursor < g.pending.size() && job_starving(g)) heap_push(jobs[q], gi, jcmp);
+      heap_push(qheap, q, qcmp);
+    }
+    for (auto& [gi, o] : stmts) {
+      if (job_pipelined(groups_[gi]))
+        commit(s, o, "volcano reclaim");
+      else
+        undo(o);
+    }
+  }
+
+  Config cfg_;
+  bool gang_ = false, proportion_ = false, overcommit_ = false, proportion_enqueue_ = false;
+  bool proportion_order_ = false, binpack_ = false, nodeorder_ = false, task_priority_ = false;
+  std::vector<JobOrderFn> job_order_;
+  std::array<std::vector<std::vector<std::pair<VictimFn, std::string>>>, 2> victim_tiers_;
+  const std::vector<Job>* jobs_ = nullptr;
+  const ClusterView* view_ = nullptr;
+  std::array<bool, 3> modelled_{true, false, false};
+  std::vector<Member> members_;
+  std::vector<Group> groups_;
+  std::vector<QueueS> queues_;
+  // The groups with a member submitted and not ended, in index order.
+  std::vector<std::uint32_t> active_;
+  const std::vector<std::uint32_t>& active() const { return active_; }
+  std::set<JobIndex> evicting_;
+  std::vector<Res> idle_, rel_, pipe_, cap_;
+  Res total_{}, total_guarantee_{}, inqueue_total_{};
+  std::vector<Mark> marks_;  // by job; reset at the end of each session
+  std::vector<JobIndex> marked_;
+  std::uint64_t epoch_ = 0, fit_key_ = 0;
+  std::int64_t up_nodes_ = 0;
+  JobIndex submitted_upto_ = 0;
+  Tick last_session_ = -1;
+  bool changed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_policy(Config config) { return std::make_unique<VolcanoPolicy>(std::move(config)); }
+
+std::unique_ptr<Policy> make_policy(const PolicyParams& params, std::uint64_t seed) {
+  (void)seed;  // every tie breaks on stable ids
+  return make_policy(parse_config(params));
+}
+
+}  // namespace headroom::policies::volcano

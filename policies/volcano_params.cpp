@@ -1,0 +1,636 @@
+// Parameters of the volcano policy in volcano-scheduler.conf and Queue CRD vocabulary.
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include "policies/volcano.hpp"
+#include "sim/suggest.hpp"
+
+namespace headroom::policies::volcano {
+
+namespace {
+
+// A value of the flow-style YAML subset that the scenario reader emits for lists
+// ("[{plugins: [{name: gang, enablePreemptable: false}]}]").
+struct Flow {
+  enum Kind : std::uint8_t { Scalar, List, Map } kind = Scalar;
+  std::string text;
+  std::vector<Flow> items;
+  std::vector<std::pair<std::string, Flow>> entries;
+};
+
+class FlowParser {
+ public:
+  explicit FlowParser(std::string_view s) : s_(s) {}
+  std::optional<Flow> parse() {
+    Flow v = value(false);
+    ws();
+    if (!ok_ || i_ != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool eat(char c) {
+    ws();
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  Flow value(bool in_map) {
+    Flow v;
+    if (++depth_ > 16) {
+      ok_ = false;
+      return v;
+    }
+    ws();
+    if (eat('[')) {
+      v.kind = Flow::List;
+      if (!eat(']')) {
+        do {
+          v.items.push_back(value(false));
+        } while (ok_ && eat(','));
+        if (!eat(']')) ok_ = false;
+      }
+    } else if (eat('{')) {
+      v.kind = Flow::Map;
+      if (!eat('}')) {
+        do {
+          Flow k = scalar(true);
+          if (!eat(':')) ok_ = false;
+          if (!ok_) break;
+          v.entries.emplace_back(k.text, value(true));
+        } while (ok_ && eat(','));
+        if (!eat('}')) ok_ = false;
+      }
+    } else {
+      v = scalar(in_map);
+    }
+    --depth_;
+    return v;
+  }
+  Flow scalar(bool key) {
+    Flow v;
+    ws();
+    if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'')) {
+      const char q = s_[i_++];
+      while (i_ < s_.size() && s_[i_] != q) {
+        if (q == '"' && s_[i_] == '\\' && i_ + 1 < s_.size()) ++i_;
+        v.text += s_[i_++];
+      }
+      if (i_ >= s_.size()) ok_ = false;
+      ++i_;
+      return v;
+    }
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == ',' || c == '[' || c == ']' || c == '{' || c == '}') break;
+      if (c == ':' && key && (i_ + 1 == s_.size() || s_[i_ + 1] == ' ')) break;
+      v.text += c;
+      ++i_;
+    }
+    while (!v.text.empty() && v.text.back() == ' ') v.text.pop_back();
+    if (v.text.empty()) ok_ = false;
+    return v;
+  }
+  std::string_view s_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+  bool ok_ = true;
+};
+
+// The block-style subset of YAML (what the scenario reader emits for a nested list of maps):
+// "- key: value" sequences and "key: value" maps by indentation; inline values may be flow.
+class BlockParser {
+ public:
+  explicit BlockParser(std::string_view text) {
+    std::size_t at = 0;
+    while (at <= text.size()) {
+      const auto nl = text.find('\n', at);
+      std::string_view line = text.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
+      at = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+      std::size_t indent = 0;
+      while (indent < line.size() && line[indent] == ' ') ++indent;
+      std::string rest(line.substr(indent));
+      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.pop_back();
+      if (rest.empty() || rest.front() == '#') continue;
+      lines_.push_back({static_cast<int>(indent), rest});
+    }
+  }
+  std::optional<Flow> parse() {
+    if (lines_.empty()) return std::nullopt;
+    Flow v = node(lines_[0].indent);
+    if (!ok_ || i_ != lines_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  struct Line {
+    int indent;
+    std::string text;
+  };
+  static bool is_item(const std::string& t) { return t == "-" || t.starts_with("- "); }
+
+  Flow node(int indent) {
+    Flow v;
+    if (++depth_ > 16 || i_ >= lines_.size()) {
+      ok_ = false;
+      return v;
+    }
+    if (is_item(lines_[i_].text)) {
+      v.kind = Flow::List;
+      while (ok_ && i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
+        std::string rest = lines_[i_].text.substr(1);
+        int extra = 1;
+        while (!rest.empty() && rest.front() == ' ') {
+          rest.erase(rest.begin());
+          ++extra;
+        }
+        if (rest.empty()) {
+          ++i_;
+          if (i_ >= lines_.size() || lines_[i_].indent <= indent) {
+            ok_ = false;
+            break;
+          }
+          v.items.push_back(node(lines_[i_].indent));
+        } else {
+          lines_[i_] = {indent + extra, rest};
+          v.items.push_back(node(indent + extra));
+        }
+      }
+    } else if (const std::string& t = lines_[i_].text; t.find(": ") == std::string::npos && !t.ends_with(":")) {
+      // A scalar or a flow collection on one line ("- priority", "- [priority, gang]").
+      auto f = t.front() == '[' || t.front() == '{' || t.front() == '"' || t.front() == '\''
+                   ? FlowParser(t).parse()
+                   : std::optional<Flow>(Flow{Flow::Scalar, t, {}, {}});
+      if (f)
+        v = *f;
+      else
+        ok_ = false;
+      ++i_;
+    } else {
+      v.kind = Flow::Map;
+      while (ok_ && i_ < lines_.size() && lines_[i_].indent == indent && !is_item(lines_[i_].text)) {
+        const std::string& t = lines_[i_].text;
+        std::size_t colon = t.find(": ");
+        if (colon == std::string::npos && t.ends_with(":")) colon = t.size() - 1;
+        if (colon == std::string::npos || colon == 0) {
+          ok_ = false;
+          break;
+        }
+        std::string key = t.substr(0, colon);
+        if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
+          key = key.substr(1, key.size() - 2);
+        std::string value = colon + 1 < t.size() ? t.substr(colon + 2) : "";
+        ++i_;
+        if (!value.empty()) {
+          auto f = value.front() == '[' || value.front() == '{' || value.front() == '"' || value.front() == '\''
+                       ? FlowParser(value).parse()
+                       : std::optional<Flow>(Flow{Flow::Scalar, value, {}, {}});
+          if (!f) {
+            ok_ = false;
+            break;
+          }
+          v.entries.emplace_back(key, *f);
+        } else if (i_ < lines_.size() &&
+                   (lines_[i_].indent > indent || (lines_[i_].indent == indent && is_item(lines_[i_].text)))) {
+          v.entries.emplace_back(key, node(lines_[i_].indent));
+        } else {
+          ok_ = false;
+        }
+      }
+    }
+    --depth_;
+    return v;
+  }
+
+  std::vector<Line> lines_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+  bool ok_ = true;
+};
+
+std::optional<Flow> parse_subset(std::string_view text) {
+  std::size_t k = 0;
+  while (k < text.size() && (text[k] == ' ' || text[k] == '\n')) ++k;
+  if (k < text.size() && (text[k] == '[' || text[k] == '{')) return FlowParser(text).parse();
+  return BlockParser(text).parse();
+}
+
+std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
+
+const std::vector<std::string>& plugin_names() {
+  static const std::vector<std::string> k = {"priority",   "gang",       "conformance", "overcommit", "drf",
+                                             "predicates", "proportion", "nodeorder",   "binpack"};
+  return k;
+}
+
+const std::vector<std::string>& argument_names() {
+  static const std::vector<std::string> k = {"binpack.weight",
+                                             "binpack.cpu",
+                                             "binpack.memory",
+                                             "binpack.resources",
+                                             "binpack.resources.nvidia.com/gpu",
+                                             "overcommit-factor",
+                                             "leastrequested.weight",
+                                             "mostrequested.weight",
+                                             "balancedresource.weight",
+                                             "nodeaffinity.weight",
+                                             "podaffinity.weight",
+                                             "tainttoleration.weight",
+                                             "imagelocality.weight",
+                                             "podtopologyspread.weight"};
+  return k;
+}
+
+const std::vector<std::string>& switch_names() {
+  static const std::vector<std::string> k = {"enablePreemptable", "enableReclaimable", "enableJobOrder",
+                                             "enableTaskOrder",   "enableQueueOrder",  "enableNodeOrder",
+                                             "enableJobEnqueued"};
+  return k;
+}
+
+std::optional<double> parse_number(std::string_view t) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || p != t.data() + t.size() || t.empty() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view t) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || p != t.data() + t.size() || t.empty()) return std::nullopt;
+  return v;
+}
+
+// A Kubernetes quantity in headroom units: gpu whole; cpu in millicores ("8", "500m"); memory
+// in MiB ("64Gi", "512Mi", "1Ti", or plain bytes).
+std::optional<std::int64_t> parse_quantity(int dim, std::string_view t) {
+  if (dim == 0) {
+    auto n = parse_int(t);
+    return n && *n >= 0 ? n : std::nullopt;
+  }
+  if (dim == 1) {
+    if (t.ends_with("m")) {
+      auto n = parse_int(t.substr(0, t.size() - 1));
+      return n && *n >= 0 ? n : std::nullopt;
+    }
+    auto n = parse_int(t);
+    return n && *n >= 0 && *n < (std::int64_t{1} << 40) ? std::optional<std::int64_t>(*n * 1000) : std::nullopt;
+  }
+  static const std::pair<std::string_view, std::int64_t> kUnits[] = {
+      {"Ki", -1024}, {"Mi", 1}, {"Gi", 1024}, {"Ti", 1024 * 1024}};
+  for (const auto& [suffix, mult] : kUnits) {
+    if (!t.ends_with(suffix)) continue;
+    auto n = parse_int(t.substr(0, t.size() - 2));
+    if (!n || *n < 0 || *n >= (std::int64_t{1} << 40)) return std::nullopt;
+    return mult < 0 ? *n / 1024 : *n * mult;
+  }
+  auto n = parse_int(t);
+  return n && *n >= 0 ? std::optional<std::int64_t>(*n / (1024 * 1024)) : std::nullopt;
+}
+
+struct QueueField {
+  std::string_view suffix;
+  int kind;  // 0 weight, 1 capability, 2 guarantee, 3 reclaimable, 4 priority, 5 state
+  int dim;
+};
+
+const std::vector<QueueField>& queue_fields() {
+  static const std::vector<QueueField> k = {
+      {".weight", 0, 0},
+      {".capability.nvidia.com/gpu", 1, 0},
+      {".capability.gpu", 1, 0},
+      {".capability.cpu", 1, 1},
+      {".capability.memory", 1, 2},
+      {".guarantee.resource.nvidia.com/gpu", 2, 0},
+      {".guarantee.resource.gpu", 2, 0},
+      {".guarantee.resource.cpu", 2, 1},
+      {".guarantee.resource.memory", 2, 2},
+      {".guarantee.nvidia.com/gpu", 2, 0},
+      {".guarantee.gpu", 2, 0},
+      {".guarantee.cpu", 2, 1},
+      {".guarantee.memory", 2, 2},
+      {".reclaimable", 3, 0},
+      {".priority", 4, 0},
+      {".state", 5, 0},
+  };
+  return k;
+}
+
+class Parser {
+ public:
+  explicit Parser(Config& out) : out_(out) {}
+  std::vector<sim::InputError> errors;
+
+  void error(const std::string& key, const ParamValue& v, const std::string& msg) {
+    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
+  }
+
+  std::optional<bool> boolean(const std::string& key, const ParamValue& v, const std::string& text) {
+    if (text == "true") return true;
+    if (text == "false") return false;
+    error(key, v, "expected true or false, got " + quoted(text));
+    return std::nullopt;
+  }
+
+  void actions(const std::string& key, const ParamValue& v) {
+    static const std::vector<std::string> kNames = {"enqueue", "allocate", "backfill", "preempt", "reclaim"};
+    out_.actions.clear();
+    std::string_view rest = v.text;
+    if (rest.starts_with("[") && rest.ends_with("]")) rest = rest.substr(1, rest.size() - 2);
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string item(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+      while (!item.empty() && item.back() == ' ') item.pop_back();
+      if (item.empty()) continue;
+      std::size_t k = 0;
+      while (k < kNames.size() && kNames[k] != item) ++k;
+      if (k == kNames.size()) {
+        std::string msg = "unknown action " + quoted(item);
+        if (auto s = sim::closest_match(item, kNames)) msg += "; did you mean \"" + *s + "\"?";
+        error(key, v, msg + " (known: enqueue, allocate, backfill, preempt, reclaim)");
+        continue;
+      }
+      const auto a = static_cast<Action>(k);
+      for (Action b : out_.actions)
+        if (a == b) error(key, v, "action " + quoted(item) + " is listed twice");
+      out_.actions.push_back(a);
+    }
+  }
+
+  void argument(const std::string& key, const ParamValue& v, const std::string& plugin, const std::string& name,
+                const Flow& value) {
+    const std::string where = "plugin " + plugin + " argument " + quoted(name) + ": ";
+    if (value.kind != Flow::Scalar) {
+      error(key, v, where + "expected a scalar");
+      return;
+    }
+    const std::string& t = value.text;
+    auto number = [&](double lo, double hi, double& dst) {
+      auto n = parse_number(t);
+      if (!n || *n < lo || *n > hi) {
+        error(key, v,
+              where + "expected a number from " + std::to_string(static_cast<long long>(lo)) + " to " +
+                  std::to_string(static_cast<long long>(hi)) + ", got " + quoted(t));
+        return;
+      }
+      dst = *n;
+    };
+    auto integer = [&](std::int64_t& dst) {
+      auto n = parse_int(t);
+      if (!n || *n < 0 || *n > 100) {
+        error(key, v, where + "expected an integer from 0 to 100, got " + quoted(t));
+        return;
+      }
+      dst = *n;
+    };
+    std::int64_t ignored = 0;
+    if (name == "binpack.weight") {
+      number(0, 100, out_.binpack_weight);
+    } else if (name == "binpack.cpu") {
+      number(0, 100, out_.binpack_cpu);
+    } else if (name == "binpack.memory") {
+      number(0, 100, out_.binpack_memory);
+    } else if (name == "binpack.resources") {
+      if (t != "nvidia.com/gpu") error(key, v, where + "only nvidia.com/gpu is modelled, got " + quoted(t));
+      if (out_.binpack_gpu == 0) out_.binpack_gpu = 1;
+    } else if (name == "binpack.resources.nvidia.com/gpu") {
+      number(0, 100, out_.binpack_gpu);
+    } else if (name == "overcommit-factor") {
+      number(1, 1000, out_.overcommit_factor);
+    } else if (name == "leastrequested.weight") {
+      integer(out_.leastrequested_weight);
+    } else if (name == "mostrequested.weight") {
+      integer(out_.mostrequested_weight);
+    } else if (name == "balancedresource.weight") {
+      integer(out_.balancedresource_weight);
+    } else if (name.ends_with(".weight") && sim::closest_match(name, argument_names()) == name) {
+      integer(ignored);  // constraints headroom does not have: accepted, score 0
+    } else {
+      std::string msg = where + "unknown argument";
+      if (auto s = sim::closest_match(name, argument_names())) msg += "; did you mean \"" + *s + "\"?";
+      error(key, v, msg);
+    }
+  }
+
+  std::optional<PluginConf> plugin(const std::string& key, const ParamValue& v, const Flow& f) {
+    PluginConf p;
+    const Flow* args = nullptr;
+    if (f.kind == Flow::Scalar) {
+      p.name = f.text;
+    } else if (f.kind == Flow::Map) {
+      for (const auto& [k, val] : f.entries) {
+        if (k == "name" && val.kind == Flow::Scalar) {
+          p.name = val.text;
+        } else if (k == "arguments" && val.kind == Flow::Map) {
+          args = &val;
+        } else if (k.starts_with("enable") && val.kind == Flow::Scalar) {
+          auto b = boolean(key, v, val.text);
+          if (!b) continue;
+          if (k == "enablePreemptable")
+            p.preemptable = *b;
+          else if (k == "enableReclaimable")
+            p.reclaimable = *b;
+          else if (k == "enableJobOrder")
+            p.job_order = *b;
+          else if (k == "enableTaskOrder")
+            p.task_order = *b;
+          else if (k == "enableQueueOrder")
+            p.queue_order = *b;
+          else if (k == "enableNodeOrder")
+            p.node_order = *b;
+          else if (k == "enableJobEnqueued")
+            p.job_enqueued = *b;
+          else {
+            std::string msg = "unknown plugin switch " + quoted(k);
+            if (auto s = sim::closest_match(k, switch_names())) msg += "; did you mean \"" + *s + "\"?";
+            error(key, v, msg);
+          }
+        } else {
+          error(key, v, "unknown plugin field " + quoted(k) + " (expected name, arguments or enable... switches)");
+        }
+      }
+    } else {
+      error(key, v, "expected a plugin name or a {name: ...} map in a tier");
+      return std::nullopt;
+    }
+    bool known = false;
+    for (const auto& n : plugin_names()) known = known || n == p.name;
+    if (!known) {
+      std::string msg = "unknown plugin " + quoted(p.name);
+      if (p.name == "capacity")
+        msg += ": the capacity plugin (hierarchical queues) is not modelled; use proportion";
+      else if (auto s = sim::closest_match(p.name, plugin_names()))
+        msg += "; did you mean \"" + *s + "\"?";
+      error(key, v,
+            msg +
+                " (known: priority, gang, conformance, overcommit, drf, predicates, proportion, "
+                "nodeorder, binpack)");
+      return std::nullopt;
+    }
+    if (args != nullptr)
+      for (const auto& [k, val] : args->entries) argument(key, v, p.name, k, val);
+    return p;
+  }
+
+  void tiers(const std::string& key, const ParamValue& v) {
+    auto flow = parse_subset(v.text);
+    if (!flow || flow->kind != Flow::List || flow->items.empty()) {
+      error(key, v,
+            "expected a list of tiers, each a list of plugins ([[priority, gang], [drf, proportion]]) or "
+            "{plugins: [{name: ..., arguments: {...}}]}, got " +
+                quoted(v.text));
+      return;
+    }
+    out_.tiers.clear();
+    for (const Flow& tier : flow->items) {
+      const Flow* list = &tier;
+      if (tier.kind == Flow::Map) {
+        list = nullptr;
+        for (const auto& [k, val] : tier.entries)
+          if (k == "plugins") list = &val;
+      }
+      if (list == nullptr || list->kind != Flow::List) {
+        error(key, v, "a tier must be a list of plugins or a map with a plugins list");
+        continue;
+      }
+      std::vector<PluginConf> plugins;
+      for (const Flow& p : list->items)
+        if (auto conf = plugin(key, v, p)) plugins.push_back(*conf);
+      out_.tiers.push_back(std::move(plugins));
+    }
+  }
+
+  void queue(const std::string& key, const ParamValue& v) {
+    for (const auto& f : queue_fields()) {
+      if (key.size() <= 7 + f.suffix.size() || !key.ends_with(f.suffix)) continue;
+      const std::string name = key.substr(7, key.size() - 7 - f.suffix.size());
+      QueueConf& q = out_.queues[name];
+      switch (f.kind) {
+        case 0: {
+          auto n = parse_int(v.text);
+          if (!n || *n < 1 || *n > 1'000'000)
+            error(key, v, "expected an integer weight from 1 to 1000000, got " + quoted(v.text));
+          else
+            q.weight = *n;
+          break;
+        }
+        case 1:
+        case 2: {
+          auto n = parse_quantity(f.dim, v.text);
+          if (!n) {
+            error(key, v,
+                  std::string("expected a quantity such as ") +
+                      (f.dim == 0   ? "8"
+                       : f.dim == 1 ? "64 or 500m"
+                                    : "256Gi") +
+                      ", got " + quoted(v.text));
+          } else {
+            (f.kind == 1 ? q.capability : q.guarantee)[static_cast<std::size_t>(f.dim)] = *n;
+          }
+          break;
+        }
+        case 3:
+          if (auto b = boolean(key, v, v.text)) q.reclaimable = *b;
+          break;
+        case 4: {
+          auto n = parse_int(v.text);
+          if (!n || *n < -2'000'000'000 || *n > 2'000'000'000)
+            error(key, v, "expected an integer priority, got " + quoted(v.text));
+          else
+            q.priority = static_cast<std::int32_t>(*n);
+          break;
+        }
+        case 5:
+          if (v.text == "Open")
+            q.state = QueueState::Open;
+          else if (v.text == "Closing")
+            q.state = QueueState::Closing;
+          else if (v.text == "Closed")
+            q.state = QueueState::Closed;
+          else
+            error(key, v, "unknown queue state " + quoted(v.text) + "; expected: Open, Closing, Closed");
+          break;
+        default: break;
+      }
+      return;
+    }
+  }
+
+  void run(const PolicyParams& params) {
+    out_.tiers = default_tiers();
+    for (const auto& [key, v] : params) {
+      if (key == "actions") {
+        actions(key, v);
+      } else if (key == "tiers") {
+        tiers(key, v);
+      } else if (key == "schedule-period" || key == "termination_grace_period") {
+        const auto d = sim::parse_duration(v.text);
+        const bool period = key == "schedule-period";
+        if (!d || *d < 0 || (period && *d <= 0)) {
+          error(key, v,
+                std::string("expected a ") + (period ? "positive " : "") + "duration such as 1s, 500ms or 30s, got " +
+                    quoted(v.text));
+        } else {
+          (period ? out_.schedule_period : out_.termination_grace_period) = *d;
+        }
+      } else if (key == "minResources") {
+        if (v.text == "auto" || v.text == "none")
+          out_.min_resources = v.text == "auto";
+        else
+          error(key, v, "unknown minResources " + quoted(v.text) + "; expected: auto, none");
+      } else if (key.starts_with("queues.")) {
+        queue(key, v);
+      }
+    }
+  }
+
+ private:
+  Config& out_;
+};
+
+}  // namespace
+
+std::vector<std::vector<PluginConf>> default_tiers() {
+  PluginConf gang{"gang"}, drf{"drf"};
+  gang.preemptable = false;
+  drf.preemptable = false;
+  return {{PluginConf{"priority"}, gang, PluginConf{"conformance"}},
+          {PluginConf{"overcommit"}, drf, PluginConf{"predicates"}, PluginConf{"proportion"}, PluginConf{"nodeorder"},
+           PluginConf{"binpack"}}};
+}
+
+const std::vector<std::string>& param_keys() {
+  static const std::vector<std::string> kKeys = [] {
+    std::vector<std::string> k = {"actions", "tiers", "schedule-period", "termination_grace_period", "minResources"};
+    for (const auto& f : queue_fields()) k.push_back("queues.<queue>" + std::string(f.suffix));
+    return k;
+  }();
+  return kKeys;
+}
+
+void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
+  Config c;
+  Parser p(c);
+  p.run(params);
+  for (auto& e : p.errors) errors.push_back(std::move(e));
+}
+
+Config parse_config(const PolicyParams& params) {
+  Config c;
+  Parser p(c);
+  p.run(params);
+  if (!p.errors.empty()) throw p.errors.front();
+  return c;
+}
+
+}  // namespace headroom::policies::volcano

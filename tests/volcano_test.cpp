@@ -1,0 +1,759 @@
+// The volcano policy: the acceptance scenarios V1-V5 of docs POLICIES.md section 2.8 with their
+// exact outcomes (and the variants the section names), the tier rules, invariants over random
+// gang workloads and the bundled RICC trace, and the policy block of a scenario file.
+#include "policies/volcano.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policies/registry.hpp"
+#include "scenarios/scenario.hpp"
+#include "scenarios/simulation.hpp"
+#include "scenarios/workload.hpp"
+#include "sim/rng.hpp"
+#include "test_support.hpp"
+
+using namespace headroom;
+using models::JobIndex;
+using models::JobState;
+using sim::kSecond;
+namespace vc = policies::volcano;
+namespace ht = headroom::testing;
+
+namespace {
+
+policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
+  policies::PolicyParams out;
+  int line = 1;
+  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
+  return out;
+}
+
+// Records the preemption audit events (reason and preemptor).
+class AuditObserver : public models::SimObserver {
+ public:
+  void on_event(sim::Tick t, models::AuditKind k, JobIndex j, std::int32_t detail, std::string_view reason) override {
+    if (k == models::AuditKind::Preempt) preempts.push_back({sim::to_seconds(t), j, detail, std::string(reason)});
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample&) override {}
+  struct Preempt {
+    double time;
+    JobIndex job;
+    std::int32_t by;
+    std::string reason;
+  };
+  std::vector<Preempt> preempts;
+};
+
+struct VRun {
+  VRun(models::Workload workload, models::ClusterSpec cluster, const policies::PolicyParams& p = {})
+      : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("volcano", p, 1)) {
+    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &audit);
+    stats = sim->run();
+  }
+  double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
+  double end(JobIndex j) const { return sim::to_seconds(sim->job_end(j)); }
+  models::NodeId node(JobIndex j) const { return sim->job_placement(j).at(0).node; }
+  int preemptions(JobIndex j) const { return sim->job_preemptions(j); }
+  JobState state(JobIndex j) const { return sim->job_state(j); }
+  // Jobs in [first, last) whose first start is at `t` seconds.
+  int started_at(JobIndex first, JobIndex last, double t) const {
+    int n = 0;
+    for (JobIndex j = first; j < last; ++j) n += start(j) == t;
+    return n;
+  }
+
+  models::Workload w;
+  models::ClusterSpec c;
+  AuditObserver audit;
+  std::unique_ptr<policies::Policy> policy;
+  std::unique_ptr<scenarios::Simulation> sim;
+  scenarios::SimulationStats stats;
+};
+
+// Makes jobs [first, last) one PodGroup with minMember `min`.
+void group(models::Workload& w, JobIndex first, JobIndex last, const std::string& name, int min) {
+  const auto id = w.groups.intern(name);
+  for (JobIndex j = first; j < last; ++j) {
+    w.jobs[j].group = id;
+    w.jobs[j].gang_min = min;
+  }
+}
+
+void queue(models::Workload& w, JobIndex first, JobIndex last, const std::string& name) {
+  const auto id = w.queues.intern(name);
+  for (JobIndex j = first; j < last; ++j) w.jobs[j].queue = id;
+}
+
+}  // namespace
+
+// --- V1 --------------------------------------------------------------------------------------
+
+TEST(Volcano, V1GangAllOrNothingOvercommitKeepsBPendingAndCPassesIt) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 6; ++i) b.job(0, 1, 100);  // A: 6 x 1 GPU, minAvailable 6
+  for (int i = 0; i < 4; ++i) b.job(1, 1, 10);   // B: 4 x 1 GPU, minAvailable 4
+  for (int i = 0; i < 2; ++i) b.job(2, 1, 50);   // C: 2 x 1 GPU, minAvailable 2
+  auto w = b.build();
+  group(w, 0, 6, "A", 6);
+  group(w, 6, 10, "B", 4);
+  group(w, 10, 12, "C", 2);
+  const VRun r(w, ht::cluster(2, 4));
+  for (JobIndex j = 0; j < 6; ++j) EXPECT_EQ(r.start(j), 0);
+  EXPECT_EQ(r.node(0), 0u);
+  EXPECT_EQ(r.node(3), 0u);
+  EXPECT_EQ(r.node(4), 1u) << "A runs on node1 x4 and node2 x2";
+  EXPECT_EQ(r.node(5), 1u);
+  EXPECT_EQ(r.start(10), 2) << "C is Inqueue (2 <= 3.6) and both pods bind in the same session";
+  EXPECT_EQ(r.start(11), 2);
+  // B stays Pending (overcommit: 8 x 1.2 - 6 = 3.6 < 4), also after C ends at 52 (3.6 again),
+  // and binds whole once A's 6 GPUs are free.
+  for (JobIndex j = 6; j < 10; ++j) {
+    EXPECT_EQ(r.start(j), 100) << j;
+    EXPECT_EQ(r.state(j), JobState::Completed);
+  }
+  EXPECT_TRUE(r.audit.preempts.empty());
+}
+
+// --- V2 --------------------------------------------------------------------------------------
+
+namespace {
+models::Workload v2_workload() {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 40; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 20, "q1");
+  queue(w, 20, 40, "q2");
+  return w;
+}
+}  // namespace
+
+TEST(Volcano, V2DeservedFollowsWeightsWithoutMinResources) {
+  const VRun r(v2_workload(), ht::cluster(1, 8),
+               params({{"minResources", "none"}, {"queues.q1.weight", "1"}, {"queues.q2.weight", "3"}}));
+  // deserved Q1 = 8 * 1/4 = 2, Q2 = 6: steady allocation while both have demand.
+  for (double t : {0.0, 100.0, 200.0}) {
+    EXPECT_EQ(r.started_at(0, 20, t), 2) << "q1 at " << t;
+    EXPECT_EQ(r.started_at(20, 40, t), 6) << "q2 at " << t;
+  }
+  // Q2's 20 jobs: 6, 6, 6, then 2 at 300; Q1 then takes the rest (deserved grows with demand).
+  EXPECT_EQ(r.started_at(20, 40, 300), 2);
+  EXPECT_EQ(r.started_at(0, 20, 300), 6);
+}
+
+TEST(Volcano, V2CautionWithMinResourcesQ1FillsOvercommitAndQ2Starves) {
+  // minResources set (as Volcano Jobs do): enqueue pops Q1 (older) first while shares tie; Q1 puts
+  // 8 PodGroups Inqueue (proportion caps Q1 at 8), Q2 gets one (9 <= 9.6, 10 > 9.6). Q1 can only
+  // allocate its deserved 2, so 3 of 8 GPUs run.
+  const VRun r(v2_workload(), ht::cluster(1, 8), params({{"queues.q1.weight", "1"}, {"queues.q2.weight", "3"}}));
+  EXPECT_EQ(r.started_at(0, 20, 0), 2);
+  EXPECT_EQ(r.started_at(20, 40, 0), 1) << "Q2 starves below its deserved 6";
+  EXPECT_EQ(r.started_at(0, 40, 0), 3);
+}
+
+// --- V3 --------------------------------------------------------------------------------------
+
+namespace {
+models::Workload v3_workload() {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);  // Q1: one job, 8 x 1 GPU, minAvailable 1
+  for (int i = 0; i < 6; ++i) b.job(10, 1, 500);  // Q2: six 1-GPU jobs
+  auto w = b.build();
+  group(w, 0, 8, "q1-job", 1);
+  queue(w, 0, 8, "q1");
+  queue(w, 8, 14, "q2");
+  return w;
+}
+}  // namespace
+
+TEST(Volcano, V3ReclaimBackToDeserved) {
+  const VRun r(
+      v3_workload(), ht::cluster(2, 4),
+      params(
+          {{"actions", "enqueue, allocate, reclaim, backfill"}, {"queues.q1.weight", "1"}, {"queues.q2.weight", "3"}}));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.start(j), 0);
+  // One Q2 job is Inqueue at a time (overcommit 9.6 - 8 = 1.6); each reclaims one Q1 task, which
+  // leaves after its 30 s grace period; the job binds there and the next one enters.
+  const double starts[] = {40, 70, 100, 130, 160, 190};
+  for (JobIndex j = 8; j < 14; ++j) EXPECT_EQ(r.start(j), starts[j - 8]) << j;
+  // Gang keeps at least 1 (tier 1 decides: gang and conformance); victims go highest pod index
+  // first on the first node that works: node 0 (tasks 3..0), then node 1 (7, 6). Q1 keeps 4 and 5.
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.preemptions(j), (j == 4 || j == 5) ? 0 : 1) << j;
+  ASSERT_EQ(r.audit.preempts.size(), 6u);
+  EXPECT_EQ(r.audit.preempts[0].job, 3u);
+  EXPECT_EQ(r.audit.preempts[0].by, 8);
+  EXPECT_EQ(r.audit.preempts[0].time, 10);
+  EXPECT_EQ(r.audit.preempts[0].reason, "volcano reclaim: victim's PodGroup keeps minMember (gang, conformance)");
+  for (JobIndex j = 8; j < 14; ++j) EXPECT_EQ(r.state(j), JobState::Completed);
+}
+
+TEST(Volcano, V3PreemptiveCapsTheReclaimingQueueAtDeserved) {
+  // Seven Q2 jobs: deserved Q2 = 6 (weights 1:3), so the seventh waits; Q1 keeps 2.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 7; ++i) b.job(10, 1, 500);
+  auto w = b.build();
+  group(w, 0, 8, "q1-job", 1);
+  queue(w, 0, 8, "q1");
+  queue(w, 8, 15, "q2");
+  const VRun r(
+      w, ht::cluster(2, 4),
+      params(
+          {{"actions", "enqueue, allocate, reclaim, backfill"}, {"queues.q1.weight", "1"}, {"queues.q2.weight", "3"}}));
+  int preempted = 0;
+  for (JobIndex j = 0; j < 8; ++j) preempted += r.preemptions(j);
+  EXPECT_EQ(preempted, 6) << "Q1 keeps 2 tasks";
+  EXPECT_GE(r.start(14), 540) << "the seventh Q2 job waits for a Q2 job to end";
+}
+
+TEST(Volcano, V3WithoutReclaimQ2WaitsForQ1) {
+  const VRun r(v3_workload(), ht::cluster(2, 4), params({{"queues.q1.weight", "1"}, {"queues.q2.weight", "3"}}));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.preemptions(j), 0);
+  EXPECT_EQ(r.start(8), 1000);
+  EXPECT_TRUE(r.audit.preempts.empty());
+}
+
+TEST(Volcano, ReclaimFallsThroughToProportionWhenGangReturnsNoVictims) {
+  // Q1's jobs are rigid (no group: minAvailable == #tasks), so gang admits no victim, tier 1
+  // falls through and proportion (tier 2) evicts while Q1 is above its deserved.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 6; ++i) b.job(10, 1, 500);
+  auto w = b.build();
+  queue(w, 0, 8, "q1");
+  queue(w, 8, 14, "q2");
+  const VRun r(
+      w, ht::cluster(2, 4),
+      params(
+          {{"actions", "enqueue, allocate, reclaim, backfill"}, {"queues.q1.weight", "1"}, {"queues.q2.weight", "3"}}));
+  int preempted = 0;
+  for (JobIndex j = 0; j < 8; ++j) preempted += r.preemptions(j) > 0;
+  EXPECT_EQ(preempted, 6);
+  ASSERT_FALSE(r.audit.preempts.empty());
+  EXPECT_EQ(r.audit.preempts[0].reason, "volcano reclaim: queue q1 above deserved (proportion)");
+  EXPECT_EQ(r.start(13), 190);
+}
+
+// --- V4 --------------------------------------------------------------------------------------
+
+namespace {
+models::Workload v4_workload() {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 1, 1000);  // L: 4 x 1 GPU, minAvailable 1
+  b.job(10, 2, 100);                              // H: 1 task x 2 GPU
+  auto w = b.build();
+  group(w, 0, 4, "L", 1);
+  w.jobs[4].priority = 100;
+  return w;
+}
+}  // namespace
+
+TEST(Volcano, V4WithinQueuePriorityPreemptionEvictsExactlyTwo) {
+  const VRun r(v4_workload(), ht::cluster(1, 4),
+               params({{"actions", "enqueue, allocate, preempt, backfill"}, {"minResources", "none"}}));
+  EXPECT_EQ(r.preemptions(3), 1) << "highest pod index first";
+  EXPECT_EQ(r.preemptions(2), 1);
+  EXPECT_EQ(r.preemptions(1), 0) << "L keeps running with 2 tasks";
+  EXPECT_EQ(r.preemptions(0), 0);
+  EXPECT_EQ(r.start(4), 40) << "H binds once the victims' 30 s grace period is over";
+  EXPECT_EQ(r.end(0), 1000);
+  ASSERT_EQ(r.audit.preempts.size(), 2u);
+  EXPECT_EQ(r.audit.preempts[0].by, 4);
+  EXPECT_EQ(r.audit.preempts[0].reason, "volcano preempt: lower priority than job 4 (priority, conformance)");
+}
+
+TEST(Volcano, V4WithMinResourcesOvercommitKeepsHPendingSoNothingIsPreempted) {
+  // A Volcano Job's minResources (2 GPUs) against overcommit: 4 x 1.2 - 4 = 0.8, so H never gets
+  // Inqueue and preempt skips Pending PodGroups (volcano#2337-style "preempt does not work").
+  const VRun r(v4_workload(), ht::cluster(1, 4), params({{"actions", "enqueue, allocate, preempt, backfill"}}));
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(r.preemptions(j), 0);
+  EXPECT_EQ(r.start(4), 1000);
+}
+
+TEST(Volcano, GangEnablePreemptableDecidesWhetherTheVictimsGangMayBreak) {
+  // L with minAvailable 3. The Helm tiers switch gang off for preemption (enablePreemptable:
+  // false), so priority and conformance decide: 2 victims, L falls below its minAvailable.
+  auto w = v4_workload();
+  for (JobIndex j = 0; j < 4; ++j) w.jobs[j].gang_min = 3;
+  const auto actions = std::pair<std::string, std::string>{"actions", "enqueue, allocate, preempt, backfill"};
+  const VRun helm(w, ht::cluster(1, 4), params({actions, {"minResources", "none"}}));
+  EXPECT_EQ(helm.preemptions(3) + helm.preemptions(2), 2);
+  EXPECT_EQ(helm.start(4), 40);
+  // With gang's Preemptable on, tier 1 is priority ∩ gang ∩ conformance = one task (4 > 3), which
+  // cannot make room for 2 GPUs, so nothing is evicted and H waits.
+  const VRun gang(w, ht::cluster(1, 4),
+                  params({actions,
+                          {"minResources", "none"},
+                          {"tiers", "[[priority, gang, conformance], [overcommit, drf, proportion]]"}}));
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(gang.preemptions(j), 0) << j;
+  EXPECT_EQ(gang.start(4), 1000);
+}
+
+TEST(Volcano, DrfPreemptsForTheLowerShareWhenPriorityAbstainsAndTier1FallsThrough) {
+  // Equal priorities: priority admits no victim, so tier 1 is nil and tier 2 decides. In the Helm
+  // tiers drf is switched off for preemption (nothing is evicted); switched on, B (share 1/8 after
+  // its request) may take a task from A (7/8 after removal).
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  b.job(10, 1, 100);
+  auto w = b.build();
+  group(w, 0, 8, "A", 1);
+  const auto actions = std::pair<std::string, std::string>{"actions", "enqueue, allocate, preempt, backfill"};
+  const VRun helm(w, ht::cluster(1, 8), params({actions}));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(helm.preemptions(j), 0);
+  EXPECT_EQ(helm.start(8), 1000);
+  const VRun drf(w, ht::cluster(1, 8),
+                 params({actions, {"tiers", "[[priority, gang, conformance], [overcommit, drf, proportion]]"}}));
+  EXPECT_EQ(drf.preemptions(7), 1) << "highest pod index first";
+  for (JobIndex j = 0; j < 7; ++j) EXPECT_EQ(drf.preemptions(j), 0);
+  EXPECT_EQ(drf.start(8), 40);
+  ASSERT_EQ(drf.audit.preempts.size(), 1u);
+  EXPECT_EQ(drf.audit.preempts[0].reason, "volcano preempt: higher dominant share than the preemptor's (drf)");
+}
+
+TEST(Volcano, PreemptIsOffByDefault) {
+  const VRun r(v4_workload(), ht::cluster(1, 4), params({{"minResources", "none"}}));
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(r.preemptions(j), 0);
+  EXPECT_EQ(r.start(4), 1000);
+}
+
+// --- V5 --------------------------------------------------------------------------------------
+
+namespace {
+models::Workload v5_workload() {
+  ht::WorkloadBuilder b;
+  b.job(0, 3, 1000);                              // F1
+  b.job(0, 1, 50);                                // F2: frees 1 GPU at 50
+  for (int i = 0; i < 3; ++i) b.job(1, 1, 1000);  // A holds 3
+  b.job(2, 1, 1000);                              // B holds 1
+  b.job(3, 1, 100);                               // A's pending task
+  b.job(3, 1, 100);                               // B's pending task
+  auto w = b.build();
+  const auto a = w.groups.intern("A"), bg = w.groups.intern("B");
+  for (JobIndex j : {2u, 3u, 4u, 6u}) w.jobs[j].group = a, w.jobs[j].gang_min = 1;
+  for (JobIndex j : {5u, 7u}) w.jobs[j].group = bg, w.jobs[j].gang_min = 1;
+  return w;
+}
+}  // namespace
+
+TEST(Volcano, V5DrfGivesTheFreedGpuToTheLowerDominantShare) {
+  const VRun r(v5_workload(), ht::cluster(1, 8));
+  EXPECT_EQ(r.start(7), 50) << "B (1/8) before A (3/8)";
+  EXPECT_EQ(r.start(6), 150) << "A's task waits for B's to end";
+  // Without drf the fallback (creation time) puts A first.
+  const VRun no_drf(v5_workload(), ht::cluster(1, 8),
+                    params({{"tiers", "[[priority, gang, conformance], [overcommit, predicates, proportion]]"}}));
+  EXPECT_EQ(no_drf.start(6), 50);
+  EXPECT_EQ(no_drf.start(7), 150);
+}
+
+// --- sessions and tiers ------------------------------------------------------------------------
+
+TEST(Volcano, SessionsRunOnTheSchedulePeriod) {
+  auto w = ht::WorkloadBuilder().job(0.2, 1, 10).job(3.5, 1, 10).build();
+  const VRun r(w, ht::cluster(1, 8));
+  EXPECT_EQ(r.start(0), 1);
+  EXPECT_EQ(r.start(1), 4);
+  const VRun slow(w, ht::cluster(1, 8), params({{"schedule-period", "5s"}}));
+  EXPECT_EQ(slow.start(0), 5);
+  EXPECT_EQ(slow.start(1), 5);
+}
+
+TEST(Volcano, ClosedQueueDoesNotAllocate) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 10).job(0, 1, 10).build();
+  queue(w, 1, 2, "closed");
+  const VRun r(w, ht::cluster(1, 8), params({{"queues.closed.state", "Closed"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.state(1), JobState::Unfinished);
+}
+
+TEST(Volcano, CapabilityCapsTheQueue) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 6; ++i) b.job(0, 1, 100);
+  const VRun r(b.build(), ht::cluster(1, 8), params({{"queues.default.capability.nvidia.com/gpu", "4"}}));
+  EXPECT_EQ(r.started_at(0, 6, 0), 4);
+  EXPECT_EQ(r.started_at(0, 6, 100), 2);
+}
+
+TEST(Volcano, RigidJobTakesAllItsNodesAtOnce) {
+  // A 12-GPU job without a group on 8-GPU nodes: two tasks (8 + 4), all or nothing.
+  auto w = ht::WorkloadBuilder().job(0, 6, 100).job(1, 12, 10).job(2, 2, 10).build();
+  const VRun r(w, ht::cluster(2, 8));
+  EXPECT_EQ(r.start(1), 100);
+  EXPECT_EQ(r.sim->job_placement(1).size(), 2u);
+  EXPECT_EQ(r.start(2), 2) << "no FIFO: the small job passes the big one";
+}
+
+TEST(Volcano, BinpackWithGpuWeightPacksNodes) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 100).build();
+  // Default binpack ignores GPUs: every node scores 0 and the lowest index wins.
+  const VRun plain(w, ht::cluster(2, 8));
+  EXPECT_EQ(plain.node(1), 0u);
+  const VRun packed(
+      w, ht::cluster(2, 8),
+      params({{"tiers",
+               "[{plugins: [{name: priority}, {name: gang}]}, {plugins: [{name: proportion}, {name: binpack, "
+               "arguments: {binpack.resources: nvidia.com/gpu, binpack.resources.nvidia.com/gpu: 5}}]}]"}}));
+  EXPECT_EQ(packed.node(1), 0u);
+}
+
+TEST(Volcano, BinpackAndLeastRequestedPullInOppositeDirections) {
+  // cpu and memory modelled: for the second pod, binpack scores node 0 12.5 (node 1: 6.25),
+  // leastrequested 87 (93), balancedresource 100 on both: 199.5 against 199.25, so it packs.
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 100).build();
+  for (auto& j : w.jobs) {
+    j.cpus = 4;
+    j.memory_mib = 16 * 1024;
+  }
+  models::ClusterSpec c;
+  c.pools.push_back({"pool", 2, 8, "A100", 64, 256});
+  const VRun helm(w, c);
+  EXPECT_EQ(helm.node(1), 0u);
+  // leastrequested weight 2: 286.5 against 292.25, so it spreads.
+  const VRun spread(w, c,
+                    params({{"tiers",
+                             "[{plugins: [{name: priority}, {name: gang}]}, {plugins: [{name: proportion}, "
+                             "{name: nodeorder, arguments: {leastrequested.weight: 2}}, {name: binpack}]}]"}}));
+  EXPECT_EQ(spread.node(1), 1u);
+}
+
+namespace {
+// Forwards to the volcano policy and counts its scheduling passes.
+class CountingPolicy final : public policies::Policy {
+ public:
+  explicit CountingPolicy(std::unique_ptr<policies::Policy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  void on_submit(const policies::ClusterView& v, JobIndex j) override { inner_->on_submit(v, j); }
+  void on_end(const policies::ClusterView& v, JobIndex j) override { inner_->on_end(v, j); }
+  void on_requeue(const policies::ClusterView& v, JobIndex j) override { inner_->on_requeue(v, j); }
+  void on_release(const policies::ClusterView& v, JobIndex j) override { inner_->on_release(v, j); }
+  void schedule(policies::Session& s) override {
+    ++passes;
+    inner_->schedule(s);
+  }
+  int passes = 0;
+
+ private:
+  std::unique_ptr<policies::Policy> inner_;
+};
+}  // namespace
+
+TEST(Volcano, NoIdleSessionsWhileNothingCanChange) {
+  // A 16-GPU rigid job on one 8-GPU node fits nowhere; a 1-GPU job runs 10,000 s. Sessions run
+  // only after events (and once after a session that changed something), not every second.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 10000).job(5, 16, 10).build();
+  const auto c = ht::cluster(1, 8);
+  CountingPolicy p(policies::make_policy("volcano", {}, 1));
+  scenarios::Simulation sim(w, c, p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_state(0), JobState::Completed);
+  EXPECT_EQ(sim.job_state(1), JobState::Unfinished);
+  EXPECT_LE(p.passes, 10);
+}
+
+// --- invariants --------------------------------------------------------------------------------
+
+namespace {
+
+class CapacityObserver : public models::SimObserver {
+ public:
+  explicit CapacityObserver(const models::ClusterSpec& c, std::size_t jobs) : ends(jobs, 0) {
+    for (const auto& p : c.pools)
+      for (int i = 0; i < p.nodes; ++i) cap_.push_back(p.gpus_per_node);
+    used_.assign(cap_.size(), 0);
+    where_.resize(jobs);
+  }
+  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t by, std::string_view reason) override {
+    if (k == models::AuditKind::Preempt) {
+      ++preempts;
+      if (by < 0 || !reason.starts_with("volcano ")) ++bad_reasons;
+    }
+    if (k != models::AuditKind::Finish && k != models::AuditKind::Requeue) return;
+    for (const auto& s : where_[j]) used_[s.node] -= s.gpus;
+    where_[j].clear();
+  }
+  void on_start(sim::Tick, JobIndex j, const models::Placement& p) override {
+    if (!where_[j].empty()) ++double_starts;
+    where_[j] = p;
+    for (const auto& s : p)
+      if ((used_[s.node] += s.gpus) > cap_[s.node]) ++overcommits;
+  }
+  void on_end(sim::Tick, JobIndex j, JobState) override { ++ends[j]; }
+  void on_sample(const models::Sample&) override {}
+  std::vector<int> ends;
+  std::vector<std::int64_t> cap_, used_;
+  std::vector<models::Placement> where_;
+  int overcommits = 0, double_starts = 0, preempts = 0, bad_reasons = 0;
+};
+
+models::Workload random_gangs(std::uint64_t seed, int n) {
+  sim::RngStream rng(seed, "test/volcano");
+  ht::WorkloadBuilder b;
+  double t = 0;
+  struct G {
+    int size, min;
+  };
+  std::vector<G> gs;
+  static const int kGpus[] = {1, 1, 2, 4, 8, 3, 12};
+  for (int i = 0; i < n;) {
+    t += std::floor(rng.exponential(1.0 / 30.0));
+    const int size = rng.bernoulli(0.4) ? 1 + static_cast<int>(rng.below(6)) : 1;
+    const int gpus = size > 1 ? 1 + static_cast<int>(rng.below(2)) : kGpus[rng.below(7)];
+    const double run = std::floor(rng.lognormal(4.5, 1.0)) + 1;
+    const char tenant[] = {'t', static_cast<char>('0' + rng.below(3)), '\0'};
+    for (int k = 0; k < size; ++k) b.job(t, gpus, run, tenant);
+    gs.push_back({size, size > 1 ? 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(size))) : 0});
+    i += size;
+  }
+  auto w = b.build();
+  JobIndex j = 0;
+  for (std::size_t g = 0; g < gs.size(); ++g) {
+    const bool grouped = gs[g].size > 1;
+    std::string name = std::to_string(g);
+    name.insert(name.begin(), 'g');
+    const auto id = grouped ? w.groups.intern(name) : models::kNone;
+    const auto q = w.queues.intern(rng.bernoulli(0.5) ? "q1" : "q2");
+    const std::int32_t prio = static_cast<std::int32_t>(rng.below(3)) * 10;
+    for (int k = 0; k < gs[g].size; ++k, ++j) {
+      w.jobs[j].group = id;
+      w.jobs[j].gang_min = gs[g].min;
+      w.jobs[j].queue = q;
+      w.jobs[j].priority = prio;
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
+class VolcanoProperties : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(VolcanoProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
+  const std::uint64_t seed = GetParam();
+  const auto w = random_gangs(seed, 500);
+  const auto c = ht::cluster(4, 8);
+  const auto p = params({{"actions", "enqueue, allocate, preempt, reclaim, backfill"},
+                         {"queues.q1.weight", "1"},
+                         {"queues.q2.weight", "2"},
+                         {"termination_grace_period", std::to_string(seed * 7 % 40) + "s"},
+                         {"minResources", seed % 2 == 0 ? "auto" : "none"}});
+  CapacityObserver obs(c, w.jobs.size());
+  auto policy = policies::make_policy("volcano", p, seed);
+  scenarios::Simulation sim(w, c, *policy, &obs);
+  const auto stats = sim.run();
+  EXPECT_EQ(obs.overcommits, 0);
+  EXPECT_EQ(obs.double_starts, 0);
+  EXPECT_EQ(obs.bad_reasons, 0);
+  EXPECT_GT(obs.preempts, 0);
+  std::map<std::uint32_t, std::vector<JobIndex>> groups;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends[j], 1) << j;
+    EXPECT_EQ(sim.job_state(j), JobState::Completed) << "job " << j << " (" << w.jobs[j].gpus << " GPUs)";
+    if (w.jobs[j].group != models::kNone) groups[w.jobs[j].group].push_back(j);
+  }
+  // Gang: at a PodGroup's first start at least minMember members start together.
+  for (const auto& [g, members] : groups) {
+    sim::Tick first = sim::kNever;
+    for (JobIndex j : members) first = std::min(first, sim.job_start(j));
+    int together = 0;
+    for (JobIndex j : members) together += sim.job_start(j) == first;
+    EXPECT_GE(together, w.jobs[members[0]].gang_min) << "group " << g;
+  }
+  for (auto u : obs.used_) EXPECT_EQ(u, 0);
+  auto again = policies::make_policy("volcano", p, seed);
+  scenarios::Simulation sim2(w, c, *again, nullptr);
+  EXPECT_EQ(stats.fingerprint, sim2.run().fingerprint);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, VolcanoProperties, ::testing::Values(1u, 2u, 3u, 4u));
+
+TEST(VolcanoRealTrace, Ricc14DaysIsFastAndEveryJobEndsOnce) {
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-volcano.yaml";
+  const auto sc = scenarios::load_scenario(path);
+  const auto w = scenarios::build_workload(sc);
+  models::ClusterSpec c = sc.cluster;
+  CapacityObserver obs(c, w.jobs.size());
+  auto policy = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
+  const std::clock_t t0 = std::clock();
+  scenarios::Simulation sim(w, c, *policy, &obs);
+  const auto stats = sim.run();
+  const double cpu = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu, 10.0) << "replay took " << cpu << " s of CPU time (about 1 s expected)";
+  EXPECT_EQ(w.jobs.size(), 13607u);
+  EXPECT_EQ(obs.overcommits, 0);
+  EXPECT_EQ(obs.double_starts, 0);
+  int completed = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends[j], 1) << j;
+    completed += sim.job_state(j) != JobState::Unfinished;
+    if (sim.job_start(j) >= 0) {
+      EXPECT_GE(sim.job_start(j), w.jobs[j].submit);
+    }
+  }
+  EXPECT_EQ(completed, static_cast<int>(w.jobs.size()));
+  auto again = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
+  scenarios::Simulation sim2(w, c, *again, nullptr);
+  EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
+}
+
+// --- parameters ----------------------------------------------------------------------------------
+
+namespace {
+const std::string kInline = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
+const std::string kScenario = R"(name: volcano
+cluster:
+  pools:
+    - name: a100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: A100
+policy:
+  name: volcano
+  actions: "enqueue, allocate, preempt, reclaim, backfill"
+  tiers:
+    - plugins:
+        - name: priority
+        - name: gang
+          enablePreemptable: false
+        - name: conformance
+    - plugins:
+        - name: overcommit
+          arguments: {overcommit-factor: 1.5}
+        - name: drf
+        - name: proportion
+        - name: binpack
+          arguments:
+            binpack.weight: 10
+            binpack.resources: nvidia.com/gpu
+            binpack.resources.nvidia.com/gpu: 5
+  schedule-period: 2s
+  queues:
+    q1: {weight: 1, reclaimable: false}
+    q2:
+      weight: 3
+      capability: {nvidia.com/gpu: 8, memory: 64Gi}
+      guarantee: {resource: {cpu: 500m}}
+      state: Closed
+workload:
+  trace: tiny.csv
+)";
+
+std::vector<sim::InputError> scenario_errors(const std::string& text) {
+  try {
+    scenarios::parse_scenario(text, kInline);
+  } catch (const sim::InputErrors& e) {
+    return e.errors();
+  }
+  ADD_FAILURE() << "expected errors";
+  return {};
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST(VolcanoParams, ScenarioBlockUsesVolcanoSchedulerConfVocabulary) {
+  const auto s = scenarios::parse_scenario(kScenario, kInline);
+  const auto cfg = vc::parse_config(s.policy.params);
+  EXPECT_EQ(cfg.actions, (std::vector<vc::Action>{vc::Action::Enqueue, vc::Action::Allocate, vc::Action::Preempt,
+                                                  vc::Action::Reclaim, vc::Action::Backfill}));
+  ASSERT_EQ(cfg.tiers.size(), 2u);
+  ASSERT_EQ(cfg.tiers[0].size(), 3u);
+  EXPECT_EQ(cfg.tiers[0][1].name, "gang");
+  EXPECT_FALSE(cfg.tiers[0][1].preemptable);
+  EXPECT_TRUE(cfg.tiers[0][1].reclaimable);
+  EXPECT_EQ(cfg.tiers[1][3].name, "binpack");
+  EXPECT_DOUBLE_EQ(cfg.overcommit_factor, 1.5);
+  EXPECT_DOUBLE_EQ(cfg.binpack_weight, 10);
+  EXPECT_DOUBLE_EQ(cfg.binpack_gpu, 5);
+  EXPECT_EQ(cfg.schedule_period, 2 * kSecond);
+  EXPECT_FALSE(cfg.queues.at("q1").reclaimable);
+  EXPECT_EQ(cfg.queues.at("q2").weight, 3);
+  EXPECT_EQ(cfg.queues.at("q2").capability[0], 8);
+  EXPECT_EQ(cfg.queues.at("q2").capability[2], 64 * 1024);
+  EXPECT_EQ(cfg.queues.at("q2").guarantee[1], 500);
+  EXPECT_EQ(cfg.queues.at("q2").state, vc::QueueState::Closed);
+  EXPECT_NE(policies::make_policy(s.policy.name, s.policy.params, 1), nullptr);
+
+  const auto d = vc::parse_config({});
+  EXPECT_EQ(d.actions, (std::vector<vc::Action>{vc::Action::Enqueue, vc::Action::Allocate, vc::Action::Backfill}));
+  ASSERT_EQ(d.tiers.size(), 2u);
+  EXPECT_EQ(d.tiers[1].size(), 6u);
+  EXPECT_FALSE(d.tiers[1][1].preemptable) << "drf enablePreemptable: false in the Helm chart";
+  EXPECT_DOUBLE_EQ(d.overcommit_factor, 1.2);
+  EXPECT_EQ(d.termination_grace_period, 30 * kSecond);
+  EXPECT_TRUE(d.min_resources);
+
+  // The short tier shape, in block style too.
+  const auto block = scenarios::parse_scenario(
+      replace(kScenario,
+              kScenario.substr(kScenario.find("  tiers:"),
+                               kScenario.find("  schedule-period") - kScenario.find("  tiers:")),
+              "  tiers:\n    - [priority, gang]\n    -\n      - drf\n      - proportion\n"),
+      kInline);
+  const auto bcfg = vc::parse_config(block.policy.params);
+  ASSERT_EQ(bcfg.tiers.size(), 2u);
+  EXPECT_EQ(bcfg.tiers[0][1].name, "gang");
+  EXPECT_EQ(bcfg.tiers[1][1].name, "proportion");
+  // The short tier shape.
+  const auto shortform = vc::parse_config(params({{"tiers", "[[priority, gang], [drf, proportion]]"}}));
+  ASSERT_EQ(shortform.tiers.size(), 2u);
+  EXPECT_EQ(shortform.tiers[1][0].name, "drf");
+}
+
+TEST(VolcanoParams, BadValuesNameTheirLocation) {
+  auto errors = scenario_errors(replace(kScenario, "name: gang", "name: gnag"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 12);
+  EXPECT_EQ(errors[0].where(), "policy.tiers");
+  EXPECT_NE(errors[0].message().find("unknown plugin \"gnag\"; did you mean \"gang\"?"), std::string::npos)
+      << errors[0].message();
+
+  errors = scenario_errors(replace(kScenario, "preempt, reclaim", "preemt, reclaim"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 10);
+  EXPECT_EQ(errors[0].message(),
+            "unknown action \"preemt\"; did you mean \"preempt\"? (known: enqueue, allocate, backfill, preempt, "
+            "reclaim)");
+
+  errors = scenario_errors(replace(kScenario, "q1: {weight: 1,", "q1: {wieght: 1,"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 29);
+  EXPECT_EQ(errors[0].message(), "unknown parameter \"queues.q1.wieght\" for policy volcano");
+
+  errors = scenario_errors(replace(kScenario, "weight: 3", "weight: 0"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 31);
+  EXPECT_EQ(errors[0].where(), "policy.queues.q2.weight");
+
+  errors = scenario_errors(replace(kScenario, "state: Closed", "state: Shut"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message(), "unknown queue state \"Shut\"; expected: Open, Closing, Closed");
+
+  errors = scenario_errors(replace(kScenario, "overcommit-factor: 1.5", "overcommit-factr: 1.5"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message().find("did you mean \"overcommit-factor\"?"), std::string::npos);
+
+  errors = scenario_errors(replace(kScenario, "name: drf", "name: capacity"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message().find("capacity plugin (hierarchical queues) is not modelled"), std::string::npos);
+
+  errors = scenario_errors(replace(kScenario, "schedule-period: 2s", "schedule-period: 0s"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.schedule-period");
+
+  EXPECT_THROW(policies::make_policy("volcano", params({{"minResources", "some"}}), 1), sim::InputError);
+  EXPECT_THROW(policies::make_policy("volcano", params({{"tiers", "[[priority"}}), 1), sim::InputError);
+}

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "policies/kubernetes.hpp"
+#include "policies/kueue.hpp"
 #include "policies/queue_order.hpp"
 #include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
@@ -48,6 +49,13 @@ const std::vector<Entry>& entries() {
         volcano::param_keys()},
        volcano::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return volcano::make_policy(params, seed); }},
+      {{"kueue",
+        "Kueue on OpenShift AI: ClusterQueues, cohorts and flavors admit whole workloads (nominal, borrowing and "
+        "lending quota, classic or fair-sharing preemption, admission checks, waitForPodsReady); kube-scheduler "
+        "places the admitted pods",
+        kueue::param_keys()},
+       kueue::check_params,
+       [](const PolicyParams& params, std::uint64_t) { return kueue::make_policy(params); }},
   };
   return kEntries;
 }

@@ -1,0 +1,1388 @@
+// The kueue policy: admission of whole Workloads against ClusterQueue quota, then placement of the
+// admitted pods by kube-scheduler rules. The rules and their sources are listed in kueue.hpp.
+#include "policies/kueue.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "policies/consolidate.hpp"
+
+namespace headroom::policies::kueue {
+
+using models::Job;
+using models::JobState;
+using models::NodeId;
+
+namespace {
+
+constexpr std::array<std::string_view, kResources> kResourceNames = {"gpu", "cpu", "memory"};
+
+enum class WState : std::uint8_t { Waiting, Queued, Reserved, Admitted, Evicting, Holding, Finished, Rejected };
+enum class Mode : std::uint8_t { NoFit, Preempt, Fit };
+
+struct Target {
+  int wl = -1;
+  std::string reason;
+};
+
+struct Assignment {
+  int flavor = -1;
+  Mode mode = Mode::NoFit;
+  bool borrow = false;
+  bool exceeds_max = false;
+  std::vector<Target> targets;
+};
+
+struct Wl {
+  std::vector<JobIndex> pods;
+  std::size_t submitted = 0;
+  int cq = -1;
+  models::TenantId ns = 0;
+  std::array<std::int64_t, kResources> req{};
+  std::int32_t priority = 0;
+  Tick queue_ts = 0;
+  WState st = WState::Waiting;
+  int flavor = -1;
+  Tick reserved_at = 0;
+  bool inadmissible = false;
+  bool ray = false;
+  bool evicted_by_timeout = false;
+  int evicted_by = -1;     // the preemptor of the last eviction
+  int requeues = 0;        // waitForPodsReady requeues
+  int check_attempts = 0;  // admission-check rounds answered
+  Tick checks_at = -1;
+  Tick ready_deadline = -1;
+  Tick backoff_until = -1;
+  Tick hold_until = -1;
+  int running = 0;  // pods holding node resources
+  int ended = 0;
+  std::uint64_t failed_epoch = UINT64_MAX;  // capacity epoch of the last failed placement
+};
+
+struct TreeNode {
+  std::string name;
+  int parent = -1;
+  bool is_cq = false;
+  std::vector<int> child_cqs, child_cohorts;
+  std::vector<std::int64_t> nominal, blimit, llimit, subtree, local, usage;
+  double weight = 1.0;
+};
+
+struct Cq {
+  const ClusterQueueConfig* cfg = nullptr;
+  std::vector<int> flavors;  // global flavor indices, in the written order
+  std::array<bool, kResources> covered{};
+  std::vector<int> checks;
+  int root = 0;
+  std::set<std::tuple<std::int64_t, Tick, int>> active;  // (-priority, queue time, workload)
+  std::vector<int> inadmissible;
+  std::set<int> holding;  // workloads holding quota here
+};
+
+struct Drs {
+  double unweighted = 0;
+  double weight = 1;
+  bool borrowing = false;
+  bool zero_weight_borrows() const { return weight == 0 && unweighted != 0; }
+  double share() const {
+    if (unweighted == 0) return 0;
+    if (weight == 0) return std::numeric_limits<double>::infinity();
+    return unweighted / weight;
+  }
+};
+constexpr Drs kNegativeDrs{-1, 1, false};
+
+int compare_drs(const Drs& a, const Drs& b) {
+  auto cmp = [](double x, double y) { return x < y ? -1 : (x > y ? 1 : 0); };
+  if (a.zero_weight_borrows() && b.zero_weight_borrows()) return cmp(a.unweighted, b.unweighted);
+  if (a.zero_weight_borrows()) return 1;
+  if (b.zero_weight_borrows()) return -1;
+  return cmp(a.share(), b.share());
+}
+
+std::string wl_name(const models::Workload& w, const std::vector<JobIndex>& pods) {
+  const Job& j = w.jobs[pods.front()];
+  if (j.group != models::kNone) return "workload " + w.groups.name(j.group);
+  return "workload of job " + std::to_string(j.trace_id);
+}
+
+class KueuePolicy final : public Policy {
+ public:
+  explicit KueuePolicy(Config config) : cfg_(std::move(config)) {}
+
+  std::string_view name() const override { return "kueue"; }
+
+  void on_submit(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    const int w = wl_of_[j];
+    Wl& wl = wls_[w];
+    if (++wl.submitted < wl.pods.size()) return;
+    const Job& job = jobs()[j];
+    wl.ns = job.tenant;
+    wl.cq = job.tenant < ns_cq_.size() ? ns_cq_[job.tenant] : default_cq_;
+    if (wl.cq < 0) {
+      to_reject_.push_back(w);
+      return;
+    }
+    for (JobIndex p : wl.pods) wl.priority = std::max(wl.priority, jobs()[p].priority);
+    compute_request(view, w);
+    wl.queue_ts = view.now();
+    enqueue(w);
+  }
+
+  void on_requeue(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    dirty_.push_back(wl_of_[j]);
+  }
+
+  void on_release(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    const int w = wl_of_[j];
+    --wls_[w].running;
+    for (const auto& sl : view.placement(j)) {
+      k8s::NodeUsage& u = usage_[sl.node];
+      u.gpus -= sl.gpus;
+      u.cpu_milli -= std::int64_t{sl.cpus} * 1000;
+      u.memory_mib -= sl.memory_mib;
+      u.nonzero_cpu_milli -= nonzero_cpu(sl.cpus);
+      u.nonzero_memory_mib -= nonzero_memory(sl.memory_mib);
+    }
+    ++releases_;
+    dirty_.push_back(w);
+  }
+
+  void on_end(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    const int w = wl_of_[j];
+    ++wls_[w].ended;
+    dirty_.push_back(w);
+  }
+
+  void schedule(Session& s) override {
+    ensure(s);
+    now_ = s.now();
+    for (int w : std::exchange(to_reject_, {})) reject(s, w, reject_reason(w));
+    process_dirty(s);
+    process_timers(s);
+    // Evictions of workloads with no running pod release their quota at once; the cycle runs
+    // again for them (a bounded number of times per pass, then at the same time in a new pass).
+    for (int round = 0;; ++round) {
+      released_ = false;
+      admission_cycles(s);
+      place_pods(s);
+      process_dirty(s);
+      if (!released_) break;
+      if (round == 100) {
+        s.wake_at(now_ + sim::kSecond);
+        break;
+      }
+    }
+    Tick next = sim::kNever;
+    for (const auto* timers : {&checks_, &ready_, &backoff_, &holds_})
+      if (!timers->empty()) next = std::min(next, timers->begin()->first);
+    if (next != sim::kNever) s.wake_at(next);
+  }
+
+ private:
+  // ------------------------------------------------------------------------------------------
+  // Setup.
+
+  const std::vector<Job>& jobs() const { return *jobs_; }
+  int fr(int flavor, int r) const { return flavor * kResources + r; }
+
+  void ensure(const ClusterView& view) {
+    jobs_ = &view.workload().jobs;
+    cluster_ = &view.cluster();
+    workload_ = &view.workload();
+    if (built_) return;
+    built_ = true;
+    const auto& w = view.workload();
+    const auto& cluster = view.cluster();
+    // Workloads: one per group, one per job without a group.
+    wl_of_.assign(w.jobs.size(), -1);
+    std::map<models::GroupId, int> by_group;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+      const Job& job = w.jobs[j];
+      int idx = -1;
+      if (job.group != models::kNone) {
+        auto [it, fresh] = by_group.emplace(job.group, static_cast<int>(wls_.size()));
+        idx = it->second;
+        if (fresh) wls_.emplace_back();
+      } else {
+        idx = static_cast<int>(wls_.size());
+        wls_.emplace_back();
+      }
+      wl_of_[j] = idx;
+      wls_[idx].pods.push_back(j);
+      for (auto k : cfg_.ray_kinds) wls_[idx].ray = wls_[idx].ray || job.kind == k;
+    }
+    // Flavors -> node pools.
+    flavor_pools_.clear();
+    for (const auto& f : cfg_.flavors) {
+      flavor_index_[f.name] = static_cast<int>(flavor_pools_.size());
+      std::vector<bool> pools(cluster.pool_count(), f.pools.empty());
+      for (const auto& name : f.pools) {
+        bool found = false;
+        for (models::PoolId p = 0; p < cluster.pool_count(); ++p) {
+          if (cluster.spec().pools[p].name == name) {
+            pools[p] = true;
+            found = true;
+          }
+        }
+        if (!found)
+          throw sim::InputError("kueue: resourceFlavors." + f.name + ".pools names pool \"" + name +
+                                "\", which the cluster does not have");
+      }
+      flavor_pools_.push_back(std::move(pools));
+    }
+    nfr_ = static_cast<int>(cfg_.flavors.size()) * kResources;
+    // Tree: ClusterQueues first, then cohorts.
+    std::map<std::string, int> cohort_index;
+    const int ncq = static_cast<int>(cfg_.cluster_queues.size());
+    nodes_.resize(ncq + cfg_.cohorts.size());
+    cqs_.resize(ncq);
+    for (std::size_t c = 0; c < cfg_.cohorts.size(); ++c)
+      cohort_index[cfg_.cohorts[c].name] = ncq + static_cast<int>(c);
+    auto init_quota = [&](TreeNode& n, const std::vector<FlavorQuotas>& res) {
+      n.nominal.assign(nfr_, 0);
+      n.blimit.assign(nfr_, -1);
+      n.llimit.assign(nfr_, -1);
+      n.usage.assign(nfr_, 0);
+      for (const auto& fq : res) {
+        const int f = flavor_index_.at(fq.flavor);
+        for (int r = 0; r < kResources; ++r) {
+          if (!fq.resources[r]) continue;
+          n.nominal[fr(f, r)] = fq.resources[r]->nominal;
+          n.blimit[fr(f, r)] = fq.resources[r]->borrowing_limit;
+          n.llimit[fr(f, r)] = fq.resources[r]->lending_limit;
+        }
+      }
+    };
+    for (int q = 0; q < ncq; ++q) {
+      const auto& c = cfg_.cluster_queues[q];
+      TreeNode& n = nodes_[q];
+      n.name = c.name;
+      n.is_cq = true;
+      n.weight = c.weight;
+      n.parent = c.cohort.empty() ? -1 : cohort_index.at(c.cohort);
+      init_quota(n, c.resources);
+      Cq& cq = cqs_[q];
+      cq.cfg = &c;
+      for (const auto& fq : c.resources) {
+        cq.flavors.push_back(flavor_index_.at(fq.flavor));
+        for (int r = 0; r < kResources; ++r) cq.covered[r] = cq.covered[r] || fq.resources[r].has_value();
+      }
+      for (const auto& name : c.admission_checks)
+        for (std::size_t k = 0; k < cfg_.admission_checks.size(); ++k)
+          if (cfg_.admission_checks[k].name == name) cq.checks.push_back(static_cast<int>(k));
+    }
+    for (std::size_t c = 0; c < cfg_.cohorts.size(); ++c) {
+      TreeNode& n = nodes_[ncq + c];
+      n.name = cfg_.cohorts[c].name;
+      n.weight = cfg_.cohorts[c].weight;
+      n.parent = cfg_.cohorts[c].parent.empty() ? -1 : cohort_index.at(cfg_.cohorts[c].parent);
+      init_quota(n, cfg_.cohorts[c].resources);
+    }
+    for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
+      const int p = nodes_[i].parent;
+      if (p >= 0) (nodes_[i].is_cq ? nodes_[p].child_cqs : nodes_[p].child_cohorts).push_back(i);
+    }
+    for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) compute_subtree(i);
+    subtree_cqs_.assign(nodes_.size(), {});
+    for (int q = 0; q < ncq; ++q) {
+      cqs_[q].root = root_of(q);
+      subtree_cqs_[cqs_[q].root].push_back(q);
+    }
+    // LocalQueues: namespace (tenant) -> ClusterQueue.
+    ns_cq_.assign(w.tenants.size(), -1);
+    for (int q = 0; q < ncq; ++q) {
+      for (const auto& ns : cfg_.cluster_queues[q].namespaces) {
+        if (ns == "*") {
+          default_cq_ = q;
+        } else if (auto t = w.tenants.find(ns)) {
+          ns_cq_[*t] = q;
+        }
+      }
+    }
+    if (default_cq_ >= 0)
+      for (auto& q : ns_cq_)
+        if (q < 0) q = default_cq_;
+    usage_.assign(cluster.nodes().size(), {});
+  }
+
+  void compute_subtree(int i) {
+    TreeNode& n = nodes_[i];
+    if (!n.subtree.empty()) return;
+    n.subtree = n.nominal;
+    for (const auto* kids : {&n.child_cqs, &n.child_cohorts}) {
+      for (int c : *kids) {
+        compute_subtree(c);
+        for (int k = 0; k < nfr_; ++k) n.subtree[k] += nodes_[c].subtree[k] - nodes_[c].local[k];
+      }
+    }
+    n.local.assign(nfr_, 0);
+    for (int k = 0; k < nfr_; ++k)
+      if (n.llimit[k] >= 0) n.local[k] = std::max<std::int64_t>(0, n.subtree[k] - n.llimit[k]);
+  }
+
+  int root_of(int n) const {
+    while (nodes_[n].parent >= 0) n = nodes_[n].parent;
+    return n;
+  }
+
+  void compute_request(const ClusterView& view, int w) {
+    Wl& wl = wls_[w];
+    wl.req = {};
+    for (JobIndex p : wl.pods) {
+      if (view.state(p) != JobState::Pending && view.state(p) != JobState::Running) continue;
+      const Job& j = jobs()[p];
+      wl.req[0] += j.gpus;
+      wl.req[1] += j.cpus;
+      wl.req[2] += j.memory_mib;
+    }
+  }
+
+  std::string reject_reason(int w) const {
+    const Wl& wl = wls_[w];
+    if (wl.st == WState::Rejected) return {};
+    return "kueue: namespace \"" + workload_->tenants.name(jobs()[wl.pods.front()].tenant) +
+           "\" has no LocalQueue (no ClusterQueue admits it)";
+  }
+
+  void reject(Session& s, int w, const std::string& reason) {
+    Wl& wl = wls_[w];
+    wl.st = WState::Rejected;
+    for (JobIndex p : wl.pods)
+      if (s.state(p) == JobState::Pending) s.reject(p, reason);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Quota arithmetic (resource_node.go).
+
+  void add_usage(int n, int k, std::int64_t d) {
+    while (true) {
+      TreeNode& node = nodes_[n];
+      const std::int64_t before = node.usage[k];
+      node.usage[k] += d;
+      if (node.parent < 0) return;
+      const std::int64_t l = node.local[k];
+      d = std::max<std::int64_t>(0, node.usage[k] - l) - std::max<std::int64_t>(0, before - l);
+      if (d == 0) return;
+      n = node.parent;
+    }
+  }
+
+  std::int64_t available(int n, int k) const {
+    const TreeNode& node = nodes_[n];
+    if (node.parent < 0) return node.subtree[k] - node.usage[k];
+    const std::int64_t local_avail = std::max<std::int64_t>(0, node.local[k] - node.usage[k]);
+    std::int64_t parent_avail = available(node.parent, k);
+    if (node.blimit[k] >= 0) {
+      const std::int64_t stored = node.subtree[k] - node.local[k];
+      const std::int64_t used = std::max<std::int64_t>(0, node.usage[k] - node.local[k]);
+      parent_avail = std::min(parent_avail, stored - used + node.blimit[k]);
+    }
+    return local_avail + parent_avail;
+  }
+
+  std::int64_t potential(int n, int k) const {
+    const TreeNode& node = nodes_[n];
+    if (node.parent < 0) return node.subtree[k];
+    std::int64_t a = node.local[k] + potential(node.parent, k);
+    if (node.blimit[k] >= 0) a = std::min(a, node.subtree[k] + node.blimit[k]);
+    return a;
+  }
+
+  // The (flavor-resource, amount) pairs a workload charges in `flavor`.
+  template <typename F>
+  void for_each_fr(int w, int flavor, F&& f) const {
+    const Wl& wl = wls_[w];
+    const Cq& cq = cqs_[wl.cq];
+    for (int r = 0; r < kResources; ++r)
+      if (cq.covered[r] && wl.req[r] > 0) f(fr(flavor, r), wl.req[r]);
+  }
+
+  void charge(int w, int sign) {
+    const Wl& wl = wls_[w];
+    for_each_fr(w, wl.flavor, [&](int k, std::int64_t v) { add_usage(wl.cq, k, sign * v); });
+  }
+
+  void charge_as(int w, int flavor, int sign) {
+    for_each_fr(w, flavor, [&](int k, std::int64_t v) { add_usage(wls_[w].cq, k, sign * v); });
+  }
+
+  bool fits(int w, int flavor, bool allow_borrowing) const {
+    bool ok = true;
+    const int q = wls_[w].cq;
+    for_each_fr(w, flavor, [&](int k, std::int64_t v) {
+      if (!allow_borrowing && nodes_[q].usage[k] + v > nodes_[q].nominal[k]) ok = false;
+      if (v > available(q, k)) ok = false;
+    });
+    return ok;
+  }
+
+  bool cq_borrowing(int q, const std::vector<int>& frs) const {
+    for (int k : frs)
+      if (nodes_[q].usage[k] > nodes_[q].nominal[k]) return true;
+    return false;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Fair sharing (fair_sharing.go).
+
+  Drs drs(int n) const {
+    const TreeNode& node = nodes_[n];
+    Drs d{0, node.weight, false};
+    if (node.parent < 0) return d;
+    std::array<std::int64_t, kResources> borrowed{};
+    bool any = false;
+    for (int k = 0; k < nfr_; ++k) {
+      const std::int64_t b = node.usage[k] - node.subtree[k];
+      if (b > 0) {
+        borrowed[k % kResources] += b;
+        any = true;
+      }
+    }
+    if (!any) return d;
+    d.borrowing = true;
+    for (int r = 0; r < kResources; ++r) {
+      if (borrowed[r] == 0) continue;
+      std::int64_t lendable = 0;
+      for (int f = 0; f * kResources < nfr_; ++f) lendable += potential(node.parent, fr(f, r));
+      if (lendable <= 0) continue;
+      const double ratio = static_cast<double>(borrowed[r]) * 1000.0 / static_cast<double>(lendable);
+      d.unweighted = std::max(d.unweighted, ratio);
+    }
+    return d;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Preemption (preemption.go).
+
+  bool uses(int c, int flavor, const std::vector<int>& frs) const {
+    const Wl& cw = wls_[c];
+    if (cw.flavor != flavor) return false;
+    for (int k : frs) {
+      const int r = k % kResources;
+      if (cqs_[cw.cq].covered[r] && cw.req[r] > 0) return true;
+    }
+    return false;
+  }
+
+  static bool policy_allows(PreemptionPolicy p, const Wl& pre, const Wl& cand) {
+    switch (p) {
+      case PreemptionPolicy::Never: return false;
+      case PreemptionPolicy::LowerPriority: return cand.priority < pre.priority;
+      case PreemptionPolicy::LowerOrNewerEqualPriority:
+        return cand.priority < pre.priority || (cand.priority == pre.priority && pre.queue_ts < cand.queue_ts);
+      case PreemptionPolicy::Any: return true;
+    }
+    return false;
+  }
+
+  std::vector<int> find_candidates(int w, int flavor, const std::vector<int>& frs) const {
+    const Wl& wl = wls_[w];
+    const Cq& cq = cqs_[wl.cq];
+    const ClusterQueueConfig& c = *cq.cfg;
+    std::vector<int> out;
+    if (c.within_cluster_queue != PreemptionPolicy::Never) {
+      for (int k : cq.holding)
+        if (k != w && policy_allows(c.within_cluster_queue, wl, wls_[k]) && uses(k, flavor, frs)) out.push_back(k);
+    }
+    const bool cohort_policy =
+        c.reclaim_within_cohort != PreemptionPolicy::Never || (!cfg_.fair_sharing && c.borrow_within_cohort);
+    if (nodes_[wl.cq].parent >= 0 && cohort_policy) {
+      // Classic: LowerPriority unless reclaimWithinCohort is Any (borrowWithinCohort alone too).
+      const PreemptionPolicy p =
+          c.reclaim_within_cohort == PreemptionPolicy::Any ? PreemptionPolicy::Any : PreemptionPolicy::LowerPriority;
+      for (int q : subtree_cqs_[cq.root]) {
+        if (q == wl.cq || !cq_borrowing(q, frs)) continue;
+        for (int k : cqs_[q].holding)
+          if (policy_allows(p, wl, wls_[k]) && uses(k, flavor, frs)) out.push_back(k);
+      }
+    }
+    const int own = wl.cq;
+    std::sort(out.begin(), out.end(), [&](int a, int b) { return candidate_less(a, b, own); });
+    return out;
+  }
+
+  // CandidatesOrdering: evicted first, other CQs first, lower priority, most recently admitted, id.
+  bool candidate_less(int a, int b, int own) const {
+    const Wl& x = wls_[a];
+    const Wl& y = wls_[b];
+    const bool ex = x.st == WState::Evicting, ey = y.st == WState::Evicting;
+    if (ex != ey) return ex;
+    const bool ox = x.cq == own, oy = y.cq == own;
+    if (ox != oy) return !ox;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.reserved_at != y.reserved_at) return x.reserved_at > y.reserved_at;
+    return a < b;
+  }
+
+  std::string reason_for(int w, int target, const char* rule) const {
+    const std::string& pre = nodes_[wls_[w].cq].name;
+    const std::string& tgt = nodes_[wls_[target].cq].name;
+    if (wls_[target].cq == wls_[w].cq)
+      return std::string("kueue: ") + rule + ", " + pre + " preempts a lower-priority workload of its own";
+    if (std::string_view(rule) == "borrowWithinCohort")
+      return "kueue: borrowWithinCohort, " + pre + " borrows and preempts from " + tgt;
+    if (std::string_view(rule).starts_with("fairSharing"))
+      return std::string("kueue: ") + rule + ", " + pre + " preempts from " + tgt;
+    return std::string("kueue: ") + rule + ", " + pre + " reclaims from borrowing " + tgt;
+  }
+
+  std::vector<Target> minimal_preemptions(int w, int flavor, const std::vector<int>& frs,
+                                          const std::vector<int>& candidates, bool allow_borrowing,
+                                          std::optional<std::int32_t> threshold) {
+    const int q = wls_[w].cq;
+    std::vector<Target> targets;
+    bool ok = false;
+    for (int c : candidates) {
+      const char* rule = "withinClusterQueue";
+      if (wls_[c].cq != q) {
+        if (!cq_borrowing(wls_[c].cq, frs)) continue;
+        rule = threshold ? "borrowWithinCohort" : "reclaimWithinCohort";
+        if (threshold && wls_[c].priority >= *threshold) allow_borrowing = false;
+      }
+      charge(c, -1);
+      targets.push_back({c, reason_for(w, c, rule)});
+      if (fits(w, flavor, allow_borrowing)) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) {
+      for (const auto& t : targets) charge(t.wl, +1);
+      return {};
+    }
+    fill_back(w, flavor, targets, allow_borrowing);
+    for (const auto& t : targets) charge(t.wl, +1);
+    return targets;
+  }
+
+  void fill_back(int w, int flavor, std::vector<Target>& targets, bool allow_borrowing) {
+    for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
+      charge(targets[i].wl, +1);
+      if (fits(w, flavor, allow_borrowing)) {
+        targets[i] = std::move(targets.back());
+        targets.pop_back();
+      } else {
+        charge(targets[i].wl, -1);
+      }
+    }
+  }
+
+  bool under_nominal(int q, const std::vector<int>& frs) const {
+    for (int k : frs)
+      if (nodes_[q].nominal[k] <= nodes_[q].usage[k]) return false;
+    return true;
+  }
+
+  std::vector<Target> classical(int w, int flavor, const std::vector<int>& frs) {
+    const Wl& wl = wls_[w];
+    const ClusterQueueConfig& c = *cqs_[wl.cq].cfg;
+    std::vector<int> cands = find_candidates(w, flavor, frs);
+    std::vector<int> same;
+    for (int k : cands)
+      if (wls_[k].cq == wl.cq) same.push_back(k);
+    if (same.size() == cands.size()) return minimal_preemptions(w, flavor, frs, cands, true, std::nullopt);
+    if (c.borrow_within_cohort) {
+      std::int32_t threshold = wl.priority;
+      if (c.max_priority_threshold && *c.max_priority_threshold < wl.priority)
+        threshold = *c.max_priority_threshold + 1;
+      if (!under_nominal(wl.cq, frs)) {
+        std::vector<int> kept;
+        for (int k : cands)
+          if (wls_[k].cq == wl.cq || wls_[k].priority < threshold) kept.push_back(k);
+        cands = std::move(kept);
+      }
+      return minimal_preemptions(w, flavor, frs, cands, true, threshold);
+    }
+    if (under_nominal(wl.cq, frs)) {
+      auto t = minimal_preemptions(w, flavor, frs, cands, false, std::nullopt);
+      if (!t.empty()) return t;
+    }
+    return minimal_preemptions(w, flavor, frs, same, true, std::nullopt);
+  }
+
+  // TargetClusterQueueOrdering (fairsharing/ordering.go).
+  struct Ordering {
+    std::map<int, std::deque<int>> cands;
+    std::set<int> pruned_cq, pruned_cohort, ancestors;
+    bool has(int q) const {
+      auto it = cands.find(q);
+      return it != cands.end() && !it->second.empty();
+    }
+    int pop(int q) {
+      const int c = cands[q].front();
+      cands[q].pop_front();
+      return c;
+    }
+  };
+
+  Ordering make_ordering(int q, const std::vector<int>& cands) const {
+    Ordering o;
+    for (int p = nodes_[q].parent; p >= 0; p = nodes_[p].parent) o.ancestors.insert(p);
+    for (int c : cands) o.cands[wls_[c].cq].push_back(c);
+    return o;
+  }
+
+  int next_target(Ordering& o, int preemptor_cq, int cohort) const {
+    int best_cq = -1;
+    Drs best_cq_drs = kNegativeDrs;
+    for (int q : nodes_[cohort].child_cqs) {
+      if (o.pruned_cq.count(q)) continue;
+      const Drs d = drs(q);
+      if ((!d.borrowing && q != preemptor_cq) || !o.has(q)) {
+        o.pruned_cq.insert(q);
+      } else if (best_cq >= 0 && compare_drs(d, best_cq_drs) == 0) {
+        if (candidate_less(o.cands.at(q).front(), o.cands.at(best_cq).front(), preemptor_cq)) best_cq = q;
+      } else if (compare_drs(d, best_cq_drs) > 0) {
+        best_cq_drs = d;
+        best_cq = q;
+      }
+    }
+    int best_cohort = -1;
+    Drs best_cohort_drs = kNegativeDrs;
+    for (int c : nodes_[cohort].child_cohorts) {
+      if (o.pruned_cohort.count(c)) continue;
+      const Drs d = drs(c);
+      if (!d.borrowing && !o.ancestors.count(c)) {
+        o.pruned_cohort.insert(c);
+      } else if (compare_drs(d, best_cohort_drs) >= 0) {
+        best_cohort_drs = d;
+        best_cohort = c;
+      }
+    }
+    if (best_cohort < 0 && best_cq < 0) {
+      o.pruned_cohort.insert(cohort);
+      return -1;
+    }
+    if (best_cohort >= 0 && compare_drs(best_cohort_drs, best_cq_drs) >= 0)
+      return next_target(o, preemptor_cq, best_cohort);
+    return best_cq;
+  }
+
+  // The children of the least common ancestor of a and b on their paths (getAlmostLCAs).
+  std::pair<int, int> almost_lcas(int a, int b) const {
+    std::vector<int> pa{a}, pb{b};
+    for (int p = nodes_[a].parent; p >= 0; p = nodes_[p].parent) pa.push_back(p);
+    for (int p = nodes_[b].parent; p >= 0; p = nodes_[p].parent) pb.push_back(p);
+    while (pa.size() > 1 && pb.size() > 1 && pa[pa.size() - 2] == pb[pb.size() - 2]) {
+      pa.pop_back();
+      pb.pop_back();
+    }
+    return {pa[pa.size() - 2], pb[pb.size() - 2]};
+  }
+
+  static bool strategy_passes(FsStrategy s, const Drs& preemptor_new, const Drs& target_old, const Drs& target_new) {
+    if (s == FsStrategy::LessThanOrEqualToFinalShare) return compare_drs(preemptor_new, target_new) <= 0;
+    return compare_drs(preemptor_new, target_old) < 0;
+  }
+
+  bool fits_fair(int w, int flavor) {
+    charge_as(w, flavor, -1);
+    const bool ok = fits(w, flavor, true);
+    charge_as(w, flavor, +1);
+    return ok;
+  }
+
+  std::vector<Target> fair_preemptions(int w, int flavor, const std::vector<int>& frs) {
+    const int q = wls_[w].cq;
+    const std::vector<int> cands = find_candidates(w, flavor, frs);
+    if (cands.empty()) return {};
+    charge_as(w, flavor, +1);
+    std::vector<Target> targets;
+    std::vector<int> retry;
+    bool ok = false;
+    auto take = [&](int c, std::string reason) {
+      charge(c, -1);
+      targets.push_back({c, std::move(reason)});
+      return fits_fair(w, flavor);
+    };
+    const std::string rule0 =
+        std::string("fairSharing ") + (cfg_.strategies[0] == FsStrategy::LessThanOrEqualToFinalShare
+                                           ? "LessThanOrEqualToFinalShare"
+                                           : "LessThanInitialShare");
+    Ordering o = make_ordering(q, cands);
+    if (nodes_[q].parent < 0) {
+      while (!ok && o.has(q)) ok = take(o.pop(q), reason_for(w, q, "withinClusterQueue"));
+    } else {
+      const int root = cqs_[q].root;
+      while (!ok && !o.pruned_cohort.count(root)) {
+        const int t = next_target(o, q, root);
+        if (t < 0) continue;
+        if (t == q) {
+          const int c = o.pop(t);
+          ok = take(c, reason_for(w, c, "withinClusterQueue"));
+          continue;
+        }
+        const auto [pa, ta] = almost_lcas(q, t);
+        const Drs pre_new = drs(pa), tgt_old = drs(ta);
+        while (o.has(t)) {
+          const int c = o.pop(t);
+          charge(c, -1);
+          const Drs tgt_new = drs(ta);
+          charge(c, +1);
+          if (strategy_passes(cfg_.strategies[0], pre_new, tgt_old, tgt_new)) {
+            ok = take(c, reason_for(w, c, rule0.c_str()));
+            break;
+          }
+          retry.push_back(c);
+        }
+      }
+      if (!ok && cfg_.strategies.size() > 1 && !retry.empty()) {
+        Ordering o2 = make_ordering(q, retry);
+        while (!ok && !o2.pruned_cohort.count(root)) {
+          const int t = next_target(o2, q, root);
+          if (t < 0) continue;
+          const auto [pa, ta] = almost_lcas(q, t);
+          const Drs pre_new = drs(pa), tgt_old = drs(ta);
+          const int c = o2.pop(t);
+          if (compare_drs(pre_new, tgt_old) < 0) ok = take(c, reason_for(w, c, "fairSharing LessThanInitialShare"));
+          o2.pruned_cq.insert(t);
+        }
+      }
+    }
+    charge_as(w, flavor, -1);
+    if (!ok) {
+      for (const auto& t : targets) charge(t.wl, +1);
+      return {};
+    }
+    fill_back(w, flavor, targets, true);
+    for (const auto& t : targets) charge(t.wl, +1);
+    return targets;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Flavor assignment (flavorassigner.go).
+
+  bool flavor_matches(int w, int flavor) const {
+    const auto& pools = flavor_pools_[flavor];
+    for (JobIndex p : wls_[w].pods) {
+      bool any = false;
+      for (models::PoolId pool = 0; pool < pools.size() && !any; ++pool)
+        any = pools[pool] && pool_eligible(*cluster_, pool, jobs()[p], *workload_);
+      if (!any) return false;
+    }
+    return true;
+  }
+
+  Assignment try_flavor(int w, int flavor) {
+    const Wl& wl = wls_[w];
+    const int q = wl.cq;
+    const ClusterQueueConfig& c = *cqs_[q].cfg;
+    Assignment a;
+    a.flavor = flavor;
+    std::vector<int> need;
+    bool nofit = false;
+    for_each_fr(w, flavor, [&](int k, std::int64_t v) {
+      if (nofit) return;
+      if (v > potential(q, k)) {
+        nofit = true;
+        a.exceeds_max = true;
+        return;
+      }
+      if (nodes_[q].usage[k] + v > nodes_[q].nominal[k]) a.borrow = true;
+      if (v <= available(q, k)) return;
+      const bool can_preempt_while_borrowing =
+          c.borrow_within_cohort || (cfg_.fair_sharing && c.reclaim_within_cohort != PreemptionPolicy::Never);
+      if (v <= nodes_[q].nominal[k] || can_preempt_while_borrowing) {
+        need.push_back(k);
+      } else {
+        nofit = true;
+      }
+    });
+    if (nofit) {
+      a.mode = Mode::NoFit;
+      return a;
+    }
+    if (need.empty()) {
+      a.mode = Mode::Fit;
+      return a;
+    }
+    a.targets = cfg_.fair_sharing ? fair_preemptions(w, flavor, need) : classical(w, flavor, need);
+    if (a.targets.empty()) {
+      a.mode = Mode::NoFit;
+      return a;
+    }
+    a.mode = Mode::Preempt;
+    for (const auto& t : a.targets) charge(t.wl, -1);
+    a.borrow = false;
+    for_each_fr(w, flavor, [&](int k, std::int64_t v) {
+      if (nodes_[q].usage[k] + v > nodes_[q].nominal[k]) a.borrow = true;
+    });
+    for (const auto& t : a.targets) charge(t.wl, +1);
+    return a;
+  }
+
+  int rank(const Assignment& a, bool prefer_borrowing) const {
+    if (a.mode == Mode::NoFit) return 10;
+    if (a.mode == Mode::Fit && !a.borrow) return 0;
+    if (a.mode == Mode::Preempt && a.borrow) return 3;
+    const bool fit_borrow = a.mode == Mode::Fit;
+    return prefer_borrowing ? (fit_borrow ? 1 : 2) : (fit_borrow ? 2 : 1);
+  }
+
+  Assignment assign(int w) {
+    const Cq& cq = cqs_[wls_[w].cq];
+    const ClusterQueueConfig& c = *cq.cfg;
+    Assignment best;
+    bool all_exceed = true;
+    for (int f : cq.flavors) {
+      if (!flavor_matches(w, f)) continue;
+      Assignment a = try_flavor(w, f);
+      all_exceed = all_exceed && a.exceeds_max;
+      if (rank(a, c.prefer_borrowing) < rank(best, c.prefer_borrowing)) best = a;
+      if (a.mode == Mode::Fit && !a.borrow) break;
+      if (a.mode == Mode::Fit && c.stop_when_can_borrow) break;
+      if (a.mode == Mode::Preempt && c.stop_when_can_preempt) break;
+    }
+    if (best.mode == Mode::NoFit) best.exceeds_max = all_exceed;
+    return best;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Queues and the admission cycle (scheduler.go).
+
+  std::tuple<std::int64_t, Tick, int> key(int w) const {
+    return {-static_cast<std::int64_t>(wls_[w].priority), wls_[w].queue_ts, w};
+  }
+
+  void enqueue(int w) {
+    Wl& wl = wls_[w];
+    wl.st = WState::Queued;
+    wl.flavor = -1;
+    wl.inadmissible = false;
+    cqs_[wl.cq].active.insert(key(w));
+  }
+
+  // A workload finished or was evicted in this tree: inadmissible workloads are requeued.
+  void requeue_inadmissible(int root) {
+    for (int q : subtree_cqs_[root]) {
+      for (int w : std::exchange(cqs_[q].inadmissible, {})) {
+        if (wls_[w].st != WState::Queued || !wls_[w].inadmissible) continue;
+        wls_[w].inadmissible = false;
+        cqs_[q].active.insert(key(w));
+      }
+    }
+  }
+
+  void release_quota(int w) {
+    Wl& wl = wls_[w];
+    charge(w, -1);
+    cqs_[wl.cq].holding.erase(w);
+    requeue_inadmissible(cqs_[wl.cq].root);
+    released_ = true;
+  }
+
+  void pending_reason(Session& s, int w, const std::string& reason) {
+    for (JobIndex p : wls_[w].pods)
+      if (s.state(p) == JobState::Pending) s.pending_reason(p, reason);
+  }
+
+  struct Entry {
+    int wl;
+    Assignment a;
+  };
+
+  void admission_cycles(Session& s) {
+    while (true) {
+      std::vector<Entry> entries;
+      for (std::size_t q = 0; q < cqs_.size(); ++q) {
+        if (cqs_[q].active.empty()) continue;
+        const int w = std::get<2>(*cqs_[q].active.begin());
+        entries.push_back({w, assign(w)});
+      }
+      if (entries.empty()) return;
+      if (!cfg_.fair_sharing) {
+        std::stable_sort(entries.begin(), entries.end(), [&](const Entry& x, const Entry& y) {
+          if (x.a.borrow != y.a.borrow) return !x.a.borrow;
+          return key(x.wl) < key(y.wl);
+        });
+      }
+      bool progressed = false;
+      std::set<int> targeted;
+      std::vector<std::pair<int, int>> claims;  // preemptors' usage, held for the rest of the cycle
+      std::vector<bool> done(entries.size(), false);
+      for (std::size_t n = 0; n < entries.size(); ++n) {
+        const std::size_t i = cfg_.fair_sharing ? pop_fair(entries, done) : n;
+        done[i] = true;
+        const Entry& e = entries[i];
+        progressed = process(s, e, targeted, claims) || progressed;
+      }
+      for (const auto& [w, flavor] : claims) charge_as(w, flavor, -1);
+      if (!progressed) return;
+    }
+  }
+
+  bool process(Session& s, const Entry& e, std::set<int>& targeted, std::vector<std::pair<int, int>>& claims) {
+    const int w = e.wl;
+    Wl& wl = wls_[w];
+    Cq& cq = cqs_[wl.cq];
+    const std::string& cq_name = nodes_[wl.cq].name;
+    switch (e.a.mode) {
+      case Mode::NoFit: {
+        pending_reason(s, w,
+                       e.a.exceeds_max
+                           ? "quota: request exceeds the maximum quota of ClusterQueue " + cq_name + " (kueue)"
+                           : "quota: waiting for quota in ClusterQueue " + cq_name + " (kueue)");
+        if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
+        cq.active.erase(key(w));
+        wl.inadmissible = true;
+        cq.inadmissible.push_back(w);
+        return true;
+      }
+      case Mode::Fit: {
+        if (!fits(w, e.a.flavor, true)) return false;  // no longer fits after an earlier admission
+        reserve(s, w, e.a.flavor);
+        return true;
+      }
+      case Mode::Preempt: {
+        for (const auto& t : e.a.targets)
+          if (targeted.count(t.wl)) return false;
+        // Skipped when it would no longer fit once its targets are gone (an earlier entry of the
+        // cycle took the room).
+        for (const auto& t : e.a.targets) charge(t.wl, -1);
+        const bool fits_after = fits(w, e.a.flavor, true);
+        for (const auto& t : e.a.targets) charge(t.wl, +1);
+        if (!fits_after) return false;
+        // The preemptor's usage counts for the rest of the cycle (scheduler.go cq.AddUsage), so
+        // later entries do not take the quota its victims release.
+        charge_as(w, e.a.flavor, +1);
+        claims.emplace_back(w, e.a.flavor);
+        for (const auto& t : e.a.targets) {
+          targeted.insert(t.wl);
+          if (wls_[t.wl].st != WState::Evicting) evict(s, t.wl, w, t.reason, false);
+        }
+        pending_reason(s, w, "preemption: kueue preempts to fit the workload in ClusterQueue " + cq_name);
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // The fair-sharing tournament (fair_sharing_iterator.go): the next entry to process.
+  std::size_t pop_fair(const std::vector<Entry>& es, const std::vector<bool>& done) {
+    std::size_t first = 0;
+    while (done[first]) ++first;
+    const int q0 = wls_[es[first].wl].cq;
+    if (nodes_[q0].parent < 0) return first;
+    const int root = cqs_[q0].root;
+    std::map<std::pair<int, int>, Drs> values;  // (cohort, entry) -> DRS of its child on the path
+    for (std::size_t i = 0; i < es.size(); ++i) {
+      if (done[i] || cqs_[wls_[es[i].wl].cq].root != root) continue;
+      const int w = es[i].wl;
+      const bool charged = es[i].a.mode != Mode::NoFit && es[i].a.flavor >= 0;
+      if (charged) charge_as(w, es[i].a.flavor, +1);
+      for (int n = wls_[w].cq; nodes_[n].parent >= 0; n = nodes_[n].parent)
+        values[{nodes_[n].parent, static_cast<int>(i)}] = drs(n);
+      if (charged) charge_as(w, es[i].a.flavor, -1);
+    }
+    const int winner = tournament(root, es, done, values);
+    return static_cast<std::size_t>(winner);
+  }
+
+  int tournament(int cohort, const std::vector<Entry>& es, const std::vector<bool>& done,
+                 const std::map<std::pair<int, int>, Drs>& values) const {
+    std::vector<int> cands;
+    for (int c : nodes_[cohort].child_cohorts)
+      if (int t = tournament(c, es, done, values); t >= 0) cands.push_back(t);
+    for (std::size_t i = 0; i < es.size(); ++i)
+      if (!done[i] && nodes_[wls_[es[i].wl].cq].parent == cohort) cands.push_back(static_cast<int>(i));
+    if (cands.empty()) return -1;
+    auto less = [&](int a, int b) {
+      const int c = compare_drs(values.at({cohort, a}), values.at({cohort, b}));
+      if (c != 0) return c < 0;
+      const Wl& x = wls_[es[a].wl];
+      const Wl& y = wls_[es[b].wl];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.queue_ts != y.queue_ts) return x.queue_ts < y.queue_ts;
+      return es[a].wl < es[b].wl;
+    };
+    int best = cands[0];
+    for (std::size_t i = 1; i < cands.size(); ++i)
+      if (less(cands[i], best)) best = cands[i];
+    return best;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Workload lifecycle.
+
+  void reserve(Session& s, int w, int flavor) {
+    Wl& wl = wls_[w];
+    Cq& cq = cqs_[wl.cq];
+    cq.active.erase(key(w));
+    wl.flavor = flavor;
+    charge(w, +1);
+    cq.holding.insert(w);
+    wl.reserved_at = now_;
+    wl.st = WState::Reserved;
+    // The workloads it evicted return to their queues.
+    if (auto it = parked_.find(w); it != parked_.end()) {
+      for (int p : it->second) {
+        Wl& pw = wls_[p];
+        if (pw.st != WState::Queued || pw.backoff_until <= now_ + 1) continue;
+        backoff_.erase({pw.backoff_until, p});
+        pw.backoff_until = now_ + 1;
+        backoff_.emplace(pw.backoff_until, p);
+      }
+      parked_.erase(it);
+    }
+    if (!cq.checks.empty()) {
+      Tick delay = 0;
+      for (int c : cq.checks) delay = std::max(delay, cfg_.admission_checks[c].delay);
+      wl.checks_at = now_ + delay;
+      checks_.emplace(wl.checks_at, w);
+      pending_reason(
+          s, w,
+          "admission: QuotaReserved in ClusterQueue " + nodes_[wl.cq].name + ", waiting for admission checks (kueue)");
+      return;
+    }
+    admit(w);
+  }
+
+  void admit(int w) {
+    Wl& wl = wls_[w];
+    wl.st = WState::Admitted;
+    wl.failed_epoch = UINT64_MAX;
+    placing_.insert(place_key(w));
+    if (cfg_.wait_for_pods_ready) {
+      wl.ready_deadline = now_ + cfg_.pods_ready_timeout;
+      ready_.emplace(wl.ready_deadline, w);
+    }
+  }
+
+  std::tuple<std::int64_t, Tick, int> place_key(int w) const {
+    return {-static_cast<std::int64_t>(wls_[w].priority), wls_[w].reserved_at, w};
+  }
+
+  void clear_ready(int w) {
+    Wl& wl = wls_[w];
+    if (wl.ready_deadline >= 0) ready_.erase({wl.ready_deadline, w});
+    wl.ready_deadline = -1;
+  }
+
+  void evict(Session& s, int w, int by, const std::string& reason, bool timeout) {
+    Wl& wl = wls_[w];
+    const JobIndex by_job = by >= 0 ? wls_[by].pods.front() : models::kNoJob;
+    if (wl.st == WState::Reserved) {
+      checks_.erase({wl.checks_at, w});
+    } else if (wl.st == WState::Holding) {
+      holds_.erase({wl.hold_until, w});
+    }
+    placing_.erase(place_key(w));
+    clear_ready(w);
+    wl.st = WState::Evicting;
+    wl.evicted_by_timeout = timeout;
+    wl.evicted_by = by;
+    for (JobIndex p : wl.pods) {
+      if (s.state(p) != JobState::Running || s.terminating(p)) continue;
+      const std::string why =
+          s.preempt(p, PreemptMode::Requeue, cfg_.scheduler.termination_grace_period, by_job, reason);
+      HEADROOM_ASSERT(why.empty(), "kueue preemption refused: " + why);
+    }
+    dirty_.push_back(w);
+  }
+
+  void finish_eviction(Session& s, int w) {
+    Wl& wl = wls_[w];
+    release_quota(w);
+    if (wl.ended == static_cast<int>(wl.pods.size())) {
+      wl.st = WState::Finished;
+      return;
+    }
+    compute_request(s, w);
+    wl.queue_ts = now_;
+    if (wl.evicted_by_timeout) {
+      ++wl.requeues;
+      if (cfg_.backoff_limit >= 0 && wl.requeues > cfg_.backoff_limit) {
+        reject(s, w,
+               "kueue: deactivated after " + std::to_string(cfg_.backoff_limit) +
+                   " waitForPodsReady requeues (backoffLimitCount)");
+        return;
+      }
+      Tick d = cfg_.backoff_base;
+      for (int i = 1; i < wl.requeues && d < cfg_.backoff_max; ++i) d *= 2;
+      d = std::min(d, cfg_.backoff_max);
+      wl.st = WState::Queued;
+      wl.flavor = -1;
+      wl.backoff_until = now_ + d;
+      backoff_.emplace(wl.backoff_until, w);
+      pending_reason(s, w, "admission: requeued after a waitForPodsReady timeout, in backoff (kueue)");
+      return;
+    }
+    // Back in its queue 1 ms later (the workload controller's requeue), so the preemptor that
+    // evicted it is admitted first rather than the two trading the quota at one instant.
+    // While its preemptor is still pending it waits (at most a grace period) for the preemptor to
+    // reserve the quota, so the two do not trade it back and forth.
+    wl.st = WState::Queued;
+    wl.flavor = -1;
+    wl.backoff_until = now_ + 1;
+    if (wl.evicted_by >= 0 && wls_[wl.evicted_by].st == WState::Queued) {
+      wl.backoff_until = now_ + std::max<Tick>(1, cfg_.scheduler.termination_grace_period);
+      parked_[wl.evicted_by].push_back(w);
+    }
+    backoff_.emplace(wl.backoff_until, w);
+  }
+
+  void workload_done(int w) {
+    Wl& wl = wls_[w];
+    placing_.erase(place_key(w));
+    clear_ready(w);
+    if (wl.ray && cfg_.ray_delete_after_idle > 0) {
+      wl.st = WState::Holding;
+      wl.hold_until = now_ + cfg_.ray_delete_after_idle;
+      holds_.emplace(wl.hold_until, w);
+      return;
+    }
+    wl.st = WState::Finished;
+    release_quota(w);
+  }
+
+  void process_dirty(Session& s) {
+    while (!dirty_.empty()) {
+      std::vector<int> batch = std::exchange(dirty_, {});
+      std::sort(batch.begin(), batch.end());
+      batch.erase(std::unique(batch.begin(), batch.end()), batch.end());
+      for (int w : batch) {
+        Wl& wl = wls_[w];
+        if (wl.st == WState::Evicting && wl.running == 0) {
+          finish_eviction(s, w);
+        } else if (wl.st == WState::Admitted && wl.ended == static_cast<int>(wl.pods.size())) {
+          workload_done(w);
+        } else if (wl.st == WState::Admitted && wl.running + wl.ended < static_cast<int>(wl.pods.size())) {
+          // A pod is pending again (e.g. its node failed): it is placed again.
+          wl.failed_epoch = UINT64_MAX;
+          placing_.insert(place_key(w));
+        }
+      }
+    }
+  }
+
+  void process_timers(Session& s) {
+    while (!checks_.empty() && checks_.begin()->first <= now_) {
+      const int w = checks_.begin()->second;
+      checks_.erase(checks_.begin());
+      Wl& wl = wls_[w];
+      const int attempt = wl.check_attempts++;
+      std::string retry;
+      for (int c : cqs_[wl.cq].checks)
+        if (attempt < cfg_.admission_checks[c].retries) retry = cfg_.admission_checks[c].name;
+      if (retry.empty()) {
+        admit(w);
+        continue;
+      }
+      // Retry: the quota is released and the workload requeued.
+      release_quota(w);
+      wl.queue_ts = now_;
+      enqueue(w);
+      pending_reason(s, w, "admission: check " + retry + " answered Retry; requeued (kueue)");
+    }
+    while (!ready_.empty() && ready_.begin()->first <= now_) {
+      const int w = ready_.begin()->second;
+      ready_.erase(ready_.begin());
+      Wl& wl = wls_[w];
+      wl.ready_deadline = -1;
+      if (wl.st == WState::Admitted) {
+        evict(s, w, -1,
+              "kueue: waitForPodsReady, " + wl_name(*workload_, wl.pods) + " not ready within " +
+                  std::to_string(cfg_.pods_ready_timeout / sim::kSecond) + " s of admission",
+              true);
+      }
+    }
+    while (!backoff_.empty() && backoff_.begin()->first <= now_) {
+      const int w = backoff_.begin()->second;
+      backoff_.erase(backoff_.begin());
+      wls_[w].backoff_until = -1;
+      enqueue(w);
+    }
+    while (!holds_.empty() && holds_.begin()->first <= now_) {
+      const int w = holds_.begin()->second;
+      holds_.erase(holds_.begin());
+      wls_[w].st = WState::Finished;
+      release_quota(w);
+    }
+    process_dirty(s);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Placement by kube-scheduler rules.
+
+  static std::int64_t nonzero_cpu(std::int64_t cpus) { return cpus > 0 ? cpus * 1000 : k8s::kDefaultMilliCpuRequest; }
+  static std::int64_t nonzero_memory(std::int64_t mib) { return mib > 0 ? mib : k8s::kDefaultMemoryRequestMib; }
+
+  // The job's placement as worker pods: one pod when it fits a node, else node-sized pods (or
+  // gpus_per_node), each on the best node by kube-scheduler filter and score.
+  std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor) {
+    const auto& cluster = view.cluster();
+    std::int32_t max_gpn = 0;
+    for (models::PoolId p = 0; p < cluster.pool_count(); ++p)
+      if (flavor_pools_[flavor][p] && pool_eligible(cluster, p, job, *workload_))
+        max_gpn = std::max(max_gpn, cluster.spec().pools[p].gpus_per_node);
+    std::int32_t chunk = job.gpus;
+    if (job.gpus_per_node > 0) {
+      chunk = job.gpus_per_node;
+    } else if (job.gpus > max_gpn && max_gpn > 0) {
+      chunk = max_gpn;
+    }
+    const std::int32_t count = chunk > 0 ? (job.gpus + chunk - 1) / chunk : 1;
+    std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
+    auto taken_on = [&](NodeId id) -> models::Slice* {
+      for (auto& [n, sl] : taken)
+        if (n == id) return &sl;
+      return nullptr;
+    };
+    // Eligible pools, and whether every node scores alike (no modelled cpu/memory and GPUs not
+    // scored): then the lowest-index feasible node wins and scoring is skipped.
+    std::vector<models::PoolId> eligible;
+    bool constant_score = cfg_.scheduler.scoring.gpu_weight == 0 || job.gpus == 0;
+    for (models::PoolId p = 0; p < cluster.pool_count(); ++p) {
+      if (!flavor_pools_[flavor][p] || !pool_eligible(cluster, p, job, *workload_)) continue;
+      eligible.push_back(p);
+      const auto& spec = cluster.spec().pools[p];
+      constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
+    }
+    std::int32_t gpus_left = job.gpus;
+    for (std::int32_t i = 0; i < count; ++i) {
+      Job pod = job;
+      pod.gpus = std::min(chunk, gpus_left);
+      gpus_left -= pod.gpus;
+      pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
+      pod.memory_mib = job.memory_mib / count + (i < job.memory_mib % count ? 1 : 0);
+      NodeId best = UINT32_MAX;
+      std::int64_t best_score = -1;
+      // Filter (NodeResourcesFit) with this job's pods already placed tentatively; true if it fits.
+      auto feasible = [&](NodeId id, const models::Slice*& t) {
+        const models::Node& n = cluster.node(id);
+        t = taken_on(id);
+        const std::int64_t tg = t ? t->gpus : 0, tc = t ? t->cpus : 0, tm = t ? t->memory_mib : 0;
+        return n.free_gpus - tg >= pod.gpus && (n.cpus <= 0 || n.free_cpus - tc >= pod.cpus) &&
+               (n.memory_mib <= 0 || n.free_memory_mib - tm >= pod.memory_mib);
+      };
+      // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
+      for (models::PoolId p : eligible) {
+        for (std::int32_t f = pod.gpus; f <= cluster.spec().pools[p].gpus_per_node; ++f) {
+          for (NodeId id : cluster.nodes_with_free(p, f)) {
+            if (constant_score && id >= best) break;  // sets are in id order
+            const models::Slice* t = nullptr;
+            if (!feasible(id, t)) continue;
+            if (constant_score) {
+              best = id;
+              break;
+            }
+            k8s::NodeUsage u = usage_[id];
+            if (t) {
+              u.gpus += t->gpus;
+              u.cpu_milli += std::int64_t{t->cpus} * 1000;
+              u.memory_mib += t->memory_mib;
+              u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
+              u.nonzero_memory_mib += t->memory_mib;
+            }
+            const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, cluster.node(id), u, pod);
+            const std::int64_t total =
+                cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
+            if (total > best_score || (total == best_score && id < best)) {
+              best_score = total;
+              best = id;
+            }
+          }
+        }
+      }
+      if (best == UINT32_MAX) return std::nullopt;
+      if (models::Slice* t = taken_on(best)) {
+        t->gpus += pod.gpus;
+        t->cpus += pod.cpus;
+        t->memory_mib += pod.memory_mib;
+      } else {
+        taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
+      }
+    }
+    models::Placement out;
+    for (auto& [n, sl] : taken) out.push_back(sl);
+    return out;
+  }
+
+  void place_pods(Session& s) {
+    std::int64_t up = 0;
+    for (const auto& n : s.cluster().nodes()) up += n.up ? 1 : 0;
+    const std::uint64_t epoch = releases_ * 1'000'003u + static_cast<std::uint64_t>(up);
+    std::vector<int> complete;
+    for (const auto& k : placing_) {
+      const int w = std::get<2>(k);
+      Wl& wl = wls_[w];
+      if (wl.failed_epoch == epoch) continue;
+      bool all = true;
+      for (JobIndex p : wl.pods) {
+        if (s.state(p) != JobState::Pending) continue;
+        const Job& job = jobs()[p];
+        auto placement = place(s, job, wl.flavor);
+        if (!placement) {
+          all = false;
+          s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name +
+                                  ", but no node has enough free nvidia.com/gpu, cpu or memory (kube-scheduler)");
+          continue;
+        }
+        const std::string why = s.start(p, *placement,
+                                        "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " +
+                                            cfg_.flavors[wl.flavor].name + "); placed by kube-scheduler rules");
+        HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
+        ++wl.running;
+        for (const auto& sl : *placement) {
+          k8s::NodeUsage& u = usage_[sl.node];
+          u.gpus += sl.gpus;
+          u.cpu_milli += std::int64_t{sl.cpus} * 1000;
+          u.memory_mib += sl.memory_mib;
+          u.nonzero_cpu_milli += nonzero_cpu(sl.cpus);
+          u.nonzero_memory_mib += nonzero_memory(sl.memory_mib);
+        }
+      }
+      if (all) {
+        complete.push_back(w);
+        clear_ready(w);  // PodsReady
+      } else {
+        wl.failed_epoch = epoch;
+      }
+    }
+    for (int w : complete) placing_.erase(place_key(w));
+  }
+
+  Config cfg_;
+  bool built_ = false;
+  const std::vector<Job>* jobs_ = nullptr;
+  const models::Workload* workload_ = nullptr;
+  const models::ClusterState* cluster_ = nullptr;
+  Tick now_ = 0;
+  std::vector<Wl> wls_;
+  std::vector<int> wl_of_;
+  std::map<std::string, int> flavor_index_;
+  std::vector<std::vector<bool>> flavor_pools_;
+  int nfr_ = 0;
+  std::vector<TreeNode> nodes_;
+  std::vector<Cq> cqs_;
+  std::vector<std::vector<int>> subtree_cqs_;
+  std::vector<int> ns_cq_;
+  int default_cq_ = -1;
+  std::vector<k8s::NodeUsage> usage_;
+  std::uint64_t releases_ = 0;
+  std::vector<int> to_reject_, dirty_;
+  std::set<std::tuple<std::int64_t, Tick, int>> placing_;
+  std::set<std::pair<Tick, int>> checks_, ready_, backoff_, holds_;
+  std::map<int, std::vector<int>> parked_;  // preemptor -> workloads it evicted, waiting for it
+  bool released_ = false;                   // quota was released during this pass
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_policy(Config config) { return std::make_unique<KueuePolicy>(std::move(config)); }
+
+std::unique_ptr<Policy> make_policy(const PolicyParams& params) { return make_policy(parse_config(params)); }
+
+}  // namespace headroom::policies::kueue

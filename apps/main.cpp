@@ -15,6 +15,7 @@
 #include "apps/plan_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
 #include "apps/trace_cmds.hpp"
+#include "results/fairness.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -104,10 +105,13 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     return kExitInterrupted;
   }
   const auto summary = headroom::results::summarize(outcome.result);
+  const auto fairness = headroom::planner::fairness_of(outcome);
   if (json) {
-    headroom::results::print_summary_json(std::cout, summary);
+    headroom::results::print_summary_json_with_fairness(std::cout, summary, fairness);
   } else {
     headroom::results::print_summary(std::cout, summary);
+    std::cout << "\n";
+    headroom::results::print_fairness(std::cout, fairness, 10);
     std::fprintf(stdout, "time: import %.2f s, simulate %.2f s%s%s\n", outcome.import_seconds, outcome.simulate_seconds,
                  output.empty() ? "" : ", results in ", output.c_str());
   }

@@ -14,7 +14,12 @@ namespace headroom::app {
 namespace {
 
 std::string show(const planner::Target& t, double v) {
-  if (t.kpi == "utilization" || t.kpi == "completed_fraction") {
+  if (t.unit == "number") {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+  }
+  if (t.unit == "ratio") {
     char b[32];
     std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
     return b;

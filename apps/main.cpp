@@ -163,6 +163,15 @@ int main(int argc, char** argv) {
   sweep->add_option("--csv", sweep_csv, "write the table to this CSV file");
   sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5");
   sweep->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+  std::string shard;
+  sweep->add_option("--shard", shard, "run only shard I of N (0-based, round robin), e.g. 0/4; join with merge");
+
+  std::vector<std::string> merge_inputs;
+  std::string merge_output, merge_csv;
+  auto* merge = app.add_subcommand("merge", "join the tables of `sweep --shard I/N` runs into the table of one run");
+  merge->add_option("inputs", merge_inputs, "shard tables (HDF5 written by sweep -o)")->required();
+  merge->add_option("-o,--output", merge_output, "write the merged table to this HDF5 file");
+  merge->add_option("--csv", merge_csv, "write the merged table to this CSV file");
 
   std::string vary, range;
   std::vector<std::string> targets;
@@ -205,8 +214,9 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, on_signal);
       std::signal(SIGTERM, on_signal);
       g_defer.store(true);  // runs finished before a signal are kept
-      return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop);
+      return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop, shard);
     }
+    if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);

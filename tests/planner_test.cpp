@@ -188,3 +188,78 @@ TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
   ASSERT_EQ(r.curve.size(), 2u) << "both ends measured, nothing in between";
   EXPECT_FALSE(r.curve.back().pass);
 }
+
+#include <sstream>
+
+namespace {
+
+std::string csv_of(const results::Table& t) {
+  std::ostringstream out;
+  results::write_table_csv(t, out);
+  return out.str();
+}
+
+}  // namespace
+
+TEST(Shards, ThreeShardsMergeIntoTheTableOfOneRun) {
+  const auto spec = planner::load_sweep(write_scenario(
+      "shards.yaml", "variants:\n  policy: [fifo, sjf]\n  workload.arrival_scale: [0.5, 1.5]\nseeds: 2\n"));
+  const auto whole = planner::sweep_table(planner::run_sweep(spec));
+  ASSERT_EQ(whole.rows(), 8u);
+  std::vector<results::Table> shards;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < 3; ++i) {
+    planner::SweepOptions o;
+    o.shard_index = i;
+    o.shard_count = 3;
+    const auto r = planner::run_sweep(spec, o);
+    EXPECT_EQ(r.selected.size(), i < 2 ? 3u : 2u);  // round robin: 0,3,6 / 1,4,7 / 2,5
+    shards.push_back(planner::sweep_table(r));
+    EXPECT_EQ(shards.back().attributes.at("shard"), std::to_string(i) + "/3");
+    names.push_back("shard" + std::to_string(i) + ".h5");
+  }
+  EXPECT_EQ(shards[2].columns[0].numbers, (std::vector<double>{2, 5}));
+  // In any order; through HDF5 files and back.
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-shards-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<results::Table> read;
+  for (std::size_t i : {2u, 0u, 1u}) {
+    const std::string p = (dir / names[i]).string();
+    results::write_table_hdf5(shards[i], p, "runs");
+    read.push_back(results::read_table_hdf5(p, "runs"));
+  }
+  const auto merged = planner::merge_tables(read, {names[2], names[0], names[1]});
+  EXPECT_EQ(csv_of(merged), csv_of(whole));
+  EXPECT_EQ(merged.attributes, whole.attributes);
+  // The merged table written and read back is still the same, value for value.
+  results::write_table_hdf5(merged, (dir / "merged.h5").string(), "runs");
+  EXPECT_EQ(csv_of(results::read_table_hdf5((dir / "merged.h5").string(), "runs")), csv_of(whole));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
+  const auto spec = planner::load_sweep(write_scenario("shards2.yaml", "seeds: 4\n"));
+  auto shard = [&](std::size_t i, std::size_t n) {
+    planner::SweepOptions o;
+    o.shard_index = i;
+    o.shard_count = n;
+    return planner::sweep_table(planner::run_sweep(spec, o));
+  };
+  const auto s0 = shard(0, 3), s1 = shard(1, 3), s2 = shard(2, 3);
+  auto message = [&](const std::vector<results::Table>& t) {
+    try {
+      planner::merge_tables(t, {"a.h5", "b.h5", "c.h5"});
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({s0, s2}).find("missing shard(s) 1 of 3 (4 runs in all)"), std::string::npos) << message({s0, s2});
+  EXPECT_NE(message({s0, s1, s1}).find("c.h5: shard 1/3 given twice"), std::string::npos) << message({s0, s1, s1});
+  EXPECT_NE(message({s0, shard(1, 2)}).find("b.h5: is shard 1/2"), std::string::npos);
+  EXPECT_EQ(message({s0, s1, s2}), "no error") << "shards of one sweep merge";
+  EXPECT_EQ(planner::merge_tables({s0, s1, s2}, {"a", "b", "c"}).rows(), 4u);
+  EXPECT_THROW(planner::parse_shard("3/3"), sim::InputError);
+  EXPECT_THROW(planner::parse_shard("1"), sim::InputError);
+  EXPECT_EQ(planner::parse_shard("2/5"), (std::pair<std::size_t, std::size_t>{2, 5}));
+}

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/compare_cmd.hpp"
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
@@ -187,6 +188,20 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
+  std::string compare_policies, compare_csv;
+  bool compare_json = false;
+  std::optional<std::uint64_t> compare_seed;
+  std::size_t compare_tenants = 10;
+  auto* compare = app.add_subcommand("compare", "run one scenario under several policies and compare their KPIs");
+  compare->add_option("scenario", scenario_path, "scenario YAML file (per-policy blocks under `policies:`)")
+      ->required();
+  compare->add_option("--policies", compare_policies, "comma-separated policies, e.g. fifo,sjf,kubernetes")->required();
+  compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)");
+  compare->add_flag("--json", compare_json, "print the comparison as JSON");
+  compare->add_option("--seed", compare_seed, "override the scenario's seed")->check(check_seed);
+  compare->add_option("--tenants", compare_tenants, "tenant rows shown (largest by GPU-hours; default 10)");
+  compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -215,6 +230,13 @@ int main(int argc, char** argv) {
       std::signal(SIGTERM, on_signal);
       g_defer.store(true);  // runs finished before a signal are kept
       return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop, shard);
+    }
+    if (*compare) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      g_defer.store(true);
+      return headroom::app::cmd_compare(scenario_path, compare_policies, compare_csv, compare_json, compare_seed,
+                                        compare_tenants, &g_stop);
     }
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format);

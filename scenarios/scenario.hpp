@@ -45,6 +45,7 @@ struct Scenario {
   models::ClusterSpec cluster;
   std::vector<models::Tenant> tenants;
   PolicySpec policy;
+  std::vector<PolicySpec> policy_overrides;  // `policies: {NAME: {params}}`: per-policy blocks (headroom compare)
   WorkloadSpec workload;
   Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;

@@ -3,6 +3,7 @@
 #include <tbb/global_control.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -262,4 +263,133 @@ TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
   EXPECT_THROW(planner::parse_shard("3/3"), sim::InputError);
   EXPECT_THROW(planner::parse_shard("1"), sim::InputError);
   EXPECT_EQ(planner::parse_shard("2/5"), (std::pair<std::size_t, std::size_t>{2, 5}));
+}
+
+#include "planner/compare.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace {
+
+double metric(const results::Table& t, const std::string& name, const std::string& policy) {
+  std::size_t col = 0;
+  while (col < t.columns.size() && t.columns[col].name != policy) ++col;
+  for (std::size_t r = 0; r < t.rows(); ++r)
+    if (t.columns[0].strings[r] == name) return t.columns.at(col).numbers[r];
+  ADD_FAILURE() << "no metric " << name;
+  return -1;
+}
+
+}  // namespace
+
+TEST(Compare, PerPolicyBlocksDefaultBlockOrDefaults) {
+  const auto sc = scenarios::load_scenario(
+      write_scenario("cmp-blocks.yaml", "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n  sjf:\n"));
+  ASSERT_EQ(sc.policy_overrides.size(), 2u);
+  auto k = planner::scenario_for_policy(sc, "kubernetes");
+  EXPECT_EQ(k.policy.name, "kubernetes");
+  EXPECT_EQ(k.policy.params.count("quota.t0.gpu"), 1u);
+  EXPECT_EQ(planner::scenario_for_policy(sc, "sjf").policy.params.size(), 0u);
+  EXPECT_EQ(planner::scenario_for_policy(sc, "fifo").policy.name, "fifo");  // the `policy:` block
+  EXPECT_EQ(planner::scenario_for_policy(sc, "fifo").cluster.total_gpus(), sc.cluster.total_gpus());
+}
+
+TEST(Compare, BadPolicyBlocksAndListsAreErrorsWithLocations) {
+  try {
+    scenarios::load_scenario(
+        write_scenario("cmp-bad.yaml", "policies:\n  kubernetes: {podMaxBackof: 3}\n  fifx: {}\n"));
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    std::string all;
+    for (const auto& x : e.errors()) all += std::string(x.what()) + "\n";
+    EXPECT_NE(all.find("cmp-bad.yaml:17:"), std::string::npos) << all;
+    EXPECT_NE(all.find("podMaxBackof"), std::string::npos) << all;
+    EXPECT_NE(all.find("policies.kubernetes.podMaxBackof: unknown parameter"), std::string::npos) << all;
+    EXPECT_NE(all.find("cmp-bad.yaml:18:3"), std::string::npos) << all;
+    EXPECT_NE(all.find("fifx"), std::string::npos) << all;
+  }
+  EXPECT_EQ(planner::parse_policy_list("fifo, sjf,kubernetes"),
+            (std::vector<std::string>{"fifo", "sjf", "kubernetes"}));
+  try {
+    planner::parse_policy_list("fifo,sfj");
+    FAIL();
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown policy \"sfj\"; did you mean \"sjf\"?"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(planner::parse_policy_list("fifo,fifo"), sim::InputError);
+  EXPECT_THROW(planner::parse_policy_list("fifo,"), sim::InputError);
+}
+
+TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
+  const auto sc =
+      scenarios::load_scenario(write_scenario("cmp.yaml", "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n"));
+  const std::vector<std::string> names = {"fifo", "sjf", "kubernetes"};
+  auto table_at = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    return planner::compare_table(planner::compare(sc, names));
+  };
+  const auto one = table_at(1), two = table_at(3);
+  EXPECT_EQ(csv_of(one), csv_of(two));
+  ASSERT_EQ(one.columns.size(), 5u);
+  EXPECT_EQ(one.columns[2].name, "fifo");
+  EXPECT_EQ(one.columns[4].name, "kubernetes");
+  // Each column is the run of that policy alone.
+  for (const auto& p : names) {
+    const auto o = planner::run_scenario(planner::scenario_for_policy(sc, p));
+    const auto s = results::summarize(o.result);
+    EXPECT_EQ(metric(one, "wait_mean", p), s.wait.mean) << p;
+    EXPECT_EQ(metric(one, "jct_p95", p), s.jct.p95) << p;
+    EXPECT_EQ(metric(one, "gpu_utilization", p), s.gpu_utilization) << p;
+    EXPECT_EQ(metric(one, "completed", p), static_cast<double>(s.by_state[2])) << p;
+    EXPECT_EQ(metric(one, "jain_index", p), planner::fairness_of(o).jain) << p;
+    const auto by_tenant = planner::stats_by_tenant(o.result);
+    ASSERT_EQ(by_tenant.size(), 3u);
+    EXPECT_EQ(metric(one, "tenant:t1.wait_mean", p), by_tenant[1].wait_mean_s) << p;
+  }
+  // The quota of the kubernetes block holds t0 back: it gets fewer GPU-hours than without it.
+  auto plain = sc;
+  plain.policy_overrides.clear();
+  const auto without = planner::compare_table(planner::compare(plain, {"kubernetes"}));
+  EXPECT_LT(metric(one, "tenant:t0.gpu_hours", "kubernetes"), metric(without, "tenant:t0.gpu_hours", "kubernetes"));
+  EXPECT_GT(metric(one, "unfinished", "kubernetes"), metric(without, "unfinished", "kubernetes"));
+  // Every job is a batch job in this trace: one kind row set, all 200 jobs.
+  EXPECT_EQ(metric(one, "kind:batch.jobs", "sjf"), 200);
+}
+
+TEST(Compare, GroupStatsPerTenantAndKind) {
+  results::RunResult r;
+  r.tenants = {"a", "b"};
+  r.sim_end = 100 * sim::kSecond;
+  auto add = [&](std::uint32_t tenant, std::uint8_t kind, sim::Tick submit, sim::Tick start, sim::Tick end,
+                 std::uint8_t state) {
+    results::JobRecord j;
+    j.tenant = tenant;
+    j.kind = kind;
+    j.gpus = 2;
+    j.submit = submit * sim::kSecond;
+    j.start = start < 0 ? -1 : start * sim::kSecond;
+    j.end = end < 0 ? -1 : end * sim::kSecond;
+    j.state = state;
+    r.jobs.push_back(j);
+  };
+  add(0, 0, 0, 10, 20, 2);  // a train: wait 10, JCT 20
+  add(0, 0, 0, 30, 40, 2);  // a train: wait 30, JCT 40
+  add(1, 3, 5, -1, -1, 5);  // b batch rejected
+  add(1, 1, 0, 0, 50, 3);   // b inference failed: wait 0, no JCT
+  const auto t = planner::stats_by_tenant(r);
+  EXPECT_DOUBLE_EQ(t[0].wait_mean_s, 20);
+  EXPECT_DOUBLE_EQ(t[0].wait_p95_s, 30);
+  EXPECT_DOUBLE_EQ(t[0].jct_mean_s, 30);
+  EXPECT_DOUBLE_EQ(t[0].gpu_hours, 2.0 * 20 / 3600);
+  EXPECT_EQ(t[1].rejected, 1);
+  EXPECT_EQ(t[1].completed, 0);
+  EXPECT_TRUE(std::isnan(t[1].jct_mean_s));
+  const auto k = planner::stats_by_kind(r);
+  ASSERT_EQ(k.size(), 4u);
+  EXPECT_EQ(k[0].name, "train");
+  EXPECT_EQ(k[0].jobs, 2);
+  EXPECT_EQ(k[1].name, "inference");
+  EXPECT_DOUBLE_EQ(k[1].wait_mean_s, 0);
+  EXPECT_EQ(k[2].jobs, 0);
+  EXPECT_EQ(k[3].rejected, 1);
 }

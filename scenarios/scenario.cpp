@@ -247,11 +247,10 @@ class Loader {
             "expected a map with keys name, cluster, policy and workload at the top level, got " + describe(root));
       return;
     }
-    MapReader top(
-        root, "",
-        {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output", "variants", "seeds"},
-        errors_,
-        file_);
+    MapReader top(root, "",
+                  {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
+                   "variants", "seeds"},
+                  errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
     }

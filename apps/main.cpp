@@ -14,6 +14,7 @@
 #include "apps/compare_cmd.hpp"
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
+#include "apps/report_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
 #include "apps/trace_cmds.hpp"
 #include "results/fairness.hpp"
@@ -202,6 +203,12 @@ int main(int argc, char** argv) {
   compare->add_option("--tenants", compare_tenants, "tenant rows shown (largest by GPU-hours; default 10)");
   compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
+  std::vector<std::string> report_inputs;
+  std::string report_output;
+  auto* report = app.add_subcommand("report", "write a self-contained HTML report (inline SVG plots) of results");
+  report->add_option("inputs", report_inputs, "run results or sweep tables (HDF5)")->required();
+  report->add_option("-o,--output", report_output, "the HTML file to write")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -238,6 +245,7 @@ int main(int argc, char** argv) {
       return headroom::app::cmd_compare(scenario_path, compare_policies, compare_csv, compare_json, compare_seed,
                                         compare_tenants, &g_stop);
     }
+    if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);

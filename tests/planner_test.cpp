@@ -393,3 +393,62 @@ TEST(Compare, GroupStatsPerTenantAndKind) {
   EXPECT_EQ(k[2].jobs, 0);
   EXPECT_EQ(k[3].rejected, 1);
 }
+
+#include "results/report.hpp"
+
+TEST(Report, NiceTicksAndEscaping) {
+  EXPECT_EQ(results::nice_ticks(0, 1, 5), (std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1}));
+  EXPECT_EQ(results::nice_ticks(0, 17.2, 5), (std::vector<double>{0, 5, 10, 15}));
+  EXPECT_EQ(results::nice_ticks(768, 1280, 4), (std::vector<double>{800, 1000, 1200}));
+  EXPECT_EQ(results::html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
+
+TEST(Report, ChartsAreInlineSvgWithEscapedLabelsAndLegends) {
+  results::Chart c;
+  c.title = "wait <p95>";
+  c.x_label = "hours";
+  c.y_label = "jobs";
+  const std::string one = results::svg_chart(c, {results::Series{"a", {0, 1, 2}, {0, 5, 3}}});
+  EXPECT_EQ(one.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(one.find("wait &lt;p95&gt;"), std::string::npos);
+  EXPECT_EQ(one.find("<p95>"), std::string::npos);
+  EXPECT_EQ(one.find("stroke-width=\"3\""), std::string::npos) << "no legend for a single series";
+  // A NaN breaks the line into two polylines; two series get a legend.
+  const std::string two = results::svg_chart(
+      c, {results::Series{"a", {0, 1, 2, 3}, {1, std::nan(""), 2, 3}}, results::Series{"b", {0, 3}, {0, 1}}});
+  std::size_t polylines = 0;
+  for (std::size_t p = two.find("<polyline"); p != std::string::npos; p = two.find("<polyline", p + 1)) ++polylines;
+  EXPECT_EQ(polylines, 3u);
+  EXPECT_NE(two.find(">b<title>b</title></text>"), std::string::npos);
+}
+
+TEST(Report, RendersRunAndSweepFilesSelfContained) {
+  const auto path = write_scenario("report.yaml", "variants:\n  policy: [fifo, sjf]\n");
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-report-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  planner::SweepOptions o;
+  o.keep_runs_dir = dir.string();
+  const auto sweep = planner::run_sweep(planner::load_sweep(path), o);
+  results::write_table_hdf5(planner::sweep_table(sweep), (dir / "sweep.h5").string(), "runs");
+  std::vector<results::ReportInput> inputs = {results::load_report_input((dir / "run-0.h5").string()),
+                                              results::load_report_input((dir / "run-1.h5").string()),
+                                              results::load_report_input((dir / "sweep.h5").string())};
+  EXPECT_FALSE(inputs[0].sweep);
+  EXPECT_TRUE(inputs[2].sweep);
+  EXPECT_EQ(inputs[0].summary.jobs, 200);
+  const std::string html = results::render_report(inputs);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("Runs side by side"), std::string::npos);
+  EXPECT_NE(html.find("GPU utilization over time"), std::string::npos);
+  EXPECT_NE(html.find("Wait CDF per tenant"), std::string::npos);
+  EXPECT_NE(html.find("KPIs against policy"), std::string::npos);
+  EXPECT_NE(html.find("Jain&#39;s index over time"), std::string::npos);
+  // Self-contained: no scripts, no links to other files or hosts.
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("http://www.w3.org/2000/svg"), html.find("xmlns=\"http://www.w3.org/2000/svg\"") + 7);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_THROW(results::load_report_input((dir / "missing.h5").string()), sim::InputError);
+  std::filesystem::remove_all(dir);
+}

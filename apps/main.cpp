@@ -12,6 +12,9 @@
 #include <memory>
 
 #include "apps/compare_cmd.hpp"
+#ifdef HEADROOM_MPI
+#include "apps/mpi_sweep.hpp"
+#endif
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
 #include "apps/report_cmd.hpp"
@@ -165,6 +168,10 @@ int main(int argc, char** argv) {
   sweep->add_option("--csv", sweep_csv, "write the table to this CSV file");
   sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5");
   sweep->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+  [[maybe_unused]] bool sweep_mpi = false;
+#ifdef HEADROOM_MPI
+  sweep->add_flag("--mpi", sweep_mpi, "under mpirun: rank R of N runs shard R/N, rank 0 merges and writes the table");
+#endif
   std::string shard;
   sweep->add_option("--shard", shard, "run only shard I of N (0-based, round robin), e.g. 0/4; join with merge");
 
@@ -236,6 +243,9 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, on_signal);
       std::signal(SIGTERM, on_signal);
       g_defer.store(true);  // runs finished before a signal are kept
+#ifdef HEADROOM_MPI
+      if (sweep_mpi) return headroom::app::cmd_sweep_mpi(scenario_path, sweep_output, sweep_csv, &g_stop);
+#endif
       return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop, shard);
     }
     if (*compare) {

@@ -1,6 +1,7 @@
 #include "apps/plan_cmd.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 
@@ -16,7 +17,7 @@ namespace {
 std::string show(const planner::Target& t, double v) {
   if (t.unit == "number") {
     char b[32];
-    std::snprintf(b, sizeof b, "%.3g", v);
+    std::snprintf(b, sizeof b, std::fabs(v) >= 1000 ? "%.0f" : "%.3g", v);
     return b;
   }
   if (t.unit == "ratio") {

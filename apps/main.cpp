@@ -12,10 +12,16 @@
 #include <memory>
 
 #include "apps/fgd_cmd.hpp"
+#include "apps/compare_cmd.hpp"
+#ifdef HEADROOM_MPI
+#include "apps/mpi_sweep.hpp"
+#endif
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
+#include "apps/report_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
 #include "apps/trace_cmds.hpp"
+#include "results/fairness.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -113,10 +119,13 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     return kExitInterrupted;
   }
   const auto summary = headroom::results::summarize(outcome.result);
+  const auto fairness = headroom::planner::fairness_of(outcome);
   if (json) {
-    headroom::results::print_summary_json(std::cout, summary);
+    headroom::results::print_summary_json_with_fairness(std::cout, summary, fairness);
   } else {
     headroom::results::print_summary(std::cout, summary);
+    std::cout << "\n";
+    headroom::results::print_fairness(std::cout, fairness, 10);
     std::fprintf(stdout, "time: import %.2f s, simulate %.2f s%s%s\n", outcome.import_seconds, outcome.simulate_seconds,
                  output.empty() ? "" : ", results in ", output.c_str());
   }
@@ -172,6 +181,19 @@ int main(int argc, char** argv) {
   sweep->add_option("--csv", sweep_csv, "write the table to this CSV file");
   sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5");
   sweep->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+  [[maybe_unused]] bool sweep_mpi = false;
+#ifdef HEADROOM_MPI
+  sweep->add_flag("--mpi", sweep_mpi, "under mpirun: rank R of N runs shard R/N, rank 0 merges and writes the table");
+#endif
+  std::string shard;
+  sweep->add_option("--shard", shard, "run only shard I of N (0-based, round robin), e.g. 0/4; join with merge");
+
+  std::vector<std::string> merge_inputs;
+  std::string merge_output, merge_csv;
+  auto* merge = app.add_subcommand("merge", "join the tables of `sweep --shard I/N` runs into the table of one run");
+  merge->add_option("inputs", merge_inputs, "shard tables (HDF5 written by sweep -o)")->required();
+  merge->add_option("-o,--output", merge_output, "write the merged table to this HDF5 file");
+  merge->add_option("--csv", merge_csv, "write the merged table to this CSV file");
 
   std::string vary, range;
   std::vector<std::string> targets;
@@ -190,6 +212,26 @@ int main(int argc, char** argv) {
   headroom::app::FgdArgs fgd_args;
   auto* fgd = headroom::app::add_fgd_command(app, fgd_args);
   fgd->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
+  std::string compare_policies, compare_csv;
+  bool compare_json = false;
+  std::optional<std::uint64_t> compare_seed;
+  std::size_t compare_tenants = 10;
+  auto* compare = app.add_subcommand("compare", "run one scenario under several policies and compare their KPIs");
+  compare->add_option("scenario", scenario_path, "scenario YAML file (per-policy blocks under `policies:`)")
+      ->required();
+  compare->add_option("--policies", compare_policies, "comma-separated policies, e.g. fifo,sjf,kubernetes")->required();
+  compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)");
+  compare->add_flag("--json", compare_json, "print the comparison as JSON");
+  compare->add_option("--seed", compare_seed, "override the scenario's seed")->check(check_seed);
+  compare->add_option("--tenants", compare_tenants, "tenant rows shown (largest by GPU-hours; default 10)");
+  compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
+  std::vector<std::string> report_inputs;
+  std::string report_output;
+  auto* report = app.add_subcommand("report", "write a self-contained HTML report (inline SVG plots) of results");
+  report->add_option("inputs", report_inputs, "run results or sweep tables (HDF5)")->required();
+  report->add_option("-o,--output", report_output, "the HTML file to write")->required();
 
   try {
     app.parse(argc, argv);
@@ -218,8 +260,20 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, on_signal);
       std::signal(SIGTERM, on_signal);
       g_defer.store(true);  // runs finished before a signal are kept
-      return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop);
+#ifdef HEADROOM_MPI
+      if (sweep_mpi) return headroom::app::cmd_sweep_mpi(scenario_path, sweep_output, sweep_csv, &g_stop);
+#endif
+      return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop, shard);
     }
+    if (*compare) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      g_defer.store(true);
+      return headroom::app::cmd_compare(scenario_path, compare_policies, compare_csv, compare_json, compare_seed,
+                                        compare_tenants, &g_stop);
+    }
+    if (*report) return headroom::app::cmd_report(report_inputs, report_output);
+    if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);

@@ -1,6 +1,7 @@
 #include "apps/plan_cmd.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 
@@ -14,7 +15,12 @@ namespace headroom::app {
 namespace {
 
 std::string show(const planner::Target& t, double v) {
-  if (t.kpi == "utilization" || t.kpi == "completed_fraction") {
+  if (t.unit == "number") {
+    char b[32];
+    std::snprintf(b, sizeof b, std::fabs(v) >= 1000 ? "%.0f" : "%.3g", v);
+    return b;
+  }
+  if (t.unit == "ratio") {
     char b[32];
     std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
     return b;

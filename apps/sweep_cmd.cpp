@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <tuple>
 
 #include "planner/sweep.hpp"
 #include "results/table.hpp"
@@ -30,14 +31,40 @@ std::string short_duration(double seconds) {
   return sim::format_duration(static_cast<sim::Tick>(seconds * 1000.0));
 }
 
+void write_csv(const results::Table& table, const std::string& csv) {
+  if (csv.empty()) return;
+  const std::string tmp = csv + ".tmp";
+  {
+    std::ofstream out(tmp);
+    results::write_table_csv(table, out);
+    if (!out) throw sim::InputError(csv, 0, 0, "", "cannot write the CSV table");
+  }
+  std::filesystem::rename(tmp, csv);
+}
+
 }  // namespace
 
-int cmd_sweep(const std::string& scenario, const std::string& output, const std::string& csv,
-              const std::string& keep_runs, std::atomic<bool>* stop) {
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& output, const std::string& csv) {
   check_output_dir(output);
   check_output_dir(csv);
-  const planner::SweepSpec spec = planner::load_sweep(scenario);
+  if (output.empty() && csv.empty()) throw sim::InputError("", 0, 0, "-o", "give -o OUT.h5 and/or --csv OUT.csv");
+  std::vector<results::Table> tables;
+  for (const auto& in : inputs) tables.push_back(results::read_table_hdf5(in, "runs"));
+  const results::Table merged = planner::merge_tables(tables, inputs);
+  if (!output.empty()) results::write_table_hdf5(merged, output, "runs");
+  write_csv(merged, csv);
+  std::printf("merged %zu shard file%s: %zu runs%s%s\n", inputs.size(), inputs.size() == 1 ? "" : "s", merged.rows(),
+              output.empty() ? "" : ", table in ", output.c_str());
+  return 0;
+}
+
+int cmd_sweep(const std::string& scenario, const std::string& output, const std::string& csv,
+              const std::string& keep_runs, std::atomic<bool>* stop, const std::string& shard) {
+  check_output_dir(output);
+  check_output_dir(csv);
   planner::SweepOptions options;
+  if (!shard.empty()) std::tie(options.shard_index, options.shard_count) = planner::parse_shard(shard);
+  const planner::SweepSpec spec = planner::load_sweep(scenario);
   options.stop = stop;
   options.keep_runs_dir = keep_runs;
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -61,7 +88,7 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
   std::printf("%-4s", "run");
   for (const auto& v : spec.variables) std::printf("  %-16s", v.path.substr(v.path.rfind('.') + 1).c_str());
   std::printf("  %6s  %-9s  %12s  %12s  %12s  %6s\n", "seed", "status", "wait mean", "wait p95", "JCT mean", "util");
-  for (std::size_t i = 0; i < result.points.size(); ++i) {
+  for (std::size_t i : result.selected) {
     const auto& p = result.points[i];
     const auto& r = result.results[i];
     std::printf("%-4zu", i);
@@ -80,17 +107,10 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
       std::printf("  %6llu  %-9s  %s\n", static_cast<unsigned long long>(p.seed), status, r.error.c_str());
   }
   if (!output.empty()) results::write_table_hdf5(table, output, "runs");
-  if (!csv.empty()) {
-    const std::string tmp = csv + ".tmp";
-    {
-      std::ofstream out(tmp);
-      results::write_table_csv(table, out);
-      if (!out) throw sim::InputError(csv, 0, 0, "", "cannot write the CSV table");
-    }
-    std::filesystem::rename(tmp, csv);
-  }
-  std::printf("%zu runs: %zu done, %zu failed, %zu cancelled\n", result.points.size(),
-              result.points.size() - failed - cancelled, failed, cancelled);
+  write_csv(table, csv);
+  if (result.shard_count > 1) std::printf("shard %zu/%zu: ", result.shard_index, result.shard_count);
+  std::printf("%zu runs: %zu done, %zu failed, %zu cancelled\n", result.selected.size(),
+              result.selected.size() - failed - cancelled, failed, cancelled);
   if (stop != nullptr && stop->load()) {
     std::fprintf(stderr, "interrupted: the finished runs were kept\n");
     return 130;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 namespace headroom::app {
 
@@ -9,6 +10,9 @@ namespace headroom::app {
 // variant x seed in parallel, prints the table, and writes it. On `stop` (Ctrl-C) the finished
 // runs are kept and written; exit code 130.
 int cmd_sweep(const std::string& scenario, const std::string& output, const std::string& csv,
-              const std::string& keep_runs, std::atomic<bool>* stop);
+              const std::string& keep_runs, std::atomic<bool>* stop, const std::string& shard = {});
+
+// `headroom merge`: joins the tables of `headroom sweep --shard I/N` runs into one.
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& output, const std::string& csv);
 
 }  // namespace headroom::app

@@ -53,6 +53,17 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"utilization", {"utilization", Unit::Ratio}},
       {"makespan", {"makespan", Unit::Time}},
       {"completed_fraction", {"completed_fraction", Unit::Ratio}},
+      // Fairness (results/fairness.hpp).
+      {"jain", {"jain", Unit::Count}},
+      {"jain_index", {"jain", Unit::Count}},
+      {"jain_mean", {"jain_mean", Unit::Count}},
+      {"rho_max", {"rho_max", Unit::Count}},
+      {"max_rho", {"rho_max", Unit::Count}},
+      {"rho_mean", {"rho_mean", Unit::Count}},
+      {"mean_rho", {"rho_mean", Unit::Count}},
+      {"min_share_ratio", {"min_share_ratio", Unit::Count}},
+      {"max_dominant_share", {"max_dominant_share", Unit::Ratio}},
+      {"starved", {"starved", Unit::Count}},
   };
   return k;
 }
@@ -60,7 +71,10 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
          "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, "
-         "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours";
+         "jain, jain_mean, rho_max, rho_mean, min_share_ratio, max_dominant_share, starved, "
+         "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours, "
+         "tenant:NAME.share, tenant:NAME.share_ratio, tenant:NAME.dominant_share, tenant:NAME.rho, "
+         "tenant:NAME.starved";
 }
 
 }  // namespace
@@ -99,8 +113,16 @@ Target parse_target(const std::string& text) {
     } else if (what == "gpu_hours") {
       t.kpi = "tenant.gpu_hours";
       unit = Unit::Hours;
+    } else if (what == "share" || what == "dominant_share") {
+      t.kpi = "tenant." + what;
+      unit = Unit::Ratio;
+    } else if (what == "share_ratio" || what == "rho" || what == "starved") {
+      t.kpi = "tenant." + what;
+      unit = Unit::Count;
     } else {
-      bad("unknown tenant KPI \"" + what + "\"; expected mean_wait, p95_wait, max_wait or gpu_hours");
+      bad("unknown tenant KPI \"" + what +
+          "\"; expected mean_wait, p95_wait, max_wait, gpu_hours, share, share_ratio, dominant_share, rho or "
+          "starved");
     }
   } else {
     auto it = kpi_names().find(kpi);
@@ -108,6 +130,7 @@ Target parse_target(const std::string& text) {
     t.kpi = it->second.first;
     unit = it->second.second;
   }
+  t.unit = unit == Unit::Time ? "time" : unit == Unit::Ratio ? "ratio" : unit == Unit::Hours ? "hours" : "number";
   if (unit == Unit::Time) {
     auto d = sim::parse_duration(value);
     if (!d) bad("expected a duration like 30m, 1h or 2d, got \"" + value + "\"");
@@ -120,7 +143,8 @@ Target parse_target(const std::string& text) {
     auto r = std::from_chars(v.data(), v.data() + v.size(), x);
     if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty())
       bad("expected a number" + std::string(unit == Unit::Ratio ? " (0.8 or 80%)" : "") + ", got \"" + value + "\"");
-    if (percent && unit != Unit::Ratio) bad("a percentage only makes sense for utilization and completed_fraction");
+    if (percent && unit != Unit::Ratio)
+      bad("a percentage only makes sense for utilization, completed_fraction and shares");
     t.bound = percent ? x / 100.0 : x;
   }
   return t;
@@ -152,6 +176,29 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
     return ten.gpu_hours;
   }
   return std::nullopt;
+}
+
+std::optional<double> kpi_value(const results::Summary& s, const results::Fairness& f, const Target& t) {
+  if (t.kpi == "jain") return f.jain;
+  if (t.kpi == "jain_mean") return f.jain_mean;
+  if (t.kpi == "rho_max") return f.rho_max;
+  if (t.kpi == "rho_mean") return f.rho_mean;
+  if (t.kpi == "min_share_ratio") return f.min_share_ratio;
+  if (t.kpi == "max_dominant_share") return f.max_dominant_share;
+  if (t.kpi == "starved") return static_cast<double>(f.starved);
+  if (t.kpi == "tenant.share" || t.kpi == "tenant.share_ratio" || t.kpi == "tenant.dominant_share" ||
+      t.kpi == "tenant.rho" || t.kpi == "tenant.starved") {
+    for (const auto& ten : f.tenants) {
+      if (ten.name != t.tenant) continue;
+      if (t.kpi == "tenant.share") return ten.share;
+      if (t.kpi == "tenant.share_ratio") return ten.share_ratio;
+      if (t.kpi == "tenant.dominant_share") return ten.dominant_share;
+      if (t.kpi == "tenant.rho") return ten.rho;
+      return static_cast<double>(ten.starved);
+    }
+    return std::nullopt;
+  }
+  return kpi_value(s, t);
 }
 
 bool meets(const Target& t, double v) {
@@ -195,7 +242,8 @@ PlanResult plan(const PlanRequest& req) {
       auto o = run_scenario(tasks[i].sc, ro);
       if (o.cancelled) return;
       const auto summary = results::summarize(o.result);
-      for (const auto& t : req.targets) tasks[i].kpis.push_back(kpi_value(summary, t));
+      const auto fairness = fairness_of(o);
+      for (const auto& t : req.targets) tasks[i].kpis.push_back(kpi_value(summary, fairness, t));
       tasks[i].done = true;
     });
     for (std::int64_t v : values) {

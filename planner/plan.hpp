@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "results/fairness.hpp"
 #include "results/summary.hpp"
 
 namespace headroom::planner {
@@ -20,6 +21,9 @@ struct Target {
   bool at_most = true;  // <= (or <) when true, >= (or >) when false
   bool strict = false;
   double bound = 0;  // seconds for times, a fraction for ratios, GPU-hours
+  // How the value reads: "time" (seconds), "ratio" (a fraction, shown as %), "hours" (GPU-hours)
+  // or "number" (a count or a plain number such as Jain's index or rho).
+  std::string unit = "time";
 };
 
 // Parses "KPI OP VALUE"; throws sim::InputError naming the target and what was expected.
@@ -27,6 +31,8 @@ Target parse_target(const std::string& text);
 // The KPI's value in a summary (seconds / fraction / GPU-hours); nullopt when it does not
 // exist (an unknown tenant).
 std::optional<double> kpi_value(const results::Summary& s, const Target& t);
+// Same, also for the fairness KPIs (jain, rho_max, tenant:NAME.share ...).
+std::optional<double> kpi_value(const results::Summary& s, const results::Fairness& f, const Target& t);
 bool meets(const Target& t, double value);
 
 struct PlanRequest {

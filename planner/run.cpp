@@ -20,6 +20,10 @@ std::string version_string() {
   return std::string("headroom ") + HEADROOM_VERSION + " (" + HEADROOM_GIT_DESCRIBE + ")";
 }
 
+results::Fairness fairness_of(const RunOutcome& outcome) {
+  return results::compute_fairness(outcome.result, outcome.fairness);
+}
+
 RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& options) {
   using clock = std::chrono::steady_clock;
   const std::uint64_t seed = options.seed.value_or(scenario.seed);
@@ -58,6 +62,29 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.total_gpus = sc.cluster.total_gpus();
   r.lost_gpu_ms = simulation.lost_gpu_ms();
   r.timeseries.interval = stats.sample_interval;
+
+  std::vector<std::string> names;
+  std::vector<double> weights;
+  for (const auto& t : sc.tenants) {
+    names.push_back(t.name);
+    weights.push_back(t.weight);
+  }
+  out.fairness.weights = results::tenant_weights(r, names, weights);
+  double cpus = 0, memory_mib = 0;
+  for (const auto& p : sc.cluster.pools) {
+    cpus += static_cast<double>(p.nodes) * p.cpus_per_node;
+    memory_mib += static_cast<double>(p.nodes) * static_cast<double>(p.memory_gib) * 1024.0;
+  }
+  if (cpus > 0) {
+    results::ResourceUse use{"cpu", cpus, {}};
+    for (const auto& j : workload.jobs) use.per_job.push_back(j.cpus);
+    out.fairness.resources.push_back(std::move(use));
+  }
+  if (memory_mib > 0) {
+    results::ResourceUse use{"memory", memory_mib, {}};
+    for (const auto& j : workload.jobs) use.per_job.push_back(static_cast<double>(j.memory_mib));
+    out.fairness.resources.push_back(std::move(use));
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "results/fairness.hpp"
 #include "results/run_result.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -20,6 +21,9 @@ struct RunOptions {
 struct RunOutcome {
   results::RunResult result;
   bool cancelled = false;
+  // Fairness inputs the result file alone does not hold: tenant weights from the scenario, and
+  // the CPU cores and memory each job holds (when the cluster models them) for dominant shares.
+  results::FairnessOptions fairness;
   double import_seconds = 0, simulate_seconds = 0;
   models::TraceMeta trace;  // what the import noticed: skipped and bad rows, warnings
 };
@@ -29,5 +33,8 @@ struct RunOutcome {
 RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& options = {});
 
 std::string version_string();
+
+// The fairness metrics of a finished run (compute_fairness with the outcome's options).
+results::Fairness fairness_of(const RunOutcome& outcome);
 
 }  // namespace headroom::planner

@@ -10,6 +10,7 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "planner/run.hpp"
 #include "results/hdf5_io.hpp"
@@ -232,10 +233,17 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   if (!options.keep_runs_dir.empty() && !std::filesystem::is_directory(options.keep_runs_dir))
     throw sim::InputError(options.keep_runs_dir, 0, 0, "", "directory for the runs' results does not exist");
 
+  if (options.shard_count == 0 || options.shard_index >= options.shard_count)
+    throw sim::InputError("", 0, 0, "--shard", "expected I/N with 0 <= I < N");
+  r.shard_index = options.shard_index;
+  r.shard_count = options.shard_count;
+  for (std::size_t i = options.shard_index; i < n; i += options.shard_count) r.selected.push_back(i);
+  const std::size_t m = r.selected.size();
   r.results.resize(n);
   std::atomic<std::size_t> done{0};
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1), [&](const tbb::blocked_range<std::size_t>& range) {
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 1), [&](const tbb::blocked_range<std::size_t>& range) {
+    for (std::size_t k = range.begin(); k != range.end(); ++k) {
+      const std::size_t i = r.selected[k];
       PointResult& out = r.results[i];
       if (options.stop != nullptr && options.stop->load()) continue;
       try {
@@ -244,6 +252,10 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         RunOutcome o = run_scenario(runs[i], ro);
         if (o.cancelled) continue;
         out.summary = results::summarize(o.result);
+        out.fairness = fairness_of(o);
+        out.fairness.time.clear();
+        out.fairness.share_over_time.clear();
+        out.fairness.jain_over_time.clear();
         if (!options.keep_runs_dir.empty())
           results::write_hdf5(o.result, options.keep_runs_dir + "/run-" + std::to_string(i) + ".h5");
         out.status = RunStatus::Done;
@@ -252,7 +264,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         out.error = e.what();
       }
       const std::size_t d = ++done;
-      if (options.progress) options.progress(d, n);
+      if (options.progress) options.progress(d, m);
     }
   });
   return r;
@@ -278,9 +290,15 @@ results::Table sweep_table(const SweepResult& r) {
                         "jct_mean_s", "jct_median_s", "jct_p95_s",      "jct_p99_s",    "gpu_utilization",
                         "makespan_s", "preemptions",  "lost_gpu_hours", "starved_jobs", "pending_gpus_mean"})
     num(k);
+  for (const char* k :
+       {"jain_index", "jain_index_mean", "rho_max", "rho_mean", "min_share_ratio", "max_dominant_share", "max_wait_s"})
+    num(k);
   text("fingerprint");
   text("error");
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<std::size_t> rows = r.selected;
+  if (rows.empty() && r.shard_count <= 1)
+    for (std::size_t i = 0; i < n; ++i) rows.push_back(i);
+  for (std::size_t i : rows) {
     const auto& p = r.points[i];
     const auto& res = r.results[i];
     const auto& s = res.summary;
@@ -311,12 +329,118 @@ results::Table sweep_table(const SweepResult& r) {
     put(s.lost_gpu_hours);
     put(static_cast<double>(s.starved_jobs));
     put(s.pending_gpus_mean);
+    const auto& f = res.fairness;
+    put(f.jain);
+    put(f.jain_mean);
+    put(f.rho_max);
+    put(f.rho_mean);
+    put(f.min_share_ratio);
+    put(f.max_dominant_share);
+    put(f.max_wait_s);
     t.columns[c++].strings.push_back(ok ? s.fingerprint : "");
     t.columns[c++].strings.push_back(res.error);
   }
   t.attributes["scenario_file"] = r.spec.file;
   t.attributes["version"] = version_string();
+  std::string names;
+  for (const auto& c : t.columns) names += c.name + "\n";
+  t.attributes["columns"] = names;
+  if (r.shard_count > 1) {
+    t.attributes["shard"] = std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count);
+    t.attributes["total_runs"] = std::to_string(n);
+  }
   return t;
+}
+
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  std::size_t i = 0, n = 0;
+  auto num = [](const std::string& s, std::size_t& v) {
+    auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && res.ec == std::errc() && res.ptr == s.data() + s.size();
+  };
+  if (slash == std::string::npos || !num(text.substr(0, slash), i) || !num(text.substr(slash + 1), n) || n == 0 ||
+      i >= n)
+    throw sim::InputError("", 0, 0, "--shard", "expected I/N with 0 <= I < N (e.g. 0/4), got \"" + text + "\"");
+  return {i, n};
+}
+
+results::Table merge_tables(const std::vector<results::Table>& shards, const std::vector<std::string>& names) {
+  if (shards.empty()) throw sim::InputError("", 0, 0, "merge", "no input tables");
+  auto bad = [&](std::size_t k, const std::string& why) {
+    throw sim::InputError(k < names.size() ? names[k] : "", 0, 0, "", why);
+  };
+  auto attr = [](const results::Table& t, const std::string& key) {
+    auto it = t.attributes.find(key);
+    return it == t.attributes.end() ? std::string() : it->second;
+  };
+  const results::Table& first = shards.front();
+  std::size_t shard_count = 1, total = 0;
+  std::vector<bool> seen_shard;
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    const auto& t = shards[k];
+    if (t.columns.size() != first.columns.size()) bad(k, "has other columns than " + names.front());
+    for (std::size_t c = 0; c < t.columns.size(); ++c)
+      if (t.columns[c].name != first.columns[c].name || t.columns[c].text != first.columns[c].text)
+        bad(k, "column " + std::to_string(c) + " is \"" + t.columns[c].name + "\", expected \"" +
+                   first.columns[c].name + "\" as in " + names.front());
+    if (t.columns.empty() || t.columns[0].name != "run" || t.columns[0].text)
+      bad(k, "not a sweep table (no run column)");
+    if (attr(t, "scenario_file") != attr(first, "scenario_file") || attr(t, "columns") != attr(first, "columns"))
+      bad(k, "comes from another sweep (scenario " + attr(t, "scenario_file") + ") than " + names.front() + " (" +
+                 attr(first, "scenario_file") + ")");
+    const std::string sh = attr(t, "shard");
+    std::size_t i = 0, n = 1;
+    if (!sh.empty()) std::tie(i, n) = parse_shard(sh);
+    std::size_t tot = t.rows();
+    if (!attr(t, "total_runs").empty()) tot = static_cast<std::size_t>(std::stoull(attr(t, "total_runs")));
+    if (k == 0) {
+      shard_count = n;
+      total = tot;
+      seen_shard.assign(n, false);
+    } else if (n != shard_count || tot != total) {
+      bad(k, "is shard " + sh + " of a sweep of " + std::to_string(tot) + " runs; " + names.front() + " is of " +
+                 std::to_string(shard_count) + " shards and " + std::to_string(total) + " runs");
+    }
+    if (seen_shard[i]) bad(k, "shard " + std::to_string(i) + "/" + std::to_string(n) + " given twice");
+    seen_shard[i] = true;
+  }
+  std::string missing;
+  for (std::size_t i = 0; i < seen_shard.size(); ++i)
+    if (!seen_shard[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+  if (!missing.empty())
+    throw sim::InputError("", 0, 0, "merge",
+                          "missing shard(s) " + missing + " of " + std::to_string(shard_count) + " (" +
+                              std::to_string(total) + " runs in all)");
+  // Rows by run index.
+  std::vector<std::pair<std::size_t, std::size_t>> where(total, {SIZE_MAX, 0});
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    for (std::size_t row = 0; row < shards[k].rows(); ++row) {
+      const double run = shards[k].columns[0].numbers[row];
+      if (!(run >= 0) || run >= static_cast<double>(total)) bad(k, "run index out of range");
+      auto& w = where[static_cast<std::size_t>(run)];
+      if (w.first != SIZE_MAX) bad(k, "run " + std::to_string(static_cast<std::size_t>(run)) + " appears twice");
+      w = {k, row};
+    }
+  }
+  for (std::size_t i = 0; i < total; ++i)
+    if (where[i].first == SIZE_MAX)
+      throw sim::InputError("", 0, 0, "merge", "run " + std::to_string(i) + " is missing");
+  results::Table out;
+  for (const auto& c : first.columns) out.columns.push_back(results::Column{c.name, c.text, {}, {}});
+  for (const auto& [k, row] : where) {
+    for (std::size_t c = 0; c < out.columns.size(); ++c) {
+      const auto& src = shards[k].columns[c];
+      if (src.text)
+        out.columns[c].strings.push_back(src.strings[row]);
+      else
+        out.columns[c].numbers.push_back(src.numbers[row]);
+    }
+  }
+  out.attributes = first.attributes;
+  out.attributes.erase("shard");
+  out.attributes.erase("total_runs");
+  return out;
 }
 
 }  // namespace headroom::planner

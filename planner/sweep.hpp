@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "results/fairness.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
@@ -47,6 +48,7 @@ enum class RunStatus : std::uint8_t { Done, Cancelled, Failed };
 struct PointResult {
   RunStatus status = RunStatus::Cancelled;
   results::Summary summary;
+  results::Fairness fairness;  // without the over-time series
   std::string error;
 };
 
@@ -54,19 +56,33 @@ struct SweepOptions {
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::size_t done, std::size_t total)> progress;  // called from worker threads
   std::string keep_runs_dir;  // write each run's full results as DIR/run-<index>.h5 when set
+  // Run only shard `shard_index` of `shard_count`: the points whose index % shard_count ==
+  // shard_index (round robin, so every shard gets a mix of variants). 0 of 1: every point.
+  std::size_t shard_index = 0, shard_count = 1;
 };
 
 struct SweepResult {
   SweepSpec spec;
   std::vector<SweepPoint> points;
-  std::vector<PointResult> results;  // by point index
+  std::vector<PointResult> results;   // by point index
+  std::vector<std::size_t> selected;  // the point indexes this run covered (its shard), increasing
+  std::size_t shard_index = 0, shard_count = 1;
 };
+
+// Parses "I/N" (0 <= I < N); throws sim::InputError naming --shard.
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text);
+
+// Merges sweep tables written by shards of the same sweep (`headroom sweep --shard I/N`) into
+// the table one unsharded run writes: rows in run order, shard attributes dropped. Throws
+// sim::InputError when the shards disagree (another scenario, other columns), overlap, or a
+// shard is missing (naming the missing shard indexes).
+results::Table merge_tables(const std::vector<results::Table>& shards, const std::vector<std::string>& names);
 
 // Runs every point in parallel (TBB); each run owns its simulation, results land by index, so
 // the output is the same at any thread count.
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options = {});
 
-// One row per point: index, each variable's value, seed, status, KPIs, fingerprint.
+// One row per point of the shard: index, each variable's value, seed, status, KPIs, fingerprint.
 results::Table sweep_table(const SweepResult& result);
 
 }  // namespace headroom::planner

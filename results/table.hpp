@@ -26,6 +26,13 @@ struct Table {
 // strings), through a temporary file renamed into place. Throws sim::InputError on failure.
 void write_table_hdf5(const Table& table, const std::string& path, const std::string& group);
 
+// Reads a table written by write_table_hdf5: every 1-D dataset of `/<group>` (float64 or strings)
+// and the string root attributes. Columns come in the order the root attribute `columns` lists
+// (newline-separated names) when it exists, else by name. Throws sim::InputError naming the file.
+Table read_table_hdf5(const std::string& path, const std::string& group);
+// True when the file is HDF5 and has the group `/<group>`.
+bool has_hdf5_group(const std::string& path, const std::string& group);
+
 // RFC 4180 CSV with a header row; numbers in shortest round-trip form.
 void write_table_csv(const Table& table, std::ostream& out);
 

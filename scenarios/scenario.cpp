@@ -248,8 +248,8 @@ class Loader {
       return;
     }
     MapReader top(root, "",
-                  {"name", "seed", "cluster", "tenants", "policy", "workload", "horizon", "output", "variants", "seeds",
-                   "failures"},
+                  {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
+                   "variants", "seeds", "failures"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -260,6 +260,7 @@ class Loader {
     if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
     if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
     if (const Entry* e = top.require("policy")) load_policy(*e, out.policy);
+    if (const Entry* e = top.optional("policies")) load_policy_overrides(*e, out.policy_overrides);
     if (const Entry* e = top.require("workload")) load_workload(*e, out.workload);
     if (const Entry* e = top.optional("horizon")) {
       if (auto v = duration_value(*e, true)) out.horizon = *v;
@@ -506,6 +507,50 @@ class Loader {
     if (policy.name.empty() || param_budget_reported_) return;
     auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
     for (auto& p : problems) errors_.push_back(std::move(p));
+  }
+
+  // `policies: {kubernetes: {...}, kueue: {...}}`: each policy's own parameters, used by
+  // `headroom compare` when it runs that policy; checked like a `policy:` block.
+  void load_policy_overrides(const Entry& e, std::vector<PolicySpec>& out) {
+    if (!e.value.IsMap()) {
+      error(e, "expected a map of policy name to its parameters, e.g. {kubernetes: {podMaxBackoffSeconds: 20}}, got " +
+                   describe(e.value));
+      return;
+    }
+    for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar() || key.Scalar().empty()) {
+        error(location_of(key), e.path, "expected a policy name, got " + describe(key));
+        continue;
+      }
+      PolicySpec p;
+      p.name = key.Scalar();
+      const std::string path = child_path(e.path, p.name);
+      const YAML::Node v = it->second;
+      if (v.IsMap()) {
+        for (auto pit = v.begin(); pit != v.end(); ++pit) {
+          if (pit->first.IsScalar() && pit->first.Scalar() == "name") {
+            error(location_of(pit->first), child_path(path, "name"), "the key above names the policy; remove \"name\"");
+            continue;
+          }
+          add_params(pit->first, pit->second, "", path, 1, p.params);
+        }
+      } else if (!v.IsNull()) {
+        error(Entry{key, v, path}, "expected a map of the policy's parameters, got " + describe(v));
+        continue;
+      }
+      if (!param_budget_reported_) {
+        const Location at = location_of(key);
+        // The registry names keys as under `policy:`; here they live under `policies.NAME`.
+        for (auto& x : policies::check_policy(p.name, p.params, file_, at.line, at.column)) {
+          std::string where = x.where();
+          if (where.rfind("policy.", 0) == 0) where = path + where.substr(6);
+          if (where == "policy") where = path;
+          errors_.emplace_back(x.file(), x.line(), x.column(), where, x.message());
+        }
+      }
+      out.push_back(std::move(p));
+    }
   }
 
   // Flattens one `policy:` entry into dotted-path parameters.

@@ -55,6 +55,7 @@ struct Scenario {
   std::vector<models::Tenant> tenants;
   std::vector<QueueGrant> queue_grants;  // one per tenant of `tenants`
   PolicySpec policy;
+  std::vector<PolicySpec> policy_overrides;  // `policies: {NAME: {params}}`: per-policy blocks (headroom compare)
   WorkloadSpec workload;
   Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;

@@ -3,6 +3,7 @@
 #include <tbb/global_control.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -187,4 +188,267 @@ TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
   EXPECT_FALSE(r.answer);
   ASSERT_EQ(r.curve.size(), 2u) << "both ends measured, nothing in between";
   EXPECT_FALSE(r.curve.back().pass);
+}
+
+#include <sstream>
+
+namespace {
+
+std::string csv_of(const results::Table& t) {
+  std::ostringstream out;
+  results::write_table_csv(t, out);
+  return out.str();
+}
+
+}  // namespace
+
+TEST(Shards, ThreeShardsMergeIntoTheTableOfOneRun) {
+  const auto spec = planner::load_sweep(write_scenario(
+      "shards.yaml", "variants:\n  policy: [fifo, sjf]\n  workload.arrival_scale: [0.5, 1.5]\nseeds: 2\n"));
+  const auto whole = planner::sweep_table(planner::run_sweep(spec));
+  ASSERT_EQ(whole.rows(), 8u);
+  std::vector<results::Table> shards;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < 3; ++i) {
+    planner::SweepOptions o;
+    o.shard_index = i;
+    o.shard_count = 3;
+    const auto r = planner::run_sweep(spec, o);
+    EXPECT_EQ(r.selected.size(), i < 2 ? 3u : 2u);  // round robin: 0,3,6 / 1,4,7 / 2,5
+    shards.push_back(planner::sweep_table(r));
+    EXPECT_EQ(shards.back().attributes.at("shard"), std::to_string(i) + "/3");
+    names.push_back("shard" + std::to_string(i) + ".h5");
+  }
+  EXPECT_EQ(shards[2].columns[0].numbers, (std::vector<double>{2, 5}));
+  // In any order; through HDF5 files and back.
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-shards-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<results::Table> read;
+  for (std::size_t i : {2u, 0u, 1u}) {
+    const std::string p = (dir / names[i]).string();
+    results::write_table_hdf5(shards[i], p, "runs");
+    read.push_back(results::read_table_hdf5(p, "runs"));
+  }
+  const auto merged = planner::merge_tables(read, {names[2], names[0], names[1]});
+  EXPECT_EQ(csv_of(merged), csv_of(whole));
+  EXPECT_EQ(merged.attributes, whole.attributes);
+  // The merged table written and read back is still the same, value for value.
+  results::write_table_hdf5(merged, (dir / "merged.h5").string(), "runs");
+  EXPECT_EQ(csv_of(results::read_table_hdf5((dir / "merged.h5").string(), "runs")), csv_of(whole));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
+  const auto spec = planner::load_sweep(write_scenario("shards2.yaml", "seeds: 4\n"));
+  auto shard = [&](std::size_t i, std::size_t n) {
+    planner::SweepOptions o;
+    o.shard_index = i;
+    o.shard_count = n;
+    return planner::sweep_table(planner::run_sweep(spec, o));
+  };
+  const auto s0 = shard(0, 3), s1 = shard(1, 3), s2 = shard(2, 3);
+  auto message = [&](const std::vector<results::Table>& t) {
+    try {
+      planner::merge_tables(t, {"a.h5", "b.h5", "c.h5"});
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({s0, s2}).find("missing shard(s) 1 of 3 (4 runs in all)"), std::string::npos) << message({s0, s2});
+  EXPECT_NE(message({s0, s1, s1}).find("c.h5: shard 1/3 given twice"), std::string::npos) << message({s0, s1, s1});
+  EXPECT_NE(message({s0, shard(1, 2)}).find("b.h5: is shard 1/2"), std::string::npos);
+  EXPECT_EQ(message({s0, s1, s2}), "no error") << "shards of one sweep merge";
+  EXPECT_EQ(planner::merge_tables({s0, s1, s2}, {"a", "b", "c"}).rows(), 4u);
+  EXPECT_THROW(planner::parse_shard("3/3"), sim::InputError);
+  EXPECT_THROW(planner::parse_shard("1"), sim::InputError);
+  EXPECT_EQ(planner::parse_shard("2/5"), (std::pair<std::size_t, std::size_t>{2, 5}));
+}
+
+#include "planner/compare.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace {
+
+double metric(const results::Table& t, const std::string& name, const std::string& policy) {
+  std::size_t col = 0;
+  while (col < t.columns.size() && t.columns[col].name != policy) ++col;
+  for (std::size_t r = 0; r < t.rows(); ++r)
+    if (t.columns[0].strings[r] == name) return t.columns.at(col).numbers[r];
+  ADD_FAILURE() << "no metric " << name;
+  return -1;
+}
+
+}  // namespace
+
+TEST(Compare, PerPolicyBlocksDefaultBlockOrDefaults) {
+  const auto sc = scenarios::load_scenario(
+      write_scenario("cmp-blocks.yaml", "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n  sjf:\n"));
+  ASSERT_EQ(sc.policy_overrides.size(), 2u);
+  auto k = planner::scenario_for_policy(sc, "kubernetes");
+  EXPECT_EQ(k.policy.name, "kubernetes");
+  EXPECT_EQ(k.policy.params.count("quota.t0.gpu"), 1u);
+  EXPECT_EQ(planner::scenario_for_policy(sc, "sjf").policy.params.size(), 0u);
+  EXPECT_EQ(planner::scenario_for_policy(sc, "fifo").policy.name, "fifo");  // the `policy:` block
+  EXPECT_EQ(planner::scenario_for_policy(sc, "fifo").cluster.total_gpus(), sc.cluster.total_gpus());
+}
+
+TEST(Compare, BadPolicyBlocksAndListsAreErrorsWithLocations) {
+  try {
+    scenarios::load_scenario(
+        write_scenario("cmp-bad.yaml", "policies:\n  kubernetes: {podMaxBackof: 3}\n  fifx: {}\n"));
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    std::string all;
+    for (const auto& x : e.errors()) all += std::string(x.what()) + "\n";
+    EXPECT_NE(all.find("cmp-bad.yaml:17:"), std::string::npos) << all;
+    EXPECT_NE(all.find("podMaxBackof"), std::string::npos) << all;
+    EXPECT_NE(all.find("policies.kubernetes.podMaxBackof: unknown parameter"), std::string::npos) << all;
+    EXPECT_NE(all.find("cmp-bad.yaml:18:3"), std::string::npos) << all;
+    EXPECT_NE(all.find("fifx"), std::string::npos) << all;
+  }
+  EXPECT_EQ(planner::parse_policy_list("fifo, sjf,kubernetes"),
+            (std::vector<std::string>{"fifo", "sjf", "kubernetes"}));
+  try {
+    planner::parse_policy_list("fifo,sfj");
+    FAIL();
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown policy \"sfj\"; did you mean \"sjf\"?"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(planner::parse_policy_list("fifo,fifo"), sim::InputError);
+  EXPECT_THROW(planner::parse_policy_list("fifo,"), sim::InputError);
+}
+
+TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
+  const auto sc =
+      scenarios::load_scenario(write_scenario("cmp.yaml", "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n"));
+  const std::vector<std::string> names = {"fifo", "sjf", "kubernetes"};
+  auto table_at = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    return planner::compare_table(planner::compare(sc, names));
+  };
+  const auto one = table_at(1), two = table_at(3);
+  EXPECT_EQ(csv_of(one), csv_of(two));
+  ASSERT_EQ(one.columns.size(), 5u);
+  EXPECT_EQ(one.columns[2].name, "fifo");
+  EXPECT_EQ(one.columns[4].name, "kubernetes");
+  // Each column is the run of that policy alone.
+  for (const auto& p : names) {
+    const auto o = planner::run_scenario(planner::scenario_for_policy(sc, p));
+    const auto s = results::summarize(o.result);
+    EXPECT_EQ(metric(one, "wait_mean", p), s.wait.mean) << p;
+    EXPECT_EQ(metric(one, "jct_p95", p), s.jct.p95) << p;
+    EXPECT_EQ(metric(one, "gpu_utilization", p), s.gpu_utilization) << p;
+    EXPECT_EQ(metric(one, "completed", p), static_cast<double>(s.by_state[2])) << p;
+    EXPECT_EQ(metric(one, "jain_index", p), planner::fairness_of(o).jain) << p;
+    const auto by_tenant = planner::stats_by_tenant(o.result);
+    ASSERT_EQ(by_tenant.size(), 3u);
+    EXPECT_EQ(metric(one, "tenant:t1.wait_mean", p), by_tenant[1].wait_mean_s) << p;
+  }
+  // The quota of the kubernetes block holds t0 back: it gets fewer GPU-hours than without it.
+  auto plain = sc;
+  plain.policy_overrides.clear();
+  const auto without = planner::compare_table(planner::compare(plain, {"kubernetes"}));
+  EXPECT_LT(metric(one, "tenant:t0.gpu_hours", "kubernetes"), metric(without, "tenant:t0.gpu_hours", "kubernetes"));
+  EXPECT_GT(metric(one, "unfinished", "kubernetes"), metric(without, "unfinished", "kubernetes"));
+  // Every job is a batch job in this trace: one kind row set, all 200 jobs.
+  EXPECT_EQ(metric(one, "kind:batch.jobs", "sjf"), 200);
+}
+
+TEST(Compare, GroupStatsPerTenantAndKind) {
+  results::RunResult r;
+  r.tenants = {"a", "b"};
+  r.sim_end = 100 * sim::kSecond;
+  auto add = [&](std::uint32_t tenant, std::uint8_t kind, sim::Tick submit, sim::Tick start, sim::Tick end,
+                 std::uint8_t state) {
+    results::JobRecord j;
+    j.tenant = tenant;
+    j.kind = kind;
+    j.gpus = 2;
+    j.submit = submit * sim::kSecond;
+    j.start = start < 0 ? -1 : start * sim::kSecond;
+    j.end = end < 0 ? -1 : end * sim::kSecond;
+    j.state = state;
+    r.jobs.push_back(j);
+  };
+  add(0, 0, 0, 10, 20, 2);  // a train: wait 10, JCT 20
+  add(0, 0, 0, 30, 40, 2);  // a train: wait 30, JCT 40
+  add(1, 3, 5, -1, -1, 5);  // b batch rejected
+  add(1, 1, 0, 0, 50, 3);   // b inference failed: wait 0, no JCT
+  const auto t = planner::stats_by_tenant(r);
+  EXPECT_DOUBLE_EQ(t[0].wait_mean_s, 20);
+  EXPECT_DOUBLE_EQ(t[0].wait_p95_s, 30);
+  EXPECT_DOUBLE_EQ(t[0].jct_mean_s, 30);
+  EXPECT_DOUBLE_EQ(t[0].gpu_hours, 2.0 * 20 / 3600);
+  EXPECT_EQ(t[1].rejected, 1);
+  EXPECT_EQ(t[1].completed, 0);
+  EXPECT_TRUE(std::isnan(t[1].jct_mean_s));
+  const auto k = planner::stats_by_kind(r);
+  ASSERT_EQ(k.size(), 4u);
+  EXPECT_EQ(k[0].name, "train");
+  EXPECT_EQ(k[0].jobs, 2);
+  EXPECT_EQ(k[1].name, "inference");
+  EXPECT_DOUBLE_EQ(k[1].wait_mean_s, 0);
+  EXPECT_EQ(k[2].jobs, 0);
+  EXPECT_EQ(k[3].rejected, 1);
+}
+
+#include "results/report.hpp"
+
+TEST(Report, NiceTicksAndEscaping) {
+  EXPECT_EQ(results::nice_ticks(0, 1, 5), (std::vector<double>{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1}));
+  EXPECT_EQ(results::nice_ticks(0, 17.2, 5), (std::vector<double>{0, 5, 10, 15}));
+  EXPECT_EQ(results::nice_ticks(768, 1280, 4), (std::vector<double>{800, 1000, 1200}));
+  EXPECT_EQ(results::html_escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
+
+TEST(Report, ChartsAreInlineSvgWithEscapedLabelsAndLegends) {
+  results::Chart c;
+  c.title = "wait <p95>";
+  c.x_label = "hours";
+  c.y_label = "jobs";
+  const std::string one = results::svg_chart(c, {results::Series{"a", {0, 1, 2}, {0, 5, 3}}});
+  EXPECT_EQ(one.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(one.find("wait &lt;p95&gt;"), std::string::npos);
+  EXPECT_EQ(one.find("<p95>"), std::string::npos);
+  EXPECT_EQ(one.find("stroke-width=\"3\""), std::string::npos) << "no legend for a single series";
+  // A NaN breaks the line into two polylines; two series get a legend.
+  const std::string two = results::svg_chart(
+      c, {results::Series{"a", {0, 1, 2, 3}, {1, std::nan(""), 2, 3}}, results::Series{"b", {0, 3}, {0, 1}}});
+  std::size_t polylines = 0;
+  for (std::size_t p = two.find("<polyline"); p != std::string::npos; p = two.find("<polyline", p + 1)) ++polylines;
+  EXPECT_EQ(polylines, 3u);
+  EXPECT_NE(two.find(">b<title>b</title></text>"), std::string::npos);
+}
+
+TEST(Report, RendersRunAndSweepFilesSelfContained) {
+  const auto path = write_scenario("report.yaml", "variants:\n  policy: [fifo, sjf]\n");
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-report-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  planner::SweepOptions o;
+  o.keep_runs_dir = dir.string();
+  const auto sweep = planner::run_sweep(planner::load_sweep(path), o);
+  results::write_table_hdf5(planner::sweep_table(sweep), (dir / "sweep.h5").string(), "runs");
+  std::vector<results::ReportInput> inputs = {results::load_report_input((dir / "run-0.h5").string()),
+                                              results::load_report_input((dir / "run-1.h5").string()),
+                                              results::load_report_input((dir / "sweep.h5").string())};
+  EXPECT_FALSE(inputs[0].sweep);
+  EXPECT_TRUE(inputs[2].sweep);
+  EXPECT_EQ(inputs[0].summary.jobs, 200);
+  const std::string html = results::render_report(inputs);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("Runs side by side"), std::string::npos);
+  EXPECT_NE(html.find("GPU utilization over time"), std::string::npos);
+  EXPECT_NE(html.find("Wait CDF per tenant"), std::string::npos);
+  EXPECT_NE(html.find("KPIs against policy"), std::string::npos);
+  EXPECT_NE(html.find("Jain&#39;s index over time"), std::string::npos);
+  // Self-contained: no scripts, no links to other files or hosts.
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("http://www.w3.org/2000/svg"), html.find("xmlns=\"http://www.w3.org/2000/svg\"") + 7);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_THROW(results::load_report_input((dir / "missing.h5").string()), sim::InputError);
+  std::filesystem::remove_all(dir);
 }

@@ -301,10 +301,11 @@ TEST(ScenarioErrors, PoolsMustBeAListOfMaps) {
 
 TEST(ScenarioErrors, UnknownTopLevelKeyWithSuggestion) {
   expect_only(kBase + "horizn: 7d\n", {11, 1, "horizn", "unknown key \"horizn\"; did you mean \"horizon\"?"});
-  expect_only(kBase + "zzzzzzzz: 1\n",
-              {11, 1, "zzzzzzzz",
-               "unknown key \"zzzzzzzz\" (expected one of: name, seed, cluster, tenants, policy, workload, horizon, "
-               "output, variants, seeds, failures)"});
+  expect_only(
+      kBase + "zzzzzzzz: 1\n",
+      {11, 1, "zzzzzzzz",
+       "unknown key \"zzzzzzzz\" (expected one of: name, seed, cluster, tenants, policy, policies, workload, horizon, "
+       "output, variants, seeds, failures)"});
 }
 
 TEST(ScenarioErrors, UnknownPoolKeyWithSuggestion) {

@@ -1,0 +1,184 @@
+#include "apps/compare_cmd.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "planner/compare.hpp"
+#include "results/table.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/errors.hpp"
+
+namespace headroom::app {
+
+namespace {
+
+std::string duration(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  char b[48];
+  const auto s = static_cast<long long>(std::llround(seconds));
+  if (seconds < 9.95)
+    std::snprintf(b, sizeof b, "%.1fs", seconds);
+  else if (s < 60)
+    std::snprintf(b, sizeof b, "%llds", s);
+  else if (s < 3600)
+    std::snprintf(b, sizeof b, "%lldm %02llds", s / 60, s % 60);
+  else if (s < 86400)
+    std::snprintf(b, sizeof b, "%lldh %02lldm", s / 3600, (s / 60) % 60);
+  else
+    std::snprintf(b, sizeof b, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
+  return b;
+}
+
+std::string show(double v, const std::string& unit) {
+  if (!std::isfinite(v)) return "-";
+  char b[48];
+  if (unit == "s") return duration(v);
+  if (unit == "fraction") {
+    std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
+  } else if (unit == "count") {
+    std::snprintf(b, sizeof b, "%.0f", v);
+  } else if (unit == "GPU-h" || unit == "GPUs") {
+    std::snprintf(b, sizeof b, "%.1f", v);
+  } else {
+    std::snprintf(b, sizeof b, "%.3f", v);
+  }
+  return b;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", u);
+      out += b;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+int cmd_compare(const std::string& scenario, const std::string& policy_list, const std::string& csv, bool json,
+                std::optional<std::uint64_t> seed, std::size_t tenant_rows, std::atomic<bool>* stop) {
+  const std::vector<std::string> names = planner::parse_policy_list(policy_list);
+  if (!csv.empty()) {
+    const auto dir = std::filesystem::absolute(csv).parent_path();
+    if (!std::filesystem::is_directory(dir)) throw sim::InputError(csv, 0, 0, "", "output directory does not exist");
+    if (std::filesystem::is_directory(csv)) throw sim::InputError(csv, 0, 0, "", "output path is a directory");
+  }
+  scenarios::Scenario base = scenarios::load_scenario(scenario);
+  if (seed) base.seed = *seed;
+  const planner::CompareResult result = planner::compare(base, names, stop);
+  if (result.cancelled || (stop != nullptr && stop->load())) {
+    std::cerr << "interrupted: no output written\n";
+    return 130;
+  }
+  const results::Table table = planner::compare_table(result);
+  const auto& metric = table.columns[0].strings;
+  const auto& unit = table.columns[1].strings;
+  std::size_t failed = 0;
+  for (const auto& r : result.runs) failed += !r.done;
+
+  if (json) {
+    std::cout << "{\n  \"scenario\": " << json_string(result.scenario_name) << ",\n  \"seed\": " << base.seed
+              << ",\n  \"runs\": [";
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      const auto& r = result.runs[i];
+      std::cout << (i ? ",\n" : "\n") << "    {\"policy\": " << json_string(r.policy)
+                << ", \"status\": " << json_string(r.done ? "done" : "failed")
+                << ", \"fingerprint\": " << json_string(r.summary.fingerprint)
+                << ", \"error\": " << json_string(r.error) << "}";
+    }
+    std::cout << "\n  ],\n  \"metrics\": [";
+    for (std::size_t m = 0; m < table.rows(); ++m) {
+      std::cout << (m ? ",\n" : "\n") << "    {\"metric\": " << json_string(metric[m])
+                << ", \"unit\": " << json_string(unit[m]) << ", \"values\": {";
+      for (std::size_t i = 0; i < result.runs.size(); ++i)
+        std::cout << (i ? ", " : "") << json_string(result.runs[i].policy) << ": "
+                  << json_number(table.columns[i + 2].numbers[m]);
+      std::cout << "}}";
+    }
+    std::cout << "\n  ]\n}\n";
+  } else {
+    // Tenants shown: the largest by GPU-hours under the first finished policy.
+    std::vector<std::string> shown;
+    for (const auto& r : result.runs) {
+      if (!r.done) continue;
+      std::vector<const planner::GroupStats*> order;
+      for (const auto& g : r.by_tenant)
+        if (g.jobs > 0) order.push_back(&g);
+      std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->gpu_hours > b->gpu_hours; });
+      for (std::size_t i = 0; i < std::min(tenant_rows, order.size()); ++i) shown.push_back(order[i]->name);
+      break;
+    }
+    auto visible = [&](const std::string& m) {
+      if (m.rfind("tenant:", 0) != 0) return true;
+      const std::string name = m.substr(7, m.rfind('.') - 7);
+      return std::find(shown.begin(), shown.end(), name) != shown.end();
+    };
+    std::size_t width = 24;
+    for (std::size_t m = 0; m < table.rows(); ++m)
+      if (visible(metric[m])) width = std::max(width, std::min<std::size_t>(40, metric[m].size()));
+    std::printf("scenario %s   seed %llu   %zu policies\n\n", result.scenario_name.c_str(),
+                static_cast<unsigned long long>(base.seed), result.runs.size());
+    std::printf("%-*s", static_cast<int>(width), "metric");
+    for (const auto& r : result.runs) std::printf("  %12s", r.policy.c_str());
+    std::printf("\n");
+    std::string section;
+    for (std::size_t m = 0; m < table.rows(); ++m) {
+      if (!visible(metric[m])) continue;
+      const std::string sec = metric[m].substr(0, metric[m].find(':') == std::string::npos ? 0 : metric[m].find('.'));
+      if (sec != section && !sec.empty()) std::printf("\n");
+      section = sec;
+      std::printf("%-*s", static_cast<int>(width), metric[m].substr(0, 40).c_str());
+      for (std::size_t i = 0; i < result.runs.size(); ++i)
+        std::printf("  %12s", show(table.columns[i + 2].numbers[m], unit[m]).c_str());
+      std::printf("\n");
+    }
+    std::size_t tenants_total = 0;
+    for (const auto& r : result.runs) {
+      if (!r.done) continue;
+      for (const auto& g : r.by_tenant) tenants_total += g.jobs > 0;
+      break;
+    }
+    if (tenants_total > shown.size())
+      std::printf("(%zu of %zu tenants shown, by GPU-hours; the CSV and --json have all)\n", shown.size(),
+                  tenants_total);
+    std::printf("\n%-*s", static_cast<int>(width), "fingerprint");
+    for (const auto& r : result.runs) std::printf("  %16s", r.done ? r.summary.fingerprint.c_str() : "failed");
+    std::printf("\n");
+    for (const auto& r : result.runs)
+      if (!r.done) std::fprintf(stderr, "error: policy %s: %s\n", r.policy.c_str(), r.error.c_str());
+  }
+  if (!csv.empty()) {
+    const std::string tmp = csv + ".tmp";
+    {
+      std::ofstream out(tmp);
+      results::write_table_csv(table, out);
+      if (!out) throw sim::InputError(csv, 0, 0, "", "cannot write the CSV table");
+    }
+    std::filesystem::rename(tmp, csv);
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace headroom::app

@@ -1,0 +1,252 @@
+#include "planner/compare.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "models/job.hpp"
+#include "planner/run.hpp"
+#include "policies/registry.hpp"
+#include "sim/errors.hpp"
+#include "sim/suggest.hpp"
+
+namespace headroom::planner {
+
+namespace {
+
+struct Acc {
+  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0;
+  long double milli_ms = 0;
+  std::vector<sim::Tick> waits, jcts;
+};
+
+// Mean and p95 in seconds; NaN for an empty group (shown as "-", null in JSON).
+double mean_s(const std::vector<sim::Tick>& v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  long double s = 0;
+  for (sim::Tick x : v) s += static_cast<long double>(x);
+  return static_cast<double>(s / static_cast<long double>(v.size()) / 1000.0L);
+}
+
+// Nearest rank: the element at ceil(0.95 n) - 1.
+double p95_s(std::vector<sim::Tick> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const std::size_t i = (95 * v.size() + 99) / 100 - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  return sim::to_seconds(v[i]);
+}
+
+template <class Key>
+std::vector<GroupStats> group_stats(const results::RunResult& r, std::size_t groups, Key key) {
+  std::vector<Acc> acc(groups);
+  const auto completed = static_cast<std::uint8_t>(models::JobState::Completed);
+  const auto rejected = static_cast<std::uint8_t>(models::JobState::Rejected);
+  for (const auto& j : r.jobs) {
+    const std::size_t g = key(j);
+    if (g >= acc.size()) acc.resize(g + 1);
+    Acc& a = acc[g];
+    ++a.jobs;
+    a.rejected += j.state == rejected;
+    if (j.start < 0) continue;
+    ++a.started;
+    a.waits.push_back(j.start - j.submit);
+    const sim::Tick until = j.end >= 0 ? j.end : r.sim_end;
+    const std::int64_t milli = j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
+    a.milli_ms += static_cast<long double>(milli) * static_cast<long double>(std::max<sim::Tick>(0, until - j.start));
+    if (j.state == completed && j.end >= 0) {
+      ++a.completed;
+      a.jcts.push_back(j.end - j.submit);
+    }
+  }
+  std::vector<GroupStats> out(acc.size());
+  for (std::size_t g = 0; g < acc.size(); ++g) {
+    GroupStats& s = out[g];
+    s.jobs = acc[g].jobs;
+    s.started = acc[g].started;
+    s.completed = acc[g].completed;
+    s.rejected = acc[g].rejected;
+    s.wait_mean_s = mean_s(acc[g].waits);
+    s.wait_p95_s = p95_s(acc[g].waits);
+    s.jct_mean_s = mean_s(acc[g].jcts);
+    s.jct_p95_s = p95_s(acc[g].jcts);
+    s.gpu_hours = static_cast<double>(acc[g].milli_ms / 1000.0L / static_cast<long double>(sim::kHour));
+  }
+  return out;
+}
+
+// "#N" for a group without a name (built by append: GCC 12 warns falsely on "#" + to_string).
+std::string unnamed(std::size_t i) {
+  std::string s = "#";
+  s.append(std::to_string(i));
+  return s;
+}
+
+}  // namespace
+
+std::vector<GroupStats> stats_by_tenant(const results::RunResult& r) {
+  auto out = group_stats(r, r.tenants.size(), [](const results::JobRecord& j) { return std::size_t{j.tenant}; });
+  for (std::size_t t = 0; t < out.size(); ++t) out[t].name = t < r.tenants.size() ? r.tenants[t] : unnamed(t);
+  return out;
+}
+
+std::vector<GroupStats> stats_by_kind(const results::RunResult& r) {
+  auto out = group_stats(r, 4, [](const results::JobRecord& j) { return std::size_t{j.kind}; });
+  for (std::size_t k = 0; k < out.size(); ++k)
+    out[k].name = k < 4 ? std::string(models::to_string(static_cast<models::JobKind>(k))) : unnamed(k);
+  return out;
+}
+
+std::vector<std::string> parse_policy_list(const std::string& text) {
+  std::vector<std::string> known;
+  for (const auto& p : policies::policy_catalogue()) known.push_back(p.name);
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    std::string name;
+    for (char c : cur)
+      if (c != ' ') name += c;
+    cur.clear();
+    if (name.empty()) throw sim::InputError("", 0, 0, "--policies", "empty policy name in \"" + text + "\"");
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string msg = "unknown policy \"" + name + "\"";
+      if (auto s = sim::closest_match(name, known)) msg += "; did you mean \"" + *s + "\"?";
+      std::string all;
+      for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+      throw sim::InputError("", 0, 0, "--policies", msg + " (known: " + all + ")");
+    }
+    if (std::find(out.begin(), out.end(), name) != out.end())
+      throw sim::InputError("", 0, 0, "--policies", "policy \"" + name + "\" listed twice");
+    out.push_back(name);
+  };
+  for (char c : text) {
+    if (c == ',')
+      flush();
+    else
+      cur += c;
+  }
+  flush();
+  return out;
+}
+
+scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
+  scenarios::Scenario sc = base;
+  for (const auto& o : base.policy_overrides) {
+    if (o.name == policy) {
+      sc.policy = o;
+      return sc;
+    }
+  }
+  if (base.policy.name == policy) return sc;
+  sc.policy = scenarios::PolicySpec{policy, {}};
+  return sc;
+}
+
+CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& names,
+                      const std::atomic<bool>* stop) {
+  CompareResult out;
+  out.scenario_name = base.name;
+  std::vector<scenarios::Scenario> scenarios;
+  for (const auto& p : names) scenarios.push_back(scenario_for_policy(base, p));
+  out.runs.resize(names.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, names.size(), 1),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        PolicyRun& run = out.runs[i];
+                        run.policy = names[i];
+                        if (stop != nullptr && stop->load()) continue;
+                        try {
+                          RunOptions ro;
+                          ro.stop = stop;
+                          const RunOutcome o = run_scenario(scenarios[i], ro);
+                          if (o.cancelled) continue;
+                          run.summary = results::summarize(o.result);
+                          run.fairness = fairness_of(o);
+                          run.fairness.share_over_time.clear();
+                          run.by_tenant = stats_by_tenant(o.result);
+                          run.by_kind = stats_by_kind(o.result);
+                          run.done = true;
+                        } catch (const std::exception& e) {
+                          run.error = e.what();
+                        }
+                      }
+                    });
+  for (const auto& r : out.runs) out.cancelled = out.cancelled || (!r.done && r.error.empty());
+  return out;
+}
+
+results::Table compare_table(const CompareResult& r) {
+  results::Table t;
+  t.columns.push_back(results::Column{"metric", true, {}, {}});
+  t.columns.push_back(results::Column{"unit", true, {}, {}});
+  for (const auto& run : r.runs) t.columns.push_back(results::Column{run.policy, false, {}, {}});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // One row: the metric's value under each policy (NaN where the run did not finish).
+  auto row = [&](const std::string& name, const char* unit, auto value) {
+    t.columns[0].strings.push_back(name);
+    t.columns[1].strings.push_back(unit);
+    for (std::size_t i = 0; i < r.runs.size(); ++i)
+      t.columns[i + 2].numbers.push_back(r.runs[i].done ? static_cast<double>(value(r.runs[i])) : nan);
+  };
+  using R = const PolicyRun&;
+  row("jobs", "count", [](R x) { return x.summary.jobs; });
+  const char* states[] = {"completed", "failed", "cancelled", "rejected", "unfinished"};
+  for (int s = 2; s <= 6; ++s)
+    row(states[s - 2], "count", [s](R x) { return x.summary.by_state[static_cast<std::size_t>(s)]; });
+  row("wait_mean", "s", [](R x) { return x.summary.wait.mean; });
+  row("wait_median", "s", [](R x) { return x.summary.wait.median; });
+  row("wait_p95", "s", [](R x) { return x.summary.wait.p95; });
+  row("wait_p99", "s", [](R x) { return x.summary.wait.p99; });
+  row("wait_max", "s", [](R x) { return x.summary.wait.max; });
+  row("jct_mean", "s", [](R x) { return x.summary.jct.mean; });
+  row("jct_median", "s", [](R x) { return x.summary.jct.median; });
+  row("jct_p95", "s", [](R x) { return x.summary.jct.p95; });
+  row("gpu_utilization", "fraction", [](R x) { return x.summary.gpu_utilization; });
+  row("makespan", "s", [](R x) { return x.summary.makespan_s; });
+  row("preemptions", "count", [](R x) { return x.summary.preemptions; });
+  row("lost_gpu_hours", "GPU-h", [](R x) { return x.summary.lost_gpu_hours; });
+  row("starved_jobs", "count", [](R x) { return x.summary.starved_jobs; });
+  row("pending_gpus_mean", "GPUs", [](R x) { return x.summary.pending_gpus_mean; });
+  row("jain_index", "index", [](R x) { return x.fairness.jain; });
+  row("jain_index_mean", "index", [](R x) { return x.fairness.jain_mean; });
+  row("rho_max", "ratio", [](R x) { return x.fairness.rho_max; });
+  row("rho_mean", "ratio", [](R x) { return x.fairness.rho_mean; });
+  row("min_share_ratio", "ratio", [](R x) { return x.fairness.min_share_ratio; });
+  row("max_dominant_share", "fraction", [](R x) { return x.fairness.max_dominant_share; });
+
+  // Groups: the names of the first finished run (every policy sees the same workload).
+  const PolicyRun* ref = nullptr;
+  for (const auto& run : r.runs)
+    if (run.done && ref == nullptr) ref = &run;
+  if (ref != nullptr) {
+    for (std::size_t g = 0; g < ref->by_tenant.size(); ++g) {
+      if (ref->by_tenant[g].jobs == 0) continue;
+      const std::string p = "tenant:" + ref->by_tenant[g].name + ".";
+      auto at = [g](R x) -> const GroupStats& { return x.by_tenant[g]; };
+      row(p + "wait_mean", "s", [&](R x) { return at(x).wait_mean_s; });
+      row(p + "wait_p95", "s", [&](R x) { return at(x).wait_p95_s; });
+      row(p + "jct_mean", "s", [&](R x) { return at(x).jct_mean_s; });
+      row(p + "jct_p95", "s", [&](R x) { return at(x).jct_p95_s; });
+      row(p + "gpu_hours", "GPU-h", [&](R x) { return at(x).gpu_hours; });
+      row(p + "rejected", "count", [&](R x) { return at(x).rejected; });
+      row(p + "share", "fraction", [g](R x) { return x.fairness.tenants[g].share; });
+      row(p + "rho", "ratio", [g](R x) { return x.fairness.tenants[g].rho; });
+    }
+    for (std::size_t k = 0; k < ref->by_kind.size(); ++k) {
+      if (ref->by_kind[k].jobs == 0) continue;
+      const std::string p = "kind:" + ref->by_kind[k].name + ".";
+      auto at = [k](R x) -> const GroupStats& { return x.by_kind[k]; };
+      row(p + "jobs", "count", [&](R x) { return at(x).jobs; });
+      row(p + "wait_mean", "s", [&](R x) { return at(x).wait_mean_s; });
+      row(p + "wait_p95", "s", [&](R x) { return at(x).wait_p95_s; });
+      row(p + "jct_mean", "s", [&](R x) { return at(x).jct_mean_s; });
+      row(p + "jct_p95", "s", [&](R x) { return at(x).jct_p95_s; });
+    }
+  }
+  t.attributes["scenario_name"] = r.scenario_name;
+  t.attributes["version"] = version_string();
+  return t;
+}
+
+}  // namespace headroom::planner

@@ -1,0 +1,72 @@
+#pragma once
+
+// The POC bake-off: the same scenario (workload, tenants, cluster, drills) under several
+// policies, side by side. Generic over the policy registry: any registered policy can be listed.
+//
+// Per-policy settings: a scenario may carry, next to its default `policy:`, a block per policy
+//
+//   policy: {name: fifo}
+//   policies:
+//     kubernetes: {podMaxBackoffSeconds: 20}
+//     kueue: {...}
+//
+// Policy P runs with `policies.P` when the scenario has it; else with the `policy:` block when
+// that names P; else with P's defaults.
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/fairness.hpp"
+#include "results/summary.hpp"
+#include "results/table.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace headroom::planner {
+
+// Wait and JCT of one group of jobs (a tenant or a job kind), in seconds. Wait over started
+// jobs, JCT over completed jobs; nearest-rank p95 as in the run summary; NaN for no such job.
+struct GroupStats {
+  std::string name;
+  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0;
+  double wait_mean_s = 0, wait_p95_s = 0, jct_mean_s = 0, jct_p95_s = 0, gpu_hours = 0;
+};
+
+struct PolicyRun {
+  std::string policy;
+  bool done = false;
+  std::string error;  // when the run failed
+  results::Summary summary;
+  results::Fairness fairness;
+  std::vector<GroupStats> by_tenant;  // by tenant index of the result
+  std::vector<GroupStats> by_kind;    // train, inference, interactive, batch
+};
+
+struct CompareResult {
+  std::string scenario_name;
+  std::vector<PolicyRun> runs;  // in the order the policies were listed
+  bool cancelled = false;
+};
+
+// The scenario with `policy` in place of its default policy (see the header comment).
+// Throws sim::InputError naming --policies for a policy the registry does not know.
+scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy);
+
+// Splits "a,b,c", checks each name against the registry ("did you mean") and duplicates.
+std::vector<std::string> parse_policy_list(const std::string& text);
+
+// Runs every policy in parallel (TBB), one simulation each; results land by index, so the
+// comparison is the same at any thread count.
+CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& policies,
+                      const std::atomic<bool>* stop = nullptr);
+
+// Wait / JCT per tenant and per job kind of one result.
+std::vector<GroupStats> stats_by_tenant(const results::RunResult& r);
+std::vector<GroupStats> stats_by_kind(const results::RunResult& r);
+
+// One row per metric, one column per policy (plus `metric` and `unit`): overall KPIs, fairness,
+// then tenant:NAME.* and kind:KIND.* rows.
+results::Table compare_table(const CompareResult& result);
+
+}  // namespace headroom::planner

@@ -1,0 +1,329 @@
+#include "results/fairness.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "models/job.hpp"
+#include "results/summary.hpp"
+
+namespace headroom::results {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double held_gpus(const JobRecord& j) {
+  return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli / 1000.0 : static_cast<double>(j.gpus);
+}
+
+// Jain's index of the entries of x; 1 when x is empty or all zero.
+double jain(const Eigen::VectorXd& x) {
+  if (x.size() == 0) return 1.0;
+  const double sq = x.squaredNorm();
+  if (sq == 0) return 1.0;
+  const double s = x.sum();
+  return s * s / (static_cast<double>(x.size()) * sq);
+}
+
+std::string number(double v, int decimals) {
+  if (!std::isfinite(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", u);
+      out += b;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<double> tenant_weights(const RunResult& result, const std::vector<std::string>& names,
+                                   const std::vector<double>& weights) {
+  std::map<std::string, double> by_name;
+  for (std::size_t i = 0; i < names.size() && i < weights.size(); ++i) by_name[names[i]] = weights[i];
+  std::vector<double> out(result.tenants.size(), 1.0);
+  for (std::size_t t = 0; t < result.tenants.size(); ++t)
+    if (auto it = by_name.find(result.tenants[t]); it != by_name.end()) out[t] = it->second;
+  return out;
+}
+
+std::vector<double> weights_from_scenario_text(const RunResult& result) {
+  std::vector<std::string> names;
+  std::vector<double> weights;
+  try {
+    const YAML::Node root = YAML::Load(result.scenario_text);
+    if (const YAML::Node ts = root["tenants"]; ts && ts.IsSequence()) {
+      for (const auto& t : ts) {
+        if (!t.IsMap() || !t["name"]) continue;
+        names.push_back(t["name"].as<std::string>());
+        weights.push_back(t["weight"] ? t["weight"].as<double>() : 1.0);
+      }
+    }
+  } catch (const YAML::Exception&) {
+    // A result without (valid) scenario text: every tenant weighs 1.
+  }
+  return tenant_weights(result, names, weights);
+}
+
+Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
+  Fairness f;
+  std::size_t n_tenants = r.tenants.size();
+  for (const JobRecord& j : r.jobs) n_tenants = std::max<std::size_t>(n_tenants, j.tenant + std::size_t{1});
+  const auto T = static_cast<Eigen::Index>(n_tenants);
+
+  // Entitlements.
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(T);
+  for (std::size_t t = 0; t < n_tenants && t < opt.weights.size(); ++t)
+    w[static_cast<Eigen::Index>(t)] = opt.weights[t];
+  Eigen::VectorXd e(T);
+  if (!opt.entitlement.empty()) {
+    e.setZero();
+    for (std::size_t t = 0; t < n_tenants && t < opt.entitlement.size(); ++t)
+      e[static_cast<Eigen::Index>(t)] = opt.entitlement[t];
+  } else {
+    e = w.sum() > 0 ? Eigen::VectorXd(w / w.sum()) : Eigen::VectorXd::Zero(T);
+  }
+
+  // Time-averaged use of each resource per tenant: resource 0 is GPUs.
+  const double span_ms = static_cast<double>(std::max<Tick>(0, r.sim_end - r.sim_start));
+  const std::size_t R = 1 + opt.resources.size();
+  Eigen::MatrixXd used = Eigen::MatrixXd::Zero(T, static_cast<Eigen::Index>(R));  // resource-ms
+  Eigen::VectorXd capacity(static_cast<Eigen::Index>(R));
+  capacity[0] = static_cast<double>(r.total_gpus);
+  for (std::size_t k = 0; k < opt.resources.size(); ++k)
+    capacity[static_cast<Eigen::Index>(k + 1)] = opt.resources[k].capacity;
+
+  Eigen::VectorXd jct_sum = Eigen::VectorXd::Zero(T), ideal_sum = Eigen::VectorXd::Zero(T);
+  std::vector<TenantFairness> ten(n_tenants);
+  for (std::size_t t = 0; t < n_tenants; ++t) {
+    if (t < r.tenants.size()) {
+      ten[t].name = r.tenants[t];
+    } else {
+      ten[t].name = "#";
+      ten[t].name.append(std::to_string(t));
+    }
+    ten[t].weight = w[static_cast<Eigen::Index>(t)];
+    ten[t].entitlement = e[static_cast<Eigen::Index>(t)];
+  }
+
+  // Tenants in the system at each submit time (for Themis' N): jobs in submit order, ends sorted.
+  const std::size_t J = r.jobs.size();
+  std::vector<std::size_t> by_submit(J), by_end(J);
+  for (std::size_t i = 0; i < J; ++i) by_submit[i] = by_end[i] = i;
+  auto end_of = [&](const JobRecord& j) { return j.end >= 0 ? j.end : r.sim_end; };
+  std::stable_sort(by_submit.begin(), by_submit.end(),
+                   [&](std::size_t a, std::size_t b) { return r.jobs[a].submit < r.jobs[b].submit; });
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [&](std::size_t a, std::size_t b) { return end_of(r.jobs[a]) < end_of(r.jobs[b]); });
+  std::vector<std::int64_t> in_system(n_tenants, 0);
+  std::int64_t tenants_in_system = 0;
+  std::size_t next_submit = 0, next_end = 0;
+  double rho_job_sum = 0;
+  std::int64_t rho_jobs = 0;
+  const auto completed = static_cast<std::uint8_t>(models::JobState::Completed);
+  const auto rejected = static_cast<std::uint8_t>(models::JobState::Rejected);
+  const double C = static_cast<double>(r.total_gpus);
+
+  for (std::size_t q = 0; q < J; ++q) {
+    const std::size_t ji = by_submit[q];
+    const JobRecord& j = r.jobs[ji];
+    while (next_submit < J && r.jobs[by_submit[next_submit]].submit <= j.submit) {
+      if (in_system[r.jobs[by_submit[next_submit]].tenant]++ == 0) ++tenants_in_system;
+      ++next_submit;
+    }
+    while (next_end < J && end_of(r.jobs[by_end[next_end]]) <= j.submit) {
+      if (--in_system[r.jobs[by_end[next_end]].tenant] == 0) --tenants_in_system;
+      ++next_end;
+    }
+    TenantFairness& tf = ten[j.tenant];
+    const auto ti = static_cast<Eigen::Index>(j.tenant);
+    ++tf.jobs;
+    // Waits and starvation.
+    if (j.state != rejected || j.start >= 0) {
+      const Tick wait = (j.start >= 0 ? j.start : r.sim_end) - j.submit;
+      tf.max_wait_s = std::max(tf.max_wait_s, sim::to_seconds(std::max<Tick>(0, wait)));
+      if (wait > opt.starvation) ++tf.starved;
+    }
+    if (j.start < 0) continue;
+    // Resources held from start to end.
+    const double held_ms = static_cast<double>(std::max<Tick>(0, end_of(j) - j.start));
+    used(ti, 0) += held_gpus(j) * held_ms;
+    for (std::size_t k = 0; k < opt.resources.size(); ++k)
+      if (ji < opt.resources[k].per_job.size())
+        used(ti, static_cast<Eigen::Index>(k + 1)) += opt.resources[k].per_job[ji] * held_ms;
+    // Finish-time fairness.
+    if (j.state == completed && j.end >= 0) {
+      Tick run = j.runtime;
+      if (j.walltime >= 0) run = std::min(run, j.walltime);
+      if (run <= 0 || C <= 0) continue;
+      const double N = static_cast<double>(std::max<std::int64_t>(1, tenants_in_system));
+      const double ideal = static_cast<double>(run) * std::max(1.0, held_gpus(j) / (C / N));
+      const double jct = static_cast<double>(j.end - j.submit);
+      jct_sum[ti] += jct;
+      ideal_sum[ti] += ideal;
+      const double rho = jct / ideal;
+      tf.rho_job_max = std::max(tf.rho_job_max, rho);
+      ++tf.completed;
+      rho_job_sum += rho;
+      ++rho_jobs;
+    }
+  }
+
+  // Shares: resource-ms over capacity x span, column by column.
+  Eigen::MatrixXd share = Eigen::MatrixXd::Zero(T, static_cast<Eigen::Index>(R));
+  for (Eigen::Index k = 0; k < static_cast<Eigen::Index>(R); ++k)
+    if (capacity[k] > 0 && span_ms > 0) share.col(k) = used.col(k) / (capacity[k] * span_ms);
+
+  std::vector<double> active_x;
+  f.min_share_ratio = kNaN;
+  for (std::size_t t = 0; t < n_tenants; ++t) {
+    const auto ti = static_cast<Eigen::Index>(t);
+    TenantFairness& tf = ten[t];
+    tf.share = share(ti, 0);
+    tf.share_ratio = tf.entitlement > 0 ? tf.share / tf.entitlement : kNaN;
+    Eigen::Index best = 0;
+    tf.dominant_share = share.row(ti).maxCoeff(&best);
+    tf.dominant_resource = best == 0 ? "gpu" : opt.resources[static_cast<std::size_t>(best - 1)].name;
+    tf.rho = ideal_sum[ti] > 0 ? jct_sum[ti] / ideal_sum[ti] : 0.0;
+    f.rho_max = std::max(f.rho_max, tf.rho);
+    f.max_wait_s = std::max(f.max_wait_s, tf.max_wait_s);
+    f.starved += tf.starved;
+    f.max_dominant_share = std::max(f.max_dominant_share, tf.dominant_share);
+    if (tf.jobs > 0 && tf.entitlement > 0) {
+      active_x.push_back(tf.share_ratio);
+      if (!(tf.share_ratio >= f.min_share_ratio)) f.min_share_ratio = tf.share_ratio;
+    }
+  }
+  f.jain = jain(Eigen::Map<const Eigen::VectorXd>(active_x.data(), static_cast<Eigen::Index>(active_x.size())));
+  f.rho_mean = rho_jobs > 0 ? rho_job_sum / static_cast<double>(rho_jobs) : 0.0;
+
+  // Over time, from the samples.
+  const auto& ts = r.timeseries;
+  const std::size_t S = ts.time.size();
+  f.time = ts.time;
+  const bool have_used = ts.tenant_used_gpus.size() == S * r.tenants.size() && S > 0 && !r.tenants.empty();
+  if (have_used && C > 0) {
+    const auto TS = static_cast<Eigen::Index>(r.tenants.size());
+    using RowMajor = Eigen::Matrix<std::int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const Eigen::Map<const RowMajor> u(ts.tenant_used_gpus.data(), static_cast<Eigen::Index>(S), TS);
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> sh = u.cast<double>() / C;
+    f.share_over_time.assign(sh.data(), sh.data() + sh.size());
+    const bool have_pending = ts.tenant_pending_jobs.size() == S * r.tenants.size();
+    double sum = 0;
+    std::int64_t counted = 0;
+    f.jain_over_time.assign(S, kNaN);
+    for (std::size_t s = 0; s < S; ++s) {
+      std::vector<double> x;
+      for (Eigen::Index t = 0; t < TS; ++t) {
+        const bool active =
+            u(static_cast<Eigen::Index>(s), t) > 0 ||
+            (have_pending && ts.tenant_pending_jobs[s * r.tenants.size() + static_cast<std::size_t>(t)] > 0);
+        if (active && e[t] > 0) x.push_back(sh(static_cast<Eigen::Index>(s), t) / e[t]);
+      }
+      if (x.empty()) continue;
+      f.jain_over_time[s] = jain(Eigen::Map<const Eigen::VectorXd>(x.data(), static_cast<Eigen::Index>(x.size())));
+      sum += f.jain_over_time[s];
+      ++counted;
+    }
+    f.jain_mean = counted > 0 ? sum / static_cast<double>(counted) : kNaN;
+  } else {
+    f.jain_mean = kNaN;
+  }
+  f.tenants = std::move(ten);
+  return f;
+}
+
+void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenants) {
+  out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
+      << ")   finish-time rho max " << number(f.rho_max, 2) << ", mean " << number(f.rho_mean, 2) << "   max wait "
+      << number(f.max_wait_s / 3600.0, 1) << " h   starved " << f.starved << "\n";
+  std::vector<std::size_t> order;
+  for (std::size_t t = 0; t < f.tenants.size(); ++t)
+    if (f.tenants[t].jobs > 0) order.push_back(t);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return f.tenants[a].share > f.tenants[b].share; });
+  if (order.empty() || max_tenants == 0) return;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-20s %9s %9s %7s %9s %7s %10s %8s\n", "tenant", "entitled", "share", "ratio",
+                "dominant", "rho", "max wait", "starved");
+  out << line;
+  for (std::size_t i = 0; i < std::min(max_tenants, order.size()); ++i) {
+    const auto& t = f.tenants[order[i]];
+    std::string name = t.name.size() > 20 ? t.name.substr(0, 19) + "~" : t.name;
+    std::snprintf(line, sizeof line, "%-20s %8s%% %8s%% %7s %8s%% %7s %8s h %8lld\n", name.c_str(),
+                  number(100 * t.entitlement, 1).c_str(), number(100 * t.share, 1).c_str(),
+                  number(t.share_ratio, 2).c_str(), number(100 * t.dominant_share, 1).c_str(), number(t.rho, 2).c_str(),
+                  number(t.max_wait_s / 3600.0, 1).c_str(), static_cast<long long>(t.starved));
+    out << line;
+  }
+  if (order.size() > max_tenants) out << "... and " << (order.size() - max_tenants) << " more\n";
+}
+
+void print_fairness_json(std::ostream& out, const Fairness& f, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  out << "{\n";
+  out << pad << "  \"jain\": " << json_number(f.jain) << ",\n";
+  out << pad << "  \"jain_mean\": " << json_number(f.jain_mean) << ",\n";
+  out << pad << "  \"rho_max\": " << json_number(f.rho_max) << ",\n";
+  out << pad << "  \"rho_mean\": " << json_number(f.rho_mean) << ",\n";
+  out << pad << "  \"min_share_ratio\": " << json_number(f.min_share_ratio) << ",\n";
+  out << pad << "  \"max_dominant_share\": " << json_number(f.max_dominant_share) << ",\n";
+  out << pad << "  \"max_wait_s\": " << json_number(f.max_wait_s) << ",\n";
+  out << pad << "  \"starved\": " << f.starved << ",\n";
+  out << pad << "  \"tenants\": [";
+  for (std::size_t i = 0; i < f.tenants.size(); ++i) {
+    const auto& t = f.tenants[i];
+    out << (i == 0 ? "\n" : ",\n") << pad << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
+        << ", \"weight\": " << json_number(t.weight) << ", \"entitlement\": " << json_number(t.entitlement)
+        << ", \"share\": " << json_number(t.share) << ", \"share_ratio\": " << json_number(t.share_ratio)
+        << ", \"dominant_share\": " << json_number(t.dominant_share)
+        << ", \"dominant_resource\": " << json_string(t.dominant_resource) << ", \"rho\": " << json_number(t.rho)
+        << ", \"rho_job_max\": " << json_number(t.rho_job_max) << ", \"max_wait_s\": " << json_number(t.max_wait_s)
+        << ", \"starved\": " << t.starved << "}";
+  }
+  out << (f.tenants.empty() ? "]\n" : "\n" + pad + "  ]\n") << pad << "}";
+}
+
+void print_summary_json_with_fairness(std::ostream& out, const Summary& s, const Fairness& f) {
+  std::ostringstream base;
+  print_summary_json(base, s);
+  std::string text = base.str();
+  // The summary object ends with "\n}\n": put the fairness member before its closing brace.
+  const auto close = text.rfind('}');
+  std::size_t cut = close;
+  while (cut > 0 && (text[cut - 1] == '\n' || text[cut - 1] == ' ')) --cut;
+  out << text.substr(0, cut) << ",\n  \"fairness\": ";
+  print_fairness_json(out, f, 2);
+  out << "\n}\n";
+}
+
+}  // namespace headroom::results

@@ -1,0 +1,662 @@
+#include "results/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "results/hdf5_io.hpp"
+#include "sim/errors.hpp"
+
+namespace headroom::results {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Okabe-Ito colours (distinguishable with colour-vision deficiencies), yellow replaced by black.
+const char* const kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999999"};
+constexpr std::size_t kMaxSeries = 8;
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string tick_label(double v, double step) {
+  if (std::fabs(v) < step * 1e-9) v = 0;
+  const double a = std::fabs(v);
+  if (a >= 1e6) return fmt("%.3g", v);
+  int decimals = 0;
+  while (decimals < 6 &&
+         std::fabs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
+    ++decimals;
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+std::string duration(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  const auto s = static_cast<long long>(std::llround(seconds));
+  char b[48];
+  if (seconds < 9.95)
+    std::snprintf(b, sizeof b, "%.1f s", seconds);
+  else if (s < 60)
+    std::snprintf(b, sizeof b, "%lld s", s);
+  else if (s < 3600)
+    std::snprintf(b, sizeof b, "%lldm %02llds", s / 60, s % 60);
+  else if (s < 86400)
+    std::snprintf(b, sizeof b, "%lldh %02lldm", s / 3600, (s / 60) % 60);
+  else
+    std::snprintf(b, sizeof b, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
+  return b;
+}
+
+std::string percent(double v) { return std::isfinite(v) ? fmt("%.1f%%", 100.0 * v) : "-"; }
+std::string number(double v, int decimals = 3) {
+  if (!std::isfinite(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+std::string count(double v) { return std::isfinite(v) ? fmt("%.0f", v) : "-"; }
+
+std::string truncate(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+// Time axis: days when the run spans more than 3 days, else hours.
+struct TimeAxis {
+  double divisor = 3600.0 * 1000.0;
+  std::string unit = "hours";
+};
+TimeAxis time_axis(Tick span) {
+  TimeAxis a;
+  if (span > 3 * sim::kDay) {
+    a.divisor = static_cast<double>(sim::kDay);
+    a.unit = "days";
+  } else {
+    a.divisor = static_cast<double>(sim::kHour);
+  }
+  return a;
+}
+
+struct Row {
+  std::string label, value;
+};
+
+std::string kv_table(const std::vector<Row>& rows) {
+  std::string out = "<table class=\"kv\">";
+  for (const auto& r : rows)
+    out += "<tr><th>" + html_escape(r.label) + "</th><td>" + html_escape(r.value) + "</td></tr>";
+  return out + "</table>";
+}
+
+std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
+  std::vector<Row> rows = {
+      {"jobs", count(static_cast<double>(s.jobs))},
+      {"completed", count(static_cast<double>(s.by_state[2]))},
+      {"failed", count(static_cast<double>(s.by_state[3]))},
+      {"cancelled", count(static_cast<double>(s.by_state[4]))},
+      {"rejected", count(static_cast<double>(s.by_state[5]))},
+      {"unfinished", count(static_cast<double>(s.by_state[6]))},
+      {"wait mean", duration(s.wait.mean)},
+      {"wait median", duration(s.wait.median)},
+      {"wait p95", duration(s.wait.p95)},
+      {"wait p99", duration(s.wait.p99)},
+      {"wait max", duration(s.wait.max)},
+      {"JCT mean", duration(s.jct.mean)},
+      {"JCT median", duration(s.jct.median)},
+      {"JCT p95", duration(s.jct.p95)},
+      {"GPU utilization", percent(s.gpu_utilization)},
+      {"makespan", duration(s.makespan_s)},
+      {"preemptions", count(static_cast<double>(s.preemptions))},
+      {"lost GPU-hours", number(s.lost_gpu_hours, 1)},
+      {"starved (> 24 h)", count(static_cast<double>(s.starved_jobs))},
+      {"Jain's index (shares / entitlement)", number(f.jain)},
+      {"Jain's index, mean over time", number(f.jain_mean)},
+      {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
+      {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
+  };
+  return rows;
+}
+
+const char* kStyle = R"(
+body { font-family: "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 24px 32px; color: #222; background: #fff; }
+h1 { font-size: 24px; margin: 0 0 4px 0; }
+h2 { font-size: 19px; margin: 32px 0 6px 0; border-bottom: 2px solid #0072B2; padding-bottom: 3px; }
+h3 { font-size: 15px; margin: 20px 0 6px 0; }
+p.meta { color: #555; font-size: 13px; margin: 2px 0; }
+table { border-collapse: collapse; font-size: 13px; margin: 6px 0 12px 0; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
+th { background: #f3f6f9; font-weight: 600; }
+td:first-child, th:first-child { text-align: left; }
+table.kv th { text-align: left; background: none; font-weight: normal; color: #444; }
+table.kv td { font-weight: 600; }
+.grid { display: flex; flex-wrap: wrap; gap: 12px 24px; }
+svg { display: block; max-width: 100%; height: auto; }
+.wide { overflow-x: auto; max-width: 100%; }
+.note { color: #666; font-size: 12px; }
+)";
+
+}  // namespace
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<double> nice_ticks(double lo, double hi, int count) {
+  std::vector<double> out;
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return out;
+  if (hi <= lo) hi = lo + 1;
+  const double raw = (hi - lo) / std::max(1, count);
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    step = m * mag;
+    if (step >= raw) break;
+  }
+  const double first = std::ceil(lo / step - 1e-9) * step;
+  for (double v = first; v <= hi + step * 1e-9 && out.size() < 100; v += step) out.push_back(v);
+  return out;
+}
+
+std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
+  const bool legend = series.size() > 1;
+  const double left = 72, right = legend ? 200 : 24, top = 34, bottom = 48;
+  const double pw = c.width - left - right, ph = c.height - top - bottom;
+  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = c.y_min, y1 = c.y_max;
+  double data_y1 = -std::numeric_limits<double>::infinity();
+  for (const auto& s : series) {
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      x0 = std::min(x0, s.x[i]);
+      x1 = std::max(x1, s.x[i]);
+      data_y1 = std::max(data_y1, s.y[i]);
+    }
+  }
+  if (!c.categories.empty()) {
+    x0 = -0.25;
+    x1 = static_cast<double>(c.categories.size()) - 0.75;
+  }
+  if (!std::isfinite(x0)) x0 = 0, x1 = 1;
+  if (x1 <= x0) x1 = x0 + 1;
+  if (c.markers && c.categories.empty()) {  // room for the dots at both ends
+    const double pad = 0.05 * (x1 - x0);
+    x0 -= pad;
+    x1 += pad;
+  }
+  if (y1 < 0) y1 = std::isfinite(data_y1) && data_y1 > y0 ? data_y1 * 1.05 : y0 + 1;
+  std::vector<double> yt = nice_ticks(y0, y1, 5);
+  if (c.y_max < 0 && !yt.empty() && yt.back() < y1) {
+    const double step = yt.size() > 1 ? yt[1] - yt[0] : 1;
+    yt.push_back(yt.back() + step);
+  }
+  if (!yt.empty() && c.y_max < 0) y1 = std::max(y1, yt.back());
+  auto X = [&](double v) { return left + (v - x0) / (x1 - x0) * pw; };
+  auto Y = [&](double v) { return top + ph - (v - y0) / (y1 - y0) * ph; };
+
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << c.width << "\" height=\"" << c.height
+    << "\" viewBox=\"0 0 " << c.width << ' ' << c.height << "\" font-family=\"DejaVu Sans, Arial, sans-serif\">";
+  o << "<rect x=\"0\" y=\"0\" width=\"" << c.width << "\" height=\"" << c.height << "\" fill=\"#ffffff\"/>";
+  o << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\" font-weight=\"bold\" fill=\"#222\">"
+    << html_escape(c.title) << "</text>";
+  // Grid and y ticks.
+  for (double v : yt) {
+    if (v < y0 - 1e-12 || v > y1 + 1e-12) continue;
+    const double y = Y(v);
+    o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << y << "\" y2=\"" << y
+      << "\" stroke=\"#e6e6e6\"/>";
+    const double step = yt.size() > 1 ? yt[1] - yt[0] : 1;
+    const std::string label = c.y_percent ? tick_label(100 * v, 100 * step) + "%" : tick_label(v, step);
+    o << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" font-size=\"11\" text-anchor=\"end\" fill=\"#333\">"
+      << html_escape(label) << "</text>";
+  }
+  // x ticks.
+  if (!c.categories.empty()) {
+    const std::size_t n = c.categories.size();
+    const std::size_t every = std::max<std::size_t>(1, n / 10 + (n % 10 != 0 ? 1 : 0));
+    for (std::size_t i = 0; i < n; i += every) {
+      const double x = X(static_cast<double>(i));
+      o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << top + ph << "\" y2=\"" << top + ph + 4
+        << "\" stroke=\"#333\"/>";
+      o << "<text x=\"" << x << "\" y=\"" << top + ph + 17
+        << "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(truncate(c.categories[i], 14))
+        << "</text>";
+    }
+  } else {
+    const auto xt = nice_ticks(x0, x1, std::max(2, static_cast<int>(pw / 90)));
+    const double step = xt.size() > 1 ? xt[1] - xt[0] : 1;
+    for (double v : xt) {
+      const double x = X(v);
+      o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << top << "\" y2=\"" << top + ph
+        << "\" stroke=\"#f0f0f0\"/>";
+      o << "<text x=\"" << x << "\" y=\"" << top + ph + 17
+        << "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(tick_label(v, step)) << "</text>";
+    }
+  }
+  // Axes and labels.
+  o << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\"" << top + ph
+    << "\" stroke=\"#333\"/>";
+  o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << top + ph << "\" y2=\"" << top + ph
+    << "\" stroke=\"#333\"/>";
+  o << "<text x=\"" << left + pw / 2 << "\" y=\"" << c.height - 8
+    << "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(c.x_label) << "</text>";
+  o << "<text transform=\"translate(16," << top + ph / 2
+    << ") rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(c.y_label) << "</text>";
+  // Series, clipped to the plot area.
+  static int clip_id = 0;
+  const int id = ++clip_id;
+  o << "<clipPath id=\"c" << id << "\"><rect x=\"" << left << "\" y=\"" << top - 2 << "\" width=\"" << pw
+    << "\" height=\"" << ph + 4 << "\"/></clipPath><g clip-path=\"url(#c" << id << ")\">";
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const auto& s = series[k];
+    const char* colour = kColours[k % kMaxSeries];
+    std::string pts;
+    auto flush = [&] {
+      if (!pts.empty())
+        o << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.8\" points=\"" << pts << "\"/>";
+      pts.clear();
+    };
+    char b[64];
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) {
+        flush();
+        continue;
+      }
+      std::snprintf(b, sizeof b, "%.1f,%.1f ", X(s.x[i]), Y(s.y[i]));
+      pts += b;
+    }
+    flush();
+    if (c.markers) {
+      for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+        if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+        o << "<circle cx=\"" << fmt("%.1f", X(s.x[i])) << "\" cy=\"" << fmt("%.1f", Y(s.y[i])) << "\" r=\"3.2\" fill=\""
+          << colour << "\"><title>" << html_escape(s.name) << ": " << html_escape(fmt("%.4g", s.y[i]))
+          << "</title></circle>";
+      }
+    }
+  }
+  o << "</g>";
+  // Legend.
+  if (legend) {
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      const double y = top + 6 + 18.0 * static_cast<double>(k);
+      const double x = left + pw + 14;
+      o << "<line x1=\"" << x << "\" x2=\"" << x + 18 << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\""
+        << kColours[k % kMaxSeries] << "\" stroke-width=\"3\"/>";
+      o << "<text x=\"" << x + 24 << "\" y=\"" << y + 4 << "\" font-size=\"11\" fill=\"#222\">"
+        << html_escape(truncate(series[k].name, 28)) << "<title>" << html_escape(series[k].name) << "</title></text>";
+    }
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+ReportInput load_report_input(const std::string& path) {
+  ReportInput in;
+  in.file = path;
+  if (has_hdf5_group(path, "runs")) {
+    in.sweep = true;
+    in.table = read_table_hdf5(path, "runs");
+    return in;
+  }
+  in.run = read_hdf5(path);
+  in.summary = summarize(in.run);
+  FairnessOptions opt;
+  opt.weights = weights_from_scenario_text(in.run);
+  in.fairness = compute_fairness(in.run, opt);
+  return in;
+}
+
+namespace {
+
+std::string run_section(const ReportInput& in) {
+  const RunResult& r = in.run;
+  const Summary& s = in.summary;
+  const Fairness& f = in.fairness;
+  std::ostringstream o;
+  o << "<h2>" << html_escape(r.scenario_name.empty() ? in.file : r.scenario_name) << " &mdash; policy "
+    << html_escape(r.policy) << "</h2>";
+  o << "<p class=\"meta\">file " << html_escape(in.file) << " &middot; seed " << r.seed << " &middot; " << r.total_gpus
+    << " GPUs in " << r.pools.size() << " pool" << (r.pools.size() == 1 ? "" : "s") << " &middot; fingerprint "
+    << html_escape(r.fingerprint) << " &middot; " << html_escape(r.version) << "</p>";
+  o << "<div class=\"grid\"><div><h3>Key figures</h3>" << kv_table(kpi_rows(s, f)) << "</div><div class=\"wide\">";
+
+  // Fairness per tenant (largest share first).
+  std::vector<std::size_t> order;
+  for (std::size_t t = 0; t < f.tenants.size(); ++t)
+    if (f.tenants[t].jobs > 0) order.push_back(t);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return f.tenants[a].share > f.tenants[b].share; });
+  o << "<h3>Tenants (by share of GPU-time)</h3><table><tr><th>tenant</th><th>jobs</th><th>entitled</th>"
+       "<th>share</th><th>share / entitled</th><th>dominant share</th><th>rho</th><th>max wait</th>"
+       "<th>starved</th></tr>";
+  const std::size_t shown = std::min<std::size_t>(order.size(), 20);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& t = f.tenants[order[i]];
+    o << "<tr><td>" << html_escape(truncate(t.name, 28)) << "</td><td>" << t.jobs << "</td><td>"
+      << percent(t.entitlement) << "</td><td>" << percent(t.share) << "</td><td>" << number(t.share_ratio, 2)
+      << "</td><td>" << percent(t.dominant_share) << " " << html_escape(t.dominant_resource) << "</td><td>"
+      << number(t.rho, 2) << "</td><td>" << duration(t.max_wait_s) << "</td><td>" << t.starved << "</td></tr>";
+  }
+  o << "</table>";
+  if (order.size() > shown) o << "<p class=\"note\">" << order.size() - shown << " more tenants not shown.</p>";
+  o << "</div></div>";
+
+  const auto& ts = r.timeseries;
+  const std::size_t S = ts.time.size();
+  const TimeAxis axis = time_axis(r.sim_end - r.sim_start);
+  const std::string x_label = "time since the first submit (" + axis.unit + ")";
+  // Utilization over time: all pools, and each pool when there are several.
+  if (S > 0 && r.total_gpus > 0 && ts.pool_used_gpus.size() == S * r.pools.size()) {
+    std::vector<Series> series(1);
+    series[0].name = "all pools";
+    const std::size_t P = r.pools.size();
+    if (P > 1)
+      for (std::size_t p = 0; p < std::min(P, kMaxSeries - 1); ++p) series.push_back(Series{r.pools[p].name, {}, {}});
+    for (std::size_t i = 0; i < S; ++i) {
+      const double x = static_cast<double>(ts.time[i] - r.sim_start) / axis.divisor;
+      double used = 0;
+      for (std::size_t p = 0; p < P; ++p) {
+        const double u = ts.pool_used_gpus[i * P + p];
+        used += u;
+        const double cap = static_cast<double>(r.pools[p].nodes) * r.pools[p].gpus_per_node;
+        if (P > 1 && p + 1 < series.size()) {
+          series[p + 1].x.push_back(x);
+          series[p + 1].y.push_back(cap > 0 ? u / cap : kNaN);
+        }
+      }
+      series[0].x.push_back(x);
+      series[0].y.push_back(used / static_cast<double>(r.total_gpus));
+    }
+    Chart c;
+    c.title = "GPU utilization over time";
+    c.x_label = x_label;
+    c.y_label = "GPUs in use / GPUs";
+    c.y_percent = true;
+    c.y_max = 1.0;
+    o << "<h3>Utilization</h3>" << svg_chart(c, series);
+  }
+  // Wait CDF per tenant, the 8 tenants with the most GPU-time.
+  {
+    std::vector<std::size_t> top(order.begin(),
+                                 order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), kMaxSeries)));
+    std::vector<std::vector<double>> waits(f.tenants.size());
+    for (const auto& j : r.jobs)
+      if (j.start >= 0 && j.tenant < waits.size())
+        waits[j.tenant].push_back(sim::to_seconds(j.start - j.submit) / 3600.0);
+    std::vector<Series> series;
+    for (std::size_t t : top) {
+      auto& w = waits[t];
+      if (w.empty()) continue;
+      std::sort(w.begin(), w.end());
+      Series s;
+      s.name = f.tenants[t].name + " (" + std::to_string(w.size()) + " jobs)";
+      const std::size_t n = w.size();
+      const std::size_t points = std::min<std::size_t>(n, 400);
+      s.x.push_back(0);
+      s.y.push_back(0);
+      for (std::size_t k = 0; k < points; ++k) {
+        const std::size_t i = points == n ? k : (k + 1) * n / points - 1;
+        s.x.push_back(w[i]);
+        s.y.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
+      }
+      series.push_back(std::move(s));
+    }
+    if (!series.empty()) {
+      Chart c;
+      c.title = "Wait CDF per tenant (the " + std::to_string(series.size()) + " with the most GPU-time)";
+      c.x_label = "wait (hours)";
+      c.y_label = "fraction of started jobs";
+      c.y_percent = true;
+      c.y_max = 1.0;
+      o << "<h3>Waits</h3>" << svg_chart(c, series);
+    }
+  }
+  // Jain's index over time and the shares of the largest tenants.
+  if (!f.jain_over_time.empty() && f.jain_over_time.size() == S) {
+    Series j{"Jain's index", {}, {}};
+    for (std::size_t i = 0; i < S; ++i) {
+      j.x.push_back(static_cast<double>(ts.time[i] - r.sim_start) / axis.divisor);
+      j.y.push_back(f.jain_over_time[i]);
+    }
+    Chart c;
+    c.title = "Jain's index over time (tenants with running or pending jobs, shares / entitlement)";
+    c.x_label = x_label;
+    c.y_label = "Jain's index";
+    c.y_max = 1.0;
+    o << "<h3>Fairness</h3>" << svg_chart(c, {j});
+    const std::size_t T = r.tenants.size();
+    if (T > 0 && f.share_over_time.size() == S * T) {
+      std::vector<Series> shares;
+      for (std::size_t k = 0; k < std::min(order.size(), kMaxSeries); ++k) {
+        const std::size_t t = order[k];
+        if (t >= T) continue;
+        Series s{f.tenants[t].name, j.x, {}};
+        for (std::size_t i = 0; i < S; ++i) s.y.push_back(f.share_over_time[i * T + t]);
+        shares.push_back(std::move(s));
+      }
+      Chart cs;
+      cs.title = "Share of the cluster's GPUs per tenant";
+      cs.x_label = x_label;
+      cs.y_label = "GPUs held / GPUs";
+      cs.y_percent = true;
+      o << svg_chart(cs, shares);
+    }
+  }
+  return o.str();
+}
+
+double parse_number(const std::string& s, bool& ok) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  ok = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+  return v;
+}
+
+std::string sweep_section(const ReportInput& in) {
+  const Table& t = in.table;
+  std::ostringstream o;
+  auto attr = [&](const char* k) {
+    auto it = t.attributes.find(k);
+    return it == t.attributes.end() ? std::string() : it->second;
+  };
+  o << "<h2>Sweep " << html_escape(attr("scenario_file")) << "</h2>";
+  o << "<p class=\"meta\">file " << html_escape(in.file) << " &middot; " << t.rows() << " runs &middot; "
+    << html_escape(attr("version")) << "</p>";
+  auto col = [&](const std::string& name) -> const Column* {
+    for (const auto& c : t.columns)
+      if (c.name == name) return &c;
+    return nullptr;
+  };
+  // The swept keys: the text columns between `run` and `seed`.
+  // Keys with a single value (in this table) are neither drawn nor named in legends.
+  std::vector<const Column*> vars, all_vars;
+  for (std::size_t i = 1; i < t.columns.size() && t.columns[i].name != "seed"; ++i) {
+    const Column& c = t.columns[i];
+    if (c.text) all_vars.push_back(&c);
+    if (c.text &&
+        std::any_of(c.strings.begin(), c.strings.end(), [&](const std::string& v) { return v != c.strings[0]; }))
+      vars.push_back(&c);
+  }
+  const Column* status = col("status");
+  struct Kpi {
+    const char* column;
+    const char* label;
+    int kind;          // 0 duration (s), 1 fraction, 2 number
+    const char* unit;  // the y axis
+  };
+  const std::vector<Kpi> kpis = {{"wait_mean_s", "mean wait", 0, "hours"},
+                                 {"wait_p95_s", "p95 wait", 0, "hours"},
+                                 {"jct_mean_s", "mean JCT", 0, "hours"},
+                                 {"gpu_utilization", "GPU utilization", 1, "GPUs in use / GPUs"},
+                                 {"jain_index", "Jain's index", 2, "index"},
+                                 {"rho_max", "finish-time rho (max tenant)", 2, "JCT / ideal"},
+                                 {"starved_jobs", "starved jobs (waited > 24 h)", 2, "jobs"}};
+  auto show = [](double v, int kind) {
+    return kind == 0 ? duration(v) : kind == 1 ? percent(v) : number(v, std::fabs(v) >= 100 ? 0 : 3);
+  };
+
+  // KPI vs each key's values, mean over seeds (and over runs that share every other key).
+  for (const Column* var : vars) {
+    std::vector<std::string> values;
+    for (const auto& v : var->strings)
+      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    bool numeric = true;
+    std::vector<double> xs;
+    for (const auto& v : values) {
+      bool ok = false;
+      xs.push_back(parse_number(v, ok));
+      numeric = numeric && ok;
+    }
+    if (numeric) {
+      std::vector<std::size_t> idx(values.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return xs[a] < xs[b]; });
+      std::vector<std::string> v2;
+      std::vector<double> x2;
+      for (std::size_t i : idx) {
+        v2.push_back(values[i]);
+        x2.push_back(xs[i]);
+      }
+      values = v2;
+      xs = x2;
+    }
+    // Lines: the combinations of the other keys, in order of first appearance.
+    std::vector<std::string> lines;
+    std::vector<std::string> line_of(t.rows());
+    for (std::size_t r = 0; r < t.rows(); ++r) {
+      std::string key;
+      for (const Column* other : vars)
+        if (other != var)
+          key += (key.empty() ? "" : ", ") + other->name.substr(other->name.rfind('.') + 1) + "=" + other->strings[r];
+      line_of[r] = key.empty() ? "all runs" : key;
+      if (std::find(lines.begin(), lines.end(), line_of[r]) == lines.end()) lines.push_back(line_of[r]);
+    }
+    const bool too_many = lines.size() > kMaxSeries;
+    if (too_many) lines.resize(kMaxSeries);
+    o << "<h3>KPIs against " << html_escape(var->name) << "</h3><div class=\"grid\">";
+    for (const auto& k : kpis) {
+      const Column* kc = col(k.column);
+      if (kc == nullptr || kc->text) continue;
+      std::vector<Series> series;
+      for (const auto& line : lines) {
+        Series s{line, {}, {}};
+        for (std::size_t vi = 0; vi < values.size(); ++vi) {
+          double sum = 0;
+          int n = 0;
+          for (std::size_t r = 0; r < t.rows(); ++r) {
+            if (line_of[r] != line || var->strings[r] != values[vi]) continue;
+            if (status != nullptr && status->text && status->strings[r] != "done") continue;
+            if (!std::isfinite(kc->numbers[r])) continue;
+            sum += kc->numbers[r];
+            ++n;
+          }
+          s.x.push_back(numeric ? xs[vi] : static_cast<double>(vi));
+          double y = n > 0 ? sum / n : kNaN;
+          if (k.kind == 0 && std::isfinite(y)) y /= 3600.0;
+          s.y.push_back(y);
+        }
+        series.push_back(std::move(s));
+      }
+      Chart c;
+      c.width = 540;
+      c.height = 270;
+      c.title = k.label;
+      c.x_label = var->name;
+      c.y_label = k.unit;
+      c.y_percent = k.kind == 1;
+      c.markers = true;
+      if (!numeric) c.categories = values;
+      if (k.kind == 1 || std::string(k.column) == "jain_index") c.y_max = 1.0;
+      o << "<div>" << svg_chart(c, series) << "</div>";
+    }
+    o << "</div>";
+    if (too_many)
+      o << "<p class=\"note\">Only the first " << kMaxSeries << " combinations of the other keys are drawn.</p>";
+    o << "<p class=\"note\">Each point: the mean over the seeds of the finished runs.</p>";
+  }
+
+  // The table of runs.
+  o << "<h3>Runs</h3><div class=\"wide\"><table><tr><th>run</th>";
+  for (const Column* v : all_vars) o << "<th>" << html_escape(v->name) << "</th>";
+  o << "<th>seed</th><th>status</th>";
+  for (const auto& k : kpis)
+    if (col(k.column) != nullptr) o << "<th>" << html_escape(k.label) << "</th>";
+  o << "</tr>";
+  const Column* run = col("run");
+  const Column* seed = col("seed");
+  const std::size_t shown = std::min<std::size_t>(t.rows(), 500);
+  for (std::size_t r = 0; r < shown; ++r) {
+    o << "<tr><td>" << (run != nullptr && !run->text ? count(run->numbers[r]) : std::to_string(r)) << "</td>";
+    for (const Column* v : all_vars) o << "<td>" << html_escape(v->strings[r]) << "</td>";
+    o << "<td>" << (seed != nullptr && !seed->text ? count(seed->numbers[r]) : "") << "</td><td>"
+      << (status != nullptr && status->text ? html_escape(status->strings[r]) : "") << "</td>";
+    for (const auto& k : kpis) {
+      const Column* kc = col(k.column);
+      if (kc == nullptr) continue;
+      o << "<td>" << (kc->text ? html_escape(kc->strings[r]) : show(kc->numbers[r], k.kind)) << "</td>";
+    }
+    o << "</tr>";
+  }
+  o << "</table></div>";
+  if (t.rows() > shown) o << "<p class=\"note\">" << t.rows() - shown << " more runs not shown.</p>";
+  return o.str();
+}
+
+}  // namespace
+
+std::string render_report(const std::vector<ReportInput>& inputs) {
+  std::ostringstream o;
+  std::string title = "headroom report";
+  if (inputs.size() == 1)
+    title +=
+        ": " + (inputs[0].sweep ? inputs[0].file
+                                : (inputs[0].run.scenario_name.empty() ? inputs[0].file : inputs[0].run.scenario_name));
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(title)
+    << "</title><style>" << kStyle << "</style></head><body>\n";
+  o << "<h1>" << html_escape(title) << "</h1>\n";
+  std::vector<const ReportInput*> runs;
+  for (const auto& in : inputs)
+    if (!in.sweep) runs.push_back(&in);
+  if (runs.size() > 1) {
+    o << "<h2>Runs side by side</h2><table><tr><th>KPI</th>";
+    for (const auto* r : runs)
+      o << "<th>" << html_escape(r->run.policy) << "<br><span class=\"note\">" << html_escape(r->file)
+        << "</span></th>";
+    o << "</tr>";
+    const auto rows0 = kpi_rows(runs[0]->summary, runs[0]->fairness);
+    std::vector<std::vector<Row>> all;
+    for (const auto* r : runs) all.push_back(kpi_rows(r->summary, r->fairness));
+    for (std::size_t k = 0; k < rows0.size(); ++k) {
+      o << "<tr><td>" << html_escape(rows0[k].label) << "</td>";
+      for (const auto& rows : all) o << "<td>" << html_escape(rows[k].value) << "</td>";
+      o << "</tr>";
+    }
+    o << "</table>\n";
+  }
+  for (const auto& in : inputs) o << (in.sweep ? sweep_section(in) : run_section(in)) << "\n";
+  o << "<p class=\"note\">Definitions: wait = start - submit over started jobs; JCT = end - submit over completed "
+       "jobs; share = GPU-time held / (GPUs x span); entitlement = weight-proportional share of the cluster; Jain's "
+       "index over share / entitlement; rho = JCT / (run time alone on 1/N of the cluster), Themis (NSDI'20). "
+       "See docs/planner.md.</p>\n";
+  o << "</body></html>\n";
+  return o.str();
+}
+
+}  // namespace headroom::results

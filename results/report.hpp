@@ -1,0 +1,55 @@
+#pragma once
+
+// `headroom report`: one self-contained HTML page (inline CSS and SVG, no scripts, no external
+// assets) for results files, for people who would rather look than read.
+//
+// - A run file (`headroom run -o`): KPI table, GPU utilization over time (all pools and each
+//   pool), wait CDF per tenant (the 8 with the most GPU-hours), Jain's index over time, and the
+//   fairness table per tenant (results/fairness.hpp).
+// - A sweep file (`headroom sweep -o`, or `merge -o`): the runs table and, per swept key, the
+//   KPIs (mean over seeds) against the key's values, one line per combination of the other keys.
+// - Several run files: a KPI table with one column per run first.
+#include <string>
+#include <vector>
+
+#include "results/fairness.hpp"
+#include "results/run_result.hpp"
+#include "results/summary.hpp"
+#include "results/table.hpp"
+
+namespace headroom::results {
+
+struct ReportInput {
+  std::string file;  // as given, shown in headings
+  bool sweep = false;
+  RunResult run;  // when !sweep
+  Summary summary;
+  Fairness fairness;
+  Table table;  // when sweep
+};
+
+// Reads a run file or a sweep table (told apart by the /runs group). Throws sim::InputError.
+ReportInput load_report_input(const std::string& path);
+
+std::string render_report(const std::vector<ReportInput>& inputs);
+
+// Building blocks, exposed for tests.
+struct Series {
+  std::string name;
+  std::vector<double> x, y;  // NaN in y breaks the line
+};
+struct Chart {
+  std::string title, x_label, y_label;
+  int width = 960, height = 300;
+  bool y_percent = false;               // y in 0..1, labelled as %
+  bool markers = false;                 // a dot at every point
+  std::vector<std::string> categories;  // when set, x = 0..n-1 is labelled with these
+  double y_min = 0;
+  double y_max = -1;  // -1: from the data
+};
+std::string svg_chart(const Chart& chart, const std::vector<Series>& series);
+// "Nice" tick positions (1, 2, 2.5, 5 x 10^k steps) covering [lo, hi], about `count` of them.
+std::vector<double> nice_ticks(double lo, double hi, int count);
+std::string html_escape(const std::string& text);
+
+}  // namespace headroom::results

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "policies/kai.hpp"
 #include "policies/kubernetes.hpp"
 #include "policies/queue_order.hpp"
 #include "sim/suggest.hpp"
@@ -41,6 +42,12 @@ const std::vector<Entry>& entries() {
         k8s::param_keys()},
        k8s::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
+      {{"kai",
+        "NVIDIA KAI-Scheduler (Run:ai): hierarchical queues with quota / overQuotaWeight / limit fair share, gang "
+        "allocation, binpack or spread, reclaim, in-queue preemption, consolidation, stale-gang eviction",
+        kai::param_keys()},
+       kai::check_params,
+       [](const PolicyParams& params, std::uint64_t seed) { return kai::make_policy(params, seed); }},
   };
   return kEntries;
 }

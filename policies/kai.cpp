@@ -325,6 +325,11 @@ class KaiPolicy final : public Policy {
       ++node.cursor;
       const Reason r = attempt(s, u);
       if (r != Reason::None) failed.emplace_back(u, r);
+      // Once a one-GPU pod fits nowhere, no pod asking for GPUs can: stop when the later actions
+      // have enough candidates (they are bounded per session).
+      if (min_failed_plain_gpus_ <= 1 && cpu_only_pending_ == 0 &&
+          failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession))
+        break;
     }
     in_allocate_ = false;
     // consolidation, reclaim, preempt
@@ -454,6 +459,7 @@ class KaiPolicy final : public Policy {
   void add_pending(const ClusterView& view, JobIndex j) {
     Unit& u = units_[job_unit_[j]];
     ++u.pending;
+    if (view.workload().jobs[j].gpus <= 0) ++cpu_only_pending_;
     add_path(u.queue, &QNode::pending, demand(view.workload().jobs[j]), 1);
     refresh(job_unit_[j], view.now());
   }
@@ -875,6 +881,7 @@ class KaiPolicy final : public Policy {
     const Job& job = workload_->jobs[j];
     Unit& u = units_[job_unit_[j]];
     --u.pending;
+    if (job.gpus <= 0) --cpu_only_pending_;
     ++u.running;
     add(u.running_req, demand(job));
     add_path(u.queue, &QNode::pending, demand(job), -1);
@@ -944,16 +951,17 @@ class KaiPolicy final : public Policy {
   Amounts unit_alloc(const Unit& v) const { return v.running_req; }
 
   // Tries victims in order until the preemptor's pods fit; returns the victims or nothing.
-  template <class Accept>
-  std::optional<std::vector<std::uint32_t>> solve(const std::vector<JobIndex>& pods,
-                                                  const std::vector<std::uint32_t>& candidates, Accept&& accept,
+  // `next(v)` yields the candidates in order (false at the end); `accept(v)` says whether v may be
+  // a victim.
+  template <class Next, class Accept>
+  std::optional<std::vector<std::uint32_t>> solve(const std::vector<JobIndex>& pods, Next&& next, Accept&& accept,
                                                   std::vector<models::Placement>& plan) {
     Overlay ov = base();
     std::vector<std::uint32_t> chosen;
     const Amounts req = pods_demand(pods);
     std::int64_t freed = 0;
-    for (std::uint32_t v : candidates) {
-      if (!accept(v, chosen)) continue;
+    for (std::uint32_t v = 0; next(v);) {
+      if (!accept(v)) continue;
       chosen.push_back(v);
       for (JobIndex j : active_members(units_[v])) ov.take(*cluster_, view_->placement(j), -1);
       freed += units_[v].running_req[0];
@@ -1017,19 +1025,33 @@ class KaiPolicy final : public Policy {
     if (queues.empty()) return false;
     ++searches;
     std::sort(queues.begin(), queues.end());
-    std::vector<std::uint32_t> candidates;
-    for (const auto& [neg_sat, neg_creation] : queues) {
-      (void)neg_sat;
-      const int q = -neg_creation;  // creation == node index
-      for (const auto& key : nodes_[q].running_units) {
-        if (std::get<0>(key) >= 100) break;
-        candidates.push_back(static_cast<std::uint32_t>(-std::get<2>(key)));
+    // Candidates queue by queue; a queue whose victims no strategy allows is left at once (its
+    // remaining allocation only shrinks).
+    std::size_t qi = 0;
+    bool queue_done = false, started = false;
+    std::set<QNode::RunKey>::const_iterator it;
+    auto next = [&](std::uint32_t& v) {
+      while (qi < queues.size()) {
+        const QNode& vq = nodes_[-queues[qi].second];  // creation == node index
+        if (!started) {
+          it = vq.running_units.begin();
+          started = true;
+        }
+        if (queue_done || it == vq.running_units.end() || std::get<0>(*it) >= 100) {
+          ++qi;
+          queue_done = started = false;
+          continue;
+        }
+        v = static_cast<std::uint32_t>(-std::get<2>(*it));
+        ++it;
+        return true;
       }
-    }
+      return false;
+    };
     const Tick now = s.now();
     std::map<int, Amounts> taken;  // per queue node: allocation of the chosen victims
     std::string rule;
-    auto accept = [&](std::uint32_t v, const std::vector<std::uint32_t>&) {
+    auto accept = [&](std::uint32_t v) {
       const Unit& vu = units_[v];
       if (protected_by_min_runtime(vu, nodes_[vu.queue].reclaim_min_runtime, now)) return false;
       const auto [a, b] = below_lca(vu.queue, u.queue);
@@ -1050,13 +1072,16 @@ class KaiPolicy final : public Policy {
         if (remaining[r] > dv) above = true;
       }
       guarantee = guarantee && above;
-      if (!maintain && !guarantee) return false;
+      if (!maintain && !guarantee) {
+        queue_done = true;
+        return false;
+      }
       rule = maintain ? "MaintainFairShare" : "GuaranteeDeservedQuota";
       for (int n : path(vu.queue)) add(taken[n], va);
       return true;
     };
     std::vector<models::Placement> plan;
-    auto victims = solve(pods, candidates, accept, plan);
+    auto victims = solve(pods, next, accept, plan);
     if (!victims) return false;
     // Saturation: up the reclaimer's ancestors, an over-served reclaimer must stay below every
     // sibling.
@@ -1092,14 +1117,9 @@ class KaiPolicy final : public Policy {
     // change allocatedNonPreemptible).
     if (!u.preemptible() && capacity(u, req, {}) == Reason::NonPreemptibleOverQuota) return false;
     ++searches;
-    std::vector<std::uint32_t> candidates;
-    for (const auto& key : leaf.running_units) {
-      if (std::get<0>(key) >= u.priority || std::get<0>(key) >= 100) break;
-      candidates.push_back(static_cast<std::uint32_t>(-std::get<2>(key)));
-    }
     const Tick now = s.now();
     Amounts released{};
-    auto accept = [&](std::uint32_t v, const std::vector<std::uint32_t>&) {
+    auto accept = [&](std::uint32_t v) {
       if (protected_by_min_runtime(units_[v], leaf.preempt_min_runtime, now)) return false;
       add(released, unit_alloc(units_[v]));
       return true;
@@ -1109,8 +1129,10 @@ class KaiPolicy final : public Policy {
     std::vector<models::Placement> plan;
     std::vector<std::uint32_t> chosen;
     std::optional<std::vector<std::uint32_t>> victims;
-    for (std::uint32_t v : candidates) {
-      if (!accept(v, chosen)) continue;
+    for (const auto& key : leaf.running_units) {
+      if (std::get<0>(key) >= u.priority || std::get<0>(key) >= 100) break;
+      const auto v = static_cast<std::uint32_t>(-std::get<2>(key));
+      if (!accept(v)) continue;
       chosen.push_back(v);
       for (JobIndex j : active_members(units_[v])) ov.take(*cluster_, view_->placement(j), -1);
       if (capacity(u, req, released) != Reason::None) continue;
@@ -1238,6 +1260,7 @@ class KaiPolicy final : public Policy {
   Amounts total_{};
   std::int64_t min_failed_plain_gpus_ = kInf;
   Tick protected_until_ = sim::kNever;
+  std::int64_t cpu_only_pending_ = 0;
   Tick usage_at_ = 0;
   double window_ = 0;
 

@@ -456,6 +456,36 @@ TEST(Kai, NonPreemptibleJobsAreNeverVictims) {
   EXPECT_DOUBLE_EQ(run.start(8), 1000.0);
 }
 
+namespace {
+
+KaiRun usage_run(bool time_based) {
+  // A used the whole cluster for 1000 s; then both queues ask for all of it.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 8; ++i) b.job(1001, 1, 100000);
+  auto w = b.build();
+  for (JobIndex j = 0; j < 12; ++j) in_queue(w, j, j < 4 || j >= 8 ? "A" : "B");
+  std::vector<std::pair<std::string, std::string>> kv;
+  queue(kv, "A", 0, 1, -1);
+  queue(kv, "B", 0, 1, -1);
+  if (time_based) {
+    kv.emplace_back("timeBasedFairshare", "true");
+    kv.emplace_back("usageParams.halfLifePeriod", "1h");
+  }
+  return KaiRun(w, ht::cluster(1, 4), params(kv), 2000 * kSecond);
+}
+
+}  // namespace
+
+TEST(Kai, TimeBasedFairshareGivesTheOverQuotaShareToTheQueueThatUsedLess) {
+  const auto plain = usage_run(false);
+  EXPECT_EQ(plain.running_in("A"), 2);
+  EXPECT_EQ(plain.running_in("B"), 2);
+  const auto aged = usage_run(true);
+  EXPECT_EQ(aged.running_in("A"), 0);
+  EXPECT_EQ(aged.running_in("B"), 4);
+}
+
 // --- The policy block ----------------------------------------------------------------------------
 
 TEST(KaiParams, BadInputNamesTheKeyAndSuggests) {

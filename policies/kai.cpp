@@ -294,7 +294,7 @@ class KaiPolicy final : public Policy {
     compute_fair_shares(s);
     protected_until_ = sim::kNever;
 
-    min_failed_plain_gpus_ = kInf;
+    min_failed_plain_gpus_ = min_failed_multi_gpus_ = kInf;
     // Pipelined groups whose victims are gone bind first.
     std::vector<std::uint32_t> ready;
     for (std::uint32_t u : pipelined_)
@@ -736,22 +736,40 @@ class KaiPolicy final : public Policy {
   std::optional<models::Placement> multi_node_placement(const Job& job, Overlay& ov) const {
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
       if (!pool_ok(p, job)) continue;
-      if (ov.nodes.empty() && cluster_->pool_free_gpus(p) < job.gpus) continue;
-      std::vector<std::pair<std::int64_t, NodeId>> cands;
-      const NodeId first = cluster_->pool_first_node(p);
-      for (NodeId n = first; n < first + static_cast<NodeId>(cluster_->pool_node_count(p)); ++n) {
-        if (!cluster_->node(n).up) continue;
-        const Free f = ov.get(*cluster_, n);
-        if (f.gpus > 0) cands.emplace_back(-f.gpus, n);
+      // What the pool has free under this statement.
+      std::int64_t available = cluster_->pool_free_gpus(p);
+      std::vector<std::pair<std::int64_t, NodeId>> changed;  // overlay nodes of this pool: -free, id
+      for (const Free& f : ov.nodes) {
+        const auto& node = cluster_->node(f.node);
+        if (node.pool != p || !node.up) continue;
+        available += f.gpus - node.free_gpus;
+        if (f.gpus > 0) changed.emplace_back(-f.gpus, f.node);
       }
-      std::sort(cands.begin(), cands.end());
+      if (available < job.gpus) continue;
+      std::sort(changed.begin(), changed.end());
+      // The nodes with the most free GPUs first (lowest id first among equals), from the index.
       models::Placement out;
       std::int64_t left = job.gpus;
-      for (const auto& [negfree, n] : cands) {
-        if (left == 0) break;
-        const std::int64_t take = std::min(left, -negfree);
-        out.push_back(models::Slice{n, static_cast<std::int32_t>(take), 0, 0});
-        left -= take;
+      std::size_t ci = 0;
+      auto take = [&](NodeId n, std::int64_t free) {
+        const std::int64_t t = std::min(left, free);
+        out.push_back(models::Slice{n, static_cast<std::int32_t>(t), 0, 0});
+        left -= t;
+      };
+      for (std::int32_t f = cluster_->spec().pools[p].gpus_per_node; f >= 1 && left > 0; --f) {
+        while (left > 0 && ci < changed.size() && -changed[ci].first >= f) {
+          take(changed[ci].second, -changed[ci].first);
+          ++ci;
+        }
+        for (NodeId n : cluster_->nodes_with_free(p, f)) {
+          if (left == 0) break;
+          if (ov.find(n) != nullptr) continue;
+          take(n, f);
+        }
+      }
+      while (left > 0 && ci < changed.size()) {
+        take(changed[ci].second, -changed[ci].first);
+        ++ci;
       }
       if (left == 0) return out;
     }
@@ -840,10 +858,6 @@ class KaiPolicy final : public Policy {
     if (session_ != nullptr) session_->pending_reason(j, reason_text(r));
   }
 
-  bool plain(const Job& job) const {
-    return job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0 && !multi_node(job);
-  }
-
   // ----- allocate ------------------------------------------------------------------------------
   Reason attempt(Session& s, std::uint32_t id) {
     Unit& u = units_[id];
@@ -853,16 +867,20 @@ class KaiPolicy final : public Policy {
     Reason r = capacity(u, req, {});
     std::optional<std::vector<models::Placement>> placements;
     // A single plain pod no smaller than one that already failed in this session cannot fit.
-    const bool is_plain = pods.size() == 1 && plain(workload_->jobs[pods[0]]);
+    const Job& first = workload_->jobs[pods[0]];
+    const bool single = pods.size() == 1 && first.gpu_type == 0 && first.cpus == 0 && first.memory_mib == 0;
+    const bool is_plain = single && !multi_node(first);
+    const bool is_multi = single && !is_plain;
     if (r == Reason::None) {
-      if (is_plain && workload_->jobs[pods[0]].gpus >= min_failed_plain_gpus_) {
+      if ((is_plain && first.gpus >= min_failed_plain_gpus_) || (is_multi && first.gpus >= min_failed_multi_gpus_)) {
         r = Reason::NoFit;
       } else {
         Overlay ov = base(true);
         placements = place(pods, ov);
         if (!placements) {
           r = Reason::NoFit;
-          if (is_plain) min_failed_plain_gpus_ = workload_->jobs[pods[0]].gpus;
+          if (is_plain) min_failed_plain_gpus_ = first.gpus;
+          if (is_multi) min_failed_multi_gpus_ = first.gpus;
         }
       }
     }
@@ -1258,7 +1276,7 @@ class KaiPolicy final : public Policy {
   std::set<JobIndex> releasing_;  // victims whose resources pipelined groups wait for
   std::set<std::pair<Tick, std::uint32_t>> stale_;
   Amounts total_{};
-  std::int64_t min_failed_plain_gpus_ = kInf;
+  std::int64_t min_failed_plain_gpus_ = kInf, min_failed_multi_gpus_ = kInf;
   Tick protected_until_ = sim::kNever;
   std::int64_t cpu_only_pending_ = 0;
   Tick usage_at_ = 0;

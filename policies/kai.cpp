@@ -325,11 +325,9 @@ class KaiPolicy final : public Policy {
       ++node.cursor;
       const Reason r = attempt(s, u);
       if (r != Reason::None) failed.emplace_back(u, r);
-      // Once a one-GPU pod fits nowhere, no pod asking for GPUs can: stop when the later actions
-      // have enough candidates (they are bounded per session).
-      if (min_failed_plain_gpus_ <= 1 && cpu_only_pending_ == 0 &&
-          failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession))
-        break;
+      // Once every pending pod is known not to fit, stop when the later actions have enough
+      // candidates (they are bounded per session).
+      if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
     }
     in_allocate_ = false;
     // consolidation, reclaim, preempt
@@ -459,7 +457,7 @@ class KaiPolicy final : public Policy {
   void add_pending(const ClusterView& view, JobIndex j) {
     Unit& u = units_[job_unit_[j]];
     ++u.pending;
-    if (view.workload().jobs[j].gpus <= 0) ++cpu_only_pending_;
+    count_pending(view.workload().jobs[j], 1);
     add_path(u.queue, &QNode::pending, demand(view.workload().jobs[j]), 1);
     refresh(job_unit_[j], view.now());
   }
@@ -647,6 +645,13 @@ class KaiPolicy final : public Policy {
         // Skip groups whose pods are not all there yet.
         while (leaf.cursor != leaf.pending_units.end()) {
           const Unit& u = units_[std::get<3>(*leaf.cursor)];
+          if (u.members.size() == 1) {  // the common case, without building a pod list
+            const JobIndex j = u.members[0];
+            if (view_->state(j) == JobState::Pending && !terminating_[j]) {
+              cand = Candidate{c, c, demand(workload_->jobs[j])};
+              break;
+            }
+          }
           auto pods = next_pods(*view_, u);
           if (!pods.empty()) {
             cand = Candidate{c, c, pods_demand(pods)};
@@ -831,6 +836,30 @@ class KaiPolicy final : public Policy {
     return ov;
   }
 
+  void count_pending(const Job& job, std::int64_t sign) {
+    const bool simple =
+        job.group == models::kNone && job.gpus > 0 && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0;
+    if (!simple) {
+      other_pending_ += sign;
+    } else if (multi_node(job)) {
+      if ((multi_pending_[job.gpus] += sign) == 0) multi_pending_.erase(job.gpus);
+    } else {
+      if (single_pending_.size() <= static_cast<std::size_t>(job.gpus)) single_pending_.resize(job.gpus + 1u, 0);
+      single_pending_[static_cast<std::size_t>(job.gpus)] += sign;
+    }
+  }
+
+  // Whether every pending pod is at least as large as one of its shape that failed this session.
+  bool all_would_fail() const {
+    if (other_pending_ > 0) return false;
+    if (!multi_pending_.empty() && multi_pending_.begin()->first < min_failed_multi_gpus_) return false;
+    const auto upto = static_cast<std::size_t>(
+        std::min<std::int64_t>(min_failed_plain_gpus_, static_cast<std::int64_t>(single_pending_.size())));
+    for (std::size_t g = 1; g < upto; ++g)
+      if (single_pending_[g] > 0) return false;
+    return true;
+  }
+
   // ----- capacity checks -----------------------------------------------------------------------
   // `released` is subtracted from the leaf's path (victims of the same queue).
   Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
@@ -861,6 +890,17 @@ class KaiPolicy final : public Policy {
   // ----- allocate ------------------------------------------------------------------------------
   Reason attempt(Session& s, std::uint32_t id) {
     Unit& u = units_[id];
+    if (u.members.size() == 1) {
+      // Fast path: a single pod that one of its shape already showed cannot fit.
+      const JobIndex j = u.members[0];
+      const Job& job = workload_->jobs[j];
+      if (job.gpus > 0 && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0 &&
+          job.gpus >= (multi_node(job) ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+          capacity(u, demand(job), {}) == Reason::None) {
+        set_reason(j, Reason::NoFit);
+        return Reason::NoFit;
+      }
+    }
     const auto pods = next_pods(s, u);
     if (pods.empty()) return Reason::GangIncomplete;
     const Amounts req = pods_demand(pods);
@@ -899,7 +939,7 @@ class KaiPolicy final : public Policy {
     const Job& job = workload_->jobs[j];
     Unit& u = units_[job_unit_[j]];
     --u.pending;
-    if (job.gpus <= 0) --cpu_only_pending_;
+    count_pending(job, -1);
     ++u.running;
     add(u.running_req, demand(job));
     add_path(u.queue, &QNode::pending, demand(job), -1);
@@ -1278,7 +1318,11 @@ class KaiPolicy final : public Policy {
   Amounts total_{};
   std::int64_t min_failed_plain_gpus_ = kInf, min_failed_multi_gpus_ = kInf;
   Tick protected_until_ = sim::kNever;
-  std::int64_t cpu_only_pending_ = 0;
+  // Pending pods by shape, to know when nothing left can fit: single-pod groups without other
+  // constraints by GPU count (one node / several nodes), and every other pod.
+  std::vector<std::int64_t> single_pending_;
+  std::map<std::int32_t, std::int64_t> multi_pending_;
+  std::int64_t other_pending_ = 0;
   Tick usage_at_ = 0;
   double window_ = 0;
 

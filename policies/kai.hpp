@@ -5,8 +5,8 @@
 //
 // Model. A PodGroup is the set of jobs sharing Job::group (each job is one pod); minMember is
 // Job::gang_min (0 = every member of the group in the workload). A job without a group is a
-// PodGroup of one pod that takes all its GPUs at once (over several nodes when it is larger than a
-// node, placed like Helios' consolidate). The KAI queue of a job is its Job::queue name; queues
+// PodGroup of one pod that takes all its GPUs at once (when it is larger than a node: over the
+// nodes of one pool with the most free GPUs first). The KAI queue of a job is its Job::queue name; queues
 // and their parents are declared in the policy block in the Queue CRD vocabulary (parentQueue,
 // priority, resources.{gpu,cpu,memory}.{quota,overQuotaWeight,limit}); creation order (the final
 // tie-break of queue order and of the leftover hand-out) is the order of the queues in the block.
@@ -64,6 +64,11 @@
 // Every eviction goes through Session::preempt with `by` = the preemptor (kNoJob for stale gangs),
 // in Requeue mode after terminationGracePeriod (30 s); the preemptor is pipelined: it is tried
 // first once its victims are gone.
+//
+// Bounds per session (for large clusters): consolidation for at most 8 pending groups over 64
+// candidate nodes each; reclaim / preempt solvers for at most 64 pending groups; the allocate pass
+// stops once every pending pod is as large as one of its shape that failed in the session and 64
+// groups have failed.
 //
 // Not modelled: fractional GPUs (gpu-fraction / gpu-memory): the engine's ClusterState tracks
 // whole GPUs per node, so a job with gpu_milli takes whole GPUs; topology, DRA and node

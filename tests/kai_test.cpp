@@ -242,6 +242,24 @@ TEST(Kai, A2_AFifthJobOfBStaysPendingAsNoStrategyHolds) {
   EXPECT_EQ(run.running_in("B"), 4);
 }
 
+TEST(Kai, QuotasAboveTheClusterStopReclaimAtTheVictimsQuota) {
+  // KAI#1750: 8 GPUs, A quota 6, B quota 3. B runs 8; A asks for 6. The fair shares (6 and 3) sum
+  // to more than the cluster, so once B is down to its quota no strategy holds: A gets 5.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 100000);
+  for (int i = 0; i < 6; ++i) b.job(10, 1, 100000);
+  auto w = b.build();
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, j < 8 ? "B" : "A");
+  std::vector<std::pair<std::string, std::string>> kv;
+  queue(kv, "A", 6, 1, -1);
+  queue(kv, "B", 3, 1, -1);
+  const KaiRun run(w, ht::cluster(1, 8), params(kv), 1000 * kSecond);
+  EXPECT_EQ(run.rec.preemptions.size(), 5u);
+  EXPECT_EQ(run.running_in("A"), 5);
+  EXPECT_EQ(run.running_in("B"), 3);
+  EXPECT_FALSE(run.started(13));
+}
+
 TEST(Kai, ReclaimMinRuntimeProtectsYoungVictims) {
   const auto run = a2_run(4, "60s");
   for (const auto& p : run.rec.preemptions) EXPECT_EQ(p.time, 60 * kSecond);

@@ -504,6 +504,20 @@ TEST(Kai, TimeBasedFairshareGivesTheOverQuotaShareToTheQueueThatUsedLess) {
   EXPECT_EQ(aged.running_in("B"), 4);
 }
 
+TEST(Kai, JobsInParentQueuesAndJobsThatNeverFitAreRejected) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 10).job(0, 9, 10).job(0, 1, 10).build();
+  in_queue(w, 0, "org");
+  in_queue(w, 1, "team");
+  in_queue(w, 2, "team");
+  std::vector<std::pair<std::string, std::string>> kv;
+  queue(kv, "org", -1, 1, -1);
+  queue(kv, "team", 0, 1, -1, "org");
+  const KaiRun run(w, ht::cluster(1, 8), params(kv));
+  EXPECT_EQ(run.state(0), JobState::Rejected);
+  EXPECT_EQ(run.state(1), JobState::Rejected);
+  EXPECT_EQ(run.state(2), JobState::Completed);
+}
+
 // --- The policy block ----------------------------------------------------------------------------
 
 TEST(KaiParams, BadInputNamesTheKeyAndSuggests) {

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "policies/kai.hpp"
 #include "policies/kubernetes.hpp"
 #include "policies/kueue.hpp"
 #include "policies/queue_order.hpp"
@@ -56,6 +57,12 @@ const std::vector<Entry>& entries() {
         kueue::param_keys()},
        kueue::check_params,
        [](const PolicyParams& params, std::uint64_t) { return kueue::make_policy(params); }},
+      {{"kai",
+        "NVIDIA KAI-Scheduler (Run:ai): hierarchical queues with quota / overQuotaWeight / limit fair share, gang "
+        "allocation, binpack or spread, reclaim, in-queue preemption, consolidation, stale-gang eviction",
+        kai::param_keys()},
+       kai::check_params,
+       [](const PolicyParams& params, std::uint64_t seed) { return kai::make_policy(params, seed); }},
   };
   return kEntries;
 }

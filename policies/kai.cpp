@@ -1,0 +1,1384 @@
+#include "policies/kai.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "policies/consolidate.hpp"
+
+namespace headroom::policies::kai {
+
+using models::Job;
+using models::JobState;
+using models::NodeId;
+
+// ---------------------------------------------------------------------------------------------
+// Fair-share division (resource_division.go).
+
+std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value) {
+  const std::size_t n = queues.size();
+  std::vector<std::int64_t> fs(n, 0), requestable(n, 0);
+  std::int64_t remaining = total;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& q = queues[i];
+    requestable[i] = q.limit < 0 ? q.request : std::min(q.request, q.limit);
+    const std::int64_t deserved = q.deserved < 0 ? total : q.deserved;
+    fs[i] = std::max<std::int64_t>(0, std::min(deserved, requestable[i]));
+    remaining -= fs[i];
+  }
+  std::vector<std::int64_t> levels;
+  for (const auto& q : queues) levels.push_back(q.priority);
+  std::sort(levels.begin(), levels.end(), std::greater<>());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  std::vector<double> fraction(n, 0.0);
+  for (std::int64_t level : levels) {
+    auto unsatisfied = [&] {
+      std::vector<std::size_t> out;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (queues[i].priority != level) continue;
+        const auto& q = queues[i];
+        if (q.request <= fs[i] || (q.limit >= 0 && q.limit <= fs[i])) continue;
+        out.push_back(i);
+      }
+      return out;
+    };
+    while (remaining > 0) {
+      const auto unsat = unsatisfied();
+      if (unsat.empty()) break;
+      double weights = 0;
+      for (auto i : unsat) weights += queues[i].weight;
+      if (weights <= 0) break;
+      std::vector<double> share(n, 0.0);
+      double shares = 0;
+      for (auto i : unsat) {
+        const double nw = queues[i].weight / weights;
+        share[i] = std::max(0.0, nw + k_value * (nw - queues[i].usage));
+        shares += share[i];
+      }
+      if (shares <= 0) break;
+      std::int64_t given = 0;
+      bool took_less = false;
+      const auto rem = static_cast<double>(remaining);
+      for (auto i : unsat) {
+        const double offer = rem * share[i] / shares;
+        const std::int64_t want = requestable[i] - fs[i];
+        if (static_cast<double>(want) <= offer) {
+          fs[i] += want;
+          given += want;
+          took_less = took_less || static_cast<double>(want) < offer;
+          fraction[i] = 0;
+        } else {
+          const auto whole = static_cast<std::int64_t>(std::floor(offer));
+          fs[i] += whole;
+          given += whole;
+          fraction[i] = offer - static_cast<double>(whole);
+        }
+      }
+      remaining -= given;
+      if (!took_less || given == 0) break;
+    }
+    // The leftover of the floors, one unit at a time.
+    while (remaining > 0) {
+      auto unsat = unsatisfied();
+      std::erase_if(unsat, [&](std::size_t i) { return requestable[i] <= fs[i] || queues[i].weight <= 0; });
+      if (unsat.empty()) break;
+      std::sort(unsat.begin(), unsat.end(), [&](std::size_t a, std::size_t b) {
+        if (fraction[a] != fraction[b]) return fraction[a] > fraction[b];
+        if (queues[a].creation != queues[b].creation) return queues[a].creation < queues[b].creation;
+        return a < b;
+      });
+      for (auto i : unsat) {
+        if (remaining == 0) break;
+        ++fs[i];
+        --remaining;
+        fraction[i] = 0;
+      }
+    }
+  }
+  return fs;
+}
+
+namespace {
+
+constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
+constexpr NodeId kNoNode = UINT32_MAX;
+constexpr std::uint32_t kNoUnit = UINT32_MAX;
+// Consolidation is tried for at most this many pending jobs per session, over at most this many
+// candidate nodes each (bounds the cost of a session on large clusters).
+constexpr int kConsolidationJobsPerSession = 8;
+constexpr int kConsolidationNodesPerJob = 64;
+// Reclaim and preempt solvers run for at most this many pending groups per session.
+constexpr int kVictimSearchesPerSession = 64;
+
+enum class Reason : std::uint8_t { None, OverLimit, NonPreemptibleOverQuota, NoFit, GangIncomplete, Pipelined };
+
+std::string_view reason_text(Reason r) {
+  switch (r) {
+    case Reason::None: return "";
+    case Reason::OverLimit: return "OverLimit: the queue or an ancestor would exceed its limit";
+    case Reason::NonPreemptibleOverQuota:
+      return "NonPreemptibleOverQuota: a non-preemptible job may only use its queue's quota";
+    case Reason::NoFit: return "Unschedulable: no node (set) can hold the pod group now";
+    case Reason::GangIncomplete: return "gang: fewer pods than minMember have been created";
+    case Reason::Pipelined: return "pipelined: waiting for evicted pods to terminate";
+  }
+  return "";
+}
+
+Amounts demand(const Job& j) { return {j.gpus, std::int64_t{j.cpus} * 1000, j.memory_mib}; }
+
+void add(Amounts& a, const Amounts& b, std::int64_t sign = 1) {
+  for (int r = 0; r < kResources; ++r) a[r] += sign * b[r];
+}
+
+struct QNode {
+  std::string name;
+  int parent = -1;
+  std::vector<int> children;
+  int creation = 0;
+  std::int64_t priority = 100;
+  std::array<QueueResource, kResources> res;
+  Tick preempt_min_runtime = 0, reclaim_min_runtime = 0;
+  bool declared = false;
+  int depth = 0;
+  Amounts alloc{}, np_alloc{}, pending{};
+  Amounts fair{}, allocatable{};
+  double usage = 0;  // decayed GPU-ms
+  // Leaves only.
+  using PendKey = std::tuple<std::int32_t, int, Tick, std::uint32_t>;  // -priority, tier, created, unit
+  using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;         // priority, -created, -unit
+  std::set<PendKey> pending_units;
+  std::set<RunKey> running_units;
+  std::set<PendKey>::iterator cursor;
+};
+
+struct Unit {
+  int queue = 0;
+  std::int32_t priority = 50;
+  Tick created = 0;
+  std::vector<models::JobIndex> members;  // submitted members, index order
+  int min_member = 1;
+  int running = 0;  // running and not terminating
+  int succeeded = 0;
+  int pending = 0;
+  Amounts running_req{};
+  bool in_pending = false;
+  QNode::PendKey pkey{};
+  bool in_running = false;
+  QNode::RunKey rkey{};
+  Tick stale_since = -1;
+  bool pipelined = false;
+  int outstanding_victims = 0;
+  Amounts reserved{};
+  bool preemptible() const { return priority < 100; }
+};
+
+struct Free {
+  NodeId node = kNoNode;
+  std::int64_t gpus = 0, cpus = 0, memory = 0;
+};
+
+// Tentative node state inside one solver run (a Statement): nodes whose free resources differ from
+// the cluster's.
+struct Overlay {
+  std::vector<Free> nodes;
+  Free* find(NodeId n) {
+    for (auto& f : nodes)
+      if (f.node == n) return &f;
+    return nullptr;
+  }
+  Free get(const models::ClusterState& c, NodeId n) {
+    if (Free* f = find(n)) return *f;
+    const auto& node = c.node(n);
+    return Free{n, node.free_gpus, node.free_cpus, node.free_memory_mib};
+  }
+  Free& at(const models::ClusterState& c, NodeId n) {
+    if (Free* f = find(n)) return *f;
+    nodes.push_back(get(c, n));
+    return nodes.back();
+  }
+  void take(const models::ClusterState& c, const models::Placement& p, std::int64_t sign) {
+    for (const auto& s : p) {
+      Free& f = at(c, s.node);
+      f.gpus -= sign * s.gpus;
+      f.cpus -= sign * s.cpus;
+      f.memory -= sign * s.memory_mib;
+    }
+  }
+};
+
+class KaiPolicy final : public Policy {
+ public:
+  explicit KaiPolicy(Config cfg) : cfg_(std::move(cfg)) {}
+
+  std::string_view name() const override { return "kai"; }
+
+  Reason reason(JobIndex j) const { return j < reasons_.size() ? reasons_[j] : Reason::None; }
+
+  void on_submit(const ClusterView& view, JobIndex j) override {
+    ensure(view);
+    const Job& job = view.workload().jobs[j];
+    const std::uint32_t u = unit_of(job, j);
+    Unit& unit = units_[u];
+    if (unit.members.empty()) {
+      unit.queue = leaf_for(job.queue);
+      unit.priority = cfg_.kind_priority[static_cast<std::size_t>(job.kind)];
+      unit.created = job.submit;
+      unit.min_member = job.group == models::kNone ? 1 : (job.gang_min > 0 ? job.gang_min : group_size_[job.group]);
+    }
+    unit.members.push_back(j);
+    std::sort(unit.members.begin(), unit.members.end());
+    if (!nodes_[unit.queue].children.empty() || never_fits(view.cluster(), job, view.workload()).has_value()) {
+      to_reject_.push_back(j);
+      return;
+    }
+    add_pending(view, j);
+  }
+
+  void on_requeue(const ClusterView& view, JobIndex j) override { add_pending(view, j); }
+
+  void on_release(const ClusterView& view, JobIndex j) override {
+    advance_usage(view.now());
+    const Job& job = view.workload().jobs[j];
+    Unit& u = units_[job_unit_[j]];
+    if (terminating_[j]) {
+      terminating_[j] = 0;
+    } else {
+      --u.running;
+      add(u.running_req, demand(job), -1);
+      add_path(u.queue, &QNode::alloc, demand(job), -1);
+      if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, demand(job), -1);
+    }
+    releasing_.erase(j);
+    if (victim_of_[j] != kNoUnit) {
+      Unit& p = units_[victim_of_[j]];
+      if (p.outstanding_victims > 0) --p.outstanding_victims;
+      victim_of_[j] = kNoUnit;
+    }
+    refresh(job_unit_[j], view.now());
+  }
+
+  void on_end(const ClusterView& view, JobIndex j) override {
+    const Job& job = view.workload().jobs[j];
+    if (view.state(j) == JobState::Completed && job.group != models::kNone) {
+      ++units_[job_unit_[j]].succeeded;
+      refresh(job_unit_[j], view.now());
+    }
+  }
+
+  void schedule(Session& s) override {
+    ensure(s);
+    const Tick now = s.now();
+    const Tick period = cfg_.schedule_period;
+    if (now > 0 && now % period != 0) {
+      s.wake_at((now / period + 1) * period);
+      return;
+    }
+    advance_usage(now);
+    for (JobIndex j : to_reject_) {
+      if (s.state(j) != JobState::Pending) continue;
+      const Job& job = s.workload().jobs[j];
+      const Unit& u = units_[job_unit_[j]];
+      if (!nodes_[u.queue].children.empty()) {
+        s.reject(j, "queue \"" + nodes_[u.queue].name + "\" is not a leaf queue; only leaf queues hold jobs");
+      } else {
+        s.reject(j, *never_fits(s.cluster(), job, s.workload()));
+      }
+    }
+    to_reject_.clear();
+    compute_fair_shares(s);
+    protected_until_ = sim::kNever;
+
+    min_failed_plain_gpus_ = min_failed_multi_gpus_ = kInf;
+    // Pipelined groups whose victims are gone bind first.
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t u : pipelined_)
+      if (units_[u].outstanding_victims == 0) ready.push_back(u);
+    for (std::uint32_t u : ready) {
+      pipelined_.erase(u);
+      Unit& unit = units_[u];
+      unit.pipelined = false;
+      add_path(unit.queue, &QNode::alloc, unit.reserved, -1);
+      add_path(unit.queue, &QNode::pending, unit.reserved, 1);
+      if (!unit.preemptible()) add_path(unit.queue, &QNode::np_alloc, unit.reserved, -1);
+      unit.reserved = {};
+      for (const auto& p : plans_[u]) reserve(p, -1);
+      plans_.erase(u);
+      refresh(u, now);
+      if (unit.in_pending) attempt(s, u);
+    }
+
+    // allocate
+    std::vector<std::pair<std::uint32_t, Reason>> failed;
+    for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
+    in_allocate_ = true;
+    while (true) {
+      const int leaf = pick(0);
+      if (leaf < 0) break;
+      QNode& node = nodes_[leaf];
+      const std::uint32_t u = std::get<3>(*node.cursor);
+      ++node.cursor;
+      const Reason r = attempt(s, u);
+      if (r != Reason::None) failed.emplace_back(u, r);
+      // Once every pending pod is known not to fit, stop when the later actions have enough
+      // candidates (they are bounded per session).
+      if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
+    }
+    in_allocate_ = false;
+    // consolidation, reclaim, preempt
+    int consolidations = 0, searches = 0;
+    for (const auto& [u, r] : failed) {
+      if (!units_[u].in_pending || units_[u].pipelined) continue;
+      if (r == Reason::NoFit && consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0) {
+        if (consolidate(s, u, consolidations)) continue;
+      }
+      if ((r == Reason::NoFit || r == Reason::OverLimit) && searches < kVictimSearchesPerSession) {
+        if (r == Reason::NoFit && reclaim(s, u, searches)) continue;
+        if (preempt(s, u, searches)) continue;
+      }
+    }
+    stale_gang_eviction(s);
+    if (!stale_.empty()) s.wake_at(std::max(now, stale_.begin()->first + cfg_.staleness_grace));
+    if (protected_until_ != sim::kNever) s.wake_at(protected_until_);
+  }
+
+ private:
+  // ----- set-up --------------------------------------------------------------------------------
+  void ensure(const ClusterView& view) {
+    if (initialised_) return;
+    initialised_ = true;
+    const auto& w = view.workload();
+    cluster_ = &view.cluster();
+    workload_ = &w;
+    const std::size_t n = w.jobs.size();
+    job_unit_.assign(n, kNoUnit);
+    terminating_.assign(n, 0);
+    victim_of_.assign(n, kNoUnit);
+    reasons_.assign(n, Reason::None);
+    group_size_.assign(w.groups.size(), 0);
+    group_unit_.assign(w.groups.size(), kNoUnit);
+    for (const auto& j : w.jobs)
+      if (j.group != models::kNone && j.group < group_size_.size()) ++group_size_[j.group];
+    // The tree: node 0 is the root; declared queues in creation order.
+    nodes_.emplace_back();
+    nodes_[0].name = "<root>";
+    nodes_[0].res.fill(QueueResource{-1, 1, -1});
+    for (const auto& q : cfg_.queues) {
+      QNode node;
+      node.name = q.name;
+      node.priority = q.priority;
+      node.res = q.resources;
+      node.declared = true;
+      node.creation = static_cast<int>(nodes_.size());
+      by_name_[q.name] = static_cast<int>(nodes_.size());
+      nodes_.push_back(std::move(node));
+    }
+    for (std::size_t i = 0; i < cfg_.queues.size(); ++i) {
+      const int id = static_cast<int>(i) + 1;
+      const auto& parent = cfg_.queues[i].parent;
+      nodes_[id].parent = parent.empty() ? 0 : by_name_.at(parent);
+      nodes_[nodes_[id].parent].children.push_back(id);
+    }
+    // Min runtimes are inherited from the closest ancestor that sets them.
+    for (std::size_t i = 0; i < cfg_.queues.size(); ++i) {
+      const int id = static_cast<int>(i) + 1;
+      Tick pmr = -1, rmr = -1;
+      for (int a = id; a > 0; a = nodes_[a].parent) {
+        const auto& q = cfg_.queues[static_cast<std::size_t>(a - 1)];
+        if (pmr < 0) pmr = q.preempt_min_runtime;
+        if (rmr < 0) rmr = q.reclaim_min_runtime;
+      }
+      nodes_[id].preempt_min_runtime = pmr < 0 ? cfg_.preempt_min_runtime : pmr;
+      nodes_[id].reclaim_min_runtime = rmr < 0 ? cfg_.reclaim_min_runtime : rmr;
+    }
+    for (std::size_t i = 1; i < nodes_.size(); ++i)
+      for (int a = nodes_[i].parent; a > 0; a = nodes_[a].parent) ++nodes_[i].depth;
+    rebuild_leaves();
+    total_ = {view.cluster().total_gpus(), 0, 0};
+    for (const auto& node : view.cluster().nodes()) {
+      total_[1] += std::int64_t{node.cpus} * 1000;
+      total_[2] += node.memory_mib;
+    }
+  }
+
+  void rebuild_leaves() {
+    leaves_.clear();
+    for (std::size_t i = 1; i < nodes_.size(); ++i)
+      if (nodes_[i].children.empty()) leaves_.push_back(static_cast<int>(i));
+  }
+
+  int leaf_for(models::QueueId qid) {
+    const std::string& name = workload_->queues.size() > qid ? workload_->queues.name(qid) : std::string("default");
+    if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
+    // An undeclared queue: top level, Helm defaults (quota 0, overQuotaWeight 1, limit -1).
+    QNode node;
+    node.name = name;
+    node.res[0] = QueueResource{0, 1, -1};
+    node.res[1] = node.res[2] = QueueResource{-1, 1, -1};
+    node.parent = 0;
+    node.creation = static_cast<int>(nodes_.size());
+    node.preempt_min_runtime = cfg_.preempt_min_runtime;
+    node.reclaim_min_runtime = cfg_.reclaim_min_runtime;
+    const int id = static_cast<int>(nodes_.size());
+    nodes_.push_back(std::move(node));
+    nodes_[0].children.push_back(id);
+    by_name_[name] = id;
+    rebuild_leaves();
+    return id;
+  }
+
+  std::uint32_t unit_of(const Job& job, JobIndex j) {
+    if (job_unit_[j] != kNoUnit) return job_unit_[j];
+    std::uint32_t u = kNoUnit;
+    if (job.group != models::kNone && job.group < group_unit_.size()) {
+      if (group_unit_[job.group] == kNoUnit) {
+        group_unit_[job.group] = static_cast<std::uint32_t>(units_.size());
+        units_.emplace_back();
+      }
+      u = group_unit_[job.group];
+    } else {
+      u = static_cast<std::uint32_t>(units_.size());
+      units_.emplace_back();
+    }
+    job_unit_[j] = u;
+    return u;
+  }
+
+  // ----- bookkeeping ---------------------------------------------------------------------------
+  void add_path(int q, Amounts QNode::*field, const Amounts& a, std::int64_t sign) {
+    for (int n = q; n >= 0; n = nodes_[n].parent) add(nodes_[n].*field, a, sign);
+  }
+
+  void add_pending(const ClusterView& view, JobIndex j) {
+    Unit& u = units_[job_unit_[j]];
+    ++u.pending;
+    count_pending(view.workload().jobs[j], 1);
+    add_path(u.queue, &QNode::pending, demand(view.workload().jobs[j]), 1);
+    refresh(job_unit_[j], view.now());
+  }
+
+  // Re-keys the unit in its leaf's pending and running sets and its staleness.
+  void refresh(std::uint32_t id, Tick now) {
+    Unit& u = units_[id];
+    QNode& leaf = nodes_[u.queue];
+    const bool pend = u.pending > 0 && !u.pipelined;
+    const int tier = u.running < u.min_member ? 0 : (u.running == u.min_member ? 1 : 2);
+    const QNode::PendKey pk{-u.priority, tier, u.created, id};
+    if (u.in_pending && (!pend || pk != u.pkey)) {
+      if (in_allocate_ && leaf.cursor != leaf.pending_units.end() && *leaf.cursor == u.pkey) ++leaf.cursor;
+      leaf.pending_units.erase(u.pkey);
+      u.in_pending = false;
+    }
+    if (pend && !u.in_pending) {
+      u.pkey = pk;
+      leaf.pending_units.insert(pk);
+      u.in_pending = true;
+    }
+    const bool run = u.running > 0;
+    const QNode::RunKey rk{u.priority, -u.created, -static_cast<std::int64_t>(id)};
+    if (u.in_running && !run) {
+      leaf.running_units.erase(u.rkey);
+      u.in_running = false;
+    }
+    if (run && !u.in_running) {
+      u.rkey = rk;
+      leaf.running_units.insert(rk);
+      u.in_running = true;
+    }
+    const bool stale = u.running > 0 && u.running + u.succeeded < u.min_member;
+    if (stale && u.stale_since < 0) {
+      u.stale_since = now;
+      stale_.insert({now, id});
+    } else if (!stale && u.stale_since >= 0) {
+      stale_.erase({u.stale_since, id});
+      u.stale_since = -1;
+    }
+  }
+
+  void advance_usage(Tick now) {
+    if (!cfg_.time_based_fairshare || now <= usage_at_) {
+      usage_at_ = std::max(usage_at_, now);
+      return;
+    }
+    const auto dt = static_cast<double>(now - usage_at_);
+    double decay = 1.0, integral = dt;
+    if (cfg_.half_life > 0) {
+      const double h = static_cast<double>(cfg_.half_life);
+      decay = std::pow(0.5, dt / h);
+      integral = h / std::log(2.0) * (1.0 - decay);
+    }
+    for (int q : leaves_)
+      nodes_[q].usage = nodes_[q].usage * decay + static_cast<double>(nodes_[q].alloc[0]) * integral;
+    window_ = window_ * decay + integral;
+    usage_at_ = now;
+  }
+
+  // ----- fair share ----------------------------------------------------------------------------
+  void compute_fair_shares(const ClusterView& view) {
+    (void)view;
+    // Usage of internal queues: the sum of their leaves'.
+    std::vector<double> usage(nodes_.size(), 0.0);
+    for (int q : leaves_)
+      for (int a = q; a >= 0; a = nodes_[a].parent) usage[static_cast<std::size_t>(a)] += nodes_[q].usage;
+    const double capacity = static_cast<double>(total_[0]) * window_;
+    nodes_[0].fair = total_;
+    nodes_[0].allocatable = total_;
+    divide_children(0, usage, capacity);
+  }
+
+  void divide_children(int parent, const std::vector<double>& usage, double capacity) {
+    const auto& kids = nodes_[parent].children;
+    if (kids.empty()) return;
+    for (int r = 0; r < kResources; ++r) {
+      std::vector<DivisionEntry> entries;
+      for (int c : kids) {
+        const QNode& q = nodes_[c];
+        DivisionEntry e;
+        e.deserved = q.res[r].quota;
+        e.limit = q.res[r].limit;
+        e.request = q.alloc[r] + q.pending[r];
+        e.weight = q.res[r].over_quota_weight;
+        e.priority = q.priority;
+        e.usage = r == 0 && capacity > 0 ? usage[static_cast<std::size_t>(c)] / capacity : 0.0;
+        e.creation = q.creation;
+        entries.push_back(e);
+      }
+      const auto fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value);
+      for (std::size_t i = 0; i < kids.size(); ++i) {
+        QNode& q = nodes_[kids[i]];
+        q.fair[r] = fs[i];
+        const std::int64_t limit = q.res[r].limit < 0 ? kInf : q.res[r].limit;
+        const std::int64_t deserved = q.res[r].quota < 0 ? kInf : q.res[r].quota;
+        q.allocatable[r] = std::min(limit, std::max(deserved, fs[i]));
+      }
+    }
+    for (int c : kids) divide_children(c, usage, capacity);
+  }
+
+  bool active(int r) const { return total_[r] > 0; }
+
+  // ----- job order -----------------------------------------------------------------------------
+  // The pods the group's next attempt places: up to minMember, then one at a time.
+  std::vector<JobIndex> next_pods(const ClusterView& view, const Unit& u) const {
+    const int want = u.running < u.min_member ? u.min_member - u.running : 1;
+    std::vector<JobIndex> pods;
+    for (JobIndex j : u.members) {
+      if (static_cast<int>(pods.size()) == want) break;
+      if (view.state(j) == JobState::Pending && !terminating_[j]) pods.push_back(j);
+    }
+    if (static_cast<int>(pods.size()) < want) pods.clear();
+    return pods;
+  }
+
+  Amounts pods_demand(const std::vector<JobIndex>& pods) const {
+    Amounts a{};
+    for (JobIndex j : pods) add(a, demand(workload_->jobs[j]));
+    return a;
+  }
+
+  double share(const Amounts& a) const {
+    double s = 0;
+    for (int r = 0; r < kResources; ++r)
+      if (active(r)) s = std::max(s, static_cast<double>(a[r]) / static_cast<double>(total_[r]));
+    return s;
+  }
+
+  struct Candidate {
+    int node = -1;  // the child queue
+    int leaf = -1;
+    Amounts req{};
+  };
+
+  // queue_order.go: true if a goes before b.
+  bool queue_before(const Candidate& ca, const Candidate& cb) const {
+    const QNode& a = nodes_[ca.node];
+    const QNode& b = nodes_[cb.node];
+    auto within = [&](const QNode& q, const Amounts& field_limit, const Amounts& req) {
+      for (int r = 0; r < kResources; ++r)
+        if (active(r) && q.alloc[r] + req[r] > field_limit[r]) return false;
+      return true;
+    };
+    const Amounts none{};
+    const bool a_fair = within(a, a.fair, none), b_fair = within(b, b.fair, none);
+    if (a_fair != b_fair) return a_fair;
+    auto deserved = [&](const QNode& q) {
+      Amounts d{};
+      for (int r = 0; r < kResources; ++r) d[r] = q.res[r].quota < 0 ? kInf : q.res[r].quota;
+      return d;
+    };
+    const bool a_quota = within(a, deserved(a), ca.req), b_quota = within(b, deserved(b), cb.req);
+    if (a_quota != b_quota) return a_quota;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    auto zero_share = [&](const QNode& q, const Amounts& req) {
+      for (int r = 0; r < kResources; ++r)
+        if (active(r) && req[r] > 0 && q.allocatable[r] == 0) return true;
+      return false;
+    };
+    const bool a_zero = zero_share(a, ca.req), b_zero = zero_share(b, cb.req);
+    if (a_zero != b_zero) return b_zero;
+    Amounts aw = a.alloc, bw = b.alloc;
+    add(aw, ca.req);
+    add(bw, cb.req);
+    const double sa = share(aw), sb = share(bw);
+    if (sa != sb) return sa < sb;
+    const double sa0 = share(a.alloc), sb0 = share(b.alloc);
+    if (sa0 != sb0) return sa0 < sb0;
+    for (int r = 0; r < kResources; ++r)
+      if (active(r) && a.allocatable[r] != b.allocatable[r]) return a.allocatable[r] < b.allocatable[r];
+    return a.creation < b.creation;
+  }
+
+  // The leaf whose next job comes first under `node`, or -1.
+  int pick(int node) { return pick_candidate(node).leaf; }
+
+  Candidate pick_candidate(int node) {
+    Candidate best;
+    for (int c : nodes_[node].children) {
+      Candidate cand;
+      if (nodes_[c].children.empty()) {
+        QNode& leaf = nodes_[c];
+        // Skip groups whose pods are not all there yet.
+        while (leaf.cursor != leaf.pending_units.end()) {
+          const Unit& u = units_[std::get<3>(*leaf.cursor)];
+          if (u.members.size() == 1) {  // the common case, without building a pod list
+            const JobIndex j = u.members[0];
+            if (view_->state(j) == JobState::Pending && !terminating_[j]) {
+              cand = Candidate{c, c, demand(workload_->jobs[j])};
+              break;
+            }
+          }
+          auto pods = next_pods(*view_, u);
+          if (!pods.empty()) {
+            cand = Candidate{c, c, pods_demand(pods)};
+            break;
+          }
+          for (JobIndex j : u.members)
+            if (view_->state(j) == JobState::Pending) set_reason(j, Reason::GangIncomplete);
+          ++leaf.cursor;
+        }
+        if (cand.leaf < 0) continue;
+      } else {
+        Candidate sub = pick_candidate(c);
+        if (sub.leaf < 0) continue;
+        cand = Candidate{c, sub.leaf, sub.req};
+      }
+      if (best.leaf < 0 || queue_before(cand, best)) best = cand;
+    }
+    return best;
+  }
+
+  // ----- placement -----------------------------------------------------------------------------
+  bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
+
+  static bool fits_cpu_mem(const models::Node& node, const Free& f, const Job& job) {
+    if (node.cpus > 0 && job.cpus > f.cpus) return false;
+    if (node.memory_mib > 0 && job.memory_mib > f.memory) return false;
+    return true;
+  }
+
+  // Whether the pod needs more than one node.
+  bool multi_node(const Job& job) const {
+    std::int32_t largest = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (pool_ok(p, job)) largest = std::max(largest, cluster_->spec().pools[p].gpus_per_node);
+    return job.gpus > largest;
+  }
+
+  // The node that pack.go / spread.go scores best for a single-node pod, or kNoNode.
+  NodeId best_node(const Job& job, Overlay& ov, NodeId exclude) const {
+    const bool spread = job.gpus > 0 ? cfg_.gpu_placement == PlacementStrategy::Spread
+                                     : cfg_.cpu_placement == PlacementStrategy::Spread;
+    NodeId best = kNoNode;
+    std::int64_t best_free = 0;
+    auto consider = [&](NodeId n, std::int64_t free) {
+      if (best == kNoNode || (spread ? free > best_free : free < best_free) || (free == best_free && n < best)) {
+        best = n;
+        best_free = free;
+      }
+    };
+    const auto& nodes = cluster_->nodes();
+    if (job.gpus > 0) {
+      for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+        if (!pool_ok(p, job)) continue;
+        const std::int32_t g = cluster_->spec().pools[p].gpus_per_node;
+        if (job.gpus > g) continue;
+        bool found = false;
+        for (std::int32_t k = 0; k <= g - job.gpus && !found; ++k) {
+          const std::int32_t f = spread ? g - k : job.gpus + k;
+          for (NodeId n : cluster_->nodes_with_free(p, f)) {
+            if (n == exclude || ov.find(n) != nullptr) continue;
+            if (!fits_cpu_mem(nodes[n], ov.get(*cluster_, n), job)) continue;
+            consider(n, f);
+            found = true;
+            break;
+          }
+        }
+      }
+      for (const Free& f : ov.nodes) {
+        const auto& node = nodes[f.node];
+        if (f.node == exclude || !node.up || !pool_ok(node.pool, job)) continue;
+        if (f.gpus >= job.gpus && fits_cpu_mem(node, f, job)) consider(f.node, f.gpus);
+      }
+      return best;
+    }
+    // CPU-only pods: scored on free CPU (or free GPUs where CPUs are not modelled).
+    for (NodeId n = 0; n < nodes.size(); ++n) {
+      const auto& node = nodes[n];
+      if (n == exclude || !node.up || !pool_ok(node.pool, job)) continue;
+      const Free f = ov.get(*cluster_, n);
+      if (!fits_cpu_mem(node, f, job)) continue;
+      consider(n, node.cpus > 0 ? f.cpus : f.gpus);
+    }
+    return best;
+  }
+
+  // A pod larger than a node: the nodes with the most free GPUs first, within one pool.
+  std::optional<models::Placement> multi_node_placement(const Job& job, Overlay& ov) const {
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+      if (!pool_ok(p, job)) continue;
+      // What the pool has free under this statement.
+      std::int64_t available = cluster_->pool_free_gpus(p);
+      std::vector<std::pair<std::int64_t, NodeId>> changed;  // overlay nodes of this pool: -free, id
+      for (const Free& f : ov.nodes) {
+        const auto& node = cluster_->node(f.node);
+        if (node.pool != p || !node.up) continue;
+        available += f.gpus - node.free_gpus;
+        if (f.gpus > 0) changed.emplace_back(-f.gpus, f.node);
+      }
+      if (available < job.gpus) continue;
+      std::sort(changed.begin(), changed.end());
+      // The nodes with the most free GPUs first (lowest id first among equals), from the index.
+      models::Placement out;
+      std::int64_t left = job.gpus;
+      std::size_t ci = 0;
+      auto take = [&](NodeId n, std::int64_t free) {
+        const std::int64_t t = std::min(left, free);
+        out.push_back(models::Slice{n, static_cast<std::int32_t>(t), 0, 0});
+        left -= t;
+      };
+      for (std::int32_t f = cluster_->spec().pools[p].gpus_per_node; f >= 1 && left > 0; --f) {
+        while (left > 0 && ci < changed.size() && -changed[ci].first >= f) {
+          take(changed[ci].second, -changed[ci].first);
+          ++ci;
+        }
+        for (NodeId n : cluster_->nodes_with_free(p, f)) {
+          if (left == 0) break;
+          if (ov.find(n) != nullptr) continue;
+          take(n, f);
+        }
+      }
+      while (left > 0 && ci < changed.size()) {
+        take(changed[ci].second, -changed[ci].first);
+        ++ci;
+      }
+      if (left == 0) return out;
+    }
+    return std::nullopt;
+  }
+
+  // Places the pods one after the other on the overlay; all or nothing.
+  std::optional<std::vector<models::Placement>> place(const std::vector<JobIndex>& pods, Overlay& ov,
+                                                      NodeId exclude = kNoNode) const {
+    std::vector<models::Placement> out;
+    for (JobIndex j : pods) {
+      const Job& job = workload_->jobs[j];
+      models::Placement p;
+      if (multi_node(job)) {
+        auto mp = multi_node_placement(job, ov);
+        if (!mp) return std::nullopt;
+        p = std::move(*mp);
+      } else {
+        const NodeId n = best_node(job, ov, exclude);
+        if (n == kNoNode) return std::nullopt;
+        p = models::Placement{models::Slice{n, job.gpus, job.cpus, job.memory_mib}};
+      }
+      ov.take(*cluster_, p, 1);
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  // Resources that pipelined groups will bind to once their victims are gone.
+  void reserve(const models::Placement& p, std::int64_t sign) {
+    for (const auto& sl : p) {
+      Free& r = reserved_[sl.node];
+      r.node = sl.node;
+      r.gpus += sign * sl.gpus;
+      r.cpus += sign * sl.cpus;
+      r.memory += sign * sl.memory_mib;
+      if (r.gpus == 0 && r.cpus == 0 && r.memory == 0) reserved_.erase(sl.node);
+    }
+  }
+
+  // A fresh statement: the cluster plus what the victims of pipelined groups are releasing, minus
+  // the reservations of those groups.
+  // With `now`, only what is free at this instant (for binding rather than pipelining).
+  Overlay base(bool now = false) const {
+    Overlay ov;
+    for (const auto& [n, r] : reserved_) {
+      const auto& node = cluster_->node(n);
+      ov.nodes.push_back(Free{n, node.free_gpus - r.gpus, node.free_cpus - r.cpus, node.free_memory_mib - r.memory});
+    }
+    for (JobIndex j : releasing_) ov.take(*cluster_, view_->placement(j), -1);
+    if (now) {
+      for (Free& f : ov.nodes) {
+        const auto& node = cluster_->node(f.node);
+        f.gpus = std::min<std::int64_t>(f.gpus, node.free_gpus);
+        f.cpus = std::min<std::int64_t>(f.cpus, node.free_cpus);
+        f.memory = std::min(f.memory, node.free_memory_mib);
+      }
+    }
+    return ov;
+  }
+
+  void count_pending(const Job& job, std::int64_t sign) {
+    const bool simple =
+        job.group == models::kNone && job.gpus > 0 && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0;
+    if (!simple) {
+      other_pending_ += sign;
+    } else if (multi_node(job)) {
+      if ((multi_pending_[job.gpus] += sign) == 0) multi_pending_.erase(job.gpus);
+    } else {
+      if (single_pending_.size() <= static_cast<std::size_t>(job.gpus)) single_pending_.resize(job.gpus + 1u, 0);
+      single_pending_[static_cast<std::size_t>(job.gpus)] += sign;
+    }
+  }
+
+  // Whether every pending pod is at least as large as one of its shape that failed this session.
+  bool all_would_fail() const {
+    if (other_pending_ > 0) return false;
+    if (!multi_pending_.empty() && multi_pending_.begin()->first < min_failed_multi_gpus_) return false;
+    const auto upto = static_cast<std::size_t>(
+        std::min<std::int64_t>(min_failed_plain_gpus_, static_cast<std::int64_t>(single_pending_.size())));
+    for (std::size_t g = 1; g < upto; ++g)
+      if (single_pending_[g] > 0) return false;
+    return true;
+  }
+
+  // ----- capacity checks -----------------------------------------------------------------------
+  // `released` is subtracted from the leaf's path (victims of the same queue).
+  Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
+    for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+      const QNode& n = nodes_[q];
+      for (int r = 0; r < kResources; ++r) {
+        if (req[r] <= 0) continue;
+        if (n.res[r].limit >= 0 && n.alloc[r] - released[r] + req[r] > n.res[r].limit) return Reason::OverLimit;
+      }
+    }
+    if (!u.preemptible()) {
+      for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+        const QNode& n = nodes_[q];
+        for (int r = 0; r < kResources; ++r)
+          if (req[r] > 0 && n.res[r].quota >= 0 && n.np_alloc[r] + req[r] > n.res[r].quota)
+            return Reason::NonPreemptibleOverQuota;
+      }
+    }
+    return Reason::None;
+  }
+
+  void set_reason(JobIndex j, Reason r) {
+    if (reasons_[j] == r) return;
+    reasons_[j] = r;
+    if (session_ != nullptr) session_->pending_reason(j, reason_text(r));
+  }
+
+  // ----- allocate ------------------------------------------------------------------------------
+  Reason attempt(Session& s, std::uint32_t id) {
+    Unit& u = units_[id];
+    if (u.members.size() == 1) {
+      // Fast path: a single pod that one of its shape already showed cannot fit.
+      const JobIndex j = u.members[0];
+      const Job& job = workload_->jobs[j];
+      if (job.gpus > 0 && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0 &&
+          job.gpus >= (multi_node(job) ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+          capacity(u, demand(job), {}) == Reason::None) {
+        set_reason(j, Reason::NoFit);
+        return Reason::NoFit;
+      }
+    }
+    const auto pods = next_pods(s, u);
+    if (pods.empty()) return Reason::GangIncomplete;
+    const Amounts req = pods_demand(pods);
+    Reason r = capacity(u, req, {});
+    std::optional<std::vector<models::Placement>> placements;
+    // A single plain pod no smaller than one that already failed in this session cannot fit.
+    const Job& first = workload_->jobs[pods[0]];
+    const bool single = pods.size() == 1 && first.gpu_type == 0 && first.cpus == 0 && first.memory_mib == 0;
+    const bool is_plain = single && !multi_node(first);
+    const bool is_multi = single && !is_plain;
+    if (r == Reason::None) {
+      if ((is_plain && first.gpus >= min_failed_plain_gpus_) || (is_multi && first.gpus >= min_failed_multi_gpus_)) {
+        r = Reason::NoFit;
+      } else {
+        Overlay ov = base(true);
+        placements = place(pods, ov);
+        if (!placements) {
+          r = Reason::NoFit;
+          if (is_plain) min_failed_plain_gpus_ = first.gpus;
+          if (is_multi) min_failed_multi_gpus_ = first.gpus;
+        }
+      }
+    }
+    if (r != Reason::None) {
+      for (JobIndex j : pods) set_reason(j, r);
+      return r;
+    }
+    for (std::size_t i = 0; i < pods.size(); ++i) start(s, pods[i], (*placements)[i], "allocate");
+    refresh(id, s.now());
+    return Reason::None;
+  }
+
+  void start(Session& s, JobIndex j, const models::Placement& p, std::string_view why) {
+    const std::string err = s.start(j, p, why);
+    if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
+    const Job& job = workload_->jobs[j];
+    Unit& u = units_[job_unit_[j]];
+    --u.pending;
+    count_pending(job, -1);
+    ++u.running;
+    add(u.running_req, demand(job));
+    add_path(u.queue, &QNode::pending, demand(job), -1);
+    add_path(u.queue, &QNode::alloc, demand(job), 1);
+    if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, demand(job), 1);
+    set_reason(j, Reason::None);
+  }
+
+  // ----- evictions -----------------------------------------------------------------------------
+  // Running members of a unit that are not terminating.
+  std::vector<JobIndex> active_members(const Unit& u) const {
+    std::vector<JobIndex> out;
+    for (JobIndex j : u.members)
+      if (view_->state(j) == JobState::Running && !terminating_[j]) out.push_back(j);
+    return out;
+  }
+
+  bool protected_by_min_runtime(const Unit& v, Tick min_runtime, Tick now) {
+    if (min_runtime <= 0) return false;
+    bool prot = false;
+    for (JobIndex j : active_members(v)) {
+      const Tick until = view_->run_start(j) + min_runtime;
+      if (until > now) {
+        prot = true;
+        protected_until_ = std::min(protected_until_, until);
+      }
+    }
+    return prot;
+  }
+
+  void evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why) {
+    Unit& v = units_[victim];
+    for (JobIndex j : active_members(v)) {
+      const std::string err = s.preempt(j, PreemptMode::Requeue, cfg_.termination_grace, by, why);
+      if (!err.empty()) throw sim::InternalError("kai: preempt refused: " + err);
+      terminating_[j] = 1;
+      --v.running;
+      add(v.running_req, demand(workload_->jobs[j]), -1);
+      add_path(v.queue, &QNode::alloc, demand(workload_->jobs[j]), -1);
+      if (!v.preemptible()) add_path(v.queue, &QNode::np_alloc, demand(workload_->jobs[j]), -1);
+      if (by_unit != kNoUnit) {
+        releasing_.insert(j);
+        victim_of_[j] = by_unit;
+        ++units_[by_unit].outstanding_victims;
+      }
+    }
+    refresh(victim, s.now());
+  }
+
+  // The preemptor waits for its victims with its resources reserved in its queue.
+  void pipeline(Session& s, std::uint32_t id, const std::vector<JobIndex>& pods,
+                const std::vector<models::Placement>& plan) {
+    Unit& u = units_[id];
+    for (const auto& p : plan) reserve(p, 1);
+    plans_[id] = plan;
+    const Amounts req = pods_demand(pods);
+    u.pipelined = true;
+    u.reserved = req;
+    add_path(u.queue, &QNode::pending, req, -1);
+    add_path(u.queue, &QNode::alloc, req, 1);
+    if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, req, 1);
+    pipelined_.insert(id);
+    for (JobIndex j : pods) set_reason(j, Reason::Pipelined);
+    refresh(id, s.now());
+  }
+
+  Amounts unit_alloc(const Unit& v) const { return v.running_req; }
+
+  // Tries victims in order until the preemptor's pods fit; returns the victims or nothing.
+  // `next(v)` yields the candidates in order (false at the end); `accept(v)` says whether v may be
+  // a victim.
+  template <class Next, class Accept>
+  std::optional<std::vector<std::uint32_t>> solve(const std::vector<JobIndex>& pods, Next&& next, Accept&& accept,
+                                                  std::vector<models::Placement>& plan) {
+    Overlay ov = base();
+    std::vector<std::uint32_t> chosen;
+    const Amounts req = pods_demand(pods);
+    std::int64_t freed = 0;
+    for (std::uint32_t v = 0; next(v);) {
+      if (!accept(v)) continue;
+      chosen.push_back(v);
+      for (JobIndex j : active_members(units_[v])) ov.take(*cluster_, view_->placement(j), -1);
+      freed += units_[v].running_req[0];
+      if (freed + cluster_->free_gpus() < req[0]) continue;
+      Overlay trial = ov;
+      if (auto p = place(pods, trial)) {
+        plan = std::move(*p);
+        return chosen;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Ancestors of q from q up to (excluding) the root.
+  std::vector<int> path(int q) const {
+    std::vector<int> out;
+    for (int n = q; n > 0; n = nodes_[n].parent) out.push_back(n);
+    return out;
+  }
+
+  // The children of the lowest common ancestor on the sides of a and b.
+  std::pair<int, int> below_lca(int a, int b) const {
+    auto pa = path(a), pb = path(b);
+    std::reverse(pa.begin(), pa.end());
+    std::reverse(pb.begin(), pb.end());
+    std::size_t i = 0;
+    while (i < pa.size() && i < pb.size() && pa[i] == pb[i]) ++i;
+    return {pa[std::min(i, pa.size() - 1)], pb[std::min(i, pb.size() - 1)]};
+  }
+
+  double saturation(const QNode& q, const Amounts& alloc) const {
+    double s = 0;
+    for (int r = 0; r < kResources; ++r) {
+      if (!active(r)) continue;
+      if (q.fair[r] <= 0) {
+        if (alloc[r] > 0) return std::numeric_limits<double>::infinity();
+        continue;
+      }
+      s = std::max(s, static_cast<double>(alloc[r]) / static_cast<double>(q.fair[r]));
+    }
+    return s;
+  }
+
+  bool reclaim(Session& s, std::uint32_t id, int& searches) {
+    Unit& u = units_[id];
+    const auto pods = next_pods(s, u);
+    if (pods.empty()) return false;
+    const Amounts req = pods_demand(pods);
+    const QNode& leaf = nodes_[u.queue];
+    // Reclaimer eligibility: allocated + req <= fairShare.
+    for (int r = 0; r < kResources; ++r)
+      if (active(r) && req[r] > 0 && leaf.alloc[r] + req[r] > leaf.fair[r]) return false;
+    if (capacity(u, req, {}) != Reason::None) return false;
+    // Victim queues: other leaves with running preemptible groups, most saturated first.
+    std::vector<std::pair<double, int>> queues;
+    for (int q : leaves_) {
+      if (q == u.queue || nodes_[q].running_units.empty()) continue;
+      if (std::get<0>(*nodes_[q].running_units.begin()) >= 100) continue;
+      queues.emplace_back(-saturation(nodes_[q], nodes_[q].alloc), -nodes_[q].creation);
+    }
+    if (queues.empty()) return false;
+    ++searches;
+    std::sort(queues.begin(), queues.end());
+    // Candidates queue by queue; a queue whose victims no strategy allows is left at once (its
+    // remaining allocation only shrinks).
+    std::size_t qi = 0;
+    bool queue_done = false, started = false;
+    std::set<QNode::RunKey>::const_iterator it;
+    auto next = [&](std::uint32_t& v) {
+      while (qi < queues.size()) {
+        const QNode& vq = nodes_[-queues[qi].second];  // creation == node index
+        if (!started) {
+          it = vq.running_units.begin();
+          started = true;
+        }
+        if (queue_done || it == vq.running_units.end() || std::get<0>(*it) >= 100) {
+          ++qi;
+          queue_done = started = false;
+          continue;
+        }
+        v = static_cast<std::uint32_t>(-std::get<2>(*it));
+        ++it;
+        return true;
+      }
+      return false;
+    };
+    const Tick now = s.now();
+    std::map<int, Amounts> taken;  // per queue node: allocation of the chosen victims
+    std::string rule;
+    auto accept = [&](std::uint32_t v) {
+      const Unit& vu = units_[v];
+      if (protected_by_min_runtime(vu, nodes_[vu.queue].reclaim_min_runtime, now)) return false;
+      const auto [a, b] = below_lca(vu.queue, u.queue);
+      const QNode& vq = nodes_[a];
+      const QNode& rq = nodes_[b];
+      Amounts remaining = vq.alloc;
+      if (auto it = taken.find(a); it != taken.end()) add(remaining, it->second, -1);
+      const Amounts va = unit_alloc(vu);
+      bool maintain = false;
+      for (int r = 0; r < kResources; ++r)
+        if (active(r) && va[r] > 0 && remaining[r] > vq.allocatable[r]) maintain = true;
+      bool guarantee = true, above = false;
+      for (int r = 0; r < kResources; ++r) {
+        if (!active(r)) continue;
+        const std::int64_t dq = rq.res[r].quota < 0 ? kInf : rq.res[r].quota;
+        if (rq.alloc[r] + req[r] > dq) guarantee = false;
+        const std::int64_t dv = vq.res[r].quota < 0 ? kInf : vq.res[r].quota;
+        if (remaining[r] > dv) above = true;
+      }
+      guarantee = guarantee && above;
+      if (!maintain && !guarantee) {
+        queue_done = true;
+        return false;
+      }
+      rule = maintain ? "MaintainFairShare" : "GuaranteeDeservedQuota";
+      for (int n : path(vu.queue)) add(taken[n], va);
+      return true;
+    };
+    std::vector<models::Placement> plan;
+    auto victims = solve(pods, next, accept, plan);
+    if (!victims) return false;
+    // Saturation: up the reclaimer's ancestors, an over-served reclaimer must stay below every
+    // sibling.
+    for (int x : path(u.queue)) {
+      Amounts after = nodes_[x].alloc;
+      add(after, req);
+      if (auto it = taken.find(x); it != taken.end()) add(after, it->second, -1);
+      const double ratio = saturation(nodes_[x], after);
+      if (ratio <= 1) continue;
+      for (int sib : nodes_[nodes_[x].parent].children) {
+        if (sib == x) continue;
+        Amounts sa = nodes_[sib].alloc;
+        if (auto it = taken.find(sib); it != taken.end()) add(sa, it->second, -1);
+        if (!(ratio * cfg_.reclaimer_utilization_multiplier < saturation(nodes_[sib], sa))) return false;
+      }
+    }
+    const JobIndex by = pods.front();
+    for (std::uint32_t v : *victims)
+      evict(s, v, by, id,
+            "reclaim: " + rule + " (queue " + nodes_[units_[v].queue].name + " for queue " + leaf.name + ")");
+    pipeline(s, id, pods, plan);
+    return true;
+  }
+
+  bool preempt(Session& s, std::uint32_t id, int& searches) {
+    Unit& u = units_[id];
+    const auto pods = next_pods(s, u);
+    if (pods.empty()) return false;
+    const Amounts req = pods_demand(pods);
+    QNode& leaf = nodes_[u.queue];
+    if (leaf.running_units.empty() || std::get<0>(*leaf.running_units.begin()) >= u.priority) return false;
+    // The preemptor's non-preemptible quota rule first (victims are preemptible: they do not
+    // change allocatedNonPreemptible).
+    if (!u.preemptible() && capacity(u, req, {}) == Reason::NonPreemptibleOverQuota) return false;
+    ++searches;
+    const Tick now = s.now();
+    Amounts released{};
+    auto accept = [&](std::uint32_t v) {
+      if (protected_by_min_runtime(units_[v], leaf.preempt_min_runtime, now)) return false;
+      add(released, unit_alloc(units_[v]));
+      return true;
+    };
+    // Victims until the pods fit and the limit holds.
+    Overlay ov = base();
+    std::vector<models::Placement> plan;
+    std::vector<std::uint32_t> chosen;
+    std::optional<std::vector<std::uint32_t>> victims;
+    for (const auto& key : leaf.running_units) {
+      if (std::get<0>(key) >= u.priority || std::get<0>(key) >= 100) break;
+      const auto v = static_cast<std::uint32_t>(-std::get<2>(key));
+      if (!accept(v)) continue;
+      chosen.push_back(v);
+      for (JobIndex j : active_members(units_[v])) ov.take(*cluster_, view_->placement(j), -1);
+      if (capacity(u, req, released) != Reason::None) continue;
+      Overlay trial = ov;
+      if (auto p = place(pods, trial)) {
+        plan = std::move(*p);
+        victims = chosen;
+        break;
+      }
+    }
+    if (!victims) return false;
+    for (std::uint32_t v : *victims)
+      evict(s, v, pods.front(), id, "preempt: strictly lower priority in queue " + leaf.name);
+    pipeline(s, id, pods, plan);
+    return true;
+  }
+
+  bool consolidate(Session& s, std::uint32_t id, int& attempts) {
+    Unit& u = units_[id];
+    const auto pods = next_pods(s, u);
+    if (pods.size() != 1) return false;
+    const Job& job = workload_->jobs[pods[0]];
+    if (job.gpus <= 0 || multi_node(job) || cfg_.max_consolidation_preemptees <= 0) return false;
+    std::int64_t eligible_free = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (pool_ok(p, job)) eligible_free += cluster_->pool_free_gpus(p);
+    if (eligible_free < job.gpus) return false;
+    ++attempts;
+    const Tick now = s.now();
+    int tried = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count() && tried < kConsolidationNodesPerJob; ++p) {
+      if (!pool_ok(p, job)) continue;
+      const std::int32_t g = cluster_->spec().pools[p].gpus_per_node;
+      if (job.gpus > g) continue;
+      for (std::int32_t f = job.gpus - 1; f >= 0 && tried < kConsolidationNodesPerJob; --f) {
+        for (NodeId n : cluster_->nodes_with_free(p, f)) {
+          if (tried++ >= kConsolidationNodesPerJob) break;
+          if (try_consolidate_on(s, id, pods[0], n, now)) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  bool try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now) {
+    const Job& job = workload_->jobs[pod];
+    std::vector<std::tuple<std::int32_t, Tick, JobIndex>> movable;  // gpus, -start, job
+    for (JobIndex j : s.jobs_on_node(n)) {
+      if (terminating_[j] || s.state(j) != JobState::Running) continue;
+      const Unit& v = units_[job_unit_[j]];
+      if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
+      if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
+      movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+    }
+    std::sort(movable.begin(), movable.end());
+    Overlay ov = base();
+    ov.at(*cluster_, n);
+    std::vector<JobIndex> victims;
+    for (const auto& [gpus, neg_start, j] : movable) {
+      (void)gpus, (void)neg_start;
+      const Free target = *ov.find(n);
+      if (target.gpus >= job.gpus && fits_cpu_mem(cluster_->node(n), target, job)) break;
+      if (static_cast<int>(victims.size()) >= cfg_.max_consolidation_preemptees) return false;
+      victims.push_back(j);
+      ov.take(*cluster_, s.placement(j), -1);
+    }
+    Free* t = ov.find(n);
+    if (victims.empty() || t->gpus < job.gpus || !fits_cpu_mem(cluster_->node(n), *t, job)) return false;
+    t->gpus -= job.gpus;
+    t->cpus -= job.cpus;
+    t->memory -= job.memory_mib;
+    // Every victim must find a place elsewhere now.
+    std::vector<JobIndex> order = victims;
+    std::sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) {
+      if (workload_->jobs[a].gpus != workload_->jobs[b].gpus) return workload_->jobs[a].gpus > workload_->jobs[b].gpus;
+      return a < b;
+    });
+    for (JobIndex v : order)
+      if (!place({v}, ov, n)) return false;
+    for (JobIndex v : victims)
+      evict(s, job_unit_[v], pod, id,
+            "consolidation: moved off node " + std::to_string(n) + " to make room (re-placeable elsewhere)");
+    pipeline(s, id, {pod}, {models::Placement{models::Slice{n, job.gpus, job.cpus, job.memory_mib}}});
+    return true;
+  }
+
+  void stale_gang_eviction(Session& s) {
+    const Tick now = s.now();
+    while (!stale_.empty() && stale_.begin()->first + cfg_.staleness_grace <= now) {
+      const std::uint32_t id = stale_.begin()->second;
+      const Unit& u = units_[id];
+      evict(s, id, models::kNoJob, kNoUnit,
+            "stalegangeviction: " + std::to_string(u.running + u.succeeded) + " of minMember " +
+                std::to_string(u.min_member) + " pods for longer than the staleness grace period");
+      // evict() refreshes the unit, which leaves the stale set once nothing runs.
+      if (!stale_.empty() && stale_.begin()->second == id) {
+        stale_.erase(stale_.begin());
+        units_[id].stale_since = -1;
+      }
+    }
+  }
+
+  // ----- state ---------------------------------------------------------------------------------
+  Config cfg_;
+  bool initialised_ = false;
+  bool in_allocate_ = false;
+  const models::ClusterState* cluster_ = nullptr;
+  const models::Workload* workload_ = nullptr;
+  const ClusterView* view_ = nullptr;
+  Session* session_ = nullptr;
+  std::vector<QNode> nodes_;
+  std::map<std::string, int> by_name_;
+  std::vector<int> leaves_;
+  std::vector<Unit> units_;
+  std::vector<std::uint32_t> job_unit_, victim_of_, group_unit_;
+  std::vector<std::uint8_t> terminating_;
+  std::vector<Reason> reasons_;
+  std::vector<int> group_size_;
+  std::vector<JobIndex> to_reject_;
+  std::set<std::uint32_t> pipelined_;
+  std::map<std::uint32_t, std::vector<models::Placement>> plans_;
+  std::map<NodeId, Free> reserved_;
+  std::set<JobIndex> releasing_;  // victims whose resources pipelined groups wait for
+  std::set<std::pair<Tick, std::uint32_t>> stale_;
+  Amounts total_{};
+  std::int64_t min_failed_plain_gpus_ = kInf, min_failed_multi_gpus_ = kInf;
+  Tick protected_until_ = sim::kNever;
+  // Pending pods by shape, to know when nothing left can fit: single-pod groups without other
+  // constraints by GPU count (one node / several nodes), and every other pod.
+  std::vector<std::int64_t> single_pending_;
+  std::map<std::int32_t, std::int64_t> multi_pending_;
+  std::int64_t other_pending_ = 0;
+  Tick usage_at_ = 0;
+  double window_ = 0;
+
+ public:
+  // The view and session the current call works on (set by the entry points).
+  void bind(const ClusterView* v, Session* s) {
+    view_ = v;
+    session_ = s;
+  }
+};
+
+// Binds the view for the duration of each notification.
+class BoundKai final : public Policy {
+ public:
+  explicit BoundKai(Config cfg) : inner_(std::move(cfg)) {}
+  std::string_view name() const override { return "kai"; }
+  void on_submit(const ClusterView& v, JobIndex j) override {
+    inner_.bind(&v, nullptr);
+    inner_.on_submit(v, j);
+  }
+  void on_end(const ClusterView& v, JobIndex j) override {
+    inner_.bind(&v, nullptr);
+    inner_.on_end(v, j);
+  }
+  void on_requeue(const ClusterView& v, JobIndex j) override {
+    inner_.bind(&v, nullptr);
+    inner_.on_requeue(v, j);
+  }
+  void on_release(const ClusterView& v, JobIndex j) override {
+    inner_.bind(&v, nullptr);
+    inner_.on_release(v, j);
+  }
+  void schedule(Session& s) override {
+    inner_.bind(&s, &s);
+    inner_.schedule(s);
+    inner_.bind(nullptr, nullptr);
+  }
+  const KaiPolicy& inner() const { return inner_; }
+
+ private:
+  KaiPolicy inner_;
+};
+
+}  // namespace
+
+std::string last_pending_reason(const Policy& policy, JobIndex job) {
+  const auto* p = dynamic_cast<const BoundKai*>(&policy);
+  if (p == nullptr) return {};
+  return std::string(reason_text(p->inner().reason(job)));
+}
+
+std::unique_ptr<Policy> make_policy(Config config) { return std::make_unique<BoundKai>(std::move(config)); }
+
+std::unique_ptr<Policy> make_policy(const PolicyParams& params, std::uint64_t seed) {
+  (void)seed;  // every tie breaks on queue creation order or job / node index
+  return make_policy(parse_config(params));
+}
+
+}  // namespace headroom::policies::kai

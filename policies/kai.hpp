@@ -1,0 +1,149 @@
+#pragma once
+
+// NVIDIA KAI-Scheduler (the open-source Run:ai scheduler), docs POLICIES.md section 4. Sources
+// below are paths in NVIDIA/KAI-Scheduler (pkg/scheduler/... unless written otherwise).
+//
+// Model. A PodGroup is the set of jobs sharing Job::group (each job is one pod); minMember is
+// Job::gang_min (0 = every member of the group in the workload). A job without a group is a
+// PodGroup of one pod that takes all its GPUs at once (when it is larger than a node: over the
+// nodes of one pool with the most free GPUs first). The KAI queue of a job is its Job::queue name; queues
+// and their parents are declared in the policy block in the Queue CRD vocabulary (parentQueue,
+// priority, resources.{gpu,cpu,memory}.{quota,overQuotaWeight,limit}); creation order (the final
+// tie-break of queue order and of the leftover hand-out) is the order of the queues in the block.
+// A job in an undeclared queue gets a top-level queue with the Helm defaults (gpu quota 0,
+// overQuotaWeight 1, limit -1). Resources: gpu in units, cpu in millicores (Job::cpus * 1000),
+// memory in MiB; cpu and memory count only where jobs request them.
+//
+// Rules modelled:
+//  - Sessions (cmd/scheduler/app/options/options.go schedulePeriod, default 1 s): a session runs
+//    at the next multiple of schedulePeriod after anything changed (a submit, a release, a timer),
+//    with the actions allocate, consolidation, reclaim, preempt, stalegangeviction in that order.
+//  - Fair share (plugins/proportion/resource_division/resource_division.go, proportion.go
+//    setFairShareForQueues), per resource, top queues over the cluster total and each parent's
+//    share over its children: deserved phase min(quota, min(request, limit)); over-quota
+//    water-filling by queue priority, highest level first, shareWeight max(0, nW + k(nW - nU)),
+//    whole-unit floors with the fraction remembered, more rounds while some queue took less than
+//    its offer; the leftover one unit at a time by (largest fraction, older queue).
+//    allocatableShare = min(limit, max(quota, fairShare)) (resource_share/resource_share.go).
+//    Optional time-based fair share (docs/time-based-fairshare/README.md): nU is the queue's
+//    GPU usage decayed with half-life usageParams.halfLifePeriod, normalised to the cluster's GPU
+//    capacity over the same decayed window (GPU only; cpu and memory use nU = 0).
+//  - Job order (actions/utils/job_order_by_queue.go, plugins/proportion/queue_order.go): at each
+//    level of the queue tree the child with the best job wins by (not over fair share; within
+//    quota with the job; higher queue priority; no resource with allocatable share 0; lower
+//    dominant share with the job; lower share without it; smaller allocatable share; older
+//    queue). In a leaf: higher priority (plugins/priority), then elastic tier below / at / above
+//    minMember (plugins/elastic), then submit time, then job index.
+//  - Allocate (actions/allocate): all-or-nothing per PodGroup (up to minMember pods, then the
+//    rest one pod at a time as the group is pushed back); capacity checks first: limit at every
+//    ancestor (capacity_policy/max_allowed_check.go, pending reason OverLimit) and, for
+//    non-preemptible groups, allocatedNonPreemptible + req <= quota at every ancestor
+//    (capacity_policy/quota_check.go, NonPreemptibleOverQuota). Placement
+//    (plugins/nodeplacement/pack.go, spread.go): binpack picks the feasible node with the fewest
+//    free GPUs (CPU-only pods: free cpu), spread the most; ties go to the lowest node index.
+//  - Priority classes (pkg/scheduler/constants/priorities.go, docs/priority/README.md): train 50,
+//    build-preemptible 75, build 100, inference 125; by job kind train/batch -> train,
+//    interactive -> build, inference -> inference, unless priorityClassName.<kind> maps it.
+//    Preemptible iff priority < 100 (pkg/common/podgroup/preemptible.go).
+//  - Reclaim (actions/reclaim, plugins/proportion/reclaimable): reclaimer eligibility
+//    allocated + req <= fairShare (and the non-preemptible quota rule); victims are running
+//    preemptible groups of other queues, most saturated queue first, lowest priority and newest
+//    first inside it, accumulated until the reclaimer fits; each victim must satisfy
+//    MaintainFairShare or GuaranteeDeservedQuota at the level below the lowest common ancestor,
+//    and the reclaimer's saturation condition must hold with reclaimerUtilizationMultiplier.
+//  - Preempt (actions/preempt): victims from the same leaf queue, preemptible, strictly lower
+//    priority, newest first.
+//  - Consolidation (actions/consolidation): for a pending single-pod group, evict at most
+//    max-consolidation-preemptees (16) preemptible single-node pods of one node when each of them
+//    can be placed again on another node at once.
+//  - Stale gangs (actions/stalegangeviction): a running group whose running plus succeeded pods
+//    stay below minMember for default-staleness-grace-period (60 s) is evicted whole.
+//  - minruntime (docs/plugins/minruntime.md): victims that have run less than the victim queue's
+//    preemptMinRuntime / reclaimMinRuntime (inherited from parents, else the global value) are
+//    protected.
+// Every eviction goes through Session::preempt with `by` = the preemptor (kNoJob for stale gangs),
+// in Requeue mode after terminationGracePeriod (30 s); the preemptor is pipelined: it is tried
+// first once its victims are gone.
+//
+// Bounds per session (for large clusters): consolidation for at most 8 pending groups over 64
+// candidate nodes each; reclaim / preempt solvers for at most 64 pending groups; the allocate pass
+// stops once every pending pod is as large as one of its shape that failed in the session and 64
+// groups have failed.
+//
+// Not modelled: fractional GPUs (gpu-fraction / gpu-memory): the engine's ClusterState tracks
+// whole GPUs per node, so a job with gpu_milli takes whole GPUs; topology, DRA and node
+// affinity; partial eviction of elastic groups (groups are evicted whole); consolidation of
+// gangs. Jobs that no pool could ever hold are rejected (headroom convention, as fifo).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policies/api.hpp"
+
+namespace headroom::policies::kai {
+
+inline constexpr int kResources = 3;  // gpu, cpu (millicores), memory (MiB)
+using Amounts = std::array<std::int64_t, kResources>;
+
+struct QueueResource {
+  std::int64_t quota = 0;  // -1: unlimited
+  double over_quota_weight = 0;
+  std::int64_t limit = 0;  // -1: no limit; 0: nothing beyond quota
+};
+
+struct QueueConfig {
+  std::string name;
+  std::string parent;  // "" = top level
+  std::int64_t priority = 100;
+  std::array<QueueResource, kResources> resources;
+  Tick preempt_min_runtime = -1;  // -1: inherit
+  Tick reclaim_min_runtime = -1;
+};
+
+enum class PlacementStrategy : std::uint8_t { Binpack, Spread };
+
+struct Config {
+  std::vector<QueueConfig> queues;  // in creation order
+  PlacementStrategy gpu_placement = PlacementStrategy::Binpack;
+  PlacementStrategy cpu_placement = PlacementStrategy::Binpack;
+  Tick schedule_period = sim::kSecond;
+  double k_value = 1.0;
+  double reclaimer_utilization_multiplier = 1.0;
+  Tick staleness_grace = 60 * sim::kSecond;
+  int max_consolidation_preemptees = 16;
+  Tick termination_grace = 30 * sim::kSecond;
+  Tick preempt_min_runtime = 0;
+  Tick reclaim_min_runtime = 0;
+  Tick half_life = 0;  // time-based fair share decay; 0 = no decay
+  bool time_based_fairshare = false;
+  std::array<std::int32_t, 4> kind_priority = {50, 125, 100, 50};  // by models::JobKind
+};
+
+// One queue in a fair-share division among siblings.
+struct DivisionEntry {
+  std::int64_t deserved = 0;  // -1: the whole total
+  std::int64_t limit = -1;    // -1: none
+  std::int64_t request = 0;
+  double weight = 0;
+  std::int64_t priority = 100;
+  double usage = 0;  // normalised historical usage (0 without time-based fair share)
+  int creation = 0;  // smaller = older
+};
+
+// The fair shares of siblings sharing `total` (resource_division.go).
+std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value);
+
+const std::vector<std::string>& param_keys();
+void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);
+Config parse_config(const PolicyParams& params);
+
+std::unique_ptr<Policy> make_policy(Config config);
+std::unique_ptr<Policy> make_policy(const PolicyParams& params, std::uint64_t seed);
+
+// The last pending reason the policy gave a job ("" if none); for tests and diagnostics.
+std::string last_pending_reason(const Policy& policy, JobIndex job);
+
+}  // namespace headroom::policies::kai

@@ -3,7 +3,9 @@
 #include <functional>
 
 #include "policies/kubernetes.hpp"
+#include "policies/las.hpp"
 #include "policies/queue_order.hpp"
+#include "policies/srtf.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies {
@@ -41,6 +43,16 @@ const std::vector<Entry>& entries() {
         k8s::param_keys()},
        k8s::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
+      {{"srtf",
+        "preemptive shortest remaining time first, checkpoint overhead 7/30/60 s, consolidate placement (Helios SRTF)",
+        {"checkpoint_overhead"}},
+       check_checkpoint_overhead,
+       [](const PolicyParams& params, std::uint64_t) { return make_srtf_policy(params); }},
+      {{"las",
+        "Tiresias discretised 2D-LAS: queues by attained GPU-time, FIFO within, preemptive, consolidate placement",
+        {"queue_limit", "promote_knob", "checkpoint_overhead"}},
+       check_las_params,
+       [](const PolicyParams& params, std::uint64_t) { return make_las_policy(params); }},
   };
   return kEntries;
 }

@@ -100,6 +100,19 @@ struct NodeScores {
 NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node, const NodeUsage& usage,
                       const models::Job& pod);
 
+// The NVIDIA device plugin's configuration (NVIDIA/k8s-device-plugin api/config/v1): how each
+// node's GPUs are advertised to the scheduler.
+enum class MigStrategy : std::uint8_t { None, Single, Mixed };
+struct DevicePlugin {
+  MigStrategy mig_strategy = MigStrategy::None;  // migStrategy
+  std::int32_t replicas = 1;                     // sharing.timeSlicing.replicas (1 = no sharing)
+  bool fail_requests_greater_than_one = false;   // sharing.timeSlicing.failRequestsGreaterThanOne
+  // migDevices.<pool>.<profile>: MIG slices of each profile per GPU on that pool's nodes (the
+  // geometry mig-parted applies), e.g. {"a100": {"1g.5gb": 7}}. Profiles are "<g>g.<mem>gb".
+  std::map<std::string, std::map<std::string, std::int32_t>> mig_devices;
+  std::map<std::string, ParamValue> mig_devices_at;  // where each pool's geometry was written
+};
+
 struct Config {
   ScoringStrategy scoring;
   std::int64_t fit_weight = 1;       // weights.NodeResourcesFit
@@ -111,6 +124,7 @@ struct Config {
   bool seeded_tie_break = false;
   std::map<std::string, std::int64_t> quota_gpu;  // tenant name -> requests.nvidia.com/gpu
   Tick quota_retry = 10 * sim::kSecond;
+  DevicePlugin device_plugin;
 };
 
 // Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).

@@ -39,11 +39,26 @@ std::int32_t placement_gpus(const models::Placement& p) {
   return n;
 }
 
+// The policy's view of the cluster: only the units each GPU is advertised as may differ.
+models::ClusterSpec advertised(const policies::Policy& policy, const models::ClusterSpec& cluster) {
+  models::ClusterSpec spec = policy.advertised_cluster(cluster);
+  HEADROOM_ASSERT(spec.pools.size() == cluster.pools.size(), "a policy changed the cluster's pools");
+  for (std::size_t p = 0; p < spec.pools.size(); ++p)
+    HEADROOM_ASSERT(
+        spec.pools[p].nodes == cluster.pools[p].nodes && spec.pools[p].gpus_per_node == cluster.pools[p].gpus_per_node,
+        "a policy changed a pool's nodes or GPUs");
+  return spec;
+}
+
 }  // namespace
 
 Simulation::Simulation(const models::Workload& workload, const models::ClusterSpec& cluster, policies::Policy& policy,
                        models::SimObserver* observer, SimulationOptions options)
-    : workload_(workload), cluster_(cluster), policy_(policy), observer_(observer), options_(options) {
+    : workload_(workload),
+      cluster_(advertised(policy, cluster)),
+      policy_(policy),
+      observer_(observer),
+      options_(options) {
   const std::size_t n = workload_.jobs.size();
   state_.assign(n, JobState::Pending);
   start_.assign(n, -1);
@@ -250,6 +265,24 @@ void Simulation::wake_at(Tick time) {
   if (wake_times_.insert(time).second) engine_.schedule(time, EventClass::Timer);
 }
 
+std::string Simulation::fail(JobIndex j, std::string_view reason) {
+  if (!in_schedule_) return "fail outside a scheduling pass";
+  if (j >= state_.size() || state_[j] != JobState::Running) return "job is not running";
+  if (evict_event_[j] != kNoEvent) {
+    engine_.cancel(evict_event_[j]);
+    evict_event_[j] = kNoEvent;
+  }
+  engine_.cancel(finish_event_[j]);
+  lost_gpu_ms_ += static_cast<std::int64_t>(workload_.jobs[j].gpus) * (engine_.now() - run_start_[j]);
+  release(j);
+  engine_.record(0x4641494c00000000ull ^ j);
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Failed), reason);
+  end_job(j, JobState::Failed, reason);
+  request_schedule();
+  return {};
+}
+
 void Simulation::on_evict(JobIndex j) {
   HEADROOM_ASSERT(state_[j] == JobState::Running, "eviction of a job that is not running");
   evict_event_[j] = kNoEvent;
@@ -327,7 +360,9 @@ void Simulation::take_sample(Tick t) {
   if (observer_ == nullptr) return;
   for (models::PoolId p = 0; p < cluster_.pool_count(); ++p) {
     const auto& pool = cluster_.spec().pools[p];
-    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p));
+    // In GPUs: on a pool advertised in units (time-slicing, MIG), units in use rounded up to GPUs.
+    const std::int64_t units = std::max(pool.units_per_gpu, 1);
+    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p) / units);
     pool_used_[p] = pool.nodes * pool.gpus_per_node - pool_free_[p];
   }
   models::Sample s;

@@ -75,6 +75,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
                       std::string_view reason, Tick overhead) override;
   void wake_at(Tick time) override;
+  std::string fail(models::JobIndex job, std::string_view reason) override;
 
   void on_submit(models::JobIndex j);
   void on_finish(models::JobIndex j);

@@ -612,3 +612,160 @@ TEST(KubernetesParams, BadValuesNameTheirLocation) {
   EXPECT_TRUE(policies::check_policy("kubernetes", params({{"quota.a.b.gpu", "2"}}), "", 0, 0).empty())
       << "tenant names may hold dots";
 }
+
+// --- device plugin: time-slicing (K6) and MIG ---------------------------------------------------
+
+namespace {
+
+// Records the reason of each job's terminal event.
+class EndReasons : public models::SimObserver {
+ public:
+  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view reason) override {
+    if (k == models::AuditKind::Finish) reasons[j] = std::string(reason);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample& s) override { used.push_back(s.pool_used_gpus[0]); }
+  std::map<JobIndex, std::string> reasons;
+  std::vector<std::int32_t> used;
+};
+
+const std::map<std::string, std::string> kReplicas4 = {{"devicePlugin.sharing.timeSlicing.replicas", "4"}};
+
+}  // namespace
+
+TEST(Kubernetes, K6TimeSlicingAdvertisesFourUnitsAndTheFifthPodWaits) {
+  const auto w =
+      ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 100).job(2, 1, 100).job(3, 1, 100).job(4, 1, 100).build();
+  EndReasons obs;
+  const K8sRun r(w, nodes(1, 1), params(kReplicas4), 1, &obs);
+  for (JobIndex j = 0; j < 4; ++j) {
+    EXPECT_EQ(r.start(j), j) << "the first four pods share the one GPU";
+    EXPECT_EQ(r.node(j), 0u);
+  }
+  EXPECT_EQ(r.start(4), 100) << "the fifth stays Pending until a replica frees";
+  EXPECT_EQ(r.state(4), JobState::Completed);
+  ASSERT_FALSE(obs.used.empty());
+  EXPECT_EQ(obs.used.front(), 1) << "samples count the physical GPU, not the 4 units";
+
+  // Whole GPUs (no time-slicing): one pod at a time.
+  const K8sRun whole(w, nodes(1, 1));
+  EXPECT_EQ(whole.start(1), 100);
+  EXPECT_EQ(whole.start(4), 400);
+}
+
+TEST(Kubernetes, K6FailRequestsGreaterThanOneBindsThenFailsAtAdmission) {
+  const auto w = ht::WorkloadBuilder().job(0, 2, 100).job(1, 1, 100).build();
+  auto p = kReplicas4;
+  p["devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne"] = "true";
+  EndReasons obs;
+  const K8sRun r(w, nodes(1, 1), params(p), 1, &obs);
+  EXPECT_EQ(r.start(0), 0) << "the scheduler binds the 2-unit pod";
+  EXPECT_EQ(r.state(0), JobState::Failed);
+  EXPECT_EQ(r.end(0), 0);
+  EXPECT_EQ(obs.reasons.at(0).rfind("UnexpectedAdmissionError", 0), 0u) << obs.reasons.at(0);
+  EXPECT_EQ(r.start(1), 1);
+  EXPECT_EQ(r.state(1), JobState::Completed);
+
+  // Default (false): the 2-unit pod runs, holding two replicas.
+  const K8sRun lenient(w, nodes(1, 1), params(kReplicas4));
+  EXPECT_EQ(lenient.state(0), JobState::Completed);
+  EXPECT_EQ(lenient.end(0), 100);
+  // Without time-slicing the flag does nothing.
+  p.erase("devicePlugin.sharing.timeSlicing.replicas");
+  const K8sRun whole(w, nodes(1, 2), params(p));
+  EXPECT_EQ(whole.state(0), JobState::Completed);
+}
+
+namespace {
+models::Workload mig_workload(const std::vector<std::pair<std::string, int>>& pods) {
+  ht::WorkloadBuilder b;
+  for (std::size_t i = 0; i < pods.size(); ++i) b.job(static_cast<double>(i), pods[i].second, 100);
+  auto w = b.build();
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].first.empty()) continue;
+    auto it = std::find(w.gpu_type_names.begin(), w.gpu_type_names.end(), pods[i].first);
+    if (it == w.gpu_type_names.end()) it = w.gpu_type_names.insert(w.gpu_type_names.end(), pods[i].first);
+    w.jobs[i].gpu_type = static_cast<std::uint16_t>(it - w.gpu_type_names.begin() + 1);
+  }
+  return w;
+}
+}  // namespace
+
+TEST(KubernetesDevicePlugin, MigMixedProfilesAreIndependentIntegerResources) {
+  // Pool "mig": 1 node x 1 A100 cut into 3g.20gb + 2g.10gb + 2 x 1g.5gb; pool "plain": 1 whole GPU.
+  models::ClusterSpec c;
+  c.pools.push_back({"mig", 1, 1, "A100", 0, 0});
+  c.pools.push_back({"plain", 1, 1, "A100", 0, 0});
+  const auto w = mig_workload({{"mig-1g.5gb", 2}, {"mig-1g.5gb", 1}, {"mig-3g.20gb", 1}, {"", 1}, {"mig-2g.10gb", 2}});
+  const auto p = params({{"devicePlugin.migStrategy", "mixed"},
+                         {"devicePlugin.migDevices.mig.3g.20gb", "1"},
+                         {"devicePlugin.migDevices.mig.2g.10gb", "1"},
+                         {"devicePlugin.migDevices.mig.1g.5gb", "2"}});
+  const K8sRun r(w, c, p);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.node(0), 0u);
+  EXPECT_EQ(r.start(1), 100) << "no 1g.5gb slice left, although 3g and 2g slices are free";
+  EXPECT_EQ(r.start(2), 2) << "nvidia.com/mig-3g.20gb is its own resource";
+  EXPECT_EQ(r.node(3), 1u) << "a whole-GPU pod: a MIG node advertises no nvidia.com/gpu under mixed";
+  EXPECT_EQ(r.start(3), 3);
+  EXPECT_EQ(r.state(4), JobState::Unfinished) << "asks for 2 x 2g.10gb; the node has one";
+}
+
+TEST(KubernetesDevicePlugin, MigSingleAdvertisesSlicesAsGpus) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(i, 1, 100);
+  const auto w = b.build();
+  const auto p = params({{"devicePlugin.migStrategy", "single"}, {"devicePlugin.migDevices.pool.1g.5gb", "7"}});
+  const K8sRun r(w, nodes(1, 1), p);
+  for (JobIndex j = 0; j < 7; ++j) EXPECT_EQ(r.start(j), j);
+  EXPECT_EQ(r.start(7), 100) << "seven 1g.5gb slices, seven nvidia.com/gpu";
+}
+
+TEST(KubernetesDevicePlugin, BadValuesNameTheirKey) {
+  auto check = [](const std::map<std::string, std::string>& kv) {
+    return policies::check_policy("kubernetes", params(kv), "", 0, 0);
+  };
+  auto errors = check({{"devicePlugin.migStrategy", "auto"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message(), "unknown migStrategy \"auto\"; expected: none, single, mixed");
+  errors = check({{"devicePlugin.sharing.timeSlicing.replicas", "0"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.devicePlugin.sharing.timeSlicing.replicas");
+  errors = check({{"devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne", "yes"}});
+  ASSERT_EQ(errors.size(), 1u);
+  errors = check({{"devicePlugin.migStrategy", "single"},
+                  {"devicePlugin.migDevices.a.1g.5gb", "2"},
+                  {"devicePlugin.migDevices.a.2g.10gb", "1"}});
+  ASSERT_EQ(errors.size(), 1u) << "single needs one profile per node";
+  errors = check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.a.3g.20gb", "3"}});
+  ASSERT_EQ(errors.size(), 1u) << "9 compute slices > 7";
+  errors = check({{"devicePlugin.migDevices.a.1g.5gb", "7"}});
+  ASSERT_EQ(errors.size(), 1u) << "a geometry without a MIG strategy";
+  errors = check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.a.big", "1"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.a.b.1g.10gb", "4"}}).empty())
+      << "pool names may hold dots";
+  // A geometry for a pool the cluster lacks is reported when the run is set up.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 10).build();
+  EXPECT_THROW(K8sRun(w, nodes(1, 1),
+                      params({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.gpu.1g.5gb", "7"}})),
+               sim::InputError);
+}
+
+TEST(KubernetesDevicePlugin, ScenarioBlockUsesTheDevicePluginVocabulary) {
+  const std::string text = replace(kScenario, "  tie_break: seeded\n",
+                                   "  tie_break: seeded\n"
+                                   "  devicePlugin:\n"
+                                   "    migStrategy: mixed\n"
+                                   "    sharing: {timeSlicing: {replicas: 4, failRequestsGreaterThanOne: true}}\n"
+                                   "    migDevices:\n"
+                                   "      a100: {\"3g.20gb\": 2, \"1g.5gb\": 1}\n");
+  const auto s = scenarios::parse_scenario(text, kInline);
+  const auto cfg = k8s::parse_config(s.policy.params);
+  EXPECT_EQ(cfg.device_plugin.mig_strategy, k8s::MigStrategy::Mixed);
+  EXPECT_EQ(cfg.device_plugin.replicas, 4);
+  EXPECT_TRUE(cfg.device_plugin.fail_requests_greater_than_one);
+  EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("3g.20gb"), 2);
+  EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("1g.5gb"), 1);
+}

@@ -263,6 +263,8 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       }
     } else if (key == "quota_retry") {
       duration(key, v, true, out.quota_retry);
+    } else if (key == "partial_placement_threshold") {
+      duration(key, v, false, out.partial_placement_threshold);
     } else if (key == "devicePlugin.migStrategy") {
       if (v.text == "none") {
         out.device_plugin.mig_strategy = MigStrategy::None;
@@ -424,6 +426,7 @@ class KubernetesPolicy final : public Policy {
       u.nonzero_memory_mib -= pod_nonzero_memory(job);
       --running_;
       if (const int res = resource(job); res >= 0) mig_used_[p.node][static_cast<std::size_t>(res)] -= job.gpus;
+      group_running(view.now(), job.group, -1);
       p.where = Where::None;
       p.node = kNoNode;
     }
@@ -443,6 +446,10 @@ class KubernetesPolicy final : public Policy {
     clear_nomination(j);
     unadmit(view, j);
     pods_[j].where = Where::Done;
+    if (const auto g = view.workload().jobs[j].group; g != models::kNone) {
+      --groups_[g].live;
+      group_running(view.now(), g, 0);
+    }
   }
 
   void schedule(Session& s) override {
@@ -485,6 +492,7 @@ class KubernetesPolicy final : public Policy {
       ++pods_[j].attempts;
       schedule_one(s, j, jobs[j]);
     }
+    report_partial_groups(s);
     // Timers for what is waiting; none when nothing is.
     if (!backoff_.empty()) s.wake_at(backoff_.begin()->first);
     if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
@@ -512,6 +520,14 @@ class KubernetesPolicy final : public Policy {
     quota_used_.assign(tenants.size(), 0);
     for (const auto& [name, limit] : cfg_.quota_gpu)
       if (auto t = tenants.find(name)) quota_[*t] = limit;
+    // Pod groups: members, to report partial placement (no gang scheduling here).
+    groups_.assign(view.workload().groups.size(), Group{});
+    for (JobIndex j = 0; j < view.workload().jobs.size(); ++j) {
+      const auto g = view.workload().jobs[j].group;
+      if (g == models::kNone || g >= groups_.size()) continue;
+      groups_[g].members.push_back(j);
+      ++groups_[g].live;
+    }
     // Device plugin: MIG pools, their slices per node per profile, and the resource of each GPU type.
     const auto& spec = view.cluster().spec();
     const DevicePlugin& dp = cfg_.device_plugin;
@@ -543,6 +559,39 @@ class KubernetesPolicy final : public Policy {
       res_by_type_.push_back(dp.mig_strategy == MigStrategy::Mixed && it != profiles_.end() && *it == t
                                  ? static_cast<int>(it - profiles_.begin())
                                  : kGpuResource);
+    }
+  }
+
+  // A group is partially placed while some, but not all, of its live (not ended) pods run.
+  void group_running(Tick now, models::GroupId g, int delta) {
+    if (g == models::kNone || g >= groups_.size()) return;
+    Group& gr = groups_[g];
+    gr.running += delta;
+    const bool partial = gr.running > 0 && gr.running < gr.live;
+    if (partial && gr.partial_since < 0) {
+      gr.partial_since = now;
+      partial_.insert(g);
+    } else if (!partial && gr.partial_since >= 0) {
+      gr.partial_since = -1;
+      partial_.erase(g);
+    }
+  }
+
+  // Pending pods of groups partially placed for at least partial_placement_threshold get a reason.
+  void report_partial_groups(Session& s) {
+    const Tick now = s.now();
+    for (models::GroupId g : partial_) {
+      const Group& gr = groups_[g];
+      const Tick due = gr.partial_since + cfg_.partial_placement_threshold;
+      if (due > now) {
+        s.wake_at(due);
+        continue;
+      }
+      const std::string reason = "gang: partially placed for " +
+                                 std::to_string((now - gr.partial_since) / sim::kSecond) + " s, " +
+                                 std::to_string(gr.running) + " of " + std::to_string(gr.live) + " pods running";
+      for (JobIndex j : gr.members)
+        if (s.state(j) == JobState::Pending) s.pending_reason(j, reason);
     }
   }
 
@@ -735,6 +784,7 @@ class KubernetesPolicy final : public Policy {
     u.nonzero_cpu_milli += pod_nonzero_cpu(job);
     u.nonzero_memory_mib += pod_nonzero_memory(job);
     ++running_;
+    group_running(s.now(), job.group, +1);
     const int res = resource(job);
     if (res >= 0) mig_used_[node][static_cast<std::size_t>(res)] += job.gpus;
     // Time-slicing with failRequestsGreaterThanOne: the kubelet admits, then fails, a pod asking for
@@ -921,6 +971,14 @@ class KubernetesPolicy final : public Policy {
   std::vector<JobIndex> quota_reasons_;
   std::vector<std::int64_t> scores_;
   static constexpr int kGpuResource = -1;
+  struct Group {
+    std::vector<JobIndex> members;
+    std::int32_t live = 0;     // members not ended
+    std::int32_t running = 0;  // members running
+    Tick partial_since = -1;
+  };
+  std::vector<Group> groups_;
+  std::set<models::GroupId> partial_;                   // groups partially placed
   std::vector<std::string> profiles_;                   // MIG profiles in the configuration, sorted
   std::vector<std::uint8_t> pool_mig_;                  // pool has a MIG geometry in force
   std::vector<std::vector<std::int64_t>> pool_slices_;  // pool -> slices per node, per profile
@@ -953,6 +1011,7 @@ const std::vector<std::string>& param_keys() {
                                                  "tie_break",
                                                  "quota.<tenant>.gpu",
                                                  "quota_retry",
+                                                 "partial_placement_threshold",
                                                  "devicePlugin.migStrategy",
                                                  "devicePlugin.sharing.timeSlicing.replicas",
                                                  "devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne",

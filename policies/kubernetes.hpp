@@ -46,6 +46,25 @@
 //    and runs once quota frees. Admitted pods (pending or running) count against the quota until
 //    they end or are evicted; an evicted pod is admitted again like a new one. A pod asking for
 //    more than the whole quota is never retried.
+//  - NVIDIA device plugin (NVIDIA/k8s-device-plugin: api/config/v1/config.go and consts.go,
+//    internal/rm/rm.go, internal/rm/allocate.go), under `devicePlugin:` in its own vocabulary:
+//    * sharing.timeSlicing.replicas: N: every GPU is advertised as N nvidia.com/gpu units (the
+//      engine's ClusterState counts units: NodePool::units_per_gpu via advertised_cluster, so its
+//      capacity checks stay exact); a pod's request is in units; samples count GPUs (units in use
+//      rounded up to whole GPUs per pool). Sharing applies to every pool without a MIG geometry.
+//      failRequestsGreaterThanOne: true: a pod asking for more than 1 unit on a time-sliced node is
+//      bound, then fails at the kubelet's admission: it ends Failed, reason
+//      "UnexpectedAdmissionError ..." (Session::fail). Not modelled: the slowdown of pods sharing
+//      one GPU (each pod runs at full speed), renameByDefault (nvidia.com/gpu.shared), and MPS.
+//    * migStrategy: none | single | mixed, with migDevices.<pool>.<profile>: n = MIG slices of
+//      each profile per GPU on that pool's nodes (the geometry is fixed per node). single: the
+//      slices are advertised as nvidia.com/gpu (one profile per pool). mixed: each profile is an
+//      independent integer resource nvidia.com/mig-<profile>, requested by a job whose GPU type is
+//      "mig-<profile>" (or "<profile>"), and a MIG pool advertises no nvidia.com/gpu. Profiles take
+//      <g> of the GPU's 7 compute slices; a geometry may use at most 7.
+//  - No gang scheduling: pods of one group (Job::group) are placed one by one. While some but not
+//    all of a group's live pods run, its pending pods get the reason "gang: partially placed for
+//    N s, k of n pods running" once that has lasted partial_placement_threshold (default 60 s).
 
 #include <cstdint>
 #include <map>
@@ -125,6 +144,10 @@ struct Config {
   std::map<std::string, std::int64_t> quota_gpu;  // tenant name -> requests.nvidia.com/gpu
   Tick quota_retry = 10 * sim::kSecond;
   DevicePlugin device_plugin;
+  // Pods of one group (Job::group) are placed one by one (no gang scheduling); the pending pods of
+  // a group with some but not all of its pods running get the pending reason "gang: partially
+  // placed for N s, k of n pods running" once that has lasted this long.
+  Tick partial_placement_threshold = 60 * sim::kSecond;
 };
 
 // Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).

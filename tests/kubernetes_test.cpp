@@ -769,3 +769,83 @@ TEST(KubernetesDevicePlugin, ScenarioBlockUsesTheDevicePluginVocabulary) {
   EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("3g.20gb"), 2);
   EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("1g.5gb"), 1);
 }
+
+// --- no gang scheduling: partially placed groups -------------------------------------------------
+
+namespace {
+
+// Forwards a Session and records the pending reasons the policy gives.
+class ReasonSession final : public policies::Session {
+ public:
+  ReasonSession(policies::Session& s, std::map<JobIndex, std::vector<std::pair<double, std::string>>>& out)
+      : s_(s), out_(out) {}
+  sim::Tick now() const override { return s_.now(); }
+  const models::ClusterState& cluster() const override { return s_.cluster(); }
+  const models::Workload& workload() const override { return s_.workload(); }
+  JobState state(JobIndex j) const override { return s_.state(j); }
+  std::size_t pending_count() const override { return s_.pending_count(); }
+  sim::Tick run_start(JobIndex j) const override { return s_.run_start(j); }
+  const models::Placement& placement(JobIndex j) const override { return s_.placement(j); }
+  bool terminating(JobIndex j) const override { return s_.terminating(j); }
+  std::span<const JobIndex> jobs_on_node(models::NodeId n) const override { return s_.jobs_on_node(n); }
+  std::string start(JobIndex j, const models::Placement& p, std::string_view r) override { return s_.start(j, p, r); }
+  void reject(JobIndex j, std::string_view r) override { s_.reject(j, r); }
+  void pending_reason(JobIndex j, std::string_view r) override {
+    out_[j].emplace_back(sim::to_seconds(s_.now()), std::string(r));
+    s_.pending_reason(j, r);
+  }
+  std::string preempt(JobIndex j, policies::PreemptMode m, sim::Tick g, JobIndex by, std::string_view r,
+                      sim::Tick o) override {
+    return s_.preempt(j, m, g, by, r, o);
+  }
+  void wake_at(sim::Tick t) override { s_.wake_at(t); }
+  std::string fail(JobIndex j, std::string_view r) override { return s_.fail(j, r); }
+
+ private:
+  policies::Session& s_;
+  std::map<JobIndex, std::vector<std::pair<double, std::string>>>& out_;
+};
+
+class ReasonPolicy final : public policies::Policy {
+ public:
+  explicit ReasonPolicy(std::unique_ptr<policies::Policy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  void on_submit(const policies::ClusterView& v, JobIndex j) override { inner_->on_submit(v, j); }
+  void on_end(const policies::ClusterView& v, JobIndex j) override { inner_->on_end(v, j); }
+  void on_requeue(const policies::ClusterView& v, JobIndex j) override { inner_->on_requeue(v, j); }
+  void on_release(const policies::ClusterView& v, JobIndex j) override { inner_->on_release(v, j); }
+  models::ClusterSpec advertised_cluster(const models::ClusterSpec& c) const override {
+    return inner_->advertised_cluster(c);
+  }
+  void schedule(policies::Session& s) override {
+    ReasonSession rs(s, reasons);
+    inner_->schedule(rs);
+  }
+  std::map<JobIndex, std::vector<std::pair<double, std::string>>> reasons;
+
+ private:
+  std::unique_ptr<policies::Policy> inner_;
+};
+
+}  // namespace
+
+TEST(KubernetesGang, PartiallyPlacedGroupIsReportedOnItsWaitingPods) {
+  // A group of three 4-GPU pods on one 8-GPU node: two run, the third waits until they end.
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 4, 100).job(0, 4, 100).job(1, 4, 10).build();
+  const auto g = w.groups.intern("trainer");
+  for (JobIndex j = 0; j < 3; ++j) w.jobs[j].group = g;
+  const auto c = nodes(1, 8);
+  ReasonPolicy p(policies::make_policy("kubernetes", params({{"partial_placement_threshold", "30s"}}), 1));
+  scenarios::Simulation sim(w, c, p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_start(0), 0);
+  EXPECT_EQ(sim.job_start(1), 0);
+  EXPECT_EQ(sim.job_start(2), 100 * kSecond) << "no gang scheduling: the pods are placed one by one";
+  const auto& r2 = p.reasons[2];
+  const auto gang = std::find_if(r2.begin(), r2.end(), [](const auto& e) { return e.second.starts_with("gang:"); });
+  ASSERT_NE(gang, r2.end());
+  EXPECT_EQ(gang->first, 30) << "reported once partial placement has lasted the threshold";
+  EXPECT_EQ(gang->second, "gang: partially placed for 30 s, 2 of 3 pods running");
+  for (const auto& [t, reason] : r2) EXPECT_TRUE(t >= 30 || !reason.starts_with("gang:")) << t << " " << reason;
+  for (const auto& [t, reason] : p.reasons[3]) EXPECT_FALSE(reason.starts_with("gang:")) << "not in the group";
+}

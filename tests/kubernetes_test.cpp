@@ -849,3 +849,43 @@ TEST(KubernetesGang, PartiallyPlacedGroupIsReportedOnItsWaitingPods) {
   for (const auto& [t, reason] : r2) EXPECT_TRUE(t >= 30 || !reason.starts_with("gang:")) << t << " " << reason;
   for (const auto& [t, reason] : p.reasons[3]) EXPECT_FALSE(reason.starts_with("gang:")) << "not in the group";
 }
+
+TEST(KubernetesDevicePlugin, RandomPodsOnTimeSlicedAndMigPoolsEndOnceWithinUnits) {
+  // Time-sliced pool (replicas 2, failRequestsGreaterThanOne) next to a MIG pool (mixed): the
+  // engine's unit accounting holds (it would throw on an over-allocation), each pod ends once, and
+  // only pods asking for more than one replica fail.
+  auto w = random_pods(5, 400);
+  const std::uint16_t mig = static_cast<std::uint16_t>(w.gpu_type_names.size() + 1);
+  w.gpu_type_names.push_back("mig-1g.5gb");
+  for (JobIndex j = 0; j < w.jobs.size(); j += 5) w.jobs[j].gpu_type = mig;
+  models::ClusterSpec c;
+  c.pools.push_back({"shared", 2, 4, "A100", 32, 128});
+  c.pools.push_back({"mig", 1, 2, "A100", 32, 128});
+  const auto p = params({{"devicePlugin.sharing.timeSlicing.replicas", "2"},
+                         {"devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne", "true"},
+                         {"devicePlugin.migStrategy", "mixed"},
+                         {"devicePlugin.migDevices.mig.1g.5gb", "7"}});
+  EndReasons obs;
+  const K8sRun r(w, c, p, 5, &obs);
+  int failed = 0, completed = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    const JobState s = r.state(j);
+    if (s == JobState::Failed) {
+      ++failed;
+      EXPECT_GT(w.jobs[j].gpus, 1) << "job " << j;
+      EXPECT_NE(w.jobs[j].gpu_type, mig);
+      EXPECT_EQ(r.end(j), r.start(j));
+    } else if (s == JobState::Completed) {
+      ++completed;
+      if (w.jobs[j].gpu_type == mig) {
+        EXPECT_EQ(r.node(j), 2u) << "MIG pods only on the MIG node";
+      }
+    } else {
+      EXPECT_EQ(s, JobState::Unfinished);
+    }
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_GT(completed, 200);
+  const K8sRun again(w, c, p, 5);
+  EXPECT_EQ(r.stats.fingerprint, again.stats.fingerprint);
+}

@@ -20,6 +20,9 @@ struct NodePool {
   // free_gpus, Slice::gpus and a job's gpus on this pool are units); 1 = whole GPUs. Set by the
   // policy (Policy::advertised_cluster), not by scenario files.
   std::int32_t units_per_gpu = 1;
+  // The units are time-slices of the same GPUs (device-plugin time-slicing), not partitions (MIG):
+  // the pods on a node share its GPUs' throughput evenly (scenarios/simulation.cpp).
+  bool time_sliced = false;
 };
 
 struct ClusterSpec {

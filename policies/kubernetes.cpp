@@ -386,6 +386,7 @@ class KubernetesPolicy final : public Policy {
         for (const auto& [profile, n] : it->second) pool.units_per_gpu += n;
       } else {
         pool.units_per_gpu = dp.replicas;
+        pool.time_sliced = dp.replicas > 1;
       }
     }
     if (dp.mig_strategy != MigStrategy::None) {

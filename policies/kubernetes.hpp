@@ -54,8 +54,13 @@
 //      rounded up to whole GPUs per pool). Sharing applies to every pool without a MIG geometry.
 //      failRequestsGreaterThanOne: true: a pod asking for more than 1 unit on a time-sliced node is
 //      bound, then fails at the kubelet's admission: it ends Failed, reason
-//      "UnexpectedAdmissionError ..." (Session::fail). Not modelled: the slowdown of pods sharing
-//      one GPU (each pod runs at full speed), renameByDefault (nvidia.com/gpu.shared), and MPS.
+//      "UnexpectedAdmissionError ..." (Session::fail). Pods sharing GPUs slow down: there is no
+//      compute isolation and CUDA time-slices evenly, so with P pods (with GPUs) on a node of G GPUs
+//      each progresses at min(1, G/P) of full speed (exact on 1-GPU nodes, the node's average
+//      otherwise; a pod holding several replicas still gets one share). The engine moves their
+//      finish times whenever a pod starts on or leaves the node (NodePool::time_sliced,
+//      scenarios/simulation.cpp reslice). Not modelled: renameByDefault (nvidia.com/gpu.shared),
+//      sharedDevicesAllocationPolicy (which GPU gets a replica), GPU memory, MPS.
 //    * migStrategy: none | single | mixed, with migDevices.<pool>.<profile>: n = MIG slices of
 //      each profile per GPU on that pool's nodes (the geometry is fixed per node). single: the
 //      slices are advertised as nvidia.com/gpu (one profile per pool). mixed: each profile is an

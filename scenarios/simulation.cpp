@@ -203,6 +203,7 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   tenant_used_[job.tenant] += job.gpus;
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.total_gpus() - cluster_.free_gpus());
   finish_event_[j] = engine_.schedule(engine_.now() + remaining_[j], EventClass::JobFinish, j);
+  for (const auto& s : placement) reslice(s.node);
 
   engine_.record(0x5354415254000000ull ^ j);
   for (const auto& s : placement)
@@ -235,6 +236,7 @@ void Simulation::release(JobIndex j) {
   for (const auto& s : placement_[j]) {
     auto& v = node_jobs_[s.node];
     v.erase(std::find(v.begin(), v.end(), j));
+    reslice(s.node);
   }
   --running_jobs_;
   tenant_used_[job.tenant] -= job.gpus;
@@ -289,6 +291,7 @@ void Simulation::on_evict(JobIndex j) {
   engine_.cancel(finish_event_[j]);
   const models::Job& job = workload_.jobs[j];
   const Tick ran = engine_.now() - run_start_[j];
+  const Tick done = work_done(j);
   const EvictPlan plan = evict_plan_[j];
   release(j);
   switch (plan.mode) {
@@ -305,7 +308,7 @@ void Simulation::on_evict(JobIndex j) {
         lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * ran;
         remaining_[j] = job.runtime;
       } else {
-        remaining_[j] = remaining_[j] - ran + plan.overhead;
+        remaining_[j] = remaining_[j] - done + plan.overhead;
         lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * plan.overhead;
       }
       state_[j] = JobState::Pending;
@@ -375,6 +378,52 @@ void Simulation::take_sample(Tick t) {
   s.running_jobs = static_cast<std::int32_t>(running_jobs_);
   s.pending_jobs = static_cast<std::int32_t>(pending_jobs_);
   observer_->on_sample(s);
+}
+
+// Time-slicing: the pods (with GPUs) on a node of G GPUs share them evenly; with P > G pods each
+// gets G/P of a GPU (exact for 1-GPU nodes; the node's average otherwise; a pod holding several
+// replicas gets no more than one share, as CUDA time-slices between processes). Called after a
+// job starts on or leaves the node: brings every job there up to date at the old rate, then
+// moves its finish to when its work is done at the new one.
+void Simulation::reslice(models::NodeId node) {
+  const models::Node& n = cluster_.node(node);
+  const auto& pool = cluster_.spec().pools[n.pool];
+  if (!pool.time_sliced) return;
+  if (node_rate_.empty()) {
+    node_rate_.assign(cluster_.nodes().size(), {1, 1});
+    slice_left_.assign(state_.size(), 0);
+    slice_since_.assign(state_.size(), -1);
+  }
+  const Tick now = engine_.now();
+  const auto [num, den] = node_rate_[node];
+  std::int64_t pods = 0;
+  for (JobIndex k : node_jobs_[node])
+    for (const auto& sl : placement_[k]) pods += sl.node == node && sl.gpus > 0 ? 1 : 0;
+  const std::int64_t gpus = pool.gpus_per_node;
+  const std::pair<std::int64_t, std::int64_t> rate =
+      pods > gpus ? std::pair<std::int64_t, std::int64_t>{gpus, pods} : std::pair<std::int64_t, std::int64_t>{1, 1};
+  node_rate_[node] = rate;
+  for (JobIndex k : node_jobs_[node]) {
+    if (slice_since_[k] < 0 || run_start_[k] == now) {  // just started: all its work is left
+      slice_left_[k] = remaining_[k];
+    } else {
+      slice_left_[k] = std::max<Tick>(0, slice_left_[k] - (now - slice_since_[k]) * num / den);
+    }
+    slice_since_[k] = now;
+    engine_.cancel(finish_event_[k]);
+    const Tick at = now + (slice_left_[k] * rate.second + rate.first - 1) / rate.first;
+    finish_event_[k] = engine_.schedule(at, EventClass::JobFinish, k);
+  }
+}
+
+// Work (ms at full speed) a running job has done since it last started.
+Tick Simulation::work_done(JobIndex j) const {
+  const Tick now = engine_.now();
+  if (slice_since_.empty() || slice_since_[j] < 0 || placement_[j].empty() ||
+      !cluster_.spec().pools[cluster_.node(placement_[j].front().node).pool].time_sliced)
+    return now - run_start_[j];
+  const auto [num, den] = node_rate_[placement_[j].front().node];
+  return remaining_[j] - std::max<Tick>(0, slice_left_[j] - (now - slice_since_[j]) * num / den);
 }
 
 }  // namespace headroom::scenarios

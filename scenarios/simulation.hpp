@@ -86,6 +86,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void leave_pending(models::JobIndex j);
   void end_job(models::JobIndex j, models::JobState state, std::string_view reason);
   void finish_at_horizon(Tick t, std::string_view reason);
+  // Time-sliced pools (NodePool::time_sliced): jobs on a node share its GPUs evenly.
+  void reslice(models::NodeId node);
+  Tick work_done(models::JobIndex j) const;
 
   const models::Workload& workload_;
   models::ClusterState cluster_;
@@ -98,6 +101,10 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   static constexpr sim::EventId kNoEvent = UINT64_MAX;
   std::vector<Tick> start_, end_, run_start_;
   std::vector<Tick> remaining_;  // work left at run_start_
+  // Jobs on time-sliced nodes: work left (ms at full speed) at slice_since_, and each node's
+  // progress rate num/den (the share of a GPU each unit gets).
+  std::vector<Tick> slice_left_, slice_since_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> node_rate_;
   std::vector<models::Placement> placement_;
   std::vector<sim::EventId> finish_event_, evict_event_;
   struct EvictPlan {

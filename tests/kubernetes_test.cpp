@@ -635,16 +635,18 @@ const std::map<std::string, std::string> kReplicas4 = {{"devicePlugin.sharing.ti
 }  // namespace
 
 TEST(Kubernetes, K6TimeSlicingAdvertisesFourUnitsAndTheFifthPodWaits) {
+  // One node with one GPU and replicas 4: five 1-unit pods of 100 s at 0.
   const auto w =
-      ht::WorkloadBuilder().job(0, 1, 100).job(1, 1, 100).job(2, 1, 100).job(3, 1, 100).job(4, 1, 100).build();
+      ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).build();
   EndReasons obs;
   const K8sRun r(w, nodes(1, 1), params(kReplicas4), 1, &obs);
   for (JobIndex j = 0; j < 4; ++j) {
-    EXPECT_EQ(r.start(j), j) << "the first four pods share the one GPU";
+    EXPECT_EQ(r.start(j), 0) << "the first four pods share the one GPU";
     EXPECT_EQ(r.node(j), 0u);
+    EXPECT_EQ(r.end(j), 400) << "each gets a quarter of the GPU's throughput";
   }
-  EXPECT_EQ(r.start(4), 100) << "the fifth stays Pending until a replica frees";
-  EXPECT_EQ(r.state(4), JobState::Completed);
+  EXPECT_EQ(r.start(4), 400) << "the fifth stays Pending until a replica frees";
+  EXPECT_EQ(r.end(4), 500) << "alone on the GPU, it runs at full speed";
   ASSERT_FALSE(obs.used.empty());
   EXPECT_EQ(obs.used.front(), 1) << "samples count the physical GPU, not the 4 units";
 
@@ -652,6 +654,46 @@ TEST(Kubernetes, K6TimeSlicingAdvertisesFourUnitsAndTheFifthPodWaits) {
   const K8sRun whole(w, nodes(1, 1));
   EXPECT_EQ(whole.start(1), 100);
   EXPECT_EQ(whole.start(4), 400);
+  EXPECT_EQ(whole.end(4), 500);
+}
+
+TEST(KubernetesDevicePlugin, TimeSlicedPodsSlowDownWhileTheyShareAGpu) {
+  // replicas 2 on one 1-GPU node: A (100 s) and B (50 s) at 0 run at half speed; B's 50 s of work
+  // end at 100, then A runs alone at full speed for its last 50 s: 150.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 50).build();
+  const auto p = params({{"devicePlugin.sharing.timeSlicing.replicas", "2"}});
+  const K8sRun r(w, nodes(1, 1), p);
+  EXPECT_EQ(r.end(1), 100);
+  EXPECT_EQ(r.end(0), 150);
+  // On a 2-GPU node the two units sit on different GPUs: no slowdown.
+  const K8sRun two(w, nodes(1, 2), p);
+  EXPECT_EQ(two.end(0), 100);
+  EXPECT_EQ(two.end(1), 50);
+  // C (1 unit) joins A and B at 20 on a 2-GPU node with replicas 2: three pods on two GPUs run at
+  // 2/3 each (the node's average). By 20: A 80 s left, B 30 s left. B ends at 20 + 30 x 3/2 = 65; then A (80 - 30 =
+  // 50 s left) and C (100 - 30 = 70 s left) run at full speed: A ends at 115, C at 135.
+  const auto w3 = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 50).job(20, 1, 100).build();
+  const K8sRun three(w3, nodes(1, 2), p);
+  EXPECT_EQ(three.end(1), 65);
+  EXPECT_EQ(three.end(0), 115);
+  EXPECT_EQ(three.end(2), 135);
+}
+
+TEST(KubernetesDevicePlugin, PreemptedTimeSlicedPodKeepsOnlyTheWorkItDid) {
+  // replicas 2, 1 GPU: L1 and L2 (priority 0, 100 s) share the GPU from 0. H (priority 10, 2
+  // units) at 20 preempts both (grace 30 s: they stop at 50, having done 25 s each). Recreated
+  // pods restart from scratch (Requeue) once H, alone on the GPU at full speed, ends at 150.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(20, 2, 100).build();
+  auto wl = w;
+  wl.jobs[2].priority = 10;
+  const auto p = params({{"devicePlugin.sharing.timeSlicing.replicas", "2"}});
+  const K8sRun r(wl, nodes(1, 1), p);
+  EXPECT_EQ(r.preemptions(0), 1);
+  EXPECT_EQ(r.preemptions(1), 1);
+  EXPECT_EQ(r.start(2), 50);
+  EXPECT_EQ(r.end(2), 150) << "one pod holding both replicas: one share, the whole GPU";
+  EXPECT_EQ(r.end(0), 350) << "both restart at 150 and share the GPU: 200 s";
+  EXPECT_EQ(r.end(1), 350);
 }
 
 TEST(Kubernetes, K6FailRequestsGreaterThanOneBindsThenFailsAtAdmission) {
@@ -667,10 +709,13 @@ TEST(Kubernetes, K6FailRequestsGreaterThanOneBindsThenFailsAtAdmission) {
   EXPECT_EQ(r.start(1), 1);
   EXPECT_EQ(r.state(1), JobState::Completed);
 
-  // Default (false): the 2-unit pod runs, holding two replicas.
+  // Default (false): the 2-unit pod runs, holding two replicas but one share of the GPU: alone for
+  // 1 s, then at half speed beside the 1-unit pod (99 s of work take 198 s); that pod's last second
+  // runs alone.
   const K8sRun lenient(w, nodes(1, 1), params(kReplicas4));
   EXPECT_EQ(lenient.state(0), JobState::Completed);
-  EXPECT_EQ(lenient.end(0), 100);
+  EXPECT_EQ(lenient.end(0), 199);
+  EXPECT_EQ(lenient.end(1), 200);
   // Without time-slicing the flag does nothing.
   p.erase("devicePlugin.sharing.timeSlicing.replicas");
   const K8sRun whole(w, nodes(1, 2), params(p));
@@ -888,4 +933,58 @@ TEST(KubernetesDevicePlugin, RandomPodsOnTimeSlicedAndMigPoolsEndOnceWithinUnits
   EXPECT_GT(completed, 200);
   const K8sRun again(w, c, p, 5);
   EXPECT_EQ(r.stats.fingerprint, again.stats.fingerprint);
+}
+
+namespace {
+// Engine check of time-slicing with checkpoints: a minimal policy on a time-sliced 1-GPU node
+// (2 units) that starts every pending job it can, and checkpoints job 0 once at 40 s.
+class SlicedCheckpointPolicy final : public policies::Policy {
+ public:
+  std::string_view name() const override { return "test"; }
+  models::ClusterSpec advertised_cluster(const models::ClusterSpec& c) const override {
+    auto out = c;
+    for (auto& p : out.pools) {
+      p.units_per_gpu = 2;
+      p.time_sliced = true;
+    }
+    return out;
+  }
+  void on_submit(const policies::ClusterView&, JobIndex j) override { pending_.push_back(j); }
+  void on_requeue(const policies::ClusterView&, JobIndex j) override { pending_.push_back(j); }
+  void schedule(policies::Session& s) override {
+    if (s.now() == 0) s.wake_at(40 * kSecond);
+    if (s.now() == 40 * kSecond && !done_) {
+      done_ = true;
+      EXPECT_EQ(s.preempt(0, policies::PreemptMode::Checkpoint, 0, models::kNoJob, "test", 5 * kSecond), "");
+    }
+    std::vector<JobIndex> left;
+    for (JobIndex j : pending_) {
+      const auto& job = s.workload().jobs[j];
+      if (s.cluster().node(0).free_gpus >= job.gpus) {
+        EXPECT_EQ(s.start(j, {models::Slice{0, job.gpus, 0, 0}}, "test"), "");
+      } else {
+        left.push_back(j);
+      }
+    }
+    pending_ = left;
+  }
+
+ private:
+  std::vector<JobIndex> pending_;
+  bool done_ = false;
+};
+}  // namespace
+
+TEST(KubernetesDevicePlugin, EngineCheckpointOfATimeSlicedJobKeepsTheWorkDoneAtItsShare) {
+  // A and B (100 s each) share one GPU from 0 at half speed. At 40, A is checkpointed (5 s
+  // overhead) having done 20 s of work: 85 s left. It restarts at once beside B (80 s left): B ends
+  // at 40 + 160 = 200, A has 5 s left then and ends at 205.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).build();
+  SlicedCheckpointPolicy p;
+  scenarios::Simulation sim(w, nodes(1, 1), p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_preemptions(0), 1);
+  EXPECT_EQ(sim.job_end(1), 200 * kSecond);
+  EXPECT_EQ(sim.job_end(0), 205 * kSecond);
+  EXPECT_EQ(sim.lost_gpu_ms(), 5 * kSecond);
 }

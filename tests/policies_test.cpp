@@ -172,9 +172,9 @@ TEST(Registry, KnowsFifoAndSjfAndSuggestsNames) {
   EXPECT_EQ(cat[1].name, "sjf");
   auto errors = hp::check_policy("fifx", {}, "s.yaml", 4, 9);
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_STREQ(
-      errors[0].what(),
-      "s.yaml:4:9: policy.name: unknown policy \"fifx\"; did you mean \"fifo\"? (known: fifo, sjf, kubernetes, srtf, las)");
+  EXPECT_STREQ(errors[0].what(),
+               "s.yaml:4:9: policy.name: unknown policy \"fifx\"; did you mean \"fifo\"? (known: fifo, sjf, "
+               "kubernetes, srtf, las)");
   hp::PolicyParams params{{"placment", {"consolidate", "s.yaml", 5, 3}}};
   errors = hp::check_policy("fifo", params, "s.yaml", 4, 9);
   ASSERT_EQ(errors.size(), 1u);

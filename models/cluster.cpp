@@ -25,22 +25,26 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
   pool_up_.assign(spec_.pools.size(), 0);
   for (PoolId p = 0; p < spec_.pools.size(); ++p) {
     const auto& pool = spec_.pools[p];
-    HEADROOM_ASSERT(pool.nodes >= 0 && pool.gpus_per_node >= 0, "negative pool size");
+    HEADROOM_ASSERT(pool.nodes >= 0 && pool.gpus_per_node >= 0 && pool.units_per_gpu >= 1 &&
+                        static_cast<std::int64_t>(pool.gpus_per_node) * pool.units_per_gpu <= INT32_MAX / 2,
+                    "invalid pool size");
+    const std::int32_t units = node_units(p);
     pool_first_.push_back(static_cast<NodeId>(nodes_.size()));
-    by_free_[p].resize(static_cast<std::size_t>(pool.gpus_per_node) + 1);
+    by_free_[p].resize(static_cast<std::size_t>(units) + 1);
     for (std::int32_t i = 0; i < pool.nodes; ++i) {
       Node n;
       n.pool = p;
-      n.gpus = n.free_gpus = pool.gpus_per_node;
+      n.gpus = n.free_gpus = units;
       n.cpus = n.free_cpus = pool.cpus_per_node;
       n.memory_mib = n.free_memory_mib = pool.memory_gib * 1024;
       const auto id = static_cast<NodeId>(nodes_.size());
       nodes_.push_back(n);
       by_free_[p][n.free_gpus].insert(id);
     }
-    pool_free_[p] = pool_up_[p] = static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node;
+    pool_free_[p] = pool_up_[p] = static_cast<std::int64_t>(pool.nodes) * units;
+    total_gpus_ += pool_free_[p];
   }
-  total_gpus_ = free_gpus_ = up_gpus_ = spec_.total_gpus();
+  free_gpus_ = up_gpus_ = total_gpus_;
 }
 
 std::string ClusterState::check(const Placement& placement) const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -14,11 +15,19 @@ struct NodePool {
   std::string gpu_type;            // catalogue name or a trace's own model name
   std::int32_t cpus_per_node = 0;  // 0 = not modelled
   std::int64_t memory_gib = 0;     // 0 = not modelled
+  // Schedulable units each physical GPU is advertised as (NVIDIA device plugin: time-slicing
+  // replicas, or MIG slices per GPU). ClusterState counts a node's GPUs in these units (Node::gpus,
+  // free_gpus, Slice::gpus and a job's gpus on this pool are units); 1 = whole GPUs. Set by the
+  // policy (Policy::advertised_cluster), not by scenario files.
+  std::int32_t units_per_gpu = 1;
+  // The units are time-slices of the same GPUs (device-plugin time-slicing), not partitions (MIG):
+  // the pods on a node share its GPUs' throughput evenly (scenarios/simulation.cpp).
+  bool time_sliced = false;
 };
 
 struct ClusterSpec {
   std::vector<NodePool> pools;
-  std::int64_t total_gpus() const;
+  std::int64_t total_gpus() const;  // physical GPUs
   std::int32_t total_nodes() const;
 };
 
@@ -60,7 +69,8 @@ class ClusterState {
   NodeId pool_first_node(PoolId p) const { return pool_first_[p]; }
   std::int32_t pool_node_count(PoolId p) const { return spec_.pools[p].nodes; }
 
-  // Installed GPUs, whether their node is up or not.
+  // Installed capacity, whether its node is up or not, in units (see NodePool::units_per_gpu):
+  // physical GPUs when every pool has 1 unit per GPU.
   std::int64_t total_gpus() const { return total_gpus_; }
   // Free GPUs on nodes that are up (a node that is down or draining offers none).
   std::int64_t free_gpus() const { return free_gpus_; }
@@ -76,7 +86,12 @@ class ClusterState {
   // released, and it leaves every free-GPU index and count) or puts it back.
   void set_up(NodeId id, bool up);
 
-  // Nodes of pool p (that are up) with exactly f free GPUs, in id order.
+  // Units one node of pool p advertises: gpus_per_node x units_per_gpu.
+  std::int32_t node_units(PoolId p) const {
+    return spec_.pools[p].gpus_per_node * std::max(spec_.pools[p].units_per_gpu, 1);
+  }
+
+  // Nodes of pool p (that are up) with exactly f free GPUs (units), in id order.
   const std::set<NodeId>& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
 
   // Why a placement cannot be applied now, or an empty string when it can.

@@ -75,6 +75,9 @@ class Session : public ClusterView {
                               Tick overhead = 0) = 0;
   // Asks for another scheduling pass at `time` (>= now), e.g. when a backoff expires.
   virtual void wake_at(Tick time) = 0;
+  // A running job fails now (e.g. the kubelet refuses a pod it was bound to): it releases its
+  // resources and ends as Failed. Returns why the engine refused, or "".
+  virtual std::string fail(JobIndex job, std::string_view reason) = 0;
 };
 
 class Policy {
@@ -89,6 +92,10 @@ class Policy {
   // A job's resources were released (it ended, or its preemption took effect).
   virtual void on_release(const ClusterView& view, JobIndex job) { (void)view, (void)job; }
   virtual void schedule(Session& session) = 0;
+  // The cluster as this policy's scheduler sees it; the engine builds its ClusterState from it.
+  // By default the scenario's; a policy may set NodePool::units_per_gpu (device-plugin
+  // time-slicing replicas or MIG slices), never change node or GPU counts.
+  virtual models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const { return spec; }
 };
 
 struct PolicyInfo {

@@ -144,6 +144,21 @@ bool is_quota_key(std::string_view key, std::string* tenant) {
   return true;
 }
 
+// "<g>g.<mem>gb", e.g. 1g.5gb, 3g.20gb, 1g.10gb.
+bool is_mig_profile(std::string_view p) {
+  const auto g = p.find("g.");
+  if (g == std::string_view::npos || g == 0 || !p.ends_with("gb") || p.size() < g + 5) return false;
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(p.substr(0, g)) && digits(p.substr(g + 2, p.size() - g - 4));
+}
+
+// The compute slices (of 7) a profile takes: its leading number.
+std::int64_t mig_compute_slices(std::string_view profile) {
+  return parse_int(profile.substr(0, profile.find('g'))).value_or(7);
+}
+
 std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
 // Parses the block into `out`; returns the errors found.
@@ -248,6 +263,42 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       }
     } else if (key == "quota_retry") {
       duration(key, v, true, out.quota_retry);
+    } else if (key == "partial_placement_threshold") {
+      duration(key, v, false, out.partial_placement_threshold);
+    } else if (key == "devicePlugin.migStrategy") {
+      if (v.text == "none") {
+        out.device_plugin.mig_strategy = MigStrategy::None;
+      } else if (v.text == "single") {
+        out.device_plugin.mig_strategy = MigStrategy::Single;
+      } else if (v.text == "mixed") {
+        out.device_plugin.mig_strategy = MigStrategy::Mixed;
+      } else {
+        add_error(errors, key, v, "unknown migStrategy " + quoted(v.text) + "; expected: none, single, mixed");
+      }
+    } else if (key == "devicePlugin.sharing.timeSlicing.replicas") {
+      std::int64_t n = 0;
+      if (integer(key, v, 1, 1024, n)) out.device_plugin.replicas = static_cast<std::int32_t>(n);
+    } else if (key == "devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne") {
+      if (v.text == "true" || v.text == "false") {
+        out.device_plugin.fail_requests_greater_than_one = v.text == "true";
+      } else {
+        add_error(errors, key, v, "expected true or false, got " + quoted(v.text));
+      }
+    } else if (key.starts_with("devicePlugin.migDevices.")) {
+      // devicePlugin.migDevices.<pool>.<g>g.<mem>gb: the profile is the last two segments.
+      const std::string rest = key.substr(std::string_view("devicePlugin.migDevices.").size());
+      const auto last = rest.rfind('.');
+      const auto dot = last == std::string::npos || last == 0 ? std::string::npos : rest.rfind('.', last - 1);
+      const std::string profile = dot == std::string::npos ? std::string() : rest.substr(dot + 1);
+      const std::string pool = dot == std::string::npos ? std::string() : rest.substr(0, dot);
+      std::int64_t n = 0;
+      if (!is_mig_profile(profile) || pool.empty()) {
+        add_error(errors, key, v,
+                  "expected devicePlugin.migDevices.<pool>.<profile> with a profile such as 1g.5gb or 3g.20gb");
+      } else if (integer(key, v, 1, 7, n)) {
+        out.device_plugin.mig_devices[pool][profile] = static_cast<std::int32_t>(n);
+        out.device_plugin.mig_devices_at.emplace(pool, v);
+      }
     } else if (std::string tenant; is_quota_key(key, &tenant)) {
       std::int64_t n = 0;
       if (integer(key, v, 0, std::numeric_limits<std::int32_t>::max(), n)) out.quota_gpu[tenant] = n;
@@ -259,6 +310,22 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
   if (shape_at != nullptr && out.scoring.type != ScoringType::RequestedToCapacityRatio)
     add_error(errors, "scoringStrategy.shape", *shape_at,
               "scoringStrategy.shape applies only to scoringStrategy.type RequestedToCapacityRatio");
+  const auto& dp = out.device_plugin;
+  if (!dp.mig_devices.empty() && dp.mig_strategy == MigStrategy::None)
+    add_error(errors, "devicePlugin.migDevices", dp.mig_devices_at.begin()->second,
+              "devicePlugin.migDevices needs devicePlugin.migStrategy single or mixed");
+  for (const auto& [pool, geometry] : dp.mig_devices) {
+    std::int64_t slices = 0;
+    for (const auto& [profile, n] : geometry) slices += n * mig_compute_slices(profile);
+    if (slices > 7)
+      add_error(errors, "devicePlugin.migDevices." + pool, dp.mig_devices_at.at(pool),
+                "MIG geometry of pool " + quoted(pool) + " uses " + std::to_string(slices) +
+                    " compute slices per GPU; a GPU has 7");
+    if (dp.mig_strategy == MigStrategy::Single && geometry.size() > 1)
+      add_error(errors, "devicePlugin.migDevices." + pool, dp.mig_devices_at.at(pool),
+                "migStrategy single needs one MIG profile per node; pool " + quoted(pool) + " has " +
+                    std::to_string(geometry.size()));
+  }
   if (out.max_backoff < out.initial_backoff) {
     const bool at_max = max_backoff_at != nullptr;
     add_error(errors, at_max ? "podMaxBackoffSeconds" : "podInitialBackoffSeconds",
@@ -307,6 +374,34 @@ class KubernetesPolicy final : public Policy {
 
   std::string_view name() const override { return "kubernetes"; }
 
+  // The device plugin advertises each GPU as `replicas` time-sliced units, or, on a pool with a MIG
+  // geometry (migStrategy single or mixed), as its MIG slices.
+  models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const override {
+    const DevicePlugin& dp = cfg_.device_plugin;
+    models::ClusterSpec out = spec;
+    for (auto& pool : out.pools) {
+      auto it = dp.mig_devices.find(pool.name);
+      if (dp.mig_strategy != MigStrategy::None && it != dp.mig_devices.end()) {
+        pool.units_per_gpu = 0;
+        for (const auto& [profile, n] : it->second) pool.units_per_gpu += n;
+      } else {
+        pool.units_per_gpu = dp.replicas;
+        pool.time_sliced = dp.replicas > 1;
+      }
+    }
+    if (dp.mig_strategy != MigStrategy::None) {
+      for (const auto& [name, geometry] : dp.mig_devices) {
+        const bool known = std::any_of(spec.pools.begin(), spec.pools.end(),
+                                       [&](const models::NodePool& p) { return p.name == name; });
+        if (known) continue;
+        const ParamValue& at = dp.mig_devices_at.at(name);
+        throw sim::InputError(at.file, at.line, at.column, "policy.devicePlugin.migDevices." + name,
+                              "no cluster pool named " + quoted(name));
+      }
+    }
+    return out;
+  }
+
   void on_submit(const ClusterView& view, JobIndex j) override {
     ensure(view);
     admit(view, j, view.now());
@@ -331,6 +426,8 @@ class KubernetesPolicy final : public Policy {
       u.nonzero_cpu_milli -= pod_nonzero_cpu(job);
       u.nonzero_memory_mib -= pod_nonzero_memory(job);
       --running_;
+      if (const int res = resource(job); res >= 0) mig_used_[p.node][static_cast<std::size_t>(res)] -= job.gpus;
+      group_running(view.now(), job.group, -1);
       p.where = Where::None;
       p.node = kNoNode;
     }
@@ -350,6 +447,10 @@ class KubernetesPolicy final : public Policy {
     clear_nomination(j);
     unadmit(view, j);
     pods_[j].where = Where::Done;
+    if (const auto g = view.workload().jobs[j].group; g != models::kNone) {
+      --groups_[g].live;
+      group_running(view.now(), g, 0);
+    }
   }
 
   void schedule(Session& s) override {
@@ -392,6 +493,7 @@ class KubernetesPolicy final : public Policy {
       ++pods_[j].attempts;
       schedule_one(s, j, jobs[j]);
     }
+    report_partial_groups(s);
     // Timers for what is waiting; none when nothing is.
     if (!backoff_.empty()) s.wake_at(backoff_.begin()->first);
     if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
@@ -419,6 +521,106 @@ class KubernetesPolicy final : public Policy {
     quota_used_.assign(tenants.size(), 0);
     for (const auto& [name, limit] : cfg_.quota_gpu)
       if (auto t = tenants.find(name)) quota_[*t] = limit;
+    // Pod groups: members, to report partial placement (no gang scheduling here).
+    groups_.assign(view.workload().groups.size(), Group{});
+    for (JobIndex j = 0; j < view.workload().jobs.size(); ++j) {
+      const auto g = view.workload().jobs[j].group;
+      if (g == models::kNone || g >= groups_.size()) continue;
+      groups_[g].members.push_back(j);
+      ++groups_[g].live;
+    }
+    // Device plugin: MIG pools, their slices per node per profile, and the resource of each GPU type.
+    const auto& spec = view.cluster().spec();
+    const DevicePlugin& dp = cfg_.device_plugin;
+    profiles_.clear();
+    for (const auto& [pool, geometry] : dp.mig_devices)
+      for (const auto& [profile, n] : geometry) profiles_.push_back(profile);
+    std::sort(profiles_.begin(), profiles_.end());
+    profiles_.erase(std::unique(profiles_.begin(), profiles_.end()), profiles_.end());
+    pool_mig_.assign(spec.pools.size(), 0);
+    pool_slices_.assign(spec.pools.size(), std::vector<std::int64_t>(profiles_.size(), 0));
+    for (std::size_t p = 0; p < spec.pools.size(); ++p) {
+      auto it = dp.mig_devices.find(spec.pools[p].name);
+      if (dp.mig_strategy == MigStrategy::None || it == dp.mig_devices.end()) continue;
+      pool_mig_[p] = 1;
+      for (const auto& [profile, n] : it->second) {
+        const auto k =
+            static_cast<std::size_t>(std::lower_bound(profiles_.begin(), profiles_.end(), profile) - profiles_.begin());
+        pool_slices_[p][k] = std::int64_t{n} * spec.pools[p].gpus_per_node;
+      }
+    }
+    mig_used_.assign(nodes, std::vector<std::int64_t>(profiles_.size(), 0));
+    res_by_type_.clear();
+    for (const auto& type : view.workload().gpu_type_names) {
+      std::string t = type;
+      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (t.starts_with("nvidia.com/")) t = t.substr(11);
+      if (t.starts_with("mig-")) t = t.substr(4);
+      const auto it = std::lower_bound(profiles_.begin(), profiles_.end(), t);
+      res_by_type_.push_back(dp.mig_strategy == MigStrategy::Mixed && it != profiles_.end() && *it == t
+                                 ? static_cast<int>(it - profiles_.begin())
+                                 : kGpuResource);
+    }
+  }
+
+  // A group is partially placed while some, but not all, of its live (not ended) pods run.
+  void group_running(Tick now, models::GroupId g, int delta) {
+    if (g == models::kNone || g >= groups_.size()) return;
+    Group& gr = groups_[g];
+    gr.running += delta;
+    const bool partial = gr.running > 0 && gr.running < gr.live;
+    if (partial && gr.partial_since < 0) {
+      gr.partial_since = now;
+      partial_.insert(g);
+    } else if (!partial && gr.partial_since >= 0) {
+      gr.partial_since = -1;
+      partial_.erase(g);
+    }
+  }
+
+  // Pending pods of groups partially placed for at least partial_placement_threshold get a reason.
+  void report_partial_groups(Session& s) {
+    const Tick now = s.now();
+    for (models::GroupId g : partial_) {
+      const Group& gr = groups_[g];
+      const Tick due = gr.partial_since + cfg_.partial_placement_threshold;
+      if (due > now) {
+        s.wake_at(due);
+        continue;
+      }
+      const std::string reason = "gang: partially placed for " +
+                                 std::to_string((now - gr.partial_since) / sim::kSecond) + " s, " +
+                                 std::to_string(gr.running) + " of " + std::to_string(gr.live) + " pods running";
+      for (JobIndex j : gr.members)
+        if (s.state(j) == JobState::Pending) s.pending_reason(j, reason);
+    }
+  }
+
+  // The extended resource a pod requests: nvidia.com/gpu (kGpuResource) or, under migStrategy
+  // mixed, nvidia.com/mig-<profile> (its index in profiles_) when its GPU type names a profile
+  // ("mig-1g.5gb", "1g.5gb").
+  int resource(const Job& job) const {
+    if (job.gpu_type == 0 || job.gpu_type - 1u >= res_by_type_.size()) return kGpuResource;
+    return res_by_type_[job.gpu_type - 1u];
+  }
+
+  // Whether a pool's nodes advertise what the pod requests (and match its GPU type).
+  bool eligible(const ClusterView& view, models::PoolId pool, const Job& job) const {
+    const int res = resource(job);
+    if (res >= 0) return pool_slices_[pool][static_cast<std::size_t>(res)] > 0;
+    if (!pool_eligible(view.cluster(), pool, job, view.workload())) return false;
+    // Under mixed, a MIG node advertises no nvidia.com/gpu.
+    return !(job.gpus > 0 && pool_mig_[pool] && cfg_.device_plugin.mig_strategy == MigStrategy::Mixed);
+  }
+
+  // Allocatable and free amounts of the pod's GPU resource on a node.
+  std::int64_t gpu_capacity(const models::Node& n, const Job& job) const {
+    const int res = resource(job);
+    return res < 0 ? n.gpus : pool_slices_[n.pool][static_cast<std::size_t>(res)];
+  }
+  std::int64_t gpu_free(NodeId id, const models::Node& n, const Job& job) const {
+    const int res = resource(job);
+    return res < 0 ? n.free_gpus : gpu_capacity(n, job) - mig_used_[id][static_cast<std::size_t>(res)];
   }
 
   // ResourceQuota admission: the pod enters the active queue, or its controller retries later.
@@ -502,10 +704,11 @@ class KubernetesPolicy final : public Policy {
   // Resources of higher-or-equal priority pods (other than `self`) nominated to `node`.
   Amount reserved(NodeId node, std::int32_t prio, JobIndex self) const {
     Amount a;
+    const int res = self < jobs_->size() ? resource((*jobs_)[self]) : kGpuResource;
     for (JobIndex k : nominated_[node]) {
       if (k == self || priority(k) < prio) continue;
       const Job& job = (*jobs_)[k];
-      a.gpus += job.gpus;
+      if (resource(job) == res) a.gpus += job.gpus;
       a.cpus += job.cpus;
       a.memory_mib += job.memory_mib;
     }
@@ -520,14 +723,14 @@ class KubernetesPolicy final : public Policy {
   // A filter failure that preemption cannot resolve (UnschedulableAndUnresolvable).
   bool unresolvable(const ClusterView& view, NodeId id, const Job& job) const {
     const models::Node& n = view.cluster().node(id);
-    return !n.up || !pool_eligible(view.cluster(), n.pool, job, view.workload());
+    return !n.up || !eligible(view, n.pool, job);
   }
 
   bool fits(const ClusterView& view, NodeId id, const Job& job, JobIndex self) const {
     if (unresolvable(view, id, job)) return false;
     const models::Node& n = view.cluster().node(id);
     const Amount r = reserved(id, job.priority, self);
-    return covers(n, {n.free_gpus - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib}, job);
+    return covers(n, {gpu_free(id, n, job) - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib}, job);
   }
 
   std::int64_t total_score(const ClusterView& view, NodeId id, const Job& job) const {
@@ -582,6 +785,21 @@ class KubernetesPolicy final : public Policy {
     u.nonzero_cpu_milli += pod_nonzero_cpu(job);
     u.nonzero_memory_mib += pod_nonzero_memory(job);
     ++running_;
+    group_running(s.now(), job.group, +1);
+    const int res = resource(job);
+    if (res >= 0) mig_used_[node][static_cast<std::size_t>(res)] += job.gpus;
+    // Time-slicing with failRequestsGreaterThanOne: the kubelet admits, then fails, a pod asking for
+    // more than one replica (NVIDIA/k8s-device-plugin, internal/rm/allocate.go).
+    const DevicePlugin& dp = cfg_.device_plugin;
+    if (dp.fail_requests_greater_than_one && job.gpus > 1 && res < 0 &&
+        s.cluster().spec().pools[s.cluster().node(node).pool].units_per_gpu > 1 &&
+        !pool_mig_[s.cluster().node(node).pool]) {
+      const std::string failed =
+          s.fail(j,
+                 "UnexpectedAdmissionError: time-sliced nvidia.com/gpu requests greater than one are refused "
+                 "(failRequestsGreaterThanOne)");
+      HEADROOM_ASSERT(failed.empty(), "kubernetes admission failure refused: " + failed);
+    }
   }
 
   void set_nomination(JobIndex j, NodeId node) {
@@ -607,8 +825,7 @@ class KubernetesPolicy final : public Policy {
       p.fits_somewhere = 0;
       for (NodeId id = 0; id < view.cluster().nodes().size() && p.fits_somewhere == 0; ++id) {
         const models::Node& n = view.cluster().node(id);
-        if (pool_eligible(view.cluster(), n.pool, job, view.workload()) &&
-            covers(n, {n.gpus, n.cpus, n.memory_mib}, job))
+        if (eligible(view, n.pool, job) && covers(n, {gpu_capacity(n, job), n.cpus, n.memory_mib}, job))
           p.fits_somewhere = 1;
       }
     }
@@ -647,13 +864,14 @@ class KubernetesPolicy final : public Policy {
   std::optional<Candidate> select_victims(const ClusterView& view, JobIndex j, const Job& job, NodeId id) const {
     const models::Node& n = view.cluster().node(id);
     const Amount r = reserved(id, job.priority, j);
-    Amount free{n.free_gpus - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib};
+    Amount free{gpu_free(id, n, job) - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib};
+    const int res = resource(job);
     std::vector<JobIndex> potential;
     for (JobIndex k : view.jobs_on_node(id)) {
       if (priority(k) >= job.priority) continue;
       potential.push_back(k);
       const Job& kj = (*jobs_)[k];
-      free.gpus += kj.gpus;
+      if (resource(kj) == res) free.gpus += kj.gpus;
       free.cpus += kj.cpus;
       free.memory_mib += kj.memory_mib;
     }
@@ -666,7 +884,8 @@ class KubernetesPolicy final : public Policy {
     Candidate c{id, {}};
     for (JobIndex k : potential) {
       const Job& kj = (*jobs_)[k];
-      const Amount back{free.gpus - kj.gpus, free.cpus - kj.cpus, free.memory_mib - kj.memory_mib};
+      const std::int64_t kg = resource(kj) == res ? kj.gpus : 0;
+      const Amount back{free.gpus - kg, free.cpus - kj.cpus, free.memory_mib - kj.memory_mib};
       if (covers(n, back, job)) {
         free = back;  // reprieved
       } else {
@@ -752,6 +971,20 @@ class KubernetesPolicy final : public Policy {
   std::vector<std::int64_t> quota_, quota_used_;
   std::vector<JobIndex> quota_reasons_;
   std::vector<std::int64_t> scores_;
+  static constexpr int kGpuResource = -1;
+  struct Group {
+    std::vector<JobIndex> members;
+    std::int32_t live = 0;     // members not ended
+    std::int32_t running = 0;  // members running
+    Tick partial_since = -1;
+  };
+  std::vector<Group> groups_;
+  std::set<models::GroupId> partial_;                   // groups partially placed
+  std::vector<std::string> profiles_;                   // MIG profiles in the configuration, sorted
+  std::vector<std::uint8_t> pool_mig_;                  // pool has a MIG geometry in force
+  std::vector<std::vector<std::int64_t>> pool_slices_;  // pool -> slices per node, per profile
+  std::vector<std::vector<std::int64_t>> mig_used_;     // node -> slices bound, per profile
+  std::vector<int> res_by_type_;                        // GPU type index -> resource
   std::int64_t running_ = 0;
   std::set<std::tuple<std::int64_t, Tick, JobIndex>> active_;  // (-priority, timestamp, index)
   std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
@@ -778,7 +1011,12 @@ const std::vector<std::string>& param_keys() {
                                                  "podMaxInUnschedulablePodsDuration",
                                                  "tie_break",
                                                  "quota.<tenant>.gpu",
-                                                 "quota_retry"};
+                                                 "quota_retry",
+                                                 "partial_placement_threshold",
+                                                 "devicePlugin.migStrategy",
+                                                 "devicePlugin.sharing.timeSlicing.replicas",
+                                                 "devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne",
+                                                 "devicePlugin.migDevices.<pool>"};
   return kKeys;
 }
 

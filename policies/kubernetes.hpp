@@ -46,6 +46,30 @@
 //    and runs once quota frees. Admitted pods (pending or running) count against the quota until
 //    they end or are evicted; an evicted pod is admitted again like a new one. A pod asking for
 //    more than the whole quota is never retried.
+//  - NVIDIA device plugin (NVIDIA/k8s-device-plugin: api/config/v1/config.go and consts.go,
+//    internal/rm/rm.go, internal/rm/allocate.go), under `devicePlugin:` in its own vocabulary:
+//    * sharing.timeSlicing.replicas: N: every GPU is advertised as N nvidia.com/gpu units (the
+//      engine's ClusterState counts units: NodePool::units_per_gpu via advertised_cluster, so its
+//      capacity checks stay exact); a pod's request is in units; samples count GPUs (units in use
+//      rounded up to whole GPUs per pool). Sharing applies to every pool without a MIG geometry.
+//      failRequestsGreaterThanOne: true: a pod asking for more than 1 unit on a time-sliced node is
+//      bound, then fails at the kubelet's admission: it ends Failed, reason
+//      "UnexpectedAdmissionError ..." (Session::fail). Pods sharing GPUs slow down: there is no
+//      compute isolation and CUDA time-slices evenly, so with P pods (with GPUs) on a node of G GPUs
+//      each progresses at min(1, G/P) of full speed (exact on 1-GPU nodes, the node's average
+//      otherwise; a pod holding several replicas still gets one share). The engine moves their
+//      finish times whenever a pod starts on or leaves the node (NodePool::time_sliced,
+//      scenarios/simulation.cpp reslice). Not modelled: renameByDefault (nvidia.com/gpu.shared),
+//      sharedDevicesAllocationPolicy (which GPU gets a replica), GPU memory, MPS.
+//    * migStrategy: none | single | mixed, with migDevices.<pool>.<profile>: n = MIG slices of
+//      each profile per GPU on that pool's nodes (the geometry is fixed per node). single: the
+//      slices are advertised as nvidia.com/gpu (one profile per pool). mixed: each profile is an
+//      independent integer resource nvidia.com/mig-<profile>, requested by a job whose GPU type is
+//      "mig-<profile>" (or "<profile>"), and a MIG pool advertises no nvidia.com/gpu. Profiles take
+//      <g> of the GPU's 7 compute slices; a geometry may use at most 7.
+//  - No gang scheduling: pods of one group (Job::group) are placed one by one. While some but not
+//    all of a group's live pods run, its pending pods get the reason "gang: partially placed for
+//    N s, k of n pods running" once that has lasted partial_placement_threshold (default 60 s).
 
 #include <cstdint>
 #include <map>
@@ -100,6 +124,19 @@ struct NodeScores {
 NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node, const NodeUsage& usage,
                       const models::Job& pod);
 
+// The NVIDIA device plugin's configuration (NVIDIA/k8s-device-plugin api/config/v1): how each
+// node's GPUs are advertised to the scheduler.
+enum class MigStrategy : std::uint8_t { None, Single, Mixed };
+struct DevicePlugin {
+  MigStrategy mig_strategy = MigStrategy::None;  // migStrategy
+  std::int32_t replicas = 1;                     // sharing.timeSlicing.replicas (1 = no sharing)
+  bool fail_requests_greater_than_one = false;   // sharing.timeSlicing.failRequestsGreaterThanOne
+  // migDevices.<pool>.<profile>: MIG slices of each profile per GPU on that pool's nodes (the
+  // geometry mig-parted applies), e.g. {"a100": {"1g.5gb": 7}}. Profiles are "<g>g.<mem>gb".
+  std::map<std::string, std::map<std::string, std::int32_t>> mig_devices;
+  std::map<std::string, ParamValue> mig_devices_at;  // where each pool's geometry was written
+};
+
 struct Config {
   ScoringStrategy scoring;
   std::int64_t fit_weight = 1;       // weights.NodeResourcesFit
@@ -111,6 +148,11 @@ struct Config {
   bool seeded_tie_break = false;
   std::map<std::string, std::int64_t> quota_gpu;  // tenant name -> requests.nvidia.com/gpu
   Tick quota_retry = 10 * sim::kSecond;
+  DevicePlugin device_plugin;
+  // Pods of one group (Job::group) are placed one by one (no gang scheduling); the pending pods of
+  // a group with some but not all of its pods running get the pending reason "gang: partially
+  // placed for N s, k of n pods running" once that has lasted this long.
+  Tick partial_placement_threshold = 60 * sim::kSecond;
 };
 
 // Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).

@@ -5,7 +5,9 @@
 #include "policies/kai.hpp"
 #include "policies/kubernetes.hpp"
 #include "policies/kueue.hpp"
+#include "policies/las.hpp"
 #include "policies/queue_order.hpp"
+#include "policies/srtf.hpp"
 #include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
 
@@ -44,6 +46,16 @@ const std::vector<Entry>& entries() {
         k8s::param_keys()},
        k8s::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
+      {{"srtf",
+        "preemptive shortest remaining time first, checkpoint overhead 7/30/60 s, consolidate placement (Helios SRTF)",
+        {"checkpoint_overhead"}},
+       check_checkpoint_overhead,
+       [](const PolicyParams& params, std::uint64_t) { return make_srtf_policy(params); }},
+      {{"las",
+        "Tiresias discretised 2D-LAS: queues by attained GPU-time, FIFO within, preemptive, consolidate placement",
+        {"queue_limit", "promote_knob", "checkpoint_overhead"}},
+       check_las_params,
+       [](const PolicyParams& params, std::uint64_t) { return make_las_policy(params); }},
       {{"volcano",
         "Volcano batch scheduler: sessions of enqueue/allocate/backfill (+ preempt, reclaim), PodGroup gang, "
         "overcommit, proportion deserved by queue weight, drf, priority, binpack/nodeorder, plugin tiers",

@@ -40,11 +40,26 @@ std::int32_t placement_gpus(const models::Placement& p) {
   return n;
 }
 
+// The policy's view of the cluster: only the units each GPU is advertised as may differ.
+models::ClusterSpec advertised(const policies::Policy& policy, const models::ClusterSpec& cluster) {
+  models::ClusterSpec spec = policy.advertised_cluster(cluster);
+  HEADROOM_ASSERT(spec.pools.size() == cluster.pools.size(), "a policy changed the cluster's pools");
+  for (std::size_t p = 0; p < spec.pools.size(); ++p)
+    HEADROOM_ASSERT(
+        spec.pools[p].nodes == cluster.pools[p].nodes && spec.pools[p].gpus_per_node == cluster.pools[p].gpus_per_node,
+        "a policy changed a pool's nodes or GPUs");
+  return spec;
+}
+
 }  // namespace
 
 Simulation::Simulation(const models::Workload& workload, const models::ClusterSpec& cluster, policies::Policy& policy,
                        models::SimObserver* observer, SimulationOptions options)
-    : workload_(workload), cluster_(cluster), policy_(policy), observer_(observer), options_(options) {
+    : workload_(workload),
+      cluster_(advertised(policy, cluster)),
+      policy_(policy),
+      observer_(observer),
+      options_(options) {
   const std::size_t n = workload_.jobs.size();
   state_.assign(n, JobState::Pending);
   start_.assign(n, -1);
@@ -227,6 +242,7 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   finish_event_[j] = engine_.schedule(engine_.now() + remaining_[j], EventClass::JobFinish, j);
   if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
+  for (const auto& s : placement) reslice(s.node);
 
   engine_.record(0x5354415254000000ull ^ j);
   for (const auto& s : placement)
@@ -278,6 +294,7 @@ void Simulation::release(JobIndex j) {
   for (const auto& s : placement_[j]) {
     auto& v = node_jobs_[s.node];
     v.erase(std::find(v.begin(), v.end(), j));
+    reslice(s.node);
   }
   --running_jobs_;
   tenant_used_[job.tenant] -= job.gpus;
@@ -309,12 +326,31 @@ void Simulation::wake_at(Tick time) {
   if (wake_times_.insert(time).second) engine_.schedule(time, EventClass::Timer);
 }
 
+std::string Simulation::fail(JobIndex j, std::string_view reason) {
+  if (!in_schedule_) return "fail outside a scheduling pass";
+  if (j >= state_.size() || state_[j] != JobState::Running) return "job is not running";
+  if (evict_event_[j] != kNoEvent) {
+    engine_.cancel(evict_event_[j]);
+    evict_event_[j] = kNoEvent;
+  }
+  engine_.cancel(finish_event_[j]);
+  lost_gpu_ms_ += static_cast<std::int64_t>(workload_.jobs[j].gpus) * (engine_.now() - run_start_[j]);
+  release(j);
+  engine_.record(0x4641494c00000000ull ^ j);
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Failed), reason);
+  end_job(j, JobState::Failed, reason);
+  request_schedule();
+  return {};
+}
+
 void Simulation::on_evict(JobIndex j) {
   HEADROOM_ASSERT(state_[j] == JobState::Running, "eviction of a job that is not running");
   evict_event_[j] = kNoEvent;
   engine_.cancel(finish_event_[j]);
   const models::Job& job = workload_.jobs[j];
   const Tick ran = engine_.now() - run_start_[j];
+  const Tick done = work_done(j);
   const EvictPlan plan = evict_plan_[j];
   release(j);
   switch (plan.mode) {
@@ -332,7 +368,7 @@ void Simulation::on_evict(JobIndex j) {
         lost = static_cast<std::int64_t>(job.gpus) * ran;
         remaining_[j] = job.runtime;
       } else {
-        remaining_[j] = remaining_[j] - ran + plan.overhead;
+        remaining_[j] = remaining_[j] - done + plan.overhead;
         lost = static_cast<std::int64_t>(job.gpus) * plan.overhead;
       }
       lost_gpu_ms_ += lost;
@@ -393,8 +429,10 @@ void Simulation::take_sample(Tick t) {
   if (observer_ == nullptr) return;
   for (models::PoolId p = 0; p < cluster_.pool_count(); ++p) {
     const auto& pool = cluster_.spec().pools[p];
-    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p));
-    pool_used_[p] = static_cast<std::int32_t>(cluster_.pool_used_gpus(p));
+    // In GPUs: on a pool advertised in units (time-slicing, MIG), units in use rounded up to GPUs.
+    const std::int64_t units = std::max(pool.units_per_gpu, 1);
+    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p) / units);
+    pool_used_[p] = static_cast<std::int32_t>((cluster_.pool_used_gpus(p) + units - 1) / units);
     pool_down_[p] = pool.nodes * pool.gpus_per_node - pool_used_[p] - pool_free_[p];
   }
   models::Sample s;
@@ -783,6 +821,52 @@ SimulationOptions simulation_options(const Scenario& scenario, const models::Wor
     if (row.empty()) row.push_back(false);
   }
   return o;
+}
+
+// Time-slicing: the pods (with GPUs) on a node of G GPUs share them evenly; with P > G pods each
+// gets G/P of a GPU (exact for 1-GPU nodes; the node's average otherwise; a pod holding several
+// replicas gets no more than one share, as CUDA time-slices between processes). Called after a
+// job starts on or leaves the node: brings every job there up to date at the old rate, then
+// moves its finish to when its work is done at the new one.
+void Simulation::reslice(models::NodeId node) {
+  const models::Node& n = cluster_.node(node);
+  const auto& pool = cluster_.spec().pools[n.pool];
+  if (!pool.time_sliced) return;
+  if (node_rate_.empty()) {
+    node_rate_.assign(cluster_.nodes().size(), {1, 1});
+    slice_left_.assign(state_.size(), 0);
+    slice_since_.assign(state_.size(), -1);
+  }
+  const Tick now = engine_.now();
+  const auto [num, den] = node_rate_[node];
+  std::int64_t pods = 0;
+  for (JobIndex k : node_jobs_[node])
+    for (const auto& sl : placement_[k]) pods += sl.node == node && sl.gpus > 0 ? 1 : 0;
+  const std::int64_t gpus = pool.gpus_per_node;
+  const std::pair<std::int64_t, std::int64_t> rate =
+      pods > gpus ? std::pair<std::int64_t, std::int64_t>{gpus, pods} : std::pair<std::int64_t, std::int64_t>{1, 1};
+  node_rate_[node] = rate;
+  for (JobIndex k : node_jobs_[node]) {
+    if (slice_since_[k] < 0 || run_start_[k] == now) {  // just started: all its work is left
+      slice_left_[k] = remaining_[k];
+    } else {
+      slice_left_[k] = std::max<Tick>(0, slice_left_[k] - (now - slice_since_[k]) * num / den);
+    }
+    slice_since_[k] = now;
+    engine_.cancel(finish_event_[k]);
+    const Tick at = now + (slice_left_[k] * rate.second + rate.first - 1) / rate.first;
+    finish_event_[k] = engine_.schedule(at, EventClass::JobFinish, k);
+  }
+}
+
+// Work (ms at full speed) a running job has done since it last started.
+Tick Simulation::work_done(JobIndex j) const {
+  const Tick now = engine_.now();
+  if (slice_since_.empty() || slice_since_[j] < 0 || placement_[j].empty() ||
+      !cluster_.spec().pools[cluster_.node(placement_[j].front().node).pool].time_sliced)
+    return now - run_start_[j];
+  const auto [num, den] = node_rate_[placement_[j].front().node];
+  return remaining_[j] - std::max<Tick>(0, slice_left_[j] - (now - slice_since_[j]) * num / den);
 }
 
 }  // namespace headroom::scenarios

@@ -98,6 +98,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
                       std::string_view reason, Tick overhead) override;
   void wake_at(Tick time) override;
+  std::string fail(models::JobIndex job, std::string_view reason) override;
 
   void on_submit(models::JobIndex j);
   void on_finish(models::JobIndex j);
@@ -137,6 +138,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   bool failures_active();
   void resume_failures();
   std::size_t waiting() const { return pending_jobs_ + backoff_jobs_; }
+  // Time-sliced pools (NodePool::time_sliced): jobs on a node share its GPUs evenly.
+  void reslice(models::NodeId node);
+  Tick work_done(models::JobIndex j) const;
 
   const models::Workload& workload_;
   models::ClusterState cluster_;
@@ -149,6 +153,10 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   static constexpr sim::EventId kNoEvent = UINT64_MAX;
   std::vector<Tick> start_, end_, run_start_;
   std::vector<Tick> remaining_;  // work left at run_start_
+  // Jobs on time-sliced nodes: work left (ms at full speed) at slice_since_, and each node's
+  // progress rate num/den (the share of a GPU each unit gets).
+  std::vector<Tick> slice_left_, slice_since_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> node_rate_;
   std::vector<models::Placement> placement_;
   std::vector<sim::EventId> finish_event_, evict_event_;
   struct EvictPlan {

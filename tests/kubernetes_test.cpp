@@ -612,3 +612,379 @@ TEST(KubernetesParams, BadValuesNameTheirLocation) {
   EXPECT_TRUE(policies::check_policy("kubernetes", params({{"quota.a.b.gpu", "2"}}), "", 0, 0).empty())
       << "tenant names may hold dots";
 }
+
+// --- device plugin: time-slicing (K6) and MIG ---------------------------------------------------
+
+namespace {
+
+// Records the reason of each job's terminal event.
+class EndReasons : public models::SimObserver {
+ public:
+  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view reason) override {
+    if (k == models::AuditKind::Finish) reasons[j] = std::string(reason);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample& s) override { used.push_back(s.pool_used_gpus[0]); }
+  std::map<JobIndex, std::string> reasons;
+  std::vector<std::int32_t> used;
+};
+
+const std::map<std::string, std::string> kReplicas4 = {{"devicePlugin.sharing.timeSlicing.replicas", "4"}};
+
+}  // namespace
+
+TEST(Kubernetes, K6TimeSlicingAdvertisesFourUnitsAndTheFifthPodWaits) {
+  // One node with one GPU and replicas 4: five 1-unit pods of 100 s at 0.
+  const auto w =
+      ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).build();
+  EndReasons obs;
+  const K8sRun r(w, nodes(1, 1), params(kReplicas4), 1, &obs);
+  for (JobIndex j = 0; j < 4; ++j) {
+    EXPECT_EQ(r.start(j), 0) << "the first four pods share the one GPU";
+    EXPECT_EQ(r.node(j), 0u);
+    EXPECT_EQ(r.end(j), 400) << "each gets a quarter of the GPU's throughput";
+  }
+  EXPECT_EQ(r.start(4), 400) << "the fifth stays Pending until a replica frees";
+  EXPECT_EQ(r.end(4), 500) << "alone on the GPU, it runs at full speed";
+  ASSERT_FALSE(obs.used.empty());
+  EXPECT_EQ(obs.used.front(), 1) << "samples count the physical GPU, not the 4 units";
+
+  // Whole GPUs (no time-slicing): one pod at a time.
+  const K8sRun whole(w, nodes(1, 1));
+  EXPECT_EQ(whole.start(1), 100);
+  EXPECT_EQ(whole.start(4), 400);
+  EXPECT_EQ(whole.end(4), 500);
+}
+
+TEST(KubernetesDevicePlugin, TimeSlicedPodsSlowDownWhileTheyShareAGpu) {
+  // replicas 2 on one 1-GPU node: A (100 s) and B (50 s) at 0 run at half speed; B's 50 s of work
+  // end at 100, then A runs alone at full speed for its last 50 s: 150.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 50).build();
+  const auto p = params({{"devicePlugin.sharing.timeSlicing.replicas", "2"}});
+  const K8sRun r(w, nodes(1, 1), p);
+  EXPECT_EQ(r.end(1), 100);
+  EXPECT_EQ(r.end(0), 150);
+  // On a 2-GPU node the two units sit on different GPUs: no slowdown.
+  const K8sRun two(w, nodes(1, 2), p);
+  EXPECT_EQ(two.end(0), 100);
+  EXPECT_EQ(two.end(1), 50);
+  // C (1 unit) joins A and B at 20 on a 2-GPU node with replicas 2: three pods on two GPUs run at
+  // 2/3 each (the node's average). By 20: A 80 s left, B 30 s left. B ends at 20 + 30 x 3/2 = 65; then A (80 - 30 =
+  // 50 s left) and C (100 - 30 = 70 s left) run at full speed: A ends at 115, C at 135.
+  const auto w3 = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 50).job(20, 1, 100).build();
+  const K8sRun three(w3, nodes(1, 2), p);
+  EXPECT_EQ(three.end(1), 65);
+  EXPECT_EQ(three.end(0), 115);
+  EXPECT_EQ(three.end(2), 135);
+}
+
+TEST(KubernetesDevicePlugin, PreemptedTimeSlicedPodKeepsOnlyTheWorkItDid) {
+  // replicas 2, 1 GPU: L1 and L2 (priority 0, 100 s) share the GPU from 0. H (priority 10, 2
+  // units) at 20 preempts both (grace 30 s: they stop at 50, having done 25 s each). Recreated
+  // pods restart from scratch (Requeue) once H, alone on the GPU at full speed, ends at 150.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(20, 2, 100).build();
+  auto wl = w;
+  wl.jobs[2].priority = 10;
+  const auto p = params({{"devicePlugin.sharing.timeSlicing.replicas", "2"}});
+  const K8sRun r(wl, nodes(1, 1), p);
+  EXPECT_EQ(r.preemptions(0), 1);
+  EXPECT_EQ(r.preemptions(1), 1);
+  EXPECT_EQ(r.start(2), 50);
+  EXPECT_EQ(r.end(2), 150) << "one pod holding both replicas: one share, the whole GPU";
+  EXPECT_EQ(r.end(0), 350) << "both restart at 150 and share the GPU: 200 s";
+  EXPECT_EQ(r.end(1), 350);
+}
+
+TEST(Kubernetes, K6FailRequestsGreaterThanOneBindsThenFailsAtAdmission) {
+  const auto w = ht::WorkloadBuilder().job(0, 2, 100).job(1, 1, 100).build();
+  auto p = kReplicas4;
+  p["devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne"] = "true";
+  EndReasons obs;
+  const K8sRun r(w, nodes(1, 1), params(p), 1, &obs);
+  EXPECT_EQ(r.start(0), 0) << "the scheduler binds the 2-unit pod";
+  EXPECT_EQ(r.state(0), JobState::Failed);
+  EXPECT_EQ(r.end(0), 0);
+  EXPECT_EQ(obs.reasons.at(0).rfind("UnexpectedAdmissionError", 0), 0u) << obs.reasons.at(0);
+  EXPECT_EQ(r.start(1), 1);
+  EXPECT_EQ(r.state(1), JobState::Completed);
+
+  // Default (false): the 2-unit pod runs, holding two replicas but one share of the GPU: alone for
+  // 1 s, then at half speed beside the 1-unit pod (99 s of work take 198 s); that pod's last second
+  // runs alone.
+  const K8sRun lenient(w, nodes(1, 1), params(kReplicas4));
+  EXPECT_EQ(lenient.state(0), JobState::Completed);
+  EXPECT_EQ(lenient.end(0), 199);
+  EXPECT_EQ(lenient.end(1), 200);
+  // Without time-slicing the flag does nothing.
+  p.erase("devicePlugin.sharing.timeSlicing.replicas");
+  const K8sRun whole(w, nodes(1, 2), params(p));
+  EXPECT_EQ(whole.state(0), JobState::Completed);
+}
+
+namespace {
+models::Workload mig_workload(const std::vector<std::pair<std::string, int>>& pods) {
+  ht::WorkloadBuilder b;
+  for (std::size_t i = 0; i < pods.size(); ++i) b.job(static_cast<double>(i), pods[i].second, 100);
+  auto w = b.build();
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].first.empty()) continue;
+    auto it = std::find(w.gpu_type_names.begin(), w.gpu_type_names.end(), pods[i].first);
+    if (it == w.gpu_type_names.end()) it = w.gpu_type_names.insert(w.gpu_type_names.end(), pods[i].first);
+    w.jobs[i].gpu_type = static_cast<std::uint16_t>(it - w.gpu_type_names.begin() + 1);
+  }
+  return w;
+}
+}  // namespace
+
+TEST(KubernetesDevicePlugin, MigMixedProfilesAreIndependentIntegerResources) {
+  // Pool "mig": 1 node x 1 A100 cut into 3g.20gb + 2g.10gb + 2 x 1g.5gb; pool "plain": 1 whole GPU.
+  models::ClusterSpec c;
+  c.pools.push_back({"mig", 1, 1, "A100", 0, 0});
+  c.pools.push_back({"plain", 1, 1, "A100", 0, 0});
+  const auto w = mig_workload({{"mig-1g.5gb", 2}, {"mig-1g.5gb", 1}, {"mig-3g.20gb", 1}, {"", 1}, {"mig-2g.10gb", 2}});
+  const auto p = params({{"devicePlugin.migStrategy", "mixed"},
+                         {"devicePlugin.migDevices.mig.3g.20gb", "1"},
+                         {"devicePlugin.migDevices.mig.2g.10gb", "1"},
+                         {"devicePlugin.migDevices.mig.1g.5gb", "2"}});
+  const K8sRun r(w, c, p);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.node(0), 0u);
+  EXPECT_EQ(r.start(1), 100) << "no 1g.5gb slice left, although 3g and 2g slices are free";
+  EXPECT_EQ(r.start(2), 2) << "nvidia.com/mig-3g.20gb is its own resource";
+  EXPECT_EQ(r.node(3), 1u) << "a whole-GPU pod: a MIG node advertises no nvidia.com/gpu under mixed";
+  EXPECT_EQ(r.start(3), 3);
+  EXPECT_EQ(r.state(4), JobState::Unfinished) << "asks for 2 x 2g.10gb; the node has one";
+}
+
+TEST(KubernetesDevicePlugin, MigSingleAdvertisesSlicesAsGpus) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(i, 1, 100);
+  const auto w = b.build();
+  const auto p = params({{"devicePlugin.migStrategy", "single"}, {"devicePlugin.migDevices.pool.1g.5gb", "7"}});
+  const K8sRun r(w, nodes(1, 1), p);
+  for (JobIndex j = 0; j < 7; ++j) EXPECT_EQ(r.start(j), j);
+  EXPECT_EQ(r.start(7), 100) << "seven 1g.5gb slices, seven nvidia.com/gpu";
+}
+
+TEST(KubernetesDevicePlugin, BadValuesNameTheirKey) {
+  auto check = [](const std::map<std::string, std::string>& kv) {
+    return policies::check_policy("kubernetes", params(kv), "", 0, 0);
+  };
+  auto errors = check({{"devicePlugin.migStrategy", "auto"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message(), "unknown migStrategy \"auto\"; expected: none, single, mixed");
+  errors = check({{"devicePlugin.sharing.timeSlicing.replicas", "0"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.devicePlugin.sharing.timeSlicing.replicas");
+  errors = check({{"devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne", "yes"}});
+  ASSERT_EQ(errors.size(), 1u);
+  errors = check({{"devicePlugin.migStrategy", "single"},
+                  {"devicePlugin.migDevices.a.1g.5gb", "2"},
+                  {"devicePlugin.migDevices.a.2g.10gb", "1"}});
+  ASSERT_EQ(errors.size(), 1u) << "single needs one profile per node";
+  errors = check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.a.3g.20gb", "3"}});
+  ASSERT_EQ(errors.size(), 1u) << "9 compute slices > 7";
+  errors = check({{"devicePlugin.migDevices.a.1g.5gb", "7"}});
+  ASSERT_EQ(errors.size(), 1u) << "a geometry without a MIG strategy";
+  errors = check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.a.big", "1"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.a.b.1g.10gb", "4"}}).empty())
+      << "pool names may hold dots";
+  // A geometry for a pool the cluster lacks is reported when the run is set up.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 10).build();
+  EXPECT_THROW(K8sRun(w, nodes(1, 1),
+                      params({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.gpu.1g.5gb", "7"}})),
+               sim::InputError);
+}
+
+TEST(KubernetesDevicePlugin, ScenarioBlockUsesTheDevicePluginVocabulary) {
+  const std::string text = replace(kScenario, "  tie_break: seeded\n",
+                                   "  tie_break: seeded\n"
+                                   "  devicePlugin:\n"
+                                   "    migStrategy: mixed\n"
+                                   "    sharing: {timeSlicing: {replicas: 4, failRequestsGreaterThanOne: true}}\n"
+                                   "    migDevices:\n"
+                                   "      a100: {\"3g.20gb\": 2, \"1g.5gb\": 1}\n");
+  const auto s = scenarios::parse_scenario(text, kInline);
+  const auto cfg = k8s::parse_config(s.policy.params);
+  EXPECT_EQ(cfg.device_plugin.mig_strategy, k8s::MigStrategy::Mixed);
+  EXPECT_EQ(cfg.device_plugin.replicas, 4);
+  EXPECT_TRUE(cfg.device_plugin.fail_requests_greater_than_one);
+  EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("3g.20gb"), 2);
+  EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("1g.5gb"), 1);
+}
+
+// --- no gang scheduling: partially placed groups -------------------------------------------------
+
+namespace {
+
+// Forwards a Session and records the pending reasons the policy gives.
+class ReasonSession final : public policies::Session {
+ public:
+  ReasonSession(policies::Session& s, std::map<JobIndex, std::vector<std::pair<double, std::string>>>& out)
+      : s_(s), out_(out) {}
+  sim::Tick now() const override { return s_.now(); }
+  const models::ClusterState& cluster() const override { return s_.cluster(); }
+  const models::Workload& workload() const override { return s_.workload(); }
+  JobState state(JobIndex j) const override { return s_.state(j); }
+  std::size_t pending_count() const override { return s_.pending_count(); }
+  sim::Tick run_start(JobIndex j) const override { return s_.run_start(j); }
+  const models::Placement& placement(JobIndex j) const override { return s_.placement(j); }
+  bool terminating(JobIndex j) const override { return s_.terminating(j); }
+  std::span<const JobIndex> jobs_on_node(models::NodeId n) const override { return s_.jobs_on_node(n); }
+  std::string start(JobIndex j, const models::Placement& p, std::string_view r) override { return s_.start(j, p, r); }
+  void reject(JobIndex j, std::string_view r) override { s_.reject(j, r); }
+  void pending_reason(JobIndex j, std::string_view r) override {
+    out_[j].emplace_back(sim::to_seconds(s_.now()), std::string(r));
+    s_.pending_reason(j, r);
+  }
+  std::string preempt(JobIndex j, policies::PreemptMode m, sim::Tick g, JobIndex by, std::string_view r,
+                      sim::Tick o) override {
+    return s_.preempt(j, m, g, by, r, o);
+  }
+  void wake_at(sim::Tick t) override { s_.wake_at(t); }
+  std::string fail(JobIndex j, std::string_view r) override { return s_.fail(j, r); }
+
+ private:
+  policies::Session& s_;
+  std::map<JobIndex, std::vector<std::pair<double, std::string>>>& out_;
+};
+
+class ReasonPolicy final : public policies::Policy {
+ public:
+  explicit ReasonPolicy(std::unique_ptr<policies::Policy> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  void on_submit(const policies::ClusterView& v, JobIndex j) override { inner_->on_submit(v, j); }
+  void on_end(const policies::ClusterView& v, JobIndex j) override { inner_->on_end(v, j); }
+  void on_requeue(const policies::ClusterView& v, JobIndex j) override { inner_->on_requeue(v, j); }
+  void on_release(const policies::ClusterView& v, JobIndex j) override { inner_->on_release(v, j); }
+  models::ClusterSpec advertised_cluster(const models::ClusterSpec& c) const override {
+    return inner_->advertised_cluster(c);
+  }
+  void schedule(policies::Session& s) override {
+    ReasonSession rs(s, reasons);
+    inner_->schedule(rs);
+  }
+  std::map<JobIndex, std::vector<std::pair<double, std::string>>> reasons;
+
+ private:
+  std::unique_ptr<policies::Policy> inner_;
+};
+
+}  // namespace
+
+TEST(KubernetesGang, PartiallyPlacedGroupIsReportedOnItsWaitingPods) {
+  // A group of three 4-GPU pods on one 8-GPU node: two run, the third waits until they end.
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 4, 100).job(0, 4, 100).job(1, 4, 10).build();
+  const auto g = w.groups.intern("trainer");
+  for (JobIndex j = 0; j < 3; ++j) w.jobs[j].group = g;
+  const auto c = nodes(1, 8);
+  ReasonPolicy p(policies::make_policy("kubernetes", params({{"partial_placement_threshold", "30s"}}), 1));
+  scenarios::Simulation sim(w, c, p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_start(0), 0);
+  EXPECT_EQ(sim.job_start(1), 0);
+  EXPECT_EQ(sim.job_start(2), 100 * kSecond) << "no gang scheduling: the pods are placed one by one";
+  const auto& r2 = p.reasons[2];
+  const auto gang = std::find_if(r2.begin(), r2.end(), [](const auto& e) { return e.second.starts_with("gang:"); });
+  ASSERT_NE(gang, r2.end());
+  EXPECT_EQ(gang->first, 30) << "reported once partial placement has lasted the threshold";
+  EXPECT_EQ(gang->second, "gang: partially placed for 30 s, 2 of 3 pods running");
+  for (const auto& [t, reason] : r2) EXPECT_TRUE(t >= 30 || !reason.starts_with("gang:")) << t << " " << reason;
+  for (const auto& [t, reason] : p.reasons[3]) EXPECT_FALSE(reason.starts_with("gang:")) << "not in the group";
+}
+
+TEST(KubernetesDevicePlugin, RandomPodsOnTimeSlicedAndMigPoolsEndOnceWithinUnits) {
+  // Time-sliced pool (replicas 2, failRequestsGreaterThanOne) next to a MIG pool (mixed): the
+  // engine's unit accounting holds (it would throw on an over-allocation), each pod ends once, and
+  // only pods asking for more than one replica fail.
+  auto w = random_pods(5, 400);
+  const std::uint16_t mig = static_cast<std::uint16_t>(w.gpu_type_names.size() + 1);
+  w.gpu_type_names.push_back("mig-1g.5gb");
+  for (JobIndex j = 0; j < w.jobs.size(); j += 5) w.jobs[j].gpu_type = mig;
+  models::ClusterSpec c;
+  c.pools.push_back({"shared", 2, 4, "A100", 32, 128});
+  c.pools.push_back({"mig", 1, 2, "A100", 32, 128});
+  const auto p = params({{"devicePlugin.sharing.timeSlicing.replicas", "2"},
+                         {"devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne", "true"},
+                         {"devicePlugin.migStrategy", "mixed"},
+                         {"devicePlugin.migDevices.mig.1g.5gb", "7"}});
+  EndReasons obs;
+  const K8sRun r(w, c, p, 5, &obs);
+  int failed = 0, completed = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    const JobState s = r.state(j);
+    if (s == JobState::Failed) {
+      ++failed;
+      EXPECT_GT(w.jobs[j].gpus, 1) << "job " << j;
+      EXPECT_NE(w.jobs[j].gpu_type, mig);
+      EXPECT_EQ(r.end(j), r.start(j));
+    } else if (s == JobState::Completed) {
+      ++completed;
+      if (w.jobs[j].gpu_type == mig) {
+        EXPECT_EQ(r.node(j), 2u) << "MIG pods only on the MIG node";
+      }
+    } else {
+      EXPECT_EQ(s, JobState::Unfinished);
+    }
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_GT(completed, 200);
+  const K8sRun again(w, c, p, 5);
+  EXPECT_EQ(r.stats.fingerprint, again.stats.fingerprint);
+}
+
+namespace {
+// Engine check of time-slicing with checkpoints: a minimal policy on a time-sliced 1-GPU node
+// (2 units) that starts every pending job it can, and checkpoints job 0 once at 40 s.
+class SlicedCheckpointPolicy final : public policies::Policy {
+ public:
+  std::string_view name() const override { return "test"; }
+  models::ClusterSpec advertised_cluster(const models::ClusterSpec& c) const override {
+    auto out = c;
+    for (auto& p : out.pools) {
+      p.units_per_gpu = 2;
+      p.time_sliced = true;
+    }
+    return out;
+  }
+  void on_submit(const policies::ClusterView&, JobIndex j) override { pending_.push_back(j); }
+  void on_requeue(const policies::ClusterView&, JobIndex j) override { pending_.push_back(j); }
+  void schedule(policies::Session& s) override {
+    if (s.now() == 0) s.wake_at(40 * kSecond);
+    if (s.now() == 40 * kSecond && !done_) {
+      done_ = true;
+      EXPECT_EQ(s.preempt(0, policies::PreemptMode::Checkpoint, 0, models::kNoJob, "test", 5 * kSecond), "");
+    }
+    std::vector<JobIndex> left;
+    for (JobIndex j : pending_) {
+      const auto& job = s.workload().jobs[j];
+      if (s.cluster().node(0).free_gpus >= job.gpus) {
+        EXPECT_EQ(s.start(j, {models::Slice{0, job.gpus, 0, 0}}, "test"), "");
+      } else {
+        left.push_back(j);
+      }
+    }
+    pending_ = left;
+  }
+
+ private:
+  std::vector<JobIndex> pending_;
+  bool done_ = false;
+};
+}  // namespace
+
+TEST(KubernetesDevicePlugin, EngineCheckpointOfATimeSlicedJobKeepsTheWorkDoneAtItsShare) {
+  // A and B (100 s each) share one GPU from 0 at half speed. At 40, A is checkpointed (5 s
+  // overhead) having done 20 s of work: 85 s left. It restarts at once beside B (80 s left): B ends
+  // at 40 + 160 = 200, A has 5 s left then and ends at 205.
+  const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).build();
+  SlicedCheckpointPolicy p;
+  scenarios::Simulation sim(w, nodes(1, 1), p, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_preemptions(0), 1);
+  EXPECT_EQ(sim.job_end(1), 200 * kSecond);
+  EXPECT_EQ(sim.job_end(0), 205 * kSecond);
+  EXPECT_EQ(sim.lost_gpu_ms(), 5 * kSecond);
+}

@@ -15,6 +15,10 @@
 #include <QTimer>
 #include <QToolBar>
 #include <cstdio>
+#ifdef HEADROOM_GUI_SVG
+#include <QPainter>
+#include <QSvgGenerator>
+#endif
 
 #include "gui/tables.hpp"
 
@@ -28,7 +32,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   jobs_ = new JobsView;
   fairness_ = new FairnessView;
   compare_ = new CompareView;
+  replay_ = new ReplayView;
   tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(replay_, tr("Replay"));
   tabs_->addTab(jobs_, tr("Jobs"));
   tabs_->addTab(fairness_, tr("Fairness"));
   tabs_->addTab(compare_, tr("Compare"));
@@ -39,6 +45,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   open->setShortcut(QKeySequence::Open);
   file->addSeparator();
   file->addAction(tr("Export chart as &PNG..."), this, &MainWindow::export_png)->setShortcut(tr("Ctrl+E"));
+  [[maybe_unused]] QAction* svg = file->addAction(tr("Export chart as &SVG..."), this, &MainWindow::export_svg);
+#ifndef HEADROOM_GUI_SVG
+  svg->setEnabled(false);
+  svg->setToolTip(tr("Built without Qt Svg"));
+#endif
   file->addAction(tr("Export table as &CSV..."), this, &MainWindow::export_csv)->setShortcut(tr("Ctrl+Shift+E"));
   file->addSeparator();
   file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
@@ -48,6 +59,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
                     if (auto* v = qobject_cast<View*>(tabs_->currentWidget())) v->reset_zoom();
                   })
       ->setShortcut(tr("Ctrl+0"));
+
+  // One time cursor: the Timeline's charts and the Replay tab move it together.
+  connect(timeline_->sync(), &TimeCharts::cursor_changed, replay_, &ReplayView::set_cursor);
+  connect(replay_, &ReplayView::cursor_moved, timeline_, &TimelineView::set_cursor);
+  connect(jobs_, &JobsView::job_selected, replay_, &ReplayView::set_highlight);
+  connect(replay_, &ReplayView::open_job, this, [this](int job) {
+    tabs_->setCurrentWidget(jobs_);
+    jobs_->select_job(job);
+  });
 
   QToolBar* bar = addToolBar(tr("Run"));
   bar->setMovable(false);
@@ -132,6 +152,7 @@ void MainWindow::set_current(int index) {
   if (it == runs_.end()) return;
   setWindowTitle(tr("%1 \u2014 headroom").arg(it->second->label));
   timeline_->set_data(it->second);
+  replay_->set_data(it->second);
   jobs_->set_data(it->second);
   fairness_->set_data(it->second);
 }
@@ -165,6 +186,38 @@ void MainWindow::export_png() {
   if (path.isEmpty()) return;
   if (!chart->grab().save(path, "PNG"))
     QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+}
+
+void MainWindow::export_svg() {
+#ifdef HEADROOM_GUI_SVG
+  auto* v = qobject_cast<View*>(tabs_->currentWidget());
+  QWidget* chart = v ? v->current_chart() : nullptr;
+  if (!chart) {
+    statusBar()->showMessage(tr("This tab has no chart to export"), 5000);
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), tr("chart.svg"), tr("SVG image (*.svg)"));
+  if (path.isEmpty()) return;
+  if (!write_svg(chart, path)) QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+#endif
+}
+
+bool write_svg(QWidget* widget, const QString& path) {
+#ifdef HEADROOM_GUI_SVG
+  QSvgGenerator svg;
+  svg.setFileName(path);
+  svg.setSize(widget->size());
+  svg.setViewBox(QRect(QPoint(0, 0), widget->size()));
+  svg.setTitle(QStringLiteral("headroom chart"));
+  QPainter painter;
+  if (!painter.begin(&svg)) return false;
+  widget->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+  return painter.end() && QFileInfo(path).size() > 0;
+#else
+  (void)widget;
+  (void)path;
+  return false;
+#endif
 }
 
 void MainWindow::export_csv() {
@@ -202,9 +255,23 @@ void MainWindow::take_screenshots() {
       const auto& t = d->totals.full().t_days;
       timeline_->set_cursor(t[t.size() * 2 / 5]);
     }
-    jobs_->select_row(0);
+    // A job running at the cursor, so that the map shows its outline.
+    const Occupancy& o = replay_->map()->occupancy();
+    if (!o.uses.empty())
+      jobs_->select_job(static_cast<int>(o.uses[o.uses.size() / 2].job));
+    else
+      jobs_->select_row(0);
+#ifdef HEADROOM_GUI_SVG
+    tabs_->setCurrentWidget(timeline_);
+    for (int k = 0; k < 5; ++k) QApplication::processEvents();
+    const QString svg = QDir(screenshot_dir_).filePath(QStringLiteral("timeline-chart.svg"));
+    if (!write_svg(timeline_->current_chart(), svg)) {
+      std::fprintf(stderr, "headroom-gui: cannot write %s\n", qPrintable(svg));
+      ++failures_;
+    }
+#endif
   }
-  static const char* const names[] = {"timeline", "jobs", "fairness", "compare"};
+  static const char* const names[] = {"timeline", "replay", "jobs", "fairness", "compare"};
   for (int i = 0; i < tabs_->count(); ++i) {
     tabs_->setCurrentIndex(i);
     for (int k = 0; k < 5; ++k) QApplication::processEvents();

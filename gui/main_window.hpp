@@ -12,9 +12,14 @@
 #include <memory>
 
 #include "gui/loader.hpp"
+#include "gui/replay_view.hpp"
 #include "gui/views.hpp"
 
 namespace headroom::gui {
+
+// Renders the widget (a chart, the cluster map) as an SVG file; false when it cannot (or when
+// built without Qt Svg).
+bool write_svg(QWidget* widget, const QString& path);
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -35,12 +40,14 @@ class MainWindow : public QMainWindow {
   void set_current(int index);
   void open_dialog();
   void export_png();
+  void export_svg();
   void export_csv();
   void take_screenshots();
 
   Loader* loader_;
   QTabWidget* tabs_;
   TimelineView* timeline_;
+  ReplayView* replay_;
   JobsView* jobs_;
   FairnessView* fairness_;
   CompareView* compare_;

@@ -20,7 +20,16 @@
 #include <QSvgGenerator>
 #endif
 
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLineEdit>
+#include <QSpinBox>
+
 #include "gui/tables.hpp"
+#include "gui/whatif.hpp"
 
 namespace headroom::gui {
 
@@ -43,6 +52,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open..."), this, &MainWindow::open_dialog);
   open->setShortcut(QKeySequence::Open);
+  file->addAction(tr("&What-if..."), this, &MainWindow::what_if)->setShortcut(tr("Ctrl+W"));
   file->addSeparator();
   file->addAction(tr("Export chart as &PNG..."), this, &MainWindow::export_png)->setShortcut(tr("Ctrl+E"));
   [[maybe_unused]] QAction* svg = file->addAction(tr("Export chart as &SVG..."), this, &MainWindow::export_svg);
@@ -93,6 +103,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
     w->hide();
   statusBar()->showMessage(tr("Open a result file: File > Open, or drop .h5 files here"));
   connect(cancel_, &QPushButton::clicked, this, [this] {
+    if (whatif_) {
+      whatif_out_.clear();  // marks the run as cancelled
+      whatif_->kill();
+      statusBar()->showMessage(tr("What-if run cancelled"), 5000);
+      return;
+    }
     loader_->cancel();
     statusBar()->showMessage(tr("Loading cancelled"), 5000);
   });
@@ -139,10 +155,14 @@ void MainWindow::on_failed(quint64, const QString& path, const QString& message)
   if (screenshot_dir_.isEmpty()) QMessageBox::warning(this, tr("Cannot open result"), message);
 }
 
-void MainWindow::on_idle() {
+void MainWindow::show_busy(bool on) {
   for (QWidget* w :
        {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
-    w->hide();
+    w->setVisible(on);
+}
+
+void MainWindow::on_idle() {
+  if (!whatif_) show_busy(false);
   if (!screenshot_dir_.isEmpty()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
 }
 
@@ -218,6 +238,129 @@ bool write_svg(QWidget* widget, const QString& path) {
   (void)path;
   return false;
 #endif
+}
+
+void MainWindow::what_if() {
+  if (whatif_) {
+    statusBar()->showMessage(tr("A what-if run is already going"), 5000);
+    return;
+  }
+  QString start_dir;
+  if (const auto it = runs_.find(run_->currentData().toString().toULongLong()); it != runs_.end())
+    start_dir = QFileInfo(QString::fromStdString(it->second->result.scenario_file)).absolutePath();
+  const QString yaml = QFileDialog::getOpenFileName(this, tr("What-if: open a scenario"), start_dir,
+                                                    tr("Scenarios (*.yaml *.yml);;All files (*)"));
+  if (yaml.isEmpty()) return;
+  QFile f(yaml);
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) {
+    QMessageBox::warning(this, tr("What-if"), tr("Cannot read %1").arg(yaml));
+    return;
+  }
+  const std::string text = f.readAll().toStdString();
+  WhatIfKnobs knobs;
+  try {
+    knobs = read_knobs(text);
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("What-if"), tr("%1: %2").arg(yaml, QString::fromStdString(e.what())));
+    return;
+  }
+
+  QDialog dialog(this);
+  dialog.setWindowTitle(tr("What-if: %1").arg(QFileInfo(yaml).fileName()));
+  auto* form = new QFormLayout(&dialog);
+  auto* name = new QLineEdit(QString::fromStdString(knobs.name + "-whatif"));
+  form->addRow(tr("Scenario name"), name);
+  std::vector<QSpinBox*> nodes;
+  for (const auto& [pool, count] : knobs.pool_nodes) {
+    auto* box = new QSpinBox;
+    box->setRange(0, 1'000'000);
+    box->setValue(count);
+    box->setSuffix(tr(" nodes"));
+    form->addRow(tr("Pool %1").arg(QString::fromStdString(pool)), box);
+    nodes.push_back(box);
+  }
+  auto* policy = new QComboBox;
+  policy->setEditable(true);
+  policy->addItems(known_policies());
+  policy->setCurrentText(QString::fromStdString(knobs.policy));
+  form->addRow(tr("Policy"), policy);
+  auto* scale = new QDoubleSpinBox;
+  scale->setRange(0.01, 100);
+  scale->setDecimals(2);
+  scale->setSingleStep(0.1);
+  scale->setValue(knobs.arrival_scale);
+  scale->setToolTip(tr("workload.arrival_scale: above 1 the jobs arrive faster (more load)"));
+  form->addRow(tr("Arrival scale"), scale);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("Run"));
+  form->addRow(buttons);
+  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  if (dialog.exec() != QDialog::Accepted) return;
+
+  knobs.name = name->text().toStdString();
+  for (std::size_t i = 0; i < nodes.size(); ++i) knobs.pool_nodes[i].second = nodes[i]->value();
+  knobs.policy = policy->currentText().trimmed().toStdString();
+  knobs.arrival_scale = scale->value();
+  const QFileInfo source(yaml);
+  std::string edited;
+  try {
+    edited = apply_knobs(text, knobs, source.absolutePath().toStdString());
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("What-if"), QString::fromStdString(e.what()));
+    return;
+  }
+  // The edited scenario and its result go next to the original when that folder is writable.
+  QDir dir(source.absolutePath());
+  if (!QFileInfo(dir.path()).isWritable()) dir = QDir(QDir::tempPath());
+  const QString stem = source.completeBaseName() + QStringLiteral(".whatif");
+  const QString edited_path = dir.filePath(stem + QStringLiteral(".yaml"));
+  whatif_out_ = dir.filePath(stem + QStringLiteral(".h5"));
+  QFile out(edited_path);
+  if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text) ||
+      out.write(edited.data(), static_cast<qint64>(edited.size())) != static_cast<qint64>(edited.size())) {
+    QMessageBox::warning(this, tr("What-if"), tr("Cannot write %1").arg(edited_path));
+    return;
+  }
+  out.close();
+  const QString headroom = find_headroom(QCoreApplication::applicationDirPath());
+  if (headroom.isEmpty()) {
+    QMessageBox::warning(this, tr("What-if"),
+                         tr("Cannot find the headroom program next to headroom-gui or on PATH. The edited "
+                            "scenario is in %1: run it with headroom run.")
+                             .arg(edited_path));
+    return;
+  }
+  whatif_ = new QProcess(this);
+  whatif_->setProcessChannelMode(QProcess::MergedChannels);
+  connect(whatif_, &QProcess::finished, this, &MainWindow::what_if_finished);
+  whatif_clock_.start();
+  whatif_tick_.setInterval(500);
+  disconnect(&whatif_tick_, nullptr, this, nullptr);
+  connect(&whatif_tick_, &QTimer::timeout, this, [this] {
+    busy_label_->setText(tr("What-if: running headroom (%1)").arg(format_duration(whatif_clock_.elapsed())));
+  });
+  whatif_tick_.start();
+  busy_label_->setText(tr("What-if: running headroom"));
+  show_busy(true);
+  whatif_->start(headroom, {QStringLiteral("run"), edited_path, QStringLiteral("-o"), whatif_out_});
+  statusBar()->showMessage(tr("What-if: %1 run %2").arg(headroom, edited_path));
+}
+
+void MainWindow::what_if_finished(int code, QProcess::ExitStatus status) {
+  whatif_tick_.stop();
+  const QString log = QString::fromLocal8Bit(whatif_->readAll());
+  whatif_->deleteLater();
+  whatif_ = nullptr;
+  if (!loader_->busy()) show_busy(false);
+  if (status == QProcess::NormalExit && code == 0) {
+    statusBar()->showMessage(tr("What-if finished in %1").arg(format_duration(whatif_clock_.elapsed())), 5000);
+    open_files({whatif_out_});
+    return;
+  }
+  if (whatif_out_.isEmpty()) return;  // cancelled
+  QMessageBox::warning(this, tr("What-if failed"),
+                       tr("headroom run stopped (exit %1):\n%2").arg(code).arg(log.right(2000)));
 }
 
 void MainWindow::export_csv() {

@@ -4,10 +4,12 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QMainWindow>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStringList>
 #include <QTabWidget>
+#include <QTimer>
 #include <map>
 #include <memory>
 
@@ -41,6 +43,9 @@ class MainWindow : public QMainWindow {
   void open_dialog();
   void export_png();
   void export_svg();
+  void what_if();
+  void what_if_finished(int code, QProcess::ExitStatus status);
+  void show_busy(bool on);
   void export_csv();
   void take_screenshots();
 
@@ -59,6 +64,10 @@ class MainWindow : public QMainWindow {
   QString screenshot_dir_;
   int failures_ = 0;
   QElapsedTimer since_open_;
+  QProcess* whatif_ = nullptr;  // the running `headroom run` of File > What-if..., if any
+  QString whatif_out_;
+  QElapsedTimer whatif_clock_;
+  QTimer whatif_tick_;
 };
 
 }  // namespace headroom::gui

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
+#include <QCoreApplication>
+#include <QFile>
 #include <QGuiApplication>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
@@ -15,6 +18,7 @@
 #include "gui/loader.hpp"
 #include "gui/replay_data.hpp"
 #include "gui/tables.hpp"
+#include "gui/whatif.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 
@@ -614,6 +618,104 @@ TEST(Prepare, PendingByReasonCurves) {
   ASSERT_EQ(d->pending_by_reason.full().curves.size(), std::size_t{kPendingCodes});
   EXPECT_EQ(d->pending_by_reason.full().curves[3].name, "priority");
   EXPECT_EQ(d->pending_by_reason.full().curves[3].y, (std::vector<double>{0, 2, 0, 0, 0}));
+}
+
+constexpr const char* kScenario = R"(# a comment
+name: small
+seed: 3
+cluster:
+  pools:
+    - name: a100
+      nodes: 16
+      gpus_per_node: 8
+    - name: h100
+      nodes: 4
+      gpus_per_node: 8
+policy:
+  name: fifo
+  placement: consolidate
+workload:
+  trace: data/trace.csv
+  format: csv
+)";
+
+TEST(WhatIf, ReadsTheKnobs) {
+  const WhatIfKnobs k = read_knobs(kScenario);
+  EXPECT_EQ(k.name, "small");
+  ASSERT_EQ(k.pool_nodes.size(), 2u);
+  EXPECT_EQ(k.pool_nodes[0], (std::pair<std::string, int>{"a100", 16}));
+  EXPECT_EQ(k.pool_nodes[1], (std::pair<std::string, int>{"h100", 4}));
+  EXPECT_EQ(k.policy, "fifo");
+  EXPECT_EQ(k.arrival_scale, 1.0);
+  EXPECT_THROW(read_knobs("name: x\n"), std::runtime_error);
+  EXPECT_THROW(read_knobs("cluster: [\n"), std::runtime_error);
+}
+
+TEST(WhatIf, EditRoundTrip) {
+  // Unchanged knobs: the same knobs back, parameters and everything else kept.
+  const std::string same = apply_knobs(kScenario, read_knobs(kScenario), "/base");
+  const WhatIfKnobs k0 = read_knobs(same);
+  EXPECT_EQ(k0.pool_nodes, read_knobs(kScenario).pool_nodes);
+  EXPECT_EQ(k0.policy, "fifo");
+  EXPECT_NE(same.find("placement: consolidate"), std::string::npos);
+  EXPECT_NE(same.find("trace: /base/data/trace.csv"), std::string::npos);
+  EXPECT_NE(same.find("gpus_per_node: 8"), std::string::npos);
+  EXPECT_NE(same.find("seed: 3"), std::string::npos);
+
+  WhatIfKnobs k = read_knobs(kScenario);
+  k.name = "small-whatif";
+  k.pool_nodes[0].second = 24;
+  k.pool_nodes[1].second = 0;
+  k.policy = "sjf";
+  k.arrival_scale = 1.5;
+  const std::string edited = apply_knobs(kScenario, k, "/base");
+  const WhatIfKnobs back = read_knobs(edited);
+  EXPECT_EQ(back.name, "small-whatif");
+  EXPECT_EQ(back.pool_nodes, (std::vector<std::pair<std::string, int>>{{"a100", 24}, {"h100", 0}}));
+  EXPECT_EQ(back.policy, "sjf");
+  EXPECT_EQ(back.arrival_scale, 1.5);
+  // A new policy keeps only its name; the old one's parameters are dropped.
+  EXPECT_EQ(edited.find("placement"), std::string::npos);
+  EXPECT_NE(edited.find("format: csv"), std::string::npos);
+  // Absolute traces stay as they are.
+  const std::string abs = apply_knobs(
+      "cluster: {pools: [{name: p, nodes: 1}]}\npolicy: fifo\n"
+      "workload: {trace: /data/t.swf}\n",
+      read_knobs("cluster: {pools: [{name: p, nodes: 1}]}\npolicy: fifo\n"), "/base");
+  EXPECT_NE(abs.find("/data/t.swf"), std::string::npos);
+  EXPECT_EQ(abs.find("/base"), std::string::npos);
+}
+
+TEST(WhatIf, EditedScenarioRunsWithHeadroom) {
+  // The build tree's headroom (build/apps/headroom next to build/gui/); skipped where not built.
+  const QString headroom = find_headroom(QCoreApplication::applicationDirPath());
+  if (headroom.isEmpty()) GTEST_SKIP() << "no headroom binary next to the test";
+  const QString source = QStringLiteral(HEADROOM_SOURCE_DIR "/scenarios/examples/ricc-14d-fifo.yaml");
+  QFile f(source);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const std::string text = f.readAll().toStdString();
+  WhatIfKnobs k = read_knobs(text);
+  k.name = "ricc-whatif";
+  k.pool_nodes[0].second = 512;
+  k.policy = "sjf";
+  k.arrival_scale = 0.5;
+  QTemporaryDir dir;
+  const QString yaml = dir.filePath("edited.yaml"), out = dir.filePath("edited.h5");
+  QFile e(yaml);
+  ASSERT_TRUE(e.open(QIODevice::WriteOnly));
+  e.write(QByteArray::fromStdString(apply_knobs(text, k, HEADROOM_SOURCE_DIR "/scenarios/examples")));
+  e.close();
+  QProcess run;
+  run.setProcessChannelMode(QProcess::MergedChannels);
+  run.start(headroom, {"run", yaml, "-o", out});
+  ASSERT_TRUE(run.waitForFinished(120000));
+  ASSERT_EQ(run.exitCode(), 0) << run.readAll().toStdString();
+  const results::RunResult r = results::read_hdf5(out.toStdString());
+  EXPECT_EQ(r.scenario_name, "ricc-whatif");
+  EXPECT_EQ(r.policy, "sjf");
+  ASSERT_EQ(r.pools.size(), 1u);
+  EXPECT_EQ(r.pools[0].nodes, 512);
+  EXPECT_EQ(r.total_gpus, 512 * 8);
 }
 
 }  // namespace

@@ -199,8 +199,11 @@ QVariant QueueModel::data(const QModelIndex& index, int role) const {
   if (!data_ || !index.isValid() || index.row() >= rowCount() || index.column() >= Columns) return {};
   const QueueEntry& q = rows_[static_cast<std::size_t>(index.row())];
   const results::JobRecord& j = data_->result.jobs[q.job];
-  if (role == Qt::DecorationRole && index.column() == Tenant)
-    return j.tenant < data_->tenant_rank.size() ? tenant_colour(data_->tenant_rank[j.tenant]) : QColor(Qt::gray);
+  if (role == Qt::DecorationRole && index.column() == Tenant) {
+    // As on the cluster map: "other tenants" darker than in the charts.
+    const std::size_t rank = j.tenant < data_->tenant_rank.size() ? data_->tenant_rank[j.tenant] : kTopTenants;
+    return rank >= kTopTenants ? tenant_colour(kTopTenants).darker(135) : tenant_colour(rank);
+  }
   if (role == Qt::TextAlignmentRole)
     return index.column() == Gpus || index.column() == Waiting || index.column() == Job
                ? QVariant(Qt::AlignRight | Qt::AlignVCenter)

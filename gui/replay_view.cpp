@@ -492,7 +492,12 @@ void ReplayView::set_time(Tick t, bool echo) {
   if (data_) t = std::clamp(t, data_->result.sim_start, std::max(data_->result.sim_start, data_->result.sim_end));
   time_ = t;
   map_->set_time(t);
+  QElapsedTimer clock;
+  clock.start();
   queue_->set_time(t);
+  if (timing() && data_)
+    std::fprintf(stderr, "headroom-gui: queue at cursor: %d pending of %zu jobs in %.2f ms\n", queue_->rowCount(),
+                 data_->result.jobs.size(), static_cast<double>(clock.nsecsElapsed()) / 1e6);
   update_labels();
   if (echo && data_) emit cursor_moved(data_->x_days(t));
 }

@@ -173,6 +173,7 @@ void MainWindow::set_current(int index) {
   setWindowTitle(tr("%1 \u2014 headroom").arg(it->second->label));
   timeline_->set_data(it->second);
   replay_->set_data(it->second);
+  replay_->set_cursor(timeline_->sync()->cursor());  // keep the shared cursor where it was
   jobs_->set_data(it->second);
   fairness_->set_data(it->second);
 }

@@ -15,8 +15,21 @@
 #include <QTimer>
 #include <QToolBar>
 #include <cstdio>
+#ifdef HEADROOM_GUI_SVG
+#include <QPainter>
+#include <QSvgGenerator>
+#endif
+
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLineEdit>
+#include <QSpinBox>
 
 #include "gui/tables.hpp"
+#include "gui/whatif.hpp"
 
 namespace headroom::gui {
 
@@ -28,7 +41,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   jobs_ = new JobsView;
   fairness_ = new FairnessView;
   compare_ = new CompareView;
+  replay_ = new ReplayView;
   tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(replay_, tr("Replay"));
   tabs_->addTab(jobs_, tr("Jobs"));
   tabs_->addTab(fairness_, tr("Fairness"));
   tabs_->addTab(compare_, tr("Compare"));
@@ -37,8 +52,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open..."), this, &MainWindow::open_dialog);
   open->setShortcut(QKeySequence::Open);
+  file->addAction(tr("&What-if..."), this, &MainWindow::what_if)->setShortcut(tr("Ctrl+W"));
   file->addSeparator();
   file->addAction(tr("Export chart as &PNG..."), this, &MainWindow::export_png)->setShortcut(tr("Ctrl+E"));
+  [[maybe_unused]] QAction* svg = file->addAction(tr("Export chart as &SVG..."), this, &MainWindow::export_svg);
+#ifndef HEADROOM_GUI_SVG
+  svg->setEnabled(false);
+  svg->setToolTip(tr("Built without Qt Svg"));
+#endif
   file->addAction(tr("Export table as &CSV..."), this, &MainWindow::export_csv)->setShortcut(tr("Ctrl+Shift+E"));
   file->addSeparator();
   file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
@@ -48,6 +69,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
                     if (auto* v = qobject_cast<View*>(tabs_->currentWidget())) v->reset_zoom();
                   })
       ->setShortcut(tr("Ctrl+0"));
+
+  // One time cursor: the Timeline's charts and the Replay tab move it together.
+  connect(timeline_->sync(), &TimeCharts::cursor_changed, replay_, &ReplayView::set_cursor);
+  connect(replay_, &ReplayView::cursor_moved, timeline_, &TimelineView::set_cursor);
+  connect(jobs_, &JobsView::job_selected, replay_, &ReplayView::set_highlight);
+  connect(replay_, &ReplayView::open_job, this, [this](int job) {
+    tabs_->setCurrentWidget(jobs_);
+    jobs_->select_job(job);
+  });
 
   QToolBar* bar = addToolBar(tr("Run"));
   bar->setMovable(false);
@@ -73,6 +103,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
     w->hide();
   statusBar()->showMessage(tr("Open a result file: File > Open, or drop .h5 files here"));
   connect(cancel_, &QPushButton::clicked, this, [this] {
+    if (whatif_) {
+      whatif_out_.clear();  // marks the run as cancelled
+      whatif_->kill();
+      statusBar()->showMessage(tr("What-if run cancelled"), 5000);
+      return;
+    }
     loader_->cancel();
     statusBar()->showMessage(tr("Loading cancelled"), 5000);
   });
@@ -119,10 +155,14 @@ void MainWindow::on_failed(quint64, const QString& path, const QString& message)
   if (screenshot_dir_.isEmpty()) QMessageBox::warning(this, tr("Cannot open result"), message);
 }
 
-void MainWindow::on_idle() {
+void MainWindow::show_busy(bool on) {
   for (QWidget* w :
        {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
-    w->hide();
+    w->setVisible(on);
+}
+
+void MainWindow::on_idle() {
+  if (!whatif_) show_busy(false);
   if (!screenshot_dir_.isEmpty()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
 }
 
@@ -132,6 +172,8 @@ void MainWindow::set_current(int index) {
   if (it == runs_.end()) return;
   setWindowTitle(tr("%1 \u2014 headroom").arg(it->second->label));
   timeline_->set_data(it->second);
+  replay_->set_data(it->second);
+  replay_->set_cursor(timeline_->sync()->cursor());  // keep the shared cursor where it was
   jobs_->set_data(it->second);
   fairness_->set_data(it->second);
 }
@@ -165,6 +207,161 @@ void MainWindow::export_png() {
   if (path.isEmpty()) return;
   if (!chart->grab().save(path, "PNG"))
     QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+}
+
+void MainWindow::export_svg() {
+#ifdef HEADROOM_GUI_SVG
+  auto* v = qobject_cast<View*>(tabs_->currentWidget());
+  QWidget* chart = v ? v->current_chart() : nullptr;
+  if (!chart) {
+    statusBar()->showMessage(tr("This tab has no chart to export"), 5000);
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), tr("chart.svg"), tr("SVG image (*.svg)"));
+  if (path.isEmpty()) return;
+  if (!write_svg(chart, path)) QMessageBox::warning(this, tr("Export failed"), tr("Cannot write %1").arg(path));
+#endif
+}
+
+bool write_svg(QWidget* widget, const QString& path) {
+#ifdef HEADROOM_GUI_SVG
+  QSvgGenerator svg;
+  svg.setFileName(path);
+  svg.setSize(widget->size());
+  svg.setViewBox(QRect(QPoint(0, 0), widget->size()));
+  svg.setTitle(QStringLiteral("headroom chart"));
+  QPainter painter;
+  if (!painter.begin(&svg)) return false;
+  widget->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+  return painter.end() && QFileInfo(path).size() > 0;
+#else
+  (void)widget;
+  (void)path;
+  return false;
+#endif
+}
+
+void MainWindow::what_if() {
+  if (whatif_) {
+    statusBar()->showMessage(tr("A what-if run is already going"), 5000);
+    return;
+  }
+  QString start_dir;
+  if (const auto it = runs_.find(run_->currentData().toString().toULongLong()); it != runs_.end())
+    start_dir = QFileInfo(QString::fromStdString(it->second->result.scenario_file)).absolutePath();
+  const QString yaml = QFileDialog::getOpenFileName(this, tr("What-if: open a scenario"), start_dir,
+                                                    tr("Scenarios (*.yaml *.yml);;All files (*)"));
+  if (yaml.isEmpty()) return;
+  QFile f(yaml);
+  if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) {
+    QMessageBox::warning(this, tr("What-if"), tr("Cannot read %1").arg(yaml));
+    return;
+  }
+  const std::string text = f.readAll().toStdString();
+  WhatIfKnobs knobs;
+  try {
+    knobs = read_knobs(text);
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("What-if"), tr("%1: %2").arg(yaml, QString::fromStdString(e.what())));
+    return;
+  }
+
+  QDialog dialog(this);
+  dialog.setWindowTitle(tr("What-if: %1").arg(QFileInfo(yaml).fileName()));
+  auto* form = new QFormLayout(&dialog);
+  auto* name = new QLineEdit(QString::fromStdString(knobs.name + "-whatif"));
+  form->addRow(tr("Scenario name"), name);
+  std::vector<QSpinBox*> nodes;
+  for (const auto& [pool, count] : knobs.pool_nodes) {
+    auto* box = new QSpinBox;
+    box->setRange(0, 1'000'000);
+    box->setValue(count);
+    box->setSuffix(tr(" nodes"));
+    form->addRow(tr("Pool %1").arg(QString::fromStdString(pool)), box);
+    nodes.push_back(box);
+  }
+  auto* policy = new QComboBox;
+  policy->setEditable(true);
+  policy->addItems(known_policies());
+  policy->setCurrentText(QString::fromStdString(knobs.policy));
+  form->addRow(tr("Policy"), policy);
+  auto* scale = new QDoubleSpinBox;
+  scale->setRange(0.01, 100);
+  scale->setDecimals(2);
+  scale->setSingleStep(0.1);
+  scale->setValue(knobs.arrival_scale);
+  scale->setToolTip(tr("workload.arrival_scale: above 1 the jobs arrive faster (more load)"));
+  form->addRow(tr("Arrival scale"), scale);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("Run"));
+  form->addRow(buttons);
+  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  if (dialog.exec() != QDialog::Accepted) return;
+
+  knobs.name = name->text().toStdString();
+  for (std::size_t i = 0; i < nodes.size(); ++i) knobs.pool_nodes[i].second = nodes[i]->value();
+  knobs.policy = policy->currentText().trimmed().toStdString();
+  knobs.arrival_scale = scale->value();
+  const QFileInfo source(yaml);
+  std::string edited;
+  try {
+    edited = apply_knobs(text, knobs, source.absolutePath().toStdString());
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("What-if"), QString::fromStdString(e.what()));
+    return;
+  }
+  // The edited scenario and its result go next to the original when that folder is writable.
+  QDir dir(source.absolutePath());
+  if (!QFileInfo(dir.path()).isWritable()) dir = QDir(QDir::tempPath());
+  const QString stem = source.completeBaseName() + QStringLiteral(".whatif");
+  const QString edited_path = dir.filePath(stem + QStringLiteral(".yaml"));
+  whatif_out_ = dir.filePath(stem + QStringLiteral(".h5"));
+  QFile out(edited_path);
+  if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text) ||
+      out.write(edited.data(), static_cast<qint64>(edited.size())) != static_cast<qint64>(edited.size())) {
+    QMessageBox::warning(this, tr("What-if"), tr("Cannot write %1").arg(edited_path));
+    return;
+  }
+  out.close();
+  const QString headroom = find_headroom(QCoreApplication::applicationDirPath());
+  if (headroom.isEmpty()) {
+    QMessageBox::warning(this, tr("What-if"),
+                         tr("Cannot find the headroom program next to headroom-gui or on PATH. The edited "
+                            "scenario is in %1: run it with headroom run.")
+                             .arg(edited_path));
+    return;
+  }
+  whatif_ = new QProcess(this);
+  whatif_->setProcessChannelMode(QProcess::MergedChannels);
+  connect(whatif_, &QProcess::finished, this, &MainWindow::what_if_finished);
+  whatif_clock_.start();
+  whatif_tick_.setInterval(500);
+  disconnect(&whatif_tick_, nullptr, this, nullptr);
+  connect(&whatif_tick_, &QTimer::timeout, this, [this] {
+    busy_label_->setText(tr("What-if: running headroom (%1)").arg(format_duration(whatif_clock_.elapsed())));
+  });
+  whatif_tick_.start();
+  busy_label_->setText(tr("What-if: running headroom"));
+  show_busy(true);
+  whatif_->start(headroom, {QStringLiteral("run"), edited_path, QStringLiteral("-o"), whatif_out_});
+  statusBar()->showMessage(tr("What-if: %1 run %2").arg(headroom, edited_path));
+}
+
+void MainWindow::what_if_finished(int code, QProcess::ExitStatus status) {
+  whatif_tick_.stop();
+  const QString log = QString::fromLocal8Bit(whatif_->readAll());
+  whatif_->deleteLater();
+  whatif_ = nullptr;
+  if (!loader_->busy()) show_busy(false);
+  if (status == QProcess::NormalExit && code == 0) {
+    statusBar()->showMessage(tr("What-if finished in %1").arg(format_duration(whatif_clock_.elapsed())), 5000);
+    open_files({whatif_out_});
+    return;
+  }
+  if (whatif_out_.isEmpty()) return;  // cancelled
+  QMessageBox::warning(this, tr("What-if failed"),
+                       tr("headroom run stopped (exit %1):\n%2").arg(code).arg(log.right(2000)));
 }
 
 void MainWindow::export_csv() {
@@ -202,9 +399,23 @@ void MainWindow::take_screenshots() {
       const auto& t = d->totals.full().t_days;
       timeline_->set_cursor(t[t.size() * 2 / 5]);
     }
-    jobs_->select_row(0);
+    // A job running at the cursor, so that the map shows its outline.
+    const Occupancy& o = replay_->map()->occupancy();
+    if (!o.uses.empty())
+      jobs_->select_job(static_cast<int>(o.uses[o.uses.size() / 2].job));
+    else
+      jobs_->select_row(0);
+#ifdef HEADROOM_GUI_SVG
+    tabs_->setCurrentWidget(timeline_);
+    for (int k = 0; k < 5; ++k) QApplication::processEvents();
+    const QString svg = QDir(screenshot_dir_).filePath(QStringLiteral("timeline-chart.svg"));
+    if (!write_svg(timeline_->current_chart(), svg)) {
+      std::fprintf(stderr, "headroom-gui: cannot write %s\n", qPrintable(svg));
+      ++failures_;
+    }
+#endif
   }
-  static const char* const names[] = {"timeline", "jobs", "fairness", "compare"};
+  static const char* const names[] = {"timeline", "replay", "jobs", "fairness", "compare"};
   for (int i = 0; i < tabs_->count(); ++i) {
     tabs_->setCurrentIndex(i);
     for (int k = 0; k < 5; ++k) QApplication::processEvents();

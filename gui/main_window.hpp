@@ -4,17 +4,24 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QMainWindow>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStringList>
 #include <QTabWidget>
+#include <QTimer>
 #include <map>
 #include <memory>
 
 #include "gui/loader.hpp"
+#include "gui/replay_view.hpp"
 #include "gui/views.hpp"
 
 namespace headroom::gui {
+
+// Renders the widget (a chart, the cluster map) as an SVG file; false when it cannot (or when
+// built without Qt Svg).
+bool write_svg(QWidget* widget, const QString& path);
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -35,12 +42,17 @@ class MainWindow : public QMainWindow {
   void set_current(int index);
   void open_dialog();
   void export_png();
+  void export_svg();
+  void what_if();
+  void what_if_finished(int code, QProcess::ExitStatus status);
+  void show_busy(bool on);
   void export_csv();
   void take_screenshots();
 
   Loader* loader_;
   QTabWidget* tabs_;
   TimelineView* timeline_;
+  ReplayView* replay_;
   JobsView* jobs_;
   FairnessView* fairness_;
   CompareView* compare_;
@@ -52,6 +64,10 @@ class MainWindow : public QMainWindow {
   QString screenshot_dir_;
   int failures_ = 0;
   QElapsedTimer since_open_;
+  QProcess* whatif_ = nullptr;  // the running `headroom run` of File > What-if..., if any
+  QString whatif_out_;
+  QElapsedTimer whatif_clock_;
+  QTimer whatif_tick_;
 };
 
 }  // namespace headroom::gui

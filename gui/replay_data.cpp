@@ -274,6 +274,16 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     }
     d->used_by_pool = make_pyramid(t_days, std::move(pools));
   }
+  if (samples > 0 && ts.pending_by_reason.size() == samples * kPendingCodes) {
+    std::vector<Curve> reasons;
+    for (int c = 0; c < kPendingCodes; ++c) {
+      Curve curve{pending_code_name(c), {}};
+      curve.y.reserve(samples);
+      for (std::size_t s = 0; s < samples; ++s) curve.y.push_back(ts.pending_by_reason[s * kPendingCodes + c]);
+      reasons.push_back(std::move(curve));
+    }
+    d->pending_by_reason = make_pyramid(t_days, std::move(reasons));
+  }
   {
     Curve used{QStringLiteral("GPUs in use"), std::vector<double>(samples, 0.0)};
     Curve pending{QStringLiteral("pending jobs"), {}}, running{QStringLiteral("running jobs"), {}};
@@ -301,6 +311,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   for (std::size_t j = 0; j < jobs; ++j)
     std::stable_sort(d->event_index.begin() + d->event_offset[j], d->event_index.begin() + d->event_offset[j + 1],
                      [&](std::uint32_t a, std::uint32_t b) { return r.events[a].time < r.events[b].time; });
+  d->cluster = build_cluster_index(r);
   return d;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "gui/cluster.hpp"
 #include "results/run_result.hpp"
 
 namespace headroom::gui {
@@ -115,6 +116,9 @@ struct ReplayData {
   Pyramid share_by_tenant;         // fraction of GPUs in use, top tenants + "other"
   Pyramid totals;                  // GPUs in use, pending jobs, running jobs
   std::vector<Cdf> wait_cdfs;      // "all tenants", then one per top tenant
+  Pyramid pending_by_reason;       // pending jobs by PendingCode; empty when the file has none
+
+  ClusterIndex cluster;  // who held which node when, for the Replay tab's map and queue
 
   // Events of job j are event_index[event_offset[j] .. event_offset[j + 1]), in time order.
   std::vector<std::uint32_t> event_offset;

@@ -110,6 +110,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   by_pool_ = new CurveChart(tr("GPUs in use and up, by pool"), tr("GPUs"));
   pending_jobs_ = new CurveChart(tr("Pending jobs by tenant"), tr("jobs"));
   pending_gpus_ = new CurveChart(tr("Pending GPUs by tenant"), tr("GPUs requested"));
+  pending_reason_ = new CurveChart(tr("Pending jobs by why they wait"), tr("jobs"));
   readout_ = new QLabel;
   readout_->setTextFormat(Qt::RichText);
   auto* grid = new QGridLayout;
@@ -118,6 +119,8 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   grid->addWidget(by_pool_, 0, 1);
   grid->addWidget(pending_jobs_, 1, 0);
   grid->addWidget(pending_gpus_, 1, 1);
+  grid->addWidget(pending_reason_, 2, 0, 1, 2);
+  pending_reason_->hide();
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   top->addWidget(readout_, 1);
@@ -126,7 +129,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
                     "double-click: everything")));
   layout->addLayout(top);
   layout->addLayout(grid, 1);
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_}) {
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_}) {
     sync_->add(c);
     track(c);
   }
@@ -153,6 +156,20 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   }
   by_pool_->set_sources(std::move(pools), CurveChart::Mode::Lines);
   by_pool_->chart()->legend()->setVisible(true);
+  std::vector<CurveChart::Source> reasons;
+  const Pyramid& why = data_->pending_by_reason;
+  if (!why.empty()) {
+    // none given, capacity, quota, priority, gang, reservation, preemption, admission, other
+    static const QRgb kReasonColours[kPendingCodes] = {0xb0b0b0, 0x4e79a7, 0xf28e2b, 0xb07aa1, 0x59a14f,
+                                                       0x76b7b2, 0xe15759, 0x9c755f, 0x606060};
+    for (std::size_t c = 0; c < why.full().curves.size() && c < std::size_t{kPendingCodes}; ++c) {
+      double peak = 0;
+      for (double v : why.full().curves[c].y) peak = std::max(peak, v);
+      if (peak > 0) reasons.push_back({&why, c, why.full().curves[c].name, QColor(kReasonColours[c]), Qt::SolidLine});
+    }
+  }
+  pending_reason_->setVisible(!reasons.empty());
+  pending_reason_->set_sources(std::move(reasons), CurveChart::Mode::Stacked);
   sync_->reset();
   update_readout(sync_->cursor());
 }
@@ -247,7 +264,9 @@ JobsView::JobsView(QWidget* parent) : View(parent) {
     update_count();
   });
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-    show_job(current.isValid() ? proxy_->mapToSource(current).row() : -1);
+    const int job = current.isValid() ? proxy_->mapToSource(current).row() : -1;
+    show_job(job);
+    emit job_selected(job);
   });
   show_job(-1);
 }
@@ -286,6 +305,21 @@ void JobsView::select_row(int proxy_row) {
   if (proxy_row < 0 || proxy_row >= proxy_->rowCount()) return;
   table_->selectRow(proxy_row);
   table_->setCurrentIndex(proxy_->index(proxy_row, 0));
+}
+
+void JobsView::select_job(int job) {
+  if (!data_ || job < 0 || job >= model_->rowCount()) return;
+  QModelIndex at = proxy_->mapFromSource(model_->index(job, 0));
+  if (!at.isValid()) {
+    tenant_->setCurrentIndex(0);
+    state_->setCurrentIndex(0);
+    text_->clear();
+    at = proxy_->mapFromSource(model_->index(job, 0));
+  }
+  if (!at.isValid()) return;
+  table_->setCurrentIndex(at);
+  table_->selectRow(at.row());
+  table_->scrollTo(at, QAbstractItemView::PositionAtCenter);
 }
 
 void JobsView::update_count() {

@@ -57,6 +57,7 @@ class TimelineView : public View {
   void set_data(std::shared_ptr<const ReplayData> data);
   void reset_zoom() override { sync_->reset(); }
   void set_cursor(double x) { sync_->set_cursor(x); }
+  TimeCharts* sync() const { return sync_; }
 
  protected:
   QWidget* default_chart() const override { return by_tenant_; }
@@ -65,7 +66,7 @@ class TimelineView : public View {
   void update_readout(double x);
   std::shared_ptr<const ReplayData> data_;
   TimeCharts* sync_;
-  CurveChart *by_tenant_, *by_pool_, *pending_jobs_, *pending_gpus_;
+  CurveChart *by_tenant_, *by_pool_, *pending_jobs_, *pending_gpus_, *pending_reason_;
   QLabel* readout_;
 };
 
@@ -76,6 +77,11 @@ class JobsView : public View {
   void set_data(std::shared_ptr<const ReplayData> data);
   QAbstractItemModel* current_table() const override { return proxy_; }
   void select_row(int proxy_row);
+  // Selects /jobs row `job`, clearing the filters when they hide it.
+  void select_job(int job);
+
+ signals:
+  void job_selected(int job);  // -1: none
 
  private:
   void show_job(int job);

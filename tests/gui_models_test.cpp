@@ -3,17 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
+#include <QCoreApplication>
+#include <QFile>
 #include <QGuiApplication>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <condition_variable>
 #include <mutex>
 
+#include "gui/cluster.hpp"
 #include "gui/jobs_model.hpp"
 #include "gui/loader.hpp"
 #include "gui/replay_data.hpp"
 #include "gui/tables.hpp"
+#include "gui/whatif.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 
@@ -448,6 +453,269 @@ TEST(Loader, CancelDropsStaleResults) {
   EXPECT_EQ(cancelled.size(), 2);
   ASSERT_EQ(loaded.size(), 1);
   EXPECT_EQ(loaded[0][0].toULongLong(), fresh);
+}
+
+// hand_built() plus where each run ran (/placements) and why the waiting jobs waited.
+// Nodes: p0 = nodes 0 and 1 (4 GPUs each), p1 = node 2 (4 GPUs).
+results::RunResult with_placements() {
+  results::RunResult r = hand_built();
+  r.reasons = {"", "quota", "capacity: no free GPUs", "priority: older jobs first"};
+  r.placements = {{0, 0, 2 * H, 0, 4},
+                  {1, 2 * H, 2 * H + H / 2, 1, 2},
+                  {1, 3 * H, 4 * H, 2, 2},
+                  {2, 3 * H, 5 * H, 0, 1},
+                  {4, 6 * H, -1, 2, 1}};
+  constexpr auto kWaiting = static_cast<EventKind>(kWaitingEvent);
+  r.events.push_back(event(0, kWaiting, 2, 1, 2));              // 102: capacity from its submit
+  r.events.push_back(event(1 * H, kWaiting, 2, 3, 3));          // 102: then priority
+  r.events.push_back(event(1 * H, kWaiting, 1, 1, 2));          // 101: capacity before its first run
+  r.events.push_back(event(2 * H + H / 2, kWaiting, 1, 2, 1));  // 101: quota after its preemption
+  return r;
+}
+
+struct NodeUse {
+  std::int32_t used;
+  std::vector<std::pair<std::uint32_t, std::int32_t>> jobs;
+  bool operator==(const NodeUse&) const = default;
+};
+
+std::vector<NodeUse> uses(const Occupancy& o) {
+  std::vector<NodeUse> out;
+  for (std::size_t n = 0; n + 1 < o.offset.size(); ++n) {
+    NodeUse u{o.used[n], {}};
+    for (std::uint32_t k = o.offset[n]; k < o.offset[n + 1]; ++k) u.jobs.emplace_back(o.uses[k].job, o.uses[k].gpus);
+    out.push_back(u);
+  }
+  return out;
+}
+
+TEST(ClusterMap, IndexFromPlacements) {
+  const ClusterIndex x = build_cluster_index(with_placements());
+  EXPECT_TRUE(x.from_placements);
+  EXPECT_EQ(x.nodes, 3);
+  EXPECT_EQ(x.node_pool, (std::vector<std::int32_t>{0, 0, 1}));
+  EXPECT_EQ(x.node_gpus, (std::vector<std::int32_t>{4, 4, 4}));
+  EXPECT_EQ(x.pool_first_node, (std::vector<std::int32_t>{0, 2}));
+  EXPECT_EQ(x.slice_offset, (std::vector<std::uint32_t>{0, 2, 3, 5}));
+  // The run still going at the end closes just after sim_end.
+  EXPECT_EQ(x.slices[4].job, 4u);
+  EXPECT_EQ(x.slices[4].end, 10 * H + 1);
+  EXPECT_EQ(x.longest, (std::vector<Tick>{2 * H, H / 2, 4 * H + 1}));
+  // Job 101 ran twice.
+  EXPECT_EQ(x.run_offset[2] - x.run_offset[1], 2u);
+}
+
+TEST(ClusterMap, OccupancyExactAtEveryInstant) {
+  const ClusterIndex x = build_cluster_index(with_placements());
+  using J = std::vector<std::pair<std::uint32_t, std::int32_t>>;
+  EXPECT_EQ(uses(occupancy_at(x, 1 * H)), (std::vector<NodeUse>{{4, J{{0, 4}}}, {0, {}}, {0, {}}}));
+  // End is exclusive: at 2h job 100 is gone and 101 has started.
+  EXPECT_EQ(uses(occupancy_at(x, 2 * H)), (std::vector<NodeUse>{{0, {}}, {2, J{{1, 2}}}, {0, {}}}));
+  EXPECT_EQ(uses(occupancy_at(x, 2 * H + 3 * H / 4)), (std::vector<NodeUse>{{0, {}}, {0, {}}, {0, {}}}));
+  EXPECT_EQ(uses(occupancy_at(x, 3 * H + H / 2)), (std::vector<NodeUse>{{1, J{{2, 1}}}, {0, {}}, {2, J{{1, 2}}}}));
+  EXPECT_EQ(uses(occupancy_at(x, 10 * H)), (std::vector<NodeUse>{{0, {}}, {0, {}}, {1, J{{4, 1}}}}));
+  const Occupancy o = occupancy_at(x, 3 * H + H / 2);
+  EXPECT_EQ(o.used_gpus, 3);
+  EXPECT_EQ(o.partial_nodes, 2);
+  EXPECT_EQ(o.idle_nodes, 1);
+  EXPECT_EQ(o.full_nodes, 0);
+  EXPECT_EQ(occupancy_at(x, 1 * H).full_nodes, 1);
+}
+
+TEST(ClusterMap, OccupancyMatchesABruteForceSweep) {
+  // Many overlapping slices of mixed lengths on few nodes: the indexed query equals a scan of all.
+  results::RunResult r;
+  r.pools = {{"p", "A100", 4, 8}};
+  r.sim_end = 1000;
+  std::uint64_t s = 12345;
+  const auto rnd = [&s](std::uint64_t m) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<Tick>((s >> 33) % m);
+  };
+  for (std::uint32_t j = 0; j < 300; ++j) {
+    const Tick start = rnd(900);
+    const Tick len = j % 17 == 0 ? 400 + rnd(500) : 1 + rnd(30);
+    r.placements.push_back({j, start, j % 23 == 0 ? -1 : start + len, static_cast<std::int32_t>(rnd(4)), 1});
+  }
+  const ClusterIndex x = build_cluster_index(r);
+  for (Tick t = 0; t <= 1000; t += 7) {
+    const Occupancy o = occupancy_at(x, t);
+    for (std::int32_t n = 0; n < 4; ++n) {
+      std::vector<std::uint32_t> want;
+      for (const auto& p : r.placements)
+        if (p.node == n && p.start <= t && (p.end < 0 ? t <= 1000 : t < p.end)) want.push_back(p.job);
+      std::vector<std::uint32_t> got;
+      for (std::uint32_t k = o.offset[n]; k < o.offset[n + 1]; ++k) got.push_back(o.uses[k].job);
+      std::sort(want.begin(), want.end());
+      std::sort(got.begin(), got.end());
+      ASSERT_EQ(got, want) << "t=" << t << " node=" << n;
+    }
+  }
+}
+
+TEST(QueueAtCursor, PendingJobsAndTheReasonInForce) {
+  const auto d = prepare(with_placements(), "/tmp/hand.h5");
+  const auto jobs = [&](Tick t) {
+    std::vector<std::tuple<std::uint32_t, Tick, int, std::uint32_t>> out;
+    for (const QueueEntry& q : queue_at(*d, t)) out.emplace_back(q.job, q.since, q.code, q.reason);
+    return out;
+  };
+  using Rows = std::vector<std::tuple<std::uint32_t, Tick, int, std::uint32_t>>;
+  EXPECT_EQ(jobs(H / 2), (Rows{{2, 0, 1, 2}}));
+  EXPECT_EQ(jobs(H + H / 2), (Rows{{2, 0, 3, 3}, {1, 1 * H, 1, 2}}));
+  // 101 was preempted at 2h30: it waits again since then, and its earlier reason no longer holds.
+  EXPECT_EQ(jobs(2 * H + 3 * H / 4), (Rows{{2, 0, 3, 3}, {1, 2 * H + H / 2, 2, 1}}));
+  EXPECT_EQ(jobs(3 * H), Rows{});
+  EXPECT_EQ(jobs(5 * H), (Rows{{4, 4 * H, 0, 0}}));
+  // Rejected job 103 never waits.
+  for (Tick t = 0; t <= 10 * H; t += H / 4)
+    for (const QueueEntry& q : queue_at(*d, t)) EXPECT_NE(q.job, 3u);
+}
+
+TEST(QueueAtCursor, WithoutPlacementsRunsComeFromJobs) {
+  const auto d = prepared();
+  EXPECT_FALSE(d->cluster.from_placements);
+  // 101 runs from its first start to its end as far as /jobs tells.
+  std::vector<std::uint32_t> pending;
+  for (const QueueEntry& q : queue_at(*d, 2 * H + 3 * H / 4)) pending.push_back(q.job);
+  EXPECT_EQ(pending, (std::vector<std::uint32_t>{2}));
+}
+
+TEST(QueueModel, CellsAtTheCursor) {
+  QueueModel m;
+  test_model(&m);
+  m.set_data(prepare(with_placements(), "/tmp/hand.h5"));
+  EXPECT_EQ(m.rowCount(), 0);
+  m.set_time(H + H / 2);
+  ASSERT_EQ(m.rowCount(), 2);
+  EXPECT_EQ(cell(m, 0, QueueModel::Job), "102");
+  EXPECT_EQ(cell(m, 0, QueueModel::Tenant), "a");
+  EXPECT_EQ(cell(m, 0, QueueModel::Gpus), "1");
+  EXPECT_EQ(cell(m, 0, QueueModel::Waiting), "1h 30m");
+  EXPECT_EQ(cell(m, 0, QueueModel::Why), "priority");
+  EXPECT_EQ(cell(m, 0, QueueModel::Reason), "priority: older jobs first");
+  EXPECT_EQ(cell(m, 1, QueueModel::Job), "101");
+  EXPECT_EQ(cell(m, 1, QueueModel::Waiting), "30m 00s");
+  EXPECT_EQ(cell(m, 1, QueueModel::Why), "capacity");
+  EXPECT_EQ(m.data(m.index(1, QueueModel::Waiting), Qt::UserRole).toLongLong(), H / 2);
+  EXPECT_EQ(m.job_at(1), 1);
+  EXPECT_EQ(m.job_at(2), -1);
+  m.set_time(3 * H);
+  EXPECT_EQ(m.rowCount(), 0);
+  m.set_time(5 * H);
+  ASSERT_EQ(m.rowCount(), 1);
+  EXPECT_EQ(cell(m, 0, QueueModel::Why), "none given");
+  EXPECT_EQ(cell(m, 0, QueueModel::Gpus), "0.500");
+}
+
+TEST(Prepare, PendingByReasonCurves) {
+  results::RunResult r = with_placements();
+  EXPECT_TRUE(prepare(r, "x.h5")->pending_by_reason.empty());
+  r.timeseries.pending_by_reason.assign(5 * kPendingCodes, 0);
+  r.timeseries.pending_by_reason[1 * kPendingCodes + 3] = 2;  // sample 1: two waiting on priority
+  const auto d = prepare(r, "x.h5");
+  ASSERT_FALSE(d->pending_by_reason.empty());
+  ASSERT_EQ(d->pending_by_reason.full().curves.size(), std::size_t{kPendingCodes});
+  EXPECT_EQ(d->pending_by_reason.full().curves[3].name, "priority");
+  EXPECT_EQ(d->pending_by_reason.full().curves[3].y, (std::vector<double>{0, 2, 0, 0, 0}));
+}
+
+constexpr const char* kScenario = R"(# a comment
+name: small
+seed: 3
+cluster:
+  pools:
+    - name: a100
+      nodes: 16
+      gpus_per_node: 8
+    - name: h100
+      nodes: 4
+      gpus_per_node: 8
+policy:
+  name: fifo
+  placement: consolidate
+workload:
+  trace: data/trace.csv
+  format: csv
+)";
+
+TEST(WhatIf, ReadsTheKnobs) {
+  const WhatIfKnobs k = read_knobs(kScenario);
+  EXPECT_EQ(k.name, "small");
+  ASSERT_EQ(k.pool_nodes.size(), 2u);
+  EXPECT_EQ(k.pool_nodes[0], (std::pair<std::string, int>{"a100", 16}));
+  EXPECT_EQ(k.pool_nodes[1], (std::pair<std::string, int>{"h100", 4}));
+  EXPECT_EQ(k.policy, "fifo");
+  EXPECT_EQ(k.arrival_scale, 1.0);
+  EXPECT_THROW(read_knobs("name: x\n"), std::runtime_error);
+  EXPECT_THROW(read_knobs("cluster: [\n"), std::runtime_error);
+}
+
+TEST(WhatIf, EditRoundTrip) {
+  // Unchanged knobs: the same knobs back, parameters and everything else kept.
+  const std::string same = apply_knobs(kScenario, read_knobs(kScenario), "/base");
+  const WhatIfKnobs k0 = read_knobs(same);
+  EXPECT_EQ(k0.pool_nodes, read_knobs(kScenario).pool_nodes);
+  EXPECT_EQ(k0.policy, "fifo");
+  EXPECT_NE(same.find("placement: consolidate"), std::string::npos);
+  EXPECT_NE(same.find("trace: /base/data/trace.csv"), std::string::npos);
+  EXPECT_NE(same.find("gpus_per_node: 8"), std::string::npos);
+  EXPECT_NE(same.find("seed: 3"), std::string::npos);
+
+  WhatIfKnobs k = read_knobs(kScenario);
+  k.name = "small-whatif";
+  k.pool_nodes[0].second = 24;
+  k.pool_nodes[1].second = 0;
+  k.policy = "sjf";
+  k.arrival_scale = 1.5;
+  const std::string edited = apply_knobs(kScenario, k, "/base");
+  const WhatIfKnobs back = read_knobs(edited);
+  EXPECT_EQ(back.name, "small-whatif");
+  EXPECT_EQ(back.pool_nodes, (std::vector<std::pair<std::string, int>>{{"a100", 24}, {"h100", 0}}));
+  EXPECT_EQ(back.policy, "sjf");
+  EXPECT_EQ(back.arrival_scale, 1.5);
+  // A new policy keeps only its name; the old one's parameters are dropped.
+  EXPECT_EQ(edited.find("placement"), std::string::npos);
+  EXPECT_NE(edited.find("format: csv"), std::string::npos);
+  // Absolute traces stay as they are.
+  const std::string abs = apply_knobs(
+      "cluster: {pools: [{name: p, nodes: 1}]}\npolicy: fifo\n"
+      "workload: {trace: /data/t.swf}\n",
+      read_knobs("cluster: {pools: [{name: p, nodes: 1}]}\npolicy: fifo\n"), "/base");
+  EXPECT_NE(abs.find("/data/t.swf"), std::string::npos);
+  EXPECT_EQ(abs.find("/base"), std::string::npos);
+}
+
+TEST(WhatIf, EditedScenarioRunsWithHeadroom) {
+  // The build tree's headroom (build/apps/headroom next to build/gui/); skipped where not built.
+  const QString headroom = find_headroom(QCoreApplication::applicationDirPath());
+  if (headroom.isEmpty()) GTEST_SKIP() << "no headroom binary next to the test";
+  const QString source = QStringLiteral(HEADROOM_SOURCE_DIR "/scenarios/examples/ricc-14d-fifo.yaml");
+  QFile f(source);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const std::string text = f.readAll().toStdString();
+  WhatIfKnobs k = read_knobs(text);
+  k.name = "ricc-whatif";
+  k.pool_nodes[0].second = 512;
+  k.policy = "sjf";
+  k.arrival_scale = 0.5;
+  QTemporaryDir dir;
+  const QString yaml = dir.filePath("edited.yaml"), out = dir.filePath("edited.h5");
+  QFile e(yaml);
+  ASSERT_TRUE(e.open(QIODevice::WriteOnly));
+  e.write(QByteArray::fromStdString(apply_knobs(text, k, HEADROOM_SOURCE_DIR "/scenarios/examples")));
+  e.close();
+  QProcess run;
+  run.setProcessChannelMode(QProcess::MergedChannels);
+  run.start(headroom, {"run", yaml, "-o", out});
+  ASSERT_TRUE(run.waitForFinished(120000));
+  ASSERT_EQ(run.exitCode(), 0) << run.readAll().toStdString();
+  const results::RunResult r = results::read_hdf5(out.toStdString());
+  EXPECT_EQ(r.scenario_name, "ricc-whatif");
+  EXPECT_EQ(r.policy, "sjf");
+  ASSERT_EQ(r.pools.size(), 1u);
+  EXPECT_EQ(r.pools[0].nodes, 512);
+  EXPECT_EQ(r.total_gpus, 512 * 8);
 }
 
 }  // namespace

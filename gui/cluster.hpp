@@ -1,0 +1,104 @@
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "results/run_result.hpp"
+
+namespace headroom::gui {
+
+using results::Tick;
+struct ReplayData;
+
+// Why a pending job waits: the codes of the `waiting` audit events' detail and of
+// timeseries.pending_by_reason's columns (models::PendingCode; gui sees results only, so the
+// names are repeated here).
+inline constexpr int kPendingCodes = 9;
+inline constexpr std::uint8_t kWaitingEvent = 7;  // models::AuditKind::Waiting
+QString pending_code_name(int code);
+
+// Who holds what at any time, from /placements: per node, the slices that ran on it sorted by
+// start, so that the cluster at time t costs one binary search per node plus the slices open at t.
+struct ClusterIndex {
+  struct Slice {
+    Tick start = 0;
+    Tick end = 0;  // exclusive; the end of the run when /placements says -1
+    std::uint32_t job = 0;
+    std::int32_t gpus = 0;
+  };
+  std::int32_t nodes = 0;
+  std::vector<std::int32_t> node_pool;        // by node
+  std::vector<std::int32_t> node_gpus;        // by node: GPUs it has
+  std::vector<std::int32_t> pool_first_node;  // by pool
+  std::vector<std::uint32_t> slice_offset;    // node n's slices: slices[slice_offset[n] .. slice_offset[n + 1])
+  std::vector<Slice> slices;
+  std::vector<Tick> longest;  // by node: the longest slice, to bound the backward scan
+  // Every run of every job: job j's runs are runs[run_offset[j] .. run_offset[j + 1]), by start.
+  std::vector<std::uint32_t> run_offset;
+  std::vector<std::pair<Tick, Tick>> runs;  // [start, end)
+  bool from_placements = false;             // false: rebuilt from /jobs (first start to end)
+
+  bool empty() const { return nodes == 0; }
+};
+
+// Builds the index; `horizon` closes slices still open at the end (end -1).
+ClusterIndex build_cluster_index(const results::RunResult& r);
+
+// The cluster at one instant: for every node, the jobs on it (by start, then job) and their GPUs.
+struct Occupancy {
+  Tick time = 0;
+  struct Use {
+    std::uint32_t job = 0;
+    std::int32_t gpus = 0;
+  };
+  std::vector<std::uint32_t> offset;  // node n: uses[offset[n] .. offset[n + 1])
+  std::vector<Use> uses;
+  std::vector<std::int32_t> used;  // by node: GPUs in use (capped at the node's GPUs)
+  std::int64_t used_gpus = 0, partial_nodes = 0, idle_nodes = 0, full_nodes = 0;
+};
+
+// Running at `t` means start <= t < end.
+Occupancy occupancy_at(const ClusterIndex& index, Tick t);
+
+// Whether job j runs at t (from its runs in the index).
+bool running_at(const ClusterIndex& index, std::uint32_t job, Tick t);
+
+// One pending job at an instant and why it waits.
+struct QueueEntry {
+  std::uint32_t job = 0;
+  Tick since = 0;            // submit, or the end of its last run (requeued after a preemption or failure)
+  int code = 0;              // PendingCode in force at the instant (0 when none was given)
+  std::uint32_t reason = 0;  // index into RunResult::reasons
+};
+
+// Pending at t: submitted at or before t, not ended at or before t and not running at t. Ordered
+// by `since`, then job: the longest wait first.
+std::vector<QueueEntry> queue_at(const ReplayData& d, Tick t);
+
+// The queue at the time cursor.
+class QueueModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Job, Tenant, Gpus, Waiting, Why, Reason, Columns };
+  explicit QueueModel(QObject* parent = nullptr);
+  void set_data(std::shared_ptr<const ReplayData> data);
+  void set_time(Tick t);  // absolute ticks
+  const std::vector<QueueEntry>& entries() const { return rows_; }
+  int job_at(int row) const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::shared_ptr<const ReplayData> data_;
+  Tick time_ = 0;
+  std::vector<QueueEntry> rows_;
+};
+
+}  // namespace headroom::gui

@@ -4,6 +4,7 @@
 
 #include "policies/kubernetes.hpp"
 #include "policies/queue_order.hpp"
+#include "policies/slurm.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies {
@@ -41,6 +42,12 @@ const std::vector<Entry>& entries() {
         k8s::param_keys()},
        k8s::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return k8s::make_policy(params, seed); }},
+      {{"slurm",
+        "slurmctld: multifactor priority with classic or Fair Tree fair-share, strict-priority main scheduler per "
+        "partition, conservative backfill, cons_tres + GRES gpu, time limits, partition_prio / qos preemption",
+        slurm::param_keys()},
+       slurm::check_params,
+       [](const PolicyParams& params, std::uint64_t) { return slurm::make_policy(params); }},
   };
   return kEntries;
 }

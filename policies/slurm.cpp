@@ -109,9 +109,8 @@ std::vector<double> fair_tree_fairshare(const AssocTree& t, const std::vector<do
   double rank = users;
   // Depth-first over siblings sorted by level FS (fair_tree.c _calc_tree_fs).
   auto visit = [&](auto&& self, std::vector<int> sibs) -> void {
-    std::stable_sort(sibs.begin(), sibs.end(), [&](int a, int b) {
-      return lf[static_cast<std::size_t>(a)] > lf[static_cast<std::size_t>(b)];
-    });
+    std::stable_sort(sibs.begin(), sibs.end(),
+                     [&](int a, int b) { return lf[static_cast<std::size_t>(a)] > lf[static_cast<std::size_t>(b)]; });
     bool have_prev = false;
     double prev_lf = 0, prev_hi = 0;
     std::size_t i = 0;
@@ -152,8 +151,8 @@ std::vector<double> fair_tree_fairshare(const AssocTree& t, const std::vector<do
 }
 
 std::uint32_t multifactor_priority(const Config& c, const Factors& fa) {
-  double p = c.w_age * fa.age + c.w_fairshare * fa.fairshare + c.w_jobsize * fa.jobsize +
-             c.w_partition * fa.partition + c.w_qos * fa.qos;
+  double p = c.w_age * fa.age + c.w_fairshare * fa.fairshare + c.w_jobsize * fa.jobsize + c.w_partition * fa.partition +
+             c.w_qos * fa.qos;
   for (const auto& [r, w] : c.w_tres) {
     const auto it = fa.tres.find(r);
     if (it != fa.tres.end()) p += w * it->second;
@@ -563,8 +562,10 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   static Tick time_limit(const Job& job, const Part& p) {
     Tick limit = job.walltime > 0 ? job.walltime : p.conf.default_time;
-    if (limit == kUnlimited || limit <= 0) limit = p.conf.max_time;
-    else if (p.conf.max_time != kUnlimited) limit = std::min(limit, p.conf.max_time);
+    if (limit == kUnlimited || limit <= 0)
+      limit = p.conf.max_time;
+    else if (p.conf.max_time != kUnlimited)
+      limit = std::min(limit, p.conf.max_time);
     return limit;  // kUnlimited when neither
   }
 
@@ -674,7 +675,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       for (std::size_t i = 0; quiet && i < rate_.size(); ++i) quiet = rate_[i] == 0 && pend_[i] == 0;
       Tick t = next_calc_;
       if (quiet) t = next_calc_ + (now - next_calc_) / c_.calc_period * c_.calc_period;
-      const double d = c_.half_life > 0 ? std::exp2(-sim::to_seconds(t - last_calc_) / sim::to_seconds(c_.half_life)) : 1.0;
+      const double d =
+          c_.half_life > 0 ? std::exp2(-sim::to_seconds(t - last_calc_) / sim::to_seconds(c_.half_life)) : 1.0;
       const Tick period = c_.usage_reset == ResetPeriod::Daily ? sim::kDay : 7 * sim::kDay;
       const bool reset = c_.usage_reset != ResetPeriod::None && t / period != last_calc_ / period;
       for (std::size_t i = 0; i < usage_.size(); ++i) {
@@ -699,8 +701,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     const Shape& s = shape_[j];
     Factors f;
-    if (c_.w_age > 0)
-      f.age = std::clamp(sim::to_seconds(now - eligible_[j]) / sim::to_seconds(c_.max_age), 0.0, 1.0);
+    if (c_.w_age > 0) f.age = std::clamp(sim::to_seconds(now - eligible_[j]) / sim::to_seconds(c_.max_age), 0.0, 1.0);
     if (c_.w_fairshare > 0) f.fairshare = fs_.at(static_cast<std::size_t>(leaf_of_.at(job.tenant)));
     const bool have_cpus = total_cpus_ > 0 && job.cpus > 0;
     const double cpus = have_cpus ? job.cpus : job.gpus;
@@ -726,8 +727,9 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
     }
     if (c_.w_partition > 0)
-      f.partition = c_.no_normal_part ? static_cast<double>(p.conf.job_factor)
-                                      : (max_job_factor_ > 0 ? static_cast<double>(p.conf.job_factor) / max_job_factor_ : 0);
+      f.partition = c_.no_normal_part
+                        ? static_cast<double>(p.conf.job_factor)
+                        : (max_job_factor_ > 0 ? static_cast<double>(p.conf.job_factor) / max_job_factor_ : 0);
     if (c_.w_qos > 0) {
       const double qp = static_cast<double>(qos_of(job).conf.priority);
       f.qos = c_.no_normal_qos ? qp : (max_qos_prio_ > 0 ? qp / static_cast<double>(max_qos_prio_) : 0);
@@ -761,8 +763,7 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   void enqueue(JobIndex j) {
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
-    const std::int64_t level =
-        c_.preempt_type == PreemptType::Qos ? qos_of(workload_->jobs[j]).level : 0;
+    const std::int64_t level = c_.preempt_type == PreemptType::Qos ? qos_of(workload_->jobs[j]).level : 0;
     key_[j] = Key{level, p.conf.tier, prio_[j], workload_->jobs[j].submit, j};
     queue_.insert(key_[j]);
     queued_[j] = 1;
@@ -915,8 +916,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::erase_if(cand_, [&](const auto& c) { return weight_[c.first] > min_w; });
     const std::pair<NodeId, std::int32_t>* single = nullptr;
     for (const auto& c : cand_)
-      if (c.second >= s.total && (single == nullptr || std::tuple(weight_[c.first], c.second, c.first) <
-                                                           std::tuple(weight_[single->first], single->second, single->first)))
+      if (c.second >= s.total &&
+          (single == nullptr || std::tuple(weight_[c.first], c.second, c.first) <
+                                    std::tuple(weight_[single->first], single->second, single->first)))
         single = &c;
     if (single != nullptr) {
       slice(single->first, s.total);
@@ -996,8 +998,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (queue_.empty()) return;
     if (free_now_ <= 0 && c_.preempt_type == PreemptType::None) return;
     std::vector<JobIndex> head;
-    for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth;
-         ++it)
+    for (auto it = queue_.begin();
+         it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth; ++it)
       head.push_back(it->j);
     std::vector<char> failed(parts_.size(), 0);
     std::size_t failed_count = 0;
@@ -1036,8 +1038,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     } else {
       const QosR& pq = qos_of(jobs[p]);
       const QosR& vq = qos_of(jobs[victim]);
-      const bool listed = std::find(pq.preempts.begin(), pq.preempts.end(),
-                                    static_cast<int>(&vq - qos_.data())) != pq.preempts.end();
+      const bool listed =
+          std::find(pq.preempts.begin(), pq.preempts.end(), static_cast<int>(&vq - qos_.data())) != pq.preempts.end();
       const bool within = c_.preempt_within && &pq == &vq && prio_[p] > prio_[victim];
       if (!listed && !within) return false;
       if (c_.preempt_priority && prio_[p] <= prio_[victim]) return false;
@@ -1117,7 +1119,7 @@ class SlurmPolicy final : public Policy, public Inspect {
                                                                         : PreemptMode::Checkpoint;
     for (JobIndex x : minimal) {
       const Tick grace = c_.preempt_type == PreemptType::Qos ? qos_of(jobs[x]).conf.grace
-                                                               : parts_[static_cast<std::size_t>(part_[x])].conf.grace;
+                                                             : parts_[static_cast<std::size_t>(part_[x])].conf.grace;
       const char* why = c_.preempt_mode == PreemptModeS::Cancel    ? "preempted (CANCEL)"
                         : c_.preempt_mode == PreemptModeS::Requeue ? "preempted (REQUEUE)"
                                                                    : "preempted (SUSPEND)";
@@ -1146,11 +1148,15 @@ class SlurmPolicy final : public Policy, public Inspect {
     const Tick res = c_.bf_resolution;
     for (NodeId id : res_nodes_) res_[id].clear();
     res_nodes_.clear();
+    by_start_.clear();
+    by_end_.clear();
+    blockcnt_.assign(avail_.size(), 0);
+    prof_ = avail_;
     std::set<Tick> res_ends;
     // Running jobs release at start + limit, rounded up.
     rel_.clear();
     for (const auto& [t, x] : by_kill_) {
-      const Tick r = ceil_to(t, res);
+      const Tick r = std::max(ceil_to(t, res), now + 1);  // still running now
       if (r > horizon) break;
       rel_.push_back({r, x});
     }
@@ -1170,57 +1176,80 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
       if (nominee_.count(j) != 0) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
-      // Start now, clear of every reservation?
-      if (free_now_ >= jobs[j].gpus) {
-        auto pl = choose(s, j, avail_, [&](NodeId id) { return !overlaps(res_[id], now, now + limit); });
-        if (!pl.empty() && start(s, j, pl, "backfill").empty()) {
-          ++starts;
-          ++bf_starts_;
-          const std::pair<Tick, JobIndex> r{ceil_to(now + limit, res), j};
-          if (r.first <= horizon) rel_.insert(std::upper_bound(rel_.begin(), rel_.end(), r), r);
-          continue;
-        }
-      }
-      // Earliest start inside the window: walk the releases and reservation ends.
-      prof_ = avail_;
-      std::int64_t total = 0;
-      for (NodeId id = 0; id < prof_.size(); ++id)
-        if (prof_[id].ok && held_for_[id] == kNoJob) total += prof_[id].gpus;
-      std::size_t ri = 0;
+      // Earliest start inside the window: walk the releases and reservation ends in time order.
+      // `total` counts GPUs free at t; `blocked` those on nodes a reservation blocks over
+      // [t, t + limit), kept up to date by block events (a reservation [b, e) blocks t in
+      // (b - limit, e)), so the exact node choice runs only when enough could be clear.
+      // prof_ equals avail_ between jobs; the nodes a walk changes are restored after it.
+      std::int64_t total = free_now_, blocked = 0;
+      auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
+      touched_.clear();
+      std::size_t ri = 0, bs = 0, be = 0;
       auto ei = res_ends.begin();
+      bool first = true;  // t = now: start the job if it fits clear of every reservation
+      bool started = false;
       while (true) {
         Tick t = kYear * 1000;
-        if (ri < rel_.size()) t = rel_[ri].first;
-        if (ei != res_ends.end()) t = std::min(t, *ei);
+        if (first) t = now;
+        if (!first && ri < rel_.size()) t = rel_[ri].first;
+        if (!first && ei != res_ends.end()) t = std::min(t, *ei);
+        first = false;
         if (t > horizon) break;
         while (ri < rel_.size() && rel_[ri].first <= t) {
           const JobIndex x = rel_[ri].second;
           for (const auto& sl : s.placement(x)) {
+            const std::int64_t before = counted(sl.node);
+            touched_.push_back(sl.node);
             auto& a = prof_[sl.node];
             a.gpus += sl.gpus;
             a.cpus += sl.cpus;
             a.mem += sl.memory_mib;
-            if (shape_[x].exclusive) a.ok = s.cluster().node(sl.node).up && held_for_[sl.node] == kNoJob;
-            if (a.ok && held_for_[sl.node] == kNoJob) total += sl.gpus;
+            if (shape_[x].exclusive) a.ok = s.cluster().node(sl.node).up;
+            const std::int64_t delta = counted(sl.node) - before;
+            total += delta;
+            if (blockcnt_[sl.node] > 0) blocked += delta;
           }
           ++ri;
         }
+        // Block before unblock at the same t: an end at t with a start before t + limit nets 0.
+        while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= t) {
+          const NodeId id = by_start_[bs++].second;
+          if (blockcnt_[id]++ == 0) blocked += counted(id);
+        }
+        while (be < by_end_.size() && by_end_[be].first <= t) {
+          const NodeId id = by_end_[be++].second;
+          if (--blockcnt_[id] == 0) blocked -= counted(id);
+        }
         while (ei != res_ends.end() && *ei <= t) ++ei;
-        if (total < jobs[j].gpus) continue;
-        // GPUs free at t on nodes no reservation blocks over [t, t + limit): a cheap bound first.
-        std::int64_t clear = total;
-        for (NodeId id : res_nodes_)
-          if (prof_[id].ok && held_for_[id] == kNoJob && overlaps(res_[id], t, t + limit)) clear -= prof_[id].gpus;
-        if (clear < jobs[j].gpus) continue;
+        if (total - blocked < jobs[j].gpus) continue;
         auto pl = choose(s, j, prof_, [&](NodeId id) { return !overlaps(res_[id], t, t + limit); });
         if (pl.empty()) continue;
+        if (t == now) {
+          started = start(s, j, pl, "backfill").empty();
+          for (const auto& sl : pl) touched_.push_back(sl.node);
+          if (started) {
+            ++starts;
+            ++bf_starts_;
+            const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
+            if (r.first <= horizon) rel_.insert(std::upper_bound(rel_.begin(), rel_.end(), r), r);
+          }
+          break;
+        }
         for (const auto& sl : pl) {
           if (res_[sl.node].empty()) res_nodes_.push_back(sl.node);
           res_[sl.node].push_back({t, t + limit});
+          const std::pair<Tick, NodeId> a{t, sl.node}, b{t + limit, sl.node};
+          by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), a), a);
+          by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), b), b);
         }
         res_ends.insert(t + limit);
         break;
       }
+      // Undo the block counts of this job's walk.
+      (void)started;
+      for (NodeId id : touched_) prof_[id] = avail_[id];
+      for (std::size_t k = 0; k < bs; ++k) --blockcnt_[by_start_[k].second];
+      for (std::size_t k = 0; k < be; ++k) ++blockcnt_[by_end_[k].second];
     }
   }
 
@@ -1269,8 +1298,11 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
   std::vector<std::vector<std::pair<Tick, Tick>>> res_;
-  std::vector<NodeId> res_nodes_;
+  std::vector<NodeId> res_nodes_, touched_;
   std::vector<std::pair<Tick, JobIndex>> rel_;
+  // This pass's reservations, one entry per node, by start and by end.
+  std::vector<std::pair<Tick, NodeId>> by_start_, by_end_;
+  std::vector<int> blockcnt_;
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

@@ -105,8 +105,7 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
   auto err = [&](const std::string& key, const ParamValue& v, const std::string& msg) {
     errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
   };
-  auto integer = [&](const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi,
-                     std::int64_t& dst) {
+  auto integer = [&](const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
     const auto n = parse_int(trim(v.text));
     if (!n || *n < lo || *n > hi) {
       err(key, v,
@@ -119,16 +118,15 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
   auto real = [&](const std::string& key, const ParamValue& v, double lo, double hi, double& dst) {
     const auto d = parse_double(trim(v.text));
     if (!d || *d < lo || *d > hi) {
-      err(key, v, "expected a number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
-                      quoted(v.text));
+      err(key, v,
+          "expected a number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
       return false;
     }
     dst = *d;
     return true;
   };
   // Slurm time; `unlimited_ok` accepts UNLIMITED/INFINITE.
-  auto time = [&](const std::string& key, const ParamValue& v, Tick unit, bool unlimited_ok, bool positive,
-                  Tick& dst) {
+  auto time = [&](const std::string& key, const ParamValue& v, Tick unit, bool unlimited_ok, bool positive, Tick& dst) {
     const auto t = parse_slurm_time(trim(v.text), unit);
     if (!t || (*t == kUnlimited && !unlimited_ok) || (positive && *t == 0) || *t < kUnlimited) {
       err(key, v,
@@ -164,8 +162,9 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       std::string bad;
       auto& dst = key == "TRESBillingWeights" ? out.billing : out.w_tres;
       if (!parse_tres(text, dst, bad))
-        err(key, v, "expected TRES=weight items such as \"CPU=1,Mem=0.25G,GRES/gpu=8\" (TRES: CPU, Mem, GRES/gpu), got " +
-                        quoted(bad));
+        err(key, v,
+            "expected TRES=weight items such as \"CPU=1,Mem=0.25G,GRES/gpu=8\" (TRES: CPU, Mem, GRES/gpu), got " +
+                quoted(bad));
     } else if (key == "PriorityMaxAge") {
       time(key, v, sim::kMinute, false, true, out.max_age);
     } else if (key == "PriorityDecayHalfLife") {
@@ -199,7 +198,8 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       else if (text == "WEEKLY")
         out.usage_reset = ResetPeriod::Weekly;
       else
-        err(key, v, "unknown or unmodelled PriorityUsageResetPeriod " + quoted(v.text) + "; modelled: NONE, DAILY, WEEKLY");
+        err(key, v,
+            "unknown or unmodelled PriorityUsageResetPeriod " + quoted(v.text) + "; modelled: NONE, DAILY, WEEKLY");
     } else if (key == "FairShareDampeningFactor") {
       std::int64_t d = 1;
       if (integer(key, v, 1, 65535, d)) out.dampening = static_cast<double>(d);
@@ -265,7 +265,9 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
         else if (f == "PRIORITY")
           out.preempt_priority = true;
         else
-          err(key, v, "unknown PreemptMode item " + quoted(f) + "; expected: OFF, CANCEL, REQUEUE, SUSPEND, GANG, WITHIN, PRIORITY");
+          err(key, v,
+              "unknown PreemptMode item " + quoted(f) +
+                  "; expected: OFF, CANCEL, REQUEUE, SUSPEND, GANG, WITHIN, PRIORITY");
       }
     } else if (key == "PreemptParameters") {
       for (const auto& f : split_list(text)) {
@@ -339,14 +341,16 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
     }
   }
   if (out.preempt_type != PreemptType::None && out.preempt_mode == PreemptModeS::Off && type_at != nullptr)
-    err("PreemptType", *type_at, "PreemptType " + quoted(type_at->text) + " needs PreemptMode CANCEL, REQUEUE or SUSPEND");
+    err("PreemptType", *type_at,
+        "PreemptType " + quoted(type_at->text) + " needs PreemptMode CANCEL, REQUEUE or SUSPEND");
   (void)mode_at;
   // The account tree must reach root without cycles.
   for (const auto& a : out.accounts) {
     std::set<std::string> seen{a.name};
     std::string at = a.parent;
     while (at != "root") {
-      auto it = std::find_if(out.accounts.begin(), out.accounts.end(), [&](const AccountConf& x) { return x.name == at; });
+      auto it =
+          std::find_if(out.accounts.begin(), out.accounts.end(), [&](const AccountConf& x) { return x.name == at; });
       const auto pk = "accounts." + a.name + ".parent";
       const auto pv = params.find(pk);
       const ParamValue where = pv != params.end() ? pv->second : ParamValue{};
@@ -401,12 +405,13 @@ std::optional<Tick> parse_slurm_time(std::string_view text, Tick bare_unit) {
   std::int64_t seconds = 0;
   if (has_days) {
     // D-H, D-H:M, D-H:M:S
-    seconds = days * 86400 + parts[0] * 3600 + (parts.size() > 1 ? parts[1] * 60 : 0) + (parts.size() > 2 ? parts[2] : 0);
+    seconds =
+        days * 86400 + parts[0] * 3600 + (parts.size() > 1 ? parts[1] * 60 : 0) + (parts.size() > 2 ? parts[2] : 0);
     return seconds * sim::kSecond;
   }
   if (parts.size() == 1) return parts[0] * bare_unit;
   if (parts.size() == 2) return (parts[0] * 60 + parts[1]) * sim::kSecond;  // M:S
-  return (parts[0] * 3600 + parts[1] * 60 + parts[2]) * sim::kSecond;        // H:M:S
+  return (parts[0] * 3600 + parts[1] * 60 + parts[2]) * sim::kSecond;       // H:M:S
 }
 
 const std::vector<std::string>& param_keys() {

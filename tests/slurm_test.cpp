@@ -13,6 +13,7 @@
 #include "models/observer.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/simulation.hpp"
+#include "sim/rng.hpp"
 #include "test_support.hpp"
 #include "traces/import.hpp"
 
@@ -525,3 +526,54 @@ TEST(SlurmProperties, RiccSampleNoOvercommitAndOneTerminalStatePerJob) {
   EXPECT_GT(backfilled, 0);
   for (auto u : inv.used) EXPECT_EQ(u, 0);
 }
+
+class SlurmRandom : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(SlurmRandom, PreemptionAndBackfillKeepTheInvariants) {
+  const auto& [type, mode] = GetParam();
+  sim::RngStream rng(7, "slurm/random");
+  static const std::string kUsers[] = {"u0", "u1", "u2", "u3"};
+  ht::WorkloadBuilder b;
+  double t = 0;
+  for (int i = 0; i < 1500; ++i) {
+    t += std::floor(rng.exponential(1.0 / 20.0));
+    static const int kSizes[] = {1, 1, 2, 4, 8, 8, 16, 3};
+    b.job(t, kSizes[rng.below(8)], std::floor(rng.lognormal(5.0, 1.2)) + 1, kUsers[rng.below(4)]);
+  }
+  auto w = b.build();
+  for (auto& j : w.jobs) {
+    const bool hi = rng.below(5) == 0;
+    j.queue = w.queues.intern(hi ? "hi" : "lo");
+    j.qos = w.qos.intern(hi ? "high" : "low");
+    if (rng.below(3) != 0) j.walltime = j.runtime * static_cast<sim::Tick>(1 + rng.below(3)) / 2 + kSecond;
+    if (j.gpus >= 8 && rng.below(2) == 0) j.gpus_per_node = 8;
+  }
+  models::ClusterSpec c;
+  c.pools.push_back({"big", 3, 8, "A100", 0, 0});
+  c.pools.push_back({"small", 4, 4, "A100", 0, 0});
+  Invariants inv(w.jobs.size(), c);
+  const SlurmRun r(w, c,
+                   params({{"PreemptType", type},
+                           {"PreemptMode", mode},
+                           {"qos.high.Preempt", "low"},
+                           {"partitions.hi.PriorityTier", "2"},
+                           {"partitions.lo.PriorityTier", "1"},
+                           {"PriorityWeightFairshare", "1000"},
+                           {"PriorityWeightAge", "100"},
+                           {"accounts.acct.users", "[u0, u1]"}}),
+                   &inv);
+  EXPECT_EQ(inv.overcommits, 0);
+  int preempted = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(inv.ends[j], 1) << "job " << j;
+    const auto s = r.state(j);
+    EXPECT_TRUE(s == JobState::Completed || s == JobState::Cancelled || s == JobState::Failed) << j;
+    preempted += r.preemptions(j) > 0 ? 1 : 0;
+  }
+  EXPECT_GT(preempted, 0);
+  for (auto u : inv.used) EXPECT_EQ(u, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, SlurmRandom,
+                         ::testing::Combine(::testing::Values("preempt/qos", "preempt/partition_prio"),
+                                            ::testing::Values("CANCEL", "REQUEUE", "SUSPEND")));

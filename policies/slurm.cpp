@@ -1160,6 +1160,21 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (r > horizon) break;
       rel_.push_back({r, x});
     }
+    // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
+    // more than their jobs hold): a job asking for more cannot start or reserve in the window.
+    std::int64_t final_bound = std::numeric_limits<std::int64_t>::max();
+    if (std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; })) {
+      final_bound = free_now_;
+      for (const auto& [t, x] : rel_) {
+        (void)t;
+        final_bound += s.workload().jobs[x].gpus;
+      }
+    }
+    // The releases node by node, in time order, for the walks below.
+    rslice_.clear();
+    for (const auto& [t, x] : rel_)
+      for (const auto& sl : s.placement(x))
+        rslice_.push_back({t, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive});
     std::vector<JobIndex> order;
     for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order.size()) < c_.bf_max_job_test;
          ++it)
@@ -1175,6 +1190,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (free_now_ <= 0 || free_now_ < least[oi]) break;
       if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
       if (nominee_.count(j) != 0) continue;
+      if (jobs[j].gpus > final_bound) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
       // Earliest start inside the window: walk the releases and reservation ends in time order.
       // `total` counts GPUs free at t; `blocked` those on nodes a reservation blocks over
@@ -1191,25 +1207,22 @@ class SlurmPolicy final : public Policy, public Inspect {
       while (true) {
         Tick t = kYear * 1000;
         if (first) t = now;
-        if (!first && ri < rel_.size()) t = rel_[ri].first;
+        if (!first && ri < rslice_.size()) t = rslice_[ri].t;
         if (!first && ei != res_ends.end()) t = std::min(t, *ei);
         first = false;
         if (t > horizon) break;
-        while (ri < rel_.size() && rel_[ri].first <= t) {
-          const JobIndex x = rel_[ri].second;
-          for (const auto& sl : s.placement(x)) {
-            const std::int64_t before = counted(sl.node);
-            touched_.push_back(sl.node);
-            auto& a = prof_[sl.node];
-            a.gpus += sl.gpus;
-            a.cpus += sl.cpus;
-            a.mem += sl.memory_mib;
-            if (shape_[x].exclusive) a.ok = s.cluster().node(sl.node).up;
-            const std::int64_t delta = counted(sl.node) - before;
-            total += delta;
-            if (blockcnt_[sl.node] > 0) blocked += delta;
-          }
-          ++ri;
+        while (ri < rslice_.size() && rslice_[ri].t <= t) {
+          const RSlice& sl = rslice_[ri++];
+          const std::int64_t before = counted(sl.node);
+          touched_.push_back(sl.node);
+          auto& a = prof_[sl.node];
+          a.gpus += sl.gpus;
+          a.cpus += sl.cpus;
+          a.mem += sl.mem;
+          if (sl.exclusive) a.ok = s.cluster().node(sl.node).up;
+          const std::int64_t delta = counted(sl.node) - before;
+          total += delta;
+          if (blockcnt_[sl.node] > 0) blocked += delta;
         }
         // Block before unblock at the same t: an end at t with a start before t + limit nets 0.
         while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= t) {
@@ -1231,7 +1244,17 @@ class SlurmPolicy final : public Policy, public Inspect {
             ++starts;
             ++bf_starts_;
             const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
-            if (r.first <= horizon) rel_.insert(std::upper_bound(rel_.begin(), rel_.end(), r), r);
+            if (r.first <= horizon) {
+              rel_.insert(std::upper_bound(rel_.begin(), rel_.end(), r), r);  // back by the window's end
+              auto at = std::upper_bound(rslice_.begin(), rslice_.end(), r.first,
+                                         [](Tick v, const RSlice& x) { return v < x.t; });
+              std::vector<RSlice> add;
+              for (const auto& sl : pl)
+                add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive});
+              rslice_.insert(at, add.begin(), add.end());
+            } else {
+              final_bound -= jobs[j].gpus;
+            }
           }
           break;
         }
@@ -1300,6 +1323,14 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<std::vector<std::pair<Tick, Tick>>> res_;
   std::vector<NodeId> res_nodes_, touched_;
   std::vector<std::pair<Tick, JobIndex>> rel_;
+  struct RSlice {
+    Tick t;
+    NodeId node;
+    std::int32_t gpus, cpus;
+    std::int64_t mem;
+    bool exclusive;
+  };
+  std::vector<RSlice> rslice_;
   // This pass's reservations, one entry per node, by start and by end.
   std::vector<std::pair<Tick, NodeId>> by_start_, by_end_;
   std::vector<int> blockcnt_;

@@ -1185,9 +1185,25 @@ class SlurmPolicy final : public Policy, public Inspect {
     // can start in this pass, and reservations only matter for what starts now.
     std::vector<std::int32_t> least(order.size() + 1, std::numeric_limits<std::int32_t>::max());
     for (std::size_t i = order.size(); i-- > 0;) least[i] = std::min(least[i + 1], jobs[order[i]].gpus);
+    // The shortest limit from each tested job on, and the nodes with free GPUs now: once the GPUs
+    // free now on nodes no reservation blocks over [now, now + shortest limit) are fewer than the
+    // least demand, no later job can start now and the pass is over (its reservations would be
+    // thrown away).
+    std::vector<Tick> shortest(order.size() + 1, std::numeric_limits<Tick>::max());
+    for (std::size_t i = order.size(); i-- > 0;)
+      shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
+    freenodes_.clear();
+    for (NodeId id = 0; id < avail_.size(); ++id)
+      if (avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
     for (std::size_t oi = 0; oi < order.size(); ++oi) {
       const JobIndex j = order[oi];
       if (free_now_ <= 0 || free_now_ < least[oi]) break;
+      if (!by_start_.empty()) {
+        std::int64_t clear = 0;
+        for (NodeId id : freenodes_)
+          if (!overlaps(res_[id], now, now + shortest[oi])) clear += std::max(avail_[id].gpus, 0);
+        if (clear < least[oi]) break;
+      }
       if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
       if (nominee_.count(j) != 0) continue;
       if (jobs[j].gpus > final_bound) continue;
@@ -1321,7 +1337,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
   std::vector<std::vector<std::pair<Tick, Tick>>> res_;
-  std::vector<NodeId> res_nodes_, touched_;
+  std::vector<NodeId> res_nodes_, touched_, freenodes_;
   std::vector<std::pair<Tick, JobIndex>> rel_;
   struct RSlice {
     Tick t;

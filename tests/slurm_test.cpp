@@ -525,6 +525,8 @@ TEST(SlurmProperties, RiccSampleNoOvercommitAndOneTerminalStatePerJob) {
   EXPECT_GT(timeouts, 0) << "the log has jobs running past their requested time";
   EXPECT_GT(backfilled, 0);
   for (auto u : inv.used) EXPECT_EQ(u, 0);
+  const SlurmRun again(w, c);
+  EXPECT_EQ(again.stats.fingerprint, r.stats.fingerprint) << "deterministic";
 }
 
 class SlurmRandom : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};

@@ -44,8 +44,10 @@
 //    each tested job starts now if it fits without touching a reservation, else it reserves whole
 //    nodes at its earliest start inside the window. Time limit = min(job TimeLimit, partition
 //    MaxTime); none = DefaultTime, else MaxTime, else one year (_set_backfill_timelimits). A pass is
-//    skipped when nothing changed since the last one or no GPU is free now: it could start nothing.
-//    Backfill does not preempt.
+//    skipped when nothing changed since the last one or no GPU is free now, and ends early once the
+//    GPUs free now on nodes clear of reservations over the shortest remaining limit are fewer than
+//    the least remaining demand: no later job could start, and reservations last one pass only.
+//    These shortcuts change no decision. Backfill does not preempt.
 //  - Time limits (slurmctld/job_mgr.c job_time_limit): a job still running at start + limit is
 //    killed there (Cancelled, reason "timeout: TimeLimit reached"); a TimeLimit above the
 //    partition's MaxTime is capped at MaxTime (EnforcePartLimits=NO would hold it pending).

@@ -7,6 +7,7 @@
 #include "policies/kueue.hpp"
 #include "policies/las.hpp"
 #include "policies/queue_order.hpp"
+#include "policies/slurm.hpp"
 #include "policies/srtf.hpp"
 #include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
@@ -75,6 +76,12 @@ const std::vector<Entry>& entries() {
         kai::param_keys()},
        kai::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return kai::make_policy(params, seed); }},
+      {{"slurm",
+        "slurmctld: multifactor priority with classic or Fair Tree fair-share, strict-priority main scheduler per "
+        "partition, conservative backfill, cons_tres + GRES gpu, time limits, partition_prio / qos preemption",
+        slurm::param_keys()},
+       slurm::check_params,
+       [](const PolicyParams& params, std::uint64_t) { return slurm::make_policy(params); }},
   };
   return kEntries;
 }

@@ -132,7 +132,8 @@ TEST(Sacct, SampleExactValues) {
   EXPECT_EQ(ids(w),
             (std::vector<std::int64_t>{1003, 1001, 1002, 1005, 1006, 1004, 1004, 1004, 1007, 1009, 1010, 1013, 1014}));
   EXPECT_EQ(w.tenants.names(), (std::vector<std::string>{"vision", "nlp", "carol", "physics"}));
-  EXPECT_EQ(w.queues.names(), (std::vector<std::string>{"gpu", "gpu/high", "debug", "cpu"}));
+  EXPECT_EQ(w.queues.names(), (std::vector<std::string>{"gpu", "debug", "cpu"}));
+  EXPECT_EQ(w.qos.names(), (std::vector<std::string>{"normal", "high"}));
   EXPECT_EQ(w.gpu_type_names, (std::vector<std::string>{"a100", "v100", "h100"}));
 
   const auto& c = w.jobs[0];  // 1003: Account empty -> User; Timelimit MM:SS; CANCELLED by uid
@@ -163,8 +164,11 @@ TEST(Sacct, SampleExactValues) {
   EXPECT_EQ(a.trace_status, TraceStatus::Completed);
   EXPECT_EQ(a.kind, JobKind::Batch);
 
-  const auto& b = w.jobs[2];  // 1002: QOS in the queue name, D-HH:MM:SS, TIMEOUT
-  EXPECT_EQ(w.queues.name(b.queue), "gpu/high");
+  const auto& b = w.jobs[2];  // 1002: Partition is the queue, QOS its own field, D-HH:MM:SS, TIMEOUT
+  EXPECT_EQ(w.queues.name(b.queue), "gpu");
+  ASSERT_NE(b.qos, models::kNone);
+  EXPECT_EQ(w.qos.name(b.qos), "high");
+  EXPECT_EQ(w.qos.name(a.qos), "normal");
   EXPECT_EQ(b.trace_start, s(1500));
   EXPECT_EQ(b.trace_end, s(95100));
   EXPECT_EQ(b.runtime, s(93600));

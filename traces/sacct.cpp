@@ -327,9 +327,8 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
     j.tenant = w.tenants.intern(account.empty() ? user : account);
     const std::string_view partition = t.text(kPartition);
     const std::string_view qos = t.text(kQos);
-    std::string queue(partition.empty() ? std::string_view("default") : partition);
-    if (!qos.empty() && qos != "normal") queue += "/" + std::string(qos);
-    j.queue = w.queues.intern(queue);
+    j.queue = w.queues.intern(partition.empty() ? std::string_view("default") : partition);
+    if (!qos.empty()) j.qos = w.qos.intern(qos);
     const std::string_view state = t.text(kState);
     j.trace_status = parse_state(state);
     e.state = std::string(state.substr(0, state.find(' ')));

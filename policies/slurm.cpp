@@ -1,0 +1,1363 @@
+#include "policies/slurm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace headroom::policies::slurm {
+
+using models::Job;
+using models::JobState;
+using models::kNoJob;
+using models::NodeId;
+
+// ---------------------------------------------------------------------------------------------
+// Fair-share arithmetic.
+
+int AssocTree::add(const std::string& n, int par, double sh, bool user) {
+  const int id = static_cast<int>(name.size());
+  name.push_back(n);
+  parent.push_back(par);
+  shares.push_back(sh);
+  is_user.push_back(user);
+  children.emplace_back();
+  if (par >= 0) children[static_cast<std::size_t>(par)].push_back(id);
+  return id;
+}
+
+namespace {
+
+// Subtree usage of every node from the users' usage (non-users' own entries are ignored).
+std::vector<double> subtree_usage(const AssocTree& t, const std::vector<double>& usage) {
+  const std::size_t n = t.name.size();
+  std::vector<double> u(n, 0.0);
+  // Children may be added after their parent or before; walk depth-first from root.
+  std::vector<std::pair<int, bool>> stack{{0, false}};
+  while (!stack.empty()) {
+    auto [i, done] = stack.back();
+    stack.pop_back();
+    const auto si = static_cast<std::size_t>(i);
+    if (done) {
+      if (t.is_user[si]) {
+        u[si] = si < usage.size() ? usage[si] : 0.0;
+      } else {
+        for (int c : t.children[si]) u[si] += u[static_cast<std::size_t>(c)];
+      }
+      continue;
+    }
+    stack.push_back({i, true});
+    for (int c : t.children[si]) stack.push_back({c, false});
+  }
+  return u;
+}
+
+double sibling_shares(const AssocTree& t, int i) {
+  const int p = t.parent[static_cast<std::size_t>(i)];
+  if (p < 0) return 0;
+  double s = 0;
+  for (int c : t.children[static_cast<std::size_t>(p)]) s += t.shares[static_cast<std::size_t>(c)];
+  return s;
+}
+
+}  // namespace
+
+std::vector<double> classic_fairshare(const AssocTree& t, const std::vector<double>& usage, double dampening) {
+  const std::size_t n = t.name.size();
+  const auto u = subtree_usage(t, usage);
+  const double total = u[0];
+  std::vector<double> s(n, 1.0), ue(n, 0.0), f(n, 1.0);
+  std::vector<int> order{0};
+  for (std::size_t k = 0; k < order.size(); ++k)
+    for (int c : t.children[static_cast<std::size_t>(order[k])]) order.push_back(c);
+  for (int i : order) {
+    const auto si = static_cast<std::size_t>(i);
+    const int p = t.parent[si];
+    if (p < 0) continue;
+    const auto sp = static_cast<std::size_t>(p);
+    const double sib = sibling_shares(t, i);
+    const double norm = sib > 0 ? t.shares[si] / sib : 0.0;
+    s[si] = s[sp] * norm;
+    const double ua = total > 0 ? u[si] / total : 0.0;
+    ue[si] = p == 0 ? ua : ua + (ue[sp] - ua) * norm;
+    f[si] = s[si] > 0 ? std::exp2(-(ue[si] / s[si]) / dampening) : 0.0;
+  }
+  return f;
+}
+
+std::vector<double> fair_tree_fairshare(const AssocTree& t, const std::vector<double>& usage,
+                                        std::vector<double>* level_fs) {
+  const std::size_t n = t.name.size();
+  const auto u = subtree_usage(t, usage);
+  std::vector<double> lf(n, 0.0), f(n, 0.0);
+  for (std::size_t i = 1; i < n; ++i) {
+    const int p = t.parent[i];
+    const double sib = sibling_shares(t, static_cast<int>(i));
+    double sib_usage = 0;
+    for (int c : t.children[static_cast<std::size_t>(p)]) sib_usage += u[static_cast<std::size_t>(c)];
+    const double sn = sib > 0 ? t.shares[i] / sib : 0.0;
+    const double un = sib_usage > 0 ? u[i] / sib_usage : 0.0;
+    lf[i] = sn == 0 ? 0.0 : (un == 0 ? std::numeric_limits<double>::infinity() : sn / un);
+  }
+  double users = 0;
+  for (std::size_t i = 0; i < n; ++i) users += t.is_user[i] ? 1 : 0;
+  double rank = users;
+  // Depth-first over siblings sorted by level FS (fair_tree.c _calc_tree_fs).
+  auto visit = [&](auto&& self, std::vector<int> sibs) -> void {
+    std::stable_sort(sibs.begin(), sibs.end(),
+                     [&](int a, int b) { return lf[static_cast<std::size_t>(a)] > lf[static_cast<std::size_t>(b)]; });
+    bool have_prev = false;
+    double prev_lf = 0, prev_hi = 0;
+    std::size_t i = 0;
+    while (i < sibs.size()) {
+      const auto si = static_cast<std::size_t>(sibs[i]);
+      if (t.is_user[si]) {
+        if (have_prev && lf[si] == prev_lf) {
+          f[si] = prev_hi / users;
+        } else {
+          prev_hi = rank;
+          f[si] = rank / users;
+        }
+        rank -= 1;
+        have_prev = true;
+        prev_lf = lf[si];
+        ++i;
+        continue;
+      }
+      // Tied sibling accounts have their children merged.
+      std::size_t j = i;
+      std::vector<int> merged;
+      while (j < sibs.size() && !t.is_user[static_cast<std::size_t>(sibs[j])] &&
+             lf[static_cast<std::size_t>(sibs[j])] == lf[si]) {
+        for (int c : t.children[static_cast<std::size_t>(sibs[j])]) merged.push_back(c);
+        ++j;
+      }
+      const double hi = (have_prev && lf[si] == prev_lf) ? prev_hi : rank;
+      self(self, merged);
+      have_prev = true;
+      prev_lf = lf[si];
+      prev_hi = hi;
+      i = j;
+    }
+  };
+  visit(visit, t.children[0]);
+  if (level_fs != nullptr) *level_fs = lf;
+  return f;
+}
+
+std::uint32_t multifactor_priority(const Config& c, const Factors& fa) {
+  double p = c.w_age * fa.age + c.w_fairshare * fa.fairshare + c.w_jobsize * fa.jobsize + c.w_partition * fa.partition +
+             c.w_qos * fa.qos;
+  for (const auto& [r, w] : c.w_tres) {
+    const auto it = fa.tres.find(r);
+    if (it != fa.tres.end()) p += w * it->second;
+  }
+  if (!(p >= 1)) return 1;
+  if (p >= 4294967295.0) return 4294967295u;
+  return static_cast<std::uint32_t>(std::floor(p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The policy.
+
+namespace {
+
+constexpr Tick kYear = 365 * sim::kDay;
+constexpr int kNoPart = -1;
+
+Tick ceil_to(Tick t, Tick res) { return res <= 1 ? t : (t + res - 1) / res * res; }
+
+struct Avail {
+  std::int32_t gpus = 0;
+  std::int32_t cpus = 0;
+  std::int64_t mem = 0;
+  bool ok = false;  // up, not held by an exclusive job or for a suspended job
+};
+
+struct NodeCap {
+  std::int32_t gpus = 0;
+  std::int32_t cpus = 0;
+  std::int64_t memory_mib = 0;
+};
+
+struct Part {
+  PartitionConf conf;
+  std::vector<NodeId> nodes;  // by (weight, id)
+  std::vector<char> member;
+  std::int64_t gpus = 0, cpus = 0, mem = 0;
+};
+
+struct QosR {
+  QosConf conf;
+  std::vector<int> preempts;  // indices into qos_
+  std::int64_t level = 0;     // depth in the Preempt graph
+};
+
+// What one job asks of the nodes.
+struct Shape {
+  bool fixed = false;
+  std::vector<std::int32_t> slices;  // fixed: GPUs per node, largest first
+  std::int32_t need = 0;             // fixed: GPUs every chosen node must have free
+  std::int32_t total = 0;            // GPUs in all
+  std::int32_t cpn = 0;              // fixed: CPUs per node
+  std::int64_t mpn = 0;              // fixed: memory per node
+  std::int32_t cpg = 0;              // flexible: CPUs per GPU
+  std::int64_t mpg = 0;              // flexible: memory per GPU
+  bool exclusive = false;
+};
+
+struct Key {
+  std::int64_t level;
+  std::int64_t tier;
+  std::uint32_t prio;
+  Tick submit;
+  JobIndex j;
+  bool operator<(const Key& o) const {
+    if (level != o.level) return level > o.level;
+    if (tier != o.tier) return tier > o.tier;
+    if (prio != o.prio) return prio > o.prio;
+    if (submit != o.submit) return submit < o.submit;
+    return j < o.j;
+  }
+};
+
+struct Switch {
+  std::string name;
+  int level = 0;
+  std::vector<int> children;  // switch indices
+  std::vector<NodeId> nodes;  // every node below
+  bool leaf = true;
+};
+
+// Node names <pool><index> in hostlist syntax: "gpu[0-3,8],cpu0".
+std::vector<std::string> expand_hostlist(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = i;
+    int depth = 0;
+    while (j < text.size() && (text[j] != ',' || depth > 0)) {
+      if (text[j] == '[') ++depth;
+      if (text[j] == ']') --depth;
+      ++j;
+    }
+    std::string item = text.substr(i, j - i);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    const auto open = item.find('[');
+    if (open == std::string::npos || item.back() != ']') {
+      if (!item.empty()) out.push_back(item);
+    } else {
+      const std::string prefix = item.substr(0, open);
+      const std::string ranges = item.substr(open + 1, item.size() - open - 2);
+      std::size_t k = 0;
+      while (k <= ranges.size()) {
+        std::size_t e = ranges.find(',', k);
+        if (e == std::string::npos) e = ranges.size();
+        const std::string r = ranges.substr(k, e - k);
+        const auto dash = r.find('-');
+        try {
+          const long lo = std::stol(r.substr(0, dash));
+          const long hi = dash == std::string::npos ? lo : std::stol(r.substr(dash + 1));
+          for (long x = lo; x <= hi && x - lo < 1'000'000; ++x) out.push_back(prefix + std::to_string(x));
+        } catch (...) {
+          out.push_back(prefix + r);  // not a number: an unknown node name, reported as such
+        }
+        k = e + 1;
+      }
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+class SlurmPolicy final : public Policy, public Inspect {
+ public:
+  explicit SlurmPolicy(Config c) : c_(std::move(c)) {}
+
+  std::string_view name() const override { return "slurm"; }
+
+  void on_submit(const ClusterView& view, JobIndex j) override {
+    init(view);
+    advance_usage(view.now());
+    const Job& job = view.workload().jobs[j];
+    part_[j] = partition_of(view, job);
+    eligible_[j] = job.submit;
+    if (part_[j] == kNoPart) {
+      to_reject_.push_back({j, "invalid partition \"" + view.workload().queues.name(job.queue) +
+                                   "\": not among the configured partitions"});
+      return;
+    }
+    shape_[j] = make_shape(view, job, parts_[static_cast<std::size_t>(part_[j])]);
+    limit_[j] = time_limit(job, parts_[static_cast<std::size_t>(part_[j])]);
+    if (std::string why = never_fits(view, j); !why.empty()) {
+      to_reject_.push_back({j, why});
+      return;
+    }
+    prio_[j] = compute_priority(view, j, view.now());
+    enqueue(j);
+    dirty_ = true;
+  }
+
+  void on_requeue(const ClusterView& view, JobIndex j) override {
+    advance_usage(view.now());
+    dirty_ = true;
+    if (suspended_.count(j) != 0) return;  // waits for its preemptor to end, off the queue
+    used_limit_[j] = 0;
+    eligible_[j] = view.now() + c_.cred_expire + sim::kSecond;
+    waiting_.insert({eligible_[j], j});
+  }
+
+  void on_release(const ClusterView& view, JobIndex j) override {
+    advance_usage(view.now());
+    dirty_ = true;
+    by_kill_.erase({kill_at_[j], j});
+    const Job& job = view.workload().jobs[j];
+    const auto leaf = static_cast<std::size_t>(leaf_of_[job.tenant]);
+    charge(leaf, view.now());
+    rate_[leaf] -= rate_of_[j];
+    if (std::abs(rate_[leaf]) < 1e-9) rate_[leaf] = 0;
+    rate_of_[j] = 0;
+    if (shape_[j].exclusive)
+      for (const auto& s : view.placement(j)) --excl_[s.node];
+    if (suspended_.count(j) != 0) used_limit_[j] += view.now() - my_start_[j];
+    // Victims this job suspended resume once it is gone.
+    for (auto& [victim, s] : suspended_)
+      if (s.by == j) s.resumable = true;
+    nominee_.erase(j);
+  }
+
+  void on_end(const ClusterView& view, JobIndex j) override {
+    (void)view;
+    dequeue(j);
+    nominee_.erase(j);
+    dirty_ = true;
+  }
+
+  void schedule(Session& s) override {
+    init(s);
+    const Tick now = s.now();
+    advance_usage(now);
+    for (const auto& [j, why] : to_reject_)
+      if (s.state(j) == JobState::Pending) s.reject(j, why);
+    to_reject_.clear();
+    kill_overruns(s);
+    while (!waiting_.empty() && waiting_.begin()->first <= now) {
+      const JobIndex j = waiting_.begin()->second;
+      waiting_.erase(waiting_.begin());
+      if (s.state(j) != JobState::Pending) continue;
+      prio_[j] = compute_priority(s, j, now);
+      enqueue(j);
+      dirty_ = true;
+    }
+    if (prio_stale_) recompute_priorities(s, now);
+    resume_suspended(s);
+    build_avail(s);
+    main_scheduler(s);
+    if (c_.backfill && dirty_ && now >= last_bf_ + c_.bf_interval) {
+      backfill(s);
+      last_bf_ = now;
+      dirty_ = false;
+    }
+    // Wake only when something can change.
+    if (!waiting_.empty()) s.wake_at(waiting_.begin()->first);
+    if (!queue_.empty()) {
+      if (c_.backfill && dirty_) s.wake_at(last_bf_ + c_.bf_interval);
+      if (c_.multifactor && (c_.w_age > 0 || c_.w_fairshare > 0) && queue_.size() > 1) s.wake_at(next_calc_);
+    }
+  }
+
+  // Inspect
+  std::uint32_t job_priority(JobIndex j) const override { return prio_.at(j); }
+  double fairshare_of(models::TenantId t) const override {
+    return fs_.empty() ? 1.0 : fs_.at(static_cast<std::size_t>(leaf_of_.at(t)));
+  }
+  double usage_of(models::TenantId t) const override { return usage_.at(static_cast<std::size_t>(leaf_of_.at(t))); }
+  std::int64_t backfill_starts() const override { return bf_starts_; }
+
+ private:
+  struct Suspended {
+    JobIndex by = kNoJob;
+    models::Placement placement;
+    bool resumable = false;
+  };
+
+  // --- Setup ---------------------------------------------------------------------------------
+
+  void init(const ClusterView& view) {
+    if (ready_) return;
+    ready_ = true;
+    workload_ = &view.workload();
+    const auto& cl = view.cluster();
+    const auto& w = view.workload();
+    const std::size_t n = cl.nodes().size(), jobs = w.jobs.size();
+    weight_.assign(n, 1);
+    for (NodeId id = 0; id < n; ++id) {
+      const auto it = c_.node_weight.find(cl.spec().pools[cl.node(id).pool].name);
+      if (it != c_.node_weight.end()) weight_[id] = it->second;
+    }
+    excl_.assign(n, 0);
+    for (const auto& node : cl.nodes()) cap_.push_back(NodeCap{node.gpus, node.cpus, node.memory_mib});
+    held_for_.assign(n, kNoJob);
+    res_.assign(n, {});
+    for (const auto& node : cl.nodes()) {
+      total_gpus_ += node.gpus;
+      total_cpus_ += node.cpus;
+    }
+    // Partitions.
+    auto make_part = [&](const PartitionConf& conf) {
+      Part p;
+      p.conf = conf;
+      p.member.assign(n, 0);
+      for (NodeId id = 0; id < n; ++id) {
+        const auto& pool = cl.spec().pools[cl.node(id).pool].name;
+        if (conf.pools.empty() || std::find(conf.pools.begin(), conf.pools.end(), pool) != conf.pools.end()) {
+          p.member[id] = 1;
+          p.nodes.push_back(id);
+          p.gpus += cl.node(id).gpus;
+          p.cpus += cl.node(id).cpus;
+          p.mem += cl.node(id).memory_mib;
+        }
+      }
+      std::stable_sort(p.nodes.begin(), p.nodes.end(), [&](NodeId a, NodeId b) { return weight_[a] < weight_[b]; });
+      return p;
+    };
+    configured_parts_ = !c_.partitions.empty();
+    if (configured_parts_) {
+      for (const auto& pc : c_.partitions) parts_.push_back(make_part(pc));
+    } else {
+      for (const auto& q : w.queues.names()) {
+        PartitionConf pc;
+        pc.name = q;
+        parts_.push_back(make_part(pc));
+      }
+    }
+    for (const auto& p : parts_) max_job_factor_ = std::max(max_job_factor_, p.conf.job_factor);
+    // QOS: configured ones, then "normal" and every name of the workload not configured.
+    for (const auto& q : c_.qos) qos_.push_back({q, {}, 0});
+    auto qos_index = [&](const std::string& name) {
+      for (std::size_t i = 0; i < qos_.size(); ++i)
+        if (qos_[i].conf.name == name) return static_cast<int>(i);
+      QosR r;
+      r.conf.name = name;
+      qos_.push_back(r);
+      return static_cast<int>(qos_.size() - 1);
+    };
+    normal_qos_ = qos_index("normal");
+    for (const auto& q : w.qos.names()) qos_of_id_.push_back(qos_index(q));
+    for (auto& q : qos_) {
+      for (const auto& target : q.conf.preempt)
+        for (std::size_t i = 0; i < qos_.size(); ++i)
+          if (qos_[i].conf.name == target) q.preempts.push_back(static_cast<int>(i));
+      max_qos_prio_ = std::max(max_qos_prio_, q.conf.priority);
+    }
+    // Levels in the Preempt graph (longest chain, bounded against cycles).
+    for (std::size_t round = 0; round < qos_.size(); ++round)
+      for (auto& q : qos_)
+        for (int t : q.preempts)
+          q.level = std::max(q.level, std::min<std::int64_t>(qos_[static_cast<std::size_t>(t)].level + 1,
+                                                             static_cast<std::int64_t>(qos_.size())));
+    // Associations.
+    tree_.add("root", -1, 1, false);
+    std::map<std::string, int> account, user;
+    for (const auto& a : c_.accounts) account[a.name] = tree_.add(a.name, -1, static_cast<double>(a.shares), false);
+    for (const auto& a : c_.accounts) {
+      const int id = account[a.name];
+      const int par = a.parent == "root" ? 0 : account.at(a.parent);
+      tree_.parent[static_cast<std::size_t>(id)] = par;
+      tree_.children[static_cast<std::size_t>(par)].push_back(id);
+    }
+    for (const auto& a : c_.accounts)
+      for (const auto& u : a.users)
+        if (user.count(u) == 0) user[u] = tree_.add(u, account[a.name], 1, true);
+    for (const auto& t : w.tenants.names()) {
+      if (user.count(t) != 0) {
+        leaf_of_.push_back(user[t]);
+      } else if (account.count(t) != 0) {
+        user[t] = tree_.add(t, account[t], 1, true);
+        leaf_of_.push_back(user[t]);
+      } else {
+        const int acc = tree_.add(t, 0, 1, false);
+        user[t] = tree_.add(t, acc, 1, true);
+        leaf_of_.push_back(user[t]);
+      }
+    }
+    const std::size_t na = tree_.name.size();
+    usage_.assign(na, 0);
+    pend_.assign(na, 0);
+    rate_.assign(na, 0);
+    since_.assign(na, 0);
+    refresh_fairshare();
+    // Topology.
+    std::map<std::string, NodeId> node_by_name;
+    for (NodeId id = 0; id < n; ++id) {
+      const auto p = cl.node(id).pool;
+      node_by_name[cl.spec().pools[p].name + std::to_string(id - cl.pool_first_node(p))] = id;
+    }
+    for (const auto& sc : c_.switches) {
+      Switch sw;
+      sw.name = sc.name;
+      for (const auto& nn : expand_hostlist(sc.nodes)) {
+        const auto it = node_by_name.find(nn);
+        if (it != node_by_name.end()) sw.nodes.push_back(it->second);
+      }
+      switches_.push_back(std::move(sw));
+    }
+    for (std::size_t i = 0; i < c_.switches.size(); ++i)
+      for (const auto& child : c_.switches[i].switches)
+        for (std::size_t k = 0; k < switches_.size(); ++k)
+          if (switches_[k].name == child && k != i) {
+            switches_[i].children.push_back(static_cast<int>(k));
+            switches_[i].leaf = false;
+          }
+    for (std::size_t round = 0; round < switches_.size(); ++round)
+      for (auto& sw : switches_)
+        for (int ch : sw.children)
+          sw.level = std::max(sw.level, std::min(switches_[static_cast<std::size_t>(ch)].level + 1,
+                                                 static_cast<int>(switches_.size())));
+    // Nodes below each switch (leaves first by level order).
+    std::vector<std::size_t> by_level(switches_.size());
+    std::iota(by_level.begin(), by_level.end(), 0);
+    std::stable_sort(by_level.begin(), by_level.end(),
+                     [&](std::size_t a, std::size_t b) { return switches_[a].level < switches_[b].level; });
+    for (std::size_t i : by_level) {
+      auto& sw = switches_[i];
+      for (int ch : sw.children)
+        for (NodeId id : switches_[static_cast<std::size_t>(ch)].nodes) sw.nodes.push_back(id);
+      std::sort(sw.nodes.begin(), sw.nodes.end());
+      sw.nodes.erase(std::unique(sw.nodes.begin(), sw.nodes.end()), sw.nodes.end());
+    }
+    // Per-job state.
+    part_.assign(jobs, kNoPart);
+    shape_.assign(jobs, {});
+    limit_.assign(jobs, kUnlimited);
+    used_limit_.assign(jobs, 0);
+    eligible_.assign(jobs, 0);
+    prio_.assign(jobs, 1);
+    key_.assign(jobs, {});
+    queued_.assign(jobs, 0);
+    kill_at_.assign(jobs, 0);
+    my_start_.assign(jobs, 0);
+    rate_of_.assign(jobs, 0);
+    next_calc_ = (w.jobs.empty() ? 0 : w.jobs.front().submit) + c_.calc_period;
+    last_calc_ = next_calc_ - c_.calc_period;
+  }
+
+  int partition_of(const ClusterView& view, const Job& job) const {
+    const std::string& q = view.workload().queues.name(job.queue);
+    for (std::size_t i = 0; i < parts_.size(); ++i)
+      if (parts_[i].conf.name == q) return static_cast<int>(i);
+    if (configured_parts_ && (q.empty() || q == "default")) {
+      for (std::size_t i = 0; i < parts_.size(); ++i)
+        if (parts_[i].conf.is_default) return static_cast<int>(i);
+      return 0;
+    }
+    return kNoPart;
+  }
+
+  static Tick time_limit(const Job& job, const Part& p) {
+    Tick limit = job.walltime > 0 ? job.walltime : p.conf.default_time;
+    if (limit == kUnlimited || limit <= 0)
+      limit = p.conf.max_time;
+    else if (p.conf.max_time != kUnlimited)
+      limit = std::min(limit, p.conf.max_time);
+    return limit;  // kUnlimited when neither
+  }
+
+  Shape make_shape(const ClusterView& view, const Job& job, const Part& p) const {
+    Shape s;
+    s.total = job.gpus;
+    s.exclusive = p.conf.exclusive;
+    const std::int32_t g = job.gpus;
+    std::int32_t k = 0;
+    if (job.gpus_per_node > 0 && g > 0) {
+      k = (g + job.gpus_per_node - 1) / job.gpus_per_node;
+      if (job.nodes > k) k = job.nodes;
+    } else if (job.nodes > 0 || g <= 0) {
+      k = std::max<std::int32_t>(1, job.nodes);
+    }
+    if (k > 0) {
+      s.fixed = true;
+      if (job.gpus_per_node > 0 && g > 0) {
+        for (std::int32_t left = g, i = 0; i < k; ++i) {
+          s.slices.push_back(std::min(left, job.gpus_per_node));
+          left -= s.slices.back();
+        }
+      } else {
+        for (std::int32_t i = 0; i < k; ++i) s.slices.push_back(g / k + (i < g % k ? 1 : 0));
+      }
+      s.need = s.slices.front();
+      s.cpn = job.cpus > 0 ? (job.cpus + k - 1) / k : 0;
+      s.mpn = job.memory_mib > 0 ? (job.memory_mib + k - 1) / k : 0;
+    } else {
+      s.cpg = job.cpus > 0 ? (job.cpus + g - 1) / g : 0;
+      s.mpg = job.memory_mib > 0 ? (job.memory_mib + g - 1) / g : 0;
+    }
+    (void)view;
+    return s;
+  }
+
+  bool type_ok(const ClusterView& view, const Job& job, NodeId id) const {
+    if (job.gpu_type == 0) return true;  // the common case: no virtual call
+    const auto& w = view.workload();
+    const auto& pool = view.cluster().spec().pools[view.cluster().node(id).pool];
+    return pool.gpu_type == w.gpu_type_names.at(job.gpu_type - 1u);
+  }
+
+  // GPUs node `id` can give the job under `a` (fixed: need or 0).
+  std::int32_t capacity(const ClusterView& view, const Shape& s, NodeId id, const Avail& a) const {
+    (void)view;
+    if (!a.ok) return 0;
+    const auto& node = cap_[id];
+    if (s.exclusive && (a.gpus != node.gpus || (node.cpus > 0 && a.cpus != node.cpus))) return 0;
+    if (s.fixed) {
+      if (a.gpus < s.need) return 0;
+      if (node.cpus > 0 && a.cpus < s.cpn) return 0;
+      if (node.memory_mib > 0 && a.mem < s.mpn) return 0;
+      return std::max<std::int32_t>(1, s.need);
+    }
+    std::int64_t cap = a.gpus;
+    if (s.cpg > 0 && node.cpus > 0) cap = std::min<std::int64_t>(cap, a.cpus / s.cpg);
+    if (s.mpg > 0 && node.memory_mib > 0) cap = std::min<std::int64_t>(cap, a.mem / s.mpg);
+    return static_cast<std::int32_t>(cap);
+  }
+
+  std::string never_fits(const ClusterView& view, JobIndex j) const {
+    const Job& job = view.workload().jobs[j];
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    const Shape& s = shape_[j];
+    std::int64_t have = 0;
+    for (NodeId id : p.nodes) {
+      if (!type_ok(view, job, id)) continue;
+      const auto& node = view.cluster().node(id);
+      const Avail full{node.gpus, node.cpus, node.memory_mib, true};
+      have += capacity(view, s, id, full) > 0 ? (s.fixed ? 1 : capacity(view, s, id, full)) : 0;
+    }
+    const std::int64_t want = s.fixed ? static_cast<std::int64_t>(s.slices.size()) : s.total;
+    if (have >= want) return {};
+    return "never fits partition " + p.conf.name + ": asks for " + std::to_string(job.gpus) + " GPUs" +
+           (s.fixed ? " on " + std::to_string(s.slices.size()) + " nodes" : "") +
+           " (Requested node configuration is not available)";
+  }
+
+  // --- Priority and usage ----------------------------------------------------------------------
+
+  double billing(const Job& job) const {
+    if (c_.billing.empty()) return job.cpus > 0 ? job.cpus : job.gpus;
+    double b = 0;
+    for (const auto& [r, w] : c_.billing) {
+      if (r == "CPU") b += w * (job.cpus > 0 ? job.cpus : 0);
+      if (r == "Mem") b += w * static_cast<double>(job.memory_mib) / 1024.0;
+      if (r == "GRES/gpu") b += w * job.gpus;
+    }
+    return b;
+  }
+
+  const QosR& qos_of(const Job& job) const {
+    return qos_[static_cast<std::size_t>(job.qos == models::kNone ? normal_qos_ : qos_of_id_.at(job.qos))];
+  }
+
+  void charge(std::size_t leaf, Tick now) {
+    if (now > since_[leaf]) pend_[leaf] += rate_[leaf] * sim::to_seconds(now - since_[leaf]);
+    since_[leaf] = std::max(since_[leaf], now);
+  }
+
+  // Applies every PriorityCalcPeriod tick up to `now`.
+  void advance_usage(Tick now) {
+    if (!ready_ || now < next_calc_) return;
+    while (next_calc_ <= now) {
+      bool quiet = c_.usage_reset == ResetPeriod::None;
+      for (std::size_t i = 0; quiet && i < rate_.size(); ++i) quiet = rate_[i] == 0 && pend_[i] == 0;
+      Tick t = next_calc_;
+      if (quiet) t = next_calc_ + (now - next_calc_) / c_.calc_period * c_.calc_period;
+      const double d =
+          c_.half_life > 0 ? std::exp2(-sim::to_seconds(t - last_calc_) / sim::to_seconds(c_.half_life)) : 1.0;
+      const Tick period = c_.usage_reset == ResetPeriod::Daily ? sim::kDay : 7 * sim::kDay;
+      const bool reset = c_.usage_reset != ResetPeriod::None && t / period != last_calc_ / period;
+      for (std::size_t i = 0; i < usage_.size(); ++i) {
+        charge(i, t);
+        usage_[i] = (reset ? 0.0 : usage_[i] * d) + pend_[i];
+        pend_[i] = 0;
+      }
+      last_calc_ = t;
+      next_calc_ = t + c_.calc_period;
+    }
+    refresh_fairshare();
+    prio_stale_ = true;
+  }
+
+  void refresh_fairshare() {
+    fs_ = c_.fair_tree ? fair_tree_fairshare(tree_, usage_) : classic_fairshare(tree_, usage_, c_.dampening);
+  }
+
+  std::uint32_t compute_priority(const ClusterView& view, JobIndex j, Tick now) const {
+    if (!c_.multifactor) return 1;
+    const Job& job = view.workload().jobs[j];
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    const Shape& s = shape_[j];
+    Factors f;
+    if (c_.w_age > 0) f.age = std::clamp(sim::to_seconds(now - eligible_[j]) / sim::to_seconds(c_.max_age), 0.0, 1.0);
+    if (c_.w_fairshare > 0) f.fairshare = fs_.at(static_cast<std::size_t>(leaf_of_.at(job.tenant)));
+    const bool have_cpus = total_cpus_ > 0 && job.cpus > 0;
+    const double cpus = have_cpus ? job.cpus : job.gpus;
+    const double cluster_cpus = static_cast<double>(have_cpus ? total_cpus_ : total_gpus_);
+    if (c_.w_jobsize > 0 && cluster_cpus > 0) {
+      const double nodes_total = static_cast<double>(view.cluster().nodes().size());
+      double min_nodes = s.fixed ? static_cast<double>(s.slices.size()) : 1.0;
+      if (!s.fixed) {
+        std::int32_t biggest = 1;
+        for (NodeId id : p.nodes) biggest = std::max(biggest, view.cluster().node(id).gpus);
+        min_nodes = std::ceil(static_cast<double>(job.gpus) / biggest);
+      }
+      if (c_.small_relative_to_time) {
+        const Tick lim = limit_[j] == kUnlimited ? kYear : limit_[j];
+        const double per_node = cluster_cpus / nodes_total;
+        const double size = std::max(cpus, min_nodes * per_node) / std::max(1.0, sim::to_seconds(lim) / 60.0);
+        f.jobsize = std::min(1.0, size / cluster_cpus);
+        if (c_.favor_small) f.jobsize = 1.0 - f.jobsize;
+      } else if (c_.favor_small) {
+        f.jobsize = ((nodes_total - min_nodes) / nodes_total + (cluster_cpus - cpus) / cluster_cpus) / 2;
+      } else {
+        f.jobsize = (min_nodes / nodes_total + cpus / cluster_cpus) / 2;
+      }
+    }
+    if (c_.w_partition > 0)
+      f.partition = c_.no_normal_part
+                        ? static_cast<double>(p.conf.job_factor)
+                        : (max_job_factor_ > 0 ? static_cast<double>(p.conf.job_factor) / max_job_factor_ : 0);
+    if (c_.w_qos > 0) {
+      const double qp = static_cast<double>(qos_of(job).conf.priority);
+      f.qos = c_.no_normal_qos ? qp : (max_qos_prio_ > 0 ? qp / static_cast<double>(max_qos_prio_) : 0);
+    }
+    for (const auto& [r, w] : c_.w_tres) {
+      (void)w;
+      if (r == "CPU") f.tres[r] = p.cpus > 0 ? job.cpus / static_cast<double>(p.cpus) : 0;
+      if (r == "Mem") f.tres[r] = p.mem > 0 ? static_cast<double>(job.memory_mib) / static_cast<double>(p.mem) : 0;
+      if (r == "GRES/gpu") f.tres[r] = p.gpus > 0 ? job.gpus / static_cast<double>(p.gpus) : 0;
+    }
+    return multifactor_priority(c_, f);
+  }
+
+  void recompute_priorities(const ClusterView& view, Tick now) {
+    prio_stale_ = false;
+    if (!c_.multifactor) return;
+    std::vector<JobIndex> jobs;
+    jobs.reserve(queue_.size());
+    for (const auto& k : queue_) jobs.push_back(k.j);
+    bool changed = false;
+    for (JobIndex j : jobs) {
+      const auto p = compute_priority(view, j, now);
+      if (p == prio_[j]) continue;
+      changed = true;
+      dequeue(j);
+      prio_[j] = p;
+      enqueue(j);
+    }
+    if (changed) dirty_ = true;
+  }
+
+  void enqueue(JobIndex j) {
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    const std::int64_t level = c_.preempt_type == PreemptType::Qos ? qos_of(workload_->jobs[j]).level : 0;
+    key_[j] = Key{level, p.conf.tier, prio_[j], workload_->jobs[j].submit, j};
+    queue_.insert(key_[j]);
+    queued_[j] = 1;
+  }
+  void dequeue(JobIndex j) {
+    if (j < queued_.size() && queued_[j] != 0) {
+      queue_.erase(key_[j]);
+      queued_[j] = 0;
+    }
+  }
+
+  // --- Resources -------------------------------------------------------------------------------
+
+  void build_avail(const ClusterView& view) {
+    const auto& nodes = view.cluster().nodes();
+    avail_.resize(nodes.size());
+    free_now_ = held_free_ = 0;
+    for (NodeId id = 0; id < nodes.size(); ++id) {
+      const auto& n = nodes[id];
+      avail_[id] = Avail{n.free_gpus, n.free_cpus, n.free_memory_mib, n.up && excl_[id] == 0};
+      if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) += n.free_gpus;
+    }
+  }
+
+  void take(const ClusterView& view, std::vector<Avail>& av, const models::Placement& pl, bool exclusive) {
+    for (const auto& sl : pl) {
+      auto& a = av[sl.node];
+      a.gpus -= sl.gpus;
+      a.cpus -= sl.cpus;
+      a.mem -= sl.memory_mib;
+      if (exclusive) a.ok = false;
+      (void)view;
+    }
+  }
+
+  // Chooses nodes for job j under `av`; `usable(node)` filters further. Empty when it does not fit.
+  template <typename Usable>
+  models::Placement choose(const ClusterView& view, JobIndex j, const std::vector<Avail>& av, Usable&& usable) {
+    const Job& job = view.workload().jobs[j];
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    const Shape& s = shape_[j];
+    cand_.clear();
+    std::int64_t sum = 0;
+    for (NodeId id : p.nodes) {
+      if (held_for_[id] != kNoJob && held_for_[id] != j) continue;
+      if (!usable(id) || !type_ok(view, job, id)) continue;
+      const std::int32_t cap = capacity(view, s, id, av[id]);
+      if (cap <= 0) continue;
+      cand_.push_back({id, cap});
+      sum += cap;
+    }
+    const std::int64_t want = s.fixed ? static_cast<std::int64_t>(s.slices.size()) : s.total;
+    if ((s.fixed ? static_cast<std::int64_t>(cand_.size()) : sum) < want) return {};
+    if (!switches_.empty()) restrict_to_topology(s, want);
+    return pick(view, j, av);
+  }
+
+  // topology/tree: keep the candidates of the lowest switch that holds the job, and there of one
+  // best-fit leaf or of the leaves with the most room first.
+  void restrict_to_topology(const Shape& s, std::int64_t want) {
+    std::map<NodeId, std::int32_t> cap;
+    for (const auto& [id, c] : cand_) cap[id] = c;
+    auto room = [&](const Switch& sw) {
+      std::int64_t r = 0;
+      for (NodeId id : sw.nodes) {
+        const auto it = cap.find(id);
+        if (it != cap.end()) r += s.fixed ? 1 : it->second;
+      }
+      return r;
+    };
+    int best = -1;
+    std::int64_t best_room = 0;
+    for (std::size_t i = 0; i < switches_.size(); ++i) {
+      const std::int64_t r = room(switches_[i]);
+      if (r < want) continue;
+      if (best < 0 || switches_[i].level < switches_[static_cast<std::size_t>(best)].level ||
+          (switches_[i].level == switches_[static_cast<std::size_t>(best)].level && r < best_room)) {
+        best = static_cast<int>(i);
+        best_room = r;
+      }
+    }
+    if (best < 0) return;  // no switch holds the job: topology is ignored
+    const Switch& top = switches_[static_cast<std::size_t>(best)];
+    std::vector<NodeId> keep;
+    if (top.leaf) {
+      keep = top.nodes;
+    } else {
+      std::vector<std::pair<std::int64_t, std::size_t>> leaves;
+      for (std::size_t i = 0; i < switches_.size(); ++i) {
+        if (!switches_[i].leaf) continue;
+        const auto& ln = switches_[i].nodes;
+        if (ln.empty() || !std::includes(top.nodes.begin(), top.nodes.end(), ln.begin(), ln.end())) continue;
+        leaves.push_back({room(switches_[i]), i});
+      }
+      std::stable_sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::int64_t got = 0;
+      for (const auto& [r, i] : leaves) {
+        if (got >= want) break;
+        keep.insert(keep.end(), switches_[i].nodes.begin(), switches_[i].nodes.end());
+        got += r;
+      }
+      // One leaf enough: the best-fit one.
+      for (auto it = leaves.rbegin(); it != leaves.rend(); ++it)
+        if (it->first >= want) {
+          keep = switches_[it->second].nodes;
+          break;
+        }
+    }
+    std::sort(keep.begin(), keep.end());
+    std::erase_if(cand_, [&](const auto& c) { return !std::binary_search(keep.begin(), keep.end(), c.first); });
+  }
+
+  models::Placement pick(const ClusterView& view, JobIndex j, const std::vector<Avail>& av) {
+    const Job& job = view.workload().jobs[j];
+    const Shape& s = shape_[j];
+    models::Placement pl;
+    auto slice = [&](NodeId id, std::int32_t g) {
+      const auto& node = view.cluster().node(id);
+      models::Slice sl{id, g, 0, 0};
+      if (node.cpus > 0 && job.cpus > 0) sl.cpus = s.fixed ? s.cpn : std::min(av[id].cpus, g * s.cpg);
+      if (node.memory_mib > 0 && job.memory_mib > 0) sl.memory_mib = s.fixed ? s.mpn : std::min(av[id].mem, g * s.mpg);
+      pl.push_back(sl);
+    };
+    auto gpus_of = [&](NodeId id) { return av[id].gpus; };
+    if (s.fixed) {
+      // Best fit: lowest weight, fewest free GPUs, lowest id.
+      const std::size_t k = s.slices.size();
+      auto better = [&](const auto& a, const auto& b) {
+        return std::tuple(weight_[a.first], gpus_of(a.first), a.first) <
+               std::tuple(weight_[b.first], gpus_of(b.first), b.first);
+      };
+      std::partial_sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(k), cand_.end(), better);
+      for (std::size_t i = 0; i < k; ++i) slice(cand_[i].first, s.slices[i]);
+      return pl;
+    }
+    // Flexible: the best-fit single node within the lowest weight that can hold the job...
+    std::int64_t min_w = std::numeric_limits<std::int64_t>::max();
+    {
+      std::map<std::int64_t, std::int64_t> room;
+      for (const auto& [id, c] : cand_) room[weight_[id]] += c;
+      std::int64_t acc = 0;
+      for (const auto& [w, r] : room) {
+        acc += r;
+        if (acc >= s.total) {
+          min_w = w;
+          break;
+        }
+      }
+    }
+    std::erase_if(cand_, [&](const auto& c) { return weight_[c.first] > min_w; });
+    const std::pair<NodeId, std::int32_t>* single = nullptr;
+    for (const auto& c : cand_)
+      if (c.second >= s.total &&
+          (single == nullptr || std::tuple(weight_[c.first], c.second, c.first) <
+                                    std::tuple(weight_[single->first], single->second, single->first)))
+        single = &c;
+    if (single != nullptr) {
+      slice(single->first, s.total);
+      return pl;
+    }
+    // ...else the nodes with the most room first, and the best fit for what is left.
+    std::stable_sort(cand_.begin(), cand_.end(), [&](const auto& a, const auto& b) {
+      return std::tuple(weight_[a.first], -a.second, a.first) < std::tuple(weight_[b.first], -b.second, b.first);
+    });
+    std::int32_t left = s.total;
+    std::size_t i = 0;
+    for (; i < cand_.size() && left > cand_[i].second; ++i) {
+      slice(cand_[i].first, cand_[i].second);
+      left -= cand_[i].second;
+    }
+    std::size_t fit = i;
+    for (std::size_t k = i; k < cand_.size(); ++k)
+      if (cand_[k].second >= left && cand_[k].second < cand_[fit].second) fit = k;
+    slice(cand_[fit].first, left);
+    return pl;
+  }
+
+  // --- Decisions -------------------------------------------------------------------------------
+
+  std::string start(Session& s, JobIndex j, const models::Placement& pl, std::string_view reason) {
+    std::string why = s.start(j, pl, reason);
+    if (!why.empty()) return why;
+    dequeue(j);
+    const Job& job = s.workload().jobs[j];
+    const Tick now = s.now();
+    my_start_[j] = now;
+    const Tick left = limit_[j] == kUnlimited ? kYear : limit_[j] - used_limit_[j];
+    kill_at_[j] = now + std::max<Tick>(left, 0);
+    by_kill_.insert({kill_at_[j], j});
+    if (limit_[j] != kUnlimited) s.wake_at(kill_at_[j]);
+    take(s, avail_, pl, shape_[j].exclusive);
+    for (const auto& sl : pl) (held_for_[sl.node] == kNoJob ? free_now_ : held_free_) -= sl.gpus;
+    if (shape_[j].exclusive)
+      for (const auto& sl : pl) ++excl_[sl.node];
+    const auto leaf = static_cast<std::size_t>(leaf_of_[job.tenant]);
+    charge(leaf, now);
+    rate_of_[j] = billing(job) * qos_of(job).conf.usage_factor;
+    rate_[leaf] += rate_of_[j];
+    return {};
+  }
+
+  void kill_overruns(Session& s) {
+    const Tick now = s.now();
+    for (auto it = by_kill_.begin(); it != by_kill_.end() && it->first <= now; ++it) {
+      const JobIndex j = it->second;
+      if (limit_[j] == kUnlimited || s.terminating(j)) continue;
+      s.preempt(j, PreemptMode::Cancel, 0, kNoJob, "timeout: TimeLimit reached");
+    }
+  }
+
+  void resume_suspended(Session& s) {
+    for (auto it = suspended_.begin(); it != suspended_.end();) {
+      if (!it->second.resumable || s.state(it->first) != JobState::Pending) {
+        ++it;
+        continue;
+      }
+      const JobIndex v = it->first;
+      const models::Placement pl = it->second.placement;
+      for (const auto& sl : pl)
+        if (held_for_[sl.node] == it->second.by) held_for_[sl.node] = kNoJob;
+      it = suspended_.erase(it);
+      build_avail(s);
+      if (!start(s, v, pl, "resumed: preemptor ended").empty()) {
+        // Its nodes were taken after all: it queues like a requeued job.
+        prio_[v] = compute_priority(s, v, s.now());
+        enqueue(v);
+      }
+    }
+  }
+
+  void main_scheduler(Session& s) {
+    if (queue_.empty()) return;
+    if (free_now_ <= 0 && c_.preempt_type == PreemptType::None) return;
+    std::vector<JobIndex> head;
+    for (auto it = queue_.begin();
+         it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth; ++it)
+      head.push_back(it->j);
+    std::vector<char> failed(parts_.size(), 0);
+    std::size_t failed_count = 0;
+    for (JobIndex j : head) {
+      if (failed_count == parts_.size()) break;
+      const auto pi = static_cast<std::size_t>(part_[j]);
+      if (failed[pi] != 0) continue;
+      bool waiting = false;
+      if (auto nit = nominee_.find(j); nit != nominee_.end()) {
+        for (JobIndex v : nit->second) waiting = waiting || s.state(v) == JobState::Running;
+        if (!waiting) nominee_.erase(nit);
+      }
+      if (!waiting) {
+        const Job& job = s.workload().jobs[j];
+        if (free_now_ + held_free_ >= job.gpus) {
+          auto pl = choose(s, j, avail_, [](NodeId) { return true; });
+          if (!pl.empty() && start(s, j, pl, "main scheduler").empty()) continue;
+        }
+        if (c_.preempt_type != PreemptType::None && c_.preempt_mode != PreemptModeS::Off && try_preempt(s, j)) {
+          // It starts once its victims are gone.
+        }
+      }
+      failed[pi] = 1;
+      ++failed_count;
+    }
+  }
+
+  // --- Preemption ------------------------------------------------------------------------------
+
+  bool can_preempt(const ClusterView& v, JobIndex p, JobIndex victim) const {
+    const auto& jobs = v.workload().jobs;
+    const Part& pp = parts_[static_cast<std::size_t>(part_[p])];
+    const Part& vp = parts_[static_cast<std::size_t>(part_[victim])];
+    if (c_.preempt_type == PreemptType::PartitionPrio) {
+      if (pp.conf.tier <= vp.conf.tier) return false;
+    } else {
+      const QosR& pq = qos_of(jobs[p]);
+      const QosR& vq = qos_of(jobs[victim]);
+      const bool listed =
+          std::find(pq.preempts.begin(), pq.preempts.end(), static_cast<int>(&vq - qos_.data())) != pq.preempts.end();
+      const bool within = c_.preempt_within && &pq == &vq && prio_[p] > prio_[victim];
+      if (!listed && !within) return false;
+      if (c_.preempt_priority && prio_[p] <= prio_[victim]) return false;
+      // SUSPEND inside one partition is gang time-slicing in Slurm: not modelled.
+      if (c_.preempt_mode == PreemptModeS::Suspend && part_[p] == part_[victim]) return false;
+    }
+    const QosR& vq = qos_of(jobs[victim]);
+    const Tick exempt = vq.conf.preempt_exempt != kUnlimited ? vq.conf.preempt_exempt : c_.preempt_exempt;
+    return v.now() - v.run_start(victim) >= exempt;
+  }
+
+  bool fits_with(const ClusterView& v, JobIndex j, const std::vector<JobIndex>& victims, models::Placement* out) {
+    sim_ = avail_;
+    for (JobIndex x : victims) {
+      for (const auto& sl : v.placement(x)) {
+        auto& a = sim_[sl.node];
+        a.gpus += sl.gpus;
+        a.cpus += sl.cpus;
+        a.mem += sl.memory_mib;
+        if (shape_[x].exclusive && excl_[sl.node] == 1) a.ok = v.cluster().node(sl.node).up;
+      }
+    }
+    auto pl = choose(v, j, sim_, [](NodeId) { return true; });
+    if (pl.empty()) return false;
+    if (out != nullptr) *out = std::move(pl);
+    return true;
+  }
+
+  bool try_preempt(Session& s, JobIndex j) {
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    std::vector<JobIndex> cands;
+    for (const auto& [t, x] : by_kill_) {
+      (void)t;
+      if (s.state(x) != JobState::Running || s.terminating(x) || !can_preempt(s, j, x)) continue;
+      bool overlap = false;
+      for (const auto& sl : s.placement(x)) overlap = overlap || p.member[sl.node] != 0;
+      if (overlap) cands.push_back(x);
+    }
+    if (cands.empty()) return false;
+    const auto& jobs = s.workload().jobs;
+    auto prio_key = [&](JobIndex x) {
+      const std::int64_t level = c_.preempt_type == PreemptType::Qos
+                                     ? qos_of(jobs[x]).conf.priority
+                                     : parts_[static_cast<std::size_t>(part_[x])].conf.tier;
+      return (level << 16) + static_cast<std::int64_t>(s.placement(x).size());
+    };
+    std::stable_sort(cands.begin(), cands.end(), [&](JobIndex a, JobIndex b) {
+      if (c_.youngest_first) return std::pair(-s.run_start(a), a) < std::pair(-s.run_start(b), b);
+      return std::pair(prio_key(a), a) < std::pair(prio_key(b), b);
+    });
+    std::vector<JobIndex> victims;
+    models::Placement chosen;
+    bool ok = false;
+    for (JobIndex x : cands) {
+      victims.push_back(x);
+      if ((ok = fits_with(s, j, victims, &chosen))) break;
+    }
+    if (!ok) return false;
+    // Reorder: the last one needed first, then by overlap with the chosen nodes; run again.
+    std::vector<JobIndex> order{victims.back()};
+    std::vector<std::pair<int, JobIndex>> rest;
+    for (std::size_t i = 0; i + 1 < victims.size(); ++i) {
+      int overlap = 0;
+      for (const auto& sl : s.placement(victims[i]))
+        for (const auto& c : chosen) overlap += sl.node == c.node ? 1 : 0;
+      rest.push_back({overlap, victims[i]});
+    }
+    std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& r : rest) order.push_back(r.second);
+    std::vector<JobIndex> minimal;
+    for (JobIndex x : order) {
+      minimal.push_back(x);
+      if (fits_with(s, j, minimal, nullptr)) break;
+    }
+    const PreemptMode mode = c_.preempt_mode == PreemptModeS::Cancel    ? PreemptMode::Cancel
+                             : c_.preempt_mode == PreemptModeS::Requeue ? PreemptMode::Requeue
+                                                                        : PreemptMode::Checkpoint;
+    for (JobIndex x : minimal) {
+      const Tick grace = c_.preempt_type == PreemptType::Qos ? qos_of(jobs[x]).conf.grace
+                                                             : parts_[static_cast<std::size_t>(part_[x])].conf.grace;
+      const char* why = c_.preempt_mode == PreemptModeS::Cancel    ? "preempted (CANCEL)"
+                        : c_.preempt_mode == PreemptModeS::Requeue ? "preempted (REQUEUE)"
+                                                                   : "preempted (SUSPEND)";
+      if (!s.preempt(x, mode, grace, j, why, 0).empty()) continue;
+      if (c_.preempt_mode == PreemptModeS::Suspend) {
+        suspended_[x] = Suspended{j, s.placement(x), false};
+        for (const auto& sl : s.placement(x)) held_for_[sl.node] = j;
+      }
+    }
+    nominee_[j] = minimal;
+    return true;
+  }
+
+  // --- Backfill --------------------------------------------------------------------------------
+
+  static bool overlaps(const std::vector<std::pair<Tick, Tick>>& r, Tick a, Tick b) {
+    for (const auto& [s, e] : r)
+      if (s < b && a < e) return true;
+    return false;
+  }
+
+  void backfill(Session& s) {
+    if (queue_.empty() || free_now_ <= 0) return;
+    const Tick now = s.now();
+    const Tick horizon = now + c_.bf_window;
+    const Tick res = c_.bf_resolution;
+    for (NodeId id : res_nodes_) res_[id].clear();
+    res_nodes_.clear();
+    by_start_.clear();
+    by_end_.clear();
+    blockcnt_.assign(avail_.size(), 0);
+    prof_ = avail_;
+    std::set<Tick> res_ends;
+    // Running jobs release at start + limit, rounded up.
+    rel_.clear();
+    for (const auto& [t, x] : by_kill_) {
+      const Tick r = std::max(ceil_to(t, res), now + 1);  // still running now
+      if (r > horizon) break;
+      rel_.push_back({r, x});
+    }
+    // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
+    // more than their jobs hold): a job asking for more cannot start or reserve in the window.
+    std::int64_t final_bound = std::numeric_limits<std::int64_t>::max();
+    if (std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; })) {
+      final_bound = free_now_;
+      for (const auto& [t, x] : rel_) {
+        (void)t;
+        final_bound += s.workload().jobs[x].gpus;
+      }
+    }
+    // The releases node by node, in time order, for the walks below.
+    rslice_.clear();
+    for (const auto& [t, x] : rel_)
+      for (const auto& sl : s.placement(x))
+        rslice_.push_back({t, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive});
+    std::vector<JobIndex> order;
+    for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order.size()) < c_.bf_max_job_test;
+         ++it)
+      order.push_back(it->j);
+    std::int64_t starts = 0;
+    const auto& jobs = s.workload().jobs;
+    // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else
+    // can start in this pass, and reservations only matter for what starts now.
+    std::vector<std::int32_t> least(order.size() + 1, std::numeric_limits<std::int32_t>::max());
+    for (std::size_t i = order.size(); i-- > 0;) least[i] = std::min(least[i + 1], jobs[order[i]].gpus);
+    // The shortest limit from each tested job on, and the nodes with free GPUs now: once the GPUs
+    // free now on nodes no reservation blocks over [now, now + shortest limit) are fewer than the
+    // least demand, no later job can start now and the pass is over (its reservations would be
+    // thrown away).
+    std::vector<Tick> shortest(order.size() + 1, std::numeric_limits<Tick>::max());
+    for (std::size_t i = order.size(); i-- > 0;)
+      shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
+    freenodes_.clear();
+    for (NodeId id = 0; id < avail_.size(); ++id)
+      if (avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
+    for (std::size_t oi = 0; oi < order.size(); ++oi) {
+      const JobIndex j = order[oi];
+      if (free_now_ <= 0 || free_now_ < least[oi]) break;
+      if (!by_start_.empty()) {
+        std::int64_t clear = 0;
+        for (NodeId id : freenodes_)
+          if (!overlaps(res_[id], now, now + shortest[oi])) clear += std::max(avail_[id].gpus, 0);
+        if (clear < least[oi]) break;
+      }
+      if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
+      if (nominee_.count(j) != 0) continue;
+      if (jobs[j].gpus > final_bound) continue;
+      const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
+      // Earliest start inside the window: walk the releases and reservation ends in time order.
+      // `total` counts GPUs free at t; `blocked` those on nodes a reservation blocks over
+      // [t, t + limit), kept up to date by block events (a reservation [b, e) blocks t in
+      // (b - limit, e)), so the exact node choice runs only when enough could be clear.
+      // prof_ equals avail_ between jobs; the nodes a walk changes are restored after it.
+      std::int64_t total = free_now_, blocked = 0;
+      auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
+      touched_.clear();
+      std::size_t ri = 0, bs = 0, be = 0;
+      auto ei = res_ends.begin();
+      bool first = true;  // t = now: start the job if it fits clear of every reservation
+      bool started = false;
+      while (true) {
+        Tick t = kYear * 1000;
+        if (first) t = now;
+        if (!first && ri < rslice_.size()) t = rslice_[ri].t;
+        if (!first && ei != res_ends.end()) t = std::min(t, *ei);
+        first = false;
+        if (t > horizon) break;
+        while (ri < rslice_.size() && rslice_[ri].t <= t) {
+          const RSlice& sl = rslice_[ri++];
+          const std::int64_t before = counted(sl.node);
+          touched_.push_back(sl.node);
+          auto& a = prof_[sl.node];
+          a.gpus += sl.gpus;
+          a.cpus += sl.cpus;
+          a.mem += sl.mem;
+          if (sl.exclusive) a.ok = s.cluster().node(sl.node).up;
+          const std::int64_t delta = counted(sl.node) - before;
+          total += delta;
+          if (blockcnt_[sl.node] > 0) blocked += delta;
+        }
+        // Block before unblock at the same t: an end at t with a start before t + limit nets 0.
+        while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= t) {
+          const NodeId id = by_start_[bs++].second;
+          if (blockcnt_[id]++ == 0) blocked += counted(id);
+        }
+        while (be < by_end_.size() && by_end_[be].first <= t) {
+          const NodeId id = by_end_[be++].second;
+          if (--blockcnt_[id] == 0) blocked -= counted(id);
+        }
+        while (ei != res_ends.end() && *ei <= t) ++ei;
+        if (total - blocked < jobs[j].gpus) continue;
+        auto pl = choose(s, j, prof_, [&](NodeId id) { return !overlaps(res_[id], t, t + limit); });
+        if (pl.empty()) continue;
+        if (t == now) {
+          started = start(s, j, pl, "backfill").empty();
+          for (const auto& sl : pl) touched_.push_back(sl.node);
+          if (started) {
+            ++starts;
+            ++bf_starts_;
+            const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
+            if (r.first <= horizon) {
+              rel_.insert(std::upper_bound(rel_.begin(), rel_.end(), r), r);  // back by the window's end
+              auto at = std::upper_bound(rslice_.begin(), rslice_.end(), r.first,
+                                         [](Tick v, const RSlice& x) { return v < x.t; });
+              std::vector<RSlice> add;
+              for (const auto& sl : pl)
+                add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive});
+              rslice_.insert(at, add.begin(), add.end());
+            } else {
+              final_bound -= jobs[j].gpus;
+            }
+          }
+          break;
+        }
+        for (const auto& sl : pl) {
+          if (res_[sl.node].empty()) res_nodes_.push_back(sl.node);
+          res_[sl.node].push_back({t, t + limit});
+          const std::pair<Tick, NodeId> a{t, sl.node}, b{t + limit, sl.node};
+          by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), a), a);
+          by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), b), b);
+        }
+        res_ends.insert(t + limit);
+        break;
+      }
+      // Undo the block counts of this job's walk.
+      (void)started;
+      for (NodeId id : touched_) prof_[id] = avail_[id];
+      for (std::size_t k = 0; k < bs; ++k) --blockcnt_[by_start_[k].second];
+      for (std::size_t k = 0; k < be; ++k) ++blockcnt_[by_end_[k].second];
+    }
+  }
+
+  Config c_;
+  bool ready_ = false;
+  const models::Workload* workload_ = nullptr;
+  std::vector<Part> parts_;
+  bool configured_parts_ = false;
+  std::int64_t max_job_factor_ = 0;
+  std::vector<QosR> qos_;
+  std::vector<int> qos_of_id_;
+  int normal_qos_ = 0;
+  std::int64_t max_qos_prio_ = 0;
+  AssocTree tree_;
+  std::vector<int> leaf_of_;
+  std::vector<double> usage_, pend_, rate_, fs_;
+  std::vector<Tick> since_;
+  Tick next_calc_ = 0, last_calc_ = 0;
+  bool prio_stale_ = false;
+  std::vector<Switch> switches_;
+  std::vector<std::int64_t> weight_;
+  std::vector<NodeCap> cap_;
+  std::vector<std::int32_t> excl_;
+  std::vector<JobIndex> held_for_;
+  std::int64_t total_gpus_ = 0, total_cpus_ = 0;
+
+  std::vector<int> part_;
+  std::vector<Shape> shape_;
+  std::vector<Tick> limit_, used_limit_, eligible_, kill_at_, my_start_;
+  std::vector<std::uint32_t> prio_;
+  std::vector<Key> key_;
+  std::vector<char> queued_;
+  std::vector<double> rate_of_;
+  std::set<Key> queue_;
+  std::set<std::pair<Tick, JobIndex>> waiting_;
+  std::set<std::pair<Tick, JobIndex>> by_kill_;
+  std::map<JobIndex, Suspended> suspended_;
+  std::map<JobIndex, std::vector<JobIndex>> nominee_;
+  std::vector<std::pair<JobIndex, std::string>> to_reject_;
+  bool dirty_ = false;
+  Tick last_bf_ = std::numeric_limits<Tick>::min() / 2;
+  std::int64_t bf_starts_ = 0;
+
+  // Scratch.
+  std::vector<Avail> avail_, sim_, prof_;
+  std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
+  std::vector<std::pair<NodeId, std::int32_t>> cand_;
+  std::vector<std::vector<std::pair<Tick, Tick>>> res_;
+  std::vector<NodeId> res_nodes_, touched_, freenodes_;
+  std::vector<std::pair<Tick, JobIndex>> rel_;
+  struct RSlice {
+    Tick t;
+    NodeId node;
+    std::int32_t gpus, cpus;
+    std::int64_t mem;
+    bool exclusive;
+  };
+  std::vector<RSlice> rslice_;
+  // This pass's reservations, one entry per node, by start and by end.
+  std::vector<std::pair<Tick, NodeId>> by_start_, by_end_;
+  std::vector<int> blockcnt_;
+
+  friend std::unique_ptr<Policy> make_policy(Config config);
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_policy(Config config) { return std::make_unique<SlurmPolicy>(std::move(config)); }
+
+std::unique_ptr<Policy> make_policy(const PolicyParams& params) { return make_policy(parse_config(params)); }
+
+}  // namespace headroom::policies::slurm

@@ -434,6 +434,7 @@ class KubernetesPolicy final : public Policy {
     unadmit(view, j);
     // A deleted pod is a cluster event: MoveAllToActiveOrBackoffQueue.
     const Tick now = view.now();
+    unschedulable_fitting_.clear();
     while (!unschedulable_.empty()) {
       const JobIndex k = unschedulable_.begin()->second;
       unschedulable_.erase(unschedulable_.begin());
@@ -481,6 +482,7 @@ class KubernetesPolicy final : public Policy {
     }
     while (!unschedulable_.empty() && unschedulable_.begin()->first + cfg_.max_in_unschedulable <= now) {
       const JobIndex j = unschedulable_.begin()->second;
+      unschedulable_fitting_.erase(*unschedulable_.begin());
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(j, now);
     }
@@ -500,11 +502,7 @@ class KubernetesPolicy final : public Policy {
     // The 5-minute flush can only matter while something may still change, and only for pods
     // that fit some node.
     if (running_ > 0 || !backoff_.empty() || !quota_wait_.empty()) {
-      for (const auto& [since, j] : unschedulable_) {
-        if (pods_[j].fits_somewhere != 1) continue;
-        s.wake_at(since + cfg_.max_in_unschedulable);
-        break;
-      }
+      if (!unschedulable_fitting_.empty()) s.wake_at(unschedulable_fitting_.begin()->first + cfg_.max_in_unschedulable);
     }
   }
 
@@ -675,7 +673,10 @@ class KubernetesPolicy final : public Policy {
     switch (p.where) {
       case Where::Active: active_.erase({-static_cast<std::int64_t>(priority(j)), p.timestamp, j}); break;
       case Where::Backoff: backoff_.erase({p.backoff_until, j}); break;
-      case Where::Unschedulable: unschedulable_.erase({p.unschedulable_since, j}); break;
+      case Where::Unschedulable:
+        unschedulable_.erase({p.unschedulable_since, j});
+        unschedulable_fitting_.erase({p.unschedulable_since, j});
+        break;
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
       default: break;
     }
@@ -699,6 +700,7 @@ class KubernetesPolicy final : public Policy {
     p.unschedulable_since = now;
     p.where = Where::Unschedulable;
     unschedulable_.emplace(now, j);
+    if (p.fits_somewhere == 1) unschedulable_fitting_.emplace(now, j);
   }
 
   // Resources of higher-or-equal priority pods (other than `self`) nominated to `node`.
@@ -738,8 +740,23 @@ class KubernetesPolicy final : public Policy {
     return cfg_.fit_weight * sc.fit + cfg_.balanced_weight * sc.balanced;
   }
 
+  // Whether some up node of an eligible pool has at least the pod's GPUs free. When none has, no
+  // node can pass the filter (nominations only take more away), so the scan is skipped: a pod
+  // waiting for GPUs costs a few set lookups per attempt instead of a pass over every node.
+  bool gpus_free_somewhere(const ClusterView& view, const Job& job) const {
+    if (job.gpus <= 0 || resource(job) >= 0) return true;  // only plain nvidia.com/gpu requests
+    const models::ClusterState& c = view.cluster();
+    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
+      if (!eligible(view, p, job)) continue;
+      for (std::int32_t f = c.node_units(p); f >= job.gpus; --f)
+        if (!c.nodes_with_free(p, f).empty()) return true;
+    }
+    return false;
+  }
+
   // Filter + score over every node; the chosen node or kNoNode.
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self) {
+    if (!gpus_free_somewhere(view, job)) return kNoNode;
     const std::size_t n = view.cluster().nodes().size();
     scores_.assign(n, -1);
     auto eval = [&](std::size_t i) {
@@ -988,6 +1005,8 @@ class KubernetesPolicy final : public Policy {
   std::int64_t running_ = 0;
   std::set<std::tuple<std::int64_t, Tick, JobIndex>> active_;  // (-priority, timestamp, index)
   std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
+  // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
+  std::set<std::pair<Tick, JobIndex>> unschedulable_fitting_;
 };
 
 }  // namespace

@@ -840,6 +840,11 @@ TEST(SkipBadRows, EveryRowFormatCountsAndReports) {
        "\"2017-10-07 01:12:00\", \"end_time\": \"2017-10-07 01:13:00\", \"detail\": [{\"ip\": \"m1\", \"gpus\": "
        "[\"gpu0\"]}]}]},\n {\"user\": \"u\", \"vc\": \"v\", \"submitted_time\": \"soon\"}]\n",
        1, "[1].submitted_time"},
+      {"acct.txt",
+       "JobID|User|Account|Partition|Submit|Start|End|Elapsed|AllocTRES|State\n"
+       "1|u|a|gpu|2024-05-01T00:00:00|2024-05-01T00:00:10|2024-05-01T00:01:10|00:01:00|gres/gpu=1|COMPLETED\n"
+       "2|u|a|gpu|yesterday|2024-05-01T00:00:10|2024-05-01T00:01:10|00:01:00|gres/gpu=1|COMPLETED\n",
+       1, "Submit"},
       {"cluster_log.csv",
        "job_id,user,vc,gpu_num,submit_time,duration,state\n1,u,v,1,0,10,COMPLETED\n2,u,v,two,5,10,COMPLETED\n", 1,
        "gpu_num"},

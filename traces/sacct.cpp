@@ -306,97 +306,100 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
   std::vector<Entry> entries;
   std::map<std::string, std::size_t, std::less<>> het;  // het job key -> entry
   std::vector<std::int64_t> tasks;
-  while (t.next()) {
-    JobIdCell id;
-    if (!parse_job_id(t.text(kJobId), id))
-      t.fail(kJobId, "expected a Slurm job id like 123, 123_4, 123_[1-3], 123+1 or a step 123.batch, got " +
-                         quoted(t.text(kJobId)));
-    if (id.kind == JobIdCell::Step) continue;  // steps run inside their job's allocation
-    ++w.meta.rows;
-    Entry e;
-    e.line = t.line();
-    models::Job& j = e.job;
-    j.trace_id = id.base;
-    if (t.has(kJobIdRaw) && id.kind != JobIdCell::ArrayRange) {
-      std::int64_t raw = 0;
-      if (parse_int(t.text(kJobIdRaw), raw) == Parse::Ok) j.trace_id = raw;
-    }
-    const std::string_view account = t.text(kAccount);
-    const std::string_view user = t.text(kUser);
-    if (account.empty() && user.empty()) t.fail(t.has(kAccount) ? kAccount : kUser, "empty Account and User");
-    j.tenant = w.tenants.intern(account.empty() ? user : account);
-    const std::string_view partition = t.text(kPartition);
-    const std::string_view qos = t.text(kQos);
-    j.queue = w.queues.intern(partition.empty() ? std::string_view("default") : partition);
-    if (!qos.empty()) j.qos = w.qos.intern(qos);
-    const std::string_view state = t.text(kState);
-    j.trace_status = parse_state(state);
-    e.state = std::string(state.substr(0, state.find(' ')));
-    e.pending = e.state == "PENDING";
-    j.submit = time_cell(t, kSubmit);
-    if (j.submit < 0) t.fail(kSubmit, "submit time unknown");
-    origin = std::min(origin, j.submit);
-    // A pending job's Start is the scheduler's expected start, not a start.
-    j.trace_start = e.pending ? -1 : time_cell(t, kStart);
-    if (j.trace_start >= 0 && j.trace_start < j.submit) t.fail(kStart, "Start is before Submit");
-    e.started = j.trace_start >= 0;
-    if (e.started && t.has(kEnd)) {
-      j.trace_end = time_cell(t, kEnd);
-      if (j.trace_end >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "End is before Start");
-    }
-    j.runtime = e.started ? duration_cell(t, kElapsed) : 0;
-    const std::string_view limit = t.text(kTimelimit);
-    if (!limit.empty() && limit != "UNLIMITED" && limit != "Partition_Limit") {
-      j.walltime = duration_cell(t, kTimelimit);
-      if (j.walltime == 0) j.walltime = -1;
-    }
-    Tres tres;
-    const std::size_t tres_col = !t.empty(kAllocTres) ? kAllocTres : kReqTres;
-    parse_tres(t, tres_col, tres);
-    j.gpus = clamp32(tres.gpus >= 0 ? tres.gpus : tres.typed);
-    if (!tres.type.empty() && !tres.several_types && j.gpus > 0) j.gpu_type = intern_gpu_type(w, tres.type);
-    if (tres.cpus >= 0) {
-      j.cpus = clamp32(tres.cpus);
-    } else if (!t.empty(kNCpus)) {
-      j.cpus = clamp32(t.integer(kNCpus, 0, kInt32Max));
-    }
-    if (tres.mem_mib >= 0) j.memory_mib = tres.mem_mib;
-    if (!t.empty(kNNodes)) {
-      j.nodes = clamp32(t.integer(kNNodes, 0, kInt32Max));
-    } else if (tres.nodes >= 0) {
-      j.nodes = clamp32(tres.nodes);
-    }
-    if (!t.empty(kPriority)) j.priority = clamp32(t.integer(kPriority, 0, std::numeric_limits<std::int64_t>::max()));
+  for (;;) try {
+      if (!t.next()) break;
+      JobIdCell id;
+      if (!parse_job_id(t.text(kJobId), id))
+        t.fail(kJobId, "expected a Slurm job id like 123, 123_4, 123_[1-3], 123+1 or a step 123.batch, got " +
+                           quoted(t.text(kJobId)));
+      if (id.kind == JobIdCell::Step) continue;  // steps run inside their job's allocation
+      ++w.meta.rows;
+      Entry e;
+      e.line = t.line();
+      models::Job& j = e.job;
+      j.trace_id = id.base;
+      if (t.has(kJobIdRaw) && id.kind != JobIdCell::ArrayRange) {
+        std::int64_t raw = 0;
+        if (parse_int(t.text(kJobIdRaw), raw) == Parse::Ok) j.trace_id = raw;
+      }
+      const std::string_view account = t.text(kAccount);
+      const std::string_view user = t.text(kUser);
+      if (account.empty() && user.empty()) t.fail(t.has(kAccount) ? kAccount : kUser, "empty Account and User");
+      j.tenant = w.tenants.intern(account.empty() ? user : account);
+      const std::string_view partition = t.text(kPartition);
+      const std::string_view qos = t.text(kQos);
+      j.queue = w.queues.intern(partition.empty() ? std::string_view("default") : partition);
+      if (!qos.empty()) j.qos = w.qos.intern(qos);
+      const std::string_view state = t.text(kState);
+      j.trace_status = parse_state(state);
+      e.state = std::string(state.substr(0, state.find(' ')));
+      e.pending = e.state == "PENDING";
+      j.submit = time_cell(t, kSubmit);
+      if (j.submit < 0) t.fail(kSubmit, "submit time unknown");
+      origin = std::min(origin, j.submit);
+      // A pending job's Start is the scheduler's expected start, not a start.
+      j.trace_start = e.pending ? -1 : time_cell(t, kStart);
+      if (j.trace_start >= 0 && j.trace_start < j.submit) t.fail(kStart, "Start is before Submit");
+      e.started = j.trace_start >= 0;
+      if (e.started && t.has(kEnd)) {
+        j.trace_end = time_cell(t, kEnd);
+        if (j.trace_end >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "End is before Start");
+      }
+      j.runtime = e.started ? duration_cell(t, kElapsed) : 0;
+      const std::string_view limit = t.text(kTimelimit);
+      if (!limit.empty() && limit != "UNLIMITED" && limit != "Partition_Limit") {
+        j.walltime = duration_cell(t, kTimelimit);
+        if (j.walltime == 0) j.walltime = -1;
+      }
+      Tres tres;
+      const std::size_t tres_col = !t.empty(kAllocTres) ? kAllocTres : kReqTres;
+      parse_tres(t, tres_col, tres);
+      j.gpus = clamp32(tres.gpus >= 0 ? tres.gpus : tres.typed);
+      if (!tres.type.empty() && !tres.several_types && j.gpus > 0) j.gpu_type = intern_gpu_type(w, tres.type);
+      if (tres.cpus >= 0) {
+        j.cpus = clamp32(tres.cpus);
+      } else if (!t.empty(kNCpus)) {
+        j.cpus = clamp32(t.integer(kNCpus, 0, kInt32Max));
+      }
+      if (tres.mem_mib >= 0) j.memory_mib = tres.mem_mib;
+      if (!t.empty(kNNodes)) {
+        j.nodes = clamp32(t.integer(kNNodes, 0, kInt32Max));
+      } else if (tres.nodes >= 0) {
+        j.nodes = clamp32(tres.nodes);
+      }
+      if (!t.empty(kPriority)) j.priority = clamp32(t.integer(kPriority, 0, std::numeric_limits<std::int64_t>::max()));
 
-    if (id.kind == JobIdCell::HetComponent) {
-      const auto it = het.find(id.het_key);
-      if (it != het.end()) {
-        // Components of a heterogeneous job are allocated and started together: one gang job.
-        models::Job& m = entries[it->second].job;
-        m.gpus = clamp32(static_cast<std::int64_t>(m.gpus) + j.gpus);
-        m.cpus = clamp32(static_cast<std::int64_t>(m.cpus) + j.cpus);
-        m.nodes = clamp32(static_cast<std::int64_t>(m.nodes) + j.nodes);
-        m.memory_mib += j.memory_mib;
-        if (j.gpus > 0 && m.gpu_type != j.gpu_type) m.gpu_type = m.gpus == j.gpus ? j.gpu_type : 0;
-        m.submit = std::min(m.submit, j.submit);
-        m.runtime = std::max(m.runtime, j.runtime);
-        m.walltime = m.walltime < 0 || j.walltime < 0 ? -1 : std::max(m.walltime, j.walltime);
-        m.trace_end = m.trace_end < 0 || j.trace_end < 0 ? -1 : std::max(m.trace_end, j.trace_end);
+      if (id.kind == JobIdCell::HetComponent) {
+        const auto it = het.find(id.het_key);
+        if (it != het.end()) {
+          // Components of a heterogeneous job are allocated and started together: one gang job.
+          models::Job& m = entries[it->second].job;
+          m.gpus = clamp32(static_cast<std::int64_t>(m.gpus) + j.gpus);
+          m.cpus = clamp32(static_cast<std::int64_t>(m.cpus) + j.cpus);
+          m.nodes = clamp32(static_cast<std::int64_t>(m.nodes) + j.nodes);
+          m.memory_mib += j.memory_mib;
+          if (j.gpus > 0 && m.gpu_type != j.gpu_type) m.gpu_type = m.gpus == j.gpus ? j.gpu_type : 0;
+          m.submit = std::min(m.submit, j.submit);
+          m.runtime = std::max(m.runtime, j.runtime);
+          m.walltime = m.walltime < 0 || j.walltime < 0 ? -1 : std::max(m.walltime, j.walltime);
+          m.trace_end = m.trace_end < 0 || j.trace_end < 0 ? -1 : std::max(m.trace_end, j.trace_end);
+          continue;
+        }
+        het.emplace(std::string(id.het_key), entries.size());
+        entries.push_back(std::move(e));
         continue;
       }
-      het.emplace(std::string(id.het_key), entries.size());
+      if (id.kind == JobIdCell::ArrayRange) {
+        if (!expand_range(id.range, tasks))
+          t.fail(kJobId, "expected an array range like 123_[1-3,5,7-9%2] of at most " + std::to_string(kMaxArrayTasks) +
+                             " tasks, got " + quoted(t.text(kJobId)));
+        for (std::size_t i = 0; i < tasks.size(); ++i) entries.push_back(e);
+        continue;
+      }
       entries.push_back(std::move(e));
-      continue;
+    } catch (const sim::InputError& e) {
+      bad_row(w, e, options);
     }
-    if (id.kind == JobIdCell::ArrayRange) {
-      if (!expand_range(id.range, tasks))
-        t.fail(kJobId, "expected an array range like 123_[1-3,5,7-9%2] of at most " + std::to_string(kMaxArrayTasks) +
-                           " tasks, got " + quoted(t.text(kJobId)));
-      for (std::size_t i = 0; i < tasks.size(); ++i) entries.push_back(e);
-      continue;
-    }
-    entries.push_back(std::move(e));
-  }
   for (Entry& e : entries) {
     models::Job& j = e.job;
     if (!e.started && !e.pending) {

@@ -965,13 +965,19 @@ class SlurmPolicy final : public Policy, public Inspect {
     return {};
   }
 
+  // A job still running at its TimeLimit ends there in state TIMEOUT: here Failed (as the sacct
+  // importer reads TIMEOUT) with the reason, not a preemption. Collected first: failing a job
+  // calls back into this policy (on_release, on_end), which edits by_kill_.
   void kill_overruns(Session& s) {
     const Tick now = s.now();
+    std::vector<JobIndex> due;
     for (auto it = by_kill_.begin(); it != by_kill_.end() && it->first <= now; ++it) {
       const JobIndex j = it->second;
       if (limit_[j] == kUnlimited || s.terminating(j)) continue;
-      s.preempt(j, PreemptMode::Cancel, 0, kNoJob, "timeout: TimeLimit reached");
+      due.push_back(j);
     }
+    for (const JobIndex j : due)
+      if (s.state(j) == JobState::Running) s.fail(j, "timeout: TimeLimit reached");
   }
 
   void resume_suspended(Session& s) {

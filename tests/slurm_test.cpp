@@ -356,11 +356,12 @@ TEST(Slurm, JobsRunningPastTheirTimeLimitAreKilledThere) {
   shape(w, 1, 0, 100);  // exactly its limit: completes
   shape(w, 2, 0, 0, "short");
   const SlurmRun r(w, nodes(1, 4), params({{"partitions.default.Default", "YES"}, {"partitions.short.MaxTime", "10"}}));
-  EXPECT_EQ(r.state(0), JobState::Cancelled);
+  EXPECT_EQ(r.state(0), JobState::Failed) << "TIMEOUT";
+  EXPECT_EQ(r.preemptions(0), 0) << "a timeout is not a preemption";
   EXPECT_EQ(r.end(0), 100);
   EXPECT_EQ(r.state(1), JobState::Completed);
   EXPECT_EQ(r.end(1), 100);
-  EXPECT_EQ(r.state(2), JobState::Cancelled) << "no TimeLimit: the partition's MaxTime (10 min)";
+  EXPECT_EQ(r.state(2), JobState::Failed) << "no TimeLimit: the partition's MaxTime (10 min)";
   EXPECT_EQ(r.end(2), 600);
 }
 
@@ -513,7 +514,7 @@ TEST(SlurmProperties, RiccSampleNoOvercommitAndOneTerminalStatePerJob) {
     const auto s = r.state(j);
     EXPECT_TRUE(s != JobState::Pending && s != JobState::Running && s != JobState::Unfinished) << j;
     EXPECT_GE(r.sim->job_start(j), w.jobs[j].submit);
-    if (s == JobState::Cancelled && w.jobs[j].walltime > 0 && w.jobs[j].runtime > w.jobs[j].walltime) {
+    if (s == JobState::Failed && w.jobs[j].walltime > 0 && w.jobs[j].runtime > w.jobs[j].walltime) {
       ++timeouts;
       EXPECT_EQ(r.sim->job_end(j) - r.sim->job_start(j), w.jobs[j].walltime) << "killed at its TimeLimit";
     }

@@ -49,7 +49,7 @@
 //    the least remaining demand: no later job could start, and reservations last one pass only.
 //    These shortcuts change no decision. Backfill does not preempt.
 //  - Time limits (slurmctld/job_mgr.c job_time_limit): a job still running at start + limit is
-//    killed there (Cancelled, reason "timeout: TimeLimit reached"); a TimeLimit above the
+//    killed there (Failed = TIMEOUT, reason "timeout: TimeLimit reached"); a TimeLimit above the
 //    partition's MaxTime is capped at MaxTime (EnforcePartLimits=NO would hold it pending).
 //  - Rejection at submit: unknown partition, or a job the partition's nodes could never hold.
 //  - Node selection (select/cons_tres, topology/common/eval_nodes.c): nodes grouped by ascending

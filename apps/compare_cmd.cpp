@@ -9,11 +9,15 @@
 #include <iostream>
 
 #include "planner/compare.hpp"
+#include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 
 namespace headroom::app {
+
+using results::json_number;
+using results::json_string;
 
 namespace {
 
@@ -48,31 +52,6 @@ std::string show(double v, const std::string& unit) {
     std::snprintf(b, sizeof b, "%.3f", v);
   }
   return b;
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", u);
-      out += b;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -114,7 +93,7 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
                 << ", \"unit\": " << json_string(unit[m]) << ", \"values\": {";
       for (std::size_t i = 0; i < result.runs.size(); ++i)
         std::cout << (i ? ", " : "") << json_string(result.runs[i].policy) << ": "
-                  << json_number(table.columns[i + 2].numbers[m]);
+                  << json_number(table.columns[i + 2].numbers[m], "null");
       std::cout << "}}";
     }
     std::cout << "\n  ]\n}\n";

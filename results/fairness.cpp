@@ -39,31 +39,6 @@ std::string number(double v, int decimals) {
   return b;
 }
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", u);
-      out += b;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::vector<double> tenant_weights(const RunResult& result, const std::vector<std::string>& names,
@@ -291,24 +266,26 @@ void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenant
 void print_fairness_json(std::ostream& out, const Fairness& f, int indent) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   out << "{\n";
-  out << pad << "  \"jain\": " << json_number(f.jain) << ",\n";
-  out << pad << "  \"jain_mean\": " << json_number(f.jain_mean) << ",\n";
-  out << pad << "  \"rho_max\": " << json_number(f.rho_max) << ",\n";
-  out << pad << "  \"rho_mean\": " << json_number(f.rho_mean) << ",\n";
-  out << pad << "  \"min_share_ratio\": " << json_number(f.min_share_ratio) << ",\n";
-  out << pad << "  \"max_dominant_share\": " << json_number(f.max_dominant_share) << ",\n";
-  out << pad << "  \"max_wait_s\": " << json_number(f.max_wait_s) << ",\n";
+  out << pad << "  \"jain\": " << json_number(f.jain, "null") << ",\n";
+  out << pad << "  \"jain_mean\": " << json_number(f.jain_mean, "null") << ",\n";
+  out << pad << "  \"rho_max\": " << json_number(f.rho_max, "null") << ",\n";
+  out << pad << "  \"rho_mean\": " << json_number(f.rho_mean, "null") << ",\n";
+  out << pad << "  \"min_share_ratio\": " << json_number(f.min_share_ratio, "null") << ",\n";
+  out << pad << "  \"max_dominant_share\": " << json_number(f.max_dominant_share, "null") << ",\n";
+  out << pad << "  \"max_wait_s\": " << json_number(f.max_wait_s, "null") << ",\n";
   out << pad << "  \"starved\": " << f.starved << ",\n";
   out << pad << "  \"tenants\": [";
   for (std::size_t i = 0; i < f.tenants.size(); ++i) {
     const auto& t = f.tenants[i];
     out << (i == 0 ? "\n" : ",\n") << pad << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
-        << ", \"weight\": " << json_number(t.weight) << ", \"entitlement\": " << json_number(t.entitlement)
-        << ", \"share\": " << json_number(t.share) << ", \"share_ratio\": " << json_number(t.share_ratio)
-        << ", \"dominant_share\": " << json_number(t.dominant_share)
-        << ", \"dominant_resource\": " << json_string(t.dominant_resource) << ", \"rho\": " << json_number(t.rho)
-        << ", \"rho_job_max\": " << json_number(t.rho_job_max) << ", \"max_wait_s\": " << json_number(t.max_wait_s)
-        << ", \"starved\": " << t.starved << "}";
+        << ", \"weight\": " << json_number(t.weight, "null")
+        << ", \"entitlement\": " << json_number(t.entitlement, "null")
+        << ", \"share\": " << json_number(t.share, "null")
+        << ", \"share_ratio\": " << json_number(t.share_ratio, "null")
+        << ", \"dominant_share\": " << json_number(t.dominant_share, "null")
+        << ", \"dominant_resource\": " << json_string(t.dominant_resource)
+        << ", \"rho\": " << json_number(t.rho, "null") << ", \"rho_job_max\": " << json_number(t.rho_job_max, "null")
+        << ", \"max_wait_s\": " << json_number(t.max_wait_s, "null") << ", \"starved\": " << t.starved << "}";
   }
   out << (f.tenants.empty() ? "]\n" : "\n" + pad + "  ]\n") << pad << "}";
 }

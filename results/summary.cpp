@@ -104,9 +104,16 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-// Shortest text that reads back as the same double; 0 for NaN and infinities (JSON has neither).
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "0";
+void json_quantiles(std::ostream& out, const Quantiles& q) {
+  out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
+      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99)
+      << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
+}
+
+}  // namespace
+
+std::string json_number(double v, std::string_view non_finite) {
+  if (!std::isfinite(v)) return std::string(non_finite);
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, res.ptr);
@@ -171,14 +178,6 @@ std::string json_string(std::string_view s) {
   out += '"';
   return out;
 }
-
-void json_quantiles(std::ostream& out, const Quantiles& q) {
-  out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
-      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99)
-      << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
-}
-
-}  // namespace
 
 Summary summarize(const RunResult& result) {
   Summary s;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/run_result.hpp"
@@ -63,5 +64,11 @@ inline constexpr Tick kStarvationWait = 24 * sim::kHour;
 Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);
 void print_summary_json(std::ostream& out, const Summary& s);
+
+// Shortest text that reads back as the same double; `non_finite` for NaN and infinities (JSON
+// has neither: "0" in the run summary, "null" where a missing value must stay visible).
+std::string json_number(double v, std::string_view non_finite = "0");
+// A JSON string literal; invalid UTF-8 bytes become U+FFFD so the output always parses.
+std::string json_string(std::string_view s);
 
 }  // namespace headroom::results

@@ -10,6 +10,7 @@
 #include "planner/run.hpp"
 #include "policies/registry.hpp"
 #include "sim/errors.hpp"
+#include "sim/parallel.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::planner {
@@ -150,28 +151,27 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
   std::vector<scenarios::Scenario> scenarios;
   for (const auto& p : names) scenarios.push_back(scenario_for_policy(base, p));
   out.runs.resize(names.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, names.size(), 1),
-                    [&](const tbb::blocked_range<std::size_t>& range) {
-                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        PolicyRun& run = out.runs[i];
-                        run.policy = names[i];
-                        if (stop != nullptr && stop->load()) continue;
-                        try {
-                          RunOptions ro;
-                          ro.stop = stop;
-                          const RunOutcome o = run_scenario(scenarios[i], ro);
-                          if (o.cancelled) continue;
-                          run.summary = results::summarize(o.result);
-                          run.fairness = fairness_of(o);
-                          run.fairness.share_over_time.clear();
-                          run.by_tenant = stats_by_tenant(o.result);
-                          run.by_kind = stats_by_kind(o.result);
-                          run.done = true;
-                        } catch (const std::exception& e) {
-                          run.error = e.what();
-                        }
-                      }
-                    });
+  sim::parallel_ranges(names.size(), 1, [&](std::size_t range_begin, std::size_t range_end) {
+    for (std::size_t i = range_begin; i != range_end; ++i) {
+      PolicyRun& run = out.runs[i];
+      run.policy = names[i];
+      if (stop != nullptr && stop->load()) continue;
+      try {
+        RunOptions ro;
+        ro.stop = stop;
+        const RunOutcome o = run_scenario(scenarios[i], ro);
+        if (o.cancelled) continue;
+        run.summary = results::summarize(o.result);
+        run.fairness = fairness_of(o);
+        run.fairness.share_over_time.clear();
+        run.by_tenant = stats_by_tenant(o.result);
+        run.by_kind = stats_by_kind(o.result);
+        run.done = true;
+      } catch (const std::exception& e) {
+        run.error = e.what();
+      }
+    }
+  });
   for (const auto& r : out.runs) out.cancelled = out.cancelled || (!r.done && r.error.empty());
   return out;
 }

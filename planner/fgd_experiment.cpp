@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "sim/errors.hpp"
+#include "sim/parallel.hpp"
 #include "sim/rng.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/table.hpp"
@@ -172,7 +173,7 @@ std::vector<RunResult> run_experiment(const OpenbInput& input, const ExperimentO
   const gs::TargetWorkload target = gs::target_workload(input.pods, options.popularity_pct, true);
   const auto seeds = static_cast<std::size_t>(std::max(options.seeds, 0));
   std::vector<RunResult> out(pols.size() * seeds);
-  tbb::parallel_for(std::size_t{0}, out.size(), [&](std::size_t k) {
+  sim::parallel_indices(out.size(), [&](std::size_t k) {
     out[k] = run_one(input, target, pols[k / seeds], options.first_seed + k % seeds, options);
   });
   return out;

@@ -11,6 +11,7 @@
 #include "planner/run.hpp"
 #include "planner/sweep.hpp"
 #include "sim/errors.hpp"
+#include "sim/parallel.hpp"
 #include "sim/time.hpp"
 
 namespace headroom::planner {
@@ -235,7 +236,7 @@ PlanResult plan(const PlanRequest& req) {
       for (std::uint64_t seed : spec.seeds)
         tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}});
     }
-    tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t i) {
+    sim::parallel_indices(tasks.size(), [&](std::size_t i) {
       if (req.stop != nullptr && req.stop->load()) return;
       RunOptions ro;
       ro.stop = req.stop;

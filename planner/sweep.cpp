@@ -15,6 +15,7 @@
 #include "planner/run.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
+#include "sim/parallel.hpp"
 
 namespace headroom::planner {
 
@@ -241,8 +242,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const std::size_t m = r.selected.size();
   r.results.resize(n);
   std::atomic<std::size_t> done{0};
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 1), [&](const tbb::blocked_range<std::size_t>& range) {
-    for (std::size_t k = range.begin(); k != range.end(); ++k) {
+  sim::parallel_ranges(m, 1, [&](std::size_t range_begin, std::size_t range_end) {
+    for (std::size_t k = range_begin; k != range_end; ++k) {
       const std::size_t i = r.selected[k];
       PointResult& out = r.results[i];
       if (options.stop != nullptr && options.stop->load()) continue;

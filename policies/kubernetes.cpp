@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "policies/consolidate.hpp"
+#include "sim/parallel.hpp"
 #include "sim/rng.hpp"
 
 namespace headroom::policies::k8s {
@@ -764,8 +765,8 @@ class KubernetesPolicy final : public Policy {
       if (fits(view, id, job, self)) scores_[i] = total_score(view, id, job);
     };
     if (n >= kParallelScoreNodes) {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) eval(i);
+      sim::parallel_ranges(n, 0, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) eval(i);
       });
     } else {
       for (std::size_t i = 0; i < n; ++i) eval(i);

@@ -22,6 +22,7 @@
 #include "models/job.hpp"
 #include "models/observer.hpp"
 #include "sim/errors.hpp"
+#include "sim/parallel.hpp"
 
 // File layout: see write_contents() below and docs (DESIGN.md, "Outputs").
 //
@@ -320,7 +321,7 @@ void compress_chunks(Array& a) {
   if (count == 1) {
     one_chunk(0);
   } else {
-    tbb::this_task_arena::isolate([&] { tbb::parallel_for(std::size_t{0}, count, one_chunk); });
+    tbb::this_task_arena::isolate([&] { sim::parallel_indices(count, one_chunk); });
   }
   a.raw = {};
 }
@@ -622,7 +623,7 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
     const std::size_t rows = std::min<std::size_t>(chunk[0], static_cast<std::size_t>(dims[0]) - first_row);
     std::memcpy(out + first_row * row_bytes, data, rows * row_bytes);
   };
-  tbb::this_task_arena::isolate([&] { tbb::parallel_for(std::size_t{0}, count, one_chunk); });
+  tbb::this_task_arena::isolate([&] { sim::parallel_indices(count, one_chunk); });
   return ok;
 }
 

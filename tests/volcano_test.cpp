@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cmath>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
@@ -576,18 +575,16 @@ TEST_P(VolcanoProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, VolcanoProperties, ::testing::Values(1u, 2u, 3u, 4u));
 
-TEST(VolcanoRealTrace, Ricc14DaysIsFastAndEveryJobEndsOnce) {
+// Its speed is a benchmark figure (bench/RESULTS.md), not asserted here.
+TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-volcano.yaml";
   const auto sc = scenarios::load_scenario(path);
   const auto w = scenarios::build_workload(sc);
   models::ClusterSpec c = sc.cluster;
   CapacityObserver obs(c, w.jobs.size());
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
-  const std::clock_t t0 = std::clock();
   scenarios::Simulation sim(w, c, *policy, &obs);
   const auto stats = sim.run();
-  const double cpu = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
-  EXPECT_LT(cpu, 10.0) << "replay took " << cpu << " s of CPU time (about 1 s expected)";
   EXPECT_EQ(w.jobs.size(), 13607u);
   EXPECT_EQ(obs.overcommits, 0);
   EXPECT_EQ(obs.double_starts, 0);

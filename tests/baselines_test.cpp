@@ -10,23 +10,18 @@
 
 #include "policies/registry.hpp"
 #include "policies/srtf.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
 
 using namespace headroom;
+using headroom::testing::params;
 using models::JobIndex;
 using models::JobState;
 namespace ht = headroom::testing;
 
 namespace {
-
-policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
-  policies::PolicyParams out;
-  int line = 1;
-  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
-  return out;
-}
 
 struct BRun {
   BRun(const std::string& name, models::Workload workload, models::ClusterSpec cluster,

@@ -14,12 +14,16 @@
 #include <vector>
 
 #include "policies/registry.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
 
 using namespace headroom;
+using headroom::testing::params;
+using headroom::testing::replace;
+using headroom::testing::scenario_errors;
 using models::JobIndex;
 using models::JobState;
 using sim::kSecond;
@@ -34,13 +38,6 @@ models::ClusterSpec nodes(int count, int gpus, int cpus = 0, std::int64_t memory
   models::ClusterSpec spec;
   spec.pools.push_back({"pool", count, gpus, "A100", cpus, memory_gib});
   return spec;
-}
-
-policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
-  policies::PolicyParams out;
-  int line = 1;
-  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
-  return out;
 }
 
 // One run of the kubernetes policy, kept alive for inspection.
@@ -496,7 +493,7 @@ TEST(KubernetesProperties, ManyNodesScoreInParallelDeterministically) {
 // --- parameters ------------------------------------------------------------------------------
 
 namespace {
-const std::string kInline = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
+const std::string kInline = headroom::testing::kInlineScenario;
 const std::string kScenario = R"(name: k8s
 cluster:
   pools:
@@ -521,21 +518,6 @@ workload:
   trace: tiny.csv
 )";
 
-std::vector<sim::InputError> scenario_errors(const std::string& text) {
-  try {
-    scenarios::parse_scenario(text, kInline);
-  } catch (const sim::InputErrors& e) {
-    return e.errors();
-  }
-  ADD_FAILURE() << "expected errors";
-  return {};
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return s.replace(at, from.size(), to);
-}
 }  // namespace
 
 TEST(KubernetesParams, ScenarioBlockUsesKubeSchedulerVocabulary) {

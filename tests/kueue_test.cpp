@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "policies/registry.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "scenarios/workload.hpp"
@@ -20,6 +21,8 @@
 #include "test_support.hpp"
 
 using namespace headroom;
+using headroom::testing::replace;
+using headroom::testing::scenario_errors;
 using models::JobIndex;
 using models::JobState;
 using sim::kSecond;
@@ -27,7 +30,7 @@ namespace ht = headroom::testing;
 
 namespace {
 
-const std::string kInline = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
+const std::string kInline = headroom::testing::kInlineScenario;
 
 // The `policy:` block of a scenario (the text below `name: kueue`, indented by two spaces).
 policies::PolicyParams kueue_params(const std::string& body) {
@@ -102,12 +105,6 @@ const std::string kTwoCqs = R"(  resourceFlavors:
       namespaces: [prod]
       resources: {default: {gpu: {nominalQuota: 4}}}
 )";
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return s.replace(at, from.size(), to);
-}
 
 }  // namespace
 
@@ -691,15 +688,6 @@ workload:
   trace: tiny.csv
 )";
 
-std::vector<sim::InputError> scenario_errors(const std::string& text) {
-  try {
-    scenarios::parse_scenario(text, kInline);
-  } catch (const sim::InputErrors& e) {
-    return e.errors();
-  }
-  ADD_FAILURE() << "expected errors";
-  return {};
-}
 }  // namespace
 
 TEST(KueueParams, ScenarioBlockUsesTheCrdVocabulary) {

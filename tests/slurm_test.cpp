@@ -12,12 +12,14 @@
 
 #include "models/observer.hpp"
 #include "policies/registry.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
 #include "traces/import.hpp"
 
 using namespace headroom;
+using headroom::testing::params;
 using models::JobIndex;
 using models::JobState;
 using sim::kMinute;
@@ -26,13 +28,6 @@ namespace slurm = policies::slurm;
 namespace ht = headroom::testing;
 
 namespace {
-
-policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
-  policies::PolicyParams out;
-  int line = 1;
-  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
-  return out;
-}
 
 models::ClusterSpec nodes(int count, int gpus, int cpus = 0) {
   models::ClusterSpec spec;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "policies/registry.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "scenarios/workload.hpp"
@@ -20,6 +21,9 @@
 #include "test_support.hpp"
 
 using namespace headroom;
+using headroom::testing::params;
+using headroom::testing::replace;
+using headroom::testing::scenario_errors;
 using models::JobIndex;
 using models::JobState;
 using sim::kSecond;
@@ -27,13 +31,6 @@ namespace vc = policies::volcano;
 namespace ht = headroom::testing;
 
 namespace {
-
-policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
-  policies::PolicyParams out;
-  int line = 1;
-  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
-  return out;
-}
 
 // Records the preemption audit events (reason and preemptor).
 class AuditObserver : public models::SimObserver {
@@ -605,7 +602,7 @@ TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
 // --- parameters ----------------------------------------------------------------------------------
 
 namespace {
-const std::string kInline = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
+const std::string kInline = headroom::testing::kInlineScenario;
 const std::string kScenario = R"(name: volcano
 cluster:
   pools:
@@ -644,21 +641,6 @@ workload:
   trace: tiny.csv
 )";
 
-std::vector<sim::InputError> scenario_errors(const std::string& text) {
-  try {
-    scenarios::parse_scenario(text, kInline);
-  } catch (const sim::InputErrors& e) {
-    return e.errors();
-  }
-  ADD_FAILURE() << "expected errors";
-  return {};
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return s.replace(at, from.size(), to);
-}
 }  // namespace
 
 TEST(VolcanoParams, ScenarioBlockUsesVolcanoSchedulerConfVocabulary) {

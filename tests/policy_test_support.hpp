@@ -1,0 +1,48 @@
+#pragma once
+
+// Helpers shared by the policy tests: policy parameters written by hand, and scenario text that
+// must be refused.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policies/api.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/errors.hpp"
+
+namespace headroom::testing {
+
+// A policy block of key -> value, located at test.yaml lines 1, 2, ... column 3.
+inline policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
+  policies::PolicyParams out;
+  int line = 1;
+  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
+  return out;
+}
+
+// Where inline scenario text claims to live (its relative paths resolve from there).
+inline const std::string kInlineScenario = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
+
+// The errors that parsing `text` reports; a test failure when it is accepted.
+inline std::vector<sim::InputError> scenario_errors(const std::string& text,
+                                                    const std::string& file = kInlineScenario) {
+  try {
+    scenarios::parse_scenario(text, file);
+  } catch (const sim::InputErrors& e) {
+    return e.errors();
+  }
+  ADD_FAILURE() << "expected errors";
+  return {};
+}
+
+// `s` with the first `from` replaced by `to`; a test failure when `from` is absent.
+inline std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace headroom::testing

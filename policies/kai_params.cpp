@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "policies/kai.hpp"
+#include "policies/params.hpp"
 
 namespace headroom::policies::kai {
 
@@ -243,15 +244,9 @@ const std::vector<std::string>& param_keys() {
 }
 
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
-  Config c;
-  for (auto& e : parse_into(params, c)) errors.push_back(std::move(e));
+  collect_param_errors<Config>(params, errors, parse_into);
 }
 
-Config parse_config(const PolicyParams& params) {
-  Config c;
-  auto errors = parse_into(params, c);
-  if (!errors.empty()) throw errors.front();
-  return c;
-}
+Config parse_config(const PolicyParams& params) { return parse_params_or_throw<Config>(params, parse_into); }
 
 }  // namespace headroom::policies::kai

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "policies/consolidate.hpp"
+#include "policies/params.hpp"
 #include "sim/parallel.hpp"
 #include "sim/rng.hpp"
 
@@ -1041,16 +1042,10 @@ const std::vector<std::string>& param_keys() {
 }
 
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
-  Config c;
-  for (auto& e : parse_into(params, c)) errors.push_back(std::move(e));
+  collect_param_errors<Config>(params, errors, parse_into);
 }
 
-Config parse_config(const PolicyParams& params) {
-  Config c;
-  auto errors = parse_into(params, c);
-  if (!errors.empty()) throw errors.front();
-  return c;
-}
+Config parse_config(const PolicyParams& params) { return parse_params_or_throw<Config>(params, parse_into); }
 
 std::unique_ptr<Policy> make_policy(Config config, std::uint64_t seed) {
   return std::make_unique<KubernetesPolicy>(std::move(config), seed);

@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 
+#include "policies/params.hpp"
 #include "policies/slurm.hpp"
 
 namespace headroom::policies::slurm {
@@ -460,15 +461,9 @@ const std::vector<std::string>& param_keys() {
 }
 
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
-  Config c;
-  for (auto& e : parse_into(params, c)) errors.push_back(std::move(e));
+  collect_param_errors<Config>(params, errors, parse_into);
 }
 
-Config parse_config(const PolicyParams& params) {
-  Config c;
-  auto errors = parse_into(params, c);
-  if (!errors.empty()) throw errors.front();
-  return c;
-}
+Config parse_config(const PolicyParams& params) { return parse_params_or_throw<Config>(params, parse_into); }
 
 }  // namespace headroom::policies::slurm

@@ -21,27 +21,10 @@ using results::json_string;
 
 namespace {
 
-std::string duration(double seconds) {
-  if (!std::isfinite(seconds)) return "-";
-  char b[48];
-  const auto s = static_cast<long long>(std::llround(seconds));
-  if (seconds < 9.95)
-    std::snprintf(b, sizeof b, "%.1fs", seconds);
-  else if (s < 60)
-    std::snprintf(b, sizeof b, "%llds", s);
-  else if (s < 3600)
-    std::snprintf(b, sizeof b, "%lldm %02llds", s / 60, s % 60);
-  else if (s < 86400)
-    std::snprintf(b, sizeof b, "%lldh %02lldm", s / 3600, (s / 60) % 60);
-  else
-    std::snprintf(b, sizeof b, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
-  return b;
-}
-
 std::string show(double v, const std::string& unit) {
   if (!std::isfinite(v)) return "-";
   char b[48];
-  if (unit == "s") return duration(v);
+  if (unit == "s") return results::short_duration(v);
   if (unit == "fraction") {
     std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
   } else if (unit == "count") {

@@ -76,7 +76,20 @@ std::string pad_left(std::string_view s, std::size_t width) {
   return out.append(s);
 }
 
-// "0s", "4.2s", "42s", "12m 03s", "3h 07m", "2d 05h".
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::isfinite(v) ? v : 0.0);
+  return buf;
+}
+
+void json_quantiles(std::ostream& out, const Quantiles& q) {
+  out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
+      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99)
+      << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
+}
+
+}  // namespace
+
 std::string short_duration(double seconds) {
   if (!std::isfinite(seconds)) return "-";
   if (seconds < 0) return "-" + short_duration(-seconds);
@@ -97,20 +110,6 @@ std::string short_duration(double seconds) {
     std::snprintf(buf, sizeof buf, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
   return buf;
 }
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::isfinite(v) ? v : 0.0);
-  return buf;
-}
-
-void json_quantiles(std::ostream& out, const Quantiles& q) {
-  out << "{\"mean\": " << json_number(q.mean) << ", \"median\": " << json_number(q.median)
-      << ", \"p95\": " << json_number(q.p95) << ", \"p99\": " << json_number(q.p99)
-      << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
-}
-
-}  // namespace
 
 std::string json_number(double v, std::string_view non_finite) {
   if (!std::isfinite(v)) return std::string(non_finite);

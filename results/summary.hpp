@@ -65,6 +65,9 @@ Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);
 void print_summary_json(std::ostream& out, const Summary& s);
 
+// "0s", "4.2s", "42s", "12m 03s", "3h 07m", "2d 05h"; "-" when not finite.
+std::string short_duration(double seconds);
+
 // Shortest text that reads back as the same double; `non_finite` for NaN and infinities (JSON
 // has neither: "0" in the run summary, "null" where a missing value must stay visible).
 std::string json_number(double v, std::string_view non_finite = "0");

@@ -157,8 +157,10 @@ void Recorder::on_end(Tick time, models::JobIndex job, models::JobState state) {
 
 void Recorder::close_placement(models::JobIndex job, Tick time) {
   if (job >= open_from_.size() || open_from_[job] == 0) return;
-  for (std::size_t i = open_from_[job] - 1; i < result_.placements.size(); ++i)
-    if (result_.placements[i].job == job && result_.placements[i].end < 0) result_.placements[i].end = time;
+  // A run's rows were appended together in on_start: they are the ones from open_from_ on that
+  // name this job, so the scan stops at the first row of another job's run.
+  for (std::size_t i = open_from_[job] - 1; i < result_.placements.size() && result_.placements[i].job == job; ++i)
+    result_.placements[i].end = time;
   open_from_[job] = 0;
 }
 

@@ -54,6 +54,12 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"utilization", {"utilization", Unit::Ratio}},
       {"makespan", {"makespan", Unit::Time}},
       {"completed_fraction", {"completed_fraction", Unit::Ratio}},
+      {"fragmentation", {"fragmentation", Unit::Ratio}},
+      {"fragmented_gpus", {"fragmented_gpus", Unit::Count}},
+      // Cost (scenario `costs:`); only in runs with priced pools.
+      {"cost", {"cost", Unit::Count}},
+      {"cost_used", {"cost_used", Unit::Count}},
+      {"cost_per_gpu_hour", {"cost_per_gpu_hour", Unit::Count}},
       // Fairness (results/fairness.hpp).
       {"jain", {"jain", Unit::Count}},
       {"jain_index", {"jain", Unit::Count}},
@@ -71,7 +77,8 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
 
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
-         "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, "
+         "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, fragmentation, "
+         "fragmented_gpus, cost, cost_used, cost_per_gpu_hour, "
          "jain, jain_mean, rho_max, rho_mean, min_share_ratio, max_dominant_share, starved, "
          "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours, "
          "tenant:NAME.share, tenant:NAME.share_ratio, tenant:NAME.dominant_share, tenant:NAME.rho, "
@@ -145,7 +152,7 @@ Target parse_target(const std::string& text) {
     if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty())
       bad("expected a number" + std::string(unit == Unit::Ratio ? " (0.8 or 80%)" : "") + ", got \"" + value + "\"");
     if (percent && unit != Unit::Ratio)
-      bad("a percentage only makes sense for utilization, completed_fraction and shares");
+      bad("a percentage only makes sense for utilization, completed_fraction, fragmentation and shares");
     t.bound = percent ? x / 100.0 : x;
   }
   return t;
@@ -167,6 +174,12 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   if (t.kpi == "jct_p95") return s.jct.p95;
   if (t.kpi == "utilization") return s.gpu_utilization;
   if (t.kpi == "makespan") return s.makespan_s;
+  if (t.kpi == "fragmentation") return s.fragmentation;
+  if (t.kpi == "fragmented_gpus") return s.fragmented_gpus_mean;
+  if (t.kpi == "cost" || t.kpi == "cost_used" || t.kpi == "cost_per_gpu_hour") {
+    if (!s.priced) return std::nullopt;
+    return t.kpi == "cost" ? s.cost : t.kpi == "cost_used" ? s.cost_used : s.cost_per_used_gpu_hour;
+  }
   if (t.kpi == "completed_fraction")
     return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
   for (const auto& ten : s.tenants) {
@@ -264,7 +277,9 @@ PlanResult plan(const PlanRequest& req) {
           const auto& t = req.targets[k];
           if (!task.kpis[k])
             throw sim::InputError("", 0, 0, "--target \"" + t.text + "\"",
-                                  "no tenant named \"" + t.tenant + "\" in the workload");
+                                  t.tenant.empty() ? "the scenario prices no GPU (add costs.gpu_hour, e.g. "
+                                                     "costs: {gpu_hour: {H100: 2.99}})"
+                                                   : "no tenant named \"" + t.tenant + "\" in the workload");
           const double x = *task.kpis[k];
           if (first == 0 || (t.at_most ? x > p.worst[k] : x < p.worst[k])) p.worst[k] = x;
           ok = ok && meets(t, x);

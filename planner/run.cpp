@@ -53,6 +53,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.scenario_text = sc.text;
   r.scenario_file = sc.file;
   r.policy = sc.policy.name;
+  if (!sc.costs.gpu_hour.empty()) r.currency = sc.costs.currency;
   r.seed = seed;
   r.version = version_string();
   r.fingerprint = stats.fingerprint;

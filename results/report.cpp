@@ -119,7 +119,16 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"Jain's index, mean over time", number(f.jain_mean)},
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
+      {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
+      {"GPU-hours borrowed above entitlement", number(f.borrowed_gpu_hours, 1)},
+      {"reclaims (cross-tenant preemptions)",
+       f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };
+  if (s.priced) {
+    const std::string cur = s.currency.empty() ? "" : " " + s.currency;
+    rows.push_back({"cost, every priced GPU over the run", number(s.cost, 2) + cur});
+    rows.push_back({"cost per GPU-hour held", number(s.cost_per_used_gpu_hour, 2) + cur});
+  }
   return rows;
 }
 

@@ -65,6 +65,9 @@ struct TimeSeries {
   std::vector<std::int32_t> pool_used_gpus;
   std::vector<std::int32_t> pool_free_gpus;
   std::vector<std::int32_t> pool_down_gpus;  // neither used nor free: node down or draining
+  // Free GPUs no pending job could use (models::Sample::pool_frag_gpus); empty in files written
+  // before it existed.
+  std::vector<std::int32_t> pool_frag_gpus;
   std::vector<std::int32_t> tenant_used_gpus;
   std::vector<std::int32_t> tenant_pending_jobs;
   std::vector<std::int32_t> tenant_pending_gpus;
@@ -78,6 +81,7 @@ struct PoolInfo {
   std::string gpu_type;
   std::int32_t nodes = 0;
   std::int32_t gpus_per_node = 0;
+  double gpu_hour_price = 0;  // scenario `costs.gpu_hour` for this pool's GPU type; 0 = unpriced
 };
 
 // Everything one run produced; what /jobs, /timeseries, /events and the root attributes hold.
@@ -90,6 +94,7 @@ struct RunResult {
   std::uint64_t seed = 0;
   std::string version;      // headroom version + git describe
   std::string fingerprint;  // 16 hex digits
+  std::string currency;     // of PoolInfo::gpu_hour_price (scenario `costs.currency`)
   std::uint64_t events_processed = 0;
   Tick sim_start = 0;  // first submit
   Tick sim_end = 0;    // last event processed (or horizon)

@@ -40,6 +40,7 @@ constexpr int kMaxNesting = 32;
 constexpr std::size_t kMaxErrors = 100;
 // Each extra copy of a job gets trace_id = original * 1000 + copy, so at most 999 copies.
 constexpr double kMaxArrivalScale = 1000.0;
+constexpr double kMaxPrice = 1e9;  // per GPU-hour, in any currency
 
 // A value quoted for a message: control characters as \xNN, long ones cut. The text has been
 // checked to be UTF-8 (check_text), so multi-byte characters pass through and are never split.
@@ -249,7 +250,7 @@ class Loader {
     }
     MapReader top(root, "",
                   {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
-                   "variants", "seeds", "failures"},
+                   "variants", "seeds", "failures", "costs"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -267,6 +268,7 @@ class Loader {
     }
     if (const Entry* e = top.optional("output")) load_output(*e, out.output);
     if (const Entry* e = top.optional("failures")) load_failures(*e, out.cluster, out.failures);
+    if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
   }
 
  private:
@@ -907,6 +909,29 @@ class Loader {
       const std::string start_text = start_entry != nullptr ? start_entry->value.Scalar() : "0s";
       error(*end_entry,
             "expected a duration after the window start (" + start_text + "), got " + describe(end_entry->value));
+    }
+  }
+
+  // costs: {currency: EUR, gpu_hour: {H100: 2.99, A100: 1.29}}. Each GPU type must be a pool's.
+  void load_costs(const Entry& e, models::ClusterSpec& cluster, CostSpec& costs) {
+    if (!expect_map(e, "a map with gpu_hour (prices per GPU-hour by GPU type) and currency")) return;
+    MapReader r(e.value, e.path, {"currency", "gpu_hour"}, errors_, file_);
+    if (const Entry* f = r.optional("currency")) costs.currency = string_value(*f).value_or(costs.currency);
+    const Entry* prices = r.require("gpu_hour");
+    if (prices == nullptr || !expect_map(*prices, "a map from GPU type to its price per GPU-hour, e.g. {H100: 2.99}"))
+      return;
+    std::vector<std::string> types;
+    for (const auto& pool : cluster.pools)
+      if (std::find(types.begin(), types.end(), pool.gpu_type) == types.end()) types.push_back(pool.gpu_type);
+    MapReader items(prices->value, prices->path, types, errors_, file_);
+    for (const std::string& type : types) {
+      const Entry* f = items.optional(type);
+      if (f == nullptr) continue;
+      const auto price = positive_number(*f, kMaxPrice);
+      if (!price) continue;
+      costs.gpu_hour.emplace_back(type, *price);
+      for (auto& pool : cluster.pools)
+        if (pool.gpu_type == type) pool.gpu_hour_price = *price;
     }
   }
 

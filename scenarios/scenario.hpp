@@ -39,6 +39,12 @@ struct OutputSpec {
   bool events = true;        // write the /events audit log
 };
 
+// `costs:`: prices per GPU-hour by GPU type, copied onto the pools (NodePool::gpu_hour_price).
+struct CostSpec {
+  std::string currency = "USD";
+  std::vector<std::pair<std::string, double>> gpu_hour;  // GPU type -> price, in pool order
+};
+
 // `tenants[].queues`: the queues a tenant may submit to (the permission drill).
 struct QueueGrant {
   std::string tenant;
@@ -60,6 +66,7 @@ struct Scenario {
   Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;
   models::FailureSpec failures;  // `failures:` (docs/drills.md)
+  CostSpec costs;                // `costs:` (docs/planner.md, "Cost")
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

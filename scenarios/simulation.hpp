@@ -173,7 +173,11 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
   int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
-  std::vector<std::int32_t> pool_used_, pool_free_, pool_down_;
+  std::vector<std::int32_t> pool_used_, pool_free_, pool_down_, pool_frag_;
+  // Pending jobs by the GPUs they need on one node (fragmentation in the samples): index k =
+  // min(per-node request, largest node's GPUs); 0 = needs no whole GPU (CPU-only).
+  std::vector<std::int64_t> pending_need_;
+  std::size_t need_of(const models::Job& job) const;
   std::size_t pending_jobs_ = 0;
   // "Why pending": each pending job's current reason (id + 1 into reason_codes_, 0 = none given),
   // the distinct reasons seen, and pending jobs per models::PendingCode.

@@ -10,6 +10,7 @@
 #include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
 #include "results/recorder.hpp"
+#include "results/summary.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
@@ -277,4 +278,51 @@ TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
     EXPECT_EQ(row[static_cast<int>(models::PendingCode::Capacity)], 1) << ts.time[i];
     EXPECT_EQ(row[static_cast<int>(models::PendingCode::None)], 1) << ts.time[i];
   }
+}
+
+TEST(Fragmentation, FreeGpusNoWaitingJobFitsAreCountedInTheSamples) {
+  // Two 4-GPU nodes. J0 and J1 (3 GPUs, 100 s) take one node each, leaving 1 GPU free on each;
+  // J2 arrives at 1 s and needs a whole node (4 GPUs; or 8 = two whole nodes), so both free GPUs
+  // are fragmented until 100 s. After J2 ends nothing waits and nothing is fragmented.
+  for (int j2_gpus : {4, 8}) {
+    SCOPED_TRACE(j2_gpus);
+    auto w = headroom::testing::WorkloadBuilder().job(0, 3, 100).job(0, 3, 100).job(1, j2_gpus, 10).build();
+    const auto c = headroom::testing::cluster(2, 4);
+    auto policy = policies::make_policy("fifo", {}, 1);
+    results::Recorder rec(w, c);
+    scenarios::SimulationOptions options;
+    options.sample_interval = 30 * sim::kSecond;
+    scenarios::Simulation sim(w, c, *policy, &rec, options);
+    sim.run();
+    const auto& ts = rec.result().timeseries;
+    ASSERT_EQ(ts.pool_frag_gpus.size(), ts.time.size());
+    int checked = 0;
+    for (std::size_t i = 0; i < ts.time.size(); ++i) {
+      const sim::Tick t = ts.time[i];
+      if (t >= 30 * sim::kSecond && t <= 90 * sim::kSecond) {
+        EXPECT_EQ(ts.pool_free_gpus[i], 2) << t;
+        EXPECT_EQ(ts.pool_frag_gpus[i], 2) << t;
+        ++checked;
+      } else if (t >= 110 * sim::kSecond) {
+        EXPECT_EQ(ts.pool_frag_gpus[i], 0) << t;
+      }
+    }
+    EXPECT_EQ(checked, 3);
+    const results::Summary s = results::summarize(rec.result());
+    EXPECT_GT(s.fragmentation, 0.99);
+    EXPECT_LE(s.fragmentation, 1.0);
+  }
+  // A 1-GPU job waiting behind J2 (fifo's head of line) fits either free GPU: they are idle, but
+  // not fragmented.
+  auto w = headroom::testing::WorkloadBuilder().job(0, 3, 100).job(0, 3, 100).job(1, 4, 10).job(2, 1, 10).build();
+  const auto c = headroom::testing::cluster(2, 4);
+  auto policy = policies::make_policy("fifo", {}, 1);
+  results::Recorder rec(w, c);
+  scenarios::SimulationOptions options;
+  options.sample_interval = 30 * sim::kSecond;
+  scenarios::Simulation sim(w, c, *policy, &rec, options);
+  sim.run();
+  const auto& ts = rec.result().timeseries;
+  for (std::size_t i = 0; i < ts.time.size(); ++i)
+    if (ts.time[i] >= 30 * sim::kSecond && ts.time[i] <= 90 * sim::kSecond) EXPECT_EQ(ts.pool_frag_gpus[i], 0);
 }

@@ -133,6 +133,11 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
   return stats;
 }
 
+namespace {
+// A JobFinish event whose payload has this bit withdraws the job (models::Job::withdraw_at).
+constexpr std::uint64_t kWithdrawBit = std::uint64_t{1} << 62;
+}  // namespace
+
 void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
   switch (event.cls) {
     case EventClass::JobSubmit: {
@@ -142,7 +147,13 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       break;
     }
     case EventClass::NodeChange: on_node_event(event.payload); break;
-    case EventClass::JobFinish: on_finish(static_cast<JobIndex>(event.payload)); break;
+    case EventClass::JobFinish:
+      if ((event.payload & kWithdrawBit) != 0) {
+        on_withdraw(static_cast<JobIndex>(event.payload & ~kWithdrawBit));
+      } else {
+        on_finish(static_cast<JobIndex>(event.payload));
+      }
+      break;
     case EventClass::JobEvict: on_evict(static_cast<JobIndex>(event.payload)); break;
     case EventClass::Timer:
       wake_times_.erase(event.time);
@@ -209,6 +220,8 @@ void Simulation::on_submit(JobIndex j) {
   ++tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] += job.gpus;
   ++pending_need_[need_of(job)];
+  if (job.withdraw_at != sim::kNever)
+    engine_.schedule(std::max(job.withdraw_at, engine_.now()), EventClass::JobFinish, kWithdrawBit | j);
   if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Submit, j, job.gpus, "");
   policy_.on_submit(*this, j);
   request_schedule();
@@ -801,6 +814,7 @@ void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reas
 }
 
 void Simulation::on_retry(JobIndex j) {
+  if (state_[j] != JobState::Pending && !backoff_[j]) return;  // withdrawn during its back-off
   HEADROOM_ASSERT(backoff_[j] && state_[j] == JobState::Pending, "retry of a job not in back-off");
   const models::Job& job = workload_.jobs[j];
   backoff_[j] = false;
@@ -815,6 +829,32 @@ void Simulation::on_retry(JobIndex j) {
                         "retry " + std::to_string(retries_[j]) + " of " +
                             std::to_string(options_.failures.retry_limit) + " after a node failure");
   policy_.on_requeue(*this, j);
+  request_schedule();
+}
+
+// A job's withdraw_at: an autoscaler removed the replica. Running, it ends as completed;
+// pending, it leaves the queue without running (Cancelled) and the policy forgets it.
+void Simulation::on_withdraw(JobIndex j) {
+  if (state_[j] == JobState::Running) {
+    if (finish_event_[j] != kNoEvent) engine_.cancel(finish_event_[j]);
+    on_finish(j);
+    return;
+  }
+  if (state_[j] != JobState::Pending) return;  // it ended before
+  const std::string why = "withdrawn: the autoscaler removed this replica before it could start";
+  ++progress_;
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Cancelled), why);
+  if (backoff_[j]) {
+    // Killed by a failure and waiting to retry: in no policy queue.
+    backoff_[j] = false;
+    --backoff_jobs_;
+    end_job(j, JobState::Cancelled, why);
+  } else {
+    leave_pending(j);
+    end_job(j, JobState::Cancelled, why, false);
+    policy_.on_withdraw(*this, j);
+  }
   request_schedule();
 }
 

@@ -131,6 +131,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void release_hold(models::NodeId node, std::string_view reason);
   void kill_job(models::JobIndex j, models::NodeId node, std::string_view reason);
   void on_retry(models::JobIndex j);
+  void on_withdraw(models::JobIndex j);
   void start_maintenance_batch(std::size_t m);
   void drained(models::NodeId node);
   void check_drained(models::NodeId node);

@@ -11,6 +11,7 @@
 #include "policies/registry.hpp"
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
+#include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
@@ -326,3 +327,51 @@ TEST(Fragmentation, FreeGpusNoWaitingJobFitsAreCountedInTheSamples) {
   for (std::size_t i = 0; i < ts.time.size(); ++i)
     if (ts.time[i] >= 30 * sim::kSecond && ts.time[i] <= 90 * sim::kSecond) EXPECT_EQ(ts.pool_frag_gpus[i], 0);
 }
+
+// models::Job::withdraw_at under every policy: a pending job withdrawn leaves the policy's queue
+// without running (Cancelled), a running one ends then as completed, and the rest runs as usual.
+class Withdraw : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Withdraw, PendingJobLeavesTheQueueAndRunningJobEndsAtItsTime) {
+  // One 8-GPU node. J0 (8 GPUs) runs [0, 100 s). J1 (4 GPUs) waits from 10 s and is withdrawn at
+  // 50 s. J2 (4 GPUs, 200 s) and J3 (4 GPUs, 1000 s) wait for J0; J3 is withdrawn at 400 s. (Run
+  // times longer than J0's remaining one, so srtf preempts nothing.)
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 100).job(10, 4, 500).job(20, 4, 200).job(30, 4, 1000).build();
+  w.jobs[1].withdraw_at = 50 * sim::kSecond;
+  w.jobs[3].withdraw_at = 400 * sim::kSecond;
+  const auto c = headroom::testing::cluster(1, 8);
+  policies::PolicyParams params;
+  if (GetParam() == "kueue") {  // by default kueue admits nothing: one ClusterQueue for every namespace
+    params = scenarios::parse_scenario(
+                 "name: q\ncluster:\n  pools:\n    - {name: pool, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+                 "policy:\n  name: kueue\n  resourceFlavors: {default: {pools: [pool]}}\n"
+                 "  clusterQueues:\n    all:\n      namespaces: [\"*\"]\n"
+                 "      resources: {default: {gpu: {nominalQuota: 8}}}\n"
+                 "workload:\n  trace: tiny.csv\n",
+                 std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml")
+                 .policy.params;
+  }
+  auto policy = policies::make_policy(GetParam(), params, 1);
+  results::Recorder rec(w, c);
+  scenarios::Simulation sim(w, c, *policy, &rec);
+  sim.run();
+  EXPECT_EQ(sim.job_state(1), models::JobState::Cancelled);
+  EXPECT_EQ(sim.job_start(1), -1);
+  EXPECT_EQ(sim.job_end(1), 50 * sim::kSecond);
+  EXPECT_EQ(sim.job_state(2), models::JobState::Completed);
+  EXPECT_GE(sim.job_start(2), 100 * sim::kSecond);
+  EXPECT_EQ(sim.job_state(3), models::JobState::Completed);
+  EXPECT_GE(sim.job_start(3), 100 * sim::kSecond);
+  // J1 holds nothing once withdrawn (no quota, no queue slot): J2 and J3 start together.
+  EXPECT_EQ(sim.job_start(3), sim.job_start(2));
+  EXPECT_EQ(sim.job_end(3), 400 * sim::kSecond);
+  // The audit log says why J1 ended.
+  bool said = false;
+  for (const auto& e : rec.result().events)
+    said = said || (e.job == 1 && e.kind == static_cast<std::uint8_t>(models::AuditKind::Finish) &&
+                    rec.result().reasons.at(e.reason).rfind("withdrawn", 0) == 0);
+  EXPECT_TRUE(said);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, Withdraw, ::testing::ValuesIn(every_policy()),
+                         [](const auto& info) { return info.param; });

@@ -176,6 +176,13 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
   return out;
 }
 
+// The first finished run that has inference services, or null.
+static const PolicyRun* ref_services(const CompareResult& r) {
+  for (const auto& run : r.runs)
+    if (run.done && !run.summary.services.empty()) return &run;
+  return nullptr;
+}
+
 results::Table compare_table(const CompareResult& r) {
   results::Table t;
   t.columns.push_back(results::Column{"metric", true, {}, {}});
@@ -237,6 +244,21 @@ results::Table compare_table(const CompareResult& r) {
     row("drills_recovered", "count", [](R x) { return x.summary.failures.drills_recovered; });
     row("worst_drill_recovery", "s",
         [nan](R x) { return x.summary.failures.worst_recovery_s < 0 ? nan : x.summary.failures.worst_recovery_s; });
+  }
+  if (ref_services(r)) {
+    row("slo_attainment", "fraction",
+        [nan](R x) { return x.summary.services.empty() ? nan : x.summary.slo_attainment; });
+    const auto& first = ref_services(r)->summary.services;
+    for (std::size_t k = 0; k < first.size(); ++k) {
+      const std::string p = "service:" + first[k].name + ".";
+      auto at = [k, nan](R x, auto member) {
+        return k < x.summary.services.size() ? static_cast<double>(x.summary.services[k].*member) : nan;
+      };
+      row(p + "slo_attainment", "fraction", [&](R x) { return at(x, &results::ServiceRecord::time_attainment); });
+      row(p + "request_attainment", "fraction",
+          [&](R x) { return at(x, &results::ServiceRecord::request_attainment); });
+      row(p + "replicas_running_mean", "replicas", [&](R x) { return at(x, &results::ServiceRecord::mean_running); });
+    }
   }
   if (priced) {
     // Unit "cost:CURRENCY" (plain "cost" when the scenario names none).

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -203,6 +204,24 @@ void for_each_placement_column(F&& f) {
   f("gpus", &PlacementRecord::gpus, false);
 }
 
+template <class F>
+void for_each_service_column(F&& f) {
+  f("gpus_per_replica", &ServiceRecord::gpus_per_replica, false);
+  f("min_replicas", &ServiceRecord::min_replicas, false);
+  f("max_replicas", &ServiceRecord::max_replicas, false);
+  f("throughput", &ServiceRecord::throughput, false);
+  f("from", &ServiceRecord::from, true);
+  f("to", &ServiceRecord::to, true);
+  f("replicas", &ServiceRecord::replicas, false);
+  f("replicas_withdrawn", &ServiceRecord::replicas_withdrawn, false);
+  f("time_attainment", &ServiceRecord::time_attainment, false);
+  f("request_attainment", &ServiceRecord::request_attainment, false);
+  f("mean_running", &ServiceRecord::mean_running, false);
+  f("mean_wanted", &ServiceRecord::mean_wanted, false);
+  f("replica_gpu_hours", &ServiceRecord::replica_gpu_hours, false);
+  f("requests", &ServiceRecord::requests, false);
+}
+
 bool deflate_available() {
   if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 || H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0) return false;
   unsigned info = 0;
@@ -372,6 +391,11 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   });
   // Added after format version 1 shipped: readers treat a missing column as zeros.
   add(column_array("/events/lost_gpu_ms", r.events, &EventRecord::lost_gpu_ms, false));
+  // Inference services (optional on read; only written when the scenario has some).
+  if (!r.services.empty())
+    for_each_service_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/services/") + name, r.services, member, ms));
+    });
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
   add(vector_array("/timeseries/time", ts.time, true));
@@ -533,6 +557,8 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   Handle jobs = w.group("/jobs");
   Handle events = w.group("/events");
   Handle placements = w.group("/placements");
+  std::optional<Handle> services;
+  if (!r.services.empty()) services.emplace(w.group("/services"));
   Handle timeseries = w.group("/timeseries");
   Handle meta = w.group("/meta");
   w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
@@ -548,6 +574,15 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
     types.push_back(p.gpu_type);
   }
   w.strings("/meta/pool_name", names);
+  if (!r.services.empty()) {
+    std::vector<std::string> svc_names, svc_tenants;
+    for (const auto& sv : r.services) {
+      svc_names.push_back(sv.name);
+      svc_tenants.push_back(sv.tenant);
+    }
+    w.strings("/services/name", svc_names);
+    w.strings("/services/tenant", svc_tenants);
+  }
   w.strings("/meta/pool_gpu_type", types);
   // Code -> name tables for the enum columns (jobs/state, jobs/kind, events/kind); not read back.
   w.strings("/meta/state_names", job_state_names());
@@ -849,6 +884,18 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   read_table("events", r.events, [](auto&& f) { for_each_event_column(f); });
   // Written since the GUI's cluster map; absent from older files.
   if (rd.has_link("placements")) read_table("placements", r.placements, [](auto&& f) { for_each_placement_column(f); });
+  if (rd.has_link("services")) {
+    read_table("services", r.services, [](auto&& f) { for_each_service_column(f); });
+    Handle g = rd.group("services");
+    const auto names = rd.strings(g.get(), "/services/name");
+    const auto tenants = rd.strings(g.get(), "/services/tenant");
+    if (names.size() != r.services.size() || tenants.size() != r.services.size())
+      rd.fail("/services/name", "length differs from the other /services columns");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      r.services[i].name = names[i];
+      r.services[i].tenant = tenants[i];
+    }
+  }
   {
     Handle g = rd.group("events");
     if (rd.has_dataset(g.get(), "lost_gpu_ms")) {

@@ -124,6 +124,10 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"reclaims (cross-tenant preemptions)",
        f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };
+  for (const auto& sv : s.services) {
+    rows.push_back({"service " + sv.name + ": SLO met (time)", percent(sv.time_attainment)});
+    rows.push_back({"service " + sv.name + ": requests within the SLO", percent(sv.request_attainment)});
+  }
   if (s.priced) {
     const std::string cur = s.currency.empty() ? "" : " " + s.currency;
     rows.push_back({"cost, every priced GPU over the run", number(s.cost, 2) + cur});

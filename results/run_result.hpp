@@ -84,6 +84,24 @@ struct PoolInfo {
   double gpu_hour_price = 0;  // scenario `costs.gpu_hour` for this pool's GPU type; 0 = unpriced
 };
 
+// One inference service of the scenario (models/service.hpp) and how it fared: a row of /services.
+struct ServiceRecord {
+  std::string name;
+  std::string tenant;
+  std::int32_t gpus_per_replica = 0;
+  std::int32_t min_replicas = 0, max_replicas = 0;
+  double throughput = 0;                // requests/s per replica within the latency SLO
+  Tick from = 0, to = 0;                // the service's life
+  std::int64_t replicas = 0;            // replica pods the autoscaler created
+  std::int64_t replicas_withdrawn = 0;  // of them, removed before they ever ran
+  double time_attainment = 0;           // fraction of [from, to) in which running replicas covered the demand
+  double request_attainment = 0;        // fraction of requests served within the SLO
+  double mean_running = 0;              // replicas running, time-averaged
+  double mean_wanted = 0;               // replicas the autoscaler asked for, time-averaged
+  double replica_gpu_hours = 0;
+  double requests = 0;
+};
+
 // Everything one run produced; what /jobs, /timeseries, /events and the root attributes hold.
 struct RunResult {
   // root attributes
@@ -120,6 +138,7 @@ struct RunResult {
   std::vector<JobRecord> jobs;
   std::vector<EventRecord> events;
   std::vector<PlacementRecord> placements;  // empty in files written before it existed
+  std::vector<ServiceRecord> services;      // the scenario's inference services (/services)
   TimeSeries timeseries;
 };
 

@@ -261,6 +261,9 @@ Summary summarize(const RunResult& result) {
                             : 0.0;
   }
 
+  s.services = result.services;
+  for (const auto& sv : s.services) s.slo_attainment = std::min(s.slo_attainment, sv.time_attainment);
+
   s.lost_gpu_hours = static_cast<double>(result.lost_gpu_ms) / static_cast<double>(sim::kHour);
   const auto& ts_all = result.timeseries;
   if (!ts_all.time.empty() && ts_all.pool_frag_gpus.size() == ts_all.pool_free_gpus.size() &&
@@ -370,6 +373,12 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
         << fixed(s.cost_used, 2) << cur << "   per GPU-hour held " << fixed(s.cost_per_used_gpu_hour, 2) << cur << "\n";
   }
 
+  for (const auto& sv : s.services) {
+    out << "service " << sv.name << " (" << sv.tenant << "): SLO met " << fixed(100.0 * sv.time_attainment, 1)
+        << "% of the time, " << fixed(100.0 * sv.request_attainment, 1) << "% of requests   replicas running "
+        << fixed(sv.mean_running, 1) << " of " << fixed(sv.mean_wanted, 1) << " wanted (mean)   "
+        << sv.replicas_withdrawn << " of " << sv.replicas << " replicas never started\n";
+  }
   if (s.failures.any()) {
     const FailureSummary& f = s.failures;
     out << "failures: node outages " << f.node_outages << "   jobs killed " << f.jobs_killed << "   retried "
@@ -442,6 +451,20 @@ void print_summary_json(std::ostream& out, const Summary& s) {
   out << "  \"starved_jobs\": " << s.starved_jobs << ",\n";
   out << "  \"pending_gpus_mean\": " << json_number(s.pending_gpus_mean) << ",\n";
   out << "  \"fragmentation\": " << json_number(s.fragmentation) << ",\n";
+  if (!s.services.empty()) {
+    out << "  \"slo_attainment\": " << json_number(s.slo_attainment) << ",\n  \"services\": [";
+    for (std::size_t i = 0; i < s.services.size(); ++i) {
+      const auto& sv = s.services[i];
+      out << (i == 0 ? "" : ", ") << "{\"name\": " << json_string(sv.name) << ", \"tenant\": " << json_string(sv.tenant)
+          << ", \"time_attainment\": " << json_number(sv.time_attainment)
+          << ", \"request_attainment\": " << json_number(sv.request_attainment)
+          << ", \"mean_running\": " << json_number(sv.mean_running)
+          << ", \"mean_wanted\": " << json_number(sv.mean_wanted) << ", \"replicas\": " << sv.replicas
+          << ", \"replicas_withdrawn\": " << sv.replicas_withdrawn
+          << ", \"replica_gpu_hours\": " << json_number(sv.replica_gpu_hours) << "}";
+    }
+    out << "],\n";
+  }
   out << "  \"fragmented_gpus_mean\": " << json_number(s.fragmented_gpus_mean) << ",\n";
   if (s.priced)
     out << "  \"cost\": {\"currency\": " << json_string(s.currency) << ", \"total\": " << json_number(s.cost)

@@ -66,7 +66,11 @@ struct Summary {
   std::string currency;
   double cost = 0;
   double cost_used = 0;
-  double cost_per_used_gpu_hour = 0;   // cost / GPU-hours held on priced pools; 0 when none
+  double cost_per_used_gpu_hour = 0;  // cost / GPU-hours held on priced pools; 0 when none
+  // Inference services (RunResult::services); slo_attainment is the lowest time attainment of
+  // any service, 1 without services.
+  std::vector<ServiceRecord> services;
+  double slo_attainment = 1;
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
   FailureSummary failures;
   std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants

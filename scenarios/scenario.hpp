@@ -7,6 +7,7 @@
 
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
+#include "models/service.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/time.hpp"
@@ -65,8 +66,9 @@ struct Scenario {
   WorkloadSpec workload;
   Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;
-  models::FailureSpec failures;  // `failures:` (docs/drills.md)
-  CostSpec costs;                // `costs:` (docs/planner.md, "Cost")
+  models::FailureSpec failures;               // `failures:` (docs/drills.md)
+  CostSpec costs;                             // `costs:` (docs/planner.md, "Cost")
+  std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

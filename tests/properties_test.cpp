@@ -324,8 +324,11 @@ TEST(Fragmentation, FreeGpusNoWaitingJobFitsAreCountedInTheSamples) {
   scenarios::Simulation sim(w, c, *policy, &rec, options);
   sim.run();
   const auto& ts = rec.result().timeseries;
-  for (std::size_t i = 0; i < ts.time.size(); ++i)
-    if (ts.time[i] >= 30 * sim::kSecond && ts.time[i] <= 90 * sim::kSecond) EXPECT_EQ(ts.pool_frag_gpus[i], 0);
+  for (std::size_t i = 0; i < ts.time.size(); ++i) {
+    if (ts.time[i] >= 30 * sim::kSecond && ts.time[i] <= 90 * sim::kSecond) {
+      EXPECT_EQ(ts.pool_frag_gpus[i], 0);
+    }
+  }
 }
 
 // models::Job::withdraw_at under every policy: a pending job withdrawn leaves the policy's queue

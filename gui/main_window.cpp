@@ -116,6 +116,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   connect(loader_, &Loader::stage, this, [this](quint64, const QString&, const QString& what) {
     busy_label_->setText(loader_->running() > 1 ? tr("%1 (%2 files)").arg(what).arg(loader_->running()) : what);
   });
+  connect(loader_, &Loader::timed, this, [this](quint64 job, double read_ms, double prepare_ms) {
+    load_ms_[job] = {read_ms, prepare_ms};
+  });
   connect(loader_, &Loader::loaded, this, &MainWindow::on_loaded);
   connect(loader_, &Loader::failed, this, &MainWindow::on_failed);
   connect(loader_, &Loader::idle, this, &MainWindow::on_idle);
@@ -131,8 +134,8 @@ void MainWindow::open_files(const QStringList& paths) {
 }
 
 void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) {
-  std::fprintf(stderr, "headroom-gui: loaded %s (%zu jobs) in %lld ms\n", qPrintable(data->path),
-               data->result.jobs.size(), static_cast<long long>(since_open_.elapsed()));
+  QElapsedTimer views;
+  views.start();
   runs_[job] = data;
   const QSignalBlocker block(run_);
   const QString current = run_->currentData().toString();
@@ -147,12 +150,16 @@ void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) 
   if (keep < 0) set_current(0);
   compare_->set_runs(std::move(ordered));
   statusBar()->showMessage(tr("Loaded %1").arg(data->path), 5000);
+  const auto [read_ms, prepare_ms] = load_ms_[job];
+  std::fprintf(stderr, "headroom-gui: loaded %s (%zu jobs) in %lld ms: read %.0f ms, prepare %.0f ms, views %.0f ms\n",
+               qPrintable(data->path), data->result.jobs.size(), static_cast<long long>(since_open_.elapsed()), read_ms,
+               prepare_ms, static_cast<double>(views.nsecsElapsed()) / 1e6);
 }
 
 void MainWindow::on_failed(quint64, const QString& path, const QString& message) {
   ++failures_;
   std::fprintf(stderr, "headroom-gui: cannot open %s: %s\n", qPrintable(path), qPrintable(message));
-  if (screenshot_dir_.isEmpty()) QMessageBox::warning(this, tr("Cannot open result"), message);
+  if (screenshot_dir_.isEmpty() && !quit_when_loaded_) QMessageBox::warning(this, tr("Cannot open result"), message);
 }
 
 void MainWindow::show_busy(bool on) {
@@ -164,6 +171,12 @@ void MainWindow::show_busy(bool on) {
 void MainWindow::on_idle() {
   if (!whatif_) show_busy(false);
   if (!screenshot_dir_.isEmpty()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
+  if (quit_when_loaded_) qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0);
+}
+
+void MainWindow::quit_when_loaded() {
+  quit_when_loaded_ = true;
+  if (!loader_->busy()) QTimer::singleShot(0, this, [this] { qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0); });
 }
 
 void MainWindow::set_current(int index) {

@@ -30,6 +30,9 @@ class MainWindow : public QMainWindow {
   void open_files(const QStringList& paths);
   // After every pending load: grabs each tab to DIR/<tab>.png and quits (exit 1 when a load failed).
   void screenshots_when_loaded(const QString& dir);
+  // After every pending load: quits (exit 1 when a load failed). Each load prints its read,
+  // prepare and view times and the time from open to shown.
+  void quit_when_loaded();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -62,6 +65,8 @@ class MainWindow : public QMainWindow {
   QPushButton* cancel_;
   std::map<quint64, std::shared_ptr<const ReplayData>> runs_;  // by load id: the order of opening
   QString screenshot_dir_;
+  bool quit_when_loaded_ = false;
+  std::map<quint64, std::pair<double, double>> load_ms_;  // by load id: read, prepare
   int failures_ = 0;
   QElapsedTimer since_open_;
   QProcess* whatif_ = nullptr;  // the running `headroom run` of File > What-if..., if any

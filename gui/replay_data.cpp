@@ -1,8 +1,10 @@
 #include "gui/replay_data.hpp"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 namespace headroom::gui {
@@ -62,6 +64,22 @@ std::vector<Curve> tenant_curves(const ReplayData& d, const std::vector<std::int
   }
   return curves;
 }
+
+// With HEADROOM_GUI_TIMING set, prints the time since the previous mark (for `--load-only`).
+class StageClock {
+ public:
+  StageClock() : on_(qEnvironmentVariableIsSet("HEADROOM_GUI_TIMING")) { clock_.start(); }
+  void mark(const char* stage) {
+    if (!on_) return;
+    std::fprintf(stderr, "headroom-gui: prepare: %-18s %8.1f ms\n", stage,
+                 static_cast<double>(clock_.nsecsElapsed()) / 1e6);
+    clock_.restart();
+  }
+
+ private:
+  bool on_;
+  QElapsedTimer clock_;
+};
 
 }  // namespace
 
@@ -155,6 +173,7 @@ QString ReplayData::pool_name(std::int32_t id) const {
 }
 
 std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QString& path) {
+  StageClock clock;
   auto d = std::make_shared<ReplayData>();
   d->path = path;
   d->result = std::move(result);
@@ -213,6 +232,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   for (const TenantStats& ts : d->tenants)
     if (ts.jobs > 0) hours.push_back(ts.gpu_hours);
   k.jain = jain_index(hours);
+  clock.mark("kpis");
 
   std::sort(d->tenants.begin(), d->tenants.end(), [](const TenantStats& a, const TenantStats& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
@@ -234,6 +254,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   for (const auto& j : r.jobs) queue_count = std::max<std::size_t>(queue_count, j.queue + std::size_t{1});
   d->tenant_alpha = alpha(r.tenants, tenant_count);
   d->queue_alpha = alpha(r.queues, queue_count);
+  clock.mark("tenant ranks");
 
   // Wait CDFs: all tenants, then each top tenant.
   Cdf all = make_cdf(waits);
@@ -246,6 +267,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     c.rank = i;
     d->wait_cdfs.push_back(std::move(c));
   }
+
+  clock.mark("wait cdfs");
 
   // Time series, bucketed.
   const results::TimeSeries& ts = r.timeseries;
@@ -298,6 +321,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     d->totals = make_pyramid(std::move(t_days), std::move(totals));
   }
 
+  clock.mark("time series");
+
   // Events grouped by job, each group in time order.
   const std::size_t jobs = r.jobs.size();
   d->event_offset.assign(jobs + 1, 0);
@@ -311,7 +336,9 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   for (std::size_t j = 0; j < jobs; ++j)
     std::stable_sort(d->event_index.begin() + d->event_offset[j], d->event_index.begin() + d->event_offset[j + 1],
                      [&](std::uint32_t a, std::uint32_t b) { return r.events[a].time < r.events[b].time; });
+  clock.mark("events by job");
   d->cluster = build_cluster_index(r);
+  clock.mark("cluster index");
   return d;
 }
 

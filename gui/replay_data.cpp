@@ -14,8 +14,9 @@ namespace {
 constexpr const char* kStateNames[] = {"pending",   "running",  "completed", "failed",
                                        "cancelled", "rejected", "unfinished"};
 constexpr const char* kKindNames[] = {"train", "inference", "interactive", "batch"};
-constexpr const char* kEventNames[] = {"submit",    "start",   "finish", "reject", "preempt", "requeue", "unfinished",
-                                       "node_down", "node_up", "drain",  "kill",   "retry",   "drill",   "recovered"};
+constexpr const char* kEventNames[] = {"submit",  "start",      "finish",    "reject",    "preempt",
+                                       "requeue", "unfinished", "node_down", "node_up",   "drain",
+                                       "kill",    "retry",      "drill",     "recovered", "waiting"};
 
 // Tableau 10, then grey for "other".
 constexpr QRgb kPalette[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f};

@@ -19,6 +19,7 @@
 #include "gui/replay_data.hpp"
 #include "gui/tables.hpp"
 #include "gui/whatif.hpp"
+#include "models/observer.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 
@@ -724,6 +725,25 @@ TEST(QueueAtCursor, WithoutPlacementsRunsComeFromJobs) {
   std::vector<std::uint32_t> pending;
   for (const QueueEntry& q : queue_at(*d, 2 * H + 3 * H / 4)) pending.push_back(q.job);
   EXPECT_EQ(pending, (std::vector<std::uint32_t>{2}));
+}
+
+// The GUI repeats the simulator's audit codes (it links results/ only); they must agree.
+static_assert(kWaitingEvent == static_cast<std::uint8_t>(models::AuditKind::Waiting));
+static_assert(kPendingCodes == models::kPendingCodes);
+
+TEST(JobEventsModel, WaitingEventsSayWhy) {
+  JobEventsModel m;
+  test_model(&m);
+  const auto d = prepare(with_placements(), "/tmp/hand.h5");
+  EXPECT_EQ(event_name(kWaitingEvent), "waiting");
+  m.set_job(d, 2);
+  ASSERT_EQ(m.rowCount(), 2);  // its two reasons; it never ran
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Event), "waiting");
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Detail), "capacity");
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Reason), "capacity: no free GPUs");
+  EXPECT_EQ(cell(m, 1, JobEventsModel::Event), "waiting");
+  EXPECT_EQ(cell(m, 1, JobEventsModel::Detail), "priority");
+  EXPECT_EQ(cell(m, 1, JobEventsModel::Reason), "priority: older jobs first");
 }
 
 TEST(QueueModel, CellsAtTheCursor) {

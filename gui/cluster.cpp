@@ -216,6 +216,8 @@ QVariant QueueModel::data(const QModelIndex& index, int role) const {
     return index.column() == Gpus || index.column() == Waiting || index.column() == Job
                ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == Reason && q.reason < data_->result.reasons.size())
+    return QString::fromStdString(data_->result.reasons[q.reason]);  // the column is often too narrow
   if (role == Qt::UserRole) {
     switch (index.column()) {
       case Job: return static_cast<qlonglong>(j.trace_id);

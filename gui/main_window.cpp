@@ -105,6 +105,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
       return;
     }
     loader_->cancel();
+    first_shown_ = 0;
     statusBar()->showMessage(tr("Loading cancelled"), 5000);
   });
 
@@ -141,7 +142,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
 
 void MainWindow::open_files(const QStringList& paths) {
   if (!loader_->busy()) since_open_.start();
-  for (const QString& p : paths) loader_->load(p);
+  for (const QString& p : paths) {
+    const quint64 job = loader_->load(p);
+    // With nothing shown yet, the first file named is shown, whichever finishes loading first.
+    if (runs_.empty() && first_shown_ == 0) first_shown_ = job;
+  }
   if (loader_->busy())
     for (QWidget* w :
          {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
@@ -160,9 +165,14 @@ void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) 
     ordered.push_back(run);
     run_->addItem(tr("%1 (%2)").arg(run->label, QString::fromStdString(run->result.policy)), QString::number(id));
   }
-  const int keep = run_->findData(current);
-  run_->setCurrentIndex(keep >= 0 ? keep : 0);
-  if (keep < 0) set_current(0);
+  int keep = run_->findData(current);
+  if (job == first_shown_) {
+    keep = -1;
+    first_shown_ = 0;
+  }
+  const int show = keep >= 0 ? keep : run_->findData(QString::number(job));
+  run_->setCurrentIndex(show);
+  if (keep < 0) set_current(show);
   compare_->set_runs(std::move(ordered));
   statusBar()->showMessage(tr("Loaded %1").arg(data->path), 5000);
   emit opened(data->path);
@@ -178,8 +188,9 @@ std::vector<std::shared_ptr<const ReplayData>> MainWindow::results() const {
   return out;
 }
 
-void MainWindow::on_failed(quint64, const QString& path, const QString& message) {
+void MainWindow::on_failed(quint64 job, const QString& path, const QString& message) {
   ++failures_;
+  if (job == first_shown_) first_shown_ = 0;
   std::fprintf(stderr, "headroom-gui: cannot open %s: %s\n", qPrintable(path), qPrintable(message));
   if (screenshot_dir_.isEmpty() && !quit_when_loaded_) QMessageBox::warning(this, tr("Cannot open result"), message);
 }

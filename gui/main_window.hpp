@@ -79,6 +79,7 @@ class MainWindow : public QMainWindow {
   std::map<quint64, std::shared_ptr<const ReplayData>> runs_;  // by load id: the order of opening
   QString screenshot_dir_;
   bool quit_when_loaded_ = false;
+  quint64 first_shown_ = 0;                               // the load to show when it arrives (0: none)
   std::map<quint64, std::pair<double, double>> load_ms_;  // by load id: read, prepare
   int failures_ = 0;
   QElapsedTimer since_open_;

@@ -322,6 +322,34 @@ TEST(JobsModel, FilterAndSort) {
   EXPECT_EQ(order.join(','), "100,102,101,104,103");
 }
 
+TEST(JobsModel, FiltersApplyToNewData) {
+  JobsModel m;
+  JobFilterProxy proxy;
+  proxy.setSourceModel(&m);
+  test_model(&proxy);
+  m.set_data(prepared());
+  proxy.source_reset();
+  // Without a filter, every row of the new data at once.
+  results::RunResult more = hand_built();
+  more.jobs.push_back(more.jobs[0]);
+  m.set_data(prepare(more, "/tmp/more.h5"));
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 6);
+  // A text filter matches the new data's names: tenant "b" renamed "zeta".
+  proxy.set_text("zeta");
+  EXPECT_EQ(proxy.rowCount(), 0);
+  more.tenants[1] = "zeta";
+  m.set_data(prepare(more, "/tmp/more.h5"));
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 2);  // jobs 101 and 104
+  proxy.set_state(static_cast<int>(State::Completed));
+  m.set_data(prepared());
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 0);  // no tenant "zeta" any more
+  proxy.set_text("");
+  EXPECT_EQ(proxy.rowCount(), 3);
+}
+
 TEST(JobEventsModel, LifeInTimeOrder) {
   JobEventsModel m;
   test_model(&m);

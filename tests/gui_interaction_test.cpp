@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QAreaSeries>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
@@ -13,6 +14,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -21,10 +23,12 @@
 #include <QTest>
 #include <QToolButton>
 
+#include "gui/charts.hpp"
 #include "gui/cluster.hpp"
 #include "gui/main_window.hpp"
 #include "gui/replay_data.hpp"
 #include "gui/replay_view.hpp"
+#include "gui/views.hpp"
 #include "gui/whatif.hpp"
 #include "gui/whatif_dialog.hpp"
 #include "results/hdf5_io.hpp"
@@ -56,7 +60,7 @@ results::JobRecord job(std::int64_t id, std::uint32_t tenant, std::int32_t gpus,
 // Two nodes of 4 GPUs over 10 hours. Job 0 (a, 4 GPUs) runs 0-2h on node 0; job 1 (b, 2 GPUs)
 // waits for capacity from 1h and runs 3h-6h on node 1; job 2 (a, 1 GPU) waits for quota from 2h
 // and runs 5h-9h on node 0.
-std::shared_ptr<const ReplayData> small_run() {
+std::shared_ptr<const ReplayData> small_run(int samples = 10) {
   results::RunResult r;
   r.scenario_name = "small";
   r.policy = "fifo";
@@ -84,7 +88,7 @@ std::shared_ptr<const ReplayData> small_run() {
               ev(6 * H, 2, 1),
               ev(9 * H, 2, 2)};
   r.timeseries.interval = H;
-  for (int k = 0; k < 10; ++k) {
+  for (int k = 0; k < samples; ++k) {
     r.timeseries.time.push_back(k * H);
     r.timeseries.running_jobs.push_back(0);
     r.timeseries.pending_jobs.push_back(0);
@@ -251,6 +255,35 @@ TEST(Replay, TheTimerDrivesPlay) {
   EXPECT_GT(view.time(), 0);
   child<QToolButton>(view, "replay-play")->click();
   EXPECT_FALSE(view.playing());
+}
+
+// Points of each area of the Timeline's main chart ("GPUs in use by tenant").
+std::vector<qsizetype> tenant_points(const TimelineView& view) {
+  std::vector<qsizetype> out;
+  auto* chart = qobject_cast<CurveChart*>(view.current_chart());
+  EXPECT_NE(chart, nullptr);
+  if (chart == nullptr) return out;
+  for (QAbstractSeries* s : chart->chart()->series())
+    if (auto* area = qobject_cast<QAreaSeries*>(s)) out.push_back(area->upperSeries()->count());
+  return out;
+}
+
+TEST(Timeline, ChartsRefillForNewDataZoomAndReset) {
+  // Showing the same range at the same detail twice is skipped; anything else redraws.
+  TimelineView view;
+  view.resize(1400, 900);
+  view.show();
+  view.set_data(small_run(10));
+  EXPECT_EQ(tenant_points(view), (std::vector<qsizetype>{10, 10}));  // tenants a and b, one point per hour
+  view.set_data(small_run(20));
+  EXPECT_EQ(tenant_points(view), (std::vector<qsizetype>{20, 20}));
+  view.sync()->set_range(0, 4.0 / 24);  // 0-4 h: the samples in it and one past the end
+  EXPECT_EQ(tenant_points(view), (std::vector<qsizetype>{6, 6}));
+  view.reset_zoom();
+  EXPECT_EQ(tenant_points(view), (std::vector<qsizetype>{20, 20}));
+  view.resize(1000, 700);
+  QTest::qWait(10);
+  EXPECT_EQ(tenant_points(view), (std::vector<qsizetype>{20, 20}));
 }
 
 QString source(const char* path) { return QStringLiteral(HEADROOM_SOURCE_DIR "/") + QString::fromLatin1(path); }

@@ -192,7 +192,8 @@ void MainWindow::on_failed(quint64 job, const QString& path, const QString& mess
   ++failures_;
   if (job == first_shown_) first_shown_ = 0;
   std::fprintf(stderr, "headroom-gui: cannot open %s: %s\n", qPrintable(path), qPrintable(message));
-  if (screenshot_dir_.isEmpty() && !quit_when_loaded_) QMessageBox::warning(this, tr("Cannot open result"), message);
+  if (screenshot_dir_.isEmpty() && !quit_when_loaded_ && !quiet_)
+    QMessageBox::warning(this, tr("Cannot open result"), message);
 }
 
 void MainWindow::show_busy(bool on) {

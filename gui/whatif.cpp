@@ -192,6 +192,7 @@ void WhatIfRun::on_finished(int code, QProcess::ExitStatus status) {
   } else if (status == QProcess::NormalExit && code == 0 && QFileInfo::exists(output_)) {
     emit finished(output_);
   } else {
+    remove_output();  // a crashed run may leave a partial file
     emit failed(status == QProcess::NormalExit
                     ? tr("headroom run stopped (exit %1):\n%2").arg(code).arg(log.right(2000))
                     : tr("headroom run crashed:\n%1").arg(log.right(2000)));

@@ -49,7 +49,7 @@ class WhatIfRun : public QObject {
   // is removed first.
   bool start(const QString& scenario_path, const std::string& yaml_text, const WhatIfKnobs& knobs);
   // Kills the run; `cancelled` follows once the process is gone and its output (a partial file
-  // included) removed.
+  // included) removed. A failed run's partial output is removed too.
   void cancel();
 
   bool running() const { return process_ != nullptr; }

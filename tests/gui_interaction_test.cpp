@@ -436,7 +436,7 @@ TEST(WhatIf, AFailedRunSaysWhy) {
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());
   const QString yaml = copy_minimal(dir);
-  WhatIfRun run(fake_headroom(dir, "echo 'error: no such policy' >&2\nexit 3\n"));
+  WhatIfRun run(fake_headroom(dir, "touch \"$4.tmp.77\"\necho 'error: no such policy' >&2\nexit 3\n"));
   QSignalSpy failed(&run, &WhatIfRun::failed), finished(&run, &WhatIfRun::finished);
   const std::string text = read_text(yaml);
   ASSERT_TRUE(run.start(yaml, text, read_knobs(text)));
@@ -444,6 +444,7 @@ TEST(WhatIf, AFailedRunSaysWhy) {
   EXPECT_EQ(finished.size(), 0);
   EXPECT_EQ(failed[0][0].toString(), "headroom run stopped (exit 3):\nerror: no such policy\n");
   EXPECT_FALSE(QFile::exists(run.output()));
+  EXPECT_FALSE(QFile::exists(run.output() + ".tmp.77"));
 }
 
 TEST(WhatIf, NoBinaryNoRun) {

@@ -210,6 +210,7 @@ results::Table compare_table(const CompareResult& r) {
   row("jct_median", "s", [](R x) { return x.summary.jct.median; });
   row("jct_p95", "s", [](R x) { return x.summary.jct.p95; });
   row("gpu_utilization", "fraction", [](R x) { return x.summary.gpu_utilization; });
+  row("gpu_busy_utilization", "fraction", [](R x) { return x.summary.gpu_busy_utilization; });
   row("makespan", "s", [](R x) { return x.summary.makespan_s; });
   row("preemptions", "count", [](R x) { return x.summary.preemptions; });
   row("lost_gpu_hours", "GPU-h", [](R x) { return x.summary.lost_gpu_hours; });

@@ -52,6 +52,7 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"starved_jobs", {"starved_jobs", Unit::Count}},
       {"pending_gpus", {"pending_gpus", Unit::Count}},
       {"utilization", {"utilization", Unit::Ratio}},
+      {"busy_utilization", {"busy_utilization", Unit::Ratio}},
       {"makespan", {"makespan", Unit::Time}},
       {"completed_fraction", {"completed_fraction", Unit::Ratio}},
       {"fragmentation", {"fragmentation", Unit::Ratio}},
@@ -78,6 +79,7 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
 
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
+         "busy_utilization, "
          "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, fragmentation, "
          "fragmented_gpus, slo_attainment, service:NAME.slo_attainment, service:NAME.request_attainment, cost, "
          "cost_used, "
@@ -186,6 +188,7 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   if (t.kpi == "jct_median") return s.jct.median;
   if (t.kpi == "jct_p95") return s.jct.p95;
   if (t.kpi == "utilization") return s.gpu_utilization;
+  if (t.kpi == "busy_utilization") return s.gpu_busy_utilization;
   if (t.kpi == "makespan") return s.makespan_s;
   if (t.kpi == "fragmentation") return s.fragmentation;
   if (t.kpi == "slo_attainment") {

@@ -111,6 +111,7 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"JCT median", duration(s.jct.median)},
       {"JCT p95", duration(s.jct.p95)},
       {"GPU utilization", percent(s.gpu_utilization)},
+      {"GPU utilization, busy (less work lost)", percent(s.gpu_busy_utilization)},
       {"makespan", duration(s.makespan_s)},
       {"preemptions", count(static_cast<double>(s.preemptions))},
       {"lost GPU-hours", number(s.lost_gpu_hours, 1)},

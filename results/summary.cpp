@@ -249,6 +249,11 @@ Summary summarize(const RunResult& result) {
   const long double capacity_ms =
       static_cast<long double>(result.total_gpus) * static_cast<long double>(result.sim_end - result.sim_start);
   s.gpu_utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
+  if (capacity_ms > 0) {
+    const long double lost = static_cast<long double>(result.lost_gpu_ms + result.failure_lost_gpu_ms);
+    s.gpu_busy_utilization =
+        static_cast<double>(std::max<long double>(0, milli_ms_total / 1000.0L - lost) / capacity_ms);
+  }
 
   if (s.priced) {
     constexpr long double kMilliHour = 1000.0L * static_cast<long double>(sim::kHour);
@@ -337,7 +342,7 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   out << "scenario " << (s.scenario_name.empty() ? "-" : s.scenario_name) << "   policy "
       << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
   out << "makespan " << short_duration(s.makespan_s) << "   GPU utilization " << fixed(100.0 * s.gpu_utilization, 1)
-      << "%\n\n";
+      << "% (busy " << fixed(100.0 * s.gpu_busy_utilization, 1) << "%: less work lost to preemption and failures)\n\n";
 
   const std::size_t count_width = std::max<std::size_t>(6, std::to_string(s.jobs).size());
   out << pad_right("jobs", 13) << pad_left(std::to_string(s.jobs), count_width) << "\n";
@@ -445,6 +450,7 @@ void print_summary_json(std::ostream& out, const Summary& s) {
   json_quantiles(out, s.jct);
   out << ",\n";
   out << "  \"gpu_utilization\": " << json_number(s.gpu_utilization) << ",\n";
+  out << "  \"gpu_busy_utilization\": " << json_number(s.gpu_busy_utilization) << ",\n";
   out << "  \"makespan_s\": " << json_number(s.makespan_s) << ",\n";
   out << "  \"preemptions\": " << s.preemptions << ",\n";
   out << "  \"lost_gpu_hours\": " << json_number(s.lost_gpu_hours) << ",\n";

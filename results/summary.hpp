@@ -49,6 +49,9 @@ struct Summary {
   Quantiles wait;                          // over started jobs
   Quantiles jct;                           // submit to end, over completed jobs
   double gpu_utilization = 0;              // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
+  // Allocated GPU time less the work thrown away (preempted without a checkpoint, killed by
+  // failures: lost_gpu_ms + failure_lost_gpu_ms), over the same capacity: the useful share.
+  double gpu_busy_utilization = 0;
   double makespan_s = 0;
   std::int64_t preemptions = 0;
   double lost_gpu_hours = 0;      // GPU-hours of work thrown away by preemption

@@ -656,12 +656,17 @@ TEST(Summary, CostAndFragmentationByHand) {
   ts.pool_used_gpus = {2, 0, 0, 4, 3, 3};
   ts.pool_frag_gpus = {2, 0, 1, 0, 1, 1};
   ts.tenant_pending_gpus = {1, 0, 0, 0, 0, 0, 0, 8, 0};  // jobs wait in samples 0 and 2
+  r.lost_gpu_ms = 150 * kS;                              // GPU-ms thrown away by preemption
+  r.failure_lost_gpu_ms = 50 * kS;                       // and by failures
   const hr::Summary s = hr::summarize(r);
   ASSERT_TRUE(s.priced);
   EXPECT_EQ(s.currency, "EUR");
   EXPECT_DOUBLE_EQ(s.cost, 4 * 2.0 * 1000.0 / 3600.0);  // every priced GPU for the whole run
   EXPECT_DOUBLE_EQ(s.cost_used, 800 * 2.0 / 3600.0);    // GPU-s held on pool 0
   EXPECT_DOUBLE_EQ(s.cost_per_used_gpu_hour, 10.0);
+  // Busy: (1200 GPU-s allocated - 200 lost) / (8 GPUs x 1000 s).
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, 0.15);
+  EXPECT_DOUBLE_EQ(s.gpu_busy_utilization, 0.125);
   // (2 + 0 + 1 + 1) fragmented of (2 + 4 + 1 + 1) free in the samples with waiting jobs.
   EXPECT_DOUBLE_EQ(s.fragmentation, 0.5);
   EXPECT_DOUBLE_EQ(s.fragmented_gpus_mean, 5.0 / 3.0);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <map>
 
+#include "models/job.hpp"
 #include "planner/run.hpp"
 #include "planner/sweep.hpp"
 #include "sim/errors.hpp"
@@ -77,6 +78,32 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
   return k;
 }
 
+// Wait and JCT quantiles of a group (a tenant or a job kind): wait_mean ... jct_p99, also written
+// mean_wait, p95_jct and so on.
+const char* kGroupQuantiles =
+    "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, jct_max";
+
+std::string canonical_quantile(const std::string& what) {
+  for (const char* m : {"wait", "jct"})
+    for (const char* q : {"mean", "median", "p95", "p99", "max"}) {
+      const std::string a = std::string(m) + "_" + q, b = std::string(q) + "_" + m;
+      if (what == a || what == b) return a;
+    }
+  return "";
+}
+bool group_quantile(const std::string& what) { return !canonical_quantile(what).empty(); }
+
+double quantile_of(const results::Quantiles& wait, const results::Quantiles& jct, const std::string& kpi) {
+  const std::string what = kpi.substr(kpi.find('.') + 1);
+  const results::Quantiles& q = what.rfind("wait", 0) == 0 ? wait : jct;
+  const std::string which = what.substr(what.find('_') + 1);
+  return which == "mean"     ? q.mean
+         : which == "median" ? q.median
+         : which == "p95"    ? q.p95
+         : which == "p99"    ? q.p99
+                             : q.max;
+}
+
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
          "busy_utilization, "
@@ -86,6 +113,7 @@ std::string known_kpis() {
          "cost_per_gpu_hour, "
          "jain, jain_mean, rho_max, rho_mean, min_share_ratio, max_dominant_share, starved, "
          "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours, "
+         "tenant:NAME.<wait|jct>_<mean|median|p95|p99|max>, kind:<train|inference|interactive|batch>.<wait|jct>_<...>, "
          "tenant:NAME.share, tenant:NAME.share_ratio, tenant:NAME.dominant_share, tenant:NAME.rho, "
          "tenant:NAME.starved";
 }
@@ -122,6 +150,24 @@ Target parse_target(const std::string& text) {
       bad("unknown service KPI \"" + what + "\"; expected slo_attainment or request_attainment");
     t.kpi = "service." + what;
     unit = Unit::Ratio;
+  } else if (kpi.rfind("kind:", 0) == 0) {
+    const std::size_t dot = kpi.rfind('.');
+    if (dot == std::string::npos || dot <= 5) bad("expected kind:KIND.wait_p95 or kind:KIND.jct_mean");
+    t.tenant = kpi.substr(5, dot - 5);  // the job kind
+    models::JobKind kind{};
+    if (!models::parse_job_kind(t.tenant, kind))
+      bad("unknown job kind \"" + t.tenant + "\"; expected train, inference, interactive or batch");
+    const std::string what = kpi.substr(dot + 1);
+    if (!group_quantile(what)) bad("unknown kind KPI \"" + what + "\"; expected " + kGroupQuantiles);
+    t.kpi = "kind." + canonical_quantile(what);
+  } else if (const std::size_t dot = kpi.rfind('.'); kpi.rfind("tenant:", 0) == 0 && dot != std::string::npos &&
+                                                     dot > 7 && group_quantile(kpi.substr(dot + 1)) &&
+                                                     canonical_quantile(kpi.substr(dot + 1)) != "wait_mean" &&
+                                                     canonical_quantile(kpi.substr(dot + 1)) != "wait_p95" &&
+                                                     canonical_quantile(kpi.substr(dot + 1)) != "wait_max") {
+    // The tenant's wait median / p99 and JCT quantiles (its mean, p95 and max wait: below).
+    t.tenant = kpi.substr(7, dot - 7);
+    t.kpi = "tenantq." + canonical_quantile(kpi.substr(dot + 1));
   } else if (kpi.rfind("tenant:", 0) == 0) {
     const std::size_t dot = kpi.rfind('.');
     if (dot == std::string::npos || dot <= 7) bad("expected tenant:NAME.mean_wait or tenant:NAME.gpu_hours");
@@ -207,8 +253,14 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   }
   if (t.kpi == "completed_fraction")
     return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
+  if (t.kpi.rfind("kind.", 0) == 0) {
+    for (const auto& k : s.kinds)
+      if (k.name == t.tenant) return quantile_of(k.wait, k.jct, t.kpi);
+    return std::nullopt;
+  }
   for (const auto& ten : s.tenants) {
     if (ten.name != t.tenant) continue;
+    if (t.kpi.rfind("tenantq.", 0) == 0) return quantile_of(ten.wait, ten.jct, t.kpi);
     if (t.kpi == "tenant.mean_wait") return ten.mean_wait_s;
     if (t.kpi == "tenant.p95_wait") return ten.p95_wait_s;
     if (t.kpi == "tenant.max_wait") return ten.max_wait_s;

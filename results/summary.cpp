@@ -193,8 +193,9 @@ Summary summarize(const RunResult& result) {
   struct Acc {
     std::int64_t jobs = 0, started = 0;
     long double wait_ms = 0, milli_ms = 0;
-    std::vector<Tick> waits;
+    std::vector<Tick> waits, jcts;
   };
+  std::vector<Acc> by_kind(4);
   std::vector<Acc> acc(tenant_count);
 
   // Cost: the price of each job's pool (PoolInfo::gpu_hour_price), by pool index.
@@ -213,9 +214,14 @@ Summary summarize(const RunResult& result) {
   for (const JobRecord& j : result.jobs) {
     if (j.state < s.by_state.size()) ++s.by_state[j.state];
     Acc& a = acc[j.tenant];
+    Acc& k = by_kind[j.kind < by_kind.size() ? j.kind : by_kind.size() - 1];
     ++a.jobs;
-    if (j.state == static_cast<std::uint8_t>(models::JobState::Completed) && j.end >= 0)
+    ++k.jobs;
+    if (j.state == static_cast<std::uint8_t>(models::JobState::Completed) && j.end >= 0) {
       jcts.push_back(j.end - j.submit);
+      a.jcts.push_back(j.end - j.submit);
+      k.jcts.push_back(j.end - j.submit);
+    }
     s.preemptions += j.preemptions;
     if (j.start < 0) {
       // A rejected job (by the policy, or denied by the permission drill) did not starve.
@@ -227,6 +233,7 @@ Summary summarize(const RunResult& result) {
     const Tick wait = j.start - j.submit;
     waits.push_back(wait);
     a.waits.push_back(wait);
+    k.waits.push_back(wait);
     if (wait > kStarvationWait) ++s.starved_jobs;
     ++a.started;
     a.wait_ms += static_cast<long double>(wait);
@@ -305,6 +312,8 @@ Summary summarize(const RunResult& result) {
     ts.jobs = acc[t].jobs;
     ts.gpu_hours = static_cast<double>(acc[t].milli_ms / 1000.0L / static_cast<long double>(sim::kHour));
     const Quantiles tq = quantiles(acc[t].waits);
+    ts.wait = tq;
+    ts.jct = quantiles(acc[t].jcts);
     ts.p95_wait_s = tq.p95;
     ts.max_wait_s = tq.max;
     ts.mean_wait_s = acc[t].started > 0
@@ -313,6 +322,14 @@ Summary summarize(const RunResult& result) {
     ts.denied = t < result.tenant_denied.size() ? result.tenant_denied[t] : 0;
     s.denied += ts.denied;
     s.tenants.push_back(std::move(ts));
+  }
+  for (std::size_t k = 0; k < by_kind.size(); ++k) {
+    KindSummary ks;
+    ks.name = std::string(models::to_string(static_cast<models::JobKind>(k)));
+    ks.jobs = by_kind[k].jobs;
+    ks.wait = quantiles(by_kind[k].waits);
+    ks.jct = quantiles(by_kind[k].jcts);
+    s.kinds.push_back(std::move(ks));
   }
   FailureSummary& f = s.failures;
   f.node_outages = result.node_outages;

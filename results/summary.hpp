@@ -24,6 +24,15 @@ struct TenantSummary {
   double p95_wait_s = 0;
   double max_wait_s = 0;
   std::int64_t denied = 0;  // submissions rejected by the permission drill
+  Quantiles wait;           // over its started jobs (mean_wait_s etc. repeat these)
+  Quantiles jct;            // over its completed jobs
+};
+
+// Jobs of one kind (models::JobKind: train, inference, interactive, batch).
+struct KindSummary {
+  std::string name;
+  std::int64_t jobs = 0;
+  Quantiles wait, jct;
 };
 
 // The failure drill (docs/drills.md).
@@ -75,6 +84,7 @@ struct Summary {
   std::vector<ServiceRecord> services;
   double slo_attainment = 1;
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
+  std::vector<KindSummary> kinds;      // by models::JobKind, every kind
   FailureSummary failures;
   std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants
 };

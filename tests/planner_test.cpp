@@ -157,6 +157,35 @@ TEST(Plan, ParsesTargets) {
   EXPECT_THROW(planner::parse_target("p95_wait 1h"), sim::InputError);
   EXPECT_THROW(planner::parse_target("p95_wait <= soon"), sim::InputError);
   EXPECT_THROW(planner::parse_target("utilization >= lots"), sim::InputError);
+  // Per job kind and per tenant quantiles of wait and JCT.
+  t = planner::parse_target("kind:train.jct_p95 <= 2h");
+  EXPECT_EQ(t.kpi, "kind.jct_p95");
+  EXPECT_EQ(t.tenant, "train");
+  EXPECT_EQ(t.bound, 7200);
+  EXPECT_EQ(planner::parse_target("kind:inference.p99_wait <= 1m").kpi, "kind.wait_p99");
+  EXPECT_EQ(planner::parse_target("tenant:research.p99_wait <= 1h").kpi, "tenantq.wait_p99");
+  EXPECT_EQ(planner::parse_target("tenant:research.jct_median <= 1h").kpi, "tenantq.jct_median");
+  EXPECT_EQ(planner::parse_target("tenant:research.mean_wait <= 1h").kpi, "tenant.mean_wait");
+  EXPECT_THROW(planner::parse_target("kind:training.jct_p95 <= 2h"), sim::InputError);
+  EXPECT_THROW(planner::parse_target("kind:train.jct_p90 <= 2h"), sim::InputError);
+  {
+    results::Summary q;
+    results::KindSummary k;
+    k.name = "train";
+    k.jct.p95 = 3600;
+    k.wait.p99 = 60;
+    q.kinds.push_back(k);
+    results::TenantSummary ten;
+    ten.name = "research";
+    ten.wait.p99 = 42;
+    ten.jct.median = 7;
+    q.tenants.push_back(ten);
+    EXPECT_EQ(planner::kpi_value(q, planner::parse_target("kind:train.jct_p95 <= 2h")), 3600.0);
+    EXPECT_EQ(planner::kpi_value(q, planner::parse_target("kind:train.wait_p99 <= 2h")), 60.0);
+    EXPECT_FALSE(planner::kpi_value(q, planner::parse_target("kind:batch.wait_p99 <= 2h")).has_value());
+    EXPECT_EQ(planner::kpi_value(q, planner::parse_target("tenant:research.p99_wait <= 1h")), 42.0);
+    EXPECT_EQ(planner::kpi_value(q, planner::parse_target("tenant:research.jct_median <= 1h")), 7.0);
+  }
   t = planner::parse_target("cost <= 25000");
   EXPECT_EQ(t.kpi, "cost");
   EXPECT_EQ(t.bound, 25000);

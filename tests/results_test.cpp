@@ -640,6 +640,20 @@ TEST(Summary, FiveJobsByHand) {
   EXPECT_EQ(s.tenants[2].name, "c");
   EXPECT_EQ(s.tenants[2].jobs, 0);
   EXPECT_DOUBLE_EQ(s.tenants[2].gpu_hours, 0.0);
+  // Per tenant quantiles: a's waits {10, 30, 600}, JCTs {110, 230}; b's wait {0}, no JCT.
+  EXPECT_DOUBLE_EQ(s.tenants[0].wait.median, 30.0);
+  EXPECT_DOUBLE_EQ(s.tenants[0].wait.p99, 600.0);
+  EXPECT_DOUBLE_EQ(s.tenants[0].jct.mean, 170.0);
+  EXPECT_DOUBLE_EQ(s.tenants[0].jct.p95, 230.0);
+  EXPECT_EQ(s.tenants[1].jct.n, 0);
+  // Per kind: every job here is of kind 0 (train): the overall figures; the other kinds are empty.
+  ASSERT_EQ(s.kinds.size(), 4u);
+  EXPECT_EQ(s.kinds[0].name, "train");
+  EXPECT_EQ(s.kinds[0].jobs, 5);
+  EXPECT_DOUBLE_EQ(s.kinds[0].wait.mean, 160.0);
+  EXPECT_DOUBLE_EQ(s.kinds[0].jct.p95, 230.0);
+  EXPECT_EQ(s.kinds[1].name, "inference");
+  EXPECT_EQ(s.kinds[1].jobs, 0);
 }
 
 // Cost: pool 0 (4 GPUs) at 2.00 per GPU-hour, pool 1 (4 GPUs) unpriced. Jobs 0, 2 and 4 ran on

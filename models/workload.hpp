@@ -28,6 +28,10 @@ class NameTable {
 struct Tenant {
   std::string name;
   double weight = 1.0;
+  // One tenant description for every policy (headroom compare derives each policy's quota and
+  // queue settings from it, docs/planner.md): GPUs guaranteed and the most it may hold; -1 = not set.
+  std::int64_t gpus = -1;
+  std::int64_t max_gpus = -1;
 };
 
 // What an importer learnt about the trace besides its jobs.

@@ -4,7 +4,10 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
+#include <sstream>
 
 #include "models/job.hpp"
 #include "planner/run.hpp"
@@ -131,6 +134,95 @@ std::vector<std::string> parse_policy_list(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Each tenant's guaranteed GPUs: its `gpus`, else its weight's share of the cluster (rounded down).
+std::vector<std::int64_t> guaranteed_gpus(const scenarios::Scenario& sc) {
+  double total_weight = 0;
+  for (const auto& t : sc.tenants) total_weight += t.weight;
+  const auto cluster = static_cast<double>(sc.cluster.total_gpus());
+  std::vector<std::int64_t> out;
+  for (const auto& t : sc.tenants)
+    out.push_back(t.gpus >= 0 ? t.gpus : static_cast<std::int64_t>(std::floor(cluster * t.weight / total_weight)));
+  return out;
+}
+
+}  // namespace
+
+std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy) {
+  if (sc.tenants.empty()) return std::nullopt;
+  policies::PolicyParams p;
+  auto put = [&](const std::string& key, const std::string& value) {
+    p[key] = policies::ParamValue{value, sc.file, 0, 0};
+  };
+  const auto gpus = guaranteed_gpus(sc);
+  auto integer_weight = [](double w) {
+    return std::to_string(std::clamp<std::int64_t>(std::llround(w * 100), 1, 1'000'000));
+  };
+  bool restricted = false;
+  for (const auto& g : sc.queue_grants) restricted = restricted || g.restricted;
+  if (policy == "kubernetes") {
+    // ResourceQuota: a hard cap per namespace; Kubernetes has no guarantee.
+    for (const auto& t : sc.tenants)
+      if (t.max_gpus >= 0) put("quota." + t.name + ".gpu", std::to_string(t.max_gpus));
+    return p;
+  }
+  if (policy == "kueue") {
+    std::string pools;
+    for (const auto& pool : sc.cluster.pools) pools += (pools.empty() ? "" : ", ") + pool.name;
+    put("resourceFlavors.default.pools", "[" + pools + "]");
+    std::int64_t given = 0;
+    for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
+      const auto& t = sc.tenants[i];
+      const std::string cq = "clusterQueues." + t.name;
+      put(cq + ".namespaces", "[" + t.name + "]");
+      put(cq + ".cohort", "all");
+      put(cq + ".resources.default.gpu.nominalQuota", std::to_string(gpus[i]));
+      if (t.max_gpus >= 0)
+        put(cq + ".resources.default.gpu.borrowingLimit",
+            std::to_string(std::max<std::int64_t>(0, t.max_gpus - gpus[i])));
+      given += gpus[i];
+    }
+    // Tenants the scenario does not list share what is left.
+    put("clusterQueues.unlisted-tenants.namespaces", "[\"*\"]");
+    put("clusterQueues.unlisted-tenants.cohort", "all");
+    put("clusterQueues.unlisted-tenants.resources.default.gpu.nominalQuota",
+        std::to_string(std::max<std::int64_t>(0, sc.cluster.total_gpus() - given)));
+    return p;
+  }
+  if (policy == "kai" || policy == "volcano") {
+    // Both queue jobs by their queue: one queue per tenant (the permission drill's queue grants
+    // name trace queues, so then nothing is derived).
+    if (restricted) return std::nullopt;
+    for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
+      const auto& t = sc.tenants[i];
+      const std::string q = "queues." + t.name;
+      if (policy == "kai") {
+        put(q + ".priority", "100");
+        put(q + ".resources.gpu.quota", std::to_string(gpus[i]));
+        std::ostringstream w;
+        w << t.weight;
+        put(q + ".resources.gpu.overQuotaWeight", w.str());
+        put(q + ".resources.gpu.limit", std::to_string(t.max_gpus));
+      } else {
+        put(q + ".weight", integer_weight(t.weight));
+        if (t.max_gpus >= 0) put(q + ".capability.gpu", std::to_string(t.max_gpus));
+        if (t.gpus >= 0) put(q + ".guarantee.resource.gpu", std::to_string(t.gpus));
+      }
+    }
+    return p;
+  }
+  if (policy == "slurm") {
+    // Fair-share accounts weighted like the tenants (they matter once PriorityWeightFairshare > 0).
+    for (const auto& t : sc.tenants) {
+      put("accounts." + t.name + ".shares", integer_weight(t.weight));
+      put("accounts." + t.name + ".users", "[" + t.name + "]");
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
   scenarios::Scenario sc = base;
   for (const auto& o : base.policy_overrides) {
@@ -141,6 +233,10 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
   }
   if (base.policy.name == policy) return sc;
   sc.policy = scenarios::PolicySpec{policy, {}};
+  if (auto derived = derived_params(base, policy)) {
+    sc.policy.params = std::move(*derived);
+    sc.workload.queue_by_tenant = policy == "kai" || policy == "volcano";
+  }
   return sc;
 }
 

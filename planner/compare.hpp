@@ -49,6 +49,17 @@ struct CompareResult {
   bool cancelled = false;
 };
 
+// A policy's settings derived from the scenario's tenant description (`tenants:` weights, gpus,
+// max_gpus), used when the scenario gives the policy no block of its own: kubernetes
+// ResourceQuota = max_gpus; kueue one ClusterQueue per tenant in one cohort, nominalQuota = gpus
+// (else the weight's share of the cluster), borrowingLimit = max_gpus - gpus, plus one for
+// unlisted tenants with what is left; kai one queue per tenant (quota = gpus or the weight's
+// share, overQuotaWeight = weight, limit = max_gpus) and volcano one queue per tenant (weight x
+// 100, capability = max_gpus, guarantee = gpus), jobs queued by tenant; slurm fair-share accounts
+// with shares = weight x 100. nullopt: nothing to derive (no tenants, a baseline policy, or kai /
+// volcano with the permission drill's queue grants, which name trace queues).
+std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy);
+
 // The scenario with `policy` in place of its default policy (see the header comment).
 // Throws sim::InputError naming --policies for a policy the registry does not know.
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy);

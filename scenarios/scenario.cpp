@@ -453,7 +453,7 @@ class Loader {
     for (const auto& item : list_items(e)) {
       if (!expect_map(item, "a tenant (a map with name and weight)")) continue;
       models::Tenant tenant;
-      MapReader r(item.value, item.path, {"name", "weight", "queues"}, errors_, file_);
+      MapReader r(item.value, item.path, {"name", "weight", "gpus", "max_gpus", "queues"}, errors_, file_);
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           tenant.name = *v;
@@ -468,6 +468,12 @@ class Loader {
         }
       }
       if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, INFINITY).value_or(1.0);
+      if (const Entry* f = r.optional("gpus")) tenant.gpus = integer_value(*f, 0, std::int64_t{1} << 40).value_or(-1);
+      if (const Entry* f = r.optional("max_gpus")) {
+        tenant.max_gpus = integer_value(*f, 0, std::int64_t{1} << 40).value_or(-1);
+        if (tenant.gpus >= 0 && tenant.max_gpus >= 0 && tenant.max_gpus < tenant.gpus)
+          error(*f, "expected max_gpus >= gpus (" + std::to_string(tenant.gpus) + "), got " + describe(f->value));
+      }
       QueueGrant grant;
       grant.tenant = tenant.name;
       // The permission drill: `queues: [a, b]` grants those queues only; `queues: []` none.

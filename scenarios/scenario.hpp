@@ -33,6 +33,9 @@ struct WorkloadSpec {
   double runtime_scale = 1.0;                                     // multiplies run times and time limits
   std::vector<std::pair<std::string, std::string>> gpu_type_map;  // trace GPU type -> pool GPU type
   bool skip_bad_rows = false;  // count and report malformed trace rows instead of stopping
+  // Each job's queue becomes its tenant's name (set by headroom compare when it derives per-tenant
+  // queues for policies that queue by job queue: kai, volcano).
+  bool queue_by_tenant = false;
 };
 
 struct OutputSpec {

@@ -146,6 +146,12 @@ models::Workload build_workload(const Scenario& scenario) {
   // Declared tenants exist even when the trace has no job of theirs.
   for (const auto& t : scenario.tenants) w.tenants.intern(t.name);
   add_services(scenario, w);
+  if (spec.queue_by_tenant) {
+    models::NameTable queues;
+    for (const auto& name : w.tenants.names()) queues.intern(name);
+    for (auto& j : w.jobs) j.queue = j.tenant;  // the same ids: queues interned in tenant order
+    w.queues = std::move(queues);
+  }
   return w;
 }
 

@@ -510,3 +510,56 @@ TEST(Report, RendersRunAndSweepFilesSelfContained) {
   EXPECT_THROW(results::load_report_input((dir / "missing.h5").string()), sim::InputError);
   std::filesystem::remove_all(dir);
 }
+
+// headroom compare derives each policy's quota and queue settings from one tenant description.
+TEST(Compare, PolicySettingsDerivedFromTheTenantDescription) {
+  // 40 GPUs (4 x 8 A100 + 2 x 4 T4); t0 guaranteed 8, t1 weight 3 capped at 24, t2 weight 1.
+  const auto sc = scenarios::load_scenario(write_scenario(
+      "derive.yaml", "tenants:\n  - {name: t0, gpus: 8}\n  - {name: t1, weight: 3, max_gpus: 24}\n  - {name: t2}\n"));
+  auto value = [](const policies::PolicyParams& p, const std::string& key) {
+    const auto it = p.find(key);
+    return it == p.end() ? std::string("(none)") : it->second.text;
+  };
+  const auto k8s = planner::derived_params(sc, "kubernetes").value();
+  EXPECT_EQ(k8s.size(), 1u);
+  EXPECT_EQ(value(k8s, "quota.t1.gpu"), "24");
+  const auto kueue = planner::derived_params(sc, "kueue").value();
+  EXPECT_EQ(value(kueue, "resourceFlavors.default.pools"), "[a100, t4]");
+  EXPECT_EQ(value(kueue, "clusterQueues.t0.namespaces"), "[t0]");
+  EXPECT_EQ(value(kueue, "clusterQueues.t0.cohort"), "all");
+  EXPECT_EQ(value(kueue, "clusterQueues.t0.resources.default.gpu.nominalQuota"), "8");
+  // Weight shares of 40 GPUs over weights 1 + 3 + 1: t1 24, t2 8.
+  EXPECT_EQ(value(kueue, "clusterQueues.t1.resources.default.gpu.nominalQuota"), "24");
+  EXPECT_EQ(value(kueue, "clusterQueues.t1.resources.default.gpu.borrowingLimit"), "0");
+  EXPECT_EQ(value(kueue, "clusterQueues.t2.resources.default.gpu.nominalQuota"), "8");
+  EXPECT_EQ(value(kueue, "clusterQueues.t2.resources.default.gpu.borrowingLimit"), "(none)");
+  EXPECT_EQ(value(kueue, "clusterQueues.unlisted-tenants.resources.default.gpu.nominalQuota"), "0");
+  const auto kai = planner::derived_params(sc, "kai").value();
+  EXPECT_EQ(value(kai, "queues.t0.resources.gpu.quota"), "8");
+  EXPECT_EQ(value(kai, "queues.t1.resources.gpu.overQuotaWeight"), "3");
+  EXPECT_EQ(value(kai, "queues.t1.resources.gpu.limit"), "24");
+  EXPECT_EQ(value(kai, "queues.t2.resources.gpu.limit"), "-1");
+  const auto volcano = planner::derived_params(sc, "volcano").value();
+  EXPECT_EQ(value(volcano, "queues.t1.weight"), "300");
+  EXPECT_EQ(value(volcano, "queues.t1.capability.gpu"), "24");
+  EXPECT_EQ(value(volcano, "queues.t0.guarantee.resource.gpu"), "8");
+  const auto slurm = planner::derived_params(sc, "slurm").value();
+  EXPECT_EQ(value(slurm, "accounts.t1.shares"), "300");
+  EXPECT_EQ(value(slurm, "accounts.t1.users"), "[t1]");
+  EXPECT_FALSE(planner::derived_params(sc, "fifo").has_value());
+  // Used when the scenario has no block for the policy; kai and volcano then queue by tenant.
+  const auto for_kai = planner::scenario_for_policy(sc, "kai");
+  EXPECT_EQ(for_kai.policy.params.size(), kai.size());
+  EXPECT_TRUE(for_kai.workload.queue_by_tenant);
+  EXPECT_FALSE(planner::scenario_for_policy(sc, "kubernetes").workload.queue_by_tenant);
+  // Every derived configuration is valid for its policy and runs: the quota holds t1 to 24 GPUs
+  // under kubernetes, and every job finishes under every policy.
+  const auto table = planner::compare_table(planner::compare(sc, {"kubernetes", "volcano", "kai", "kueue", "slurm"}));
+  for (const char* p : {"kubernetes", "volcano", "kai", "kueue", "slurm"}) {
+    EXPECT_EQ(metric(table, "completed", p), 200) << p;
+    EXPECT_EQ(metric(table, "rejected", p), 0) << p;
+  }
+  // No tenants: nothing to derive.
+  const auto bare = scenarios::load_scenario(write_scenario("bare.yaml", ""));
+  EXPECT_FALSE(planner::derived_params(bare, "kueue").has_value());
+}

@@ -346,7 +346,21 @@ struct Amount {
   std::int64_t gpus = 0, cpus = 0, memory_mib = 0;
 };
 
-enum class Where : std::uint8_t { None, Active, Backoff, Unschedulable, QuotaWait, QuotaNever, Running, Done };
+enum class Where : std::uint8_t {
+  None,
+  Active,
+  Backoff,
+  Unschedulable,
+  QuotaWait,
+  QuotaNever,
+  Running,
+  Done,
+  // A pod no eligible node can hold even empty (and in no pod group): every cycle it gets fails the
+  // same way without touching anything else, so it is kept out of the ordered queues (Hopeless).
+  HopelessUnschedulable,
+  HopelessBackoff,
+  HopelessActive,
+};
 
 struct Pod {
   Where where = Where::None;
@@ -360,6 +374,109 @@ struct Pod {
   bool admitted = false;            // counts against its namespace's quota
   std::int8_t fits_somewhere = -1;  // whether some eligible node could hold it empty; -1 unknown
   bool quota_reason_due = false;
+};
+
+// The pods that no eligible node could hold even empty, outside any pod group. Each of their
+// scheduling cycles ends the same way: the failure (attempts + 1, queue timestamp and backoff
+// counted from now) with a pending reason already given. They still move through the queues
+// exactly as kube-scheduler moves them: unschedulable -> (cluster event) backoff or active ->
+// (backoff expiry, 5-minute flush) active -> one failed cycle per pass -> unschedulable. Only
+// their order in the active queue is dropped (their cycles change nothing the others see), so a
+// cluster event costs one step per pod that failed since the last one, not one per pending pod,
+// and pods whose backoff ends at the same instant share a bucket.
+class HopelessPods {
+ public:
+  // j has just failed its first cycle (Pod::attempts, backoff_until, unschedulable_since set).
+  void add(std::vector<Pod>& pods, JobIndex j) { push_fresh(pods, j); }
+
+  // MoveAllToActiveOrBackoffQueue for the pods that failed since the last cluster event.
+  void move_all(std::vector<Pod>& pods, Tick now) {
+    for (std::size_t i = fresh_head_; i < fresh_.size(); ++i) {
+      const JobIndex j = fresh_[i];
+      if (pods[j].where != Where::HopelessUnschedulable) continue;  // ended since
+      to_active_or_backoff(pods, j, now);
+    }
+    fresh_.clear();
+    fresh_head_ = 0;
+  }
+
+  // flushBackoffQCompleted and flushUnschedulablePodsLeftover.
+  void flush(std::vector<Pod>& pods, Tick now, Tick max_in_unschedulable) {
+    while (!backoff_.empty() && backoff_.begin()->first <= now) {
+      for (const JobIndex j : backoff_.begin()->second) {
+        pods[j].where = Where::HopelessActive;
+        active_.push_back(j);
+      }
+      backoff_.erase(backoff_.begin());
+      last_ = backoff_.end();
+    }
+    while (fresh_head_ < fresh_.size()) {
+      const JobIndex j = fresh_[fresh_head_];
+      Pod& p = pods[j];
+      if (p.where == Where::HopelessUnschedulable) {
+        if (p.unschedulable_since + max_in_unschedulable > now) break;
+        to_active_or_backoff(pods, j, now);
+      }
+      ++fresh_head_;
+    }
+  }
+
+  // One failed cycle for each active pod.
+  template <typename BackoffFn>
+  void try_active(std::vector<Pod>& pods, Tick now, BackoffFn backoff) {
+    for (const JobIndex j : active_) {
+      Pod& p = pods[j];
+      if (p.where != Where::HopelessActive) continue;  // ended since
+      ++p.attempts;
+      p.timestamp = now;
+      p.backoff_until = now + backoff(p.attempts);
+      p.unschedulable_since = now;
+      push_fresh(pods, j);
+    }
+    active_.clear();
+  }
+
+  void remove(std::vector<Pod>& pods, JobIndex j) {
+    Pod& p = pods[j];
+    if (p.where == Where::HopelessBackoff) {
+      auto it = backoff_.find(p.backoff_until);
+      auto& v = it->second;
+      v.erase(std::find(v.begin(), v.end(), j));
+      if (v.empty()) {
+        backoff_.erase(it);
+        last_ = backoff_.end();
+      }
+    }
+    p.where = Where::None;  // entries in fresh_ and active_ are skipped from now on
+  }
+
+  bool backing_off() const { return !backoff_.empty(); }
+  Tick first_backoff() const { return backoff_.begin()->first; }
+
+ private:
+  void push_fresh(std::vector<Pod>& pods, JobIndex j) {
+    pods[j].where = Where::HopelessUnschedulable;
+    fresh_.push_back(j);
+  }
+
+  void to_active_or_backoff(std::vector<Pod>& pods, JobIndex j, Tick now) {
+    Pod& p = pods[j];
+    if (p.backoff_until > now) {
+      p.where = Where::HopelessBackoff;
+      if (last_ == backoff_.end() || last_->first != p.backoff_until)
+        last_ = backoff_.try_emplace(p.backoff_until).first;
+      last_->second.push_back(j);
+    } else {
+      p.where = Where::HopelessActive;
+      active_.push_back(j);
+    }
+  }
+
+  std::vector<JobIndex> fresh_;  // unschedulable since the last cluster event, by failure time
+  std::size_t fresh_head_ = 0;   // fresh_[..head) left by the 5-minute flush
+  std::map<Tick, std::vector<JobIndex>> backoff_;
+  std::map<Tick, std::vector<JobIndex>>::iterator last_ = backoff_.end();
+  std::vector<JobIndex> active_;
 };
 
 struct Candidate {
@@ -442,6 +559,7 @@ class KubernetesPolicy final : public Policy {
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(k, now);
     }
+    hopeless_.move_all(pods_, now);
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -488,6 +606,7 @@ class KubernetesPolicy final : public Policy {
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(j, now);
     }
+    hopeless_.flush(pods_, now, cfg_.max_in_unschedulable);
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
     while (!active_.empty()) {
       const JobIndex j = std::get<2>(*active_.begin());
@@ -497,13 +616,19 @@ class KubernetesPolicy final : public Policy {
       ++pods_[j].attempts;
       schedule_one(s, j, jobs[j]);
     }
+    // The hopeless pods' cycles: each fails as before, with nothing else to do.
+    hopeless_.try_active(pods_, now, [&](int attempts) { return backoff_duration(attempts); });
     report_partial_groups(s);
     // Timers for what is waiting; none when nothing is.
-    if (!backoff_.empty()) s.wake_at(backoff_.begin()->first);
+    if (!backoff_.empty() || hopeless_.backing_off()) {
+      Tick first = hopeless_.backing_off() ? hopeless_.first_backoff() : sim::kNever;
+      if (!backoff_.empty()) first = std::min(first, backoff_.begin()->first);
+      s.wake_at(first);
+    }
     if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
     // The 5-minute flush can only matter while something may still change, and only for pods
     // that fit some node.
-    if (running_ > 0 || !backoff_.empty() || !quota_wait_.empty()) {
+    if (running_ > 0 || !backoff_.empty() || hopeless_.backing_off() || !quota_wait_.empty()) {
       if (!unschedulable_fitting_.empty()) s.wake_at(unschedulable_fitting_.begin()->first + cfg_.max_in_unschedulable);
     }
   }
@@ -680,6 +805,9 @@ class KubernetesPolicy final : public Policy {
         unschedulable_fitting_.erase({p.unschedulable_since, j});
         break;
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
+      case Where::HopelessUnschedulable:
+      case Where::HopelessBackoff:
+      case Where::HopelessActive: hopeless_.remove(pods_, j); break;
       default: break;
     }
   }
@@ -856,6 +984,13 @@ class KubernetesPolicy final : public Policy {
     if (!fits_somewhere(s, j, job)) {
       fail(j, s.now());
       s.pending_reason(j, "unschedulable: larger than every node (no gang scheduling); stays Pending");
+      // From now on its reason stays (nothing else names one for a pod in no group), so its cycles
+      // are kept apart. Not under failRequestsGreaterThanOne, whose in-pass releases would move it
+      // in the middle of a pass.
+      if (job.group == models::kNone && !cfg_.device_plugin.fail_requests_greater_than_one) {
+        unschedulable_.erase({p.unschedulable_since, j});
+        hopeless_.add(pods_, j);
+      }
       return;
     }
     if (p.nominated != kNoNode && fits(s, p.nominated, job, j)) {
@@ -1009,6 +1144,7 @@ class KubernetesPolicy final : public Policy {
   std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
   // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
   std::set<std::pair<Tick, JobIndex>> unschedulable_fitting_;
+  HopelessPods hopeless_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -538,6 +539,7 @@ class KubernetesPolicy final : public Policy {
     Pod& p = pods_[j];
     if (p.where == Where::Running) {
       const Job& job = view.workload().jobs[j];
+      touch(p.node);
       NodeUsage& u = usage_[p.node];
       u.gpus -= job.gpus;
       u.cpu_milli -= std::int64_t{job.cpus} * 1000;
@@ -641,6 +643,7 @@ class KubernetesPolicy final : public Policy {
     const std::size_t nodes = view.cluster().nodes().size();
     usage_.resize(nodes);
     nominated_.resize(nodes);
+    dirty_flag_.assign(nodes, 0);
     const auto& tenants = view.workload().tenants;
     quota_.assign(tenants.size(), -1);
     quota_used_.assign(tenants.size(), 0);
@@ -884,9 +887,85 @@ class KubernetesPolicy final : public Policy {
     return false;
   }
 
+  // Node classes: nodes of one pool with the same `up`, free resources and bound requests, and no
+  // pod nominated to them, pass the filter and score alike for every pod. With ties going to the
+  // lowest index, the best node of a class is its first, so one node per class (plus each node
+  // with nominations) decides. Not used with seeded ties (the reservoir sample draws once per tied
+  // node) or MIG profiles (per-profile usage).
+  using NodeKey = std::array<std::int64_t, 10>;
+  using ClassMap = std::map<NodeKey, std::set<NodeId>>;
+
+  bool use_classes() const { return !cfg_.seeded_tie_break && profiles_.empty(); }
+
+  void touch(NodeId id) {
+    if (id >= dirty_flag_.size() || dirty_flag_[id]) return;
+    dirty_flag_[id] = 1;
+    dirty_.push_back(id);
+  }
+
+  void unplace(NodeId id) {
+    auto& it = node_class_[id];
+    if (it != classes_.end()) {
+      it->second.erase(id);
+      if (it->second.empty()) classes_.erase(it);
+      it = classes_.end();
+    }
+    special_.erase(id);
+  }
+
+  void place(const ClusterView& view, NodeId id) {
+    if (!nominated_[id].empty()) {
+      special_.insert(id);
+      return;
+    }
+    const models::Node& n = view.cluster().node(id);
+    const NodeUsage& u = usage_[id];
+    const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
+                      u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+    auto it = classes_.try_emplace(key).first;
+    it->second.insert(id);
+    node_class_[id] = it;
+  }
+
+  void refresh_classes(const ClusterView& view) {
+    const std::size_t n = view.cluster().nodes().size();
+    if (node_class_.size() != n || up_changes_seen_ != view.cluster().up_changes()) {
+      classes_.clear();
+      special_.clear();
+      node_class_.assign(n, classes_.end());
+      for (NodeId id = 0; id < n; ++id) place(view, id);
+      up_changes_seen_ = view.cluster().up_changes();
+    } else {
+      for (const NodeId id : dirty_) {
+        unplace(id);
+        place(view, id);
+      }
+    }
+    for (const NodeId id : dirty_) dirty_flag_[id] = 0;
+    dirty_.clear();
+  }
+
+  NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self) {
+    refresh_classes(view);
+    NodeId best = kNoNode;
+    std::int64_t best_score = -1;
+    auto consider = [&](NodeId id) {
+      if (!fits(view, id, job, self)) return;
+      const std::int64_t sc = total_score(view, id, job);
+      if (sc > best_score || (sc == best_score && id < best)) {
+        best_score = sc;
+        best = id;
+      }
+    };
+    for (const auto& [key, members] : classes_) consider(*members.begin());
+    for (const NodeId id : special_) consider(id);
+    return best;
+  }
+
   // Filter + score over every node; the chosen node or kNoNode.
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self) {
     if (!gpus_free_somewhere(view, job)) return kNoNode;
+    if (use_classes()) return select_host_by_class(view, job, self);
     const std::size_t n = view.cluster().nodes().size();
     scores_.assign(n, -1);
     auto eval = [&](std::size_t i) {
@@ -925,6 +1004,7 @@ class KubernetesPolicy final : public Policy {
     Pod& p = pods_[j];
     p.where = Where::Running;
     p.node = node;
+    touch(node);
     NodeUsage& u = usage_[node];
     u.gpus += job.gpus;
     u.cpu_milli += std::int64_t{job.cpus} * 1000;
@@ -953,6 +1033,7 @@ class KubernetesPolicy final : public Policy {
     clear_nomination(j);
     pods_[j].nominated = node;
     nominated_[node].push_back(j);
+    touch(node);
   }
 
   void clear_nomination(JobIndex j) {
@@ -960,6 +1041,7 @@ class KubernetesPolicy final : public Policy {
     if (p.nominated == kNoNode) return;
     auto& v = nominated_[p.nominated];
     v.erase(std::find(v.begin(), v.end(), j));
+    touch(p.nominated);
     p.nominated = kNoNode;
   }
 
@@ -1145,6 +1227,13 @@ class KubernetesPolicy final : public Policy {
   // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
   std::set<std::pair<Tick, JobIndex>> unschedulable_fitting_;
   HopelessPods hopeless_;
+  // Node classes for select_host (see use_classes); nodes changed since the last refresh.
+  ClassMap classes_;
+  std::vector<ClassMap::iterator> node_class_;
+  std::set<NodeId> special_;  // nodes with nominated pods, scored one by one
+  std::vector<NodeId> dirty_;
+  std::vector<std::uint8_t> dirty_flag_;
+  std::uint64_t up_changes_seen_ = 0;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -357,10 +358,8 @@ enum class Where : std::uint8_t {
   Running,
   Done,
   // A pod no eligible node can hold even empty (and in no pod group): every cycle it gets fails the
-  // same way without touching anything else, so it is kept out of the ordered queues (Hopeless).
-  HopelessUnschedulable,
-  HopelessBackoff,
-  HopelessActive,
+  // same way without touching anything else, so it is kept out of the ordered queues (HopelessPods).
+  Hopeless,
 };
 
 struct Pod {
@@ -382,102 +381,143 @@ struct Pod {
 // counted from now) with a pending reason already given. They still move through the queues
 // exactly as kube-scheduler moves them: unschedulable -> (cluster event) backoff or active ->
 // (backoff expiry, 5-minute flush) active -> one failed cycle per pass -> unschedulable. Only
-// their order in the active queue is dropped (their cycles change nothing the others see), so a
-// cluster event costs one step per pod that failed since the last one, not one per pending pod,
-// and pods whose backoff ends at the same instant share a bucket.
+// their order in the active queue is dropped (their cycles change nothing the others see).
+// Pods tried in the same pass whose next backoff ends at the same instant (all pods once their
+// backoff reached podMaxBackoffSeconds) share that state from then on, so they move as one
+// cohort: a cluster event or a pass costs one step per cohort, not one per pending pod. A pod's
+// cohort is found through a union-find forest (cohorts merge when tried together).
 class HopelessPods {
  public:
   // j has just failed its first cycle (Pod::attempts, backoff_until, unschedulable_since set).
-  void add(std::vector<Pod>& pods, JobIndex j) { push_fresh(pods, j); }
+  void add(std::vector<Pod>& pods, JobIndex j) {
+    if (cohort_of_.size() < pods.size()) cohort_of_.resize(pods.size(), kNoCohort);
+    Pod& p = pods[j];
+    p.where = Where::Hopeless;
+    const auto c = static_cast<std::uint32_t>(cohorts_.size());
+    cohorts_.push_back({p.unschedulable_since, p.backoff_until, p.attempts, 1, c, State::Unschedulable});
+    cohort_of_[j] = c;
+    fresh_.push_back(c);
+  }
 
-  // MoveAllToActiveOrBackoffQueue for the pods that failed since the last cluster event.
-  void move_all(std::vector<Pod>& pods, Tick now) {
-    for (std::size_t i = fresh_head_; i < fresh_.size(); ++i) {
-      const JobIndex j = fresh_[i];
-      if (pods[j].where != Where::HopelessUnschedulable) continue;  // ended since
-      to_active_or_backoff(pods, j, now);
-    }
+  // MoveAllToActiveOrBackoffQueue for the cohorts that failed since the last cluster event.
+  void move_all(Tick now) {
+    for (std::size_t i = fresh_head_; i < fresh_.size(); ++i)
+      if (live(fresh_[i], State::Unschedulable)) to_active_or_backoff(fresh_[i], now);
     fresh_.clear();
     fresh_head_ = 0;
   }
 
   // flushBackoffQCompleted and flushUnschedulablePodsLeftover.
-  void flush(std::vector<Pod>& pods, Tick now, Tick max_in_unschedulable) {
-    while (!backoff_.empty() && backoff_.begin()->first <= now) {
-      for (const JobIndex j : backoff_.begin()->second) {
-        pods[j].where = Where::HopelessActive;
-        active_.push_back(j);
-      }
-      backoff_.erase(backoff_.begin());
-      last_ = backoff_.end();
+  void flush(Tick now, Tick max_in_unschedulable) {
+    while (!backoff_.empty() && backoff_.top().first <= now) {
+      const auto [until, c] = backoff_.top();
+      backoff_.pop();
+      if (!live(c, State::Backoff) || cohorts_[c].until != until) continue;
+      cohorts_[c].state = State::Active;
+      active_.push_back(c);
     }
     while (fresh_head_ < fresh_.size()) {
-      const JobIndex j = fresh_[fresh_head_];
-      Pod& p = pods[j];
-      if (p.where == Where::HopelessUnschedulable) {
-        if (p.unschedulable_since + max_in_unschedulable > now) break;
-        to_active_or_backoff(pods, j, now);
+      const std::uint32_t c = fresh_[fresh_head_];
+      if (live(c, State::Unschedulable)) {
+        if (cohorts_[c].since + max_in_unschedulable > now) break;
+        to_active_or_backoff(c, now);
       }
       ++fresh_head_;
     }
   }
 
-  // One failed cycle for each active pod.
+  // One failed cycle for each active cohort; cohorts whose next backoff ends together merge.
   template <typename BackoffFn>
-  void try_active(std::vector<Pod>& pods, Tick now, BackoffFn backoff) {
-    for (const JobIndex j : active_) {
-      Pod& p = pods[j];
-      if (p.where != Where::HopelessActive) continue;  // ended since
-      ++p.attempts;
-      p.timestamp = now;
-      p.backoff_until = now + backoff(p.attempts);
-      p.unschedulable_since = now;
-      push_fresh(pods, j);
+  void try_active(Tick now, BackoffFn backoff) {
+    merged_.clear();
+    for (const std::uint32_t c : active_) {
+      if (!live(c, State::Active)) continue;  // ended since
+      Cohort& k = cohorts_[c];
+      const int attempts = k.attempts + 1;
+      const Tick until = now + backoff(attempts);
+      auto it =
+          std::find_if(merged_.begin(), merged_.end(), [&](std::uint32_t m) { return cohorts_[m].until == until; });
+      if (it != merged_.end()) {
+        k.parent = *it;
+        cohorts_[*it].live += k.live;
+        k.live = 0;
+        continue;
+      }
+      k.attempts = attempts;
+      k.since = now;
+      k.until = until;
+      k.state = State::Unschedulable;
+      fresh_.push_back(c);
+      merged_.push_back(c);
     }
     active_.clear();
   }
 
-  void remove(std::vector<Pod>& pods, JobIndex j) {
-    Pod& p = pods[j];
-    if (p.where == Where::HopelessBackoff) {
-      auto it = backoff_.find(p.backoff_until);
-      auto& v = it->second;
-      v.erase(std::find(v.begin(), v.end(), j));
-      if (v.empty()) {
-        backoff_.erase(it);
-        last_ = backoff_.end();
-      }
-    }
-    p.where = Where::None;  // entries in fresh_ and active_ are skipped from now on
+  void remove(JobIndex j) {
+    Cohort& k = cohorts_[find(cohort_of_[j])];
+    --k.live;  // a cohort left empty is skipped wherever it is listed
   }
 
-  bool backing_off() const { return !backoff_.empty(); }
-  Tick first_backoff() const { return backoff_.begin()->first; }
+  bool backing_off() {
+    drop_dead_backoff();
+    return !backoff_.empty();
+  }
+  Tick first_backoff() {
+    drop_dead_backoff();
+    return backoff_.top().first;
+  }
 
  private:
-  void push_fresh(std::vector<Pod>& pods, JobIndex j) {
-    pods[j].where = Where::HopelessUnschedulable;
-    fresh_.push_back(j);
+  enum class State : std::uint8_t { Unschedulable, Backoff, Active };
+  struct Cohort {
+    Tick since;  // failure time: queue timestamp and unschedulable since
+    Tick until;  // backoff end
+    int attempts;
+    std::uint32_t live;    // member pods not ended
+    std::uint32_t parent;  // itself while a root
+    State state;
+  };
+  static constexpr std::uint32_t kNoCohort = UINT32_MAX;
+
+  std::uint32_t find(std::uint32_t c) {
+    std::uint32_t r = c;
+    while (cohorts_[r].parent != r) r = cohorts_[r].parent;
+    while (cohorts_[c].parent != r) c = std::exchange(cohorts_[c].parent, r);
+    return r;
   }
 
-  void to_active_or_backoff(std::vector<Pod>& pods, JobIndex j, Tick now) {
-    Pod& p = pods[j];
-    if (p.backoff_until > now) {
-      p.where = Where::HopelessBackoff;
-      if (last_ == backoff_.end() || last_->first != p.backoff_until)
-        last_ = backoff_.try_emplace(p.backoff_until).first;
-      last_->second.push_back(j);
-    } else {
-      p.where = Where::HopelessActive;
-      active_.push_back(j);
+  bool live(std::uint32_t c, State state) const {
+    const Cohort& k = cohorts_[c];
+    return k.parent == c && k.live > 0 && k.state == state;
+  }
+
+  void drop_dead_backoff() {
+    while (!backoff_.empty()) {
+      const auto [until, c] = backoff_.top();
+      if (live(c, State::Backoff) && cohorts_[c].until == until) return;
+      backoff_.pop();
     }
   }
 
-  std::vector<JobIndex> fresh_;  // unschedulable since the last cluster event, by failure time
-  std::size_t fresh_head_ = 0;   // fresh_[..head) left by the 5-minute flush
-  std::map<Tick, std::vector<JobIndex>> backoff_;
-  std::map<Tick, std::vector<JobIndex>>::iterator last_ = backoff_.end();
-  std::vector<JobIndex> active_;
+  void to_active_or_backoff(std::uint32_t c, Tick now) {
+    Cohort& k = cohorts_[c];
+    if (k.until > now) {
+      k.state = State::Backoff;
+      backoff_.emplace(k.until, c);
+    } else {
+      k.state = State::Active;
+      active_.push_back(c);
+    }
+  }
+
+  std::vector<Cohort> cohorts_;
+  std::vector<std::uint32_t> cohort_of_;  // job -> the cohort it joined (find() gives the current)
+  std::vector<std::uint32_t> fresh_;      // unschedulable since the last cluster event, by failure time
+  std::size_t fresh_head_ = 0;            // fresh_[..head) left by the 5-minute flush
+  std::priority_queue<std::pair<Tick, std::uint32_t>, std::vector<std::pair<Tick, std::uint32_t>>, std::greater<>>
+      backoff_;
+  std::vector<std::uint32_t> active_;
+  std::vector<std::uint32_t> merged_;  // this pass's cohorts, one per backoff end
 };
 
 struct Candidate {
@@ -561,7 +601,7 @@ class KubernetesPolicy final : public Policy {
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(k, now);
     }
-    hopeless_.move_all(pods_, now);
+    hopeless_.move_all(now);
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -608,7 +648,7 @@ class KubernetesPolicy final : public Policy {
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(j, now);
     }
-    hopeless_.flush(pods_, now, cfg_.max_in_unschedulable);
+    hopeless_.flush(now, cfg_.max_in_unschedulable);
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
     while (!active_.empty()) {
       const JobIndex j = std::get<2>(*active_.begin());
@@ -619,7 +659,7 @@ class KubernetesPolicy final : public Policy {
       schedule_one(s, j, jobs[j]);
     }
     // The hopeless pods' cycles: each fails as before, with nothing else to do.
-    hopeless_.try_active(pods_, now, [&](int attempts) { return backoff_duration(attempts); });
+    hopeless_.try_active(now, [&](int attempts) { return backoff_duration(attempts); });
     report_partial_groups(s);
     // Timers for what is waiting; none when nothing is.
     if (!backoff_.empty() || hopeless_.backing_off()) {
@@ -808,9 +848,7 @@ class KubernetesPolicy final : public Policy {
         unschedulable_fitting_.erase({p.unschedulable_since, j});
         break;
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
-      case Where::HopelessUnschedulable:
-      case Where::HopelessBackoff:
-      case Where::HopelessActive: hopeless_.remove(pods_, j); break;
+      case Where::Hopeless: hopeless_.remove(j); break;
       default: break;
     }
   }

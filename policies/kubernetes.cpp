@@ -412,7 +412,10 @@ class HopelessPods {
     while (!backoff_.empty() && backoff_.top().first <= now) {
       const auto [until, c] = backoff_.top();
       backoff_.pop();
-      if (!live(c, State::Backoff) || cohorts_[c].until != until) continue;
+      if (!live(c, State::Backoff)) {
+        --dead_in_backoff_;
+        continue;
+      }
       cohorts_[c].state = State::Active;
       active_.push_back(c);
     }
@@ -456,6 +459,7 @@ class HopelessPods {
   void remove(JobIndex j) {
     Cohort& k = cohorts_[find(cohort_of_[j])];
     --k.live;  // a cohort left empty is skipped wherever it is listed
+    if (k.live == 0 && k.state == State::Backoff) ++dead_in_backoff_;
   }
 
   bool backing_off() {
@@ -491,11 +495,12 @@ class HopelessPods {
     return k.parent == c && k.live > 0 && k.state == state;
   }
 
+  // A cohort leaves the backoff heap only when flushed, so its only stale entries are cohorts
+  // whose pods all ended; they are counted, and looked for only while there are some.
   void drop_dead_backoff() {
-    while (!backoff_.empty()) {
-      const auto [until, c] = backoff_.top();
-      if (live(c, State::Backoff) && cohorts_[c].until == until) return;
+    while (dead_in_backoff_ > 0 && !backoff_.empty() && !live(backoff_.top().second, State::Backoff)) {
       backoff_.pop();
+      --dead_in_backoff_;
     }
   }
 
@@ -518,6 +523,7 @@ class HopelessPods {
       backoff_;
   std::vector<std::uint32_t> active_;
   std::vector<std::uint32_t> merged_;  // this pass's cohorts, one per backoff end
+  std::size_t dead_in_backoff_ = 0;    // entries of backoff_ whose cohort has no live pod
 };
 
 struct Candidate {

@@ -1061,3 +1061,26 @@ INSTANTIATE_TEST_SUITE_P(
                                 0x7f963b08ab02df15ull,
                                 16709}),
     [](const ::testing::TestParamInfo<ScaleCase>& info) { return std::string(info.param.name); });
+
+TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
+  // Nodes going down and coming back (random failures, 2 h repairs) while 5,000 synthetic pods run:
+  // node classes must notice every change of `up`. Recorded like the cases above.
+  auto w = synth_pods(5000, 64 * 8);
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) set(w, j, static_cast<std::int32_t>(j % 2), 1 + j % 16, 4096);
+  models::RandomFailures rf;
+  rf.mtbf = 2 * sim::kDay;
+  rf.repair = 2 * 3600 * kSecond;
+  scenarios::SimulationOptions o;
+  o.failures.random.push_back(rf);
+  o.failures.checkpoint_interval = 1800 * kSecond;
+  o.seed = 3;
+  const auto c = nodes(64, 8, 64, 512);
+  auto policy = policies::make_policy("kubernetes", {}, 5);
+  AuditHash audit;
+  scenarios::Simulation sim(w, c, *policy, &audit, o);
+  const auto stats = sim.run();
+  EXPECT_EQ(sim.jobs_killed(), 132);
+  EXPECT_EQ(stats.fingerprint, "0c9b79bf41ea77e6");
+  EXPECT_EQ(audit.h, 0xf8ab889c3f64b20cull);
+  EXPECT_EQ(audit.events, 16992u);
+}

@@ -29,6 +29,8 @@ std::string show(double v, const std::string& unit) {
     std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
   } else if (unit == "count") {
     std::snprintf(b, sizeof b, "%.0f", v);
+  } else if (unit.rfind("cost", 0) == 0) {
+    std::snprintf(b, sizeof b, "%.2f", v);
   } else if (unit == "GPU-h" || unit == "GPUs") {
     std::snprintf(b, sizeof b, "%.1f", v);
   } else {

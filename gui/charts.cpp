@@ -193,6 +193,7 @@ CurveChart::CurveChart(const QString& title, const QString& y_title, QWidget* pa
 
 void CurveChart::set_sources(std::vector<Source> sources, Mode mode, double scale, QString y_format) {
   chart()->removeAllSeries();
+  shown_ = {};
   sources_ = std::move(sources);
   mode_ = mode;
   scale_ = scale;
@@ -238,10 +239,17 @@ std::pair<double, double> CurveChart::full_range() const {
 
 void CurveChart::show_range(double x0, double x1) {
   if (!(x1 > x0)) x1 = x0 + 1;
+  const std::size_t max_points = static_cast<std::size_t>(std::max(200, static_cast<int>(chart()->plotArea().width())));
+  Shown now{x0, x1, {}};
+  for (const Source& s : sources_)
+    now.levels.push_back(s.pyramid && !s.pyramid->empty() && s.curve < s.pyramid->full().curves.size()
+                             ? &s.pyramid->level_for(x0, x1, max_points)
+                             : nullptr);
+  if (!now.levels.empty() && now == shown_) return;
+  shown_ = std::move(now);
   x_->setRange(x0, x1);
   style_time_axis(x_, x0, x1);
   const auto series = chart()->series();
-  const std::size_t max_points = static_cast<std::size_t>(std::max(200, static_cast<int>(chart()->plotArea().width())));
   std::vector<double> base;
   double y_max = 0;
   for (std::size_t k = 0; k < sources_.size() && k < static_cast<std::size_t>(series.size()); ++k) {

@@ -66,7 +66,13 @@ class CurveChart : public ChartView {
 
   CurveChart(const QString& title, const QString& y_title, QWidget* parent = nullptr);
   void set_sources(std::vector<Source> sources, Mode mode, double scale = 1.0, QString y_format = "%.0f");
-  void set_fixed_y(double max) { fixed_y_ = max; }
+  void set_fixed_y(double max) {
+    fixed_y_ = max;
+    shown_ = {};
+  }
+  // Shows [x0, x1] at the level of detail the plot's width needs; a no-op when that range at
+  // those levels is what it shows already (a new result's charts are filled once, not again by
+  // the shared range reset).
   void show_range(double x0, double x1);
   // The span of all data, in days ([0, 0] when empty).
   std::pair<double, double> full_range() const;
@@ -77,6 +83,11 @@ class CurveChart : public ChartView {
   Mode mode_ = Mode::Lines;
   double scale_ = 1.0;
   double fixed_y_ = 0;
+  struct Shown {
+    double x0 = 0, x1 = 0;
+    std::vector<const Bucketed*> levels;  // by source: the level of detail drawn; empty: nothing shown
+    bool operator==(const Shown&) const = default;
+  } shown_;
   QValueAxis* x_ = nullptr;
   QValueAxis* y_ = nullptr;
 };

@@ -51,45 +51,53 @@ ClusterIndex build_cluster_index(const results::RunResult& r) {
   x.longest.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const auto b = x.slices.begin() + x.slice_offset[i], e = x.slices.begin() + x.slice_offset[i + 1];
-    std::sort(b, e, [](const ClusterIndex::Slice& a, const ClusterIndex::Slice& c) {
+    const auto by_start = [](const ClusterIndex::Slice& a, const ClusterIndex::Slice& c) {
       return a.start != c.start ? a.start < c.start : a.job < c.job;
-    });
+    };
+    if (!std::is_sorted(b, e, by_start)) std::sort(b, e, by_start);  // files list slices by start
     for (auto it = b; it != e; ++it) {
       x.longest[i] = std::max(x.longest[i], it->end - it->start);
       if (x.node_pool[i] < 0) x.node_gpus[i] = std::max(x.node_gpus[i], it->gpus);
     }
   }
 
-  // Runs by job: distinct starts of its slices, or first start to end from /jobs.
+  // Runs by job: distinct starts of its slices, or first start to end from /jobs. Grouped by job
+  // with a counting sort (rows come in time order, not job order), then each job's few runs
+  // sorted by start, the longest first among equal starts, which `unique` keeps.
   struct Run {
-    std::uint32_t job;
     Tick start, end;
   };
-  std::vector<Run> runs;
   x.from_placements = !r.placements.empty();
-  if (x.from_placements) {
-    runs.reserve(r.placements.size());
-    for (const results::PlacementRecord& p : r.placements) runs.push_back({p.job, p.start, end_of(p.start, p.end)});
-  } else {
-    for (std::size_t j = 0; j < r.jobs.size(); ++j)
-      if (r.jobs[j].start >= 0)
-        runs.push_back({static_cast<std::uint32_t>(j), r.jobs[j].start, end_of(r.jobs[j].start, r.jobs[j].end)});
-  }
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    if (a.job != b.job) return a.job < b.job;
-    if (a.start != b.start) return a.start < b.start;
-    return a.end > b.end;
-  });
-  runs.erase(std::unique(runs.begin(), runs.end(),
-                         [](const Run& a, const Run& b) { return a.job == b.job && a.start == b.start; }),
-             runs.end());
   std::size_t jobs = r.jobs.size();
-  for (const Run& run : runs) jobs = std::max<std::size_t>(jobs, run.job + std::size_t{1});
+  for (const results::PlacementRecord& p : r.placements) jobs = std::max<std::size_t>(jobs, p.job + std::size_t{1});
+  std::vector<std::uint32_t> count(jobs + 1, 0);
+  if (x.from_placements) {
+    for (const results::PlacementRecord& p : r.placements) ++count[p.job + 1];
+  } else {
+    for (std::size_t j = 0; j < r.jobs.size(); ++j) count[j + 1] += r.jobs[j].start >= 0;
+  }
+  for (std::size_t j = 0; j < jobs; ++j) count[j + 1] += count[j];
+  std::vector<Run> runs(count[jobs]);
+  {
+    std::vector<std::uint32_t> fill(count.begin(), count.end() - 1);
+    if (x.from_placements) {
+      for (const results::PlacementRecord& p : r.placements) runs[fill[p.job]++] = {p.start, end_of(p.start, p.end)};
+    } else {
+      for (std::size_t j = 0; j < r.jobs.size(); ++j)
+        if (r.jobs[j].start >= 0) runs[fill[j]++] = {r.jobs[j].start, end_of(r.jobs[j].start, r.jobs[j].end)};
+    }
+  }
   x.run_offset.assign(jobs + 1, 0);
-  for (const Run& run : runs) ++x.run_offset[run.job + 1];
-  for (std::size_t j = 0; j < jobs; ++j) x.run_offset[j + 1] += x.run_offset[j];
   x.runs.reserve(runs.size());
-  for (const Run& run : runs) x.runs.emplace_back(run.start, run.end);
+  for (std::size_t j = 0; j < jobs; ++j) {
+    const auto b = runs.begin() + count[j], e = runs.begin() + count[j + 1];
+    if (e - b > 1)
+      std::sort(b, e,
+                [](const Run& a, const Run& c) { return a.start != c.start ? a.start < c.start : a.end > c.end; });
+    for (auto it = b; it != e; ++it)
+      if (it == b || it->start != (it - 1)->start) x.runs.emplace_back(it->start, it->end);
+    x.run_offset[j + 1] = static_cast<std::uint32_t>(x.runs.size());
+  }
   return x;
 }
 
@@ -208,6 +216,8 @@ QVariant QueueModel::data(const QModelIndex& index, int role) const {
     return index.column() == Gpus || index.column() == Waiting || index.column() == Job
                ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == Reason && q.reason < data_->result.reasons.size())
+    return QString::fromStdString(data_->result.reasons[q.reason]);  // the column is often too narrow
   if (role == Qt::UserRole) {
     switch (index.column()) {
       case Job: return static_cast<qlonglong>(j.trace_id);

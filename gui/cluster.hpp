@@ -18,7 +18,7 @@ struct ReplayData;
 // timeseries.pending_by_reason's columns (models::PendingCode; gui sees results only, so the
 // names are repeated here).
 inline constexpr int kPendingCodes = 9;
-inline constexpr std::uint8_t kWaitingEvent = 7;  // models::AuditKind::Waiting
+inline constexpr std::uint8_t kWaitingEvent = 14;  // models::AuditKind::Waiting (after the drill kinds)
 QString pending_code_name(int code);
 
 // Who holds what at any time, from /placements: per node, the slices that ran on it sorted by

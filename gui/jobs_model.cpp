@@ -116,7 +116,9 @@ void JobFilterProxy::set_text(const QString& text) {
 
 void JobFilterProxy::source_reset() {
   rebuild_text_match();
-  invalidateFilter();
+  // The source's reset has filtered every row already, with the text matches of the old data:
+  // only a text filter needs a second pass.
+  if (!text_.isEmpty()) invalidateFilter();
 }
 
 void JobFilterProxy::rebuild_text_match() {

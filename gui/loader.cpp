@@ -1,5 +1,6 @@
 #include "gui/loader.hpp"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QThread>
 #include <algorithm>
@@ -28,7 +29,10 @@ quint64 Loader::load(const QString& path) {
       post([this, job, path] {
         if (!stale(job)) emit stage(job, path, tr("reading %1").arg(QFileInfo(path).fileName()));
       });
+      QElapsedTimer clock;
+      clock.start();
       results::RunResult result = read_(path.toStdString());
+      const double read_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
       if (stale(job)) {
         post([this, job, path] {
           emit cancelled(job, path);
@@ -39,12 +43,16 @@ quint64 Loader::load(const QString& path) {
       post([this, job, path] {
         if (!stale(job)) emit stage(job, path, tr("preparing %1").arg(QFileInfo(path).fileName()));
       });
+      clock.restart();
       std::shared_ptr<const ReplayData> data = prepare(std::move(result), path);
-      post([this, job, path, data = std::move(data)] {
-        if (stale(job))
+      const double prepare_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+      post([this, job, path, data = std::move(data), read_ms, prepare_ms] {
+        if (stale(job)) {
           emit cancelled(job, path);
-        else
+        } else {
+          emit timed(job, read_ms, prepare_ms);
           emit loaded(job, data);
+        }
         finish(job);
       });
     } catch (const std::exception& e) {

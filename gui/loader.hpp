@@ -30,6 +30,8 @@ class Loader : public QObject {
 
  signals:
   void stage(quint64 job, const QString& path, const QString& what);
+  // Just before `loaded`: wall milliseconds spent reading the file and preparing the data.
+  void timed(quint64 job, double read_ms, double prepare_ms);
   void loaded(quint64 job, std::shared_ptr<const ReplayData> data);
   void failed(quint64 job, const QString& path, const QString& message);
   void cancelled(quint64 job, const QString& path);

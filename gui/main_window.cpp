@@ -22,14 +22,10 @@
 
 #include <QCoreApplication>
 #include <QDialog>
-#include <QDialogButtonBox>
-#include <QDoubleSpinBox>
-#include <QFormLayout>
-#include <QLineEdit>
-#include <QSpinBox>
 
 #include "gui/tables.hpp"
 #include "gui/whatif.hpp"
+#include "gui/whatif_dialog.hpp"
 
 namespace headroom::gui {
 
@@ -102,28 +98,55 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
        {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
     w->hide();
   statusBar()->showMessage(tr("Open a result file: File > Open, or drop .h5 files here"));
+  cancel_->setObjectName(QStringLiteral("cancel"));
   connect(cancel_, &QPushButton::clicked, this, [this] {
-    if (whatif_) {
-      whatif_out_.clear();  // marks the run as cancelled
-      whatif_->kill();
-      statusBar()->showMessage(tr("What-if run cancelled"), 5000);
+    if (whatif_->running()) {
+      whatif_->cancel();
       return;
     }
     loader_->cancel();
+    first_shown_ = 0;
     statusBar()->showMessage(tr("Loading cancelled"), 5000);
   });
 
   connect(loader_, &Loader::stage, this, [this](quint64, const QString&, const QString& what) {
     busy_label_->setText(loader_->running() > 1 ? tr("%1 (%2 files)").arg(what).arg(loader_->running()) : what);
   });
+  connect(loader_, &Loader::timed, this, [this](quint64 job, double read_ms, double prepare_ms) {
+    load_ms_[job] = {read_ms, prepare_ms};
+  });
   connect(loader_, &Loader::loaded, this, &MainWindow::on_loaded);
   connect(loader_, &Loader::failed, this, &MainWindow::on_failed);
+
+  whatif_ = new WhatIfRun(find_headroom(QCoreApplication::applicationDirPath()), this);
+  connect(&whatif_tick_, &QTimer::timeout, this, [this] {
+    busy_label_->setText(tr("What-if: running headroom (%1)").arg(format_duration(whatif_->elapsed_ms())));
+  });
+  connect(whatif_, &WhatIfRun::finished, this, [this](const QString& result) {
+    what_if_ended();
+    statusBar()->showMessage(tr("What-if finished in %1").arg(format_duration(whatif_->elapsed_ms())), 5000);
+    open_files({result});
+  });
+  connect(whatif_, &WhatIfRun::failed, this, [this](const QString& message) {
+    what_if_ended();
+    std::fprintf(stderr, "headroom-gui: what-if failed: %s\n", qPrintable(message));
+    if (screenshot_dir_.isEmpty() && !quit_when_loaded_ && !quiet_)
+      QMessageBox::warning(this, tr("What-if failed"), message);
+  });
+  connect(whatif_, &WhatIfRun::cancelled, this, [this] {
+    what_if_ended();
+    statusBar()->showMessage(tr("What-if run cancelled"), 5000);
+  });
   connect(loader_, &Loader::idle, this, &MainWindow::on_idle);
 }
 
 void MainWindow::open_files(const QStringList& paths) {
   if (!loader_->busy()) since_open_.start();
-  for (const QString& p : paths) loader_->load(p);
+  for (const QString& p : paths) {
+    const quint64 job = loader_->load(p);
+    // With nothing shown yet, the first file named is shown, whichever finishes loading first.
+    if (runs_.empty() && first_shown_ == 0) first_shown_ = job;
+  }
   if (loader_->busy())
     for (QWidget* w :
          {static_cast<QWidget*>(busy_label_), static_cast<QWidget*>(busy_bar_), static_cast<QWidget*>(cancel_)})
@@ -131,8 +154,8 @@ void MainWindow::open_files(const QStringList& paths) {
 }
 
 void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) {
-  std::fprintf(stderr, "headroom-gui: loaded %s (%zu jobs) in %lld ms\n", qPrintable(data->path),
-               data->result.jobs.size(), static_cast<long long>(since_open_.elapsed()));
+  QElapsedTimer views;
+  views.start();
   runs_[job] = data;
   const QSignalBlocker block(run_);
   const QString current = run_->currentData().toString();
@@ -142,17 +165,35 @@ void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) 
     ordered.push_back(run);
     run_->addItem(tr("%1 (%2)").arg(run->label, QString::fromStdString(run->result.policy)), QString::number(id));
   }
-  const int keep = run_->findData(current);
-  run_->setCurrentIndex(keep >= 0 ? keep : 0);
-  if (keep < 0) set_current(0);
+  int keep = run_->findData(current);
+  if (job == first_shown_) {
+    keep = -1;
+    first_shown_ = 0;
+  }
+  const int show = keep >= 0 ? keep : run_->findData(QString::number(job));
+  run_->setCurrentIndex(show);
+  if (keep < 0) set_current(show);
   compare_->set_runs(std::move(ordered));
   statusBar()->showMessage(tr("Loaded %1").arg(data->path), 5000);
+  emit opened(data->path);
+  const auto [read_ms, prepare_ms] = load_ms_[job];
+  std::fprintf(stderr, "headroom-gui: loaded %s (%zu jobs) in %lld ms: read %.0f ms, prepare %.0f ms, views %.0f ms\n",
+               qPrintable(data->path), data->result.jobs.size(), static_cast<long long>(since_open_.elapsed()), read_ms,
+               prepare_ms, static_cast<double>(views.nsecsElapsed()) / 1e6);
 }
 
-void MainWindow::on_failed(quint64, const QString& path, const QString& message) {
+std::vector<std::shared_ptr<const ReplayData>> MainWindow::results() const {
+  std::vector<std::shared_ptr<const ReplayData>> out;
+  for (const auto& [id, run] : runs_) out.push_back(run);
+  return out;
+}
+
+void MainWindow::on_failed(quint64 job, const QString& path, const QString& message) {
   ++failures_;
+  if (job == first_shown_) first_shown_ = 0;
   std::fprintf(stderr, "headroom-gui: cannot open %s: %s\n", qPrintable(path), qPrintable(message));
-  if (screenshot_dir_.isEmpty()) QMessageBox::warning(this, tr("Cannot open result"), message);
+  if (screenshot_dir_.isEmpty() && !quit_when_loaded_ && !quiet_)
+    QMessageBox::warning(this, tr("Cannot open result"), message);
 }
 
 void MainWindow::show_busy(bool on) {
@@ -162,8 +203,14 @@ void MainWindow::show_busy(bool on) {
 }
 
 void MainWindow::on_idle() {
-  if (!whatif_) show_busy(false);
+  if (!whatif_->running()) show_busy(false);
   if (!screenshot_dir_.isEmpty()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
+  if (quit_when_loaded_) qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0);
+}
+
+void MainWindow::quit_when_loaded() {
+  quit_when_loaded_ = true;
+  if (!loader_->busy()) QTimer::singleShot(0, this, [this] { qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0); });
 }
 
 void MainWindow::set_current(int index) {
@@ -242,7 +289,7 @@ bool write_svg(QWidget* widget, const QString& path) {
 }
 
 void MainWindow::what_if() {
-  if (whatif_) {
+  if (whatif_->running()) {
     statusBar()->showMessage(tr("A what-if run is already going"), 5000);
     return;
   }
@@ -265,103 +312,24 @@ void MainWindow::what_if() {
     QMessageBox::warning(this, tr("What-if"), tr("%1: %2").arg(yaml, QString::fromStdString(e.what())));
     return;
   }
-
-  QDialog dialog(this);
-  dialog.setWindowTitle(tr("What-if: %1").arg(QFileInfo(yaml).fileName()));
-  auto* form = new QFormLayout(&dialog);
-  auto* name = new QLineEdit(QString::fromStdString(knobs.name + "-whatif"));
-  form->addRow(tr("Scenario name"), name);
-  std::vector<QSpinBox*> nodes;
-  for (const auto& [pool, count] : knobs.pool_nodes) {
-    auto* box = new QSpinBox;
-    box->setRange(0, 1'000'000);
-    box->setValue(count);
-    box->setSuffix(tr(" nodes"));
-    form->addRow(tr("Pool %1").arg(QString::fromStdString(pool)), box);
-    nodes.push_back(box);
-  }
-  auto* policy = new QComboBox;
-  policy->setEditable(true);
-  policy->addItems(known_policies());
-  policy->setCurrentText(QString::fromStdString(knobs.policy));
-  form->addRow(tr("Policy"), policy);
-  auto* scale = new QDoubleSpinBox;
-  scale->setRange(0.01, 100);
-  scale->setDecimals(2);
-  scale->setSingleStep(0.1);
-  scale->setValue(knobs.arrival_scale);
-  scale->setToolTip(tr("workload.arrival_scale: above 1 the jobs arrive faster (more load)"));
-  form->addRow(tr("Arrival scale"), scale);
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-  buttons->button(QDialogButtonBox::Ok)->setText(tr("Run"));
-  form->addRow(buttons);
-  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  WhatIfDialog dialog(yaml, knobs, this);
   if (dialog.exec() != QDialog::Accepted) return;
+  if (!start_what_if(yaml, text, dialog.knobs())) QMessageBox::warning(this, tr("What-if"), whatif_->error());
+}
 
-  knobs.name = name->text().toStdString();
-  for (std::size_t i = 0; i < nodes.size(); ++i) knobs.pool_nodes[i].second = nodes[i]->value();
-  knobs.policy = policy->currentText().trimmed().toStdString();
-  knobs.arrival_scale = scale->value();
-  const QFileInfo source(yaml);
-  std::string edited;
-  try {
-    edited = apply_knobs(text, knobs, source.absolutePath().toStdString());
-  } catch (const std::exception& e) {
-    QMessageBox::warning(this, tr("What-if"), QString::fromStdString(e.what()));
-    return;
-  }
-  // The edited scenario and its result go next to the original when that folder is writable.
-  QDir dir(source.absolutePath());
-  if (!QFileInfo(dir.path()).isWritable()) dir = QDir(QDir::tempPath());
-  const QString stem = source.completeBaseName() + QStringLiteral(".whatif");
-  const QString edited_path = dir.filePath(stem + QStringLiteral(".yaml"));
-  whatif_out_ = dir.filePath(stem + QStringLiteral(".h5"));
-  QFile out(edited_path);
-  if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text) ||
-      out.write(edited.data(), static_cast<qint64>(edited.size())) != static_cast<qint64>(edited.size())) {
-    QMessageBox::warning(this, tr("What-if"), tr("Cannot write %1").arg(edited_path));
-    return;
-  }
-  out.close();
-  const QString headroom = find_headroom(QCoreApplication::applicationDirPath());
-  if (headroom.isEmpty()) {
-    QMessageBox::warning(this, tr("What-if"),
-                         tr("Cannot find the headroom program next to headroom-gui or on PATH. The edited "
-                            "scenario is in %1: run it with headroom run.")
-                             .arg(edited_path));
-    return;
-  }
-  whatif_ = new QProcess(this);
-  whatif_->setProcessChannelMode(QProcess::MergedChannels);
-  connect(whatif_, &QProcess::finished, this, &MainWindow::what_if_finished);
-  whatif_clock_.start();
+bool MainWindow::start_what_if(const QString& scenario_path, const std::string& yaml_text, const WhatIfKnobs& knobs) {
+  if (!whatif_->start(scenario_path, yaml_text, knobs)) return false;
   whatif_tick_.setInterval(500);
-  disconnect(&whatif_tick_, nullptr, this, nullptr);
-  connect(&whatif_tick_, &QTimer::timeout, this, [this] {
-    busy_label_->setText(tr("What-if: running headroom (%1)").arg(format_duration(whatif_clock_.elapsed())));
-  });
   whatif_tick_.start();
   busy_label_->setText(tr("What-if: running headroom"));
   show_busy(true);
-  whatif_->start(headroom, {QStringLiteral("run"), edited_path, QStringLiteral("-o"), whatif_out_});
-  statusBar()->showMessage(tr("What-if: %1 run %2").arg(headroom, edited_path));
+  statusBar()->showMessage(tr("What-if: %1 run %2").arg(whatif_->headroom(), whatif_->scenario()));
+  return true;
 }
 
-void MainWindow::what_if_finished(int code, QProcess::ExitStatus status) {
+void MainWindow::what_if_ended() {
   whatif_tick_.stop();
-  const QString log = QString::fromLocal8Bit(whatif_->readAll());
-  whatif_->deleteLater();
-  whatif_ = nullptr;
   if (!loader_->busy()) show_busy(false);
-  if (status == QProcess::NormalExit && code == 0) {
-    statusBar()->showMessage(tr("What-if finished in %1").arg(format_duration(whatif_clock_.elapsed())), 5000);
-    open_files({whatif_out_});
-    return;
-  }
-  if (whatif_out_.isEmpty()) return;  // cancelled
-  QMessageBox::warning(this, tr("What-if failed"),
-                       tr("headroom run stopped (exit %1):\n%2").arg(code).arg(log.right(2000)));
 }
 
 void MainWindow::export_csv() {

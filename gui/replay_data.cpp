@@ -1,8 +1,11 @@
 #include "gui/replay_data.hpp"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <future>
 #include <numeric>
 
 namespace headroom::gui {
@@ -11,8 +14,9 @@ namespace {
 constexpr const char* kStateNames[] = {"pending",   "running",  "completed", "failed",
                                        "cancelled", "rejected", "unfinished"};
 constexpr const char* kKindNames[] = {"train", "inference", "interactive", "batch"};
-constexpr const char* kEventNames[] = {"submit",    "start",   "finish", "reject", "preempt", "requeue", "unfinished",
-                                       "node_down", "node_up", "drain",  "kill",   "retry",   "drill",   "recovered"};
+constexpr const char* kEventNames[] = {"submit",  "start",      "finish",    "reject",    "preempt",
+                                       "requeue", "unfinished", "node_down", "node_up",   "drain",
+                                       "kill",    "retry",      "drill",     "recovered", "waiting"};
 
 // Tableau 10, then grey for "other".
 constexpr QRgb kPalette[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f};
@@ -62,6 +66,22 @@ std::vector<Curve> tenant_curves(const ReplayData& d, const std::vector<std::int
   }
   return curves;
 }
+
+// With HEADROOM_GUI_TIMING set, prints the time since the previous mark (for `--load-only`).
+class StageClock {
+ public:
+  StageClock() : on_(qEnvironmentVariableIsSet("HEADROOM_GUI_TIMING")) { clock_.start(); }
+  void mark(const char* stage) {
+    if (!on_) return;
+    std::fprintf(stderr, "headroom-gui: prepare: %-18s %8.1f ms\n", stage,
+                 static_cast<double>(clock_.nsecsElapsed()) / 1e6);
+    clock_.restart();
+  }
+
+ private:
+  bool on_;
+  QElapsedTimer clock_;
+};
 
 }  // namespace
 
@@ -155,10 +175,14 @@ QString ReplayData::pool_name(std::int32_t id) const {
 }
 
 std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QString& path) {
+  StageClock clock;
   auto d = std::make_shared<ReplayData>();
   d->path = path;
   d->result = std::move(result);
   const results::RunResult& r = d->result;
+  // The cluster index reads the result only and writes nothing else: built on a second thread
+  // while the rest is prepared here (the same index whichever finishes first).
+  std::future<ClusterIndex> cluster = std::async(std::launch::async, [&r] { return build_cluster_index(r); });
   d->label = QFileInfo(path).fileName();
   if (d->label.isEmpty()) d->label = QString::fromStdString(r.scenario_name);
   d->origin = r.sim_start;
@@ -213,6 +237,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   for (const TenantStats& ts : d->tenants)
     if (ts.jobs > 0) hours.push_back(ts.gpu_hours);
   k.jain = jain_index(hours);
+  clock.mark("kpis");
 
   std::sort(d->tenants.begin(), d->tenants.end(), [](const TenantStats& a, const TenantStats& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
@@ -234,6 +259,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   for (const auto& j : r.jobs) queue_count = std::max<std::size_t>(queue_count, j.queue + std::size_t{1});
   d->tenant_alpha = alpha(r.tenants, tenant_count);
   d->queue_alpha = alpha(r.queues, queue_count);
+  clock.mark("tenant ranks");
 
   // Wait CDFs: all tenants, then each top tenant.
   Cdf all = make_cdf(waits);
@@ -246,6 +272,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     c.rank = i;
     d->wait_cdfs.push_back(std::move(c));
   }
+
+  clock.mark("wait cdfs");
 
   // Time series, bucketed.
   const results::TimeSeries& ts = r.timeseries;
@@ -298,6 +326,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     d->totals = make_pyramid(std::move(t_days), std::move(totals));
   }
 
+  clock.mark("time series");
+
   // Events grouped by job, each group in time order.
   const std::size_t jobs = r.jobs.size();
   d->event_offset.assign(jobs + 1, 0);
@@ -308,10 +338,15 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   std::vector<std::uint32_t> fill(d->event_offset.begin(), d->event_offset.end() - 1);
   for (std::size_t i = 0; i < r.events.size(); ++i)
     if (r.events[i].job < jobs) d->event_index[fill[r.events[i].job]++] = static_cast<std::uint32_t>(i);
-  for (std::size_t j = 0; j < jobs; ++j)
-    std::stable_sort(d->event_index.begin() + d->event_offset[j], d->event_index.begin() + d->event_offset[j + 1],
-                     [&](std::uint32_t a, std::uint32_t b) { return r.events[a].time < r.events[b].time; });
-  d->cluster = build_cluster_index(r);
+  // Files list events in time order, so the groups mostly are already; sorting is then skipped.
+  const auto earlier = [&](std::uint32_t a, std::uint32_t b) { return r.events[a].time < r.events[b].time; };
+  for (std::size_t j = 0; j < jobs; ++j) {
+    const auto b = d->event_index.begin() + d->event_offset[j], e = d->event_index.begin() + d->event_offset[j + 1];
+    if (!std::is_sorted(b, e, earlier)) std::stable_sort(b, e, earlier);
+  }
+  clock.mark("events by job");
+  d->cluster = cluster.get();
+  clock.mark("cluster index wait");
   return d;
 }
 

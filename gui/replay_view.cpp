@@ -367,7 +367,13 @@ ReplayView::ReplayView(QWidget* parent) : View(parent) {
   speed_->setToolTip(tr("Simulated time per second of wall time"));
   slider_ = new QSlider(Qt::Horizontal);
   slider_->setRange(0, 10000);
+  back_->setObjectName(QStringLiteral("replay-back"));
+  play_->setObjectName(QStringLiteral("replay-play"));
+  forward_->setObjectName(QStringLiteral("replay-forward"));
+  speed_->setObjectName(QStringLiteral("replay-speed"));
+  slider_->setObjectName(QStringLiteral("replay-slider"));
   clock_ = new QLabel;
+  clock_->setObjectName(QStringLiteral("replay-clock"));
   clock_->setMinimumWidth(clock_->fontMetrics().horizontalAdvance(QStringLiteral("Cursor 13d 23:59:59 ")));
   auto* controls = new QHBoxLayout;
   controls->addWidget(back_);
@@ -544,9 +550,11 @@ void ReplayView::play(bool on) {
   }
 }
 
-void ReplayView::tick() {
+void ReplayView::tick() { advance(wall_.restart()); }
+
+void ReplayView::advance(qint64 wall_ms) {
   if (!data_) return play(false);
-  const double ms = static_cast<double>(wall_.restart()) + carry_ms_;
+  const double ms = static_cast<double>(wall_ms) + carry_ms_;
   const double advance = static_cast<double>(speed()) * ms / 1000.0;
   const auto whole = static_cast<Tick>(advance);
   carry_ms_ = whole > 0 ? 0 : ms;

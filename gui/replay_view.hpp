@@ -76,6 +76,15 @@ class ReplayView : public View {
   void set_highlight(int job) { map_->set_highlight(job); }
   QAbstractItemModel* current_table() const override { return queue_; }
   ClusterMap* map() const { return map_; }
+  QueueModel* queue() const { return queue_; }
+
+  Tick time() const { return time_; }  // the cursor, absolute ticks
+  bool playing() const { return timer_.isActive(); }
+  Tick step_ticks() const { return speed(); }  // simulated ticks per second of play, and per step
+  // What each timer tick does with the wall time since the previous one: moves the cursor by
+  // speed x wall_ms (whole ticks; a remainder under one tick carries over) and stops at the end.
+  // Tests call it directly instead of waiting for the timer.
+  void advance(qint64 wall_ms);
 
  signals:
   void cursor_moved(double x_days);

@@ -42,7 +42,9 @@ void JobEventsModel::set_job(std::shared_ptr<const ReplayData> data, int job) {
                            ? tr("by job %1").arg(jobs[static_cast<std::size_t>(e.detail)].trace_id)
                            : tr("by the system");
           break;
-        default: break;
+        default:
+          if (e.kind == kWaitingEvent) row.detail = pending_code_name(e.detail);
+          break;
       }
       if (e.reason < d.result.reasons.size()) row.reason = QString::fromStdString(d.result.reasons[e.reason]);
       rows_.push_back(std::move(row));

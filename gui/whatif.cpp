@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <filesystem>
@@ -96,12 +97,116 @@ QStringList known_policies() {
 }
 
 QString find_headroom(const QString& app_dir) {
+  if (const QString env = qEnvironmentVariable("HEADROOM_BIN"); !env.isEmpty()) {
+    const QFileInfo f(env);
+    return f.isFile() && f.isExecutable() ? f.absoluteFilePath() : QString();
+  }
   for (const QString& candidate : {QDir(app_dir).filePath(QStringLiteral("headroom")),
                                    QDir(app_dir).filePath(QStringLiteral("../apps/headroom"))}) {
     const QFileInfo f(candidate);
     if (f.isFile() && f.isExecutable()) return f.canonicalFilePath();
   }
   return QStandardPaths::findExecutable(QStringLiteral("headroom"));
+}
+
+WhatIfRun::WhatIfRun(QString headroom, QObject* parent) : QObject(parent), headroom_(std::move(headroom)) {}
+
+WhatIfRun::~WhatIfRun() {
+  if (process_ == nullptr) return;
+  process_->disconnect(this);
+  process_->kill();
+  process_->waitForFinished(5000);
+  remove_output();
+}
+
+bool WhatIfRun::start(const QString& scenario_path, const std::string& yaml_text, const WhatIfKnobs& knobs) {
+  error_.clear();
+  if (process_ != nullptr) {
+    error_ = tr("A what-if run is already going");
+    return false;
+  }
+  const QFileInfo source(scenario_path);
+  std::string edited;
+  try {
+    edited = apply_knobs(yaml_text, knobs, source.absolutePath().toStdString());
+  } catch (const std::exception& e) {
+    error_ = QString::fromStdString(e.what());
+    return false;
+  }
+  QDir dir(source.absolutePath());
+  if (!QFileInfo(dir.path()).isWritable()) dir = QDir(QDir::tempPath());
+  const QString stem = source.completeBaseName() + QStringLiteral(".whatif");
+  scenario_ = dir.filePath(stem + QStringLiteral(".yaml"));
+  output_ = dir.filePath(stem + QStringLiteral(".h5"));
+  QFile out(scenario_);
+  if (!out.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text) ||
+      out.write(edited.data(), static_cast<qint64>(edited.size())) != static_cast<qint64>(edited.size())) {
+    error_ = tr("Cannot write %1").arg(scenario_);
+    return false;
+  }
+  out.close();
+  if (headroom_.isEmpty()) {
+    error_ = tr("Cannot find the headroom program next to headroom-gui or on PATH. The edited scenario is in "
+                "%1: run it with headroom run.")
+                 .arg(scenario_);
+    return false;
+  }
+  remove_output();
+  cancelling_ = false;
+  process_ = new QProcess(this);
+  process_->setProcessChannelMode(QProcess::MergedChannels);
+  connect(process_, &QProcess::finished, this, &WhatIfRun::on_finished);
+  connect(process_, &QProcess::errorOccurred, this, &WhatIfRun::on_error);
+  clock_.start();
+  process_->start(headroom_, {QStringLiteral("run"), scenario_, QStringLiteral("-o"), output_});
+  return true;
+}
+
+void WhatIfRun::cancel() {
+  if (process_ == nullptr || cancelling_) return;
+  cancelling_ = true;
+  process_->kill();
+}
+
+void WhatIfRun::on_error(QProcess::ProcessError error) {
+  // A process that never started sends no `finished`.
+  if (error != QProcess::FailedToStart || process_ == nullptr) return;
+  const QString message = tr("Cannot start %1: %2").arg(headroom_, process_->errorString());
+  process_->deleteLater();
+  process_ = nullptr;
+  if (cancelling_) {
+    emit cancelled();
+    return;
+  }
+  emit failed(message);
+}
+
+void WhatIfRun::on_finished(int code, QProcess::ExitStatus status) {
+  if (process_ == nullptr) return;
+  const QString log = QString::fromLocal8Bit(process_->readAll());
+  process_->deleteLater();
+  process_ = nullptr;
+  if (cancelling_) {
+    remove_output();
+    emit cancelled();
+  } else if (status == QProcess::NormalExit && code == 0 && QFileInfo::exists(output_)) {
+    emit finished(output_);
+  } else {
+    remove_output();  // a crashed run may leave a partial file
+    emit failed(status == QProcess::NormalExit
+                    ? tr("headroom run stopped (exit %1):\n%2").arg(code).arg(log.right(2000))
+                    : tr("headroom run crashed:\n%1").arg(log.right(2000)));
+  }
+}
+
+void WhatIfRun::remove_output() const {
+  if (output_.isEmpty()) return;
+  QFile::remove(output_);
+  // write_hdf5 writes <output>.tmp.<pid> and renames it when complete; a killed run may leave one.
+  const QFileInfo out(output_);
+  QDir dir = out.absoluteDir();
+  for (const QString& name : dir.entryList({out.fileName() + QStringLiteral(".tmp.*")}, QDir::Files))
+    QFile::remove(dir.filePath(name));
 }
 
 }  // namespace headroom::gui

@@ -23,6 +23,9 @@ struct NodePool {
   // The units are time-slices of the same GPUs (device-plugin time-slicing), not partitions (MIG):
   // the pods on a node share its GPUs' throughput evenly (scenarios/simulation.cpp).
   bool time_sliced = false;
+  // What one GPU-hour of this pool costs (scenario `costs.gpu_hour`, by GPU type); 0 = unpriced.
+  // Only the cost KPIs read it (results/summary.hpp); no policy does.
+  double gpu_hour_price = 0;
 };
 
 struct ClusterSpec {

@@ -62,15 +62,20 @@ struct Job {
   // together (gang_min is the group's minMember, the same on every member) and may evict members
   // one by one. A job without a group is a gang of its own: it starts and stops as a whole.
   GroupId group = kNone;
-  QosId qos = kNone;  // Slurm QOS name (Workload::qos), or kNone
-  std::int32_t cpus = 0;           // cores, total; 0 = not modelled
-  std::int64_t memory_mib = 0;     // total; 0 = not modelled
-  std::int32_t priority = 0;       // trace priority or QOS level; larger runs first where used
-  std::uint16_t gpu_type = 0;      // 0 = any; else index+1 into Workload::gpu_type_names
-  Tick runtime = 0;                // recorded run time
-  Tick walltime = -1;              // time limit; -1 = none
-  Tick trace_start = -1;           // the trace's own start/end when known
+  QosId qos = kNone;            // Slurm QOS name (Workload::qos), or kNone
+  std::int32_t cpus = 0;        // cores, total; 0 = not modelled
+  std::int64_t memory_mib = 0;  // total; 0 = not modelled
+  std::int32_t priority = 0;    // trace priority or QOS level; larger runs first where used
+  std::uint16_t gpu_type = 0;   // 0 = any; else index+1 into Workload::gpu_type_names
+  Tick runtime = 0;             // recorded run time
+  Tick walltime = -1;           // time limit; -1 = none
+  Tick trace_start = -1;        // the trace's own start/end when known
   Tick trace_end = -1;
+  // When the job leaves at a fixed time whatever it is doing (an inference service's replica
+  // that its autoscaler removes, models/service.hpp): pending then it is withdrawn (Cancelled,
+  // never ran), running it ends Completed. kNever (INT64_MAX) = no such time.
+  Tick withdraw_at = INT64_MAX;
+  std::int32_t service = -1;  // index of the inference service whose replica this is; -1 = none
 };
 
 // GPU demand in milli-GPUs (1000 per whole GPU).

@@ -55,9 +55,12 @@ PendingCode classify_pending_reason(std::string_view reason);
 // State of the cluster at one sampling instant, per pool and per tenant.
 struct Sample {
   Tick time = 0;
-  std::span<const std::int32_t> pool_used_gpus;    // by pool
-  std::span<const std::int32_t> pool_free_gpus;    // by pool (up nodes only)
-  std::span<const std::int32_t> pool_down_gpus;    // by pool: neither used nor free (node down or draining)
+  std::span<const std::int32_t> pool_used_gpus;  // by pool
+  std::span<const std::int32_t> pool_free_gpus;  // by pool (up nodes only)
+  std::span<const std::int32_t> pool_down_gpus;  // by pool: neither used nor free (node down or draining)
+  // By pool: free GPUs no pending job could use, on nodes with fewer free GPUs than the smallest
+  // per-node need of the jobs waiting (0 while none waits); a subset of pool_free_gpus.
+  std::span<const std::int32_t> pool_frag_gpus;
   std::span<const std::int32_t> tenant_used_gpus;  // by tenant
   std::span<const std::int32_t> tenant_pending_jobs;
   std::span<const std::int32_t> tenant_pending_gpus;

@@ -176,6 +176,13 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
   return out;
 }
 
+// The first finished run that has inference services, or null.
+static const PolicyRun* ref_services(const CompareResult& r) {
+  for (const auto& run : r.runs)
+    if (run.done && !run.summary.services.empty()) return &run;
+  return nullptr;
+}
+
 results::Table compare_table(const CompareResult& r) {
   results::Table t;
   t.columns.push_back(results::Column{"metric", true, {}, {}});
@@ -203,6 +210,7 @@ results::Table compare_table(const CompareResult& r) {
   row("jct_median", "s", [](R x) { return x.summary.jct.median; });
   row("jct_p95", "s", [](R x) { return x.summary.jct.p95; });
   row("gpu_utilization", "fraction", [](R x) { return x.summary.gpu_utilization; });
+  row("gpu_busy_utilization", "fraction", [](R x) { return x.summary.gpu_busy_utilization; });
   row("makespan", "s", [](R x) { return x.summary.makespan_s; });
   row("preemptions", "count", [](R x) { return x.summary.preemptions; });
   row("lost_gpu_hours", "GPU-h", [](R x) { return x.summary.lost_gpu_hours; });
@@ -214,6 +222,53 @@ results::Table compare_table(const CompareResult& r) {
   row("rho_mean", "ratio", [](R x) { return x.fairness.rho_mean; });
   row("min_share_ratio", "ratio", [](R x) { return x.fairness.min_share_ratio; });
   row("max_dominant_share", "fraction", [](R x) { return x.fairness.max_dominant_share; });
+  row("fragmentation", "fraction", [](R x) { return x.summary.fragmentation; });
+  row("fragmented_gpus_mean", "GPUs", [](R x) { return x.summary.fragmented_gpus_mean; });
+  // Quota borrowing and reclaim, against each tenant's entitlement (results/fairness.hpp).
+  row("borrowed_gpu_hours", "GPU-h", [](R x) { return x.fairness.borrowed_gpu_hours; });
+  row("borrowing_starts", "count", [](R x) { return x.fairness.borrowing_starts; });
+  row("reclaims", "count",
+      [nan](R x) { return x.fairness.reclaims < 0 ? nan : static_cast<double>(x.fairness.reclaims); });
+  // The permission and failure drills.
+  row("denied", "count", [](R x) { return x.summary.denied; });
+  row("jobs_killed", "count", [](R x) { return x.summary.failures.jobs_killed; });
+  row("failure_lost_gpu_hours", "GPU-h", [](R x) { return x.summary.failures.lost_gpu_hours; });
+  bool drills = false, priced = false;
+  std::string currency;
+  for (const auto& run : r.runs) {
+    if (!run.done) continue;
+    drills = drills || !run.summary.failures.drill_recovery_s.empty();
+    priced = priced || run.summary.priced;
+    if (currency.empty()) currency = run.summary.currency;
+  }
+  if (drills) {
+    row("drills_recovered", "count", [](R x) { return x.summary.failures.drills_recovered; });
+    row("worst_drill_recovery", "s",
+        [nan](R x) { return x.summary.failures.worst_recovery_s < 0 ? nan : x.summary.failures.worst_recovery_s; });
+  }
+  if (ref_services(r)) {
+    row("slo_attainment", "fraction",
+        [nan](R x) { return x.summary.services.empty() ? nan : x.summary.slo_attainment; });
+    const auto& first = ref_services(r)->summary.services;
+    for (std::size_t k = 0; k < first.size(); ++k) {
+      const std::string p = "service:" + first[k].name + ".";
+      auto at = [k, nan](R x, auto member) {
+        return k < x.summary.services.size() ? static_cast<double>(x.summary.services[k].*member) : nan;
+      };
+      row(p + "slo_attainment", "fraction", [&](R x) { return at(x, &results::ServiceRecord::time_attainment); });
+      row(p + "request_attainment", "fraction",
+          [&](R x) { return at(x, &results::ServiceRecord::request_attainment); });
+      row(p + "replicas_running_mean", "replicas", [&](R x) { return at(x, &results::ServiceRecord::mean_running); });
+    }
+  }
+  if (priced) {
+    // Unit "cost:CURRENCY" (plain "cost" when the scenario names none).
+    const std::string unit = currency.empty() ? "cost" : "cost:" + currency;
+    row("cost", unit.c_str(), [nan](R x) { return x.summary.priced ? x.summary.cost : nan; });
+    row("cost_used", unit.c_str(), [nan](R x) { return x.summary.priced ? x.summary.cost_used : nan; });
+    row("cost_per_gpu_hour", unit.c_str(),
+        [nan](R x) { return x.summary.priced ? x.summary.cost_per_used_gpu_hour : nan; });
+  }
 
   // Groups: the names of the first finished run (every policy sees the same workload).
   const PolicyRun* ref = nullptr;
@@ -232,6 +287,11 @@ results::Table compare_table(const CompareResult& r) {
       row(p + "rejected", "count", [&](R x) { return at(x).rejected; });
       row(p + "share", "fraction", [g](R x) { return x.fairness.tenants[g].share; });
       row(p + "rho", "ratio", [g](R x) { return x.fairness.tenants[g].rho; });
+      row(p + "borrowed_gpu_hours", "GPU-h", [g](R x) { return x.fairness.tenants[g].borrowed_gpu_hours; });
+      row(p + "reclaimed", "count", [g, nan](R x) {
+        const auto v = x.fairness.tenants[g].reclaimed;
+        return v < 0 ? nan : static_cast<double>(v);
+      });
     }
     for (std::size_t k = 0; k < ref->by_kind.size(); ++k) {
       if (ref->by_kind[k].jobs == 0) continue;

@@ -52,8 +52,16 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"starved_jobs", {"starved_jobs", Unit::Count}},
       {"pending_gpus", {"pending_gpus", Unit::Count}},
       {"utilization", {"utilization", Unit::Ratio}},
+      {"busy_utilization", {"busy_utilization", Unit::Ratio}},
       {"makespan", {"makespan", Unit::Time}},
       {"completed_fraction", {"completed_fraction", Unit::Ratio}},
+      {"fragmentation", {"fragmentation", Unit::Ratio}},
+      {"slo_attainment", {"slo_attainment", Unit::Ratio}},
+      {"fragmented_gpus", {"fragmented_gpus", Unit::Count}},
+      // Cost (scenario `costs:`); only in runs with priced pools.
+      {"cost", {"cost", Unit::Count}},
+      {"cost_used", {"cost_used", Unit::Count}},
+      {"cost_per_gpu_hour", {"cost_per_gpu_hour", Unit::Count}},
       // Fairness (results/fairness.hpp).
       {"jain", {"jain", Unit::Count}},
       {"jain_index", {"jain", Unit::Count}},
@@ -71,7 +79,11 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
 
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
-         "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, "
+         "busy_utilization, "
+         "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, fragmentation, "
+         "fragmented_gpus, slo_attainment, service:NAME.slo_attainment, service:NAME.request_attainment, cost, "
+         "cost_used, "
+         "cost_per_gpu_hour, "
          "jain, jain_mean, rho_max, rho_mean, min_share_ratio, max_dominant_share, starved, "
          "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours, "
          "tenant:NAME.share, tenant:NAME.share_ratio, tenant:NAME.dominant_share, tenant:NAME.rho, "
@@ -100,7 +112,17 @@ Target parse_target(const std::string& text) {
   t.at_most = op[0] == '<';
   t.strict = op.size() == 1;
   Unit unit = Unit::Time;
-  if (kpi.rfind("tenant:", 0) == 0) {
+  if (kpi.rfind("service:", 0) == 0) {
+    const std::size_t dot = kpi.rfind('.');
+    if (dot == std::string::npos || dot <= 8)
+      bad("expected service:NAME.slo_attainment or service:NAME.request_attainment");
+    t.tenant = kpi.substr(8, dot - 8);  // the service's name
+    const std::string what = kpi.substr(dot + 1);
+    if (what != "slo_attainment" && what != "request_attainment")
+      bad("unknown service KPI \"" + what + "\"; expected slo_attainment or request_attainment");
+    t.kpi = "service." + what;
+    unit = Unit::Ratio;
+  } else if (kpi.rfind("tenant:", 0) == 0) {
     const std::size_t dot = kpi.rfind('.');
     if (dot == std::string::npos || dot <= 7) bad("expected tenant:NAME.mean_wait or tenant:NAME.gpu_hours");
     t.tenant = kpi.substr(7, dot - 7);
@@ -145,7 +167,7 @@ Target parse_target(const std::string& text) {
     if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty())
       bad("expected a number" + std::string(unit == Unit::Ratio ? " (0.8 or 80%)" : "") + ", got \"" + value + "\"");
     if (percent && unit != Unit::Ratio)
-      bad("a percentage only makes sense for utilization, completed_fraction and shares");
+      bad("a percentage only makes sense for utilization, completed_fraction, fragmentation and shares");
     t.bound = percent ? x / 100.0 : x;
   }
   return t;
@@ -166,7 +188,23 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   if (t.kpi == "jct_median") return s.jct.median;
   if (t.kpi == "jct_p95") return s.jct.p95;
   if (t.kpi == "utilization") return s.gpu_utilization;
+  if (t.kpi == "busy_utilization") return s.gpu_busy_utilization;
   if (t.kpi == "makespan") return s.makespan_s;
+  if (t.kpi == "fragmentation") return s.fragmentation;
+  if (t.kpi == "slo_attainment") {
+    if (s.services.empty()) return std::nullopt;
+    return s.slo_attainment;
+  }
+  if (t.kpi == "service.slo_attainment" || t.kpi == "service.request_attainment") {
+    for (const auto& sv : s.services)
+      if (sv.name == t.tenant) return t.kpi == "service.slo_attainment" ? sv.time_attainment : sv.request_attainment;
+    return std::nullopt;
+  }
+  if (t.kpi == "fragmented_gpus") return s.fragmented_gpus_mean;
+  if (t.kpi == "cost" || t.kpi == "cost_used" || t.kpi == "cost_per_gpu_hour") {
+    if (!s.priced) return std::nullopt;
+    return t.kpi == "cost" ? s.cost : t.kpi == "cost_used" ? s.cost_used : s.cost_per_used_gpu_hour;
+  }
   if (t.kpi == "completed_fraction")
     return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
   for (const auto& ten : s.tenants) {
@@ -264,7 +302,12 @@ PlanResult plan(const PlanRequest& req) {
           const auto& t = req.targets[k];
           if (!task.kpis[k])
             throw sim::InputError("", 0, 0, "--target \"" + t.text + "\"",
-                                  "no tenant named \"" + t.tenant + "\" in the workload");
+                                  t.kpi.rfind("service.", 0) == 0 || t.kpi == "slo_attainment"
+                                      ? (t.tenant.empty() ? std::string("the scenario has no services")
+                                                          : "no service named \"" + t.tenant + "\" in the scenario")
+                                  : t.tenant.empty() ? "the scenario prices no GPU (add costs.gpu_hour, e.g. "
+                                                       "costs: {gpu_hour: {H100: 2.99}})"
+                                                     : "no tenant named \"" + t.tenant + "\" in the workload");
           const double x = *task.kpis[k];
           if (first == 0 || (t.at_most ? x > p.worst[k] : x < p.worst[k])) p.worst[k] = x;
           ok = ok && meets(t, x);

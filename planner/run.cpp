@@ -24,6 +24,56 @@ results::Fairness fairness_of(const RunOutcome& outcome) {
   return results::compute_fairness(outcome.result, outcome.fairness);
 }
 
+namespace {
+
+// SLO attainment of each inference service, from the runs of its replicas in /placements.
+void evaluate_services(const scenarios::Scenario& sc, const models::Workload& w, results::RunResult& r) {
+  const std::size_t n = sc.services.size();
+  if (n == 0) return;
+  std::vector<std::vector<std::pair<sim::Tick, sim::Tick>>> runs(n);
+  for (std::size_t i = 0; i < r.placements.size(); ++i) {
+    const results::PlacementRecord& p = r.placements[i];
+    if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) continue;  // same run
+    const std::int32_t svc = w.jobs[p.job].service;
+    if (svc < 0) continue;
+    runs[static_cast<std::size_t>(svc)].emplace_back(p.start, p.end < 0 ? r.sim_end : p.end);
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const models::ServiceSpec& s = sc.services[k];
+    results::ServiceRecord rec;
+    rec.name = s.name;
+    rec.tenant = s.tenant;
+    rec.gpus_per_replica = s.gpus_per_replica;
+    rec.min_replicas = s.min_replicas;
+    rec.max_replicas = s.max_replicas;
+    rec.throughput = s.throughput;
+    rec.from = s.start;
+    rec.to = s.start;
+    long double wanted_ms = 0;
+    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+      const models::Job& job = w.jobs[j];
+      if (job.service != static_cast<std::int32_t>(k)) continue;
+      ++rec.replicas;
+      if (r.jobs[j].start < 0) ++rec.replicas_withdrawn;
+      rec.to = std::max(rec.to, job.withdraw_at);
+      wanted_ms += static_cast<long double>(job.withdraw_at - job.submit);
+    }
+    if (s.end != sim::kNever) rec.to = s.end;
+    if (rec.to > rec.from) {
+      const models::ServiceSlo slo = models::evaluate_service(s, runs[k], rec.from, rec.to);
+      rec.time_attainment = slo.time_attainment;
+      rec.request_attainment = slo.request_attainment;
+      rec.mean_running = slo.mean_running;
+      rec.replica_gpu_hours = slo.replica_gpu_hours;
+      rec.requests = slo.requests;
+      rec.mean_wanted = static_cast<double>(wanted_ms / static_cast<long double>(rec.to - rec.from));
+    }
+    r.services.push_back(std::move(rec));
+  }
+}
+
+}  // namespace
+
 RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& options) {
   using clock = std::chrono::steady_clock;
   const std::uint64_t seed = options.seed.value_or(scenario.seed);
@@ -53,6 +103,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.scenario_text = sc.text;
   r.scenario_file = sc.file;
   r.policy = sc.policy.name;
+  if (!sc.costs.gpu_hour.empty()) r.currency = sc.costs.currency;
   r.seed = seed;
   r.version = version_string();
   r.fingerprint = stats.fingerprint;
@@ -62,6 +113,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.total_gpus = sc.cluster.total_gpus();
   r.lost_gpu_ms = simulation.lost_gpu_ms();
   r.timeseries.interval = stats.sample_interval;
+  evaluate_services(sc, workload, r);
 
   std::vector<std::string> names;
   std::vector<double> weights;

@@ -294,6 +294,10 @@ results::Table sweep_table(const SweepResult& r) {
   for (const char* k :
        {"jain_index", "jain_index_mean", "rho_max", "rho_mean", "min_share_ratio", "max_dominant_share", "max_wait_s"})
     num(k);
+  // Fragmentation, quota borrowing and reclaims, cost (NaN where the scenario prices no GPU).
+  for (const char* k : {"fragmentation", "borrowed_gpu_hours", "reclaims", "cost", "cost_per_gpu_hour",
+                        "slo_attainment", "gpu_busy_utilization"})
+    num(k);
   text("fingerprint");
   text("error");
   std::vector<std::size_t> rows = r.selected;
@@ -338,6 +342,13 @@ results::Table sweep_table(const SweepResult& r) {
     put(f.min_share_ratio);
     put(f.max_dominant_share);
     put(f.max_wait_s);
+    put(s.fragmentation);
+    put(f.borrowed_gpu_hours);
+    put(f.reclaims < 0 ? nan : static_cast<double>(f.reclaims));
+    put(s.priced ? s.cost : nan);
+    put(s.priced ? s.cost_per_used_gpu_hour : nan);
+    put(s.services.empty() ? nan : s.slo_attainment);
+    put(s.gpu_busy_utilization);
     t.columns[c++].strings.push_back(ok ? s.fingerprint : "");
     t.columns[c++].strings.push_back(res.error);
   }

@@ -87,6 +87,10 @@ class Policy {
   // Notifications of what the engine applied; a policy may keep its own ordered queues.
   virtual void on_submit(const ClusterView& view, JobIndex job) = 0;
   virtual void on_end(const ClusterView& view, JobIndex job) { (void)view, (void)job; }
+  // A pending job left without running (an autoscaler removed the replica, models::Job::
+  // withdraw_at): the policy must forget it. By default on_end, which policies whose on_end
+  // already drops a pending job from their queues rely on.
+  virtual void on_withdraw(const ClusterView& view, JobIndex job) { on_end(view, job); }
   // A preempted job is pending again (Requeue or Checkpoint mode). By default: like a submit.
   virtual void on_requeue(const ClusterView& view, JobIndex job) { on_submit(view, job); }
   // A job's resources were released (it ended, or its preemption took effect).

@@ -263,6 +263,18 @@ class KaiPolicy final : public Policy {
     refresh(job_unit_[j], view.now());
   }
 
+  // A pending pod removed before it ran (models::Job::withdraw_at): out of the pending counts.
+  void on_withdraw(const ClusterView& view, JobIndex j) override {
+    if (std::find(to_reject_.begin(), to_reject_.end(), j) != to_reject_.end()) return;  // never counted
+    const Job& job = view.workload().jobs[j];
+    Unit& u = units_[job_unit_[j]];
+    --u.pending;
+    count_pending(job, -1);
+    add_path(u.queue, &QNode::pending, demand(job), -1);
+    set_reason(j, Reason::None);
+    refresh(job_unit_[j], view.now());
+  }
+
   void on_end(const ClusterView& view, JobIndex j) override {
     const Job& job = view.workload().jobs[j];
     if (view.state(j) == JobState::Completed && job.group != models::kNone) {
@@ -1346,6 +1358,10 @@ class BoundKai final : public Policy {
   void on_end(const ClusterView& v, JobIndex j) override {
     inner_.bind(&v, nullptr);
     inner_.on_end(v, j);
+  }
+  void on_withdraw(const ClusterView& v, JobIndex j) override {
+    inner_.bind(&v, nullptr);
+    inner_.on_withdraw(v, j);
   }
   void on_requeue(const ClusterView& v, JobIndex j) override {
     inner_.bind(&v, nullptr);

@@ -165,6 +165,24 @@ class KueuePolicy final : public Policy {
     dirty_.push_back(w);
   }
 
+  // A pod removed before it ran (models::Job::withdraw_at). A workload whose pods are all gone
+  // while it still queues leaves its ClusterQueue; an admitted one finishes and frees its quota
+  // (process_dirty).
+  void on_withdraw(const ClusterView& view, JobIndex j) override {
+    on_end(view, j);
+    const int w = wl_of_[j];
+    Wl& wl = wls_[w];
+    if (wl.cq < 0 || wl.ended < static_cast<int>(wl.pods.size())) return;
+    if (wl.st == WState::Reserved) {  // quota reserved, admission checks outstanding
+      workload_done(w);
+      return;
+    }
+    if (wl.st != WState::Queued) return;
+    cqs_[wl.cq].active.erase(key(w));
+    if (wl.backoff_until >= 0) backoff_.erase({wl.backoff_until, w});
+    wl.st = WState::Finished;
+  }
+
   void schedule(Session& s) override {
     ensure(s);
     now_ = s.now();
@@ -1172,6 +1190,7 @@ class KueuePolicy final : public Policy {
       const int w = checks_.begin()->second;
       checks_.erase(checks_.begin());
       Wl& wl = wls_[w];
+      if (wl.st == WState::Finished) continue;  // its pods were withdrawn meanwhile
       const int attempt = wl.check_attempts++;
       std::string retry;
       for (int c : cqs_[wl.cq].checks)

@@ -47,6 +47,10 @@ class QueuePolicy final : public Policy {
     const auto& jobs = session.workload().jobs;
     while (!queue_.empty()) {
       const JobIndex head = queue_.front();
+      if (session.state(head) != models::JobState::Pending) {  // withdrawn while queued
+        queue_.pop_front();
+        continue;
+      }
       const models::Job& job = jobs[head];
       if (auto placement = consolidate_placement(session.cluster(), job, session.workload())) {
         queue_.pop_front();

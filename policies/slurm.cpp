@@ -356,6 +356,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       dirty_ = true;
     }
     if (prio_stale_) recompute_priorities(s, now);
+    rotate_gangs(s);
     resume_suspended(s);
     build_avail(s);
     main_scheduler(s);
@@ -980,6 +981,39 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (s.state(j) == JobState::Running) s.fail(j, "timeout: TimeLimit reached");
   }
 
+  // Gang time-slicing (SchedulerTimeSlice): when a pair's slice is over, the running member is
+  // suspended for the suspended one, which resumes on its own nodes in this pass. A pair ends
+  // when either member is gone; the other then resumes or runs on as after any suspension.
+  void rotate_gangs(Session& s) {
+    for (std::size_t i = 0; i < gangs_.size();) {
+      Gang& g = gangs_[i];
+      const auto alive = [&](JobIndex x) {
+        const JobState st = s.state(x);
+        return st == JobState::Pending || st == JobState::Running;
+      };
+      if (!alive(g.running) || !alive(g.waiting)) {
+        gangs_.erase(gangs_.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      // Mid-switch (a suspension still taking effect, a resume not yet applied): wait for it.
+      const bool on = s.state(g.running) == JobState::Running && !s.terminating(g.running);
+      const auto it = suspended_.find(g.waiting);
+      const bool off = it != suspended_.end() && it->second.by == g.running && !it->second.resumable &&
+                       s.state(g.waiting) == JobState::Pending;
+      if (on && off && s.now() >= g.next) {
+        const JobIndex on = g.running;
+        if (s.preempt(on, PreemptMode::Checkpoint, 0, g.waiting, "gang: time slice over (SUSPEND)", 0).empty()) {
+          suspended_[on] = Suspended{g.waiting, s.placement(on), false};
+          for (const auto& sl : s.placement(on)) held_for_[sl.node] = g.waiting;
+          std::swap(g.running, g.waiting);
+        }
+        g.next = s.now() + c_.time_slice;
+      }
+      s.wake_at(g.next);
+      ++i;
+    }
+  }
+
   void resume_suspended(Session& s) {
     for (auto it = suspended_.begin(); it != suspended_.end();) {
       if (!it->second.resumable || s.state(it->first) != JobState::Pending) {
@@ -1049,8 +1083,6 @@ class SlurmPolicy final : public Policy, public Inspect {
       const bool within = c_.preempt_within && &pq == &vq && prio_[p] > prio_[victim];
       if (!listed && !within) return false;
       if (c_.preempt_priority && prio_[p] <= prio_[victim]) return false;
-      // SUSPEND inside one partition is gang time-slicing in Slurm: not modelled.
-      if (c_.preempt_mode == PreemptModeS::Suspend && part_[p] == part_[victim]) return false;
     }
     const QosR& vq = qos_of(jobs[victim]);
     const Tick exempt = vq.conf.preempt_exempt != kUnlimited ? vq.conf.preempt_exempt : c_.preempt_exempt;
@@ -1133,6 +1165,12 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (c_.preempt_mode == PreemptModeS::Suspend) {
         suspended_[x] = Suspended{j, s.placement(x), false};
         for (const auto& sl : s.placement(x)) held_for_[sl.node] = j;
+        // preempt/qos inside one partition: Slurm's gang scheduler time-slices the two
+        // (doc/html/preempt.shtml, "SUSPEND"); they take turns of SchedulerTimeSlice.
+        if (c_.preempt_type == PreemptType::Qos && part_[j] == part_[x]) {
+          gangs_.push_back({j, x, s.now() + c_.time_slice});
+          s.wake_at(s.now() + c_.time_slice);
+        }
       }
     }
     nominee_[j] = minimal;
@@ -1332,6 +1370,11 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::set<std::pair<Tick, JobIndex>> waiting_;
   std::set<std::pair<Tick, JobIndex>> by_kill_;
   std::map<JobIndex, Suspended> suspended_;
+  struct Gang {
+    JobIndex running, waiting;  // the member on the nodes, the suspended one
+    Tick next;                  // when the running member's slice ends
+  };
+  std::vector<Gang> gangs_;
   std::map<JobIndex, std::vector<JobIndex>> nominee_;
   std::vector<std::pair<JobIndex, std::string>> to_reject_;
   bool dirty_ = false;

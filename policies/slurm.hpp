@@ -72,7 +72,8 @@
 //    suspended state): the victim leaves its nodes, keeps its progress and its part of the time
 //    limit used, its nodes are held for it (only its preemptor may use them), and it resumes first,
 //    on the same nodes, when the preemptor ends. SUSPEND between jobs of the same partition under
-//    preempt/qos would be gang time-slicing in Slurm; that is not modelled: no preemption happens.
+//    preempt/qos is gang time-slicing in Slurm (doc/html/preempt.shtml): after the preemption
+//    the two take turns of SchedulerTimeSlice (30 s), each turn a suspension of the other.
 
 #include <cstdint>
 #include <map>
@@ -155,6 +156,9 @@ struct Config {
   bool preempt_within = false, preempt_priority = false;
   bool youngest_first = false;
   Tick preempt_exempt = 0;
+  // SchedulerTimeSlice: with PreemptType=preempt/qos and PreemptMode=SUSPEND, a preemptor and its
+  // victim in the same partition are gang-scheduled: they take turns of this length.
+  Tick time_slice = 30 * sim::kSecond;
   Tick cred_expire = 120 * sim::kSecond;
 
   std::vector<PartitionConf> partitions;

@@ -279,6 +279,9 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       }
     } else if (key == "PreemptExemptTime") {
       time(key, v, sim::kMinute, false, false, out.preempt_exempt);
+    } else if (key == "SchedulerTimeSlice") {
+      std::int64_t n = 0;
+      if (integer(key, v, 5, 65533, n)) out.time_slice = n * sim::kSecond;
     } else if (key == "cred_expire") {
       std::int64_t n = 0;
       if (integer(key, v, 0, 86400, n)) out.cred_expire = n * sim::kSecond;
@@ -437,6 +440,7 @@ const std::vector<std::string>& param_keys() {
                                                  "PreemptMode",
                                                  "PreemptParameters",
                                                  "PreemptExemptTime",
+                                                 "SchedulerTimeSlice",
                                                  "cred_expire",
                                                  "partitions.<name>.Nodes",
                                                  "partitions.<name>.PriorityTier",

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "models/job.hpp"
+#include "models/observer.hpp"
 #include "results/summary.hpp"
 
 namespace headroom::results {
@@ -37,6 +38,71 @@ std::string number(double v, int decimals) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", decimals, v);
   return b;
+}
+
+// Borrowing over the runs of the jobs: a run holds its job's GPUs over [start, end).
+void borrowing(const RunResult& r, const Eigen::VectorXd& e, std::vector<TenantFairness>& ten, Fairness& f) {
+  struct Change {
+    Tick time;
+    std::uint32_t job;
+    bool start;
+  };
+  std::vector<Change> changes;
+  auto add_run = [&](std::uint32_t job, Tick start, Tick end) {
+    if (job >= r.jobs.size() || r.jobs[job].tenant >= ten.size()) return;
+    if (end < 0) end = r.sim_end;
+    if (end <= start) return;
+    changes.push_back({start, job, true});
+    changes.push_back({end, job, false});
+  };
+  if (!r.placements.empty()) {
+    for (std::size_t i = 0; i < r.placements.size(); ++i) {
+      const PlacementRecord& p = r.placements[i];
+      // A run's slices are consecutive rows with the same job and start.
+      if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) continue;
+      add_run(p.job, p.start, p.end);
+    }
+  } else {
+    for (std::uint32_t j = 0; j < r.jobs.size(); ++j)
+      if (r.jobs[j].start >= 0) add_run(j, r.jobs[j].start, r.jobs[j].end);
+  }
+  // Releases before starts at the same tick: a start sees the capacity an end freed.
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+    return a.time != b.time ? a.time < b.time : (!a.start && b.start);
+  });
+  const double C = static_cast<double>(r.total_gpus);
+  std::vector<double> held(ten.size(), 0.0), since(ten.size(), 0.0), over_ms(ten.size(), 0.0);
+  for (const Change& c : changes) {
+    const std::size_t t = r.jobs[c.job].tenant;
+    const double limit = e[static_cast<Eigen::Index>(t)] * C;
+    over_ms[t] += std::max(0.0, held[t] - limit) * (static_cast<double>(c.time) - since[t]);
+    since[t] = static_cast<double>(c.time);
+    held[t] += (c.start ? 1.0 : -1.0) * held_gpus(r.jobs[c.job]);
+    if (c.start && held[t] > limit * (1 + 1e-12) + 1e-9) ++ten[t].borrowing_starts;
+  }
+  for (std::size_t t = 0; t < ten.size(); ++t) {
+    ten[t].borrowed_gpu_hours = over_ms[t] / static_cast<double>(sim::kHour);
+    f.borrowed_gpu_hours += ten[t].borrowed_gpu_hours;
+    f.borrowing_starts += ten[t].borrowing_starts;
+  }
+
+  // Reclaims: preempt rows name the preemptor in `detail`.
+  std::int64_t preempted = 0;
+  for (const JobRecord& j : r.jobs) preempted += j.preemptions;
+  std::int64_t preempt_rows = 0;
+  for (const EventRecord& ev : r.events) {
+    if (ev.kind != static_cast<std::uint8_t>(models::AuditKind::Preempt)) continue;
+    ++preempt_rows;
+    if (ev.detail < 0 || ev.job >= r.jobs.size() || static_cast<std::size_t>(ev.detail) >= r.jobs.size()) continue;
+    const std::uint32_t victim = r.jobs[ev.job].tenant, by = r.jobs[static_cast<std::size_t>(ev.detail)].tenant;
+    if (victim == by || victim >= ten.size()) continue;
+    ++ten[victim].reclaimed;
+    ++f.reclaims;
+  }
+  if (preempt_rows == 0 && preempted > 0) {
+    f.reclaims = -1;
+    for (auto& t : ten) t.reclaimed = -1;
+  }
 }
 
 }  // namespace
@@ -199,6 +265,7 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
     }
   }
   f.jain = jain(Eigen::Map<const Eigen::VectorXd>(active_x.data(), static_cast<Eigen::Index>(active_x.size())));
+  borrowing(r, e, ten, f);
   f.rho_mean = rho_jobs > 0 ? rho_job_sum / static_cast<double>(rho_jobs) : 0.0;
 
   // Over time, from the samples.
@@ -241,6 +308,9 @@ void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenant
   out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
       << ")   finish-time rho max " << number(f.rho_max, 2) << ", mean " << number(f.rho_mean, 2) << "   max wait "
       << number(f.max_wait_s / 3600.0, 1) << " h   starved " << f.starved << "\n";
+  out << "borrowing: " << number(f.borrowed_gpu_hours, 1) << " GPU-hours above entitlement, " << f.borrowing_starts
+      << " starts over entitlement   reclaims (cross-tenant preemptions) "
+      << (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims)) << "\n";
   std::vector<std::size_t> order;
   for (std::size_t t = 0; t < f.tenants.size(); ++t)
     if (f.tenants[t].jobs > 0) order.push_back(t);
@@ -274,6 +344,9 @@ void print_fairness_json(std::ostream& out, const Fairness& f, int indent) {
   out << pad << "  \"max_dominant_share\": " << json_number(f.max_dominant_share, "null") << ",\n";
   out << pad << "  \"max_wait_s\": " << json_number(f.max_wait_s, "null") << ",\n";
   out << pad << "  \"starved\": " << f.starved << ",\n";
+  out << pad << "  \"borrowed_gpu_hours\": " << json_number(f.borrowed_gpu_hours, "null") << ",\n";
+  out << pad << "  \"borrowing_starts\": " << f.borrowing_starts << ",\n";
+  out << pad << "  \"reclaims\": " << (f.reclaims < 0 ? std::string("null") : std::to_string(f.reclaims)) << ",\n";
   out << pad << "  \"tenants\": [";
   for (std::size_t i = 0; i < f.tenants.size(); ++i) {
     const auto& t = f.tenants[i];
@@ -285,7 +358,10 @@ void print_fairness_json(std::ostream& out, const Fairness& f, int indent) {
         << ", \"dominant_share\": " << json_number(t.dominant_share, "null")
         << ", \"dominant_resource\": " << json_string(t.dominant_resource)
         << ", \"rho\": " << json_number(t.rho, "null") << ", \"rho_job_max\": " << json_number(t.rho_job_max, "null")
-        << ", \"max_wait_s\": " << json_number(t.max_wait_s, "null") << ", \"starved\": " << t.starved << "}";
+        << ", \"max_wait_s\": " << json_number(t.max_wait_s, "null") << ", \"starved\": " << t.starved
+        << ", \"borrowed_gpu_hours\": " << json_number(t.borrowed_gpu_hours, "null")
+        << ", \"borrowing_starts\": " << t.borrowing_starts
+        << ", \"reclaimed\": " << (t.reclaimed < 0 ? std::string("null") : std::to_string(t.reclaimed)) << "}";
   }
   out << (f.tenants.empty() ? "]\n" : "\n" + pad + "  ]\n") << pad << "}";
 }

@@ -28,6 +28,15 @@
 // - Max wait: start - submit, or sim_end - submit for a job never started (rejected jobs
 //   excluded: they were refused, not kept waiting). Starved: jobs whose wait so measured exceeds
 //   the threshold (default 24 h).
+// - Borrowing: GPU-hours a tenant held above its entitlement (e_t x total GPUs), integrated
+//   exactly over the runs of its jobs (/placements; each run holds the job's GPUs from its start
+//   until its release), and the starts that took a tenant above its entitlement. This is what
+//   Kueue calls borrowing and KAI/Volcano over-quota or over-deserved use, measured the same way
+//   for every policy against the one tenant description.
+// - Reclaims: preemptions (/events) of one tenant's job made for another tenant's job, i.e.
+//   capacity taken back across tenants (Kueue reclaimWithinCohort, KAI and Volcano reclaim; under
+//   kubernetes and slurm, priority preemption across tenants). -1 when the file has no /events
+//   but its jobs were preempted.
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -66,6 +75,9 @@ struct TenantFairness {
   std::int64_t completed = 0;
   double max_wait_s = 0;
   std::int64_t starved = 0;
+  double borrowed_gpu_hours = 0;      // held above the entitlement
+  std::int64_t borrowing_starts = 0;  // starts that took the tenant above its entitlement
+  std::int64_t reclaimed = 0;         // its jobs preempted for another tenant's job (-1: unknown)
 };
 
 struct Fairness {
@@ -78,6 +90,9 @@ struct Fairness {
   double max_dominant_share = 0;
   double max_wait_s = 0;
   std::int64_t starved = 0;
+  double borrowed_gpu_hours = 0;
+  std::int64_t borrowing_starts = 0;
+  std::int64_t reclaims = 0;  // -1: unknown (no /events)
   // Over time: the timeseries' sample times, GPU share per tenant (row-major [sample x tenant])
   // and Jain's index per sample (NaN when no tenant is active in that sample).
   std::vector<Tick> time;

@@ -10,10 +10,12 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -148,6 +150,10 @@ template <>
 struct H5Type<std::uint64_t> {
   static hid_t native() { return H5T_NATIVE_UINT64; }
 };
+template <>
+struct H5Type<double> {
+  static hid_t native() { return H5T_NATIVE_DOUBLE; }
+};
 
 template <class M>
 struct member_type;
@@ -196,6 +202,24 @@ void for_each_placement_column(F&& f) {
   f("end", &PlacementRecord::end, true);
   f("node", &PlacementRecord::node, false);
   f("gpus", &PlacementRecord::gpus, false);
+}
+
+template <class F>
+void for_each_service_column(F&& f) {
+  f("gpus_per_replica", &ServiceRecord::gpus_per_replica, false);
+  f("min_replicas", &ServiceRecord::min_replicas, false);
+  f("max_replicas", &ServiceRecord::max_replicas, false);
+  f("throughput", &ServiceRecord::throughput, false);
+  f("from", &ServiceRecord::from, true);
+  f("to", &ServiceRecord::to, true);
+  f("replicas", &ServiceRecord::replicas, false);
+  f("replicas_withdrawn", &ServiceRecord::replicas_withdrawn, false);
+  f("time_attainment", &ServiceRecord::time_attainment, false);
+  f("request_attainment", &ServiceRecord::request_attainment, false);
+  f("mean_running", &ServiceRecord::mean_running, false);
+  f("mean_wanted", &ServiceRecord::mean_wanted, false);
+  f("replica_gpu_hours", &ServiceRecord::replica_gpu_hours, false);
+  f("requests", &ServiceRecord::requests, false);
 }
 
 bool deflate_available() {
@@ -367,6 +391,11 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   });
   // Added after format version 1 shipped: readers treat a missing column as zeros.
   add(column_array("/events/lost_gpu_ms", r.events, &EventRecord::lost_gpu_ms, false));
+  // Inference services (optional on read; only written when the scenario has some).
+  if (!r.services.empty())
+    for_each_service_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/services/") + name, r.services, member, ms));
+    });
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
   add(vector_array("/timeseries/time", ts.time, true));
@@ -376,18 +405,24 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   add(matrix_array("pool_free_gpus", ts.pool_free_gpus, rows, r.pools.size()));
   if (ts.pool_down_gpus.size() == ts.pool_free_gpus.size())
     add(matrix_array("pool_down_gpus", ts.pool_down_gpus, rows, r.pools.size()));
+  if (ts.pool_frag_gpus.size() == ts.pool_free_gpus.size())
+    add(matrix_array("pool_fragmented_gpus", ts.pool_frag_gpus, rows, r.pools.size()));
   add(matrix_array("tenant_used_gpus", ts.tenant_used_gpus, rows, r.tenants.size()));
   add(matrix_array("tenant_pending_jobs", ts.tenant_pending_jobs, rows, r.tenants.size()));
   add(matrix_array("tenant_pending_gpus", ts.tenant_pending_gpus, rows, r.tenants.size()));
   add(matrix_array("pending_by_reason", ts.pending_by_reason, rows,
                    ts.pending_by_reason.empty() ? 0 : models::kPendingCodes));
   std::vector<std::int32_t> nodes, gpus_per_node;
+  std::vector<double> prices;
   for (const auto& p : r.pools) {
     nodes.push_back(p.nodes);
     gpus_per_node.push_back(p.gpus_per_node);
+    prices.push_back(p.gpu_hour_price);
   }
   add(vector_array("/meta/pool_nodes", nodes));
   add(vector_array("/meta/pool_gpus_per_node", gpus_per_node));
+  // Scenario `costs:`; optional on read (0 = unpriced).
+  add(vector_array("/meta/pool_gpu_hour_price", prices));
   // The drills (docs/drills.md); optional on read.
   add(vector_array("/meta/drill_start", r.drill_start, true));
   add(vector_array("/meta/drill_recovered", r.drill_recovered, true));
@@ -517,10 +552,13 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.scalar_attr<std::int64_t>(file, "/", "job_retries", r.job_retries);
   w.scalar_attr<std::int64_t>(file, "/", "jobs_failed_by_failure", r.jobs_failed_by_failure);
   w.scalar_attr<std::int32_t>(file, "/", "format_version", kFormatVersion);
+  w.string_attr(file, "/", "currency", r.currency);
 
   Handle jobs = w.group("/jobs");
   Handle events = w.group("/events");
   Handle placements = w.group("/placements");
+  std::optional<Handle> services;
+  if (!r.services.empty()) services.emplace(w.group("/services"));
   Handle timeseries = w.group("/timeseries");
   Handle meta = w.group("/meta");
   w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
@@ -536,6 +574,15 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
     types.push_back(p.gpu_type);
   }
   w.strings("/meta/pool_name", names);
+  if (!r.services.empty()) {
+    std::vector<std::string> svc_names, svc_tenants;
+    for (const auto& sv : r.services) {
+      svc_names.push_back(sv.name);
+      svc_tenants.push_back(sv.tenant);
+    }
+    w.strings("/services/name", svc_names);
+    w.strings("/services/tenant", svc_tenants);
+  }
   w.strings("/meta/pool_gpu_type", types);
   // Code -> name tables for the enum columns (jobs/state, jobs/kind, events/kind); not read back.
   w.strings("/meta/state_names", job_state_names());
@@ -647,7 +694,9 @@ class Reader {
   std::vector<T> array(hid_t group, const std::string& where, int rank, hsize_t* dims_out = nullptr) const {
     Handle ds = dataset(group, where);
     Handle type(H5Dget_type(ds.get()), H5Tclose);
-    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER) fail(where, "expected an integer dataset");
+    constexpr H5T_class_t kClass = std::is_floating_point_v<T> ? H5T_FLOAT : H5T_INTEGER;
+    if (!type.valid() || H5Tget_class(type.get()) != kClass)
+      fail(where, std::is_floating_point_v<T> ? "expected a floating-point dataset" : "expected an integer dataset");
     Handle space(H5Dget_space(ds.get()), H5Sclose);
     const int ndims = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
     if (ndims != rank)
@@ -798,6 +847,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   r.version = rd.string_attr(file, "/", "version");
   r.fingerprint = rd.string_attr(file, "/", "fingerprint");
   r.seed = rd.scalar_attr<std::uint64_t>(file, "/", "seed");
+  if (rd.has_attr(file, "currency")) r.currency = rd.string_attr(file, "/", "currency");
   r.events_processed = rd.scalar_attr<std::uint64_t>(file, "/", "events_processed");
   r.sim_start = rd.scalar_attr<std::int64_t>(file, "/", "sim_start");
   r.sim_end = rd.scalar_attr<std::int64_t>(file, "/", "sim_end");
@@ -834,6 +884,18 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   read_table("events", r.events, [](auto&& f) { for_each_event_column(f); });
   // Written since the GUI's cluster map; absent from older files.
   if (rd.has_link("placements")) read_table("placements", r.placements, [](auto&& f) { for_each_placement_column(f); });
+  if (rd.has_link("services")) {
+    read_table("services", r.services, [](auto&& f) { for_each_service_column(f); });
+    Handle g = rd.group("services");
+    const auto names = rd.strings(g.get(), "/services/name");
+    const auto tenants = rd.strings(g.get(), "/services/tenant");
+    if (names.size() != r.services.size() || tenants.size() != r.services.size())
+      rd.fail("/services/name", "length differs from the other /services columns");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      r.services[i].name = names[i];
+      r.services[i].tenant = tenants[i];
+    }
+  }
   {
     Handle g = rd.group("events");
     if (rd.has_dataset(g.get(), "lost_gpu_ms")) {
@@ -864,6 +926,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     ts.pool_used_gpus = matrix("pool_used_gpus");
     ts.pool_free_gpus = matrix("pool_free_gpus");
     if (rd.has_dataset(g.get(), "pool_down_gpus")) ts.pool_down_gpus = matrix("pool_down_gpus");
+    if (rd.has_dataset(g.get(), "pool_fragmented_gpus")) ts.pool_frag_gpus = matrix("pool_fragmented_gpus");
     ts.tenant_used_gpus = matrix("tenant_used_gpus");
     ts.tenant_pending_jobs = matrix("tenant_pending_jobs");
     ts.tenant_pending_gpus = matrix("tenant_pending_gpus");
@@ -883,6 +946,15 @@ RunResult read_contents(const Reader& rd, hid_t file) {
       rd.fail("/meta", "pool_name, pool_gpu_type, pool_nodes and pool_gpus_per_node differ in length");
     r.pools.resize(n);
     for (std::size_t i = 0; i < n; ++i) r.pools[i] = PoolInfo{names[i], types[i], nodes[i], per_node[i]};
+    if (rd.has_dataset(g.get(), "pool_gpu_hour_price")) {
+      const auto prices = rd.array<double>(g.get(), "/meta/pool_gpu_hour_price", 1);
+      if (prices.size() != n) rd.fail("/meta/pool_gpu_hour_price", "length differs from /meta/pool_name");
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(prices[i]) || prices[i] < 0)
+          rd.fail("/meta/pool_gpu_hour_price", "expected prices >= 0, got " + std::to_string(prices[i]));
+        r.pools[i].gpu_hour_price = prices[i];
+      }
+    }
     if (rd.has_dataset(g.get(), "drill_start")) r.drill_start = rd.array<Tick>(g.get(), "/meta/drill_start", 1);
     if (rd.has_dataset(g.get(), "drill_recovered"))
       r.drill_recovered = rd.array<Tick>(g.get(), "/meta/drill_recovered", 1);

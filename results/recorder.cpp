@@ -33,7 +33,7 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
   // Pool p owns the node ids [nodes of pools before p, + its own nodes).
   for (std::size_t p = 0; p < cluster_.pools.size(); ++p) {
     const models::NodePool& pool = cluster_.pools[p];
-    result_.pools.push_back(PoolInfo{pool.name, pool.gpu_type, pool.nodes, pool.gpus_per_node});
+    result_.pools.push_back(PoolInfo{pool.name, pool.gpu_type, pool.nodes, pool.gpus_per_node, pool.gpu_hour_price});
     node_pool_.insert(node_pool_.end(), static_cast<std::size_t>(std::max(pool.nodes, 0)),
                       static_cast<std::int32_t>(p));
   }
@@ -178,6 +178,11 @@ void Recorder::on_sample(const models::Sample& sample) {
     append(ts.pool_down_gpus, sample.pool_down_gpus);
   } else {
     ts.pool_down_gpus.insert(ts.pool_down_gpus.end(), sample.pool_free_gpus.size(), 0);
+  }
+  if (sample.pool_frag_gpus.size() == sample.pool_free_gpus.size()) {
+    append(ts.pool_frag_gpus, sample.pool_frag_gpus);
+  } else {
+    ts.pool_frag_gpus.insert(ts.pool_frag_gpus.end(), sample.pool_free_gpus.size(), 0);
   }
   append(ts.tenant_used_gpus, sample.tenant_used_gpus);
   append(ts.tenant_pending_jobs, sample.tenant_pending_jobs);

@@ -111,6 +111,7 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"JCT median", duration(s.jct.median)},
       {"JCT p95", duration(s.jct.p95)},
       {"GPU utilization", percent(s.gpu_utilization)},
+      {"GPU utilization, busy (less work lost)", percent(s.gpu_busy_utilization)},
       {"makespan", duration(s.makespan_s)},
       {"preemptions", count(static_cast<double>(s.preemptions))},
       {"lost GPU-hours", number(s.lost_gpu_hours, 1)},
@@ -119,7 +120,20 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"Jain's index, mean over time", number(f.jain_mean)},
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
+      {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
+      {"GPU-hours borrowed above entitlement", number(f.borrowed_gpu_hours, 1)},
+      {"reclaims (cross-tenant preemptions)",
+       f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };
+  for (const auto& sv : s.services) {
+    rows.push_back({"service " + sv.name + ": SLO met (time)", percent(sv.time_attainment)});
+    rows.push_back({"service " + sv.name + ": requests within the SLO", percent(sv.request_attainment)});
+  }
+  if (s.priced) {
+    const std::string cur = s.currency.empty() ? "" : " " + s.currency;
+    rows.push_back({"cost, every priced GPU over the run", number(s.cost, 2) + cur});
+    rows.push_back({"cost per GPU-hour held", number(s.cost_per_used_gpu_hour, 2) + cur});
+  }
   return rows;
 }
 

@@ -65,6 +65,9 @@ struct TimeSeries {
   std::vector<std::int32_t> pool_used_gpus;
   std::vector<std::int32_t> pool_free_gpus;
   std::vector<std::int32_t> pool_down_gpus;  // neither used nor free: node down or draining
+  // Free GPUs no pending job could use (models::Sample::pool_frag_gpus); empty in files written
+  // before it existed.
+  std::vector<std::int32_t> pool_frag_gpus;
   std::vector<std::int32_t> tenant_used_gpus;
   std::vector<std::int32_t> tenant_pending_jobs;
   std::vector<std::int32_t> tenant_pending_gpus;
@@ -78,6 +81,25 @@ struct PoolInfo {
   std::string gpu_type;
   std::int32_t nodes = 0;
   std::int32_t gpus_per_node = 0;
+  double gpu_hour_price = 0;  // scenario `costs.gpu_hour` for this pool's GPU type; 0 = unpriced
+};
+
+// One inference service of the scenario (models/service.hpp) and how it fared: a row of /services.
+struct ServiceRecord {
+  std::string name;
+  std::string tenant;
+  std::int32_t gpus_per_replica = 0;
+  std::int32_t min_replicas = 0, max_replicas = 0;
+  double throughput = 0;                // requests/s per replica within the latency SLO
+  Tick from = 0, to = 0;                // the service's life
+  std::int64_t replicas = 0;            // replica pods the autoscaler created
+  std::int64_t replicas_withdrawn = 0;  // of them, removed before they ever ran
+  double time_attainment = 0;           // fraction of [from, to) in which running replicas covered the demand
+  double request_attainment = 0;        // fraction of requests served within the SLO
+  double mean_running = 0;              // replicas running, time-averaged
+  double mean_wanted = 0;               // replicas the autoscaler asked for, time-averaged
+  double replica_gpu_hours = 0;
+  double requests = 0;
 };
 
 // Everything one run produced; what /jobs, /timeseries, /events and the root attributes hold.
@@ -90,6 +112,7 @@ struct RunResult {
   std::uint64_t seed = 0;
   std::string version;      // headroom version + git describe
   std::string fingerprint;  // 16 hex digits
+  std::string currency;     // of PoolInfo::gpu_hour_price (scenario `costs.currency`)
   std::uint64_t events_processed = 0;
   Tick sim_start = 0;  // first submit
   Tick sim_end = 0;    // last event processed (or horizon)
@@ -115,6 +138,7 @@ struct RunResult {
   std::vector<JobRecord> jobs;
   std::vector<EventRecord> events;
   std::vector<PlacementRecord> placements;  // empty in files written before it existed
+  std::vector<ServiceRecord> services;      // the scenario's inference services (/services)
   TimeSeries timeseries;
 };
 

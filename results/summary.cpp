@@ -197,6 +197,15 @@ Summary summarize(const RunResult& result) {
   };
   std::vector<Acc> acc(tenant_count);
 
+  // Cost: the price of each job's pool (PoolInfo::gpu_hour_price), by pool index.
+  long double priced_capacity = 0;  // GPUs x price, summed over pools
+  for (const PoolInfo& p : result.pools) {
+    if (p.gpu_hour_price <= 0) continue;
+    s.priced = true;
+    priced_capacity += static_cast<long double>(p.nodes) * p.gpus_per_node * p.gpu_hour_price;
+  }
+  long double used_cost = 0, priced_milli_ms = 0;
+
   std::vector<Tick> waits, jcts;
   waits.reserve(result.jobs.size());
   jcts.reserve(result.jobs.size());
@@ -226,6 +235,13 @@ Summary summarize(const RunResult& result) {
         static_cast<long double>(held_milli(j)) * static_cast<long double>(std::max<Tick>(0, until - j.start));
     a.milli_ms += held;
     milli_ms_total += held;
+    if (s.priced && j.pool >= 0 && static_cast<std::size_t>(j.pool) < result.pools.size()) {
+      const double price = result.pools[static_cast<std::size_t>(j.pool)].gpu_hour_price;
+      if (price > 0) {
+        used_cost += held * price;
+        priced_milli_ms += held;
+      }
+    }
   }
   s.wait = quantiles(waits);
   s.jct = quantiles(jcts);
@@ -233,9 +249,50 @@ Summary summarize(const RunResult& result) {
   const long double capacity_ms =
       static_cast<long double>(result.total_gpus) * static_cast<long double>(result.sim_end - result.sim_start);
   s.gpu_utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
+  if (capacity_ms > 0) {
+    const long double lost = static_cast<long double>(result.lost_gpu_ms + result.failure_lost_gpu_ms);
+    s.gpu_busy_utilization =
+        static_cast<double>(std::max<long double>(0, milli_ms_total / 1000.0L - lost) / capacity_ms);
+  }
+
+  if (s.priced) {
+    constexpr long double kMilliHour = 1000.0L * static_cast<long double>(sim::kHour);
+    s.currency = result.currency;
+    s.cost = static_cast<double>(priced_capacity * static_cast<long double>(result.sim_end - result.sim_start) /
+                                 static_cast<long double>(sim::kHour));
+    s.cost_used = static_cast<double>(used_cost / kMilliHour);
+    s.cost_per_used_gpu_hour =
+        priced_milli_ms > 0 ? static_cast<double>(static_cast<long double>(s.cost) / (priced_milli_ms / kMilliHour))
+                            : 0.0;
+  }
+
+  s.services = result.services;
+  for (const auto& sv : s.services) s.slo_attainment = std::min(s.slo_attainment, sv.time_attainment);
 
   s.lost_gpu_hours = static_cast<double>(result.lost_gpu_ms) / static_cast<double>(sim::kHour);
   const auto& ts_all = result.timeseries;
+  if (!ts_all.time.empty() && ts_all.pool_frag_gpus.size() == ts_all.pool_free_gpus.size() &&
+      ts_all.pool_free_gpus.size() == ts_all.time.size() * result.pools.size() && !result.pools.empty()) {
+    const std::size_t pools = result.pools.size(), tenants = result.tenants.size();
+    const bool waiting_known = ts_all.tenant_pending_gpus.size() == ts_all.time.size() * tenants;
+    long double frag_all = 0, frag_waiting = 0, free_waiting = 0;
+    for (std::size_t i = 0; i < ts_all.time.size(); ++i) {
+      std::int64_t frag = 0, free = 0, pending = waiting_known ? 0 : 1;
+      for (std::size_t p = 0; p < pools; ++p) {
+        frag += ts_all.pool_frag_gpus[i * pools + p];
+        free += ts_all.pool_free_gpus[i * pools + p];
+      }
+      if (waiting_known)
+        for (std::size_t t = 0; t < tenants; ++t) pending += ts_all.tenant_pending_gpus[i * tenants + t];
+      frag_all += frag;
+      if (pending > 0) {
+        frag_waiting += frag;
+        free_waiting += free;
+      }
+    }
+    s.fragmented_gpus_mean = static_cast<double>(frag_all / static_cast<long double>(ts_all.time.size()));
+    s.fragmentation = free_waiting > 0 ? static_cast<double>(frag_waiting / free_waiting) : 0.0;
+  }
   if (!ts_all.time.empty() && !ts_all.tenant_pending_gpus.empty()) {
     long double sum = 0;
     for (std::int32_t v : ts_all.tenant_pending_gpus) sum += v;
@@ -285,7 +342,7 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   out << "scenario " << (s.scenario_name.empty() ? "-" : s.scenario_name) << "   policy "
       << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
   out << "makespan " << short_duration(s.makespan_s) << "   GPU utilization " << fixed(100.0 * s.gpu_utilization, 1)
-      << "%\n\n";
+      << "% (busy " << fixed(100.0 * s.gpu_busy_utilization, 1) << "%: less work lost to preemption and failures)\n\n";
 
   const std::size_t count_width = std::max<std::size_t>(6, std::to_string(s.jobs).size());
   out << pad_right("jobs", 13) << pad_left(std::to_string(s.jobs), count_width) << "\n";
@@ -312,7 +369,21 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   row("jct", s.jct);
   out << "\nstarved (waited > 24h) " << s.starved_jobs << "   preemptions " << s.preemptions << "   lost GPU-hours "
       << fixed(s.lost_gpu_hours, 1) << "   mean pending GPUs " << fixed(s.pending_gpus_mean, 1) << "\n";
+  out << "fragmentation " << fixed(100.0 * s.fragmentation, 1)
+      << "% of free GPUs while jobs waited (no waiting job fits them)   mean fragmented GPUs "
+      << fixed(s.fragmented_gpus_mean, 1) << "\n";
+  if (s.priced) {
+    const std::string cur = s.currency.empty() ? "" : " " + s.currency;
+    out << "cost " << fixed(s.cost, 2) << cur << " (priced GPUs for the whole run)   on GPU-hours held "
+        << fixed(s.cost_used, 2) << cur << "   per GPU-hour held " << fixed(s.cost_per_used_gpu_hour, 2) << cur << "\n";
+  }
 
+  for (const auto& sv : s.services) {
+    out << "service " << sv.name << " (" << sv.tenant << "): SLO met " << fixed(100.0 * sv.time_attainment, 1)
+        << "% of the time, " << fixed(100.0 * sv.request_attainment, 1) << "% of requests   replicas running "
+        << fixed(sv.mean_running, 1) << " of " << fixed(sv.mean_wanted, 1) << " wanted (mean)   "
+        << sv.replicas_withdrawn << " of " << sv.replicas << " replicas never started\n";
+  }
   if (s.failures.any()) {
     const FailureSummary& f = s.failures;
     out << "failures: node outages " << f.node_outages << "   jobs killed " << f.jobs_killed << "   retried "
@@ -379,11 +450,32 @@ void print_summary_json(std::ostream& out, const Summary& s) {
   json_quantiles(out, s.jct);
   out << ",\n";
   out << "  \"gpu_utilization\": " << json_number(s.gpu_utilization) << ",\n";
+  out << "  \"gpu_busy_utilization\": " << json_number(s.gpu_busy_utilization) << ",\n";
   out << "  \"makespan_s\": " << json_number(s.makespan_s) << ",\n";
   out << "  \"preemptions\": " << s.preemptions << ",\n";
   out << "  \"lost_gpu_hours\": " << json_number(s.lost_gpu_hours) << ",\n";
   out << "  \"starved_jobs\": " << s.starved_jobs << ",\n";
   out << "  \"pending_gpus_mean\": " << json_number(s.pending_gpus_mean) << ",\n";
+  out << "  \"fragmentation\": " << json_number(s.fragmentation) << ",\n";
+  if (!s.services.empty()) {
+    out << "  \"slo_attainment\": " << json_number(s.slo_attainment) << ",\n  \"services\": [";
+    for (std::size_t i = 0; i < s.services.size(); ++i) {
+      const auto& sv = s.services[i];
+      out << (i == 0 ? "" : ", ") << "{\"name\": " << json_string(sv.name) << ", \"tenant\": " << json_string(sv.tenant)
+          << ", \"time_attainment\": " << json_number(sv.time_attainment)
+          << ", \"request_attainment\": " << json_number(sv.request_attainment)
+          << ", \"mean_running\": " << json_number(sv.mean_running)
+          << ", \"mean_wanted\": " << json_number(sv.mean_wanted) << ", \"replicas\": " << sv.replicas
+          << ", \"replicas_withdrawn\": " << sv.replicas_withdrawn
+          << ", \"replica_gpu_hours\": " << json_number(sv.replica_gpu_hours) << "}";
+    }
+    out << "],\n";
+  }
+  out << "  \"fragmented_gpus_mean\": " << json_number(s.fragmented_gpus_mean) << ",\n";
+  if (s.priced)
+    out << "  \"cost\": {\"currency\": " << json_string(s.currency) << ", \"total\": " << json_number(s.cost)
+        << ", \"used\": " << json_number(s.cost_used)
+        << ", \"per_used_gpu_hour\": " << json_number(s.cost_per_used_gpu_hour) << "},\n";
   {
     const FailureSummary& f = s.failures;
     out << "  \"failures\": {\"node_outages\": " << f.node_outages << ", \"jobs_killed\": " << f.jobs_killed

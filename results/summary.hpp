@@ -49,11 +49,31 @@ struct Summary {
   Quantiles wait;                          // over started jobs
   Quantiles jct;                           // submit to end, over completed jobs
   double gpu_utilization = 0;              // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
+  // Allocated GPU time less the work thrown away (preempted without a checkpoint, killed by
+  // failures: lost_gpu_ms + failure_lost_gpu_ms), over the same capacity: the useful share.
+  double gpu_busy_utilization = 0;
   double makespan_s = 0;
   std::int64_t preemptions = 0;
-  double lost_gpu_hours = 0;           // GPU-hours of work thrown away by preemption
-  std::int64_t starved_jobs = 0;       // jobs that waited longer than kStarvationWait (or never started)
-  double pending_gpus_mean = 0;        // mean over the samples of the GPUs requested by pending jobs
+  double lost_gpu_hours = 0;      // GPU-hours of work thrown away by preemption
+  std::int64_t starved_jobs = 0;  // jobs that waited longer than kStarvationWait (or never started)
+  double pending_gpus_mean = 0;   // mean over the samples of the GPUs requested by pending jobs
+  // Fragmentation (TimeSeries::pool_frag_gpus): fragmented free GPUs / free GPUs, summed over the
+  // samples in which jobs waited for GPUs (0 when there were none, or the file predates it);
+  // fragmented_gpus_mean is the mean over all samples.
+  double fragmentation = 0;
+  double fragmented_gpus_mean = 0;
+  // Cost (scenario `costs:`; priced is false when no pool has a price). cost: every priced GPU
+  // for the whole run (sim_end - sim_start), what owning or renting the cluster costs; cost_used:
+  // the GPU-hours jobs held (same accounting as gpu_utilization) at their pool's price.
+  bool priced = false;
+  std::string currency;
+  double cost = 0;
+  double cost_used = 0;
+  double cost_per_used_gpu_hour = 0;  // cost / GPU-hours held on priced pools; 0 when none
+  // Inference services (RunResult::services); slo_attainment is the lowest time attainment of
+  // any service, 1 without services.
+  std::vector<ServiceRecord> services;
+  double slo_attainment = 1;
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
   FailureSummary failures;
   std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants

@@ -40,6 +40,8 @@ constexpr int kMaxNesting = 32;
 constexpr std::size_t kMaxErrors = 100;
 // Each extra copy of a job gets trace_id = original * 1000 + copy, so at most 999 copies.
 constexpr double kMaxArrivalScale = 1000.0;
+constexpr double kMaxPrice = 1e9;
+constexpr std::int32_t kMaxReplicas = 100000;  // per GPU-hour, in any currency
 
 // A value quoted for a message: control characters as \xNN, long ones cut. The text has been
 // checked to be UTF-8 (check_text), so multi-byte characters pass through and are never split.
@@ -249,7 +251,7 @@ class Loader {
     }
     MapReader top(root, "",
                   {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
-                   "variants", "seeds", "failures"},
+                   "variants", "seeds", "failures", "costs", "services"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -267,6 +269,8 @@ class Loader {
     }
     if (const Entry* e = top.optional("output")) load_output(*e, out.output);
     if (const Entry* e = top.optional("failures")) load_failures(*e, out.cluster, out.failures);
+    if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
+    if (const Entry* e = top.optional("services")) load_services(*e, out.services);
   }
 
  private:
@@ -907,6 +911,187 @@ class Loader {
       const std::string start_text = start_entry != nullptr ? start_entry->value.Scalar() : "0s";
       error(*end_entry,
             "expected a duration after the window start (" + start_text + "), got " + describe(end_entry->value));
+    }
+  }
+
+  // A number in [lo, hi].
+  std::optional<double> number_in(const Entry& e, double lo, double hi) {
+    std::ostringstream expected;
+    expected << "expected a number from " << lo << " to " << hi;
+    if (e.value.IsScalar()) {
+      std::string_view text = e.value.Scalar();
+      if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+      double v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (!text.empty() && end == text.data() + text.size() && ec == std::errc() && std::isfinite(v) && v >= lo &&
+          v <= hi)
+        return v;
+    }
+    error(e, expected.str() + ", got " + describe(e.value));
+    return std::nullopt;
+  }
+
+  // services: inference deployments with an autoscaler (models/service.hpp, docs/services.md).
+  void load_services(const Entry& e, std::vector<models::ServiceSpec>& services) {
+    const auto items = list_items(e);
+    std::vector<std::pair<std::string, int>> names;
+    for (const Entry& item : items) {
+      if (!expect_map(item, "a service (a map with name, tenant, gpus_per_replica, throughput, replicas and load)"))
+        continue;
+      models::ServiceSpec s;
+      MapReader r(item.value, item.path,
+                  {"name", "tenant", "queue", "gpus_per_replica", "cpus_per_replica", "memory_gib_per_replica",
+                   "priority", "preemptible", "throughput", "replicas", "autoscaler", "load", "start", "end"},
+                  errors_, file_);
+      if (const Entry* f = r.require("name")) {
+        if (auto v = string_value(*f)) {
+          s.name = *v;
+          for (const auto& [name, line] : names)
+            if (name == *v)
+              error(*f, "duplicate service name " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
+          names.emplace_back(*v, f->location().line);
+        }
+      }
+      if (const Entry* f = r.require("tenant")) s.tenant = string_value(*f).value_or("");
+      if (const Entry* f = r.optional("queue")) s.queue = string_value(*f).value_or("");
+      if (const Entry* f = r.require("gpus_per_replica")) s.gpus_per_replica = int32_value(*f, 1).value_or(1);
+      if (const Entry* f = r.optional("cpus_per_replica")) s.cpus_per_replica = int32_value(*f, 0).value_or(0);
+      if (const Entry* f = r.optional("memory_gib_per_replica"))
+        s.memory_mib_per_replica = integer_value(*f, 0, INT64_MAX / 1024).value_or(0) * 1024;
+      if (const Entry* f = r.optional("priority"))
+        s.priority = static_cast<std::int32_t>(integer_value(*f, INT32_MIN, INT32_MAX).value_or(0));
+      if (const Entry* f = r.optional("preemptible")) s.preemptible = bool_value(*f).value_or(false);
+      if (const Entry* f = r.require("throughput")) s.throughput = positive_number(*f, 1e12).value_or(1);
+      if (const Entry* f = r.require("replicas")) {
+        if (expect_map(*f, "a map with min and max")) {
+          MapReader rr(f->value, f->path, {"min", "max"}, errors_, file_);
+          if (const Entry* g = rr.require("min")) s.min_replicas = int32_value(*g, 0).value_or(0);
+          if (const Entry* g = rr.require("max")) {
+            s.max_replicas = int32_value(*g, 1).value_or(s.min_replicas);
+            if (s.max_replicas < s.min_replicas)
+              error(*g, "expected max >= min (" + std::to_string(s.min_replicas) + "), got " + describe(g->value));
+            if (s.max_replicas > kMaxReplicas)
+              error(*g, "expected at most " + std::to_string(kMaxReplicas) + " replicas, got " + describe(g->value));
+          }
+        }
+      }
+      if (const Entry* f = r.optional("autoscaler")) {
+        if (expect_map(*f, "a map with target_utilization, interval, scale_up_window, scale_down_window, tolerance")) {
+          models::Autoscaler& a = s.autoscaler;
+          MapReader ar(f->value, f->path,
+                       {"target_utilization", "interval", "scale_up_window", "scale_down_window", "tolerance"}, errors_,
+                       file_);
+          if (const Entry* g = ar.optional("target_utilization"))
+            a.target_utilization = number_in(*g, 0.01, 1.0).value_or(a.target_utilization);
+          if (const Entry* g = ar.optional("interval")) a.interval = duration_value(*g, true).value_or(a.interval);
+          if (const Entry* g = ar.optional("scale_up_window"))
+            a.scale_up_window = duration_value(*g, false).value_or(a.scale_up_window);
+          if (const Entry* g = ar.optional("scale_down_window"))
+            a.scale_down_window = duration_value(*g, false).value_or(a.scale_down_window);
+          if (const Entry* g = ar.optional("tolerance")) a.tolerance = number_in(*g, 0.0, 1.0).value_or(a.tolerance);
+        }
+      }
+      if (const Entry* f = r.require("load")) load_curve(*f, s.load);
+      if (const Entry* f = r.optional("start")) s.start = duration_value(*f, false).value_or(0);
+      if (const Entry* f = r.optional("end")) {
+        if (auto v = duration_value(*f, true)) {
+          s.end = *v;
+          if (s.end <= s.start) error(*f, "expected a time after the service's start, got " + describe(f->value));
+        }
+      }
+      services.push_back(std::move(s));
+    }
+  }
+
+  void load_curve(const Entry& e, models::LoadCurve& load) {
+    if (!expect_map(e, "a map with mean_rate (and diurnal_amplitude, peak) or file")) return;
+    MapReader r(e.value, e.path, {"mean_rate", "diurnal_amplitude", "peak", "file"}, errors_, file_);
+    const Entry* file = r.optional("file");
+    const Entry* mean = r.optional("mean_rate");
+    if ((file == nullptr) == (mean == nullptr)) {
+      error(e, "expected either mean_rate (a parametric diurnal curve) or file (a CSV of time,rate rows)");
+      return;
+    }
+    if (mean != nullptr) load.mean_rate = positive_number(*mean, 1e12).value_or(0);
+    if (const Entry* f = r.optional("diurnal_amplitude")) load.diurnal_amplitude = number_in(*f, 0.0, 1.0).value_or(0);
+    if (const Entry* f = r.optional("peak")) {
+      if (auto v = duration_value(*f, false)) {
+        if (*v >= sim::kDay) error(*f, "expected a time of day below 24h, got " + describe(f->value));
+        load.peak = *v;
+      }
+    }
+    if (file != nullptr) {
+      if (auto v = string_value(*file)) {
+        std::filesystem::path path(*v);
+        if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+        read_load_csv(*file, path.string(), load);
+      }
+    }
+  }
+
+  // time,rate rows (time in seconds from the trace's start, or a duration like 2h; rate in
+  // requests/s), an optional header row, '#' comments; times strictly increasing.
+  void read_load_csv(const Entry& at, const std::string& path, models::LoadCurve& load) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      error(at, "cannot open load file " + quote(path));
+      return;
+    }
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty() || line[0] == '#') continue;
+      const auto comma = line.find(',');
+      auto fail_row = [&](const std::string& why) {
+        errors_.emplace_back(path, n, 1, "", why + " (in the load file of " + at.path + ")");
+      };
+      if (comma == std::string::npos) {
+        fail_row("expected time,rate, got " + quote(line));
+        return;
+      }
+      const std::string t_text = line.substr(0, comma), r_text = line.substr(comma + 1);
+      auto t = sim::parse_duration(t_text);
+      double rate = 0;
+      const auto [end, ec] = std::from_chars(r_text.data(), r_text.data() + r_text.size(), rate);
+      const bool rate_ok = !r_text.empty() && ec == std::errc() && end == r_text.data() + r_text.size() &&
+                           std::isfinite(rate) && rate >= 0;
+      if (!t || !rate_ok) {
+        if (load.table.empty() && !t) continue;  // a header row
+        fail_row(!t ? "expected a time (seconds or a duration like 2h), got " + quote(t_text)
+                    : "expected a rate >= 0 (requests/s), got " + quote(r_text));
+        return;
+      }
+      if (!load.table.empty() && *t <= load.table.back().first) {
+        fail_row("times must increase: " + quote(t_text) + " is not after the row before");
+        return;
+      }
+      load.table.emplace_back(*t, rate);
+    }
+    if (load.table.empty()) error(at, "load file " + quote(path) + " has no time,rate rows");
+  }
+
+  // costs: {currency: EUR, gpu_hour: {H100: 2.99, A100: 1.29}}. Each GPU type must be a pool's.
+  void load_costs(const Entry& e, models::ClusterSpec& cluster, CostSpec& costs) {
+    if (!expect_map(e, "a map with gpu_hour (prices per GPU-hour by GPU type) and currency")) return;
+    MapReader r(e.value, e.path, {"currency", "gpu_hour"}, errors_, file_);
+    if (const Entry* f = r.optional("currency")) costs.currency = string_value(*f).value_or(costs.currency);
+    const Entry* prices = r.require("gpu_hour");
+    if (prices == nullptr || !expect_map(*prices, "a map from GPU type to its price per GPU-hour, e.g. {H100: 2.99}"))
+      return;
+    std::vector<std::string> types;
+    for (const auto& pool : cluster.pools)
+      if (std::find(types.begin(), types.end(), pool.gpu_type) == types.end()) types.push_back(pool.gpu_type);
+    MapReader items(prices->value, prices->path, types, errors_, file_);
+    for (const std::string& type : types) {
+      const Entry* f = items.optional(type);
+      if (f == nullptr) continue;
+      const auto price = positive_number(*f, kMaxPrice);
+      if (!price) continue;
+      costs.gpu_hour.emplace_back(type, *price);
+      for (auto& pool : cluster.pools)
+        if (pool.gpu_type == type) pool.gpu_hour_price = *price;
     }
   }
 

@@ -7,6 +7,7 @@
 
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
+#include "models/service.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/time.hpp"
@@ -39,6 +40,12 @@ struct OutputSpec {
   bool events = true;        // write the /events audit log
 };
 
+// `costs:`: prices per GPU-hour by GPU type, copied onto the pools (NodePool::gpu_hour_price).
+struct CostSpec {
+  std::string currency = "USD";
+  std::vector<std::pair<std::string, double>> gpu_hour;  // GPU type -> price, in pool order
+};
+
 // `tenants[].queues`: the queues a tenant may submit to (the permission drill).
 struct QueueGrant {
   std::string tenant;
@@ -59,7 +66,9 @@ struct Scenario {
   WorkloadSpec workload;
   Tick horizon = sim::kNever;  // kNever: until the last job ends
   OutputSpec output;
-  models::FailureSpec failures;  // `failures:` (docs/drills.md)
+  models::FailureSpec failures;               // `failures:` (docs/drills.md)
+  CostSpec costs;                             // `costs:` (docs/planner.md, "Cost")
+  std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

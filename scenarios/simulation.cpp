@@ -80,6 +80,12 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   pool_used_.assign(cluster_.pool_count(), 0);
   pool_free_.assign(cluster_.pool_count(), 0);
   pool_down_.assign(cluster_.pool_count(), 0);
+  pool_frag_.assign(cluster_.pool_count(), 0);
+  {
+    std::int32_t widest = 0;
+    for (const auto& pool : cluster_.spec().pools) widest = std::max(widest, pool.gpus_per_node);
+    pending_need_.assign(static_cast<std::size_t>(widest) + 1, 0);
+  }
   retries_.assign(n, 0);
   backoff_.assign(n, false);
   node_down_.assign(cluster_.nodes().size(), 0);
@@ -127,6 +133,11 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
   return stats;
 }
 
+namespace {
+// A JobFinish event whose payload has this bit withdraws the job (models::Job::withdraw_at).
+constexpr std::uint64_t kWithdrawBit = std::uint64_t{1} << 62;
+}  // namespace
+
 void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
   switch (event.cls) {
     case EventClass::JobSubmit: {
@@ -136,7 +147,13 @@ void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
       break;
     }
     case EventClass::NodeChange: on_node_event(event.payload); break;
-    case EventClass::JobFinish: on_finish(static_cast<JobIndex>(event.payload)); break;
+    case EventClass::JobFinish:
+      if ((event.payload & kWithdrawBit) != 0) {
+        on_withdraw(static_cast<JobIndex>(event.payload & ~kWithdrawBit));
+      } else {
+        on_finish(static_cast<JobIndex>(event.payload));
+      }
+      break;
     case EventClass::JobEvict: on_evict(static_cast<JobIndex>(event.payload)); break;
     case EventClass::Timer:
       wake_times_.erase(event.time);
@@ -202,6 +219,9 @@ void Simulation::on_submit(JobIndex j) {
   ++pending_jobs_;
   ++tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] += job.gpus;
+  ++pending_need_[need_of(job)];
+  if (job.withdraw_at != sim::kNever)
+    engine_.schedule(std::max(job.withdraw_at, engine_.now()), EventClass::JobFinish, kWithdrawBit | j);
   if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Submit, j, job.gpus, "");
   policy_.on_submit(*this, j);
   request_schedule();
@@ -214,6 +234,7 @@ void Simulation::leave_pending(JobIndex j) {
   --pending_jobs_;
   --tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] -= job.gpus;
+  --pending_need_[need_of(job)];
   if (!drills_.empty()) check_recovery();
 }
 
@@ -376,6 +397,7 @@ void Simulation::on_evict(JobIndex j) {
       ++pending_jobs_;
       ++tenant_pending_jobs_[job.tenant];
       tenant_pending_gpus_[job.tenant] += job.gpus;
+      ++pending_need_[need_of(job)];
       if (observer_ != nullptr) observer_->on_lost_work(engine_.now(), AuditKind::Requeue, j, job.gpus, "", lost);
       policy_.on_requeue(*this, j);
       break;
@@ -425,8 +447,24 @@ void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
   }
 }
 
+std::size_t Simulation::need_of(const models::Job& job) const {
+  if (job.gpus <= 0) return job.gpu_milli > 0 ? 1 : 0;  // a GPU share fits on any free GPU
+  const std::int32_t per_node = job.gpus_per_node > 0 ? std::min(job.gpus_per_node, job.gpus) : job.gpus;
+  return std::min(static_cast<std::size_t>(per_node), pending_need_.size() - 1);
+}
+
 void Simulation::take_sample(Tick t) {
   if (observer_ == nullptr) return;
+  // Fragmentation: free GPUs on nodes with fewer free GPUs than the smallest per-node need of any
+  // pending job (capped at the pool's node size: a wider job takes whole nodes), so no waiting
+  // job could use them. Nothing is fragmented while no job needing a GPU waits.
+  std::size_t smallest = 0;
+  for (std::size_t k = 1; k < pending_need_.size(); ++k) {
+    if (pending_need_[k] > 0) {
+      smallest = k;
+      break;
+    }
+  }
   for (models::PoolId p = 0; p < cluster_.pool_count(); ++p) {
     const auto& pool = cluster_.spec().pools[p];
     // In GPUs: on a pool advertised in units (time-slicing, MIG), units in use rounded up to GPUs.
@@ -434,12 +472,19 @@ void Simulation::take_sample(Tick t) {
     pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p) / units);
     pool_used_[p] = static_cast<std::int32_t>((cluster_.pool_used_gpus(p) + units - 1) / units);
     pool_down_[p] = pool.nodes * pool.gpus_per_node - pool_used_[p] - pool_free_[p];
+    std::int64_t frag = 0;
+    const std::int64_t need = std::min<std::int64_t>(static_cast<std::int64_t>(smallest), pool.gpus_per_node);
+    // Free units f on a node are f / units whole GPUs; fragmented while that is in [1, need).
+    for (std::int64_t f = units; f < need * units; ++f)
+      frag += (f / units) * static_cast<std::int64_t>(cluster_.nodes_with_free(p, static_cast<std::int32_t>(f)).size());
+    pool_frag_[p] = static_cast<std::int32_t>(frag);
   }
   models::Sample s;
   s.time = t;
   s.pool_used_gpus = pool_used_;
   s.pool_free_gpus = pool_free_;
   s.pool_down_gpus = pool_down_;
+  s.pool_frag_gpus = pool_frag_;
   s.tenant_used_gpus = tenant_used_;
   s.tenant_pending_jobs = tenant_pending_jobs_;
   s.tenant_pending_gpus = tenant_pending_gpus_;
@@ -769,6 +814,7 @@ void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reas
 }
 
 void Simulation::on_retry(JobIndex j) {
+  if (state_[j] != JobState::Pending && !backoff_[j]) return;  // withdrawn during its back-off
   HEADROOM_ASSERT(backoff_[j] && state_[j] == JobState::Pending, "retry of a job not in back-off");
   const models::Job& job = workload_.jobs[j];
   backoff_[j] = false;
@@ -776,12 +822,39 @@ void Simulation::on_retry(JobIndex j) {
   ++pending_jobs_;
   ++tenant_pending_jobs_[job.tenant];
   tenant_pending_gpus_[job.tenant] += job.gpus;
+  ++pending_need_[need_of(job)];
   ++progress_;
   if (observer_ != nullptr)
     observer_->on_event(engine_.now(), AuditKind::Retry, j, retries_[j],
                         "retry " + std::to_string(retries_[j]) + " of " +
                             std::to_string(options_.failures.retry_limit) + " after a node failure");
   policy_.on_requeue(*this, j);
+  request_schedule();
+}
+
+// A job's withdraw_at: an autoscaler removed the replica. Running, it ends as completed;
+// pending, it leaves the queue without running (Cancelled) and the policy forgets it.
+void Simulation::on_withdraw(JobIndex j) {
+  if (state_[j] == JobState::Running) {
+    if (finish_event_[j] != kNoEvent) engine_.cancel(finish_event_[j]);
+    on_finish(j);
+    return;
+  }
+  if (state_[j] != JobState::Pending) return;  // it ended before
+  const std::string why = "withdrawn: the autoscaler removed this replica before it could start";
+  ++progress_;
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Cancelled), why);
+  if (backoff_[j]) {
+    // Killed by a failure and waiting to retry: in no policy queue.
+    backoff_[j] = false;
+    --backoff_jobs_;
+    end_job(j, JobState::Cancelled, why);
+  } else {
+    leave_pending(j);
+    end_job(j, JobState::Cancelled, why, false);
+    policy_.on_withdraw(*this, j);
+  }
   request_schedule();
 }
 

@@ -131,6 +131,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void release_hold(models::NodeId node, std::string_view reason);
   void kill_job(models::JobIndex j, models::NodeId node, std::string_view reason);
   void on_retry(models::JobIndex j);
+  void on_withdraw(models::JobIndex j);
   void start_maintenance_batch(std::size_t m);
   void drained(models::NodeId node);
   void check_drained(models::NodeId node);
@@ -173,7 +174,11 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
   int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
-  std::vector<std::int32_t> pool_used_, pool_free_, pool_down_;
+  std::vector<std::int32_t> pool_used_, pool_free_, pool_down_, pool_frag_;
+  // Pending jobs by the GPUs they need on one node (fragmentation in the samples): index k =
+  // min(per-node request, largest node's GPUs); 0 = needs no whole GPU (CPU-only).
+  std::vector<std::int64_t> pending_need_;
+  std::size_t need_of(const models::Job& job) const;
   std::size_t pending_jobs_ = 0;
   // "Why pending": each pending job's current reason (id + 1 into reason_codes_, 0 = none given),
   // the distinct reasons seen, and pending jobs per models::PendingCode.

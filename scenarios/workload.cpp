@@ -106,6 +106,33 @@ void apply_filters(const WorkloadSpec& spec, models::Workload& w) {
   }
 }
 
+Tick services_end(const Scenario& scenario, const models::Workload& w);
+
+// Inference services (models/service.hpp): their replicas join the trace's jobs, in submit
+// order (a replica after trace jobs submitted at the same instant).
+void add_services(const Scenario& scenario, models::Workload& w) {
+  if (scenario.services.empty()) return;
+  const Tick default_end = services_end(scenario, w);
+  std::vector<models::Job> replicas;
+  for (std::size_t i = 0; i < scenario.services.size(); ++i) {
+    const models::ServiceSpec& s = scenario.services[i];
+    const models::TenantId tenant = w.tenants.intern(s.tenant);
+    const models::QueueId queue =
+        !s.queue.empty() ? w.queues.intern(s.queue) : (w.queues.size() > 0 ? 0u : w.queues.intern("default"));
+    const Tick end = s.end != sim::kNever ? s.end : default_end;
+    if (end <= s.start) continue;
+    auto jobs = models::replica_jobs(s, static_cast<std::int32_t>(i), tenant, queue, end);
+    replicas.insert(replicas.end(), jobs.begin(), jobs.end());
+  }
+  std::stable_sort(replicas.begin(), replicas.end(),
+                   [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  std::vector<models::Job> merged;
+  merged.reserve(w.jobs.size() + replicas.size());
+  std::merge(w.jobs.begin(), w.jobs.end(), replicas.begin(), replicas.end(), std::back_inserter(merged),
+             [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  w.jobs = std::move(merged);
+}
+
 models::Workload build_workload(const Scenario& scenario) {
   const WorkloadSpec& spec = scenario.workload;
   traces::ImportOptions options;
@@ -118,7 +145,16 @@ models::Workload build_workload(const Scenario& scenario) {
   apply_arrival_scale(scenario, w);
   // Declared tenants exist even when the trace has no job of theirs.
   for (const auto& t : scenario.tenants) w.tenants.intern(t.name);
+  add_services(scenario, w);
   return w;
+}
+
+Tick services_end(const Scenario& scenario, const models::Workload& w) {
+  if (scenario.horizon != sim::kNever) return scenario.horizon;
+  Tick end = 0;
+  for (const auto& j : w.jobs) end = std::max(end, j.submit + std::max<Tick>(j.runtime, 0));
+  for (const auto& s : scenario.services) end = std::max(end, s.start + sim::kDay);
+  return end;
 }
 
 }  // namespace headroom::scenarios

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "models/observer.hpp"
 #include "planner/plan.hpp"
 #include "results/summary.hpp"
 #include "sim/errors.hpp"
@@ -206,4 +207,56 @@ TEST(Fairness, JsonAddsAFairnessMemberToTheSummary) {
   EXPECT_NE(text.find("\"name\": \"b\""), std::string::npos);
   EXPECT_EQ(text.substr(text.size() - 2), "}\n");
   EXPECT_EQ(text.find("}\n,"), std::string::npos);
+}
+
+// Borrowing against entitlements of 4 GPUs each (8 GPUs, equal weights), from the job intervals
+// (no /placements): a holds exactly its 4 all along, b's 2 stay within its 4: nothing borrowed.
+TEST(Fairness, NoBorrowingWithinEntitlement) {
+  const auto f = results::compute_fairness(two_tenants());
+  EXPECT_EQ(f.borrowed_gpu_hours, 0.0);
+  EXPECT_EQ(f.borrowing_starts, 0);
+  EXPECT_EQ(f.reclaims, 0);
+}
+
+// Tenant a runs 6 GPUs for 1 h (2 over its 4), then a second run of the same job after a
+// preemption by b's job; /placements holds the two runs (two slices each for the first).
+TEST(Fairness, BorrowedGpuHoursAndStartsFromPlacementRunsAndReclaimsFromEvents) {
+  constexpr sim::Tick H = sim::kHour;
+  results::RunResult r;
+  r.tenants = {"a", "b"};
+  r.total_gpus = 8;
+  r.sim_end = 4 * H;
+  r.jobs.push_back(job(0, 6, 0, 0, 4 * H, 3 * H, kCompleted));            // a: runs [0,1h) and [2h,4h)
+  r.jobs.push_back(job(1, 4, 30 * 60 * S, 1 * H, 2 * H, H, kCompleted));  // b: [1h,2h), preempts a
+  r.jobs.push_back(job(1, 2, 0, 2 * H, 3 * H, H, kCompleted));            // b: [2h,3h), within 4
+  r.jobs[0].preemptions = 1;
+  r.placements = {
+      {0, 0, 1 * H, 0, 4}, {0, 0, 1 * H, 1, 2}, {1, 1 * H, 2 * H, 0, 4}, {0, 2 * H, -1, 0, 6}, {2, 2 * H, 3 * H, 1, 2}};
+  r.events.push_back({1 * H, static_cast<std::uint8_t>(models::AuditKind::Preempt), 0, 1, 0, 0});
+  const auto f = results::compute_fairness(r);
+  // a: 2 GPUs over for 1 h, then again for 2 h (the run open at the end lasts to sim_end).
+  EXPECT_DOUBLE_EQ(f.tenants[0].borrowed_gpu_hours, 6.0);
+  EXPECT_EQ(f.tenants[0].borrowing_starts, 2);
+  EXPECT_EQ(f.tenants[0].reclaimed, 1);
+  EXPECT_DOUBLE_EQ(f.tenants[1].borrowed_gpu_hours, 0.0);
+  EXPECT_EQ(f.tenants[1].borrowing_starts, 0);
+  EXPECT_EQ(f.tenants[1].reclaimed, 0);
+  EXPECT_DOUBLE_EQ(f.borrowed_gpu_hours, 6.0);
+  EXPECT_EQ(f.borrowing_starts, 2);
+  EXPECT_EQ(f.reclaims, 1);
+
+  // A preemption within one tenant is not a reclaim; without /events it is unknown.
+  r.jobs[1].tenant = 0;
+  EXPECT_EQ(results::compute_fairness(r).reclaims, 0);
+  r.events.clear();
+  EXPECT_EQ(results::compute_fairness(r).reclaims, -1);
+  // An explicit entitlement (a policy's quota): a owns 3/4 of the cluster, 6 GPUs.
+  r.jobs[1].tenant = 1;
+  results::FairnessOptions opt;
+  opt.entitlement = {0.75, 0.25};
+  const auto g = results::compute_fairness(r, opt);
+  EXPECT_DOUBLE_EQ(g.tenants[0].borrowed_gpu_hours, 0.0);
+  // b: 4 GPUs over 2 for 1 h.
+  EXPECT_DOUBLE_EQ(g.tenants[1].borrowed_gpu_hours, 2.0);
+  EXPECT_EQ(g.borrowing_starts, 1);
 }

@@ -19,6 +19,7 @@
 #include "gui/replay_data.hpp"
 #include "gui/tables.hpp"
 #include "gui/whatif.hpp"
+#include "models/observer.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 
@@ -321,6 +322,34 @@ TEST(JobsModel, FilterAndSort) {
   EXPECT_EQ(order.join(','), "100,102,101,104,103");
 }
 
+TEST(JobsModel, FiltersApplyToNewData) {
+  JobsModel m;
+  JobFilterProxy proxy;
+  proxy.setSourceModel(&m);
+  test_model(&proxy);
+  m.set_data(prepared());
+  proxy.source_reset();
+  // Without a filter, every row of the new data at once.
+  results::RunResult more = hand_built();
+  more.jobs.push_back(more.jobs[0]);
+  m.set_data(prepare(more, "/tmp/more.h5"));
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 6);
+  // A text filter matches the new data's names: tenant "b" renamed "zeta".
+  proxy.set_text("zeta");
+  EXPECT_EQ(proxy.rowCount(), 0);
+  more.tenants[1] = "zeta";
+  m.set_data(prepare(more, "/tmp/more.h5"));
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 2);  // jobs 101 and 104
+  proxy.set_state(static_cast<int>(State::Completed));
+  m.set_data(prepared());
+  proxy.source_reset();
+  EXPECT_EQ(proxy.rowCount(), 0);  // no tenant "zeta" any more
+  proxy.set_text("");
+  EXPECT_EQ(proxy.rowCount(), 3);
+}
+
 TEST(JobEventsModel, LifeInTimeOrder) {
   JobEventsModel m;
   test_model(&m);
@@ -553,6 +582,151 @@ TEST(ClusterMap, OccupancyMatchesABruteForceSweep) {
   }
 }
 
+// A run of 600 jobs of 12 tenants on two pools with events and placements out of order, several
+// runs per job and duplicate placements of a run on two nodes: everything prepare() derives.
+results::RunResult scrambled_run() {
+  results::RunResult r;
+  r.scenario_name = "scrambled";
+  r.policy = "fifo";
+  r.sim_start = 0;
+  r.sim_end = 400 * H;
+  r.pools = {{"p0", "A100", 6, 8}, {"p1", "H100", 3, 4}};
+  r.total_gpus = 6 * 8 + 3 * 4;
+  for (int t = 0; t < 12; ++t) r.tenants.push_back(QStringLiteral("t%1").arg((t * 7) % 12).toStdString());
+  r.queues = {"q0", "q1"};
+  r.reasons = {"", "quota", "capacity"};
+  std::uint64_t s = 99;
+  const auto rnd = [&s](std::uint64_t m) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<Tick>((s >> 33) % m);
+  };
+  constexpr auto kWaiting = static_cast<EventKind>(kWaitingEvent);
+  for (std::uint32_t j = 0; j < 600; ++j) {
+    const Tick submit = rnd(300) * H / 2 + rnd(1000);
+    const bool started = j % 11 != 0;
+    const Tick start = started ? submit + rnd(20) * H / 4 : -1;
+    const Tick end = !started ? (j % 22 == 0 ? submit : -1) : (j % 37 == 0 ? -1 : start + 1 + rnd(30) * H / 3);
+    const State st = !started  ? (j % 22 == 0 ? State::Rejected : State::Unfinished)
+                     : end < 0 ? State::Unfinished
+                               : (j % 5 == 0 ? State::Failed : State::Completed);
+    r.jobs.push_back(job(1000 + j, static_cast<std::uint32_t>(rnd(12)), static_cast<std::int32_t>(1 + rnd(8)), submit,
+                         start, end, st));
+    if (j % 9 == 0) r.jobs.back().gpu_milli = static_cast<std::int32_t>(100 + rnd(800));
+    r.events.push_back(event(submit, EventKind::Submit, j));
+    if (started) {
+      r.events.push_back(event(start, EventKind::Start, j, 1));
+      r.events.push_back(event(submit + (start - submit) / 2, kWaiting, j, static_cast<std::int32_t>(rnd(9)),
+                               static_cast<std::uint32_t>(rnd(3))));
+      const std::int32_t node = static_cast<std::int32_t>(rnd(9));
+      const Tick first_end = end < 0 ? -1 : end;
+      r.placements.push_back({j, start, first_end, node, r.jobs.back().gpus});
+      if (j % 4 == 0) r.placements.push_back({j, start, first_end, (node + 1) % 9, 1});  // a second node
+      if (j % 6 == 0 && end > start + 2) {                                               // an earlier, preempted run
+        r.placements.back().start = start + (end - start) / 2;
+        r.placements.push_back({j, start, start + (end - start) / 2, node, 1});
+        r.events.push_back(event(start + (end - start) / 2, EventKind::Preempt, j, 3, 1));
+        ++r.jobs.back().preemptions;
+      }
+      if (end >= 0) r.events.push_back(event(end, EventKind::Finish, j, 2));
+    }
+  }
+  // Out of order, as a hand-edited or merged file could be.
+  for (std::size_t i = r.events.size(); i > 1; --i) std::swap(r.events[i - 1], r.events[rnd(i)]);
+  for (std::size_t i = r.placements.size(); i > 1; --i) std::swap(r.placements[i - 1], r.placements[rnd(i)]);
+  results::TimeSeries& ts = r.timeseries;
+  ts.interval = H;
+  for (int k = 0; k < 400; ++k) {
+    ts.time.push_back(k * H);
+    ts.running_jobs.push_back(static_cast<std::int32_t>(rnd(50)));
+    ts.pending_jobs.push_back(static_cast<std::int32_t>(rnd(50)));
+    ts.pool_used_gpus.push_back(static_cast<std::int32_t>(rnd(48)));
+    ts.pool_used_gpus.push_back(static_cast<std::int32_t>(rnd(12)));
+    ts.pool_free_gpus.push_back(48 - ts.pool_used_gpus[ts.pool_used_gpus.size() - 2]);
+    ts.pool_free_gpus.push_back(12 - ts.pool_used_gpus.back());
+    for (int t = 0; t < 12; ++t) {
+      ts.tenant_used_gpus.push_back(static_cast<std::int32_t>(rnd(8)));
+      ts.tenant_pending_jobs.push_back(static_cast<std::int32_t>(rnd(5)));
+      ts.tenant_pending_gpus.push_back(static_cast<std::int32_t>(rnd(20)));
+    }
+    for (int c = 0; c < kPendingCodes; ++c) ts.pending_by_reason.push_back(static_cast<std::int32_t>(rnd(7)));
+  }
+  return r;
+}
+
+// FNV-1a over everything prepare() derives from a run (doubles by their bits).
+class Digest {
+ public:
+  template <class T>
+  void add(const T& v) requires std::is_arithmetic_v<T> {
+    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+    for (std::size_t i = 0; i < sizeof v; ++i) h_ = (h_ ^ p[i]) * 1099511628211ULL;
+  }
+  void add(const QString& s) {
+    for (QChar c : s) add(c.unicode());
+    add(s.size());
+  }
+  template <class T>
+  void add(const std::vector<T>& v) {
+    add(v.size());
+    for (const T& x : v) add(x);
+  }
+  template <class A, class B>
+  void add(const std::pair<A, B>& p) {
+    add(p.first);
+    add(p.second);
+  }
+  void add(const ClusterIndex::Slice& s) { add(s.start), add(s.end), add(s.job), add(s.gpus); }
+  void add(const Curve& c) { add(c.name), add(c.y); }
+  void add(const Bucketed& b) { add(b.samples_per_bucket), add(b.t_days), add(b.curves); }
+  void add(const Pyramid& p) { add(p.levels); }
+  void add(const Cdf& c) { add(c.name), add(c.rank), add(c.x_hours), add(c.y); }
+  void add(const TenantStats& t) {
+    add(t.id), add(t.name), add(t.jobs), add(t.started), add(t.gpu_hours), add(t.mean_wait_s), add(t.p95_wait_s);
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 1469598103934665603ULL;
+};
+
+std::uint64_t digest(const ReplayData& d) {
+  Digest h;
+  h.add(d.label), h.add(d.origin), h.add(d.tenants), h.add(d.tenant_rank), h.add(d.tenant_alpha), h.add(d.queue_alpha);
+  const Kpis& k = d.kpis;
+  h.add(k.jobs), h.add(std::vector<std::int64_t>(k.by_state.begin(), k.by_state.end())), h.add(k.started);
+  h.add(k.preemptions), h.add(k.wait_mean_s), h.add(k.wait_median_s), h.add(k.wait_p95_s), h.add(k.jct_mean_s);
+  h.add(k.utilization), h.add(k.makespan_s), h.add(k.jain);
+  for (const Pyramid* p : {&d.used_by_tenant, &d.used_by_pool, &d.pending_jobs_by_tenant, &d.pending_gpus_by_tenant,
+                           &d.share_by_tenant, &d.totals, &d.pending_by_reason})
+    h.add(*p);
+  h.add(d.wait_cdfs);
+  const ClusterIndex& x = d.cluster;
+  h.add(x.nodes), h.add(x.node_pool), h.add(x.node_gpus), h.add(x.pool_first_node), h.add(x.slice_offset);
+  h.add(x.slices), h.add(x.longest), h.add(x.run_offset), h.add(x.runs), h.add(x.from_placements);
+  h.add(d.event_offset), h.add(d.event_index);
+  return h.value();
+}
+
+TEST(Prepare, OutputUnchangedOnAScrambledRun) {
+  // The digest of prepare()'s output as computed before prepare was restructured for speed
+  // (concurrent cluster index, counting sorts): any change to what the views show changes it.
+  const auto d = prepare(scrambled_run(), "/tmp/scrambled.h5");
+  EXPECT_EQ(d->result.jobs.size(), 600u);
+  EXPECT_EQ(d->cluster.run_offset.size(), 601u);
+  EXPECT_EQ(digest(*d), 17916752770783124516ULL);
+  // The same through the Loader, from a file written and read back.
+  QTemporaryDir dir;
+  const QString path = dir.filePath("scrambled.h5");
+  results::write_hdf5(scrambled_run(), path.toStdString());
+  Loader loader;
+  QSignalSpy loaded(&loader, &Loader::loaded), idle(&loader, &Loader::idle);
+  loader.load(path);
+  ASSERT_TRUE(idle.wait(20000));
+  ASSERT_EQ(loaded.size(), 1);
+  const auto from_file = loaded[0][1].value<std::shared_ptr<const ReplayData>>();
+  EXPECT_EQ(digest(*from_file), digest(*d));
+}
+
 TEST(QueueAtCursor, PendingJobsAndTheReasonInForce) {
   const auto d = prepare(with_placements(), "/tmp/hand.h5");
   const auto jobs = [&](Tick t) {
@@ -579,6 +753,25 @@ TEST(QueueAtCursor, WithoutPlacementsRunsComeFromJobs) {
   std::vector<std::uint32_t> pending;
   for (const QueueEntry& q : queue_at(*d, 2 * H + 3 * H / 4)) pending.push_back(q.job);
   EXPECT_EQ(pending, (std::vector<std::uint32_t>{2}));
+}
+
+// The GUI repeats the simulator's audit codes (it links results/ only); they must agree.
+static_assert(kWaitingEvent == static_cast<std::uint8_t>(models::AuditKind::Waiting));
+static_assert(kPendingCodes == models::kPendingCodes);
+
+TEST(JobEventsModel, WaitingEventsSayWhy) {
+  JobEventsModel m;
+  test_model(&m);
+  const auto d = prepare(with_placements(), "/tmp/hand.h5");
+  EXPECT_EQ(event_name(kWaitingEvent), "waiting");
+  m.set_job(d, 2);
+  ASSERT_EQ(m.rowCount(), 2);  // its two reasons; it never ran
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Event), "waiting");
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Detail), "capacity");
+  EXPECT_EQ(cell(m, 0, JobEventsModel::Reason), "capacity: no free GPUs");
+  EXPECT_EQ(cell(m, 1, JobEventsModel::Event), "waiting");
+  EXPECT_EQ(cell(m, 1, JobEventsModel::Detail), "priority");
+  EXPECT_EQ(cell(m, 1, JobEventsModel::Reason), "priority: older jobs first");
 }
 
 TEST(QueueModel, CellsAtTheCursor) {

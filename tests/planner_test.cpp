@@ -97,8 +97,14 @@ TEST(Sweep, SameTableAtOneAndTwoThreads) {
   ASSERT_EQ(one.columns.size(), two.columns.size());
   for (std::size_t c = 0; c < one.columns.size(); ++c) {
     EXPECT_EQ(one.columns[c].strings, two.columns[c].strings) << one.columns[c].name;
-    for (std::size_t r = 0; r < one.rows() && !one.columns[c].text; ++r)
-      EXPECT_EQ(one.columns[c].numbers[r], two.columns[c].numbers[r]) << one.columns[c].name;
+    for (std::size_t r = 0; r < one.rows() && !one.columns[c].text; ++r) {
+      const double a = one.columns[c].numbers[r], b = two.columns[c].numbers[r];
+      if (std::isnan(a)) {
+        EXPECT_TRUE(std::isnan(b)) << one.columns[c].name;  // e.g. cost: the scenario prices nothing
+      } else {
+        EXPECT_EQ(a, b) << one.columns[c].name;
+      }
+    }
   }
   // Seeds matter when arrivals are thinned: the two seeds of a point differ.
   std::size_t fp = 0;
@@ -151,6 +157,20 @@ TEST(Plan, ParsesTargets) {
   EXPECT_THROW(planner::parse_target("p95_wait 1h"), sim::InputError);
   EXPECT_THROW(planner::parse_target("p95_wait <= soon"), sim::InputError);
   EXPECT_THROW(planner::parse_target("utilization >= lots"), sim::InputError);
+  t = planner::parse_target("cost <= 25000");
+  EXPECT_EQ(t.kpi, "cost");
+  EXPECT_EQ(t.bound, 25000);
+  t = planner::parse_target("fragmentation <= 10%");
+  EXPECT_EQ(t.kpi, "fragmentation");
+  EXPECT_DOUBLE_EQ(t.bound, 0.1);
+  // Cost KPIs exist only where the scenario prices GPUs.
+  results::Summary s;
+  EXPECT_FALSE(planner::kpi_value(s, planner::parse_target("cost <= 1")).has_value());
+  s.priced = true;
+  s.cost = 12.5;
+  s.cost_per_used_gpu_hour = 3;
+  EXPECT_EQ(planner::kpi_value(s, planner::parse_target("cost <= 1")), 12.5);
+  EXPECT_EQ(planner::kpi_value(s, planner::parse_target("cost_per_gpu_hour <= 1")), 3.0);
 }
 
 TEST(Plan, FindsTheSmallestValueMeetingTheTarget) {
@@ -345,7 +365,16 @@ TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
     const auto by_tenant = planner::stats_by_tenant(o.result);
     ASSERT_EQ(by_tenant.size(), 3u);
     EXPECT_EQ(metric(one, "tenant:t1.wait_mean", p), by_tenant[1].wait_mean_s) << p;
+    const auto f = planner::fairness_of(o);
+    EXPECT_EQ(metric(one, "fragmentation", p), s.fragmentation) << p;
+    EXPECT_EQ(metric(one, "borrowed_gpu_hours", p), f.borrowed_gpu_hours) << p;
+    EXPECT_EQ(metric(one, "borrowing_starts", p), static_cast<double>(f.borrowing_starts)) << p;
+    EXPECT_EQ(metric(one, "reclaims", p), static_cast<double>(f.reclaims)) << p;
+    EXPECT_EQ(metric(one, "tenant:t0.borrowed_gpu_hours", p), f.tenants[0].borrowed_gpu_hours) << p;
   }
+  // No prices in this scenario: no cost rows.
+  EXPECT_EQ(std::find(one.columns[0].strings.begin(), one.columns[0].strings.end(), "cost"),
+            one.columns[0].strings.end());
   // The quota of the kubernetes block holds t0 back: it gets fewer GPU-hours than without it.
   auto plain = sc;
   plain.policy_overrides.clear();

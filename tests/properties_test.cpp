@@ -10,6 +10,8 @@
 #include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
 #include "results/recorder.hpp"
+#include "results/summary.hpp"
+#include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
@@ -278,3 +280,101 @@ TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
     EXPECT_EQ(row[static_cast<int>(models::PendingCode::None)], 1) << ts.time[i];
   }
 }
+
+TEST(Fragmentation, FreeGpusNoWaitingJobFitsAreCountedInTheSamples) {
+  // Two 4-GPU nodes. J0 and J1 (3 GPUs, 100 s) take one node each, leaving 1 GPU free on each;
+  // J2 arrives at 1 s and needs a whole node (4 GPUs; or 8 = two whole nodes), so both free GPUs
+  // are fragmented until 100 s. After J2 ends nothing waits and nothing is fragmented.
+  for (int j2_gpus : {4, 8}) {
+    SCOPED_TRACE(j2_gpus);
+    auto w = headroom::testing::WorkloadBuilder().job(0, 3, 100).job(0, 3, 100).job(1, j2_gpus, 10).build();
+    const auto c = headroom::testing::cluster(2, 4);
+    auto policy = policies::make_policy("fifo", {}, 1);
+    results::Recorder rec(w, c);
+    scenarios::SimulationOptions options;
+    options.sample_interval = 30 * sim::kSecond;
+    scenarios::Simulation sim(w, c, *policy, &rec, options);
+    sim.run();
+    const auto& ts = rec.result().timeseries;
+    ASSERT_EQ(ts.pool_frag_gpus.size(), ts.time.size());
+    int checked = 0;
+    for (std::size_t i = 0; i < ts.time.size(); ++i) {
+      const sim::Tick t = ts.time[i];
+      if (t >= 30 * sim::kSecond && t <= 90 * sim::kSecond) {
+        EXPECT_EQ(ts.pool_free_gpus[i], 2) << t;
+        EXPECT_EQ(ts.pool_frag_gpus[i], 2) << t;
+        ++checked;
+      } else if (t >= 110 * sim::kSecond) {
+        EXPECT_EQ(ts.pool_frag_gpus[i], 0) << t;
+      }
+    }
+    EXPECT_EQ(checked, 3);
+    const results::Summary s = results::summarize(rec.result());
+    EXPECT_GT(s.fragmentation, 0.99);
+    EXPECT_LE(s.fragmentation, 1.0);
+  }
+  // A 1-GPU job waiting behind J2 (fifo's head of line) fits either free GPU: they are idle, but
+  // not fragmented.
+  auto w = headroom::testing::WorkloadBuilder().job(0, 3, 100).job(0, 3, 100).job(1, 4, 10).job(2, 1, 10).build();
+  const auto c = headroom::testing::cluster(2, 4);
+  auto policy = policies::make_policy("fifo", {}, 1);
+  results::Recorder rec(w, c);
+  scenarios::SimulationOptions options;
+  options.sample_interval = 30 * sim::kSecond;
+  scenarios::Simulation sim(w, c, *policy, &rec, options);
+  sim.run();
+  const auto& ts = rec.result().timeseries;
+  for (std::size_t i = 0; i < ts.time.size(); ++i) {
+    if (ts.time[i] >= 30 * sim::kSecond && ts.time[i] <= 90 * sim::kSecond) {
+      EXPECT_EQ(ts.pool_frag_gpus[i], 0);
+    }
+  }
+}
+
+// models::Job::withdraw_at under every policy: a pending job withdrawn leaves the policy's queue
+// without running (Cancelled), a running one ends then as completed, and the rest runs as usual.
+class Withdraw : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Withdraw, PendingJobLeavesTheQueueAndRunningJobEndsAtItsTime) {
+  // One 8-GPU node. J0 (8 GPUs) runs [0, 100 s). J1 (4 GPUs) waits from 10 s and is withdrawn at
+  // 50 s. J2 (4 GPUs, 200 s) and J3 (4 GPUs, 1000 s) wait for J0; J3 is withdrawn at 400 s. (Run
+  // times longer than J0's remaining one, so srtf preempts nothing.)
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 100).job(10, 4, 500).job(20, 4, 200).job(30, 4, 1000).build();
+  w.jobs[1].withdraw_at = 50 * sim::kSecond;
+  w.jobs[3].withdraw_at = 400 * sim::kSecond;
+  const auto c = headroom::testing::cluster(1, 8);
+  policies::PolicyParams params;
+  if (GetParam() == "kueue") {  // by default kueue admits nothing: one ClusterQueue for every namespace
+    params = scenarios::parse_scenario(
+                 "name: q\ncluster:\n  pools:\n    - {name: pool, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+                 "policy:\n  name: kueue\n  resourceFlavors: {default: {pools: [pool]}}\n"
+                 "  clusterQueues:\n    all:\n      namespaces: [\"*\"]\n"
+                 "      resources: {default: {gpu: {nominalQuota: 8}}}\n"
+                 "workload:\n  trace: tiny.csv\n",
+                 std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml")
+                 .policy.params;
+  }
+  auto policy = policies::make_policy(GetParam(), params, 1);
+  results::Recorder rec(w, c);
+  scenarios::Simulation sim(w, c, *policy, &rec);
+  sim.run();
+  EXPECT_EQ(sim.job_state(1), models::JobState::Cancelled);
+  EXPECT_EQ(sim.job_start(1), -1);
+  EXPECT_EQ(sim.job_end(1), 50 * sim::kSecond);
+  EXPECT_EQ(sim.job_state(2), models::JobState::Completed);
+  EXPECT_GE(sim.job_start(2), 100 * sim::kSecond);
+  EXPECT_EQ(sim.job_state(3), models::JobState::Completed);
+  EXPECT_GE(sim.job_start(3), 100 * sim::kSecond);
+  // J1 holds nothing once withdrawn (no quota, no queue slot): J2 and J3 start together.
+  EXPECT_EQ(sim.job_start(3), sim.job_start(2));
+  EXPECT_EQ(sim.job_end(3), 400 * sim::kSecond);
+  // The audit log says why J1 ended.
+  bool said = false;
+  for (const auto& e : rec.result().events)
+    said = said || (e.job == 1 && e.kind == static_cast<std::uint8_t>(models::AuditKind::Finish) &&
+                    rec.result().reasons.at(e.reason).rfind("withdrawn", 0) == 0);
+  EXPECT_TRUE(said);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, Withdraw, ::testing::ValuesIn(every_policy()),
+                         [](const auto& info) { return info.param; });

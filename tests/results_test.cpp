@@ -77,7 +77,8 @@ hr::RunResult sample_result() {
   r.total_gpus = 40;
   r.tenants = {"research", kUnicodeTenant, "ops"};
   r.queues = {"default", "gpu-long"};
-  r.pools = {{"a100", "A100", 2, 8}, {"h100 pool", "H100-SXM", 3, 8}};
+  r.pools = {{"a100", "A100", 2, 8, 1.25}, {"h100 pool", "H100-SXM", 3, 8, 0}};
+  r.currency = "EUR";
   r.reasons = {"", "quota exceeded: tenant ops", "preempted by job 2"};
 
   hr::JobRecord a;
@@ -134,6 +135,7 @@ hr::RunResult sample_result() {
   ts.pending_jobs = {3, 0};
   ts.pool_used_gpus = {8, 0, 16, 8};  // [2 samples x 2 pools]
   ts.pool_free_gpus = {8, 24, 0, 16};
+  ts.pool_frag_gpus = {3, 0, 0, 5};
   ts.tenant_used_gpus = {8, 0, 0, 16, 0, 8};  // [2 samples x 3 tenants]
   ts.tenant_pending_jobs = {1, 1, 1, 0, 0, 0};
   ts.tenant_pending_gpus = {16, 1, 8, 0, 0, 0};
@@ -198,7 +200,9 @@ void expect_same(const hr::RunResult& a, const hr::RunResult& b) {
     EXPECT_EQ(a.pools[i].gpu_type, b.pools[i].gpu_type);
     EXPECT_EQ(a.pools[i].nodes, b.pools[i].nodes);
     EXPECT_EQ(a.pools[i].gpus_per_node, b.pools[i].gpus_per_node);
+    EXPECT_EQ(a.pools[i].gpu_hour_price, b.pools[i].gpu_hour_price);
   }
+  EXPECT_EQ(a.currency, b.currency);
   ASSERT_EQ(a.jobs.size(), b.jobs.size());
   if (a.jobs.size() <= 100) {
     for (std::size_t i = 0; i < a.jobs.size(); ++i) expect_same_job(a.jobs[i], b.jobs[i], i);
@@ -228,6 +232,7 @@ void expect_same(const hr::RunResult& a, const hr::RunResult& b) {
   EXPECT_EQ(x.pending_jobs, y.pending_jobs);
   EXPECT_EQ(x.pool_used_gpus, y.pool_used_gpus);
   EXPECT_EQ(x.pool_free_gpus, y.pool_free_gpus);
+  EXPECT_EQ(x.pool_frag_gpus, y.pool_frag_gpus);
   EXPECT_EQ(x.tenant_used_gpus, y.tenant_used_gpus);
   EXPECT_EQ(x.tenant_pending_jobs, y.tenant_pending_jobs);
   EXPECT_EQ(x.tenant_pending_gpus, y.tenant_pending_gpus);
@@ -305,6 +310,7 @@ TEST_F(ResultsTest, RoundTripWithSamplesButNoColumns) {
   r.timeseries.tenant_pending_gpus.clear();
   r.timeseries.pool_used_gpus.clear();
   r.timeseries.pool_free_gpus.clear();
+  r.timeseries.pool_frag_gpus.clear();
   const std::string file = path("nocols.h5");
   hr::write_hdf5(r, file);
   expect_same(r, hr::read_hdf5(file));
@@ -636,6 +642,52 @@ TEST(Summary, FiveJobsByHand) {
   EXPECT_DOUBLE_EQ(s.tenants[2].gpu_hours, 0.0);
 }
 
+// Cost: pool 0 (4 GPUs) at 2.00 per GPU-hour, pool 1 (4 GPUs) unpriced. Jobs 0, 2 and 4 ran on
+// pool 0 (400 + 300 + 100 GPU-s), job 1 on pool 1. Fragmentation from three samples.
+TEST(Summary, CostAndFragmentationByHand) {
+  hr::RunResult r = five_jobs();
+  r.pools = {{"a", "A100", 1, 4, 2.0}, {"h", "H100", 1, 4, 0}};
+  r.currency = "EUR";
+  r.jobs[0].pool = r.jobs[2].pool = r.jobs[4].pool = 0;
+  r.jobs[1].pool = 1;
+  auto& ts = r.timeseries;
+  ts.time = {0, 500 * kS, 1000 * kS};
+  ts.pool_free_gpus = {2, 4, 4, 0, 1, 1};  // [3 samples x 2 pools]
+  ts.pool_used_gpus = {2, 0, 0, 4, 3, 3};
+  ts.pool_frag_gpus = {2, 0, 1, 0, 1, 1};
+  ts.tenant_pending_gpus = {1, 0, 0, 0, 0, 0, 0, 8, 0};  // jobs wait in samples 0 and 2
+  r.lost_gpu_ms = 150 * kS;                              // GPU-ms thrown away by preemption
+  r.failure_lost_gpu_ms = 50 * kS;                       // and by failures
+  const hr::Summary s = hr::summarize(r);
+  ASSERT_TRUE(s.priced);
+  EXPECT_EQ(s.currency, "EUR");
+  EXPECT_DOUBLE_EQ(s.cost, 4 * 2.0 * 1000.0 / 3600.0);  // every priced GPU for the whole run
+  EXPECT_DOUBLE_EQ(s.cost_used, 800 * 2.0 / 3600.0);    // GPU-s held on pool 0
+  EXPECT_DOUBLE_EQ(s.cost_per_used_gpu_hour, 10.0);
+  // Busy: (1200 GPU-s allocated - 200 lost) / (8 GPUs x 1000 s).
+  EXPECT_DOUBLE_EQ(s.gpu_utilization, 0.15);
+  EXPECT_DOUBLE_EQ(s.gpu_busy_utilization, 0.125);
+  // (2 + 0 + 1 + 1) fragmented of (2 + 4 + 1 + 1) free in the samples with waiting jobs.
+  EXPECT_DOUBLE_EQ(s.fragmentation, 0.5);
+  EXPECT_DOUBLE_EQ(s.fragmented_gpus_mean, 5.0 / 3.0);
+  std::ostringstream out;
+  hr::print_summary(out, s);
+  EXPECT_NE(out.str().find("fragmentation 50.0% of free GPUs while jobs waited"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("cost 2.22 EUR"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("per GPU-hour held 10.00 EUR"), std::string::npos) << out.str();
+
+  // Unpriced: no cost line, and no fragmentation column (an older file) reads as 0.
+  r.pools[0].gpu_hour_price = 0;
+  ts.pool_frag_gpus.clear();
+  const hr::Summary u = hr::summarize(r);
+  EXPECT_FALSE(u.priced);
+  EXPECT_EQ(u.cost, 0.0);
+  EXPECT_EQ(u.fragmentation, 0.0);
+  std::ostringstream out2;
+  hr::print_summary(out2, u);
+  EXPECT_EQ(out2.str().find("\ncost "), std::string::npos) << out2.str();
+}
+
 TEST(Summary, NearestRankUsesExactCeiling) {
   hr::RunResult r;
   r.tenants = {"t"};
@@ -676,7 +728,7 @@ TEST(Summary, PrintsCompactTable) {
     EXPECT_NE(text.find(piece), std::string::npos) << "missing '" << piece << "' in\n" << text;
   }
   EXPECT_EQ(text.find("\n  pending"), std::string::npos) << text;  // the zero state row is not shown
-  EXPECT_EQ(text.find("\nc "), std::string::npos) << text;     // third tenant is cut
+  EXPECT_EQ(text.find("\nc "), std::string::npos) << text;         // third tenant is cut
 }
 
 TEST_F(ResultsTest, JsonSummaryIsValidAndComplete) {
@@ -690,7 +742,8 @@ TEST_F(ResultsTest, JsonSummaryIsValidAndComplete) {
   EXPECT_NE(json.find("\"bad \xEF\xBF\xBD utf8 " + kUnicodeTenant + "\""), std::string::npos) << json;
   EXPECT_NE(json.find(R"("gpu_utilization": 0.15)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("completed": 2)"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("wait_s": {"mean": 160, "median": 10, "p95": 600, "p99": 600, "max": 600)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("wait_s": {"mean": 160, "median": 10, "p95": 600, "p99": 600, "max": 600)"), std::string::npos)
+      << json;
   EXPECT_EQ(json.find(": nan"), std::string::npos);
   EXPECT_EQ(json.find(": inf"), std::string::npos);
 

@@ -305,7 +305,48 @@ TEST(ScenarioErrors, UnknownTopLevelKeyWithSuggestion) {
       kBase + "zzzzzzzz: 1\n",
       {11, 1, "zzzzzzzz",
        "unknown key \"zzzzzzzz\" (expected one of: name, seed, cluster, tenants, policy, policies, workload, horizon, "
-       "output, variants, seeds, failures)"});
+       "output, variants, seeds, failures, costs, services)"});
+}
+
+TEST(Scenario, CostsPriceThePoolsByGpuType) {
+  const std::string text = replace(kBase, "policy: fifo", R"(    - name: h100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: H100
+    - name: h100-b
+      nodes: 1
+      gpus_per_node: 4
+      gpu_type: H100
+costs:
+  currency: EUR
+  gpu_hour: {H100: 2.99}
+policy: fifo)");
+  const Scenario s = parse_scenario(text, kInline);
+  ASSERT_EQ(s.cluster.pools.size(), 3u);
+  EXPECT_EQ(s.cluster.pools[0].gpu_hour_price, 0.0);  // A100: unpriced
+  EXPECT_EQ(s.cluster.pools[1].gpu_hour_price, 2.99);
+  EXPECT_EQ(s.cluster.pools[2].gpu_hour_price, 2.99);
+  EXPECT_EQ(s.costs.currency, "EUR");
+  ASSERT_EQ(s.costs.gpu_hour.size(), 1u);
+  EXPECT_EQ(s.costs.gpu_hour[0].first, "H100");
+  // Without `costs:` nothing is priced and the currency defaults to USD.
+  const Scenario plain = parse_scenario(kBase, kInline);
+  EXPECT_EQ(plain.cluster.pools[0].gpu_hour_price, 0.0);
+  EXPECT_TRUE(plain.costs.gpu_hour.empty());
+  EXPECT_EQ(plain.costs.currency, "USD");
+}
+
+TEST(ScenarioErrors, CostsNameAPoolTypeAndPositivePrices) {
+  expect_only(kBase + "costs:\n  gpu_hour: {A10: 1.5}\n",
+              {12, 14, "costs.gpu_hour.A10", "unknown key \"A10\"; did you mean \"A100\"?"});
+  expect_only(kBase + "costs:\n  gpu_hour: {A100: -1}\n",
+              {12, 20, "costs.gpu_hour.A100", "expected a number > 0 and < 1e+09, got \"-1\""});
+  expect_only(kBase + "costs:\n  gpu_hour: {A100: cheap}\n",
+              {12, 20, "costs.gpu_hour.A100", "expected a number > 0 and < 1e+09, got \"cheap\""});
+  expect_only(kBase + "costs:\n  currency: EUR\n", {12, 3, "costs.gpu_hour", "missing required key \"gpu_hour\""});
+  expect_only(
+      kBase + "costs: 3\n",
+      {11, 8, "costs", "expected a map with gpu_hour (prices per GPU-hour by GPU type) and currency, got \"3\""});
 }
 
 TEST(ScenarioErrors, UnknownPoolKeyWithSuggestion) {

@@ -290,14 +290,31 @@ TEST(Slurm, S5SuspendWithPartitionPrioResumesTheVictimWhenHEnds) {
   EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
 }
 
-TEST(Slurm, S5SuspendWithQosInOnePartitionIsNotModelledSoHWaits) {
-  // Slurm time-slices L and H (gang scheduling) here; headroom does not model gang: no preemption.
+TEST(Slurm, S5SuspendWithQosInOnePartitionTimeSlicesLAndH) {
+  // preempt/qos in one partition: Slurm gang-schedules the two (doc/html/preempt.shtml). H
+  // suspends L at 10 s, then they take turns of SchedulerTimeSlice (30 s): H runs [10, 40),
+  // [70, 100), ... its 300 s in ten slices, ending at 580 s; L ran 10 s + nine slices (280 s) by
+  // then and finishes its last 720 s alone at 1300 s.
   const auto w = s5_workload();
   const SlurmRun r(
       w, nodes(1, 4),
       params({{"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}}));
-  EXPECT_EQ(r.preemptions(0), 0);
-  EXPECT_EQ(r.start(1), 1000);
+  EXPECT_EQ(r.start(1), 10);
+  EXPECT_EQ(r.end(1), 580);
+  EXPECT_EQ(r.end(0), 1300);
+  EXPECT_EQ(r.state(0), JobState::Completed);
+  EXPECT_EQ(r.state(1), JobState::Completed);
+  EXPECT_EQ(r.preemptions(0), 10) << "L suspended at 10 s and after each of H's nine later slices";
+  EXPECT_EQ(r.preemptions(1), 9) << "H suspended after each of its first nine slices";
+  // A longer SchedulerTimeSlice: H runs [10, 130), [250, 370), [490, 550).
+  const SlurmRun r2(w, nodes(1, 4),
+                    params({{"PreemptType", "preempt/qos"},
+                            {"PreemptMode", "SUSPEND,GANG"},
+                            {"qos.high.Preempt", "low"},
+                            {"SchedulerTimeSlice", "120"}}));
+  EXPECT_EQ(r2.end(1), 550);
+  EXPECT_EQ(r2.end(0), 1300);
+  // Different partitions keep plain suspension (resume when H ends): see the partition_prio case.
 }
 
 // --- S6 --------------------------------------------------------------------------------------

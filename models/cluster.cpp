@@ -125,6 +125,7 @@ void ClusterState::set_up(NodeId id, bool up) {
   pool_up_[n.pool] += sign * n.gpus;
   up_gpus_ += sign * n.gpus;
   n.up = up;
+  ++up_changes_;
   index_add(id);
 }
 

@@ -88,6 +88,9 @@ class ClusterState {
   // Takes a node out of service (`up` false: down or draining; its jobs keep their slices until
   // released, and it leaves every free-GPU index and count) or puts it back.
   void set_up(NodeId id, bool up);
+  // How many times set_up has changed some node's `up`: a policy that caches per-node state can
+  // tell that a node went down or came back without a callback.
+  std::uint64_t up_changes() const { return up_changes_; }
 
   // Units one node of pool p advertises: gpus_per_node x units_per_gpu.
   std::int32_t node_units(PoolId p) const {
@@ -117,6 +120,7 @@ class ClusterState {
   std::int64_t free_gpus_ = 0;
   std::int64_t used_gpus_ = 0;
   std::int64_t up_gpus_ = 0;
+  std::uint64_t up_changes_ = 0;
 };
 
 }  // namespace headroom::models

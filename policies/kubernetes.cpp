@@ -4,10 +4,12 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -346,7 +348,19 @@ struct Amount {
   std::int64_t gpus = 0, cpus = 0, memory_mib = 0;
 };
 
-enum class Where : std::uint8_t { None, Active, Backoff, Unschedulable, QuotaWait, QuotaNever, Running, Done };
+enum class Where : std::uint8_t {
+  None,
+  Active,
+  Backoff,
+  Unschedulable,
+  QuotaWait,
+  QuotaNever,
+  Running,
+  Done,
+  // A pod no eligible node can hold even empty (and in no pod group): every cycle it gets fails the
+  // same way without touching anything else, so it is kept out of the ordered queues (HopelessPods).
+  Hopeless,
+};
 
 struct Pod {
   Where where = Where::None;
@@ -360,6 +374,156 @@ struct Pod {
   bool admitted = false;            // counts against its namespace's quota
   std::int8_t fits_somewhere = -1;  // whether some eligible node could hold it empty; -1 unknown
   bool quota_reason_due = false;
+};
+
+// The pods that no eligible node could hold even empty, outside any pod group. Each of their
+// scheduling cycles ends the same way: the failure (attempts + 1, queue timestamp and backoff
+// counted from now) with a pending reason already given. They still move through the queues
+// exactly as kube-scheduler moves them: unschedulable -> (cluster event) backoff or active ->
+// (backoff expiry, 5-minute flush) active -> one failed cycle per pass -> unschedulable. Only
+// their order in the active queue is dropped (their cycles change nothing the others see).
+// Pods tried in the same pass whose next backoff ends at the same instant (all pods once their
+// backoff reached podMaxBackoffSeconds) share that state from then on, so they move as one
+// cohort: a cluster event or a pass costs one step per cohort, not one per pending pod. A pod's
+// cohort is found through a union-find forest (cohorts merge when tried together).
+class HopelessPods {
+ public:
+  // j has just failed its first cycle (Pod::attempts, backoff_until, unschedulable_since set).
+  void add(std::vector<Pod>& pods, JobIndex j) {
+    if (cohort_of_.size() < pods.size()) cohort_of_.resize(pods.size(), kNoCohort);
+    Pod& p = pods[j];
+    p.where = Where::Hopeless;
+    const auto c = static_cast<std::uint32_t>(cohorts_.size());
+    cohorts_.push_back({p.unschedulable_since, p.backoff_until, p.attempts, 1, c, State::Unschedulable});
+    cohort_of_[j] = c;
+    fresh_.push_back(c);
+  }
+
+  // MoveAllToActiveOrBackoffQueue for the cohorts that failed since the last cluster event.
+  void move_all(Tick now) {
+    for (std::size_t i = fresh_head_; i < fresh_.size(); ++i)
+      if (live(fresh_[i], State::Unschedulable)) to_active_or_backoff(fresh_[i], now);
+    fresh_.clear();
+    fresh_head_ = 0;
+  }
+
+  // flushBackoffQCompleted and flushUnschedulablePodsLeftover.
+  void flush(Tick now, Tick max_in_unschedulable) {
+    while (!backoff_.empty() && backoff_.top().first <= now) {
+      const auto [until, c] = backoff_.top();
+      backoff_.pop();
+      if (!live(c, State::Backoff)) {
+        --dead_in_backoff_;
+        continue;
+      }
+      cohorts_[c].state = State::Active;
+      active_.push_back(c);
+    }
+    while (fresh_head_ < fresh_.size()) {
+      const std::uint32_t c = fresh_[fresh_head_];
+      if (live(c, State::Unschedulable)) {
+        if (cohorts_[c].since + max_in_unschedulable > now) break;
+        to_active_or_backoff(c, now);
+      }
+      ++fresh_head_;
+    }
+  }
+
+  // One failed cycle for each active cohort; cohorts whose next backoff ends together merge.
+  template <typename BackoffFn>
+  void try_active(Tick now, BackoffFn backoff) {
+    merged_.clear();
+    for (const std::uint32_t c : active_) {
+      if (!live(c, State::Active)) continue;  // ended since
+      Cohort& k = cohorts_[c];
+      const int attempts = k.attempts + 1;
+      const Tick until = now + backoff(attempts);
+      auto it =
+          std::find_if(merged_.begin(), merged_.end(), [&](std::uint32_t m) { return cohorts_[m].until == until; });
+      if (it != merged_.end()) {
+        k.parent = *it;
+        cohorts_[*it].live += k.live;
+        k.live = 0;
+        continue;
+      }
+      k.attempts = attempts;
+      k.since = now;
+      k.until = until;
+      k.state = State::Unschedulable;
+      fresh_.push_back(c);
+      merged_.push_back(c);
+    }
+    active_.clear();
+  }
+
+  void remove(JobIndex j) {
+    Cohort& k = cohorts_[find(cohort_of_[j])];
+    --k.live;  // a cohort left empty is skipped wherever it is listed
+    if (k.live == 0 && k.state == State::Backoff) ++dead_in_backoff_;
+  }
+
+  bool backing_off() {
+    drop_dead_backoff();
+    return !backoff_.empty();
+  }
+  Tick first_backoff() {
+    drop_dead_backoff();
+    return backoff_.top().first;
+  }
+
+ private:
+  enum class State : std::uint8_t { Unschedulable, Backoff, Active };
+  struct Cohort {
+    Tick since;  // failure time: queue timestamp and unschedulable since
+    Tick until;  // backoff end
+    int attempts;
+    std::uint32_t live;    // member pods not ended
+    std::uint32_t parent;  // itself while a root
+    State state;
+  };
+  static constexpr std::uint32_t kNoCohort = UINT32_MAX;
+
+  std::uint32_t find(std::uint32_t c) {
+    std::uint32_t r = c;
+    while (cohorts_[r].parent != r) r = cohorts_[r].parent;
+    while (cohorts_[c].parent != r) c = std::exchange(cohorts_[c].parent, r);
+    return r;
+  }
+
+  bool live(std::uint32_t c, State state) const {
+    const Cohort& k = cohorts_[c];
+    return k.parent == c && k.live > 0 && k.state == state;
+  }
+
+  // A cohort leaves the backoff heap only when flushed, so its only stale entries are cohorts
+  // whose pods all ended; they are counted, and looked for only while there are some.
+  void drop_dead_backoff() {
+    while (dead_in_backoff_ > 0 && !backoff_.empty() && !live(backoff_.top().second, State::Backoff)) {
+      backoff_.pop();
+      --dead_in_backoff_;
+    }
+  }
+
+  void to_active_or_backoff(std::uint32_t c, Tick now) {
+    Cohort& k = cohorts_[c];
+    if (k.until > now) {
+      k.state = State::Backoff;
+      backoff_.emplace(k.until, c);
+    } else {
+      k.state = State::Active;
+      active_.push_back(c);
+    }
+  }
+
+  std::vector<Cohort> cohorts_;
+  std::vector<std::uint32_t> cohort_of_;  // job -> the cohort it joined (find() gives the current)
+  std::vector<std::uint32_t> fresh_;      // unschedulable since the last cluster event, by failure time
+  std::size_t fresh_head_ = 0;            // fresh_[..head) left by the 5-minute flush
+  std::priority_queue<std::pair<Tick, std::uint32_t>, std::vector<std::pair<Tick, std::uint32_t>>, std::greater<>>
+      backoff_;
+  std::vector<std::uint32_t> active_;
+  std::vector<std::uint32_t> merged_;  // this pass's cohorts, one per backoff end
+  std::size_t dead_in_backoff_ = 0;    // entries of backoff_ whose cohort has no live pod
 };
 
 struct Candidate {
@@ -421,6 +585,7 @@ class KubernetesPolicy final : public Policy {
     Pod& p = pods_[j];
     if (p.where == Where::Running) {
       const Job& job = view.workload().jobs[j];
+      touch(p.node);
       NodeUsage& u = usage_[p.node];
       u.gpus -= job.gpus;
       u.cpu_milli -= std::int64_t{job.cpus} * 1000;
@@ -442,6 +607,7 @@ class KubernetesPolicy final : public Policy {
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(k, now);
     }
+    hopeless_.move_all(now);
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -488,6 +654,7 @@ class KubernetesPolicy final : public Policy {
       unschedulable_.erase(unschedulable_.begin());
       to_active_or_backoff(j, now);
     }
+    hopeless_.flush(now, cfg_.max_in_unschedulable);
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
     while (!active_.empty()) {
       const JobIndex j = std::get<2>(*active_.begin());
@@ -497,13 +664,19 @@ class KubernetesPolicy final : public Policy {
       ++pods_[j].attempts;
       schedule_one(s, j, jobs[j]);
     }
+    // The hopeless pods' cycles: each fails as before, with nothing else to do.
+    hopeless_.try_active(now, [&](int attempts) { return backoff_duration(attempts); });
     report_partial_groups(s);
     // Timers for what is waiting; none when nothing is.
-    if (!backoff_.empty()) s.wake_at(backoff_.begin()->first);
+    if (!backoff_.empty() || hopeless_.backing_off()) {
+      Tick first = hopeless_.backing_off() ? hopeless_.first_backoff() : sim::kNever;
+      if (!backoff_.empty()) first = std::min(first, backoff_.begin()->first);
+      s.wake_at(first);
+    }
     if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
     // The 5-minute flush can only matter while something may still change, and only for pods
     // that fit some node.
-    if (running_ > 0 || !backoff_.empty() || !quota_wait_.empty()) {
+    if (running_ > 0 || !backoff_.empty() || hopeless_.backing_off() || !quota_wait_.empty()) {
       if (!unschedulable_fitting_.empty()) s.wake_at(unschedulable_fitting_.begin()->first + cfg_.max_in_unschedulable);
     }
   }
@@ -516,6 +689,7 @@ class KubernetesPolicy final : public Policy {
     const std::size_t nodes = view.cluster().nodes().size();
     usage_.resize(nodes);
     nominated_.resize(nodes);
+    dirty_flag_.assign(nodes, 0);
     const auto& tenants = view.workload().tenants;
     quota_.assign(tenants.size(), -1);
     quota_used_.assign(tenants.size(), 0);
@@ -680,6 +854,7 @@ class KubernetesPolicy final : public Policy {
         unschedulable_fitting_.erase({p.unschedulable_since, j});
         break;
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
+      case Where::Hopeless: hopeless_.remove(j); break;
       default: break;
     }
   }
@@ -756,9 +931,85 @@ class KubernetesPolicy final : public Policy {
     return false;
   }
 
+  // Node classes: nodes of one pool with the same `up`, free resources and bound requests, and no
+  // pod nominated to them, pass the filter and score alike for every pod. With ties going to the
+  // lowest index, the best node of a class is its first, so one node per class (plus each node
+  // with nominations) decides. Not used with seeded ties (the reservoir sample draws once per tied
+  // node) or MIG profiles (per-profile usage).
+  using NodeKey = std::array<std::int64_t, 10>;
+  using ClassMap = std::map<NodeKey, std::set<NodeId>>;
+
+  bool use_classes() const { return !cfg_.seeded_tie_break && profiles_.empty(); }
+
+  void touch(NodeId id) {
+    if (id >= dirty_flag_.size() || dirty_flag_[id]) return;
+    dirty_flag_[id] = 1;
+    dirty_.push_back(id);
+  }
+
+  void unplace(NodeId id) {
+    auto& it = node_class_[id];
+    if (it != classes_.end()) {
+      it->second.erase(id);
+      if (it->second.empty()) classes_.erase(it);
+      it = classes_.end();
+    }
+    special_.erase(id);
+  }
+
+  void place(const ClusterView& view, NodeId id) {
+    if (!nominated_[id].empty()) {
+      special_.insert(id);
+      return;
+    }
+    const models::Node& n = view.cluster().node(id);
+    const NodeUsage& u = usage_[id];
+    const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
+                      u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+    auto it = classes_.try_emplace(key).first;
+    it->second.insert(id);
+    node_class_[id] = it;
+  }
+
+  void refresh_classes(const ClusterView& view) {
+    const std::size_t n = view.cluster().nodes().size();
+    if (node_class_.size() != n || up_changes_seen_ != view.cluster().up_changes()) {
+      classes_.clear();
+      special_.clear();
+      node_class_.assign(n, classes_.end());
+      for (NodeId id = 0; id < n; ++id) place(view, id);
+      up_changes_seen_ = view.cluster().up_changes();
+    } else {
+      for (const NodeId id : dirty_) {
+        unplace(id);
+        place(view, id);
+      }
+    }
+    for (const NodeId id : dirty_) dirty_flag_[id] = 0;
+    dirty_.clear();
+  }
+
+  NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self) {
+    refresh_classes(view);
+    NodeId best = kNoNode;
+    std::int64_t best_score = -1;
+    auto consider = [&](NodeId id) {
+      if (!fits(view, id, job, self)) return;
+      const std::int64_t sc = total_score(view, id, job);
+      if (sc > best_score || (sc == best_score && id < best)) {
+        best_score = sc;
+        best = id;
+      }
+    };
+    for (const auto& [key, members] : classes_) consider(*members.begin());
+    for (const NodeId id : special_) consider(id);
+    return best;
+  }
+
   // Filter + score over every node; the chosen node or kNoNode.
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self) {
     if (!gpus_free_somewhere(view, job)) return kNoNode;
+    if (use_classes()) return select_host_by_class(view, job, self);
     const std::size_t n = view.cluster().nodes().size();
     scores_.assign(n, -1);
     auto eval = [&](std::size_t i) {
@@ -797,6 +1048,7 @@ class KubernetesPolicy final : public Policy {
     Pod& p = pods_[j];
     p.where = Where::Running;
     p.node = node;
+    touch(node);
     NodeUsage& u = usage_[node];
     u.gpus += job.gpus;
     u.cpu_milli += std::int64_t{job.cpus} * 1000;
@@ -825,6 +1077,7 @@ class KubernetesPolicy final : public Policy {
     clear_nomination(j);
     pods_[j].nominated = node;
     nominated_[node].push_back(j);
+    touch(node);
   }
 
   void clear_nomination(JobIndex j) {
@@ -832,6 +1085,7 @@ class KubernetesPolicy final : public Policy {
     if (p.nominated == kNoNode) return;
     auto& v = nominated_[p.nominated];
     v.erase(std::find(v.begin(), v.end(), j));
+    touch(p.nominated);
     p.nominated = kNoNode;
   }
 
@@ -856,6 +1110,13 @@ class KubernetesPolicy final : public Policy {
     if (!fits_somewhere(s, j, job)) {
       fail(j, s.now());
       s.pending_reason(j, "unschedulable: larger than every node (no gang scheduling); stays Pending");
+      // From now on its reason stays (nothing else names one for a pod in no group), so its cycles
+      // are kept apart. Not under failRequestsGreaterThanOne, whose in-pass releases would move it
+      // in the middle of a pass.
+      if (job.group == models::kNone && !cfg_.device_plugin.fail_requests_greater_than_one) {
+        unschedulable_.erase({p.unschedulable_since, j});
+        hopeless_.add(pods_, j);
+      }
       return;
     }
     if (p.nominated != kNoNode && fits(s, p.nominated, job, j)) {
@@ -1009,6 +1270,14 @@ class KubernetesPolicy final : public Policy {
   std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
   // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
   std::set<std::pair<Tick, JobIndex>> unschedulable_fitting_;
+  HopelessPods hopeless_;
+  // Node classes for select_host (see use_classes); nodes changed since the last refresh.
+  ClassMap classes_;
+  std::vector<ClassMap::iterator> node_class_;
+  std::set<NodeId> special_;  // nodes with nominated pods, scored one by one
+  std::vector<NodeId> dirty_;
+  std::vector<std::uint8_t> dirty_flag_;
+  std::uint64_t up_changes_seen_ = 0;
 };
 
 }  // namespace

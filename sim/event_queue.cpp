@@ -11,7 +11,7 @@ EventId EventQueue::push(Tick time, EventClass cls, std::uint64_t payload) {
   HEADROOM_ASSERT(id <= kSeqMask, "event sequence numbers exhausted");
   if ((id >> 6) >= done_.size()) done_.push_back(0);
   heap_.push_back(Entry{time, (static_cast<std::uint64_t>(cls) << 56) | id, payload});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
   ++live_;
   return id;
 }
@@ -26,7 +26,7 @@ bool EventQueue::cancel(EventId id) {
 
 void EventQueue::drop_cancelled_top() {
   while (cancelled_in_heap_ > 0 && !heap_.empty() && is_done(heap_.front().key & kSeqMask)) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     heap_.pop_back();
     --cancelled_in_heap_;
   }
@@ -40,7 +40,7 @@ bool EventQueue::empty() {
 Event EventQueue::pop() {
   drop_cancelled_top();
   HEADROOM_ASSERT(!heap_.empty(), "pop from an empty event queue");
-  std::pop_heap(heap_.begin(), heap_.end(), later);
+  std::pop_heap(heap_.begin(), heap_.end(), Later{});
   const Entry e = heap_.back();
   heap_.pop_back();
   const EventId id = e.key & kSeqMask;

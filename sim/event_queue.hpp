@@ -53,6 +53,11 @@ class EventQueue {
   };
   static constexpr std::uint64_t kSeqMask = (1ull << 56) - 1;
   static bool later(const Entry& a, const Entry& b) { return a.time != b.time ? a.time > b.time : a.key > b.key; }
+  // The same order as a function object, which the std:: heap algorithms inline (through a
+  // function pointer every comparison was an out-of-line call).
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const { return later(a, b); }
+  };
   bool is_done(EventId id) const { return (done_[id >> 6] >> (id & 63)) & 1u; }
   void mark_done(EventId id) { done_[id >> 6] |= 1ull << (id & 63); }
   void drop_cancelled_top();

@@ -56,6 +56,20 @@ TEST(ClusterState, IndexesNodesByFreeGpus) {
   EXPECT_EQ(c.free_gpus(), 28);
 }
 
+TEST(ClusterState, CountsChangesOfUp) {
+  ClusterState c(two_pools());
+  EXPECT_EQ(c.up_changes(), 0u);
+  c.set_up(1, true);  // already up: no change
+  EXPECT_EQ(c.up_changes(), 0u);
+  c.set_up(1, false);
+  c.set_up(1, false);
+  EXPECT_EQ(c.up_changes(), 1u);
+  c.allocate({{0, 3, 0, 0}});
+  EXPECT_EQ(c.up_changes(), 1u) << "allocation is not a change of up";
+  c.set_up(1, true);
+  EXPECT_EQ(c.up_changes(), 2u);
+}
+
 TEST(ClusterState, RefusesOvercommitAndOverRelease) {
   ClusterState c(two_pools());
   EXPECT_NE(c.check({{0, 9, 0, 0}}), "");

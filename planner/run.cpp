@@ -31,12 +31,22 @@ void evaluate_services(const scenarios::Scenario& sc, const models::Workload& w,
   const std::size_t n = sc.services.size();
   if (n == 0) return;
   std::vector<std::vector<std::pair<sim::Tick, sim::Tick>>> runs(n);
-  for (std::size_t i = 0; i < r.placements.size(); ++i) {
-    const results::PlacementRecord& p = r.placements[i];
-    if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) continue;  // same run
-    const std::int32_t svc = w.jobs[p.job].service;
-    if (svc < 0) continue;
-    runs[static_cast<std::size_t>(svc)].emplace_back(p.start, p.end < 0 ? r.sim_end : p.end);
+  for (const results::JobRun& run : results::job_runs(r)) {
+    const std::int32_t svc = w.jobs[run.job].service;
+    if (svc >= 0) runs[static_cast<std::size_t>(svc)].emplace_back(run.start, run.end);
+  }
+  // Replicas created, never run, the service's last withdrawal, and the replica time wanted.
+  std::vector<std::int64_t> replicas(n, 0), withdrawn(n, 0);
+  std::vector<sim::Tick> last(n, sim::Tick{0});
+  std::vector<long double> wanted_ms(n, 0);
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+    const models::Job& job = w.jobs[j];
+    if (job.service < 0) continue;
+    const auto k = static_cast<std::size_t>(job.service);
+    ++replicas[k];
+    if (r.jobs[j].start < 0) ++withdrawn[k];
+    last[k] = std::max(last[k], job.withdraw_at);
+    wanted_ms[k] += static_cast<long double>(job.withdraw_at - job.submit);
   }
   for (std::size_t k = 0; k < n; ++k) {
     const models::ServiceSpec& s = sc.services[k];
@@ -48,17 +58,9 @@ void evaluate_services(const scenarios::Scenario& sc, const models::Workload& w,
     rec.max_replicas = s.max_replicas;
     rec.throughput = s.throughput;
     rec.from = s.start;
-    rec.to = s.start;
-    long double wanted_ms = 0;
-    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
-      const models::Job& job = w.jobs[j];
-      if (job.service != static_cast<std::int32_t>(k)) continue;
-      ++rec.replicas;
-      if (r.jobs[j].start < 0) ++rec.replicas_withdrawn;
-      rec.to = std::max(rec.to, job.withdraw_at);
-      wanted_ms += static_cast<long double>(job.withdraw_at - job.submit);
-    }
-    if (s.end != sim::kNever) rec.to = s.end;
+    rec.replicas = replicas[k];
+    rec.replicas_withdrawn = withdrawn[k];
+    rec.to = s.end != sim::kNever ? s.end : std::max(s.start, last[k]);
     if (rec.to > rec.from) {
       const models::ServiceSlo slo = models::evaluate_service(s, runs[k], rec.from, rec.to);
       rec.time_attainment = slo.time_attainment;
@@ -66,7 +68,7 @@ void evaluate_services(const scenarios::Scenario& sc, const models::Workload& w,
       rec.mean_running = slo.mean_running;
       rec.replica_gpu_hours = slo.replica_gpu_hours;
       rec.requests = slo.requests;
-      rec.mean_wanted = static_cast<double>(wanted_ms / static_cast<long double>(rec.to - rec.from));
+      rec.mean_wanted = static_cast<double>(wanted_ms[k] / static_cast<long double>(rec.to - rec.from));
     }
     r.services.push_back(std::move(rec));
   }

@@ -48,23 +48,10 @@ void borrowing(const RunResult& r, const Eigen::VectorXd& e, std::vector<TenantF
     bool start;
   };
   std::vector<Change> changes;
-  auto add_run = [&](std::uint32_t job, Tick start, Tick end) {
-    if (job >= r.jobs.size() || r.jobs[job].tenant >= ten.size()) return;
-    if (end < 0) end = r.sim_end;
-    if (end <= start) return;
-    changes.push_back({start, job, true});
-    changes.push_back({end, job, false});
-  };
-  if (!r.placements.empty()) {
-    for (std::size_t i = 0; i < r.placements.size(); ++i) {
-      const PlacementRecord& p = r.placements[i];
-      // A run's slices are consecutive rows with the same job and start.
-      if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) continue;
-      add_run(p.job, p.start, p.end);
-    }
-  } else {
-    for (std::uint32_t j = 0; j < r.jobs.size(); ++j)
-      if (r.jobs[j].start >= 0) add_run(j, r.jobs[j].start, r.jobs[j].end);
+  for (const JobRun& run : job_runs(r)) {
+    if (run.job >= r.jobs.size() || r.jobs[run.job].tenant >= ten.size() || run.end <= run.start) continue;
+    changes.push_back({run.start, run.job, true});
+    changes.push_back({run.end, run.job, false});
   }
   // Releases before starts at the same tick: a start sees the capacity an end freed.
   std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {

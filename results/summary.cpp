@@ -178,6 +178,22 @@ std::string json_string(std::string_view s) {
   return out;
 }
 
+std::vector<JobRun> job_runs(const RunResult& r) {
+  std::vector<JobRun> out;
+  auto end_of = [&](Tick end) { return end < 0 ? r.sim_end : end; };
+  if (!r.placements.empty()) {
+    for (std::size_t i = 0; i < r.placements.size(); ++i) {
+      const PlacementRecord& p = r.placements[i];
+      if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) continue;
+      out.push_back({p.job, p.start, end_of(p.end)});
+    }
+  } else {
+    for (std::uint32_t j = 0; j < r.jobs.size(); ++j)
+      if (r.jobs[j].start >= 0) out.push_back({j, r.jobs[j].start, end_of(r.jobs[j].end)});
+  }
+  return out;
+}
+
 Summary summarize(const RunResult& result) {
   Summary s;
   s.scenario_name = result.scenario_name;

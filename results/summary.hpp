@@ -91,6 +91,17 @@ struct Summary {
 
 inline constexpr Tick kStarvationWait = 24 * sim::kHour;
 
+// One run of a job: [start, end) between a start and the release of its resources (a job has
+// several when it was preempted and ran again).
+struct JobRun {
+  std::uint32_t job = 0;
+  Tick start = 0, end = 0;
+};
+// The runs of every job, from /placements (a run's slices are consecutive rows with the same job
+// and start; a run still going at the end of the simulation ends at sim_end). A file without
+// /placements gives each started job one run, from its first start to its end.
+std::vector<JobRun> job_runs(const RunResult& r);
+
 Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);
 void print_summary_json(std::ostream& out, const Summary& s);

@@ -216,10 +216,7 @@ void Simulation::on_submit(JobIndex j) {
     end_job(j, JobState::Rejected, why, false);
     return;
   }
-  ++pending_jobs_;
-  ++tenant_pending_jobs_[job.tenant];
-  tenant_pending_gpus_[job.tenant] += job.gpus;
-  ++pending_need_[need_of(job)];
+  count_pending(job, 1);
   if (job.withdraw_at != sim::kNever)
     engine_.schedule(std::max(job.withdraw_at, engine_.now()), EventClass::JobFinish, kWithdrawBit | j);
   if (observer_ != nullptr) observer_->on_event(engine_.now(), AuditKind::Submit, j, job.gpus, "");
@@ -231,10 +228,7 @@ void Simulation::leave_pending(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
   HEADROOM_ASSERT(state_[j] == JobState::Pending && !backoff_[j], "job " + std::to_string(j) + " is not pending");
   clear_pending_reason(j);
-  --pending_jobs_;
-  --tenant_pending_jobs_[job.tenant];
-  tenant_pending_gpus_[job.tenant] -= job.gpus;
-  --pending_need_[need_of(job)];
+  count_pending(job, -1);
   if (!drills_.empty()) check_recovery();
 }
 
@@ -394,10 +388,7 @@ void Simulation::on_evict(JobIndex j) {
       }
       lost_gpu_ms_ += lost;
       state_[j] = JobState::Pending;
-      ++pending_jobs_;
-      ++tenant_pending_jobs_[job.tenant];
-      tenant_pending_gpus_[job.tenant] += job.gpus;
-      ++pending_need_[need_of(job)];
+      count_pending(job, 1);
       if (observer_ != nullptr) observer_->on_lost_work(engine_.now(), AuditKind::Requeue, j, job.gpus, "", lost);
       policy_.on_requeue(*this, j);
       break;
@@ -445,6 +436,14 @@ void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
       observer_->on_end(t, j, JobState::Unfinished);
     }
   }
+}
+
+// The pending counts the samples report: +1 when a job becomes pending, -1 when it leaves.
+void Simulation::count_pending(const models::Job& job, int sign) {
+  pending_jobs_ = sign > 0 ? pending_jobs_ + 1 : pending_jobs_ - 1;
+  tenant_pending_jobs_[job.tenant] += sign;
+  tenant_pending_gpus_[job.tenant] += sign * job.gpus;
+  pending_need_[need_of(job)] += sign;
 }
 
 std::size_t Simulation::need_of(const models::Job& job) const {
@@ -819,10 +818,7 @@ void Simulation::on_retry(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
   backoff_[j] = false;
   --backoff_jobs_;
-  ++pending_jobs_;
-  ++tenant_pending_jobs_[job.tenant];
-  tenant_pending_gpus_[job.tenant] += job.gpus;
-  ++pending_need_[need_of(job)];
+  count_pending(job, 1);
   ++progress_;
   if (observer_ != nullptr)
     observer_->on_event(engine_.now(), AuditKind::Retry, j, retries_[j],

@@ -179,6 +179,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   // min(per-node request, largest node's GPUs); 0 = needs no whole GPU (CPU-only).
   std::vector<std::int64_t> pending_need_;
   std::size_t need_of(const models::Job& job) const;
+  void count_pending(const models::Job& job, int sign);
   std::size_t pending_jobs_ = 0;
   // "Why pending": each pending job's current reason (id + 1 into reason_codes_, 0 = none given),
   // the distinct reasons seen, and pending jobs per models::PendingCode.

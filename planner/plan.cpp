@@ -160,14 +160,6 @@ Target parse_target(const std::string& text) {
     const std::string what = kpi.substr(dot + 1);
     if (!group_quantile(what)) bad("unknown kind KPI \"" + what + "\"; expected " + kGroupQuantiles);
     t.kpi = "kind." + canonical_quantile(what);
-  } else if (const std::size_t dot = kpi.rfind('.'); kpi.rfind("tenant:", 0) == 0 && dot != std::string::npos &&
-                                                     dot > 7 && group_quantile(kpi.substr(dot + 1)) &&
-                                                     canonical_quantile(kpi.substr(dot + 1)) != "wait_mean" &&
-                                                     canonical_quantile(kpi.substr(dot + 1)) != "wait_p95" &&
-                                                     canonical_quantile(kpi.substr(dot + 1)) != "wait_max") {
-    // The tenant's wait median / p99 and JCT quantiles (its mean, p95 and max wait: below).
-    t.tenant = kpi.substr(7, dot - 7);
-    t.kpi = "tenantq." + canonical_quantile(kpi.substr(dot + 1));
   } else if (kpi.rfind("tenant:", 0) == 0) {
     const std::size_t dot = kpi.rfind('.');
     if (dot == std::string::npos || dot <= 7) bad("expected tenant:NAME.mean_wait or tenant:NAME.gpu_hours");
@@ -188,10 +180,13 @@ Target parse_target(const std::string& text) {
     } else if (what == "share_ratio" || what == "rho" || what == "starved") {
       t.kpi = "tenant." + what;
       unit = Unit::Count;
+    } else if (group_quantile(what)) {  // its wait median / p99 and JCT quantiles
+      t.kpi = "tenantq." + canonical_quantile(what);
     } else {
       bad("unknown tenant KPI \"" + what +
-          "\"; expected mean_wait, p95_wait, max_wait, gpu_hours, share, share_ratio, dominant_share, rho or "
-          "starved");
+          "\"; expected mean_wait, p95_wait, max_wait, gpu_hours, share, share_ratio, dominant_share, rho, "
+          "starved or one of " +
+          kGroupQuantiles);
     }
   } else {
     auto it = kpi_names().find(kpi);

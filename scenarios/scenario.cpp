@@ -355,19 +355,22 @@ class Loader {
       s << " and < " << max;
       expected += s.str();
     }
-    if (!e.value.IsScalar()) {
+    const auto v = finite_number(e);
+    if (!v || *v <= 0 || *v >= max) {
       error(e, expected + ", got " + describe(e.value));
       return std::nullopt;
     }
+    return v;
+  }
+
+  // A scalar that reads whole as a finite number (a leading '+' allowed), else nullopt.
+  static std::optional<double> finite_number(const Entry& e) {
+    if (!e.value.IsScalar()) return std::nullopt;
     std::string_view text = e.value.Scalar();
     if (!text.empty() && text.front() == '+') text.remove_prefix(1);
     double v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || end != text.data() + text.size() || ec != std::errc() || !std::isfinite(v) || v <= 0 ||
-        v >= max) {
-      error(e, expected + ", got " + describe(e.value));
-      return std::nullopt;
-    }
+    if (text.empty() || end != text.data() + text.size() || ec != std::errc() || !std::isfinite(v)) return std::nullopt;
     return v;
   }
 
@@ -924,15 +927,7 @@ class Loader {
   std::optional<double> number_in(const Entry& e, double lo, double hi) {
     std::ostringstream expected;
     expected << "expected a number from " << lo << " to " << hi;
-    if (e.value.IsScalar()) {
-      std::string_view text = e.value.Scalar();
-      if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-      double v = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (!text.empty() && end == text.data() + text.size() && ec == std::errc() && std::isfinite(v) && v >= lo &&
-          v <= hi)
-        return v;
-    }
+    if (const auto v = finite_number(e); v && *v >= lo && *v <= hi) return v;
     error(e, expected.str() + ", got " + describe(e.value));
     return std::nullopt;
   }

@@ -106,7 +106,16 @@ void apply_filters(const WorkloadSpec& spec, models::Workload& w) {
   }
 }
 
-Tick services_end(const Scenario& scenario, const models::Workload& w);
+namespace {
+
+// The end of services without their own: the horizon, else when the last trace job would end.
+Tick services_end(const Scenario& scenario, const models::Workload& w) {
+  if (scenario.horizon != sim::kNever) return scenario.horizon;
+  Tick end = 0;
+  for (const auto& j : w.jobs) end = std::max(end, j.submit + std::max<Tick>(j.runtime, 0));
+  for (const auto& s : scenario.services) end = std::max(end, s.start + sim::kDay);
+  return end;
+}
 
 // Inference services (models/service.hpp): their replicas join the trace's jobs, in submit
 // order (a replica after trace jobs submitted at the same instant).
@@ -133,6 +142,8 @@ void add_services(const Scenario& scenario, models::Workload& w) {
   w.jobs = std::move(merged);
 }
 
+}  // namespace
+
 models::Workload build_workload(const Scenario& scenario) {
   const WorkloadSpec& spec = scenario.workload;
   traces::ImportOptions options;
@@ -153,14 +164,6 @@ models::Workload build_workload(const Scenario& scenario) {
     w.queues = std::move(queues);
   }
   return w;
-}
-
-Tick services_end(const Scenario& scenario, const models::Workload& w) {
-  if (scenario.horizon != sim::kNever) return scenario.horizon;
-  Tick end = 0;
-  for (const auto& j : w.jobs) end = std::max(end, j.submit + std::max<Tick>(j.runtime, 0));
-  for (const auto& s : scenario.services) end = std::max(end, s.start + sim::kDay);
-  return end;
 }
 
 }  // namespace headroom::scenarios

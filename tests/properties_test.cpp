@@ -235,18 +235,27 @@ TEST(WhyPending, ReasonsAreClassified) {
   EXPECT_EQ(models::classify_pending_reason(""), PendingCode::None);
 }
 
-TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
-  // One 8-GPU node. J0 (8 GPUs, 100 s) runs at once; J1 (8 GPUs, 50 s) arrives at 10 s and waits
-  // at the head of the fifo queue until 100 s; J2 (4 GPUs) waits behind it.
-  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 100).job(10, 8, 50).job(20, 4, 10).build();
-  const auto c = headroom::testing::cluster(1, 8);
+namespace {
+
+// A fifo run of `w` on `c` through the recorder, with a sample every 30 s.
+results::RunResult recorded_fifo_run(const models::Workload& w, const models::ClusterSpec& c) {
   auto policy = policies::make_policy("fifo", {}, 1);
   results::Recorder rec(w, c);
   scenarios::SimulationOptions options;
   options.sample_interval = 30 * sim::kSecond;
   scenarios::Simulation sim(w, c, *policy, &rec, options);
   sim.run();
-  const auto& r = rec.result();
+  return std::move(rec.result());
+}
+
+}  // namespace
+
+TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
+  // One 8-GPU node. J0 (8 GPUs, 100 s) runs at once; J1 (8 GPUs, 50 s) arrives at 10 s and waits
+  // at the head of the fifo queue until 100 s; J2 (4 GPUs) waits behind it.
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 100).job(10, 8, 50).job(20, 4, 10).build();
+  const auto c = headroom::testing::cluster(1, 8);
+  const auto r = recorded_fifo_run(w, c);
   // Waiting events: J1 once when it becomes the blocked head (said again every pass, recorded
   // once), J2 once when it becomes the head at 100 s.
   std::vector<std::pair<std::uint32_t, sim::Tick>> waiting;
@@ -288,14 +297,8 @@ TEST(Fragmentation, FreeGpusNoWaitingJobFitsAreCountedInTheSamples) {
   for (int j2_gpus : {4, 8}) {
     SCOPED_TRACE(j2_gpus);
     auto w = headroom::testing::WorkloadBuilder().job(0, 3, 100).job(0, 3, 100).job(1, j2_gpus, 10).build();
-    const auto c = headroom::testing::cluster(2, 4);
-    auto policy = policies::make_policy("fifo", {}, 1);
-    results::Recorder rec(w, c);
-    scenarios::SimulationOptions options;
-    options.sample_interval = 30 * sim::kSecond;
-    scenarios::Simulation sim(w, c, *policy, &rec, options);
-    sim.run();
-    const auto& ts = rec.result().timeseries;
+    const auto result = recorded_fifo_run(w, headroom::testing::cluster(2, 4));
+    const auto& ts = result.timeseries;
     ASSERT_EQ(ts.pool_frag_gpus.size(), ts.time.size());
     int checked = 0;
     for (std::size_t i = 0; i < ts.time.size(); ++i) {
@@ -309,21 +312,15 @@ TEST(Fragmentation, FreeGpusNoWaitingJobFitsAreCountedInTheSamples) {
       }
     }
     EXPECT_EQ(checked, 3);
-    const results::Summary s = results::summarize(rec.result());
+    const results::Summary s = results::summarize(result);
     EXPECT_GT(s.fragmentation, 0.99);
     EXPECT_LE(s.fragmentation, 1.0);
   }
   // A 1-GPU job waiting behind J2 (fifo's head of line) fits either free GPU: they are idle, but
   // not fragmented.
   auto w = headroom::testing::WorkloadBuilder().job(0, 3, 100).job(0, 3, 100).job(1, 4, 10).job(2, 1, 10).build();
-  const auto c = headroom::testing::cluster(2, 4);
-  auto policy = policies::make_policy("fifo", {}, 1);
-  results::Recorder rec(w, c);
-  scenarios::SimulationOptions options;
-  options.sample_interval = 30 * sim::kSecond;
-  scenarios::Simulation sim(w, c, *policy, &rec, options);
-  sim.run();
-  const auto& ts = rec.result().timeseries;
+  const auto result = recorded_fifo_run(w, headroom::testing::cluster(2, 4));
+  const auto& ts = result.timeseries;
   for (std::size_t i = 0; i < ts.time.size(); ++i) {
     if (ts.time[i] >= 30 * sim::kSecond && ts.time[i] <= 90 * sim::kSecond) {
       EXPECT_EQ(ts.pool_frag_gpus[i], 0);

@@ -61,7 +61,9 @@ struct Wl {
   Tick ready_deadline = -1;
   Tick backoff_until = -1;
   Tick hold_until = -1;
-  int running = 0;  // pods holding node resources
+  bool afs_penalty = false;  // an admission-fair-sharing entry penalty is pending for it
+  bool afs_counted = false;  // counted in its LocalQueue's admitted usage
+  int running = 0;           // pods holding node resources
   int ended = 0;
   std::uint64_t failed_epoch = UINT64_MAX;  // capacity epoch of the last failed placement
 };
@@ -82,8 +84,19 @@ struct Cq {
   std::vector<int> checks;
   int root = 0;
   std::set<std::tuple<std::int64_t, Tick, int>> active;  // (-priority, queue time, workload)
+  // With admission fair sharing: the same entries by LocalQueue (namespace).
+  std::map<models::TenantId, std::set<std::tuple<std::int64_t, Tick, int>>> by_lq;
   std::vector<int> inadmissible;
   std::set<int> holding;  // workloads holding quota here
+};
+
+// A LocalQueue's admission-fair-sharing state (pkg/cache/queue/afs/usage_ledger.go).
+struct Lq {
+  std::array<double, kResources> consumed{};         // decayed usage (memory in bytes)
+  std::array<std::int64_t, kResources> admitted{};   // quota of its admitted workloads
+  std::array<std::int64_t, kResources> penalized{};  // requests with a pending entry penalty
+  Tick last = 0;                                     // last decay
+  double weight = 1;
 };
 
 struct Drs {
@@ -170,6 +183,7 @@ class KueuePolicy final : public Policy {
   // (process_dirty).
   void on_withdraw(const ClusterView& view, JobIndex j) override {
     on_end(view, j);
+    now_ = view.now();
     const int w = wl_of_[j];
     Wl& wl = wls_[w];
     if (wl.cq < 0 || wl.ended < static_cast<int>(wl.pods.size())) return;
@@ -178,7 +192,8 @@ class KueuePolicy final : public Policy {
       return;
     }
     if (wl.st != WState::Queued) return;
-    cqs_[wl.cq].active.erase(key(w));
+    active_erase(w);
+    drop_penalty(w);
     if (wl.backoff_until >= 0) backoff_.erase({wl.backoff_until, w});
     wl.st = WState::Finished;
   }
@@ -186,6 +201,8 @@ class KueuePolicy final : public Policy {
   void schedule(Session& s) override {
     ensure(s);
     now_ = s.now();
+    if (cfg_.afs.enabled)
+      for (Lq& lq : lqs_) afs_advance(lq);
     for (int w : std::exchange(to_reject_, {})) reject(s, w, reject_reason(w));
     process_dirty(s);
     process_timers(s);
@@ -333,6 +350,147 @@ class KueuePolicy final : public Policy {
       for (auto& q : ns_cq_)
         if (q < 0) q = default_cq_;
     usage_.assign(cluster.nodes().size(), {});
+    lqs_.assign(w.tenants.size(), Lq{});
+    for (models::TenantId t = 0; t < lqs_.size(); ++t) {
+      lqs_[t].last = view.now();  // created with the run
+      if (auto it = cfg_.local_queue_weights.find(w.tenants.name(t)); it != cfg_.local_queue_weights.end())
+        lqs_[t].weight = it->second;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Admission fair sharing (pkg/util/admissionfairsharing/admission_fair_sharing.go).
+
+  bool afs_on(int q) const { return cfg_.afs.enabled && cqs_[q].cfg->usage_based_afs; }
+
+  // calculateAlphaRate: the weight of the new sample after `elapsed`.
+  double afs_alpha(Tick elapsed) const {
+    if (cfg_.afs.half_life == 0) return 0.0;
+    return 1.0 - std::pow(0.5, static_cast<double>(elapsed) / static_cast<double>(cfg_.afs.half_life));
+  }
+
+  static double afs_units(int r, std::int64_t amount) {
+    return r == 2 ? static_cast<double>(amount) * 1048576.0 : static_cast<double>(amount);  // memory in bytes
+  }
+
+  // CalculateDecayedConsumed with the LocalQueue's admitted usage, at `elapsed` since the last update.
+  void afs_decay(Lq& lq, Tick elapsed) const {
+    const double a = afs_alpha(elapsed);
+    for (int r = 0; r < kResources; ++r) lq.consumed[r] = lq.consumed[r] * (1 - a) + afs_units(r, lq.admitted[r]) * a;
+  }
+
+  // The LocalQueue reconciler's samples every usageSamplingInterval since the last update, up to
+  // now (its admitted usage did not change in between: every change advances first). With a zero
+  // half-life a sample resets the usage.
+  void afs_advance(Lq& lq) {
+    const Tick n = (now_ - lq.last) / cfg_.afs.sampling;
+    if (n <= 0) return;
+    if (cfg_.afs.half_life == 0) {
+      lq.consumed.fill(0);
+    } else {
+      afs_decay(lq, n * cfg_.afs.sampling);
+    }
+    lq.last += n * cfg_.afs.sampling;
+  }
+
+  // CalculateUsage: the LocalQueue's weighted consumed usage plus pending entry penalties.
+  double afs_usage(models::TenantId ns) const {
+    const Lq& lq = lqs_[ns];
+    const double alpha = afs_alpha(cfg_.afs.sampling);
+    double usage = 0;
+    for (int r = 0; r < kResources; ++r)
+      usage += cfg_.afs.weights[r] * (lq.consumed[r] + afs_units(r, lq.penalized[r]) * alpha);
+    if (lq.weight <= 0) return std::numeric_limits<double>::infinity();
+    return usage / lq.weight;
+  }
+
+  std::array<std::int64_t, kResources> covered_request(int w) const {
+    std::array<std::int64_t, kResources> out{};
+    for (int r = 0; r < kResources; ++r)
+      if (cqs_[wls_[w].cq].covered[r]) out[r] = wls_[w].req[r];
+    return out;
+  }
+
+  // Quota reserved: the entry penalty alpha(sampling) * request is pushed (scheduler.go
+  // updateEntryPenalty); a workload keeps one record however often it is reserved.
+  void push_penalty(int w) {
+    Wl& wl = wls_[w];
+    if (!afs_on(wl.cq) || wl.afs_penalty) return;
+    wl.afs_penalty = true;
+    const auto req = covered_request(w);
+    for (int r = 0; r < kResources; ++r) lqs_[wl.ns].penalized[r] += req[r];
+  }
+
+  void drop_penalty(int w) {
+    Wl& wl = wls_[w];
+    if (!wl.afs_penalty) return;
+    wl.afs_penalty = false;
+    const auto req = covered_request(w);
+    for (int r = 0; r < kResources; ++r) lqs_[wl.ns].penalized[r] -= req[r];
+  }
+
+  // Admitted: its usage counts, and its entry penalty settles into the consumed usage after the
+  // decay up to now (workload_controller.go updateAfsConsumedUsage).
+  void afs_admit(int w) {
+    Wl& wl = wls_[w];
+    if (!afs_on(wl.cq)) return;
+    Lq& lq = lqs_[wl.ns];
+    afs_advance(lq);
+    const auto req = covered_request(w);
+    if (!wl.afs_counted)
+      for (int r = 0; r < kResources; ++r) lq.admitted[r] += req[r];
+    wl.afs_counted = true;
+    afs_decay(lq, now_ - lq.last);
+    if (wl.afs_penalty) {
+      const double alpha = afs_alpha(cfg_.afs.sampling);
+      for (int r = 0; r < kResources; ++r) lq.consumed[r] += afs_units(r, req[r]) * alpha;
+      drop_penalty(w);
+    }
+    lq.last = now_;
+  }
+
+  // Quota released: its usage stops counting.
+  void afs_release(int w) {
+    Wl& wl = wls_[w];
+    if (!wl.afs_counted) return;
+    Lq& lq = lqs_[wl.ns];
+    afs_advance(lq);
+    const auto req = covered_request(w);
+    for (int r = 0; r < kResources; ++r) lq.admitted[r] -= req[r];
+    wl.afs_counted = false;
+  }
+
+  // The CQ's next workload: the first by priority and time, or with admission fair sharing the
+  // first of the LocalQueue with the lowest usage (cluster_queue.go queueOrderingFunc).
+  int head(int q) const {
+    const Cq& cq = cqs_[q];
+    if (!afs_on(q)) return std::get<2>(*cq.active.begin());
+    int best = -1;
+    double best_usage = 0;
+    for (const auto& [ns, entries] : cq.by_lq) {
+      const int w = std::get<2>(*entries.begin());
+      const double u = afs_usage(ns);
+      if (best < 0 || u < best_usage || (u == best_usage && key(w) < key(best))) {
+        best = w;
+        best_usage = u;
+      }
+    }
+    return best;
+  }
+
+  void active_insert(int w) {
+    Cq& cq = cqs_[wls_[w].cq];
+    cq.active.insert(key(w));
+    if (afs_on(wls_[w].cq)) cq.by_lq[wls_[w].ns].insert(key(w));
+  }
+
+  void active_erase(int w) {
+    Cq& cq = cqs_[wls_[w].cq];
+    cq.active.erase(key(w));
+    if (auto it = cq.by_lq.find(wls_[w].ns); it != cq.by_lq.end()) {
+      it->second.erase(key(w));
+      if (it->second.empty()) cq.by_lq.erase(it);
+    }
   }
 
   void compute_subtree(int i) {
@@ -377,6 +535,7 @@ class KueuePolicy final : public Policy {
   void reject(Session& s, int w, const std::string& reason) {
     Wl& wl = wls_[w];
     wl.st = WState::Rejected;
+    drop_penalty(w);
     for (JobIndex p : wl.pods)
       if (s.state(p) == JobState::Pending) s.reject(p, reason);
   }
@@ -539,6 +698,10 @@ class KueuePolicy final : public Policy {
     if (ex != ey) return ex;
     const bool ox = x.cq == own, oy = y.cq == own;
     if (ox != oy) return !ox;
+    if (x.cq == y.cq && x.ns != y.ns && afs_on(x.cq)) {
+      const double ux = afs_usage(x.ns), uy = afs_usage(y.ns);
+      if (ux != uy) return ux > uy;  // the LocalQueue that used more is preempted first
+    }
     if (x.priority != y.priority) return x.priority < y.priority;
     if (x.reserved_at != y.reserved_at) return x.reserved_at > y.reserved_at;
     return a < b;
@@ -879,7 +1042,7 @@ class KueuePolicy final : public Policy {
     wl.st = WState::Queued;
     wl.flavor = -1;
     wl.inadmissible = false;
-    cqs_[wl.cq].active.insert(key(w));
+    active_insert(w);
   }
 
   // A workload finished or was evicted in this tree: inadmissible workloads are requeued.
@@ -888,7 +1051,7 @@ class KueuePolicy final : public Policy {
       for (int w : std::exchange(cqs_[q].inadmissible, {})) {
         if (wls_[w].st != WState::Queued || !wls_[w].inadmissible) continue;
         wls_[w].inadmissible = false;
-        cqs_[q].active.insert(key(w));
+        active_insert(w);
       }
     }
   }
@@ -896,6 +1059,7 @@ class KueuePolicy final : public Policy {
   void release_quota(int w) {
     Wl& wl = wls_[w];
     charge(w, -1);
+    afs_release(w);
     cqs_[wl.cq].holding.erase(w);
     requeue_inadmissible(cqs_[wl.cq].root);
     released_ = true;
@@ -916,7 +1080,7 @@ class KueuePolicy final : public Policy {
       std::vector<Entry> entries;
       for (std::size_t q = 0; q < cqs_.size(); ++q) {
         if (cqs_[q].active.empty()) continue;
-        const int w = std::get<2>(*cqs_[q].active.begin());
+        const int w = head(static_cast<int>(q));
         entries.push_back({w, assign(w)});
       }
       if (entries.empty()) return;
@@ -953,7 +1117,7 @@ class KueuePolicy final : public Policy {
                            ? "quota: request exceeds the maximum quota of ClusterQueue " + cq_name + " (kueue)"
                            : "quota: waiting for quota in ClusterQueue " + cq_name + " (kueue)");
         if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
-        cq.active.erase(key(w));
+        active_erase(w);
         wl.inadmissible = true;
         cq.inadmissible.push_back(w);
         return true;
@@ -1037,9 +1201,10 @@ class KueuePolicy final : public Policy {
   void reserve(Session& s, int w, int flavor) {
     Wl& wl = wls_[w];
     Cq& cq = cqs_[wl.cq];
-    cq.active.erase(key(w));
+    active_erase(w);
     wl.flavor = flavor;
     charge(w, +1);
+    push_penalty(w);
     cq.holding.insert(w);
     wl.reserved_at = now_;
     wl.st = WState::Reserved;
@@ -1069,6 +1234,7 @@ class KueuePolicy final : public Policy {
 
   void admit(int w) {
     Wl& wl = wls_[w];
+    afs_admit(w);
     wl.st = WState::Admitted;
     wl.failed_epoch = UINT64_MAX;
     placing_.insert(place_key(w));
@@ -1115,6 +1281,7 @@ class KueuePolicy final : public Policy {
     release_quota(w);
     if (wl.ended == static_cast<int>(wl.pods.size())) {
       wl.st = WState::Finished;
+      drop_penalty(w);
       return;
     }
     compute_request(s, w);
@@ -1162,6 +1329,7 @@ class KueuePolicy final : public Policy {
       return;
     }
     wl.st = WState::Finished;
+    drop_penalty(w);
     release_quota(w);
   }
 
@@ -1389,6 +1557,7 @@ class KueuePolicy final : public Policy {
   std::vector<std::vector<int>> subtree_cqs_;
   std::vector<int> ns_cq_;
   int default_cq_ = -1;
+  std::vector<Lq> lqs_;  // admission fair sharing, by namespace (tenant)
   std::vector<k8s::NodeUsage> usage_;
   std::uint64_t releases_ = 0;
   std::vector<int> to_reject_, dirty_;

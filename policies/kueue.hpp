@@ -36,6 +36,16 @@
 //    workload first, then priority, then FIFO. An entry that no longer fits after an earlier one
 //    this cycle is skipped; a Preempt entry whose targets overlap another's is skipped; cycles repeat
 //    until nothing is admitted.
+//  - Admission fair sharing (pkg/util/admissionfairsharing, pkg/cache/queue/afs,
+//    controller/core/{localqueue,workload}_controller.go): in a CQ with admissionScope
+//    UsageBasedAdmissionFairSharing the head is the workload whose LocalQueue (its namespace) has
+//    the lowest usage = sum over covered resources of resourceWeight * (consumed + pending entry
+//    penalty) / LocalQueue weight (weight 0: infinite), ties by the base order. Consumed decays
+//    every usageSamplingInterval from the last update: C = C * (1 - a) + U * a, a = 1 -
+//    0.5^(elapsed / usageHalfLifeTime), U the LocalQueue's admitted usage (memory in bytes);
+//    reserving quota adds an entry penalty a(sampling) * request, settled into C when the
+//    workload is admitted (after its checks), with the decay up to that moment. Candidates of one
+//    CQ from different LocalQueues are preempted higher usage first.
 //  - Classic preemption (pkg/scheduler/preemption/preemption.go, common/ordering.go): candidates in
 //    the CQ per withinClusterQueue (LowerPriority, LowerOrNewerEqualPriority) and in borrowing CQs
 //    of the cohort tree per reclaimWithinCohort (LowerPriority, Any) or borrowWithinCohort
@@ -79,6 +89,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -134,12 +145,23 @@ struct ClusterQueueConfig {
   bool prefer_borrowing = true;        // preference: BorrowingOverPreemption
   double weight = 1.0;                 // fairSharing.weight
   std::vector<std::string> admission_checks;
+  // admissionScope.admissionMode: UsageBasedAdmissionFairSharing orders this CQ's workloads by
+  // their LocalQueue's decayed usage (needs Config::afs).
+  bool usage_based_afs = false;
 };
 
 struct AdmissionCheckConfig {
   std::string name;
   sim::Tick delay = 0;  // until the check answers
   int retries = 0;      // it answers Retry this many times for a workload, then Ready
+};
+
+// Kueue's Configuration `admissionFairSharing` (apis/config/v1beta2/configuration_types.go).
+struct AdmissionFairSharingConfig {
+  bool enabled = false;                             // the block is given
+  sim::Tick half_life = 0;                          // usageHalfLifeTime; 0 resets usage at every sample
+  sim::Tick sampling = 5 * sim::kMinute;            // usageSamplingInterval (defaults.go: 5 min)
+  std::array<double, kResources> weights{1, 1, 1};  // resourceWeights; memory counts in bytes
 };
 
 struct Config {
@@ -156,7 +178,9 @@ struct Config {
   std::int64_t backoff_limit = -1;  // -1: none
   std::vector<models::JobKind> ray_kinds;
   sim::Tick ray_delete_after_idle = 0;
-  k8s::Config scheduler;  // scoringStrategy, weights, termination_grace_period
+  AdmissionFairSharingConfig afs;
+  std::map<std::string, double> local_queue_weights;  // namespace -> LocalQueue fairSharing.weight
+  k8s::Config scheduler;                              // scoringStrategy, weights, termination_grace_period
 };
 
 // Parameter keys accepted under `policy:` (a <...> segment matches any text, dots included).

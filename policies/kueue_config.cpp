@@ -226,6 +226,7 @@ struct Parser {
     std::map<std::string, std::map<std::string, std::pair<std::tuple<int, int>, FlavorQuotas>>> cq_quotas,
         cohort_quotas;
     std::map<std::string, const ParamValue*> cq_at, cohort_parent_at, cq_cohort_at;
+    std::pair<std::string, const ParamValue*> afs_scope{"", nullptr};  // a CQ asking for AFS
     PolicyParams scheduler;
     for (const auto& [key, v] : params) {
       const auto seg = split(key);
@@ -265,6 +266,25 @@ struct Parser {
           (key.ends_with("BaseSeconds") ? out.backoff_base : out.backoff_max) = s * sim::kSecond;
       } else if (key == "waitForPodsReady.requeuingStrategy.backoffLimitCount") {
         integer(key, v, 0, 1'000'000, out.backoff_limit);
+      } else if (key == "admissionFairSharing.usageHalfLifeTime") {
+        out.afs.enabled = true;
+        duration(key, v, false, out.afs.half_life);
+      } else if (key == "admissionFairSharing.usageSamplingInterval") {
+        out.afs.enabled = true;
+        duration(key, v, true, out.afs.sampling);
+      } else if (head == "admissionFairSharing" && seg.size() == 3 && seg[1] == "resourceWeights") {
+        out.afs.enabled = true;
+        const auto rit = std::find(kResourceNames.begin(), kResourceNames.end(), seg[2]);
+        if (rit == kResourceNames.end()) {
+          std::string msg = "unknown resource " + quoted(seg[2]) + "; expected: gpu, cpu, memory";
+          if (auto s = sim::closest_match(seg[2], std::vector<std::string>{"gpu", "cpu", "memory"}))
+            msg += " (did you mean \"" + *s + "\"?)";
+          error(key, v, msg);
+        } else {
+          weight(key, v, out.afs.weights[rit - kResourceNames.begin()]);
+        }
+      } else if (head == "localQueues" && seg.size() == 4 && seg[2] == "fairSharing" && seg[3] == "weight") {
+        weight(key, v, out.local_queue_weights[seg[1]]);
       } else if (key == "rayCluster.kinds") {
         out.ray_kinds.clear();
         for (const auto& s : parse_list(v.text)) {
@@ -343,6 +363,11 @@ struct Parser {
           if (choice(key, v, {"BorrowingOverPreemption", "PreemptionOverBorrowing"}, c)) q.prefer_borrowing = c == 0;
         } else if (rest == "fairSharing.weight") {
           weight(key, v, q.weight);
+        } else if (rest == "admissionScope.admissionMode") {
+          if (choice(key, v, {"NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing"}, c)) {
+            q.usage_based_afs = c == 1;
+            if (q.usage_based_afs) afs_scope = {key, &v};
+          }
         } else {
           unknown(key, v);
         }
@@ -350,6 +375,11 @@ struct Parser {
         unknown(key, v);
       }
     }
+
+    if (afs_scope.second && !out.afs.enabled)
+      error(afs_scope.first, *afs_scope.second,
+            "UsageBasedAdmissionFairSharing needs Kueue's admissionFairSharing block (usageHalfLifeTime, "
+            "usageSamplingInterval, resourceWeights); without it Kueue ignores the admission scope");
 
     if (!scheduler.empty()) {
       std::vector<sim::InputError> e;
@@ -440,6 +470,11 @@ const std::vector<std::string>& param_keys() {
         "clusterQueues.<cq>.flavorFungibility.whenCanPreempt",
         "clusterQueues.<cq>.flavorFungibility.preference",
         "clusterQueues.<cq>.fairSharing.weight",
+        "clusterQueues.<cq>.admissionScope.admissionMode",
+        "admissionFairSharing.usageHalfLifeTime",
+        "admissionFairSharing.usageSamplingInterval",
+        "admissionFairSharing.resourceWeights.<resource>",
+        "localQueues.<namespace>.fairSharing.weight",
         "admissionChecks.<check>.delay",
         "admissionChecks.<check>.retries",
         "fairSharing.enable",

@@ -218,6 +218,95 @@ TEST(Kueue, Q5StrictFifoBlocksBehindItsHeadBestEffortFifoDoesNot) {
   EXPECT_EQ(strict.start(2), 100) << "w2 waits behind w1, then fits as well";
 }
 
+// --- Admission fair sharing ---------------------------------------------------------------------
+
+namespace {
+
+// One ClusterQueue of 8 GPUs shared by the LocalQueues of namespaces a and b, with admission fair
+// sharing (half-life 10 min, samples every 5 min: the entry penalty is 1 - 0.5^0.5 = 0.2929 of
+// the request).
+const std::string kAfs = R"(  resourceFlavors: {default: {pools: [pool]}}
+  admissionFairSharing: {usageHalfLifeTime: 10m, usageSamplingInterval: 5m}
+  clusterQueues:
+    shared:
+      namespaces: [a, b]
+      admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}
+      resources: {default: {gpu: {nominalQuota: 8}}}
+)";
+
+}  // namespace
+
+TEST(KueueAdmissionFairSharing, TheLocalQueueThatUsedLessIsAdmittedFirst) {
+  // a used the whole queue (entry penalty 8 x 0.2929 = 2.34); a1 is older than b1, but b has no
+  // usage, so b1 goes first when a0 ends.
+  const auto w = ht::WorkloadBuilder().job(0, 8, 100, "a").job(1, 8, 100, "a").job(2, 8, 100, "b").build();
+  const KueueRun afs(w, ht::cluster(1, 8), kAfs);
+  EXPECT_EQ(afs.start(2), 100);
+  EXPECT_EQ(afs.start(1), 200);
+
+  // A zero half-life resets usage at every sample and makes the entry penalty 0: the base order.
+  const KueueRun reset(w, ht::cluster(1, 8), replace(kAfs, "usageHalfLifeTime: 10m", "usageHalfLifeTime: 0s"));
+  EXPECT_EQ(reset.start(1), 100);
+  EXPECT_EQ(reset.start(2), 200);
+
+  // Without the admission scope the ClusterQueue orders by priority and time only.
+  const KueueRun plain(w, ht::cluster(1, 8), replace(kAfs, "UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"));
+  EXPECT_EQ(plain.start(1), 100);
+  EXPECT_EQ(plain.start(2), 200);
+}
+
+TEST(KueueAdmissionFairSharing, LocalQueueWeightDividesItsUsage) {
+  // a0 and b0 (4 GPUs each) leave both LocalQueues at 4 x 0.2929: equal usage, so the older a1
+  // goes first; with weight 2, b's usage halves and b1 goes first.
+  const auto w =
+      ht::WorkloadBuilder().job(0, 4, 100, "a").job(0, 4, 100, "b").job(1, 8, 100, "a").job(2, 8, 100, "b").build();
+  const KueueRun equal(w, ht::cluster(1, 8), kAfs);
+  EXPECT_EQ(equal.start(2), 100);
+  EXPECT_EQ(equal.start(3), 200);
+  const KueueRun weighted(w, ht::cluster(1, 8), kAfs + "  localQueues: {b: {fairSharing: {weight: 2}}}\n");
+  EXPECT_EQ(weighted.start(3), 100);
+  EXPECT_EQ(weighted.start(2), 200);
+}
+
+TEST(KueueAdmissionFairSharing, UsageDecaysWithTheHalfLife) {
+  // a0 at 0 s leaves a at 8 x 0.2929 = 2.343, decayed by a's samples at 300, 600 and 900 s (no
+  // usage then) to 2.343 x 0.7071^3 = 0.828. b0 (4 GPUs) at 1000 s settles at 4 x (1 -
+  // 0.5^(100/600)) + 4 x 0.2929 = 1.608. When b0 ends at 1100 s, a1 goes before the older b1.
+  const auto w = ht::WorkloadBuilder()
+                     .job(0, 8, 100, "a")
+                     .job(1000, 4, 100, "b")
+                     .job(1001, 8, 100, "b")
+                     .job(1002, 8, 100, "a")
+                     .build();
+  const KueueRun afs(w, ht::cluster(1, 8), kAfs);
+  EXPECT_EQ(afs.start(1), 1000);
+  EXPECT_EQ(afs.start(3), 1100);
+  EXPECT_EQ(afs.start(2), 1200);
+  // With a one-week half-life a's usage has hardly decayed (8 x 3.44e-4 = 2.75e-3) and stays above
+  // b's (4 x 1.15e-4 + 4 x 3.44e-4 = 1.83e-3): b1 goes first.
+  const KueueRun slow(w, ht::cluster(1, 8), replace(kAfs, "usageHalfLifeTime: 10m", "usageHalfLifeTime: 168h"));
+  EXPECT_EQ(slow.start(2), 1100);
+  EXPECT_EQ(slow.start(3), 1200);
+}
+
+TEST(KueueAdmissionFairSharing, PreemptsFromTheLocalQueueWithMoreUsageFirst) {
+  // a0 (6 GPUs) and b0 (2 GPUs, admitted later) fill the queue; c's high-priority workload needs 2.
+  // Kueue's candidate order puts the most recently admitted (b0) first; with admission fair
+  // sharing the LocalQueue with more usage (a: 6 x 0.2929 against b: 2 x 0.2929 + a little) goes
+  // first.
+  auto w = ht::WorkloadBuilder().job(0, 6, 1000, "a").job(1, 2, 1000, "b").job(10, 2, 100, "c").build();
+  w.jobs[2].priority = 100;
+  const std::string cfg =
+      replace(replace(kAfs, "namespaces: [a, b]", "namespaces: [a, b, c]"),
+              "      resources:", "      preemption: {withinClusterQueue: LowerPriority}\n      resources:");
+  const KueueRun afs(w, ht::cluster(1, 8), cfg);
+  EXPECT_EQ(afs.preemptions(0), 1);
+  EXPECT_EQ(afs.preemptions(1), 0);
+  const KueueRun plain(w, ht::cluster(1, 8), replace(cfg, "UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"));
+  EXPECT_EQ(plain.preemptions(0), 0);
+  EXPECT_EQ(plain.preemptions(1), 1);
+}
+
 // --- Q6 --------------------------------------------------------------------------------------
 
 TEST(Kueue, Q6FairSharingWithWeightsStopsAtAFourBEight) {
@@ -652,6 +741,31 @@ TEST(KueueProperties, RealTraceEveryJobEndsOnceAndQuotaBoundsTheRunningGpus) {
   for (JobIndex j = 0; j < w.jobs.size(); ++j) EXPECT_EQ(obs.ends[j], 1) << j;
 }
 
+TEST(KueueProperties, RealTraceWithAdmissionFairSharingKeepsTheInvariants) {
+  // The same run with the RICC users' LocalQueues ordered by their decayed usage (half-life 1 h):
+  // every job still ends once within the quota, and the order changes.
+  auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-kueue.yaml");
+  sc.policy.params.at("clusterQueues.all.resources.default.gpu.nominalQuota").text = "4096";
+  const auto w = scenarios::build_workload(sc);
+  auto run = [&](const policies::PolicyParams& params, Invariants& obs) {
+    auto p = policies::make_policy("kueue", params, 1);
+    scenarios::Simulation sim(w, sc.cluster, *p, &obs);
+    const auto stats = sim.run();
+    EXPECT_LE(sim.peak_used_gpus(), 4096);
+    return stats.fingerprint;
+  };
+  Invariants base_obs(w, sc.cluster);
+  const std::string base = run(sc.policy.params, base_obs);
+  auto params = sc.policy.params;
+  params["admissionFairSharing.usageHalfLifeTime"] = {"1h", "", 0, 0};
+  params["clusterQueues.all.admissionScope.admissionMode"] = {"UsageBasedAdmissionFairSharing", "", 0, 0};
+  Invariants obs(w, sc.cluster);
+  const std::string afs = run(params, obs);
+  EXPECT_EQ(obs.overcommits, 0);
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) EXPECT_EQ(obs.ends[j], 1) << j;
+  EXPECT_NE(afs, base) << "usage-based order differs from priority/FIFO on a contended trace";
+}
+
 // --- parameters ------------------------------------------------------------------------------
 
 namespace {
@@ -771,4 +885,28 @@ TEST(KueueParams, BadValuesNameTheirLocation) {
   errors = scenario_errors(replace(kScenario, "type: MostAllocated", "type: Most"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.type");
+}
+
+TEST(KueueAdmissionFairSharing, ConfigurationErrors) {
+  auto errors =
+      scenario_errors(replace(kScenario, "waitForPodsReady: {enable: true",
+                              "admissionFairSharing: {usageSamplingInterval: 0s}\n  waitForPodsReady: {enable: true"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.admissionFairSharing.usageSamplingInterval");
+  EXPECT_EQ(errors[0].message(), "expected a positive duration such as 30s, 500ms or 5m, got \"0s\"");
+
+  errors =
+      scenario_errors(replace(kScenario, "waitForPodsReady: {enable: true",
+                              "admissionFairSharing: {resourceWeights: {gpus: 1}}\n  waitForPodsReady: {enable: true"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message(), "unknown resource \"gpus\"; expected: gpu, cpu, memory (did you mean \"gpu\"?)");
+
+  errors = scenario_errors(
+      replace(kScenario, "queueingStrategy: StrictFIFO",
+              "queueingStrategy: StrictFIFO\n      admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.clusterQueues.cq-a.admissionScope.admissionMode");
+  EXPECT_TRUE(
+      errors[0].message().starts_with("UsageBasedAdmissionFairSharing needs Kueue's admissionFairSharing block"))
+      << errors[0].message();
 }

@@ -1,18 +1,22 @@
 // The `headroom` command line: parses arguments and calls the libraries.
 #include <tbb/global_control.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
-#include "apps/fgd_cmd.hpp"
 #include "apps/compare_cmd.hpp"
+#include "apps/fgd_cmd.hpp"
 #ifdef HEADROOM_MPI
 #include "apps/mpi_sweep.hpp"
 #endif
@@ -113,21 +117,30 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     std::cerr << "interrupted: no output written\n";
     return kExitInterrupted;
   }
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto t0 = std::chrono::steady_clock::now();
   if (!output.empty()) headroom::results::write_hdf5(outcome.result, output);
+  const double write_s = seconds_since(t0);
   if (g_stop.load()) {
     std::cerr << "interrupted after the results were complete: " << output << " written\n";
     return kExitInterrupted;
   }
+  t0 = std::chrono::steady_clock::now();
   const auto summary = headroom::results::summarize(outcome.result);
   const auto fairness = headroom::planner::fairness_of(outcome);
+  const double summary_s = seconds_since(t0);
   if (json) {
     headroom::results::print_summary_json_with_fairness(std::cout, summary, fairness);
   } else {
     headroom::results::print_summary(std::cout, summary);
     std::cout << "\n";
     headroom::results::print_fairness(std::cout, fairness, 10);
-    std::fprintf(stdout, "time: import %.2f s, simulate %.2f s%s%s\n", outcome.import_seconds, outcome.simulate_seconds,
-                 output.empty() ? "" : ", results in ", output.c_str());
+    std::fprintf(stdout, "time: import %.2f s, simulate %.2f s, summary %.2f s", outcome.import_seconds,
+                 outcome.simulate_seconds, summary_s);
+    if (!output.empty()) std::fprintf(stdout, ", write %.2f s (%s)", write_s, output.c_str());
+    std::fputc('\n', stdout);
   }
   return kExitOk;
 }
@@ -135,6 +148,13 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef __GLIBC__
+  // Large vectors (the result tables, the event queue) grow by reallocation. By default glibc maps
+  // each large block afresh and unmaps it when freed, so every growth faults in new zeroed pages;
+  // keeping them in the heap lets later allocations reuse pages already touched.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
   CLI::App app{"headroom: a discrete-event simulator and capacity planner for GPU clusters"};
   app.set_version_flag("--version", headroom::app::version_string());
   app.require_subcommand(1);

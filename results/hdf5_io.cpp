@@ -42,7 +42,7 @@ constexpr std::int32_t kFormatVersion = 1;
 // contiguous (and zero-length ones must: a chunk cannot have a zero dimension).
 constexpr hsize_t kCompressThreshold = 4096;
 constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
-constexpr int kDeflateLevel = 4;
+constexpr int kDeflateLevel = 1;
 // Filter mask bit for "deflate skipped" on a chunk (deflate is the second filter, after shuffle).
 constexpr std::uint32_t kDeflateSkipped = 1u << 1;
 

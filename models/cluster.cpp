@@ -57,9 +57,22 @@ std::string ClusterState::check(const Placement& placement) const {
       if (placement[j].node == s.node) return "node " + std::to_string(s.node) + " appears twice";
     const Node& n = nodes_[s.node];
     if (!n.up) return "node " + std::to_string(s.node) + " is down";
-    if (s.gpus > n.free_gpus)
+    std::int32_t whole = s.gpus;
+    if (s.gpu_milli != 0) {
+      const std::string at = "node " + std::to_string(s.node) + " GPU " + std::to_string(s.device);
+      if (s.gpu_milli < 0 || s.gpu_milli >= 1000) return "a GPU share must be 1..999 milli-GPUs";
+      if (s.gpus != 0) return "a slice holds whole GPUs or a GPU share, not both";
+      if (spec_.pools[n.pool].units_per_gpu != 1) return "GPU shares need whole GPUs (the pool advertises units)";
+      if (s.device < 0 || s.device >= n.gpus) return at + " does not exist";
+      const std::int32_t used = device_milli(s.node, s.device);
+      if (used + s.gpu_milli > 1000)
+        return at + " has " + std::to_string(1000 - used) + " milli-GPUs free, " + std::to_string(s.gpu_milli) +
+               " requested";
+      if (used == 0) whole = 1;  // opens the device for sharing: it leaves the free GPUs
+    }
+    if (whole > n.free_gpus)
       return "node " + std::to_string(s.node) + " has " + std::to_string(n.free_gpus) + " free GPUs, " +
-             std::to_string(s.gpus) + " requested";
+             std::to_string(whole) + " requested";
     if (n.cpus > 0 && s.cpus > n.free_cpus) return "node " + std::to_string(s.node) + " lacks CPUs";
     if (n.memory_mib > 0 && s.memory_mib > n.free_memory_mib) return "node " + std::to_string(s.node) + " lacks memory";
   }
@@ -82,14 +95,32 @@ void ClusterState::allocate(const Placement& placement) {
   for (const Slice& s : placement) {
     index_remove(s.node);
     Node& n = nodes_[s.node];
-    n.free_gpus -= s.gpus;
+    std::int32_t take = s.gpus;
+    if (s.gpu_milli > 0) {
+      if (device_milli_.empty()) {
+        device_first_.resize(nodes_.size());
+        std::size_t at = 0;
+        for (std::size_t k = 0; k < nodes_.size(); ++k) {
+          device_first_[k] = at;
+          at += static_cast<std::size_t>(nodes_[k].gpus);
+        }
+        device_milli_.assign(at, 0);
+      }
+      std::int32_t& used = device_milli_[device_first_[s.node] + static_cast<std::size_t>(s.device)];
+      if (used == 0) {
+        take = 1;
+        ++n.shared_gpus;
+      }
+      used += s.gpu_milli;
+    }
+    n.free_gpus -= take;
     if (n.cpus > 0) n.free_cpus -= s.cpus;
     if (n.memory_mib > 0) n.free_memory_mib -= s.memory_mib;
     ++n.jobs;
-    pool_free_[n.pool] -= s.gpus;
-    free_gpus_ -= s.gpus;
-    pool_used_[n.pool] += s.gpus;
-    used_gpus_ += s.gpus;
+    pool_free_[n.pool] -= take;
+    free_gpus_ -= take;
+    pool_used_[n.pool] += take;
+    used_gpus_ += take;
     index_add(s.node);
   }
 }
@@ -98,18 +129,30 @@ void ClusterState::release(const Placement& placement) {
   for (const Slice& s : placement) {
     HEADROOM_ASSERT(s.node < nodes_.size(), "release on a missing node");
     Node& n = nodes_[s.node];
-    HEADROOM_ASSERT(n.free_gpus + s.gpus <= n.gpus && n.jobs > 0, "GPU over-release on node " + std::to_string(s.node));
+    std::int32_t give = s.gpus;
+    if (s.gpu_milli > 0) {
+      HEADROOM_ASSERT(!device_milli_.empty() && s.device >= 0 && s.device < n.gpus,
+                      "release of a GPU share never placed on node " + std::to_string(s.node));
+      std::int32_t& used = device_milli_[device_first_[s.node] + static_cast<std::size_t>(s.device)];
+      HEADROOM_ASSERT(used >= s.gpu_milli, "GPU share over-release on node " + std::to_string(s.node));
+      used -= s.gpu_milli;
+      if (used == 0) {
+        give = 1;
+        --n.shared_gpus;
+      }
+    }
+    HEADROOM_ASSERT(n.free_gpus + give <= n.gpus && n.jobs > 0, "GPU over-release on node " + std::to_string(s.node));
     index_remove(s.node);
-    n.free_gpus += s.gpus;
+    n.free_gpus += give;
     if (n.cpus > 0) n.free_cpus += s.cpus;
     if (n.memory_mib > 0) n.free_memory_mib += s.memory_mib;
     --n.jobs;
     if (n.up) {
-      pool_free_[n.pool] += s.gpus;
-      free_gpus_ += s.gpus;
+      pool_free_[n.pool] += give;
+      free_gpus_ += give;
     }
-    pool_used_[n.pool] -= s.gpus;
-    used_gpus_ -= s.gpus;
+    pool_used_[n.pool] -= give;
+    used_gpus_ -= give;
     index_add(s.node);
   }
 }

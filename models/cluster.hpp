@@ -45,7 +45,8 @@ struct Node {
   std::int32_t free_cpus = 0;
   std::int64_t memory_mib = 0;
   std::int64_t free_memory_mib = 0;
-  std::int32_t jobs = 0;  // jobs with a slice here
+  std::int32_t jobs = 0;         // jobs with a slice here
+  std::int32_t shared_gpus = 0;  // GPUs shared by GPU shares (Slice::gpu_milli); not in free_gpus
   bool up = true;
 };
 
@@ -55,6 +56,12 @@ struct Slice {
   std::int32_t gpus = 0;
   std::int32_t cpus = 0;
   std::int64_t memory_mib = 0;
+  // A share of one GPU (KAI gpu-fraction): gpu_milli thousandths (1..999) of GPU `device`
+  // (0..gpus-1 of the node) that other shares may use too; gpus is 0 then. A device that holds a
+  // share leaves the node's free GPUs until its last share is released. Only on pools of whole
+  // GPUs (units_per_gpu 1). 0 = no share.
+  std::int32_t gpu_milli = 0;
+  std::int32_t device = 0;
 };
 using Placement = std::vector<Slice>;
 
@@ -97,6 +104,12 @@ class ClusterState {
     return spec_.pools[p].gpus_per_node * std::max(spec_.pools[p].units_per_gpu, 1);
   }
 
+  // Milli-GPUs that shares hold on GPU `device` of the node (0: the device is not shared; it is
+  // free or held whole).
+  std::int32_t device_milli(NodeId node, std::int32_t device) const {
+    return device_milli_.empty() ? 0 : device_milli_[device_first_[node] + static_cast<std::size_t>(device)];
+  }
+
   // Nodes of pool p (that are up) with exactly f free GPUs (units), in id order.
   const std::set<NodeId>& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
 
@@ -116,6 +129,10 @@ class ClusterState {
   std::vector<std::int64_t> pool_used_;
   std::vector<std::int64_t> pool_up_;
   std::vector<std::vector<std::set<NodeId>>> by_free_;
+  // GPU shares: milli-GPUs used on each device (node n's devices from device_first_[n]); both
+  // empty until the first share is placed.
+  std::vector<std::int32_t> device_milli_;
+  std::vector<std::size_t> device_first_;
   std::int64_t total_gpus_ = 0;
   std::int64_t free_gpus_ = 0;
   std::int64_t used_gpus_ = 0;

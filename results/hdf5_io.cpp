@@ -391,6 +391,8 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   });
   // Added after format version 1 shipped: readers treat a missing column as zeros.
   add(column_array("/events/lost_gpu_ms", r.events, &EventRecord::lost_gpu_ms, false));
+  add(column_array("/placements/gpu_milli", r.placements, &PlacementRecord::gpu_milli, false));
+  add(column_array("/placements/device", r.placements, &PlacementRecord::device, false));
   // Inference services (optional on read; only written when the scenario has some).
   if (!r.services.empty())
     for_each_service_column([&](const char* name, auto member, bool ms) {
@@ -894,6 +896,18 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     for (std::size_t i = 0; i < names.size(); ++i) {
       r.services[i].name = names[i];
       r.services[i].tenant = tenants[i];
+    }
+  }
+  if (rd.has_link("placements")) {
+    Handle g = rd.group("placements");
+    for (const auto& [name, member] :
+         {std::pair{"gpu_milli", &PlacementRecord::gpu_milli}, std::pair{"device", &PlacementRecord::device}}) {
+      if (!rd.has_dataset(g.get(), name)) continue;
+      const std::string where = std::string("/placements/") + name;
+      const auto col = rd.array<std::int32_t>(g.get(), where, 1);
+      if (col.size() != r.placements.size())
+        rd.fail(where, std::to_string(col.size()) + " rows, expected " + std::to_string(r.placements.size()));
+      for (std::size_t i = 0; i < col.size(); ++i) r.placements[i].*member = col[i];
     }
   }
   {

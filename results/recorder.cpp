@@ -129,8 +129,9 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
   close_placement(job, time);
   open_from_[job] = result_.placements.size() + 1;
   for (const models::Slice& s : placement)
-    result_.placements.push_back(
-        PlacementRecord{job, time, -1, static_cast<std::int32_t>(s.node), static_cast<std::int32_t>(s.gpus)});
+    result_.placements.push_back(PlacementRecord{job, time, -1, static_cast<std::int32_t>(s.node),
+                                                 static_cast<std::int32_t>(s.gpus), s.gpu_milli,
+                                                 s.gpu_milli > 0 ? s.device : 0});
 
   // Placements hold a handful of slices; a small sort beats a set.
   std::vector<models::NodeId> nodes;

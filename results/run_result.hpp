@@ -54,6 +54,10 @@ struct PlacementRecord {
   Tick end = -1;
   std::int32_t node = 0;  // node id: pools' nodes in order (pool p's first node follows pool p-1's last)
   std::int32_t gpus = 0;
+  // A share of one GPU (models::Slice::gpu_milli): milli-GPUs of GPU `device` of the node; gpus
+  // is 0 then. 0 = whole GPUs.
+  std::int32_t gpu_milli = 0;
+  std::int32_t device = 0;
 };
 
 // Fixed-interval samples. Matrices are row-major [sample][pool] or [sample][tenant].

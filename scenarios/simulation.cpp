@@ -238,9 +238,16 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   if (state_[j] != JobState::Pending) return "job " + std::to_string(j) + " is not pending";
   if (backoff_[j]) return "job " + std::to_string(j) + " waits for its retry back-off";
   const models::Job& job = workload_.jobs[j];
-  if (placement_gpus(placement) != job.gpus)
+  const bool share = placement.size() == 1 && placement[0].gpu_milli > 0;
+  if (share) {
+    if (job.gpu_milli != placement[0].gpu_milli || job.gpus > 1)
+      return "placement holds a share of " + std::to_string(placement[0].gpu_milli) + " milli-GPUs, job requests " +
+             (job.gpus > 1 || job.gpu_milli == 0 ? std::to_string(job.gpus) + " GPUs"
+                                                 : std::to_string(job.gpu_milli) + " milli-GPUs");
+  } else if (placement_gpus(placement) != job.gpus) {
     return "placement has " + std::to_string(placement_gpus(placement)) + " GPUs, job requests " +
            std::to_string(job.gpus);
+  }
   if (std::string why = cluster_.check(placement); !why.empty()) return why;
   if (placement.empty()) return "empty placement";
 
@@ -260,8 +267,10 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   for (const auto& s : placement) reslice(s.node);
 
   engine_.record(0x5354415254000000ull ^ j);
-  for (const auto& s : placement)
+  for (const auto& s : placement) {
     engine_.record((static_cast<std::uint64_t>(s.node) << 32) | static_cast<std::uint32_t>(s.gpus));
+    if (s.gpu_milli > 0) engine_.record((std::uint64_t{0x5348} << 48) | (std::uint64_t(s.device) << 16) | s.gpu_milli);
+  }
   if (observer_ != nullptr) {
     observer_->on_event(engine_.now(), AuditKind::Start, j, job.gpus, reason);
     observer_->on_start(engine_.now(), j, placement);

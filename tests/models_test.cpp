@@ -56,6 +56,30 @@ TEST(ClusterState, IndexesNodesByFreeGpus) {
   EXPECT_EQ(c.free_gpus(), 28);
 }
 
+TEST(ClusterState, GpuSharesOpenADeviceAndFreeItWithTheLastShare) {
+  ClusterState c(two_pools());
+  const Slice half{0, 0, 0, 0, 500, 2};
+  c.allocate({half});
+  EXPECT_EQ(c.node(0).free_gpus, 7) << "the shared device leaves the free GPUs";
+  EXPECT_EQ(c.node(0).shared_gpus, 1);
+  EXPECT_EQ(c.device_milli(0, 2), 500);
+  EXPECT_EQ(c.used_gpus(), 1);
+  c.allocate({{0, 0, 0, 0, 300, 2}});
+  EXPECT_EQ(c.node(0).free_gpus, 7) << "a second share on the same device takes no GPU";
+  EXPECT_EQ(c.device_milli(0, 2), 800);
+  EXPECT_EQ(c.check({{0, 0, 0, 0, 300, 2}}), "node 0 GPU 2 has 200 milli-GPUs free, 300 requested");
+  EXPECT_EQ(c.check({{0, 1, 0, 0, 300, 2}}), "a slice holds whole GPUs or a GPU share, not both");
+  EXPECT_EQ(c.check({{0, 0, 0, 0, 300, 8}}), "node 0 GPU 8 does not exist");
+  c.allocate({{0, 7, 0, 0}});
+  EXPECT_EQ(c.check({{0, 0, 0, 0, 100, 3}}), "node 0 has 0 free GPUs, 1 requested") << "opening needs a free GPU";
+  c.release({half});
+  EXPECT_EQ(c.node(0).free_gpus, 0);
+  c.release({{0, 0, 0, 0, 300, 2}});
+  EXPECT_EQ(c.node(0).free_gpus, 1) << "the last share gives the device back";
+  EXPECT_EQ(c.node(0).shared_gpus, 0);
+  EXPECT_EQ(c.used_gpus(), 7);
+}
+
 TEST(ClusterState, CountsChangesOfUp) {
   ClusterState c(two_pools());
   EXPECT_EQ(c.up_changes(), 0u);

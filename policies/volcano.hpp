@@ -86,6 +86,7 @@ struct PluginConf {
   std::string name;
   bool job_order = true, task_order = true, queue_order = true, node_order = true;
   bool preemptable = true, reclaimable = true, job_enqueued = true;
+  bool hierarchy = false;  // enableHierarchy (capacity: hierarchical queues)
 };
 
 enum class QueueState : std::uint8_t { Open, Closing, Closed };
@@ -97,6 +98,8 @@ struct QueueConf {
   std::int64_t weight = 1;
   Resources capability{-1, -1, -1};
   Resources guarantee{0, 0, 0};
+  Resources deserved{-1, -1, -1};  // capacity plugin; -1 = not set
+  std::string parent;              // capacity with enableHierarchy; empty = the root queue
   bool reclaimable = true;
   std::int32_t priority = 0;
   QueueState state = QueueState::Open;
@@ -110,7 +113,8 @@ struct Config {
   std::int64_t leastrequested_weight = 1, mostrequested_weight = 0, balancedresource_weight = 1;
   sim::Tick schedule_period = sim::kSecond;
   sim::Tick termination_grace_period = 30 * sim::kSecond;
-  bool min_resources = true;  // minResources: auto
+  bool min_resources = true;                // minResources: auto
+  std::int64_t ancestor_reclaim_level = 0;  // capacity argument ancestorReclaimLevel
   std::map<std::string, QueueConf> queues;
 };
 

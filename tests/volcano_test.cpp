@@ -725,9 +725,15 @@ TEST(VolcanoParams, BadValuesNameTheirLocation) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].message().find("did you mean \"overcommit-factor\"?"), std::string::npos);
 
+  // capacity beside proportion conflicts; with capacity, q2's guarantee (cpu 500m) needs a deserved.
   errors = scenario_errors(replace(kScenario, "name: drf", "name: capacity"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].message().find("capacity plugin (hierarchical queues) is not modelled"), std::string::npos);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].where(), "policy.tiers");
+  EXPECT_EQ(errors[0].message(),
+            "the capacity and proportion plugins conflict; use one of them (capacity replaces proportion)");
+  EXPECT_EQ(errors[1].where(), "policy.queues.q2.guarantee");
+  EXPECT_EQ(errors[1].line(), 33);
+  EXPECT_EQ(errors[1].message(), "deserved[cpu] must be >= guarantee[cpu]=500m");
 
   errors = scenario_errors(replace(kScenario, "schedule-period: 2s", "schedule-period: 0s"));
   ASSERT_EQ(errors.size(), 1u);

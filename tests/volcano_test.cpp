@@ -32,11 +32,14 @@ namespace ht = headroom::testing;
 
 namespace {
 
-// Records the preemption audit events (reason and preemptor).
+// Records the preemption audit events (reason and preemptor), rejections and the last "why
+// pending" of each job.
 class AuditObserver : public models::SimObserver {
  public:
   void on_event(sim::Tick t, models::AuditKind k, JobIndex j, std::int32_t detail, std::string_view reason) override {
     if (k == models::AuditKind::Preempt) preempts.push_back({sim::to_seconds(t), j, detail, std::string(reason)});
+    if (k == models::AuditKind::Reject) rejects[j] = std::string(reason);
+    if (k == models::AuditKind::Waiting && !reason.empty()) waiting[j] = std::string(reason);
   }
   void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
   void on_end(sim::Tick, JobIndex, JobState) override {}
@@ -48,6 +51,7 @@ class AuditObserver : public models::SimObserver {
     std::string reason;
   };
   std::vector<Preempt> preempts;
+  std::map<JobIndex, std::string> rejects, waiting;
 };
 
 struct VRun {
@@ -454,6 +458,273 @@ TEST(Volcano, NoIdleSessionsWhileNothingCanChange) {
   EXPECT_EQ(sim.job_state(0), JobState::Completed);
   EXPECT_EQ(sim.job_state(1), JobState::Unfinished);
   EXPECT_LE(p.passes, 10);
+}
+
+// --- capacity plugin and hierarchical queues ----------------------------------------------------
+// Tiers as docs/user-guide/how_to_use_capacity_plugin.md (capacity in place of proportion, no
+// overcommit). Jobs without a group are rigid PodGroups, so gang (tier 1) admits no reclaim victim
+// and capacity (tier 2) decides.
+
+namespace {
+const std::string kCapacityTiers = "[[priority, gang, conformance], [drf, predicates, capacity, nodeorder, binpack]]";
+const std::string kHierarchyTiers =
+    "[[priority, gang, conformance], [drf, predicates, {name: capacity, enableHierarchy: true}, nodeorder, binpack]]";
+const std::pair<std::string, std::string> kReclaim{"actions", "enqueue, allocate, reclaim, backfill"};
+}  // namespace
+
+TEST(VolcanoCapacity, BorrowedGpusAreReclaimedExactlyBackToDeserved) {
+  // 8 GPUs, deserved 4 / 4. q1 borrows all 8 while q2 is idle; q2's arrival reclaims one q1 task
+  // per q2 task while q1's allocated (less the victims so far) is above 4, and Preemptive stops q2
+  // at its deserved 4 (allocated + 1 <= 4 fails for the fifth job).
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 5; ++i) b.job(10, 1, 500);
+  auto w = b.build();
+  queue(w, 0, 8, "q1");
+  queue(w, 8, 13, "q2");
+  const VRun r(w, ht::cluster(2, 4),
+               params({kReclaim,
+                       {"tiers", kCapacityTiers},
+                       {"queues.q1.deserved.nvidia.com/gpu", "4"},
+                       {"queues.q2.deserved.nvidia.com/gpu", "4"}}));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.start(j), 0) << "q1 borrows the idle GPUs (realCapability 8)";
+  // Victims on node 0 (the first node that works), highest pod index first; they leave after the
+  // 30 s grace period and the pipelined q2 tasks bind at 40.
+  ASSERT_EQ(r.audit.preempts.size(), 4u);
+  const JobIndex victims[] = {3, 2, 1, 0};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.audit.preempts[i].time, 10);
+    EXPECT_EQ(r.audit.preempts[i].job, victims[i]);
+    EXPECT_EQ(r.audit.preempts[i].by, 8 + i);
+    EXPECT_EQ(r.audit.preempts[i].reason, "volcano reclaim: queue q1 above deserved (capacity)");
+  }
+  for (JobIndex j = 4; j < 8; ++j) EXPECT_EQ(r.preemptions(j), 0) << "q1 keeps its deserved 4";
+  for (JobIndex j = 8; j < 12; ++j) EXPECT_EQ(r.start(j), 40) << j;
+  // The fifth q2 job waits for q2's own jobs (540); the requeued q1 tasks then take the other
+  // three free GPUs (q2's share 1/4 is below q1's 4/4, so q2 goes first) and the last one waits
+  // for q1's running tasks (1000).
+  EXPECT_EQ(r.start(12), 540);
+  EXPECT_EQ(r.end(0), 1540);
+  EXPECT_EQ(r.end(2), 1540);
+  EXPECT_EQ(r.end(3), 2000);
+}
+
+TEST(VolcanoCapacity, CapabilityCapsTheQueueEvenWithIdleGpus) {
+  // capability 3 on 8 idle GPUs: enqueue admits three (minResources + allocated + inqueue <= 3), the
+  // other two wait until they end. With minResources none, Allocatable caps instead.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 5; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 5, "q1");
+  const auto p = std::map<std::string, std::string>{{"tiers", kCapacityTiers},
+                                                    {"queues.q1.deserved.nvidia.com/gpu", "2"},
+                                                    {"queues.q1.capability.nvidia.com/gpu", "3"}};
+  const VRun r(w, ht::cluster(1, 8), params(p));
+  EXPECT_EQ(r.started_at(0, 5, 0), 3);
+  EXPECT_EQ(r.started_at(0, 5, 100), 2);
+  EXPECT_EQ(r.audit.waiting.at(3), "volcano enqueue: queue q1 would exceed its capability (capacity)");
+  auto none = p;
+  none["minResources"] = "none";
+  const VRun n(w, ht::cluster(1, 8), params(none));
+  EXPECT_EQ(n.started_at(0, 5, 0), 3);
+  EXPECT_EQ(n.started_at(0, 5, 100), 2);
+  EXPECT_EQ(n.audit.waiting.at(3), "volcano allocate: queue q1 would exceed its capability (capacity)");
+}
+
+TEST(VolcanoCapacity, GuaranteeIsKeptFromOtherQueuesEvenWhenIdle) {
+  // Flat: realCapability(q2) = max(0, 8 - Σ guarantee 4) + 0 = 4, so q2 leaves q1's guaranteed
+  // GPUs idle although q1 has no jobs.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 8, "q2");
+  const VRun r(w, ht::cluster(1, 8),
+               params({{"tiers", kCapacityTiers},
+                       {"queues.q1.deserved.nvidia.com/gpu", "4"},
+                       {"queues.q1.guarantee.resource.nvidia.com/gpu", "4"},
+                       {"queues.q2.deserved.nvidia.com/gpu", "4"}}));
+  EXPECT_EQ(r.started_at(0, 8, 0), 4);
+  EXPECT_EQ(r.started_at(0, 8, 100), 4);
+}
+
+TEST(VolcanoCapacity, GuaranteeProtectsAVictimQueueAboveItsDeserved) {
+  // Hierarchical (the root's realCapability is unlimited, so q1's guarantee does not cap q2): q1
+  // (deserved 3) runs four 2-GPU jobs; q2 (deserved 6) reclaims for three 2-GPU jobs. Victims 1
+  // and 0 are taken (8 > 3, 6 > 3); for the third, q1 is at 4 > 3 but 4 - 2 < guarantee 3.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 2, 1000);
+  for (int i = 0; i < 3; ++i) b.job(10, 2, 500);
+  auto w = b.build();
+  queue(w, 4, 7, "q2");  // created first: wins share ties (QueueOrder's fallback)
+  queue(w, 0, 4, "q1");
+  auto p = std::map<std::string, std::string>{kReclaim,
+                                              {"tiers", kHierarchyTiers},
+                                              {"queues.q1.deserved.nvidia.com/gpu", "3"},
+                                              {"queues.q1.guarantee.resource.nvidia.com/gpu", "3"},
+                                              {"queues.q2.deserved.nvidia.com/gpu", "6"}};
+  const VRun r(w, ht::cluster(2, 4), params(p));
+  EXPECT_EQ(r.preemptions(1), 1);
+  EXPECT_EQ(r.preemptions(0), 1);
+  EXPECT_EQ(r.preemptions(2), 0);
+  EXPECT_EQ(r.preemptions(3), 0) << "q1 keeps its guarantee";
+  EXPECT_EQ(r.start(4), 40);
+  EXPECT_EQ(r.start(5), 40);
+  EXPECT_EQ(r.start(6), 540) << "waits for q2's own jobs";
+  // Without the guarantee the third victim (on node 1) is taken too and q1 drops to 2, below its
+  // deserved. At 40, q2 (4/6) and q1 (2/3) tie on share and q2 goes first, so job 6 binds.
+  p.erase("queues.q1.guarantee.resource.nvidia.com/gpu");
+  const VRun g(w, ht::cluster(2, 4), params(p));
+  EXPECT_EQ(g.preemptions(3), 1);
+  EXPECT_EQ(g.preemptions(2), 0);
+  EXPECT_EQ(g.start(6), 40);
+}
+
+namespace {
+// root -> dept-a (deserved 4) -> {team-1 (2), team-2 (2)}; root -> dept-b (4).
+std::map<std::string, std::string> tree_params() {
+  return {kReclaim,
+          {"tiers", kHierarchyTiers},
+          {"queues.dept-a.deserved.nvidia.com/gpu", "4"},
+          {"queues.team-1.parent", "dept-a"},
+          {"queues.team-1.deserved.nvidia.com/gpu", "2"},
+          {"queues.team-2.parent", "dept-a"},
+          {"queues.team-2.deserved.nvidia.com/gpu", "2"},
+          {"queues.dept-b.deserved.nvidia.com/gpu", "4"}};
+}
+}  // namespace
+
+TEST(VolcanoCapacity, TwoLevelTreeTeamBorrowsFromTheOtherDepartmentAndIsReclaimed) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);  // team-1: all 8 GPUs
+  for (int i = 0; i < 4; ++i) b.job(10, 1, 500);  // dept-b: its deserved 4
+  for (int i = 0; i < 2; ++i) b.job(60, 1, 300);  // team-2: its deserved 2
+  b.job(60, 1, 10);                               // submitted to dept-a, not a leaf
+  b.job(60, 1, 10);                               // submitted to root
+  auto w = b.build();
+  queue(w, 0, 8, "team-1");
+  queue(w, 8, 12, "dept-b");
+  queue(w, 12, 14, "team-2");
+  queue(w, 14, 15, "dept-a");
+  queue(w, 15, 16, "root");
+  const VRun r(w, ht::cluster(2, 4), params(tree_params()));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.start(j), 0);
+  // t=10: dept-b goes first (QueueOrder of two leaves compares dept-a's share 8/4 with dept-b's
+  // 0/4) and reclaims 4 of team-1's tasks on node 0 (team-1 above its deserved 2); at 40 they
+  // have left and dept-b binds (its share stays at or below dept-a's 4/4 while it allocates).
+  // t=60: team-2 reclaims from its sibling down to team-1's deserved 2 (4 > 2, 3 > 2; not 2 > 2):
+  // dept-b on node 0 is not above its deserved 4, so tasks 7 and 6 on node 1; they bind at 90.
+  ASSERT_EQ(r.audit.preempts.size(), 6u);
+  const JobIndex victims[] = {3, 2, 1, 0, 7, 6};
+  const std::int32_t by[] = {8, 9, 10, 11, 12, 13};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(r.audit.preempts[i].time, i < 4 ? 10 : 60) << i;
+    EXPECT_EQ(r.audit.preempts[i].job, victims[i]) << i;
+    EXPECT_EQ(r.audit.preempts[i].by, by[i]) << i;
+    EXPECT_EQ(r.audit.preempts[i].reason, "volcano reclaim: queue team-1 above deserved (capacity)");
+  }
+  EXPECT_EQ(r.preemptions(4), 0);
+  EXPECT_EQ(r.preemptions(5), 0);
+  for (JobIndex j = 8; j < 12; ++j) EXPECT_EQ(r.start(j), 40) << j;
+  EXPECT_EQ(r.start(12), 90);
+  EXPECT_EQ(r.start(13), 90);
+  // Only leaf queues hold jobs (the Job admission webhook).
+  EXPECT_EQ(r.state(14), JobState::Rejected);
+  EXPECT_EQ(r.audit.rejects.at(14),
+            "volcano admission: can only submit job to leaf queue, queue `dept-a` has 2 child queues");
+  EXPECT_EQ(r.state(15), JobState::Rejected);
+  EXPECT_EQ(r.audit.rejects.at(15), "volcano admission: can not submit job to root queue");
+}
+
+TEST(VolcanoCapacity, AParentsCapabilityBoundsItsChildren) {
+  // dept-a capability 4; its children set none and inherit 4. team-1 runs 3, so team-2's second
+  // job would take dept-a to 5: enqueue (and, without minResources, Allocatable) refuse it.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 3; ++i) b.job(0, 1, 100);
+  for (int i = 0; i < 2; ++i) b.job(1, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 3, "team-1");
+  queue(w, 3, 5, "team-2");
+  auto p = std::map<std::string, std::string>{{"tiers", kHierarchyTiers},
+                                              {"queues.dept-a.capability.nvidia.com/gpu", "4"},
+                                              {"queues.team-1.parent", "dept-a"},
+                                              {"queues.team-2.parent", "dept-a"}};
+  const VRun r(w, ht::cluster(1, 8), params(p));
+  EXPECT_EQ(r.started_at(0, 3, 0), 3);
+  EXPECT_EQ(r.start(3), 1);
+  EXPECT_EQ(r.start(4), 100);
+  EXPECT_EQ(r.audit.waiting.at(4),
+            "volcano enqueue: queue team-2's ancestor dept-a would exceed its capability (capacity)");
+  p["minResources"] = "none";
+  const VRun n(w, ht::cluster(1, 8), params(p));
+  EXPECT_EQ(n.start(3), 1);
+  EXPECT_EQ(n.start(4), 100);
+  EXPECT_EQ(n.audit.waiting.at(4),
+            "volcano allocate: queue team-2's ancestor dept-a would exceed its capability (capacity)");
+}
+
+TEST(VolcanoCapacity, EnqueueRefusesAPodGroupWhoseMinResourcesExceedTheRemainingCapability) {
+  // capability 4: A holds 2; B's minResources 3 (minMember 3) gives 3 + 2 > 4 and B stays Pending,
+  // while C (1 GPU: 1 + 2 <= 4) passes it. B enters, and binds whole, when A ends.
+  ht::WorkloadBuilder b;
+  b.job(0, 2, 100);                             // A
+  for (int i = 0; i < 3; ++i) b.job(1, 1, 50);  // B
+  b.job(2, 1, 10);                              // C
+  auto w = b.build();
+  group(w, 1, 4, "B", 3);
+  queue(w, 0, 5, "q1");
+  const VRun r(w, ht::cluster(1, 8),
+               params({{"tiers", kCapacityTiers},
+                       {"queues.q1.deserved.nvidia.com/gpu", "4"},
+                       {"queues.q1.capability.nvidia.com/gpu", "4"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(4), 2);
+  for (JobIndex j = 1; j < 4; ++j) EXPECT_EQ(r.start(j), 100) << j;
+  EXPECT_EQ(r.audit.waiting.at(1), "volcano enqueue: queue q1 would exceed its capability (capacity)");
+}
+
+TEST(VolcanoCapacity, QueueOrderPutsAQueueWithoutDeservedLast) {
+  // A queue without deserved has share 1; at equal shares the queue with deserved goes first. So
+  // q-d (deserved 1) takes both GPUs (share 0, then 1 against 1) although q-be's jobs came first.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 2, "q-be");
+  queue(w, 2, 4, "q-d");
+  const VRun r(w, ht::cluster(1, 2), params({{"tiers", kCapacityTiers}, {"queues.q-d.deserved.nvidia.com/gpu", "1"}}));
+  EXPECT_EQ(r.started_at(2, 4, 0), 2);
+  EXPECT_EQ(r.started_at(0, 2, 100), 2);
+}
+
+TEST(VolcanoCapacity, AncestorReclaimLevelOneSparesADepartmentWithinItsDeserved) {
+  // dept-a (deserved 6) -> team-1 (2); dept-b (8). team-1 runs 6 (dept-a's share is computed at
+  // session open only, so team-1 is served first at t=0), dept-b 2. dept-b's two new jobs reclaim
+  // from team-1 (6 > 2); with ancestorReclaimLevel 1, dept-a must be above its deserved too (6 > 6
+  // fails), so nothing is evicted.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 6; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 2; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 2; ++i) b.job(10, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 6, "team-1");
+  queue(w, 6, 10, "dept-b");
+  auto p = std::map<std::string, std::string>{kReclaim,
+                                              {"tiers", kHierarchyTiers},
+                                              {"queues.dept-a.deserved.nvidia.com/gpu", "6"},
+                                              {"queues.team-1.parent", "dept-a"},
+                                              {"queues.team-1.deserved.nvidia.com/gpu", "2"},
+                                              {"queues.dept-b.deserved.nvidia.com/gpu", "8"}};
+  const VRun r(w, ht::cluster(2, 4), params(p));
+  EXPECT_EQ(r.audit.preempts.size(), 2u);
+  EXPECT_EQ(r.preemptions(3), 1);
+  EXPECT_EQ(r.preemptions(2), 1);
+  EXPECT_EQ(r.start(8), 40);
+  EXPECT_EQ(r.start(9), 40);
+  p["tiers"] =
+      "[[priority, gang, conformance], [drf, predicates, {name: capacity, enableHierarchy: true, arguments: "
+      "{ancestorReclaimLevel: 1}}, nodeorder, binpack]]";
+  const VRun level(w, ht::cluster(2, 4), params(p));
+  EXPECT_TRUE(level.audit.preempts.empty());
+  EXPECT_EQ(level.start(8), 1000);
 }
 
 // --- invariants --------------------------------------------------------------------------------

@@ -870,6 +870,57 @@ TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
 }
 
+// The RICC trace under capacity with reclaim (the Helm tiers with capacity for proportion; without
+// overcommit every PodGroup of the backlog would be Inqueue at once): flat (queue1 and queue2 with
+// deserved, queue2 a guarantee and a capability) and hierarchical (both under org, beside an idle
+// department).
+class VolcanoCapacityRealTrace : public ::testing::TestWithParam<bool> {};
+
+TEST_P(VolcanoCapacityRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
+  const bool hierarchy = GetParam();
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-volcano.yaml";
+  const auto sc = scenarios::load_scenario(path);
+  const auto w = scenarios::build_workload(sc);
+  std::map<std::string, std::string> kv = {
+      {"actions", "enqueue, allocate, reclaim, backfill"},
+      {"tiers", "[[priority, gang, conformance], [overcommit, drf, predicates, " +
+                    std::string(hierarchy ? "{name: capacity, enableHierarchy: true}" : "capacity") +
+                    ", nodeorder, binpack]]"},
+      {"queues.queue1.deserved.nvidia.com/gpu", "4096"},
+      {"queues.queue2.deserved.nvidia.com/gpu", "2048"},
+      {"queues.queue2.guarantee.resource.nvidia.com/gpu", "512"},
+      {"queues.queue2.capability.nvidia.com/gpu", "6144"}};
+  if (hierarchy) {
+    kv["queues.org.deserved.nvidia.com/gpu"] = "6144";
+    kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "512";
+    kv["queues.queue1.parent"] = "org";
+    kv["queues.queue2.parent"] = "org";
+    kv["queues.spare.deserved.nvidia.com/gpu"] = "2048";
+  }
+  const auto p = params(kv);
+  CapacityObserver obs(sc.cluster, w.jobs.size());
+  auto policy = policies::make_policy("volcano", p, sc.seed);
+  scenarios::Simulation sim(w, sc.cluster, *policy, &obs);
+  const auto stats = sim.run();
+  EXPECT_EQ(obs.overcommits, 0);
+  EXPECT_EQ(obs.double_starts, 0);
+  EXPECT_EQ(obs.bad_reasons, 0);
+  int completed = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends[j], 1) << j;
+    completed += sim.job_state(j) != JobState::Unfinished;
+    if (sim.job_start(j) >= 0) EXPECT_GE(sim.job_start(j), w.jobs[j].submit);
+  }
+  EXPECT_EQ(completed, static_cast<int>(w.jobs.size()));
+  for (auto u : obs.used_) EXPECT_EQ(u, 0);
+  if (hierarchy) EXPECT_GT(obs.preempts, 0) << "the run exercises reclaim";
+  auto again = policies::make_policy("volcano", p, sc.seed);
+  scenarios::Simulation sim2(w, sc.cluster, *again, nullptr);
+  EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
+}
+
+INSTANTIATE_TEST_SUITE_P(FlatAndHierarchical, VolcanoCapacityRealTrace, ::testing::Values(false, true));
+
 // --- parameters ----------------------------------------------------------------------------------
 
 namespace {
@@ -1012,4 +1063,131 @@ TEST(VolcanoParams, BadValuesNameTheirLocation) {
 
   EXPECT_THROW(policies::make_policy("volcano", params({{"minResources", "some"}}), 1), sim::InputError);
   EXPECT_THROW(policies::make_policy("volcano", params({{"tiers", "[[priority"}}), 1), sim::InputError);
+}
+
+namespace {
+const std::string kCapacityScenario = R"(name: volcano-capacity
+cluster:
+  pools:
+    - name: a100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: A100
+policy:
+  name: volcano
+  actions: "enqueue, allocate, reclaim, backfill"
+  tiers:
+    - plugins:
+        - name: priority
+        - name: gang
+        - name: conformance
+    - plugins:
+        - name: drf
+        - name: predicates
+        - name: capacity
+          enableHierarchy: true
+          arguments: {ancestorReclaimLevel: 1}
+        - name: nodeorder
+  queues:
+    dept-a:
+      deserved: {nvidia.com/gpu: 8}
+      guarantee: {resource: {nvidia.com/gpu: 2}}
+      capability: {nvidia.com/gpu: 12}
+    team-1:
+      parent: dept-a
+      deserved: {nvidia.com/gpu: 4}
+      guarantee: {resource: {nvidia.com/gpu: 2}}
+    team-2:
+      parent: dept-a
+      deserved: {nvidia.com/gpu: 4}
+      capability: {nvidia.com/gpu: 8}
+    dept-b:
+      deserved: {nvidia.com/gpu: 8}
+workload:
+  trace: tiny.csv
+)";
+
+// The only error of `text`, checked for its line, key and message.
+void one_error(const std::string& text, int line, const std::string& where, const std::string& message) {
+  const auto errors = scenario_errors(text);
+  ASSERT_EQ(errors.size(), 1u) << message;
+  EXPECT_EQ(errors[0].line(), line) << message;
+  EXPECT_EQ(errors[0].where(), where);
+  EXPECT_EQ(errors[0].message(), message);
+}
+}  // namespace
+
+TEST(VolcanoParams, CapacityQueuesInTheQueueCrdVocabulary) {
+  const auto s = scenarios::parse_scenario(kCapacityScenario, kInline);
+  const auto cfg = vc::parse_config(s.policy.params);
+  ASSERT_EQ(cfg.tiers.size(), 2u);
+  EXPECT_EQ(cfg.tiers[1][2].name, "capacity");
+  EXPECT_TRUE(cfg.tiers[1][2].hierarchy);
+  EXPECT_EQ(cfg.ancestor_reclaim_level, 1);
+  EXPECT_EQ(cfg.queues.at("dept-a").deserved[0], 8);
+  EXPECT_EQ(cfg.queues.at("dept-a").parent, "");
+  EXPECT_EQ(cfg.queues.at("team-1").parent, "dept-a");
+  EXPECT_EQ(cfg.queues.at("team-1").guarantee[0], 2);
+  EXPECT_EQ(cfg.queues.at("team-2").capability[0], 8);
+  EXPECT_EQ(cfg.queues.at("dept-b").deserved[1], -1) << "unset";
+  EXPECT_NE(policies::make_policy(s.policy.name, s.policy.params, 1), nullptr);
+}
+
+TEST(VolcanoParams, CapacityQueueErrorsNameTheirLocation) {
+  const std::string& k = kCapacityScenario;
+  one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
+                    "parent: dpt-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
+            29, "policy.queues.team-1.parent",
+            "unknown parent queue \"dpt-a\"; did you mean \"dept-a\"? (a parent must be a queue of this block, or "
+            "root)");
+  one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
+                    "parent: team-1\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
+            29, "policy.queues.team-1.parent", "queue team-1 cannot use itself as parent");
+  one_error(replace(k, "    dept-a:\n", "    dept-a:\n      parent: team-2\n"), 25, "policy.queues.dept-a.parent",
+            "cycle in the queue hierarchy: dept-a -> team-2 -> dept-a");
+  one_error(
+      replace(k, "deserved: {nvidia.com/gpu: 4}\n      capability", "deserved: {nvidia.com/gpu: 6}\n      capability"),
+      25, "policy.queues.dept-a.deserved",
+      "sum of children's deserved[nvidia.com/gpu] (10) exceeds parent queue dept-a's deserved (8)");
+  one_error(replace(k, "guarantee: {resource: {nvidia.com/gpu: 2}}\n    team-2",
+                    "guarantee: {resource: {nvidia.com/gpu: 3}}\n    team-2"),
+            26, "policy.queues.dept-a.guarantee",
+            "sum of children's guarantee[nvidia.com/gpu] (3) exceeds parent queue dept-a's guarantee (2)");
+  one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 16}"), 35,
+            "policy.queues.team-2.capability",
+            "capability[nvidia.com/gpu]=16 exceeds its ancestor dept-a's capability=12");
+  one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 3}"), 34,
+            "policy.queues.team-2.deserved", "deserved[nvidia.com/gpu]=4 must be <= capability[nvidia.com/gpu]=3");
+  one_error(replace(k, "      deserved: {nvidia.com/gpu: 8}\nworkload",
+                    "      deserved: {nvidia.com/gpu: 8}\n      guarantee: {resource: {nvidia.com/gpu: 9}}\nworkload"),
+            37, "policy.queues.dept-b.deserved", "deserved[nvidia.com/gpu]=8 must be >= guarantee[nvidia.com/gpu]=9");
+  one_error(replace(k, "        - name: drf\n", "        - name: drf\n          enableHierarchy: true\n"), 12,
+            "policy.tiers",
+            "plugin drf: enableHierarchy (hierarchical DRF) is not modelled; use capacity with enableHierarchy");
+  one_error(
+      replace(k, "        - name: nodeorder\n",
+              "        - name: nodeorder\n          arguments: {ancestorReclaimLevel: 1}\n"),
+      12, "policy.tiers",
+      "plugin nodeorder argument \"ancestorReclaimLevel\": ancestorReclaimLevel is an argument of the capacity plugin");
+  one_error(replace(k, "workload:", "    root:\n      deserved: {nvidia.com/gpu: 4}\nworkload:"), 39,
+            "policy.queues.root.deserved",
+            "the root queue's resources are not set by users: its capability is unlimited and its deserved and "
+            "guarantee are its children's sums");
+  // A parent needs enableHierarchy.
+  const auto flat = scenario_errors(replace(k, "          enableHierarchy: true\n", ""));
+  ASSERT_EQ(flat.size(), 2u);
+  EXPECT_EQ(flat[0].line(), 28);
+  EXPECT_EQ(flat[0].where(), "policy.queues.team-1.parent");
+  EXPECT_EQ(flat[0].message(), "a parent queue needs the capacity plugin with enableHierarchy: true");
+  EXPECT_EQ(flat[1].where(), "policy.queues.team-2.parent");
+  // At most 5 levels below the root (the webhook's --max-queue-depth).
+  std::map<std::string, std::string> deep = {
+      {"tiers", "[[priority, gang], [drf, {name: capacity, enableHierarchy: true}]]"}};
+  for (int i = 2; i <= 6; ++i) deep["queues.l" + std::to_string(i) + ".parent"] = "l" + std::to_string(i - 1);
+  deep["queues.l1.weight"] = "1";
+  std::vector<sim::InputError> errors;
+  vc::check_params(params(deep), errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.queues.l6.parent");
+  EXPECT_EQ(errors[0].message(), "queue l6 exceeds the maximum allowed depth of 5 (the webhook's --max-queue-depth)");
 }

@@ -66,7 +66,30 @@
 //    has no such constraints), predicates (node up, GPU type, resources), overcommit.
 //  - Evictions (Session::preempt, Requeue mode) take effect after termination_grace_period (30 s
 //    as Kubernetes); `by` is the preemptor, the reason names the action and the deciding tier's
-//    plugin rule. Only the capacity plugin and hierarchical queues/DRF are not modelled.
+//    plugin rule.
+//  - capacity (plugins/capacity/capacity.go; the alternative to proportion, refused beside it as
+//    docs/user-guide/how_to_use_capacity_plugin.md says): explicit deserved, capability and
+//    guarantee per queue. Flat: realCapability = min(capability, max(0, total - Σ guarantee) +
+//    guarantee), deserved clamped to realCapability and raised to guarantee. enableHierarchy
+//    (buildHierarchicalQueueAttrs, checkHierarchicalQueue): queues with `parent` under the root
+//    queue "root" (unlimited capability; deserved and guarantee its children's sums); a child
+//    inherits unset capability dimensions from its parent; realCapability = min(capability,
+//    max(0, parent's realCapability - Σ siblings' guarantee) + guarantee); allocated, inqueue and
+//    elastic add up along the ancestors; jobs only in leaf queues (the Job admission webhook
+//    rejects others). share = max over deserved dimensions of allocated / deserved (1 without
+//    deserved); QueueOrder: queue priority, then (hierarchical) leaves first and two leaves by the
+//    shares of the children of their common ancestor (a non-leaf share is computed at session open
+//    only), then share, then queues with deserved first. Allocatable: Open, a leaf, allocated +
+//    request <= realCapability for the queue and its ancestors. JobEnqueueable: minResources +
+//    allocated + inqueue - elastic <= realCapability likewise. Preemptive: allocated + request <=
+//    realCapability and <= deserved in some requested dimension (ancestors too with
+//    ancestorReclaimLevel). Reclaimable: shared dimension with the reclaimer, guarantee kept, then
+//    an immediate victim (deserved names none of its dimensions) or its queue above deserved in a
+//    relevant dimension (ancestors within ancestorReclaimLevel too). Victims of different queues
+//    go by VictimQueueOrderFn (deeper common ancestor with the reclaimer first), else reverse
+//    QueueOrder. Overused is not registered. The Queue webhook's rules
+//    (webhooks/admission/queues/validate/validate_queue.go) are configuration errors.
+//  Not modelled: hierarchical DRF (drf enableHierarchy), preempt's second pass.
 
 #include <array>
 #include <cstdint>

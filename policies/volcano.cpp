@@ -1,6 +1,7 @@
 #include "policies/volcano.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -38,7 +39,20 @@ bool is_zero(const Res& a) { return a[0] == 0 && a[1] == 0 && a[2] == 0; }
 
 enum class Phase : std::uint8_t { Pending, Inqueue, Running };
 enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
-enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion, Capacity };
+enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion, Capacity, Hdrf };
+enum class QueueOrderFn : std::uint8_t { Hdrf, Capacity, Proportion };
+
+// A node of hierarchical DRF's tree (plugins/drf/drf.go hierarchicalNode): a level of a queue's
+// volcano.sh/hierarchy path, or a job (a leaf). Children have larger indices than their parent.
+struct HNode {
+  std::string name;
+  double weight = 1;
+  std::vector<std::uint32_t> children{};
+  std::uint32_t group = UINT32_MAX;  // a job leaf
+  std::array<double, 3> request{}, alloc{};
+  double share = 0;
+  bool saturated = false;
+};
 enum class Mark : std::uint8_t { None, Allocated, Pipelined, Evicted };
 
 struct SliceReq {
@@ -112,11 +126,13 @@ class VolcanoPolicy final : public Policy {
         if (p.name == "proportion") proportion_ = true;
         if (p.name == "overcommit" && p.job_enqueued) overcommit_ = true;
         if (p.name == "proportion" && p.job_enqueued) proportion_enqueue_ = true;
-        if (p.name == "proportion" && p.queue_order) proportion_order_ = true;
         if (p.name == "capacity") capacity_ = true;
         if (p.name == "capacity" && p.job_enqueued) capacity_enqueue_ = true;
-        if (p.name == "capacity" && p.queue_order) capacity_order_ = true;
         if (p.name == "capacity" && p.hierarchy) hierarchy_ = true;
+        if (p.name == "drf" && p.hierarchy) hdrf_ = true;
+        if (p.queue_order && p.name == "drf" && p.hierarchy) queue_order_.push_back(QueueOrderFn::Hdrf);
+        if (p.queue_order && p.name == "capacity") queue_order_.push_back(QueueOrderFn::Capacity);
+        if (p.queue_order && p.name == "proportion") queue_order_.push_back(QueueOrderFn::Proportion);
         if (p.name == "binpack" && p.node_order) binpack_ = true;
         if (p.name == "nodeorder" && p.node_order) nodeorder_ = true;
         if (p.name == "priority" && p.task_order) task_priority_ = true;
@@ -136,6 +152,7 @@ class VolcanoPolicy final : public Policy {
           if (p.name == "drf" && !reclaim) fns.emplace_back(VictimFn::Drf, p.name);
           if (p.name == "proportion" && reclaim) fns.emplace_back(VictimFn::Proportion, p.name);
           if (p.name == "capacity" && reclaim) fns.emplace_back(VictimFn::Capacity, p.name);
+          if (p.name == "drf" && reclaim && p.hierarchy) fns.emplace_back(VictimFn::Hdrf, p.name);
         }
         victim_tiers_[reclaim].push_back(std::move(fns));
       }
@@ -249,6 +266,28 @@ class VolcanoPolicy final : public Policy {
     }
     if (queues_.empty()) queues_.push_back(QueueS{"default", QueueConf{}});
     if (hierarchy_) build_tree();
+    for (const QueueS& qs : queues_) {
+      std::vector<std::string> path;
+      std::vector<double> weights;
+      for (auto [text, out] : {std::pair{&qs.conf.hierarchy, 0}, std::pair{&qs.conf.hierarchy_weights, 1}}) {
+        std::size_t at = 0;
+        while (true) {
+          const auto slash = text->find('/', at);
+          const std::string part = text->substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+          if (out == 0) {
+            path.push_back(part);
+          } else {
+            double w = 0;
+            std::from_chars(part.data(), part.data() + part.size(), w);
+            weights.push_back(w);
+          }
+          if (slash == std::string::npos) break;
+          at = slash + 1;
+        }
+      }
+      qpath_.push_back(std::move(path));
+      qweights_.push_back(std::move(weights));
+    }
     for (const auto& [name, conf] : cfg_.queues)
       for (int d = 0; d < kDims; ++d) total_guarantee_[d] += conf.guarantee[d];
     // Groups.
@@ -432,6 +471,7 @@ class VolcanoPolicy final : public Policy {
       capacity_attrs();
     else
       compute_deserved();
+    if (hdrf_) hdrf_build();
   }
 
   void close_session() {
@@ -739,17 +779,157 @@ class VolcanoPolicy final : public Policy {
   bool job_starving(const Group& g) const { return g.waiting + g.ready < (gang_ ? g.min : 1); }
   bool job_valid(const Group& g) const { return !gang_ || g.submitted - g.ended + g.succeeded >= g.min; }
 
+  // Session.QueueOrderFn: the first plugin, in tier order, with a non-zero answer.
   int queue_cmp(std::uint32_t a, std::uint32_t b) const {
-    if (capacity_order_) {
-      if (const int c = capacity_queue_cmp(a, b); c != 0) return c;
-    } else if (proportion_order_) {
-      const QueueS &qa = queues_[a], &qb = queues_[b];
-      if (qa.conf.priority != qb.conf.priority) return qa.conf.priority > qb.conf.priority ? -1 : 1;
-      const double sa = queue_share(qa), sb = queue_share(qb);
-      if (sa < sb) return -1;
-      if (sa > sb) return 1;
+    for (const QueueOrderFn f : queue_order_) {
+      if (f == QueueOrderFn::Hdrf) {
+        const double d = hdrf_compare(a, b);
+        if (d != 0) return d < 0 ? -1 : 1;
+      } else if (f == QueueOrderFn::Capacity) {
+        if (const int c = capacity_queue_cmp(a, b); c != 0) return c;
+      } else {
+        const QueueS &qa = queues_[a], &qb = queues_[b];
+        if (qa.conf.priority != qb.conf.priority) return qa.conf.priority > qb.conf.priority ? -1 : 1;
+        const double sa = queue_share(qa), sb = queue_share(qb);
+        if (sa < sb) return -1;
+        if (sa > sb) return 1;
+      }
     }
     return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Hierarchical DRF (plugins/drf/drf.go with enableHierarchy; docs/design/hdrf.md).
+
+  // buildHierarchy for every job of the session: the nodes of its queue's path (a new node takes
+  // that queue's weight for its level, at least 1), then the job as a leaf requesting all its tasks.
+  void hdrf_build() {
+    hnodes_.assign(1, HNode{"root"});
+    for (std::uint32_t gi : active()) {
+      const Group& g = groups_[gi];
+      const auto& path = qpath_[g.queue];
+      std::uint32_t node = 0;
+      for (std::size_t i = 1; i < path.size(); ++i) {
+        std::uint32_t next = UINT32_MAX;
+        for (std::uint32_t c : hnodes_[node].children)
+          if (hnodes_[c].group == UINT32_MAX && hnodes_[c].name == path[i]) next = c;
+        if (next == UINT32_MAX) {
+          next = static_cast<std::uint32_t>(hnodes_.size());
+          HNode n{path[i]};
+          n.weight = std::max(1.0, i < qweights_[g.queue].size() ? qweights_[g.queue][i] : 0.0);
+          hnodes_.push_back(std::move(n));
+          hnodes_[node].children.push_back(next);
+        }
+        node = next;
+      }
+      HNode leaf;
+      leaf.group = gi;
+      for (JobIndex j : g.members)
+        if (j < submitted_upto_)
+          for (int d = 0; d < kDims; ++d) leaf.request[d] += static_cast<double>(members_[j].total[d]);
+      hnodes_[node].children.push_back(static_cast<std::uint32_t>(hnodes_.size()));
+      hnodes_.push_back(std::move(leaf));
+    }
+    hdirty_ = true;
+  }
+
+  double drf_share(const FRes& alloc) const {
+    double share = 0;
+    for (int d = 0; d < kDims; ++d)
+      if (static_cast<double>(total_[d]) >= 0.1) share = std::max(share, alloc[d] / static_cast<double>(total_[d]));
+    return share;
+  }
+
+  // updateHierarchicalShare over the whole tree, the jobs' allocations changed by `delta`: a job is
+  // saturated when it holds all it requests of some resource, or requests a resource nobody can get
+  // any more (not demanding); a node scales its unsaturated children to their least dominant share
+  // and adds them up with the saturated ones, and is saturated when all its children are.
+  void hdrf_compute(const std::vector<std::pair<std::uint32_t, Res>>& delta = {}) const {
+    Res used{};
+    for (const HNode& n : hnodes_)
+      if (n.group != UINT32_MAX) used = add(used, groups_[n.group].alloc);
+    for (const auto& [gi, r] : delta) used = add(used, r);
+    std::array<bool, kDims> demanding{};
+    for (int d = 0; d < kDims; ++d) demanding[d] = total_[d] > 0 && used[d] < total_[d];
+    for (std::size_t i = hnodes_.size(); i-- > 0;) {
+      HNode& n = hnodes_[i];
+      if (n.group != UINT32_MAX) {
+        Res a = groups_[n.group].alloc;
+        for (const auto& [gi, r] : delta)
+          if (gi == n.group) a = add(a, r);
+        n.saturated = false;
+        for (int d = 0; d < kDims; ++d) {
+          n.alloc[d] = static_cast<double>(a[d]);
+          if (n.alloc[d] < 0.1 || n.request[d] == 0) continue;
+          if (n.alloc[d] >= n.request[d] || !demanding[d]) n.saturated = true;
+        }
+        n.share = drf_share(n.alloc);
+        continue;
+      }
+      double mdr = 1;
+      for (std::uint32_t c : n.children)
+        if (hnodes_[c].share != 0 && !hnodes_[c].saturated) mdr = std::min(mdr, hnodes_[c].share);
+      n.alloc = {};
+      n.saturated = true;
+      for (std::uint32_t c : n.children) {
+        const HNode& ch = hnodes_[c];
+        n.saturated = n.saturated && ch.saturated;
+        if (ch.share == 0) continue;
+        const double scale = ch.saturated ? 1 : mdr / ch.share;
+        for (int d = 0; d < kDims; ++d) n.alloc[d] += ch.alloc[d] * scale;
+      }
+      n.share = drf_share(n.alloc);
+    }
+    hdirty_ = !delta.empty();
+  }
+
+  // compareQueues: down both queues' paths from the root, a saturated node last, then the lower
+  // share / weight; equal nodes compare their children on the paths. < 0: `a` first.
+  double hdrf_compare(std::uint32_t a, std::uint32_t b) const {
+    if (hdirty_) hdrf_compute();
+    const auto &pa = qpath_[a], &pb = qpath_[b];
+    std::uint32_t l = 0, r = 0;
+    const std::size_t depth = std::min(pa.size(), pb.size());
+    for (std::size_t i = 0; i < depth; ++i) {
+      const HNode &ln = hnodes_[l], &rn = hnodes_[r];
+      if (ln.saturated != rn.saturated) return ln.saturated ? 1 : -1;
+      const double ls = ln.share / ln.weight, rs = rn.share / rn.weight;
+      if (ls != rs) return ls - rs;
+      if (i + 1 == depth) break;
+      auto child = [&](std::uint32_t node, const std::string& name) {
+        for (std::uint32_t c : hnodes_[node].children)
+          if (hnodes_[c].group == UINT32_MAX && hnodes_[c].name == name) return c;
+        return UINT32_MAX;
+      };
+      l = child(l, pa[i + 1]);
+      r = child(r, pb[i + 1]);
+      if (l == UINT32_MAX || r == UINT32_MAX) return 0;  // a queue without jobs has no nodes
+    }
+    return 0;
+  }
+
+  // drf's ReclaimableFn with hierarchy: each candidate on its own, the reclaimer's job holding its
+  // request more and the victim's job the victim less, is a victim if the reclaimer's queue then
+  // sorts before the victim's.
+  std::vector<JobIndex> hdrf_victims(JobIndex preemptor, const std::vector<JobIndex>& cands) const {
+    std::vector<JobIndex> out;
+    const std::uint32_t pg = members_[preemptor].group;
+    for (JobIndex v : cands) {
+      const std::uint32_t vg = members_[v].group;
+      Res minus{};
+      minus = sub(minus, members_[v].total);
+      hdrf_compute({{pg, members_[preemptor].total}, {vg, minus}});
+      if (hdrf_compare_now(groups_[pg].queue, groups_[vg].queue) < 0) out.push_back(v);
+    }
+    hdirty_ = true;
+    return out;
+  }
+  double hdrf_compare_now(std::uint32_t a, std::uint32_t b) const {
+    const bool dirty = hdirty_;
+    hdirty_ = false;
+    const double d = hdrf_compare(a, b);
+    hdirty_ = dirty;
+    return d;
   }
 
   int job_cmp(std::uint32_t a, std::uint32_t b) const {
@@ -849,6 +1029,8 @@ class VolcanoPolicy final : public Policy {
           if (total_[d] > 0) rs = std::max(rs, static_cast<double>(it->second[d]) / static_cast<double>(total_[d]));
         if (ls < rs || std::abs(ls - rs) <= 1e-6) out.push_back(v);
       }
+    } else if (plugin == VictimFn::Hdrf && reclaim) {
+      out = hdrf_victims(preemptor, cands);
     } else if (plugin == VictimFn::Capacity && reclaim) {
       out = capacity_victims(preemptor, cands);
     } else if (plugin == VictimFn::Proportion && reclaim) {
@@ -1106,6 +1288,7 @@ class VolcanoPolicy final : public Policy {
     for (std::uint32_t a : leaf_up(qi))
       queues_[a].allocated = sign > 0 ? add(queues_[a].allocated, t) : sub(queues_[a].allocated, t);
     if (capacity_) update_share(queues_[qi]);
+    hdirty_ = true;
   }
 
   void undo(std::vector<Op>& ops) {
@@ -1408,6 +1591,9 @@ class VolcanoPolicy final : public Policy {
       r += "queue " + queues_[q].name + " above deserved";
     } else if (rule.find("priority") != std::string::npos) {
       r += "lower priority than job " + std::to_string(j);
+    } else if (rule.find("drf") != std::string::npos && reclaim) {
+      const std::uint32_t q = groups_[members_[victims.front()].group].queue;
+      r += "queue " + queues_[q].name + " above the reclaimer's in hierarchical DRF";
     } else if (rule.find("drf") != std::string::npos) {
       r += "higher dominant share than the preemptor's";
     } else {
@@ -1556,8 +1742,15 @@ class VolcanoPolicy final : public Policy {
 
   Config cfg_;
   bool gang_ = false, proportion_ = false, overcommit_ = false, proportion_enqueue_ = false;
-  bool proportion_order_ = false, binpack_ = false, nodeorder_ = false, task_priority_ = false;
-  bool capacity_ = false, capacity_enqueue_ = false, capacity_order_ = false, hierarchy_ = false;
+  bool binpack_ = false, nodeorder_ = false, task_priority_ = false;
+  bool capacity_ = false, capacity_enqueue_ = false, hierarchy_ = false;
+  bool hdrf_ = false;
+  std::vector<QueueOrderFn> queue_order_;
+  // Hierarchical DRF: each queue's path and weights, and the session's tree.
+  std::vector<std::vector<std::string>> qpath_;
+  std::vector<std::vector<double>> qweights_;
+  mutable std::vector<HNode> hnodes_;
+  mutable bool hdirty_ = true;
   std::uint32_t root_ = kNoQueue;
   std::vector<JobOrderFn> job_order_;
   std::array<std::vector<std::vector<std::pair<VictimFn, std::string>>>, 2> victim_tiers_;

@@ -123,6 +123,9 @@ struct QueueConf {
   Resources guarantee{0, 0, 0};
   Resources deserved{-1, -1, -1};  // capacity plugin; -1 = not set
   std::string parent;              // capacity with enableHierarchy; empty = the root queue
+  // drf with enableHierarchy: annotations volcano.sh/hierarchy ("root/eng/dev") and
+  // volcano.sh/hierarchy-weights ("1/2/8").
+  std::string hierarchy, hierarchy_weights;
   bool reclaimable = true;
   std::int32_t priority = 0;
   QueueState state = QueueState::Open;

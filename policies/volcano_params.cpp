@@ -312,7 +312,8 @@ std::optional<std::int64_t> parse_quantity(int dim, std::string_view t) {
 
 struct QueueField {
   std::string_view suffix;
-  int kind;  // 0 weight, 1 capability, 2 guarantee, 3 reclaimable, 4 priority, 5 state, 6 deserved, 7 parent
+  int kind;  // 0 weight, 1 capability, 2 guarantee, 3 reclaimable, 4 priority, 5 state, 6 deserved,
+             // 7 parent, 8 hierarchy annotation, 9 hierarchy-weights annotation
   int dim;
 };
 
@@ -339,6 +340,8 @@ const std::vector<QueueField>& queue_fields() {
       {".deserved.cpu", 6, 1},
       {".deserved.memory", 6, 2},
       {".parent", 7, 0},
+      {".annotations.volcano.sh/hierarchy", 8, 0},
+      {".annotations.volcano.sh/hierarchy-weights", 9, 0},
   };
   return k;
 }
@@ -498,10 +501,7 @@ class Parser {
                 "nodeorder, binpack)");
       return std::nullopt;
     }
-    if (p.hierarchy && p.name == "drf")
-      error(key, v,
-            "plugin drf: enableHierarchy (hierarchical DRF) is not modelled; use capacity with enableHierarchy");
-    else if (p.hierarchy && p.name != "capacity")
+    if (p.hierarchy && p.name != "capacity" && p.name != "drf")
       error(key, v, "plugin " + p.name + ": enableHierarchy applies to the capacity plugin (and drf)");
     if (args != nullptr)
       for (const auto& [k, val] : args->entries) argument(key, v, p.name, k, val);
@@ -594,6 +594,8 @@ class Parser {
           else
             q.parent = v.text;
           break;
+        case 8: q.hierarchy = v.text; break;
+        case 9: q.hierarchy_weights = v.text; break;
         default: break;
       }
       return;
@@ -603,13 +605,24 @@ class Parser {
   // The Queue webhook's rules (webhooks/admission/queues/validate/validate_queue.go) and the
   // scheduler's conflicts (pkg/scheduler/util.go; docs/user-guide/how_to_use_capacity_plugin.md).
   void check_queues(const PolicyParams& params) {
-    bool capacity = false, hierarchy = false, proportion = false;
-    for (const auto& tier : out_.tiers)
+    bool capacity = false, hierarchy = false, proportion = false, hdrf = false;
+    for (const auto& tier : out_.tiers) {
+      bool tier_hdrf = false, tier_proportion = false;
       for (const auto& p : tier) {
         capacity = capacity || p.name == "capacity";
         hierarchy = hierarchy || (p.name == "capacity" && p.hierarchy);
         proportion = proportion || p.name == "proportion";
+        tier_hdrf = tier_hdrf || (p.name == "drf" && p.hierarchy);
+        tier_proportion = tier_proportion || p.name == "proportion";
       }
+      hdrf = hdrf || tier_hdrf;
+      if (tier_hdrf && tier_proportion) {
+        const auto it = params.find("tiers");
+        error("tiers", it != params.end() ? it->second : ParamValue{},
+              "proportion and drf with hierarchy enabled conflict (in one tier)");
+      }
+    }
+    check_hdrf(hdrf);
     if (capacity && proportion) {
       const auto it = params.find("tiers");
       const ParamValue at = it != params.end() ? it->second : ParamValue{};
@@ -749,6 +762,76 @@ class Parser {
         }
       }
     }
+  }
+
+  // Hierarchical DRF's queue annotations (plugins/drf/drf.go buildHierarchy, docs/design/hdrf.md).
+  void check_hdrf(bool hdrf) {
+    std::map<std::string, std::pair<std::string, std::string>> node_weight;  // node -> (weight, queue)
+    std::vector<std::pair<std::string, std::string>> paths;                  // (path, queue)
+    auto split = [](const std::string& t) {
+      std::vector<std::string> out;
+      std::size_t at = 0;
+      while (true) {
+        const auto slash = t.find('/', at);
+        out.push_back(t.substr(at, slash == std::string::npos ? std::string::npos : slash - at));
+        if (slash == std::string::npos) break;
+        at = slash + 1;
+      }
+      return out;
+    };
+    for (const auto& [name, q] : out_.queues) {
+      const auto at = where_.find(name);
+      if (at == where_.end()) continue;
+      const auto hv = at->second.find(8 * kDims), wv = at->second.find(9 * kDims);
+      if (hv == at->second.end() && wv == at->second.end()) continue;
+      const std::string key = "queues." + name + ".annotations.volcano.sh/hierarchy";
+      if (!hdrf) {
+        error(key, hv != at->second.end() ? hv->second : wv->second,
+              "the volcano.sh/hierarchy annotations need drf with enableHierarchy: true");
+        continue;
+      }
+      if (hv == at->second.end()) {
+        error(key + "-weights", wv->second, "volcano.sh/hierarchy-weights without volcano.sh/hierarchy");
+        continue;
+      }
+      const auto parts = split(q.hierarchy);
+      if (parts.front() != "root" || std::any_of(parts.begin(), parts.end(), [](const auto& x) { return x.empty(); })) {
+        error(key, hv->second, "expected a path from the root such as root/eng/dev, got " + quoted(q.hierarchy));
+        continue;
+      }
+      const auto weights = wv == at->second.end() ? std::vector<std::string>{} : split(q.hierarchy_weights);
+      if (weights.size() != parts.size()) {
+        error(key + "-weights", wv != at->second.end() ? wv->second : hv->second,
+              "expected one weight per level of " + quoted(q.hierarchy) + ", got " + quoted(q.hierarchy_weights));
+        continue;
+      }
+      bool ok = true;
+      std::string node = "root";
+      for (std::size_t i = 1; i < parts.size() && ok; ++i) {
+        const auto w = parse_number(weights[i]);
+        if (!w || *w <= 0) {
+          error(key + "-weights", wv->second, "expected positive numbers, got " + quoted(q.hierarchy_weights));
+          ok = false;
+          break;
+        }
+        node += "/" + parts[i];
+        const std::string norm = std::to_string(std::max(1.0, *w));
+        const auto [it, fresh] = node_weight.emplace(node, std::make_pair(norm, name));
+        if (!fresh && it->second.first != norm) {
+          error(key + "-weights", wv->second,
+                node + " has another weight in queue " + it->second.second +
+                    "'s annotations (Volcano would take either)");
+          ok = false;
+        }
+      }
+      if (ok) paths.emplace_back(q.hierarchy, name);
+    }
+    // docs/design/hdrf.md: a queue containing both queues and jobs is not allowed.
+    for (const auto& [p, qn] : paths)
+      for (const auto& [o, on] : paths)
+        if (o.starts_with(p + "/"))
+          error("queues." + qn + ".annotations.volcano.sh/hierarchy", where_.at(qn).at(8 * kDims),
+                p + " is above queue " + on + "'s " + o + "; a queue cannot hold both queues and jobs");
   }
 
   void run(const PolicyParams& params) {

@@ -727,6 +727,70 @@ TEST(VolcanoCapacity, AncestorReclaimLevelOneSparesADepartmentWithinItsDeserved)
   EXPECT_EQ(level.start(8), 1000);
 }
 
+// --- hierarchical DRF ----------------------------------------------------------------------------
+// drf with enableHierarchy and the queues' volcano.sh/hierarchy annotations. One 8-GPU node: a job
+// holding its one GPU is saturated (it has all it requests) and counts unscaled; a pending job has
+// share 0 and is ignored, so a path node's share is its running GPUs / 8.
+
+namespace {
+const std::string kHdrfTiers =
+    "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
+
+std::map<std::string, std::string> hdrf_params(const std::string& a_weights) {
+  return {{"tiers", kHdrfTiers},
+          {"queues.q-a.annotations.volcano.sh/hierarchy", "root/a"},
+          {"queues.q-a.annotations.volcano.sh/hierarchy-weights", a_weights},
+          {"queues.q-b.annotations.volcano.sh/hierarchy", "root/b"},
+          {"queues.q-b.annotations.volcano.sh/hierarchy-weights", "1/1"}};
+}
+}  // namespace
+
+TEST(VolcanoHdrf, QueueOrderFollowsShareOverWeight) {
+  // a (weight 3) and b (weight 1), ten 1-GPU jobs each. Allocation goes to the lower share/weight
+  // (ties: creation order, a first): a, b, a, a, a (3/24 = 1/8), b, a, a: 6 and 2. At 100 a's last
+  // four and b's next four (a: 4/24 < 1/8 until a runs out); b's last four at 200.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 20; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 10, "q-a");
+  queue(w, 10, 20, "q-b");
+  const VRun r(w, ht::cluster(1, 8), params(hdrf_params("1/3")));
+  EXPECT_EQ(r.started_at(0, 10, 0), 6);
+  EXPECT_EQ(r.started_at(10, 20, 0), 2);
+  EXPECT_EQ(r.started_at(0, 10, 100), 4);
+  EXPECT_EQ(r.started_at(10, 20, 100), 4);
+  EXPECT_EQ(r.started_at(10, 20, 200), 4);
+  // Equal weights alternate: 4 and 4.
+  const VRun even(w, ht::cluster(1, 8), params(hdrf_params("1/1")));
+  EXPECT_EQ(even.started_at(0, 10, 0), 4);
+  EXPECT_EQ(even.started_at(10, 20, 0), 4);
+}
+
+TEST(VolcanoHdrf, ReclaimUntilTheReclaimersQueueNoLongerSortsFirst) {
+  // a holds all 8 GPUs; b's four jobs reclaim (gang admits no victim of rigid jobs, so drf decides
+  // in tier 2). A victim is admitted when, with the reclaimer's GPU added and the victim's removed,
+  // b's share is below a's: 1/8 < 7/8, 2/8 < 6/8, 3/8 < 5/8, but not 4/8 < 4/8. So three victims.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 4; ++i) b.job(10, 1, 500);
+  auto w = b.build();
+  queue(w, 0, 8, "q-a");
+  queue(w, 8, 12, "q-b");
+  auto p = hdrf_params("1/1");
+  p.insert(kReclaim);
+  const VRun r(w, ht::cluster(1, 8), params(p));
+  ASSERT_EQ(r.audit.preempts.size(), 3u);
+  const JobIndex victims[] = {7, 6, 5};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.audit.preempts[i].time, 10);
+    EXPECT_EQ(r.audit.preempts[i].job, victims[i]);
+    EXPECT_EQ(r.audit.preempts[i].by, 8 + i);
+    EXPECT_EQ(r.audit.preempts[i].reason, "volcano reclaim: queue q-a above the reclaimer's in hierarchical DRF (drf)");
+  }
+  for (JobIndex j = 8; j < 11; ++j) EXPECT_EQ(r.start(j), 40) << j;
+  EXPECT_EQ(r.start(11), 540) << "b's fourth job waits for b's own (b 0/8 sorts before a 5/8 then)";
+}
+
 // --- invariants --------------------------------------------------------------------------------
 
 namespace {
@@ -909,11 +973,15 @@ TEST_P(VolcanoCapacityRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   for (JobIndex j = 0; j < w.jobs.size(); ++j) {
     EXPECT_EQ(obs.ends[j], 1) << j;
     completed += sim.job_state(j) != JobState::Unfinished;
-    if (sim.job_start(j) >= 0) EXPECT_GE(sim.job_start(j), w.jobs[j].submit);
+    if (sim.job_start(j) >= 0) {
+      EXPECT_GE(sim.job_start(j), w.jobs[j].submit);
+    }
   }
   EXPECT_EQ(completed, static_cast<int>(w.jobs.size()));
   for (auto u : obs.used_) EXPECT_EQ(u, 0);
-  if (hierarchy) EXPECT_GT(obs.preempts, 0) << "the run exercises reclaim";
+  if (hierarchy) {
+    EXPECT_GT(obs.preempts, 0) << "the run exercises reclaim";
+  }
   auto again = policies::make_policy("volcano", p, sc.seed);
   scenarios::Simulation sim2(w, sc.cluster, *again, nullptr);
   EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
@@ -1161,9 +1229,8 @@ TEST(VolcanoParams, CapacityQueueErrorsNameTheirLocation) {
   one_error(replace(k, "      deserved: {nvidia.com/gpu: 8}\nworkload",
                     "      deserved: {nvidia.com/gpu: 8}\n      guarantee: {resource: {nvidia.com/gpu: 9}}\nworkload"),
             37, "policy.queues.dept-b.deserved", "deserved[nvidia.com/gpu]=8 must be >= guarantee[nvidia.com/gpu]=9");
-  one_error(replace(k, "        - name: drf\n", "        - name: drf\n          enableHierarchy: true\n"), 12,
-            "policy.tiers",
-            "plugin drf: enableHierarchy (hierarchical DRF) is not modelled; use capacity with enableHierarchy");
+  one_error(replace(kScenario, "        - name: drf\n", "        - name: drf\n          enableHierarchy: true\n"), 12,
+            "policy.tiers", "proportion and drf with hierarchy enabled conflict (in one tier)");
   one_error(
       replace(k, "        - name: nodeorder\n",
               "        - name: nodeorder\n          arguments: {ancestorReclaimLevel: 1}\n"),
@@ -1190,4 +1257,48 @@ TEST(VolcanoParams, CapacityQueueErrorsNameTheirLocation) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].where(), "policy.queues.l6.parent");
   EXPECT_EQ(errors[0].message(), "queue l6 exceeds the maximum allowed depth of 5 (the webhook's --max-queue-depth)");
+}
+
+namespace {
+const std::string kHdrfScenario = R"(name: volcano-hdrf
+cluster:
+  pools:
+    - name: a100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: A100
+policy:
+  name: volcano
+  tiers: [[priority, gang], [{name: drf, enableHierarchy: true}, predicates]]
+  queues:
+    eng-dev:
+      annotations: {volcano.sh/hierarchy: root/eng/dev, volcano.sh/hierarchy-weights: 1/2/8}
+    eng-prod:
+      annotations: {volcano.sh/hierarchy: root/eng/prod, volcano.sh/hierarchy-weights: 1/2/2}
+workload:
+  trace: tiny.csv
+)";
+}  // namespace
+
+TEST(VolcanoParams, HierarchicalDrfAnnotations) {
+  const auto s = scenarios::parse_scenario(kHdrfScenario, kInline);
+  const auto cfg = vc::parse_config(s.policy.params);
+  EXPECT_TRUE(cfg.tiers[1][0].hierarchy);
+  EXPECT_EQ(cfg.queues.at("eng-dev").hierarchy, "root/eng/dev");
+  EXPECT_EQ(cfg.queues.at("eng-prod").hierarchy_weights, "1/2/2");
+  const std::string& k = kHdrfScenario;
+  one_error(replace(k, "1/2/2", "1/3/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
+            "root/eng has another weight in queue eng-dev's annotations (Volcano would take either)");
+  one_error(replace(k, "1/2/2", "1/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
+            "expected one weight per level of \"root/eng/prod\", got \"1/2\"");
+  one_error(replace(k, "hierarchy: root/eng/prod", "hierarchy: eng/prod"), 15,
+            "policy.queues.eng-prod.annotations.volcano.sh/hierarchy",
+            "expected a path from the root such as root/eng/dev, got \"eng/prod\"");
+  one_error(
+      replace(k, "root/eng/dev, volcano.sh/hierarchy-weights: 1/2/8", "root/eng, volcano.sh/hierarchy-weights: 1/2"),
+      13, "policy.queues.eng-dev.annotations.volcano.sh/hierarchy",
+      "root/eng is above queue eng-prod's root/eng/prod; a queue cannot hold both queues and jobs");
+  const auto off = scenario_errors(replace(k, "{name: drf, enableHierarchy: true}", "drf"));
+  ASSERT_EQ(off.size(), 2u);
+  EXPECT_EQ(off[0].message(), "the volcano.sh/hierarchy annotations need drf with enableHierarchy: true");
 }

@@ -89,7 +89,12 @@
 //    go by VictimQueueOrderFn (deeper common ancestor with the reclaimer first), else reverse
 //    QueueOrder. Overused is not registered. The Queue webhook's rules
 //    (webhooks/admission/queues/validate/validate_queue.go) are configuration errors.
-//  Not modelled: hierarchical DRF (drf enableHierarchy), preempt's second pass.
+//  - drf with enableHierarchy (plugins/drf/drf.go; docs/design/hdrf.md): a tree from the queues'
+//    volcano.sh/hierarchy and hierarchy-weights annotations with the jobs as leaves; saturation,
+//    scaling of unsaturated children to their least dominant share; QueueOrder down both paths
+//    (saturated last, then share / weight); Reclaimable when the reclaimer's queue sorts first after
+//    the move. Conflicts with proportion in one tier.
+//  Not modelled: preempt's second pass.
 
 #include <array>
 #include <cstdint>

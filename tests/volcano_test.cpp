@@ -635,6 +635,32 @@ TEST(VolcanoCapacity, TwoLevelTreeTeamBorrowsFromTheOtherDepartmentAndIsReclaime
   EXPECT_EQ(r.audit.rejects.at(15), "volcano admission: can not submit job to root queue");
 }
 
+TEST(VolcanoCapacity, VictimsComeFirstFromTheQueueSharingTheDeeperAncestor) {
+  // team-2 reclaims one GPU on a node shared by its sibling team-1 (no deserved: its tasks are
+  // immediate victims) and by dept-b (2 > deserved 1). VictimQueueOrderFn puts team-1 (common
+  // ancestor dept-a) before dept-b (common ancestor root), so team-1's task 1 goes, although by
+  // reverse QueueOrder dept-b (share 2/1 against dept-a's 2/2) would come first.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 1, 1000);
+  b.job(10, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 2, "team-1");
+  queue(w, 2, 4, "dept-b");
+  queue(w, 4, 5, "team-2");
+  const VRun r(w, ht::cluster(1, 4),
+               params({kReclaim,
+                       {"tiers", kHierarchyTiers},
+                       {"queues.dept-a.deserved.nvidia.com/gpu", "2"},
+                       {"queues.team-1.parent", "dept-a"},
+                       {"queues.team-2.parent", "dept-a"},
+                       {"queues.team-2.deserved.nvidia.com/gpu", "2"},
+                       {"queues.dept-b.deserved.nvidia.com/gpu", "1"}}));
+  ASSERT_EQ(r.audit.preempts.size(), 1u);
+  EXPECT_EQ(r.audit.preempts[0].job, 1u);
+  EXPECT_EQ(r.audit.preempts[0].reason, "volcano reclaim: queue team-1 above deserved (capacity)");
+  EXPECT_EQ(r.start(4), 40);
+}
+
 TEST(VolcanoCapacity, AParentsCapabilityBoundsItsChildren) {
   // dept-a capability 4; its children set none and inherit 4. team-1 runs 3, so team-2's second
   // job would take dept-a to 5: enqueue (and, without minResources, Allocatable) refuse it.

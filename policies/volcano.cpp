@@ -656,23 +656,29 @@ class VolcanoPolicy final : public Policy {
     return share_cmp(queues_[pa], queues_[pb]);
   }
 
-  // The queue and its ancestors, leaf first (checkQueueAllocatableHierarchically's order).
-  std::vector<std::uint32_t> leaf_up(std::uint32_t q) const {
-    std::vector<std::uint32_t> out{q};
-    if (hierarchy_) out.insert(out.end(), queues_[q].ancestors.rbegin(), queues_[q].ancestors.rend());
-    return out;
+  // The queue, then (enableHierarchy) its ancestors up to the root:
+  // checkQueueAllocatableHierarchically's order. `f` returns true to stop; returns the queue it
+  // stopped at, or kNoQueue.
+  template <typename F>
+  std::uint32_t leaf_up(std::uint32_t q, F f) const {
+    if (f(q)) return q;
+    if (!hierarchy_) return kNoQueue;
+    const auto& up = queues_[q].ancestors;
+    for (auto it = up.rbegin(); it != up.rend(); ++it)
+      if (f(*it)) return *it;
+    return kNoQueue;
   }
 
   // The queue whose limit refuses `req` (capacity Allocatable: Open, a leaf, and allocated + req
   // <= realCapability in the requested dimensions for the queue and every ancestor), or kNoQueue.
   std::uint32_t capacity_block(std::uint32_t q, const Res& req) const {
     if (queues_[q].conf.state != QueueState::Open || (hierarchy_ && queues_[q].children > 0)) return q;
-    for (std::uint32_t a : leaf_up(q)) {
+    return leaf_up(q, [&](std::uint32_t a) {
       const QueueS& as = queues_[a];
       for (int d = 0; d < kDims; ++d)
-        if (req[d] > 0 && static_cast<double>(as.allocated[d] + req[d]) > as.real_cap[d]) return a;
-    }
-    return kNoQueue;
+        if (req[d] > 0 && static_cast<double>(as.allocated[d] + req[d]) > as.real_cap[d]) return true;
+      return false;
+    });
   }
 
   // LessEqualPartlyWithDimensionZeroFiltered(deserved, req) on allocated + req: some requested
@@ -717,15 +723,14 @@ class VolcanoPolicy final : public Policy {
   // for the queue and every ancestor. Returns the refusing queue, or kNoQueue.
   std::uint32_t capacity_enqueue_block(std::uint32_t q, const Res& min_res) const {
     if (queues_[q].conf.state != QueueState::Open) return q;
-    for (std::uint32_t a : leaf_up(q)) {
+    return leaf_up(q, [&](std::uint32_t a) {
       const QueueS& as = queues_[a];
-      for (int d = 0; d < kDims; ++d) {
-        if (min_res[d] <= 0) continue;
-        if (static_cast<double>(min_res[d] + as.allocated[d] + as.inqueue[d] - as.elastic[d]) > as.real_cap[d])
-          return a;
-      }
-    }
-    return kNoQueue;
+      for (int d = 0; d < kDims; ++d)
+        if (min_res[d] > 0 &&
+            static_cast<double>(min_res[d] + as.allocated[d] + as.inqueue[d] - as.elastic[d]) > as.real_cap[d])
+          return true;
+      return false;
+    });
   }
 
   std::string capacity_refusal(const std::string& action, std::uint32_t q, std::uint32_t by) const {
@@ -1285,8 +1290,10 @@ class VolcanoPolicy final : public Policy {
   // The Allocate / Deallocate event handlers: the queue's allocated (and its ancestors' with
   // enableHierarchy); capacity updates the share of the job's queue only.
   void account(std::uint32_t qi, const Res& t, int sign) {
-    for (std::uint32_t a : leaf_up(qi))
+    leaf_up(qi, [&](std::uint32_t a) {
       queues_[a].allocated = sign > 0 ? add(queues_[a].allocated, t) : sub(queues_[a].allocated, t);
+      return false;
+    });
     if (capacity_) update_share(queues_[qi]);
     hdirty_ = true;
   }
@@ -1451,7 +1458,10 @@ class VolcanoPolicy final : public Policy {
         changed_ = true;
         if (g.has_min_res) {
           inqueue_total_ = add(inqueue_total_, g.min_res);
-          for (std::uint32_t a : leaf_up(q)) queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
+          leaf_up(q, [&](std::uint32_t a) {
+            queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
+            return false;
+          });
         }
       } else {
         g.enqueue_failed = fit_key_;

@@ -1,6 +1,7 @@
 #include "policies/volcano.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -38,7 +39,20 @@ bool is_zero(const Res& a) { return a[0] == 0 && a[1] == 0 && a[2] == 0; }
 
 enum class Phase : std::uint8_t { Pending, Inqueue, Running };
 enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
-enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion };
+enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion, Capacity, Hdrf };
+enum class QueueOrderFn : std::uint8_t { Hdrf, Capacity, Proportion };
+
+// A node of hierarchical DRF's tree (plugins/drf/drf.go hierarchicalNode): a level of a queue's
+// volcano.sh/hierarchy path, or a job (a leaf). Children have larger indices than their parent.
+struct HNode {
+  std::string name;
+  double weight = 1;
+  std::vector<std::uint32_t> children{};
+  std::uint32_t group = UINT32_MAX;  // a job leaf
+  std::array<double, 3> request{}, alloc{};
+  double share = 0;
+  bool saturated = false;
+};
 enum class Mark : std::uint8_t { None, Allocated, Pipelined, Evicted };
 
 struct SliceReq {
@@ -75,12 +89,23 @@ struct Group {
   std::uint64_t enqueue_failed = UINT64_MAX;
 };
 
+constexpr std::uint32_t kNoQueue = UINT32_MAX;
+
 struct QueueS {
   std::string name;
   QueueConf conf;
   Res allocated{}, request{}, inqueue{}, elastic{};
   FRes deserved{}, real_cap{};
   bool has_jobs = false;
+  // capacity plugin: the share (a non-leaf queue's is computed at session open only, as Volcano
+  // updates only the leaf's on Allocate/Evict), whether deserved names the GPU (a scalar present
+  // even at 0), and with enableHierarchy the tree (ancestors root first) and inherited capability.
+  double share = 0;
+  bool gpu_deserved = false;
+  std::uint32_t parent = kNoQueue;
+  std::vector<std::uint32_t> ancestors{};
+  int children = 0;
+  FRes capability{};
 };
 
 struct Op {
@@ -101,7 +126,13 @@ class VolcanoPolicy final : public Policy {
         if (p.name == "proportion") proportion_ = true;
         if (p.name == "overcommit" && p.job_enqueued) overcommit_ = true;
         if (p.name == "proportion" && p.job_enqueued) proportion_enqueue_ = true;
-        if (p.name == "proportion" && p.queue_order) proportion_order_ = true;
+        if (p.name == "capacity") capacity_ = true;
+        if (p.name == "capacity" && p.job_enqueued) capacity_enqueue_ = true;
+        if (p.name == "capacity" && p.hierarchy) hierarchy_ = true;
+        if (p.name == "drf" && p.hierarchy) hdrf_ = true;
+        if (p.queue_order && p.name == "drf" && p.hierarchy) queue_order_.push_back(QueueOrderFn::Hdrf);
+        if (p.queue_order && p.name == "capacity") queue_order_.push_back(QueueOrderFn::Capacity);
+        if (p.queue_order && p.name == "proportion") queue_order_.push_back(QueueOrderFn::Proportion);
         if (p.name == "binpack" && p.node_order) binpack_ = true;
         if (p.name == "nodeorder" && p.node_order) nodeorder_ = true;
         if (p.name == "priority" && p.task_order) task_priority_ = true;
@@ -120,6 +151,8 @@ class VolcanoPolicy final : public Policy {
           if (p.name == "conformance") fns.emplace_back(VictimFn::Conformance, p.name);
           if (p.name == "drf" && !reclaim) fns.emplace_back(VictimFn::Drf, p.name);
           if (p.name == "proportion" && reclaim) fns.emplace_back(VictimFn::Proportion, p.name);
+          if (p.name == "capacity" && reclaim) fns.emplace_back(VictimFn::Capacity, p.name);
+          if (p.name == "drf" && reclaim && p.hierarchy) fns.emplace_back(VictimFn::Hdrf, p.name);
         }
         victim_tiers_[reclaim].push_back(std::move(fns));
       }
@@ -165,6 +198,7 @@ class VolcanoPolicy final : public Policy {
 
   void schedule(Session& s) override {
     ensure(s);
+    if (hierarchy_) reject_outside_leaves(s);
     const Tick now = s.now();
     const Tick period = cfg_.schedule_period;
     const Tick tick = now % period == 0 ? now : (now / period + 1) * period;
@@ -189,6 +223,24 @@ class VolcanoPolicy final : public Policy {
   }
 
  private:
+  // The Job admission webhook (webhooks/admission/jobs/validate/admit_job.go) refuses a job for
+  // the root queue or for a queue with child queues; the job is rejected when it arrives.
+  void reject_outside_leaves(Session& s) {
+    std::vector<std::pair<JobIndex, std::uint32_t>> out;
+    for (std::uint32_t gi : active()) {
+      const Group& g = groups_[gi];
+      if (queues_[g.queue].children == 0 && g.queue != root_) continue;
+      for (JobIndex j : g.members)
+        if (j < submitted_upto_ && s.state(j) == JobState::Pending) out.emplace_back(j, g.queue);
+    }
+    for (const auto& [j, q] : out) {
+      const QueueS& qs = queues_[q];
+      s.reject(j, q == root_ ? std::string("volcano admission: can not submit job to root queue")
+                             : "volcano admission: can only submit job to leaf queue, queue `" + qs.name + "` has " +
+                                   std::to_string(qs.children) + " child queues");
+    }
+  }
+
   // ------------------------------------------------------------------------------------------
   // Set-up.
 
@@ -213,6 +265,29 @@ class VolcanoPolicy final : public Policy {
       queues_.push_back(qs);
     }
     if (queues_.empty()) queues_.push_back(QueueS{"default", QueueConf{}});
+    if (hierarchy_) build_tree();
+    for (const QueueS& qs : queues_) {
+      std::vector<std::string> path;
+      std::vector<double> weights;
+      for (auto [text, out] : {std::pair{&qs.conf.hierarchy, 0}, std::pair{&qs.conf.hierarchy_weights, 1}}) {
+        std::size_t at = 0;
+        while (true) {
+          const auto slash = text->find('/', at);
+          const std::string part = text->substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+          if (out == 0) {
+            path.push_back(part);
+          } else {
+            double w = 0;
+            std::from_chars(part.data(), part.data() + part.size(), w);
+            weights.push_back(w);
+          }
+          if (slash == std::string::npos) break;
+          at = slash + 1;
+        }
+      }
+      qpath_.push_back(std::move(path));
+      qweights_.push_back(std::move(weights));
+    }
     for (const auto& [name, conf] : cfg_.queues)
       for (int d = 0; d < kDims; ++d) total_guarantee_[d] += conf.guarantee[d];
     // Groups.
@@ -252,6 +327,34 @@ class VolcanoPolicy final : public Policy {
       g.members = order;
       g.has_min_res = cfg_.min_resources;
       for (std::int32_t i = 0; i < g.min; ++i) g.min_res = add(g.min_res, members_[order[i]].total);
+    }
+  }
+
+  // capacity with enableHierarchy (plugins/capacity/capacity.go buildHierarchicalQueueAttrs,
+  // updateAncestors): every declared queue joins the workload's; a queue without a parent hangs
+  // under the root queue "root".
+  void build_tree() {
+    auto index = [&](const std::string& name) {
+      for (std::uint32_t q = 0; q < queues_.size(); ++q)
+        if (queues_[q].name == name) return q;
+      QueueS qs;
+      qs.name = name;
+      if (auto it = cfg_.queues.find(name); it != cfg_.queues.end()) qs.conf = it->second;
+      queues_.push_back(qs);
+      return static_cast<std::uint32_t>(queues_.size() - 1);
+    };
+    for (const auto& [name, conf] : cfg_.queues) index(name);
+    root_ = index("root");
+    for (std::uint32_t q = 0; q < queues_.size(); ++q)
+      if (q != root_) queues_[q].parent = index(queues_[q].conf.parent.empty() ? "root" : queues_[q].conf.parent);
+    for (std::uint32_t q = 0; q < queues_.size(); ++q) {
+      std::vector<std::uint32_t> up;
+      for (std::uint32_t a = queues_[q].parent; a != kNoQueue; a = queues_[a].parent) {
+        HEADROOM_ASSERT(up.size() < queues_.size(), "volcano: cycle in the queue hierarchy");
+        up.push_back(a);
+      }
+      queues_[q].ancestors.assign(up.rbegin(), up.rend());
+      if (queues_[q].parent != kNoQueue) ++queues_[queues_[q].parent].children;
     }
   }
 
@@ -364,7 +467,11 @@ class VolcanoPolicy final : public Policy {
       if (g.phase == Phase::Running && g.has_min_res)
         for (int d = 0; d < kDims; ++d) q.elastic[d] += std::max<std::int64_t>(0, g.alloc[d] - g.min_res[d]);
     }
-    compute_deserved();
+    if (capacity_)
+      capacity_attrs();
+    else
+      compute_deserved();
+    if (hdrf_) hdrf_build();
   }
 
   void close_session() {
@@ -429,6 +536,211 @@ class VolcanoPolicy final : public Policy {
     }
   }
 
+  // capacity (plugins/capacity/capacity.go buildQueueAttrs / buildHierarchicalQueueAttrs and
+  // checkHierarchicalQueue). Flat: realCapability = min(capability, max(0, total - Σ guarantee) +
+  // guarantee) (cpu or memory capability <= 0 is unlimited), deserved = the declared one clamped to
+  // realCapability, then raised to guarantee. Hierarchical: the root's capability and
+  // realCapability are unlimited and its deserved and guarantee sum its children's; a child's
+  // unset capability dimension inherits its parent's, deserved is raised to guarantee (not clamped),
+  // realCapability = min(capability, max(0, parent's realCapability - Σ siblings' guarantee) +
+  // guarantee); allocated, inqueue and elastic add up along the ancestors.
+  void capacity_attrs() {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (!hierarchy_) {
+      for (QueueS& qs : queues_) {
+        if (!qs.has_jobs) continue;
+        const QueueConf& c = qs.conf;
+        for (int d = 0; d < kDims; ++d) {
+          double rc = static_cast<double>(std::max<std::int64_t>(0, total_[d] - total_guarantee_[d]) + c.guarantee[d]);
+          if (c.capability[d] > 0 || (d == 0 && c.capability[d] == 0))
+            rc = std::min(rc, static_cast<double>(c.capability[d]));
+          qs.real_cap[d] = rc;
+          double des = static_cast<double>(std::max<std::int64_t>(0, c.deserved[d]));
+          if (d != 0 || c.deserved[d] >= 0) des = std::min(des, rc);
+          qs.deserved[d] = std::max(des, static_cast<double>(c.guarantee[d]));
+        }
+        qs.gpu_deserved = c.deserved[0] >= 0 || c.guarantee[0] > 0;
+        update_share(qs);
+      }
+      return;
+    }
+    for (QueueS& qs : queues_) {
+      if (qs.children > 0) continue;
+      for (std::uint32_t a : qs.ancestors) {
+        QueueS& as = queues_[a];
+        as.allocated = add(as.allocated, qs.allocated);
+        as.request = add(as.request, qs.request);
+        as.inqueue = add(as.inqueue, qs.inqueue);
+        as.elastic = add(as.elastic, qs.elastic);
+      }
+    }
+    // Parents before children: by depth.
+    std::vector<std::uint32_t> order(queues_.size());
+    for (std::uint32_t q = 0; q < order.size(); ++q) order[q] = q;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return queues_[a].ancestors.size() < queues_[b].ancestors.size();
+    });
+    std::vector<Res> child_guarantee(queues_.size(), Res{});
+    for (const QueueS& qs : queues_)
+      if (qs.parent != kNoQueue) child_guarantee[qs.parent] = add(child_guarantee[qs.parent], qs.conf.guarantee);
+    QueueS& root = queues_[root_];
+    root.deserved = {};
+    root.gpu_deserved = false;
+    for (std::uint32_t q : order) {
+      QueueS& qs = queues_[q];
+      const QueueConf& c = qs.conf;
+      if (q == root_) {
+        qs.capability = qs.real_cap = {kInf, kInf, kInf};
+        continue;
+      }
+      const QueueS& p = queues_[qs.parent];
+      for (int d = 0; d < kDims; ++d) {
+        const bool set = c.capability[d] > 0 || (d == 0 && c.capability[d] == 0);
+        qs.capability[d] = set ? static_cast<double>(c.capability[d]) : p.capability[d];
+        qs.deserved[d] = static_cast<double>(std::max(std::max<std::int64_t>(0, c.deserved[d]), c.guarantee[d]));
+        const double left = std::max(0.0, p.real_cap[d] - static_cast<double>(child_guarantee[qs.parent][d]));
+        qs.real_cap[d] = std::min(left + static_cast<double>(c.guarantee[d]), qs.capability[d]);
+      }
+      qs.gpu_deserved = c.deserved[0] >= 0 || c.guarantee[0] > 0;
+      if (qs.parent == root_) {
+        for (int d = 0; d < kDims; ++d) root.deserved[d] += qs.deserved[d];
+        root.gpu_deserved = root.gpu_deserved || qs.gpu_deserved;
+      }
+    }
+    for (QueueS& qs : queues_) update_share(qs);
+  }
+
+  // updateQueueAttrShare: no deserved (best effort) -> 1, else max over deserved dimensions of
+  // allocated / deserved.
+  static void update_share(QueueS& qs) {
+    double share = 0;
+    bool any = false;
+    for (int d = 0; d < kDims; ++d) {
+      if (qs.deserved[d] < 0.1) continue;
+      any = true;
+      share = std::max(share, static_cast<double>(qs.allocated[d]) / qs.deserved[d]);
+    }
+    qs.share = any ? share : 1;
+  }
+
+  // compareShareWithDeserved: lower share first; at equal shares a queue with deserved first.
+  static int share_cmp(const QueueS& a, const QueueS& b) {
+    if (a.share != b.share) return a.share < b.share ? -1 : 1;
+    const bool da = a.deserved[0] >= 0.1 || a.deserved[1] >= 0.1 || a.deserved[2] >= 0.1;
+    const bool db = b.deserved[0] >= 0.1 || b.deserved[1] >= 0.1 || b.deserved[2] >= 0.1;
+    return da == db ? 0 : da ? -1 : 1;
+  }
+
+  // getQueueLevel: the depth of the deepest common entry of two ancestor lists.
+  static int queue_level(const QueueS& a, const QueueS& b) {
+    int level = 0;
+    for (std::size_t i = 0; i < std::min(a.ancestors.size(), b.ancestors.size()); ++i) {
+      if (a.ancestors[i] != b.ancestors[i]) return level;
+      level = static_cast<int>(i);
+    }
+    return level;
+  }
+
+  // The capacity QueueOrderFn: queue priority, then (hierarchical) leaves before other queues and
+  // two leaves by the shares of their subtrees below their common ancestor, then share.
+  int capacity_queue_cmp(std::uint32_t a, std::uint32_t b) const {
+    const QueueS &qa = queues_[a], &qb = queues_[b];
+    if (qa.conf.priority != qb.conf.priority) return qa.conf.priority > qb.conf.priority ? -1 : 1;
+    if (!hierarchy_) return share_cmp(qa, qb);
+    const bool la = qa.children == 0, lb = qb.children == 0;
+    if (la != lb) return la ? -1 : 1;
+    if (!la) return share_cmp(qa, qb);
+    const auto level = static_cast<std::size_t>(queue_level(qa, qb));
+    const std::uint32_t pa = level + 1 < qa.ancestors.size() ? qa.ancestors[level + 1] : a;
+    const std::uint32_t pb = level + 1 < qb.ancestors.size() ? qb.ancestors[level + 1] : b;
+    return share_cmp(queues_[pa], queues_[pb]);
+  }
+
+  // The queue, then (enableHierarchy) its ancestors up to the root:
+  // checkQueueAllocatableHierarchically's order. `f` returns true to stop; returns the queue it
+  // stopped at, or kNoQueue.
+  template <typename F>
+  std::uint32_t leaf_up(std::uint32_t q, F f) const {
+    if (f(q)) return q;
+    if (!hierarchy_) return kNoQueue;
+    const auto& up = queues_[q].ancestors;
+    for (auto it = up.rbegin(); it != up.rend(); ++it)
+      if (f(*it)) return *it;
+    return kNoQueue;
+  }
+
+  // The queue whose limit refuses `req` (capacity Allocatable: Open, a leaf, and allocated + req
+  // <= realCapability in the requested dimensions for the queue and every ancestor), or kNoQueue.
+  std::uint32_t capacity_block(std::uint32_t q, const Res& req) const {
+    if (queues_[q].conf.state != QueueState::Open || (hierarchy_ && queues_[q].children > 0)) return q;
+    return leaf_up(q, [&](std::uint32_t a) {
+      const QueueS& as = queues_[a];
+      for (int d = 0; d < kDims; ++d)
+        if (req[d] > 0 && static_cast<double>(as.allocated[d] + req[d]) > as.real_cap[d]) return true;
+      return false;
+    });
+  }
+
+  // LessEqualPartlyWithDimensionZeroFiltered(deserved, req) on allocated + req: some requested
+  // dimension, not zero on both sides, has allocated + req <= deserved.
+  static bool within_deserved_somewhere(const QueueS& qs, const Res& req) {
+    for (int d = 0; d < kDims; ++d) {
+      if (req[d] <= 0) continue;
+      const double fut = static_cast<double>(qs.allocated[d] + req[d]);
+      if (fut < 0.1 && qs.deserved[d] < 0.1) continue;
+      if (fut < qs.deserved[d] || std::abs(fut - qs.deserved[d]) < 0.1) return true;
+    }
+    return false;
+  }
+
+  // The ancestor `depth` levels up (queueAncestorAtDepth), or kNoQueue.
+  std::uint32_t ancestor_at(const QueueS& qs, std::int64_t depth) const {
+    if (depth <= 0 || static_cast<std::int64_t>(qs.ancestors.size()) < depth) return kNoQueue;
+    return qs.ancestors[qs.ancestors.size() - static_cast<std::size_t>(depth)];
+  }
+
+  // Preemptive: proportion uses Allocatable; capacity needs the queue Open, allocated + req <=
+  // realCapability, and allocated + req <= deserved in some requested dimension (with
+  // ancestorReclaimLevel, of the queue or of an ancestor up to that level).
+  bool preemptive(std::uint32_t q, const Res& req) const {
+    if (!capacity_) return allocatable(q, req);
+    const QueueS& qs = queues_[q];
+    if (qs.conf.state != QueueState::Open) return false;
+    for (int d = 0; d < kDims; ++d)
+      if (req[d] > 0 && static_cast<double>(qs.allocated[d] + req[d]) > qs.real_cap[d]) return false;
+    if (within_deserved_somewhere(qs, req)) return true;
+    if (!hierarchy_) return false;
+    for (std::int64_t level = 1; level <= cfg_.ancestor_reclaim_level; ++level) {
+      const std::uint32_t a = ancestor_at(qs, level);
+      if (a == kNoQueue || a == root_) continue;
+      if (within_deserved_somewhere(queues_[a], req)) return true;
+    }
+    return false;
+  }
+
+  // capacity JobEnqueueable (jobEnqueueable, checkJobEnqueueableHierarchically): the queue is Open
+  // and minResources + allocated + inqueue - elastic <= realCapability in minResources' dimensions,
+  // for the queue and every ancestor. Returns the refusing queue, or kNoQueue.
+  std::uint32_t capacity_enqueue_block(std::uint32_t q, const Res& min_res) const {
+    if (queues_[q].conf.state != QueueState::Open) return q;
+    return leaf_up(q, [&](std::uint32_t a) {
+      const QueueS& as = queues_[a];
+      for (int d = 0; d < kDims; ++d)
+        if (min_res[d] > 0 &&
+            static_cast<double>(min_res[d] + as.allocated[d] + as.inqueue[d] - as.elastic[d]) > as.real_cap[d])
+          return true;
+      return false;
+    });
+  }
+
+  std::string capacity_refusal(const std::string& action, std::uint32_t q, std::uint32_t by) const {
+    if (queues_[q].conf.state != QueueState::Open)
+      return action + ": queue " + queues_[q].name + " is not Open (capacity)";
+    if (by == q) return action + ": queue " + queues_[q].name + " would exceed its capability (capacity)";
+    return action + ": queue " + queues_[q].name + "'s ancestor " + queues_[by].name +
+           " would exceed its capability (capacity)";
+  }
+
   // ------------------------------------------------------------------------------------------
   // Plugin functions.
 
@@ -457,7 +769,9 @@ class VolcanoPolicy final : public Policy {
     return true;
   }
 
-  bool allocatable(const QueueS& q, const Res& req) const {
+  bool allocatable(std::uint32_t qi, const Res& req) const {
+    if (capacity_) return capacity_block(qi, req) == kNoQueue;
+    const QueueS& q = queues_[qi];
     if (q.conf.state != QueueState::Open) return false;
     if (!proportion_) return true;
     for (int d = 0; d < kDims; ++d)
@@ -470,15 +784,157 @@ class VolcanoPolicy final : public Policy {
   bool job_starving(const Group& g) const { return g.waiting + g.ready < (gang_ ? g.min : 1); }
   bool job_valid(const Group& g) const { return !gang_ || g.submitted - g.ended + g.succeeded >= g.min; }
 
+  // Session.QueueOrderFn: the first plugin, in tier order, with a non-zero answer.
   int queue_cmp(std::uint32_t a, std::uint32_t b) const {
-    if (proportion_order_) {
-      const QueueS &qa = queues_[a], &qb = queues_[b];
-      if (qa.conf.priority != qb.conf.priority) return qa.conf.priority > qb.conf.priority ? -1 : 1;
-      const double sa = queue_share(qa), sb = queue_share(qb);
-      if (sa < sb) return -1;
-      if (sa > sb) return 1;
+    for (const QueueOrderFn f : queue_order_) {
+      if (f == QueueOrderFn::Hdrf) {
+        const double d = hdrf_compare(a, b);
+        if (d != 0) return d < 0 ? -1 : 1;
+      } else if (f == QueueOrderFn::Capacity) {
+        if (const int c = capacity_queue_cmp(a, b); c != 0) return c;
+      } else {
+        const QueueS &qa = queues_[a], &qb = queues_[b];
+        if (qa.conf.priority != qb.conf.priority) return qa.conf.priority > qb.conf.priority ? -1 : 1;
+        const double sa = queue_share(qa), sb = queue_share(qb);
+        if (sa < sb) return -1;
+        if (sa > sb) return 1;
+      }
     }
     return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Hierarchical DRF (plugins/drf/drf.go with enableHierarchy; docs/design/hdrf.md).
+
+  // buildHierarchy for every job of the session: the nodes of its queue's path (a new node takes
+  // that queue's weight for its level, at least 1), then the job as a leaf requesting all its tasks.
+  void hdrf_build() {
+    hnodes_.assign(1, HNode{"root"});
+    for (std::uint32_t gi : active()) {
+      const Group& g = groups_[gi];
+      const auto& path = qpath_[g.queue];
+      std::uint32_t node = 0;
+      for (std::size_t i = 1; i < path.size(); ++i) {
+        std::uint32_t next = UINT32_MAX;
+        for (std::uint32_t c : hnodes_[node].children)
+          if (hnodes_[c].group == UINT32_MAX && hnodes_[c].name == path[i]) next = c;
+        if (next == UINT32_MAX) {
+          next = static_cast<std::uint32_t>(hnodes_.size());
+          HNode n{path[i]};
+          n.weight = std::max(1.0, i < qweights_[g.queue].size() ? qweights_[g.queue][i] : 0.0);
+          hnodes_.push_back(std::move(n));
+          hnodes_[node].children.push_back(next);
+        }
+        node = next;
+      }
+      HNode leaf;
+      leaf.group = gi;
+      for (JobIndex j : g.members)
+        if (j < submitted_upto_)
+          for (int d = 0; d < kDims; ++d) leaf.request[d] += static_cast<double>(members_[j].total[d]);
+      hnodes_[node].children.push_back(static_cast<std::uint32_t>(hnodes_.size()));
+      hnodes_.push_back(std::move(leaf));
+    }
+    hdirty_ = true;
+  }
+
+  double drf_share(const FRes& alloc) const {
+    double share = 0;
+    for (int d = 0; d < kDims; ++d)
+      if (static_cast<double>(total_[d]) >= 0.1) share = std::max(share, alloc[d] / static_cast<double>(total_[d]));
+    return share;
+  }
+
+  // updateHierarchicalShare over the whole tree, the jobs' allocations changed by `delta`: a job is
+  // saturated when it holds all it requests of some resource, or requests a resource nobody can get
+  // any more (not demanding); a node scales its unsaturated children to their least dominant share
+  // and adds them up with the saturated ones, and is saturated when all its children are.
+  void hdrf_compute(const std::vector<std::pair<std::uint32_t, Res>>& delta = {}) const {
+    Res used{};
+    for (const HNode& n : hnodes_)
+      if (n.group != UINT32_MAX) used = add(used, groups_[n.group].alloc);
+    for (const auto& [gi, r] : delta) used = add(used, r);
+    std::array<bool, kDims> demanding{};
+    for (int d = 0; d < kDims; ++d) demanding[d] = total_[d] > 0 && used[d] < total_[d];
+    for (std::size_t i = hnodes_.size(); i-- > 0;) {
+      HNode& n = hnodes_[i];
+      if (n.group != UINT32_MAX) {
+        Res a = groups_[n.group].alloc;
+        for (const auto& [gi, r] : delta)
+          if (gi == n.group) a = add(a, r);
+        n.saturated = false;
+        for (int d = 0; d < kDims; ++d) {
+          n.alloc[d] = static_cast<double>(a[d]);
+          if (n.alloc[d] < 0.1 || n.request[d] == 0) continue;
+          if (n.alloc[d] >= n.request[d] || !demanding[d]) n.saturated = true;
+        }
+        n.share = drf_share(n.alloc);
+        continue;
+      }
+      double mdr = 1;
+      for (std::uint32_t c : n.children)
+        if (hnodes_[c].share != 0 && !hnodes_[c].saturated) mdr = std::min(mdr, hnodes_[c].share);
+      n.alloc = {};
+      n.saturated = true;
+      for (std::uint32_t c : n.children) {
+        const HNode& ch = hnodes_[c];
+        n.saturated = n.saturated && ch.saturated;
+        if (ch.share == 0) continue;
+        const double scale = ch.saturated ? 1 : mdr / ch.share;
+        for (int d = 0; d < kDims; ++d) n.alloc[d] += ch.alloc[d] * scale;
+      }
+      n.share = drf_share(n.alloc);
+    }
+    hdirty_ = !delta.empty();
+  }
+
+  // compareQueues: down both queues' paths from the root, a saturated node last, then the lower
+  // share / weight; equal nodes compare their children on the paths. < 0: `a` first.
+  double hdrf_compare(std::uint32_t a, std::uint32_t b) const {
+    if (hdirty_) hdrf_compute();
+    const auto &pa = qpath_[a], &pb = qpath_[b];
+    std::uint32_t l = 0, r = 0;
+    const std::size_t depth = std::min(pa.size(), pb.size());
+    for (std::size_t i = 0; i < depth; ++i) {
+      const HNode &ln = hnodes_[l], &rn = hnodes_[r];
+      if (ln.saturated != rn.saturated) return ln.saturated ? 1 : -1;
+      const double ls = ln.share / ln.weight, rs = rn.share / rn.weight;
+      if (ls != rs) return ls - rs;
+      if (i + 1 == depth) break;
+      auto child = [&](std::uint32_t node, const std::string& name) {
+        for (std::uint32_t c : hnodes_[node].children)
+          if (hnodes_[c].group == UINT32_MAX && hnodes_[c].name == name) return c;
+        return UINT32_MAX;
+      };
+      l = child(l, pa[i + 1]);
+      r = child(r, pb[i + 1]);
+      if (l == UINT32_MAX || r == UINT32_MAX) return 0;  // a queue without jobs has no nodes
+    }
+    return 0;
+  }
+
+  // drf's ReclaimableFn with hierarchy: each candidate on its own, the reclaimer's job holding its
+  // request more and the victim's job the victim less, is a victim if the reclaimer's queue then
+  // sorts before the victim's.
+  std::vector<JobIndex> hdrf_victims(JobIndex preemptor, const std::vector<JobIndex>& cands) const {
+    std::vector<JobIndex> out;
+    const std::uint32_t pg = members_[preemptor].group;
+    for (JobIndex v : cands) {
+      const std::uint32_t vg = members_[v].group;
+      Res minus{};
+      minus = sub(minus, members_[v].total);
+      hdrf_compute({{pg, members_[preemptor].total}, {vg, minus}});
+      if (hdrf_compare_now(groups_[pg].queue, groups_[vg].queue) < 0) out.push_back(v);
+    }
+    hdirty_ = true;
+    return out;
+  }
+  double hdrf_compare_now(std::uint32_t a, std::uint32_t b) const {
+    const bool dirty = hdirty_;
+    hdirty_ = false;
+    const double d = hdrf_compare(a, b);
+    hdirty_ = dirty;
+    return d;
   }
 
   int job_cmp(std::uint32_t a, std::uint32_t b) const {
@@ -511,10 +967,23 @@ class VolcanoPolicy final : public Policy {
     return a < b ? -1 : a > b ? 1 : 0;
   }
 
-  // BuildVictimsPriorityQueue: reverse JobOrder, then reverse TaskOrder.
-  bool victim_before(JobIndex a, JobIndex b) const {
+  // BuildVictimsPriorityQueue: reverse JobOrder, then reverse TaskOrder. With capacity, victims of
+  // different queues go by VictimQueueOrderFn (hierarchical: the queue sharing the deeper ancestor
+  // with the preemptor's first), else by reverse QueueOrder (framework/session_plugins.go).
+  bool victim_before(JobIndex a, JobIndex b, JobIndex preemptor) const {
     const std::uint32_t ga = members_[a].group, gb = members_[b].group;
-    if (ga != gb) return job_cmp(ga, gb) > 0;
+    if (ga != gb) {
+      const std::uint32_t qa = groups_[ga].queue, qb = groups_[gb].queue;
+      if (capacity_ && qa != qb) {
+        if (hierarchy_) {
+          const QueueS& pq = queues_[groups_[members_[preemptor].group].queue];
+          const int la = queue_level(queues_[qa], pq), lb = queue_level(queues_[qb], pq);
+          if (la != lb) return la > lb;
+        }
+        return queue_cmp(qa, qb) > 0;
+      }
+      return job_cmp(ga, gb) > 0;
+    }
     return task_cmp(a, b) > 0;
   }
 
@@ -565,6 +1034,10 @@ class VolcanoPolicy final : public Policy {
           if (total_[d] > 0) rs = std::max(rs, static_cast<double>(it->second[d]) / static_cast<double>(total_[d]));
         if (ls < rs || std::abs(ls - rs) <= 1e-6) out.push_back(v);
       }
+    } else if (plugin == VictimFn::Hdrf && reclaim) {
+      out = hdrf_victims(preemptor, cands);
+    } else if (plugin == VictimFn::Capacity && reclaim) {
+      out = capacity_victims(preemptor, cands);
     } else if (plugin == VictimFn::Proportion && reclaim) {
       std::vector<std::pair<std::uint32_t, Res>> allocs;
       for (JobIndex v : cands) {
@@ -582,6 +1055,87 @@ class VolcanoPolicy final : public Policy {
           out.push_back(v);
         }
       }
+    }
+    return out;
+  }
+
+  // hasRelevantDeserved: a dimension the task requests and the queue's deserved names (>= 0.1).
+  static bool relevant_deserved(const Res& req, const QueueS& qs) {
+    for (int d = 0; d < kDims; ++d)
+      if (req[d] > 0 && qs.deserved[d] >= 0.1) return true;
+    return false;
+  }
+
+  // GreaterPartlyWithRelevantDimensions(deserved, req): allocated > deserved in a dimension the
+  // task requests and deserved has (cpu, memory: >= 0.1; the GPU scalar: named, even at 0).
+  static bool above_deserved(const Res& allocated, const QueueS& qs, const Res& req) {
+    for (int d = 0; d < kDims; ++d) {
+      if (req[d] <= 0 || !(d == 0 ? qs.gpu_deserved : qs.deserved[d] >= 0.1)) continue;
+      if (static_cast<double>(allocated[d]) > qs.deserved[d]) return true;
+    }
+    return false;
+  }
+
+  // capacity's ReclaimableFn (plugins/capacity/capacity.go), candidates in victim order: skip a
+  // task sharing no requested dimension with the reclaimer; keep the victim's queue at or above its
+  // guarantee; admit it if its queue's deserved names none of its dimensions (an immediate victim)
+  // or the queue's allocated (less the victims so far) is above deserved; with enableHierarchy and
+  // ancestorReclaimLevel L, the victim's ancestors 1..L levels up that the reclaimer does not share
+  // must be above deserved too, and an immediate victim is spared when the two queues share a
+  // non-root ancestor within L levels and the reclaimer's deserved names none of its dimensions.
+  std::vector<JobIndex> capacity_victims(JobIndex preemptor, const std::vector<JobIndex>& cands) const {
+    std::vector<JobIndex> out;
+    const Res& preq = members_[preemptor].total;
+    const std::uint32_t rq = groups_[members_[preemptor].group].queue;
+    const QueueS& rqs = queues_[rq];
+    const std::int64_t levels = hierarchy_ ? cfg_.ancestor_reclaim_level : 0;
+    std::vector<std::pair<std::uint32_t, Res>> allocs;
+    allocs.reserve(queues_.size());  // references stay valid
+    auto alloc_of = [&](std::uint32_t q) -> Res& {
+      for (auto& [a, r] : allocs)
+        if (a == q) return r;
+      allocs.emplace_back(q, queues_[q].allocated);
+      return allocs.back().second;
+    };
+    auto shares_ancestor = [&](const QueueS& a, const QueueS& b) {
+      for (std::int64_t i = 1; i <= levels; ++i) {
+        const std::uint32_t x = ancestor_at(a, i);
+        if (x == kNoQueue || x == root_) continue;
+        for (std::int64_t k = 1; k <= levels; ++k)
+          if (ancestor_at(b, k) == x) return true;
+      }
+      return false;
+    };
+    for (JobIndex v : cands) {
+      const Res& vr = members_[v].total;
+      bool shared = false;
+      for (int d = 0; d < kDims; ++d) shared = shared || (vr[d] > 0 && preq[d] > 0);
+      if (!shared) continue;
+      const std::uint32_t vq = groups_[members_[v].group].queue;
+      const QueueS& vqs = queues_[vq];
+      Res& allocated = alloc_of(vq);
+      bool keeps_guarantee = true;
+      for (int d = 0; d < kDims; ++d)
+        keeps_guarantee = keeps_guarantee && vqs.conf.guarantee[d] <= allocated[d] - vr[d];
+      if (!keeps_guarantee) continue;
+      if (!relevant_deserved(vr, vqs)) {
+        if (levels > 0 && shares_ancestor(rqs, vqs) && !relevant_deserved(preq, rqs)) continue;
+      } else if (!above_deserved(allocated, vqs, vr)) {
+        continue;
+      }
+      std::vector<std::uint32_t> checked;
+      bool eligible = true;
+      for (std::int64_t level = 1; level <= levels && eligible; ++level) {
+        const std::uint32_t a = ancestor_at(vqs, level);
+        if (a == kNoQueue || a == root_ || ancestor_at(rqs, level) == a) continue;
+        checked.push_back(a);
+        if (!relevant_deserved(vr, queues_[a])) continue;
+        eligible = above_deserved(alloc_of(a), queues_[a], vr);
+      }
+      if (!eligible) continue;
+      allocated = sub(allocated, vr);
+      for (std::uint32_t a : checked) alloc_of(a) = sub(alloc_of(a), vr);
+      out.push_back(v);
     }
     return out;
   }
@@ -719,8 +1273,7 @@ class VolcanoPolicy final : public Policy {
     (pipelined ? g.waiting : g.ready) += sign;
     const Res& t = members_[op.job].total;
     g.alloc = sign > 0 ? add(g.alloc, t) : sub(g.alloc, t);
-    QueueS& q = queues_[g.queue];
-    q.allocated = sign > 0 ? add(q.allocated, t) : sub(q.allocated, t);
+    account(g.queue, t, sign);
     set_mark(op.job, sign > 0 ? (pipelined ? Mark::Pipelined : Mark::Allocated) : Mark::None);
   }
 
@@ -730,9 +1283,19 @@ class VolcanoPolicy final : public Policy {
     g.ready -= sign;
     const Res& t = members_[op.job].total;
     g.alloc = sign > 0 ? sub(g.alloc, t) : add(g.alloc, t);
-    QueueS& q = queues_[g.queue];
-    q.allocated = sign > 0 ? sub(q.allocated, t) : add(q.allocated, t);
+    account(g.queue, t, -sign);
     set_mark(op.job, sign > 0 ? Mark::Evicted : Mark::None);
+  }
+
+  // The Allocate / Deallocate event handlers: the queue's allocated (and its ancestors' with
+  // enableHierarchy); capacity updates the share of the job's queue only.
+  void account(std::uint32_t qi, const Res& t, int sign) {
+    leaf_up(qi, [&](std::uint32_t a) {
+      queues_[a].allocated = sign > 0 ? add(queues_[a].allocated, t) : sub(queues_[a].allocated, t);
+      return false;
+    });
+    if (capacity_) update_share(queues_[qi]);
+    hdirty_ = true;
   }
 
   void undo(std::vector<Op>& ops) {
@@ -879,16 +1442,26 @@ class VolcanoPolicy final : public Policy {
             }
           }
         }
-      } else if (proportion_enqueue_ && queues_[q].conf.state != QueueState::Open) {
+        if (ok && capacity_enqueue_) {
+          if (const std::uint32_t b = capacity_enqueue_block(q, g.min_res); b != kNoQueue) {
+            ok = false;
+            why = capacity_refusal("volcano enqueue", q, b);
+          }
+        }
+      } else if ((proportion_enqueue_ || capacity_enqueue_) && queues_[q].conf.state != QueueState::Open) {
         ok = false;
-        why = "volcano enqueue: queue " + queues_[q].name + " is not Open (proportion)";
+        why = "volcano enqueue: queue " + queues_[q].name + " is not Open (" +
+              (capacity_enqueue_ ? "capacity" : "proportion") + ")";
       }
       if (ok) {
         g.phase = Phase::Inqueue;
         changed_ = true;
         if (g.has_min_res) {
           inqueue_total_ = add(inqueue_total_, g.min_res);
-          queues_[q].inqueue = add(queues_[q].inqueue, g.min_res);
+          leaf_up(q, [&](std::uint32_t a) {
+            queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
+            return false;
+          });
         }
       } else {
         g.enqueue_failed = fit_key_;
@@ -930,11 +1503,13 @@ class VolcanoPolicy final : public Policy {
       const std::uint32_t gi = heap_pop(jobs[q], jcmp);
       Group& g = groups_[gi];
       bool skipped = false, fit_failed = false;
+      std::uint32_t blocker = q;
       const bool rigid = g.min >= g.submitted - g.ended;
       while (g.cursor < g.pending.size()) {
         const JobIndex j = g.pending[g.cursor++];
         skip_placed(g);
-        if (!allocatable(queues_[q], members_[j].total)) {
+        if (!allocatable(q, members_[j].total)) {
+          if (capacity_) blocker = capacity_block(q, members_[j].total);
           skipped = true;
           continue;
         }
@@ -955,9 +1530,10 @@ class VolcanoPolicy final : public Policy {
       } else {
         undo(ops);
         if (fit_failed && !skipped) g.failed_epoch = fit_key_;
-        const std::string why =
-            skipped ? "volcano allocate: queue " + queues_[q].name + " would exceed its deserved share (proportion)"
-                    : "volcano allocate: fewer than minMember tasks fit (gang)";
+        const std::string why = !skipped    ? "volcano allocate: fewer than minMember tasks fit (gang)"
+                                : capacity_ ? capacity_refusal("volcano allocate", q, blocker)
+                                            : "volcano allocate: queue " + queues_[q].name +
+                                                  " would exceed its deserved share (proportion)";
         for (JobIndex j : g.pending) s.pending_reason(j, why);
       }
       heap_push(qheap, q, qcmp);
@@ -1020,11 +1596,14 @@ class VolcanoPolicy final : public Policy {
 
   std::string reason(bool reclaim, JobIndex j, const std::vector<JobIndex>& victims, const std::string& rule) const {
     std::string r = reclaim ? "volcano reclaim: " : "volcano preempt: ";
-    if (rule.find("proportion") != std::string::npos) {
+    if (rule.find("proportion") != std::string::npos || rule.find("capacity") != std::string::npos) {
       const std::uint32_t q = groups_[members_[victims.front()].group].queue;
       r += "queue " + queues_[q].name + " above deserved";
     } else if (rule.find("priority") != std::string::npos) {
       r += "lower priority than job " + std::to_string(j);
+    } else if (rule.find("drf") != std::string::npos && reclaim) {
+      const std::uint32_t q = groups_[members_[victims.front()].group].queue;
+      r += "queue " + queues_[q].name + " above the reclaimer's in hierarchical DRF";
     } else if (rule.find("drf") != std::string::npos) {
       r += "higher dominant share than the preemptor's";
     } else {
@@ -1051,11 +1630,11 @@ class VolcanoPolicy final : public Policy {
       Res bound = future_idle(n);
       for (JobIndex v : cands) bound = add(bound, on_node(v, n));
       if (!node_fits(n, bound, sl.r)) continue;
-      std::sort(cands.begin(), cands.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b); });
+      std::sort(cands.begin(), cands.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b, j); });
       std::string rule;
       auto victims = tiered_victims(reclaim, j, sl.r, cands, rule);
       if (victims.empty()) continue;
-      std::sort(victims.begin(), victims.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b); });
+      std::sort(victims.begin(), victims.end(), [&](JobIndex a, JobIndex b) { return victim_before(a, b, j); });
       Res all = future_idle(n);
       for (JobIndex v : victims) all = add(all, on_node(v, n));
       if (!node_fits(n, all, sl.r)) continue;  // ValidateVictims
@@ -1158,7 +1737,7 @@ class VolcanoPolicy final : public Policy {
       if (g.cursor >= g.pending.size()) continue;
       const JobIndex j = g.pending[g.cursor++];
       skip_placed(g);
-      if (!allocatable(queues_[q], members_[j].total)) continue;  // Preemptive; the queue is dropped
+      if (!preemptive(q, members_[j].total)) continue;  // the queue is dropped
       const bool assigned = !(*jobs_)[j].preempt_never && evict_for_member(j, true, stmt(gi));
       if (assigned && g.cursor < g.pending.size() && job_starving(g)) heap_push(jobs[q], gi, jcmp);
       heap_push(qheap, q, qcmp);
@@ -1173,7 +1752,16 @@ class VolcanoPolicy final : public Policy {
 
   Config cfg_;
   bool gang_ = false, proportion_ = false, overcommit_ = false, proportion_enqueue_ = false;
-  bool proportion_order_ = false, binpack_ = false, nodeorder_ = false, task_priority_ = false;
+  bool binpack_ = false, nodeorder_ = false, task_priority_ = false;
+  bool capacity_ = false, capacity_enqueue_ = false, hierarchy_ = false;
+  bool hdrf_ = false;
+  std::vector<QueueOrderFn> queue_order_;
+  // Hierarchical DRF: each queue's path and weights, and the session's tree.
+  std::vector<std::vector<std::string>> qpath_;
+  std::vector<std::vector<double>> qweights_;
+  mutable std::vector<HNode> hnodes_;
+  mutable bool hdirty_ = true;
+  std::uint32_t root_ = kNoQueue;
   std::vector<JobOrderFn> job_order_;
   std::array<std::vector<std::vector<std::pair<VictimFn, std::string>>>, 2> victim_tiers_;
   const std::vector<Job>* jobs_ = nullptr;

@@ -66,7 +66,35 @@
 //    has no such constraints), predicates (node up, GPU type, resources), overcommit.
 //  - Evictions (Session::preempt, Requeue mode) take effect after termination_grace_period (30 s
 //    as Kubernetes); `by` is the preemptor, the reason names the action and the deciding tier's
-//    plugin rule. Only the capacity plugin and hierarchical queues/DRF are not modelled.
+//    plugin rule.
+//  - capacity (plugins/capacity/capacity.go; the alternative to proportion, refused beside it as
+//    docs/user-guide/how_to_use_capacity_plugin.md says): explicit deserved, capability and
+//    guarantee per queue. Flat: realCapability = min(capability, max(0, total - Σ guarantee) +
+//    guarantee), deserved clamped to realCapability and raised to guarantee. enableHierarchy
+//    (buildHierarchicalQueueAttrs, checkHierarchicalQueue): queues with `parent` under the root
+//    queue "root" (unlimited capability; deserved and guarantee its children's sums); a child
+//    inherits unset capability dimensions from its parent; realCapability = min(capability,
+//    max(0, parent's realCapability - Σ siblings' guarantee) + guarantee); allocated, inqueue and
+//    elastic add up along the ancestors; jobs only in leaf queues (the Job admission webhook
+//    rejects others). share = max over deserved dimensions of allocated / deserved (1 without
+//    deserved); QueueOrder: queue priority, then (hierarchical) leaves first and two leaves by the
+//    shares of the children of their common ancestor (a non-leaf share is computed at session open
+//    only), then share, then queues with deserved first. Allocatable: Open, a leaf, allocated +
+//    request <= realCapability for the queue and its ancestors. JobEnqueueable: minResources +
+//    allocated + inqueue - elastic <= realCapability likewise. Preemptive: allocated + request <=
+//    realCapability and <= deserved in some requested dimension (ancestors too with
+//    ancestorReclaimLevel). Reclaimable: shared dimension with the reclaimer, guarantee kept, then
+//    an immediate victim (deserved names none of its dimensions) or its queue above deserved in a
+//    relevant dimension (ancestors within ancestorReclaimLevel too). Victims of different queues
+//    go by VictimQueueOrderFn (deeper common ancestor with the reclaimer first), else reverse
+//    QueueOrder. Overused is not registered. The Queue webhook's rules
+//    (webhooks/admission/queues/validate/validate_queue.go) are configuration errors.
+//  - drf with enableHierarchy (plugins/drf/drf.go; docs/design/hdrf.md): a tree from the queues'
+//    volcano.sh/hierarchy and hierarchy-weights annotations with the jobs as leaves; saturation,
+//    scaling of unsaturated children to their least dominant share; QueueOrder down both paths
+//    (saturated last, then share / weight); Reclaimable when the reclaimer's queue sorts first after
+//    the move. Conflicts with proportion in one tier.
+//  Not modelled: preempt's second pass.
 
 #include <array>
 #include <cstdint>
@@ -86,6 +114,7 @@ struct PluginConf {
   std::string name;
   bool job_order = true, task_order = true, queue_order = true, node_order = true;
   bool preemptable = true, reclaimable = true, job_enqueued = true;
+  bool hierarchy = false;  // enableHierarchy (capacity: hierarchical queues)
 };
 
 enum class QueueState : std::uint8_t { Open, Closing, Closed };
@@ -97,6 +126,11 @@ struct QueueConf {
   std::int64_t weight = 1;
   Resources capability{-1, -1, -1};
   Resources guarantee{0, 0, 0};
+  Resources deserved{-1, -1, -1};  // capacity plugin; -1 = not set
+  std::string parent;              // capacity with enableHierarchy; empty = the root queue
+  // drf with enableHierarchy: annotations volcano.sh/hierarchy ("root/eng/dev") and
+  // volcano.sh/hierarchy-weights ("1/2/8").
+  std::string hierarchy, hierarchy_weights;
   bool reclaimable = true;
   std::int32_t priority = 0;
   QueueState state = QueueState::Open;
@@ -110,7 +144,8 @@ struct Config {
   std::int64_t leastrequested_weight = 1, mostrequested_weight = 0, balancedresource_weight = 1;
   sim::Tick schedule_period = sim::kSecond;
   sim::Tick termination_grace_period = 30 * sim::kSecond;
-  bool min_resources = true;  // minResources: auto
+  bool min_resources = true;                // minResources: auto
+  std::int64_t ancestor_reclaim_level = 0;  // capacity argument ancestorReclaimLevel
   std::map<std::string, QueueConf> queues;
 };
 

@@ -1,6 +1,8 @@
 // Parameters of the volcano policy in volcano-scheduler.conf and Queue CRD vocabulary.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -222,11 +224,22 @@ std::optional<Flow> parse_subset(std::string_view text) {
   return BlockParser(text).parse();
 }
 
+constexpr int kDims = 3;
+constexpr const char* kDimName[kDims] = {"nvidia.com/gpu", "cpu", "memory"};
+constexpr int kMaxQueueDepth = 5;  // webhook-manager --max-queue-depth default
+
+// A quantity in headroom units written back in Kubernetes notation.
+std::string quantity(int dim, std::int64_t v) {
+  if (dim == 1) return v % 1000 == 0 ? std::to_string(v / 1000) : std::to_string(v) + "m";
+  if (dim == 2) return v % 1024 == 0 ? std::to_string(v / 1024) + "Gi" : std::to_string(v) + "Mi";
+  return std::to_string(v);
+}
+
 std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
 const std::vector<std::string>& plugin_names() {
   static const std::vector<std::string> k = {"priority",   "gang",       "conformance", "overcommit", "drf",
-                                             "predicates", "proportion", "nodeorder",   "binpack"};
+                                             "predicates", "proportion", "capacity",    "nodeorder",  "binpack"};
   return k;
 }
 
@@ -244,14 +257,15 @@ const std::vector<std::string>& argument_names() {
                                              "podaffinity.weight",
                                              "tainttoleration.weight",
                                              "imagelocality.weight",
-                                             "podtopologyspread.weight"};
+                                             "podtopologyspread.weight",
+                                             "ancestorReclaimLevel"};
   return k;
 }
 
 const std::vector<std::string>& switch_names() {
   static const std::vector<std::string> k = {"enablePreemptable", "enableReclaimable", "enableJobOrder",
                                              "enableTaskOrder",   "enableQueueOrder",  "enableNodeOrder",
-                                             "enableJobEnqueued"};
+                                             "enableJobEnqueued", "enableHierarchy"};
   return k;
 }
 
@@ -298,7 +312,8 @@ std::optional<std::int64_t> parse_quantity(int dim, std::string_view t) {
 
 struct QueueField {
   std::string_view suffix;
-  int kind;  // 0 weight, 1 capability, 2 guarantee, 3 reclaimable, 4 priority, 5 state
+  int kind;  // 0 weight, 1 capability, 2 guarantee, 3 reclaimable, 4 priority, 5 state, 6 deserved,
+             // 7 parent, 8 hierarchy annotation, 9 hierarchy-weights annotation
   int dim;
 };
 
@@ -320,6 +335,13 @@ const std::vector<QueueField>& queue_fields() {
       {".reclaimable", 3, 0},
       {".priority", 4, 0},
       {".state", 5, 0},
+      {".deserved.nvidia.com/gpu", 6, 0},
+      {".deserved.gpu", 6, 0},
+      {".deserved.cpu", 6, 1},
+      {".deserved.memory", 6, 2},
+      {".parent", 7, 0},
+      {".annotations.volcano.sh/hierarchy", 8, 0},
+      {".annotations.volcano.sh/hierarchy-weights", 9, 0},
   };
   return k;
 }
@@ -413,6 +435,9 @@ class Parser {
       integer(out_.mostrequested_weight);
     } else if (name == "balancedresource.weight") {
       integer(out_.balancedresource_weight);
+    } else if (name == "ancestorReclaimLevel") {
+      if (plugin != "capacity") error(key, v, where + "ancestorReclaimLevel is an argument of the capacity plugin");
+      integer(out_.ancestor_reclaim_level);
     } else if (name.ends_with(".weight") && sim::closest_match(name, argument_names()) == name) {
       integer(ignored);  // constraints headroom does not have: accepted, score 0
     } else {
@@ -450,6 +475,8 @@ class Parser {
             p.node_order = *b;
           else if (k == "enableJobEnqueued")
             p.job_enqueued = *b;
+          else if (k == "enableHierarchy")
+            p.hierarchy = *b;
           else {
             std::string msg = "unknown plugin switch " + quoted(k);
             if (auto s = sim::closest_match(k, switch_names())) msg += "; did you mean \"" + *s + "\"?";
@@ -467,16 +494,15 @@ class Parser {
     for (const auto& n : plugin_names()) known = known || n == p.name;
     if (!known) {
       std::string msg = "unknown plugin " + quoted(p.name);
-      if (p.name == "capacity")
-        msg += ": the capacity plugin (hierarchical queues) is not modelled; use proportion";
-      else if (auto s = sim::closest_match(p.name, plugin_names()))
-        msg += "; did you mean \"" + *s + "\"?";
+      if (auto s = sim::closest_match(p.name, plugin_names())) msg += "; did you mean \"" + *s + "\"?";
       error(key, v,
             msg +
-                " (known: priority, gang, conformance, overcommit, drf, predicates, proportion, "
+                " (known: priority, gang, conformance, overcommit, drf, predicates, proportion, capacity, "
                 "nodeorder, binpack)");
       return std::nullopt;
     }
+    if (p.hierarchy && p.name != "capacity" && p.name != "drf")
+      error(key, v, "plugin " + p.name + ": enableHierarchy applies to the capacity plugin (and drf)");
     if (args != nullptr)
       for (const auto& [k, val] : args->entries) argument(key, v, p.name, k, val);
     return p;
@@ -515,6 +541,7 @@ class Parser {
       if (key.size() <= 7 + f.suffix.size() || !key.ends_with(f.suffix)) continue;
       const std::string name = key.substr(7, key.size() - 7 - f.suffix.size());
       QueueConf& q = out_.queues[name];
+      where_[name][f.kind * kDims + f.dim] = v;
       switch (f.kind) {
         case 0: {
           auto n = parse_int(v.text);
@@ -525,7 +552,8 @@ class Parser {
           break;
         }
         case 1:
-        case 2: {
+        case 2:
+        case 6: {
           auto n = parse_quantity(f.dim, v.text);
           if (!n) {
             error(key, v,
@@ -535,7 +563,7 @@ class Parser {
                                     : "256Gi") +
                       ", got " + quoted(v.text));
           } else {
-            (f.kind == 1 ? q.capability : q.guarantee)[static_cast<std::size_t>(f.dim)] = *n;
+            (f.kind == 1 ? q.capability : f.kind == 2 ? q.guarantee : q.deserved)[static_cast<std::size_t>(f.dim)] = *n;
           }
           break;
         }
@@ -560,10 +588,250 @@ class Parser {
           else
             error(key, v, "unknown queue state " + quoted(v.text) + "; expected: Open, Closing, Closed");
           break;
+        case 7:
+          if (v.text.empty())
+            error(key, v, "expected a queue name");
+          else
+            q.parent = v.text;
+          break;
+        case 8: q.hierarchy = v.text; break;
+        case 9: q.hierarchy_weights = v.text; break;
         default: break;
       }
       return;
     }
+  }
+
+  // The Queue webhook's rules (webhooks/admission/queues/validate/validate_queue.go) and the
+  // scheduler's conflicts (pkg/scheduler/util.go; docs/user-guide/how_to_use_capacity_plugin.md).
+  void check_queues(const PolicyParams& params) {
+    bool capacity = false, hierarchy = false, proportion = false, hdrf = false;
+    for (const auto& tier : out_.tiers) {
+      bool tier_hdrf = false, tier_proportion = false;
+      for (const auto& p : tier) {
+        capacity = capacity || p.name == "capacity";
+        hierarchy = hierarchy || (p.name == "capacity" && p.hierarchy);
+        proportion = proportion || p.name == "proportion";
+        tier_hdrf = tier_hdrf || (p.name == "drf" && p.hierarchy);
+        tier_proportion = tier_proportion || p.name == "proportion";
+      }
+      hdrf = hdrf || tier_hdrf;
+      if (tier_hdrf && tier_proportion) {
+        const auto it = params.find("tiers");
+        error("tiers", it != params.end() ? it->second : ParamValue{},
+              "proportion and drf with hierarchy enabled conflict (in one tier)");
+      }
+    }
+    check_hdrf(hdrf);
+    if (capacity && proportion) {
+      const auto it = params.find("tiers");
+      const ParamValue at = it != params.end() ? it->second : ParamValue{};
+      error("tiers", at,
+            "the capacity and proportion plugins conflict; use one of them (capacity replaces proportion)");
+    }
+    auto loc = [&](const std::string& q, int kind, int dim) -> const ParamValue* {
+      auto it = where_.find(q);
+      if (it == where_.end()) return nullptr;
+      auto f = it->second.find(kind * kDims + dim);
+      return f == it->second.end() ? nullptr : &f->second;
+    };
+    auto err = [&](const std::string& q, int kind, int dim, const std::string& field, const std::string& msg) {
+      if (const ParamValue* at = loc(q, kind, dim)) error("queues." + q + "." + field, *at, msg);
+    };
+    for (const auto& [name, q] : out_.queues) {
+      if (!q.parent.empty() && !hierarchy)
+        err(name, 7, 0, "parent", "a parent queue needs the capacity plugin with enableHierarchy: true");
+      if (!capacity) continue;
+      for (int d = 0; d < kDims; ++d) {
+        const std::string dn = kDimName[d];
+        if (loc(name, 2, d) != nullptr && q.guarantee[d] > 0 && (q.deserved[d] < 0 || q.deserved[d] < q.guarantee[d]))
+          err(name, loc(name, 6, d) != nullptr ? 6 : 2, d, loc(name, 6, d) != nullptr ? "deserved" : "guarantee",
+              "deserved[" + dn + "]" + (q.deserved[d] < 0 ? "" : "=" + quantity(d, q.deserved[d])) +
+                  " must be >= guarantee[" + dn + "]=" + quantity(d, q.guarantee[d]));
+        if (q.deserved[d] >= 0 && q.capability[d] >= 0 && q.deserved[d] > q.capability[d])
+          err(name, 6, d, "deserved",
+              "deserved[" + dn + "]=" + quantity(d, q.deserved[d]) + " must be <= capability[" + dn +
+                  "]=" + quantity(d, q.capability[d]));
+      }
+    }
+    if (!hierarchy) return;
+    std::vector<std::string> names{"root"};
+    for (const auto& [name, q] : out_.queues)
+      if (name != "root") names.push_back(name);
+    auto parent_of = [&](const std::string& q) -> std::string {
+      auto it = out_.queues.find(q);
+      return it == out_.queues.end() || it->second.parent.empty() ? "root" : it->second.parent;
+    };
+    bool tree_ok = true;
+    for (const auto& [name, q] : out_.queues) {
+      if (name == "root") {
+        for (int kind : {1, 2, 6})
+          for (int d = 0; d < kDims; ++d)
+            err(name, kind, d,
+                kind == 1   ? "capability"
+                : kind == 2 ? "guarantee"
+                            : "deserved",
+                "the root queue's resources are not set by users: its capability is unlimited and its deserved and "
+                "guarantee are its children's sums");
+        if (!q.parent.empty()) err(name, 7, 0, "parent", "the root queue has no parent");
+        tree_ok = tree_ok && q.parent.empty();
+        continue;
+      }
+      if (q.parent.empty() || q.parent == "root") continue;
+      if (q.parent == name) {
+        err(name, 7, 0, "parent", "queue " + name + " cannot use itself as parent");
+        tree_ok = false;
+      } else if (!out_.queues.contains(q.parent)) {
+        std::string msg = "unknown parent queue " + quoted(q.parent);
+        if (auto s = sim::closest_match(q.parent, names)) msg += "; did you mean \"" + *s + "\"?";
+        err(name, 7, 0, "parent", msg + " (a parent must be a queue of this block, or root)");
+        tree_ok = false;
+      }
+    }
+    if (!tree_ok) return;
+    // Cycles and depth: walk up from every queue.
+    for (const auto& [name, q] : out_.queues) {
+      if (name == "root") continue;
+      std::vector<std::string> path{name};
+      std::string at = parent_of(name);
+      bool cycle = false;
+      while (at != "root") {
+        if (std::find(path.begin(), path.end(), at) != path.end()) {
+          cycle = true;
+          break;
+        }
+        path.push_back(at);
+        at = parent_of(at);
+      }
+      if (cycle) {
+        // Reported once, at the queue of the cycle that sorts first.
+        std::vector<std::string> ring(std::find(path.begin(), path.end(), at), path.end());
+        if (*std::min_element(ring.begin(), ring.end()) != name) continue;
+        std::string chain;
+        for (const auto& r : ring) chain += r + " -> ";
+        err(name, 7, 0, "parent", "cycle in the queue hierarchy: " + chain + name);
+        tree_ok = false;
+      } else if (static_cast<int>(path.size()) > kMaxQueueDepth) {
+        err(name, 7, 0, "parent",
+            "queue " + name + " exceeds the maximum allowed depth of " + std::to_string(kMaxQueueDepth) +
+                " (the webhook's --max-queue-depth)");
+      }
+    }
+    if (!tree_ok) return;
+    for (const auto& [name, q] : out_.queues) {
+      if (name == "root") continue;
+      // validateChildAgainstAncestor: capability <= the nearest ancestor's that sets it.
+      for (int d = 0; d < kDims; ++d) {
+        if (q.capability[d] <= 0) continue;
+        for (std::string a = parent_of(name); a != "root"; a = parent_of(a)) {
+          const std::int64_t up = out_.queues.at(a).capability[d];
+          if (up <= 0) continue;
+          if (q.capability[d] > up)
+            err(name, 1, d, "capability",
+                "capability[" + std::string(kDimName[d]) + "]=" + quantity(d, q.capability[d]) +
+                    " exceeds its ancestor " + a + "'s capability=" + quantity(d, up));
+          break;
+        }
+      }
+      // validateChildrenConstraints: the children's guarantee and deserved sum to at most the parent's.
+      std::vector<std::string> children;
+      for (const auto& [c, cq] : out_.queues)
+        if (c != "root" && parent_of(c) == name) children.push_back(c);
+      if (children.empty()) continue;
+      for (int kind : {2, 6}) {
+        const char* field = kind == 2 ? "guarantee" : "deserved";
+        for (int d = 0; d < kDims; ++d) {
+          std::int64_t sum = 0;
+          const std::string* first = nullptr;
+          for (const auto& c : children) {
+            const auto& cq = out_.queues.at(c);
+            const std::int64_t v = kind == 2 ? cq.guarantee[d] : cq.deserved[d];
+            if (v <= 0) continue;
+            sum += v;
+            if (first == nullptr) first = &c;
+          }
+          const std::int64_t mine = std::max<std::int64_t>(0, kind == 2 ? q.guarantee[d] : q.deserved[d]);
+          if (sum <= mine) continue;
+          const std::string msg = "sum of children's " + std::string(field) + "[" + kDimName[d] + "] (" +
+                                  quantity(d, sum) + ") exceeds parent queue " + name + "'s " + field + " (" +
+                                  quantity(d, mine) + ")";
+          if (loc(name, kind, d) != nullptr)
+            err(name, kind, d, field, msg);
+          else
+            err(*first, kind, d, field, msg);
+        }
+      }
+    }
+  }
+
+  // Hierarchical DRF's queue annotations (plugins/drf/drf.go buildHierarchy, docs/design/hdrf.md).
+  void check_hdrf(bool hdrf) {
+    std::map<std::string, std::pair<std::string, std::string>> node_weight;  // node -> (weight, queue)
+    std::vector<std::pair<std::string, std::string>> paths;                  // (path, queue)
+    auto split = [](const std::string& t) {
+      std::vector<std::string> out;
+      std::size_t at = 0;
+      while (true) {
+        const auto slash = t.find('/', at);
+        out.push_back(t.substr(at, slash == std::string::npos ? std::string::npos : slash - at));
+        if (slash == std::string::npos) break;
+        at = slash + 1;
+      }
+      return out;
+    };
+    for (const auto& [name, q] : out_.queues) {
+      const auto at = where_.find(name);
+      if (at == where_.end()) continue;
+      const auto hv = at->second.find(8 * kDims), wv = at->second.find(9 * kDims);
+      if (hv == at->second.end() && wv == at->second.end()) continue;
+      const std::string key = "queues." + name + ".annotations.volcano.sh/hierarchy";
+      if (!hdrf) {
+        error(key, hv != at->second.end() ? hv->second : wv->second,
+              "the volcano.sh/hierarchy annotations need drf with enableHierarchy: true");
+        continue;
+      }
+      if (hv == at->second.end()) {
+        error(key + "-weights", wv->second, "volcano.sh/hierarchy-weights without volcano.sh/hierarchy");
+        continue;
+      }
+      const auto parts = split(q.hierarchy);
+      if (parts.front() != "root" || std::any_of(parts.begin(), parts.end(), [](const auto& x) { return x.empty(); })) {
+        error(key, hv->second, "expected a path from the root such as root/eng/dev, got " + quoted(q.hierarchy));
+        continue;
+      }
+      const auto weights = wv == at->second.end() ? std::vector<std::string>{} : split(q.hierarchy_weights);
+      if (weights.size() != parts.size()) {
+        error(key + "-weights", wv != at->second.end() ? wv->second : hv->second,
+              "expected one weight per level of " + quoted(q.hierarchy) + ", got " + quoted(q.hierarchy_weights));
+        continue;
+      }
+      bool ok = true;
+      std::string node = "root";
+      for (std::size_t i = 1; i < parts.size() && ok; ++i) {
+        const auto w = parse_number(weights[i]);
+        if (!w || *w <= 0) {
+          error(key + "-weights", wv->second, "expected positive numbers, got " + quoted(q.hierarchy_weights));
+          ok = false;
+          break;
+        }
+        node += "/" + parts[i];
+        const std::string norm = std::to_string(std::max(1.0, *w));
+        const auto [it, fresh] = node_weight.emplace(node, std::make_pair(norm, name));
+        if (!fresh && it->second.first != norm) {
+          error(key + "-weights", wv->second,
+                node + " has another weight in queue " + it->second.second +
+                    "'s annotations (Volcano would take either)");
+          ok = false;
+        }
+      }
+      if (ok) paths.emplace_back(q.hierarchy, name);
+    }
+    // docs/design/hdrf.md: a queue containing both queues and jobs is not allowed.
+    for (const auto& [p, qn] : paths)
+      for (const auto& [o, on] : paths)
+        if (o.starts_with(p + "/"))
+          error("queues." + qn + ".annotations.volcano.sh/hierarchy", where_.at(qn).at(8 * kDims),
+                p + " is above queue " + on + "'s " + o + "; a queue cannot hold both queues and jobs");
   }
 
   void run(const PolicyParams& params) {
@@ -592,10 +860,12 @@ class Parser {
         queue(key, v);
       }
     }
+    check_queues(params);
   }
 
  private:
   Config& out_;
+  std::map<std::string, std::map<int, ParamValue>> where_;  // queue -> (kind, dim) -> its value
 };
 
 }  // namespace

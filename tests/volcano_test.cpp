@@ -32,11 +32,14 @@ namespace ht = headroom::testing;
 
 namespace {
 
-// Records the preemption audit events (reason and preemptor).
+// Records the preemption audit events (reason and preemptor), rejections and the last "why
+// pending" of each job.
 class AuditObserver : public models::SimObserver {
  public:
   void on_event(sim::Tick t, models::AuditKind k, JobIndex j, std::int32_t detail, std::string_view reason) override {
     if (k == models::AuditKind::Preempt) preempts.push_back({sim::to_seconds(t), j, detail, std::string(reason)});
+    if (k == models::AuditKind::Reject) rejects[j] = std::string(reason);
+    if (k == models::AuditKind::Waiting && !reason.empty()) waiting[j] = std::string(reason);
   }
   void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
   void on_end(sim::Tick, JobIndex, JobState) override {}
@@ -48,6 +51,7 @@ class AuditObserver : public models::SimObserver {
     std::string reason;
   };
   std::vector<Preempt> preempts;
+  std::map<JobIndex, std::string> rejects, waiting;
 };
 
 struct VRun {
@@ -456,6 +460,363 @@ TEST(Volcano, NoIdleSessionsWhileNothingCanChange) {
   EXPECT_LE(p.passes, 10);
 }
 
+// --- capacity plugin and hierarchical queues ----------------------------------------------------
+// Tiers as docs/user-guide/how_to_use_capacity_plugin.md (capacity in place of proportion, no
+// overcommit). Jobs without a group are rigid PodGroups, so gang (tier 1) admits no reclaim victim
+// and capacity (tier 2) decides.
+
+namespace {
+const std::string kCapacityTiers = "[[priority, gang, conformance], [drf, predicates, capacity, nodeorder, binpack]]";
+const std::string kHierarchyTiers =
+    "[[priority, gang, conformance], [drf, predicates, {name: capacity, enableHierarchy: true}, nodeorder, binpack]]";
+const std::pair<std::string, std::string> kReclaim{"actions", "enqueue, allocate, reclaim, backfill"};
+}  // namespace
+
+TEST(VolcanoCapacity, BorrowedGpusAreReclaimedExactlyBackToDeserved) {
+  // 8 GPUs, deserved 4 / 4. q1 borrows all 8 while q2 is idle; q2's arrival reclaims one q1 task
+  // per q2 task while q1's allocated (less the victims so far) is above 4, and Preemptive stops q2
+  // at its deserved 4 (allocated + 1 <= 4 fails for the fifth job).
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 5; ++i) b.job(10, 1, 500);
+  auto w = b.build();
+  queue(w, 0, 8, "q1");
+  queue(w, 8, 13, "q2");
+  const VRun r(w, ht::cluster(2, 4),
+               params({kReclaim,
+                       {"tiers", kCapacityTiers},
+                       {"queues.q1.deserved.nvidia.com/gpu", "4"},
+                       {"queues.q2.deserved.nvidia.com/gpu", "4"}}));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.start(j), 0) << "q1 borrows the idle GPUs (realCapability 8)";
+  // Victims on node 0 (the first node that works), highest pod index first; they leave after the
+  // 30 s grace period and the pipelined q2 tasks bind at 40.
+  ASSERT_EQ(r.audit.preempts.size(), 4u);
+  const JobIndex victims[] = {3, 2, 1, 0};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.audit.preempts[i].time, 10);
+    EXPECT_EQ(r.audit.preempts[i].job, victims[i]);
+    EXPECT_EQ(r.audit.preempts[i].by, 8 + i);
+    EXPECT_EQ(r.audit.preempts[i].reason, "volcano reclaim: queue q1 above deserved (capacity)");
+  }
+  for (JobIndex j = 4; j < 8; ++j) EXPECT_EQ(r.preemptions(j), 0) << "q1 keeps its deserved 4";
+  for (JobIndex j = 8; j < 12; ++j) EXPECT_EQ(r.start(j), 40) << j;
+  // The fifth q2 job waits for q2's own jobs (540); the requeued q1 tasks then take the other
+  // three free GPUs (q2's share 1/4 is below q1's 4/4, so q2 goes first) and the last one waits
+  // for q1's running tasks (1000).
+  EXPECT_EQ(r.start(12), 540);
+  EXPECT_EQ(r.end(0), 1540);
+  EXPECT_EQ(r.end(2), 1540);
+  EXPECT_EQ(r.end(3), 2000);
+}
+
+TEST(VolcanoCapacity, CapabilityCapsTheQueueEvenWithIdleGpus) {
+  // capability 3 on 8 idle GPUs: enqueue admits three (minResources + allocated + inqueue <= 3), the
+  // other two wait until they end. With minResources none, Allocatable caps instead.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 5; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 5, "q1");
+  const auto p = std::map<std::string, std::string>{{"tiers", kCapacityTiers},
+                                                    {"queues.q1.deserved.nvidia.com/gpu", "2"},
+                                                    {"queues.q1.capability.nvidia.com/gpu", "3"}};
+  const VRun r(w, ht::cluster(1, 8), params(p));
+  EXPECT_EQ(r.started_at(0, 5, 0), 3);
+  EXPECT_EQ(r.started_at(0, 5, 100), 2);
+  EXPECT_EQ(r.audit.waiting.at(3), "volcano enqueue: queue q1 would exceed its capability (capacity)");
+  auto none = p;
+  none["minResources"] = "none";
+  const VRun n(w, ht::cluster(1, 8), params(none));
+  EXPECT_EQ(n.started_at(0, 5, 0), 3);
+  EXPECT_EQ(n.started_at(0, 5, 100), 2);
+  EXPECT_EQ(n.audit.waiting.at(3), "volcano allocate: queue q1 would exceed its capability (capacity)");
+}
+
+TEST(VolcanoCapacity, GuaranteeIsKeptFromOtherQueuesEvenWhenIdle) {
+  // Flat: realCapability(q2) = max(0, 8 - Σ guarantee 4) + 0 = 4, so q2 leaves q1's guaranteed
+  // GPUs idle although q1 has no jobs.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 8, "q2");
+  const VRun r(w, ht::cluster(1, 8),
+               params({{"tiers", kCapacityTiers},
+                       {"queues.q1.deserved.nvidia.com/gpu", "4"},
+                       {"queues.q1.guarantee.resource.nvidia.com/gpu", "4"},
+                       {"queues.q2.deserved.nvidia.com/gpu", "4"}}));
+  EXPECT_EQ(r.started_at(0, 8, 0), 4);
+  EXPECT_EQ(r.started_at(0, 8, 100), 4);
+}
+
+TEST(VolcanoCapacity, GuaranteeProtectsAVictimQueueAboveItsDeserved) {
+  // Hierarchical (the root's realCapability is unlimited, so q1's guarantee does not cap q2): q1
+  // (deserved 3) runs four 2-GPU jobs; q2 (deserved 6) reclaims for three 2-GPU jobs. Victims 1
+  // and 0 are taken (8 > 3, 6 > 3); for the third, q1 is at 4 > 3 but 4 - 2 < guarantee 3.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 2, 1000);
+  for (int i = 0; i < 3; ++i) b.job(10, 2, 500);
+  auto w = b.build();
+  queue(w, 4, 7, "q2");  // created first: wins share ties (QueueOrder's fallback)
+  queue(w, 0, 4, "q1");
+  auto p = std::map<std::string, std::string>{kReclaim,
+                                              {"tiers", kHierarchyTiers},
+                                              {"queues.q1.deserved.nvidia.com/gpu", "3"},
+                                              {"queues.q1.guarantee.resource.nvidia.com/gpu", "3"},
+                                              {"queues.q2.deserved.nvidia.com/gpu", "6"}};
+  const VRun r(w, ht::cluster(2, 4), params(p));
+  EXPECT_EQ(r.preemptions(1), 1);
+  EXPECT_EQ(r.preemptions(0), 1);
+  EXPECT_EQ(r.preemptions(2), 0);
+  EXPECT_EQ(r.preemptions(3), 0) << "q1 keeps its guarantee";
+  EXPECT_EQ(r.start(4), 40);
+  EXPECT_EQ(r.start(5), 40);
+  EXPECT_EQ(r.start(6), 540) << "waits for q2's own jobs";
+  // Without the guarantee the third victim (on node 1) is taken too and q1 drops to 2, below its
+  // deserved. At 40, q2 (4/6) and q1 (2/3) tie on share and q2 goes first, so job 6 binds.
+  p.erase("queues.q1.guarantee.resource.nvidia.com/gpu");
+  const VRun g(w, ht::cluster(2, 4), params(p));
+  EXPECT_EQ(g.preemptions(3), 1);
+  EXPECT_EQ(g.preemptions(2), 0);
+  EXPECT_EQ(g.start(6), 40);
+}
+
+namespace {
+// root -> dept-a (deserved 4) -> {team-1 (2), team-2 (2)}; root -> dept-b (4).
+std::map<std::string, std::string> tree_params() {
+  return {kReclaim,
+          {"tiers", kHierarchyTiers},
+          {"queues.dept-a.deserved.nvidia.com/gpu", "4"},
+          {"queues.team-1.parent", "dept-a"},
+          {"queues.team-1.deserved.nvidia.com/gpu", "2"},
+          {"queues.team-2.parent", "dept-a"},
+          {"queues.team-2.deserved.nvidia.com/gpu", "2"},
+          {"queues.dept-b.deserved.nvidia.com/gpu", "4"}};
+}
+}  // namespace
+
+TEST(VolcanoCapacity, TwoLevelTreeTeamBorrowsFromTheOtherDepartmentAndIsReclaimed) {
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);  // team-1: all 8 GPUs
+  for (int i = 0; i < 4; ++i) b.job(10, 1, 500);  // dept-b: its deserved 4
+  for (int i = 0; i < 2; ++i) b.job(60, 1, 300);  // team-2: its deserved 2
+  b.job(60, 1, 10);                               // submitted to dept-a, not a leaf
+  b.job(60, 1, 10);                               // submitted to root
+  auto w = b.build();
+  queue(w, 0, 8, "team-1");
+  queue(w, 8, 12, "dept-b");
+  queue(w, 12, 14, "team-2");
+  queue(w, 14, 15, "dept-a");
+  queue(w, 15, 16, "root");
+  const VRun r(w, ht::cluster(2, 4), params(tree_params()));
+  for (JobIndex j = 0; j < 8; ++j) EXPECT_EQ(r.start(j), 0);
+  // t=10: dept-b goes first (QueueOrder of two leaves compares dept-a's share 8/4 with dept-b's
+  // 0/4) and reclaims 4 of team-1's tasks on node 0 (team-1 above its deserved 2); at 40 they
+  // have left and dept-b binds (its share stays at or below dept-a's 4/4 while it allocates).
+  // t=60: team-2 reclaims from its sibling down to team-1's deserved 2 (4 > 2, 3 > 2; not 2 > 2):
+  // dept-b on node 0 is not above its deserved 4, so tasks 7 and 6 on node 1; they bind at 90.
+  ASSERT_EQ(r.audit.preempts.size(), 6u);
+  const JobIndex victims[] = {3, 2, 1, 0, 7, 6};
+  const std::int32_t by[] = {8, 9, 10, 11, 12, 13};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(r.audit.preempts[i].time, i < 4 ? 10 : 60) << i;
+    EXPECT_EQ(r.audit.preempts[i].job, victims[i]) << i;
+    EXPECT_EQ(r.audit.preempts[i].by, by[i]) << i;
+    EXPECT_EQ(r.audit.preempts[i].reason, "volcano reclaim: queue team-1 above deserved (capacity)");
+  }
+  EXPECT_EQ(r.preemptions(4), 0);
+  EXPECT_EQ(r.preemptions(5), 0);
+  for (JobIndex j = 8; j < 12; ++j) EXPECT_EQ(r.start(j), 40) << j;
+  EXPECT_EQ(r.start(12), 90);
+  EXPECT_EQ(r.start(13), 90);
+  // Only leaf queues hold jobs (the Job admission webhook).
+  EXPECT_EQ(r.state(14), JobState::Rejected);
+  EXPECT_EQ(r.audit.rejects.at(14),
+            "volcano admission: can only submit job to leaf queue, queue `dept-a` has 2 child queues");
+  EXPECT_EQ(r.state(15), JobState::Rejected);
+  EXPECT_EQ(r.audit.rejects.at(15), "volcano admission: can not submit job to root queue");
+}
+
+TEST(VolcanoCapacity, VictimsComeFirstFromTheQueueSharingTheDeeperAncestor) {
+  // team-2 reclaims one GPU on a node shared by its sibling team-1 (no deserved: its tasks are
+  // immediate victims) and by dept-b (2 > deserved 1). VictimQueueOrderFn puts team-1 (common
+  // ancestor dept-a) before dept-b (common ancestor root), so team-1's task 1 goes, although by
+  // reverse QueueOrder dept-b (share 2/1 against dept-a's 2/2) would come first.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 1, 1000);
+  b.job(10, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 2, "team-1");
+  queue(w, 2, 4, "dept-b");
+  queue(w, 4, 5, "team-2");
+  const VRun r(w, ht::cluster(1, 4),
+               params({kReclaim,
+                       {"tiers", kHierarchyTiers},
+                       {"queues.dept-a.deserved.nvidia.com/gpu", "2"},
+                       {"queues.team-1.parent", "dept-a"},
+                       {"queues.team-2.parent", "dept-a"},
+                       {"queues.team-2.deserved.nvidia.com/gpu", "2"},
+                       {"queues.dept-b.deserved.nvidia.com/gpu", "1"}}));
+  ASSERT_EQ(r.audit.preempts.size(), 1u);
+  EXPECT_EQ(r.audit.preempts[0].job, 1u);
+  EXPECT_EQ(r.audit.preempts[0].reason, "volcano reclaim: queue team-1 above deserved (capacity)");
+  EXPECT_EQ(r.start(4), 40);
+}
+
+TEST(VolcanoCapacity, AParentsCapabilityBoundsItsChildren) {
+  // dept-a capability 4; its children set none and inherit 4. team-1 runs 3, so team-2's second
+  // job would take dept-a to 5: enqueue (and, without minResources, Allocatable) refuse it.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 3; ++i) b.job(0, 1, 100);
+  for (int i = 0; i < 2; ++i) b.job(1, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 3, "team-1");
+  queue(w, 3, 5, "team-2");
+  auto p = std::map<std::string, std::string>{{"tiers", kHierarchyTiers},
+                                              {"queues.dept-a.capability.nvidia.com/gpu", "4"},
+                                              {"queues.team-1.parent", "dept-a"},
+                                              {"queues.team-2.parent", "dept-a"}};
+  const VRun r(w, ht::cluster(1, 8), params(p));
+  EXPECT_EQ(r.started_at(0, 3, 0), 3);
+  EXPECT_EQ(r.start(3), 1);
+  EXPECT_EQ(r.start(4), 100);
+  EXPECT_EQ(r.audit.waiting.at(4),
+            "volcano enqueue: queue team-2's ancestor dept-a would exceed its capability (capacity)");
+  p["minResources"] = "none";
+  const VRun n(w, ht::cluster(1, 8), params(p));
+  EXPECT_EQ(n.start(3), 1);
+  EXPECT_EQ(n.start(4), 100);
+  EXPECT_EQ(n.audit.waiting.at(4),
+            "volcano allocate: queue team-2's ancestor dept-a would exceed its capability (capacity)");
+}
+
+TEST(VolcanoCapacity, EnqueueRefusesAPodGroupWhoseMinResourcesExceedTheRemainingCapability) {
+  // capability 4: A holds 2; B's minResources 3 (minMember 3) gives 3 + 2 > 4 and B stays Pending,
+  // while C (1 GPU: 1 + 2 <= 4) passes it. B enters, and binds whole, when A ends.
+  ht::WorkloadBuilder b;
+  b.job(0, 2, 100);                             // A
+  for (int i = 0; i < 3; ++i) b.job(1, 1, 50);  // B
+  b.job(2, 1, 10);                              // C
+  auto w = b.build();
+  group(w, 1, 4, "B", 3);
+  queue(w, 0, 5, "q1");
+  const VRun r(w, ht::cluster(1, 8),
+               params({{"tiers", kCapacityTiers},
+                       {"queues.q1.deserved.nvidia.com/gpu", "4"},
+                       {"queues.q1.capability.nvidia.com/gpu", "4"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(4), 2);
+  for (JobIndex j = 1; j < 4; ++j) EXPECT_EQ(r.start(j), 100) << j;
+  EXPECT_EQ(r.audit.waiting.at(1), "volcano enqueue: queue q1 would exceed its capability (capacity)");
+}
+
+TEST(VolcanoCapacity, QueueOrderPutsAQueueWithoutDeservedLast) {
+  // A queue without deserved has share 1; at equal shares the queue with deserved goes first. So
+  // q-d (deserved 1) takes both GPUs (share 0, then 1 against 1) although q-be's jobs came first.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 4; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 2, "q-be");
+  queue(w, 2, 4, "q-d");
+  const VRun r(w, ht::cluster(1, 2), params({{"tiers", kCapacityTiers}, {"queues.q-d.deserved.nvidia.com/gpu", "1"}}));
+  EXPECT_EQ(r.started_at(2, 4, 0), 2);
+  EXPECT_EQ(r.started_at(0, 2, 100), 2);
+}
+
+TEST(VolcanoCapacity, AncestorReclaimLevelOneSparesADepartmentWithinItsDeserved) {
+  // dept-a (deserved 6) -> team-1 (2); dept-b (8). team-1 runs 6 (dept-a's share is computed at
+  // session open only, so team-1 is served first at t=0), dept-b 2. dept-b's two new jobs reclaim
+  // from team-1 (6 > 2); with ancestorReclaimLevel 1, dept-a must be above its deserved too (6 > 6
+  // fails), so nothing is evicted.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 6; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 2; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 2; ++i) b.job(10, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 6, "team-1");
+  queue(w, 6, 10, "dept-b");
+  auto p = std::map<std::string, std::string>{kReclaim,
+                                              {"tiers", kHierarchyTiers},
+                                              {"queues.dept-a.deserved.nvidia.com/gpu", "6"},
+                                              {"queues.team-1.parent", "dept-a"},
+                                              {"queues.team-1.deserved.nvidia.com/gpu", "2"},
+                                              {"queues.dept-b.deserved.nvidia.com/gpu", "8"}};
+  const VRun r(w, ht::cluster(2, 4), params(p));
+  EXPECT_EQ(r.audit.preempts.size(), 2u);
+  EXPECT_EQ(r.preemptions(3), 1);
+  EXPECT_EQ(r.preemptions(2), 1);
+  EXPECT_EQ(r.start(8), 40);
+  EXPECT_EQ(r.start(9), 40);
+  p["tiers"] =
+      "[[priority, gang, conformance], [drf, predicates, {name: capacity, enableHierarchy: true, arguments: "
+      "{ancestorReclaimLevel: 1}}, nodeorder, binpack]]";
+  const VRun level(w, ht::cluster(2, 4), params(p));
+  EXPECT_TRUE(level.audit.preempts.empty());
+  EXPECT_EQ(level.start(8), 1000);
+}
+
+// --- hierarchical DRF ----------------------------------------------------------------------------
+// drf with enableHierarchy and the queues' volcano.sh/hierarchy annotations. One 8-GPU node: a job
+// holding its one GPU is saturated (it has all it requests) and counts unscaled; a pending job has
+// share 0 and is ignored, so a path node's share is its running GPUs / 8.
+
+namespace {
+const std::string kHdrfTiers =
+    "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
+
+std::map<std::string, std::string> hdrf_params(const std::string& a_weights) {
+  return {{"tiers", kHdrfTiers},
+          {"queues.q-a.annotations.volcano.sh/hierarchy", "root/a"},
+          {"queues.q-a.annotations.volcano.sh/hierarchy-weights", a_weights},
+          {"queues.q-b.annotations.volcano.sh/hierarchy", "root/b"},
+          {"queues.q-b.annotations.volcano.sh/hierarchy-weights", "1/1"}};
+}
+}  // namespace
+
+TEST(VolcanoHdrf, QueueOrderFollowsShareOverWeight) {
+  // a (weight 3) and b (weight 1), ten 1-GPU jobs each. Allocation goes to the lower share/weight
+  // (ties: creation order, a first): a, b, a, a, a (3/24 = 1/8), b, a, a: 6 and 2. At 100 a's last
+  // four and b's next four (a: 4/24 < 1/8 until a runs out); b's last four at 200.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 20; ++i) b.job(0, 1, 100);
+  auto w = b.build();
+  queue(w, 0, 10, "q-a");
+  queue(w, 10, 20, "q-b");
+  const VRun r(w, ht::cluster(1, 8), params(hdrf_params("1/3")));
+  EXPECT_EQ(r.started_at(0, 10, 0), 6);
+  EXPECT_EQ(r.started_at(10, 20, 0), 2);
+  EXPECT_EQ(r.started_at(0, 10, 100), 4);
+  EXPECT_EQ(r.started_at(10, 20, 100), 4);
+  EXPECT_EQ(r.started_at(10, 20, 200), 4);
+  // Equal weights alternate: 4 and 4.
+  const VRun even(w, ht::cluster(1, 8), params(hdrf_params("1/1")));
+  EXPECT_EQ(even.started_at(0, 10, 0), 4);
+  EXPECT_EQ(even.started_at(10, 20, 0), 4);
+}
+
+TEST(VolcanoHdrf, ReclaimUntilTheReclaimersQueueNoLongerSortsFirst) {
+  // a holds all 8 GPUs; b's four jobs reclaim (gang admits no victim of rigid jobs, so drf decides
+  // in tier 2). A victim is admitted when, with the reclaimer's GPU added and the victim's removed,
+  // b's share is below a's: 1/8 < 7/8, 2/8 < 6/8, 3/8 < 5/8, but not 4/8 < 4/8. So three victims.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 1000);
+  for (int i = 0; i < 4; ++i) b.job(10, 1, 500);
+  auto w = b.build();
+  queue(w, 0, 8, "q-a");
+  queue(w, 8, 12, "q-b");
+  auto p = hdrf_params("1/1");
+  p.insert(kReclaim);
+  const VRun r(w, ht::cluster(1, 8), params(p));
+  ASSERT_EQ(r.audit.preempts.size(), 3u);
+  const JobIndex victims[] = {7, 6, 5};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.audit.preempts[i].time, 10);
+    EXPECT_EQ(r.audit.preempts[i].job, victims[i]);
+    EXPECT_EQ(r.audit.preempts[i].by, 8 + i);
+    EXPECT_EQ(r.audit.preempts[i].reason, "volcano reclaim: queue q-a above the reclaimer's in hierarchical DRF (drf)");
+  }
+  for (JobIndex j = 8; j < 11; ++j) EXPECT_EQ(r.start(j), 40) << j;
+  EXPECT_EQ(r.start(11), 540) << "b's fourth job waits for b's own (b 0/8 sorts before a 5/8 then)";
+}
+
 // --- invariants --------------------------------------------------------------------------------
 
 namespace {
@@ -572,6 +933,67 @@ TEST_P(VolcanoProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, VolcanoProperties, ::testing::Values(1u, 2u, 3u, 4u));
 
+// The same invariants under capacity (flat, hierarchical) and hierarchical DRF, with reclaim.
+class VolcanoQueueProperties : public ::testing::TestWithParam<std::tuple<std::uint64_t, int>> {};
+
+TEST_P(VolcanoQueueProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
+  const auto [seed, mode] = GetParam();
+  const auto w = random_gangs(seed, 500);
+  const auto c = ht::cluster(4, 8);
+  std::map<std::string, std::string> kv = {{"actions", "enqueue, allocate, reclaim, backfill"},
+                                           {"termination_grace_period", std::to_string(seed * 7 % 40) + "s"},
+                                           {"minResources", seed % 2 == 0 ? "auto" : "none"}};
+  if (mode == 0 || mode == 1) {
+    kv["tiers"] = "[[priority, gang, conformance], [drf, predicates, " +
+                  std::string(mode == 1 ? "{name: capacity, enableHierarchy: true}" : "capacity") + ", nodeorder]]";
+    kv["queues.q1.deserved.nvidia.com/gpu"] = "12";
+    kv["queues.q2.deserved.nvidia.com/gpu"] = "20";
+    kv["queues.q2.capability.nvidia.com/gpu"] = "28";
+    kv["queues.q1.guarantee.resource.nvidia.com/gpu"] = "4";
+    if (mode == 1) {
+      kv["queues.org.deserved.nvidia.com/gpu"] = "32";
+      kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "4";
+      kv["queues.q1.parent"] = "org";
+      kv["queues.q2.parent"] = "org";
+    }
+  } else {
+    kv["tiers"] = "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
+    kv["queues.q1.annotations.volcano.sh/hierarchy"] = "root/org/q1";
+    kv["queues.q1.annotations.volcano.sh/hierarchy-weights"] = "1/1/1";
+    kv["queues.q2.annotations.volcano.sh/hierarchy"] = "root/org/q2";
+    kv["queues.q2.annotations.volcano.sh/hierarchy-weights"] = "1/1/2";
+  }
+  const auto p = params(kv);
+  CapacityObserver obs(c, w.jobs.size());
+  auto policy = policies::make_policy("volcano", p, seed);
+  scenarios::Simulation sim(w, c, *policy, &obs);
+  const auto stats = sim.run();
+  EXPECT_EQ(obs.overcommits, 0);
+  EXPECT_EQ(obs.double_starts, 0);
+  EXPECT_EQ(obs.bad_reasons, 0);
+  EXPECT_GT(obs.preempts, 0);
+  std::map<std::uint32_t, std::vector<JobIndex>> groups;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends[j], 1) << j;
+    EXPECT_EQ(sim.job_state(j), JobState::Completed) << "job " << j;
+    if (w.jobs[j].group != models::kNone) groups[w.jobs[j].group].push_back(j);
+  }
+  for (const auto& [g, members] : groups) {
+    sim::Tick first = sim::kNever;
+    for (JobIndex j : members) first = std::min(first, sim.job_start(j));
+    int together = 0;
+    for (JobIndex j : members) together += sim.job_start(j) == first;
+    EXPECT_GE(together, w.jobs[members[0]].gang_min) << "group " << g;
+  }
+  for (auto u : obs.used_) EXPECT_EQ(u, 0);
+  auto again = policies::make_policy("volcano", p, seed);
+  scenarios::Simulation sim2(w, c, *again, nullptr);
+  EXPECT_EQ(stats.fingerprint, sim2.run().fingerprint);
+}
+
+INSTANTIATE_TEST_SUITE_P(SeedsAndModes, VolcanoQueueProperties,
+                         ::testing::Combine(::testing::Values(1u, 2u, 3u, 4u), ::testing::Values(0, 1, 2)));
+
 // Its speed is a benchmark figure (bench/RESULTS.md), not asserted here.
 TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-volcano.yaml";
@@ -598,6 +1020,75 @@ TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   scenarios::Simulation sim2(w, c, *again, nullptr);
   EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
 }
+
+// The RICC trace under capacity with reclaim (the Helm tiers with capacity for proportion; without
+// overcommit every PodGroup of the backlog would be Inqueue at once): flat (queue1 and queue2 with
+// deserved, queue2 a guarantee and a capability) and hierarchical (both under org, beside an idle
+// department).
+// Mode 2: hierarchical DRF instead (queue1 and queue2 under root/batch, weights 3 and 1; the
+// first 4 days).
+class VolcanoCapacityRealTrace : public ::testing::TestWithParam<int> {};
+
+TEST_P(VolcanoCapacityRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
+  const bool hierarchy = GetParam() == 1;
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-volcano.yaml";
+  auto sc = scenarios::load_scenario(path);
+  // hDRF puts no quota on reclaim, so every session's starving jobs scan the nodes: 4 days suffice.
+  if (GetParam() == 2) sc.workload.window_end = 4 * 24 * 3600 * sim::kSecond;
+  const auto w = scenarios::build_workload(sc);
+  std::map<std::string, std::string> kv = {
+      {"actions", "enqueue, allocate, reclaim, backfill"},
+      {"tiers", "[[priority, gang, conformance], [overcommit, drf, predicates, " +
+                    std::string(hierarchy ? "{name: capacity, enableHierarchy: true}" : "capacity") +
+                    ", nodeorder, binpack]]"},
+      {"queues.queue1.deserved.nvidia.com/gpu", "4096"},
+      {"queues.queue2.deserved.nvidia.com/gpu", "2048"},
+      {"queues.queue2.guarantee.resource.nvidia.com/gpu", "512"},
+      {"queues.queue2.capability.nvidia.com/gpu", "6144"}};
+  if (hierarchy) {
+    kv["queues.org.deserved.nvidia.com/gpu"] = "6144";
+    kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "512";
+    kv["queues.queue1.parent"] = "org";
+    kv["queues.queue2.parent"] = "org";
+    kv["queues.spare.deserved.nvidia.com/gpu"] = "2048";
+  }
+  if (GetParam() == 2) {
+    kv = {{"actions", "enqueue, allocate, reclaim, backfill"},
+          {"tiers",
+           "[[priority, gang, conformance], [overcommit, {name: drf, enableHierarchy: true}, predicates, nodeorder, "
+           "binpack]]"},
+          {"queues.queue1.annotations.volcano.sh/hierarchy", "root/batch/q1"},
+          {"queues.queue1.annotations.volcano.sh/hierarchy-weights", "1/1/3"},
+          {"queues.queue2.annotations.volcano.sh/hierarchy", "root/batch/q2"},
+          {"queues.queue2.annotations.volcano.sh/hierarchy-weights", "1/1/1"}};
+  }
+  const auto p = params(kv);
+  CapacityObserver obs(sc.cluster, w.jobs.size());
+  auto policy = policies::make_policy("volcano", p, sc.seed);
+  scenarios::Simulation sim(w, sc.cluster, *policy, &obs);
+  const auto stats = sim.run();
+  EXPECT_EQ(obs.overcommits, 0);
+  EXPECT_EQ(obs.double_starts, 0);
+  EXPECT_EQ(obs.bad_reasons, 0);
+  int completed = 0;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(obs.ends[j], 1) << j;
+    completed += sim.job_state(j) != JobState::Unfinished;
+    if (sim.job_start(j) >= 0) {
+      EXPECT_GE(sim.job_start(j), w.jobs[j].submit);
+    }
+  }
+  EXPECT_EQ(completed, static_cast<int>(w.jobs.size()));
+  for (auto u : obs.used_) EXPECT_EQ(u, 0);
+  if (hierarchy) {
+    EXPECT_GT(obs.preempts, 0) << "the run exercises reclaim";
+  }
+  auto again = policies::make_policy("volcano", p, sc.seed);
+  scenarios::Simulation sim2(w, sc.cluster, *again, nullptr);
+  EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
+}
+
+INSTANTIATE_TEST_SUITE_P(FlatHierarchicalHdrf, VolcanoCapacityRealTrace, ::testing::Values(0, 1, 2));
 
 // --- parameters ----------------------------------------------------------------------------------
 
@@ -725,9 +1216,15 @@ TEST(VolcanoParams, BadValuesNameTheirLocation) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].message().find("did you mean \"overcommit-factor\"?"), std::string::npos);
 
+  // capacity beside proportion conflicts; with capacity, q2's guarantee (cpu 500m) needs a deserved.
   errors = scenario_errors(replace(kScenario, "name: drf", "name: capacity"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].message().find("capacity plugin (hierarchical queues) is not modelled"), std::string::npos);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].where(), "policy.tiers");
+  EXPECT_EQ(errors[0].message(),
+            "the capacity and proportion plugins conflict; use one of them (capacity replaces proportion)");
+  EXPECT_EQ(errors[1].where(), "policy.queues.q2.guarantee");
+  EXPECT_EQ(errors[1].line(), 33);
+  EXPECT_EQ(errors[1].message(), "deserved[cpu] must be >= guarantee[cpu]=500m");
 
   errors = scenario_errors(replace(kScenario, "schedule-period: 2s", "schedule-period: 0s"));
   ASSERT_EQ(errors.size(), 1u);
@@ -735,4 +1232,174 @@ TEST(VolcanoParams, BadValuesNameTheirLocation) {
 
   EXPECT_THROW(policies::make_policy("volcano", params({{"minResources", "some"}}), 1), sim::InputError);
   EXPECT_THROW(policies::make_policy("volcano", params({{"tiers", "[[priority"}}), 1), sim::InputError);
+}
+
+namespace {
+const std::string kCapacityScenario = R"(name: volcano-capacity
+cluster:
+  pools:
+    - name: a100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: A100
+policy:
+  name: volcano
+  actions: "enqueue, allocate, reclaim, backfill"
+  tiers:
+    - plugins:
+        - name: priority
+        - name: gang
+        - name: conformance
+    - plugins:
+        - name: drf
+        - name: predicates
+        - name: capacity
+          enableHierarchy: true
+          arguments: {ancestorReclaimLevel: 1}
+        - name: nodeorder
+  queues:
+    dept-a:
+      deserved: {nvidia.com/gpu: 8}
+      guarantee: {resource: {nvidia.com/gpu: 2}}
+      capability: {nvidia.com/gpu: 12}
+    team-1:
+      parent: dept-a
+      deserved: {nvidia.com/gpu: 4}
+      guarantee: {resource: {nvidia.com/gpu: 2}}
+    team-2:
+      parent: dept-a
+      deserved: {nvidia.com/gpu: 4}
+      capability: {nvidia.com/gpu: 8}
+    dept-b:
+      deserved: {nvidia.com/gpu: 8}
+workload:
+  trace: tiny.csv
+)";
+
+// The only error of `text`, checked for its line, key and message.
+void one_error(const std::string& text, int line, const std::string& where, const std::string& message) {
+  const auto errors = scenario_errors(text);
+  ASSERT_EQ(errors.size(), 1u) << message;
+  EXPECT_EQ(errors[0].line(), line) << message;
+  EXPECT_EQ(errors[0].where(), where);
+  EXPECT_EQ(errors[0].message(), message);
+}
+}  // namespace
+
+TEST(VolcanoParams, CapacityQueuesInTheQueueCrdVocabulary) {
+  const auto s = scenarios::parse_scenario(kCapacityScenario, kInline);
+  const auto cfg = vc::parse_config(s.policy.params);
+  ASSERT_EQ(cfg.tiers.size(), 2u);
+  EXPECT_EQ(cfg.tiers[1][2].name, "capacity");
+  EXPECT_TRUE(cfg.tiers[1][2].hierarchy);
+  EXPECT_EQ(cfg.ancestor_reclaim_level, 1);
+  EXPECT_EQ(cfg.queues.at("dept-a").deserved[0], 8);
+  EXPECT_EQ(cfg.queues.at("dept-a").parent, "");
+  EXPECT_EQ(cfg.queues.at("team-1").parent, "dept-a");
+  EXPECT_EQ(cfg.queues.at("team-1").guarantee[0], 2);
+  EXPECT_EQ(cfg.queues.at("team-2").capability[0], 8);
+  EXPECT_EQ(cfg.queues.at("dept-b").deserved[1], -1) << "unset";
+  EXPECT_NE(policies::make_policy(s.policy.name, s.policy.params, 1), nullptr);
+}
+
+TEST(VolcanoParams, CapacityQueueErrorsNameTheirLocation) {
+  const std::string& k = kCapacityScenario;
+  one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
+                    "parent: dpt-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
+            29, "policy.queues.team-1.parent",
+            "unknown parent queue \"dpt-a\"; did you mean \"dept-a\"? (a parent must be a queue of this block, or "
+            "root)");
+  one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
+                    "parent: team-1\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
+            29, "policy.queues.team-1.parent", "queue team-1 cannot use itself as parent");
+  one_error(replace(k, "    dept-a:\n", "    dept-a:\n      parent: team-2\n"), 25, "policy.queues.dept-a.parent",
+            "cycle in the queue hierarchy: dept-a -> team-2 -> dept-a");
+  one_error(
+      replace(k, "deserved: {nvidia.com/gpu: 4}\n      capability", "deserved: {nvidia.com/gpu: 6}\n      capability"),
+      25, "policy.queues.dept-a.deserved",
+      "sum of children's deserved[nvidia.com/gpu] (10) exceeds parent queue dept-a's deserved (8)");
+  one_error(replace(k, "guarantee: {resource: {nvidia.com/gpu: 2}}\n    team-2",
+                    "guarantee: {resource: {nvidia.com/gpu: 3}}\n    team-2"),
+            26, "policy.queues.dept-a.guarantee",
+            "sum of children's guarantee[nvidia.com/gpu] (3) exceeds parent queue dept-a's guarantee (2)");
+  one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 16}"), 35,
+            "policy.queues.team-2.capability",
+            "capability[nvidia.com/gpu]=16 exceeds its ancestor dept-a's capability=12");
+  one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 3}"), 34,
+            "policy.queues.team-2.deserved", "deserved[nvidia.com/gpu]=4 must be <= capability[nvidia.com/gpu]=3");
+  one_error(replace(k, "      deserved: {nvidia.com/gpu: 8}\nworkload",
+                    "      deserved: {nvidia.com/gpu: 8}\n      guarantee: {resource: {nvidia.com/gpu: 9}}\nworkload"),
+            37, "policy.queues.dept-b.deserved", "deserved[nvidia.com/gpu]=8 must be >= guarantee[nvidia.com/gpu]=9");
+  one_error(replace(kScenario, "        - name: drf\n", "        - name: drf\n          enableHierarchy: true\n"), 12,
+            "policy.tiers", "proportion and drf with hierarchy enabled conflict (in one tier)");
+  one_error(
+      replace(k, "        - name: nodeorder\n",
+              "        - name: nodeorder\n          arguments: {ancestorReclaimLevel: 1}\n"),
+      12, "policy.tiers",
+      "plugin nodeorder argument \"ancestorReclaimLevel\": ancestorReclaimLevel is an argument of the capacity plugin");
+  one_error(replace(k, "workload:", "    root:\n      deserved: {nvidia.com/gpu: 4}\nworkload:"), 39,
+            "policy.queues.root.deserved",
+            "the root queue's resources are not set by users: its capability is unlimited and its deserved and "
+            "guarantee are its children's sums");
+  // A parent needs enableHierarchy.
+  const auto flat = scenario_errors(replace(k, "          enableHierarchy: true\n", ""));
+  ASSERT_EQ(flat.size(), 2u);
+  EXPECT_EQ(flat[0].line(), 28);
+  EXPECT_EQ(flat[0].where(), "policy.queues.team-1.parent");
+  EXPECT_EQ(flat[0].message(), "a parent queue needs the capacity plugin with enableHierarchy: true");
+  EXPECT_EQ(flat[1].where(), "policy.queues.team-2.parent");
+  // At most 5 levels below the root (the webhook's --max-queue-depth).
+  std::map<std::string, std::string> deep = {
+      {"tiers", "[[priority, gang], [drf, {name: capacity, enableHierarchy: true}]]"}};
+  for (int i = 2; i <= 6; ++i) deep["queues.l" + std::to_string(i) + ".parent"] = "l" + std::to_string(i - 1);
+  deep["queues.l1.weight"] = "1";
+  std::vector<sim::InputError> errors;
+  vc::check_params(params(deep), errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.queues.l6.parent");
+  EXPECT_EQ(errors[0].message(), "queue l6 exceeds the maximum allowed depth of 5 (the webhook's --max-queue-depth)");
+}
+
+namespace {
+const std::string kHdrfScenario = R"(name: volcano-hdrf
+cluster:
+  pools:
+    - name: a100
+      nodes: 2
+      gpus_per_node: 8
+      gpu_type: A100
+policy:
+  name: volcano
+  tiers: [[priority, gang], [{name: drf, enableHierarchy: true}, predicates]]
+  queues:
+    eng-dev:
+      annotations: {volcano.sh/hierarchy: root/eng/dev, volcano.sh/hierarchy-weights: 1/2/8}
+    eng-prod:
+      annotations: {volcano.sh/hierarchy: root/eng/prod, volcano.sh/hierarchy-weights: 1/2/2}
+workload:
+  trace: tiny.csv
+)";
+}  // namespace
+
+TEST(VolcanoParams, HierarchicalDrfAnnotations) {
+  const auto s = scenarios::parse_scenario(kHdrfScenario, kInline);
+  const auto cfg = vc::parse_config(s.policy.params);
+  EXPECT_TRUE(cfg.tiers[1][0].hierarchy);
+  EXPECT_EQ(cfg.queues.at("eng-dev").hierarchy, "root/eng/dev");
+  EXPECT_EQ(cfg.queues.at("eng-prod").hierarchy_weights, "1/2/2");
+  const std::string& k = kHdrfScenario;
+  one_error(replace(k, "1/2/2", "1/3/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
+            "root/eng has another weight in queue eng-dev's annotations (Volcano would take either)");
+  one_error(replace(k, "1/2/2", "1/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
+            "expected one weight per level of \"root/eng/prod\", got \"1/2\"");
+  one_error(replace(k, "hierarchy: root/eng/prod", "hierarchy: eng/prod"), 15,
+            "policy.queues.eng-prod.annotations.volcano.sh/hierarchy",
+            "expected a path from the root such as root/eng/dev, got \"eng/prod\"");
+  one_error(
+      replace(k, "root/eng/dev, volcano.sh/hierarchy-weights: 1/2/8", "root/eng, volcano.sh/hierarchy-weights: 1/2"),
+      13, "policy.queues.eng-dev.annotations.volcano.sh/hierarchy",
+      "root/eng is above queue eng-prod's root/eng/prod; a queue cannot hold both queues and jobs");
+  const auto off = scenario_errors(replace(k, "{name: drf, enableHierarchy: true}", "drf"));
+  ASSERT_EQ(off.size(), 2u);
+  EXPECT_EQ(off[0].message(), "the volcano.sh/hierarchy annotations need drf with enableHierarchy: true");
 }

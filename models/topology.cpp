@@ -519,8 +519,18 @@ std::vector<Rack> switch_domains(const Topology& topology, std::int32_t level) {
 
 double Topology::slowdown(std::span<const NodeId> nodes, double comm_intensity) const {
   if (!(comm_intensity > 0) || nodes.empty() || !several_nodes(nodes)) return 1.0;
-  const double b = bottleneck_gbps(nodes);
-  const double h = max_hops(nodes);
+  // max_hops and bottleneck_gbps in one pass over the attachment classes.
+  double b = std::numeric_limits<double>::infinity();
+  for (NodeId n : nodes) b = std::min(b, node_link_[n]);
+  std::vector<std::uint32_t> cls;
+  classes_of(nodes, cls);
+  std::int32_t h = 2;
+  for (std::size_t i = 0; i < cls.size(); ++i)
+    for (std::size_t j = i + 1; j < cls.size(); ++j) {
+      const auto [hops, width] = class_pair(cls[i], cls[j]);
+      h = std::max(h, hops);
+      b = std::min(b, width);
+    }
   return 1.0 + comm_intensity * (h / 2.0) * (reference_gbps_ / b);
 }
 

@@ -489,8 +489,10 @@ SwitchId Topology::lowest_common_switch(std::span<const NodeId> nodes) const {
   return best;
 }
 
-SwitchId Topology::lowest_fitting_domain(std::span<const std::int32_t> free_gpus, std::int64_t need) const {
-  for (const auto& level : by_level_) {
+SwitchId Topology::lowest_fitting_domain(std::span<const std::int32_t> free_gpus, std::int64_t need,
+                                         std::int32_t max_level) const {
+  for (std::size_t l = 0; l < by_level_.size() && static_cast<std::int64_t>(l) < max_level; ++l) {
+    const auto& level = by_level_[l];
     SwitchId best = kNoSwitch;
     std::int64_t best_spare = 0;
     for (SwitchId s : level) {

@@ -128,8 +128,9 @@ class Topology {
   SwitchId lowest_common_switch(std::span<const NodeId> nodes) const;
   // Placement helper: the lowest-level switch whose nodes' free GPUs (`free_gpus[node]`) sum to at
   // least `need`; among those of that level the best fit (fewest spare GPUs), then smallest id.
-  // kNoSwitch when no switch can hold the need.
-  SwitchId lowest_fitting_domain(std::span<const std::int32_t> free_gpus, std::int64_t need) const;
+  // kNoSwitch when no switch of level <= max_level can hold the need.
+  SwitchId lowest_fitting_domain(std::span<const std::int32_t> free_gpus, std::int64_t need,
+                                 std::int32_t max_level = INT32_MAX) const;
 
   // Runtime slowdown (>= 1) of a distributed job on `nodes` with communication intensity `c`:
   // 1 for one node; else 1 + c * (max_hops / 2) * (reference_gbps / bottleneck_gbps).

@@ -156,6 +156,12 @@ struct Config {
   std::int64_t backoff_limit = -1;  // -1: none
   std::vector<models::JobKind> ray_kinds;
   sim::Tick ray_delete_after_idle = 0;
+  // topologyAwareScheduling: the podset-required-topology (or -preferred-) annotation given to the
+  // Workloads of `tas_kinds` (empty = every kind), as a switch level of cluster.topology (1 =
+  // leaf); 0 = off. Without a cluster topology it does nothing (docs/topology.md).
+  std::int32_t tas_level = 0;
+  bool tas_required = true;
+  std::vector<models::JobKind> tas_kinds;
   k8s::Config scheduler;  // scoringStrategy, weights, termination_grace_period
 };
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -156,6 +157,9 @@ TEST(Topology, LowestFittingDomainIsTheLowestLevelBestFit) {
   EXPECT_EQ(t->lowest_fitting_domain(free, 20), 5u) << "spine-0 holds 18, spine-1 24";
   EXPECT_EQ(t->lowest_fitting_domain(free, 40), 6u);
   EXPECT_EQ(t->lowest_fitting_domain(free, 43), kNoSwitch);
+  EXPECT_EQ(t->lowest_fitting_domain(free, 20, 1), kNoSwitch) << "no leaf holds 20";
+  EXPECT_EQ(t->lowest_fitting_domain(free, 20, 2), 5u);
+  EXPECT_EQ(t->lowest_fitting_domain(free, 8, 1), 1u);
 }
 
 TEST(Topology, KAryFatTree) {
@@ -539,4 +543,83 @@ TEST(TopologyPlacement, SlurmTreeFollowsTheClusterTopology) {
   const auto tree = run(c);
   EXPECT_EQ(tree[0], (std::vector<NodeId>{0}));
   EXPECT_EQ(tree[1], (std::vector<NodeId>{2, 3}));
+}
+
+namespace {
+
+// Kueue on 4 nodes x 8 GPUs in racks of 2 (rack-0: nodes 0, 1; rack-1: nodes 2, 3), one
+// ClusterQueue with quota for everything, and `tas` under topologyAwareScheduling.
+std::vector<std::vector<NodeId>> kueue_tas_run(const models::Workload& w, const std::string& tas,
+                                               std::vector<double>* starts = nullptr) {
+  const std::string text =
+      "name: q\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
+      "  topology:\n    racks: {nodes_per_rack: 2}\n"
+      "policy:\n  name: kueue\n  resourceFlavors: {default: {pools: [a100]}}\n"
+      "  clusterQueues:\n    cq: {namespaces: [ns], resources: {default: {gpu: {nominalQuota: 64}}}}\n" +
+      (tas.empty() ? "" : "  topologyAwareScheduling: " + tas + "\n") +
+      "workload:\n  trace: " + std::string(HEADROOM_SOURCE_DIR) +
+      "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\n";
+  const auto sc = scenarios::parse_scenario(text, "kueue.yaml");
+  auto policy = policies::make_policy("kueue", sc.policy.params, 1);
+  scenarios::Simulation sim(w, sc.cluster, *policy, nullptr);
+  sim.run();
+  std::vector<std::vector<NodeId>> out;
+  for (models::JobIndex j = 0; j < w.jobs.size(); ++j) {
+    out.emplace_back();
+    for (const auto& sl : sim.job_placement(j)) out.back().push_back(sl.node);
+    std::sort(out.back().begin(), out.back().end());
+    if (starts != nullptr) starts->push_back(sim::to_seconds(sim.job_start(j)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(TopologyPlacement, KueueTasKeepsAWorkloadInOneRack) {
+  // a (8 GPUs) on node 0 until 1000 s, b on node 1 until 100 s, c on node 2 until 2000 s; at 200 s
+  // d asks for 16 GPUs (two 8-GPU pods). Free then: node 1 (rack-0) and node 3 (rack-1).
+  auto w = ht::WorkloadBuilder()
+               .job(0, 8, 1000, "ns")
+               .job(0, 8, 100, "ns")
+               .job(0, 8, 2000, "ns")
+               .job(200, 16, 100, "ns")
+               .build();
+  std::vector<double> starts;
+  const auto plain = kueue_tas_run(w, "", &starts);
+  EXPECT_EQ(plain[0], std::vector<NodeId>{0});
+  EXPECT_EQ(plain[1], std::vector<NodeId>{1});
+  EXPECT_EQ(plain[2], std::vector<NodeId>{2});
+  EXPECT_EQ(plain[3], (std::vector<NodeId>{1, 3})) << "kube-scheduler alone spans the racks";
+  EXPECT_EQ(starts[3], 200);
+  // Required rack level: d waits until rack-0 is free (a ends at 1000 s), then runs on nodes 0, 1.
+  starts.clear();
+  const auto required = kueue_tas_run(w, "{podsetRequiredTopology: 1}", &starts);
+  EXPECT_EQ(required[3], (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(starts[3], 1000);
+  // Preferred: no rack fits at 200 s, so it runs across them at once.
+  starts.clear();
+  const auto preferred = kueue_tas_run(w, "{podsetPreferredTopology: 1}", &starts);
+  EXPECT_EQ(preferred[3], (std::vector<NodeId>{1, 3}));
+  EXPECT_EQ(starts[3], 200);
+  // Only train jobs carry the annotation: d (batch) is not held back.
+  starts.clear();
+  const auto kinds = kueue_tas_run(w, "{podsetRequiredTopology: 1, kinds: [train]}", &starts);
+  EXPECT_EQ(starts[3], 200);
+}
+
+TEST(TopologyPlacement, KueueTasParameters) {
+  const std::string base =
+      "name: q\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
+      "policy:\n  name: kueue\n  topologyAwareScheduling: ";
+  const std::string tail = "\nworkload:\n  trace: " + std::string(HEADROOM_SOURCE_DIR) +
+                           "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\n";
+  EXPECT_EQ(first_error(base + "{podsetRequiredTopology: 0}" + tail),
+            "topo.yaml:7:53: policy.topologyAwareScheduling.podsetRequiredTopology: expected an integer from 1 to "
+            "64, got \"0\"");
+  EXPECT_EQ(first_error(base + "{podsetRequiredTopology: 1, podsetPreferredTopology: 2}" + tail),
+            "topo.yaml:7:53: policy.topologyAwareScheduling.podsetRequiredTopology: give one of "
+            "podsetRequiredTopology and podsetPreferredTopology");
+  EXPECT_EQ(first_error(base + "{kinds: [trian]}" + tail),
+            "topo.yaml:7:36: policy.topologyAwareScheduling.kinds: unknown job kind \"trian\"; expected: train, "
+            "inference, interactive, batch");
 }

@@ -142,7 +142,7 @@ class Topology {
   Topology() = default;
   struct Graph;
 
-  // Up-to-date on every query: attachment classes (nodes with the same leaves) of a node set.
+  // The attachment classes (nodes with the same leaves) of a node set, sorted, without repeats.
   void classes_of(std::span<const NodeId> nodes, std::vector<std::uint32_t>& out) const;
   std::pair<std::int32_t, double> class_pair(std::uint32_t a, std::uint32_t b) const;  // hops, widest
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,8 +29,13 @@ struct NodePool {
   double gpu_hour_price = 0;
 };
 
+class Topology;  // models/topology.hpp
+
 struct ClusterSpec {
   std::vector<NodePool> pools;
+  // The interconnect (cluster.topology, docs/topology.md); null = not modelled, and nothing that
+  // reads it changes then. Built over these pools' nodes; immutable, shared by copies of the spec.
+  std::shared_ptr<const Topology> topology;
   std::int64_t total_gpus() const;  // physical GPUs
   std::int32_t total_nodes() const;
 };

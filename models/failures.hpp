@@ -33,6 +33,12 @@ using sim::Tick;
 
 enum class FailureDistribution : std::uint8_t { Exponential, Weibull };
 
+// A failure domain: nodes that fail together.
+struct Rack {
+  std::string name;
+  std::vector<NodeId> nodes;
+};
+
 // Random failures of the nodes (or racks) of some pools.
 struct RandomFailures {
   std::vector<PoolId> pools;  // the pools whose units fail; empty = every pool
@@ -41,12 +47,10 @@ struct RandomFailures {
   FailureDistribution distribution = FailureDistribution::Exponential;
   double shape = 1.0;  // Weibull shape k (k < 1: infant mortality, k > 1: wear-out)
   Tick repair = 0;     // how long a failed unit stays down
-};
-
-// A failure domain: nodes that fail together.
-struct Rack {
-  std::string name;
-  std::vector<NodeId> nodes;
+  // `domain: switch`: the failing units are these (the switches of one topology level, each with
+  // every node under it; streams "failures/<i>/switch/<name>"). Empty: per_rack uses
+  // FailureSpec::racks.
+  std::vector<Rack> switches;
 };
 
 // A scripted outage: `nodes` go down at `at` (relative to the run start) for `duration`; the jobs

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/topology.hpp"
 #include "policies/consolidate.hpp"
 
 namespace headroom::policies::kueue {
@@ -37,6 +38,7 @@ struct Assignment {
   Mode mode = Mode::NoFit;
   bool borrow = false;
   bool exceeds_max = false;
+  bool no_domain = false;  // quota fits, but no topology domain holds the workload (TAS required)
   std::vector<Target> targets;
 };
 
@@ -987,6 +989,11 @@ class KueuePolicy final : public Policy {
     }
     if (need.empty()) {
       a.mode = Mode::Fit;
+      // TAS: a required topology must hold the whole Workload in one domain of its level or below.
+      if (tas(w) && cfg_.tas_required && tas_domain(w, flavor, nullptr) == models::kNoSwitch) {
+        a.mode = Mode::NoFit;
+        a.no_domain = true;
+      }
       return a;
     }
     a.targets = cfg_.fair_sharing ? fair_preemptions(w, flavor, need) : classical(w, flavor, need);
@@ -1113,7 +1120,8 @@ class KueuePolicy final : public Policy {
     switch (e.a.mode) {
       case Mode::NoFit: {
         pending_reason(s, w,
-                       e.a.exceeds_max
+                       e.a.no_domain ? tas_reason(w)
+                       : e.a.exceeds_max
                            ? "quota: request exceeds the maximum quota of ClusterQueue " + cq_name + " (kueue)"
                            : "quota: waiting for quota in ClusterQueue " + cq_name + " (kueue)");
         if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
@@ -1406,9 +1414,45 @@ class KueuePolicy final : public Policy {
   static std::int64_t nonzero_cpu(std::int64_t cpus) { return cpus > 0 ? cpus * 1000 : k8s::kDefaultMilliCpuRequest; }
   static std::int64_t nonzero_memory(std::int64_t mib) { return mib > 0 ? mib : k8s::kDefaultMemoryRequestMib; }
 
+  // ------------------------------------------------------------------------------------------
+  // Topology-aware scheduling (Kueue TAS, podset-required/preferred-topology over cluster.topology).
+
+  bool tas(int w) const {
+    if (cfg_.tas_level <= 0 || !cluster_->spec().topology || wls_[w].pods.empty()) return false;
+    if (cfg_.tas_kinds.empty()) return true;
+    const auto kind = jobs()[wls_[w].pods.front()].kind;
+    return std::find(cfg_.tas_kinds.begin(), cfg_.tas_kinds.end(), kind) != cfg_.tas_kinds.end();
+  }
+
+  // The domain for workload w on `flavor`: the lowest-level switch (at most the required level)
+  // whose up nodes of the flavor have free GPUs for the Workload's pods (those still pending under
+  // `session`, or all of them), best fit; kNoSwitch when none.
+  models::SwitchId tas_domain(int w, int flavor, const Session* session) const {
+    const models::Topology& t = *cluster_->spec().topology;
+    const Job& first = jobs()[wls_[w].pods.front()];
+    tas_free_.assign(cluster_->nodes().size(), 0);
+    for (NodeId id = 0; id < cluster_->nodes().size(); ++id) {
+      const models::Node& n = cluster_->node(id);
+      if (n.up && flavor_pools_[flavor][n.pool] && pool_eligible(*cluster_, n.pool, first, *workload_))
+        tas_free_[id] = n.free_gpus;
+    }
+    std::int64_t need = 0;
+    for (JobIndex p : wls_[w].pods)
+      if (session == nullptr || session->state(p) == JobState::Pending) need += jobs()[p].gpus;
+    return t.lowest_fitting_domain(tas_free_, need, cfg_.tas_required ? cfg_.tas_level : INT32_MAX);
+  }
+
+  std::string tas_reason(int w) const {
+    return "topology: no domain at level " + std::to_string(cfg_.tas_level) +
+           " or below (cluster.topology) has free GPUs for the whole workload in ClusterQueue " +
+           nodes_[wls_[w].cq].name + " (kueue TAS, podset-required-topology)";
+  }
+
   // The job's placement as worker pods: one pod when it fits a node, else node-sized pods (or
-  // gpus_per_node), each on the best node by kube-scheduler filter and score.
-  std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor) {
+  // gpus_per_node), each on the best node by kube-scheduler filter and score; only on `allowed`
+  // nodes (ascending) when given.
+  std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor,
+                                         const std::vector<NodeId>* allowed = nullptr) {
     const auto& cluster = view.cluster();
     std::int32_t max_gpn = 0;
     for (models::PoolId p = 0; p < cluster.pool_count(); ++p)
@@ -1459,6 +1503,7 @@ class KueuePolicy final : public Policy {
         for (std::int32_t f = pod.gpus; f <= cluster.spec().pools[p].gpus_per_node; ++f) {
           for (NodeId id : cluster.nodes_with_free(p, f)) {
             if (constant_score && id >= best) break;  // sets are in id order
+            if (allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) continue;
             const models::Slice* t = nullptr;
             if (!feasible(id, t)) continue;
             if (constant_score) {
@@ -1506,11 +1551,27 @@ class KueuePolicy final : public Policy {
       const int w = std::get<2>(k);
       Wl& wl = wls_[w];
       if (wl.failed_epoch == epoch) continue;
+      // TAS: the pending pods go to the lowest domain that holds them all (required: at most the
+      // requested level, else they wait; preferred: anywhere when no domain does).
+      std::vector<NodeId> domain;
+      bool in_domain = false;
+      if (tas(w)) {
+        const models::SwitchId d = tas_domain(w, wl.flavor, &s);
+        if (d != models::kNoSwitch) {
+          const auto under = cluster_->spec().topology->nodes_under(d);
+          domain.assign(under.begin(), under.end());
+          in_domain = true;
+        } else if (cfg_.tas_required) {
+          pending_reason(s, w, tas_reason(w));
+          wl.failed_epoch = epoch;
+          continue;
+        }
+      }
       bool all = true;
       for (JobIndex p : wl.pods) {
         if (s.state(p) != JobState::Pending) continue;
         const Job& job = jobs()[p];
-        auto placement = place(s, job, wl.flavor);
+        auto placement = place(s, job, wl.flavor, in_domain ? &domain : nullptr);
         if (!placement) {
           all = false;
           s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name +
@@ -1551,6 +1612,7 @@ class KueuePolicy final : public Policy {
   std::vector<int> wl_of_;
   std::map<std::string, int> flavor_index_;
   std::vector<std::vector<bool>> flavor_pools_;
+  mutable std::vector<std::int32_t> tas_free_;  // scratch of tas_domain
   int nfr_ = 0;
   std::vector<TreeNode> nodes_;
   std::vector<Cq> cqs_;

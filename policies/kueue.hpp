@@ -180,7 +180,13 @@ struct Config {
   sim::Tick ray_delete_after_idle = 0;
   AdmissionFairSharingConfig afs;
   std::map<std::string, double> local_queue_weights;  // namespace -> LocalQueue fairSharing.weight
-  k8s::Config scheduler;                              // scoringStrategy, weights, termination_grace_period
+  // topologyAwareScheduling: the podset-required-topology (or -preferred-) annotation given to the
+  // Workloads of `tas_kinds` (empty = every kind), as a switch level of cluster.topology (1 =
+  // leaf); 0 = off. Without a cluster topology it does nothing (docs/topology.md).
+  std::int32_t tas_level = 0;
+  bool tas_required = true;
+  std::vector<models::JobKind> tas_kinds;
+  k8s::Config scheduler;  // scoringStrategy, weights, termination_grace_period
 };
 
 // Parameter keys accepted under `policy:` (a <...> segment matches any text, dots included).

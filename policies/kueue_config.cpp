@@ -295,6 +295,28 @@ struct Parser {
             error(key, v, "unknown job kind " + quoted(s) + "; expected: train, inference, interactive, batch");
           }
         }
+      } else if (key == "topologyAwareScheduling.podsetRequiredTopology" ||
+                 key == "topologyAwareScheduling.podsetPreferredTopology") {
+        const bool required = key.ends_with("RequiredTopology");
+        if (out.tas_level > 0 && out.tas_required != required) {
+          error(key, v, "give one of podsetRequiredTopology and podsetPreferredTopology");
+        } else {
+          std::int64_t level = 0;
+          if (integer(key, v, 1, 64, level)) {
+            out.tas_level = static_cast<std::int32_t>(level);
+            out.tas_required = required;
+          }
+        }
+      } else if (key == "topologyAwareScheduling.kinds") {
+        out.tas_kinds.clear();
+        for (const auto& s : parse_list(v.text)) {
+          models::JobKind k{};
+          if (models::parse_job_kind(s, k)) {
+            out.tas_kinds.push_back(k);
+          } else {
+            error(key, v, "unknown job kind " + quoted(s) + "; expected: train, inference, interactive, batch");
+          }
+        }
       } else if (key == "rayCluster.deleteAfterIdle") {
         duration(key, v, false, out.ray_delete_after_idle);
       } else if (head == "resourceFlavors" && seg.size() == 3 && seg[2] == "pools") {
@@ -486,6 +508,9 @@ const std::vector<std::string>& param_keys() {
         "waitForPodsReady.requeuingStrategy.backoffLimitCount",
         "rayCluster.kinds",
         "rayCluster.deleteAfterIdle",
+        "topologyAwareScheduling.podsetRequiredTopology",
+        "topologyAwareScheduling.podsetPreferredTopology",
+        "topologyAwareScheduling.kinds",
         "termination_grace_period",
     };
     // The <...> of a pattern spans several segments here: <cq.resources.flavor.resource> stands

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include "models/topology.hpp"
+
 namespace headroom::policies::slurm {
 
 using models::Job;
@@ -500,6 +502,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       const auto p = cl.node(id).pool;
       node_by_name[cl.spec().pools[p].name + std::to_string(id - cl.pool_first_node(p))] = id;
     }
+    if (c_.switches.empty() && cl.spec().topology) use_cluster_topology(*cl.spec().topology);
     for (const auto& sc : c_.switches) {
       Switch sw;
       sw.name = sc.name;
@@ -820,6 +823,21 @@ class SlurmPolicy final : public Policy, public Inspect {
     if ((s.fixed ? static_cast<std::int64_t>(cand_.size()) : sum) < want) return {};
     if (!switches_.empty()) restrict_to_topology(s, want);
     return pick(view, j, av);
+  }
+
+  // Without a topology block of its own, topology/tree follows the cluster's topology
+  // (cluster.topology, docs/topology.md): its switches, levels (leaf = Slurm level 0) and nodes.
+  void use_cluster_topology(const models::Topology& t) {
+    for (models::SwitchId i = 0; i < t.switch_count(); ++i) {
+      Switch sw;
+      sw.name = t.switch_name(i);
+      sw.level = t.level(i) - 1;
+      for (models::SwitchId ch : t.children(i)) sw.children.push_back(static_cast<int>(ch));
+      sw.leaf = sw.children.empty();
+      const auto under = t.nodes_under(i);
+      sw.nodes.assign(under.begin(), under.end());
+      switches_.push_back(std::move(sw));
+    }
   }
 
   // topology/tree: keep the candidates of the lowest switch that holds the job, and there of one

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <span>
@@ -17,6 +18,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "models/topology.hpp"
 #include "policies/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
@@ -42,6 +44,11 @@ constexpr std::size_t kMaxErrors = 100;
 constexpr double kMaxArrivalScale = 1000.0;
 constexpr double kMaxPrice = 1e9;
 constexpr std::int32_t kMaxReplicas = 100000;  // per GPU-hour, in any currency
+// Link bandwidths in Gbit/s stay below this (100 Pbit/s).
+constexpr double kMaxGbps = 1e8;
+// Default bandwidth of a node link when a topology does not give one: one 400 Gbit/s NIC
+// (NDR InfiniBand / 400GbE).
+constexpr double kDefaultNodeGbps = 400;
 
 // A value quoted for a message: control characters as \xNN, long ones cut. The text has been
 // checked to be UTF-8 (check_text), so multi-byte characters pass through and are never split.
@@ -415,7 +422,7 @@ class Loader {
 
   void load_cluster(const Entry& e, models::ClusterSpec& cluster) {
     if (!expect_map(e, "a map with a pools list")) return;
-    MapReader reader(e.value, e.path, {"pools"}, errors_, file_);
+    MapReader reader(e.value, e.path, {"pools", "topology"}, errors_, file_);
     const Entry* pools = reader.require("pools");
     if (pools == nullptr) return;
     const auto items = list_items(*pools);
@@ -449,6 +456,326 @@ class Loader {
         pool.memory_gib = integer_value(*f, 0, INT64_MAX / 1024).value_or(0);
       cluster.pools.push_back(std::move(pool));
     }
+    const Entry* topology = reader.optional("topology");
+    if (topology == nullptr) return;
+    for (const auto& pool : cluster.pools)
+      if (pool.nodes <= 0 || pool.name.empty()) return;  // reported above; node names are unknown
+    load_topology(*topology, cluster);
+  }
+
+  // ---- cluster.topology (docs/topology.md) ----
+
+  // Nodes by name or hostlist range: "a100-3", "a100-[0-15]", "a100-[0-3,8]", or a list of them.
+  std::vector<models::NodeId> node_set(const Entry& e, const models::ClusterSpec& cluster) {
+    std::vector<models::NodeId> out;
+    if (e.value.IsSequence()) {
+      for (const Entry& item : list_items(e)) {
+        auto more = node_set(item, cluster);
+        out.insert(out.end(), more.begin(), more.end());
+      }
+      if (e.value.size() == 0) error(e, "expected at least one node, got an empty list");
+      return out;
+    }
+    auto text = string_value(e);
+    if (!text) return out;
+    std::vector<std::string> names;
+    const auto open = text->find('[');
+    if (open == std::string::npos) {
+      names.push_back(*text);
+    } else {
+      const std::string prefix = text->substr(0, open);
+      bool ok = text->back() == ']' && open + 2 < text->size();
+      std::string_view body = ok ? std::string_view(*text).substr(open + 1, text->size() - open - 2) : "";
+      while (ok && !body.empty()) {
+        const auto comma = body.find(',');
+        const std::string_view part = body.substr(0, comma);
+        body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
+        const auto dash = part.find('-');
+        std::uint32_t lo = 0, hi = 0;
+        const std::string_view a = part.substr(0, dash);
+        const std::string_view b = dash == std::string_view::npos ? a : part.substr(dash + 1);
+        const auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
+        const auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
+        ok = !a.empty() && !b.empty() && r1.ec == std::errc() && r1.ptr == a.data() + a.size() &&
+             r2.ec == std::errc() && r2.ptr == b.data() + b.size() && lo <= hi &&
+             hi - lo <= static_cast<std::uint32_t>(std::max(cluster.total_nodes(), 1));
+        for (std::uint32_t i = lo; ok && i <= hi; ++i) names.push_back(prefix + std::to_string(i));
+      }
+      if (!ok) {
+        error(e, "expected a node name or a range like \"a100-[0-15]\" or \"a100-[0-3,8]\", got " + describe(e.value));
+        return out;
+      }
+    }
+    for (const std::string& name : names) {
+      if (auto node = models::find_node(cluster, name)) {
+        out.push_back(*node);
+        continue;
+      }
+      std::string msg = "no node named " + quote(name);
+      const auto dash = name.rfind('-');
+      const std::string pool = dash == std::string::npos ? name : name.substr(0, dash);
+      std::vector<std::string> pools;
+      for (const auto& p : cluster.pools) {
+        pools.push_back(p.name);
+        if (p.name == pool)
+          msg += " (pool " + quote(pool) + " has nodes " + pool + "-0 to " + pool + "-" + std::to_string(p.nodes - 1) +
+                 ")";
+      }
+      if (std::find(pools.begin(), pools.end(), pool) == pools.end()) {
+        msg += " (nodes are named <pool>-<index>";
+        if (auto m = sim::closest_match(pool, pools)) msg += "; did you mean pool " + quote(*m) + "?";
+        msg += ")";
+      }
+      error(e, msg);
+      break;
+    }
+    return out;
+  }
+
+  // A bandwidth in Gbit/s (> 0).
+  std::optional<double> gbps_value(const Entry& e) { return positive_number(e, kMaxGbps); }
+
+  void load_topology(const Entry& e, models::ClusterSpec& cluster) {
+    if (!expect_map(e, "a map with one of switches, fat_tree, racks or rail")) return;
+    MapReader r(e.value, e.path,
+                {"switches", "fat_tree", "racks", "rail", "nvlink_gbps", "comm_intensity", "reference_gbps"}, errors_,
+                file_);
+    const std::size_t before = errors_.size();
+    const Entry* forms[] = {r.optional("switches"), r.optional("fat_tree"), r.optional("racks"), r.optional("rail")};
+    const int given = (forms[0] != nullptr) + (forms[1] != nullptr) + (forms[2] != nullptr) + (forms[3] != nullptr);
+    if (given != 1) {
+      error(e, given == 0 ? "a topology needs one of switches (an explicit list), fat_tree, racks or rail"
+                          : "give only one of switches, fat_tree, racks or rail");
+      return;
+    }
+    models::TopologySpec spec;
+    if (forms[0] != nullptr) load_switches(*forms[0], cluster, spec);
+    if (forms[1] != nullptr) load_fat_tree(*forms[1], cluster, spec);
+    if (forms[2] != nullptr) load_rack_topology(*forms[2], cluster, spec);
+    if (forms[3] != nullptr) load_rail(*forms[3], cluster, spec);
+    if (const Entry* f = r.optional("nvlink_gbps")) {
+      if (expect_map(*f, "a map from GPU type to its intra-node bandwidth in Gbit/s, e.g. {A100: 4800}")) {
+        std::vector<std::string> types;
+        for (const auto& pool : cluster.pools)
+          if (std::find(types.begin(), types.end(), pool.gpu_type) == types.end()) types.push_back(pool.gpu_type);
+        MapReader items(f->value, f->path, types, errors_, file_);
+        for (const std::string& type : types)
+          if (const Entry* g = items.optional(type))
+            if (auto v = gbps_value(*g)) spec.nvlink_gbps.emplace_back(type, *v);
+      }
+    }
+    if (const Entry* f = r.optional("comm_intensity")) {
+      if (expect_map(*f, "a map from job kind (train, inference, interactive, batch) to a number from 0 to 1")) {
+        static const std::vector<std::string> kKinds = {"train", "inference", "interactive", "batch"};
+        MapReader items(f->value, f->path, kKinds, errors_, file_);
+        for (std::size_t k = 0; k < kKinds.size(); ++k)
+          if (const Entry* g = items.optional(kKinds[k]))
+            spec.intensity.by_kind[k] = number_in(*g, 0.0, 1.0).value_or(spec.intensity.by_kind[k]);
+      }
+    }
+    if (const Entry* f = r.optional("reference_gbps")) spec.reference_gbps = gbps_value(*f).value_or(0);
+    if (errors_.size() != before) return;
+    std::string why;
+    cluster.topology = models::Topology::build(cluster, spec, why);
+    if (!cluster.topology) error(e, why);
+  }
+
+  void load_switches(const Entry& e, const models::ClusterSpec& cluster, models::TopologySpec& spec) {
+    struct Item {
+      Entry entry;
+      const Entry* name = nullptr;
+      const Entry* level = nullptr;
+      const Entry* nodes = nullptr;
+      std::vector<Entry> children;
+      int given_level = 0;
+    };
+    std::vector<Item> items;
+    std::vector<std::string> names;
+    std::vector<std::pair<std::string, int>> owner(static_cast<std::size_t>(cluster.total_nodes()), {"", 0});
+    const auto list = list_items(e);
+    if (e.value.IsSequence() && list.empty()) error(e, "expected at least one switch, got an empty list");
+    std::vector<MapReader> readers;
+    readers.reserve(list.size());
+    for (const Entry& item : list) {
+      if (!expect_map(item, "a switch (a map with name and nodes or switches)")) continue;
+      readers.emplace_back(item.value, item.path,
+                           std::vector<std::string>{"name", "level", "nodes", "switches", "node_gbps", "uplink_gbps"},
+                           errors_, file_);
+      MapReader& r = readers.back();
+      Item it;
+      it.entry = item;
+      models::TopologySpec::Switch sw;
+      it.name = r.require("name");
+      if (it.name != nullptr) {
+        if (auto v = string_value(*it.name)) {
+          if (std::find(names.begin(), names.end(), *v) != names.end())
+            error(*it.name, "duplicate switch name " + quote(*v));
+          sw.name = *v;
+        }
+      }
+      names.push_back(sw.name);
+      it.level = r.optional("level");
+      if (it.level != nullptr) it.given_level = int32_value(*it.level, 1).value_or(0);
+      it.nodes = r.optional("nodes");
+      const Entry* children = r.optional("switches");
+      if (it.nodes != nullptr && children != nullptr) {
+        error(*children, "a switch links either nodes (a leaf) or switches, not both");
+      } else if (it.nodes == nullptr && children == nullptr) {
+        error(item, "a switch needs nodes (a leaf) or switches (the switches below it)");
+      }
+      if (it.nodes != nullptr) {
+        sw.nodes = node_set(*it.nodes, cluster);
+        std::vector<models::NodeId> unique;
+        for (models::NodeId node : sw.nodes) {
+          auto& [by, line] = owner[node];
+          if (!by.empty()) {
+            error(*it.nodes, "node " + quote(models::node_name(cluster, node)) + " is already under switch " +
+                                 quote(by) + " (line " + std::to_string(line) +
+                                 "); a node links to one leaf switch (for rails use the rail generator)");
+            continue;
+          }
+          by = sw.name.empty() ? "?" : sw.name;
+          line = it.nodes->location().line;
+          unique.push_back(node);
+        }
+        sw.nodes = std::move(unique);
+        sw.node_gbps = kDefaultNodeGbps;
+        if (const Entry* g = r.optional("node_gbps")) sw.node_gbps = gbps_value(*g).value_or(kDefaultNodeGbps);
+      } else if (const Entry* g = r.optional("node_gbps")) {
+        error(*g, "node_gbps applies to a leaf (a switch with nodes)");
+      }
+      if (children != nullptr) it.children = list_items(*children);
+      if (const Entry* g = r.optional("uplink_gbps")) sw.uplink_gbps = gbps_value(*g).value_or(0);
+      spec.switches.push_back(std::move(sw));
+      items.push_back(std::move(it));
+    }
+    // Children -> parents.
+    for (std::size_t s = 0; s < items.size(); ++s) {
+      for (const Entry& child : items[s].children) {
+        auto v = string_value(child);
+        if (!v) continue;
+        const auto found = std::find(names.begin(), names.end(), *v);
+        if (found == names.end()) {
+          std::string msg = "no switch named " + quote(*v);
+          if (auto m = sim::closest_match(*v, names)) msg += "; did you mean " + quote(*m) + "?";
+          error(child, msg);
+          continue;
+        }
+        const auto c = static_cast<std::size_t>(found - names.begin());
+        auto& parents = spec.switches[c].parents;
+        if (std::find(parents.begin(), parents.end(), s) != parents.end()) {
+          error(child, "switch " + quote(*v) + " is listed twice");
+          continue;
+        }
+        parents.push_back(static_cast<models::SwitchId>(s));
+      }
+    }
+    // Levels: a leaf is 1, a switch one above its highest child (or its `level:` when higher).
+    std::vector<int> state(items.size(), 0);  // 0 new, 1 on the path, 2 done
+    std::vector<std::size_t> path;
+    bool cycle = false;
+    std::function<int(std::size_t)> level_of = [&](std::size_t s) -> int {
+      if (state[s] == 2) return spec.switches[s].level;
+      if (state[s] == 1) {
+        if (!cycle) {
+          std::string text;
+          for (auto it = std::find(path.begin(), path.end(), s); it != path.end(); ++it)
+            text += quote(names[*it]) + " -> ";
+          error(*items[s].name, "switches form a cycle: " + text + quote(names[s]));
+        }
+        cycle = true;
+        return 1;
+      }
+      state[s] = 1;
+      path.push_back(s);
+      int level = 1;
+      for (std::size_t c = 0; c < items.size(); ++c) {
+        const auto& parents = spec.switches[c].parents;
+        if (std::find(parents.begin(), parents.end(), s) != parents.end()) level = std::max(level, level_of(c) + 1);
+      }
+      path.pop_back();
+      state[s] = 2;
+      const Item& it = items[s];
+      if (it.given_level > 0) {
+        if (it.nodes != nullptr && it.given_level != 1)
+          error(*it.level, "a switch with nodes is a leaf (level 1), got " + describe(it.level->value));
+        else if (it.given_level < level)
+          error(*it.level, "expected a level >= " + std::to_string(level) + " (one above the switches below it), got " +
+                               describe(it.level->value));
+        else
+          level = it.given_level;
+      }
+      spec.switches[s].level = level;
+      return level;
+    };
+    for (std::size_t s = 0; s < items.size(); ++s)
+      if (items[s].name != nullptr) level_of(s);
+  }
+
+  void load_fat_tree(const Entry& e, const models::ClusterSpec& cluster, models::TopologySpec& spec) {
+    if (!expect_map(e, "a map with k, or nodes_per_leaf and leaves_per_spine")) return;
+    MapReader r(
+        e.value, e.path,
+        {"k", "nodes_per_leaf", "leaves_per_spine", "node_gbps", "uplink_gbps", "spine_uplink_gbps", "link_gbps"},
+        errors_, file_);
+    const Entry* k = r.optional("k");
+    if (k != nullptr) {
+      for (const char* other : {"nodes_per_leaf", "leaves_per_spine", "node_gbps", "uplink_gbps", "spine_uplink_gbps"})
+        if (const Entry* g = r.optional(other))
+          error(*g,
+                std::string(other) + " does not apply to a k-ary fat tree (k sets the shape; link_gbps every link)");
+      const auto v = int32_value(*k, 2);
+      if (!v) return;
+      const std::int64_t capacity = static_cast<std::int64_t>(*v) * *v * *v / 4;
+      if (*v % 2 != 0 || *v > 1024) {
+        error(*k, "expected an even k from 2 to 1024 (switch ports), got " + describe(k->value));
+        return;
+      }
+      if (capacity < cluster.total_nodes()) {
+        error(*k, "a k=" + std::to_string(*v) + " fat tree holds " + std::to_string(capacity) +
+                      " nodes (k^3/4); the cluster has " + std::to_string(cluster.total_nodes()));
+        return;
+      }
+      double link = kDefaultNodeGbps;
+      if (const Entry* g = r.optional("link_gbps")) link = gbps_value(*g).value_or(link);
+      spec = models::fat_tree_k_spec(cluster, *v, link);
+      return;
+    }
+    if (const Entry* g = r.optional("link_gbps")) error(*g, "link_gbps applies to a k-ary fat tree (with k)");
+    const Entry* npl = r.require("nodes_per_leaf");
+    if (npl == nullptr) return;
+    const auto nodes_per_leaf = int32_value(*npl, 1);
+    std::int32_t leaves_per_spine = INT32_MAX;
+    if (const Entry* g = r.optional("leaves_per_spine")) leaves_per_spine = int32_value(*g, 1).value_or(INT32_MAX);
+    double node = kDefaultNodeGbps, up = 0, spine_up = 0;
+    if (const Entry* g = r.optional("node_gbps")) node = gbps_value(*g).value_or(node);
+    if (const Entry* g = r.optional("uplink_gbps")) up = gbps_value(*g).value_or(0);
+    if (const Entry* g = r.optional("spine_uplink_gbps")) spine_up = gbps_value(*g).value_or(0);
+    if (nodes_per_leaf) spec = models::leaf_spine_spec(cluster, *nodes_per_leaf, leaves_per_spine, node, up, spine_up);
+  }
+
+  void load_rack_topology(const Entry& e, const models::ClusterSpec& cluster, models::TopologySpec& spec) {
+    if (!expect_map(e, "a map with nodes_per_rack")) return;
+    MapReader r(e.value, e.path, {"nodes_per_rack", "node_gbps", "uplink_gbps"}, errors_, file_);
+    double node = kDefaultNodeGbps, up = 0;
+    if (const Entry* g = r.optional("node_gbps")) node = gbps_value(*g).value_or(node);
+    if (const Entry* g = r.optional("uplink_gbps")) up = gbps_value(*g).value_or(0);
+    if (const Entry* g = r.require("nodes_per_rack"))
+      if (auto n = int32_value(*g, 1)) spec = models::racks_spec(cluster, *n, node, up);
+  }
+
+  void load_rail(const Entry& e, const models::ClusterSpec& cluster, models::TopologySpec& spec) {
+    if (!expect_map(e, "a map with nodes_per_group (and rails)")) return;
+    MapReader r(e.value, e.path, {"nodes_per_group", "rails", "node_gbps", "uplink_gbps"}, errors_, file_);
+    std::int32_t rails = 1;
+    for (const auto& pool : cluster.pools) rails = std::max(rails, pool.gpus_per_node);
+    if (const Entry* g = r.optional("rails"))
+      rails = static_cast<std::int32_t>(integer_value(*g, 1, 64).value_or(rails));
+    double node = kDefaultNodeGbps, up = 0;
+    if (const Entry* g = r.optional("node_gbps")) node = gbps_value(*g).value_or(node);
+    if (const Entry* g = r.optional("uplink_gbps")) up = gbps_value(*g).value_or(0);
+    if (const Entry* g = r.require("nodes_per_group"))
+      if (auto n = int32_value(*g, 1)) spec = models::rail_spec(cluster, *n, rails, node, up);
   }
 
   void load_tenants(const Entry& e, std::vector<models::Tenant>& tenants, std::vector<QueueGrant>& grants) {
@@ -782,7 +1109,8 @@ class Loader {
 
   void load_random(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
     if (!expect_map(e, "a map with mtbf and repair")) return;
-    MapReader r(e.value, e.path, {"pools", "domain", "mtbf", "distribution", "shape", "repair"}, errors_, file_);
+    MapReader r(e.value, e.path, {"pools", "domain", "level", "mtbf", "distribution", "shape", "repair"}, errors_,
+                file_);
     models::RandomFailures rf;
     if (const Entry* g = r.optional("pools")) {
       for (const Entry& item : list_items(*g))
@@ -794,10 +1122,31 @@ class Loader {
       if (v == "rack") {
         rf.per_rack = true;
         if (f.racks.empty()) error(*g, "domain rack needs racks (failures.racks: {nodes_per_rack: N} or a list)");
+      } else if (v == "switch") {
+        // Each switch of `level` (default 1, the leaves) fails with every node under it.
+        rf.per_rack = true;
+        std::int32_t level = 1;
+        const Entry* l = r.optional("level");
+        if (l != nullptr) level = int32_value(*l, 1).value_or(1);
+        if (!cluster.topology) {
+          error(*g, "domain switch needs a topology (cluster.topology)");
+        } else if (level > cluster.topology->levels()) {
+          error(*l, "expected a switch level from 1 to " + std::to_string(cluster.topology->levels()) + ", got " +
+                        describe(l->value));
+        } else {
+          rf.switches = models::switch_domains(*cluster.topology, level);
+        }
       } else if (v != "node") {
-        error(*g, "expected node or rack, got " + describe(g->value));
+        std::string msg = "expected node, rack or switch, got " + describe(g->value);
+        static const std::vector<std::string> kDomains = {"node", "rack", "switch"};
+        if (auto m = sim::closest_match(v, kDomains)) msg += "; did you mean " + quote(*m) + "?";
+        error(*g, msg);
       }
     }
+    const Entry* domain = r.optional("domain");
+    const bool switch_domain = domain != nullptr && domain->value.IsScalar() && domain->value.Scalar() == "switch";
+    if (const Entry* l = r.optional("level"); l != nullptr && !switch_domain)
+      error(*l, "level applies to domain switch only");
     if (const Entry* g = r.require("mtbf")) rf.mtbf = duration_value(*g, true).value_or(sim::kDay);
     if (const Entry* g = r.require("repair")) rf.repair = duration_value(*g, true).value_or(sim::kHour);
     const Entry* shape = r.optional("shape");
@@ -823,19 +1172,41 @@ class Loader {
 
   void load_outage(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {
     if (!expect_map(e, "an outage (a map with at, duration and one of rack, nodes, pool)")) return;
-    MapReader r(e.value, e.path, {"at", "duration", "rack", "nodes", "pool"}, errors_, file_);
+    MapReader r(e.value, e.path, {"at", "duration", "rack", "nodes", "pool", "switch"}, errors_, file_);
     models::FailureEvent ev;
     if (const Entry* g = r.require("at")) ev.at = duration_value(*g, false).value_or(0);
     if (const Entry* g = r.require("duration")) ev.duration = duration_value(*g, true).value_or(sim::kHour);
     const Entry* rack = r.optional("rack");
     const Entry* nodes = r.optional("nodes");
     const Entry* pool = r.optional("pool");
-    const int given = (rack != nullptr) + (nodes != nullptr) + (pool != nullptr);
+    const Entry* sw = r.optional("switch");
+    const int given = (rack != nullptr) + (nodes != nullptr) + (pool != nullptr) + (sw != nullptr);
     if (given != 1) {
-      error(e, given == 0 ? "an outage needs one of rack, nodes or pool" : "give only one of rack, nodes or pool");
+      error(e, given == 0 ? "an outage needs one of rack, nodes, pool or switch"
+                          : "give only one of rack, nodes, pool or switch");
       return;
     }
-    if (rack != nullptr) {
+    if (sw != nullptr) {
+      // A switch going down takes every node under it off the network.
+      auto name = string_value(*sw);
+      if (!name) return;
+      const models::Topology* t = cluster.topology.get();
+      const auto id = t != nullptr ? t->find_switch(*name) : std::nullopt;
+      if (!id) {
+        std::string msg =
+            t == nullptr ? "no topology is defined (cluster.topology)" : "no switch named " + quote(*name);
+        if (t != nullptr) {
+          std::vector<std::string> known;
+          for (models::SwitchId s = 0; s < t->switch_count(); ++s) known.push_back(t->switch_name(s));
+          if (auto m = sim::closest_match(*name, known)) msg += "; did you mean " + quote(*m) + "?";
+        }
+        error(*sw, msg);
+        return;
+      }
+      const auto under = t->nodes_under(*id);
+      ev.nodes.assign(under.begin(), under.end());
+      ev.what = "switch " + *name;
+    } else if (rack != nullptr) {
       if (!rack->value.IsScalar()) {
         error(*rack, "expected a rack index or name, got " + describe(rack->value));
         return;

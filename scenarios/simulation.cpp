@@ -537,10 +537,12 @@ void Simulation::start_failures(Tick t0) {
     };
     const std::string prefix = "failures/" + std::to_string(i) + "/";
     if (r.per_rack) {
-      for (const models::Rack& rack : f.racks) {
+      // Switch units (domain: switch) have streams of their own kind, so racks keep theirs.
+      const std::string kind = r.switches.empty() ? "rack" : "switch";
+      for (const models::Rack& rack : r.switches.empty() ? f.racks : r.switches) {
         if (rack.nodes.empty() || !in_pools(rack.nodes.front())) continue;
-        units_.push_back({i, rack.nodes, "rack failure (" + rack.name + ")",
-                          sim::RngStream(options_.seed, prefix + "rack/" + rack.name)});
+        units_.push_back({i, rack.nodes, kind + " failure (" + rack.name + ")",
+                          sim::RngStream(options_.seed, prefix + kind + "/" + rack.name)});
       }
     } else {
       for (models::NodeId node = 0; node < cluster_.nodes().size(); ++node) {

@@ -320,5 +320,16 @@ scen drill-grant "" "" 'tenants:\n  - {name: a, queues: q1}'
 bad drill-tenant-queues 'drill-grant.yaml:15:23: tenants[0].queues: expected a list, got "q1"' \
   -- run "$tmp/drill-grant.yaml" -o OUT
 
+# --- interconnect topology (docs/topology.md) ----------------------------------------------------
+scen topo-node "" '/gpu_type: H100/a\  topology:\n    switches:\n      - {name: leaf0, nodes: "p-[0-4]"}' ''
+bad topo-unknown-node 'topo-node.yaml:11:30: cluster.topology.switches[0].nodes: no node named "p-4" (pool "p" has nodes p-0 to p-3)' \
+  -- run "$tmp/topo-node.yaml" -o OUT
+scen topo-left "" '/gpu_type: H100/a\  topology:\n    switches:\n      - {name: leaf0, nodes: "p-[0-2]"}' ''
+bad topo-nodes-left-out 'topo-left.yaml:10:5: cluster.topology: nodes under no switch: p-3' \
+  -- run "$tmp/topo-left.yaml" -o OUT
+scen topo-switch "" '/gpu_type: H100/a\  topology:\n    racks: {nodes_per_rack: 2}' 'failures:\n  events: [{at: 1d, switch: rak-1, duration: 1h}]'
+bad topo-unknown-switch 'topo-switch.yaml:17:29: failures.events[0].switch: no switch named "rak-1"; did you mean "rack-1"?' \
+  -- run "$tmp/topo-switch.yaml" -o OUT
+
 echo "bad_input: $cases cases; $pass checks passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$cases" -ge 30 ]

@@ -54,8 +54,8 @@ Tick saturate(Wide v) { return v > static_cast<Wide>(INT64_MAX) ? INT64_MAX : st
 // Kind rows: train = batch = transformer (ASSUMPTION: most training today is transformer
 // based); inference as above with K80/P100 taken from cnn (ASSUMPTION); interactive = 1
 // everywhere (ASSUMPTION: a notebook session is human paced, a faster GPU does not shorten it).
-constexpr std::array<const char*, 8> kGpus = {"K80",      "P100", "V100-16G", "V100-32G",
-                                              "A100-40G", "A100-80G", "H100", "H200"};
+constexpr std::array<const char*, 8> kGpus = {"K80",      "P100",     "V100-16G", "V100-32G",
+                                              "A100-40G", "A100-80G", "H100",     "H200"};
 struct Row {
   const char* name;
   std::array<double, 8> thr;

@@ -32,8 +32,12 @@ class ThroughputMatrix {
   std::size_t add_gpu(std::string_view name);
   std::optional<std::size_t> find_class(std::string_view name) const;
   std::optional<std::size_t> find_gpu(std::string_view name) const;
-  void set(std::size_t row, std::size_t col, double value) { values_(static_cast<Eigen::Index>(row), static_cast<Eigen::Index>(col)) = value; }
-  double at(std::size_t row, std::size_t col) const { return values_(static_cast<Eigen::Index>(row), static_cast<Eigen::Index>(col)); }
+  void set(std::size_t row, std::size_t col, double value) {
+    values_(static_cast<Eigen::Index>(row), static_cast<Eigen::Index>(col)) = value;
+  }
+  double at(std::size_t row, std::size_t col) const {
+    return values_(static_cast<Eigen::Index>(row), static_cast<Eigen::Index>(col));
+  }
   // thr(row, gpu); 1 for a GPU type that is no column.
   double throughput(std::size_t row, std::string_view gpu) const;
 
@@ -59,8 +63,8 @@ struct ClassRule {
 
 // The scenario's `runtime:` block, resolved against the defaults.
 struct RuntimeSpec {
-  bool enabled = false;       // false: no block, no scaling at all
-  std::string reference_gpu;  // what run times of jobs without a GPU type were measured on; "" = none
+  bool enabled = false;          // false: no block, no scaling at all
+  std::string reference_gpu;     // what run times of jobs without a GPU type were measured on; "" = none
   std::vector<ClassRule> rules;  // first match wins; else the class named after the job's kind
   ThroughputMatrix matrix = ThroughputMatrix::defaults();
 };

@@ -6,10 +6,12 @@
 #include <memory>
 
 #include "models/throughput.hpp"
+#include "planner/run.hpp"
 #include "policies/consolidate.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "test_support.hpp"
 
@@ -361,8 +363,9 @@ TEST(RuntimeYaml, ErrorsNameLineColumnAndKey) {
   EXPECT_NE(std::string(e[1].what()).find("expected a number > 0"), std::string::npos) << e[1].what();
   EXPECT_EQ(e[2].where(), "runtime.throughput.cnn.A100");
 
-  e = errors_of(kBase + "runtime:\n  classes:\n    - {tenant: a, class: cnnn}\n    - {kind: training, class: cnn}\n"
-                        "    - {tenant: a, queue: b, class: cnn}\n");
+  e = errors_of(kBase +
+                "runtime:\n  classes:\n    - {tenant: a, class: cnnn}\n    - {kind: training, class: cnn}\n"
+                "    - {tenant: a, queue: b, class: cnn}\n");
   ASSERT_EQ(e.size(), 3u);
   EXPECT_EQ(e[0].line(), 17);
   EXPECT_EQ(e[0].where(), "runtime.classes[0].class");
@@ -387,4 +390,145 @@ TEST(RuntimeYaml, ScenarioOptionsCarryTheModel) {
   EXPECT_EQ(o.runtime->pool_speed(0, 0), kSpeedOne);
   EXPECT_EQ(o.runtime->pool_speed(0, 1), kSpeedOne) << "G2 has no column";
   EXPECT_EQ(scenarios::simulation_options(scenarios::parse_scenario(kBase, kInline), w).runtime, nullptr);
+}
+
+// ---- the gavel policy -----------------------------------------------------------------------------
+
+namespace {
+
+policies::PolicyParams gavel_params(const std::string& round) {
+  policies::PolicyParams p;
+  p["round"] = policies::ParamValue{round, "test", 1, 1};
+  return p;
+}
+
+// Two 1-GPU jobs of 100 s (V100 work) on one V100 and one A100 GPU: tenant "rl" jobs gain 1.25x
+// on an A100, tenant "nlp" (transformer) jobs 2.2x.
+struct GavelRun {
+  models::Workload w;
+  models::ClusterSpec cluster = pools({{"V100", 1}, {"A100", 1}}, 1);
+  std::unique_ptr<policies::Policy> policy;
+  std::unique_ptr<scenarios::Simulation> sim;
+  GavelRun(models::Workload workload, const std::string& round) : w(std::move(workload)) {
+    for (auto& j : w.jobs) j.kind = models::JobKind::Train;
+    auto rt = reference_v100();
+    rt.rules.push_back({models::ClassRule::Field::Tenant, "rl", "rl"});
+    rt.rules.push_back({models::ClassRule::Field::Tenant, "nlp", "transformer"});
+    scenarios::SimulationOptions o;
+    o.runtime = std::make_shared<const models::RuntimeModel>(rt, w, cluster);
+    policy = policies::make_policy("gavel", gavel_params(round), 1);
+    sim = std::make_unique<scenarios::Simulation>(w, cluster, *policy, nullptr, o);
+    sim->run();
+  }
+};
+
+}  // namespace
+
+TEST(Gavel, TheJobThatGainsMostGetsTheFasterType) {
+  for (const bool nlp_first : {true, false}) {
+    auto b = headroom::testing::WorkloadBuilder();
+    if (nlp_first) {
+      b.job(0, 1, 100, "nlp").job(0, 1, 100, "rl");
+    } else {
+      b.job(0, 1, 100, "rl").job(0, 1, 100, "nlp");
+    }
+    GavelRun r(b.build(), "1h");
+    const JobIndex nlp = nlp_first ? 0 : 1, rl = nlp_first ? 1 : 0;
+    EXPECT_EQ(r.sim->job_start(nlp), 0);
+    EXPECT_EQ(r.sim->job_start(rl), 0);
+    EXPECT_EQ(r.sim->job_speed(nlp), 2'200'000) << "on the A100";
+    EXPECT_EQ(r.sim->job_speed(rl), kSpeedOne) << "on the V100";
+    EXPECT_EQ(r.sim->job_end(nlp), 45455);
+    EXPECT_EQ(r.sim->job_end(rl), 100000);
+    EXPECT_EQ(r.sim->job_preemptions(0) + r.sim->job_preemptions(1), 0);
+  }
+}
+
+TEST(Gavel, JobsMoveToTheirBestTypeAtTheNextRound) {
+  // The rl job arrives alone and takes the A100 (1.25x); the transformer job arriving at 10 s gets
+  // the V100. At the round boundary (60 s) they swap, each keeping its work: rl has done
+  // 60 x 1.25 = 75 s of work (25 s left, on the V100: ends at 85 s), the transformer 50 s (50 s
+  // left at 2.2x: ceil(50000 / 2.2) = 22728 ms, ends at 82.728 s).
+  GavelRun r(headroom::testing::WorkloadBuilder().job(0, 1, 100, "rl").job(10, 1, 100, "nlp").build(), "60s");
+  EXPECT_EQ(r.sim->job_start(0), 0);
+  EXPECT_EQ(r.sim->job_start(1), 10000);
+  EXPECT_EQ(r.sim->job_preemptions(0), 1);
+  EXPECT_EQ(r.sim->job_preemptions(1), 1);
+  EXPECT_EQ(r.sim->job_speed(0), kSpeedOne);
+  EXPECT_EQ(r.sim->job_speed(1), 2'200'000);
+  EXPECT_EQ(r.sim->job_end(0), 85000);
+  EXPECT_EQ(r.sim->job_end(1), 82728);
+}
+
+TEST(Gavel, RoundsShareOneGpuMaxMinFair) {
+  // One V100, two 250 s jobs, 100 s rounds, no runtime model: the job with the lower attained
+  // rate runs each round (ties: submit time, then index): J0 0-100, J1 100-200, J0 200-300,
+  // J1 300-400, J0 400-450 (done); J1 takes the freed GPU at once and ends at 500.
+  const auto w = headroom::testing::WorkloadBuilder().job(0, 1, 250).job(0, 1, 250).build();
+  const auto cluster = pools({{"V100", 1}}, 1);
+  auto policy = policies::make_policy("gavel", gavel_params("100s"), 1);
+  scenarios::Simulation sim(w, cluster, *policy, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_end(0), 450000);
+  EXPECT_EQ(sim.job_end(1), 500000);
+  EXPECT_EQ(sim.job_start(1), 100000);
+  EXPECT_EQ(sim.job_preemptions(0), 2);
+  EXPECT_EQ(sim.job_preemptions(1), 2);
+}
+
+TEST(Gavel, ParameterErrors) {
+  auto errors = policies::check_policy("gavel", gavel_params("0s"), "f.yaml", 3, 3);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].where(), "policy.round");
+  policies::PolicyParams p;
+  p["lease"] = policies::ParamValue{"6m", "f.yaml", 4, 3};
+  errors = policies::check_policy("gavel", p, "f.yaml", 3, 3);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 4);
+}
+
+TEST(Gavel, RealTraceOnTwoGpuTypesKeepsTheInvariants) {
+  // The first 14 days of RICC (bundled), 3 days of it, on 64 V100 and 32 H100 nodes of 8 GPUs;
+  // run times are V100 work. Every job ends once; an unpreempted job's run is its work at the
+  // speed of the pool it ran on; two runs give the same fingerprint.
+  const std::string text = R"(name: ricc-hetero
+cluster:
+  pools:
+    - {name: v100, nodes: 64, gpus_per_node: 8, gpu_type: V100}
+    - {name: h100, nodes: 32, gpus_per_node: 8, gpu_type: H100}
+policy: {name: gavel, round: 6m}
+runtime: {reference_gpu: V100}
+workload:
+  trace: )" + std::string(HEADROOM_SOURCE_DIR) +
+                           R"(/scenarios/examples/data/ricc-2010-first-14d.swf.gz
+  format: swf
+  window: {start: 0s, end: 3d}
+)";
+  const auto s = scenarios::parse_scenario(text, kInline);
+  const auto a = planner::run_scenario(s);
+  const auto b = planner::run_scenario(s);
+  EXPECT_EQ(a.result.fingerprint, b.result.fingerprint);
+  const auto& jobs = a.result.jobs;
+  ASSERT_GT(jobs.size(), 1000u);
+  const auto w = scenarios::build_workload(s);
+  const models::RuntimeModel model(s.runtime, w, s.cluster);
+  std::size_t completed = 0, on_h100 = 0, checked = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& j = jobs[i];
+    const auto state = static_cast<JobState>(j.state);
+    EXPECT_TRUE(state == JobState::Completed || state == JobState::Rejected || state == JobState::Failed ||
+                state == JobState::Cancelled)
+        << i;
+    if (state != JobState::Completed) continue;
+    ++completed;
+    EXPECT_GE(j.start, j.submit);
+    if (j.preemptions > 0 || j.gpus <= 0) continue;
+    const std::int64_t speed = model.pool_speed(static_cast<JobIndex>(i), static_cast<models::PoolId>(j.pool));
+    EXPECT_EQ(j.end - j.start, models::scaled_duration(j.runtime, speed)) << i;
+    on_h100 += j.pool == 1 ? 1 : 0;
+    ++checked;
+  }
+  EXPECT_GT(completed, jobs.size() / 2);
+  EXPECT_GT(checked, 100u);
+  EXPECT_GT(on_h100, 0u);
 }

@@ -1115,7 +1115,8 @@ class Loader {
       if (models::find_gpu_type(name) != nullptr || rt.matrix.find_gpu(name)) return true;
       for (const auto& pool : cluster.pools)
         if (models::canonical_gpu_name(pool.gpu_type) == models::canonical_gpu_name(name)) return true;
-      std::string msg = "unknown GPU type " + quote(name) + " (not in the catalogue, the default throughput table or a pool)";
+      std::string msg =
+          "unknown GPU type " + quote(name) + " (not in the catalogue, the default throughput table or a pool)";
       if (auto s = sim::closest_match(name, gpu_names)) msg += "; did you mean " + quote(*s) + "?";
       error(f, msg);
       return false;
@@ -1133,7 +1134,8 @@ class Loader {
         MapReader rows(f->value, f->path, classes, errors_, file_);
         for (const auto& cls : classes) {
           const Entry* row = rows.find(cls);
-          if (row == nullptr || !expect_map(*row, "a map from GPU type to relative throughput, e.g. {V100: 1, A100: 2.2}"))
+          if (row == nullptr ||
+              !expect_map(*row, "a map from GPU type to relative throughput, e.g. {V100: 1, A100: 2.2}"))
             continue;
           const std::size_t ri = rt.matrix.add_class(cls);
           const auto gpus = keys_of(row->value);
@@ -1157,17 +1159,19 @@ class Loader {
         MapReader m(item.value, item.path, {"tenant", "queue", "kind", "class"}, errors_, file_);
         models::ClassRule rule;
         int fields = 0;
-        for (const auto& [name, field] : {std::pair{"tenant", models::ClassRule::Field::Tenant},
-                                          std::pair{"queue", models::ClassRule::Field::Queue},
-                                          std::pair{"kind", models::ClassRule::Field::Kind}}) {
+        for (const auto& [name, field] :
+             {std::pair{"tenant", models::ClassRule::Field::Tenant},
+              std::pair{"queue", models::ClassRule::Field::Queue}, std::pair{"kind", models::ClassRule::Field::Kind}}) {
           const Entry* g = m.find(name);
           if (g == nullptr) continue;
           ++fields;
           rule.field = field;
           rule.value = string_value(*g).value_or("");
           models::JobKind kind{};
-          if (field == models::ClassRule::Field::Kind && !rule.value.empty() && !models::parse_job_kind(rule.value, kind))
-            error(*g, "unknown job kind " + quote(rule.value) + " (expected one of: train, inference, interactive, batch)");
+          if (field == models::ClassRule::Field::Kind && !rule.value.empty() &&
+              !models::parse_job_kind(rule.value, kind))
+            error(*g,
+                  "unknown job kind " + quote(rule.value) + " (expected one of: train, inference, interactive, batch)");
         }
         if (fields != 1) {
           error(item, "expected exactly one of tenant, queue or kind in a class rule, got " + std::to_string(fields));

@@ -266,8 +266,8 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
     speed = models::combine_speeds(speed, models::speed_to_ppm(factor));
   }
   speed_[j] = speed;
-  if (speed != models::kSpeedOne) engine_.record(0x5350454400000000ull ^ (static_cast<std::uint64_t>(j) << 24) ^
-                                                 static_cast<std::uint64_t>(speed));
+  if (speed != models::kSpeedOne)
+    engine_.record(0x5350454400000000ull ^ (static_cast<std::uint64_t>(j) << 24) ^ static_cast<std::uint64_t>(speed));
   finish_event_[j] =
       engine_.schedule(engine_.now() + models::scaled_duration(remaining_[j], speed), EventClass::JobFinish, j);
   if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
@@ -940,7 +940,8 @@ void Simulation::reslice(models::NodeId node) {
     if (slice_since_[k] < 0 || run_start_[k] == now) {  // just started: all its work is left
       slice_left_[k] = remaining_[k];
     } else {
-      slice_left_[k] = std::max<Tick>(0, slice_left_[k] - models::scaled_work(now - slice_since_[k], speed_[k], num, den));
+      slice_left_[k] =
+          std::max<Tick>(0, slice_left_[k] - models::scaled_work(now - slice_since_[k], speed_[k], num, den));
     }
     slice_since_[k] = now;
     engine_.cancel(finish_event_[k]);

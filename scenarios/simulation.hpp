@@ -169,7 +169,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<models::JobState> state_;
   static constexpr sim::EventId kNoEvent = UINT64_MAX;
   std::vector<Tick> start_, end_, run_start_;
-  std::vector<Tick> remaining_;  // work left at run_start_ (ms at the recorded speed)
+  std::vector<Tick> remaining_;      // work left at run_start_ (ms at the recorded speed)
   std::vector<std::int64_t> speed_;  // ppm of the recorded speed, set at each start
   // Jobs on time-sliced nodes: work left (ms at full speed) at slice_since_, and each node's
   // progress rate num/den (the share of a GPU each unit gets).

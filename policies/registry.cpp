@@ -77,18 +77,18 @@ const std::vector<Entry>& entries() {
         kai::param_keys()},
        kai::check_params,
        [](const PolicyParams& params, std::uint64_t seed) { return kai::make_policy(params, seed); }},
-      {{"gavel",
-        "Gavel-style heterogeneity-aware rounds (OSDI'20): max-min fairness on throughput normalised by the "
-        "runtime model, jobs assigned to the GPU type they gain most on, checkpoint moves between rounds",
-        gavel::param_keys()},
-       gavel::check_params,
-       [](const PolicyParams& params, std::uint64_t) { return gavel::make_policy(params); }},
       {{"slurm",
         "slurmctld: multifactor priority with classic or Fair Tree fair-share, strict-priority main scheduler per "
         "partition, conservative backfill, cons_tres + GRES gpu, time limits, partition_prio / qos preemption",
         slurm::param_keys()},
        slurm::check_params,
        [](const PolicyParams& params, std::uint64_t) { return slurm::make_policy(params); }},
+      {{"gavel",
+        "Gavel-style heterogeneity-aware rounds (OSDI'20): max-min fairness on throughput normalised by the "
+        "runtime model, jobs assigned to the GPU type they gain most on, checkpoint moves between rounds",
+        gavel::param_keys()},
+       gavel::check_params,
+       [](const PolicyParams& params, std::uint64_t) { return gavel::make_policy(params); }},
   };
   return kEntries;
 }

@@ -240,6 +240,40 @@ TEST(RuntimeScaling, TimeSlicedPoolsProgressAtRateTimesSpeed) {
   EXPECT_EQ(sim.job_preemptions(0), 0);
 }
 
+TEST(RuntimeScaling, TimeSharedGpuProgressesAtShareTimesSpeed) {
+  // Two pods on one time-sliced A100 (advertised as 2 units): each gets half of it at 2.2x, so
+  // 1.1x. The 50 s job ends at ceil(50000 / 1.1) = 45455 ms; by then the 100 s job has done
+  // floor(45455 x 1.1) = 50000 ms of work; alone at 2.2x its last 50 s take 22728 ms.
+  class Sliced final : public policies::Policy {
+   public:
+    std::string_view name() const override { return "test-sliced"; }
+    void on_submit(const policies::ClusterView&, JobIndex j) override { queue_.push_back(j); }
+    void schedule(policies::Session& s) override {
+      for (JobIndex j : queue_) EXPECT_EQ(s.start(j, {{0, 1, 0, 0}}, "slice"), "");
+      queue_.clear();
+    }
+    models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const override {
+      models::ClusterSpec out = spec;
+      out.pools[0].units_per_gpu = 2;
+      return out;
+    }
+
+   private:
+    std::vector<JobIndex> queue_;
+  };
+  auto w = headroom::testing::WorkloadBuilder().job(0, 1, 100).job(0, 1, 50).build();
+  for (auto& j : w.jobs) j.kind = models::JobKind::Train;
+  auto cluster = pools({{"A100", 1}}, 1);
+  cluster.pools[0].time_sliced = true;
+  Sliced p;
+  scenarios::SimulationOptions o;
+  o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
+  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  sim.run();
+  EXPECT_EQ(sim.job_end(1), 45455);
+  EXPECT_EQ(sim.job_end(0), 45455 + 22728);
+}
+
 TEST(RuntimeScaling, PlacementSpeedHookMultipliesIn) {
   const auto w = train_job(100);
   const auto cluster = pools({{"A100", 2}}, 4);  // 8 GPUs need both 4-GPU nodes

@@ -602,3 +602,31 @@ workload:
   }
   EXPECT_GT(completed, a.result.jobs.size() / 2);
 }
+
+TEST(RuntimeScaling, SlurmSuspendResumeKeepsTheWorkDoneAtItsSpeed) {
+  // Slurm's S5 drill (tests/slurm_test.cpp) on A100s with V100 run times (batch: 2.2x). L (4
+  // GPUs, 1000 s of work) is suspended when H (2 GPUs, 300 s) arrives at 10 s, having done 22 s of
+  // work; H runs ceil(300000 / 2.2) = 136364 ms; L resumes then with 978 s of work left,
+  // ceil(978000 / 2.2) = 444546 ms.
+  auto w = headroom::testing::WorkloadBuilder().job(0, 4, 1000).job(10, 2, 300).build();
+  w.jobs[0].queue = w.queues.intern("lo");
+  w.jobs[1].queue = w.queues.intern("hi");
+  const auto cluster = pools({{"A100", 1}}, 4);
+  policies::PolicyParams params;
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"PreemptType", "preempt/partition_prio"},
+                                                                             {"PreemptMode", "SUSPEND,GANG"},
+                                                                             {"partitions.hi.PriorityTier", "2"},
+                                                                             {"partitions.lo.PriorityTier", "1"},
+                                                                             {"partitions.lo.Default", "YES"}})
+    params[k] = policies::ParamValue{v, "test", 1, 1};
+  auto policy = policies::make_policy("slurm", params, 1);
+  scenarios::SimulationOptions o;
+  o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
+  scenarios::Simulation sim(w, cluster, *policy, nullptr, o);
+  sim.run();
+  EXPECT_EQ(sim.job_start(1), 10000);
+  EXPECT_EQ(sim.job_preemptions(0), 1);
+  EXPECT_EQ(sim.job_end(1), 10000 + 136364);
+  EXPECT_EQ(sim.job_end(0), 10000 + 136364 + 444546);
+  EXPECT_EQ(sim.job_state(0), JobState::Completed);
+}

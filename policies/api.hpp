@@ -10,6 +10,7 @@
 
 #include "models/cluster.hpp"
 #include "models/job.hpp"
+#include "models/speed.hpp"
 #include "models/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/time.hpp"
@@ -47,6 +48,13 @@ class ClusterView {
   virtual bool terminating(JobIndex job) const = 0;
   // Jobs with a slice on `node`, in the order they started there.
   virtual std::span<const JobIndex> jobs_on_node(models::NodeId node) const = 0;
+  // Heterogeneous GPUs (docs/heterogeneity.md): the job's speed on a GPU of `pool`, in parts per
+  // million of the speed its recorded run time was measured at. models::kSpeedOne when the
+  // scenario has no runtime model.
+  virtual std::int64_t pool_speed(JobIndex job, models::PoolId pool) const {
+    (void)job, (void)pool;
+    return models::kSpeedOne;
+  }
 };
 
 // What happens to a preempted job once its grace period is over.

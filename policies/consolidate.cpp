@@ -92,6 +92,16 @@ std::optional<Placement> consolidate_placement(const ClusterState& cluster, cons
   return std::nullopt;
 }
 
+std::optional<Placement> consolidate_in_pool(const ClusterState& cluster, PoolId p, std::int32_t gpus) {
+  const std::int32_t g = cluster.spec().pools[p].gpus_per_node;
+  for (std::int32_t f = std::max(gpus, 1); f <= g; ++f) {
+    const auto& s = cluster.nodes_with_free(p, f);
+    if (!s.empty()) return Placement{Slice{*s.begin(), gpus, 0, 0}};
+  }
+  if (gpus > g) return place_multi_node(cluster, p, gpus);
+  return std::nullopt;
+}
+
 std::optional<std::string> never_fits(const ClusterState& cluster, const Job& job, const models::Workload& workload) {
   std::int64_t largest = 0;
   bool any_pool = false;

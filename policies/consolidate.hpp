@@ -22,6 +22,11 @@ namespace headroom::policies {
 std::optional<models::Placement> consolidate_placement(const models::ClusterState& cluster, const models::Job& job,
                                                        const models::Workload& workload);
 
+// The same rules inside one pool only: best fit on one node (fewest free GPUs that fit, then
+// lowest id), else the multi-node rule above. For policies that choose the GPU type themselves.
+std::optional<models::Placement> consolidate_in_pool(const models::ClusterState& cluster, models::PoolId pool,
+                                                     std::int32_t gpus);
+
 // True if the pool's GPU type satisfies the job's GPU-type constraint.
 bool pool_eligible(const models::ClusterState& cluster, models::PoolId pool, const models::Job& job,
                    const models::Workload& workload);

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "policies/gavel.hpp"
 #include "policies/kai.hpp"
 #include "policies/kubernetes.hpp"
 #include "policies/kueue.hpp"
@@ -82,6 +83,12 @@ const std::vector<Entry>& entries() {
         slurm::param_keys()},
        slurm::check_params,
        [](const PolicyParams& params, std::uint64_t) { return slurm::make_policy(params); }},
+      {{"gavel",
+        "Gavel-style heterogeneity-aware rounds (OSDI'20): max-min fairness on throughput normalised by the "
+        "runtime model, jobs assigned to the GPU type they gain most on, checkpoint moves between rounds",
+        gavel::param_keys()},
+       gavel::check_params,
+       [](const PolicyParams& params, std::uint64_t) { return gavel::make_policy(params); }},
   };
   return kEntries;
 }

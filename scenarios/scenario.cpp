@@ -18,6 +18,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "models/gpu_types.hpp"
 #include "models/topology.hpp"
 #include "policies/registry.hpp"
 #include "sim/errors.hpp"
@@ -258,7 +259,7 @@ class Loader {
     }
     MapReader top(root, "",
                   {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
-                   "variants", "seeds", "failures", "costs", "services"},
+                   "variants", "seeds", "failures", "costs", "services", "runtime"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -278,6 +279,7 @@ class Loader {
     if (const Entry* e = top.optional("failures")) load_failures(*e, out.cluster, out.failures);
     if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
     if (const Entry* e = top.optional("services")) load_services(*e, out.services);
+    if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
   }
 
  private:
@@ -1464,6 +1466,101 @@ class Loader {
       costs.gpu_hour.emplace_back(type, *price);
       for (auto& pool : cluster.pools)
         if (pool.gpu_type == type) pool.gpu_hour_price = *price;
+    }
+  }
+
+  // runtime: {reference_gpu: V100, classes: [{tenant: vision, class: cnn}], throughput: {cnn: {V100: 1}}}
+  // (docs/heterogeneity.md). GPU names must be catalogue types, default columns or pool types.
+  void load_runtime(const Entry& e, const models::ClusterSpec& cluster, models::RuntimeSpec& rt) {
+    if (!expect_map(e, "a map with reference_gpu, classes and throughput")) return;
+    rt.enabled = true;
+    MapReader r(e.value, e.path, {"reference_gpu", "classes", "throughput"}, errors_, file_);
+    std::vector<std::string> gpu_names;  // for "did you mean"
+    for (const auto& g : models::gpu_catalogue()) gpu_names.push_back(g.name);
+    for (const auto& g : rt.matrix.gpus())
+      if (std::find(gpu_names.begin(), gpu_names.end(), g) == gpu_names.end()) gpu_names.push_back(g);
+    for (const auto& pool : cluster.pools)
+      if (std::find(gpu_names.begin(), gpu_names.end(), pool.gpu_type) == gpu_names.end())
+        gpu_names.push_back(pool.gpu_type);
+    auto known_gpu = [&](const Entry& f, const std::string& name) {
+      if (models::find_gpu_type(name) != nullptr || rt.matrix.find_gpu(name)) return true;
+      for (const auto& pool : cluster.pools)
+        if (models::canonical_gpu_name(pool.gpu_type) == models::canonical_gpu_name(name)) return true;
+      std::string msg =
+          "unknown GPU type " + quote(name) + " (not in the catalogue, the default throughput table or a pool)";
+      if (auto s = sim::closest_match(name, gpu_names)) msg += "; did you mean " + quote(*s) + "?";
+      error(f, msg);
+      return false;
+    };
+    // Keys of a map as given, so MapReader reports duplicates and non-scalar keys.
+    auto keys_of = [](const YAML::Node& map) {
+      std::vector<std::string> keys;
+      for (auto it = map.begin(); it != map.end(); ++it)
+        if (it->first.IsScalar()) keys.push_back(it->first.Scalar());
+      return keys;
+    };
+    if (const Entry* f = r.optional("throughput")) {
+      if (expect_map(*f, "a map from job class to {GPU type: relative throughput}")) {
+        const auto classes = keys_of(f->value);
+        MapReader rows(f->value, f->path, classes, errors_, file_);
+        for (const auto& cls : classes) {
+          const Entry* row = rows.find(cls);
+          if (row == nullptr ||
+              !expect_map(*row, "a map from GPU type to relative throughput, e.g. {V100: 1, A100: 2.2}"))
+            continue;
+          const std::size_t ri = rt.matrix.add_class(cls);
+          const auto gpus = keys_of(row->value);
+          MapReader cols(row->value, row->path, gpus, errors_, file_);
+          for (const auto& gpu : gpus) {
+            const Entry* v = cols.find(gpu);
+            if (v == nullptr) continue;
+            const Entry key_entry{v->key, v->key, v->path};
+            if (!known_gpu(key_entry, gpu)) continue;
+            if (const auto x = positive_number(*v, 1e6)) rt.matrix.set(ri, rt.matrix.add_gpu(gpu), *x);
+          }
+        }
+      }
+    }
+    if (const Entry* f = r.optional("reference_gpu")) {
+      if (auto v = string_value(*f); v && known_gpu(*f, *v)) rt.reference_gpu = *v;
+    }
+    if (const Entry* f = r.optional("classes")) {
+      for (const auto& item : list_items(*f)) {
+        if (!expect_map(item, "a rule such as {tenant: vision, class: cnn} (one of tenant, queue or kind)")) continue;
+        MapReader m(item.value, item.path, {"tenant", "queue", "kind", "class"}, errors_, file_);
+        models::ClassRule rule;
+        int fields = 0;
+        for (const auto& [name, field] :
+             {std::pair{"tenant", models::ClassRule::Field::Tenant},
+              std::pair{"queue", models::ClassRule::Field::Queue}, std::pair{"kind", models::ClassRule::Field::Kind}}) {
+          const Entry* g = m.find(name);
+          if (g == nullptr) continue;
+          ++fields;
+          rule.field = field;
+          rule.value = string_value(*g).value_or("");
+          models::JobKind kind{};
+          if (field == models::ClassRule::Field::Kind && !rule.value.empty() &&
+              !models::parse_job_kind(rule.value, kind))
+            error(*g,
+                  "unknown job kind " + quote(rule.value) + " (expected one of: train, inference, interactive, batch)");
+        }
+        if (fields != 1) {
+          error(item, "expected exactly one of tenant, queue or kind in a class rule, got " + std::to_string(fields));
+          continue;
+        }
+        const Entry* c = m.require("class");
+        if (c == nullptr) continue;
+        const auto cls = string_value(*c);
+        if (!cls) continue;
+        if (!rt.matrix.find_class(*cls)) {
+          std::string msg = "unknown job class " + quote(*cls) + " (define its row under runtime.throughput";
+          if (auto s = sim::closest_match(*cls, rt.matrix.classes())) msg += "; did you mean " + quote(*s) + "?";
+          error(*c, msg + ")");
+          continue;
+        }
+        rule.cls = *cls;
+        rt.rules.push_back(std::move(rule));
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
 #include "models/service.hpp"
+#include "models/throughput.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/time.hpp"
@@ -72,6 +73,7 @@ struct Scenario {
   models::FailureSpec failures;               // `failures:` (docs/drills.md)
   CostSpec costs;                             // `costs:` (docs/planner.md, "Cost")
   std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
+  models::RuntimeSpec runtime;                // `runtime:` (docs/heterogeneity.md)
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
+#include "models/throughput.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 
@@ -67,6 +69,7 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   run_start_.assign(n, -1);
   remaining_.resize(n);
   for (std::size_t i = 0; i < n; ++i) remaining_[i] = workload_.jobs[i].runtime;
+  speed_.assign(n, models::kSpeedOne);
   placement_.resize(n);
   finish_event_.assign(n, kNoEvent);
   evict_event_.assign(n, kNoEvent);
@@ -262,7 +265,18 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   ++running_jobs_;
   tenant_used_[job.tenant] += job.gpus;
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
-  finish_event_[j] = engine_.schedule(engine_.now() + remaining_[j], EventClass::JobFinish, j);
+  std::int64_t speed = models::kSpeedOne;
+  if (options_.runtime) speed = options_.runtime->placement_speed(j, placement, cluster_);
+  if (options_.placement_speed) {
+    const double factor = options_.placement_speed(job, placement);
+    HEADROOM_ASSERT(std::isfinite(factor) && factor > 0, "placement_speed must return a finite factor > 0");
+    speed = models::combine_speeds(speed, models::speed_to_ppm(factor));
+  }
+  speed_[j] = speed;
+  if (speed != models::kSpeedOne)
+    engine_.record(0x5350454400000000ull ^ (static_cast<std::uint64_t>(j) << 24) ^ static_cast<std::uint64_t>(speed));
+  finish_event_[j] =
+      engine_.schedule(engine_.now() + models::scaled_duration(remaining_[j], speed), EventClass::JobFinish, j);
   if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
   for (const auto& s : placement) reslice(s.node);
 
@@ -342,6 +356,10 @@ std::string Simulation::preempt(JobIndex j, policies::PreemptMode mode, Tick gra
                         reason);
   evict_event_[j] = engine_.schedule(engine_.now() + grace, EventClass::JobEvict, j);
   return {};
+}
+
+std::int64_t Simulation::pool_speed(JobIndex job, models::PoolId pool) const {
+  return options_.runtime ? options_.runtime->pool_speed(job, pool) : models::kSpeedOne;
 }
 
 void Simulation::wake_at(Tick time) {
@@ -793,8 +811,9 @@ void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reas
   }
   engine_.cancel(finish_event_[j]);
   const Tick ran = engine_.now() - run_start_[j];
+  // Checkpoints are taken by wall clock; what they keep is the work done by then.
   const Tick kept = models::checkpointed_work(ran, f.checkpoint_interval);
-  remaining_[j] -= kept;
+  remaining_[j] = std::max<Tick>(0, remaining_[j] - models::scaled_work(kept, speed_[j]));
   const bool retry = retries_[j] < f.retry_limit;
   Tick lost = ran - kept;
   if (retry) {
@@ -884,6 +903,8 @@ SimulationOptions simulation_options(const Scenario& scenario, const models::Wor
   o.sample_interval = scenario.output.sample_interval;
   o.failures = scenario.failures;
   o.seed = scenario.seed;
+  if (scenario.runtime.enabled)
+    o.runtime = std::make_shared<const models::RuntimeModel>(scenario.runtime, workload, scenario.cluster);
   bool restricted = false;
   for (const auto& grant : scenario.queue_grants) restricted = restricted || grant.restricted;
   if (!restricted) return o;
@@ -930,23 +951,25 @@ void Simulation::reslice(models::NodeId node) {
     if (slice_since_[k] < 0 || run_start_[k] == now) {  // just started: all its work is left
       slice_left_[k] = remaining_[k];
     } else {
-      slice_left_[k] = std::max<Tick>(0, slice_left_[k] - (now - slice_since_[k]) * num / den);
+      slice_left_[k] =
+          std::max<Tick>(0, slice_left_[k] - models::scaled_work(now - slice_since_[k], speed_[k], num, den));
     }
     slice_since_[k] = now;
     engine_.cancel(finish_event_[k]);
-    const Tick at = now + (slice_left_[k] * rate.second + rate.first - 1) / rate.first;
+    const Tick at = now + models::scaled_duration(slice_left_[k], speed_[k], rate.first, rate.second);
     finish_event_[k] = engine_.schedule(at, EventClass::JobFinish, k);
   }
 }
 
-// Work (ms at full speed) a running job has done since it last started.
+// Work (ms at the recorded speed) a running job has done since it last started.
 Tick Simulation::work_done(JobIndex j) const {
   const Tick now = engine_.now();
   if (slice_since_.empty() || slice_since_[j] < 0 || placement_[j].empty() ||
       !cluster_.spec().pools[cluster_.node(placement_[j].front().node).pool].time_sliced)
-    return now - run_start_[j];
+    return std::min(remaining_[j], models::scaled_work(now - run_start_[j], speed_[j]));
   const auto [num, den] = node_rate_[placement_[j].front().node];
-  return remaining_[j] - std::max<Tick>(0, slice_left_[j] - (now - slice_since_[j]) * num / den);
+  return remaining_[j] -
+         std::max<Tick>(0, slice_left_[j] - models::scaled_work(now - slice_since_[j], speed_[j], num, den));
 }
 
 }  // namespace headroom::scenarios

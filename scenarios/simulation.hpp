@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -13,10 +14,15 @@
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
 #include "models/observer.hpp"
+#include "models/speed.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/engine.hpp"
 #include "sim/rng.hpp"
+
+namespace headroom::models {
+class RuntimeModel;
+}
 
 namespace headroom::scenarios {
 
@@ -34,6 +40,13 @@ struct SimulationOptions {
   // queue. An empty outer vector, or an empty row, means no restriction. A denied job is
   // rejected at submit, before the policy sees it.
   std::vector<std::vector<bool>> queue_access;
+  // Heterogeneous GPUs (models/throughput.hpp, docs/heterogeneity.md): a job's recorded run time
+  // is work on its reference GPU type; placed elsewhere it runs at the model's speed. Null: every
+  // job runs at its recorded speed.
+  std::shared_ptr<const models::RuntimeModel> runtime;
+  // Placement locality (e.g. a topology slowdown): a factor (finite, > 0) that multiplies the
+  // job's speed on the placement it starts on, called once per start. Null = 1.0.
+  std::function<double(const models::Job&, const models::Placement&)> placement_speed;
 };
 
 struct Scenario;
@@ -77,6 +90,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   bool node_up(models::NodeId n) const { return cluster_.node(n).up; }
   Tick job_end(models::JobIndex j) const { return end_[j]; }
   const models::Placement& job_placement(models::JobIndex j) const { return placement_[j]; }
+  // The speed (ppm, models::kSpeedOne = recorded speed) of the job's current or last run.
+  std::int64_t job_speed(models::JobIndex j) const { return speed_[j]; }
   std::int64_t peak_used_gpus() const { return peak_used_gpus_; }
 
  private:
@@ -98,6 +113,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
                       std::string_view reason, Tick overhead) override;
   void wake_at(Tick time) override;
+  std::int64_t pool_speed(models::JobIndex job, models::PoolId pool) const override;
   std::string fail(models::JobIndex job, std::string_view reason) override;
 
   void on_submit(models::JobIndex j);
@@ -153,7 +169,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<models::JobState> state_;
   static constexpr sim::EventId kNoEvent = UINT64_MAX;
   std::vector<Tick> start_, end_, run_start_;
-  std::vector<Tick> remaining_;  // work left at run_start_
+  std::vector<Tick> remaining_;      // work left at run_start_ (ms at the recorded speed)
+  std::vector<std::int64_t> speed_;  // ppm of the recorded speed, set at each start
   // Jobs on time-sliced nodes: work left (ms at full speed) at slice_since_, and each node's
   // progress rate num/den (the share of a GPU each unit gets).
   std::vector<Tick> slice_left_, slice_since_;

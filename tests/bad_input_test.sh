@@ -202,6 +202,13 @@ bad unknown-key-depth-3-flow 'key4.yaml:14:23: workload.window.endd: unknown key
 scen key5 '' '' 'output:\n  sample_intervl: 10m'
 bad unknown-key-output 'key5.yaml:15:3: output.sample_intervl: unknown key "sample_intervl"; did you mean "sample_interval"?' \
   -- run "$tmp/key5.yaml" -o OUT
+scen rt1 '' '' 'runtime:\n  reference_gpu: V10'
+bad runtime-unknown-gpu 'rt1.yaml:15:18: runtime.reference_gpu: unknown GPU type "V10"' -- run "$tmp/rt1.yaml" -o OUT
+scen rt2 '' '' 'runtime:\n  throughput: {cnn: {H100: 0}}'
+bad runtime-non-positive 'rt2.yaml:15:28: runtime.throughput.cnn.H100: expected a number > 0 and < 1e+06, got "0"' \
+  -- run "$tmp/rt2.yaml" -o OUT
+scen rt3 '' '' 'runtime:\n  classes: [{kind: train, class: vit}]'
+bad runtime-unknown-class 'rt3.yaml:15:34: runtime.classes[0].class: unknown job class "vit"' -- run "$tmp/rt3.yaml" -o OUT
 scen type1 '' 's/nodes: 4/nodes: [1, 2]/'
 bad wrong-type-list-for-int 'type1.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1, got a list' \
   -- run "$tmp/type1.yaml" -o OUT

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/throughput.hpp"
+#include "models/topology.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 
@@ -905,6 +906,12 @@ SimulationOptions simulation_options(const Scenario& scenario, const models::Wor
   o.seed = scenario.seed;
   if (scenario.runtime.enabled)
     o.runtime = std::make_shared<const models::RuntimeModel>(scenario.runtime, workload, scenario.cluster);
+  // Placement locality: a job spread over switches runs slower by the topology's slowdown model
+  // (docs/topology.md); a job on one node, or of a kind with no communication intensity, does not.
+  if (auto topology = scenario.cluster.topology)
+    o.placement_speed = [topology](const models::Job& job, const models::Placement& placement) {
+      return 1.0 / topology->slowdown(placement, job.kind);
+    };
   bool restricted = false;
   for (const auto& grant : scenario.queue_grants) restricted = restricted || grant.restricted;
   if (!restricted) return o;

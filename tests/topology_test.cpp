@@ -518,6 +518,33 @@ TEST(TopologyFailures, YamlErrors) {
 
 // ---- topology-aware placement ----
 
+TEST(TopologyRuntime, AJobAcrossLeavesRunsSlowerByTheSlowdown) {
+  using sim::kSecond;
+  // Racks of 2 nodes (default bandwidths): a train job on 3 nodes spans both racks (4 hops),
+  // so it runs 1 + 0.25 x 2 x 1 = 1.5x its 1000 s; a 1-node job keeps its time. With the train
+  // intensity set to 0 neither slows.
+  const std::string racks = "    racks: {nodes_per_rack: 2}\n";
+  auto w = ht::WorkloadBuilder().job(0, 24, 1000).job(0, 8, 1000).build();
+  w.jobs[0].kind = models::JobKind::Train;
+  w.jobs[0].gpus_per_node = 8;
+  w.jobs[1].kind = models::JobKind::Train;
+  const auto sc = scenarios::parse_scenario(topo_yaml(racks, ""), "topo.yaml");
+  ASSERT_TRUE(sc.cluster.topology);
+  const double s = sc.cluster.topology->slowdown(std::vector<NodeId>{0, 1, 2}, 0.25);
+  auto run = [&](const scenarios::Scenario& scenario) {
+    auto policy = policies::make_policy("fifo", {}, 1);
+    scenarios::Simulation sim(w, scenario.cluster, *policy, nullptr, scenarios::simulation_options(scenario, w));
+    sim.run();
+    return std::pair{sim.job_end(0) - sim.job_start(0), sim.job_end(1) - sim.job_start(1)};
+  };
+  const auto [wide, narrow] = run(sc);
+  EXPECT_DOUBLE_EQ(s, 1.5);
+  EXPECT_EQ(wide, static_cast<sim::Tick>(std::ceil(1000.0 * kSecond * s - 1e-6)));
+  EXPECT_EQ(narrow, 1000 * kSecond);
+  const auto off = scenarios::parse_scenario(topo_yaml(racks + "    comm_intensity: {train: 0}\n", ""), "topo.yaml");
+  EXPECT_EQ(run(off).first, 1000 * kSecond);
+}
+
 TEST(TopologyPlacement, SlurmTreeFollowsTheClusterTopology) {
   // As Slurm.TopologyKeepsAJobOnOneLeafSwitch, with the switches from cluster.topology (racks of 2)
   // instead of a topology block: a 1-node job on node 0 leaves rack-0 one free node, rack-1 two;

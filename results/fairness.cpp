@@ -180,6 +180,11 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
   const auto completed = static_cast<std::uint8_t>(models::JobState::Completed);
   const auto rejected = static_cast<std::uint8_t>(models::JobState::Rejected);
   const double C = static_cast<double>(r.total_gpus);
+  // Time each job held its resources: the sum of its runs (nothing between an eviction and the
+  // next start).
+  std::vector<Tick> held_time(J, 0);
+  for (const JobRun& run : job_runs(r))
+    if (run.job < J) held_time[run.job] += std::max<Tick>(0, run.end - run.start);
 
   for (std::size_t q = 0; q < J; ++q) {
     const std::size_t ji = by_submit[q];
@@ -203,7 +208,7 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
     }
     if (j.start < 0) continue;
     // Resources held from start to end.
-    const double held_ms = static_cast<double>(std::max<Tick>(0, end_of(j) - j.start));
+    const double held_ms = static_cast<double>(held_time[ji]);
     used(ti, 0) += held_gpus(j) * held_ms;
     for (std::size_t k = 0; k < opt.resources.size(); ++k)
       if (ji < opt.resources[k].per_job.size())

@@ -223,6 +223,12 @@ Summary summarize(const RunResult& result) {
   }
   long double used_cost = 0, priced_milli_ms = 0;
 
+  // Time each job held its resources: the sum of its runs (a preempted job holds nothing between
+  // its eviction and its next start).
+  std::vector<Tick> held_time(result.jobs.size(), 0);
+  for (const JobRun& run : job_runs(result))
+    if (run.job < held_time.size()) held_time[run.job] += std::max<Tick>(0, run.end - run.start);
+
   std::vector<Tick> waits, jcts;
   waits.reserve(result.jobs.size());
   jcts.reserve(result.jobs.size());
@@ -253,9 +259,8 @@ Summary summarize(const RunResult& result) {
     if (wait > kStarvationWait) ++s.starved_jobs;
     ++a.started;
     a.wait_ms += static_cast<long double>(wait);
-    const Tick until = j.end >= 0 ? j.end : result.sim_end;
     const long double held =
-        static_cast<long double>(held_milli(j)) * static_cast<long double>(std::max<Tick>(0, until - j.start));
+        static_cast<long double>(held_milli(j)) * static_cast<long double>(held_time[&j - result.jobs.data()]);
     a.milli_ms += held;
     milli_ms_total += held;
     if (s.priced && j.pool >= 0 && static_cast<std::size_t>(j.pool) < result.pools.size()) {

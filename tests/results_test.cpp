@@ -943,4 +943,26 @@ TEST_F(ResultsTest, RecorderOutputRoundTrips) {
   expect_same(r, hr::read_hdf5(path("rec.h5")));
 }
 
+TEST(Summary, UtilizationCountsOnlyTheRunsOfAPreemptedJob) {
+  // One 1-GPU job ran [0, 100 s) and, after a preemption, [200 s, 300 s): the GPU was held 200 of
+  // the 300 s, not from first start to end.
+  hr::RunResult r;
+  r.total_gpus = 1;
+  r.sim_start = 0;
+  r.sim_end = 300000;
+  hr::JobRecord j;
+  j.gpus = 1;
+  j.start = 0;
+  j.end = 300000;
+  j.runtime = 200000;
+  j.state = static_cast<std::uint8_t>(hm::JobState::Completed);
+  j.preemptions = 1;
+  r.jobs.push_back(j);
+  r.placements.push_back(hr::PlacementRecord{0, 0, 100000, 0, 1});
+  r.placements.push_back(hr::PlacementRecord{0, 200000, 300000, 0, 1});
+  EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 200.0 / 300.0);
+  r.placements.clear();  // a file without /placements: one run from first start to end
+  EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 1.0);
+}
+
 }  // namespace

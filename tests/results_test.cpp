@@ -17,6 +17,7 @@
 #include "models/job.hpp"
 #include "models/observer.hpp"
 #include "models/workload.hpp"
+#include "results/fairness.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/recorder.hpp"
 #include "results/run_result.hpp"
@@ -961,6 +962,8 @@ TEST(Summary, UtilizationCountsOnlyTheRunsOfAPreemptedJob) {
   r.placements.push_back(hr::PlacementRecord{0, 0, 100000, 0, 1});
   r.placements.push_back(hr::PlacementRecord{0, 200000, 300000, 0, 1});
   EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 200.0 / 300.0);
+  r.tenants = {"t"};
+  EXPECT_DOUBLE_EQ(hr::compute_fairness(r).tenants.at(0).share, 200.0 / 300.0) << "fairness counts the runs too";
   r.placements.clear();  // a file without /placements: one run from first start to end
   EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 1.0);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "policies/consolidate.hpp"
+#include "policies/params.hpp"
 
 namespace headroom::policies::gavel {
 
@@ -258,15 +259,11 @@ class GavelPolicy final : public Policy {
 std::vector<std::string> param_keys() { return {"round", "checkpoint_overhead"}; }
 
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
-  Config c;
-  for (auto& e : parse(params, c)) errors.push_back(std::move(e));
+  collect_param_errors<Config>(params, errors, parse);
 }
 
 std::unique_ptr<Policy> make_policy(const PolicyParams& params) {
-  Config c;
-  auto errors = parse(params, c);
-  if (!errors.empty()) throw errors.front();
-  return std::make_unique<GavelPolicy>(c);
+  return std::make_unique<GavelPolicy>(parse_params_or_throw<Config>(params, parse));
 }
 
 }  // namespace headroom::policies::gavel

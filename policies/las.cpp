@@ -8,6 +8,7 @@
 #include <string>
 
 #include "policies/consolidate.hpp"
+#include "policies/params.hpp"
 #include "policies/srtf.hpp"
 
 namespace headroom::policies {
@@ -189,15 +190,11 @@ class LasPolicy final : public Policy {
 }  // namespace
 
 void check_las_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {
-  LasConfig c;
-  for (auto& e : parse_las(params, c)) errors.push_back(std::move(e));
+  collect_param_errors<LasConfig>(params, errors, parse_las);
 }
 
 std::unique_ptr<Policy> make_las_policy(const PolicyParams& params) {
-  LasConfig c;
-  auto errors = parse_las(params, c);
-  if (!errors.empty()) throw errors.front();
-  return std::make_unique<LasPolicy>(std::move(c));
+  return std::make_unique<LasPolicy>(parse_params_or_throw<LasConfig>(params, parse_las));
 }
 
 }  // namespace headroom::policies

@@ -41,14 +41,15 @@ std::string number(double v, int decimals) {
 }
 
 // Borrowing over the runs of the jobs: a run holds its job's GPUs over [start, end).
-void borrowing(const RunResult& r, const Eigen::VectorXd& e, std::vector<TenantFairness>& ten, Fairness& f) {
+void borrowing(const RunResult& r, const std::vector<JobRun>& runs, const Eigen::VectorXd& e,
+               std::vector<TenantFairness>& ten, Fairness& f) {
   struct Change {
     Tick time;
     std::uint32_t job;
     bool start;
   };
   std::vector<Change> changes;
-  for (const JobRun& run : job_runs(r)) {
+  for (const JobRun& run : runs) {
     if (run.job >= r.jobs.size() || r.jobs[run.job].tenant >= ten.size() || run.end <= run.start) continue;
     changes.push_back({run.start, run.job, true});
     changes.push_back({run.end, run.job, false});
@@ -180,11 +181,8 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
   const auto completed = static_cast<std::uint8_t>(models::JobState::Completed);
   const auto rejected = static_cast<std::uint8_t>(models::JobState::Rejected);
   const double C = static_cast<double>(r.total_gpus);
-  // Time each job held its resources: the sum of its runs (nothing between an eviction and the
-  // next start).
-  std::vector<Tick> held_time(J, 0);
-  for (const JobRun& run : job_runs(r))
-    if (run.job < J) held_time[run.job] += std::max<Tick>(0, run.end - run.start);
+  const std::vector<JobRun> runs = job_runs(r);
+  const std::vector<Tick> held_time = held_times(r, runs);
 
   for (std::size_t q = 0; q < J; ++q) {
     const std::size_t ji = by_submit[q];
@@ -257,7 +255,7 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
     }
   }
   f.jain = jain(Eigen::Map<const Eigen::VectorXd>(active_x.data(), static_cast<Eigen::Index>(active_x.size())));
-  borrowing(r, e, ten, f);
+  borrowing(r, runs, e, ten, f);
   f.rho_mean = rho_jobs > 0 ? rho_job_sum / static_cast<double>(rho_jobs) : 0.0;
 
   // Over time, from the samples.

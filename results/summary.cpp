@@ -194,6 +194,13 @@ std::vector<JobRun> job_runs(const RunResult& r) {
   return out;
 }
 
+std::vector<Tick> held_times(const RunResult& r, const std::vector<JobRun>& runs) {
+  std::vector<Tick> held(r.jobs.size(), 0);
+  for (const JobRun& run : runs)
+    if (run.job < held.size()) held[run.job] += std::max<Tick>(0, run.end - run.start);
+  return held;
+}
+
 Summary summarize(const RunResult& result) {
   Summary s;
   s.scenario_name = result.scenario_name;
@@ -223,11 +230,7 @@ Summary summarize(const RunResult& result) {
   }
   long double used_cost = 0, priced_milli_ms = 0;
 
-  // Time each job held its resources: the sum of its runs (a preempted job holds nothing between
-  // its eviction and its next start).
-  std::vector<Tick> held_time(result.jobs.size(), 0);
-  for (const JobRun& run : job_runs(result))
-    if (run.job < held_time.size()) held_time[run.job] += std::max<Tick>(0, run.end - run.start);
+  const std::vector<Tick> held_time = held_times(result, job_runs(result));
 
   std::vector<Tick> waits, jcts;
   waits.reserve(result.jobs.size());

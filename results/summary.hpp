@@ -101,6 +101,9 @@ struct JobRun {
 // and start; a run still going at the end of the simulation ends at sim_end). A file without
 // /placements gives each started job one run, from its first start to its end.
 std::vector<JobRun> job_runs(const RunResult& r);
+// Time each job held its resources: the sum of its runs (a preempted job holds nothing between
+// its eviction and its next start), by job row.
+std::vector<Tick> held_times(const RunResult& r, const std::vector<JobRun>& runs);
 
 Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);

@@ -1,10 +1,10 @@
 #include "results/hdf5_io.hpp"
 
 #include <hdf5.h>
+#include <libdeflate.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -29,8 +30,10 @@
 // File layout: see write_contents() below and docs (DESIGN.md, "Outputs").
 //
 // Writing happens in two phases. First every numeric dataset is gathered into column form and,
-// when large, cut into chunks that are shuffled and deflated here, in parallel (zlib is the cost:
-// HDF5 would run its filters on one thread). Then, under the HDF5 lock, the file is created and
+// when large, cut into chunks that are shuffled and deflated here, in parallel (deflate is the
+// cost: HDF5 would run its filters on one thread, with zlib). The chunks are compressed with
+// libdeflate, which writes the same zlib streams as HDF5's deflate filter about three times
+// faster than zlib at level 1. Then, under the HDF5 lock, the file is created and
 // the ready chunks go in with H5Dwrite_chunk. The dataset's filter pipeline (shuffle, deflate) is
 // declared as usual, so any HDF5 reader decodes the chunks with its own filters.
 
@@ -305,6 +308,20 @@ unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
   return buf.data();
 }
 
+// One libdeflate compressor / decompressor per thread, made on first use.
+libdeflate_compressor* thread_compressor() {
+  thread_local std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
+      libdeflate_alloc_compressor(kDeflateLevel), libdeflate_free_compressor);
+  if (!c) throw WriteFailure("out of memory for the deflate compressor");
+  return c.get();
+}
+
+libdeflate_decompressor* thread_decompressor() {
+  thread_local std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  return d.get();
+}
+
 // Splits a.raw into chunks of about kChunkBytes along the first dimension and runs shuffle and
 // deflate over each, as HDF5's own filters would (edge chunks are padded to full size).
 void compress_chunks(Array& a) {
@@ -315,7 +332,8 @@ void compress_chunks(Array& a) {
   const std::size_t row_bytes = static_cast<std::size_t>(cols) * a.elem_size;
   const std::size_t chunk_bytes = static_cast<std::size_t>(chunk_rows) * row_bytes;
   const std::size_t count = static_cast<std::size_t>((a.dims[0] + chunk_rows - 1) / chunk_rows);
-  const uLong bound = compressBound(static_cast<uLong>(chunk_bytes));
+  // Room for chunk_bytes - 1 bytes: a chunk that does not compress below its size is stored as is.
+  const std::size_t room = chunk_bytes - 1;
   a.chunks.resize(count);
   a.masks.assign(count, 0);
   auto one_chunk = [&](std::size_t c) {
@@ -331,11 +349,9 @@ void compress_chunks(Array& a) {
     }
     unsigned char* shuffled = scratch(shuffled_buf, chunk_bytes);
     shuffle_bytes(src, shuffled, a.elem_size, chunk_bytes / a.elem_size);
-    unsigned char* deflated = scratch(deflated_buf, bound);
-    uLongf size = bound;
-    if (compress2(deflated, &size, shuffled, static_cast<uLong>(chunk_bytes), kDeflateLevel) != Z_OK)
-      throw WriteFailure(a.where + ": compression failed");
-    if (size >= chunk_bytes) {  // incompressible: store it shuffled only, as HDF5 would
+    unsigned char* deflated = scratch(deflated_buf, room);
+    const std::size_t size = libdeflate_zlib_compress(thread_compressor(), shuffled, chunk_bytes, deflated, room);
+    if (size == 0) {  // incompressible: store it shuffled only, as HDF5 would
       a.chunks[c].assign(shuffled, shuffled + chunk_bytes);
       a.masks[c] = kDeflateSkipped;
     } else {
@@ -651,8 +667,10 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
     std::size_t size = raw[c].size();
     if ((masks[c] & kDeflateSkipped) == 0) {
       unsigned char* inflated = scratch(inflated_buf, chunk_bytes);
-      uLongf len = static_cast<uLongf>(chunk_bytes);
-      if (uncompress(inflated, &len, data, static_cast<uLong>(size)) != Z_OK) {
+      libdeflate_decompressor* d = thread_decompressor();
+      std::size_t len = 0;
+      if (d == nullptr ||
+          libdeflate_zlib_decompress(d, data, size, inflated, chunk_bytes, &len) != LIBDEFLATE_SUCCESS) {
         ok = false;
         return;
       }

@@ -162,6 +162,36 @@ TEST(KaiShare, GpuSpreadTakesAWholeGpuOnTheSharedNode) {
   EXPECT_EQ(run.slice(1).device, 1);
 }
 
+TEST(KaiShare, AGangPlacesWholeGpusAndSharesConsistentlyInOneStatement) {
+  // 1 node x 2 GPUs. Gang g (1 GPU, 0.7, 0.7) cannot fit: the whole pod leaves one GPU, the first
+  // 0.7 opens it and the second has no device left, so g waits whole. Gang h (1 GPU, 0.5, 0.5)
+  // fits: both halves share the one device left.
+  auto w = ht::WorkloadBuilder()
+               .job(0, 1, 100)
+               .job(0, 1, 100)
+               .job(0, 1, 100)
+               .job(0, 1, 100)
+               .job(0, 1, 100)
+               .job(0, 1, 100)
+               .build();
+  fraction(w, 1, 700);
+  fraction(w, 2, 700);
+  fraction(w, 4, 500);
+  fraction(w, 5, 500);
+  for (JobIndex j = 0; j < 6; ++j) {
+    w.jobs[j].group = w.groups.intern(j < 3 ? "g" : "h");
+    w.jobs[j].gang_min = 3;
+  }
+  const ShareRun run(w, ht::cluster(1, 2), sharing(true), 50 * kSecond);
+  for (JobIndex j = 0; j < 3; ++j) {
+    EXPECT_EQ(run.sim->job_start(j), -1) << "job " << j;
+    EXPECT_EQ(run.reason(j).rfind("Unschedulable", 0), 0u) << run.reason(j);
+  }
+  for (JobIndex j = 3; j < 6; ++j) EXPECT_DOUBLE_EQ(run.start(j), 0.0) << "job " << j;
+  EXPECT_EQ(run.slice(3).gpus, 1);
+  EXPECT_EQ(run.slice(4).device, run.slice(5).device);
+}
+
 TEST(KaiShare, QueueLimitCountsTheFraction) {
   // Queue A has limit 1 GPU; three 0.4 pods on an idle 4-GPU node: 0.8 runs, the third would
   // make 1.2 and waits with OverLimit. Off: each pod counts 1 GPU, so only the first runs.
@@ -222,6 +252,34 @@ TEST(KaiShare, FractionalFairShareAndReclaimOfExactlyOneShare) {
   ASSERT_EQ(off.rec.preempted.size(), 1u);
   EXPECT_EQ(std::get<1>(off.rec.preempted[0]), 1u);
   EXPECT_EQ(off.slice(4).gpus, 1);
+}
+
+TEST(KaiShare, OverQuotaOffersAreFlooredToWholeGpus) {
+  // 1 node x 4 GPUs; queues A, B, C (in that order) without quota, weight 1. A and B run four 0.5
+  // pods each (the node is full); at 10 s C asks for six. Requests 2, 2 and 3 GPUs: each is offered
+  // 4/3, floored to 1 GPU, and the GPU left goes to the oldest queue: A 2, B 1, C 1 (in milli-GPUs
+  // without the floor it would be 1.334, 1.333, 1.333). So C reclaims two pods, both from B (the
+  // most saturated, 2 against a fair share of 1), and A keeps all four.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 8; ++i) b.job(0, 1, 10000);
+  for (int i = 0; i < 6; ++i) b.job(10, 1, 10000);
+  auto w = b.build();
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    fraction(w, j, 500);
+    in_queue(w, j, j < 4 ? "A" : (j < 8 ? "B" : "C"));
+  }
+  KeyValues kv;
+  queue(kv, "A", 0, -1);
+  queue(kv, "B", 0, -1);
+  queue(kv, "C", 0, -1);
+  const ShareRun run(w, ht::cluster(1, 4), sharing(true, kv), 1000 * kSecond);
+  ASSERT_EQ(run.rec.preempted.size(), 2u);
+  EXPECT_EQ(std::get<1>(run.rec.preempted[0]), 7u);
+  EXPECT_EQ(std::get<1>(run.rec.preempted[1]), 6u);
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_EQ(run.sim->job_preemptions(j), 0) << "job " << j;
+  EXPECT_DOUBLE_EQ(run.start(8), 40.0);
+  EXPECT_DOUBLE_EQ(run.start(9), 40.0);
+  for (JobIndex j = 10; j < 14; ++j) EXPECT_EQ(run.sim->job_start(j), -1) << "job " << j;
 }
 
 TEST(KaiShare, DivideFloorsToWholeGpusAndHandsOutTheFractionLeft) {

@@ -254,6 +254,28 @@ TEST(KaiShare, FractionalFairShareAndReclaimOfExactlyOneShare) {
   EXPECT_EQ(off.slice(4).gpus, 1);
 }
 
+TEST(KaiShare, PreemptEvictsOneShareForAHigherPriorityShare) {
+  // 1 node x 1 GPU, queue A with quota 1. Two train 0.5 pods fill the device; at 10 s a build
+  // (interactive, priority 100) 0.5 pod preempts the newer train pod only, and takes its half of
+  // the device at 40 s.
+  auto w = ht::WorkloadBuilder().job(0, 1, 10000).job(0, 1, 10000).job(10, 1, 10000).build();
+  for (JobIndex j = 0; j < 3; ++j) {
+    fraction(w, j, 500);
+    in_queue(w, j, "A");
+  }
+  w.jobs[2].kind = models::JobKind::Interactive;
+  KeyValues kv;
+  queue(kv, "A", 1, -1);
+  const ShareRun run(w, ht::cluster(1, 1), sharing(true, kv), 1000 * kSecond);
+  ASSERT_EQ(run.rec.preempted.size(), 1u);
+  EXPECT_EQ(std::get<1>(run.rec.preempted[0]), 1u);
+  EXPECT_EQ(std::get<2>(run.rec.preempted[0]).rfind("preempt:", 0), 0u);
+  EXPECT_EQ(run.sim->job_preemptions(0), 0);
+  EXPECT_DOUBLE_EQ(run.start(2), 40.0);
+  EXPECT_EQ(run.slice(2).gpu_milli, 500);
+  EXPECT_EQ(run.sim->job_state(1), JobState::Unfinished);
+}
+
 TEST(KaiShare, OverQuotaOffersAreFlooredToWholeGpus) {
   // 1 node x 4 GPUs; queues A, B, C (in that order) without quota, weight 1. A and B run four 0.5
   // pods each (the node is full); at 10 s C asks for six. Requests 2, 2 and 3 GPUs: each is offered

@@ -20,7 +20,8 @@ using models::NodeId;
 // ---------------------------------------------------------------------------------------------
 // Fair-share division (resource_division.go).
 
-std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value) {
+std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value,
+                                 std::int64_t unit) {
   const std::size_t n = queues.size();
   std::vector<std::int64_t> fs(n, 0), requestable(n, 0);
   std::int64_t remaining = total;
@@ -73,7 +74,7 @@ std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::
           took_less = took_less || static_cast<double>(want) < offer;
           fraction[i] = 0;
         } else {
-          const auto whole = static_cast<std::int64_t>(std::floor(offer));
+          const auto whole = static_cast<std::int64_t>(std::floor(offer / static_cast<double>(unit))) * unit;
           fs[i] += whole;
           given += whole;
           fraction[i] = offer - static_cast<double>(whole);
@@ -94,8 +95,9 @@ std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::
       });
       for (auto i : unsat) {
         if (remaining == 0) break;
-        ++fs[i];
-        --remaining;
+        const std::int64_t give = std::min(unit, remaining);  // a fraction of a unit when that is all
+        fs[i] += give;
+        remaining -= give;
         fraction[i] = 0;
       }
     }
@@ -129,8 +131,6 @@ std::string_view reason_text(Reason r) {
   }
   return "";
 }
-
-Amounts demand(const Job& j) { return {j.gpus, std::int64_t{j.cpus} * 1000, j.memory_mib}; }
 
 void add(Amounts& a, const Amounts& b, std::int64_t sign = 1) {
   for (int r = 0; r < kResources; ++r) a[r] += sign * b[r];
@@ -181,6 +181,9 @@ struct Unit {
 struct Free {
   NodeId node = kNoNode;
   std::int64_t gpus = 0, cpus = 0, memory = 0;
+  // Milli-GPUs that shares use on each device of the node (gpuSharing); empty = as in the cluster.
+  // In reserved_: the milli-GPUs reserved per device.
+  std::vector<std::int32_t> dev;
 };
 
 // Tentative node state inside one solver run (a Statement): nodes whose free resources differ from
@@ -195,7 +198,7 @@ struct Overlay {
   Free get(const models::ClusterState& c, NodeId n) {
     if (Free* f = find(n)) return *f;
     const auto& node = c.node(n);
-    return Free{n, node.free_gpus, node.free_cpus, node.free_memory_mib};
+    return Free{n, node.free_gpus, node.free_cpus, node.free_memory_mib, {}};
   }
   Free& at(const models::ClusterState& c, NodeId n) {
     if (Free* f = find(n)) return *f;
@@ -208,7 +211,25 @@ struct Overlay {
       f.gpus -= sign * s.gpus;
       f.cpus -= sign * s.cpus;
       f.memory -= sign * s.memory_mib;
+      if (s.gpu_milli > 0) share(c, f, s.device, static_cast<std::int32_t>(sign) * s.gpu_milli);
     }
+  }
+  // Milli-GPUs that shares use on device d of f's node.
+  static std::int32_t used_milli(const models::ClusterState& c, const Free& f, std::int32_t d) {
+    return f.dev.empty() ? c.device_milli(f.node, d) : f.dev[static_cast<std::size_t>(d)];
+  }
+  // Adds `delta` milli-GPUs to device d; a device that starts or stops being shared leaves or
+  // rejoins the node's whole free GPUs, as in ClusterState.
+  static void share(const models::ClusterState& c, Free& f, std::int32_t d, std::int32_t delta) {
+    if (f.dev.empty()) {
+      const std::int32_t gpus = c.node(f.node).gpus;
+      f.dev.resize(static_cast<std::size_t>(gpus));
+      for (std::int32_t k = 0; k < gpus; ++k) f.dev[static_cast<std::size_t>(k)] = c.device_milli(f.node, k);
+    }
+    std::int32_t& used = f.dev[static_cast<std::size_t>(d)];
+    const bool was = used > 0;
+    used += delta;
+    if (was != (used > 0)) f.gpus += was ? 1 : -1;
   }
 };
 
@@ -219,6 +240,16 @@ class KaiPolicy final : public Policy {
   std::string_view name() const override { return "kai"; }
 
   Reason reason(JobIndex j) const { return j < reasons_.size() ? reasons_[j] : Reason::None; }
+
+  // A pod that asks for a fraction of one GPU and, with gpuSharing, gets a share of one device.
+  bool is_share(const Job& j) const { return cfg_.gpu_sharing && j.gpu_milli > 0 && j.gpus <= 1; }
+
+  // Requests in the queue accounting's units: GPUs (milli-GPUs with gpuSharing, a share counting its
+  // fraction), cpu millicores, memory MiB.
+  Amounts demand(const Job& j) const {
+    const std::int64_t gpu = !cfg_.gpu_sharing ? j.gpus : (is_share(j) ? j.gpu_milli : std::int64_t{j.gpus} * 1000);
+    return {gpu, std::int64_t{j.cpus} * 1000, j.memory_mib};
+  }
 
   void on_submit(const ClusterView& view, JobIndex j) override {
     ensure(view);
@@ -385,6 +416,10 @@ class KaiPolicy final : public Policy {
       node.name = q.name;
       node.priority = q.priority;
       node.res = q.resources;
+      if (cfg_.gpu_sharing) {  // GPU amounts in milli-GPUs
+        if (node.res[0].quota > 0) node.res[0].quota *= 1000;
+        if (node.res[0].limit > 0) node.res[0].limit *= 1000;
+      }
       node.declared = true;
       node.creation = static_cast<int>(nodes_.size());
       by_name_[q.name] = static_cast<int>(nodes_.size());
@@ -411,7 +446,7 @@ class KaiPolicy final : public Policy {
     for (std::size_t i = 1; i < nodes_.size(); ++i)
       for (int a = nodes_[i].parent; a > 0; a = nodes_[a].parent) ++nodes_[i].depth;
     rebuild_leaves();
-    total_ = {view.cluster().total_gpus(), 0, 0};
+    total_ = {view.cluster().total_gpus() * (cfg_.gpu_sharing ? 1000 : 1), 0, 0};
     for (const auto& node : view.cluster().nodes()) {
       total_[1] += std::int64_t{node.cpus} * 1000;
       total_[2] += node.memory_mib;
@@ -560,7 +595,7 @@ class KaiPolicy final : public Policy {
         e.creation = q.creation;
         entries.push_back(e);
       }
-      const auto fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value);
+      const auto fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value, r == 0 && cfg_.gpu_sharing ? 1000 : 1);
       for (std::size_t i = 0; i < kids.size(); ++i) {
         QNode& q = nodes_[kids[i]];
         q.fair[r] = fs[i];
@@ -749,6 +784,49 @@ class KaiPolicy final : public Policy {
     return best;
   }
 
+  // A fractional pod (gpuSharing): the node and device it goes to, or kNoNode. Nodes with a shared
+  // device the pod fits on come first (plugins/gpusharingorder: score 1000, above nodeplacement's
+  // at most 9), then binpack / spread on whole free GPUs as for other pods, then the lowest index.
+  // On the node (framework FittingGPUs, plugins/gpupack, gpuspread): binpack takes the most used
+  // shared device with room, else a whole free GPU; spread a whole free GPU, else the least used
+  // shared device; equal devices go to the lowest index. Only pools of whole GPUs hold shares.
+  std::pair<NodeId, std::int32_t> best_share(const Job& job, Overlay& ov, NodeId exclude) const {
+    const bool spread = cfg_.gpu_placement == PlacementStrategy::Spread;
+    const std::int32_t m = job.gpu_milli;
+    NodeId best = kNoNode;
+    std::int32_t best_dev = 0;
+    std::tuple<bool, std::int64_t> best_key{};
+    const auto& nodes = cluster_->nodes();
+    for (NodeId n = 0; n < nodes.size(); ++n) {
+      const auto& node = nodes[n];
+      if (n == exclude || !node.up || !pool_ok(node.pool, job)) continue;
+      if (cluster_->spec().pools[node.pool].units_per_gpu != 1) continue;
+      const Free f = ov.get(*cluster_, n);
+      if (!fits_cpu_mem(node, f, job)) continue;
+      std::int32_t shared = -1, shared_used = 0, whole = -1;
+      for (std::int32_t d = 0; d < node.gpus; ++d) {
+        const std::int32_t used = Overlay::used_milli(*cluster_, f, d);
+        if (used == 0) {
+          if (whole < 0) whole = d;
+        } else if (used + m <= 1000 && (shared < 0 || (spread ? used < shared_used : used > shared_used))) {
+          shared = d;
+          shared_used = used;
+        }
+      }
+      if (f.gpus < 1) whole = -1;
+      if (shared < 0 && whole < 0) continue;
+      const std::int32_t dev = shared >= 0 && (!spread || whole < 0) ? shared : whole;
+      // Smaller is better: a node without a fitting shared device after one with it.
+      const std::tuple<bool, std::int64_t> key{shared < 0, spread ? -f.gpus : f.gpus};
+      if (best == kNoNode || key < best_key) {
+        best = n;
+        best_dev = dev;
+        best_key = key;
+      }
+    }
+    return {best, best_dev};
+  }
+
   // A pod larger than a node: the nodes with the most free GPUs first, within one pool.
   std::optional<models::Placement> multi_node_placement(const Job& job, Overlay& ov) const {
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
@@ -800,7 +878,11 @@ class KaiPolicy final : public Policy {
     for (JobIndex j : pods) {
       const Job& job = workload_->jobs[j];
       models::Placement p;
-      if (multi_node(job)) {
+      if (is_share(job)) {
+        const auto [n, dev] = best_share(job, ov, exclude);
+        if (n == kNoNode) return std::nullopt;
+        p = models::Placement{models::Slice{n, 0, job.cpus, job.memory_mib, job.gpu_milli, dev}};
+      } else if (multi_node(job)) {
         auto mp = multi_node_placement(job, ov);
         if (!mp) return std::nullopt;
         p = std::move(*mp);
@@ -823,7 +905,13 @@ class KaiPolicy final : public Policy {
       r.gpus += sign * sl.gpus;
       r.cpus += sign * sl.cpus;
       r.memory += sign * sl.memory_mib;
-      if (r.gpus == 0 && r.cpus == 0 && r.memory == 0) reserved_.erase(sl.node);
+      if (sl.gpu_milli > 0) {
+        if (r.dev.empty()) r.dev.assign(static_cast<std::size_t>(cluster_->node(sl.node).gpus), 0);
+        r.dev[static_cast<std::size_t>(sl.device)] += static_cast<std::int32_t>(sign) * sl.gpu_milli;
+      }
+      if (r.gpus == 0 && r.cpus == 0 && r.memory == 0 &&
+          std::all_of(r.dev.begin(), r.dev.end(), [](std::int32_t m) { return m == 0; }))
+        reserved_.erase(sl.node);
     }
   }
 
@@ -834,7 +922,10 @@ class KaiPolicy final : public Policy {
     Overlay ov;
     for (const auto& [n, r] : reserved_) {
       const auto& node = cluster_->node(n);
-      ov.nodes.push_back(Free{n, node.free_gpus - r.gpus, node.free_cpus - r.cpus, node.free_memory_mib - r.memory});
+      ov.nodes.push_back(
+          Free{n, node.free_gpus - r.gpus, node.free_cpus - r.cpus, node.free_memory_mib - r.memory, {}});
+      for (std::size_t d = 0; d < r.dev.size(); ++d)
+        if (r.dev[d] != 0) Overlay::share(*cluster_, ov.nodes.back(), static_cast<std::int32_t>(d), r.dev[d]);
     }
     for (JobIndex j : releasing_) ov.take(*cluster_, view_->placement(j), -1);
     if (now) {
@@ -843,14 +934,16 @@ class KaiPolicy final : public Policy {
         f.gpus = std::min<std::int64_t>(f.gpus, node.free_gpus);
         f.cpus = std::min<std::int64_t>(f.cpus, node.free_cpus);
         f.memory = std::min(f.memory, node.free_memory_mib);
+        for (std::size_t d = 0; d < f.dev.size(); ++d)
+          f.dev[d] = std::max(f.dev[d], cluster_->device_milli(f.node, static_cast<std::int32_t>(d)));
       }
     }
     return ov;
   }
 
   void count_pending(const Job& job, std::int64_t sign) {
-    const bool simple =
-        job.group == models::kNone && job.gpus > 0 && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0;
+    const bool simple = job.group == models::kNone && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
+                        job.cpus == 0 && job.memory_mib == 0;
     if (!simple) {
       other_pending_ += sign;
     } else if (multi_node(job)) {
@@ -906,7 +999,7 @@ class KaiPolicy final : public Policy {
       // Fast path: a single pod that one of its shape already showed cannot fit.
       const JobIndex j = u.members[0];
       const Job& job = workload_->jobs[j];
-      if (job.gpus > 0 && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0 &&
+      if (job.gpus > 0 && !is_share(job) && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0 &&
           job.gpus >= (multi_node(job) ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
           capacity(u, demand(job), {}) == Reason::None) {
         set_reason(j, Reason::NoFit);
@@ -920,7 +1013,8 @@ class KaiPolicy final : public Policy {
     std::optional<std::vector<models::Placement>> placements;
     // A single plain pod no smaller than one that already failed in this session cannot fit.
     const Job& first = workload_->jobs[pods[0]];
-    const bool single = pods.size() == 1 && first.gpu_type == 0 && first.cpus == 0 && first.memory_mib == 0;
+    const bool single =
+        pods.size() == 1 && !is_share(first) && first.gpu_type == 0 && first.cpus == 0 && first.memory_mib == 0;
     const bool is_plain = single && !multi_node(first);
     const bool is_multi = single && !is_plain;
     if (r == Reason::None) {
@@ -1035,7 +1129,8 @@ class KaiPolicy final : public Policy {
       chosen.push_back(v);
       for (JobIndex j : active_members(units_[v])) ov.take(*cluster_, view_->placement(j), -1);
       freed += units_[v].running_req[0];
-      if (freed + cluster_->free_gpus() < req[0]) continue;
+      // (Whole free GPUs bound what can fit, except for shares, which also fit on shared devices.)
+      if (!cfg_.gpu_sharing && freed + cluster_->free_gpus() < req[0]) continue;
       Overlay trial = ov;
       if (auto p = place(pods, trial)) {
         plan = std::move(*p);
@@ -1225,7 +1320,7 @@ class KaiPolicy final : public Policy {
     const auto pods = next_pods(s, u);
     if (pods.size() != 1) return false;
     const Job& job = workload_->jobs[pods[0]];
-    if (job.gpus <= 0 || multi_node(job) || cfg_.max_consolidation_preemptees <= 0) return false;
+    if (job.gpus <= 0 || is_share(job) || multi_node(job) || cfg_.max_consolidation_preemptees <= 0) return false;
     std::int64_t eligible_free = 0;
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
       if (pool_ok(p, job)) eligible_free += cluster_->pool_free_gpus(p);

@@ -61,6 +61,19 @@
 //  - minruntime (docs/plugins/minruntime.md): victims that have run less than the victim queue's
 //    preemptMinRuntime / reclaimMinRuntime (inherited from parents, else the global value) are
 //    protected.
+//  - GPU sharing (docs/gpu-sharing/README.md; Helm global.gpuSharing, here `gpuSharing`, default
+//    off): a pod with a fraction of one GPU (Job::gpu_milli with gpus <= 1, KAI gpu-fraction) gets
+//    a share of one device (models::Slice::gpu_milli / device); shares of a device sum to at most
+//    one GPU, and a device with shares leaves the node's whole free GPUs (KAI's reservation pod).
+//    Queues then count GPUs in milli-GPUs: a share its fraction, a whole GPU 1000, quota and limit
+//    x 1000 (KAI accounts ResReq.GPUs() as a float). The division floors over-quota offers to
+//    whole GPUs and hands out the leftover min(1 GPU, left) at a time, as resource_division.go
+//    does with float amounts. Node order (plugins/gpusharingorder, score 1000 above
+//    nodeplacement's at most 9): nodes with a shared device the pod fits on first, then binpack /
+//    spread on whole free GPUs. Device order (framework FittingGPUs with plugins/gpupack or
+//    gpuspread, chosen by placementStrategy.gpu): binpack the most used shared device with room,
+//    else a whole free GPU; spread a whole free GPU, else the least used shared device; equal
+//    devices by index. Shares are not moved by consolidation (a pending share does not consolidate).
 // Every eviction goes through Session::preempt with `by` = the preemptor (kNoJob for stale gangs),
 // in Requeue mode after terminationGracePeriod (30 s); the preemptor is pipelined: it is tried
 // first once its victims are gone.
@@ -70,9 +83,10 @@
 // stops once every pending pod is as large as one of its shape that failed in the session and 64
 // groups have failed.
 //
-// Not modelled: fractional GPUs (gpu-fraction / gpu-memory): the engine's ClusterState tracks
-// whole GPUs per node, so a job with gpu_milli takes whole GPUs; topology, DRA and node
-// affinity; partial eviction of elastic groups (groups are evicted whole); consolidation of
+// Not modelled: gpu-memory requests (a Job carries a fraction, not GPU memory), multi-device
+// fractions (gpu-fraction-num-devices), MIG, and KAI's distinction of a shared device whose pods
+// are all releasing; with gpuSharing off a job with gpu_milli takes whole GPUs; topology, DRA and
+// node affinity; partial eviction of elastic groups (groups are evicted whole); consolidation of
 // gangs. Jobs that no pool could ever hold are rejected (headroom convention, as fifo).
 
 #include <array>
@@ -119,6 +133,7 @@ struct Config {
   Tick reclaim_min_runtime = 0;
   Tick half_life = 0;  // time-based fair share decay; 0 = no decay
   bool time_based_fairshare = false;
+  bool gpu_sharing = false;  // Helm global.gpuSharing: fractional pods share devices
   std::array<std::int32_t, 4> kind_priority = {50, 125, 100, 50};  // by models::JobKind
 };
 
@@ -133,8 +148,11 @@ struct DivisionEntry {
   int creation = 0;  // smaller = older
 };
 
-// The fair shares of siblings sharing `total` (resource_division.go).
-std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value);
+// The fair shares of siblings sharing `total` (resource_division.go). `unit` is one whole unit of
+// the resource in the amounts' scale (1000 for GPUs counted in milli-GPUs under gpuSharing): the
+// over-quota offers are floored to whole units and the leftover goes out min(unit, left) at a time.
+std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value,
+                                 std::int64_t unit = 1);
 
 const std::vector<std::string>& param_keys();
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);

@@ -179,6 +179,12 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       } else {
         err(key, v, "expected true or false, got " + quoted(v.text));
       }
+    } else if (key == "gpuSharing") {
+      if (v.text == "true" || v.text == "false") {
+        out.gpu_sharing = v.text == "true";
+      } else {
+        err(key, v, "expected true or false, got " + quoted(v.text));
+      }
     } else if (key == "usageParams.halfLifePeriod") {
       duration(key, v, false, out.half_life);
     } else if (key.starts_with("priorityClassName.")) {
@@ -235,7 +241,7 @@ const std::vector<std::string>& param_keys() {
     for (const char* k :
          {"placementStrategy.gpu", "placementStrategy.cpu", "schedulePeriod", "kValue",
           "reclaimerUtilizationMultiplier", "default-staleness-grace-period", "max-consolidation-preemptees",
-          "terminationGracePeriod", "preemptMinRuntime", "reclaimMinRuntime", "timeBasedFairshare",
+          "terminationGracePeriod", "preemptMinRuntime", "reclaimMinRuntime", "timeBasedFairshare", "gpuSharing",
           "usageParams.halfLifePeriod", "priorityClassName.<kind>"})
       keys.emplace_back(k);
     return keys;

@@ -43,6 +43,13 @@ std::int32_t placement_gpus(const models::Placement& p) {
   return n;
 }
 
+// GPU-ms of `t` ms on what a job holds: a GPU share (Slice::gpu_milli) holds its thousandths of one
+// GPU, whatever the job's gpus says.
+std::int64_t held_gpu_ms(const models::Job& job, const models::Placement& p, Tick t) {
+  if (p.size() == 1 && p[0].gpu_milli > 0) return static_cast<std::int64_t>(p[0].gpu_milli) * t / 1000;
+  return static_cast<std::int64_t>(job.gpus) * t;
+}
+
 // The policy's view of the cluster: only the units each GPU is advertised as may differ.
 models::ClusterSpec advertised(const policies::Policy& policy, const models::ClusterSpec& cluster) {
   models::ClusterSpec spec = policy.advertised_cluster(cluster);
@@ -377,7 +384,7 @@ std::string Simulation::fail(JobIndex j, std::string_view reason) {
     evict_event_[j] = kNoEvent;
   }
   engine_.cancel(finish_event_[j]);
-  lost_gpu_ms_ += static_cast<std::int64_t>(workload_.jobs[j].gpus) * (engine_.now() - run_start_[j]);
+  lost_gpu_ms_ += held_gpu_ms(workload_.jobs[j], placement_[j], engine_.now() - run_start_[j]);
   release(j);
   engine_.record(0x4641494c00000000ull ^ j);
   if (observer_ != nullptr)
@@ -395,24 +402,26 @@ void Simulation::on_evict(JobIndex j) {
   const Tick ran = engine_.now() - run_start_[j];
   const Tick done = work_done(j);
   const EvictPlan plan = evict_plan_[j];
+  const std::int64_t ran_gpu_ms = held_gpu_ms(job, placement_[j], ran);
+  const std::int64_t overhead_gpu_ms = held_gpu_ms(job, placement_[j], plan.overhead);
   release(j);
   switch (plan.mode) {
     case policies::PreemptMode::Cancel:
-      lost_gpu_ms_ += static_cast<std::int64_t>(job.gpus) * ran;
+      lost_gpu_ms_ += ran_gpu_ms;
       if (observer_ != nullptr)
         observer_->on_lost_work(engine_.now(), AuditKind::Finish, j, static_cast<std::int32_t>(JobState::Cancelled),
-                                "preempted", static_cast<std::int64_t>(job.gpus) * ran);
+                                "preempted", ran_gpu_ms);
       end_job(j, JobState::Cancelled, "preempted");
       break;
     case policies::PreemptMode::Requeue:
     case policies::PreemptMode::Checkpoint: {
       std::int64_t lost = 0;
       if (plan.mode == policies::PreemptMode::Requeue) {
-        lost = static_cast<std::int64_t>(job.gpus) * ran;
+        lost = ran_gpu_ms;
         remaining_[j] = job.runtime;
       } else {
         remaining_[j] = remaining_[j] - done + plan.overhead;
-        lost = static_cast<std::int64_t>(job.gpus) * plan.overhead;
+        lost = overhead_gpu_ms;
       }
       lost_gpu_ms_ += lost;
       state_[j] = JobState::Pending;
@@ -821,7 +830,7 @@ void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reas
     remaining_[j] += f.restart_overhead;
     lost += f.restart_overhead;
   }
-  const std::int64_t lost_gpu_ms = static_cast<std::int64_t>(job.gpus) * lost;
+  const std::int64_t lost_gpu_ms = held_gpu_ms(job, placement_[j], lost);
   failure_lost_gpu_ms_ += lost_gpu_ms;
   ++jobs_killed_;
   engine_.record(0x4b494c4c00000000ull ^ (static_cast<std::uint64_t>(j) << 8));

@@ -936,7 +936,8 @@ TEST(KubernetesMig, MixedGeometriesAcrossTheGpusOfANodeAddUp) {
                                {"mig-3g.20gb", 8},
                                {"mig-2g.10gb", 7},
                                {"mig-1g.5gb", 7}});
-  const K8sRun r(w, c, p);
+  EndReasons obs;
+  const K8sRun r(w, c, p, 1, &obs);
   EXPECT_EQ(r.start(0), 0);
   EXPECT_EQ(r.start(1), 1) << "6 mig-2g.10gb in use";
   EXPECT_EQ(r.start(2), 100) << "waits for the first pod's four 2g.10gb";
@@ -947,6 +948,12 @@ TEST(KubernetesMig, MixedGeometriesAcrossTheGpusOfANodeAddUp) {
   EXPECT_EQ(r.start(5), 5);
   EXPECT_EQ(r.state(6), JobState::Unfinished) << "7 x 2g.10gb: the node has 6";
   EXPECT_EQ(r.start(7), 7);
+  // Samples (one a minute) count GPUs: u of the node's 22 units in use are ceil(u x 8 / 22) GPUs:
+  // at 60 s all 22 units, 8 GPUs; at 120 s and 180 s pods 2 and 4 hold 2 units, 1 GPU.
+  ASSERT_GE(obs.used.size(), 4u);
+  EXPECT_EQ(obs.used[1], 8);
+  EXPECT_EQ(obs.used[2], 1);
+  EXPECT_EQ(obs.used[3], 1);
 
   // The scenario's list (a YAML sequence of mig-parted entries) reads the same.
   const std::string text = replace(kScenario, "  tie_break: seeded\n",

@@ -79,7 +79,9 @@
 //      plugin requires, every GPU in MIG mode with instances of one profile. mixed: each profile is
 //      an independent integer resource nvidia.com/mig-<profile>, requested by a job whose GPU type
 //      is "mig-<profile>" (or "<profile>"), and only the node's whole GPUs are nvidia.com/gpu (a
-//      pool of all-MIG GPUs advertises none). Time-slicing does not apply to a pool with MIG.
+//      pool of all-MIG GPUs advertises none). Time-slicing does not apply to a pool with MIG. The
+//      engine counts a MIG node in units: units_per_gpu when all its GPUs advertise as many, else
+//      NodePool::units_per_node (the sum); the policy tracks each resource per node itself.
 //  - No gang scheduling: pods of one group (Job::group) are placed one by one. While some but not
 //    all of a group's live pods run, its pending pods get the reason "gang: partially placed for
 //    N s, k of n pods running" once that has lasted partial_placement_threshold (default 60 s).

@@ -26,7 +26,8 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
   for (PoolId p = 0; p < spec_.pools.size(); ++p) {
     const auto& pool = spec_.pools[p];
     HEADROOM_ASSERT(pool.nodes >= 0 && pool.gpus_per_node >= 0 && pool.units_per_gpu >= 1 &&
-                        static_cast<std::int64_t>(pool.gpus_per_node) * pool.units_per_gpu <= INT32_MAX / 2,
+                        static_cast<std::int64_t>(pool.gpus_per_node) * pool.units_per_gpu <= INT32_MAX / 2 &&
+                        pool.units_per_node >= 0 && pool.units_per_node <= INT32_MAX / 2,
                     "invalid pool size");
     const std::int32_t units = node_units(p);
     pool_first_.push_back(static_cast<NodeId>(nodes_.size()));
@@ -62,7 +63,8 @@ std::string ClusterState::check(const Placement& placement) const {
       const std::string at = "node " + std::to_string(s.node) + " GPU " + std::to_string(s.device);
       if (s.gpu_milli < 0 || s.gpu_milli >= 1000) return "a GPU share must be 1..999 milli-GPUs";
       if (s.gpus != 0) return "a slice holds whole GPUs or a GPU share, not both";
-      if (spec_.pools[n.pool].units_per_gpu != 1) return "GPU shares need whole GPUs (the pool advertises units)";
+      if (spec_.pools[n.pool].units_per_gpu != 1 || spec_.pools[n.pool].units_per_node > 0)
+        return "GPU shares need whole GPUs (the pool advertises units)";
       if (s.device < 0 || s.device >= n.gpus) return at + " does not exist";
       const std::int32_t used = device_milli(s.node, s.device);
       if (used + s.gpu_milli > 1000)

@@ -24,6 +24,10 @@ struct NodePool {
   // The units are time-slices of the same GPUs (device-plugin time-slicing), not partitions (MIG):
   // the pods on a node share its GPUs' throughput evenly (scenarios/simulation.cpp).
   bool time_sliced = false;
+  // When > 0, the units one node advertises in all, for nodes whose GPUs are cut differently (MIG
+  // geometries per device, or whole GPUs beside MIG ones); overrides gpus_per_node x units_per_gpu.
+  // Set by the policy, like units_per_gpu.
+  std::int32_t units_per_node = 0;
   // What one GPU-hour of this pool costs (scenario `costs.gpu_hour`, by GPU type); 0 = unpriced.
   // Only the cost KPIs read it (results/summary.hpp); no policy does.
   double gpu_hour_price = 0;
@@ -105,9 +109,10 @@ class ClusterState {
   // tell that a node went down or came back without a callback.
   std::uint64_t up_changes() const { return up_changes_; }
 
-  // Units one node of pool p advertises: gpus_per_node x units_per_gpu.
+  // Units one node of pool p advertises: units_per_node, or gpus_per_node x units_per_gpu.
   std::int32_t node_units(PoolId p) const {
-    return spec_.pools[p].gpus_per_node * std::max(spec_.pools[p].units_per_gpu, 1);
+    const NodePool& pool = spec_.pools[p];
+    return pool.units_per_node > 0 ? pool.units_per_node : pool.gpus_per_node * std::max(pool.units_per_gpu, 1);
   }
 
   // Milli-GPUs that shares hold on GPU `device` of the node (0: the device is not shared; it is

@@ -1,6 +1,7 @@
 #include "models/gpu_share.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -293,6 +294,12 @@ int MigDevice::first_fit(const MigProfile& p) const {
   return -1;
 }
 
+int MigDevice::last_fit(const MigProfile& p) const {
+  for (auto it = p.starts.rbegin(); it != p.starts.rend(); ++it)
+    if (*it + p.size <= slices && (used & slice_mask(p, *it)) == 0) return *it;
+  return -1;
+}
+
 void MigDevice::take(const MigProfile& p, int start) { used |= slice_mask(p, start); }
 
 void MigDevice::release(const MigProfile& p, int start) { used &= ~slice_mask(p, start); }
@@ -305,6 +312,71 @@ int MigDevice::room_for(const MigProfile& p) const {
     ++n;
   }
   return n;
+}
+
+std::vector<std::string_view> mig_models_for(std::string_view gpu_type) {
+  // Upper case, separators as '-': "NVIDIA A100 80GB PCIe" -> "A100-80GB-PCIE".
+  std::string t;
+  for (const char c : gpu_type)
+    t += std::isalnum(static_cast<unsigned char>(c)) != 0
+             ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+             : '-';
+  for (const std::string_view prefix : {"NVIDIA-", "TESLA-"})
+    if (t.starts_with(prefix)) t.erase(0, prefix.size());
+  auto family = [&](std::string_view f) {
+    return t.starts_with(f) && (t.size() == f.size() || std::isdigit(static_cast<unsigned char>(t[f.size()])) == 0);
+  };
+  const auto has = [&](std::string_view part) { return t.find(part) != std::string::npos; };
+  if (family("A100")) {
+    if (has("80G")) return {"A100-80GB"};
+    if (has("40G")) return {"A100-40GB"};
+    return {"A100-80GB", "A100-40GB"};
+  }
+  if (family("H100")) {
+    if (has("NVL") || has("94G") || has("96G")) return {};
+    return {"H100-80GB"};
+  }
+  if (family("A30")) return {"A30"};
+  return {};
+}
+
+const MigProfile* place_geometry(std::string_view model, const std::map<std::string, std::int32_t>& geometry,
+                                 MigDevice& device) {
+  std::vector<std::pair<const MigProfile*, std::int32_t>> order;
+  for (const auto& [name, n] : geometry) order.emplace_back(find_mig_profile(model, name), n);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first->size, a.first->compute) > std::tie(b.first->size, b.first->compute);
+  });
+  for (const auto& [p, n] : order) {
+    for (std::int32_t i = 0; i < n; ++i) {
+      const int start = device.last_fit(*p);
+      if (start < 0) return p;
+      device.take(*p, start);
+    }
+  }
+  return nullptr;
+}
+
+std::optional<MigGeometry> mig_named_config(std::string_view model, std::string_view name) {
+  const MigModel* m = find_model(model);
+  if (m == nullptr) return std::nullopt;
+  if (name == "all-disabled") return MigGeometry{false, {}};
+  if (name == "all-enabled") return MigGeometry{true, {}};
+  if (name == "all-balanced") {
+    // 2 x 1g + 2g + 3g; the A30 has no 3g. The smallest 1g (the default config uses no
+    // double-memory 1g).
+    MigGeometry g;
+    for (const int compute : {1, 2, 3}) {
+      const auto it = std::find_if(m->profiles.begin(), m->profiles.end(),
+                                   [&](const MigProfile& p) { return p.compute == compute; });
+      if (it != m->profiles.end()) g.devices[it->name] = compute == 1 ? 2 : 1;
+    }
+    return g;
+  }
+  if (!name.starts_with("all-")) return std::nullopt;
+  const MigProfile* p = find_mig_profile(model, name.substr(4));
+  if (p == nullptr) return std::nullopt;
+  return MigGeometry{true, {{p->name, MigDevice{m->slices, 0}.room_for(*p)}}};
 }
 
 }  // namespace headroom::models::gpushare

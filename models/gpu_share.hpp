@@ -29,6 +29,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -209,6 +211,8 @@ struct MigDevice {
   int free_slices() const;
   // The first allowed start where an instance of `p` does not overlap another; -1 when none.
   int first_fit(const MigProfile& p) const;
+  // The last such start; -1 when none.
+  int last_fit(const MigProfile& p) const;
   bool fits(const MigProfile& p) const { return first_fit(p) >= 0; }
   // Creates an instance at `start` (precondition: an allowed, free placement).
   void take(const MigProfile& p, int start);
@@ -216,5 +220,38 @@ struct MigDevice {
   // How many more instances of `p` fit (placed first-fit one after another).
   int room_for(const MigProfile& p) const;
 };
+
+// The MIG model of a GPU type name as scenarios and traces write it ("A100-SXM4-40GB",
+// "a100-80gb", "H100-SXM5-80GB", "H100", "A30"): {"A100-40GB"}, {"A100-80GB"}, {"H100-80GB"},
+// {"A30"}; case, "NVIDIA " and separators do not matter. A bare "A100" names no memory size: both
+// A100 models, the catalogue's (models/gpu_types.cpp: A100-80G) first. Empty for a model without
+// MIG here (H100 NVL and H100 96GB have other profiles, not modelled).
+std::vector<std::string_view> mig_models_for(std::string_view gpu_type);
+
+// A per-GPU geometry: MIG mode and the instances of each profile (the "mig-enabled" and
+// "mig-devices" of a mig-parted config entry).
+struct MigGeometry {
+  bool enabled = true;
+  std::map<std::string, std::int32_t> devices;
+};
+
+// Creates the geometry's instances on `device`, largest first (memory slices, then compute
+// slices), each at its highest free allowed start. For the models here this places every geometry
+// that has some non-overlapping placement (tests/mig_test.cpp checks it against an exhaustive
+// search), as mig-parted and NVML do (lowest starts first would refuse valid layouts such as
+// 3g.20gb + 2g.10gb + 2 x 1g.5gb: the 3g at slice 0 and the 2g at 4 leave slice 7 to no 1g).
+// Returns the profile that found no free placement (device then holds what was placed before it),
+// or nullptr when all fit. Precondition: every profile is one of the model's.
+const MigProfile* place_geometry(std::string_view model, const std::map<std::string, std::int32_t>& geometry,
+                                 MigDevice& device);
+
+// A named config of NVIDIA's default mig-parted configuration (NVIDIA/mig-parted
+// deployments/systemd/config-default.yaml, the GPU Operator's default-mig-parted-config) for the
+// model: all-disabled, all-enabled (MIG on, no instances), all-balanced (A100-40GB: 1g.5gb x2,
+// 2g.10gb, 3g.20gb; A100-80GB and H100-80GB: 1g.10gb x2, 2g.20gb, 3g.40gb; A30: 1g.6gb x2,
+// 2g.12gb) and all-<profile> (as many instances of the profile as fit: all-1g.5gb 7, all-1g.10gb 4
+// on A100-40GB and 7 on the 80 GB models, ...). nullopt for another name or a profile the model
+// lacks.
+std::optional<MigGeometry> mig_named_config(std::string_view model, std::string_view name);
 
 }  // namespace headroom::models::gpushare

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <numeric>
 #include <optional>
 #include <queue>
 #include <set>
@@ -15,6 +18,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/gpu_share.hpp"
 #include "policies/consolidate.hpp"
 #include "policies/params.hpp"
 #include "sim/parallel.hpp"
@@ -165,6 +169,205 @@ std::int64_t mig_compute_slices(std::string_view profile) {
 
 std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
+// A value of the flow-style YAML the scenario reader writes for a sequence
+// ("[{devices: [0, 1], mig-devices: {3g.20gb: 2}}]"): a scalar, a list or a map.
+struct FlowValue {
+  enum Kind : std::uint8_t { Scalar, List, Map } kind = Scalar;
+  std::string text;
+  std::vector<FlowValue> items;
+  std::vector<std::pair<std::string, FlowValue>> entries;
+};
+
+class FlowReader {
+ public:
+  explicit FlowReader(std::string_view s) : s_(s) {}
+  std::optional<FlowValue> read() {
+    FlowValue v = value();
+    skip();
+    if (!ok_ || i_ != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  void skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_])) != 0) ++i_;
+  }
+  bool take(char c) {
+    skip();
+    if (i_ >= s_.size() || s_[i_] != c) return false;
+    ++i_;
+    return true;
+  }
+  FlowValue value() {
+    FlowValue v;
+    if (++depth_ > 8) ok_ = false;
+    if (!ok_) return v;
+    if (take('[')) {
+      v.kind = FlowValue::List;
+      if (!take(']')) {
+        do v.items.push_back(value());
+        while (ok_ && take(','));
+        ok_ = ok_ && take(']');
+      }
+    } else if (take('{')) {
+      v.kind = FlowValue::Map;
+      if (!take('}')) {
+        do {
+          std::string key = scalar(true);
+          ok_ = ok_ && take(':');
+          if (!ok_) break;
+          v.entries.emplace_back(std::move(key), value());
+        } while (ok_ && take(','));
+        ok_ = ok_ && take('}');
+      }
+    } else {
+      v.text = scalar(false);
+    }
+    --depth_;
+    return v;
+  }
+  // A plain or quoted scalar; a key ends at ": " (profile names hold dots, never ": ").
+  std::string scalar(bool key) {
+    skip();
+    std::string out;
+    if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'')) {
+      const char q = s_[i_++];
+      while (i_ < s_.size() && s_[i_] != q) out += s_[i_++];
+      ok_ = ok_ && i_ < s_.size();
+      ++i_;
+      return out;
+    }
+    while (i_ < s_.size() && std::string_view(",[]{}").find(s_[i_]) == std::string_view::npos &&
+           !(key && s_[i_] == ':' && (i_ + 1 == s_.size() || s_[i_ + 1] == ' ')))
+      out += s_[i_++];
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    ok_ = ok_ && !out.empty();
+    return out;
+  }
+  std::string_view s_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+  bool ok_ = true;
+};
+
+// The block-style YAML the scenario reader writes for a sequence of maps ("- devices: [0, 1]\n
+//   mig-devices:\n    3g.20gb: 2"): "- " items and "key: value" maps by indentation; a value may
+// be a flow collection. nullopt when the text is not of that shape.
+class BlockReader {
+ public:
+  explicit BlockReader(std::string_view text) {
+    while (!text.empty()) {
+      const auto nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+      const auto indent = line.find_first_not_of(' ');
+      if (indent == std::string_view::npos) continue;
+      std::string_view body = line.substr(indent);
+      while (!body.empty() && (body.back() == ' ' || body.back() == '\r')) body.remove_suffix(1);
+      lines_.push_back({indent, std::string(body)});
+    }
+  }
+  std::optional<FlowValue> read() {
+    if (lines_.empty()) return std::nullopt;
+    FlowValue v = block(lines_[0].indent);
+    if (!ok_ || at_ != lines_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  struct Line {
+    std::size_t indent;
+    std::string text;
+  };
+  FlowValue block(std::size_t indent) {
+    FlowValue v;
+    if (++depth_ > 8) ok_ = false;
+    const bool list = at_ < lines_.size() && lines_[at_].text.starts_with("- ");
+    v.kind = list ? FlowValue::List : FlowValue::Map;
+    while (ok_ && at_ < lines_.size() && lines_[at_].indent == indent) {
+      Line& line = lines_[at_];
+      if (list) {
+        if (!line.text.starts_with("- ")) break;
+        // The item's first key sits two columns right of the dash; read the item as a map there.
+        const std::size_t skip = line.text.find_first_not_of(' ', 1);
+        line.text.erase(0, skip);
+        line.indent += skip;
+        v.items.push_back(block(line.indent));
+        continue;
+      }
+      const auto colon = line.text.find(": ");
+      const bool bare = line.text.ends_with(":");
+      if (colon == std::string::npos && !bare) {
+        ok_ = false;
+        break;
+      }
+      std::string key = line.text.substr(0, bare && colon == std::string::npos ? line.text.size() - 1 : colon);
+      const std::string rest = bare && colon == std::string::npos ? std::string() : line.text.substr(colon + 2);
+      if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
+        key = key.substr(1, key.size() - 2);
+      ++at_;
+      if (rest.empty()) {
+        if (at_ >= lines_.size() || lines_[at_].indent <= indent) {
+          ok_ = false;
+          break;
+        }
+        v.entries.emplace_back(std::move(key), block(lines_[at_].indent));
+      } else if (auto f = FlowReader(rest).read()) {
+        v.entries.emplace_back(std::move(key), std::move(*f));
+      } else {
+        ok_ = false;
+      }
+    }
+    --depth_;
+    return v;
+  }
+  std::vector<Line> lines_;
+  std::size_t at_ = 0;
+  int depth_ = 0;
+  bool ok_ = true;
+};
+
+// Names of NVIDIA's default mig-parted configs that headroom resolves per GPU model.
+bool is_named_mig_config(std::string_view name) {
+  return name == "all-disabled" || name == "all-enabled" || name == "all-balanced" ||
+         (name.starts_with("all-") && is_mig_profile(name.substr(4)));
+}
+
+// Parses one list entry of migDevices.<pool>; returns an error message or "".
+std::string parse_mig_entry(const FlowValue& v, MigDeviceEntry& out) {
+  if (v.kind != FlowValue::Map) return "each entry must be a map with devices, mig-enabled and mig-devices";
+  for (const auto& [key, value] : v.entries) {
+    if (key == "devices") {
+      if (value.kind == FlowValue::Scalar && value.text == "all") continue;
+      if (value.kind != FlowValue::List || value.items.empty())
+        return "devices must be all or a list of GPU indices such as [0, 1]";
+      for (const auto& item : value.items) {
+        const std::int64_t n = item.kind == FlowValue::Scalar ? parse_int(item.text).value_or(-1) : -1;
+        if (n < 0 || n >= models::gpushare::kMaxGpusPerNode)
+          return "devices must be all or a list of GPU indices from 0 to " +
+                 std::to_string(models::gpushare::kMaxGpusPerNode - 1) + ", got " + quoted(item.text);
+        out.devices.push_back(static_cast<std::int32_t>(n));
+      }
+    } else if (key == "mig-enabled") {
+      if (value.kind != FlowValue::Scalar || (value.text != "true" && value.text != "false"))
+        return "mig-enabled must be true or false";
+      out.mig_enabled = value.text == "true";
+    } else if (key == "mig-devices") {
+      if (value.kind != FlowValue::Map) return "mig-devices must be a map of MIG profiles to counts";
+      for (const auto& [profile, count] : value.entries) {
+        const std::int64_t n = count.kind == FlowValue::Scalar ? parse_int(count.text).value_or(0) : 0;
+        if (!is_mig_profile(profile)) return "unknown MIG profile " + quoted(profile) + "; expected <g>g.<mem>gb";
+        if (n < 1 || n > 7) return "count of " + profile + " must be an integer from 1 to 7";
+        out.mig_devices[profile] = static_cast<std::int32_t>(n);
+      }
+    } else {
+      return "unknown key " + quoted(key) + "; expected: devices, mig-enabled, mig-devices";
+    }
+  }
+  if (!out.mig_enabled && !out.mig_devices.empty()) return "mig-devices given with mig-enabled: false";
+  return "";
+}
+
 // Parses the block into `out`; returns the errors found.
 std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
   std::vector<sim::InputError> errors;
@@ -289,19 +492,61 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
         add_error(errors, key, v, "expected true or false, got " + quoted(v.text));
       }
     } else if (key.starts_with("devicePlugin.migDevices.")) {
-      // devicePlugin.migDevices.<pool>.<g>g.<mem>gb: the profile is the last two segments.
+      // devicePlugin.migDevices.<pool>.<g>g.<mem>gb: the profile is the last two segments;
+      // otherwise devicePlugin.migDevices.<pool> holds a named config or a list of entries.
       const std::string rest = key.substr(std::string_view("devicePlugin.migDevices.").size());
       const auto last = rest.rfind('.');
       const auto dot = last == std::string::npos || last == 0 ? std::string::npos : rest.rfind('.', last - 1);
       const std::string profile = dot == std::string::npos ? std::string() : rest.substr(dot + 1);
       const std::string pool = dot == std::string::npos ? std::string() : rest.substr(0, dot);
       std::int64_t n = 0;
-      if (!is_mig_profile(profile) || pool.empty()) {
+      if (is_mig_profile(profile) && !pool.empty()) {
+        if (integer(key, v, 1, 7, n)) {
+          out.device_plugin.mig_devices[pool][profile] = static_cast<std::int32_t>(n);
+          out.device_plugin.mig_devices_at.emplace(pool, v);
+        }
+      } else if (v.text.starts_with("[") || v.text.starts_with("- ")) {
+        const auto list = v.text.front() == '[' ? FlowReader(v.text).read() : BlockReader(v.text).read();
+        std::vector<MigDeviceEntry> entries;
+        std::string problem = !list || list->kind != FlowValue::List || list->items.empty()
+                                  ? "expected a list of mig-parted entries such as [{devices: [0, 1], mig-devices: "
+                                    "{\"3g.20gb\": 2}}]"
+                                  : "";
+        std::vector<int> owner(models::gpushare::kMaxGpusPerNode, -1);
+        for (std::size_t i = 0; problem.empty() && i < list->items.size(); ++i) {
+          MigDeviceEntry e;
+          problem = parse_mig_entry(list->items[i], e);
+          if (!problem.empty()) {
+            problem = "entry " + std::to_string(i) + ": " + problem;
+            break;
+          }
+          std::vector<std::int32_t> devices = e.devices;
+          if (devices.empty())
+            for (std::int32_t d = 0; d < models::gpushare::kMaxGpusPerNode; ++d) devices.push_back(d);
+          for (const std::int32_t d : devices) {
+            if (owner[static_cast<std::size_t>(d)] >= 0) {
+              problem = "entry " + std::to_string(i) + ": GPU " + std::to_string(d) + " is already in entry " +
+                        std::to_string(owner[static_cast<std::size_t>(d)]) + "; expected each GPU in one entry";
+              break;
+            }
+            owner[static_cast<std::size_t>(d)] = static_cast<int>(i);
+          }
+          entries.push_back(std::move(e));
+        }
+        if (!problem.empty()) {
+          add_error(errors, key, v, "migDevices." + rest + ": " + problem);
+        } else {
+          out.device_plugin.mig_layouts[rest] = std::move(entries);
+          out.device_plugin.mig_devices_at.emplace(rest, v);
+        }
+      } else if (is_named_mig_config(v.text)) {
+        out.device_plugin.mig_layouts[rest] = {MigDeviceEntry{{}, true, {}, v.text}};
+        out.device_plugin.mig_devices_at.emplace(rest, v);
+      } else {
         add_error(errors, key, v,
-                  "expected devicePlugin.migDevices.<pool>.<profile> with a profile such as 1g.5gb or 3g.20gb");
-      } else if (integer(key, v, 1, 7, n)) {
-        out.device_plugin.mig_devices[pool][profile] = static_cast<std::int32_t>(n);
-        out.device_plugin.mig_devices_at.emplace(pool, v);
+                  "unknown MIG config " + quoted(v.text) + " for pool " + quoted(rest) +
+                      "; expected a map of profiles such as {\"1g.5gb\": 7}, a list of mig-parted entries, or one "
+                      "of NVIDIA's default configs all-disabled, all-enabled, all-balanced, all-<profile>");
       }
     } else if (std::string tenant; is_quota_key(key, &tenant)) {
       std::int64_t n = 0;
@@ -315,20 +560,33 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
     add_error(errors, "scoringStrategy.shape", *shape_at,
               "scoringStrategy.shape applies only to scoringStrategy.type RequestedToCapacityRatio");
   const auto& dp = out.device_plugin;
-  if (!dp.mig_devices.empty() && dp.mig_strategy == MigStrategy::None)
+  if (!dp.mig_devices_at.empty() && dp.mig_strategy == MigStrategy::None)
     add_error(errors, "devicePlugin.migDevices", dp.mig_devices_at.begin()->second,
               "devicePlugin.migDevices needs devicePlugin.migStrategy single or mixed");
-  for (const auto& [pool, geometry] : dp.mig_devices) {
-    std::int64_t slices = 0;
-    for (const auto& [profile, n] : geometry) slices += n * mig_compute_slices(profile);
-    if (slices > 7)
-      add_error(errors, "devicePlugin.migDevices." + pool, dp.mig_devices_at.at(pool),
-                "MIG geometry of pool " + quoted(pool) + " uses " + std::to_string(slices) +
-                    " compute slices per GPU; a GPU has 7");
-    if (dp.mig_strategy == MigStrategy::Single && geometry.size() > 1)
+  auto check_geometry = [&](const std::string& pool,
+                            const std::vector<const std::map<std::string, std::int32_t>*>& gpus) {
+    std::set<std::string> kinds;
+    for (const auto* geometry : gpus) {
+      std::int64_t slices = 0;
+      for (const auto& [profile, n] : *geometry) {
+        slices += n * mig_compute_slices(profile);
+        kinds.insert(profile);
+      }
+      if (slices > 7)
+        add_error(errors, "devicePlugin.migDevices." + pool, dp.mig_devices_at.at(pool),
+                  "MIG geometry of pool " + quoted(pool) + " uses " + std::to_string(slices) +
+                      " compute slices per GPU; a GPU has 7");
+    }
+    if (dp.mig_strategy == MigStrategy::Single && kinds.size() > 1)
       add_error(errors, "devicePlugin.migDevices." + pool, dp.mig_devices_at.at(pool),
                 "migStrategy single needs one MIG profile per node; pool " + quoted(pool) + " has " +
-                    std::to_string(geometry.size()));
+                    std::to_string(kinds.size()));
+  };
+  for (const auto& [pool, geometry] : dp.mig_devices) check_geometry(pool, {&geometry});
+  for (const auto& [pool, entries] : dp.mig_layouts) {
+    std::vector<const std::map<std::string, std::int32_t>*> gpus;
+    for (const auto& e : entries) gpus.push_back(&e.mig_devices);
+    check_geometry(pool, gpus);
   }
   if (out.max_backoff < out.initial_backoff) {
     const bool at_max = max_backoff_at != nullptr;
@@ -339,6 +597,149 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
                   ")");
   }
   return errors;
+}
+
+// The MIG layout of one GPU of a pool's nodes: MIG mode and its instances.
+struct GpuLayout {
+  bool mig = false;
+  std::map<std::string, std::int32_t> instances;
+};
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : std::string(sep)) + x;
+  return out;
+}
+
+// Memory slices a device's instances occupy, as "0-3, 6".
+std::string slice_ranges(std::uint32_t used, int slices) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < slices;) {
+    if (((used >> i) & 1U) == 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < slices && ((used >> (j + 1)) & 1U) != 0) ++j;
+    parts.push_back(i == j ? std::to_string(i) : std::to_string(i) + "-" + std::to_string(j));
+    i = j + 1;
+  }
+  return parts.empty() ? "none" : join(parts, ", ");
+}
+
+std::string geometry_text(const std::map<std::string, std::int32_t>& g) {
+  std::vector<std::string> parts;
+  for (const auto& [profile, n] : g) parts.push_back(profile + ": " + std::to_string(n));
+  return "{" + join(parts, ", ") + "}";
+}
+
+// The per-GPU layout of a pool's nodes under the device plugin's MIG configuration, checked against
+// the pool's GPU model; nullopt when the pool has no GPU in MIG mode (no geometry, migStrategy
+// none, or all-disabled). Throws sim::InputError located at the pool's geometry.
+std::optional<std::vector<GpuLayout>> resolve_mig(const DevicePlugin& dp, const models::NodePool& pool) {
+  namespace gs = models::gpushare;
+  if (dp.mig_strategy == MigStrategy::None) return std::nullopt;
+  std::vector<MigDeviceEntry> entries;
+  if (const auto it = dp.mig_devices.find(pool.name); it != dp.mig_devices.end()) {
+    entries.push_back(MigDeviceEntry{{}, true, it->second, {}});
+  } else if (const auto jt = dp.mig_layouts.find(pool.name); jt != dp.mig_layouts.end()) {
+    entries = jt->second;
+  } else {
+    return std::nullopt;
+  }
+  const ParamValue& at = dp.mig_devices_at.at(pool.name);
+  auto fail = [&](const std::string& message) {
+    throw sim::InputError(at.file, at.line, at.column, "policy.devicePlugin.migDevices." + pool.name, message);
+  };
+  const auto models = gs::mig_models_for(pool.gpu_type);
+  if (models.empty())
+    fail("pool " + quoted(pool.name) + " has GPU type " + quoted(pool.gpu_type) +
+         ", which has no MIG; expected an A100-40GB, A100-80GB, H100-80GB or A30 pool, or no geometry for it");
+  // The first model (a bare "A100" has two) that knows every profile and config named.
+  auto unknown_on = [&](std::string_view model) -> std::string {
+    for (const auto& e : entries) {
+      if (!e.config.empty()) {
+        if (!gs::mig_named_config(model, e.config)) return e.config;
+        continue;
+      }
+      for (const auto& [profile, n] : e.mig_devices)
+        if (gs::find_mig_profile(model, profile) == nullptr) return profile;
+    }
+    return "";
+  };
+  std::string_view model = models.front();
+  for (auto it = models.rbegin(); it != models.rend(); ++it)
+    if (unknown_on(*it).empty()) model = *it;
+  if (const std::string bad = unknown_on(model); !bad.empty()) {
+    const std::string gpu = quoted(pool.gpu_type) + (pool.gpu_type == model ? "" : " = " + std::string(model));
+    if (bad.starts_with("all-")) {
+      fail("MIG config " + quoted(bad) + " of pool " + quoted(pool.name) + " does not exist for its GPU " + gpu +
+           "; expected all-disabled, all-enabled, all-balanced or all-<profile> with one of its profiles");
+    }
+    std::vector<std::string> names;
+    for (const auto& p : gs::mig_profiles(model)) names.push_back(p.name);
+    fail("unknown MIG profile " + quoted(bad) + " for pool " + quoted(pool.name) + " (GPU " + gpu +
+         "); expected one of: " + join(names, ", "));
+  }
+  const int gpus = pool.gpus_per_node;
+  std::vector<GpuLayout> layout(static_cast<std::size_t>(std::max(gpus, 0)));
+  for (const auto& e : entries) {
+    gs::MigGeometry g{e.mig_enabled, e.mig_devices};
+    if (!e.config.empty()) g = *gs::mig_named_config(model, e.config);
+    if (e.devices.empty()) {
+      for (auto& l : layout) l = {g.enabled, g.devices};
+      continue;
+    }
+    for (const std::int32_t d : e.devices) {
+      if (d >= gpus)
+        fail("GPU " + std::to_string(d) + " in migDevices of pool " + quoted(pool.name) + ": its nodes have " +
+             std::to_string(gpus) + " GPUs; expected indices 0 to " + std::to_string(gpus - 1));
+      layout[static_cast<std::size_t>(d)] = {g.enabled, g.devices};
+    }
+  }
+  bool any_mig = false, any_whole = false, any_empty = false;
+  std::set<std::string> kinds;
+  std::int64_t units = 0;
+  for (const auto& l : layout) {
+    (l.mig ? any_mig : any_whole) = true;
+    if (!l.mig) {
+      ++units;
+      continue;
+    }
+    any_empty = any_empty || l.instances.empty();
+    for (const auto& [profile, n] : l.instances) {
+      kinds.insert(profile);
+      units += n;
+    }
+    gs::MigDevice device{gs::mig_memory_slices(model), 0};
+    if (const gs::MigProfile* p = gs::place_geometry(model, l.instances, device)) {
+      std::vector<std::string> starts;
+      for (const int st : p->starts) starts.push_back(std::to_string(st));
+      fail("MIG geometry " + geometry_text(l.instances) + " of pool " + quoted(pool.name) + " does not fit an " +
+           std::string(model) +
+           ": placed largest first at their highest free start, the instances before it take memory slices " +
+           slice_ranges(device.used, device.slices) + " of " + std::to_string(device.slices) + " and " + p->name +
+           " (" + std::to_string(p->size) + " slice" + (p->size == 1 ? "" : "s") + ", starting at " +
+           join(starts, ", ") + ") has no free placement; expected instances that fit the GPU's " +
+           std::to_string(device.slices) + " memory slices");
+    }
+  }
+  if (!any_mig) return std::nullopt;
+  if (dp.mig_strategy == MigStrategy::Single) {
+    // internal/rm/device_map.go: the single strategy's checks.
+    if (any_whole)
+      fail("migStrategy single: all devices on the node must be configured with the same migEnabled value; pool " +
+           quoted(pool.name) + " has GPUs with MIG and GPUs without");
+    if (any_empty)
+      fail("migStrategy single: every MIG-enabled device needs MIG devices; pool " + quoted(pool.name) +
+           " has a GPU in MIG mode with none");
+    if (kinds.size() > 1)
+      fail("migStrategy single: more than one MIG device type present on node; pool " + quoted(pool.name) + " has " +
+           join(std::vector<std::string>(kinds.begin(), kinds.end()), ", "));
+  }
+  if (units == 0)
+    fail("pool " + quoted(pool.name) + " advertises no GPU resource: its GPUs are in MIG mode with no MIG devices");
+  return layout;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,24 +946,32 @@ class KubernetesPolicy final : public Policy {
   models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const override {
     const DevicePlugin& dp = cfg_.device_plugin;
     models::ClusterSpec out = spec;
-    for (auto& pool : out.pools) {
-      auto it = dp.mig_devices.find(pool.name);
-      if (dp.mig_strategy != MigStrategy::None && it != dp.mig_devices.end()) {
-        pool.units_per_gpu = 0;
-        for (const auto& [profile, n] : it->second) pool.units_per_gpu += n;
-      } else {
-        pool.units_per_gpu = dp.replicas;
-        pool.time_sliced = dp.replicas > 1;
-      }
-    }
     if (dp.mig_strategy != MigStrategy::None) {
-      for (const auto& [name, geometry] : dp.mig_devices) {
+      for (const auto& [name, at] : dp.mig_devices_at) {
         const bool known = std::any_of(spec.pools.begin(), spec.pools.end(),
                                        [&](const models::NodePool& p) { return p.name == name; });
         if (known) continue;
-        const ParamValue& at = dp.mig_devices_at.at(name);
         throw sim::InputError(at.file, at.line, at.column, "policy.devicePlugin.migDevices." + name,
                               "no cluster pool named " + quoted(name));
+      }
+    }
+    for (auto& pool : out.pools) {
+      if (const auto layout = resolve_mig(dp, pool)) {
+        // Units: each GPU's MIG devices, or 1 for a whole GPU (mixed); per GPU when every GPU of a
+        // node has as many, else per node.
+        std::vector<std::int32_t> units;
+        for (const auto& l : *layout) {
+          std::int32_t u = l.mig ? 0 : 1;
+          for (const auto& [profile, n] : l.instances) u += n;
+          units.push_back(u);
+        }
+        const bool uniform = std::all_of(units.begin(), units.end(), [&](std::int32_t u) { return u == units[0]; });
+        pool.units_per_gpu = uniform && !units.empty() && units[0] > 0 ? units[0] : 1;
+        pool.units_per_node = uniform ? 0 : std::accumulate(units.begin(), units.end(), 0);
+        pool.time_sliced = false;
+      } else {
+        pool.units_per_gpu = dp.replicas;
+        pool.time_sliced = dp.replicas > 1;
       }
     }
     return out;
@@ -593,7 +1002,11 @@ class KubernetesPolicy final : public Policy {
       u.nonzero_cpu_milli -= pod_nonzero_cpu(job);
       u.nonzero_memory_mib -= pod_nonzero_memory(job);
       --running_;
-      if (const int res = resource(job); res >= 0) mig_used_[p.node][static_cast<std::size_t>(res)] -= job.gpus;
+      if (const int res = resource(job); res >= 0) {
+        mig_used_[p.node][static_cast<std::size_t>(res)] -= job.gpus;
+      } else if (split(view.cluster().node(p.node).pool)) {
+        whole_used_[p.node] -= job.gpus;
+      }
       group_running(view.now(), job.group, -1);
       p.where = Where::None;
       p.node = kNoNode;
@@ -707,23 +1120,34 @@ class KubernetesPolicy final : public Policy {
     const auto& spec = view.cluster().spec();
     const DevicePlugin& dp = cfg_.device_plugin;
     profiles_.clear();
-    for (const auto& [pool, geometry] : dp.mig_devices)
-      for (const auto& [profile, n] : geometry) profiles_.push_back(profile);
+    std::vector<std::optional<std::vector<GpuLayout>>> layouts;
+    for (const auto& pool : spec.pools) {
+      layouts.push_back(resolve_mig(dp, pool));
+      if (layouts.back())
+        for (const auto& l : *layouts.back())
+          for (const auto& [profile, n] : l.instances) profiles_.push_back(profile);
+    }
     std::sort(profiles_.begin(), profiles_.end());
     profiles_.erase(std::unique(profiles_.begin(), profiles_.end()), profiles_.end());
     pool_mig_.assign(spec.pools.size(), 0);
+    pool_whole_.assign(spec.pools.size(), 0);
     pool_slices_.assign(spec.pools.size(), std::vector<std::int64_t>(profiles_.size(), 0));
+    any_mig_ = false;
     for (std::size_t p = 0; p < spec.pools.size(); ++p) {
-      auto it = dp.mig_devices.find(spec.pools[p].name);
-      if (dp.mig_strategy == MigStrategy::None || it == dp.mig_devices.end()) continue;
+      if (!layouts[p]) continue;
       pool_mig_[p] = 1;
-      for (const auto& [profile, n] : it->second) {
-        const auto k =
-            static_cast<std::size_t>(std::lower_bound(profiles_.begin(), profiles_.end(), profile) - profiles_.begin());
-        pool_slices_[p][k] = std::int64_t{n} * spec.pools[p].gpus_per_node;
+      any_mig_ = true;
+      for (const auto& l : *layouts[p]) {
+        pool_whole_[p] += l.mig ? 0 : 1;
+        for (const auto& [profile, n] : l.instances) {
+          const auto k = static_cast<std::size_t>(std::lower_bound(profiles_.begin(), profiles_.end(), profile) -
+                                                  profiles_.begin());
+          pool_slices_[p][k] += n;
+        }
       }
     }
     mig_used_.assign(nodes, std::vector<std::int64_t>(profiles_.size(), 0));
+    whole_used_.assign(nodes, 0);
     res_by_type_.clear();
     for (const auto& type : view.workload().gpu_type_names) {
       std::string t = type;
@@ -783,18 +1207,25 @@ class KubernetesPolicy final : public Policy {
     const int res = resource(job);
     if (res >= 0) return pool_slices_[pool][static_cast<std::size_t>(res)] > 0;
     if (!pool_eligible(view.cluster(), pool, job, view.workload())) return false;
-    // Under mixed, a MIG node advertises no nvidia.com/gpu.
-    return !(job.gpus > 0 && pool_mig_[pool] && cfg_.device_plugin.mig_strategy == MigStrategy::Mixed);
+    // Under mixed, a MIG node advertises as nvidia.com/gpu only its GPUs not in MIG mode.
+    return !(job.gpus > 0 && split(pool) && pool_whole_[pool] == 0);
+  }
+
+  // Under migStrategy mixed, a pool with MIG: nvidia.com/gpu counts only its whole GPUs.
+  bool split(models::PoolId pool) const {
+    return pool_mig_[pool] != 0 && cfg_.device_plugin.mig_strategy == MigStrategy::Mixed;
   }
 
   // Allocatable and free amounts of the pod's GPU resource on a node.
   std::int64_t gpu_capacity(const models::Node& n, const Job& job) const {
     const int res = resource(job);
-    return res < 0 ? n.gpus : pool_slices_[n.pool][static_cast<std::size_t>(res)];
+    if (res < 0) return split(n.pool) ? pool_whole_[n.pool] : n.gpus;
+    return pool_slices_[n.pool][static_cast<std::size_t>(res)];
   }
   std::int64_t gpu_free(NodeId id, const models::Node& n, const Job& job) const {
     const int res = resource(job);
-    return res < 0 ? n.free_gpus : gpu_capacity(n, job) - mig_used_[id][static_cast<std::size_t>(res)];
+    if (res < 0) return split(n.pool) ? pool_whole_[n.pool] - whole_used_[id] : n.free_gpus;
+    return gpu_capacity(n, job) - mig_used_[id][static_cast<std::size_t>(res)];
   }
 
   // ResourceQuota admission: the pod enters the active queue, or its controller retries later.
@@ -939,7 +1370,7 @@ class KubernetesPolicy final : public Policy {
   using NodeKey = std::array<std::int64_t, 10>;
   using ClassMap = std::map<NodeKey, std::set<NodeId>>;
 
-  bool use_classes() const { return !cfg_.seeded_tie_break && profiles_.empty(); }
+  bool use_classes() const { return !cfg_.seeded_tie_break && !any_mig_; }
 
   void touch(NodeId id) {
     if (id >= dirty_flag_.size() || dirty_flag_[id]) return;
@@ -1058,7 +1489,11 @@ class KubernetesPolicy final : public Policy {
     ++running_;
     group_running(s.now(), job.group, +1);
     const int res = resource(job);
-    if (res >= 0) mig_used_[node][static_cast<std::size_t>(res)] += job.gpus;
+    if (res >= 0) {
+      mig_used_[node][static_cast<std::size_t>(res)] += job.gpus;
+    } else if (split(s.cluster().node(node).pool)) {
+      whole_used_[node] += job.gpus;
+    }
     // Time-slicing with failRequestsGreaterThanOne: the kubelet admits, then fails, a pod asking for
     // more than one replica (NVIDIA/k8s-device-plugin, internal/rm/allocate.go).
     const DevicePlugin& dp = cfg_.device_plugin;
@@ -1264,6 +1699,9 @@ class KubernetesPolicy final : public Policy {
   std::vector<std::uint8_t> pool_mig_;                  // pool has a MIG geometry in force
   std::vector<std::vector<std::int64_t>> pool_slices_;  // pool -> slices per node, per profile
   std::vector<std::vector<std::int64_t>> mig_used_;     // node -> slices bound, per profile
+  std::vector<std::int64_t> pool_whole_;                // pool with MIG -> GPUs per node not in MIG mode
+  std::vector<std::int64_t> whole_used_;                // node -> nvidia.com/gpu bound (mixed, MIG pools)
+  bool any_mig_ = false;                                // some pool has GPUs in MIG mode
   std::vector<int> res_by_type_;                        // GPU type index -> resource
   std::int64_t running_ = 0;
   std::set<std::tuple<std::int64_t, Tick, JobIndex>> active_;  // (-priority, timestamp, index)

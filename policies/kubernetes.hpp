@@ -61,12 +61,27 @@
 //      finish times whenever a pod starts on or leaves the node (NodePool::time_sliced,
 //      scenarios/simulation.cpp reslice). Not modelled: renameByDefault (nvidia.com/gpu.shared),
 //      sharedDevicesAllocationPolicy (which GPU gets a replica), GPU memory, MPS.
-//    * migStrategy: none | single | mixed, with migDevices.<pool>.<profile>: n = MIG slices of
-//      each profile per GPU on that pool's nodes (the geometry is fixed per node). single: the
-//      slices are advertised as nvidia.com/gpu (one profile per pool). mixed: each profile is an
-//      independent integer resource nvidia.com/mig-<profile>, requested by a job whose GPU type is
-//      "mig-<profile>" (or "<profile>"), and a MIG pool advertises no nvidia.com/gpu. Profiles take
-//      <g> of the GPU's 7 compute slices; a geometry may use at most 7.
+//    * migStrategy: none | single | mixed, with migDevices.<pool> = the MIG geometry mig-parted
+//      applies to that pool's nodes (fixed per node), in one of three forms:
+//        migDevices.<pool>.<profile>: n     n instances of the profile on every GPU;
+//        migDevices.<pool>: all-balanced    a named config of NVIDIA's default mig-parted config
+//                                           (models/gpu_share.hpp mig_named_config);
+//        migDevices.<pool>: [{devices: [0,1], mig-devices: {"3g.20gb": 2}}, {devices: [2],
+//                           mig-enabled: false}, ...]   mig-parted config entries: GPU indices
+//                           of each node (or `all`), mig-enabled (default true), mig-devices.
+//      A GPU no entry names stays whole (MIG off). The pool's GPU type gives the MIG model
+//      (gpu_share.hpp mig_models_for: A100-40GB, A100-80GB, H100-80GB, A30; a bare "A100" is the
+//      80 GB one unless only the 40 GB one has the profiles named); each profile must be one of the
+//      model's and each GPU's instances must fit its memory slices, placed largest first at their
+//      first free allowed start as NVML does (e.g. 3g.20gb x2 + 1g.5gb is refused on an
+//      A100-40GB: the two 3g take all 8 slices). A node advertises the sum over its GPUs
+//      (internal/rm/device_map.go): single: all its MIG devices as nvidia.com/gpu, and, as the
+//      plugin requires, every GPU in MIG mode with instances of one profile. mixed: each profile is
+//      an independent integer resource nvidia.com/mig-<profile>, requested by a job whose GPU type
+//      is "mig-<profile>" (or "<profile>"), and only the node's whole GPUs are nvidia.com/gpu (a
+//      pool of all-MIG GPUs advertises none). Time-slicing does not apply to a pool with MIG. The
+//      engine counts a MIG node in units: units_per_gpu when all its GPUs advertise as many, else
+//      NodePool::units_per_node (the sum); the policy tracks each resource per node itself.
 //  - No gang scheduling: pods of one group (Job::group) are placed one by one. While some but not
 //    all of a group's live pods run, its pending pods get the reason "gang: partially placed for
 //    N s, k of n pods running" once that has lasted partial_placement_threshold (default 60 s).
@@ -127,6 +142,14 @@ NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node,
 // The NVIDIA device plugin's configuration (NVIDIA/k8s-device-plugin api/config/v1): how each
 // node's GPUs are advertised to the scheduler.
 enum class MigStrategy : std::uint8_t { None, Single, Mixed };
+// One entry of a mig-parted config (`mig-configs.<name>[i]`): the GPUs of each node it applies to
+// and their geometry, or a named config of NVIDIA's default file for all GPUs (`config`).
+struct MigDeviceEntry {
+  std::vector<std::int32_t> devices;  // GPU indices on each node; empty = all
+  bool mig_enabled = true;
+  std::map<std::string, std::int32_t> mig_devices;  // profile -> instances per GPU
+  std::string config;                               // "all-balanced", ...; then the rest is unused
+};
 struct DevicePlugin {
   MigStrategy mig_strategy = MigStrategy::None;  // migStrategy
   std::int32_t replicas = 1;                     // sharing.timeSlicing.replicas (1 = no sharing)
@@ -134,6 +157,8 @@ struct DevicePlugin {
   // migDevices.<pool>.<profile>: MIG slices of each profile per GPU on that pool's nodes (the
   // geometry mig-parted applies), e.g. {"a100": {"1g.5gb": 7}}. Profiles are "<g>g.<mem>gb".
   std::map<std::string, std::map<std::string, std::int32_t>> mig_devices;
+  // migDevices.<pool>: a named config ("all-balanced") or a list of mig-parted entries.
+  std::map<std::string, std::vector<MigDeviceEntry>> mig_layouts;
   std::map<std::string, ParamValue> mig_devices_at;  // where each pool's geometry was written
 };
 

@@ -504,15 +504,21 @@ void Simulation::take_sample(Tick t) {
   for (models::PoolId p = 0; p < cluster_.pool_count(); ++p) {
     const auto& pool = cluster_.spec().pools[p];
     // In GPUs: on a pool advertised in units (time-slicing, MIG), units in use rounded up to GPUs.
+    // A node advertising `node_units` units for its g GPUs (units_per_node: GPUs cut differently)
+    // counts f units as f x g / node_units GPUs.
     const std::int64_t units = std::max(pool.units_per_gpu, 1);
-    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p) / units);
-    pool_used_[p] = static_cast<std::int32_t>((cluster_.pool_used_gpus(p) + units - 1) / units);
+    const std::int64_t node_units = pool.units_per_node > 0 ? pool.units_per_node : pool.gpus_per_node * units;
+    const std::int64_t per = pool.units_per_node > 0 ? pool.gpus_per_node : 1;  // GPUs per `div` units
+    const std::int64_t div = pool.units_per_node > 0 ? node_units : units;
+    pool_free_[p] = static_cast<std::int32_t>(cluster_.pool_free_gpus(p) * per / div);
+    pool_used_[p] = static_cast<std::int32_t>((cluster_.pool_used_gpus(p) * per + div - 1) / div);
     pool_down_[p] = pool.nodes * pool.gpus_per_node - pool_used_[p] - pool_free_[p];
     std::int64_t frag = 0;
     const std::int64_t need = std::min<std::int64_t>(static_cast<std::int64_t>(smallest), pool.gpus_per_node);
-    // Free units f on a node are f / units whole GPUs; fragmented while that is in [1, need).
-    for (std::int64_t f = units; f < need * units; ++f)
-      frag += (f / units) * static_cast<std::int64_t>(cluster_.nodes_with_free(p, static_cast<std::int32_t>(f)).size());
+    // Free units f on a node are f x per / div whole GPUs; fragmented while that is in [1, need).
+    for (std::int64_t f = 1; f <= node_units && f * per / div < need; ++f)
+      if (const std::int64_t whole = f * per / div; whole >= 1)
+        frag += whole * static_cast<std::int64_t>(cluster_.nodes_with_free(p, static_cast<std::int32_t>(f)).size());
     pool_frag_[p] = static_cast<std::int32_t>(frag);
   }
   models::Sample s;

@@ -799,6 +799,193 @@ TEST(KubernetesDevicePlugin, ScenarioBlockUsesTheDevicePluginVocabulary) {
   EXPECT_EQ(cfg.device_plugin.mig_devices.at("a100").at("1g.5gb"), 1);
 }
 
+// --- device plugin: MIG geometries checked against the GPU model ---------------------------------
+
+namespace {
+
+// The message of the InputError the policy raises when the run is set up, or "".
+std::string setup_error(const models::ClusterSpec& c, const policies::PolicyParams& p) {
+  const auto policy = policies::make_policy("kubernetes", p, 1);
+  try {
+    policy->advertised_cluster(c);
+  } catch (const sim::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+models::ClusterSpec mig_pool(const std::string& name, int gpus, const std::string& type) {
+  models::ClusterSpec c;
+  c.pools.push_back({name, 1, gpus, type, 0, 0});
+  return c;
+}
+
+const std::string kMixedList =
+    "[{devices: [0, 1, 2, 3], mig-devices: {3g.20gb: 2}}, {devices: [4, 5], mig-devices: {2g.10gb: 3}}, "
+    "{devices: [6], mig-devices: {1g.5gb: 7}}]";
+
+}  // namespace
+
+TEST(KubernetesMig, ALayoutThatDoesNotFitTheMemorySlicesIsAConfigErrorAtItsPosition) {
+  // Two 3g.20gb and a 1g.5gb use 7 compute slices, but the two 3g take all 8 memory slices of an
+  // A100-40GB: nvidia-smi refuses the 1g. The bare "A100" is the 40 GB one: the 80 GB one has no
+  // 1g.5gb.
+  const std::string text = replace(kScenario, "  tie_break: seeded\n",
+                                   "  tie_break: seeded\n"
+                                   "  devicePlugin:\n"
+                                   "    migStrategy: mixed\n"
+                                   "    migDevices:\n"
+                                   "      a100: {\"3g.20gb\": 2, \"1g.5gb\": 1}\n");
+  const auto s = scenarios::parse_scenario(text, kInline);
+  EXPECT_EQ(setup_error(s.cluster, s.policy.params),
+            kInline +
+                ":21:38: policy.devicePlugin.migDevices.a100: MIG geometry {1g.5gb: 1, 3g.20gb: 2} of pool \"a100\" "
+                "does not fit an A100-40GB: placed largest first at their highest free start, the instances before it "
+                "take memory slices 0-7 of 8 and 1g.5gb (1 slice, starting at 0, 1, 2, 3, 4, 5, 6) has no free "
+                "placement; expected instances that fit the GPU's 8 memory slices");
+  // 3g.20gb + 2g.10gb + 2 x 1g.5gb fits (3g at slices 4-7).
+  EXPECT_EQ(setup_error(mig_pool("a100", 8, "A100"), params({{"devicePlugin.migStrategy", "mixed"},
+                                                             {"devicePlugin.migDevices.a100.3g.20gb", "1"},
+                                                             {"devicePlugin.migDevices.a100.2g.10gb", "1"},
+                                                             {"devicePlugin.migDevices.a100.1g.5gb", "2"}})),
+            "");
+}
+
+TEST(KubernetesMig, ProfilesAndGpuTypesAreCheckedAgainstTheModel) {
+  const auto mixed = [](const std::string& key, const std::string& value) {
+    return params({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices." + key, value}});
+  };
+  EXPECT_EQ(setup_error(mig_pool("p", 8, "A100-SXM4-80GB"), mixed("p.1g.5gb", "7")),
+            "test.yaml:1:3: policy.devicePlugin.migDevices.p: unknown MIG profile \"1g.5gb\" for pool \"p\" (GPU "
+            "\"A100-SXM4-80GB\" = A100-80GB); expected one of: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
+  EXPECT_EQ(setup_error(mig_pool("p", 8, "T4"), mixed("p", "all-balanced")),
+            "test.yaml:1:3: policy.devicePlugin.migDevices.p: pool \"p\" has GPU type \"T4\", which has no MIG; "
+            "expected an A100-40GB, A100-80GB, H100-80GB or A30 pool, or no geometry for it");
+  EXPECT_EQ(setup_error(mig_pool("p", 4, "A30"), mixed("p", "all-3g.20gb")),
+            "test.yaml:1:3: policy.devicePlugin.migDevices.p: MIG config \"all-3g.20gb\" of pool \"p\" does not exist "
+            "for its GPU \"A30\"; expected all-disabled, all-enabled, all-balanced or all-<profile> with one of its "
+            "profiles");
+  EXPECT_EQ(setup_error(mig_pool("p", 4, "A100-40GB"), mixed("p", kMixedList)),
+            "test.yaml:1:3: policy.devicePlugin.migDevices.p: GPU 4 in migDevices of pool \"p\": its nodes have 4 "
+            "GPUs; expected indices 0 to 3");
+  EXPECT_EQ(setup_error(mig_pool("p", 8, "A100-40GB"), mixed("p", "all-enabled")),
+            "test.yaml:1:3: policy.devicePlugin.migDevices.p: pool \"p\" advertises no GPU resource: its GPUs are in "
+            "MIG mode with no MIG devices");
+  // migStrategy single: the device plugin's own checks (internal/rm/device_map.go).
+  EXPECT_EQ(setup_error(mig_pool("p", 8, "A100-40GB"),
+                        params({{"devicePlugin.migStrategy", "single"},
+                                {"devicePlugin.migDevices.p", "[{devices: [0, 1], mig-devices: {1g.5gb: 7}}]"}})),
+            "test.yaml:1:3: policy.devicePlugin.migDevices.p: migStrategy single: all devices on the node must be "
+            "configured with the same migEnabled value; pool \"p\" has GPUs with MIG and GPUs without");
+  // Parse-time checks of the list form.
+  auto check = [](const std::map<std::string, std::string>& kv) {
+    return policies::check_policy("kubernetes", params(kv), "", 0, 0);
+  };
+  auto errors = check({{"devicePlugin.migStrategy", "mixed"},
+                       {"devicePlugin.migDevices.p", "[{devices: [0, 1], mig-devices: {1g.5gb: 7}}, {devices: [1]}]"}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message(), "migDevices.p: entry 1: GPU 1 is already in entry 0; expected each GPU in one entry");
+  errors = check({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.p", "all-custom"}});
+  ASSERT_EQ(errors.size(), 1u);
+  errors = check({{"devicePlugin.migStrategy", "mixed"},
+                  {"devicePlugin.migDevices.p", "[{devices: all, mig-devices: {3g.20gb: 3}}]"}});
+  ASSERT_EQ(errors.size(), 1u) << "9 compute slices > 7";
+}
+
+TEST(KubernetesMig, AllBalancedOnAnA100With40GBResolvesToTwo1gOne2gOne3g) {
+  // One A100-40GB in all-balanced: 1g.5gb x2, 2g.10gb x1, 3g.20gb x1 (mig-parted
+  // config-default.yaml), 4 units. Pods of 100 s, one a second.
+  const auto c = mig_pool("bal", 1, "A100-SXM4-40GB");
+  const auto p = params({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.bal", "all-balanced"}});
+  EXPECT_EQ(policies::make_policy("kubernetes", p, 1)->advertised_cluster(c).pools[0].units_per_gpu, 4);
+  const auto w = mig_workload({{"mig-1g.5gb", 1},
+                               {"mig-1g.5gb", 1},
+                               {"mig-1g.5gb", 1},
+                               {"mig-2g.10gb", 1},
+                               {"mig-3g.20gb", 1},
+                               {"mig-2g.10gb", 1},
+                               {"", 1}});
+  const K8sRun r(w, c, p);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 1);
+  EXPECT_EQ(r.start(2), 100) << "two 1g.5gb instances: the third waits for the first to end";
+  EXPECT_EQ(r.start(3), 3);
+  EXPECT_EQ(r.start(4), 4);
+  // One 2g.10gb instance. Pod 5 fails at 5 (backoff 1 s), again at 100 when pod 0 ends (2 s) and
+  // at 102 when that backoff is over (4 s); pod 3 ends at 103, and the backoff keeps it until 106.
+  EXPECT_EQ(r.start(5), 106);
+  EXPECT_EQ(r.state(6), JobState::Unfinished) << "an all-MIG node advertises no nvidia.com/gpu under mixed";
+  auto short_backoff = p;
+  short_backoff["podMaxBackoffSeconds"] = policies::ParamValue{"1", "test.yaml", 9, 3};
+  EXPECT_EQ(K8sRun(w, c, short_backoff).start(5), 103) << "with backoffs of 1 s, as soon as pod 3 ends";
+}
+
+TEST(KubernetesMig, MixedGeometriesAcrossTheGpusOfANodeAddUp) {
+  // One node of 8 A100-40GB: GPUs 0-3 2 x 3g.20gb, GPUs 4-5 3 x 2g.10gb, GPU 6 7 x 1g.5gb, GPU 7
+  // whole. It advertises nvidia.com/mig-3g.20gb 8, mig-2g.10gb 6, mig-1g.5gb 7 and nvidia.com/gpu
+  // 1: 22 units.
+  const auto c = mig_pool("mix", 8, "A100-SXM4-40GB");
+  const auto p = params({{"devicePlugin.migStrategy", "mixed"}, {"devicePlugin.migDevices.mix", kMixedList}});
+  const auto advertised = policies::make_policy("kubernetes", p, 1)->advertised_cluster(c);
+  EXPECT_EQ(advertised.pools[0].units_per_node, 22);
+  const auto w = mig_workload({{"mig-2g.10gb", 4},
+                               {"mig-2g.10gb", 2},
+                               {"mig-2g.10gb", 1},
+                               {"", 1},
+                               {"", 1},
+                               {"mig-3g.20gb", 8},
+                               {"mig-2g.10gb", 7},
+                               {"mig-1g.5gb", 7}});
+  EndReasons obs;
+  const K8sRun r(w, c, p, 1, &obs);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 1) << "6 mig-2g.10gb in use";
+  EXPECT_EQ(r.start(2), 100) << "waits for the first pod's four 2g.10gb";
+  EXPECT_EQ(r.start(3), 3) << "GPU 7 is whole: one nvidia.com/gpu";
+  // The only whole GPU is taken until 103; pod 4's backoff (failures at 4, 100 and 102, as in
+  // the test above) lasts until 106.
+  EXPECT_EQ(r.start(4), 106);
+  EXPECT_EQ(r.start(5), 5);
+  EXPECT_EQ(r.state(6), JobState::Unfinished) << "7 x 2g.10gb: the node has 6";
+  EXPECT_EQ(r.start(7), 7);
+  // Samples (one a minute) count GPUs: u of the node's 22 units in use are ceil(u x 8 / 22) GPUs:
+  // at 60 s all 22 units, 8 GPUs; at 120 s and 180 s pods 2 and 4 hold 2 units, 1 GPU.
+  ASSERT_GE(obs.used.size(), 4u);
+  EXPECT_EQ(obs.used[1], 8);
+  EXPECT_EQ(obs.used[2], 1);
+  EXPECT_EQ(obs.used[3], 1);
+
+  // The scenario's list (a YAML sequence of mig-parted entries) reads the same.
+  const std::string text = replace(kScenario, "  tie_break: seeded\n",
+                                   "  tie_break: seeded\n"
+                                   "  devicePlugin:\n"
+                                   "    migStrategy: mixed\n"
+                                   "    migDevices:\n"
+                                   "      a100:\n"
+                                   "        - devices: [0, 1, 2, 3]\n"
+                                   "          mig-enabled: true\n"
+                                   "          mig-devices: {\"3g.20gb\": 2}\n"
+                                   "        - devices: [4, 5]\n"
+                                   "          mig-devices:\n"
+                                   "            \"2g.10gb\": 3\n"
+                                   "        - devices: [6]\n"
+                                   "          mig-devices: {\"1g.5gb\": 7}\n"
+                                   "        - devices: [7]\n"
+                                   "          mig-enabled: false\n");
+  const auto s = scenarios::parse_scenario(text, kInline);
+  const auto cfg = k8s::parse_config(s.policy.params);
+  const auto& entries = cfg.device_plugin.mig_layouts.at("a100");
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0].devices, (std::vector<std::int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(entries[1].mig_devices, (std::map<std::string, std::int32_t>{{"2g.10gb", 3}}));
+  EXPECT_EQ(entries[2].mig_devices, (std::map<std::string, std::int32_t>{{"1g.5gb", 7}}));
+  EXPECT_FALSE(entries[3].mig_enabled);
+  auto spec = s.cluster;
+  spec.pools[0].nodes = 1;
+  const K8sRun same(w, spec, s.policy.params);
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) EXPECT_EQ(same.state(j), r.state(j)) << j;
+}
+
 // --- no gang scheduling: partially placed groups -------------------------------------------------
 
 namespace {

@@ -1695,6 +1695,15 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     loader.errors().emplace_back(file, e.mark.line + 1, e.mark.column + 1, "", "unreadable YAML: " + e.msg);
   }
   auto& errors = loader.errors();
+  if (errors.empty()) {
+    // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
+    // GPU models) is checked here too, so `headroom validate` finds it before a run does.
+    try {
+      (void)policies::make_policy(out.policy.name, out.policy.params, out.seed)->advertised_cluster(out.cluster);
+    } catch (const InputError& e) {
+      errors.push_back(e);
+    }
+  }
   if (errors.empty()) return out;
   // Reported in reading order; problems at the same place keep the order they were found in.
   std::stable_sort(errors.begin(), errors.end(), [](const InputError& a, const InputError& b) {

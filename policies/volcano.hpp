@@ -119,6 +119,8 @@ struct PluginConf {
 
 enum class QueueState : std::uint8_t { Open, Closing, Closed };
 
+enum class NetworkTopologyMode : std::uint8_t { Off, Hard, Soft };
+
 // Resources in headroom units: GPUs, millicores, MiB. -1 in a capability = unlimited.
 using Resources = std::array<std::int64_t, 3>;
 
@@ -147,6 +149,15 @@ struct Config {
   bool min_resources = true;                // minResources: auto
   std::int64_t ancestor_reclaim_level = 0;  // capacity argument ancestorReclaimLevel
   std::map<std::string, QueueConf> queues;
+  // Job spec.networkTopology, given to the PodGroups whose lowest-index member's kind is in
+  // `network_topology_kinds` (empty = every kind), over cluster.topology (HyperNode tier = switch
+  // level, tier 1 = leaf). Needs the network-topology-aware plugin in the tiers (added to the
+  // default tiers when `tiers` is not given); without a cluster topology it does nothing.
+  NetworkTopologyMode network_topology = NetworkTopologyMode::Off;
+  std::int32_t highest_tier_allowed = 0;  // hard mode
+  std::vector<models::JobKind> network_topology_kinds;
+  // network-topology-aware plugin arguments: weight and the HyperNode-level binpack weights.
+  double nta_weight = 1, nta_binpack_cpu = 1, nta_binpack_memory = 1, nta_binpack_gpu = 0;
 };
 
 // The Helm chart's tiers: [priority, gang (enablePreemptable: false), conformance],

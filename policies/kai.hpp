@@ -82,6 +82,7 @@
 #include <vector>
 
 #include "policies/api.hpp"
+#include "policies/kai_topology.hpp"
 
 namespace headroom::policies::kai {
 
@@ -120,6 +121,7 @@ struct Config {
   Tick half_life = 0;  // time-based fair share decay; 0 = no decay
   bool time_based_fairshare = false;
   std::array<std::int32_t, 4> kind_priority = {50, 125, 100, 50};  // by models::JobKind
+  TopologyConstraint topology;  // topologyConstraint over cluster.topology (kai_topology.hpp)
 };
 
 // One queue in a fair-share division among siblings.

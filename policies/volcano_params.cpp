@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "policies/params.hpp"
 #include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
 
@@ -902,20 +903,10 @@ class Parser {
       else
         out_.highest_tier_allowed = static_cast<std::int32_t>(*n);
     } else if (field == "kinds") {
-      auto flow = parse_subset(v.text);
-      std::vector<Flow> items;
-      if (flow && flow->kind == Flow::List)
-        items = flow->items;
-      else if (flow && flow->kind == Flow::Scalar)
-        items.push_back(*flow);
-      out_.network_topology_kinds.clear();
-      for (const Flow& f : items) {
-        models::JobKind k{};
-        if (f.kind == Flow::Scalar && models::parse_job_kind(f.text, k))
-          out_.network_topology_kinds.push_back(k);
-        else
-          error(key, v, "unknown job kind " + quoted(f.text) + "; expected: train, inference, interactive, batch");
-      }
+      std::vector<std::string> unknown;
+      parse_job_kinds(v.text, out_.network_topology_kinds, unknown);
+      for (const auto& u : unknown)
+        error(key, v, "unknown job kind " + quoted(u) + "; expected: train, inference, interactive, batch");
     } else {
       std::string msg = "unknown key";
       static const std::vector<std::string> fields = {"mode", "highestTierAllowed", "kinds"};

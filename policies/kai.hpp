@@ -61,6 +61,10 @@
 //  - minruntime (docs/plugins/minruntime.md): victims that have run less than the victim queue's
 //    preemptMinRuntime / reclaimMinRuntime (inherited from parents, else the global value) are
 //    protected.
+//  - Topology (plugins/topology, policies/kai_topology.hpp): topologyConstraint's required /
+//    preferred levels as switch levels of cluster.topology; every placement of a constrained
+//    group (allocate, reclaim, preempt, consolidation) goes to the first domain, lowest level and
+//    fullest first, that holds all its pods; with a required level and none, it stays pending.
 // Every eviction goes through Session::preempt with `by` = the preemptor (kNoJob for stale gangs),
 // in Requeue mode after terminationGracePeriod (30 s); the preemptor is pipelined: it is tried
 // first once its victims are gone.
@@ -71,9 +75,9 @@
 // groups have failed.
 //
 // Not modelled: fractional GPUs (gpu-fraction / gpu-memory): the engine's ClusterState tracks
-// whole GPUs per node, so a job with gpu_milli takes whole GPUs; topology, DRA and node
-// affinity; partial eviction of elastic groups (groups are evicted whole); consolidation of
-// gangs. Jobs that no pool could ever hold are rejected (headroom convention, as fifo).
+// whole GPUs per node, so a job with gpu_milli takes whole GPUs; the topology plugin's node
+// scores inside a domain; DRA and node affinity; partial eviction of elastic groups (groups are evicted whole);
+// consolidation of gangs. Jobs that no pool could ever hold are rejected (headroom convention, as fifo).
 
 #include <array>
 #include <cstdint>

@@ -94,7 +94,17 @@
 //    scaling of unsaturated children to their least dominant share; QueueOrder down both paths
 //    (saturated last, then share / weight); Reclaimable when the reclaimer's queue sorts first after
 //    the move. Conflicts with proportion in one tier.
-//  Not modelled: preempt's second pass.
+//  - network-topology-aware (plugins/network-topology-aware, actions/allocate allocateForJob) over
+//    cluster.topology, HyperNode tier = switch level, with `networkTopology` given to the
+//    PodGroups of some job kinds: hard mode tries, tier by tier up to highestTierAllowed, the
+//    HyperNodes whose idle or future idle covers minResources, dry-running the tasks on each one's
+//    nodes; the first tier with a solution decides, by the HyperNode binpack score (ties: more
+//    running tasks inside, then the smallest switch id); none: the PodGroup stays pending. A
+//    PodGroup with running tasks stays below the highest allowed ancestor of their nodes. Soft
+//    mode adds 100 x weight x the tier score of the lowest common switch with the PodGroup's nodes
+//    (plus the task-count share on ties) to the node scores.
+//  Not modelled: preempt's second pass; from network-topology-aware: highestTierName, sub-group
+//  policies, HyperNode binpack for pods without a constraint, topology in preempt / reclaim.
 
 #include <array>
 #include <cstdint>

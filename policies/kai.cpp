@@ -357,8 +357,9 @@ class KaiPolicy final : public Policy {
     in_allocate_ = false;
     // consolidation, reclaim, preempt
     int consolidations = 0, searches = 0;
-    for (const auto& [u, r] : failed) {
+    for (auto [u, r] : failed) {
       if (!units_[u].in_pending || units_[u].pipelined) continue;
+      if (r == Reason::TopologyNoFit) r = Reason::NoFit;  // the solvers place inside the domains too
       if (r == Reason::NoFit && consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0) {
         if (consolidate(s, u, consolidations)) continue;
       }
@@ -819,7 +820,9 @@ class KaiPolicy final : public Policy {
   std::optional<std::vector<models::Placement>> place(const std::vector<JobIndex>& pods, Overlay& ov,
                                                       NodeId exclude = kNoNode) const {
     if (!topology_applies(pods)) return place_pods(pods, ov, exclude);
-    for (const auto& mask : topology_domains_of(pods, ov)) {
+    std::vector<char> mask(cluster_->nodes().size(), 0);
+    for (const models::SwitchId d : topology_domains_of(pods, ov)) {
+      domain_mask(*cluster_->spec().topology, d, mask);
       Overlay trial = ov;
       domain_ = &mask;
       auto out = place_pods(pods, trial, exclude);
@@ -838,7 +841,7 @@ class KaiPolicy final : public Policy {
     return !pods.empty() && cluster_->spec().topology && cfg_.topology.applies_to(workload_->jobs[pods[0]].kind);
   }
 
-  std::vector<std::vector<char>> topology_domains_of(const std::vector<JobIndex>& pods, Overlay& ov) const {
+  std::vector<models::SwitchId> topology_domains_of(const std::vector<JobIndex>& pods, Overlay& ov) const {
     std::vector<NodeFree> free(cluster_->nodes().size(), NodeFree{});
     for (NodeId n = 0; n < free.size(); ++n)
       if (cluster_->node(n).up) {
@@ -993,9 +996,9 @@ class KaiPolicy final : public Policy {
       } else {
         Overlay ov = base(true);
         placements = place(pods, ov);
-        if (!placements && topology_applies(pods)) {
+        if (!placements && topology_applies(pods) && !is_plain) {
           r = cfg_.topology.required > 0 ? Reason::TopologyNoFit : Reason::NoFit;
-        } else if (!placements) {
+        } else if (!placements) {  // a one-node pod fits a domain iff it fits a node
           r = Reason::NoFit;
           if (is_plain) min_failed_plain_gpus_ = first.gpus;
           if (is_multi) min_failed_multi_gpus_ = first.gpus;

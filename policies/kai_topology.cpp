@@ -28,17 +28,14 @@ bool TopologyConstraint::applies_to(models::JobKind kind) const {
   return active() && (kinds.empty() || std::find(kinds.begin(), kinds.end(), kind) != kinds.end());
 }
 
-std::vector<std::vector<char>> topology_domains(const models::Topology& t, const TopologyConstraint& c,
-                                                std::span<const NodeFree> free, std::span<const NodeFree> pods,
-                                                bool multi_node, std::span<const models::NodeId> held) {
+std::vector<models::SwitchId> topology_domains(const models::Topology& t, const TopologyConstraint& c,
+                                               std::span<const NodeFree> free, std::span<const NodeFree> pods,
+                                               bool multi_node, std::span<const models::NodeId> held) {
   const std::size_t switches = t.switch_count();
   const auto root = static_cast<models::SwitchId>(switches);  // the whole cluster
   const std::int32_t top = t.levels();
   // Free resources per domain and the job's request.
   std::vector<NodeFree> dfree(switches + 1, NodeFree{});
-  for (models::SwitchId s = 0; s < switches; ++s)
-    for (models::NodeId n : t.nodes_under(s))
-      for (int d = 0; d < 3; ++d) dfree[s][d] += free[n][d];
   for (const NodeFree& f : free)
     for (int d = 0; d < 3; ++d) dfree[root][d] += f[d];
   NodeFree request{}, largest{};
@@ -61,7 +58,8 @@ std::vector<std::vector<char>> topology_domains(const models::Topology& t, const
   // checkJobDomainFit: representor pods (AllocatablePods) or, with a pod larger than a node, the
   // ratio to the domain's free resources.
   auto fits = [&](models::SwitchId s) {
-    if (multi_node) return ratio(request, dfree[s]) <= 1.0;
+    if (ratio(request, dfree[s]) > 1.0) return false;  // also implied by the representor count
+    if (multi_node) return true;
     nodes_of(s, nodes);
     std::int64_t allocatable = 0;
     for (models::NodeId n : nodes) {
@@ -74,6 +72,9 @@ std::vector<std::vector<char>> topology_domains(const models::Topology& t, const
     return false;
   };
   if (!fits(root)) return {};
+  for (models::SwitchId s = 0; s < switches; ++s)
+    for (models::NodeId n : t.nodes_under(s))
+      for (int d = 0; d < 3; ++d) dfree[s][d] += free[n][d];
   // Relevant levels.
   const std::int32_t lo = c.preferred > 0 ? c.preferred : c.required;
   const std::int32_t hi = c.required > 0 ? c.required : top + 1;
@@ -127,19 +128,25 @@ std::vector<std::vector<char>> topology_domains(const models::Topology& t, const
     }
     current.swap(next);
   }
-  std::vector<std::vector<char>> out;
+  std::vector<models::SwitchId> out;
   for (auto it = levels.rbegin(); it != levels.rend(); ++it)
     for (models::SwitchId s : *it) {
       const std::int32_t l = level_of(s);
       if (l < lo || l > hi) continue;
       if (!allowed.empty() && !allowed[s]) continue;
       if (s != root && !fits(s)) continue;
-      nodes_of(s, nodes);
-      std::vector<char> mask(free.size(), 0);
-      for (models::NodeId n : nodes) mask[n] = 1;
-      out.push_back(std::move(mask));
+      out.push_back(s == root ? models::kNoSwitch : s);
     }
   return out;
+}
+
+void domain_mask(const models::Topology& t, models::SwitchId domain, std::vector<char>& mask) {
+  if (domain == models::kNoSwitch) {
+    mask.assign(mask.size(), 1);
+    return;
+  }
+  mask.assign(mask.size(), 0);
+  for (models::NodeId n : t.nodes_under(domain)) mask[n] = 1;
 }
 
 std::optional<models::Placement> fill_most_free(std::vector<std::pair<std::int64_t, models::NodeId>> candidates,

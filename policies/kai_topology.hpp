@@ -35,10 +35,7 @@
 
 #include "models/cluster.hpp"
 #include "models/job.hpp"
-
-namespace headroom::models {
-class Topology;
-}
+#include "models/topology.hpp"
 
 namespace headroom::policies::kai {
 
@@ -53,12 +50,16 @@ struct TopologyConstraint {
 // Free (idle + releasing) gpus, cpus, memory of a node; zero for a node that is down.
 using NodeFree = std::array<std::int64_t, 3>;
 
-// The node sets (one flag per node) in which the plugin tries a PodGroup, in order; empty when
-// no relevant domain holds it. `pods` are the pods' requests (gpus, cpus, memory), `multi_node`
-// whether one of them is larger than a node, `held` the nodes of its running pods.
-std::vector<std::vector<char>> topology_domains(const models::Topology& topology, const TopologyConstraint& c,
-                                                std::span<const NodeFree> free, std::span<const NodeFree> pods,
-                                                bool multi_node, std::span<const models::NodeId> held);
+// The domains (switches; kNoSwitch = the whole cluster) in which the plugin tries a PodGroup, in
+// order; empty when no relevant domain holds it. `pods` are the pods' requests (gpus, cpus,
+// memory), `multi_node` whether one of them is larger than a node, `held` the nodes of its
+// running pods.
+std::vector<models::SwitchId> topology_domains(const models::Topology& topology, const TopologyConstraint& c,
+                                               std::span<const NodeFree> free, std::span<const NodeFree> pods,
+                                               bool multi_node, std::span<const models::NodeId> held);
+
+// One flag per node (mask.size() nodes): whether the node is in `domain`.
+void domain_mask(const models::Topology& topology, models::SwitchId domain, std::vector<char>& mask);
 
 // A pod larger than a node inside a domain: the given (node, free GPUs) candidates with the most
 // free GPUs first, lowest id among equals, until `gpus` are taken; nothing when they fall short.

@@ -175,6 +175,28 @@ TEST(KaiTopology, PreferredLevelKeepsAGangInOneRackWhenOneHoldsIt) {
   EXPECT_EQ(soft.start(1), 200);
 }
 
+TEST(KaiTopology, PreemptFreesARackForARequiredLevel) {
+  // a on node 0 and c on node 2 (batch: priority class train, preemptible) run long; b leaves
+  // node 1 at 100 s. At 200 s d (inference, priority 125, 16 GPUs in one pod) would span nodes 1
+  // and 3. With requiredTopologyLevel 1 no rack holds it, so preempt evicts inside the queue until
+  // a rack does: c (the newest lower-priority group), and d binds on rack-1 after the 30 s grace.
+  auto w = ht::WorkloadBuilder().job(0, 8, 5000).job(0, 8, 100).job(0, 8, 5000).job(200, 16, 100).build();
+  w.jobs[3].kind = models::JobKind::Inference;
+  std::map<std::string, std::string> queue = {{"queues.default.resources.gpu.quota", "32"},
+                                              {"queues.default.resources.gpu.limit", "-1"}};
+  const NtRun plain(w, queue);
+  EXPECT_EQ(plain.nodes(3), (std::vector<NodeId>{1, 3}));
+  EXPECT_EQ(plain.start(3), 200);
+  EXPECT_EQ(plain.sim->job_preemptions(2), 0);
+  auto kv = queue;
+  kv["topologyConstraint.requiredTopologyLevel"] = "1";
+  const NtRun rack(w, kv);
+  EXPECT_EQ(rack.sim->job_preemptions(0), 0);
+  EXPECT_EQ(rack.sim->job_preemptions(2), 1);
+  EXPECT_EQ(rack.nodes(3), (std::vector<NodeId>{2, 3}));
+  EXPECT_EQ(rack.start(3), 230);
+}
+
 TEST(KaiTopology, ConfigurationErrors) {
   const std::string base =
       "name: k\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"

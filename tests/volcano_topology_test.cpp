@@ -180,6 +180,27 @@ TEST(VolcanoNetworkTopology, HyperNodeBinpackPicksTheFullerRack) {
             "(network-topology-aware, hard mode)");
 }
 
+TEST(VolcanoNetworkTopology, AnElasticPodGroupStaysInTheHyperNodeItHolds) {
+  // A PodGroup of three 8-GPU tasks with minMember 2 on an idle cluster: its first two tasks take
+  // rack-0 (tie: smallest switch id). The third, tried once the group is running, may only go below
+  // the tier-1 ancestor of the nodes the group holds (rack-0), so it waits until task 0 ends at
+  // 100 s; without the option it starts at once on node 2.
+  auto w = ht::WorkloadBuilder().job(0, 8, 100).job(0, 8, 1000).job(0, 8, 100).build();
+  const auto g = w.groups.intern("G");
+  for (JobIndex j = 0; j < 3; ++j) {
+    w.jobs[j].group = g;
+    w.jobs[j].gang_min = 2;
+  }
+  const NtRun plain(w, kOff);
+  EXPECT_EQ(plain.nodes(2), std::vector<NodeId>{2});
+  EXPECT_EQ(plain.start(2), 0);
+  const NtRun hard(w, nt("hard", "1"));
+  EXPECT_EQ(hard.nodes(0), std::vector<NodeId>{0});
+  EXPECT_EQ(hard.nodes(1), std::vector<NodeId>{1});
+  EXPECT_EQ(hard.nodes(2), std::vector<NodeId>{0});
+  EXPECT_EQ(hard.start(2), 100);
+}
+
 TEST(VolcanoNetworkTopology, ConfigurationErrors) {
   const std::string base =
       "name: v\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"

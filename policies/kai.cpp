@@ -843,16 +843,20 @@ class KaiPolicy final : public Policy {
 
   std::vector<models::SwitchId> topology_domains_of(const std::vector<JobIndex>& pods, Overlay& ov) const {
     std::vector<NodeFree> free(cluster_->nodes().size(), NodeFree{});
-    for (NodeId n = 0; n < free.size(); ++n)
-      if (cluster_->node(n).up) {
-        const Free f = ov.get(*cluster_, n);
-        free[n] = {f.gpus, f.cpus, f.memory};
-      }
+    bool cpus = false, memory = false;  // modelled where some node has them (as fits_cpu_mem)
+    for (NodeId n = 0; n < free.size(); ++n) {
+      const auto& node = cluster_->node(n);
+      cpus = cpus || node.cpus > 0;
+      memory = memory || node.memory_mib > 0;
+      if (!node.up) continue;
+      const Free f = ov.get(*cluster_, n);
+      free[n] = {f.gpus, f.cpus, f.memory};
+    }
     std::vector<NodeFree> shapes;
     bool multi = false;
     for (JobIndex j : pods) {
       const Job& job = workload_->jobs[j];
-      shapes.push_back({job.gpus, job.cpus, job.memory_mib});
+      shapes.push_back({job.gpus, cpus ? job.cpus : 0, memory ? job.memory_mib : 0});
       multi = multi || multi_node(job);
     }
     std::vector<NodeId> held;

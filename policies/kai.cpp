@@ -9,7 +9,9 @@
 #include <tuple>
 #include <utility>
 
+#include "models/topology.hpp"
 #include "policies/consolidate.hpp"
+#include "policies/kai_topology.hpp"
 
 namespace headroom::policies::kai {
 
@@ -117,7 +119,15 @@ constexpr int kConsolidationNodesPerJob = 64;
 // Reclaim and preempt solvers run for at most this many pending groups per session.
 constexpr int kVictimSearchesPerSession = 64;
 
-enum class Reason : std::uint8_t { None, OverLimit, NonPreemptibleOverQuota, NoFit, GangIncomplete, Pipelined };
+enum class Reason : std::uint8_t {
+  None,
+  OverLimit,
+  NonPreemptibleOverQuota,
+  NoFit,
+  GangIncomplete,
+  Pipelined,
+  TopologyNoFit
+};
 
 std::string_view reason_text(Reason r) {
   switch (r) {
@@ -128,6 +138,9 @@ std::string_view reason_text(Reason r) {
     case Reason::NoFit: return "Unschedulable: no node (set) can hold the pod group now";
     case Reason::GangIncomplete: return "gang: fewer pods than minMember have been created";
     case Reason::Pipelined: return "pipelined: waiting for evicted pods to terminate";
+    case Reason::TopologyNoFit:
+      return "Unschedulable: no domain of cluster.topology at the required level or below can hold the pod group "
+             "(topology)";
   }
   return "";
 }
@@ -375,8 +388,9 @@ class KaiPolicy final : public Policy {
     in_allocate_ = false;
     // consolidation, reclaim, preempt
     int consolidations = 0, searches = 0;
-    for (const auto& [u, r] : failed) {
+    for (auto [u, r] : failed) {
       if (!units_[u].in_pending || units_[u].pipelined) continue;
+      if (r == Reason::TopologyNoFit) r = Reason::NoFit;  // the solvers place inside the domains too
       if (r == Reason::NoFit && consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0) {
         if (consolidate(s, u, consolidations)) continue;
       }
@@ -758,7 +772,7 @@ class KaiPolicy final : public Policy {
         for (std::int32_t k = 0; k <= g - job.gpus && !found; ++k) {
           const std::int32_t f = spread ? g - k : job.gpus + k;
           for (NodeId n : cluster_->nodes_with_free(p, f)) {
-            if (n == exclude || ov.find(n) != nullptr) continue;
+            if (n == exclude || ov.find(n) != nullptr || outside_domain(n)) continue;
             if (!fits_cpu_mem(nodes[n], ov.get(*cluster_, n), job)) continue;
             consider(n, f);
             found = true;
@@ -768,7 +782,7 @@ class KaiPolicy final : public Policy {
       }
       for (const Free& f : ov.nodes) {
         const auto& node = nodes[f.node];
-        if (f.node == exclude || !node.up || !pool_ok(node.pool, job)) continue;
+        if (f.node == exclude || !node.up || !pool_ok(node.pool, job) || outside_domain(f.node)) continue;
         if (f.gpus >= job.gpus && fits_cpu_mem(node, f, job)) consider(f.node, f.gpus);
       }
       return best;
@@ -776,7 +790,7 @@ class KaiPolicy final : public Policy {
     // CPU-only pods: scored on free CPU (or free GPUs where CPUs are not modelled).
     for (NodeId n = 0; n < nodes.size(); ++n) {
       const auto& node = nodes[n];
-      if (n == exclude || !node.up || !pool_ok(node.pool, job)) continue;
+      if (n == exclude || !node.up || !pool_ok(node.pool, job) || outside_domain(n)) continue;
       const Free f = ov.get(*cluster_, n);
       if (!fits_cpu_mem(node, f, job)) continue;
       consider(n, node.cpus > 0 ? f.cpus : f.gpus);
@@ -799,7 +813,7 @@ class KaiPolicy final : public Policy {
     const auto& nodes = cluster_->nodes();
     for (NodeId n = 0; n < nodes.size(); ++n) {
       const auto& node = nodes[n];
-      if (n == exclude || !node.up || !pool_ok(node.pool, job)) continue;
+      if (n == exclude || !node.up || !pool_ok(node.pool, job) || outside_domain(n)) continue;
       if (cluster_->spec().pools[node.pool].units_per_gpu != 1) continue;
       const Free f = ov.get(*cluster_, n);
       if (!fits_cpu_mem(node, f, job)) continue;
@@ -831,6 +845,14 @@ class KaiPolicy final : public Policy {
   std::optional<models::Placement> multi_node_placement(const Job& job, Overlay& ov) const {
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
       if (!pool_ok(p, job)) continue;
+      if (domain_ != nullptr) {  // topology: inside the domain's nodes of the pool
+        std::vector<std::pair<std::int64_t, NodeId>> in;
+        for (NodeId n = 0; n < cluster_->nodes().size(); ++n)
+          if ((*domain_)[n] && cluster_->node(n).up && cluster_->node(n).pool == p)
+            in.emplace_back(ov.get(*cluster_, n).gpus, n);
+        if (auto out = fill_most_free(std::move(in), job.gpus)) return out;
+        continue;
+      }
       // What the pool has free under this statement.
       std::int64_t available = cluster_->pool_free_gpus(p);
       std::vector<std::pair<std::int64_t, NodeId>> changed;  // overlay nodes of this pool: -free, id
@@ -871,9 +893,58 @@ class KaiPolicy final : public Policy {
     return std::nullopt;
   }
 
-  // Places the pods one after the other on the overlay; all or nothing.
+  // Places the pods one after the other on the overlay; all or nothing. With a topology constraint,
+  // inside the first of the plugin's domains that holds them all (kai_topology.hpp).
   std::optional<std::vector<models::Placement>> place(const std::vector<JobIndex>& pods, Overlay& ov,
                                                       NodeId exclude = kNoNode) const {
+    if (!topology_applies(pods)) return place_pods(pods, ov, exclude);
+    std::vector<char> mask(cluster_->nodes().size(), 0);
+    for (const models::SwitchId d : topology_domains_of(pods, ov)) {
+      domain_mask(*cluster_->spec().topology, d, mask);
+      Overlay trial = ov;
+      domain_ = &mask;
+      auto out = place_pods(pods, trial, exclude);
+      domain_ = nullptr;
+      if (out) {
+        ov = std::move(trial);
+        return out;
+      }
+    }
+    return std::nullopt;
+  }
+
+  bool outside_domain(NodeId n) const { return domain_ != nullptr && !(*domain_)[n]; }
+
+  bool topology_applies(const std::vector<JobIndex>& pods) const {
+    return !pods.empty() && cluster_->spec().topology && cfg_.topology.applies_to(workload_->jobs[pods[0]].kind);
+  }
+
+  std::vector<models::SwitchId> topology_domains_of(const std::vector<JobIndex>& pods, Overlay& ov) const {
+    std::vector<NodeFree> free(cluster_->nodes().size(), NodeFree{});
+    bool cpus = false, memory = false;  // modelled where some node has them (as fits_cpu_mem)
+    for (NodeId n = 0; n < free.size(); ++n) {
+      const auto& node = cluster_->node(n);
+      cpus = cpus || node.cpus > 0;
+      memory = memory || node.memory_mib > 0;
+      if (!node.up) continue;
+      const Free f = ov.get(*cluster_, n);
+      free[n] = {f.gpus, f.cpus, f.memory};
+    }
+    std::vector<NodeFree> shapes;
+    bool multi = false;
+    for (JobIndex j : pods) {
+      const Job& job = workload_->jobs[j];
+      shapes.push_back({job.gpus, cpus ? job.cpus : 0, memory ? job.memory_mib : 0});
+      multi = multi || multi_node(job);
+    }
+    std::vector<NodeId> held;
+    for (JobIndex j : active_members(units_[job_unit_[pods[0]]]))
+      for (const auto& sl : view_->placement(j)) held.push_back(sl.node);
+    return topology_domains(*cluster_->spec().topology, cfg_.topology, free, shapes, multi, held);
+  }
+
+  std::optional<std::vector<models::Placement>> place_pods(const std::vector<JobIndex>& pods, Overlay& ov,
+                                                           NodeId exclude) const {
     std::vector<models::Placement> out;
     for (JobIndex j : pods) {
       const Job& job = workload_->jobs[j];
@@ -1023,7 +1094,9 @@ class KaiPolicy final : public Policy {
       } else {
         Overlay ov = base(true);
         placements = place(pods, ov);
-        if (!placements) {
+        if (!placements && topology_applies(pods) && !is_plain) {
+          r = cfg_.topology.required > 0 ? Reason::TopologyNoFit : Reason::NoFit;
+        } else if (!placements) {  // a one-node pod fits a domain iff it fits a node
           r = Reason::NoFit;
           if (is_plain) min_failed_plain_gpus_ = first.gpus;
           if (is_multi) min_failed_multi_gpus_ = first.gpus;
@@ -1424,6 +1497,7 @@ class KaiPolicy final : public Policy {
   std::set<std::pair<Tick, std::uint32_t>> stale_;
   Amounts total_{};
   std::int64_t min_failed_plain_gpus_ = kInf, min_failed_multi_gpus_ = kInf;
+  mutable const std::vector<char>* domain_ = nullptr;  // topology: the nodes a placement may use
   Tick protected_until_ = sim::kNever;
   // Pending pods by shape, to know when nothing left can fit: single-pod groups without other
   // constraints by GPU count (one node / several nodes), and every other pod.

@@ -74,6 +74,10 @@
 //    gpuspread, chosen by placementStrategy.gpu): binpack the most used shared device with room,
 //    else a whole free GPU; spread a whole free GPU, else the least used shared device; equal
 //    devices by index. Shares are not moved by consolidation (a pending share does not consolidate).
+//  - Topology (plugins/topology, policies/kai_topology.hpp): topologyConstraint's required /
+//    preferred levels as switch levels of cluster.topology; every placement of a constrained
+//    group (allocate, reclaim, preempt, consolidation) goes to the first domain, lowest level and
+//    fullest first, that holds all its pods; with a required level and none, it stays pending.
 // Every eviction goes through Session::preempt with `by` = the preemptor (kNoJob for stale gangs),
 // in Requeue mode after terminationGracePeriod (30 s); the preemptor is pipelined: it is tried
 // first once its victims are gone.
@@ -85,9 +89,10 @@
 //
 // Not modelled: gpu-memory requests (a Job carries a fraction, not GPU memory), multi-device
 // fractions (gpu-fraction-num-devices), MIG, and KAI's distinction of a shared device whose pods
-// are all releasing; with gpuSharing off a job with gpu_milli takes whole GPUs; topology, DRA and
-// node affinity; partial eviction of elastic groups (groups are evicted whole); consolidation of
-// gangs. Jobs that no pool could ever hold are rejected (headroom convention, as fifo).
+// are all releasing; with gpuSharing off a job with gpu_milli takes whole GPUs; the topology
+// plugin's node scores inside a domain; DRA and node affinity; partial eviction of elastic groups
+// (groups are evicted whole); consolidation of gangs. Jobs that no pool could ever hold are
+// rejected (headroom convention, as fifo).
 
 #include <array>
 #include <cstdint>
@@ -96,6 +101,7 @@
 #include <vector>
 
 #include "policies/api.hpp"
+#include "policies/kai_topology.hpp"
 
 namespace headroom::policies::kai {
 
@@ -135,6 +141,7 @@ struct Config {
   bool time_based_fairshare = false;
   bool gpu_sharing = false;  // Helm global.gpuSharing: fractional pods share devices
   std::array<std::int32_t, 4> kind_priority = {50, 125, 100, 50};  // by models::JobKind
+  TopologyConstraint topology;  // topologyConstraint over cluster.topology (kai_topology.hpp)
 };
 
 // One queue in a fair-share division among siblings.

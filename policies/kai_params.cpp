@@ -187,6 +187,20 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       }
     } else if (key == "usageParams.halfLifePeriod") {
       duration(key, v, false, out.half_life);
+    } else if (key == "topologyConstraint.requiredTopologyLevel" ||
+               key == "topologyConstraint.preferredTopologyLevel") {
+      const auto n = parse_int(v.text);
+      if (!n || *n < 1 || *n > 64) {
+        err(key, v, "expected a switch level of cluster.topology from 1 (leaf) to 64, got " + quoted(v.text));
+        continue;
+      }
+      (key.ends_with("requiredTopologyLevel") ? out.topology.required : out.topology.preferred) =
+          static_cast<std::int32_t>(*n);
+    } else if (key == "topologyConstraint.kinds") {
+      std::vector<std::string> unknown;
+      parse_job_kinds(v.text, out.topology.kinds, unknown);
+      for (const auto& u : unknown)
+        err(key, v, "unknown job kind " + quoted(u) + "; expected: train, inference, interactive, batch");
     } else if (key.starts_with("priorityClassName.")) {
       const std::string kind = key.substr(std::string_view("priorityClassName.").size());
       models::JobKind k{};
@@ -207,6 +221,15 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       out.kind_priority[static_cast<std::size_t>(k)] = prio;
     }
   }
+  // A preferred level inside the required one (KAI: the preferred level must be at or below it).
+  if (out.topology.required > 0 && out.topology.preferred > out.topology.required) {
+    const auto& v = params.at("topologyConstraint.preferredTopologyLevel");
+    err("topologyConstraint.preferredTopologyLevel", v,
+        "the preferred level " + v.text + " is above the required level " + std::to_string(out.topology.required));
+  }
+  if (!out.topology.active() && params.count("topologyConstraint.kinds") != 0)
+    err("topologyConstraint.kinds", params.at("topologyConstraint.kinds"),
+        "give requiredTopologyLevel or preferredTopologyLevel");
   // Parents must be declared queues, without cycles.
   for (const auto& [name, at] : parent_at) {
     const std::string key =
@@ -242,7 +265,8 @@ const std::vector<std::string>& param_keys() {
          {"placementStrategy.gpu", "placementStrategy.cpu", "schedulePeriod", "kValue",
           "reclaimerUtilizationMultiplier", "default-staleness-grace-period", "max-consolidation-preemptees",
           "terminationGracePeriod", "preemptMinRuntime", "reclaimMinRuntime", "timeBasedFairshare", "gpuSharing",
-          "usageParams.halfLifePeriod", "priorityClassName.<kind>"})
+          "usageParams.halfLifePeriod", "priorityClassName.<kind>", "topologyConstraint.requiredTopologyLevel",
+          "topologyConstraint.preferredTopologyLevel", "topologyConstraint.kinds"})
       keys.emplace_back(k);
     return keys;
   }();

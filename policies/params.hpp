@@ -3,9 +3,12 @@
 // check_params / parse_config for a policy whose parser fills its Config and returns every
 // problem it found (file:line:column errors located at the values).
 
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "models/job.hpp"
 #include "policies/api.hpp"
 #include "sim/errors.hpp"
 
@@ -25,6 +28,29 @@ Config parse_params_or_throw(const PolicyParams& params, ParseInto parse_into) {
   auto errors = parse_into(params, config);
   if (!errors.empty()) throw errors.front();
   return config;
+}
+
+// A list of job kinds as the scenario loader writes a flow sequence ("[train, batch]") or one
+// kind ("train"): the kinds in `out`, every name that is not a kind in `unknown`.
+inline void parse_job_kinds(std::string_view text, std::vector<models::JobKind>& out,
+                            std::vector<std::string>& unknown) {
+  out.clear();
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') text = text.substr(1, text.size() - 2);
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.size() >= 2 && (item.front() == '"' || item.front() == '\'') && item.back() == item.front())
+      item = item.substr(1, item.size() - 2);
+    if (item.empty()) continue;
+    models::JobKind k{};
+    if (models::parse_job_kind(item, k))
+      out.push_back(k);
+    else
+      unknown.emplace_back(item);
+  }
 }
 
 }  // namespace headroom::policies

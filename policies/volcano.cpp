@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/topology.hpp"
 #include "policies/consolidate.hpp"
 #include "policies/kubernetes.hpp"
 
@@ -139,6 +140,7 @@ class VolcanoPolicy final : public Policy {
         if (p.job_order && p.name == "priority") job_order_.push_back(JobOrderFn::Priority);
         if (p.job_order && p.name == "gang") job_order_.push_back(JobOrderFn::Gang);
         if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
+        if (p.name == "network-topology-aware") nta_ = true;
       }
     // Session.Preemptable / Reclaimable: the plugins of each tier that register the function.
     for (int reclaim = 0; reclaim < 2; ++reclaim) {
@@ -1237,15 +1239,17 @@ class VolcanoPolicy final : public Policy {
   std::pair<NodeId, bool> select_node(JobIndex j, const SliceReq& sl) const {
     const Job& job = (*jobs_)[j];
     const auto n_nodes = static_cast<NodeId>(cap_.size());
-    const bool flat = flat_scores();
+    const bool flat = flat_scores() && !soft_on_;
     for (int gradient = 0; gradient < 2; ++gradient) {
       NodeId best = kNoNode;
       double best_score = -1;
+      if (soft_on_) soft_scores(j, sl, gradient);
       for (NodeId n = 0; n < n_nodes; ++n) {
+        if (domain_on_ && !in_domain_[n]) continue;
         const Res avail = gradient == 0 ? idle_[n] : future_idle(n);
         if (!node_fits(n, avail, sl.r) || !eligible(n, job)) continue;
         if (flat) return {n, gradient == 1};
-        const double sc = node_score(n, sl);
+        const double sc = node_score(n, sl) + (soft_on_ ? nta_score_[n] : 0.0);
         if (sc > best_score + 1e-12) {
           best_score = sc;
           best = n;
@@ -1344,9 +1348,13 @@ class VolcanoPolicy final : public Policy {
   bool place_member(JobIndex j, std::vector<Op>& ops) {
     Op op{Op::Alloc, j, {}, models::kNoJob, {}};
     bool pipelined = false;
+    soft_on_ = topology_mode(groups_[members_[j].group]) == NetworkTopologyMode::Soft;
+    if (soft_on_) soft_anchor(members_[j].group, ops);
     for (const SliceReq& sl : members_[j].slices) {
       const auto [n, pipe] = select_node(j, sl);
+      if (soft_on_ && n != kNoNode) anchor_.push_back(n);
       if (n == kNoNode) {
+        soft_on_ = false;
         for (auto& [m, r, p] : op.where) {
           if (p)
             pipe_[m] = sub(pipe_[m], r);
@@ -1362,6 +1370,7 @@ class VolcanoPolicy final : public Policy {
       pipelined = pipelined || pipe;
       op.where.emplace_back(n, sl.r, pipe);
     }
+    soft_on_ = false;
     // Undo the tentative node use and apply the op through the common path.
     for (auto& [m, r, p] : op.where) {
       if (p)
@@ -1483,6 +1492,222 @@ class VolcanoPolicy final : public Policy {
     while (g.cursor < g.pending.size() && mark(g.pending[g.cursor]) != Mark::None) ++g.cursor;
   }
 
+  // The tasks of `g` from its cursor, in task order, until the group is ready (elastic groups are
+  // then pushed back), or a rigid group's first task that fits nowhere.
+  struct TaskRun {
+    bool skipped = false, fit_failed = false, push_back = false;
+    std::uint32_t blocker = kNoQueue;
+  };
+  TaskRun run_tasks(Group& g, std::uint32_t q, std::vector<Op>& ops) {
+    TaskRun r;
+    r.blocker = q;
+    const bool rigid = g.min >= g.submitted - g.ended;
+    while (g.cursor < g.pending.size()) {
+      const JobIndex j = g.pending[g.cursor++];
+      skip_placed(g);
+      if (!allocatable(q, members_[j].total)) {
+        if (capacity_) r.blocker = capacity_block(q, members_[j].total);
+        r.skipped = true;
+        continue;
+      }
+      if (!place_member(j, ops)) {
+        r.fit_failed = true;
+        if (rigid) break;
+        continue;
+      }
+      if (job_ready(g) && g.cursor < g.pending.size()) {
+        r.push_back = true;
+        break;
+      }
+    }
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // network-topology-aware (plugins/network-topology-aware, actions/allocate allocateForJob).
+
+  const models::Topology* cluster_topology() const { return view_->cluster().spec().topology.get(); }
+
+  NetworkTopologyMode topology_mode(const Group& g) const {
+    if (!nta_ || cfg_.network_topology == NetworkTopologyMode::Off || cluster_topology() == nullptr)
+      return NetworkTopologyMode::Off;
+    const auto& kinds = cfg_.network_topology_kinds;
+    if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), (*jobs_)[g.uid].kind) == kinds.end())
+      return NetworkTopologyMode::Off;
+    return cfg_.network_topology;
+  }
+
+  // Nodes of the group's running (not terminating) members.
+  void running_nodes(const Group& g, std::vector<NodeId>& out) const {
+    for (JobIndex m : g.members)
+      if (view_->state(m) == JobState::Running && !view_->terminating(m))
+        for (const auto& sl : view_->placement(m)) out.push_back(sl.node);
+  }
+
+  // Hard mode (hyperNodeGradientFn, allocateForJob, selectBestHyperNodeForJob): tier by tier from
+  // the leaves up to highestTierAllowed, the HyperNodes (switches) of the tier whose idle or future
+  // idle covers minResources (the pre-filter; skipped, and the search limited to the subtree of the
+  // highest allowed ancestor of the nodes it holds, for a group with running members); the tasks
+  // are dry-run on each one's nodes, and of those where the group becomes ready or pipelined the
+  // one with the highest HyperNode binpack score wins (ties: more of the group's running tasks
+  // inside, then the smallest switch id, for Go's map order). The winner's allocation is redone
+  // for real into `ops`.
+  TaskRun run_hard(Group& g, std::uint32_t q, std::vector<Op>& ops, models::SwitchId& chosen) {
+    const models::Topology& t = *cluster_topology();
+    const std::size_t cursor0 = g.cursor;
+    std::vector<NodeId> held;
+    running_nodes(g, held);
+    models::SwitchId root = models::kNoSwitch;
+    if (!held.empty()) {
+      const models::SwitchId lca = t.lowest_common_switch(held);
+      for (models::SwitchId a = lca; a != models::kNoSwitch && t.level(a) <= cfg_.highest_tier_allowed;) {
+        root = a;
+        const auto up = t.parents(a);
+        a = up.empty() ? models::kNoSwitch : up.front();
+      }
+      if (root == models::kNoSwitch) {
+        TaskRun r;
+        r.fit_failed = true;
+        return r;
+      }
+    }
+    Res need{};
+    for (std::size_t i = cursor0; i < g.pending.size(); ++i)
+      if (mark(g.pending[i]) == Mark::None) need = add(need, members_[g.pending[i]].total);
+    in_domain_.assign(cap_.size(), 0);
+    TaskRun last;
+    last.fit_failed = true;
+    const std::int32_t top = std::min(cfg_.highest_tier_allowed, t.levels());
+    for (std::int32_t tier = 1; tier <= top && chosen == models::kNoSwitch; ++tier) {
+      double best_score = -1;
+      std::int64_t best_inside = -1;
+      for (const models::SwitchId sw : t.switches_at(tier)) {
+        const auto under = t.nodes_under(sw);
+        if (under.empty()) continue;
+        if (root != models::kNoSwitch) {
+          const auto anc = t.ancestors(under.front());
+          if (sw != root && std::find(anc.begin(), anc.end(), root) == anc.end()) continue;
+        } else if (g.has_min_res) {
+          Res idle{}, future{};
+          for (NodeId n : under)
+            if (view_->cluster().node(n).up) {
+              idle = add(idle, idle_[n]);
+              future = add(future, future_idle(n));
+            }
+          bool fits_idle = true, fits_future = true;
+          for (int d = 0; d < kDims; ++d) {
+            fits_idle = fits_idle && g.min_res[d] <= idle[d];
+            fits_future = fits_future && g.min_res[d] <= future[d];
+          }
+          if (!fits_idle && !fits_future) continue;
+        }
+        for (NodeId n : under) in_domain_[n] = 1;
+        domain_on_ = true;
+        g.cursor = cursor0;
+        const TaskRun r = run_tasks(g, q, ops);
+        domain_on_ = false;
+        for (NodeId n : under) in_domain_[n] = 0;
+        const bool ok = job_ready(g) || job_pipelined(g);
+        undo(ops);
+        if (!ok) {
+          last = r;
+          continue;
+        }
+        const double score = hypernode_binpack(under, need);
+        std::int64_t inside = 0;
+        for (NodeId n : held) inside += std::binary_search(under.begin(), under.end(), n) ? 1 : 0;
+        if (score > best_score + 1e-12 || (std::abs(score - best_score) <= 1e-12 && inside > best_inside)) {
+          best_score = score;
+          best_inside = inside;
+          chosen = sw;
+        }
+      }
+    }
+    g.cursor = cursor0;
+    if (chosen == models::kNoSwitch) {
+      last.push_back = false;
+      return last;
+    }
+    for (NodeId n : t.nodes_under(chosen)) in_domain_[n] = 1;
+    domain_on_ = true;
+    const TaskRun r = run_tasks(g, q, ops);
+    domain_on_ = false;
+    return r;
+  }
+
+  // getSubJobHyperNodeBinPackingScore: over the weighted resources the group requests,
+  // Σ w (used + request) / allocatable / Σ w for the HyperNode's nodes; 0 on overflow.
+  double hypernode_binpack(std::span<const NodeId> under, const Res& need) const {
+    const double w[kDims] = {cfg_.nta_binpack_gpu, cfg_.nta_binpack_cpu, cfg_.nta_binpack_memory};
+    Res cap{}, used{};
+    for (NodeId n : under) {
+      cap = add(cap, cap_[n]);
+      used = add(used, sub(cap_[n], idle_[n]));
+    }
+    double sum = 0, wsum = 0;
+    for (int d = 0; d < kDims; ++d) {
+      if (need[d] == 0 || w[d] == 0) continue;
+      if (used[d] + need[d] > cap[d]) return 0;
+      sum += w[d] * static_cast<double>(used[d] + need[d]) / static_cast<double>(cap[d]);
+      wsum += w[d];
+    }
+    return wsum > 0 ? sum / wsum : 0;
+  }
+
+  // Soft mode: the group's allocated HyperNode is the lowest switch above the nodes it holds
+  // (running members, members placed in this session, this member's slices so far).
+  void soft_anchor(std::uint32_t gi, const std::vector<Op>& ops) {
+    anchor_.clear();
+    running_nodes(groups_[gi], anchor_);
+    for (const Op& op : ops)
+      if (op.kind != Op::Evict && members_[op.job].group == gi)
+        for (const auto& w : op.where) anchor_.push_back(std::get<0>(w));
+  }
+
+  // batchNodeOrderFnForNetworkAwarePods, scaled by MaxNodeScore x weight: 1 on the allocated
+  // HyperNode's own leaf, else (maxTier - tier of the lowest common switch) / (maxTier - minTier);
+  // the nodes with the top score gain the share of the group's tasks under their leaf. 0 for the
+  // group's first task.
+  void soft_scores(JobIndex j, const SliceReq& sl, int gradient) const {
+    const models::Topology& t = *cluster_topology();
+    nta_score_.assign(cap_.size(), 0.0);
+    if (anchor_.empty()) return;
+    const models::SwitchId anchor = t.lowest_common_switch(anchor_);
+    const std::int32_t max_tier = t.levels();
+    std::vector<NodeId> pair = anchor_;
+    double top = -1;
+    for (NodeId n = 0; n < cap_.size(); ++n) {
+      const Res avail = gradient == 0 ? idle_[n] : future_idle(n);
+      if (!node_fits(n, avail, sl.r) || !eligible(n, (*jobs_)[j])) continue;
+      const auto leaves = t.node_leaves(n);
+      double sc = 0;
+      if (!leaves.empty() && leaves.front() == anchor) {
+        sc = 1;
+      } else {
+        pair.push_back(n);
+        const models::SwitchId lca = t.lowest_common_switch(pair);
+        pair.pop_back();
+        if (max_tier == 1)
+          sc = 1;
+        else if (lca != models::kNoSwitch)
+          sc = static_cast<double>(max_tier - t.level(lca)) / static_cast<double>(max_tier - 1);
+      }
+      nta_score_[n] = sc;
+      top = std::max(top, sc);
+    }
+    const auto tasks = static_cast<double>(std::max(groups_[members_[j].group].members.size(), anchor_.size()));
+    for (NodeId n = 0; n < cap_.size(); ++n) {
+      if (nta_score_[n] != top || top < 0) continue;
+      const auto leaves = t.node_leaves(n);
+      if (leaves.empty()) continue;
+      const auto under = t.nodes_under(leaves.front());
+      double inside = 0;
+      for (NodeId a : anchor_) inside += std::binary_search(under.begin(), under.end(), a) ? 1 : 0;
+      nta_score_[n] += inside / tasks;
+    }
+    for (double& v : nta_score_) v *= 100.0 * cfg_.nta_weight;
+  }
+
   void allocate(Session& s) {
     reset_cursors();
     auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
@@ -1502,38 +1727,29 @@ class VolcanoPolicy final : public Policy {
       if (overused(queues_[q]) || jobs[q].empty()) continue;
       const std::uint32_t gi = heap_pop(jobs[q], jcmp);
       Group& g = groups_[gi];
-      bool skipped = false, fit_failed = false;
-      std::uint32_t blocker = q;
-      const bool rigid = g.min >= g.submitted - g.ended;
-      while (g.cursor < g.pending.size()) {
-        const JobIndex j = g.pending[g.cursor++];
-        skip_placed(g);
-        if (!allocatable(q, members_[j].total)) {
-          if (capacity_) blocker = capacity_block(q, members_[j].total);
-          skipped = true;
-          continue;
-        }
-        if (!place_member(j, ops)) {
-          fit_failed = true;
-          if (rigid) break;
-          continue;
-        }
-        if (job_ready(g) && g.cursor < g.pending.size()) {
-          heap_push(jobs[q], gi, jcmp);
-          break;
-        }
-      }
+      const bool hard = topology_mode(g) == NetworkTopologyMode::Hard;
+      models::SwitchId domain = models::kNoSwitch;
+      const TaskRun r = hard ? run_hard(g, q, ops, domain) : run_tasks(g, q, ops);
+      if (r.push_back) heap_push(jobs[q], gi, jcmp);
       if (job_ready(g)) {
-        commit(s, ops, "volcano allocate: PodGroup ready (gang), highest-scoring node");
+        commit(s, ops,
+               domain == models::kNoSwitch
+                   ? "volcano allocate: PodGroup ready (gang), highest-scoring node"
+                   : "volcano allocate: PodGroup ready (gang), highest-scoring node in HyperNode " +
+                         cluster_topology()->switch_name(domain) + " (network-topology-aware, hard mode)");
       } else if (job_pipelined(g)) {
         ops.clear();  // the session keeps the holds; nothing binds
       } else {
         undo(ops);
-        if (fit_failed && !skipped) g.failed_epoch = fit_key_;
-        const std::string why = !skipped    ? "volcano allocate: fewer than minMember tasks fit (gang)"
-                                : capacity_ ? capacity_refusal("volcano allocate", q, blocker)
-                                            : "volcano allocate: queue " + queues_[q].name +
-                                                  " would exceed its deserved share (proportion)";
+        if (r.fit_failed && !r.skipped) g.failed_epoch = fit_key_;
+        const std::string why = r.skipped ? (capacity_ ? capacity_refusal("volcano allocate", q, r.blocker)
+                                                       : "volcano allocate: queue " + queues_[q].name +
+                                                             " would exceed its deserved share (proportion)")
+                                : hard    ? "volcano allocate: no HyperNode of tier " +
+                                             std::to_string(cfg_.highest_tier_allowed) +
+                                             " or below (cluster.topology) fits minMember tasks of the PodGroup "
+                                             "(network-topology-aware, hard mode)"
+                                       : "volcano allocate: fewer than minMember tasks fit (gang)";
         for (JobIndex j : g.pending) s.pending_reason(j, why);
       }
       heap_push(qheap, q, qcmp);
@@ -1753,6 +1969,12 @@ class VolcanoPolicy final : public Policy {
   Config cfg_;
   bool gang_ = false, proportion_ = false, overcommit_ = false, proportion_enqueue_ = false;
   bool binpack_ = false, nodeorder_ = false, task_priority_ = false;
+  // network-topology-aware: the plugin is listed; a hard-mode dry run's nodes (in_domain_), and
+  // a soft-mode member's anchor (the nodes its PodGroup holds) while one of them is placed.
+  bool nta_ = false, domain_on_ = false, soft_on_ = false;
+  std::vector<char> in_domain_;
+  std::vector<NodeId> anchor_;
+  mutable std::vector<double> nta_score_;
   bool capacity_ = false, capacity_enqueue_ = false, hierarchy_ = false;
   bool hdrf_ = false;
   std::vector<QueueOrderFn> queue_order_;

@@ -94,7 +94,17 @@
 //    scaling of unsaturated children to their least dominant share; QueueOrder down both paths
 //    (saturated last, then share / weight); Reclaimable when the reclaimer's queue sorts first after
 //    the move. Conflicts with proportion in one tier.
-//  Not modelled: preempt's second pass.
+//  - network-topology-aware (plugins/network-topology-aware, actions/allocate allocateForJob) over
+//    cluster.topology, HyperNode tier = switch level, with `networkTopology` given to the
+//    PodGroups of some job kinds: hard mode tries, tier by tier up to highestTierAllowed, the
+//    HyperNodes whose idle or future idle covers minResources, dry-running the tasks on each one's
+//    nodes; the first tier with a solution decides, by the HyperNode binpack score (ties: more
+//    running tasks inside, then the smallest switch id); none: the PodGroup stays pending. A
+//    PodGroup with running tasks stays below the highest allowed ancestor of their nodes. Soft
+//    mode adds 100 x weight x the tier score of the lowest common switch with the PodGroup's nodes
+//    (plus the task-count share on ties) to the node scores.
+//  Not modelled: preempt's second pass; from network-topology-aware: highestTierName, sub-group
+//  policies, HyperNode binpack for pods without a constraint, topology in preempt / reclaim.
 
 #include <array>
 #include <cstdint>
@@ -118,6 +128,8 @@ struct PluginConf {
 };
 
 enum class QueueState : std::uint8_t { Open, Closing, Closed };
+
+enum class NetworkTopologyMode : std::uint8_t { Off, Hard, Soft };
 
 // Resources in headroom units: GPUs, millicores, MiB. -1 in a capability = unlimited.
 using Resources = std::array<std::int64_t, 3>;
@@ -147,6 +159,15 @@ struct Config {
   bool min_resources = true;                // minResources: auto
   std::int64_t ancestor_reclaim_level = 0;  // capacity argument ancestorReclaimLevel
   std::map<std::string, QueueConf> queues;
+  // Job spec.networkTopology, given to the PodGroups whose lowest-index member's kind is in
+  // `network_topology_kinds` (empty = every kind), over cluster.topology (HyperNode tier = switch
+  // level, tier 1 = leaf). Needs the network-topology-aware plugin in the tiers (added to the
+  // default tiers when `tiers` is not given); without a cluster topology it does nothing.
+  NetworkTopologyMode network_topology = NetworkTopologyMode::Off;
+  std::int32_t highest_tier_allowed = 0;  // hard mode
+  std::vector<models::JobKind> network_topology_kinds;
+  // network-topology-aware plugin arguments: weight and the HyperNode-level binpack weights.
+  double nta_weight = 1, nta_binpack_cpu = 1, nta_binpack_memory = 1, nta_binpack_gpu = 0;
 };
 
 // The Helm chart's tiers: [priority, gang (enablePreemptable: false), conformance],

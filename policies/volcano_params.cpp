@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "policies/params.hpp"
 #include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
 
@@ -238,8 +239,9 @@ std::string quantity(int dim, std::int64_t v) {
 std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
 const std::vector<std::string>& plugin_names() {
-  static const std::vector<std::string> k = {"priority",   "gang",       "conformance", "overcommit", "drf",
-                                             "predicates", "proportion", "capacity",    "nodeorder",  "binpack"};
+  static const std::vector<std::string> k = {
+      "priority",  "gang",    "conformance",           "overcommit", "drf", "predicates", "proportion", "capacity",
+      "nodeorder", "binpack", "network-topology-aware"};
   return k;
 }
 
@@ -258,7 +260,12 @@ const std::vector<std::string>& argument_names() {
                                              "tainttoleration.weight",
                                              "imagelocality.weight",
                                              "podtopologyspread.weight",
-                                             "ancestorReclaimLevel"};
+                                             "ancestorReclaimLevel",
+                                             "weight",
+                                             "hypernode.binpack.cpu",
+                                             "hypernode.binpack.memory",
+                                             "hypernode.binpack.resources",
+                                             "hypernode.binpack.resources.nvidia.com/gpu"};
   return k;
 }
 
@@ -435,6 +442,19 @@ class Parser {
       integer(out_.mostrequested_weight);
     } else if (name == "balancedresource.weight") {
       integer(out_.balancedresource_weight);
+    } else if (plugin == "network-topology-aware" && name == "weight") {
+      number(0, 100, out_.nta_weight);
+    } else if (plugin == "network-topology-aware" && name == "hypernode.binpack.cpu") {
+      number(0, 100, out_.nta_binpack_cpu);
+    } else if (plugin == "network-topology-aware" && name == "hypernode.binpack.memory") {
+      number(0, 100, out_.nta_binpack_memory);
+    } else if (plugin == "network-topology-aware" && name == "hypernode.binpack.resources") {
+      if (t != "nvidia.com/gpu") error(key, v, where + "only nvidia.com/gpu is modelled, got " + quoted(t));
+      if (out_.nta_binpack_gpu == 0) out_.nta_binpack_gpu = 1;
+    } else if (plugin == "network-topology-aware" && name == "hypernode.binpack.resources.nvidia.com/gpu") {
+      number(0, 100, out_.nta_binpack_gpu);
+    } else if (name == "weight" || name.starts_with("hypernode.")) {
+      error(key, v, where + "an argument of the network-topology-aware plugin");
     } else if (name == "ancestorReclaimLevel") {
       if (plugin != "capacity") error(key, v, where + "ancestorReclaimLevel is an argument of the capacity plugin");
       integer(out_.ancestor_reclaim_level);
@@ -498,7 +518,7 @@ class Parser {
       error(key, v,
             msg +
                 " (known: priority, gang, conformance, overcommit, drf, predicates, proportion, capacity, "
-                "nodeorder, binpack)");
+                "nodeorder, binpack, network-topology-aware)");
       return std::nullopt;
     }
     if (p.hierarchy && p.name != "capacity" && p.name != "drf")
@@ -858,9 +878,68 @@ class Parser {
           error(key, v, "unknown minResources " + quoted(v.text) + "; expected: auto, none");
       } else if (key.starts_with("queues.")) {
         queue(key, v);
+      } else if (key.starts_with("networkTopology.")) {
+        network_topology(key, v);
       }
     }
     check_queues(params);
+    check_network_topology(params);
+  }
+
+  // Job spec.networkTopology {mode, highestTierAllowed}, for the PodGroups of `kinds`.
+  void network_topology(const std::string& key, const ParamValue& v) {
+    const std::string field = key.substr(16);
+    if (field == "mode") {
+      if (v.text == "hard")
+        out_.network_topology = NetworkTopologyMode::Hard;
+      else if (v.text == "soft")
+        out_.network_topology = NetworkTopologyMode::Soft;
+      else
+        error(key, v, "unknown mode " + quoted(v.text) + "; expected: hard, soft");
+    } else if (field == "highestTierAllowed") {
+      auto n = parse_int(v.text);
+      if (!n || *n < 1 || *n > 64)
+        error(key, v, "expected an integer from 1 to 64, got " + quoted(v.text));
+      else
+        out_.highest_tier_allowed = static_cast<std::int32_t>(*n);
+    } else if (field == "kinds") {
+      std::vector<std::string> unknown;
+      parse_job_kinds(v.text, out_.network_topology_kinds, unknown);
+      for (const auto& u : unknown)
+        error(key, v, "unknown job kind " + quoted(u) + "; expected: train, inference, interactive, batch");
+    } else {
+      std::string msg = "unknown key";
+      static const std::vector<std::string> fields = {"mode", "highestTierAllowed", "kinds"};
+      if (auto s = sim::closest_match(field, fields)) msg += "; did you mean \"networkTopology." + *s + "\"?";
+      error(key, v, msg + " (expected: mode, highestTierAllowed, kinds)");
+    }
+  }
+
+  // Hard mode needs highestTierAllowed; the network-topology-aware plugin must be in the tiers
+  // (Session.HyperNodeGradientForJobFn without it returns the whole cluster): added to the last
+  // tier of the default ones, an error when `tiers` is given without it.
+  void check_network_topology(const PolicyParams& params) {
+    if (out_.network_topology == NetworkTopologyMode::Off) {
+      for (const auto& [key, v] : params)
+        if (key.starts_with("networkTopology.") && key != "networkTopology.mode") {
+          error(key, v, "networkTopology needs a mode (hard or soft)");
+          break;
+        }
+      return;
+    }
+    const auto& mode = params.at("networkTopology.mode");
+    if (out_.network_topology == NetworkTopologyMode::Hard && out_.highest_tier_allowed == 0)
+      error("networkTopology.mode", mode, "hard mode needs highestTierAllowed");
+    bool listed = false;
+    for (const auto& tier : out_.tiers)
+      for (const auto& p : tier) listed = listed || p.name == "network-topology-aware";
+    if (listed) return;
+    if (params.count("tiers") != 0)
+      error("tiers", params.at("tiers"),
+            "networkTopology needs the network-topology-aware plugin in the tiers (Volcano ignores the constraint "
+            "without it)");
+    else
+      out_.tiers.back().push_back(PluginConf{"network-topology-aware"});
   }
 
  private:
@@ -881,7 +960,14 @@ std::vector<std::vector<PluginConf>> default_tiers() {
 
 const std::vector<std::string>& param_keys() {
   static const std::vector<std::string> kKeys = [] {
-    std::vector<std::string> k = {"actions", "tiers", "schedule-period", "termination_grace_period", "minResources"};
+    std::vector<std::string> k = {"actions",
+                                  "tiers",
+                                  "schedule-period",
+                                  "termination_grace_period",
+                                  "minResources",
+                                  "networkTopology.mode",
+                                  "networkTopology.highestTierAllowed",
+                                  "networkTopology.kinds"};
     for (const auto& f : queue_fields()) k.push_back("queues.<queue>" + std::string(f.suffix));
     return k;
   }();

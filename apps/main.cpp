@@ -1,5 +1,6 @@
 // The `headroom` command line: parses arguments and calls the libraries.
 #include <tbb/global_control.h>
+#include <tbb/task_group.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
@@ -120,23 +122,38 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
-  auto t0 = std::chrono::steady_clock::now();
-  if (!output.empty()) headroom::results::write_hdf5(outcome.result, output);
-  const double write_s = seconds_since(t0);
+  // The file is written while the summary is computed: both only read the result.
+  double write_s = 0;
+  tbb::task_group writing;
+  if (!output.empty()) {
+    writing.run([&] {
+      const auto t = std::chrono::steady_clock::now();
+      headroom::results::write_hdf5(outcome.result, output);
+      write_s = seconds_since(t);
+    });
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<headroom::results::Summary> summary;
+  std::optional<headroom::results::Fairness> fairness;
+  try {
+    summary = headroom::results::summarize(outcome.result);
+    fairness = headroom::planner::fairness_of(outcome);
+  } catch (...) {
+    writing.wait();
+    throw;
+  }
+  const double summary_s = seconds_since(t0);
+  writing.wait();  // rethrows a failed write
   if (g_stop.load()) {
     std::cerr << "interrupted after the results were complete: " << output << " written\n";
     return kExitInterrupted;
   }
-  t0 = std::chrono::steady_clock::now();
-  const auto summary = headroom::results::summarize(outcome.result);
-  const auto fairness = headroom::planner::fairness_of(outcome);
-  const double summary_s = seconds_since(t0);
   if (json) {
-    headroom::results::print_summary_json_with_fairness(std::cout, summary, fairness);
+    headroom::results::print_summary_json_with_fairness(std::cout, *summary, *fairness);
   } else {
-    headroom::results::print_summary(std::cout, summary);
+    headroom::results::print_summary(std::cout, *summary);
     std::cout << "\n";
-    headroom::results::print_fairness(std::cout, fairness, 10);
+    headroom::results::print_fairness(std::cout, *fairness, 10);
     std::fprintf(stdout, "time: import %.2f s, simulate %.2f s, summary %.2f s", outcome.import_seconds,
                  outcome.simulate_seconds, summary_s);
     if (!output.empty()) std::fprintf(stdout, ", write %.2f s (%s)", write_s, output.c_str());

@@ -40,19 +40,20 @@ std::string number(double v, int decimals) {
   return b;
 }
 
-// Borrowing over the runs of the jobs: a run holds its job's GPUs over [start, end).
+// Borrowing over the runs of the jobs: a run holds its GPUs over [start, end).
 void borrowing(const RunResult& r, const std::vector<JobRun>& runs, const Eigen::VectorXd& e,
                std::vector<TenantFairness>& ten, Fairness& f) {
   struct Change {
     Tick time;
     std::uint32_t job;
     bool start;
+    double gpus;  // what the run holds
   };
   std::vector<Change> changes;
   for (const JobRun& run : runs) {
     if (run.job >= r.jobs.size() || r.jobs[run.job].tenant >= ten.size() || run.end <= run.start) continue;
-    changes.push_back({run.start, run.job, true});
-    changes.push_back({run.end, run.job, false});
+    changes.push_back({run.start, run.job, true, run.milli / 1000.0});
+    changes.push_back({run.end, run.job, false, run.milli / 1000.0});
   }
   // Releases before starts at the same tick: a start sees the capacity an end freed.
   std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
@@ -65,7 +66,7 @@ void borrowing(const RunResult& r, const std::vector<JobRun>& runs, const Eigen:
     const double limit = e[static_cast<Eigen::Index>(t)] * C;
     over_ms[t] += std::max(0.0, held[t] - limit) * (static_cast<double>(c.time) - since[t]);
     since[t] = static_cast<double>(c.time);
-    held[t] += (c.start ? 1.0 : -1.0) * held_gpus(r.jobs[c.job]);
+    held[t] += (c.start ? 1.0 : -1.0) * c.gpus;
     if (c.start && held[t] > limit * (1 + 1e-12) + 1e-9) ++ten[t].borrowing_starts;
   }
   for (std::size_t t = 0; t < ten.size(); ++t) {
@@ -183,6 +184,7 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
   const double C = static_cast<double>(r.total_gpus);
   const std::vector<JobRun> runs = job_runs(r);
   const std::vector<Tick> held_time = held_times(r, runs);
+  const std::vector<long double> held_gpu = held_milli_ms(r, runs);
 
   for (std::size_t q = 0; q < J; ++q) {
     const std::size_t ji = by_submit[q];
@@ -207,7 +209,7 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
     if (j.start < 0) continue;
     // Resources held from start to end.
     const double held_ms = static_cast<double>(held_time[ji]);
-    used(ti, 0) += held_gpus(j) * held_ms;
+    used(ti, 0) += static_cast<double>(held_gpu[ji] / 1000);
     for (std::size_t k = 0; k < opt.resources.size(); ++k)
       if (ji < opt.resources[k].per_job.size())
         used(ti, static_cast<Eigen::Index>(k + 1)) += opt.resources[k].per_job[ji] * held_ms;

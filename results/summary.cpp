@@ -11,7 +11,8 @@
 namespace headroom::results {
 namespace {
 
-// Milli-GPUs a job holds while it runs (a fractional job holds gpu_milli of one GPU).
+// Milli-GPUs a job asks for (a fractional job gpu_milli of one GPU); what it holds when a file
+// has no /placements.
 std::int64_t held_milli(const JobRecord& j) {
   return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
 }
@@ -184,14 +185,27 @@ std::vector<JobRun> job_runs(const RunResult& r) {
   if (!r.placements.empty()) {
     for (std::size_t i = 0; i < r.placements.size(); ++i) {
       const PlacementRecord& p = r.placements[i];
-      if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) continue;
-      out.push_back({p.job, p.start, end_of(p.end)});
+      const std::int64_t milli = static_cast<std::int64_t>(p.gpus) * 1000 + p.gpu_milli;
+      if (i > 0 && r.placements[i - 1].job == p.job && r.placements[i - 1].start == p.start) {
+        out.back().milli += milli;
+        continue;
+      }
+      out.push_back({p.job, p.start, end_of(p.end), milli});
     }
   } else {
     for (std::uint32_t j = 0; j < r.jobs.size(); ++j)
-      if (r.jobs[j].start >= 0) out.push_back({j, r.jobs[j].start, end_of(r.jobs[j].end)});
+      if (r.jobs[j].start >= 0) out.push_back({j, r.jobs[j].start, end_of(r.jobs[j].end), held_milli(r.jobs[j])});
   }
   return out;
+}
+
+std::vector<long double> held_milli_ms(const RunResult& r, const std::vector<JobRun>& runs) {
+  std::vector<long double> held(r.jobs.size(), 0);
+  for (const JobRun& run : runs)
+    if (run.job < held.size())
+      held[run.job] +=
+          static_cast<long double>(run.milli) * static_cast<long double>(std::max<Tick>(0, run.end - run.start));
+  return held;
 }
 
 std::vector<Tick> held_times(const RunResult& r, const std::vector<JobRun>& runs) {
@@ -230,7 +244,7 @@ Summary summarize(const RunResult& result) {
   }
   long double used_cost = 0, priced_milli_ms = 0;
 
-  const std::vector<Tick> held_time = held_times(result, job_runs(result));
+  const std::vector<long double> held_gpu = held_milli_ms(result, job_runs(result));
 
   std::vector<Tick> waits, jcts;
   waits.reserve(result.jobs.size());
@@ -262,8 +276,7 @@ Summary summarize(const RunResult& result) {
     if (wait > kStarvationWait) ++s.starved_jobs;
     ++a.started;
     a.wait_ms += static_cast<long double>(wait);
-    const long double held =
-        static_cast<long double>(held_milli(j)) * static_cast<long double>(held_time[&j - result.jobs.data()]);
+    const long double held = held_gpu[static_cast<std::size_t>(&j - result.jobs.data())];
     a.milli_ms += held;
     milli_ms_total += held;
     if (s.priced && j.pool >= 0 && static_cast<std::size_t>(j.pool) < result.pools.size()) {

@@ -96,14 +96,19 @@ inline constexpr Tick kStarvationWait = 24 * sim::kHour;
 struct JobRun {
   std::uint32_t job = 0;
   Tick start = 0, end = 0;
+  std::int64_t milli = 0;  // milli-GPUs held during the run (1000 per whole GPU)
 };
 // The runs of every job, from /placements (a run's slices are consecutive rows with the same job
-// and start; a run still going at the end of the simulation ends at sim_end). A file without
-// /placements gives each started job one run, from its first start to its end.
+// and start; a run still going at the end of the simulation ends at sim_end), each holding what
+// its slices hold: whole GPUs and GPU shares (a fractional job that a policy gave a whole GPU
+// holds that GPU). A file without /placements gives each started job one run, from its first
+// start to its end, holding what the job asks for.
 std::vector<JobRun> job_runs(const RunResult& r);
 // Time each job held its resources: the sum of its runs (a preempted job holds nothing between
 // its eviction and its next start), by job row.
 std::vector<Tick> held_times(const RunResult& r, const std::vector<JobRun>& runs);
+// Milli-GPU-ms each job held: the sum over its runs of milli x duration, by job row.
+std::vector<long double> held_milli_ms(const RunResult& r, const std::vector<JobRun>& runs);
 
 Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);

@@ -968,4 +968,37 @@ TEST(Summary, UtilizationCountsOnlyTheRunsOfAPreemptedJob) {
   EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 1.0);
 }
 
+TEST(Summary, AFractionalJobCountsWhatItsPlacementHolds) {
+  // Two jobs asking for half a GPU each on a 2-GPU cluster over 100 s. Job 0 got a share of
+  // device 0 (gpu_milli 500); job 1 was given a whole GPU by a policy without sharing: the cluster
+  // was 0.5 + 1 of 2 GPUs busy. Without /placements both count what they ask: 0.5 + 0.5.
+  hr::RunResult r;
+  r.total_gpus = 2;
+  r.sim_start = 0;
+  r.sim_end = 100000;
+  r.tenants = {"a", "b"};
+  for (std::uint32_t t = 0; t < 2; ++t) {
+    hr::JobRecord j;
+    j.tenant = t;
+    j.gpus = 1;
+    j.gpu_milli = 500;
+    j.start = 0;
+    j.end = 100000;
+    j.runtime = 100000;
+    j.state = static_cast<std::uint8_t>(hm::JobState::Completed);
+    r.jobs.push_back(j);
+  }
+  hr::PlacementRecord share{0, 0, 100000, 0, 0};
+  share.gpu_milli = 500;
+  share.device = 0;
+  r.placements.push_back(share);
+  r.placements.push_back(hr::PlacementRecord{1, 0, 100000, 1, 1});
+  EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 1.5 / 2.0);
+  const hr::Fairness f = hr::compute_fairness(r);
+  EXPECT_DOUBLE_EQ(f.tenants.at(0).share, 0.5 / 2.0);
+  EXPECT_DOUBLE_EQ(f.tenants.at(1).share, 1.0 / 2.0);
+  r.placements.clear();
+  EXPECT_DOUBLE_EQ(hr::summarize(r).gpu_utilization, 1.0 / 2.0);
+}
+
 }  // namespace

@@ -50,6 +50,13 @@ std::int64_t held_gpu_ms(const models::Job& job, const models::Placement& p, Tic
   return static_cast<std::int64_t>(job.gpus) * t;
 }
 
+// Milli-GPUs a placement holds: 1000 per whole GPU (unit) of its slices plus their shares.
+std::int64_t placement_milli(const models::Placement& p) {
+  std::int64_t m = 0;
+  for (const auto& s : p) m += static_cast<std::int64_t>(s.gpus) * 1000 + s.gpu_milli;
+  return m;
+}
+
 // The policy's view of the cluster: only the units each GPU is advertised as may differ.
 models::ClusterSpec advertised(const policies::Policy& policy, const models::ClusterSpec& cluster) {
   models::ClusterSpec spec = policy.advertised_cluster(cluster);
@@ -85,6 +92,8 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   preemptions_.assign(n, 0);
   node_jobs_.resize(cluster_.nodes().size());
   tenant_used_.assign(workload_.tenants.size(), 0);
+  tenant_used_milli_.assign(workload_.tenants.size(), 0);
+  tenant_pending_milli_.assign(workload_.tenants.size(), 0);
   tenant_pending_jobs_.assign(workload_.tenants.size(), 0);
   job_reason_.assign(n, 0);
   tenant_pending_gpus_.assign(workload_.tenants.size(), 0);
@@ -271,7 +280,7 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   placement_[j] = placement;
   for (const auto& s : placement) node_jobs_[s.node].push_back(j);
   ++running_jobs_;
-  tenant_used_[job.tenant] += job.gpus;
+  tenant_used_milli_[job.tenant] += placement_milli(placement);
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   std::int64_t speed = models::kSpeedOne;
   if (options_.runtime) speed = options_.runtime->placement_speed(j, placement, cluster_);
@@ -343,7 +352,7 @@ void Simulation::release(JobIndex j) {
     reslice(s.node);
   }
   --running_jobs_;
-  tenant_used_[job.tenant] -= job.gpus;
+  tenant_used_milli_[job.tenant] -= placement_milli(placement_[j]);
   run_start_[j] = -1;
   finish_event_[j] = kNoEvent;
   policy_.on_release(*this, j);
@@ -479,7 +488,7 @@ void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
 void Simulation::count_pending(const models::Job& job, int sign) {
   pending_jobs_ = sign > 0 ? pending_jobs_ + 1 : pending_jobs_ - 1;
   tenant_pending_jobs_[job.tenant] += sign;
-  tenant_pending_gpus_[job.tenant] += sign * job.gpus;
+  tenant_pending_milli_[job.tenant] += sign * models::gpu_demand_milli(job);
   pending_need_[need_of(job)] += sign;
 }
 
@@ -527,6 +536,11 @@ void Simulation::take_sample(Tick t) {
   s.pool_free_gpus = pool_free_;
   s.pool_down_gpus = pool_down_;
   s.pool_frag_gpus = pool_frag_;
+  const auto whole = [](std::int64_t milli) { return static_cast<std::int32_t>((milli + 999) / 1000); };
+  for (std::size_t t = 0; t < tenant_used_.size(); ++t) {
+    tenant_used_[t] = whole(tenant_used_milli_[t]);
+    tenant_pending_gpus_[t] = whole(tenant_pending_milli_[t]);
+  }
   s.tenant_used_gpus = tenant_used_;
   s.tenant_pending_jobs = tenant_pending_jobs_;
   s.tenant_pending_gpus = tenant_pending_gpus_;

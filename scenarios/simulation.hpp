@@ -191,6 +191,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
   int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
+  // Milli-GPUs per tenant held by running jobs' placements / asked for by pending jobs; the
+  // samples report them rounded up to whole GPUs (a share counts as part of a GPU).
+  std::vector<std::int64_t> tenant_used_milli_, tenant_pending_milli_;
   std::vector<std::int32_t> pool_used_, pool_free_, pool_down_, pool_frag_;
   // Pending jobs by the GPUs they need on one node (fragmentation in the samples): index k =
   // min(per-node request, largest node's GPUs); 0 = needs no whole GPU (CPU-only).

@@ -54,10 +54,18 @@ class Recorder : public models::SimObserver {
   }
   void on_start(sim::Tick, JobIndex j, const models::Placement& p) override { placements[j] = p; }
   void on_end(sim::Tick, JobIndex, JobState) override {}
-  void on_sample(const models::Sample&) override {}
+  void on_sample(const models::Sample& s) override {
+    samples[s.time] = {{s.tenant_used_gpus.begin(), s.tenant_used_gpus.end()},
+                       {s.tenant_pending_gpus.begin(), s.tenant_pending_gpus.end()},
+                       {s.tenant_pending_jobs.begin(), s.tenant_pending_jobs.end()}};
+  }
 
   std::map<JobIndex, models::Placement> placements;  // the last start of each job
   std::vector<std::tuple<sim::Tick, JobIndex, std::string>> preempted;
+  struct TenantSample {
+    std::vector<std::int32_t> used_gpus, pending_gpus, pending_jobs;
+  };
+  std::map<sim::Tick, TenantSample> samples;
 };
 
 struct ShareRun {
@@ -65,6 +73,7 @@ struct ShareRun {
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kai", params(kv), 1)) {
     scenarios::SimulationOptions opt;
     opt.horizon = horizon;
+    opt.sample_interval = 10 * kSecond;
     sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &rec, opt);
     stats = sim->run();
   }
@@ -89,6 +98,24 @@ void fraction(models::Workload& w, JobIndex j, int milli) {
 void in_queue(models::Workload& w, JobIndex j, const std::string& q) { w.jobs[j].queue = w.queues.intern(q); }
 
 }  // namespace
+
+TEST(KaiShare, TenantSamplesCountSharesAsPartsOfAGpu) {
+  // Four half-GPU pods of one tenant on one GPU: two share the device, two wait. The tenant holds
+  // one GPU's worth and waits for one, not two and two (each pod's gpus).
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).build();
+  for (JobIndex j = 0; j < 4; ++j) fraction(w, j, 500);
+  const ShareRun on(w, ht::cluster(1, 1), sharing(true));
+  ASSERT_EQ(on.rec.samples.count(50 * kSecond), 1u);
+  const auto& s50 = on.rec.samples.at(50 * kSecond);
+  EXPECT_EQ(s50.used_gpus, std::vector<std::int32_t>{1});
+  EXPECT_EQ(s50.pending_gpus, std::vector<std::int32_t>{1});
+  EXPECT_EQ(s50.pending_jobs, std::vector<std::int32_t>{2});
+  // gpuSharing off: each pod holds the whole GPU; one runs, three wait for 1.5 GPUs' worth.
+  const ShareRun off(w, ht::cluster(1, 1), sharing(false));
+  ASSERT_EQ(off.rec.samples.count(50 * kSecond), 1u);
+  EXPECT_EQ(off.rec.samples.at(50 * kSecond).used_gpus, std::vector<std::int32_t>{1});
+  EXPECT_EQ(off.rec.samples.at(50 * kSecond).pending_gpus, std::vector<std::int32_t>{2});
+}
 
 TEST(KaiShare, TwoHalvesShareOneDeviceAndAThirdWaits) {
   auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).build();

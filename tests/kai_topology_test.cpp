@@ -222,3 +222,31 @@ TEST(KaiTopology, ConfigurationErrors) {
       errors("  topologyConstraint: {kinds: [train]}\n").find("give requiredTopologyLevel or preferredTopologyLevel"),
       std::string::npos);
 }
+
+// With gpuSharing, a PodGroup of two 0.6-GPU shares (they cannot share one device) under a
+// required rack level: a (8 GPUs, node 0, until 1000 s), b (7, node 1), c (8, node 2) and d (7,
+// node 3) leave one free GPU on node 1 (rack-0) and one on node 3 (rack-1). Unconstrained, the
+// shares take those two at 200 s, across the racks. Required rack: they wait until a ends and
+// then both go into rack-0, the second onto node 0 although binpack alone would pick node 3.
+TEST(KaiTopology, SharesOfARequiredGroupStayInTheDomain) {
+  auto w = ht::WorkloadBuilder()
+               .job(0, 8, 1000)
+               .job(0, 7, 5000)
+               .job(0, 8, 5000)
+               .job(0, 7, 5000)
+               .job(200, 1, 100)
+               .job(200, 1, 100)
+               .build();
+  for (JobIndex j : {JobIndex{4}, JobIndex{5}}) w.jobs[j].gpu_milli = 600;
+  gang(w, 4, 6, "shares");
+  const NtRun free_run(w, {{"gpuSharing", "true"}});
+  EXPECT_DOUBLE_EQ(free_run.start(4), 200.0);
+  EXPECT_EQ(free_run.nodes(4), std::vector<NodeId>{1});
+  EXPECT_EQ(free_run.nodes(5), std::vector<NodeId>{3});
+  const NtRun rack(w, {{"gpuSharing", "true"}, {"topologyConstraint.requiredTopologyLevel", "1"}});
+  EXPECT_DOUBLE_EQ(rack.start(4), 1000.0);
+  EXPECT_DOUBLE_EQ(rack.start(5), 1000.0);
+  EXPECT_EQ(rack.nodes(4), std::vector<NodeId>{1});
+  EXPECT_EQ(rack.nodes(5), std::vector<NodeId>{0});
+  EXPECT_EQ(rack.audit.waiting.at(4), kNoDomain);
+}

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "policies/kueue.hpp"
+#include "policies/params.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies::kueue {
@@ -35,23 +36,6 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
   auto [p, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
   return v;
-}
-
-// "[a, b]" (a flow sequence as the loader writes it) or a single scalar.
-std::vector<std::string> parse_list(std::string_view text) {
-  std::vector<std::string> out;
-  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') text = text.substr(1, text.size() - 2);
-  while (!text.empty()) {
-    const auto comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.size() >= 2 && (item.front() == '"' || item.front() == '\'') && item.back() == item.front())
-      item = item.substr(1, item.size() - 2);
-    if (!item.empty()) out.emplace_back(item);
-  }
-  return out;
 }
 
 constexpr std::array<std::string_view, kResources> kResourceNames = {"gpu", "cpu", "memory"};
@@ -237,7 +221,7 @@ struct Parser {
         boolean(key, v, out.fair_sharing);
       } else if (key == "fairSharing.preemptionStrategies") {
         out.strategies.clear();
-        for (const auto& s : parse_list(v.text)) {
+        for (const auto& s : parse_flow_list(v.text)) {
           if (s == "LessThanOrEqualToFinalShare") {
             out.strategies.push_back(FsStrategy::LessThanOrEqualToFinalShare);
           } else if (s == "LessThanInitialShare") {
@@ -287,7 +271,7 @@ struct Parser {
         weight(key, v, out.local_queue_weights[seg[1]]);
       } else if (key == "rayCluster.kinds") {
         out.ray_kinds.clear();
-        for (const auto& s : parse_list(v.text)) {
+        for (const auto& s : parse_flow_list(v.text)) {
           models::JobKind k{};
           if (models::parse_job_kind(s, k)) {
             out.ray_kinds.push_back(k);
@@ -309,7 +293,7 @@ struct Parser {
         }
       } else if (key == "topologyAwareScheduling.kinds") {
         out.tas_kinds.clear();
-        for (const auto& s : parse_list(v.text)) {
+        for (const auto& s : parse_flow_list(v.text)) {
           models::JobKind k{};
           if (models::parse_job_kind(s, k)) {
             out.tas_kinds.push_back(k);
@@ -321,7 +305,7 @@ struct Parser {
         duration(key, v, false, out.ray_delete_after_idle);
       } else if (head == "resourceFlavors" && seg.size() == 3 && seg[2] == "pools") {
         flavors[seg[1]].name = seg[1];
-        flavors[seg[1]].pools = parse_list(v.text);
+        flavors[seg[1]].pools = parse_flow_list(v.text);
       } else if (head == "admissionChecks" && seg.size() == 3) {
         auto& c = checks[seg[1]];
         c.name = seg[1];
@@ -359,11 +343,11 @@ struct Parser {
           q.cohort = v.text;
           cq_cohort_at[seg[1]] = &v;
         } else if (rest == "namespaces") {
-          q.namespaces = parse_list(v.text);
+          q.namespaces = parse_flow_list(v.text);
         } else if (rest == "queueingStrategy") {
           if (choice(key, v, {"BestEffortFIFO", "StrictFIFO"}, c)) q.strict_fifo = c == 1;
         } else if (rest == "admissionChecks") {
-          q.admission_checks = parse_list(v.text);
+          q.admission_checks = parse_flow_list(v.text);
         } else if (rest == "preemption.withinClusterQueue") {
           if (choice(key, v, {"Never", "LowerPriority", "LowerOrNewerEqualPriority"}, c))
             q.within_cluster_queue = static_cast<PreemptionPolicy>(c);

@@ -30,11 +30,10 @@ Config parse_params_or_throw(const PolicyParams& params, ParseInto parse_into) {
   return config;
 }
 
-// A list of job kinds as the scenario loader writes a flow sequence ("[train, batch]") or one
-// kind ("train"): the kinds in `out`, every name that is not a kind in `unknown`.
-inline void parse_job_kinds(std::string_view text, std::vector<models::JobKind>& out,
-                            std::vector<std::string>& unknown) {
-  out.clear();
+// The items of a list as the scenario loader writes a flow sequence ("[a, b]", items trimmed and
+// unquoted, empty ones dropped) or of a single scalar ("a").
+inline std::vector<std::string> parse_flow_list(std::string_view text) {
+  std::vector<std::string> out;
   if (text.size() >= 2 && text.front() == '[' && text.back() == ']') text = text.substr(1, text.size() - 2);
   while (!text.empty()) {
     const auto comma = text.find(',');
@@ -44,12 +43,22 @@ inline void parse_job_kinds(std::string_view text, std::vector<models::JobKind>&
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (item.size() >= 2 && (item.front() == '"' || item.front() == '\'') && item.back() == item.front())
       item = item.substr(1, item.size() - 2);
-    if (item.empty()) continue;
+    if (!item.empty()) out.emplace_back(item);
+  }
+  return out;
+}
+
+// A list of job kinds (parse_flow_list): the kinds in `out`, every name that is not a kind in
+// `unknown`.
+inline void parse_job_kinds(std::string_view text, std::vector<models::JobKind>& out,
+                            std::vector<std::string>& unknown) {
+  out.clear();
+  for (const std::string& item : parse_flow_list(text)) {
     models::JobKind k{};
     if (models::parse_job_kind(item, k))
       out.push_back(k);
     else
-      unknown.emplace_back(item);
+      unknown.push_back(item);
   }
 }
 

@@ -12,11 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/topology.hpp"
-#include "policies/registry.hpp"
-#include "policy_test_support.hpp"
-#include "scenarios/simulation.hpp"
-#include "test_support.hpp"
+#include "rack_run_support.hpp"
 
 using namespace headroom;
 using models::JobIndex;
@@ -25,46 +21,10 @@ namespace ht = headroom::testing;
 
 namespace {
 
-class WaitingObserver : public models::SimObserver {
- public:
-  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view reason) override {
-    if (k == models::AuditKind::Waiting && !reason.empty()) waiting[j] = std::string(reason);
-    if (k == models::AuditKind::Start) started[j] = std::string(reason);
-  }
-  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
-  void on_end(sim::Tick, JobIndex, models::JobState) override {}
-  void on_sample(const models::Sample&) override {}
-  std::map<JobIndex, std::string> waiting, started;
-};
-
-models::ClusterSpec racks(bool with_topology) {
-  models::ClusterSpec c = ht::cluster(4, 8);
-  if (with_topology) {
-    std::string error;
-    c.topology = models::Topology::build(c, models::racks_spec(c, 2, 400, 0), error);
-    EXPECT_TRUE(c.topology != nullptr) << error;
-  }
-  return c;
-}
-
-struct NtRun {
+// A run of the volcano policy on the racks.
+struct NtRun : ht::RackRun {
   NtRun(const models::Workload& w, const std::map<std::string, std::string>& kv, bool with_topology = true)
-      : c(racks(with_topology)), policy(policies::make_policy("volcano", ht::params(kv), 1)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &audit);
-    sim->run();
-  }
-  std::vector<NodeId> nodes(JobIndex j) const {
-    std::vector<NodeId> out;
-    for (const auto& sl : sim->job_placement(j)) out.push_back(sl.node);
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
-
-  models::ClusterSpec c;
-  WaitingObserver audit;
-  std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
+      : RackRun("volcano", w, kv, with_topology) {}
 };
 
 const std::map<std::string, std::string> kOff = {};

@@ -158,16 +158,7 @@ TEST(KaiTopology, PreemptFreesARackForARequiredLevel) {
 }
 
 TEST(KaiTopology, ConfigurationErrors) {
-  const std::string base =
-      "name: k\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
-      "policy:\n  name: kai\n";
-  const std::string tail = "workload:\n  trace: " + std::string(HEADROOM_SOURCE_DIR) +
-                           "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\n";
-  auto errors = [&](const std::string& policy) {
-    std::string all;
-    for (const auto& e : ht::scenario_errors(base + policy + tail)) all += std::string(e.what()) + "\n";
-    return all;
-  };
+  auto errors = [](const std::string& policy) { return ht::policy_errors("kai", policy); };
   EXPECT_NE(errors("  topologyConstraint: {requiredTopologyLevel: 0}\n")
                 .find("topologyConstraint.requiredTopologyLevel: expected a switch level of cluster.topology from 1 "
                       "(leaf) to 64, got \"0\""),

@@ -62,4 +62,17 @@ struct RackRun {
   std::unique_ptr<scenarios::Simulation> sim;
 };
 
+// Every error (one per line) of a scenario on 4 x 8 A100 GPUs whose policy block is
+// "policy:\n  name: NAME\n" followed by `policy_lines`, over the bundled RICC sample.
+inline std::string policy_errors(const std::string& name, const std::string& policy_lines) {
+  const std::string text =
+      "name: t\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
+      "policy:\n  name: " +
+      name + "\n" + policy_lines + "workload:\n  trace: " + std::string(HEADROOM_SOURCE_DIR) +
+      "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\n";
+  std::string all;
+  for (const auto& e : scenario_errors(text)) all += std::string(e.what()) + "\n";
+  return all;
+}
+
 }  // namespace headroom::testing

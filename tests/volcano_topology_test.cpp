@@ -162,16 +162,7 @@ TEST(VolcanoNetworkTopology, AnElasticPodGroupStaysInTheHyperNodeItHolds) {
 }
 
 TEST(VolcanoNetworkTopology, ConfigurationErrors) {
-  const std::string base =
-      "name: v\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
-      "policy:\n  name: volcano\n";
-  const std::string tail = "workload:\n  trace: " + std::string(HEADROOM_SOURCE_DIR) +
-                           "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\n";
-  auto errors = [&](const std::string& policy) {
-    std::string all;
-    for (const auto& e : ht::scenario_errors(base + policy + tail)) all += std::string(e.what()) + "\n";
-    return all;
-  };
+  auto errors = [](const std::string& policy) { return ht::policy_errors("volcano", policy); };
   EXPECT_NE(errors("  networkTopology: {mode: firm}\n")
                 .find("networkTopology.mode: unknown mode \"firm\"; expected: "
                       "hard, soft"),

@@ -52,8 +52,11 @@ struct Job {
   bool preemptible = false;
   bool preempt_never = false;  // Kubernetes preemptionPolicy: Never
   Tick submit = 0;
-  std::int32_t gpus = 0;           // whole GPUs requested in total
-  std::int32_t gpu_milli = 0;      // fraction of one GPU when sharing (1..999); 0 = whole GPUs
+  std::int32_t gpus = 0;       // whole GPUs requested in total
+  std::int32_t gpu_milli = 0;  // fraction of one GPU when sharing (1..999); 0 = whole GPUs
+  // GPU memory of one device in MiB (KAI gpu-memory annotation), gpus 0 or 1 and no gpu_milli;
+  // 0 = not given. Policies that model it convert it to a fraction per node (policies/kai.hpp).
+  std::int64_t gpu_memory_mib = 0;
   std::int32_t gpus_per_node = 0;  // 0 = no constraint (the placement decides)
   std::int32_t nodes = 0;          // requested node count; 0 = no constraint
   std::int32_t gang_min = 0;       // minimum members to start; 0 = all
@@ -78,8 +81,10 @@ struct Job {
   std::int32_t service = -1;  // index of the inference service whose replica this is; -1 = none
 };
 
-// GPU demand in milli-GPUs (1000 per whole GPU).
+// GPU demand in milli-GPUs (1000 per whole GPU). A gpu-memory pod counts one GPU: its fraction
+// depends on the node it runs on.
 inline std::int64_t gpu_demand_milli(const Job& j) {
+  if (j.gpu_memory_mib > 0 && j.gpu_milli == 0 && j.gpus <= 1) return 1000;
   return j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
 }
 

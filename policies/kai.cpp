@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/gpu_types.hpp"
 #include "models/topology.hpp"
 #include "policies/consolidate.hpp"
 #include "policies/kai_topology.hpp"
@@ -254,14 +255,72 @@ class KaiPolicy final : public Policy {
 
   Reason reason(JobIndex j) const { return j < reasons_.size() ? reasons_[j] : Reason::None; }
 
-  // A pod that asks for a fraction of one GPU and, with gpuSharing, gets a share of one device.
-  bool is_share(const Job& j) const { return cfg_.gpu_sharing && j.gpu_milli > 0 && j.gpus <= 1; }
+  // A pod that asks for a fraction (gpu-fraction) or the memory (gpu-memory) of one GPU and, with
+  // gpuSharing, gets a share of one device.
+  bool is_share(const Job& j) const {
+    return cfg_.gpu_sharing && (j.gpu_milli > 0 || j.gpu_memory_mib > 0) && j.gpus <= 1;
+  }
+  static bool is_memory_pod(const Job& j) { return j.gpu_memory_mib > 0 && j.gpu_milli == 0 && j.gpus <= 1; }
+
+  // The memory of one GPU of pool p in MiB, as KAI reads it from the node label
+  // nvidia.com/gpu.memory (node_info.go getNodeGpuMemory): the GPU type's memory_gib x 1024, floored
+  // to a multiple of 100; without a memory figure (no label) KAI's DefaultGpuMemory, 100 MiB.
+  std::int64_t device_memory_mib(models::PoolId p) const { return pool_gpu_memory_[p]; }
+
+  // The milli-GPUs a share of `j` takes on a device of pool p, or 0 when it cannot be a share there:
+  // gpu_milli, or for a gpu-memory pod KAI's fraction on the node (getGpuMemoryFractionalOnNode:
+  // memory / device memory rounded up to hundredths, in float64 as KAI computes it). A fraction of
+  // 1.00 or more is not a share (KAI would give such a pod a whole device of its own).
+  std::int32_t share_milli(const Job& j, models::PoolId p) const {
+    if (j.gpu_milli > 0) return j.gpu_milli;
+    const double hundredths =
+        std::ceil(static_cast<double>(j.gpu_memory_mib) / static_cast<double>(device_memory_mib(p)) * 100.0);
+    return hundredths >= 100.0 ? 0 : static_cast<std::int32_t>(hundredths) * 10;
+  }
+
+  // A gpu-memory pod's GPUs before it has a node (the fair-share request, the capacity checks, queue
+  // order, reclaim and preempt): its fraction on the pool with the least GPU memory it may use
+  // (KAI's ClusterInfo.MinNodeGPUMemory conversion, rounded as on a node); 1000 if it fits none.
+  std::int64_t pending_memory_milli(const Job& j) const {
+    std::int64_t out = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+      if (!pool_ok(p, j) || cluster_->spec().pools[p].units_per_gpu != 1) continue;
+      const std::int32_t m = share_milli(j, p);
+      if (m > 0) out = std::max<std::int64_t>(out, m);
+    }
+    return out > 0 ? out : 1000;
+  }
+
+  // Why KAI could never run a gpu-memory pod, or nullopt. Without gpuSharing KAI's admission
+  // webhook refuses it (admission/webhook/v1alpha2/gpusharing); with it, a pod whose memory no pool
+  // it may use holds (as a share) waits forever in KAI, and headroom rejects it.
+  std::optional<std::string> memory_pod_rejection(const Job& j) const {
+    if (!is_memory_pod(j)) return std::nullopt;
+    if (!cfg_.gpu_sharing)
+      return std::string("gpu_memory_mib needs gpuSharing: KAI refuses a gpu-memory pod while GPU sharing is disabled");
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (pool_ok(p, j) && cluster_->spec().pools[p].units_per_gpu == 1 && share_milli(j, p) > 0) return std::nullopt;
+    return "gpu_memory_mib " + std::to_string(j.gpu_memory_mib) +
+           " is less than one GPU's memory on no pool it may use (GPU memory comes from the pool's gpu_type; a "
+           "type without a memory figure counts 100 MiB, as a KAI node without the nvidia.com/gpu.memory label)";
+  }
 
   // Requests in the queue accounting's units: GPUs (milli-GPUs with gpuSharing, a share counting its
   // fraction), cpu millicores, memory MiB.
   Amounts demand(const Job& j) const {
-    const std::int64_t gpu = !cfg_.gpu_sharing ? j.gpus : (is_share(j) ? j.gpu_milli : std::int64_t{j.gpus} * 1000);
+    const std::int64_t gpu =
+        !cfg_.gpu_sharing
+            ? j.gpus
+            : (is_share(j) ? (j.gpu_milli > 0 ? j.gpu_milli : pending_memory_milli(j)) : std::int64_t{j.gpus} * 1000);
     return {gpu, std::int64_t{j.cpus} * 1000, j.memory_mib};
+  }
+
+  // What a running (or evicted) pod is charged: a gpu-memory share its fraction on its node
+  // (node_info.go setAcceptedResources / GetRequiredInitQuota), other pods their demand.
+  Amounts held(JobIndex j) const {
+    Amounts a = demand(workload_->jobs[j]);
+    if (held_milli_[j] > 0) a[0] = held_milli_[j];
+    return a;
   }
 
   void on_submit(const ClusterView& view, JobIndex j) override {
@@ -277,7 +336,8 @@ class KaiPolicy final : public Policy {
     }
     unit.members.push_back(j);
     std::sort(unit.members.begin(), unit.members.end());
-    if (!nodes_[unit.queue].children.empty() || never_fits(view.cluster(), job, view.workload()).has_value()) {
+    if (!nodes_[unit.queue].children.empty() || memory_pod_rejection(job).has_value() ||
+        never_fits(view.cluster(), job, view.workload()).has_value()) {
       to_reject_.push_back(j);
       return;
     }
@@ -288,15 +348,14 @@ class KaiPolicy final : public Policy {
 
   void on_release(const ClusterView& view, JobIndex j) override {
     advance_usage(view.now());
-    const Job& job = view.workload().jobs[j];
     Unit& u = units_[job_unit_[j]];
     if (terminating_[j]) {
       terminating_[j] = 0;
     } else {
       --u.running;
-      add(u.running_req, demand(job), -1);
-      add_path(u.queue, &QNode::alloc, demand(job), -1);
-      if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, demand(job), -1);
+      add(u.running_req, held(j), -1);
+      add_path(u.queue, &QNode::alloc, held(j), -1);
+      if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, held(j), -1);
     }
     releasing_.erase(j);
     if (victim_of_[j] != kNoUnit) {
@@ -342,6 +401,8 @@ class KaiPolicy final : public Policy {
       const Unit& u = units_[job_unit_[j]];
       if (!nodes_[u.queue].children.empty()) {
         s.reject(j, "queue \"" + nodes_[u.queue].name + "\" is not a leaf queue; only leaf queues hold jobs");
+      } else if (auto why = memory_pod_rejection(job)) {
+        s.reject(j, *why);
       } else {
         s.reject(j, *never_fits(s.cluster(), job, s.workload()));
       }
@@ -414,6 +475,14 @@ class KaiPolicy final : public Policy {
     workload_ = &w;
     const std::size_t n = w.jobs.size();
     job_unit_.assign(n, kNoUnit);
+    held_milli_.assign(n, 0);
+    pool_gpu_memory_.assign(cluster_->pool_count(), 100);
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+      const models::GpuType* type = models::find_gpu_type(cluster_->spec().pools[p].gpu_type);
+      if (type == nullptr || type->memory_gib <= 0) continue;
+      const auto mib = static_cast<std::int64_t>(std::floor(type->memory_gib * 1024.0));
+      pool_gpu_memory_[p] = std::max<std::int64_t>(100, mib - mib % 100);
+    }
     terminating_.assign(n, 0);
     victim_of_.assign(n, kNoUnit);
     reasons_.assign(n, Reason::None);
@@ -804,17 +873,19 @@ class KaiPolicy final : public Policy {
   // On the node (framework FittingGPUs, plugins/gpupack, gpuspread): binpack takes the most used
   // shared device with room, else a whole free GPU; spread a whole free GPU, else the least used
   // shared device; equal devices go to the lowest index. Only pools of whole GPUs hold shares.
-  std::pair<NodeId, std::int32_t> best_share(const Job& job, Overlay& ov, NodeId exclude) const {
+  // A gpu-memory pod takes its fraction on each node's GPU type (share_milli); it is returned third.
+  std::tuple<NodeId, std::int32_t, std::int32_t> best_share(const Job& job, Overlay& ov, NodeId exclude) const {
     const bool spread = cfg_.gpu_placement == PlacementStrategy::Spread;
-    const std::int32_t m = job.gpu_milli;
     NodeId best = kNoNode;
-    std::int32_t best_dev = 0;
+    std::int32_t best_dev = 0, best_milli = 0;
     std::tuple<bool, std::int64_t> best_key{};
     const auto& nodes = cluster_->nodes();
     for (NodeId n = 0; n < nodes.size(); ++n) {
       const auto& node = nodes[n];
       if (n == exclude || !node.up || !pool_ok(node.pool, job) || outside_domain(n)) continue;
       if (cluster_->spec().pools[node.pool].units_per_gpu != 1) continue;
+      const std::int32_t m = share_milli(job, node.pool);
+      if (m <= 0) continue;
       const Free f = ov.get(*cluster_, n);
       if (!fits_cpu_mem(node, f, job)) continue;
       std::int32_t shared = -1, shared_used = 0, whole = -1;
@@ -829,16 +900,21 @@ class KaiPolicy final : public Policy {
       }
       if (f.gpus < 1) whole = -1;
       if (shared < 0 && whole < 0) continue;
+      if (job.gpu_milli == 0 && m > share_budget_) {  // the per-node capacity check (attempt)
+        share_budget_hit_ = true;
+        continue;
+      }
       const std::int32_t dev = shared >= 0 && (!spread || whole < 0) ? shared : whole;
       // Smaller is better: a node without a fitting shared device after one with it.
       const std::tuple<bool, std::int64_t> key{shared < 0, spread ? -f.gpus : f.gpus};
       if (best == kNoNode || key < best_key) {
         best = n;
         best_dev = dev;
+        best_milli = m;
         best_key = key;
       }
     }
-    return {best, best_dev};
+    return {best, best_dev, best_milli};
   }
 
   // A pod larger than a node: the nodes with the most free GPUs first, within one pool.
@@ -945,14 +1021,21 @@ class KaiPolicy final : public Policy {
 
   std::optional<std::vector<models::Placement>> place_pods(const std::vector<JobIndex>& pods, Overlay& ov,
                                                            NodeId exclude) const {
+    // What this attempt's gpu-memory pods take from share_budget_ comes back after it.
+    struct Restore {
+      std::int64_t& budget;
+      std::int64_t saved;
+      ~Restore() { budget = saved; }
+    } restore{share_budget_, share_budget_};
     std::vector<models::Placement> out;
     for (JobIndex j : pods) {
       const Job& job = workload_->jobs[j];
       models::Placement p;
       if (is_share(job)) {
-        const auto [n, dev] = best_share(job, ov, exclude);
+        const auto [n, dev, milli] = best_share(job, ov, exclude);
         if (n == kNoNode) return std::nullopt;
-        p = models::Placement{models::Slice{n, 0, job.cpus, job.memory_mib, job.gpu_milli, dev}};
+        if (job.gpu_milli == 0 && share_budget_ < kInf) share_budget_ -= milli;
+        p = models::Placement{models::Slice{n, 0, job.cpus, job.memory_mib, milli, dev}};
       } else if (multi_node(job)) {
         auto mp = multi_node_placement(job, ov);
         if (!mp) return std::nullopt;
@@ -1057,6 +1140,28 @@ class KaiPolicy final : public Policy {
     return Reason::None;
   }
 
+  // The GPUs (milli) that gpu-memory pods of `u` may still take beside `other` without going over
+  // a limit, or for a non-preemptible group over a quota, at the queue or an ancestor; and the
+  // reason to give when a pod fits no node within it.
+  std::pair<std::int64_t, Reason> share_room(const Unit& u, std::int64_t other) const {
+    std::int64_t room = kInf;
+    Reason why = Reason::OverLimit;
+    for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+      const QNode& n = nodes_[q];
+      if (n.res[0].limit >= 0) room = std::min(room, n.res[0].limit - n.alloc[0] - other);
+    }
+    if (!u.preemptible()) {
+      for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+        const QNode& n = nodes_[q];
+        if (n.res[0].quota >= 0 && n.res[0].quota - n.np_alloc[0] - other < room) {
+          room = n.res[0].quota - n.np_alloc[0] - other;
+          why = Reason::NonPreemptibleOverQuota;
+        }
+      }
+    }
+    return {room, why};
+  }
+
   void set_reason(JobIndex j, Reason r) {
     if (reasons_[j] == r) return;
     reasons_[j] = r;
@@ -1079,8 +1184,18 @@ class KaiPolicy final : public Policy {
     }
     const auto pods = next_pods(s, u);
     if (pods.empty()) return Reason::GangIncomplete;
-    const Amounts req = pods_demand(pods);
+    Amounts req = pods_demand(pods);
+    // KAI's job-level capacity check counts a gpu-memory pod as 0 GPUs (GetGpusQuota); each node
+    // is then checked with the pod's fraction there (IsTaskAllocationOnNodeOverCapacity,
+    // GetRequiredInitQuota): best_share skips nodes where it exceeds the queue's room.
+    std::int64_t memory_gpu = 0;
+    for (JobIndex j : pods)
+      if (is_share(workload_->jobs[j]) && workload_->jobs[j].gpu_milli == 0)
+        memory_gpu += demand(workload_->jobs[j])[0];
+    req[0] -= memory_gpu;
     Reason r = capacity(u, req, {});
+    Reason budget_reason = Reason::None;
+    if (memory_gpu > 0 && r == Reason::None) std::tie(share_budget_, budget_reason) = share_room(u, req[0]);
     std::optional<std::vector<models::Placement>> placements;
     // A single plain pod no smaller than one that already failed in this session cannot fit.
     const Job& first = workload_->jobs[pods[0]];
@@ -1093,8 +1208,12 @@ class KaiPolicy final : public Policy {
         r = Reason::NoFit;
       } else {
         Overlay ov = base(true);
+        share_budget_hit_ = false;
         placements = place(pods, ov);
-        if (!placements && topology_applies(pods) && !is_plain) {
+        share_budget_ = kInf;
+        if (!placements && share_budget_hit_) {
+          r = budget_reason;
+        } else if (!placements && topology_applies(pods) && !is_plain) {
           r = cfg_.topology.required > 0 ? Reason::TopologyNoFit : Reason::NoFit;
         } else if (!placements) {  // a one-node pod fits a domain iff it fits a node
           r = Reason::NoFit;
@@ -1120,10 +1239,11 @@ class KaiPolicy final : public Policy {
     --u.pending;
     count_pending(job, -1);
     ++u.running;
-    add(u.running_req, demand(job));
+    held_milli_[j] = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
+    add(u.running_req, held(j));
     add_path(u.queue, &QNode::pending, demand(job), -1);
-    add_path(u.queue, &QNode::alloc, demand(job), 1);
-    if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, demand(job), 1);
+    add_path(u.queue, &QNode::alloc, held(j), 1);
+    if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, held(j), 1);
     set_reason(j, Reason::None);
   }
 
@@ -1156,9 +1276,9 @@ class KaiPolicy final : public Policy {
       if (!err.empty()) throw sim::InternalError("kai: preempt refused: " + err);
       terminating_[j] = 1;
       --v.running;
-      add(v.running_req, demand(workload_->jobs[j]), -1);
-      add_path(v.queue, &QNode::alloc, demand(workload_->jobs[j]), -1);
-      if (!v.preemptible()) add_path(v.queue, &QNode::np_alloc, demand(workload_->jobs[j]), -1);
+      add(v.running_req, held(j), -1);
+      add_path(v.queue, &QNode::alloc, held(j), -1);
+      if (!v.preemptible()) add_path(v.queue, &QNode::np_alloc, held(j), -1);
       if (by_unit != kNoUnit) {
         releasing_.insert(j);
         victim_of_[j] = by_unit;
@@ -1487,6 +1607,12 @@ class KaiPolicy final : public Policy {
   std::vector<Unit> units_;
   std::vector<std::uint32_t> job_unit_, victim_of_, group_unit_;
   std::vector<std::uint8_t> terminating_;
+  std::vector<std::int32_t> held_milli_;       // a running gpu-memory share's milli-GPUs on its node
+  std::vector<std::int64_t> pool_gpu_memory_;  // MiB of one GPU, by pool (device_memory_mib)
+  // In allocate: the milli-GPUs gpu-memory pods may still take (share_room), and whether a node
+  // was skipped for it. kInf elsewhere (the solvers check capacity with the pending fraction).
+  mutable std::int64_t share_budget_ = kInf;
+  mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
   std::vector<int> group_size_;
   std::vector<JobIndex> to_reject_;

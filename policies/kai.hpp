@@ -74,6 +74,15 @@
 //    gpuspread, chosen by placementStrategy.gpu): binpack the most used shared device with room,
 //    else a whole free GPU; spread a whole free GPU, else the least used shared device; equal
 //    devices by index. Shares are not moved by consolidation (a pending share does not consolidate).
+//    gpu-memory pods (Job::gpu_memory_mib, KAI gpu-memory): one GPU's memory is the pool's GPU type
+//    memory_gib x 1024 floored to a multiple of 100 MiB (node label nvidia.com/gpu.memory,
+//    api/node_info/node_info.go getNodeGpuMemory; no memory figure: DefaultGpuMemory 100 MiB); on a
+//    node the pod is a share of ceil(memory / device memory x 100) / 100 (getGpuMemoryFractionalOnNode)
+//    and its queue is charged that (AcceptedResource); limit and non-preemptible quota are checked
+//    per node with it (capacity_policy IsTaskAllocationOnNodeOverCapacity), the job-level check
+//    counting 0 GPUs; pending, it counts its fraction on the pool with the least GPU memory
+//    (MinNodeGPUMemory, which KAI's snapshotNodes leaves at 100 MiB: not copied). Without
+//    gpuSharing the pod is rejected (KAI's admission webhook refuses it).
 //  - Topology (plugins/topology, policies/kai_topology.hpp): topologyConstraint's required /
 //    preferred levels as switch levels of cluster.topology; every placement of a constrained
 //    group (allocate, reclaim, preempt, consolidation) goes to the first domain, lowest level and
@@ -87,9 +96,10 @@
 // stops once every pending pod is as large as one of its shape that failed in the session and 64
 // groups have failed.
 //
-// Not modelled: gpu-memory requests (a Job carries a fraction, not GPU memory), multi-device
-// fractions (gpu-fraction-num-devices), MIG, and KAI's distinction of a shared device whose pods
-// are all releasing; with gpuSharing off a job with gpu_milli takes whole GPUs; the topology
+// Not modelled: multi-device fractions (gpu-fraction-num-devices), MIG, and KAI's distinction of a
+// shared device whose pods are all releasing; with gpuSharing off a job with gpu_milli takes whole
+// GPUs; a device's room for gpu-memory pods in MiB (headroom checks the rounded-up fractions, so it
+// may pack less than KAI, never more), a gpu-memory pod of a whole GPU's memory or more; the topology
 // plugin's node scores inside a domain; DRA and node affinity; partial eviction of elastic groups
 // (groups are evicted whole); consolidation of gangs. Jobs that no pool could ever hold are
 // rejected (headroom convention, as fifo).

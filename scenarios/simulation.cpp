@@ -260,7 +260,8 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   const models::Job& job = workload_.jobs[j];
   const bool share = placement.size() == 1 && placement[0].gpu_milli > 0;
   if (share) {
-    if (job.gpu_milli != placement[0].gpu_milli || job.gpus > 1)
+    // A gpu-memory pod's share is its fraction on the node, which the policy computes.
+    if ((job.gpu_memory_mib > 0 ? job.gpu_milli != 0 : job.gpu_milli != placement[0].gpu_milli) || job.gpus > 1)
       return "placement holds a share of " + std::to_string(placement[0].gpu_milli) + " milli-GPUs, job requests " +
              (job.gpus > 1 || job.gpu_milli == 0 ? std::to_string(job.gpus) + " GPUs"
                                                  : std::to_string(job.gpu_milli) + " milli-GPUs");
@@ -493,7 +494,7 @@ void Simulation::count_pending(const models::Job& job, int sign) {
 }
 
 std::size_t Simulation::need_of(const models::Job& job) const {
-  if (job.gpus <= 0) return job.gpu_milli > 0 ? 1 : 0;  // a GPU share fits on any free GPU
+  if (job.gpus <= 0) return job.gpu_milli > 0 || job.gpu_memory_mib > 0 ? 1 : 0;  // a share fits any free GPU
   const std::int32_t per_node = job.gpus_per_node > 0 ? std::min(job.gpus_per_node, job.gpus) : job.gpus;
   return std::min(static_cast<std::size_t>(per_node), pending_need_.size() - 1);
 }

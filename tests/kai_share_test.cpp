@@ -51,6 +51,7 @@ class Recorder : public models::SimObserver {
  public:
   void on_event(sim::Tick t, models::AuditKind kind, JobIndex j, std::int32_t, std::string_view reason) override {
     if (kind == models::AuditKind::Preempt) preempted.emplace_back(t, j, std::string(reason));
+    if (kind == models::AuditKind::Reject) rejected[j] = std::string(reason);
   }
   void on_start(sim::Tick, JobIndex j, const models::Placement& p) override { placements[j] = p; }
   void on_end(sim::Tick, JobIndex, JobState) override {}
@@ -62,6 +63,7 @@ class Recorder : public models::SimObserver {
 
   std::map<JobIndex, models::Placement> placements;  // the last start of each job
   std::vector<std::tuple<sim::Tick, JobIndex, std::string>> preempted;
+  std::map<JobIndex, std::string> rejected;
   struct TenantSample {
     std::vector<std::int32_t> used_gpus, pending_gpus, pending_jobs;
   };
@@ -96,6 +98,21 @@ void fraction(models::Workload& w, JobIndex j, int milli) {
 }
 
 void in_queue(models::Workload& w, JobIndex j, const std::string& q) { w.jobs[j].queue = w.queues.intern(q); }
+
+// Makes job j ask for `mib` MiB of one GPU's memory (KAI gpu-memory annotation).
+void gpu_memory(models::Workload& w, JobIndex j, std::int64_t mib) {
+  w.jobs[j].gpus = 1;
+  w.jobs[j].gpu_milli = 0;
+  w.jobs[j].gpu_memory_mib = mib;
+}
+
+// Pools of one node each, in order: (GPU type, GPUs).
+models::ClusterSpec pools(const std::vector<std::pair<std::string, int>>& types) {
+  models::ClusterSpec spec;
+  for (std::size_t i = 0; i < types.size(); ++i)
+    spec.pools.push_back({"p" + std::to_string(i), 1, types[i].second, types[i].first, 0, 0});
+  return spec;
+}
 
 }  // namespace
 
@@ -381,4 +398,184 @@ TEST(KaiShare, RandomFractionalWorkloadNeverOvercommitsAndEveryJobEnds) {
     shares += a.slice(j).gpu_milli > 0;
   }
   EXPECT_EQ(shares, 200);
+}
+
+// ----- gpu-memory pods ---------------------------------------------------------------------------
+// A40 = A100-40G: 40 GiB = 40960 MiB, floored to 40900 (KAI floors the node label to a multiple of
+// 100). A80 = A100-80G: 81920 -> 81900 MiB. A pod's fraction on a node is memory / device memory
+// rounded up to hundredths: 20000 MiB is 0.49 on a 40 GB GPU, 30000 MiB 0.74 on 40 GB and 0.37 on
+// 80 GB, 16000 MiB 0.40 and 0.20.
+
+TEST(KaiShare, MemoryPodsShareADeviceByTheirFractionOnTheNode) {
+  // One 40 GB GPU: two 20000-MiB pods take 0.49 each (0.98) and share it; a third would need 1.47
+  // and waits until both end.
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).build();
+  for (JobIndex j = 0; j < 3; ++j) gpu_memory(w, j, 20000);
+  const ShareRun on(w, ht::cluster(1, 1, "A100-40G"), sharing(true));
+  EXPECT_DOUBLE_EQ(on.start(0), 0.0);
+  EXPECT_DOUBLE_EQ(on.start(1), 0.0);
+  EXPECT_DOUBLE_EQ(on.start(2), 100.0);
+  for (JobIndex j = 0; j < 3; ++j) {
+    EXPECT_EQ(on.slice(j).gpus, 0) << "job " << j;
+    EXPECT_EQ(on.slice(j).gpu_milli, 490) << "job " << j;
+    EXPECT_EQ(on.slice(j).device, 0) << "job " << j;
+  }
+  // The share's GPU time is its fraction on the node: 3 x 0.49 x 100 s.
+  EXPECT_EQ(on.sim->job_state(2), JobState::Completed);
+  // On an 80 GB GPU the same pods take 0.25 each (20000 / 81900 = 0.2442): all three share it.
+  const ShareRun big(w, ht::cluster(1, 1, "A100-80G"), sharing(true));
+  for (JobIndex j = 0; j < 3; ++j) {
+    EXPECT_DOUBLE_EQ(big.start(j), 0.0) << "job " << j;
+    EXPECT_EQ(big.slice(j).gpu_milli, 250) << "job " << j;
+  }
+}
+
+TEST(KaiShare, MemoryPodsWithoutGpuSharingAreRefusedAsByKaisWebhook) {
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).build();
+  gpu_memory(w, 0, 20000);
+  const ShareRun off(w, ht::cluster(1, 1, "A100-40G"), sharing(false));
+  EXPECT_EQ(off.sim->job_state(0), JobState::Rejected);
+  EXPECT_EQ(off.rec.rejected.at(0),
+            "gpu_memory_mib needs gpuSharing: KAI refuses a gpu-memory pod while GPU sharing is disabled");
+  EXPECT_DOUBLE_EQ(off.start(1), 0.0) << "a whole-GPU pod is not affected";
+}
+
+TEST(KaiShare, MemoryPodLargerThanEveryPoolsGpuIsRejected) {
+  // A GPU type without a memory figure counts 100 MiB per GPU (KAI's default for a node without
+  // the nvidia.com/gpu.memory label): a 20000-MiB pod fits no device there. 50000 MiB fits no
+  // 40 GB GPU. A 100-MiB pod takes the whole 100 MiB (1.00), which is not a share: rejected too.
+  auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).job(0, 1, 100).build();
+  gpu_memory(w, 0, 20000);
+  gpu_memory(w, 1, 99);
+  gpu_memory(w, 2, 100);
+  const ShareRun nolabel(w, ht::cluster(1, 1, "G1"), sharing(true));
+  EXPECT_EQ(nolabel.sim->job_state(0), JobState::Rejected);
+  EXPECT_EQ(nolabel.rec.rejected.at(0),
+            "gpu_memory_mib 20000 is less than one GPU's memory on no pool it may use (GPU memory comes from the "
+            "pool's gpu_type; a type without a memory figure counts 100 MiB, as a KAI node without the "
+            "nvidia.com/gpu.memory label)");
+  EXPECT_DOUBLE_EQ(nolabel.start(1), 0.0) << "99 MiB of 100 is 0.99";
+  EXPECT_EQ(nolabel.slice(1).gpu_milli, 990);
+  EXPECT_EQ(nolabel.sim->job_state(2), JobState::Rejected);
+  auto w2 = ht::WorkloadBuilder().job(0, 1, 100).build();
+  gpu_memory(w2, 0, 50000);
+  const ShareRun small(w2, ht::cluster(1, 1, "A100-40G"), sharing(true));
+  EXPECT_EQ(small.sim->job_state(0), JobState::Rejected);
+}
+
+TEST(KaiShare, MemoryPodFractionDiffersPerNodeOnAMixedCluster) {
+  // Node 0: one 40 GB GPU (pool p0); node 1: two 80 GB GPUs (pool p1). Binpack.
+  //  t=0 A (0.3): node 0 has the fewest free GPUs (1 against 2): device 0 of node 0 (0.3).
+  //  t=1 B (0.3): gpusharingorder: node 0's shared device has room: 0.6 there.
+  //  t=2 M (30000 MiB): 0.74 on node 0 would make 1.34; node 1 takes it on a whole GPU: 0.37.
+  //  t=3 N (16000 MiB): 0.40 on node 0 fits exactly (0.6 + 0.4 = 1.0), 0.20 on node 1 fits too;
+  //      both have a shared device with room and node 0 has fewer whole free GPUs (0 against 1).
+  //  t=4 P (30000 MiB): node 0 is full; gpupack puts it on node 1's shared device (0.37 + 0.37)
+  //      rather than on the whole free GPU 1.
+  auto w =
+      ht::WorkloadBuilder().job(0, 1, 1000).job(1, 1, 1000).job(2, 1, 1000).job(3, 1, 1000).job(4, 1, 1000).build();
+  fraction(w, 0, 300);
+  fraction(w, 1, 300);
+  gpu_memory(w, 2, 30000);
+  gpu_memory(w, 3, 16000);
+  gpu_memory(w, 4, 30000);
+  const auto cluster = pools({{"A100-40G", 1}, {"A100-80G", 2}});
+  const ShareRun run(w, cluster, sharing(true));
+  const std::vector<std::tuple<models::NodeId, std::int32_t, std::int32_t>> want = {
+      {0, 0, 300}, {0, 0, 300}, {1, 0, 370}, {0, 0, 400}, {1, 0, 370}};
+  for (JobIndex j = 0; j < 5; ++j) {
+    EXPECT_DOUBLE_EQ(run.start(j), static_cast<double>(j)) << "job " << j;
+    EXPECT_EQ(run.slice(j).node, std::get<0>(want[j])) << "job " << j;
+    EXPECT_EQ(run.slice(j).device, std::get<1>(want[j])) << "job " << j;
+    EXPECT_EQ(run.slice(j).gpu_milli, std::get<2>(want[j])) << "job " << j;
+  }
+  // spread: A goes to node 1 (most free GPUs), device 0; B to node 1 (gpusharingorder), whole
+  // device 1 (gpuspread prefers a whole GPU). M: node 1's shared devices have room for 0.37, so
+  // node 1, the least used device (0.3 and 0.3: device 0). N (0.20 there): device 1 (0.3 < 0.67).
+  // P: 0.37 fits only device 1 (0.5 + 0.37). Node 0 stays empty.
+  const ShareRun spread(w, cluster, sharing(true, {{"placementStrategy.gpu", "spread"}}));
+  const std::vector<std::tuple<models::NodeId, std::int32_t, std::int32_t>> want_spread = {
+      {1, 0, 300}, {1, 1, 300}, {1, 0, 370}, {1, 1, 200}, {1, 1, 370}};
+  for (JobIndex j = 0; j < 5; ++j) {
+    EXPECT_DOUBLE_EQ(spread.start(j), static_cast<double>(j)) << "job " << j;
+    EXPECT_EQ(spread.slice(j).node, std::get<0>(want_spread[j])) << "job " << j;
+    EXPECT_EQ(spread.slice(j).device, std::get<1>(want_spread[j])) << "job " << j;
+    EXPECT_EQ(spread.slice(j).gpu_milli, std::get<2>(want_spread[j])) << "job " << j;
+  }
+}
+
+TEST(KaiShare, QueueIsChargedTheMemoryPodsFractionOnItsNode) {
+  // Queue A has limit 1 GPU. On a 40 GB node, 20000-MiB pods count 0.49: two run (0.98), a third
+  // would make 1.47 and waits with OverLimit. On an 80 GB node they count 0.25: all three run
+  // (0.75) and a fourth too (1.0).
+  auto w = ht::WorkloadBuilder().job(0, 1, 1000).job(0, 1, 1000).job(0, 1, 1000).job(0, 1, 1000).build();
+  for (JobIndex j = 0; j < 4; ++j) {
+    gpu_memory(w, j, 20000);
+    in_queue(w, j, "A");
+  }
+  KeyValues kv;
+  queue(kv, "A", 1, 1);
+  const ShareRun small(w, ht::cluster(1, 4, "A100-40G"), sharing(true, kv), 500 * kSecond);
+  EXPECT_DOUBLE_EQ(small.start(0), 0.0);
+  EXPECT_DOUBLE_EQ(small.start(1), 0.0);
+  EXPECT_EQ(small.sim->job_start(2), -1);
+  EXPECT_EQ(small.reason(2).rfind("OverLimit", 0), 0u) << small.reason(2);
+  const ShareRun big(w, ht::cluster(1, 4, "A100-80G"), sharing(true, kv), 500 * kSecond);
+  for (JobIndex j = 0; j < 4; ++j) EXPECT_DOUBLE_EQ(big.start(j), 0.0) << "job " << j;
+  EXPECT_EQ(big.slice(3).device, 0);
+}
+
+TEST(KaiShare, MemoryPodCapacityIsCheckedWithItsFractionOnEachNode) {
+  // Queue A has limit 1 GPU. Node 0: one 80 GB GPU, node 1: one 40 GB GPU. Five 20000-MiB pods:
+  // 0.25 each on node 0, 0.49 on node 1. KAI checks the limit per node with the pod's fraction
+  // there: four run on node 0 (1.0 in all), the fifth fits node 1's free GPU but 0.49 would take
+  // A over its limit: OverLimit.
+  ht::WorkloadBuilder b;
+  for (int i = 0; i < 5; ++i) b.job(0, 1, 1000);
+  auto w = b.build();
+  for (JobIndex j = 0; j < 5; ++j) {
+    gpu_memory(w, j, 20000);
+    in_queue(w, j, "A");
+  }
+  KeyValues kv;
+  queue(kv, "A", 1, 1);
+  const ShareRun run(w, pools({{"A100-80G", 1}, {"A100-40G", 1}}), sharing(true, kv), 500 * kSecond);
+  for (JobIndex j = 0; j < 4; ++j) {
+    EXPECT_DOUBLE_EQ(run.start(j), 0.0) << "job " << j;
+    EXPECT_EQ(run.slice(j).node, 0u) << "job " << j;
+    EXPECT_EQ(run.slice(j).gpu_milli, 250) << "job " << j;
+  }
+  EXPECT_EQ(run.sim->job_start(4), -1);
+  EXPECT_EQ(run.reason(4).rfind("OverLimit", 0), 0u) << run.reason(4);
+}
+
+TEST(KaiShare, MemoryPodGoesWhereItsFractionStaysWithinTheQueueLimit) {
+  // Node 0: one 40 GB GPU, node 1: two 80 GB GPUs. B1 (queue B, 0.3) binpacks onto node 0; A1
+  // (queue A, limit 1, 0.8) does not fit node 0's device and opens device 0 of node 1. M (queue A,
+  // 16000 MiB) is 0.40 on node 0 and 0.20 on node 1; both nodes have a shared device with room and
+  // binpack would pick node 0 (no whole GPU free), but 0.40 would take A to 1.2: M goes to node 1.
+  auto w = ht::WorkloadBuilder().job(0, 1, 1000).job(1, 1, 1000).job(2, 1, 1000).build();
+  fraction(w, 0, 300);
+  fraction(w, 1, 800);
+  gpu_memory(w, 2, 16000);
+  in_queue(w, 0, "B");
+  in_queue(w, 1, "A");
+  in_queue(w, 2, "A");
+  KeyValues kv;
+  queue(kv, "A", 1, 1);
+  queue(kv, "B", 1, -1);
+  const ShareRun run(w, pools({{"A100-40G", 1}, {"A100-80G", 2}}), sharing(true, kv));
+  EXPECT_EQ(run.slice(0).node, 0u);
+  EXPECT_EQ(run.slice(1).node, 1u);
+  EXPECT_DOUBLE_EQ(run.start(2), 2.0);
+  EXPECT_EQ(run.slice(2).node, 1u);
+  EXPECT_EQ(run.slice(2).device, 0);
+  EXPECT_EQ(run.slice(2).gpu_milli, 200);
+  // Without the limit, binpack takes node 0 at 0.40.
+  KeyValues open;
+  queue(open, "A", 1, -1);
+  queue(open, "B", 1, -1);
+  const ShareRun free_run(w, pools({{"A100-40G", 1}, {"A100-80G", 2}}), sharing(true, open));
+  EXPECT_EQ(free_run.slice(2).node, 0u);
+  EXPECT_EQ(free_run.slice(2).gpu_milli, 400);
 }

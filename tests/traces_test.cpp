@@ -767,6 +767,40 @@ TEST(CsvImport, RowsWithoutGpusAreSkippedWithAWarning) {
   EXPECT_EQ(w.meta.warnings, (std::vector<std::string>{"line 2: no GPU requested (gpus 0), job skipped"}));
 }
 
+TEST(CsvImport, GpuMemoryMibColumn) {
+  // Optional: absent or empty is 0 (not given). A row with only GPU memory (gpus 0) is kept.
+  TempDir tmp;
+  const models::Workload w = traces::import_trace(
+      tmp.write("mem.csv",
+                "id,tenant,queue,submit,gpus,runtime,gpu_memory_mib\n1,a,q,0,1,5,20000\n2,a,q,0,0,5,2000\n"
+                "3,a,q,0,2,5,\n"));
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.jobs[0].gpu_memory_mib, 20000);
+  EXPECT_EQ(w.jobs[0].gpus, 1);
+  EXPECT_EQ(w.jobs[1].gpu_memory_mib, 2000);
+  EXPECT_EQ(w.jobs[1].gpus, 0);
+  EXPECT_EQ(w.jobs[2].gpu_memory_mib, 0);
+  EXPECT_EQ(w.meta.skipped, 0);
+  EXPECT_EQ(traces::import_trace(tmp.write("none.csv", "id,tenant,queue,submit,gpus,runtime\n1,a,q,0,1,5\n"))
+                .jobs[0]
+                .gpu_memory_mib,
+            0);
+
+  const std::string header = "id,tenant,queue,submit,gpus,runtime,gpu_milli,gpu_memory_mib\n";
+  sim::InputError e = import_error(tmp.write("bad.csv", header + "1,a,q,0,1,5,,-5\n"));
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.column(), 14);
+  EXPECT_EQ(e.where(), "gpu_memory_mib (column 8)");
+  EXPECT_EQ(e.message(), "expected an integer >= 0, got \"-5\"");
+  e = import_error(tmp.write("text.csv", header + "1,a,q,0,1,5,,20GB\n"));
+  EXPECT_EQ(e.message(), "expected an integer, got \"20GB\"");
+  e = import_error(tmp.write("both.csv", header + "1,a,q,0,1,5,500,20000\n"));
+  EXPECT_EQ(e.where(), "gpu_memory_mib (column 8)");
+  EXPECT_EQ(e.message(), "give gpu_milli or gpu_memory_mib, not both (gpu_milli is 500)");
+  e = import_error(tmp.write("many.csv", header + "1,a,q,0,2,5,,20000\n"));
+  EXPECT_EQ(e.message(), "GPU memory of one device needs gpus 0 or 1, got gpus 2");
+}
+
 TEST(CsvImport, HeaderOnlyIsAnEmptyTrace) {
   TempDir tmp;
   const std::string path = tmp.write("header.csv", "id,tenant,queue,submit,gpus,runtime\n\n");

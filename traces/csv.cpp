@@ -20,6 +20,8 @@
 //   memory_mib     no        memory in total, integer >= 0 (default 0 = not modelled)
 //   gpu_milli      no        fraction of one GPU in 1/1000, 0..999 (default 0 = whole GPUs);
 //                            needs gpus 0 or 1
+//   gpu_memory_mib no        GPU memory of one device in MiB, integer >= 0 (default 0 = not
+//                            given; KAI gpu-memory); needs gpus 0 or 1 and no gpu_milli
 //   gpu_type       no        GPU type name; empty = any (default)
 //   priority       no        integer, larger runs first where the policy uses it (default 0)
 //   preemptible    no        true | false | 1 | 0 (default false)
@@ -35,7 +37,7 @@
 // Times are seconds with optional decimals ("12.5"), exact to the millisecond for up to three
 // decimals and rounded to the nearest millisecond beyond. Integer cells may be written with a zero
 // fraction ("8.0"). An empty optional cell takes the default; an empty required cell is an error.
-// A row asking for no GPU at all (gpus 0 and gpu_milli 0) is skipped with a warning. Every error
+// A row asking for no GPU at all (gpus 0, gpu_milli 0 and gpu_memory_mib 0) is skipped with a warning. Every error
 // names the file, the row's line number, the character column, and the column's name and number.
 
 #include <algorithm>
@@ -80,15 +82,16 @@ enum class Col {
   Group,
   GangMin,
   Qos,
+  GpuMemoryMib,
 };
-constexpr std::size_t kColumnCount = 22;
+constexpr std::size_t kColumnCount = 23;
 constexpr std::size_t kRequiredCount = 6;  // the first kRequiredCount of Col
 
 const std::array<std::string, kColumnCount>& column_names() {
   static const std::array<std::string, kColumnCount> names = {
-      "id",          "tenant",    "queue",  "submit",     "gpus",      "runtime",  "gpus_per_node", "walltime",
-      "kind",        "nodes",     "cpus",   "memory_mib", "gpu_milli", "gpu_type", "priority",      "preemptible",
-      "trace_start", "trace_end", "status", "group",      "gang_min",  "qos",
+      "id",          "tenant",    "queue",  "submit",     "gpus",      "runtime",  "gpus_per_node",  "walltime",
+      "kind",        "nodes",     "cpus",   "memory_mib", "gpu_milli", "gpu_type", "priority",       "preemptible",
+      "trace_start", "trace_end", "status", "group",      "gang_min",  "qos",      "gpu_memory_mib",
   };
   return names;
 }
@@ -301,7 +304,7 @@ class CsvImporter {
     sim::Tick start = -1;
     sim::Tick end = -1;
     std::size_t end_cell = 0;
-    std::size_t milli_cell = 0;
+    std::size_t milli_cell = 0, memory_cell = 0;
     std::size_t group_cell = 0, gang_cell = cells_.size();
     for (std::size_t i = 0; i < cells_.size(); ++i) {
       const std::string_view t = cells_[i].text;
@@ -375,12 +378,21 @@ class CsvImporter {
           gang_cell = i;
           break;
         case Col::Qos: j.qos = w_.qos.intern(name(i)); break;
+        case Col::GpuMemoryMib:
+          j.gpu_memory_mib = integer(i, 0, std::numeric_limits<std::int64_t>::max());
+          memory_cell = i;
+          break;
       }
     }
     if (start >= 0 && end >= 0 && end < start)
       fail(end_cell, "trace_end " + quoted(cells_[end_cell].text) + " is before trace_start");
     if (j.gpu_milli > 0 && j.gpus > 1)
       fail(milli_cell, "a fraction of a GPU needs gpus 0 or 1, got gpus " + std::to_string(j.gpus));
+    if (j.gpu_memory_mib > 0 && j.gpu_milli > 0)
+      fail(memory_cell,
+           "give gpu_milli or gpu_memory_mib, not both (gpu_milli is " + std::to_string(j.gpu_milli) + ")");
+    if (j.gpu_memory_mib > 0 && j.gpus > 1)
+      fail(memory_cell, "GPU memory of one device needs gpus 0 or 1, got gpus " + std::to_string(j.gpus));
     if (j.group != models::kNone) {
       if (j.group >= group_gang_min_.size()) group_gang_min_.resize(j.group + 1, -1);
       std::int32_t& seen = group_gang_min_[j.group];
@@ -392,7 +404,7 @@ class CsvImporter {
     }
     j.trace_start = start;
     j.trace_end = end;
-    if (j.gpus == 0 && j.gpu_milli == 0 && !keep_cpu_only_) {
+    if (j.gpus == 0 && j.gpu_milli == 0 && j.gpu_memory_mib == 0 && !keep_cpu_only_) {
       ++w_.meta.skipped;
       if (w_.meta.warnings.size() < kMaxWarnings)
         w_.meta.warnings.push_back("line " + std::to_string(line_) + ": no GPU requested (gpus 0), job skipped");

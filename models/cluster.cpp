@@ -91,12 +91,29 @@ void ClusterState::index_add(NodeId id) {
   if (n.up) by_free_[n.pool][n.free_gpus].insert(id);
 }
 
+namespace {
+
+// As index_remove then index_add: node id moves from sets[was_free] to sets[now_free] (or out
+// when down), moving its set node instead of freeing one and allocating another.
+void reindex(std::vector<std::set<NodeId>>& sets, NodeId id, std::int32_t was_free, std::int32_t now_free, bool up) {
+  auto handle = sets[static_cast<std::size_t>(was_free)].extract(id);
+  if (!up) return;
+  auto& to = sets[static_cast<std::size_t>(now_free)];
+  if (handle) {
+    to.insert(std::move(handle));
+  } else {
+    to.insert(id);
+  }
+}
+
+}  // namespace
+
 void ClusterState::allocate(const Placement& placement) {
   const std::string why = check(placement);
   if (!why.empty()) throw sim::InternalError("invalid allocation: " + why);
   for (const Slice& s : placement) {
-    index_remove(s.node);
     Node& n = nodes_[s.node];
+    const std::int32_t was_free = n.free_gpus;
     std::int32_t take = s.gpus;
     if (s.gpu_milli > 0) {
       if (device_milli_.empty()) {
@@ -123,7 +140,7 @@ void ClusterState::allocate(const Placement& placement) {
     free_gpus_ -= take;
     pool_used_[n.pool] += take;
     used_gpus_ += take;
-    index_add(s.node);
+    reindex(by_free_[n.pool], s.node, was_free, n.free_gpus, n.up);
   }
 }
 
@@ -144,7 +161,7 @@ void ClusterState::release(const Placement& placement) {
       }
     }
     HEADROOM_ASSERT(n.free_gpus + give <= n.gpus && n.jobs > 0, "GPU over-release on node " + std::to_string(s.node));
-    index_remove(s.node);
+    const std::int32_t was_free = n.free_gpus;
     n.free_gpus += give;
     if (n.cpus > 0) n.free_cpus += s.cpus;
     if (n.memory_mib > 0) n.free_memory_mib += s.memory_mib;
@@ -155,7 +172,7 @@ void ClusterState::release(const Placement& placement) {
     }
     pool_used_[n.pool] -= give;
     used_gpus_ -= give;
-    index_add(s.node);
+    reindex(by_free_[n.pool], s.node, was_free, n.free_gpus, n.up);
   }
 }
 

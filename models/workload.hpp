@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/job.hpp"
@@ -22,7 +23,12 @@ class NameTable {
 
  private:
   std::vector<std::string> names_;
-  std::map<std::string, std::uint32_t, std::less<>> index_;
+  // Hashed, looked up by string_view without building a string; ids come from names_ order.
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
 };
 
 struct Tenant {

@@ -1,9 +1,10 @@
 #include "policies/queue_order.hpp"
 
+#include <algorithm>
 #include <deque>
-#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "policies/consolidate.hpp"
 
@@ -17,22 +18,29 @@ class OrderedQueue {
   explicit OrderedQueue(QueueKey key) : key_(key) {}
   void push(const models::Job& job, JobIndex idx) {
     const std::int64_t k = key_ == QueueKey::Submit ? job.submit : job.runtime;
-    set_.emplace(Entry{k, seq_++, idx});
+    heap_.push_back(Entry{k, seq_++, idx});
+    std::push_heap(heap_.begin(), heap_.end(), After{});
   }
-  bool empty() const { return set_.empty(); }
-  JobIndex front() const { return set_.begin()->job; }
-  void pop_front() { set_.erase(set_.begin()); }
+  bool empty() const { return heap_.empty(); }
+  JobIndex front() const { return heap_.front().job; }
+  void pop_front() {
+    std::pop_heap(heap_.begin(), heap_.end(), After{});
+    heap_.pop_back();
+  }
 
  private:
   struct Entry {
     std::int64_t key;
     std::uint64_t seq;
     JobIndex job;
-    bool operator<(const Entry& o) const { return key != o.key ? key < o.key : seq < o.seq; }
+  };
+  // A min-heap on (key, seq): the keys are distinct, so it pops in the order a sorted set would.
+  struct After {
+    bool operator()(const Entry& a, const Entry& b) const { return a.key != b.key ? a.key > b.key : a.seq > b.seq; }
   };
   QueueKey key_;
   std::uint64_t seq_ = 0;
-  std::set<Entry> set_;
+  std::vector<Entry> heap_;
 };
 
 class QueuePolicy final : public Policy {

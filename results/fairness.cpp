@@ -49,16 +49,40 @@ void borrowing(const RunResult& r, const std::vector<JobRun>& runs, const Eigen:
     bool start;
     double gpus;  // what the run holds
   };
-  std::vector<Change> changes;
-  for (const JobRun& run : runs) {
+  // The changes in time order, releases before starts at the same tick (a start sees the
+  // capacity an end freed), and otherwise in the order of the runs: the starts and the ends are
+  // each sorted by (time, run) and then merged, which is the order a stable sort of the runs'
+  // (start, end) pairs by (time, release first) gives, without sorting twice as many entries.
+  struct Point {
+    Tick time;
+    std::uint32_t run;
+    bool operator<(const Point& o) const { return time != o.time ? time < o.time : run < o.run; }
+  };
+  std::vector<Point> starts, ends;
+  starts.reserve(runs.size());
+  ends.reserve(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const JobRun& run = runs[i];
     if (run.job >= r.jobs.size() || r.jobs[run.job].tenant >= ten.size() || run.end <= run.start) continue;
-    changes.push_back({run.start, run.job, true, run.milli / 1000.0});
-    changes.push_back({run.end, run.job, false, run.milli / 1000.0});
+    starts.push_back({run.start, static_cast<std::uint32_t>(i)});
+    ends.push_back({run.end, static_cast<std::uint32_t>(i)});
   }
-  // Releases before starts at the same tick: a start sees the capacity an end freed.
-  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
-    return a.time != b.time ? a.time < b.time : (!a.start && b.start);
-  });
+  if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+  if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+  std::vector<Change> changes;
+  changes.reserve(starts.size() + ends.size());
+  auto add = [&](const Point& p, bool start) {
+    const JobRun& run = runs[p.run];
+    changes.push_back({p.time, run.job, start, run.milli / 1000.0});
+  };
+  std::size_t si = 0, ei = 0;
+  while (si < starts.size() || ei < ends.size()) {
+    if (ei < ends.size() && (si == starts.size() || ends[ei].time <= starts[si].time)) {
+      add(ends[ei++], false);
+    } else {
+      add(starts[si++], true);
+    }
+  }
   const double C = static_cast<double>(r.total_gpus);
   std::vector<double> held(ten.size(), 0.0), since(ten.size(), 0.0), over_ms(ten.size(), 0.0);
   for (const Change& c : changes) {
@@ -170,10 +194,17 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
   std::vector<std::size_t> by_submit(J), by_end(J);
   for (std::size_t i = 0; i < J; ++i) by_submit[i] = by_end[i] = i;
   auto end_of = [&](const JobRecord& j) { return j.end >= 0 ? j.end : r.sim_end; };
-  std::stable_sort(by_submit.begin(), by_submit.end(),
-                   [&](std::size_t a, std::size_t b) { return r.jobs[a].submit < r.jobs[b].submit; });
-  std::stable_sort(by_end.begin(), by_end.end(),
-                   [&](std::size_t a, std::size_t b) { return end_of(r.jobs[a]) < end_of(r.jobs[b]); });
+  // Stable orders: traces come in submit order, so the first sort is mostly a check; the ends
+  // are sorted by (end, index), which is the stable order, as plain pairs.
+  const auto by_submit_time = [&](std::size_t a, std::size_t b) { return r.jobs[a].submit < r.jobs[b].submit; };
+  if (!std::is_sorted(by_submit.begin(), by_submit.end(), by_submit_time))
+    std::stable_sort(by_submit.begin(), by_submit.end(), by_submit_time);
+  {
+    std::vector<std::pair<Tick, std::size_t>> ends(J);
+    for (std::size_t i = 0; i < J; ++i) ends[i] = {end_of(r.jobs[i]), i};
+    if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+    for (std::size_t i = 0; i < J; ++i) by_end[i] = ends[i].second;
+  }
   std::vector<std::int64_t> in_system(n_tenants, 0);
   std::int64_t tenants_in_system = 0;
   std::size_t next_submit = 0, next_end = 0;
@@ -275,8 +306,9 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
     double sum = 0;
     std::int64_t counted = 0;
     f.jain_over_time.assign(S, kNaN);
+    std::vector<double> x;
     for (std::size_t s = 0; s < S; ++s) {
-      std::vector<double> x;
+      x.clear();
       for (Eigen::Index t = 0; t < TS; ++t) {
         const bool active =
             u(static_cast<Eigen::Index>(s), t) > 0 ||

@@ -47,11 +47,17 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
 
 std::uint32_t Recorder::reason_id(std::string_view reason) {
   if (reason.empty()) return 0;
-  if (const auto it = reason_index_.find(reason); it != reason_index_.end()) return it->second;
+  // Runs repeat a few reasons: the last one found is checked before the index.
+  if (last_reason_id_ != 0 && reason == last_reason_) return last_reason_id_;
+  if (const auto it = reason_index_.find(reason); it != reason_index_.end()) {
+    last_reason_.assign(reason);
+    return last_reason_id_ = it->second;
+  }
   const auto id = static_cast<std::uint32_t>(result_.reasons.size());
   result_.reasons.emplace_back(reason);
   reason_index_.emplace(std::string(reason), id);
-  return id;
+  last_reason_.assign(reason);
+  return last_reason_id_ = id;
 }
 
 void Recorder::on_event(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
@@ -133,19 +139,25 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
                                                  static_cast<std::int32_t>(s.gpus), s.gpu_milli,
                                                  s.gpu_milli > 0 ? s.device : 0});
 
-  // Placements hold a handful of slices; a small sort beats a set.
-  std::vector<models::NodeId> nodes;
-  nodes.reserve(placement.size());
-  for (const models::Slice& s : placement) nodes.push_back(s.node);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  rec.nodes_used = static_cast<std::int32_t>(nodes.size());
-  if (nodes.empty()) {
+  // Placements hold a handful of slices: count the distinct nodes and find the lowest in place
+  // (quadratic in the slices, no allocation).
+  std::int32_t distinct = 0;
+  models::NodeId lowest = 0;
+  for (std::size_t i = 0; i < placement.size(); ++i) {
+    const models::NodeId n = placement[i].node;
+    bool seen = false;
+    for (std::size_t k = 0; k < i && !seen; ++k) seen = placement[k].node == n;
+    if (seen) continue;
+    if (distinct == 0 || n < lowest) lowest = n;
+    ++distinct;
+  }
+  rec.nodes_used = distinct;
+  if (distinct == 0) {
     rec.first_node = -1;
     rec.pool = -1;
   } else {
-    rec.first_node = static_cast<std::int32_t>(nodes.front());
-    rec.pool = nodes.front() < node_pool_.size() ? node_pool_[nodes.front()] : -1;
+    rec.first_node = static_cast<std::int32_t>(lowest);
+    rec.pool = lowest < node_pool_.size() ? node_pool_[lowest] : -1;
   }
 }
 

@@ -36,7 +36,9 @@ class Recorder : public models::SimObserver {
   std::vector<std::int32_t> node_pool_;
   RunResult result_;
   std::map<std::string, std::uint32_t, std::less<>> reason_index_;
-  std::vector<std::size_t> open_from_;  // by job: 1 + the first /placements row of its current run, 0 = none
+  std::string last_reason_;                 // the reason reason_id found last
+  std::uint32_t last_reason_id_ = 0;        // and its id (0: none)
+  std::vector<std::size_t> open_from_;      // by job: 1 + the first /placements row of its current run, 0 = none
   std::vector<std::int64_t> open_preempt_;  // per job: its last preempt row not yet taken effect, or -1
 };
 

@@ -322,12 +322,17 @@ void Simulation::reject(JobIndex j, std::string_view reason) {
 
 void Simulation::pending_reason(JobIndex j, std::string_view reason) {
   if (j >= state_.size() || state_[j] != JobState::Pending || backoff_[j]) return;
-  auto it = reason_ids_.find(reason);
-  if (it == reason_ids_.end()) {
-    it = reason_ids_.emplace(std::string(reason), static_cast<std::uint32_t>(reason_codes_.size())).first;
-    reason_codes_.push_back(models::classify_pending_reason(reason));
+  // A policy usually repeats its last reason: that one is checked before the index.
+  if (last_reason_id_ == 0 || reason != last_reason_) {
+    auto it = reason_ids_.find(reason);
+    if (it == reason_ids_.end()) {
+      it = reason_ids_.emplace(std::string(reason), static_cast<std::uint32_t>(reason_codes_.size())).first;
+      reason_codes_.push_back(models::classify_pending_reason(reason));
+    }
+    last_reason_.assign(reason);
+    last_reason_id_ = it->second + 1;
   }
-  const std::uint32_t id = it->second + 1;
+  const std::uint32_t id = last_reason_id_;
   if (job_reason_[j] == id) return;  // said before: only changes are recorded
   clear_pending_reason(j);
   job_reason_[j] = id;

@@ -205,6 +205,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   // the distinct reasons seen, and pending jobs per models::PendingCode.
   std::vector<std::uint32_t> job_reason_;
   std::map<std::string, std::uint32_t, std::less<>> reason_ids_;
+  std::string last_reason_;           // the reason pending_reason looked up last
+  std::uint32_t last_reason_id_ = 0;  // and its id + 1 (0: none)
   std::vector<models::PendingCode> reason_codes_;
   std::array<std::int32_t, models::kPendingCodes> pending_by_code_{};
   std::array<std::int32_t, models::kPendingCodes> pending_sample_{};

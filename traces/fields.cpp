@@ -43,14 +43,19 @@ Parse parse_seconds(std::string_view text, std::int64_t& out_ms) {
   const std::size_t dot = text.find('.');
   const std::string_view whole = text.substr(0, dot);
   const std::string_view frac = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
-  if ((whole.empty() && frac.empty()) || !all_digits(whole) || !all_digits(frac)) return Parse::Syntax;
+  if (whole.empty() && frac.empty()) return Parse::Syntax;
+  // Digits only (a syntax error wins over a range error); the value is read in the same pass,
+  // and anything above kMaxSeconds is out of range however large.
   std::int64_t seconds = 0;
-  if (!whole.empty()) {
-    const auto [ptr, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), seconds);
-    if (ec == std::errc::result_out_of_range) return Parse::Range;
-    if (ec != std::errc() || ptr != whole.data() + whole.size()) return Parse::Syntax;
+  bool too_large = false;
+  for (const char c : whole) {
+    if (!is_digit(c)) return Parse::Syntax;
+    if (too_large) continue;
+    seconds = seconds * 10 + (c - '0');
+    too_large = seconds > kMaxSeconds;
   }
-  if (seconds > kMaxSeconds) return Parse::Range;
+  if (!all_digits(frac)) return Parse::Syntax;
+  if (too_large) return Parse::Range;
   std::int64_t millis = 0;
   for (std::size_t i = 0; i < 3; ++i) millis = millis * 10 + (i < frac.size() ? frac[i] - '0' : 0);
   if (frac.size() > 3 && frac[3] >= '5') ++millis;

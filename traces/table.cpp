@@ -65,10 +65,13 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
       while (p < n && (is_blank(rec[p]) || rec[p] == '\r')) ++p;
       if (p < n && rec[p] != delimiter) return {SplitError::AfterQuote, p};
     } else {
-      const std::size_t q = std::min(rec.find(delimiter, p), n);
+      // One pass to the delimiter (cells are short), refusing a quote on the way.
+      std::size_t q = p;
       if (quotes) {
-        const std::size_t quote = rec.substr(p, q - p).find('"');
-        if (quote != std::string_view::npos) return {SplitError::StrayQuote, p + quote};
+        for (; q < n && rec[q] != delimiter; ++q)
+          if (rec[q] == '"') return {SplitError::StrayQuote, q};
+      } else {
+        while (q < n && rec[q] != delimiter) ++q;
       }
       cell.text = trim(rec.substr(p, q - p));
       p = q;

@@ -20,6 +20,7 @@
 
 #include "models/gpu_share.hpp"
 #include "policies/consolidate.hpp"
+#include "policies/param_tree.hpp"
 #include "policies/params.hpp"
 #include "sim/parallel.hpp"
 #include "sim/rng.hpp"
@@ -169,164 +170,6 @@ std::int64_t mig_compute_slices(std::string_view profile) {
 
 std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
-// A value of the flow-style YAML the scenario reader writes for a sequence
-// ("[{devices: [0, 1], mig-devices: {3g.20gb: 2}}]"): a scalar, a list or a map.
-struct FlowValue {
-  enum Kind : std::uint8_t { Scalar, List, Map } kind = Scalar;
-  std::string text;
-  std::vector<FlowValue> items;
-  std::vector<std::pair<std::string, FlowValue>> entries;
-};
-
-class FlowReader {
- public:
-  explicit FlowReader(std::string_view s) : s_(s) {}
-  std::optional<FlowValue> read() {
-    FlowValue v = value();
-    skip();
-    if (!ok_ || i_ != s_.size()) return std::nullopt;
-    return v;
-  }
-
- private:
-  void skip() {
-    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_])) != 0) ++i_;
-  }
-  bool take(char c) {
-    skip();
-    if (i_ >= s_.size() || s_[i_] != c) return false;
-    ++i_;
-    return true;
-  }
-  FlowValue value() {
-    FlowValue v;
-    if (++depth_ > 8) ok_ = false;
-    if (!ok_) return v;
-    if (take('[')) {
-      v.kind = FlowValue::List;
-      if (!take(']')) {
-        do v.items.push_back(value());
-        while (ok_ && take(','));
-        ok_ = ok_ && take(']');
-      }
-    } else if (take('{')) {
-      v.kind = FlowValue::Map;
-      if (!take('}')) {
-        do {
-          std::string key = scalar(true);
-          ok_ = ok_ && take(':');
-          if (!ok_) break;
-          v.entries.emplace_back(std::move(key), value());
-        } while (ok_ && take(','));
-        ok_ = ok_ && take('}');
-      }
-    } else {
-      v.text = scalar(false);
-    }
-    --depth_;
-    return v;
-  }
-  // A plain or quoted scalar; a key ends at ": " (profile names hold dots, never ": ").
-  std::string scalar(bool key) {
-    skip();
-    std::string out;
-    if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'')) {
-      const char q = s_[i_++];
-      while (i_ < s_.size() && s_[i_] != q) out += s_[i_++];
-      ok_ = ok_ && i_ < s_.size();
-      ++i_;
-      return out;
-    }
-    while (i_ < s_.size() && std::string_view(",[]{}").find(s_[i_]) == std::string_view::npos &&
-           !(key && s_[i_] == ':' && (i_ + 1 == s_.size() || s_[i_ + 1] == ' ')))
-      out += s_[i_++];
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    ok_ = ok_ && !out.empty();
-    return out;
-  }
-  std::string_view s_;
-  std::size_t i_ = 0;
-  int depth_ = 0;
-  bool ok_ = true;
-};
-
-// The block-style YAML the scenario reader writes for a sequence of maps ("- devices: [0, 1]\n
-//   mig-devices:\n    3g.20gb: 2"): "- " items and "key: value" maps by indentation; a value may
-// be a flow collection. nullopt when the text is not of that shape.
-class BlockReader {
- public:
-  explicit BlockReader(std::string_view text) {
-    while (!text.empty()) {
-      const auto nl = text.find('\n');
-      std::string_view line = text.substr(0, nl);
-      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-      const auto indent = line.find_first_not_of(' ');
-      if (indent == std::string_view::npos) continue;
-      std::string_view body = line.substr(indent);
-      while (!body.empty() && (body.back() == ' ' || body.back() == '\r')) body.remove_suffix(1);
-      lines_.push_back({indent, std::string(body)});
-    }
-  }
-  std::optional<FlowValue> read() {
-    if (lines_.empty()) return std::nullopt;
-    FlowValue v = block(lines_[0].indent);
-    if (!ok_ || at_ != lines_.size()) return std::nullopt;
-    return v;
-  }
-
- private:
-  struct Line {
-    std::size_t indent;
-    std::string text;
-  };
-  FlowValue block(std::size_t indent) {
-    FlowValue v;
-    if (++depth_ > 8) ok_ = false;
-    const bool list = at_ < lines_.size() && lines_[at_].text.starts_with("- ");
-    v.kind = list ? FlowValue::List : FlowValue::Map;
-    while (ok_ && at_ < lines_.size() && lines_[at_].indent == indent) {
-      Line& line = lines_[at_];
-      if (list) {
-        if (!line.text.starts_with("- ")) break;
-        // The item's first key sits two columns right of the dash; read the item as a map there.
-        const std::size_t skip = line.text.find_first_not_of(' ', 1);
-        line.text.erase(0, skip);
-        line.indent += skip;
-        v.items.push_back(block(line.indent));
-        continue;
-      }
-      const auto colon = line.text.find(": ");
-      const bool bare = line.text.ends_with(":");
-      if (colon == std::string::npos && !bare) {
-        ok_ = false;
-        break;
-      }
-      std::string key = line.text.substr(0, bare && colon == std::string::npos ? line.text.size() - 1 : colon);
-      const std::string rest = bare && colon == std::string::npos ? std::string() : line.text.substr(colon + 2);
-      if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
-        key = key.substr(1, key.size() - 2);
-      ++at_;
-      if (rest.empty()) {
-        if (at_ >= lines_.size() || lines_[at_].indent <= indent) {
-          ok_ = false;
-          break;
-        }
-        v.entries.emplace_back(std::move(key), block(lines_[at_].indent));
-      } else if (auto f = FlowReader(rest).read()) {
-        v.entries.emplace_back(std::move(key), std::move(*f));
-      } else {
-        ok_ = false;
-      }
-    }
-    --depth_;
-    return v;
-  }
-  std::vector<Line> lines_;
-  std::size_t at_ = 0;
-  int depth_ = 0;
-  bool ok_ = true;
-};
-
 // Names of NVIDIA's default mig-parted configs that headroom resolves per GPU model.
 bool is_named_mig_config(std::string_view name) {
   return name == "all-disabled" || name == "all-enabled" || name == "all-balanced" ||
@@ -334,28 +177,28 @@ bool is_named_mig_config(std::string_view name) {
 }
 
 // Parses one list entry of migDevices.<pool>; returns an error message or "".
-std::string parse_mig_entry(const FlowValue& v, MigDeviceEntry& out) {
-  if (v.kind != FlowValue::Map) return "each entry must be a map with devices, mig-enabled and mig-devices";
+std::string parse_mig_entry(const ParamTree& v, MigDeviceEntry& out) {
+  if (v.kind != ParamTree::Map) return "each entry must be a map with devices, mig-enabled and mig-devices";
   for (const auto& [key, value] : v.entries) {
     if (key == "devices") {
-      if (value.kind == FlowValue::Scalar && value.text == "all") continue;
-      if (value.kind != FlowValue::List || value.items.empty())
+      if (value.kind == ParamTree::Scalar && value.text == "all") continue;
+      if (value.kind != ParamTree::List || value.items.empty())
         return "devices must be all or a list of GPU indices such as [0, 1]";
       for (const auto& item : value.items) {
-        const std::int64_t n = item.kind == FlowValue::Scalar ? parse_int(item.text).value_or(-1) : -1;
+        const std::int64_t n = item.kind == ParamTree::Scalar ? parse_int(item.text).value_or(-1) : -1;
         if (n < 0 || n >= models::gpushare::kMaxGpusPerNode)
           return "devices must be all or a list of GPU indices from 0 to " +
                  std::to_string(models::gpushare::kMaxGpusPerNode - 1) + ", got " + quoted(item.text);
         out.devices.push_back(static_cast<std::int32_t>(n));
       }
     } else if (key == "mig-enabled") {
-      if (value.kind != FlowValue::Scalar || (value.text != "true" && value.text != "false"))
+      if (value.kind != ParamTree::Scalar || (value.text != "true" && value.text != "false"))
         return "mig-enabled must be true or false";
       out.mig_enabled = value.text == "true";
     } else if (key == "mig-devices") {
-      if (value.kind != FlowValue::Map) return "mig-devices must be a map of MIG profiles to counts";
+      if (value.kind != ParamTree::Map) return "mig-devices must be a map of MIG profiles to counts";
       for (const auto& [profile, count] : value.entries) {
-        const std::int64_t n = count.kind == FlowValue::Scalar ? parse_int(count.text).value_or(0) : 0;
+        const std::int64_t n = count.kind == ParamTree::Scalar ? parse_int(count.text).value_or(0) : 0;
         if (!is_mig_profile(profile)) return "unknown MIG profile " + quoted(profile) + "; expected <g>g.<mem>gb";
         if (n < 1 || n > 7) return "count of " + profile + " must be an integer from 1 to 7";
         out.mig_devices[profile] = static_cast<std::int32_t>(n);
@@ -506,9 +349,9 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
           out.device_plugin.mig_devices_at.emplace(pool, v);
         }
       } else if (v.text.starts_with("[") || v.text.starts_with("- ")) {
-        const auto list = v.text.front() == '[' ? FlowReader(v.text).read() : BlockReader(v.text).read();
+        const auto list = parse_param_tree(v.text);
         std::vector<MigDeviceEntry> entries;
-        std::string problem = !list || list->kind != FlowValue::List || list->items.empty()
+        std::string problem = !list || list->kind != ParamTree::List || list->items.empty()
                                   ? "expected a list of mig-parted entries such as [{devices: [0, 1], mig-devices: "
                                     "{\"3g.20gb\": 2}}]"
                                   : "";

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "policies/param_tree.hpp"
 #include "policies/params.hpp"
 #include "policies/volcano.hpp"
 #include "sim/suggest.hpp"
@@ -13,217 +14,6 @@
 namespace headroom::policies::volcano {
 
 namespace {
-
-// A value of the flow-style YAML subset that the scenario reader emits for lists
-// ("[{plugins: [{name: gang, enablePreemptable: false}]}]").
-struct Flow {
-  enum Kind : std::uint8_t { Scalar, List, Map } kind = Scalar;
-  std::string text;
-  std::vector<Flow> items;
-  std::vector<std::pair<std::string, Flow>> entries;
-};
-
-class FlowParser {
- public:
-  explicit FlowParser(std::string_view s) : s_(s) {}
-  std::optional<Flow> parse() {
-    Flow v = value(false);
-    ws();
-    if (!ok_ || i_ != s_.size()) return std::nullopt;
-    return v;
-  }
-
- private:
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
-  }
-  bool eat(char c) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  Flow value(bool in_map) {
-    Flow v;
-    if (++depth_ > 16) {
-      ok_ = false;
-      return v;
-    }
-    ws();
-    if (eat('[')) {
-      v.kind = Flow::List;
-      if (!eat(']')) {
-        do {
-          v.items.push_back(value(false));
-        } while (ok_ && eat(','));
-        if (!eat(']')) ok_ = false;
-      }
-    } else if (eat('{')) {
-      v.kind = Flow::Map;
-      if (!eat('}')) {
-        do {
-          Flow k = scalar(true);
-          if (!eat(':')) ok_ = false;
-          if (!ok_) break;
-          v.entries.emplace_back(k.text, value(true));
-        } while (ok_ && eat(','));
-        if (!eat('}')) ok_ = false;
-      }
-    } else {
-      v = scalar(in_map);
-    }
-    --depth_;
-    return v;
-  }
-  Flow scalar(bool key) {
-    Flow v;
-    ws();
-    if (i_ < s_.size() && (s_[i_] == '"' || s_[i_] == '\'')) {
-      const char q = s_[i_++];
-      while (i_ < s_.size() && s_[i_] != q) {
-        if (q == '"' && s_[i_] == '\\' && i_ + 1 < s_.size()) ++i_;
-        v.text += s_[i_++];
-      }
-      if (i_ >= s_.size()) ok_ = false;
-      ++i_;
-      return v;
-    }
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == ',' || c == '[' || c == ']' || c == '{' || c == '}') break;
-      if (c == ':' && key && (i_ + 1 == s_.size() || s_[i_ + 1] == ' ')) break;
-      v.text += c;
-      ++i_;
-    }
-    while (!v.text.empty() && v.text.back() == ' ') v.text.pop_back();
-    if (v.text.empty()) ok_ = false;
-    return v;
-  }
-  std::string_view s_;
-  std::size_t i_ = 0;
-  int depth_ = 0;
-  bool ok_ = true;
-};
-
-// The block-style subset of YAML (what the scenario reader emits for a nested list of maps):
-// "- key: value" sequences and "key: value" maps by indentation; inline values may be flow.
-class BlockParser {
- public:
-  explicit BlockParser(std::string_view text) {
-    std::size_t at = 0;
-    while (at <= text.size()) {
-      const auto nl = text.find('\n', at);
-      std::string_view line = text.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at);
-      at = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-      std::size_t indent = 0;
-      while (indent < line.size() && line[indent] == ' ') ++indent;
-      std::string rest(line.substr(indent));
-      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.pop_back();
-      if (rest.empty() || rest.front() == '#') continue;
-      lines_.push_back({static_cast<int>(indent), rest});
-    }
-  }
-  std::optional<Flow> parse() {
-    if (lines_.empty()) return std::nullopt;
-    Flow v = node(lines_[0].indent);
-    if (!ok_ || i_ != lines_.size()) return std::nullopt;
-    return v;
-  }
-
- private:
-  struct Line {
-    int indent;
-    std::string text;
-  };
-  static bool is_item(const std::string& t) { return t == "-" || t.starts_with("- "); }
-
-  Flow node(int indent) {
-    Flow v;
-    if (++depth_ > 16 || i_ >= lines_.size()) {
-      ok_ = false;
-      return v;
-    }
-    if (is_item(lines_[i_].text)) {
-      v.kind = Flow::List;
-      while (ok_ && i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
-        std::string rest = lines_[i_].text.substr(1);
-        int extra = 1;
-        while (!rest.empty() && rest.front() == ' ') {
-          rest.erase(rest.begin());
-          ++extra;
-        }
-        if (rest.empty()) {
-          ++i_;
-          if (i_ >= lines_.size() || lines_[i_].indent <= indent) {
-            ok_ = false;
-            break;
-          }
-          v.items.push_back(node(lines_[i_].indent));
-        } else {
-          lines_[i_] = {indent + extra, rest};
-          v.items.push_back(node(indent + extra));
-        }
-      }
-    } else if (const std::string& t = lines_[i_].text; t.find(": ") == std::string::npos && !t.ends_with(":")) {
-      // A scalar or a flow collection on one line ("- priority", "- [priority, gang]").
-      auto f = t.front() == '[' || t.front() == '{' || t.front() == '"' || t.front() == '\''
-                   ? FlowParser(t).parse()
-                   : std::optional<Flow>(Flow{Flow::Scalar, t, {}, {}});
-      if (f)
-        v = *f;
-      else
-        ok_ = false;
-      ++i_;
-    } else {
-      v.kind = Flow::Map;
-      while (ok_ && i_ < lines_.size() && lines_[i_].indent == indent && !is_item(lines_[i_].text)) {
-        const std::string& t = lines_[i_].text;
-        std::size_t colon = t.find(": ");
-        if (colon == std::string::npos && t.ends_with(":")) colon = t.size() - 1;
-        if (colon == std::string::npos || colon == 0) {
-          ok_ = false;
-          break;
-        }
-        std::string key = t.substr(0, colon);
-        if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
-          key = key.substr(1, key.size() - 2);
-        std::string value = colon + 1 < t.size() ? t.substr(colon + 2) : "";
-        ++i_;
-        if (!value.empty()) {
-          auto f = value.front() == '[' || value.front() == '{' || value.front() == '"' || value.front() == '\''
-                       ? FlowParser(value).parse()
-                       : std::optional<Flow>(Flow{Flow::Scalar, value, {}, {}});
-          if (!f) {
-            ok_ = false;
-            break;
-          }
-          v.entries.emplace_back(key, *f);
-        } else if (i_ < lines_.size() &&
-                   (lines_[i_].indent > indent || (lines_[i_].indent == indent && is_item(lines_[i_].text)))) {
-          v.entries.emplace_back(key, node(lines_[i_].indent));
-        } else {
-          ok_ = false;
-        }
-      }
-    }
-    --depth_;
-    return v;
-  }
-
-  std::vector<Line> lines_;
-  std::size_t i_ = 0;
-  int depth_ = 0;
-  bool ok_ = true;
-};
-
-std::optional<Flow> parse_subset(std::string_view text) {
-  std::size_t k = 0;
-  while (k < text.size() && (text[k] == ' ' || text[k] == '\n')) ++k;
-  if (k < text.size() && (text[k] == '[' || text[k] == '{')) return FlowParser(text).parse();
-  return BlockParser(text).parse();
-}
 
 constexpr int kDims = 3;
 constexpr const char* kDimName[kDims] = {"nvidia.com/gpu", "cpu", "memory"};
@@ -397,9 +187,9 @@ class Parser {
   }
 
   void argument(const std::string& key, const ParamValue& v, const std::string& plugin, const std::string& name,
-                const Flow& value) {
+                const ParamTree& value) {
     const std::string where = "plugin " + plugin + " argument " + quoted(name) + ": ";
-    if (value.kind != Flow::Scalar) {
+    if (value.kind != ParamTree::Scalar) {
       error(key, v, where + "expected a scalar");
       return;
     }
@@ -467,18 +257,18 @@ class Parser {
     }
   }
 
-  std::optional<PluginConf> plugin(const std::string& key, const ParamValue& v, const Flow& f) {
+  std::optional<PluginConf> plugin(const std::string& key, const ParamValue& v, const ParamTree& f) {
     PluginConf p;
-    const Flow* args = nullptr;
-    if (f.kind == Flow::Scalar) {
+    const ParamTree* args = nullptr;
+    if (f.kind == ParamTree::Scalar) {
       p.name = f.text;
-    } else if (f.kind == Flow::Map) {
+    } else if (f.kind == ParamTree::Map) {
       for (const auto& [k, val] : f.entries) {
-        if (k == "name" && val.kind == Flow::Scalar) {
+        if (k == "name" && val.kind == ParamTree::Scalar) {
           p.name = val.text;
-        } else if (k == "arguments" && val.kind == Flow::Map) {
+        } else if (k == "arguments" && val.kind == ParamTree::Map) {
           args = &val;
-        } else if (k.starts_with("enable") && val.kind == Flow::Scalar) {
+        } else if (k.starts_with("enable") && val.kind == ParamTree::Scalar) {
           auto b = boolean(key, v, val.text);
           if (!b) continue;
           if (k == "enablePreemptable")
@@ -529,8 +319,8 @@ class Parser {
   }
 
   void tiers(const std::string& key, const ParamValue& v) {
-    auto flow = parse_subset(v.text);
-    if (!flow || flow->kind != Flow::List || flow->items.empty()) {
+    auto flow = parse_param_tree(v.text);
+    if (!flow || flow->kind != ParamTree::List || flow->items.empty()) {
       error(key, v,
             "expected a list of tiers, each a list of plugins ([[priority, gang], [drf, proportion]]) or "
             "{plugins: [{name: ..., arguments: {...}}]}, got " +
@@ -538,19 +328,19 @@ class Parser {
       return;
     }
     out_.tiers.clear();
-    for (const Flow& tier : flow->items) {
-      const Flow* list = &tier;
-      if (tier.kind == Flow::Map) {
+    for (const ParamTree& tier : flow->items) {
+      const ParamTree* list = &tier;
+      if (tier.kind == ParamTree::Map) {
         list = nullptr;
         for (const auto& [k, val] : tier.entries)
           if (k == "plugins") list = &val;
       }
-      if (list == nullptr || list->kind != Flow::List) {
+      if (list == nullptr || list->kind != ParamTree::List) {
         error(key, v, "a tier must be a list of plugins or a map with a plugins list");
         continue;
       }
       std::vector<PluginConf> plugins;
-      for (const Flow& p : list->items)
+      for (const ParamTree& p : list->items)
         if (auto conf = plugin(key, v, p)) plugins.push_back(*conf);
       out_.tiers.push_back(std::move(plugins));
     }

@@ -43,18 +43,18 @@ std::int32_t placement_gpus(const models::Placement& p) {
   return n;
 }
 
-// GPU-ms of `t` ms on what a job holds: a GPU share (Slice::gpu_milli) holds its thousandths of one
-// GPU, whatever the job's gpus says.
-std::int64_t held_gpu_ms(const models::Job& job, const models::Placement& p, Tick t) {
-  if (p.size() == 1 && p[0].gpu_milli > 0) return static_cast<std::int64_t>(p[0].gpu_milli) * t / 1000;
-  return static_cast<std::int64_t>(job.gpus) * t;
-}
-
 // Milli-GPUs a placement holds: 1000 per whole GPU (unit) of its slices plus their shares.
 std::int64_t placement_milli(const models::Placement& p) {
   std::int64_t m = 0;
   for (const auto& s : p) m += static_cast<std::int64_t>(s.gpus) * 1000 + s.gpu_milli;
   return m;
+}
+
+// GPU-ms of `t` ms on what a placement holds (a share its thousandths of one GPU); whole GPUs
+// and the share are multiplied separately, so large gangs over long runs do not overflow.
+std::int64_t held_gpu_ms(const models::Placement& p, Tick t) {
+  const std::int64_t milli = placement_milli(p);
+  return milli / 1000 * t + milli % 1000 * t / 1000;
 }
 
 // The policy's view of the cluster: only the units each GPU is advertised as may differ.
@@ -399,7 +399,7 @@ std::string Simulation::fail(JobIndex j, std::string_view reason) {
     evict_event_[j] = kNoEvent;
   }
   engine_.cancel(finish_event_[j]);
-  lost_gpu_ms_ += held_gpu_ms(workload_.jobs[j], placement_[j], engine_.now() - run_start_[j]);
+  lost_gpu_ms_ += held_gpu_ms(placement_[j], engine_.now() - run_start_[j]);
   release(j);
   engine_.record(0x4641494c00000000ull ^ j);
   if (observer_ != nullptr)
@@ -417,8 +417,8 @@ void Simulation::on_evict(JobIndex j) {
   const Tick ran = engine_.now() - run_start_[j];
   const Tick done = work_done(j);
   const EvictPlan plan = evict_plan_[j];
-  const std::int64_t ran_gpu_ms = held_gpu_ms(job, placement_[j], ran);
-  const std::int64_t overhead_gpu_ms = held_gpu_ms(job, placement_[j], plan.overhead);
+  const std::int64_t ran_gpu_ms = held_gpu_ms(placement_[j], ran);
+  const std::int64_t overhead_gpu_ms = held_gpu_ms(placement_[j], plan.overhead);
   release(j);
   switch (plan.mode) {
     case policies::PreemptMode::Cancel:
@@ -839,7 +839,6 @@ void Simulation::release_hold(models::NodeId node, std::string_view reason) {
 
 void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reason) {
   HEADROOM_ASSERT(state_[j] == JobState::Running, "kill of a job that is not running");
-  const models::Job& job = workload_.jobs[j];
   const models::FailureSpec& f = options_.failures;
   if (evict_event_[j] != kNoEvent) {
     engine_.cancel(evict_event_[j]);  // the failure overtakes the preemption
@@ -856,7 +855,7 @@ void Simulation::kill_job(JobIndex j, models::NodeId node, std::string_view reas
     remaining_[j] += f.restart_overhead;
     lost += f.restart_overhead;
   }
-  const std::int64_t lost_gpu_ms = held_gpu_ms(job, placement_[j], lost);
+  const std::int64_t lost_gpu_ms = held_gpu_ms(placement_[j], lost);
   failure_lost_gpu_ms_ += lost_gpu_ms;
   ++jobs_killed_;
   engine_.record(0x4b494c4c00000000ull ^ (static_cast<std::uint64_t>(j) << 8));

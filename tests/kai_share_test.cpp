@@ -12,6 +12,7 @@
 
 #include "policies/kai.hpp"
 #include "policies/registry.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
@@ -26,13 +27,6 @@ namespace ht = headroom::testing;
 namespace {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
-
-policies::PolicyParams params(const KeyValues& kv) {
-  policies::PolicyParams out;
-  int line = 1;
-  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
-  return out;
-}
 
 void queue(KeyValues& kv, const std::string& name, int quota, int limit) {
   const std::string q = "queues." + name + ".resources.gpu.";
@@ -72,7 +66,7 @@ class Recorder : public models::SimObserver {
 
 struct ShareRun {
   ShareRun(models::Workload workload, models::ClusterSpec cluster, const KeyValues& kv, sim::Tick horizon = sim::kNever)
-      : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kai", params(kv), 1)) {
+      : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kai", ht::ordered_params(kv), 1)) {
     scenarios::SimulationOptions opt;
     opt.horizon = horizon;
     opt.sample_interval = 10 * kSecond;
@@ -362,7 +356,7 @@ TEST(KaiShare, DivideFloorsToWholeGpusAndHandsOutTheFractionLeft) {
 
 TEST(KaiShare, BadGpuSharingValueIsAnError) {
   std::vector<sim::InputError> errors;
-  kai::check_params(params({{"gpuSharing", "yes"}}), errors);
+  kai::check_params(ht::ordered_params({{"gpuSharing", "yes"}}), errors);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].where(), "policy.gpuSharing");
   EXPECT_NE(errors[0].message().find("expected true or false"), std::string::npos) << errors[0].message();

@@ -17,6 +17,7 @@
 
 #include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
+#include "policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
@@ -30,14 +31,6 @@ namespace kai = policies::kai;
 namespace ht = headroom::testing;
 
 namespace {
-
-// Parameters in the order given (their line numbers give the queues' creation order).
-policies::PolicyParams params(const std::vector<std::pair<std::string, std::string>>& kv) {
-  policies::PolicyParams out;
-  int line = 1;
-  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
-  return out;
-}
 
 // A queue with every GPU field set, cpu and memory unlimited by default.
 void queue(std::vector<std::pair<std::string, std::string>>& kv, const std::string& name, int quota, double weight,
@@ -182,7 +175,7 @@ KaiRun a1_run(bool b_older) {
     queue(kv, "A", 2, 1, -1);
     queue(kv, "B", 2, 3, -1);
   }
-  return KaiRun(w, ht::cluster(1, 10), params(kv), 1000 * kSecond);
+  return KaiRun(w, ht::cluster(1, 10), ht::ordered_params(kv), 1000 * kSecond);
 }
 
 }  // namespace
@@ -211,7 +204,7 @@ KaiRun a2_run(int b_jobs, const std::string& reclaim_min_runtime = "") {
   queue(kv, "A", 4, 1, -1);
   queue(kv, "B", 4, 1, -1);
   if (!reclaim_min_runtime.empty()) kv.emplace_back("queues.A.reclaimMinRuntime", reclaim_min_runtime);
-  return KaiRun(w, ht::cluster(1, 8), params(kv), 2000 * kSecond);
+  return KaiRun(w, ht::cluster(1, 8), ht::ordered_params(kv), 2000 * kSecond);
 }
 
 }  // namespace
@@ -253,7 +246,7 @@ TEST(Kai, QuotasAboveTheClusterStopReclaimAtTheVictimsQuota) {
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "A", 6, 1, -1);
   queue(kv, "B", 3, 1, -1);
-  const KaiRun run(w, ht::cluster(1, 8), params(kv), 1000 * kSecond);
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 1000 * kSecond);
   EXPECT_EQ(run.rec.preemptions.size(), 5u);
   EXPECT_EQ(run.running_in("A"), 5);
   EXPECT_EQ(run.running_in("B"), 3);
@@ -277,7 +270,7 @@ TEST(Kai, A3_NonPreemptibleJobsOnlyWithinQuotaTrainJobsRunOverQuota) {
   for (JobIndex j = 0; j < 6; ++j) in_queue(w, j, "A", j < 3 ? models::JobKind::Interactive : models::JobKind::Train);
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "A", 2, 1, -1);
-  const KaiRun run(w, ht::cluster(1, 8), params(kv), 500 * kSecond);
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
   EXPECT_DOUBLE_EQ(run.start(0), 0.0);
   EXPECT_DOUBLE_EQ(run.start(1), 0.0);
   EXPECT_FALSE(run.started(2)) << "6 GPUs idle, but build (100) is non-preemptible and over quota";
@@ -295,7 +288,7 @@ TEST(Kai, A4_BuildPodPreemptsTheTrainPodInItsQueue) {
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "default", -1, 1, -1);
   queue(kv, "test", 1, 1, 1, "default");
-  const KaiRun run(w, ht::cluster(1, 8), params(kv), 500 * kSecond);
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
   EXPECT_EQ(run.preemptions(0), 1);
   EXPECT_DOUBLE_EQ(run.start(1), 35.0);  // preempted at 5, 30 s grace
   ASSERT_EQ(run.rec.preemptions.size(), 1u);
@@ -311,7 +304,7 @@ TEST(Kai, PreemptNeedsStrictlyLowerPriority) {
   in_queue(w, 1, "test", models::JobKind::Train);
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "test", 1, 1, 1);
-  const KaiRun run(w, ht::cluster(1, 8), params(kv));
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_EQ(run.preemptions(0), 0);
   EXPECT_DOUBLE_EQ(run.start(1), 1000.0);
 }
@@ -323,7 +316,7 @@ TEST(Kai, A5_TheThirdJobIsPendingWithOverLimit) {
   for (JobIndex j = 0; j < 3; ++j) in_queue(w, j, "A");
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "A", 0, 1, 2);
-  const KaiRun run(w, ht::cluster(1, 8), params(kv), 500 * kSecond);
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
   EXPECT_DOUBLE_EQ(run.start(0), 0.0);
   EXPECT_DOUBLE_EQ(run.start(1), 0.0);
   EXPECT_FALSE(run.started(2));
@@ -333,7 +326,7 @@ TEST(Kai, A5_TheThirdJobIsPendingWithOverLimit) {
 TEST(Kai, UnsetLimitRefusesAnythingAsInKaiCode) {
   auto w = ht::WorkloadBuilder().job(0, 1, 100).build();
   in_queue(w, 0, "A");
-  const KaiRun run(w, ht::cluster(1, 8), params({{"queues.A.resources.gpu.quota", "2"}}), 500 * kSecond);
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params({{"queues.A.resources.gpu.quota", "2"}}), 500 * kSecond);
   EXPECT_FALSE(run.started(0));
   EXPECT_EQ(run.reason(0).rfind("OverLimit", 0), 0u);
 }
@@ -401,7 +394,7 @@ TEST(Kai, A7_BinpackPutsTheJobOnTheUsedNodeSpreadOnTheEmptyOne) {
   const KaiRun pack(w, ht::cluster(2, 8), {});
   EXPECT_EQ(pack.node(0), 0u);
   EXPECT_EQ(pack.node(1), 0u);
-  const KaiRun spread(w, ht::cluster(2, 8), params({{"placementStrategy.gpu", "spread"}}));
+  const KaiRun spread(w, ht::cluster(2, 8), ht::ordered_params({{"placementStrategy.gpu", "spread"}}));
   EXPECT_EQ(spread.node(0), 0u);
   EXPECT_EQ(spread.node(1), 1u);
 }
@@ -433,7 +426,7 @@ TEST(Kai, NoConsolidationWhenTheVictimCannotBePlacedAgain) {
 
 TEST(Kai, SessionsRunOnSchedulePeriodBoundaries) {
   auto w = ht::WorkloadBuilder().job(0.5, 1, 10).job(12.25, 1, 10).build();
-  const KaiRun run(w, ht::cluster(1, 8), params({{"schedulePeriod", "5s"}}));
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params({{"schedulePeriod", "5s"}}));
   EXPECT_DOUBLE_EQ(run.start(0), 5.0);
   EXPECT_DOUBLE_EQ(run.start(1), 15.0);
 }
@@ -452,7 +445,7 @@ TEST(Kai, HierarchicalReclaimComparesBelowTheCommonAncestor) {
   queue(kv, "a", 2, 1, -1, "org1");
   queue(kv, "b", 2, 1, -1, "org1");
   queue(kv, "c", 4, 1, -1, "org2");
-  const KaiRun run(w, ht::cluster(1, 8), params(kv), 1000 * kSecond);
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 1000 * kSecond);
   EXPECT_EQ(run.rec.preemptions.size(), 2u);
   EXPECT_DOUBLE_EQ(run.start(8), 40.0);
   EXPECT_DOUBLE_EQ(run.start(9), 40.0);
@@ -469,7 +462,7 @@ TEST(Kai, NonPreemptibleJobsAreNeverVictims) {
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "A", 8, 1, -1);
   queue(kv, "B", 0, 1, -1);
-  const KaiRun run(w, ht::cluster(1, 8), params(kv));
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_TRUE(run.rec.preemptions.empty());
   EXPECT_DOUBLE_EQ(run.start(8), 1000.0);
 }
@@ -490,7 +483,7 @@ KaiRun usage_run(bool time_based) {
     kv.emplace_back("timeBasedFairshare", "true");
     kv.emplace_back("usageParams.halfLifePeriod", "1h");
   }
-  return KaiRun(w, ht::cluster(1, 4), params(kv), 2000 * kSecond);
+  return KaiRun(w, ht::cluster(1, 4), ht::ordered_params(kv), 2000 * kSecond);
 }
 
 }  // namespace
@@ -512,7 +505,7 @@ TEST(Kai, JobsInParentQueuesAndJobsThatNeverFitAreRejected) {
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "org", -1, 1, -1);
   queue(kv, "team", 0, 1, -1, "org");
-  const KaiRun run(w, ht::cluster(1, 8), params(kv));
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_EQ(run.state(0), JobState::Rejected);
   EXPECT_EQ(run.state(1), JobState::Rejected);
   EXPECT_EQ(run.state(2), JobState::Completed);
@@ -522,7 +515,8 @@ TEST(Kai, JobsInParentQueuesAndJobsThatNeverFitAreRejected) {
 
 TEST(KaiParams, BadInputNamesTheKeyAndSuggests) {
   auto errs = policies::check_policy(
-      "kai", params({{"queues.a.resources.gpu.qouta", "2"}, {"placementStrategy.gpu", "tight"}}), "s.yaml", 1, 1);
+      "kai", ht::ordered_params({{"queues.a.resources.gpu.qouta", "2"}, {"placementStrategy.gpu", "tight"}}), "s.yaml",
+      1, 1);
   ASSERT_EQ(errs.size(), 2u);
   std::string all;
   for (const auto& e : errs) all += std::string(e.what()) + "\n";
@@ -530,25 +524,25 @@ TEST(KaiParams, BadInputNamesTheKeyAndSuggests) {
   EXPECT_NE(all.find("unknown placement strategy \"tight\""), std::string::npos) << all;
   EXPECT_NE(all.find("test.yaml:2:3"), std::string::npos) << all;
 
-  errs = policies::check_policy("kai", params({{"queues.a.parentQueue", "nowhere"}}), "s.yaml", 1, 1);
+  errs = policies::check_policy("kai", ht::ordered_params({{"queues.a.parentQueue", "nowhere"}}), "s.yaml", 1, 1);
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_NE(std::string(errs[0].what()).find("not declared"), std::string::npos);
-  errs =
-      policies::check_policy("kai", params({{"queues.a.parentQueue", "b"}, {"queues.b.parentQueue", "a"}}), "s", 1, 1);
+  errs = policies::check_policy(
+      "kai", ht::ordered_params({{"queues.a.parentQueue", "b"}, {"queues.b.parentQueue", "a"}}), "s", 1, 1);
   EXPECT_FALSE(errs.empty());
   errs = policies::check_policy("kai",
-                                params({{"queues.a.resources.gpu.limit", "-2"},
-                                        {"kValue", "x"},
-                                        {"reclaimerUtilizationMultiplier", "0.5"},
-                                        {"priorityClassName.train", "gold"},
-                                        {"default-staleness-grace-period", "soon"}}),
+                                ht::ordered_params({{"queues.a.resources.gpu.limit", "-2"},
+                                                    {"kValue", "x"},
+                                                    {"reclaimerUtilizationMultiplier", "0.5"},
+                                                    {"priorityClassName.train", "gold"},
+                                                    {"default-staleness-grace-period", "soon"}}),
                                 "s", 1, 1);
   EXPECT_EQ(errs.size(), 5u);
   EXPECT_TRUE(policies::check_policy("kai",
-                                     params({{"queues.a.resources.gpu.quota", "2"},
-                                             {"priorityClassName.interactive", "build-preemptible"},
-                                             {"timeBasedFairshare", "true"},
-                                             {"usageParams.halfLifePeriod", "1h"}}),
+                                     ht::ordered_params({{"queues.a.resources.gpu.quota", "2"},
+                                                         {"priorityClassName.interactive", "build-preemptible"},
+                                                         {"timeBasedFairshare", "true"},
+                                                         {"usageParams.halfLifePeriod", "1h"}}),
                                      "s", 1, 1)
                   .empty());
 }
@@ -560,7 +554,7 @@ TEST(KaiParams, PriorityClassMappingMakesInteractiveJobsPreemptible) {
   std::vector<std::pair<std::string, std::string>> kv;
   queue(kv, "test", 1, 1, 1);
   kv.emplace_back("priorityClassName.interactive", "build-preemptible");
-  const KaiRun run(w, ht::cluster(1, 8), params(kv));
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_EQ(run.preemptions(0), 1);  // 75 < 125 and preemptible
   EXPECT_DOUBLE_EQ(run.start(1), 35.0);
 }
@@ -655,7 +649,7 @@ TEST_P(KaiProperties, NoOvercommitEachJobEndsOnceDeterministic) {
   queue(kv, "q2", 0, 1, 24);
   kv.emplace_back("preemptMinRuntime", "30s");
   auto run = [&] {
-    auto policy = policies::make_policy("kai", params(kv), 1);
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), 1);
     Invariants inv(w, c);
     scenarios::Simulation sim(w, c, *policy, &inv);
     auto stats = sim.run();

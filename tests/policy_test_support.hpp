@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "policies/api.hpp"
@@ -17,6 +18,15 @@ namespace headroom::testing {
 
 // A policy block of key -> value, located at test.yaml lines 1, 2, ... column 3.
 inline policies::PolicyParams params(const std::map<std::string, std::string>& kv) {
+  policies::PolicyParams out;
+  int line = 1;
+  for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};
+  return out;
+}
+
+// The same in the order given (line k for the k-th pair), for parameters whose order means
+// something, such as the creation order of KAI queues.
+inline policies::PolicyParams ordered_params(const std::vector<std::pair<std::string, std::string>>& kv) {
   policies::PolicyParams out;
   int line = 1;
   for (const auto& [k, v] : kv) out[k] = policies::ParamValue{v, "test.yaml", line++, 3};

@@ -14,10 +14,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -49,6 +51,13 @@ constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
 constexpr int kDeflateLevel = 1;
 // Filter mask bit for "deflate skipped" on a chunk (deflate is the second filter, after shuffle).
 constexpr std::uint32_t kDeflateSkipped = 1u << 1;
+// A chunk whose elements all equal the dataset's fill value is not written at all: HDF5 reads
+// an unwritten chunk as the fill value (the dataset's fill time is "if set"). Many columns are
+// zero or one constant throughout (lost work, preemptions, shares, trace limits), and deflating
+// them was a sixth of the write's compression time.
+// The first chunk is always written, so that no dataset has empty storage (h5diff refuses to
+// compare those); a constant first chunk is compressed once per (size, value) and shared.
+constexpr std::uint32_t kChunkAbsent = ~0u;
 
 // Writing failed; becomes sim::InputError at the API boundary.
 struct WriteFailure : std::runtime_error {
@@ -240,8 +249,8 @@ Handle utf8_string_type() {
   return type;
 }
 
-// One numeric dataset, ready to go into the file: either its raw bytes (contiguous layout) or
-// its filtered chunks.
+// One numeric dataset, ready to go into the file: its elements (read in place from the result's
+// tables) and, when large, its filtered chunks.
 struct Array {
   std::string where;  // absolute path, e.g. "/jobs/start"
   hid_t (*type)() = nullptr;
@@ -249,17 +258,35 @@ struct Array {
   int rank = 1;
   std::array<hsize_t, 2> dims{0, 0};
   bool ms = false;
-  std::vector<unsigned char> raw;
+  // Element i (row-major) is the elem_size bytes at src + i * stride: a column of one of the
+  // result's row tables (stride = the row's size), a vector, or `owned`. The chunks are gathered
+  // from there in the parallel compression loop, so no contiguous copy of each column is made.
+  const unsigned char* src = nullptr;
+  std::size_t stride = 0;
+  std::vector<unsigned char> owned;  // computed columns; contiguous copies of small strided ones
   std::array<hsize_t, 2> chunk{0, 0};
   std::vector<std::vector<unsigned char>> chunks;
-  std::vector<std::uint32_t> masks;
+  std::vector<std::uint32_t> masks;     // per chunk: HDF5 filter mask, or kChunkAbsent
+  std::array<unsigned char, 8> fill{};  // fill value (elem_size bytes): the array's one value, else 0
 
   hsize_t elements() const { return rank == 1 ? dims[0] : dims[0] * dims[1]; }
   bool chunked() const { return !chunks.empty(); }
+  const unsigned char* at(std::size_t i) const { return src + i * stride; }
+  // The elements as one contiguous block (for an unchunked write); gathers a strided column once.
+  const unsigned char* contiguous() {
+    if (stride != elem_size && elements() > 0) {
+      std::vector<unsigned char> packed(static_cast<std::size_t>(elements()) * elem_size);
+      for (std::size_t i = 0; i < elements(); ++i) std::memcpy(packed.data() + i * elem_size, at(i), elem_size);
+      owned = std::move(packed);
+      src = owned.data();
+      stride = elem_size;
+    }
+    return src;
+  }
 };
 
-template <class T, class Fill>
-Array make_array(std::string where, int rank, std::array<hsize_t, 2> dims, bool ms, Fill&& fill) {
+template <class T>
+Array array_of(std::string where, int rank, std::array<hsize_t, 2> dims, bool ms) {
   Array a;
   a.where = std::move(where);
   a.type = &H5Type<T>::native;
@@ -267,39 +294,56 @@ Array make_array(std::string where, int rank, std::array<hsize_t, 2> dims, bool 
   a.rank = rank;
   a.dims = dims;
   a.ms = ms;
-  a.raw.resize(static_cast<std::size_t>(a.elements()) * sizeof(T));
-  if (!a.raw.empty()) fill(reinterpret_cast<T*>(a.raw.data()));
+  a.stride = sizeof(T);
   return a;
 }
 
+// A computed column: `fill` writes the elements into the array's own buffer.
+template <class T, class Fill>
+Array make_array(std::string where, std::size_t n, bool ms, Fill&& fill) {
+  Array a = array_of<T>(std::move(where), 1, {n, 0}, ms);
+  a.owned.resize(n * sizeof(T));
+  if (n > 0) fill(reinterpret_cast<T*>(a.owned.data()));
+  a.src = a.owned.data();
+  return a;
+}
+
+// A copy of a (small) vector.
 template <class T>
 Array vector_array(std::string where, const std::vector<T>& v, bool ms = false) {
-  return make_array<T>(std::move(where), 1, {v.size(), 0}, ms,
+  return make_array<T>(std::move(where), v.size(), ms,
                        [&](T* out) { std::memcpy(out, v.data(), v.size() * sizeof(T)); });
 }
 
+// A column of a row table, read in place: `rows` must outlive the array.
 template <class Row, class T>
 Array column_array(std::string where, const std::vector<Row>& rows, T Row::*member, bool ms) {
-  return make_array<T>(std::move(where), 1, {rows.size(), 0}, ms, [&](T* out) {
-    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = rows[i].*member;
-  });
+  Array a = array_of<T>(std::move(where), 1, {rows.size(), 0}, ms);
+  if (!rows.empty()) a.src = reinterpret_cast<const unsigned char*>(&(rows.front().*member));
+  a.stride = sizeof(Row);
+  return a;
 }
 
-// HDF5's shuffle filter: byte k of element i goes to out[k * count + i].
+// HDF5's shuffle filter over `count` elements gathered from `in` every `stride` bytes, padded with
+// zero elements to `total`: byte k of element i goes to out[k * total + i].
 template <std::size_t Size>
-void shuffle_fixed(const unsigned char* in, unsigned char* out, std::size_t count) {
+void shuffle_fixed(const unsigned char* in, std::size_t stride, unsigned char* out, std::size_t count,
+                   std::size_t total) {
   for (std::size_t i = 0; i < count; ++i)
-    for (std::size_t b = 0; b < Size; ++b) out[b * count + i] = in[i * Size + b];
+    for (std::size_t b = 0; b < Size; ++b) out[b * total + i] = in[i * stride + b];
+  for (std::size_t b = 0; b < Size; ++b) std::memset(out + b * total + count, 0, total - count);
 }
 
-void shuffle_bytes(const unsigned char* in, unsigned char* out, std::size_t elem_size, std::size_t count) {
+void shuffle_bytes(const unsigned char* in, std::size_t stride, unsigned char* out, std::size_t elem_size,
+                   std::size_t count, std::size_t total) {
   switch (elem_size) {
-    case 1: std::memcpy(out, in, count); return;
-    case 4: shuffle_fixed<4>(in, out, count); return;
-    case 8: shuffle_fixed<8>(in, out, count); return;
+    case 1: shuffle_fixed<1>(in, stride, out, count, total); return;
+    case 4: shuffle_fixed<4>(in, stride, out, count, total); return;
+    case 8: shuffle_fixed<8>(in, stride, out, count, total); return;
     default:
       for (std::size_t i = 0; i < count; ++i)
-        for (std::size_t b = 0; b < elem_size; ++b) out[b * count + i] = in[i * elem_size + b];
+        for (std::size_t b = 0; b < elem_size; ++b) out[b * total + i] = in[i * stride + b];
+      for (std::size_t b = 0; b < elem_size; ++b) std::memset(out + b * total + count, 0, total - count);
   }
 }
 
@@ -323,7 +367,7 @@ libdeflate_decompressor* thread_decompressor() {
   return d.get();
 }
 
-// Cuts a.raw into chunks of about kChunkBytes along the first dimension (sets a.chunk and sizes
+// Cuts the array into chunks of about kChunkBytes along the first dimension (sets a.chunk and sizes
 // a.chunks / a.masks); compress_chunk then fills one of them.
 std::size_t plan_chunks(Array& a) {
   const hsize_t cols = a.rank == 2 ? a.dims[1] : 1;
@@ -333,37 +377,98 @@ std::size_t plan_chunks(Array& a) {
   const std::size_t count = static_cast<std::size_t>((a.dims[0] + chunk_rows - 1) / chunk_rows);
   a.chunks.resize(count);
   a.masks.assign(count, 0);
+  // The fill value is the first element when every element equals it (a constant column leaves
+  // no chunk at all), else zero. The scan stops at the first different element.
+  a.fill = {};
+  const std::size_t n = static_cast<std::size_t>(a.elements());
+  bool constant = n > 0;
+  for (std::size_t i = 1; constant && i < n; ++i) constant = std::memcmp(a.at(i), a.src, a.elem_size) == 0;
+  if (constant) std::memcpy(a.fill.data(), a.src, a.elem_size);
   return count;
 }
 
-// Runs shuffle and deflate over chunk c of a, as HDF5's own filters would (edge chunks are padded
-// to full size).
-void compress_chunk(Array& a, std::size_t c) {
-  thread_local std::vector<unsigned char> padded_buf, shuffled_buf, deflated_buf;
-  const hsize_t chunk_rows = a.chunk[0];
-  const std::size_t row_bytes = static_cast<std::size_t>(a.chunk[1]) * a.elem_size;
-  const std::size_t chunk_bytes = static_cast<std::size_t>(chunk_rows) * row_bytes;
-  const std::size_t first_row = c * static_cast<std::size_t>(chunk_rows);
-  const std::size_t rows = std::min<std::size_t>(chunk_rows, static_cast<std::size_t>(a.dims[0]) - first_row);
-  const unsigned char* src = a.raw.data() + first_row * row_bytes;
-  if (rows < chunk_rows) {
-    unsigned char* padded = scratch(padded_buf, chunk_bytes);
-    std::memcpy(padded, src, rows * row_bytes);
-    std::memset(padded + rows * row_bytes, 0, chunk_bytes - rows * row_bytes);
-    src = padded;
+// Whether the `count` elements from element `first` of a all equal its fill value.
+bool all_fill(const Array& a, std::size_t first, std::size_t count) {
+  std::uint64_t pattern = 0, v = 0;
+  if (a.elem_size > sizeof pattern) return false;
+  std::memcpy(&pattern, a.fill.data(), a.elem_size);
+  for (std::size_t i = first; i < first + count; ++i) {
+    std::memcpy(&v, a.at(i), a.elem_size);
+    if (v != pattern) return false;
   }
+  return true;
+}
+
+void shuffle_and_deflate(const unsigned char* src, std::size_t stride, std::size_t count, std::size_t chunk_bytes,
+                         std::size_t elem_size, std::vector<unsigned char>& out, std::uint32_t& mask);
+
+// The filtered form of a chunk of `chunk_bytes` bytes that repeats one element, made once per
+// distinct (element size, value, chunk size) of a write and shared by the arrays that have one.
+class ConstantChunks {
+ public:
+  void get(std::size_t elem_size, const std::array<unsigned char, 8>& fill, std::size_t chunk_bytes,
+           std::vector<unsigned char>& out, std::uint32_t& mask) {
+    const Key key{elem_size, fill, chunk_bytes};
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = made_.find(key); it != made_.end()) {
+        out = it->second.first;
+        mask = it->second.second;
+        return;
+      }
+    }
+    // One element read chunk_bytes / elem_size times (stride 0).
+    shuffle_and_deflate(fill.data(), 0, chunk_bytes / elem_size, chunk_bytes, elem_size, out, mask);
+    std::lock_guard lock(mutex_);
+    made_.emplace(key, std::make_pair(out, mask));  // two threads may make the same one: same bytes
+  }
+
+ private:
+  using Key = std::tuple<std::size_t, std::array<unsigned char, 8>, std::size_t>;
+  std::mutex mutex_;
+  std::map<Key, std::pair<std::vector<unsigned char>, std::uint32_t>> made_;
+};
+
+// Shuffles and deflates one chunk as HDF5's filters would: `count` elements gathered from src
+// every `stride` bytes, padded with zeros to chunk_bytes. Stores it shuffled only (deflate bit
+// set in the mask) when deflate does not make it smaller.
+void shuffle_and_deflate(const unsigned char* src, std::size_t stride, std::size_t count, std::size_t chunk_bytes,
+                         std::size_t elem_size, std::vector<unsigned char>& out, std::uint32_t& mask) {
+  thread_local std::vector<unsigned char> shuffled_buf, deflated_buf;
   unsigned char* shuffled = scratch(shuffled_buf, chunk_bytes);
-  shuffle_bytes(src, shuffled, a.elem_size, chunk_bytes / a.elem_size);
+  shuffle_bytes(src, stride, shuffled, elem_size, count, chunk_bytes / elem_size);
   // Room for chunk_bytes - 1 bytes: a chunk that does not compress below its size is stored as is.
   const std::size_t room = chunk_bytes - 1;
   unsigned char* deflated = scratch(deflated_buf, room);
   const std::size_t size = libdeflate_zlib_compress(thread_compressor(), shuffled, chunk_bytes, deflated, room);
   if (size == 0) {  // incompressible: store it shuffled only, as HDF5 would
-    a.chunks[c].assign(shuffled, shuffled + chunk_bytes);
-    a.masks[c] = kDeflateSkipped;
+    out.assign(shuffled, shuffled + chunk_bytes);
+    mask = kDeflateSkipped;
   } else {
-    a.chunks[c].assign(deflated, deflated + size);
+    out.assign(deflated, deflated + size);
+    mask = 0;
   }
+}
+
+// Filters chunk c of a, as HDF5's own filters would (edge chunks are padded to full size), or
+// marks it absent when it holds only the fill value.
+void compress_chunk(Array& a, std::size_t c, ConstantChunks& constants) {
+  const std::size_t cols = static_cast<std::size_t>(a.chunk[1]);
+  const std::size_t chunk_rows = static_cast<std::size_t>(a.chunk[0]);
+  const std::size_t chunk_bytes = chunk_rows * cols * a.elem_size;
+  const std::size_t first_row = c * chunk_rows;
+  const std::size_t rows = std::min(chunk_rows, static_cast<std::size_t>(a.dims[0]) - first_row);
+  const std::size_t first = first_row * cols, count = rows * cols;
+  if (all_fill(a, first, count)) {
+    if (c != 0) {
+      a.masks[c] = kChunkAbsent;
+    } else {
+      // The first chunk is full-size unless it is the only one (then it holds exactly the rows).
+      constants.get(a.elem_size, a.fill, chunk_bytes, a.chunks[c], a.masks[c]);
+    }
+    return;
+  }
+  shuffle_and_deflate(a.at(first), a.stride, count, chunk_bytes, a.elem_size, a.chunks[c], a.masks[c]);
 }
 
 // Compresses the chunks of every large array, all chunks of all arrays in one parallel loop (most
@@ -375,11 +480,11 @@ void compress_arrays(std::vector<Array>& arrays) {
     const std::size_t count = plan_chunks(arrays[i]);
     for (std::size_t c = 0; c < count; ++c) work.emplace_back(i, c);
   }
+  ConstantChunks constants;
   tbb::this_task_arena::isolate([&] {
-    sim::parallel_indices(work.size(), [&](std::size_t k) { compress_chunk(arrays[work[k].first], work[k].second); });
+    sim::parallel_indices(work.size(),
+                          [&](std::size_t k) { compress_chunk(arrays[work[k].first], work[k].second, constants); });
   });
-  for (auto& a : arrays)
-    if (a.chunked()) a.raw = {};
 }
 
 // [samples x columns] matrix; the column count comes from the data when there are samples.
@@ -396,9 +501,9 @@ Array matrix_array(const char* name, const std::vector<std::int32_t>& values, st
                          std::to_string(rows) + " samples");
     cols = values.size() / rows;
   }
-  return make_array<std::int32_t>(std::move(where), 2, {rows, cols}, false, [&](std::int32_t* out) {
-    std::memcpy(out, values.data(), values.size() * sizeof(std::int32_t));
-  });
+  Array a = array_of<std::int32_t>(std::move(where), 2, {rows, cols}, false);
+  a.src = reinterpret_cast<const unsigned char*>(values.data());
+  return a;
 }
 
 // Every numeric dataset of the file, in the order they are written.
@@ -408,7 +513,7 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   for_each_job_column([&](const char* name, auto member, bool ms) {
     add(column_array(std::string("/jobs/") + name, r.jobs, member, ms));
   });
-  add(make_array<Tick>("/jobs/wait", 1, {r.jobs.size(), 0}, true, [&](Tick* out) {
+  add(make_array<Tick>("/jobs/wait", r.jobs.size(), true, [&](Tick* out) {
     for (std::size_t i = 0; i < r.jobs.size(); ++i)
       out[i] = r.jobs[i].start >= 0 ? r.jobs[i].start - r.jobs[i].submit : -1;
   }));
@@ -459,12 +564,26 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   add(vector_array("/meta/drill_recovered", r.drill_recovered, true));
   add(vector_array("/meta/tenant_denied", r.tenant_denied));
   if (compress) compress_arrays(out);
+  for (Array& a : out) {
+    if (a.chunked()) {
+      a.owned = {};
+      a.src = nullptr;
+    } else {
+      a.contiguous();
+    }
+  }
   return out;
 }
 
 class Writer {
  public:
-  explicit Writer(hid_t file) : file_(file) {}
+  // String writes convert each value to its file form through a buffer that HDF5 allocates and
+  // zeroes per write, 1 MiB by default; the string tables here are small, so 64 KiB suffices
+  // (HDF5 converts larger ones in several passes).
+  explicit Writer(hid_t file) : file_(file), string_xfer_(H5Pcreate(H5P_DATASET_XFER), H5Pclose) {
+    if (!string_xfer_.valid() || H5Pset_buffer(string_xfer_.get(), std::size_t{64} << 10, nullptr, nullptr) < 0)
+      fail("string transfer property list");
+  }
 
   Handle group(const char* where) {
     return checked(H5Gcreate2(file_, where, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, where);
@@ -478,17 +597,21 @@ class Writer {
       check(H5Pset_chunk(dcpl.get(), a.rank, a.chunk.data()), where);
       check(H5Pset_shuffle(dcpl.get()), where);
       check(H5Pset_deflate(dcpl.get(), kDeflateLevel), where);
+      check(H5Pset_fill_value(dcpl.get(), a.type(), a.fill.data()), where);
+      check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_IFSET), where);
+    } else {
+      check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), where);
     }
-    check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), where);
     Handle ds = checked(H5Dcreate2(file_, where.c_str(), a.type(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                         H5Dclose, where);
     if (a.chunked()) {
       for (std::size_t c = 0; c < a.chunks.size(); ++c) {
+        if (a.masks[c] == kChunkAbsent) continue;
         const hsize_t offset[2] = {c * a.chunk[0], 0};
         check(H5Dwrite_chunk(ds.get(), H5P_DEFAULT, a.masks[c], offset, a.chunks[c].size(), a.chunks[c].data()), where);
       }
     } else if (a.elements() > 0) {
-      check(H5Dwrite(ds.get(), a.type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, a.raw.data()), where);
+      check(H5Dwrite(ds.get(), a.type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, a.src), where);
     }
     if (a.ms) string_attr(ds.get(), where, "units", "ms");
   }
@@ -504,7 +627,8 @@ class Writer {
     Handle ds =
         checked(H5Dcreate2(file_, where.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                 H5Dclose, where);
-    if (!values.empty()) check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), where);
+    if (!values.empty())
+      check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, string_xfer_.get(), ptrs.data()), where);
   }
 
   void string_attr(hid_t obj, const std::string& where, const char* name, const std::string& value) {
@@ -537,6 +661,7 @@ class Writer {
   }
 
   hid_t file_;
+  Handle string_xfer_;
 };
 
 std::vector<std::string> job_state_names() {
@@ -664,12 +789,19 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
   const std::size_t chunk_bytes = static_cast<std::size_t>(chunk[0]) * row_bytes;
   const std::size_t count = static_cast<std::size_t>((dims[0] + chunk[0] - 1) / chunk[0]);
 
+  // A chunk never written reads as the fill value (write_hdf5 leaves out chunks that are).
+  std::array<unsigned char, 8> fill{};
+  if (elem_size > fill.size() || H5Pget_fill_value(dcpl.get(), native, fill.data()) < 0) return false;
   std::vector<std::vector<unsigned char>> raw(count);
   std::vector<std::uint32_t> masks(count, 0);
   for (std::size_t c = 0; c < count; ++c) {
     const hsize_t offset[2] = {c * chunk[0], 0};
     hsize_t stored = 0;
-    if (H5Dget_chunk_storage_size(ds, offset, &stored) < 0 || stored == 0) return false;
+    if (H5Dget_chunk_storage_size(ds, offset, &stored) < 0) return false;
+    if (stored == 0) {
+      masks[c] = kChunkAbsent;
+      continue;
+    }
     raw[c].resize(static_cast<std::size_t>(stored));
     if (H5Dread_chunk(ds, H5P_DEFAULT, offset, &masks[c], raw[c].data()) < 0) return false;
   }
@@ -677,6 +809,13 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
   std::atomic<bool> ok{true};
   auto one_chunk = [&](std::size_t c) {
     thread_local std::vector<unsigned char> inflated_buf, plain_buf;
+    const std::size_t first_row = c * static_cast<std::size_t>(chunk[0]);
+    const std::size_t rows = std::min<std::size_t>(chunk[0], static_cast<std::size_t>(dims[0]) - first_row);
+    if (masks[c] == kChunkAbsent) {
+      unsigned char* dst = out + first_row * row_bytes;
+      for (std::size_t i = 0; i < rows * row_bytes; i += elem_size) std::memcpy(dst + i, fill.data(), elem_size);
+      return;
+    }
     const unsigned char* data = raw[c].data();
     std::size_t size = raw[c].size();
     if ((masks[c] & kDeflateSkipped) == 0) {
@@ -700,8 +839,6 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
       unshuffle_bytes(data, plain, elem_size, chunk_bytes / elem_size);
       data = plain;
     }
-    const std::size_t first_row = c * static_cast<std::size_t>(chunk[0]);
-    const std::size_t rows = std::min<std::size_t>(chunk[0], static_cast<std::size_t>(dims[0]) - first_row);
     std::memcpy(out + first_row * row_bytes, data, rows * row_bytes);
   };
   tbb::this_task_arena::isolate([&] { sim::parallel_indices(count, one_chunk); });

@@ -427,6 +427,35 @@ TEST_F(ResultsTest, IncompressibleChunksRoundTrip) {
   EXPECT_EQ(run_python(python, path("check.py"), script, file), 0);
 }
 
+// A chunk holding only the dataset's fill value is not written: a constant column keeps only its
+// first chunk (fill value = that constant), and a zero chunk inside a column is left out. Both
+// read back as written, through headroom's reader and through h5py (HDF5's own read path).
+TEST_F(ResultsTest, ChunksOfTheFillValueAreLeftOut) {
+  hr::RunResult r = synthetic_result(70'000, 5'000, 3, 2);  // int64 columns: chunks of 32,768 rows
+  for (auto& j : r.jobs) {
+    j.walltime = -1;    // constant, not zero: three chunks, two left out
+    j.trace_start = 0;  // zero but for one row in the first and one in the last chunk
+  }
+  r.jobs.front().trace_start = 5;
+  r.jobs.back().trace_start = 7;
+  const std::string file = path("sparse.h5");
+  hr::write_hdf5(r, file);
+  expect_same(r, hr::read_hdf5(file));
+
+  const std::string python = python_with("h5py, numpy");
+  if (python.empty()) GTEST_SKIP() << "python3 with h5py not available";
+  const std::string script =
+      "import sys, h5py, numpy as np\n"
+      "f = h5py.File(sys.argv[1], 'r')\n"
+      "w, t = f['jobs/walltime'], f['jobs/trace_start']\n"
+      "assert w.chunks == (32768,) and w.id.get_num_chunks() == 1, w.id.get_num_chunks()\n"
+      "assert w.fillvalue == -1 and (w[:] == -1).all()\n"
+      "assert t.id.get_num_chunks() == 2, t.id.get_num_chunks()\n"
+      "v = t[:]\n"
+      "assert len(v) == 70000 and v[0] == 5 and v[-1] == 7 and np.count_nonzero(v) == 2\n";
+  EXPECT_EQ(run_python(python, path("check.py"), script, file), 0);
+}
+
 // --- atomic writes ---------------------------------------------------------------------------
 
 TEST_F(ResultsTest, WriteIntoMissingDirectoryThrowsAndLeavesNothing) {

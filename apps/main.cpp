@@ -104,6 +104,7 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   headroom::app::RunOptions options;
   options.seed = seed;
   options.stop = &g_stop;
+  options.stream_chunks = !output.empty();
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) options.progress = progress_bar;
   g_defer.store(true);

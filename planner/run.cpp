@@ -88,6 +88,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
   results::Recorder recorder(workload, sc.cluster, sc.output.events);
+  if (options.stream_chunks) recorder.stream_chunks();
   scenarios::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
   scenarios::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);

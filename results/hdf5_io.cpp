@@ -26,6 +26,7 @@
 
 #include "models/job.hpp"
 #include "models/observer.hpp"
+#include "results/chunks.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
 
@@ -47,17 +48,9 @@ constexpr std::int32_t kFormatVersion = 1;
 // Datasets with at least this many elements are chunked and compressed; smaller ones stay
 // contiguous (and zero-length ones must: a chunk cannot have a zero dimension).
 constexpr hsize_t kCompressThreshold = 4096;
-constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
-constexpr int kDeflateLevel = 1;
-// Filter mask bit for "deflate skipped" on a chunk (deflate is the second filter, after shuffle).
-constexpr std::uint32_t kDeflateSkipped = 1u << 1;
-// A chunk whose elements all equal the dataset's fill value is not written at all: HDF5 reads
-// an unwritten chunk as the fill value (the dataset's fill time is "if set"). Many columns are
-// zero or one constant throughout (lost work, preemptions, shares, trace limits), and deflating
-// them was a sixth of the write's compression time.
-// The first chunk is always written, so that no dataset has empty storage (h5diff refuses to
-// compare those); a constant first chunk is compressed once per (size, value) and shared.
-constexpr std::uint32_t kChunkAbsent = ~0u;
+using chunks::kChunkAbsent;
+using chunks::kDeflateSkipped;
+using chunks::scratch;
 
 // Writing failed; becomes sim::InputError at the API boundary.
 struct WriteFailure : std::runtime_error {
@@ -177,45 +170,9 @@ struct member_type<T C::*> {
 template <class M>
 using member_type_t = typename member_type<M>::type;
 
-// The columns of /jobs and /events: name, member, whether it is a time in ms.
-template <class F>
-void for_each_job_column(F&& f) {
-  f("trace_id", &JobRecord::trace_id, false);
-  f("tenant", &JobRecord::tenant, false);
-  f("queue", &JobRecord::queue, false);
-  f("kind", &JobRecord::kind, false);
-  f("state", &JobRecord::state, false);
-  f("gpus", &JobRecord::gpus, false);
-  f("gpu_milli", &JobRecord::gpu_milli, false);
-  f("submit", &JobRecord::submit, true);
-  f("start", &JobRecord::start, true);
-  f("end", &JobRecord::end, true);
-  f("runtime", &JobRecord::runtime, true);
-  f("walltime", &JobRecord::walltime, true);
-  f("trace_start", &JobRecord::trace_start, true);
-  f("preemptions", &JobRecord::preemptions, false);
-  f("nodes_used", &JobRecord::nodes_used, false);
-  f("first_node", &JobRecord::first_node, false);
-  f("pool", &JobRecord::pool, false);
-}
-
-template <class F>
-void for_each_event_column(F&& f) {
-  f("time", &EventRecord::time, true);
-  f("kind", &EventRecord::kind, false);
-  f("job", &EventRecord::job, false);
-  f("detail", &EventRecord::detail, false);
-  f("reason", &EventRecord::reason, false);
-}
-
-template <typename F>
-void for_each_placement_column(F&& f) {
-  f("job", &PlacementRecord::job, false);
-  f("start", &PlacementRecord::start, true);
-  f("end", &PlacementRecord::end, true);
-  f("node", &PlacementRecord::node, false);
-  f("gpus", &PlacementRecord::gpus, false);
-}
+using chunks::for_each_event_column;
+using chunks::for_each_job_column;
+using chunks::for_each_placement_column;
 
 template <class F>
 void for_each_service_column(F&& f) {
@@ -266,18 +223,19 @@ struct Array {
   std::vector<unsigned char> owned;  // computed columns; contiguous copies of small strided ones
   std::array<hsize_t, 2> chunk{0, 0};
   std::vector<std::vector<unsigned char>> chunks;
-  std::vector<std::uint32_t> masks;     // per chunk: HDF5 filter mask, or kChunkAbsent
-  std::array<unsigned char, 8> fill{};  // fill value (elem_size bytes): the array's one value, else 0
+  std::vector<std::uint32_t> masks;  // per chunk: HDF5 filter mask, or kChunkAbsent
+  chunks::Fill fill{};               // fill value (elem_size bytes): the array's one value, else 0
 
   hsize_t elements() const { return rank == 1 ? dims[0] : dims[0] * dims[1]; }
   bool chunked() const { return !chunks.empty(); }
   const unsigned char* at(std::size_t i) const { return src + i * stride; }
+  chunks::Elements elements_from(std::size_t first, std::size_t count) const {
+    return {count > 0 ? at(first) : src, stride, count, elem_size};
+  }
   // The elements as one contiguous block (for an unchunked write); gathers a strided column once.
   const unsigned char* contiguous() {
     if (stride != elem_size && elements() > 0) {
-      std::vector<unsigned char> packed(static_cast<std::size_t>(elements()) * elem_size);
-      for (std::size_t i = 0; i < elements(); ++i) std::memcpy(packed.data() + i * elem_size, at(i), elem_size);
-      owned = std::move(packed);
+      owned = chunks::pack(elements_from(0, static_cast<std::size_t>(elements())));
       src = owned.data();
       stride = elem_size;
     }
@@ -324,166 +282,61 @@ Array column_array(std::string where, const std::vector<Row>& rows, T Row::*memb
   return a;
 }
 
-// HDF5's shuffle filter over `count` elements gathered from `in` every `stride` bytes, padded with
-// zero elements to `total`: byte k of element i goes to out[k * total + i].
-template <std::size_t Size>
-void shuffle_fixed(const unsigned char* in, std::size_t stride, unsigned char* out, std::size_t count,
-                   std::size_t total) {
-  for (std::size_t i = 0; i < count; ++i)
-    for (std::size_t b = 0; b < Size; ++b) out[b * total + i] = in[i * stride + b];
-  for (std::size_t b = 0; b < Size; ++b) std::memset(out + b * total + count, 0, total - count);
-}
-
-void shuffle_bytes(const unsigned char* in, std::size_t stride, unsigned char* out, std::size_t elem_size,
-                   std::size_t count, std::size_t total) {
-  switch (elem_size) {
-    case 1: shuffle_fixed<1>(in, stride, out, count, total); return;
-    case 4: shuffle_fixed<4>(in, stride, out, count, total); return;
-    case 8: shuffle_fixed<8>(in, stride, out, count, total); return;
-    default:
-      for (std::size_t i = 0; i < count; ++i)
-        for (std::size_t b = 0; b < elem_size; ++b) out[b * total + i] = in[i * stride + b];
-      for (std::size_t b = 0; b < elem_size; ++b) std::memset(out + b * total + count, 0, total - count);
-  }
-}
-
-// Per-thread scratch space for compress_chunks; grows, never shrinks.
-unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
-  if (buf.size() < size) buf.resize(size);
-  return buf.data();
-}
-
-// One libdeflate compressor / decompressor per thread, made on first use.
-libdeflate_compressor* thread_compressor() {
-  thread_local std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
-      libdeflate_alloc_compressor(kDeflateLevel), libdeflate_free_compressor);
-  if (!c) throw WriteFailure("out of memory for the deflate compressor");
-  return c.get();
-}
-
 libdeflate_decompressor* thread_decompressor() {
   thread_local std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
       libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
   return d.get();
 }
 
-// Cuts the array into chunks of about kChunkBytes along the first dimension (sets a.chunk and sizes
-// a.chunks / a.masks); compress_chunk then fills one of them.
+// Cuts the array into chunks of about chunks::kChunkBytes along the first dimension and picks its
+// fill value (sets a.chunk, a.fill and sizes a.chunks / a.masks); compress_chunk then fills one.
 std::size_t plan_chunks(Array& a) {
   const hsize_t cols = a.rank == 2 ? a.dims[1] : 1;
-  const hsize_t per_chunk = std::max<hsize_t>(1, kChunkBytes / a.elem_size);
-  const hsize_t chunk_rows = std::min(a.dims[0], std::max<hsize_t>(1, per_chunk / cols));
+  const hsize_t chunk_rows =
+      std::min<hsize_t>(a.dims[0], chunks::full_chunk_rows(a.elem_size, static_cast<std::size_t>(cols)));
   a.chunk = {chunk_rows, cols};
   const std::size_t count = static_cast<std::size_t>((a.dims[0] + chunk_rows - 1) / chunk_rows);
   a.chunks.resize(count);
   a.masks.assign(count, 0);
-  // The fill value is the first element when every element equals it (a constant column leaves
-  // no chunk at all), else zero. The scan stops at the first different element.
-  a.fill = {};
-  const std::size_t n = static_cast<std::size_t>(a.elements());
-  bool constant = n > 0;
-  for (std::size_t i = 1; constant && i < n; ++i) constant = std::memcmp(a.at(i), a.src, a.elem_size) == 0;
-  if (constant) std::memcpy(a.fill.data(), a.src, a.elem_size);
+  a.fill = chunks::constant_fill(a.elements_from(0, static_cast<std::size_t>(a.elements())));
   return count;
 }
 
-// Whether the `count` elements from element `first` of a all equal its fill value.
-bool all_fill(const Array& a, std::size_t first, std::size_t count) {
-  std::uint64_t pattern = 0, v = 0;
-  if (a.elem_size > sizeof pattern) return false;
-  std::memcpy(&pattern, a.fill.data(), a.elem_size);
-  for (std::size_t i = first; i < first + count; ++i) {
-    std::memcpy(&v, a.at(i), a.elem_size);
-    if (v != pattern) return false;
-  }
-  return true;
-}
-
-void shuffle_and_deflate(const unsigned char* src, std::size_t stride, std::size_t count, std::size_t chunk_bytes,
-                         std::size_t elem_size, std::vector<unsigned char>& out, std::uint32_t& mask);
-
-// The filtered form of a chunk of `chunk_bytes` bytes that repeats one element, made once per
-// distinct (element size, value, chunk size) of a write and shared by the arrays that have one.
-class ConstantChunks {
- public:
-  void get(std::size_t elem_size, const std::array<unsigned char, 8>& fill, std::size_t chunk_bytes,
-           std::vector<unsigned char>& out, std::uint32_t& mask) {
-    const Key key{elem_size, fill, chunk_bytes};
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = made_.find(key); it != made_.end()) {
-        out = it->second.first;
-        mask = it->second.second;
-        return;
-      }
-    }
-    // One element read chunk_bytes / elem_size times (stride 0).
-    shuffle_and_deflate(fill.data(), 0, chunk_bytes / elem_size, chunk_bytes, elem_size, out, mask);
-    std::lock_guard lock(mutex_);
-    made_.emplace(key, std::make_pair(out, mask));  // two threads may make the same one: same bytes
-  }
-
- private:
-  using Key = std::tuple<std::size_t, std::array<unsigned char, 8>, std::size_t>;
-  std::mutex mutex_;
-  std::map<Key, std::pair<std::vector<unsigned char>, std::uint32_t>> made_;
-};
-
-// Shuffles and deflates one chunk as HDF5's filters would: `count` elements gathered from src
-// every `stride` bytes, padded with zeros to chunk_bytes. Stores it shuffled only (deflate bit
-// set in the mask) when deflate does not make it smaller.
-void shuffle_and_deflate(const unsigned char* src, std::size_t stride, std::size_t count, std::size_t chunk_bytes,
-                         std::size_t elem_size, std::vector<unsigned char>& out, std::uint32_t& mask) {
-  thread_local std::vector<unsigned char> shuffled_buf, deflated_buf;
-  unsigned char* shuffled = scratch(shuffled_buf, chunk_bytes);
-  shuffle_bytes(src, stride, shuffled, elem_size, count, chunk_bytes / elem_size);
-  // Room for chunk_bytes - 1 bytes: a chunk that does not compress below its size is stored as is.
-  const std::size_t room = chunk_bytes - 1;
-  unsigned char* deflated = scratch(deflated_buf, room);
-  const std::size_t size = libdeflate_zlib_compress(thread_compressor(), shuffled, chunk_bytes, deflated, room);
-  if (size == 0) {  // incompressible: store it shuffled only, as HDF5 would
-    out.assign(shuffled, shuffled + chunk_bytes);
-    mask = kDeflateSkipped;
-  } else {
-    out.assign(deflated, deflated + size);
-    mask = 0;
-  }
-}
-
 // Filters chunk c of a, as HDF5's own filters would (edge chunks are padded to full size), or
-// marks it absent when it holds only the fill value.
-void compress_chunk(Array& a, std::size_t c, ConstantChunks& constants) {
+// marks it absent when it holds only the fill value; takes it from the cache when it was
+// filtered there from the same elements.
+void compress_chunk(Array& a, std::size_t c, chunks::ConstantChunks& constants, const chunks::ChunkCache* cache) {
   const std::size_t cols = static_cast<std::size_t>(a.chunk[1]);
   const std::size_t chunk_rows = static_cast<std::size_t>(a.chunk[0]);
   const std::size_t chunk_bytes = chunk_rows * cols * a.elem_size;
   const std::size_t first_row = c * chunk_rows;
   const std::size_t rows = std::min(chunk_rows, static_cast<std::size_t>(a.dims[0]) - first_row);
-  const std::size_t first = first_row * cols, count = rows * cols;
-  if (all_fill(a, first, count)) {
-    if (c != 0) {
-      a.masks[c] = kChunkAbsent;
-    } else {
-      // The first chunk is full-size unless it is the only one (then it holds exactly the rows).
-      constants.get(a.elem_size, a.fill, chunk_bytes, a.chunks[c], a.masks[c]);
+  const chunks::Elements e = a.elements_from(first_row * cols, rows * cols);
+  if (cache != nullptr) {
+    if (const chunks::Filtered* f = cache->find(a.where, c, chunk_bytes, a.fill, e)) {
+      a.chunks[c] = f->bytes;
+      a.masks[c] = f->mask;
+      return;
     }
-    return;
   }
-  shuffle_and_deflate(a.at(first), a.stride, count, chunk_bytes, a.elem_size, a.chunks[c], a.masks[c]);
+  chunks::Filtered f = chunks::filter_chunk(e, chunk_bytes, a.fill, c == 0, constants);
+  a.chunks[c] = std::move(f.bytes);
+  a.masks[c] = f.mask;
 }
 
 // Compresses the chunks of every large array, all chunks of all arrays in one parallel loop (most
 // arrays have one or two chunks, so a loop per array would leave threads idle).
-void compress_arrays(std::vector<Array>& arrays) {
+void compress_arrays(std::vector<Array>& arrays, const chunks::ChunkCache* cache) {
   std::vector<std::pair<std::size_t, std::size_t>> work;  // (array, chunk)
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     if (arrays[i].elements() < kCompressThreshold) continue;
     const std::size_t count = plan_chunks(arrays[i]);
     for (std::size_t c = 0; c < count; ++c) work.emplace_back(i, c);
   }
-  ConstantChunks constants;
+  chunks::ConstantChunks constants;
   tbb::this_task_arena::isolate([&] {
-    sim::parallel_indices(work.size(),
-                          [&](std::size_t k) { compress_chunk(arrays[work[k].first], work[k].second, constants); });
+    sim::parallel_indices(
+        work.size(), [&](std::size_t k) { compress_chunk(arrays[work[k].first], work[k].second, constants, cache); });
   });
 }
 
@@ -508,6 +361,7 @@ Array matrix_array(const char* name, const std::vector<std::int32_t>& values, st
 
 // Every numeric dataset of the file, in the order they are written.
 std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
+  if (r.chunk_cache) r.chunk_cache->wait();
   std::vector<Array> out;
   auto add = [&](Array a) { out.push_back(std::move(a)); };
   for_each_job_column([&](const char* name, auto member, bool ms) {
@@ -563,7 +417,7 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   add(vector_array("/meta/drill_start", r.drill_start, true));
   add(vector_array("/meta/drill_recovered", r.drill_recovered, true));
   add(vector_array("/meta/tenant_denied", r.tenant_denied));
-  if (compress) compress_arrays(out);
+  if (compress) compress_arrays(out, r.chunk_cache.get());
   for (Array& a : out) {
     if (a.chunked()) {
       a.owned = {};
@@ -596,7 +450,7 @@ class Writer {
     if (a.chunked()) {
       check(H5Pset_chunk(dcpl.get(), a.rank, a.chunk.data()), where);
       check(H5Pset_shuffle(dcpl.get()), where);
-      check(H5Pset_deflate(dcpl.get(), kDeflateLevel), where);
+      check(H5Pset_deflate(dcpl.get(), chunks::kDeflateLevel), where);
       check(H5Pset_fill_value(dcpl.get(), a.type(), a.fill.data()), where);
       check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_IFSET), where);
     } else {

@@ -2,9 +2,34 @@
 
 #include <algorithm>
 
+#include "results/chunks.hpp"
 #include "sim/errors.hpp"
 
 namespace headroom::results {
+namespace {
+
+// Offers chunk `index` of a row table's column: `count` rows from row `first`.
+template <class Row, class T>
+void offer_rows(chunks::ChunkCache& cache, std::string where, const std::vector<Row>& rows, T Row::*member,
+                std::size_t index, std::size_t first, std::size_t count, std::size_t chunk_rows,
+                const chunks::Fill& fill) {
+  const chunks::Elements e{reinterpret_cast<const unsigned char*>(&(rows[first].*member)), sizeof(Row), count,
+                           sizeof(T)};
+  cache.offer(where, index, sizeof(T), chunk_rows * sizeof(T), fill, chunks::pack(e));
+}
+
+// Offers the chunk of an appended-to column that its last row completed, if it did. Appended
+// columns are offered with fill value zero (a constant non-zero one is filtered again on write).
+template <class Row, class T>
+void offer_if_full(chunks::ChunkCache& cache, const char* table, const char* name, const std::vector<Row>& rows,
+                   T Row::*member) {
+  constexpr std::size_t kRows = chunks::full_chunk_rows(sizeof(T), 1);
+  if (rows.empty() || rows.size() % kRows != 0) return;
+  offer_rows(cache, std::string(table) + name, rows, member, rows.size() / kRows - 1, rows.size() - kRows, kRows, kRows,
+             chunks::Fill{});
+}
+
+}  // namespace
 
 Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& cluster, bool record_events)
     : cluster_(cluster), record_events_(record_events) {
@@ -43,6 +68,60 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
   }
   result_.total_gpus = cluster_.total_gpus();
   open_preempt_.assign(workload.jobs.size(), -1);
+}
+
+void Recorder::stream_chunks() {
+  if (result_.chunk_cache) return;
+  result_.chunk_cache = std::make_shared<chunks::ChunkCache>();
+  chunks::ChunkCache& cache = *result_.chunk_cache;
+  const std::vector<JobRecord>& jobs = result_.jobs;
+  if (jobs.empty()) return;
+  // The trace's columns are final now: all their chunks, the last one padded as on write.
+  chunks::for_each_job_input_column([&](const char* name, auto member) {
+    using T = std::remove_reference_t<decltype(jobs.front().*member)>;
+    const std::size_t rows = std::min(jobs.size(), chunks::full_chunk_rows(sizeof(T), 1));
+    const chunks::Fill fill = chunks::constant_fill(chunks::Elements{
+        reinterpret_cast<const unsigned char*>(&(jobs.front().*member)), sizeof(JobRecord), jobs.size(), sizeof(T)});
+    for (std::size_t first = 0, index = 0; first < jobs.size(); first += rows, ++index)
+      offer_rows(cache, std::string("/jobs/") + name, jobs, member, index, first, std::min(rows, jobs.size() - first),
+                 rows, fill);
+  });
+}
+
+void Recorder::offer_event_chunks() {
+  chunks::for_each_event_column([&](const char* name, auto member, bool) {
+    offer_if_full(*result_.chunk_cache, "/events/", name, result_.events, member);
+  });
+}
+
+void Recorder::offer_placement_chunks() {
+  chunks::for_each_placement_fixed_column([&](const char* name, auto member) {
+    offer_if_full(*result_.chunk_cache, "/placements/", name, result_.placements, member);
+  });
+}
+
+void Recorder::offer_sample_chunks() {
+  chunks::ChunkCache& cache = *result_.chunk_cache;
+  const TimeSeries& ts = result_.timeseries;
+  const std::size_t rows = ts.time.size();
+  auto offer_vector = [&](const char* name, const auto& v, std::size_t cols) {
+    using T = typename std::remove_reference_t<decltype(v)>::value_type;
+    if (cols == 0 || v.size() != rows * cols) return;
+    const std::size_t chunk_rows = chunks::full_chunk_rows(sizeof(T), cols);
+    if (rows % chunk_rows != 0) return;
+    const std::size_t count = chunk_rows * cols;
+    const chunks::Elements e{reinterpret_cast<const unsigned char*>(v.data() + (v.size() - count)), sizeof(T), count,
+                             sizeof(T)};
+    cache.offer(std::string("/timeseries/") + name, rows / chunk_rows - 1, sizeof(T), count * sizeof(T), chunks::Fill{},
+                chunks::pack(e));
+  };
+  offer_vector("time", ts.time, 1);
+  offer_vector("running_jobs", ts.running_jobs, 1);
+  offer_vector("pending_jobs", ts.pending_jobs, 1);
+  chunks::for_each_timeseries_matrix([&](const char* name, auto member) {
+    const auto& v = ts.*member;
+    if (rows > 0 && v.size() % rows == 0) offer_vector(name, v, v.size() / rows);
+  });
 }
 
 std::uint32_t Recorder::reason_id(std::string_view reason) {
@@ -125,6 +204,7 @@ void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex 
   if (!record_events_) return;
   result_.events.push_back(
       EventRecord{time, static_cast<std::uint8_t>(kind), job, detail, reason_id(reason), row_lost});
+  if (result_.chunk_cache) offer_event_chunks();
 }
 
 void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement& placement) {
@@ -134,10 +214,12 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
   rec.state = static_cast<std::uint8_t>(models::JobState::Running);
   close_placement(job, time);
   open_from_[job] = result_.placements.size() + 1;
-  for (const models::Slice& s : placement)
+  for (const models::Slice& s : placement) {
     result_.placements.push_back(PlacementRecord{job, time, -1, static_cast<std::int32_t>(s.node),
                                                  static_cast<std::int32_t>(s.gpus), s.gpu_milli,
                                                  s.gpu_milli > 0 ? s.device : 0});
+    if (result_.chunk_cache) offer_placement_chunks();
+  }
 
   // Placements hold a handful of slices: count the distinct nodes and find the lowest in place
   // (quadratic in the slices, no allocation).
@@ -205,6 +287,7 @@ void Recorder::on_sample(const models::Sample& sample) {
   append(ts.tenant_pending_jobs, sample.tenant_pending_jobs);
   append(ts.tenant_pending_gpus, sample.tenant_pending_gpus);
   append(ts.pending_by_reason, sample.pending_by_reason);
+  if (result_.chunk_cache) offer_sample_chunks();
 }
 
 }  // namespace headroom::results

@@ -23,6 +23,12 @@ class Recorder : public models::SimObserver {
   void on_end(Tick time, models::JobIndex job, models::JobState state) override;
   void on_sample(const models::Sample& sample) override;
 
+  // From now on, every chunk of the result file whose rows are complete (the trace's job
+  // columns at once; audit log, placement and sample rows as they fill up) is deflated on a
+  // worker thread while the run goes on, for write_hdf5 to take. Costs a copy of those columns;
+  // call it when the result will be written.
+  void stream_chunks();
+
   // The collected tables; the caller fills in the root attributes (scenario, seed, ...).
   RunResult& result() { return result_; }
 
@@ -30,6 +36,10 @@ class Recorder : public models::SimObserver {
   std::uint32_t reason_id(std::string_view reason);
   // Ends the /placements rows of the job's current run at `time`.
   void close_placement(models::JobIndex job, Tick time);
+  // stream_chunks: offers the chunks the last appended row completed.
+  void offer_event_chunks();
+  void offer_placement_chunks();
+  void offer_sample_chunks();
 
   const models::ClusterSpec& cluster_;
   bool record_events_;

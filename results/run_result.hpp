@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,10 @@ struct ServiceRecord {
   double requests = 0;
 };
 
+namespace chunks {
+class ChunkCache;
+}
+
 // Everything one run produced; what /jobs, /timeseries, /events and the root attributes hold.
 struct RunResult {
   // root attributes
@@ -144,6 +149,10 @@ struct RunResult {
   std::vector<PlacementRecord> placements;  // empty in files written before it existed
   std::vector<ServiceRecord> services;      // the scenario's inference services (/services)
   TimeSeries timeseries;
+
+  // Not content: chunks of the file already filtered while the run went on
+  // (Recorder::stream_chunks); write_hdf5 takes those whose elements still match.
+  std::shared_ptr<chunks::ChunkCache> chunk_cache;
 };
 
 }  // namespace headroom::results

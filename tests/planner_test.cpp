@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "planner/sweep.hpp"
+#include "results/chunks.hpp"
+#include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 
 using namespace headroom;
@@ -562,4 +564,89 @@ TEST(Compare, PolicySettingsDerivedFromTheTenantDescription) {
   // No tenants: nothing to derive.
   const auto bare = scenarios::load_scenario(write_scenario("bare.yaml", ""));
   EXPECT_FALSE(planner::derived_params(bare, "kueue").has_value());
+}
+
+namespace {
+
+// Every field of two results' tables, column by column.
+void expect_same_tables(const results::RunResult& a, const results::RunResult& b) {
+  namespace ch = results::chunks;
+  auto same_rows = [](const auto& x, const auto& y, auto&& each) {
+    ASSERT_EQ(x.size(), y.size());
+    each([&](const char* name, auto member, auto...) {
+      for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i].*member, y[i].*member) << name << " row " << i;
+    });
+  };
+  same_rows(a.jobs, b.jobs, [](auto&& f) { ch::for_each_job_column(f); });
+  same_rows(a.events, b.events, [](auto&& f) {
+    ch::for_each_event_column(f);
+    f("lost_gpu_ms", &results::EventRecord::lost_gpu_ms);
+  });
+  same_rows(a.placements, b.placements, [](auto&& f) {
+    ch::for_each_placement_column(f);
+    f("gpu_milli", &results::PlacementRecord::gpu_milli);
+    f("device", &results::PlacementRecord::device);
+  });
+  EXPECT_EQ(a.timeseries.time, b.timeseries.time);
+  EXPECT_EQ(a.timeseries.running_jobs, b.timeseries.running_jobs);
+  ch::for_each_timeseries_matrix(
+      [&](const char* name, auto member) { EXPECT_EQ(a.timeseries.*member, b.timeseries.*member) << name; });
+}
+
+}  // namespace
+
+// `headroom run -o` deflates the file's chunks on a worker thread while the simulation goes on
+// (RunOptions::stream_chunks). The file must not depend on it: a streamed and a plain run read
+// back the same, every chunk offered is taken, and a chunk whose rows changed after it was
+// offered is filtered again from the rows as they are.
+TEST(StreamChunks, SameFileAsWithoutAndChangedRowsAreFilteredAgain) {
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-stream-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    // 12,000 jobs: about 36,000 audit rows, several full chunks of each event column.
+    std::ofstream t(dir / "trace.csv");
+    t << "id,tenant,queue,submit,gpus,runtime\n";
+    for (int i = 0; i < 12000; ++i)
+      t << i << ",t" << i % 3 << ",q," << i * 5 << "," << 1 + i % 8 << "," << 50 + (i * 37) % 400 << "\n";
+    std::ofstream s(dir / "s.yaml");
+    s << "name: stream\nseed: 1\ncluster:\n  pools:\n    - {name: a, nodes: 8, gpus_per_node: 8, gpu_type: A100}\n"
+         "policy: fifo\nworkload:\n  trace: trace.csv\n";
+  }
+  const auto sc = scenarios::load_scenario((dir / "s.yaml").string());
+  planner::RunOptions streamed;
+  streamed.stream_chunks = true;
+  const auto plain = planner::run_scenario(sc);
+  auto stream = planner::run_scenario(sc, streamed);
+  ASSERT_EQ(plain.result.chunk_cache, nullptr);
+  ASSERT_NE(stream.result.chunk_cache, nullptr);
+  ASSERT_EQ(stream.result.events.size(), 42487u);
+  ASSERT_EQ(stream.result.placements.size(), 12000u);
+  ASSERT_EQ(stream.result.timeseries.time.size(), 4176u);
+
+  const std::string plain_file = (dir / "plain.h5").string(), stream_file = (dir / "stream.h5").string();
+  results::write_hdf5(plain.result, plain_file);
+  results::write_hdf5(stream.result, stream_file);
+  const results::chunks::ChunkCache& cache = *stream.result.chunk_cache;
+  // Full chunks are 64 KiB: 8,192 rows of int64, 16,384 of int32, 65,536 of uint8. Offered: the
+  // 10 trace columns of /jobs, all chunks (5 int64 columns of 2 chunks, 5 narrower of 1); 5 chunks
+  // of events/time, 2 of each int32 event column (job, detail, reason), none of kind;
+  // placements/start 1; pending_by_reason ([sample][9 reasons]: 1,820 rows a chunk) 2.
+  EXPECT_EQ(cache.offered(), (5u * 2 + 5) + (5 + 3 * 2) + 1 + 2);
+  EXPECT_EQ(cache.used(), cache.offered());
+  const results::RunResult from_plain = results::read_hdf5(plain_file);
+  const results::RunResult from_stream = results::read_hdf5(stream_file);
+  expect_same_tables(plain.result, from_plain);
+  expect_same_tables(from_plain, from_stream);
+
+  // A row of an offered chunk changed after the run: that chunk is filtered again.
+  stream.result.events[100].time += 1;
+  stream.result.jobs[5].submit -= 1;
+  const std::size_t used_before = cache.used();
+  results::write_hdf5(stream.result, stream_file);
+  EXPECT_EQ(cache.used() - used_before, cache.offered() - 2);
+  const results::RunResult changed = results::read_hdf5(stream_file);
+  EXPECT_EQ(changed.events[100].time, stream.result.events[100].time);
+  EXPECT_EQ(changed.jobs[5].submit, stream.result.jobs[5].submit);
+  expect_same_tables(stream.result, changed);
+  std::filesystem::remove_all(dir);
 }

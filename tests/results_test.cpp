@@ -431,9 +431,9 @@ TEST_F(ResultsTest, IncompressibleChunksRoundTrip) {
 // first chunk (fill value = that constant), and a zero chunk inside a column is left out. Both
 // read back as written, through headroom's reader and through h5py (HDF5's own read path).
 TEST_F(ResultsTest, ChunksOfTheFillValueAreLeftOut) {
-  hr::RunResult r = synthetic_result(70'000, 5'000, 3, 2);  // int64 columns: chunks of 32,768 rows
+  hr::RunResult r = synthetic_result(70'000, 5'000, 3, 2);  // int64 columns: 9 chunks of 8,192 rows
   for (auto& j : r.jobs) {
-    j.walltime = -1;    // constant, not zero: three chunks, two left out
+    j.walltime = -1;    // constant, not zero: nine chunks, eight left out
     j.trace_start = 0;  // zero but for one row in the first and one in the last chunk
   }
   r.jobs.front().trace_start = 5;
@@ -448,7 +448,7 @@ TEST_F(ResultsTest, ChunksOfTheFillValueAreLeftOut) {
       "import sys, h5py, numpy as np\n"
       "f = h5py.File(sys.argv[1], 'r')\n"
       "w, t = f['jobs/walltime'], f['jobs/trace_start']\n"
-      "assert w.chunks == (32768,) and w.id.get_num_chunks() == 1, w.id.get_num_chunks()\n"
+      "assert w.chunks == (8192,) and w.id.get_num_chunks() == 1, w.id.get_num_chunks()\n"
       "assert w.fillvalue == -1 and (w[:] == -1).all()\n"
       "assert t.id.get_num_chunks() == 2, t.id.get_num_chunks()\n"
       "v = t[:]\n"

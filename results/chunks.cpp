@@ -1,0 +1,179 @@
+#include "results/chunks.hpp"
+
+#include <libdeflate.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace headroom::results::chunks {
+namespace {
+
+// HDF5's shuffle filter over `count` elements gathered from `in` every `stride` bytes, padded with
+// zero elements to `total`: byte k of element i goes to out[k * total + i].
+template <std::size_t Size>
+void shuffle_fixed(const unsigned char* in, std::size_t stride, unsigned char* out, std::size_t count,
+                   std::size_t total) {
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t b = 0; b < Size; ++b) out[b * total + i] = in[i * stride + b];
+  for (std::size_t b = 0; b < Size; ++b) std::memset(out + b * total + count, 0, total - count);
+}
+
+void shuffle(const Elements& e, unsigned char* out, std::size_t total) {
+  switch (e.elem_size) {
+    case 1: shuffle_fixed<1>(e.data, e.stride, out, e.count, total); return;
+    case 4: shuffle_fixed<4>(e.data, e.stride, out, e.count, total); return;
+    case 8: shuffle_fixed<8>(e.data, e.stride, out, e.count, total); return;
+    default:
+      for (std::size_t i = 0; i < e.count; ++i)
+        for (std::size_t b = 0; b < e.elem_size; ++b) out[b * total + i] = e.at(i)[b];
+      for (std::size_t b = 0; b < e.elem_size; ++b) std::memset(out + b * total + e.count, 0, total - e.count);
+  }
+}
+
+// One libdeflate compressor per thread, made on first use.
+libdeflate_compressor* thread_compressor() {
+  thread_local std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
+      libdeflate_alloc_compressor(kDeflateLevel), libdeflate_free_compressor);
+  if (!c) throw std::bad_alloc();
+  return c.get();
+}
+
+Filtered shuffle_and_deflate(const Elements& e, std::size_t chunk_bytes) {
+  thread_local std::vector<unsigned char> shuffled_buf, deflated_buf;
+  unsigned char* shuffled = scratch(shuffled_buf, chunk_bytes);
+  shuffle(e, shuffled, chunk_bytes / e.elem_size);
+  // Room for chunk_bytes - 1 bytes: a chunk that does not compress below its size is stored as is.
+  const std::size_t room = chunk_bytes - 1;
+  unsigned char* deflated = scratch(deflated_buf, room);
+  const std::size_t size = libdeflate_zlib_compress(thread_compressor(), shuffled, chunk_bytes, deflated, room);
+  Filtered out;
+  if (size == 0) {  // incompressible: store it shuffled only, as HDF5 would
+    out.bytes.assign(shuffled, shuffled + chunk_bytes);
+    out.mask = kDeflateSkipped;
+  } else {
+    out.bytes.assign(deflated, deflated + size);
+  }
+  return out;
+}
+
+std::uint64_t load(const unsigned char* p, std::size_t elem_size) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, elem_size);
+  return v;
+}
+
+}  // namespace
+
+unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
+  if (buf.size() < size) buf.resize(size);
+  return buf.data();
+}
+
+Fill constant_fill(const Elements& e) {
+  Fill fill{};
+  if (e.count == 0 || e.elem_size > fill.size()) return fill;
+  const std::uint64_t first = load(e.data, e.elem_size);
+  for (std::size_t i = 1; i < e.count; ++i)
+    if (load(e.at(i), e.elem_size) != first) return fill;  // stops at the first different element
+  std::memcpy(fill.data(), e.data, e.elem_size);
+  return fill;
+}
+
+bool all_equal(const Elements& e, const Fill& fill) {
+  if (e.elem_size > fill.size()) return false;
+  const std::uint64_t pattern = load(fill.data(), e.elem_size);
+  for (std::size_t i = 0; i < e.count; ++i)
+    if (load(e.at(i), e.elem_size) != pattern) return false;
+  return true;
+}
+
+bool same_elements(const Elements& e, const unsigned char* packed) {
+  if (e.stride == e.elem_size) return std::memcmp(e.data, packed, e.count * e.elem_size) == 0;
+  for (std::size_t i = 0; i < e.count; ++i)
+    if (std::memcmp(e.at(i), packed + i * e.elem_size, e.elem_size) != 0) return false;
+  return true;
+}
+
+std::vector<unsigned char> pack(const Elements& e) {
+  std::vector<unsigned char> out(e.count * e.elem_size);
+  if (e.stride == e.elem_size && e.count > 0) {
+    std::memcpy(out.data(), e.data, out.size());
+  } else {
+    for (std::size_t i = 0; i < e.count; ++i) std::memcpy(out.data() + i * e.elem_size, e.at(i), e.elem_size);
+  }
+  return out;
+}
+
+Filtered ConstantChunks::get(std::size_t elem_size, const Fill& fill, std::size_t chunk_bytes) {
+  const auto key = std::make_tuple(elem_size, fill, chunk_bytes);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = made_.find(key); it != made_.end()) return it->second;
+  }
+  // One element read chunk_bytes / elem_size times (stride 0).
+  Filtered f = shuffle_and_deflate(Elements{fill.data(), 0, chunk_bytes / elem_size, elem_size}, chunk_bytes);
+  std::lock_guard lock(mutex_);
+  made_.emplace(key, f);  // two threads may make the same one: the same bytes
+  return f;
+}
+
+Filtered filter_chunk(const Elements& e, std::size_t chunk_bytes, const Fill& fill, bool first_chunk,
+                      ConstantChunks& constants) {
+  if (all_equal(e, fill)) {
+    if (!first_chunk) return Filtered{{}, kChunkAbsent};
+    // The first chunk is full-size unless it is the only one (then it holds exactly the rows).
+    return constants.get(e.elem_size, fill, chunk_bytes);
+  }
+  return shuffle_and_deflate(e, chunk_bytes);
+}
+
+ChunkCache::~ChunkCache() { tasks_.wait(); }
+
+void ChunkCache::offer(const std::string& where, std::size_t index, std::size_t elem_size, std::size_t chunk_bytes,
+                       const Fill& fill, std::vector<unsigned char> source) {
+  auto entry = std::make_unique<Entry>();
+  entry->elem_size = elem_size;
+  entry->chunk_bytes = chunk_bytes;
+  entry->fill = fill;
+  entry->source = std::move(source);
+  Entry* e = entry.get();
+  {
+    std::lock_guard lock(mutex_);
+    if (!entries_.emplace(std::make_pair(where, index), std::move(entry)).second) return;  // offered before
+  }
+  tasks_.run([e, index] {
+    try {
+      // Constant chunks are rare among appended rows: each is filtered on its own here.
+      ConstantChunks constants;
+      const Elements elements{e->source.data(), e->elem_size, e->source.size() / e->elem_size, e->elem_size};
+      e->filtered = filter_chunk(elements, e->chunk_bytes, e->fill, index == 0, constants);
+      e->ready = true;
+    } catch (...) {  // out of memory: the write filters this chunk itself
+    }
+  });
+}
+
+void ChunkCache::wait() { tasks_.wait(); }
+
+const Filtered* ChunkCache::find(const std::string& where, std::size_t index, std::size_t chunk_bytes, const Fill& fill,
+                                 const Elements& e) const {
+  const Entry* entry = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = entries_.find({where, index});
+    if (it == entries_.end()) return nullptr;
+    entry = it->second.get();
+  }
+  if (!entry->ready || entry->elem_size != e.elem_size || entry->chunk_bytes != chunk_bytes || entry->fill != fill ||
+      entry->source.size() != e.count * e.elem_size || !same_elements(e, entry->source.data()))
+    return nullptr;
+  ++used_;
+  return &entry->filtered;
+}
+
+std::size_t ChunkCache::offered() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace headroom::results::chunks

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 namespace headroom::results::chunks {
 namespace {
@@ -62,6 +63,18 @@ std::uint64_t load(const unsigned char* p, std::size_t elem_size) {
   return v;
 }
 
+// Calls f with the element size as a compile-time constant for the usual sizes (so the per-element
+// copies and comparisons inline), else with the run-time size.
+template <class F>
+auto by_size(std::size_t elem_size, F&& f) {
+  switch (elem_size) {
+    case 1: return f(std::integral_constant<std::size_t, 1>{});
+    case 4: return f(std::integral_constant<std::size_t, 4>{});
+    case 8: return f(std::integral_constant<std::size_t, 8>{});
+    default: return f(elem_size);
+  }
+}
+
 }  // namespace
 
 unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
@@ -72,35 +85,41 @@ unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
 Fill constant_fill(const Elements& e) {
   Fill fill{};
   if (e.count == 0 || e.elem_size > fill.size()) return fill;
-  const std::uint64_t first = load(e.data, e.elem_size);
-  for (std::size_t i = 1; i < e.count; ++i)
-    if (load(e.at(i), e.elem_size) != first) return fill;  // stops at the first different element
-  std::memcpy(fill.data(), e.data, e.elem_size);
+  const bool constant = by_size(e.elem_size, [&](auto size) {
+    const std::uint64_t first = load(e.data, size);
+    for (std::size_t i = 1; i < e.count; ++i)
+      if (load(e.at(i), size) != first) return false;  // stops at the first different element
+    return true;
+  });
+  if (constant) std::memcpy(fill.data(), e.data, e.elem_size);
   return fill;
 }
 
 bool all_equal(const Elements& e, const Fill& fill) {
   if (e.elem_size > fill.size()) return false;
-  const std::uint64_t pattern = load(fill.data(), e.elem_size);
-  for (std::size_t i = 0; i < e.count; ++i)
-    if (load(e.at(i), e.elem_size) != pattern) return false;
-  return true;
+  return by_size(e.elem_size, [&](auto size) {
+    const std::uint64_t pattern = load(fill.data(), size);
+    for (std::size_t i = 0; i < e.count; ++i)
+      if (load(e.at(i), size) != pattern) return false;
+    return true;
+  });
 }
 
 bool same_elements(const Elements& e, const unsigned char* packed) {
   if (e.stride == e.elem_size) return std::memcmp(e.data, packed, e.count * e.elem_size) == 0;
-  for (std::size_t i = 0; i < e.count; ++i)
-    if (std::memcmp(e.at(i), packed + i * e.elem_size, e.elem_size) != 0) return false;
-  return true;
+  return by_size(e.elem_size, [&](auto size) {
+    for (std::size_t i = 0; i < e.count; ++i)
+      if (load(e.at(i), size) != load(packed + i * size, size)) return false;
+    return true;
+  });
 }
 
 std::vector<unsigned char> pack(const Elements& e) {
+  if (e.stride == e.elem_size || e.count == 0) return {e.data, e.data + e.count * e.elem_size};
   std::vector<unsigned char> out(e.count * e.elem_size);
-  if (e.stride == e.elem_size && e.count > 0) {
-    std::memcpy(out.data(), e.data, out.size());
-  } else {
-    for (std::size_t i = 0; i < e.count; ++i) std::memcpy(out.data() + i * e.elem_size, e.at(i), e.elem_size);
-  }
+  by_size(e.elem_size, [&](auto size) {
+    for (std::size_t i = 0; i < e.count; ++i) std::memcpy(out.data() + i * size, e.at(i), size);
+  });
   return out;
 }
 

@@ -89,12 +89,15 @@ void Recorder::stream_chunks() {
 }
 
 void Recorder::offer_event_chunks() {
+  // The int64 column's chunks are the shortest; the others' are whole multiples of them.
+  if (result_.events.size() % chunks::full_chunk_rows(sizeof(Tick), 1) != 0) return;
   chunks::for_each_event_column([&](const char* name, auto member, bool) {
     offer_if_full(*result_.chunk_cache, "/events/", name, result_.events, member);
   });
 }
 
 void Recorder::offer_placement_chunks() {
+  if (result_.placements.size() % chunks::full_chunk_rows(sizeof(Tick), 1) != 0) return;
   chunks::for_each_placement_fixed_column([&](const char* name, auto member) {
     offer_if_full(*result_.chunk_cache, "/placements/", name, result_.placements, member);
   });

@@ -137,8 +137,16 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   std::optional<headroom::results::Summary> summary;
   std::optional<headroom::results::Fairness> fairness;
   try {
-    summary = headroom::results::summarize(outcome.result);
-    fairness = headroom::planner::fairness_of(outcome);
+    // The summary and the fairness metrics are independent: one of them on another thread.
+    tbb::task_group metrics;
+    metrics.run([&] { fairness = headroom::planner::fairness_of(outcome); });
+    try {
+      summary = headroom::results::summarize(outcome.result);
+    } catch (...) {
+      metrics.wait();
+      throw;
+    }
+    metrics.wait();
   } catch (...) {
     writing.wait();
     throw;

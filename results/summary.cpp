@@ -345,7 +345,7 @@ Summary summarize(const RunResult& result) {
   s.tenants.reserve(tenant_count);
   for (std::size_t t = 0; t < tenant_count; ++t) {
     TenantSummary ts;
-    ts.name = t < result.tenants.size() ? result.tenants[t] : "#" + std::to_string(t);
+    ts.name = t < result.tenants.size() ? result.tenants[t] : std::string(1, '#').append(std::to_string(t));
     ts.jobs = acc[t].jobs;
     ts.gpu_hours = static_cast<double>(acc[t].milli_ms / 1000.0L / static_cast<long double>(sim::kHour));
     const Quantiles tq = quantiles(acc[t].waits);

@@ -93,7 +93,7 @@ void json_quantiles(std::ostream& out, const Quantiles& q) {
 
 std::string short_duration(double seconds) {
   if (!std::isfinite(seconds)) return "-";
-  if (seconds < 0) return "-" + short_duration(-seconds);
+  if (seconds < 0) return std::string(1, '-').append(short_duration(-seconds));
   char buf[48];
   if (seconds == 0) return "0s";
   if (seconds < 9.95) {

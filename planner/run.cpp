@@ -1,5 +1,7 @@
 #include "planner/run.hpp"
 
+#include <tbb/global_control.h>
+
 #include <chrono>
 
 #include "policies/registry.hpp"
@@ -88,7 +90,10 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
   results::Recorder recorder(workload, sc.cluster, sc.output.events);
-  if (options.stream_chunks) recorder.stream_chunks();
+  // Streaming deflates on a thread of its own: with the run held to one thread (--threads 1)
+  // it would only add copying.
+  if (options.stream_chunks && tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) > 1)
+    recorder.stream_chunks();
   scenarios::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
   scenarios::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);
@@ -99,6 +104,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   out.cancelled = stats.cancelled;
   out.import_seconds = std::chrono::duration<double>(t1 - t0).count();
   out.simulate_seconds = std::chrono::duration<double>(t2 - t1).count();
+  recorder.finish_streaming();
   out.result = std::move(recorder.result());
   out.trace = workload.meta;
   auto& r = out.result;

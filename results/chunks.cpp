@@ -105,15 +105,6 @@ bool all_equal(const Elements& e, const Fill& fill) {
   });
 }
 
-bool same_elements(const Elements& e, const unsigned char* packed) {
-  if (e.stride == e.elem_size) return std::memcmp(e.data, packed, e.count * e.elem_size) == 0;
-  return by_size(e.elem_size, [&](auto size) {
-    for (std::size_t i = 0; i < e.count; ++i)
-      if (load(e.at(i), size) != load(packed + i * size, size)) return false;
-    return true;
-  });
-}
-
 std::vector<unsigned char> pack(const Elements& e) {
   if (e.stride == e.elem_size || e.count == 0) return {e.data, e.data + e.count * e.elem_size};
   std::vector<unsigned char> out(e.count * e.elem_size);
@@ -121,6 +112,19 @@ std::vector<unsigned char> pack(const Elements& e) {
     for (std::size_t i = 0; i < e.count; ++i) std::memcpy(out.data() + i * size, e.at(i), size);
   });
   return out;
+}
+
+std::uint64_t digest(const Elements& e) {
+  return by_size(e.elem_size, [&](auto size) {
+    // Each step maps h one-to-one for a given element (xor, multiplication by an odd constant,
+    // xor-shift), so changing exactly one element always changes the result.
+    std::uint64_t h = 0x243f6a8885a308d3ull ^ e.count;
+    for (std::size_t i = 0; i < e.count; ++i) {
+      h = (h ^ load(e.at(i), size)) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+    return h;
+  });
 }
 
 Filtered ConstantChunks::get(std::size_t elem_size, const Fill& fill, std::size_t chunk_bytes) {
@@ -146,33 +150,58 @@ Filtered filter_chunk(const Elements& e, std::size_t chunk_bytes, const Fill& fi
   return shuffle_and_deflate(e, chunk_bytes);
 }
 
-ChunkCache::~ChunkCache() { tasks_.wait(); }
-
-void ChunkCache::offer(const std::string& where, std::size_t index, std::size_t elem_size, std::size_t chunk_bytes,
-                       const Fill& fill, std::vector<unsigned char> source) {
-  auto entry = std::make_unique<Entry>();
-  entry->elem_size = elem_size;
-  entry->chunk_bytes = chunk_bytes;
-  entry->fill = fill;
-  entry->source = std::move(source);
-  Entry* e = entry.get();
+ChunkCache::~ChunkCache() {
   {
     std::lock_guard lock(mutex_);
-    if (!entries_.emplace(std::make_pair(where, index), std::move(entry)).second) return;  // offered before
+    stop_ = true;
   }
-  tasks_.run([e, index] {
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ChunkCache::offer(const std::string& where, std::size_t index, const Elements& elements, std::size_t chunk_bytes,
+                       const Fill& fill) {
+  auto entry = std::make_unique<Entry>();
+  entry->source = elements;
+  entry->chunk_bytes = chunk_bytes;
+  entry->fill = fill;
+  {
+    std::lock_guard lock(mutex_);
+    Entry* e = entry.get();
+    if (!entries_.emplace(std::make_pair(where, index), std::move(entry)).second) return;  // offered before
+    queue_.emplace_back(e, index);
+    if (!thread_.joinable()) thread_ = std::thread([this] { work(); });
+  }
+  wake_.notify_one();
+}
+
+void ChunkCache::work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    const auto [e, index] = queue_.front();
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
     try {
       // Constant chunks are rare among appended rows: each is filtered on its own here.
       ConstantChunks constants;
-      const Elements elements{e->source.data(), e->elem_size, e->source.size() / e->elem_size, e->elem_size};
-      e->filtered = filter_chunk(elements, e->chunk_bytes, e->fill, index == 0, constants);
+      e->filtered = filter_chunk(e->source, e->chunk_bytes, e->fill, index == 0, constants);
+      e->digest = digest(e->source);
       e->ready = true;
     } catch (...) {  // out of memory: the write filters this chunk itself
     }
-  });
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) idle_.notify_all();
+  }
 }
 
-void ChunkCache::wait() { tasks_.wait(); }
+void ChunkCache::wait() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+}
 
 const Filtered* ChunkCache::find(const std::string& where, std::size_t index, std::size_t chunk_bytes, const Fill& fill,
                                  const Elements& e) const {
@@ -183,8 +212,8 @@ const Filtered* ChunkCache::find(const std::string& where, std::size_t index, st
     if (it == entries_.end()) return nullptr;
     entry = it->second.get();
   }
-  if (!entry->ready || entry->elem_size != e.elem_size || entry->chunk_bytes != chunk_bytes || entry->fill != fill ||
-      entry->source.size() != e.count * e.elem_size || !same_elements(e, entry->source.data()))
+  if (!entry->ready || entry->source.elem_size != e.elem_size || entry->source.count != e.count ||
+      entry->chunk_bytes != chunk_bytes || entry->fill != fill || entry->digest != digest(e))
     return nullptr;
   ++used_;
   return &entry->filtered;

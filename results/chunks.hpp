@@ -10,20 +10,24 @@
 //
 // ChunkCache filters chunks ahead of the write: the Recorder offers each chunk of an
 // append-only column (the audit log, placements, samples, the trace's own job columns) as soon
-// as its rows are complete, and a worker thread deflates it while the simulation goes on.
-// write_hdf5 takes a cached chunk only when the dataset's elements still equal the ones that
-// were offered, so the cache can make a write faster but never different.
-
-#include <tbb/task_group.h>
+// as its rows are complete, and the cache's own thread deflates it in place while the simulation
+// goes on (a plain thread that sleeps when idle: it neither spins beside the simulation nor
+// depends on which TBB arena offers or waits). write_hdf5 takes a cached chunk only when the
+// dataset's elements still have the digest they had when it was filtered; the digest is a chain
+// of bijections of each element, so a change to any one element always shows, and the cache
+// makes a write faster, not different.
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -63,10 +67,10 @@ struct Elements {
 Fill constant_fill(const Elements& e);
 // Whether every element equals `fill`.
 bool all_equal(const Elements& e, const Fill& fill);
-// Whether the elements equal the contiguous `packed` ones.
-bool same_elements(const Elements& e, const unsigned char* packed);
 // The elements copied into one contiguous block.
 std::vector<unsigned char> pack(const Elements& e);
+// A 64-bit digest of the elements' values in order; differs whenever exactly one element does.
+std::uint64_t digest(const Elements& e);
 
 // One chunk after the filters: its bytes and HDF5 filter mask, or mask kChunkAbsent.
 struct Filtered {
@@ -101,15 +105,16 @@ class ChunkCache {
   ChunkCache& operator=(const ChunkCache&) = delete;
   ~ChunkCache();
 
-  // Filters chunk `index` of dataset `where` on a worker thread: `source` holds its elements
-  // (contiguous), chunk_bytes its full size, fill the dataset's fill value as the offerer expects
-  // it. Thread-safe against concurrent offers; not against find() before wait().
-  void offer(const std::string& where, std::size_t index, std::size_t elem_size, std::size_t chunk_bytes,
-             const Fill& fill, std::vector<unsigned char> source);
+  // Filters chunk `index` of dataset `where` on the cache's thread, reading `elements` in place:
+  // the offerer keeps them where they are and unchanged until wait() returns. chunk_bytes is the
+  // chunk's full size, fill the dataset's fill value as the offerer expects it. Thread-safe
+  // against concurrent offers; not against find() before wait().
+  void offer(const std::string& where, std::size_t index, const Elements& elements, std::size_t chunk_bytes,
+             const Fill& fill);
   // Waits for every offered chunk.
   void wait();
-  // After wait(): the filtered chunk if it was offered with this geometry and fill and its
-  // elements equal e's, else null. Counts the chunks it hands out.
+  // After wait(): the filtered chunk if it was offered with this geometry and fill and e has the
+  // digest its elements had then, else null. Counts the chunks it hands out.
   const Filtered* find(const std::string& where, std::size_t index, std::size_t chunk_bytes, const Fill& fill,
                        const Elements& e) const;
   std::size_t offered() const;
@@ -117,16 +122,22 @@ class ChunkCache {
 
  private:
   struct Entry {
-    std::size_t elem_size = 0, chunk_bytes = 0;
+    Elements source;
+    std::size_t chunk_bytes = 0;
     Fill fill{};
-    std::vector<unsigned char> source;
     Filtered filtered;
-    bool ready = false;  // filtered (set by the task before wait() returns)
+    std::uint64_t digest = 0;
+    bool ready = false;  // filtered (set by the thread before wait() returns)
   };
-  tbb::task_group tasks_;
+  void work();
+
   mutable std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::pair<Entry*, std::size_t>> queue_;  // (entry, chunk index) not filtered yet
+  bool busy_ = false, stop_ = false;
   std::map<std::pair<std::string, std::size_t>, std::unique_ptr<Entry>> entries_;
   mutable std::atomic<std::size_t> used_{0};
+  std::thread thread_;  // started by the first offer
 };
 
 // The columns of the row tables: name, member, whether it is a time in ms.

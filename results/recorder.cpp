@@ -8,14 +8,14 @@
 namespace headroom::results {
 namespace {
 
-// Offers chunk `index` of a row table's column: `count` rows from row `first`.
+// Offers chunk `index` of a row table's column, read in place: `count` rows from row `first`.
 template <class Row, class T>
 void offer_rows(chunks::ChunkCache& cache, std::string where, const std::vector<Row>& rows, T Row::*member,
                 std::size_t index, std::size_t first, std::size_t count, std::size_t chunk_rows,
                 const chunks::Fill& fill) {
   const chunks::Elements e{reinterpret_cast<const unsigned char*>(&(rows[first].*member)), sizeof(Row), count,
                            sizeof(T)};
-  cache.offer(where, index, sizeof(T), chunk_rows * sizeof(T), fill, chunks::pack(e));
+  cache.offer(where, index, e, chunk_rows * sizeof(T), fill);
 }
 
 // Offers the chunk of an appended-to column that its last row completed, if it did. Appended
@@ -49,10 +49,12 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
     rec.trace_start = j.trace_start;
     result_.jobs.push_back(rec);
   }
-  // Most jobs log a submit, a start and an end event and have one placement row: reserving that
-  // much up front saves the copies and fresh pages of growing these tables on large runs.
-  if (record_events_) result_.events.reserve(3 * workload.jobs.size());
-  result_.placements.reserve(workload.jobs.size());
+  // Most jobs log a submit, a start, an end and often a waiting event, and have one or two
+  // placement rows: reserving that much up front saves the copies and fresh pages of growing
+  // these tables (a reservation costs address space, not memory, until rows are written).
+  if (record_events_) result_.events.reserve(4 * workload.jobs.size());
+  result_.placements.reserve(2 * workload.jobs.size());
+  if (!workload.jobs.empty()) submit_span_ = workload.jobs.back().submit - workload.jobs.front().submit;
   open_from_.assign(workload.jobs.size(), 0);
   result_.tenants = workload.tenants.names();
   result_.queues = workload.queues.names();
@@ -88,6 +90,10 @@ void Recorder::stream_chunks() {
   });
 }
 
+void Recorder::finish_streaming() {
+  if (result_.chunk_cache) result_.chunk_cache->wait();
+}
+
 void Recorder::offer_event_chunks() {
   // The int64 column's chunks are the shortest; the others' are whole multiples of them.
   if (result_.events.size() % chunks::full_chunk_rows(sizeof(Tick), 1) != 0) return;
@@ -115,8 +121,7 @@ void Recorder::offer_sample_chunks() {
     const std::size_t count = chunk_rows * cols;
     const chunks::Elements e{reinterpret_cast<const unsigned char*>(v.data() + (v.size() - count)), sizeof(T), count,
                              sizeof(T)};
-    cache.offer(std::string("/timeseries/") + name, rows / chunk_rows - 1, sizeof(T), count * sizeof(T), chunks::Fill{},
-                chunks::pack(e));
+    cache.offer(std::string("/timeseries/") + name, rows / chunk_rows - 1, e, count * sizeof(T), chunks::Fill{});
   };
   offer_vector("time", ts.time, 1);
   offer_vector("running_jobs", ts.running_jobs, 1);
@@ -205,6 +210,8 @@ void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex 
     default: break;
   }
   if (!record_events_) return;
+  if (result_.chunk_cache && result_.events.size() == result_.events.capacity())
+    result_.chunk_cache->wait();  // offered chunks are read in place: let them be before moving the rows
   result_.events.push_back(
       EventRecord{time, static_cast<std::uint8_t>(kind), job, detail, reason_id(reason), row_lost});
   if (result_.chunk_cache) offer_event_chunks();
@@ -218,6 +225,8 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
   close_placement(job, time);
   open_from_[job] = result_.placements.size() + 1;
   for (const models::Slice& s : placement) {
+    if (result_.chunk_cache && result_.placements.size() == result_.placements.capacity())
+      result_.chunk_cache->wait();  // as for the events
     result_.placements.push_back(PlacementRecord{job, time, -1, static_cast<std::int32_t>(s.node),
                                                  static_cast<std::int32_t>(s.gpus), s.gpu_milli,
                                                  s.gpu_milli > 0 ? s.device : 0});
@@ -268,6 +277,37 @@ void Recorder::close_placement(models::JobIndex job, Tick time) {
 
 void Recorder::on_sample(const models::Sample& sample) {
   TimeSeries& ts = result_.timeseries;
+  if (ts.time.size() == 1 && sample.time > ts.time.front()) {
+    // The second sample gives the interval: reserve room for twice the samples of the submit
+    // span (the tenant matrices grow by a row of every tenant per sample).
+    const auto rows = static_cast<std::size_t>(2 * (submit_span_ / (sample.time - ts.time.front())) + 16);
+    auto reserve = [&](std::vector<std::int32_t>& v, std::size_t cols) { v.reserve(rows * cols); };
+    ts.time.reserve(rows);
+    reserve(ts.running_jobs, 1);
+    reserve(ts.pending_jobs, 1);
+    const std::size_t pools = sample.pool_free_gpus.size();
+    reserve(ts.pool_used_gpus, pools);
+    reserve(ts.pool_free_gpus, pools);
+    reserve(ts.pool_down_gpus, pools);
+    reserve(ts.pool_frag_gpus, pools);
+    reserve(ts.tenant_used_gpus, sample.tenant_used_gpus.size());
+    reserve(ts.tenant_pending_jobs, sample.tenant_pending_jobs.size());
+    reserve(ts.tenant_pending_gpus, sample.tenant_pending_gpus.size());
+    reserve(ts.pending_by_reason, sample.pending_by_reason.size());
+  }
+  if (result_.chunk_cache) {
+    // Offered chunks are read in place: let them be before a table moves to grow.
+    bool grows = ts.time.size() == ts.time.capacity();
+    chunks::for_each_timeseries_matrix([&](const char*, auto member) {
+      const auto& v = ts.*member;
+      grows = grows || v.size() + sample.pool_free_gpus.size() + sample.tenant_used_gpus.size() +
+                               sample.pending_by_reason.size() >
+                           v.capacity();
+    });
+    if (grows || ts.running_jobs.size() == ts.running_jobs.capacity() ||
+        ts.pending_jobs.size() == ts.pending_jobs.capacity())
+      result_.chunk_cache->wait();
+  }
   ts.time.push_back(sample.time);
   ts.running_jobs.push_back(sample.running_jobs);
   ts.pending_jobs.push_back(sample.pending_jobs);

@@ -28,6 +28,9 @@ class Recorder : public models::SimObserver {
   // worker thread while the run goes on, for write_hdf5 to take. Costs a copy of those columns;
   // call it when the result will be written.
   void stream_chunks();
+  // Waits until the chunks offered so far are filtered (they are read in place): call it before
+  // the result is copied, changed or freed.
+  void finish_streaming();
 
   // The collected tables; the caller fills in the root attributes (scenario, seed, ...).
   RunResult& result() { return result_; }
@@ -50,6 +53,7 @@ class Recorder : public models::SimObserver {
   std::uint32_t last_reason_id_ = 0;        // and its id (0: none)
   std::vector<std::size_t> open_from_;      // by job: 1 + the first /placements row of its current run, 0 = none
   std::vector<std::int64_t> open_preempt_;  // per job: its last preempt row not yet taken effect, or -1
+  Tick submit_span_ = 0;                    // last submit - first: sizes the time series on the second sample
 };
 
 }  // namespace headroom::results

@@ -17,6 +17,7 @@
 #include "models/job.hpp"
 #include "models/observer.hpp"
 #include "models/workload.hpp"
+#include "results/chunks.hpp"
 #include "results/fairness.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/recorder.hpp"
@@ -454,6 +455,36 @@ TEST_F(ResultsTest, ChunksOfTheFillValueAreLeftOut) {
       "v = t[:]\n"
       "assert len(v) == 70000 and v[0] == 5 and v[-1] == 7 and np.count_nonzero(v) == 2\n";
   EXPECT_EQ(run_python(python, path("check.py"), script, file), 0);
+}
+
+// The digest ChunkCache checks a filtered chunk against: the same values give the same digest
+// whatever their layout, and changing any single element changes it.
+TEST(ChunkDigest, SameValuesSameDigestAnyOneChangeShows) {
+  namespace ch = hr::chunks;
+  std::vector<std::int64_t> v(1000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int64_t>(i * i % 97) - 40;
+  struct Row {
+    std::int32_t pad;
+    std::int64_t value;
+  };
+  std::vector<Row> rows(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) rows[i] = {7, v[i]};
+  auto contiguous = [&] {
+    return ch::digest(ch::Elements{reinterpret_cast<const unsigned char*>(v.data()), 8, v.size(), 8});
+  };
+  const std::uint64_t d = contiguous();
+  EXPECT_EQ(
+      d, ch::digest(ch::Elements{reinterpret_cast<const unsigned char*>(&rows[0].value), sizeof(Row), rows.size(), 8}));
+  for (std::size_t i = 0; i < v.size(); i += 37) {
+    for (const std::int64_t delta : {std::int64_t{1}, std::int64_t{-1}, std::int64_t{1} << 40}) {
+      v[i] += delta;
+      EXPECT_NE(contiguous(), d) << "element " << i << " changed by " << delta;
+      v[i] -= delta;
+    }
+  }
+  EXPECT_EQ(contiguous(), d);
+  std::swap(v[1], v[2]);
+  EXPECT_NE(contiguous(), d) << "order counts";
 }
 
 // --- atomic writes ---------------------------------------------------------------------------

@@ -13,7 +13,9 @@
 
 #include "models/job.hpp"
 #include "models/observer.hpp"
+#include "results/radix_sort.hpp"
 #include "results/summary.hpp"
+#include "sim/errors.hpp"
 
 namespace headroom::results {
 namespace {
@@ -53,11 +55,8 @@ void borrowing(const RunResult& r, const std::vector<JobRun>& runs, const Eigen:
   // capacity an end freed), and otherwise in the order of the runs: the starts and the ends are
   // each sorted by (time, run) and then merged, which is the order a stable sort of the runs'
   // (start, end) pairs by (time, release first) gives, without sorting twice as many entries.
-  struct Point {
-    Tick time;
-    std::uint32_t run;
-    bool operator<(const Point& o) const { return time != o.time ? time < o.time : run < o.run; }
-  };
+  using Point = detail::Keyed;  // (time, run)
+  auto by_time = [](const Point& a, const Point& b) { return a.key < b.key; };
   std::vector<Point> starts, ends;
   starts.reserve(runs.size());
   ends.reserve(runs.size());
@@ -67,17 +66,18 @@ void borrowing(const RunResult& r, const std::vector<JobRun>& runs, const Eigen:
     starts.push_back({run.start, static_cast<std::uint32_t>(i)});
     ends.push_back({run.end, static_cast<std::uint32_t>(i)});
   }
-  if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
-  if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+  // Made in run order, so a stable sort by time gives (time, run) order.
+  if (!std::is_sorted(starts.begin(), starts.end(), by_time)) detail::stable_sort_by_key(starts);
+  if (!std::is_sorted(ends.begin(), ends.end(), by_time)) detail::stable_sort_by_key(ends);
   std::vector<Change> changes;
   changes.reserve(starts.size() + ends.size());
   auto add = [&](const Point& p, bool start) {
-    const JobRun& run = runs[p.run];
-    changes.push_back({p.time, run.job, start, run.milli / 1000.0});
+    const JobRun& run = runs[p.index];
+    changes.push_back({p.key, run.job, start, run.milli / 1000.0});
   };
   std::size_t si = 0, ei = 0;
   while (si < starts.size() || ei < ends.size()) {
-    if (ei < ends.size() && (si == starts.size() || ends[ei].time <= starts[si].time)) {
+    if (ei < ends.size() && (si == starts.size() || ends[ei].key <= starts[si].key)) {
       add(ends[ei++], false);
     } else {
       add(starts[si++], true);
@@ -200,10 +200,11 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
   if (!std::is_sorted(by_submit.begin(), by_submit.end(), by_submit_time))
     std::stable_sort(by_submit.begin(), by_submit.end(), by_submit_time);
   {
-    std::vector<std::pair<Tick, std::size_t>> ends(J);
-    for (std::size_t i = 0; i < J; ++i) ends[i] = {end_of(r.jobs[i]), i};
-    if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
-    for (std::size_t i = 0; i < J; ++i) by_end[i] = ends[i].second;
+    HEADROOM_ASSERT(J <= UINT32_MAX, "too many jobs for 32-bit row indices");
+    std::vector<detail::Keyed> ends(J);
+    for (std::size_t i = 0; i < J; ++i) ends[i] = {end_of(r.jobs[i]), static_cast<std::uint32_t>(i)};
+    detail::stable_sort_by_key(ends);  // made in index order: (end, index) order
+    for (std::size_t i = 0; i < J; ++i) by_end[i] = ends[i].index;
   }
   std::vector<std::int64_t> in_system(n_tenants, 0);
   std::int64_t tenants_in_system = 0;

@@ -20,6 +20,7 @@
 #include "results/chunks.hpp"
 #include "results/fairness.hpp"
 #include "results/hdf5_io.hpp"
+#include "results/radix_sort.hpp"
 #include "results/recorder.hpp"
 #include "results/run_result.hpp"
 #include "results/summary.hpp"
@@ -485,6 +486,36 @@ TEST(ChunkDigest, SameValuesSameDigestAnyOneChangeShows) {
   EXPECT_EQ(contiguous(), d);
   std::swap(v[1], v[2]);
   EXPECT_NE(contiguous(), d) << "order counts";
+}
+
+// The radix sort the fairness metrics use gives exactly std::sort's (key, index) order for
+// records made in index order: negative and huge keys, many ties, already sorted input.
+TEST(RadixSort, SameOrderAsSortingKeyIndexPairs) {
+  std::mt19937_64 rng(7);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{1000}, std::size_t{50'000}}) {
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<hr::detail::Keyed> v(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t key = 0;
+        switch (kind) {
+          case 0: key = static_cast<std::int64_t>(rng()); break;                           // full range, negatives
+          case 1: key = static_cast<std::int64_t>(rng() % 50) - 25; break;                 // many ties
+          case 2: key = static_cast<std::int64_t>(i) * 1000; break;                        // sorted already
+          default: key = static_cast<std::int64_t>(rng() % 4) << 40 | (rng() % 3); break;  // high and low bytes only
+        }
+        v[i] = {key, static_cast<std::uint32_t>(i)};
+      }
+      std::vector<std::pair<std::int64_t, std::uint32_t>> expected;
+      for (const auto& r : v) expected.emplace_back(r.key, r.index);
+      std::sort(expected.begin(), expected.end());
+      hr::detail::stable_sort_by_key(v);
+      ASSERT_EQ(v.size(), expected.size());
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(v[i].key, expected[i].first) << "n " << n << " kind " << kind << " at " << i;
+        ASSERT_EQ(v[i].index, expected[i].second) << "n " << n << " kind " << kind << " at " << i;
+      }
+    }
+  }
 }
 
 // --- atomic writes ---------------------------------------------------------------------------

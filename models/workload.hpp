@@ -29,6 +29,7 @@ class NameTable {
     std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+  std::uint32_t last_ = 0;  // the id intern returned last (checked first)
 };
 
 struct Tenant {

@@ -715,7 +715,8 @@ TEST(Failures, ClusterStateTakesADownNodeOutOfEveryIndex) {
   EXPECT_EQ(cs.free_gpus(), 16) << "the down node's 5 free GPUs are not offered";
   EXPECT_EQ(cs.used_gpus(), 3) << "its job still holds its GPUs until released";
   EXPECT_EQ(cs.nodes_with_free(0, 5).count(1), 0u);
-  EXPECT_EQ(cs.nodes_with_free(0, 8), (std::set<models::NodeId>{0, 2}));
+  EXPECT_EQ(std::vector<models::NodeId>(cs.nodes_with_free(0, 8).begin(), cs.nodes_with_free(0, 8).end()),
+            (std::vector<models::NodeId>{0, 2}));
   EXPECT_NE(cs.check({{1, 1, 0, 0}}), "");
   cs.release({{1, 3, 0, 0}});
   EXPECT_EQ(cs.free_gpus(), 16);
@@ -724,5 +725,6 @@ TEST(Failures, ClusterStateTakesADownNodeOutOfEveryIndex) {
   cs.set_up(1, true);
   EXPECT_EQ(cs.free_gpus(), 24);
   EXPECT_EQ(cs.up_gpus(), 24);
-  EXPECT_EQ(cs.nodes_with_free(0, 8), (std::set<models::NodeId>{0, 1, 2}));
+  EXPECT_EQ(std::vector<models::NodeId>(cs.nodes_with_free(0, 8).begin(), cs.nodes_with_free(0, 8).end()),
+            (std::vector<models::NodeId>{0, 1, 2}));
 }

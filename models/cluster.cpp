@@ -105,8 +105,13 @@ void reindex(std::vector<NodeIdSet>& sets, NodeId id, std::int32_t was_free, std
 }  // namespace
 
 void ClusterState::allocate(const Placement& placement) {
-  const std::string why = check(placement);
+  const std::string why = try_allocate(placement);
   if (!why.empty()) throw sim::InternalError("invalid allocation: " + why);
+}
+
+std::string ClusterState::try_allocate(const Placement& placement) {
+  std::string why = check(placement);
+  if (!why.empty()) return why;
   for (const Slice& s : placement) {
     Node& n = nodes_[s.node];
     const std::int32_t was_free = n.free_gpus;
@@ -138,6 +143,7 @@ void ClusterState::allocate(const Placement& placement) {
     used_gpus_ += take;
     reindex(by_free_[n.pool], s.node, was_free, n.free_gpus, n.up);
   }
+  return why;
 }
 
 void ClusterState::release(const Placement& placement) {

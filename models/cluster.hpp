@@ -127,7 +127,9 @@ class ClusterState {
   // Why a placement cannot be applied now, or an empty string when it can.
   std::string check(const Placement& placement) const;
   void allocate(const Placement& placement);  // throws InternalError if check() fails
-  void release(const Placement& placement);   // throws InternalError on over-release
+  // Applies the placement if check() accepts it; returns check()'s answer.
+  std::string try_allocate(const Placement& placement);
+  void release(const Placement& placement);  // throws InternalError on over-release
 
  private:
   void index_remove(NodeId id);

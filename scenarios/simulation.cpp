@@ -91,6 +91,7 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   evict_plan_.resize(n);
   preemptions_.assign(n, 0);
   node_jobs_.resize(cluster_.nodes().size());
+  for (const auto& pool : cluster_.spec().pools) time_sliced_ = time_sliced_ || pool.time_sliced;
   tenant_used_.assign(workload_.tenants.size(), 0);
   tenant_used_milli_.assign(workload_.tenants.size(), 0);
   tenant_pending_milli_.assign(workload_.tenants.size(), 0);
@@ -252,7 +253,7 @@ void Simulation::leave_pending(JobIndex j) {
   if (!drills_.empty()) check_recovery();
 }
 
-std::string Simulation::start(JobIndex j, const models::Placement& placement, std::string_view reason) {
+std::string Simulation::start(JobIndex j, models::Placement placement, std::string_view reason) {
   if (!in_schedule_) return "start outside a scheduling pass";
   if (j >= state_.size()) return "no such job";
   if (state_[j] != JobState::Pending) return "job " + std::to_string(j) + " is not pending";
@@ -269,24 +270,24 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
     return "placement has " + std::to_string(placement_gpus(placement)) + " GPUs, job requests " +
            std::to_string(job.gpus);
   }
-  if (std::string why = cluster_.check(placement); !why.empty()) return why;
   if (placement.empty()) return "empty placement";
+  if (std::string why = cluster_.try_allocate(placement); !why.empty()) return why;
 
   leave_pending(j);
   ++progress_;
-  cluster_.allocate(placement);
   state_[j] = JobState::Running;
   if (start_[j] < 0) start_[j] = engine_.now();
   run_start_[j] = engine_.now();
-  placement_[j] = placement;
-  for (const auto& s : placement) node_jobs_[s.node].push_back(j);
+  placement_[j] = std::move(placement);
+  const models::Placement& held = placement_[j];
+  for (const auto& s : held) node_jobs_[s.node].push_back(j);
   ++running_jobs_;
-  tenant_used_milli_[job.tenant] += placement_milli(placement);
+  tenant_used_milli_[job.tenant] += placement_milli(held);
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   std::int64_t speed = models::kSpeedOne;
-  if (options_.runtime) speed = options_.runtime->placement_speed(j, placement, cluster_);
+  if (options_.runtime) speed = options_.runtime->placement_speed(j, held, cluster_);
   if (options_.placement_speed) {
-    const double factor = options_.placement_speed(job, placement);
+    const double factor = options_.placement_speed(job, held);
     HEADROOM_ASSERT(std::isfinite(factor) && factor > 0, "placement_speed must return a finite factor > 0");
     speed = models::combine_speeds(speed, models::speed_to_ppm(factor));
   }
@@ -296,16 +297,17 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   finish_event_[j] =
       engine_.schedule(engine_.now() + models::scaled_duration(remaining_[j], speed), EventClass::JobFinish, j);
   if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
-  for (const auto& s : placement) reslice(s.node);
+  if (time_sliced_)
+    for (const auto& s : held) reslice(s.node);
 
   engine_.record(0x5354415254000000ull ^ j);
-  for (const auto& s : placement) {
+  for (const auto& s : held) {
     engine_.record((static_cast<std::uint64_t>(s.node) << 32) | static_cast<std::uint32_t>(s.gpus));
     if (s.gpu_milli > 0) engine_.record((std::uint64_t{0x5348} << 48) | (std::uint64_t(s.device) << 16) | s.gpu_milli);
   }
   if (observer_ != nullptr) {
     observer_->on_event(engine_.now(), AuditKind::Start, j, job.gpus, reason);
-    observer_->on_start(engine_.now(), j, placement);
+    observer_->on_start(engine_.now(), j, held);
   }
   return {};
 }
@@ -355,7 +357,7 @@ void Simulation::release(JobIndex j) {
   for (const auto& s : placement_[j]) {
     auto& v = node_jobs_[s.node];
     v.erase(std::find(v.begin(), v.end(), j));
-    reslice(s.node);
+    if (time_sliced_) reslice(s.node);
   }
   --running_jobs_;
   tenant_used_milli_[job.tenant] -= placement_milli(placement_[j]);

@@ -107,7 +107,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   const models::Placement& placement(models::JobIndex job) const override { return placement_.at(job); }
   bool terminating(models::JobIndex job) const override { return evict_event_.at(job) != kNoEvent; }
   std::span<const models::JobIndex> jobs_on_node(models::NodeId node) const override { return node_jobs_.at(node); }
-  std::string start(models::JobIndex job, const models::Placement& placement, std::string_view reason) override;
+  std::string start(models::JobIndex job, models::Placement placement, std::string_view reason) override;
   void reject(models::JobIndex job, std::string_view reason) override;
   void pending_reason(models::JobIndex job, std::string_view reason) override;
   std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
@@ -244,6 +244,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   };
   std::vector<MaintState> maint_;
   std::vector<sim::EventId> node_events_;  // cancelled once every job has ended
+  bool time_sliced_ = false;               // some pool is time-sliced (else reslice has nothing to do)
   bool schedule_queued_ = false;
   bool in_schedule_ = false;
 };

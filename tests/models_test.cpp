@@ -192,6 +192,23 @@ TEST(ClusterState, CountsChangesOfUp) {
   EXPECT_EQ(c.up_changes(), 2u);
 }
 
+TEST(ClusterState, TryAllocateAnswersAsCheckAndAppliesOnlyWhenItAccepts) {
+  ClusterState c(two_pools());
+  c.allocate({{0, 6, 0, 0}});
+  EXPECT_EQ(c.try_allocate({{1, 2, 0, 0}, {0, 3, 0, 0}}), "node 0 has 2 free GPUs, 3 requested");
+  EXPECT_EQ(c.node(1).free_gpus, 8) << "nothing of a refused placement is applied, not even its first slice";
+  EXPECT_EQ(c.free_gpus(), 22);
+  EXPECT_EQ(members(c.nodes_with_free(0, 8)), (std::vector<NodeId>{1}));
+  EXPECT_EQ(c.try_allocate({{1, 2, 0, 0}, {0, 2, 0, 0}}), "");
+  EXPECT_EQ(c.node(0).free_gpus, 0);
+  EXPECT_EQ(c.node(1).free_gpus, 6);
+  EXPECT_EQ(c.node(1).jobs, 1);
+  EXPECT_EQ(c.free_gpus(), 18);
+  EXPECT_EQ(c.used_gpus(), 10);
+  EXPECT_EQ(members(c.nodes_with_free(0, 6)), (std::vector<NodeId>{1}));
+  EXPECT_EQ(members(c.nodes_with_free(0, 0)), (std::vector<NodeId>{0}));
+}
+
 TEST(ClusterState, RefusesOvercommitAndOverRelease) {
   ClusterState c(two_pools());
   EXPECT_NE(c.check({{0, 9, 0, 0}}), "");

@@ -50,6 +50,9 @@ std::int64_t placement_milli(const models::Placement& p) {
   return m;
 }
 
+// Whole GPUs the samples report for milli-GPUs (a share counts as part of a GPU).
+std::int32_t whole_gpus(std::int64_t milli) { return static_cast<std::int32_t>((milli + 999) / 1000); }
+
 // GPU-ms of `t` ms on what a placement holds (a share its thousandths of one GPU); whole GPUs
 // and the share are multiplied separately, so large gangs over long runs do not overflow.
 std::int64_t held_gpu_ms(const models::Placement& p, Tick t) {
@@ -283,6 +286,7 @@ std::string Simulation::start(JobIndex j, models::Placement placement, std::stri
   for (const auto& s : held) node_jobs_[s.node].push_back(j);
   ++running_jobs_;
   tenant_used_milli_[job.tenant] += placement_milli(held);
+  tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   std::int64_t speed = models::kSpeedOne;
   if (options_.runtime) speed = options_.runtime->placement_speed(j, held, cluster_);
@@ -361,6 +365,7 @@ void Simulation::release(JobIndex j) {
   }
   --running_jobs_;
   tenant_used_milli_[job.tenant] -= placement_milli(placement_[j]);
+  tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
   run_start_[j] = -1;
   finish_event_[j] = kNoEvent;
   policy_.on_release(*this, j);
@@ -497,6 +502,7 @@ void Simulation::count_pending(const models::Job& job, int sign) {
   pending_jobs_ = sign > 0 ? pending_jobs_ + 1 : pending_jobs_ - 1;
   tenant_pending_jobs_[job.tenant] += sign;
   tenant_pending_milli_[job.tenant] += sign * models::gpu_demand_milli(job);
+  tenant_pending_gpus_[job.tenant] = whole_gpus(tenant_pending_milli_[job.tenant]);
   pending_need_[need_of(job)] += sign;
 }
 
@@ -544,11 +550,6 @@ void Simulation::take_sample(Tick t) {
   s.pool_free_gpus = pool_free_;
   s.pool_down_gpus = pool_down_;
   s.pool_frag_gpus = pool_frag_;
-  const auto whole = [](std::int64_t milli) { return static_cast<std::int32_t>((milli + 999) / 1000); };
-  for (std::size_t t = 0; t < tenant_used_.size(); ++t) {
-    tenant_used_[t] = whole(tenant_used_milli_[t]);
-    tenant_pending_gpus_[t] = whole(tenant_pending_milli_[t]);
-  }
   s.tenant_used_gpus = tenant_used_;
   s.tenant_pending_jobs = tenant_pending_jobs_;
   s.tenant_pending_gpus = tenant_pending_gpus_;

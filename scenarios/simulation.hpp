@@ -192,7 +192,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
   // Milli-GPUs per tenant held by running jobs' placements / asked for by pending jobs; the
-  // samples report them rounded up to whole GPUs (a share counts as part of a GPU).
+  // samples report them rounded up to whole GPUs (a share counts as part of a GPU):
+  // tenant_used_ and tenant_pending_gpus_, updated with them.
   std::vector<std::int64_t> tenant_used_milli_, tenant_pending_milli_;
   std::vector<std::int32_t> pool_used_, pool_free_, pool_down_, pool_frag_;
   // Pending jobs by the GPUs they need on one node (fragmentation in the samples): index k =

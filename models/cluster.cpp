@@ -31,7 +31,8 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
                     "invalid pool size");
     const std::int32_t units = node_units(p);
     pool_first_.push_back(static_cast<NodeId>(nodes_.size()));
-    by_free_[p].resize(static_cast<std::size_t>(units) + 1);
+    by_free_[p].assign(static_cast<std::size_t>(units) + 1,
+                       NodeIdSet(static_cast<NodeId>(nodes_.size()), static_cast<std::size_t>(pool.nodes)));
     for (std::int32_t i = 0; i < pool.nodes; ++i) {
       Node n;
       n.pool = p;
@@ -94,23 +95,23 @@ void ClusterState::index_add(NodeId id) {
 namespace {
 
 // As index_remove then index_add: node id moves from sets[was_free] to sets[now_free] (or out
-// when down), moving its set node instead of freeing one and allocating another.
-void reindex(std::vector<std::set<NodeId>>& sets, NodeId id, std::int32_t was_free, std::int32_t now_free, bool up) {
-  auto handle = sets[static_cast<std::size_t>(was_free)].extract(id);
-  if (!up) return;
-  auto& to = sets[static_cast<std::size_t>(now_free)];
-  if (handle) {
-    to.insert(std::move(handle));
-  } else {
-    to.insert(id);
-  }
+// when down).
+void reindex(std::vector<NodeIdSet>& sets, NodeId id, std::int32_t was_free, std::int32_t now_free, bool up) {
+  if (was_free == now_free && up) return;
+  sets[static_cast<std::size_t>(was_free)].erase(id);
+  if (up) sets[static_cast<std::size_t>(now_free)].insert(id);
 }
 
 }  // namespace
 
 void ClusterState::allocate(const Placement& placement) {
-  const std::string why = check(placement);
+  const std::string why = try_allocate(placement);
   if (!why.empty()) throw sim::InternalError("invalid allocation: " + why);
+}
+
+std::string ClusterState::try_allocate(const Placement& placement) {
+  std::string why = check(placement);
+  if (!why.empty()) return why;
   for (const Slice& s : placement) {
     Node& n = nodes_[s.node];
     const std::int32_t was_free = n.free_gpus;
@@ -142,6 +143,7 @@ void ClusterState::allocate(const Placement& placement) {
     used_gpus_ += take;
     reindex(by_free_[n.pool], s.node, was_free, n.free_gpus, n.up);
   }
+  return why;
 }
 
 void ClusterState::release(const Placement& placement) {

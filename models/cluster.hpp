@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
+
+#include "models/node_set.hpp"
 
 namespace headroom::models {
 
@@ -44,7 +45,6 @@ struct ClusterSpec {
   std::int32_t total_nodes() const;
 };
 
-using NodeId = std::uint32_t;
 using PoolId = std::uint32_t;
 
 struct Node {
@@ -122,12 +122,14 @@ class ClusterState {
   }
 
   // Nodes of pool p (that are up) with exactly f free GPUs (units), in id order.
-  const std::set<NodeId>& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
+  const NodeIdSet& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
 
   // Why a placement cannot be applied now, or an empty string when it can.
   std::string check(const Placement& placement) const;
   void allocate(const Placement& placement);  // throws InternalError if check() fails
-  void release(const Placement& placement);   // throws InternalError on over-release
+  // Applies the placement if check() accepts it; returns check()'s answer.
+  std::string try_allocate(const Placement& placement);
+  void release(const Placement& placement);  // throws InternalError on over-release
 
  private:
   void index_remove(NodeId id);
@@ -139,7 +141,7 @@ class ClusterState {
   std::vector<std::int64_t> pool_free_;
   std::vector<std::int64_t> pool_used_;
   std::vector<std::int64_t> pool_up_;
-  std::vector<std::vector<std::set<NodeId>>> by_free_;
+  std::vector<std::vector<NodeIdSet>> by_free_;
   // GPU shares: milli-GPUs used on each device (node n's devices from device_first_[n]); both
   // empty until the first share is placed.
   std::vector<std::int32_t> device_milli_;

@@ -69,8 +69,9 @@ enum class PreemptMode : std::uint8_t {
 class Session : public ClusterView {
  public:
   // Starts a pending job on `placement`. Returns an empty string on success, otherwise why the
-  // engine refused (which is a policy bug: the engine reports it as an internal error).
-  virtual std::string start(JobIndex job, const Placement& placement, std::string_view reason) = 0;
+  // engine refused (which is a policy bug: the engine reports it as an internal error). The
+  // engine keeps the placement: pass it with std::move when it is not needed afterwards.
+  virtual std::string start(JobIndex job, Placement placement, std::string_view reason) = 0;
   // Rejects a pending job for good (e.g. it can never fit); the job ends as Rejected.
   virtual void reject(JobIndex job, std::string_view reason) = 0;
   // Records why a job is still pending (shown in the GUI's queue view).

@@ -50,28 +50,37 @@ class QueuePolicy final : public Policy {
   std::string_view name() const override { return key_ == QueueKey::Submit ? "fifo" : "sjf"; }
 
   void on_submit(const ClusterView& view, JobIndex job) override { queue_.push(view.workload().jobs[job], job); }
+  void on_release(const ClusterView& view, JobIndex job) override {
+    (void)view, (void)job;
+    ++releases_;
+  }
 
   void schedule(Session& session) override {
     const auto& jobs = session.workload().jobs;
+    const models::ClusterState& cluster = session.cluster();
     while (!queue_.empty()) {
       const JobIndex head = queue_.front();
       if (session.state(head) != models::JobState::Pending) {  // withdrawn while queued
         queue_.pop_front();
         continue;
       }
+      // Taking GPUs never makes a placement fit: a head that did not fit still does not while no
+      // job has released GPUs and no node has come up (or gone down) since.
+      if (head == blocked_.job && releases_ == blocked_.releases && cluster.up_changes() == blocked_.up_changes) break;
       const models::Job& job = jobs[head];
-      if (auto placement = consolidate_placement(session.cluster(), job, session.workload())) {
+      if (auto placement = consolidate_placement(cluster, job, session.workload())) {
         queue_.pop_front();
-        const std::string why = session.start(head, *placement, "consolidate");
+        const std::string why = session.start(head, std::move(*placement), "consolidate");
         HEADROOM_ASSERT(why.empty(), "consolidate produced an invalid placement: " + why);
         continue;
       }
-      if (auto why = never_fits(session.cluster(), job, session.workload())) {
+      if (auto why = never_fits(cluster, job, session.workload())) {
         queue_.pop_front();
         session.reject(head, *why);
         continue;
       }
       session.pending_reason(head, "head of line: waiting for free GPUs");
+      blocked_ = Blocked{head, releases_, cluster.up_changes()};
       break;
     }
   }
@@ -79,6 +88,14 @@ class QueuePolicy final : public Policy {
  private:
   QueueKey key_;
   OrderedQueue queue_;
+  std::uint64_t releases_ = 0;  // jobs that released their resources (on_release)
+  // The head that found no placement, with releases_ and the cluster's up_changes() then.
+  struct Blocked {
+    JobIndex job = models::kNoJob;
+    std::uint64_t releases = 0;
+    std::uint64_t up_changes = 0;
+  };
+  Blocked blocked_;
 };
 
 }  // namespace

@@ -50,6 +50,9 @@ std::int64_t placement_milli(const models::Placement& p) {
   return m;
 }
 
+// Whole GPUs the samples report for milli-GPUs (a share counts as part of a GPU).
+std::int32_t whole_gpus(std::int64_t milli) { return static_cast<std::int32_t>((milli + 999) / 1000); }
+
 // GPU-ms of `t` ms on what a placement holds (a share its thousandths of one GPU); whole GPUs
 // and the share are multiplied separately, so large gangs over long runs do not overflow.
 std::int64_t held_gpu_ms(const models::Placement& p, Tick t) {
@@ -91,6 +94,7 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   evict_plan_.resize(n);
   preemptions_.assign(n, 0);
   node_jobs_.resize(cluster_.nodes().size());
+  for (const auto& pool : cluster_.spec().pools) time_sliced_ = time_sliced_ || pool.time_sliced;
   tenant_used_.assign(workload_.tenants.size(), 0);
   tenant_used_milli_.assign(workload_.tenants.size(), 0);
   tenant_pending_milli_.assign(workload_.tenants.size(), 0);
@@ -252,7 +256,7 @@ void Simulation::leave_pending(JobIndex j) {
   if (!drills_.empty()) check_recovery();
 }
 
-std::string Simulation::start(JobIndex j, const models::Placement& placement, std::string_view reason) {
+std::string Simulation::start(JobIndex j, models::Placement placement, std::string_view reason) {
   if (!in_schedule_) return "start outside a scheduling pass";
   if (j >= state_.size()) return "no such job";
   if (state_[j] != JobState::Pending) return "job " + std::to_string(j) + " is not pending";
@@ -269,24 +273,25 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
     return "placement has " + std::to_string(placement_gpus(placement)) + " GPUs, job requests " +
            std::to_string(job.gpus);
   }
-  if (std::string why = cluster_.check(placement); !why.empty()) return why;
   if (placement.empty()) return "empty placement";
+  if (std::string why = cluster_.try_allocate(placement); !why.empty()) return why;
 
   leave_pending(j);
   ++progress_;
-  cluster_.allocate(placement);
   state_[j] = JobState::Running;
   if (start_[j] < 0) start_[j] = engine_.now();
   run_start_[j] = engine_.now();
-  placement_[j] = placement;
-  for (const auto& s : placement) node_jobs_[s.node].push_back(j);
+  placement_[j] = std::move(placement);
+  const models::Placement& held = placement_[j];
+  for (const auto& s : held) node_jobs_[s.node].push_back(j);
   ++running_jobs_;
-  tenant_used_milli_[job.tenant] += placement_milli(placement);
+  tenant_used_milli_[job.tenant] += placement_milli(held);
+  tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   std::int64_t speed = models::kSpeedOne;
-  if (options_.runtime) speed = options_.runtime->placement_speed(j, placement, cluster_);
+  if (options_.runtime) speed = options_.runtime->placement_speed(j, held, cluster_);
   if (options_.placement_speed) {
-    const double factor = options_.placement_speed(job, placement);
+    const double factor = options_.placement_speed(job, held);
     HEADROOM_ASSERT(std::isfinite(factor) && factor > 0, "placement_speed must return a finite factor > 0");
     speed = models::combine_speeds(speed, models::speed_to_ppm(factor));
   }
@@ -296,16 +301,17 @@ std::string Simulation::start(JobIndex j, const models::Placement& placement, st
   finish_event_[j] =
       engine_.schedule(engine_.now() + models::scaled_duration(remaining_[j], speed), EventClass::JobFinish, j);
   if (!dormant_units_.empty() || !dormant_maint_.empty()) resume_failures();
-  for (const auto& s : placement) reslice(s.node);
+  if (time_sliced_)
+    for (const auto& s : held) reslice(s.node);
 
   engine_.record(0x5354415254000000ull ^ j);
-  for (const auto& s : placement) {
+  for (const auto& s : held) {
     engine_.record((static_cast<std::uint64_t>(s.node) << 32) | static_cast<std::uint32_t>(s.gpus));
     if (s.gpu_milli > 0) engine_.record((std::uint64_t{0x5348} << 48) | (std::uint64_t(s.device) << 16) | s.gpu_milli);
   }
   if (observer_ != nullptr) {
     observer_->on_event(engine_.now(), AuditKind::Start, j, job.gpus, reason);
-    observer_->on_start(engine_.now(), j, placement);
+    observer_->on_start(engine_.now(), j, held);
   }
   return {};
 }
@@ -355,10 +361,11 @@ void Simulation::release(JobIndex j) {
   for (const auto& s : placement_[j]) {
     auto& v = node_jobs_[s.node];
     v.erase(std::find(v.begin(), v.end(), j));
-    reslice(s.node);
+    if (time_sliced_) reslice(s.node);
   }
   --running_jobs_;
   tenant_used_milli_[job.tenant] -= placement_milli(placement_[j]);
+  tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
   run_start_[j] = -1;
   finish_event_[j] = kNoEvent;
   policy_.on_release(*this, j);
@@ -495,6 +502,7 @@ void Simulation::count_pending(const models::Job& job, int sign) {
   pending_jobs_ = sign > 0 ? pending_jobs_ + 1 : pending_jobs_ - 1;
   tenant_pending_jobs_[job.tenant] += sign;
   tenant_pending_milli_[job.tenant] += sign * models::gpu_demand_milli(job);
+  tenant_pending_gpus_[job.tenant] = whole_gpus(tenant_pending_milli_[job.tenant]);
   pending_need_[need_of(job)] += sign;
 }
 
@@ -542,11 +550,6 @@ void Simulation::take_sample(Tick t) {
   s.pool_free_gpus = pool_free_;
   s.pool_down_gpus = pool_down_;
   s.pool_frag_gpus = pool_frag_;
-  const auto whole = [](std::int64_t milli) { return static_cast<std::int32_t>((milli + 999) / 1000); };
-  for (std::size_t t = 0; t < tenant_used_.size(); ++t) {
-    tenant_used_[t] = whole(tenant_used_milli_[t]);
-    tenant_pending_gpus_[t] = whole(tenant_pending_milli_[t]);
-  }
   s.tenant_used_gpus = tenant_used_;
   s.tenant_pending_jobs = tenant_pending_jobs_;
   s.tenant_pending_gpus = tenant_pending_gpus_;

@@ -107,7 +107,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   const models::Placement& placement(models::JobIndex job) const override { return placement_.at(job); }
   bool terminating(models::JobIndex job) const override { return evict_event_.at(job) != kNoEvent; }
   std::span<const models::JobIndex> jobs_on_node(models::NodeId node) const override { return node_jobs_.at(node); }
-  std::string start(models::JobIndex job, const models::Placement& placement, std::string_view reason) override;
+  std::string start(models::JobIndex job, models::Placement placement, std::string_view reason) override;
   void reject(models::JobIndex job, std::string_view reason) override;
   void pending_reason(models::JobIndex job, std::string_view reason) override;
   std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
@@ -192,7 +192,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   int idle_wakeups_ = 0;
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
   // Milli-GPUs per tenant held by running jobs' placements / asked for by pending jobs; the
-  // samples report them rounded up to whole GPUs (a share counts as part of a GPU).
+  // samples report them rounded up to whole GPUs (a share counts as part of a GPU):
+  // tenant_used_ and tenant_pending_gpus_, updated with them.
   std::vector<std::int64_t> tenant_used_milli_, tenant_pending_milli_;
   std::vector<std::int32_t> pool_used_, pool_free_, pool_down_, pool_frag_;
   // Pending jobs by the GPUs they need on one node (fragmentation in the samples): index k =
@@ -244,6 +245,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   };
   std::vector<MaintState> maint_;
   std::vector<sim::EventId> node_events_;  // cancelled once every job has ended
+  bool time_sliced_ = false;               // some pool is time-sliced (else reslice has nothing to do)
   bool schedule_queued_ = false;
   bool in_schedule_ = false;
 };

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -30,16 +31,29 @@ struct Event {
 
 // Min-heap on (time, class, sequence): a total order, so equal-time events never depend on heap
 // layout. Cancellation is lazy: cancelled entries are skipped when they reach the top.
+//
+// Events pushed for the time of the last pop (a scheduling pass that the event being handled
+// asks for, the next job arriving in the same second) skip the heap: they wait in a short list
+// sorted by (class, sequence), and pop takes the smaller of its front and the heap's top. The
+// order is the same total order; only the cost differs (such an event would otherwise sift
+// through the whole heap twice, in and out).
 class EventQueue {
  public:
   EventId push(Tick time, EventClass cls, std::uint64_t payload = 0);
   // Cancels a pending event; returns false if it already ran, was cancelled, or never existed.
   bool cancel(EventId id);
-  bool empty();
+  bool empty() {
+    drop_cancelled();
+    return heap_.empty() && now_head_ == now_.size();
+  }
   // Removes and returns the next live event. Precondition: !empty().
   Event pop();
   // Time of the next live event, or kNever.
-  Tick next_time();
+  Tick next_time() {
+    drop_cancelled();
+    const Tick heap_time = heap_.empty() ? kNever : heap_.front().time;
+    return now_head_ < now_.size() ? std::min(heap_time, now_time_) : heap_time;
+  }
   std::size_t live_size() const { return live_; }
   void reserve(std::size_t n);
 
@@ -60,13 +74,21 @@ class EventQueue {
   };
   bool is_done(EventId id) const { return (done_[id >> 6] >> (id & 63)) & 1u; }
   void mark_done(EventId id) { done_[id >> 6] |= 1ull << (id & 63); }
-  void drop_cancelled_top();
+  void drop_cancelled() {
+    if (cancelled_ != 0) drop_cancelled_fronts();
+  }
+  void drop_cancelled_fronts();
+  void flush_now_list();
 
   std::vector<Entry> heap_;
+  // The list of events at now_time_: now_[now_head_..] in (class, sequence) order.
+  std::vector<Entry> now_;
+  std::size_t now_head_ = 0;
+  Tick now_time_ = kNever;           // the time of the last pop (kNever before the first)
   std::vector<std::uint64_t> done_;  // one bit per sequence number: ran or cancelled
   EventId next_seq_ = 0;
   std::size_t live_ = 0;
-  std::size_t cancelled_in_heap_ = 0;
+  std::size_t cancelled_ = 0;  // cancelled entries still in the heap or the list
 };
 
 }  // namespace headroom::sim

@@ -75,6 +75,39 @@ models::Workload two_jobs() {
 
 }  // namespace
 
+namespace {
+struct TenantSamples : models::SimObserver {
+  void on_event(sim::Tick, models::AuditKind, JobIndex, std::int32_t, std::string_view) override {}
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample& s) override {
+    times.push_back(s.time / kSecond);
+    used.emplace_back(s.tenant_used_gpus.begin(), s.tenant_used_gpus.end());
+    pending.emplace_back(s.tenant_pending_gpus.begin(), s.tenant_pending_gpus.end());
+  }
+  std::vector<sim::Tick> times;
+  std::vector<std::vector<std::int32_t>> used, pending;
+};
+}  // namespace
+
+// Each tenant's used and pending GPUs in the samples follow starts and ends: J0 (a, 4 GPUs) runs
+// 0-100 s, J1 (b, 8 GPUs) waits until 100 s and runs to 150 s, J2 (a, 2 GPUs) waits behind it
+// and runs 150-180 s.
+TEST(Samples, TenantGpusFollowStartsAndEnds) {
+  const auto w =
+      headroom::testing::WorkloadBuilder().job(0, 4, 100, "a").job(10, 8, 50, "b").job(20, 2, 30, "a").build();
+  PriorityPreemptor policy(PreemptMode::Requeue, 0);
+  TenantSamples obs;
+  scenarios::SimulationOptions o;
+  o.sample_interval = 25 * kSecond;
+  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), policy, &obs, o);
+  sim.run();
+  using V = std::vector<std::int32_t>;
+  EXPECT_EQ(obs.times, (std::vector<sim::Tick>{0, 25, 50, 75, 100, 125, 150, 175, 200}));
+  EXPECT_EQ(obs.used, (std::vector<V>{{4, 0}, {4, 0}, {4, 0}, {4, 0}, {0, 8}, {0, 8}, {2, 0}, {2, 0}, {0, 0}}));
+  EXPECT_EQ(obs.pending, (std::vector<V>{{0, 0}, {2, 8}, {2, 8}, {2, 8}, {2, 0}, {2, 0}, {0, 0}, {0, 0}, {0, 0}}));
+}
+
 TEST(Preemption, RequeueRestartsTheVictimFromScratchAfterTheGracePeriod) {
   const auto w = two_jobs();
   PriorityPreemptor p(PreemptMode::Requeue, 5 * kSecond);

@@ -172,6 +172,20 @@ constexpr double kH = 3600;
 
 // ---- failures: exact times --------------------------------------------------------------------
 
+// sjf's head waits for GPUs; a node coming back (no job released anything) lets it start at once,
+// and a later arrival in between changes nothing.
+TEST(Failures, SjfHeadStartsWhenANodeComesBackWithoutARelease) {
+  const auto w = ht::WorkloadBuilder().job(1, 8, 1000).job(2, 8, 10).job(10, 8, 20).build();
+  models::FailureSpec f;
+  f.events.push_back(outage(0, 49 * kSecond, {1}));  // node 1 is down from t = 1 s to 50 s
+  DrillRun r(w, ht::cluster(2, 8), f, "sjf");
+  EXPECT_EQ(r.start(0), 1);
+  EXPECT_EQ(r.start(1), 50) << "J1 starts on node 1 when it comes back";
+  EXPECT_EQ(r.start(2), 60) << "J2 (longer) waits behind J1 until J1 releases node 1";
+  EXPECT_EQ(r.sim->job_placement(1).front().node, 1u);
+  EXPECT_EQ(r.sim->jobs_killed(), 0);
+}
+
 TEST(Failures, KilledJobRestartsFromItsLastCheckpointAfterBackoffAndRepair) {
   // One 8-GPU node; a 10 h job; checkpoints every hour; the node is down 3h30 .. 4h30.
   // Killed at 3h30 it keeps 3 h of work and loses 30 m; its retry (back-off 60 s) waits for the
@@ -715,7 +729,8 @@ TEST(Failures, ClusterStateTakesADownNodeOutOfEveryIndex) {
   EXPECT_EQ(cs.free_gpus(), 16) << "the down node's 5 free GPUs are not offered";
   EXPECT_EQ(cs.used_gpus(), 3) << "its job still holds its GPUs until released";
   EXPECT_EQ(cs.nodes_with_free(0, 5).count(1), 0u);
-  EXPECT_EQ(cs.nodes_with_free(0, 8), (std::set<models::NodeId>{0, 2}));
+  EXPECT_EQ(std::vector<models::NodeId>(cs.nodes_with_free(0, 8).begin(), cs.nodes_with_free(0, 8).end()),
+            (std::vector<models::NodeId>{0, 2}));
   EXPECT_NE(cs.check({{1, 1, 0, 0}}), "");
   cs.release({{1, 3, 0, 0}});
   EXPECT_EQ(cs.free_gpus(), 16);
@@ -724,5 +739,6 @@ TEST(Failures, ClusterStateTakesADownNodeOutOfEveryIndex) {
   cs.set_up(1, true);
   EXPECT_EQ(cs.free_gpus(), 24);
   EXPECT_EQ(cs.up_gpus(), 24);
-  EXPECT_EQ(cs.nodes_with_free(0, 8), (std::set<models::NodeId>{0, 1, 2}));
+  EXPECT_EQ(std::vector<models::NodeId>(cs.nodes_with_free(0, 8).begin(), cs.nodes_with_free(0, 8).end()),
+            (std::vector<models::NodeId>{0, 1, 2}));
 }

@@ -1011,7 +1011,9 @@ class ReasonSession final : public policies::Session {
   const models::Placement& placement(JobIndex j) const override { return s_.placement(j); }
   bool terminating(JobIndex j) const override { return s_.terminating(j); }
   std::span<const JobIndex> jobs_on_node(models::NodeId n) const override { return s_.jobs_on_node(n); }
-  std::string start(JobIndex j, const models::Placement& p, std::string_view r) override { return s_.start(j, p, r); }
+  std::string start(JobIndex j, models::Placement p, std::string_view r) override {
+    return s_.start(j, std::move(p), r);
+  }
   void reject(JobIndex j, std::string_view r) override { s_.reject(j, r); }
   void pending_reason(JobIndex j, std::string_view r) override {
     out_[j].emplace_back(sim::to_seconds(s_.now()), std::string(r));

@@ -1,9 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <set>
+#include <vector>
+
 #include "models/cluster.hpp"
 #include "models/gpu_types.hpp"
+#include "models/node_set.hpp"
 #include "models/workload.hpp"
 #include "sim/errors.hpp"
+#include "sim/rng.hpp"
 
 using namespace headroom::models;
 
@@ -56,6 +61,99 @@ TEST(ClusterState, IndexesNodesByFreeGpus) {
   EXPECT_EQ(c.free_gpus(), 28);
 }
 
+namespace {
+std::vector<NodeId> members(const NodeIdSet& s) { return {s.begin(), s.end()}; }
+}  // namespace
+
+TEST(NodeIdSet, IteratesInIdOrderAcrossWords) {
+  NodeIdSet s(100, 5000);  // ids 100..5099: 79 words, 2 summary words
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.begin(), s.end());
+  for (NodeId id : {5099u, 100u, 163u, 164u, 227u, 4195u, 4196u, 1000u}) EXPECT_TRUE(s.insert(id));
+  EXPECT_FALSE(s.insert(164)) << "already a member";
+  EXPECT_EQ(s.size(), 8u);
+  EXPECT_EQ(members(s), (std::vector<NodeId>{100, 163, 164, 227, 1000, 4195, 4196, 5099}));
+  EXPECT_TRUE(s.erase(100));
+  EXPECT_FALSE(s.erase(100)) << "no longer a member";
+  EXPECT_TRUE(s.erase(1000));
+  EXPECT_TRUE(s.erase(163));
+  EXPECT_TRUE(s.erase(164));
+  EXPECT_EQ(*s.begin(), 227u);
+  EXPECT_TRUE(s.erase(227));
+  EXPECT_EQ(*s.begin(), 4195u) << "skips the emptied words (4195 is in word 63, the last of summary word 0)";
+  EXPECT_EQ(members(s), (std::vector<NodeId>{4195, 4196, 5099}));
+  EXPECT_TRUE(s.contains(5099));
+  EXPECT_EQ(s.count(4196), 1u);
+  EXPECT_FALSE(s.contains(4194));
+  EXPECT_FALSE(s.contains(99)) << "below the range";
+  EXPECT_FALSE(s.contains(5100)) << "above the range";
+  EXPECT_EQ(s.size(), 3u);
+  EXPECT_TRUE(s.erase(4195));
+  EXPECT_EQ(*s.begin(), 4196u) << "skips the whole first summary word";
+  EXPECT_EQ(members(s), (std::vector<NodeId>{4196, 5099}));
+}
+
+TEST(NodeIdSet, MatchesAStdSetUnderRandomInsertsAndErases) {
+  headroom::sim::RngStream rng(3, "tests/node-id-set");
+  NodeIdSet s(7, 9000);
+  std::set<NodeId> model;
+  for (int step = 0; step < 30000; ++step) {
+    // Mostly within a narrow band, so words and summary words empty and fill again.
+    const auto id = static_cast<NodeId>(step % 3 == 0 ? rng.between(7, 9006) : rng.between(4000, 4300));
+    if (rng.below(2) == 0) {
+      ASSERT_EQ(s.insert(id), model.insert(id).second);
+    } else {
+      ASSERT_EQ(s.erase(id), model.erase(id) == 1);
+    }
+    ASSERT_EQ(s.size(), model.size());
+    ASSERT_EQ(s.empty() ? -1 : static_cast<std::int64_t>(*s.begin()),
+              model.empty() ? -1 : static_cast<std::int64_t>(*model.begin()));
+    if (step % 1000 == 0) {
+      ASSERT_EQ(members(s), std::vector<NodeId>(model.begin(), model.end()));
+    }
+  }
+  EXPECT_EQ(members(s), std::vector<NodeId>(model.begin(), model.end()));
+}
+
+// The free-GPU index after random allocations, releases and nodes going down and up: for each
+// pool and free count, exactly the pool's up nodes with that many free GPUs, in id order.
+TEST(ClusterState, FreeIndexListsTheUpNodesWithEachFreeCountInIdOrder) {
+  ClusterSpec spec;
+  spec.pools.push_back({"a", 70, 8, "A100", 0, 0});
+  spec.pools.push_back({"t", 3, 4, "T4", 0, 0});
+  ClusterState c(spec);
+  headroom::sim::RngStream rng(5, "tests/free-index");
+  std::vector<Placement> held;
+  for (int step = 0; step < 4000; ++step) {
+    const std::uint64_t op = rng.below(10);
+    if (op < 5) {
+      const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
+      const auto gpus = static_cast<std::int32_t>(rng.between(0, 4));
+      const Placement p{Slice{node, gpus, 0, 0}};
+      if (c.check(p).empty()) {
+        c.allocate(p);
+        held.push_back(p);
+      }
+    } else if (op < 9 && !held.empty()) {
+      const std::size_t k = rng.below(held.size());
+      c.release(held[k]);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
+      c.set_up(node, !c.node(node).up);
+    }
+    for (PoolId p = 0; p < c.pool_count(); ++p) {
+      for (std::int32_t f = 0; f <= c.node_units(p); ++f) {
+        std::vector<NodeId> expected;
+        for (NodeId id = c.pool_first_node(p); id < c.pool_first_node(p) + c.pool_node_count(p); ++id)
+          if (c.node(id).up && c.node(id).free_gpus == f) expected.push_back(id);
+        ASSERT_EQ(members(c.nodes_with_free(p, f)), expected) << "step " << step << " pool " << p << " free " << f;
+        ASSERT_EQ(c.nodes_with_free(p, f).size(), expected.size());
+      }
+    }
+  }
+}
+
 TEST(ClusterState, GpuSharesOpenADeviceAndFreeItWithTheLastShare) {
   ClusterState c(two_pools());
   const Slice half{0, 0, 0, 0, 500, 2};
@@ -92,6 +190,23 @@ TEST(ClusterState, CountsChangesOfUp) {
   EXPECT_EQ(c.up_changes(), 1u) << "allocation is not a change of up";
   c.set_up(1, true);
   EXPECT_EQ(c.up_changes(), 2u);
+}
+
+TEST(ClusterState, TryAllocateAnswersAsCheckAndAppliesOnlyWhenItAccepts) {
+  ClusterState c(two_pools());
+  c.allocate({{0, 6, 0, 0}});
+  EXPECT_EQ(c.try_allocate({{1, 2, 0, 0}, {0, 3, 0, 0}}), "node 0 has 2 free GPUs, 3 requested");
+  EXPECT_EQ(c.node(1).free_gpus, 8) << "nothing of a refused placement is applied, not even its first slice";
+  EXPECT_EQ(c.free_gpus(), 22);
+  EXPECT_EQ(members(c.nodes_with_free(0, 8)), (std::vector<NodeId>{1}));
+  EXPECT_EQ(c.try_allocate({{1, 2, 0, 0}, {0, 2, 0, 0}}), "");
+  EXPECT_EQ(c.node(0).free_gpus, 0);
+  EXPECT_EQ(c.node(1).free_gpus, 6);
+  EXPECT_EQ(c.node(1).jobs, 1);
+  EXPECT_EQ(c.free_gpus(), 18);
+  EXPECT_EQ(c.used_gpus(), 10);
+  EXPECT_EQ(members(c.nodes_with_free(0, 6)), (std::vector<NodeId>{1}));
+  EXPECT_EQ(members(c.nodes_with_free(0, 0)), (std::vector<NodeId>{0}));
 }
 
 TEST(ClusterState, RefusesOvercommitAndOverRelease) {

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "sim/engine.hpp"
@@ -55,6 +58,119 @@ TEST(EventQueue, ManyEqualTimesKeepInsertionOrder) {
   hs::EventQueue q;
   for (std::uint64_t i = 0; i < 1000; ++i) q.push(42, EventClass::JobSubmit, i);
   for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(q.pop().payload, i);
+}
+
+// Events pushed at the time of the last pop wait in the queue's list for the current time; they
+// still run in (time, class, sequence) order among the heap's events of that time.
+TEST(EventQueue, EventsPushedForTheCurrentTimeKeepTheOrder) {
+  hs::EventQueue q;
+  q.push(10, EventClass::JobSubmit, 1);
+  q.push(10, EventClass::Sample, 2);
+  q.push(10, EventClass::JobFinish, 3);
+  q.push(11, EventClass::NodeChange, 4);
+  EXPECT_EQ(q.pop().payload, 3u);  // the clock is at 10 now
+  q.push(10, EventClass::Schedule, 5);
+  q.push(10, EventClass::JobSubmit, 6);
+  q.push(10, EventClass::JobEvict, 7);
+  q.push(10, EventClass::Schedule, 8);
+  q.push(10, EventClass::NodeChange, 9);
+  EXPECT_EQ(q.next_time(), 10);
+  EXPECT_EQ(q.live_size(), 8u);
+  std::vector<std::uint64_t> order;
+  std::vector<hs::Tick> times;
+  while (!q.empty()) {
+    const hs::Event e = q.pop();
+    order.push_back(e.payload);
+    times.push_back(e.time);
+    if (e.payload == 9) q.push(10, EventClass::JobFinish, 10);  // pushed while others of 10 wait
+    if (e.payload == 8) q.push(10, EventClass::Timer, 11);      // a lower class than events already run
+    if (e.payload == 2) q.push(12, EventClass::JobFinish, 12);  // later: into the heap
+  }
+  EXPECT_EQ(order, (std::vector<std::uint64_t>{9, 10, 7, 1, 6, 5, 8, 11, 2, 4, 12}));
+  EXPECT_EQ(times, (std::vector<hs::Tick>{10, 10, 10, 10, 10, 10, 10, 10, 10, 11, 12}));
+}
+
+TEST(EventQueue, CancelsEventsPushedForTheCurrentTime) {
+  hs::EventQueue q;
+  q.push(5, EventClass::Timer, 1);
+  q.push(9, EventClass::Timer, 2);
+  EXPECT_EQ(q.pop().payload, 1u);
+  const auto a = q.push(5, EventClass::JobFinish, 3);
+  const auto b = q.push(5, EventClass::Schedule, 4);
+  EXPECT_TRUE(q.cancel(a));
+  EXPECT_FALSE(q.cancel(a));
+  EXPECT_EQ(q.live_size(), 2u);
+  EXPECT_EQ(q.next_time(), 5);
+  EXPECT_EQ(q.pop().payload, 4u);
+  EXPECT_FALSE(q.cancel(b)) << "already ran";
+  const auto c = q.push(5, EventClass::Schedule, 5);
+  EXPECT_TRUE(q.cancel(c));
+  EXPECT_EQ(q.next_time(), 9) << "the cancelled event at the current time is skipped";
+  EXPECT_EQ(q.pop().payload, 2u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.live_size(), 0u);
+}
+
+// The queue alone allows pushing before the last pop's time (the engine does not): the events
+// waiting at the current time then still run after the earlier one, in order.
+TEST(EventQueue, EventPushedInThePastStillRunsFirst) {
+  hs::EventQueue q;
+  q.push(10, EventClass::Timer, 1);
+  q.push(20, EventClass::Timer, 2);
+  EXPECT_EQ(q.pop().payload, 1u);
+  q.push(10, EventClass::Sample, 3);
+  q.push(10, EventClass::JobFinish, 4);
+  q.push(7, EventClass::Sample, 5);
+  q.push(7, EventClass::Timer, 6);
+  EXPECT_EQ(q.next_time(), 7);
+  EXPECT_EQ(q.pop().payload, 6u);
+  q.push(7, EventClass::JobSubmit, 7);
+  q.push(10, EventClass::Timer, 8);
+  std::vector<std::uint64_t> order;
+  while (!q.empty()) order.push_back(q.pop().payload);
+  EXPECT_EQ(order, (std::vector<std::uint64_t>{7, 5, 4, 8, 3, 2}));
+}
+
+// Random pushes (a third of them at the current time), pops and cancels against a std::set of
+// (time, class, sequence): the same events come out in the same order.
+TEST(EventQueue, MatchesAnOrderedSetUnderRandomOperations) {
+  using Key = std::tuple<hs::Tick, int, hs::EventId>;
+  hs::RngStream rng(7, "tests/event-queue");
+  hs::EventQueue q;
+  std::set<Key> model;
+  std::vector<hs::EventId> ids;
+  hs::Tick now = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const std::uint64_t op = rng.below(10);
+    if (op < 5 || model.empty()) {
+      const hs::Tick t = rng.below(3) == 0 ? now : now + rng.between(0, 50);
+      static constexpr std::array<EventClass, 7> kClasses = {
+          EventClass::NodeChange, EventClass::JobFinish, EventClass::JobEvict, EventClass::JobSubmit,
+          EventClass::Timer,      EventClass::Schedule,  EventClass::Sample};
+      const EventClass cls = kClasses[rng.below(kClasses.size())];
+      const hs::EventId id = q.push(t, cls, static_cast<std::uint64_t>(step));
+      model.emplace(t, static_cast<int>(cls), id);
+      ids.push_back(id);
+    } else if (op < 8) {
+      const hs::Event e = q.pop();
+      ASSERT_EQ(Key(e.time, static_cast<int>(e.cls), e.seq), *model.begin()) << "step " << step;
+      model.erase(model.begin());
+      now = e.time;
+    } else {
+      const hs::EventId id = ids[rng.below(ids.size())];
+      const auto it = std::find_if(model.begin(), model.end(), [&](const Key& k) { return std::get<2>(k) == id; });
+      ASSERT_EQ(q.cancel(id), it != model.end()) << "step " << step;
+      if (it != model.end()) model.erase(it);
+    }
+    ASSERT_EQ(q.live_size(), model.size());
+    ASSERT_EQ(q.next_time(), model.empty() ? hs::kNever : std::get<0>(*model.begin()));
+  }
+  while (!q.empty()) {
+    const hs::Event e = q.pop();
+    ASSERT_EQ(Key(e.time, static_cast<int>(e.cls), e.seq), *model.begin());
+    model.erase(model.begin());
+  }
+  EXPECT_TRUE(model.empty());
 }
 
 namespace {

@@ -115,14 +115,24 @@ std::vector<unsigned char> pack(const Elements& e) {
 }
 
 std::uint64_t digest(const Elements& e) {
+  // Four independent chains (elements i, i+4, ... go to lane i % 4, so the multiplications
+  // overlap), then the lanes folded the same way. Each step maps its lane one-to-one for a given
+  // element (xor, multiplication by an odd constant, xor-shift), and so does each fold step for a
+  // given lane: changing exactly one element always changes the result.
+  constexpr std::uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  auto step = [](std::uint64_t h, std::uint64_t v) {
+    h = (h ^ v) * kMul;
+    return h ^ (h >> 29);
+  };
   return by_size(e.elem_size, [&](auto size) {
-    // Each step maps h one-to-one for a given element (xor, multiplication by an odd constant,
-    // xor-shift), so changing exactly one element always changes the result.
-    std::uint64_t h = 0x243f6a8885a308d3ull ^ e.count;
-    for (std::size_t i = 0; i < e.count; ++i) {
-      h = (h ^ load(e.at(i), size)) * 0x9e3779b97f4a7c15ull;
-      h ^= h >> 29;
-    }
+    std::uint64_t lane[4] = {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull,
+                             0x082efa98ec4e6c89ull};
+    std::size_t i = 0;
+    for (; i + 4 <= e.count; i += 4)
+      for (std::size_t k = 0; k < 4; ++k) lane[k] = step(lane[k], load(e.at(i + k), size));
+    for (std::size_t k = 0; i < e.count; ++i, ++k) lane[k] = step(lane[k], load(e.at(i), size));
+    std::uint64_t h = step(e.count, lane[0]);
+    for (std::size_t k = 1; k < 4; ++k) h = step(h, lane[k]);
     return h;
   });
 }

@@ -104,7 +104,7 @@ void gpu_memory(models::Workload& w, JobIndex j, std::int64_t mib) {
 models::ClusterSpec pools(const std::vector<std::pair<std::string, int>>& types) {
   models::ClusterSpec spec;
   for (std::size_t i = 0; i < types.size(); ++i)
-    spec.pools.push_back({"p" + std::to_string(i), 1, types[i].second, types[i].first, 0, 0});
+    spec.pools.push_back({std::string(1, 'p').append(std::to_string(i)), 1, types[i].second, types[i].first, 0, 0});
   return spec;
 }
 

@@ -622,7 +622,7 @@ models::Workload random_workload(std::uint64_t seed, int n) {
   // Some gangs of 2-4 one-GPU pods submitted together.
   for (JobIndex j = 0; j + 4 < w.jobs.size(); j += 37) {
     const int size = 2 + static_cast<int>(rng.below(3));
-    const std::string g = "g" + std::to_string(j);
+    const std::string g = std::string(1, 'g').append(std::to_string(j));
     for (int k = 0; k < size; ++k) {
       w.jobs[j + k].submit = w.jobs[j].submit;
       w.jobs[j + k].gpus = 1;

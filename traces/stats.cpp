@@ -27,7 +27,7 @@ std::string num(double v) {
   std::string s = buf;
   const std::size_t digits_end = s.find('.') == std::string::npos ? s.size() : s.find('.');
   const std::size_t digits_begin = s[0] == '-' ? 1 : 0;
-  for (std::size_t i = digits_end; i > digits_begin + 3; i -= 3) s.insert(i - 3, ",");
+  for (std::size_t i = digits_end; i > digits_begin + 3; i -= 3) s.insert(i - 3, 1, ',');
   return s;
 }
 
@@ -108,7 +108,7 @@ TraceStats compute_stats(const models::Workload& w, std::size_t top_tenants) {
                    [](const TenantShare& a, const TenantShare& b) { return a.share > b.share; });
   if (tenants.size() > top_tenants) {
     TenantShare rest;
-    rest.name = "(" + std::to_string(tenants.size() - top_tenants) + " others)";
+    rest.name = std::string(1, '(').append(std::to_string(tenants.size() - top_tenants)).append(" others)");
     for (std::size_t i = top_tenants; i < tenants.size(); ++i) {
       rest.jobs += tenants[i].jobs;
       rest.gpu_hours += tenants[i].gpu_hours;

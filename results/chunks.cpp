@@ -2,6 +2,7 @@
 
 #include <libdeflate.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -29,6 +30,12 @@ void shuffle(const Elements& e, unsigned char* out, std::size_t total) {
         for (std::size_t b = 0; b < e.elem_size; ++b) out[b * total + i] = e.at(i)[b];
       for (std::size_t b = 0; b < e.elem_size; ++b) std::memset(out + b * total + e.count, 0, total - e.count);
   }
+}
+
+template <std::size_t Size>
+void unshuffle_fixed(const unsigned char* in, unsigned char* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t b = 0; b < Size; ++b) out[i * Size + b] = in[b * count + i];
 }
 
 // One libdeflate compressor per thread, made on first use.
@@ -82,6 +89,17 @@ unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size) {
   return buf.data();
 }
 
+void unshuffle(const unsigned char* in, unsigned char* out, std::size_t elem_size, std::size_t count) {
+  switch (elem_size) {
+    case 1: std::memcpy(out, in, count); return;
+    case 4: unshuffle_fixed<4>(in, out, count); return;
+    case 8: unshuffle_fixed<8>(in, out, count); return;
+    default:
+      for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t b = 0; b < elem_size; ++b) out[i * elem_size + b] = in[b * count + i];
+  }
+}
+
 Fill constant_fill(const Elements& e) {
   Fill fill{};
   if (e.count == 0 || e.elem_size > fill.size()) return fill;
@@ -125,12 +143,17 @@ std::uint64_t digest(const Elements& e) {
     return h ^ (h >> 29);
   };
   return by_size(e.elem_size, [&](auto size) {
+    // An element wider than 8 bytes goes in as several 8-byte words.
+    auto element = [&](std::uint64_t h, const unsigned char* p) {
+      for (std::size_t w = 0; w < size; w += 8) h = step(h, load(p + w, std::min<std::size_t>(8, size - w)));
+      return h;
+    };
     std::uint64_t lane[4] = {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull,
                              0x082efa98ec4e6c89ull};
     std::size_t i = 0;
     for (; i + 4 <= e.count; i += 4)
-      for (std::size_t k = 0; k < 4; ++k) lane[k] = step(lane[k], load(e.at(i + k), size));
-    for (std::size_t k = 0; i < e.count; ++i, ++k) lane[k] = step(lane[k], load(e.at(i), size));
+      for (std::size_t k = 0; k < 4; ++k) lane[k] = element(lane[k], e.at(i + k));
+    for (std::size_t k = 0; i < e.count; ++i, ++k) lane[k] = element(lane[k], e.at(i));
     std::uint64_t h = step(e.count, lane[0]);
     for (std::size_t k = 1; k < 4; ++k) h = step(h, lane[k]);
     return h;

@@ -95,6 +95,9 @@ class ConstantChunks {
 Filtered filter_chunk(const Elements& e, std::size_t chunk_bytes, const Fill& fill, bool first_chunk,
                       ConstantChunks& constants);
 
+// Undoes HDF5's shuffle filter on `count` elements of elem_size bytes (for reading chunks back).
+void unshuffle(const unsigned char* in, unsigned char* out, std::size_t elem_size, std::size_t count);
+
 // Per-thread scratch space; grows, never shrinks.
 unsigned char* scratch(std::vector<unsigned char>& buf, std::size_t size);
 

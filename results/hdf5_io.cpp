@@ -14,12 +14,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -32,14 +30,16 @@
 
 // File layout: see write_contents() below and docs (DESIGN.md, "Outputs").
 //
-// Writing happens in two phases. First every numeric dataset is gathered into column form and,
-// when large, cut into chunks that are shuffled and deflated here, all chunks of all arrays in one
-// parallel loop (deflate is the cost: HDF5 would run its filters on one thread, with zlib). The
-// chunks are compressed with libdeflate, which writes the zlib streams HDF5's deflate filter
-// reads, faster than zlib and a little smaller (bench/write_bench: 232 against 150 MB/s at level
-// 1 on the RICC 14-day result's time columns). Then, under the HDF5 lock, the file is created
-// and the ready chunks go in with H5Dwrite_chunk. The dataset's filter pipeline (shuffle, deflate) is
-// declared as usual, so any HDF5 reader decodes the chunks with its own filters.
+// Writing happens in two phases. First every numeric dataset is described where it lies (a
+// column of the result's row tables, read in place) and, when large, cut into chunks that are
+// shuffled and deflated here, all chunks of all arrays in one parallel loop (deflate is the cost:
+// HDF5 would run its filters on one thread, with zlib); the chunk pipeline and the chunks
+// already filtered during the run are in results/chunks.hpp. The chunks are compressed with
+// libdeflate, which writes the zlib streams HDF5's deflate filter reads, faster than zlib and a
+// little smaller (bench/write_bench: 232 against 150 MB/s at level 1 on the RICC 14-day result's
+// time columns). Then, under the HDF5 lock, the file is created and the ready chunks go in with
+// H5Dwrite_chunk. The dataset's filter pipeline (shuffle, deflate) is declared as usual, so any
+// HDF5 reader decodes the chunks with its own filters.
 
 namespace headroom::results {
 namespace {
@@ -602,23 +602,6 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.strings("/meta/pending_reason_names", pending_reason_names());
 }
 
-template <std::size_t Size>
-void unshuffle_fixed(const unsigned char* in, unsigned char* out, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i)
-    for (std::size_t b = 0; b < Size; ++b) out[i * Size + b] = in[b * count + i];
-}
-
-void unshuffle_bytes(const unsigned char* in, unsigned char* out, std::size_t elem_size, std::size_t count) {
-  switch (elem_size) {
-    case 1: std::memcpy(out, in, count); return;
-    case 4: unshuffle_fixed<4>(in, out, count); return;
-    case 8: unshuffle_fixed<8>(in, out, count); return;
-    default:
-      for (std::size_t i = 0; i < count; ++i)
-        for (std::size_t b = 0; b < elem_size; ++b) out[i * elem_size + b] = in[b * count + i];
-  }
-}
-
 // Reads a dataset laid out as write_hdf5 lays it out (native type, shuffle + deflate, chunks of
 // whole rows) by fetching the raw chunks and decoding them in parallel. Returns false for any
 // other layout, or a chunk it cannot decode; the caller then lets H5Dread do the work (and
@@ -644,7 +627,7 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
   const std::size_t count = static_cast<std::size_t>((dims[0] + chunk[0] - 1) / chunk[0]);
 
   // A chunk never written reads as the fill value (write_hdf5 leaves out chunks that are).
-  std::array<unsigned char, 8> fill{};
+  chunks::Fill fill{};
   if (elem_size > fill.size() || H5Pget_fill_value(dcpl.get(), native, fill.data()) < 0) return false;
   std::vector<std::vector<unsigned char>> raw(count);
   std::vector<std::uint32_t> masks(count, 0);
@@ -690,7 +673,7 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
     }
     if ((masks[c] & 1u) == 0) {
       unsigned char* plain = scratch(plain_buf, chunk_bytes);
-      unshuffle_bytes(data, plain, elem_size, chunk_bytes / elem_size);
+      chunks::unshuffle(data, plain, elem_size, chunk_bytes / elem_size);
       data = plain;
     }
     std::memcpy(out + first_row * row_bytes, data, rows * row_bytes);

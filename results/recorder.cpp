@@ -94,6 +94,12 @@ void Recorder::finish_streaming() {
   if (result_.chunk_cache) result_.chunk_cache->wait();
 }
 
+template <class T>
+void Recorder::make_room(const std::vector<T>& table, std::size_t n) {
+  // Offered chunks are read in place by the cache's thread: let it finish before a table moves.
+  if (result_.chunk_cache && table.size() + n > table.capacity()) result_.chunk_cache->wait();
+}
+
 void Recorder::offer_event_chunks() {
   // The int64 column's chunks are the shortest; the others' are whole multiples of them.
   if (result_.events.size() % chunks::full_chunk_rows(sizeof(Tick), 1) != 0) return;
@@ -210,8 +216,7 @@ void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex 
     default: break;
   }
   if (!record_events_) return;
-  if (result_.chunk_cache && result_.events.size() == result_.events.capacity())
-    result_.chunk_cache->wait();  // offered chunks are read in place: let them be before moving the rows
+  make_room(result_.events, 1);
   result_.events.push_back(
       EventRecord{time, static_cast<std::uint8_t>(kind), job, detail, reason_id(reason), row_lost});
   if (result_.chunk_cache) offer_event_chunks();
@@ -225,8 +230,7 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
   close_placement(job, time);
   open_from_[job] = result_.placements.size() + 1;
   for (const models::Slice& s : placement) {
-    if (result_.chunk_cache && result_.placements.size() == result_.placements.capacity())
-      result_.chunk_cache->wait();  // as for the events
+    make_room(result_.placements, 1);
     result_.placements.push_back(PlacementRecord{job, time, -1, static_cast<std::int32_t>(s.node),
                                                  static_cast<std::int32_t>(s.gpus), s.gpu_milli,
                                                  s.gpu_milli > 0 ? s.device : 0});
@@ -295,36 +299,31 @@ void Recorder::on_sample(const models::Sample& sample) {
     reserve(ts.tenant_pending_gpus, sample.tenant_pending_gpus.size());
     reserve(ts.pending_by_reason, sample.pending_by_reason.size());
   }
-  if (result_.chunk_cache) {
-    // Offered chunks are read in place: let them be before a table moves to grow.
-    bool grows = ts.time.size() == ts.time.capacity();
-    chunks::for_each_timeseries_matrix([&](const char*, auto member) {
-      const auto& v = ts.*member;
-      grows = grows || v.size() + sample.pool_free_gpus.size() + sample.tenant_used_gpus.size() +
-                               sample.pending_by_reason.size() >
-                           v.capacity();
-    });
-    if (grows || ts.running_jobs.size() == ts.running_jobs.capacity() ||
-        ts.pending_jobs.size() == ts.pending_jobs.capacity())
-      result_.chunk_cache->wait();
-  }
+  make_room(ts.time, 1);
   ts.time.push_back(sample.time);
+  make_room(ts.running_jobs, 1);
   ts.running_jobs.push_back(sample.running_jobs);
+  make_room(ts.pending_jobs, 1);
   ts.pending_jobs.push_back(sample.pending_jobs);
-  auto append = [](std::vector<std::int32_t>& out, std::span<const std::int32_t> row) {
+  auto append = [&](std::vector<std::int32_t>& out, std::span<const std::int32_t> row) {
+    make_room(out, row.size());
     out.insert(out.end(), row.begin(), row.end());
+  };
+  auto append_zeros = [&](std::vector<std::int32_t>& out, std::size_t n) {
+    make_room(out, n);
+    out.insert(out.end(), n, 0);
   };
   append(ts.pool_used_gpus, sample.pool_used_gpus);
   append(ts.pool_free_gpus, sample.pool_free_gpus);
   if (sample.pool_down_gpus.size() == sample.pool_free_gpus.size()) {
     append(ts.pool_down_gpus, sample.pool_down_gpus);
   } else {
-    ts.pool_down_gpus.insert(ts.pool_down_gpus.end(), sample.pool_free_gpus.size(), 0);
+    append_zeros(ts.pool_down_gpus, sample.pool_free_gpus.size());
   }
   if (sample.pool_frag_gpus.size() == sample.pool_free_gpus.size()) {
     append(ts.pool_frag_gpus, sample.pool_frag_gpus);
   } else {
-    ts.pool_frag_gpus.insert(ts.pool_frag_gpus.end(), sample.pool_free_gpus.size(), 0);
+    append_zeros(ts.pool_frag_gpus, sample.pool_free_gpus.size());
   }
   append(ts.tenant_used_gpus, sample.tenant_used_gpus);
   append(ts.tenant_pending_jobs, sample.tenant_pending_jobs);

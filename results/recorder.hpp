@@ -39,6 +39,10 @@ class Recorder : public models::SimObserver {
   std::uint32_t reason_id(std::string_view reason);
   // Ends the /placements rows of the job's current run at `time`.
   void close_placement(models::JobIndex job, Tick time);
+  // Before appending n rows to one of the result's tables: when streaming and the table would
+  // move to grow, waits for the chunk thread (it reads offered chunks in place).
+  template <class T>
+  void make_room(const std::vector<T>& table, std::size_t n);
   // stream_chunks: offers the chunks the last appended row completed.
   void offer_event_chunks();
   void offer_placement_chunks();

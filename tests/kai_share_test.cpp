@@ -28,13 +28,6 @@ namespace {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
-void queue(KeyValues& kv, const std::string& name, int quota, int limit) {
-  const std::string q = "queues." + name + ".resources.gpu.";
-  kv.emplace_back(q + "quota", std::to_string(quota));
-  kv.emplace_back(q + "overQuotaWeight", "1");
-  kv.emplace_back(q + "limit", std::to_string(limit));
-}
-
 KeyValues sharing(bool on, KeyValues kv = {}) {
   kv.emplace_back("gpuSharing", on ? "true" : "false");
   return kv;
@@ -239,7 +232,7 @@ TEST(KaiShare, QueueLimitCountsTheFraction) {
     in_queue(w, j, "A");
   }
   KeyValues kv;
-  queue(kv, "A", 1, 1);
+  ht::kai_queue(kv, "A", 1, 1, 1);
   const ShareRun on(w, ht::cluster(1, 4), sharing(true, kv), 500 * kSecond);
   EXPECT_DOUBLE_EQ(on.start(0), 0.0);
   EXPECT_DOUBLE_EQ(on.start(1), 0.0);
@@ -269,8 +262,8 @@ TEST(KaiShare, FractionalFairShareAndReclaimOfExactlyOneShare) {
     in_queue(w, j, j < 4 ? "A" : "B");
   }
   KeyValues kv;
-  queue(kv, "A", 1, -1);
-  queue(kv, "B", 1, -1);
+  ht::kai_queue(kv, "A", 1, 1, -1);
+  ht::kai_queue(kv, "B", 1, 1, -1);
   const ShareRun run(w, ht::cluster(1, 2), sharing(true, kv), 1000 * kSecond);
   ASSERT_EQ(run.rec.preempted.size(), 1u);
   EXPECT_EQ(std::get<0>(run.rec.preempted[0]), 10 * kSecond);
@@ -303,7 +296,7 @@ TEST(KaiShare, PreemptEvictsOneShareForAHigherPriorityShare) {
   }
   w.jobs[2].kind = models::JobKind::Interactive;
   KeyValues kv;
-  queue(kv, "A", 1, -1);
+  ht::kai_queue(kv, "A", 1, 1, -1);
   const ShareRun run(w, ht::cluster(1, 1), sharing(true, kv), 1000 * kSecond);
   ASSERT_EQ(run.rec.preempted.size(), 1u);
   EXPECT_EQ(std::get<1>(run.rec.preempted[0]), 1u);
@@ -329,9 +322,9 @@ TEST(KaiShare, OverQuotaOffersAreFlooredToWholeGpus) {
     in_queue(w, j, j < 4 ? "A" : (j < 8 ? "B" : "C"));
   }
   KeyValues kv;
-  queue(kv, "A", 0, -1);
-  queue(kv, "B", 0, -1);
-  queue(kv, "C", 0, -1);
+  ht::kai_queue(kv, "A", 0, 1, -1);
+  ht::kai_queue(kv, "B", 0, 1, -1);
+  ht::kai_queue(kv, "C", 0, 1, -1);
   const ShareRun run(w, ht::cluster(1, 4), sharing(true, kv), 1000 * kSecond);
   ASSERT_EQ(run.rec.preempted.size(), 2u);
   EXPECT_EQ(std::get<1>(run.rec.preempted[0]), 7u);
@@ -381,8 +374,8 @@ TEST(KaiShare, RandomFractionalWorkloadNeverOvercommitsAndEveryJobEnds) {
     return w;
   };
   KeyValues kv;
-  queue(kv, "A", 2, -1);
-  queue(kv, "B", 3, -1);
+  ht::kai_queue(kv, "A", 2, 1, -1);
+  ht::kai_queue(kv, "B", 3, 1, -1);
   const ShareRun a(make(), ht::cluster(2, 4), sharing(true, kv));
   const ShareRun b(make(), ht::cluster(2, 4), sharing(true, kv));
   int shares = 0;
@@ -508,7 +501,7 @@ TEST(KaiShare, QueueIsChargedTheMemoryPodsFractionOnItsNode) {
     in_queue(w, j, "A");
   }
   KeyValues kv;
-  queue(kv, "A", 1, 1);
+  ht::kai_queue(kv, "A", 1, 1, 1);
   const ShareRun small(w, ht::cluster(1, 4, "A100-40G"), sharing(true, kv), 500 * kSecond);
   EXPECT_DOUBLE_EQ(small.start(0), 0.0);
   EXPECT_DOUBLE_EQ(small.start(1), 0.0);
@@ -532,7 +525,7 @@ TEST(KaiShare, MemoryPodCapacityIsCheckedWithItsFractionOnEachNode) {
     in_queue(w, j, "A");
   }
   KeyValues kv;
-  queue(kv, "A", 1, 1);
+  ht::kai_queue(kv, "A", 1, 1, 1);
   const ShareRun run(w, pools({{"A100-80G", 1}, {"A100-40G", 1}}), sharing(true, kv), 500 * kSecond);
   for (JobIndex j = 0; j < 4; ++j) {
     EXPECT_DOUBLE_EQ(run.start(j), 0.0) << "job " << j;
@@ -556,8 +549,8 @@ TEST(KaiShare, MemoryPodGoesWhereItsFractionStaysWithinTheQueueLimit) {
   in_queue(w, 1, "A");
   in_queue(w, 2, "A");
   KeyValues kv;
-  queue(kv, "A", 1, 1);
-  queue(kv, "B", 1, -1);
+  ht::kai_queue(kv, "A", 1, 1, 1);
+  ht::kai_queue(kv, "B", 1, 1, -1);
   const ShareRun run(w, pools({{"A100-40G", 1}, {"A100-80G", 2}}), sharing(true, kv));
   EXPECT_EQ(run.slice(0).node, 0u);
   EXPECT_EQ(run.slice(1).node, 1u);
@@ -567,8 +560,8 @@ TEST(KaiShare, MemoryPodGoesWhereItsFractionStaysWithinTheQueueLimit) {
   EXPECT_EQ(run.slice(2).gpu_milli, 200);
   // Without the limit, binpack takes node 0 at 0.40.
   KeyValues open;
-  queue(open, "A", 1, -1);
-  queue(open, "B", 1, -1);
+  ht::kai_queue(open, "A", 1, 1, -1);
+  ht::kai_queue(open, "B", 1, 1, -1);
   const ShareRun free_run(w, pools({{"A100-40G", 1}, {"A100-80G", 2}}), sharing(true, open));
   EXPECT_EQ(free_run.slice(2).node, 0u);
   EXPECT_EQ(free_run.slice(2).gpu_milli, 400);

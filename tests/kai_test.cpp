@@ -32,18 +32,6 @@ namespace ht = headroom::testing;
 
 namespace {
 
-// A queue with every GPU field set, cpu and memory unlimited by default.
-void queue(std::vector<std::pair<std::string, std::string>>& kv, const std::string& name, int quota, double weight,
-           int limit, const std::string& parent = "", int priority = 100) {
-  const std::string q = "queues." + name + ".";
-  if (!parent.empty()) kv.emplace_back(q + "parentQueue", parent);
-  kv.emplace_back(q + "priority", std::to_string(priority));
-  kv.emplace_back(q + "resources.gpu.quota", std::to_string(quota));
-  std::string w = std::to_string(weight);
-  kv.emplace_back(q + "resources.gpu.overQuotaWeight", w);
-  kv.emplace_back(q + "resources.gpu.limit", std::to_string(limit));
-}
-
 // Tracks which jobs are running, with every preemption's time, reason and preemptor.
 class Recorder : public models::SimObserver {
  public:
@@ -169,11 +157,11 @@ KaiRun a1_run(bool b_older) {
   for (JobIndex j = 0; j < 20; ++j) in_queue(w, j, j < 10 ? "A" : "B");
   std::vector<std::pair<std::string, std::string>> kv;
   if (b_older) {
-    queue(kv, "B", 2, 3, -1);
-    queue(kv, "A", 2, 1, -1);
+    ht::kai_queue(kv, "B", 2, 3, -1);
+    ht::kai_queue(kv, "A", 2, 1, -1);
   } else {
-    queue(kv, "A", 2, 1, -1);
-    queue(kv, "B", 2, 3, -1);
+    ht::kai_queue(kv, "A", 2, 1, -1);
+    ht::kai_queue(kv, "B", 2, 3, -1);
   }
   return KaiRun(w, ht::cluster(1, 10), ht::ordered_params(kv), 1000 * kSecond);
 }
@@ -201,8 +189,8 @@ KaiRun a2_run(int b_jobs, const std::string& reclaim_min_runtime = "") {
   auto w = b.build();
   for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, j < 8 ? "A" : "B");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "A", 4, 1, -1);
-  queue(kv, "B", 4, 1, -1);
+  ht::kai_queue(kv, "A", 4, 1, -1);
+  ht::kai_queue(kv, "B", 4, 1, -1);
   if (!reclaim_min_runtime.empty()) kv.emplace_back("queues.A.reclaimMinRuntime", reclaim_min_runtime);
   return KaiRun(w, ht::cluster(1, 8), ht::ordered_params(kv), 2000 * kSecond);
 }
@@ -244,8 +232,8 @@ TEST(Kai, QuotasAboveTheClusterStopReclaimAtTheVictimsQuota) {
   auto w = b.build();
   for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, j < 8 ? "B" : "A");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "A", 6, 1, -1);
-  queue(kv, "B", 3, 1, -1);
+  ht::kai_queue(kv, "A", 6, 1, -1);
+  ht::kai_queue(kv, "B", 3, 1, -1);
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 1000 * kSecond);
   EXPECT_EQ(run.rec.preemptions.size(), 5u);
   EXPECT_EQ(run.running_in("A"), 5);
@@ -269,7 +257,7 @@ TEST(Kai, A3_NonPreemptibleJobsOnlyWithinQuotaTrainJobsRunOverQuota) {
   auto w = b.build();
   for (JobIndex j = 0; j < 6; ++j) in_queue(w, j, "A", j < 3 ? models::JobKind::Interactive : models::JobKind::Train);
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "A", 2, 1, -1);
+  ht::kai_queue(kv, "A", 2, 1, -1);
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
   EXPECT_DOUBLE_EQ(run.start(0), 0.0);
   EXPECT_DOUBLE_EQ(run.start(1), 0.0);
@@ -286,8 +274,8 @@ TEST(Kai, A4_BuildPodPreemptsTheTrainPodInItsQueue) {
   in_queue(w, 0, "test", models::JobKind::Train);
   in_queue(w, 1, "test", models::JobKind::Interactive);  // build, 100
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "default", -1, 1, -1);
-  queue(kv, "test", 1, 1, 1, "default");
+  ht::kai_queue(kv, "default", -1, 1, -1);
+  ht::kai_queue(kv, "test", 1, 1, 1, "default");
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
   EXPECT_EQ(run.preemptions(0), 1);
   EXPECT_DOUBLE_EQ(run.start(1), 35.0);  // preempted at 5, 30 s grace
@@ -303,7 +291,7 @@ TEST(Kai, PreemptNeedsStrictlyLowerPriority) {
   in_queue(w, 0, "test", models::JobKind::Train);
   in_queue(w, 1, "test", models::JobKind::Train);
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "test", 1, 1, 1);
+  ht::kai_queue(kv, "test", 1, 1, 1);
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_EQ(run.preemptions(0), 0);
   EXPECT_DOUBLE_EQ(run.start(1), 1000.0);
@@ -315,7 +303,7 @@ TEST(Kai, A5_TheThirdJobIsPendingWithOverLimit) {
   auto w = ht::WorkloadBuilder().job(0, 1, 1000).job(0, 1, 1000).job(0, 1, 1000).build();
   for (JobIndex j = 0; j < 3; ++j) in_queue(w, j, "A");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "A", 0, 1, 2);
+  ht::kai_queue(kv, "A", 0, 1, 2);
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
   EXPECT_DOUBLE_EQ(run.start(0), 0.0);
   EXPECT_DOUBLE_EQ(run.start(1), 0.0);
@@ -440,11 +428,11 @@ TEST(Kai, HierarchicalReclaimComparesBelowTheCommonAncestor) {
   auto w = bld.build();
   for (JobIndex j = 0; j < 10; ++j) in_queue(w, j, j < 8 ? "c" : "a");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "org1", 4, 1, -1);
-  queue(kv, "org2", 4, 1, -1);
-  queue(kv, "a", 2, 1, -1, "org1");
-  queue(kv, "b", 2, 1, -1, "org1");
-  queue(kv, "c", 4, 1, -1, "org2");
+  ht::kai_queue(kv, "org1", 4, 1, -1);
+  ht::kai_queue(kv, "org2", 4, 1, -1);
+  ht::kai_queue(kv, "a", 2, 1, -1, "org1");
+  ht::kai_queue(kv, "b", 2, 1, -1, "org1");
+  ht::kai_queue(kv, "c", 4, 1, -1, "org2");
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 1000 * kSecond);
   EXPECT_EQ(run.rec.preemptions.size(), 2u);
   EXPECT_DOUBLE_EQ(run.start(8), 40.0);
@@ -460,8 +448,8 @@ TEST(Kai, NonPreemptibleJobsAreNeverVictims) {
   for (JobIndex j = 0; j < 8; ++j) in_queue(w, j, "A", models::JobKind::Inference);
   in_queue(w, 8, "B");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "A", 8, 1, -1);
-  queue(kv, "B", 0, 1, -1);
+  ht::kai_queue(kv, "A", 8, 1, -1);
+  ht::kai_queue(kv, "B", 0, 1, -1);
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_TRUE(run.rec.preemptions.empty());
   EXPECT_DOUBLE_EQ(run.start(8), 1000.0);
@@ -477,8 +465,8 @@ KaiRun usage_run(bool time_based) {
   auto w = b.build();
   for (JobIndex j = 0; j < 12; ++j) in_queue(w, j, j < 4 || j >= 8 ? "A" : "B");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "A", 0, 1, -1);
-  queue(kv, "B", 0, 1, -1);
+  ht::kai_queue(kv, "A", 0, 1, -1);
+  ht::kai_queue(kv, "B", 0, 1, -1);
   if (time_based) {
     kv.emplace_back("timeBasedFairshare", "true");
     kv.emplace_back("usageParams.halfLifePeriod", "1h");
@@ -503,8 +491,8 @@ TEST(Kai, JobsInParentQueuesAndJobsThatNeverFitAreRejected) {
   in_queue(w, 1, "team");
   in_queue(w, 2, "team");
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "org", -1, 1, -1);
-  queue(kv, "team", 0, 1, -1, "org");
+  ht::kai_queue(kv, "org", -1, 1, -1);
+  ht::kai_queue(kv, "team", 0, 1, -1, "org");
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_EQ(run.state(0), JobState::Rejected);
   EXPECT_EQ(run.state(1), JobState::Rejected);
@@ -552,7 +540,7 @@ TEST(KaiParams, PriorityClassMappingMakesInteractiveJobsPreemptible) {
   in_queue(w, 0, "test", models::JobKind::Interactive);
   in_queue(w, 1, "test", models::JobKind::Inference);
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "test", 1, 1, 1);
+  ht::kai_queue(kv, "test", 1, 1, 1);
   kv.emplace_back("priorityClassName.interactive", "build-preemptible");
   const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv));
   EXPECT_EQ(run.preemptions(0), 1);  // 75 < 125 and preemptible
@@ -644,9 +632,9 @@ TEST_P(KaiProperties, NoOvercommitEachJobEndsOnceDeterministic) {
   c.pools.push_back({"big", 3, 8, "A100", 0, 0});
   c.pools.push_back({"small", 2, 4, "T4", 0, 0});
   std::vector<std::pair<std::string, std::string>> kv;
-  queue(kv, "q0", 8, 1, -1);
-  queue(kv, "q1", 8, 2, -1);
-  queue(kv, "q2", 0, 1, 24);
+  ht::kai_queue(kv, "q0", 8, 1, -1);
+  ht::kai_queue(kv, "q1", 8, 2, -1);
+  ht::kai_queue(kv, "q2", 0, 1, 24);
   kv.emplace_back("preemptMinRuntime", "30s");
   auto run = [&] {
     auto policy = policies::make_policy("kai", ht::ordered_params(kv), 1);

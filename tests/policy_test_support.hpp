@@ -33,6 +33,18 @@ inline policies::PolicyParams ordered_params(const std::vector<std::pair<std::st
   return out;
 }
 
+// Appends a KAI queue with every GPU field set (cpu and memory unlimited by default) to
+// parameters given in order (ordered_params).
+inline void kai_queue(std::vector<std::pair<std::string, std::string>>& kv, const std::string& name, int quota,
+                      double weight, int limit, const std::string& parent = "", int priority = 100) {
+  const std::string q = "queues." + name + ".";
+  if (!parent.empty()) kv.emplace_back(q + "parentQueue", parent);
+  kv.emplace_back(q + "priority", std::to_string(priority));
+  kv.emplace_back(q + "resources.gpu.quota", std::to_string(quota));
+  kv.emplace_back(q + "resources.gpu.overQuotaWeight", std::to_string(weight));
+  kv.emplace_back(q + "resources.gpu.limit", std::to_string(limit));
+}
+
 // Where inline scenario text claims to live (its relative paths resolve from there).
 inline const std::string kInlineScenario = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml";
 

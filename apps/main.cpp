@@ -137,16 +137,11 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   std::optional<headroom::results::Summary> summary;
   std::optional<headroom::results::Fairness> fairness;
   try {
-    // The summary and the fairness metrics are independent: one of them on another thread.
+    // The summary and the fairness metrics are independent: one of them on another thread
+    // (run_and_wait waits for both, and then rethrows what either threw).
     tbb::task_group metrics;
     metrics.run([&] { fairness = headroom::planner::fairness_of(outcome); });
-    try {
-      summary = headroom::results::summarize(outcome.result);
-    } catch (...) {
-      metrics.wait();
-      throw;
-    }
-    metrics.wait();
+    metrics.run_and_wait([&] { summary = headroom::results::summarize(outcome.result); });
   } catch (...) {
     writing.wait();
     throw;

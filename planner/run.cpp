@@ -91,7 +91,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
   results::Recorder recorder(workload, sc.cluster, sc.output.events);
   // Streaming deflates on a thread of its own: with the run held to one thread (--threads 1)
-  // it would only add copying.
+  // it would only add work (the chunks' digests) to that thread.
   if (options.stream_chunks && tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) > 1)
     recorder.stream_chunks();
   scenarios::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);

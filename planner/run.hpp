@@ -16,8 +16,8 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's seed
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::size_t done, std::size_t total)> progress;
-  // The result will be written: deflate its file's chunks on worker threads during the run
-  // (results::Recorder::stream_chunks), so that write_hdf5 has less left to do.
+  // The result will be written: deflate its file's chunks on a thread of their own during the
+  // run (results::Recorder::stream_chunks), so that write_hdf5 has less left to do.
   bool stream_chunks = false;
 };
 

@@ -25,8 +25,8 @@ class Recorder : public models::SimObserver {
 
   // From now on, every chunk of the result file whose rows are complete (the trace's job
   // columns at once; audit log, placement and sample rows as they fill up) is deflated on a
-  // worker thread while the run goes on, for write_hdf5 to take. Costs a copy of those columns;
-  // call it when the result will be written.
+  // thread of its own while the run goes on, for write_hdf5 to take; it reads the rows in place.
+  // Call it when the result will be written.
   void stream_chunks();
   // Waits until the chunks offered so far are filtered (they are read in place): call it before
   // the result is copied, changed or freed.

@@ -1,6 +1,6 @@
 #include "results/chunks.hpp"
 
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -38,12 +38,28 @@ void unshuffle_fixed(const unsigned char* in, unsigned char* out, std::size_t co
     for (std::size_t b = 0; b < Size; ++b) out[i * Size + b] = in[b * count + i];
 }
 
-// One libdeflate compressor per thread, made on first use.
-libdeflate_compressor* thread_compressor() {
-  thread_local std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(
-      libdeflate_alloc_compressor(kDeflateLevel), libdeflate_free_compressor);
-  if (!c) throw std::bad_alloc();
-  return c.get();
+// Deflates `size` bytes into at most `room` bytes as one zlib stream (HDF5's deflate filter reads
+// zlib streams) with ISA-L's igzip at level 1; returns 0 when the stream does not fit.
+std::size_t zlib_compress(const unsigned char* in, std::size_t size, unsigned char* out, std::size_t room) {
+  // igzip's level 1 keeps its hash table in a caller's buffer; a fixed size keeps the output fixed.
+  thread_local std::vector<std::uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
+  isal_zstream s;
+  isal_deflate_stateless_init(&s);
+  s.level = kDeflateLevel;
+  s.level_buf = level_buf.data();
+  s.level_buf_size = static_cast<std::uint32_t>(level_buf.size());
+  s.gzip_flag = IGZIP_ZLIB;
+  s.end_of_stream = 1;
+  s.flush = NO_FLUSH;
+  s.next_in = const_cast<std::uint8_t*>(in);
+  s.avail_in = static_cast<std::uint32_t>(size);
+  s.next_out = out;
+  s.avail_out = static_cast<std::uint32_t>(room);
+  switch (isal_deflate_stateless(&s)) {
+    case COMP_OK: return s.total_out;
+    case STATELESS_OVERFLOW: return 0;
+    default: throw std::runtime_error("igzip: cannot compress a chunk");
+  }
 }
 
 Filtered shuffle_and_deflate(const Elements& e, std::size_t chunk_bytes) {
@@ -53,7 +69,7 @@ Filtered shuffle_and_deflate(const Elements& e, std::size_t chunk_bytes) {
   // Room for chunk_bytes - 1 bytes: a chunk that does not compress below its size is stored as is.
   const std::size_t room = chunk_bytes - 1;
   unsigned char* deflated = scratch(deflated_buf, room);
-  const std::size_t size = libdeflate_zlib_compress(thread_compressor(), shuffled, chunk_bytes, deflated, room);
+  const std::size_t size = zlib_compress(shuffled, chunk_bytes, deflated, room);
   Filtered out;
   if (size == 0) {  // incompressible: store it shuffled only, as HDF5 would
     out.bytes.assign(shuffled, shuffled + chunk_bytes);

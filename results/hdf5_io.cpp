@@ -434,19 +434,29 @@ class Writer {
   // String writes convert each value to its file form through a buffer that HDF5 allocates and
   // zeroes per write, 1 MiB by default; the string tables here are small, so 64 KiB suffices
   // (HDF5 converts larger ones in several passes).
-  explicit Writer(hid_t file) : file_(file), string_xfer_(H5Pcreate(H5P_DATASET_XFER), H5Pclose) {
+  // Objects are created without modification times (HDF5 stores them by default), so that the same
+  // run written twice gives the same bytes.
+  explicit Writer(hid_t file)
+      : file_(file),
+        string_xfer_(H5Pcreate(H5P_DATASET_XFER), H5Pclose),
+        gcpl_(H5Pcreate(H5P_GROUP_CREATE), H5Pclose),
+        strings_dcpl_(H5Pcreate(H5P_DATASET_CREATE), H5Pclose) {
     if (!string_xfer_.valid() || H5Pset_buffer(string_xfer_.get(), std::size_t{64} << 10, nullptr, nullptr) < 0)
       fail("string transfer property list");
+    if (!gcpl_.valid() || H5Pset_obj_track_times(gcpl_.get(), false) < 0) fail("group creation property list");
+    if (!strings_dcpl_.valid() || H5Pset_obj_track_times(strings_dcpl_.get(), false) < 0)
+      fail("dataset creation property list");
   }
 
   Handle group(const char* where) {
-    return checked(H5Gcreate2(file_, where, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, where);
+    return checked(H5Gcreate2(file_, where, H5P_DEFAULT, gcpl_.get(), H5P_DEFAULT), H5Gclose, where);
   }
 
   void array(const Array& a) {
     const std::string& where = a.where;
     Handle space = checked(H5Screate_simple(a.rank, a.dims.data(), nullptr), H5Sclose, where);
     Handle dcpl = checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, where);
+    check(H5Pset_obj_track_times(dcpl.get(), false), where);
     if (a.chunked()) {
       check(H5Pset_chunk(dcpl.get(), a.rank, a.chunk.data()), where);
       check(H5Pset_shuffle(dcpl.get()), where);
@@ -478,9 +488,9 @@ class Writer {
     for (const auto& s : values) ptrs.push_back(s.c_str());
     const hsize_t dims[1] = {values.size()};
     Handle space = checked(H5Screate_simple(1, dims, nullptr), H5Sclose, where);
-    Handle ds =
-        checked(H5Dcreate2(file_, where.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                H5Dclose, where);
+    Handle ds = checked(
+        H5Dcreate2(file_, where.c_str(), type.get(), space.get(), H5P_DEFAULT, strings_dcpl_.get(), H5P_DEFAULT),
+        H5Dclose, where);
     if (!values.empty())
       check(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, string_xfer_.get(), ptrs.data()), where);
   }
@@ -516,6 +526,8 @@ class Writer {
 
   hid_t file_;
   Handle string_xfer_;
+  Handle gcpl_;
+  Handle strings_dcpl_;
 };
 
 std::vector<std::string> job_state_names() {

@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "models/cluster.hpp"
@@ -570,6 +572,23 @@ TEST_F(ResultsTest, OverwritesExistingFile) {
   hr::write_hdf5(second, file);
   expect_same(second, hr::read_hdf5(file));
   EXPECT_EQ(entries(), std::vector<std::string>{"run.h5"});
+}
+
+TEST_F(ResultsTest, SameResultWrittenTwiceGivesTheSameBytes) {
+  // HDF5 stores each object's modification time (whole seconds) unless told not to; the two
+  // writes are more than a second apart, so any time stored would show.
+  const hr::RunResult r = synthetic_result(5000, 9000, 10, 3);
+  const std::string a = path("a.h5"), b = path("b.h5");
+  hr::write_hdf5(r, a);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  hr::write_hdf5(r, b);
+  auto bytes = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string first = bytes(a), second = bytes(b);
+  ASSERT_GT(first.size(), 1000u);
+  EXPECT_TRUE(first == second) << "the files differ although the result is the same";
 }
 
 // --- read errors -----------------------------------------------------------------------------

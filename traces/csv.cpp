@@ -143,7 +143,8 @@ class CsvImporter {
     w_.jobs.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 26));
   }
 
-  // The next non-blank record, joining lines while a quoted cell is open; sets line_.
+  // The next non-blank record, joining lines while a quoted cell is open; sets line_, and
+  // cells_ready_ when cells_ already hold the record's cells.
   bool next_record(std::string_view& rec) {
     std::string_view line;
     for (;;) {
@@ -151,7 +152,9 @@ class CsvImporter {
       if (!trim(line).empty()) break;
     }
     line_ = in_.line_number();
-    if (line.find('"') == std::string_view::npos || !open_quote(line)) {
+    // Most records hold no quote: split them at once, in the one pass that looks for a quote.
+    cells_ready_ = split_unquoted(line, cells_);
+    if (cells_ready_ || !open_quote(line)) {
       rec = line;
       return true;
     }
@@ -173,6 +176,7 @@ class CsvImporter {
   }
 
   void split(std::string_view rec) {
+    if (cells_ready_) return;
     const Split r = split_record(rec, cells_, scratch_);
     const char* message = nullptr;
     switch (r.error) {
@@ -234,40 +238,59 @@ class CsvImporter {
     throw sim::InputError(in_.path(), line_, static_cast<int>(cells_[i].offset) + 1, where, message);
   }
 
+  // Inlined in row(); the messages are built out of line, in bad_integer and bad_seconds.
   std::int64_t integer(std::size_t i, std::int64_t lo, std::int64_t hi) const {
-    const std::string_view t = cells_[i].text;
     std::int64_t v = 0;
-    const Parse r = parse_int_lenient(t, v);
+    const Parse r = parse_int_lenient(cells_[i].text, v);
+    if (r != Parse::Ok || v < lo || v > hi) bad_integer(i, r, lo, hi);
+    return v;
+  }
+
+  // A syntax or range error, else (parsed, but not in [lo, hi]) the range it must be in.
+  [[noreturn]] void bad_integer(std::size_t i, Parse r, std::int64_t lo, std::int64_t hi) const {
+    const std::string_view t = cells_[i].text;
     if (r == Parse::Syntax) fail(i, "expected an integer, got " + quoted(t));
     if (r == Parse::Range) fail(i, "number out of range, got " + quoted(t));
-    if (v < lo || v > hi) {
-      const std::string range =
-          hi == std::numeric_limits<std::int32_t>::max() || hi == std::numeric_limits<std::int64_t>::max()
-              ? ">= " + std::to_string(lo)
-              : "in " + std::to_string(lo) + ".." + std::to_string(hi);
-      fail(i, "expected an integer " + range + ", got " + quoted(t));
-    }
-    return v;
+    const std::string range =
+        hi == std::numeric_limits<std::int32_t>::max() || hi == std::numeric_limits<std::int64_t>::max()
+            ? ">= " + std::to_string(lo)
+            : "in " + std::to_string(lo) + ".." + std::to_string(hi);
+    fail(i, "expected an integer " + range + ", got " + quoted(t));
   }
 
   // Milliseconds; -1 for "-1" when `unknown_ok`.
   sim::Tick seconds(std::size_t i, bool unknown_ok) const {
-    const std::string_view t = cells_[i].text;
     std::int64_t ms = 0;
-    const Parse r = parse_seconds(t, ms);
+    const Parse r = parse_seconds(cells_[i].text, ms);
+    if (r == Parse::Ok && ms >= 0) return ms;
+    if (r == Parse::Ok && unknown_ok && ms == -sim::kSecond) return -1;
+    bad_seconds(i, r, unknown_ok);
+  }
+
+  // A syntax or range error, else (parsed, but negative and not the -1 allowed) the rule.
+  [[noreturn]] void bad_seconds(std::size_t i, Parse r, bool unknown_ok) const {
+    const std::string_view t = cells_[i].text;
     if (r == Parse::Syntax) fail(i, "expected a number of seconds, got " + quoted(t));
     if (r == Parse::Range)
       fail(i, "time out of range (at most " + std::to_string(kMaxSeconds) + " s), got " + quoted(t));
-    if (ms < 0) {
-      if (unknown_ok && ms == -sim::kSecond) return -1;
-      fail(i, std::string("expected a non-negative number of seconds") + (unknown_ok ? " (or -1 for unknown)" : "") +
-                  ", got " + quoted(t));
-    }
-    return ms;
+    fail(i, std::string("expected a non-negative number of seconds") + (unknown_ok ? " (or -1 for unknown)" : "") +
+                ", got " + quoted(t));
   }
 
   // A name cell (tenant, queue, GPU type): stored in results as UTF-8 strings, so it must be UTF-8.
   std::string_view name(std::size_t i) const {
+    const std::string_view t = cells_[i].text;
+    // ASCII, the usual case, is valid UTF-8: the full check only when there is another byte.
+    for (const char c : t) {
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        check_utf8(i);
+        break;
+      }
+    }
+    return t;
+  }
+
+  void check_utf8(std::size_t i) const {
     const std::string_view t = cells_[i].text;
     const std::size_t bad = utf8_error(t);
     if (bad != std::string_view::npos) {
@@ -276,7 +299,6 @@ class CsvImporter {
       fail(i, std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
                   " is not valid UTF-8 (save the trace as UTF-8)");
     }
-    return t;
   }
 
   std::uint16_t gpu_type(std::size_t i) {
@@ -420,6 +442,7 @@ class CsvImporter {
   std::array<int, kColumnCount> index_{};  // cell index of each Col, -1 when absent
   std::vector<Col> columns_;               // Col of each cell
   std::vector<Cell> cells_;
+  bool cells_ready_ = false;  // cells_ hold the cells of the record next_record returned
   std::string scratch_;
   std::string joined_;
   std::map<std::string, std::uint16_t, std::less<>> gpu_types_;

@@ -16,7 +16,7 @@ bool all_digits(std::string_view s) {
 
 }  // namespace
 
-Parse parse_int(std::string_view text, std::int64_t& out) {
+Parse parse_int_general(std::string_view text, std::int64_t& out) {
   if (text.empty()) return Parse::Syntax;
   const char* first = text.data();
   const char* last = first + text.size();
@@ -27,17 +27,17 @@ Parse parse_int(std::string_view text, std::int64_t& out) {
   return Parse::Ok;
 }
 
-Parse parse_int_lenient(std::string_view text, std::int64_t& out) {
+Parse parse_int_lenient_general(std::string_view text, std::int64_t& out) {
   const std::size_t dot = text.find('.');
-  if (dot == std::string_view::npos) return parse_int(text, out);
+  if (dot == std::string_view::npos) return parse_int_general(text, out);
   const std::string_view frac = text.substr(dot + 1);
   if (frac.empty() || !all_digits(frac)) return Parse::Syntax;
   for (char c : frac)
     if (c != '0') return Parse::Syntax;
-  return parse_int(text.substr(0, dot), out);
+  return parse_int_general(text.substr(0, dot), out);
 }
 
-Parse parse_seconds(std::string_view text, std::int64_t& out_ms) {
+Parse parse_seconds_general(std::string_view text, std::int64_t& out_ms) {
   const bool negative = !text.empty() && text.front() == '-';
   if (negative) text.remove_prefix(1);
   const std::size_t dot = text.find('.');

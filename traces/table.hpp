@@ -42,6 +42,12 @@ struct Split {
 Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch, char delimiter = ',',
                    bool quotes = true);
 
+// The fast path of split_record for a record without quotes: the same cells as split_record
+// (`quotes` or not) when `rec` holds no '"'; returns false, with `cells` undefined, as soon as it
+// meets one (the caller then uses split_record). One pass, no scratch string. `delimiter` is
+// not '"'.
+bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimiter = ',');
+
 // True when the quotes in `text` leave a quoted cell open.
 bool open_quote(std::string_view text);
 

@@ -22,13 +22,17 @@ class NameTable {
   const std::vector<std::string>& names() const { return names_; }
 
  private:
+  // The slot of `name` in slots_, or the empty slot where it would go.
+  std::size_t probe(std::string_view name) const;
+  void grow();
+
   std::vector<std::string> names_;
-  // Hashed, looked up by string_view without building a string; ids come from names_ order.
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+  // Open addressing with linear probing, looked up by string_view without building a string (an
+  // import interns a name per row): slots_ holds the id + 1 of the name placed there, 0 when
+  // empty; its size is a power of two (2^(64 - shift_)), kept at most half full. Ids come from
+  // names_ order, never from the hash.
+  std::vector<std::uint32_t> slots_;
+  int shift_ = 64;
   std::uint32_t last_ = 0;  // the id intern returned last (checked first)
 };
 

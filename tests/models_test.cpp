@@ -36,6 +36,33 @@ TEST(NameTable, InternsInFirstSeenOrder) {
   EXPECT_FALSE(t.find("c"));
 }
 
+TEST(NameTable, ManyNamesKeepTheirIdsThroughGrowth) {
+  // Distinct names, interned with repeats in between, through many doublings of the hash table:
+  // every id is the first-seen order, and find agrees with intern; a copy answers the same.
+  NameTable t;
+  EXPECT_FALSE(t.find(""));
+  constexpr std::uint32_t kNames = 20'000;
+  auto name_of = [](std::uint32_t k) {
+    return k % 7 == 0 ? std::string() + "user " + std::to_string(k) : "u" + std::to_string(k);
+  };
+  for (std::uint32_t k = 0; k < kNames; ++k) {
+    ASSERT_EQ(t.intern(name_of(k)), k);
+    ASSERT_EQ(t.intern(name_of(k / 2)), k / 2);  // a name seen before
+    ASSERT_EQ(t.intern(name_of(k)), k);
+  }
+  EXPECT_EQ(t.intern(""), kNames);
+  const NameTable copy = t;
+  for (std::uint32_t k = 0; k < kNames; ++k) {
+    ASSERT_EQ(t.name(k), name_of(k));
+    ASSERT_EQ(t.find(name_of(k)), k);
+    ASSERT_EQ(copy.find(name_of(k)), k);
+  }
+  EXPECT_EQ(t.find(""), kNames);
+  EXPECT_FALSE(t.find("u" + std::to_string(kNames)));
+  EXPECT_FALSE(t.find("u"));
+  EXPECT_EQ(t.size(), kNames + 1);
+}
+
 namespace {
 ClusterSpec two_pools() {
   ClusterSpec s;

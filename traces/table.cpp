@@ -1,6 +1,9 @@
 #include "traces/table.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "sim/errors.hpp"
@@ -82,19 +85,58 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
   }
 }
 
+namespace {
+
+// Byte-parallel search in a 64-bit word of 8 characters (plain integer arithmetic, "SWAR").
+constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+constexpr std::uint64_t kHighs = 0x8080808080808080ull;
+
+// The high bit of each byte of `word` that equals `c` is set. The lowest set bit is exact; a
+// borrow may also flag bytes above a match, which the caller never looks at.
+std::uint64_t bytes_equal(std::uint64_t word, char c) {
+  const std::uint64_t x = word ^ (kOnes * static_cast<unsigned char>(c));
+  return (x - kOnes) & ~x & kHighs;
+}
+
+// The first position in [p, n) of `delimiter` or '"', or n.
+std::size_t find_delimiter_or_quote(const char* s, std::size_t p, std::size_t n, char delimiter) {
+  if constexpr (std::endian::native == std::endian::little) {
+    // Eight characters at a time while a whole word fits in the record (on little-endian
+    // machines the first character is the lowest byte), then one at a time.
+    for (; p + 8 <= n; p += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, s + p, 8);
+      const std::uint64_t hits = bytes_equal(word, delimiter) | bytes_equal(word, '"');
+      if (hits != 0) return p + static_cast<std::size_t>(std::countr_zero(hits)) / 8;
+    }
+  }
+  while (p < n && s[p] != delimiter && s[p] != '"') ++p;
+  return p;
+}
+
+// is_blank(c) || c == '\r' after a one-compare test that lets ordinary characters through.
+bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (is_blank(c) || c == '\r'); }
+
+}  // namespace
+
 bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimiter) {
   // split_record's unquoted branch, step for step (so that a blank delimiter behaves the same),
-  // with the quote test folded into the scan for the delimiter.
+  // with the quote test folded into the search for the delimiter.
   cells.clear();
   const char* s = rec.data();
   const std::size_t n = rec.size();
   std::size_t p = 0;
   for (;;) {
-    while (p < n && is_blank(s[p])) ++p;
-    const std::size_t from = p;
-    for (; p < n && s[p] != delimiter; ++p)
-      if (s[p] == '"') return false;
-    cells.push_back(Cell{trim(std::string_view(s + from, p - from)), from});
+    while (p < n && static_cast<unsigned char>(s[p]) <= ' ' && is_blank(s[p])) ++p;
+    std::size_t from = p;
+    p = find_delimiter_or_quote(s, p, n, delimiter);
+    if (p < n && s[p] == '"') return false;
+    // The cell trimmed as trim() does, its offset where the leading blanks end.
+    const std::size_t offset = from;
+    std::size_t to = p;
+    while (from < to && is_space(s[from])) ++from;
+    while (to > from && is_space(s[to - 1])) --to;
+    cells.push_back(Cell{std::string_view(s + from, to - from), offset});
     if (p >= n) return true;
     ++p;
   }

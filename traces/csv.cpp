@@ -149,6 +149,8 @@ class CsvImporter {
     std::string_view line;
     for (;;) {
       if (!in_.next_line(line)) return false;
+      // Not blank when it starts with a character above ' ' (most lines), else as trim() says.
+      if (!line.empty() && static_cast<unsigned char>(line.front()) > ' ') break;
       if (!trim(line).empty()) break;
     }
     line_ = in_.line_number();
@@ -328,9 +330,12 @@ class CsvImporter {
     std::size_t end_cell = 0;
     std::size_t milli_cell = 0, memory_cell = 0;
     std::size_t group_cell = 0, gang_cell = cells_.size();
-    for (std::size_t i = 0; i < cells_.size(); ++i) {
+    // The cell count and the columns in locals: the calls below may not be assumed to keep them.
+    const std::size_t count = cells_.size();
+    const Col* columns = columns_.data();
+    for (std::size_t i = 0; i < count; ++i) {
       const std::string_view t = cells_[i].text;
-      const Col col = columns_[i];
+      const Col col = columns[i];
       if (t.empty()) {
         if (static_cast<std::size_t>(col) < kRequiredCount) fail(i, "empty value in a required column");
         continue;

@@ -39,6 +39,40 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
   return {};
 }
 
+namespace {
+
+// Byte-parallel search in a 64-bit word of 8 characters (plain integer arithmetic, "SWAR").
+constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+constexpr std::uint64_t kHighs = 0x8080808080808080ull;
+
+// The high bit of each byte of `word` that equals `c` is set. The lowest set bit is exact; a
+// borrow may also flag bytes above a match, which the caller never looks at.
+std::uint64_t bytes_equal(std::uint64_t word, char c) {
+  const std::uint64_t x = word ^ (kOnes * static_cast<unsigned char>(c));
+  return (x - kOnes) & ~x & kHighs;
+}
+
+// The first position in [p, n) of `a` or `b`, or n.
+std::size_t find_either(const char* s, std::size_t p, std::size_t n, char a, char b) {
+  if constexpr (std::endian::native == std::endian::little) {
+    // Eight characters at a time while a whole word fits in the record (on little-endian
+    // machines the first character is the lowest byte), then one at a time.
+    for (; p + 8 <= n; p += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, s + p, 8);
+      const std::uint64_t hits = bytes_equal(word, a) | bytes_equal(word, b);
+      if (hits != 0) return p + static_cast<std::size_t>(std::countr_zero(hits)) / 8;
+    }
+  }
+  while (p < n && s[p] != a && s[p] != b) ++p;
+  return p;
+}
+
+// is_blank(c) || c == '\r' after a one-compare test that lets ordinary characters through.
+bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (is_blank(c) || c == '\r'); }
+
+}  // namespace
+
 Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch, char delimiter, bool quotes) {
   cells.clear();
   scratch.clear();
@@ -68,14 +102,9 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
       while (p < n && (is_blank(rec[p]) || rec[p] == '\r')) ++p;
       if (p < n && rec[p] != delimiter) return {SplitError::AfterQuote, p};
     } else {
-      // One pass to the delimiter (cells are short), refusing a quote on the way.
-      std::size_t q = p;
-      if (quotes) {
-        for (; q < n && rec[q] != delimiter; ++q)
-          if (rec[q] == '"') return {SplitError::StrayQuote, q};
-      } else {
-        while (q < n && rec[q] != delimiter) ++q;
-      }
+      // One pass to the delimiter, refusing a quote on the way.
+      const std::size_t q = find_either(rec.data(), p, n, delimiter, quotes ? '"' : delimiter);
+      if (q < n && rec[q] != delimiter) return {SplitError::StrayQuote, q};
       cell.text = trim(rec.substr(p, q - p));
       p = q;
     }
@@ -84,40 +113,6 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
     ++p;
   }
 }
-
-namespace {
-
-// Byte-parallel search in a 64-bit word of 8 characters (plain integer arithmetic, "SWAR").
-constexpr std::uint64_t kOnes = 0x0101010101010101ull;
-constexpr std::uint64_t kHighs = 0x8080808080808080ull;
-
-// The high bit of each byte of `word` that equals `c` is set. The lowest set bit is exact; a
-// borrow may also flag bytes above a match, which the caller never looks at.
-std::uint64_t bytes_equal(std::uint64_t word, char c) {
-  const std::uint64_t x = word ^ (kOnes * static_cast<unsigned char>(c));
-  return (x - kOnes) & ~x & kHighs;
-}
-
-// The first position in [p, n) of `delimiter` or '"', or n.
-std::size_t find_delimiter_or_quote(const char* s, std::size_t p, std::size_t n, char delimiter) {
-  if constexpr (std::endian::native == std::endian::little) {
-    // Eight characters at a time while a whole word fits in the record (on little-endian
-    // machines the first character is the lowest byte), then one at a time.
-    for (; p + 8 <= n; p += 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, s + p, 8);
-      const std::uint64_t hits = bytes_equal(word, delimiter) | bytes_equal(word, '"');
-      if (hits != 0) return p + static_cast<std::size_t>(std::countr_zero(hits)) / 8;
-    }
-  }
-  while (p < n && s[p] != delimiter && s[p] != '"') ++p;
-  return p;
-}
-
-// is_blank(c) || c == '\r' after a one-compare test that lets ordinary characters through.
-bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (is_blank(c) || c == '\r'); }
-
-}  // namespace
 
 bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimiter) {
   // split_record's unquoted branch, step for step (so that a blank delimiter behaves the same),
@@ -129,7 +124,7 @@ bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimit
   for (;;) {
     while (p < n && static_cast<unsigned char>(s[p]) <= ' ' && is_blank(s[p])) ++p;
     std::size_t from = p;
-    p = find_delimiter_or_quote(s, p, n, delimiter);
+    p = find_either(s, p, n, delimiter, '"');
     if (p < n && s[p] == '"') return false;
     // The cell trimmed as trim() does, its offset where the leading blanks end.
     const std::size_t offset = from;
@@ -241,10 +236,14 @@ bool Table::next_record(std::string_view& rec) {
   std::string_view line;
   for (;;) {
     if (!in_.next_line(line)) return false;
+    // Not blank when it starts with a character above ' ' (most lines), else as trim() says.
+    if (!line.empty() && static_cast<unsigned char>(line.front()) > ' ') break;
     if (!trim(line).empty()) break;
   }
   line_ = in_.line_number();
-  if (!options_.quotes || line.find('"') == std::string_view::npos || !open_quote(line)) {
+  // Most records hold no quote: split them at once, in the one pass that looks for a quote.
+  cells_ready_ = split_unquoted(line, cells_, options_.delimiter);
+  if (cells_ready_ || !options_.quotes || !open_quote(line)) {
     rec = line;
     return true;
   }
@@ -266,6 +265,7 @@ bool Table::next_record(std::string_view& rec) {
 }
 
 void Table::split(std::string_view rec) {
+  if (cells_ready_) return;
   const Split r = split_record(rec, cells_, scratch_, options_.delimiter, options_.quotes);
   const char* message = nullptr;
   switch (r.error) {

@@ -117,6 +117,7 @@ class Table {
   std::vector<int> index_;  // cell index of each column, -1 when absent
   std::vector<std::string> header_names_;
   std::vector<Cell> cells_;
+  bool cells_ready_ = false;  // cells_ hold the cells of the record next_record returned
   std::string scratch_;
   std::string joined_;
   int line_ = 0;

@@ -156,13 +156,16 @@ class CsvImporter {
     line_ = in_.line_number();
     // Most records hold no quote: split them at once, in the one pass that looks for a quote.
     cells_ready_ = split_unquoted(line, cells_);
-    if (cells_ready_ || !open_quote(line)) {
+    if (cells_ready_) {
       rec = line;
       return true;
     }
-    // An odd number of quotes continues the record on the next line only when a quoted cell is
-    // open; a stray quote in an unquoted cell is reported where it is (by split).
-    if (split_record(line, cells_, scratch_).error != SplitError::Unclosed) {
+    // A quote: the general split, whose cells serve when the line is a whole record. An odd
+    // number of quotes continues the record on the next line only when a quoted cell is open; a
+    // stray quote in an unquoted cell is reported where it is (by split).
+    const SplitError error = split_record(line, cells_, scratch_).error;
+    cells_ready_ = error == SplitError::None;
+    if (error != SplitError::Unclosed || !open_quote(line)) {
       rec = line;
       return true;
     }

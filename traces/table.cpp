@@ -53,7 +53,7 @@ std::uint64_t bytes_equal(std::uint64_t word, char c) {
 }
 
 // The first position in [p, n) of `a` or `b`, or n.
-std::size_t find_either(const char* s, std::size_t p, std::size_t n, char a, char b) {
+inline std::size_t find_either(const char* s, std::size_t p, std::size_t n, char a, char b) {
   if constexpr (std::endian::native == std::endian::little) {
     // Eight characters at a time while a whole word fits in the record (on little-endian
     // machines the first character is the lowest byte), then one at a time.
@@ -69,7 +69,14 @@ std::size_t find_either(const char* s, std::size_t p, std::size_t n, char a, cha
 }
 
 // is_blank(c) || c == '\r' after a one-compare test that lets ordinary characters through.
-bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (is_blank(c) || c == '\r'); }
+inline bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (is_blank(c) || c == '\r'); }
+
+// trim() of s[from, to), without its bounds checks.
+inline std::string_view trimmed(const char* s, std::size_t from, std::size_t to) {
+  while (from < to && is_space(s[from])) ++from;
+  while (to > from && is_space(s[to - 1])) --to;
+  return {s + from, to - from};
+}
 
 }  // namespace
 
@@ -80,7 +87,7 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
   std::size_t p = 0;
   const std::size_t n = rec.size();
   for (;;) {
-    while (p < n && is_blank(rec[p])) ++p;
+    while (p < n && static_cast<unsigned char>(rec[p]) <= ' ' && is_blank(rec[p])) ++p;
     Cell cell;
     cell.offset = p;
     if (quotes && p < n && rec[p] == '"') {
@@ -105,7 +112,7 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
       // One pass to the delimiter, refusing a quote on the way.
       const std::size_t q = find_either(rec.data(), p, n, delimiter, quotes ? '"' : delimiter);
       if (q < n && rec[q] != delimiter) return {SplitError::StrayQuote, q};
-      cell.text = trim(rec.substr(p, q - p));
+      cell.text = trimmed(rec.data(), p, q);
       p = q;
     }
     cells.push_back(cell);
@@ -123,15 +130,10 @@ bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimit
   std::size_t p = 0;
   for (;;) {
     while (p < n && static_cast<unsigned char>(s[p]) <= ' ' && is_blank(s[p])) ++p;
-    std::size_t from = p;
+    const std::size_t from = p;
     p = find_either(s, p, n, delimiter, '"');
     if (p < n && s[p] == '"') return false;
-    // The cell trimmed as trim() does, its offset where the leading blanks end.
-    const std::size_t offset = from;
-    std::size_t to = p;
-    while (from < to && is_space(s[from])) ++from;
-    while (to > from && is_space(s[to - 1])) --to;
-    cells.push_back(Cell{std::string_view(s + from, to - from), offset});
+    cells.push_back(Cell{trimmed(s, from, p), from});  // the offset where the leading blanks end
     if (p >= n) return true;
     ++p;
   }
@@ -243,13 +245,16 @@ bool Table::next_record(std::string_view& rec) {
   line_ = in_.line_number();
   // Most records hold no quote: split them at once, in the one pass that looks for a quote.
   cells_ready_ = split_unquoted(line, cells_, options_.delimiter);
-  if (cells_ready_ || !options_.quotes || !open_quote(line)) {
+  if (cells_ready_ || !options_.quotes) {
     rec = line;
     return true;
   }
-  // An odd number of quotes continues the record on the next line only when a quoted cell is
-  // open; a stray quote in an unquoted cell is reported where it is (by split).
-  if (split_record(line, cells_, scratch_, options_.delimiter, true).error != SplitError::Unclosed) {
+  // A quote: the general split, whose cells serve when the line is a whole record. An odd number
+  // of quotes continues the record on the next line only when a quoted cell is open; a stray
+  // quote in an unquoted cell is reported where it is (by split).
+  const SplitError error = split_record(line, cells_, scratch_, options_.delimiter, true).error;
+  cells_ready_ = error == SplitError::None;
+  if (error != SplitError::Unclosed || !open_quote(line)) {
     rec = line;
     return true;
   }

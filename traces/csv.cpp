@@ -243,7 +243,7 @@ class CsvImporter {
     throw sim::InputError(in_.path(), line_, static_cast<int>(cells_[i].offset) + 1, where, message);
   }
 
-  // Inlined in row(); the messages are built out of line, in bad_integer and bad_seconds.
+  // Small for the common case; the messages are built out of line, in bad_integer and bad_seconds.
   std::int64_t integer(std::size_t i, std::int64_t lo, std::int64_t hi) const {
     std::int64_t v = 0;
     const Parse r = parse_int_lenient(cells_[i].text, v);

@@ -11,6 +11,9 @@ with Debian's python3-pandas, as `simulator.py -e Philly -s POLICY -p consolidat
 TZ=UTC. The default trace is the shared synthetic 40,001-job trace
 (shared/peers/helios-synth40k). Needs python3-pandas and python3-h5py.
 
+On a shared machine, time both through the same spells of load: `--peer-repeat 3 --repeat 7`
+runs Helios three times, each run followed by seven headroom runs, and reports both medians.
+
 Helios loads the trace with an unstable pandas sort, which reorders jobs submitted in the same
 second; both simulators then break start ties by that order. headroom is therefore given the
 jobs in the order Helios holds them (read back from Helios's per-job log), so the comparison
@@ -22,6 +25,7 @@ import datetime
 import gzip
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,7 +81,10 @@ def main():
     ap.add_argument("--nodes", type=int, default=52, help="8-GPU nodes of the single VC")
     ap.add_argument("--policies", nargs="+", default=["fifo", "sjf"])
     ap.add_argument("--headroom", default=os.path.join(ROOT, "build", "apps", "headroom"))
-    ap.add_argument("--repeat", type=int, default=3, help="headroom runs per policy (median reported)")
+    ap.add_argument("--repeat", type=int, default=3, help="headroom runs after each Helios run (median reported)")
+    ap.add_argument("--peer-repeat", type=int, default=1,
+                    help="Helios runs per policy (median reported), each followed by --repeat headroom runs, so that "
+                         "both are timed through the same spells of a shared machine's load")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = ap.parse_args()
 
@@ -114,36 +121,40 @@ def main():
         failed = False
         for policy in args.policies:
             logs = os.path.join(work, "log")
-            t0 = time.perf_counter()
-            r = subprocess.run([sys.executable, "simulator.py", "-e", "Philly", "-t", data, "-s", policy, "-p",
-                                "consolidate", "-j", "1", "-l", logs], cwd=peer, env=dict(os.environ, TZ="UTC"),
-                               capture_output=True, text=True)
-            helios_s = time.perf_counter() - t0
-            out = os.path.join(logs, "Philly", vc, f"{policy}_consolidate_{vc}_log.csv")
-            if not os.path.exists(out):
-                print(r.stdout[-2000:], r.stderr[-2000:])
-                sys.exit(f"error: Helios wrote no {out}")
-            ref = pd.read_csv(out)
-
-            trace = os.path.join(work, f"{policy}.csv")
-            with open(trace, "w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(["id", "tenant", "queue", "submit", "gpus", "runtime"])
-                for i, row in enumerate(ref.itertuples(index=False)):
-                    w.writerow([i, row.user, row.vc, int(row.submit_time), int(row.gpu_num), int(row.duration)])
-            scenario = os.path.join(work, f"{policy}.yaml")
-            with open(scenario, "w") as f:
-                f.write(f"name: helios-compare-{policy}\nseed: 1\ncluster:\n  pools:\n"
-                        f"    - {{name: {vc}, nodes: {args.nodes}, gpus_per_node: 8, gpu_type: V100-32G}}\n"
-                        f"policy: {{name: {policy}, placement: consolidate}}\n"
-                        f"workload: {{trace: {policy}.csv, format: csv}}\n")
-            h5 = os.path.join(work, f"{policy}.h5")
-            times = []
-            for _ in range(args.repeat):
+            helios_times, times = [], []
+            for round_ in range(args.peer_repeat):
                 t0 = time.perf_counter()
-                subprocess.run([args.headroom, "run", scenario, "-o", h5], check=True, stdout=subprocess.DEVNULL)
-                times.append(time.perf_counter() - t0)
-            headroom_s = sorted(times)[len(times) // 2]
+                r = subprocess.run([sys.executable, "simulator.py", "-e", "Philly", "-t", data, "-s", policy, "-p",
+                                    "consolidate", "-j", "1", "-l", logs], cwd=peer, env=dict(os.environ, TZ="UTC"),
+                                   capture_output=True, text=True)
+                helios_times.append(time.perf_counter() - t0)
+                out = os.path.join(logs, "Philly", vc, f"{policy}_consolidate_{vc}_log.csv")
+                if not os.path.exists(out):
+                    print(r.stdout[-2000:], r.stderr[-2000:])
+                    sys.exit(f"error: Helios wrote no {out}")
+                if round_ == 0:
+                    ref = pd.read_csv(out)
+                    trace = os.path.join(work, f"{policy}.csv")
+                    with open(trace, "w", newline="") as f:
+                        w = csv.writer(f)
+                        w.writerow(["id", "tenant", "queue", "submit", "gpus", "runtime"])
+                        for i, row in enumerate(ref.itertuples(index=False)):
+                            w.writerow([i, row.user, row.vc, int(row.submit_time), int(row.gpu_num), int(row.duration)])
+                    scenario = os.path.join(work, f"{policy}.yaml")
+                    with open(scenario, "w") as f:
+                        f.write(f"name: helios-compare-{policy}\nseed: 1\ncluster:\n  pools:\n"
+                                f"    - {{name: {vc}, nodes: {args.nodes}, gpus_per_node: 8, gpu_type: V100-32G}}\n"
+                                f"policy: {{name: {policy}, placement: consolidate}}\n"
+                                f"workload: {{trace: {policy}.csv, format: csv}}\n")
+                    h5 = os.path.join(work, f"{policy}.h5")
+                elif not pd.read_csv(out)["start_time"].equals(ref["start_time"]):
+                    sys.exit(f"error: Helios run {round_ + 1} started jobs at other times than its first run")
+                for _ in range(args.repeat):
+                    t0 = time.perf_counter()
+                    subprocess.run([args.headroom, "run", scenario, "-o", h5], check=True, stdout=subprocess.DEVNULL)
+                    times.append(time.perf_counter() - t0)
+            helios_s = statistics.median(helios_times)
+            headroom_s = statistics.median(times)
             with h5py.File(h5, "r") as f:
                 ids = f["jobs/trace_id"][:]
                 start = f["jobs/start"][:]
@@ -151,6 +162,9 @@ def main():
             same = sum(1 for i, s in enumerate(ref["start_time"]) if ours.get(i) == int(s))
             failed |= same != len(ref)
             print(f"{policy:8} {len(ref):7d} {same:11d} {helios_s:9.1f} {headroom_s:11.3f} {helios_s / headroom_s:7.0f}x")
+            if args.peer_repeat > 1:
+                print(f"         Helios runs: {', '.join(f'{t:.1f}' for t in helios_times)} s; headroom "
+                      f"{min(times):.3f}-{max(times):.3f} s over {len(times)} runs")
         if failed:
             sys.exit("error: some start times differ")
     finally:

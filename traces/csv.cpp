@@ -109,17 +109,17 @@ const std::vector<std::string>& status_names() {
 class CsvImporter {
  public:
   CsvImporter(LineReader& in, const ImportOptions& options)
-      : in_(in), options_(options), keep_cpu_only_(options.keep_cpu_only) {
+      : in_(in), options_(options), keep_cpu_only_(options.keep_cpu_only), records_(in, ',', true) {
     index_.fill(-1);
   }
 
   models::Workload run() {
     w_.meta.format = "csv";
     std::string_view rec;
-    if (!next_record(rec)) throw sim::InputError(in_.path(), 0, 0, "", "no header row (the file is empty)");
+    if (!records_.next(rec)) throw sim::InputError(in_.path(), 0, 0, "", "no header row (the file is empty)");
     header(rec);
     std::size_t sampled_bytes = 0;
-    while (next_record(rec)) {
+    while (records_.next(rec)) {
       ++w_.meta.rows;
       // After the first rows, reserve for the whole file from their mean length (gzip files are
       // taken as 4x compressed), so that a million jobs are not copied on every doubling.
@@ -143,67 +143,15 @@ class CsvImporter {
     w_.jobs.reserve(std::min<std::size_t>(estimate, std::size_t{1} << 26));
   }
 
-  // The next non-blank record, joining lines while a quoted cell is open; sets line_, and
-  // cells_ready_ when cells_ already hold the record's cells.
-  bool next_record(std::string_view& rec) {
-    std::string_view line;
-    for (;;) {
-      if (!in_.next_line(line)) return false;
-      // Not blank when it starts with a character above ' ' (most lines), else as trim() says.
-      if (!line.empty() && static_cast<unsigned char>(line.front()) > ' ') break;
-      if (!trim(line).empty()) break;
-    }
-    line_ = in_.line_number();
-    // Most records hold no quote: split them at once, in the one pass that looks for a quote.
-    cells_ready_ = split_unquoted(line, cells_);
-    if (cells_ready_) {
-      rec = line;
-      return true;
-    }
-    // A quote: the general split, whose cells serve when the line is a whole record. An odd
-    // number of quotes continues the record on the next line only when a quoted cell is open; a
-    // stray quote in an unquoted cell is reported where it is (by split).
-    const SplitError error = split_record(line, cells_, scratch_).error;
-    cells_ready_ = error == SplitError::None;
-    if (error != SplitError::Unclosed || !open_quote(line)) {
-      rec = line;
-      return true;
-    }
-    joined_.assign(line);
-    while (open_quote(joined_)) {
-      if (!in_.next_line(line))
-        throw sim::InputError(in_.path(), line_, 0, "", "quoted cell not closed before the end of the file");
-      joined_ += '\n';
-      joined_.append(line);
-    }
-    rec = joined_;
-    return true;
-  }
-
-  void split(std::string_view rec) {
-    if (cells_ready_) return;
-    const Split r = split_record(rec, cells_, scratch_);
-    const char* message = nullptr;
-    switch (r.error) {
-      case SplitError::None: return;
-      case SplitError::Unclosed: message = "quoted cell not closed"; break;
-      case SplitError::AfterQuote: message = "unexpected character after a closing quote"; break;
-      case SplitError::StrayQuote:
-        message = "quote inside an unquoted cell (quote the whole cell and double the quotes in it)";
-        break;
-    }
-    const std::string where = "column " + std::to_string(cells_.size() + 1);
-    throw sim::InputError(in_.path(), line_, static_cast<int>(r.offset) + 1, where, message);
-  }
-
   void header(std::string_view rec) {
-    split(rec);
+    records_.split(rec);
     const auto& names = column_names();
-    for (std::size_t i = 0; i < cells_.size(); ++i) {
-      const Cell& c = cells_[i];
+    for (std::size_t i = 0; i < records_.cells().size(); ++i) {
+      const Cell& c = records_.cells()[i];
       const std::string where = "column " + std::to_string(i + 1);
       const int column = static_cast<int>(c.offset) + 1;
-      if (c.text.empty()) throw sim::InputError(in_.path(), line_, column, where, "empty column name in the header");
+      if (c.text.empty())
+        throw sim::InputError(in_.path(), records_.line(), column, where, "empty column name in the header");
       const auto it = std::find(names.begin(), names.end(), c.text);
       if (it == names.end()) {
         std::string msg = "unknown column " + quoted(c.text);
@@ -214,12 +162,12 @@ class CsvImporter {
           msg += "; known columns:";
           for (const auto& n : names) msg += " " + n;
         }
-        throw sim::InputError(in_.path(), line_, column, where, msg);
+        throw sim::InputError(in_.path(), records_.line(), column, where, msg);
       }
       const auto k = static_cast<std::size_t>(it - names.begin());
       if (index_[k] >= 0)
         throw sim::InputError(
-            in_.path(), line_, column, where,
+            in_.path(), records_.line(), column, where,
             "column " + quoted(c.text) + " appears twice (also column " + std::to_string(index_[k] + 1) + ")");
       index_[k] = static_cast<int>(i);
       columns_.push_back(static_cast<Col>(k));
@@ -231,7 +179,7 @@ class CsvImporter {
       missing += quoted(names[k]);
     }
     if (!missing.empty())
-      throw sim::InputError(in_.path(), line_, 0, "header",
+      throw sim::InputError(in_.path(), records_.line(), 0, "header",
                             "missing required column" +
                                 std::string(missing.find(',') != std::string::npos ? "s " : " ") + missing +
                                 " (required: id, tenant, queue, submit, gpus, runtime)");
@@ -240,20 +188,21 @@ class CsvImporter {
   [[noreturn]] void fail(std::size_t i, const std::string& message) const {
     const std::string where =
         column_names()[static_cast<std::size_t>(columns_[i])] + " (column " + std::to_string(i + 1) + ")";
-    throw sim::InputError(in_.path(), line_, static_cast<int>(cells_[i].offset) + 1, where, message);
+    throw sim::InputError(in_.path(), records_.line(), static_cast<int>(records_.cells()[i].offset) + 1, where,
+                          message);
   }
 
   // Small for the common case; the messages are built out of line, in bad_integer and bad_seconds.
   std::int64_t integer(std::size_t i, std::int64_t lo, std::int64_t hi) const {
     std::int64_t v = 0;
-    const Parse r = parse_int_lenient(cells_[i].text, v);
+    const Parse r = parse_int_lenient(records_.cells()[i].text, v);
     if (r != Parse::Ok || v < lo || v > hi) bad_integer(i, r, lo, hi);
     return v;
   }
 
   // A syntax or range error, else (parsed, but not in [lo, hi]) the range it must be in.
   [[noreturn]] void bad_integer(std::size_t i, Parse r, std::int64_t lo, std::int64_t hi) const {
-    const std::string_view t = cells_[i].text;
+    const std::string_view t = records_.cells()[i].text;
     if (r == Parse::Syntax) fail(i, "expected an integer, got " + quoted(t));
     if (r == Parse::Range) fail(i, "number out of range, got " + quoted(t));
     const std::string range =
@@ -266,7 +215,7 @@ class CsvImporter {
   // Milliseconds; -1 for "-1" when `unknown_ok`.
   sim::Tick seconds(std::size_t i, bool unknown_ok) const {
     std::int64_t ms = 0;
-    const Parse r = parse_seconds(cells_[i].text, ms);
+    const Parse r = parse_seconds(records_.cells()[i].text, ms);
     if (r == Parse::Ok && ms >= 0) return ms;
     if (r == Parse::Ok && unknown_ok && ms == -sim::kSecond) return -1;
     bad_seconds(i, r, unknown_ok);
@@ -274,7 +223,7 @@ class CsvImporter {
 
   // A syntax or range error, else (parsed, but negative and not the -1 allowed) the rule.
   [[noreturn]] void bad_seconds(std::size_t i, Parse r, bool unknown_ok) const {
-    const std::string_view t = cells_[i].text;
+    const std::string_view t = records_.cells()[i].text;
     if (r == Parse::Syntax) fail(i, "expected a number of seconds, got " + quoted(t));
     if (r == Parse::Range)
       fail(i, "time out of range (at most " + std::to_string(kMaxSeconds) + " s), got " + quoted(t));
@@ -284,7 +233,7 @@ class CsvImporter {
 
   // A name cell (tenant, queue, GPU type): stored in results as UTF-8 strings, so it must be UTF-8.
   std::string_view name(std::size_t i) const {
-    const std::string_view t = cells_[i].text;
+    const std::string_view t = records_.cells()[i].text;
     // ASCII, the usual case, is valid UTF-8: the full check only when there is another byte.
     for (const char c : t) {
       if (static_cast<unsigned char>(c) >= 0x80) {
@@ -296,7 +245,7 @@ class CsvImporter {
   }
 
   void check_utf8(std::size_t i) const {
-    const std::string_view t = cells_[i].text;
+    const std::string_view t = records_.cells()[i].text;
     const std::size_t bad = utf8_error(t);
     if (bad != std::string_view::npos) {
       static constexpr char kHex[] = "0123456789abcdef";
@@ -319,12 +268,13 @@ class CsvImporter {
   }
 
   void row(std::string_view rec) {
-    split(rec);
-    if (cells_.size() != columns_.size()) {
+    records_.split(rec);
+    if (records_.cells().size() != columns_.size()) {
       const std::string msg = "expected " + std::to_string(columns_.size()) + " cells as in the header, got " +
-                              std::to_string(cells_.size());
-      const std::size_t at = cells_.size() > columns_.size() ? cells_[columns_.size()].offset : rec.size();
-      throw sim::InputError(in_.path(), line_, static_cast<int>(at) + 1, "", msg);
+                              std::to_string(records_.cells().size());
+      const std::size_t at =
+          records_.cells().size() > columns_.size() ? records_.cells()[columns_.size()].offset : rec.size();
+      throw sim::InputError(in_.path(), records_.line(), static_cast<int>(at) + 1, "", msg);
     }
     constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
     models::Job j;
@@ -332,12 +282,12 @@ class CsvImporter {
     sim::Tick end = -1;
     std::size_t end_cell = 0;
     std::size_t milli_cell = 0, memory_cell = 0;
-    std::size_t group_cell = 0, gang_cell = cells_.size();
+    std::size_t group_cell = 0, gang_cell = records_.cells().size();
     // The cell count and the columns in locals: the calls below may not be assumed to keep them.
-    const std::size_t count = cells_.size();
+    const std::size_t count = records_.cells().size();
     const Col* columns = columns_.data();
     for (std::size_t i = 0; i < count; ++i) {
-      const std::string_view t = cells_[i].text;
+      const std::string_view t = records_.cells()[i].text;
       const Col col = columns[i];
       if (t.empty()) {
         if (static_cast<std::size_t>(col) < kRequiredCount) fail(i, "empty value in a required column");
@@ -415,7 +365,7 @@ class CsvImporter {
       }
     }
     if (start >= 0 && end >= 0 && end < start)
-      fail(end_cell, "trace_end " + quoted(cells_[end_cell].text) + " is before trace_start");
+      fail(end_cell, "trace_end " + quoted(records_.cells()[end_cell].text) + " is before trace_start");
     if (j.gpu_milli > 0 && j.gpus > 1)
       fail(milli_cell, "a fraction of a GPU needs gpus 0 or 1, got gpus " + std::to_string(j.gpus));
     if (j.gpu_memory_mib > 0 && j.gpu_milli > 0)
@@ -427,9 +377,9 @@ class CsvImporter {
       if (j.group >= group_gang_min_.size()) group_gang_min_.resize(j.group + 1, -1);
       std::int32_t& seen = group_gang_min_[j.group];
       if (seen >= 0 && seen != j.gang_min)
-        fail(gang_cell < cells_.size() ? gang_cell : group_cell,
+        fail(gang_cell < records_.cells().size() ? gang_cell : group_cell,
              "gang_min " + std::to_string(j.gang_min) + " differs from " + std::to_string(seen) +
-                 " on an earlier row of group " + quoted(cells_[group_cell].text));
+                 " on an earlier row of group " + quoted(records_.cells()[group_cell].text));
       seen = j.gang_min;
     }
     j.trace_start = start;
@@ -437,7 +387,8 @@ class CsvImporter {
     if (j.gpus == 0 && j.gpu_milli == 0 && j.gpu_memory_mib == 0 && !keep_cpu_only_) {
       ++w_.meta.skipped;
       if (w_.meta.warnings.size() < kMaxWarnings)
-        w_.meta.warnings.push_back("line " + std::to_string(line_) + ": no GPU requested (gpus 0), job skipped");
+        w_.meta.warnings.push_back("line " + std::to_string(records_.line()) +
+                                   ": no GPU requested (gpus 0), job skipped");
       return;
     }
     w_.jobs.push_back(j);
@@ -449,13 +400,9 @@ class CsvImporter {
   models::Workload w_;
   std::array<int, kColumnCount> index_{};  // cell index of each Col, -1 when absent
   std::vector<Col> columns_;               // Col of each cell
-  std::vector<Cell> cells_;
-  bool cells_ready_ = false;  // cells_ hold the cells of the record next_record returned
-  std::string scratch_;
-  std::string joined_;
+  RecordReader records_;
   std::map<std::string, std::uint16_t, std::less<>> gpu_types_;
   std::vector<std::int32_t> group_gang_min_;  // gang_min seen per group, -1 = none yet
-  int line_ = 0;
 };
 
 }  // namespace

@@ -221,7 +221,11 @@ bool parse_datetime(std::string_view s, sim::Tick& out_ms) {
 }
 
 Table::Table(LineReader& in, std::span<const Column> columns, TableOptions options)
-    : in_(in), columns_(columns), options_(options), index_(columns.size(), -1) {
+    : in_(in),
+      columns_(columns),
+      options_(options),
+      index_(columns.size(), -1),
+      records_(in, options.delimiter, options.quotes) {
   if (!options_.header) {
     for (std::size_t k = 0; k < columns_.size(); ++k) {
       index_[k] = static_cast<int>(k);
@@ -230,11 +234,11 @@ Table::Table(LineReader& in, std::span<const Column> columns, TableOptions optio
     return;
   }
   std::string_view rec;
-  if (!next_record(rec)) throw sim::InputError(in_.path(), 0, 0, "", "no header row (the file is empty)");
+  if (!records_.next(rec)) throw sim::InputError(in_.path(), 0, 0, "", "no header row (the file is empty)");
   header(rec);
 }
 
-bool Table::next_record(std::string_view& rec) {
+bool RecordReader::next(std::string_view& rec) {
   std::string_view line;
   for (;;) {
     if (!in_.next_line(line)) return false;
@@ -244,15 +248,15 @@ bool Table::next_record(std::string_view& rec) {
   }
   line_ = in_.line_number();
   // Most records hold no quote: split them at once, in the one pass that looks for a quote.
-  cells_ready_ = split_unquoted(line, cells_, options_.delimiter);
-  if (cells_ready_ || !options_.quotes) {
+  cells_ready_ = split_unquoted(line, cells_, delimiter_);
+  if (cells_ready_ || !quotes_) {
     rec = line;
     return true;
   }
   // A quote: the general split, whose cells serve when the line is a whole record. An odd number
   // of quotes continues the record on the next line only when a quoted cell is open; a stray
   // quote in an unquoted cell is reported where it is (by split).
-  const SplitError error = split_record(line, cells_, scratch_, options_.delimiter, true).error;
+  const SplitError error = split_record(line, cells_, scratch_, delimiter_, true).error;
   cells_ready_ = error == SplitError::None;
   if (error != SplitError::Unclosed || !open_quote(line)) {
     rec = line;
@@ -269,9 +273,9 @@ bool Table::next_record(std::string_view& rec) {
   return true;
 }
 
-void Table::split(std::string_view rec) {
+void RecordReader::split(std::string_view rec) {
   if (cells_ready_) return;
-  const Split r = split_record(rec, cells_, scratch_, options_.delimiter, options_.quotes);
+  const Split r = split_record(rec, cells_, scratch_, delimiter_, quotes_);
   const char* message = nullptr;
   switch (r.error) {
     case SplitError::None: return;
@@ -286,17 +290,18 @@ void Table::split(std::string_view rec) {
 }
 
 void Table::header(std::string_view rec) {
-  split(rec);
+  records_.split(rec);
   // `sacct --parsable` (not parsable2) ends every line with the delimiter.
-  if (cells_.size() > 1 && cells_.back().text.empty()) cells_.pop_back();
-  for (std::size_t i = 0; i < cells_.size(); ++i) {
-    header_names_.emplace_back(cells_[i].text);
+  if (records_.cells().size() > 1 && records_.cells().back().text.empty()) records_.cells().pop_back();
+  for (std::size_t i = 0; i < records_.cells().size(); ++i) {
+    header_names_.emplace_back(records_.cells()[i].text);
     for (std::size_t k = 0; k < columns_.size(); ++k) {
-      if (columns_[k].name != cells_[i].text) continue;
+      if (columns_[k].name != records_.cells()[i].text) continue;
       if (index_[k] >= 0)
-        throw sim::InputError(
-            in_.path(), line_, static_cast<int>(cells_[i].offset) + 1, "column " + std::to_string(i + 1),
-            "column " + quoted(cells_[i].text) + " appears twice (also column " + std::to_string(index_[k] + 1) + ")");
+        throw sim::InputError(in_.path(), records_.line(), static_cast<int>(records_.cells()[i].offset) + 1,
+                              "column " + std::to_string(i + 1),
+                              "column " + quoted(records_.cells()[i].text) + " appears twice (also column " +
+                                  std::to_string(index_[k] + 1) + ")");
       index_[k] = static_cast<int>(i);
     }
   }
@@ -311,7 +316,7 @@ void Table::header(std::string_view rec) {
     missing += quoted(columns_[k].name);
   }
   if (!missing.empty())
-    throw sim::InputError(in_.path(), line_, 0, "header",
+    throw sim::InputError(in_.path(), records_.line(), 0, "header",
                           "missing required column" + std::string(missing.find(',') != std::string::npos ? "s " : " ") +
                               missing + " of the " + std::string(options_.layout) + " layout (required: " + required +
                               ")");
@@ -319,23 +324,23 @@ void Table::header(std::string_view rec) {
 
 bool Table::next() {
   std::string_view rec;
-  if (!next_record(rec)) return false;
-  split(rec);
+  if (!records_.next(rec)) return false;
+  records_.split(rec);
   const std::size_t want = header_names_.size();
-  if (cells_.size() == want + 1 && cells_.back().text.empty()) cells_.pop_back();
-  if (cells_.size() != want) {
+  if (records_.cells().size() == want + 1 && records_.cells().back().text.empty()) records_.cells().pop_back();
+  if (records_.cells().size() != want) {
     const std::string msg = "expected " + std::to_string(want) + " cells as in the " +
                             (options_.header ? "header" : std::string(options_.layout) + " layout") + ", got " +
-                            std::to_string(cells_.size());
-    const std::size_t at = cells_.size() > want ? cells_[want].offset : rec.size();
-    throw sim::InputError(in_.path(), line_, static_cast<int>(at) + 1, "", msg);
+                            std::to_string(records_.cells().size());
+    const std::size_t at = records_.cells().size() > want ? records_.cells()[want].offset : rec.size();
+    throw sim::InputError(in_.path(), records_.line(), static_cast<int>(at) + 1, "", msg);
   }
   return true;
 }
 
 std::string_view Table::text(std::size_t k) const {
   const int i = index_[k];
-  return i < 0 ? std::string_view() : cells_[static_cast<std::size_t>(i)].text;
+  return i < 0 ? std::string_view() : records_.cells()[static_cast<std::size_t>(i)].text;
 }
 
 std::string Table::where(std::size_t k) const {
@@ -344,8 +349,8 @@ std::string Table::where(std::size_t k) const {
 
 void Table::fail(std::size_t k, const std::string& message) const {
   const int i = index_[k];
-  const int column = i < 0 ? 0 : static_cast<int>(cells_[static_cast<std::size_t>(i)].offset) + 1;
-  throw sim::InputError(in_.path(), line_, column, i < 0 ? std::string(columns_[k].name) : where(k), message);
+  const int column = i < 0 ? 0 : static_cast<int>(records_.cells()[static_cast<std::size_t>(i)].offset) + 1;
+  throw sim::InputError(in_.path(), records_.line(), column, i < 0 ? std::string(columns_[k].name) : where(k), message);
 }
 
 std::int64_t Table::integer(std::size_t k, std::int64_t lo, std::int64_t hi) const {

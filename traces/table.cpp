@@ -14,7 +14,18 @@ namespace headroom::traces::detail {
 
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
+// A space or tab; one compare lets every character above ' ' through.
+inline bool is_blank(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t'); }
+
+// A space, tab or '\r' (trimmed off cells), with the same one-compare test first.
+inline bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r'); }
+
+// s[from, to) without the spaces at either end.
+inline std::string_view trimmed(const char* s, std::size_t from, std::size_t to) {
+  while (from < to && is_space(s[from])) ++from;
+  while (to > from && is_space(s[to - 1])) --to;
+  return {s + from, to - from};
+}
 
 bool digits(std::string_view s, std::size_t pos, std::size_t n, std::int64_t& out) {
   if (pos + n > s.size()) return false;
@@ -28,11 +39,7 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, std::int64_t& ou
 
 }  // namespace
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (is_blank(s.front()) || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (is_blank(s.back()) || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+std::string_view trim(std::string_view s) { return trimmed(s.data(), 0, s.size()); }
 
 std::string did_you_mean(std::string_view word, std::span<const std::string> candidates) {
   if (auto m = sim::closest_match(word, candidates)) return "; did you mean " + quoted(*m) + "?";
@@ -68,16 +75,6 @@ inline std::size_t find_either(const char* s, std::size_t p, std::size_t n, char
   return p;
 }
 
-// is_blank(c) || c == '\r' after a one-compare test that lets ordinary characters through.
-inline bool is_space(char c) { return static_cast<unsigned char>(c) <= ' ' && (is_blank(c) || c == '\r'); }
-
-// trim() of s[from, to), without its bounds checks.
-inline std::string_view trimmed(const char* s, std::size_t from, std::size_t to) {
-  while (from < to && is_space(s[from])) ++from;
-  while (to > from && is_space(s[to - 1])) --to;
-  return {s + from, to - from};
-}
-
 }  // namespace
 
 Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& scratch, char delimiter, bool quotes) {
@@ -87,7 +84,7 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
   std::size_t p = 0;
   const std::size_t n = rec.size();
   for (;;) {
-    while (p < n && static_cast<unsigned char>(rec[p]) <= ' ' && is_blank(rec[p])) ++p;
+    while (p < n && is_blank(rec[p])) ++p;
     Cell cell;
     cell.offset = p;
     if (quotes && p < n && rec[p] == '"') {
@@ -106,7 +103,7 @@ Split split_record(std::string_view rec, std::vector<Cell>& cells, std::string& 
         break;
       }
       cell.text = std::string_view(scratch).substr(from);
-      while (p < n && (is_blank(rec[p]) || rec[p] == '\r')) ++p;
+      while (p < n && is_space(rec[p])) ++p;
       if (p < n && rec[p] != delimiter) return {SplitError::AfterQuote, p};
     } else {
       // One pass to the delimiter, refusing a quote on the way.
@@ -129,7 +126,7 @@ bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimit
   const std::size_t n = rec.size();
   std::size_t p = 0;
   for (;;) {
-    while (p < n && static_cast<unsigned char>(s[p]) <= ' ' && is_blank(s[p])) ++p;
+    while (p < n && is_blank(s[p])) ++p;
     const std::size_t from = p;
     p = find_either(s, p, n, delimiter, '"');
     if (p < n && s[p] == '"') return false;

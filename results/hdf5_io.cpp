@@ -35,9 +35,9 @@
 // shuffled and deflated here, all chunks of all arrays in one parallel loop (deflate is the cost:
 // HDF5 would run its filters on one thread, with zlib); the chunk pipeline and the chunks
 // already filtered during the run are in results/chunks.hpp. The chunks are compressed with
-// libdeflate, which writes the zlib streams HDF5's deflate filter reads, faster than zlib and a
-// little smaller (bench/write_bench: 232 against 150 MB/s at level 1 on the RICC 14-day result's
-// time columns). Then, under the HDF5 lock, the file is created and the ready chunks go in with
+// ISA-L's igzip, which writes the zlib streams HDF5's deflate filter reads, about 4x faster than
+// libdeflate and 5x faster than zlib at level 1 (bench/write_bench); libdeflate reads them back.
+// Then, under the HDF5 lock, the file is created and the ready chunks go in with
 // H5Dwrite_chunk. The dataset's filter pipeline (shuffle, deflate) is declared as usual, so any
 // HDF5 reader decodes the chunks with its own filters.
 

@@ -1,5 +1,7 @@
 #include "models/job.hpp"
 
+#include <algorithm>
+
 namespace headroom::models {
 
 std::string_view to_string(JobKind k) {
@@ -47,6 +49,21 @@ bool parse_job_kind(std::string_view text, JobKind& out) {
   else
     return false;
   return true;
+}
+
+std::vector<std::int32_t> pod_gpus(const Job& job, std::int32_t widest) {
+  std::vector<std::int32_t> out;
+  if (job.gpus_per_node > 0 && job.gpus > job.gpus_per_node) {
+    for (std::int32_t left = job.gpus; left > 0; left -= job.gpus_per_node)
+      out.push_back(std::min(left, job.gpus_per_node));
+  } else if (job.nodes > 1) {
+    for (std::int32_t i = 0; i < job.nodes; ++i) out.push_back(job.gpus / job.nodes + (i < job.gpus % job.nodes));
+  } else if (widest > 0 && job.gpus > widest) {
+    for (std::int32_t left = job.gpus; left > 0; left -= widest) out.push_back(std::min(left, widest));
+  } else {
+    out.push_back(job.gpus);
+  }
+  return out;
 }
 
 }  // namespace headroom::models

@@ -39,6 +39,13 @@ class ClusterView {
   virtual const models::ClusterState& cluster() const = 0;
   virtual const models::Workload& workload() const = 0;
   virtual models::JobState state(JobIndex job) const = 0;
+  // A job killed by a failure that waits for its retry back-off (models::FailureSpec): its state
+  // is Pending, but it is in no scheduler's queue until the policy hears on_requeue, and it may
+  // not be started before.
+  virtual bool retrying(JobIndex job) const {
+    (void)job;
+    return false;
+  }
   virtual std::size_t pending_count() const = 0;
   // Start of the job's current run (-1 when not running) and where it runs.
   virtual Tick run_start(JobIndex job) const = 0;
@@ -48,6 +55,12 @@ class ClusterView {
   virtual bool terminating(JobIndex job) const = 0;
   // Jobs with a slice on `node`, in the order they started there.
   virtual std::span<const JobIndex> jobs_on_node(models::NodeId node) const = 0;
+  // The pods a pending job already holds (Session::bind), in the order they were bound; empty
+  // for a job that binds nothing before it starts. jobs_on_node lists such a job on their nodes.
+  virtual std::span<const models::Slice> bound(JobIndex job) const {
+    (void)job;
+    return {};
+  }
   // Heterogeneous GPUs (docs/heterogeneity.md): the job's speed on a GPU of `pool`, in parts per
   // million of the speed its recorded run time was measured at. models::kSpeedOne when the
   // scenario has no runtime model.
@@ -71,7 +84,26 @@ class Session : public ClusterView {
   // Starts a pending job on `placement`. Returns an empty string on success, otherwise why the
   // engine refused (which is a policy bug: the engine reports it as an internal error). The
   // engine keeps the placement: pass it with std::move when it is not needed afterwards.
+  // A job that bound pods before (bind) passes only the slices still missing: the engine adds
+  // them to the bound ones, and the job's placement is the union.
   virtual std::string start(JobIndex job, Placement placement, std::string_view reason) = 0;
+  // Binds one pod of a pending job that runs as several pods (models::pod_gpus) without starting
+  // it: the slice is allocated at once and held, idle, while the job stays pending, as a pod
+  // that kube-scheduler bound waits for its peers (no gang scheduling). The job's work begins when
+  // start() places its last pod. Bound pods are released when their node fails or is drained, or
+  // when the job is rejected or withdrawn (the policy hears on_release while the job is still
+  // pending). Returns why the engine refused, or "".
+  virtual std::string bind(JobIndex job, const models::Slice& slice, std::string_view reason) {
+    (void)job, (void)slice, (void)reason;
+    return "this session does not bind pods one by one";
+  }
+  // Releases every pod bound to a pending job (a gang that could not complete gives its pods
+  // back, as the Coscheduling plugin's Permit stage rejects a PodGroup's waiting pods). The
+  // policy does its own bookkeeping: no on_release follows. Returns why the engine refused, or "".
+  virtual std::string unbind(JobIndex job, std::string_view reason) {
+    (void)job, (void)reason;
+    return "this session does not bind pods one by one";
+  }
   // Rejects a pending job for good (e.g. it can never fit); the job ends as Rejected.
   virtual void reject(JobIndex job, std::string_view reason) = 0;
   // Records why a job is still pending (shown in the GUI's queue view).
@@ -102,7 +134,8 @@ class Policy {
   virtual void on_withdraw(const ClusterView& view, JobIndex job) { on_end(view, job); }
   // A preempted job is pending again (Requeue or Checkpoint mode). By default: like a submit.
   virtual void on_requeue(const ClusterView& view, JobIndex job) { on_submit(view, job); }
-  // A job's resources were released (it ended, or its preemption took effect).
+  // A job's resources were released (it ended, or its preemption took effect), or a pending job's
+  // bound pods were (Session::bind: a node failure or drain, a rejection, a withdrawal).
   virtual void on_release(const ClusterView& view, JobIndex job) { (void)view, (void)job; }
   virtual void schedule(Session& session) = 0;
   // The cluster as this policy's scheduler sees it; the engine builds its ClusterState from it.

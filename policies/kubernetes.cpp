@@ -315,6 +315,12 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       duration(key, v, true, out.quota_retry);
     } else if (key == "partial_placement_threshold") {
       duration(key, v, false, out.partial_placement_threshold);
+    } else if (key == "coscheduling") {
+      if (v.text == "true" || v.text == "false") {
+        out.coscheduling = v.text == "true";
+      } else {
+        add_error(errors, key, v, "expected true or false, got " + quoted(v.text));
+      }
     } else if (key == "devicePlugin.migStrategy") {
       if (v.text == "none") {
         out.device_plugin.mig_strategy = MigStrategy::None;
@@ -614,7 +620,11 @@ struct Pod {
   Tick unschedulable_since = 0;
   Tick retry_at = 0;  // next admission retry (QuotaWait)
   NodeId nominated = kNoNode;
-  NodeId node = kNoNode;            // while running
+  Amount nominated_for;   // what it asked of its nominated node (the pod that preempted)
+  NodeId node = kNoNode;  // while running
+  // A job wider than one node runs as several pods (models::pod_gpus), bound one by one: the pods
+  // bound so far (pending), or all of them (running).
+  std::vector<models::Slice> pods;
   bool admitted = false;            // counts against its namespace's quota
   std::int8_t fits_somewhere = -1;  // whether some eligible node could hold it empty; -1 unknown
   bool quota_reason_due = false;
@@ -835,16 +845,24 @@ class KubernetesPolicy final : public Policy {
   void on_release(const ClusterView& view, JobIndex j) override {
     ensure(view);
     Pod& p = pods_[j];
+    if (p.where != Where::Running && !p.pods.empty()) {
+      // A waiting job lost the pods it had bound (their node failed or was drained): the
+      // controller creates them again; they wait in the job's queue entry.
+      for (const models::Slice& sl : p.pods) add_usage(sl, -1);
+      p.pods.clear();
+      move_all_to_active_or_backoff(view.now());
+      return;
+    }
     if (p.where == Where::Running) {
       const Job& job = view.workload().jobs[j];
-      touch(p.node);
-      NodeUsage& u = usage_[p.node];
-      u.gpus -= job.gpus;
-      u.cpu_milli -= std::int64_t{job.cpus} * 1000;
-      u.memory_mib -= job.memory_mib;
-      u.nonzero_cpu_milli -= pod_nonzero_cpu(job);
-      u.nonzero_memory_mib -= pod_nonzero_memory(job);
+      if (!p.pods.empty()) {
+        for (const models::Slice& sl : p.pods) add_usage(sl, -1);
+        p.pods.clear();
+      } else {
+        add_usage(models::Slice{p.node, job.gpus, job.cpus, job.memory_mib}, -1);
+      }
       --running_;
+      if (--running_by_priority_[job.priority] == 0) running_by_priority_.erase(job.priority);
       if (const int res = resource(job); res >= 0) {
         mig_used_[p.node][static_cast<std::size_t>(res)] -= job.gpus;
       } else if (split(view.cluster().node(p.node).pool)) {
@@ -856,7 +874,10 @@ class KubernetesPolicy final : public Policy {
     }
     unadmit(view, j);
     // A deleted pod is a cluster event: MoveAllToActiveOrBackoffQueue.
-    const Tick now = view.now();
+    move_all_to_active_or_backoff(view.now());
+  }
+
+  void move_all_to_active_or_backoff(Tick now) {
     unschedulable_fitting_.clear();
     while (!unschedulable_.empty()) {
       const JobIndex k = unschedulable_.begin()->second;
@@ -864,6 +885,47 @@ class KubernetesPolicy final : public Policy {
       to_active_or_backoff(k, now);
     }
     hopeless_.move_all(now);
+  }
+
+  // What a slice's pod adds to (sign 1) or takes from (-1) its node's bound requests.
+  void add_usage(const models::Slice& sl, int sign) {
+    touch(sl.node);
+    NodeUsage& u = usage_[sl.node];
+    u.gpus += sign * std::int64_t{sl.gpus};
+    u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
+    u.memory_mib += sign * sl.memory_mib;
+    u.nonzero_cpu_milli += sign * (sl.cpus > 0 ? std::int64_t{sl.cpus} * 1000 : kDefaultMilliCpuRequest);
+    u.nonzero_memory_mib += sign * (sl.memory_mib > 0 ? sl.memory_mib : kDefaultMemoryRequestMib);
+  }
+
+  // The pods of a job wider than one node (models::pod_gpus over the widest node of the pools it
+  // may use); one entry for a job that is a single pod. Only plain nvidia.com/gpu requests on
+  // whole-GPU pools split: a MIG or time-sliced request stays one pod.
+  std::vector<std::int32_t> pod_sizes(const ClusterView& view, const Job& job) const {
+    if (job.gpus <= 1 || resource(job) >= 0 || any_mig_) return {job.gpus};
+    std::int32_t widest = 0;
+    const auto& spec = view.cluster().spec();
+    for (models::PoolId p = 0; p < spec.pools.size(); ++p) {
+      if (!eligible(view, p, job)) continue;
+      if (spec.pools[p].units_per_gpu != 1) return {job.gpus};
+      widest = std::max(widest, spec.pools[p].gpus_per_node);
+    }
+    auto sizes = models::pod_gpus(job, widest);
+    if (std::any_of(sizes.begin(), sizes.end(), [](std::int32_t g) { return g <= 0; })) return {job.gpus};
+    return sizes;
+  }
+
+  // Pod k of n of a job: its GPUs, and an even share of the job's cpu and memory.
+  static Job pod_of(const Job& job, const std::vector<std::int32_t>& sizes, std::size_t k) {
+    Job pod = job;
+    const auto n = static_cast<std::int32_t>(sizes.size());
+    const auto i = static_cast<std::int32_t>(k);
+    pod.gpus = sizes[k];
+    pod.cpus = job.cpus / n + (i < job.cpus % n ? 1 : 0);
+    pod.memory_mib = job.memory_mib / n + (i < job.memory_mib % n ? 1 : 0);
+    pod.gpus_per_node = 0;
+    pod.nodes = 0;
+    return pod;
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -911,6 +973,18 @@ class KubernetesPolicy final : public Policy {
       to_active_or_backoff(j, now);
     }
     hopeless_.flush(now, cfg_.max_in_unschedulable);
+    // A node that came back (or went) is a cluster event too (NodeUpdate): every unschedulable pod
+    // gets another chance.
+    if (up_changes_moved_ != s.cluster().up_changes()) {
+      up_changes_moved_ = s.cluster().up_changes();
+      move_all_to_active_or_backoff(now);
+      while (!backoff_.empty() && backoff_.begin()->first <= now) {
+        const JobIndex j = backoff_.begin()->second;
+        backoff_.erase(backoff_.begin());
+        push_active(j);
+      }
+      hopeless_.flush(now, cfg_.max_in_unschedulable);
+    }
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
     while (!active_.empty()) {
       const JobIndex j = std::get<2>(*active_.begin());
@@ -1160,10 +1234,10 @@ class KubernetesPolicy final : public Policy {
     const int res = self < jobs_->size() ? resource((*jobs_)[self]) : kGpuResource;
     for (JobIndex k : nominated_[node]) {
       if (k == self || priority(k) < prio) continue;
-      const Job& job = (*jobs_)[k];
-      if (resource(job) == res) a.gpus += job.gpus;
-      a.cpus += job.cpus;
-      a.memory_mib += job.memory_mib;
+      const Amount& want = pods_[k].nominated_for;
+      if (resource((*jobs_)[k]) == res) a.gpus += want.gpus;
+      a.cpus += want.cpus;
+      a.memory_mib += want.memory_mib;
     }
     return a;
   }
@@ -1322,14 +1396,9 @@ class KubernetesPolicy final : public Policy {
     Pod& p = pods_[j];
     p.where = Where::Running;
     p.node = node;
-    touch(node);
-    NodeUsage& u = usage_[node];
-    u.gpus += job.gpus;
-    u.cpu_milli += std::int64_t{job.cpus} * 1000;
-    u.memory_mib += job.memory_mib;
-    u.nonzero_cpu_milli += pod_nonzero_cpu(job);
-    u.nonzero_memory_mib += pod_nonzero_memory(job);
+    add_usage(placement[0], 1);
     ++running_;
+    ++running_by_priority_[job.priority];
     group_running(s.now(), job.group, +1);
     const int res = resource(job);
     if (res >= 0) {
@@ -1351,9 +1420,10 @@ class KubernetesPolicy final : public Policy {
     }
   }
 
-  void set_nomination(JobIndex j, NodeId node) {
+  void set_nomination(JobIndex j, NodeId node, const Job& pod) {
     clear_nomination(j);
     pods_[j].nominated = node;
+    pods_[j].nominated_for = {pod.gpus, pod.cpus, pod.memory_mib};
     nominated_[node].push_back(j);
     touch(node);
   }
@@ -1385,6 +1455,13 @@ class KubernetesPolicy final : public Policy {
 
   void schedule_one(Session& s, JobIndex j, const Job& job) {
     Pod& p = pods_[j];
+    if (job.gpus > 1) {
+      const std::vector<std::int32_t> sizes = pod_sizes(s, job);
+      if (sizes.size() > 1) {
+        schedule_pods(s, j, job, sizes);
+        return;
+      }
+    }
     if (!fits_somewhere(s, j, job)) {
       fail(j, s.now());
       s.pending_reason(j, "unschedulable: larger than every node (no gang scheduling); stays Pending");
@@ -1418,6 +1495,84 @@ class KubernetesPolicy final : public Policy {
     }
   }
 
+  // A job of several pods (an Indexed Job / PyTorchJob with one worker per node): its pending
+  // pods share one queue entry, as they share a priority and a creation time, and are tried one
+  // after the other. Each pod that fits binds at once and holds its node's GPUs while the others
+  // wait (no gang scheduling); the job's work begins when its last pod binds. A pod that fits
+  // nowhere may preempt (DefaultPreemption, for that pod) and the entry backs off as one pod does.
+  void schedule_pods(Session& s, JobIndex j, const Job& job, const std::vector<std::int32_t>& sizes) {
+    Pod& p = pods_[j];
+    const std::size_t n = sizes.size();
+    if (!fits_somewhere(s, j, pod_of(job, sizes, 0))) {
+      fail(j, s.now());
+      s.pending_reason(j, "unschedulable: a pod of this job is larger than every node; stays Pending");
+      return;
+    }
+    while (p.pods.size() < n) {
+      const std::size_t k = p.pods.size();
+      const Job pod = pod_of(job, sizes, k);
+      NodeId node = kNoNode;
+      if (p.nominated != kNoNode && fits(s, p.nominated, pod, j)) {
+        node = p.nominated;
+      } else {
+        node = select_host(s, pod, j);
+      }
+      if (node == kNoNode) break;
+      const models::Slice slice{node, pod.gpus, pod.cpus, pod.memory_mib};
+      clear_nomination(j);
+      if (k + 1 == n) {
+        const std::string why =
+            s.start(j, {slice}, "kubernetes: last pod bound (" + std::to_string(n) + " pods, no gang scheduling)");
+        HEADROOM_ASSERT(why.empty(), "kubernetes produced an invalid placement: " + why);
+        p.pods.push_back(slice);
+        add_usage(slice, 1);
+        p.where = Where::Running;
+        p.node = p.pods.front().node;
+        ++running_;
+        ++running_by_priority_[job.priority];
+        group_running(s.now(), job.group, +1);
+        return;
+      }
+      const std::string why = s.bind(j, slice, "kubernetes: pod bound, no gang scheduling");
+      HEADROOM_ASSERT(why.empty(), "kubernetes bound a pod the engine refused: " + why);
+      p.pods.push_back(slice);
+      add_usage(slice, 1);
+    }
+    const Job pod = pod_of(job, sizes, p.pods.size());
+    if (cfg_.coscheduling) {
+      // Coscheduling (kubernetes-sigs/scheduler-plugins pkg/coscheduling): the PodGroup's
+      // minMember is every pod of the job; a member that cannot be placed makes PostFilter reject
+      // the group's waiting pods, so none stays bound and the group retries whole.
+      const std::size_t had = p.pods.size();
+      if (had > 0) {
+        const std::string why = s.unbind(j, "coscheduling: PodGroup incomplete, waiting pods rejected");
+        HEADROOM_ASSERT(why.empty(), "kubernetes unbind refused: " + why);
+        for (const models::Slice& sl : p.pods) add_usage(sl, -1);
+        p.pods.clear();
+      }
+      fail(j, s.now());
+      s.pending_reason(j, "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " +
+                              std::to_string(n) + "), only " + std::to_string(had) + " fit now");
+      return;
+    }
+    const bool nominated = preempt(s, j, pod);
+    fail(j, s.now());
+    std::int64_t held = 0;
+    for (const auto& sl : p.pods) held += sl.gpus;
+    const std::string bound = std::to_string(p.pods.size()) + " of " + std::to_string(n) + " pods bound";
+    if (nominated) {
+      s.pending_reason(j, "preemption: " + bound + "; the next pod is nominated to node " +
+                              std::to_string(p.nominated) + ", waiting for its victims to terminate");
+    } else if (!p.pods.empty()) {
+      s.pending_reason(j, "gang: partially placed, " + bound + " holding " + std::to_string(held) +
+                              " GPUs idle; no node has " + std::to_string(pod.gpus) +
+                              " free nvidia.com/gpu for the next (no gang scheduling)");
+    } else {
+      s.pending_reason(j, "unschedulable: no node has " + std::to_string(pod.gpus) +
+                              " free nvidia.com/gpu, cpu or memory for its first pod (" + std::to_string(n) + " pods)");
+    }
+  }
+
   // SelectVictimsOnNode.
   std::optional<Candidate> select_victims(const ClusterView& view, JobIndex j, const Job& job, NodeId id) const {
     const models::Node& n = view.cluster().node(id);
@@ -1425,13 +1580,25 @@ class KubernetesPolicy final : public Policy {
     Amount free{gpu_free(id, n, job) - r.gpus, n.free_cpus - r.cpus, n.free_memory_mib - r.memory_mib};
     const int res = resource(job);
     std::vector<JobIndex> potential;
+    // A victim gives back what its pods hold on this node. Pods bound to a job still waiting for
+    // its other pods are not considered (a simplification: kube-scheduler would weigh them too).
+    auto held_here = [&](JobIndex k) {
+      Amount a;
+      for (const auto& sl : view.placement(k)) {
+        if (sl.node != id) continue;
+        a.gpus += sl.gpus;
+        a.cpus += sl.cpus;
+        a.memory_mib += sl.memory_mib;
+      }
+      return a;
+    };
     for (JobIndex k : view.jobs_on_node(id)) {
-      if (priority(k) >= job.priority) continue;
+      if (priority(k) >= job.priority || view.state(k) != JobState::Running) continue;
       potential.push_back(k);
-      const Job& kj = (*jobs_)[k];
-      if (resource(kj) == res) free.gpus += kj.gpus;
-      free.cpus += kj.cpus;
-      free.memory_mib += kj.memory_mib;
+      const Amount h = held_here(k);
+      if (resource((*jobs_)[k]) == res) free.gpus += h.gpus;
+      free.cpus += h.cpus;
+      free.memory_mib += h.memory_mib;
     }
     if (!covers(n, free, job)) return std::nullopt;
     std::sort(potential.begin(), potential.end(), [&](JobIndex a, JobIndex b) {
@@ -1441,9 +1608,9 @@ class KubernetesPolicy final : public Policy {
     });
     Candidate c{id, {}};
     for (JobIndex k : potential) {
-      const Job& kj = (*jobs_)[k];
-      const std::int64_t kg = resource(kj) == res ? kj.gpus : 0;
-      const Amount back{free.gpus - kg, free.cpus - kj.cpus, free.memory_mib - kj.memory_mib};
+      const Amount h = held_here(k);
+      const std::int64_t kg = resource((*jobs_)[k]) == res ? h.gpus : 0;
+      const Amount back{free.gpus - kg, free.cpus - h.cpus, free.memory_mib - h.memory_mib};
       if (covers(n, back, job)) {
         free = back;  // reprieved
       } else {
@@ -1457,6 +1624,12 @@ class KubernetesPolicy final : public Policy {
   bool preempt(Session& s, JobIndex j, const Job& job) {
     Pod& p = pods_[j];
     if (job.preempt_never) return false;
+    if (running_by_priority_.empty() || running_by_priority_.begin()->first >= job.priority) {
+      // No running pod has a lower priority: no node can offer victims (SelectVictimsOnNode finds
+      // none, and without them the pod fits nowhere, or it would have bound).
+      clear_nomination(j);
+      return false;
+    }
     if (p.nominated != kNoNode && !unresolvable(s, p.nominated, job)) {
       for (JobIndex k : s.jobs_on_node(p.nominated))
         if (priority(k) < job.priority && s.terminating(k)) return false;  // keeps its nomination
@@ -1487,7 +1660,7 @@ class KubernetesPolicy final : public Policy {
     const std::vector<JobIndex> others = nominated_[chosen.node];
     for (JobIndex k : others)
       if (k != j && priority(k) < job.priority) clear_nomination(k);
-    set_nomination(j, chosen.node);
+    set_nomination(j, chosen.node, job);
     return true;
   }
 
@@ -1547,6 +1720,7 @@ class KubernetesPolicy final : public Policy {
   bool any_mig_ = false;                                // some pool has GPUs in MIG mode
   std::vector<int> res_by_type_;                        // GPU type index -> resource
   std::int64_t running_ = 0;
+  std::map<std::int32_t, std::int64_t> running_by_priority_;   // running pods per priority
   std::set<std::tuple<std::int64_t, Tick, JobIndex>> active_;  // (-priority, timestamp, index)
   std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
   // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
@@ -1559,6 +1733,7 @@ class KubernetesPolicy final : public Policy {
   std::vector<NodeId> dirty_;
   std::vector<std::uint8_t> dirty_flag_;
   std::uint64_t up_changes_seen_ = 0;
+  std::uint64_t up_changes_moved_ = 0;  // up_changes() when unschedulable pods were last moved for it
 };
 
 }  // namespace
@@ -1584,6 +1759,7 @@ const std::vector<std::string>& param_keys() {
                                                  "quota.<tenant>.gpu",
                                                  "quota_retry",
                                                  "partial_placement_threshold",
+                                                 "coscheduling",
                                                  "devicePlugin.migStrategy",
                                                  "devicePlugin.sharing.timeSlicing.replicas",
                                                  "devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne",

@@ -82,6 +82,13 @@
 //      pool of all-MIG GPUs advertises none). Time-slicing does not apply to a pool with MIG. The
 //      engine counts a MIG node in units: units_per_gpu when all its GPUs advertise as many, else
 //      NodePool::units_per_node (the sum); the policy tracks each resource per node itself.
+//  - A job wider than one node (models::pod_gpus: node-sized pods) is an Indexed Job / PyTorchJob
+//    of that many pods sharing one queue entry: each pod that fits binds at once (Session::bind)
+//    and holds its GPUs idle while the others wait; the job's work begins when its last pod binds.
+//    Partial placement and the deadlocks it causes are real behaviour here (kubeflow/trainer#165).
+//    A node failure or drain deletes bound pods; the controller recreates them. Bound pods of a
+//    waiting job are not preemption victims (a simplification). `coscheduling: true` adds the
+//    scheduler-plugins Coscheduling plugin: minMember = every pod, all bind together or none.
 //  - No gang scheduling: pods of one group (Job::group) are placed one by one. While some but not
 //    all of a group's live pods run, its pending pods get the reason "gang: partially placed for
 //    N s, k of n pods running" once that has lasted partial_placement_threshold (default 60 s).
@@ -178,6 +185,10 @@ struct Config {
   // a group with some but not all of its pods running get the pending reason "gang: partially
   // placed for N s, k of n pods running" once that has lasted this long.
   Tick partial_placement_threshold = 60 * sim::kSecond;
+  // The scheduler-plugins Coscheduling plugin (`coscheduling: true`): a job of several pods is a
+  // PodGroup with minMember = its pods; its pods bind only all together (no partial placement,
+  // no deadlock). Off by default, as in the default kube-scheduler profile.
+  bool coscheduling = false;
 };
 
 // Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).

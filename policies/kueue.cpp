@@ -1458,13 +1458,8 @@ class KueuePolicy final : public Policy {
     for (models::PoolId p = 0; p < cluster.pool_count(); ++p)
       if (flavor_pools_[flavor][p] && pool_eligible(cluster, p, job, *workload_))
         max_gpn = std::max(max_gpn, cluster.spec().pools[p].gpus_per_node);
-    std::int32_t chunk = job.gpus;
-    if (job.gpus_per_node > 0) {
-      chunk = job.gpus_per_node;
-    } else if (job.gpus > max_gpn && max_gpn > 0) {
-      chunk = max_gpn;
-    }
-    const std::int32_t count = chunk > 0 ? (job.gpus + chunk - 1) / chunk : 1;
+    const std::vector<std::int32_t> sizes = models::pod_gpus(job, max_gpn);
+    const auto count = static_cast<std::int32_t>(sizes.size());
     std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
     auto taken_on = [&](NodeId id) -> models::Slice* {
       for (auto& [n, sl] : taken)
@@ -1481,11 +1476,9 @@ class KueuePolicy final : public Policy {
       const auto& spec = cluster.spec().pools[p];
       constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
     }
-    std::int32_t gpus_left = job.gpus;
     for (std::int32_t i = 0; i < count; ++i) {
       Job pod = job;
-      pod.gpus = std::min(chunk, gpus_left);
-      gpus_left -= pod.gpus;
+      pod.gpus = sizes[static_cast<std::size_t>(i)];
       pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
       pod.memory_mib = job.memory_mib / count + (i < job.memory_mib % count ? 1 : 0);
       NodeId best = UINT32_MAX;

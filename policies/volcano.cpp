@@ -233,7 +233,7 @@ class VolcanoPolicy final : public Policy {
       const Group& g = groups_[gi];
       if (queues_[g.queue].children == 0 && g.queue != root_) continue;
       for (JobIndex j : g.members)
-        if (j < submitted_upto_ && s.state(j) == JobState::Pending) out.emplace_back(j, g.queue);
+        if (j < submitted_upto_ && s.state(j) == JobState::Pending && !s.retrying(j)) out.emplace_back(j, g.queue);
     }
     for (const auto& [j, q] : out) {
       const QueueS& qs = queues_[q];
@@ -368,17 +368,7 @@ class VolcanoPolicy final : public Policy {
     const auto& cl = view.cluster();
     for (models::PoolId p = 0; p < cl.pool_count(); ++p)
       if (pool_eligible(cl, p, job, view.workload())) largest = std::max(largest, cl.spec().pools[p].gpus_per_node);
-    std::vector<std::int32_t> gpus;
-    if (job.gpus_per_node > 0 && job.gpus > job.gpus_per_node) {
-      for (std::int32_t left = job.gpus; left > 0; left -= job.gpus_per_node)
-        gpus.push_back(std::min(left, job.gpus_per_node));
-    } else if (job.nodes > 1) {
-      for (std::int32_t i = 0; i < job.nodes; ++i) gpus.push_back(job.gpus / job.nodes + (i < job.gpus % job.nodes));
-    } else if (largest > 0 && job.gpus > largest) {
-      for (std::int32_t left = job.gpus; left > 0; left -= largest) gpus.push_back(std::min(left, largest));
-    } else {
-      gpus.push_back(job.gpus);
-    }
+    const std::vector<std::int32_t> gpus = models::pod_gpus(job, largest);
     const auto n = static_cast<std::int32_t>(gpus.size());
     for (std::int32_t i = 0; i < n; ++i) {
       SliceReq s;
@@ -440,7 +430,9 @@ class VolcanoPolicy final : public Policy {
       for (JobIndex j : g.members) {
         const JobState st = s.state(j);
         if (st == JobState::Pending) {
-          if (j >= submitted_upto_) continue;
+          // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
+          // is recreated only then).
+          if (j >= submitted_upto_ || s.retrying(j)) continue;
           q.request = add(q.request, members_[j].total);
           if (members_[j].best_effort)
             ++g.pending_be;
@@ -1761,7 +1753,8 @@ class VolcanoPolicy final : public Policy {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.pending_be == 0) continue;
       for (JobIndex j : g.members) {
-        if (!members_[j].best_effort || s.state(j) != JobState::Pending || j >= submitted_upto_) continue;
+        if (!members_[j].best_effort || s.state(j) != JobState::Pending || j >= submitted_upto_ || s.retrying(j))
+          continue;
         const Job& job = (*jobs_)[j];
         for (NodeId n = 0; n < cap_.size(); ++n) {
           if (!eligible(n, job)) continue;

@@ -89,6 +89,8 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   for (std::size_t i = 0; i < n; ++i) remaining_[i] = workload_.jobs[i].runtime;
   speed_.assign(n, models::kSpeedOne);
   placement_.resize(n);
+  bound_.resize(n);
+  bound_at_.resize(n);
   finish_event_.assign(n, kNoEvent);
   evict_event_.assign(n, kNoEvent);
   evict_plan_.resize(n);
@@ -269,23 +271,34 @@ std::string Simulation::start(JobIndex j, models::Placement placement, std::stri
       return "placement holds a share of " + std::to_string(placement[0].gpu_milli) + " milli-GPUs, job requests " +
              (job.gpus > 1 || job.gpu_milli == 0 ? std::to_string(job.gpus) + " GPUs"
                                                  : std::to_string(job.gpu_milli) + " milli-GPUs");
-  } else if (placement_gpus(placement) != job.gpus) {
-    return "placement has " + std::to_string(placement_gpus(placement)) + " GPUs, job requests " +
-           std::to_string(job.gpus);
+  } else if (placement_gpus(placement) + placement_gpus(bound_[j]) != job.gpus) {
+    return "placement has " + std::to_string(placement_gpus(placement) + placement_gpus(bound_[j])) +
+           " GPUs, job requests " + std::to_string(job.gpus);
   }
   if (placement.empty()) return "empty placement";
+  if (share && !bound_[j].empty()) return "a GPU share cannot join bound pods";
   if (std::string why = cluster_.try_allocate(placement); !why.empty()) return why;
 
   leave_pending(j);
+  const std::size_t already = bound_[j].size();
+  const std::int64_t new_milli = placement_milli(placement);  // the bound pods are counted already
+  if (already > 0) {
+    // The bound pods join the placement; the time they waited idle for this start is counted.
+    for (std::size_t i = 0; i < already; ++i)
+      held_idle_gpu_ms_ += held_gpu_ms({bound_[j][i]}, engine_.now() - bound_at_[j][i]);
+    placement.insert(placement.begin(), bound_[j].begin(), bound_[j].end());
+    bound_[j].clear();
+    bound_at_[j].clear();
+  }
   ++progress_;
   state_[j] = JobState::Running;
   if (start_[j] < 0) start_[j] = engine_.now();
   run_start_[j] = engine_.now();
   placement_[j] = std::move(placement);
   const models::Placement& held = placement_[j];
-  for (const auto& s : held) node_jobs_[s.node].push_back(j);
+  for (std::size_t i = already; i < held.size(); ++i) node_jobs_[held[i].node].push_back(j);
   ++running_jobs_;
-  tenant_used_milli_[job.tenant] += placement_milli(held);
+  tenant_used_milli_[job.tenant] += new_milli;
   tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
   peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
   std::int64_t speed = models::kSpeedOne;
@@ -316,9 +329,77 @@ std::string Simulation::start(JobIndex j, models::Placement placement, std::stri
   return {};
 }
 
+std::string Simulation::bind(JobIndex j, const models::Slice& slice, std::string_view reason) {
+  if (!in_schedule_) return "bind outside a scheduling pass";
+  if (j >= state_.size()) return "no such job";
+  if (state_[j] != JobState::Pending) return "job " + std::to_string(j) + " is not pending";
+  if (backoff_[j]) return "job " + std::to_string(j) + " waits for its retry back-off";
+  const models::Job& job = workload_.jobs[j];
+  if (slice.gpu_milli > 0 || slice.gpus <= 0) return "a bound pod holds whole GPUs";
+  if (placement_gpus(bound_[j]) + slice.gpus >= job.gpus)
+    return "binding " + std::to_string(slice.gpus) + " more GPUs would hold the whole job: start it instead";
+  if (std::string why = cluster_.try_allocate({slice}); !why.empty()) return why;
+  ++progress_;
+  bound_[j].push_back(slice);
+  bound_at_[j].push_back(engine_.now());
+  node_jobs_[slice.node].push_back(j);
+  tenant_used_milli_[job.tenant] += std::int64_t{slice.gpus} * 1000;
+  tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
+  peak_used_gpus_ = std::max(peak_used_gpus_, cluster_.used_gpus());
+  engine_.record(0x42494e4400000000ull ^ (static_cast<std::uint64_t>(j) << 8) ^ slice.node);
+  if (observer_ != nullptr) {
+    const std::string why = std::string(reason) + " (pod " + std::to_string(bound_[j].size()) + " bound to node " +
+                            std::to_string(slice.node) + ", " + std::to_string(placement_gpus(bound_[j])) + " of " +
+                            std::to_string(job.gpus) + " GPUs held while the job waits for its other pods)";
+    observer_->on_event(engine_.now(), AuditKind::Waiting, j, static_cast<std::int32_t>(models::PendingCode::Gang),
+                        why);
+  }
+  return {};
+}
+
+std::string Simulation::unbind(JobIndex j, std::string_view reason) {
+  if (!in_schedule_) return "unbind outside a scheduling pass";
+  if (j >= state_.size() || state_[j] != JobState::Pending) return "job is not pending";
+  release_bound(j, reason, false);
+  return {};
+}
+
+void Simulation::release_bound(JobIndex j, std::string_view reason, bool notify_policy) {
+  if (bound_[j].empty()) return;
+  const models::Job& job = workload_.jobs[j];
+  ++progress_;
+  cluster_.release(bound_[j]);
+  for (std::size_t i = 0; i < bound_[j].size(); ++i) {
+    const auto& s = bound_[j][i];
+    auto& v = node_jobs_[s.node];
+    v.erase(std::find(v.begin(), v.end(), j));
+    held_idle_gpu_ms_ += held_gpu_ms({s}, engine_.now() - bound_at_[j][i]);
+  }
+  tenant_used_milli_[job.tenant] -= placement_milli(bound_[j]);
+  tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
+  const models::Placement freed = std::move(bound_[j]);
+  bound_[j].clear();
+  bound_at_[j].clear();
+  engine_.record(0x554e42494e440000ull ^ j);
+  if (observer_ != nullptr)
+    observer_->on_event(engine_.now(), AuditKind::Waiting, j, static_cast<std::int32_t>(models::PendingCode::Gang),
+                        "bound pods deleted: " + std::string(reason));
+  if (notify_policy) policy_.on_release(*this, j);
+  for (const auto& s : freed) check_drained(s.node);
+  if (notify_policy) request_schedule();
+}
+
+// Pending jobs with pods bound on `node` lose them (the node failed or is drained).
+void Simulation::unbind_on(models::NodeId node, std::string_view reason) {
+  const std::vector<JobIndex> jobs = node_jobs_[node];
+  for (JobIndex j : jobs)
+    if (state_[j] == JobState::Pending && !bound_[j].empty()) release_bound(j, reason, true);
+}
+
 void Simulation::reject(JobIndex j, std::string_view reason) {
   HEADROOM_ASSERT(j < state_.size() && state_[j] == JobState::Pending && !backoff_[j],
                   "reject of a job that is not pending");
+  release_bound(j, "job rejected", true);
   leave_pending(j);
   ++progress_;
   engine_.record(0x52454a4543540000ull ^ j);
@@ -488,6 +569,8 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
 void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
   for (JobIndex j = 0; j < state_.size(); ++j) {
     if (state_[j] != JobState::Pending && state_[j] != JobState::Running) continue;
+    for (std::size_t i = 0; i < bound_[j].size(); ++i)
+      held_idle_gpu_ms_ += held_gpu_ms({bound_[j][i]}, std::max<Tick>(0, t - bound_at_[j][i]));
     state_[j] = JobState::Unfinished;
     ++ended_jobs_;
     if (observer_ != nullptr) {
@@ -737,6 +820,7 @@ void Simulation::on_node_event(std::uint64_t payload) {
         const std::vector<JobIndex> jobs = node_jobs_[node];
         for (JobIndex j : jobs)
           if (state_[j] == JobState::Running) kill_job(j, node, "maintenance drain timeout");
+        unbind_on(node, "maintenance drain timeout");
       }
       break;
     }
@@ -796,6 +880,8 @@ void Simulation::start_maintenance_batch(std::size_t mi) {
       for (JobIndex j : jobs)
         if (state_[j] == JobState::Running) kill_job(j, node, "maintenance (no drain)");
     }
+    // A drain evicts pods that are not running work (kubectl drain): bound pods of a waiting job.
+    unbind_on(node, m.drain ? "maintenance drain" : "maintenance (no drain)");
     check_drained(node);
   }
 }
@@ -823,6 +909,7 @@ void Simulation::hold_down(models::NodeId node, std::string_view reason, bool ki
   const std::vector<JobIndex> jobs = node_jobs_[node];  // kill_job edits the list
   for (JobIndex j : jobs)
     if (state_[j] == JobState::Running) kill_job(j, node, reason);
+  unbind_on(node, reason);
 }
 
 void Simulation::release_hold(models::NodeId node, std::string_view reason) {
@@ -915,6 +1002,7 @@ void Simulation::on_withdraw(JobIndex j) {
     --backoff_jobs_;
     end_job(j, JobState::Cancelled, why);
   } else {
+    release_bound(j, "withdrawn", true);
     leave_pending(j);
     end_job(j, JobState::Cancelled, why, false);
     policy_.on_withdraw(*this, j);

@@ -81,6 +81,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   // GPU-milliseconds spent on work that preemption threw away (Requeue, Cancel) or on restore
   // overheads (Checkpoint).
   std::int64_t lost_gpu_ms() const { return lost_gpu_ms_; }
+  // GPU-milliseconds that bound pods held while their job waited for its other pods
+  // (Session::bind: partial placement without gang scheduling).
+  std::int64_t held_idle_gpu_ms() const { return held_idle_gpu_ms_; }
   // GPU-milliseconds of work lost to failures: run time since the last checkpoint of killed jobs,
   // plus the restart overheads of their retries.
   std::int64_t failure_lost_gpu_ms() const { return failure_lost_gpu_ms_; }
@@ -102,12 +105,16 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   const models::ClusterState& cluster() const override { return cluster_; }
   const models::Workload& workload() const override { return workload_; }
   models::JobState state(models::JobIndex job) const override { return state_.at(job); }
+  bool retrying(models::JobIndex job) const override { return backoff_.at(job); }
   std::size_t pending_count() const override { return pending_jobs_; }
   Tick run_start(models::JobIndex job) const override { return run_start_.at(job); }
   const models::Placement& placement(models::JobIndex job) const override { return placement_.at(job); }
   bool terminating(models::JobIndex job) const override { return evict_event_.at(job) != kNoEvent; }
   std::span<const models::JobIndex> jobs_on_node(models::NodeId node) const override { return node_jobs_.at(node); }
   std::string start(models::JobIndex job, models::Placement placement, std::string_view reason) override;
+  std::string bind(models::JobIndex job, const models::Slice& slice, std::string_view reason) override;
+  std::span<const models::Slice> bound(models::JobIndex job) const override { return bound_.at(job); }
+  std::string unbind(models::JobIndex job, std::string_view reason) override;
   void reject(models::JobIndex job, std::string_view reason) override;
   void pending_reason(models::JobIndex job, std::string_view reason) override;
   std::string preempt(models::JobIndex job, policies::PreemptMode mode, Tick grace, models::JobIndex by,
@@ -120,6 +127,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void on_finish(models::JobIndex j);
   void on_evict(models::JobIndex j);
   void release(models::JobIndex j);
+  // Releases the pods a pending job had bound (Session::bind) and tells the policy.
+  void release_bound(models::JobIndex j, std::string_view reason, bool notify_policy);
+  void unbind_on(models::NodeId node, std::string_view reason);
   void request_schedule();
   void take_sample(Tick t);
   void leave_pending(models::JobIndex j);
@@ -176,6 +186,10 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<Tick> slice_left_, slice_since_;
   std::vector<std::pair<std::int64_t, std::int64_t>> node_rate_;
   std::vector<models::Placement> placement_;
+  // Pods bound to a pending job (Session::bind), and when each was bound.
+  std::vector<models::Placement> bound_;
+  std::vector<std::vector<Tick>> bound_at_;
+  std::int64_t held_idle_gpu_ms_ = 0;
   std::vector<sim::EventId> finish_event_, evict_event_;
   struct EvictPlan {
     policies::PreemptMode mode = policies::PreemptMode::Requeue;

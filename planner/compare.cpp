@@ -150,11 +150,22 @@ std::vector<std::int64_t> guaranteed_gpus(const scenarios::Scenario& sc) {
 }  // namespace
 
 std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy) {
-  if (sc.tenants.empty()) return std::nullopt;
   policies::PolicyParams p;
   auto put = [&](const std::string& key, const std::string& value) {
     p[key] = policies::ParamValue{value, sc.file, 0, 0};
   };
+  if (sc.tenants.empty()) {
+    if (policy != "kueue") return std::nullopt;
+    // Kueue admits nothing without a ClusterQueue: the trace's tenants (namespaces) each get a
+    // LocalQueue pointing to one ClusterQueue that covers every namespace and the whole cluster,
+    // the set-up of a platform team's first install.
+    std::string pools;
+    for (const auto& pool : sc.cluster.pools) pools += (pools.empty() ? "" : ", ") + pool.name;
+    put("resourceFlavors.default.pools", "[" + pools + "]");
+    put("clusterQueues.all-tenants.namespaces", "[\"*\"]");
+    put("clusterQueues.all-tenants.resources.default.gpu.nominalQuota", std::to_string(sc.cluster.total_gpus()));
+    return p;
+  }
   const auto gpus = guaranteed_gpus(sc);
   auto integer_weight = [](double w) {
     return std::to_string(std::clamp<std::int64_t>(std::llround(w * 100), 1, 1'000'000));

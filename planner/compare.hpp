@@ -56,7 +56,9 @@ struct CompareResult {
 // unlisted tenants with what is left; kai one queue per tenant (quota = gpus or the weight's
 // share, overQuotaWeight = weight, limit = max_gpus) and volcano one queue per tenant (weight x
 // 100, capability = max_gpus, guarantee = gpus), jobs queued by tenant; slurm fair-share accounts
-// with shares = weight x 100. nullopt: nothing to derive (no tenants, a baseline policy, or kai /
+// with shares = weight x 100. Without `tenants:`, kueue gets one ClusterQueue for every namespace
+// (the trace's tenants) with the whole cluster as its nominalQuota, since Kueue admits nothing
+// without one. nullopt: nothing to derive (no tenants and not kueue, a baseline policy, or kai /
 // volcano with the permission drill's queue grants, which name trace queues).
 std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy);
 

@@ -699,7 +699,7 @@ class KaiPolicy final : public Policy {
     std::vector<JobIndex> pods;
     for (JobIndex j : u.members) {
       if (static_cast<int>(pods.size()) == want) break;
-      if (view.state(j) == JobState::Pending && !terminating_[j]) pods.push_back(j);
+      if (view.state(j) == JobState::Pending && !terminating_[j] && !view.retrying(j)) pods.push_back(j);
     }
     if (static_cast<int>(pods.size()) < want) pods.clear();
     return pods;
@@ -777,7 +777,7 @@ class KaiPolicy final : public Policy {
           const Unit& u = units_[std::get<3>(*leaf.cursor)];
           if (u.members.size() == 1) {  // the common case, without building a pod list
             const JobIndex j = u.members[0];
-            if (view_->state(j) == JobState::Pending && !terminating_[j]) {
+            if (view_->state(j) == JobState::Pending && !terminating_[j] && !view_->retrying(j)) {
               cand = Candidate{c, c, demand(workload_->jobs[j])};
               break;
             }

@@ -1563,6 +1563,11 @@ class KueuePolicy final : public Policy {
       bool all = true;
       for (JobIndex p : wl.pods) {
         if (s.state(p) != JobState::Pending) continue;
+        if (s.retrying(p)) {
+          // Killed by a failure: its controller creates the pod again after the retry back-off.
+          all = false;
+          continue;
+        }
         const Job& job = jobs()[p];
         auto placement = place(s, job, wl.flavor, in_domain ? &domain : nullptr);
         if (!placement) {

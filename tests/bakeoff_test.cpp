@@ -1,0 +1,144 @@
+// The five-system bake-off (docs/policies.md, "One workload model"): the same trace job is the
+// same work under every system, stated in that system's unit, and every POC drill runs under all
+// five systems at their defaults without rejecting or stranding the workload.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/job.hpp"
+#include "planner/compare.hpp"
+#include "policies/registry.hpp"
+#include "scenarios/scenario.hpp"
+#include "scenarios/simulation.hpp"
+#include "test_support.hpp"
+
+namespace headroom {
+namespace {
+
+using models::JobIndex;
+using models::JobState;
+namespace ht = testing;
+
+TEST(PodSplit, NodeSizedPodsAndTheTracesOwnShape) {
+  models::Job j;
+  j.gpus = 20;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{8, 8, 4}));
+  j.gpus = 8;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{8}));
+  j.gpus = 12;
+  j.gpus_per_node = 4;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{4, 4, 4}));
+  j.gpus_per_node = 0;
+  j.nodes = 3;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{4, 4, 4}));
+  j.nodes = 0;
+  EXPECT_EQ(models::pod_gpus(j, 0), (std::vector<std::int32_t>{12})) << "no node size known: one pod";
+}
+
+policies::PolicyParams params_for(const std::string& policy) {
+  policies::PolicyParams p;
+  if (policy == "kueue") {
+    p["resourceFlavors.default.pools"] = {"[pool]", "t.yaml", 1, 1};
+    p["clusterQueues.all.namespaces"] = {"[\"*\"]", "t.yaml", 2, 1};
+    p["clusterQueues.all.resources.default.gpu.nominalQuota"] = {"40", "t.yaml", 3, 1};
+  }
+  return p;
+}
+
+// GPUs of each slice of a placement, largest first.
+std::vector<std::int32_t> slice_gpus(const models::Placement& p) {
+  std::vector<std::int32_t> out;
+  for (const auto& s : p) out.push_back(s.gpus);
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+class ThreeJobs : public ::testing::TestWithParam<std::string> {};
+
+// A 4-GPU job (one pod), a 16-GPU job (two node-sized pods) and a 20-GPU job (8 + 8 + 4) on five
+// 8-GPU nodes, all submitted at once: every system runs all three at once, on the same nodes'
+// worth of GPUs, and no pod (or Slurm node share) is larger than a node.
+TEST_P(ThreeJobs, SameWorkInEverySystemsUnit) {
+  const std::string name = GetParam();
+  const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 16, 100).job(0, 20, 100).build();
+  const auto c = ht::cluster(5, 8);
+  auto policy = policies::make_policy(name, params_for(name), 1);
+  scenarios::Simulation sim(w, c, *policy, nullptr);
+  sim.run();
+  const std::vector<std::vector<std::int32_t>> pods = {{4}, {8, 8}, {8, 8, 4}};
+  for (JobIndex j = 0; j < 3; ++j) {
+    EXPECT_EQ(sim.job_state(j), JobState::Completed) << name << " job " << j;
+    EXPECT_EQ(sim.job_start(j), 0) << name << " job " << j;
+    const auto got = slice_gpus(sim.job_placement(j));
+    if (name == "slurm" || name == "kai") {
+      // Slurm: one job over nodes (block distribution); KAI: one PodGroup over the nodes with the
+      // most free GPUs. Either way no node share exceeds a node, and the GPUs add up.
+      std::int32_t sum = 0;
+      for (auto g : got) {
+        EXPECT_LE(g, 8) << name;
+        sum += g;
+      }
+      EXPECT_EQ(sum, w.jobs[j].gpus) << name;
+      EXPECT_EQ(got.size(), pods[j].size()) << name << " job " << j << ": nodes";
+    } else {
+      EXPECT_EQ(got, pods[j]) << name << " job " << j;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Systems, ThreeJobs, ::testing::Values("kubernetes", "volcano", "slurm", "kai", "kueue"));
+
+TEST(ThreeJobs, KubernetesHoldsWhatItBindsWhileTheLastPodWaits) {
+  // Only four nodes: the 4-GPU job and the 16-GPU job start; the 20-GPU job binds the pods that
+  // fit (one node left: one 8-GPU pod) and holds it until the others end at 100 s.
+  const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 16, 100).job(0, 20, 100).build();
+  auto policy = policies::make_policy("kubernetes", {}, 1);
+  scenarios::Simulation sim(w, ht::cluster(4, 8), *policy, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_start(2), 100 * sim::kSecond);
+  EXPECT_EQ(sim.held_idle_gpu_ms(), 8 * 100 * sim::kSecond);
+  // Volcano's PodGroup binds nothing until all of it fits.
+  auto volcano = policies::make_policy("volcano", {}, 1);
+  scenarios::Simulation gang(w, ht::cluster(4, 8), *volcano, nullptr);
+  gang.run();
+  EXPECT_EQ(gang.held_idle_gpu_ms(), 0);
+  EXPECT_EQ(gang.job_state(2), JobState::Completed);
+}
+
+// The four POC drills x the five systems, on the first four days of the bundled RICC log.
+class Drills : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Drills, EverySystemRunsTheDrillWithoutRejectingOrStrandingJobs) {
+  auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/" + GetParam() + ".yaml");
+  sc.workload.window_end = 4 * sim::kDay;
+  const auto r = planner::compare(sc, {"kubernetes", "volcano", "slurm", "kai", "kueue"});
+  ASSERT_FALSE(r.cancelled);
+  for (const auto& run : r.runs) {
+    ASSERT_TRUE(run.done) << run.policy << ": " << run.error;
+    const auto& s = run.summary;
+    EXPECT_GT(s.jobs, 1000) << run.policy;
+    const auto rejected = s.by_state[static_cast<std::size_t>(JobState::Rejected)];
+    const auto unfinished = s.by_state[static_cast<std::size_t>(JobState::Unfinished)];
+    EXPECT_LE(rejected - s.denied, s.jobs / 100) << run.policy << " rejects jobs the drill does not deny";
+    EXPECT_LE(unfinished, s.jobs / 100) << run.policy << " strands jobs";
+    if (GetParam() == "permission-drill") {
+      EXPECT_GT(s.denied, 0) << run.policy;
+    } else {
+      EXPECT_EQ(s.denied, 0) << run.policy;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Poc, Drills,
+                         ::testing::Values("real-tasks", "resource-shortage", "permission-drill", "failure-drill"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace headroom

@@ -49,7 +49,10 @@ class QueuePolicy final : public Policy {
 
   std::string_view name() const override { return key_ == QueueKey::Submit ? "fifo" : "sjf"; }
 
-  void on_submit(const ClusterView& view, JobIndex job) override { queue_.push(view.workload().jobs[job], job); }
+  void on_submit(const ClusterView& view, JobIndex job) override {
+    queue_.push(view.workload().jobs[job], job);
+    fresh_.push_back(job);
+  }
   void on_release(const ClusterView& view, JobIndex job) override {
     (void)view, (void)job;
     ++releases_;
@@ -83,12 +86,22 @@ class QueuePolicy final : public Policy {
       blocked_ = Blocked{head, releases_, cluster.up_changes()};
       break;
     }
+    // Jobs that arrived behind a blocked head wait for it (strict order, no backfill). Said once
+    // per job, naming the head it first queued behind; the head itself says why it waits.
+    if (blocked_.job != models::kNoJob && session.state(blocked_.job) == models::JobState::Pending) {
+      const std::string why = "priority: queued behind job " + std::to_string(jobs[blocked_.job].trace_id) +
+                              ", the head of line (strict order, no backfill)";
+      for (JobIndex j : fresh_)
+        if (j != blocked_.job && session.state(j) == models::JobState::Pending) session.pending_reason(j, why);
+    }
+    fresh_.clear();
   }
 
  private:
   QueueKey key_;
   OrderedQueue queue_;
-  std::uint64_t releases_ = 0;  // jobs that released their resources (on_release)
+  std::uint64_t releases_ = 0;   // jobs that released their resources (on_release)
+  std::vector<JobIndex> fresh_;  // submitted since the last pass
   // The head that found no placement, with releases_ and the cluster's up_changes() then.
   struct Blocked {
     JobIndex job = models::kNoJob;

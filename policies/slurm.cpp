@@ -303,6 +303,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     }
     prio_[j] = compute_priority(view, j, view.now());
     enqueue(j);
+    fresh_.push_back(j);
     dirty_ = true;
   }
 
@@ -355,6 +356,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (s.state(j) != JobState::Pending) continue;
       prio_[j] = compute_priority(s, j, now);
       enqueue(j);
+      fresh_.push_back(j);
       dirty_ = true;
     }
     if (prio_stale_) recompute_priorities(s, now);
@@ -1052,19 +1054,49 @@ class SlurmPolicy final : public Policy, public Inspect {
     }
   }
 
+  // squeue's reasons (slurm/slurm.h job_state_reason, src/slurmctld/job_scheduler.c): the first
+  // job of a partition that cannot start waits for Resources; those behind it for Priority.
+  void reason_resources(Session& s, JobIndex j, bool preempting) {
+    s.pending_reason(j, preempting ? "Resources: waiting for the jobs it preempts to end"
+                                   : "Resources: the job is waiting for resources to become available");
+  }
+  void reason_priority(Session& s, JobIndex j) {
+    s.pending_reason(j, "Priority: one or more higher priority jobs exist for partition " +
+                            parts_[static_cast<std::size_t>(part_[j])].conf.name);
+  }
+
   void main_scheduler(Session& s) {
-    if (queue_.empty()) return;
-    if (free_now_ <= 0 && c_.preempt_type == PreemptType::None) return;
+    if (queue_.empty()) {
+      fresh_.clear();
+      return;
+    }
     std::vector<JobIndex> head;
     for (auto it = queue_.begin();
          it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth; ++it)
       head.push_back(it->j);
+    // Jobs new to the queue beyond the head the loop below looks at wait behind it.
+    for (JobIndex j : std::exchange(fresh_, {}))
+      if (s.state(j) == JobState::Pending && queued_[j] && key_[head.back()] < key_[j]) reason_priority(s, j);
     std::vector<char> failed(parts_.size(), 0);
+    if (free_now_ <= 0 && c_.preempt_type == PreemptType::None) {
+      for (JobIndex j : head) {
+        const auto pi = static_cast<std::size_t>(part_[j]);
+        if (failed[pi] != 0) {
+          reason_priority(s, j);
+        } else {
+          reason_resources(s, j, false);
+          failed[pi] = 1;
+        }
+      }
+      return;
+    }
     std::size_t failed_count = 0;
     for (JobIndex j : head) {
-      if (failed_count == parts_.size()) break;
       const auto pi = static_cast<std::size_t>(part_[j]);
-      if (failed[pi] != 0) continue;
+      if (failed[pi] != 0) {
+        reason_priority(s, j);
+        continue;
+      }
       bool waiting = false;
       if (auto nit = nominee_.find(j); nit != nominee_.end()) {
         for (JobIndex v : nit->second) waiting = waiting || s.state(v) == JobState::Running;
@@ -1078,10 +1110,13 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         if (c_.preempt_type != PreemptType::None && c_.preempt_mode != PreemptModeS::Off && try_preempt(s, j)) {
           // It starts once its victims are gone.
+          waiting = true;
         }
       }
+      reason_resources(s, j, waiting);
       failed[pi] = 1;
       ++failed_count;
+      (void)failed_count;
     }
   }
 
@@ -1358,6 +1393,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   bool ready_ = false;
   const models::Workload* workload_ = nullptr;
   std::vector<Part> parts_;
+  std::vector<JobIndex> fresh_;  // queued since the last main scheduler pass (pending reasons)
   bool configured_parts_ = false;
   std::int64_t max_job_factor_ = 0;
   std::vector<QosR> qos_;

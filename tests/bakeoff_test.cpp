@@ -108,6 +108,51 @@ TEST(ThreeJobs, KubernetesHoldsWhatItBindsWhileTheLastPodWaits) {
   EXPECT_EQ(gang.job_state(2), JobState::Completed);
 }
 
+// Every "why pending" each job was given, in order (AuditKind::Waiting events).
+class Reasons final : public models::SimObserver {
+ public:
+  explicit Reasons(std::size_t jobs) : reason(jobs) {}
+  void on_event(sim::Tick, models::AuditKind kind, JobIndex job, std::int32_t, std::string_view why) override {
+    if (kind == models::AuditKind::Waiting && job < reason.size()) reason[job].emplace_back(why);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample&) override {}
+  std::vector<std::vector<std::string>> reason;
+};
+
+TEST(PendingReasons, FifoNamesTheHeadOfLine) {
+  // One 8-GPU node: job 1 runs until 100 s; job 2 (8 GPUs) is the blocked head; job 3 (1 GPU)
+  // waits behind it, and is the head itself once job 2 runs (100..110 s).
+  const auto w = ht::WorkloadBuilder().job(0, 8, 100).job(1, 8, 10).job(2, 1, 10).build();
+  auto policy = policies::make_policy("fifo", {}, 1);
+  Reasons obs(w.jobs.size());
+  scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
+  sim.run();
+  EXPECT_EQ(obs.reason[1], (std::vector<std::string>{"head of line: waiting for free GPUs"}));
+  EXPECT_EQ(obs.reason[2],
+            (std::vector<std::string>{"priority: queued behind job 2, the head of line (strict order, no backfill)",
+                                      "head of line: waiting for free GPUs"}));
+}
+
+TEST(PendingReasons, SlurmSaysResourcesThenPriorityAsSqueue) {
+  // One 8-GPU node busy until 100 s; two 8-GPU jobs wait: the first for Resources, the second
+  // behind it for Priority.
+  const auto w = ht::WorkloadBuilder().job(0, 8, 100).job(1, 8, 10).job(2, 8, 10).build();
+  auto policy = policies::make_policy("slurm", {}, 1);
+  Reasons obs(w.jobs.size());
+  scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
+  sim.run();
+  const std::string resources = "Resources: the job is waiting for resources to become available";
+  EXPECT_EQ(obs.reason[1], (std::vector<std::string>{resources}));
+  ASSERT_EQ(obs.reason[2].size(), 2u);
+  EXPECT_EQ(obs.reason[2][0].rfind("Priority: one or more higher priority jobs exist for partition", 0), 0u)
+      << obs.reason[2][0];
+  EXPECT_EQ(obs.reason[2][1], resources) << "the head once job 2 runs";
+  EXPECT_EQ(models::classify_pending_reason(resources), models::PendingCode::Capacity);
+  EXPECT_EQ(models::classify_pending_reason(obs.reason[2][0]), models::PendingCode::Priority);
+}
+
 // The four POC drills x the five systems, on the first four days of the bundled RICC log.
 class Drills : public ::testing::TestWithParam<std::string> {};
 

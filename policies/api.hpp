@@ -142,6 +142,23 @@ class Policy {
   // By default the scenario's; a policy may set NodePool::units_per_gpu (device-plugin
   // time-slicing replicas or MIG slices), never change node or GPU counts.
   virtual models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const { return spec; }
+  // The permission drill: the job's tenant may not submit to its queue. This system's answer in
+  // its own words: refused at submit (the default), or accepted and held pending as inadmissible
+  // (`held`). Either way the job never runs; the engine ends it Rejected at submit and counts it
+  // as denied, before the policy sees it.
+  struct Denial {
+    bool held = false;
+    std::string reason;
+  };
+  virtual Denial deny(const models::Workload& w, const models::Job& job) const {
+    return {false, "permission denied: tenant " + name_of(w.tenants, job.tenant) + " may not submit to queue " +
+                       name_of(w.queues, job.queue)};
+  }
+
+ protected:
+  static std::string name_of(const models::NameTable& t, std::uint32_t id) {
+    return id < t.size() ? std::string(t.name(id)) : std::string("(none)");
+  }
 };
 
 struct PolicyInfo {

@@ -1646,6 +1646,12 @@ class BoundKai final : public Policy {
  public:
   explicit BoundKai(Config cfg) : inner_(std::move(cfg)) {}
   std::string_view name() const override { return "kai"; }
+  // Access to a KAI queue is Kubernetes RBAC on the project's namespace: refused at submit.
+  Denial deny(const models::Workload& w, const Job& job) const override {
+    return {false, "permission denied: pods is forbidden: User \"" + name_of(w.tenants, job.tenant) +
+                       "\" cannot create resource \"pods\" for queue " + name_of(w.queues, job.queue) +
+                       " (RBAC, 403 Forbidden at submit)"};
+  }
   void on_submit(const ClusterView& v, JobIndex j) override {
     inner_.bind(&v, nullptr);
     inner_.on_submit(v, j);

@@ -794,6 +794,13 @@ class KubernetesPolicy final : public Policy {
 
   std::string_view name() const override { return "kubernetes"; }
 
+  // RBAC refuses the create request at the API server (403), before any scheduler sees it.
+  Denial deny(const models::Workload& w, const Job& job) const override {
+    return {false, "permission denied: jobs.batch is forbidden: User \"" + name_of(w.tenants, job.tenant) +
+                       "\" cannot create resource \"jobs\" in API group \"batch\" in the namespace \"" +
+                       name_of(w.queues, job.queue) + "\" (RBAC, 403 Forbidden at submit)"};
+  }
+
   // The device plugin advertises each GPU as `replicas` time-sliced units, or, on a pool with a MIG
   // geometry (migStrategy single or mixed), as its MIG slices.
   models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const override {

@@ -134,6 +134,14 @@ class KueuePolicy final : public Policy {
 
   std::string_view name() const override { return "kueue"; }
 
+  // Kueue does not refuse: a job whose namespace has no LocalQueue for it is created and stays
+  // suspended, its Workload inadmissible, and never runs.
+  Denial deny(const models::Workload& w, const Job& job) const override {
+    return {true, "permission denied: held pending as inadmissible: LocalQueue " + name_of(w.queues, job.queue) +
+                      " doesn't exist in namespace " + name_of(w.tenants, job.tenant) +
+                      " (Kueue keeps the job suspended; it never starts)"};
+  }
+
   void on_submit(const ClusterView& view, JobIndex j) override {
     ensure(view);
     const int w = wl_of_[j];

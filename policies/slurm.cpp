@@ -284,6 +284,14 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   std::string_view name() const override { return "slurm"; }
 
+  // slurmctld's association check refuses the submission (sbatch exits with an error).
+  Denial deny(const models::Workload& w, const Job& job) const override {
+    return {false,
+            "permission denied: sbatch: error: Batch job submission failed: Invalid account or "
+            "account/partition combination specified (user " +
+                name_of(w.tenants, job.tenant) + ", partition " + name_of(w.queues, job.queue) + ")"};
+  }
+
   void on_submit(const ClusterView& view, JobIndex j) override {
     init(view);
     advance_usage(view.now());

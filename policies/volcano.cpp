@@ -163,6 +163,12 @@ class VolcanoPolicy final : public Policy {
 
   std::string_view name() const override { return "volcano"; }
 
+  // Volcano's admission webhook refuses the vcjob when it is created.
+  Denial deny(const models::Workload& w, const Job& job) const override {
+    return {false, "permission denied: admission webhook \"validatejob.volcano.sh\" denied the request: user " +
+                       name_of(w.tenants, job.tenant) + " may not submit to queue " + name_of(w.queues, job.queue)};
+  }
+
   void on_submit(const ClusterView& view, JobIndex j) override {
     ensure(view);
     Group& g = groups_[members_[j].group];

@@ -259,7 +259,7 @@ class Loader {
     }
     MapReader top(root, "",
                   {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
-                   "variants", "seeds", "failures", "costs", "services", "runtime"},
+                   "variants", "seeds", "failures", "costs", "services", "runtime", "targets"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -280,6 +280,15 @@ class Loader {
     if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
     if (const Entry* e = top.optional("services")) load_services(*e, out.services);
     if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
+    if (const Entry* e = top.optional("targets")) {
+      // Strings here; their syntax is checked where they are scored (planner::parse_target).
+      for (const Entry& item : list_items(*e)) {
+        if (auto v = string_value(item)) {
+          const Location at = item.location();
+          out.targets.push_back(TargetSpec{*v, at.line, at.column});
+        }
+      }
+    }
   }
 
  private:

@@ -57,6 +57,14 @@ struct QueueGrant {
   std::vector<std::string> queues;
 };
 
+// One acceptance target of `targets:` ("p95_wait <= 12h", the syntax of `headroom plan --target`),
+// with where it was written; planner::parse_target reads it (headroom compare's scorecard).
+struct TargetSpec {
+  std::string text;
+  int line = 0;
+  int column = 0;
+};
+
 struct Scenario {
   std::string file;  // the path it was loaded from
   std::string text;  // the YAML source, stored in results
@@ -74,6 +82,7 @@ struct Scenario {
   CostSpec costs;                             // `costs:` (docs/planner.md, "Cost")
   std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
   models::RuntimeSpec runtime;                // `runtime:` (docs/heterogeneity.md)
+  std::vector<TargetSpec> targets;            // `targets:` (docs/planner.md, "Scorecard")
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

@@ -231,9 +231,8 @@ void Simulation::on_submit(JobIndex j) {
   if (!permitted(j)) {
     // The permission drill: refused by the platform before any scheduler sees the job.
     ++jobs_denied_;
-    const std::string queue = job.queue < workload_.queues.size() ? workload_.queues.name(job.queue) : "(none)";
-    const std::string why =
-        "permission denied: tenant " + workload_.tenants.name(job.tenant) + " may not submit to queue " + queue;
+    const policies::Policy::Denial denial = policy_.deny(workload_, job);
+    const std::string& why = denial.reason;
     engine_.record(0x44454e5900000000ull ^ j);
     if (observer_ != nullptr) {
       observer_->on_event(engine_.now(), AuditKind::Submit, j, job.gpus, "");

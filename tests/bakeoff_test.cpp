@@ -153,6 +153,51 @@ TEST(PendingReasons, SlurmSaysResourcesThenPriorityAsSqueue) {
   EXPECT_EQ(models::classify_pending_reason(obs.reason[2][0]), models::PendingCode::Priority);
 }
 
+// The permission drill in each system's words: refused at submit, or held pending (Kueue).
+class RejectReasons final : public models::SimObserver {
+ public:
+  void on_event(sim::Tick, models::AuditKind kind, JobIndex, std::int32_t detail, std::string_view why) override {
+    if (kind == models::AuditKind::Reject && detail == models::kRejectPermission) reasons.emplace_back(why);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample&) override {}
+  std::vector<std::string> reasons;
+};
+
+TEST(PermissionDrill, EachSystemDeniesInItsOwnWords) {
+  const auto w = ht::WorkloadBuilder().job(0, 1, 10).build();  // tenant t0, queue "default"
+  const std::map<std::string, std::string> expected = {
+      {"kubernetes",
+       "permission denied: jobs.batch is forbidden: User \"t0\" cannot create resource \"jobs\" in API group "
+       "\"batch\" in the namespace \"default\" (RBAC, 403 Forbidden at submit)"},
+      {"slurm",
+       "permission denied: sbatch: error: Batch job submission failed: Invalid account or account/partition "
+       "combination specified (user t0, partition default)"},
+      {"volcano",
+       "permission denied: admission webhook \"validatejob.volcano.sh\" denied the request: user t0 may not submit "
+       "to queue default"},
+      {"kai",
+       "permission denied: pods is forbidden: User \"t0\" cannot create resource \"pods\" for queue default (RBAC, "
+       "403 Forbidden at submit)"},
+      {"kueue",
+       "permission denied: held pending as inadmissible: LocalQueue default doesn't exist in namespace t0 (Kueue "
+       "keeps the job suspended; it never starts)"},
+      {"fifo", "permission denied: tenant t0 may not submit to queue default"}};
+  for (const auto& [name, text] : expected) {
+    auto policy = policies::make_policy(name, params_for(name), 1);
+    EXPECT_EQ(policy->deny(w, w.jobs[0]).held, name == "kueue") << name;
+    scenarios::SimulationOptions o;
+    o.queue_access = {{false}};
+    RejectReasons obs;
+    scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs, o);
+    sim.run();
+    EXPECT_EQ(sim.job_state(0), JobState::Rejected) << name;
+    EXPECT_EQ(sim.jobs_denied(), 1) << name;
+    EXPECT_EQ(obs.reasons, (std::vector<std::string>{text})) << name;
+  }
+}
+
 // The four POC drills x the five systems, on the first four days of the bundled RICC log.
 class Drills : public ::testing::TestWithParam<std::string> {};
 

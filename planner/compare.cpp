@@ -246,7 +246,8 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
 }
 
 CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& names,
-                      const std::atomic<bool>* stop) {
+                      const std::atomic<bool>* stop, RunsProgress* progress) {
+  if (progress != nullptr) progress->begin(names);
   CompareResult out;
   out.scenario_name = base.name;
   std::vector<scenarios::Scenario> scenarios;
@@ -260,6 +261,10 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
       try {
         RunOptions ro;
         ro.stop = stop;
+        if (progress != nullptr) {
+          progress->start(i);
+          ro.progress = progress->hook(i);
+        }
         const RunOutcome o = run_scenario(scenarios[i], ro);
         if (o.cancelled) continue;
         run.summary = results::summarize(o.result);
@@ -271,6 +276,7 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
       } catch (const std::exception& e) {
         run.error = e.what();
       }
+      if (progress != nullptr) progress->over(i);
     }
   });
   for (const auto& r : out.runs) out.cancelled = out.cancelled || (!r.done && r.error.empty());

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/run.hpp"
 #include "results/fairness.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
@@ -70,9 +71,10 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
 std::vector<std::string> parse_policy_list(const std::string& text);
 
 // Runs every policy in parallel (TBB), one simulation each; results land by index, so the
-// comparison is the same at any thread count.
+// comparison is the same at any thread count. `progress` (optional, display only) gets one run
+// per policy, labelled by its name.
 CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& policies,
-                      const std::atomic<bool>* stop = nullptr);
+                      const std::atomic<bool>* stop = nullptr, RunsProgress* progress = nullptr);
 
 // Wait / JCT per tenant and per job kind of one result.
 std::vector<GroupStats> stats_by_tenant(const results::RunResult& r);

@@ -54,7 +54,7 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
   scenarios::Scenario base = scenarios::load_scenario(scenario);
   if (seed) base.seed = *seed;
   planner::RunsProgress progress;
-  ProgressLine line([&](double elapsed) { return "compare: " + progress.line("policies", elapsed); });
+  ProgressLine line([&] { return "compare: " + progress.line("policies"); });
   const planner::CompareResult result = planner::compare(base, names, stop, &progress);
   line.stop();
   if (result.cancelled || (stop != nullptr && stop->load())) {

@@ -16,21 +16,26 @@ namespace headroom::app {
 
 class ProgressLine {
  public:
-  // `text(elapsed seconds)` gives the line; it is called from the printing thread.
-  explicit ProgressLine(std::function<std::string(double)> text) : text_(std::move(text)) {
+  // `text()` gives the line; it is called from the printing thread.
+  explicit ProgressLine(std::function<std::string()> text) : text_(std::move(text)) {
     if (isatty(STDERR_FILENO) == 0) return;
     thread_ = std::thread([this] {
-      const auto t0 = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mu_);
       while (!done_) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::fprintf(stderr, "\r\033[K%s", text_(elapsed).c_str());
+        std::fprintf(stderr, "\r\033[K%s", text_().c_str());
         std::fflush(stderr);
         wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return done_; });
       }
       std::fputs("\r\033[K", stderr);
       std::fflush(stderr);
     });
+  }
+  // Prints `text` to stderr in place of the line (redrawn below it on the next tick).
+  void message(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (thread_.joinable() && !done_) std::fputs("\r\033[K", stderr);
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
   }
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -46,7 +51,7 @@ class ProgressLine {
   ~ProgressLine() { stop(); }
 
  private:
-  std::function<std::string(double)> text_;
+  std::function<std::string()> text_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool done_ = false;

@@ -154,6 +154,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 void RunsProgress::begin(std::vector<std::string> labels) {
   std::lock_guard<std::mutex> lock(mu_);
   runs_.clear();
+  begun_ = std::chrono::steady_clock::now();
   for (auto& l : labels) runs_.push_back(Run{std::move(l), State::Waiting, 0, 0});
 }
 
@@ -181,8 +182,15 @@ std::vector<RunsProgress::Run> RunsProgress::runs() const {
   return runs_;
 }
 
-std::string RunsProgress::line(std::string_view noun, double elapsed_s) const {
-  const std::vector<Run> rs = runs();
+std::string RunsProgress::line(std::string_view noun) const {
+  std::vector<Run> rs;
+  double elapsed_s = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    rs = runs_;
+    elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count();
+  }
+  if (rs.empty()) return "starting the " + std::string(noun);
   std::size_t over = 0;
   std::string running;
   double share = 0;  // mean over the runs of the share of their jobs ended

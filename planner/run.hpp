@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -44,12 +45,14 @@ class RunsProgress {
   std::function<void(std::size_t, std::size_t)> hook(std::size_t run);
   std::vector<Run> runs() const;
   // One line: "2/5 policies done (slurm, kai running) 41% of jobs ended, ETA 0:35" (`noun` names
-  // the runs; ETA from the share ended so far over `elapsed_s`, "?" before anything ended).
-  std::string line(std::string_view noun, double elapsed_s) const;
+  // the runs; the ETA of this set of runs from the share of jobs ended since begin(), "?" before
+  // anything ended).
+  std::string line(std::string_view noun) const;
 
  private:
   mutable std::mutex mu_;
   std::vector<Run> runs_;
+  std::chrono::steady_clock::time_point begun_ = std::chrono::steady_clock::now();
 };
 
 struct RunOutcome {

@@ -304,7 +304,8 @@ Summary summarize(const RunResult& result) {
   std::size_t tenant_count = result.tenants.size();
   for (const JobRecord& j : result.jobs) tenant_count = std::max<std::size_t>(tenant_count, j.tenant + std::size_t{1});
   struct Acc {
-    std::int64_t jobs = 0, never_started = 0;
+    // rejected: less the denials the audit log names; rejected_all: every rejection.
+    std::int64_t jobs = 0, never_started = 0, rejected = 0, rejected_all = 0;
     long double milli_ms = 0;
     std::vector<Tick> waits, started_waits, jcts;  // waits: headline_wait of every job not rejected
   };
@@ -321,6 +322,13 @@ Summary summarize(const RunResult& result) {
   long double used_cost = 0, priced_milli_ms = 0;
 
   const std::vector<long double> held_gpu = held_milli_ms(result, job_runs(result));
+
+  // Jobs the permission drill denied, from their Reject events.
+  std::vector<bool> denied(result.jobs.size(), false);
+  for (const EventRecord& e : result.events)
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Reject) && e.detail == models::kRejectPermission &&
+        e.job < denied.size())
+      denied[e.job] = true;
 
   std::vector<Tick> waits, started_waits, jcts;
   waits.reserve(result.jobs.size());
@@ -343,6 +351,12 @@ Summary summarize(const RunResult& result) {
       waits.push_back(wait);
       a.waits.push_back(wait);
       k.waits.push_back(wait);
+    }
+    if (j.state == kRejected) {
+      ++a.rejected_all;
+      const bool by_policy = !denied[static_cast<std::size_t>(&j - result.jobs.data())];
+      a.rejected += by_policy;
+      k.rejected += by_policy;
     }
     if (j.start < 0) {
       // A rejected job (by the policy, or denied by the permission drill) did not starve.
@@ -436,11 +450,13 @@ Summary summarize(const RunResult& result) {
     ts.wait = tq;
     ts.wait_started = quantiles(acc[t].started_waits);
     ts.never_started = acc[t].never_started;
+    ts.denied = t < result.tenant_denied.size() ? result.tenant_denied[t] : 0;
+    // The drill's own count of denials (the audit log may be off).
+    ts.rejected = std::max<std::int64_t>(0, acc[t].rejected_all - ts.denied);
     ts.jct = quantiles(acc[t].jcts);
     ts.p95_wait_s = tq.p95;
     ts.max_wait_s = tq.max;
     ts.mean_wait_s = tq.mean;
-    ts.denied = t < result.tenant_denied.size() ? result.tenant_denied[t] : 0;
     s.denied += ts.denied;
     s.tenants.push_back(std::move(ts));
   }
@@ -451,6 +467,7 @@ Summary summarize(const RunResult& result) {
     ks.wait = quantiles(by_kind[k].waits);
     ks.wait_started = quantiles(by_kind[k].started_waits);
     ks.never_started = by_kind[k].never_started;
+    ks.rejected = by_kind[k].rejected;
     ks.jct = quantiles(by_kind[k].jcts);
     s.kinds.push_back(std::move(ks));
   }
@@ -471,8 +488,8 @@ Summary summarize(const RunResult& result) {
     ++f.drills_recovered;
     f.worst_recovery_s = std::max(f.worst_recovery_s, secs);
   }
-  s.banner = make_banner(result, s.never_started,
-                         std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied));
+  s.rejected = std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied);
+  s.banner = make_banner(result, s.never_started, s.rejected);
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;

@@ -25,6 +25,7 @@ struct TenantSummary {
   double max_wait_s = 0;
   std::int64_t denied = 0;         // submissions rejected by the permission drill
   std::int64_t never_started = 0;  // jobs that never started, rejected ones aside
+  std::int64_t rejected = 0;       // rejected by the policy (permission denials aside)
   Quantiles wait;                  // every job but rejected ones (mean_wait_s etc. repeat these)
   Quantiles wait_started;          // over its started jobs only
   Quantiles jct;                   // over its completed jobs
@@ -35,6 +36,9 @@ struct KindSummary {
   std::string name;
   std::int64_t jobs = 0;
   std::int64_t never_started = 0;
+  // Rejected by the policy; permission denials aside when the audit log says which (without
+  // /events every rejection counts here).
+  std::int64_t rejected = 0;
   Quantiles wait, jct;     // wait as Summary::wait (never-started jobs censored)
   Quantiles wait_started;  // over its started jobs only
 };
@@ -65,6 +69,7 @@ struct Summary {
   Quantiles wait;
   Quantiles wait_started;          // over started jobs only
   std::int64_t never_started = 0;  // jobs that never started, rejected ones aside
+  std::int64_t rejected = 0;       // rejected by the policy: by_state's rejected less denied
   // Set when more than 1 % of the jobs never started or were rejected by the policy (permission
   // denials, which the scenario asks for, aside): how many, their share and the most frequent
   // reason among them. Empty otherwise.

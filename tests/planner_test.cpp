@@ -241,6 +241,53 @@ TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
   EXPECT_FALSE(r.curve.back().pass);
 }
 
+// kubernetes places a pod on one node: with 4 GPUs a node, the jobs asking for 5 to 8 GPUs never
+// start. Their censored waits stay well under the loose bound, so only counting the jobs that never
+// ran makes those sizes miss it.
+TEST(Plan, ATargetIsMissedWhileJobsNeverStarted) {
+  planner::PlanRequest req;
+  req.scenario = write_scenario("plan-never.yaml", "");
+  {
+    // The same scenario under kubernetes (policy: is fifo in write_scenario).
+    std::ifstream in(req.scenario);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("policy: fifo"), 12, "policy: kubernetes");
+    std::ofstream(req.scenario) << text;
+  }
+  req.vary = "cluster.pools.a100.gpus_per_node";
+  req.lo = 4;
+  req.hi = 8;
+  req.targets = {planner::parse_target("wait_max <= 30d"), planner::parse_target("utilization >= 0")};
+  const auto r = planner::plan(req);
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(*r.answer, 8);
+  ASSERT_GE(r.curve.size(), 2u);
+  const planner::Probe& four = r.curve.front();
+  EXPECT_EQ(four.value, 4);
+  EXPECT_FALSE(four.pass);
+  EXPECT_LE(four.worst[0], 30.0 * 86400) << "the value alone would meet the bound";
+  EXPECT_EQ(four.not_run[0].never_started, 100);  // every job of 5 to 8 GPUs: 4 of 8 in turn
+  EXPECT_EQ(planner::describe(four.not_run[0]), "100 jobs never started");
+  EXPECT_FALSE(four.not_run[1].any()) << "utilization is not a wait or JCT target";
+  EXPECT_TRUE(r.curve.back().pass);
+  EXPECT_FALSE(r.curve.back().not_run[0].any());
+  // Tenant and kind targets count their own population; a rejection by the policy counts too.
+  results::Summary s;
+  s.never_started = 3;
+  s.tenants.resize(1);
+  s.tenants[0].name = "t0";
+  s.tenants[0].rejected = 2;
+  s.kinds.resize(1);
+  s.kinds[0].name = "batch";
+  const auto tenant = planner::not_run(s, planner::parse_target("tenant:t0.p95_wait <= 1h"));
+  EXPECT_EQ(tenant.never_started, 0);
+  EXPECT_EQ(tenant.rejected, 2);
+  EXPECT_EQ(planner::describe(tenant), "2 jobs rejected by the policy");
+  EXPECT_FALSE(planner::not_run(s, planner::parse_target("kind:batch.jct_mean <= 1h")).any());
+  EXPECT_FALSE(planner::not_run(s, planner::parse_target("tenant:t0.gpu_hours >= 1")).any());
+  EXPECT_EQ(planner::describe(planner::not_run(s, planner::parse_target("jct_p95 <= 1h"))), "3 jobs never started");
+}
+
 #include <sstream>
 
 namespace {

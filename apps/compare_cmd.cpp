@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "apps/progress_line.hpp"
 #include "planner/compare.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
@@ -51,7 +53,10 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
   }
   scenarios::Scenario base = scenarios::load_scenario(scenario);
   if (seed) base.seed = *seed;
-  const planner::CompareResult result = planner::compare(base, names, stop);
+  planner::RunsProgress progress;
+  ProgressLine line([&] { return "compare: " + progress.line("policies"); });
+  const planner::CompareResult result = planner::compare(base, names, stop, &progress);
+  line.stop();
   if (result.cancelled || (stop != nullptr && stop->load())) {
     std::cerr << "interrupted: no output written\n";
     return 130;
@@ -70,7 +75,8 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
       std::cout << (i ? ",\n" : "\n") << "    {\"policy\": " << json_string(r.policy)
                 << ", \"status\": " << json_string(r.done ? "done" : "failed")
                 << ", \"fingerprint\": " << json_string(r.summary.fingerprint)
-                << ", \"error\": " << json_string(r.error) << "}";
+                << ", \"error\": " << json_string(r.error) << ", \"warning\": " << json_string(r.summary.banner)
+                << ", \"never_started\": " << r.summary.never_started << "}";
     }
     std::cout << "\n  ],\n  \"metrics\": [";
     for (std::size_t m = 0; m < table.rows(); ++m) {
@@ -83,17 +89,9 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
     }
     std::cout << "\n  ]\n}\n";
   } else {
-    // Tenants shown: the largest by GPU-hours under the first finished policy.
-    std::vector<std::string> shown;
-    for (const auto& r : result.runs) {
-      if (!r.done) continue;
-      std::vector<const planner::GroupStats*> order;
-      for (const auto& g : r.by_tenant)
-        if (g.jobs > 0) order.push_back(&g);
-      std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->gpu_hours > b->gpu_hours; });
-      for (std::size_t i = 0; i < std::min(tenant_rows, order.size()); ++i) shown.push_back(order[i]->name);
-      break;
-    }
+    // Tenants shown: the largest by their largest GPU-hours under any finished policy (a tenant
+    // that one policy never started still shows).
+    const std::vector<std::string> shown = planner::largest_tenants(result, tenant_rows);
     auto visible = [&](const std::string& m) {
       if (m.rfind("tenant:", 0) != 0) return true;
       const std::string name = m.substr(7, m.rfind('.') - 7);
@@ -104,9 +102,30 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
       if (visible(metric[m])) width = std::max(width, std::min<std::size_t>(40, metric[m].size()));
     std::printf("scenario %s   seed %llu   %zu policies\n\n", result.scenario_name.c_str(),
                 static_cast<unsigned long long>(base.seed), result.runs.size());
+    // Jobs a policy never started or rejected: its wait figures are lower bounds, said first.
+    bool warned = false;
+    for (const auto& r : result.runs) {
+      if (!r.done || r.summary.banner.empty()) continue;
+      std::printf("%s: %s\n", r.policy.c_str(), r.summary.banner.c_str());
+      warned = true;
+    }
+    if (warned) std::printf("\n");
     std::printf("%-*s", static_cast<int>(width), "metric");
     for (const auto& r : result.runs) std::printf("  %12s", r.policy.c_str());
     std::printf("\n");
+    // A wait row of a group (or of all jobs) whose never_started row is not 0 under a policy holds
+    // lower bounds there: ">=" says so.
+    auto row_of = [&](const std::string& name) {
+      const auto it = std::find(metric.begin(), metric.end(), name);
+      return it == metric.end() ? table.rows() : static_cast<std::size_t>(it - metric.begin());
+    };
+    auto lower_bound = [&](std::size_t m, std::size_t column) {
+      const std::size_t dot = metric[m].rfind('.');
+      const std::string prefix = dot == std::string::npos ? "" : metric[m].substr(0, dot + 1);
+      if (metric[m].compare(prefix.size(), 5, "wait_") != 0) return false;
+      const std::size_t n = row_of(prefix + "never_started");
+      return n < table.rows() && table.columns[column].numbers[n] > 0;
+    };
     std::string section;
     for (std::size_t m = 0; m < table.rows(); ++m) {
       if (!visible(metric[m])) continue;
@@ -114,16 +133,14 @@ int cmd_compare(const std::string& scenario, const std::string& policy_list, con
       if (sec != section && !sec.empty()) std::printf("\n");
       section = sec;
       std::printf("%-*s", static_cast<int>(width), metric[m].substr(0, 40).c_str());
-      for (std::size_t i = 0; i < result.runs.size(); ++i)
-        std::printf("  %12s", show(table.columns[i + 2].numbers[m], unit[m]).c_str());
+      for (std::size_t i = 0; i < result.runs.size(); ++i) {
+        const double v = table.columns[i + 2].numbers[m];
+        const bool bound = std::isfinite(v) && lower_bound(m, i + 2);
+        std::printf("  %12s", ((bound ? ">=" : "") + show(v, unit[m])).c_str());
+      }
       std::printf("\n");
     }
-    std::size_t tenants_total = 0;
-    for (const auto& r : result.runs) {
-      if (!r.done) continue;
-      for (const auto& g : r.by_tenant) tenants_total += g.jobs > 0;
-      break;
-    }
+    const std::size_t tenants_total = planner::largest_tenants(result, SIZE_MAX).size();
     if (tenants_total > shown.size())
       std::printf("(%zu of %zu tenants shown, by GPU-hours; the CSV and --json have all)\n", shown.size(),
                   tenants_total);

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 
+#include "apps/progress_line.hpp"
 #include "planner/plan.hpp"
 #include "planner/sweep.hpp"
 #include "sim/errors.hpp"
@@ -58,13 +58,17 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
     for (int i = 0; i < seeds; ++i) req.seeds.push_back(base.seeds.front() + static_cast<std::uint64_t>(i));
   }
   req.stop = stop;
-  std::mutex mu;
+  planner::RunsProgress progress;
+  req.progress = &progress;
+  ProgressLine line([&] { return "plan: " + progress.line("probe runs"); });
   req.on_probe = [&](std::int64_t v, bool pass) {
-    std::lock_guard<std::mutex> lock(mu);
-    std::fprintf(stderr, "  probed %s = %lld: %s\n", vary.c_str(), static_cast<long long>(v),
-                 pass ? "meets" : "misses");
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "  probed %s = %lld: %s\n", vary.c_str(), static_cast<long long>(v),
+                  pass ? "meets" : "misses");
+    line.message(buf);
   };
   const planner::PlanResult r = planner::plan(req);
+  line.stop();
 
   std::printf("%-10s %-6s %-7s", vary.substr(vary.rfind('.') + 1).c_str(), "result", "seeds");
   for (const auto& t : req.targets) std::printf("  %-24s", t.text.c_str());
@@ -72,8 +76,14 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
   for (const auto& p : r.curve) {
     std::printf("%-10lld %-6s %zu/%-5zu", static_cast<long long>(p.value), p.pass ? "meets" : "misses", p.seeds_passing,
                 r.seeds);
-    for (std::size_t k = 0; k < req.targets.size(); ++k)
-      std::printf("  %-24s", show(req.targets[k], p.worst[k]).c_str());
+    std::string why;  // targets missed because jobs never ran
+    for (std::size_t k = 0; k < req.targets.size(); ++k) {
+      const planner::NotRun& n = p.not_run[k];
+      // Their waits are lower bounds then.
+      std::printf("  %-24s", ((n.never_started > 0 ? ">=" : "") + show(req.targets[k], p.worst[k])).c_str());
+      if (n.any()) why += (why.empty() ? "" : "; ") + req.targets[k].text + " missed: " + planner::describe(n);
+    }
+    if (!why.empty()) std::printf("  (%s)", why.c_str());
     std::printf("\n");
   }
   std::printf("(KPI columns: the worst value over the %zu seed%s)\n", r.seeds, r.seeds == 1 ? "" : "s");
@@ -94,10 +104,13 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
     std::string missed;
     if (!r.curve.empty()) {
       const auto& top = r.curve.back();
-      for (std::size_t k = 0; k < req.targets.size(); ++k)
-        if (!planner::meets(req.targets[k], top.worst[k]))
-          missed +=
-              (missed.empty() ? "" : ", ") + req.targets[k].text + " (" + show(req.targets[k], top.worst[k]) + ")";
+      for (std::size_t k = 0; k < req.targets.size(); ++k) {
+        const planner::NotRun& n = top.not_run[k];
+        if (!planner::meets(req.targets[k], top.worst[k]) || n.any())
+          missed += (missed.empty() ? "" : ", ") + req.targets[k].text + " (" + (n.never_started > 0 ? ">=" : "") +
+                    show(req.targets[k], top.worst[k]) +
+                    (n.any() ? "; missed: " + planner::describe(n) : std::string()) + ")";
+      }
     }
     std::printf(
         "answer: no value in [%lld, %lld] meets every target; at %s = %lld it still misses %s\n"

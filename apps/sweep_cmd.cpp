@@ -99,10 +99,13 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
                                                                   : "cancelled";
     failed += r.status == planner::RunStatus::Failed;
     cancelled += r.status == planner::RunStatus::Cancelled;
+    // Waits counting jobs that never started are lower bounds.
+    const std::string lower = r.summary.never_started > 0 ? ">=" : "";
     if (r.status == planner::RunStatus::Done)
       std::printf("  %6llu  %-9s  %12s  %12s  %12s  %5.1f%%\n", static_cast<unsigned long long>(p.seed), status,
-                  short_duration(r.summary.wait.mean).c_str(), short_duration(r.summary.wait.p95).c_str(),
-                  short_duration(r.summary.jct.mean).c_str(), 100.0 * r.summary.gpu_utilization);
+                  (lower + short_duration(r.summary.wait.mean)).c_str(),
+                  (lower + short_duration(r.summary.wait.p95)).c_str(), short_duration(r.summary.jct.mean).c_str(),
+                  100.0 * r.summary.gpu_utilization);
     else
       std::printf("  %6llu  %-9s  %s\n", static_cast<unsigned long long>(p.seed), status, r.error.c_str());
   }

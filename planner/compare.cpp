@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -21,7 +22,7 @@ namespace headroom::planner {
 namespace {
 
 struct Acc {
-  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0;
+  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0, never_started = 0;
   long double milli_ms = 0;
   std::vector<sim::Tick> waits, jcts;
 };
@@ -53,9 +54,12 @@ std::vector<GroupStats> group_stats(const results::RunResult& r, std::size_t gro
     Acc& a = acc[g];
     ++a.jobs;
     a.rejected += j.state == rejected;
-    if (j.start < 0) continue;
+    if (const sim::Tick wait = results::headline_wait(j, r.sim_end); wait >= 0) a.waits.push_back(wait);
+    if (j.start < 0) {
+      a.never_started += results::never_started(j);
+      continue;
+    }
     ++a.started;
-    a.waits.push_back(j.start - j.submit);
     const sim::Tick until = j.end >= 0 ? j.end : r.sim_end;
     const std::int64_t milli = j.gpu_milli > 0 && j.gpus <= 1 ? j.gpu_milli : static_cast<std::int64_t>(j.gpus) * 1000;
     a.milli_ms += static_cast<long double>(milli) * static_cast<long double>(std::max<sim::Tick>(0, until - j.start));
@@ -71,6 +75,7 @@ std::vector<GroupStats> group_stats(const results::RunResult& r, std::size_t gro
     s.started = acc[g].started;
     s.completed = acc[g].completed;
     s.rejected = acc[g].rejected;
+    s.never_started = acc[g].never_started;
     s.wait_mean_s = mean_s(acc[g].waits);
     s.wait_p95_s = p95_s(acc[g].waits);
     s.jct_mean_s = mean_s(acc[g].jcts);
@@ -252,7 +257,8 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
 }
 
 CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& names,
-                      const std::atomic<bool>* stop) {
+                      const std::atomic<bool>* stop, RunsProgress* progress) {
+  if (progress != nullptr) progress->begin(names);
   CompareResult out;
   out.scenario_name = base.name;
   std::vector<scenarios::Scenario> scenarios;
@@ -266,6 +272,10 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
       try {
         RunOptions ro;
         ro.stop = stop;
+        if (progress != nullptr) {
+          progress->start(i);
+          ro.progress = progress->hook(i);
+        }
         const RunOutcome o = run_scenario(scenarios[i], ro);
         if (o.cancelled) continue;
         run.summary = results::summarize(o.result);
@@ -277,6 +287,7 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
       } catch (const std::exception& e) {
         run.error = e.what();
       }
+      if (progress != nullptr) progress->over(i);
     }
   });
   for (const auto& r : out.runs) out.cancelled = out.cancelled || (!r.done && r.error.empty());
@@ -288,6 +299,23 @@ static const PolicyRun* ref_services(const CompareResult& r) {
   for (const auto& run : r.runs)
     if (run.done && !run.summary.services.empty()) return &run;
   return nullptr;
+}
+
+std::vector<std::string> largest_tenants(const CompareResult& r, std::size_t n) {
+  std::map<std::string, double> most;  // by name: deterministic, and ties by name below
+  for (const auto& run : r.runs) {
+    if (!run.done) continue;
+    for (const auto& g : run.by_tenant) {
+      if (g.jobs == 0) continue;
+      auto [it, fresh] = most.emplace(g.name, g.gpu_hours);
+      if (!fresh) it->second = std::max(it->second, g.gpu_hours);
+    }
+  }
+  std::vector<std::pair<std::string, double>> order(most.begin(), most.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < order.size() && i < n; ++i) out.push_back(order[i].first);
+  return out;
 }
 
 results::Table compare_table(const CompareResult& r) {
@@ -308,6 +336,9 @@ results::Table compare_table(const CompareResult& r) {
   const char* states[] = {"completed", "failed", "cancelled", "rejected", "unfinished"};
   for (int s = 2; s <= 6; ++s)
     row(states[s - 2], "count", [s](R x) { return x.summary.by_state[static_cast<std::size_t>(s)]; });
+  // Jobs that never started (rejected ones aside): the waits below count them censored at the
+  // end of the run, so they are lower bounds when this is not 0.
+  row("never_started", "count", [](R x) { return x.summary.never_started; });
   row("wait_mean", "s", [](R x) { return x.summary.wait.mean; });
   row("wait_median", "s", [](R x) { return x.summary.wait.median; });
   row("wait_p95", "s", [](R x) { return x.summary.wait.p95; });
@@ -377,34 +408,66 @@ results::Table compare_table(const CompareResult& r) {
         [nan](R x) { return x.summary.priced ? x.summary.cost_per_used_gpu_hour : nan; });
   }
 
-  // Groups: the names of the first finished run (every policy sees the same workload).
+  // Tenants: every tenant with jobs in any finished run, in the order they first appear (the runs
+  // in order, each by tenant index), looked up by name in each run (a policy may see the tenants in
+  // another order, or one run may lack one: NaN there).
+  std::vector<std::string> tenant_names;
+  for (const auto& run : r.runs) {
+    if (!run.done) continue;
+    for (const auto& g : run.by_tenant)
+      if (g.jobs > 0 && std::find(tenant_names.begin(), tenant_names.end(), g.name) == tenant_names.end())
+        tenant_names.push_back(g.name);
+  }
+  for (const std::string& name : tenant_names) {
+    const std::string p = "tenant:" + name + ".";
+    auto group = [&name](R x) -> const GroupStats* {
+      for (const auto& g : x.by_tenant)
+        if (g.name == name) return &g;
+      return nullptr;
+    };
+    auto fair = [&name](R x) -> const results::TenantFairness* {
+      for (const auto& f : x.fairness.tenants)
+        if (f.name == name) return &f;
+      return nullptr;
+    };
+    auto stat = [&](auto member) {
+      return [&group, member, nan](R x) {
+        const GroupStats* g = group(x);
+        return g == nullptr ? nan : static_cast<double>(g->*member);
+      };
+    };
+    auto fairness = [&](auto member) {
+      return [&fair, member, nan](R x) {
+        const results::TenantFairness* f = fair(x);
+        return f == nullptr ? nan : static_cast<double>(f->*member);
+      };
+    };
+    row(p + "wait_mean", "s", stat(&GroupStats::wait_mean_s));
+    row(p + "wait_p95", "s", stat(&GroupStats::wait_p95_s));
+    row(p + "jct_mean", "s", stat(&GroupStats::jct_mean_s));
+    row(p + "jct_p95", "s", stat(&GroupStats::jct_p95_s));
+    row(p + "gpu_hours", "GPU-h", stat(&GroupStats::gpu_hours));
+    row(p + "rejected", "count", stat(&GroupStats::rejected));
+    row(p + "never_started", "count", stat(&GroupStats::never_started));
+    row(p + "share", "fraction", fairness(&results::TenantFairness::share));
+    row(p + "rho", "ratio", fairness(&results::TenantFairness::rho));
+    row(p + "borrowed_gpu_hours", "GPU-h", fairness(&results::TenantFairness::borrowed_gpu_hours));
+    row(p + "reclaimed", "count", [&fair, nan](R x) {
+      const results::TenantFairness* f = fair(x);
+      return f == nullptr || f->reclaimed < 0 ? nan : static_cast<double>(f->reclaimed);
+    });
+  }
+  // Job kinds: every policy sees the same workload, so the first finished run's kinds.
   const PolicyRun* ref = nullptr;
   for (const auto& run : r.runs)
     if (run.done && ref == nullptr) ref = &run;
   if (ref != nullptr) {
-    for (std::size_t g = 0; g < ref->by_tenant.size(); ++g) {
-      if (ref->by_tenant[g].jobs == 0) continue;
-      const std::string p = "tenant:" + ref->by_tenant[g].name + ".";
-      auto at = [g](R x) -> const GroupStats& { return x.by_tenant[g]; };
-      row(p + "wait_mean", "s", [&](R x) { return at(x).wait_mean_s; });
-      row(p + "wait_p95", "s", [&](R x) { return at(x).wait_p95_s; });
-      row(p + "jct_mean", "s", [&](R x) { return at(x).jct_mean_s; });
-      row(p + "jct_p95", "s", [&](R x) { return at(x).jct_p95_s; });
-      row(p + "gpu_hours", "GPU-h", [&](R x) { return at(x).gpu_hours; });
-      row(p + "rejected", "count", [&](R x) { return at(x).rejected; });
-      row(p + "share", "fraction", [g](R x) { return x.fairness.tenants[g].share; });
-      row(p + "rho", "ratio", [g](R x) { return x.fairness.tenants[g].rho; });
-      row(p + "borrowed_gpu_hours", "GPU-h", [g](R x) { return x.fairness.tenants[g].borrowed_gpu_hours; });
-      row(p + "reclaimed", "count", [g, nan](R x) {
-        const auto v = x.fairness.tenants[g].reclaimed;
-        return v < 0 ? nan : static_cast<double>(v);
-      });
-    }
     for (std::size_t k = 0; k < ref->by_kind.size(); ++k) {
       if (ref->by_kind[k].jobs == 0) continue;
       const std::string p = "kind:" + ref->by_kind[k].name + ".";
       auto at = [k](R x) -> const GroupStats& { return x.by_kind[k]; };
       row(p + "jobs", "count", [&](R x) { return at(x).jobs; });
+      row(p + "never_started", "count", [&](R x) { return at(x).never_started; });
       row(p + "wait_mean", "s", [&](R x) { return at(x).wait_mean_s; });
       row(p + "wait_p95", "s", [&](R x) { return at(x).wait_p95_s; });
       row(p + "jct_mean", "s", [&](R x) { return at(x).jct_mean_s; });

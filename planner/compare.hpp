@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/run.hpp"
 #include "results/fairness.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
@@ -25,11 +26,13 @@
 
 namespace headroom::planner {
 
-// Wait and JCT of one group of jobs (a tenant or a job kind), in seconds. Wait over started
-// jobs, JCT over completed jobs; nearest-rank p95 as in the run summary; NaN for no such job.
+// Wait and JCT of one group of jobs (a tenant or a job kind), in seconds. Wait over every job but
+// rejected ones, a job that never started censored at the end of the run (results::headline_wait:
+// with never_started > 0 the waits are lower bounds), JCT over completed jobs; nearest-rank p95
+// as in the run summary; NaN for no such job.
 struct GroupStats {
   std::string name;
-  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0;
+  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0, never_started = 0;
   double wait_mean_s = 0, wait_p95_s = 0, jct_mean_s = 0, jct_p95_s = 0, gpu_hours = 0;
 };
 
@@ -70,16 +73,22 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
 std::vector<std::string> parse_policy_list(const std::string& text);
 
 // Runs every policy in parallel (TBB), one simulation each; results land by index, so the
-// comparison is the same at any thread count.
+// comparison is the same at any thread count. `progress` (optional, display only) gets one run
+// per policy, labelled by its name.
 CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& policies,
-                      const std::atomic<bool>* stop = nullptr);
+                      const std::atomic<bool>* stop = nullptr, RunsProgress* progress = nullptr);
 
 // Wait / JCT per tenant and per job kind of one result.
 std::vector<GroupStats> stats_by_tenant(const results::RunResult& r);
 std::vector<GroupStats> stats_by_kind(const results::RunResult& r);
 
+// The tenants with jobs in any finished run, ranked by their largest GPU-hours under any finished
+// policy (ties by name), at most `n` of them: the tenants a compare table shows first.
+std::vector<std::string> largest_tenants(const CompareResult& result, std::size_t n);
+
 // One row per metric, one column per policy (plus `metric` and `unit`): overall KPIs, fairness,
-// then tenant:NAME.* and kind:KIND.* rows.
+// then tenant:NAME.* rows (every tenant with jobs in any finished run, found by name in each run:
+// NaN where a run lacks it) and kind:KIND.* rows.
 results::Table compare_table(const CompareResult& result);
 
 }  // namespace headroom::planner

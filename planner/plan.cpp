@@ -287,6 +287,30 @@ std::optional<double> kpi_value(const results::Summary& s, const results::Fairne
   return kpi_value(s, t);
 }
 
+NotRun not_run(const results::Summary& s, const Target& t) {
+  const bool time_kpi = t.kpi.rfind("wait_", 0) == 0 || t.kpi.rfind("jct_", 0) == 0;
+  if (time_kpi) return NotRun{s.never_started, s.rejected};
+  if (t.kpi.rfind("kind.", 0) == 0) {
+    for (const auto& k : s.kinds)
+      if (k.name == t.tenant) return NotRun{k.never_started, k.rejected};
+    return {};
+  }
+  if (t.kpi == "tenant.mean_wait" || t.kpi == "tenant.p95_wait" || t.kpi == "tenant.max_wait" ||
+      t.kpi.rfind("tenantq.", 0) == 0) {
+    for (const auto& ten : s.tenants)
+      if (ten.name == t.tenant) return NotRun{ten.never_started, ten.rejected};
+  }
+  return {};
+}
+
+std::string describe(const NotRun& n) {
+  std::string out;
+  auto jobs = [](std::int64_t k) { return results::thousands(k) + (k == 1 ? " job" : " jobs"); };
+  if (n.never_started > 0) out = jobs(n.never_started) + " never started";
+  if (n.rejected > 0) out += (out.empty() ? "" : ", ") + jobs(n.rejected) + " rejected by the policy";
+  return out;
+}
+
 bool meets(const Target& t, double v) {
   if (t.at_most) return t.strict ? v < t.bound : v <= t.bound;
   return t.strict ? v > t.bound : v >= t.bound;
@@ -313,29 +337,46 @@ PlanResult plan(const PlanRequest& req) {
       scenarios::Scenario sc;
       bool done = false;
       std::vector<std::optional<double>> kpis;
+      std::vector<NotRun> not_run;
     };
     std::vector<Task> tasks;
     for (std::int64_t v : values) {
       SweepSpec s = spec;
       s.variables[0].values = {std::to_string(v)};
       for (std::uint64_t seed : spec.seeds)
-        tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}});
+        tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}, {}});
+    }
+    if (req.progress != nullptr) {
+      std::vector<std::string> labels;
+      for (const auto& task : tasks)
+        labels.push_back(std::to_string(task.value) +
+                         (spec.seeds.size() > 1 ? " seed " + std::to_string(task.seed) : std::string()));
+      req.progress->begin(std::move(labels));
     }
     sim::parallel_indices(tasks.size(), [&](std::size_t i) {
       if (req.stop != nullptr && req.stop->load()) return;
       RunOptions ro;
       ro.stop = req.stop;
+      if (req.progress != nullptr) {
+        req.progress->start(i);
+        ro.progress = req.progress->hook(i);
+      }
       auto o = run_scenario(tasks[i].sc, ro);
+      if (req.progress != nullptr) req.progress->over(i);
       if (o.cancelled) return;
       const auto summary = results::summarize(o.result);
       const auto fairness = fairness_of(o);
-      for (const auto& t : req.targets) tasks[i].kpis.push_back(kpi_value(summary, fairness, t));
+      for (const auto& t : req.targets) {
+        tasks[i].kpis.push_back(kpi_value(summary, fairness, t));
+        tasks[i].not_run.push_back(not_run(summary, t));
+      }
       tasks[i].done = true;
     });
     for (std::int64_t v : values) {
       Probe p;
       p.value = v;
       p.worst.assign(req.targets.size(), 0);
+      p.not_run.assign(req.targets.size(), NotRun{});
       bool complete = true;
       std::size_t first = 0;
       for (const auto& task : tasks) {
@@ -357,7 +398,10 @@ PlanResult plan(const PlanRequest& req) {
                                                      : "no tenant named \"" + t.tenant + "\" in the workload");
           const double x = *task.kpis[k];
           if (first == 0 || (t.at_most ? x > p.worst[k] : x < p.worst[k])) p.worst[k] = x;
-          ok = ok && meets(t, x);
+          const NotRun& n = task.not_run[k];
+          p.not_run[k].never_started = std::max(p.not_run[k].never_started, n.never_started);
+          p.not_run[k].rejected = std::max(p.not_run[k].rejected, n.rejected);
+          ok = ok && meets(t, x) && !n.any();
         }
         ++first;
         p.seeds_passing += ok;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/run.hpp"
 #include "results/fairness.hpp"
 #include "results/summary.hpp"
 
@@ -35,6 +36,18 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t);
 std::optional<double> kpi_value(const results::Summary& s, const results::Fairness& f, const Target& t);
 bool meets(const Target& t, double value);
 
+// Jobs of a wait or JCT target's population (every job; the tenant's or the kind's for tenant and
+// kind targets) that never ran: never started, or rejected by the policy (permission denials
+// aside). A wait or JCT target is missed while any did: their waits are only lower bounds, and a
+// job that never ran met no target. Both 0 for every other target.
+struct NotRun {
+  std::int64_t never_started = 0, rejected = 0;
+  bool any() const { return never_started > 0 || rejected > 0; }
+};
+NotRun not_run(const results::Summary& s, const Target& t);
+// "120 jobs never started", "3 jobs rejected by the policy", both joined by ", ", or "".
+std::string describe(const NotRun& n);
+
 struct PlanRequest {
   std::string scenario;         // scenario file
   std::string vary;             // key path of an integer field, e.g. cluster.pools.h100.nodes
@@ -43,6 +56,8 @@ struct PlanRequest {
   std::vector<std::uint64_t> seeds;  // empty: the scenario's seed
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::int64_t value, bool pass)> on_probe;  // called as probes finish
+  // Display only: each round's runs, labelled "VALUE" or "VALUE seed S" (RunsProgress::begin per round).
+  RunsProgress* progress = nullptr;
 };
 
 struct Probe {
@@ -50,6 +65,9 @@ struct Probe {
   bool pass = false;
   std::size_t seeds_passing = 0;
   std::vector<double> worst;  // per target: the worst value over the seeds
+  // Per target: the most jobs of its population that never ran, over the seeds (a target with
+  // any is missed, whatever its value).
+  std::vector<NotRun> not_run;
 };
 
 struct PlanResult {

@@ -2,7 +2,9 @@
 
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "policies/registry.hpp"
 #include "results/recorder.hpp"
@@ -145,6 +147,77 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     results::ResourceUse use{"memory", memory_mib, {}};
     for (const auto& j : workload.jobs) use.per_job.push_back(static_cast<double>(j.memory_mib));
     out.fairness.resources.push_back(std::move(use));
+  }
+  return out;
+}
+
+void RunsProgress::begin(std::vector<std::string> labels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  runs_.clear();
+  begun_ = std::chrono::steady_clock::now();
+  for (auto& l : labels) runs_.push_back(Run{std::move(l), State::Waiting, 0, 0});
+}
+
+void RunsProgress::start(std::size_t run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (run < runs_.size()) runs_[run].state = State::Running;
+}
+
+void RunsProgress::over(std::size_t run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (run < runs_.size()) runs_[run].state = State::Over;
+}
+
+std::function<void(std::size_t, std::size_t)> RunsProgress::hook(std::size_t run) {
+  return [this, run](std::size_t ended, std::size_t total) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (run >= runs_.size()) return;
+    runs_[run].ended = ended;
+    runs_[run].total = total;
+  };
+}
+
+std::vector<RunsProgress::Run> RunsProgress::runs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return runs_;
+}
+
+std::string RunsProgress::line(std::string_view noun) const {
+  std::vector<Run> rs;
+  double elapsed_s = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    rs = runs_;
+    elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun_).count();
+  }
+  if (rs.empty()) return "starting the " + std::string(noun);
+  std::size_t over = 0;
+  std::string running;
+  double share = 0;  // mean over the runs of the share of their jobs ended
+  for (const Run& r : rs) {
+    if (r.state == State::Over) {
+      ++over;
+      share += 1;
+    } else if (r.state == State::Running) {
+      running += (running.empty() ? "" : ", ") + r.label;
+      if (r.total > 0) share += static_cast<double>(std::min(r.ended, r.total)) / static_cast<double>(r.total);
+    }
+  }
+  share = rs.empty() ? 1.0 : share / static_cast<double>(rs.size());
+  std::string out = std::to_string(over) + "/" + std::to_string(rs.size()) + " " + std::string(noun) + " done";
+  if (!running.empty()) out += " (" + running + " running)";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " %.0f%% of jobs ended, ETA ", 100.0 * share);
+  out += buf;
+  if (share <= 0 || share >= 1 || !(elapsed_s >= 0)) {
+    out += share >= 1 ? "0:00" : "?";
+  } else {
+    const auto eta = static_cast<long long>(elapsed_s * (1 - share) / share + 0.5);
+    if (eta >= 3600)
+      std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", eta / 3600, eta / 60 % 60, eta % 60);
+    else
+      std::snprintf(buf, sizeof buf, "%lld:%02lld", eta / 60, eta % 60);
+    out += buf;
   }
   return out;
 }

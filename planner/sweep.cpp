@@ -286,10 +286,13 @@ results::Table sweep_table(const SweepResult& r) {
   for (const auto& v : r.spec.variables) text(v.path);
   num("seed");
   text("status");
-  for (const char* k : {"jobs",       "completed",    "failed",         "cancelled",    "rejected",
-                        "unfinished", "wait_mean_s",  "wait_median_s",  "wait_p95_s",   "wait_p99_s",
-                        "jct_mean_s", "jct_median_s", "jct_p95_s",      "jct_p99_s",    "gpu_utilization",
-                        "makespan_s", "preemptions",  "lost_gpu_hours", "starved_jobs", "pending_gpus_mean"})
+  // Waits count the jobs that never started, censored at the end of the run (lower bounds when
+  // never_started is not 0).
+  for (const char* k :
+       {"jobs",           "completed",    "failed",           "cancelled",       "rejected",   "unfinished",
+        "never_started",  "wait_mean_s",  "wait_median_s",    "wait_p95_s",      "wait_p99_s", "jct_mean_s",
+        "jct_median_s",   "jct_p95_s",    "jct_p99_s",        "gpu_utilization", "makespan_s", "preemptions",
+        "lost_gpu_hours", "starved_jobs", "pending_gpus_mean"})
     num(k);
   for (const char* k :
        {"jain_index", "jain_index_mean", "rho_max", "rho_mean", "min_share_ratio", "max_dominant_share", "max_wait_s"})
@@ -320,6 +323,7 @@ results::Table sweep_table(const SweepResult& r) {
     auto put = [&](double v) { t.columns[c++].numbers.push_back(ok ? v : nan); };
     put(static_cast<double>(s.jobs));
     for (int st : {2, 3, 4, 5, 6}) put(static_cast<double>(s.by_state[static_cast<std::size_t>(st)]));
+    put(static_cast<double>(s.never_started));
     put(s.wait.mean);
     put(s.wait.median);
     put(s.wait.p95);

@@ -95,6 +95,7 @@ std::string kv_table(const std::vector<Row>& rows) {
 }
 
 std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
+  const std::string lower = s.never_started > 0 ? ">=" : "";
   std::vector<Row> rows = {
       {"jobs", count(static_cast<double>(s.jobs))},
       {"completed", count(static_cast<double>(s.by_state[2]))},
@@ -102,11 +103,14 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"cancelled", count(static_cast<double>(s.by_state[4]))},
       {"rejected", count(static_cast<double>(s.by_state[5]))},
       {"unfinished", count(static_cast<double>(s.by_state[6]))},
-      {"wait mean", duration(s.wait.mean)},
-      {"wait median", duration(s.wait.median)},
-      {"wait p95", duration(s.wait.p95)},
-      {"wait p99", duration(s.wait.p99)},
-      {"wait max", duration(s.wait.max)},
+      {"never started", count(static_cast<double>(s.never_started))},
+      // Counting the jobs that never started, censored at the end of the run: lower bounds then.
+      {"wait mean", lower + duration(s.wait.mean)},
+      {"wait median", lower + duration(s.wait.median)},
+      {"wait p95", lower + duration(s.wait.p95)},
+      {"wait p99", lower + duration(s.wait.p99)},
+      {"wait max", lower + duration(s.wait.max)},
+      {"wait mean, started jobs only", duration(s.wait_started.mean)},
       {"JCT mean", duration(s.jct.mean)},
       {"JCT median", duration(s.jct.median)},
       {"JCT p95", duration(s.jct.p95)},
@@ -349,6 +353,7 @@ std::string run_section(const ReportInput& in) {
   o << "<p class=\"meta\">file " << html_escape(in.file) << " &middot; seed " << r.seed << " &middot; " << r.total_gpus
     << " GPUs in " << r.pools.size() << " pool" << (r.pools.size() == 1 ? "" : "s") << " &middot; fingerprint "
     << html_escape(r.fingerprint) << " &middot; " << html_escape(r.version) << "</p>";
+  if (!s.banner.empty()) o << "<p class=\"warning\"><b>" << html_escape(s.banner) << "</b></p>";
   o << "<div class=\"grid\"><div><h3>Key figures</h3>" << kv_table(kpi_rows(s, f)) << "</div><div class=\"wide\">";
 
   // Fairness per tenant (largest share first).
@@ -665,7 +670,9 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
     o << "</table>\n";
   }
   for (const auto& in : inputs) o << (in.sweep ? sweep_section(in) : run_section(in)) << "\n";
-  o << "<p class=\"note\">Definitions: wait = start - submit over started jobs; JCT = end - submit over completed "
+  o << "<p class=\"note\">Definitions: wait = start - submit over every job not rejected, a job that never started "
+       "counted until the end of the run (so the waits are lower bounds, marked &gt;=, when any never started); JCT = "
+       "end - submit over completed "
        "jobs; share = GPU-time held / (GPUs x span); entitlement = weight-proportional share of the cluster; Jain's "
        "index over share / entitlement; rho = JCT / (run time alone on 1/N of the cluster), Themis (NSDI'20). "
        "See docs/planner.md.</p>\n";

@@ -4,9 +4,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string_view>
 
 #include "models/job.hpp"
+#include "models/observer.hpp"
 
 namespace headroom::results {
 namespace {
@@ -89,7 +91,81 @@ void json_quantiles(std::ostream& out, const Quantiles& q) {
       << ", \"max\": " << json_number(q.max) << ", \"n\": " << q.n << "}";
 }
 
+constexpr auto kRejected = static_cast<std::uint8_t>(models::JobState::Rejected);
+constexpr std::uint32_t kNoReason = UINT32_MAX;
+
+// The banner of a summary (Summary::banner): `not_run` jobs never started or were rejected by the
+// policy. Reads the audit events once for their reasons.
+std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t policy_rejected) {
+  const std::int64_t not_run = unstarted + policy_rejected;
+  const auto jobs = static_cast<std::int64_t>(r.jobs.size());
+  if (not_run <= 0 || not_run * 100 <= jobs) return "";
+  // Per job: the reason of its Unfinished / Reject / Finish event, and of its last Waiting event.
+  std::vector<std::uint32_t> ending(r.jobs.size(), kNoReason), waiting(r.jobs.size(), kNoReason);
+  std::vector<bool> denied(r.jobs.size(), false);
+  for (const EventRecord& e : r.events) {
+    if (e.job >= r.jobs.size()) continue;
+    switch (static_cast<models::AuditKind>(e.kind)) {
+      case models::AuditKind::Waiting: waiting[e.job] = e.reason; break;
+      case models::AuditKind::Reject:
+        ending[e.job] = e.reason;
+        denied[e.job] = e.detail == models::kRejectPermission;
+        break;
+      case models::AuditKind::Unfinished:
+      case models::AuditKind::Finish: ending[e.job] = e.reason; break;
+      default: break;
+    }
+  }
+  auto text = [&](std::uint32_t reason) -> std::string {
+    return reason < r.reasons.size() ? r.reasons[reason] : std::string();
+  };
+  std::map<std::string, std::int64_t> by_reason;
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    const JobRecord& j = r.jobs[i];
+    if (!(never_started(j) || (j.state == kRejected && j.start < 0 && !denied[i]))) continue;
+    std::string why = text(ending[i]);
+    if (why.empty() && j.state != kRejected) why = text(waiting[i]);
+    if (why.empty()) why = "unknown: no audit event gives one";
+    ++by_reason[why];
+  }
+  const std::pair<const std::string, std::int64_t>* main = nullptr;
+  for (const auto& kv : by_reason)
+    if (main == nullptr || kv.second > main->second) main = &kv;  // ties: the first by text
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(not_run) / static_cast<double>(jobs));
+  std::string b = "WARNING: " + thousands(not_run) + " of " + thousands(jobs) + " jobs (" + pct + ") ";
+  if (policy_rejected == 0)
+    b += "never started";
+  else if (unstarted == 0)
+    b += "were rejected by the policy";
+  else
+    b += "never started (" + thousands(unstarted) + ") or were rejected by the policy (" + thousands(policy_rejected) +
+         ")";
+  if (main != nullptr)
+    b += "; main reason: " + json_string(main->first) + " (" + thousands(main->second) +
+         (main->second == 1 ? " job)" : " jobs)");
+  return b;
+}
+
 }  // namespace
+
+bool never_started(const JobRecord& j) { return j.start < 0 && j.state != kRejected; }
+
+Tick headline_wait(const JobRecord& j, Tick sim_end) {
+  if (j.start >= 0) return j.start - j.submit;
+  if (j.state == kRejected) return -1;
+  return std::max<Tick>(0, (j.end >= 0 ? j.end : sim_end) - j.submit);
+}
+
+std::string thousands(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -(n + 1) + std::uint64_t{1} : static_cast<std::uint64_t>(n));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
 
 std::string short_duration(double seconds) {
   if (!std::isfinite(seconds)) return "-";
@@ -228,9 +304,10 @@ Summary summarize(const RunResult& result) {
   std::size_t tenant_count = result.tenants.size();
   for (const JobRecord& j : result.jobs) tenant_count = std::max<std::size_t>(tenant_count, j.tenant + std::size_t{1});
   struct Acc {
-    std::int64_t jobs = 0, started = 0;
-    long double wait_ms = 0, milli_ms = 0;
-    std::vector<Tick> waits, jcts;
+    // rejected: less the denials the audit log names; rejected_all: every rejection.
+    std::int64_t jobs = 0, never_started = 0, rejected = 0, rejected_all = 0;
+    long double milli_ms = 0;
+    std::vector<Tick> waits, started_waits, jcts;  // waits: headline_wait of every job not rejected
   };
   std::vector<Acc> by_kind(4);
   std::vector<Acc> acc(tenant_count);
@@ -246,8 +323,16 @@ Summary summarize(const RunResult& result) {
 
   const std::vector<long double> held_gpu = held_milli_ms(result, job_runs(result));
 
-  std::vector<Tick> waits, jcts;
+  // Jobs the permission drill denied, from their Reject events.
+  std::vector<bool> denied(result.jobs.size(), false);
+  for (const EventRecord& e : result.events)
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Reject) && e.detail == models::kRejectPermission &&
+        e.job < denied.size())
+      denied[e.job] = true;
+
+  std::vector<Tick> waits, started_waits, jcts;
   waits.reserve(result.jobs.size());
+  started_waits.reserve(result.jobs.size());
   jcts.reserve(result.jobs.size());
   long double milli_ms_total = 0;
   for (const JobRecord& j : result.jobs) {
@@ -262,20 +347,32 @@ Summary summarize(const RunResult& result) {
       k.jcts.push_back(j.end - j.submit);
     }
     s.preemptions += j.preemptions;
+    if (const Tick wait = headline_wait(j, result.sim_end); wait >= 0) {
+      waits.push_back(wait);
+      a.waits.push_back(wait);
+      k.waits.push_back(wait);
+    }
+    if (j.state == kRejected) {
+      ++a.rejected_all;
+      const bool by_policy = !denied[static_cast<std::size_t>(&j - result.jobs.data())];
+      a.rejected += by_policy;
+      k.rejected += by_policy;
+    }
     if (j.start < 0) {
       // A rejected job (by the policy, or denied by the permission drill) did not starve.
-      if (result.sim_end - j.submit > kStarvationWait &&
-          j.state != static_cast<std::uint8_t>(models::JobState::Rejected))
-        ++s.starved_jobs;
+      if (never_started(j)) {
+        ++s.never_started;
+        ++a.never_started;
+        ++k.never_started;
+        if (result.sim_end - j.submit > kStarvationWait) ++s.starved_jobs;
+      }
       continue;
     }
     const Tick wait = j.start - j.submit;
-    waits.push_back(wait);
-    a.waits.push_back(wait);
-    k.waits.push_back(wait);
+    started_waits.push_back(wait);
+    a.started_waits.push_back(wait);
+    k.started_waits.push_back(wait);
     if (wait > kStarvationWait) ++s.starved_jobs;
-    ++a.started;
-    a.wait_ms += static_cast<long double>(wait);
     const long double held = held_gpu[static_cast<std::size_t>(&j - result.jobs.data())];
     a.milli_ms += held;
     milli_ms_total += held;
@@ -288,6 +385,7 @@ Summary summarize(const RunResult& result) {
     }
   }
   s.wait = quantiles(waits);
+  s.wait_started = quantiles(started_waits);
   s.jct = quantiles(jcts);
 
   const long double capacity_ms =
@@ -350,13 +448,15 @@ Summary summarize(const RunResult& result) {
     ts.gpu_hours = static_cast<double>(acc[t].milli_ms / 1000.0L / static_cast<long double>(sim::kHour));
     const Quantiles tq = quantiles(acc[t].waits);
     ts.wait = tq;
+    ts.wait_started = quantiles(acc[t].started_waits);
+    ts.never_started = acc[t].never_started;
+    ts.denied = t < result.tenant_denied.size() ? result.tenant_denied[t] : 0;
+    // The drill's own count of denials (the audit log may be off).
+    ts.rejected = std::max<std::int64_t>(0, acc[t].rejected_all - ts.denied);
     ts.jct = quantiles(acc[t].jcts);
     ts.p95_wait_s = tq.p95;
     ts.max_wait_s = tq.max;
-    ts.mean_wait_s = acc[t].started > 0
-                         ? static_cast<double>(acc[t].wait_ms / static_cast<long double>(acc[t].started) / 1000.0L)
-                         : 0.0;
-    ts.denied = t < result.tenant_denied.size() ? result.tenant_denied[t] : 0;
+    ts.mean_wait_s = tq.mean;
     s.denied += ts.denied;
     s.tenants.push_back(std::move(ts));
   }
@@ -365,6 +465,9 @@ Summary summarize(const RunResult& result) {
     ks.name = std::string(models::to_string(static_cast<models::JobKind>(k)));
     ks.jobs = by_kind[k].jobs;
     ks.wait = quantiles(by_kind[k].waits);
+    ks.wait_started = quantiles(by_kind[k].started_waits);
+    ks.never_started = by_kind[k].never_started;
+    ks.rejected = by_kind[k].rejected;
     ks.jct = quantiles(by_kind[k].jcts);
     s.kinds.push_back(std::move(ks));
   }
@@ -385,6 +488,8 @@ Summary summarize(const RunResult& result) {
     ++f.drills_recovered;
     f.worst_recovery_s = std::max(f.worst_recovery_s, secs);
   }
+  s.rejected = std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied);
+  s.banner = make_banner(result, s.never_started, s.rejected);
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;
@@ -393,6 +498,7 @@ Summary summarize(const RunResult& result) {
 }
 
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants) {
+  if (!s.banner.empty()) out << s.banner << "\n\n";
   out << "scenario " << (s.scenario_name.empty() ? "-" : s.scenario_name) << "   policy "
       << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
   out << "makespan " << short_duration(s.makespan_s) << "   GPU utilization " << fixed(100.0 * s.gpu_utilization, 1)
@@ -414,12 +520,19 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   out << "\n"
       << pad_right("", 12) << pad_left("mean", kCol) << pad_left("median", kCol) << pad_left("p95", kCol)
       << pad_left("p99", kCol) << pad_left("max", kCol) << pad_left("jobs", count_width + 2) << "\n";
-  auto row = [&](std::string_view label, const Quantiles& q) {
-    out << pad_right(label, 12) << pad_left(short_duration(q.mean), kCol) << pad_left(short_duration(q.median), kCol)
-        << pad_left(short_duration(q.p95), kCol) << pad_left(short_duration(q.p99), kCol)
-        << pad_left(short_duration(q.max), kCol) << pad_left(std::to_string(q.n), count_width + 2) << "\n";
+  // With jobs that never started, the wait figures are lower bounds: ">=" says so.
+  auto row = [&](std::string_view label, const Quantiles& q, bool lower_bound = false, std::string_view note = {}) {
+    const auto d = [&](double v) { return (lower_bound ? ">=" : "") + short_duration(v); };
+    out << pad_right(label, 12) << pad_left(d(q.mean), kCol) << pad_left(d(q.median), kCol) << pad_left(d(q.p95), kCol)
+        << pad_left(d(q.p99), kCol) << pad_left(d(q.max), kCol) << pad_left(std::to_string(q.n), count_width + 2)
+        << note << "\n";
   };
-  row("wait", s.wait);
+  if (s.never_started > 0) {
+    row("wait", s.wait, true, "  (incl. " + thousands(s.never_started) + " never started: lower bounds)");
+    row("  started", s.wait_started, false, "  (started jobs only)");
+  } else {
+    row("wait", s.wait);
+  }
   row("jct", s.jct);
   out << "\nstarved (waited > 24h) " << s.starved_jobs << "   preemptions " << s.preemptions << "   lost GPU-hours "
       << fixed(s.lost_gpu_hours, 1) << "   mean pending GPUs " << fixed(s.pending_gpus_mean, 1) << "\n";
@@ -478,7 +591,7 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
                                          : t.gpu_hours >= 10 ? 1
                                                              : 2),
                       12)
-          << pad_left(short_duration(t.mean_wait_s), 11) << "\n";
+          << pad_left((t.never_started > 0 ? ">=" : "") + short_duration(t.mean_wait_s), 11) << "\n";
     }
     if (s.tenants.size() > shown) out << "... and " << (s.tenants.size() - shown) << " more\n";
   }
@@ -498,8 +611,13 @@ void print_summary_json(std::ostream& out, const Summary& s) {
         << s.by_state[static_cast<std::size_t>(st)];
   }
   out << "},\n";
+  out << "  \"warning\": " << json_string(s.banner) << ",\n";
+  out << "  \"never_started\": " << s.never_started << ",\n";
+  out << "  \"wait_lower_bound\": " << (s.never_started > 0 ? "true" : "false") << ",\n";
   out << "  \"wait_s\": ";
   json_quantiles(out, s.wait);
+  out << ",\n  \"wait_started_s\": ";
+  json_quantiles(out, s.wait_started);
   out << ",\n  \"jct_s\": ";
   json_quantiles(out, s.jct);
   out << ",\n";
@@ -548,7 +666,7 @@ void print_summary_json(std::ostream& out, const Summary& s) {
     out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(t.name) << ", \"jobs\": " << t.jobs
         << ", \"gpu_hours\": " << json_number(t.gpu_hours) << ", \"mean_wait_s\": " << json_number(t.mean_wait_s)
         << ", \"p95_wait_s\": " << json_number(t.p95_wait_s) << ", \"max_wait_s\": " << json_number(t.max_wait_s)
-        << ", \"denied\": " << t.denied << "}";
+        << ", \"denied\": " << t.denied << ", \"never_started\": " << t.never_started << "}";
   }
   out << (s.tenants.empty() ? "]\n" : "\n  ]\n");
   out << "}\n";

@@ -20,19 +20,27 @@ struct TenantSummary {
   std::string name;
   std::int64_t jobs = 0;
   double gpu_hours = 0;    // GPU-hours of service received (start..end)
-  double mean_wait_s = 0;  // over jobs that started
+  double mean_wait_s = 0;  // over its jobs, never-started ones censored (see Summary::wait)
   double p95_wait_s = 0;
   double max_wait_s = 0;
-  std::int64_t denied = 0;  // submissions rejected by the permission drill
-  Quantiles wait;           // over its started jobs (mean_wait_s etc. repeat these)
-  Quantiles jct;            // over its completed jobs
+  std::int64_t denied = 0;         // submissions rejected by the permission drill
+  std::int64_t never_started = 0;  // jobs that never started, rejected ones aside
+  std::int64_t rejected = 0;       // rejected by the policy (permission denials aside)
+  Quantiles wait;                  // every job but rejected ones (mean_wait_s etc. repeat these)
+  Quantiles wait_started;          // over its started jobs only
+  Quantiles jct;                   // over its completed jobs
 };
 
 // Jobs of one kind (models::JobKind: train, inference, interactive, batch).
 struct KindSummary {
   std::string name;
   std::int64_t jobs = 0;
-  Quantiles wait, jct;
+  std::int64_t never_started = 0;
+  // Rejected by the policy; permission denials aside when the audit log says which (without
+  // /events every rejection counts here).
+  std::int64_t rejected = 0;
+  Quantiles wait, jct;     // wait as Summary::wait (never-started jobs censored)
+  Quantiles wait_started;  // over its started jobs only
 };
 
 // The failure drill (docs/drills.md).
@@ -55,9 +63,19 @@ struct Summary {
   std::uint64_t seed = 0;
   std::int64_t jobs = 0;
   std::array<std::int64_t, 7> by_state{};  // indexed by models::JobState
-  Quantiles wait;                          // over started jobs
-  Quantiles jct;                           // submit to end, over completed jobs
-  double gpu_utilization = 0;              // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
+  // Wait over every job but rejected ones (policy rejections and permission denials, counted in
+  // by_state and denied): a job that never started waits until it left the queue or the run
+  // ended (headline_wait), so with never_started > 0 every figure is a lower bound.
+  Quantiles wait;
+  Quantiles wait_started;          // over started jobs only
+  std::int64_t never_started = 0;  // jobs that never started, rejected ones aside
+  std::int64_t rejected = 0;       // rejected by the policy: by_state's rejected less denied
+  // Set when more than 1 % of the jobs never started or were rejected by the policy (permission
+  // denials, which the scenario asks for, aside): how many, their share and the most frequent
+  // reason among them. Empty otherwise.
+  std::string banner;
+  Quantiles jct;               // submit to end, over completed jobs
+  double gpu_utilization = 0;  // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))
   // Allocated GPU time less the work thrown away (preempted without a checkpoint, killed by
   // failures: lost_gpu_ms + failure_lost_gpu_ms), over the same capacity: the useful share.
   double gpu_busy_utilization = 0;
@@ -90,6 +108,15 @@ struct Summary {
 };
 
 inline constexpr Tick kStarvationWait = 24 * sim::kHour;
+
+// A job that never started and was not rejected: unfinished at the end, or withdrawn while pending.
+bool never_started(const JobRecord& j);
+// A job's wait in the headline figures: start - submit when it started; for one that never
+// started, until it left the queue (its end) or else the end of the run, sim_end (censored: a
+// lower bound), never negative; -1 for a rejected job, which has no wait.
+Tick headline_wait(const JobRecord& j, Tick sim_end);
+// 13607 -> "13,607".
+std::string thousands(std::int64_t n);
 
 // One run of a job: [start, end) between a start and the release of its resources (a job has
 // several when it was preempted and ran again).

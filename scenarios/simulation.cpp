@@ -555,7 +555,7 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
   state_[j] = s;
   end_[j] = engine_.now();
   ++ended_jobs_;
-  if (options_.progress && (ended_jobs_ & 0x3fff) == 0) options_.progress(ended_jobs_, state_.size());
+  if (options_.progress && (ended_jobs_ & 0x3ff) == 0) options_.progress(ended_jobs_, state_.size());
   if (notify_policy) policy_.on_end(*this, j);
   if (observer_ != nullptr) observer_->on_end(engine_.now(), j, s);
   if (ended_jobs_ == state_.size()) {

@@ -31,7 +31,7 @@ using sim::Tick;
 struct SimulationOptions {
   Tick horizon = sim::kNever;  // stop here; jobs still pending or running end as Unfinished
   Tick sample_interval = 0;    // 0: chosen from the trace span (about 2,000 samples)
-  // Called now and then with (jobs ended, jobs in total); for progress bars on long runs.
+  // Called every 1,024 jobs ended with (jobs ended, jobs in total); for progress bars on long runs.
   std::function<void(std::size_t, std::size_t)> progress;
   // The failure drill: node failures, outages, maintenance drains, job retries (docs/drills.md).
   models::FailureSpec failures;

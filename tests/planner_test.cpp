@@ -241,6 +241,53 @@ TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
   EXPECT_FALSE(r.curve.back().pass);
 }
 
+// kubernetes places a pod on one node: with 4 GPUs a node, the jobs asking for 5 to 8 GPUs never
+// start. Their censored waits stay well under the loose bound, so only counting the jobs that never
+// ran makes those sizes miss it.
+TEST(Plan, ATargetIsMissedWhileJobsNeverStarted) {
+  planner::PlanRequest req;
+  req.scenario = write_scenario("plan-never.yaml", "");
+  {
+    // The same scenario under kubernetes (policy: is fifo in write_scenario).
+    std::ifstream in(req.scenario);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("policy: fifo"), 12, "policy: kubernetes");
+    std::ofstream(req.scenario) << text;
+  }
+  req.vary = "cluster.pools.a100.gpus_per_node";
+  req.lo = 4;
+  req.hi = 8;
+  req.targets = {planner::parse_target("wait_max <= 30d"), planner::parse_target("utilization >= 0")};
+  const auto r = planner::plan(req);
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(*r.answer, 8);
+  ASSERT_GE(r.curve.size(), 2u);
+  const planner::Probe& four = r.curve.front();
+  EXPECT_EQ(four.value, 4);
+  EXPECT_FALSE(four.pass);
+  EXPECT_LE(four.worst[0], 30.0 * 86400) << "the value alone would meet the bound";
+  EXPECT_EQ(four.not_run[0].never_started, 100);  // every job of 5 to 8 GPUs: 4 of 8 in turn
+  EXPECT_EQ(planner::describe(four.not_run[0]), "100 jobs never started");
+  EXPECT_FALSE(four.not_run[1].any()) << "utilization is not a wait or JCT target";
+  EXPECT_TRUE(r.curve.back().pass);
+  EXPECT_FALSE(r.curve.back().not_run[0].any());
+  // Tenant and kind targets count their own population; a rejection by the policy counts too.
+  results::Summary s;
+  s.never_started = 3;
+  s.tenants.resize(1);
+  s.tenants[0].name = "t0";
+  s.tenants[0].rejected = 2;
+  s.kinds.resize(1);
+  s.kinds[0].name = "batch";
+  const auto tenant = planner::not_run(s, planner::parse_target("tenant:t0.p95_wait <= 1h"));
+  EXPECT_EQ(tenant.never_started, 0);
+  EXPECT_EQ(tenant.rejected, 2);
+  EXPECT_EQ(planner::describe(tenant), "2 jobs rejected by the policy");
+  EXPECT_FALSE(planner::not_run(s, planner::parse_target("kind:batch.jct_mean <= 1h")).any());
+  EXPECT_FALSE(planner::not_run(s, planner::parse_target("tenant:t0.gpu_hours >= 1")).any());
+  EXPECT_EQ(planner::describe(planner::not_run(s, planner::parse_target("jct_p95 <= 1h"))), "3 jobs never started");
+}
+
 #include <sstream>
 
 namespace {
@@ -452,6 +499,94 @@ TEST(Compare, GroupStatsPerTenantAndKind) {
   EXPECT_DOUBLE_EQ(k[1].wait_mean_s, 0);
   EXPECT_EQ(k[2].jobs, 0);
   EXPECT_EQ(k[3].rejected, 1);
+}
+
+TEST(Compare, GroupStatsCountNeverStartedJobsCensoredAtTheEnd) {
+  results::RunResult r;
+  r.tenants = {"a"};
+  r.sim_end = 100 * sim::kSecond;
+  auto add = [&](sim::Tick submit, sim::Tick start, sim::Tick end, models::JobState state) {
+    results::JobRecord j;
+    j.gpus = 1;
+    j.submit = submit * sim::kSecond;
+    j.start = start < 0 ? -1 : start * sim::kSecond;
+    j.end = end < 0 ? -1 : end * sim::kSecond;
+    j.state = static_cast<std::uint8_t>(state);
+    r.jobs.push_back(j);
+  };
+  add(0, 10, 50, models::JobState::Completed);    // wait 10
+  add(20, -1, -1, models::JobState::Unfinished);  // never started: wait 80 (censored at sim_end)
+  add(30, -1, 30, models::JobState::Rejected);    // no wait
+  const auto t = planner::stats_by_tenant(r);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].never_started, 1);
+  EXPECT_EQ(t[0].rejected, 1);
+  EXPECT_EQ(t[0].started, 1);
+  EXPECT_DOUBLE_EQ(t[0].wait_mean_s, 45);
+  EXPECT_DOUBLE_EQ(t[0].wait_p95_s, 80);
+  const auto k = planner::stats_by_kind(r);
+  EXPECT_EQ(k[0].never_started, 1);
+  EXPECT_DOUBLE_EQ(k[0].wait_mean_s, 45);
+}
+
+// Two policies on which different tenants come out biggest, and which list the tenants in another
+// order: every tenant gets its rows, each run's figures found by name, NaN where a run lacks one.
+TEST(Compare, TenantRowsCoverEveryRunByName) {
+  planner::CompareResult r;
+  r.scenario_name = "two";
+  auto group = [](const char* name, std::int64_t jobs, double gpu_hours, std::int64_t never_started) {
+    planner::GroupStats g;
+    g.name = name;
+    g.jobs = jobs;
+    g.gpu_hours = gpu_hours;
+    g.never_started = never_started;
+    return g;
+  };
+  auto fair = [](const char* name, double share) {
+    results::TenantFairness f;
+    f.name = name;
+    f.share = share;
+    return f;
+  };
+  planner::PolicyRun k8s, slurm;
+  k8s.policy = "kubernetes";
+  k8s.done = true;
+  k8s.summary.never_started = 90;
+  k8s.by_tenant = {group("small", 10, 50, 0), group("big", 90, 1, 90)};  // big never got going
+  k8s.fairness.tenants = {fair("small", 0.5), fair("big", 0.01)};
+  slurm.policy = "slurm";
+  slurm.done = true;
+  slurm.by_tenant = {group("big", 90, 400, 0), group("small", 10, 40, 0), group("late", 3, 2, 0)};
+  slurm.fairness.tenants = {fair("big", 0.8), fair("small", 0.1), fair("late", 0.01)};
+  planner::PolicyRun failed;
+  failed.policy = "kai";
+  failed.error = "boom";
+  failed.by_tenant = {group("ghost", 5, 999, 0)};  // a failed run names no tenant
+  r.runs = {k8s, slurm, failed};
+  const auto t = planner::compare_table(r);
+  EXPECT_EQ(metric(t, "tenant:big.gpu_hours", "kubernetes"), 1);
+  EXPECT_EQ(metric(t, "tenant:big.gpu_hours", "slurm"), 400);
+  EXPECT_EQ(metric(t, "tenant:small.gpu_hours", "kubernetes"), 50);
+  EXPECT_EQ(metric(t, "tenant:small.gpu_hours", "slurm"), 40);
+  EXPECT_EQ(metric(t, "tenant:big.never_started", "kubernetes"), 90);
+  EXPECT_EQ(metric(t, "tenant:big.share", "slurm"), 0.8);
+  EXPECT_EQ(metric(t, "tenant:small.share", "slurm"), 0.1);
+  EXPECT_EQ(metric(t, "tenant:late.gpu_hours", "slurm"), 2);
+  EXPECT_TRUE(std::isnan(metric(t, "tenant:late.gpu_hours", "kubernetes")));
+  EXPECT_TRUE(std::isnan(metric(t, "tenant:late.share", "kubernetes")));
+  EXPECT_EQ(metric(t, "never_started", "kubernetes"), 90);
+  EXPECT_EQ(metric(t, "never_started", "slurm"), 0);
+  // never_started comes right after unfinished.
+  const auto& names = t.columns[0].strings;
+  const auto at = std::find(names.begin(), names.end(), "unfinished");
+  ASSERT_NE(at, names.end());
+  EXPECT_EQ(*(at + 1), "never_started");
+  EXPECT_EQ(std::find(names.begin(), names.end(), "tenant:ghost.gpu_hours"), names.end());
+  // The tenants shown first: by their largest GPU-hours under any finished policy.
+  EXPECT_EQ(planner::largest_tenants(r, 2), (std::vector<std::string>{"big", "small"}));
+  EXPECT_EQ(planner::largest_tenants(r, 10), (std::vector<std::string>{"big", "small", "late"}));
+  r.runs[1].by_tenant[2].gpu_hours = 50;  // ties with small: by name
+  EXPECT_EQ(planner::largest_tenants(r, 10), (std::vector<std::string>{"big", "late", "small"}));
 }
 
 #include "results/report.hpp"

@@ -905,6 +905,146 @@ TEST(Summary, EmptyResultGivesZerosAndValidJson) {
   EXPECT_NE(text.str().find("fingerprint"), std::string::npos);
 }
 
+// Four jobs over 100 s: one waits 10 s, one never starts (submitted at 0, still pending at the
+// end), one is rejected by the policy, one starts at once. Its reasons are in the audit log.
+hr::RunResult four_jobs_one_never_started() {
+  hr::RunResult r;
+  r.scenario_name = "four";
+  r.policy = "kubernetes";
+  r.sim_start = 0;
+  r.sim_end = 100 * kS;
+  r.total_gpus = 4;
+  r.tenants = {"a", "b"};
+  r.reasons = {"", "unschedulable: 0/1 nodes have 8 free GPUs", "never scheduled: no further event could start it",
+               "too big: asks for more GPUs than the cluster has"};
+  auto job = [](std::uint32_t tenant, Tick submit, Tick start, Tick end, hm::JobState s) {
+    hr::JobRecord j;
+    j.tenant = tenant;
+    j.gpus = 1;
+    j.submit = submit * kS;
+    j.start = start < 0 ? -1 : start * kS;
+    j.end = end < 0 ? -1 : end * kS;
+    j.state = st(s);
+    return j;
+  };
+  r.jobs = {
+      job(0, 0, 10, 50, hm::JobState::Completed),   // wait 10
+      job(1, 0, -1, -1, hm::JobState::Unfinished),  // never started: wait censored at 100
+      job(1, 5, -1, 5, hm::JobState::Rejected),     // no wait
+      job(0, 20, 20, 60, hm::JobState::Completed),  // wait 0
+  };
+  auto event = [](Tick t, hm::AuditKind kind, std::uint32_t job, std::int32_t detail, std::uint32_t reason) {
+    hr::EventRecord e;
+    e.time = t * kS;
+    e.kind = static_cast<std::uint8_t>(kind);
+    e.job = job;
+    e.detail = detail;
+    e.reason = reason;
+    return e;
+  };
+  r.events = {
+      event(0, hm::AuditKind::Waiting, 1, 1, 1),
+      event(5, hm::AuditKind::Reject, 2, hm::kRejectByPolicy, 3),
+      event(100, hm::AuditKind::Unfinished, 1, 0, 2),
+  };
+  return r;
+}
+
+TEST(Summary, NeverStartedJobsCountInTheWaitAsLowerBounds) {
+  const hr::RunResult r = four_jobs_one_never_started();
+  const hr::Summary s = hr::summarize(r);
+  EXPECT_EQ(s.never_started, 1);
+  // Waits {10, 100 (censored), 0}; the rejected job has none.
+  EXPECT_EQ(s.wait.n, 3);
+  EXPECT_DOUBLE_EQ(s.wait.mean, 110.0 / 3.0);
+  EXPECT_DOUBLE_EQ(s.wait.median, 10.0);
+  EXPECT_DOUBLE_EQ(s.wait.max, 100.0);
+  EXPECT_EQ(s.wait_started.n, 2);
+  EXPECT_DOUBLE_EQ(s.wait_started.mean, 5.0);
+  EXPECT_DOUBLE_EQ(s.wait_started.max, 10.0);
+  // Per tenant and kind the same way: b's only wait is the censored 100 s.
+  ASSERT_EQ(s.tenants.size(), 2u);
+  const hr::TenantSummary& b = s.tenants[0].name == "b" ? s.tenants[0] : s.tenants[1];
+  EXPECT_EQ(b.never_started, 1);
+  EXPECT_DOUBLE_EQ(b.mean_wait_s, 100.0);
+  EXPECT_DOUBLE_EQ(b.max_wait_s, 100.0);
+  EXPECT_EQ(b.wait_started.n, 0);
+  EXPECT_EQ(s.kinds[0].never_started, 1);
+  EXPECT_DOUBLE_EQ(s.kinds[0].wait.mean, 110.0 / 3.0);
+  EXPECT_DOUBLE_EQ(s.kinds[0].wait_started.mean, 5.0);
+  // 2 of 4 did not run; the two reasons tie at one job each, and the first by text wins.
+  EXPECT_EQ(s.banner,
+            "WARNING: 2 of 4 jobs (50.0%) never started (1) or were rejected by the policy (1); main reason: "
+            "\"never scheduled: no further event could start it\" (1 job)");
+
+  std::ostringstream text;
+  hr::print_summary(text, s);
+  const std::string out = text.str();
+  EXPECT_EQ(out.rfind(s.banner, 0), 0u) << out;  // the banner comes first
+  EXPECT_NE(out.find("(incl. 1 never started: lower bounds)"), std::string::npos) << out;
+  EXPECT_NE(out.find(">=37s"), std::string::npos) << out;  // the mean, 110/3 s
+  EXPECT_NE(out.find(">=1m 40s"), std::string::npos) << out;
+}
+
+TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
+  hr::RunResult r = four_jobs_one_never_started();
+  // The rejection becomes a permission denial: not in the banner's count.
+  r.events[1].detail = hm::kRejectPermission;
+  r.tenant_denied = {0, 1};
+  hr::Summary s = hr::summarize(r);
+  EXPECT_EQ(s.denied, 1);
+  EXPECT_EQ(s.banner,
+            "WARNING: 1 of 4 jobs (25.0%) never started; main reason: \"never scheduled: no further event could "
+            "start it\" (1 job)");
+  // Without a reason on the Unfinished event, the last pending reason names it.
+  r.events[2].reason = 0;
+  s = hr::summarize(r);
+  EXPECT_NE(s.banner.find("main reason: \"unschedulable: 0/1 nodes have 8 free GPUs\""), std::string::npos) << s.banner;
+  // Only the denial left: no banner, and the waits are exact again.
+  r.jobs[1].start = 30 * kS;
+  r.jobs[1].state = st(hm::JobState::Completed);
+  r.jobs[1].end = 40 * kS;
+  s = hr::summarize(r);
+  EXPECT_EQ(s.never_started, 0);
+  EXPECT_EQ(s.banner, "");
+  EXPECT_DOUBLE_EQ(s.wait.mean, 40.0 / 3.0);
+  EXPECT_DOUBLE_EQ(s.wait_started.mean, 40.0 / 3.0);
+  std::ostringstream text;
+  hr::print_summary(text, s);
+  EXPECT_EQ(text.str().find(">="), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("WARNING"), std::string::npos) << text.str();
+}
+
+TEST_F(ResultsTest, JsonSummaryShowsNeverStartedJobs) {
+  std::ostringstream out;
+  hr::print_summary_json(out, hr::summarize(four_jobs_one_never_started()));
+  const std::string json = out.str();
+  EXPECT_NE(json.find(R"("never_started": 1,)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("wait_lower_bound": true,)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("warning": "WARNING: 2 of 4 jobs (50.0%))"), std::string::npos) << json;
+  const std::string python = python_with("json");
+  if (python.empty()) GTEST_SKIP() << "python3 not available to parse the JSON";
+  const std::string file = path("never_started.json");
+  std::ofstream(file) << json;
+  EXPECT_EQ(run_python(python, path("check.py"),
+                       "import sys, json\n"
+                       "d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+                       "assert d['never_started'] == 1 and d['wait_lower_bound'] is True\n"
+                       "assert abs(d['wait_s']['mean'] - 110 / 3) < 1e-9 and d['wait_s']['max'] == 100\n"
+                       "assert d['wait_s']['n'] == 3 and d['wait_started_s']['n'] == 2\n"
+                       "assert d['wait_started_s']['mean'] == 5\n"
+                       "assert 'never scheduled' in d['warning'], d['warning']\n"
+                       "b = [t for t in d['tenants'] if t['name'] == 'b'][0]\n"
+                       "assert b['never_started'] == 1 and b['mean_wait_s'] == 100\n",
+                       file),
+            0);
+  // Nothing left out: no warning, and the flag is false.
+  std::ostringstream plain;
+  hr::print_summary_json(plain, hr::summarize(hr::RunResult{}));
+  EXPECT_NE(plain.str().find(R"("warning": "",)"), std::string::npos) << plain.str();
+  EXPECT_NE(plain.str().find(R"("wait_lower_bound": false,)"), std::string::npos) << plain.str();
+}
+
 // --- recorder --------------------------------------------------------------------------------
 
 struct RecorderFixture {

@@ -241,12 +241,12 @@ TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
   EXPECT_FALSE(r.curve.back().pass);
 }
 
-// kubernetes places a pod on one node: with 4 GPUs a node, the jobs asking for 5 to 8 GPUs never
+// The run stops at a 2 h horizon: with 4 GPUs a node, 53 jobs are still waiting then and never
 // start. Their censored waits stay well under the loose bound, so only counting the jobs that never
 // ran makes those sizes miss it.
 TEST(Plan, ATargetIsMissedWhileJobsNeverStarted) {
   planner::PlanRequest req;
-  req.scenario = write_scenario("plan-never.yaml", "");
+  req.scenario = write_scenario("plan-never.yaml", "horizon: 2h\n");
   {
     // The same scenario under kubernetes (policy: is fifo in write_scenario).
     std::ifstream in(req.scenario);
@@ -260,14 +260,14 @@ TEST(Plan, ATargetIsMissedWhileJobsNeverStarted) {
   req.targets = {planner::parse_target("wait_max <= 30d"), planner::parse_target("utilization >= 0")};
   const auto r = planner::plan(req);
   ASSERT_TRUE(r.answer);
-  EXPECT_EQ(*r.answer, 8);
+  EXPECT_EQ(*r.answer, 7);
   ASSERT_GE(r.curve.size(), 2u);
   const planner::Probe& four = r.curve.front();
   EXPECT_EQ(four.value, 4);
   EXPECT_FALSE(four.pass);
   EXPECT_LE(four.worst[0], 30.0 * 86400) << "the value alone would meet the bound";
-  EXPECT_EQ(four.not_run[0].never_started, 100);  // every job of 5 to 8 GPUs: 4 of 8 in turn
-  EXPECT_EQ(planner::describe(four.not_run[0]), "100 jobs never started");
+  EXPECT_EQ(four.not_run[0].never_started, 53);
+  EXPECT_EQ(planner::describe(four.not_run[0]), "53 jobs never started");
   EXPECT_FALSE(four.not_run[1].any()) << "utilization is not a wait or JCT target";
   EXPECT_TRUE(r.curve.back().pass);
   EXPECT_FALSE(r.curve.back().not_run[0].any());
@@ -696,9 +696,15 @@ TEST(Compare, PolicySettingsDerivedFromTheTenantDescription) {
     EXPECT_EQ(metric(table, "completed", p), 200) << p;
     EXPECT_EQ(metric(table, "rejected", p), 0) << p;
   }
-  // No tenants: nothing to derive.
+  // No tenants: nothing to derive, but Kueue, which admits nothing without a ClusterQueue, gets
+  // one over every namespace with the whole cluster (4 x 8 + 2 x 4 GPUs).
   const auto bare = scenarios::load_scenario(write_scenario("bare.yaml", ""));
-  EXPECT_FALSE(planner::derived_params(bare, "kueue").has_value());
+  EXPECT_FALSE(planner::derived_params(bare, "volcano").has_value());
+  const auto kq = planner::derived_params(bare, "kueue");
+  ASSERT_TRUE(kq.has_value());
+  EXPECT_EQ(kq->at("clusterQueues.all-tenants.namespaces").text, "[\"*\"]");
+  EXPECT_EQ(kq->at("clusterQueues.all-tenants.resources.default.gpu.nominalQuota").text, "40");
+  EXPECT_EQ(kq->at("resourceFlavors.default.pools").text, "[a100, t4]");
 }
 
 namespace {
@@ -756,7 +762,7 @@ TEST(StreamChunks, SameFileAsWithoutAndChangedRowsAreFilteredAgain) {
   auto stream = planner::run_scenario(sc, streamed);
   ASSERT_EQ(plain.result.chunk_cache, nullptr);
   ASSERT_NE(stream.result.chunk_cache, nullptr);
-  ASSERT_EQ(stream.result.events.size(), 42487u);
+  ASSERT_EQ(stream.result.events.size(), 54472u);  // fifo names the head each waiting job queued behind
   ASSERT_EQ(stream.result.placements.size(), 12000u);
   ASSERT_EQ(stream.result.timeseries.time.size(), 4176u);
 
@@ -765,10 +771,10 @@ TEST(StreamChunks, SameFileAsWithoutAndChangedRowsAreFilteredAgain) {
   results::write_hdf5(stream.result, stream_file);
   const results::chunks::ChunkCache& cache = *stream.result.chunk_cache;
   // Full chunks are 64 KiB: 8,192 rows of int64, 16,384 of int32, 65,536 of uint8. Offered: the
-  // 10 trace columns of /jobs, all chunks (5 int64 columns of 2 chunks, 5 narrower of 1); 5 chunks
-  // of events/time, 2 of each int32 event column (job, detail, reason), none of kind;
+  // 10 trace columns of /jobs, all chunks (5 int64 columns of 2 chunks, 5 narrower of 1); 6 chunks
+  // of events/time, 3 of each int32 event column (job, detail, reason), none of kind;
   // placements/start 1; pending_by_reason ([sample][9 reasons]: 1,820 rows a chunk) 2.
-  EXPECT_EQ(cache.offered(), (5u * 2 + 5) + (5 + 3 * 2) + 1 + 2);
+  EXPECT_EQ(cache.offered(), (5u * 2 + 5) + (6 + 3 * 3) + 1 + 2);
   EXPECT_EQ(cache.used(), cache.offered());
   const results::RunResult from_plain = results::read_hdf5(plain_file);
   const results::RunResult from_stream = results::read_hdf5(stream_file);

@@ -257,16 +257,20 @@ TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
   const auto c = headroom::testing::cluster(1, 8);
   const auto r = recorded_fifo_run(w, c);
   // Waiting events: J1 once when it becomes the blocked head (said again every pass, recorded
-  // once), J2 once when it becomes the head at 100 s.
+  // once); J2 when it queues behind J1 at 20 s, and again when it becomes the head at 100 s.
   std::vector<std::pair<std::uint32_t, sim::Tick>> waiting;
+  const std::string head = "head of line: waiting for free GPUs";
   for (const auto& e : r.events)
     if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Waiting)) {
       waiting.emplace_back(e.job, e.time);
-      EXPECT_EQ(e.detail, static_cast<std::int32_t>(models::PendingCode::Capacity));
-      EXPECT_EQ(r.reasons.at(e.reason), "head of line: waiting for free GPUs");
+      const bool behind = e.job == 2 && e.time == 20 * sim::kSecond;
+      EXPECT_EQ(e.detail,
+                static_cast<std::int32_t>(behind ? models::PendingCode::Priority : models::PendingCode::Capacity));
+      EXPECT_EQ(r.reasons.at(e.reason),
+                behind ? "priority: queued behind job 2, the head of line (strict order, no backfill)" : head);
     }
-  EXPECT_EQ(waiting,
-            (std::vector<std::pair<std::uint32_t, sim::Tick>>{{1, 10 * sim::kSecond}, {2, 100 * sim::kSecond}}));
+  EXPECT_EQ(waiting, (std::vector<std::pair<std::uint32_t, sim::Tick>>{
+                         {1, 10 * sim::kSecond}, {2, 20 * sim::kSecond}, {2, 100 * sim::kSecond}}));
   // Placements: one node slice per run, closed when the job ends.
   ASSERT_EQ(r.placements.size(), 3u);
   EXPECT_EQ(r.placements[0].job, 0u);
@@ -277,8 +281,8 @@ TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
   EXPECT_EQ(r.placements[1].start, 100 * sim::kSecond);
   EXPECT_EQ(r.placements[1].end, 150 * sim::kSecond);
   EXPECT_EQ(r.placements[2].start, 150 * sim::kSecond);
-  // Pending jobs by reason per sample: at 30 s and 60 s J1 waits for capacity and J2 has no
-  // reason yet (it is not the head).
+  // Pending jobs by reason per sample: at 30 s and 60 s J1 waits for capacity and J2 behind it
+  // (priority: the queue's order).
   const auto& ts = r.timeseries;
   ASSERT_GE(ts.time.size(), 3u);
   ASSERT_EQ(ts.pending_by_reason.size(), ts.time.size() * models::kPendingCodes);
@@ -286,7 +290,8 @@ TEST(WhyPending, RecordedOnChangeWithPlacementsAndCounts) {
     if (ts.time[i] != 30 * sim::kSecond && ts.time[i] != 60 * sim::kSecond) continue;
     const auto* row = &ts.pending_by_reason[i * models::kPendingCodes];
     EXPECT_EQ(row[static_cast<int>(models::PendingCode::Capacity)], 1) << ts.time[i];
-    EXPECT_EQ(row[static_cast<int>(models::PendingCode::None)], 1) << ts.time[i];
+    EXPECT_EQ(row[static_cast<int>(models::PendingCode::Priority)], 1) << ts.time[i];
+    EXPECT_EQ(row[static_cast<int>(models::PendingCode::None)], 0) << ts.time[i];
   }
 }
 

@@ -46,36 +46,38 @@ cmp -s "$tmp/c.csv" "$tmp/c1.csv" && ok || bad "compare differs at --threads 1"
 out="$("$bin" compare "$tmp/s.yaml" --policies fifo,sfj 2>&1)"; code=$?
 [ "$code" -eq 2 ] && grep -qF 'did you mean "sjf"' <<<"$out" && ok || bad "compare with a typo: exit $code: $out"
 
-# Jobs that never start: kubernetes places a pod on one node, so with 4 GPUs a node the jobs of 5 to
-# 8 GPUs never run. The banner says so above the table, the waits count them (>=), JSON has both.
-sed 's/nodes: 4, gpus_per_node: 8/nodes: 4, gpus_per_node: 4/' "$tmp/s.yaml" >"$tmp/small.yaml"
+# Jobs that never start: with 4 GPUs a node and the run stopped at 1 h, 132 jobs never start under
+# fifo and 108 under kubernetes. The banner says so above the table, the waits count them (>=), JSON
+# has both.
+sed 's/nodes: 4, gpus_per_node: 8/nodes: 4, gpus_per_node: 4/; s/^workload:/horizon: 1h\nworkload:/' "$tmp/s.yaml" \
+  >"$tmp/small.yaml"
 out="$("$bin" compare "$tmp/small.yaml" --policies fifo,kubernetes 2>&1)" && ok || bad "compare small: $out"
-grep -qF 'kubernetes: WARNING: 100 of 200 jobs (50.0%) never started; main reason: "never scheduled' <<<"$out" &&
+grep -qF 'kubernetes: WARNING: 108 of 200 jobs (54.0%) never started; main reason: "horizon reached" (108 jobs)' <<<"$out" &&
   ok || bad "compare lacks the kubernetes banner: $out"
-grep -qE '^never_started +0 +100$' <<<"$out" && ok || bad "compare lacks never_started: $out"
-grep -qE '^wait_mean +[0-9].* +>=[0-9]' <<<"$out" && ok || bad "compare wait_mean not a lower bound: $out"
+grep -qE '^never_started +132 +108$' <<<"$out" && ok || bad "compare lacks never_started: $out"
+grep -qE '^wait_mean +>=[0-9].* +>=[0-9]' <<<"$out" && ok || bad "compare wait_mean not a lower bound: $out"
 "$bin" compare "$tmp/small.yaml" --policies fifo,kubernetes --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert [r["warning"] for r in d["runs"]][0] == "", d["runs"]
-assert d["runs"][1]["warning"].startswith("WARNING: 100 of 200 jobs"), d["runs"]
-assert d["runs"][1]["never_started"] == 100
+assert d["runs"][0]["warning"].startswith("WARNING: 132 of 200 jobs"), d["runs"]
+assert d["runs"][1]["warning"].startswith("WARNING: 108 of 200 jobs"), d["runs"]
+assert d["runs"][1]["never_started"] == 108
 m = {x["metric"]: x["values"] for x in d["metrics"]}
-assert m["never_started"] == {"fifo": 0, "kubernetes": 100}, m["never_started"]
-assert sum(m["tenant:t%d.never_started" % t]["kubernetes"] for t in range(3)) == 100
+assert m["never_started"] == {"fifo": 132, "kubernetes": 108}, m["never_started"]
+assert sum(m["tenant:t%d.never_started" % t]["kubernetes"] for t in range(3)) == 108
 ' && ok || bad "compare --json with never-started jobs"
 sed 's/^policy: fifo/policy: kubernetes/' "$tmp/small.yaml" >"$tmp/small-k8s.yaml"
 "$bin" run "$tmp/small-k8s.yaml" --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["never_started"] == 100 and d["wait_lower_bound"] is True, d
-assert d["wait_s"]["n"] == 200 and d["wait_started_s"]["n"] == 100, (d["wait_s"], d["wait_started_s"])
+assert d["never_started"] == 104 and d["wait_lower_bound"] is True, d
+assert d["wait_s"]["n"] == 200 and d["wait_started_s"]["n"] == 96, (d["wait_s"], d["wait_started_s"])
 assert d["wait_s"]["mean"] > d["wait_started_s"]["mean"]
-assert "never scheduled" in d["warning"], d["warning"]
+assert "horizon reached" in d["warning"], d["warning"]
 ' && ok || bad "run --json with never-started jobs"
 out="$("$bin" run "$tmp/small-k8s.yaml" 2>&1)"
-[ "$(head -1 <<<"$out" | cut -c1-35)" = "WARNING: 100 of 200 jobs (50.0%) ne" ] && ok || bad "run summary does not open with the banner: $out"
-grep -qF "(incl. 100 never started: lower bounds)" <<<"$out" && ok || bad "run summary wait row: $out"
+[ "$(head -1 <<<"$out" | cut -c1-35)" = "WARNING: 104 of 200 jobs (52.0%) ne" ] && ok || bad "run summary does not open with the banner: $out"
+grep -qF "(incl. 104 never started: lower bounds)" <<<"$out" && ok || bad "run summary wait row: $out"
 
 # sweep shards merge into the table of one run.
 "$bin" sweep "$tmp/s.yaml" -o "$tmp/whole.h5" --csv "$tmp/whole.csv" >/dev/null || bad "sweep"

@@ -10,7 +10,10 @@
 #include <iostream>
 
 #include "apps/progress_line.hpp"
+#include "models/workload.hpp"
 #include "planner/compare.hpp"
+#include "planner/scorecard.hpp"
+#include "policies/registry.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
@@ -43,119 +46,286 @@ std::string show(double v, const std::string& unit) {
 
 }  // namespace
 
-int cmd_compare(const std::string& scenario, const std::string& policy_list, const std::string& csv, bool json,
-                std::optional<std::uint64_t> seed, std::size_t tenant_rows, std::atomic<bool>* stop) {
+namespace {
+
+void print_json_run_list(const planner::CompareResult& result) {
+  std::cout << "[";
+  for (std::size_t i = 0; i < result.runs.size(); ++i) {
+    const auto& r = result.runs[i];
+    std::cout << (i ? ",\n" : "\n") << "    {\"policy\": " << json_string(r.policy)
+              << ", \"status\": " << json_string(r.done ? "done" : "failed")
+              << ", \"fingerprint\": " << json_string(r.summary.fingerprint) << ", \"error\": " << json_string(r.error)
+              << ", \"warning\": " << json_string(r.summary.banner)
+              << ", \"never_started\": " << r.summary.never_started << "}";
+  }
+  std::cout << "\n  ]";
+}
+
+void print_json_metrics(const planner::CompareResult& result, const results::Table& table) {
+  const auto& metric = table.columns[0].strings;
+  const auto& unit = table.columns[1].strings;
+  std::cout << "[";
+  for (std::size_t m = 0; m < table.rows(); ++m) {
+    std::cout << (m ? ",\n" : "\n") << "    {\"metric\": " << json_string(metric[m])
+              << ", \"unit\": " << json_string(unit[m]) << ", \"values\": {";
+    for (std::size_t i = 0; i < result.runs.size(); ++i)
+      std::cout << (i ? ", " : "") << json_string(result.runs[i].policy) << ": "
+                << json_number(table.columns[i + 2].numbers[m], "null");
+    std::cout << "}}";
+  }
+  std::cout << "\n  ]";
+}
+
+void print_table(const planner::CompareResult& result, const results::Table& table, std::uint64_t seed,
+                 std::size_t tenant_rows) {
+  const auto& metric = table.columns[0].strings;
+  const auto& unit = table.columns[1].strings;
+  // Tenants shown: the largest by their largest GPU-hours under any finished policy (a tenant
+  // that one policy never started still shows).
+  const std::vector<std::string> shown = planner::largest_tenants(result, tenant_rows);
+  auto visible = [&](const std::string& m) {
+    if (m.rfind("tenant:", 0) != 0) return true;
+    const std::string name = m.substr(7, m.rfind('.') - 7);
+    return std::find(shown.begin(), shown.end(), name) != shown.end();
+  };
+  std::size_t width = 24;
+  for (std::size_t m = 0; m < table.rows(); ++m)
+    if (visible(metric[m])) width = std::max(width, std::min<std::size_t>(40, metric[m].size()));
+  std::printf("scenario %s   seed %llu   %zu policies\n\n", result.scenario_name.c_str(),
+              static_cast<unsigned long long>(seed), result.runs.size());
+  // Jobs a policy never started or rejected: its wait figures are lower bounds, said first.
+  bool warned = false;
+  for (const auto& r : result.runs) {
+    if (!r.done || r.summary.banner.empty()) continue;
+    std::printf("%s: %s\n", r.policy.c_str(), r.summary.banner.c_str());
+    warned = true;
+  }
+  if (warned) std::printf("\n");
+  std::printf("%-*s", static_cast<int>(width), "metric");
+  for (const auto& r : result.runs) std::printf("  %12s", r.policy.c_str());
+  std::printf("\n");
+  // A wait row of a group (or of all jobs) whose never_started row is not 0 under a policy holds
+  // lower bounds there: ">=" says so.
+  auto row_of = [&](const std::string& name) {
+    const auto it = std::find(metric.begin(), metric.end(), name);
+    return it == metric.end() ? table.rows() : static_cast<std::size_t>(it - metric.begin());
+  };
+  auto lower_bound = [&](std::size_t m, std::size_t column) {
+    const std::size_t dot = metric[m].rfind('.');
+    const std::string prefix = dot == std::string::npos ? "" : metric[m].substr(0, dot + 1);
+    if (metric[m].compare(prefix.size(), 5, "wait_") != 0) return false;
+    const std::size_t n = row_of(prefix + "never_started");
+    return n < table.rows() && table.columns[column].numbers[n] > 0;
+  };
+  std::string section;
+  for (std::size_t m = 0; m < table.rows(); ++m) {
+    if (!visible(metric[m])) continue;
+    const std::string sec = metric[m].substr(0, metric[m].find(':') == std::string::npos ? 0 : metric[m].find('.'));
+    if (sec != section && !sec.empty()) std::printf("\n");
+    section = sec;
+    std::printf("%-*s", static_cast<int>(width), metric[m].substr(0, 40).c_str());
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      const double v = table.columns[i + 2].numbers[m];
+      const bool bound = std::isfinite(v) && lower_bound(m, i + 2);
+      std::printf("  %12s", ((bound ? ">=" : "") + show(v, unit[m])).c_str());
+    }
+    std::printf("\n");
+  }
+  const std::size_t tenants_total = planner::largest_tenants(result, SIZE_MAX).size();
+  if (tenants_total > shown.size())
+    std::printf("(%zu of %zu tenants shown, by GPU-hours; the CSV and --json have all)\n", shown.size(), tenants_total);
+  // The permission drill: how each system answered the denied submissions.
+  bool any_denied = false;
+  for (const auto& r : result.runs) any_denied = any_denied || (r.done && r.summary.denied > 0);
+  if (any_denied) {
+    std::printf("\ndenied submissions (permission drill):\n");
+    for (const auto& r : result.runs) {
+      if (!r.done || r.summary.denied == 0) continue;
+      const auto policy = policies::make_policy(r.policy, {}, 1);
+      models::Workload w;
+      models::Job job;
+      job.tenant = w.tenants.intern("TENANT");
+      job.queue = w.queues.intern("QUEUE");
+      const auto d = policy->deny(w, job);
+      std::printf("  %-12s %s: %s\n", r.policy.c_str(), d.held ? "held pending as inadmissible" : "refused at submit",
+                  d.reason.c_str());
+    }
+  }
+  std::printf("\n%-*s", static_cast<int>(width), "fingerprint");
+  for (const auto& r : result.runs) std::printf("  %16s", r.done ? r.summary.fingerprint.c_str() : "failed");
+  std::printf("\n");
+  for (const auto& r : result.runs)
+    if (!r.done) std::fprintf(stderr, "error: policy %s: %s\n", r.policy.c_str(), r.error.c_str());
+}
+
+std::string cell_text(const planner::ScoreCell& c, const planner::Target& t) {
+  std::string out = planner::verdict_word(c.verdict);
+  if (c.verdict != planner::Verdict::Met && c.verdict != planner::Verdict::Missed) return out;
+  std::string v;
+  if (t.unit == "time") {
+    v = results::short_duration(c.value);
+  } else if (t.unit == "ratio") {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f%%", 100 * c.value);
+    v = b;
+  } else {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", c.value);
+    v = b;
+  }
+  return out + " " + (c.note.empty() ? "" : ">=") + v;
+}
+
+void print_scorecard(const planner::Scorecard& card) {
+  if (card.rows.empty()) return;
+  std::size_t dw = 5, tw = 6, cw = 14;
+  for (const auto& r : card.rows) {
+    dw = std::max(dw, r.drill.size());
+    tw = std::max(tw, r.target.text.size());
+    for (const auto& c : r.cells) cw = std::max(cw, cell_text(c, r.target).size());
+  }
+  std::printf("\nscorecard: the drills' acceptance targets under each system (met, MISSED, n/m: not modelled)\n");
+  std::printf("%-*s  %-*s", static_cast<int>(dw), "drill", static_cast<int>(tw), "target");
+  for (const auto& p : card.policies) std::printf("  %*s", static_cast<int>(cw), p.c_str());
+  std::printf("\n");
+  std::vector<std::size_t> met(card.policies.size(), 0);
+  for (const auto& r : card.rows) {
+    std::printf("%-*s  %-*s", static_cast<int>(dw), r.drill.c_str(), static_cast<int>(tw), r.target.text.c_str());
+    for (std::size_t i = 0; i < r.cells.size(); ++i) {
+      std::printf("  %*s", static_cast<int>(cw), cell_text(r.cells[i], r.target).c_str());
+      met[i] += r.cells[i].verdict == planner::Verdict::Met;
+    }
+    std::printf("\n");
+  }
+  std::printf("%-*s  %-*s", static_cast<int>(dw), "", static_cast<int>(tw), "targets met");
+  for (std::size_t i = 0; i < card.policies.size(); ++i)
+    std::printf("  %*s", static_cast<int>(cw),
+                (std::to_string(met[i]) + " of " + std::to_string(card.rows.size())).c_str());
+  std::printf("\n");
+  for (const auto& r : card.rows)
+    for (std::size_t i = 0; i < r.cells.size(); ++i)
+      if (!r.cells[i].note.empty() && r.cells[i].verdict == planner::Verdict::Missed)
+        std::printf("  %s under %s, %s: %s\n", r.drill.c_str(), card.policies[i].c_str(), r.target.text.c_str(),
+                    r.cells[i].note.c_str());
+}
+
+void print_json_scorecard(const planner::Scorecard& card) {
+  std::cout << "[";
+  for (std::size_t k = 0; k < card.rows.size(); ++k) {
+    const auto& r = card.rows[k];
+    std::cout << (k ? ",\n" : "\n") << "    {\"drill\": " << json_string(r.drill)
+              << ", \"target\": " << json_string(r.target.text) << ", \"verdicts\": {";
+    for (std::size_t i = 0; i < r.cells.size(); ++i) {
+      const auto& c = r.cells[i];
+      const bool valued = c.verdict == planner::Verdict::Met || c.verdict == planner::Verdict::Missed;
+      std::cout << (i ? ", " : "") << json_string(card.policies[i])
+                << ": {\"verdict\": " << json_string(planner::verdict_word(c.verdict))
+                << ", \"value\": " << (valued ? json_number(c.value, "null") : "null")
+                << ", \"note\": " << json_string(c.note) << "}";
+    }
+    std::cout << "}}";
+  }
+  std::cout << "\n  ]";
+}
+
+}  // namespace
+
+int cmd_compare(const std::vector<std::string>& scenario_paths, const std::string& policy_list, const std::string& csv,
+                bool json, std::optional<std::uint64_t> seed, std::size_t tenant_rows,
+                const std::vector<std::string>& targets, const std::string& keep_runs, std::atomic<bool>* stop) {
   const std::vector<std::string> names = planner::parse_policy_list(policy_list);
   if (!csv.empty()) {
     const auto dir = std::filesystem::absolute(csv).parent_path();
     if (!std::filesystem::is_directory(dir)) throw sim::InputError(csv, 0, 0, "", "output directory does not exist");
     if (std::filesystem::is_directory(csv)) throw sim::InputError(csv, 0, 0, "", "output path is a directory");
   }
-  scenarios::Scenario base = scenarios::load_scenario(scenario);
-  if (seed) base.seed = *seed;
+  std::vector<scenarios::Scenario> bases;
+  std::vector<std::vector<planner::Target>> drill_targets;
+  for (const auto& path : scenario_paths) {
+    bases.push_back(scenarios::load_scenario(path));
+    if (seed) bases.back().seed = *seed;
+    drill_targets.push_back(planner::scenario_targets(bases.back(), targets));
+  }
+  if (!keep_runs.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(keep_runs, ec);
+    if (ec || !std::filesystem::is_directory(keep_runs))
+      throw sim::InputError(keep_runs, 0, 0, "--keep-runs", "cannot create the directory: " + ec.message());
+  }
   planner::RunsProgress progress;
-  ProgressLine line([&] { return "compare: " + progress.line("policies"); });
-  const planner::CompareResult result = planner::compare(base, names, stop, &progress);
+  ProgressLine line([&] { return "compare: " + progress.line(bases.size() > 1 ? "runs" : "policies"); });
+  const std::vector<planner::CompareResult> all = planner::compare_all(bases, names, stop, &progress, keep_runs);
   line.stop();
-  if (result.cancelled || (stop != nullptr && stop->load())) {
+  bool cancelled = stop != nullptr && stop->load();
+  for (const auto& r : all) cancelled = cancelled || r.cancelled;
+  if (cancelled) {
     std::cerr << "interrupted: no output written\n";
     return 130;
   }
-  const results::Table table = planner::compare_table(result);
-  const auto& metric = table.columns[0].strings;
-  const auto& unit = table.columns[1].strings;
+  std::vector<results::Table> tables;
+  for (const auto& r : all) tables.push_back(planner::compare_table(r));
+  planner::Scorecard card;
+  for (std::size_t b = 0; b < all.size(); ++b) planner::add_drill(card, all[b].scenario_name, drill_targets[b], all[b]);
   std::size_t failed = 0;
-  for (const auto& r : result.runs) failed += !r.done;
+  for (const auto& r : all)
+    for (const auto& run : r.runs) failed += !run.done;
 
   if (json) {
-    std::cout << "{\n  \"scenario\": " << json_string(result.scenario_name) << ",\n  \"seed\": " << base.seed
-              << ",\n  \"runs\": [";
-    for (std::size_t i = 0; i < result.runs.size(); ++i) {
-      const auto& r = result.runs[i];
-      std::cout << (i ? ",\n" : "\n") << "    {\"policy\": " << json_string(r.policy)
-                << ", \"status\": " << json_string(r.done ? "done" : "failed")
-                << ", \"fingerprint\": " << json_string(r.summary.fingerprint)
-                << ", \"error\": " << json_string(r.error) << ", \"warning\": " << json_string(r.summary.banner)
-                << ", \"never_started\": " << r.summary.never_started << "}";
-    }
-    std::cout << "\n  ],\n  \"metrics\": [";
-    for (std::size_t m = 0; m < table.rows(); ++m) {
-      std::cout << (m ? ",\n" : "\n") << "    {\"metric\": " << json_string(metric[m])
-                << ", \"unit\": " << json_string(unit[m]) << ", \"values\": {";
-      for (std::size_t i = 0; i < result.runs.size(); ++i)
-        std::cout << (i ? ", " : "") << json_string(result.runs[i].policy) << ": "
-                  << json_number(table.columns[i + 2].numbers[m], "null");
-      std::cout << "}}";
-    }
-    std::cout << "\n  ]\n}\n";
-  } else {
-    // Tenants shown: the largest by their largest GPU-hours under any finished policy (a tenant
-    // that one policy never started still shows).
-    const std::vector<std::string> shown = planner::largest_tenants(result, tenant_rows);
-    auto visible = [&](const std::string& m) {
-      if (m.rfind("tenant:", 0) != 0) return true;
-      const std::string name = m.substr(7, m.rfind('.') - 7);
-      return std::find(shown.begin(), shown.end(), name) != shown.end();
+    auto one = [&](std::size_t b, const char* indent) {
+      (void)indent;
+      std::cout << "{\n  \"scenario\": " << json_string(all[b].scenario_name) << ",\n  \"seed\": " << bases[b].seed
+                << ",\n  \"runs\": ";
+      print_json_run_list(all[b]);
+      std::cout << ",\n  \"metrics\": ";
+      print_json_metrics(all[b], tables[b]);
     };
-    std::size_t width = 24;
-    for (std::size_t m = 0; m < table.rows(); ++m)
-      if (visible(metric[m])) width = std::max(width, std::min<std::size_t>(40, metric[m].size()));
-    std::printf("scenario %s   seed %llu   %zu policies\n\n", result.scenario_name.c_str(),
-                static_cast<unsigned long long>(base.seed), result.runs.size());
-    // Jobs a policy never started or rejected: its wait figures are lower bounds, said first.
-    bool warned = false;
-    for (const auto& r : result.runs) {
-      if (!r.done || r.summary.banner.empty()) continue;
-      std::printf("%s: %s\n", r.policy.c_str(), r.summary.banner.c_str());
-      warned = true;
-    }
-    if (warned) std::printf("\n");
-    std::printf("%-*s", static_cast<int>(width), "metric");
-    for (const auto& r : result.runs) std::printf("  %12s", r.policy.c_str());
-    std::printf("\n");
-    // A wait row of a group (or of all jobs) whose never_started row is not 0 under a policy holds
-    // lower bounds there: ">=" says so.
-    auto row_of = [&](const std::string& name) {
-      const auto it = std::find(metric.begin(), metric.end(), name);
-      return it == metric.end() ? table.rows() : static_cast<std::size_t>(it - metric.begin());
-    };
-    auto lower_bound = [&](std::size_t m, std::size_t column) {
-      const std::size_t dot = metric[m].rfind('.');
-      const std::string prefix = dot == std::string::npos ? "" : metric[m].substr(0, dot + 1);
-      if (metric[m].compare(prefix.size(), 5, "wait_") != 0) return false;
-      const std::size_t n = row_of(prefix + "never_started");
-      return n < table.rows() && table.columns[column].numbers[n] > 0;
-    };
-    std::string section;
-    for (std::size_t m = 0; m < table.rows(); ++m) {
-      if (!visible(metric[m])) continue;
-      const std::string sec = metric[m].substr(0, metric[m].find(':') == std::string::npos ? 0 : metric[m].find('.'));
-      if (sec != section && !sec.empty()) std::printf("\n");
-      section = sec;
-      std::printf("%-*s", static_cast<int>(width), metric[m].substr(0, 40).c_str());
-      for (std::size_t i = 0; i < result.runs.size(); ++i) {
-        const double v = table.columns[i + 2].numbers[m];
-        const bool bound = std::isfinite(v) && lower_bound(m, i + 2);
-        std::printf("  %12s", ((bound ? ">=" : "") + show(v, unit[m])).c_str());
+    if (all.size() == 1) {
+      one(0, "");
+      std::cout << ",\n  \"scorecard\": ";
+      print_json_scorecard(card);
+      std::cout << "\n}\n";
+    } else {
+      std::cout << "{\"drills\": [";
+      for (std::size_t b = 0; b < all.size(); ++b) {
+        std::cout << (b ? ",\n" : "\n");
+        one(b, "  ");
+        std::cout << "\n}";
       }
-      std::printf("\n");
+      std::cout << "],\n  \"scorecard\": ";
+      print_json_scorecard(card);
+      std::cout << "\n}\n";
     }
-    const std::size_t tenants_total = planner::largest_tenants(result, SIZE_MAX).size();
-    if (tenants_total > shown.size())
-      std::printf("(%zu of %zu tenants shown, by GPU-hours; the CSV and --json have all)\n", shown.size(),
-                  tenants_total);
-    std::printf("\n%-*s", static_cast<int>(width), "fingerprint");
-    for (const auto& r : result.runs) std::printf("  %16s", r.done ? r.summary.fingerprint.c_str() : "failed");
-    std::printf("\n");
-    for (const auto& r : result.runs)
-      if (!r.done) std::fprintf(stderr, "error: policy %s: %s\n", r.policy.c_str(), r.error.c_str());
+  } else {
+    for (std::size_t b = 0; b < all.size(); ++b) {
+      if (b > 0) std::printf("\n\n");
+      print_table(all[b], tables[b], bases[b].seed, tenant_rows);
+    }
+    print_scorecard(card);
+    if (!keep_runs.empty())
+      std::printf("\nresult files: %s/<scenario>-<policy>.h5 (open them with headroom-gui or headroom report)\n",
+                  keep_runs.c_str());
   }
   if (!csv.empty()) {
+    // One scenario: the table as it is. Several: one table, a `scenario` column first.
+    results::Table out = tables.front();
+    if (tables.size() > 1) {
+      out.columns.insert(out.columns.begin(), results::Column{"scenario", true, {}, {}});
+      out.columns[0].strings.assign(tables[0].rows(), all[0].scenario_name);
+      for (std::size_t b = 1; b < tables.size(); ++b) {
+        out.columns[0].strings.insert(out.columns[0].strings.end(), tables[b].rows(), all[b].scenario_name);
+        for (std::size_t c = 0; c < tables[b].columns.size(); ++c) {
+          auto& dst = out.columns[c + 1];
+          const auto& src = tables[b].columns[c];
+          dst.strings.insert(dst.strings.end(), src.strings.begin(), src.strings.end());
+          dst.numbers.insert(dst.numbers.end(), src.numbers.begin(), src.numbers.end());
+        }
+      }
+    }
     const std::string tmp = csv + ".tmp";
     {
-      std::ofstream out(tmp);
-      results::write_table_csv(table, out);
-      if (!out) throw sim::InputError(csv, 0, 0, "", "cannot write the CSV table");
+      std::ofstream f(tmp);
+      results::write_table_csv(out, f);
+      if (!f) throw sim::InputError(csv, 0, 0, "", "cannot write the CSV table");
     }
     std::filesystem::rename(tmp, csv);
   }

@@ -277,18 +277,24 @@ int main(int argc, char** argv) {
   auto* fgd = headroom::app::add_fgd_command(app, fgd_args);
   fgd->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
-  std::string compare_policies, compare_csv;
+  std::string compare_policies, compare_csv, compare_keep;
+  std::vector<std::string> compare_scenarios, compare_targets;
   bool compare_json = false;
   std::optional<std::uint64_t> compare_seed;
   std::size_t compare_tenants = 10;
-  auto* compare = app.add_subcommand("compare", "run one scenario under several policies and compare their KPIs");
-  compare->add_option("scenario", scenario_path, "scenario YAML file (per-policy blocks under `policies:`)")
+  auto* compare = app.add_subcommand(
+      "compare", "run scenarios (the POC drills) under several policies: KPIs side by side and a scorecard");
+  compare->add_option("scenarios", compare_scenarios, "scenario YAML files (per-policy blocks under `policies:`)")
       ->required();
   compare->add_option("--policies", compare_policies, "comma-separated policies, e.g. fifo,sjf,kubernetes")->required();
   compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)");
   compare->add_flag("--json", compare_json, "print the comparison as JSON");
   compare->add_option("--seed", compare_seed, "override the scenario's seed")->check(check_seed);
   compare->add_option("--tenants", compare_tenants, "tenant rows shown (largest by GPU-hours; default 10)");
+  compare->add_option("--target", compare_targets,
+                      "an acceptance target for every scenario, as in plan (e.g. \"p95_wait <= 12h\"); repeatable");
+  compare->add_option("--keep-runs", compare_keep,
+                      "also write each run's full result as DIR/<scenario>-<policy>.h5 (DIR is created)");
   compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
   std::vector<std::string> report_inputs;
@@ -340,8 +346,8 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, on_signal);
       std::signal(SIGTERM, on_signal);
       g_defer.store(true);
-      return headroom::app::cmd_compare(scenario_path, compare_policies, compare_csv, compare_json, compare_seed,
-                                        compare_tenants, &g_stop);
+      return headroom::app::cmd_compare(compare_scenarios, compare_policies, compare_csv, compare_json, compare_seed,
+                                        compare_tenants, compare_targets, compare_keep, &g_stop);
     }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);

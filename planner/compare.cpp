@@ -4,7 +4,9 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
@@ -13,6 +15,7 @@
 #include "models/job.hpp"
 #include "planner/run.hpp"
 #include "policies/registry.hpp"
+#include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
 #include "sim/suggest.hpp"
@@ -256,18 +259,29 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
   return sc;
 }
 
-CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& names,
-                      const std::atomic<bool>* stop, RunsProgress* progress) {
-  if (progress != nullptr) progress->begin(names);
-  CompareResult out;
-  out.scenario_name = base.name;
+std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& bases,
+                                       const std::vector<std::string>& names, const std::atomic<bool>* stop,
+                                       RunsProgress* progress, const std::string& keep_dir) {
+  // Every (scenario, policy) pair is one task of a single parallel loop, so a slow pair of one
+  // drill overlaps with the others' instead of each drill waiting for its slowest system.
+  const std::size_t n = names.size();
+  std::vector<std::string> labels;
   std::vector<scenarios::Scenario> scenarios;
-  for (const auto& p : names) scenarios.push_back(scenario_for_policy(base, p));
-  out.runs.resize(names.size());
-  sim::parallel_ranges(names.size(), 1, [&](std::size_t range_begin, std::size_t range_end) {
+  for (const auto& base : bases)
+    for (const auto& p : names) {
+      labels.push_back(bases.size() > 1 ? base.name + "/" + p : p);
+      scenarios.push_back(scenario_for_policy(base, p));
+    }
+  if (progress != nullptr) progress->begin(labels);
+  std::vector<CompareResult> out(bases.size());
+  for (std::size_t b = 0; b < bases.size(); ++b) {
+    out[b].scenario_name = bases[b].name;
+    out[b].runs.resize(n);
+  }
+  sim::parallel_ranges(scenarios.size(), 1, [&](std::size_t range_begin, std::size_t range_end) {
     for (std::size_t i = range_begin; i != range_end; ++i) {
-      PolicyRun& run = out.runs[i];
-      run.policy = names[i];
+      PolicyRun& run = out[i / n].runs[i % n];
+      run.policy = names[i % n];
       if (stop != nullptr && stop->load()) continue;
       try {
         RunOptions ro;
@@ -278,6 +292,7 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
         }
         const RunOutcome o = run_scenario(scenarios[i], ro);
         if (o.cancelled) continue;
+        if (!keep_dir.empty()) results::write_hdf5(o.result, kept_run_path(keep_dir, bases[i / n].name, run.policy));
         run.summary = results::summarize(o.result);
         run.fairness = fairness_of(o);
         run.fairness.share_over_time.clear();
@@ -290,8 +305,21 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
       if (progress != nullptr) progress->over(i);
     }
   });
-  for (const auto& r : out.runs) out.cancelled = out.cancelled || (!r.done && r.error.empty());
+  for (auto& r : out)
+    for (const auto& run : r.runs) r.cancelled = r.cancelled || (!run.done && run.error.empty());
   return out;
+}
+
+std::string kept_run_path(const std::string& dir, const std::string& scenario, const std::string& policy) {
+  std::string name = scenario + "-" + policy;
+  for (char& c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  return (std::filesystem::path(dir) / (name + ".h5")).string();
+}
+
+CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& names,
+                      const std::atomic<bool>* stop, RunsProgress* progress) {
+  return compare_all({base}, names, stop, progress, {}).front();
 }
 
 // The first finished run that has inference services, or null.

@@ -78,6 +78,15 @@ std::vector<std::string> parse_policy_list(const std::string& text);
 CompareResult compare(const scenarios::Scenario& base, const std::vector<std::string>& policies,
                       const std::atomic<bool>* stop = nullptr, RunsProgress* progress = nullptr);
 
+// Several scenarios (the POC drills) under the same policies: every (scenario, policy) run in one
+// parallel loop, results by scenario then policy. With `keep_dir` each run's full result is
+// written there as kept_run_path(keep_dir, scenario name, policy) (the directory must exist).
+std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& bases,
+                                       const std::vector<std::string>& policies, const std::atomic<bool>* stop,
+                                       RunsProgress* progress, const std::string& keep_dir);
+// DIR/<scenario>-<policy>.h5, characters other than letters, digits, - _ . replaced by _.
+std::string kept_run_path(const std::string& dir, const std::string& scenario, const std::string& policy);
+
 // Wait / JCT per tenant and per job kind of one result.
 std::vector<GroupStats> stats_by_tenant(const results::RunResult& r);
 std::vector<GroupStats> stats_by_kind(const results::RunResult& r);

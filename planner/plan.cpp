@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <map>
 
 #include "models/job.hpp"
@@ -59,6 +60,16 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"fragmentation", {"fragmentation", Unit::Ratio}},
       {"slo_attainment", {"slo_attainment", Unit::Ratio}},
       {"fragmented_gpus", {"fragmented_gpus", Unit::Count}},
+      // The POC drills (docs/drills.md): denied submissions, jobs killed by failures, the work they
+      // lost, the slowest recovery after a scripted outage (none: not modelled), and jobs that never
+      // started or that the policy rejected.
+      {"denied", {"denied", Unit::Count}},
+      {"jobs_killed", {"jobs_killed", Unit::Count}},
+      {"failure_lost_gpu_hours", {"failure_lost_gpu_hours", Unit::Count}},
+      {"worst_recovery", {"worst_recovery", Unit::Time}},
+      {"recovery", {"worst_recovery", Unit::Time}},
+      {"never_started", {"never_started", Unit::Count}},
+      {"rejected", {"rejected", Unit::Count}},
       // Cost (scenario `costs:`); only in runs with priced pools.
       {"cost", {"cost", Unit::Count}},
       {"cost_used", {"cost_used", Unit::Count}},
@@ -108,6 +119,7 @@ std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
          "busy_utilization, "
          "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, fragmentation, "
+         "denied, jobs_killed, failure_lost_gpu_hours, worst_recovery, never_started, rejected, "
          "fragmented_gpus, slo_attainment, service:NAME.slo_attainment, service:NAME.request_attainment, cost, "
          "cost_used, "
          "cost_per_gpu_hour, "
@@ -242,6 +254,17 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
     return std::nullopt;
   }
   if (t.kpi == "fragmented_gpus") return s.fragmented_gpus_mean;
+  if (t.kpi == "denied") return static_cast<double>(s.denied);
+  if (t.kpi == "jobs_killed") return static_cast<double>(s.failures.jobs_killed);
+  if (t.kpi == "failure_lost_gpu_hours") return s.failures.lost_gpu_hours;
+  if (t.kpi == "worst_recovery") {
+    if (s.failures.drill_recovery_s.empty()) return std::nullopt;  // no scripted outage
+    if (s.failures.drills_recovered < static_cast<std::int64_t>(s.failures.drill_recovery_s.size()))
+      return std::numeric_limits<double>::infinity();  // an outage the queue never recovered from
+    return s.failures.worst_recovery_s;
+  }
+  if (t.kpi == "never_started") return static_cast<double>(s.never_started);
+  if (t.kpi == "rejected") return static_cast<double>(s.rejected);
   if (t.kpi == "cost" || t.kpi == "cost_used" || t.kpi == "cost_per_gpu_hour") {
     if (!s.priced) return std::nullopt;
     return t.kpi == "cost" ? s.cost : t.kpi == "cost_used" ? s.cost_used : s.cost_per_used_gpu_hour;

@@ -10,9 +10,11 @@
 
 #include "models/job.hpp"
 #include "planner/compare.hpp"
+#include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
+#include "sim/errors.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -195,6 +197,58 @@ TEST(PermissionDrill, EachSystemDeniesInItsOwnWords) {
     EXPECT_EQ(sim.job_state(0), JobState::Rejected) << name;
     EXPECT_EQ(sim.jobs_denied(), 1) << name;
     EXPECT_EQ(obs.reasons, (std::vector<std::string>{text})) << name;
+  }
+}
+
+TEST(Scorecard, MetMissedNotModelledAndFailed) {
+  planner::CompareResult r;
+  r.scenario_name = "drill";
+  planner::PolicyRun a, b, c;
+  a.policy = "slurm";
+  a.done = true;
+  a.summary.jobs = 100;
+  a.summary.wait.p95 = 3600;
+  b.policy = "kubernetes";
+  b.done = true;
+  b.summary.jobs = 100;
+  b.summary.wait.p95 = 600;  // a lower bound: 5 jobs never finished
+  b.summary.by_state[static_cast<std::size_t>(JobState::Unfinished)] = 5;
+  c.policy = "kueue";
+  c.error = "internal error";
+  r.runs = {a, b, c};
+  planner::Scorecard card;
+  const std::vector<planner::Target> targets = {planner::parse_target("p95_wait <= 2h"),
+                                                planner::parse_target("worst_recovery <= 1h")};
+  planner::add_drill(card, r.scenario_name, targets, r);
+  ASSERT_EQ(card.policies, (std::vector<std::string>{"slurm", "kubernetes", "kueue"}));
+  ASSERT_EQ(card.rows.size(), 2u);
+  EXPECT_EQ(card.rows[0].cells[0].verdict, planner::Verdict::Met);
+  EXPECT_EQ(card.rows[0].cells[0].value, 3600);
+  EXPECT_EQ(card.rows[0].cells[1].verdict, planner::Verdict::Missed) << "its value alone would meet the target";
+  EXPECT_EQ(card.rows[0].cells[1].note, "5 jobs unfinished");
+  EXPECT_EQ(card.rows[0].cells[2].verdict, planner::Verdict::Failed);
+  EXPECT_EQ(card.rows[1].cells[0].verdict, planner::Verdict::NotModelled) << "no scripted outage";
+  EXPECT_STREQ(planner::verdict_word(planner::Verdict::NotModelled), "n/m");
+}
+
+TEST(Scorecard, TargetsOfAScenarioAreCheckedWhereWritten) {
+  auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/real-tasks.yaml");
+  ASSERT_EQ(sc.targets.size(), 3u);
+  EXPECT_EQ(sc.targets[1].text, "p95_wait <= 12h");
+  EXPECT_GT(sc.targets[1].line, 0);
+  const auto t = planner::scenario_targets(sc, {"denied >= 1"});
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[1].kpi, "wait_p95");
+  EXPECT_EQ(t[3].kpi, "denied");
+  sc.targets.push_back({"p95_wiat <= 1h", 40, 5});
+  try {
+    planner::scenario_targets(sc, {});
+    FAIL() << "a misspelt KPI is bad input";
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_EQ(e.errors()[0].file(), sc.file);
+    EXPECT_EQ(e.errors()[0].line(), 40);
+    EXPECT_EQ(e.errors()[0].column(), 5);
   }
 }
 

@@ -46,6 +46,30 @@ cmp -s "$tmp/c.csv" "$tmp/c1.csv" && ok || bad "compare differs at --threads 1"
 out="$("$bin" compare "$tmp/s.yaml" --policies fifo,sfj 2>&1)"; code=$?
 [ "$code" -eq 2 ] && grep -qF 'did you mean "sjf"' <<<"$out" && ok || bad "compare with a typo: exit $code: $out"
 
+# Several scenarios: a table each, then the scorecard of their targets (the scenario's and
+# --target's); --keep-runs writes every run's result file; -o one CSV with a scenario column.
+sed 's/^name: report-test/name: report-test-2/' "$tmp/s.yaml" >"$tmp/s2.yaml"
+printf 'targets:\n  - "p95_wait <= 30d"\n  - "worst_recovery <= 1h"\n' >>"$tmp/s2.yaml"
+out="$("$bin" compare "$tmp/s.yaml" "$tmp/s2.yaml" --policies fifo,kubernetes --target "completed_fraction >= 0.5" \
+  --keep-runs "$tmp/kept/runs" -o "$tmp/multi.csv" 2>&1)" && ok || bad "compare of two scenarios: $out"
+grep -qE '^report-test +completed_fraction >= 0.5 +met 100.0% +met 100.0%$' <<<"$out" && ok || bad "scorecard row: $out"
+grep -qE '^report-test-2 +p95_wait <= 30d +met [0-9]' <<<"$out" && ok || bad "scorecard scenario target: $out"
+grep -qE '^report-test-2 +worst_recovery <= 1h +n/m +n/m$' <<<"$out" && ok || bad "scorecard not modelled: $out"
+grep -qE '^ +targets met +3 of 4 +3 of 4$' <<<"$out" && ok || bad "scorecard totals: $out"
+for f in report-test-fifo report-test-kubernetes report-test-2-fifo report-test-2-kubernetes; do
+  [ -s "$tmp/kept/runs/$f.h5" ] && ok || bad "--keep-runs did not write $f.h5"
+done
+"$bin" report "$tmp/kept/runs/report-test-fifo.h5" "$tmp/kept/runs/report-test-kubernetes.h5" -o "$tmp/kept.html" \
+  >/dev/null && ok || bad "report over the kept runs"
+[ "$(head -1 "$tmp/multi.csv")" = "scenario,metric,unit,fifo,kubernetes" ] && ok || bad "multi CSV: $(head -1 "$tmp/multi.csv")"
+"$bin" compare "$tmp/s.yaml" "$tmp/s2.yaml" --policies fifo --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert [x["scenario"] for x in d["drills"]] == ["report-test", "report-test-2"], d.keys()
+v = [(r["drill"], r["target"], r["verdicts"]["fifo"]["verdict"]) for r in d["scorecard"]]
+assert v == [("report-test-2", "p95_wait <= 30d", "met"), ("report-test-2", "worst_recovery <= 1h", "n/m")], v
+' && ok || bad "compare --json of two scenarios"
+
 # Jobs that never start: with 4 GPUs a node and the run stopped at 1 h, 132 jobs never start under
 # fifo and 108 under kubernetes. The banner says so above the table, the waits count them (>=), JSON
 # has both.

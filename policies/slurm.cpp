@@ -1131,23 +1131,30 @@ class SlurmPolicy final : public Policy, public Inspect {
   // --- Preemption ------------------------------------------------------------------------------
 
   bool can_preempt(const ClusterView& v, JobIndex p, JobIndex victim) const {
+    const Tick at = preemptible_at(v, p, victim);
+    return at >= 0 && v.now() >= at;
+  }
+
+  // When `p` may preempt `victim`: from the victim's start plus its PreemptExemptTime, or -1 when
+  // the rules never allow it.
+  Tick preemptible_at(const ClusterView& v, JobIndex p, JobIndex victim) const {
     const auto& jobs = v.workload().jobs;
     const Part& pp = parts_[static_cast<std::size_t>(part_[p])];
     const Part& vp = parts_[static_cast<std::size_t>(part_[victim])];
     if (c_.preempt_type == PreemptType::PartitionPrio) {
-      if (pp.conf.tier <= vp.conf.tier) return false;
+      if (pp.conf.tier <= vp.conf.tier) return -1;
     } else {
       const QosR& pq = qos_of(jobs[p]);
       const QosR& vq = qos_of(jobs[victim]);
       const bool listed =
           std::find(pq.preempts.begin(), pq.preempts.end(), static_cast<int>(&vq - qos_.data())) != pq.preempts.end();
       const bool within = c_.preempt_within && &pq == &vq && prio_[p] > prio_[victim];
-      if (!listed && !within) return false;
-      if (c_.preempt_priority && prio_[p] <= prio_[victim]) return false;
+      if (!listed && !within) return -1;
+      if (c_.preempt_priority && prio_[p] <= prio_[victim]) return -1;
     }
     const QosR& vq = qos_of(jobs[victim]);
     const Tick exempt = vq.conf.preempt_exempt != kUnlimited ? vq.conf.preempt_exempt : c_.preempt_exempt;
-    return v.now() - v.run_start(victim) >= exempt;
+    return v.run_start(victim) + exempt;
   }
 
   bool fits_with(const ClusterView& v, JobIndex j, const std::vector<JobIndex>& victims, models::Placement* out) {
@@ -1170,14 +1177,28 @@ class SlurmPolicy final : public Policy, public Inspect {
   bool try_preempt(Session& s, JobIndex j) {
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     std::vector<JobIndex> cands;
+    // The earliest PreemptExemptTime expiry of a victim the rules allow but its exemption still
+    // protects: the preemptor tries again then, with no other event needed.
+    Tick exempt_until = sim::kNever;
     for (const auto& [t, x] : by_kill_) {
       (void)t;
-      if (s.state(x) != JobState::Running || s.terminating(x) || !can_preempt(s, j, x)) continue;
+      if (s.state(x) != JobState::Running || s.terminating(x)) continue;
       bool overlap = false;
       for (const auto& sl : s.placement(x)) overlap = overlap || p.member[sl.node] != 0;
-      if (overlap) cands.push_back(x);
+      if (!overlap) continue;
+      const Tick at = preemptible_at(s, j, x);
+      if (at < 0) continue;
+      if (s.now() >= at) {
+        cands.push_back(x);
+      } else {
+        exempt_until = std::min(exempt_until, at);
+      }
     }
-    if (cands.empty()) return false;
+    bool ok_so_far = !cands.empty();
+    if (!ok_so_far) {
+      if (exempt_until != sim::kNever) s.wake_at(exempt_until);
+      return false;
+    }
     const auto& jobs = s.workload().jobs;
     auto prio_key = [&](JobIndex x) {
       const std::int64_t level = c_.preempt_type == PreemptType::Qos
@@ -1196,7 +1217,10 @@ class SlurmPolicy final : public Policy, public Inspect {
       victims.push_back(x);
       if ((ok = fits_with(s, j, victims, &chosen))) break;
     }
-    if (!ok) return false;
+    if (!ok) {
+      if (exempt_until != sim::kNever) s.wake_at(exempt_until);
+      return false;
+    }
     // Reorder: the last one needed first, then by overlap with the chosen nodes; run again.
     std::vector<JobIndex> order{victims.back()};
     std::vector<std::pair<int, JobIndex>> rest;

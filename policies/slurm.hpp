@@ -63,7 +63,8 @@
 //    select/cons_tres job_test.c _will_run_test): only in the main scheduler. Candidates are
 //    running jobs of a lower PriorityTier partition (partition_prio) or of a QOS in the preemptor's
 //    Preempt list (qos; WITHIN: same QOS too; PRIORITY: only lower job priority) that ran at least
-//    PreemptExemptTime. Sorted by (QOS priority or PriorityTier) << 16 + node count (or youngest
+//    PreemptExemptTime (a preemptor held back only by exemptions tries again when the first one
+//    ends, without waiting for another event). Sorted by (QOS priority or PriorityTier) << 16 + node count (or youngest
 //    first), removed one at a time until the job fits, then reordered (the last one needed first,
 //    then by overlap with the chosen nodes) and removed again until it fits: the minimal set.
 //    GraceTime of the victim's QOS (qos) or partition (partition_prio). CANCEL ends the victim;

@@ -265,6 +265,20 @@ TEST(Slurm, S5RequeueEligibilityWaitsForTheDelay) {
   EXPECT_EQ(r.end(0), 131 + 1000);
 }
 
+TEST(Slurm, PreemptExemptTimeExpiryLetsThePreemptorInWithoutAnotherEvent) {
+  // L (low) starts at 0 and is exempt for 5 minutes; H (high) arrives at 10 s. Nothing else
+  // happens until L would end at 1000 s, yet H preempts it when its exemption ends, at 300 s.
+  const auto w = s5_workload();
+  const SlurmRun r(w, nodes(1, 4),
+                   params({{"PreemptType", "preempt/qos"},
+                           {"PreemptMode", "CANCEL"},
+                           {"qos.high.Preempt", "low"},
+                           {"PreemptExemptTime", "5"}}));
+  EXPECT_EQ(r.state(0), JobState::Cancelled);
+  EXPECT_EQ(r.end(0), 300);
+  EXPECT_EQ(r.start(1), 300);
+}
+
 TEST(Slurm, S5CancelEndsTheVictim) {
   const auto w = s5_workload();
   const SlurmRun r(w, nodes(1, 4),

@@ -170,7 +170,7 @@ std::string cell_text(const planner::ScoreCell& c, const planner::Target& t) {
     v = b;
   } else {
     char b[32];
-    std::snprintf(b, sizeof b, "%.4g", c.value);
+    std::snprintf(b, sizeof b, std::abs(c.value) >= 1000 && std::isfinite(c.value) ? "%.0f" : "%.4g", c.value);
     v = b;
   }
   return out + " " + (c.note.empty() ? "" : ">=") + v;

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "models/job.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 
@@ -640,6 +641,110 @@ std::string sweep_section(const ReportInput& in) {
 
 }  // namespace
 
+// Several runs (a bake-off's --keep-runs files): wait CDFs, utilization and pending GPUs overlaid,
+// one series per run, and the drills side by side.
+static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
+  std::ostringstream o;
+  auto label = [&](const ReportInput& in) {
+    return in.run.policy + (in.run.scenario_name.empty() ? "" : " (" + in.run.scenario_name + ")");
+  };
+  Tick span = 0;
+  for (const auto* in : runs) span = std::max(span, in->run.sim_end - in->run.sim_start);
+  const TimeAxis axis = time_axis(span);
+  const std::string x_label = axis.unit + " since the first submit";
+  // Wait CDF over every job not rejected; a job that never started counts until the end of its run.
+  std::vector<Series> cdfs;
+  for (const auto* in : runs) {
+    const RunResult& r = in->run;
+    std::vector<double> w;
+    for (const auto& j : r.jobs) {
+      if (j.state == static_cast<std::uint8_t>(models::JobState::Rejected)) continue;
+      const Tick until = j.start >= 0 ? j.start : (j.end >= 0 ? j.end : r.sim_end);
+      w.push_back(sim::to_seconds(std::max<Tick>(0, until - j.submit)) / 3600.0);
+    }
+    if (w.empty()) continue;
+    std::sort(w.begin(), w.end());
+    Series ser;
+    ser.name = label(*in);
+    const std::size_t n = w.size(), points = std::min<std::size_t>(n, 400);
+    ser.x.push_back(0);
+    ser.y.push_back(0);
+    for (std::size_t k = 0; k < points; ++k) {
+      const std::size_t i = points == n ? k : (k + 1) * n / points - 1;
+      ser.x.push_back(w[i]);
+      ser.y.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
+    }
+    cdfs.push_back(std::move(ser));
+  }
+  if (!cdfs.empty()) {
+    Chart c;
+    c.title = "Wait CDF per run (jobs that never started count until the end of the run)";
+    c.x_label = "wait (hours)";
+    c.y_label = "fraction of jobs not rejected";
+    c.y_percent = true;
+    c.y_max = 1.0;
+    o << "<h3>Waits side by side</h3>" << svg_chart(c, cdfs);
+  }
+  // Utilization and pending GPUs over time.
+  std::vector<Series> used, pending;
+  for (const auto* in : runs) {
+    const RunResult& r = in->run;
+    const auto& ts = r.timeseries;
+    const std::size_t S = ts.time.size(), P = r.pools.size(), T = r.tenants.size();
+    if (S == 0 || r.total_gpus <= 0) continue;
+    Series u{label(*in), {}, {}}, q{label(*in), {}, {}};
+    for (std::size_t i = 0; i < S; ++i) {
+      const double x = static_cast<double>(ts.time[i] - r.sim_start) / axis.divisor;
+      if (ts.pool_used_gpus.size() == S * P) {
+        double sum = 0;
+        for (std::size_t p = 0; p < P; ++p) sum += ts.pool_used_gpus[i * P + p];
+        u.x.push_back(x);
+        u.y.push_back(sum / static_cast<double>(r.total_gpus));
+      }
+      if (T > 0 && ts.tenant_pending_gpus.size() == S * T) {
+        double sum = 0;
+        for (std::size_t t = 0; t < T; ++t) sum += ts.tenant_pending_gpus[i * T + t];
+        q.x.push_back(x);
+        q.y.push_back(sum);
+      }
+    }
+    if (!u.x.empty()) used.push_back(std::move(u));
+    if (!q.x.empty()) pending.push_back(std::move(q));
+  }
+  if (!used.empty()) {
+    Chart c;
+    c.title = "GPU utilization over time per run";
+    c.x_label = x_label;
+    c.y_label = "GPUs in use / GPUs";
+    c.y_percent = true;
+    c.y_max = 1.0;
+    o << "<h3>Utilization side by side</h3>" << svg_chart(c, used);
+  }
+  if (!pending.empty()) {
+    Chart c;
+    c.title = "GPUs asked for by pending jobs, per run";
+    c.x_label = x_label;
+    c.y_label = "pending GPUs";
+    o << "<h3>Pending side by side</h3>" << svg_chart(c, pending);
+  }
+  // The drills: outages and their recovery, jobs killed, work lost, denied submissions.
+  o << "<h3>Drills side by side</h3><table><tr><th>run</th><th>node outages</th><th>jobs killed</th>"
+       "<th>retries</th><th>failed after retries</th><th>work lost to failures (GPU-h)</th>"
+       "<th>scripted outages recovered</th><th>worst recovery</th><th>denied submissions</th>"
+       "<th>never started</th></tr>";
+  for (const auto* in : runs) {
+    const Summary& sm = in->summary;
+    const auto& f = sm.failures;
+    o << "<tr><td>" << html_escape(label(*in)) << "</td><td>" << f.node_outages << "</td><td>" << f.jobs_killed
+      << "</td><td>" << f.job_retries << "</td><td>" << f.jobs_failed << "</td><td>" << fmt("%.1f", f.lost_gpu_hours)
+      << "</td><td>" << f.drills_recovered << " of " << f.drill_recovery_s.size() << "</td><td>"
+      << (f.worst_recovery_s >= 0 ? html_escape(short_duration(f.worst_recovery_s)) : std::string("-")) << "</td><td>"
+      << sm.denied << "</td><td>" << sm.never_started << "</td></tr>";
+  }
+  o << "</table>\n";
+  return o.str();
+}
+
 std::string render_report(const std::vector<ReportInput>& inputs) {
   std::ostringstream o;
   std::string title = "headroom report";
@@ -668,6 +773,7 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
       o << "</tr>";
     }
     o << "</table>\n";
+    o << runs_overlay(runs);
   }
   for (const auto& in : inputs) o << (in.sweep ? sweep_section(in) : run_section(in)) << "\n";
   o << "<p class=\"note\">Definitions: wait = start - submit over every job not rejected, a job that never started "

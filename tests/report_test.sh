@@ -61,6 +61,9 @@ for f in report-test-fifo report-test-kubernetes report-test-2-fifo report-test-
 done
 "$bin" report "$tmp/kept/runs/report-test-fifo.h5" "$tmp/kept/runs/report-test-kubernetes.h5" -o "$tmp/kept.html" \
   >/dev/null && ok || bad "report over the kept runs"
+for h in "Waits side by side" "Utilization side by side" "Pending side by side" "Drills side by side"; do
+  grep -qF "<h3>$h</h3>" "$tmp/kept.html" && ok || bad "report of kept runs lacks $h"
+done
 [ "$(head -1 "$tmp/multi.csv")" = "scenario,metric,unit,fifo,kubernetes" ] && ok || bad "multi CSV: $(head -1 "$tmp/multi.csv")"
 "$bin" compare "$tmp/s.yaml" "$tmp/s2.yaml" --policies fifo --json | python3 -c '
 import json, sys

@@ -776,6 +776,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
 
   void enqueue(JobIndex j) {
+    if (said_.size() <= j) said_.resize(workload_->jobs.size(), 0);
+    said_[j] = 0;  // (again) pending: the engine has no reason for it yet
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     const std::int64_t level = c_.preempt_type == PreemptType::Qos ? qos_of(workload_->jobs[j]).level : 0;
     key_[j] = Key{level, p.conf.tier, prio_[j], workload_->jobs[j].submit, j};
@@ -1064,13 +1066,24 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // squeue's reasons (slurm/slurm.h job_state_reason, src/slurmctld/job_scheduler.c): the first
   // job of a partition that cannot start waits for Resources; those behind it for Priority.
+  // Said only when it changes (said_): the head is looked at on every pass.
   void reason_resources(Session& s, JobIndex j, bool preempting) {
+    const std::uint8_t r = preempting ? 2 : 1;
+    if (said_[j] == r) return;
+    said_[j] = r;
     s.pending_reason(j, preempting ? "Resources: waiting for the jobs it preempts to end"
                                    : "Resources: the job is waiting for resources to become available");
   }
   void reason_priority(Session& s, JobIndex j) {
-    s.pending_reason(j, "Priority: one or more higher priority jobs exist for partition " +
-                            parts_[static_cast<std::size_t>(part_[j])].conf.name);
+    if (said_[j] == 3) return;
+    said_[j] = 3;
+    const auto pi = static_cast<std::size_t>(part_[j]);
+    if (priority_reason_.size() != parts_.size()) {
+      priority_reason_.clear();
+      for (const auto& part : parts_)
+        priority_reason_.push_back("Priority: one or more higher priority jobs exist for partition " + part.conf.name);
+    }
+    s.pending_reason(j, priority_reason_[pi]);
   }
 
   void main_scheduler(Session& s) {
@@ -1425,7 +1438,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   bool ready_ = false;
   const models::Workload* workload_ = nullptr;
   std::vector<Part> parts_;
-  std::vector<JobIndex> fresh_;  // queued since the last main scheduler pass (pending reasons)
+  std::vector<JobIndex> fresh_;               // queued since the last main scheduler pass (pending reasons)
+  std::vector<std::uint8_t> said_;            // the pending reason last given: 0 none, 1..3
+  std::vector<std::string> priority_reason_;  // per partition
   bool configured_parts_ = false;
   std::int64_t max_job_factor_ = 0;
   std::vector<QosR> qos_;

@@ -202,7 +202,17 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     k.preemptions += j.preemptions;
     ++d->tenants[j.tenant].jobs;
     if (j.state == static_cast<std::uint8_t>(State::Completed) && j.end >= 0) jcts.push_back(j.end - j.submit);
-    if (j.start < 0) continue;
+    if (j.start < 0) {
+      // A job that never started (and was not rejected) waits until it left or the run ended: its
+      // wait counts as a lower bound, as in the run summary (results/summary.hpp).
+      if (j.state == static_cast<std::uint8_t>(State::Rejected)) continue;
+      const Tick until = j.end >= 0 ? j.end : r.sim_end;
+      waits.push_back(std::max<Tick>(0, until - j.submit));
+      tenant_waits[j.tenant].push_back(std::max<Tick>(0, until - j.submit));
+      ++k.never_started;
+      ++d->tenants[j.tenant].never_started;
+      continue;
+    }
     waits.push_back(j.start - j.submit);
     tenant_waits[j.tenant].push_back(j.start - j.submit);
     const Tick until = j.end >= 0 ? j.end : r.sim_end;
@@ -212,7 +222,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     milli_ms_total += held;
   }
   std::sort(waits.begin(), waits.end());
-  k.started = static_cast<std::int64_t>(waits.size());
+  k.started = static_cast<std::int64_t>(waits.size()) - k.never_started;
   k.wait_mean_s = mean_s(waits);
   k.wait_median_s = seconds(nearest_rank(waits, 50));
   k.wait_p95_s = seconds(nearest_rank(waits, 95));
@@ -228,7 +238,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     ts.name = d->tenant_name(ts.id);
     std::vector<Tick>& w = tenant_waits[t];
     std::sort(w.begin(), w.end());
-    ts.started = static_cast<std::int64_t>(w.size());
+    ts.started = static_cast<std::int64_t>(w.size()) - ts.never_started;
     ts.gpu_hours = static_cast<double>(tenant_milli_ms[t] / 1000.0L / static_cast<long double>(kTicksPerHour));
     ts.mean_wait_s = mean_s(w);
     ts.p95_wait_s = seconds(nearest_rank(w, 95));

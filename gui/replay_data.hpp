@@ -75,6 +75,7 @@ struct TenantStats {
   QString name;
   std::int64_t jobs = 0;
   std::int64_t started = 0;
+  std::int64_t never_started = 0;  // not rejected; their waits count until the end (lower bounds)
   double gpu_hours = 0;
   double mean_wait_s = 0;
   double p95_wait_s = 0;
@@ -84,10 +85,13 @@ struct Kpis {
   std::int64_t jobs = 0;
   std::array<std::int64_t, kJobStates> by_state{};
   std::int64_t started = 0;
+  std::int64_t never_started = 0;  // not rejected: counted in the waits until the run's end
   std::int64_t preemptions = 0;
-  double wait_mean_s = 0, wait_median_s = 0, wait_p95_s = 0;  // over started jobs, nearest rank
-  double jct_mean_s = 0;                                      // submit to end, completed jobs
-  double utilization = 0;                                     // GPU-seconds held / (total GPUs x (sim_end - sim_start))
+  // Over every job not rejected, never-started ones until the end (lower bounds while
+  // never_started > 0), nearest rank.
+  double wait_mean_s = 0, wait_median_s = 0, wait_p95_s = 0;
+  double jct_mean_s = 0;   // submit to end, completed jobs
+  double utilization = 0;  // GPU-seconds held / (total GPUs x (sim_end - sim_start))
   double makespan_s = 0;
   double jain = 0;  // (sum x)^2 / (n sum x^2) over GPU-hours of the n tenants with jobs
 };

@@ -132,8 +132,13 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
     case Jobs: return QString::number(t.jobs);
     case GpuHours: return QString::number(t.gpu_hours, 'f', 1);
     case Share: return QString::number(100.0 * share, 'f', 1) + QStringLiteral(" %");
-    case MeanWait: return t.started > 0 ? format_duration(std::llround(t.mean_wait_s * 1000)) : QString();
-    case P95Wait: return t.started > 0 ? format_duration(std::llround(t.p95_wait_s * 1000)) : QString();
+    case MeanWait:
+    case P95Wait: {
+      if (t.started + t.never_started == 0) return QString();
+      const double v = index.column() == MeanWait ? t.mean_wait_s : t.p95_wait_s;
+      // Jobs that never started count until the end of the run: the figure is a lower bound.
+      return (t.never_started > 0 ? QStringLiteral(">=") : QString()) + format_duration(std::llround(v * 1000));
+    }
   }
   return {};
 }

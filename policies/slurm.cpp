@@ -322,6 +322,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     used_limit_[j] = 0;
     eligible_[j] = view.now() + c_.cred_expire + sim::kSecond;
     waiting_.insert({eligible_[j], j});
+    begin_wait_.push_back(j);
   }
 
   void on_release(const ClusterView& view, JobIndex j) override {
@@ -367,6 +368,12 @@ class SlurmPolicy final : public Policy, public Inspect {
       fresh_.push_back(j);
       dirty_ = true;
     }
+    // Requeued jobs not yet eligible again: squeue's BeginTime.
+    for (JobIndex j : std::exchange(begin_wait_, {}))
+      if (s.state(j) == JobState::Pending && !s.retrying(j) && eligible_[j] > now)
+        s.pending_reason(j,
+                         "BeginTime: the job's earliest start time has not yet been reached (requeued: eligible "
+                         "again after cred_expire + 1 s)");
     if (prio_stale_) recompute_priorities(s, now);
     rotate_gangs(s);
     resume_suspended(s);
@@ -1439,6 +1446,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   const models::Workload* workload_ = nullptr;
   std::vector<Part> parts_;
   std::vector<JobIndex> fresh_;               // queued since the last main scheduler pass (pending reasons)
+  std::vector<JobIndex> begin_wait_;          // requeued since the last pass, waiting to be eligible
   std::vector<std::uint8_t> said_;            // the pending reason last given: 0 none, 1..3
   std::vector<std::string> priority_reason_;  // per partition
   bool configured_parts_ = false;

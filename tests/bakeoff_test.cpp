@@ -155,6 +155,25 @@ TEST(PendingReasons, SlurmSaysResourcesThenPriorityAsSqueue) {
   EXPECT_EQ(models::classify_pending_reason(obs.reason[2][0]), models::PendingCode::Priority);
 }
 
+TEST(PendingReasons, SlurmSaysBeginTimeWhileARequeuedJobWaitsToBeEligible) {
+  // L (low QOS) runs from 0 s; H (high) preempts it at 10 s with REQUEUE; L may start again only
+  // after cred_expire + 1 s (131 s) and does, the node being free since H ended at 60 s.
+  auto w = ht::WorkloadBuilder().job(0, 4, 1000).job(10, 2, 50).build();
+  w.jobs[0].qos = w.qos.intern("low");
+  w.jobs[1].qos = w.qos.intern("high");
+  policies::PolicyParams p;
+  p["PreemptType"] = {"preempt/qos", "t.yaml", 1, 1};
+  p["PreemptMode"] = {"REQUEUE", "t.yaml", 2, 1};
+  p["qos.high.Preempt"] = {"low", "t.yaml", 3, 1};
+  auto policy = policies::make_policy("slurm", p, 1);
+  Reasons obs(w.jobs.size());
+  scenarios::Simulation sim(w, ht::cluster(1, 4), *policy, &obs);
+  sim.run();
+  EXPECT_EQ(sim.job_end(0), (131 + 1000) * sim::kSecond);
+  EXPECT_EQ(obs.reason[0], (std::vector<std::string>{"BeginTime: the job's earliest start time has not yet been "
+                                                     "reached (requeued: eligible again after cred_expire + 1 s)"}));
+}
+
 // The permission drill in each system's words: refused at submit, or held pending (Kueue).
 class RejectReasons final : public models::SimObserver {
  public:

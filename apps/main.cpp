@@ -22,6 +22,7 @@
 
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
+#include "apps/progress_line.hpp"
 #ifdef HEADROOM_MPI
 #include "apps/mpi_sweep.hpp"
 #endif
@@ -57,13 +58,22 @@ extern "C" void on_signal(int) {
   ::_exit(kExitInterrupted);
 }
 
-void progress_bar(std::size_t done, std::size_t total) {
-  constexpr int kWidth = 40;
-  const double f = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+// "run: [=====     ] 42.0%  5,715 / 13,607 jobs ended, ETA 0:35".
+std::string run_progress(std::size_t done, std::size_t total, std::chrono::steady_clock::time_point begun) {
+  if (total == 0) return "run: importing and starting";
+  constexpr int kWidth = 30;
+  const double f = static_cast<double>(std::min(done, total)) / static_cast<double>(total);
   const int filled = static_cast<int>(f * kWidth);
-  std::fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %zu / %zu jobs done", filled,
-               "========================================", kWidth - filled, "", 100.0 * f, done, total);
-  std::fflush(stderr);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+  char eta[32] = "?";
+  if (f > 0 && f < 1) {
+    const auto s = static_cast<long long>(elapsed * (1 - f) / f + 0.5);
+    std::snprintf(eta, sizeof eta, "%lld:%02lld", s / 60, s % 60);
+  }
+  char b[160];
+  std::snprintf(b, sizeof b, "run: [%.*s%*s] %5.1f%%  %zu / %zu jobs ended, ETA %s", filled,
+                "==============================", kWidth - filled, "", 100.0 * f, done, total, eta);
+  return b;
 }
 
 // CLI11 reads "-1" into an unsigned option as 2^64 - 1, and its range checks print the limits of
@@ -108,11 +118,18 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   options.seed = seed;
   options.stop = &g_stop;
   options.stream_chunks = !output.empty();
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  if (tty) options.progress = progress_bar;
+  // On a terminal: jobs ended and an ETA, redrawn twice a second (ProgressLine).
+  std::atomic<std::size_t> ended{0}, total{0};
+  const auto begun = std::chrono::steady_clock::now();
+  if (isatty(STDERR_FILENO) != 0)
+    options.progress = [&](std::size_t done, std::size_t all) {
+      ended.store(done);
+      total.store(all);
+    };
+  headroom::app::ProgressLine line([&] { return run_progress(ended.load(), total.load(), begun); });
   g_defer.store(true);
   auto outcome = headroom::app::run_scenario(sc, options);
-  if (tty) std::fputs("\r\033[K", stderr);
+  line.stop();
   if (outcome.trace.bad_rows > 0) {
     std::cerr << "warning: " << sc.workload.trace << ": " << outcome.trace.bad_rows
               << " malformed row(s) skipped (skip_bad_rows); the first:\n";

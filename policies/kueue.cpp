@@ -168,6 +168,14 @@ class KueuePolicy final : public Policy {
   void on_release(const ClusterView& view, JobIndex j) override {
     ensure(view);
     const int w = wl_of_[j];
+    if (view.state(j) == JobState::Pending && !pod_bound_[j].empty()) {
+      // Its bound pods were deleted (node failure, drain): they are placed again.
+      for (const auto& sl : pod_bound_[j]) add_usage(sl, -1);
+      pod_bound_[j].clear();
+      ++releases_;
+      dirty_.push_back(w);
+      return;
+    }
     --wls_[w].running;
     for (const auto& sl : view.placement(j)) {
       k8s::NodeUsage& u = usage_[sl.node];
@@ -252,6 +260,7 @@ class KueuePolicy final : public Policy {
     const auto& cluster = view.cluster();
     // Workloads: one per group, one per job without a group.
     wl_of_.assign(w.jobs.size(), -1);
+    pod_bound_.assign(w.jobs.size(), {});
     std::map<models::GroupId, int> by_group;
     for (JobIndex j = 0; j < w.jobs.size(); ++j) {
       const Job& job = w.jobs[j];
@@ -1284,6 +1293,7 @@ class KueuePolicy final : public Policy {
     wl.evicted_by_timeout = timeout;
     wl.evicted_by = by;
     for (JobIndex p : wl.pods) {
+      if (s.state(p) == JobState::Pending) drop_bound(s, p, reason);
       if (s.state(p) != JobState::Running || s.terminating(p)) continue;
       const std::string why =
           s.preempt(p, PreemptMode::Requeue, cfg_.scheduler.termination_grace_period, by_job, reason);
@@ -1459,15 +1469,25 @@ class KueuePolicy final : public Policy {
   // The job's placement as worker pods: one pod when it fits a node, else node-sized pods (or
   // gpus_per_node), each on the best node by kube-scheduler filter and score; only on `allowed`
   // nodes (ascending) when given.
-  std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor,
-                                         const std::vector<NodeId>* allowed = nullptr) {
+  // The job's pods (models::pod_gpus over the widest node of the flavor's eligible pools).
+  std::vector<std::int32_t> pod_sizes(const ClusterView& view, const Job& job, int flavor) const {
     const auto& cluster = view.cluster();
     std::int32_t max_gpn = 0;
     for (models::PoolId p = 0; p < cluster.pool_count(); ++p)
       if (flavor_pools_[flavor][p] && pool_eligible(cluster, p, job, *workload_))
         max_gpn = std::max(max_gpn, cluster.spec().pools[p].gpus_per_node);
-    const std::vector<std::int32_t> sizes = models::pod_gpus(job, max_gpn);
+    return models::pod_gpus(job, max_gpn);
+  }
+
+  // With `per_pod`, pods `first`.. are placed one after the other until one fits nowhere; the
+  // result has one slice per pod placed (kube-scheduler binds each pod that fits).
+  std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor,
+                                         const std::vector<NodeId>* allowed = nullptr, std::size_t first = 0,
+                                         bool per_pod = false) {
+    const auto& cluster = view.cluster();
+    const std::vector<std::int32_t> sizes = pod_sizes(view, job, flavor);
     const auto count = static_cast<std::int32_t>(sizes.size());
+    models::Placement pods_out;
     std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
     auto taken_on = [&](NodeId id) -> models::Slice* {
       for (auto& [n, sl] : taken)
@@ -1484,7 +1504,7 @@ class KueuePolicy final : public Policy {
       const auto& spec = cluster.spec().pools[p];
       constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
     }
-    for (std::int32_t i = 0; i < count; ++i) {
+    for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
       Job pod = job;
       pod.gpus = sizes[static_cast<std::size_t>(i)];
       pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
@@ -1529,7 +1549,11 @@ class KueuePolicy final : public Policy {
           }
         }
       }
-      if (best == UINT32_MAX) return std::nullopt;
+      if (best == UINT32_MAX) {
+        if (per_pod) return pods_out;
+        return std::nullopt;
+      }
+      pods_out.push_back(models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib});
       if (models::Slice* t = taken_on(best)) {
         t->gpus += pod.gpus;
         t->cpus += pod.cpus;
@@ -1538,9 +1562,69 @@ class KueuePolicy final : public Policy {
         taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
       }
     }
+    if (per_pod) return pods_out;
     models::Placement out;
     for (auto& [n, sl] : taken) out.push_back(sl);
     return out;
+  }
+
+  void add_usage(const models::Slice& sl, int sign) {
+    k8s::NodeUsage& u = usage_[sl.node];
+    u.gpus += sign * std::int64_t{sl.gpus};
+    u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
+    u.memory_mib += sign * sl.memory_mib;
+    u.nonzero_cpu_milli += sign * nonzero_cpu(sl.cpus);
+    u.nonzero_memory_mib += sign * nonzero_memory(sl.memory_mib);
+  }
+
+  // An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang
+  // at placement); the job runs once its last pod binds. True when it started.
+  bool place_wide(Session& s, const Wl& wl, JobIndex p, std::size_t n, const std::vector<NodeId>* allowed) {
+    const Job& job = jobs()[p];
+    const std::size_t had = s.bound(p).size();
+    const auto got = place(s, job, wl.flavor, allowed, had, true);
+    for (const auto& sl : *got) add_usage(sl, 1);
+    if (had + got->size() == n) {
+      models::Placement merged;  // one slice per node
+      for (const auto& sl : *got) {
+        auto it = std::find_if(merged.begin(), merged.end(), [&](const models::Slice& m) { return m.node == sl.node; });
+        if (it == merged.end()) {
+          merged.push_back(sl);
+        } else {
+          it->gpus += sl.gpus;
+          it->cpus += sl.cpus;
+          it->memory_mib += sl.memory_mib;
+        }
+      }
+      const std::string why =
+          s.start(p, std::move(merged),
+                  "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " + cfg_.flavors[wl.flavor].name +
+                      "); last of " + std::to_string(n) + " pods placed by kube-scheduler rules");
+      HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
+      pod_bound_[p].clear();
+      return true;
+    }
+    for (const auto& sl : *got) {
+      const std::string why = s.bind(p, sl, "kueue: admitted; pod placed by kube-scheduler, no gang at placement");
+      HEADROOM_ASSERT(why.empty(), "kueue bound a pod the engine refused: " + why);
+      pod_bound_[p].push_back(sl);
+    }
+    std::int64_t held = 0;
+    for (const auto& sl : pod_bound_[p]) held += sl.gpus;
+    s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name + ", " +
+                            std::to_string(pod_bound_[p].size()) + " of " + std::to_string(n) +
+                            " pods bound (holding " + std::to_string(held) +
+                            " GPUs); no node has room for the next (kube-scheduler, no gang at placement)");
+    return false;
+  }
+
+  // Pods bound to a pending job are deleted (its workload is evicted): their GPUs go back.
+  void drop_bound(Session& s, JobIndex p, const std::string& reason) {
+    if (pod_bound_[p].empty()) return;
+    const std::string why = s.unbind(p, reason);
+    HEADROOM_ASSERT(why.empty(), "kueue unbind refused: " + why);
+    for (const auto& sl : pod_bound_[p]) add_usage(sl, -1);
+    pod_bound_[p].clear();
   }
 
   void place_pods(Session& s) {
@@ -1577,6 +1661,14 @@ class KueuePolicy final : public Policy {
           continue;
         }
         const Job& job = jobs()[p];
+        if (const std::size_t n = job.gpus > 1 ? pod_sizes(s, job, wl.flavor).size() : 1; n > 1) {
+          if (place_wide(s, wl, p, n, in_domain ? &domain : nullptr)) {
+            ++wl.running;
+          } else {
+            all = false;
+          }
+          continue;
+        }
         auto placement = place(s, job, wl.flavor, in_domain ? &domain : nullptr);
         if (!placement) {
           all = false;
@@ -1616,6 +1708,7 @@ class KueuePolicy final : public Policy {
   Tick now_ = 0;
   std::vector<Wl> wls_;
   std::vector<int> wl_of_;
+  std::vector<models::Placement> pod_bound_;  // pods bound to a pending job (Session::bind)
   std::map<std::string, int> flavor_index_;
   std::vector<std::vector<bool>> flavor_pools_;
   mutable std::vector<std::int32_t> tas_free_;  // scratch of tas_domain

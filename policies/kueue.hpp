@@ -81,8 +81,10 @@
 //    k8s::score_node with the configured scoringStrategy, ties to the lowest node index, in
 //    (priority, admission time) order. No gang at placement: a pod that does not fit stays pending
 //    while its workload holds the quota. kube-scheduler's own backoff and pod preemption are not
-//    modelled. A job larger than one node is placed as node-sized worker pods (or gpus_per_node),
-//    all at once (a PyTorchJob of that many workers).
+//    modelled. A job larger than one node is node-sized worker pods (models::pod_gpus; a
+//    PyTorchJob of that many workers): each pod that fits binds at once (Session::bind) and holds
+//    its GPUs while the others wait; the job runs when its last pod binds. An evicted workload's
+//    bound pods are deleted (Session::unbind).
 //  - OpenShift AI: jobs of the kinds in rayCluster.kinds are RayClusters: they hold their quota
 //    until deleted, rayCluster.deleteAfterIdle after their work ends (kueue PR#1607). PyTorchJobs
 //    are workloads of several pods admitted as one.

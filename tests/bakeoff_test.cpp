@@ -271,6 +271,26 @@ TEST(Scorecard, TargetsOfAScenarioAreCheckedWhereWritten) {
   }
 }
 
+TEST(ThreeJobs, KueueAdmitsWholeThenKubeSchedulerBindsPodsOneByOne) {
+  // Two 8-GPU nodes, a ClusterQueue of 20 GPUs. S (4 GPUs) runs 0..100 s; W (16 GPUs: two pods)
+  // arrives at 1 s and is admitted at once (4 + 16 <= 20): its first pod binds node 1 and holds
+  // it, the second binds when S ends. W runs 100..110 s.
+  const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(1, 16, 10).build();
+  policies::PolicyParams p;
+  p["resourceFlavors.default.pools"] = {"[pool]", "t.yaml", 1, 1};
+  p["clusterQueues.all.namespaces"] = {"[\"*\"]", "t.yaml", 2, 1};
+  p["clusterQueues.all.resources.default.gpu.nominalQuota"] = {"20", "t.yaml", 3, 1};
+  auto policy = policies::make_policy("kueue", p, 1);
+  scenarios::Simulation sim(w, ht::cluster(2, 8), *policy, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_start(1), 100 * sim::kSecond);
+  EXPECT_EQ(sim.job_end(1), 110 * sim::kSecond);
+  EXPECT_EQ(sim.held_idle_gpu_ms(), 8 * 99 * sim::kSecond) << "one pod held its node from 1 s to 100 s";
+  ASSERT_EQ(sim.job_placement(1).size(), 2u);
+  EXPECT_EQ(sim.job_placement(1)[0].node, 1u);
+  EXPECT_EQ(sim.job_placement(1)[1].node, 0u);
+}
+
 // The four POC drills x the five systems, on the first four days of the bundled RICC log.
 class Drills : public ::testing::TestWithParam<std::string> {};
 

@@ -23,6 +23,7 @@
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
 #include "apps/progress_line.hpp"
+#include "planner/scorecard.hpp"
 #ifdef HEADROOM_MPI
 #include "apps/mpi_sweep.hpp"
 #endif
@@ -94,6 +95,7 @@ std::string check_threads(const std::string& text) {
 
 int cmd_validate(const std::string& path) {
   const auto sc = headroom::scenarios::load_scenario(path);
+  headroom::planner::scenario_targets(sc, {});  // the `targets:` of the scorecard, as compare reads them
   std::cout << path << ": ok (scenario \"" << sc.name << "\", policy " << sc.policy.name << ", "
             << sc.cluster.total_nodes() << " nodes, " << sc.cluster.total_gpus() << " GPUs)\n";
   return kExitOk;

@@ -144,8 +144,8 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
       const auto policy = policies::make_policy(r.policy, {}, 1);
       models::Workload w;
       models::Job job;
-      job.tenant = w.tenants.intern("TENANT");
-      job.queue = w.queues.intern("QUEUE");
+      job.tenant = w.tenants.intern("<tenant>");
+      job.queue = w.queues.intern("<queue>");
       const auto d = policy->deny(w, job);
       std::printf("  %-12s %s: %s\n", r.policy.c_str(), d.held ? "held pending as inadmissible" : "refused at submit",
                   d.reason.c_str());

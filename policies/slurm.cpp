@@ -1406,17 +1406,21 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         while (ri < rslice_.size() && rslice_[ri].t <= t) {
           const RSlice& sl = rslice_[ri++];
-          const std::int64_t before = counted(sl.node);
-          count(clear_gpus(sl.node), -1);
           auto& a = prof_[sl.node];
+          const bool was_ok = a.ok;
+          const std::int32_t was = a.gpus;
           a.gpus += sl.gpus;
           a.cpus += sl.cpus;
           a.mem += sl.mem;
           if (sl.exclusive) a.ok = s.cluster().node(sl.node).up;
-          count(clear_gpus(sl.node), 1);
-          const std::int64_t delta = counted(sl.node) - before;
+          if (held_for_[sl.node] != kNoJob) continue;  // neither counted nor clear
+          const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
           total += delta;
           if (blockcnt_[sl.node] > 0) blocked += delta;
+          if (overlap_[sl.node] == 0) {
+            if (was_ok) count(std::max(was, 0), -1);
+            if (a.ok) count(std::max(a.gpus, 0), 1);
+          }
         }
         // Block before unblock at the same t: an end at t with a start before t + limit nets 0.
         while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= t) {

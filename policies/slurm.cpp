@@ -854,14 +854,16 @@ class SlurmPolicy final : public Policy, public Inspect {
   // topology/tree: keep the candidates of the lowest switch that holds the job, and there of one
   // best-fit leaf or of the leaves with the most room first.
   void restrict_to_topology(const Shape& s, std::int64_t want) {
-    std::map<NodeId, std::int32_t> cap;
-    for (const auto& [id, c] : cand_) cap[id] = c;
+    // The candidates' capacities by node (-1: not a candidate), reset before returning.
+    if (tcap_.size() < cap_.size()) tcap_.assign(cap_.size(), -1);
+    for (const auto& [id, c] : cand_) tcap_[id] = c;
+    auto reset = [&] {
+      for (const auto& c : cand_) tcap_[c.first] = -1;
+    };
     auto room = [&](const Switch& sw) {
       std::int64_t r = 0;
-      for (NodeId id : sw.nodes) {
-        const auto it = cap.find(id);
-        if (it != cap.end()) r += s.fixed ? 1 : it->second;
-      }
+      for (NodeId id : sw.nodes)
+        if (tcap_[id] >= 0) r += s.fixed ? 1 : tcap_[id];
       return r;
     };
     int best = -1;
@@ -875,19 +877,27 @@ class SlurmPolicy final : public Policy, public Inspect {
         best_room = r;
       }
     }
-    if (best < 0) return;  // no switch holds the job: topology is ignored
+    if (best < 0) {  // no switch holds the job: topology is ignored
+      reset();
+      return;
+    }
     const Switch& top = switches_[static_cast<std::size_t>(best)];
     std::vector<NodeId> keep;
     if (top.leaf) {
       keep = top.nodes;
     } else {
-      std::vector<std::pair<std::int64_t, std::size_t>> leaves;
-      for (std::size_t i = 0; i < switches_.size(); ++i) {
-        if (!switches_[i].leaf) continue;
-        const auto& ln = switches_[i].nodes;
-        if (ln.empty() || !std::includes(top.nodes.begin(), top.nodes.end(), ln.begin(), ln.end())) continue;
-        leaves.push_back({room(switches_[i]), i});
+      if (leaves_under_.size() != switches_.size()) {
+        leaves_under_.assign(switches_.size(), {});
+        for (std::size_t u = 0; u < switches_.size(); ++u)
+          for (std::size_t i = 0; i < switches_.size(); ++i) {
+            const auto& un = switches_[u].nodes;
+            const auto& ln = switches_[i].nodes;
+            if (switches_[i].leaf && !ln.empty() && std::includes(un.begin(), un.end(), ln.begin(), ln.end()))
+              leaves_under_[u].push_back(i);
+          }
       }
+      std::vector<std::pair<std::int64_t, std::size_t>> leaves;
+      for (std::size_t i : leaves_under_[static_cast<std::size_t>(best)]) leaves.push_back({room(switches_[i]), i});
       std::stable_sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
       std::int64_t got = 0;
       for (const auto& [r, i] : leaves) {
@@ -902,6 +912,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           break;
         }
     }
+    reset();
     std::sort(keep.begin(), keep.end());
     std::erase_if(cand_, [&](const auto& c) { return !std::binary_search(keep.begin(), keep.end(), c.first); });
   }
@@ -1549,6 +1560,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Avail> avail_, sim_, prof_;
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
+  std::vector<std::int32_t> tcap_;                      // restrict_to_topology: candidate capacity by node, else -1
+  std::vector<std::vector<std::size_t>> leaves_under_;  // per switch: the leaf switches whose nodes it holds
   // Per node: the earliest start of this pass's reservations that end after now (a reservation
   // overlaps [now, now + d) when it starts before now + d).
   std::vector<Tick> first_res_;

@@ -1499,7 +1499,9 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         res_ends.insert(t + limit);
       }
-      // Undo the block counts of this job's walk.
+      // Undo the block counts of this job's walk. This runs after the job's reservations joined
+      // by_start_, so one inserted before a counted entry leaves counts stale (kept: decisions
+      // depend on it; overlap_ above is undone first and stays exact).
       // The walk's releases (a start happens at the first step, before any) changed prof_.
       for (std::size_t k = 0; k < ri; ++k) prof_[rslice_[k].node] = avail_[rslice_[k].node];
       if (started) base_hist();

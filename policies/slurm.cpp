@@ -424,7 +424,6 @@ class SlurmPolicy final : public Policy, public Inspect {
     excl_.assign(n, 0);
     for (const auto& node : cl.nodes()) cap_.push_back(NodeCap{node.gpus, node.cpus, node.memory_mib});
     held_for_.assign(n, kNoJob);
-    res_.assign(n, {});
     for (const auto& node : cl.nodes()) {
       total_gpus_ += node.gpus;
       total_cpus_ += node.cpus;
@@ -862,14 +861,16 @@ class SlurmPolicy final : public Policy, public Inspect {
   // topology/tree: keep the candidates of the lowest switch that holds the job, and there of one
   // best-fit leaf or of the leaves with the most room first.
   void restrict_to_topology(const Shape& s, std::int64_t want) {
-    std::map<NodeId, std::int32_t> cap;
-    for (const auto& [id, c] : cand_) cap[id] = c;
+    // The candidates' capacities by node (-1: not a candidate), reset before returning.
+    if (tcap_.size() < cap_.size()) tcap_.assign(cap_.size(), -1);
+    for (const auto& [id, c] : cand_) tcap_[id] = c;
+    auto reset = [&] {
+      for (const auto& c : cand_) tcap_[c.first] = -1;
+    };
     auto room = [&](const Switch& sw) {
       std::int64_t r = 0;
-      for (NodeId id : sw.nodes) {
-        const auto it = cap.find(id);
-        if (it != cap.end()) r += s.fixed ? 1 : it->second;
-      }
+      for (NodeId id : sw.nodes)
+        if (tcap_[id] >= 0) r += s.fixed ? 1 : tcap_[id];
       return r;
     };
     int best = -1;
@@ -883,19 +884,27 @@ class SlurmPolicy final : public Policy, public Inspect {
         best_room = r;
       }
     }
-    if (best < 0) return;  // no switch holds the job: topology is ignored
+    if (best < 0) {  // no switch holds the job: topology is ignored
+      reset();
+      return;
+    }
     const Switch& top = switches_[static_cast<std::size_t>(best)];
     std::vector<NodeId> keep;
     if (top.leaf) {
       keep = top.nodes;
     } else {
-      std::vector<std::pair<std::int64_t, std::size_t>> leaves;
-      for (std::size_t i = 0; i < switches_.size(); ++i) {
-        if (!switches_[i].leaf) continue;
-        const auto& ln = switches_[i].nodes;
-        if (ln.empty() || !std::includes(top.nodes.begin(), top.nodes.end(), ln.begin(), ln.end())) continue;
-        leaves.push_back({room(switches_[i]), i});
+      if (leaves_under_.size() != switches_.size()) {
+        leaves_under_.assign(switches_.size(), {});
+        for (std::size_t u = 0; u < switches_.size(); ++u)
+          for (std::size_t i = 0; i < switches_.size(); ++i) {
+            const auto& un = switches_[u].nodes;
+            const auto& ln = switches_[i].nodes;
+            if (switches_[i].leaf && !ln.empty() && std::includes(un.begin(), un.end(), ln.begin(), ln.end()))
+              leaves_under_[u].push_back(i);
+          }
       }
+      std::vector<std::pair<std::int64_t, std::size_t>> leaves;
+      for (std::size_t i : leaves_under_[static_cast<std::size_t>(best)]) leaves.push_back({room(switches_[i]), i});
       std::stable_sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
       std::int64_t got = 0;
       for (const auto& [r, i] : leaves) {
@@ -910,6 +919,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           break;
         }
     }
+    reset();
     std::sort(keep.begin(), keep.end());
     std::erase_if(cand_, [&](const auto& c) { return !std::binary_search(keep.begin(), keep.end(), c.first); });
   }
@@ -1284,24 +1294,19 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // --- Backfill --------------------------------------------------------------------------------
 
-  static bool overlaps(const std::vector<std::pair<Tick, Tick>>& r, Tick a, Tick b) {
-    for (const auto& [s, e] : r)
-      if (s < b && a < e) return true;
-    return false;
-  }
-
   void backfill(Session& s) {
     if (queue_.empty() || free_now_ <= 0) return;
     const Tick now = s.now();
     const Tick horizon = now + c_.bf_window;
     const Tick res = c_.bf_resolution;
-    for (NodeId id : res_nodes_) res_[id].clear();
-    res_nodes_.clear();
+    first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
     by_start_.clear();
     by_end_.clear();
     blockcnt_.assign(avail_.size(), 0);
+    overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
     std::set<Tick> res_ends;
+    no_fit_.clear();
     // Running jobs release at start + limit, rounded up.
     rel_.clear();
     for (const auto& [t, x] : by_kill_) {
@@ -1344,19 +1349,48 @@ class SlurmPolicy final : public Policy, public Inspect {
     freenodes_.clear();
     for (NodeId id = 0; id < avail_.size(); ++id)
       if (avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
+    // A walk's clear nodes (up, not held, no reservation over [t, t + limit)) by free GPUs, and
+    // their GPUs: an upper bound on what choose can find (it filters further), so a step where
+    // even these cannot hold the job is skipped exactly. Not used while a node is held for a job.
+    std::int32_t max_gpus = 0;
+    for (const auto& n : s.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
+    const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
+    bool hist_ok = !held_any;
+    auto clear_gpus = [&](NodeId id) -> std::int32_t {
+      const Avail& a = prof_[id];
+      return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
+    };
+    auto base_hist = [&] {
+      base_hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
+      base_sum_ = 0;
+      for (NodeId id = 0; id < avail_.size(); ++id) {
+        const std::int32_t g = clear_gpus(id);
+        if (g < 0) continue;
+        if (g > max_gpus) hist_ok = false;
+        ++base_hist_[static_cast<std::size_t>(std::min(g, max_gpus))];
+        base_sum_ += g;
+      }
+    };
+    base_hist();
     for (std::size_t oi = 0; oi < order.size(); ++oi) {
       const JobIndex j = order[oi];
       if (free_now_ <= 0 || free_now_ < least[oi]) break;
       if (!by_start_.empty()) {
         std::int64_t clear = 0;
         for (NodeId id : freenodes_)
-          if (!overlaps(res_[id], now, now + shortest[oi])) clear += std::max(avail_[id].gpus, 0);
+          if (first_res_[id] >= now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
         if (clear < least[oi]) break;
       }
       if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
       if (nominee_.count(j) != 0) continue;
       if (jobs[j].gpus > final_bound) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
+      // A walk that found no start in the window changed nothing: a job asking the same as one
+      // such since the last start or reservation would find none either.
+      const Shape& sh = shape_[j];
+      WalkKey key{part_[j], jobs[j].gpu_type, jobs[j].gpus, limit,  sh.fixed, sh.exclusive, sh.need,
+                  sh.total, sh.cpn,           sh.mpn,       sh.cpg, sh.mpg,   sh.slices};
+      if (!held_any && no_fit_.count(key) != 0) continue;
       // Earliest start inside the window: walk the releases and reservation ends in time order.
       // `total` counts GPUs free at t; `blocked` those on nodes a reservation blocks over
       // [t, t + limit), kept up to date by block events (a reservation [b, e) blocks t in
@@ -1364,47 +1398,78 @@ class SlurmPolicy final : public Policy, public Inspect {
       // prof_ equals avail_ between jobs; the nodes a walk changes are restored after it.
       std::int64_t total = free_now_, blocked = 0;
       auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
-      touched_.clear();
       std::size_t ri = 0, bs = 0, be = 0;
       auto ei = res_ends.begin();
       bool first = true;  // t = now: start the job if it fits clear of every reservation
       bool started = false;
+      hist_ = base_hist_;
+      std::int64_t clear_sum = base_sum_;
+      auto count = [&](std::int32_t g, int sign) {
+        if (g < 0) return;
+        if (g > max_gpus) hist_ok = false;
+        hist_[static_cast<std::size_t>(std::min(g, max_gpus))] += sign;
+        clear_sum += sign * g;
+      };
+      Tick reserve_at = 0;
+      models::Placement reserved;
       while (true) {
         Tick t = kYear * 1000;
         if (first) t = now;
         if (!first && ri < rslice_.size()) t = rslice_[ri].t;
         if (!first && ei != res_ends.end()) t = std::min(t, *ei);
         first = false;
-        if (t > horizon) break;
+        if (t > horizon) {
+          if (!held_any) no_fit_.insert(std::move(key));
+          break;
+        }
         while (ri < rslice_.size() && rslice_[ri].t <= t) {
           const RSlice& sl = rslice_[ri++];
-          const std::int64_t before = counted(sl.node);
-          touched_.push_back(sl.node);
           auto& a = prof_[sl.node];
+          const bool was_ok = a.ok;
+          const std::int32_t was = a.gpus;
           a.gpus += sl.gpus;
           a.cpus += sl.cpus;
           a.mem += sl.mem;
           if (sl.exclusive) a.ok = s.cluster().node(sl.node).up;
-          const std::int64_t delta = counted(sl.node) - before;
+          if (held_for_[sl.node] != kNoJob) continue;  // neither counted nor clear
+          const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
           total += delta;
           if (blockcnt_[sl.node] > 0) blocked += delta;
+          if (overlap_[sl.node] == 0) {
+            if (was_ok) count(std::max(was, 0), -1);
+            if (a.ok) count(std::max(a.gpus, 0), 1);
+          }
         }
         // Block before unblock at the same t: an end at t with a start before t + limit nets 0.
         while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= t) {
           const NodeId id = by_start_[bs++].second;
           if (blockcnt_[id]++ == 0) blocked += counted(id);
+          if (overlap_[id] == 0) count(clear_gpus(id), -1);
+          ++overlap_[id];
         }
         while (be < by_end_.size() && by_end_[be].first <= t) {
           const NodeId id = by_end_[be++].second;
           if (--blockcnt_[id] == 0) blocked -= counted(id);
+          --overlap_[id];
+          if (overlap_[id] == 0) count(clear_gpus(id), 1);
         }
         while (ei != res_ends.end() && *ei <= t) ++ei;
         if (total - blocked < jobs[j].gpus) continue;
-        auto pl = choose(s, j, prof_, [&](NodeId id) { return !overlaps(res_[id], t, t + limit); });
+        if (hist_ok) {
+          const Shape& sh = shape_[j];
+          if (!sh.fixed && clear_sum < sh.total) continue;
+          if (sh.fixed && sh.need >= 1) {
+            std::int64_t nodes = 0;
+            for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += hist_[static_cast<std::size_t>(g)];
+            if (nodes < static_cast<std::int64_t>(sh.slices.size())) continue;
+          }
+        }
+        auto pl = choose(s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; });
         if (pl.empty()) continue;
         if (t == now) {
+          no_fit_.clear();
           started = start(s, j, pl, "backfill").empty();
-          for (const auto& sl : pl) touched_.push_back(sl.node);
+          for (const auto& sl : pl) prof_[sl.node] = avail_[sl.node];
           if (started) {
             ++starts;
             ++bf_starts_;
@@ -1423,19 +1488,30 @@ class SlurmPolicy final : public Policy, public Inspect {
           }
           break;
         }
-        for (const auto& sl : pl) {
-          if (res_[sl.node].empty()) res_nodes_.push_back(sl.node);
-          res_[sl.node].push_back({t, t + limit});
+        reserve_at = t;
+        reserved = std::move(pl);
+        no_fit_.clear();
+        break;
+      }
+      // overlap_ is undone before this job's reservations join by_start_.
+      for (std::size_t k = 0; k < bs; ++k) --overlap_[by_start_[k].second];
+      for (std::size_t k = 0; k < be; ++k) ++overlap_[by_end_[k].second];
+      if (!reserved.empty()) {
+        const Tick t = reserve_at;
+        for (const auto& sl : reserved) {
+          if (t + limit > now) first_res_[sl.node] = std::min(first_res_[sl.node], t);
           const std::pair<Tick, NodeId> a{t, sl.node}, b{t + limit, sl.node};
           by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), a), a);
           by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), b), b);
         }
         res_ends.insert(t + limit);
-        break;
       }
-      // Undo the block counts of this job's walk.
-      (void)started;
-      for (NodeId id : touched_) prof_[id] = avail_[id];
+      // Undo the block counts of this job's walk. This runs after the job's reservations joined
+      // by_start_, so one inserted before a counted entry leaves counts stale (kept: decisions
+      // depend on it; overlap_ above is undone first and stays exact).
+      // The walk's releases (a start happens at the first step, before any) changed prof_.
+      for (std::size_t k = 0; k < ri; ++k) prof_[rslice_[k].node] = avail_[rslice_[k].node];
+      if (started) base_hist();
       for (std::size_t k = 0; k < bs; ++k) --blockcnt_[by_start_[k].second];
       for (std::size_t k = 0; k < be; ++k) ++blockcnt_[by_end_[k].second];
     }
@@ -1494,8 +1570,12 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Avail> avail_, sim_, prof_;
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
-  std::vector<std::vector<std::pair<Tick, Tick>>> res_;
-  std::vector<NodeId> res_nodes_, touched_, freenodes_;
+  std::vector<std::int32_t> tcap_;                      // restrict_to_topology: candidate capacity by node, else -1
+  std::vector<std::vector<std::size_t>> leaves_under_;  // per switch: the leaf switches whose nodes it holds
+  // Per node: the earliest start of this pass's reservations that end after now (a reservation
+  // overlaps [now, now + d) when it starts before now + d).
+  std::vector<Tick> first_res_;
+  std::vector<NodeId> freenodes_;
   std::vector<std::pair<Tick, JobIndex>> rel_;
   struct RSlice {
     Tick t;
@@ -1508,6 +1588,14 @@ class SlurmPolicy final : public Policy, public Inspect {
   // This pass's reservations, one entry per node, by start and by end.
   std::vector<std::pair<Tick, NodeId>> by_start_, by_end_;
   std::vector<int> blockcnt_;
+  // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
+  // zero between walks.
+  std::vector<int> overlap_;
+  using WalkKey = std::tuple<int, std::uint32_t, std::int32_t, Tick, bool, bool, std::int32_t, std::int32_t,
+                             std::int32_t, std::int64_t, std::int32_t, std::int64_t, std::vector<std::int32_t>>;
+  std::set<WalkKey> no_fit_;  // this pass: what found no start in the window since the last change
+  std::vector<std::int64_t> base_hist_, hist_;
+  std::int64_t base_sum_ = 0;
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

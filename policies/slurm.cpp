@@ -1493,9 +1493,16 @@ class SlurmPolicy final : public Policy, public Inspect {
         no_fit_.clear();
         break;
       }
-      // overlap_ is undone before this job's reservations join by_start_.
-      for (std::size_t k = 0; k < bs; ++k) --overlap_[by_start_[k].second];
-      for (std::size_t k = 0; k < be; ++k) ++overlap_[by_end_[k].second];
+      // The block counts of this walk are undone before this job's reservations join by_start_
+      // (an entry inserted before the counted ones would otherwise be undone in their place).
+      for (std::size_t k = 0; k < bs; ++k) {
+        --overlap_[by_start_[k].second];
+        --blockcnt_[by_start_[k].second];
+      }
+      for (std::size_t k = 0; k < be; ++k) {
+        ++overlap_[by_end_[k].second];
+        ++blockcnt_[by_end_[k].second];
+      }
       if (!reserved.empty()) {
         const Tick t = reserve_at;
         for (const auto& sl : reserved) {
@@ -1506,14 +1513,9 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         res_ends.insert(t + limit);
       }
-      // Undo the block counts of this job's walk. This runs after the job's reservations joined
-      // by_start_, so one inserted before a counted entry leaves counts stale (kept: decisions
-      // depend on it; overlap_ above is undone first and stays exact).
       // The walk's releases (a start happens at the first step, before any) changed prof_.
       for (std::size_t k = 0; k < ri; ++k) prof_[rslice_[k].node] = avail_[rslice_[k].node];
       if (started) base_hist();
-      for (std::size_t k = 0; k < bs; ++k) --blockcnt_[by_start_[k].second];
-      for (std::size_t k = 0; k < be; ++k) ++blockcnt_[by_end_[k].second];
     }
   }
 

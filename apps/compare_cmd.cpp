@@ -97,7 +97,12 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
   bool warned = false;
   for (const auto& r : result.runs) {
     if (!r.done || r.summary.banner.empty()) continue;
-    std::printf("%s: %s\n", r.policy.c_str(), r.summary.banner.c_str());
+    std::size_t at = 0;
+    while (at <= r.summary.banner.size()) {  // one line per sentence (a warning, a note)
+      const std::size_t nl = std::min(r.summary.banner.find('\n', at), r.summary.banner.size());
+      std::printf("%s: %s\n", r.policy.c_str(), r.summary.banner.substr(at, nl - at).c_str());
+      at = nl + 1;
+    }
     warned = true;
   }
   if (warned) std::printf("\n");

@@ -147,6 +147,34 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   return b;
 }
 
+// A note when more than 1 % of the jobs ended Failed by the system's own hand (a Finish event with
+// a reason: a Slurm TimeLimit kill, a kubelet refusal, a failure past its retry limit), naming the
+// main reason; failures the trace records carry no reason and are left out. Empty otherwise.
+std::string failure_note(const RunResult& r) {
+  const auto failed = static_cast<std::uint8_t>(models::JobState::Failed);
+  std::vector<std::uint32_t> why(r.jobs.size(), kNoReason);
+  for (const EventRecord& e : r.events)
+    if (e.job < r.jobs.size() && static_cast<models::AuditKind>(e.kind) == models::AuditKind::Finish)
+      why[e.job] = e.reason;
+  std::map<std::string, std::int64_t> by_reason;
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    if (r.jobs[i].state != failed || why[i] >= r.reasons.size() || r.reasons[why[i]].empty()) continue;
+    ++by_reason[r.reasons[why[i]]];
+    ++n;
+  }
+  const auto jobs = static_cast<std::int64_t>(r.jobs.size());
+  if (n * 100 <= jobs) return "";
+  const std::pair<const std::string, std::int64_t>* main = nullptr;
+  for (const auto& kv : by_reason)
+    if (main == nullptr || kv.second > main->second) main = &kv;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(n) / static_cast<double>(jobs));
+  return "NOTE: " + thousands(n) + " of " + thousands(jobs) + " jobs (" + pct +
+         ") were ended Failed by the system; main reason: " + json_string(main->first) + " (" +
+         thousands(main->second) + (main->second == 1 ? " job)" : " jobs)");
+}
+
 }  // namespace
 
 bool never_started(const JobRecord& j) { return j.start < 0 && j.state != kRejected; }
@@ -490,6 +518,7 @@ Summary summarize(const RunResult& result) {
   }
   s.rejected = std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied);
   s.banner = make_banner(result, s.never_started, s.rejected);
+  if (std::string note = failure_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;

@@ -72,7 +72,9 @@ struct Summary {
   std::int64_t rejected = 0;       // rejected by the policy: by_state's rejected less denied
   // Set when more than 1 % of the jobs never started or were rejected by the policy (permission
   // denials, which the scenario asks for, aside): how many, their share and the most frequent
-  // reason among them. Empty otherwise.
+  // reason among them; and a second line (a NOTE) when more than 1 % were ended Failed by the
+  // system itself (a Finish reason: a Slurm TimeLimit kill, a failure past its retry limit), with
+  // its main reason. Empty otherwise.
   std::string banner;
   Quantiles jct;               // submit to end, over completed jobs
   double gpu_utilization = 0;  // GPU-seconds allocated / (total GPUs x (sim_end - sim_start))

@@ -986,6 +986,28 @@ TEST(Summary, NeverStartedJobsCountInTheWaitAsLowerBounds) {
   EXPECT_NE(out.find(">=1m 40s"), std::string::npos) << out;
 }
 
+TEST(Summary, ANoteNamesJobsTheSystemEndedFailed) {
+  hr::RunResult r = four_jobs_one_never_started();
+  // Job 3 is killed at its time limit (a Finish event with a reason); a failure the trace records
+  // (no reason) would not count.
+  r.jobs[3].state = st(hm::JobState::Failed);
+  r.reasons.push_back("timeout: TimeLimit reached");
+  hr::EventRecord e;
+  e.time = 60 * kS;
+  e.kind = static_cast<std::uint8_t>(hm::AuditKind::Finish);
+  e.job = 3;
+  e.detail = static_cast<std::int32_t>(hm::JobState::Failed);
+  e.reason = static_cast<std::uint32_t>(r.reasons.size() - 1);
+  r.events.push_back(e);
+  const hr::Summary s = hr::summarize(r);
+  const std::string note =
+      "NOTE: 1 of 4 jobs (25.0%) were ended Failed by the system; main reason: \"timeout: TimeLimit reached\" (1 job)";
+  ASSERT_NE(s.banner.find('\n'), std::string::npos) << s.banner;
+  EXPECT_EQ(s.banner.substr(s.banner.find('\n') + 1), note);
+  r.events.back().reason = 0;  // no reason: as the trace says
+  EXPECT_EQ(hr::summarize(r).banner.find("NOTE"), std::string::npos);
+}
+
 TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
   hr::RunResult r = four_jobs_one_never_started();
   // The rejection becomes a permission denial: not in the banner's count.

@@ -37,6 +37,7 @@ GreedyOutcome greedy_pass(Session& s, std::span<const JobIndex> order, const Che
   const auto& jobs = s.workload().jobs;
   auto quota = pool_quota(cluster);
   std::vector<JobIndex> prerun, preempt;
+  const std::string behind = std::string(label) + ": waiting; the GPUs go to jobs ahead of it in the queue order";
   for (JobIndex j : order) {
     const Job& job = jobs[j];
     const JobState st = s.state(j);
@@ -50,12 +51,15 @@ GreedyOutcome greedy_pass(Session& s, std::span<const JobIndex> order, const Che
         preempt.push_back(j);
       }
     } else if (st == JobState::Pending) {
+      bool selected = false;
       for (models::PoolId p = 0; p < cluster.pool_count(); ++p) {
         if (job.gpus > quota[p] || !pool_eligible(cluster, p, job, s.workload())) continue;
         quota[p] -= job.gpus;
         prerun.push_back(j);
+        selected = true;
         break;
       }
+      if (!selected) s.pending_reason(j, behind);
     }
   }
   GreedyOutcome out;

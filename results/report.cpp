@@ -84,6 +84,22 @@ TimeAxis time_axis(Tick span) {
   return a;
 }
 
+// The empirical CDF of `values` (sorted here) as a series of at most 400 steps from (0, 0).
+Series cdf_series(std::string name, std::vector<double>& values) {
+  std::sort(values.begin(), values.end());
+  Series s;
+  s.name = std::move(name);
+  const std::size_t n = values.size(), points = std::min<std::size_t>(n, 400);
+  s.x.push_back(0);
+  s.y.push_back(0);
+  for (std::size_t k = 0; k < points; ++k) {
+    const std::size_t i = points == n ? k : (k + 1) * n / points - 1;
+    s.x.push_back(values[i]);
+    s.y.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
+  }
+  return s;
+}
+
 struct Row {
   std::string label, value;
 };
@@ -424,19 +440,7 @@ std::string run_section(const ReportInput& in) {
     for (std::size_t t : top) {
       auto& w = waits[t];
       if (w.empty()) continue;
-      std::sort(w.begin(), w.end());
-      Series s;
-      s.name = f.tenants[t].name + " (" + std::to_string(w.size()) + " jobs)";
-      const std::size_t n = w.size();
-      const std::size_t points = std::min<std::size_t>(n, 400);
-      s.x.push_back(0);
-      s.y.push_back(0);
-      for (std::size_t k = 0; k < points; ++k) {
-        const std::size_t i = points == n ? k : (k + 1) * n / points - 1;
-        s.x.push_back(w[i]);
-        s.y.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
-      }
-      series.push_back(std::move(s));
+      series.push_back(cdf_series(f.tenants[t].name + " (" + std::to_string(w.size()) + " jobs)", w));
     }
     if (!series.empty()) {
       Chart c;
@@ -663,18 +667,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
       w.push_back(sim::to_seconds(std::max<Tick>(0, until - j.submit)) / 3600.0);
     }
     if (w.empty()) continue;
-    std::sort(w.begin(), w.end());
-    Series ser;
-    ser.name = label(*in);
-    const std::size_t n = w.size(), points = std::min<std::size_t>(n, 400);
-    ser.x.push_back(0);
-    ser.y.push_back(0);
-    for (std::size_t k = 0; k < points; ++k) {
-      const std::size_t i = points == n ? k : (k + 1) * n / points - 1;
-      ser.x.push_back(w[i]);
-      ser.y.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
-    }
-    cdfs.push_back(std::move(ser));
+    cdfs.push_back(cdf_series(label(*in), w));
   }
   if (!cdfs.empty()) {
     Chart c;

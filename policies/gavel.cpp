@@ -109,6 +109,10 @@ class GavelPolicy final : public Policy {
         }
       }
     }
+    // What still waits: no pool of its round plan, nor any free between rounds, has room.
+    for (JobIndex j : order)
+      if (s.state(j) == JobState::Pending && !held_[j])
+        s.pending_reason(j, "gavel: waiting; no pool has room for it in this round's allocation (fairness order)");
     if (!alive_.empty()) s.wake_at(next_round_);
   }
 

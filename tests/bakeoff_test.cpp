@@ -123,6 +123,26 @@ class Reasons final : public models::SimObserver {
   std::vector<std::vector<std::string>> reason;
 };
 
+class PendingReasonsOfEveryPolicy : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PendingReasonsOfEveryPolicy, AJobKeptWaitingIsToldWhy) {
+  // One 8-GPU node held by job 0 for 100 s: job 1 (8 GPUs, longer, so srtf does not preempt for
+  // it) waits, and the policy says why.
+  const std::string name = GetParam();
+  const auto w = ht::WorkloadBuilder().job(0, 8, 100).job(1, 8, 1000).build();
+  auto policy = policies::make_policy(name, params_for(name), 1);
+  Reasons obs(w.jobs.size());
+  scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
+  sim.run();
+  EXPECT_EQ(sim.job_start(1), 100 * sim::kSecond) << name;
+  ASSERT_FALSE(obs.reason[1].empty()) << name << " gave job 1 no pending reason";
+  EXPECT_NE(models::classify_pending_reason(obs.reason[1].front()), models::PendingCode::None) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, PendingReasonsOfEveryPolicy,
+                         ::testing::Values("fifo", "sjf", "srtf", "las", "gavel", "kubernetes", "volcano", "slurm",
+                                           "kai", "kueue"));
+
 TEST(PendingReasons, FifoNamesTheHeadOfLine) {
   // One 8-GPU node: job 1 runs until 100 s; job 2 (8 GPUs) is the blocked head; job 3 (1 GPU)
   // waits behind it, and is the head itself once job 2 runs (100..110 s).

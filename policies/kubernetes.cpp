@@ -807,7 +807,9 @@ class KubernetesPolicy final : public Policy {
     const DevicePlugin& dp = cfg_.device_plugin;
     models::ClusterSpec out = spec;
     if (dp.mig_strategy != MigStrategy::None) {
-      for (const auto& [name, at] : dp.mig_devices_at) {
+      for (const auto& [pool_name, at] : dp.mig_devices_at) {
+        // A named copy: C++17 lambdas (clang 14) may not capture a structured binding.
+        const std::string& name = pool_name;
         const bool known = std::any_of(spec.pools.begin(), spec.pools.end(),
                                        [&](const models::NodePool& p) { return p.name == name; });
         if (known) continue;

@@ -13,12 +13,22 @@
 
 namespace headroom::policies {
 
+struct ParamEntry;
+
 // A scalar, a list or a map of the YAML subset the scenario reader writes.
 struct ParamTree {
   enum Kind : std::uint8_t { Scalar, List, Map } kind = Scalar;
   std::string text;
   std::vector<ParamTree> items;
-  std::vector<std::pair<std::string, ParamTree>> entries;
+  // The map's keys and values in written order. Not std::pair<std::string, ParamTree>: a pair
+  // needs ParamTree complete where this member is declared, which clang's library checks.
+  std::vector<ParamEntry> entries;
+};
+
+struct ParamEntry {
+  ParamEntry(std::string k, ParamTree v) : first(std::move(k)), second(std::move(v)) {}
+  std::string first;
+  ParamTree second;
 };
 
 // The tree of `text` (flow style when it starts with '[' or '{', else block style), nullopt when

@@ -899,12 +899,7 @@ class KubernetesPolicy final : public Policy {
   // What a slice's pod adds to (sign 1) or takes from (-1) its node's bound requests.
   void add_usage(const models::Slice& sl, int sign) {
     touch(sl.node);
-    NodeUsage& u = usage_[sl.node];
-    u.gpus += sign * std::int64_t{sl.gpus};
-    u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
-    u.memory_mib += sign * sl.memory_mib;
-    u.nonzero_cpu_milli += sign * (sl.cpus > 0 ? std::int64_t{sl.cpus} * 1000 : kDefaultMilliCpuRequest);
-    u.nonzero_memory_mib += sign * (sl.memory_mib > 0 ? sl.memory_mib : kDefaultMemoryRequestMib);
+    add_slice_usage(usage_[sl.node], sl, sign);
   }
 
   // The pods of a job wider than one node (models::pod_gpus over the widest node of the pools it
@@ -984,15 +979,11 @@ class KubernetesPolicy final : public Policy {
     hopeless_.flush(now, cfg_.max_in_unschedulable);
     // A node that came back (or went) is a cluster event too (NodeUpdate): every unschedulable pod
     // gets another chance.
+    // (After the flushes above, what this moves lands in the active queue or in a backoff that
+    // has not ended yet, so nothing is left to flush.)
     if (up_changes_moved_ != s.cluster().up_changes()) {
       up_changes_moved_ = s.cluster().up_changes();
       move_all_to_active_or_backoff(now);
-      while (!backoff_.empty() && backoff_.begin()->first <= now) {
-        const JobIndex j = backoff_.begin()->second;
-        backoff_.erase(backoff_.begin());
-        push_active(j);
-      }
-      hopeless_.flush(now, cfg_.max_in_unschedulable);
     }
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
     while (!active_.empty()) {
@@ -1402,13 +1393,8 @@ class KubernetesPolicy final : public Policy {
     const std::string why = s.start(j, placement, reason);
     HEADROOM_ASSERT(why.empty(), "kubernetes produced an invalid placement: " + why);
     clear_nomination(j);
-    Pod& p = pods_[j];
-    p.where = Where::Running;
-    p.node = node;
     add_usage(placement[0], 1);
-    ++running_;
-    ++running_by_priority_[job.priority];
-    group_running(s.now(), job.group, +1);
+    mark_running(s, j, job, node);
     const int res = resource(job);
     if (res >= 0) {
       mig_used_[node][static_cast<std::size_t>(res)] += job.gpus;
@@ -1427,6 +1413,16 @@ class KubernetesPolicy final : public Policy {
                  "(failRequestsGreaterThanOne)");
       HEADROOM_ASSERT(failed.empty(), "kubernetes admission failure refused: " + failed);
     }
+  }
+
+  // The job's pods all bound and started (the first pod's node is the job's node).
+  void mark_running(const ClusterView& view, JobIndex j, const Job& job, NodeId node) {
+    Pod& p = pods_[j];
+    p.where = Where::Running;
+    p.node = node;
+    ++running_;
+    ++running_by_priority_[job.priority];
+    group_running(view.now(), job.group, +1);
   }
 
   void set_nomination(JobIndex j, NodeId node, const Job& pod) {
@@ -1535,11 +1531,7 @@ class KubernetesPolicy final : public Policy {
         HEADROOM_ASSERT(why.empty(), "kubernetes produced an invalid placement: " + why);
         p.pods.push_back(slice);
         add_usage(slice, 1);
-        p.where = Where::Running;
-        p.node = p.pods.front().node;
-        ++running_;
-        ++running_by_priority_[job.priority];
-        group_running(s.now(), job.group, +1);
+        mark_running(s, j, job, p.pods.front().node);
         return;
       }
       const std::string why = s.bind(j, slice, "kubernetes: pod bound, no gang scheduling");
@@ -1746,6 +1738,14 @@ class KubernetesPolicy final : public Policy {
 };
 
 }  // namespace
+
+void add_slice_usage(NodeUsage& u, const models::Slice& sl, int sign) {
+  u.gpus += sign * std::int64_t{sl.gpus};
+  u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
+  u.memory_mib += sign * sl.memory_mib;
+  u.nonzero_cpu_milli += sign * (sl.cpus > 0 ? std::int64_t{sl.cpus} * 1000 : kDefaultMilliCpuRequest);
+  u.nonzero_memory_mib += sign * (sl.memory_mib > 0 ? sl.memory_mib : kDefaultMemoryRequestMib);
+}
 
 NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node, const NodeUsage& usage,
                       const models::Job& pod) {

@@ -136,6 +136,10 @@ struct NodeUsage {
   std::int64_t nonzero_memory_mib = 0;
 };
 
+// Adds (sign 1) or removes (-1) what a bound pod's slice requests to a node's NodeUsage, its cpu
+// and memory also as non-zero requests.
+void add_slice_usage(NodeUsage& usage, const models::Slice& slice, int sign);
+
 struct NodeScores {
   std::int64_t fit = 0;       // NodeResourcesFit, 0..100
   std::int64_t balanced = 0;  // NodeResourcesBalancedAllocation, 0..100

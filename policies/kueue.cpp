@@ -177,14 +177,7 @@ class KueuePolicy final : public Policy {
       return;
     }
     --wls_[w].running;
-    for (const auto& sl : view.placement(j)) {
-      k8s::NodeUsage& u = usage_[sl.node];
-      u.gpus -= sl.gpus;
-      u.cpu_milli -= std::int64_t{sl.cpus} * 1000;
-      u.memory_mib -= sl.memory_mib;
-      u.nonzero_cpu_milli -= nonzero_cpu(sl.cpus);
-      u.nonzero_memory_mib -= nonzero_memory(sl.memory_mib);
-    }
+    for (const auto& sl : view.placement(j)) add_usage(sl, -1);
     ++releases_;
     dirty_.push_back(w);
   }
@@ -1427,12 +1420,6 @@ class KueuePolicy final : public Policy {
   }
 
   // ------------------------------------------------------------------------------------------
-  // Placement by kube-scheduler rules.
-
-  static std::int64_t nonzero_cpu(std::int64_t cpus) { return cpus > 0 ? cpus * 1000 : k8s::kDefaultMilliCpuRequest; }
-  static std::int64_t nonzero_memory(std::int64_t mib) { return mib > 0 ? mib : k8s::kDefaultMemoryRequestMib; }
-
-  // ------------------------------------------------------------------------------------------
   // Topology-aware scheduling (Kueue TAS, podset-required/preferred-topology over cluster.topology).
 
   bool tas(int w) const {
@@ -1469,6 +1456,9 @@ class KueuePolicy final : public Policy {
   // The job's placement as worker pods: one pod when it fits a node, else node-sized pods (or
   // gpus_per_node), each on the best node by kube-scheduler filter and score; only on `allowed`
   // nodes (ascending) when given.
+  // ------------------------------------------------------------------------------------------
+  // Placement by kube-scheduler rules.
+
   // The job's pods (models::pod_gpus over the widest node of the flavor's eligible pools).
   std::vector<std::int32_t> pod_sizes(const ClusterView& view, const Job& job, int flavor) const {
     const auto& cluster = view.cluster();
@@ -1568,14 +1558,7 @@ class KueuePolicy final : public Policy {
     return out;
   }
 
-  void add_usage(const models::Slice& sl, int sign) {
-    k8s::NodeUsage& u = usage_[sl.node];
-    u.gpus += sign * std::int64_t{sl.gpus};
-    u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
-    u.memory_mib += sign * sl.memory_mib;
-    u.nonzero_cpu_milli += sign * nonzero_cpu(sl.cpus);
-    u.nonzero_memory_mib += sign * nonzero_memory(sl.memory_mib);
-  }
+  void add_usage(const models::Slice& sl, int sign) { k8s::add_slice_usage(usage_[sl.node], sl, sign); }
 
   // An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang
   // at placement); the job runs once its last pod binds. True when it started.
@@ -1681,14 +1664,7 @@ class KueuePolicy final : public Policy {
                                             cfg_.flavors[wl.flavor].name + "); placed by kube-scheduler rules");
         HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
         ++wl.running;
-        for (const auto& sl : *placement) {
-          k8s::NodeUsage& u = usage_[sl.node];
-          u.gpus += sl.gpus;
-          u.cpu_milli += std::int64_t{sl.cpus} * 1000;
-          u.memory_mib += sl.memory_mib;
-          u.nonzero_cpu_milli += nonzero_cpu(sl.cpus);
-          u.nonzero_memory_mib += nonzero_memory(sl.memory_mib);
-        }
+        for (const auto& sl : *placement) add_usage(sl, 1);
       }
       if (all) {
         complete.push_back(w);

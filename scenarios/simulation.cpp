@@ -283,8 +283,7 @@ std::string Simulation::start(JobIndex j, models::Placement placement, std::stri
   const std::int64_t new_milli = placement_milli(placement);  // the bound pods are counted already
   if (already > 0) {
     // The bound pods join the placement; the time they waited idle for this start is counted.
-    for (std::size_t i = 0; i < already; ++i)
-      held_idle_gpu_ms_ += held_gpu_ms({bound_[j][i]}, engine_.now() - bound_at_[j][i]);
+    held_idle_gpu_ms_ += bound_idle_gpu_ms(j, engine_.now());
     placement.insert(placement.begin(), bound_[j].begin(), bound_[j].end());
     bound_[j].clear();
     bound_at_[j].clear();
@@ -368,11 +367,10 @@ void Simulation::release_bound(JobIndex j, std::string_view reason, bool notify_
   const models::Job& job = workload_.jobs[j];
   ++progress_;
   cluster_.release(bound_[j]);
-  for (std::size_t i = 0; i < bound_[j].size(); ++i) {
-    const auto& s = bound_[j][i];
+  held_idle_gpu_ms_ += bound_idle_gpu_ms(j, engine_.now());
+  for (const auto& s : bound_[j]) {
     auto& v = node_jobs_[s.node];
     v.erase(std::find(v.begin(), v.end(), j));
-    held_idle_gpu_ms_ += held_gpu_ms({s}, engine_.now() - bound_at_[j][i]);
   }
   tenant_used_milli_[job.tenant] -= placement_milli(bound_[j]);
   tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
@@ -386,6 +384,13 @@ void Simulation::release_bound(JobIndex j, std::string_view reason, bool notify_
   if (notify_policy) policy_.on_release(*this, j);
   for (const auto& s : freed) check_drained(s.node);
   if (notify_policy) request_schedule();
+}
+
+std::int64_t Simulation::bound_idle_gpu_ms(JobIndex j, Tick until) const {
+  std::int64_t ms = 0;
+  for (std::size_t i = 0; i < bound_[j].size(); ++i)
+    ms += held_gpu_ms({bound_[j][i]}, std::max<Tick>(0, until - bound_at_[j][i]));
+  return ms;
 }
 
 // Pending jobs with pods bound on `node` lose them (the node failed or is drained).
@@ -568,8 +573,7 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
 void Simulation::finish_at_horizon(Tick t, std::string_view reason) {
   for (JobIndex j = 0; j < state_.size(); ++j) {
     if (state_[j] != JobState::Pending && state_[j] != JobState::Running) continue;
-    for (std::size_t i = 0; i < bound_[j].size(); ++i)
-      held_idle_gpu_ms_ += held_gpu_ms({bound_[j][i]}, std::max<Tick>(0, t - bound_at_[j][i]));
+    held_idle_gpu_ms_ += bound_idle_gpu_ms(j, t);
     state_[j] = JobState::Unfinished;
     ++ended_jobs_;
     if (observer_ != nullptr) {

@@ -276,8 +276,8 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
     for (const auto& run : r.runs) failed += !run.done;
 
   if (json) {
-    auto one = [&](std::size_t b, const char* indent) {
-      (void)indent;
+    // One scenario: its object, scorecard added; several: {drills: [objects], scorecard}.
+    auto one = [&](std::size_t b) {
       std::cout << "{\n  \"scenario\": " << json_string(all[b].scenario_name) << ",\n  \"seed\": " << bases[b].seed
                 << ",\n  \"runs\": ";
       print_json_run_list(all[b]);
@@ -285,21 +285,19 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
       print_json_metrics(all[b], tables[b]);
     };
     if (all.size() == 1) {
-      one(0, "");
-      std::cout << ",\n  \"scorecard\": ";
-      print_json_scorecard(card);
-      std::cout << "\n}\n";
+      one(0);
     } else {
       std::cout << "{\"drills\": [";
       for (std::size_t b = 0; b < all.size(); ++b) {
         std::cout << (b ? ",\n" : "\n");
-        one(b, "  ");
+        one(b);
         std::cout << "\n}";
       }
-      std::cout << "],\n  \"scorecard\": ";
-      print_json_scorecard(card);
-      std::cout << "\n}\n";
+      std::cout << "]";
     }
+    std::cout << ",\n  \"scorecard\": ";
+    print_json_scorecard(card);
+    std::cout << "\n}\n";
   } else {
     for (std::size_t b = 0; b < all.size(); ++b) {
       if (b > 0) std::printf("\n\n");

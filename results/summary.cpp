@@ -152,6 +152,11 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
 // main reason; failures the trace records carry no reason and are left out. Empty otherwise.
 std::string failure_note(const RunResult& r) {
   const auto failed = static_cast<std::uint8_t>(models::JobState::Failed);
+  const auto jobs = static_cast<std::int64_t>(r.jobs.size());
+  // At most the Failed jobs can count: without more than 1 % of them the events need no reading.
+  const auto any_failed =
+      std::count_if(r.jobs.begin(), r.jobs.end(), [&](const JobRecord& j) { return j.state == failed; });
+  if (any_failed * 100 <= jobs) return "";
   std::vector<std::uint32_t> why(r.jobs.size(), kNoReason);
   for (const EventRecord& e : r.events)
     if (e.job < r.jobs.size() && static_cast<models::AuditKind>(e.kind) == models::AuditKind::Finish)
@@ -163,7 +168,6 @@ std::string failure_note(const RunResult& r) {
     ++by_reason[r.reasons[why[i]]];
     ++n;
   }
-  const auto jobs = static_cast<std::int64_t>(r.jobs.size());
   if (n * 100 <= jobs) return "";
   const std::pair<const std::string, std::int64_t>* main = nullptr;
   for (const auto& kv : by_reason)

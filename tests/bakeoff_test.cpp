@@ -110,17 +110,20 @@ TEST(ThreeJobs, KubernetesHoldsWhatItBindsWhileTheLastPodWaits) {
   EXPECT_EQ(gang.job_state(2), JobState::Completed);
 }
 
-// Every "why pending" each job was given, in order (AuditKind::Waiting events).
+// Every "why pending" each job was given, in order (AuditKind::Waiting events), and the
+// permission denials (Reject events of detail kRejectPermission).
 class Reasons final : public models::SimObserver {
  public:
   explicit Reasons(std::size_t jobs) : reason(jobs) {}
-  void on_event(sim::Tick, models::AuditKind kind, JobIndex job, std::int32_t, std::string_view why) override {
+  void on_event(sim::Tick, models::AuditKind kind, JobIndex job, std::int32_t detail, std::string_view why) override {
     if (kind == models::AuditKind::Waiting && job < reason.size()) reason[job].emplace_back(why);
+    if (kind == models::AuditKind::Reject && detail == models::kRejectPermission) denials.emplace_back(why);
   }
   void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
   void on_end(sim::Tick, JobIndex, JobState) override {}
   void on_sample(const models::Sample&) override {}
   std::vector<std::vector<std::string>> reason;
+  std::vector<std::string> denials;  // the reasons of permission denials, in order
 };
 
 class PendingReasonsOfEveryPolicy : public ::testing::TestWithParam<std::string> {};
@@ -195,17 +198,6 @@ TEST(PendingReasons, SlurmSaysBeginTimeWhileARequeuedJobWaitsToBeEligible) {
 }
 
 // The permission drill in each system's words: refused at submit, or held pending (Kueue).
-class RejectReasons final : public models::SimObserver {
- public:
-  void on_event(sim::Tick, models::AuditKind kind, JobIndex, std::int32_t detail, std::string_view why) override {
-    if (kind == models::AuditKind::Reject && detail == models::kRejectPermission) reasons.emplace_back(why);
-  }
-  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
-  void on_end(sim::Tick, JobIndex, JobState) override {}
-  void on_sample(const models::Sample&) override {}
-  std::vector<std::string> reasons;
-};
-
 TEST(PermissionDrill, EachSystemDeniesInItsOwnWords) {
   const auto w = ht::WorkloadBuilder().job(0, 1, 10).build();  // tenant t0, queue "default"
   const std::map<std::string, std::string> expected = {
@@ -230,12 +222,12 @@ TEST(PermissionDrill, EachSystemDeniesInItsOwnWords) {
     EXPECT_EQ(policy->deny(w, w.jobs[0]).held, name == "kueue") << name;
     scenarios::SimulationOptions o;
     o.queue_access = {{false}};
-    RejectReasons obs;
+    Reasons obs(w.jobs.size());
     scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs, o);
     sim.run();
     EXPECT_EQ(sim.job_state(0), JobState::Rejected) << name;
     EXPECT_EQ(sim.jobs_denied(), 1) << name;
-    EXPECT_EQ(obs.reasons, (std::vector<std::string>{text})) << name;
+    EXPECT_EQ(obs.denials, (std::vector<std::string>{text})) << name;
   }
 }
 

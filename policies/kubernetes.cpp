@@ -625,7 +625,15 @@ struct Pod {
   // A job wider than one node runs as several pods (models::pod_gpus), bound one by one: the pods
   // bound so far (pending), or all of them (running).
   std::vector<models::Slice> pods;
-  bool admitted = false;            // counts against its namespace's quota
+  bool admitted = false;  // counts against its namespace's quota
+  // Bumped whenever the pod enters a queue: entries of the lazily cleaned queues below carry the
+  // value they were made with, and an entry whose pod has since moved on is skipped.
+  std::uint32_t qseq = 0;
+  // The pod set of a job wider than one node (pod_sizes), found at its first cycle; empty before.
+  std::vector<std::int32_t> sizes;
+  // What the last pending reason said (a kind and its numbers), so that a cycle ending like the
+  // one before does not build the same text again; kind -1 = unknown.
+  std::array<std::int64_t, 4> said{-1, 0, 0, 0};
   std::int8_t fits_somewhere = -1;  // whether some eligible node could hold it empty; -1 unknown
   bool quota_reason_due = false;
 };
@@ -780,6 +788,37 @@ class HopelessPods {
   std::size_t dead_in_backoff_ = 0;    // entries of backoff_ whose cohort has no live pod
 };
 
+// An entry of the active, backoff or unschedulable queue: a key, the pod, and the pod's qseq when
+// it was made. The queues are binary heaps and time-ordered vectors cleaned lazily: an entry whose
+// pod has left that queue is skipped when reached, instead of being searched for and erased.
+struct QueueEntry {
+  std::int64_t key1;  // active: -priority; backoff: backoff end; unschedulable: since
+  Tick key2;          // active: timestamp; otherwise 0
+  JobIndex job;
+  std::uint32_t seq;
+  friend bool operator>(const QueueEntry& a, const QueueEntry& b) {
+    return std::tie(a.key1, a.key2, a.job) > std::tie(b.key1, b.key2, b.job);
+  }
+};
+using QueueHeap = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
+
+// Entries appended in time order (the unschedulable pods, by the time they failed), consumed from
+// the front.
+struct TimeQueue {
+  std::vector<QueueEntry> v;
+  std::size_t head = 0;
+  void push(const QueueEntry& e) { v.push_back(e); }
+  bool empty() const { return head == v.size(); }
+  const QueueEntry& front() const { return v[head]; }
+  void pop() {
+    if (++head == v.size()) clear();
+  }
+  void clear() {
+    v.clear();
+    head = 0;
+  }
+};
+
 struct Candidate {
   NodeId node = 0;
   std::vector<models::JobIndex> victims;  // most important first
@@ -847,7 +886,9 @@ class KubernetesPolicy final : public Policy {
   void on_requeue(const ClusterView& view, JobIndex j) override {
     // The evicted pod is deleted; its controller creates a new one, admitted like any other.
     ensure(view);
+    const std::uint32_t qseq = pods_[j].qseq;  // kept: older queue entries must stay stale
     pods_[j] = Pod{};
+    pods_[j].qseq = qseq;
     admit(view, j, view.now());
   }
 
@@ -859,6 +900,7 @@ class KubernetesPolicy final : public Policy {
       // controller creates them again; they wait in the job's queue entry.
       for (const models::Slice& sl : p.pods) add_usage(sl, -1);
       p.pods.clear();
+      p.said[0] = -1;
       move_all_to_active_or_backoff(view.now());
       return;
     }
@@ -888,11 +930,12 @@ class KubernetesPolicy final : public Policy {
 
   void move_all_to_active_or_backoff(Tick now) {
     unschedulable_fitting_.clear();
-    while (!unschedulable_.empty()) {
-      const JobIndex k = unschedulable_.begin()->second;
-      unschedulable_.erase(unschedulable_.begin());
-      to_active_or_backoff(k, now);
+    // Where each lands is ordered by its own key, so the order they are moved in does not matter.
+    for (std::size_t i = unschedulable_.head; i < unschedulable_.v.size(); ++i) {
+      const QueueEntry& e = unschedulable_.v[i];
+      if (in_queue(e, Where::Unschedulable)) to_active_or_backoff(e.job, now);
     }
+    unschedulable_.clear();
     hopeless_.move_all(now);
   }
 
@@ -960,20 +1003,21 @@ class KubernetesPolicy final : public Policy {
         s.pending_reason(j, pods_[j].where == Where::QuotaNever
                                 ? "quota: requests more GPUs than its namespace's whole quota; never admitted"
                                 : "quota: rejected at admission, retrying");
+        pods_[j].said[0] = -1;
       }
       pods_[j].quota_reason_due = false;
     }
     quota_reasons_.clear();
     // flushBackoffQCompleted and flushUnschedulablePodsLeftover.
-    while (!backoff_.empty() && backoff_.begin()->first <= now) {
-      const JobIndex j = backoff_.begin()->second;
-      backoff_.erase(backoff_.begin());
+    while (live_top(backoff_, Where::Backoff) && backoff_.top().key1 <= now) {
+      const JobIndex j = backoff_.top().job;
+      backoff_.pop();
       push_active(j);
     }
-    while (!unschedulable_.empty() && unschedulable_.begin()->first + cfg_.max_in_unschedulable <= now) {
-      const JobIndex j = unschedulable_.begin()->second;
-      unschedulable_fitting_.erase(*unschedulable_.begin());
-      unschedulable_.erase(unschedulable_.begin());
+    while (live_front(unschedulable_, Where::Unschedulable) &&
+           unschedulable_.front().key1 + cfg_.max_in_unschedulable <= now) {
+      const JobIndex j = unschedulable_.front().job;
+      unschedulable_.pop();
       to_active_or_backoff(j, now);
     }
     hopeless_.flush(now, cfg_.max_in_unschedulable);
@@ -986,9 +1030,9 @@ class KubernetesPolicy final : public Policy {
       move_all_to_active_or_backoff(now);
     }
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
-    while (!active_.empty()) {
-      const JobIndex j = std::get<2>(*active_.begin());
-      active_.erase(active_.begin());
+    while (live_top(active_, Where::Active)) {
+      const JobIndex j = active_.top().job;
+      active_.pop();
       pods_[j].where = Where::None;
       if (s.state(j) != JobState::Pending) continue;
       ++pods_[j].attempts;
@@ -998,16 +1042,18 @@ class KubernetesPolicy final : public Policy {
     hopeless_.try_active(now, [&](int attempts) { return backoff_duration(attempts); });
     report_partial_groups(s);
     // Timers for what is waiting; none when nothing is.
-    if (!backoff_.empty() || hopeless_.backing_off()) {
+    const bool backing_off = live_top(backoff_, Where::Backoff);
+    if (backing_off || hopeless_.backing_off()) {
       Tick first = hopeless_.backing_off() ? hopeless_.first_backoff() : sim::kNever;
-      if (!backoff_.empty()) first = std::min(first, backoff_.begin()->first);
+      if (backing_off) first = std::min(first, backoff_.top().key1);
       s.wake_at(first);
     }
     if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
     // The 5-minute flush can only matter while something may still change, and only for pods
     // that fit some node.
-    if (running_ > 0 || !backoff_.empty() || hopeless_.backing_off() || !quota_wait_.empty()) {
-      if (!unschedulable_fitting_.empty()) s.wake_at(unschedulable_fitting_.begin()->first + cfg_.max_in_unschedulable);
+    if (running_ > 0 || backing_off || hopeless_.backing_off() || !quota_wait_.empty()) {
+      if (live_front(unschedulable_fitting_, Where::Unschedulable))
+        s.wake_at(unschedulable_fitting_.front().key1 + cfg_.max_in_unschedulable);
     }
   }
 
@@ -1107,7 +1153,10 @@ class KubernetesPolicy final : public Policy {
                                  std::to_string((now - gr.partial_since) / sim::kSecond) + " s, " +
                                  std::to_string(gr.running) + " of " + std::to_string(gr.live) + " pods running";
       for (JobIndex j : gr.members)
-        if (s.state(j) == JobState::Pending) s.pending_reason(j, reason);
+        if (s.state(j) == JobState::Pending) {
+          s.pending_reason(j, reason);
+          pods_[j].said[0] = -1;
+        }
     }
   }
 
@@ -1178,29 +1227,41 @@ class KubernetesPolicy final : public Policy {
   }
 
   void push_active(JobIndex j) {
-    pods_[j].where = Where::Active;
-    active_.emplace(-static_cast<std::int64_t>(priority(j)), pods_[j].timestamp, j);
+    Pod& p = pods_[j];
+    p.where = Where::Active;
+    active_.push({-static_cast<std::int64_t>(priority(j)), p.timestamp, j, ++p.qseq});
   }
 
   void to_active_or_backoff(JobIndex j, Tick now) {
     Pod& p = pods_[j];
     if (p.backoff_until > now) {
       p.where = Where::Backoff;
-      backoff_.emplace(p.backoff_until, j);
+      backoff_.push({p.backoff_until, 0, j, ++p.qseq});
     } else {
       push_active(j);
     }
   }
 
+  // Whether a queue entry still stands for its pod's place in that queue.
+  bool in_queue(const QueueEntry& e, Where where) const {
+    const Pod& p = pods_[e.job];
+    return p.where == where && p.qseq == e.seq;
+  }
+  // Drop the stale entries at the top or front; true when a live one is left.
+  bool live_top(QueueHeap& q, Where where) {
+    while (!q.empty() && !in_queue(q.top(), where)) q.pop();
+    return !q.empty();
+  }
+  bool live_front(TimeQueue& q, Where where) {
+    while (!q.empty() && !in_queue(q.front(), where)) q.pop();
+    return !q.empty();
+  }
+
+  // A pod leaving its queue early (it ended while waiting): the lazily cleaned queues skip its entry
+  // once the caller has moved it on (Pod::where).
   void leave_queue(JobIndex j) {
     Pod& p = pods_[j];
     switch (p.where) {
-      case Where::Active: active_.erase({-static_cast<std::int64_t>(priority(j)), p.timestamp, j}); break;
-      case Where::Backoff: backoff_.erase({p.backoff_until, j}); break;
-      case Where::Unschedulable:
-        unschedulable_.erase({p.unschedulable_since, j});
-        unschedulable_fitting_.erase({p.unschedulable_since, j});
-        break;
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
       case Where::Hopeless: hopeless_.remove(j); break;
       default: break;
@@ -1224,8 +1285,9 @@ class KubernetesPolicy final : public Policy {
     p.backoff_until = now + backoff_duration(p.attempts);
     p.unschedulable_since = now;
     p.where = Where::Unschedulable;
-    unschedulable_.emplace(now, j);
-    if (p.fits_somewhere == 1) unschedulable_fitting_.emplace(now, j);
+    const QueueEntry e{now, 0, j, ++p.qseq};
+    unschedulable_.push(e);
+    if (p.fits_somewhere == 1) unschedulable_fitting_.push(e);
   }
 
   // Resources of higher-or-equal priority pods (other than `self`) nominated to `node`.
@@ -1458,24 +1520,33 @@ class KubernetesPolicy final : public Policy {
     return p.fits_somewhere == 1;
   }
 
+  // Gives a pending pod its reason unless the last one it was given says the same (`key`: a kind
+  // and the numbers the text shows); the engine records only changes, so only the text is saved.
+  template <typename Text>
+  void say(Session& s, JobIndex j, std::array<std::int64_t, 4> key, Text text) {
+    Pod& p = pods_[j];
+    if (p.said == key) return;
+    p.said = key;
+    s.pending_reason(j, text());
+  }
+
   void schedule_one(Session& s, JobIndex j, const Job& job) {
     Pod& p = pods_[j];
     if (job.gpus > 1) {
-      const std::vector<std::int32_t> sizes = pod_sizes(s, job);
-      if (sizes.size() > 1) {
-        schedule_pods(s, j, job, sizes);
+      if (p.sizes.empty()) p.sizes = pod_sizes(s, job);
+      if (p.sizes.size() > 1) {
+        schedule_pods(s, j, job, p.sizes);
         return;
       }
     }
     if (!fits_somewhere(s, j, job)) {
       fail(j, s.now());
-      s.pending_reason(j, "unschedulable: larger than every node (no gang scheduling); stays Pending");
+      say(s, j, {0}, [] { return "unschedulable: larger than every node (no gang scheduling); stays Pending"; });
       // From now on its reason stays (nothing else names one for a pod in no group), so its cycles
       // are kept apart. Not under failRequestsGreaterThanOne, whose in-pass releases would move it
       // in the middle of a pass.
       if (job.group == models::kNone && !cfg_.device_plugin.fail_requests_greater_than_one) {
-        unschedulable_.erase({p.unschedulable_since, j});
-        hopeless_.add(pods_, j);
+        hopeless_.add(pods_, j);  // its unschedulable entry goes stale
       }
       return;
     }
@@ -1489,14 +1560,16 @@ class KubernetesPolicy final : public Policy {
     }
     const bool nominated = preempt(s, j, job);
     fail(j, s.now());
+    const auto at = static_cast<std::int64_t>(p.nominated);
     if (nominated) {
-      s.pending_reason(j, "preemption: nominated to node " + std::to_string(pods_[j].nominated) +
-                              ", waiting for its victims to terminate");
+      say(s, j, {1, at}, [&] {
+        return "preemption: nominated to node " + std::to_string(at) + ", waiting for its victims to terminate";
+      });
     } else if (p.nominated != kNoNode) {
-      s.pending_reason(
-          j, "unschedulable: waiting for a terminating pod on its nominated node " + std::to_string(p.nominated));
+      say(s, j, {2, at},
+          [&] { return "unschedulable: waiting for a terminating pod on its nominated node " + std::to_string(at); });
     } else {
-      s.pending_reason(j, "unschedulable: no node has enough free nvidia.com/gpu, cpu or memory");
+      say(s, j, {3}, [] { return "unschedulable: no node has enough free nvidia.com/gpu, cpu or memory"; });
     }
   }
 
@@ -1510,7 +1583,7 @@ class KubernetesPolicy final : public Policy {
     const std::size_t n = sizes.size();
     if (!fits_somewhere(s, j, pod_of(job, sizes, 0))) {
       fail(j, s.now());
-      s.pending_reason(j, "unschedulable: a pod of this job is larger than every node; stays Pending");
+      say(s, j, {4}, [] { return "unschedulable: a pod of this job is larger than every node; stays Pending"; });
       return;
     }
     while (p.pods.size() < n) {
@@ -1552,25 +1625,36 @@ class KubernetesPolicy final : public Policy {
         p.pods.clear();
       }
       fail(j, s.now());
-      s.pending_reason(j, "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " +
-                              std::to_string(n) + "), only " + std::to_string(had) + " fit now");
+      say(s, j, {5, static_cast<std::int64_t>(n), static_cast<std::int64_t>(had)}, [&] {
+        return "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " + std::to_string(n) +
+               "), only " + std::to_string(had) + " fit now";
+      });
       return;
     }
     const bool nominated = preempt(s, j, pod);
     fail(j, s.now());
-    std::int64_t held = 0;
-    for (const auto& sl : p.pods) held += sl.gpus;
-    const std::string bound = std::to_string(p.pods.size()) + " of " + std::to_string(n) + " pods bound";
+    // The job's pod sizes are fixed, so how many pods are bound says what they hold and what the
+    // next one asks for.
+    const auto k = static_cast<std::int64_t>(p.pods.size());
+    auto bound = [&] { return std::to_string(k) + " of " + std::to_string(n) + " pods bound"; };
     if (nominated) {
-      s.pending_reason(j, "preemption: " + bound + "; the next pod is nominated to node " +
-                              std::to_string(p.nominated) + ", waiting for its victims to terminate");
-    } else if (!p.pods.empty()) {
-      s.pending_reason(j, "gang: partially placed, " + bound + " holding " + std::to_string(held) +
-                              " GPUs idle; no node has " + std::to_string(pod.gpus) +
-                              " free nvidia.com/gpu for the next (no gang scheduling)");
+      const auto at = static_cast<std::int64_t>(p.nominated);
+      say(s, j, {6, k, at}, [&] {
+        return "preemption: " + bound() + "; the next pod is nominated to node " + std::to_string(at) +
+               ", waiting for its victims to terminate";
+      });
+    } else if (k > 0) {
+      say(s, j, {7, k}, [&] {
+        std::int64_t held = 0;
+        for (const auto& sl : p.pods) held += sl.gpus;
+        return "gang: partially placed, " + bound() + " holding " + std::to_string(held) + " GPUs idle; no node has " +
+               std::to_string(pod.gpus) + " free nvidia.com/gpu for the next (no gang scheduling)";
+      });
     } else {
-      s.pending_reason(j, "unschedulable: no node has " + std::to_string(pod.gpus) +
-                              " free nvidia.com/gpu, cpu or memory for its first pod (" + std::to_string(n) + " pods)");
+      say(s, j, {8}, [&] {
+        return "unschedulable: no node has " + std::to_string(pod.gpus) +
+               " free nvidia.com/gpu, cpu or memory for its first pod (" + std::to_string(n) + " pods)";
+      });
     }
   }
 
@@ -1721,11 +1805,13 @@ class KubernetesPolicy final : public Policy {
   bool any_mig_ = false;                                // some pool has GPUs in MIG mode
   std::vector<int> res_by_type_;                        // GPU type index -> resource
   std::int64_t running_ = 0;
-  std::map<std::int32_t, std::int64_t> running_by_priority_;   // running pods per priority
-  std::set<std::tuple<std::int64_t, Tick, JobIndex>> active_;  // (-priority, timestamp, index)
-  std::set<std::pair<Tick, JobIndex>> backoff_, unschedulable_, quota_wait_;
+  std::map<std::int32_t, std::int64_t> running_by_priority_;  // running pods per priority
+  QueueHeap active_;                                          // by (-priority, timestamp, index)
+  QueueHeap backoff_;                                         // by (backoff end, index)
+  TimeQueue unschedulable_;                                   // by failure time
   // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
-  std::set<std::pair<Tick, JobIndex>> unschedulable_fitting_;
+  TimeQueue unschedulable_fitting_;
+  std::set<std::pair<Tick, JobIndex>> quota_wait_;
   HopelessPods hopeless_;
   // Node classes for select_host (see use_classes); nodes changed since the last refresh.
   ClassMap classes_;

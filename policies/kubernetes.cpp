@@ -610,6 +610,8 @@ enum class Where : std::uint8_t {
   // A pod no eligible node can hold even empty (and in no pod group): every cycle it gets fails the
   // same way without touching anything else, so it is kept out of the ordered queues (HopelessPods).
   Hopeless,
+  // In a FailedBatch (below): its queue state is the batch's.
+  Batched,
 };
 
 struct Pod {
@@ -629,6 +631,7 @@ struct Pod {
   // Bumped whenever the pod enters a queue: entries of the lazily cleaned queues below carry the
   // value they were made with, and an entry whose pod has since moved on is skipped.
   std::uint32_t qseq = 0;
+  std::uint32_t batch = UINT32_MAX;  // while Batched
   // The pod set of a job wider than one node (pod_sizes), found at its first cycle; empty before.
   std::vector<std::int32_t> sizes;
   // What the last pending reason said (a kind and its numbers), so that a cycle ending like the
@@ -791,14 +794,50 @@ class HopelessPods {
 // An entry of the active, backoff or unschedulable queue: a key, the pod, and the pod's qseq when
 // it was made. The queues are binary heaps and time-ordered vectors cleaned lazily: an entry whose
 // pod has left that queue is skipped when reached, instead of being searched for and erased.
+// A FailedBatch's id in QueueEntry::id carries this bit; a pod's id is its job index.
+constexpr std::uint32_t kBatchBit = 1u << 31;
+
 struct QueueEntry {
   std::int64_t key1;  // active: -priority; backoff: backoff end; unschedulable: since
   Tick key2;          // active: timestamp; otherwise 0
-  JobIndex job;
-  std::uint32_t seq;
+  JobIndex order;     // active: the pod's index (a batch's: its first member's)
+  std::uint32_t id;   // the pod, or a batch | kBatchBit
+  std::uint32_t seq;  // the pod's qseq or the batch's seq when the entry was made
   friend bool operator>(const QueueEntry& a, const QueueEntry& b) {
-    return std::tie(a.key1, a.key2, a.job) > std::tie(b.key1, b.key2, b.job);
+    return std::tie(a.key1, a.key2, a.order, a.id) > std::tie(b.key1, b.key2, b.order, b.id);
   }
+};
+
+// What makes the failed cycles of several pods interchangeable: the same priority, the same
+// reason (kind: 3 a single pod, 8 the first pod of a pod set) and the same GPU request over the
+// same eligible pools (a bit per pool).
+struct BatchKey {
+  std::int32_t priority = 0;
+  std::int32_t kind = 0;
+  std::int32_t gpus = 0;
+  std::uint64_t pools = 0;
+  friend bool operator==(const BatchKey&, const BatchKey&) = default;
+};
+
+// Pods whose cycles failed at the same instant for want of GPUs, with their backoff at
+// podMaxBackoffSeconds, nothing nominated and nothing to preempt. Their queue state (timestamp,
+// unschedulable since, backoff end) is the same, so they move through the queues as one entry:
+// unschedulable -> backoff or active, exactly as each would. In the active queue the batch stands
+// at its first member's place (-priority, timestamp, index); when it is reached and no eligible
+// node has the GPUs its pods ask for (and no lower-priority pod runs), every member's cycle would
+// fail the same way without changing anything another pod sees, and nothing before the last of
+// them can free GPUs (no pod of that priority can preempt), so they fail together; otherwise the
+// first member leaves the batch and has its cycle as any pod does.
+struct FailedBatch {
+  std::vector<JobIndex> members;  // sorted by index; [head, end) not yet taken out
+  std::vector<JobIndex> joined;   // joined since the last settle, unsorted
+  std::size_t head = 0;
+  std::size_t live = 0;  // members still in the batch
+  Tick since = 0;        // when they failed: their queue timestamp and unschedulable time
+  Tick until = 0;        // their backoff end
+  BatchKey key;
+  Where where = Where::None;
+  std::uint32_t seq = 0;
 };
 using QueueHeap = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
 
@@ -933,7 +972,7 @@ class KubernetesPolicy final : public Policy {
     // Where each lands is ordered by its own key, so the order they are moved in does not matter.
     for (std::size_t i = unschedulable_.head; i < unschedulable_.v.size(); ++i) {
       const QueueEntry& e = unschedulable_.v[i];
-      if (in_queue(e, Where::Unschedulable)) to_active_or_backoff(e.job, now);
+      if (in_queue(e, Where::Unschedulable)) to_active_or_backoff(e.id, now);
     }
     unschedulable_.clear();
     hopeless_.move_all(now);
@@ -1010,15 +1049,15 @@ class KubernetesPolicy final : public Policy {
     quota_reasons_.clear();
     // flushBackoffQCompleted and flushUnschedulablePodsLeftover.
     while (live_top(backoff_, Where::Backoff) && backoff_.top().key1 <= now) {
-      const JobIndex j = backoff_.top().job;
+      const std::uint32_t id = backoff_.top().id;
       backoff_.pop();
-      push_active(j);
+      push_active(id);
     }
     while (live_front(unschedulable_, Where::Unschedulable) &&
            unschedulable_.front().key1 + cfg_.max_in_unschedulable <= now) {
-      const JobIndex j = unschedulable_.front().job;
+      const std::uint32_t id = unschedulable_.front().id;
       unschedulable_.pop();
-      to_active_or_backoff(j, now);
+      to_active_or_backoff(id, now);
     }
     hopeless_.flush(now, cfg_.max_in_unschedulable);
     // A node that came back (or went) is a cluster event too (NodeUpdate): every unschedulable pod
@@ -1031,8 +1070,13 @@ class KubernetesPolicy final : public Policy {
     }
     // One scheduling cycle per pod, best first; a failing pod does not block the others.
     while (live_top(active_, Where::Active)) {
-      const JobIndex j = active_.top().job;
+      const std::uint32_t id = active_.top().id;
       active_.pop();
+      if (id & kBatchBit) {
+        run_batch(s, id & ~kBatchBit);
+        continue;
+      }
+      const JobIndex j = id;
       pods_[j].where = Where::None;
       if (s.state(j) != JobState::Pending) continue;
       ++pods_[j].attempts;
@@ -1109,6 +1153,9 @@ class KubernetesPolicy final : public Policy {
         }
       }
     }
+    // Failed batches need the failing pods' cycles to change nothing: not with MIG profiles, nor
+    // with failRequestsGreaterThanOne (pods fail and release in the middle of a pass).
+    batching_ = !any_mig_ && !dp.fail_requests_greater_than_one && spec.pools.size() <= 64;
     mig_used_.assign(nodes, std::vector<std::int64_t>(profiles_.size(), 0));
     whole_used_.assign(nodes, 0);
     res_by_type_.clear();
@@ -1226,25 +1273,48 @@ class KubernetesPolicy final : public Policy {
     p.admitted = false;
   }
 
-  void push_active(JobIndex j) {
-    Pod& p = pods_[j];
+  // Into the active queue: a pod, or a batch (id | kBatchBit) at its first member's place.
+  void push_active(std::uint32_t id) {
+    if (id & kBatchBit) {
+      const std::uint32_t b = id & ~kBatchBit;
+      FailedBatch& B = batches_[b];
+      settle(b);
+      B.where = Where::Active;
+      active_.push({-static_cast<std::int64_t>(B.key.priority), B.since, B.members[B.head], id, ++B.seq});
+      return;
+    }
+    Pod& p = pods_[id];
     p.where = Where::Active;
-    active_.push({-static_cast<std::int64_t>(priority(j)), p.timestamp, j, ++p.qseq});
+    active_.push({-static_cast<std::int64_t>(priority(id)), p.timestamp, id, id, ++p.qseq});
   }
 
-  void to_active_or_backoff(JobIndex j, Tick now) {
-    Pod& p = pods_[j];
+  void to_active_or_backoff(std::uint32_t id, Tick now) {
+    if (id & kBatchBit) {
+      FailedBatch& B = batches_[id & ~kBatchBit];
+      if (B.until > now) {
+        B.where = Where::Backoff;
+        backoff_.push({B.until, 0, 0, id, ++B.seq});
+      } else {
+        push_active(id);
+      }
+      return;
+    }
+    Pod& p = pods_[id];
     if (p.backoff_until > now) {
       p.where = Where::Backoff;
-      backoff_.push({p.backoff_until, 0, j, ++p.qseq});
+      backoff_.push({p.backoff_until, 0, id, id, ++p.qseq});
     } else {
-      push_active(j);
+      push_active(id);
     }
   }
 
-  // Whether a queue entry still stands for its pod's place in that queue.
+  // Whether a queue entry still stands for its pod's (or live batch's) place in that queue.
   bool in_queue(const QueueEntry& e, Where where) const {
-    const Pod& p = pods_[e.job];
+    if (e.id & kBatchBit) {
+      const FailedBatch& B = batches_[e.id & ~kBatchBit];
+      return B.where == where && B.seq == e.seq && B.live > 0;
+    }
+    const Pod& p = pods_[e.id];
     return p.where == where && p.qseq == e.seq;
   }
   // Drop the stale entries at the top or front; true when a live one is left.
@@ -1264,8 +1334,158 @@ class KubernetesPolicy final : public Policy {
     switch (p.where) {
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
       case Where::Hopeless: hopeless_.remove(j); break;
+      case Where::Batched:
+        if (--batches_[p.batch].live == 0) free_batch(p.batch);
+        p.batch = UINT32_MAX;
+        break;
       default: break;
     }
+  }
+
+  // ---- Failed batches (FailedBatch) ----
+
+  bool member(std::uint32_t b, JobIndex j) const { return pods_[j].where == Where::Batched && pods_[j].batch == b; }
+
+  // Sorts the members that joined into place and skips those that left from the front.
+  void settle(std::uint32_t b) {
+    FailedBatch& B = batches_[b];
+    if (!B.joined.empty()) {
+      B.members.erase(B.members.begin(), B.members.begin() + static_cast<std::ptrdiff_t>(B.head));
+      B.head = 0;
+      std::sort(B.joined.begin(), B.joined.end());
+      const auto mid = static_cast<std::ptrdiff_t>(B.members.size());
+      B.members.insert(B.members.end(), B.joined.begin(), B.joined.end());
+      std::inplace_merge(B.members.begin(), B.members.begin() + mid, B.members.end());
+      B.joined.clear();
+    }
+    while (B.head < B.members.size() && !member(b, B.members[B.head])) ++B.head;
+  }
+
+  void free_batch(std::uint32_t b) {
+    FailedBatch& B = batches_[b];
+    B.members.clear();
+    B.joined.clear();
+    B.head = 0;
+    B.live = 0;
+    B.where = Where::None;
+    ++B.seq;
+    free_batches_.push_back(b);
+  }
+
+  // The batch of pods failing now with this key, made on first use (unschedulable since now).
+  std::uint32_t forming(const BatchKey& key, Tick now) {
+    for (const auto& [k, b] : forming_)
+      if (k == key && batches_[b].where == Where::Unschedulable && batches_[b].since == now && batches_[b].live > 0)
+        return b;
+    std::uint32_t b = 0;
+    if (!free_batches_.empty()) {
+      b = free_batches_.back();
+      free_batches_.pop_back();
+    } else {
+      b = static_cast<std::uint32_t>(batches_.size());
+      HEADROOM_ASSERT(b < kBatchBit, "too many kubernetes pod batches");
+      batches_.emplace_back();
+    }
+    mark_failed(b, key, now);
+    return b;
+  }
+
+  // The batch's members failed at `now`: unschedulable since now, their backoff at its maximum.
+  void mark_failed(std::uint32_t b, const BatchKey& key, Tick now) {
+    FailedBatch& B = batches_[b];
+    B.key = key;
+    B.since = now;
+    B.until = now + cfg_.max_backoff;
+    B.where = Where::Unschedulable;
+    const QueueEntry e{now, 0, 0, b | kBatchBit, ++B.seq};
+    unschedulable_.push(e);
+    unschedulable_fitting_.push(e);  // every member fits some node when it is empty
+    if (forming_at_ != now) {
+      forming_.clear();
+      forming_at_ = now;
+    }
+    forming_.emplace_back(key, b);
+  }
+
+  // Whether a pod's failed cycle (just ended, Pod::attempts counted) can join a batch, and its key.
+  std::optional<BatchKey> batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind) const {
+    const Pod& p = pods_[j];
+    const Job& job = (*jobs_)[j];
+    if (!batching_ || job.group != models::kNone || p.fits_somewhere != 1 || p.nominated != kNoNode || pod.gpus <= 0 ||
+        resource(pod) >= 0 || backoff_duration(p.attempts) != cfg_.max_backoff)
+      return std::nullopt;
+    BatchKey key{job.priority, kind, pod.gpus, 0};
+    for (models::PoolId q = 0; q < view.cluster().pool_count(); ++q)
+      if (eligible(view, q, pod)) key.pools |= std::uint64_t{1} << q;
+    return key;
+  }
+
+  // A batch reached the head of the active queue.
+  void run_batch(Session& s, std::uint32_t b) {
+    FailedBatch& B = batches_[b];
+    settle(b);
+    B.where = Where::None;
+    const Tick now = s.now();
+    // No eligible node has the GPUs (its free GPUs only shrink until the last member's turn) and
+    // nothing can be preempted: every member fails as it would one by one.
+    const bool no_victims = running_by_priority_.empty() || running_by_priority_.begin()->first >= B.key.priority;
+    if (no_victims && !gpus_free_in(s, B.key.gpus, B.key.pools)) {
+      for (const auto& [k, f] : forming_) {
+        if (f == b || !(k == B.key) || batches_[f].where != Where::Unschedulable || batches_[f].since != now ||
+            batches_[f].live == 0)
+          continue;
+        // Another batch of this key already failed now: the smaller joins the larger.
+        std::uint32_t from = b, to = f;
+        if (batches_[f].live < B.live) std::swap(from, to);
+        FailedBatch& F = batches_[from];
+        FailedBatch& T = batches_[to];
+        for (const JobIndex j : F.members)
+          if (member(from, j)) {
+            pods_[j].batch = to;
+            T.joined.push_back(j);
+          }
+        for (const JobIndex j : F.joined)
+          if (member(from, j)) {
+            pods_[j].batch = to;
+            T.joined.push_back(j);
+          }
+        T.live += F.live;
+        F.live = 0;
+        free_batch(from);
+        if (to == b) mark_failed(b, B.key, now);  // b takes f's place (f's entries are now stale)
+        return;
+      }
+      mark_failed(b, B.key, now);
+      return;
+    }
+    // The first member has its own cycle; the rest keep their place.
+    const JobIndex j = B.members[B.head++];
+    --B.live;
+    Pod& p = pods_[j];
+    p.where = Where::None;
+    p.batch = UINT32_MAX;
+    p.timestamp = B.since;
+    p.unschedulable_since = B.since;
+    p.backoff_until = B.until;
+    if (B.live > 0) {
+      push_active(b | kBatchBit);
+    } else {
+      free_batch(b);
+    }
+    if (s.state(j) != JobState::Pending) return;
+    ++p.attempts;
+    schedule_one(s, j, (*jobs_)[j]);
+  }
+
+  // gpus_free_somewhere for a plain request of `gpus` over the pools in `pools`.
+  bool gpus_free_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const {
+    const models::ClusterState& c = view.cluster();
+    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
+      if ((pools >> p & 1) == 0) continue;
+      for (std::int32_t f = c.node_units(p); f >= gpus; --f)
+        if (!c.nodes_with_free(p, f).empty()) return true;
+    }
+    return false;
   }
 
   std::int32_t priority(JobIndex j) const { return (*jobs_)[j].priority; }
@@ -1279,13 +1499,22 @@ class KubernetesPolicy final : public Policy {
     return std::min(d, cfg_.max_backoff);
   }
 
-  void fail(JobIndex j, Tick now) {
+  // A failed cycle: the pod becomes unschedulable (or joins the batch failing now with `key`).
+  void fail(JobIndex j, Tick now, const std::optional<BatchKey>& key = std::nullopt) {
     Pod& p = pods_[j];
     p.timestamp = now;  // AddUnschedulableIfNotPresent refreshes the timestamp
     p.backoff_until = now + backoff_duration(p.attempts);
     p.unschedulable_since = now;
+    if (key) {
+      const std::uint32_t b = forming(*key, now);
+      p.where = Where::Batched;
+      p.batch = b;
+      batches_[b].joined.push_back(j);
+      ++batches_[b].live;
+      return;
+    }
     p.where = Where::Unschedulable;
-    const QueueEntry e{now, 0, j, ++p.qseq};
+    const QueueEntry e{now, 0, j, j, ++p.qseq};
     unschedulable_.push(e);
     if (p.fits_somewhere == 1) unschedulable_fitting_.push(e);
   }
@@ -1559,7 +1788,7 @@ class KubernetesPolicy final : public Policy {
       return;
     }
     const bool nominated = preempt(s, j, job);
-    fail(j, s.now());
+    fail(j, s.now(), nominated ? std::nullopt : batch_key(s, j, job, 3));
     const auto at = static_cast<std::int64_t>(p.nominated);
     if (nominated) {
       say(s, j, {1, at}, [&] {
@@ -1632,7 +1861,7 @@ class KubernetesPolicy final : public Policy {
       return;
     }
     const bool nominated = preempt(s, j, pod);
-    fail(j, s.now());
+    fail(j, s.now(), nominated || !p.pods.empty() ? std::nullopt : batch_key(s, j, pod, 8));
     // The job's pod sizes are fixed, so how many pods are bound says what they hold and what the
     // next one asks for.
     const auto k = static_cast<std::int64_t>(p.pods.size());
@@ -1811,6 +2040,11 @@ class KubernetesPolicy final : public Policy {
   TimeQueue unschedulable_;                                   // by failure time
   // The unschedulable pods that fit some node when it is empty: only they need the 5-minute flush.
   TimeQueue unschedulable_fitting_;
+  std::vector<FailedBatch> batches_;
+  std::vector<std::uint32_t> free_batches_;
+  std::vector<std::pair<BatchKey, std::uint32_t>> forming_;  // the batches failing at forming_at_
+  Tick forming_at_ = -1;
+  bool batching_ = false;  // see ensure()
   std::set<std::pair<Tick, JobIndex>> quota_wait_;
   HopelessPods hopeless_;
   // Node classes for select_host (see use_classes); nodes changed since the last refresh.

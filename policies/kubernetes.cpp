@@ -809,8 +809,8 @@ struct QueueEntry {
 };
 
 // What makes the failed cycles of several pods interchangeable: the same priority, the same
-// reason (kind: 3 a single pod, 8 the first pod of a pod set) and the same GPU request over the
-// same eligible pools (a bit per pool).
+// reason (kind: 3 a single pod, 8 the first pod of a pod set, 7 the next pod of a pod set with
+// pods bound) and the same GPU request over the same eligible pools (a bit per pool).
 struct BatchKey {
   std::int32_t priority = 0;
   std::int32_t kind = 0;
@@ -940,6 +940,9 @@ class KubernetesPolicy final : public Policy {
       for (const models::Slice& sl : p.pods) add_usage(sl, -1);
       p.pods.clear();
       p.said[0] = -1;
+      // Its next pod is now its first: it leaves its batch (keyed by the next pod's GPUs) with the
+      // batch's queue state, as a pod of its own.
+      if (p.where == Where::Batched) unbatch(j);
       move_all_to_active_or_backoff(view.now());
       return;
     }
@@ -1343,6 +1346,36 @@ class KubernetesPolicy final : public Policy {
   }
 
   // ---- Failed batches (FailedBatch) ----
+
+  // A member leaves its batch and takes the batch's place in the queues as a pod of its own. (An
+  // unschedulable one is appended out of time order; the caller moves every unschedulable pod
+  // right after.)
+  void unbatch(JobIndex j) {
+    Pod& p = pods_[j];
+    const std::uint32_t b = p.batch;
+    FailedBatch& B = batches_[b];
+    const Where where = B.where;
+    const Tick since = B.since, until = B.until;
+    if (--B.live == 0) free_batch(b);
+    p.batch = UINT32_MAX;
+    p.timestamp = since;
+    p.unschedulable_since = since;
+    p.backoff_until = until;
+    switch (where) {
+      case Where::Active: push_active(j); break;
+      case Where::Backoff:
+        p.where = Where::Backoff;
+        backoff_.push({until, 0, j, j, ++p.qseq});
+        break;
+      default: {
+        p.where = Where::Unschedulable;
+        const QueueEntry e{since, 0, j, j, ++p.qseq};
+        unschedulable_.push(e);
+        unschedulable_fitting_.push(e);
+        break;
+      }
+    }
+  }
 
   bool member(std::uint32_t b, JobIndex j) const { return pods_[j].where == Where::Batched && pods_[j].batch == b; }
 
@@ -1754,7 +1787,7 @@ class KubernetesPolicy final : public Policy {
   template <typename Text>
   void say(Session& s, JobIndex j, std::array<std::int64_t, 4> key, Text text) {
     Pod& p = pods_[j];
-    if (p.said == key) return;
+    if (p.said[0] == key[0] && p.said[1] == key[1] && p.said[2] == key[2] && p.said[3] == key[3]) return;
     p.said = key;
     s.pending_reason(j, text());
   }
@@ -1861,7 +1894,7 @@ class KubernetesPolicy final : public Policy {
       return;
     }
     const bool nominated = preempt(s, j, pod);
-    fail(j, s.now(), nominated || !p.pods.empty() ? std::nullopt : batch_key(s, j, pod, 8));
+    fail(j, s.now(), nominated ? std::nullopt : batch_key(s, j, pod, p.pods.empty() ? 8 : 7));
     // The job's pod sizes are fixed, so how many pods are bound says what they hold and what the
     // next one asks for.
     const auto k = static_cast<std::int64_t>(p.pods.size());

@@ -1158,7 +1158,7 @@ class KubernetesPolicy final : public Policy {
     }
     // Failed batches need the failing pods' cycles to change nothing: not with MIG profiles, nor
     // with failRequestsGreaterThanOne (pods fail and release in the middle of a pass).
-    batching_ = !any_mig_ && !dp.fail_requests_greater_than_one && spec.pools.size() <= 64;
+    batching_ = cfg_.batch_failed_cycles && !any_mig_ && !dp.fail_requests_greater_than_one && spec.pools.size() <= 64;
     mig_used_.assign(nodes, std::vector<std::int64_t>(profiles_.size(), 0));
     whole_used_.assign(nodes, 0);
     res_by_type_.clear();

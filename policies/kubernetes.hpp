@@ -193,6 +193,10 @@ struct Config {
   // PodGroup with minMember = its pods; its pods bind only all together (no partial placement,
   // no deadlock). Off by default, as in the default kube-scheduler profile.
   bool coscheduling = false;
+  // Not a kube-scheduler setting but a way of computing the same thing: pods whose cycles failed
+  // together for want of GPUs move through the queues as one batch (kubernetes.cpp, FailedBatch).
+  // Tests turn it off to show that every decision and pending reason stays the same.
+  bool batch_failed_cycles = true;
 };
 
 // Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).

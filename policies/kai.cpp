@@ -705,6 +705,20 @@ class KaiPolicy final : public Policy {
     return pods;
   }
 
+  // pods_demand(next_pods(view, u)) without building the list; false when next_pods is empty.
+  bool next_demand(const ClusterView& view, const Unit& u, Amounts& req) const {
+    const int want = u.running < u.min_member ? u.min_member - u.running : 1;
+    int have = 0;
+    for (JobIndex j : u.members) {
+      if (have == want) break;
+      if (view.state(j) == JobState::Pending && !terminating_[j] && !view.retrying(j)) {
+        add(req, demand(workload_->jobs[j]));
+        ++have;
+      }
+    }
+    return have == want;
+  }
+
   Amounts pods_demand(const std::vector<JobIndex>& pods) const {
     Amounts a{};
     for (JobIndex j : pods) add(a, demand(workload_->jobs[j]));
@@ -782,9 +796,8 @@ class KaiPolicy final : public Policy {
               break;
             }
           }
-          auto pods = next_pods(*view_, u);
-          if (!pods.empty()) {
-            cand = Candidate{c, c, pods_demand(pods)};
+          if (Amounts req{}; next_demand(*view_, u, req)) {
+            cand = Candidate{c, c, req};
             break;
           }
           for (JobIndex j : u.members)

@@ -1,6 +1,7 @@
 #include "policies/kai.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -1378,9 +1379,9 @@ class KaiPolicy final : public Policy {
 
   bool reclaim(Session& s, std::uint32_t id, int& searches) {
     Unit& u = units_[id];
-    const auto pods = next_pods(s, u);
-    if (pods.empty()) return false;
-    const Amounts req = pods_demand(pods);
+    // Most failed groups are turned away by the checks below: their pod list is built after them.
+    Amounts req{};
+    if (!next_demand(s, u, req)) return false;
     const QNode& leaf = nodes_[u.queue];
     // Reclaimer eligibility: allocated + req <= fairShare.
     for (int r = 0; r < kResources; ++r)
@@ -1394,6 +1395,7 @@ class KaiPolicy final : public Policy {
       queues.emplace_back(-saturation(nodes_[q], nodes_[q].alloc), -nodes_[q].creation);
     }
     if (queues.empty()) return false;
+    const auto pods = next_pods(s, u);
     ++searches;
     std::sort(queues.begin(), queues.end());
     // Candidates queue by queue; a queue whose victims no strategy allows is left at once (its
@@ -1479,14 +1481,14 @@ class KaiPolicy final : public Policy {
 
   bool preempt(Session& s, std::uint32_t id, int& searches) {
     Unit& u = units_[id];
-    const auto pods = next_pods(s, u);
-    if (pods.empty()) return false;
-    const Amounts req = pods_demand(pods);
+    Amounts req{};
+    if (!next_demand(s, u, req)) return false;
     QNode& leaf = nodes_[u.queue];
     if (leaf.running_units.empty() || std::get<0>(*leaf.running_units.begin()) >= u.priority) return false;
     // The preemptor's non-preemptible quota rule first (victims are preemptible: they do not
     // change allocatedNonPreemptible).
     if (!u.preemptible() && capacity(u, req, {}) == Reason::NonPreemptibleOverQuota) return false;
+    const auto pods = next_pods(s, u);
     ++searches;
     const Tick now = s.now();
     Amounts released{};
@@ -1523,8 +1525,16 @@ class KaiPolicy final : public Policy {
 
   bool consolidate(Session& s, std::uint32_t id, int& attempts) {
     Unit& u = units_[id];
-    const auto pods = next_pods(s, u);
-    if (pods.size() != 1) return false;
+    // next_pods gives one pod only when one is wanted: the first pending member.
+    if (u.running < u.min_member && u.min_member - u.running != 1) return false;
+    JobIndex first = models::kNoJob;
+    for (JobIndex j : u.members)
+      if (s.state(j) == JobState::Pending && !terminating_[j] && !s.retrying(j)) {
+        first = j;
+        break;
+      }
+    if (first == models::kNoJob) return false;
+    const std::array<JobIndex, 1> pods{first};
     const Job& job = workload_->jobs[pods[0]];
     if (job.gpus <= 0 || is_share(job) || multi_node(job) || cfg_.max_consolidation_preemptees <= 0) return false;
     std::int64_t eligible_free = 0;

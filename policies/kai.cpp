@@ -1481,10 +1481,10 @@ class KaiPolicy final : public Policy {
 
   bool preempt(Session& s, std::uint32_t id, int& searches) {
     Unit& u = units_[id];
-    Amounts req{};
-    if (!next_demand(s, u, req)) return false;
     QNode& leaf = nodes_[u.queue];
     if (leaf.running_units.empty() || std::get<0>(*leaf.running_units.begin()) >= u.priority) return false;
+    Amounts req{};
+    if (!next_demand(s, u, req)) return false;
     // The preemptor's non-preemptible quota rule first (victims are preemptible: they do not
     // change allocatedNonPreemptible).
     if (!u.preemptible() && capacity(u, req, {}) == Reason::NonPreemptibleOverQuota) return false;

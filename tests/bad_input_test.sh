@@ -2,6 +2,8 @@
 # The bad-input catalogue: malformed scenarios, traces and command lines, each of which must end
 # with exit code 2, an error naming the file and place (file:line[:column] or the option) and what
 # was expected, and no output file (neither OUT.h5 nor a leftover OUT.h5.tmp*).
+# Every file under the test folder (scenarios, traces, results given as inputs) is compared before
+# and after each case: a failing command changes nothing.
 #   Usage: bad_input_test.sh HEADROOM_BINARY SOURCE_DIR
 set -uo pipefail
 bin="$1"; src="$2"
@@ -14,8 +16,10 @@ bad() {  # bad NAME EXPECTED_TEXT -- headroom arguments... ("OUT" stands for $ou
   local args=() a
   for a in "$@"; do args+=("${a//OUT/$out/$name.h5}"); done
   cases=$((cases + 1))
-  local got code
+  local got code before after
+  before="$(snapshot)"
   got="$("$bin" "${args[@]}" 2>&1)"; code=$?
+  after="$(snapshot)"
   [ -n "${BAD_INPUT_VERBOSE:-}" ] && printf "%-34s %s\n" "$name" "$(head -1 <<<"$got")"
   if [ "$code" -ne 2 ]; then
     echo "FAIL $name: exit $code, expected 2"; echo "$got" | head -5; fail=$((fail + 1)); return
@@ -26,8 +30,14 @@ bad() {  # bad NAME EXPECTED_TEXT -- headroom arguments... ("OUT" stands for $ou
   if [ -e "$out/$name.h5" ] || compgen -G "$out/$name.h5.tmp*" >/dev/null; then
     echo "FAIL $name: an output file was written"; fail=$((fail + 1)); return
   fi
+  if [ "$before" != "$after" ]; then
+    echo "FAIL $name: files were written or changed:"; diff <(echo "$before") <(echo "$after") | head -5
+    fail=$((fail + 1)); return
+  fi
   pass=$((pass + 1))
 }
+# Every file under $tmp with its size and modification time (to the nanosecond), and every folder.
+snapshot() { find "$tmp" \( -type d -printf '%p/\n' \) -o -printf '%p %s %T@\n' | sort; }
 
 # scen NAME [TRACE] [SED] [EXTRA]: writes $tmp/NAME.yaml, a valid scenario over TRACE with the sed
 # expression SED applied and the lines EXTRA appended (under `workload:` when they are indented).
@@ -291,15 +301,69 @@ bad seed-negative 'error: --seed: expected an integer in 0..18446744073709551615
 bad threads-negative 'error: --threads: expected a number of threads in 0..65536 (0 = all cores), got "-1"' \
   -- run "$tmp/good.yaml" -o OUT --threads -1
 bad threads-global-negative 'error: --threads: expected a number of threads' -- --threads -2 run "$tmp/good.yaml" -o OUT
-bad output-directory-missing 'no/such/dir/x.h5: output directory does not exist' -- run "$tmp/good.yaml" -o "$out/no/such/dir/x.h5"
+bad output-directory-missing 'no/such/dir/x.h5: -o: output directory does not exist' -- run "$tmp/good.yaml" -o "$out/no/such/dir/x.h5"
 mkdir -p "$out/isdir.h5"
 cases=$((cases + 1))
 msg="$("$bin" run "$tmp/good.yaml" -o "$out/isdir.h5" 2>&1)"; code=$?
-if [ "$code" -eq 2 ] && grep -qF 'isdir.h5: output path is a directory' <<<"$msg" &&
+if [ "$code" -eq 2 ] && grep -qF 'isdir.h5: -o: output path is a directory' <<<"$msg" &&
   [ -z "$(ls -A "$out/isdir.h5")" ] && ! compgen -G "$out/isdir.h5.tmp*" >/dev/null; then
   pass=$((pass + 1))
 else
   echo "FAIL output-path-is-directory: exit $code"; echo "$msg" | head -5; fail=$((fail + 1))
+fi
+
+# --- outputs: never an input, never empty, in a writable folder (checked before any work) ----------
+"$bin" run "$tmp/good.yaml" -o "$tmp/good.h5" >/dev/null || { echo "FAIL: the base run failed"; exit 1; }
+cp "$tmp/good.yaml" "$tmp/sweep.yaml" && printf 'variants:\n  policy: [fifo, sjf]\n' >>"$tmp/sweep.yaml"
+ln -s good.yaml "$tmp/link.h5"
+ln "$tmp/good.yaml" "$tmp/hard.h5"
+mkdir -p "$tmp/kept" && cp "$tmp/good.swf" "$tmp/kept/run-1.h5" && scen kept kept/run-1.h5
+printf 'variants:\n  policy: [fifo, sjf]\n' >>"$tmp/kept.yaml"
+into='an input of this command; writing it would destroy the input'
+bad output-is-scenario "good.yaml: -o: output path is the scenario $tmp/good.yaml, $into" \
+  -- run "$tmp/good.yaml" -o "$tmp/good.yaml"
+bad output-is-trace "good.swf: -o: output path is the trace $tmp/good.swf, $into" -- run "$tmp/good.yaml" -o "$tmp/good.swf"
+bad output-resolves-to-scenario "out/../good.yaml: -o: output path is the scenario" \
+  -- run "$tmp/good.yaml" -o "$out/../good.yaml"
+bad output-symlink-to-scenario "link.h5: -o: output path is the scenario" -- run "$tmp/good.yaml" -o "$tmp/link.h5"
+bad output-hard-link-to-scenario "hard.h5: -o: output path is the scenario" -- run "$tmp/good.yaml" -o "$tmp/hard.h5"
+bad output-empty "error: --output: expected a file name, got an empty path" -- run "$tmp/good.yaml" -o ''
+bad output-folder-not-writable "/proc/x.h5: -o: output directory /proc is not writable" \
+  -- run "$tmp/good.yaml" -o /proc/x.h5
+bad output-json-run-is-trace "good.swf: -o: output path is the trace" -- run "$tmp/good.yaml" --json -o "$tmp/good.swf"
+bad merge-output-is-input "good.h5: -o: output path is the shard table $tmp/good.h5, $into" \
+  -- merge "$tmp/good.h5" -o "$tmp/good.h5"
+bad merge-csv-is-input "good.h5: --csv: output path is the shard table" -- merge "$tmp/good.h5" --csv "$tmp/good.h5"
+bad merge-two-outputs-one-file "both.out: --csv: output path is also the output of -o; give two different files" \
+  -- merge "$tmp/good.h5" -o "$out/both.out" --csv "$out/both.out"
+bad merge-csv-empty "error: --csv: expected a file name, got an empty path" -- merge "$tmp/good.h5" --csv ''
+bad report-output-is-input "good.h5: -o: output path is the result $tmp/good.h5, $into" \
+  -- report "$tmp/good.h5" -o "$tmp/good.h5"
+bad report-output-is-second-input "good.yaml: -o: output path is the result" \
+  -- report "$tmp/good.h5" "$tmp/good.yaml" -o "$tmp/good.yaml"
+bad report-output-empty "error: --output: expected a file name, got an empty path" -- report "$tmp/good.h5" -o ''
+bad sweep-output-is-scenario "sweep.yaml: -o: output path is the scenario" -- sweep "$tmp/sweep.yaml" -o "$tmp/sweep.yaml"
+bad sweep-csv-is-trace "good.swf: --csv: output path is the trace" -- sweep "$tmp/sweep.yaml" --csv "$tmp/good.swf"
+bad sweep-keep-runs-holds-input "kept: --keep-runs: would write $tmp/kept/run-1.h5, which is the trace" \
+  -- sweep "$tmp/kept.yaml" --keep-runs "$tmp/kept" -o OUT
+bad sweep-keep-runs-empty "error: --keep-runs: expected a file name, got an empty path" \
+  -- sweep "$tmp/sweep.yaml" --keep-runs '' -o OUT
+bad sweep-output-not-writable "/proc/s.h5: -o: output directory /proc is not writable" \
+  -- sweep "$tmp/sweep.yaml" -o /proc/s.h5
+bad compare-output-is-scenario "good.yaml: -o: output path is the scenario" \
+  -- compare "$tmp/good.yaml" --policies fifo,sjf -o "$tmp/good.yaml"
+bad compare-output-is-second-trace "good.swf: -o: output path is the trace" \
+  -- compare "$tmp/good.yaml" "$tmp/kept.yaml" --policies fifo -o "$tmp/good.swf"
+bad compare-keep-runs-not-writable "/proc/kept: --keep-runs: folder /proc is not writable" \
+  -- compare "$tmp/good.yaml" --policies fifo --keep-runs /proc/kept
+bad import-cluster-output-is-input "good.swf: -o: output path is the node list" \
+  -- import-cluster "$tmp/good.swf" -o "$tmp/good.swf"
+bad synth-output-not-writable "/proc/s.csv: -o: output directory /proc is not writable" -- synth --jobs 5 -o /proc/s.csv
+bad fgd-csv-is-input "good.swf: --csv: output path is the node list" \
+  -- fgd --nodes "$tmp/good.swf" --pods "$tmp/good.yaml" --csv "$tmp/good.swf"
+if [ "$(id -u)" -ne 0 ]; then  # root writes anywhere
+  mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+  bad output-folder-read-only "ro/x.h5: -o: output directory $tmp/ro is not writable" -- run "$tmp/good.yaml" -o "$tmp/ro/x.h5"
 fi
 
 # --- not an error: a job larger than the cluster is rejected with a reason, never dropped ----------

@@ -159,6 +159,34 @@ bad csv-end-before-start 'order.csv:2:16: trace_end (column 8): trace_end "5" is
 trace latin1.csv "$csv_head"'1,caf\xe9,q,0,1,5\n'
 bad csv-non-utf8-name 'latin1.csv:2:3: tenant (column 2): not UTF-8 text' -- run "$tmp/latin1.csv.yaml" -o OUT
 
+# --- JSON traces (kubectl pod lists, Philly): numbers out of range, errors with line and column ---
+pod='{"metadata": {"name": "p", "namespace": "a", "creationTimestamp": "2024-05-01T10:00:00Z"}'
+trace inf.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"priority": 1e999, "containers": []}}]}\n'
+bad kubectl-number-beyond-double 'inf.json:3:25: items[0].spec.priority: number out of range (beyond a double): 1e999' \
+  -- run "$tmp/inf.json.yaml" -o OUT
+trace ninf.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": -1e400}}}]}}]}\n'
+bad kubectl-quantity-beyond-double 'ninf.json:3:76: items[0].spec.containers[0].resources.requests.cpu: number out of range (beyond a double): -1e400' \
+  -- run "$tmp/ninf.json.yaml" -o OUT
+trace ktype.json '{"kind": "List", "items": [\n  {"metadata": {"name": 7, "namespace": "a"}}]}\n'
+bad kubectl-wrong-type-line-column 'ktype.json:2:17: items[0].metadata.name: expected a string' -- run "$tmp/ktype.json.yaml" -o OUT
+trace ktime.json '{"kind": "List", "items": [\n  {"metadata": {"name": "p",\n    "creationTimestamp": "yesterday"}, "spec": {}}]}\n'
+trace kspec.json '{"kind": "List", "items": [\n  {"metadata": {"name": "p", "creationTimestamp": "2024-05-01T10:00:00Z"}}]}\n'
+bad kubectl-missing-field-at-its-object 'kspec.json:2:3: items[0].spec: missing: a pod has a spec' -- run "$tmp/kspec.json.yaml" -o OUT
+bad kubectl-bad-time-line-column 'ktime.json:3:5: items[0].metadata.creationTimestamp: expected a time like' \
+  -- run "$tmp/ktime.json.yaml" -o OUT
+trace ksyntax.json '{"kind": "List", "items": [\n  {"metadata": }]}\n'
+bad kubectl-syntax-error 'ksyntax.json:2:16: invalid JSON: syntax error while parsing value' -- run "$tmp/ksyntax.json.yaml" -o OUT
+trace kbig.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"priority": 99999999999999999999999}}]}\n'
+bad kubectl-integer-beyond-int64 'kbig.json:3:' -- run "$tmp/kbig.json.yaml" -o OUT
+philly_job='{"status": "Pass", "vc": "v", "jobid": "application_1_1", "user": "u", "submitted_time": "2017-10-07 01:11:39", "attempts": []}'
+trace pinf.philly '[\n  {"status": "Pass", "vc": "v", "jobid": "application_1_1", "user": "u",\n   "submitted_time": 1e999}\n]\n'
+scen pinf pinf.philly '' '  format: philly'
+bad philly-number-beyond-double 'pinf.philly:3:22: [0].submitted_time: number out of range (beyond a double): 1e999' \
+  -- run "$tmp/pinf.yaml" -o OUT
+trace ptype.philly '[\n  '"$philly_job"',\n  {"status": "Pass", "vc": ["v"], "user": "u"}\n]\n'
+scen ptype ptype.philly '' '  format: philly'
+bad philly-wrong-type-line-column 'ptype.philly:3:22: [1].vc: expected a string' -- run "$tmp/ptype.yaml" -o OUT
+
 # --- any trace ------------------------------------------------------------------------------------
 tail -c +100 "$gz" | head -c 4096 | tr -d '\n;' >"$tmp/garbage.bin"  # binary, one line, the same every run
 scen garbage.bin garbage.bin
@@ -183,6 +211,11 @@ printf '\x00\x01\x02\x03binary' >"$tmp/binary.yaml"
 bad yaml-binary 'binary.yaml:1:1: not a text file: control character 0x00' -- run "$tmp/binary.yaml" -o OUT
 : >"$tmp/empty.yaml"
 bad yaml-empty-file 'empty.yaml:1:1: the scenario is empty' -- run "$tmp/empty.yaml" -o OUT
+printf 'name: %s\n' "$(printf '[%.0s' $(seq 100000))" >"$tmp/deep.yaml"
+bad yaml-100000-deep 'deep.yaml:2:1:' -- run "$tmp/deep.yaml" -o OUT
+bad yaml-100000-deep-message 'lists and maps nested too deep for the YAML parser' -- validate "$tmp/deep.yaml"
+awk 'BEGIN { print "name: x"; s = ""; for (i = 0; i < 3000; i++) { print s "a:"; s = s "  " } }' >"$tmp/deepmap.yaml"
+bad yaml-deep-block-maps 'lists and maps nested too deep for the YAML parser' -- run "$tmp/deepmap.yaml" -o OUT
 printf '# nothing but a comment\n\n' >"$tmp/comment.yaml"
 bad yaml-comment-only 'comment.yaml:1:1: the scenario is empty' -- run "$tmp/comment.yaml" -o OUT
 scen twodocs '' '' '---\nname: second'
@@ -233,7 +266,7 @@ scen negnodes '' 's/nodes: 4/nodes: -3/'
 bad negative-nodes 'negnodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1, got "-3"' \
   -- run "$tmp/negnodes.yaml" -o OUT
 scen hugenodes '' 's/nodes: 4/nodes: 99999999999999999999/'
-bad huge-nodes 'hugenodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 2147483647' \
+bad huge-nodes 'hugenodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 1000000' \
   -- run "$tmp/hugenodes.yaml" -o OUT
 scen hugemem '' 's/gpu_type: H100/gpu_type: H100\n      memory_gib: 99999999999999999999/'
 bad huge-memory 'hugemem.yaml:9:19: cluster.pools[0].memory_gib: expected an integer >= 0 and <= ' \
@@ -311,6 +344,65 @@ if [ "$code" -eq 2 ] && grep -qF 'isdir.h5: -o: output path is a directory' <<<"
 else
   echo "FAIL output-path-is-directory: exit $code"; echo "$msg" | head -5; fail=$((fail + 1))
 fi
+
+# --- every name a policy block refers to resolves; every size has a limit -------------------------
+# pol NAME POLICY_LINES: a scenario with pools p (4 nodes) and q (2 nodes) and this `policy:` block.
+pol() {
+  printf 'name: refs\nseed: 1\ncluster:\n  pools:\n    - {name: p, nodes: 4, gpus_per_node: 8, gpu_type: H100}\n' >"$tmp/$1.yaml"
+  printf '    - {name: q, nodes: 2, gpus_per_node: 8, gpu_type: A100}\npolicy:\n%b\nworkload:\n  trace: good.swf\n' \
+    "$2" >>"$tmp/$1.yaml"
+}
+pol slurm-part '  name: slurm\n  partitions:\n    gpu: {Nodes: [p, nosuch]}'
+bad slurm-partition-unknown-pool 'slurm-part.yaml:10:18: policy.partitions.gpu.Nodes: no pool named "nosuch" (pools: p, q)' \
+  -- run "$tmp/slurm-part.yaml" -o OUT
+pol slurm-part2 '  name: slurm\n  partitions:\n    gpu: {Nodes: pp, Default: YES}'
+bad slurm-partition-pool-typo 'slurm-part2.yaml:10:18: policy.partitions.gpu.Nodes: no pool named "pp" (pools: p, q); did you mean "p"?' \
+  -- validate "$tmp/slurm-part2.yaml"
+pol slurm-cycle '  name: slurm\n  topology:\n    a: {Switches: "b"}\n    b: {Switches: "c"}\n    c: {Switches: "a"}'
+bad slurm-topology-cycle 'policy.topology.c.Switches: the switches form a cycle: a -> b -> c -> a' -- run "$tmp/slurm-cycle.yaml" -o OUT
+pol slurm-self '  name: slurm\n  topology:\n    a: {Switches: "a"}'
+bad slurm-topology-self-loop 'slurm-self.yaml:10:19: policy.topology.a.Switches: the switches form a cycle: a -> a' \
+  -- validate "$tmp/slurm-self.yaml"
+pol slurm-sw '  name: slurm\n  topology:\n    leaf0: {Nodes: "p[0-3]"}\n    spine: {Switches: "leaf0,leaf1"}'
+bad slurm-topology-unknown-switch 'slurm-sw.yaml:11:23: policy.topology.spine.Switches: Switches names no switch "leaf1"; did you mean "leaf0"?' \
+  -- validate "$tmp/slurm-sw.yaml"
+pol slurm-range '  name: slurm\n  topology:\n    leaf0: {Nodes: "p[0-99]"}'
+bad slurm-topology-range-beyond-pool 'slurm-range.yaml:10:20: policy.topology.leaf0.Nodes: no node named "p99" (pool "p" has nodes p0 to p3)' \
+  -- run "$tmp/slurm-range.yaml" -o OUT
+pol slurm-huge-range '  name: slurm\n  topology:\n    leaf0: {Nodes: "p[0-999999999999]"}'
+bad slurm-topology-huge-range 'policy.topology.leaf0.Nodes: no node named "p999999999999" (pool "p" has nodes p0 to p3)' \
+  -- validate "$tmp/slurm-huge-range.yaml"
+pol slurm-node-pool '  name: slurm\n  topology:\n    leaf0: {Nodes: "x[0-1],p[0-3]"}'
+bad slurm-topology-unknown-node-pool 'policy.topology.leaf0.Nodes: node "x[0-1]": no pool named "x" (pools: p, q)' \
+  -- validate "$tmp/slurm-node-pool.yaml"
+pol slurm-qos '  name: slurm\n  qos:\n    high: {Priority: 10, Preempt: [low, nosuch]}\n    low: {Priority: 0}'
+bad slurm-qos-preempt-unknown 'slurm-qos.yaml:10:35: policy.qos.high.Preempt: Preempt names no QOS "nosuch" (QOS: high, low, normal)' \
+  -- run "$tmp/slurm-qos.yaml" -o OUT
+pol slurm-nodes '  name: slurm\n  nodes:\n    h100: {Weight: 10}'
+bad slurm-nodes-block-unknown-pool 'slurm-nodes.yaml:10:20: policy.nodes.h100.Weight: no pool named "h100" (pools: p, q)' \
+  -- run "$tmp/slurm-nodes.yaml" -o OUT
+pol kueue-flavor '  name: kueue\n  resourceFlavors:\n    f: {pools: [p, nosuch]}\n  clusterQueues:\n    all:\n      namespaces: ["*"]\n      resources:\n        f: {gpu: {nominalQuota: 8}}'
+bad kueue-flavor-unknown-pool 'kueue-flavor.yaml:10:16: policy.resourceFlavors.f.pools: no pool named "nosuch" (pools: p, q)' \
+  -- run "$tmp/kueue-flavor.yaml" -o OUT
+printf 'policies:\n  slurm:\n    partitions:\n      gpu: {Nodes: nosuch}\n' >"$tmp/override.txt"
+scen override && cat "$tmp/override.txt" >>"$tmp/override.yaml"
+bad policies-override-unknown-pool 'override.yaml:17:20: policy.partitions.gpu.Nodes: no pool named "nosuch" (pools: p)' \
+  -- validate "$tmp/override.yaml"
+scen gpn-max '' 's/gpus_per_node: 8/gpus_per_node: 2147483647/'
+bad gpus-per-node-int-max 'gpn-max.yaml:7:22: cluster.pools[0].gpus_per_node: expected an integer >= 0 and <= 1024, got "2147483647"' \
+  -- run "$tmp/gpn-max.yaml" -o OUT
+scen gpn-big '' 's/gpus_per_node: 8/gpus_per_node: 1025/'
+bad gpus-per-node-over-limit 'gpn-big.yaml:7:22: cluster.pools[0].gpus_per_node: expected an integer >= 0 and <= 1024' \
+  -- validate "$tmp/gpn-big.yaml"
+scen nodes-300m '' 's/nodes: 4/nodes: 300000000/'
+bad nodes-hundreds-of-millions 'nodes-300m.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 1000000, got "300000000"' \
+  -- run "$tmp/nodes-300m.yaml" -o OUT
+scen nodes-sum '' 's/nodes: 4/nodes: 600000/; s/      gpu_type: H100/      gpu_type: H100\n    - {name: q, nodes: 600000, gpus_per_node: 8, gpu_type: A100}/'
+bad nodes-total-over-limit 'nodes-sum.yaml:9:24: cluster.pools[1].nodes: the cluster has more than 1000000 nodes with this pool' \
+  -- validate "$tmp/nodes-sum.yaml"
+scen cpus-big '' 's/gpu_type: H100/gpu_type: H100\n      cpus_per_node: 2000000000/'
+bad cpus-per-node-over-limit 'cpus-big.yaml:9:22: cluster.pools[0].cpus_per_node: expected an integer >= 0 and <= 1000000' \
+  -- validate "$tmp/cpus-big.yaml"
 
 # --- outputs: never an input, never empty, in a writable folder (checked before any work) ----------
 "$bin" run "$tmp/good.yaml" -o "$tmp/good.h5" >/dev/null || { echo "FAIL: the base run failed"; exit 1; }

@@ -404,6 +404,24 @@ scen cpus-big '' 's/gpu_type: H100/gpu_type: H100\n      cpus_per_node: 20000000
 bad cpus-per-node-over-limit 'cpus-big.yaml:9:22: cluster.pools[0].cpus_per_node: expected an integer >= 0 and <= 1000000' \
   -- validate "$tmp/cpus-big.yaml"
 
+# --- sweeps and plans: seeds, targets and keys mean what they say -----------------------------------
+scen vseed2 '' '' 'variants:\n  seed: [1, 2]\nseeds: 3'
+bad sweep-seed-variants-and-seeds 'vseed2.yaml:15:3: variants.seed: the seeds are given twice, here and under `seeds:` (line 16); keep one' \
+  -- sweep "$tmp/vseed2.yaml" -o OUT
+scen vseed3 '' '' 'variants:\n  seed: [1, x]'
+bad sweep-seed-variant-not-a-number 'vseed3.yaml:15:13: variants.seed: expected a non-negative integer seed, got "x"' \
+  -- sweep "$tmp/vseed3.yaml" -o OUT
+bad plan-target-nan 'error: --target "utilization >= nan": expected a finite number, got "nan"' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "utilization >= nan"
+bad plan-target-inf 'error: --target "cost <= inf": expected a finite number, got "inf"' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "cost <= inf"
+bad plan-target-ratio-over-one 'expected a ratio from 0 to 1 (or 0% to 100%), got "150%"' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "utilization >= 150%"
+bad plan-vary-name 'error: --vary: "name" is not a numeric key (it takes any text)' \
+  -- plan "$tmp/good.yaml" --vary name --range 1:8 --target "p95_wait <= 1h"
+bad plan-vary-gpu-type 'error: --vary: "cluster.pools.p.gpu_type" is not a numeric key' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.gpu_type --range 1:8 --target "p95_wait <= 1h"
+
 # --- outputs: never an input, never empty, in a writable folder (checked before any work) ----------
 "$bin" run "$tmp/good.yaml" -o "$tmp/good.h5" >/dev/null || { echo "FAIL: the base run failed"; exit 1; }
 cp "$tmp/good.yaml" "$tmp/sweep.yaml" && printf 'variants:\n  policy: [fifo, sjf]\n' >>"$tmp/sweep.yaml"
@@ -456,6 +474,16 @@ bad fgd-csv-is-input "good.swf: --csv: output path is the node list" \
 if [ "$(id -u)" -ne 0 ]; then  # root writes anywhere
   mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
   bad output-folder-read-only "ro/x.h5: -o: output directory $tmp/ro is not writable" -- run "$tmp/good.yaml" -o "$tmp/ro/x.h5"
+fi
+
+# --- not an error: `variants: {seed: [...]}` runs each seed (issue #20) ------------------------------
+scen vseed '' '' 'variants:\n  seed: [4, 9]'
+got="$("$bin" sweep "$tmp/vseed.yaml" --csv "$out/vseed.csv" 2>&1)"; code=$?
+if [ "$code" -eq 0 ] && [ "$(cut -d, -f1-2 "$out/vseed.csv" 2>/dev/null | tr '\n' ' ')" = "run,seed 0,4 1,9 " ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL sweep-seed-variants-run-each-seed: exit $code"; echo "$got" | head -5; head -3 "$out/vseed.csv"
+  fail=$((fail + 1))
 fi
 
 # --- not an error: a job larger than the cluster is rejected with a reason, never dropped ----------

@@ -159,6 +159,97 @@ bad csv-end-before-start 'order.csv:2:16: trace_end (column 8): trace_end "5" is
 trace latin1.csv "$csv_head"'1,caf\xe9,q,0,1,5\n'
 bad csv-non-utf8-name 'latin1.csv:2:3: tenant (column 2): not UTF-8 text' -- run "$tmp/latin1.csv.yaml" -o OUT
 
+# --- one rule in every importer: negative durations, clock fields out of range, non-UTF-8 names and
+# duplicate ids are errors at file:line:column (or counted skips under --skip-bad-rows) -----------
+# fmt NAME FORMAT CONTENT: a trace NAME in FORMAT and its scenario NAME.yaml.
+fmt() { printf '%b' "$3" >"$tmp/$1"; scen "$1" "$1" '' "  format: $2"; }
+trace negrun.swf "$swf_ok"'2 5 0 -5 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-negative-run-time 'negrun.swf:2:7: run time (field 4): expected a time >= 0 (or -1 for unknown), got "-5"' \
+  -- run "$tmp/negrun.swf.yaml" -o OUT
+trace negwait.swf "$swf_ok"'2 5 -7 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-negative-wait 'negwait.swf:2:5: wait time (field 3): expected a time >= 0 (or -1 for unknown), got "-7"' \
+  -- run "$tmp/negwait.swf.yaml" -o OUT
+trace dupid.swf "$swf_ok"'2 5 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n 1 9 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-duplicate-id 'dupid.swf:3:2: job id (field 1): duplicate job id 1 (first at line 1)' -- run "$tmp/dupid.swf.yaml" -o OUT
+trace dupid.csv "$csv_head"'7,a,q,0,1,5\n8,a,q,0,1,5\n7,b,q,3,1,5\n'
+bad csv-duplicate-id 'dupid.csv:4:1: id (column 1): duplicate job id 7 (first at line 2)' -- run "$tmp/dupid.csv.yaml" -o OUT
+trace negrun.csv "$csv_head"'1,a,q,0,1,-5\n'
+bad csv-negative-run-time 'negrun.csv:2:11: runtime (column 6): expected a non-negative number of seconds' \
+  -- run "$tmp/negrun.csv.yaml" -o OUT
+sacct_head='JobID|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|AllocTRES|State\n'
+sacct_row() { printf '%s|alice|%s|gpu|2024-05-01T10:00:00|2024-05-01T10:00:30|2024-05-01T11:00:30|%s|02:00:00|cpu=8,gres/gpu=2|COMPLETED\n' "$@"; }
+fmt elapsed.sacct sacct "$sacct_head$(sacct_row 1001 vision 25:99:99)\n"
+bad sacct-elapsed-out-of-range 'elapsed.sacct:2:83: Elapsed (column 8): expected a Slurm duration like' \
+  -- run "$tmp/elapsed.sacct.yaml" -o OUT
+bad sacct-elapsed-out-of-range-message '(minutes and seconds 0-59, hours 0-23 after days), got "25:99:99"' \
+  -- run "$tmp/elapsed.sacct.yaml" -o OUT
+fmt hours.sacct sacct "$sacct_head$(sacct_row 1001 vision 1-24:00:00)\n"
+bad sacct-hours-after-days 'hours.sacct:2:83: Elapsed (column 8): expected a Slurm duration' -- run "$tmp/hours.sacct.yaml" -o OUT
+fmt negel.sacct sacct "$sacct_head$(sacct_row 1001 vision -01:00:00)\n"
+bad sacct-negative-elapsed 'negel.sacct:2:83: Elapsed (column 8): expected a Slurm duration' -- run "$tmp/negel.sacct.yaml" -o OUT
+fmt latin1.sacct sacct "$sacct_head$(sacct_row 1001 'vis\xe9on' 01:00:00)\n"
+bad sacct-non-utf8-account 'latin1.sacct:2:12: Account (column 3): not UTF-8 text: byte 0xe9' -- run "$tmp/latin1.sacct.yaml" -o OUT
+fmt dup.sacct sacct "$sacct_head$(sacct_row 1001 vision 01:00:00)\n$(sacct_row 1002 vision 01:00:00)\n$(sacct_row 1001 nlp 01:00:00)\n"
+bad sacct-duplicate-id 'dup.sacct:4:1: JobID (column 1): duplicate job id "1001" (first at line 2)' -- run "$tmp/dup.sacct.yaml" -o OUT
+fmt endstart.sacct sacct "$sacct_head"'1001|alice|vision|gpu|2024-05-01T10:00:00|2024-05-01T10:00:30|2024-05-01T10:00:10|01:00:00|02:00:00|cpu=8,gres/gpu=2|COMPLETED\n'
+bad sacct-end-before-start 'endstart.sacct:2:63: End (column 7): End is before Start' -- run "$tmp/endstart.sacct.yaml" -o OUT
+helios_head='job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration\n'
+fmt dup.helios helios "$helios_head"'11,u1,vc1,8,8,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,3600\n11,u2,vc1,8,8,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:01:20,2020-04-01 01:01:20,3600\n'
+bad helios-duplicate-id 'dup.helios:3:1: job_id (column 1): duplicate job id 11 (first at line 2)' -- run "$tmp/dup.helios.yaml" -o OUT
+fmt utf.helios helios "$helios_head"'11,\xff,vc1,8,8,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,3600\n'
+bad helios-non-utf8-user 'utf.helios:2:4: user (column 2): not UTF-8 text: byte 0xff' -- run "$tmp/utf.helios.yaml" -o OUT
+fmt neg.helios helios "$helios_head"'11,u1,vc1,8,8,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,-60\n'
+bad helios-negative-duration 'neg.helios:2:87: duration (column 11): expected a non-negative number of seconds, got "-60"' -- run "$tmp/neg.helios.yaml" -o OUT
+fmt clock.helios helios "$helios_head"'11,u1,vc1,8,8,1,COMPLETED,2020-04-01 25:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,60\n'
+bad helios-clock-out-of-range 'clock.helios:2:27: submit_time (column 8): expected a date and time like' -- run "$tmp/clock.helios.yaml" -o OUT
+acme_head='job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time,duration\n'
+acme_row='1,a,1,8,16,Pretrain,COMPLETED,2023-06-01 00:00:00,2023-06-01 00:00:20,2023-06-01 06:00:20,21600\n'
+fmt dup.acme acme "$acme_head$acme_row$acme_row"
+bad acme-duplicate-id 'dup.acme:3:1: job_id (column 1): duplicate job id "1" (first at line 2)' -- run "$tmp/dup.acme.yaml" -o OUT
+fmt utf.acme acme "$acme_head"'1,\xc3,1,8,16,Pretrain,COMPLETED,2023-06-01 00:00:00,2023-06-01 00:00:20,2023-06-01 06:00:20,21600\n'
+bad acme-non-utf8-user 'utf.acme:2:3: user (column 2): not UTF-8 text: byte 0xc3' -- run "$tmp/utf.acme.yaml" -o OUT
+fmt clock.acme acme "$acme_head"'1,a,1,8,16,Pretrain,COMPLETED,2023-06-01 00:00:00,2023-06-01 00:61:20,2023-06-01 06:00:20,21600\n'
+bad acme-clock-out-of-range 'clock.acme:2:51: start_time (column 9): expected a date and time' -- run "$tmp/clock.acme.yaml" -o OUT
+openb_head='name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n'
+fmt dup.openb openb "$openb_head"'pod-1,1000,1024,1,1000,,LS,Running,0,100,0\npod-1,1000,1024,1,1000,,LS,Running,5,100,5\n'
+bad openb-duplicate-name 'dup.openb:3:1: name (column 1): duplicate job id "pod-1" (first at line 2)' -- run "$tmp/dup.openb.yaml" -o OUT
+fmt neg.openb openb "$openb_head"'pod-1,1000,1024,1,1000,,LS,Running,50,10,50\n'
+bad openb-negative-duration 'neg.openb:2:39: deletion_time (column 10): deletion_time is before scheduled_time' -- run "$tmp/neg.openb.yaml" -o OUT
+dlrm_head='instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,rdma_request,rdma_limit,memory_request,memory_limit,disk_request,disk_limit,max_instance_per_node,creation_time,scheduled_time,deletion_time\n'
+fmt dup.dlrm dlrm "$dlrm_head"'i_1,HN,app,12,12,1,1,25,25,120,120,640,800,8,0,0,100\ni_1,HN,app,12,12,1,1,25,25,120,120,640,800,8,0,0,100\n'
+bad dlrm-duplicate-instance 'dup.dlrm:3:1: instance_sn (column 1): duplicate job id "i_1" (first at line 2)' -- run "$tmp/dup.dlrm.yaml" -o OUT
+fmt utf.dlrm dlrm "$dlrm_head"'i_1,HN,\xe9,12,12,1,1,25,25,120,120,640,800,8,0,0,100\n'
+bad dlrm-non-utf8-app 'utf.dlrm:2:8: app_name (column 3): not UTF-8 text: byte 0xe9' -- run "$tmp/utf.dlrm.yaml" -o OUT
+mkdir -p "$tmp/pai"
+printf 'j1,ps,1.0,Terminated,1010.0,4990.0,600.0,29.3,100,V100\n' >"$tmp/pai/pai_task_table.csv"
+printf 'j1,i1,u1,Terminated,1000.0,5000.0\nj1,i2,u2,Terminated,1000.0,5000.0\n' >"$tmp/pai/pai_job_table.csv"
+scen pai-dup pai/pai_job_table.csv '' '  format: pai'
+bad pai-duplicate-job 'pai_job_table.csv:2:1: job_name (column 1): duplicate job id "j1" (first at line 1)' \
+  -- run "$tmp/pai-dup.yaml" -o OUT
+mkdir -p "$tmp/pai2"
+printf 'j1,ps,1.0,Terminated,1010.0,990.0,600.0,29.3,100,V100\n' >"$tmp/pai2/pai_task_table.csv"
+scen pai-neg pai2/pai_task_table.csv '' '  format: pai'
+bad pai-end-before-start 'pai_task_table.csv:1:29: end_time (column 6): end_time is before start_time' -- run "$tmp/pai-neg.yaml" -o OUT
+mkdir -p "$tmp/pai3"
+printf 'j1,ps,1.0,Terminated,1010.0,4990.0,600.0,29.3,100,V100\n' >"$tmp/pai3/pai_task_table.csv"
+printf 'j1,i1,\xe9,Terminated,1000.0,5000.0\n' >"$tmp/pai3/pai_job_table.csv"
+scen pai-utf pai3/pai_job_table.csv '' '  format: pai'
+bad pai-non-utf8-user 'pai_job_table.csv:1:7: user (column 3): not UTF-8 text: byte 0xe9' -- run "$tmp/pai-utf.yaml" -o OUT
+kpod() { printf '{"metadata": {"name": "%s", "namespace": "a", "creationTimestamp": "2024-05-01T10:00:00Z"}, "spec": {}}' "$1"; }
+trace dup.json '{"kind": "List", "items": [\n  '"$(kpod p1)"',\n  '"$(kpod p1)"']}\n'
+bad kubectl-duplicate-pod 'dup.json:3:17: items[1].metadata.name: duplicate pod "a/p1" (first at items[0])' -- run "$tmp/dup.json.yaml" -o OUT
+trace utf.json '{"kind": "List", "items": [\n  '"$(kpod 'p\xe9')"']}\n'
+bad kubectl-non-utf8-name 'utf.json:2:' -- run "$tmp/utf.json.yaml" -o OUT
+bad kubectl-non-utf8-name-message 'invalid JSON: syntax error while parsing value - invalid string: ill-formed UTF-8 byte' \
+  -- run "$tmp/utf.json.yaml" -o OUT
+pjob() { printf '{"status": "Pass", "vc": "v", "jobid": "%s", "user": "u", "submitted_time": "2017-10-07 01:11:39", "attempts": [{"start_time": "2017-10-07 01:12:09", "end_time": "%s", "detail": []}]}' "$1" "$2"; }
+fmt dup.philly philly '[\n  '"$(pjob application_1_2 '2017-10-07 01:13:23')"',\n  '"$(pjob application_1_2 '2017-10-07 01:13:23')"'\n]\n'
+bad philly-duplicate-id 'dup.philly:3:33: [1].jobid: duplicate job id "application_1_2" (first in job [0])' -- run "$tmp/dup.philly.yaml" -o OUT
+fmt neg.philly philly '[\n  '"$(pjob application_1_2 '2017-10-07 01:10:00')"'\n]\n'
+bad philly-end-before-start 'neg.philly:2:166: [0].attempts[0].end_time: before start_time' -- run "$tmp/neg.philly.yaml" -o OUT
+fmt clock.philly philly '[\n  '"$(pjob application_1_2 '2017-10-07 01:13:61')"'\n]\n'
+bad philly-clock-out-of-range 'clock.philly:2:166: [0].attempts[0].end_time: expected a time like "2017-10-07 01:12:09", got "2017-10-07 01:13:61"' -- run "$tmp/clock.philly.yaml" -o OUT
+
 # --- JSON traces (kubectl pod lists, Philly): numbers out of range, errors with line and column ---
 pod='{"metadata": {"name": "p", "namespace": "a", "creationTimestamp": "2024-05-01T10:00:00Z"}'
 trace inf.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"priority": 1e999, "containers": []}}]}\n'
@@ -475,6 +566,18 @@ if [ "$(id -u)" -ne 0 ]; then  # root writes anywhere
   mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
   bad output-folder-read-only "ro/x.h5: -o: output directory $tmp/ro is not writable" -- run "$tmp/good.yaml" -o "$tmp/ro/x.h5"
 fi
+
+# --- not an error: under --skip-bad-rows a duplicate id is a counted skip, in every format -----------
+for t in dupid.swf:2 dupid.csv:2 dup.sacct:2 dup.helios:1 dup.acme:1 dup.openb:1 dup.dlrm:1; do
+  f="${t%%:*}"; jobs="${t##*:}"; cases=$((cases + 1))
+  got="$("$bin" run "$tmp/$f.yaml" --skip-bad-rows --json 2>&1)"; code=$?
+  if [ "$code" -eq 0 ] && grep -qF "\"jobs\": $jobs," <<<"$got" && grep -qF ": 1 malformed row(s) skipped" <<<"$got" &&
+    grep -qF "duplicate job id" <<<"$got"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL skip-bad-rows-duplicate-$f: exit $code"; echo "$got" | head -5; fail=$((fail + 1))
+  fi
+done
 
 # --- not an error: `variants: {seed: [...]}` runs each seed (issue #20) ------------------------------
 scen vseed '' '' 'variants:\n  seed: [4, 9]'

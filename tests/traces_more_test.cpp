@@ -246,9 +246,10 @@ TEST(Sacct, SampleExactValues) {
 TEST(Sacct, DurationsAndLimits) {
   TempDir tmp;
   std::string text = kSacctHeader;
+  int id = 0;
   for (const char* limit : {"5", "1:30", "1:02:03", "2-03:04", "1-00:00:01", "2-5"})
-    text += std::string("1|u|a|p||2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:05|00:00:05|") + limit +
-            "|gres/gpu=1||COMPLETED|n\n";
+    text += std::to_string(++id) + "|u|a|p||2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:05|00:00:05|" +
+            limit + "|gres/gpu=1||COMPLETED|n\n";
   const auto w = traces::import_trace(tmp.write("a.txt", text));
   ASSERT_EQ(w.jobs.size(), 6u);
   EXPECT_EQ(w.jobs[0].walltime, s(300));  // minutes

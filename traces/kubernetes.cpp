@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/errors.hpp"
@@ -254,6 +255,12 @@ class Pods {
       warn(who, "a " + kind + ", not a Pod");
       return;
     }
+    if (!name.empty()) {  // a pod list names a pod once in its namespace (traces/README.md, "Bad rows")
+      const auto [seen, fresh] = first_index_.try_emplace((ns.empty() ? "default" : ns) + "/" + name, i);
+      if (!fresh)
+        fail(join(mpath, "name"), "duplicate pod " + detail::quoted((ns.empty() ? "default" : ns) + "/" + name) +
+                                      " (first at " + index(prefix_, seen->second) + ")");
+    }
     models::Job j;
     j.trace_id = static_cast<std::int64_t>(i);
     j.tenant = w_.tenants.intern(ns.empty() ? "default" : ns);
@@ -364,7 +371,8 @@ class Pods {
   std::vector<std::size_t> running_;
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
   sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
-  mutable std::size_t located_ = 0;  // errors located by json_position so far
+  mutable std::size_t located_ = 0;                           // errors located by json_position so far
+  std::unordered_map<std::string, std::size_t> first_index_;  // namespace/name -> the pod that had it first
 };
 
 }  // namespace

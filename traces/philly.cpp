@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/errors.hpp"
@@ -119,6 +120,12 @@ class PhillyLog {
     models::Job j;
     j.trace_id = static_cast<std::int64_t>(index_);
     const std::string id = string_at(o, "jobid", path);
+    if (!id.empty()) {  // the one rule for ids seen twice (traces/README.md, "Bad rows")
+      const auto [seen, fresh] = first_index_.try_emplace(id, index_);
+      if (!fresh)
+        fail(path + ".jobid",
+             "duplicate job id " + detail::quoted(id) + " (first in job [" + std::to_string(seen->second) + "])");
+    }
     if (const std::size_t us = id.rfind('_'); us != std::string::npos) {
       std::int64_t seq = 0, cluster = 0;
       const std::size_t us0 = id.rfind('_', us - 1);
@@ -209,7 +216,8 @@ class PhillyLog {
   models::Workload w_;
   std::size_t index_ = 0;
   int job_line_ = 0;
-  mutable std::size_t located_ = 0;  // errors located by json_position so far
+  mutable std::size_t located_ = 0;                           // errors located by json_position so far
+  std::unordered_map<std::string, std::size_t> first_index_;  // jobid -> the job that had it first
   std::vector<std::size_t> running_;
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();      // over the jobs read so far
   sim::Tick row_latest_ = std::numeric_limits<sim::Tick>::min();  // in the job being read

@@ -54,6 +54,9 @@ constexpr double kMaxGbps = 1e8;
 constexpr std::int64_t kMaxPoolNodes = 1'000'000;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+// A tenant's fair-share weight: ratios of weights matter, so six orders of magnitude are plenty
+// (1e308 made every share ratio overflow into nonsense).
+constexpr double kMaxWeight = 1e6;
 // Default bandwidth of a node link when a topology does not give one: one 400 Gbit/s NIC
 // (NDR InfiniBand / 400GbE).
 constexpr double kDefaultNodeGbps = 400;
@@ -824,7 +827,7 @@ class Loader {
           if (!duplicate) names.emplace_back(*v, f->location().line);
         }
       }
-      if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, INFINITY).value_or(1.0);
+      if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, kMaxWeight).value_or(1.0);
       if (const Entry* f = r.optional("gpus")) tenant.gpus = integer_value(*f, 0, std::int64_t{1} << 40).value_or(-1);
       if (const Entry* f = r.optional("max_gpus")) {
         tenant.max_gpus = integer_value(*f, 0, std::int64_t{1} << 40).value_or(-1);

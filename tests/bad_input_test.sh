@@ -491,6 +491,12 @@ bad nodes-hundreds-of-millions 'nodes-300m.yaml:6:14: cluster.pools[0].nodes: ex
 scen nodes-sum '' 's/nodes: 4/nodes: 600000/; s/      gpu_type: H100/      gpu_type: H100\n    - {name: q, nodes: 600000, gpus_per_node: 8, gpu_type: A100}/'
 bad nodes-total-over-limit 'nodes-sum.yaml:9:24: cluster.pools[1].nodes: the cluster has more than 1000000 nodes with this pool' \
   -- validate "$tmp/nodes-sum.yaml"
+scen weight-huge '' '' 'tenants:\n  - {name: a, weight: 1e308}'
+bad tenant-weight-huge 'weight-huge.yaml:15:23: tenants[0].weight: expected a number > 0 and < 1e+06, got "1e308"' \
+  -- run "$tmp/weight-huge.yaml" -o OUT
+scen gpus-huge '' '' 'tenants:\n  - {name: a, gpus: 99999999999999}'
+bad tenant-gpus-huge 'gpus-huge.yaml:15:21: tenants[0].gpus: expected an integer >= 0 and <= 1099511627776' \
+  -- run "$tmp/gpus-huge.yaml" -o OUT
 scen cpus-big '' 's/gpu_type: H100/gpu_type: H100\n      cpus_per_node: 2000000000/'
 bad cpus-per-node-over-limit 'cpus-big.yaml:9:22: cluster.pools[0].cpus_per_node: expected an integer >= 0 and <= 1000000' \
   -- validate "$tmp/cpus-big.yaml"

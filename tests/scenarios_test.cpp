@@ -270,7 +270,7 @@ TEST(ScenarioErrors, NegativeAndOutOfRangeNumbers) {
   expect_only(replace(kBase, "trace: tiny.csv", "trace: tiny.csv\n  arrival_scale: 0"),
               {11, 18, "workload.arrival_scale", "expected a number > 0 and < 1000, got \"0\""});
   expect_only(kBase + "tenants:\n  - {name: t, weight: -2}\n",
-              {12, 23, "tenants[0].weight", "expected a number > 0, got \"-2\""});
+              {12, 23, "tenants[0].weight", "expected a number > 0 and < 1e+06, got \"-2\""});
 }
 
 // Pool sizes have stated limits (README, "Scenario format"), so a typo never asks for gigabytes

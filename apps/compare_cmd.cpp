@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
 #include "models/workload.hpp"
 #include "planner/compare.hpp"
@@ -239,19 +240,23 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
                 bool json, std::optional<std::uint64_t> seed, std::size_t tenant_rows,
                 const std::vector<std::string>& targets, const std::string& keep_runs, std::atomic<bool>* stop) {
   const std::vector<std::string> names = planner::parse_policy_list(policy_list);
-  if (!csv.empty()) {
-    const auto dir = std::filesystem::absolute(csv).parent_path();
-    if (!std::filesystem::is_directory(dir)) throw sim::InputError(csv, 0, 0, "", "output directory does not exist");
-    if (std::filesystem::is_directory(csv)) throw sim::InputError(csv, 0, 0, "", "output path is a directory");
-  }
   std::vector<scenarios::Scenario> bases;
   std::vector<std::vector<planner::Target>> drill_targets;
+  std::vector<CommandInput> inputs;
   for (const auto& path : scenario_paths) {
     bases.push_back(scenarios::load_scenario(path));
     if (seed) bases.back().seed = *seed;
     drill_targets.push_back(planner::scenario_targets(bases.back(), targets));
+    inputs.push_back({"scenario", path});
+    inputs.push_back({"trace", bases.back().workload.trace});
   }
+  if (!csv.empty()) check_outputs({{"-o", csv}}, inputs);
   if (!keep_runs.empty()) {
+    std::vector<std::string> kept;
+    for (const auto& b : bases)
+      for (const auto& p : names)
+        kept.push_back(std::filesystem::path(planner::kept_run_path(keep_runs, b.name, p)).filename().string());
+    check_output_folder("--keep-runs", keep_runs, kept, inputs);
     std::error_code ec;
     std::filesystem::create_directories(keep_runs, ec);
     if (ec || !std::filesystem::is_directory(keep_runs))

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <optional>
 
+#include "apps/output_check.hpp"
 #include "planner/fgd_experiment.hpp"
 #include "sim/errors.hpp"
 
@@ -78,7 +79,8 @@ CLI::App* add_fgd_command(CLI::App& app, FgdArgs& a) {
   fgd->add_option("--workload", a.workload, "workload name in the reference (default openb_pod_list_default)");
   fgd->add_option("--tolerance", a.tolerance, "allowed |ours - reference| in points (default 0.5)");
   fgd->add_flag("--check", a.check, "exit 3 unless within --tolerance and in the reference's order");
-  fgd->add_option("--csv", a.csv, "write every run (policy,seed,pods,failed,alloc at each ratio) to this CSV");
+  fgd->add_option("--csv", a.csv, "write every run (policy,seed,pods,failed,alloc at each ratio) to this CSV")
+      ->check(check_output_name);
   return fgd;
 }
 
@@ -90,6 +92,8 @@ int cmd_fgd(const FgdArgs& a) {
   o.first_seed = a.seed;
   o.tune_ratio = a.tune;
   o.popularity_pct = a.popularity;
+  if (!a.csv.empty())
+    check_outputs({{"--csv", a.csv}}, {{"node list", a.nodes}, {"pod list", a.pods}, {"reference", a.reference}});
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
   const auto input = planner::fgd::load_openb(a.nodes, a.pods);

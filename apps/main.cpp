@@ -22,6 +22,7 @@
 
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
+#include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/scorecard.hpp"
 #ifdef HEADROOM_MPI
@@ -108,14 +109,9 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
   auto sc = headroom::scenarios::load_scenario(path);
   if (skip_bad_rows) sc.workload.skip_bad_rows = true;
-  if (!output.empty()) {
-    const auto dir = std::filesystem::absolute(output).parent_path();
-    if (!std::filesystem::is_directory(dir))
-      throw headroom::sim::InputError(output, 0, 0, "", "output directory does not exist");
-    // Found before the run rather than when the finished result cannot be renamed onto it.
-    if (std::filesystem::is_directory(output))
-      throw headroom::sim::InputError(output, 0, 0, "", "output path is a directory; give a file name");
-  }
+  // Found before the run rather than when the finished result cannot be renamed onto it.
+  if (!output.empty())
+    headroom::app::check_outputs({{"-o", output}}, {{"scenario", path}, {"trace", sc.workload.trace}});
   headroom::app::RunOptions options;
   options.seed = seed;
   options.stop = &g_stop;
@@ -229,7 +225,8 @@ int main(int argc, char** argv) {
   std::optional<std::uint64_t> seed;
   auto* run = app.add_subcommand("run", "replay a scenario and print its summary");
   run->add_option("scenario", scenario_path, "scenario YAML file")->required();
-  run->add_option("-o,--output", output, "write the results to this HDF5 file");
+  run->add_option("-o,--output", output, "write the results to this HDF5 file")
+      ->check(headroom::app::check_output_name);
   run->add_flag("--json", json, "print the summary as JSON");
   bool skip_bad_rows = false;
   run->add_flag("--skip-bad-rows", skip_bad_rows,
@@ -252,7 +249,8 @@ int main(int argc, char** argv) {
   auto* import_cluster = app.add_subcommand(
       "import-cluster", "turn a node list (Alibaba openb, PAI machine spec) into a scenario `cluster:` block");
   import_cluster->add_option("nodes", node_list, "node list CSV (plain or gzip)")->required();
-  import_cluster->add_option("-o,--output", cluster_output, "write the YAML to this file instead of stdout");
+  import_cluster->add_option("-o,--output", cluster_output, "write the YAML to this file instead of stdout")
+      ->check(headroom::app::check_output_name);
 
   headroom::app::SynthArgs synth_args;
   auto* synth = headroom::app::add_synth_command(app, synth_args);
@@ -260,9 +258,11 @@ int main(int argc, char** argv) {
   std::string sweep_output, sweep_csv, keep_runs;
   auto* sweep = app.add_subcommand("sweep", "run every variant x seed of a scenario in parallel and tabulate the KPIs");
   sweep->add_option("scenario", scenario_path, "scenario YAML file with `variants:` and `seeds:`")->required();
-  sweep->add_option("-o,--output", sweep_output, "write the table to this HDF5 file (group /runs)");
-  sweep->add_option("--csv", sweep_csv, "write the table to this CSV file");
-  sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5");
+  sweep->add_option("-o,--output", sweep_output, "write the table to this HDF5 file (group /runs)")
+      ->check(headroom::app::check_output_name);
+  sweep->add_option("--csv", sweep_csv, "write the table to this CSV file")->check(headroom::app::check_output_name);
+  sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5")
+      ->check(headroom::app::check_output_name);
   sweep->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
   [[maybe_unused]] bool sweep_mpi = false;
 #ifdef HEADROOM_MPI
@@ -275,8 +275,10 @@ int main(int argc, char** argv) {
   std::string merge_output, merge_csv;
   auto* merge = app.add_subcommand("merge", "join the tables of `sweep --shard I/N` runs into the table of one run");
   merge->add_option("inputs", merge_inputs, "shard tables (HDF5 written by sweep -o)")->required();
-  merge->add_option("-o,--output", merge_output, "write the merged table to this HDF5 file");
-  merge->add_option("--csv", merge_csv, "write the merged table to this CSV file");
+  merge->add_option("-o,--output", merge_output, "write the merged table to this HDF5 file")
+      ->check(headroom::app::check_output_name);
+  merge->add_option("--csv", merge_csv, "write the merged table to this CSV file")
+      ->check(headroom::app::check_output_name);
 
   std::string vary, range;
   std::vector<std::string> targets;
@@ -306,21 +308,26 @@ int main(int argc, char** argv) {
   compare->add_option("scenarios", compare_scenarios, "scenario YAML files (per-policy blocks under `policies:`)")
       ->required();
   compare->add_option("--policies", compare_policies, "comma-separated policies, e.g. fifo,sjf,kubernetes")->required();
-  compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)");
+  compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)")
+      ->check(headroom::app::check_output_name);
   compare->add_flag("--json", compare_json, "print the comparison as JSON");
   compare->add_option("--seed", compare_seed, "override the scenario's seed")->check(check_seed);
   compare->add_option("--tenants", compare_tenants, "tenant rows shown (largest by GPU-hours; default 10)");
   compare->add_option("--target", compare_targets,
                       "an acceptance target for every scenario, as in plan (e.g. \"p95_wait <= 12h\"); repeatable");
-  compare->add_option("--keep-runs", compare_keep,
-                      "also write each run's full result as DIR/<scenario>-<policy>.h5 (DIR is created)");
+  compare
+      ->add_option("--keep-runs", compare_keep,
+                   "also write each run's full result as DIR/<scenario>-<policy>.h5 (DIR is created)")
+      ->check(headroom::app::check_output_name);
   compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
   std::vector<std::string> report_inputs;
   std::string report_output;
   auto* report = app.add_subcommand("report", "write a self-contained HTML report (inline SVG plots) of results");
   report->add_option("inputs", report_inputs, "run results or sweep tables (HDF5)")->required();
-  report->add_option("-o,--output", report_output, "the HTML file to write")->required();
+  report->add_option("-o,--output", report_output, "the HTML file to write")
+      ->check(headroom::app::check_output_name)
+      ->required();
 
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "apps/output_check.hpp"
 #include "planner/sweep.hpp"
 #include "results/table.hpp"
 #include "sim/errors.hpp"
@@ -113,6 +114,13 @@ int cmd_sweep_mpi(const std::string& scenario, const std::string& output, const 
     options.shard_index = static_cast<std::size_t>(rank);
     options.shard_count = static_cast<std::size_t>(size);
     const auto spec = planner::load_sweep(scenario);
+    {  // before any run, as `headroom sweep` (apps/output_check.hpp)
+      std::vector<PlannedOutput> out;
+      if (!output.empty()) out.push_back({"-o", output});
+      if (!csv.empty()) out.push_back({"--csv", csv});
+      check_outputs(out, {{"scenario", scenario},
+                          {"trace", planner::point_scenario(spec, planner::expand(spec).front()).workload.trace}});
+    }
     payload = serialise(planner::sweep_table(planner::run_sweep(spec, options)));
   } catch (const sim::InputErrors& e) {
     error = e.errors().empty() ? "bad input" : e.errors().front().what();

@@ -6,15 +6,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apps/output_check.hpp"
 #include "results/report.hpp"
 #include "sim/errors.hpp"
 
 namespace headroom::app {
 
 int cmd_report(const std::vector<std::string>& inputs, const std::string& output) {
-  const auto dir = std::filesystem::absolute(output).parent_path();
-  if (!std::filesystem::is_directory(dir)) throw sim::InputError(output, 0, 0, "", "output directory does not exist");
-  if (std::filesystem::is_directory(output)) throw sim::InputError(output, 0, 0, "", "output path is a directory");
+  std::vector<CommandInput> in;
+  for (const auto& path : inputs) in.push_back({"result", path});
+  check_outputs({{"-o", output}}, in);
   std::vector<results::ReportInput> loaded;
   for (const auto& in : inputs) loaded.push_back(results::load_report_input(in));
   const std::string html = results::render_report(loaded);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "apps/output_check.hpp"
 #include "planner/sweep.hpp"
 #include "results/table.hpp"
 #include "sim/errors.hpp"
@@ -19,11 +20,16 @@ namespace headroom::app {
 
 namespace {
 
-void check_output_dir(const std::string& path) {
-  if (path.empty()) return;
-  const auto dir = std::filesystem::absolute(path).parent_path();
-  if (!std::filesystem::is_directory(dir)) throw sim::InputError(path, 0, 0, "", "output directory does not exist");
-  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "", "output path is a directory");
+// The inputs of a sweep: the scenario file and the traces its points read.
+std::vector<CommandInput> sweep_inputs(const std::string& scenario, const planner::SweepSpec& spec,
+                                       const std::vector<planner::SweepPoint>& points) {
+  std::vector<CommandInput> in{{"scenario", scenario}};
+  if (!points.empty()) in.push_back({"trace", planner::point_scenario(spec, points.front()).workload.trace});
+  const auto dir = std::filesystem::path(scenario).parent_path();
+  for (const auto& v : spec.variables)
+    if (v.path == "workload.trace")
+      for (const auto& t : v.values) in.push_back({"trace", (dir / t).string()});
+  return in;
 }
 
 std::string short_duration(double seconds) {
@@ -45,9 +51,13 @@ void write_csv(const results::Table& table, const std::string& csv) {
 }  // namespace
 
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& output, const std::string& csv) {
-  check_output_dir(output);
-  check_output_dir(csv);
   if (output.empty() && csv.empty()) throw sim::InputError("", 0, 0, "-o", "give -o OUT.h5 and/or --csv OUT.csv");
+  std::vector<CommandInput> in;
+  for (const auto& path : inputs) in.push_back({"shard table", path});
+  std::vector<PlannedOutput> out;
+  if (!output.empty()) out.push_back({"-o", output});
+  if (!csv.empty()) out.push_back({"--csv", csv});
+  check_outputs(out, in);
   std::vector<results::Table> tables;
   for (const auto& in : inputs) tables.push_back(results::read_table_hdf5(in, "runs"));
   const results::Table merged = planner::merge_tables(tables, inputs);
@@ -60,11 +70,22 @@ int cmd_merge(const std::vector<std::string>& inputs, const std::string& output,
 
 int cmd_sweep(const std::string& scenario, const std::string& output, const std::string& csv,
               const std::string& keep_runs, std::atomic<bool>* stop, const std::string& shard) {
-  check_output_dir(output);
-  check_output_dir(csv);
   planner::SweepOptions options;
   if (!shard.empty()) std::tie(options.shard_index, options.shard_count) = planner::parse_shard(shard);
   const planner::SweepSpec spec = planner::load_sweep(scenario);
+  {
+    const auto points = planner::expand(spec);
+    const auto in = sweep_inputs(scenario, spec, points);
+    std::vector<PlannedOutput> out;
+    if (!output.empty()) out.push_back({"-o", output});
+    if (!csv.empty()) out.push_back({"--csv", csv});
+    check_outputs(out, in);
+    if (!keep_runs.empty()) {
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < points.size(); ++i) names.push_back("run-" + std::to_string(i) + ".h5");
+      check_output_folder("--keep-runs", keep_runs, names, in);
+    }
+  }
   options.stop = stop;
   options.keep_runs_dir = keep_runs;
   const bool tty = isatty(STDERR_FILENO) != 0;

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/output_check.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
 #include "traces/import.hpp"
@@ -69,6 +70,7 @@ sim::Tick duration_option(const std::string& option, const std::string& text) {
 }  // namespace
 
 int cmd_import_cluster(const std::string& path, const std::string& output) {
+  if (!output.empty()) check_outputs({{"-o", output}}, {{"node list", path}});
   const auto imported = traces::import_cluster(path);
   const std::string yaml = traces::cluster_yaml(imported, std::filesystem::path(path).filename().string());
   if (output.empty()) {
@@ -95,7 +97,7 @@ CLI::App* add_synth_command(CLI::App& app, SynthArgs& a) {
   synth->add_option("--runtime-sigma", a.runtime_sigma, "sigma of ln(run time) (default 2.0)");
   synth->add_option("--load", a.load, "target offered load, e.g. 0.9 (with --cluster-gpus)");
   synth->add_option("--cluster-gpus", a.cluster_gpus, "GPUs of the cluster the load refers to");
-  synth->add_option("-o,--output", a.output, "write the CSV to this file instead of stdout");
+  synth->add_option("-o,--output", a.output, "write the CSV to this file instead of stdout")->check(check_output_name);
   return synth;
 }
 
@@ -117,6 +119,7 @@ int cmd_synth(const SynthArgs& a) {
   o.runtime_sigma = a.runtime_sigma;
   o.load = a.load;
   o.cluster_gpus = a.cluster_gpus;
+  if (!a.output.empty()) check_outputs({{"-o", a.output}}, {});
   const auto w = traces::synthesize(o);
   std::ostringstream csv;
   traces::write_native_csv(csv, w);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -221,7 +222,10 @@ Target parse_target(const std::string& text) {
       bad("expected a number" + std::string(unit == Unit::Ratio ? " (0.8 or 80%)" : "") + ", got \"" + value + "\"");
     if (percent && unit != Unit::Ratio)
       bad("a percentage only makes sense for utilization, completed_fraction, fragmentation and shares");
+    if (!std::isfinite(x)) bad("expected a finite number, got \"" + value + "\"");
     t.bound = percent ? x / 100.0 : x;
+    if (unit == Unit::Ratio && (t.bound < 0 || t.bound > 1))
+      bad("expected a ratio from 0 to 1 (or 0% to 100%), got \"" + value + "\"");
   }
   return t;
 }
@@ -348,6 +352,24 @@ PlanResult plan(const PlanRequest& req) {
   if (!req.seeds.empty()) spec.seeds = req.seeds;
   // Check the key path once, and that the base scenario's tenants exist for tenant targets.
   point_scenario(spec, SweepPoint{0, {0}, spec.seeds.front()});
+  // The key must be a number: one that also takes a word (name, gpu_type) is not (issue #20).
+  {
+    SweepSpec word = spec;
+    word.variables[0].values = {"not-a-number"};
+    bool takes_word = true;
+    try {
+      point_scenario(word, SweepPoint{0, {0}, spec.seeds.front()});
+    } catch (const sim::InputError&) {
+      takes_word = false;
+    } catch (const sim::InputErrors&) {
+      takes_word = false;
+    }
+    if (takes_word)
+      throw sim::InputError("", 0, 0, "--vary",
+                            "\"" + req.vary +
+                                "\" is not a numeric key (it takes any text); plan searches a count such as "
+                                "cluster.pools.<pool>.nodes");
+  }
 
   PlanResult out;
   out.seeds = spec.seeds.size();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -123,12 +124,29 @@ SweepSpec load_sweep(const std::string& path) {
   auto err = [&](const YAML::Node& n, const std::string& where, const std::string& msg) {
     errors.emplace_back(path, n.Mark().line + 1, n.Mark().column + 1, where, msg);
   };
+  std::optional<YAML::Node> variant_seeds;  // the key of `variants: {seed: [...]}` when given
   if (const YAML::Node v = root["variants"]) {
     if (!v.IsMap()) {
       err(v, "variants", "expected a map of key path to list of values");
     } else {
       for (const auto& kv : v) {
         const std::string key = kv.first.Scalar();
+        if (key == "seed") {  // the seeds to run, as `seeds: [...]` (issue #20)
+          variant_seeds = kv.first;
+          if (!kv.second.IsSequence() || kv.second.size() == 0) {
+            err(kv.second, "variants.seed", "expected a non-empty list of seeds, e.g. [1, 2, 3]");
+            continue;
+          }
+          for (const auto& e : kv.second) {
+            std::uint64_t seed = 0;
+            if (!e.IsScalar() || !YAML::convert<std::uint64_t>::decode(e, seed) ||
+                (!e.Scalar().empty() && e.Scalar()[0] == '-'))
+              err(e, "variants.seed", "expected a non-negative integer seed, got \"" + yaml_text(e) + "\"");
+            else
+              spec.seeds.push_back(seed);
+          }
+          continue;
+        }
         Variable var;
         var.path = key;
         var.line = kv.first.Mark().line + 1;
@@ -147,7 +165,11 @@ SweepSpec load_sweep(const std::string& path) {
       }
     }
   }
-  if (const YAML::Node s = root["seeds"]) {
+  if (const YAML::Node s = root["seeds"]; s && variant_seeds) {
+    err(*variant_seeds, "variants.seed",
+        "the seeds are given twice, here and under `seeds:` (line " + std::to_string(s.Mark().line + 1) +
+            "); keep one");
+  } else if (s) {
     if (s.IsScalar()) {
       std::uint64_t n = 0;
       if (!YAML::convert<std::uint64_t>::decode(s, n) || n == 0 || n > 100000) {

@@ -1,5 +1,6 @@
 #include "scenarios/scenario.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -20,6 +21,7 @@
 
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
+#include "policies/cluster_refs.hpp"
 #include "policies/registry.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
@@ -47,6 +49,14 @@ constexpr double kMaxPrice = 1e9;
 constexpr std::int32_t kMaxReplicas = 100000;  // per GPU-hour, in any currency
 // Link bandwidths in Gbit/s stay below this (100 Pbit/s).
 constexpr double kMaxGbps = 1e8;
+// Cluster size limits (README, "Scenario format"): nodes of the whole cluster, GPUs and CPUs of one
+// node. Per-node state is allocated up front, so a typo of a few zeros must not ask for gigabytes.
+constexpr std::int64_t kMaxPoolNodes = 1'000'000;
+constexpr std::int64_t kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+// A tenant's fair-share weight: ratios of weights matter, so six orders of magnitude are plenty
+// (1e308 made every share ratio overflow into nonsense).
+constexpr double kMaxWeight = 1e6;
 // Default bandwidth of a node link when a topology does not give one: one 400 Gbit/s NIC
 // (NDR InfiniBand / 400GbE).
 constexpr double kDefaultNodeGbps = 400;
@@ -439,6 +449,7 @@ class Loader {
     const auto items = list_items(*pools);
     if (pools->value.IsSequence() && items.empty()) error(*pools, "expected at least one pool, got an empty list");
     std::vector<std::pair<std::string, int>> names;  // name, line
+    std::int64_t total_nodes = 0;
     for (const auto& item : items) {
       if (!expect_map(item, "a pool (a map with name, nodes, gpus_per_node and gpu_type)")) continue;
       models::NodePool pool;
@@ -457,12 +468,20 @@ class Loader {
           if (!duplicate) names.emplace_back(*v, f->location().line);
         }
       }
-      if (const Entry* f = r.require("nodes")) pool.nodes = int32_value(*f, 1).value_or(0);
-      if (const Entry* f = r.require("gpus_per_node")) pool.gpus_per_node = int32_value(*f, 0).value_or(0);
+      if (const Entry* f = r.require("nodes")) {
+        pool.nodes = static_cast<std::int32_t>(integer_value(*f, 1, kMaxPoolNodes).value_or(0));
+        if (total_nodes + pool.nodes > kMaxPoolNodes && total_nodes <= kMaxPoolNodes)
+          error(*f, "the cluster has more than " + std::to_string(kMaxPoolNodes) +
+                        " nodes with this pool (the limit of one simulation)");
+        total_nodes += pool.nodes;
+      }
+      if (const Entry* f = r.require("gpus_per_node"))
+        pool.gpus_per_node = static_cast<std::int32_t>(integer_value(*f, 0, kMaxGpusPerNode).value_or(0));
       // Any non-empty model name is accepted: traces name undisclosed models (G1, G2) that are
       // not in the catalogue, so an unknown name is not an error here.
       if (const Entry* f = r.require("gpu_type")) pool.gpu_type = string_value(*f).value_or("");
-      if (const Entry* f = r.optional("cpus_per_node")) pool.cpus_per_node = int32_value(*f, 0).value_or(0);
+      if (const Entry* f = r.optional("cpus_per_node"))
+        pool.cpus_per_node = static_cast<std::int32_t>(integer_value(*f, 0, kMaxCpusPerNode).value_or(0));
       if (const Entry* f = r.optional("memory_gib"))
         pool.memory_gib = integer_value(*f, 0, INT64_MAX / 1024).value_or(0);
       cluster.pools.push_back(std::move(pool));
@@ -808,7 +827,7 @@ class Loader {
           if (!duplicate) names.emplace_back(*v, f->location().line);
         }
       }
-      if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, INFINITY).value_or(1.0);
+      if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, kMaxWeight).value_or(1.0);
       if (const Entry* f = r.optional("gpus")) tenant.gpus = integer_value(*f, 0, std::int64_t{1} << 40).value_or(-1);
       if (const Entry* f = r.optional("max_gpus")) {
         tenant.max_gpus = integer_value(*f, 0, std::int64_t{1} << 40).value_or(-1);
@@ -1591,6 +1610,9 @@ class Loader {
 InputError parser_error(const YAML::ParserException& e, const std::string& file) {
   std::string msg = e.msg;
   if (msg.find("tab") != std::string::npos) msg += " (YAML indents with spaces, never tabs)";
+  // yaml-cpp stops at a depth of its own (a few hundred to 2000 nested lists and maps) with "bad file".
+  if (dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr)
+    msg = "lists and maps nested too deep for the YAML parser (a scenario nests a few levels)";
   return InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0, "", msg);
 }
 
@@ -1712,6 +1734,11 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     } catch (const InputError& e) {
       errors.push_back(e);
     }
+    // The pools, switches and nodes the policy block names exist, each problem at its reference.
+    for (auto& e : policies::check_cluster_refs(out.policy.name, out.policy.params, out.cluster))
+      errors.push_back(std::move(e));
+    for (const auto& o : out.policy_overrides)
+      for (auto& e : policies::check_cluster_refs(o.name, o.params, out.cluster)) errors.push_back(std::move(e));
   }
   if (errors.empty()) return out;
   // Reported in reading order; problems at the same place keep the order they were found in.

@@ -2,6 +2,8 @@
 # The bad-input catalogue: malformed scenarios, traces and command lines, each of which must end
 # with exit code 2, an error naming the file and place (file:line[:column] or the option) and what
 # was expected, and no output file (neither OUT.h5 nor a leftover OUT.h5.tmp*).
+# Every file under the test folder (scenarios, traces, results given as inputs) is compared before
+# and after each case: a failing command changes nothing.
 #   Usage: bad_input_test.sh HEADROOM_BINARY SOURCE_DIR
 set -uo pipefail
 bin="$1"; src="$2"
@@ -14,8 +16,10 @@ bad() {  # bad NAME EXPECTED_TEXT -- headroom arguments... ("OUT" stands for $ou
   local args=() a
   for a in "$@"; do args+=("${a//OUT/$out/$name.h5}"); done
   cases=$((cases + 1))
-  local got code
+  local got code before after
+  before="$(snapshot)"
   got="$("$bin" "${args[@]}" 2>&1)"; code=$?
+  after="$(snapshot)"
   [ -n "${BAD_INPUT_VERBOSE:-}" ] && printf "%-34s %s\n" "$name" "$(head -1 <<<"$got")"
   if [ "$code" -ne 2 ]; then
     echo "FAIL $name: exit $code, expected 2"; echo "$got" | head -5; fail=$((fail + 1)); return
@@ -26,8 +30,14 @@ bad() {  # bad NAME EXPECTED_TEXT -- headroom arguments... ("OUT" stands for $ou
   if [ -e "$out/$name.h5" ] || compgen -G "$out/$name.h5.tmp*" >/dev/null; then
     echo "FAIL $name: an output file was written"; fail=$((fail + 1)); return
   fi
+  if [ "$before" != "$after" ]; then
+    echo "FAIL $name: files were written or changed:"; diff <(echo "$before") <(echo "$after") | head -5
+    fail=$((fail + 1)); return
+  fi
   pass=$((pass + 1))
 }
+# Every file under $tmp with its size and modification time (to the nanosecond), and every folder.
+snapshot() { find "$tmp" \( -type d -printf '%p/\n' \) -o -printf '%p %s %T@\n' | sort; }
 
 # scen NAME [TRACE] [SED] [EXTRA]: writes $tmp/NAME.yaml, a valid scenario over TRACE with the sed
 # expression SED applied and the lines EXTRA appended (under `workload:` when they are indented).
@@ -149,6 +159,125 @@ bad csv-end-before-start 'order.csv:2:16: trace_end (column 8): trace_end "5" is
 trace latin1.csv "$csv_head"'1,caf\xe9,q,0,1,5\n'
 bad csv-non-utf8-name 'latin1.csv:2:3: tenant (column 2): not UTF-8 text' -- run "$tmp/latin1.csv.yaml" -o OUT
 
+# --- one rule in every importer: negative durations, clock fields out of range, non-UTF-8 names and
+# duplicate ids are errors at file:line:column (or counted skips under --skip-bad-rows) -----------
+# fmt NAME FORMAT CONTENT: a trace NAME in FORMAT and its scenario NAME.yaml.
+fmt() { printf '%b' "$3" >"$tmp/$1"; scen "$1" "$1" '' "  format: $2"; }
+trace negrun.swf "$swf_ok"'2 5 0 -5 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-negative-run-time 'negrun.swf:2:7: run time (field 4): expected a time >= 0 (or -1 for unknown), got "-5"' \
+  -- run "$tmp/negrun.swf.yaml" -o OUT
+trace negwait.swf "$swf_ok"'2 5 -7 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-negative-wait 'negwait.swf:2:5: wait time (field 3): expected a time >= 0 (or -1 for unknown), got "-7"' \
+  -- run "$tmp/negwait.swf.yaml" -o OUT
+trace dupid.swf "$swf_ok"'2 5 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n 1 9 0 10 8 -1 -1 8 200 -1 1 1 1 -1 1 -1 -1 -1\n'
+bad swf-duplicate-id 'dupid.swf:3:2: job id (field 1): duplicate job id 1 (first at line 1)' -- run "$tmp/dupid.swf.yaml" -o OUT
+trace dupid.csv "$csv_head"'7,a,q,0,1,5\n8,a,q,0,1,5\n7,b,q,3,1,5\n'
+bad csv-duplicate-id 'dupid.csv:4:1: id (column 1): duplicate job id 7 (first at line 2)' -- run "$tmp/dupid.csv.yaml" -o OUT
+trace negrun.csv "$csv_head"'1,a,q,0,1,-5\n'
+bad csv-negative-run-time 'negrun.csv:2:11: runtime (column 6): expected a non-negative number of seconds' \
+  -- run "$tmp/negrun.csv.yaml" -o OUT
+sacct_head='JobID|User|Account|Partition|Submit|Start|End|Elapsed|Timelimit|AllocTRES|State\n'
+sacct_row() { printf '%s|alice|%s|gpu|2024-05-01T10:00:00|2024-05-01T10:00:30|2024-05-01T11:00:30|%s|02:00:00|cpu=8,gres/gpu=2|COMPLETED\n' "$@"; }
+fmt elapsed.sacct sacct "$sacct_head$(sacct_row 1001 vision 25:99:99)\n"
+bad sacct-elapsed-out-of-range 'elapsed.sacct:2:83: Elapsed (column 8): expected a Slurm duration like' \
+  -- run "$tmp/elapsed.sacct.yaml" -o OUT
+bad sacct-elapsed-out-of-range-message '(minutes and seconds 0-59, hours 0-23 after days), got "25:99:99"' \
+  -- run "$tmp/elapsed.sacct.yaml" -o OUT
+fmt hours.sacct sacct "$sacct_head$(sacct_row 1001 vision 1-24:00:00)\n"
+bad sacct-hours-after-days 'hours.sacct:2:83: Elapsed (column 8): expected a Slurm duration' -- run "$tmp/hours.sacct.yaml" -o OUT
+fmt negel.sacct sacct "$sacct_head$(sacct_row 1001 vision -01:00:00)\n"
+bad sacct-negative-elapsed 'negel.sacct:2:83: Elapsed (column 8): expected a Slurm duration' -- run "$tmp/negel.sacct.yaml" -o OUT
+fmt latin1.sacct sacct "$sacct_head$(sacct_row 1001 'vis\xe9on' 01:00:00)\n"
+bad sacct-non-utf8-account 'latin1.sacct:2:12: Account (column 3): not UTF-8 text: byte 0xe9' -- run "$tmp/latin1.sacct.yaml" -o OUT
+fmt dup.sacct sacct "$sacct_head$(sacct_row 1001 vision 01:00:00)\n$(sacct_row 1002 vision 01:00:00)\n$(sacct_row 1001 nlp 01:00:00)\n"
+bad sacct-duplicate-id 'dup.sacct:4:1: JobID (column 1): duplicate job id "1001" (first at line 2)' -- run "$tmp/dup.sacct.yaml" -o OUT
+fmt endstart.sacct sacct "$sacct_head"'1001|alice|vision|gpu|2024-05-01T10:00:00|2024-05-01T10:00:30|2024-05-01T10:00:10|01:00:00|02:00:00|cpu=8,gres/gpu=2|COMPLETED\n'
+bad sacct-end-before-start 'endstart.sacct:2:63: End (column 7): End is before Start' -- run "$tmp/endstart.sacct.yaml" -o OUT
+helios_head='job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration\n'
+fmt dup.helios helios "$helios_head"'11,u1,vc1,8,8,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,3600\n11,u2,vc1,8,8,1,COMPLETED,2020-04-01 00:00:20,2020-04-01 00:01:20,2020-04-01 01:01:20,3600\n'
+bad helios-duplicate-id 'dup.helios:3:1: job_id (column 1): duplicate job id 11 (first at line 2)' -- run "$tmp/dup.helios.yaml" -o OUT
+fmt utf.helios helios "$helios_head"'11,\xff,vc1,8,8,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,3600\n'
+bad helios-non-utf8-user 'utf.helios:2:4: user (column 2): not UTF-8 text: byte 0xff' -- run "$tmp/utf.helios.yaml" -o OUT
+fmt neg.helios helios "$helios_head"'11,u1,vc1,8,8,1,COMPLETED,2020-04-01 00:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,-60\n'
+bad helios-negative-duration 'neg.helios:2:87: duration (column 11): expected a non-negative number of seconds, got "-60"' -- run "$tmp/neg.helios.yaml" -o OUT
+fmt clock.helios helios "$helios_head"'11,u1,vc1,8,8,1,COMPLETED,2020-04-01 25:00:10,2020-04-01 00:01:10,2020-04-01 01:01:10,60\n'
+bad helios-clock-out-of-range 'clock.helios:2:27: submit_time (column 8): expected a date and time like' -- run "$tmp/clock.helios.yaml" -o OUT
+acme_head='job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time,duration\n'
+acme_row='1,a,1,8,16,Pretrain,COMPLETED,2023-06-01 00:00:00,2023-06-01 00:00:20,2023-06-01 06:00:20,21600\n'
+fmt dup.acme acme "$acme_head$acme_row$acme_row"
+bad acme-duplicate-id 'dup.acme:3:1: job_id (column 1): duplicate job id "1" (first at line 2)' -- run "$tmp/dup.acme.yaml" -o OUT
+fmt utf.acme acme "$acme_head"'1,\xc3,1,8,16,Pretrain,COMPLETED,2023-06-01 00:00:00,2023-06-01 00:00:20,2023-06-01 06:00:20,21600\n'
+bad acme-non-utf8-user 'utf.acme:2:3: user (column 2): not UTF-8 text: byte 0xc3' -- run "$tmp/utf.acme.yaml" -o OUT
+fmt clock.acme acme "$acme_head"'1,a,1,8,16,Pretrain,COMPLETED,2023-06-01 00:00:00,2023-06-01 00:61:20,2023-06-01 06:00:20,21600\n'
+bad acme-clock-out-of-range 'clock.acme:2:51: start_time (column 9): expected a date and time' -- run "$tmp/clock.acme.yaml" -o OUT
+openb_head='name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n'
+fmt dup.openb openb "$openb_head"'pod-1,1000,1024,1,1000,,LS,Running,0,100,0\npod-1,1000,1024,1,1000,,LS,Running,5,100,5\n'
+bad openb-duplicate-name 'dup.openb:3:1: name (column 1): duplicate job id "pod-1" (first at line 2)' -- run "$tmp/dup.openb.yaml" -o OUT
+fmt neg.openb openb "$openb_head"'pod-1,1000,1024,1,1000,,LS,Running,50,10,50\n'
+bad openb-negative-duration 'neg.openb:2:39: deletion_time (column 10): deletion_time is before scheduled_time' -- run "$tmp/neg.openb.yaml" -o OUT
+dlrm_head='instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,rdma_request,rdma_limit,memory_request,memory_limit,disk_request,disk_limit,max_instance_per_node,creation_time,scheduled_time,deletion_time\n'
+fmt dup.dlrm dlrm "$dlrm_head"'i_1,HN,app,12,12,1,1,25,25,120,120,640,800,8,0,0,100\ni_1,HN,app,12,12,1,1,25,25,120,120,640,800,8,0,0,100\n'
+bad dlrm-duplicate-instance 'dup.dlrm:3:1: instance_sn (column 1): duplicate job id "i_1" (first at line 2)' -- run "$tmp/dup.dlrm.yaml" -o OUT
+fmt utf.dlrm dlrm "$dlrm_head"'i_1,HN,\xe9,12,12,1,1,25,25,120,120,640,800,8,0,0,100\n'
+bad dlrm-non-utf8-app 'utf.dlrm:2:8: app_name (column 3): not UTF-8 text: byte 0xe9' -- run "$tmp/utf.dlrm.yaml" -o OUT
+mkdir -p "$tmp/pai"
+printf 'j1,ps,1.0,Terminated,1010.0,4990.0,600.0,29.3,100,V100\n' >"$tmp/pai/pai_task_table.csv"
+printf 'j1,i1,u1,Terminated,1000.0,5000.0\nj1,i2,u2,Terminated,1000.0,5000.0\n' >"$tmp/pai/pai_job_table.csv"
+scen pai-dup pai/pai_job_table.csv '' '  format: pai'
+bad pai-duplicate-job 'pai_job_table.csv:2:1: job_name (column 1): duplicate job id "j1" (first at line 1)' \
+  -- run "$tmp/pai-dup.yaml" -o OUT
+mkdir -p "$tmp/pai2"
+printf 'j1,ps,1.0,Terminated,1010.0,990.0,600.0,29.3,100,V100\n' >"$tmp/pai2/pai_task_table.csv"
+scen pai-neg pai2/pai_task_table.csv '' '  format: pai'
+bad pai-end-before-start 'pai_task_table.csv:1:29: end_time (column 6): end_time is before start_time' -- run "$tmp/pai-neg.yaml" -o OUT
+mkdir -p "$tmp/pai3"
+printf 'j1,ps,1.0,Terminated,1010.0,4990.0,600.0,29.3,100,V100\n' >"$tmp/pai3/pai_task_table.csv"
+printf 'j1,i1,\xe9,Terminated,1000.0,5000.0\n' >"$tmp/pai3/pai_job_table.csv"
+scen pai-utf pai3/pai_job_table.csv '' '  format: pai'
+bad pai-non-utf8-user 'pai_job_table.csv:1:7: user (column 3): not UTF-8 text: byte 0xe9' -- run "$tmp/pai-utf.yaml" -o OUT
+kpod() { printf '{"metadata": {"name": "%s", "namespace": "a", "creationTimestamp": "2024-05-01T10:00:00Z"}, "spec": {}}' "$1"; }
+trace dup.json '{"kind": "List", "items": [\n  '"$(kpod p1)"',\n  '"$(kpod p1)"']}\n'
+bad kubectl-duplicate-pod 'dup.json:3:17: items[1].metadata.name: duplicate pod "a/p1" (first at items[0])' -- run "$tmp/dup.json.yaml" -o OUT
+trace utf.json '{"kind": "List", "items": [\n  '"$(kpod 'p\xe9')"']}\n'
+bad kubectl-non-utf8-name 'utf.json:2:' -- run "$tmp/utf.json.yaml" -o OUT
+bad kubectl-non-utf8-name-message 'invalid JSON: syntax error while parsing value - invalid string: ill-formed UTF-8 byte' \
+  -- run "$tmp/utf.json.yaml" -o OUT
+pjob() { printf '{"status": "Pass", "vc": "v", "jobid": "%s", "user": "u", "submitted_time": "2017-10-07 01:11:39", "attempts": [{"start_time": "2017-10-07 01:12:09", "end_time": "%s", "detail": []}]}' "$1" "$2"; }
+fmt dup.philly philly '[\n  '"$(pjob application_1_2 '2017-10-07 01:13:23')"',\n  '"$(pjob application_1_2 '2017-10-07 01:13:23')"'\n]\n'
+bad philly-duplicate-id 'dup.philly:3:33: [1].jobid: duplicate job id "application_1_2" (first in job [0])' -- run "$tmp/dup.philly.yaml" -o OUT
+fmt neg.philly philly '[\n  '"$(pjob application_1_2 '2017-10-07 01:10:00')"'\n]\n'
+bad philly-end-before-start 'neg.philly:2:166: [0].attempts[0].end_time: before start_time' -- run "$tmp/neg.philly.yaml" -o OUT
+fmt clock.philly philly '[\n  '"$(pjob application_1_2 '2017-10-07 01:13:61')"'\n]\n'
+bad philly-clock-out-of-range 'clock.philly:2:166: [0].attempts[0].end_time: expected a time like "2017-10-07 01:12:09", got "2017-10-07 01:13:61"' -- run "$tmp/clock.philly.yaml" -o OUT
+
+# --- JSON traces (kubectl pod lists, Philly): numbers out of range, errors with line and column ---
+pod='{"metadata": {"name": "p", "namespace": "a", "creationTimestamp": "2024-05-01T10:00:00Z"}'
+trace inf.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"priority": 1e999, "containers": []}}]}\n'
+bad kubectl-number-beyond-double 'inf.json:3:25: items[0].spec.priority: number out of range (beyond a double): 1e999' \
+  -- run "$tmp/inf.json.yaml" -o OUT
+trace ninf.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": -1e400}}}]}}]}\n'
+bad kubectl-quantity-beyond-double 'ninf.json:3:76: items[0].spec.containers[0].resources.requests.cpu: number out of range (beyond a double): -1e400' \
+  -- run "$tmp/ninf.json.yaml" -o OUT
+trace ktype.json '{"kind": "List", "items": [\n  {"metadata": {"name": 7, "namespace": "a"}}]}\n'
+bad kubectl-wrong-type-line-column 'ktype.json:2:17: items[0].metadata.name: expected a string' -- run "$tmp/ktype.json.yaml" -o OUT
+trace ktime.json '{"kind": "List", "items": [\n  {"metadata": {"name": "p",\n    "creationTimestamp": "yesterday"}, "spec": {}}]}\n'
+trace kspec.json '{"kind": "List", "items": [\n  {"metadata": {"name": "p", "creationTimestamp": "2024-05-01T10:00:00Z"}}]}\n'
+bad kubectl-missing-field-at-its-object 'kspec.json:2:3: items[0].spec: missing: a pod has a spec' -- run "$tmp/kspec.json.yaml" -o OUT
+bad kubectl-bad-time-line-column 'ktime.json:3:5: items[0].metadata.creationTimestamp: expected a time like' \
+  -- run "$tmp/ktime.json.yaml" -o OUT
+trace ksyntax.json '{"kind": "List", "items": [\n  {"metadata": }]}\n'
+bad kubectl-syntax-error 'ksyntax.json:2:16: invalid JSON: syntax error while parsing value' -- run "$tmp/ksyntax.json.yaml" -o OUT
+trace kbig.json '{"kind": "List", "items": [\n  '"$pod"',\n   "spec": {"priority": 99999999999999999999999}}]}\n'
+bad kubectl-integer-beyond-int64 'kbig.json:3:' -- run "$tmp/kbig.json.yaml" -o OUT
+philly_job='{"status": "Pass", "vc": "v", "jobid": "application_1_1", "user": "u", "submitted_time": "2017-10-07 01:11:39", "attempts": []}'
+trace pinf.philly '[\n  {"status": "Pass", "vc": "v", "jobid": "application_1_1", "user": "u",\n   "submitted_time": 1e999}\n]\n'
+scen pinf pinf.philly '' '  format: philly'
+bad philly-number-beyond-double 'pinf.philly:3:22: [0].submitted_time: number out of range (beyond a double): 1e999' \
+  -- run "$tmp/pinf.yaml" -o OUT
+trace ptype.philly '[\n  '"$philly_job"',\n  {"status": "Pass", "vc": ["v"], "user": "u"}\n]\n'
+scen ptype ptype.philly '' '  format: philly'
+bad philly-wrong-type-line-column 'ptype.philly:3:22: [1].vc: expected a string' -- run "$tmp/ptype.yaml" -o OUT
+
 # --- any trace ------------------------------------------------------------------------------------
 tail -c +100 "$gz" | head -c 4096 | tr -d '\n;' >"$tmp/garbage.bin"  # binary, one line, the same every run
 scen garbage.bin garbage.bin
@@ -173,6 +302,11 @@ printf '\x00\x01\x02\x03binary' >"$tmp/binary.yaml"
 bad yaml-binary 'binary.yaml:1:1: not a text file: control character 0x00' -- run "$tmp/binary.yaml" -o OUT
 : >"$tmp/empty.yaml"
 bad yaml-empty-file 'empty.yaml:1:1: the scenario is empty' -- run "$tmp/empty.yaml" -o OUT
+printf 'name: %s\n' "$(printf '[%.0s' $(seq 100000))" >"$tmp/deep.yaml"
+bad yaml-100000-deep 'deep.yaml:2:1:' -- run "$tmp/deep.yaml" -o OUT
+bad yaml-100000-deep-message 'lists and maps nested too deep for the YAML parser' -- validate "$tmp/deep.yaml"
+awk 'BEGIN { print "name: x"; s = ""; for (i = 0; i < 3000; i++) { print s "a:"; s = s "  " } }' >"$tmp/deepmap.yaml"
+bad yaml-deep-block-maps 'lists and maps nested too deep for the YAML parser' -- run "$tmp/deepmap.yaml" -o OUT
 printf '# nothing but a comment\n\n' >"$tmp/comment.yaml"
 bad yaml-comment-only 'comment.yaml:1:1: the scenario is empty' -- run "$tmp/comment.yaml" -o OUT
 scen twodocs '' '' '---\nname: second'
@@ -223,7 +357,7 @@ scen negnodes '' 's/nodes: 4/nodes: -3/'
 bad negative-nodes 'negnodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1, got "-3"' \
   -- run "$tmp/negnodes.yaml" -o OUT
 scen hugenodes '' 's/nodes: 4/nodes: 99999999999999999999/'
-bad huge-nodes 'hugenodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 2147483647' \
+bad huge-nodes 'hugenodes.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 1000000' \
   -- run "$tmp/hugenodes.yaml" -o OUT
 scen hugemem '' 's/gpu_type: H100/gpu_type: H100\n      memory_gib: 99999999999999999999/'
 bad huge-memory 'hugemem.yaml:9:19: cluster.pools[0].memory_gib: expected an integer >= 0 and <= ' \
@@ -291,15 +425,174 @@ bad seed-negative 'error: --seed: expected an integer in 0..18446744073709551615
 bad threads-negative 'error: --threads: expected a number of threads in 0..65536 (0 = all cores), got "-1"' \
   -- run "$tmp/good.yaml" -o OUT --threads -1
 bad threads-global-negative 'error: --threads: expected a number of threads' -- --threads -2 run "$tmp/good.yaml" -o OUT
-bad output-directory-missing 'no/such/dir/x.h5: output directory does not exist' -- run "$tmp/good.yaml" -o "$out/no/such/dir/x.h5"
+bad output-directory-missing 'no/such/dir/x.h5: -o: output directory does not exist' -- run "$tmp/good.yaml" -o "$out/no/such/dir/x.h5"
 mkdir -p "$out/isdir.h5"
 cases=$((cases + 1))
 msg="$("$bin" run "$tmp/good.yaml" -o "$out/isdir.h5" 2>&1)"; code=$?
-if [ "$code" -eq 2 ] && grep -qF 'isdir.h5: output path is a directory' <<<"$msg" &&
+if [ "$code" -eq 2 ] && grep -qF 'isdir.h5: -o: output path is a directory' <<<"$msg" &&
   [ -z "$(ls -A "$out/isdir.h5")" ] && ! compgen -G "$out/isdir.h5.tmp*" >/dev/null; then
   pass=$((pass + 1))
 else
   echo "FAIL output-path-is-directory: exit $code"; echo "$msg" | head -5; fail=$((fail + 1))
+fi
+
+# --- every name a policy block refers to resolves; every size has a limit -------------------------
+# pol NAME POLICY_LINES: a scenario with pools p (4 nodes) and q (2 nodes) and this `policy:` block.
+pol() {
+  printf 'name: refs\nseed: 1\ncluster:\n  pools:\n    - {name: p, nodes: 4, gpus_per_node: 8, gpu_type: H100}\n' >"$tmp/$1.yaml"
+  printf '    - {name: q, nodes: 2, gpus_per_node: 8, gpu_type: A100}\npolicy:\n%b\nworkload:\n  trace: good.swf\n' \
+    "$2" >>"$tmp/$1.yaml"
+}
+pol slurm-part '  name: slurm\n  partitions:\n    gpu: {Nodes: [p, nosuch]}'
+bad slurm-partition-unknown-pool 'slurm-part.yaml:10:18: policy.partitions.gpu.Nodes: no pool named "nosuch" (pools: p, q)' \
+  -- run "$tmp/slurm-part.yaml" -o OUT
+pol slurm-part2 '  name: slurm\n  partitions:\n    gpu: {Nodes: pp, Default: YES}'
+bad slurm-partition-pool-typo 'slurm-part2.yaml:10:18: policy.partitions.gpu.Nodes: no pool named "pp" (pools: p, q); did you mean "p"?' \
+  -- validate "$tmp/slurm-part2.yaml"
+pol slurm-cycle '  name: slurm\n  topology:\n    a: {Switches: "b"}\n    b: {Switches: "c"}\n    c: {Switches: "a"}'
+bad slurm-topology-cycle 'policy.topology.c.Switches: the switches form a cycle: a -> b -> c -> a' -- run "$tmp/slurm-cycle.yaml" -o OUT
+pol slurm-self '  name: slurm\n  topology:\n    a: {Switches: "a"}'
+bad slurm-topology-self-loop 'slurm-self.yaml:10:19: policy.topology.a.Switches: the switches form a cycle: a -> a' \
+  -- validate "$tmp/slurm-self.yaml"
+pol slurm-sw '  name: slurm\n  topology:\n    leaf0: {Nodes: "p[0-3]"}\n    spine: {Switches: "leaf0,leaf1"}'
+bad slurm-topology-unknown-switch 'slurm-sw.yaml:11:23: policy.topology.spine.Switches: Switches names no switch "leaf1"; did you mean "leaf0"?' \
+  -- validate "$tmp/slurm-sw.yaml"
+pol slurm-range '  name: slurm\n  topology:\n    leaf0: {Nodes: "p[0-99]"}'
+bad slurm-topology-range-beyond-pool 'slurm-range.yaml:10:20: policy.topology.leaf0.Nodes: no node named "p99" (pool "p" has nodes p0 to p3)' \
+  -- run "$tmp/slurm-range.yaml" -o OUT
+pol slurm-huge-range '  name: slurm\n  topology:\n    leaf0: {Nodes: "p[0-999999999999]"}'
+bad slurm-topology-huge-range 'policy.topology.leaf0.Nodes: no node named "p999999999999" (pool "p" has nodes p0 to p3)' \
+  -- validate "$tmp/slurm-huge-range.yaml"
+pol slurm-node-pool '  name: slurm\n  topology:\n    leaf0: {Nodes: "x[0-1],p[0-3]"}'
+bad slurm-topology-unknown-node-pool 'policy.topology.leaf0.Nodes: node "x[0-1]": no pool named "x" (pools: p, q)' \
+  -- validate "$tmp/slurm-node-pool.yaml"
+pol slurm-qos '  name: slurm\n  qos:\n    high: {Priority: 10, Preempt: [low, nosuch]}\n    low: {Priority: 0}'
+bad slurm-qos-preempt-unknown 'slurm-qos.yaml:10:35: policy.qos.high.Preempt: Preempt names no QOS "nosuch" (QOS: high, low, normal)' \
+  -- run "$tmp/slurm-qos.yaml" -o OUT
+pol slurm-nodes '  name: slurm\n  nodes:\n    h100: {Weight: 10}'
+bad slurm-nodes-block-unknown-pool 'slurm-nodes.yaml:10:20: policy.nodes.h100.Weight: no pool named "h100" (pools: p, q)' \
+  -- run "$tmp/slurm-nodes.yaml" -o OUT
+pol kueue-flavor '  name: kueue\n  resourceFlavors:\n    f: {pools: [p, nosuch]}\n  clusterQueues:\n    all:\n      namespaces: ["*"]\n      resources:\n        f: {gpu: {nominalQuota: 8}}'
+bad kueue-flavor-unknown-pool 'kueue-flavor.yaml:10:16: policy.resourceFlavors.f.pools: no pool named "nosuch" (pools: p, q)' \
+  -- run "$tmp/kueue-flavor.yaml" -o OUT
+printf 'policies:\n  slurm:\n    partitions:\n      gpu: {Nodes: nosuch}\n' >"$tmp/override.txt"
+scen override && cat "$tmp/override.txt" >>"$tmp/override.yaml"
+bad policies-override-unknown-pool 'override.yaml:17:20: policy.partitions.gpu.Nodes: no pool named "nosuch" (pools: p)' \
+  -- validate "$tmp/override.yaml"
+scen gpn-max '' 's/gpus_per_node: 8/gpus_per_node: 2147483647/'
+bad gpus-per-node-int-max 'gpn-max.yaml:7:22: cluster.pools[0].gpus_per_node: expected an integer >= 0 and <= 1024, got "2147483647"' \
+  -- run "$tmp/gpn-max.yaml" -o OUT
+scen gpn-big '' 's/gpus_per_node: 8/gpus_per_node: 1025/'
+bad gpus-per-node-over-limit 'gpn-big.yaml:7:22: cluster.pools[0].gpus_per_node: expected an integer >= 0 and <= 1024' \
+  -- validate "$tmp/gpn-big.yaml"
+scen nodes-300m '' 's/nodes: 4/nodes: 300000000/'
+bad nodes-hundreds-of-millions 'nodes-300m.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1 and <= 1000000, got "300000000"' \
+  -- run "$tmp/nodes-300m.yaml" -o OUT
+scen nodes-sum '' 's/nodes: 4/nodes: 600000/; s/      gpu_type: H100/      gpu_type: H100\n    - {name: q, nodes: 600000, gpus_per_node: 8, gpu_type: A100}/'
+bad nodes-total-over-limit 'nodes-sum.yaml:9:24: cluster.pools[1].nodes: the cluster has more than 1000000 nodes with this pool' \
+  -- validate "$tmp/nodes-sum.yaml"
+scen weight-huge '' '' 'tenants:\n  - {name: a, weight: 1e308}'
+bad tenant-weight-huge 'weight-huge.yaml:15:23: tenants[0].weight: expected a number > 0 and < 1e+06, got "1e308"' \
+  -- run "$tmp/weight-huge.yaml" -o OUT
+scen gpus-huge '' '' 'tenants:\n  - {name: a, gpus: 99999999999999}'
+bad tenant-gpus-huge 'gpus-huge.yaml:15:21: tenants[0].gpus: expected an integer >= 0 and <= 1099511627776' \
+  -- run "$tmp/gpus-huge.yaml" -o OUT
+scen cpus-big '' 's/gpu_type: H100/gpu_type: H100\n      cpus_per_node: 2000000000/'
+bad cpus-per-node-over-limit 'cpus-big.yaml:9:22: cluster.pools[0].cpus_per_node: expected an integer >= 0 and <= 1000000' \
+  -- validate "$tmp/cpus-big.yaml"
+
+# --- sweeps and plans: seeds, targets and keys mean what they say -----------------------------------
+scen vseed2 '' '' 'variants:\n  seed: [1, 2]\nseeds: 3'
+bad sweep-seed-variants-and-seeds 'vseed2.yaml:15:3: variants.seed: the seeds are given twice, here and under `seeds:` (line 16); keep one' \
+  -- sweep "$tmp/vseed2.yaml" -o OUT
+scen vseed3 '' '' 'variants:\n  seed: [1, x]'
+bad sweep-seed-variant-not-a-number 'vseed3.yaml:15:13: variants.seed: expected a non-negative integer seed, got "x"' \
+  -- sweep "$tmp/vseed3.yaml" -o OUT
+bad plan-target-nan 'error: --target "utilization >= nan": expected a finite number, got "nan"' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "utilization >= nan"
+bad plan-target-inf 'error: --target "cost <= inf": expected a finite number, got "inf"' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "cost <= inf"
+bad plan-target-ratio-over-one 'expected a ratio from 0 to 1 (or 0% to 100%), got "150%"' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "utilization >= 150%"
+bad plan-vary-name 'error: --vary: "name" is not a numeric key (it takes any text)' \
+  -- plan "$tmp/good.yaml" --vary name --range 1:8 --target "p95_wait <= 1h"
+bad plan-vary-gpu-type 'error: --vary: "cluster.pools.p.gpu_type" is not a numeric key' \
+  -- plan "$tmp/good.yaml" --vary cluster.pools.p.gpu_type --range 1:8 --target "p95_wait <= 1h"
+
+# --- outputs: never an input, never empty, in a writable folder (checked before any work) ----------
+"$bin" run "$tmp/good.yaml" -o "$tmp/good.h5" >/dev/null || { echo "FAIL: the base run failed"; exit 1; }
+cp "$tmp/good.yaml" "$tmp/sweep.yaml" && printf 'variants:\n  policy: [fifo, sjf]\n' >>"$tmp/sweep.yaml"
+ln -s good.yaml "$tmp/link.h5"
+ln "$tmp/good.yaml" "$tmp/hard.h5"
+mkdir -p "$tmp/kept" && cp "$tmp/good.swf" "$tmp/kept/run-1.h5" && scen kept kept/run-1.h5
+printf 'variants:\n  policy: [fifo, sjf]\n' >>"$tmp/kept.yaml"
+into='an input of this command; writing it would destroy the input'
+bad output-is-scenario "good.yaml: -o: output path is the scenario $tmp/good.yaml, $into" \
+  -- run "$tmp/good.yaml" -o "$tmp/good.yaml"
+bad output-is-trace "good.swf: -o: output path is the trace $tmp/good.swf, $into" -- run "$tmp/good.yaml" -o "$tmp/good.swf"
+bad output-resolves-to-scenario "out/../good.yaml: -o: output path is the scenario" \
+  -- run "$tmp/good.yaml" -o "$out/../good.yaml"
+bad output-symlink-to-scenario "link.h5: -o: output path is the scenario" -- run "$tmp/good.yaml" -o "$tmp/link.h5"
+bad output-hard-link-to-scenario "hard.h5: -o: output path is the scenario" -- run "$tmp/good.yaml" -o "$tmp/hard.h5"
+bad output-empty "error: --output: expected a file name, got an empty path" -- run "$tmp/good.yaml" -o ''
+bad output-folder-not-writable "/proc/x.h5: -o: output directory /proc is not writable" \
+  -- run "$tmp/good.yaml" -o /proc/x.h5
+bad output-json-run-is-trace "good.swf: -o: output path is the trace" -- run "$tmp/good.yaml" --json -o "$tmp/good.swf"
+bad merge-output-is-input "good.h5: -o: output path is the shard table $tmp/good.h5, $into" \
+  -- merge "$tmp/good.h5" -o "$tmp/good.h5"
+bad merge-csv-is-input "good.h5: --csv: output path is the shard table" -- merge "$tmp/good.h5" --csv "$tmp/good.h5"
+bad merge-two-outputs-one-file "both.out: --csv: output path is also the output of -o; give two different files" \
+  -- merge "$tmp/good.h5" -o "$out/both.out" --csv "$out/both.out"
+bad merge-csv-empty "error: --csv: expected a file name, got an empty path" -- merge "$tmp/good.h5" --csv ''
+bad report-output-is-input "good.h5: -o: output path is the result $tmp/good.h5, $into" \
+  -- report "$tmp/good.h5" -o "$tmp/good.h5"
+bad report-output-is-second-input "good.yaml: -o: output path is the result" \
+  -- report "$tmp/good.h5" "$tmp/good.yaml" -o "$tmp/good.yaml"
+bad report-output-empty "error: --output: expected a file name, got an empty path" -- report "$tmp/good.h5" -o ''
+bad sweep-output-is-scenario "sweep.yaml: -o: output path is the scenario" -- sweep "$tmp/sweep.yaml" -o "$tmp/sweep.yaml"
+bad sweep-csv-is-trace "good.swf: --csv: output path is the trace" -- sweep "$tmp/sweep.yaml" --csv "$tmp/good.swf"
+bad sweep-keep-runs-holds-input "kept: --keep-runs: would write $tmp/kept/run-1.h5, which is the trace" \
+  -- sweep "$tmp/kept.yaml" --keep-runs "$tmp/kept" -o OUT
+bad sweep-keep-runs-empty "error: --keep-runs: expected a file name, got an empty path" \
+  -- sweep "$tmp/sweep.yaml" --keep-runs '' -o OUT
+bad sweep-output-not-writable "/proc/s.h5: -o: output directory /proc is not writable" \
+  -- sweep "$tmp/sweep.yaml" -o /proc/s.h5
+bad compare-output-is-scenario "good.yaml: -o: output path is the scenario" \
+  -- compare "$tmp/good.yaml" --policies fifo,sjf -o "$tmp/good.yaml"
+bad compare-output-is-second-trace "good.swf: -o: output path is the trace" \
+  -- compare "$tmp/good.yaml" "$tmp/kept.yaml" --policies fifo -o "$tmp/good.swf"
+bad compare-keep-runs-not-writable "/proc/kept: --keep-runs: folder /proc is not writable" \
+  -- compare "$tmp/good.yaml" --policies fifo --keep-runs /proc/kept
+bad import-cluster-output-is-input "good.swf: -o: output path is the node list" \
+  -- import-cluster "$tmp/good.swf" -o "$tmp/good.swf"
+bad synth-output-not-writable "/proc/s.csv: -o: output directory /proc is not writable" -- synth --jobs 5 -o /proc/s.csv
+bad fgd-csv-is-input "good.swf: --csv: output path is the node list" \
+  -- fgd --nodes "$tmp/good.swf" --pods "$tmp/good.yaml" --csv "$tmp/good.swf"
+if [ "$(id -u)" -ne 0 ]; then  # root writes anywhere
+  mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+  bad output-folder-read-only "ro/x.h5: -o: output directory $tmp/ro is not writable" -- run "$tmp/good.yaml" -o "$tmp/ro/x.h5"
+fi
+
+# --- not an error: under --skip-bad-rows a duplicate id is a counted skip, in every format -----------
+for t in dupid.swf:2 dupid.csv:2 dup.sacct:2 dup.helios:1 dup.acme:1 dup.openb:1 dup.dlrm:1; do
+  f="${t%%:*}"; jobs="${t##*:}"; cases=$((cases + 1))
+  got="$("$bin" run "$tmp/$f.yaml" --skip-bad-rows --json 2>&1)"; code=$?
+  if [ "$code" -eq 0 ] && grep -qF "\"jobs\": $jobs," <<<"$got" && grep -qF ": 1 malformed row(s) skipped" <<<"$got" &&
+    grep -qF "duplicate job id" <<<"$got"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL skip-bad-rows-duplicate-$f: exit $code"; echo "$got" | head -5; fail=$((fail + 1))
+  fi
+done
+
+# --- not an error: `variants: {seed: [...]}` runs each seed (issue #20) ------------------------------
+scen vseed '' '' 'variants:\n  seed: [4, 9]'
+got="$("$bin" sweep "$tmp/vseed.yaml" --csv "$out/vseed.csv" 2>&1)"; code=$?
+if [ "$code" -eq 0 ] && [ "$(cut -d, -f1-2 "$out/vseed.csv" 2>/dev/null | tr '\n' ' ')" = "run,seed 0,4 1,9 " ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL sweep-seed-variants-run-each-seed: exit $code"; echo "$got" | head -5; head -3 "$out/vseed.csv"
+  fail=$((fail + 1))
 fi
 
 # --- not an error: a job larger than the cluster is rejected with a reason, never dropped ----------

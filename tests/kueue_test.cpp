@@ -32,10 +32,14 @@ namespace {
 
 const std::string kInline = headroom::testing::kInlineScenario;
 
-// The `policy:` block of a scenario (the text below `name: kueue`, indented by two spaces).
+// The `policy:` block of a scenario (the text below `name: kueue`, indented by two spaces). The
+// scenario has a pool of each name the flavors below refer to (validation checks them); the runs
+// use clusters of their own.
 policies::PolicyParams kueue_params(const std::string& body) {
   const std::string text =
-      "name: q\ncluster:\n  pools:\n    - name: a100\n      nodes: 1\n      gpus_per_node: 8\n      gpu_type: A100\n"
+      "name: q\ncluster:\n  pools:\n    - {name: pool, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+      "    - {name: a100, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+      "    - {name: h100, nodes: 1, gpus_per_node: 8, gpu_type: H100}\n"
       "policy:\n  name: kueue\n" +
       body + "workload:\n  trace: tiny.csv\n";
   return scenarios::parse_scenario(text, kInline).policy.params;

@@ -64,6 +64,29 @@ TEST(Sweep, SeedCountCountsFromTheScenarioSeed) {
   EXPECT_EQ(planner::expand(spec).size(), 3u);
 }
 
+// `variants: {seed: [...]}` varies the seed as `seeds:` does; both at once are an error (issue #20).
+TEST(Sweep, SeedVariantsAreTheSeeds) {
+  const auto spec =
+      planner::load_sweep(write_scenario("vseed.yaml", "variants:\n  seed: [11, 12]\n  policy: [fifo, sjf]\n"));
+  EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{11, 12}));
+  ASSERT_EQ(spec.variables.size(), 1u);
+  const auto points = planner::expand(spec);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(planner::point_scenario(spec, points[3]).seed, 12u);
+  const auto table = planner::sweep_table(planner::run_sweep(spec));
+  EXPECT_EQ(table.rows(), 4u);
+  try {
+    planner::load_sweep(write_scenario("vseed2.yaml", "variants:\n  seed: [1, -2]\nseeds: 2\n"));
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 2u);
+    EXPECT_EQ(std::string(e.errors()[0].what()).substr(e.errors()[0].file().size()),
+              ":17:13: variants.seed: expected a non-negative integer seed, got \"-2\"");
+    EXPECT_EQ(std::string(e.errors()[1].what()).substr(e.errors()[1].file().size()),
+              ":17:3: variants.seed: the seeds are given twice, here and under `seeds:` (line 18); keep one");
+  }
+}
+
 TEST(Sweep, BadVariantsAreErrorsWithLocations) {
   const auto path = write_scenario("bad.yaml", "variants:\n  cluster.pools.h100.nodes: [1, 2]\n  horizon: 3d\n");
   try {
@@ -159,6 +182,9 @@ TEST(Plan, ParsesTargets) {
   EXPECT_THROW(planner::parse_target("p95_wait 1h"), sim::InputError);
   EXPECT_THROW(planner::parse_target("p95_wait <= soon"), sim::InputError);
   EXPECT_THROW(planner::parse_target("utilization >= lots"), sim::InputError);
+  EXPECT_THROW(planner::parse_target("utilization >= nan"), sim::InputError);   // issue #20
+  EXPECT_THROW(planner::parse_target("cost <= inf"), sim::InputError);          // never a real bound
+  EXPECT_THROW(planner::parse_target("utilization >= 150%"), sim::InputError);  // a ratio is 0..1
   // Per job kind and per tenant quantiles of wait and JCT.
   t = planner::parse_target("kind:train.jct_p95 <= 2h");
   EXPECT_EQ(t.kpi, "kind.jct_p95");
@@ -226,6 +252,27 @@ TEST(Plan, FindsTheSmallestValueMeetingTheTarget) {
   EXPECT_GT(mean_wait(*r.answer - 1), 120.0);
   EXPECT_GE(r.curve.size(), 3u);
   for (std::size_t i = 1; i < r.curve.size(); ++i) EXPECT_LT(r.curve[i - 1].value, r.curve[i].value);
+}
+
+// plan searches a number: a key that takes any text (a name) is refused before any run (issue #20).
+TEST(Plan, VaryingAKeyThatIsNotANumberIsAnError) {
+  planner::PlanRequest req;
+  req.scenario = write_scenario("plan-name.yaml", "");
+  req.lo = 1;
+  req.hi = 3;
+  req.targets = {planner::parse_target("wait_mean <= 1h")};
+  for (const char* key : {"name", "cluster.pools.a100.gpu_type"}) {
+    req.vary = key;
+    try {
+      planner::plan(req);
+      ADD_FAILURE() << key;
+    } catch (const sim::InputError& e) {
+      EXPECT_EQ(e.where(), "--vary");
+      EXPECT_EQ(e.message(), "\"" + std::string(key) +
+                                 "\" is not a numeric key (it takes any text); plan searches a count such as "
+                                 "cluster.pools.<pool>.nodes");
+    }
+  }
 }
 
 TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {

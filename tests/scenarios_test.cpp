@@ -265,12 +265,52 @@ TEST(ScenarioErrors, NegativeAndOutOfRangeNumbers) {
   expect_only(replace(kBase, "gpus_per_node: 8", "gpus_per_node: -1"),
               {6, 22, "cluster.pools[0].gpus_per_node", "expected an integer >= 0, got \"-1\""});
   expect_only(replace(kBase, "nodes: 4", "nodes: 99999999999"),
-              {5, 14, "cluster.pools[0].nodes", "expected an integer >= 1 and <= 2147483647, got \"99999999999\""});
+              {5, 14, "cluster.pools[0].nodes", "expected an integer >= 1 and <= 1000000, got \"99999999999\""});
   expect_only(kBase + "seed: -1\n", {11, 7, "seed", "expected a non-negative integer, got \"-1\""});
   expect_only(replace(kBase, "trace: tiny.csv", "trace: tiny.csv\n  arrival_scale: 0"),
               {11, 18, "workload.arrival_scale", "expected a number > 0 and < 1000, got \"0\""});
   expect_only(kBase + "tenants:\n  - {name: t, weight: -2}\n",
-              {12, 23, "tenants[0].weight", "expected a number > 0, got \"-2\""});
+              {12, 23, "tenants[0].weight", "expected a number > 0 and < 1e+06, got \"-2\""});
+}
+
+// Pool sizes have stated limits (README, "Scenario format"), so a typo never asks for gigabytes
+// nor trips an assertion (issue #20).
+TEST(ScenarioErrors, PoolSizeLimits) {
+  expect_only(replace(kBase, "gpus_per_node: 8", "gpus_per_node: 2147483647"),
+              {6, 22, "cluster.pools[0].gpus_per_node", "expected an integer >= 0 and <= 1024, got \"2147483647\""});
+  expect_only(replace(kBase, "nodes: 4", "nodes: 300000000"),
+              {5, 14, "cluster.pools[0].nodes", "expected an integer >= 1 and <= 1000000, got \"300000000\""});
+  EXPECT_EQ(parse_scenario(replace(kBase, "nodes: 4", "nodes: 1000000"), kInline).cluster.total_nodes(), 1000000);
+}
+
+// Every pool, QOS, switch and node a policy block names exists (issue #20).
+TEST(ScenarioErrors, PolicyReferencesResolve) {
+  auto slurm = [](const std::string& block) {
+    return replace(kBase, "policy: fifo", "policy:\n  name: slurm\n" + block);
+  };
+  expect_only(slurm("  partitions:\n    gpu: {Nodes: [a100, b200]}"),
+              {11, 18, "policy.partitions.gpu.Nodes", "no pool named \"b200\" (pools: a100); did you mean \"a100\"?"});
+  expect_only(slurm("  nodes:\n    a10: {Weight: 2}"),
+              {11, 19, "policy.nodes.a10.Weight", "no pool named \"a10\" (pools: a100); did you mean \"a100\"?"});
+  expect_only(slurm("  qos:\n    high: {Preempt: [lo]}\n    low: {Priority: 1}"),
+              {11, 21, "policy.qos.high.Preempt",
+               "Preempt names no QOS \"lo\" (QOS: high, low, normal); did you mean \"low\"?"});
+  expect_only(
+      slurm("  topology:\n    leaf: {Nodes: \"a100[0-4]\"}"),
+      {11, 19, "policy.topology.leaf.Nodes", "no node named \"a1004\" (pool \"a100\" has nodes a1000 to a1003)"});
+  expect_only(slurm("  topology:\n    s1: {Switches: s2}\n    s2: {Switches: s1}"),
+              {12, 20, "policy.topology.s2.Switches", "the switches form a cycle: s1 -> s2 -> s1"});
+  // The documented forms resolve.
+  EXPECT_NO_THROW(
+      parse_scenario(slurm("  partitions:\n    gpu: {Nodes: a100}\n  qos:\n    high: {Preempt: [normal]}\n"
+                           "  topology:\n    leaf0: {Nodes: \"a100[0-1]\"}\n    leaf1: {Nodes: \"a100[2-3]\"}\n"
+                           "    spine: {Switches: \"leaf0,leaf1\"}"),
+                     kInline));
+  expect_only(
+      replace(kBase, "policy: fifo",
+              "policy:\n  name: kueue\n  resourceFlavors: {f: {pools: [h100]}}\n  clusterQueues:\n"
+              "    all: {namespaces: [\"*\"], resources: {f: {gpu: {nominalQuota: 8}}}}"),
+      {10, 32, "policy.resourceFlavors.f.pools", "no pool named \"h100\" (pools: a100); did you mean \"a100\"?"});
 }
 
 TEST(ScenarioErrors, WrongNodeTypes) {

@@ -246,9 +246,10 @@ TEST(Sacct, SampleExactValues) {
 TEST(Sacct, DurationsAndLimits) {
   TempDir tmp;
   std::string text = kSacctHeader;
+  int id = 0;
   for (const char* limit : {"5", "1:30", "1:02:03", "2-03:04", "1-00:00:01", "2-5"})
-    text += std::string("1|u|a|p||2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:05|00:00:05|") + limit +
-            "|gres/gpu=1||COMPLETED|n\n";
+    text += std::to_string(++id) + "|u|a|p||2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:05|00:00:05|" +
+            limit + "|gres/gpu=1||COMPLETED|n\n";
   const auto w = traces::import_trace(tmp.write("a.txt", text));
   ASSERT_EQ(w.jobs.size(), 6u);
   EXPECT_EQ(w.jobs[0].walltime, s(300));  // minutes
@@ -410,6 +411,13 @@ TEST(Kubernetes, ErrorsNamePositionOrJsonPath) {
   e = import_error(
       tmp.write("t.json", "{\"items\": [{\"metadata\": {\"creationTimestamp\": \"yesterday\"}, \"spec\": {}}]}"));
   EXPECT_EQ(e.where(), "items[0].metadata.creationTimestamp");
+  EXPECT_EQ(e.line(), 1);  // the key of the field (issue #20)
+  EXPECT_EQ(e.column(), 26);
+  e = import_error(tmp.write("n.json", "{\"items\": [\n {\"spec\": {\"priority\": -1e999}}]}"));
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.column(), 24);
+  EXPECT_EQ(e.where(), "items[0].spec.priority");
+  EXPECT_EQ(e.message(), "number out of range (beyond a double): -1e999");
   e = import_error(tmp.write("k.json", "{\"kind\": \"Deployment\"}"));
   EXPECT_EQ(e.where(), "kind");
   e = import_error(tmp.write("i.json", "{\"kind\": \"List\", \"items\": {}}"));
@@ -783,7 +791,8 @@ TEST(Philly, Errors) {
   TempDir tmp;
   auto e = import_error(
       tmp.write("log.json", "[\n  {\"user\": \"u\", \"vc\": \"v\",\n   \"submitted_time\": \"yesterday\"}\n]\n"));
-  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.line(), 3);  // the field's own key
+  EXPECT_EQ(e.column(), 4);
   EXPECT_EQ(e.where(), "[0].submitted_time");
   EXPECT_NE(e.message().find("expected a time"), std::string::npos) << e.what();
   e = import_error(tmp.write("log2.json",
@@ -796,6 +805,12 @@ TEST(Philly, Errors) {
   EXPECT_NE(e.message().find("invalid JSON"), std::string::npos) << e.what();
   e = import_error(tmp.write("log4.json", "{\"jobs\": []}\n"), with(Format::Philly));
   EXPECT_NE(e.message().find("expected a JSON array of jobs"), std::string::npos) << e.what();
+  // A number beyond a double is the field's error, with its line and column (issue #20).
+  e = import_error(tmp.write("log6.json", "[\n {\"user\": \"u\",\n  \"vc\": 1e999}\n]\n"), with(Format::Philly));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.column(), 9);
+  EXPECT_EQ(e.where(), "[0].vc");
+  EXPECT_EQ(e.message(), "number out of range (beyond a double): 1e999");
   e = import_error(tmp.write("log5.json", "[1, 2]\n"));
   EXPECT_EQ(e.where(), "[0]");
   e = import_error(tmp.write("log6.json",

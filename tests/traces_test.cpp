@@ -265,10 +265,14 @@ TEST(SwfImport, GzipMatchesPlainAndIsDetectedByContent) {
   // Compressed data under a plain name, and plain data under a .gz name.
   EXPECT_EQ(traces::import_trace(tmp.write("renamed.swf", bytes)).jobs.size(), 5u);
   EXPECT_EQ(traces::import_trace(tmp.write("plain.swf.gz", read_bytes(kData + "small.swf"))).jobs.size(), 5u);
-  // Concatenated gzip members read as one stream.
-  const models::Workload twice = traces::import_trace(tmp.write("twice.swf.gz", bytes + bytes));
+  // Concatenated gzip members read as one stream: the second copy's job ids are duplicates
+  // (counted bad rows under skip_bad_rows).
+  ImportOptions skip;
+  skip.skip_bad_rows = true;
+  const models::Workload twice = traces::import_trace(tmp.write("twice.swf.gz", bytes + bytes), skip);
   EXPECT_EQ(twice.meta.rows, 10);
-  EXPECT_EQ(twice.jobs.size(), 10u);
+  EXPECT_EQ(twice.meta.bad_rows, 5);
+  EXPECT_EQ(twice.jobs.size(), 5u);
 }
 
 TEST(SwfImport, TruncatedOrCorruptGzipIsAnInputError) {
@@ -372,7 +376,7 @@ TEST(SwfImport, SkipsJobsThatCannotBeSimulatedWithWarnings) {
   text += "12 0 0 5 0 -1 -1 0 -1 -1 1 1 1 -1 1 -1 -1 -1\n";    // line 4: zero processors
   text += "13 -1 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";   // line 5: submit unknown
   text += "14 1 0 5 2 -1 -1 2 -1 -1 1 1 1 -1 1 -1 -1 -1\n";    // line 6: fine
-  text += "15 2 0 -7 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";   // line 7: run time negative
+  text += "15 2 0 -1 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";   // line 7: run time unknown
   text += "16 3 0 -1 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";   // line 8: not warned (only 5 kept)
   text += "17 3 0 9 0 -1 -1 3 -1 -1 1 1 1 -1 1 -1 -1 -1\n";    // line 9: allocation 0, request 3: fine
   const models::Workload w = traces::import_trace(tmp.write("skip.swf", text));
@@ -387,8 +391,34 @@ TEST(SwfImport, SkipsJobsThatCannotBeSimulatedWithWarnings) {
                                  "line 3: processors unknown (allocated -1, requested -1), job skipped",
                                  "line 4: processors unknown (allocated 0, requested 0), job skipped",
                                  "line 5: submit time unknown (-1), job skipped",
-                                 "line 7: run time unknown (-7), job skipped",
+                                 "line 7: run time unknown (-1), job skipped",
                              }));
+}
+
+// A negative time other than -1 (unknown) and a job id seen twice are errors, as in every format,
+// or counted bad rows under skip_bad_rows (traces/README.md, "Bad rows"; issue #20).
+TEST(SwfImport, NegativeTimesAndDuplicateIdsAreBadRows) {
+  TempDir tmp;
+  std::string text = "1 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";
+  text += "2 0 0 -7 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";  // line 2: run time negative
+  text += "3 0 -2 5 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";  // line 3: wait negative
+  text += "1 4 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";   // line 4: job 1 again
+  text += "4 5 0 5 1 -1 -1 1 -3 -1 1 1 1 -1 1 -1 -1 -1\n";   // line 5: requested time negative
+  const std::string path = tmp.write("neg.swf", text);
+  const sim::InputError e = import_error(path);
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.column(), 7);
+  EXPECT_EQ(e.where(), "run time (field 4)");
+  EXPECT_EQ(e.message(), "expected a time >= 0 (or -1 for unknown), got \"-7\"");
+  ImportOptions skip;
+  skip.skip_bad_rows = true;
+  const models::Workload w = traces::import_trace(path, skip);
+  ASSERT_EQ(w.jobs.size(), 1u);
+  EXPECT_EQ(w.jobs[0].trace_id, 1);
+  EXPECT_EQ(w.jobs[0].submit, 0);  // the first row with id 1 stays; the later copy goes
+  EXPECT_EQ(w.meta.bad_rows, 4);
+  EXPECT_EQ(w.meta.warnings.back(),
+            "line 4, column 1, job id (field 1): duplicate job id 1 (first at line 1) (bad row skipped)");
 }
 
 TEST(SwfImport, BlankLinesCrLfAndNoFinalNewline) {

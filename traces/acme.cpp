@@ -76,6 +76,7 @@ models::Workload import_acme(LineReader& in, const ImportOptions& options) {
   w.meta.format = "acme";
   Table t(in, kColumns, {.layout = "Acme job trace"});
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
+  IdCheck ids;
   for (;;) try {
       if (!t.next()) break;
       ++w.meta.rows;
@@ -83,7 +84,7 @@ models::Workload import_acme(LineReader& in, const ImportOptions& options) {
       std::int64_t id = 0;
       j.trace_id = parse_int(t.text(kJobId), id) == Parse::Ok ? id : w.meta.rows - 1;
       if (t.empty(kUser)) t.fail(kUser, "empty value in a required column");
-      j.tenant = w.tenants.intern(t.text(kUser));
+      j.tenant = w.tenants.intern(t.name(kUser));
       const std::string_view type = t.text(kType);
       j.queue = w.queues.intern(type.empty() ? std::string_view("default") : type);
       j.kind = kind_of(type);
@@ -122,9 +123,11 @@ models::Workload import_acme(LineReader& in, const ImportOptions& options) {
         continue;
       }
       w.jobs.push_back(j);
+      ids.add(t.text(kJobId), t.line(), t.column(kJobId), w.jobs.size() - 1);
     } catch (const sim::InputError& e) {
       bad_row(w, e, options);
     }
+  ids.finish(w, options, in.path(), t.field(kJobId));
   if (w.jobs.empty()) return w;
   w.meta.unix_start = origin / sim::kSecond;
   for (models::Job& j : w.jobs) {

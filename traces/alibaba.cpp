@@ -76,6 +76,7 @@ models::Workload import_openb(LineReader& in, const ImportOptions& options) {
   w.meta.format = "openb";
   Table t(in, kOpenbColumns, {.layout = "openb pod list"});
   const models::TenantId tenant = w.tenants.intern("default");
+  IdCheck ids;
   for (;;) try {
       if (!t.next()) break;
       ++w.meta.rows;
@@ -97,7 +98,7 @@ models::Workload import_openb(LineReader& in, const ImportOptions& options) {
       }
       if (!t.empty(kGpuSpec)) j.gpu_type = intern_gpu_type(w, t.text(kGpuSpec));
       const std::string_view qos = t.text(kQos);
-      j.queue = w.queues.intern(qos.empty() ? std::string_view("default") : qos);
+      j.queue = w.queues.intern(qos.empty() ? std::string_view("default") : t.name(kQos));
       if (qos == "LS" || qos == "Guaranteed") {
         j.priority = 2;
       } else if (qos == "Burstable") {
@@ -135,9 +136,11 @@ models::Workload import_openb(LineReader& in, const ImportOptions& options) {
         continue;
       }
       w.jobs.push_back(j);
+      ids.add(t.text(kName), t.line(), t.column(kName), w.jobs.size() - 1);
     } catch (const sim::InputError& e) {
       bad_row(w, e, options);
     }
+  ids.finish(w, options, in.path(), t.field(kName));
   return w;
 }
 
@@ -173,6 +176,7 @@ models::Workload import_dlrm(LineReader& in, const ImportOptions& options) {
   Table t(in, kDlrmColumns, {.layout = "Alibaba 2025 DLRM trace"});
   sim::Tick last_time = 0;  // the latest time in the file: the end of the trace window
   std::vector<std::size_t> open_ended;
+  IdCheck ids;
   for (;;) try {
       if (!t.next()) break;
       ++w.meta.rows;
@@ -181,7 +185,7 @@ models::Workload import_dlrm(LineReader& in, const ImportOptions& options) {
       const std::string_view role = t.text(kRole);
       if (role != "HN" && role != "CN") t.fail(kRole, "expected HN or CN, got " + quoted(role));
       if (t.empty(kApp)) t.fail(kApp, "empty value in a required column");
-      j.tenant = w.tenants.intern(t.text(kApp));
+      j.tenant = w.tenants.intern(t.name(kApp));
       j.queue = w.queues.intern(role);
       j.kind = models::JobKind::Inference;
       const double cpus = t.number(kCpuRequest);
@@ -223,6 +227,7 @@ models::Workload import_dlrm(LineReader& in, const ImportOptions& options) {
         open_ended.push_back(w.jobs.size());
       }
       w.jobs.push_back(j);
+      ids.add(t.text(kInstance), t.line(), t.column(kInstance), w.jobs.size() - 1);
     } catch (const sim::InputError& e) {
       bad_row(w, e, options);
     }
@@ -230,6 +235,7 @@ models::Workload import_dlrm(LineReader& in, const ImportOptions& options) {
     models::Job& j = w.jobs[i];
     j.runtime = last_time - (j.trace_start >= 0 ? j.trace_start : j.submit);
   }
+  ids.finish(w, options, in.path(), t.field(kInstance));  // after the indexes in open_ended are used
   return w;
 }
 

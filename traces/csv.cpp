@@ -131,6 +131,8 @@ class CsvImporter {
         bad_row(w_, e, options_);
       }
     }
+    ids_.finish(w_, options_, in_.path(),
+                "id (column " + std::to_string(index_[static_cast<std::size_t>(Col::Id)] + 1) + ")");
     return std::move(w_);
   }
 
@@ -392,6 +394,9 @@ class CsvImporter {
       return;
     }
     w_.jobs.push_back(j);
+    const int id_cell = index_[static_cast<std::size_t>(Col::Id)];
+    ids_.add(j.trace_id, records_.line(),
+             static_cast<int>(records_.cells()[static_cast<std::size_t>(id_cell)].offset) + 1, w_.jobs.size() - 1);
   }
 
   LineReader& in_;
@@ -403,6 +408,7 @@ class CsvImporter {
   RecordReader records_;
   std::map<std::string, std::uint16_t, std::less<>> gpu_types_;
   std::vector<std::int32_t> group_gang_min_;  // gang_min seen per group, -1 = none yet
+  IdCheck ids_;
 };
 
 }  // namespace

@@ -79,6 +79,7 @@ models::Workload import_helios(LineReader& in, const ImportOptions& options) {
                           "the Helios cluster_log layout needs a duration column, or start_time and end_time");
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
   bool datetimes = false;
+  IdCheck ids;
   for (;;) try {
       if (!t.next()) break;
       ++w.meta.rows;
@@ -87,8 +88,8 @@ models::Workload import_helios(LineReader& in, const ImportOptions& options) {
       j.trace_id = t.has(kJobId) && parse_int(t.text(kJobId), id) == Parse::Ok ? id : w.meta.rows - 1;
       if (t.empty(kUser)) t.fail(kUser, "empty value in a required column");
       if (t.empty(kVc)) t.fail(kVc, "empty value in a required column");
-      j.tenant = w.tenants.intern(t.text(kUser));
-      j.queue = w.queues.intern(t.text(kVc));
+      j.tenant = w.tenants.intern(t.name(kUser));
+      j.queue = w.queues.intern(t.name(kVc));
       j.gpus = static_cast<std::int32_t>(t.integer(kGpuNum, 0, kInt32Max));
       if (!t.empty(kCpuNum)) j.cpus = static_cast<std::int32_t>(t.integer(kCpuNum, 0, kInt32Max));
       if (!t.empty(kNodeNum)) j.nodes = static_cast<std::int32_t>(t.integer(kNodeNum, 0, kInt32Max));
@@ -120,9 +121,16 @@ models::Workload import_helios(LineReader& in, const ImportOptions& options) {
         continue;
       }
       w.jobs.push_back(j);
+      if (t.has(kJobId)) {
+        if (parse_int(t.text(kJobId), id) == Parse::Ok)
+          ids.add(id, t.line(), t.column(kJobId), w.jobs.size() - 1);
+        else
+          ids.add(t.text(kJobId), t.line(), t.column(kJobId), w.jobs.size() - 1);
+      }
     } catch (const sim::InputError& e) {
       bad_row(w, e, options);
     }
+  if (t.has(kJobId)) ids.finish(w, options, in.path(), t.field(kJobId));
   if (w.jobs.empty()) return w;
   if (datetimes) w.meta.unix_start = origin / sim::kSecond;
   for (models::Job& j : w.jobs) {

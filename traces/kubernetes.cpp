@@ -10,10 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/errors.hpp"
 #include "traces/fields.hpp"
+#include "traces/json_input.hpp"
 #include "traces/table.hpp"
 
 namespace headroom::traces::detail {
@@ -73,29 +75,18 @@ class Pods {
 
  private:
   json parse() {
-    std::string text;
-    std::string_view line;
-    while (in_.next_line(line)) {
-      text.append(line);
-      text += '\n';
-    }
-    try {
-      return json::parse(text);
-    } catch (const json::parse_error& e) {
-      // e.byte is 1-based, just past the offending character.
-      const std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
-      const std::size_t nl = text.rfind('\n', at == 0 ? 0 : at - 1);
-      const int line_no =
-          static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1;
-      const int column = static_cast<int>(at - (nl == std::string::npos || at == 0 ? 0 : nl + 1)) + 1;
-      std::string what = e.what();
-      // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while ..."
-      if (const std::size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
-      throw sim::InputError(in_.path(), line_no, column, "", "invalid JSON: " + what);
-    }
+    CharStream stream(in_);
+    return parse_json(in_, stream);
   }
 
+  // Errors name the line and column of the field (the file is read again to find it, for the
+  // first few errors only).
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    if (located_ < kMaxWarnings) {
+      ++located_;
+      const auto [line, column] = json_position(in_.path(), path);
+      if (line > 0) throw sim::InputError(in_.path(), line, column, path, message);
+    }
     throw sim::InputError(in_.path(), 0, 0, path, message);
   }
 
@@ -264,6 +255,12 @@ class Pods {
       warn(who, "a " + kind + ", not a Pod");
       return;
     }
+    if (!name.empty()) {  // a pod list names a pod once in its namespace (traces/README.md, "Bad rows")
+      const auto [seen, fresh] = first_index_.try_emplace((ns.empty() ? "default" : ns) + "/" + name, i);
+      if (!fresh)
+        fail(join(mpath, "name"), "duplicate pod " + detail::quoted((ns.empty() ? "default" : ns) + "/" + name) +
+                                      " (first at " + index(prefix_, seen->second) + ")");
+    }
     models::Job j;
     j.trace_id = static_cast<std::int64_t>(i);
     j.tenant = w_.tenants.intern(ns.empty() ? "default" : ns);
@@ -374,6 +371,8 @@ class Pods {
   std::vector<std::size_t> running_;
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
   sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
+  mutable std::size_t located_ = 0;                           // errors located by json_position so far
+  std::unordered_map<std::string, std::size_t> first_index_;  // namespace/name -> the pod that had it first
 };
 
 }  // namespace

@@ -204,6 +204,7 @@ models::Workload import_pai(LineReader& in, const ImportOptions& options) {
     LineReader& jin = kind == "job" ? in : own.emplace(*job_path);
     const bool header = has_header(jin.path());
     Table t(jin, kJobColumns, {.header = header, .layout = "PAI job table"});
+    std::vector<int> first_line(jobs.size(), 0);  // the job table's row of each job, 0 before it
     for (;;) try {
         if (!t.next()) break;
         ++w.meta.rows;
@@ -212,9 +213,14 @@ models::Workload import_pai(LineReader& in, const ImportOptions& options) {
           skip_row(w, t.line(), "no task in the task table");
           continue;
         }
+        if (first_line[it->second] > 0)  // the one rule for ids seen twice (IdCheck)
+          t.fail(kJName, "duplicate job id " + quoted(t.text(kJName)) + " (first at line " +
+                             std::to_string(first_line[it->second]) + ")");
         const sim::Tick submit = opt_seconds(t, kJStart);
+        const std::string user(t.name(kJUser));
         latest = std::max(latest, submit);
-        order.push_back({it->second, t.line(), std::string(t.text(kJUser)), status_of(t.text(kJStatus)), submit});
+        first_line[it->second] = t.line();
+        order.push_back({it->second, t.line(), user, status_of(t.text(kJStatus)), submit});
       } catch (const sim::InputError& e) {
         bad_row(w, e, options);
       }

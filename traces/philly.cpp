@@ -15,10 +15,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/errors.hpp"
 #include "traces/fields.hpp"
+#include "traces/json_input.hpp"
 #include "traces/table.hpp"
 
 namespace headroom::traces::detail {
@@ -26,71 +28,6 @@ namespace headroom::traces::detail {
 namespace {
 
 using nlohmann::json;
-
-// The characters of a LineReader, lines joined with '\n', as an input iterator for nlohmann's
-// parser. It remembers the line and column of the last character read, for messages.
-class CharStream {
- public:
-  explicit CharStream(LineReader& in) : in_(in) {}
-
-  // Next character, or -1 at the end.
-  int get() {
-    while (pos_ >= line_.size()) {
-      if (pending_newline_) {
-        pending_newline_ = false;
-        ++pos_;
-        column_ = static_cast<int>(line_.size()) + 1;
-        return '\n';
-      }
-      if (!in_.next_line(line_)) return -1;
-      pos_ = 0;
-      pending_newline_ = true;
-      if (line_.empty()) continue;
-    }
-    column_ = static_cast<int>(pos_) + 1;
-    return static_cast<unsigned char>(line_[pos_++]);
-  }
-  int line() const { return in_.line_number(); }
-  int column() const { return column_; }
-
- private:
-  LineReader& in_;
-  std::string_view line_;
-  std::size_t pos_ = 0;
-  bool pending_newline_ = false;
-  int column_ = 0;
-};
-
-class CharIterator {
- public:
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-
-  CharIterator() = default;  // the end
-  explicit CharIterator(CharStream& s) : s_(&s) { advance(); }
-  const char& operator*() const { return c_; }
-  CharIterator& operator++() {
-    advance();
-    return *this;
-  }
-  void operator++(int) { advance(); }
-  bool operator==(const CharIterator& o) const { return s_ == o.s_; }
-  bool operator!=(const CharIterator& o) const { return s_ != o.s_; }
-
- private:
-  void advance() {
-    const int c = s_->get();
-    if (c < 0)
-      s_ = nullptr;
-    else
-      c_ = static_cast<char>(c);
-  }
-  CharStream* s_ = nullptr;
-  char c_ = 0;
-};
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
@@ -100,11 +37,10 @@ class PhillyLog {
 
   models::Workload run() {
     w_.meta.format = "philly";
-    try {
+    {
       bool top_checked = false;
-      [[maybe_unused]] const json discarded = json::parse(
-          CharIterator(stream_), CharIterator(),
-          [&](int depth, json::parse_event_t event, json& value) -> bool {
+      [[maybe_unused]] const json discarded =
+          parse_json(in_, stream_, [&](int depth, json::parse_event_t event, json& value) -> bool {
             if (!top_checked) {
               top_checked = true;
               if (event != json::parse_event_t::array_start)
@@ -125,12 +61,7 @@ class PhillyLog {
               throw sim::InputError(in_.path(), stream_.line(), stream_.column(), "[" + std::to_string(index_) + "]",
                                     "expected a job object");
             return true;
-          },
-          true);
-    } catch (const json::parse_error& e) {
-      std::string what = e.what();
-      if (const std::size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
-      throw sim::InputError(in_.path(), stream_.line(), stream_.column(), "", "invalid JSON: " + what);
+          });
     }
     for (const std::size_t i : running_) {
       models::Job& j = w_.jobs[i];
@@ -149,8 +80,14 @@ class PhillyLog {
   }
 
  private:
-  // Errors inside a job name the line where its object starts.
+  // Errors inside a job name the line and column of the field (the file is read again to find it,
+  // for the first few errors only), else the line where the job's object starts.
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    if (located_ < kMaxWarnings) {
+      ++located_;
+      const auto [line, column] = json_position(in_.path(), path);
+      if (line > 0) throw sim::InputError(in_.path(), line, column, path, message);
+    }
     throw sim::InputError(in_.path(), job_line_, 0, path, message);
   }
 
@@ -175,12 +112,20 @@ class PhillyLog {
   void skip(const std::string& why) { skip_row(w_, job_line_, "job [" + std::to_string(index_) + "]: " + why); }
 
   void job(const json& o) {
-    const std::string path = "[" + std::to_string(index_) + "]";
+    std::string path = "[";  // appended, not concatenated: GCC 12 warns (-Wrestrict) on "[" + to_string
+    path += std::to_string(index_);
+    path += ']';
     ++w_.meta.rows;
     row_latest_ = std::numeric_limits<sim::Tick>::min();
     models::Job j;
     j.trace_id = static_cast<std::int64_t>(index_);
     const std::string id = string_at(o, "jobid", path);
+    if (!id.empty()) {  // the one rule for ids seen twice (traces/README.md, "Bad rows")
+      const auto [seen, fresh] = first_index_.try_emplace(id, index_);
+      if (!fresh)
+        fail(path + ".jobid",
+             "duplicate job id " + detail::quoted(id) + " (first in job [" + std::to_string(seen->second) + "])");
+    }
     if (const std::size_t us = id.rfind('_'); us != std::string::npos) {
       std::int64_t seq = 0, cluster = 0;
       const std::size_t us0 = id.rfind('_', us - 1);
@@ -271,6 +216,8 @@ class PhillyLog {
   models::Workload w_;
   std::size_t index_ = 0;
   int job_line_ = 0;
+  mutable std::size_t located_ = 0;                           // errors located by json_position so far
+  std::unordered_map<std::string, std::size_t> first_index_;  // jobid -> the job that had it first
   std::vector<std::size_t> running_;
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();      // over the jobs read so far
   sim::Tick row_latest_ = std::numeric_limits<sim::Tick>::min();  // in the job being read

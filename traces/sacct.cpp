@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/errors.hpp"
@@ -167,8 +168,12 @@ bool parse_slurm_duration(std::string_view s, sim::Tick& out_ms) {
     std::int64_t v = 0;
     if (unit[i] == 1 && i == n - 1) {
       if (!is_decimal(parts[i]) || parts[i].front() == '-' || parse_seconds(parts[i], v) != Parse::Ok) return false;
+      if (i > 0 && v >= 60 * sim::kSecond) return false;
     } else {
       if (!all_digits(parts[i]) || parse_int(parts[i], v) != Parse::Ok || v > kMaxSeconds / unit[i]) return false;
+      // A clock field after a larger one stays in its range: minutes and seconds 0-59, hours 0-23
+      // after days (issue #20: "25:99:99" is not a duration).
+      if ((i > 0 || has_days) && v >= (unit[i] == 3600 ? 24 : 60)) return false;
       v *= unit[i] * sim::kSecond;
     }
     ms += v;
@@ -191,8 +196,10 @@ sim::Tick time_cell(const Table& t, std::size_t k) {
 sim::Tick duration_cell(const Table& t, std::size_t k) {
   sim::Tick ms = 0;
   if (!parse_slurm_duration(t.text(k), ms))
-    t.fail(k, "expected a Slurm duration like \"1-02:03:04\", \"02:03:04\", \"03:04\" or minutes, got " +
-                  quoted(t.text(k)));
+    t.fail(k,
+           "expected a Slurm duration like \"1-02:03:04\", \"02:03:04\", \"03:04\" or minutes (minutes and seconds "
+           "0-59, hours 0-23 after days), got " +
+               quoted(t.text(k)));
   return ms;
 }
 
@@ -306,6 +313,7 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
   std::vector<Entry> entries;
   std::map<std::string, std::size_t, std::less<>> het;  // het job key -> entry
   std::vector<std::int64_t> tasks;
+  std::unordered_map<std::string, int> first_line;  // JobID -> the line of its row
   for (;;) try {
       if (!t.next()) break;
       JobIdCell id;
@@ -314,6 +322,10 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
                            quoted(t.text(kJobId)));
       if (id.kind == JobIdCell::Step) continue;  // steps run inside their job's allocation
       ++w.meta.rows;
+      // A job's own row comes once (steps and het components have ids of their own).
+      if (const auto [seen, fresh] = first_line.try_emplace(std::string(t.text(kJobId)), t.line()); !fresh)
+        t.fail(kJobId,
+               "duplicate job id " + quoted(t.text(kJobId)) + " (first at line " + std::to_string(seen->second) + ")");
       Entry e;
       e.line = t.line();
       models::Job& j = e.job;
@@ -322,12 +334,12 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
         std::int64_t raw = 0;
         if (parse_int(t.text(kJobIdRaw), raw) == Parse::Ok) j.trace_id = raw;
       }
-      const std::string_view account = t.text(kAccount);
-      const std::string_view user = t.text(kUser);
+      const std::string_view account = t.name(kAccount);
+      const std::string_view user = t.name(kUser);
       if (account.empty() && user.empty()) t.fail(t.has(kAccount) ? kAccount : kUser, "empty Account and User");
       j.tenant = w.tenants.intern(account.empty() ? user : account);
-      const std::string_view partition = t.text(kPartition);
-      const std::string_view qos = t.text(kQos);
+      const std::string_view partition = t.name(kPartition);
+      const std::string_view qos = t.name(kQos);
       j.queue = w.queues.intern(partition.empty() ? std::string_view("default") : partition);
       if (!qos.empty()) j.qos = w.qos.intern(qos);
       const std::string_view state = t.text(kState);

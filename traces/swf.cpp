@@ -137,6 +137,7 @@ class SwfImporter {
         bad_row(w_, e, options_);
       }
     }
+    ids_.finish(w_, options_, in_.path(), kFieldNames[kJobId]);
     return std::move(w_);
   }
 
@@ -208,9 +209,11 @@ class SwfImporter {
       fail(line, tok[f], kFieldNames[f], "expected an integer, got " + quoted(tok[f]));
     }
 
-    if (v[kSubmit] < -1)
-      fail(line, tok[kSubmit], kFieldNames[kSubmit],
-           "expected a time >= 0 (or -1 for unknown), got " + quoted(tok[kSubmit]));
+    // A negative time other than SWF's -1 (unknown) is an error in every time field, as a
+    // negative duration is in every format (traces/README.md, "Bad rows").
+    for (const int f : {kSubmit, kWait, kRunTime, kReqTime})
+      if (v[f] < -1)
+        fail(line, tok[f], kFieldNames[f], "expected a time >= 0 (or -1 for unknown), got " + quoted(tok[f]));
     if (v[kSubmit] == -1) return warn_skip("submit time unknown (-1)");
     if (v[kRunTime] < 0) return warn_skip("run time unknown (" + std::to_string(v[kRunTime]) + ")");
     const int proc_field = v[kAllocProcs] > 0 ? kAllocProcs : kReqProcs;
@@ -242,6 +245,7 @@ class SwfImporter {
     j.tenant = intern(w_.tenants, tenant_ids_, "user", v[kUserId]);
     j.queue = intern(w_.queues, queue_ids_, "queue", v[kQueueId]);
     w_.jobs.push_back(j);
+    ids_.add(v[kJobId], in_.line_number(), static_cast<int>(tok[kJobId].data() - line.data()) + 1, w_.jobs.size() - 1);
   }
 
   static std::uint32_t intern(models::NameTable& table, std::unordered_map<std::int64_t, std::uint32_t>& cache,
@@ -267,6 +271,7 @@ class SwfImporter {
   models::Workload w_;
   std::unordered_map<std::int64_t, std::uint32_t> tenant_ids_;
   std::unordered_map<std::int64_t, std::uint32_t> queue_ids_;
+  IdCheck ids_;
 };
 
 }  // namespace

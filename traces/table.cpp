@@ -155,6 +155,46 @@ void bad_row(models::Workload& w, const sim::InputError& e, const ImportOptions&
   }
 }
 
+void IdCheck::add(std::string_view id, int line, int column, std::size_t job) {
+  auto [it, fresh] = index_.try_emplace(std::string(id), static_cast<std::int64_t>(names_.size()));
+  if (fresh) names_.emplace_back(id);
+  seen_.push_back({it->second, true, line, column, job});
+}
+
+void IdCheck::finish(models::Workload& w, const ImportOptions& options, const std::string& path,
+                     const std::string& field) {
+  const auto less = [](const Seen& a, const Seen& b) { return a.text != b.text ? a.text < b.text : a.id < b.id; };
+  const auto same = [](const Seen& a, const Seen& b) { return a.text == b.text && a.id == b.id; };
+  bool increasing = true;
+  for (std::size_t i = 1; i < seen_.size() && increasing; ++i) increasing = less(seen_[i - 1], seen_[i]);
+  if (increasing) return;
+  std::vector<std::size_t> order(seen_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return less(seen_[a], seen_[b]); });
+  std::vector<std::pair<std::size_t, std::size_t>> copies;  // (later copy, first), by file order
+  for (std::size_t i = 0; i < order.size();) {              // order[i] is the first of its id: the sort is stable
+    std::size_t j = i + 1;
+    for (; j < order.size() && same(seen_[order[j]], seen_[order[i]]); ++j) copies.emplace_back(order[j], order[i]);
+    i = j;
+  }
+  if (copies.empty()) return;
+  std::sort(copies.begin(), copies.end());
+  std::vector<bool> drop(w.jobs.size(), false);
+  for (const auto& [later, first] : copies) {
+    const Seen& s = seen_[later];
+    const std::string id = s.text ? quoted(names_[static_cast<std::size_t>(s.id)]) : std::to_string(s.id);
+    const sim::InputError e(path, s.line, s.column, field,
+                            "duplicate job id " + id + " (first at line " + std::to_string(seen_[first].line) + ")");
+    if (!options.skip_bad_rows) throw e;
+    bad_row(w, e, options);
+    drop[s.job] = true;
+  }
+  std::size_t kept = 0;
+  for (std::size_t j = 0; j < w.jobs.size(); ++j)
+    if (!drop[j]) w.jobs[kept++] = std::move(w.jobs[j]);
+  w.jobs.resize(kept);
+}
+
 std::vector<std::string> header_cells(std::string_view line, char delimiter) {
   std::vector<Cell> cells;
   std::string scratch;
@@ -338,6 +378,23 @@ bool Table::next() {
 std::string_view Table::text(std::size_t k) const {
   const int i = index_[k];
   return i < 0 ? std::string_view() : records_.cells()[static_cast<std::size_t>(i)].text;
+}
+
+int Table::column(std::size_t k) const {
+  const int i = index_[k];
+  return i < 0 ? 0 : static_cast<int>(records_.cells()[static_cast<std::size_t>(i)].offset) + 1;
+}
+
+std::string_view Table::name(std::size_t k) const {
+  const std::string_view t = text(k);
+  const std::size_t bad = utf8_error(t);
+  if (bad != std::string_view::npos) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto c = static_cast<unsigned char>(t[bad]);
+    fail(k, std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
+                " is not valid UTF-8 (save the trace as UTF-8)");
+  }
+  return t;
 }
 
 std::string Table::where(std::size_t k) const {

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/workload.hpp"
@@ -58,6 +59,33 @@ void skip_row(models::Workload& w, int line, const std::string& reason);
 // the error is a row's, not the file's), else counts the row in meta.bad_rows and keeps the
 // first messages as warnings.
 void bad_row(models::Workload& w, const sim::InputError& e, const ImportOptions& options);
+
+// The one rule for a job id seen twice, in every format (traces/README.md, "Bad rows"): the second
+// row is an error naming its file, line and column (or, with skip_bad_rows, a counted bad row),
+// never a silent second job. Ids are collected while importing and checked once at the end: one
+// pass when they increase (the usual case), a sort otherwise.
+class IdCheck {
+ public:
+  // The id of the job just added as w.jobs[job], written at `line`:`column` (0: unknown).
+  void add(std::int64_t id, int line, int column, std::size_t job) { seen_.push_back({id, false, line, column, job}); }
+  // A textual id (a pod's namespace/name, a Philly application id).
+  void add(std::string_view id, int line, int column, std::size_t job);
+  // Throws the first duplicate (in file order) as `path`:line:column: `field`: "duplicate job id
+  // ... (first at line N)"; with options.skip_bad_rows drops each later copy from w.jobs instead
+  // and counts it in w.meta.bad_rows.
+  void finish(models::Workload& w, const ImportOptions& options, const std::string& path, const std::string& field);
+
+ private:
+  struct Seen {
+    std::int64_t id;
+    bool text;  // id numbers a textual id (names_), not a number of the trace
+    int line, column;
+    std::size_t job;
+  };
+  std::vector<Seen> seen_;
+  std::vector<std::string> names_;                       // textual ids, by their number
+  std::unordered_map<std::string, std::int64_t> index_;  // textual id -> its number
+};
 
 // The column names of the first non-blank line of a delimited header, for format detection.
 std::vector<std::string> header_cells(std::string_view line, char delimiter = ',');
@@ -120,9 +148,16 @@ class Table {
   bool has(std::size_t k) const { return index_[k] >= 0; }
   // Trimmed text of column k in this row; empty when the column is absent from the file.
   std::string_view text(std::size_t k) const;
+  // text(k) of a name (a user, an account, a queue): an error unless it is UTF-8, as in every
+  // importer ("not UTF-8 text: byte 0xe9 ...").
+  std::string_view name(std::size_t k) const;
   bool empty(std::size_t k) const { return text(k).empty(); }
 
   [[noreturn]] void fail(std::size_t k, const std::string& message) const;
+  // Where column k is, for messages built elsewhere (IdCheck): its character column in this row
+  // (0 when absent) and "name (column N)".
+  int column(std::size_t k) const;
+  std::string field(std::size_t k) const { return where(k); }
 
   // Integer in [lo, hi] (a zero fraction such as "8.0" is accepted).
   std::int64_t integer(std::size_t k, std::int64_t lo, std::int64_t hi) const;

@@ -32,7 +32,7 @@ constexpr int kEvery = 30;  // seconds between ends
 
 models::Workload backlog(std::int64_t pending) {
   models::Workload w;
-  for (int t = 0; t < 8; ++t) w.tenants.intern("t" + std::to_string(t));
+  for (char t = '0'; t < '8'; ++t) w.tenants.intern(std::string{'t', t});
   const auto queue = w.queues.intern("default");
   auto add = [&](std::int64_t id, sim::Tick submit, std::int32_t gpus, sim::Tick runtime) {
     models::Job j;

@@ -823,13 +823,18 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // Chooses nodes for job j under `av`; `usable(node)` filters further. Empty when it does not fit.
   template <typename Usable>
-  models::Placement choose(const ClusterView& view, JobIndex j, const std::vector<Avail>& av, Usable&& usable) {
+  // `gpus_free` (optional): per node, whether av has it up with a GPU free; a node without can give a
+  // job that needs GPUs on every node nothing, so it is passed over before the other checks.
+  models::Placement choose(const ClusterView& view, JobIndex j, const std::vector<Avail>& av, Usable&& usable,
+                           const std::vector<std::uint8_t>* gpus_free = nullptr) {
     const Job& job = view.workload().jobs[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     const Shape& s = shape_[j];
     cand_.clear();
     std::int64_t sum = 0;
+    if (s.fixed && s.need < 1) gpus_free = nullptr;  // such a shape takes nodes without free GPUs
     for (NodeId id : p.nodes) {
+      if (gpus_free != nullptr && (*gpus_free)[id] == 0) continue;
       if (held_for_[id] != kNoJob && held_for_[id] != j) continue;
       if (!usable(id) || !type_ok(view, job, id)) continue;
       const std::int32_t cap = capacity(view, s, id, av[id]);
@@ -1305,6 +1310,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     blockcnt_.assign(avail_.size(), 0);
     overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
+    prof_free_.resize(prof_.size());
+    for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
     std::set<Tick> res_ends;
     no_fit_.clear();
     // Running jobs release at start + limit, rounded up.
@@ -1431,6 +1438,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           a.cpus += sl.cpus;
           a.mem += sl.mem;
           if (sl.exclusive) a.ok = s.cluster().node(sl.node).up;
+          note_free(sl.node);
           if (held_for_[sl.node] != kNoJob) continue;  // neither counted nor clear
           const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
           total += delta;
@@ -1464,12 +1472,15 @@ class SlurmPolicy final : public Policy, public Inspect {
             if (nodes < static_cast<std::int64_t>(sh.slices.size())) continue;
           }
         }
-        auto pl = choose(s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; });
+        auto pl = choose(s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
         if (pl.empty()) continue;
         if (t == now) {
           no_fit_.clear();
           started = start(s, j, pl, "backfill").empty();
-          for (const auto& sl : pl) prof_[sl.node] = avail_[sl.node];
+          for (const auto& sl : pl) {
+            prof_[sl.node] = avail_[sl.node];
+            note_free(sl.node);
+          }
           if (started) {
             ++starts;
             ++bf_starts_;
@@ -1514,7 +1525,10 @@ class SlurmPolicy final : public Policy, public Inspect {
         res_ends.insert(t + limit);
       }
       // The walk's releases (a start happens at the first step, before any) changed prof_.
-      for (std::size_t k = 0; k < ri; ++k) prof_[rslice_[k].node] = avail_[rslice_[k].node];
+      for (std::size_t k = 0; k < ri; ++k) {
+        prof_[rslice_[k].node] = avail_[rslice_[k].node];
+        note_free(rslice_[k].node);
+      }
       if (started) base_hist();
     }
   }
@@ -1570,6 +1584,8 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // Scratch.
   std::vector<Avail> avail_, sim_, prof_;
+  std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
+  void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
   std::vector<std::int32_t> tcap_;                      // restrict_to_topology: candidate capacity by node, else -1

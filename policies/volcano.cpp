@@ -88,6 +88,10 @@ struct Group {
   // Allocation that failed for lack of nodes at this epoch (memo; see fit_key_).
   std::uint64_t failed_epoch = UINT64_MAX;
   std::uint64_t enqueue_failed = UINT64_MAX;
+  // Kept between sessions: the group's part of its queue's sums as of its last refresh, and
+  // whether something (an engine event, a session's tentative step) changed it since.
+  Res own_request{}, own_allocated{}, own_inqueue{}, own_elastic{};
+  bool active = false, dirty = false;
 };
 
 constexpr std::uint32_t kNoQueue = UINT32_MAX;
@@ -96,6 +100,9 @@ struct QueueS {
   std::string name;
   QueueConf conf;
   Res allocated{}, request{}, inqueue{}, elastic{};
+  // The sums over the queue's groups as of their last refresh, and how many groups are active.
+  Res base_allocated{}, base_request{}, base_inqueue{}, base_elastic{};
+  std::int64_t active_groups = 0;
   FRes deserved{}, real_cap{};
   bool has_jobs = false;
   // capacity plugin: the share (a non-leaf queue's is computed at session open only, as Volcano
@@ -115,6 +122,41 @@ struct Op {
   std::vector<std::tuple<NodeId, Res, bool>> where;  // node, resources, pipelined (Alloc/Pipe)
   JobIndex by = models::kNoJob;
   std::string reason;
+};
+
+// Values per index (-1: none) with the first index at or after `from` holding at least `v`, in
+// O(log n): a max segment tree.
+class MaxTree {
+ public:
+  void resize(std::size_t n) {
+    n_ = n;
+    size_ = 1;
+    while (size_ < n) size_ *= 2;
+    t_.assign(2 * size_, std::numeric_limits<std::int64_t>::min());
+  }
+  void set(std::size_t i, std::int64_t v) {
+    i += size_;
+    t_[i] = v;
+    for (i /= 2; i >= 1; i /= 2) t_[i] = std::max(t_[2 * i], t_[2 * i + 1]);
+  }
+  NodeId first_at_least(std::size_t from, std::int64_t v) const {
+    if (from >= n_) return kNoNode;
+    std::size_t i = from + size_;
+    while (t_[i] < v) {
+      while (i & 1) i /= 2;  // up while a right child
+      if (i == 0) return kNoNode;
+      ++i;
+    }
+    while (i < size_) {
+      i *= 2;
+      if (t_[i] < v) ++i;
+    }
+    return i - size_ < n_ ? static_cast<NodeId>(i - size_) : kNoNode;
+  }
+
+ private:
+  std::size_t n_ = 0, size_ = 1;
+  std::vector<std::int64_t> t_;
 };
 
 class VolcanoPolicy final : public Policy {
@@ -177,7 +219,12 @@ class VolcanoPolicy final : public Policy {
     if (g.submitted == 1) g.created = view.workload().jobs[j].submit;
     const std::uint32_t gi = members_[j].group;
     auto at = std::lower_bound(active_.begin(), active_.end(), gi);
-    if (at == active_.end() || *at != gi) active_.insert(at, gi);
+    if (at == active_.end() || *at != gi) {
+      active_.insert(at, gi);
+      g.active = true;
+      ++queues_[g.queue].active_groups;
+    }
+    touch(gi);
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -188,19 +235,25 @@ class VolcanoPolicy final : public Policy {
     if (view.state(j) == JobState::Completed) ++g.succeeded;
     if (g.ended == static_cast<int>(g.members.size())) {
       auto at = std::lower_bound(active_.begin(), active_.end(), gi);
-      if (at != active_.end() && *at == gi) active_.erase(at);
+      if (at != active_.end() && *at == gi) {
+        active_.erase(at);
+        g.active = false;
+        --queues_[g.queue].active_groups;
+      }
     }
+    touch(gi);
     ++epoch_;
   }
 
   void on_requeue(const ClusterView& view, JobIndex j) override {
     ensure(view);
-    (void)j;
+    touch(members_[j].group);
   }
 
   void on_release(const ClusterView& view, JobIndex j) override {
     ensure(view);
-    (void)j;
+    touch(members_[j].group);
+    for (const auto& sl : view.placement(j)) node_changed(sl.node);
     ++epoch_;
   }
 
@@ -265,6 +318,9 @@ class VolcanoPolicy final : public Policy {
     rel_.resize(nodes.size());
     pipe_.resize(nodes.size());
     cap_.resize(nodes.size());
+    up_.assign(nodes.size(), 0);
+    node_is_dirty_.assign(nodes.size(), 0);
+    free_tree_.resize(nodes.size());
     // Queues: the workload's, in first-seen order.
     for (std::uint32_t q = 0; q < w.queues.size(); ++q) {
       QueueS qs;
@@ -394,18 +450,37 @@ class VolcanoPolicy final : public Policy {
   void open_session(Session& s) {
     view_ = &s;
     const auto& nodes = s.cluster().nodes();
-    total_ = {};
-    up_nodes_ = 0;
-    for (NodeId n = 0; n < nodes.size(); ++n) {
-      const auto& node = nodes[n];
-      cap_[n] = {node.gpus, std::int64_t{node.cpus} * 1000, node.memory_mib};
-      idle_[n] = {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib};
-      rel_[n] = {};
-      pipe_[n] = {};
-      if (!node.up) continue;
-      ++up_nodes_;
-      total_ = add(total_, cap_[n]);
+    if (s.cluster().up_changes() != up_changes_seen_) {
+      // A node went down or came back: everything is read again.
+      up_changes_seen_ = s.cluster().up_changes();
+      total_ = used_ = {};
+      up_nodes_ = 0;
+      for (NodeId n = 0; n < nodes.size(); ++n) {
+        const auto& node = nodes[n];
+        cap_[n] = {node.gpus, std::int64_t{node.cpus} * 1000, node.memory_mib};
+        idle_[n] = {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib};
+        rel_[n] = {};
+        pipe_[n] = {};
+        up_[n] = node.up;
+        free_tree_.set(n, node.up ? idle_[n][0] : -1);
+        if (!node.up) continue;
+        ++up_nodes_;
+        total_ = add(total_, cap_[n]);
+        used_ = add(used_, sub(cap_[n], idle_[n]));
+      }
+      for (NodeId n : node_dirty_) node_is_dirty_[n] = 0;
+    } else {
+      // Only the nodes where something started or ended since the last session changed.
+      for (NodeId n : node_dirty_) {
+        node_is_dirty_[n] = 0;
+        const auto& node = nodes[n];
+        set_idle(n, {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib});
+      }
+      if (future_on_)
+        for (NodeId n = 0; n < nodes.size(); ++n) rel_[n] = pipe_[n] = {};
     }
+    node_dirty_.clear();
+    future_on_ = !evicting_.empty();
     // Releasing: tasks evicted and still inside their grace period.
     for (auto it = evicting_.begin(); it != evicting_.end();) {
       if (s.state(*it) != JobState::Running || !s.terminating(*it)) {
@@ -418,60 +493,113 @@ class VolcanoPolicy final : public Policy {
       ++it;
     }
     fit_key_ = epoch_ * 1'000'003 + up_nodes_;
+    // Only the groups something happened to since the last session are looked at again: the
+    // others would come out the same (their members' states are unchanged).
+    for (std::uint32_t gi : dirty_) refresh(s, gi);
+    dirty_.clear();
     for (auto& q : queues_) {
-      q.allocated = q.request = q.inqueue = q.elastic = {};
-      q.has_jobs = false;
+      q.allocated = q.base_allocated;
+      q.request = q.base_request;
+      q.inqueue = q.base_inqueue;
+      q.elastic = q.base_elastic;
+      q.has_jobs = q.active_groups > 0;
     }
-    inqueue_total_ = {};
-    for (std::uint32_t gi : active()) {
-      Group& g = groups_[gi];
-      g.ready = g.succeeded;
-      g.waiting = g.pending_be = 0;
-      g.alloc = {};
-      g.pending.clear();
-      g.cursor = 0;
-      QueueS& q = queues_[g.queue];
-      q.has_jobs = true;
-      int running = 0;
-      for (JobIndex j : g.members) {
-        const JobState st = s.state(j);
-        if (st == JobState::Pending) {
-          // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
-          // is recreated only then).
-          if (j >= submitted_upto_ || s.retrying(j)) continue;
-          q.request = add(q.request, members_[j].total);
-          if (members_[j].best_effort)
-            ++g.pending_be;
-          else
-            g.pending.push_back(j);
-        } else if (st == JobState::Running) {
-          q.request = add(q.request, members_[j].total);
-          if (s.terminating(j)) continue;
-          ++running;
-          g.alloc = add(g.alloc, members_[j].total);
-        }
-      }
-      g.ready += running;
-      q.allocated = add(q.allocated, g.alloc);
-      // framework/job_updater.go: enough allocated -> Running; a Running group that fell below
-      // minMember (evictions) goes back to Pending; Inqueue stays Inqueue.
-      if (running + g.succeeded >= g.min && g.phase != Phase::Pending) {
-        g.phase = Phase::Running;
-      } else if (g.phase == Phase::Running) {
-        g.phase = Phase::Pending;
-      }
-      if (g.phase == Phase::Inqueue && g.has_min_res) {
-        q.inqueue = add(q.inqueue, g.min_res);
-        inqueue_total_ = add(inqueue_total_, g.min_res);
-      }
-      if (g.phase == Phase::Running && g.has_min_res)
-        for (int d = 0; d < kDims; ++d) q.elastic[d] += std::max<std::int64_t>(0, g.alloc[d] - g.min_res[d]);
-    }
+    inqueue_total_ = base_inqueue_total_;
     if (capacity_)
       capacity_attrs();
     else
       compute_deserved();
     if (hdrf_) hdrf_build();
+  }
+
+  // Node `n` changed in the engine (a start, a release): read again at the next session.
+  void node_changed(NodeId n) {
+    if (node_is_dirty_[n]) return;
+    node_is_dirty_[n] = 1;
+    node_dirty_.push_back(n);
+  }
+
+  // Every change of a node's idle resources goes through here: the GPU index and the used sum
+  // over the nodes that are up follow it.
+  void set_idle(NodeId n, const Res& v) {
+    if (up_[n]) used_ = add(used_, sub(idle_[n], v));
+    idle_[n] = v;
+    free_tree_.set(n, up_[n] ? v[0] : -1);
+  }
+
+  // A group's session state from the engine's view (Volcano's snapshot of one PodGroup), and its
+  // part of the queue sums.
+  void refresh(const ClusterView& s, std::uint32_t gi) {
+    Group& g = groups_[gi];
+    g.dirty = false;
+    QueueS& q = queues_[g.queue];
+    q.base_request = sub(q.base_request, g.own_request);
+    q.base_allocated = sub(q.base_allocated, g.own_allocated);
+    q.base_inqueue = sub(q.base_inqueue, g.own_inqueue);
+    q.base_elastic = sub(q.base_elastic, g.own_elastic);
+    base_inqueue_total_ = sub(base_inqueue_total_, g.own_inqueue);
+    g.own_request = g.own_allocated = g.own_inqueue = g.own_elastic = {};
+    g.cursor = 0;
+    set_live(gi, false);
+    if (!g.active) return;
+    g.ready = g.succeeded;
+    g.waiting = g.pending_be = 0;
+    g.alloc = {};
+    g.pending.clear();
+    int running = 0;
+    for (JobIndex j : g.members) {
+      const JobState st = s.state(j);
+      if (st == JobState::Pending) {
+        // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
+        // is recreated only then).
+        if (j >= submitted_upto_ || s.retrying(j)) continue;
+        g.own_request = add(g.own_request, members_[j].total);
+        if (members_[j].best_effort)
+          ++g.pending_be;
+        else
+          g.pending.push_back(j);
+      } else if (st == JobState::Running) {
+        g.own_request = add(g.own_request, members_[j].total);
+        if (s.terminating(j)) continue;
+        ++running;
+        g.alloc = add(g.alloc, members_[j].total);
+      }
+    }
+    g.ready += running;
+    g.own_allocated = g.alloc;
+    // framework/job_updater.go: enough allocated -> Running; a Running group that fell below
+    // minMember (evictions) goes back to Pending; Inqueue stays Inqueue.
+    if (running + g.succeeded >= g.min && g.phase != Phase::Pending) {
+      g.phase = Phase::Running;
+    } else if (g.phase == Phase::Running) {
+      g.phase = Phase::Pending;
+    }
+    if (g.phase == Phase::Inqueue && g.has_min_res) g.own_inqueue = g.min_res;
+    if (g.phase == Phase::Running && g.has_min_res)
+      for (int d = 0; d < kDims; ++d) g.own_elastic[d] = std::max<std::int64_t>(0, g.alloc[d] - g.min_res[d]);
+    q.base_request = add(q.base_request, g.own_request);
+    q.base_allocated = add(q.base_allocated, g.own_allocated);
+    q.base_inqueue = add(q.base_inqueue, g.own_inqueue);
+    q.base_elastic = add(q.base_elastic, g.own_elastic);
+    base_inqueue_total_ = add(base_inqueue_total_, g.own_inqueue);
+    set_live(gi, g.phase != Phase::Pending && (!g.pending.empty() || g.pending_be > 0));
+  }
+
+  // Something changed the group: it is refreshed when the next session opens.
+  void touch(std::uint32_t gi) {
+    Group& g = groups_[gi];
+    if (g.dirty) return;
+    g.dirty = true;
+    dirty_.push_back(gi);
+  }
+
+  // live_: the groups past enqueue with tasks to place, in index order (allocate and backfill
+  // look at no others).
+  void set_live(std::uint32_t gi, bool on) {
+    if (on)
+      live_.insert(gi);
+    else
+      live_.erase(gi);
   }
 
   void close_session() {
@@ -1238,7 +1366,17 @@ class VolcanoPolicy final : public Policy {
     const Job& job = (*jobs_)[j];
     const auto n_nodes = static_cast<NodeId>(cap_.size());
     const bool flat = flat_scores() && !soft_on_;
-    for (int gradient = 0; gradient < 2; ++gradient) {
+    if (flat) {
+      // The first node in index order that fits: the GPU index skips the nodes short of GPUs.
+      for (NodeId n = free_tree_.first_at_least(0, sl.r[0]); n != kNoNode;
+           n = free_tree_.first_at_least(n + 1, sl.r[0])) {
+        if (domain_on_ && !in_domain_[n]) continue;
+        if (node_fits(n, idle_[n], sl.r) && eligible(n, job)) return {n, false};
+      }
+      // Without releasing or pipelined resources the future idle gradient is the idle one.
+      if (!future_on_) return {kNoNode, false};
+    }
+    for (int gradient = flat ? 1 : 0; gradient < 2; ++gradient) {
       NodeId best = kNoNode;
       double best_score = -1;
       if (soft_on_) soft_scores(j, sl, gradient);
@@ -1262,14 +1400,17 @@ class VolcanoPolicy final : public Policy {
   // Statement operations (applied to the session at once; undone on discard).
 
   void apply_place(Op& op, int sign) {
+    touch(members_[op.job].group);
     Group& g = groups_[members_[op.job].group];
     bool pipelined = false;
     for (auto& [n, r, pipe] : op.where) {
       if (pipe) {
         pipe_[n] = sign > 0 ? add(pipe_[n], r) : sub(pipe_[n], r);
+        future_on_ = true;
         pipelined = true;
       } else {
-        idle_[n] = sign > 0 ? sub(idle_[n], r) : add(idle_[n], r);
+        set_idle(n, sign > 0 ? sub(idle_[n], r) : add(idle_[n], r));
+        node_changed(n);
       }
     }
     (pipelined ? g.waiting : g.ready) += sign;
@@ -1281,6 +1422,8 @@ class VolcanoPolicy final : public Policy {
 
   void apply_evict(const Op& op, int sign) {
     for (const auto& [n, r, pipe] : op.where) rel_[n] = sign > 0 ? add(rel_[n], r) : sub(rel_[n], r);
+    future_on_ = true;
+    touch(members_[op.job].group);
     Group& g = groups_[members_[op.job].group];
     g.ready -= sign;
     const Res& t = members_[op.job].total;
@@ -1357,14 +1500,16 @@ class VolcanoPolicy final : public Policy {
           if (p)
             pipe_[m] = sub(pipe_[m], r);
           else
-            idle_[m] = add(idle_[m], r);
+            set_idle(m, add(idle_[m], r));
         }
         return false;
       }
-      if (pipe)
+      if (pipe) {
         pipe_[n] = add(pipe_[n], sl.r);
-      else
-        idle_[n] = sub(idle_[n], sl.r);
+        future_on_ = true;
+      } else {
+        set_idle(n, sub(idle_[n], sl.r));
+      }
       pipelined = pipelined || pipe;
       op.where.emplace_back(n, sl.r, pipe);
     }
@@ -1374,7 +1519,7 @@ class VolcanoPolicy final : public Policy {
       if (p)
         pipe_[m] = sub(pipe_[m], r);
       else
-        idle_[m] = add(idle_[m], r);
+        set_idle(m, add(idle_[m], r));
     }
     op.kind = pipelined ? Op::Pipe : Op::Alloc;
     apply_place(op, +1);
@@ -1412,9 +1557,7 @@ class VolcanoPolicy final : public Policy {
       if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
       heap_push(jobs[g.queue], gi, jcmp);
     }
-    Res used{};
-    for (NodeId n = 0; n < cap_.size(); ++n)
-      if (view_->cluster().node(n).up) used = add(used, sub(cap_[n], idle_[n]));
+    const Res used = used_;
     while (!qheap.empty()) {
       const std::uint32_t q = heap_pop(qheap, qcmp);
       if (jobs[q].empty()) continue;
@@ -1462,6 +1605,8 @@ class VolcanoPolicy final : public Policy {
       }
       if (ok) {
         g.phase = Phase::Inqueue;
+        touch(gi);
+        set_live(gi, true);
         changed_ = true;
         if (g.has_min_res) {
           inqueue_total_ = add(inqueue_total_, g.min_res);
@@ -1480,7 +1625,8 @@ class VolcanoPolicy final : public Policy {
 
   // Each action pops the tasks still Pending afresh (placed ones are Allocated or Pipelined).
   void reset_cursors() {
-    for (std::uint32_t gi : active()) {
+    // A group nothing touched in this session has its cursor at 0 and no task placed.
+    for (std::uint32_t gi : dirty_) {
       Group& g = groups_[gi];
       g.cursor = 0;
       skip_placed(g);
@@ -1497,6 +1643,7 @@ class VolcanoPolicy final : public Policy {
     std::uint32_t blocker = kNoQueue;
   };
   TaskRun run_tasks(Group& g, std::uint32_t q, std::vector<Op>& ops) {
+    touch(static_cast<std::uint32_t>(&g - groups_.data()));
     TaskRun r;
     r.blocker = q;
     const bool rigid = g.min >= g.submitted - g.ended;
@@ -1551,6 +1698,7 @@ class VolcanoPolicy final : public Policy {
   // inside, then the smallest switch id, for Go's map order). The winner's allocation is redone
   // for real into `ops`.
   TaskRun run_hard(Group& g, std::uint32_t q, std::vector<Op>& ops, models::SwitchId& chosen) {
+    touch(static_cast<std::uint32_t>(&g - groups_.data()));
     const models::Topology& t = *cluster_topology();
     const std::size_t cursor0 = g.cursor;
     std::vector<NodeId> held;
@@ -1712,7 +1860,7 @@ class VolcanoPolicy final : public Policy {
     auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
     std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
-    for (std::uint32_t gi : active()) {
+    for (std::uint32_t gi : live_) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
       if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
@@ -1755,7 +1903,7 @@ class VolcanoPolicy final : public Policy {
   }
 
   void backfill(Session& s) {
-    for (std::uint32_t gi : active()) {
+    for (std::uint32_t gi : live_) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.pending_be == 0) continue;
       for (JobIndex j : g.members) {
@@ -1768,6 +1916,8 @@ class VolcanoPolicy final : public Policy {
           if (!s.cluster().check(p).empty()) continue;
           const std::string why = s.start(j, p, "volcano backfill: best-effort task");
           HEADROOM_ASSERT(why.empty(), "volcano backfill refused: " + why);
+          node_changed(n);
+          touch(gi);
           --g.pending_be;
           ++g.ready;
           changed_ = true;
@@ -1862,6 +2012,7 @@ class VolcanoPolicy final : public Policy {
       }
       if (!node_fits(n, future_idle(n), sl.r)) return false;
       pipe_[n] = add(pipe_[n], sl.r);
+      future_on_ = true;
       place.where.emplace_back(n, sl.r, true);
       return true;
     }
@@ -1905,6 +2056,7 @@ class VolcanoPolicy final : public Policy {
       while (!heap.empty()) {
         const std::uint32_t gi = heap_pop(heap, jcmp);
         Group& g = groups_[gi];
+        touch(gi);
         std::vector<Op> ops;
         while (g.cursor < g.pending.size() && job_starving(g)) {
           const JobIndex j = g.pending[g.cursor++];
@@ -1950,6 +2102,7 @@ class VolcanoPolicy final : public Policy {
       const std::uint32_t gi = heap_pop(jobs[q], jcmp);
       Group& g = groups_[gi];
       if (g.cursor >= g.pending.size()) continue;
+      touch(gi);
       const JobIndex j = g.pending[g.cursor++];
       skip_placed(g);
       if (!preemptive(q, members_[j].total)) continue;  // the queue is dropped
@@ -1994,8 +2147,22 @@ class VolcanoPolicy final : public Policy {
   // The groups with a member submitted and not ended, in index order.
   std::vector<std::uint32_t> active_;
   const std::vector<std::uint32_t>& active() const { return active_; }
+  // Groups to refresh at the next session (during a session: the ones it touched so far).
+  std::vector<std::uint32_t> dirty_;
+  std::set<std::uint32_t> live_;
+  Res base_inqueue_total_{};
   std::set<JobIndex> evicting_;
   std::vector<Res> idle_, rel_, pipe_, cap_;
+  // Node bookkeeping kept between sessions: whether each node was up when the session opened (and
+  // the count of up/down changes seen then), the nodes to read again, the idle GPUs of the nodes
+  // that are up as an index, the used resources of the nodes that are up, and whether some node
+  // may have releasing or pipelined resources in this session.
+  std::vector<char> up_, node_is_dirty_;
+  std::vector<NodeId> node_dirty_;
+  std::uint64_t up_changes_seen_ = UINT64_MAX;
+  MaxTree free_tree_;
+  Res used_{};
+  bool future_on_ = false;
   Res total_{}, total_guarantee_{}, inqueue_total_{};
   std::vector<Mark> marks_;  // by job; reset at the end of each session
   std::vector<JobIndex> marked_;

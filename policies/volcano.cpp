@@ -69,6 +69,45 @@ struct Member {
   bool best_effort = false;
 };
 
+// A PodGroup waiting for enqueue, as its queue's list holds it: its JobOrder key (the deciding
+// plugins' values in tier order, then creation time and uid) and when it joined the list.
+struct PendEntry {
+  std::array<double, 3> key{};
+  Tick created = 0;
+  JobIndex uid = 0;
+  std::uint32_t gi = 0;
+  std::uint64_t seq = 0;
+};
+
+bool entry_less(const PendEntry& a, const PendEntry& b) {
+  if (a.key != b.key) return a.key < b.key;
+  if (a.created != b.created) return a.created < b.created;
+  return a.uid < b.uid;
+}
+
+// A run of entries in JobOrder with what lets enqueue pass over it: the smallest GPU minResources
+// among the entries last refused by overcommit for GPUs (`regular`), how many others there are,
+// and the newest entry.
+struct PendBlock {
+  std::vector<PendEntry> e;
+  std::int64_t min_gpus = std::numeric_limits<std::int64_t>::max();
+  std::uint32_t irregular = 0;
+  std::uint64_t max_seq = 0;
+};
+
+// One queue's PodGroups waiting for enqueue, in JobOrder, in blocks. `walked_key` and
+// `walked_seq`: the fit key of the last enqueue pass over the queue and the last entry it saw;
+// every entry that pass saw and left here was refused at that key.
+struct PendList {
+  std::vector<PendBlock> blocks;
+  std::uint64_t walked_key = UINT64_MAX, walked_seq = 0, max_seq = 0;
+  std::size_t size = 0;
+};
+
+// The reasons enqueue gives (kEnqueueOvercommit + dimension, ..., kEnqueueCapacity + queue).
+constexpr std::uint32_t kEnqueueOk = 0, kEnqueueOvercommit = 1, kEnqueueClosed = 4, kEnqueueCapability = 5,
+                        kEnqueueClosedNoMin = 6, kEnqueueCapacity = 8, kEnqueueUnknown = UINT32_MAX;
+
 struct Group {
   std::vector<JobIndex> members;  // task order is computed per use
   std::int32_t min = 1;
@@ -92,6 +131,11 @@ struct Group {
   // whether something (an engine event, a session's tentative step) changed it since.
   Res own_request{}, own_allocated{}, own_inqueue{}, own_elastic{};
   bool active = false, dirty = false;
+  // In its queue's PendList (as `entry`), and the reason enqueue last gave its pending tasks
+  // (kEnqueueUnknown: none since the last refresh).
+  bool in_pend = false;
+  PendEntry entry{};
+  std::uint32_t enqueue_reason = kEnqueueUnknown;
 };
 
 constexpr std::uint32_t kNoQueue = UINT32_MAX;
@@ -184,6 +228,9 @@ class VolcanoPolicy final : public Policy {
         if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
         if (p.name == "network-topology-aware") nta_ = true;
       }
+    // A plugin listed again never decides a JobOrder comparison the first one left tied.
+    for (const JobOrderFn f : job_order_)
+      if (std::find(key_fns_.begin(), key_fns_.end(), f) == key_fns_.end()) key_fns_.push_back(f);
     // Session.Preemptable / Reclaimable: the plugins of each tier that register the function.
     for (int reclaim = 0; reclaim < 2; ++reclaim) {
       for (const auto& tier : cfg_.tiers) {
@@ -354,6 +401,7 @@ class VolcanoPolicy final : public Policy {
     }
     for (const auto& [name, conf] : cfg_.queues)
       for (int d = 0; d < kDims; ++d) total_guarantee_[d] += conf.guarantee[d];
+    pend_.resize(queues_.size());
     // Groups.
     members_.resize(w.jobs.size());
     marks_.assign(w.jobs.size(), Mark::None);
@@ -540,7 +588,9 @@ class VolcanoPolicy final : public Policy {
     base_inqueue_total_ = sub(base_inqueue_total_, g.own_inqueue);
     g.own_request = g.own_allocated = g.own_inqueue = g.own_elastic = {};
     g.cursor = 0;
+    g.enqueue_reason = kEnqueueUnknown;
     set_live(gi, false);
+    if (g.in_pend) pend_erase(gi);
     if (!g.active) return;
     g.ready = g.succeeded;
     g.waiting = g.pending_be = 0;
@@ -583,6 +633,111 @@ class VolcanoPolicy final : public Policy {
     q.base_elastic = add(q.base_elastic, g.own_elastic);
     base_inqueue_total_ = add(base_inqueue_total_, g.own_inqueue);
     set_live(gi, g.phase != Phase::Pending && (!g.pending.empty() || g.pending_be > 0));
+    if (g.phase == Phase::Pending && (!g.pending.empty() || g.pending_be > 0)) pend_insert(gi);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The PodGroups waiting for enqueue, per queue in JobOrder (PendList).
+
+  static constexpr std::size_t kBlock = 64;
+
+  PendEntry pend_key(std::uint32_t gi) const {
+    const Group& g = groups_[gi];
+    PendEntry e;
+    for (std::size_t i = 0; i < key_fns_.size(); ++i) {
+      switch (key_fns_[i]) {
+        case JobOrderFn::Priority: e.key[i] = -static_cast<double>(g.priority); break;
+        case JobOrderFn::Gang: e.key[i] = job_ready(g) ? 1 : 0; break;
+        case JobOrderFn::Drf: e.key[i] = job_share(g); break;
+      }
+    }
+    e.created = g.created;
+    e.uid = g.uid;
+    e.gi = gi;
+    return e;
+  }
+
+  void block_update(PendBlock& b) const {
+    b.min_gpus = std::numeric_limits<std::int64_t>::max();
+    b.irregular = 0;
+    b.max_seq = 0;
+    for (const PendEntry& e : b.e) {
+      const Group& g = groups_[e.gi];
+      b.max_seq = std::max(b.max_seq, e.seq);
+      if (g.has_min_res && g.min_res[0] > 0 && g.enqueue_reason == kEnqueueOvercommit)
+        b.min_gpus = std::min(b.min_gpus, g.min_res[0]);
+      else
+        ++b.irregular;
+    }
+  }
+
+  // The first block whose last entry is not before `e` (the last block when none).
+  static std::size_t pend_block(const PendList& l, const PendEntry& e) {
+    std::size_t lo = 0, hi = l.blocks.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (entry_less(l.blocks[mid].e.back(), e))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return std::min(lo, l.blocks.size() - 1);
+  }
+
+  void pend_insert(std::uint32_t gi) {
+    Group& g = groups_[gi];
+    PendList& l = pend_[g.queue];
+    PendEntry e = pend_key(gi);
+    e.seq = ++pend_seq_;
+    l.max_seq = e.seq;
+    g.entry = e;
+    g.in_pend = true;
+    ++l.size;
+    if (l.blocks.empty()) l.blocks.emplace_back();
+    const std::size_t bi = l.blocks[0].e.empty() ? 0 : pend_block(l, e);
+    PendBlock& b = l.blocks[bi];
+    b.e.insert(std::upper_bound(b.e.begin(), b.e.end(), e, entry_less), e);
+    if (b.e.size() > 2 * kBlock) {
+      PendBlock tail;
+      tail.e.assign(b.e.begin() + static_cast<std::ptrdiff_t>(kBlock), b.e.end());
+      b.e.resize(kBlock);
+      block_update(tail);
+      l.blocks.insert(l.blocks.begin() + static_cast<std::ptrdiff_t>(bi) + 1, std::move(tail));
+    }
+    block_update(l.blocks[bi]);
+  }
+
+  // The enqueue refusal a listed group carries: the last pass over its queue's, if it saw the
+  // group, else its own.
+  std::uint64_t enqueue_memo(const PendList& l, const PendEntry& e) const {
+    return l.walked_key != UINT64_MAX && e.seq <= l.walked_seq ? l.walked_key : groups_[e.gi].enqueue_failed;
+  }
+
+  void pend_erase(std::uint32_t gi) {
+    Group& g = groups_[gi];
+    PendList& l = pend_[g.queue];
+    g.enqueue_failed = enqueue_memo(l, g.entry);
+    g.in_pend = false;
+    const std::size_t bi = pend_block(l, g.entry);
+    PendBlock& b = l.blocks[bi];
+    auto it = std::lower_bound(b.e.begin(), b.e.end(), g.entry, entry_less);
+    HEADROOM_ASSERT(it != b.e.end() && it->gi == gi, "volcano: enqueue list out of order");
+    b.e.erase(it);
+    --l.size;
+    if (b.e.empty())
+      l.blocks.erase(l.blocks.begin() + static_cast<std::ptrdiff_t>(bi));
+    else
+      block_update(b);
+  }
+
+  // Keys that moved (a group touched earlier in this session; the cluster's size changed under
+  // drf's share): the group is listed again.
+  void pend_rekey(std::uint32_t gi) {
+    const PendEntry e = pend_key(gi);
+    const PendEntry& old = groups_[gi].entry;
+    if (e.key == old.key && e.created == old.created && e.uid == old.uid) return;
+    pend_erase(gi);
+    pend_insert(gi);
   }
 
   // Something changed the group: it is refreshed when the next session opens.
@@ -1543,84 +1698,117 @@ class VolcanoPolicy final : public Policy {
     return v;
   }
 
+  // Volcano pops queues by QueueOrder and one PodGroup of the queue by JobOrder, then pushes the
+  // queue back; no order key moves during enqueue (it changes no allocation), so each queue's
+  // PodGroups come in JobOrder, one queue after the other. A refusal stays valid until something
+  // is released: within an epoch, total x factor - used - inqueue and a queue's allocated +
+  // inqueue - elastic only move against admission (the fit key memo). The PendList walk passes
+  // over what changes nothing: entries refused at this fit key, and blocks whose PodGroups
+  // overcommit refuses for GPUs again, as it did last time (they are told the same reason).
   void enqueue(Session& s) {
+    if (total_ != keys_total_) {
+      keys_total_ = total_;
+      std::vector<std::uint32_t> listed;
+      for (const PendList& l : pend_)
+        for (const PendBlock& b : l.blocks)
+          for (const PendEntry& e : b.e) listed.push_back(e.gi);
+      for (std::uint32_t gi : listed) pend_rekey(gi);
+    }
+    for (std::size_t i = 0; i < dirty_.size(); ++i)
+      if (groups_[dirty_[i]].in_pend) pend_rekey(dirty_[i]);
     auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
-    auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
-    std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
-    for (std::uint32_t gi : active()) {
-      Group& g = groups_[gi];
-      if (g.phase != Phase::Pending || (g.pending.empty() && g.pending_be == 0)) continue;
-      // Rejections stay valid until something is released: within an epoch, total x factor -
-      // used - inqueue and a queue's allocated + inqueue - elastic only move against admission.
-      if (g.enqueue_failed == fit_key_) continue;
-      if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
-      heap_push(jobs[g.queue], gi, jcmp);
+    for (std::uint32_t q = 0; q < pend_.size(); ++q) {
+      const PendList& l = pend_[q];
+      if (l.size > 0 && (l.walked_key != fit_key_ || l.max_seq > l.walked_seq)) heap_push(qheap, q, qcmp);
     }
-    const Res used = used_;
-    while (!qheap.empty()) {
-      const std::uint32_t q = heap_pop(qheap, qcmp);
-      if (jobs[q].empty()) continue;
-      const std::uint32_t gi = heap_pop(jobs[q], jcmp);
-      Group& g = groups_[gi];
-      bool ok = true;
-      std::string why;
-      if (g.has_min_res) {
-        if (overcommit_) {
-          for (int d = 0; d < kDims && ok; ++d) {
-            if (g.min_res[d] <= 0) continue;
-            const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used[d]);
-            if (static_cast<double>(inqueue_total_[d] + g.min_res[d]) > idle + kEps) {
-              ok = false;
-              why = std::string("volcano enqueue: overcommit: inqueue minResources + this PodGroup's exceed ") +
-                    "total x overcommit-factor - used (" + kDimName[d] + ")";
-            }
+    while (!qheap.empty()) enqueue_queue(s, heap_pop(qheap, qcmp));
+  }
+
+  void enqueue_queue(Session& s, std::uint32_t q) {
+    PendList& l = pend_[q];
+    const std::uint64_t key = fit_key_;
+    const bool seen = l.walked_key == key;
+    const double gpu_room = static_cast<double>(total_[0]) * cfg_.overcommit_factor - static_cast<double>(used_[0]);
+    std::vector<std::uint32_t> admitted;
+    for (PendBlock& b : l.blocks) {
+      if (seen && b.max_seq <= l.walked_seq) continue;
+      if (overcommit_ && b.irregular == 0 && static_cast<double>(inqueue_total_[0] + b.min_gpus) > gpu_room + kEps)
+        continue;
+      bool told = false;
+      for (const PendEntry& e : b.e) {
+        if (enqueue_memo(l, e) == key) continue;
+        Group& g = groups_[e.gi];
+        const std::uint32_t verdict = enqueue_verdict(g, q);
+        if (verdict == kEnqueueOk) {
+          g.phase = Phase::Inqueue;
+          touch(e.gi);
+          set_live(e.gi, true);
+          changed_ = true;
+          if (g.has_min_res) {
+            inqueue_total_ = add(inqueue_total_, g.min_res);
+            leaf_up(q, [&](std::uint32_t a) {
+              queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
+              return false;
+            });
           }
+          admitted.push_back(e.gi);
+          continue;
         }
-        if (ok && proportion_enqueue_) {
-          const QueueS& qs = queues_[q];
-          if (qs.conf.state != QueueState::Open) {
-            ok = false;
-            why = "volcano enqueue: queue " + qs.name + " is not Open (proportion)";
-          }
-          for (int d = 0; d < kDims && ok; ++d) {
-            if (g.min_res[d] <= 0) continue;
-            const double r = static_cast<double>(g.min_res[d] + qs.allocated[d] + qs.inqueue[d] - qs.elastic[d]);
-            if (r > qs.real_cap[d] + kEps) {
-              ok = false;
-              why = "volcano enqueue: queue " + qs.name + " would exceed its capability (proportion)";
-            }
-          }
-        }
-        if (ok && capacity_enqueue_) {
-          if (const std::uint32_t b = capacity_enqueue_block(q, g.min_res); b != kNoQueue) {
-            ok = false;
-            why = capacity_refusal("volcano enqueue", q, b);
-          }
-        }
-      } else if ((proportion_enqueue_ || capacity_enqueue_) && queues_[q].conf.state != QueueState::Open) {
-        ok = false;
-        why = "volcano enqueue: queue " + queues_[q].name + " is not Open (" +
-              (capacity_enqueue_ ? "capacity" : "proportion") + ")";
-      }
-      if (ok) {
-        g.phase = Phase::Inqueue;
-        touch(gi);
-        set_live(gi, true);
-        changed_ = true;
-        if (g.has_min_res) {
-          inqueue_total_ = add(inqueue_total_, g.min_res);
-          leaf_up(q, [&](std::uint32_t a) {
-            queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
-            return false;
-          });
-        }
-      } else {
-        g.enqueue_failed = fit_key_;
+        g.enqueue_failed = key;
+        if (verdict == g.enqueue_reason) continue;  // its tasks were told so already
+        const std::string why = enqueue_reason_text(verdict, q);
         for (JobIndex j : g.pending) s.pending_reason(j, why);
+        g.enqueue_reason = verdict;
+        told = true;
       }
-      heap_push(qheap, q, qcmp);
+      if (told) block_update(b);
     }
+    for (std::uint32_t gi : admitted) pend_erase(gi);
+    l.walked_key = key;
+    l.walked_seq = pend_seq_;
+  }
+
+  // JobEnqueueable over the plugins: kEnqueueOk or the refusal.
+  std::uint32_t enqueue_verdict(const Group& g, std::uint32_t q) const {
+    if (g.has_min_res) {
+      if (overcommit_) {
+        for (int d = 0; d < kDims; ++d) {
+          if (g.min_res[d] <= 0) continue;
+          const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used_[d]);
+          if (static_cast<double>(inqueue_total_[d] + g.min_res[d]) > idle + kEps)
+            return kEnqueueOvercommit + static_cast<std::uint32_t>(d);
+        }
+      }
+      if (proportion_enqueue_) {
+        const QueueS& qs = queues_[q];
+        if (qs.conf.state != QueueState::Open) return kEnqueueClosed;
+        for (int d = 0; d < kDims; ++d) {
+          if (g.min_res[d] <= 0) continue;
+          const double r = static_cast<double>(g.min_res[d] + qs.allocated[d] + qs.inqueue[d] - qs.elastic[d]);
+          if (r > qs.real_cap[d] + kEps) return kEnqueueCapability;
+        }
+      }
+      if (capacity_enqueue_)
+        if (const std::uint32_t b = capacity_enqueue_block(q, g.min_res); b != kNoQueue) return kEnqueueCapacity + b;
+    } else if ((proportion_enqueue_ || capacity_enqueue_) && queues_[q].conf.state != QueueState::Open) {
+      return kEnqueueClosedNoMin;
+    }
+    return kEnqueueOk;
+  }
+
+  std::string enqueue_reason_text(std::uint32_t verdict, std::uint32_t q) const {
+    const QueueS& qs = queues_[q];
+    if (verdict < kEnqueueClosed)
+      return std::string("volcano enqueue: overcommit: inqueue minResources + this PodGroup's exceed ") +
+             "total x overcommit-factor - used (" + kDimName[verdict - kEnqueueOvercommit] + ")";
+    if (verdict == kEnqueueClosed) return "volcano enqueue: queue " + qs.name + " is not Open (proportion)";
+    if (verdict == kEnqueueCapability)
+      return "volcano enqueue: queue " + qs.name + " would exceed its capability (proportion)";
+    if (verdict == kEnqueueClosedNoMin)
+      return "volcano enqueue: queue " + qs.name + " is not Open (" + (capacity_enqueue_ ? "capacity" : "proportion") +
+             ")";
+    return capacity_refusal("volcano enqueue", q, verdict - kEnqueueCapacity);
   }
 
   // Each action pops the tasks still Pending afresh (placed ones are Allocated or Pipelined).
@@ -2151,6 +2339,12 @@ class VolcanoPolicy final : public Policy {
   std::vector<std::uint32_t> dirty_;
   std::set<std::uint32_t> live_;
   Res base_inqueue_total_{};
+  // The PodGroups waiting for enqueue, per queue; the JobOrder functions that make their keys, and
+  // the cluster total the keys were made with (drf's share).
+  std::vector<PendList> pend_;
+  std::vector<JobOrderFn> key_fns_;
+  std::uint64_t pend_seq_ = 0;
+  Res keys_total_{};
   std::set<JobIndex> evicting_;
   std::vector<Res> idle_, rel_, pipe_, cap_;
   // Node bookkeeping kept between sessions: whether each node was up when the session opened (and

@@ -85,13 +85,15 @@ bool entry_less(const PendEntry& a, const PendEntry& b) {
   return a.uid < b.uid;
 }
 
-// A run of entries in JobOrder with what lets enqueue pass over it: the smallest GPU minResources
-// among the entries last refused by overcommit for GPUs (`regular`), how many others there are,
-// and the newest entry.
+// A run of entries in JobOrder with what lets enqueue pass over it. Of the entries with a GPU
+// minResources that enqueue last refused by overcommit for GPUs: how many, their smallest GPU
+// minResources; of those it last refused by proportion's capability: how many, their smallest GPU
+// and largest minResources; how many entries are neither; the newest entry.
 struct PendBlock {
   std::vector<PendEntry> e;
-  std::int64_t min_gpus = std::numeric_limits<std::int64_t>::max();
-  std::uint32_t irregular = 0;
+  std::uint32_t overcommit = 0, capability = 0, irregular = 0;
+  std::int64_t overcommit_min = 0, capability_min = 0;
+  Resources capability_max{};
   std::uint64_t max_seq = 0;
 };
 
@@ -658,17 +660,54 @@ class VolcanoPolicy final : public Policy {
   }
 
   void block_update(PendBlock& b) const {
-    b.min_gpus = std::numeric_limits<std::int64_t>::max();
-    b.irregular = 0;
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    b.overcommit = b.capability = b.irregular = 0;
+    b.overcommit_min = b.capability_min = kMax;
+    b.capability_max = {};
     b.max_seq = 0;
     for (const PendEntry& e : b.e) {
       const Group& g = groups_[e.gi];
       b.max_seq = std::max(b.max_seq, e.seq);
-      if (g.has_min_res && g.min_res[0] > 0 && g.enqueue_reason == kEnqueueOvercommit)
-        b.min_gpus = std::min(b.min_gpus, g.min_res[0]);
-      else
+      if (!g.has_min_res || g.min_res[0] <= 0) {
         ++b.irregular;
+      } else if (g.enqueue_reason == kEnqueueOvercommit) {
+        ++b.overcommit;
+        b.overcommit_min = std::min(b.overcommit_min, g.min_res[0]);
+      } else if (g.enqueue_reason == kEnqueueCapability) {
+        ++b.capability;
+        b.capability_min = std::min(b.capability_min, g.min_res[0]);
+        for (int d = 0; d < kDims; ++d) b.capability_max[d] = std::max(b.capability_max[d], g.min_res[d]);
+      } else {
+        ++b.irregular;
+      }
     }
+  }
+
+  // Every entry of the block would be refused for the reason enqueue last gave it: those refused
+  // by overcommit for GPUs are still (their smallest GPU request is), and those refused by
+  // proportion's capability still pass overcommit (their largest requests do) and are still
+  // refused for GPUs (their smallest GPU request is). The checks are enqueue_verdict's.
+  bool block_refused_again(const PendBlock& b, std::uint32_t q) const {
+    if (b.irregular > 0) return false;
+    if (b.overcommit > 0) {
+      if (!overcommit_) return false;
+      const double idle = static_cast<double>(total_[0]) * cfg_.overcommit_factor - static_cast<double>(used_[0]);
+      if (!(static_cast<double>(inqueue_total_[0] + b.overcommit_min) > idle + kEps)) return false;
+    }
+    if (b.capability > 0) {
+      const QueueS& qs = queues_[q];
+      if (!proportion_enqueue_ || qs.conf.state != QueueState::Open) return false;
+      if (overcommit_) {
+        for (int d = 0; d < kDims; ++d) {
+          if (b.capability_max[d] <= 0) continue;
+          const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used_[d]);
+          if (static_cast<double>(inqueue_total_[d] + b.capability_max[d]) > idle + kEps) return false;
+        }
+      }
+      const double r = static_cast<double>(b.capability_min + qs.allocated[0] + qs.inqueue[0] - qs.elastic[0]);
+      if (!(r > qs.real_cap[0] + kEps)) return false;
+    }
+    return true;
   }
 
   // The first block whose last entry is not before `e` (the last block when none).
@@ -1703,8 +1742,9 @@ class VolcanoPolicy final : public Policy {
   // PodGroups come in JobOrder, one queue after the other. A refusal stays valid until something
   // is released: within an epoch, total x factor - used - inqueue and a queue's allocated +
   // inqueue - elastic only move against admission (the fit key memo). The PendList walk passes
-  // over what changes nothing: entries refused at this fit key, and blocks whose PodGroups
-  // overcommit refuses for GPUs again, as it did last time (they are told the same reason).
+  // over what changes nothing: entries refused at this fit key, and blocks whose PodGroups would
+  // be refused for the reason they were given last time (block_refused_again; telling them
+  // again would record nothing).
   void enqueue(Session& s) {
     if (total_ != keys_total_) {
       keys_total_ = total_;
@@ -1729,12 +1769,10 @@ class VolcanoPolicy final : public Policy {
     PendList& l = pend_[q];
     const std::uint64_t key = fit_key_;
     const bool seen = l.walked_key == key;
-    const double gpu_room = static_cast<double>(total_[0]) * cfg_.overcommit_factor - static_cast<double>(used_[0]);
     std::vector<std::uint32_t> admitted;
     for (PendBlock& b : l.blocks) {
       if (seen && b.max_seq <= l.walked_seq) continue;
-      if (overcommit_ && b.irregular == 0 && static_cast<double>(inqueue_total_[0] + b.min_gpus) > gpu_room + kEps)
-        continue;
+      if (block_refused_again(b, q)) continue;
       bool told = false;
       for (const PendEntry& e : b.e) {
         if (enqueue_memo(l, e) == key) continue;

@@ -92,7 +92,8 @@ bool entry_less(const PendEntry& a, const PendEntry& b) {
 struct PendBlock {
   std::vector<PendEntry> e;
   std::uint32_t overcommit = 0, capability = 0, irregular = 0;
-  std::int64_t overcommit_min = 0, capability_min = 0;
+  std::int64_t overcommit_min = std::numeric_limits<std::int64_t>::max();
+  std::int64_t capability_min = std::numeric_limits<std::int64_t>::max();
   Resources capability_max{};
   std::uint64_t max_seq = 0;
 };
@@ -183,7 +184,11 @@ class MaxTree {
   void set(std::size_t i, std::int64_t v) {
     i += size_;
     t_[i] = v;
-    for (i /= 2; i >= 1; i /= 2) t_[i] = std::max(t_[2 * i], t_[2 * i + 1]);
+    for (i /= 2; i >= 1; i /= 2) {
+      const std::int64_t m = std::max(t_[2 * i], t_[2 * i + 1]);
+      if (t_[i] == m) break;  // the maxima above are unchanged too
+      t_[i] = m;
+    }
   }
   NodeId first_at_least(std::size_t from, std::int64_t v) const {
     if (from >= n_) return kNoNode;
@@ -665,21 +670,22 @@ class VolcanoPolicy final : public Policy {
     b.overcommit_min = b.capability_min = kMax;
     b.capability_max = {};
     b.max_seq = 0;
-    for (const PendEntry& e : b.e) {
-      const Group& g = groups_[e.gi];
-      b.max_seq = std::max(b.max_seq, e.seq);
-      if (!g.has_min_res || g.min_res[0] <= 0) {
-        ++b.irregular;
-      } else if (g.enqueue_reason == kEnqueueOvercommit) {
-        ++b.overcommit;
-        b.overcommit_min = std::min(b.overcommit_min, g.min_res[0]);
-      } else if (g.enqueue_reason == kEnqueueCapability) {
-        ++b.capability;
-        b.capability_min = std::min(b.capability_min, g.min_res[0]);
-        for (int d = 0; d < kDims; ++d) b.capability_max[d] = std::max(b.capability_max[d], g.min_res[d]);
-      } else {
-        ++b.irregular;
-      }
+    for (const PendEntry& e : b.e) block_add(b, e);
+  }
+  void block_add(PendBlock& b, const PendEntry& e) const {
+    const Group& g = groups_[e.gi];
+    b.max_seq = std::max(b.max_seq, e.seq);
+    if (!g.has_min_res || g.min_res[0] <= 0) {
+      ++b.irregular;
+    } else if (g.enqueue_reason == kEnqueueOvercommit) {
+      ++b.overcommit;
+      b.overcommit_min = std::min(b.overcommit_min, g.min_res[0]);
+    } else if (g.enqueue_reason == kEnqueueCapability) {
+      ++b.capability;
+      b.capability_min = std::min(b.capability_min, g.min_res[0]);
+      for (int d = 0; d < kDims; ++d) b.capability_max[d] = std::max(b.capability_max[d], g.min_res[d]);
+    } else {
+      ++b.irregular;
     }
   }
 
@@ -732,18 +738,22 @@ class VolcanoPolicy final : public Policy {
     g.entry = e;
     g.in_pend = true;
     ++l.size;
-    if (l.blocks.empty()) l.blocks.emplace_back();
+    if (l.blocks.empty()) {
+      l.blocks.emplace_back();
+      block_update(l.blocks[0]);
+    }
     const std::size_t bi = l.blocks[0].e.empty() ? 0 : pend_block(l, e);
     PendBlock& b = l.blocks[bi];
     b.e.insert(std::upper_bound(b.e.begin(), b.e.end(), e, entry_less), e);
+    block_add(b, e);
     if (b.e.size() > 2 * kBlock) {
       PendBlock tail;
       tail.e.assign(b.e.begin() + static_cast<std::ptrdiff_t>(kBlock), b.e.end());
       b.e.resize(kBlock);
+      block_update(b);
       block_update(tail);
       l.blocks.insert(l.blocks.begin() + static_cast<std::ptrdiff_t>(bi) + 1, std::move(tail));
     }
-    block_update(l.blocks[bi]);
   }
 
   // The enqueue refusal a listed group carries: the last pass over its queue's, if it saw the

@@ -69,6 +69,48 @@ struct Member {
   bool best_effort = false;
 };
 
+// A PodGroup waiting for enqueue, as its queue's list holds it: its JobOrder key (the deciding
+// plugins' values in tier order, then creation time and uid) and when it joined the list.
+struct PendEntry {
+  std::array<double, 3> key{};
+  Tick created = 0;
+  JobIndex uid = 0;
+  std::uint32_t gi = 0;
+  std::uint64_t seq = 0;
+};
+
+bool entry_less(const PendEntry& a, const PendEntry& b) {
+  if (a.key != b.key) return a.key < b.key;
+  if (a.created != b.created) return a.created < b.created;
+  return a.uid < b.uid;
+}
+
+// A run of entries in JobOrder with what lets enqueue pass over it. Of the entries with a GPU
+// minResources that enqueue last refused by overcommit for GPUs: how many, their smallest GPU
+// minResources; of those it last refused by proportion's capability: how many, their smallest GPU
+// and largest minResources; how many entries are neither; the newest entry.
+struct PendBlock {
+  std::vector<PendEntry> e;
+  std::uint32_t overcommit = 0, capability = 0, irregular = 0;
+  std::int64_t overcommit_min = std::numeric_limits<std::int64_t>::max();
+  std::int64_t capability_min = std::numeric_limits<std::int64_t>::max();
+  Resources capability_max{};
+  std::uint64_t max_seq = 0;
+};
+
+// One queue's PodGroups waiting for enqueue, in JobOrder, in blocks. `walked_key` and
+// `walked_seq`: the fit key of the last enqueue pass over the queue and the last entry it saw;
+// every entry that pass saw and left here was refused at that key.
+struct PendList {
+  std::vector<PendBlock> blocks;
+  std::uint64_t walked_key = UINT64_MAX, walked_seq = 0, max_seq = 0;
+  std::size_t size = 0;
+};
+
+// The reasons enqueue gives (kEnqueueOvercommit + dimension, ..., kEnqueueCapacity + queue).
+constexpr std::uint32_t kEnqueueOk = 0, kEnqueueOvercommit = 1, kEnqueueClosed = 4, kEnqueueCapability = 5,
+                        kEnqueueClosedNoMin = 6, kEnqueueCapacity = 8, kEnqueueUnknown = UINT32_MAX;
+
 struct Group {
   std::vector<JobIndex> members;  // task order is computed per use
   std::int32_t min = 1;
@@ -88,6 +130,15 @@ struct Group {
   // Allocation that failed for lack of nodes at this epoch (memo; see fit_key_).
   std::uint64_t failed_epoch = UINT64_MAX;
   std::uint64_t enqueue_failed = UINT64_MAX;
+  // Kept between sessions: the group's part of its queue's sums as of its last refresh, and
+  // whether something (an engine event, a session's tentative step) changed it since.
+  Res own_request{}, own_allocated{}, own_inqueue{}, own_elastic{};
+  bool active = false, dirty = false;
+  // In its queue's PendList (as `entry`), and the reason enqueue last gave its pending tasks
+  // (kEnqueueUnknown: none since the last refresh).
+  bool in_pend = false;
+  PendEntry entry{};
+  std::uint32_t enqueue_reason = kEnqueueUnknown;
 };
 
 constexpr std::uint32_t kNoQueue = UINT32_MAX;
@@ -96,6 +147,9 @@ struct QueueS {
   std::string name;
   QueueConf conf;
   Res allocated{}, request{}, inqueue{}, elastic{};
+  // The sums over the queue's groups as of their last refresh, and how many groups are active.
+  Res base_allocated{}, base_request{}, base_inqueue{}, base_elastic{};
+  std::int64_t active_groups = 0;
   FRes deserved{}, real_cap{};
   bool has_jobs = false;
   // capacity plugin: the share (a non-leaf queue's is computed at session open only, as Volcano
@@ -115,6 +169,45 @@ struct Op {
   std::vector<std::tuple<NodeId, Res, bool>> where;  // node, resources, pipelined (Alloc/Pipe)
   JobIndex by = models::kNoJob;
   std::string reason;
+};
+
+// Values per index (-1: none) with the first index at or after `from` holding at least `v`, in
+// O(log n): a max segment tree.
+class MaxTree {
+ public:
+  void resize(std::size_t n) {
+    n_ = n;
+    size_ = 1;
+    while (size_ < n) size_ *= 2;
+    t_.assign(2 * size_, std::numeric_limits<std::int64_t>::min());
+  }
+  void set(std::size_t i, std::int64_t v) {
+    i += size_;
+    t_[i] = v;
+    for (i /= 2; i >= 1; i /= 2) {
+      const std::int64_t m = std::max(t_[2 * i], t_[2 * i + 1]);
+      if (t_[i] == m) break;  // the maxima above are unchanged too
+      t_[i] = m;
+    }
+  }
+  NodeId first_at_least(std::size_t from, std::int64_t v) const {
+    if (from >= n_) return kNoNode;
+    std::size_t i = from + size_;
+    while (t_[i] < v) {
+      while (i & 1) i /= 2;  // up while a right child
+      if (i == 0) return kNoNode;
+      ++i;
+    }
+    while (i < size_) {
+      i *= 2;
+      if (t_[i] < v) ++i;
+    }
+    return i - size_ < n_ ? static_cast<NodeId>(i - size_) : kNoNode;
+  }
+
+ private:
+  std::size_t n_ = 0, size_ = 1;
+  std::vector<std::int64_t> t_;
 };
 
 class VolcanoPolicy final : public Policy {
@@ -142,6 +235,9 @@ class VolcanoPolicy final : public Policy {
         if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
         if (p.name == "network-topology-aware") nta_ = true;
       }
+    // A plugin listed again never decides a JobOrder comparison the first one left tied.
+    for (const JobOrderFn f : job_order_)
+      if (std::find(key_fns_.begin(), key_fns_.end(), f) == key_fns_.end()) key_fns_.push_back(f);
     // Session.Preemptable / Reclaimable: the plugins of each tier that register the function.
     for (int reclaim = 0; reclaim < 2; ++reclaim) {
       for (const auto& tier : cfg_.tiers) {
@@ -177,7 +273,12 @@ class VolcanoPolicy final : public Policy {
     if (g.submitted == 1) g.created = view.workload().jobs[j].submit;
     const std::uint32_t gi = members_[j].group;
     auto at = std::lower_bound(active_.begin(), active_.end(), gi);
-    if (at == active_.end() || *at != gi) active_.insert(at, gi);
+    if (at == active_.end() || *at != gi) {
+      active_.insert(at, gi);
+      g.active = true;
+      ++queues_[g.queue].active_groups;
+    }
+    touch(gi);
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
@@ -188,19 +289,25 @@ class VolcanoPolicy final : public Policy {
     if (view.state(j) == JobState::Completed) ++g.succeeded;
     if (g.ended == static_cast<int>(g.members.size())) {
       auto at = std::lower_bound(active_.begin(), active_.end(), gi);
-      if (at != active_.end() && *at == gi) active_.erase(at);
+      if (at != active_.end() && *at == gi) {
+        active_.erase(at);
+        g.active = false;
+        --queues_[g.queue].active_groups;
+      }
     }
+    touch(gi);
     ++epoch_;
   }
 
   void on_requeue(const ClusterView& view, JobIndex j) override {
     ensure(view);
-    (void)j;
+    touch(members_[j].group);
   }
 
   void on_release(const ClusterView& view, JobIndex j) override {
     ensure(view);
-    (void)j;
+    touch(members_[j].group);
+    for (const auto& sl : view.placement(j)) node_changed(sl.node);
     ++epoch_;
   }
 
@@ -265,6 +372,9 @@ class VolcanoPolicy final : public Policy {
     rel_.resize(nodes.size());
     pipe_.resize(nodes.size());
     cap_.resize(nodes.size());
+    up_.assign(nodes.size(), 0);
+    node_is_dirty_.assign(nodes.size(), 0);
+    free_tree_.resize(nodes.size());
     // Queues: the workload's, in first-seen order.
     for (std::uint32_t q = 0; q < w.queues.size(); ++q) {
       QueueS qs;
@@ -298,6 +408,7 @@ class VolcanoPolicy final : public Policy {
     }
     for (const auto& [name, conf] : cfg_.queues)
       for (int d = 0; d < kDims; ++d) total_guarantee_[d] += conf.guarantee[d];
+    pend_.resize(queues_.size());
     // Groups.
     members_.resize(w.jobs.size());
     marks_.assign(w.jobs.size(), Mark::None);
@@ -394,18 +505,37 @@ class VolcanoPolicy final : public Policy {
   void open_session(Session& s) {
     view_ = &s;
     const auto& nodes = s.cluster().nodes();
-    total_ = {};
-    up_nodes_ = 0;
-    for (NodeId n = 0; n < nodes.size(); ++n) {
-      const auto& node = nodes[n];
-      cap_[n] = {node.gpus, std::int64_t{node.cpus} * 1000, node.memory_mib};
-      idle_[n] = {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib};
-      rel_[n] = {};
-      pipe_[n] = {};
-      if (!node.up) continue;
-      ++up_nodes_;
-      total_ = add(total_, cap_[n]);
+    if (s.cluster().up_changes() != up_changes_seen_) {
+      // A node went down or came back: everything is read again.
+      up_changes_seen_ = s.cluster().up_changes();
+      total_ = used_ = {};
+      up_nodes_ = 0;
+      for (NodeId n = 0; n < nodes.size(); ++n) {
+        const auto& node = nodes[n];
+        cap_[n] = {node.gpus, std::int64_t{node.cpus} * 1000, node.memory_mib};
+        idle_[n] = {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib};
+        rel_[n] = {};
+        pipe_[n] = {};
+        up_[n] = node.up;
+        free_tree_.set(n, node.up ? idle_[n][0] : -1);
+        if (!node.up) continue;
+        ++up_nodes_;
+        total_ = add(total_, cap_[n]);
+        used_ = add(used_, sub(cap_[n], idle_[n]));
+      }
+      for (NodeId n : node_dirty_) node_is_dirty_[n] = 0;
+    } else {
+      // Only the nodes where something started or ended since the last session changed.
+      for (NodeId n : node_dirty_) {
+        node_is_dirty_[n] = 0;
+        const auto& node = nodes[n];
+        set_idle(n, {node.free_gpus, std::int64_t{node.free_cpus} * 1000, node.free_memory_mib});
+      }
+      if (future_on_)
+        for (NodeId n = 0; n < nodes.size(); ++n) rel_[n] = pipe_[n] = {};
     }
+    node_dirty_.clear();
+    future_on_ = !evicting_.empty();
     // Releasing: tasks evicted and still inside their grace period.
     for (auto it = evicting_.begin(); it != evicting_.end();) {
       if (s.state(*it) != JobState::Running || !s.terminating(*it)) {
@@ -418,60 +548,262 @@ class VolcanoPolicy final : public Policy {
       ++it;
     }
     fit_key_ = epoch_ * 1'000'003 + up_nodes_;
+    // Only the groups something happened to since the last session are looked at again: the
+    // others would come out the same (their members' states are unchanged).
+    for (std::uint32_t gi : dirty_) refresh(s, gi);
+    dirty_.clear();
     for (auto& q : queues_) {
-      q.allocated = q.request = q.inqueue = q.elastic = {};
-      q.has_jobs = false;
+      q.allocated = q.base_allocated;
+      q.request = q.base_request;
+      q.inqueue = q.base_inqueue;
+      q.elastic = q.base_elastic;
+      q.has_jobs = q.active_groups > 0;
     }
-    inqueue_total_ = {};
-    for (std::uint32_t gi : active()) {
-      Group& g = groups_[gi];
-      g.ready = g.succeeded;
-      g.waiting = g.pending_be = 0;
-      g.alloc = {};
-      g.pending.clear();
-      g.cursor = 0;
-      QueueS& q = queues_[g.queue];
-      q.has_jobs = true;
-      int running = 0;
-      for (JobIndex j : g.members) {
-        const JobState st = s.state(j);
-        if (st == JobState::Pending) {
-          // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
-          // is recreated only then).
-          if (j >= submitted_upto_ || s.retrying(j)) continue;
-          q.request = add(q.request, members_[j].total);
-          if (members_[j].best_effort)
-            ++g.pending_be;
-          else
-            g.pending.push_back(j);
-        } else if (st == JobState::Running) {
-          q.request = add(q.request, members_[j].total);
-          if (s.terminating(j)) continue;
-          ++running;
-          g.alloc = add(g.alloc, members_[j].total);
-        }
-      }
-      g.ready += running;
-      q.allocated = add(q.allocated, g.alloc);
-      // framework/job_updater.go: enough allocated -> Running; a Running group that fell below
-      // minMember (evictions) goes back to Pending; Inqueue stays Inqueue.
-      if (running + g.succeeded >= g.min && g.phase != Phase::Pending) {
-        g.phase = Phase::Running;
-      } else if (g.phase == Phase::Running) {
-        g.phase = Phase::Pending;
-      }
-      if (g.phase == Phase::Inqueue && g.has_min_res) {
-        q.inqueue = add(q.inqueue, g.min_res);
-        inqueue_total_ = add(inqueue_total_, g.min_res);
-      }
-      if (g.phase == Phase::Running && g.has_min_res)
-        for (int d = 0; d < kDims; ++d) q.elastic[d] += std::max<std::int64_t>(0, g.alloc[d] - g.min_res[d]);
-    }
+    inqueue_total_ = base_inqueue_total_;
     if (capacity_)
       capacity_attrs();
     else
       compute_deserved();
     if (hdrf_) hdrf_build();
+  }
+
+  // Node `n` changed in the engine (a start, a release): read again at the next session.
+  void node_changed(NodeId n) {
+    if (node_is_dirty_[n]) return;
+    node_is_dirty_[n] = 1;
+    node_dirty_.push_back(n);
+  }
+
+  // Every change of a node's idle resources goes through here: the GPU index and the used sum
+  // over the nodes that are up follow it.
+  void set_idle(NodeId n, const Res& v) {
+    if (up_[n]) used_ = add(used_, sub(idle_[n], v));
+    idle_[n] = v;
+    free_tree_.set(n, up_[n] ? v[0] : -1);
+  }
+
+  // A group's session state from the engine's view (Volcano's snapshot of one PodGroup), and its
+  // part of the queue sums.
+  void refresh(const ClusterView& s, std::uint32_t gi) {
+    Group& g = groups_[gi];
+    g.dirty = false;
+    QueueS& q = queues_[g.queue];
+    q.base_request = sub(q.base_request, g.own_request);
+    q.base_allocated = sub(q.base_allocated, g.own_allocated);
+    q.base_inqueue = sub(q.base_inqueue, g.own_inqueue);
+    q.base_elastic = sub(q.base_elastic, g.own_elastic);
+    base_inqueue_total_ = sub(base_inqueue_total_, g.own_inqueue);
+    g.own_request = g.own_allocated = g.own_inqueue = g.own_elastic = {};
+    g.cursor = 0;
+    g.enqueue_reason = kEnqueueUnknown;
+    set_live(gi, false);
+    if (g.in_pend) pend_erase(gi);
+    if (!g.active) return;
+    g.ready = g.succeeded;
+    g.waiting = g.pending_be = 0;
+    g.alloc = {};
+    g.pending.clear();
+    int running = 0;
+    for (JobIndex j : g.members) {
+      const JobState st = s.state(j);
+      if (st == JobState::Pending) {
+        // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
+        // is recreated only then).
+        if (j >= submitted_upto_ || s.retrying(j)) continue;
+        g.own_request = add(g.own_request, members_[j].total);
+        if (members_[j].best_effort)
+          ++g.pending_be;
+        else
+          g.pending.push_back(j);
+      } else if (st == JobState::Running) {
+        g.own_request = add(g.own_request, members_[j].total);
+        if (s.terminating(j)) continue;
+        ++running;
+        g.alloc = add(g.alloc, members_[j].total);
+      }
+    }
+    g.ready += running;
+    g.own_allocated = g.alloc;
+    // framework/job_updater.go: enough allocated -> Running; a Running group that fell below
+    // minMember (evictions) goes back to Pending; Inqueue stays Inqueue.
+    if (running + g.succeeded >= g.min && g.phase != Phase::Pending) {
+      g.phase = Phase::Running;
+    } else if (g.phase == Phase::Running) {
+      g.phase = Phase::Pending;
+    }
+    if (g.phase == Phase::Inqueue && g.has_min_res) g.own_inqueue = g.min_res;
+    if (g.phase == Phase::Running && g.has_min_res)
+      for (int d = 0; d < kDims; ++d) g.own_elastic[d] = std::max<std::int64_t>(0, g.alloc[d] - g.min_res[d]);
+    q.base_request = add(q.base_request, g.own_request);
+    q.base_allocated = add(q.base_allocated, g.own_allocated);
+    q.base_inqueue = add(q.base_inqueue, g.own_inqueue);
+    q.base_elastic = add(q.base_elastic, g.own_elastic);
+    base_inqueue_total_ = add(base_inqueue_total_, g.own_inqueue);
+    set_live(gi, g.phase != Phase::Pending && (!g.pending.empty() || g.pending_be > 0));
+    if (g.phase == Phase::Pending && (!g.pending.empty() || g.pending_be > 0)) pend_insert(gi);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The PodGroups waiting for enqueue, per queue in JobOrder (PendList).
+
+  static constexpr std::size_t kBlock = 64;
+
+  PendEntry pend_key(std::uint32_t gi) const {
+    const Group& g = groups_[gi];
+    PendEntry e;
+    for (std::size_t i = 0; i < key_fns_.size(); ++i) {
+      switch (key_fns_[i]) {
+        case JobOrderFn::Priority: e.key[i] = -static_cast<double>(g.priority); break;
+        case JobOrderFn::Gang: e.key[i] = job_ready(g) ? 1 : 0; break;
+        case JobOrderFn::Drf: e.key[i] = job_share(g); break;
+      }
+    }
+    e.created = g.created;
+    e.uid = g.uid;
+    e.gi = gi;
+    return e;
+  }
+
+  void block_update(PendBlock& b) const {
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    b.overcommit = b.capability = b.irregular = 0;
+    b.overcommit_min = b.capability_min = kMax;
+    b.capability_max = {};
+    b.max_seq = 0;
+    for (const PendEntry& e : b.e) block_add(b, e);
+  }
+  void block_add(PendBlock& b, const PendEntry& e) const {
+    const Group& g = groups_[e.gi];
+    b.max_seq = std::max(b.max_seq, e.seq);
+    if (!g.has_min_res || g.min_res[0] <= 0) {
+      ++b.irregular;
+    } else if (g.enqueue_reason == kEnqueueOvercommit) {
+      ++b.overcommit;
+      b.overcommit_min = std::min(b.overcommit_min, g.min_res[0]);
+    } else if (g.enqueue_reason == kEnqueueCapability) {
+      ++b.capability;
+      b.capability_min = std::min(b.capability_min, g.min_res[0]);
+      for (int d = 0; d < kDims; ++d) b.capability_max[d] = std::max(b.capability_max[d], g.min_res[d]);
+    } else {
+      ++b.irregular;
+    }
+  }
+
+  // Every entry of the block would be refused for the reason enqueue last gave it: those refused
+  // by overcommit for GPUs are still (their smallest GPU request is), and those refused by
+  // proportion's capability still pass overcommit (their largest requests do) and are still
+  // refused for GPUs (their smallest GPU request is). The checks are enqueue_verdict's.
+  bool block_refused_again(const PendBlock& b, std::uint32_t q) const {
+    if (b.irregular > 0) return false;
+    if (b.overcommit > 0) {
+      if (!overcommit_) return false;
+      const double idle = static_cast<double>(total_[0]) * cfg_.overcommit_factor - static_cast<double>(used_[0]);
+      if (!(static_cast<double>(inqueue_total_[0] + b.overcommit_min) > idle + kEps)) return false;
+    }
+    if (b.capability > 0) {
+      const QueueS& qs = queues_[q];
+      if (!proportion_enqueue_ || qs.conf.state != QueueState::Open) return false;
+      if (overcommit_) {
+        for (int d = 0; d < kDims; ++d) {
+          if (b.capability_max[d] <= 0) continue;
+          const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used_[d]);
+          if (static_cast<double>(inqueue_total_[d] + b.capability_max[d]) > idle + kEps) return false;
+        }
+      }
+      const double r = static_cast<double>(b.capability_min + qs.allocated[0] + qs.inqueue[0] - qs.elastic[0]);
+      if (!(r > qs.real_cap[0] + kEps)) return false;
+    }
+    return true;
+  }
+
+  // The first block whose last entry is not before `e` (the last block when none).
+  static std::size_t pend_block(const PendList& l, const PendEntry& e) {
+    std::size_t lo = 0, hi = l.blocks.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (entry_less(l.blocks[mid].e.back(), e))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return std::min(lo, l.blocks.size() - 1);
+  }
+
+  void pend_insert(std::uint32_t gi) {
+    Group& g = groups_[gi];
+    PendList& l = pend_[g.queue];
+    PendEntry e = pend_key(gi);
+    e.seq = ++pend_seq_;
+    l.max_seq = e.seq;
+    g.entry = e;
+    g.in_pend = true;
+    ++l.size;
+    if (l.blocks.empty()) {
+      l.blocks.emplace_back();
+      block_update(l.blocks[0]);
+    }
+    const std::size_t bi = l.blocks[0].e.empty() ? 0 : pend_block(l, e);
+    PendBlock& b = l.blocks[bi];
+    b.e.insert(std::upper_bound(b.e.begin(), b.e.end(), e, entry_less), e);
+    block_add(b, e);
+    if (b.e.size() > 2 * kBlock) {
+      PendBlock tail;
+      tail.e.assign(b.e.begin() + static_cast<std::ptrdiff_t>(kBlock), b.e.end());
+      b.e.resize(kBlock);
+      block_update(b);
+      block_update(tail);
+      l.blocks.insert(l.blocks.begin() + static_cast<std::ptrdiff_t>(bi) + 1, std::move(tail));
+    }
+  }
+
+  // The enqueue refusal a listed group carries: the last pass over its queue's, if it saw the
+  // group, else its own.
+  std::uint64_t enqueue_memo(const PendList& l, const PendEntry& e) const {
+    return l.walked_key != UINT64_MAX && e.seq <= l.walked_seq ? l.walked_key : groups_[e.gi].enqueue_failed;
+  }
+
+  void pend_erase(std::uint32_t gi) {
+    Group& g = groups_[gi];
+    PendList& l = pend_[g.queue];
+    g.enqueue_failed = enqueue_memo(l, g.entry);
+    g.in_pend = false;
+    const std::size_t bi = pend_block(l, g.entry);
+    PendBlock& b = l.blocks[bi];
+    auto it = std::lower_bound(b.e.begin(), b.e.end(), g.entry, entry_less);
+    HEADROOM_ASSERT(it != b.e.end() && it->gi == gi, "volcano: enqueue list out of order");
+    b.e.erase(it);
+    --l.size;
+    if (b.e.empty())
+      l.blocks.erase(l.blocks.begin() + static_cast<std::ptrdiff_t>(bi));
+    else
+      block_update(b);
+  }
+
+  // Keys that moved (a group touched earlier in this session; the cluster's size changed under
+  // drf's share): the group is listed again.
+  void pend_rekey(std::uint32_t gi) {
+    const PendEntry e = pend_key(gi);
+    const PendEntry& old = groups_[gi].entry;
+    if (e.key == old.key && e.created == old.created && e.uid == old.uid) return;
+    pend_erase(gi);
+    pend_insert(gi);
+  }
+
+  // Something changed the group: it is refreshed when the next session opens.
+  void touch(std::uint32_t gi) {
+    Group& g = groups_[gi];
+    if (g.dirty) return;
+    g.dirty = true;
+    dirty_.push_back(gi);
+  }
+
+  // live_: the groups past enqueue with tasks to place, in index order (allocate and backfill
+  // look at no others).
+  void set_live(std::uint32_t gi, bool on) {
+    if (on)
+      live_.insert(gi);
+    else
+      live_.erase(gi);
   }
 
   void close_session() {
@@ -1238,7 +1570,17 @@ class VolcanoPolicy final : public Policy {
     const Job& job = (*jobs_)[j];
     const auto n_nodes = static_cast<NodeId>(cap_.size());
     const bool flat = flat_scores() && !soft_on_;
-    for (int gradient = 0; gradient < 2; ++gradient) {
+    if (flat) {
+      // The first node in index order that fits: the GPU index skips the nodes short of GPUs.
+      for (NodeId n = free_tree_.first_at_least(0, sl.r[0]); n != kNoNode;
+           n = free_tree_.first_at_least(n + 1, sl.r[0])) {
+        if (domain_on_ && !in_domain_[n]) continue;
+        if (node_fits(n, idle_[n], sl.r) && eligible(n, job)) return {n, false};
+      }
+      // Without releasing or pipelined resources the future idle gradient is the idle one.
+      if (!future_on_) return {kNoNode, false};
+    }
+    for (int gradient = flat ? 1 : 0; gradient < 2; ++gradient) {
       NodeId best = kNoNode;
       double best_score = -1;
       if (soft_on_) soft_scores(j, sl, gradient);
@@ -1262,14 +1604,17 @@ class VolcanoPolicy final : public Policy {
   // Statement operations (applied to the session at once; undone on discard).
 
   void apply_place(Op& op, int sign) {
+    touch(members_[op.job].group);
     Group& g = groups_[members_[op.job].group];
     bool pipelined = false;
     for (auto& [n, r, pipe] : op.where) {
       if (pipe) {
         pipe_[n] = sign > 0 ? add(pipe_[n], r) : sub(pipe_[n], r);
+        future_on_ = true;
         pipelined = true;
       } else {
-        idle_[n] = sign > 0 ? sub(idle_[n], r) : add(idle_[n], r);
+        set_idle(n, sign > 0 ? sub(idle_[n], r) : add(idle_[n], r));
+        node_changed(n);
       }
     }
     (pipelined ? g.waiting : g.ready) += sign;
@@ -1281,6 +1626,8 @@ class VolcanoPolicy final : public Policy {
 
   void apply_evict(const Op& op, int sign) {
     for (const auto& [n, r, pipe] : op.where) rel_[n] = sign > 0 ? add(rel_[n], r) : sub(rel_[n], r);
+    future_on_ = true;
+    touch(members_[op.job].group);
     Group& g = groups_[members_[op.job].group];
     g.ready -= sign;
     const Res& t = members_[op.job].total;
@@ -1357,14 +1704,16 @@ class VolcanoPolicy final : public Policy {
           if (p)
             pipe_[m] = sub(pipe_[m], r);
           else
-            idle_[m] = add(idle_[m], r);
+            set_idle(m, add(idle_[m], r));
         }
         return false;
       }
-      if (pipe)
+      if (pipe) {
         pipe_[n] = add(pipe_[n], sl.r);
-      else
-        idle_[n] = sub(idle_[n], sl.r);
+        future_on_ = true;
+      } else {
+        set_idle(n, sub(idle_[n], sl.r));
+      }
       pipelined = pipelined || pipe;
       op.where.emplace_back(n, sl.r, pipe);
     }
@@ -1374,7 +1723,7 @@ class VolcanoPolicy final : public Policy {
       if (p)
         pipe_[m] = sub(pipe_[m], r);
       else
-        idle_[m] = add(idle_[m], r);
+        set_idle(m, add(idle_[m], r));
     }
     op.kind = pipelined ? Op::Pipe : Op::Alloc;
     apply_place(op, +1);
@@ -1398,89 +1747,122 @@ class VolcanoPolicy final : public Policy {
     return v;
   }
 
+  // Volcano pops queues by QueueOrder and one PodGroup of the queue by JobOrder, then pushes the
+  // queue back; no order key moves during enqueue (it changes no allocation), so each queue's
+  // PodGroups come in JobOrder, one queue after the other. A refusal stays valid until something
+  // is released: within an epoch, total x factor - used - inqueue and a queue's allocated +
+  // inqueue - elastic only move against admission (the fit key memo). The PendList walk passes
+  // over what changes nothing: entries refused at this fit key, and blocks whose PodGroups would
+  // be refused for the reason they were given last time (block_refused_again; telling them
+  // again would record nothing).
   void enqueue(Session& s) {
+    if (total_ != keys_total_) {
+      keys_total_ = total_;
+      std::vector<std::uint32_t> listed;
+      for (const PendList& l : pend_)
+        for (const PendBlock& b : l.blocks)
+          for (const PendEntry& e : b.e) listed.push_back(e.gi);
+      for (std::uint32_t gi : listed) pend_rekey(gi);
+    }
+    for (std::size_t i = 0; i < dirty_.size(); ++i)
+      if (groups_[dirty_[i]].in_pend) pend_rekey(dirty_[i]);
     auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
-    auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
-    std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
-    for (std::uint32_t gi : active()) {
-      Group& g = groups_[gi];
-      if (g.phase != Phase::Pending || (g.pending.empty() && g.pending_be == 0)) continue;
-      // Rejections stay valid until something is released: within an epoch, total x factor -
-      // used - inqueue and a queue's allocated + inqueue - elastic only move against admission.
-      if (g.enqueue_failed == fit_key_) continue;
-      if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
-      heap_push(jobs[g.queue], gi, jcmp);
+    for (std::uint32_t q = 0; q < pend_.size(); ++q) {
+      const PendList& l = pend_[q];
+      if (l.size > 0 && (l.walked_key != fit_key_ || l.max_seq > l.walked_seq)) heap_push(qheap, q, qcmp);
     }
-    Res used{};
-    for (NodeId n = 0; n < cap_.size(); ++n)
-      if (view_->cluster().node(n).up) used = add(used, sub(cap_[n], idle_[n]));
-    while (!qheap.empty()) {
-      const std::uint32_t q = heap_pop(qheap, qcmp);
-      if (jobs[q].empty()) continue;
-      const std::uint32_t gi = heap_pop(jobs[q], jcmp);
-      Group& g = groups_[gi];
-      bool ok = true;
-      std::string why;
-      if (g.has_min_res) {
-        if (overcommit_) {
-          for (int d = 0; d < kDims && ok; ++d) {
-            if (g.min_res[d] <= 0) continue;
-            const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used[d]);
-            if (static_cast<double>(inqueue_total_[d] + g.min_res[d]) > idle + kEps) {
-              ok = false;
-              why = std::string("volcano enqueue: overcommit: inqueue minResources + this PodGroup's exceed ") +
-                    "total x overcommit-factor - used (" + kDimName[d] + ")";
-            }
+    while (!qheap.empty()) enqueue_queue(s, heap_pop(qheap, qcmp));
+  }
+
+  void enqueue_queue(Session& s, std::uint32_t q) {
+    PendList& l = pend_[q];
+    const std::uint64_t key = fit_key_;
+    const bool seen = l.walked_key == key;
+    std::vector<std::uint32_t> admitted;
+    for (PendBlock& b : l.blocks) {
+      if (seen && b.max_seq <= l.walked_seq) continue;
+      if (block_refused_again(b, q)) continue;
+      bool told = false;
+      for (const PendEntry& e : b.e) {
+        if (enqueue_memo(l, e) == key) continue;
+        Group& g = groups_[e.gi];
+        const std::uint32_t verdict = enqueue_verdict(g, q);
+        if (verdict == kEnqueueOk) {
+          g.phase = Phase::Inqueue;
+          touch(e.gi);
+          set_live(e.gi, true);
+          changed_ = true;
+          if (g.has_min_res) {
+            inqueue_total_ = add(inqueue_total_, g.min_res);
+            leaf_up(q, [&](std::uint32_t a) {
+              queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
+              return false;
+            });
           }
+          admitted.push_back(e.gi);
+          continue;
         }
-        if (ok && proportion_enqueue_) {
-          const QueueS& qs = queues_[q];
-          if (qs.conf.state != QueueState::Open) {
-            ok = false;
-            why = "volcano enqueue: queue " + qs.name + " is not Open (proportion)";
-          }
-          for (int d = 0; d < kDims && ok; ++d) {
-            if (g.min_res[d] <= 0) continue;
-            const double r = static_cast<double>(g.min_res[d] + qs.allocated[d] + qs.inqueue[d] - qs.elastic[d]);
-            if (r > qs.real_cap[d] + kEps) {
-              ok = false;
-              why = "volcano enqueue: queue " + qs.name + " would exceed its capability (proportion)";
-            }
-          }
-        }
-        if (ok && capacity_enqueue_) {
-          if (const std::uint32_t b = capacity_enqueue_block(q, g.min_res); b != kNoQueue) {
-            ok = false;
-            why = capacity_refusal("volcano enqueue", q, b);
-          }
-        }
-      } else if ((proportion_enqueue_ || capacity_enqueue_) && queues_[q].conf.state != QueueState::Open) {
-        ok = false;
-        why = "volcano enqueue: queue " + queues_[q].name + " is not Open (" +
-              (capacity_enqueue_ ? "capacity" : "proportion") + ")";
-      }
-      if (ok) {
-        g.phase = Phase::Inqueue;
-        changed_ = true;
-        if (g.has_min_res) {
-          inqueue_total_ = add(inqueue_total_, g.min_res);
-          leaf_up(q, [&](std::uint32_t a) {
-            queues_[a].inqueue = add(queues_[a].inqueue, g.min_res);
-            return false;
-          });
-        }
-      } else {
-        g.enqueue_failed = fit_key_;
+        g.enqueue_failed = key;
+        if (verdict == g.enqueue_reason) continue;  // its tasks were told so already
+        const std::string why = enqueue_reason_text(verdict, q);
         for (JobIndex j : g.pending) s.pending_reason(j, why);
+        g.enqueue_reason = verdict;
+        told = true;
       }
-      heap_push(qheap, q, qcmp);
+      if (told) block_update(b);
     }
+    for (std::uint32_t gi : admitted) pend_erase(gi);
+    l.walked_key = key;
+    l.walked_seq = pend_seq_;
+  }
+
+  // JobEnqueueable over the plugins: kEnqueueOk or the refusal.
+  std::uint32_t enqueue_verdict(const Group& g, std::uint32_t q) const {
+    if (g.has_min_res) {
+      if (overcommit_) {
+        for (int d = 0; d < kDims; ++d) {
+          if (g.min_res[d] <= 0) continue;
+          const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used_[d]);
+          if (static_cast<double>(inqueue_total_[d] + g.min_res[d]) > idle + kEps)
+            return kEnqueueOvercommit + static_cast<std::uint32_t>(d);
+        }
+      }
+      if (proportion_enqueue_) {
+        const QueueS& qs = queues_[q];
+        if (qs.conf.state != QueueState::Open) return kEnqueueClosed;
+        for (int d = 0; d < kDims; ++d) {
+          if (g.min_res[d] <= 0) continue;
+          const double r = static_cast<double>(g.min_res[d] + qs.allocated[d] + qs.inqueue[d] - qs.elastic[d]);
+          if (r > qs.real_cap[d] + kEps) return kEnqueueCapability;
+        }
+      }
+      if (capacity_enqueue_)
+        if (const std::uint32_t b = capacity_enqueue_block(q, g.min_res); b != kNoQueue) return kEnqueueCapacity + b;
+    } else if ((proportion_enqueue_ || capacity_enqueue_) && queues_[q].conf.state != QueueState::Open) {
+      return kEnqueueClosedNoMin;
+    }
+    return kEnqueueOk;
+  }
+
+  std::string enqueue_reason_text(std::uint32_t verdict, std::uint32_t q) const {
+    const QueueS& qs = queues_[q];
+    if (verdict < kEnqueueClosed)
+      return std::string("volcano enqueue: overcommit: inqueue minResources + this PodGroup's exceed ") +
+             "total x overcommit-factor - used (" + kDimName[verdict - kEnqueueOvercommit] + ")";
+    if (verdict == kEnqueueClosed) return "volcano enqueue: queue " + qs.name + " is not Open (proportion)";
+    if (verdict == kEnqueueCapability)
+      return "volcano enqueue: queue " + qs.name + " would exceed its capability (proportion)";
+    if (verdict == kEnqueueClosedNoMin)
+      return "volcano enqueue: queue " + qs.name + " is not Open (" + (capacity_enqueue_ ? "capacity" : "proportion") +
+             ")";
+    return capacity_refusal("volcano enqueue", q, verdict - kEnqueueCapacity);
   }
 
   // Each action pops the tasks still Pending afresh (placed ones are Allocated or Pipelined).
   void reset_cursors() {
-    for (std::uint32_t gi : active()) {
+    // A group nothing touched in this session has its cursor at 0 and no task placed.
+    for (std::uint32_t gi : dirty_) {
       Group& g = groups_[gi];
       g.cursor = 0;
       skip_placed(g);
@@ -1497,6 +1879,7 @@ class VolcanoPolicy final : public Policy {
     std::uint32_t blocker = kNoQueue;
   };
   TaskRun run_tasks(Group& g, std::uint32_t q, std::vector<Op>& ops) {
+    touch(static_cast<std::uint32_t>(&g - groups_.data()));
     TaskRun r;
     r.blocker = q;
     const bool rigid = g.min >= g.submitted - g.ended;
@@ -1551,6 +1934,7 @@ class VolcanoPolicy final : public Policy {
   // inside, then the smallest switch id, for Go's map order). The winner's allocation is redone
   // for real into `ops`.
   TaskRun run_hard(Group& g, std::uint32_t q, std::vector<Op>& ops, models::SwitchId& chosen) {
+    touch(static_cast<std::uint32_t>(&g - groups_.data()));
     const models::Topology& t = *cluster_topology();
     const std::size_t cursor0 = g.cursor;
     std::vector<NodeId> held;
@@ -1712,7 +2096,7 @@ class VolcanoPolicy final : public Policy {
     auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
     std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
     std::vector<std::uint32_t> qheap;
-    for (std::uint32_t gi : active()) {
+    for (std::uint32_t gi : live_) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
       if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
@@ -1755,7 +2139,7 @@ class VolcanoPolicy final : public Policy {
   }
 
   void backfill(Session& s) {
-    for (std::uint32_t gi : active()) {
+    for (std::uint32_t gi : live_) {
       Group& g = groups_[gi];
       if (g.phase == Phase::Pending || g.pending_be == 0) continue;
       for (JobIndex j : g.members) {
@@ -1768,6 +2152,8 @@ class VolcanoPolicy final : public Policy {
           if (!s.cluster().check(p).empty()) continue;
           const std::string why = s.start(j, p, "volcano backfill: best-effort task");
           HEADROOM_ASSERT(why.empty(), "volcano backfill refused: " + why);
+          node_changed(n);
+          touch(gi);
           --g.pending_be;
           ++g.ready;
           changed_ = true;
@@ -1862,6 +2248,7 @@ class VolcanoPolicy final : public Policy {
       }
       if (!node_fits(n, future_idle(n), sl.r)) return false;
       pipe_[n] = add(pipe_[n], sl.r);
+      future_on_ = true;
       place.where.emplace_back(n, sl.r, true);
       return true;
     }
@@ -1905,6 +2292,7 @@ class VolcanoPolicy final : public Policy {
       while (!heap.empty()) {
         const std::uint32_t gi = heap_pop(heap, jcmp);
         Group& g = groups_[gi];
+        touch(gi);
         std::vector<Op> ops;
         while (g.cursor < g.pending.size() && job_starving(g)) {
           const JobIndex j = g.pending[g.cursor++];
@@ -1950,6 +2338,7 @@ class VolcanoPolicy final : public Policy {
       const std::uint32_t gi = heap_pop(jobs[q], jcmp);
       Group& g = groups_[gi];
       if (g.cursor >= g.pending.size()) continue;
+      touch(gi);
       const JobIndex j = g.pending[g.cursor++];
       skip_placed(g);
       if (!preemptive(q, members_[j].total)) continue;  // the queue is dropped
@@ -1994,8 +2383,28 @@ class VolcanoPolicy final : public Policy {
   // The groups with a member submitted and not ended, in index order.
   std::vector<std::uint32_t> active_;
   const std::vector<std::uint32_t>& active() const { return active_; }
+  // Groups to refresh at the next session (during a session: the ones it touched so far).
+  std::vector<std::uint32_t> dirty_;
+  std::set<std::uint32_t> live_;
+  Res base_inqueue_total_{};
+  // The PodGroups waiting for enqueue, per queue; the JobOrder functions that make their keys, and
+  // the cluster total the keys were made with (drf's share).
+  std::vector<PendList> pend_;
+  std::vector<JobOrderFn> key_fns_;
+  std::uint64_t pend_seq_ = 0;
+  Res keys_total_{};
   std::set<JobIndex> evicting_;
   std::vector<Res> idle_, rel_, pipe_, cap_;
+  // Node bookkeeping kept between sessions: whether each node was up when the session opened (and
+  // the count of up/down changes seen then), the nodes to read again, the idle GPUs of the nodes
+  // that are up as an index, the used resources of the nodes that are up, and whether some node
+  // may have releasing or pipelined resources in this session.
+  std::vector<char> up_, node_is_dirty_;
+  std::vector<NodeId> node_dirty_;
+  std::uint64_t up_changes_seen_ = UINT64_MAX;
+  MaxTree free_tree_;
+  Res used_{};
+  bool future_on_ = false;
   Res total_{}, total_guarantee_{}, inqueue_total_{};
   std::vector<Mark> marks_;  // by job; reset at the end of each session
   std::vector<JobIndex> marked_;

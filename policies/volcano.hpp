@@ -26,7 +26,10 @@
 //    Job controller: the requests of the first minMember tasks in task order) or `none`. A group's
 //    queue and priority are its lowest-index member's.
 //  - Cost: a PodGroup that fitted nowhere, or that enqueue refused, is not tried again until
-//    something is released or evicted (epoch), since the answer cannot improve before then.
+//    something is released or evicted (epoch), since the answer cannot improve before then. The
+//    session snapshot is kept between sessions and only what an event touched is read again; enqueue
+//    walks per-queue JobOrder lists and passes over refusals that cannot change; a GPU index finds
+//    the first fitting node. The decisions are those of a snapshot rebuilt every session.
 //  - enqueue (actions/enqueue/enqueue.go): queues by QueueOrder, one Pending PodGroup per pop by
 //    JobOrder, queue pushed back; admitted if minResources is nil or every JobEnqueueable plugin
 //    permits: overcommit (plugins/overcommit: Σ minResources(Inqueue) + minResources <= total ·

@@ -1403,3 +1403,60 @@ TEST(VolcanoParams, HierarchicalDrfAnnotations) {
   ASSERT_EQ(off.size(), 2u);
   EXPECT_EQ(off[0].message(), "the volcano.sh/hierarchy annotations need drf with enableHierarchy: true");
 }
+
+// Issue #23 made volcano fast on long traces (session state kept between sessions, enqueue over
+// per-queue lists that pass over unchanged refusals, a node index) without changing a decision:
+// these fingerprints (every start, preemption and reason) are those of the policy before that
+// work (commit bb4b424), on random gangs with preempt and reclaim, capacity (flat and
+// hierarchical), hierarchical DRF, and a backlog refused by overcommit and a queue's capability.
+TEST(VolcanoDecisions, FingerprintsOfThePolicyBeforeTheSpeedUp) {
+  struct Case {
+    std::uint64_t seed;
+    int mode, jobs;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {1, 0, 500, "1dc6fdc7a5250d1f"},  {2, 0, 500, "601be77180c37e0e"}, {1, 1, 500, "7b6d2cbc68a3dd99"},
+      {2, 2, 500, "eb5a9b4e4435cc78"},  {3, 3, 500, "55408bb8f4db7937"}, {1, 4, 3000, "a85030ecc80ec8fa"},
+      {2, 4, 3000, "0b334791b95f2090"},
+  };
+  for (const Case& k : cases) {
+    const auto w = random_gangs(k.seed, k.jobs);
+    std::map<std::string, std::string> kv = {{"termination_grace_period", std::to_string(k.seed * 7 % 40) + "s"},
+                                             {"minResources", k.seed % 2 == 0 ? "auto" : "none"}};
+    if (k.mode == 0) {
+      kv["actions"] = "enqueue, allocate, preempt, reclaim, backfill";
+      kv["queues.q1.weight"] = "1";
+      kv["queues.q2.weight"] = "2";
+    } else if (k.mode == 1 || k.mode == 2) {
+      kv["actions"] = "enqueue, allocate, reclaim, backfill";
+      kv["tiers"] = "[[priority, gang, conformance], [drf, predicates, " +
+                    std::string(k.mode == 2 ? "{name: capacity, enableHierarchy: true}" : "capacity") + ", nodeorder]]";
+      kv["queues.q1.deserved.nvidia.com/gpu"] = "12";
+      kv["queues.q2.deserved.nvidia.com/gpu"] = "20";
+      kv["queues.q2.capability.nvidia.com/gpu"] = "28";
+      kv["queues.q1.guarantee.resource.nvidia.com/gpu"] = "4";
+      if (k.mode == 2) {
+        kv["queues.org.deserved.nvidia.com/gpu"] = "32";
+        kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "4";
+        kv["queues.q1.parent"] = "org";
+        kv["queues.q2.parent"] = "org";
+      }
+    } else if (k.mode == 3) {
+      kv["actions"] = "enqueue, allocate, reclaim, backfill";
+      kv["tiers"] = "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
+      kv["queues.q1.annotations.volcano.sh/hierarchy"] = "root/org/q1";
+      kv["queues.q1.annotations.volcano.sh/hierarchy-weights"] = "1/1/1";
+      kv["queues.q2.annotations.volcano.sh/hierarchy"] = "root/org/q2";
+      kv["queues.q2.annotations.volcano.sh/hierarchy-weights"] = "1/1/2";
+    } else {
+      kv["minResources"] = "auto";
+      kv["queues.q1.weight"] = "3";
+      kv["queues.q2.capability.nvidia.com/gpu"] = "10";
+    }
+    auto policy = policies::make_policy("volcano", params(kv), k.seed);
+    // Mode 4 on two nodes: about as much work arrives as they can do, and the backlog grows.
+    scenarios::Simulation sim(w, ht::cluster(k.mode == 4 ? 2 : 4, 8), *policy, nullptr);
+    EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << "seed " << k.seed << ", mode " << k.mode;
+  }
+}

@@ -14,6 +14,7 @@
 
 #include "models/topology.hpp"
 #include "policies/consolidate.hpp"
+#include "policies/kueue_index.hpp"
 
 namespace headroom::policies::kueue {
 
@@ -90,6 +91,13 @@ struct Cq {
   std::map<models::TenantId, std::set<std::tuple<std::int64_t, Tick, int>>> by_lq;
   std::vector<int> inadmissible;
   std::set<int> holding;  // workloads holding quota here
+  // Parking (ParkedIndex): in a ClusterQueue that never preempts, does not block at its head and
+  // orders by priority and time, an inadmissible workload whose pods all show the quota reason
+  // waits in the index instead of `inadmissible`. Those with a key >= `cursor` are in the active
+  // queue (requeued), the others inadmissible; trying one that still does not fit changes nothing
+  // but moving it, so the admission pass passes over those whose GPUs exceed what is available.
+  bool parks = false;
+  ParkedIndex::Key cursor = ParkedIndex::min_key();
 };
 
 // A LocalQueue's admission-fair-sharing state (pkg/cache/queue/afs/usage_ledger.go).
@@ -162,12 +170,14 @@ class KueuePolicy final : public Policy {
 
   void on_requeue(const ClusterView& view, JobIndex j) override {
     ensure(view);
+    unpark(wl_of_[j]);
     dirty_.push_back(wl_of_[j]);
   }
 
   void on_release(const ClusterView& view, JobIndex j) override {
     ensure(view);
     const int w = wl_of_[j];
+    unpark(w);
     if (view.state(j) == JobState::Pending && !pod_bound_[j].empty()) {
       // Its bound pods were deleted (node failure, drain): they are placed again.
       for (const auto& sl : pod_bound_[j]) add_usage(sl, -1);
@@ -185,6 +195,7 @@ class KueuePolicy final : public Policy {
   void on_end(const ClusterView& view, JobIndex j) override {
     ensure(view);
     const int w = wl_of_[j];
+    unpark(w);
     ++wls_[w].ended;
     dirty_.push_back(w);
   }
@@ -342,6 +353,17 @@ class KueuePolicy final : public Policy {
       if (p >= 0) (nodes_[i].is_cq ? nodes_[p].child_cqs : nodes_[p].child_cohorts).push_back(i);
     }
     for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) compute_subtree(i);
+    // Parking needs a queue that never preempts, does not block at its head, orders by priority
+    // and time, and has GPUs as its only quota-managed resource (a workload that does not fit
+    // then fails on its GPUs alone, always for the same reason).
+    parking_.reset(cqs_.size(), wls_.size());
+    for (int q = 0; q < ncq; ++q) {
+      const ClusterQueueConfig& c = cfg_.cluster_queues[q];
+      cqs_[q].parks = !c.strict_fifo && !(cfg_.afs.enabled && c.usage_based_afs) &&
+                      c.within_cluster_queue == PreemptionPolicy::Never &&
+                      c.reclaim_within_cohort == PreemptionPolicy::Never && !c.borrow_within_cohort &&
+                      !cqs_[q].covered[1] && !cqs_[q].covered[2];
+    }
     subtree_cqs_.assign(nodes_.size(), {});
     for (int q = 0; q < ncq; ++q) {
       cqs_[q].root = root_of(q);
@@ -476,7 +498,11 @@ class KueuePolicy final : public Policy {
   // first of the LocalQueue with the lowest usage (cluster_queue.go queueOrderingFunc).
   int head(int q) const {
     const Cq& cq = cqs_[q];
-    if (!afs_on(q)) return std::get<2>(*cq.active.begin());
+    if (!afs_on(q)) {
+      const int f = cq.active.empty() ? -1 : std::get<2>(*cq.active.begin());
+      const int m = cq.parks ? parking_.first(q, cq.cursor, ParkedIndex::kAny) : -1;
+      return m < 0 || (f >= 0 && key(f) < key(m)) ? f : m;
+    }
     int best = -1;
     double best_usage = 0;
     for (const auto& [ns, entries] : cq.by_lq) {
@@ -499,10 +525,55 @@ class KueuePolicy final : public Policy {
   void active_erase(int w) {
     Cq& cq = cqs_[wls_[w].cq];
     cq.active.erase(key(w));
+    if (cq.parks) parking_.erase(wls_[w].cq, w);
     if (auto it = cq.by_lq.find(wls_[w].ns); it != cq.by_lq.end()) {
       it->second.erase(key(w));
       if (it->second.empty()) cq.by_lq.erase(it);
     }
+  }
+
+  // Whether the ClusterQueue has a workload in its active queue (fresh or requeued from parking).
+  bool has_active(int q) const {
+    const Cq& cq = cqs_[q];
+    return !cq.active.empty() || (cq.parks && parking_.first(q, cq.cursor, ParkedIndex::kAny) >= 0);
+  }
+
+  // An inadmissible workload (just tried, active_erase'd) waits: parked when its pods all show
+  // the reason it was given (pending and not in a retry back-off, or gone), else in the list.
+  // It was the head of its queue, so every parked one before it is inadmissible already.
+  void park(const Session& s, int w) {
+    Wl& wl = wls_[w];
+    Cq& cq = cqs_[wl.cq];
+    bool shows = cq.parks;
+    for (JobIndex p : wl.pods) shows = shows && !(s.state(p) == JobState::Pending && s.retrying(p));
+    if (!shows) {
+      cq.inadmissible.push_back(w);
+      return;
+    }
+    parking_.insert(wl.cq, key(w), cq.covered[0] ? wl.req[0] : 0);
+    cq.cursor = ParkedIndex::after(key(w));
+  }
+
+  // Something happened to a parked workload's pods: it leaves the index for the side it is on.
+  void unpark(int w) {
+    if (!parking_.contains(w)) return;
+    Wl& wl = wls_[w];
+    Cq& cq = cqs_[wl.cq];
+    parking_.erase(wl.cq, w);
+    if (key(w) < cq.cursor) {
+      cq.inadmissible.push_back(w);
+    } else {
+      wl.inadmissible = false;
+      active_insert(w);
+    }
+  }
+
+  // A bound on the GPUs a workload of a parking ClusterQueue can be admitted with now: it fits
+  // only if its request is at most what one of the queue's flavors has available.
+  std::int64_t fit_limit(int q) const {
+    std::int64_t a = 0;
+    for (int f : cqs_[q].flavors) a = std::max(a, available(q, fr(f, 0)));
+    return a;
   }
 
   void compute_subtree(int i) {
@@ -1070,6 +1141,7 @@ class KueuePolicy final : public Policy {
         wls_[w].inadmissible = false;
         active_insert(w);
       }
+      cqs_[q].cursor = ParkedIndex::min_key();  // the parked ones too
     }
   }
 
@@ -1094,9 +1166,19 @@ class KueuePolicy final : public Policy {
 
   void admission_cycles(Session& s) {
     while (true) {
+      int busy = -1, nbusy = 0;
+      for (std::size_t q = 0; q < cqs_.size() && nbusy < 2; ++q) {
+        if (!has_active(static_cast<int>(q))) continue;
+        busy = static_cast<int>(q);
+        ++nbusy;
+      }
+      if (nbusy == 1 && cqs_[busy].parks) {
+        walk(s, busy);
+        return;
+      }
       std::vector<Entry> entries;
       for (std::size_t q = 0; q < cqs_.size(); ++q) {
-        if (cqs_[q].active.empty()) continue;
+        if (!has_active(static_cast<int>(q))) continue;
         const int w = head(static_cast<int>(q));
         entries.push_back({w, assign(w)});
       }
@@ -1122,6 +1204,30 @@ class KueuePolicy final : public Policy {
     }
   }
 
+  // The cycles while one parking ClusterQueue alone has work: one entry each, its head, until
+  // its queue is empty (it never preempts nor blocks). The head is the first of the fresh
+  // workloads and the parked ones whose GPUs are within fit_limit: a parked one before it would
+  // not fit, and trying it would only move it to the inadmissible side, as the cursor does.
+  void walk(Session& s, int q) {
+    Cq& cq = cqs_[q];
+    std::set<int> targeted;
+    std::vector<std::pair<int, int>> claims;
+    while (true) {
+      const int f = cq.active.empty() ? -1 : std::get<2>(*cq.active.begin());
+      const int m = parking_.first(q, cq.cursor, fit_limit(q));
+      if (f < 0 && m < 0) {
+        cq.cursor = ParkedIndex::max_key();
+        return;
+      }
+      const int w = m < 0 || (f >= 0 && key(f) < key(m)) ? f : m;
+      cq.cursor = key(w);
+      const bool progressed = process(s, Entry{w, assign(w)}, targeted, claims);
+      for (const auto& [cw, flavor] : std::exchange(claims, {})) charge_as(cw, flavor, -1);
+      targeted.clear();
+      if (!progressed) return;
+    }
+  }
+
   bool process(Session& s, const Entry& e, std::set<int>& targeted, std::vector<std::pair<int, int>>& claims) {
     const int w = e.wl;
     Wl& wl = wls_[w];
@@ -1137,7 +1243,7 @@ class KueuePolicy final : public Policy {
         if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
         active_erase(w);
         wl.inadmissible = true;
-        cq.inadmissible.push_back(w);
+        park(s, w);
         return true;
       }
       case Mode::Fit: {
@@ -1698,6 +1804,7 @@ class KueuePolicy final : public Policy {
   std::vector<k8s::NodeUsage> usage_;
   std::uint64_t releases_ = 0;
   std::vector<int> to_reject_, dirty_;
+  ParkedIndex parking_;  // inadmissible workloads of parking ClusterQueues (Cq::parks)
   std::set<std::tuple<std::int64_t, Tick, int>> placing_;
   std::set<std::pair<Tick, int>> checks_, ready_, backoff_, holds_;
   std::map<int, std::vector<int>> parked_;  // preemptor -> workloads it evicted, waiting for it

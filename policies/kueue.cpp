@@ -1585,10 +1585,19 @@ class KueuePolicy final : public Policy {
     const auto count = static_cast<std::int32_t>(sizes.size());
     models::Placement pods_out;
     std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
+    // Where each node is in `taken` (taken_at_, all -1 again when this returns): a wide job's
+    // pods look their nodes up in O(1) rather than scanning the pods placed before them.
+    if (taken_at_.size() != cluster.nodes().size()) taken_at_.assign(cluster.nodes().size(), -1);
+    struct Forget {
+      std::vector<int>& at;
+      const std::vector<std::pair<NodeId, models::Slice>>& taken;
+      ~Forget() {
+        for (const auto& t : taken) at[t.first] = -1;
+      }
+    } forget{taken_at_, taken};
     auto taken_on = [&](NodeId id) -> models::Slice* {
-      for (auto& [n, sl] : taken)
-        if (n == id) return &sl;
-      return nullptr;
+      const int i = taken_at_[id];
+      return i < 0 ? nullptr : &taken[static_cast<std::size_t>(i)].second;
     };
     // Eligible pools, and whether every node scores alike (no modelled cpu/memory and GPUs not
     // scored): then the lowest-index feasible node wins and scoring is skipped.
@@ -1655,6 +1664,7 @@ class KueuePolicy final : public Policy {
         t->cpus += pod.cpus;
         t->memory_mib += pod.memory_mib;
       } else {
+        taken_at_[best] = static_cast<int>(taken.size());
         taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
       }
     }
@@ -1794,6 +1804,7 @@ class KueuePolicy final : public Policy {
   std::map<std::string, int> flavor_index_;
   std::vector<std::vector<bool>> flavor_pools_;
   mutable std::vector<std::int32_t> tas_free_;  // scratch of tas_domain
+  std::vector<int> taken_at_;                   // scratch of place: node -> its tentative slice
   int nfr_ = 0;
   std::vector<TreeNode> nodes_;
   std::vector<Cq> cqs_;

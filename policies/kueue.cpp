@@ -1727,9 +1727,14 @@ class KueuePolicy final : public Policy {
   }
 
   void place_pods(Session& s) {
-    std::int64_t up = 0;
-    for (const auto& n : s.cluster().nodes()) up += n.up ? 1 : 0;
-    const std::uint64_t epoch = releases_ * 1'000'003u + static_cast<std::uint64_t>(up);
+    if (placing_.empty()) return;
+    // The nodes that are up are counted again only when some node went up or down.
+    if (up_counted_at_ != s.cluster().up_changes() || up_nodes_ < 0) {
+      up_counted_at_ = s.cluster().up_changes();
+      up_nodes_ = 0;
+      for (const auto& n : s.cluster().nodes()) up_nodes_ += n.up ? 1 : 0;
+    }
+    const std::uint64_t epoch = releases_ * 1'000'003u + static_cast<std::uint64_t>(up_nodes_);
     std::vector<int> complete;
     for (const auto& k : placing_) {
       const int w = std::get<2>(k);
@@ -1814,6 +1819,8 @@ class KueuePolicy final : public Policy {
   std::vector<Lq> lqs_;  // admission fair sharing, by namespace (tenant)
   std::vector<k8s::NodeUsage> usage_;
   std::uint64_t releases_ = 0;
+  std::uint64_t up_counted_at_ = 0;  // the cluster's up_changes() when up_nodes_ was counted
+  std::int64_t up_nodes_ = -1;       // nodes up then; -1: not counted yet
   std::vector<int> to_reject_, dirty_;
   ParkedIndex parking_;  // inadmissible workloads of parking ClusterQueues (Cq::parks)
   std::set<std::tuple<std::int64_t, Tick, int>> placing_;

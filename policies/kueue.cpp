@@ -1176,6 +1176,7 @@ class KueuePolicy final : public Policy {
         walk(s, busy);
         return;
       }
+      if (nbusy > 1) skip_cycles();
       std::vector<Entry> entries;
       for (std::size_t q = 0; q < cqs_.size(); ++q) {
         if (!has_active(static_cast<int>(q))) continue;
@@ -1226,6 +1227,28 @@ class KueuePolicy final : public Policy {
       targeted.clear();
       if (!progressed) return;
     }
+  }
+
+  // Several ClusterQueues have work, all of them parking: a cycle whose heads are all parked
+  // workloads with more GPUs than their queue has available changes nothing but the cursors (its
+  // state is that of the cycle before). The k such cycles before one with another head, or with a
+  // queue run dry, are passed over at once: each queue's cursor moves past its next k parked ones.
+  void skip_cycles() {
+    std::size_t k = std::numeric_limits<std::size_t>::max();
+    std::vector<std::pair<int, std::size_t>> busy;  // (ClusterQueue, rank of its cursor)
+    for (int q = 0; q < static_cast<int>(cqs_.size()); ++q) {
+      if (!has_active(q)) continue;
+      const Cq& cq = cqs_[q];
+      if (!cq.parks) return;  // its head is tried every cycle
+      ParkedIndex::Key stop = cq.active.empty() ? ParkedIndex::max_key() : *cq.active.begin();
+      if (const int m = parking_.first(q, cq.cursor, fit_limit(q)); m >= 0) stop = std::min(stop, key(m));
+      const std::size_t from = parking_.rank(q, cq.cursor);
+      k = std::min(k, parking_.rank(q, stop) - from);
+      if (k == 0) return;
+      busy.emplace_back(q, from);
+    }
+    if (busy.empty()) return;
+    for (const auto& [q, from] : busy) cqs_[q].cursor = ParkedIndex::after(parking_.nth(q, from + k - 1));
   }
 
   bool process(Session& s, const Entry& e, std::set<int>& targeted, std::vector<std::pair<int, int>>& claims) {

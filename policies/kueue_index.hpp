@@ -6,7 +6,7 @@
 // in O(log n) instead of trying every one of them again.
 //
 // A treap per ClusterQueue over one shared node pool, ordered by the key (-priority, queue time,
-// workload id) and augmented with the minimum value of each subtree. The heap priorities are a
+// workload id) and augmented with the minimum value and the size of each subtree. The heap priorities are a
 // hash of the workload id, so the shape (never the answers) is the same in every run.
 
 #include <cstdint>
@@ -55,7 +55,7 @@ class ParkedIndex {
       free_.pop_back();
     }
     Node& x = nodes_[static_cast<std::size_t>(n)];
-    x = Node{key, value, value, mix(static_cast<std::uint64_t>(std::get<2>(key))), -1, -1};
+    x = Node{key, value, value, mix(static_cast<std::uint64_t>(std::get<2>(key))), -1, -1, 1};
     slot_[static_cast<std::size_t>(std::get<2>(key))] = n;
     int& root = roots_[static_cast<std::size_t>(tree)];
     int l = -1, r = -1;
@@ -83,12 +83,44 @@ class ParkedIndex {
     return first_in(roots_[static_cast<std::size_t>(tree)], from, limit);
   }
 
+  // How many entries of tree `tree` have a key < `key`.
+  std::size_t rank(int tree, const Key& key) const {
+    std::size_t n = 0;
+    for (int t = roots_[static_cast<std::size_t>(tree)]; t >= 0;) {
+      const Node& x = at(t);
+      if (x.key < key) {
+        n += size_of(x.left) + 1;
+        t = x.right;
+      } else {
+        t = x.left;
+      }
+    }
+    return n;
+  }
+
+  // The key of the entry of rank `i` (0 = the first) in tree `tree`; i < its size.
+  Key nth(int tree, std::size_t i) const {
+    int t = roots_[static_cast<std::size_t>(tree)];
+    while (true) {
+      const Node& x = at(t);
+      const std::size_t left = size_of(x.left);
+      if (i == left) return x.key;
+      if (i < left) {
+        t = x.left;
+      } else {
+        i -= left + 1;
+        t = x.right;
+      }
+    }
+  }
+
  private:
   struct Node {
     Key key;
     std::int64_t value = 0, min = 0;
     std::uint64_t heap = 0;
     int left = -1, right = -1;
+    std::size_t size = 1;
   };
 
   static std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
@@ -101,8 +133,11 @@ class ParkedIndex {
   Node& at(int n) { return nodes_[static_cast<std::size_t>(n)]; }
   const Node& at(int n) const { return nodes_[static_cast<std::size_t>(n)]; }
 
+  std::size_t size_of(int n) const { return n < 0 ? 0 : at(n).size; }
+
   void pull(int n) {
     Node& x = at(n);
+    x.size = 1 + size_of(x.left) + size_of(x.right);
     x.min = x.value;
     if (x.left >= 0) x.min = std::min(x.min, at(x.left).min);
     if (x.right >= 0) x.min = std::min(x.min, at(x.right).min);

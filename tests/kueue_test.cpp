@@ -801,6 +801,16 @@ TEST(KueueParking, IndexFindsTheFirstEntryFromAKeyWithinALimit) {
   index.insert(0, Key{0, 5, 2}, 1);  // back, earlier in the queue, in the freed node
   EXPECT_EQ(index.first(0, all, 8), 2);
   EXPECT_EQ(index.first(0, Key{0, 6, 0}, 8), 3);
+  // Ranks and the entry of a rank: tree 0 is now 5, 2, 1, 3, 4, 6.
+  EXPECT_EQ(index.rank(0, all), 0u);
+  EXPECT_EQ(index.rank(0, Key{0, 10, 1}), 2u);
+  EXPECT_EQ(index.rank(0, policies::kueue::ParkedIndex::after(Key{0, 10, 1})), 3u);
+  EXPECT_EQ(index.rank(0, policies::kueue::ParkedIndex::max_key()), 6u);
+  EXPECT_EQ(index.rank(1, policies::kueue::ParkedIndex::max_key()), 1u);
+  EXPECT_EQ(std::get<2>(index.nth(0, 0)), 5);
+  EXPECT_EQ(std::get<2>(index.nth(0, 3)), 3);
+  EXPECT_EQ(std::get<2>(index.nth(0, 5)), 6);
+  EXPECT_EQ(index.nth(1, 0), (Key{0, 10, 7}));
 }
 
 TEST(KueueParking, ParkedWorkloadsArePassedOverUntilTheirGpusAreAvailable) {

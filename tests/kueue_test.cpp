@@ -873,7 +873,13 @@ struct RiccRun {
   explicit RiccRun(const std::string& policy) {
     auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-kueue.yaml");
     sc.workload.window_end = 3 * sim::kDay;
-    params = kueue_params(policy);
+    // The policy block in a scenario with RICC's pool (validation checks the flavors' pools).
+    params = scenarios::parse_scenario(
+                 "name: q\ncluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, "
+                 "gpu_type: A100}\npolicy:\n  name: kueue\n" +
+                     policy + "workload:\n  trace: tiny.csv\n",
+                 kInline)
+                 .policy.params;
     w = scenarios::build_workload(sc);
     auto p = policies::make_policy("kueue", params, 1);
     scenarios::Simulation sim(w, sc.cluster, *p, &log);

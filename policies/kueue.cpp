@@ -14,6 +14,7 @@
 
 #include "models/topology.hpp"
 #include "policies/consolidate.hpp"
+#include "policies/kueue_index.hpp"
 
 namespace headroom::policies::kueue {
 
@@ -90,6 +91,13 @@ struct Cq {
   std::map<models::TenantId, std::set<std::tuple<std::int64_t, Tick, int>>> by_lq;
   std::vector<int> inadmissible;
   std::set<int> holding;  // workloads holding quota here
+  // Parking (ParkedIndex): in a ClusterQueue that never preempts, does not block at its head and
+  // orders by priority and time, an inadmissible workload whose pods all show the quota reason
+  // waits in the index instead of `inadmissible`. Those with a key >= `cursor` are in the active
+  // queue (requeued), the others inadmissible; trying one that still does not fit changes nothing
+  // but moving it, so the admission pass passes over those whose GPUs exceed what is available.
+  bool parks = false;
+  ParkedIndex::Key cursor = ParkedIndex::min_key();
 };
 
 // A LocalQueue's admission-fair-sharing state (pkg/cache/queue/afs/usage_ledger.go).
@@ -162,12 +170,14 @@ class KueuePolicy final : public Policy {
 
   void on_requeue(const ClusterView& view, JobIndex j) override {
     ensure(view);
+    unpark(wl_of_[j]);
     dirty_.push_back(wl_of_[j]);
   }
 
   void on_release(const ClusterView& view, JobIndex j) override {
     ensure(view);
     const int w = wl_of_[j];
+    unpark(w);
     if (view.state(j) == JobState::Pending && !pod_bound_[j].empty()) {
       // Its bound pods were deleted (node failure, drain): they are placed again.
       for (const auto& sl : pod_bound_[j]) add_usage(sl, -1);
@@ -185,6 +195,7 @@ class KueuePolicy final : public Policy {
   void on_end(const ClusterView& view, JobIndex j) override {
     ensure(view);
     const int w = wl_of_[j];
+    unpark(w);
     ++wls_[w].ended;
     dirty_.push_back(w);
   }
@@ -342,6 +353,17 @@ class KueuePolicy final : public Policy {
       if (p >= 0) (nodes_[i].is_cq ? nodes_[p].child_cqs : nodes_[p].child_cohorts).push_back(i);
     }
     for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) compute_subtree(i);
+    // Parking needs a queue that never preempts, does not block at its head, orders by priority
+    // and time, and has GPUs as its only quota-managed resource (a workload that does not fit
+    // then fails on its GPUs alone, always for the same reason).
+    parking_.reset(cqs_.size(), wls_.size());
+    for (int q = 0; q < ncq; ++q) {
+      const ClusterQueueConfig& c = cfg_.cluster_queues[q];
+      cqs_[q].parks = !c.strict_fifo && !(cfg_.afs.enabled && c.usage_based_afs) &&
+                      c.within_cluster_queue == PreemptionPolicy::Never &&
+                      c.reclaim_within_cohort == PreemptionPolicy::Never && !c.borrow_within_cohort &&
+                      !cqs_[q].covered[1] && !cqs_[q].covered[2];
+    }
     subtree_cqs_.assign(nodes_.size(), {});
     for (int q = 0; q < ncq; ++q) {
       cqs_[q].root = root_of(q);
@@ -476,7 +498,11 @@ class KueuePolicy final : public Policy {
   // first of the LocalQueue with the lowest usage (cluster_queue.go queueOrderingFunc).
   int head(int q) const {
     const Cq& cq = cqs_[q];
-    if (!afs_on(q)) return std::get<2>(*cq.active.begin());
+    if (!afs_on(q)) {
+      const int f = cq.active.empty() ? -1 : std::get<2>(*cq.active.begin());
+      const int m = cq.parks ? parking_.first(q, cq.cursor, ParkedIndex::kAny) : -1;
+      return m < 0 || (f >= 0 && key(f) < key(m)) ? f : m;
+    }
     int best = -1;
     double best_usage = 0;
     for (const auto& [ns, entries] : cq.by_lq) {
@@ -499,10 +525,55 @@ class KueuePolicy final : public Policy {
   void active_erase(int w) {
     Cq& cq = cqs_[wls_[w].cq];
     cq.active.erase(key(w));
+    if (cq.parks) parking_.erase(wls_[w].cq, w);
     if (auto it = cq.by_lq.find(wls_[w].ns); it != cq.by_lq.end()) {
       it->second.erase(key(w));
       if (it->second.empty()) cq.by_lq.erase(it);
     }
+  }
+
+  // Whether the ClusterQueue has a workload in its active queue (fresh or requeued from parking).
+  bool has_active(int q) const {
+    const Cq& cq = cqs_[q];
+    return !cq.active.empty() || (cq.parks && parking_.first(q, cq.cursor, ParkedIndex::kAny) >= 0);
+  }
+
+  // An inadmissible workload (just tried, active_erase'd) waits: parked when its pods all show
+  // the reason it was given (pending and not in a retry back-off, or gone), else in the list.
+  // It was the head of its queue, so every parked one before it is inadmissible already.
+  void park(const Session& s, int w) {
+    Wl& wl = wls_[w];
+    Cq& cq = cqs_[wl.cq];
+    bool shows = cq.parks;
+    for (JobIndex p : wl.pods) shows = shows && !(s.state(p) == JobState::Pending && s.retrying(p));
+    if (!shows) {
+      cq.inadmissible.push_back(w);
+      return;
+    }
+    parking_.insert(wl.cq, key(w), cq.covered[0] ? wl.req[0] : 0);
+    cq.cursor = ParkedIndex::after(key(w));
+  }
+
+  // Something happened to a parked workload's pods: it leaves the index for the side it is on.
+  void unpark(int w) {
+    if (!parking_.contains(w)) return;
+    Wl& wl = wls_[w];
+    Cq& cq = cqs_[wl.cq];
+    parking_.erase(wl.cq, w);
+    if (key(w) < cq.cursor) {
+      cq.inadmissible.push_back(w);
+    } else {
+      wl.inadmissible = false;
+      active_insert(w);
+    }
+  }
+
+  // A bound on the GPUs a workload of a parking ClusterQueue can be admitted with now: it fits
+  // only if its request is at most what one of the queue's flavors has available.
+  std::int64_t fit_limit(int q) const {
+    std::int64_t a = 0;
+    for (int f : cqs_[q].flavors) a = std::max(a, available(q, fr(f, 0)));
+    return a;
   }
 
   void compute_subtree(int i) {
@@ -1070,6 +1141,7 @@ class KueuePolicy final : public Policy {
         wls_[w].inadmissible = false;
         active_insert(w);
       }
+      cqs_[q].cursor = ParkedIndex::min_key();  // the parked ones too
     }
   }
 
@@ -1094,9 +1166,20 @@ class KueuePolicy final : public Policy {
 
   void admission_cycles(Session& s) {
     while (true) {
+      int busy = -1, nbusy = 0;
+      for (std::size_t q = 0; q < cqs_.size() && nbusy < 2; ++q) {
+        if (!has_active(static_cast<int>(q))) continue;
+        busy = static_cast<int>(q);
+        ++nbusy;
+      }
+      if (nbusy == 1 && cqs_[busy].parks) {
+        walk(s, busy);
+        return;
+      }
+      if (nbusy > 1) skip_cycles();
       std::vector<Entry> entries;
       for (std::size_t q = 0; q < cqs_.size(); ++q) {
-        if (cqs_[q].active.empty()) continue;
+        if (!has_active(static_cast<int>(q))) continue;
         const int w = head(static_cast<int>(q));
         entries.push_back({w, assign(w)});
       }
@@ -1122,6 +1205,52 @@ class KueuePolicy final : public Policy {
     }
   }
 
+  // The cycles while one parking ClusterQueue alone has work: one entry each, its head, until
+  // its queue is empty (it never preempts nor blocks). The head is the first of the fresh
+  // workloads and the parked ones whose GPUs are within fit_limit: a parked one before it would
+  // not fit, and trying it would only move it to the inadmissible side, as the cursor does.
+  void walk(Session& s, int q) {
+    Cq& cq = cqs_[q];
+    std::set<int> targeted;
+    std::vector<std::pair<int, int>> claims;
+    while (true) {
+      const int f = cq.active.empty() ? -1 : std::get<2>(*cq.active.begin());
+      const int m = parking_.first(q, cq.cursor, fit_limit(q));
+      if (f < 0 && m < 0) {
+        cq.cursor = ParkedIndex::max_key();
+        return;
+      }
+      const int w = m < 0 || (f >= 0 && key(f) < key(m)) ? f : m;
+      cq.cursor = key(w);
+      const bool progressed = process(s, Entry{w, assign(w)}, targeted, claims);
+      for (const auto& [cw, flavor] : std::exchange(claims, {})) charge_as(cw, flavor, -1);
+      targeted.clear();
+      if (!progressed) return;
+    }
+  }
+
+  // Several ClusterQueues have work, all of them parking: a cycle whose heads are all parked
+  // workloads with more GPUs than their queue has available changes nothing but the cursors (its
+  // state is that of the cycle before). The k such cycles before one with another head, or with a
+  // queue run dry, are passed over at once: each queue's cursor moves past its next k parked ones.
+  void skip_cycles() {
+    std::size_t k = std::numeric_limits<std::size_t>::max();
+    std::vector<std::pair<int, std::size_t>> busy;  // (ClusterQueue, rank of its cursor)
+    for (int q = 0; q < static_cast<int>(cqs_.size()); ++q) {
+      if (!has_active(q)) continue;
+      const Cq& cq = cqs_[q];
+      if (!cq.parks) return;  // its head is tried every cycle
+      ParkedIndex::Key stop = cq.active.empty() ? ParkedIndex::max_key() : *cq.active.begin();
+      if (const int m = parking_.first(q, cq.cursor, fit_limit(q)); m >= 0) stop = std::min(stop, key(m));
+      const std::size_t from = parking_.rank(q, cq.cursor);
+      k = std::min(k, parking_.rank(q, stop) - from);
+      if (k == 0) return;
+      busy.emplace_back(q, from);
+    }
+    if (busy.empty()) return;
+    for (const auto& [q, from] : busy) cqs_[q].cursor = ParkedIndex::after(parking_.nth(q, from + k - 1));
+  }
+
   bool process(Session& s, const Entry& e, std::set<int>& targeted, std::vector<std::pair<int, int>>& claims) {
     const int w = e.wl;
     Wl& wl = wls_[w];
@@ -1137,7 +1266,7 @@ class KueuePolicy final : public Policy {
         if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
         active_erase(w);
         wl.inadmissible = true;
-        cq.inadmissible.push_back(w);
+        park(s, w);
         return true;
       }
       case Mode::Fit: {
@@ -1479,10 +1608,19 @@ class KueuePolicy final : public Policy {
     const auto count = static_cast<std::int32_t>(sizes.size());
     models::Placement pods_out;
     std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
+    // Where each node is in `taken` (taken_at_, all -1 again when this returns): a wide job's
+    // pods look their nodes up in O(1) rather than scanning the pods placed before them.
+    if (taken_at_.size() != cluster.nodes().size()) taken_at_.assign(cluster.nodes().size(), -1);
+    struct Forget {
+      std::vector<int>& at;
+      const std::vector<std::pair<NodeId, models::Slice>>& taken;
+      ~Forget() {
+        for (const auto& t : taken) at[t.first] = -1;
+      }
+    } forget{taken_at_, taken};
     auto taken_on = [&](NodeId id) -> models::Slice* {
-      for (auto& [n, sl] : taken)
-        if (n == id) return &sl;
-      return nullptr;
+      const int i = taken_at_[id];
+      return i < 0 ? nullptr : &taken[static_cast<std::size_t>(i)].second;
     };
     // Eligible pools, and whether every node scores alike (no modelled cpu/memory and GPUs not
     // scored): then the lowest-index feasible node wins and scoring is skipped.
@@ -1549,6 +1687,7 @@ class KueuePolicy final : public Policy {
         t->cpus += pod.cpus;
         t->memory_mib += pod.memory_mib;
       } else {
+        taken_at_[best] = static_cast<int>(taken.size());
         taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
       }
     }
@@ -1611,9 +1750,14 @@ class KueuePolicy final : public Policy {
   }
 
   void place_pods(Session& s) {
-    std::int64_t up = 0;
-    for (const auto& n : s.cluster().nodes()) up += n.up ? 1 : 0;
-    const std::uint64_t epoch = releases_ * 1'000'003u + static_cast<std::uint64_t>(up);
+    if (placing_.empty()) return;
+    // The nodes that are up are counted again only when some node went up or down.
+    if (up_counted_at_ != s.cluster().up_changes() || up_nodes_ < 0) {
+      up_counted_at_ = s.cluster().up_changes();
+      up_nodes_ = 0;
+      for (const auto& n : s.cluster().nodes()) up_nodes_ += n.up ? 1 : 0;
+    }
+    const std::uint64_t epoch = releases_ * 1'000'003u + static_cast<std::uint64_t>(up_nodes_);
     std::vector<int> complete;
     for (const auto& k : placing_) {
       const int w = std::get<2>(k);
@@ -1688,6 +1832,7 @@ class KueuePolicy final : public Policy {
   std::map<std::string, int> flavor_index_;
   std::vector<std::vector<bool>> flavor_pools_;
   mutable std::vector<std::int32_t> tas_free_;  // scratch of tas_domain
+  std::vector<int> taken_at_;                   // scratch of place: node -> its tentative slice
   int nfr_ = 0;
   std::vector<TreeNode> nodes_;
   std::vector<Cq> cqs_;
@@ -1697,7 +1842,10 @@ class KueuePolicy final : public Policy {
   std::vector<Lq> lqs_;  // admission fair sharing, by namespace (tenant)
   std::vector<k8s::NodeUsage> usage_;
   std::uint64_t releases_ = 0;
+  std::uint64_t up_counted_at_ = 0;  // the cluster's up_changes() when up_nodes_ was counted
+  std::int64_t up_nodes_ = -1;       // nodes up then; -1: not counted yet
   std::vector<int> to_reject_, dirty_;
+  ParkedIndex parking_;  // inadmissible workloads of parking ClusterQueues (Cq::parks)
   std::set<std::tuple<std::int64_t, Tick, int>> placing_;
   std::set<std::pair<Tick, int>> checks_, ready_, backoff_, holds_;
   std::map<int, std::vector<int>> parked_;  // preemptor -> workloads it evicted, waiting for it

@@ -88,6 +88,12 @@
 //  - OpenShift AI: jobs of the kinds in rayCluster.kinds are RayClusters: they hold their quota
 //    until deleted, rayCluster.deleteAfterIdle after their work ends (kueue PR#1607). PyTorchJobs
 //    are workloads of several pods admitted as one.
+//
+// Speed (same decisions): like Kueue's own cache, state lives between passes. A ClusterQueue that
+// never preempts, does not block at its head and manages GPUs only parks its inadmissible
+// workloads in an index by queue order and GPUs (kueue_index.hpp); a release requeues them all at
+// once, and the admission cycles pass over those whose GPUs exceed what is available, which would
+// be tried and found inadmissible for the same reason again.
 
 #include <array>
 #include <cstdint>

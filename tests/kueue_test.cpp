@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/kueue_index.hpp"
 #include "policies/registry.hpp"
 #include "policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
@@ -768,6 +769,178 @@ TEST(KueueProperties, RealTraceWithAdmissionFairSharingKeepsTheInvariants) {
   EXPECT_EQ(obs.overcommits, 0);
   for (JobIndex j = 0; j < w.jobs.size(); ++j) EXPECT_EQ(obs.ends[j], 1) << j;
   EXPECT_NE(afs, base) << "usage-based order differs from priority/FIFO on a contended trace";
+}
+
+// --- parking: inadmissible workloads in an index (policies/kueue_index.hpp) ------------------
+
+TEST(KueueParking, IndexFindsTheFirstEntryFromAKeyWithinALimit) {
+  using Key = policies::kueue::ParkedIndex::Key;
+  policies::kueue::ParkedIndex index;
+  index.reset(2, 10);
+  // Tree 0: workloads 1..6 in queue order (priority 5 first, then by time), with their GPUs.
+  index.insert(0, Key{0, 30, 3}, 8);
+  index.insert(0, Key{0, 10, 1}, 16);
+  index.insert(0, Key{-5, 50, 5}, 32);
+  index.insert(0, Key{0, 20, 2}, 4);
+  index.insert(0, Key{0, 40, 4}, 2);
+  index.insert(0, Key{0, 40, 6}, 0);
+  index.insert(1, Key{0, 10, 7}, 1);  // another ClusterQueue's tree
+  const Key all = policies::kueue::ParkedIndex::min_key();
+  EXPECT_EQ(index.first(0, all, policies::kueue::ParkedIndex::kAny), 5) << "the higher priority first";
+  EXPECT_EQ(index.first(0, all, 16), 1);
+  EXPECT_EQ(index.first(0, all, 8), 2);
+  EXPECT_EQ(index.first(0, all, 3), 4);
+  EXPECT_EQ(index.first(0, all, 0), 6);
+  EXPECT_EQ(index.first(0, Key{0, 20, 2}, 16), 2) << "from a key: that key included";
+  EXPECT_EQ(index.first(0, policies::kueue::ParkedIndex::after(Key{0, 20, 2}), 16), 3);
+  EXPECT_EQ(index.first(0, Key{0, 40, 5}, 8), 6);
+  EXPECT_EQ(index.first(0, policies::kueue::ParkedIndex::after(Key{0, 40, 6}), 64), -1);
+  EXPECT_EQ(index.first(1, all, 0), -1);
+  EXPECT_EQ(index.first(1, all, 1), 7);
+  EXPECT_TRUE(index.contains(2));
+  index.erase(0, 2);
+  index.erase(0, 9);  // not in the index: nothing
+  EXPECT_FALSE(index.contains(2));
+  EXPECT_EQ(index.first(0, all, 8), 3);
+  index.insert(0, Key{0, 5, 2}, 1);  // back, earlier in the queue, in the freed node
+  EXPECT_EQ(index.first(0, all, 8), 2);
+  EXPECT_EQ(index.first(0, Key{0, 6, 0}, 8), 3);
+  // Ranks and the entry of a rank: tree 0 is now 5, 2, 1, 3, 4, 6.
+  EXPECT_EQ(index.rank(0, all), 0u);
+  EXPECT_EQ(index.rank(0, Key{0, 10, 1}), 2u);
+  EXPECT_EQ(index.rank(0, policies::kueue::ParkedIndex::after(Key{0, 10, 1})), 3u);
+  EXPECT_EQ(index.rank(0, policies::kueue::ParkedIndex::max_key()), 6u);
+  EXPECT_EQ(index.rank(1, policies::kueue::ParkedIndex::max_key()), 1u);
+  EXPECT_EQ(std::get<2>(index.nth(0, 0)), 5);
+  EXPECT_EQ(std::get<2>(index.nth(0, 3)), 3);
+  EXPECT_EQ(std::get<2>(index.nth(0, 5)), 6);
+  EXPECT_EQ(index.nth(1, 0), (Key{0, 10, 7}));
+}
+
+TEST(KueueParking, ParkedWorkloadsArePassedOverUntilTheirGpusAreAvailable) {
+  // One ClusterQueue of 8 GPUs on 2 nodes of 8 (BestEffortFIFO). w0 takes 6; w1 (8) parks; w2
+  // (2) fits at once; w3 (1) fits when w2 ends at 52; when w0 ends at 100, 7 GPUs are free and w1
+  // is passed over again, until w3 ends at 160; w4 (10) exceeds the quota and never runs.
+  const auto w = ht::WorkloadBuilder()
+                     .job(0, 6, 100, "ns")
+                     .job(1, 8, 10, "ns")
+                     .job(2, 2, 50, "ns")
+                     .job(60, 1, 100, "ns")
+                     .job(70, 10, 10, "ns")
+                     .build();
+  const std::string cq = R"(  resourceFlavors: {default: {pools: [pool]}}
+  clusterQueues:
+    cq:
+      namespaces: [ns]
+      resources: {default: {gpu: {nominalQuota: 8}}}
+)";
+  const KueueRun run(w, ht::cluster(2, 8), cq);
+  EXPECT_EQ(run.start(0), 0);
+  EXPECT_EQ(run.start(2), 2);
+  EXPECT_EQ(run.start(3), 60);
+  EXPECT_EQ(run.start(1), 160);
+  EXPECT_EQ(run.start(4), -1);
+  EXPECT_EQ(run.state(1), JobState::Completed);
+  EXPECT_NE(run.state(4), JobState::Completed);
+}
+
+namespace {
+
+// Every decision and every pending reason of a run, in order.
+class DecisionLog : public models::SimObserver {
+ public:
+  void on_event(sim::Tick t, models::AuditKind k, JobIndex j, std::int32_t v, std::string_view reason) override {
+    if (k == models::AuditKind::Waiting) ++waiting;
+    events.push_back(std::to_string(t) + " " + std::to_string(static_cast<int>(k)) + " " + std::to_string(j) + " " +
+                     std::to_string(v) + " " + std::string(reason));
+  }
+  void on_start(sim::Tick t, JobIndex j, const models::Placement& p) override {
+    std::string line = std::to_string(t) + " start " + std::to_string(j);
+    for (const auto& s : p) {
+      line += ' ';
+      line += std::to_string(s.node);
+      line += ':';
+      line += std::to_string(s.gpus);
+    }
+    events.push_back(line);
+  }
+  void on_end(sim::Tick t, JobIndex j, JobState s) override {
+    events.push_back(std::to_string(t) + " end " + std::to_string(j) + " " + std::to_string(static_cast<int>(s)));
+  }
+  void on_sample(const models::Sample&) override {}
+  std::vector<std::string> events;
+  int waiting = 0;
+};
+
+// The first 3 days of the bundled RICC log under `policy` with quota for half the cluster.
+struct RiccRun {
+  explicit RiccRun(const std::string& policy) {
+    auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-kueue.yaml");
+    sc.workload.window_end = 3 * sim::kDay;
+    // The policy block in a scenario with RICC's pool (validation checks the flavors' pools).
+    params = scenarios::parse_scenario(
+                 "name: q\ncluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, "
+                 "gpu_type: A100}\npolicy:\n  name: kueue\n" +
+                     policy + "workload:\n  trace: tiny.csv\n",
+                 kInline)
+                 .policy.params;
+    w = scenarios::build_workload(sc);
+    auto p = policies::make_policy("kueue", params, 1);
+    scenarios::Simulation sim(w, sc.cluster, *p, &log);
+    fingerprint = sim.run().fingerprint;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j)
+      waited += sim.job_start(j) > w.jobs[j].submit || sim.job_start(j) < 0 ? 1 : 0;
+  }
+  policies::PolicyParams params;
+  models::Workload w;
+  DecisionLog log;
+  std::string fingerprint;
+  int waited = 0;
+};
+
+}  // namespace
+
+TEST(KueueParking, RealTraceDecisionsEqualThoseOfTheQueueThatRetriesEveryWorkload) {
+  // A ClusterQueue that also manages cpu (a quota no job reaches) never parks: every release puts
+  // each inadmissible workload back and tries it. The GPU-only queue parks them and passes over
+  // those whose GPUs are not available. Same decisions, same reasons, same order.
+  const std::string parked = R"(  resourceFlavors: {default: {pools: [ricc]}}
+  clusterQueues:
+    all:
+      namespaces: ["*"]
+      resources: {default: {gpu: {nominalQuota: 4096}}}
+)";
+  const RiccRun a(parked);
+  const RiccRun b(
+      replace(parked, "{gpu: {nominalQuota: 4096}}", "{gpu: {nominalQuota: 4096}, cpu: {nominalQuota: 1000000}}"));
+  EXPECT_EQ(a.w.jobs.size(), 1002u);
+  EXPECT_EQ(a.waited, 560) << "a backlog that waits through many releases";
+  EXPECT_EQ(a.log.waiting, b.log.waiting);
+  EXPECT_EQ(a.log.events, b.log.events);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+}
+
+TEST(KueueParking, RealTraceTwoClusterQueuesInACohortDecideAsWithoutParking) {
+  // Two ClusterQueues borrowing from each other: admission cycles take both heads, parked or not.
+  const std::string parked = R"(  resourceFlavors: {default: {pools: [ricc]}}
+  clusterQueues:
+    some:
+      cohort: all
+      namespaces: [user24, user19]
+      resources: {default: {gpu: {nominalQuota: 1024, borrowingLimit: 512}}}
+    rest:
+      cohort: all
+      namespaces: ["*"]
+      resources: {default: {gpu: {nominalQuota: 3072}}}
+)";
+  const RiccRun a(parked);
+  const RiccRun b(
+      replace(replace(parked, "borrowingLimit: 512}}", "borrowingLimit: 512}, cpu: {nominalQuota: 1000000}}"),
+              "{gpu: {nominalQuota: 3072}}}", "{gpu: {nominalQuota: 3072}, cpu: {nominalQuota: 1000000}}}"));
+  EXPECT_EQ(a.waited, 512);
+  EXPECT_EQ(a.log.waiting, b.log.waiting);
+  EXPECT_EQ(a.log.events, b.log.events);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
 }
 
 // --- parameters ------------------------------------------------------------------------------

@@ -55,6 +55,13 @@ std::vector<CurveChart::Source> tenant_sources(const Pyramid& p) {
   return out;
 }
 
+// The run's calendar origin (dates on the time axis when the trace gives one) and its outages.
+void time_base(CurveChart* c, const ReplayData& d, bool markers = true) {
+  const std::int64_t unix_ms = d.result.unix_start >= 0 ? d.result.unix_start * 1000 + d.origin : -1;
+  c->set_time_base(unix_ms, c->calendar_wanted());
+  c->set_markers(markers ? d.markers : std::vector<Marker>{}, d.origin);
+}
+
 }  // namespace
 
 void View::track(ChartView* view) {
@@ -140,6 +147,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
 void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   if (!data_) return;
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_}) time_base(c, *data_);
   by_tenant_->set_sources(tenant_sources(data_->used_by_tenant), CurveChart::Mode::Stacked);
   pending_jobs_->set_sources(tenant_sources(data_->pending_jobs_by_tenant), CurveChart::Mode::Stacked);
   pending_gpus_->set_sources(tenant_sources(data_->pending_gpus_by_tenant), CurveChart::Mode::Stacked);
@@ -168,8 +176,14 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
       if (peak > 0) reasons.push_back({&why, c, why.full().curves[c].name, QColor(kReasonColours[c]), Qt::SolidLine});
     }
   }
+  // Never an unlabelled grey area: the legend always shows, and a policy that gives no reasons says so.
+  const bool none_given = reasons.size() == 1 && reasons.front().curve == 0;
+  const QString policy = QString::fromStdString(data_->result.policy);
+  pending_reason_->chart()->setTitle(none_given ? tr("Pending jobs by why they wait: %1 gives no reasons").arg(policy)
+                                                : tr("Pending jobs by why they wait"));
   pending_reason_->setVisible(!reasons.empty());
   pending_reason_->set_sources(std::move(reasons), CurveChart::Mode::Stacked);
+  pending_reason_->chart()->legend()->setVisible(true);
   sync_->reset();
   update_readout(sync_->cursor());
 }
@@ -391,6 +405,7 @@ void FairnessView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   tenants_->set_data(data_);
   if (!data_) return;
+  time_base(share_, *data_);
   share_->set_sources(tenant_sources(data_->share_by_tenant), CurveChart::Mode::Stacked, 100.0, "%.0f %");
   sync_->reset();
   cdf_->set_cdfs(data_->wait_cdfs);
@@ -453,6 +468,11 @@ void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) 
     for (std::size_t c = 1; c < p.full().curves.size(); ++c)
       if (p.full().curves[c].name == QLatin1String("pending jobs"))
         pending.push_back({&p, c, runs_[i]->label, colour, Qt::SolidLine});
+  }
+  if (!runs_.empty()) {
+    // Several runs: the first one's calendar; outages are each run's own, so none are marked.
+    time_base(used_, *runs_.front(), runs_.size() == 1);
+    time_base(pending_, *runs_.front(), runs_.size() == 1);
   }
   used_->set_sources(std::move(used), CurveChart::Mode::Lines);
   pending_->set_sources(std::move(pending), CurveChart::Mode::Lines);

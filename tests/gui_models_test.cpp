@@ -245,6 +245,84 @@ TEST(Pyramid, BucketsAreMeansAndPreserveSums) {
   EXPECT_EQ(big.levels.back().t_days.size(), 63u);  // 1000 / 16 rounded up
 }
 
+// issue #21: a bucket keeps its lowest and highest sample, so that a one-sample outage shows at
+// every level of detail.
+TEST(Pyramid, BucketsKeepTheirLowestAndHighestSample) {
+  std::vector<double> t(10000), y(10000, 8192.0);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>(i) / 144;  // 10-minute samples
+  y[7777] = 0;    // one sample down to 0 (the failure drill's site-wide outage)
+  y[100] = 9000;  // and one peak
+  const Pyramid p = make_pyramid(t, {Curve{"up", y}});
+  ASSERT_GT(p.levels.size(), 5u);
+  EXPECT_TRUE(p.levels[0].curves[0].lo.empty());  // level 0: the samples themselves
+  for (std::size_t l = 1; l < p.levels.size(); ++l) {
+    const Curve& c = p.levels[l].curves[0];
+    const std::size_t size = p.levels[l].samples_per_bucket;
+    ASSERT_EQ(c.lo.size(), p.levels[l].t_days.size());
+    EXPECT_EQ(c.low(7777 / size), 0.0) << "bucket size " << size;
+    EXPECT_EQ(c.high(7777 / size), 8192.0) << "bucket size " << size;
+    EXPECT_EQ(c.high(100 / size), 9000.0) << "bucket size " << size;
+    EXPECT_EQ(*std::min_element(c.lo.begin(), c.lo.end()), 0.0);
+    EXPECT_GT(c.y[7777 / size], 0.0);  // the mean alone would hide it
+  }
+  // Hand-checked small case: [4, 1 | 1, 0 | 7].
+  const Pyramid small = make_pyramid({0, 1, 2, 3, 4}, {Curve{"c", {4, 1, 1, 0, 7}}}, 1);
+  EXPECT_EQ(small.levels[1].curves[0].lo, (std::vector<double>{1, 0, 7}));
+  EXPECT_EQ(small.levels[1].curves[0].hi, (std::vector<double>{4, 1, 7}));
+  EXPECT_EQ(small.levels[1].curves[0].lo_first, (std::vector<std::uint8_t>{0, 0, 1}));
+  EXPECT_EQ(small.levels[3].curves[0].lo, (std::vector<double>{0}));
+  EXPECT_EQ(small.levels[3].curves[0].hi, (std::vector<double>{7}));
+}
+
+// issue #21: node outages from the audit log, merged into the charts' markers, and the nodes out
+// at an instant for the cluster map.
+TEST(Outages, FromTheAuditLog) {
+  constexpr std::uint8_t kDown = 7, kUp = 8, kDrain = 9;
+  constexpr std::uint32_t kNoJob = 0xffffffffu;
+  results::RunResult r;
+  r.sim_start = 0;
+  r.sim_end = 100 * H;
+  r.reasons = {"", "outage: site power loss", "node failure", "maintenance", "outage over", "repaired"};
+  const auto ev = [&](Tick t, std::uint8_t kind, std::int32_t node, std::uint32_t reason) {
+    return results::EventRecord{t, kind, kNoJob, node, reason};
+  };
+  r.events = {ev(1 * H, kDown, 3, 2),                             // node 3 fails 1h-5h
+              ev(5 * H, kUp, 3, 5),    ev(10 * H, kDrain, 1, 3),  // node 1 drained at 10h, down at 12h, back at 14h
+              ev(12 * H, kDown, 1, 3), ev(14 * H, kUp, 1, 0),    ev(20 * H, kDown, 0, 1),  // the outage: nodes 0-2 at
+                                                                                           // 20h, back at 21h
+              ev(20 * H, kDown, 1, 1), ev(20 * H, kDown, 2, 1),  ev(21 * H, kUp, 0, 4),   ev(21 * H, kUp, 1, 4),
+              ev(21 * H, kUp, 2, 4),   ev(90 * H, kDown, 2, 2)};  // never back: ends at the run's end
+  const auto outages = node_outages(r);
+  ASSERT_EQ(outages.size(), 6u);
+  EXPECT_EQ(outages[0].kind, OutageKind::Failure);
+  EXPECT_EQ(outages[0].start, 1 * H);
+  EXPECT_EQ(outages[0].end, 5 * H);
+  EXPECT_EQ(outages[1].kind, OutageKind::Drain);
+  EXPECT_EQ(outages[1].start, 10 * H);  // from the cordon
+  EXPECT_EQ(outages[1].end, 14 * H);
+  for (int i = 2; i < 5; ++i) {
+    EXPECT_EQ(outages[i].kind, OutageKind::Outage);
+    EXPECT_EQ(outages[i].node, i - 2);
+    EXPECT_EQ(outages[i].end, 21 * H);
+  }
+  EXPECT_EQ(outages[5].end, 100 * H);
+  const auto markers = outage_markers(r, outages);
+  ASSERT_EQ(markers.size(), 4u);
+  EXPECT_EQ(markers[0].kind, OutageKind::Failure);
+  EXPECT_EQ(markers[1].kind, OutageKind::Drain);
+  EXPECT_EQ(markers[2].kind, OutageKind::Outage);
+  EXPECT_EQ(markers[2].nodes, 3);
+  EXPECT_EQ(markers[2].start, 20 * H);
+  EXPECT_EQ(markers[2].end, 21 * H);
+  EXPECT_EQ(markers[2].text, "outage: site power loss, 3 nodes, 1h 00m");
+  EXPECT_EQ(markers[3].text, "node failure, 1 node, 10h 00m");
+  EXPECT_EQ(nodes_out_at(outages, 4, 0), (std::vector<std::uint8_t>{0, 0, 0, 0}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 2 * H), (std::vector<std::uint8_t>{0, 0, 0, 3}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 11 * H), (std::vector<std::uint8_t>{0, 2, 0, 0}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 20 * H), (std::vector<std::uint8_t>{1, 1, 1, 0}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 21 * H), (std::vector<std::uint8_t>{0, 0, 0, 0}));  // back at 21h
+}
+
 TEST(Cdf, StepsAtEveryDistinctWait) {
   const Cdf c = make_cdf({3 * H, 0, H, H});
   EXPECT_EQ(c.x_hours, (std::vector<double>{0, 1, 3}));

@@ -86,6 +86,7 @@ hr::RunResult sample_result() {
   r.queues = {"default", "gpu-long"};
   r.pools = {{"a100", "A100", 2, 8, 1.25}, {"h100 pool", "H100-SXM", 3, 8, 0}};
   r.currency = "EUR";
+  r.unix_start = 1272639895;  // the RICC log's UnixStartTime: the charts' calendar origin
   r.reasons = {"", "quota exceeded: tenant ops", "preempted by job 2"};
 
   hr::JobRecord a;
@@ -210,6 +211,7 @@ void expect_same(const hr::RunResult& a, const hr::RunResult& b) {
     EXPECT_EQ(a.pools[i].gpu_hour_price, b.pools[i].gpu_hour_price);
   }
   EXPECT_EQ(a.currency, b.currency);
+  EXPECT_EQ(a.unix_start, b.unix_start);
   ASSERT_EQ(a.jobs.size(), b.jobs.size());
   if (a.jobs.size() <= 100) {
     for (std::size_t i = 0; i < a.jobs.size(); ++i) expect_same_job(a.jobs[i], b.jobs[i], i);

@@ -60,6 +60,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   file->addSeparator();
   file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
   QMenu* view = menuBar()->addMenu(tr("&View"));
+  // Calendar dates on the time axes when the trace gives a start date; off: days since the first submit.
+  QAction* calendar = view->addAction(tr("&Calendar time (UTC)"));
+  calendar->setObjectName(QStringLiteral("calendar_time"));
+  calendar->setCheckable(true);
+  calendar->setChecked(true);
+  connect(calendar, &QAction::toggled, this, [this](bool on) {
+    for (CurveChart* c : findChildren<CurveChart*>()) c->set_time_base(c->unix_ms(), on);
+  });
   view->addAction(tr("&Reset zoom"), this,
                   [this] {
                     if (auto* v = qobject_cast<View*>(tabs_->currentWidget())) v->reset_zoom();

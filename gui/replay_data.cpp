@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <future>
 #include <numeric>
+#include <tuple>
 
 #include "results/format.hpp"
 
@@ -304,6 +305,11 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   // The cluster index reads the result only and writes nothing else: built on a second thread
   // while the rest is prepared here (the same index whichever finishes first).
   std::future<ClusterIndex> cluster = std::async(std::launch::async, [&r] { return build_cluster_index(r); });
+  std::future<std::pair<results::Summary, results::Fairness>> figures = std::async(std::launch::async, [&r] {
+    results::FairnessOptions opt;
+    opt.weights = results::weights_from_scenario_text(r);
+    return std::make_pair(results::summarize(r), results::compute_fairness(r, opt));
+  });
   d->label = QFileInfo(path).fileName();
   if (d->label.isEmpty()) d->label = QString::fromStdString(r.scenario_name);
   d->origin = r.sim_start;
@@ -481,6 +487,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   }
   clock.mark("events by job");
   d->cluster = cluster.get();
+  std::tie(d->summary, d->fairness) = figures.get();
   clock.mark("cluster index wait");
   return d;
 }

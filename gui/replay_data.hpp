@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "gui/cluster.hpp"
+#include "results/fairness.hpp"
 #include "results/run_result.hpp"
+#include "results/summary.hpp"
 
 namespace headroom::gui {
 
@@ -151,6 +153,10 @@ struct ReplayData {
   std::vector<std::size_t> tenant_rank;                  // by tenant id: position in `tenants`
   std::vector<std::uint32_t> tenant_alpha, queue_alpha;  // by id: position in name order
   Kpis kpis;
+  // What `headroom run` and `headroom compare` report for this file (results::summarize and
+  // results::compute_fairness with the scenario's tenant weights): the Compare tab's figures.
+  results::Summary summary;
+  results::Fairness fairness;
 
   Pyramid used_by_tenant;          // top tenants + "other"
   Pyramid used_by_pool;            // one curve per pool, then capacity per pool

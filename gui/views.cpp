@@ -18,15 +18,6 @@ QString plural(std::int64_t n, const QString& one, const QString& many) {
   return QStringLiteral("%1 %2").arg(number(static_cast<double>(n)), n == 1 ? one : many);
 }
 
-// A table that shows all its rows without scrolling.
-void fit_rows(QTableView* t) {
-  const int rows = t->model() ? t->model()->rowCount() : 0;
-  const int h = t->horizontalHeader()->sizeHint().height() + rows * t->verticalHeader()->defaultSectionSize() +
-                2 * t->frameWidth() + 2;
-  t->setMinimumHeight(h);
-  t->setMaximumHeight(h);
-}
-
 QLabel* hint_label(const QString& text) {
   auto* l = new QLabel(text);
   l->setWordWrap(true);
@@ -447,8 +438,9 @@ CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(t
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(top);
   split->addWidget(charts);
-  split->setStretchFactor(0, 0);
-  split->setStretchFactor(1, 1);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setSizes({520, 340});
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 }
@@ -457,17 +449,19 @@ void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) 
   runs_ = std::move(runs);
   kpis_->set_runs(runs_);
   table_->resizeColumnsToContents();
-  fit_rows(table_);
+  // Every KPI of `headroom compare`: the table scrolls, the charts keep their room.
+  table_->setMinimumHeight(std::min(12, kpis_->rowCount() + 2) * table_->verticalHeader()->defaultSectionSize());
   hint_->setVisible(runs_.size() < 2);
   std::vector<CurveChart::Source> used, pending;
   for (std::size_t i = 0; i < runs_.size(); ++i) {
     const Pyramid& p = runs_[i]->totals;
     if (p.empty()) continue;
     const QColor colour = series_colour(i);
-    used.push_back({&p, 0, runs_[i]->label, colour, Qt::SolidLine});
+    const QString name = kpis_->differs(i).isEmpty() ? runs_[i]->label : kpis_->differs(i);
+    used.push_back({&p, 0, name, colour, Qt::SolidLine});
     for (std::size_t c = 1; c < p.full().curves.size(); ++c)
       if (p.full().curves[c].name == QLatin1String("pending jobs"))
-        pending.push_back({&p, c, runs_[i]->label, colour, Qt::SolidLine});
+        pending.push_back({&p, c, name, colour, Qt::SolidLine});
   }
   if (!runs_.empty()) {
     // Several runs: the first one's calendar; outages are each run's own, so none are marked.

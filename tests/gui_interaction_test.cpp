@@ -4,6 +4,7 @@
 // (tests/data/scenarios/minimal.yaml, three jobs) or a stand-in script for cancel and failure.
 #include <gtest/gtest.h>
 
+#include <QAction>
 #include <QApplication>
 #include <QAreaSeries>
 #include <QComboBox>
@@ -403,6 +404,20 @@ TEST(Timeline, CalendarTimeWhenTheTraceHasADateElseDays) {
   CurveChart* again = chart_titled(view, "GPUs in use and up, by pool");
   again->set_time_base(-1, true);
   EXPECT_FALSE(again->calendar());
+}
+
+TEST(MainWindow, ViewCalendarTimeSwitchesEveryTimeAxis) {
+  MainWindow window;
+  auto* action = window.findChild<QAction*>(QStringLiteral("calendar_time"));
+  ASSERT_NE(action, nullptr);
+  EXPECT_TRUE(action->isChecked());
+  const auto charts = window.findChildren<CurveChart*>();
+  ASSERT_GE(charts.size(), 8);  // timeline 5, fairness 1, compare 2
+  for (CurveChart* c : charts) EXPECT_TRUE(c->calendar_wanted());
+  action->setChecked(false);
+  for (CurveChart* c : charts) EXPECT_FALSE(c->calendar_wanted());
+  action->setChecked(true);
+  for (CurveChart* c : charts) EXPECT_TRUE(c->calendar_wanted());
 }
 
 TEST(Timeline, WhyPendingIsLabelledEvenWithoutReasons) {

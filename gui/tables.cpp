@@ -121,6 +121,8 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
   const std::size_t row = static_cast<std::size_t>(index.row());
   const TenantStats& t = data_->tenants[row];
   const double share = total_hours_ > 0 ? t.gpu_hours / total_hours_ : 0.0;
+  const double cluster_share =
+      t.id < data_->fairness.tenants.size() ? data_->fairness.tenants[t.id].share : std::nan("");
   if (role == Qt::DecorationRole && index.column() == Tenant) return tenant_colour(row);
   if (role == Qt::TextAlignmentRole) return align(index.column() == Tenant);
   if (role == kRawRole) {
@@ -129,6 +131,7 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
       case Jobs: return static_cast<qint64>(t.jobs);
       case GpuHours: return t.gpu_hours;
       case Share: return share;
+      case ClusterShare: return cluster_share;
       case MeanWait: return t.mean_wait_s;
       case P95Wait: return t.p95_wait_s;
     }
@@ -136,9 +139,10 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Tenant: return t.name;
-    case Jobs: return QString::number(t.jobs);
-    case GpuHours: return QString::number(t.gpu_hours, 'f', 1);
-    case Share: return QString::number(100.0 * share, 'f', 1) + QStringLiteral(" %");
+    case Jobs: return QString::fromStdString(results::thousands(t.jobs));
+    case GpuHours: return QString::fromStdString(results::grouped(t.gpu_hours, 1));
+    case Share: return QString::fromStdString(results::percent(share));
+    case ClusterShare: return QString::fromStdString(results::percent(cluster_share));
     case MeanWait:
     case P95Wait: {
       if (t.started + t.never_started == 0) return QString();
@@ -151,8 +155,15 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant TenantModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == Share)
+    return tr("The tenant's GPU-hours over the GPU-hours of every tenant");
+  if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == ClusterShare)
+    return tr(
+        "The tenant's GPU-hours over the cluster's GPU-time (GPUs x the run's span): the \"share\" of "
+        "headroom run and headroom compare");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= Columns) return {};
-  static const char* const names[] = {"Tenant", "Jobs", "GPU-hours", "Share of GPU-hours", "Mean wait", "p95 wait"};
+  static const char* const names[] = {"Tenant",           "Jobs",      "GPU-hours", "Share of GPU-hours used",
+                                      "Share of cluster", "Mean wait", "p95 wait"};
   return tr(names[section]);
 }
 

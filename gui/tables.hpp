@@ -43,7 +43,9 @@ class JobEventsModel : public QAbstractTableModel {
 class TenantModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Tenant, Jobs, GpuHours, Share, MeanWait, P95Wait, Columns };
+  // Share: of the GPU-hours the run's jobs held; ClusterShare: of the cluster's GPU-time (GPUs x
+  // span), what `headroom run` and compare call a tenant's share.
+  enum Column { Tenant, Jobs, GpuHours, Share, ClusterShare, MeanWait, P95Wait, Columns };
   explicit TenantModel(QObject* parent = nullptr);
   void set_data(std::shared_ptr<const ReplayData> data);
 

@@ -475,7 +475,7 @@ TEST(Prepare, WaitsCountJobsThatNeverStartedUntilTheEnd) {
   m.set_data(d);
   ASSERT_EQ(m.rowCount(), 3);
   EXPECT_EQ(cell(m, 2, 0), "c");
-  EXPECT_EQ(cell(m, 2, 4), ">=2h 00m");
+  EXPECT_EQ(cell(m, 2, TenantModel::MeanWait), ">=2h 00m");
 }
 
 TEST(TenantModel, RowsAndCsv) {
@@ -483,11 +483,19 @@ TEST(TenantModel, RowsAndCsv) {
   test_model(&m);
   m.set_data(prepared());
   ASSERT_EQ(m.rowCount(), 3);
-  EXPECT_EQ(to_csv(m),
-            "Tenant,Jobs,GPU-hours,Share of GPU-hours,Mean wait,p95 wait\n"
-            "a,2,10.0,62.5 %,1h 30m,3h 00m\n"
-            "b,2,6.0,37.5 %,1h 30m,2h 00m\n"
-            "c,1,0.0,0.0 %,,\n");
+  // Two shares, two names (issue #21): of the GPU-hours used, and of the cluster as the CLI has it.
+  const auto d = prepared();
+  const auto cluster = [&](std::size_t t) { return results::percent(d->fairness.tenants[t].share); };
+  EXPECT_EQ(to_csv(m), QString::fromStdString("Tenant,Jobs,GPU-hours,Share of GPU-hours used,Share of cluster,Mean "
+                                              "wait,p95 wait\n"
+                                              "a,2,10.0,62.5%," +
+                                              cluster(0) + ",1h 30m,3h 00m\n" + "b,2,6.0,37.5%," + cluster(1) +
+                                              ",1h 30m,2h 00m\n" + "c,1,0.0,0.0%," + cluster(2) + ",,\n"));
+  results::FairnessOptions opt;
+  opt.weights = results::weights_from_scenario_text(d->result);
+  const results::Fairness cli = results::compute_fairness(d->result, opt);
+  EXPECT_EQ(m.data(m.index(0, TenantModel::ClusterShare), kRawRole).toDouble(), cli.tenants[0].share);
+  EXPECT_EQ(cluster(0), "8.3%");  // 10 GPU-hours of a 12-GPU cluster over 10 hours
   m.set_data(nullptr);
   EXPECT_EQ(m.rowCount(), 0);
 }

@@ -496,6 +496,13 @@ QString format_duration(Tick t) {
   return QString::fromStdString(results::duration(static_cast<double>(t) / static_cast<double>(kTicksPerSecond)));
 }
 
+QString format_when(const ReplayData& d, Tick t) {
+  if (d.result.unix_start < 0) return format_offset(t);
+  return QStringLiteral("%1 UTC (%2)")
+      .arg(QString::fromStdString(results::calendar(d.result.unix_start * 1000 + d.origin + t, true)),
+           format_offset(t));
+}
+
 QString format_offset(Tick t) {
   if (t < 0) return QStringLiteral("-") + format_offset(-t);
   const long long s = t / kTicksPerSecond;

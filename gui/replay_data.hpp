@@ -188,5 +188,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
 QString format_duration(Tick t);
 // A point in time as an offset from the run start: "3d 04:05:06" or "04:05:06".
 QString format_offset(Tick t);
+// A point in time of run `d` (t: since its first submit): the UTC date and time when the trace
+// gives a start date, "2010-05-07 09:34:55 UTC (6d 18:30:00)", else format_offset(t).
+QString format_when(const ReplayData& d, Tick t);
 
 }  // namespace headroom::gui

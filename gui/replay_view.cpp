@@ -544,13 +544,13 @@ void ReplayView::update_labels() {
     const QSignalBlocker block(slider_);
     slider_->setValue(static_cast<int>(std::llround(10000.0 * static_cast<double>(time_ - a) / (b - a))));
   }
-  clock_->setText(tr("Cursor %1").arg(format_offset(time_ - data_->origin)));
+  clock_->setText(tr("Cursor %1").arg(format_when(*data_, time_ - data_->origin)));
   const Occupancy& o = map_->occupancy();
   if (!data_->cluster.slices.empty())
     stats_->setText(tr("<b>%1 of %2 GPUs in use</b> &nbsp; nodes: %3 full, <span style='color:%6'><b>%4 partly "
                        "used</b></span>, %5 idle%7")
-                        .arg(o.used_gpus)
-                        .arg(data_->result.total_gpus)
+                        .arg(QString::fromStdString(results::thousands(o.used_gpus)))
+                        .arg(QString::fromStdString(results::thousands(data_->result.total_gpus)))
                         .arg(o.full_nodes)
                         .arg(o.partial_nodes)
                         .arg(o.idle_nodes)

@@ -188,9 +188,9 @@ void TimelineView::update_readout(double x) {
   const auto it = std::upper_bound(full.t_days.begin(), full.t_days.end(), x);
   const std::size_t i = it == full.t_days.begin() ? 0 : static_cast<std::size_t>(it - full.t_days.begin() - 1);
   const Tick at = static_cast<Tick>(std::llround(x * static_cast<double>(kTicksPerDay)));
-  QString text =
-      tr("<b>Cursor %1</b> &nbsp; %2 of %3 GPUs in use")
-          .arg(format_offset(at), number(full.curves[0].y[i]), number(static_cast<double>(data_->result.total_gpus)));
+  QString text = tr("<b>Cursor %1</b> &nbsp; %2 of %3 GPUs in use")
+                     .arg(format_when(*data_, at), number(full.curves[0].y[i]),
+                          number(static_cast<double>(data_->result.total_gpus)));
   for (std::size_t c = 1; c < full.curves.size(); ++c)
     text += QStringLiteral(" &nbsp;·&nbsp; %1 %2").arg(number(full.curves[c].y[i]), full.curves[c].name);
   readout_->setText(text);

@@ -442,6 +442,8 @@ TEST(Replay, TheMapCrossesOutNodesOutOfService) {
   ASSERT_NE(map, nullptr);
   view.set_cursor(8.0 + 10.0 / 1440);  // 10 minutes into the outage
   EXPECT_EQ(std::count(map->out_of_service().begin(), map->out_of_service().end(), 1), 1024);
+  // The clock reads the calendar when the trace has a start date.
+  EXPECT_EQ(child<QLabel>(view, "replay-clock")->text(), "Cursor 2010-05-09 00:10:00 UTC (8d 00:10:00)");
   view.set_cursor(8.0 + 40.0 / 1440);  // back
   EXPECT_EQ(std::count(map->out_of_service().begin(), map->out_of_service().end(), 0), 1024);
 }

@@ -189,7 +189,7 @@ constexpr KpiCompareModel::KpiInfo kKpis[] = {
     {"gpu_busy_utilization", "Useful GPU utilization", "fraction", 1},
     {"makespan", "Makespan", "s", -1},
     {"preemptions", "Preemptions", "count", -1},
-    {"lost_gpu_hours", "Work lost to preemption", "GPU-h", -1},
+    {"lost_gpu_hours", "Work lost to preemption and policy kills", "GPU-h", -1},
     {"starved_jobs", "Starved jobs (waited > 24h)", "count", -1},
     {"pending_gpus_mean", "Mean pending GPUs", "GPUs", -1},
     {"jain_index", "Jain's index", "index", 1},

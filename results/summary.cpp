@@ -505,9 +505,10 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
       << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
   out << "makespan " << duration(s.makespan_s) << "   GPU utilization " << percent(s.gpu_utilization);
   if (percent(s.gpu_busy_utilization) == percent(s.gpu_utilization))
-    out << " (no work lost to preemption or failures)\n\n";
+    out << " (no work lost to preemption, policy kills or failures)\n\n";
   else
-    out << ", useful work " << percent(s.gpu_busy_utilization) << " (the rest was lost to preemption and failures)\n\n";
+    out << ", useful work " << percent(s.gpu_busy_utilization)
+        << " (the rest was lost to preemption, policy kills and failures)\n\n";
 
   const std::size_t count_width = std::max<std::size_t>(6, thousands(s.jobs).size());
   out << pad_right("jobs", 13) << pad_left(thousands(s.jobs), count_width) << "\n";
@@ -540,8 +541,9 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   }
   row("jct", s.jct);
   out << "\nstarved (waited > 24h) " << thousands(s.starved_jobs) << " jobs   preemptions " << thousands(s.preemptions)
-      << "   lost to preemption " << grouped(s.lost_gpu_hours, 1) << " GPU-h   mean pending "
-      << grouped(s.pending_gpus_mean, 1) << " GPUs\n";
+      << "   lost to preemption and policy kills " << grouped(s.lost_gpu_hours, 1) << " GPU-h"
+      << (s.preemptions == 0 && s.lost_gpu_hours > 0 ? " (none preempted: jobs the policy ended, e.g. TimeLimit)" : "")
+      << "   mean pending " << grouped(s.pending_gpus_mean, 1) << " GPUs\n";
   out << "fragmentation " << percent(s.fragmentation)
       << " of free GPUs while jobs waited (no waiting job fits them)   mean fragmented "
       << grouped(s.fragmented_gpus_mean, 1) << " GPUs\n";

@@ -804,6 +804,16 @@ TEST(Summary, CostAndFragmentationByHand) {
   EXPECT_NE(out.str().find("fragmentation 50.0% of free GPUs while jobs waited"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("cost 2.22 EUR"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("per GPU-hour held 10.00 EUR"), std::string::npos) << out.str();
+  // issue #21: units and plain words; lost work without a preemption is said to come from the policy's kills.
+  EXPECT_EQ(s.preemptions, 0);
+  EXPECT_NE(out.str().find("GPU utilization 15.0%, useful work 12.5% (the rest was lost to preemption, policy kills "
+                           "and failures)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("lost to preemption and policy kills 0.0 GPU-h (none preempted: jobs the policy ended, "
+                           "e.g. TimeLimit)"),
+            std::string::npos)
+      << out.str();
 
   // Unpriced: no cost line, and no fragmentation column (an older file) reads as 0.
   r.pools[0].gpu_hour_price = 0;

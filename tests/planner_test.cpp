@@ -228,40 +228,6 @@ TEST(Plan, FindsTheSmallestValueMeetingTheTarget) {
   for (std::size_t i = 1; i < r.curve.size(); ++i) EXPECT_LT(r.curve[i - 1].value, r.curve[i].value);
 }
 
-// issue #21: plan answers with GPUs and cost at the answer, and the scenario's own size for the margin.
-TEST(Plan, GivesGpusCostAndTheCurrentSize) {
-  const auto path = write_scenario("plan-cost.yaml", "costs: {gpu_hour: {A100: 2.0, T4: 0.5}, currency: EUR}\n");
-  planner::PlanRequest req;
-  req.scenario = path;
-  req.vary = "cluster.pools.a100.nodes";
-  req.lo = 2;
-  req.hi = 3;
-  req.targets = {planner::parse_target("wait_mean <= 30d")};
-  const auto r = planner::plan(req);
-  ASSERT_TRUE(r.answer);
-  EXPECT_EQ(*r.answer, 2);
-  ASSERT_TRUE(r.current);
-  EXPECT_EQ(*r.current, 4);       // a100 nodes as the file has them
-  EXPECT_EQ(r.current_gpus, 40);  // 4 x 8 A100 + 2 x 4 T4
-  ASSERT_EQ(r.curve.size(), 2u);
-  EXPECT_EQ(r.curve[0].gpus, 24);  // 2 x 8 + 8
-  EXPECT_EQ(r.curve[1].gpus, 32);
-  EXPECT_EQ(r.curve[0].currency, "EUR");
-  // The cost is the run's own (Summary::cost) at that size.
-  planner::SweepSpec spec = planner::load_sweep(path);
-  spec.variables = {planner::Variable{"cluster.pools.a100.nodes", {"2"}, 0, 0}};
-  const auto sc = planner::point_scenario(spec, planner::SweepPoint{0, {0}, spec.seeds[0]});
-  const auto s = results::summarize(planner::run_scenario(sc).result);
-  ASSERT_TRUE(s.priced);
-  EXPECT_DOUBLE_EQ(r.curve[0].cost, s.cost);
-  // Varying something other than a pool's nodes: no current value, GPUs still known.
-  req.vary = "workload.arrival_scale";
-  req.lo = req.hi = 1;
-  const auto other = planner::plan(req);
-  EXPECT_FALSE(other.current);
-  EXPECT_EQ(other.current_gpus, 40);
-}
-
 TEST(Plan, SaysWhenNoValueInTheRangeMeetsTheTarget) {
   planner::PlanRequest req;
   req.scenario = write_scenario("plan-none.yaml", "");
@@ -716,6 +682,40 @@ TEST(Report, EachRunHasADrillsSection) {
   calm.run.sim_end = sim::kDay;
   calm.summary = results::summarize(calm.run);
   EXPECT_EQ(results::render_report({calm}).find("<h3>Drills</h3>"), std::string::npos);
+}
+
+// issue #21: plan answers with GPUs and cost at the answer, and the scenario's own size for the margin.
+TEST(Plan, GivesGpusCostAndTheCurrentSize) {
+  const auto path = write_scenario("plan-cost.yaml", "costs: {gpu_hour: {A100: 2.0, T4: 0.5}, currency: EUR}\n");
+  planner::PlanRequest req;
+  req.scenario = path;
+  req.vary = "cluster.pools.a100.nodes";
+  req.lo = 2;
+  req.hi = 3;
+  req.targets = {planner::parse_target("wait_mean <= 30d")};
+  const auto r = planner::plan(req);
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(*r.answer, 2);
+  ASSERT_TRUE(r.current);
+  EXPECT_EQ(*r.current, 4);       // a100 nodes as the file has them
+  EXPECT_EQ(r.current_gpus, 40);  // 4 x 8 A100 + 2 x 4 T4
+  ASSERT_EQ(r.curve.size(), 2u);
+  EXPECT_EQ(r.curve[0].gpus, 24);  // 2 x 8 + 8
+  EXPECT_EQ(r.curve[1].gpus, 32);
+  EXPECT_EQ(r.curve[0].currency, "EUR");
+  // The cost is the run's own (Summary::cost) at that size.
+  planner::SweepSpec spec = planner::load_sweep(path);
+  spec.variables = {planner::Variable{"cluster.pools.a100.nodes", {"2"}, 0, 0}};
+  const auto sc = planner::point_scenario(spec, planner::SweepPoint{0, {0}, spec.seeds[0]});
+  const auto s = results::summarize(planner::run_scenario(sc).result);
+  ASSERT_TRUE(s.priced);
+  EXPECT_DOUBLE_EQ(r.curve[0].cost, s.cost);
+  // Varying something other than a pool's nodes: no current value, GPUs still known.
+  req.vary = "workload.arrival_scale";
+  req.lo = req.hi = 1;
+  const auto other = planner::plan(req);
+  EXPECT_FALSE(other.current);
+  EXPECT_EQ(other.current_gpus, 40);
 }
 
 TEST(Report, RendersRunAndSweepFilesSelfContained) {

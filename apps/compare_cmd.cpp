@@ -15,6 +15,7 @@
 #include "planner/compare.hpp"
 #include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
+#include "results/format.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
@@ -27,22 +28,17 @@ using results::json_string;
 
 namespace {
 
+// A cell of the text table: results::with_unit (units, thousands separators, one duration
+// format), except that counts stay plain digits: scripts (checks/poc-bakeoff) read the jobs,
+// unfinished, rejected and denied rows as integers, one whitespace-separated field per policy.
 std::string show(double v, const std::string& unit) {
   if (!std::isfinite(v)) return "-";
-  char b[48];
-  if (unit == "s") return results::short_duration(v);
-  if (unit == "fraction") {
-    std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
-  } else if (unit == "count") {
+  if (unit == "count") {
+    char b[48];
     std::snprintf(b, sizeof b, "%.0f", v);
-  } else if (unit.rfind("cost", 0) == 0) {
-    std::snprintf(b, sizeof b, "%.2f", v);
-  } else if (unit == "GPU-h" || unit == "GPUs") {
-    std::snprintf(b, sizeof b, "%.1f", v);
-  } else {
-    std::snprintf(b, sizeof b, "%.3f", v);
+    return b;
   }
-  return b;
+  return results::with_unit(v, unit);
 }
 
 }  // namespace
@@ -107,9 +103,6 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     warned = true;
   }
   if (warned) std::printf("\n");
-  std::printf("%-*s", static_cast<int>(width), "metric");
-  for (const auto& r : result.runs) std::printf("  %12s", r.policy.c_str());
-  std::printf("\n");
   // A wait row of a group (or of all jobs) whose never_started row is not 0 under a policy holds
   // lower bounds there: ">=" says so.
   auto row_of = [&](const std::string& name) {
@@ -123,6 +116,23 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     const std::size_t n = row_of(prefix + "never_started");
     return n < table.rows() && table.columns[column].numbers[n] > 0;
   };
+  // Every cell first: a column is as wide as its widest cell.
+  std::vector<std::vector<std::string>> cells(table.rows());
+  std::vector<std::size_t> col_width;
+  for (const auto& r : result.runs) col_width.push_back(std::max<std::size_t>(12, r.policy.size()));
+  for (std::size_t m = 0; m < table.rows(); ++m) {
+    if (!visible(metric[m])) continue;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      const double v = table.columns[i + 2].numbers[m];
+      const bool bound = std::isfinite(v) && lower_bound(m, i + 2);
+      cells[m].push_back((bound ? ">=" : "") + show(v, unit[m]));
+      col_width[i] = std::max(col_width[i], cells[m].back().size());
+    }
+  }
+  std::printf("%-*s", static_cast<int>(width), "metric");
+  for (std::size_t i = 0; i < result.runs.size(); ++i)
+    std::printf("  %*s", static_cast<int>(col_width[i]), result.runs[i].policy.c_str());
+  std::printf("\n");
   std::string section;
   for (std::size_t m = 0; m < table.rows(); ++m) {
     if (!visible(metric[m])) continue;
@@ -130,11 +140,8 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     if (sec != section && !sec.empty()) std::printf("\n");
     section = sec;
     std::printf("%-*s", static_cast<int>(width), metric[m].substr(0, 40).c_str());
-    for (std::size_t i = 0; i < result.runs.size(); ++i) {
-      const double v = table.columns[i + 2].numbers[m];
-      const bool bound = std::isfinite(v) && lower_bound(m, i + 2);
-      std::printf("  %12s", ((bound ? ">=" : "") + show(v, unit[m])).c_str());
-    }
+    for (std::size_t i = 0; i < result.runs.size(); ++i)
+      std::printf("  %*s", static_cast<int>(col_width[i]), cells[m][i].c_str());
     std::printf("\n");
   }
   const std::size_t tenants_total = planner::largest_tenants(result, SIZE_MAX).size();
@@ -169,11 +176,11 @@ std::string cell_text(const planner::ScoreCell& c, const planner::Target& t) {
   if (c.verdict != planner::Verdict::Met && c.verdict != planner::Verdict::Missed) return out;
   std::string v;
   if (t.unit == "time") {
-    v = results::short_duration(c.value);
+    v = results::duration(c.value);
   } else if (t.unit == "ratio") {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f%%", 100 * c.value);
-    v = b;
+    v = results::percent(c.value);
+  } else if (std::isfinite(c.value) && std::abs(c.value) >= 1000) {
+    v = results::grouped(c.value, 0);
   } else {
     char b[32];
     std::snprintf(b, sizeof b, std::abs(c.value) >= 1000 && std::isfinite(c.value) ? "%.0f" : "%.4g", c.value);

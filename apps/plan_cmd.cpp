@@ -7,6 +7,7 @@
 #include "apps/progress_line.hpp"
 #include "planner/plan.hpp"
 #include "planner/sweep.hpp"
+#include "results/format.hpp"
 #include "sim/errors.hpp"
 #include "sim/time.hpp"
 
@@ -15,22 +16,10 @@ namespace headroom::app {
 namespace {
 
 std::string show(const planner::Target& t, double v) {
-  if (t.unit == "number") {
-    char b[32];
-    std::snprintf(b, sizeof b, std::fabs(v) >= 1000 ? "%.0f" : "%.3g", v);
-    return b;
-  }
-  if (t.unit == "ratio") {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f%%", 100.0 * v);
-    return b;
-  }
-  if (t.kpi == "tenant.gpu_hours") {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f GPU-h", v);
-    return b;
-  }
-  return sim::format_duration(static_cast<sim::Tick>(v * 1000.0));
+  if (t.unit == "number") return std::fabs(v) >= 1000 ? results::grouped(v, 0) : results::grouped(v, 3);
+  if (t.unit == "ratio") return results::percent(v);
+  if (t.kpi == "tenant.gpu_hours") return results::grouped(v, 1) + " GPU-h";
+  return results::duration(v);
 }
 
 std::int64_t parse_int(const std::string& s, const std::string& where) {
@@ -39,6 +28,41 @@ std::int64_t parse_int(const std::string& s, const std::string& where) {
   if (r.ec != std::errc() || r.ptr != s.data() + s.size() || s.empty())
     throw sim::InputError("", 0, 0, where, "expected LO:HI with integers, got \"" + s + "\"");
   return v;
+}
+
+// What the answer means: its GPUs and cost, the scenario's size as it is, the margin between
+// the two, and how far each KPI is from its target there.
+void print_answer_details(const planner::PlanRequest& req, const planner::PlanResult& r) {
+  const planner::Probe* at = nullptr;
+  for (const auto& p : r.curve)
+    if (p.value == *r.answer) at = &p;
+  if (at == nullptr) return;
+  std::printf("  at the answer: %s GPUs", results::thousands(at->gpus).c_str());
+  if (!std::isnan(at->cost)) std::printf(", cost %s for the run", results::money(at->cost, at->currency).c_str());
+  std::printf("\n");
+  if (r.current) {
+    const std::int64_t dv = *r.current - *r.answer, dg = r.current_gpus - at->gpus;
+    std::printf("  as the scenario is: %s = %lld (%s GPUs): ", req.vary.c_str(), static_cast<long long>(*r.current),
+                results::thousands(r.current_gpus).c_str());
+    if (dv == 0)
+      std::printf("exactly the answer, no margin\n");
+    else
+      std::printf(
+          "%s %s (%s GPUs, %s of its GPUs)\n", dv > 0 ? "margin" : "short by", results::thousands(std::abs(dv)).c_str(),
+          results::thousands(std::abs(dg)).c_str(),
+          results::percent(r.current_gpus > 0 ? static_cast<double>(std::abs(dg)) / static_cast<double>(r.current_gpus)
+                                              : 0.0)
+              .c_str());
+  } else {
+    std::printf("  as the scenario is: %s GPUs\n", results::thousands(r.current_gpus).c_str());
+  }
+  for (std::size_t k = 0; k < req.targets.size(); ++k) {
+    const planner::Target& t = req.targets[k];
+    const double v = at->worst[k], slack = t.at_most ? t.bound - v : v - t.bound;
+    planner::Target bound = t;
+    std::printf("  %s: %s at the answer, %s to spare\n", t.text.c_str(), show(t, v).c_str(),
+                show(bound, slack).c_str());
+  }
 }
 
 }  // namespace
@@ -70,12 +94,12 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
   const planner::PlanResult r = planner::plan(req);
   line.stop();
 
-  std::printf("%-10s %-6s %-7s", vary.substr(vary.rfind('.') + 1).c_str(), "result", "seeds");
+  std::printf("%-10s %9s %-6s %-7s", vary.substr(vary.rfind('.') + 1).c_str(), "GPUs", "result", "seeds");
   for (const auto& t : req.targets) std::printf("  %-24s", t.text.c_str());
   std::printf("\n");
   for (const auto& p : r.curve) {
-    std::printf("%-10lld %-6s %zu/%-5zu", static_cast<long long>(p.value), p.pass ? "meets" : "misses", p.seeds_passing,
-                r.seeds);
+    std::printf("%-10lld %9s %-6s %zu/%-5zu", static_cast<long long>(p.value), results::thousands(p.gpus).c_str(),
+                p.pass ? "meets" : "misses", p.seeds_passing, r.seeds);
     std::string why;  // targets missed because jobs never ran
     for (std::size_t k = 0; k < req.targets.size(); ++k) {
       const planner::NotRun& n = p.not_run[k];
@@ -100,6 +124,7 @@ int cmd_plan(const std::string& scenario, const std::string& vary, const std::st
     std::printf("answer: %s = %lld is the smallest value in [%lld, %lld] meeting every target on all %zu seeds\n",
                 vary.c_str(), static_cast<long long>(*r.answer), static_cast<long long>(req.lo),
                 static_cast<long long>(req.hi), r.seeds);
+    print_answer_details(req, r);
   } else {
     std::string missed;
     if (!r.curve.empty()) {

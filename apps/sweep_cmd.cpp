@@ -12,6 +12,7 @@
 
 #include "apps/output_check.hpp"
 #include "planner/sweep.hpp"
+#include "results/format.hpp"
 #include "results/table.hpp"
 #include "sim/errors.hpp"
 #include "sim/time.hpp"
@@ -30,11 +31,6 @@ std::vector<CommandInput> sweep_inputs(const std::string& scenario, const planne
     if (v.path == "workload.trace")
       for (const auto& t : v.values) in.push_back({"trace", (dir / t).string()});
   return in;
-}
-
-std::string short_duration(double seconds) {
-  if (!(seconds == seconds)) return "-";
-  return sim::format_duration(static_cast<sim::Tick>(seconds * 1000.0));
 }
 
 void write_csv(const results::Table& table, const std::string& csv) {
@@ -108,7 +104,8 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
   std::size_t failed = 0, cancelled = 0;
   std::printf("%-4s", "run");
   for (const auto& v : spec.variables) std::printf("  %-16s", v.path.substr(v.path.rfind('.') + 1).c_str());
-  std::printf("  %6s  %-9s  %12s  %12s  %12s  %6s\n", "seed", "status", "wait mean", "wait p95", "JCT mean", "util");
+  std::printf("  %6s  %-9s  %12s  %12s  %12s  %7s\n", "seed", "status", "wait mean", "wait p95", "JCT mean",
+              "GPU util");
   for (std::size_t i : result.selected) {
     const auto& p = result.points[i];
     const auto& r = result.results[i];
@@ -123,18 +120,19 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
     // Waits counting jobs that never started are lower bounds.
     const std::string lower = r.summary.never_started > 0 ? ">=" : "";
     if (r.status == planner::RunStatus::Done)
-      std::printf("  %6llu  %-9s  %12s  %12s  %12s  %5.1f%%\n", static_cast<unsigned long long>(p.seed), status,
-                  (lower + short_duration(r.summary.wait.mean)).c_str(),
-                  (lower + short_duration(r.summary.wait.p95)).c_str(), short_duration(r.summary.jct.mean).c_str(),
-                  100.0 * r.summary.gpu_utilization);
+      std::printf("  %6llu  %-9s  %12s  %12s  %12s  %7s\n", static_cast<unsigned long long>(p.seed), status,
+                  (lower + results::duration(r.summary.wait.mean)).c_str(),
+                  (lower + results::duration(r.summary.wait.p95)).c_str(),
+                  results::duration(r.summary.jct.mean).c_str(), results::percent(r.summary.gpu_utilization).c_str());
     else
       std::printf("  %6llu  %-9s  %s\n", static_cast<unsigned long long>(p.seed), status, r.error.c_str());
   }
   if (!output.empty()) results::write_table_hdf5(table, output, "runs");
   write_csv(table, csv);
   if (result.shard_count > 1) std::printf("shard %zu/%zu: ", result.shard_index, result.shard_count);
-  std::printf("%zu runs: %zu done, %zu failed, %zu cancelled\n", result.selected.size(),
-              result.selected.size() - failed - cancelled, failed, cancelled);
+  std::printf("%s runs: %s done, %zu failed, %zu cancelled\n", results::thousands(std::ssize(result.selected)).c_str(),
+              results::thousands(static_cast<std::int64_t>(result.selected.size() - failed - cancelled)).c_str(),
+              failed, cancelled);
   if (stop != nullptr && stop->load()) {
     std::fprintf(stderr, "interrupted: the finished runs were kept\n");
     return 130;

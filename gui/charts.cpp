@@ -2,10 +2,14 @@
 
 #include <QAreaSeries>
 #include <QChart>
+#include <QDateTime>
 #include <QGraphicsLayout>
+#include <QGraphicsRectItem>
+#include <QGraphicsTextItem>
 #include <QKeyEvent>
 #include <QLegend>
 #include <QLineSeries>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QWheelEvent>
 #include <algorithm>
@@ -40,13 +44,7 @@ double tick_step(double span) {
   return steps[std::size(steps) - 1] * std::ceil(span / 10 / steps[std::size(steps) - 1]);
 }
 
-void style_time_axis(QValueAxis* x, double x0, double x1) {
-  const double step = tick_step(std::max(x1 - x0, 1e-6));
-  x->setTickType(QValueAxis::TicksDynamic);
-  x->setTickAnchor(0);
-  x->setTickInterval(step);
-  x->setLabelFormat(step >= 1 ? "%.0f" : step >= 0.25 ? "%.2f" : "%.3f");
-}
+QDateTime utc(std::int64_t ms) { return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC); }
 
 }  // namespace
 
@@ -77,7 +75,91 @@ void ChartView::set_cursor(double x) {
   place_cursor();
 }
 
+void ChartView::set_markers(std::vector<Marker> markers, Tick origin) {
+  markers_ = std::move(markers);
+  marker_origin_ = origin;
+  place_markers();
+}
+
+void ChartView::place_markers() {
+  marks_.clear();
+  const QValueAxis* x = x_axis();
+  const QRectF plot = chart()->plotArea();
+  if (x && !markers_.empty() && x->max() > x->min() && plot.width() > 0) {
+    const double per_px = (x->max() - x->min()) / plot.width();
+    const auto px = [&](double days) { return plot.left() + (days - x->min()) / per_px; };
+    std::vector<Mark> by_kind[kOutageKinds];
+    for (const Marker& m : markers_) {
+      const double d0 = static_cast<double>(m.start - marker_origin_) / static_cast<double>(kTicksPerDay);
+      const double d1 = static_cast<double>(m.end - marker_origin_) / static_cast<double>(kTicksPerDay);
+      if (d1 < x->min() || d0 > x->max()) continue;
+      double a = px(std::max(d0, x->min())), b = px(std::min(d1, x->max()));
+      if (b - a < 3) {
+        const double mid = (a + b) / 2;
+        a = mid - 1.5;
+        b = mid + 1.5;
+      }
+      auto& list = by_kind[static_cast<int>(m.kind)];
+      if (!list.empty() && a <= list.back().right + 1)
+        list.back().right = std::max(list.back().right, b);
+      else
+        list.push_back(Mark{m.kind, a, b});
+    }
+    for (const auto& list : by_kind) marks_.insert(marks_.end(), list.begin(), list.end());
+    std::stable_sort(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) { return a.left < b.left; });
+  }
+  // A strip along the plot's top for every mark, one row a kind; a band over the plot for outages.
+  std::size_t used = 0;
+  const auto item = [&]() -> QGraphicsRectItem* {
+    if (used == mark_items_.size()) {
+      auto* r = new QGraphicsRectItem(chart());
+      r->setPen(Qt::NoPen);
+      mark_items_.push_back(r);
+    }
+    return mark_items_[used++];
+  };
+  bool kinds[kOutageKinds] = {};
+  for (const Mark& m : marks_) {
+    const QColor c = outage_colour(m.kind);
+    kinds[static_cast<int>(m.kind)] = true;
+    if (m.kind == OutageKind::Outage) {
+      QGraphicsRectItem* band = item();
+      QColor fill = c;
+      fill.setAlpha(40);
+      band->setBrush(fill);
+      band->setRect(QRectF(m.left, plot.top(), m.right - m.left, plot.height()));
+      band->setZValue(0.5);
+      band->setToolTip(outage_kind_name(m.kind));
+      band->show();
+    }
+    QGraphicsRectItem* strip = item();
+    strip->setBrush(c);
+    strip->setRect(QRectF(m.left, plot.top() + 4 * static_cast<int>(m.kind), m.right - m.left, 4));
+    strip->setZValue(999);
+    strip->setToolTip(outage_kind_name(m.kind));
+    strip->show();
+  }
+  for (std::size_t i = used; i < mark_items_.size(); ++i) mark_items_[i]->hide();
+  QString legend;
+  for (int k = 0; k < kOutageKinds; ++k)
+    if (kinds[k])
+      legend +=
+          QStringLiteral("<span style='color:%1'>\u25a0</span> %2 &nbsp;")
+              .arg(outage_colour(static_cast<OutageKind>(k)).name(), outage_kind_name(static_cast<OutageKind>(k)));
+  if (!mark_legend_) {
+    mark_legend_ = new QGraphicsTextItem(chart());
+    mark_legend_->setZValue(1000);
+    QFont f = mark_legend_->font();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    mark_legend_->setFont(f);
+  }
+  mark_legend_->setHtml(legend);
+  mark_legend_->setPos(plot.left() + 4, plot.top() + 4 * kOutageKinds);
+  mark_legend_->setVisible(!legend.isEmpty());
+}
+
 void ChartView::place_cursor() {
+  place_markers();
   const QValueAxis* x = x_axis();
   if (!cursor_line_) {
     cursor_line_ = new QGraphicsLineItem(chart());
@@ -182,7 +264,8 @@ void ChartView::resizeEvent(QResizeEvent* event) {
 
 CurveChart::CurveChart(const QString& title, const QString& y_title, QWidget* parent) : ChartView(parent) {
   setChart(make_chart(title));
-  x_ = new QValueAxis;
+  x_ = new QCategoryAxis;
+  x_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   x_->setTitleText(tr("days since first submit"));
   y_ = new QValueAxis;
   y_->setTitleText(y_title);
@@ -248,7 +331,7 @@ void CurveChart::show_range(double x0, double x1) {
   if (!now.levels.empty() && now == shown_) return;
   shown_ = std::move(now);
   x_->setRange(x0, x1);
-  style_time_axis(x_, x0, x1);
+  label_time_axis(x0, x1);
   const auto series = chart()->series();
   std::vector<double> base;
   double y_max = 0;
@@ -263,17 +346,36 @@ void CurveChart::show_range(double x0, double x1) {
           std::max<std::ptrdiff_t>(0, std::lower_bound(t.begin(), t.end(), x0) - t.begin() - 1));
       const std::size_t hi =
           std::min(t.size(), static_cast<std::size_t>(std::upper_bound(t.begin(), t.end(), x1) - t.begin()) + 1);
-      if (mode_ == Mode::Stacked && base.size() != t.size()) base.assign(t.size(), 0.0);
+      // A bucket of several samples is drawn as its lowest and highest sample (in the order they
+      // came; lowest first when stacked, so that the areas stack), half a bucket apart: a
+      // one-sample outage or peak shows at any width.
+      const bool extremes = level.samples_per_bucket > 1;
+      const Curve& curve = level.curves[s.curve];
+      const std::size_t per = extremes ? 2 : 1;
+      if (mode_ == Mode::Stacked && base.size() != t.size() * per) base.assign(t.size() * per, 0.0);
       for (std::size_t i = lo; i < hi; ++i) {
-        const double v = y[i] * scale_;
-        if (mode_ == Mode::Stacked) {
-          lower.append(QPointF(t[i], base[i]));
-          base[i] += v;
-          upper.append(QPointF(t[i], base[i]));
-          y_max = std::max(y_max, base[i]);
-        } else {
-          upper.append(QPointF(t[i], v));
-          y_max = std::max(y_max, v);
+        const double half = !extremes          ? 0
+                            : i + 1 < t.size() ? (t[i + 1] - t[i]) / 2
+                            : i > 0            ? (t[i] - t[i - 1]) / 2
+                                               : 0;
+        for (std::size_t k = 0; k < per; ++k) {
+          const double x = t[i] + (k == 1 ? half : 0);
+          double raw = y[i];
+          if (extremes) {
+            const bool low_now = mode_ == Mode::Stacked || curve.lo_first[i] ? k == 0 : k == 1;
+            raw = low_now ? curve.low(i) : curve.high(i);
+          }
+          const double v = raw * scale_;
+          if (mode_ == Mode::Stacked) {
+            double& b = base[i * per + k];
+            lower.append(QPointF(x, b));
+            b += v;
+            upper.append(QPointF(x, b));
+            y_max = std::max(y_max, b);
+          } else {
+            upper.append(QPointF(x, v));
+            y_max = std::max(y_max, v);
+          }
         }
       }
     }
@@ -291,6 +393,47 @@ void CurveChart::show_range(double x0, double x1) {
     y_->applyNiceNumbers();
   }
   place_cursor();
+}
+
+void CurveChart::set_time_base(std::int64_t unix_ms, bool calendar) {
+  unix_ms_ = unix_ms;
+  calendar_ = calendar;
+  if (x_->max() > x_->min()) label_time_axis(x_->min(), x_->max());
+}
+
+void CurveChart::label_time_axis(double x0, double x1) {
+  const double step = tick_step(std::max(x1 - x0, 1e-6));
+  for (const QString& label : x_->categoriesLabels()) x_->remove(label);
+  const bool dates = calendar();
+  // Calendar ticks fall on UTC midnights (and whole hours); relative ones on whole days.
+  const double day_ms = static_cast<double>(kTicksPerDay);
+  const double anchor =
+      dates ? -static_cast<double>(((unix_ms_ % kTicksPerDay) + kTicksPerDay) % kTicksPerDay) / day_ms : 0.0;
+  const QLocale c = QLocale::c();
+  x_->setStartValue(x0 - step);
+  for (double t = anchor + std::ceil((x0 - anchor) / step - 1e-9) * step; t <= x1 + 1e-9; t += step) {
+    QString label;
+    if (dates) {
+      const QDateTime at = utc(unix_ms_ + static_cast<std::int64_t>(std::llround(t * day_ms)));
+      label = c.toString(at, step >= 1 ? QStringLiteral("MMM d") : QStringLiteral("MMM d hh:mm"));
+    } else {
+      label = QString::number(t, 'f', step >= 1 ? 0 : step >= 0.25 ? 2 : 3);
+    }
+    x_->append(label, t);
+  }
+  if (dates) {
+    const int y0 = utc(unix_ms_ + static_cast<std::int64_t>(x0 * day_ms)).date().year();
+    const int y1 = utc(unix_ms_ + static_cast<std::int64_t>(x1 * day_ms)).date().year();
+    x_->setTitleText(y0 == y1 ? tr("date, %1 (UTC)").arg(y0) : tr("date, %1\u2013%2 (UTC)").arg(y0).arg(y1));
+  } else {
+    x_->setTitleText(tr("days since first submit"));
+  }
+}
+
+std::vector<std::pair<double, QString>> CurveChart::time_labels() const {
+  std::vector<std::pair<double, QString>> out;
+  for (const QString& label : x_->categoriesLabels()) out.emplace_back(x_->endValue(label), label);
+  return out;
 }
 
 CdfChart::CdfChart(QWidget* parent) : QChartView(parent) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QCategoryAxis>
 #include <QChartView>
 #include <QColor>
 #include <QGraphicsLineItem>
@@ -20,6 +21,16 @@ class ChartView : public QChartView {
   explicit ChartView(QWidget* parent = nullptr);
   void set_cursor(double x);  // NaN hides it
   double cursor() const { return cursor_x_; }
+  // Marks node outages, maintenance drains and failures on the time axis (x = days since
+  // `origin`): a band over the plot for scripted outages, a strip along its top for each kind,
+  // at least 3 px wide whatever the zoom; spans closer than a pixel merge. Empty: none.
+  void set_markers(std::vector<Marker> markers, Tick origin);
+  // The marks drawn now: (kind, left px, right px) by left edge, for tests.
+  struct Mark {
+    OutageKind kind;
+    double left, right;
+  };
+  const std::vector<Mark>& marks() const { return marks_; }
 
  signals:
   void range_requested(double x0, double x1);
@@ -37,7 +48,7 @@ class ChartView : public QChartView {
   void resizeEvent(QResizeEvent* event) override;
 
   QValueAxis* x_axis() const;
-  void place_cursor();
+  void place_cursor();  // and the outage marks
 
  private:
   double value_at(QPointF view_pos) const;
@@ -48,6 +59,12 @@ class ChartView : public QChartView {
   bool pressing_ = false;
   double cursor_x_;
   QGraphicsLineItem* cursor_line_ = nullptr;
+  void place_markers();
+  std::vector<Marker> markers_;
+  Tick marker_origin_ = 0;
+  std::vector<Mark> marks_;
+  std::vector<QGraphicsRectItem*> mark_items_;
+  QGraphicsTextItem* mark_legend_ = nullptr;
 };
 
 // Curves from bucketed pyramids, as lines or as a stacked area; redrawn at the bucket size that
@@ -76,6 +93,14 @@ class CurveChart : public ChartView {
   void show_range(double x0, double x1);
   // The span of all data, in days ([0, 0] when empty).
   std::pair<double, double> full_range() const;
+  // Calendar time on the x axis: x = 0 is `unix_ms` (ms since the Unix epoch, UTC; -1 when the
+  // trace gives no date), shown as dates when `calendar` is on, else as days since the first submit.
+  void set_time_base(std::int64_t unix_ms, bool calendar);
+  bool calendar() const { return calendar_ && unix_ms_ >= 0; }
+  bool calendar_wanted() const { return calendar_; }
+  std::int64_t unix_ms() const { return unix_ms_; }
+  // The x axis' labels and where they sit (days), as drawn now.
+  std::vector<std::pair<double, QString>> time_labels() const;
   const std::vector<Source>& sources() const { return sources_; }
 
  private:
@@ -88,8 +113,11 @@ class CurveChart : public ChartView {
     std::vector<const Bucketed*> levels;  // by source: the level of detail drawn; empty: nothing shown
     bool operator==(const Shown&) const = default;
   } shown_;
-  QValueAxis* x_ = nullptr;
+  QCategoryAxis* x_ = nullptr;
   QValueAxis* y_ = nullptr;
+  std::int64_t unix_ms_ = -1;
+  bool calendar_ = true;
+  void label_time_axis(double x0, double x1);
 };
 
 // Wait CDFs (x: hours, y: fraction of jobs that waited at most x).

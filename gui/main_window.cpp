@@ -1,12 +1,14 @@
 #include "gui/main_window.hpp"
 
 #include <QApplication>
+#include <QAreaSeries>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLineSeries>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -60,6 +62,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), loader_(new Loade
   file->addSeparator();
   file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
   QMenu* view = menuBar()->addMenu(tr("&View"));
+  // Calendar dates on the time axes when the trace gives a start date; off: days since the first submit.
+  QAction* calendar = view->addAction(tr("&Calendar time (UTC)"));
+  calendar->setObjectName(QStringLiteral("calendar_time"));
+  calendar->setCheckable(true);
+  calendar->setChecked(true);
+  connect(calendar, &QAction::toggled, this, [this](bool on) {
+    for (CurveChart* c : findChildren<CurveChart*>()) c->set_time_base(c->unix_ms(), on);
+  });
   view->addAction(tr("&Reset zoom"), this,
                   [this] {
                     if (auto* v = qobject_cast<View*>(tabs_->currentWidget())) v->reset_zoom();
@@ -394,6 +404,35 @@ void MainWindow::take_screenshots() {
     } else {
       std::fprintf(stderr, "headroom-gui: wrote %s\n", qPrintable(path));
     }
+  }
+  // What each time chart drew, for scripts to check (scripts/gui-screenshots: the failure
+  // drill's outage reaches 0 in the pool chart): tab, chart, series, points, lowest and highest y,
+  // plot width in pixels, outage marks.
+  QFile tsv(QDir(screenshot_dir_).filePath(QStringLiteral("charts.tsv")));
+  if (tsv.open(QIODevice::WriteOnly | QIODevice::Text)) {
+    QTextStream out(&tsv);
+    out << "tab\tchart\tseries\tpoints\tmin\tmin_at_day\tmax\tplot_px\tmarks\n";
+    for (int i = 0; i < tabs_->count() && i < static_cast<int>(std::size(names)); ++i)
+      for (const CurveChart* c : tabs_->widget(i)->findChildren<CurveChart*>()) {
+        if (!c->isVisible() && !c->isVisibleTo(tabs_->widget(i))) continue;
+        for (QAbstractSeries* series : c->chart()->series()) {
+          const auto* line = qobject_cast<QLineSeries*>(series);
+          if (const auto* area = qobject_cast<QAreaSeries*>(series)) line = area->upperSeries();
+          if (line == nullptr) continue;
+          double lo = 0, hi = 0, lo_x = 0;
+          const auto points = line->points();
+          for (qsizetype k = 0; k < points.size(); ++k) {
+            if (k == 0 || points[k].y() < lo) lo_x = points[k].x();
+            lo = k == 0 ? points[k].y() : std::min(lo, points[k].y());
+            hi = k == 0 ? points[k].y() : std::max(hi, points[k].y());
+          }
+          out << names[i] << '\t' << c->chart()->title() << '\t' << series->name() << '\t' << points.size() << '\t'
+              << lo << '\t' << lo_x << '\t' << hi << '\t' << qRound(c->chart()->plotArea().width()) << '\t'
+              << c->marks().size() << '\n';
+        }
+      }
+  } else {
+    ++failures_;
   }
   qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0);
 }

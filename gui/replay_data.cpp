@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <future>
 #include <numeric>
+#include <tuple>
+
+#include "results/format.hpp"
 
 namespace headroom::gui {
 namespace {
@@ -113,11 +116,26 @@ Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std:
     for (const Curve& c : curves) {
       Curve out{c.name, {}};
       out.y.reserve(buckets);
+      if (size > 1) {
+        out.lo.reserve(buckets);
+        out.hi.reserve(buckets);
+        out.lo_first.reserve(buckets);
+      }
       for (std::size_t b = 0; b < buckets; ++b) {
         const std::size_t begin = b * size, end = std::min(n, begin + size);
         double sum = 0;
-        for (std::size_t i = begin; i < end; ++i) sum += c.y[i];
+        std::size_t lo = begin, hi = begin;
+        for (std::size_t i = begin; i < end; ++i) {
+          sum += c.y[i];
+          if (c.y[i] < c.y[lo]) lo = i;
+          if (c.y[i] > c.y[hi]) hi = i;
+        }
         out.y.push_back(sum / static_cast<double>(end - begin));
+        if (size > 1) {
+          out.lo.push_back(c.y[lo]);
+          out.hi.push_back(c.y[hi]);
+          out.lo_first.push_back(lo <= hi);
+        }
       }
       level.curves.push_back(std::move(out));
     }
@@ -125,6 +143,110 @@ Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std:
     if (buckets <= min_points) break;
   }
   return p;
+}
+
+QString outage_kind_name(OutageKind kind) {
+  switch (kind) {
+    case OutageKind::Outage: return QStringLiteral("outage");
+    case OutageKind::Drain: return QStringLiteral("maintenance drain");
+    case OutageKind::Failure: return QStringLiteral("node failure");
+  }
+  return {};
+}
+
+QColor outage_colour(OutageKind kind) {
+  switch (kind) {
+    case OutageKind::Outage: return QColor(0xc6, 0x28, 0x28);
+    case OutageKind::Drain: return QColor(0xef, 0x8f, 0x00);
+    case OutageKind::Failure: return QColor(0x6a, 0x1b, 0x9a);
+  }
+  return {};
+}
+
+std::vector<NodeOutage> node_outages(const results::RunResult& r) {
+  constexpr std::uint8_t kNodeDown = 7, kNodeUp = 8, kDrain = 9;
+  std::vector<NodeOutage> out;
+  std::vector<std::int64_t> open;  // by node: index into out of its open outage, -1 when in service
+  const auto reason = [&](std::uint32_t i) { return i < r.reasons.size() ? r.reasons[i] : std::string(); };
+  for (const results::EventRecord& e : r.events) {
+    if (e.kind != kNodeDown && e.kind != kNodeUp && e.kind != kDrain) continue;
+    if (e.detail < 0) continue;
+    const auto node = static_cast<std::size_t>(e.detail);
+    if (node >= open.size()) open.resize(node + 1, -1);
+    if (e.kind == kNodeUp) {
+      if (open[node] >= 0) out[static_cast<std::size_t>(open[node])].end = e.time;
+      open[node] = -1;
+      continue;
+    }
+    if (open[node] >= 0) {  // a drained node going down: the drain goes on; keep the down row's words
+      NodeOutage& o = out[static_cast<std::size_t>(open[node])];
+      if (e.kind == kNodeDown && e.reason != 0) o.reason = e.reason;
+      continue;
+    }
+    const std::string why = reason(e.reason);
+    OutageKind kind = OutageKind::Failure;
+    if (e.kind == kDrain || why.find("maintenance") != std::string::npos)
+      kind = OutageKind::Drain;
+    else if (why.rfind("outage", 0) == 0)
+      kind = OutageKind::Outage;
+    open[node] = static_cast<std::int64_t>(out.size());
+    out.push_back(NodeOutage{e.time, -1, e.detail, kind, e.reason});
+  }
+  for (NodeOutage& o : out)
+    if (o.end < 0) o.end = std::max(o.start, r.sim_end);
+  std::stable_sort(out.begin(), out.end(), [](const NodeOutage& a, const NodeOutage& b) {
+    return a.start != b.start ? a.start < b.start : a.node < b.node;
+  });
+  return out;
+}
+
+std::vector<Marker> outage_markers(const results::RunResult& r, const std::vector<NodeOutage>& outages) {
+  std::vector<Marker> out;
+  for (int k = 0; k < kOutageKinds; ++k) {
+    const auto kind = static_cast<OutageKind>(k);
+    Marker m;
+    std::uint32_t reason = 0;
+    const auto close = [&] {
+      if (m.nodes == 0) return;
+      std::string what = reason < r.reasons.size() ? r.reasons[reason] : std::string();
+      if (what.rfind("outage: ", 0) == 0) what = what.substr(8);
+      QString text = outage_kind_name(kind);
+      if (!what.empty() && kind == OutageKind::Outage) text += QStringLiteral(": ") + QString::fromStdString(what);
+      text += QStringLiteral(", %1 %2, %3")
+                  .arg(QString::fromStdString(results::thousands(m.nodes)), m.nodes == 1 ? "node" : "nodes",
+                       QString::fromStdString(results::duration(static_cast<double>(m.end - m.start) / 1000.0)));
+      m.text = text;
+      out.push_back(m);
+      m = Marker{};
+    };
+    for (const NodeOutage& o : outages) {
+      if (o.kind != kind) continue;
+      if (m.nodes > 0 && o.start > m.end) close();
+      if (m.nodes == 0) {
+        m.kind = kind;
+        m.start = o.start;
+        m.end = o.end;
+        reason = o.reason;
+      }
+      m.end = std::max(m.end, o.end);
+      ++m.nodes;
+    }
+    close();
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Marker& a, const Marker& b) {
+    return a.start != b.start ? a.start < b.start : a.kind < b.kind;
+  });
+  return out;
+}
+
+std::vector<std::uint8_t> nodes_out_at(const std::vector<NodeOutage>& outages, std::int32_t nodes, Tick t) {
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max(nodes, 0)), 0);
+  for (const NodeOutage& o : outages) {
+    if (o.start > t) break;
+    if (t < o.end && o.node >= 0 && o.node < nodes)
+      out[static_cast<std::size_t>(o.node)] = 1 + static_cast<std::uint8_t>(o.kind);
+  }
+  return out;
 }
 
 Cdf make_cdf(std::vector<Tick> waits, std::size_t max_points) {
@@ -183,6 +305,11 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   // The cluster index reads the result only and writes nothing else: built on a second thread
   // while the rest is prepared here (the same index whichever finishes first).
   std::future<ClusterIndex> cluster = std::async(std::launch::async, [&r] { return build_cluster_index(r); });
+  std::future<std::pair<results::Summary, results::Fairness>> figures = std::async(std::launch::async, [&r] {
+    results::FairnessOptions opt;
+    opt.weights = results::weights_from_scenario_text(r);
+    return std::make_pair(results::summarize(r), results::compute_fairness(r, opt));
+  });
   d->label = QFileInfo(path).fileName();
   if (d->label.isEmpty()) d->label = QString::fromStdString(r.scenario_name);
   d->origin = r.sim_start;
@@ -285,6 +412,10 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
 
   clock.mark("wait cdfs");
 
+  d->outages = node_outages(r);
+  d->markers = outage_markers(r, d->outages);
+  clock.mark("outages");
+
   // Time series, bucketed.
   const results::TimeSeries& ts = r.timeseries;
   const std::size_t samples = ts.time.size();
@@ -356,21 +487,20 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   }
   clock.mark("events by job");
   d->cluster = cluster.get();
+  std::tie(d->summary, d->fairness) = figures.get();
   clock.mark("cluster index wait");
   return d;
 }
 
 QString format_duration(Tick t) {
-  if (t < 0) return QStringLiteral("-") + format_duration(-t);
-  if (t == 0) return QStringLiteral("0s");
-  const double s = seconds(t);
-  if (s < 9.95) return QString::number(s, 'f', 1) + QStringLiteral("s");
-  const long long r = std::llround(s);
-  const auto two = [](long long v) { return QStringLiteral("%1").arg(v, 2, 10, QLatin1Char('0')); };
-  if (r < 60) return QStringLiteral("%1s").arg(r);
-  if (r < 3600) return QStringLiteral("%1m %2s").arg(r / 60).arg(two(r % 60));
-  if (r < 86400) return QStringLiteral("%1h %2m").arg(r / 3600).arg(two((r / 60) % 60));
-  return QStringLiteral("%1d %2h").arg(r / 86400).arg(two((r / 3600) % 24));
+  return QString::fromStdString(results::duration(static_cast<double>(t) / static_cast<double>(kTicksPerSecond)));
+}
+
+QString format_when(const ReplayData& d, Tick t) {
+  if (d.result.unix_start < 0) return format_offset(t);
+  return QStringLiteral("%1 UTC (%2)")
+      .arg(QString::fromStdString(results::calendar(d.result.unix_start * 1000 + d.origin + t, true)),
+           format_offset(t));
 }
 
 QString format_offset(Tick t) {

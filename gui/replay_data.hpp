@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "gui/cluster.hpp"
+#include "results/fairness.hpp"
 #include "results/run_result.hpp"
+#include "results/summary.hpp"
 
 namespace headroom::gui {
 
@@ -36,8 +38,16 @@ QColor tenant_colour(std::size_t rank);
 QColor series_colour(std::size_t index);
 
 struct Curve {
+  Curve() = default;
+  Curve(QString n, std::vector<double> v) : name(std::move(n)), y(std::move(v)) {}
   QString name;
-  std::vector<double> y;  // one value per bucket
+  std::vector<double> y;  // one value per bucket: the mean of its samples
+  // The lowest and highest sample of each bucket, and whether the lowest came first: what a chart
+  // draws so that a one-sample outage (or peak) shows at any zoom. Empty at level 0 (= y).
+  std::vector<double> lo, hi;
+  std::vector<std::uint8_t> lo_first;
+  double low(std::size_t b) const { return lo.empty() ? y[b] : lo[b]; }
+  double high(std::size_t b) const { return hi.empty() ? y[b] : hi[b]; }
 };
 
 // Curves over one time axis, at one bucket size.
@@ -47,7 +57,8 @@ struct Bucketed {
   std::vector<Curve> curves;
 };
 
-// The same curves at bucket sizes 1, 2, 4, ... samples; each bucket holds the mean of its samples.
+// The same curves at bucket sizes 1, 2, 4, ... samples; each bucket holds the mean, the lowest and
+// the highest of its samples.
 struct Pyramid {
   std::vector<Bucketed> levels;
   bool empty() const { return levels.empty() || levels.front().t_days.empty(); }
@@ -96,6 +107,36 @@ struct Kpis {
   double jain = 0;  // (sum x)^2 / (n sum x^2) over GPU-hours of the n tenants with jobs
 };
 
+// Nodes out of service, from the audit log: a scripted outage (failure drill), a maintenance
+// drain (from the cordon until the node is back) or a node failure.
+enum class OutageKind : std::uint8_t { Outage, Drain, Failure };
+inline constexpr int kOutageKinds = 3;
+QString outage_kind_name(OutageKind kind);
+QColor outage_colour(OutageKind kind);
+
+struct NodeOutage {
+  Tick start = 0, end = 0;  // [start, end); end = the run's end when the node never came back
+  std::int32_t node = 0;
+  OutageKind kind = OutageKind::Failure;
+  std::uint32_t reason = 0;  // index into RunResult::reasons: the node_down row's (the drain's when none)
+};
+
+// A span in which nodes of one kind were out, overlapping node outages merged: what the charts
+// mark on their time axis.
+struct Marker {
+  OutageKind kind = OutageKind::Failure;
+  Tick start = 0, end = 0;
+  std::int32_t nodes = 0;  // node outages merged into it
+  QString text;            // "outage: site power loss, 1,024 nodes, 2h 00m"
+};
+
+// From /events (empty without node rows): node outages by start then node, and the markers by
+// start then kind.
+std::vector<NodeOutage> node_outages(const results::RunResult& r);
+std::vector<Marker> outage_markers(const results::RunResult& r, const std::vector<NodeOutage>& outages);
+// Per node: 1 + the OutageKind of an outage in force at t (start <= t < end), 0 when in service.
+std::vector<std::uint8_t> nodes_out_at(const std::vector<NodeOutage>& outages, std::int32_t nodes, Tick t);
+
 // Nearest-rank quantile of `values` (sorted ascending), p in (0, 1].
 Tick nearest_rank(const std::vector<Tick>& sorted, int percent);
 double jain_index(const std::vector<double>& x);
@@ -112,6 +153,10 @@ struct ReplayData {
   std::vector<std::size_t> tenant_rank;                  // by tenant id: position in `tenants`
   std::vector<std::uint32_t> tenant_alpha, queue_alpha;  // by id: position in name order
   Kpis kpis;
+  // What `headroom run` and `headroom compare` report for this file (results::summarize and
+  // results::compute_fairness with the scenario's tenant weights): the Compare tab's figures.
+  results::Summary summary;
+  results::Fairness fairness;
 
   Pyramid used_by_tenant;          // top tenants + "other"
   Pyramid used_by_pool;            // one curve per pool, then capacity per pool
@@ -122,7 +167,9 @@ struct ReplayData {
   std::vector<Cdf> wait_cdfs;      // "all tenants", then one per top tenant
   Pyramid pending_by_reason;       // pending jobs by PendingCode; empty when the file has none
 
-  ClusterIndex cluster;  // who held which node when, for the Replay tab's map and queue
+  ClusterIndex cluster;             // who held which node when, for the Replay tab's map and queue
+  std::vector<NodeOutage> outages;  // nodes out of service (failure drill, maintenance)
+  std::vector<Marker> markers;      // the outages merged, for the charts' time axes
 
   // Events of job j are event_index[event_offset[j] .. event_offset[j + 1]), in time order.
   std::vector<std::uint32_t> event_offset;
@@ -141,5 +188,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
 QString format_duration(Tick t);
 // A point in time as an offset from the run start: "3d 04:05:06" or "04:05:06".
 QString format_offset(Tick t);
+// A point in time of run `d` (t: since its first submit): the UTC date and time when the trace
+// gives a start date, "2010-05-07 09:34:55 UTC (6d 18:30:00)", else format_offset(t).
+QString format_when(const ReplayData& d, Tick t);
 
 }  // namespace headroom::gui

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "results/format.hpp"
+
 namespace headroom::gui {
 namespace {
 
@@ -46,6 +48,7 @@ void ClusterMap::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   highlight_ = -1;
   occ_ = Occupancy{};
+  out_.clear();
   relayout();
   update();
 }
@@ -55,6 +58,7 @@ void ClusterMap::set_time(Tick t) {
   QElapsedTimer clock;
   clock.start();
   occ_ = occupancy_at(data_->cluster, t);
+  out_ = nodes_out_at(data_->outages, data_->cluster.nodes, t);
   query_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   update();
 }
@@ -182,6 +186,17 @@ void ClusterMap::paintEvent(QPaintEvent*) {
       const int used = have_occ ? occ_.used[node] : 0;
       bool lit = false;
       for (std::uint32_t k = u0; k < u1; ++k) lit = lit || static_cast<int>(occ_.uses[k].job) == highlight_;
+      if (static_cast<std::size_t>(node) < out_.size() && out_[static_cast<std::size_t>(node)] > 0) {
+        // Out of service: the outage's colour, crossed out.
+        const QColor c = outage_colour(static_cast<OutageKind>(out_[static_cast<std::size_t>(node)] - 1));
+        p.fillRect(r, mix(c, Qt::white, 0.55));
+        p.setPen(QPen(c, r.width() >= 6 ? 1.5 : 1.0));
+        if (r.width() >= 4) {
+          p.drawLine(r.topLeft(), r.bottomRight());
+          p.drawLine(r.topRight(), r.bottomLeft());
+        }
+        continue;
+      }
       if (per_node_) {
         QColor c = kIdle;
         if (used > 0) {
@@ -403,6 +418,7 @@ ReplayView::ReplayView(QWidget* parent) : View(parent) {
   ll->addWidget(selected_);
   queue_title_ = new QLabel;
   queue_title_->setTextFormat(Qt::RichText);
+  queue_title_->setWordWrap(true);
   auto* right = new QWidget;
   auto* rl = new QVBoxLayout(right);
   rl->setContentsMargins(0, 0, 0, 0);
@@ -476,6 +492,14 @@ void ReplayView::set_data(std::shared_ptr<const ReplayData> data) {
     legend += QStringLiteral("<span style='color:%1'>\u25a0</span>&nbsp;%2 &nbsp; ").arg(kIdle.name(), tr("idle GPU"));
     legend += QStringLiteral("<span style='color:%1'>\u25a1</span>&nbsp;%2")
                   .arg(kPartialFrame.name(), tr("amber: partly used node"));
+    // The kinds of outage this run had: their nodes are crossed out while out of service.
+    bool kinds[kOutageKinds] = {};
+    for (const NodeOutage& o : data_->outages) kinds[static_cast<int>(o.kind)] = true;
+    for (int k = 0; k < kOutageKinds; ++k)
+      if (kinds[k])
+        legend += QStringLiteral(" &nbsp; <span style='color:%1'>\u2612</span>&nbsp;%2")
+                      .arg(outage_colour(static_cast<OutageKind>(k)).name(),
+                           tr("%1 (node out)").arg(outage_kind_name(static_cast<OutageKind>(k))));
   }
   legend_->setText(legend);
   selected_->setText(tr("Click a cell to select its job; double-click to open it in the Jobs tab."));
@@ -520,20 +544,40 @@ void ReplayView::update_labels() {
     const QSignalBlocker block(slider_);
     slider_->setValue(static_cast<int>(std::llround(10000.0 * static_cast<double>(time_ - a) / (b - a))));
   }
-  clock_->setText(tr("Cursor %1").arg(format_offset(time_ - data_->origin)));
+  clock_->setText(tr("Cursor %1").arg(format_when(*data_, time_ - data_->origin)));
   const Occupancy& o = map_->occupancy();
   if (!data_->cluster.slices.empty())
     stats_->setText(tr("<b>%1 of %2 GPUs in use</b> &nbsp; nodes: %3 full, <span style='color:%6'><b>%4 partly "
                        "used</b></span>, %5 idle%7")
-                        .arg(o.used_gpus)
-                        .arg(data_->result.total_gpus)
+                        .arg(QString::fromStdString(results::thousands(o.used_gpus)))
+                        .arg(QString::fromStdString(results::thousands(data_->result.total_gpus)))
                         .arg(o.full_nodes)
                         .arg(o.partial_nodes)
                         .arg(o.idle_nodes)
                         .arg(kPartialFrame.darker(120).name(),
                              map_->per_node() ? tr(" &nbsp; (one cell per node, darker = fuller)") : QString()));
-  queue_title_->setText(tr("<b>Queue at the cursor: %1 pending</b> (longest wait first; double-click opens the job)")
-                            .arg(queue_->rowCount()));
+  std::int64_t out = 0;
+  for (std::uint8_t k : map_->out_of_service()) out += k > 0;
+  if (out > 0 && !data_->cluster.slices.empty())
+    stats_->setText(stats_->text() + tr(" &nbsp; <span style='color:%1'><b>%2 nodes out of service</b></span>")
+                                         .arg(outage_colour(OutageKind::Outage).name(),
+                                              QString::fromStdString(results::thousands(out))));
+  // The head of the queue and why it waits, in full (the table's last column is often cut off).
+  QString head;
+  if (!queue_->entries().empty()) {
+    const QueueEntry& q = queue_->entries().front();
+    const auto& reasons = data_->result.reasons;
+    const QString words =
+        q.reason < reasons.size() && !reasons[q.reason].empty()
+            ? QString::fromStdString(reasons[q.reason]).toHtmlEscaped()
+            : tr("%1 gives no reason").arg(QString::fromStdString(data_->result.policy).toHtmlEscaped());
+    head = tr("<br>Head of line: job %1, %2: %3")
+               .arg(data_->result.jobs[q.job].trace_id)
+               .arg(pending_code_name(q.code), words);
+  }
+  queue_title_->setText(tr("<b>Queue at the cursor: %1 pending</b> (longest wait first; double-click opens the job)%2")
+                            .arg(queue_->rowCount())
+                            .arg(head));
   queue_view_->resizeColumnToContents(QueueModel::Tenant);
 }
 

@@ -1,9 +1,15 @@
 #include "gui/tables.hpp"
 
 #include <QColor>
+#include <QRegularExpression>
+#include <QStringList>
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 
 #include "gui/jobs_model.hpp"
+#include "results/format.hpp"
 
 namespace headroom::gui {
 namespace {
@@ -13,7 +19,8 @@ QVariant align(bool left) {
 }
 
 QString signed_number(double v, int decimals) {
-  return (v > 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'f', decimals);
+  const QString text = QString::fromStdString(results::grouped(v, decimals));  // never "-0.000"
+  return (v > 0 && text.contains(QRegularExpression(QStringLiteral("[1-9]"))) ? QStringLiteral("+") : QString()) + text;
 }
 
 }  // namespace
@@ -114,6 +121,8 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
   const std::size_t row = static_cast<std::size_t>(index.row());
   const TenantStats& t = data_->tenants[row];
   const double share = total_hours_ > 0 ? t.gpu_hours / total_hours_ : 0.0;
+  const double cluster_share =
+      t.id < data_->fairness.tenants.size() ? data_->fairness.tenants[t.id].share : std::nan("");
   if (role == Qt::DecorationRole && index.column() == Tenant) return tenant_colour(row);
   if (role == Qt::TextAlignmentRole) return align(index.column() == Tenant);
   if (role == kRawRole) {
@@ -122,6 +131,7 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
       case Jobs: return static_cast<qint64>(t.jobs);
       case GpuHours: return t.gpu_hours;
       case Share: return share;
+      case ClusterShare: return cluster_share;
       case MeanWait: return t.mean_wait_s;
       case P95Wait: return t.p95_wait_s;
     }
@@ -129,9 +139,10 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Tenant: return t.name;
-    case Jobs: return QString::number(t.jobs);
-    case GpuHours: return QString::number(t.gpu_hours, 'f', 1);
-    case Share: return QString::number(100.0 * share, 'f', 1) + QStringLiteral(" %");
+    case Jobs: return QString::fromStdString(results::thousands(t.jobs));
+    case GpuHours: return QString::fromStdString(results::grouped(t.gpu_hours, 1));
+    case Share: return QString::fromStdString(results::percent(share));
+    case ClusterShare: return QString::fromStdString(results::percent(cluster_share));
     case MeanWait:
     case P95Wait: {
       if (t.started + t.never_started == 0) return QString();
@@ -144,57 +155,196 @@ QVariant TenantModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant TenantModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == Share)
+    return tr("The tenant's GPU-hours over the GPU-hours of every tenant");
+  if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == ClusterShare)
+    return tr(
+        "The tenant's GPU-hours over the cluster's GPU-time (GPUs x the run's span): the \"share\" of "
+        "headroom run and headroom compare");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= Columns) return {};
-  static const char* const names[] = {"Tenant", "Jobs", "GPU-hours", "Share of GPU-hours", "Mean wait", "p95 wait"};
+  static const char* const names[] = {"Tenant",           "Jobs",      "GPU-hours", "Share of GPU-hours used",
+                                      "Share of cluster", "Mean wait", "p95 wait"};
   return tr(names[section]);
 }
+
+namespace {
+
+constexpr KpiCompareModel::KpiInfo kKpis[] = {
+    {"jobs", "Jobs", "count", 0},
+    {"completed", "Completed", "count", 1},
+    {"failed", "Failed", "count", -1},
+    {"cancelled", "Cancelled", "count", 0},
+    {"rejected", "Rejected", "count", -1},
+    {"unfinished", "Unfinished", "count", -1},
+    {"never_started", "Never started", "count", -1},
+    {"wait_mean", "Mean wait", "s", -1},
+    {"wait_median", "Median wait", "s", -1},
+    {"wait_p95", "p95 wait", "s", -1},
+    {"wait_p99", "p99 wait", "s", -1},
+    {"wait_max", "Max wait", "s", -1},
+    {"jct_mean", "Mean JCT", "s", -1},
+    {"jct_median", "Median JCT", "s", -1},
+    {"jct_p95", "p95 JCT", "s", -1},
+    {"gpu_utilization", "GPU utilization", "fraction", 1},
+    {"gpu_busy_utilization", "Useful GPU utilization", "fraction", 1},
+    {"makespan", "Makespan", "s", -1},
+    {"preemptions", "Preemptions", "count", -1},
+    {"lost_gpu_hours", "Work lost to preemption and policy kills", "GPU-h", -1},
+    {"starved_jobs", "Starved jobs (waited > 24h)", "count", -1},
+    {"pending_gpus_mean", "Mean pending GPUs", "GPUs", -1},
+    {"jain_index", "Jain's index", "index", 1},
+    {"jain_index_mean", "Jain's index over time", "index", 1},
+    {"rho_max", "Finish-time rho, max", "index", -1},
+    {"rho_mean", "Finish-time rho, mean", "index", -1},
+    {"min_share_ratio", "Min share / entitlement", "index", 1},
+    {"max_dominant_share", "Max dominant share", "fraction", 0},
+    {"fragmentation", "Fragmentation", "fraction", -1},
+    {"fragmented_gpus_mean", "Mean fragmented GPUs", "GPUs", -1},
+    {"borrowed_gpu_hours", "Borrowed above entitlement", "GPU-h", 0},
+    {"borrowing_starts", "Starts over entitlement", "count", 0},
+    {"reclaims", "Reclaims", "count", -1},
+    {"denied", "Denied submissions", "count", 0},
+    {"jobs_killed", "Jobs killed by failures", "count", -1},
+    {"failure_lost_gpu_hours", "Work lost to failures", "GPU-h", -1},
+    {"drills_recovered", "Outages recovered from", "count", 1},
+    {"worst_drill_recovery", "Worst recovery", "s", -1},
+    {"slo_attainment", "Service SLO attainment", "fraction", 1},
+    {"cost", "Cost", "cost", -1},
+    {"cost_used", "Cost of GPU-hours held", "cost", 0},
+    {"cost_per_gpu_hour", "Cost per GPU-hour held", "cost", -1},
+};
+static_assert(std::size(kKpis) == KpiCompareModel::KpiCount);
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The scenario's workload.arrival_scale as its text says (1 when absent).
+double arrival_scale(const std::string& text) {
+  const std::size_t at = text.find("arrival_scale:");
+  if (at == std::string::npos) return 1.0;
+  const std::size_t begin = text.find_first_not_of(" \t", at + 14);
+  if (begin == std::string::npos) return 1.0;
+  bool ok = false;
+  const double v =
+      QString::fromStdString(text.substr(begin, text.find_first_of(" \t\r\n#", begin) - begin)).toDouble(&ok);
+  return ok ? v : 1.0;
+}
+
+QString pools_text(const results::RunResult& r) {
+  QStringList parts;
+  for (const results::PoolInfo& p : r.pools)
+    parts << QStringLiteral("%1 %2 %3")
+                 .arg(QString::fromStdString(p.name), QString::fromStdString(results::thousands(p.nodes)),
+                      p.nodes == 1 ? QStringLiteral("node") : QStringLiteral("nodes"));
+  return parts.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
+const KpiCompareModel::KpiInfo& KpiCompareModel::info(int kpi) { return kKpis[std::clamp(kpi, 0, KpiCount - 1)]; }
 
 KpiCompareModel::KpiCompareModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) {
   beginResetModel();
   runs_ = std::move(runs);
+  differs_.assign(runs_.size(), QString());
+  if (runs_.size() > 1) {
+    std::vector<QString> policy, pools, scale;
+    for (const auto& r : runs_) {
+      policy.push_back(QString::fromStdString(r->result.policy));
+      pools.push_back(pools_text(r->result));
+      const double a = arrival_scale(r->result.scenario_text);
+      scale.push_back(QStringLiteral("arrival \u00d7%1").arg(QString::number(a, 'g', 4)));
+    }
+    const auto varies = [](const std::vector<QString>& v) {
+      return std::any_of(v.begin(), v.end(), [&](const QString& x) { return x != v.front(); });
+    };
+    const bool p = varies(policy), c = varies(pools), a = varies(scale);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      QStringList parts;
+      if (p) parts << policy[i];
+      if (c) parts << pools[i];
+      if (a) parts << scale[i];
+      differs_[i] = parts.join(QStringLiteral(" \u00b7 "));
+    }
+  }
   endResetModel();
 }
 
+QString KpiCompareModel::differs(std::size_t run) const { return run < differs_.size() ? differs_[run] : QString(); }
+
 double KpiCompareModel::value(const ReplayData& d, int kpi) {
-  const Kpis& k = d.kpis;
+  const results::Summary& s = d.summary;
+  const results::Fairness& f = d.fairness;
+  const auto state = [&](int st) { return static_cast<double>(s.by_state[static_cast<std::size_t>(st)]); };
+  const auto count = [](std::int64_t v) { return static_cast<double>(v); };
   switch (kpi) {
-    case Jobs: return static_cast<double>(k.jobs);
-    case Completed: return static_cast<double>(k.by_state[static_cast<std::size_t>(State::Completed)]);
-    case MeanWait: return k.wait_mean_s;
-    case MedianWait: return k.wait_median_s;
-    case P95Wait: return k.wait_p95_s;
-    case MeanJct: return k.jct_mean_s;
-    case Utilization: return k.utilization;
-    case Makespan: return k.makespan_s;
-    case Jain: return k.jain;
+    case Jobs: return count(s.jobs);
+    case Completed: return state(static_cast<int>(State::Completed));
+    case Failed: return state(static_cast<int>(State::Failed));
+    case Cancelled: return state(static_cast<int>(State::Cancelled));
+    case Rejected: return state(static_cast<int>(State::Rejected));
+    case Unfinished: return state(static_cast<int>(State::Unfinished));
+    case NeverStarted: return count(s.never_started);
+    case MeanWait: return s.wait.mean;
+    case MedianWait: return s.wait.median;
+    case P95Wait: return s.wait.p95;
+    case P99Wait: return s.wait.p99;
+    case MaxWait: return s.wait.max;
+    case MeanJct: return s.jct.mean;
+    case MedianJct: return s.jct.median;
+    case P95Jct: return s.jct.p95;
+    case Utilization: return s.gpu_utilization;
+    case BusyUtilization: return s.gpu_busy_utilization;
+    case Makespan: return s.makespan_s;
+    case Preemptions: return count(s.preemptions);
+    case LostGpuHours: return s.lost_gpu_hours;
+    case StarvedJobs: return count(s.starved_jobs);
+    case PendingGpusMean: return s.pending_gpus_mean;
+    case Jain: return f.jain;
+    case JainMean: return f.jain_mean;
+    case RhoMax: return f.rho_max;
+    case RhoMean: return f.rho_mean;
+    case MinShareRatio: return f.min_share_ratio;
+    case MaxDominantShare: return f.max_dominant_share;
+    case Fragmentation: return s.fragmentation;
+    case FragmentedGpusMean: return s.fragmented_gpus_mean;
+    case BorrowedGpuHours: return f.borrowed_gpu_hours;
+    case BorrowingStarts: return count(f.borrowing_starts);
+    case Reclaims: return f.reclaims < 0 ? kNaN : count(f.reclaims);
+    case Denied: return count(s.denied);
+    case JobsKilled: return count(s.failures.jobs_killed);
+    case FailureLostGpuHours: return s.failures.lost_gpu_hours;
+    case DrillsRecovered: return s.failures.drill_recovery_s.empty() ? kNaN : count(s.failures.drills_recovered);
+    case WorstDrillRecovery: return s.failures.worst_recovery_s < 0 ? kNaN : s.failures.worst_recovery_s;
+    case SloAttainment: return s.services.empty() ? kNaN : s.slo_attainment;
+    case Cost: return s.priced ? s.cost : kNaN;
+    case CostUsed: return s.priced ? s.cost_used : kNaN;
+    case CostPerGpuHour: return s.priced ? s.cost_per_used_gpu_hour : kNaN;
   }
-  return 0;
+  return kNaN;
 }
 
-QString KpiCompareModel::format(int kpi, double v) {
-  switch (kpi) {
-    case Jobs:
-    case Completed: return QString::number(static_cast<qint64>(std::llround(v)));
-    case Utilization: return QString::number(100.0 * v, 'f', 1) + QStringLiteral(" %");
-    case Jain: return QString::number(v, 'f', 3);
-    default: return format_duration(std::llround(v * 1000));
-  }
+QString KpiCompareModel::format(int kpi, double v, const std::string& currency) {
+  const std::string unit = info(kpi).unit;
+  return QString::fromStdString(results::with_unit(v, unit == "cost" ? "cost:" + currency : unit));
 }
 
-QString KpiCompareModel::format_delta(int kpi, double v, double base) {
+QString KpiCompareModel::format_delta(int kpi, double v, double base, const std::string& currency) {
+  if (!std::isfinite(v) || !std::isfinite(base)) return QStringLiteral("-");
   const double diff = v - base;
-  switch (kpi) {
-    case Utilization: return signed_number(100.0 * diff, 1) + QStringLiteral(" pp");
-    case Jain: return signed_number(diff, 3);
-    default: break;
-  }
-  QString text = kpi == Jobs || kpi == Completed
-                     ? signed_number(diff, 0)
-                     : (diff > 0 ? QStringLiteral("+") : QString()) + format_duration(std::llround(diff * 1000));
-  if (base != 0) text += QStringLiteral(" (%1 %)").arg(signed_number(100.0 * diff / base, 1));
+  const std::string unit = info(kpi).unit;
+  if (unit == "fraction") return signed_number(100.0 * diff, 1) + QStringLiteral(" pp");
+  if (unit == "index") return signed_number(diff, 3);
+  QString text = QString::fromStdString(results::with_unit(diff, unit == "cost" ? "cost:" + currency : unit));
+  if (diff > 0) text.prepend(QLatin1Char('+'));
+  if (base != 0) text += QStringLiteral(" (%1%)").arg(signed_number(100.0 * diff / base, 1));
   return text;
+}
+
+int KpiCompareModel::verdict(int kpi, double v, double base) {
+  if (!std::isfinite(v) || !std::isfinite(base) || v == base) return 0;
+  return info(kpi).better * (v > base ? 1 : -1);
 }
 
 int KpiCompareModel::rowCount(const QModelIndex& parent) const {
@@ -213,23 +363,30 @@ QVariant KpiCompareModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole) return align(col == 0);
   if (col == 0) {
     if (role == Qt::DisplayRole) return headerData(kpi, Qt::Vertical, role);
-    if (role == Qt::ToolTipRole && kpi == Jain)
-      return tr(
-          "Jain's fairness index over tenants' GPU-hours: (sum x)^2 / (n * sum x^2); 1 = all equal, 1/n = one tenant "
-          "has all");
+    if (role == Qt::ToolTipRole) {
+      QString tip = tr("headroom compare: %1").arg(QString::fromLatin1(info(kpi).metric));
+      if (kpi == Jain)
+        tip +=
+            tr("\nJain's fairness index over tenants' GPU-hours: (sum x)^2 / (n * sum x^2); 1 = all equal, 1/n = one "
+               "tenant has all");
+      return tip;
+    }
     return {};
   }
   const bool delta = col > n;
   const std::size_t run = static_cast<std::size_t>(delta ? col - n : col - 1);
   const double v = value(*runs_[run], kpi);
   const double base = value(*runs_.front(), kpi);
+  const std::string& currency = runs_[run]->summary.currency;
   if (role == kRawRole) return delta ? v - base : v;
-  if (role == Qt::DisplayRole) return delta ? format_delta(kpi, v, base) : format(kpi, v);
-  if (role == Qt::ForegroundRole && delta && v != base) {
-    // Less waiting, more completed work, higher utilization and fairness are better.
-    const bool higher_better = kpi == Completed || kpi == Utilization || kpi == Jain;
-    if (kpi == Jobs) return {};
-    return (v > base) == higher_better ? QColor(0x2e7d32) : QColor(0xc62828);
+  if (role == Qt::DisplayRole) return delta ? format_delta(kpi, v, base, currency) : format(kpi, v, currency);
+  if ((role == Qt::ForegroundRole || role == Qt::ToolTipRole) && delta) {
+    const int better = verdict(kpi, v, base);
+    if (better == 0) return {};
+    if (role == Qt::ToolTipRole)
+      return better > 0 ? tr("better than %1").arg(runs_.front()->label)
+                        : tr("worse than %1").arg(runs_.front()->label);
+    return better > 0 ? QColor(0x2e7d32) : QColor(0xc62828);
   }
   return {};
 }
@@ -237,17 +394,16 @@ QVariant KpiCompareModel::data(const QModelIndex& index, int role) const {
 QVariant KpiCompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
   const int n = static_cast<int>(runs_.size());
   if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section > n && section < columnCount())
-    return tr("Difference against %1").arg(runs_.front()->label);
+    return tr("Difference against %1; green: better for that KPI, red: worse").arg(runs_.front()->label);
   if (role != Qt::DisplayRole) return {};
-  if (orientation == Qt::Vertical) {
-    static const char* const names[] = {"Jobs",     "Completed",       "Mean wait", "Median wait", "p95 wait",
-                                        "Mean JCT", "GPU utilization", "Makespan",  "Jain's index"};
-    return section >= 0 && section < KpiCount ? tr(names[section]) : QVariant();
-  }
+  if (orientation == Qt::Vertical) return section >= 0 && section < KpiCount ? tr(info(section).label) : QVariant();
+  const auto title = [&](std::size_t run) {
+    const QString d = differs(run);
+    return d.isEmpty() ? runs_[run]->label : runs_[run]->label + QLatin1Char('\n') + d;
+  };
   if (section == 0) return tr("KPI");
-  if (section >= 1 && section <= n) return runs_[static_cast<std::size_t>(section - 1)]->label;
-  if (section > n && section < columnCount())
-    return tr("\u0394 %1").arg(runs_[static_cast<std::size_t>(section - n)]->label);
+  if (section >= 1 && section <= n) return title(static_cast<std::size_t>(section - 1));
+  if (section > n && section < columnCount()) return tr("\u0394 %1").arg(title(static_cast<std::size_t>(section - n)));
   return {};
 }
 

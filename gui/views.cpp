@@ -18,15 +18,6 @@ QString plural(std::int64_t n, const QString& one, const QString& many) {
   return QStringLiteral("%1 %2").arg(number(static_cast<double>(n)), n == 1 ? one : many);
 }
 
-// A table that shows all its rows without scrolling.
-void fit_rows(QTableView* t) {
-  const int rows = t->model() ? t->model()->rowCount() : 0;
-  const int h = t->horizontalHeader()->sizeHint().height() + rows * t->verticalHeader()->defaultSectionSize() +
-                2 * t->frameWidth() + 2;
-  t->setMinimumHeight(h);
-  t->setMaximumHeight(h);
-}
-
 QLabel* hint_label(const QString& text) {
   auto* l = new QLabel(text);
   l->setWordWrap(true);
@@ -53,6 +44,13 @@ std::vector<CurveChart::Source> tenant_sources(const Pyramid& p) {
   for (std::size_t c = 0; c < p.full().curves.size(); ++c)
     out.push_back({&p, c, p.full().curves[c].name, tenant_colour(c), Qt::SolidLine});
   return out;
+}
+
+// The run's calendar origin (dates on the time axis when the trace gives one) and its outages.
+void time_base(CurveChart* c, const ReplayData& d, bool markers = true) {
+  const std::int64_t unix_ms = d.result.unix_start >= 0 ? d.result.unix_start * 1000 + d.origin : -1;
+  c->set_time_base(unix_ms, c->calendar_wanted());
+  c->set_markers(markers ? d.markers : std::vector<Marker>{}, d.origin);
 }
 
 }  // namespace
@@ -140,6 +138,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
 void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   if (!data_) return;
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_}) time_base(c, *data_);
   by_tenant_->set_sources(tenant_sources(data_->used_by_tenant), CurveChart::Mode::Stacked);
   pending_jobs_->set_sources(tenant_sources(data_->pending_jobs_by_tenant), CurveChart::Mode::Stacked);
   pending_gpus_->set_sources(tenant_sources(data_->pending_gpus_by_tenant), CurveChart::Mode::Stacked);
@@ -168,8 +167,14 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
       if (peak > 0) reasons.push_back({&why, c, why.full().curves[c].name, QColor(kReasonColours[c]), Qt::SolidLine});
     }
   }
+  // Never an unlabelled grey area: the legend always shows, and a policy that gives no reasons says so.
+  const bool none_given = reasons.size() == 1 && reasons.front().curve == 0;
+  const QString policy = QString::fromStdString(data_->result.policy);
+  pending_reason_->chart()->setTitle(none_given ? tr("Pending jobs by why they wait: %1 gives no reasons").arg(policy)
+                                                : tr("Pending jobs by why they wait"));
   pending_reason_->setVisible(!reasons.empty());
   pending_reason_->set_sources(std::move(reasons), CurveChart::Mode::Stacked);
+  pending_reason_->chart()->legend()->setVisible(true);
   sync_->reset();
   update_readout(sync_->cursor());
 }
@@ -183,9 +188,9 @@ void TimelineView::update_readout(double x) {
   const auto it = std::upper_bound(full.t_days.begin(), full.t_days.end(), x);
   const std::size_t i = it == full.t_days.begin() ? 0 : static_cast<std::size_t>(it - full.t_days.begin() - 1);
   const Tick at = static_cast<Tick>(std::llround(x * static_cast<double>(kTicksPerDay)));
-  QString text =
-      tr("<b>Cursor %1</b> &nbsp; %2 of %3 GPUs in use")
-          .arg(format_offset(at), number(full.curves[0].y[i]), number(static_cast<double>(data_->result.total_gpus)));
+  QString text = tr("<b>Cursor %1</b> &nbsp; %2 of %3 GPUs in use")
+                     .arg(format_when(*data_, at), number(full.curves[0].y[i]),
+                          number(static_cast<double>(data_->result.total_gpus)));
   for (std::size_t c = 1; c < full.curves.size(); ++c)
     text += QStringLiteral(" &nbsp;·&nbsp; %1 %2").arg(number(full.curves[c].y[i]), full.curves[c].name);
   readout_->setText(text);
@@ -391,6 +396,7 @@ void FairnessView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   tenants_->set_data(data_);
   if (!data_) return;
+  time_base(share_, *data_);
   share_->set_sources(tenant_sources(data_->share_by_tenant), CurveChart::Mode::Stacked, 100.0, "%.0f %");
   sync_->reset();
   cdf_->set_cdfs(data_->wait_cdfs);
@@ -432,8 +438,9 @@ CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(t
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(top);
   split->addWidget(charts);
-  split->setStretchFactor(0, 0);
-  split->setStretchFactor(1, 1);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setSizes({520, 340});
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split);
 }
@@ -442,17 +449,24 @@ void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) 
   runs_ = std::move(runs);
   kpis_->set_runs(runs_);
   table_->resizeColumnsToContents();
-  fit_rows(table_);
+  // Every KPI of `headroom compare`: the table scrolls, the charts keep their room.
+  table_->setMinimumHeight(std::min(12, kpis_->rowCount() + 2) * table_->verticalHeader()->defaultSectionSize());
   hint_->setVisible(runs_.size() < 2);
   std::vector<CurveChart::Source> used, pending;
   for (std::size_t i = 0; i < runs_.size(); ++i) {
     const Pyramid& p = runs_[i]->totals;
     if (p.empty()) continue;
     const QColor colour = series_colour(i);
-    used.push_back({&p, 0, runs_[i]->label, colour, Qt::SolidLine});
+    const QString name = kpis_->differs(i).isEmpty() ? runs_[i]->label : kpis_->differs(i);
+    used.push_back({&p, 0, name, colour, Qt::SolidLine});
     for (std::size_t c = 1; c < p.full().curves.size(); ++c)
       if (p.full().curves[c].name == QLatin1String("pending jobs"))
-        pending.push_back({&p, c, runs_[i]->label, colour, Qt::SolidLine});
+        pending.push_back({&p, c, name, colour, Qt::SolidLine});
+  }
+  if (!runs_.empty()) {
+    // Several runs: the first one's calendar; outages are each run's own, so none are marked.
+    time_base(used_, *runs_.front(), runs_.size() == 1);
+    time_base(pending_, *runs_.front(), runs_.size() == 1);
   }
   used_->set_sources(std::move(used), CurveChart::Mode::Lines);
   pending_->set_sources(std::move(pending), CurveChart::Mode::Lines);

@@ -373,6 +373,19 @@ PlanResult plan(const PlanRequest& req) {
 
   PlanResult out;
   out.seeds = spec.seeds.size();
+  {
+    SweepSpec as_is = spec;
+    as_is.variables.clear();
+    const scenarios::Scenario base = point_scenario(as_is, SweepPoint{0, {}, spec.seeds.front()});
+    out.current_gpus = base.cluster.total_gpus();
+    const std::string prefix = "cluster.pools.", suffix = ".nodes";
+    if (req.vary.size() > prefix.size() + suffix.size() && req.vary.rfind(prefix, 0) == 0 &&
+        req.vary.compare(req.vary.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const std::string pool = req.vary.substr(prefix.size(), req.vary.size() - prefix.size() - suffix.size());
+      for (const auto& p : base.cluster.pools)
+        if (p.name == pool) out.current = p.nodes;
+    }
+  }
   std::map<std::int64_t, Probe> measured;
 
   auto evaluate = [&](const std::vector<std::int64_t>& values) {
@@ -383,13 +396,16 @@ PlanResult plan(const PlanRequest& req) {
       bool done = false;
       std::vector<std::optional<double>> kpis;
       std::vector<NotRun> not_run;
+      std::int64_t gpus = 0;
+      double cost = std::numeric_limits<double>::quiet_NaN();
+      std::string currency;
     };
     std::vector<Task> tasks;
     for (std::int64_t v : values) {
       SweepSpec s = spec;
       s.variables[0].values = {std::to_string(v)};
       for (std::uint64_t seed : spec.seeds)
-        tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}, {}});
+        tasks.push_back(Task{v, seed, point_scenario(s, SweepPoint{0, {0}, seed}), false, {}, {}, 0, {}, {}});
     }
     if (req.progress != nullptr) {
       std::vector<std::string> labels;
@@ -414,6 +430,11 @@ PlanResult plan(const PlanRequest& req) {
       for (const auto& t : req.targets) {
         tasks[i].kpis.push_back(kpi_value(summary, fairness, t));
         tasks[i].not_run.push_back(not_run(summary, t));
+      }
+      tasks[i].gpus = o.result.total_gpus;
+      if (summary.priced) {
+        tasks[i].cost = summary.cost;
+        tasks[i].currency = summary.currency;
       }
       tasks[i].done = true;
     });
@@ -450,6 +471,9 @@ PlanResult plan(const PlanRequest& req) {
         }
         ++first;
         p.seeds_passing += ok;
+        p.gpus = task.gpus;
+        if (!std::isnan(task.cost) && !(p.cost >= task.cost)) p.cost = task.cost;
+        p.currency = task.currency;
       }
       if (!complete) {
         out.cancelled = true;

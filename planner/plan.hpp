@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,11 @@ struct Probe {
   // Per target: the most jobs of its population that never ran, over the seeds (a target with
   // any is missed, whatever its value).
   std::vector<NotRun> not_run;
+  std::int64_t gpus = 0;  // GPUs of the cluster at this value
+  // Cost of the run (results::Summary::cost, the largest over the seeds) in `currency`; NaN when
+  // the scenario prices no GPU.
+  double cost = std::numeric_limits<double>::quiet_NaN();
+  std::string currency;
 };
 
 struct PlanResult {
@@ -76,6 +82,10 @@ struct PlanResult {
   bool monotone = true;                // false if a passing value lay below a failing one
   bool cancelled = false;
   std::size_t seeds = 0;
+  // The scenario as it is, for reference: the varied field's value when it is a pool's node
+  // count (cluster.pools.NAME.nodes; nullopt otherwise) and the cluster's GPUs.
+  std::optional<std::int64_t> current;
+  std::int64_t current_gpus = 0;
 };
 
 // Monotone search (assumes more of the varied resource never hurts): checks both ends, then

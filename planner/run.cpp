@@ -121,6 +121,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.events_processed = stats.events;
   r.sim_start = stats.start;
   r.sim_end = stats.end;
+  r.unix_start = workload.meta.unix_start;
   r.total_gpus = sc.cluster.total_gpus();
   r.lost_gpu_ms = simulation.lost_gpu_ms();
   r.timeseries.interval = stats.sample_interval;

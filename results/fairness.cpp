@@ -13,6 +13,7 @@
 
 #include "models/job.hpp"
 #include "models/observer.hpp"
+#include "results/format.hpp"
 #include "results/radix_sort.hpp"
 #include "results/summary.hpp"
 #include "sim/errors.hpp"
@@ -332,9 +333,9 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
 void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenants) {
   out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
       << ")   finish-time rho max " << number(f.rho_max, 2) << ", mean " << number(f.rho_mean, 2) << "   max wait "
-      << number(f.max_wait_s / 3600.0, 1) << " h   starved " << f.starved << "\n";
-  out << "borrowing: " << number(f.borrowed_gpu_hours, 1) << " GPU-hours above entitlement, " << f.borrowing_starts
-      << " starts over entitlement   reclaims (cross-tenant preemptions) "
+      << duration(f.max_wait_s) << "   starved " << thousands(f.starved) << " jobs\n";
+  out << "borrowing: " << grouped(f.borrowed_gpu_hours, 1) << " GPU-h above entitlement, "
+      << thousands(f.borrowing_starts) << " starts over entitlement   reclaims (cross-tenant preemptions) "
       << (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims)) << "\n";
   std::vector<std::size_t> order;
   for (std::size_t t = 0; t < f.tenants.size(); ++t)
@@ -349,10 +350,10 @@ void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenant
   for (std::size_t i = 0; i < std::min(max_tenants, order.size()); ++i) {
     const auto& t = f.tenants[order[i]];
     std::string name = t.name.size() > 20 ? t.name.substr(0, 19) + "~" : t.name;
-    std::snprintf(line, sizeof line, "%-20s %8s%% %8s%% %7s %8s%% %7s %8s h %8lld\n", name.c_str(),
+    std::snprintf(line, sizeof line, "%-20s %8s%% %8s%% %7s %8s%% %7s %10s %8lld\n", name.c_str(),
                   number(100 * t.entitlement, 1).c_str(), number(100 * t.share, 1).c_str(),
                   number(t.share_ratio, 2).c_str(), number(100 * t.dominant_share, 1).c_str(), number(t.rho, 2).c_str(),
-                  number(t.max_wait_s / 3600.0, 1).c_str(), static_cast<long long>(t.starved));
+                  duration(t.max_wait_s).c_str(), static_cast<long long>(t.starved));
     out << line;
   }
   if (order.size() > max_tenants) out << "... and " << (order.size() - max_tenants) << " more\n";

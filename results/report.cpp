@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "models/job.hpp"
+#include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 
@@ -40,31 +41,8 @@ std::string tick_label(double v, double step) {
   return b;
 }
 
-std::string duration(double seconds) {
-  if (!std::isfinite(seconds)) return "-";
-  const auto s = static_cast<long long>(std::llround(seconds));
-  char b[48];
-  if (seconds < 9.95)
-    std::snprintf(b, sizeof b, "%.1f s", seconds);
-  else if (s < 60)
-    std::snprintf(b, sizeof b, "%lld s", s);
-  else if (s < 3600)
-    std::snprintf(b, sizeof b, "%lldm %02llds", s / 60, s % 60);
-  else if (s < 86400)
-    std::snprintf(b, sizeof b, "%lldh %02lldm", s / 3600, (s / 60) % 60);
-  else
-    std::snprintf(b, sizeof b, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
-  return b;
-}
-
-std::string percent(double v) { return std::isfinite(v) ? fmt("%.1f%%", 100.0 * v) : "-"; }
-std::string number(double v, int decimals = 3) {
-  if (!std::isfinite(v)) return "-";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
-}
-std::string count(double v) { return std::isfinite(v) ? fmt("%.0f", v) : "-"; }
+std::string number(double v, int decimals = 3) { return grouped(v, decimals); }
+std::string count(double v) { return std::isfinite(v) ? thousands(static_cast<std::int64_t>(std::llround(v))) : "-"; }
 
 std::string truncate(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
@@ -132,17 +110,17 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"JCT median", duration(s.jct.median)},
       {"JCT p95", duration(s.jct.p95)},
       {"GPU utilization", percent(s.gpu_utilization)},
-      {"GPU utilization, busy (less work lost)", percent(s.gpu_busy_utilization)},
+      {"GPU utilization, useful work only", percent(s.gpu_busy_utilization)},
       {"makespan", duration(s.makespan_s)},
       {"preemptions", count(static_cast<double>(s.preemptions))},
-      {"lost GPU-hours", number(s.lost_gpu_hours, 1)},
+      {"work lost to preemption and policy kills (e.g. TimeLimit)", number(s.lost_gpu_hours, 1) + " GPU-h"},
       {"starved (> 24 h)", count(static_cast<double>(s.starved_jobs))},
       {"Jain's index (shares / entitlement)", number(f.jain)},
       {"Jain's index, mean over time", number(f.jain_mean)},
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
       {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
-      {"GPU-hours borrowed above entitlement", number(f.borrowed_gpu_hours, 1)},
+      {"borrowed above entitlement", number(f.borrowed_gpu_hours, 1) + " GPU-h"},
       {"reclaims (cross-tenant preemptions)",
        f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };
@@ -151,9 +129,8 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
     rows.push_back({"service " + sv.name + ": requests within the SLO", percent(sv.request_attainment)});
   }
   if (s.priced) {
-    const std::string cur = s.currency.empty() ? "" : " " + s.currency;
-    rows.push_back({"cost, every priced GPU over the run", number(s.cost, 2) + cur});
-    rows.push_back({"cost per GPU-hour held", number(s.cost_per_used_gpu_hour, 2) + cur});
+    rows.push_back({"cost, every priced GPU over the run", money(s.cost, s.currency)});
+    rows.push_back({"cost per GPU-hour held", money(s.cost_per_used_gpu_hour, s.currency)});
   }
   return rows;
 }
@@ -211,7 +188,7 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
 
 std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
   const bool legend = series.size() > 1;
-  const double left = 72, right = legend ? 200 : 24, top = 34, bottom = 48;
+  const double left = 72, right = legend ? 210 : 24, top = 34, bottom = 48;
   const double pw = c.width - left - right, ph = c.height - top - bottom;
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = c.y_min, y1 = c.y_max;
   double data_y1 = -std::numeric_limits<double>::infinity();
@@ -224,8 +201,8 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
     }
   }
   if (!c.categories.empty()) {
-    x0 = -0.25;
-    x1 = static_cast<double>(c.categories.size()) - 0.75;
+    x0 = -0.5;
+    x1 = static_cast<double>(c.categories.size()) - 0.5;
   }
   if (!std::isfinite(x0)) x0 = 0, x1 = 1;
   if (x1 <= x0) x1 = x0 + 1;
@@ -274,14 +251,44 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
         << "</text>";
     }
   } else {
-    const auto xt = nice_ticks(x0, x1, std::max(2, static_cast<int>(pw / 90)));
-    const double step = xt.size() > 1 ? xt[1] - xt[0] : 1;
-    for (double v : xt) {
-      const double x = X(v);
+    std::vector<double> xt;
+    std::vector<std::string> labels;
+    if (!c.x_ticks.empty()) {  // the values swept, each labelled as written
+      for (std::size_t i = 0; i < c.x_ticks.size(); ++i) {
+        xt.push_back(c.x_ticks[i]);
+        labels.push_back(i < c.x_tick_labels.size() ? c.x_tick_labels[i] : tick_label(c.x_ticks[i], 1));
+      }
+    } else if (c.calendar_ms >= 0 && c.x_unit_ms > 0) {
+      // Calendar ticks: whole days (or hours) in UTC.
+      const double day = 86400000.0 / c.x_unit_ms;
+      const double span = (x1 - x0) / day;  // days
+      const int per = std::max(2, static_cast<int>(pw / 70));
+      double step = day;
+      for (double d : {1.0 / 24, 2.0 / 24, 3.0 / 24, 6.0 / 24, 12.0 / 24, 1.0, 2.0, 7.0, 14.0, 28.0, 91.0, 364.0}) {
+        step = d * day;
+        if (span / d <= per) break;
+      }
+      const std::int64_t into_day = ((c.calendar_ms % 86400000) + 86400000) % 86400000;
+      const double anchor = -static_cast<double>(into_day) / c.x_unit_ms;
+      for (double v = anchor + std::ceil((x0 - anchor) / step - 1e-9) * step; v <= x1 + 1e-9 && xt.size() < 100;
+           v += step) {
+        xt.push_back(v);
+        const std::string when =
+            calendar(c.calendar_ms + static_cast<std::int64_t>(std::llround(v * c.x_unit_ms)));  // "2010-05-03 06:00"
+        labels.push_back(step >= day ? when.substr(0, 10) : when.substr(5));
+      }
+    } else {
+      xt = nice_ticks(x0, x1, std::max(2, static_cast<int>(pw / 90)));
+      const double step = xt.size() > 1 ? xt[1] - xt[0] : 1;
+      for (double v : xt) labels.push_back(tick_label(v, step));
+    }
+    for (std::size_t i = 0; i < xt.size(); ++i) {
+      const double x = X(xt[i]);
+      if (x < left - 1e-6 || x > left + pw + 1e-6) continue;
       o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << top << "\" y2=\"" << top + ph
         << "\" stroke=\"#f0f0f0\"/>";
       o << "<text x=\"" << x << "\" y=\"" << top + ph + 17
-        << "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(tick_label(v, step)) << "</text>";
+        << "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(labels[i]) << "</text>";
     }
   }
   // Axes and labels.
@@ -298,9 +305,15 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
   const int id = ++clip_id;
   o << "<clipPath id=\"c" << id << "\"><rect x=\"" << left << "\" y=\"" << top - 2 << "\" width=\"" << pw
     << "\" height=\"" << ph + 4 << "\"/></clipPath><g clip-path=\"url(#c" << id << ")\">";
+  const bool categorical = !c.categories.empty();
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& s = series[k];
     const char* colour = kColours[k % kMaxSeries];
+    // Categories: the series side by side within each category, never joined by lines.
+    const double dodge = categorical && series.size() > 1
+                             ? (static_cast<double>(k) - static_cast<double>(series.size() - 1) / 2) *
+                                   std::min(0.12, 0.6 / static_cast<double>(series.size()))
+                             : 0.0;
     std::string pts;
     auto flush = [&] {
       if (!pts.empty())
@@ -308,7 +321,7 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
       pts.clear();
     };
     char b[64];
-    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size() && !categorical; ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) {
         flush();
         continue;
@@ -317,25 +330,45 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
       pts += b;
     }
     flush();
-    if (c.markers) {
+    if (c.markers || categorical) {
       for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
         if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-        o << "<circle cx=\"" << fmt("%.1f", X(s.x[i])) << "\" cy=\"" << fmt("%.1f", Y(s.y[i])) << "\" r=\"3.2\" fill=\""
-          << colour << "\"><title>" << html_escape(s.name) << ": " << html_escape(fmt("%.4g", s.y[i]))
-          << "</title></circle>";
+        o << "<circle cx=\"" << fmt("%.1f", X(s.x[i] + dodge)) << "\" cy=\"" << fmt("%.1f", Y(s.y[i])) << "\" r=\""
+          << (categorical ? "4.2" : "3.2") << "\" fill=\"" << colour << "\"><title>" << html_escape(s.name) << ": "
+          << html_escape(fmt("%.4g", s.y[i])) << "</title></circle>";
       }
     }
   }
   o << "</g>";
   // Legend.
   if (legend) {
+    // Whole names, wrapped at ", " (sweep lines read "policy=fifo, arrival_scale=0.8") into lines
+    // of at most 26 characters; only a single word longer than that is cut.
+    double y = top + 6;
     for (std::size_t k = 0; k < series.size(); ++k) {
-      const double y = top + 6 + 18.0 * static_cast<double>(k);
       const double x = left + pw + 14;
-      o << "<line x1=\"" << x << "\" x2=\"" << x + 18 << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\""
-        << kColours[k % kMaxSeries] << "\" stroke-width=\"3\"/>";
-      o << "<text x=\"" << x + 24 << "\" y=\"" << y + 4 << "\" font-size=\"11\" fill=\"#222\">"
-        << html_escape(truncate(series[k].name, 28)) << "<title>" << html_escape(series[k].name) << "</title></text>";
+      std::vector<std::string> lines(1);
+      std::string rest = series[k].name;
+      while (!rest.empty()) {
+        const std::size_t comma = rest.find(", ");
+        std::string part = rest.substr(0, comma == std::string::npos ? rest.size() : comma + 1);
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 2);
+        if (!lines.back().empty() && lines.back().size() + 1 + part.size() > 26) lines.emplace_back();
+        lines.back() += (lines.back().empty() ? "" : " ") + part;
+      }
+      if (categorical)
+        o << "<circle cx=\"" << x + 9 << "\" cy=\"" << y << "\" r=\"4.2\" fill=\"" << kColours[k % kMaxSeries]
+          << "\"/>";
+      else
+        o << "<line x1=\"" << x << "\" x2=\"" << x + 18 << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\""
+          << kColours[k % kMaxSeries] << "\" stroke-width=\"3\"/>";
+      o << "<text x=\"" << x + 24 << "\" y=\"" << y + 4 << "\" font-size=\"11\" fill=\"#222\"><title>"
+        << html_escape(series[k].name) << "</title>";
+      for (std::size_t l = 0; l < lines.size(); ++l)
+        o << "<tspan x=\"" << x + 24 << "\" dy=\"" << (l == 0 ? 0 : 13) << "\">" << html_escape(truncate(lines[l], 30))
+          << "</tspan>";
+      o << "</text>";
+      y += 18.0 + 13.0 * static_cast<double>(lines.size() - 1);
     }
   }
   o << "</svg>";
@@ -359,6 +392,56 @@ ReportInput load_report_input(const std::string& path) {
 }
 
 namespace {
+
+// The drills of one run (docs/drills.md), the figures `headroom run` prints: each scripted outage
+// with when it began and how long the queue took to recover, jobs killed and retried, the work
+// lost, and the submissions the permission drill denied. Empty when the run had none.
+std::string drills_section(const ReportInput& in) {
+  const RunResult& r = in.run;
+  const Summary& s = in.summary;
+  const FailureSummary& f = s.failures;
+  if (!f.any() && s.denied == 0) return {};
+  std::ostringstream o;
+  o << "<h3>Drills</h3><div class=\"grid\"><div>";
+  o << kv_table(
+      {{"node outages (failures, outages, maintenance)", thousands(f.node_outages)},
+       {"jobs killed by failures", thousands(f.jobs_killed)},
+       {"retried after their back-off", thousands(f.job_retries)},
+       {"failed past their retry limit", thousands(f.jobs_failed)},
+       {"work lost to failures", grouped(f.lost_gpu_hours, 1) + " GPU-h"},
+       {"work lost to preemption and policy kills", grouped(s.lost_gpu_hours, 1) + " GPU-h"},
+       {"scripted outages recovered from",
+        thousands(f.drills_recovered) + " of " + thousands(static_cast<std::int64_t>(f.drill_recovery_s.size()))},
+       {"worst recovery", f.worst_recovery_s >= 0 ? duration(f.worst_recovery_s) : std::string("-")},
+       {"denied submissions (permission drill)", thousands(s.denied)}});
+  o << "</div>";
+  if (!f.drill_recovery_s.empty()) {
+    o << "<div><table><tr><th>scripted outage</th><th>began</th><th>recovered after</th></tr>";
+    for (std::size_t i = 0; i < f.drill_recovery_s.size(); ++i) {
+      std::string began = "-";
+      if (i < r.drill_start.size()) {
+        const Tick at = r.drill_start[i];
+        began = r.unix_start >= 0
+                    ? calendar(r.unix_start * 1000 + at) + " UTC"
+                    : duration(static_cast<double>(at - r.sim_start) / 1000.0) + " after the first submit";
+      }
+      const double rec = f.drill_recovery_s[i];
+      o << "<tr><td>" << i + 1 << "</td><td>" << html_escape(began) << "</td><td>"
+        << (rec < 0 ? std::string("not by the end of the run") : duration(rec)) << "</td></tr>";
+    }
+    o << "</table><p class=\"note\">Recovered: the pending queue back to its level before the outage, once it was "
+         "over.</p></div>";
+  }
+  if (s.denied > 0) {
+    o << "<div><table><tr><th>tenant</th><th>denied submissions</th></tr>";
+    for (const auto& t : s.tenants)
+      if (t.denied > 0)
+        o << "<tr><td>" << html_escape(truncate(t.name, 28)) << "</td><td>" << thousands(t.denied) << "</td></tr>";
+    o << "</table></div>";
+  }
+  o << "</div>";
+  return o.str();
+}
 
 std::string run_section(const ReportInput& in) {
   const RunResult& r = in.run;
@@ -393,11 +476,19 @@ std::string run_section(const ReportInput& in) {
   o << "</table>";
   if (order.size() > shown) o << "<p class=\"note\">" << order.size() - shown << " more tenants not shown.</p>";
   o << "</div></div>";
+  o << drills_section(in);
 
   const auto& ts = r.timeseries;
   const std::size_t S = ts.time.size();
   const TimeAxis axis = time_axis(r.sim_end - r.sim_start);
-  const std::string x_label = "time since the first submit (" + axis.unit + ")";
+  // Calendar time when the trace gives a start date.
+  const std::int64_t calendar_ms = r.unix_start >= 0 ? r.unix_start * 1000 + r.sim_start : -1;
+  const std::string x_label =
+      calendar_ms >= 0 ? std::string("date (UTC)") : "time since the first submit (" + axis.unit + ")";
+  const auto timed = [&](Chart& c) {
+    c.calendar_ms = calendar_ms;
+    c.x_unit_ms = axis.divisor;
+  };
   // Utilization over time: all pools, and each pool when there are several.
   if (S > 0 && r.total_gpus > 0 && ts.pool_used_gpus.size() == S * r.pools.size()) {
     std::vector<Series> series(1);
@@ -423,6 +514,7 @@ std::string run_section(const ReportInput& in) {
     Chart c;
     c.title = "GPU utilization over time";
     c.x_label = x_label;
+    timed(c);
     c.y_label = "GPUs in use / GPUs";
     c.y_percent = true;
     c.y_max = 1.0;
@@ -462,6 +554,7 @@ std::string run_section(const ReportInput& in) {
     Chart c;
     c.title = "Jain's index over time (tenants with running or pending jobs, shares / entitlement)";
     c.x_label = x_label;
+    timed(c);
     c.y_label = "Jain's index";
     c.y_max = 1.0;
     o << "<h3>Fairness</h3>" << svg_chart(c, {j});
@@ -478,6 +571,7 @@ std::string run_section(const ReportInput& in) {
       Chart cs;
       cs.title = "Share of the cluster's GPUs per tenant";
       cs.x_label = x_label;
+      timed(cs);
       cs.y_label = "GPUs held / GPUs";
       cs.y_percent = true;
       o << svg_chart(cs, shares);
@@ -607,6 +701,10 @@ std::string sweep_section(const ReportInput& in) {
       c.y_percent = k.kind == 1;
       c.markers = true;
       if (!numeric) c.categories = values;
+      if (numeric && values.size() <= 12) {  // ticks at the values swept (768, 1024, 1280), not at round numbers
+        c.x_ticks = xs;
+        c.x_tick_labels = values;
+      }
       if (k.kind == 1 || std::string(k.column) == "jain_index") c.y_max = 1.0;
       o << "<div>" << svg_chart(c, series) << "</div>";
     }
@@ -655,7 +753,17 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
   Tick span = 0;
   for (const auto* in : runs) span = std::max(span, in->run.sim_end - in->run.sim_start);
   const TimeAxis axis = time_axis(span);
-  const std::string x_label = axis.unit + " since the first submit";
+  // Calendar time when the runs replay one trace with a start date (the first run's, then).
+  const RunResult& first = runs.front()->run;
+  bool same_start = first.unix_start >= 0;
+  for (const auto* in : runs)
+    same_start = same_start && in->run.unix_start == first.unix_start && in->run.sim_start == first.sim_start;
+  const std::int64_t calendar_ms = same_start ? first.unix_start * 1000 + first.sim_start : -1;
+  const std::string x_label = calendar_ms >= 0 ? std::string("date (UTC)") : axis.unit + " since the first submit";
+  const auto timed = [&](Chart& c) {
+    c.calendar_ms = calendar_ms;
+    c.x_unit_ms = axis.divisor;
+  };
   // Wait CDF over every job not rejected; a job that never started counts until the end of its run.
   std::vector<Series> cdfs;
   for (const auto* in : runs) {
@@ -708,6 +816,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
     Chart c;
     c.title = "GPU utilization over time per run";
     c.x_label = x_label;
+    timed(c);
     c.y_label = "GPUs in use / GPUs";
     c.y_percent = true;
     c.y_max = 1.0;
@@ -717,6 +826,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
     Chart c;
     c.title = "GPUs asked for by pending jobs, per run";
     c.x_label = x_label;
+    timed(c);
     c.y_label = "pending GPUs";
     o << "<h3>Pending side by side</h3>" << svg_chart(c, pending);
   }
@@ -728,11 +838,12 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
   for (const auto* in : runs) {
     const Summary& sm = in->summary;
     const auto& f = sm.failures;
-    o << "<tr><td>" << html_escape(label(*in)) << "</td><td>" << f.node_outages << "</td><td>" << f.jobs_killed
-      << "</td><td>" << f.job_retries << "</td><td>" << f.jobs_failed << "</td><td>" << fmt("%.1f", f.lost_gpu_hours)
-      << "</td><td>" << f.drills_recovered << " of " << f.drill_recovery_s.size() << "</td><td>"
-      << (f.worst_recovery_s >= 0 ? html_escape(short_duration(f.worst_recovery_s)) : std::string("-")) << "</td><td>"
-      << sm.denied << "</td><td>" << sm.never_started << "</td></tr>";
+    o << "<tr><td>" << html_escape(label(*in)) << "</td><td>" << thousands(f.node_outages) << "</td><td>"
+      << thousands(f.jobs_killed) << "</td><td>" << thousands(f.job_retries) << "</td><td>" << thousands(f.jobs_failed)
+      << "</td><td>" << grouped(f.lost_gpu_hours, 1) << "</td><td>" << f.drills_recovered << " of "
+      << f.drill_recovery_s.size() << "</td><td>"
+      << (f.worst_recovery_s >= 0 ? html_escape(duration(f.worst_recovery_s)) : std::string("-")) << "</td><td>"
+      << thousands(sm.denied) << "</td><td>" << thousands(sm.never_started) << "</td></tr>";
   }
   o << "</table>\n";
   return o.str();

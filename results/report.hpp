@@ -9,6 +9,7 @@
 // - A sweep file (`headroom sweep -o`, or `merge -o`): the runs table and, per swept key, the
 //   KPIs (mean over seeds) against the key's values, one line per combination of the other keys.
 // - Several run files: a KPI table with one column per run first.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,19 @@ struct Series {
 struct Chart {
   std::string title, x_label, y_label;
   int width = 960, height = 300;
-  bool y_percent = false;               // y in 0..1, labelled as %
-  bool markers = false;                 // a dot at every point
-  std::vector<std::string> categories;  // when set, x = 0..n-1 is labelled with these
+  bool y_percent = false;  // y in 0..1, labelled as %
+  bool markers = false;    // a dot at every point
+  // When set, x = 0..n-1 is labelled with these, and each series is drawn as dots (offset a
+  // little per series), not joined by lines: the values are categories, not numbers.
+  std::vector<std::string> categories;
+  // Ticks at exactly these x values (e.g. the values a sweep swept), labelled with x_tick_labels
+  // when given; empty: "nice" ticks.
+  std::vector<double> x_ticks;
+  std::vector<std::string> x_tick_labels;
+  // Calendar time: x is in units of x_unit_ms since calendar_ms (ms since the Unix epoch, UTC);
+  // ticks fall on UTC midnights (or whole hours) and read as dates. -1: plain numbers.
+  std::int64_t calendar_ms = -1;
+  double x_unit_ms = 0;
   double y_min = 0;
   double y_max = -1;  // -1: from the data
 };

@@ -125,6 +125,10 @@ struct RunResult {
   std::uint64_t events_processed = 0;
   Tick sim_start = 0;  // first submit
   Tick sim_end = 0;    // last event processed (or horizon)
+  // The trace's calendar origin (models::TraceMeta::unix_start: SWF UnixStartTime, the first
+  // sacct / kubectl timestamp) in seconds since the Unix epoch: tick t is unix_start * 1000 + t
+  // ms; -1 when the trace gives no date.
+  std::int64_t unix_start = -1;
   std::int64_t total_gpus = 0;
   std::int64_t lost_gpu_ms = 0;  // GPU time spent on work that preemption threw away
   // The failure drill (docs/drills.md), counted from the audit events as they happen.

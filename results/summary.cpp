@@ -189,37 +189,6 @@ Tick headline_wait(const JobRecord& j, Tick sim_end) {
   return std::max<Tick>(0, (j.end >= 0 ? j.end : sim_end) - j.submit);
 }
 
-std::string thousands(std::int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -(n + 1) + std::uint64_t{1} : static_cast<std::uint64_t>(n));
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
-std::string short_duration(double seconds) {
-  if (!std::isfinite(seconds)) return "-";
-  if (seconds < 0) return std::string(1, '-').append(short_duration(-seconds));
-  char buf[48];
-  if (seconds == 0) return "0s";
-  if (seconds < 9.95) {
-    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
-    return buf;
-  }
-  const auto s = static_cast<long long>(std::llround(seconds));
-  if (s < 60)
-    std::snprintf(buf, sizeof buf, "%llds", s);
-  else if (s < 3600)
-    std::snprintf(buf, sizeof buf, "%lldm %02llds", s / 60, s % 60);
-  else if (s < 86400)
-    std::snprintf(buf, sizeof buf, "%lldh %02lldm", s / 3600, (s / 60) % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
-  return buf;
-}
-
 std::string json_number(double v, std::string_view non_finite) {
   if (!std::isfinite(v)) return std::string(non_finite);
   char buf[64];
@@ -534,18 +503,22 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   if (!s.banner.empty()) out << s.banner << "\n\n";
   out << "scenario " << (s.scenario_name.empty() ? "-" : s.scenario_name) << "   policy "
       << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
-  out << "makespan " << short_duration(s.makespan_s) << "   GPU utilization " << fixed(100.0 * s.gpu_utilization, 1)
-      << "% (busy " << fixed(100.0 * s.gpu_busy_utilization, 1) << "%: less work lost to preemption and failures)\n\n";
+  out << "makespan " << duration(s.makespan_s) << "   GPU utilization " << percent(s.gpu_utilization);
+  if (percent(s.gpu_busy_utilization) == percent(s.gpu_utilization))
+    out << " (no work lost to preemption, policy kills or failures)\n\n";
+  else
+    out << ", useful work " << percent(s.gpu_busy_utilization)
+        << " (the rest was lost to preemption, policy kills and failures)\n\n";
 
-  const std::size_t count_width = std::max<std::size_t>(6, std::to_string(s.jobs).size());
-  out << pad_right("jobs", 13) << pad_left(std::to_string(s.jobs), count_width) << "\n";
+  const std::size_t count_width = std::max<std::size_t>(6, thousands(s.jobs).size());
+  out << pad_right("jobs", 13) << pad_left(thousands(s.jobs), count_width) << "\n";
   for (int st = 0; st < models::kJobStateCount; ++st) {
     const auto state = static_cast<models::JobState>(st);
     const std::int64_t n = s.by_state[static_cast<std::size_t>(st)];
     // Pending and Running only show up when a run stopped early.
     if (n == 0 && (state == models::JobState::Pending || state == models::JobState::Running)) continue;
     const double pct = s.jobs > 0 ? 100.0 * static_cast<double>(n) / static_cast<double>(s.jobs) : 0.0;
-    out << "  " << pad_right(models::to_string(state), 11) << pad_left(std::to_string(n), count_width)
+    out << "  " << pad_right(models::to_string(state), 11) << pad_left(thousands(n), count_width)
         << pad_left(fixed(pct, 1) + "%", 8) << "\n";
   }
 
@@ -555,10 +528,10 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
       << pad_left("p99", kCol) << pad_left("max", kCol) << pad_left("jobs", count_width + 2) << "\n";
   // With jobs that never started, the wait figures are lower bounds: ">=" says so.
   auto row = [&](std::string_view label, const Quantiles& q, bool lower_bound = false, std::string_view note = {}) {
-    const auto d = [&](double v) { return (lower_bound ? ">=" : "") + short_duration(v); };
+    const auto d = [&](double v) { return (lower_bound ? ">=" : "") + duration(v); };
     out << pad_right(label, 12) << pad_left(d(q.mean), kCol) << pad_left(d(q.median), kCol) << pad_left(d(q.p95), kCol)
-        << pad_left(d(q.p99), kCol) << pad_left(d(q.max), kCol) << pad_left(std::to_string(q.n), count_width + 2)
-        << note << "\n";
+        << pad_left(d(q.p99), kCol) << pad_left(d(q.max), kCol) << pad_left(thousands(q.n), count_width + 2) << note
+        << "\n";
   };
   if (s.never_started > 0) {
     row("wait", s.wait, true, "  (incl. " + thousands(s.never_started) + " never started: lower bounds)");
@@ -567,15 +540,17 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
     row("wait", s.wait);
   }
   row("jct", s.jct);
-  out << "\nstarved (waited > 24h) " << s.starved_jobs << "   preemptions " << s.preemptions << "   lost GPU-hours "
-      << fixed(s.lost_gpu_hours, 1) << "   mean pending GPUs " << fixed(s.pending_gpus_mean, 1) << "\n";
-  out << "fragmentation " << fixed(100.0 * s.fragmentation, 1)
-      << "% of free GPUs while jobs waited (no waiting job fits them)   mean fragmented GPUs "
-      << fixed(s.fragmented_gpus_mean, 1) << "\n";
+  out << "\nstarved (waited > 24h) " << thousands(s.starved_jobs) << " jobs   preemptions " << thousands(s.preemptions)
+      << "   lost to preemption and policy kills " << grouped(s.lost_gpu_hours, 1) << " GPU-h"
+      << (s.preemptions == 0 && s.lost_gpu_hours > 0 ? " (none preempted: jobs the policy ended, e.g. TimeLimit)" : "")
+      << "   mean pending " << grouped(s.pending_gpus_mean, 1) << " GPUs\n";
+  out << "fragmentation " << percent(s.fragmentation)
+      << " of free GPUs while jobs waited (no waiting job fits them)   mean fragmented "
+      << grouped(s.fragmented_gpus_mean, 1) << " GPUs\n";
   if (s.priced) {
-    const std::string cur = s.currency.empty() ? "" : " " + s.currency;
-    out << "cost " << fixed(s.cost, 2) << cur << " (priced GPUs for the whole run)   on GPU-hours held "
-        << fixed(s.cost_used, 2) << cur << "   per GPU-hour held " << fixed(s.cost_per_used_gpu_hour, 2) << cur << "\n";
+    out << "cost " << money(s.cost, s.currency) << " (priced GPUs for the whole run)   on GPU-hours held "
+        << money(s.cost_used, s.currency) << "   per GPU-hour held " << money(s.cost_per_used_gpu_hour, s.currency)
+        << "\n";
   }
 
   for (const auto& sv : s.services) {
@@ -586,17 +561,18 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   }
   if (s.failures.any()) {
     const FailureSummary& f = s.failures;
-    out << "failures: node outages " << f.node_outages << "   jobs killed " << f.jobs_killed << "   retried "
-        << f.job_retries << "   failed " << f.jobs_failed << "   lost GPU-hours " << fixed(f.lost_gpu_hours, 1) << "\n";
+    out << "failures: node outages " << thousands(f.node_outages) << "   jobs killed " << thousands(f.jobs_killed)
+        << "   retried " << thousands(f.job_retries) << "   failed " << thousands(f.jobs_failed) << "   lost work "
+        << grouped(f.lost_gpu_hours, 1) << " GPU-h\n";
     if (!f.drill_recovery_s.empty()) {
       out << "failure drill: " << f.drill_recovery_s.size() << (f.drill_recovery_s.size() == 1 ? " outage" : " outages")
           << ", recovered " << f.drills_recovered << "   recovery (queue back to its pre-outage level)";
-      for (double r : f.drill_recovery_s) out << " " << (r < 0 ? std::string("never") : short_duration(r));
+      for (double r : f.drill_recovery_s) out << " " << (r < 0 ? std::string("never") : duration(r));
       out << "\n";
     }
   }
   if (s.denied > 0) {
-    out << "permission denied: " << s.denied << (s.denied == 1 ? " submission" : " submissions") << " (";
+    out << "permission denied: " << thousands(s.denied) << (s.denied == 1 ? " submission" : " submissions") << " (";
     std::vector<const TenantSummary*> denied;
     for (const auto& t : s.tenants)
       if (t.denied > 0) denied.push_back(&t);
@@ -604,7 +580,7 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
       return a->denied != b->denied ? a->denied > b->denied : a->name < b->name;
     });
     for (std::size_t i = 0; i < denied.size() && i < max_tenants; ++i)
-      out << (i == 0 ? "" : ", ") << fit(denied[i]->name, 24) << " " << denied[i]->denied;
+      out << (i == 0 ? "" : ", ") << fit(denied[i]->name, 24) << " " << thousands(denied[i]->denied);
     if (denied.size() > max_tenants) out << ", ... " << (denied.size() - max_tenants) << " more tenants";
     out << ")\n";
   }
@@ -619,12 +595,12 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
         << pad_left("mean wait", 11) << "\n";
     for (std::size_t i = 0; i < shown; ++i) {
       const TenantSummary& t = s.tenants[i];
-      out << pad_right(fit(t.name, name_width), name_width) << pad_left(std::to_string(t.jobs), count_width + 2)
-          << pad_left(fixed(t.gpu_hours, t.gpu_hours >= 1000 ? 0
-                                         : t.gpu_hours >= 10 ? 1
-                                                             : 2),
+      out << pad_right(fit(t.name, name_width), name_width) << pad_left(thousands(t.jobs), count_width + 2)
+          << pad_left(grouped(t.gpu_hours, t.gpu_hours >= 1000 ? 0
+                                           : t.gpu_hours >= 10 ? 1
+                                                               : 2),
                       12)
-          << pad_left((t.never_started > 0 ? ">=" : "") + short_duration(t.mean_wait_s), 11) << "\n";
+          << pad_left((t.never_started > 0 ? ">=" : "") + duration(t.mean_wait_s), 11) << "\n";
     }
     if (s.tenants.size() > shown) out << "... and " << (s.tenants.size() - shown) << " more\n";
   }

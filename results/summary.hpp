@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "results/format.hpp"
 #include "results/run_result.hpp"
 
 namespace headroom::results {
@@ -83,7 +84,7 @@ struct Summary {
   double gpu_busy_utilization = 0;
   double makespan_s = 0;
   std::int64_t preemptions = 0;
-  double lost_gpu_hours = 0;      // GPU-hours of work thrown away by preemption
+  double lost_gpu_hours = 0;  // GPU-hours thrown away by preemption and by jobs a policy ended (TimeLimit kills)
   std::int64_t starved_jobs = 0;  // jobs that waited longer than kStarvationWait (or never started)
   double pending_gpus_mean = 0;   // mean over the samples of the GPUs requested by pending jobs
   // Fragmentation (TimeSeries::pool_frag_gpus): fragmented free GPUs / free GPUs, summed over the
@@ -117,8 +118,6 @@ bool never_started(const JobRecord& j);
 // started, until it left the queue (its end) or else the end of the run, sim_end (censored: a
 // lower bound), never negative; -1 for a rejected job, which has no wait.
 Tick headline_wait(const JobRecord& j, Tick sim_end);
-// 13607 -> "13,607".
-std::string thousands(std::int64_t n);
 
 // One run of a job: [start, end) between a start and the release of its resources (a job has
 // several when it was preempted and ran again).
@@ -143,8 +142,8 @@ Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);
 void print_summary_json(std::ostream& out, const Summary& s);
 
-// "0s", "4.2s", "42s", "12m 03s", "3h 07m", "2d 05h"; "-" when not finite.
-std::string short_duration(double seconds);
+// results::duration (results/format.hpp), under the name older callers use.
+inline std::string short_duration(double seconds) { return duration(seconds); }
 
 // Shortest text that reads back as the same double; `non_finite` for NaN and infinities (JSON
 // has neither: "0" in the run summary, "null" where a missing value must stay visible).

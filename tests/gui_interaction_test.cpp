@@ -4,6 +4,7 @@
 // (tests/data/scenarios/minimal.yaml, three jobs) or a stand-in script for cancel and failure.
 #include <gtest/gtest.h>
 
+#include <QAction>
 #include <QApplication>
 #include <QAreaSeries>
 #include <QComboBox>
@@ -284,6 +285,167 @@ TEST(Timeline, ChartsRefillForNewDataZoomAndReset) {
   view.resize(1000, 700);
   QTest::qWait(10);
   EXPECT_EQ(tenant_points(view), (std::vector<qsizetype>{20, 20}));
+}
+
+// issue #21: the failure drill's shape. One pool of 1,024 nodes x 8 GPUs, 14 days of 10-minute
+// samples, all 8,192 GPUs in use, except the site-wide outage on day 8: three samples at 0, every
+// node down (node_down / node_up rows); the trace starts 2010-05-01 00:00 UTC.
+std::shared_ptr<const ReplayData> drill_run() {
+  results::RunResult r;
+  r.scenario_name = "drill";
+  r.policy = "fifo";
+  const Tick step = 10 * M;
+  const int samples = 14 * 144;
+  r.sim_start = 0;
+  r.sim_end = samples * step;
+  r.unix_start = 1272672000;
+  r.total_gpus = 8192;
+  r.tenants = {"a"};
+  r.queues = {"q"};
+  r.pools = {{"ricc", "A100", 1024, 8}};
+  r.reasons = {"", "outage: site power loss", "outage over"};
+  r.jobs = {job(1, 0, 8192, 0, 0, r.sim_end)};
+  const Tick down = 8 * kTicksPerDay;
+  for (std::int32_t n = 0; n < 1024; ++n) r.events.push_back({down, 7, 0xffffffffu, n, 1, 0});
+  for (std::int32_t n = 0; n < 1024; ++n) r.events.push_back({down + 30 * M, 8, 0xffffffffu, n, 2, 0});
+  r.timeseries.interval = step;
+  for (int k = 0; k < samples; ++k) {
+    const bool out = k >= 8 * 144 && k < 8 * 144 + 3;
+    r.timeseries.time.push_back(k * step);
+    r.timeseries.running_jobs.push_back(out ? 0 : 1);
+    r.timeseries.pending_jobs.push_back(out ? 1 : 0);
+    r.timeseries.pool_used_gpus.push_back(out ? 0 : 8192);
+    r.timeseries.pool_free_gpus.push_back(0);
+    r.timeseries.tenant_used_gpus.push_back(out ? 0 : 8192);
+    r.timeseries.tenant_pending_jobs.push_back(out ? 1 : 0);
+    r.timeseries.tenant_pending_gpus.push_back(out ? 8192 : 0);
+    for (int c = 0; c < kPendingCodes; ++c) r.timeseries.pending_by_reason.push_back(c == 0 && out ? 1 : 0);
+  }
+  return prepare(std::move(r), "/tmp/drill.h5");
+}
+
+CurveChart* chart_titled(const QWidget& view, const QString& prefix) {
+  for (CurveChart* c : view.findChildren<CurveChart*>())
+    if (c->chart()->title().startsWith(prefix)) return c;
+  ADD_FAILURE() << "no chart titled " << prefix.toStdString();
+  return nullptr;
+}
+
+TEST(Timeline, AOneSampleOutageReachesZeroAtAnyWidth) {
+  TimelineView view;
+  for (const int width : {1560, 900, 3100}) {
+    view.resize(width, 960);
+    view.show();
+    view.set_data(drill_run());
+    QTest::qWait(10);
+    view.reset_zoom();
+    CurveChart* pools = chart_titled(view, "GPUs in use and up, by pool");
+    ASSERT_NE(pools, nullptr);
+    const auto series = pools->chart()->series();
+    ASSERT_EQ(series.size(), 2);  // in use, up
+    for (QAbstractSeries* s : series) {
+      const auto* line = qobject_cast<QLineSeries*>(s);
+      ASSERT_NE(line, nullptr);
+      // Thinned to the width: at most a bucket a pixel, drawn as its lowest and highest sample.
+      EXPECT_LE(line->count(), 2 * std::max(200.0, pools->chart()->plotArea().width()) + 4) << width << " px";
+      if (width == 900) {
+        EXPECT_LT(line->count(), 14 * 144);
+      }
+      double lo = 1e9, hi = -1;
+      for (const QPointF& p : line->points()) {
+        lo = std::min(lo, p.y());
+        hi = std::max(hi, p.y());
+      }
+      EXPECT_EQ(lo, 0.0) << s->name().toStdString() << " at " << width << " px";
+      EXPECT_EQ(hi, 8192.0) << s->name().toStdString() << " at " << width << " px";
+    }
+    // The stacked tenant chart keeps the drop too.
+    CurveChart* tenants = chart_titled(view, "GPUs in use by tenant");
+    ASSERT_NE(tenants, nullptr);
+    const auto* area = qobject_cast<QAreaSeries*>(tenants->chart()->series().front());
+    ASSERT_NE(area, nullptr);
+    double lo = 1e9;
+    for (const QPointF& p : area->upperSeries()->points()) lo = std::min(lo, p.y());
+    EXPECT_EQ(lo, 0.0) << width << " px";
+    // The outage is marked, at least 3 px wide, at day 8.
+    ASSERT_EQ(pools->marks().size(), 1u);
+    EXPECT_EQ(pools->marks()[0].kind, OutageKind::Outage);
+    EXPECT_GE(pools->marks()[0].right - pools->marks()[0].left, 3.0 - 1e-9);
+    const QRectF plot = pools->chart()->plotArea();
+    const double day8 = plot.left() + plot.width() * 8.0 / (14.0 - 1.0 / 144);
+    EXPECT_NEAR((pools->marks()[0].left + pools->marks()[0].right) / 2, day8, 2.0);
+  }
+}
+
+TEST(Timeline, CalendarTimeWhenTheTraceHasADateElseDays) {
+  TimelineView view;
+  view.resize(1560, 960);
+  view.show();
+  view.set_data(drill_run());
+  view.reset_zoom();
+  CurveChart* pools = chart_titled(view, "GPUs in use and up, by pool");
+  ASSERT_NE(pools, nullptr);
+  EXPECT_TRUE(pools->calendar());
+  auto labels = pools->time_labels();
+  ASSERT_GE(labels.size(), 7u);
+  EXPECT_EQ(labels[0].second, "May 1");  // 2010-05-01 00:00 UTC at x = 0
+  EXPECT_EQ(labels[0].first, 0.0);
+  EXPECT_EQ(labels[1].second, "May 3");  // every 2 days over 14
+  EXPECT_EQ(labels[1].first, 2.0);
+  EXPECT_EQ(pools->chart()->axes(Qt::Horizontal).front()->titleText(), "date, 2010 (UTC)");
+  // Relative time as an option.
+  pools->set_time_base(pools->unix_ms(), false);
+  labels = pools->time_labels();
+  ASSERT_GE(labels.size(), 7u);
+  EXPECT_EQ(labels[1].second, "2");
+  EXPECT_EQ(pools->chart()->axes(Qt::Horizontal).front()->titleText(), "days since first submit");
+  // A trace without a date: days, whatever the option.
+  view.set_data(small_run(10));
+  CurveChart* again = chart_titled(view, "GPUs in use and up, by pool");
+  again->set_time_base(-1, true);
+  EXPECT_FALSE(again->calendar());
+}
+
+TEST(MainWindow, ViewCalendarTimeSwitchesEveryTimeAxis) {
+  MainWindow window;
+  auto* action = window.findChild<QAction*>(QStringLiteral("calendar_time"));
+  ASSERT_NE(action, nullptr);
+  EXPECT_TRUE(action->isChecked());
+  const auto charts = window.findChildren<CurveChart*>();
+  ASSERT_GE(charts.size(), 8);  // timeline 5, fairness 1, compare 2
+  for (CurveChart* c : charts) EXPECT_TRUE(c->calendar_wanted());
+  action->setChecked(false);
+  for (CurveChart* c : charts) EXPECT_FALSE(c->calendar_wanted());
+  action->setChecked(true);
+  for (CurveChart* c : charts) EXPECT_TRUE(c->calendar_wanted());
+}
+
+TEST(Timeline, WhyPendingIsLabelledEvenWithoutReasons) {
+  TimelineView view;
+  view.resize(1560, 960);
+  view.show();
+  view.set_data(drill_run());
+  CurveChart* why = chart_titled(view, "Pending jobs by why they wait");
+  ASSERT_NE(why, nullptr);
+  EXPECT_EQ(why->chart()->title(), "Pending jobs by why they wait: fifo gives no reasons");
+  EXPECT_TRUE(why->chart()->legend()->isVisible());
+  ASSERT_EQ(why->chart()->series().size(), 1);
+  EXPECT_EQ(why->chart()->series().front()->name(), "none given");
+}
+
+TEST(Replay, TheMapCrossesOutNodesOutOfService) {
+  ReplayView view;
+  view.resize(1560, 960);
+  view.show();
+  view.set_data(drill_run());
+  const ClusterMap* map = view.findChild<ClusterMap*>();
+  ASSERT_NE(map, nullptr);
+  view.set_cursor(8.0 + 10.0 / 1440);  // 10 minutes into the outage
+  EXPECT_EQ(std::count(map->out_of_service().begin(), map->out_of_service().end(), 1), 1024);
+  // The clock reads the calendar when the trace has a start date.
+  EXPECT_EQ(child<QLabel>(view, "replay-clock")->text(), "Cursor 2010-05-09 00:10:00 UTC (8d 00:10:00)");
+  view.set_cursor(8.0 + 40.0 / 1440);  // back
+  EXPECT_EQ(std::count(map->out_of_service().begin(), map->out_of_service().end(), 0), 1024);
 }
 
 QString source(const char* path) { return QStringLiteral(HEADROOM_SOURCE_DIR "/") + QString::fromLatin1(path); }

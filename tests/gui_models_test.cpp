@@ -245,6 +245,84 @@ TEST(Pyramid, BucketsAreMeansAndPreserveSums) {
   EXPECT_EQ(big.levels.back().t_days.size(), 63u);  // 1000 / 16 rounded up
 }
 
+// issue #21: a bucket keeps its lowest and highest sample, so that a one-sample outage shows at
+// every level of detail.
+TEST(Pyramid, BucketsKeepTheirLowestAndHighestSample) {
+  std::vector<double> t(10000), y(10000, 8192.0);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>(i) / 144;  // 10-minute samples
+  y[7777] = 0;    // one sample down to 0 (the failure drill's site-wide outage)
+  y[100] = 9000;  // and one peak
+  const Pyramid p = make_pyramid(t, {Curve{"up", y}});
+  ASSERT_GT(p.levels.size(), 5u);
+  EXPECT_TRUE(p.levels[0].curves[0].lo.empty());  // level 0: the samples themselves
+  for (std::size_t l = 1; l < p.levels.size(); ++l) {
+    const Curve& c = p.levels[l].curves[0];
+    const std::size_t size = p.levels[l].samples_per_bucket;
+    ASSERT_EQ(c.lo.size(), p.levels[l].t_days.size());
+    EXPECT_EQ(c.low(7777 / size), 0.0) << "bucket size " << size;
+    EXPECT_EQ(c.high(7777 / size), 8192.0) << "bucket size " << size;
+    EXPECT_EQ(c.high(100 / size), 9000.0) << "bucket size " << size;
+    EXPECT_EQ(*std::min_element(c.lo.begin(), c.lo.end()), 0.0);
+    EXPECT_GT(c.y[7777 / size], 0.0);  // the mean alone would hide it
+  }
+  // Hand-checked small case: [4, 1 | 1, 0 | 7].
+  const Pyramid small = make_pyramid({0, 1, 2, 3, 4}, {Curve{"c", {4, 1, 1, 0, 7}}}, 1);
+  EXPECT_EQ(small.levels[1].curves[0].lo, (std::vector<double>{1, 0, 7}));
+  EXPECT_EQ(small.levels[1].curves[0].hi, (std::vector<double>{4, 1, 7}));
+  EXPECT_EQ(small.levels[1].curves[0].lo_first, (std::vector<std::uint8_t>{0, 0, 1}));
+  EXPECT_EQ(small.levels[3].curves[0].lo, (std::vector<double>{0}));
+  EXPECT_EQ(small.levels[3].curves[0].hi, (std::vector<double>{7}));
+}
+
+// issue #21: node outages from the audit log, merged into the charts' markers, and the nodes out
+// at an instant for the cluster map.
+TEST(Outages, FromTheAuditLog) {
+  constexpr std::uint8_t kDown = 7, kUp = 8, kDrain = 9;
+  constexpr std::uint32_t kNoJob = 0xffffffffu;
+  results::RunResult r;
+  r.sim_start = 0;
+  r.sim_end = 100 * H;
+  r.reasons = {"", "outage: site power loss", "node failure", "maintenance", "outage over", "repaired"};
+  const auto ev = [&](Tick t, std::uint8_t kind, std::int32_t node, std::uint32_t reason) {
+    return results::EventRecord{t, kind, kNoJob, node, reason};
+  };
+  r.events = {ev(1 * H, kDown, 3, 2),                          // node 3 fails 1h-5h
+              ev(5 * H, kUp, 3, 5), ev(10 * H, kDrain, 1, 3),  // node 1 drained at 10h, down at 12h, back at 14h
+              ev(12 * H, kDown, 1, 3), ev(14 * H, kUp, 1, 0), ev(20 * H, kDown, 0, 1),  // the outage: nodes 0-2 at
+                                                                                        // 20h, back at 21h
+              ev(20 * H, kDown, 1, 1), ev(20 * H, kDown, 2, 1), ev(21 * H, kUp, 0, 4), ev(21 * H, kUp, 1, 4),
+              ev(21 * H, kUp, 2, 4), ev(90 * H, kDown, 2, 2)};  // never back: ends at the run's end
+  const auto outages = node_outages(r);
+  ASSERT_EQ(outages.size(), 6u);
+  EXPECT_EQ(outages[0].kind, OutageKind::Failure);
+  EXPECT_EQ(outages[0].start, 1 * H);
+  EXPECT_EQ(outages[0].end, 5 * H);
+  EXPECT_EQ(outages[1].kind, OutageKind::Drain);
+  EXPECT_EQ(outages[1].start, 10 * H);  // from the cordon
+  EXPECT_EQ(outages[1].end, 14 * H);
+  for (int i = 2; i < 5; ++i) {
+    EXPECT_EQ(outages[i].kind, OutageKind::Outage);
+    EXPECT_EQ(outages[i].node, i - 2);
+    EXPECT_EQ(outages[i].end, 21 * H);
+  }
+  EXPECT_EQ(outages[5].end, 100 * H);
+  const auto markers = outage_markers(r, outages);
+  ASSERT_EQ(markers.size(), 4u);
+  EXPECT_EQ(markers[0].kind, OutageKind::Failure);
+  EXPECT_EQ(markers[1].kind, OutageKind::Drain);
+  EXPECT_EQ(markers[2].kind, OutageKind::Outage);
+  EXPECT_EQ(markers[2].nodes, 3);
+  EXPECT_EQ(markers[2].start, 20 * H);
+  EXPECT_EQ(markers[2].end, 21 * H);
+  EXPECT_EQ(markers[2].text, "outage: site power loss, 3 nodes, 1h 00m");
+  EXPECT_EQ(markers[3].text, "node failure, 1 node, 10h 00m");
+  EXPECT_EQ(nodes_out_at(outages, 4, 0), (std::vector<std::uint8_t>{0, 0, 0, 0}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 2 * H), (std::vector<std::uint8_t>{0, 0, 0, 3}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 11 * H), (std::vector<std::uint8_t>{0, 2, 0, 0}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 20 * H), (std::vector<std::uint8_t>{1, 1, 1, 0}));
+  EXPECT_EQ(nodes_out_at(outages, 4, 21 * H), (std::vector<std::uint8_t>{0, 0, 0, 0}));  // back at 21h
+}
+
 TEST(Cdf, StepsAtEveryDistinctWait) {
   const Cdf c = make_cdf({3 * H, 0, H, H});
   EXPECT_EQ(c.x_hours, (std::vector<double>{0, 1, 3}));
@@ -397,7 +475,7 @@ TEST(Prepare, WaitsCountJobsThatNeverStartedUntilTheEnd) {
   m.set_data(d);
   ASSERT_EQ(m.rowCount(), 3);
   EXPECT_EQ(cell(m, 2, 0), "c");
-  EXPECT_EQ(cell(m, 2, 4), ">=2h 00m");
+  EXPECT_EQ(cell(m, 2, TenantModel::MeanWait), ">=2h 00m");
 }
 
 TEST(TenantModel, RowsAndCsv) {
@@ -405,11 +483,19 @@ TEST(TenantModel, RowsAndCsv) {
   test_model(&m);
   m.set_data(prepared());
   ASSERT_EQ(m.rowCount(), 3);
-  EXPECT_EQ(to_csv(m),
-            "Tenant,Jobs,GPU-hours,Share of GPU-hours,Mean wait,p95 wait\n"
-            "a,2,10.0,62.5 %,1h 30m,3h 00m\n"
-            "b,2,6.0,37.5 %,1h 30m,2h 00m\n"
-            "c,1,0.0,0.0 %,,\n");
+  // Two shares, two names (issue #21): of the GPU-hours used, and of the cluster as the CLI has it.
+  const auto d = prepared();
+  const auto cluster = [&](std::size_t t) { return results::percent(d->fairness.tenants[t].share); };
+  EXPECT_EQ(to_csv(m), QString::fromStdString("Tenant,Jobs,GPU-hours,Share of GPU-hours used,Share of cluster,Mean "
+                                              "wait,p95 wait\n"
+                                              "a,2,10.0,62.5%," +
+                                              cluster(0) + ",1h 30m,3h 00m\n" + "b,2,6.0,37.5%," + cluster(1) +
+                                              ",1h 30m,2h 00m\n" + "c,1,0.0,0.0%," + cluster(2) + ",,\n"));
+  results::FairnessOptions opt;
+  opt.weights = results::weights_from_scenario_text(d->result);
+  const results::Fairness cli = results::compute_fairness(d->result, opt);
+  EXPECT_EQ(m.data(m.index(0, TenantModel::ClusterShare), kRawRole).toDouble(), cli.tenants[0].share);
+  EXPECT_EQ(cluster(0), "8.3%");  // 10 GPU-hours of a 12-GPU cluster over 10 hours
   m.set_data(nullptr);
   EXPECT_EQ(m.rowCount(), 0);
 }
@@ -430,7 +516,7 @@ TEST(KpiCompareModel, ValuesAndDifferences) {
   EXPECT_EQ(m.rowCount(), KpiCompareModel::KpiCount);
   EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 1), "1h 30m");
   EXPECT_EQ(cell(m, KpiCompareModel::Jain, 1), "0.627");
-  EXPECT_EQ(cell(m, KpiCompareModel::Utilization, 1), "13.3 %");
+  EXPECT_EQ(cell(m, KpiCompareModel::Utilization, 1), "13.3%");
 
   results::RunResult slower = hand_built();
   slower.jobs[0].start = H;  // job 100 now waits 1h and ends 1h later
@@ -440,13 +526,116 @@ TEST(KpiCompareModel, ValuesAndDifferences) {
   EXPECT_EQ(m.headerData(2, Qt::Horizontal).toString(), "slower.h5");
   EXPECT_EQ(m.headerData(3, Qt::Horizontal).toString(), "Δ slower.h5");
   EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 2), "1h 45m");
-  EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 3), "+15m 00s (+16.7 %)");
-  EXPECT_EQ(cell(m, KpiCompareModel::Jobs, 3), "0 (0.0 %)");
+  EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 3), "+15m 00s (+16.7%)");
+  EXPECT_EQ(cell(m, KpiCompareModel::Jobs, 3), "0 (0.0%)");
   EXPECT_DOUBLE_EQ(m.data(m.index(KpiCompareModel::MeanWait, 3), kRawRole).toDouble(), 900);
   EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::Utilization, 0.5, 0.25), "+25.0 pp");
-  EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::MeanWait, 60, 120), "-1m 00s (-50.0 %)");
+  EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::MeanWait, 60, 120), "-1m 00s (-50.0%)");
   m.set_runs({});
   EXPECT_EQ(m.columnCount(), 0);
+}
+
+// issue #21: every run-wide KPI of `headroom compare`, with the same numbers, units on each.
+TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
+  KpiCompareModel m;
+  test_model(&m);
+  results::RunResult r = hand_built();
+  r.pools[0].gpu_hour_price = 2.5;
+  r.currency = "EUR";
+  const results::Summary s = results::summarize(r);
+  const auto d = prepare(r, "/tmp/priced.h5");
+  m.set_runs({d});
+  ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount);
+  EXPECT_EQ(KpiCompareModel::KpiCount, 42);  // compare's rows before the per-tenant, per-kind and service ones
+  const std::vector<std::string> metrics = {"jobs",
+                                            "completed",
+                                            "failed",
+                                            "cancelled",
+                                            "rejected",
+                                            "unfinished",
+                                            "never_started",
+                                            "wait_mean",
+                                            "wait_median",
+                                            "wait_p95",
+                                            "wait_p99",
+                                            "wait_max",
+                                            "jct_mean",
+                                            "jct_median",
+                                            "jct_p95",
+                                            "gpu_utilization",
+                                            "gpu_busy_utilization",
+                                            "makespan",
+                                            "preemptions",
+                                            "lost_gpu_hours",
+                                            "starved_jobs",
+                                            "pending_gpus_mean",
+                                            "jain_index",
+                                            "jain_index_mean",
+                                            "rho_max",
+                                            "rho_mean",
+                                            "min_share_ratio",
+                                            "max_dominant_share",
+                                            "fragmentation",
+                                            "fragmented_gpus_mean",
+                                            "borrowed_gpu_hours",
+                                            "borrowing_starts",
+                                            "reclaims",
+                                            "denied",
+                                            "jobs_killed",
+                                            "failure_lost_gpu_hours",
+                                            "drills_recovered",
+                                            "worst_drill_recovery",
+                                            "slo_attainment",
+                                            "cost",
+                                            "cost_used",
+                                            "cost_per_gpu_hour"};
+  for (int k = 0; k < KpiCompareModel::KpiCount; ++k) EXPECT_EQ(KpiCompareModel::info(k).metric, metrics[k]);
+  EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::Failed), static_cast<double>(s.by_state[3]));
+  EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::P99Wait), s.wait.p99);
+  EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::Preemptions), static_cast<double>(s.preemptions));
+  EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::LostGpuHours), s.lost_gpu_hours);
+  EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::Cost), s.cost);
+  EXPECT_TRUE(std::isnan(KpiCompareModel::value(*d, KpiCompareModel::SloAttainment)));  // no services
+  EXPECT_EQ(cell(m, KpiCompareModel::Cost, 1), QString::fromStdString(results::money(s.cost, "EUR")));
+  EXPECT_TRUE(cell(m, KpiCompareModel::Cost, 1).endsWith(" EUR"));
+  EXPECT_TRUE(cell(m, KpiCompareModel::LostGpuHours, 1).endsWith(" GPU-h"));
+  EXPECT_TRUE(cell(m, KpiCompareModel::PendingGpusMean, 1).endsWith(" GPUs"));
+  EXPECT_EQ(cell(m, KpiCompareModel::SloAttainment, 1), "-");
+  EXPECT_EQ(KpiCompareModel::format(KpiCompareModel::LostGpuHours, 251453.04), "251,453.0 GPU-h");
+  EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::Cost, 3737088, 1000, "EUR"), "+3,736,088 EUR (+373,608.8%)");
+}
+
+// issue #21: columns say what differs between the runs; a difference is green when better for its KPI.
+TEST(KpiCompareModel, LabelsByWhatDiffersAndColoursByBetter) {
+  results::RunResult a = hand_built();
+  a.policy = "fifo";
+  a.scenario_text = "workload:\n  trace: x.swf\n";
+  results::RunResult b = a;
+  b.policy = "kai";
+  b.pools[0].nodes = 2048;
+  b.scenario_text = "workload:\n  trace: x.swf\n  arrival_scale: 1.3   # more load\n";
+  b.jobs[0].start = H;  // waits 1h longer, ends 1h later: worse waits
+  b.jobs[0].end = 3 * H;
+  KpiCompareModel m;
+  test_model(&m);
+  m.set_runs({prepare(a, "/tmp/a.h5"), prepare(b, "/tmp/b.h5")});
+  EXPECT_EQ(m.differs(0), "fifo \u00b7 p0 2 nodes, p1 1 node \u00b7 arrival \u00d71");
+  EXPECT_EQ(m.differs(1), "kai \u00b7 p0 2,048 nodes, p1 1 node \u00b7 arrival \u00d71.3");
+  EXPECT_EQ(m.headerData(2, Qt::Horizontal).toString(), "b.h5\n" + m.differs(1));
+  // Only what differs: the same policy drops out of the label.
+  b.policy = "fifo";
+  m.set_runs({prepare(a, "/tmp/a.h5"), prepare(b, "/tmp/b.h5")});
+  EXPECT_FALSE(m.differs(1).contains("fifo"));
+  EXPECT_TRUE(m.differs(1).contains("2,048 nodes"));
+  // Worse waits are red, whatever the utilization did.
+  const QModelIndex wait = m.index(KpiCompareModel::MeanWait, 3);
+  EXPECT_GT(m.data(wait, kRawRole).toDouble(), 0);
+  EXPECT_EQ(m.data(wait, Qt::ForegroundRole).value<QColor>(), QColor(0xc62828));
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::Utilization, 0.7, 0.6), 1);
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::MeanWait, 70, 60), -1);
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::Jobs, 70, 60), 0);  // neither better nor worse
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::Cost, 90, 100), 1);
+  EXPECT_FALSE(m.data(m.index(KpiCompareModel::Jobs, 3), Qt::ForegroundRole).isValid());
 }
 
 TEST(Loader, ReadsAFileOffTheGuiThread) {

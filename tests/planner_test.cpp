@@ -661,7 +661,108 @@ TEST(Report, ChartsAreInlineSvgWithEscapedLabelsAndLegends) {
   std::size_t polylines = 0;
   for (std::size_t p = two.find("<polyline"); p != std::string::npos; p = two.find("<polyline", p + 1)) ++polylines;
   EXPECT_EQ(polylines, 3u);
-  EXPECT_NE(two.find(">b<title>b</title></text>"), std::string::npos);
+  EXPECT_NE(two.find("<title>b</title><tspan x=\"788\" dy=\"0\">b</tspan></text>"), std::string::npos) << two;
+}
+
+// issue #21: categorical variants are dots, never joined; numeric ones get ticks at the values
+// swept; legends keep whole names; time axes read dates when the trace has one.
+TEST(Report, CategoriesSweptTicksLegendsAndDates) {
+  results::Chart c;
+  c.title = "mean wait";
+  c.categories = {"fifo", "sjf"};
+  const std::string cat = results::svg_chart(c, {results::Series{"nodes=768, arrival_scale=0.8", {0, 1}, {3, 4}},
+                                                 results::Series{"nodes=1024", {0, 1}, {1, 2}}});
+  EXPECT_EQ(cat.find("<polyline"), std::string::npos) << "fifo and sjf joined by a line";
+  std::size_t dots = 0;
+  for (std::size_t p = cat.find("<circle"); p != std::string::npos; p = cat.find("<circle", p + 1)) ++dots;
+  EXPECT_EQ(dots, 4u + 2u);  // four points, two legend dots
+  EXPECT_NE(cat.find(">fifo</text>"), std::string::npos);
+  EXPECT_NE(cat.find(">nodes=768,</tspan>"), std::string::npos) << cat;
+  EXPECT_NE(cat.find(">arrival_scale=0.8</tspan>"), std::string::npos) << cat;
+  EXPECT_EQ(cat.find("~"), std::string::npos) << "a legend cut off";
+
+  results::Chart n;
+  n.x_ticks = {768, 1024, 1280};
+  n.x_tick_labels = {"768", "1024", "1280"};
+  const std::string num = results::svg_chart(n, {results::Series{"a", {768, 1024, 1280}, {5, 3, 2}}});
+  for (const char* v : {">768</text>", ">1024</text>", ">1280</text>"}) EXPECT_NE(num.find(v), std::string::npos) << v;
+  EXPECT_EQ(num.find(">1000</text>"), std::string::npos);
+
+  results::Chart t;
+  t.calendar_ms = 1272672000000LL;  // 2010-05-01 00:00 UTC
+  t.x_unit_ms = 86400000.0;         // x in days
+  const std::string dates = results::svg_chart(t, {results::Series{"a", {0, 14}, {1, 2}}});
+  EXPECT_NE(dates.find(">2010-05-01</text>"), std::string::npos) << dates;
+  EXPECT_NE(dates.find(">2010-05-03</text>"), std::string::npos) << dates;
+  EXPECT_EQ(dates.find(">2010-05-02</text>"), std::string::npos) << "every 2 days over 14";
+}
+
+// issue #21: a drills section for each run, with the numbers `headroom run` prints.
+TEST(Report, EachRunHasADrillsSection) {
+  results::ReportInput in;
+  in.file = "drill.h5";
+  in.run.scenario_name = "drill";
+  in.run.policy = "kai";
+  in.run.sim_end = 14 * sim::kDay;
+  in.run.unix_start = 1272672000;
+  in.run.total_gpus = 8192;
+  in.run.node_outages = 3067;
+  in.run.jobs_killed = 1299;
+  in.run.job_retries = 1294;
+  in.run.jobs_failed_by_failure = 5;
+  in.run.failure_lost_gpu_ms = static_cast<std::int64_t>(54869.3 * 3600e3);
+  in.run.drill_start = {3 * sim::kDay, 8 * sim::kDay};
+  in.run.drill_recovered = {3 * sim::kDay + 6 * sim::kHour, -1};
+  in.summary = results::summarize(in.run);
+  const results::FailureSummary& f = in.summary.failures;
+  ASSERT_EQ(f.drill_recovery_s.size(), 2u);
+  const std::string html = results::render_report({in});
+  EXPECT_NE(html.find("<h3>Drills</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<td>3,067</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>1,299</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>54,869.3 GPU-h</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>1 of 2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>2010-05-04 00:00 UTC</td><td>6h 00m</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>2010-05-09 00:00 UTC</td><td>not by the end of the run</td>"), std::string::npos);
+  // A run without drills has no such section.
+  results::ReportInput calm;
+  calm.run.sim_end = sim::kDay;
+  calm.summary = results::summarize(calm.run);
+  EXPECT_EQ(results::render_report({calm}).find("<h3>Drills</h3>"), std::string::npos);
+}
+
+// issue #21: plan answers with GPUs and cost at the answer, and the scenario's own size for the margin.
+TEST(Plan, GivesGpusCostAndTheCurrentSize) {
+  const auto path = write_scenario("plan-cost.yaml", "costs: {gpu_hour: {A100: 2.0, T4: 0.5}, currency: EUR}\n");
+  planner::PlanRequest req;
+  req.scenario = path;
+  req.vary = "cluster.pools.a100.nodes";
+  req.lo = 2;
+  req.hi = 3;
+  req.targets = {planner::parse_target("wait_mean <= 30d")};
+  const auto r = planner::plan(req);
+  ASSERT_TRUE(r.answer);
+  EXPECT_EQ(*r.answer, 2);
+  ASSERT_TRUE(r.current);
+  EXPECT_EQ(*r.current, 4);       // a100 nodes as the file has them
+  EXPECT_EQ(r.current_gpus, 40);  // 4 x 8 A100 + 2 x 4 T4
+  ASSERT_EQ(r.curve.size(), 2u);
+  EXPECT_EQ(r.curve[0].gpus, 24);  // 2 x 8 + 8
+  EXPECT_EQ(r.curve[1].gpus, 32);
+  EXPECT_EQ(r.curve[0].currency, "EUR");
+  // The cost is the run's own (Summary::cost) at that size.
+  planner::SweepSpec spec = planner::load_sweep(path);
+  spec.variables = {planner::Variable{"cluster.pools.a100.nodes", {"2"}, 0, 0}};
+  const auto sc = planner::point_scenario(spec, planner::SweepPoint{0, {0}, spec.seeds[0]});
+  const auto s = results::summarize(planner::run_scenario(sc).result);
+  ASSERT_TRUE(s.priced);
+  EXPECT_DOUBLE_EQ(r.curve[0].cost, s.cost);
+  // Varying something other than a pool's nodes: no current value, GPUs still known.
+  req.vary = "workload.arrival_scale";
+  req.lo = req.hi = 1;
+  const auto other = planner::plan(req);
+  EXPECT_FALSE(other.current);
+  EXPECT_EQ(other.current_gpus, 40);
 }
 
 TEST(Report, RendersRunAndSweepFilesSelfContained) {

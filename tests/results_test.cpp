@@ -3,6 +3,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "models/workload.hpp"
 #include "results/chunks.hpp"
 #include "results/fairness.hpp"
+#include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/radix_sort.hpp"
 #include "results/recorder.hpp"
@@ -84,6 +86,7 @@ hr::RunResult sample_result() {
   r.queues = {"default", "gpu-long"};
   r.pools = {{"a100", "A100", 2, 8, 1.25}, {"h100 pool", "H100-SXM", 3, 8, 0}};
   r.currency = "EUR";
+  r.unix_start = 1272639895;  // the RICC log's UnixStartTime: the charts' calendar origin
   r.reasons = {"", "quota exceeded: tenant ops", "preempted by job 2"};
 
   hr::JobRecord a;
@@ -208,6 +211,7 @@ void expect_same(const hr::RunResult& a, const hr::RunResult& b) {
     EXPECT_EQ(a.pools[i].gpu_hour_price, b.pools[i].gpu_hour_price);
   }
   EXPECT_EQ(a.currency, b.currency);
+  EXPECT_EQ(a.unix_start, b.unix_start);
   ASSERT_EQ(a.jobs.size(), b.jobs.size());
   if (a.jobs.size() <= 100) {
     for (std::size_t i = 0; i < a.jobs.size(); ++i) expect_same_job(a.jobs[i], b.jobs[i], i);
@@ -800,6 +804,16 @@ TEST(Summary, CostAndFragmentationByHand) {
   EXPECT_NE(out.str().find("fragmentation 50.0% of free GPUs while jobs waited"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("cost 2.22 EUR"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("per GPU-hour held 10.00 EUR"), std::string::npos) << out.str();
+  // issue #21: units and plain words; lost work without a preemption is said to come from the policy's kills.
+  EXPECT_EQ(s.preemptions, 0);
+  EXPECT_NE(out.str().find("GPU utilization 15.0%, useful work 12.5% (the rest was lost to preemption, policy kills "
+                           "and failures)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("lost to preemption and policy kills 0.0 GPU-h (none preempted: jobs the policy ended, "
+                           "e.g. TimeLimit)"),
+            std::string::npos)
+      << out.str();
 
   // Unpriced: no cost line, and no fragmentation column (an older file) reads as 0.
   r.pools[0].gpu_hour_price = 0;
@@ -1274,3 +1288,47 @@ TEST(Summary, AFractionalJobCountsWhatItsPlacementHolds) {
 }
 
 }  // namespace
+
+// results/format.hpp: the one way headroom writes durations, counts, costs and dates.
+TEST(Format, DurationHasOneShapeAtEveryScale) {
+  EXPECT_EQ(hr::duration(0), "0s");
+  EXPECT_EQ(hr::duration(4.24), "4.2s");
+  EXPECT_EQ(hr::duration(42.4), "42s");
+  EXPECT_EQ(hr::duration(12 * 60 + 3), "12m 03s");
+  EXPECT_EQ(hr::duration(3 * 3600 + 7 * 60 + 20), "3h 07m");
+  EXPECT_EQ(hr::duration(2 * 86400 + 5 * 3600 + 59), "2d 05h");
+  EXPECT_EQ(hr::duration(-90), "-1m 30s");
+  EXPECT_EQ(hr::duration(std::numeric_limits<double>::infinity()), "-");
+  EXPECT_EQ(hr::short_duration(25755), hr::duration(25755));  // 7h 09m either way
+  EXPECT_EQ(hr::duration(25755), "7h 09m");
+}
+
+TEST(Format, NumbersHaveThousandsSeparatorsAndUnits) {
+  EXPECT_EQ(hr::thousands(0), "0");
+  EXPECT_EQ(hr::thousands(999), "999");
+  EXPECT_EQ(hr::thousands(1000), "1,000");
+  EXPECT_EQ(hr::thousands(-1234567), "-1,234,567");
+  EXPECT_EQ(hr::grouped(1686355.31, 1), "1,686,355.3");  // issue #21's "1686355.3"
+  EXPECT_EQ(hr::grouped(-0.04, 1), "0.0");
+  EXPECT_EQ(hr::grouped(-1234.5, 0), "-1,234");  // printf rounds half to even
+  EXPECT_EQ(hr::percent(0.6471), "64.7%");
+  EXPECT_EQ(hr::money(3737088.0, "EUR"), "3,737,088 EUR");  // issue #21's "cost 3737088.00"
+  EXPECT_EQ(hr::money(2.5, "USD"), "2.50 USD");
+  EXPECT_EQ(hr::money(1234.4, ""), "1,234");
+  EXPECT_EQ(hr::with_unit(251453.04, "GPU-h"), "251,453.0 GPU-h");
+  EXPECT_EQ(hr::with_unit(8192, "GPUs"), "8,192.0 GPUs");
+  EXPECT_EQ(hr::with_unit(13607, "count"), "13,607");
+  EXPECT_EQ(hr::with_unit(0.191, "fraction"), "19.1%");
+  EXPECT_EQ(hr::with_unit(3600, "s"), "1h 00m");
+  EXPECT_EQ(hr::with_unit(3737088.0, "cost:EUR"), "3,737,088 EUR");
+  EXPECT_EQ(hr::with_unit(0.87654, "index"), "0.877");
+  EXPECT_EQ(hr::with_unit(std::nan(""), "count"), "-");
+}
+
+TEST(Format, CalendarTimeIsUtc) {
+  EXPECT_EQ(hr::calendar(0), "1970-01-01 00:00");
+  EXPECT_EQ(hr::calendar(1714557300000LL), "2024-05-01 09:55");  // sacct test trace's first submit
+  EXPECT_EQ(hr::calendar(1585699199000LL, true), "2020-03-31 23:59:59");
+  EXPECT_EQ(hr::calendar(951782400000LL), "2000-02-29 00:00");  // a leap day
+  EXPECT_EQ(hr::calendar(-1000, true), "1969-12-31 23:59:59");
+}

@@ -1,0 +1,107 @@
+#include "results/format.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace headroom::results {
+
+std::string duration(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  if (seconds < 0) return std::string(1, '-').append(duration(-seconds));
+  if (seconds == 0) return "0s";
+  char buf[48];
+  if (seconds < 9.95) {
+    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
+    return buf;
+  }
+  const auto s = static_cast<long long>(std::llround(seconds));
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%lldm %02llds", s / 60, s % 60);
+  else if (s < 86400)
+    std::snprintf(buf, sizeof buf, "%lldh %02lldm", s / 3600, (s / 60) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lldd %02lldh", s / 86400, (s / 3600) % 24);
+  return buf;
+}
+
+std::string thousands(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -(n + 1) + std::uint64_t{1} : static_cast<std::uint64_t>(n));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string grouped(double v, int decimals) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::fabs(v));
+  std::string text = buf;
+  const std::size_t point = text.find('.');
+  const std::string whole = text.substr(0, point);
+  std::string out;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    if (i > 0 && (whole.size() - i) % 3 == 0) out += ',';
+    out += whole[i];
+  }
+  if (point != std::string::npos) out += text.substr(point);
+  const bool zero = out.find_first_not_of("0.,") == std::string::npos;
+  return v < 0 && !zero ? "-" + out : out;
+}
+
+std::string percent(double fraction, int decimals) {
+  if (!std::isfinite(fraction)) return "-";
+  return grouped(100.0 * fraction, decimals) + "%";
+}
+
+std::string money(double amount, std::string_view currency) {
+  if (!std::isfinite(amount)) return "-";
+  std::string out = grouped(amount, std::fabs(amount) < 100 ? 2 : 0);
+  if (!currency.empty()) out.append(" ").append(currency);
+  return out;
+}
+
+std::string with_unit(double v, std::string_view unit) {
+  if (!std::isfinite(v)) return "-";
+  if (unit == "s") return duration(v);
+  if (unit == "fraction") return percent(v);
+  if (unit == "count") return thousands(static_cast<std::int64_t>(std::llround(v)));
+  if (unit == "GPU-h") return grouped(v, 1) + " GPU-h";
+  if (unit == "GPUs") return grouped(v, 1) + " GPUs";
+  if (unit == "replicas") return grouped(v, 1) + " replicas";
+  if (unit == "cost") return money(v, "");
+  if (unit.substr(0, 5) == "cost:") return money(v, unit.substr(5));
+  return grouped(v, 3);
+}
+
+std::string calendar(std::int64_t unix_ms, bool seconds) {
+  // Days since 1970-01-01 to a civil date: H. Hinnant's days_from_civil inverse.
+  std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : -((-unix_ms + 999) / 1000);
+  std::int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+  const std::int64_t sod = secs - days * 86400;
+  days += 719468;
+  const std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const std::int64_t doe = days - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const std::int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const std::int64_t y = yoe + era * 400 + (m <= 2);
+  char buf[128];
+  if (seconds)
+    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", static_cast<long long>(y),
+                  static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(sod / 3600),
+                  static_cast<long long>((sod / 60) % 60), static_cast<long long>(sod % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld", static_cast<long long>(y),
+                  static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(sod / 3600),
+                  static_cast<long long>((sod / 60) % 60));
+  return buf;
+}
+
+}  // namespace headroom::results

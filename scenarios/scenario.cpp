@@ -965,7 +965,7 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map", "skip_bad_rows"},
+                 "gpu_type_map", "skip_bad_rows", "fields"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -1000,6 +1000,16 @@ class Loader {
       workload.arrival_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
     if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
     if (const Entry* f = r.optional("skip_bad_rows")) workload.skip_bad_rows = bool_value(*f).value_or(false);
+    if (const Entry* f = r.optional("fields")) {
+      // sacct's --format list: "jobid,user,..." or a YAML list of names.
+      if (f->value.IsScalar()) {
+        workload.fields = traces::split_fields(f->value.Scalar());
+      } else {
+        for (const std::string& name : string_list(*f))
+          for (std::string& part : traces::split_fields(name)) workload.fields.push_back(std::move(part));
+      }
+      if (workload.fields.empty()) error(*f, "expected sacct field names such as \"jobid,user,submit\" or xdmod");
+    }
     if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
     if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);
     if (const Entry* f = r.optional("runtime_scale"))

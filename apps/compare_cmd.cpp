@@ -248,6 +248,7 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
   std::vector<std::vector<planner::Target>> drill_targets;
   for (const auto& path : scenario_paths) {
     bases.push_back(scenarios::load_scenario(path));
+    for (const auto& w : bases.back().warnings) std::cerr << "warning: " << w << '\n';
     if (seed) bases.back().seed = *seed;
     drill_targets.push_back(planner::scenario_targets(bases.back(), targets));
   }

@@ -95,6 +95,7 @@ std::string check_threads(const std::string& text) {
 
 int cmd_validate(const std::string& path) {
   const auto sc = headroom::scenarios::load_scenario(path);
+  for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   headroom::planner::scenario_targets(sc, {});  // the `targets:` of the scorecard, as compare reads them
   std::cout << path << ": ok (scenario \"" << sc.name << "\", policy " << sc.policy.name << ", "
             << sc.cluster.total_nodes() << " nodes, " << sc.cluster.total_gpus() << " GPUs)\n";
@@ -107,6 +108,7 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   for (const int sig : {SIGINT, SIGTERM})
     if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
   auto sc = headroom::scenarios::load_scenario(path);
+  for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   if (skip_bad_rows) sc.workload.skip_bad_rows = true;
   if (!output.empty()) {
     const auto dir = std::filesystem::absolute(output).parent_path();

@@ -21,6 +21,7 @@
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
 #include "policies/registry.hpp"
+#include "policies/slurm_conf.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
 #include "traces/import.hpp"
@@ -433,7 +434,16 @@ class Loader {
 
   void load_cluster(const Entry& e, models::ClusterSpec& cluster) {
     if (!expect_map(e, "a map with a pools list")) return;
-    MapReader reader(e.value, e.path, {"pools", "topology"}, errors_, file_);
+    MapReader reader(e.value, e.path, {"pools", "topology", "slurm_conf"}, errors_, file_);
+    if (const Entry* conf = reader.optional("slurm_conf")) {
+      // The pools are slurm.conf's GPU nodes (policies/slurm_conf.cpp).
+      const auto text = string_value(*conf);
+      if (const auto imported = text ? read_slurm_conf(*text, conf->path, conf->location()) : std::nullopt) {
+        cluster.pools = imported->cluster.pools;
+        if (reader.optional("pools") != nullptr) error(*conf, "give either pools or slurm_conf, not both");
+      }
+      return;
+    }
     const Entry* pools = reader.require("pools");
     if (pools == nullptr) return;
     const auto items = list_items(*pools);
@@ -827,6 +837,29 @@ class Loader {
     }
   }
 
+  // slurm.conf (policies/slurm_conf.cpp), read once per path; its warnings go to the scenario.
+  std::optional<policies::slurm::SlurmConfImport> read_slurm_conf(const std::string& text, const std::string& where,
+                                                                  Location at) {
+    if (text.empty()) {
+      error(at, where, "expected a path to slurm.conf");
+      return std::nullopt;
+    }
+    std::filesystem::path p(text);
+    if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
+    const std::string path = p.string();
+    if (auto it = slurm_confs_.find(path); it != slurm_confs_.end()) return it->second;
+    try {
+      auto imported = policies::slurm::read_slurm_conf(path);
+      for (const auto& w : imported.warnings)
+        if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
+      slurm_confs_.emplace(path, imported);
+      return imported;
+    } catch (const sim::InputError& err) {
+      errors_.push_back(err);
+    }
+    return std::nullopt;
+  }
+
   void load_policy(const Entry& e, PolicySpec& policy) {
     Location name_at;
     bool have_name = false;
@@ -856,6 +889,13 @@ class Loader {
       return;
     }
     if (policy.name.empty() || param_budget_reported_) return;
+    if (const auto it = policy.params.find("slurm_conf"); it != policy.params.end() && policy.name == "slurm") {
+      // slurm.conf's parameters, under those written here (policies/slurm_conf.cpp).
+      const policies::ParamValue v = it->second;
+      policy.params.erase(it);
+      if (const auto imported = read_slurm_conf(v.text, child_path(e.path, "slurm_conf"), Location{v.line, v.column}))
+        for (const auto& [k, v] : imported->params) policy.params.emplace(k, v);
+    }
     auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
     for (auto& p : problems) errors_.push_back(std::move(p));
   }
@@ -1592,6 +1632,12 @@ class Loader {
 
   const std::string& file_;
   std::vector<InputError> errors_;
+  std::map<std::string, policies::slurm::SlurmConfImport> slurm_confs_;
+
+ public:
+  std::vector<std::string> warnings_;
+
+ private:
   int param_budget_ = kMaxParamNodes;  // spent by count_nodes over the whole `policy:` block
   bool param_budget_reported_ = false;
 };
@@ -1714,6 +1760,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     loader.errors().emplace_back(file, e.mark.line + 1, e.mark.column + 1, "", "unreadable YAML: " + e.msg);
   }
   auto& errors = loader.errors();
+  out.warnings = loader.warnings_;
   if (errors.empty()) {
     // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.

@@ -84,6 +84,9 @@ struct Scenario {
   std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
   models::RuntimeSpec runtime;                // `runtime:` (docs/heterogeneity.md)
   std::vector<TargetSpec> targets;            // `targets:` (docs/planner.md, "Scorecard")
+  // What reading the admins' own files (slurm_conf:, manifests:) found and does not model, one
+  // line each ("slurm.conf:12: DefMemPerCPU=4000 changes scheduling and is not modelled").
+  std::vector<std::string> warnings;
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/pipeline.hpp"
 #include "models/workload.hpp"
+#include "policies/slurm.hpp"
+#include "policies/slurm_conf.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "traces/import.hpp"
@@ -212,6 +215,149 @@ TEST(SacctExport, ScenarioWorkloadFieldsReachTheImporter) {
           kData + "xdmod/accounting-logs.log, fields: xdmod}\n",
       "inline.yaml");
   EXPECT_EQ(t.workload.fields, (std::vector<std::string>{"xdmod"}));
+}
+
+// ---- slurm.conf read directly ----
+
+namespace slurm = policies::slurm;
+
+const std::string kSlurm = kData + "slurm/";
+
+std::string param(const policies::PolicyParams& p, const std::string& key) {
+  const auto it = p.find(key);
+  return it == p.end() ? "(absent)" : it->second.text;
+}
+
+TEST(SlurmConf, HostlistsExpandAsSlurmDoes) {
+  EXPECT_EQ(slurm::expand_hostlist("gpu[01-03,7],login1"),
+            (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu7", "login1"}));
+  EXPECT_EQ(slurm::expand_hostlist("n[08-11]"), (std::vector<std::string>{"n08", "n09", "n10", "n11"}));
+  EXPECT_EQ(slurm::expand_hostlist("r[1-2]n[0-1]"), (std::vector<std::string>{"r1n0", "r1n1", "r2n0", "r2n1"}));
+  EXPECT_THROW(slurm::expand_hostlist("a[3-1]"), std::invalid_argument);
+  EXPECT_THROW(slurm::expand_hostlist("a[1-2"), std::invalid_argument);
+}
+
+TEST(SlurmConf, NodesBecomePoolsByNodeLineAndPartitions) {
+  const auto c = slurm::read_slurm_conf(kSlurm + "slurm.conf");
+  ASSERT_EQ(c.cluster.pools.size(), 4u);
+  const auto& p = c.cluster.pools;
+  // host0-3 are in debug and the drained old partition, host4-8 and 18-25 in debug only.
+  EXPECT_EQ(p[0].name, "host0-3");
+  EXPECT_EQ(p[0].nodes, 4);
+  EXPECT_EQ(p[1].name, "host4-8_18-25");
+  EXPECT_EQ(p[1].nodes, 13);
+  EXPECT_EQ(p[2].name, "host9-17");
+  EXPECT_EQ(p[2].nodes, 9);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(p[i].gpus_per_node, 4);
+    EXPECT_EQ(p[i].gpu_type, "v100");
+    EXPECT_EQ(p[i].cpus_per_node, 2);  // NodeName=DEFAULT Procs=2
+  }
+  EXPECT_EQ(p[3].name, "host26");
+  EXPECT_EQ(p[3].gpus_per_node, 2);
+  EXPECT_EQ(p[3].gpu_type, "a100");  // from gres.conf
+  EXPECT_EQ(c.cpu_only_nodes, 1);    // login1
+}
+
+TEST(SlurmConf, SchedulingKeysBecomePolicyParameters) {
+  const auto c = slurm::read_slurm_conf(kSlurm + "slurm.conf");
+  EXPECT_EQ(param(c.params, "PriorityType"), "priority/multifactor");
+  EXPECT_EQ(param(c.params, "PriorityUsageResetPeriod"), "MONTHLY");
+  EXPECT_EQ(param(c.params, "PriorityWeightAssoc"), "500");
+  EXPECT_EQ(param(c.params, "SchedulerParameters"), "bf_interval=60,bf_window=2880,default_queue_depth=200");
+  EXPECT_EQ(param(c.params, "cred_expire"), "120");
+  EXPECT_EQ(param(c.params, "PreemptMode"), "REQUEUE");
+  EXPECT_EQ(param(c.params, "ClusterName"), "(absent)");  // accepted, changes nothing
+  EXPECT_EQ(param(c.params, "partitions.debug.Nodes"), "[host0-3, host4-8_18-25]");
+  EXPECT_EQ(param(c.params, "partitions.debug.Default"), "YES");
+  EXPECT_EQ(param(c.params, "partitions.debug.MaxTime"), "30");  // PartitionName=DEFAULT
+  EXPECT_EQ(param(c.params, "partitions.batch.Nodes"), "[host9-17, host26]");
+  EXPECT_EQ(param(c.params, "partitions.batch.PriorityTier"), "2");
+  EXPECT_EQ(param(c.params, "partitions.old.State"), "DRAIN");
+  EXPECT_EQ(param(c.params, "nodes.host9-17.Weight"), "16");
+  EXPECT_EQ(param(c.params, "nodes.host26.Weight"), "32");
+  const auto& at = c.params.at("PriorityWeightAssoc");
+  EXPECT_EQ(at.file, kSlurm + "slurm.conf");
+  EXPECT_EQ(at.line, 22);
+  // Every key is one the slurm policy reads.
+  const slurm::Config config = slurm::parse_config(c.params);
+  EXPECT_EQ(config.usage_reset, slurm::ResetPeriod::Monthly);
+  EXPECT_EQ(config.w_assoc, 500);
+  EXPECT_EQ(config.default_queue_depth, 200);
+  ASSERT_EQ(config.partitions.size(), 3u);
+}
+
+TEST(SlurmConf, UnmodelledSchedulingKeysWarnOnce) {
+  const auto c = slurm::read_slurm_conf(kSlurm + "slurm.conf");
+  ASSERT_EQ(c.warnings.size(), 2u);
+  EXPECT_EQ(c.warnings[0], kSlurm + "slurm.conf:26: DefMemPerCPU=4000 changes scheduling and is not modelled");
+  EXPECT_EQ(c.warnings[1],
+            kSlurm + "slurm-nodes.conf:6: partition field maxnodes=26 changes scheduling and is not modelled");
+}
+
+TEST(SlurmConf, ErrorsNameFileAndLine) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "ClusterName=x\nNodeName=g[1-2] Gres=gpu:4 Weight=heavy\n");
+  try {
+    slurm::read_slurm_conf(conf);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), conf + ":2: Weight: expected an integer from 0 to 65533, got \"heavy\"");
+  }
+  const std::string loop = dir.write("loop.conf", "Include loop.conf\n");
+  try {
+    slurm::read_slurm_conf(loop);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("Include nests more than 16 files deep"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SlurmConf, ScenarioRunsFromTheSitesOwnFiles) {
+  const auto sc = scenarios::parse_scenario(
+      "name: site\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
+      "workload: {trace: jobs.sacct}\n",
+      kSlurm + "inline.yaml");
+  ASSERT_EQ(sc.cluster.pools.size(), 4u);
+  EXPECT_EQ(sc.cluster.total_gpus(), 26 * 4 + 2);
+  EXPECT_EQ(param(sc.policy.params, "slurm_conf"), "(absent)");
+  EXPECT_EQ(sc.warnings.size(), 2u);
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_EQ(r.jobs.size(), 4u);
+  EXPECT_EQ(r.jobs[0].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[1].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[1].pool, 2);  // batch's v100 nodes
+  // -p debug,batch: batch, the higher PriorityTier, runs it.
+  EXPECT_EQ(r.jobs[2].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[2].pool, 2);
+  // The drained partition takes no job.
+  EXPECT_EQ(r.jobs[3].state, static_cast<std::uint8_t>(models::JobState::Rejected));
+}
+
+TEST(SlurmConf, DownPartitionQueuesButStartsNothing) {
+  TempDir dir;
+  dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:a100:8\nPartitionName=main Nodes=ALL State=DOWN Default=YES\n");
+  dir.write("jobs.sacct",
+            "JobID|User|Partition|Submit|Start|Elapsed|State|AllocTRES\n"
+            "1|alice|main|2024-05-01T10:00:00|2024-05-01T10:00:00|00:20:00|COMPLETED|gres/gpu=8\n");
+  const std::string path = dir.write("s.yaml",
+                                     "name: s\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: "
+                                     "slurm.conf}\nworkload: {trace: jobs.sacct}\nhorizon: 1d\n");
+  const auto r = app::run_scenario(scenarios::load_scenario(path)).result;
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].state, static_cast<std::uint8_t>(models::JobState::Unfinished));
+  EXPECT_EQ(r.jobs[0].start, -1);
+}
+
+TEST(SlurmConf, UsageResetPeriodsOfMonthsQuartersYearsAreAccepted) {
+  for (const char* period : {"MONTHLY", "QUARTERLY", "YEARLY"}) {
+    policies::PolicyParams p;
+    p["PriorityUsageResetPeriod"] = policies::ParamValue{period, "x", 1, 1};
+    EXPECT_NO_THROW(slurm::parse_config(p)) << period;
+  }
+  policies::PolicyParams bad;
+  bad["PriorityUsageResetPeriod"] = policies::ParamValue{"HOURLY", "x", 1, 1};
+  EXPECT_THROW(slurm::parse_config(bad), sim::InputError);
 }
 
 }  // namespace

@@ -515,6 +515,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     }
     const std::size_t na = tree_.name.size();
     usage_.assign(na, 0);
+    for (const auto& [who, u] : c_.raw_usage)  // sshare's RawUsage, on the tree's leaves
+      if (const auto it = user.find(who); it != user.end()) usage_[static_cast<std::size_t>(it->second)] = u;
     pend_.assign(na, 0);
     rate_.assign(na, 0);
     since_.assign(na, 0);

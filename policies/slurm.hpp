@@ -139,6 +139,8 @@ struct Config {
   // PriorityWeightAssoc: weighs the association's Priority (sacctmgr), which headroom does not
   // load: the factor is 0, as in Slurm for associations without a Priority.
   double w_assoc = 0;
+  // usage.<user or account>: fair-share usage at time 0 (sshare's RawUsage).
+  std::map<std::string, double> raw_usage;
   std::map<std::string, double> w_tres;  // PriorityWeightTRES: CPU, Mem, GRES/gpu
   Tick max_age = 7 * sim::kDay;
   Tick half_life = 7 * sim::kDay;  // 0 = no decay

@@ -24,6 +24,12 @@ namespace {
 constexpr int kMaxIncludeDepth = 16;
 constexpr std::size_t kMaxHosts = 1'000'000;
 
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -544,6 +550,168 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     fail(path, 0,
          "no GPU nodes: no NodeName line has a Gres=gpu:... (" + std::to_string(out.cpu_only_nodes) +
              " CPU-only nodes)");
+  return out;
+}
+
+namespace {
+
+// A '|' table with a header row (sacctmgr -P, sshare -P): the rows as maps from lower-case
+// column name to the cell (leading spaces kept), with their line numbers.
+struct PipeTable {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::vector<int> lines;
+};
+
+PipeTable read_pipe_table(const std::string& path, std::initializer_list<const char*> required) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, 0, "cannot read the file");
+  PipeTable t;
+  std::vector<std::string> header;
+  std::string raw;
+  int line = 0;
+  const auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (true) {
+      const auto bar = s.find('|', at);
+      out.push_back(s.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
+      if (bar == std::string::npos) break;
+      at = bar + 1;
+    }
+    return out;
+  };
+  while (std::getline(in, raw)) {
+    ++line;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
+    auto cells = split(raw);
+    // `-p` (not -P) ends every line with the delimiter.
+    const std::size_t want = header.empty() ? cells.size() : header.size();
+    if (cells.size() > 1 && cells.back().empty() && (header.empty() || cells.size() == want + 1)) cells.pop_back();
+    if (header.empty()) {
+      for (auto& c : cells) header.push_back(lower(c));
+      for (const char* r : required)
+        if (std::find(header.begin(), header.end(), r) == header.end())
+          fail(path, line,
+               std::string("missing column \"") + r + "\" in the header (export with -P, which prints one)");
+      continue;
+    }
+    if (cells.size() != header.size())
+      fail(
+          path, line,
+          "expected " + std::to_string(header.size()) + " cells as in the header, got " + std::to_string(cells.size()));
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < cells.size(); ++i) row[header[i]] = cells[i];
+    t.rows.push_back(std::move(row));
+    t.lines.push_back(line);
+  }
+  if (header.empty()) fail(path, 0, "empty file; expected a header row");
+  return t;
+}
+
+// "1-00:00:00", "00:05:00" -> whole seconds; empty -> empty.
+std::string seconds_of(const std::string& path, int line, const std::string& key, const std::string& v) {
+  if (v.empty()) return v;
+  const auto t = parse_slurm_time(v, sim::kSecond);
+  if (!t || *t < 0) fail(path, line, key + ": expected a time like 00:05:00, got \"" + v + "\"");
+  return std::to_string(*t / sim::kSecond);
+}
+
+}  // namespace
+
+SlurmConfImport read_sacctmgr_qos(const std::string& path) {
+  const PipeTable t = read_pipe_table(path, {"name"});
+  SlurmConfImport out;
+  std::set<std::string> warned;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& row = t.rows[i];
+    const int line = t.lines[i];
+    const std::string name = std::string(trim(row.at("name")));
+    if (name.empty()) fail(path, line, "Name: empty QOS name");
+    const auto set = [&](const std::string& field, const std::string& v) {
+      if (!v.empty()) out.params["qos." + name + "." + field] = ParamValue{v, path, line, 0};
+    };
+    for (const auto& [col, v] : row) {
+      if (v.empty() || col == "name" || col == "preemptmode" || col == "id" || col == "description") continue;
+      if (col == "priority") {
+        set("Priority", v);
+      } else if (col == "preempt") {
+        set("Preempt", v);
+      } else if (col == "usagefactor") {
+        set("UsageFactor", v);
+      } else if (col == "gracetime") {
+        set("GraceTime", seconds_of(path, line, "GraceTime", v));
+      } else if (col == "preemptexempttime") {
+        set("PreemptExemptTime", v);
+      } else if (col == "usagethres" || col == "flags" || col.rfind("grp", 0) == 0 || col.rfind("max", 0) == 0 ||
+                 col.rfind("min", 0) == 0) {
+        if (warned.insert(col).second)
+          out.warnings.push_back(path + ":" + std::to_string(line) + ": QOS " + col + "=" + v + " (QOS " + name +
+                                 ") changes scheduling and is not modelled");
+      }
+    }
+  }
+  return out;
+}
+
+SlurmConfImport read_sshare(const std::string& path) {
+  const PipeTable t = read_pipe_table(path, {"account", "user", "rawshares", "rawusage"});
+  SlurmConfImport out;
+  std::vector<std::pair<std::size_t, std::string>> stack;  // (depth, account)
+  std::map<std::string, std::vector<std::string>> users;
+  std::map<std::string, int> account_line;
+  std::set<std::string> has_user_rows;
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::string, int>> account_usage;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& row = t.rows[i];
+    const int line = t.lines[i];
+    const std::string& acc_cell = row.at("account");
+    const std::size_t depth = acc_cell.find_first_not_of(' ');
+    const std::string account = std::string(trim(acc_cell));
+    const std::string user = std::string(trim(row.at("user")));
+    const std::string shares = std::string(trim(row.at("rawshares")));
+    const std::string usage = std::string(trim(row.at("rawusage")));
+    if (account.empty() || depth == std::string::npos) fail(path, line, "Account: empty");
+    if (account == "root" && user.empty()) continue;
+    const auto num = [&](const std::string& col, const std::string& v) {
+      if (v.empty() || v == "parent") return;
+      double d = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+      if (ec != std::errc() || p != v.data() + v.size() || d < 0)
+        fail(path, line, col + ": expected a number, got \"" + v + "\"");
+    };
+    num("RawShares", shares);
+    num("RawUsage", usage);
+    if (!user.empty()) {
+      users[account].push_back(user);
+      has_user_rows.insert(account);
+      if (!usage.empty() && usage != "0") out.params["usage." + user] = ParamValue{usage, path, line, 0};
+      continue;
+    }
+    while (!stack.empty() && stack.back().first >= depth) stack.pop_back();
+    const std::string parent = stack.empty() ? "root" : stack.back().second;
+    stack.emplace_back(depth, account);
+    if (account_line.count(account)) fail(path, line, "account \"" + account + "\" appears twice");
+    account_line[account] = line;
+    order.push_back(account);
+    out.params["accounts." + account + ".parent"] = ParamValue{parent, path, line, 0};
+    if (!shares.empty() && shares != "parent") {
+      std::string whole = shares.substr(0, shares.find('.'));
+      out.params["accounts." + account + ".shares"] = ParamValue{whole, path, line, 0};
+    }
+    if (!usage.empty() && usage != "0") account_usage[account] = {usage, line};
+  }
+  for (const auto& a : order) {
+    if (users.count(a)) {
+      std::string list;
+      for (const auto& u : users[a]) list += (list.empty() ? "" : ", ") + u;
+      out.params["accounts." + a + ".users"] = ParamValue{"[" + list + "]", path, account_line[a], 0};
+    }
+    // An account's usage seeds the account's own leaf only when no user row holds it.
+    if (!has_user_rows.count(a) && account_usage.count(a))
+      out.params["usage." + a] = ParamValue{account_usage[a].first, path, account_usage[a].second, 0};
+  }
   return out;
 }
 

@@ -27,6 +27,16 @@ struct SlurmConfImport {
 // Throws sim::InputError naming the file and line on malformed input.
 SlurmConfImport read_slurm_conf(const std::string& path);
 
+// `sacctmgr show qos -P` (a '|' table with a header row): qos.<name>.Priority, Preempt,
+// UsageFactor, GraceTime, PreemptExemptTime; limits (GrpTRES, MaxWall, ...) and Flags are
+// listed once as warnings. Same result type; its cluster stays empty.
+SlurmConfImport read_sacctmgr_qos(const std::string& path);
+
+// `sshare -a -l -P`: the association tree (leading spaces of Account give the depth) becomes
+// accounts.<name>.shares / parent / users, and RawUsage seeds fair-share usage as
+// usage.<user or account> (TRES-billing-seconds, as Slurm counts it).
+SlurmConfImport read_sshare(const std::string& path);
+
 // Expands a Slurm hostlist ("gpu[01-04,07],login1") into names; throws std::invalid_argument
 // naming the problem when malformed or longer than 1,000,000 names.
 std::vector<std::string> expand_hostlist(const std::string& list);

@@ -344,6 +344,8 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       } else if (field == "PreemptExemptTime") {
         time(key, v, sim::kMinute, false, false, q.preempt_exempt);
       }
+    } else if (key.rfind("usage.", 0) == 0 && key.size() > 6) {
+      real(key, v, 0, 1e18, out.raw_usage[key.substr(6)]);
     } else if (split_named(key, "accounts.", name, field)) {
       auto& a = named(out.accounts, name);
       if (name == "root") err(key, v, "root is the tree's top; it is not configured");
@@ -481,6 +483,7 @@ const std::vector<std::string>& param_keys() {
                                                  "accounts.<name>.shares",
                                                  "accounts.<name>.parent",
                                                  "accounts.<name>.users",
+                                                 "usage.<user>",
                                                  "nodes.<pool>.Weight",
                                                  "topology.<SwitchName>.Switches",
                                                  "topology.<SwitchName>.Nodes"};

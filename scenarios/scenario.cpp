@@ -837,22 +837,25 @@ class Loader {
     }
   }
 
-  // slurm.conf (policies/slurm_conf.cpp), read once per path; its warnings go to the scenario.
+  // The Slurm site's files (policies/slurm_conf.cpp), each read once; their warnings go to the
+  // scenario. `kind`: slurm_conf, sacctmgr_qos (sacctmgr show qos -P) or sshare (sshare -a -l -P).
   std::optional<policies::slurm::SlurmConfImport> read_slurm_conf(const std::string& text, const std::string& where,
-                                                                  Location at) {
+                                                                  Location at, const std::string& kind = "slurm_conf") {
     if (text.empty()) {
-      error(at, where, "expected a path to slurm.conf");
+      error(at, where, "expected a path to a file");
       return std::nullopt;
     }
     std::filesystem::path p(text);
     if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
     const std::string path = p.string();
-    if (auto it = slurm_confs_.find(path); it != slurm_confs_.end()) return it->second;
+    if (auto it = slurm_confs_.find(kind + ":" + path); it != slurm_confs_.end()) return it->second;
     try {
-      auto imported = policies::slurm::read_slurm_conf(path);
+      auto imported = kind == "sshare"         ? policies::slurm::read_sshare(path)
+                      : kind == "sacctmgr_qos" ? policies::slurm::read_sacctmgr_qos(path)
+                                               : policies::slurm::read_slurm_conf(path);
       for (const auto& w : imported.warnings)
         if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
-      slurm_confs_.emplace(path, imported);
+      slurm_confs_.emplace(kind + ":" + path, imported);
       return imported;
     } catch (const sim::InputError& err) {
       errors_.push_back(err);
@@ -889,12 +892,14 @@ class Loader {
       return;
     }
     if (policy.name.empty() || param_budget_reported_) return;
-    if (const auto it = policy.params.find("slurm_conf"); it != policy.params.end() && policy.name == "slurm") {
-      // slurm.conf's parameters, under those written here (policies/slurm_conf.cpp).
+    for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
+      const auto it = policy.params.find(kind);
+      if (it == policy.params.end() || policy.name != "slurm") continue;
+      // The site's files' parameters, under those written here (policies/slurm_conf.cpp).
       const policies::ParamValue v = it->second;
       policy.params.erase(it);
-      if (const auto imported = read_slurm_conf(v.text, child_path(e.path, "slurm_conf"), Location{v.line, v.column}))
-        for (const auto& [k, v] : imported->params) policy.params.emplace(k, v);
+      if (const auto imported = read_slurm_conf(v.text, child_path(e.path, kind), Location{v.line, v.column}, kind))
+        for (const auto& [k, pv] : imported->params) policy.params.emplace(k, pv);
     }
     auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
     for (auto& p : problems) errors_.push_back(std::move(p));

@@ -349,6 +349,60 @@ TEST(SlurmConf, DownPartitionQueuesButStartsNothing) {
   EXPECT_EQ(r.jobs[0].start, -1);
 }
 
+TEST(SlurmConf, SacctmgrQosBecomesQosParameters) {
+  const auto q = slurm::read_sacctmgr_qos(kSlurm + "qos.txt");
+  EXPECT_EQ(param(q.params, "qos.high.Priority"), "100");
+  EXPECT_EQ(param(q.params, "qos.high.Preempt"), "normal");
+  EXPECT_EQ(param(q.params, "qos.high.GraceTime"), "120");
+  EXPECT_EQ(param(q.params, "qos.high.PreemptExemptTime"), "00:10:00");
+  EXPECT_EQ(param(q.params, "qos.high.UsageFactor"), "2.000000");
+  EXPECT_EQ(param(q.params, "qos.normal.Priority"), "0");
+  ASSERT_EQ(q.warnings.size(), 1u);
+  EXPECT_EQ(q.warnings[0],
+            kSlurm + "qos.txt:3: QOS grptres=gres/gpu=16 (QOS high) changes scheduling and is not modelled");
+  const slurm::Config config = slurm::parse_config(q.params);
+  ASSERT_EQ(config.qos.size(), 2u);
+}
+
+TEST(SlurmConf, SshareGivesTheTreeAndSeedsUsage) {
+  const auto sh = slurm::read_sshare(kSlurm + "sshare.txt");
+  EXPECT_EQ(param(sh.params, "accounts.vision.parent"), "root");
+  EXPECT_EQ(param(sh.params, "accounts.vision.shares"), "3");
+  EXPECT_EQ(param(sh.params, "accounts.vision.users"), "[alice]");
+  EXPECT_EQ(param(sh.params, "accounts.nlp.shares"), "1");
+  EXPECT_EQ(param(sh.params, "usage.alice"), "3000000");
+  EXPECT_EQ(param(sh.params, "usage.nlp"), "600000");  // no user row holds it
+  EXPECT_EQ(param(sh.params, "usage.vision"), "(absent)");
+  const slurm::Config config = slurm::parse_config(sh.params);
+  EXPECT_EQ(config.raw_usage.at("alice"), 3000000);
+  ASSERT_EQ(config.accounts.size(), 2u);
+}
+
+TEST(SlurmConf, SeededUsageOrdersTheQueue) {
+  // One node of 8 GPUs, two 8-GPU jobs submitted together: without usage, FIFO by submit order
+  // (vision first); with sshare's usage, nlp (less used) starts first.
+  TempDir dir;
+  dir.write("slurm.conf",
+            "NodeName=g1 Gres=gpu:8\nPartitionName=main Nodes=ALL Default=YES\nPriorityType=priority/multifactor\n"
+            "PriorityWeightFairshare=10000\nPriorityDecayHalfLife=0\n");
+  dir.write("jobs.sacct",
+            "JobID|User|Account|Partition|Submit|Start|Elapsed|State|AllocTRES\n"
+            "1|alice|vision|main|2024-05-01T10:00:00|2024-05-01T10:00:00|01:00:00|COMPLETED|gres/gpu=8\n"
+            "2|bob|nlp|main|2024-05-01T10:00:00|2024-05-01T10:00:00|01:00:00|COMPLETED|gres/gpu=8\n");
+  dir.write("sshare.txt", "Account|User|RawShares|RawUsage\nroot|||1000\n vision||1|900\n nlp||1|100\n");
+  const std::string base = "name: s\ncluster: {slurm_conf: slurm.conf}\nworkload: {trace: jobs.sacct}\n";
+  const std::string plain = dir.write("a.yaml", base + "policy: {name: slurm, slurm_conf: slurm.conf}\n");
+  const std::string seeded =
+      dir.write("b.yaml", base + "policy: {name: slurm, slurm_conf: slurm.conf, sshare: sshare.txt}\n");
+  const auto a = app::run_scenario(scenarios::load_scenario(plain)).result;
+  const auto b = app::run_scenario(scenarios::load_scenario(seeded)).result;
+  ASSERT_EQ(a.jobs.size(), 2u);
+  ASSERT_EQ(b.jobs.size(), 2u);
+  EXPECT_LT(a.jobs[0].start, a.jobs[1].start);
+  EXPECT_GT(b.jobs[0].start, b.jobs[1].start);
+  EXPECT_EQ(b.jobs[0].start - b.jobs[1].start, 3600 * 1000);
+}
+
 TEST(SlurmConf, UsageResetPeriodsOfMonthsQuartersYearsAreAccepted) {
   for (const char* period : {"MONTHLY", "QUARTERLY", "YEARLY"}) {
     policies::PolicyParams p;

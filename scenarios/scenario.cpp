@@ -20,6 +20,8 @@
 
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
+#include "policies/kueue_manifests.hpp"
+#include "policies/params.hpp"
 #include "policies/registry.hpp"
 #include "policies/slurm_conf.hpp"
 #include "sim/errors.hpp"
@@ -270,6 +272,7 @@ class Loader {
     }
     if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
     if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
+    cluster_ = &out.cluster;
     if (const Entry* e = top.require("policy")) load_policy(*e, out.policy);
     if (const Entry* e = top.optional("policies")) load_policy_overrides(*e, out.policy_overrides);
     if (const Entry* e = top.require("workload")) load_workload(*e, out.workload);
@@ -452,8 +455,19 @@ class Loader {
     for (const auto& item : items) {
       if (!expect_map(item, "a pool (a map with name, nodes, gpus_per_node and gpu_type)")) continue;
       models::NodePool pool;
-      MapReader r(item.value, item.path, {"name", "nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "memory_gib"},
-                  errors_, file_);
+      MapReader r(item.value, item.path,
+                  {"name", "nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "memory_gib", "labels"}, errors_,
+                  file_);
+      std::vector<std::pair<std::string, std::string>> labels;  // node labels: Kueue nodeLabels select by them
+      if (const Entry* f = r.optional("labels")) {
+        if (expect_map(*f, "a map of node labels, e.g. {nvidia.com/gpu.product: A100}")) {
+          for (auto it = f->value.begin(); it != f->value.end(); ++it) {
+            const Entry label{it->first, it->second, f->path + "." + it->first.Scalar(), true};
+            if (auto v = string_value(label)) labels.emplace_back(it->first.Scalar(), *v);
+          }
+        }
+      }
+      pool_labels_.push_back(std::move(labels));
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           pool.name = *v;
@@ -892,6 +906,25 @@ class Loader {
       return;
     }
     if (policy.name.empty() || param_budget_reported_) return;
+    if (const auto it = policy.params.find("manifests"); it != policy.params.end() && policy.name == "kueue") {
+      // Kueue's own manifests (policies/kueue_manifests.cpp), under the keys written here.
+      const policies::ParamValue v = it->second;
+      policy.params.erase(it);
+      std::vector<std::string> paths;
+      for (const auto& item : policies::parse_flow_list(v.text)) {
+        std::filesystem::path p(item);
+        if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
+        paths.push_back(p.string());
+      }
+      if (paths.empty()) error(Location{v.line, v.column}, child_path(e.path, "manifests"), "expected manifest files");
+      try {
+        const auto imported = policies::kueue::read_manifests(paths, *cluster_, pool_labels_);
+        for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
+        for (const auto& w : imported.warnings) warnings_.push_back(w);
+      } catch (const sim::InputError& err) {
+        errors_.push_back(err);
+      }
+    }
     for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
       const auto it = policy.params.find(kind);
       if (it == policy.params.end() || policy.name != "slurm") continue;
@@ -1638,6 +1671,8 @@ class Loader {
   const std::string& file_;
   std::vector<InputError> errors_;
   std::map<std::string, policies::slurm::SlurmConfImport> slurm_confs_;
+  const models::ClusterSpec* cluster_ = nullptr;  // the scenario's, once loaded
+  policies::kueue::PoolLabels pool_labels_;       // per pool of `cluster.pools`
 
  public:
   std::vector<std::string> warnings_;

@@ -11,6 +11,8 @@
 
 #include "apps/pipeline.hpp"
 #include "models/workload.hpp"
+#include "policies/kueue.hpp"
+#include "policies/kueue_manifests.hpp"
 #include "policies/slurm.hpp"
 #include "policies/slurm_conf.hpp"
 #include "scenarios/scenario.hpp"
@@ -412,6 +414,81 @@ TEST(SlurmConf, UsageResetPeriodsOfMonthsQuartersYearsAreAccepted) {
   policies::PolicyParams bad;
   bad["PriorityUsageResetPeriod"] = policies::ParamValue{"HOURLY", "x", 1, 1};
   EXPECT_THROW(slurm::parse_config(bad), sim::InputError);
+}
+
+// ---- Kueue manifests read directly ----
+
+const std::string kKueue = kData + "kueue/";
+
+models::ClusterSpec pools(std::initializer_list<const char*> names) {
+  models::ClusterSpec c;
+  for (const char* n : names) {
+    models::NodePool p;
+    p.name = n;
+    p.nodes = 2;
+    p.gpus_per_node = 8;
+    p.gpu_type = "A100";
+    c.pools.push_back(p);
+  }
+  return c;
+}
+
+TEST(KueueManifests, UpstreamSingleClusterQueueSetup) {
+  const auto m = policies::kueue::read_manifests({kKueue + "single-clusterqueue-setup.yaml"}, pools({"p"}), {});
+  EXPECT_EQ(param(m.params, "resourceFlavors.default-flavor.pools"), "[p]");  // no nodeLabels: every pool
+  EXPECT_EQ(param(m.params, "clusterQueues.cluster-queue.resources.default-flavor.cpu.nominalQuota"), "9");
+  EXPECT_EQ(param(m.params, "clusterQueues.cluster-queue.resources.default-flavor.memory.nominalQuota"), "36Gi");
+  EXPECT_EQ(param(m.params, "clusterQueues.cluster-queue.namespaces"), "[default]");
+  const auto& at = m.params.at("clusterQueues.cluster-queue.resources.default-flavor.cpu.nominalQuota");
+  EXPECT_EQ(at.line, 18);
+  EXPECT_EQ(at.column, 23);
+  EXPECT_TRUE(m.warnings.empty());
+  EXPECT_NO_THROW(policies::kueue::parse_config(m.params));
+}
+
+TEST(KueueManifests, NodeLabelsSelectPoolsAndTopologyWarns) {
+  const policies::kueue::PoolLabels labels = {{}, {{"cloud.provider.com/node-group", "tas-group"}}};
+  const auto m = policies::kueue::read_manifests({kKueue + "sample-queues.yaml"}, pools({"a", "b"}), labels);
+  EXPECT_EQ(param(m.params, "resourceFlavors.tas-flavor.pools"), "[b]");
+  EXPECT_EQ(param(m.params, "clusterQueues.tas-cluster-queue.namespaces"), "[story-large-podgroup]");
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_EQ(m.warnings[0], kKueue +
+                               "sample-queues.yaml:7: Topology racks is not read: describe the racks and blocks under "
+                               "cluster.topology (docs/topology.md)");
+  EXPECT_NE(m.warnings[1].find("topologyName"), std::string::npos) << m.warnings[1];
+  EXPECT_NO_THROW(policies::kueue::parse_config(m.params));
+}
+
+TEST(KueueManifests, UnmatchedNodeLabelsNameTheFlavor) {
+  try {
+    policies::kueue::read_manifests({kKueue + "sample-queues.yaml"}, pools({"a"}), {});
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), kKueue +
+                                         "sample-queues.yaml:25:5: ResourceFlavor tas-flavor: no pool's labels match "
+                                         "its nodeLabels; give the pools `labels:` as the nodes carry them");
+  }
+}
+
+TEST(KueueManifests, ScenarioRunsFromAKubectlList) {
+  const auto sc = scenarios::parse_scenario(
+      "name: site\n"
+      "cluster: {pools: [{name: a100, nodes: 2, gpus_per_node: 8, gpu_type: A100,\n"
+      "  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}}]}\n"
+      "policy: {name: kueue, manifests: [gpu-site.yaml]}\n"
+      "workload: {trace: ../slurm/jobs.sacct}\n",
+      kKueue + "inline.yaml");
+  EXPECT_EQ(param(sc.policy.params, "clusterQueues.vision.resources.a100.gpu.borrowingLimit"), "8");
+  EXPECT_EQ(param(sc.policy.params, "clusterQueues.vision.cohort"), "research");
+  EXPECT_EQ(param(sc.policy.params, "clusterQueues.vision.preemption.reclaimWithinCohort"), "Any");
+  EXPECT_EQ(param(sc.policy.params, "clusterQueues.nlp.namespaces"), "[nlp]");
+  ASSERT_EQ(sc.warnings.size(), 1u);
+  EXPECT_EQ(
+      sc.warnings[0],
+      kKueue + "gpu-site.yaml:37: resource pods is not modelled (gpu, cpu and memory are); its quota is left out");
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_EQ(r.jobs.size(), 4u);
+  for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
 }
 
 }  // namespace

@@ -877,6 +877,39 @@ class Loader {
     return std::nullopt;
   }
 
+  // The admins' own files named under a policy (manifests:, slurm_conf:, sacctmgr_qos:, sshare:)
+  // become its parameters, under those written in the scenario.
+  void read_site_files(PolicySpec& policy, const std::string& path) {
+    if (const auto it = policy.params.find("manifests"); it != policy.params.end() && policy.name == "kueue") {
+      // Kueue's own manifests (policies/kueue_manifests.cpp), under the keys written here.
+      const policies::ParamValue v = it->second;
+      policy.params.erase(it);
+      std::vector<std::string> paths;
+      for (const auto& item : policies::parse_flow_list(v.text)) {
+        std::filesystem::path p(item);
+        if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
+        paths.push_back(p.string());
+      }
+      if (paths.empty()) error(Location{v.line, v.column}, child_path(path, "manifests"), "expected manifest files");
+      try {
+        const auto imported = policies::kueue::read_manifests(paths, *cluster_, pool_labels_);
+        for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
+        for (const auto& w : imported.warnings) warnings_.push_back(w);
+      } catch (const sim::InputError& err) {
+        errors_.push_back(err);
+      }
+    }
+    for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
+      const auto it = policy.params.find(kind);
+      if (it == policy.params.end() || policy.name != "slurm") continue;
+      // The site's files' parameters, under those written here (policies/slurm_conf.cpp).
+      const policies::ParamValue v = it->second;
+      policy.params.erase(it);
+      if (const auto imported = read_slurm_conf(v.text, child_path(path, kind), Location{v.line, v.column}, kind))
+        for (const auto& [k, pv] : imported->params) policy.params.emplace(k, pv);
+    }
+  }
+
   void load_policy(const Entry& e, PolicySpec& policy) {
     Location name_at;
     bool have_name = false;
@@ -906,34 +939,7 @@ class Loader {
       return;
     }
     if (policy.name.empty() || param_budget_reported_) return;
-    if (const auto it = policy.params.find("manifests"); it != policy.params.end() && policy.name == "kueue") {
-      // Kueue's own manifests (policies/kueue_manifests.cpp), under the keys written here.
-      const policies::ParamValue v = it->second;
-      policy.params.erase(it);
-      std::vector<std::string> paths;
-      for (const auto& item : policies::parse_flow_list(v.text)) {
-        std::filesystem::path p(item);
-        if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
-        paths.push_back(p.string());
-      }
-      if (paths.empty()) error(Location{v.line, v.column}, child_path(e.path, "manifests"), "expected manifest files");
-      try {
-        const auto imported = policies::kueue::read_manifests(paths, *cluster_, pool_labels_);
-        for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
-        for (const auto& w : imported.warnings) warnings_.push_back(w);
-      } catch (const sim::InputError& err) {
-        errors_.push_back(err);
-      }
-    }
-    for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
-      const auto it = policy.params.find(kind);
-      if (it == policy.params.end() || policy.name != "slurm") continue;
-      // The site's files' parameters, under those written here (policies/slurm_conf.cpp).
-      const policies::ParamValue v = it->second;
-      policy.params.erase(it);
-      if (const auto imported = read_slurm_conf(v.text, child_path(e.path, kind), Location{v.line, v.column}, kind))
-        for (const auto& [k, pv] : imported->params) policy.params.emplace(k, pv);
-    }
+    read_site_files(policy, e.path);
     auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
     for (auto& p : problems) errors_.push_back(std::move(p));
   }
@@ -968,6 +974,7 @@ class Loader {
         error(Entry{key, v, path}, "expected a map of the policy's parameters, got " + describe(v));
         continue;
       }
+      if (!param_budget_reported_) read_site_files(p, path);
       if (!param_budget_reported_) {
         const Location at = location_of(key);
         // The registry names keys as under `policy:`; here they live under `policies.NAME`.

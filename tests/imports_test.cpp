@@ -491,4 +491,26 @@ TEST(KueueManifests, ScenarioRunsFromAKubectlList) {
   for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
 }
 
+TEST(SiteFiles, OneScenarioComparesTheSlurmAndKueueSites) {
+  // headroom compare --policies slurm,kueue: each policy reads its own site's files.
+  const auto sc = scenarios::parse_scenario(
+      "name: both\n"
+      "cluster: {pools: [{name: a100, nodes: 2, gpus_per_node: 8, gpu_type: A100,\n"
+      "  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}}]}\n"
+      "policy: {name: fifo}\n"
+      "policies:\n"
+      "  kueue: {manifests: [../kueue/gpu-site.yaml]}\n"
+      "  slurm: {slurm_conf: slurm.conf, sacctmgr_qos: qos.txt, sshare: sshare.txt}\n"
+      "workload: {trace: jobs.sacct}\n",
+      kSlurm + "inline.yaml");
+  ASSERT_EQ(sc.policy_overrides.size(), 2u);
+  EXPECT_EQ(sc.policy_overrides[0].name, "kueue");
+  EXPECT_EQ(param(sc.policy_overrides[0].params, "clusterQueues.nlp.namespaces"), "[nlp]");
+  EXPECT_EQ(param(sc.policy_overrides[0].params, "manifests"), "(absent)");
+  EXPECT_EQ(sc.policy_overrides[1].name, "slurm");
+  EXPECT_EQ(param(sc.policy_overrides[1].params, "qos.high.Priority"), "100");
+  EXPECT_EQ(param(sc.policy_overrides[1].params, "usage.alice"), "3000000");
+  EXPECT_EQ(param(sc.policy_overrides[1].params, "PriorityWeightAssoc"), "500");
+}
+
 }  // namespace

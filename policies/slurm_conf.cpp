@@ -189,7 +189,7 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
     const std::string& n = names[i];
     std::size_t d = n.size();
     while (d > 0 && std::isdigit(static_cast<unsigned char>(n[d - 1]))) --d;
-    if (d == n.size()) {
+    if (d == n.size() || n.size() - d > 18) {  // no number, or one too long to count with
       out += (out.empty() ? "" : ",") + n;
       ++i;
       continue;
@@ -207,7 +207,7 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
       const std::string digits = m.substr(prefix.size());
       if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) break;
       const bool m_padded = digits.size() > 1 && digits[0] == '0';
-      if (padded ? digits.size() != width : m_padded) break;
+      if (digits.size() > 18 || (padded ? digits.size() != width : m_padded)) break;
       const std::int64_t v = std::stoll(digits);
       if (v == prev + 1 && !ranges.empty()) {
         ranges.back().second = digits;

@@ -306,6 +306,10 @@ TEST(SlurmConf, ErrorsNameFileAndLine) {
   } catch (const sim::InputError& e) {
     EXPECT_EQ(std::string(e.what()), conf + ":2: Weight: expected an integer from 0 to 65533, got \"heavy\"");
   }
+  // A node name with a number too long to count with is a name like any other.
+  const std::string longname = dir.write("long.conf", "NodeName=n123456789012345678901234 Gres=gpu:2\n");
+  ASSERT_EQ(slurm::read_slurm_conf(longname).cluster.pools.size(), 1u);
+  EXPECT_EQ(slurm::read_slurm_conf(longname).cluster.pools[0].name, "n123456789012345678901234");
   const std::string loop = dir.write("loop.conf", "Include loop.conf\n");
   try {
     slurm::read_slurm_conf(loop);

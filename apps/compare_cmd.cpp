@@ -252,6 +252,7 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
   std::vector<CommandInput> inputs;
   for (const auto& path : scenario_paths) {
     bases.push_back(scenarios::load_scenario(path));
+    for (const auto& w : bases.back().warnings) std::cerr << "warning: " << w << '\n';
     if (seed) bases.back().seed = *seed;
     drill_targets.push_back(planner::scenario_targets(bases.back(), targets));
     inputs.push_back({"scenario", path});

@@ -96,6 +96,7 @@ std::string check_threads(const std::string& text) {
 
 int cmd_validate(const std::string& path) {
   const auto sc = headroom::scenarios::load_scenario(path);
+  for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   headroom::planner::scenario_targets(sc, {});  // the `targets:` of the scorecard, as compare reads them
   std::cout << path << ": ok (scenario \"" << sc.name << "\", policy " << sc.policy.name << ", "
             << sc.cluster.total_nodes() << " nodes, " << sc.cluster.total_gpus() << " GPUs)\n";
@@ -108,6 +109,7 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   for (const int sig : {SIGINT, SIGTERM})
     if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
   auto sc = headroom::scenarios::load_scenario(path);
+  for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   if (skip_bad_rows) sc.workload.skip_bad_rows = true;
   // Found before the run rather than when the finished result cannot be renamed onto it.
   if (!output.empty())
@@ -237,12 +239,15 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "check a scenario file and report every problem");
   validate->add_option("scenario", scenario_path, "scenario YAML file")->required();
 
-  std::string trace_path, trace_format = "auto";
+  std::string trace_path, trace_format = "auto", trace_fields;
   auto* trace_stats = app.add_subcommand("trace-stats",
                                          "print a trace's job count, span, GPU-hours, run-time and queue-delay "
                                          "quantiles, tenant shares and status split");
   trace_stats->add_option("trace", trace_path, "trace file (plain or gzip)")->required();
   trace_stats->add_option("--format", trace_format, "trace format (default: auto-detect)");
+  trace_stats->add_option("--fields", trace_fields,
+                          "sacct: the field list of a header-less export, as given to `sacct --format` "
+                          "(\"xdmod\": Open XDMoD's documented list)");
   trace_stats->add_flag("--skip-bad-rows", skip_bad_rows, "count and report malformed rows instead of stopping");
 
   std::string node_list, cluster_output;
@@ -377,7 +382,7 @@ int main(int argc, char** argv) {
     }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
-    if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows);
+    if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows, trace_fields);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);
     if (*fgd) return headroom::app::cmd_fgd(fgd_args);

@@ -16,7 +16,7 @@
 
 namespace headroom::app {
 
-int cmd_trace_stats(const std::string& path, const std::string& format, bool skip_bad_rows) {
+int cmd_trace_stats(const std::string& path, const std::string& format, bool skip_bad_rows, const std::string& fields) {
   traces::ImportOptions options;
   const auto f = traces::parse_format(format);
   if (!f) {
@@ -28,6 +28,7 @@ int cmd_trace_stats(const std::string& path, const std::string& format, bool ski
   options.format = *f;
   options.keep_cpu_only = true;
   options.skip_bad_rows = skip_bad_rows;
+  options.fields = traces::split_fields(fields);
   const auto w = traces::import_trace(path, options);
   traces::print_stats(std::cout, traces::compute_stats(w));
   if (skip_bad_rows) std::cout << "bad rows: " << w.meta.bad_rows << " skipped\n";

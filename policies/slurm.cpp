@@ -303,6 +303,13 @@ class SlurmPolicy final : public Policy, public Inspect {
                                    "\": not among the configured partitions"});
       return;
     }
+    if (const PartitionState st = parts_[static_cast<std::size_t>(part_[j])].conf.state;
+        st == PartitionState::Drain || st == PartitionState::Inactive) {
+      to_reject_.push_back({j, "partition " + parts_[static_cast<std::size_t>(part_[j])].conf.name + " is " +
+                                   (st == PartitionState::Drain ? "DRAIN" : "INACTIVE") +
+                                   ": sbatch: error: Batch job submission failed: Partition in invalid state"});
+      return;
+    }
     shape_[j] = make_shape(view, job, parts_[static_cast<std::size_t>(part_[j])]);
     limit_[j] = time_limit(job, parts_[static_cast<std::size_t>(part_[j])]);
     if (std::string why = never_fits(view, j); !why.empty()) {
@@ -508,6 +515,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     }
     const std::size_t na = tree_.name.size();
     usage_.assign(na, 0);
+    for (const auto& [who, u] : c_.raw_usage)  // sshare's RawUsage, on the tree's leaves
+      if (const auto it = user.find(who); it != user.end()) usage_[static_cast<std::size_t>(it->second)] = u;
     pend_.assign(na, 0);
     rate_.assign(na, 0);
     since_.assign(na, 0);
@@ -572,6 +581,27 @@ class SlurmPolicy final : public Policy, public Inspect {
     const std::string& q = view.workload().queues.name(job.queue);
     for (std::size_t i = 0; i < parts_.size(); ++i)
       if (parts_[i].conf.name == q) return static_cast<int>(i);
+    if (q.find(',') != std::string::npos) {
+      // `sbatch -p lo,hi`: the listed partition that takes jobs, an UP one before a DOWN one,
+      // then the highest PriorityTier, then the first listed.
+      int best = kNoPart;
+      const auto rank = [&](int i) {
+        const auto& c = parts_[static_cast<std::size_t>(i)].conf;
+        return std::pair<int, std::int64_t>(c.state == PartitionState::Up ? 1 : 0, c.tier);
+      };
+      std::size_t at = 0;
+      while (at <= q.size()) {
+        const std::size_t comma = std::min(q.find(',', at), q.size());
+        const std::string_view name = std::string_view(q).substr(at, comma - at);
+        at = comma + 1;
+        for (std::size_t i = 0; i < parts_.size(); ++i) {
+          const auto& c = parts_[i].conf;
+          if (c.name != name || c.state == PartitionState::Drain || c.state == PartitionState::Inactive) continue;
+          if (best == kNoPart || rank(static_cast<int>(i)) > rank(best)) best = static_cast<int>(i);
+        }
+      }
+      if (best != kNoPart) return best;
+    }
     if (configured_parts_ && (q.empty() || q == "default")) {
       for (std::size_t i = 0; i < parts_.size(); ++i)
         if (parts_[i].conf.is_default) return static_cast<int>(i);
@@ -697,7 +727,12 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (quiet) t = next_calc_ + (now - next_calc_) / c_.calc_period * c_.calc_period;
       const double d =
           c_.half_life > 0 ? std::exp2(-sim::to_seconds(t - last_calc_) / sim::to_seconds(c_.half_life)) : 1.0;
-      const Tick period = c_.usage_reset == ResetPeriod::Daily ? sim::kDay : 7 * sim::kDay;
+      // From time 0 of the trace; months, quarters and years of 30, 91 and 365 days.
+      const Tick period = c_.usage_reset == ResetPeriod::Daily       ? sim::kDay
+                          : c_.usage_reset == ResetPeriod::Weekly    ? 7 * sim::kDay
+                          : c_.usage_reset == ResetPeriod::Monthly   ? 30 * sim::kDay
+                          : c_.usage_reset == ResetPeriod::Quarterly ? 91 * sim::kDay
+                                                                     : 365 * sim::kDay;
       const bool reset = c_.usage_reset != ResetPeriod::None && t / period != last_calc_ / period;
       for (std::size_t i = 0; i < usage_.size(); ++i) {
         charge(i, t);
@@ -829,6 +864,7 @@ class SlurmPolicy final : public Policy, public Inspect {
                            const std::vector<std::uint8_t>* gpus_free = nullptr) {
     const Job& job = view.workload().jobs[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    if (p.conf.state != PartitionState::Up) return {};  // State=DOWN: queued jobs start nowhere
     const Shape& s = shape_[j];
     cand_.clear();
     std::int64_t sum = 0;

@@ -90,20 +90,25 @@ namespace headroom::policies::slurm {
 
 enum class PreemptType : std::uint8_t { None, PartitionPrio, Qos };
 enum class PreemptModeS : std::uint8_t { Off, Cancel, Requeue, Suspend };
-enum class ResetPeriod : std::uint8_t { None, Daily, Weekly };
+enum class ResetPeriod : std::uint8_t { None, Daily, Weekly, Monthly, Quarterly, Yearly };
+
+// Partition State: UP takes and starts jobs; DOWN takes them but starts none; DRAIN and INACTIVE
+// take no new ones (a job naming only such partitions is rejected) and start none.
+enum class PartitionState : std::uint8_t { Up, Down, Drain, Inactive };
 
 inline constexpr Tick kUnlimited = -1;
 
 struct PartitionConf {
   std::string name;
-  std::vector<std::string> pools;  // Nodes: pool names; empty = every node
-  std::int64_t tier = 1;           // PriorityTier
-  std::int64_t job_factor = 1;     // PriorityJobFactor
-  Tick max_time = kUnlimited;      // MaxTime
-  Tick default_time = kUnlimited;  // DefaultTime
-  bool is_default = false;         // Default=YES
-  bool exclusive = false;          // OverSubscribe=EXCLUSIVE
-  Tick grace = 0;                  // GraceTime
+  std::vector<std::string> pools;             // Nodes: pool names; empty = every node
+  std::int64_t tier = 1;                      // PriorityTier
+  std::int64_t job_factor = 1;                // PriorityJobFactor
+  Tick max_time = kUnlimited;                 // MaxTime
+  Tick default_time = kUnlimited;             // DefaultTime
+  bool is_default = false;                    // Default=YES
+  bool exclusive = false;                     // OverSubscribe=EXCLUSIVE
+  Tick grace = 0;                             // GraceTime
+  PartitionState state = PartitionState::Up;  // State
 };
 
 struct QosConf {
@@ -131,6 +136,11 @@ struct SwitchConf {
 struct Config {
   bool multifactor = true;  // PriorityType
   double w_age = 0, w_fairshare = 0, w_jobsize = 0, w_partition = 0, w_qos = 0;
+  // PriorityWeightAssoc: weighs the association's Priority (sacctmgr), which headroom does not
+  // load: the factor is 0, as in Slurm for associations without a Priority.
+  double w_assoc = 0;
+  // usage.<user or account>: fair-share usage at time 0 (sshare's RawUsage).
+  std::map<std::string, double> raw_usage;
   std::map<std::string, double> w_tres;  // PriorityWeightTRES: CPU, Mem, GRES/gpu
   Tick max_age = 7 * sim::kDay;
   Tick half_life = 7 * sim::kDay;  // 0 = no decay

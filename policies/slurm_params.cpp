@@ -198,9 +198,19 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
         out.usage_reset = ResetPeriod::Daily;
       else if (text == "WEEKLY")
         out.usage_reset = ResetPeriod::Weekly;
+      else if (text == "MONTHLY")
+        out.usage_reset = ResetPeriod::Monthly;
+      else if (text == "QUARTERLY")
+        out.usage_reset = ResetPeriod::Quarterly;
+      else if (text == "YEARLY")
+        out.usage_reset = ResetPeriod::Yearly;
       else
         err(key, v,
-            "unknown or unmodelled PriorityUsageResetPeriod " + quoted(v.text) + "; modelled: NONE, DAILY, WEEKLY");
+            "unknown or unmodelled PriorityUsageResetPeriod " + quoted(v.text) +
+                "; modelled: NONE, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY");
+    } else if (key == "PriorityWeightAssoc") {
+      std::int64_t n = 0;
+      if (integer(key, v, 0, 4294967295LL, n)) out.w_assoc = static_cast<double>(n);
     } else if (key == "FairShareDampeningFactor") {
       std::int64_t d = 1;
       if (integer(key, v, 1, 65535, d)) out.dampening = static_cast<double>(d);
@@ -308,6 +318,17 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       } else if (field == "GraceTime") {
         std::int64_t n = 0;
         if (integer(key, v, 0, 86400 * 7, n)) p.grace = n * sim::kSecond;
+      } else if (field == "State") {
+        if (text == "UP")
+          p.state = PartitionState::Up;
+        else if (text == "DOWN")
+          p.state = PartitionState::Down;
+        else if (text == "DRAIN")
+          p.state = PartitionState::Drain;
+        else if (text == "INACTIVE")
+          p.state = PartitionState::Inactive;
+        else
+          err(key, v, "expected UP, DOWN, DRAIN or INACTIVE, got " + quoted(v.text));
       }
     } else if (split_named(key, "qos.", name, field)) {
       auto& q = named(out.qos, name);
@@ -323,6 +344,8 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       } else if (field == "PreemptExemptTime") {
         time(key, v, sim::kMinute, false, false, q.preempt_exempt);
       }
+    } else if (key.rfind("usage.", 0) == 0 && key.size() > 6) {
+      real(key, v, 0, 1e18, out.raw_usage[key.substr(6)]);
     } else if (split_named(key, "accounts.", name, field)) {
       auto& a = named(out.accounts, name);
       if (name == "root") err(key, v, "root is the tree's top; it is not configured");
@@ -432,6 +455,7 @@ const std::vector<std::string>& param_keys() {
                                                  "PriorityFavorSmall",
                                                  "PriorityFlags",
                                                  "PriorityUsageResetPeriod",
+                                                 "PriorityWeightAssoc",
                                                  "FairShareDampeningFactor",
                                                  "TRESBillingWeights",
                                                  "SchedulerType",
@@ -450,6 +474,7 @@ const std::vector<std::string>& param_keys() {
                                                  "partitions.<name>.Default",
                                                  "partitions.<name>.OverSubscribe",
                                                  "partitions.<name>.GraceTime",
+                                                 "partitions.<name>.State",
                                                  "qos.<name>.Priority",
                                                  "qos.<name>.Preempt",
                                                  "qos.<name>.UsageFactor",
@@ -458,6 +483,7 @@ const std::vector<std::string>& param_keys() {
                                                  "accounts.<name>.shares",
                                                  "accounts.<name>.parent",
                                                  "accounts.<name>.users",
+                                                 "usage.<user>",
                                                  "nodes.<pool>.Weight",
                                                  "topology.<SwitchName>.Switches",
                                                  "topology.<SwitchName>.Nodes"};

@@ -22,7 +22,10 @@
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
 #include "policies/cluster_refs.hpp"
+#include "policies/kueue_manifests.hpp"
+#include "policies/params.hpp"
 #include "policies/registry.hpp"
+#include "policies/slurm_conf.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
 #include "traces/import.hpp"
@@ -279,6 +282,7 @@ class Loader {
     }
     if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
     if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
+    cluster_ = &out.cluster;
     if (const Entry* e = top.require("policy")) load_policy(*e, out.policy);
     if (const Entry* e = top.optional("policies")) load_policy_overrides(*e, out.policy_overrides);
     if (const Entry* e = top.require("workload")) load_workload(*e, out.workload);
@@ -443,7 +447,16 @@ class Loader {
 
   void load_cluster(const Entry& e, models::ClusterSpec& cluster) {
     if (!expect_map(e, "a map with a pools list")) return;
-    MapReader reader(e.value, e.path, {"pools", "topology"}, errors_, file_);
+    MapReader reader(e.value, e.path, {"pools", "topology", "slurm_conf"}, errors_, file_);
+    if (const Entry* conf = reader.optional("slurm_conf")) {
+      // The pools are slurm.conf's GPU nodes (policies/slurm_conf.cpp).
+      const auto text = string_value(*conf);
+      if (const auto imported = text ? read_slurm_conf(*text, conf->path, conf->location()) : std::nullopt) {
+        cluster.pools = imported->cluster.pools;
+        if (reader.optional("pools") != nullptr) error(*conf, "give either pools or slurm_conf, not both");
+      }
+      return;
+    }
     const Entry* pools = reader.require("pools");
     if (pools == nullptr) return;
     const auto items = list_items(*pools);
@@ -453,8 +466,19 @@ class Loader {
     for (const auto& item : items) {
       if (!expect_map(item, "a pool (a map with name, nodes, gpus_per_node and gpu_type)")) continue;
       models::NodePool pool;
-      MapReader r(item.value, item.path, {"name", "nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "memory_gib"},
-                  errors_, file_);
+      MapReader r(item.value, item.path,
+                  {"name", "nodes", "gpus_per_node", "gpu_type", "cpus_per_node", "memory_gib", "labels"}, errors_,
+                  file_);
+      std::vector<std::pair<std::string, std::string>> labels;  // node labels: Kueue nodeLabels select by them
+      if (const Entry* f = r.optional("labels")) {
+        if (expect_map(*f, "a map of node labels, e.g. {nvidia.com/gpu.product: A100}")) {
+          for (auto it = f->value.begin(); it != f->value.end(); ++it) {
+            const Entry label{it->first, it->second, f->path + "." + it->first.Scalar(), true};
+            if (auto v = string_value(label)) labels.emplace_back(it->first.Scalar(), *v);
+          }
+        }
+      }
+      pool_labels_.push_back(std::move(labels));
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           pool.name = *v;
@@ -846,6 +870,65 @@ class Loader {
     }
   }
 
+  // The Slurm site's files (policies/slurm_conf.cpp), each read once; their warnings go to the
+  // scenario. `kind`: slurm_conf, sacctmgr_qos (sacctmgr show qos -P) or sshare (sshare -a -l -P).
+  std::optional<policies::slurm::SlurmConfImport> read_slurm_conf(const std::string& text, const std::string& where,
+                                                                  Location at, const std::string& kind = "slurm_conf") {
+    if (text.empty()) {
+      error(at, where, "expected a path to a file");
+      return std::nullopt;
+    }
+    std::filesystem::path p(text);
+    if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
+    const std::string path = p.string();
+    if (auto it = slurm_confs_.find(kind + ":" + path); it != slurm_confs_.end()) return it->second;
+    try {
+      auto imported = kind == "sshare"         ? policies::slurm::read_sshare(path)
+                      : kind == "sacctmgr_qos" ? policies::slurm::read_sacctmgr_qos(path)
+                                               : policies::slurm::read_slurm_conf(path);
+      for (const auto& w : imported.warnings)
+        if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
+      slurm_confs_.emplace(kind + ":" + path, imported);
+      return imported;
+    } catch (const sim::InputError& err) {
+      errors_.push_back(err);
+    }
+    return std::nullopt;
+  }
+
+  // The admins' own files named under a policy (manifests:, slurm_conf:, sacctmgr_qos:, sshare:)
+  // become its parameters, under those written in the scenario.
+  void read_site_files(PolicySpec& policy, const std::string& path) {
+    if (const auto it = policy.params.find("manifests"); it != policy.params.end() && policy.name == "kueue") {
+      // Kueue's own manifests (policies/kueue_manifests.cpp), under the keys written here.
+      const policies::ParamValue v = it->second;
+      policy.params.erase(it);
+      std::vector<std::string> paths;
+      for (const auto& item : policies::parse_flow_list(v.text)) {
+        std::filesystem::path p(item);
+        if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
+        paths.push_back(p.string());
+      }
+      if (paths.empty()) error(Location{v.line, v.column}, child_path(path, "manifests"), "expected manifest files");
+      try {
+        const auto imported = policies::kueue::read_manifests(paths, *cluster_, pool_labels_);
+        for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
+        for (const auto& w : imported.warnings) warnings_.push_back(w);
+      } catch (const sim::InputError& err) {
+        errors_.push_back(err);
+      }
+    }
+    for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
+      const auto it = policy.params.find(kind);
+      if (it == policy.params.end() || policy.name != "slurm") continue;
+      // The site's files' parameters, under those written here (policies/slurm_conf.cpp).
+      const policies::ParamValue v = it->second;
+      policy.params.erase(it);
+      if (const auto imported = read_slurm_conf(v.text, child_path(path, kind), Location{v.line, v.column}, kind))
+        for (const auto& [k, pv] : imported->params) policy.params.emplace(k, pv);
+    }
+  }
+
   void load_policy(const Entry& e, PolicySpec& policy) {
     Location name_at;
     bool have_name = false;
@@ -875,6 +958,7 @@ class Loader {
       return;
     }
     if (policy.name.empty() || param_budget_reported_) return;
+    read_site_files(policy, e.path);
     auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
     for (auto& p : problems) errors_.push_back(std::move(p));
   }
@@ -909,6 +993,7 @@ class Loader {
         error(Entry{key, v, path}, "expected a map of the policy's parameters, got " + describe(v));
         continue;
       }
+      if (!param_budget_reported_) read_site_files(p, path);
       if (!param_budget_reported_) {
         const Location at = location_of(key);
         // The registry names keys as under `policy:`; here they live under `policies.NAME`.
@@ -984,7 +1069,7 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map", "skip_bad_rows"},
+                 "gpu_type_map", "skip_bad_rows", "fields"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -1019,6 +1104,16 @@ class Loader {
       workload.arrival_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
     if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
     if (const Entry* f = r.optional("skip_bad_rows")) workload.skip_bad_rows = bool_value(*f).value_or(false);
+    if (const Entry* f = r.optional("fields")) {
+      // sacct's --format list: "jobid,user,..." or a YAML list of names.
+      if (f->value.IsScalar()) {
+        workload.fields = traces::split_fields(f->value.Scalar());
+      } else {
+        for (const std::string& name : string_list(*f))
+          for (std::string& part : traces::split_fields(name)) workload.fields.push_back(std::move(part));
+      }
+      if (workload.fields.empty()) error(*f, "expected sacct field names such as \"jobid,user,submit\" or xdmod");
+    }
     if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
     if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);
     if (const Entry* f = r.optional("runtime_scale"))
@@ -1601,6 +1696,14 @@ class Loader {
 
   const std::string& file_;
   std::vector<InputError> errors_;
+  std::map<std::string, policies::slurm::SlurmConfImport> slurm_confs_;
+  const models::ClusterSpec* cluster_ = nullptr;  // the scenario's, once loaded
+  policies::kueue::PoolLabels pool_labels_;       // per pool of `cluster.pools`
+
+ public:
+  std::vector<std::string> warnings_;
+
+ private:
   int param_budget_ = kMaxParamNodes;  // spent by count_nodes over the whole `policy:` block
   bool param_budget_reported_ = false;
 };
@@ -1726,6 +1829,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     loader.errors().emplace_back(file, e.mark.line + 1, e.mark.column + 1, "", "unreadable YAML: " + e.msg);
   }
   auto& errors = loader.errors();
+  out.warnings = loader.warnings_;
   if (errors.empty()) {
     // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.

@@ -33,7 +33,8 @@ struct WorkloadSpec {
   std::vector<std::string> queues;                                // keep only these queues (empty: all)
   double runtime_scale = 1.0;                                     // multiplies run times and time limits
   std::vector<std::pair<std::string, std::string>> gpu_type_map;  // trace GPU type -> pool GPU type
-  bool skip_bad_rows = false;  // count and report malformed trace rows instead of stopping
+  bool skip_bad_rows = false;       // count and report malformed trace rows instead of stopping
+  std::vector<std::string> fields;  // sacct: field list of a header-less export ("xdmod": Open XDMoD's)
   // Each job's queue becomes its tenant's name (set by headroom compare when it derives per-tenant
   // queues for policies that queue by job queue: kai, volcano).
   bool queue_by_tenant = false;
@@ -83,6 +84,9 @@ struct Scenario {
   std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
   models::RuntimeSpec runtime;                // `runtime:` (docs/heterogeneity.md)
   std::vector<TargetSpec> targets;            // `targets:` (docs/planner.md, "Scorecard")
+  // What reading the admins' own files (slurm_conf:, manifests:) found and does not model, one
+  // line each ("slurm.conf:12: DefMemPerCPU=4000 changes scheduling and is not modelled").
+  std::vector<std::string> warnings;
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

@@ -150,6 +150,7 @@ models::Workload build_workload(const Scenario& scenario) {
   options.format = traces::parse_format(spec.format).value_or(traces::Format::Auto);
   options.units_per_gpu = spec.units_per_gpu;
   options.skip_bad_rows = spec.skip_bad_rows;
+  options.fields = spec.fields;
   models::Workload w = traces::import_trace(spec.trace, options);
   apply_window(spec, w);
   apply_filters(spec, w);

@@ -106,6 +106,8 @@ models::Workload import_openb(LineReader& in, const ImportOptions& options);
 models::Workload import_dlrm(LineReader& in, const ImportOptions& options);
 models::Workload import_helios(LineReader& in, const ImportOptions& options);
 models::Workload import_sacct(LineReader& in, const ImportOptions& options);
+// ImportOptions::fields with "xdmod" expanded to Open XDMoD's sacct field list.
+std::vector<std::string> sacct_field_names(const std::vector<std::string>& fields);
 models::Workload import_kubernetes(LineReader& in, const ImportOptions& options);
 models::Workload import_acme(LineReader& in, const ImportOptions& options);
 models::Workload import_pai(LineReader& in, const ImportOptions& options);

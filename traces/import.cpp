@@ -58,9 +58,20 @@ std::optional<Format> format_from_header(const std::string& path, int line_numbe
   // The two JSON layouts: a Kubernetes object, a Philly array of jobs.
   if (first != std::string_view::npos && line[first] == '{') return Format::Kubernetes;
   if (first != std::string_view::npos && line[first] == '[') return Format::Philly;
-  if (line.find('|') != std::string_view::npos &&
-      has_all(detail::header_cells(line, '|'), {"JobID", "Submit", "State"}))
-    return Format::Sacct;
+  if (line.find('|') != std::string_view::npos) {
+    // A sacct header (whatever its other columns: the import names the missing ones), or a
+    // header-less sacct export whose first cell is a job id.
+    for (std::string cell : detail::header_cells(line, '|')) {
+      std::transform(cell.begin(), cell.end(), cell.begin(),
+                     [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+      if (cell == "jobid" || cell == "jobidraw") return Format::Sacct;
+    }
+    const std::string_view first_cell = detail::trim(line.substr(0, line.find('|')));
+    if (!first_cell.empty() && std::isdigit(static_cast<unsigned char>(first_cell.front())) &&
+        first_cell.find_first_not_of("0123456789_+.[]-,:%") == std::string_view::npos &&
+        std::count(line.begin(), line.end(), '|') >= 4)
+      return Format::Sacct;
+  }
   if (line.find(',') == std::string_view::npos) return std::nullopt;
   const std::vector<std::string> cells = detail::header_cells(line);
   if (has_all(cells, {"name", "num_gpu", "gpu_milli", "creation_time"})) return Format::Openb;
@@ -77,6 +88,19 @@ std::optional<Format> format_from_header(const std::string& path, int line_numbe
 }
 
 }  // namespace
+
+std::vector<std::string> split_fields(std::string_view list) {
+  std::vector<std::string> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view item = detail::trim(list.substr(0, comma));
+    item = item.substr(0, item.find('%'));  // sacct's "jobname%30" width
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    list = list.substr(comma + 1);
+  }
+  return out;
+}
 
 std::optional<Format> parse_format(std::string_view name) {
   for (const auto& f : kFormatNames)
@@ -144,7 +168,13 @@ models::Workload import_trace(const std::string& path, const ImportOptions& opti
   if (options.units_per_gpu < 1)
     throw sim::InputError(path, 0, 0, "units_per_gpu",
                           "must be at least 1, got " + std::to_string(options.units_per_gpu));
-  const Format format = options.format == Format::Auto ? detect_format(path) : options.format;
+  const Format format = options.format != Format::Auto ? options.format
+                        : !options.fields.empty()      ? Format::Sacct
+                                                       : detect_format(path);
+  if (!options.fields.empty() && format != Format::Sacct)
+    throw sim::InputError(path, 0, 0, "fields",
+                          "a field list names the columns of a header-less sacct export; the format here is " +
+                              std::string(to_string(format)));
   detail::LineReader in(path);
   models::Workload w;
   switch (format) {

@@ -17,7 +17,7 @@ enum class Format {
   Openb,       // Alibaba GPU 2023 "openb" pod list
   Dlrm,        // Alibaba GPU 2025 disaggregated DLRM trace
   Helios,      // SenseTime Helios cluster_log.csv (full or Philly-style reduced layout)
-  Sacct,       // Slurm `sacct --parsable2` output with a header row
+  Sacct,       // Slurm `sacct --parsable2` output, with a header row or a named field list
   Kubernetes,  // `kubectl get pods -A -o json` pod list
   Acme,        // Shanghai AI Lab Acme (Seren, Kalos) job trace
   Pai,         // Alibaba PAI 2020 job and task tables
@@ -37,7 +37,15 @@ struct ImportOptions {
   // Count and report malformed rows (TraceMeta::bad_rows and warnings) instead of stopping at the
   // first. A file that cannot be read (truncated gzip) or a bad header still stops the import.
   bool skip_bad_rows = false;
+  // sacct: the field list of a header-less export (`sacct --noheader --format ...`), in order, as
+  // given to --format (case and "%width" suffixes ignored); {"xdmod"} is Open XDMoD's documented
+  // list. Empty: the file's header row names them (a header-less file of Open XDMoD's 26 fields is
+  // recognised). Naming fields implies the sacct format when `format` is Auto.
+  std::vector<std::string> fields;
 };
+
+// Splits a field list ("jobid,jobidraw,cluster" or "xdmod") into names (empty items dropped).
+std::vector<std::string> split_fields(std::string_view list);
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).
 // Throws sim::InputError naming the file, the line (row) and the field on malformed input.

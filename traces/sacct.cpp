@@ -4,6 +4,19 @@
 //     Partition,QOS,Submit,Start,End,Elapsed,Timelimit,AllocTRES,ReqTRES,State,NodeList,NNodes,
 //     NCPUS,Priority   (one argument, without the line breaks)
 //
+// or without one (`--noheader`), its fields then named by ImportOptions::fields. Open XDMoD's
+// documented export is built in and recognised by its 26 fields: `TZ=UTC sacct --clusters C
+// --allusers --parsable2 --noheader --allocations --duplicates --format jobid,jobidraw,cluster,
+// partition,qos,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,state,
+// nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname` (Open XDMoD docs,
+// "Slurm Notes", docs/resource-manager-slurm.md in github.com/ubccr/xdmod; the same list is
+// `$fieldNames` in classes/OpenXdmod/Shredder/Slurm.php).
+//
+// GPUs come from the first of AllocTRES, AllocGRES, ReqTRES, ReqGRES that names any: TRES items
+// "gres/gpu=4", "gres/gpu:a100=2"; GRES (Slurm before TRES carried GRES) "gpu:2", "gpu:V100:32",
+// "gpu:P100:2(IDX:1,3)", "gpu" (one). ReqGRES counts per node (sbatch --gres is per node) and is
+// multiplied by NNodes; AllocGRES counts the job's total.
+//
 // Cells are separated by '|', without quoting. Columns may come in any order; unknown ones are
 // ignored. Job steps (`123.batch`, `123.extern`, `123.0`) are not jobs and are passed over; array
 // tasks (`123_4`) are one job each, a pending array range (`123_[1-3,7%2]`) is expanded into one
@@ -51,14 +64,22 @@ enum SacctCol : std::size_t {
   kNNodes,
   kNCpus,
   kPriority,
+  kAllocGres,
+  kReqGres,
 };
 
 constexpr Column kColumns[] = {
-    {"JobID", true},      {"JobIDRaw", false},  {"User", false},    {"Account", false}, {"Partition", false},
-    {"QOS", false},       {"Submit", true},     {"Start", true},    {"End", false},     {"Elapsed", true},
-    {"Timelimit", false}, {"AllocTRES", false}, {"ReqTRES", false}, {"State", true},    {"NNodes", false},
-    {"NCPUS", false},     {"Priority", false},
+    {"JobID", true},      {"JobIDRaw", false},  {"User", false},      {"Account", false}, {"Partition", false},
+    {"QOS", false},       {"Submit", true},     {"Start", true},      {"End", false},     {"Elapsed", true},
+    {"Timelimit", false}, {"AllocTRES", false}, {"ReqTRES", false},   {"State", true},    {"NNodes", false},
+    {"NCPUS", false},     {"Priority", false},  {"AllocGRES", false}, {"ReqGRES", false},
 };
+
+// Open XDMoD's documented `sacct --format` list (see the top of this file).
+constexpr std::string_view kXdmodFields =
+    "jobid,jobidraw,cluster,partition,qos,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+    "state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname";
+constexpr std::size_t kXdmodFieldCount = 26;
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -270,6 +291,54 @@ void parse_tres(const Table& t, std::size_t k, Tres& out) {
   }
 }
 
+// A GRES list: "gpu:2", "gpu:V100:32,mps:100", "gpu:P100:2(IDX:1,3)", "gpu:tesla:2(IDX:0-1)",
+// "gpu" (one). Only gpu items count; the "(IDX:...)" device index list is passed over.
+void parse_gres(const Table& t, std::size_t k, Tres& out) {
+  std::string_view s = t.text(k);
+  while (!s.empty()) {
+    // Items are separated by commas outside parentheses.
+    std::size_t end = 0;
+    int depth = 0;
+    for (; end < s.size(); ++end) {
+      if (s[end] == '(') ++depth;
+      if (s[end] == ')') depth = std::max(depth - 1, 0);
+      if (s[end] == ',' && depth == 0) break;
+    }
+    std::string_view item = s.substr(0, end);
+    s = end < s.size() ? s.substr(end + 1) : std::string_view();
+    item = item.substr(0, item.find('('));
+    if (item.empty()) continue;
+    const std::size_t c1 = item.find(':');
+    if (item.substr(0, c1) != "gpu" && item.substr(0, c1) != "gres/gpu") continue;
+    std::string_view type;
+    std::string_view count = "1";
+    if (c1 != std::string_view::npos) {
+      const std::string_view rest = item.substr(c1 + 1);
+      const std::size_t c2 = rest.find(':');
+      if (c2 != std::string_view::npos) {
+        type = rest.substr(0, c2);
+        count = rest.substr(c2 + 1);
+      } else if (all_digits(rest)) {
+        count = rest;
+      } else {
+        type = rest;  // "gpu:k80": one GPU of a type
+      }
+    }
+    std::int64_t v = 0;
+    if (!all_digits(count) || parse_int(count, v) != Parse::Ok || v > kInt32Max)
+      t.fail(k, "expected a GRES like \"gpu:2\", \"gpu:V100:4\" or \"gpu:P100:2(IDX:1,3)\", got " + quoted(item));
+    if (type.empty()) {
+      out.gpus = std::min<std::int64_t>(std::max<std::int64_t>(out.gpus, 0) + v, kInt32Max);
+    } else {
+      out.typed = std::min<std::int64_t>(out.typed + v, kInt32Max);
+      if (!out.type.empty() && out.type != type) out.several_types = true;
+      if (out.type.empty()) out.type = type;
+    }
+  }
+}
+
+bool names_gpus(const Tres& t) { return t.gpus >= 0 || t.typed > 0; }
+
 // The first word of State ("CANCELLED by 1234" -> CANCELLED).
 models::TraceStatus parse_state(std::string_view state) {
   const std::string_view s = state.substr(0, state.find(' '));
@@ -298,17 +367,66 @@ struct Entry {
 
 std::int32_t clamp32(std::int64_t v) { return static_cast<std::int32_t>(std::min(v, kInt32Max)); }
 
+// True when the first cell of a '|' line is a Slurm job id ("123", "123_4", "123_[1-3]",
+// "123+0", "123.batch"): a data row, not a header.
+bool starts_with_job_id(std::string_view line) {
+  const std::string_view first = line.substr(0, line.find('|'));
+  JobIdCell id;
+  return !first.empty() && first.front() >= '0' && first.front() <= '9' && parse_job_id(trim(first), id);
+}
+
+std::size_t cell_count(std::string_view line) {
+  std::size_t n = static_cast<std::size_t>(std::count(line.begin(), line.end(), '|')) + 1;
+  if (n > 1 && line.back() == '|') --n;  // --parsable ends lines with the delimiter
+  return n;
+}
+
 }  // namespace
+
+std::vector<std::string> sacct_field_names(const std::vector<std::string>& fields) {
+  if (fields.size() == 1 && (fields[0] == "xdmod" || fields[0] == "XDMoD")) return split_fields(kXdmodFields);
+  return fields;
+}
 
 models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
   models::Workload w;
   w.meta.format = "sacct";
-  Table t(in, kColumns, {.delimiter = '|', .quotes = false, .layout = "Slurm sacct"});
+  std::vector<std::string> names = sacct_field_names(options.fields);
+  const char* where = names.empty() ? "header" : "field list";
+  if (names.empty()) {
+    // No field list given: a header row, or Open XDMoD's header-less export.
+    LineReader peek(in.path());
+    std::string_view first;
+    while (peek.next_line(first) && trim(first).empty()) {
+    }
+    if (!trim(first).empty() && starts_with_job_id(first)) {
+      const std::size_t n = cell_count(first);
+      if (n != kXdmodFieldCount)
+        throw sim::InputError(in.path(), peek.line_number(), 0, "",
+                              "a header-less sacct export (the first line is a job, " + std::to_string(n) +
+                                  " fields): name its fields, in the order given to `sacct --format`, with "
+                                  "`--fields` (trace-stats) or `workload.fields` (scenario), e.g. "
+                                  "\"jobid,user,account,partition,submit,start,end,elapsed,state,alloctres\"; "
+                                  "\"xdmod\" names Open XDMoD's 26 fields");
+      names = split_fields(kXdmodFields);
+      where = "field list";
+      w.meta.warnings.push_back("no header row: read as Open XDMoD's 26-field sacct export (" +
+                                std::string(kXdmodFields) + ")");
+    }
+  }
+  Table t(in, kColumns,
+          {.delimiter = '|',
+           .quotes = false,
+           .header = names.empty(),
+           .names = names,
+           .ignore_case = true,
+           .layout = "Slurm sacct"});
   if (!t.has(kAccount) && !t.has(kUser))
-    throw sim::InputError(in.path(), t.line(), 0, "header", "the Slurm sacct layout needs an Account or User column");
-  if (!t.has(kAllocTres) && !t.has(kReqTres))
-    throw sim::InputError(in.path(), t.line(), 0, "header",
-                          "the Slurm sacct layout needs an AllocTRES or ReqTRES column (for the GPUs)");
+    throw sim::InputError(in.path(), t.line(), 0, where, "the Slurm sacct layout needs an Account or User column");
+  if (!t.has(kAllocTres) && !t.has(kReqTres) && !t.has(kAllocGres) && !t.has(kReqGres))
+    throw sim::InputError(in.path(), t.line(), 0, where,
+                          "the Slurm sacct layout needs an AllocTRES or ReqTRES column (or AllocGRES, ReqGRES) "
+                          "for the GPUs");
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
   std::vector<Entry> entries;
   std::map<std::string, std::size_t, std::less<>> het;  // het job key -> entry
@@ -366,8 +484,30 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
       Tres tres;
       const std::size_t tres_col = !t.empty(kAllocTres) ? kAllocTres : kReqTres;
       parse_tres(t, tres_col, tres);
-      j.gpus = clamp32(tres.gpus >= 0 ? tres.gpus : tres.typed);
-      if (!tres.type.empty() && !tres.several_types && j.gpus > 0) j.gpu_type = intern_gpu_type(w, tres.type);
+      // GPUs: the first of AllocTRES, AllocGRES, ReqTRES, ReqGRES that names any.
+      Tres gpu;
+      for (const std::size_t k : {kAllocTres, kAllocGres, kReqTres, kReqGres}) {
+        if (t.empty(k)) continue;
+        Tres c;
+        if (k == kAllocTres || k == kReqTres) {
+          parse_tres(t, k, c);
+        } else {
+          parse_gres(t, k, c);
+        }
+        if (k == kReqGres) {
+          // sbatch --gres counts per node.
+          const std::int64_t nodes = std::max<std::int64_t>(
+              !t.empty(kNNodes) ? t.integer(kNNodes, 0, kInt32Max) : std::max<std::int64_t>(tres.nodes, 1), 1);
+          if (c.gpus > 0) c.gpus = std::min(c.gpus * nodes, kInt32Max);
+          c.typed = std::min(c.typed * nodes, kInt32Max);
+        }
+        if (names_gpus(c)) {
+          gpu = c;
+          break;
+        }
+      }
+      j.gpus = clamp32(gpu.gpus >= 0 ? gpu.gpus : gpu.typed);
+      if (!gpu.type.empty() && !gpu.several_types && j.gpus > 0) j.gpu_type = intern_gpu_type(w, gpu.type);
       if (tres.cpus >= 0) {
         j.cpus = clamp32(tres.cpus);
       } else if (!t.empty(kNCpus)) {

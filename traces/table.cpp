@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -263,6 +264,12 @@ Table::Table(LineReader& in, std::span<const Column> columns, TableOptions optio
       options_(options),
       index_(columns.size(), -1),
       records_(in, options.delimiter, options.quotes) {
+  if (!options_.header && !options_.names.empty()) {
+    std::vector<Cell> cells;
+    for (const std::string& n : options_.names) cells.push_back({n, 0});
+    map_names(cells);
+    return;
+  }
   if (!options_.header) {
     for (std::size_t k = 0; k < columns_.size(); ++k) {
       index_[k] = static_cast<int>(k);
@@ -330,15 +337,26 @@ void Table::header(std::string_view rec) {
   records_.split(rec);
   // `sacct --parsable` (not parsable2) ends every line with the delimiter.
   if (records_.cells().size() > 1 && records_.cells().back().text.empty()) records_.cells().pop_back();
-  for (std::size_t i = 0; i < records_.cells().size(); ++i) {
-    header_names_.emplace_back(records_.cells()[i].text);
+  map_names(records_.cells());
+}
+
+void Table::map_names(const std::vector<Cell>& cells) {
+  const auto same = [&](std::string_view a, std::string_view b) {
+    if (!options_.ignore_case) return a == b;
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  const char* where = options_.header ? "header" : "field list";
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    header_names_.emplace_back(cells[i].text);
     for (std::size_t k = 0; k < columns_.size(); ++k) {
-      if (columns_[k].name != records_.cells()[i].text) continue;
+      if (!same(columns_[k].name, cells[i].text)) continue;
       if (index_[k] >= 0)
-        throw sim::InputError(in_.path(), records_.line(), static_cast<int>(records_.cells()[i].offset) + 1,
-                              "column " + std::to_string(i + 1),
-                              "column " + quoted(records_.cells()[i].text) + " appears twice (also column " +
-                                  std::to_string(index_[k] + 1) + ")");
+        throw sim::InputError(
+            in_.path(), records_.line(), static_cast<int>(cells[i].offset) + 1,
+            options_.header ? "column " + std::to_string(i + 1) : std::string(where),
+            "column " + quoted(cells[i].text) + " appears twice (also column " + std::to_string(index_[k] + 1) + ")");
       index_[k] = static_cast<int>(i);
     }
   }
@@ -353,7 +371,7 @@ void Table::header(std::string_view rec) {
     missing += quoted(columns_[k].name);
   }
   if (!missing.empty())
-    throw sim::InputError(in_.path(), records_.line(), 0, "header",
+    throw sim::InputError(in_.path(), records_.line(), 0, where,
                           "missing required column" + std::string(missing.find(',') != std::string::npos ? "s " : " ") +
                               missing + " of the " + std::string(options_.layout) + " layout (required: " + required +
                               ")");
@@ -367,8 +385,10 @@ bool Table::next() {
   if (records_.cells().size() == want + 1 && records_.cells().back().text.empty()) records_.cells().pop_back();
   if (records_.cells().size() != want) {
     const std::string msg = "expected " + std::to_string(want) + " cells as in the " +
-                            (options_.header ? "header" : std::string(options_.layout) + " layout") + ", got " +
-                            std::to_string(records_.cells().size());
+                            (options_.header          ? "header"
+                             : options_.names.empty() ? std::string(options_.layout) + " layout"
+                                                      : "field list") +
+                            ", got " + std::to_string(records_.cells().size());
     const std::size_t at = records_.cells().size() > want ? records_.cells()[want].offset : rec.size();
     throw sim::InputError(in_.path(), records_.line(), static_cast<int>(at) + 1, "", msg);
   }

@@ -99,8 +99,12 @@ struct Column {
 struct TableOptions {
   char delimiter = ',';
   bool quotes = true;
-  bool header = true;       // false: the columns are, in order, exactly `columns` (no header row)
-  std::string_view layout;  // for messages: "openb pod list", "Helios cluster_log"
+  bool header = true;  // false: the columns are, in order, exactly `columns` (no header row)
+  // With header false and names given: no header row, the file's columns are these names, in
+  // order, read as a header row would be (unknown ones ignored, required ones checked).
+  std::span<const std::string> names = {};
+  bool ignore_case = false;  // header names match the columns whatever their case ("jobid", "JobID")
+  std::string_view layout;   // for messages: "openb pod list", "Helios cluster_log"
 };
 
 // Reads the records of a delimited file one at a time: skips blank lines, joins the lines of a
@@ -171,6 +175,8 @@ class Table {
 
  private:
   void header(std::string_view rec);
+  // Maps header names (cells of the header row, or TableOptions::names) to the columns.
+  void map_names(const std::vector<Cell>& cells);
   std::string where(std::size_t k) const;
 
   LineReader& in_;

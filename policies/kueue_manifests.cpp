@@ -1,0 +1,227 @@
+// Kueue manifests to kueue policy parameters. Field names are Kueue's API (kueue.x-k8s.io
+// v1beta1/v1beta2: ResourceFlavorSpec, ClusterQueueSpec, LocalQueueSpec, CohortSpec, Topology);
+// apiVersion's version, metadata other than name/namespace, and status are not needed and ignored.
+#include "policies/kueue_manifests.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sim/errors.hpp"
+
+namespace headroom::policies::kueue {
+
+namespace {
+
+struct Reader {
+  const models::ClusterSpec& cluster;
+  const PoolLabels& labels;
+  ManifestImport out;
+  std::set<std::string> warned;
+  std::map<std::string, std::vector<std::string>> namespaces;  // ClusterQueue -> LocalQueue namespaces
+  std::map<std::string, ParamValue> namespaces_at;
+  std::string file;
+
+  ParamValue at(const YAML::Node& n, const std::string& text) const {
+    const YAML::Mark m = n.Mark();
+    return ParamValue{text, file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
+  }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
+    const YAML::Mark m = n.Mark();
+    throw sim::InputError(file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, "", msg);
+  }
+  void warn(const YAML::Node& n, const std::string& key, const std::string& msg) {
+    if (!warned.insert(key).second) return;
+    out.warnings.push_back(file + ":" + std::to_string(n.Mark().line + 1) + ": " + msg);
+  }
+  std::string scalar(const YAML::Node& n, const std::string& what) const {
+    if (!n.IsScalar()) fail(n, "expected " + what);
+    return n.Scalar();
+  }
+  void set(const std::string& key, const YAML::Node& n) { out.params[key] = at(n, scalar(n, key + " as a value")); }
+
+  // Copies the scalar leaves of `n` under `prefix` (preemption, flavorFungibility, ...).
+  void copy(const std::string& prefix, const YAML::Node& n) {
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) copy(prefix + "." + it->first.Scalar(), it->second);
+    } else if (n.IsScalar()) {
+      set(prefix, n);
+    } else if (n.IsSequence()) {
+      std::string list;
+      for (const auto& item : n) list += (list.empty() ? "" : ", ") + scalar(item, "a name");
+      out.params[prefix] = at(n, "[" + list + "]");
+    }
+  }
+
+  static std::string resource(const std::string& name) {
+    if (name == "nvidia.com/gpu" || name == "amd.com/gpu" || name == "gpu") return "gpu";
+    if (name == "cpu" || name == "memory") return name;
+    return "";
+  }
+
+  void resource_groups(const std::string& owner, const YAML::Node& groups) {
+    if (!groups.IsSequence()) fail(groups, "resourceGroups: expected a list");
+    for (const auto& g : groups) {
+      const YAML::Node flavors = g["flavors"];
+      if (!flavors || !flavors.IsSequence()) fail(g, "resourceGroups[]: expected a flavors list");
+      for (const auto& f : flavors) {
+        const std::string flavor = scalar(f["name"], "a flavor name");
+        for (const auto& r : f["resources"]) {
+          const std::string rname = scalar(r["name"], "a resource name");
+          const std::string res = resource(rname);
+          if (res.empty()) {
+            warn(r, "resource-" + rname,
+                 "resource " + rname + " is not modelled (gpu, cpu and memory are); its quota is left out");
+            continue;
+          }
+          for (const char* field : {"nominalQuota", "borrowingLimit", "lendingLimit"})
+            if (const YAML::Node q = r[field]) set(owner + ".resources." + flavor + "." + res + "." + field, q);
+        }
+      }
+    }
+  }
+
+  void object(const YAML::Node& o) {
+    if (!o.IsMap()) fail(o, "expected a Kubernetes object (a map with apiVersion and kind)");
+    const YAML::Node kindn = o["kind"];
+    if (!kindn) fail(o, "missing kind");
+    const std::string kind = scalar(kindn, "a kind");
+    if (kind == "List") {
+      for (const auto& item : o["items"]) object(item);
+      return;
+    }
+    const std::string api = o["apiVersion"] ? scalar(o["apiVersion"], "an apiVersion") : "";
+    const YAML::Node meta = o["metadata"];
+    const std::string name = meta && meta["name"] ? scalar(meta["name"], "metadata.name") : "";
+    const YAML::Node spec = o["spec"] ? o["spec"] : YAML::Node(YAML::NodeType::Map);
+    const bool is_kueue = api.rfind("kueue.x-k8s.io/", 0) == 0;
+    if (kind == "Namespace" || kind == "WorkloadPriorityClass" || kind == "PriorityClass") {
+      if (kind != "Namespace")
+        warn(o, "kind-" + kind, kind + " is read from the trace's job priorities, not from manifests");
+      return;
+    }
+    if (!is_kueue) {
+      warn(o, "kind-" + kind, "kind " + kind + " (" + api + ") is not a Kueue object; ignored");
+      return;
+    }
+    if (name.empty()) fail(o, kind + ": missing metadata.name");
+    if (kind == "ResourceFlavor") {
+      std::vector<std::string> pools;
+      const YAML::Node labels = spec["nodeLabels"];
+      for (std::size_t pi = 0; pi < cluster.pools.size(); ++pi) {
+        const auto& p = cluster.pools[pi];
+        static const std::vector<std::pair<std::string, std::string>> kNone;
+        const auto& have = pi < this->labels.size() ? this->labels[pi] : kNone;
+        bool all = true;
+        if (labels && labels.IsMap())
+          for (auto it = labels.begin(); it != labels.end(); ++it) {
+            const auto pair = std::make_pair(it->first.Scalar(), it->second.Scalar());
+            if (std::find(have.begin(), have.end(), pair) == have.end()) all = false;
+          }
+        if (all) pools.push_back(p.name);
+      }
+      if (pools.empty())
+        fail(labels ? labels : o, "ResourceFlavor " + name +
+                                      ": no pool's labels match its nodeLabels; give the pools `labels:` as the "
+                                      "nodes carry them");
+      std::string list;
+      for (const auto& p : pools) list += (list.empty() ? "" : ", ") + p;
+      out.params["resourceFlavors." + name + ".pools"] = at(labels ? labels : o, "[" + list + "]");
+      if (spec["topologyName"])
+        warn(spec["topologyName"], "topologyName",
+             "ResourceFlavor topologyName is read as the cluster's topology (cluster.topology), not from the "
+             "Topology object");
+      if (spec["nodeTaints"] || spec["tolerations"])
+        warn(o, "taints", "ResourceFlavor nodeTaints/tolerations are not modelled");
+    } else if (kind == "ClusterQueue") {
+      const std::string cq = "clusterQueues." + name;
+      for (auto it = spec.begin(); it != spec.end(); ++it) {
+        const std::string f = it->first.Scalar();
+        const YAML::Node v = it->second;
+        if (f == "resourceGroups") {
+          resource_groups(cq, v);
+        } else if (f == "cohort" || f == "cohortName") {
+          set(cq + ".cohort", v);
+        } else if (f == "queueingStrategy" || f == "preemption" || f == "flavorFungibility" || f == "fairSharing" ||
+                   f == "admissionChecks" || f == "admissionScope") {
+          copy(cq + "." + f, v);
+        } else if (f == "namespaceSelector") {
+          if (v.IsMap() && v.size() > 0)
+            warn(v, "namespaceSelector",
+                 "namespaceSelector labels are not modelled: the namespaces of the LocalQueues pointing at a "
+                 "ClusterQueue submit to it");
+        } else if (f == "stopPolicy") {
+          if (scalar(v, "a stopPolicy") != "None") warn(v, "stopPolicy", "ClusterQueue stopPolicy is not modelled");
+        } else {
+          warn(v, "cq-" + f, "ClusterQueue " + f + " is not modelled");
+        }
+      }
+    } else if (kind == "LocalQueue") {
+      const std::string ns = meta["namespace"] ? scalar(meta["namespace"], "metadata.namespace") : "default";
+      const std::string cq = spec["clusterQueue"] ? scalar(spec["clusterQueue"], "spec.clusterQueue") : "";
+      if (cq.empty()) fail(o, "LocalQueue " + name + ": missing spec.clusterQueue");
+      auto& list = namespaces[cq];
+      if (std::find(list.begin(), list.end(), ns) == list.end()) list.push_back(ns);
+      namespaces_at.emplace(cq, at(spec["clusterQueue"], ""));
+      if (spec["fairSharing"]) copy("localQueues." + ns + ".fairSharing", spec["fairSharing"]);
+    } else if (kind == "Cohort") {
+      const std::string c = "cohorts." + name;
+      for (auto it = spec.begin(); it != spec.end(); ++it) {
+        const std::string f = it->first.Scalar();
+        if (f == "resourceGroups") {
+          resource_groups(c, it->second);
+        } else if (f == "parentName" || f == "parent") {
+          set(c + ".parentName", it->second);
+        } else if (f == "fairSharing") {
+          copy(c + ".fairSharing", it->second);
+        } else {
+          warn(it->second, "cohort-" + f, "Cohort " + f + " is not modelled");
+        }
+      }
+    } else if (kind == "Topology") {
+      warn(
+          o, "topology",
+          "Topology " + name + " is not read: describe the racks and blocks under cluster.topology (docs/topology.md)");
+    } else {
+      warn(o, "kind-" + kind, "Kueue kind " + kind + " is not modelled; ignored");
+    }
+  }
+};
+
+}  // namespace
+
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
+                              const PoolLabels& labels) {
+  Reader r{cluster, labels, {}, {}, {}, {}, {}};
+  for (const auto& path : paths) {
+    r.file = path;
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAllFromFile(path);
+    } catch (const YAML::BadFile&) {
+      throw sim::InputError(path, 0, 0, "", "cannot read the manifest file");
+    } catch (const YAML::ParserException& e) {
+      throw sim::InputError(path, e.mark.line + 1, e.mark.column + 1, "", "not YAML: " + e.msg);
+    }
+    for (const auto& d : docs) {
+      if (d.IsNull()) continue;
+      try {
+        r.object(d);
+      } catch (const YAML::Exception& e) {
+        throw sim::InputError(path, e.mark.line + 1, e.mark.column + 1, "", "unexpected manifest shape: " + e.msg);
+      }
+    }
+  }
+  for (const auto& [cq, list] : r.namespaces) {
+    std::string text;
+    for (const auto& ns : list) text += (text.empty() ? "" : ", ") + ns;
+    ParamValue v = r.namespaces_at[cq];
+    v.text = "[" + text + "]";
+    r.out.params["clusterQueues." + cq + ".namespaces"] = v;
+  }
+  return r.out;
+}
+
+}  // namespace headroom::policies::kueue

@@ -496,20 +496,21 @@ TEST(KueueManifests, ScenarioRunsFromAKubectlList) {
 }
 
 TEST(SiteFiles, OneScenarioComparesTheSlurmAndKueueSites) {
-  // headroom compare --policies slurm,kueue: each policy reads its own site's files.
+  // headroom compare --policies slurm,kueue: each policy reads its own site's files. The cluster
+  // is the Slurm site's (the partitions of its slurm.conf name its nodes, which must be pools of
+  // the scenario); the Kueue manifests here select no nodes by label (Kueue's own sample).
   const auto sc = scenarios::parse_scenario(
       "name: both\n"
-      "cluster: {pools: [{name: a100, nodes: 2, gpus_per_node: 8, gpu_type: A100,\n"
-      "  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}}]}\n"
+      "cluster: {slurm_conf: slurm.conf}\n"
       "policy: {name: fifo}\n"
       "policies:\n"
-      "  kueue: {manifests: [../kueue/gpu-site.yaml]}\n"
+      "  kueue: {manifests: [../kueue/single-clusterqueue-setup.yaml]}\n"
       "  slurm: {slurm_conf: slurm.conf, sacctmgr_qos: qos.txt, sshare: sshare.txt}\n"
       "workload: {trace: jobs.sacct}\n",
       kSlurm + "inline.yaml");
   ASSERT_EQ(sc.policy_overrides.size(), 2u);
   EXPECT_EQ(sc.policy_overrides[0].name, "kueue");
-  EXPECT_EQ(param(sc.policy_overrides[0].params, "clusterQueues.nlp.namespaces"), "[nlp]");
+  EXPECT_EQ(param(sc.policy_overrides[0].params, "clusterQueues.cluster-queue.namespaces"), "[default]");
   EXPECT_EQ(param(sc.policy_overrides[0].params, "manifests"), "(absent)");
   EXPECT_EQ(sc.policy_overrides[1].name, "slurm");
   EXPECT_EQ(param(sc.policy_overrides[1].params, "qos.high.Priority"), "100");

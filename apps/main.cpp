@@ -19,6 +19,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
@@ -33,6 +34,7 @@
 #include "apps/sweep_cmd.hpp"
 #include "apps/trace_cmds.hpp"
 #include "results/fairness.hpp"
+#include "results/fidelity.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -158,11 +160,13 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<headroom::results::Summary> summary;
   std::optional<headroom::results::Fairness> fairness;
+  std::optional<headroom::results::Fidelity> fidelity;
   try {
     // The summary and the fairness metrics are independent: one of them on another thread
     // (run_and_wait waits for both, and then rethrows what either threw).
     tbb::task_group metrics;
     metrics.run([&] { fairness = headroom::planner::fairness_of(outcome); });
+    metrics.run([&] { fidelity = headroom::results::compute_fidelity(outcome.result); });
     metrics.run_and_wait([&] { summary = headroom::results::summarize(outcome.result); });
   } catch (...) {
     writing.wait();
@@ -175,11 +179,17 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     return kExitInterrupted;
   }
   if (json) {
-    headroom::results::print_summary_json_with_fairness(std::cout, *summary, *fairness);
+    std::ostringstream text;
+    headroom::results::print_summary_json_with_fairness(text, *summary, *fairness);
+    headroom::results::print_json_with_fidelity(std::cout, text.str(), *fidelity);
   } else {
     headroom::results::print_summary(std::cout, *summary);
     std::cout << "\n";
     headroom::results::print_fairness(std::cout, *fairness, 10);
+    if (fidelity->available()) {
+      std::cout << "\n";
+      headroom::results::print_fidelity(std::cout, *fidelity, 10);
+    }
     std::fprintf(stdout, "time: import %.2f s, simulate %.2f s, summary %.2f s", outcome.import_seconds,
                  outcome.simulate_seconds, summary_s);
     if (!output.empty()) std::fprintf(stdout, ", write %.2f s (%s)", write_s, output.c_str());

@@ -23,6 +23,7 @@
 
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
+#include "apps/infer_cmd.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/scorecard.hpp"
 #ifdef HEADROOM_MPI
@@ -258,6 +259,15 @@ int main(int argc, char** argv) {
   trace_stats->add_option("--format", trace_format, "trace format (default: auto-detect)");
   trace_stats->add_flag("--skip-bad-rows", skip_bad_rows, "count and report malformed rows instead of stopping");
 
+  std::string infer_input, infer_window = "1d";
+  auto* trace_infer = app.add_subcommand(
+      "trace-infer",
+      "what a trace says about the real system before a run: capacity in use over time, the most jobs and GPUs each "
+      "user and queue ran at once, queues, the scheduler its header names; and the policy knob each maps to");
+  trace_infer->add_option("input", infer_input, "scenario YAML (its workload) or trace file")->required();
+  trace_infer->add_option("--window", infer_window, "capacity window (default 1d)");
+  trace_infer->add_option("--format", trace_format, "trace format when INPUT is a trace (default: auto-detect)");
+
   std::string node_list, cluster_output;
   auto* import_cluster = app.add_subcommand(
       "import-cluster", "turn a node list (Alibaba openb, PAI machine spec) into a scenario `cluster:` block");
@@ -381,6 +391,7 @@ int main(int argc, char** argv) {
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows);
+    if (*trace_infer) return headroom::app::cmd_trace_infer(infer_input, infer_window, trace_format);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);
     if (*fgd) return headroom::app::cmd_fgd(fgd_args);

@@ -12,6 +12,9 @@
 #include "planner/run.hpp"
 #include "results/hdf5_io.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
+#include "traces/import.hpp"
+#include "traces/infer.hpp"
 
 using namespace headroom;
 using results::JobRecord;
@@ -151,4 +154,93 @@ TEST(FidelityRicc, FifoReplayOfTheBundledSampleGivesTheIssuesFigures) {
   EXPECT_EQ(back.all.jobs, f.all.jobs);
   EXPECT_DOUBLE_EQ(back.all.pearson, f.all.pearson);
   EXPECT_DOUBLE_EQ(back.all.spearman, f.all.spearman);
+}
+
+namespace {
+
+models::Job recorded_job(std::uint32_t tenant, std::uint32_t queue, sim::Tick submit, sim::Tick start,
+                         sim::Tick runtime, std::int32_t gpus) {
+  models::Job j;
+  j.tenant = tenant;
+  j.queue = queue;
+  j.submit = submit;
+  j.trace_start = start;
+  j.runtime = runtime;
+  j.gpus = gpus;
+  return j;
+}
+
+}  // namespace
+
+TEST(Infer, ConcurrencyAndCapacityFromRecordedStarts) {
+  models::Workload w;
+  w.tenants.intern("u0");
+  w.tenants.intern("u1");
+  w.queues.intern("q");
+  w.meta.max_procs = 16;
+  const sim::Tick h = sim::kHour;
+  w.jobs = {
+      recorded_job(0, 0, 0, 0, 2 * h, 4),       // u0 [0, 2h) 4 GPUs
+      recorded_job(0, 0, 0, h, 2 * h, 2),       // u0 [1h, 3h) 2 GPUs: u0 runs 2 jobs, 6 GPUs at once
+      recorded_job(0, 0, 0, 3 * h, h, 8),       // u0 [3h, 4h): starts as the second ends, 8 GPUs
+      recorded_job(1, 0, 0, 2 * h, 24 * h, 1),  // u1 [2h, 26h)
+      recorded_job(1, 0, h, -1, h, 1),          // no record: left out
+  };
+  const auto inf = traces::infer_system(w, sim::kDay, 2);
+  EXPECT_EQ(inf.jobs, 5);
+  EXPECT_EQ(inf.recorded, 4);
+  EXPECT_EQ(inf.nominal_gpus, 8);  // 16 processors, 2 per GPU
+  EXPECT_EQ(inf.max_busy, 9);      // 8 + 1 in [3h, 4h)
+  ASSERT_EQ(inf.users.size(), 2u);
+  EXPECT_EQ(inf.users[0].name, "u0");
+  EXPECT_EQ(inf.users[0].max_jobs, 2);
+  EXPECT_EQ(inf.users[0].max_gpus, 8);
+  EXPECT_EQ(inf.users[1].max_jobs, 1);
+  EXPECT_DOUBLE_EQ(inf.users[1].mean_wait_s, 7200.0);
+  ASSERT_EQ(inf.queues.size(), 1u);
+  EXPECT_EQ(inf.queues[0].max_jobs, 2);  // ends free their place before a start at the same time
+  ASSERT_EQ(inf.capacity.size(), 2u);
+  EXPECT_EQ(inf.capacity[0].max_busy, 9);
+  // Day 0: 4x2h + 2x2h + 8x1h + 1x22h = 42 GPU-hours over 24 h; day 1: 1 GPU for 2 h.
+  EXPECT_DOUBLE_EQ(inf.capacity[0].mean_busy, 42.0 / 24);
+  EXPECT_DOUBLE_EQ(inf.capacity[1].mean_busy, 2.0 / 24);
+}
+
+TEST(Infer, SchedulerNamedByTheHeader) {
+  EXPECT_EQ(traces::scheduler_from_header("Note: Scheduler is EASY backfilling\n"), "easy");
+  EXPECT_EQ(traces::scheduler_from_header("Note: the scheduler used conservative backfilling"), "conservative");
+  EXPECT_EQ(traces::scheduler_from_header("Note: LSF with backfill"), "backfill");
+  EXPECT_EQ(traces::scheduler_from_header("Note: jobs ran FCFS"), "fcfs");
+  EXPECT_EQ(traces::scheduler_from_header("Computer: Fujitsu RX200S5 Cluster\nMaxQueues: 2\n"), "");
+}
+
+TEST(InferRicc, BundledSampleShowsPerUserBurstsAndQueues) {
+  const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
+  const auto w = scenarios::build_workload(sc);
+  const auto inf = traces::infer_system(w, sim::kDay, 1, sc.workload.trace);
+  EXPECT_EQ(inf.recorded, 13607);
+  EXPECT_EQ(inf.nominal_gpus, 8192);
+  EXPECT_EQ(inf.max_busy, 8658);
+  ASSERT_GE(inf.users.size(), 4u);
+  EXPECT_EQ(inf.users[2].name, "user45");
+  EXPECT_EQ(inf.users[2].max_jobs, 522);
+  EXPECT_EQ(inf.users[3].name, "user19");
+  EXPECT_EQ(inf.users[3].max_gpus, 3648);
+  ASSERT_EQ(inf.queues.size(), 2u);
+  EXPECT_EQ(inf.queues[1].name, "queue2");
+  EXPECT_EQ(inf.queues[1].max_jobs, 3);
+  EXPECT_EQ(inf.scheduler, "");  // RICC's header names no scheduler
+  EXPECT_EQ(inf.header_notes.front(), "MaxQueues: 2");
+}
+
+// The NASA iPSC log has no wait times (its header says the submit times are start times): no job
+// has a recorded start, so there is nothing to compare or infer.
+TEST(InferNasa, LogWithoutWaitTimesHasNoRecordedStarts) {
+  const std::string path = std::string(HEADROOM_SHARED_DIR) + "/traces/swf-pwa/NASA-iPSC-1993-3.1-cln.swf.gz";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  const auto w = traces::import_trace(path);
+  const auto inf = traces::infer_system(w, sim::kDay, 1, path);
+  EXPECT_EQ(inf.jobs, 18239);
+  EXPECT_EQ(inf.recorded, 0);
+  EXPECT_TRUE(inf.users.empty());
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 
+#include "apps/calibrate_cmd.hpp"
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
 #include "apps/infer_cmd.hpp"
@@ -336,6 +337,19 @@ int main(int argc, char** argv) {
                       "also write each run's full result as DIR/<scenario>-<policy>.h5 (DIR is created)");
   compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
+  std::string cal_fit, cal_test, cal_output, cal_objective = "mean";
+  std::size_t cal_rows = 12;
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "fit the policy knobs the log supports to its recorded waits, check them on a held-out window");
+  calibrate->add_option("scenario", scenario_path, "scenario YAML file (its trace must record starts)")->required();
+  calibrate->add_option("--fit", cal_fit, "fit window FROM:TO of submit times, e.g. 0:7d")->required();
+  calibrate->add_option("--test", cal_test, "held-out test window FROM:TO, e.g. 7d:14d")->required();
+  calibrate->add_option("-o,--output", cal_output,
+                        "write the calibrated scenario here (default: NAME-calibrated.yaml)");
+  calibrate->add_option("--objective", cal_objective, "mean (default) or median absolute wait error, or pearson");
+  calibrate->add_option("--rows", cal_rows, "candidates shown (default 12)");
+  calibrate->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
   std::vector<std::string> report_inputs;
   std::string report_output;
   auto* report = app.add_subcommand("report", "write a self-contained HTML report (inline SVG plots) of results");
@@ -387,6 +401,13 @@ int main(int argc, char** argv) {
       g_defer.store(true);
       return headroom::app::cmd_compare(compare_scenarios, compare_policies, compare_csv, compare_json, compare_seed,
                                         compare_tenants, compare_targets, compare_keep, &g_stop);
+    }
+    if (*calibrate) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      g_defer.store(true);
+      return headroom::app::cmd_calibrate(scenario_path, cal_fit, cal_test, cal_output, cal_objective, cal_rows,
+                                          &g_stop);
     }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);

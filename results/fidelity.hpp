@@ -64,6 +64,10 @@ std::vector<double> recorded_gpus_in_use(const RunResult& r, const std::vector<T
 void print_fidelity(std::ostream& out, const Fidelity& f, std::size_t max_rows = 10);
 // The block as one JSON object (indent: spaces before each member line).
 void print_fidelity_json(std::ostream& out, const Fidelity& f, int indent = 2);
+// The report's section (`headroom report`): the block as tables, recorded vs simulated wait CDFs,
+// and recorded vs simulated GPUs in use over time; "" when no job has a recorded start.
+std::string fidelity_section(const RunResult& r);
+
 // `json_object` (a JSON object ending in "}", as print_summary_json writes it) with a "fidelity"
 // member added before its closing brace when the run has one; unchanged otherwise.
 void print_json_with_fidelity(std::ostream& out, const std::string& json_object, const Fidelity& f);

@@ -126,6 +126,7 @@ TEST(Fidelity, NoRecordedStartsMeansNoBlock) {
   std::ostringstream json;
   results::print_json_with_fidelity(json, "{\n  \"jobs\": 1\n}\n", f);
   EXPECT_EQ(json.str(), "{\n  \"jobs\": 1\n}\n");
+  EXPECT_EQ(results::fidelity_section(r), "");
 }
 
 // The issue's own measurement (#22): the bundled 14-day RICC sample under fifo.
@@ -144,6 +145,12 @@ TEST(FidelityRicc, FifoReplayOfTheBundledSampleGivesTheIssuesFigures) {
   ASSERT_EQ(f.queues.size(), 2u);
   EXPECT_EQ(f.queues[0].name, "queue1");
   EXPECT_EQ(f.queues[0].jobs, 13542);
+
+  // The report's section: the tables and the two charts.
+  const std::string section = results::fidelity_section(outcome.result);
+  EXPECT_NE(section.find("<td>13607</td>"), std::string::npos);
+  EXPECT_NE(section.find("Wait CDF: recorded vs simulated"), std::string::npos);
+  EXPECT_NE(section.find("GPUs in use: recorded vs simulated"), std::string::npos);
 
   // Written and read back: the same block, and the root attributes carry it.
   const auto path =

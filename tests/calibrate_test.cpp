@@ -132,3 +132,24 @@ TEST(CalibrateRicc, HeldOutWindowBeatsTheUncalibratedFifoAndIsDeterministic) {
   EXPECT_EQ(back.workload.trace, req.scenario.workload.trace);
   EXPECT_EQ(back.policy.params.size(), one.candidates[one.best].candidate.params.size());
 }
+
+// The NASA iPSC log records no waits: calibrate refuses it, naming the trace.
+TEST(CalibrateNasa, LogWithoutWaitTimesIsRefused) {
+  const std::string trace = std::string(HEADROOM_SHARED_DIR) + "/traces/swf-pwa/NASA-iPSC-1993-3.1-cln.swf.gz";
+  planner::CalibrateRequest req;
+  req.scenario = scenarios::parse_scenario(
+      "name: nasa\ncluster:\n  pools:\n    - {name: p, nodes: 128, gpus_per_node: 1, gpu_type: A100}\npolicy: fifo\n"
+      "workload:\n  trace: " +
+          trace + "\n",
+      std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml");
+  req.fit_to = 7 * sim::kDay;
+  req.test_from = 7 * sim::kDay;
+  req.test_to = 14 * sim::kDay;
+  try {
+    planner::calibrate(req);
+    FAIL() << "calibrated a log without recorded waits";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(e.where(), "workload.trace");
+    EXPECT_NE(std::string(e.what()).find("no job of the fit window has a recorded start"), std::string::npos);
+  }
+}

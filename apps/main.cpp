@@ -19,10 +19,13 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
+#include "apps/calibrate_cmd.hpp"
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
 #include "apps/output_check.hpp"
+#include "apps/infer_cmd.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/scorecard.hpp"
 #ifdef HEADROOM_MPI
@@ -34,6 +37,7 @@
 #include "apps/sweep_cmd.hpp"
 #include "apps/trace_cmds.hpp"
 #include "results/fairness.hpp"
+#include "results/fidelity.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -156,11 +160,13 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<headroom::results::Summary> summary;
   std::optional<headroom::results::Fairness> fairness;
+  std::optional<headroom::results::Fidelity> fidelity;
   try {
     // The summary and the fairness metrics are independent: one of them on another thread
     // (run_and_wait waits for both, and then rethrows what either threw).
     tbb::task_group metrics;
     metrics.run([&] { fairness = headroom::planner::fairness_of(outcome); });
+    metrics.run([&] { fidelity = headroom::results::compute_fidelity(outcome.result); });
     metrics.run_and_wait([&] { summary = headroom::results::summarize(outcome.result); });
   } catch (...) {
     writing.wait();
@@ -173,11 +179,17 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
     return kExitInterrupted;
   }
   if (json) {
-    headroom::results::print_summary_json_with_fairness(std::cout, *summary, *fairness);
+    std::ostringstream text;
+    headroom::results::print_summary_json_with_fairness(text, *summary, *fairness);
+    headroom::results::print_json_with_fidelity(std::cout, text.str(), *fidelity);
   } else {
     headroom::results::print_summary(std::cout, *summary);
     std::cout << "\n";
     headroom::results::print_fairness(std::cout, *fairness, 10);
+    if (fidelity->available()) {
+      std::cout << "\n";
+      headroom::results::print_fidelity(std::cout, *fidelity, 10);
+    }
     std::fprintf(stdout, "time: import %.2f s, simulate %.2f s, summary %.2f s", outcome.import_seconds,
                  outcome.simulate_seconds, summary_s);
     if (!output.empty()) std::fprintf(stdout, ", write %.2f s (%s)", write_s, output.c_str());
@@ -249,6 +261,15 @@ int main(int argc, char** argv) {
                           "sacct: the field list of a header-less export, as given to `sacct --format` "
                           "(\"xdmod\": Open XDMoD's documented list)");
   trace_stats->add_flag("--skip-bad-rows", skip_bad_rows, "count and report malformed rows instead of stopping");
+
+  std::string infer_input, infer_window = "1d";
+  auto* trace_infer = app.add_subcommand(
+      "trace-infer",
+      "what a trace says about the real system before a run: capacity in use over time, the most jobs and GPUs each "
+      "user and queue ran at once, queues, the scheduler its header names; and the policy knob each maps to");
+  trace_infer->add_option("input", infer_input, "scenario YAML (its workload) or trace file")->required();
+  trace_infer->add_option("--window", infer_window, "capacity window (default 1d)");
+  trace_infer->add_option("--format", trace_format, "trace format when INPUT is a trace (default: auto-detect)");
 
   std::string node_list, cluster_output;
   auto* import_cluster = app.add_subcommand(
@@ -326,6 +347,19 @@ int main(int argc, char** argv) {
       ->check(headroom::app::check_output_name);
   compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
+  std::string cal_fit, cal_test, cal_output, cal_objective = "mean";
+  std::size_t cal_rows = 12;
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "fit the policy knobs the log supports to its recorded waits, check them on a held-out window");
+  calibrate->add_option("scenario", scenario_path, "scenario YAML file (its trace must record starts)")->required();
+  calibrate->add_option("--fit", cal_fit, "fit window FROM:TO of submit times, e.g. 0:7d")->required();
+  calibrate->add_option("--test", cal_test, "held-out test window FROM:TO, e.g. 7d:14d")->required();
+  calibrate->add_option("-o,--output", cal_output,
+                        "write the calibrated scenario here (default: NAME-calibrated.yaml)");
+  calibrate->add_option("--objective", cal_objective, "mean (default) or median absolute wait error, or pearson");
+  calibrate->add_option("--rows", cal_rows, "candidates shown (default 12)");
+  calibrate->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
+
   std::vector<std::string> report_inputs;
   std::string report_output;
   auto* report = app.add_subcommand("report", "write a self-contained HTML report (inline SVG plots) of results");
@@ -380,9 +414,17 @@ int main(int argc, char** argv) {
       return headroom::app::cmd_compare(compare_scenarios, compare_policies, compare_csv, compare_json, compare_seed,
                                         compare_tenants, compare_targets, compare_keep, &g_stop);
     }
+    if (*calibrate) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      g_defer.store(true);
+      return headroom::app::cmd_calibrate(scenario_path, cal_fit, cal_test, cal_output, cal_objective, cal_rows,
+                                          &g_stop);
+    }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
     if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows, trace_fields);
+    if (*trace_infer) return headroom::app::cmd_trace_infer(infer_input, infer_window, trace_format);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);
     if (*fgd) return headroom::app::cmd_fgd(fgd_args);

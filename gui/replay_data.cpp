@@ -11,6 +11,8 @@
 
 #include "results/format.hpp"
 
+#include "gui/fidelity_curve.hpp"
+
 namespace headroom::gui {
 namespace {
 
@@ -426,6 +428,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   d->pending_jobs_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_jobs, samples, false));
   d->pending_gpus_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_gpus, samples, false));
   d->share_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, true));
+  d->recorded_vs_simulated = fidelity_curves(r, t_days);
   {
     std::vector<Curve> pools;
     const std::size_t width =

@@ -166,6 +166,7 @@ struct ReplayData {
   Pyramid totals;                  // GPUs in use, pending jobs, running jobs
   std::vector<Cdf> wait_cdfs;      // "all tenants", then one per top tenant
   Pyramid pending_by_reason;       // pending jobs by PendingCode; empty when the file has none
+  Pyramid recorded_vs_simulated;   // GPUs in use, recorded then simulated (gui/fidelity_curve.hpp)
 
   ClusterIndex cluster;             // who held which node when, for the Replay tab's map and queue
   std::vector<NodeOutage> outages;  // nodes out of service (failure drill, maintenance)

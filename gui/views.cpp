@@ -109,6 +109,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   pending_jobs_ = new CurveChart(tr("Pending jobs by tenant"), tr("jobs"));
   pending_gpus_ = new CurveChart(tr("Pending GPUs by tenant"), tr("GPUs requested"));
   pending_reason_ = new CurveChart(tr("Pending jobs by why they wait"), tr("jobs"));
+  fidelity_ = new CurveChart(tr("GPUs in use: recorded (trace) vs simulated"), tr("GPUs"));
   readout_ = new QLabel;
   readout_->setTextFormat(Qt::RichText);
   auto* grid = new QGridLayout;
@@ -119,6 +120,8 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   grid->addWidget(pending_gpus_, 1, 1);
   grid->addWidget(pending_reason_, 2, 0, 1, 2);
   pending_reason_->hide();
+  grid->addWidget(fidelity_, 3, 0, 1, 2);
+  fidelity_->hide();
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   top->addWidget(readout_, 1);
@@ -127,7 +130,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
                     "double-click: everything")));
   layout->addLayout(top);
   layout->addLayout(grid, 1);
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_}) {
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_}) {
     sync_->add(c);
     track(c);
   }
@@ -175,6 +178,14 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   pending_reason_->setVisible(!reasons.empty());
   pending_reason_->set_sources(std::move(reasons), CurveChart::Mode::Stacked);
   pending_reason_->chart()->legend()->setVisible(true);
+  std::vector<CurveChart::Source> fidelity;
+  if (const Pyramid& f = data_->recorded_vs_simulated; !f.empty()) {
+    fidelity.push_back({&f, 0, f.full().curves[0].name, QColor(0x606060), Qt::DashLine});
+    fidelity.push_back({&f, 1, f.full().curves[1].name, series_colour(0), Qt::SolidLine});
+  }
+  fidelity_->setVisible(!fidelity.empty());
+  fidelity_->set_sources(std::move(fidelity), CurveChart::Mode::Lines);
+  fidelity_->chart()->legend()->setVisible(true);
   sync_->reset();
   update_readout(sync_->cursor());
 }

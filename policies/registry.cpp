@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "policies/easy.hpp"
 #include "policies/gavel.hpp"
 #include "policies/kai.hpp"
 #include "policies/kubernetes.hpp"
@@ -32,11 +33,25 @@ void check_placement(const PolicyParams& params, std::vector<sim::InputError>& e
                         "unknown placement \"" + it->second.text + "\"; expected: consolidate");
 }
 
+std::vector<std::string> fifo_param_keys() {
+  std::vector<std::string> keys{"placement"};
+  for (const auto& k : easy_param_keys()) keys.push_back(k);
+  return keys;
+}
+
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
-      {{"fifo", "strict first-in first-out with consolidate placement (Helios FIFO)", {"placement"}},
-       check_placement,
-       [](const PolicyParams&, std::uint64_t) { return make_queue_policy(QueueKey::Submit); }},
+      {{"fifo",
+        "strict first-in first-out with consolidate placement (Helios FIFO); optional EASY backfilling and per-user "
+        "limits (backfill: easy, MaxJobsPerUser, MaxGPUsPerUser, users.<name>.MaxJobs / MaxGPUs)",
+        fifo_param_keys()},
+       [](const PolicyParams& params, std::vector<sim::InputError>& errors) {
+         check_placement(params, errors);
+         check_easy_params(params, errors);
+       },
+       [](const PolicyParams& params, std::uint64_t) {
+         return wants_easy(params) ? make_easy_policy(params) : make_queue_policy(QueueKey::Submit);
+       }},
       {{"sjf",
         "shortest recorded run time first, head-of-line blocking, consolidate placement (Helios SJF)",
         {"placement"}},

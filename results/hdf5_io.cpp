@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "models/job.hpp"
 #include "models/observer.hpp"
 #include "results/chunks.hpp"
+#include "results/fidelity.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
 
@@ -555,6 +557,27 @@ std::vector<std::string> pending_reason_names() {
   return out;
 }
 
+// The fidelity block (results/fidelity.hpp) as root attributes fidelity_*, and the whole block,
+// per tenant and queue, as JSON in fidelity_json; none when no job has a recorded start.
+void write_fidelity_attrs(Writer& w, hid_t file, const RunResult& r) {
+  const Fidelity f = compute_fidelity(r);
+  if (!f.available()) return;
+  const FidelityStats& a = f.all;
+  w.scalar_attr<std::int64_t>(file, "/", "fidelity_jobs", a.jobs);
+  w.scalar_attr<std::int64_t>(file, "/", "fidelity_never_started", a.never_started);
+  w.scalar_attr<double>(file, "/", "fidelity_mean_abs_error_s", a.mean_abs_error_s);
+  w.scalar_attr<double>(file, "/", "fidelity_median_abs_error_s", a.median_abs_error_s);
+  w.scalar_attr<double>(file, "/", "fidelity_mean_wait_sim_s", a.mean_wait_sim_s);
+  w.scalar_attr<double>(file, "/", "fidelity_mean_wait_recorded_s", a.mean_wait_recorded_s);
+  w.scalar_attr<double>(file, "/", "fidelity_pearson", a.pearson);
+  w.scalar_attr<double>(file, "/", "fidelity_spearman", a.spearman);
+  w.scalar_attr<double>(file, "/", "fidelity_within_10m", a.within_10m);
+  w.scalar_attr<double>(file, "/", "fidelity_within_1h", a.within_1h);
+  std::ostringstream json;
+  print_fidelity_json(json, f, 0);
+  w.string_attr(file, "/", "fidelity_json", json.str());
+}
+
 void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& arrays) {
   Writer w(file);
   w.string_attr(file, "/", "scenario_name", r.scenario_name);
@@ -577,6 +600,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.scalar_attr<std::int32_t>(file, "/", "format_version", kFormatVersion);
   w.string_attr(file, "/", "currency", r.currency);
   if (r.unix_start >= 0) w.scalar_attr<std::int64_t>(file, "/", "unix_start", r.unix_start);
+  write_fidelity_attrs(w, file, r);
 
   Handle jobs = w.group("/jobs");
   Handle events = w.group("/events");

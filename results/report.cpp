@@ -9,6 +9,7 @@
 
 #include "models/job.hpp"
 #include "results/format.hpp"
+#include "results/fidelity.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 
@@ -879,7 +880,8 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
     o << "</table>\n";
     o << runs_overlay(runs);
   }
-  for (const auto& in : inputs) o << (in.sweep ? sweep_section(in) : run_section(in)) << "\n";
+  for (const auto& in : inputs)
+    o << (in.sweep ? sweep_section(in) : run_section(in) + fidelity_section(in.run)) << "\n";
   o << "<p class=\"note\">Definitions: wait = start - submit over every job not rejected, a job that never started "
        "counted until the end of the run (so the waits are lower bounds, marked &gt;=, when any never started); JCT = "
        "end - submit over completed "

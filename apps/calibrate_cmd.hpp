@@ -1,0 +1,13 @@
+#pragma once
+
+#include <atomic>
+#include <string>
+
+namespace headroom::app {
+
+// `headroom calibrate SCENARIO --fit 0:7d --test 7d:14d [-o OUT.yaml] [--objective median]`.
+int cmd_calibrate(const std::string& scenario, const std::string& fit, const std::string& test,
+                  const std::string& output, const std::string& objective, std::size_t rows,
+                  const std::atomic<bool>* stop);
+
+}  // namespace headroom::app

@@ -1,0 +1,250 @@
+#include "planner/calibrate.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "planner/run.hpp"
+#include "scenarios/workload.hpp"
+#include "sim/errors.hpp"
+#include "sim/parallel.hpp"
+
+namespace headroom::planner {
+
+namespace {
+
+// Powers of two in [lo, hi], and hi.
+std::vector<std::int64_t> ladder(std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  if (hi <= 0) return out;
+  std::int64_t v = 1;
+  while (v < std::max<std::int64_t>(lo, 1)) v *= 2;
+  for (; v < hi; v *= 2) out.push_back(v);
+  out.push_back(hi);
+  return out;
+}
+
+std::int64_t scaled(std::int64_t v, int num, int den) { return std::max<std::int64_t>(1, (v * num + den - 1) / den); }
+
+std::int64_t median_of(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() + 1) / 2 - 1];
+}
+
+scenarios::Scenario with_candidate(const scenarios::Scenario& base, const Candidate& c) {
+  scenarios::Scenario s = base;
+  s.policy.name = "fifo";
+  s.policy.params.clear();
+  s.policy_overrides.clear();
+  int line = 1;
+  for (const auto& [k, v] : c.params) s.policy.params[k] = policies::ParamValue{v, base.file, line++, 1};
+  if (c.nodes > 0 && !s.cluster.pools.empty()) s.cluster.pools[0].nodes = c.nodes;
+  return s;
+}
+
+// The scenario replaying jobs submitted in [window start, to).
+scenarios::Scenario until(scenarios::Scenario s, sim::Tick to) {
+  s.workload.window_end = std::min(s.workload.window_end, to);
+  return s;
+}
+
+results::FidelityStats score(const scenarios::Scenario& s, sim::Tick from, sim::Tick to, const RunOptions& options) {
+  const RunOutcome out = run_scenario(until(s, to), options);
+  return results::compute_fidelity(out.result, from, to).all;
+}
+
+}  // namespace
+
+std::pair<sim::Tick, sim::Tick> parse_span(const std::string& text, const std::string& option) {
+  const auto colon = text.find(':');
+  const auto bad = [&] {
+    return sim::InputError("", 0, 0, option, "expected FROM:TO durations such as 0:7d, got \"" + text + "\"");
+  };
+  if (colon == std::string::npos) throw bad();
+  const auto from = sim::parse_duration(text.substr(0, colon));
+  const auto to = sim::parse_duration(text.substr(colon + 1));
+  if (!from || !to || *from < 0) throw bad();
+  if (*to <= *from)
+    throw sim::InputError("", 0, 0, option, "the window ends before it starts: \"" + text + "\" (expected FROM < TO)");
+  return {*from, *to};
+}
+
+double calibration_objective(const results::FidelityStats& s, CalibrateObjective objective) {
+  switch (objective) {
+    case CalibrateObjective::MeanError: return s.mean_abs_error_s;
+    case CalibrateObjective::Pearson: return -s.pearson;
+    case CalibrateObjective::MedianError: break;
+  }
+  return s.median_abs_error_s;
+}
+
+std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario) {
+  std::vector<std::string> backfills{"none", "easy"};
+  if (fit.scheduler == "easy") backfills = {"easy"};
+  if (fit.scheduler == "fcfs") backfills = {"none"};
+  std::vector<std::int64_t> gpus, jobs;
+  for (const auto& u : fit.users) {
+    gpus.push_back(u.max_gpus);
+    jobs.push_back(u.max_jobs);
+  }
+  const std::int64_t gpu_lo = gpus.empty() ? 0 : *std::min_element(gpus.begin(), gpus.end());
+  const std::int64_t gpu_hi = gpus.empty() ? 0 : *std::max_element(gpus.begin(), gpus.end());
+  const std::int64_t job_lo = jobs.empty() ? 0 : *std::min_element(jobs.begin(), jobs.end());
+  const std::int64_t job_hi = jobs.empty() ? 0 : *std::max_element(jobs.begin(), jobs.end());
+
+  using Params = std::vector<std::pair<std::string, std::string>>;
+  std::vector<std::pair<std::string, Params>> limits{{"no limits", {}}};
+  for (std::int64_t g : ladder(gpu_lo, gpu_hi))
+    limits.push_back({"MaxGPUsPerUser " + std::to_string(g), {{"MaxGPUsPerUser", std::to_string(g)}}});
+  for (std::int64_t j : ladder(job_lo, job_hi))
+    limits.push_back({"MaxJobsPerUser " + std::to_string(j), {{"MaxJobsPerUser", std::to_string(j)}}});
+  // Per user at a share of what each reached; users the fit window did not see get the median.
+  const std::pair<int, int> shares[] = {{1, 2}, {3, 4}, {1, 1}};
+  for (const char* what : {"GPUs", "Jobs", "both"}) {
+    for (const auto& [num, den] : shares) {
+      if (std::string(what) == "both" && num != den) continue;
+      Params p;
+      const bool g = std::string(what) != "Jobs", j = std::string(what) != "GPUs";
+      if (g) p.emplace_back("MaxGPUsPerUser", std::to_string(scaled(median_of(gpus), num, den)));
+      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(scaled(median_of(jobs), num, den)));
+      for (const auto& u : fit.users) {
+        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(scaled(u.max_gpus, num, den)));
+        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(scaled(u.max_jobs, num, den)));
+      }
+      const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
+      limits.push_back({"per-user " + std::string(what == std::string("both") ? "GPUs + jobs" : what) + " at " + share +
+                            " of observed",
+                        std::move(p)});
+    }
+  }
+  std::vector<std::int32_t> sizes{-1};
+  if (scenario.cluster.pools.size() == 1 && fit.max_busy > 0) {
+    const auto& pool = scenario.cluster.pools[0];
+    const std::int64_t per_node = std::max(1, pool.gpus_per_node);
+    const auto busy_nodes = static_cast<std::int32_t>((fit.max_busy + per_node - 1) / per_node);
+    if (busy_nodes < pool.nodes) sizes.push_back(busy_nodes);
+  }
+  std::vector<Candidate> out;
+  for (const std::int32_t nodes : sizes)
+    for (const auto& bf : backfills)
+      for (const auto& [label, params] : limits) {
+        Candidate c;
+        c.label = (bf == "easy" ? "EASY backfill, " : "no backfill, ") + label;
+        if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
+        c.nodes = nodes;
+        c.params.emplace_back("placement", "consolidate");
+        if (bf == "easy") c.params.emplace_back("backfill", "easy");
+        c.params.insert(c.params.end(), params.begin(), params.end());
+        out.push_back(std::move(c));
+      }
+  return out;
+}
+
+CalibrateResult calibrate(const CalibrateRequest& req) {
+  CalibrateResult r;
+  const scenarios::Scenario& base = req.scenario;
+  r.baseline_policy = base.policy.name;
+  {
+    models::Workload w = scenarios::build_workload(until(base, req.fit_to));
+    std::erase_if(w.jobs, [&](const models::Job& j) { return j.submit < req.fit_from; });
+    r.inference = traces::infer_system(w, sim::kDay, base.workload.units_per_gpu,
+                                       w.meta.format == "swf" ? base.workload.trace : std::string());
+  }
+  if (r.inference.recorded == 0)
+    throw sim::InputError(base.workload.trace, 0, 0, "workload.trace",
+                          "no job of the fit window has a recorded start: nothing to calibrate against "
+                          "(the log has no wait times)");
+  const std::vector<Candidate> cands = calibration_candidates(r.inference, base);
+  // Runs: every candidate on the fit window, then the baseline on both windows.
+  const std::size_t n = cands.size(), total = n + 3;
+  std::vector<results::FidelityStats> fit(n);
+  std::atomic<std::size_t> done{0};
+  RunOptions ro;
+  ro.stop = req.stop;
+  const auto tick = [&] {
+    const std::size_t d = ++done;
+    if (req.progress) req.progress(d, total);
+  };
+  sim::parallel_indices(n + 2, [&](std::size_t i) {
+    if (req.stop != nullptr && req.stop->load()) return;
+    if (i < n)
+      fit[i] = score(with_candidate(base, cands[i]), req.fit_from, req.fit_to, ro);
+    else if (i == n)
+      r.baseline_fit = score(base, req.fit_from, req.fit_to, ro);
+    else
+      r.baseline_test = score(base, req.test_from, req.test_to, ro);
+    tick();
+  });
+  if (req.stop != nullptr && req.stop->load()) {
+    r.cancelled = true;
+    return r;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    r.candidates.push_back({cands[i], fit[i], calibration_objective(fit[i], req.objective)});
+  // The smallest objective; ties by higher Pearson, then by index.
+  for (std::size_t i = 1; i < n; ++i) {
+    const auto& a = r.candidates[i];
+    const auto& b = r.candidates[r.best];
+    if (a.objective < b.objective || (a.objective == b.objective && a.fit.pearson > b.fit.pearson)) r.best = i;
+  }
+  r.calibrated = with_candidate(base, cands[r.best]);
+  r.calibrated_test = score(r.calibrated, req.test_from, req.test_to, ro);
+  tick();
+  return r;
+}
+
+std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
+                            const std::string& output) {
+  YAML::Node root = YAML::Load(original.text);
+  const Candidate& c = result.candidates[result.best].candidate;
+  YAML::Node policy(YAML::NodeType::Map);
+  policy["name"] = "fifo";
+  for (const auto& [key, value] : c.params) {
+    YAML::Node cur = policy;
+    std::string rest = key;
+    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+      YAML::Node next = cur[rest.substr(0, dot)];
+      cur.reset(next);
+      rest = rest.substr(dot + 1);
+    }
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec == std::errc() && end == value.data() + value.size())
+      cur[rest] = v;
+    else
+      cur[rest] = value;
+  }
+  root["policy"] = policy;
+  root.remove("policies");
+  if (c.nodes > 0 && root["cluster"] && root["cluster"]["pools"] && root["cluster"]["pools"].IsSequence())
+    root["cluster"]["pools"][0]["nodes"] = c.nodes;
+  namespace fs = std::filesystem;
+  const fs::path out_dir = fs::absolute(output).parent_path();
+  root["workload"]["trace"] = fs::absolute(original.workload.trace).lexically_relative(out_dir).generic_string();
+  if (root["name"]) root["name"] = root["name"].as<std::string>() + "-calibrated";
+  YAML::Emitter e;
+  e << root;
+  std::ostringstream text;
+  const auto& b = result.candidates[result.best];
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "# Fit window: median abs wait error %.0f s, Pearson %.2f. Held-out test window: median abs error "
+                "%.0f s, Pearson %.2f (baseline %s: %.0f s, %.2f).\n",
+                b.fit.median_abs_error_s, b.fit.pearson, result.calibrated_test.median_abs_error_s,
+                result.calibrated_test.pearson, result.baseline_policy.c_str(), result.baseline_test.median_abs_error_s,
+                result.baseline_test.pearson);
+  text << "# Calibrated by `headroom calibrate` (docs/fidelity.md) from " << original.file << ":\n"
+       << "# " << c.label << ".\n"
+       << line << e.c_str() << "\n";
+  return text.str();
+}
+
+}  // namespace headroom::planner

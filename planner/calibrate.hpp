@@ -1,0 +1,81 @@
+#pragma once
+
+// `headroom calibrate SCENARIO --fit 0:7d --test 7d:14d` (docs/fidelity.md): searches the policy
+// knobs that the trace itself supports (traces/infer.hpp) for the replay whose waits come closest
+// to the recorded ones on the fit window, then measures the chosen knobs and the scenario as given
+// (the baseline) on the held-out test window.
+//
+// The searched family is fifo with `backfill: none | easy` and per-user limits
+// (policies/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):
+// global limits from a ladder of powers of two between the smallest and the largest concurrency a
+// user reached on the fit window (and that largest), and per-user limits at 1/2, 3/4 and all of
+// what each user reached there. The cluster's size is a knob only when the fit window never used
+// it all (then also its most GPUs busy at once). Backfill is offered unless the log's header names
+// the scheduler: EASY fixes easy, FCFS fixes none. Nothing is inferred from the test window.
+//
+// Each fit run replays the jobs submitted before the fit window ends and scores those submitted in
+// it; each test run replays those submitted before the test window ends and scores those in it.
+// Candidates run in parallel (TBB), each owning its simulation, and are ranked in index order:
+// the result is the same at any thread count.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results/fidelity.hpp"
+#include "scenarios/scenario.hpp"
+#include "traces/infer.hpp"
+
+namespace headroom::planner {
+
+enum class CalibrateObjective { MedianError, MeanError, Pearson };
+
+struct CalibrateRequest {
+  scenarios::Scenario scenario;
+  sim::Tick fit_from = 0, fit_to = 0, test_from = 0, test_to = 0;
+  CalibrateObjective objective = CalibrateObjective::MeanError;
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(std::size_t done, std::size_t total)> progress;  // runs ended
+};
+
+struct Candidate {
+  std::string label;                                        // "easy, MaxGPUsPerUser 1024"
+  std::vector<std::pair<std::string, std::string>> params;  // fifo's policy keys, in order
+  std::int32_t nodes = -1;                                  // first pool's nodes; -1 unchanged
+};
+
+struct CandidateScore {
+  Candidate candidate;
+  results::FidelityStats fit;
+  double objective = 0;  // smaller is better
+};
+
+struct CalibrateResult {
+  traces::Inference inference;  // of the fit window
+  std::vector<CandidateScore> candidates;
+  std::size_t best = 0;
+  results::FidelityStats baseline_fit, baseline_test, calibrated_test;
+  std::string baseline_policy;
+  scenarios::Scenario calibrated;
+  bool cancelled = false;
+};
+
+// The knobs to search, from what the fit window's log says.
+std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario);
+// The objective of a candidate's fit statistics (smaller is better).
+double calibration_objective(const results::FidelityStats& s, CalibrateObjective objective);
+
+CalibrateResult calibrate(const CalibrateRequest& request);
+
+// The scenario file for the calibrated knobs: the original YAML with its `policy:` (and the first
+// pool's `nodes:` when calibrated) replaced and the trace path made relative to `output`.
+std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
+                            const std::string& output);
+
+// "0:7d" -> [0, 7d); throws sim::InputError naming `option`.
+std::pair<sim::Tick, sim::Tick> parse_span(const std::string& text, const std::string& option);
+
+}  // namespace headroom::planner

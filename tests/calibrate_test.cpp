@@ -1,0 +1,155 @@
+// headroom calibrate (planner/calibrate.hpp): the windows, the candidates the log supports, and
+// the calibration of the bundled RICC sample against its recorded waits.
+#include "planner/calibrate.hpp"
+
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include "planner/run.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/errors.hpp"
+
+using namespace headroom;
+
+namespace {
+
+traces::Inference two_users() {
+  traces::Inference inf;
+  inf.recorded = 10;
+  inf.max_busy = 20;
+  traces::Concurrency u0, u1;
+  u0.name = "u0";
+  u0.max_gpus = 4;
+  u0.max_jobs = 2;
+  u1.name = "u1";
+  u1.max_gpus = 16;
+  u1.max_jobs = 5;
+  inf.users = {u0, u1};
+  return inf;
+}
+
+scenarios::Scenario small_cluster(int nodes) {
+  scenarios::Scenario s;
+  s.cluster.pools.push_back({"p", nodes, 8, "A100", 0, 0});
+  return s;
+}
+
+std::string value_of(const planner::Candidate& c, const std::string& key) {
+  for (const auto& [k, v] : c.params)
+    if (k == key) return v;
+  return "";
+}
+
+}  // namespace
+
+TEST(CalibrateSpan, ParsesFromToAndNamesTheOptionOnErrors) {
+  EXPECT_EQ(planner::parse_span("0:7d", "--fit"), std::make_pair(sim::Tick{0}, 7 * sim::kDay));
+  EXPECT_EQ(planner::parse_span("36h:2d", "--test"), std::make_pair(36 * sim::kHour, 2 * sim::kDay));
+  try {
+    planner::parse_span("7d:1d", "--test");
+    FAIL() << "accepted a window ending before it starts";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(e.where(), "--test");
+    EXPECT_NE(std::string(e.what()).find("ends before it starts"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(planner::parse_span("7d", "--fit"), sim::InputError);
+  EXPECT_THROW(planner::parse_span("a:b", "--fit"), sim::InputError);
+}
+
+TEST(CalibrateCandidates, OnlyKnobsTheLogSupports) {
+  // Two users (4 and 16 GPUs, 2 and 5 jobs at most): GPU caps 4, 8, 16; job caps 2, 4, 5; per-user
+  // GPUs and jobs at 1/2, 3/4 and all, both at all: 14 limit sets, each with and without EASY.
+  // The cluster (4 nodes x 8) was never fully busy (20 GPUs at most, 3 nodes): its size is a knob.
+  const auto c = planner::calibration_candidates(two_users(), small_cluster(4));
+  ASSERT_EQ(c.size(), 56u);
+  EXPECT_EQ(c[0].label, "no backfill, no limits");
+  EXPECT_EQ(c[0].nodes, -1);
+  EXPECT_EQ(c[1].label, "no backfill, MaxGPUsPerUser 4");
+  EXPECT_EQ(c[3].label, "no backfill, MaxGPUsPerUser 16");
+  EXPECT_EQ(c[6].label, "no backfill, MaxJobsPerUser 5");
+  EXPECT_EQ(c[7].label, "no backfill, per-user GPUs at 1/2 of observed");
+  // Users the fit window did not see get the median user's value (nearest rank: 4 GPUs) halved.
+  EXPECT_EQ(value_of(c[7], "MaxGPUsPerUser"), "2");
+  EXPECT_EQ(value_of(c[7], "users.u0.MaxGPUs"), "2");
+  EXPECT_EQ(value_of(c[7], "users.u1.MaxGPUs"), "8");
+  EXPECT_EQ(c[13].label, "no backfill, per-user GPUs + jobs at all of observed");
+  EXPECT_EQ(value_of(c[13], "users.u1.MaxJobs"), "5");
+  EXPECT_EQ(c[14].label, "EASY backfill, no limits");
+  EXPECT_EQ(value_of(c[14], "backfill"), "easy");
+  EXPECT_EQ(c[28].label, "no backfill, no limits, 3 nodes");
+  EXPECT_EQ(c[28].nodes, 3);
+
+  // A fully used cluster keeps its size; a header naming EASY fixes the backfill.
+  auto inf = two_users();
+  inf.scheduler = "easy";
+  inf.max_busy = 32;
+  const auto easy = planner::calibration_candidates(inf, small_cluster(4));
+  ASSERT_EQ(easy.size(), 14u);
+  for (const auto& k : easy) EXPECT_EQ(value_of(k, "backfill"), "easy") << k.label;
+}
+
+TEST(CalibrateObjective, SmallerIsBetter) {
+  results::FidelityStats s;
+  s.median_abs_error_s = 10;
+  s.mean_abs_error_s = 20;
+  s.pearson = 0.4;
+  EXPECT_EQ(planner::calibration_objective(s, planner::CalibrateObjective::MedianError), 10);
+  EXPECT_EQ(planner::calibration_objective(s, planner::CalibrateObjective::MeanError), 20);
+  EXPECT_EQ(planner::calibration_objective(s, planner::CalibrateObjective::Pearson), -0.4);
+}
+
+TEST(CalibrateRicc, HeldOutWindowBeatsTheUncalibratedFifoAndIsDeterministic) {
+  // The bundled 14-day RICC sample: fit on days 0-3, test on days 3-5 (short, for the suite; the
+  // 7-day windows against slurm are in bench/RESULTS.md).
+  planner::CalibrateRequest req;
+  req.scenario = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
+  req.fit_to = 3 * sim::kDay;
+  req.test_from = 3 * sim::kDay;
+  req.test_to = 5 * sim::kDay;
+  planner::CalibrateResult one;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::calibrate(req);
+  }
+  const auto two = planner::calibrate(req);
+  ASSERT_FALSE(one.candidates.empty());
+  EXPECT_EQ(one.best, two.best);
+  EXPECT_EQ(one.calibrated_test.mean_abs_error_s, two.calibrated_test.mean_abs_error_s);
+  EXPECT_EQ(one.calibrated_test.pearson, two.calibrated_test.pearson);
+  // The chosen knobs are the fit window's best, and on the held-out window they beat the scenario
+  // as given by the objective (mean absolute error) and in correlation.
+  for (const auto& c : one.candidates) EXPECT_LE(one.candidates[one.best].objective, c.objective) << c.candidate.label;
+  EXPECT_LT(one.calibrated_test.mean_abs_error_s, one.baseline_test.mean_abs_error_s);
+  EXPECT_GT(one.calibrated_test.pearson, one.baseline_test.pearson);
+  EXPECT_EQ(one.baseline_policy, "fifo");
+
+  // The calibrated scenario file reads back as the calibrated knobs.
+  const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
+  const auto text = planner::calibrated_yaml(one, req.scenario, out);
+  const auto back = scenarios::parse_scenario(text, out);
+  EXPECT_EQ(back.policy.name, "fifo");
+  EXPECT_EQ(back.name, "ricc-14d-fifo-calibrated");
+  EXPECT_EQ(back.workload.trace, req.scenario.workload.trace);
+  EXPECT_EQ(back.policy.params.size(), one.candidates[one.best].candidate.params.size());
+}
+
+// The NASA iPSC log records no waits: calibrate refuses it, naming the trace.
+TEST(CalibrateNasa, LogWithoutWaitTimesIsRefused) {
+  const std::string trace = std::string(HEADROOM_SHARED_DIR) + "/traces/swf-pwa/NASA-iPSC-1993-3.1-cln.swf.gz";
+  planner::CalibrateRequest req;
+  req.scenario = scenarios::parse_scenario(
+      "name: nasa\ncluster:\n  pools:\n    - {name: p, nodes: 128, gpus_per_node: 1, gpu_type: A100}\npolicy: fifo\n"
+      "workload:\n  trace: " +
+          trace + "\n",
+      std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/inline.yaml");
+  req.fit_to = 7 * sim::kDay;
+  req.test_from = 7 * sim::kDay;
+  req.test_to = 14 * sim::kDay;
+  try {
+    planner::calibrate(req);
+    FAIL() << "calibrated a log without recorded waits";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(e.where(), "workload.trace");
+    EXPECT_NE(std::string(e.what()).find("no job of the fit window has a recorded start"), std::string::npos);
+  }
+}

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "models/job.hpp"
+#include "results/format.hpp"
 #include "results/summary.hpp"
 
 namespace headroom::results {
@@ -69,12 +70,6 @@ std::vector<FidelityStats> by_group(const std::map<std::uint32_t, Pairs>& groups
     return a.jobs != b.jobs ? a.jobs > b.jobs : a.name < b.name;
   });
   return out;
-}
-
-std::string percent(double share) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f %%", 100 * share);
-  return b;
 }
 
 std::string fixed2(double v) {
@@ -195,7 +190,7 @@ void print_fidelity(std::ostream& out, const Fidelity& f, std::size_t max_rows) 
   out << "  abs error  median " << short_duration(a.median_abs_error_s) << ", mean "
       << short_duration(a.mean_abs_error_s) << "\n";
   out << "  correlation  Pearson " << fixed2(a.pearson) << ", Spearman " << fixed2(a.spearman) << "\n";
-  out << "  within 10 min " << percent(a.within_10m) << ", within 1 h " << percent(a.within_1h) << "\n";
+  out << "  within 10 min " << percent(a.within_10m, 0) << ", within 1 h " << percent(a.within_1h, 0) << "\n";
   const auto table = [&](const char* what, const std::vector<FidelityStats>& rows) {
     if (rows.size() < 2) return;
     char line[200];
@@ -207,7 +202,7 @@ void print_fidelity(std::ostream& out, const Fidelity& f, std::size_t max_rows) 
       std::snprintf(line, sizeof line, "  %-16.16s %7lld %10s %10s %10s %8.2f %8.2f %7s\n", s.name.c_str(),
                     static_cast<long long>(s.jobs), short_duration(s.mean_wait_sim_s).c_str(),
                     short_duration(s.mean_wait_recorded_s).c_str(), short_duration(s.median_abs_error_s).c_str(),
-                    s.pearson, s.spearman, percent(s.within_1h).c_str());
+                    s.pearson, s.spearman, percent(s.within_1h, 0).c_str());
       out << line;
     }
     if (rows.size() > max_rows) out << "  ... and " << rows.size() - max_rows << " more\n";

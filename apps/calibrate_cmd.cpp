@@ -8,6 +8,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/calibrate.hpp"
 #include "results/summary.hpp"
@@ -51,9 +52,10 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     std::filesystem::path p(scenario);
     out = (p.parent_path() / (p.stem().string() + "-calibrated.yaml")).string();
   }
-  const auto dir = std::filesystem::absolute(out).parent_path();
-  if (!std::filesystem::is_directory(dir)) throw sim::InputError(out, 0, 0, "-o", "output directory does not exist");
   req.scenario = scenarios::load_scenario(scenario);
+  // As every command: the calibrated scenario never overwrites the scenario or the trace, and its
+  // folder is tried for writing before the search (apps/output_check.hpp).
+  check_outputs({{"-o", out}}, {{"scenario", scenario}, {"trace", req.scenario.workload.trace}});
   req.stop = stop;
   std::atomic<std::size_t> done{0}, total{0};
   const auto begun = std::chrono::steady_clock::now();

@@ -559,6 +559,10 @@ bad sweep-output-not-writable "/proc/s.h5: -o: output directory /proc is not wri
   -- sweep "$tmp/sweep.yaml" -o /proc/s.h5
 bad compare-output-is-scenario "good.yaml: -o: output path is the scenario" \
   -- compare "$tmp/good.yaml" --policies fifo,sjf -o "$tmp/good.yaml"
+bad calibrate-output-is-scenario "good.yaml: -o: output path is the scenario" \
+  -- calibrate "$tmp/good.yaml" --fit 0:1d --test 1d:2d -o "$tmp/good.yaml"
+bad calibrate-output-is-trace "good.swf: -o: output path is the trace" \
+  -- calibrate "$tmp/good.yaml" --fit 0:1d --test 1d:2d -o "$tmp/good.swf"
 bad compare-output-is-second-trace "good.swf: -o: output path is the trace" \
   -- compare "$tmp/good.yaml" "$tmp/kept.yaml" --policies fifo -o "$tmp/good.swf"
 bad compare-keep-runs-not-writable "/proc/kept: --keep-runs: folder /proc is not writable" \

@@ -177,6 +177,7 @@ struct Unit {
   std::int32_t priority = 50;
   Tick created = 0;
   std::vector<models::JobIndex> members;  // submitted members, index order
+  int members_without_gpus = 0;           // of those, asking for no GPU
   int min_member = 1;
   int running = 0;  // running and not terminating
   int succeeded = 0;
@@ -336,6 +337,7 @@ class KaiPolicy final : public Policy {
       unit.min_member = job.group == models::kNone ? 1 : (job.gang_min > 0 ? job.gang_min : group_size_[job.group]);
     }
     unit.members.push_back(j);
+    if (job.gpus <= 0) ++unit.members_without_gpus;
     std::sort(unit.members.begin(), unit.members.end());
     if (!nodes_[unit.queue].children.empty() || memory_pod_rejection(job).has_value() ||
         never_fits(view.cluster(), job, view.workload()).has_value()) {
@@ -1379,10 +1381,13 @@ class KaiPolicy final : public Policy {
 
   bool reclaim(Session& s, std::uint32_t id, int& searches) {
     Unit& u = units_[id];
+    const QNode& leaf = nodes_[u.queue];
+    // A queue at or above its fair share of GPUs cannot reclaim for a group whose every pod asks
+    // for a GPU (the eligibility check below fails for its next pods, whichever they are).
+    if (!cfg_.gpu_sharing && active(0) && u.members_without_gpus == 0 && leaf.alloc[0] >= leaf.fair[0]) return false;
     // Most failed groups are turned away by the checks below: their pod list is built after them.
     Amounts req{};
     if (!next_demand(s, u, req)) return false;
-    const QNode& leaf = nodes_[u.queue];
     // Reclaimer eligibility: allocated + req <= fairShare.
     for (int r = 0; r < kResources; ++r)
       if (active(r) && req[r] > 0 && leaf.alloc[r] + req[r] > leaf.fair[r]) return false;

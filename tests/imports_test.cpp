@@ -17,6 +17,7 @@
 #include "policies/slurm_conf.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "temp_dir.hpp"
 #include "traces/import.hpp"
 
 using namespace headroom;
@@ -30,29 +31,7 @@ namespace fs = std::filesystem;
 
 const std::string kData = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/";
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / ("headroom-imports-" + std::string(info->name()) + "-" + std::to_string(++counter));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << content;
-    return path;
-  }
-
- private:
-  fs::path dir_;
-};
+using headroom::testing::TempDir;
 
 std::string error_of(const std::string& path, const ImportOptions& options = {}) {
   try {

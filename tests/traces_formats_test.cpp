@@ -15,6 +15,7 @@
 
 #include "models/workload.hpp"
 #include "sim/errors.hpp"
+#include "temp_dir.hpp"
 #include "traces/import.hpp"
 #include "traces/stats.hpp"
 
@@ -32,30 +33,7 @@ const std::string kData = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/traces
 const std::string kShared = std::string(HEADROOM_SHARED_DIR);
 const std::string kOpenb = kShared + "/traces/alibaba-gpu-v2023-openb/";
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / ("headroom-formats-" + std::string(info->name()) + "-" + std::to_string(++counter));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << content;
-    return path;
-  }
-  const fs::path& dir() const { return dir_; }
-
- private:
-  fs::path dir_;
-};
+using headroom::testing::TempDir;
 
 ImportOptions with(Format f, bool keep_cpu_only = false) {
   ImportOptions o;

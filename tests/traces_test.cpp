@@ -11,6 +11,7 @@
 
 #include "models/workload.hpp"
 #include "sim/errors.hpp"
+#include "temp_dir.hpp"
 #include "traces/import.hpp"
 
 using namespace headroom;
@@ -30,30 +31,7 @@ const std::string kShared = std::string(HEADROOM_SHARED_DIR) + "/traces/swf-pwa/
 // One job line of an SWF file; fields not given are -1.
 const char* const kSwfJob = "1 0 0 10 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n";
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        fs::temp_directory_path() / ("headroom-traces-" + std::string(info->name()) + "-" + std::to_string(++counter));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << content;
-    return path;
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  fs::path dir_;
-};
+using headroom::testing::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -122,6 +122,8 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   pending_reason_->hide();
   grid->addWidget(fidelity_, 3, 0, 1, 2);
   fidelity_->hide();
+  // The full-width charts below keep room for their time axis' labels.
+  for (CurveChart* c : {pending_reason_, fidelity_}) c->setMinimumHeight(170);
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   top->addWidget(readout_, 1);
@@ -141,7 +143,8 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
 void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   if (!data_) return;
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_}) time_base(c, *data_);
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_})
+    time_base(c, *data_);
   by_tenant_->set_sources(tenant_sources(data_->used_by_tenant), CurveChart::Mode::Stacked);
   pending_jobs_->set_sources(tenant_sources(data_->pending_jobs_by_tenant), CurveChart::Mode::Stacked);
   pending_gpus_->set_sources(tenant_sources(data_->pending_gpus_by_tenant), CurveChart::Mode::Stacked);

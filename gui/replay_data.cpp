@@ -9,9 +9,8 @@
 #include <numeric>
 #include <tuple>
 
-#include "results/format.hpp"
-
 #include "gui/fidelity_curve.hpp"
+#include "results/format.hpp"
 
 namespace headroom::gui {
 namespace {
@@ -106,9 +105,16 @@ const Bucketed& Pyramid::level_for(double x0, double x1, std::size_t max_points)
   return levels.back();
 }
 
-Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std::size_t min_points) {
+Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std::size_t min_points, Stacking stacking) {
   Pyramid p;
   const std::size_t n = t_days.size();
+  // Stacked: each sample's total over the curves, to pick a bucket's lowest and highest sample.
+  std::vector<double> total;
+  if (stacking == Stacking::Stacked) {
+    total.assign(n, 0.0);
+    for (const Curve& c : curves)
+      for (std::size_t i = 0; i < n && i < c.y.size(); ++i) total[i] += c.y[i];
+  }
   for (std::size_t size = 1;; size *= 2) {
     Bucketed level;
     level.samples_per_bucket = size;
@@ -127,10 +133,11 @@ Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std:
         const std::size_t begin = b * size, end = std::min(n, begin + size);
         double sum = 0;
         std::size_t lo = begin, hi = begin;
+        const std::vector<double>& by = total.empty() ? c.y : total;
         for (std::size_t i = begin; i < end; ++i) {
           sum += c.y[i];
-          if (c.y[i] < c.y[lo]) lo = i;
-          if (c.y[i] > c.y[hi]) hi = i;
+          if (by[i] < by[lo]) lo = i;
+          if (by[i] > by[hi]) hi = i;
         }
         out.y.push_back(sum / static_cast<double>(end - begin));
         if (size > 1) {
@@ -424,10 +431,14 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   std::vector<double> t_days;
   t_days.reserve(samples);
   for (Tick t : ts.time) t_days.push_back(d->x_days(t));
-  d->used_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, false));
-  d->pending_jobs_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_jobs, samples, false));
-  d->pending_gpus_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_gpus, samples, false));
-  d->share_by_tenant = make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, true));
+  d->used_by_tenant =
+      make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, false), 64, Stacking::Stacked);
+  d->pending_jobs_by_tenant =
+      make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_jobs, samples, false), 64, Stacking::Stacked);
+  d->pending_gpus_by_tenant =
+      make_pyramid(t_days, tenant_curves(*d, ts.tenant_pending_gpus, samples, false), 64, Stacking::Stacked);
+  d->share_by_tenant =
+      make_pyramid(t_days, tenant_curves(*d, ts.tenant_used_gpus, samples, true), 64, Stacking::Stacked);
   d->recorded_vs_simulated = fidelity_curves(r, t_days);
   {
     std::vector<Curve> pools;
@@ -454,7 +465,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
       for (std::size_t s = 0; s < samples; ++s) curve.y.push_back(ts.pending_by_reason[s * kPendingCodes + c]);
       reasons.push_back(std::move(curve));
     }
-    d->pending_by_reason = make_pyramid(t_days, std::move(reasons));
+    d->pending_by_reason = make_pyramid(t_days, std::move(reasons), 64, Stacking::Stacked);
   }
   {
     Curve used{QStringLiteral("GPUs in use"), std::vector<double>(samples, 0.0)};

@@ -68,7 +68,12 @@ struct Pyramid {
 };
 
 // Builds the pyramid from curves sampled at t_days (level 0), halving until <= min_points remain.
-Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std::size_t min_points = 64);
+// For curves drawn stacked, a bucket's lowest and highest are the curves' values at the sample
+// where their sum is lowest and highest: the stack's outline then traces real totals (a per-curve
+// highest would stack peaks of different moments above anything that happened).
+enum class Stacking : std::uint8_t { Separate, Stacked };
+Pyramid make_pyramid(std::vector<double> t_days, std::vector<Curve> curves, std::size_t min_points = 64,
+                     Stacking stacking = Stacking::Separate);
 
 // Empirical CDF of waits: y[i] is the fraction of waits <= x_hours[i].
 struct Cdf {

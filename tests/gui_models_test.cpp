@@ -217,6 +217,23 @@ TEST(Prepare, TopEightTenantsPlusOther) {
   EXPECT_EQ(d->wait_cdfs.size(), 9u);  // all tenants + top 8
 }
 
+TEST(Pyramid, StackedBucketsTraceRealTotals) {
+  // Two tenants that take turns: 6 GPUs, then 0 and 4, then 4 and 0 (the total is never above 6).
+  // Per curve, a two-sample bucket's highest is 6 and 4: stacked, 10, a moment that never was.
+  // Stacked, the bucket's lowest and highest are the tenants' values where the total is.
+  const std::vector<double> t{0, 1, 2, 3};
+  const std::vector<Curve> curves{Curve{"a", {6, 0, 4, 1}}, Curve{"b", {0, 4, 0, 5}}};
+  const Pyramid separate = make_pyramid(t, curves, 1);
+  EXPECT_DOUBLE_EQ(separate.levels[1].curves[0].high(0) + separate.levels[1].curves[1].high(0), 10);
+  const Pyramid stacked = make_pyramid(t, curves, 1, Stacking::Stacked);
+  const Bucketed& l = stacked.levels[1];
+  EXPECT_DOUBLE_EQ(l.curves[0].high(0) + l.curves[1].high(0), 6);  // sample 0: 6 + 0
+  EXPECT_DOUBLE_EQ(l.curves[0].low(0) + l.curves[1].low(0), 4);    // sample 1: 0 + 4
+  EXPECT_DOUBLE_EQ(l.curves[0].high(1) + l.curves[1].high(1), 6);  // sample 3: 1 + 5
+  EXPECT_DOUBLE_EQ(l.curves[0].low(1) + l.curves[1].low(1), 4);    // sample 2: 4 + 0
+  EXPECT_EQ(l.curves[0].y, (std::vector<double>{3, 2.5}));         // the means stay per curve
+}
+
 TEST(Pyramid, BucketsAreMeansAndPreserveSums) {
   std::vector<double> t{0, 1, 2, 3, 4};
   const Pyramid p = make_pyramid(t, {Curve{"c", {4, 1, 1, 0, 7}}}, 1);

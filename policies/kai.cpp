@@ -697,29 +697,35 @@ class KaiPolicy final : public Policy {
 
   // ----- job order -----------------------------------------------------------------------------
   // The pods the group's next attempt places: up to minMember, then one at a time.
-  std::vector<JobIndex> next_pods(const ClusterView& view, const Unit& u) const {
-    const int want = u.running < u.min_member ? u.min_member - u.running : 1;
-    std::vector<JobIndex> pods;
+  static int wanted(const Unit& u) { return u.running < u.min_member ? u.min_member - u.running : 1; }
+  bool placeable(const ClusterView& view, JobIndex j) const {
+    return view.state(j) == JobState::Pending && !terminating_[j] && !view.retrying(j);
+  }
+  // Calls `take` with each of the next attempt's pods in member order; false when fewer than
+  // wanted are there (`take` has then seen only those).
+  template <typename Take>
+  bool each_next_pod(const ClusterView& view, const Unit& u, Take take) const {
+    const int want = wanted(u);
+    int have = 0;
     for (JobIndex j : u.members) {
-      if (static_cast<int>(pods.size()) == want) break;
-      if (view.state(j) == JobState::Pending && !terminating_[j] && !view.retrying(j)) pods.push_back(j);
+      if (have == want) break;
+      if (placeable(view, j)) {
+        take(j);
+        ++have;
+      }
     }
-    if (static_cast<int>(pods.size()) < want) pods.clear();
+    return have == want;
+  }
+
+  std::vector<JobIndex> next_pods(const ClusterView& view, const Unit& u) const {
+    std::vector<JobIndex> pods;
+    if (!each_next_pod(view, u, [&](JobIndex j) { pods.push_back(j); })) pods.clear();
     return pods;
   }
 
   // pods_demand(next_pods(view, u)) without building the list; false when next_pods is empty.
   bool next_demand(const ClusterView& view, const Unit& u, Amounts& req) const {
-    const int want = u.running < u.min_member ? u.min_member - u.running : 1;
-    int have = 0;
-    for (JobIndex j : u.members) {
-      if (have == want) break;
-      if (view.state(j) == JobState::Pending && !terminating_[j] && !view.retrying(j)) {
-        add(req, demand(workload_->jobs[j]));
-        ++have;
-      }
-    }
-    return have == want;
+    return each_next_pod(view, u, [&](JobIndex j) { add(req, demand(workload_->jobs[j])); });
   }
 
   Amounts pods_demand(const std::vector<JobIndex>& pods) const {
@@ -794,7 +800,7 @@ class KaiPolicy final : public Policy {
           const Unit& u = units_[std::get<3>(*leaf.cursor)];
           if (u.members.size() == 1) {  // the common case, without building a pod list
             const JobIndex j = u.members[0];
-            if (view_->state(j) == JobState::Pending && !terminating_[j] && !view_->retrying(j)) {
+            if (placeable(*view_, j)) {
               cand = Candidate{c, c, demand(workload_->jobs[j])};
               break;
             }
@@ -1530,15 +1536,10 @@ class KaiPolicy final : public Policy {
 
   bool consolidate(Session& s, std::uint32_t id, int& attempts) {
     Unit& u = units_[id];
-    // next_pods gives one pod only when one is wanted: the first pending member.
-    if (u.running < u.min_member && u.min_member - u.running != 1) return false;
+    // next_pods gives one pod only when one is wanted.
+    if (wanted(u) != 1) return false;
     JobIndex first = models::kNoJob;
-    for (JobIndex j : u.members)
-      if (s.state(j) == JobState::Pending && !terminating_[j] && !s.retrying(j)) {
-        first = j;
-        break;
-      }
-    if (first == models::kNoJob) return false;
+    if (!each_next_pod(s, u, [&](JobIndex j) { first = j; })) return false;
     const std::array<JobIndex, 1> pods{first};
     const Job& job = workload_->jobs[pods[0]];
     if (job.gpus <= 0 || is_share(job) || multi_node(job) || cfg_.max_consolidation_preemptees <= 0) return false;

@@ -809,8 +809,9 @@ struct QueueEntry {
 };
 
 // What makes the failed cycles of several pods interchangeable: the same priority, the same
-// reason (kind: 3 a single pod, 8 the first pod of a pod set, 7 the next pod of a pod set with
-// pods bound) and the same GPU request over the same eligible pools (a bit per pool).
+// reason (kind: 3 a single pod, 8 the first pod of a pod set with none bound) and the same GPU
+// request over the same eligible pools (a bit per pool). (A pod set with pods bound is left out:
+// batching it changed decisions in the failure drill, where node failures take bound pods.)
 struct BatchKey {
   std::int32_t priority = 0;
   std::int32_t kind = 0;
@@ -940,9 +941,6 @@ class KubernetesPolicy final : public Policy {
       for (const models::Slice& sl : p.pods) add_usage(sl, -1);
       p.pods.clear();
       p.said[0] = -1;
-      // Its next pod is now its first: it leaves its batch (keyed by the next pod's GPUs) with the
-      // batch's queue state, as a pod of its own.
-      if (p.where == Where::Batched) unbatch(j);
       move_all_to_active_or_backoff(view.now());
       return;
     }
@@ -1347,34 +1345,24 @@ class KubernetesPolicy final : public Policy {
 
   // ---- Failed batches (FailedBatch) ----
 
-  // A member leaves its batch and takes the batch's place in the queues as a pod of its own. (An
-  // unschedulable one is appended out of time order; the caller moves every unschedulable pod
-  // right after.)
-  void unbatch(JobIndex j) {
+  // A member leaves batch B with the batch's queue state (timestamp, unschedulable since, backoff
+  // end); the caller gives it its place.
+  void take_out(JobIndex j, FailedBatch& B) {
     Pod& p = pods_[j];
-    const std::uint32_t b = p.batch;
-    FailedBatch& B = batches_[b];
-    const Where where = B.where;
-    const Tick since = B.since, until = B.until;
-    if (--B.live == 0) free_batch(b);
+    --B.live;
+    p.where = Where::None;
     p.batch = UINT32_MAX;
-    p.timestamp = since;
-    p.unschedulable_since = since;
-    p.backoff_until = until;
-    switch (where) {
-      case Where::Active: push_active(j); break;
-      case Where::Backoff:
-        p.where = Where::Backoff;
-        backoff_.push({until, 0, j, j, ++p.qseq});
-        break;
-      default: {
-        p.where = Where::Unschedulable;
-        const QueueEntry e{since, 0, j, j, ++p.qseq};
-        unschedulable_.push(e);
-        unschedulable_fitting_.push(e);
-        break;
-      }
-    }
+    p.timestamp = B.since;
+    p.unschedulable_since = B.since;
+    p.backoff_until = B.until;
+  }
+
+  void push_unschedulable(JobIndex j, Tick since) {
+    Pod& p = pods_[j];
+    p.where = Where::Unschedulable;
+    const QueueEntry e{since, 0, j, j, ++p.qseq};
+    unschedulable_.push(e);
+    if (p.fits_somewhere == 1) unschedulable_fitting_.push(e);
   }
 
   bool member(std::uint32_t b, JobIndex j) const { return pods_[j].where == Where::Batched && pods_[j].batch == b; }
@@ -1472,16 +1460,12 @@ class KubernetesPolicy final : public Policy {
         if (batches_[f].live < B.live) std::swap(from, to);
         FailedBatch& F = batches_[from];
         FailedBatch& T = batches_[to];
-        for (const JobIndex j : F.members)
-          if (member(from, j)) {
-            pods_[j].batch = to;
-            T.joined.push_back(j);
-          }
-        for (const JobIndex j : F.joined)
-          if (member(from, j)) {
-            pods_[j].batch = to;
-            T.joined.push_back(j);
-          }
+        for (const std::vector<JobIndex>* list : {&F.members, &F.joined})
+          for (const JobIndex j : *list)
+            if (member(from, j)) {
+              pods_[j].batch = to;
+              T.joined.push_back(j);
+            }
         T.live += F.live;
         F.live = 0;
         free_batch(from);
@@ -1493,13 +1477,8 @@ class KubernetesPolicy final : public Policy {
     }
     // The first member has its own cycle; the rest keep their place.
     const JobIndex j = B.members[B.head++];
-    --B.live;
+    take_out(j, B);
     Pod& p = pods_[j];
-    p.where = Where::None;
-    p.batch = UINT32_MAX;
-    p.timestamp = B.since;
-    p.unschedulable_since = B.since;
-    p.backoff_until = B.until;
     if (B.live > 0) {
       push_active(b | kBatchBit);
     } else {
@@ -1513,11 +1492,8 @@ class KubernetesPolicy final : public Policy {
   // gpus_free_somewhere for a plain request of `gpus` over the pools in `pools`.
   bool gpus_free_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const {
     const models::ClusterState& c = view.cluster();
-    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
-      if ((pools >> p & 1) == 0) continue;
-      for (std::int32_t f = c.node_units(p); f >= gpus; --f)
-        if (!c.nodes_with_free(p, f).empty()) return true;
-    }
+    for (models::PoolId p = 0; p < c.pool_count(); ++p)
+      if ((pools >> p & 1) != 0 && pool_has_free(c, p, gpus)) return true;
     return false;
   }
 
@@ -1546,10 +1522,7 @@ class KubernetesPolicy final : public Policy {
       ++batches_[b].live;
       return;
     }
-    p.where = Where::Unschedulable;
-    const QueueEntry e{now, 0, j, j, ++p.qseq};
-    unschedulable_.push(e);
-    if (p.fits_somewhere == 1) unschedulable_fitting_.push(e);
+    push_unschedulable(j, now);
   }
 
   // Resources of higher-or-equal priority pods (other than `self`) nominated to `node`.
@@ -1595,11 +1568,15 @@ class KubernetesPolicy final : public Policy {
   bool gpus_free_somewhere(const ClusterView& view, const Job& job) const {
     if (job.gpus <= 0 || resource(job) >= 0) return true;  // only plain nvidia.com/gpu requests
     const models::ClusterState& c = view.cluster();
-    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
-      if (!eligible(view, p, job)) continue;
-      for (std::int32_t f = c.node_units(p); f >= job.gpus; --f)
-        if (!c.nodes_with_free(p, f).empty()) return true;
-    }
+    for (models::PoolId p = 0; p < c.pool_count(); ++p)
+      if (eligible(view, p, job) && pool_has_free(c, p, job.gpus)) return true;
+    return false;
+  }
+
+  // Whether some up node of pool p has at least `gpus` GPUs free.
+  static bool pool_has_free(const models::ClusterState& c, models::PoolId p, std::int32_t gpus) {
+    for (std::int32_t f = c.node_units(p); f >= gpus; --f)
+      if (!c.nodes_with_free(p, f).empty()) return true;
     return false;
   }
 
@@ -1894,7 +1871,7 @@ class KubernetesPolicy final : public Policy {
       return;
     }
     const bool nominated = preempt(s, j, pod);
-    fail(j, s.now(), nominated ? std::nullopt : batch_key(s, j, pod, p.pods.empty() ? 8 : 7));
+    fail(j, s.now(), nominated || !p.pods.empty() ? std::nullopt : batch_key(s, j, pod, 8));
     // The job's pod sizes are fixed, so how many pods are bound says what they hold and what the
     // next one asks for.
     const auto k = static_cast<std::int64_t>(p.pods.size());

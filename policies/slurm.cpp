@@ -59,12 +59,13 @@ std::vector<double> subtree_usage(const AssocTree& t, const std::vector<double>&
   return u;
 }
 
-double sibling_shares(const AssocTree& t, int i) {
-  const int p = t.parent[static_cast<std::size_t>(i)];
-  if (p < 0) return 0;
-  double s = 0;
-  for (int c : t.children[static_cast<std::size_t>(p)]) s += t.shares[static_cast<std::size_t>(c)];
-  return s;
+// Per association: the sum of `v` over its children, in the children's order (so every sibling
+// sees the same sum as a per-sibling loop would give, once per parent instead of once per child).
+std::vector<double> child_sums(const AssocTree& t, const std::vector<double>& v) {
+  std::vector<double> sum(t.name.size(), 0.0);
+  for (std::size_t p = 0; p < sum.size(); ++p)
+    for (int c : t.children[p]) sum[p] += v[static_cast<std::size_t>(c)];
+  return sum;
 }
 
 }  // namespace
@@ -77,12 +78,13 @@ std::vector<double> classic_fairshare(const AssocTree& t, const std::vector<doub
   std::vector<int> order{0};
   for (std::size_t k = 0; k < order.size(); ++k)
     for (int c : t.children[static_cast<std::size_t>(order[k])]) order.push_back(c);
+  const auto shares_under = child_sums(t, t.shares);
   for (int i : order) {
     const auto si = static_cast<std::size_t>(i);
     const int p = t.parent[si];
     if (p < 0) continue;
     const auto sp = static_cast<std::size_t>(p);
-    const double sib = sibling_shares(t, i);
+    const double sib = shares_under[sp];
     const double norm = sib > 0 ? t.shares[si] / sib : 0.0;
     s[si] = s[sp] * norm;
     const double ua = total > 0 ? u[si] / total : 0.0;
@@ -97,11 +99,11 @@ std::vector<double> fair_tree_fairshare(const AssocTree& t, const std::vector<do
   const std::size_t n = t.name.size();
   const auto u = subtree_usage(t, usage);
   std::vector<double> lf(n, 0.0), f(n, 0.0);
+  const auto shares_under = child_sums(t, t.shares), usage_under = child_sums(t, u);
   for (std::size_t i = 1; i < n; ++i) {
-    const int p = t.parent[i];
-    const double sib = sibling_shares(t, static_cast<int>(i));
-    double sib_usage = 0;
-    for (int c : t.children[static_cast<std::size_t>(p)]) sib_usage += u[static_cast<std::size_t>(c)];
+    const auto p = static_cast<std::size_t>(t.parent[i]);
+    const double sib = shares_under[p];
+    const double sib_usage = usage_under[p];
     const double sn = sib > 0 ? t.shares[i] / sib : 0.0;
     const double un = sib_usage > 0 ? u[i] / sib_usage : 0.0;
     lf[i] = sn == 0 ? 0.0 : (un == 0 ? std::numeric_limits<double>::infinity() : sn / un);
@@ -1349,7 +1351,6 @@ class SlurmPolicy final : public Policy, public Inspect {
     prof_free_.resize(prof_.size());
     for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
     std::set<Tick> res_ends;
-    no_fit_.clear();
     // Running jobs release at start + limit, rounded up.
     rel_.clear();
     for (const auto& [t, x] : by_kill_) {
@@ -1371,7 +1372,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     rslice_.clear();
     for (const auto& [t, x] : rel_)
       for (const auto& sl : s.placement(x))
-        rslice_.push_back({t, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive});
+        rslice_.push_back({t, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive, false});
     std::vector<JobIndex> order;
     for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order.size()) < c_.bf_max_job_test;
          ++it)
@@ -1390,35 +1391,134 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (std::size_t i = order.size(); i-- > 0;)
       shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
     freenodes_.clear();
-    for (NodeId id = 0; id < avail_.size(); ++id)
+    avail_free_.assign(avail_.size(), 0);
+    for (NodeId id = 0; id < avail_.size(); ++id) {
       if (avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
-    // A walk's clear nodes (up, not held, no reservation over [t, t + limit)) by free GPUs, and
-    // their GPUs: an upper bound on what choose can find (it filters further), so a step where
-    // even these cannot hold the job is skipped exactly. Not used while a node is held for a job.
+      avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0;
+    }
     std::int32_t max_gpus = 0;
     for (const auto& n : s.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
     const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
     bool hist_ok = !held_any;
+
+    // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
+    // (mostly forward: a job dominated by an earlier one starts where that one stopped).
+    // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); blockcnt_
+    // and overlap_ count every reservation of the pass but those ended by cur_t (by_end_[0,
+    // cur_be)). A walk takes out, and puts back as t passes, the reservations that do not block
+    // its job yet (a reservation [b, e) blocks t for a limit L when b - L < t < e).
+    // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
+    // hist_ / cur_clear: the clear nodes (up, not held, overlap_ 0) by free GPUs, and their GPUs.
+    // All four are functions of the state, so the order of the updates does not matter.
+    Tick cur_t = now;
+    std::size_t cur_ri = 0, cur_be = 0;
+    std::int64_t cur_total = free_now_, cur_blocked = 0, cur_clear = 0;
+    auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
     auto clear_gpus = [&](NodeId id) -> std::int32_t {
       const Avail& a = prof_[id];
       return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
     };
-    auto base_hist = [&] {
-      base_hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
-      base_sum_ = 0;
-      for (NodeId id = 0; id < avail_.size(); ++id) {
-        const std::int32_t g = clear_gpus(id);
-        if (g < 0) continue;
-        if (g > max_gpus) hist_ok = false;
-        ++base_hist_[static_cast<std::size_t>(std::min(g, max_gpus))];
-        base_sum_ += g;
+    auto count = [&](std::int32_t g, int sign) {
+      if (g < 0) return;
+      if (g > max_gpus) hist_ok = false;
+      hist_[static_cast<std::size_t>(std::min(g, max_gpus))] += sign;
+      cur_clear += sign * g;
+    };
+    auto block = [&](NodeId id) {
+      if (blockcnt_[id]++ == 0) cur_blocked += counted(id);
+      if (overlap_[id] == 0) count(clear_gpus(id), -1);
+      ++overlap_[id];
+    };
+    auto unblock = [&](NodeId id) {
+      if (--blockcnt_[id] == 0) cur_blocked -= counted(id);
+      if (--overlap_[id] == 0) count(clear_gpus(id), 1);
+    };
+    // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
+    auto release = [&](RSlice& sl, int sign) {
+      auto& a = prof_[sl.node];
+      const bool was_ok = a.ok;
+      const std::int32_t was = a.gpus;
+      if (sign > 0) sl.was_ok = was_ok;
+      a.gpus += sign * sl.gpus;
+      a.cpus += sign * sl.cpus;
+      a.mem += sign * sl.mem;
+      if (sl.exclusive) a.ok = sign > 0 ? s.cluster().node(sl.node).up : sl.was_ok;
+      note_free(sl.node);
+      if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
+      const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
+      cur_total += delta;
+      if (blockcnt_[sl.node] > 0) cur_blocked += delta;
+      if (overlap_[sl.node] == 0) {
+        if (was_ok) count(std::max(was, 0), -1);
+        if (a.ok) count(std::max(a.gpus, 0), 1);
       }
     };
-    base_hist();
+    auto move_to = [&](Tick t) {
+      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
+      while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) unblock(by_end_[cur_be++].second);
+      while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
+      while (cur_be > 0 && by_end_[cur_be - 1].first > t) block(by_end_[--cur_be].second);
+      cur_t = t;
+    };
+    // The state's totals from scratch (at the pass's start and after a start, with the cursor at now).
+    auto recount = [&] {
+      hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
+      cur_clear = cur_blocked = 0;
+      cur_total = free_now_;
+      for (NodeId id = 0; id < avail_.size(); ++id) {
+        if (blockcnt_[id] > 0) cur_blocked += counted(id);
+        count(clear_gpus(id), 1);
+      }
+    };
+    recount();
+
+    // The GPUs free now on nodes that no reservation of this pass blocks for a limit L (first_res_
+    // at or after now + L), from a list by first_res_ that is rebuilt after a reservation or a start.
+    bool clear_stale = true;
+    auto clear_now = [&](Tick limit) -> std::int64_t {
+      if (clear_stale) {
+        clear_at_.clear();
+        for (NodeId id : freenodes_)
+          if (avail_[id].ok && avail_[id].gpus > 0) clear_at_.push_back({first_res_[id], avail_[id].gpus});
+        std::sort(clear_at_.begin(), clear_at_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        for (std::size_t k = 1; k < clear_at_.size(); ++k) clear_at_[k].second += clear_at_[k - 1].second;
+        clear_stale = false;
+      }
+      const auto it = std::partition_point(clear_at_.begin(), clear_at_.end(),
+                                           [&](const auto& e) { return e.first >= now + limit; });
+      return it == clear_at_.begin() ? 0 : std::prev(it)->second;
+    };
+    // Whether order[i] could still start now: reservations and starts only take GPUs away from
+    // now, so once a job cannot, it cannot for the rest of the pass. Reservations are only kept
+    // for this pass and matter only for what starts now: when no job left could start now, the
+    // pass is over. (A node held for a job would count for it alone: then the coarser test below.)
+    std::size_t probe = 0;
+    auto could_start_now = [&](std::size_t i) {
+      const JobIndex m = order[i];
+      if (nominee_.count(m) != 0 || jobs[m].gpus > final_bound) return false;  // skipped below
+      if (jobs[m].gpus <= 0) return true;
+      return clear_now(limit_[m] == kUnlimited ? kYear : limit_[m]) >= jobs[m].gpus;
+    };
+    // What each walk of this pass found: no start before `from` (kNever: none in the window) for
+    // its job's ask. Reservations and starts only take from what is free at any time, so a job
+    // that asks at least as much on the same nodes (dominates()) finds none before `from` either.
+    recs_.clear();
+    auto dominates = [&](JobIndex j, Tick limit, const WalkRec& r) {
+      const Shape& a = shape_[j];
+      if (r.part != part_[j] || r.gpu_type != jobs[j].gpu_type || r.fixed != a.fixed || limit < r.limit) return false;
+      if (a.fixed) return a.slices.size() >= r.nodes && a.need >= r.need && a.cpn >= r.cpn && a.mpn >= r.mpn;
+      return a.total >= r.gpus && a.cpg >= r.cpg && a.mpg >= r.mpg;
+    };
+    constexpr Tick kNever = std::numeric_limits<Tick>::max();
+
     for (std::size_t oi = 0; oi < order.size(); ++oi) {
       const JobIndex j = order[oi];
       if (free_now_ <= 0 || free_now_ < least[oi]) break;
-      if (!by_start_.empty()) {
+      if (!held_any) {
+        probe = std::max(probe, oi);
+        while (probe < order.size() && !could_start_now(probe)) ++probe;
+        if (probe == order.size()) break;
+      } else if (!by_start_.empty()) {
         std::int64_t clear = 0;
         for (NodeId id : freenodes_)
           if (first_res_[id] >= now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
@@ -1428,95 +1528,31 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (nominee_.count(j) != 0) continue;
       if (jobs[j].gpus > final_bound) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
-      // A walk that found no start in the window changed nothing: a job asking the same as one
-      // such since the last start or reservation would find none either.
       const Shape& sh = shape_[j];
-      WalkKey key{part_[j], jobs[j].gpu_type, jobs[j].gpus, limit,  sh.fixed, sh.exclusive, sh.need,
-                  sh.total, sh.cpn,           sh.mpn,       sh.cpg, sh.mpg,   sh.slices};
-      if (!held_any && no_fit_.count(key) != 0) continue;
-      // Earliest start inside the window: walk the releases and reservation ends in time order.
-      // `total` counts GPUs free at t; `blocked` those on nodes a reservation blocks over
-      // [t, t + limit), kept up to date by block events (a reservation [b, e) blocks t in
-      // (b - limit, e)), so the exact node choice runs only when enough could be clear.
-      // prof_ equals avail_ between jobs; the nodes a walk changes are restored after it.
-      std::int64_t total = free_now_, blocked = 0;
-      auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
-      std::size_t ri = 0, bs = 0, be = 0;
-      auto ei = res_ends.begin();
-      bool first = true;  // t = now: start the job if it fits clear of every reservation
-      bool started = false;
-      hist_ = base_hist_;
-      std::int64_t clear_sum = base_sum_;
-      auto count = [&](std::int32_t g, int sign) {
-        if (g < 0) return;
-        if (g > max_gpus) hist_ok = false;
-        hist_[static_cast<std::size_t>(std::min(g, max_gpus))] += sign;
-        clear_sum += sign * g;
+      Tick from = now;
+      if (!held_any)
+        for (const WalkRec& r : recs_)
+          if (r.from > from && dominates(j, limit, r)) from = r.from;
+      if (from == kNever) continue;
+      auto remember = [&](Tick t) {
+        if (held_any) return;
+        recs_.push_back({part_[j], jobs[j].gpu_type, sh.fixed, limit, jobs[j].gpus, sh.slices.size(), sh.need, sh.cpn,
+                         sh.mpn, sh.cpg, sh.mpg, t});
       };
-      Tick reserve_at = 0;
-      models::Placement reserved;
-      while (true) {
-        Tick t = kYear * 1000;
-        if (first) t = now;
-        if (!first && ri < rslice_.size()) t = rslice_[ri].t;
-        if (!first && ei != res_ends.end()) t = std::min(t, *ei);
-        first = false;
-        if (t > horizon) {
-          if (!held_any) no_fit_.insert(std::move(key));
-          break;
-        }
-        while (ri < rslice_.size() && rslice_[ri].t <= t) {
-          const RSlice& sl = rslice_[ri++];
-          auto& a = prof_[sl.node];
-          const bool was_ok = a.ok;
-          const std::int32_t was = a.gpus;
-          a.gpus += sl.gpus;
-          a.cpus += sl.cpus;
-          a.mem += sl.mem;
-          if (sl.exclusive) a.ok = s.cluster().node(sl.node).up;
-          note_free(sl.node);
-          if (held_for_[sl.node] != kNoJob) continue;  // neither counted nor clear
-          const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
-          total += delta;
-          if (blockcnt_[sl.node] > 0) blocked += delta;
-          if (overlap_[sl.node] == 0) {
-            if (was_ok) count(std::max(was, 0), -1);
-            if (a.ok) count(std::max(a.gpus, 0), 1);
-          }
-        }
-        // Block before unblock at the same t: an end at t with a start before t + limit nets 0.
-        while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= t) {
-          const NodeId id = by_start_[bs++].second;
-          if (blockcnt_[id]++ == 0) blocked += counted(id);
-          if (overlap_[id] == 0) count(clear_gpus(id), -1);
-          ++overlap_[id];
-        }
-        while (be < by_end_.size() && by_end_[be].first <= t) {
-          const NodeId id = by_end_[be++].second;
-          if (--blockcnt_[id] == 0) blocked -= counted(id);
-          --overlap_[id];
-          if (overlap_[id] == 0) count(clear_gpus(id), 1);
-        }
-        while (ei != res_ends.end() && *ei <= t) ++ei;
-        if (total - blocked < jobs[j].gpus) continue;
-        if (hist_ok) {
-          const Shape& sh = shape_[j];
-          if (!sh.fixed && clear_sum < sh.total) continue;
-          if (sh.fixed && sh.need >= 1) {
-            std::int64_t nodes = 0;
-            for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += hist_[static_cast<std::size_t>(g)];
-            if (nodes < static_cast<std::int64_t>(sh.slices.size())) continue;
-          }
-        }
-        auto pl = choose(s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
-        if (pl.empty()) continue;
-        if (t == now) {
-          no_fit_.clear();
-          started = start(s, j, pl, "backfill").empty();
+      // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
+      if (from == now && (held_any || jobs[j].gpus <= 0 || clear_now(limit) >= jobs[j].gpus)) {
+        auto pl = choose(
+            s, j, avail_, [&](NodeId id) { return first_res_[id] >= now + limit; }, &avail_free_);
+        if (!pl.empty()) {
+          // The cursor goes back to now first: the start changes avail_ and the releases.
+          move_to(now);
+          const bool started = start(s, j, pl, "backfill").empty();
           for (const auto& sl : pl) {
             prof_[sl.node] = avail_[sl.node];
             note_free(sl.node);
+            avail_free_[sl.node] = avail_[sl.node].ok && avail_[sl.node].gpus > 0 ? 1 : 0;
           }
+          clear_stale = true;
           if (started) {
             ++starts;
             ++bf_starts_;
@@ -1527,45 +1563,78 @@ class SlurmPolicy final : public Policy, public Inspect {
                                          [](Tick v, const RSlice& x) { return v < x.t; });
               std::vector<RSlice> add;
               for (const auto& sl : pl)
-                add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive});
+                add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive, false});
               rslice_.insert(at, add.begin(), add.end());
             } else {
               final_bound -= jobs[j].gpus;
             }
           }
-          break;
+          recount();
+          continue;
         }
-        reserve_at = t;
-        reserved = std::move(pl);
-        no_fit_.clear();
-        break;
       }
-      // The block counts of this walk are undone before this job's reservations join by_start_
-      // (an entry inserted before the counted ones would otherwise be undone in their place).
-      for (std::size_t k = 0; k < bs; ++k) {
-        --overlap_[by_start_[k].second];
-        --blockcnt_[by_start_[k].second];
+      // Earliest start inside the window after now: step through the releases and reservation
+      // ends in time order from `from` (a time some walk stopped at, or the first step after now).
+      // The exact node choice runs only when the totals say enough could be clear.
+      Tick t = from;
+      if (t == now) {
+        t = kNever;
+        const auto ri =
+            std::upper_bound(rslice_.begin(), rslice_.end(), now, [](Tick v, const RSlice& x) { return v < x.t; });
+        if (ri != rslice_.end()) t = ri->t;
+        const auto ei = res_ends.upper_bound(now);
+        if (ei != res_ends.end()) t = std::min(t, *ei);
       }
-      for (std::size_t k = 0; k < be; ++k) {
-        ++overlap_[by_end_[k].second];
-        ++blockcnt_[by_end_[k].second];
+      if (t > horizon) {
+        remember(kNever);
+        continue;
       }
-      if (!reserved.empty()) {
-        const Tick t = reserve_at;
-        for (const auto& sl : reserved) {
-          if (t + limit > now) first_res_[sl.node] = std::min(first_res_[sl.node], t);
-          const std::pair<Tick, NodeId> a{t, sl.node}, b{t + limit, sl.node};
-          by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), a), a);
-          by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), b), b);
+      move_to(t);
+      std::size_t bs = static_cast<std::size_t>(
+          std::upper_bound(by_start_.begin(), by_start_.end(),
+                           std::pair<Tick, NodeId>{t + limit - 1, std::numeric_limits<NodeId>::max()}) -
+          by_start_.begin());
+      for (std::size_t k = bs; k < by_start_.size(); ++k) unblock(by_start_[k].second);
+      models::Placement reserved;
+      while (true) {
+        bool fits = cur_total - cur_blocked >= jobs[j].gpus;
+        if (fits && hist_ok) {
+          if (!sh.fixed && cur_clear < sh.total) fits = false;
+          if (sh.fixed && sh.need >= 1) {
+            std::int64_t nodes = 0;
+            for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += hist_[static_cast<std::size_t>(g)];
+            if (nodes < static_cast<std::int64_t>(sh.slices.size())) fits = false;
+          }
         }
-        res_ends.insert(t + limit);
+        if (fits) {
+          reserved = choose(
+              s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
+          if (!reserved.empty()) break;
+        }
+        Tick next = cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever;
+        const auto ei = res_ends.upper_bound(cur_t);
+        if (ei != res_ends.end()) next = std::min(next, *ei);
+        if (next > horizon) break;
+        move_to(next);
+        // Block before unblock at the same t does not matter here: only the state is looked at.
+        while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= cur_t) block(by_start_[bs++].second);
       }
-      // The walk's releases (a start happens at the first step, before any) changed prof_.
-      for (std::size_t k = 0; k < ri; ++k) {
-        prof_[rslice_[k].node] = avail_[rslice_[k].node];
-        note_free(rslice_[k].node);
+      for (std::size_t k = bs; k < by_start_.size(); ++k) block(by_start_[k].second);
+      if (reserved.empty()) {
+        remember(kNever);
+        continue;
       }
-      if (started) base_hist();
+      const Tick at = cur_t;
+      remember(at);
+      for (const auto& sl : reserved) {
+        first_res_[sl.node] = std::min(first_res_[sl.node], at);
+        const std::pair<Tick, NodeId> a{at, sl.node}, b{at + limit, sl.node};
+        by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), a), a);
+        by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), b), b);  // after by_end_[0, cur_be)
+        block(sl.node);
+      }
+      res_ends.insert(at + limit);
+      clear_stale = true;
     }
   }
 
@@ -1630,6 +1699,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   // overlaps [now, now + d) when it starts before now + d).
   std::vector<Tick> first_res_;
   std::vector<NodeId> freenodes_;
+  std::vector<std::pair<Tick, std::int64_t>>
+      clear_at_;  // backfill: (first_res_, GPUs so far) by first_res_, latest first
   std::vector<std::pair<Tick, JobIndex>> rel_;
   struct RSlice {
     Tick t;
@@ -1637,6 +1708,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::int32_t gpus, cpus;
     std::int64_t mem;
     bool exclusive;
+    bool was_ok;  // the node's ok before this release was applied (backfill's cursor takes it back)
   };
   std::vector<RSlice> rslice_;
   // This pass's reservations, one entry per node, by start and by end.
@@ -1645,11 +1717,23 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
   // zero between walks.
   std::vector<int> overlap_;
-  using WalkKey = std::tuple<int, std::uint32_t, std::int32_t, Tick, bool, bool, std::int32_t, std::int32_t,
-                             std::int32_t, std::int64_t, std::int32_t, std::int64_t, std::vector<std::int32_t>>;
-  std::set<WalkKey> no_fit_;  // this pass: what found no start in the window since the last change
-  std::vector<std::int64_t> base_hist_, hist_;
-  std::int64_t base_sum_ = 0;
+  // Backfill: what one walk asked and found (no start before `from`).
+  struct WalkRec {
+    int part;
+    std::uint32_t gpu_type;
+    bool fixed;
+    Tick limit;
+    std::int32_t gpus;
+    std::size_t nodes;
+    std::int32_t need, cpn;
+    std::int64_t mpn;
+    std::int32_t cpg;
+    std::int64_t mpg;
+    Tick from;
+  };
+  std::vector<WalkRec> recs_;
+  std::vector<std::int64_t> hist_;
+  std::vector<std::uint8_t> avail_free_;  // backfill: per node, avail_ has it up with a GPU free
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

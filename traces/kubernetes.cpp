@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/errors.hpp"
+#include "sim/quantity.hpp"
 #include "traces/fields.hpp"
 #include "traces/json_input.hpp"
 #include "traces/table.hpp"
@@ -130,50 +131,11 @@ class Pods {
   double quantity(const json& v, const std::string& path) const {
     if (v.is_number()) return v.get<double>();
     if (!v.is_string()) fail(path, "expected a quantity such as \"2\", \"500m\" or \"64Gi\"");
-    std::string_view s = v.get_ref<const std::string&>();
-    static constexpr struct {
-      std::string_view suffix;
-      double scale;
-    } kSuffixes[] = {
-        {"Ki", 1024.0},
-        {"Mi", 1048576.0},
-        {"Gi", 1073741824.0},
-        {"Ti", 1099511627776.0},
-        {"Pi", 1125899906842624.0},
-        {"Ei", 1152921504606846976.0},
-        {"n", 1e-9},
-        {"u", 1e-6},
-        {"m", 1e-3},
-        {"k", 1e3},
-        {"M", 1e6},
-        {"G", 1e9},
-        {"T", 1e12},
-        {"P", 1e15},
-        {"E", 1e18},
-    };
-    double scale = 1;
-    for (const auto& sfx : kSuffixes) {
-      if (s.size() > sfx.suffix.size() && s.ends_with(sfx.suffix)) {
-        scale = sfx.scale;
-        s.remove_suffix(sfx.suffix.size());
-        break;
-      }
-    }
-    // Optional decimal exponent ("1e3", "2E-3").
-    int exponent = 0;
-    if (const std::size_t e = s.find_first_of("eE"); e != std::string_view::npos && scale == 1) {
-      std::int64_t x = 0;
-      if (parse_int(s.substr(e + 1), x) != Parse::Ok || x < -30 || x > 30)
-        fail(path,
-             "expected a quantity such as \"2\", \"500m\" or \"64Gi\", got " + detail::quoted(v.get<std::string>()));
-      exponent = static_cast<int>(x);
-      s = s.substr(0, e);
-    }
-    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-    if (!is_decimal(s) || s.front() == '-')
+    const auto q = sim::parse_quantity(v.get_ref<const std::string&>());
+    if (!q)
       fail(path, "expected a non-negative quantity such as \"2\", \"500m\" or \"64Gi\", got " +
                      detail::quoted(v.get<std::string>()));
-    return std::stod(std::string(s)) * scale * std::pow(10.0, exponent);
+    return *q;
   }
 
   struct Demand {

@@ -10,6 +10,7 @@
 
 #include "apps/pipeline.hpp"
 #include "models/job.hpp"
+#include "planner/compare.hpp"
 #include "policies/kai.hpp"
 #include "policies/kubernetes.hpp"
 #include "policies/registry.hpp"
@@ -17,6 +18,7 @@
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "temp_dir.hpp"
+#include "traces/import.hpp"
 
 namespace headroom {
 namespace {
@@ -226,6 +228,62 @@ TEST(KubernetesManifests, QuotaParamsCheckTheirValues) {
   EXPECT_EQ(std::string(errs[0].what()),
             "s.yaml:3:5: policy.quota.ns.memory: expected a quantity such as 256Gi, got "
             "\"lots\"");
+}
+
+// ---- Pod lists as they are ----
+
+TEST(PodLists, JobsAndPyTorchJobsArePodSetsAndCpuOnlyPodsStay) {
+  const auto w = traces::import_trace(kK8s + "pods-jobs.json");
+  EXPECT_EQ(w.meta.rows, 11);
+  EXPECT_EQ(w.meta.skipped, 0);
+  ASSERT_EQ(w.jobs.size(), 8u);  // 3 + 2 pods as two pod sets, 5 Indexed Job pods, 1 lone pod
+  int sets = 0, cpu_only = 0;
+  for (const auto& j : w.jobs) {
+    if (j.gpus == 0) {
+      ++cpu_only;
+      continue;
+    }
+    ++sets;
+    if (j.gpus == 3) {  // the PyTorchJob: Master + 2 Workers of 1 GPU, from the first start to the last end
+      EXPECT_EQ(j.nodes, 3);
+      EXPECT_EQ(j.gpus_per_node, 1);
+      EXPECT_EQ(j.kind, models::JobKind::Train);
+      EXPECT_EQ(w.queues.name(j.queue), "default-queue");  // kai.scheduler/queue label
+      EXPECT_EQ(j.submit, 3600 * sim::kSecond);
+      EXPECT_EQ(j.trace_start, 3605 * sim::kSecond);
+      EXPECT_EQ(j.runtime, 3597 * sim::kSecond);
+      EXPECT_EQ(j.trace_status, models::TraceStatus::Completed);
+    } else {  // the Job of parallelism 2, still running at the file's latest time (11:00:02)
+      EXPECT_EQ(j.gpus, 2);
+      EXPECT_EQ(j.nodes, 2);
+      EXPECT_EQ(j.trace_end, -1);
+      EXPECT_EQ(j.runtime, 1800 * sim::kSecond);
+    }
+  }
+  EXPECT_EQ(sets, 2);
+  EXPECT_EQ(cpu_only, 6);             // the Indexed Job's pods ran in two waves: each stays a pod of its own
+  EXPECT_EQ(w.jobs.front().cpus, 2);  // web-0, the earliest
+  EXPECT_EQ(w.jobs.front().memory_mib, 4096);
+}
+
+TEST(PodLists, EveryPolicyRunsCpuOnlyPodsAndPodSets) {
+  // As `headroom compare --policies kubernetes,volcano,slurm,kai,kueue` runs it.
+  const auto base = scenarios::parse_scenario(
+      "name: p\ncluster: {pools: [{name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100, cpus_per_node: 64}]}\n"
+      "policy: fifo\nworkload: {trace: pods-jobs.json}\n",
+      kK8s + "inline.yaml");
+  for (const char* policy : {"kubernetes", "volcano", "slurm", "kai", "kueue"}) {
+    const auto sc = planner::scenario_for_policy(base, policy);
+    const auto r = app::run_scenario(sc).result;
+    ASSERT_EQ(r.jobs.size(), 8u) << policy;
+    for (const auto& j : r.jobs) {
+      EXPECT_EQ(state(j), models::JobState::Completed) << policy << " job " << j.trace_id;
+      // An empty cluster: every pod set and CPU-only pod starts at once (within one scheduling
+      // period) and runs its recorded time.
+      EXPECT_LE(j.start - j.submit, 1 * sim::kSecond) << policy << " job " << j.trace_id;
+      EXPECT_EQ(j.end - j.start, j.runtime) << policy << " job " << j.trace_id;
+    }
+  }
 }
 
 // ---- Shared: errors and warnings ----

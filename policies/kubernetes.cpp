@@ -23,6 +23,7 @@
 #include "policies/param_tree.hpp"
 #include "policies/params.hpp"
 #include "sim/parallel.hpp"
+#include "sim/quantity.hpp"
 #include "sim/rng.hpp"
 
 namespace headroom::policies::k8s {
@@ -144,13 +145,27 @@ std::optional<std::int64_t> parse_int(std::string_view text) {
   return v;
 }
 
-bool is_quota_key(std::string_view key, std::string* tenant) {
-  constexpr std::string_view kPrefix = "quota.", kSuffix = ".gpu";
-  if (key.size() <= kPrefix.size() + kSuffix.size() || !key.starts_with(kPrefix) || !key.ends_with(kSuffix))
-    return false;
-  if (tenant != nullptr)
-    *tenant = std::string(key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size()));
+// "quota.<tenant>.<resource>" with resource gpu, cpu, memory or pods.
+bool is_quota_key(std::string_view key, std::string* tenant, std::string* resource) {
+  constexpr std::string_view kPrefix = "quota.";
+  if (!key.starts_with(kPrefix)) return false;
+  const auto dot = key.rfind('.');
+  if (dot <= kPrefix.size()) return false;
+  const std::string_view r = key.substr(dot + 1);
+  if (r != "gpu" && r != "cpu" && r != "memory" && r != "pods") return false;
+  if (tenant != nullptr) *tenant = std::string(key.substr(kPrefix.size(), dot - kPrefix.size()));
+  if (resource != nullptr) *resource = std::string(r);
   return true;
+}
+
+// A Kubernetes quantity of cpu in millicores ("8", "500m", "1.5") or of memory in MiB, rounded
+// down ("64Gi", "512Mi", "1G", plain bytes).
+std::optional<std::int64_t> parse_quota_quantity(std::string_view t, bool cpu) {
+  const auto q = sim::parse_quantity(t);
+  if (!q) return std::nullopt;
+  const double units = cpu ? *q * 1000.0 : *q / 1048576.0;
+  if (units > 1e15) return std::nullopt;
+  return static_cast<std::int64_t>(std::floor(units + 1e-9));
 }
 
 // "<g>g.<mem>gb", e.g. 1g.5gb, 3g.20gb, 1g.10gb.
@@ -397,9 +412,18 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
                       "; expected a map of profiles such as {\"1g.5gb\": 7}, a list of mig-parted entries, or one "
                       "of NVIDIA's default configs all-disabled, all-enabled, all-balanced, all-<profile>");
       }
-    } else if (std::string tenant; is_quota_key(key, &tenant)) {
+    } else if (std::string tenant, res; is_quota_key(key, &tenant, &res)) {
+      Config::Quota& q = out.quota[tenant];
       std::int64_t n = 0;
-      if (integer(key, v, 0, std::numeric_limits<std::int32_t>::max(), n)) out.quota_gpu[tenant] = n;
+      if (res == "gpu" || res == "pods") {
+        if (integer(key, v, 0, std::numeric_limits<std::int32_t>::max(), n)) (res == "gpu" ? q.gpu : q.pods) = n;
+      } else if (const auto m = parse_quota_quantity(v.text, res == "cpu")) {
+        (res == "cpu" ? q.cpu_milli : q.memory_mib) = *m;
+      } else {
+        add_error(errors, key, v,
+                  std::string("expected a quantity such as ") + (res == "cpu" ? "64 or 500m" : "256Gi") + ", got " +
+                      quoted(v.text));
+      }
     }
   }
   if (out.scoring.type == ScoringType::RequestedToCapacityRatio && out.scoring.shape.empty() && shape_at == nullptr)
@@ -639,6 +663,7 @@ struct Pod {
   std::array<std::int64_t, 4> said{-1, 0, 0, 0};
   std::int8_t fits_somewhere = -1;  // whether some eligible node could hold it empty; -1 unknown
   bool quota_reason_due = false;
+  const char* quota_never_by = "GPUs";  // the resource a QuotaNever pod asks too much of
 };
 
 // The pods that no eligible node could hold even empty, outside any pod group. Each of their
@@ -1041,7 +1066,8 @@ class KubernetesPolicy final : public Policy {
     for (JobIndex j : quota_reasons_) {
       if (pods_[j].quota_reason_due && s.state(j) == JobState::Pending) {
         s.pending_reason(j, pods_[j].where == Where::QuotaNever
-                                ? "quota: requests more GPUs than its namespace's whole quota; never admitted"
+                                ? "quota: requests more " + std::string(pods_[j].quota_never_by) +
+                                      " than its namespace's whole quota; never admitted"
                                 : "quota: rejected at admission, retrying");
         pods_[j].said[0] = -1;
       }
@@ -1112,9 +1138,9 @@ class KubernetesPolicy final : public Policy {
     nominated_.resize(nodes);
     dirty_flag_.assign(nodes, 0);
     const auto& tenants = view.workload().tenants;
-    quota_.assign(tenants.size(), -1);
-    quota_used_.assign(tenants.size(), 0);
-    for (const auto& [name, limit] : cfg_.quota_gpu)
+    quota_.assign(tenants.size(), Config::Quota{});
+    quota_used_.assign(tenants.size(), Config::Quota{0, 0, 0, 0});
+    for (const auto& [name, limit] : cfg_.quota)
       if (auto t = tenants.find(name)) quota_[*t] = limit;
     // Pod groups: members, to report partial placement (no gang scheduling here).
     groups_.assign(view.workload().groups.size(), Group{});
@@ -1243,34 +1269,64 @@ class KubernetesPolicy final : public Policy {
   }
 
   // ResourceQuota admission: the pod enters the active queue, or its controller retries later.
+  // What a job counts against its namespace's quota: gpu, cpu (millicores), memory, pods.
+  static std::array<std::int64_t, 4> quota_demand(const Job& job) {
+    return {job.gpus, std::int64_t{job.cpus} * 1000, job.memory_mib, std::max<std::int64_t>(1, job.nodes)};
+  }
+  static constexpr const char* kQuotaNames[4] = {"GPUs", "cpu", "memory", "pods"};
+  static std::array<std::int64_t, 4> quota_fields(const Config::Quota& q) {
+    return {q.gpu, q.cpu_milli, q.memory_mib, q.pods};
+  }
+
   void admit(const ClusterView& view, JobIndex j, Tick now) {
     const Job& job = view.workload().jobs[j];
     Pod& p = pods_[j];
-    const std::int64_t limit = job.tenant < quota_.size() ? quota_[job.tenant] : -1;
-    if (limit >= 0 && quota_used_[job.tenant] + job.gpus > limit) {
-      p.quota_reason_due = true;
-      quota_reasons_.push_back(j);
-      if (job.gpus > limit) {
-        p.where = Where::QuotaNever;
+    const auto limit = job.tenant < quota_.size() ? quota_fields(quota_[job.tenant]) : quota_fields({});
+    const bool limited = std::any_of(limit.begin(), limit.end(), [](std::int64_t l) { return l >= 0; });
+    if (limited) {
+      const auto demand = quota_demand(job);
+      const auto used = quota_fields(quota_used_[job.tenant]);
+      bool over = false, never = false;
+      for (std::size_t r = 0; r < limit.size(); ++r) {
+        if (limit[r] < 0) continue;
+        over = over || used[r] + demand[r] > limit[r];
+        if (!never && demand[r] > limit[r]) {
+          never = true;
+          p.quota_never_by = kQuotaNames[r];
+        }
+      }
+      if (over) {
+        p.quota_reason_due = true;
+        quota_reasons_.push_back(j);
+        if (never) {
+          p.where = Where::QuotaNever;
+          return;
+        }
+        p.where = Where::QuotaWait;
+        p.retry_at = now + cfg_.quota_retry;
+        quota_wait_.emplace(p.retry_at, j);
         return;
       }
-      p.where = Where::QuotaWait;
-      p.retry_at = now + cfg_.quota_retry;
-      quota_wait_.emplace(p.retry_at, j);
-      return;
-    }
-    if (limit >= 0) {
-      quota_used_[job.tenant] += job.gpus;
+      count_quota(job, 1);
       p.admitted = true;
     }
     p.timestamp = now;
     push_active(j);
   }
 
+  void count_quota(const Job& job, std::int64_t sign) {
+    const auto d = quota_demand(job);
+    Config::Quota& u = quota_used_[job.tenant];
+    u.gpu += sign * d[0];
+    u.cpu_milli += sign * d[1];
+    u.memory_mib += sign * d[2];
+    u.pods += sign * d[3];
+  }
+
   void unadmit(const ClusterView& view, JobIndex j) {
     Pod& p = pods_[j];
     if (!p.admitted) return;
-    quota_used_[view.workload().jobs[j].tenant] -= view.workload().jobs[j].gpus;
+    count_quota(view.workload().jobs[j], -1);
     p.admitted = false;
   }
 
@@ -2023,7 +2079,7 @@ class KubernetesPolicy final : public Policy {
   std::vector<Pod> pods_;
   std::vector<NodeUsage> usage_;
   std::vector<std::vector<JobIndex>> nominated_;
-  std::vector<std::int64_t> quota_, quota_used_;
+  std::vector<Config::Quota> quota_, quota_used_;
   std::vector<JobIndex> quota_reasons_;
   std::vector<std::int64_t> scores_;
   static constexpr int kGpuResource = -1;
@@ -2096,6 +2152,9 @@ const std::vector<std::string>& param_keys() {
                                                  "podMaxInUnschedulablePodsDuration",
                                                  "tie_break",
                                                  "quota.<tenant>.gpu",
+                                                 "quota.<tenant>.cpu",
+                                                 "quota.<tenant>.memory",
+                                                 "quota.<tenant>.pods",
                                                  "quota_retry",
                                                  "partial_placement_threshold",
                                                  "coscheduling",

@@ -38,7 +38,9 @@
 //    Victims are requeued after termination_grace_period; the preemptor is nominated to the node,
 //    binds there once the resources are free, and lower-priority pods nominated there lose their
 //    nomination.
-//  - ResourceQuota (quota.<tenant>.gpu = requests.nvidia.com/gpu of the namespace = tenant): a
+//  - ResourceQuota (quota.<tenant>.gpu = requests.nvidia.com/gpu of the namespace = tenant, and
+//    quota.<tenant>.cpu = requests.cpu, .memory = requests.memory, .pods = count/pods; a job of
+//    several pods counts Job::nodes pods, at least 1; cpu and memory count where jobs give them): a
 //    pod that would push its namespace over quota is refused at admission and never enters the
 //    scheduling queue; its controller creates it again every quota_retry (constant, default 10 s;
 //    real controllers back off, which this does not model). In headroom the job therefore stays
@@ -182,7 +184,14 @@ struct Config {
   Tick max_backoff = 10 * sim::kSecond;
   Tick max_in_unschedulable = 5 * sim::kMinute;
   bool seeded_tie_break = false;
-  std::map<std::string, std::int64_t> quota_gpu;  // tenant name -> requests.nvidia.com/gpu
+  // ResourceQuota of a namespace (tenant name); -1 = that resource is not limited.
+  struct Quota {
+    std::int64_t gpu = -1;         // requests.nvidia.com/gpu
+    std::int64_t cpu_milli = -1;   // requests.cpu
+    std::int64_t memory_mib = -1;  // requests.memory
+    std::int64_t pods = -1;        // count/pods
+  };
+  std::map<std::string, Quota> quota;
   Tick quota_retry = 10 * sim::kSecond;
   DevicePlugin device_plugin;
   // Pods of one group (Job::group) are placed one by one (no gang scheduling); the pending pods of

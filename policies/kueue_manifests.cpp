@@ -3,44 +3,22 @@
 // apiVersion's version, metadata other than name/namespace, and status are not needed and ignored.
 #include "policies/kueue_manifests.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <map>
-#include <set>
 
-#include "sim/errors.hpp"
+#include "policies/manifest_reader.hpp"
 
 namespace headroom::policies::kueue {
 
 namespace {
 
-struct Reader {
+struct Reader : manifests::Reader {
   const models::ClusterSpec& cluster;
   const PoolLabels& labels;
-  ManifestImport out;
-  std::set<std::string> warned;
   std::map<std::string, std::vector<std::string>> namespaces;  // ClusterQueue -> LocalQueue namespaces
   std::map<std::string, ParamValue> namespaces_at;
-  std::string file;
 
-  ParamValue at(const YAML::Node& n, const std::string& text) const {
-    const YAML::Mark m = n.Mark();
-    return ParamValue{text, file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0};
-  }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& msg) const {
-    const YAML::Mark m = n.Mark();
-    throw sim::InputError(file, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, "", msg);
-  }
-  void warn(const YAML::Node& n, const std::string& key, const std::string& msg) {
-    if (!warned.insert(key).second) return;
-    out.warnings.push_back(file + ":" + std::to_string(n.Mark().line + 1) + ": " + msg);
-  }
-  std::string scalar(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsScalar()) fail(n, "expected " + what);
-    return n.Scalar();
-  }
-  void set(const std::string& key, const YAML::Node& n) { out.params[key] = at(n, scalar(n, key + " as a value")); }
+  Reader(const models::ClusterSpec& c, const PoolLabels& l) : cluster(c), labels(l) {}
 
   // Copies the scalar leaves of `n` under `prefix` (preemption, flavorFungibility, ...).
   void copy(const std::string& prefix, const YAML::Node& n) {
@@ -83,23 +61,20 @@ struct Reader {
     }
   }
 
-  void object(const YAML::Node& o) {
-    if (!o.IsMap()) fail(o, "expected a Kubernetes object (a map with apiVersion and kind)");
-    const YAML::Node kindn = o["kind"];
-    if (!kindn) fail(o, "missing kind");
-    const std::string kind = scalar(kindn, "a kind");
-    if (kind == "List") {
-      for (const auto& item : o["items"]) object(item);
+  void object(const manifests::Object& ob) {
+    const YAML::Node& o = ob.node;
+    const std::string& kind = ob.kind;
+    const std::string& api = ob.api;
+    const std::string& name = ob.name;
+    const YAML::Node& spec = ob.spec;
+    const bool is_kueue = api.rfind("kueue.x-k8s.io/", 0) == 0;
+    if (kind == "Namespace") return;
+    if (kind == "WorkloadPriorityClass") {
+      warn(o, "kind-" + kind, kind + " is read from the trace's job priorities, not from manifests");
       return;
     }
-    const std::string api = o["apiVersion"] ? scalar(o["apiVersion"], "an apiVersion") : "";
-    const YAML::Node meta = o["metadata"];
-    const std::string name = meta && meta["name"] ? scalar(meta["name"], "metadata.name") : "";
-    const YAML::Node spec = o["spec"] ? o["spec"] : YAML::Node(YAML::NodeType::Map);
-    const bool is_kueue = api.rfind("kueue.x-k8s.io/", 0) == 0;
-    if (kind == "Namespace" || kind == "WorkloadPriorityClass" || kind == "PriorityClass") {
-      if (kind != "Namespace")
-        warn(o, "kind-" + kind, kind + " is read from the trace's job priorities, not from manifests");
+    if (kind == "PriorityClass") {
+      priority_class_from_pods(ob);
       return;
     }
     if (!is_kueue) {
@@ -159,7 +134,7 @@ struct Reader {
         }
       }
     } else if (kind == "LocalQueue") {
-      const std::string ns = meta["namespace"] ? scalar(meta["namespace"], "metadata.namespace") : "default";
+      const std::string ns = ob.ns.empty() ? "default" : ob.ns;
       const std::string cq = spec["clusterQueue"] ? scalar(spec["clusterQueue"], "spec.clusterQueue") : "";
       if (cq.empty()) fail(o, "LocalQueue " + name + ": missing spec.clusterQueue");
       auto& list = namespaces[cq];
@@ -194,26 +169,8 @@ struct Reader {
 
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
                               const PoolLabels& labels) {
-  Reader r{cluster, labels, {}, {}, {}, {}, {}};
-  for (const auto& path : paths) {
-    r.file = path;
-    std::vector<YAML::Node> docs;
-    try {
-      docs = YAML::LoadAllFromFile(path);
-    } catch (const YAML::BadFile&) {
-      throw sim::InputError(path, 0, 0, "", "cannot read the manifest file");
-    } catch (const YAML::ParserException& e) {
-      throw sim::InputError(path, e.mark.line + 1, e.mark.column + 1, "", "not YAML: " + e.msg);
-    }
-    for (const auto& d : docs) {
-      if (d.IsNull()) continue;
-      try {
-        r.object(d);
-      } catch (const YAML::Exception& e) {
-        throw sim::InputError(path, e.mark.line + 1, e.mark.column + 1, "", "unexpected manifest shape: " + e.msg);
-      }
-    }
-  }
+  Reader r(cluster, labels);
+  r.read(paths, [&](const manifests::Object& o) { r.object(o); });
   for (const auto& [cq, list] : r.namespaces) {
     std::string text;
     for (const auto& ns : list) text += (text.empty() ? "" : ", ") + ns;

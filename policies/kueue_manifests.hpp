@@ -9,20 +9,17 @@
 #include <vector>
 
 #include "models/cluster.hpp"
-#include "policies/api.hpp"
+#include "policies/manifests.hpp"
 
 namespace headroom::policies::kueue {
 
-struct ManifestImport {
-  PolicyParams params;                // located at the manifest's lines
-  std::vector<std::string> warnings;  // "queues.yaml:12: ...", once per kind of thing not modelled
-};
+using ManifestImport = policies::ManifestImport;
 
 // ResourceFlavor, ClusterQueue, LocalQueue, Cohort and Topology of kueue.x-k8s.io (any version),
 // v1 Namespace (ignored). A ResourceFlavor's nodeLabels select the pools whose `labels` hold them
 // all (no nodeLabels: every pool). Throws sim::InputError naming file:line:column.
 // `labels[i]` are the labels of cluster.pools[i] (scenario `labels:` of each pool).
-using PoolLabels = std::vector<std::vector<std::pair<std::string, std::string>>>;
+using PoolLabels = policies::PoolLabels;
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
                               const PoolLabels& labels);
 

@@ -22,7 +22,7 @@
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
 #include "policies/cluster_refs.hpp"
-#include "policies/kueue_manifests.hpp"
+#include "policies/manifests.hpp"
 #include "policies/params.hpp"
 #include "policies/registry.hpp"
 #include "policies/slurm_conf.hpp"
@@ -899,8 +899,9 @@ class Loader {
   // The admins' own files named under a policy (manifests:, slurm_conf:, sacctmgr_qos:, sshare:)
   // become its parameters, under those written in the scenario.
   void read_site_files(PolicySpec& policy, const std::string& path) {
-    if (const auto it = policy.params.find("manifests"); it != policy.params.end() && policy.name == "kueue") {
-      // Kueue's own manifests (policies/kueue_manifests.cpp), under the keys written here.
+    if (const auto it = policy.params.find("manifests");
+        it != policy.params.end() && policies::reads_manifests(policy.name)) {
+      // The policy's own objects (policies/manifests.hpp), under the keys written here.
       const policies::ParamValue v = it->second;
       policy.params.erase(it);
       std::vector<std::string> paths;
@@ -911,7 +912,7 @@ class Loader {
       }
       if (paths.empty()) error(Location{v.line, v.column}, child_path(path, "manifests"), "expected manifest files");
       try {
-        const auto imported = policies::kueue::read_manifests(paths, *cluster_, pool_labels_);
+        const auto imported = policies::read_manifests(policy.name, paths, *cluster_, pool_labels_);
         for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
         for (const auto& w : imported.warnings) warnings_.push_back(w);
       } catch (const sim::InputError& err) {
@@ -1698,7 +1699,7 @@ class Loader {
   std::vector<InputError> errors_;
   std::map<std::string, policies::slurm::SlurmConfImport> slurm_confs_;
   const models::ClusterSpec* cluster_ = nullptr;  // the scenario's, once loaded
-  policies::kueue::PoolLabels pool_labels_;       // per pool of `cluster.pools`
+  policies::PoolLabels pool_labels_;              // per pool of `cluster.pools`
 
  public:
   std::vector<std::string> warnings_;

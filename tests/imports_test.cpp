@@ -276,6 +276,44 @@ TEST(SlurmConf, UnmodelledSchedulingKeysWarnOnce) {
             kSlurm + "slurm-nodes.conf:6: partition field maxnodes=26 changes scheduling and is not modelled");
 }
 
+TEST(SlurmConf, RealSiteBioMedIA) {
+  // Imperial College BioMedIA's slurm.conf as published (tests/data/imports/slurm-site/README.md).
+  const std::string conf = kData + "slurm-site/slurm.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  ASSERT_EQ(c.cluster.pools.size(), 3u);  // GPU nodes only (their memory and cores differ)
+  std::int64_t gpus = 0, nodes = 0;
+  for (const auto& p : c.cluster.pools) {
+    gpus += std::int64_t{p.nodes} * p.gpus_per_node;
+    nodes += p.nodes;
+  }
+  EXPECT_EQ(nodes, 3);
+  EXPECT_EQ(gpus, 20);
+  EXPECT_EQ(param(c.params, "partitions.gpus.MaxTime"), "10080");
+  EXPECT_EQ(param(c.params, "partitions.long.Nodes"), "(absent)");  // no GPU nodes
+  EXPECT_EQ(param(c.params, "SchedulerType"), "sched/builtin");
+  EXPECT_EQ(param(c.params, "PriorityWeightFairshare"), "10000");
+  EXPECT_EQ(param(c.params, "PriorityFavorSmall"), "YES");
+  ASSERT_EQ(c.warnings.size(), 5u);
+  EXPECT_EQ(c.warnings[0], conf + ":92: DefMemPerCPU=2048 changes scheduling and is not modelled");
+  EXPECT_EQ(c.warnings[1], conf +
+                               ":127: AccountingStorageEnforce=associations,limits changes scheduling and is not "
+                               "modelled");
+  EXPECT_EQ(c.warnings[2], conf + ":228: partition long has no GPU nodes; left out");
+  const slurm::Config config = slurm::parse_config(c.params);
+  ASSERT_EQ(config.partitions.size(), 1u);
+  // And it runs: two 8-GPU jobs take monal01-02, the 4-GPU job monal03; the third 8-GPU job
+  // waits for one of them (20 min), and under sched/builtin nothing passes it.
+  const auto sc = scenarios::parse_scenario(
+      "name: biomedia\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
+      "workload: {trace: jobs.sacct}\n",
+      kData + "slurm-site/inline.yaml");
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_EQ(r.jobs.size(), 4u);
+  for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[2].start, 20 * sim::kMinute);
+  EXPECT_EQ(r.jobs[3].start, 20 * sim::kMinute);  // FIFO: behind the waiting 8-GPU job
+}
+
 TEST(SlurmConf, ErrorsNameFileAndLine) {
   TempDir dir;
   const std::string conf = dir.write("slurm.conf", "ClusterName=x\nNodeName=g[1-2] Gres=gpu:4 Weight=heavy\n");

@@ -597,7 +597,7 @@ TEST(KubernetesParams, ScenarioBlockUsesKubeSchedulerVocabulary) {
   EXPECT_EQ(cfg.initial_backoff, 1 * kSecond);
   EXPECT_EQ(cfg.max_backoff, 20 * kSecond);
   EXPECT_TRUE(cfg.seeded_tie_break);
-  EXPECT_EQ(cfg.quota_gpu.at("team-a"), 4);
+  EXPECT_EQ(cfg.quota.at("team-a").gpu, 4);
   EXPECT_NE(policies::make_policy(s.policy.name, s.policy.params, 1), nullptr);
 
   // Defaults.

@@ -290,13 +290,12 @@ TEST(Kubernetes, SampleExactValues) {
   const auto w = traces::import_trace(kData + "kube_pods.json");
   EXPECT_EQ(w.meta.format, "kubernetes");
   EXPECT_EQ(w.meta.rows, 8);
-  EXPECT_EQ(w.meta.skipped, 2);
-  ASSERT_EQ(w.meta.warnings.size(), 2u);
-  EXPECT_EQ(w.meta.warnings[0], "items[3] (default/cpu-pod): CPU-only pod (no nvidia.com/gpu request), job skipped");
-  EXPECT_EQ(w.meta.warnings[1],
+  EXPECT_EQ(w.meta.skipped, 1);
+  ASSERT_EQ(w.meta.warnings.size(), 1u);
+  EXPECT_EQ(w.meta.warnings[0],
             "items[4] (vision/big-pending): never started (phase Pending), run time unknown, job skipped");
   EXPECT_EQ(w.meta.unix_start, 1714554000);  // 2024-05-01T09:00:00Z
-  EXPECT_EQ(ids(w), (std::vector<std::int64_t>{5, 0, 1, 2, 6, 7}));
+  EXPECT_EQ(ids(w), (std::vector<std::int64_t>{5, 3, 0, 1, 2, 6, 7}));
   EXPECT_EQ(w.gpu_type_names, (std::vector<std::string>{"NVIDIA-A100-SXM4-80GB"}));
 
   const auto& t1 = w.jobs[0];  // train-1: the earliest pod; a number as the GPU quantity
@@ -312,7 +311,13 @@ TEST(Kubernetes, SampleExactValues) {
   EXPECT_EQ(t1.kind, JobKind::Batch);
   EXPECT_EQ(t1.trace_status, TraceStatus::Completed);
 
-  const auto& t0 = w.jobs[1];  // train-0: Kueue queue label, two containers, GPU product selector
+  const auto& cpu = w.jobs[1];  // a CPU-only pod is a job without GPUs: it takes CPU on a node
+  EXPECT_EQ(cpu.gpus, 0);
+  EXPECT_EQ(cpu.cpus, 1);
+  EXPECT_EQ(cpu.submit, s(1800));
+  EXPECT_EQ(cpu.trace_start, s(1801));
+
+  const auto& t0 = w.jobs[2];  // train-0: Kueue queue label, two containers, GPU product selector
   EXPECT_EQ(w.queues.name(t0.queue), "team-a");
   EXPECT_EQ(t0.priority, 1000);
   EXPECT_EQ(t0.kind, JobKind::Train);
@@ -328,7 +333,7 @@ TEST(Kubernetes, SampleExactValues) {
   EXPECT_EQ(t0.runtime, s(3610));
   EXPECT_FALSE(t0.preempt_never);
 
-  const auto& inf = w.jobs[2];  // running: until the latest time in the file (14:00:00)
+  const auto& inf = w.jobs[3];  // running: until the latest time in the file (14:00:00)
   EXPECT_EQ(w.tenants.name(inf.tenant), "nlp");
   EXPECT_EQ(w.queues.name(inf.queue), "serving");  // priorityClassName
   EXPECT_EQ(inf.priority, 2000000);
@@ -343,7 +348,7 @@ TEST(Kubernetes, SampleExactValues) {
   EXPECT_EQ(inf.runtime, s(14100));
   EXPECT_EQ(inf.trace_status, TraceStatus::Unknown);
 
-  const auto& jx = w.jobs[3];  // Volcano queue annotation; an init container asks for more CPU
+  const auto& jx = w.jobs[4];  // Volcano queue annotation; an init container asks for more CPU
   EXPECT_EQ(w.queues.name(jx.queue), "batch-q");
   EXPECT_EQ(jx.kind, JobKind::Batch);
   EXPECT_EQ(jx.gpus, 2);
@@ -352,14 +357,14 @@ TEST(Kubernetes, SampleExactValues) {
   EXPECT_EQ(jx.runtime, s(600));
   EXPECT_EQ(jx.trace_status, TraceStatus::Failed);
 
-  const auto& pair = w.jobs[4];  // requests in one container, limits in the other
+  const auto& pair = w.jobs[5];  // requests in one container, limits in the other
   EXPECT_EQ(w.tenants.name(pair.tenant), "research");
   EXPECT_EQ(pair.gpus, 4);
   EXPECT_EQ(pair.submit, s(14400));
   EXPECT_EQ(pair.trace_end, s(17110));
   EXPECT_EQ(pair.runtime, s(2700));
 
-  const auto& web = w.jobs[5];  // one container done, one running: still running
+  const auto& web = w.jobs[6];  // one container done, one running: still running
   EXPECT_EQ(web.kind, JobKind::Inference);
   EXPECT_EQ(web.trace_start, s(17700));
   EXPECT_EQ(web.trace_end, -1);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "sim/errors.hpp"
+#include "sim/quantity.hpp"
 #include "traces/fields.hpp"
 #include "traces/json_input.hpp"
 #include "traces/table.hpp"
@@ -62,6 +64,7 @@ class Pods {
       models::Job& j = w_.jobs[i];
       j.runtime = latest_ - j.trace_start;
     }
+    merge_pod_sets();
     if (!w_.jobs.empty()) {
       for (models::Job& j : w_.jobs) {
         j.submit -= origin_;
@@ -130,50 +133,11 @@ class Pods {
   double quantity(const json& v, const std::string& path) const {
     if (v.is_number()) return v.get<double>();
     if (!v.is_string()) fail(path, "expected a quantity such as \"2\", \"500m\" or \"64Gi\"");
-    std::string_view s = v.get_ref<const std::string&>();
-    static constexpr struct {
-      std::string_view suffix;
-      double scale;
-    } kSuffixes[] = {
-        {"Ki", 1024.0},
-        {"Mi", 1048576.0},
-        {"Gi", 1073741824.0},
-        {"Ti", 1099511627776.0},
-        {"Pi", 1125899906842624.0},
-        {"Ei", 1152921504606846976.0},
-        {"n", 1e-9},
-        {"u", 1e-6},
-        {"m", 1e-3},
-        {"k", 1e3},
-        {"M", 1e6},
-        {"G", 1e9},
-        {"T", 1e12},
-        {"P", 1e15},
-        {"E", 1e18},
-    };
-    double scale = 1;
-    for (const auto& sfx : kSuffixes) {
-      if (s.size() > sfx.suffix.size() && s.ends_with(sfx.suffix)) {
-        scale = sfx.scale;
-        s.remove_suffix(sfx.suffix.size());
-        break;
-      }
-    }
-    // Optional decimal exponent ("1e3", "2E-3").
-    int exponent = 0;
-    if (const std::size_t e = s.find_first_of("eE"); e != std::string_view::npos && scale == 1) {
-      std::int64_t x = 0;
-      if (parse_int(s.substr(e + 1), x) != Parse::Ok || x < -30 || x > 30)
-        fail(path,
-             "expected a quantity such as \"2\", \"500m\" or \"64Gi\", got " + detail::quoted(v.get<std::string>()));
-      exponent = static_cast<int>(x);
-      s = s.substr(0, e);
-    }
-    if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-    if (!is_decimal(s) || s.front() == '-')
+    const auto q = sim::parse_quantity(v.get_ref<const std::string&>());
+    if (!q)
       fail(path, "expected a non-negative quantity such as \"2\", \"500m\" or \"64Gi\", got " +
                      detail::quoted(v.get<std::string>()));
-    return std::stod(std::string(s)) * scale * std::pow(10.0, exponent);
+    return *q;
   }
 
   struct Demand {
@@ -262,6 +226,7 @@ class Pods {
                                       " (first at " + index(prefix_, seen->second) + ")");
     }
     models::Job j;
+    std::string owner;  // the Job or training job whose pods form one pod set
     j.trace_id = static_cast<std::int64_t>(i);
     j.tenant = w_.tenants.intern(ns.empty() ? "default" : ns);
     std::string queue;
@@ -269,13 +234,21 @@ class Pods {
       if (const json* labels = object_at(*meta, "labels", mpath)) {
         queue = string_at(*labels, "kueue.x-k8s.io/queue-name", join(mpath, "labels"));
         if (queue.empty()) queue = string_at(*labels, "scheduling.volcano.sh/queue-name", join(mpath, "labels"));
+        if (queue.empty()) queue = string_at(*labels, "kai.scheduler/queue", join(mpath, "labels"));
       }
       if (queue.empty())
         if (const json* ann = object_at(*meta, "annotations", mpath))
           queue = string_at(*ann, "scheduling.volcano.sh/queue-name", join(mpath, "annotations"));
       if (const json* owners = array_at(*meta, "ownerReferences", mpath); owners && !owners->empty()) {
         const json& o = owners->front();
-        if (o.is_object()) j.kind = kind_of(string_at(o, "kind", index(join(mpath, "ownerReferences"), 0)));
+        const std::string opath = index(join(mpath, "ownerReferences"), 0);
+        if (o.is_object()) {
+          const std::string okind = string_at(o, "kind", opath);
+          j.kind = kind_of(okind);
+          if (forms_pod_set(okind))
+            owner = (ns.empty() ? "default" : ns) + "/" + okind + "/" + string_at(o, "name", opath) + "/" +
+                    string_at(o, "uid", opath);
+        }
       }
     }
     const json* spec = object_at(item, "spec", path);
@@ -335,10 +308,6 @@ class Pods {
       }
     }
     const bool ended = (phase == "Succeeded" || phase == "Failed" || all_terminated);
-    if (j.gpus == 0 && !options_.keep_cpu_only) {
-      warn(who, "CPU-only pod (no nvidia.com/gpu request)");
-      return;
-    }
     if (j.trace_start < 0) {
       warn(who, "never started (phase " + (phase.empty() ? std::string("unknown") : phase) + "), run time unknown");
       return;
@@ -354,7 +323,68 @@ class Pods {
     } else {
       running_.push_back(w_.jobs.size());  // still running: until the latest time in the file
     }
+    owners_.push_back(j.gpus > 0 ? owner : std::string());
     w_.jobs.push_back(j);
+  }
+
+  // Pods of a Job (batch/v1, Indexed or not) or of a training job (PyTorchJob and the other
+  // Kubeflow kinds: Master and Worker replicas) run as one pod set.
+  static bool forms_pod_set(std::string_view owner) {
+    return owner == "Job" || owner == "PyTorchJob" || owner == "TFJob" || owner == "MPIJob" || owner == "XGBoostJob" ||
+           owner == "PaddleJob" || owner == "JAXJob";
+  }
+
+  // The GPU pods of one owner that ran together (every one started before any ended) and ask for
+  // the same GPUs become one job of that many pods (nodes = pods, gpus_per_node = one pod's GPUs):
+  // the pod set a gang-aware scheduler places as a whole. Pods of a Job that ran one after
+  // another (parallelism below completions) stay jobs of their own.
+  void merge_pod_sets() {
+    std::map<std::string, std::vector<std::size_t>> sets;
+    for (std::size_t i = 0; i < w_.jobs.size(); ++i)
+      if (!owners_[i].empty()) sets[owners_[i]].push_back(i);
+    std::vector<bool> gone(w_.jobs.size(), false);
+    for (const auto& [owner, members] : sets) {
+      if (members.size() < 2) continue;
+      const models::Job& first = w_.jobs[members.front()];
+      sim::Tick last_start = 0, first_end = std::numeric_limits<sim::Tick>::max();
+      bool same = true;
+      for (const std::size_t m : members) {
+        const models::Job& p = w_.jobs[m];
+        same = same && p.gpus == first.gpus && p.gpu_type == first.gpu_type;
+        last_start = std::max(last_start, p.trace_start);
+        first_end = std::min(first_end, p.trace_start + p.runtime);
+      }
+      if (!same || last_start >= first_end) continue;
+      models::Job set = first;
+      set.gpus = 0, set.cpus = 0, set.memory_mib = 0;
+      sim::Tick end = 0;
+      bool failed = false, completed = true;
+      for (const std::size_t m : members) {
+        const models::Job& p = w_.jobs[m];
+        set.submit = std::min(set.submit, p.submit);
+        set.trace_start = std::min(set.trace_start, p.trace_start);
+        end = std::max(end, p.trace_start + p.runtime);
+        set.gpus += p.gpus;
+        set.cpus += p.cpus;
+        set.memory_mib += p.memory_mib;
+        set.priority = std::max(set.priority, p.priority);
+        failed = failed || p.trace_status == models::TraceStatus::Failed;
+        completed = completed && p.trace_status == models::TraceStatus::Completed;
+        if (m != members.front()) gone[m] = true;
+      }
+      set.nodes = static_cast<std::int32_t>(members.size());
+      set.gpus_per_node = first.gpus;
+      set.runtime = end - set.trace_start;
+      set.trace_end = completed || failed ? end : -1;
+      set.trace_status = failed      ? models::TraceStatus::Failed
+                         : completed ? models::TraceStatus::Completed
+                                     : models::TraceStatus::Unknown;
+      w_.jobs[members.front()] = set;
+    }
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < w_.jobs.size(); ++i)
+      if (!gone[i]) w_.jobs[out++] = w_.jobs[i];
+    w_.jobs.resize(out);
   }
 
   std::uint16_t intern_gpu_type(std::string_view name) {
@@ -369,6 +399,7 @@ class Pods {
   models::Workload w_;
   std::string prefix_;
   std::vector<std::size_t> running_;
+  std::vector<std::string> owners_;  // per job: its pod-set owner, or empty
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
   sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
   mutable std::size_t located_ = 0;                           // errors located by json_position so far

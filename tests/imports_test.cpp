@@ -277,7 +277,7 @@ TEST(SlurmConf, UnmodelledSchedulingKeysWarnOnce) {
 }
 
 TEST(SlurmConf, RealSiteBioMedIA) {
-  // Imperial College BioMedIA's slurm.conf as published (tests/data/imports/slurm-site/README.md).
+  // Imperial College BioMedIA's slurm.conf settings as published (tests/data/imports/slurm-site/README.md).
   const std::string conf = kData + "slurm-site/slurm.conf";
   const auto c = slurm::read_slurm_conf(conf);
   ASSERT_EQ(c.cluster.pools.size(), 3u);  // GPU nodes only (their memory and cores differ)
@@ -294,11 +294,11 @@ TEST(SlurmConf, RealSiteBioMedIA) {
   EXPECT_EQ(param(c.params, "PriorityWeightFairshare"), "10000");
   EXPECT_EQ(param(c.params, "PriorityFavorSmall"), "YES");
   ASSERT_EQ(c.warnings.size(), 5u);
-  EXPECT_EQ(c.warnings[0], conf + ":92: DefMemPerCPU=2048 changes scheduling and is not modelled");
+  EXPECT_EQ(c.warnings[0], conf + ":29: DefMemPerCPU=2048 changes scheduling and is not modelled");
   EXPECT_EQ(c.warnings[1], conf +
-                               ":127: AccountingStorageEnforce=associations,limits changes scheduling and is not "
+                               ":52: AccountingStorageEnforce=associations,limits changes scheduling and is not "
                                "modelled");
-  EXPECT_EQ(c.warnings[2], conf + ":228: partition long has no GPU nodes; left out");
+  EXPECT_EQ(c.warnings[2], conf + ":94: partition long has no GPU nodes; left out");
   const slurm::Config config = slurm::parse_config(c.params);
   ASSERT_EQ(config.partitions.size(), 1u);
   // And it runs: two 8-GPU jobs take monal01-02, the 4-GPU job monal03; the third 8-GPU job

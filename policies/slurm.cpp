@@ -826,11 +826,13 @@ class SlurmPolicy final : public Policy, public Inspect {
     key_[j] = Key{level, p.conf.tier, prio_[j], workload_->jobs[j].submit, j};
     queue_.insert(key_[j]);
     queued_[j] = 1;
+    ++queue_version_;
   }
   void dequeue(JobIndex j) {
     if (j < queued_.size() && queued_[j] != 0) {
       queue_.erase(key_[j]);
       queued_[j] = 0;
+      ++queue_version_;
     }
   }
 
@@ -839,11 +841,13 @@ class SlurmPolicy final : public Policy, public Inspect {
   void build_avail(const ClusterView& view) {
     const auto& nodes = view.cluster().nodes();
     avail_.resize(nodes.size());
+    avail_free_.resize(nodes.size());
     free_now_ = held_free_ = 0;
     for (NodeId id = 0; id < nodes.size(); ++id) {
       const auto& n = nodes[id];
       avail_[id] = Avail{n.free_gpus, n.free_cpus, n.free_memory_mib, n.up && excl_[id] == 0};
       if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) += n.free_gpus;
+      note_avail_free(id);
     }
   }
 
@@ -1046,6 +1050,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     by_kill_.insert({kill_at_[j], j});
     if (limit_[j] != kUnlimited) s.wake_at(kill_at_[j]);
     take(s, avail_, pl, shape_[j].exclusive);
+    for (const auto& sl : pl) note_avail_free(sl.node);
     for (const auto& sl : pl) (held_for_[sl.node] == kNoJob ? free_now_ : held_free_) -= sl.gpus;
     if (shape_[j].exclusive)
       for (const auto& sl : pl) ++excl_[sl.node];
@@ -1151,6 +1156,11 @@ class SlurmPolicy final : public Policy, public Inspect {
       fresh_.clear();
       return;
     }
+    // With nothing free and no preemption the pass only gives the head its reasons, which are said
+    // once: a queue unchanged since such a pass (and no other pass between) has nothing to say.
+    const bool idle = free_now_ <= 0 && c_.preempt_type == PreemptType::None;
+    if (idle && fresh_.empty() && idle_version_ == queue_version_) return;
+    idle_version_ = idle ? queue_version_ : ~std::uint64_t{0};
     std::vector<JobIndex> head;
     for (auto it = queue_.begin();
          it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth; ++it)
@@ -1159,7 +1169,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (JobIndex j : std::exchange(fresh_, {}))
       if (s.state(j) == JobState::Pending && queued_[j] && key_[head.back()] < key_[j]) reason_priority(s, j);
     std::vector<char> failed(parts_.size(), 0);
-    if (free_now_ <= 0 && c_.preempt_type == PreemptType::None) {
+    if (idle) {
       for (JobIndex j : head) {
         const auto pi = static_cast<std::size_t>(part_[j]);
         if (failed[pi] != 0) {
@@ -1186,7 +1196,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (!waiting) {
         const Job& job = s.workload().jobs[j];
         if (free_now_ + held_free_ >= job.gpus) {
-          auto pl = choose(s, j, avail_, [](NodeId) { return true; });
+          auto pl = choose(
+              s, j, avail_, [](NodeId) { return true; }, &avail_free_);
           if (!pl.empty() && start(s, j, pl, "main scheduler").empty()) continue;
         }
         if (c_.preempt_type != PreemptType::None && c_.preempt_mode != PreemptModeS::Off && try_preempt(s, j)) {
@@ -1391,11 +1402,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (std::size_t i = order.size(); i-- > 0;)
       shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
     freenodes_.clear();
-    avail_free_.assign(avail_.size(), 0);
-    for (NodeId id = 0; id < avail_.size(); ++id) {
+    for (NodeId id = 0; id < avail_.size(); ++id)
       if (avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
-      avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0;
-    }
     std::int32_t max_gpus = 0;
     for (const auto& n : s.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
     const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
@@ -1550,7 +1558,6 @@ class SlurmPolicy final : public Policy, public Inspect {
           for (const auto& sl : pl) {
             prof_[sl.node] = avail_[sl.node];
             note_free(sl.node);
-            avail_free_[sl.node] = avail_[sl.node].ok && avail_[sl.node].gpus > 0 ? 1 : 0;
           }
           clear_stale = true;
           if (started) {
@@ -1591,8 +1598,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
       move_to(t);
       std::size_t bs = static_cast<std::size_t>(
-          std::upper_bound(by_start_.begin(), by_start_.end(),
-                           std::pair<Tick, NodeId>{t + limit - 1, std::numeric_limits<NodeId>::max()}) -
+          std::upper_bound(by_start_.begin(), by_start_.end(), t + limit - 1,
+                           [](Tick v, const std::pair<Tick, NodeId>& x) { return v < x.first; }) -
           by_start_.begin());
       for (std::size_t k = bs; k < by_start_.size(); ++k) unblock(by_start_[k].second);
       models::Placement reserved;
@@ -1626,11 +1633,17 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
       const Tick at = cur_t;
       remember(at);
+      // One block per list, after the entries of the same time (only the times are ordered).
+      auto by_time = [](Tick v, const std::pair<Tick, NodeId>& x) { return v < x.first; };
+      const auto sa = std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time) - by_start_.begin();
+      const auto ea = std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time) - by_end_.begin();
+      add_.clear();
+      for (const auto& sl : reserved) add_.push_back({at, sl.node});
+      by_start_.insert(by_start_.begin() + sa, add_.begin(), add_.end());
+      for (auto& a : add_) a.first = at + limit;
+      by_end_.insert(by_end_.begin() + ea, add_.begin(), add_.end());  // after by_end_[0, cur_be)
       for (const auto& sl : reserved) {
         first_res_[sl.node] = std::min(first_res_[sl.node], at);
-        const std::pair<Tick, NodeId> a{at, sl.node}, b{at + limit, sl.node};
-        by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), a), a);
-        by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), b), b);  // after by_end_[0, cur_be)
         block(sl.node);
       }
       res_ends.insert(at + limit);
@@ -1673,6 +1686,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<char> queued_;
   std::vector<double> rate_of_;
   std::set<Key> queue_;
+  std::uint64_t queue_version_ = 0;                 // changes with every enqueue and dequeue
+  std::uint64_t idle_version_ = ~std::uint64_t{0};  // queue_version_ at the last idle main pass, if it was the last
   std::set<std::pair<Tick, JobIndex>> waiting_;
   std::set<std::pair<Tick, JobIndex>> by_kill_;
   std::map<JobIndex, Suspended> suspended_;
@@ -1711,8 +1726,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     bool was_ok;  // the node's ok before this release was applied (backfill's cursor takes it back)
   };
   std::vector<RSlice> rslice_;
-  // This pass's reservations, one entry per node, by start and by end.
-  std::vector<std::pair<Tick, NodeId>> by_start_, by_end_;
+  // This pass's reservations, one entry per node, by start and by end (time order only).
+  std::vector<std::pair<Tick, NodeId>> by_start_, by_end_, add_;
   std::vector<int> blockcnt_;
   // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
   // zero between walks.
@@ -1733,7 +1748,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   };
   std::vector<WalkRec> recs_;
   std::vector<std::int64_t> hist_;
-  std::vector<std::uint8_t> avail_free_;  // backfill: per node, avail_ has it up with a GPU free
+  std::vector<std::uint8_t> avail_free_;  // per node: avail_ has it up with a GPU free (choose)
+  void note_avail_free(NodeId id) { avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0; }
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

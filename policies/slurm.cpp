@@ -345,6 +345,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (shape_[j].exclusive)
       for (const auto& s : view.placement(j)) --excl_[s.node];
     if (suspended_.count(j) != 0) used_limit_[j] += view.now() - my_start_[j];
+    if (suspended_.count(j) == 0) limits_.on_end(j, job);  // a suspended job keeps counting
     // Victims this job suspended resume once it is gone.
     for (auto& [victim, s] : suspended_)
       if (s.by == j) s.resumable = true;
@@ -352,7 +353,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
-    (void)view;
+    limits_.on_end(j, view.workload().jobs[j]);
     dequeue(j);
     nominee_.erase(j);
     dirty_ = true;
@@ -420,6 +421,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (ready_) return;
     ready_ = true;
     workload_ = &view.workload();
+    limits_ = Limits(c_.limits);
+    limits_.init(view.workload());
     const auto& cl = view.cluster();
     const auto& w = view.workload();
     const std::size_t n = cl.nodes().size(), jobs = w.jobs.size();
@@ -1037,6 +1040,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (!why.empty()) return why;
     dequeue(j);
     const Job& job = s.workload().jobs[j];
+    limits_.on_start(j, job);
     const Tick now = s.now();
     my_start_[j] = now;
     const Tick left = limit_[j] == kUnlimited ? kYear : limit_[j] - used_limit_[j];
@@ -1144,6 +1148,16 @@ class SlurmPolicy final : public Policy, public Inspect {
     s.pending_reason(j, priority_reason_[pi]);
   }
 
+  // A job over a per-user limit (policies/slurm_limits.hpp) is passed over by the main scheduler
+  // and by backfill; it marks no partition failed.
+  bool held_by_limit(Session& s, JobIndex j) {
+    const LimitReason r = limits_.blocks(s.workload().jobs[j]);
+    if (r == LimitReason::None) return false;
+    if (said_[j] != 3 + static_cast<int>(r)) s.pending_reason(j, limit_reason_text(r));
+    said_[j] = static_cast<std::uint8_t>(3 + static_cast<int>(r));
+    return true;
+  }
+
   void main_scheduler(Session& s) {
     if (queue_.empty()) {
       fresh_.clear();
@@ -1160,6 +1174,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (free_now_ <= 0 && c_.preempt_type == PreemptType::None) {
       for (JobIndex j : head) {
         const auto pi = static_cast<std::size_t>(part_[j]);
+        if (held_by_limit(s, j)) continue;
         if (failed[pi] != 0) {
           reason_priority(s, j);
         } else {
@@ -1172,6 +1187,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::size_t failed_count = 0;
     for (JobIndex j : head) {
       const auto pi = static_cast<std::size_t>(part_[j]);
+      if (held_by_limit(s, j)) continue;
       if (failed[pi] != 0) {
         reason_priority(s, j);
         continue;
@@ -1426,6 +1442,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
       if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
       if (nominee_.count(j) != 0) continue;
+      if (limits_.blocks(jobs[j]) != LimitReason::None) continue;  // no start, no reservation
       if (jobs[j].gpus > final_bound) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
       // A walk that found no start in the window changed nothing: a job asking the same as one
@@ -1570,6 +1587,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
 
   Config c_;
+  Limits limits_;
   bool ready_ = false;
   const models::Workload* workload_ = nullptr;
   std::vector<Part> parts_;

@@ -1391,7 +1391,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::vector<JobIndex> order;
     for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order.size()) < c_.bf_max_job_test;
          ++it)
-      order.push_back(it->j);
+      if (limits_.blocks(s.workload().jobs[it->j]) == LimitReason::None)  // held jobs do not count
+        order.push_back(it->j);
     std::int64_t starts = 0;
     const auto& jobs = s.workload().jobs;
     // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else

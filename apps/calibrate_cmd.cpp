@@ -19,7 +19,7 @@ namespace headroom::app {
 namespace {
 
 void row(const char* label, const results::FidelityStats& s) {
-  std::printf("  %-58.58s %7lld %10s %10s %10s %10s %7.2f %8.2f %6.0f%%\n", label, static_cast<long long>(s.jobs),
+  std::printf("  %-100.100s %7lld %10s %10s %10s %10s %7.2f %8.2f %6.0f%%\n", label, static_cast<long long>(s.jobs),
               results::short_duration(s.mean_wait_sim_s).c_str(),
               results::short_duration(s.mean_wait_recorded_s).c_str(),
               results::short_duration(s.median_abs_error_s).c_str(),
@@ -27,15 +27,15 @@ void row(const char* label, const results::FidelityStats& s) {
 }
 
 void header(const char* first) {
-  std::printf("  %-58s %7s %10s %10s %10s %10s %7s %8s %7s\n", first, "jobs", "wait sim", "wait rec", "med err",
+  std::printf("  %-100s %7s %10s %10s %10s %10s %7s %8s %7s\n", first, "jobs", "wait sim", "wait rec", "med err",
               "mean err", "pearson", "spearman", "<=1h");
 }
 
 }  // namespace
 
 int cmd_calibrate(const std::string& scenario, const std::string& fit, const std::string& test,
-                  const std::string& output, const std::string& objective, std::size_t rows,
-                  const std::atomic<bool>* stop) {
+                  const std::string& output, const std::string& objective, const std::string& scheduler,
+                  std::size_t rows, const std::atomic<bool>* stop) {
   planner::CalibrateRequest req;
   std::tie(req.fit_from, req.fit_to) = planner::parse_span(fit, "--fit");
   std::tie(req.test_from, req.test_to) = planner::parse_span(test, "--test");
@@ -47,6 +47,14 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     req.objective = planner::CalibrateObjective::Pearson;
   else
     throw sim::InputError("", 0, 0, "--objective", "expected median, mean or pearson, got \"" + objective + "\"");
+  if (scheduler == "auto")
+    req.family = planner::CalibrateFamily::Auto;
+  else if (scheduler == "easy")
+    req.family = planner::CalibrateFamily::Easy;
+  else if (scheduler == "slurm")
+    req.family = planner::CalibrateFamily::Slurm;
+  else
+    throw sim::InputError("", 0, 0, "--scheduler", "expected auto, easy or slurm, got \"" + scheduler + "\"");
   std::string out = output;
   if (out.empty()) {
     std::filesystem::path p(scenario);

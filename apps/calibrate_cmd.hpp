@@ -7,7 +7,7 @@ namespace headroom::app {
 
 // `headroom calibrate SCENARIO --fit 0:7d --test 7d:14d [-o OUT.yaml] [--objective median]`.
 int cmd_calibrate(const std::string& scenario, const std::string& fit, const std::string& test,
-                  const std::string& output, const std::string& objective, std::size_t rows,
-                  const std::atomic<bool>* stop);
+                  const std::string& output, const std::string& objective, const std::string& scheduler,
+                  std::size_t rows, const std::atomic<bool>* stop);
 
 }  // namespace headroom::app

@@ -24,8 +24,8 @@
 #include "apps/calibrate_cmd.hpp"
 #include "apps/compare_cmd.hpp"
 #include "apps/fgd_cmd.hpp"
-#include "apps/output_check.hpp"
 #include "apps/infer_cmd.hpp"
+#include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/scorecard.hpp"
 #ifdef HEADROOM_MPI
@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
       ->check(headroom::app::check_output_name);
   compare->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
-  std::string cal_fit, cal_test, cal_output, cal_objective = "mean";
+  std::string cal_fit, cal_test, cal_output, cal_objective = "mean", cal_scheduler = "auto";
   std::size_t cal_rows = 12;
   auto* calibrate = app.add_subcommand(
       "calibrate", "fit the policy knobs the log supports to its recorded waits, check them on a held-out window");
@@ -358,6 +358,9 @@ int main(int argc, char** argv) {
                         "write the calibrated scenario here (default: NAME-calibrated.yaml)");
   calibrate->add_option("--objective", cal_objective, "mean (default) or median absolute wait error, or pearson");
   calibrate->add_option("--rows", cal_rows, "candidates shown (default 12)");
+  calibrate->add_option("--scheduler", cal_scheduler,
+                        "knobs searched: auto (default: slurm's own for a slurm scenario, else fifo + EASY), "
+                        "easy or slurm");
   calibrate->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
   std::vector<std::string> report_inputs;
@@ -418,8 +421,8 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, on_signal);
       std::signal(SIGTERM, on_signal);
       g_defer.store(true);
-      return headroom::app::cmd_calibrate(scenario_path, cal_fit, cal_test, cal_output, cal_objective, cal_rows,
-                                          &g_stop);
+      return headroom::app::cmd_calibrate(scenario_path, cal_fit, cal_test, cal_output, cal_objective, cal_scheduler,
+                                          cal_rows, &g_stop);
     }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);

@@ -39,10 +39,21 @@ std::int64_t median_of(std::vector<std::int64_t> v) {
   return v[(v.size() + 1) / 2 - 1];
 }
 
+// The slurm keys the search sets: a scenario's own values of these are replaced, the rest of its
+// slurm configuration (partitions, priority, QOS of its own, ...) is kept.
+bool searched_slurm_key(const std::string& key) {
+  return key == "MaxJobsPerUser" || key == "MaxGPUsPerUser" ||
+         (key.starts_with("users.") && (key.ends_with(".MaxJobs") || key.ends_with(".MaxGPUs")));
+}
+
 scenarios::Scenario with_candidate(const scenarios::Scenario& base, const Candidate& c) {
   scenarios::Scenario s = base;
-  s.policy.name = "fifo";
-  s.policy.params.clear();
+  if (c.policy == "slurm" && base.policy.name == "slurm") {
+    std::erase_if(s.policy.params, [](const auto& kv) { return searched_slurm_key(kv.first); });
+  } else {
+    s.policy.params.clear();
+  }
+  s.policy.name = c.policy;
   s.policy_overrides.clear();
   int line = 1;
   for (const auto& [k, v] : c.params) s.policy.params[k] = policies::ParamValue{v, base.file, line++, 1};
@@ -62,6 +73,51 @@ results::FidelityStats score(const scenarios::Scenario& s, sim::Tick from, sim::
 }
 
 }  // namespace
+
+std::int64_t recorded_queue_depth(const models::Workload& w) {
+  // Jobs with a recorded start in submit order (ties by index); a Fenwick tree counts those
+  // waiting, swept over submits and starts in time order (a start before a submit at one time).
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < w.jobs.size(); ++i)
+    if (w.jobs[i].trace_start >= 0) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return w.jobs[a].submit < w.jobs[b].submit; });
+  const std::size_t n = order.size();
+  std::vector<std::int64_t> tree(n + 1, 0);
+  const auto add = [&](std::size_t i, std::int64_t d) {
+    for (++i; i <= n; i += i & (~i + 1)) tree[i] += d;
+  };
+  const auto before = [&](std::size_t i) {  // waiting among ranks [0, i)
+    std::int64_t s = 0;
+    for (; i > 0; i -= i & (~i + 1)) s += tree[i];
+    return s;
+  };
+  struct Ev {
+    sim::Tick t;
+    int kind;  // 0 start, 1 submit
+    std::size_t rank;
+  };
+  std::vector<Ev> ev;
+  ev.reserve(2 * n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& j = w.jobs[order[r]];
+    ev.push_back({j.submit, 1, r});
+    ev.push_back({std::max(j.trace_start, j.submit), 0, r});
+  }
+  std::sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) {
+    return a.t != b.t ? a.t < b.t : a.kind != b.kind ? a.kind > b.kind : a.rank < b.rank;
+  });
+  std::int64_t deepest = 0;
+  for (const Ev& e : ev) {
+    if (e.kind == 1) {
+      add(e.rank, 1);
+    } else {
+      deepest = std::max(deepest, before(e.rank));
+      add(e.rank, -1);
+    }
+  }
+  return deepest;
+}
 
 std::pair<sim::Tick, sim::Tick> parse_span(const std::string& text, const std::string& option) {
   const auto colon = text.find(':');
@@ -86,7 +142,137 @@ double calibration_objective(const results::FidelityStats& s, CalibrateObjective
   return s.median_abs_error_s;
 }
 
-std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario) {
+CalibrateFamily resolve_family(CalibrateFamily family, const scenarios::Scenario& scenario) {
+  if (family != CalibrateFamily::Auto) return family;
+  return scenario.policy.name == "slurm" ? CalibrateFamily::Slurm : CalibrateFamily::Easy;
+}
+
+namespace {
+
+// Slurm's own knobs (policies/slurm_limits.hpp), on top of the scenario's slurm configuration.
+// The scenario's SchedulerParameters with bf_max_job_test set to `n`.
+std::string with_bf_max_job_test(const scenarios::Scenario& scenario, std::int64_t n) {
+  std::string text;
+  if (scenario.policy.name == "slurm")
+    if (const auto it = scenario.policy.params.find("SchedulerParameters"); it != scenario.policy.params.end())
+      text = it->second.text;
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    at = comma + 1;
+    if (item.empty() || item.starts_with("bf_max_job_test=")) continue;
+    out += item + ",";
+  }
+  return out + "bf_max_job_test=" + std::to_string(n);
+}
+
+std::int64_t bf_max_job_test_of(const scenarios::Scenario& scenario) {
+  if (scenario.policy.name != "slurm") return 500;
+  const auto it = scenario.policy.params.find("SchedulerParameters");
+  if (it == scenario.policy.params.end()) return 500;
+  const auto at = it->second.text.find("bf_max_job_test=");
+  if (at == std::string::npos) return 500;
+  std::int64_t v = 500;
+  const char* b = it->second.text.data() + at + 16;
+  std::from_chars(b, it->second.text.data() + it->second.text.size(), v);
+  return v;
+}
+
+std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
+                                        const std::vector<std::int32_t>& sizes, std::int64_t queue_depth) {
+  std::int64_t gpu_lo = 0, gpu_hi = 0, job_lo = 0, job_hi = 0, biggest = 0;
+  for (std::size_t i = 0; i < fit.users.size(); ++i) {
+    const auto& u = fit.users[i];
+    gpu_lo = i == 0 ? u.max_gpus : std::min(gpu_lo, u.max_gpus);
+    job_lo = i == 0 ? u.max_jobs : std::min<std::int64_t>(job_lo, u.max_jobs);
+    gpu_hi = std::max(gpu_hi, u.max_gpus);
+    job_hi = std::max<std::int64_t>(job_hi, u.max_jobs);
+    biggest = std::max(biggest, u.largest_job);
+  }
+  using Params = std::vector<std::pair<std::string, std::string>>;
+  std::vector<std::pair<std::string, Params>> limits{{"no limits", {}}};
+  // A job asking alone for more than a GPU limit would be held for good (as in Slurm): the global
+  // caps start at the largest job of the fit window, each user's at its own largest job.
+  for (std::int64_t g : ladder(std::max(gpu_lo, biggest), gpu_hi))
+    limits.push_back({"QOS MaxGPUsPerUser " + std::to_string(g), {{"MaxGPUsPerUser", std::to_string(g)}}});
+  for (std::int64_t j : ladder(job_lo, job_hi))
+    limits.push_back({"QOS MaxJobsPerUser " + std::to_string(j), {{"MaxJobsPerUser", std::to_string(j)}}});
+  // Per user: association limits at a share of what each reached; users the fit window did not see
+  // are held by a QOS limit at the largest of those (which binds no user seen).
+  const std::pair<int, int> shares[] = {{1, 2}, {3, 4}, {1, 1}};
+  for (const std::string what : {"GPUs", "jobs", "GPUs + jobs"}) {
+    for (const auto& [num, den] : shares) {
+      if (what == "GPUs + jobs" && num != den) continue;
+      const bool g = what != "jobs", j = what != "GPUs";
+      Params p;
+      std::int64_t top_g = 0, top_j = 0;
+      for (const auto& u : fit.users) {
+        const std::int64_t ug = std::max(scaled(u.max_gpus, num, den), u.largest_job);
+        const std::int64_t uj = scaled(u.max_jobs, num, den);
+        top_g = std::max(top_g, ug);
+        top_j = std::max(top_j, uj);
+        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(ug));
+        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(uj));
+      }
+      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(top_j));
+      const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
+      const std::string label = "per-user " + what + " at " + share + " of observed (association limits)";
+      if (!g) {
+        limits.push_back({label, std::move(p)});
+        continue;
+      }
+      // With all of observed, also a QOS GPU cap for everyone from the ladder below the largest
+      // per-user value (never below the largest job).
+      for (std::int64_t cap : ladder(std::max(gpu_lo, biggest), top_g)) {
+        if (cap < top_g && num != den) continue;
+        Params q = p;
+        q.emplace_back("MaxGPUsPerUser", std::to_string(cap));
+        limits.push_back({label + (cap < top_g ? ", QOS MaxGPUsPerUser " + std::to_string(cap) : ""), std::move(q)});
+      }
+    }
+  }
+  // The scenario's backfill is kept, unless the log's header says the system ran FCFS.
+  // Backfill looks at bf_max_job_test jobs; when the recorded system started jobs from deeper in
+  // its queue (queue_depth: the most jobs submitted earlier and still waiting when one started),
+  // a backfill that looks that deep is a knob too.
+  std::vector<std::pair<std::string, Params>> scheds{{"", {}}};
+  if (fit.scheduler == "fcfs") {
+    scheds[0].second.emplace_back("SchedulerType", "sched/builtin");
+  } else if (queue_depth > bf_max_job_test_of(scenario)) {
+    scheds.push_back({", bf_max_job_test " + std::to_string(queue_depth),
+                      {{"SchedulerParameters", with_bf_max_job_test(scenario, queue_depth)}}});
+  }
+  std::vector<Candidate> out;
+  for (const std::int32_t nodes : sizes)
+    for (const auto& [slabel, sparams] : scheds)
+      for (const auto& [label, params] : limits) {
+        Candidate c;
+        c.policy = "slurm";
+        c.label = "slurm, " + label + slabel;
+        if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
+        c.nodes = nodes;
+        c.params = sparams;
+        c.params.insert(c.params.end(), params.begin(), params.end());
+        out.push_back(std::move(c));
+      }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
+                                              CalibrateFamily family, std::int64_t queue_depth) {
+  std::vector<std::int32_t> sizes{-1};
+  if (scenario.cluster.pools.size() == 1 && fit.max_busy > 0) {
+    const auto& pool = scenario.cluster.pools[0];
+    const std::int64_t per_node = std::max(1, pool.gpus_per_node);
+    const auto busy_nodes = static_cast<std::int32_t>((fit.max_busy + per_node - 1) / per_node);
+    if (busy_nodes < pool.nodes) sizes.push_back(busy_nodes);
+  }
+  if (resolve_family(family, scenario) == CalibrateFamily::Slurm)
+    return slurm_candidates(fit, scenario, sizes, queue_depth);
   std::vector<std::string> backfills{"none", "easy"};
   if (fit.scheduler == "easy") backfills = {"easy"};
   if (fit.scheduler == "fcfs") backfills = {"none"};
@@ -125,13 +311,6 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
                         std::move(p)});
     }
   }
-  std::vector<std::int32_t> sizes{-1};
-  if (scenario.cluster.pools.size() == 1 && fit.max_busy > 0) {
-    const auto& pool = scenario.cluster.pools[0];
-    const std::int64_t per_node = std::max(1, pool.gpus_per_node);
-    const auto busy_nodes = static_cast<std::int32_t>((fit.max_busy + per_node - 1) / per_node);
-    if (busy_nodes < pool.nodes) sizes.push_back(busy_nodes);
-  }
   std::vector<Candidate> out;
   for (const std::int32_t nodes : sizes)
     for (const auto& bf : backfills)
@@ -155,6 +334,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   {
     models::Workload w = scenarios::build_workload(until(base, req.fit_to));
     std::erase_if(w.jobs, [&](const models::Job& j) { return j.submit < req.fit_from; });
+    r.queue_depth = recorded_queue_depth(w);
     r.inference = traces::infer_system(w, sim::kDay, base.workload.units_per_gpu,
                                        w.meta.format == "swf" ? base.workload.trace : std::string());
   }
@@ -162,7 +342,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     throw sim::InputError(base.workload.trace, 0, 0, "workload.trace",
                           "no job of the fit window has a recorded start: nothing to calibrate against "
                           "(the log has no wait times)");
-  const std::vector<Candidate> cands = calibration_candidates(r.inference, base);
+  const std::vector<Candidate> cands = calibration_candidates(r.inference, base, req.family, r.queue_depth);
   // Runs: every candidate on the fit window, then the baseline on both windows.
   const std::size_t n = cands.size(), total = n + 3;
   std::vector<results::FidelityStats> fit(n);
@@ -206,7 +386,25 @@ std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scen
   YAML::Node root = YAML::Load(original.text);
   const Candidate& c = result.candidates[result.best].candidate;
   YAML::Node policy(YAML::NodeType::Map);
-  policy["name"] = "fifo";
+  if (c.policy == "slurm" && original.policy.name == "slurm" && root["policy"] && root["policy"].IsMap()) {
+    // The scenario's slurm block, less the knobs searched.
+    policy = YAML::Clone(root["policy"]);
+    policy.remove("MaxJobsPerUser");
+    policy.remove("MaxGPUsPerUser");
+    if (policy["users"] && policy["users"].IsMap()) {
+      std::vector<std::string> empty;
+      for (auto it : policy["users"]) {
+        YAML::Node u = it.second;
+        if (!u.IsMap()) continue;
+        u.remove("MaxJobs");
+        u.remove("MaxGPUs");
+        if (u.size() == 0) empty.push_back(it.first.as<std::string>());
+      }
+      for (const auto& name : empty) policy["users"].remove(name);
+      if (policy["users"].size() == 0) policy.remove("users");
+    }
+  }
+  policy["name"] = c.policy;
   for (const auto& [key, value] : c.params) {
     YAML::Node cur = policy;
     std::string rest = key;

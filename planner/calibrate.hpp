@@ -5,7 +5,14 @@
 // to the recorded ones on the fit window, then measures the chosen knobs and the scenario as given
 // (the baseline) on the held-out test window.
 //
-// The searched family is fifo with `backfill: none | easy` and per-user limits
+// For a slurm scenario (or --scheduler slurm) the search keeps its slurm configuration and sets
+// Slurm's own per-user limits (policies/slurm_limits.hpp): a QOS MaxGPUsPerUser ladder from the
+// largest job to the largest concurrency a user reached, a QOS MaxJobsPerUser ladder, and per-user
+// association limits (MaxJobs, GrpTRES=gres/gpu) at 1/2, 3/4 and all of what each user reached,
+// with the QOS at the largest of those for users first seen later. Its backfill stays as given
+// unless the log's header names FCFS (then sched/builtin).
+//
+// Otherwise the searched family is fifo with `backfill: none | easy` and per-user limits
 // (policies/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):
 // global limits from a ladder of powers of two between the smallest and the largest concurrency a
 // user reached on the fit window (and that largest), and per-user limits at 1/2, 3/4 and all of
@@ -32,18 +39,24 @@
 namespace headroom::planner {
 
 enum class CalibrateObjective { MedianError, MeanError, Pearson };
+// The knobs searched: Auto keeps a slurm scenario's policy (Slurm) and takes fifo with EASY
+// backfilling and limits (Easy) for every other.
+enum class CalibrateFamily { Auto, Easy, Slurm };
 
 struct CalibrateRequest {
   scenarios::Scenario scenario;
   sim::Tick fit_from = 0, fit_to = 0, test_from = 0, test_to = 0;
   CalibrateObjective objective = CalibrateObjective::MeanError;
+  CalibrateFamily family = CalibrateFamily::Auto;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::size_t done, std::size_t total)> progress;  // runs ended
 };
 
 struct Candidate {
-  std::string label;                                        // "easy, MaxGPUsPerUser 1024"
-  std::vector<std::pair<std::string, std::string>> params;  // fifo's policy keys, in order
+  std::string policy = "fifo";                              // fifo or slurm
+  std::string label;                                        // "EASY backfill, MaxGPUsPerUser 1024"
+  std::vector<std::pair<std::string, std::string>> params;  // the policy's keys, in order; slurm: set over
+                                                            // the scenario's own slurm keys
   std::int32_t nodes = -1;                                  // first pool's nodes; -1 unchanged
 };
 
@@ -54,7 +67,8 @@ struct CandidateScore {
 };
 
 struct CalibrateResult {
-  traces::Inference inference;  // of the fit window
+  traces::Inference inference;   // of the fit window
+  std::int64_t queue_depth = 0;  // recorded_queue_depth of the fit window
   std::vector<CandidateScore> candidates;
   std::size_t best = 0;
   results::FidelityStats baseline_fit, baseline_test, calibrated_test;
@@ -63,8 +77,16 @@ struct CalibrateResult {
   bool cancelled = false;
 };
 
+CalibrateFamily resolve_family(CalibrateFamily family, const scenarios::Scenario& scenario);
 // The knobs to search, from what the fit window's log says.
-std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario);
+// `queue_depth`: recorded_queue_depth of the fit window (0: unknown).
+std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
+                                              CalibrateFamily family = CalibrateFamily::Auto,
+                                              std::int64_t queue_depth = 0);
+// The deepest the recorded system reached into its queue: the most jobs submitted before a job
+// and still waiting when it started (recorded starts only; a submit at the start's time counts
+// after it). Slurm's backfill looks at bf_max_job_test jobs.
+std::int64_t recorded_queue_depth(const models::Workload& w);
 // The objective of a candidate's fit statistics (smaller is better).
 double calibration_objective(const results::FidelityStats& s, CalibrateObjective objective);
 

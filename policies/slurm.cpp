@@ -347,6 +347,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (shape_[j].exclusive)
       for (const auto& s : view.placement(j)) --excl_[s.node];
     if (suspended_.count(j) != 0) used_limit_[j] += view.now() - my_start_[j];
+    if (suspended_.count(j) == 0) limits_.on_end(j, job);  // a suspended job keeps counting
     // Victims this job suspended resume once it is gone.
     for (auto& [victim, s] : suspended_)
       if (s.by == j) s.resumable = true;
@@ -354,7 +355,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
 
   void on_end(const ClusterView& view, JobIndex j) override {
-    (void)view;
+    limits_.on_end(j, view.workload().jobs[j]);
     dequeue(j);
     nominee_.erase(j);
     dirty_ = true;
@@ -422,6 +423,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (ready_) return;
     ready_ = true;
     workload_ = &view.workload();
+    limits_ = Limits(c_.limits);
+    limits_.init(view.workload());
     const auto& cl = view.cluster();
     const auto& w = view.workload();
     const std::size_t n = cl.nodes().size(), jobs = w.jobs.size();
@@ -1043,6 +1046,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (!why.empty()) return why;
     dequeue(j);
     const Job& job = s.workload().jobs[j];
+    limits_.on_start(j, job);
     const Tick now = s.now();
     my_start_[j] = now;
     const Tick left = limit_[j] == kUnlimited ? kYear : limit_[j] - used_limit_[j];
@@ -1151,6 +1155,16 @@ class SlurmPolicy final : public Policy, public Inspect {
     s.pending_reason(j, priority_reason_[pi]);
   }
 
+  // A job over a per-user limit (policies/slurm_limits.hpp) is passed over by the main scheduler
+  // and by backfill; it marks no partition failed.
+  bool held_by_limit(Session& s, JobIndex j) {
+    const LimitReason r = limits_.blocks(s.workload().jobs[j]);
+    if (r == LimitReason::None) return false;
+    if (said_[j] != 3 + static_cast<int>(r)) s.pending_reason(j, limit_reason_text(r));
+    said_[j] = static_cast<std::uint8_t>(3 + static_cast<int>(r));
+    return true;
+  }
+
   void main_scheduler(Session& s) {
     if (queue_.empty()) {
       fresh_.clear();
@@ -1172,6 +1186,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (idle) {
       for (JobIndex j : head) {
         const auto pi = static_cast<std::size_t>(part_[j]);
+        if (held_by_limit(s, j)) continue;
         if (failed[pi] != 0) {
           reason_priority(s, j);
         } else {
@@ -1184,6 +1199,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::size_t failed_count = 0;
     for (JobIndex j : head) {
       const auto pi = static_cast<std::size_t>(part_[j]);
+      if (held_by_limit(s, j)) continue;
       if (failed[pi] != 0) {
         reason_priority(s, j);
         continue;
@@ -1387,7 +1403,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::vector<JobIndex> order;
     for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order.size()) < c_.bf_max_job_test;
          ++it)
-      order.push_back(it->j);
+      if (limits_.blocks(s.workload().jobs[it->j]) == LimitReason::None)  // held jobs do not count
+        order.push_back(it->j);
     std::int64_t starts = 0;
     const auto& jobs = s.workload().jobs;
     // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else
@@ -1534,6 +1551,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
       if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
       if (nominee_.count(j) != 0) continue;
+      if (limits_.blocks(jobs[j]) != LimitReason::None) continue;  // no start, no reservation
       if (jobs[j].gpus > final_bound) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
       const Shape& sh = shape_[j];
@@ -1652,6 +1670,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
 
   Config c_;
+  Limits limits_;
   bool ready_ = false;
   const models::Workload* workload_ = nullptr;
   std::vector<Part> parts_;

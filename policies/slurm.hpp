@@ -85,6 +85,7 @@
 #include <vector>
 
 #include "policies/api.hpp"
+#include "policies/slurm_limits.hpp"
 
 namespace headroom::policies::slurm {
 
@@ -177,6 +178,7 @@ struct Config {
   std::vector<AccountConf> accounts;
   std::map<std::string, std::int64_t> node_weight;  // pool name -> Weight
   std::vector<SwitchConf> switches;
+  LimitsConf limits;  // per-user QOS and association limits (policies/slurm_limits.hpp)
 };
 
 // --- Fair-share arithmetic, exposed for tests ---------------------------------------------------

@@ -643,6 +643,26 @@ SlurmConfImport read_sacctmgr_qos(const std::string& path) {
         set("GraceTime", seconds_of(path, line, "GraceTime", v));
       } else if (col == "preemptexempttime") {
         set("PreemptExemptTime", v);
+      } else if (col == "maxjobspu") {
+        set("MaxJobsPerUser", v);
+      } else if (col == "maxtrespu") {
+        // "cpu=64,gres/gpu=8": the GPUs are modelled (policies/slurm_limits.hpp), the rest is not.
+        std::string rest;
+        std::size_t at = 0;
+        while (at <= v.size()) {
+          const auto comma = std::min(v.find(',', at), v.size());
+          const std::string item = std::string(trim(v.substr(at, comma - at)));
+          at = comma + 1;
+          if (item.empty()) continue;
+          if (item.rfind("gres/gpu=", 0) == 0) {
+            set("MaxGPUsPerUser", item.substr(9));
+          } else {
+            rest += (rest.empty() ? "" : ",") + item;
+          }
+        }
+        if (!rest.empty() && warned.insert(col + ":" + rest).second)
+          out.warnings.push_back(path + ":" + std::to_string(line) + ": QOS MaxTRESPU=" + rest + " (QOS " + name +
+                                 ") changes scheduling and is not modelled (gres/gpu is)");
       } else if (col == "usagethres" || col == "flags" || col.rfind("grp", 0) == 0 || col.rfind("max", 0) == 0 ||
                  col.rfind("min", 0) == 0) {
         if (warned.insert(col).second)

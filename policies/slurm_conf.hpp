@@ -28,8 +28,9 @@ struct SlurmConfImport {
 SlurmConfImport read_slurm_conf(const std::string& path);
 
 // `sacctmgr show qos -P` (a '|' table with a header row): qos.<name>.Priority, Preempt,
-// UsageFactor, GraceTime, PreemptExemptTime; limits (GrpTRES, MaxWall, ...) and Flags are
-// listed once as warnings. Same result type; its cluster stays empty.
+// UsageFactor, GraceTime, PreemptExemptTime, and the per-user limits MaxJobsPU (MaxJobsPerUser)
+// and the gres/gpu of MaxTRESPU (MaxGPUsPerUser); other limits (GrpTRES, MaxWall, other TRES of
+// MaxTRESPU, ...) and Flags are listed once as warnings. Same result type; its cluster stays empty.
 SlurmConfImport read_sacctmgr_qos(const std::string& path);
 
 // `sshare -a -l -P`: the association tree (leading spaces of Account give the depth) becomes

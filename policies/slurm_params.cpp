@@ -330,6 +330,15 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
         else
           err(key, v, "expected UP, DOWN, DRAIN or INACTIVE, got " + quoted(v.text));
       }
+    } else if (key == "MaxJobsPerUser" || key == "MaxGPUsPerUser") {
+      integer(key, v, 0, 1'000'000'000,
+              key == "MaxJobsPerUser" ? out.limits.qos_default.jobs : out.limits.qos_default.gpus);
+    } else if (split_named(key, "qos.", name, field) && (field == "MaxJobsPerUser" || field == "MaxGPUsPerUser")) {
+      auto& l = out.limits.qos[name];
+      integer(key, v, 0, 1'000'000'000, field == "MaxJobsPerUser" ? l.jobs : l.gpus);
+    } else if (split_named(key, "users.", name, field) && (field == "MaxJobs" || field == "MaxGPUs")) {
+      auto& l = out.limits.users[name];
+      integer(key, v, 0, 1'000'000'000, field == "MaxJobs" ? l.jobs : l.gpus);
     } else if (split_named(key, "qos.", name, field)) {
       auto& q = named(out.qos, name);
       if (field == "Priority") {
@@ -480,6 +489,12 @@ const std::vector<std::string>& param_keys() {
                                                  "qos.<name>.UsageFactor",
                                                  "qos.<name>.GraceTime",
                                                  "qos.<name>.PreemptExemptTime",
+                                                 "qos.<name>.MaxJobsPerUser",
+                                                 "qos.<name>.MaxGPUsPerUser",
+                                                 "MaxJobsPerUser",
+                                                 "MaxGPUsPerUser",
+                                                 "users.<name>.MaxJobs",
+                                                 "users.<name>.MaxGPUs",
                                                  "accounts.<name>.shares",
                                                  "accounts.<name>.parent",
                                                  "accounts.<name>.users",

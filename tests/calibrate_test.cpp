@@ -6,10 +6,13 @@
 #include <tbb/global_control.h>
 
 #include "planner/run.hpp"
+#include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "test_support.hpp"
 
 using namespace headroom;
+namespace ht = headroom::testing;
 
 namespace {
 
@@ -88,6 +91,71 @@ TEST(CalibrateCandidates, OnlyKnobsTheLogSupports) {
   for (const auto& k : easy) EXPECT_EQ(value_of(k, "backfill"), "easy") << k.label;
 }
 
+TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
+  // The same two users, largest jobs 3 and 8 GPUs, under a slurm scenario: QOS MaxGPUsPerUser
+  // from the largest job (8) to 16; QOS MaxJobsPerUser 2, 4, 5; per-user association limits at
+  // 1/2, 3/4 and all (GPUs, jobs) and all (both), those with all of the GPUs also under a QOS cap
+  // of 8: 15 limit sets, and the cluster size again.
+  auto inf = two_users();
+  inf.users[0].largest_job = 3;
+  inf.users[1].largest_job = 8;
+  auto scenario = small_cluster(4);
+  scenario.policy.name = "slurm";
+  const auto c = planner::calibration_candidates(inf, scenario);
+  ASSERT_EQ(c.size(), 30u);
+  for (const auto& k : c) EXPECT_EQ(k.policy, "slurm") << k.label;
+  EXPECT_EQ(c[0].label, "slurm, no limits");
+  EXPECT_TRUE(c[0].params.empty());
+  EXPECT_EQ(c[1].label, "slurm, QOS MaxGPUsPerUser 8");
+  EXPECT_EQ(c[2].label, "slurm, QOS MaxGPUsPerUser 16");
+  EXPECT_EQ(c[5].label, "slurm, QOS MaxJobsPerUser 5");
+  EXPECT_EQ(c[6].label, "slurm, per-user GPUs at 1/2 of observed (association limits)");
+  // u0 reached 4 GPUs (half: 2) but ran a 3-GPU job: its limit is 3. The QOS holds users not
+  // seen in the fit window to the largest per-user value.
+  EXPECT_EQ(value_of(c[6], "users.u0.MaxGPUs"), "3");
+  EXPECT_EQ(value_of(c[6], "users.u1.MaxGPUs"), "8");
+  EXPECT_EQ(value_of(c[6], "MaxGPUsPerUser"), "8");
+  EXPECT_EQ(value_of(c[6], "SchedulerType"), "");
+  EXPECT_EQ(c[14].label, "slurm, per-user GPUs + jobs at all of observed (association limits)");
+  EXPECT_EQ(value_of(c[14], "MaxGPUsPerUser"), "16");
+  EXPECT_EQ(c[8].label, "slurm, per-user GPUs at all of observed (association limits), QOS MaxGPUsPerUser 8");
+  EXPECT_EQ(value_of(c[8], "MaxGPUsPerUser"), "8");
+  EXPECT_EQ(value_of(c[8], "users.u1.MaxGPUs"), "16");
+  EXPECT_EQ(c[13].label, "slurm, per-user GPUs + jobs at all of observed (association limits), QOS MaxGPUsPerUser 8");
+  EXPECT_EQ(value_of(c[14], "users.u1.MaxJobs"), "5");
+  EXPECT_EQ(c[15].label, "slurm, no limits, 3 nodes");
+  for (const auto& k : c) EXPECT_EQ(value_of(k, "SchedulerParameters"), "") << k.label;
+
+  // A recorded queue 800 deep (over the default bf_max_job_test of 500) adds a backfill that
+  // looks that deep, keeping the scenario's other SchedulerParameters.
+  scenario.policy.params["SchedulerParameters"] = policies::ParamValue{"bf_interval=30,bf_max_job_test=500", "", 1, 1};
+  const auto deep = planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 800);
+  ASSERT_EQ(deep.size(), 60u);
+  EXPECT_EQ(deep[15].label, "slurm, no limits, bf_max_job_test 800");
+  EXPECT_EQ(value_of(deep[15], "SchedulerParameters"), "bf_interval=30,bf_max_job_test=800");
+  EXPECT_EQ(planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 400).size(), 30u);
+
+  // A header naming FCFS turns backfill off; --scheduler easy searches fifo + EASY instead.
+  inf.scheduler = "fcfs";
+  const auto fcfs = planner::calibration_candidates(inf, scenario);
+  for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "SchedulerType"), "sched/builtin") << k.label;
+  const auto easy = planner::calibration_candidates(two_users(), scenario, planner::CalibrateFamily::Easy);
+  ASSERT_EQ(easy.size(), 56u);
+  EXPECT_EQ(easy[0].policy, "fifo");
+}
+
+TEST(CalibrateQueueDepth, TheMostEarlierJobsStillWaitingWhenOneStarted) {
+  // Submits at 0, 1, 2, 3; recorded starts at 10, 12, 5, 11: job 2 starts at 5 past jobs 0 and 1
+  // (depth 2); job 3 at 11 past job 1 (job 0 started at 10): depth 1. A job submitted and started
+  // at one time counts after the start.
+  auto w = ht::WorkloadBuilder().job(0, 1, 1).job(1, 1, 1).job(2, 1, 1).job(3, 1, 1).job(11, 1, 1).build();
+  const sim::Tick starts[] = {10, 12, 5, 11, 11};
+  for (std::size_t i = 0; i < 5; ++i) w.jobs[i].trace_start = starts[i] * sim::kSecond;
+  EXPECT_EQ(planner::recorded_queue_depth(w), 2);
+  w.jobs[2].trace_start = -1;  // without a recorded start: left out
+  EXPECT_EQ(planner::recorded_queue_depth(w), 1);
+}
+
 TEST(CalibrateObjective, SmallerIsBetter) {
   results::FidelityStats s;
   s.median_abs_error_s = 10;
@@ -152,4 +220,32 @@ TEST(CalibrateNasa, LogWithoutWaitTimesIsRefused) {
     EXPECT_EQ(e.where(), "workload.trace");
     EXPECT_NE(std::string(e.what()).find("no job of the fit window has a recorded start"), std::string::npos);
   }
+}
+
+TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
+  // The bundled slurm scenario on a short window (fit day 0, test day 1): every candidate and the
+  // chosen one are slurm, on the scenario's own partitions, and the file written says so.
+  planner::CalibrateRequest req;
+  req.scenario = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-slurm.yaml");
+  req.fit_to = sim::kDay;
+  req.test_from = sim::kDay;
+  req.test_to = 2 * sim::kDay;
+  const auto r = planner::calibrate(req);
+  ASSERT_FALSE(r.candidates.empty());
+  for (const auto& c : r.candidates) EXPECT_EQ(c.candidate.policy, "slurm") << c.candidate.label;
+  EXPECT_EQ(r.baseline_policy, "slurm");
+  EXPECT_EQ(r.calibrated.policy.name, "slurm");
+  EXPECT_EQ(r.calibrated.policy.params.at("partitions.queue1.Default").text, "YES");
+  EXPECT_EQ(r.calibrated.policy.params.at("SchedulerParameters").text,
+            "bf_interval=30,bf_resolution=60,bf_window=1440,bf_max_job_test=500");
+  for (const auto& c : r.candidates) EXPECT_LE(r.candidates[r.best].objective, c.objective) << c.candidate.label;
+
+  const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
+  const auto back = scenarios::parse_scenario(planner::calibrated_yaml(r, req.scenario, out), out);
+  EXPECT_EQ(back.policy.name, "slurm");
+  EXPECT_EQ(back.policy.params.at("partitions.queue2.MaxTime").text, "UNLIMITED");
+  for (const auto& [key, value] : r.candidates[r.best].candidate.params)
+    EXPECT_EQ(back.policy.params.at(key).text, value) << key;
+  // It replays as a slurm scenario.
+  EXPECT_TRUE(policies::check_policy("slurm", back.policy.params, out, 1, 1).empty());
 }

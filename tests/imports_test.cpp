@@ -380,11 +380,31 @@ TEST(SlurmConf, SacctmgrQosBecomesQosParameters) {
   EXPECT_EQ(param(q.params, "qos.high.PreemptExemptTime"), "00:10:00");
   EXPECT_EQ(param(q.params, "qos.high.UsageFactor"), "2.000000");
   EXPECT_EQ(param(q.params, "qos.normal.Priority"), "0");
-  ASSERT_EQ(q.warnings.size(), 1u);
+  EXPECT_EQ(param(q.params, "qos.high.MaxJobsPerUser"), "4");
+  EXPECT_EQ(param(q.params, "qos.high.MaxGPUsPerUser"), "8");
+  ASSERT_EQ(q.warnings.size(), 2u);
   EXPECT_EQ(q.warnings[0],
             kSlurm + "qos.txt:3: QOS grptres=gres/gpu=16 (QOS high) changes scheduling and is not modelled");
+  EXPECT_EQ(q.warnings[1],
+            kSlurm + "qos.txt:3: QOS MaxTRESPU=cpu=64 (QOS high) changes scheduling and is not modelled (gres/gpu is)");
   const slurm::Config config = slurm::parse_config(q.params);
   ASSERT_EQ(config.qos.size(), 2u);
+  EXPECT_EQ(config.limits.qos.at("high").jobs, 4);
+  EXPECT_EQ(config.limits.qos.at("high").gpus, 8);
+}
+
+TEST(SlurmConf, SacctmgrQosOfPerlmutterGivesMaxJobsPerUser) {
+  // Real `sacctmgr show qos -P` output (tests/data/imports/slurm/README.md): gpu_debug allows a
+  // user 2 running jobs; MaxTRES (per job), MaxWall, MaxSubmitPU and Flags are not modelled.
+  const auto q = slurm::read_sacctmgr_qos(kSlurm + "qos-perlmutter.txt");
+  EXPECT_EQ(param(q.params, "qos.gpu_debug.MaxJobsPerUser"), "2");
+  EXPECT_EQ(param(q.params, "qos.gpu_debug.Priority"), "69119");
+  EXPECT_EQ(param(q.params, "qos.gpu_regular.MaxJobsPerUser"), "(absent)");
+  EXPECT_EQ(param(q.params, "qos.gpu_shared.MaxGPUsPerUser"), "(absent)") << "gres/gpu=2 there is MaxTRES, per job";
+  const slurm::Config config = slurm::parse_config(q.params);
+  ASSERT_EQ(config.limits.qos.size(), 1u);
+  EXPECT_EQ(config.limits.qos.at("gpu_debug").jobs, 2);
+  EXPECT_EQ(config.limits.qos.at("gpu_debug").gpus, 0);
 }
 
 TEST(SlurmConf, SshareGivesTheTreeAndSeedsUsage) {

@@ -455,6 +455,120 @@ TEST(Slurm, PriorityBasicIsFifo) {
   EXPECT_EQ(r.start(1), 100);
 }
 
+// --- Per-user limits (policies/slurm_limits.hpp) -------------------------------------------------
+
+namespace {
+// The first "why pending" each job was given (AuditKind::Waiting), "" when none.
+class FirstReasons final : public models::SimObserver {
+ public:
+  explicit FirstReasons(std::size_t jobs) : first(jobs) {}
+  void on_event(sim::Tick, models::AuditKind kind, JobIndex j, std::int32_t, std::string_view why) override {
+    if (kind == models::AuditKind::Waiting && j < first.size() && first[j].empty()) first[j] = std::string(why);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample&) override {}
+  std::vector<std::string> first;
+};
+
+std::string lead(const std::string& reason) { return reason.substr(0, reason.find(':')); }
+
+// Three nodes of 4 GPUs; every job takes a whole node. alice's J0 and J1 (100 s), bob's J2
+// (100 s), dave's J3 (2 nodes, 50 s: does not fit at t=0), carol's J4 (10 s).
+models::Workload limits_workload() {
+  auto w = ht::WorkloadBuilder()
+               .job(0, 4, 100, "alice")
+               .job(0, 4, 100, "alice")
+               .job(0, 4, 100, "bob")
+               .job(0, 8, 50, "dave")
+               .job(0, 4, 10, "carol")
+               .build();
+  for (JobIndex j = 0; j < 5; ++j) shape(w, j, 4, sim::to_seconds(w.jobs[j].runtime));
+  return w;
+}
+}  // namespace
+
+TEST(SlurmLimits, WithoutLimitsAlicesJobsTakeTwoNodesAtOnce) {
+  const SlurmRun r(limits_workload(), nodes(3, 4));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 0);
+  EXPECT_EQ(r.start(2), 0);
+  EXPECT_EQ(r.start(3), 100) << "two nodes free when J0-J2 end";
+  EXPECT_EQ(r.start(4), 100) << "no node is free before: carol waits";
+  EXPECT_EQ(r.inspect().backfill_starts(), 0);
+}
+
+TEST(SlurmLimits, MaxJobsPerUserHoldsAlicesSecondJobAndOthersGoAhead) {
+  // MaxJobsPerUser 1 (the normal QOS's, as every QOS without its own): J1 pends with
+  // QOSMaxJobsPerUserLimit although a node is free; it marks no partition failed, so bob's J2
+  // starts; dave's J3 does not fit and holds the partition; carol's J4 (10 s, ends before J3's
+  // reservation at 100) is backfilled at once. Backfill never starts J1 (a node is free from
+  // 10 s on, and J1 would fit there); it starts at 100, when J0 ends, beside J3.
+  FirstReasons why(5);
+  const SlurmRun r(limits_workload(), nodes(3, 4), params({{"MaxJobsPerUser", "1"}}), &why);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 100);
+  EXPECT_EQ(r.start(2), 0);
+  EXPECT_EQ(r.start(3), 100);
+  EXPECT_EQ(r.start(4), 0);
+  EXPECT_EQ(r.inspect().backfill_starts(), 1) << "J4 only";
+  EXPECT_EQ(lead(why.first[1]), "QOSMaxJobsPerUserLimit");
+  EXPECT_EQ(models::classify_pending_reason(why.first[1]), models::PendingCode::Quota);
+  EXPECT_EQ(lead(why.first[3]), "Resources");
+  EXPECT_EQ(lead(why.first[4]), "Priority");
+}
+
+TEST(SlurmLimits, QosGpuLimitCountsItsOwnQosAssociationLimitsCountAll) {
+  // Four nodes of 4 GPUs, jobs of a whole node for 100 s. QOS long allows a user 4 GPUs: alice's
+  // J1 (long) waits for her J0 (long), her J2 (normal QOS) runs. bob's association runs 1 job at
+  // once (MaxJobs): J4 waits for J3. carol's association holds 2 GPUs at most (GrpTRES): her 4-GPU
+  // J5 is held for good. A node stays free all along.
+  auto w = ht::WorkloadBuilder()
+               .job(0, 4, 100, "alice")
+               .job(0, 4, 100, "alice")
+               .job(0, 4, 100, "alice")
+               .job(0, 4, 100, "bob")
+               .job(0, 4, 100, "bob")
+               .job(0, 4, 100, "carol")
+               .build();
+  for (JobIndex j = 0; j < 6; ++j) shape(w, j, 4, 100, "", j < 2 ? "long" : "");
+  FirstReasons why(6);
+  const SlurmRun r(w, nodes(4, 4),
+                   params({{"qos.long.MaxGPUsPerUser", "4"}, {"users.bob.MaxJobs", "1"}, {"users.carol.MaxGPUs", "2"}}),
+                   &why);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 100);
+  EXPECT_EQ(r.start(2), 0);
+  EXPECT_EQ(r.start(3), 0);
+  EXPECT_EQ(r.start(4), 100);
+  EXPECT_EQ(r.sim->job_start(5), -1);
+  EXPECT_EQ(r.state(5), JobState::Unfinished);
+  EXPECT_EQ(lead(why.first[1]), "QOSMaxGRESPerUser");
+  EXPECT_EQ(lead(why.first[4]), "AssocMaxJobsLimit");
+  EXPECT_EQ(why.first[5], std::string(slurm::limit_reason_text(slurm::LimitReason::AssocGresTooLarge)));
+}
+
+TEST(SlurmLimits, LimitTrackerCountsEachJobOnce) {
+  auto w = ht::WorkloadBuilder().job(0, 4, 100, "alice").job(0, 2, 100, "alice").build();
+  slurm::LimitsConf conf;
+  conf.qos_default.gpus = 6;
+  conf.users["alice"].jobs = 2;
+  slurm::Limits l(conf);
+  l.init(w);
+  EXPECT_EQ(l.blocks(w.jobs[0]), slurm::LimitReason::None);
+  l.on_start(0, w.jobs[0]);
+  l.on_start(0, w.jobs[0]);  // a suspended job resuming: still one job
+  EXPECT_EQ(l.used_by(0).jobs, 1);
+  EXPECT_EQ(l.used_by(0).gpus, 4);
+  EXPECT_EQ(l.blocks(w.jobs[1]), slurm::LimitReason::None) << "4 + 2 <= 6";
+  l.on_start(1, w.jobs[1]);
+  EXPECT_EQ(l.blocks(w.jobs[0]), slurm::LimitReason::AssocMaxJobs) << "job counts come before GPUs";
+  l.on_end(1, w.jobs[1]);
+  l.on_end(1, w.jobs[1]);
+  EXPECT_EQ(l.used_by(0).jobs, 1);
+  EXPECT_EQ(l.blocks(w.jobs[0]), slurm::LimitReason::QosMaxGresPerUser) << "4 + 4 > 6";
+}
+
 TEST(SlurmParams, SlurmTimeStrings) {
   EXPECT_EQ(slurm::parse_slurm_time("7-0", kMinute), 7 * sim::kDay);
   EXPECT_EQ(slurm::parse_slurm_time("1-12:30", kMinute), sim::kDay + 12 * sim::kHour + 30 * kMinute);
@@ -485,12 +599,21 @@ TEST(SlurmParams, ErrorsNameTheKeyAndSuggest) {
   EXPECT_NE(std::string(errors[0].what()).find("needs PreemptMode"), std::string::npos);
   errors = policies::check_policy("slurm", params({{"accounts.a.parent", "b"}}), "s.yaml", 1, 1);
   ASSERT_EQ(errors.size(), 1u);
+  errors = policies::check_policy("slurm", params({{"users.alice.MaxJobs", "-1"}}), "s.yaml", 1, 1);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(std::string(errors[0].what()).find("users.alice.MaxJobs"), std::string::npos) << errors[0].what();
+  errors = policies::check_policy("slurm", params({{"qos.long.MaxGPUsPerUsr", "4"}}), "s.yaml", 1, 1);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(std::string(errors[0].what()).find("MaxGPUsPerUser"), std::string::npos) << errors[0].what();
   EXPECT_TRUE(policies::check_policy("slurm",
                                      params({{"SchedulerParameters", "bf_interval=60,default_queue_depth=50"},
                                              {"PriorityWeightTRES", "CPU=1000,GRES/gpu=2000"},
                                              {"partitions.gpu.MaxTime", "2-00:00:00"},
                                              {"accounts.physics.users", "[alice, bob]"},
-                                             {"accounts.physics.shares", "2"}}),
+                                             {"accounts.physics.shares", "2"},
+                                             {"MaxJobsPerUser", "64"},
+                                             {"qos.long.MaxJobsPerUser", "4"},
+                                             {"users.alice.MaxGPUs", "16"}}),
                                      "s.yaml", 1, 1)
                   .empty());
 }

@@ -62,6 +62,7 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
     for (Concurrency* c : {&users[j.tenant], &queues[j.queue]}) {
       c->mean_wait_s += wait;
       ++c->jobs;
+      c->largest_job = std::max<std::int64_t>(c->largest_job, j.gpus);
     }
     steps.push_back({j.trace_start, j.gpus, j.tenant, j.queue});
     steps.push_back({j.trace_start + std::max<sim::Tick>(0, j.runtime), -std::int64_t{j.gpus}, j.tenant, j.queue});

@@ -21,11 +21,12 @@
 namespace headroom::traces {
 
 struct Concurrency {
-  std::string name;           // user (tenant) or queue
-  std::int64_t jobs = 0;      // jobs with a recorded start
-  std::int32_t max_jobs = 0;  // most of its jobs running at once
-  std::int64_t max_gpus = 0;  // most GPUs its jobs held at once (whole GPUs)
-  double mean_wait_s = 0;     // recorded
+  std::string name;              // user (tenant) or queue
+  std::int64_t jobs = 0;         // jobs with a recorded start
+  std::int32_t max_jobs = 0;     // most of its jobs running at once
+  std::int64_t max_gpus = 0;     // most GPUs its jobs held at once (whole GPUs)
+  std::int64_t largest_job = 0;  // most GPUs one of its jobs held
+  double mean_wait_s = 0;        // recorded
 };
 
 struct CapacityWindow {

@@ -191,6 +191,12 @@ struct Unit {
   bool pipelined = false;
   int outstanding_victims = 0;
   Amounts reserved{};
+  // With one member: it, and when it is a plain GPU pod (GPUs only: no share, GPU type, cpu or
+  // memory) its GPUs and whether it spans nodes, so the allocate walk reads neither the member list
+  // nor the job.
+  models::JobIndex single = models::kNoJob;
+  std::int32_t simple_gpus = 0;
+  bool simple_multi = false;
   bool preemptible() const { return priority < 100; }
 };
 
@@ -307,6 +313,11 @@ class KaiPolicy final : public Policy {
            "type without a memory figure counts 100 MiB, as a KAI node without the nvidia.com/gpu.memory label)";
   }
 
+  // demand() of a unit's single plain GPU pod (Unit::simple_gpus).
+  Amounts simple_demand(const Unit& u) const {
+    return {cfg_.gpu_sharing ? std::int64_t{u.simple_gpus} * 1000 : u.simple_gpus, 0, 0};
+  }
+
   // Requests in the queue accounting's units: GPUs (milli-GPUs with gpuSharing, a share counting its
   // fraction), cpu millicores, memory MiB.
   Amounts demand(const Job& j) const {
@@ -339,6 +350,11 @@ class KaiPolicy final : public Policy {
     unit.members.push_back(j);
     if (job.gpus <= 0) ++unit.members_without_gpus;
     std::sort(unit.members.begin(), unit.members.end());
+    unit.single = unit.members.size() == 1 ? j : models::kNoJob;
+    const bool simple = unit.members.size() == 1 && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
+                        job.cpus == 0 && job.memory_mib == 0;
+    unit.simple_gpus = simple ? job.gpus : 0;
+    unit.simple_multi = simple && multi_node(job);
     if (!nodes_[unit.queue].children.empty() || memory_pod_rejection(job).has_value() ||
         never_fits(view.cluster(), job, view.workload()).has_value()) {
       to_reject_.push_back(j);
@@ -532,6 +548,8 @@ class KaiPolicy final : public Policy {
     for (std::size_t i = 1; i < nodes_.size(); ++i)
       for (int a = nodes_[i].parent; a > 0; a = nodes_[a].parent) ++nodes_[i].depth;
     rebuild_leaves();
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      largest_gpus_per_node_ = std::max(largest_gpus_per_node_, cluster_->spec().pools[p].gpus_per_node);
     total_ = {view.cluster().total_gpus() * (cfg_.gpu_sharing ? 1000 : 1), 0, 0};
     for (const auto& node : view.cluster().nodes()) {
       total_[1] += std::int64_t{node.cpus} * 1000;
@@ -728,6 +746,15 @@ class KaiPolicy final : public Policy {
     return each_next_pod(view, u, [&](JobIndex j) { add(req, demand(workload_->jobs[j])); });
   }
 
+  // next_demand, read from the unit for a lone plain pod with minMember 1 (it is wanted when it is
+  // placeable: nothing of the unit runs then).
+  bool simple_next_demand(const ClusterView& view, const Unit& u, Amounts& req) const {
+    if (u.simple_gpus == 0 || u.min_member != 1) return next_demand(view, u, req);
+    if (!placeable(view, u.single)) return false;
+    add(req, simple_demand(u));
+    return true;
+  }
+
   Amounts pods_demand(const std::vector<JobIndex>& pods) const {
     Amounts a{};
     for (JobIndex j : pods) add(a, demand(workload_->jobs[j]));
@@ -798,10 +825,10 @@ class KaiPolicy final : public Policy {
         // Skip groups whose pods are not all there yet.
         while (leaf.cursor != leaf.pending_units.end()) {
           const Unit& u = units_[std::get<3>(*leaf.cursor)];
-          if (u.members.size() == 1) {  // the common case, without building a pod list
-            const JobIndex j = u.members[0];
+          if (u.single != models::kNoJob) {  // the common case, without building a pod list
+            const JobIndex j = u.single;
             if (placeable(*view_, j)) {
-              cand = Candidate{c, c, demand(workload_->jobs[j])};
+              cand = Candidate{c, c, u.simple_gpus > 0 ? simple_demand(u) : demand(workload_->jobs[j])};
               break;
             }
           }
@@ -835,6 +862,7 @@ class KaiPolicy final : public Policy {
 
   // Whether the pod needs more than one node.
   bool multi_node(const Job& job) const {
+    if (job.gpu_type == 0) return job.gpus > largest_gpus_per_node_;  // every pool is eligible
     std::int32_t largest = 0;
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
       if (pool_ok(p, job)) largest = std::max(largest, cluster_->spec().pools[p].gpus_per_node);
@@ -1193,16 +1221,11 @@ class KaiPolicy final : public Policy {
   // ----- allocate ------------------------------------------------------------------------------
   Reason attempt(Session& s, std::uint32_t id) {
     Unit& u = units_[id];
-    if (u.members.size() == 1) {
-      // Fast path: a single pod that one of its shape already showed cannot fit.
-      const JobIndex j = u.members[0];
-      const Job& job = workload_->jobs[j];
-      if (job.gpus > 0 && !is_share(job) && job.gpu_type == 0 && job.cpus == 0 && job.memory_mib == 0 &&
-          job.gpus >= (multi_node(job) ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
-          capacity(u, demand(job), {}) == Reason::None) {
-        set_reason(j, Reason::NoFit);
-        return Reason::NoFit;
-      }
+    // Fast path: a single plain pod that one of its shape already showed cannot fit.
+    if (u.simple_gpus > 0 && u.simple_gpus >= (u.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+        capacity(u, simple_demand(u), {}) == Reason::None) {
+      set_reason(u.single, Reason::NoFit);
+      return Reason::NoFit;
     }
     const auto pods = next_pods(s, u);
     if (pods.empty()) return Reason::GangIncomplete;
@@ -1393,7 +1416,7 @@ class KaiPolicy final : public Policy {
     if (!cfg_.gpu_sharing && active(0) && u.members_without_gpus == 0 && leaf.alloc[0] >= leaf.fair[0]) return false;
     // Most failed groups are turned away by the checks below: their pod list is built after them.
     Amounts req{};
-    if (!next_demand(s, u, req)) return false;
+    if (!simple_next_demand(s, u, req)) return false;
     // Reclaimer eligibility: allocated + req <= fairShare.
     for (int r = 0; r < kResources; ++r)
       if (active(r) && req[r] > 0 && leaf.alloc[r] + req[r] > leaf.fair[r]) return false;
@@ -1536,6 +1559,9 @@ class KaiPolicy final : public Policy {
 
   bool consolidate(Session& s, std::uint32_t id, int& attempts) {
     Unit& u = units_[id];
+    // A plain pod spanning nodes is never consolidated; the checks before `++attempts` have no
+    // effect, so their order does not matter.
+    if (u.simple_gpus > 0 && u.min_member == 1 && u.simple_multi) return false;
     // next_pods gives one pod only when one is wanted.
     if (wanted(u) != 1) return false;
     JobIndex first = models::kNoJob;
@@ -1659,6 +1685,7 @@ class KaiPolicy final : public Policy {
   std::vector<std::int64_t> single_pending_;
   std::map<std::int32_t, std::int64_t> multi_pending_;
   std::int64_t other_pending_ = 0;
+  std::int32_t largest_gpus_per_node_ = 0;  // over every pool
   Tick usage_at_ = 0;
   double window_ = 0;
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "models/topology.hpp"
@@ -210,6 +211,30 @@ class MaxTree {
   std::vector<std::int64_t> t_;
 };
 
+// Nodes alike for node scoring: same pool, up state, capacity and idle resources. Every plugin
+// that scores a node in allocate (binpack, nodeorder) reads only these, and the pool and up
+// state decide eligibility, so a node class's lowest index stands for all of its nodes.
+struct NodeClassKey {
+  models::PoolId pool = 0;
+  bool up = false;
+  Res cap{}, idle{};
+  bool operator==(const NodeClassKey&) const = default;
+};
+
+struct NodeClassHash {
+  std::size_t operator()(const NodeClassKey& k) const {
+    std::uint64_t h = (std::uint64_t{k.pool} << 1) | (k.up ? 1u : 0u);
+    for (const std::int64_t v : k.cap) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+    for (const std::int64_t v : k.idle) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+struct NodeClass {
+  NodeClassKey key;
+  std::set<NodeId> nodes;  // empty: the slot is free
+};
+
 class VolcanoPolicy final : public Policy {
  public:
   explicit VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
@@ -375,6 +400,10 @@ class VolcanoPolicy final : public Policy {
     up_.assign(nodes.size(), 0);
     node_is_dirty_.assign(nodes.size(), 0);
     free_tree_.resize(nodes.size());
+    classes_on_ = !flat_scores();
+    node_class_.assign(nodes.size(), kNoClass);
+    node_pool_.resize(nodes.size());
+    for (NodeId n = 0; n < nodes.size(); ++n) node_pool_[n] = nodes[n].pool;
     // Queues: the workload's, in first-seen order.
     for (std::uint32_t q = 0; q < w.queues.size(); ++q) {
       QueueS qs;
@@ -518,6 +547,7 @@ class VolcanoPolicy final : public Policy {
         pipe_[n] = {};
         up_[n] = node.up;
         free_tree_.set(n, node.up ? idle_[n][0] : -1);
+        reclass(n);
         if (!node.up) continue;
         ++up_nodes_;
         total_ = add(total_, cap_[n]);
@@ -580,6 +610,39 @@ class VolcanoPolicy final : public Policy {
     if (up_[n]) used_ = add(used_, sub(idle_[n], v));
     idle_[n] = v;
     free_tree_.set(n, up_[n] ? v[0] : -1);
+    reclass(n);
+  }
+
+  // Moves node `n` to the class of its pool, up state, capacity and idle resources (when scores
+  // differ per node; see NodeClass).
+  void reclass(NodeId n) {
+    if (!classes_on_) return;
+    const NodeClassKey key{node_pool_[n], up_[n] != 0, cap_[n], idle_[n]};
+    std::uint32_t& c = node_class_[n];
+    if (c != kNoClass) {
+      NodeClass& old = node_classes_[c];
+      if (old.key == key) return;
+      old.nodes.erase(n);
+      if (old.nodes.empty()) {
+        class_of_.erase(old.key);
+        free_classes_.push_back(c);
+        --live_classes_;
+      }
+    }
+    auto [it, fresh] = class_of_.try_emplace(key, 0u);
+    if (fresh) {
+      if (free_classes_.empty()) {
+        it->second = static_cast<std::uint32_t>(node_classes_.size());
+        node_classes_.emplace_back();
+      } else {
+        it->second = free_classes_.back();
+        free_classes_.pop_back();
+      }
+      node_classes_[it->second].key = key;
+      ++live_classes_;
+    }
+    c = it->second;
+    node_classes_[c].nodes.insert(n);
   }
 
   // A group's session state from the engine's view (Volcano's snapshot of one PodGroup), and its
@@ -1581,8 +1644,31 @@ class VolcanoPolicy final : public Policy {
       if (!future_on_) return {kNoNode, false};
     }
     for (int gradient = flat ? 1 : 0; gradient < 2; ++gradient) {
+      // Without releasing or pipelined resources the future idle gradient is the idle one.
+      if (gradient == 1 && !future_on_) break;
       NodeId best = kNoNode;
       double best_score = -1;
+      if (gradient == 0 && classes_on_ && !soft_on_ && !domain_on_ && live_classes_ * 4 <= n_nodes) {
+        // The idle gradient over node classes: a class's nodes all fit or all do not, and score
+        // alike, so in the scan below each would lose to its class's lowest index (it comes
+        // first, and a later node must score more than the best so far).
+        class_firsts_.clear();
+        for (const NodeClass& c : node_classes_) {
+          if (c.nodes.empty()) continue;
+          const NodeId n = *c.nodes.begin();
+          if (node_fits(n, idle_[n], sl.r) && eligible(n, job)) class_firsts_.push_back(n);
+        }
+        std::sort(class_firsts_.begin(), class_firsts_.end());
+        for (const NodeId n : class_firsts_) {
+          const double sc = node_score(n, sl);
+          if (sc > best_score + 1e-12) {
+            best_score = sc;
+            best = n;
+          }
+        }
+        if (best != kNoNode) return {best, false};
+        continue;
+      }
       if (soft_on_) soft_scores(j, sl, gradient);
       for (NodeId n = 0; n < n_nodes; ++n) {
         if (domain_on_ && !in_domain_[n]) continue;
@@ -2403,6 +2489,15 @@ class VolcanoPolicy final : public Policy {
   std::vector<NodeId> node_dirty_;
   std::uint64_t up_changes_seen_ = UINT64_MAX;
   MaxTree free_tree_;
+  // With scores that differ per node: the nodes by class (NodeClass), each node's class and pool.
+  static constexpr std::uint32_t kNoClass = UINT32_MAX;
+  bool classes_on_ = false;
+  std::vector<NodeClass> node_classes_;
+  std::unordered_map<NodeClassKey, std::uint32_t, NodeClassHash> class_of_;
+  std::vector<std::uint32_t> free_classes_, node_class_;
+  std::vector<models::PoolId> node_pool_;
+  std::size_t live_classes_ = 0;
+  mutable std::vector<NodeId> class_firsts_;
   Res used_{};
   bool future_on_ = false;
   Res total_{}, total_guarantee_{}, inqueue_total_{};

@@ -680,3 +680,41 @@ TEST(KaiRealTrace, Ricc14dInvariantsAndThreadIndependence) {
   EXPECT_GT(started, 13000u);
   for (auto used : one.timeseries.pool_used_gpus) EXPECT_LE(used, 1024 * 8);
 }
+
+// A unit with one plain GPU pod is read from the unit in the allocate walk, the fast NoFit path,
+// reclaim and consolidate (kai.cpp Unit::simple_gpus): a way of computing, not of deciding. A
+// backlog of plain pods beside gangs, lone pods of a gang that wants two (never wanted), pods with
+// cpu and memory, pods of a GPU type, three queues that reclaim and preempt; fingerprints recorded
+// with the code before (commit 1ae3ee6).
+TEST(KaiDecisions, LonePlainPodsDecideAsBefore) {
+  const std::pair<std::uint64_t, const char*> cases[] = {
+      {1, "c075562ff82f91a0"}, {2, "2d692a32f55bba8b"}, {3, "1cfae147a1f3d43d"}};
+  for (const auto& [seed, fingerprint] : cases) {
+    auto w = random_workload(seed, 3000);
+    sim::RngStream rng(seed, "test/kai-lone");
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+      w.jobs[j].submit /= 3;  // about three times what the cluster can run: a long backlog
+      if (w.jobs[j].group != models::kNone) continue;
+      const auto pick = rng.below(20);
+      if (pick == 0) {
+        in_group(w, j, "lone" + std::to_string(j), 2);
+      } else if (pick == 1) {
+        w.jobs[j].cpus = 4;
+        w.jobs[j].memory_mib = 8192;
+      } else if (pick == 2) {
+        w.jobs[j].gpu_type = 1 + static_cast<std::int32_t>(rng.below(2));
+      }
+    }
+    w.gpu_type_names = {"A100", "T4"};
+    models::ClusterSpec c;
+    c.pools.push_back({"big", 3, 8, "A100", 64, 512});
+    c.pools.push_back({"small", 2, 4, "T4", 32, 256});
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q0", 8, 1, -1);
+    ht::kai_queue(kv, "q1", 8, 2, -1);
+    ht::kai_queue(kv, "q2", 0, 1, 24);
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), seed);
+    scenarios::Simulation sim(w, c, *policy, nullptr);
+    EXPECT_EQ(sim.run().fingerprint, fingerprint) << "seed " << seed;
+  }
+}

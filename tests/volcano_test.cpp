@@ -1460,3 +1460,65 @@ TEST(VolcanoDecisions, FingerprintsOfThePolicyBeforeTheSpeedUp) {
     EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << "seed " << k.seed << ", mode " << k.mode;
   }
 }
+
+// Scores that differ per node (cpu and memory modelled; nodeorder, binpack) pick the node among
+// node classes (nodes of one pool, up state, capacity and idle resources) instead of scanning
+// every node: a way of computing, not of deciding. Gangs with cpu and memory on 64 nodes of two
+// shapes, with node failures, preemption and reclaim (releasing resources: the future idle
+// gradient); fingerprints recorded with the code before the node classes (commit cb4d429).
+TEST(VolcanoDecisions, NodeClassesPickAsTheFullScan) {
+  struct Case {
+    std::uint64_t seed;
+    int mode;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {1, 0, "17dc225bb6af4e18"},
+      {2, 1, "2be9535aab9d9989"},
+      {3, 2, "c1017078aa63767a"},
+      {4, 3, "b1a9549b0574e443"},
+  };
+  for (const Case& k : cases) {
+    auto w = random_gangs(k.seed, 4000);
+    sim::RngStream rng(k.seed, "test/volcano-classes");
+    for (auto& job : w.jobs) {
+      // Most pods ask for cpu and memory in step with their GPUs, some for none.
+      if (rng.bernoulli(0.8)) {
+        job.cpus = job.gpus * 8;
+        job.memory_mib = std::int64_t{job.gpus} * 65536;
+      }
+      job.submit /= 8;
+    }
+    models::ClusterSpec c;
+    c.pools.push_back({"small", 32, 8, "A100", 64, 512});
+    c.pools.push_back({"large", 32, 8, "A100", 128, 1024});
+    std::map<std::string, std::string> kv = {{"termination_grace_period", "20s"}};
+    if (k.mode == 0) {
+      kv["actions"] = "enqueue, allocate, preempt, reclaim, backfill";
+      kv["queues.q1.weight"] = "1";
+      kv["queues.q2.weight"] = "3";
+    } else if (k.mode == 1) {
+      kv["tiers"] =
+          "[[priority, gang, conformance], [drf, predicates, proportion, {name: nodeorder, arguments: "
+          "{mostrequested.weight: 2, leastrequested.weight: 0}}]]";
+    } else if (k.mode == 2) {
+      kv["tiers"] =
+          "[[priority, gang, conformance], [drf, predicates, proportion, {name: binpack, arguments: "
+          "{binpack.resources: nvidia.com/gpu, binpack.resources.nvidia.com/gpu: 5}}]]";
+    } else {
+      kv["actions"] = "enqueue, allocate, reclaim, backfill";
+      kv["tiers"] = "[[priority, gang, conformance], [drf, predicates, capacity, nodeorder, binpack]]";
+      kv["queues.q1.deserved.nvidia.com/gpu"] = "200";
+      kv["queues.q2.deserved.nvidia.com/gpu"] = "312";
+    }
+    auto policy = policies::make_policy("volcano", params(kv), k.seed);
+    models::RandomFailures rf;
+    rf.mtbf = sim::kDay;
+    rf.repair = 3600 * kSecond;
+    scenarios::SimulationOptions o;
+    o.failures.random.push_back(rf);
+    o.seed = k.seed;
+    scenarios::Simulation sim(w, c, *policy, nullptr, o);
+    EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << "seed " << k.seed << ", mode " << k.mode;
+  }
+}

@@ -348,6 +348,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       for (const auto& s : view.placement(j)) --excl_[s.node];
     if (suspended_.count(j) != 0) used_limit_[j] += view.now() - my_start_[j];
     if (suspended_.count(j) == 0) limits_.on_end(j, job);  // a suspended job keeps counting
+    ++queue_version_;                                      // a limit may hold a job no more
     // Victims this job suspended resume once it is gone.
     for (auto& [victim, s] : suspended_)
       if (s.by == j) s.resumable = true;
@@ -356,6 +357,7 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   void on_end(const ClusterView& view, JobIndex j) override {
     limits_.on_end(j, view.workload().jobs[j]);
+    ++queue_version_;
     dequeue(j);
     nominee_.erase(j);
     dirty_ = true;
@@ -1705,7 +1707,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<char> queued_;
   std::vector<double> rate_of_;
   std::set<Key> queue_;
-  std::uint64_t queue_version_ = 0;                 // changes with every enqueue and dequeue
+  std::uint64_t queue_version_ = 0;                 // changes with every enqueue, dequeue and end (limits)
   std::uint64_t idle_version_ = ~std::uint64_t{0};  // queue_version_ at the last idle main pass, if it was the last
   std::set<std::pair<Tick, JobIndex>> waiting_;
   std::set<std::pair<Tick, JobIndex>> by_kill_;

@@ -1,6 +1,7 @@
 #include "policies/slurm.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -227,6 +228,33 @@ struct Key {
     if (prio != o.prio) return prio > o.prio;
     if (submit != o.submit) return submit < o.submit;
     return j < o.j;
+  }
+};
+
+// Nodes with a GPU free under some availability: a flag per node and a list of the flagged ones
+// (in no particular order), so that a choice can visit only those.
+struct FreeNodes {
+  std::vector<std::uint8_t> is;
+  std::vector<NodeId> list;
+  std::vector<std::int32_t> pos;  // index in list; -1 when not free
+  void reset(std::size_t n) {
+    is.assign(n, 0);
+    list.clear();
+    pos.assign(n, -1);
+  }
+  void note(NodeId id, bool free) {
+    if (free == (is[id] != 0)) return;
+    is[id] = free ? 1 : 0;
+    if (free) {
+      pos[id] = static_cast<std::int32_t>(list.size());
+      list.push_back(id);
+      return;
+    }
+    const auto at = static_cast<std::size_t>(pos[id]);
+    list[at] = list.back();
+    pos[list[at]] = static_cast<std::int32_t>(at);
+    list.pop_back();
+    pos[id] = -1;
   }
 };
 
@@ -846,7 +874,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   void build_avail(const ClusterView& view) {
     const auto& nodes = view.cluster().nodes();
     avail_.resize(nodes.size());
-    avail_free_.resize(nodes.size());
+    avail_free_.reset(nodes.size());
     free_now_ = held_free_ = 0;
     for (NodeId id = 0; id < nodes.size(); ++id) {
       const auto& n = nodes[id];
@@ -869,10 +897,11 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // Chooses nodes for job j under `av`; `usable(node)` filters further. Empty when it does not fit.
   template <typename Usable>
-  // `gpus_free` (optional): per node, whether av has it up with a GPU free; a node without can give a
-  // job that needs GPUs on every node nothing, so it is passed over before the other checks.
+  // `gpus_free` (optional): the nodes av has up with a GPU free; a node without can give a job that
+  // needs GPUs on every node nothing, so only those are visited (pick's order does not depend on
+  // the order they are found in).
   models::Placement choose(const ClusterView& view, JobIndex j, const std::vector<Avail>& av, Usable&& usable,
-                           const std::vector<std::uint8_t>* gpus_free = nullptr) {
+                           const FreeNodes* gpus_free = nullptr) {
     const Job& job = view.workload().jobs[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     if (p.conf.state != PartitionState::Up) return {};  // State=DOWN: queued jobs start nowhere
@@ -880,14 +909,20 @@ class SlurmPolicy final : public Policy, public Inspect {
     cand_.clear();
     std::int64_t sum = 0;
     if (s.fixed && s.need < 1) gpus_free = nullptr;  // such a shape takes nodes without free GPUs
-    for (NodeId id : p.nodes) {
-      if (gpus_free != nullptr && (*gpus_free)[id] == 0) continue;
-      if (held_for_[id] != kNoJob && held_for_[id] != j) continue;
-      if (!usable(id) || !type_ok(view, job, id)) continue;
+    auto visit = [&](NodeId id) {
+      if (held_for_[id] != kNoJob && held_for_[id] != j) return;
+      if (!usable(id) || !type_ok(view, job, id)) return;
       const std::int32_t cap = capacity(view, s, id, av[id]);
-      if (cap <= 0) continue;
+      if (cap <= 0) return;
       cand_.push_back({id, cap});
       sum += cap;
+    };
+    if (gpus_free != nullptr && gpus_free->list.size() * 2 < p.nodes.size()) {
+      for (NodeId id : gpus_free->list)
+        if (p.member[id] != 0) visit(id);
+    } else {
+      for (NodeId id : p.nodes)
+        if (gpus_free == nullptr || gpus_free->is[id] != 0) visit(id);
     }
     const std::int64_t want = s.fixed ? static_cast<std::int64_t>(s.slices.size()) : s.total;
     if ((s.fixed ? static_cast<std::int64_t>(cand_.size()) : sum) < want) return {};
@@ -1377,7 +1412,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     blockcnt_.assign(avail_.size(), 0);
     overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
-    prof_free_.resize(prof_.size());
+    prof_free_.reset(prof_.size());
     for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
     std::set<Tick> res_ends;
     // Running jobs release at start + limit, rounded up.
@@ -1445,20 +1480,29 @@ class SlurmPolicy final : public Policy, public Inspect {
       const Avail& a = prof_[id];
       return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
     };
-    auto count = [&](std::int32_t g, int sign) {
+    // clear_bits_[g]: the clear nodes with g GPUs free, as bits by node id (for quick_pick).
+    const std::size_t words = (avail_.size() + 63) / 64;
+    constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+    auto count = [&](NodeId id, std::int32_t g, int sign) {
       if (g < 0) return;
       if (g > max_gpus) hist_ok = false;
-      hist_[static_cast<std::size_t>(std::min(g, max_gpus))] += sign;
+      const auto b = static_cast<std::size_t>(std::min(g, max_gpus));
+      hist_[b] += sign;
       cur_clear += sign * g;
+      const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+      if (sign > 0)
+        clear_bits_[b][id / 64] |= bit;
+      else
+        clear_bits_[b][id / 64] &= ~bit;
     };
     auto block = [&](NodeId id) {
       if (blockcnt_[id]++ == 0) cur_blocked += counted(id);
-      if (overlap_[id] == 0) count(clear_gpus(id), -1);
+      if (overlap_[id] == 0) count(id, clear_gpus(id), -1);
       ++overlap_[id];
     };
     auto unblock = [&](NodeId id) {
       if (--blockcnt_[id] == 0) cur_blocked -= counted(id);
-      if (--overlap_[id] == 0) count(clear_gpus(id), 1);
+      if (--overlap_[id] == 0) count(id, clear_gpus(id), 1);
     };
     // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
     auto release = [&](RSlice& sl, int sign) {
@@ -1476,8 +1520,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       cur_total += delta;
       if (blockcnt_[sl.node] > 0) cur_blocked += delta;
       if (overlap_[sl.node] == 0) {
-        if (was_ok) count(std::max(was, 0), -1);
-        if (a.ok) count(std::max(a.gpus, 0), 1);
+        if (was_ok) count(sl.node, std::max(was, 0), -1);
+        if (a.ok) count(sl.node, std::max(a.gpus, 0), 1);
       }
     };
     auto move_to = [&](Tick t) {
@@ -1490,14 +1534,69 @@ class SlurmPolicy final : public Policy, public Inspect {
     // The state's totals from scratch (at the pass's start and after a start, with the cursor at now).
     auto recount = [&] {
       hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
+      clear_bits_.assign(static_cast<std::size_t>(max_gpus) + 1, std::vector<std::uint64_t>(words, 0));
       cur_clear = cur_blocked = 0;
       cur_total = free_now_;
       for (NodeId id = 0; id < avail_.size(); ++id) {
         if (blockcnt_[id] > 0) cur_blocked += counted(id);
-        count(clear_gpus(id), 1);
+        count(id, clear_gpus(id), 1);
       }
     };
     recount();
+    // pick() over the clear nodes, read from clear_bits_, where choose() would take exactly those
+    // with their free GPUs as capacity: a flexible job on a partition of every node, one weight, no
+    // topology, GPU type, CPUs, memory, exclusive nodes or held nodes. Same nodes, same order.
+    bool one_weight = switches_.empty() && !held_any;
+    for (NodeId id = 0; one_weight && id < avail_.size(); ++id)
+      one_weight = weight_[id] == weight_[0] && cap_[id].cpus == 0 && cap_[id].memory_mib == 0;
+    auto quick = [&](JobIndex j) {
+      const Shape& a = shape_[j];
+      const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+      return one_weight && hist_ok && !a.fixed && !a.exclusive && jobs[j].gpu_type == 0 &&
+             p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
+    };
+    auto lowest = [&](std::size_t g, NodeId from) -> NodeId {  // the first node >= from in clear_bits_[g]
+      const auto& bits = clear_bits_[g];
+      std::size_t w = from / 64;
+      if (w >= words) return kNoNode;
+      std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
+      while (x == 0) {
+        if (++w == words) return kNoNode;
+        x = bits[w];
+      }
+      return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+    };
+    auto quick_pick = [&](JobIndex j) {
+      const std::int32_t total = shape_[j].total;
+      models::Placement pl;
+      // The best-fit single node: fewest free GPUs that hold the job, then lowest id.
+      for (std::int32_t g = total; g <= max_gpus; ++g)
+        if (const NodeId id = lowest(static_cast<std::size_t>(g), 0); id != kNoNode) {
+          pl.push_back({id, total, 0, 0});
+          return pl;
+        }
+      // Else the nodes with the most free GPUs first (lowest id first), and for what is left the
+      // first of those after them with the fewest GPUs that hold it.
+      std::int32_t left = total;
+      for (std::int32_t g = max_gpus; g >= 1; --g)
+        for (NodeId id = lowest(static_cast<std::size_t>(g), 0); id != kNoNode;
+             id = lowest(static_cast<std::size_t>(g), id + 1)) {
+          if (left > g) {
+            pl.push_back({id, g, 0, 0});
+            left -= g;
+            continue;
+          }
+          NodeId fit = id;
+          for (std::int32_t h = left; h < g; ++h)
+            if (const NodeId k = lowest(static_cast<std::size_t>(h), 0); k != kNoNode) {
+              fit = k;
+              break;
+            }
+          pl.push_back({fit, left, 0, 0});
+          return pl;
+        }
+      return models::Placement{};  // not reached: cur_clear holds the job
+    };
 
     // The GPUs free now on nodes that no reservation of this pass blocks for a limit L (first_res_
     // at or after now + L), from a list by first_res_ that is rebuilt after a reservation or a start.
@@ -1634,8 +1733,9 @@ class SlurmPolicy final : public Policy, public Inspect {
           }
         }
         if (fits) {
-          reserved = choose(
-              s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
+          reserved = quick(j) ? quick_pick(j)
+                              : choose(
+                                    s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
           if (!reserved.empty()) break;
         }
         Tick next = cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever;
@@ -1725,8 +1825,8 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // Scratch.
   std::vector<Avail> avail_, sim_, prof_;
-  std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
-  void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
+  FreeNodes prof_free_;  // the nodes prof_ has up with a GPU free (choose)
+  void note_free(NodeId id) { prof_free_.note(id, prof_[id].ok && prof_[id].gpus > 0); }
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
   std::vector<std::int32_t> tcap_;                      // restrict_to_topology: candidate capacity by node, else -1
@@ -1769,8 +1869,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   };
   std::vector<WalkRec> recs_;
   std::vector<std::int64_t> hist_;
-  std::vector<std::uint8_t> avail_free_;  // per node: avail_ has it up with a GPU free (choose)
-  void note_avail_free(NodeId id) { avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0; }
+  std::vector<std::vector<std::uint64_t>> clear_bits_;  // backfill: per free-GPU count, the clear nodes
+  FreeNodes avail_free_;                                // the nodes avail_ has up with a GPU free (choose)
+  void note_avail_free(NodeId id) { avail_free_.note(id, avail_[id].ok && avail_[id].gpus > 0); }
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

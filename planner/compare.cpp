@@ -322,8 +322,13 @@ results::Table compare_table(const CompareResult& r) {
   row("fragmentation", "fraction", [](R x) { return x.summary.fragmentation; });
   row("fragmented_gpus_mean", "GPUs", [](R x) { return x.summary.fragmented_gpus_mean; });
   // Quota borrowing and reclaim, against each tenant's entitlement (results/fairness.hpp).
-  row("borrowed_gpu_hours", "GPU-h", [](R x) { return x.fairness.borrowed_gpu_hours; });
-  row("borrowing_starts", "count", [](R x) { return x.fairness.borrowing_starts; });
+  // Not when no scenario sets tenants: an equal 1/N each is no quota anyone set (fairness.hpp).
+  bool entitled = false;
+  for (const auto& run : r.runs) entitled = entitled || (run.done && run.fairness.entitlements_set);
+  if (entitled) {
+    row("borrowed_gpu_hours", "GPU-h", [](R x) { return x.fairness.borrowed_gpu_hours; });
+    row("borrowing_starts", "count", [](R x) { return x.fairness.borrowing_starts; });
+  }
   row("reclaims", "count",
       [nan](R x) { return x.fairness.reclaims < 0 ? nan : static_cast<double>(x.fairness.reclaims); });
   // The permission and failure drills.
@@ -410,7 +415,7 @@ results::Table compare_table(const CompareResult& r) {
     row(p + "never_started", "count", stat(&GroupStats::never_started));
     row(p + "share", "fraction", fairness(&results::TenantFairness::share));
     row(p + "rho", "ratio", fairness(&results::TenantFairness::rho));
-    row(p + "borrowed_gpu_hours", "GPU-h", fairness(&results::TenantFairness::borrowed_gpu_hours));
+    if (entitled) row(p + "borrowed_gpu_hours", "GPU-h", fairness(&results::TenantFairness::borrowed_gpu_hours));
     row(p + "reclaimed", "count", [&fair, nan](R x) {
       const results::TenantFairness* f = fair(x);
       return f == nullptr || f->reclaimed < 0 ? nan : static_cast<double>(f->reclaimed);

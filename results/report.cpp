@@ -121,7 +121,8 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
       {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
-      {"borrowed above entitlement", number(f.borrowed_gpu_hours, 1) + " GPU-h"},
+      {"borrowed above entitlement",
+       f.entitlements_set ? number(f.borrowed_gpu_hours, 1) + " GPU-h" : std::string("- (the scenario sets no tenants)")},
       {"reclaims (cross-tenant preemptions)",
        f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };
@@ -388,6 +389,7 @@ ReportInput load_report_input(const std::string& path) {
   in.summary = summarize(in.run);
   FairnessOptions opt;
   opt.weights = weights_from_scenario_text(in.run);
+  opt.entitlements_set = tenants_in_scenario_text(in.run);
   in.fairness = compute_fairness(in.run, opt);
   return in;
 }

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "models/job.hpp"
-#include "results/format.hpp"
 #include "results/fidelity.hpp"
+#include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 
@@ -121,8 +121,8 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
       {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
-      {"borrowed above entitlement",
-       f.entitlements_set ? number(f.borrowed_gpu_hours, 1) + " GPU-h" : std::string("- (the scenario sets no tenants)")},
+      {"borrowed above entitlement", f.entitlements_set ? number(f.borrowed_gpu_hours, 1) + " GPU-h"
+                                                        : std::string("- (the scenario sets no tenants)")},
       {"reclaims (cross-tenant preemptions)",
        f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };

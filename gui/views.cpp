@@ -359,7 +359,7 @@ void JobsView::show_job(int job) {
                                                       : plural(j.gpus, tr("GPU"), tr("GPUs"));
   QStringList lines;
   lines << tr("%1, %2, queue %3, %4").arg(gpus, kind_name(j.kind), d.queue_name(j.queue), state_name(j.state));
-  QString times = tr("submitted %1").arg(format_offset(j.submit - d.origin));
+  QString times = tr("submitted %1").arg(format_when(d, j.submit - d.origin));
   if (j.start >= 0) times += tr(", waited %1").arg(format_duration(j.start - j.submit));
   if (j.start >= 0 && j.end >= 0) times += tr(", ran %1").arg(format_duration(j.end - j.start));
   times += tr(", recorded run time %1").arg(format_duration(j.runtime));

@@ -37,9 +37,7 @@ std::string tick_label(double v, double step) {
   while (decimals < 6 &&
          std::fabs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
     ++decimals;
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
+  return grouped(v, decimals);  // thousands separators, as every number: "60,000"
 }
 
 std::string number(double v, int decimals = 3) { return grouped(v, decimals); }
@@ -152,6 +150,7 @@ table.kv td { font-weight: 600; }
 .grid { display: flex; flex-wrap: wrap; gap: 12px 24px; }
 svg { display: block; max-width: 100%; height: auto; }
 .wide { overflow-x: auto; max-width: 100%; }
+table.cols th { white-space: normal; vertical-align: bottom; }
 .note { color: #666; font-size: 12px; }
 )";
 
@@ -834,7 +833,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
     o << "<h3>Pending side by side</h3>" << svg_chart(c, pending);
   }
   // The drills: outages and their recovery, jobs killed, work lost, denied submissions.
-  o << "<h3>Drills side by side</h3><table><tr><th>run</th><th>node outages</th><th>jobs killed</th>"
+  o << "<h3>Drills side by side</h3><div class=\"wide\"><table class=\"cols\"><tr><th>run</th><th>node outages</th><th>jobs killed</th>"
        "<th>retries</th><th>failed after retries</th><th>work lost to failures (GPU-h)</th>"
        "<th>scripted outages recovered</th><th>worst recovery</th><th>denied submissions</th>"
        "<th>never started</th></tr>";
@@ -848,7 +847,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
       << (f.worst_recovery_s >= 0 ? html_escape(duration(f.worst_recovery_s)) : std::string("-")) << "</td><td>"
       << thousands(sm.denied) << "</td><td>" << thousands(sm.never_started) << "</td></tr>";
   }
-  o << "</table>\n";
+  o << "</table></div>\n";
   return o.str();
 }
 

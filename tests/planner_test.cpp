@@ -690,6 +690,10 @@ TEST(Report, ChartsAreInlineSvgWithEscapedLabelsAndLegends) {
   for (std::size_t p = two.find("<polyline"); p != std::string::npos; p = two.find("<polyline", p + 1)) ++polylines;
   EXPECT_EQ(polylines, 3u);
   EXPECT_NE(two.find("<title>b</title><tspan x=\"788\" dy=\"0\">b</tspan></text>"), std::string::npos) << two;
+  // issue #21: tick labels have thousands separators like every other number.
+  const std::string big = results::svg_chart(c, {results::Series{"a", {0, 1, 2}, {0, 56000, 3}}});
+  EXPECT_NE(big.find(">40,000</text>"), std::string::npos) << big;
+  EXPECT_EQ(big.find(">40000</text>"), std::string::npos) << big;
 }
 
 // issue #21: categorical variants are dots, never joined; numeric ones get ticks at the values

@@ -833,7 +833,8 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
     o << "<h3>Pending side by side</h3>" << svg_chart(c, pending);
   }
   // The drills: outages and their recovery, jobs killed, work lost, denied submissions.
-  o << "<h3>Drills side by side</h3><div class=\"wide\"><table class=\"cols\"><tr><th>run</th><th>node outages</th><th>jobs killed</th>"
+  o << "<h3>Drills side by side</h3><div class=\"wide\"><table class=\"cols\"><tr><th>run</th><th>node "
+       "outages</th><th>jobs killed</th>"
        "<th>retries</th><th>failed after retries</th><th>work lost to failures (GPU-h)</th>"
        "<th>scripted outages recovered</th><th>worst recovery</th><th>denied submissions</th>"
        "<th>never started</th></tr>";

@@ -317,6 +317,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
   std::future<std::pair<results::Summary, results::Fairness>> figures = std::async(std::launch::async, [&r] {
     results::FairnessOptions opt;
     opt.weights = results::weights_from_scenario_text(r);
+    opt.entitlements_set = results::tenants_in_scenario_text(r);
     return std::make_pair(results::summarize(r), results::compute_fairness(r, opt));
   });
   d->label = QFileInfo(path).fileName();

@@ -331,7 +331,7 @@ bool ClusterMap::event(QEvent* event) {
                   .arg(j.trace_id)
                   .arg(data_->tenant_name(j.tenant))
                   .arg(j.gpus)
-                  .arg(format_offset(start - data_->origin), format_duration(occ_.time - start));
+                  .arg(format_when(*data_, start - data_->origin), format_duration(occ_.time - start));
     }
     QToolTip::showText(help->globalPos(), text, this);
     return true;
@@ -456,8 +456,8 @@ ReplayView::ReplayView(QWidget* parent) : View(parent) {
                            .arg(j.trace_id)
                            .arg(data_->tenant_name(j.tenant))
                            .arg(j.gpus)
-                           .arg(format_offset(j.submit - data_->origin),
-                                j.start >= 0 ? format_offset(j.start - data_->origin) : tr("never"),
+                           .arg(format_when(*data_, j.submit - data_->origin),
+                                j.start >= 0 ? format_when(*data_, j.start - data_->origin) : tr("never"),
                                 state_name(j.state)));
   });
   connect(map_, &ClusterMap::job_activated, this, &ReplayView::open_job);

@@ -1,15 +1,19 @@
 #include "gui/tables.hpp"
 
 #include <QColor>
+#include <QFont>
 #include <QRegularExpression>
 #include <QStringList>
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <string_view>
 
 #include "gui/jobs_model.hpp"
 #include "results/format.hpp"
+#include "results/groups.hpp"
 
 namespace headroom::gui {
 namespace {
@@ -238,11 +242,96 @@ QString pools_text(const results::RunResult& r) {
   return parts.join(QStringLiteral(", "));
 }
 
+// A value and a difference in one of compare's units; whether a difference is better.
+QString format_in(const std::string& unit, double v, const std::string& currency) {
+  return QString::fromStdString(results::with_unit(v, unit == "cost" ? "cost:" + currency : unit));
+}
+
+QString delta_in(const std::string& unit, double v, double base, const std::string& currency) {
+  if (!std::isfinite(v) || !std::isfinite(base)) return QStringLiteral("-");
+  const double diff = v - base;
+  if (unit == "fraction") return signed_number(100.0 * diff, 1) + QStringLiteral(" pp");
+  if (unit == "index" || unit == "ratio") return signed_number(diff, 3);
+  QString text = format_in(unit, diff, currency);
+  if (diff > 0) text.prepend(QLatin1Char('+'));
+  if (base != 0) text += QStringLiteral(" (%1%)").arg(signed_number(100.0 * diff / base, 1));
+  return text;
+}
+
+int verdict_of(int better, double v, double base) {
+  if (!std::isfinite(v) || !std::isfinite(base) || v == base) return 0;
+  return better * (v > base ? 1 : -1);
+}
+
+// compare's tenant:NAME.* rows (planner/compare.cpp), labels, units and which way is better.
+struct GroupMetric {
+  const char* metric;
+  const char* label;
+  const char* unit;
+  int better;
+};
+constexpr GroupMetric kTenantMetrics[] = {
+    {"wait_mean", "Mean wait", "s", -1},
+    {"wait_p95", "p95 wait", "s", -1},
+    {"jct_mean", "Mean JCT", "s", -1},
+    {"jct_p95", "p95 JCT", "s", -1},
+    {"gpu_hours", "GPU-hours held", "GPU-h", 0},
+    {"rejected", "Rejected", "count", -1},
+    {"never_started", "Never started", "count", -1},
+    {"share", "Share of cluster", "fraction", 0},
+    {"rho", "Finish-time rho", "ratio", -1},
+    {"borrowed_gpu_hours", "Borrowed above entitlement", "GPU-h", 0},
+    {"reclaimed", "Jobs preempted for another tenant", "count", -1},
+};
+constexpr GroupMetric kKindMetrics[] = {
+    {"jobs", "Jobs", "count", 0},        {"never_started", "Never started", "count", -1},
+    {"wait_mean", "Mean wait", "s", -1}, {"wait_p95", "p95 wait", "s", -1},
+    {"jct_mean", "Mean JCT", "s", -1},   {"jct_p95", "p95 JCT", "s", -1},
+};
+constexpr GroupMetric kServiceMetrics[] = {
+    {"slo_attainment", "SLO attainment (time)", "fraction", 1},
+    {"request_attainment", "Requests within the SLO", "fraction", 1},
+    {"replicas_running_mean", "Mean replicas running", "replicas", 0},
+};
+
+double tenant_value(const results::GroupStats* g, const results::TenantFairness* f, bool entitled, std::string_view m) {
+  if (m == "share" || m == "rho" || m == "borrowed_gpu_hours" || m == "reclaimed") {
+    if (f == nullptr) return kNaN;
+    if (m == "share") return f->share;
+    if (m == "rho") return f->rho;
+    if (m == "borrowed_gpu_hours") return entitled ? f->borrowed_gpu_hours : kNaN;
+    return f->reclaimed < 0 ? kNaN : static_cast<double>(f->reclaimed);
+  }
+  if (g == nullptr) return kNaN;
+  if (m == "wait_mean") return g->wait_mean_s;
+  if (m == "wait_p95") return g->wait_p95_s;
+  if (m == "jct_mean") return g->jct_mean_s;
+  if (m == "jct_p95") return g->jct_p95_s;
+  if (m == "gpu_hours") return g->gpu_hours;
+  if (m == "rejected") return static_cast<double>(g->rejected);
+  if (m == "never_started") return static_cast<double>(g->never_started);
+  if (m == "jobs") return static_cast<double>(g->jobs);
+  return kNaN;
+}
+
 }  // namespace
 
 const KpiCompareModel::KpiInfo& KpiCompareModel::info(int kpi) { return kKpis[std::clamp(kpi, 0, KpiCount - 1)]; }
 
-KpiCompareModel::KpiCompareModel(QObject* parent) : QAbstractTableModel(parent) {}
+KpiCompareModel::KpiCompareModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+std::size_t KpiCompareModel::add(std::size_t parent, Node node) {
+  node.parent = parent;
+  node.row = static_cast<int>(nodes_[parent].children.size());
+  nodes_.push_back(std::move(node));
+  nodes_[parent].children.push_back(nodes_.size() - 1);
+  return nodes_.size() - 1;
+}
+
+const KpiCompareModel::Node& KpiCompareModel::node(const QModelIndex& index) const {
+  const auto id = index.isValid() ? static_cast<std::size_t>(index.internalId()) : 0;
+  return nodes_[id < nodes_.size() ? id : 0];
+}
 
 void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) {
   beginResetModel();
@@ -266,6 +355,132 @@ void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> ru
       if (c) parts << pools[i];
       if (a) parts << scale[i];
       differs_[i] = parts.join(QStringLiteral(" \u00b7 "));
+    }
+  }
+
+  nodes_.assign(1, Node{});
+  const std::size_t n = runs_.size();
+  if (n > 0) {
+    const auto metric_node = [&](std::string metric, QString label, std::string unit, int better,
+                                 std::vector<double> values) {
+      Node x;
+      x.tip = QObject::tr("headroom compare: %1").arg(QString::fromStdString(metric));
+      x.metric = std::move(metric);
+      x.label = std::move(label);
+      x.unit = std::move(unit);
+      x.better = better;
+      x.values = std::move(values);
+      return x;
+    };
+    const auto group_node = [](QString label, QString tip) {
+      Node x;
+      x.label = std::move(label);
+      x.tip = std::move(tip);
+      return x;
+    };
+    // The run-wide KPIs.
+    for (int k = 0; k < KpiCount; ++k) {
+      std::vector<double> v;
+      for (const auto& r : runs_) v.push_back(value(*r, k));
+      Node x = metric_node(info(k).metric, tr(info(k).label), info(k).unit, info(k).better, std::move(v));
+      if (k == Jain)
+        x.tip +=
+            tr("\nJain's fairness index over tenants' GPU-hours: (sum x)^2 / (n * sum x^2); 1 = all equal, 1/n = one "
+               "tenant has all");
+      if ((k == BorrowedGpuHours || k == BorrowingStarts) &&
+          std::none_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->fairness.entitlements_set; })) {
+        x.label += tr(" (not measured: no tenants set)");
+        x.tip += tr("\nNot measured: the scenario sets no tenants, so there is no entitlement to borrow above");
+      }
+      add(0, std::move(x));
+    }
+
+    // Services: by name, in the order of the first run that has them.
+    std::vector<std::string> services;
+    for (const auto& r : runs_)
+      for (const auto& sv : r->summary.services)
+        if (std::find(services.begin(), services.end(), sv.name) == services.end()) services.push_back(sv.name);
+    if (!services.empty()) {
+      const std::size_t g =
+          add(0, group_node(tr("Inference services (%1)").arg(services.size()), tr("compare's service:NAME.* rows")));
+      for (const std::string& name : services) {
+        const std::size_t item = add(g, group_node(QString::fromStdString(name), tr("service %1").arg(name.c_str())));
+        for (const GroupMetric& m : kServiceMetrics) {
+          std::vector<double> v;
+          for (const auto& r : runs_) {
+            double x = kNaN;
+            for (const auto& sv : r->summary.services) {
+              if (sv.name != name) continue;
+              const std::string_view id = m.metric;
+              x = id == "slo_attainment"       ? sv.time_attainment
+                  : id == "request_attainment" ? sv.request_attainment
+                                               : sv.mean_running;
+            }
+            v.push_back(x);
+          }
+          add(item, metric_node("service:" + name + "." + m.metric, tr(m.label), m.unit, m.better, std::move(v)));
+        }
+      }
+    }
+
+    // Tenants: every tenant with jobs in any run, by its largest GPU-hours, ties by name.
+    std::vector<std::vector<results::GroupStats>> by_tenant, by_kind;
+    for (const auto& r : runs_) {
+      by_tenant.push_back(results::stats_by_tenant(r->result));
+      by_kind.push_back(results::stats_by_kind(r->result));
+    }
+    std::map<std::string, double> most;
+    for (const auto& groups : by_tenant)
+      for (const auto& t : groups) {
+        if (t.jobs == 0) continue;
+        auto [it, fresh] = most.emplace(t.name, t.gpu_hours);
+        if (!fresh) it->second = std::max(it->second, t.gpu_hours);
+      }
+    std::vector<std::pair<std::string, double>> tenants(most.begin(), most.end());
+    std::stable_sort(tenants.begin(), tenants.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    const bool entitled =
+        std::any_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->fairness.entitlements_set; });
+    if (!tenants.empty()) {
+      const std::size_t g =
+          add(0, group_node(tr("Tenants (%1)").arg(tenants.size()),
+                            tr("compare's tenant:NAME.* rows, tenants by their GPU-hours, largest first")));
+      for (const auto& [name, hours] : tenants) {
+        (void)hours;
+        const std::size_t item = add(g, group_node(QString::fromStdString(name), tr("tenant %1").arg(name.c_str())));
+        for (const GroupMetric& m : kTenantMetrics) {
+          if (std::string_view(m.metric) == "borrowed_gpu_hours" && !entitled) continue;  // as compare
+          std::vector<double> v;
+          for (std::size_t i = 0; i < n; ++i) {
+            const results::GroupStats* gs = nullptr;
+            for (const auto& t : by_tenant[i])
+              if (t.name == name) gs = &t;
+            const results::TenantFairness* f = nullptr;
+            for (const auto& t : runs_[i]->fairness.tenants)
+              if (t.name == name) f = &t;
+            v.push_back(tenant_value(gs, f, runs_[i]->fairness.entitlements_set, m.metric));
+          }
+          add(item, metric_node("tenant:" + name + "." + m.metric, tr(m.label), m.unit, m.better, std::move(v)));
+        }
+      }
+    }
+
+    // Job kinds: those with jobs in the first run (every run replays the same workload).
+    std::vector<std::size_t> kinds;
+    for (std::size_t k = 0; k < by_kind.front().size(); ++k)
+      if (by_kind.front()[k].jobs > 0) kinds.push_back(k);
+    if (!kinds.empty()) {
+      const std::size_t g =
+          add(0, group_node(tr("Job kinds (%1)").arg(kinds.size()), tr("compare's kind:KIND.* rows")));
+      for (std::size_t k : kinds) {
+        const std::string& name = by_kind.front()[k].name;
+        const std::size_t item = add(g, group_node(QString::fromStdString(name), tr("%1 jobs").arg(name.c_str())));
+        for (const GroupMetric& m : kKindMetrics) {
+          std::vector<double> v;
+          for (std::size_t i = 0; i < n; ++i)
+            v.push_back(tenant_value(k < by_kind[i].size() ? &by_kind[i][k] : nullptr, nullptr, true, m.metric));
+          add(item, metric_node("kind:" + name + "." + m.metric, tr(m.label), m.unit, m.better, std::move(v)));
+        }
+      }
     }
   }
   endResetModel();
@@ -309,8 +524,8 @@ double KpiCompareModel::value(const ReplayData& d, int kpi) {
     case MaxDominantShare: return f.max_dominant_share;
     case Fragmentation: return s.fragmentation;
     case FragmentedGpusMean: return s.fragmented_gpus_mean;
-    case BorrowedGpuHours: return f.borrowed_gpu_hours;
-    case BorrowingStarts: return count(f.borrowing_starts);
+    case BorrowedGpuHours: return f.entitlements_set ? f.borrowed_gpu_hours : kNaN;
+    case BorrowingStarts: return f.entitlements_set ? count(f.borrowing_starts) : kNaN;
     case Reclaims: return f.reclaims < 0 ? kNaN : count(f.reclaims);
     case Denied: return count(s.denied);
     case JobsKilled: return count(s.failures.jobs_killed);
@@ -326,63 +541,92 @@ double KpiCompareModel::value(const ReplayData& d, int kpi) {
 }
 
 QString KpiCompareModel::format(int kpi, double v, const std::string& currency) {
-  const std::string unit = info(kpi).unit;
-  return QString::fromStdString(results::with_unit(v, unit == "cost" ? "cost:" + currency : unit));
+  return format_in(info(kpi).unit, v, currency);
 }
 
 QString KpiCompareModel::format_delta(int kpi, double v, double base, const std::string& currency) {
-  if (!std::isfinite(v) || !std::isfinite(base)) return QStringLiteral("-");
-  const double diff = v - base;
-  const std::string unit = info(kpi).unit;
-  if (unit == "fraction") return signed_number(100.0 * diff, 1) + QStringLiteral(" pp");
-  if (unit == "index") return signed_number(diff, 3);
-  QString text = QString::fromStdString(results::with_unit(diff, unit == "cost" ? "cost:" + currency : unit));
-  if (diff > 0) text.prepend(QLatin1Char('+'));
-  if (base != 0) text += QStringLiteral(" (%1%)").arg(signed_number(100.0 * diff / base, 1));
-  return text;
+  return delta_in(info(kpi).unit, v, base, currency);
 }
 
-int KpiCompareModel::verdict(int kpi, double v, double base) {
-  if (!std::isfinite(v) || !std::isfinite(base) || v == base) return 0;
-  return info(kpi).better * (v > base ? 1 : -1);
+int KpiCompareModel::verdict(int kpi, double v, double base) { return verdict_of(info(kpi).better, v, base); }
+
+QModelIndex KpiCompareModel::index(int row, int column, const QModelIndex& parent) const {
+  if (row < 0 || column < 0 || column >= columnCount() || nodes_.empty()) return {};
+  const Node& p = node(parent);
+  if (parent.isValid() && parent.column() != 0) return {};
+  if (static_cast<std::size_t>(row) >= p.children.size()) return {};
+  return createIndex(row, column, static_cast<quintptr>(p.children[static_cast<std::size_t>(row)]));
+}
+
+QModelIndex KpiCompareModel::parent(const QModelIndex& child) const {
+  if (!child.isValid()) return {};
+  const std::size_t p = node(child).parent;
+  if (p == 0) return {};
+  return createIndex(nodes_[p].row, 0, static_cast<quintptr>(p));
 }
 
 int KpiCompareModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() || runs_.empty() ? 0 : KpiCount;
+  if (runs_.empty() || nodes_.empty() || (parent.isValid() && parent.column() != 0)) return 0;
+  return static_cast<int>(node(parent).children.size());
 }
 
-int KpiCompareModel::columnCount(const QModelIndex& parent) const {
-  if (parent.isValid() || runs_.empty()) return 0;
+int KpiCompareModel::columnCount(const QModelIndex&) const {
+  if (runs_.empty()) return 0;
   return 1 + static_cast<int>(runs_.size()) + static_cast<int>(runs_.size()) - 1;
+}
+
+QModelIndex KpiCompareModel::find(const QString& metric, int column) const {
+  const std::string m = metric.toStdString();
+  for (std::size_t i = 1; i < nodes_.size(); ++i)
+    if (nodes_[i].metric == m) return createIndex(nodes_[i].row, column, static_cast<quintptr>(i));
+  return {};
+}
+
+QString KpiCompareModel::metric(const QModelIndex& index) const {
+  return index.isValid() ? QString::fromStdString(node(index).metric) : QString();
+}
+
+QStringList KpiCompareModel::metrics() const {
+  QStringList out;
+  std::vector<std::size_t> stack{0};
+  while (!stack.empty()) {
+    const std::size_t at = stack.back();
+    stack.pop_back();
+    if (!nodes_[at].metric.empty()) out << QString::fromStdString(nodes_[at].metric);
+    for (auto it = nodes_[at].children.rbegin(); it != nodes_[at].children.rend(); ++it) stack.push_back(*it);
+  }
+  return out;
 }
 
 QVariant KpiCompareModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
-  const int kpi = index.row(), col = index.column();
+  const Node& x = node(index);
+  const int col = index.column();
   const int n = static_cast<int>(runs_.size());
   if (role == Qt::TextAlignmentRole) return align(col == 0);
   if (col == 0) {
-    if (role == Qt::DisplayRole) return headerData(kpi, Qt::Vertical, role);
-    if (role == Qt::ToolTipRole) {
-      QString tip = tr("headroom compare: %1").arg(QString::fromLatin1(info(kpi).metric));
-      if (kpi == Jain)
-        tip +=
-            tr("\nJain's fairness index over tenants' GPU-hours: (sum x)^2 / (n * sum x^2); 1 = all equal, 1/n = one "
-               "tenant has all");
-      return tip;
+    if (role == Qt::DisplayRole) return x.label;
+    if (role == Qt::ToolTipRole) return x.tip;
+    if (role == Qt::FontRole && x.metric.empty()) {
+      QFont bold;
+      bold.setBold(true);
+      return bold;
     }
     return {};
   }
+  if (x.metric.empty()) return {};  // a group row
   const bool delta = col > n;
   const std::size_t run = static_cast<std::size_t>(delta ? col - n : col - 1);
-  const double v = value(*runs_[run], kpi);
-  const double base = value(*runs_.front(), kpi);
+  const double v = x.values[run];
+  const double base = x.values.front();
   const std::string& currency = runs_[run]->summary.currency;
   if (role == kRawRole) return delta ? v - base : v;
-  if (role == Qt::DisplayRole) return delta ? format_delta(kpi, v, base, currency) : format(kpi, v, currency);
+  if (role == Qt::DisplayRole) return delta ? delta_in(x.unit, v, base, currency) : format_in(x.unit, v, currency);
   if ((role == Qt::ForegroundRole || role == Qt::ToolTipRole) && delta) {
-    const int better = verdict(kpi, v, base);
-    if (better == 0) return {};
+    // A difference that reads as none ("0.000", "+0.0 pp") is not coloured either.
+    const int better = verdict_of(x.better, v, base);
+    if (better == 0 || !delta_in(x.unit, v, base, currency).contains(QRegularExpression(QStringLiteral("[1-9]"))))
+      return {};
     if (role == Qt::ToolTipRole)
       return better > 0 ? tr("better than %1").arg(runs_.front()->label)
                         : tr("worse than %1").arg(runs_.front()->label);
@@ -393,10 +637,11 @@ QVariant KpiCompareModel::data(const QModelIndex& index, int role) const {
 
 QVariant KpiCompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
   const int n = static_cast<int>(runs_.size());
-  if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section > n && section < columnCount())
-    return tr("Difference against %1; green: better for that KPI, red: worse").arg(runs_.front()->label);
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && section > n && section < columnCount())
+    return tr("Difference against %1; green: better for that KPI, red: worse, uncoloured: neither")
+        .arg(runs_.front()->label);
   if (role != Qt::DisplayRole) return {};
-  if (orientation == Qt::Vertical) return section >= 0 && section < KpiCount ? tr(info(section).label) : QVariant();
   const auto title = [&](std::size_t run) {
     const QString d = differs(run);
     return d.isEmpty() ? runs_[run]->label : runs_[run]->label + QLatin1Char('\n') + d;
@@ -416,19 +661,28 @@ QString to_csv(const QAbstractItemModel& model) {
     return s;
   };
   QString out;
-  const int rows = model.rowCount(), cols = model.columnCount();
+  const int cols = model.columnCount();
   for (int c = 0; c < cols; ++c) {
     if (c) out += QLatin1Char(',');
     out += field(model.headerData(c, Qt::Horizontal).toString());
   }
   out += QLatin1Char('\n');
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) {
-      if (c) out += QLatin1Char(',');
-      out += field(model.data(model.index(r, c)).toString());
+  // Every row, a tree's depth first; a nested row's first cell names its parents ("Tenants (70) /
+  // user19 / Mean wait").
+  const auto rows = [&](const auto& self, const QModelIndex& parent, const QString& path) -> void {
+    for (int r = 0; r < model.rowCount(parent); ++r) {
+      const QString name = model.data(model.index(r, 0, parent)).toString();
+      const QString full = path.isEmpty() ? name : path + QStringLiteral(" / ") + name;
+      for (int c = 0; c < cols; ++c) {
+        if (c) out += QLatin1Char(',');
+        out += field(c == 0 ? full : model.data(model.index(r, c, parent)).toString());
+      }
+      out += QLatin1Char('\n');
+      const QModelIndex at = model.index(r, 0, parent);
+      if (model.hasChildren(at)) self(self, at, full);
     }
-    out += QLatin1Char('\n');
-  }
+  };
+  rows(rows, QModelIndex(), QString());
   return out;
 }
 

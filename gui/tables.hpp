@@ -1,7 +1,9 @@
 #pragma once
 
+#include <QAbstractItemModel>
 #include <QAbstractTableModel>
 #include <QString>
+#include <QStringList>
 #include <memory>
 #include <vector>
 
@@ -59,12 +61,15 @@ class TenantModel : public QAbstractTableModel {
   double total_hours_ = 0;
 };
 
-// Every KPI of `headroom compare` (planner::compare_table's run-wide rows, the same figures:
-// results::summarize and results::compute_fairness) for every open run, one column each, then the
-// difference of each later run against the first, green when better for that KPI, red when worse.
-// Columns are labelled by the file and by what differs between the runs: policy, pool sizes,
-// arrival scale.
-class KpiCompareModel : public QAbstractTableModel {
+// Every KPI of `headroom compare` (the same figures: results::summarize, results::compute_fairness
+// and results::stats_by_tenant / stats_by_kind) for every open run, one column each, then the
+// difference of each later run against the first, green when better for that KPI, red when worse,
+// uncoloured when neither. A tree: the run-wide KPIs at the top level (rows 0..KpiCount-1, in
+// compare's order), then collapsible groups with compare's per-service (service:NAME.*),
+// per-tenant (tenant:NAME.*, tenants by GPU-hours, largest first) and per-kind (kind:KIND.*)
+// rows. Columns are labelled by the file and by what differs between the runs: policy, pool
+// sizes, arrival scale.
+class KpiCompareModel : public QAbstractItemModel {
   Q_OBJECT
  public:
   enum Kpi {
@@ -131,14 +136,37 @@ class KpiCompareModel : public QAbstractTableModel {
   // nothing does or there is one run).
   QString differs(std::size_t run) const;
 
+  // The row of compare's metric ("wait_mean", "tenant:user19.wait_p95", "kind:batch.jobs",
+  // "service:chat.slo_attainment") in column `column`; invalid when the model has no such row.
+  QModelIndex find(const QString& metric, int column = 0) const;
+  // Compare's metric name of a row; empty for a group row ("Tenants (70)", "user19").
+  QString metric(const QModelIndex& index) const;
+  // Every metric row's name, depth first in display order.
+  QStringList metrics() const;
+
+  QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+  QModelIndex parent(const QModelIndex& child) const override;
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
+  struct Node {
+    std::size_t parent = 0;  // node index; the root (node 0) is its own parent
+    int row = 0;
+    std::vector<std::size_t> children;
+    QString label, tip;
+    std::string metric, unit;  // empty metric: a group
+    int better = 0;
+    std::vector<double> values;  // by run; NaN where the run has no such figure
+  };
+  std::size_t add(std::size_t parent, Node node);
+  const Node& node(const QModelIndex& index) const;
+
   std::vector<std::shared_ptr<const ReplayData>> runs_;
   std::vector<QString> differs_;
+  std::vector<Node> nodes_;
 };
 
 // The model's display text as CSV (header row, then every row), quoted where needed.

@@ -359,7 +359,7 @@ void JobsView::show_job(int job) {
                                                       : plural(j.gpus, tr("GPU"), tr("GPUs"));
   QStringList lines;
   lines << tr("%1, %2, queue %3, %4").arg(gpus, kind_name(j.kind), d.queue_name(j.queue), state_name(j.state));
-  QString times = tr("submitted %1").arg(format_offset(j.submit - d.origin));
+  QString times = tr("submitted %1").arg(format_when(d, j.submit - d.origin));
   if (j.start >= 0) times += tr(", waited %1").arg(format_duration(j.start - j.submit));
   if (j.start >= 0 && j.end >= 0) times += tr(", ran %1").arg(format_duration(j.end - j.start));
   times += tr(", recorded run time %1").arg(format_duration(j.runtime));
@@ -427,9 +427,13 @@ void FairnessView::set_data(std::shared_ptr<const ReplayData> data) {
 
 CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
   kpis_ = new KpiCompareModel(this);
-  table_ = new QTableView;
-  setup_table(table_);
+  // A tree: the run-wide KPIs, then services, tenants and job kinds folded (compare's rows).
+  table_ = new QTreeView;
+  table_->setAlternatingRowColors(true);
+  table_->setUniformRowHeights(true);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setModel(kpis_);
+  table_->header()->setStretchLastSection(false);
   hint_ =
       hint_label(tr("Open two or more results (File > Open, or drop them here) to compare them; "
                     "differences are against the first."));
@@ -462,9 +466,9 @@ CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(t
 void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) {
   runs_ = std::move(runs);
   kpis_->set_runs(runs_);
-  table_->resizeColumnsToContents();
-  // Every KPI of `headroom compare`: the table scrolls, the charts keep their room.
-  table_->setMinimumHeight(std::min(12, kpis_->rowCount() + 2) * table_->verticalHeader()->defaultSectionSize());
+  for (int c = 0; c < kpis_->columnCount(); ++c) table_->resizeColumnToContents(c);
+  // Every KPI of `headroom compare`: the tree scrolls, the charts keep their room.
+  table_->setMinimumHeight(std::min(12, kpis_->rowCount() + 2) * table_->fontMetrics().height() * 3 / 2);
   hint_->setVisible(runs_.size() < 2);
   std::vector<CurveChart::Source> used, pending;
   for (std::size_t i = 0; i < runs_.size(); ++i) {

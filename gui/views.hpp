@@ -5,6 +5,7 @@
 #include <QLineEdit>
 #include <QPointer>
 #include <QTableView>
+#include <QTreeView>
 #include <QWidget>
 #include <memory>
 #include <vector>
@@ -131,7 +132,7 @@ class CompareView : public View {
  private:
   std::vector<std::shared_ptr<const ReplayData>> runs_;
   KpiCompareModel* kpis_;
-  QTableView* table_;
+  QTreeView* table_;
   QLabel* hint_;
   TimeCharts* sync_;
   CurveChart *used_, *pending_;

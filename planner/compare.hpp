@@ -20,21 +20,17 @@
 
 #include "planner/run.hpp"
 #include "results/fairness.hpp"
+#include "results/groups.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace headroom::planner {
 
-// Wait and JCT of one group of jobs (a tenant or a job kind), in seconds. Wait over every job but
-// rejected ones, a job that never started censored at the end of the run (results::headline_wait:
-// with never_started > 0 the waits are lower bounds), JCT over completed jobs; nearest-rank p95
-// as in the run summary; NaN for no such job.
-struct GroupStats {
-  std::string name;
-  std::int64_t jobs = 0, started = 0, completed = 0, rejected = 0, never_started = 0;
-  double wait_mean_s = 0, wait_p95_s = 0, jct_mean_s = 0, jct_p95_s = 0, gpu_hours = 0;
-};
+// Wait / JCT per tenant and per job kind (results/groups.hpp).
+using results::GroupStats;
+using results::stats_by_kind;
+using results::stats_by_tenant;
 
 struct PolicyRun {
   std::string policy;
@@ -86,10 +82,6 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
                                        RunsProgress* progress, const std::string& keep_dir);
 // DIR/<scenario>-<policy>.h5, characters other than letters, digits, - _ . replaced by _.
 std::string kept_run_path(const std::string& dir, const std::string& scenario, const std::string& policy);
-
-// Wait / JCT per tenant and per job kind of one result.
-std::vector<GroupStats> stats_by_tenant(const results::RunResult& r);
-std::vector<GroupStats> stats_by_kind(const results::RunResult& r);
 
 // The tenants with jobs in any finished run, ranked by their largest GPU-hours under any finished
 // policy (ties by name), at most `n` of them: the tenants a compare table shows first.

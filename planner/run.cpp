@@ -134,6 +134,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     weights.push_back(t.weight);
   }
   out.fairness.weights = results::tenant_weights(r, names, weights);
+  out.fairness.entitlements_set = !sc.tenants.empty();
   double cpus = 0, memory_mib = 0;
   for (const auto& p : sc.cluster.pools) {
     cpus += static_cast<double>(p.nodes) * p.cpus_per_node;

@@ -369,7 +369,7 @@ results::Table sweep_table(const SweepResult& r) {
     put(f.max_dominant_share);
     put(f.max_wait_s);
     put(s.fragmentation);
-    put(f.borrowed_gpu_hours);
+    put(f.entitlements_set ? f.borrowed_gpu_hours : nan);  // no tenants set: nothing to borrow above
     put(f.reclaims < 0 ? nan : static_cast<double>(f.reclaims));
     put(s.priced ? s.cost : nan);
     put(s.priced ? s.cost_per_used_gpu_hour : nan);

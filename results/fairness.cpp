@@ -149,8 +149,18 @@ std::vector<double> weights_from_scenario_text(const RunResult& result) {
   return tenant_weights(result, names, weights);
 }
 
+bool tenants_in_scenario_text(const RunResult& result) {
+  try {
+    const YAML::Node ts = YAML::Load(result.scenario_text)["tenants"];
+    return ts && ts.IsSequence() && ts.size() > 0;
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
 Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
   Fairness f;
+  f.entitlements_set = opt.entitlements_set;
   std::size_t n_tenants = r.tenants.size();
   for (const JobRecord& j : r.jobs) n_tenants = std::max<std::size_t>(n_tenants, j.tenant + std::size_t{1});
   const auto T = static_cast<Eigen::Index>(n_tenants);
@@ -334,9 +344,15 @@ void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenant
   out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
       << ")   finish-time rho max " << number(f.rho_max, 2) << ", mean " << number(f.rho_mean, 2) << "   max wait "
       << duration(f.max_wait_s) << "   starved " << thousands(f.starved) << " jobs\n";
-  out << "borrowing: " << grouped(f.borrowed_gpu_hours, 1) << " GPU-h above entitlement, "
-      << thousands(f.borrowing_starts) << " starts over entitlement   reclaims (cross-tenant preemptions) "
-      << (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims)) << "\n";
+  const std::string reclaims = "reclaims (cross-tenant preemptions) " +
+                               (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims));
+  if (f.entitlements_set)
+    out << "borrowing: " << grouped(f.borrowed_gpu_hours, 1) << " GPU-h above entitlement, "
+        << thousands(f.borrowing_starts) << " starts over entitlement   " << reclaims << "\n";
+  else
+    out << "borrowing: not measured (the scenario sets no tenants, so no entitlement; \"entitled\" below is an "
+           "equal share each)   "
+        << reclaims << "\n";
   std::vector<std::size_t> order;
   for (std::size_t t = 0; t < f.tenants.size(); ++t)
     if (f.tenants[t].jobs > 0) order.push_back(t);
@@ -370,6 +386,7 @@ void print_fairness_json(std::ostream& out, const Fairness& f, int indent) {
   out << pad << "  \"max_dominant_share\": " << json_number(f.max_dominant_share, "null") << ",\n";
   out << pad << "  \"max_wait_s\": " << json_number(f.max_wait_s, "null") << ",\n";
   out << pad << "  \"starved\": " << f.starved << ",\n";
+  out << pad << "  \"entitlements_set\": " << (f.entitlements_set ? "true" : "false") << ",\n";
   out << pad << "  \"borrowed_gpu_hours\": " << json_number(f.borrowed_gpu_hours, "null") << ",\n";
   out << pad << "  \"borrowing_starts\": " << f.borrowing_starts << ",\n";
   out << pad << "  \"reclaims\": " << (f.reclaims < 0 ? std::string("null") : std::to_string(f.reclaims)) << ",\n";

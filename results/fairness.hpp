@@ -57,6 +57,10 @@ struct ResourceUse {
 struct FairnessOptions {
   std::vector<double> weights;      // by tenant index; missing entries weigh 1
   std::vector<double> entitlement;  // by tenant index, fractions of the cluster; empty: from weights
+  // false: the scenario describes no tenants (no `tenants:`), so every tenant is "entitled" to an
+  // equal 1/N of the cluster only for the share ratios and Jain's index. Borrowing above such an
+  // entitlement is no quota anyone set: it is then left unreported (Fairness::entitlements_set).
+  bool entitlements_set = true;
   Tick starvation = 24 * sim::kHour;
   std::vector<ResourceUse> resources;
 };
@@ -90,6 +94,7 @@ struct Fairness {
   double max_dominant_share = 0;
   double max_wait_s = 0;
   std::int64_t starved = 0;
+  bool entitlements_set = true;  // FairnessOptions::entitlements_set: false, borrowing is not reported
   double borrowed_gpu_hours = 0;
   std::int64_t borrowing_starts = 0;
   std::int64_t reclaims = 0;  // -1: unknown (no /events)
@@ -105,6 +110,9 @@ std::vector<double> tenant_weights(const RunResult& result, const std::vector<st
                                    const std::vector<double>& weights);
 // Weights as written in the scenario text a result file carries (`tenants:` list).
 std::vector<double> weights_from_scenario_text(const RunResult& result);
+// Whether the scenario text a result file carries describes tenants (a non-empty `tenants:` list):
+// FairnessOptions::entitlements_set for a result read back.
+bool tenants_in_scenario_text(const RunResult& result);
 
 Fairness compute_fairness(const RunResult& result, const FairnessOptions& options = {});
 

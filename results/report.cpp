@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "models/job.hpp"
-#include "results/format.hpp"
 #include "results/fidelity.hpp"
+#include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 
@@ -37,9 +37,7 @@ std::string tick_label(double v, double step) {
   while (decimals < 6 &&
          std::fabs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
     ++decimals;
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", decimals, v);
-  return b;
+  return grouped(v, decimals);  // thousands separators, as every number: "60,000"
 }
 
 std::string number(double v, int decimals = 3) { return grouped(v, decimals); }
@@ -121,7 +119,8 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
       {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
-      {"borrowed above entitlement", number(f.borrowed_gpu_hours, 1) + " GPU-h"},
+      {"borrowed above entitlement", f.entitlements_set ? number(f.borrowed_gpu_hours, 1) + " GPU-h"
+                                                        : std::string("- (the scenario sets no tenants)")},
       {"reclaims (cross-tenant preemptions)",
        f.reclaims < 0 ? std::string("-") : count(static_cast<double>(f.reclaims))},
   };
@@ -151,6 +150,7 @@ table.kv td { font-weight: 600; }
 .grid { display: flex; flex-wrap: wrap; gap: 12px 24px; }
 svg { display: block; max-width: 100%; height: auto; }
 .wide { overflow-x: auto; max-width: 100%; }
+table.cols th { white-space: normal; vertical-align: bottom; }
 .note { color: #666; font-size: 12px; }
 )";
 
@@ -388,6 +388,7 @@ ReportInput load_report_input(const std::string& path) {
   in.summary = summarize(in.run);
   FairnessOptions opt;
   opt.weights = weights_from_scenario_text(in.run);
+  opt.entitlements_set = tenants_in_scenario_text(in.run);
   in.fairness = compute_fairness(in.run, opt);
   return in;
 }
@@ -832,7 +833,8 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
     o << "<h3>Pending side by side</h3>" << svg_chart(c, pending);
   }
   // The drills: outages and their recovery, jobs killed, work lost, denied submissions.
-  o << "<h3>Drills side by side</h3><table><tr><th>run</th><th>node outages</th><th>jobs killed</th>"
+  o << "<h3>Drills side by side</h3><div class=\"wide\"><table class=\"cols\"><tr><th>run</th><th>node "
+       "outages</th><th>jobs killed</th>"
        "<th>retries</th><th>failed after retries</th><th>work lost to failures (GPU-h)</th>"
        "<th>scripted outages recovered</th><th>worst recovery</th><th>denied submissions</th>"
        "<th>never started</th></tr>";
@@ -846,7 +848,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
       << (f.worst_recovery_s >= 0 ? html_escape(duration(f.worst_recovery_s)) : std::string("-")) << "</td><td>"
       << thousands(sm.denied) << "</td><td>" << thousands(sm.never_started) << "</td></tr>";
   }
-  o << "</table>\n";
+  o << "</table></div>\n";
   return o.str();
 }
 

@@ -298,6 +298,10 @@ Summary summarize(const RunResult& result) {
   s.policy = result.policy;
   s.fingerprint = result.fingerprint;
   s.seed = result.seed;
+  if (result.unix_start >= 0) {
+    s.first_submit_unix_ms = result.unix_start * 1000 + result.sim_start;
+    s.end_unix_ms = result.unix_start * 1000 + result.sim_end;
+  }
   s.jobs = static_cast<std::int64_t>(result.jobs.size());
   s.makespan_s = sim::to_seconds(result.sim_end - result.sim_start);
 
@@ -502,7 +506,10 @@ Summary summarize(const RunResult& result) {
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants) {
   if (!s.banner.empty()) out << s.banner << "\n\n";
   out << "scenario " << (s.scenario_name.empty() ? "-" : s.scenario_name) << "   policy "
-      << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed << "\n";
+      << (s.policy.empty() ? "-" : s.policy) << "   seed " << s.seed;
+  if (s.first_submit_unix_ms >= 0)  // dates in UTC, as everywhere (results/format.hpp calendar)
+    out << "   " << calendar(s.first_submit_unix_ms) << " to " << calendar(s.end_unix_ms) << " UTC";
+  out << "\n";
   out << "makespan " << duration(s.makespan_s) << "   GPU utilization " << percent(s.gpu_utilization);
   if (percent(s.gpu_busy_utilization) == percent(s.gpu_utilization))
     out << " (no work lost to preemption, policy kills or failures)\n\n";

@@ -62,6 +62,9 @@ struct FailureSummary {
 struct Summary {
   std::string scenario_name, policy, fingerprint;
   std::uint64_t seed = 0;
+  // The run's first submit and its end in calendar time, ms since the Unix epoch (UTC), when the
+  // trace gives a start date (RunResult::unix_start); -1 otherwise.
+  std::int64_t first_submit_unix_ms = -1, end_unix_ms = -1;
   std::int64_t jobs = 0;
   std::array<std::int64_t, 7> by_state{};  // indexed by models::JobState
   // Wait over every job but rejected ones (policy rejections and permission denials, counted in
@@ -84,7 +87,7 @@ struct Summary {
   double gpu_busy_utilization = 0;
   double makespan_s = 0;
   std::int64_t preemptions = 0;
-  double lost_gpu_hours = 0;  // GPU-hours thrown away by preemption and by jobs a policy ended (TimeLimit kills)
+  double lost_gpu_hours = 0;      // GPU-hours thrown away by preemption and by jobs a policy ended (TimeLimit kills)
   std::int64_t starved_jobs = 0;  // jobs that waited longer than kStarvationWait (or never started)
   double pending_gpus_mean = 0;   // mean over the samples of the GPUs requested by pending jobs
   // Fragmentation (TimeSeries::pool_frag_gpus): fragmented free GPUs / free GPUs, summed over the

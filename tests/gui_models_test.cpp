@@ -530,7 +530,11 @@ TEST(KpiCompareModel, ValuesAndDifferences) {
   test_model(&m);
   m.set_runs({prepared()});
   EXPECT_EQ(m.columnCount(), 2);
-  EXPECT_EQ(m.rowCount(), KpiCompareModel::KpiCount);
+  // The run-wide KPIs, then the tenants' and the job kinds' rows, folded (no services here).
+  ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount + 2);
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::KpiCount, 0)).toString(), "Tenants (3)");
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::KpiCount + 1, 0)).toString(), "Job kinds (1)");
+  EXPECT_EQ(m.rowCount(m.index(KpiCompareModel::KpiCount, 0)), 3);
   EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 1), "1h 30m");
   EXPECT_EQ(cell(m, KpiCompareModel::Jain, 1), "0.627");
   EXPECT_EQ(cell(m, KpiCompareModel::Utilization, 1), "13.3%");
@@ -562,7 +566,7 @@ TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
   const results::Summary s = results::summarize(r);
   const auto d = prepare(r, "/tmp/priced.h5");
   m.set_runs({d});
-  ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount);
+  ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount + 2);  // + tenants, job kinds
   EXPECT_EQ(KpiCompareModel::KpiCount, 42);  // compare's rows before the per-tenant, per-kind and service ones
   const std::vector<std::string> metrics = {"jobs",
                                             "completed",

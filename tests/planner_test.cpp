@@ -466,8 +466,11 @@ TEST(Compare, BadPolicyBlocksAndListsAreErrorsWithLocations) {
 }
 
 TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
-  const auto sc =
-      scenarios::load_scenario(write_scenario("cmp.yaml", "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n"));
+  // The tenants are listed (weight 1 each): borrowing is measured against their entitlements.
+  const auto sc = scenarios::load_scenario(
+      write_scenario("cmp.yaml",
+                     "tenants:\n  - {name: t0}\n  - {name: t1}\n  - {name: t2}\n"
+                     "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n"));
   const std::vector<std::string> names = {"fifo", "sjf", "kubernetes"};
   auto table_at = [&](int threads) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
@@ -508,6 +511,31 @@ TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
   EXPECT_GT(metric(one, "unfinished", "kubernetes"), metric(without, "unfinished", "kubernetes"));
   // Every job is a batch job in this trace: one kind row set, all 200 jobs.
   EXPECT_EQ(metric(one, "kind:batch.jobs", "sjf"), 200);
+}
+
+// issue #21: without `tenants:` nobody set an entitlement (each tenant is compared with an equal
+// 1/N only for the share ratios), so compare reports no borrowing above one; the fairness block
+// says so.
+TEST(Compare, NoBorrowingWithoutTenantEntitlements) {
+  const auto sc = scenarios::load_scenario(write_scenario("cmp-plain.yaml", ""));
+  ASSERT_TRUE(sc.tenants.empty());
+  const auto result = planner::compare(sc, {"fifo"});
+  ASSERT_TRUE(result.runs[0].done);
+  const auto& f = result.runs[0].fairness;
+  EXPECT_FALSE(f.entitlements_set);
+  EXPECT_GT(f.borrowed_gpu_hours, 0);  // measured against 1/3 each, but not reported
+  const auto t = planner::compare_table(result);
+  const auto& names = t.columns[0].strings;
+  for (const char* m : {"borrowed_gpu_hours", "borrowing_starts", "tenant:t0.borrowed_gpu_hours"})
+    EXPECT_EQ(std::find(names.begin(), names.end(), m), names.end()) << m;
+  EXPECT_NE(std::find(names.begin(), names.end(), "reclaims"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "tenant:t0.share"), names.end());
+  std::ostringstream text, json;
+  results::print_fairness(text, f);
+  EXPECT_NE(text.str().find("borrowing: not measured (the scenario sets no tenants"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("above entitlement"), std::string::npos) << text.str();
+  results::print_fairness_json(json, f);
+  EXPECT_NE(json.str().find("\"entitlements_set\": false"), std::string::npos);
 }
 
 TEST(Compare, GroupStatsPerTenantAndKind) {
@@ -662,6 +690,10 @@ TEST(Report, ChartsAreInlineSvgWithEscapedLabelsAndLegends) {
   for (std::size_t p = two.find("<polyline"); p != std::string::npos; p = two.find("<polyline", p + 1)) ++polylines;
   EXPECT_EQ(polylines, 3u);
   EXPECT_NE(two.find("<title>b</title><tspan x=\"788\" dy=\"0\">b</tspan></text>"), std::string::npos) << two;
+  // issue #21: tick labels have thousands separators like every other number.
+  const std::string big = results::svg_chart(c, {results::Series{"a", {0, 1, 2}, {0, 56000, 3}}});
+  EXPECT_NE(big.find(">40,000</text>"), std::string::npos) << big;
+  EXPECT_EQ(big.find(">40000</text>"), std::string::npos) << big;
 }
 
 // issue #21: categorical variants are dots, never joined; numeric ones get ticks at the values

@@ -1332,3 +1332,25 @@ TEST(Format, CalendarTimeIsUtc) {
   EXPECT_EQ(hr::calendar(951782400000LL), "2000-02-29 00:00");  // a leap day
   EXPECT_EQ(hr::calendar(-1000, true), "1969-12-31 23:59:59");
 }
+
+// issue #21: the run summary states the replayed span in calendar time, UTC, when the trace has
+// a start date, and says nothing of dates when it has none.
+TEST(Format, SummaryStatesTheSpanInUtc) {
+  hr::RunResult r;
+  r.scenario_name = "dated";
+  r.policy = "fifo";
+  r.sim_start = 5 * 60 * 1000;                 // the first submit, 5 minutes after the trace's start
+  r.sim_end = r.sim_start + 26 * 3600 * 1000;  // 26 hours later
+  r.unix_start = 1272639895;                   // RICC's UnixStartTime: 2010-04-30 15:04:55 UTC
+  hr::Summary s = hr::summarize(r);
+  EXPECT_EQ(s.first_submit_unix_ms, 1272639895000LL + 300000);
+  std::ostringstream out;
+  hr::print_summary(out, s);
+  EXPECT_NE(out.str().find("seed 0   2010-04-30 15:09 to 2010-05-01 17:09 UTC\n"), std::string::npos) << out.str();
+  r.unix_start = -1;
+  s = hr::summarize(r);
+  EXPECT_EQ(s.first_submit_unix_ms, -1);
+  std::ostringstream plain;
+  hr::print_summary(plain, s);
+  EXPECT_EQ(plain.str().find("UTC"), std::string::npos) << plain.str();
+}

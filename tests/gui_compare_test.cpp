@@ -1,0 +1,190 @@
+// The desktop app's Compare tab against `headroom compare` (issue #21): every row compare prints,
+// with the same value, for runs written by compare --keep-runs and read back; grouped so that the
+// tenants do not drown the headline KPIs; a difference coloured by whether it is better.
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QColor>
+#include <QGuiApplication>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "gui/jobs_model.hpp"
+#include "gui/replay_data.hpp"
+#include "gui/tables.hpp"
+#include "planner/compare.hpp"
+#include "results/format.hpp"
+#include "results/hdf5_io.hpp"
+
+using namespace headroom;
+using namespace headroom::gui;
+
+namespace {
+
+// Three tenants (listed: borrowing has entitlements), two job kinds, an inference service, a
+// price, a node outage: every group of compare's rows.
+void write_inputs(const std::filesystem::path& dir) {
+  std::ofstream t(dir / "trace.csv");
+  t << "id,tenant,queue,submit,gpus,runtime,kind\n";
+  for (int i = 0; i < 120; ++i)
+    t << i << ",t" << i % 3 << ",q," << i * 40 << "," << 1 + i % 8 << "," << 300 + (i * 37) % 900 << ","
+      << (i % 4 == 0 ? "interactive" : "train") << "\n";
+  std::ofstream s(dir / "parity.yaml");
+  s << "name: gui-parity\nseed: 4\ncluster:\n  pools:\n    - {name: a, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+       "costs:\n  currency: EUR\n  gpu_hour: {A100: 2.5}\n"
+       "tenants:\n  - {name: t0, weight: 2}\n  - {name: t1}\n  - {name: t2}\n"
+       "policy: fifo\nworkload:\n  trace: trace.csv\n"
+       "services:\n  - name: chat\n    tenant: t1\n    queue: q\n    gpus_per_replica: 1\n    throughput: 25\n"
+       "    replicas: {min: 1, max: 3}\n    autoscaler: {target_utilization: 0.7, interval: 15s, scale_down_window: "
+       "5m}\n"
+       "    load: {mean_rate: 30, diurnal_amplitude: 0.5, peak: 1h}\n    end: 2h\n"
+       "failures:\n  events:\n    - {at: 30m, nodes: [a-0], duration: 20m}\n"
+       "output:\n  sample_interval: 60\n";
+}
+
+struct Runs {
+  planner::CompareResult compare;
+  std::vector<std::shared_ptr<const ReplayData>> data;
+};
+
+Runs compare_and_read_back(const QTemporaryDir& dir, const std::vector<std::string>& policies) {
+  const std::filesystem::path root = dir.path().toStdString();
+  write_inputs(root);
+  const auto sc = scenarios::load_scenario((root / "parity.yaml").string());
+  Runs out;
+  out.compare = planner::compare_all({sc}, policies, nullptr, nullptr, root.string()).front();
+  for (const auto& p : policies) {
+    const std::string path = planner::kept_run_path(root.string(), sc.name, p);
+    out.data.push_back(prepare(results::read_hdf5(path), QString::fromStdString(path)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(CompareTab, EveryRowOfCompareWithTheSameValue) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const Runs runs = compare_and_read_back(dir, {"fifo", "sjf"});
+  for (const auto& r : runs.compare.runs) ASSERT_TRUE(r.done) << r.error;
+  const results::Table table = planner::compare_table(runs.compare);
+  KpiCompareModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.set_runs(runs.data);
+  ASSERT_EQ(m.columnCount(), 4);  // KPI, fifo, sjf, their difference
+
+  const auto& names = table.columns[0].strings;
+  int groups[4] = {0, 0, 0, 0};  // tenant:, kind:, service:, run-wide
+  for (std::size_t row = 0; row < names.size(); ++row) {
+    const QString metric = QString::fromStdString(names[row]);
+    const QModelIndex at = m.find(metric);
+    ASSERT_TRUE(at.isValid()) << names[row] << " is missing from the Compare tab";
+    ++groups[metric.startsWith("tenant:") ? 0 : metric.startsWith("kind:") ? 1 : metric.startsWith("service:") ? 2 : 3];
+    for (int run = 0; run < 2; ++run) {
+      const double cli = table.columns[static_cast<std::size_t>(run) + 2].numbers[row];
+      const double gui = m.data(m.index(at.row(), run + 1, at.parent()), kRawRole).toDouble();
+      if (std::isnan(cli))
+        EXPECT_TRUE(std::isnan(gui)) << names[row];
+      else
+        EXPECT_DOUBLE_EQ(gui, cli) << names[row] << " run " << run;
+    }
+  }
+  // Every group compare prints is here: 3 tenants x 11, 3 kinds (train, interactive, and the
+  // service's replicas: inference) x 6, 1 service x 3 (+ its slo_attainment run-wide), the cost rows.
+  EXPECT_EQ(groups[0], 33);
+  EXPECT_EQ(groups[1], 18);
+  EXPECT_EQ(groups[2], 3);
+  for (const char* must : {"cost", "worst_drill_recovery", "borrowed_gpu_hours", "slo_attainment", "jobs_killed"})
+    EXPECT_NE(std::find(names.begin(), names.end(), must), names.end()) << must;
+  // And the tab has nothing compare lacks, but the run-wide KPIs compare leaves out when no run has
+  // them (they show "-").
+  for (const QString& metric : m.metrics()) {
+    if (std::find(names.begin(), names.end(), metric.toStdString()) != names.end()) continue;
+    const QModelIndex at = m.find(metric, 1);
+    EXPECT_FALSE(at.parent().isValid()) << metric.toStdString();
+    EXPECT_EQ(m.data(at).toString(), "-") << metric.toStdString();
+  }
+
+  // The top level: the run-wide KPIs, then three folded groups.
+  ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount + 3);
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::KpiCount, 0)).toString(), "Inference services (1)");
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::KpiCount + 1, 0)).toString(), "Tenants (3)");
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::KpiCount + 2, 0)).toString(), "Job kinds (3)");
+  const QModelIndex tenants = m.index(KpiCompareModel::KpiCount + 1, 0);
+  ASSERT_EQ(m.rowCount(tenants), 3);
+  // Tenants by GPU-hours, largest first.
+  const auto hours = [&](const QModelIndex& tenant) {
+    return m.data(m.index(4, 1, tenant), kRawRole).toDouble();  // row 4: GPU-hours held
+  };
+  EXPECT_EQ(m.metric(m.index(4, 0, m.index(0, 0, tenants))).section('.', 1), "gpu_hours");
+  EXPECT_GE(hours(m.index(0, 0, tenants)), hours(m.index(1, 0, tenants)));
+  EXPECT_GE(hours(m.index(1, 0, tenants)), hours(m.index(2, 0, tenants)));
+  EXPECT_EQ(m.data(m.index(0, 1, tenants)).toString(), "");  // a group row has no values
+  // A tenant's metric reads with its unit, and CSV names its path.
+  const QModelIndex wait = m.find("tenant:t0.wait_mean", 1);
+  EXPECT_EQ(m.data(wait).toString(), QString::fromStdString(results::duration(m.data(wait, kRawRole).toDouble())));
+  EXPECT_TRUE(to_csv(m).contains("Tenants (3) / t0 / Mean wait,"));
+  EXPECT_EQ(m.data(m.find("tenant:t0.gpu_hours", 1)).toString().right(6), " GPU-h");
+  EXPECT_EQ(m.data(m.find("cost", 1)).toString().right(4), " EUR");
+}
+
+// A difference is coloured by whether it is better for that KPI, also inside the groups; neutral
+// KPIs (GPU-hours held, share) stay uncoloured.
+TEST(CompareTab, ColoursByBetterInsideTheGroups) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const Runs runs = compare_and_read_back(dir, {"fifo", "sjf"});
+  KpiCompareModel m;
+  m.set_runs(runs.data);
+  int coloured = 0, checked = 0;
+  for (const QString& metric : m.metrics()) {
+    const QModelIndex delta = m.find(metric, 3);
+    const double d = m.data(delta, kRawRole).toDouble();
+    const QVariant colour = m.data(delta, Qt::ForegroundRole);
+    const bool neutral = metric.endsWith(".gpu_hours") || metric.endsWith(".share") || metric == "jobs" ||
+                         metric.endsWith(".jobs") || metric.endsWith("replicas_running_mean");
+    const bool reads_as_none = !m.data(delta).toString().contains(QRegularExpression("[1-9]"));  // "0.000"
+    if (neutral || !std::isfinite(d) || d == 0 || reads_as_none) {
+      EXPECT_FALSE(colour.isValid()) << metric.toStdString();
+      continue;
+    }
+    ++checked;
+    const bool lower_better = metric.contains("wait") || metric.contains("jct") || metric.endsWith(".rho") ||
+                              metric.endsWith("never_started") || metric.endsWith("rejected") ||
+                              metric.endsWith("reclaimed");
+    if (!metric.contains(':') || !lower_better) continue;  // the run-wide ones: KpiCompareModel tests
+    ++coloured;
+    EXPECT_EQ(colour.value<QColor>(), d < 0 ? QColor(0x2e7d32) : QColor(0xc62828)) << metric.toStdString();
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(coloured, 10);  // fifo and sjf differ in the tenants' waits
+}
+
+// Without `tenants:` compare reports no borrowing (no entitlement was set): neither does the tab.
+TEST(CompareTab, NoBorrowingRowsWithoutTenantEntitlements) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const std::filesystem::path root = dir.path().toStdString();
+  write_inputs(root);
+  std::ofstream(root / "plain.yaml")
+      << "name: plain\ncluster:\n  pools:\n    - {name: a, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+         "policy: fifo\nworkload:\n  trace: trace.csv\n";
+  const auto sc = scenarios::load_scenario((root / "plain.yaml").string());
+  planner::compare_all({sc}, {"fifo"}, nullptr, nullptr, root.string());
+  const std::string path = planner::kept_run_path(root.string(), "plain", "fifo");
+  KpiCompareModel m;
+  m.set_runs({prepare(results::read_hdf5(path), QString::fromStdString(path))});
+  EXPECT_FALSE(m.find("tenant:t0.borrowed_gpu_hours").isValid());
+  EXPECT_TRUE(m.find("tenant:t0.share").isValid());
+  EXPECT_EQ(m.data(m.find("borrowed_gpu_hours", 1)).toString(), "-");
+  EXPECT_TRUE(m.data(m.find("borrowed_gpu_hours", 0), Qt::ToolTipRole).toString().contains("sets no tenants"));
+}
+
+int main(int argc, char** argv) {
+  QGuiApplication app(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -231,33 +231,6 @@ struct Key {
   }
 };
 
-// Nodes with a GPU free under some availability: a flag per node and a list of the flagged ones
-// (in no particular order), so that a choice can visit only those.
-struct FreeNodes {
-  std::vector<std::uint8_t> is;
-  std::vector<NodeId> list;
-  std::vector<std::int32_t> pos;  // index in list; -1 when not free
-  void reset(std::size_t n) {
-    is.assign(n, 0);
-    list.clear();
-    pos.assign(n, -1);
-  }
-  void note(NodeId id, bool free) {
-    if (free == (is[id] != 0)) return;
-    is[id] = free ? 1 : 0;
-    if (free) {
-      pos[id] = static_cast<std::int32_t>(list.size());
-      list.push_back(id);
-      return;
-    }
-    const auto at = static_cast<std::size_t>(pos[id]);
-    list[at] = list.back();
-    pos[list[at]] = static_cast<std::int32_t>(at);
-    list.pop_back();
-    pos[id] = -1;
-  }
-};
-
 struct Switch {
   std::string name;
   int level = 0;
@@ -874,7 +847,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   void build_avail(const ClusterView& view) {
     const auto& nodes = view.cluster().nodes();
     avail_.resize(nodes.size());
-    avail_free_.reset(nodes.size());
+    avail_free_.resize(nodes.size());
     free_now_ = held_free_ = 0;
     for (NodeId id = 0; id < nodes.size(); ++id) {
       const auto& n = nodes[id];
@@ -897,11 +870,10 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // Chooses nodes for job j under `av`; `usable(node)` filters further. Empty when it does not fit.
   template <typename Usable>
-  // `gpus_free` (optional): the nodes av has up with a GPU free; a node without can give a job that
-  // needs GPUs on every node nothing, so only those are visited (pick's order does not depend on
-  // the order they are found in).
+  // `gpus_free` (optional): per node, whether av has it up with a GPU free; a node without can give a
+  // job that needs GPUs on every node nothing, so it is passed over before the other checks.
   models::Placement choose(const ClusterView& view, JobIndex j, const std::vector<Avail>& av, Usable&& usable,
-                           const FreeNodes* gpus_free = nullptr) {
+                           const std::vector<std::uint8_t>* gpus_free = nullptr) {
     const Job& job = view.workload().jobs[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     if (p.conf.state != PartitionState::Up) return {};  // State=DOWN: queued jobs start nowhere
@@ -909,20 +881,14 @@ class SlurmPolicy final : public Policy, public Inspect {
     cand_.clear();
     std::int64_t sum = 0;
     if (s.fixed && s.need < 1) gpus_free = nullptr;  // such a shape takes nodes without free GPUs
-    auto visit = [&](NodeId id) {
-      if (held_for_[id] != kNoJob && held_for_[id] != j) return;
-      if (!usable(id) || !type_ok(view, job, id)) return;
+    for (NodeId id : p.nodes) {
+      if (gpus_free != nullptr && (*gpus_free)[id] == 0) continue;
+      if (held_for_[id] != kNoJob && held_for_[id] != j) continue;
+      if (!usable(id) || !type_ok(view, job, id)) continue;
       const std::int32_t cap = capacity(view, s, id, av[id]);
-      if (cap <= 0) return;
+      if (cap <= 0) continue;
       cand_.push_back({id, cap});
       sum += cap;
-    };
-    if (gpus_free != nullptr && gpus_free->list.size() * 2 < p.nodes.size()) {
-      for (NodeId id : gpus_free->list)
-        if (p.member[id] != 0) visit(id);
-    } else {
-      for (NodeId id : p.nodes)
-        if (gpus_free == nullptr || gpus_free->is[id] != 0) visit(id);
     }
     const std::int64_t want = s.fixed ? static_cast<std::int64_t>(s.slices.size()) : s.total;
     if ((s.fixed ? static_cast<std::int64_t>(cand_.size()) : sum) < want) return {};
@@ -1412,7 +1378,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     blockcnt_.assign(avail_.size(), 0);
     overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
-    prof_free_.reset(prof_.size());
+    prof_free_.resize(prof_.size());
     for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
     std::set<Tick> res_ends;
     // Running jobs release at start + limit, rounded up.
@@ -1825,8 +1791,8 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // Scratch.
   std::vector<Avail> avail_, sim_, prof_;
-  FreeNodes prof_free_;  // the nodes prof_ has up with a GPU free (choose)
-  void note_free(NodeId id) { prof_free_.note(id, prof_[id].ok && prof_[id].gpus > 0); }
+  std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
+  void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
   std::vector<std::int32_t> tcap_;                      // restrict_to_topology: candidate capacity by node, else -1
@@ -1870,8 +1836,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<WalkRec> recs_;
   std::vector<std::int64_t> hist_;
   std::vector<std::vector<std::uint64_t>> clear_bits_;  // backfill: per free-GPU count, the clear nodes
-  FreeNodes avail_free_;                                // the nodes avail_ has up with a GPU free (choose)
-  void note_avail_free(NodeId id) { avail_free_.note(id, avail_[id].ok && avail_[id].gpus > 0); }
+  std::vector<std::uint8_t> avail_free_;                // per node: avail_ has it up with a GPU free (choose)
+  void note_avail_free(NodeId id) { avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0; }
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

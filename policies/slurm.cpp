@@ -689,13 +689,17 @@ class SlurmPolicy final : public Policy, public Inspect {
     const Job& job = view.workload().jobs[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     const Shape& s = shape_[j];
-    std::int64_t have = 0;
-    for (NodeId id : p.nodes) {
-      if (!type_ok(view, job, id)) continue;
-      const auto& node = view.cluster().node(id);
-      const Avail full{node.gpus, node.cpus, node.memory_mib, true};
-      have += capacity(view, s, id, full) > 0 ? (s.fixed ? 1 : capacity(view, s, id, full)) : 0;
-    }
+    // What the partition's nodes hold of this shape when empty, once per kind of ask.
+    const auto key = std::tuple(part_[j], job.gpu_type, s.fixed, s.exclusive, s.need, s.cpn, s.mpn, s.cpg, s.mpg);
+    auto [at, fresh] = room_of_.try_emplace(key, 0);
+    if (fresh)
+      for (NodeId id : p.nodes) {
+        if (!type_ok(view, job, id)) continue;
+        const auto& node = view.cluster().node(id);
+        const Avail full{node.gpus, node.cpus, node.memory_mib, true};
+        at->second += capacity(view, s, id, full) > 0 ? (s.fixed ? 1 : capacity(view, s, id, full)) : 0;
+      }
+    const std::int64_t have = at->second;
     const std::int64_t want = s.fixed ? static_cast<std::int64_t>(s.slices.size()) : s.total;
     if (have >= want) return {};
     return "never fits partition " + p.conf.name + ": asks for " + std::to_string(job.gpus) + " GPUs" +
@@ -1835,6 +1839,11 @@ class SlurmPolicy final : public Policy, public Inspect {
   };
   std::vector<WalkRec> recs_;
   std::vector<std::int64_t> hist_;
+  // never_fits: per partition, GPU type and shape, the GPUs (or nodes) its empty nodes hold.
+  mutable std::map<
+      std::tuple<int, std::uint32_t, bool, bool, std::int32_t, std::int32_t, std::int64_t, std::int32_t, std::int64_t>,
+      std::int64_t>
+      room_of_;
   std::vector<std::vector<std::uint64_t>> clear_bits_;  // backfill: per free-GPU count, the clear nodes
   std::vector<std::uint8_t> avail_free_;                // per node: avail_ has it up with a GPU free (choose)
   void note_avail_free(NodeId id) { avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0; }

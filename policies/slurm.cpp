@@ -1436,9 +1436,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
     // (mostly forward: a job dominated by an earlier one starts where that one stopped).
     // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); blockcnt_
-    // and overlap_ count every reservation of the pass but those ended by cur_t (by_end_[0,
-    // cur_be)). A walk takes out, and puts back as t passes, the reservations that do not block
-    // its job yet (a reservation [b, e) blocks t for a limit L when b - L < t < e).
+    // and overlap_ count the reservations of the pass that start by cur_x (set_x below) but not
+    // those ended by cur_t (by_end_[0, cur_be)): a reservation [b, e) blocks t for a limit L when
+    // b - L < t < e, so a walk at t counts those with b <= t + L - 1 = cur_x.
     // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
     // hist_ / cur_clear: the clear nodes (up, not held, overlap_ 0) by free GPUs, and their GPUs.
     // All four are functions of the state, so the order of the updates does not matter.
@@ -1500,6 +1500,25 @@ class SlurmPolicy final : public Policy, public Inspect {
       while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
       while (cur_be > 0 && by_end_[cur_be - 1].first > t) block(by_end_[--cur_be].second);
       cur_t = t;
+    };
+    // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)), less those
+    // ended by cur_t; a walk at t for a limit L sets cur_x to t + L - 1, so consecutive walks of
+    // one limit move it little. cur_x >= cur_t throughout, so an end is never taken before its start.
+    Tick cur_x = now;
+    std::size_t cur_bs = 0;
+    auto set_x = [&](Tick x) {
+      while (cur_bs < by_start_.size() && by_start_[cur_bs].first <= x) block(by_start_[cur_bs++].second);
+      while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) unblock(by_start_[--cur_bs].second);
+      cur_x = x;
+    };
+    auto go = [&](Tick t, Tick x) {  // backward: ends back first; forward: starts first
+      if (t < cur_t) {
+        move_to(t);
+        set_x(x);
+      } else {
+        set_x(x);
+        move_to(t);
+      }
     };
     // The state's totals from scratch (at the pass's start and after a start, with the cursor at now).
     auto recount = [&] {
@@ -1685,12 +1704,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         remember(kNever);
         continue;
       }
-      move_to(t);
-      std::size_t bs = static_cast<std::size_t>(
-          std::upper_bound(by_start_.begin(), by_start_.end(), t + limit - 1,
-                           [](Tick v, const std::pair<Tick, NodeId>& x) { return v < x.first; }) -
-          by_start_.begin());
-      for (std::size_t k = bs; k < by_start_.size(); ++k) unblock(by_start_[k].second);
+      go(t, t + limit - 1);
       models::Placement reserved;
       while (true) {
         bool fits = cur_total - cur_blocked >= jobs[j].gpus;
@@ -1712,11 +1726,8 @@ class SlurmPolicy final : public Policy, public Inspect {
         const auto ei = res_ends.upper_bound(cur_t);
         if (ei != res_ends.end()) next = std::min(next, *ei);
         if (next > horizon) break;
-        move_to(next);
-        // Block before unblock at the same t does not matter here: only the state is looked at.
-        while (bs < by_start_.size() && by_start_[bs].first - limit + 1 <= cur_t) block(by_start_[bs++].second);
+        go(next, next + limit - 1);
       }
-      for (std::size_t k = bs; k < by_start_.size(); ++k) block(by_start_[k].second);
       if (reserved.empty()) {
         remember(kNever);
         continue;
@@ -1729,7 +1740,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       const auto ea = std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time) - by_end_.begin();
       add_.clear();
       for (const auto& sl : reserved) add_.push_back({at, sl.node});
-      by_start_.insert(by_start_.begin() + sa, add_.begin(), add_.end());
+      by_start_.insert(by_start_.begin() + sa, add_.begin(), add_.end());  // at <= cur_x: counted
+      cur_bs += add_.size();
       for (auto& a : add_) a.first = at + limit;
       by_end_.insert(by_end_.begin() + ea, add_.begin(), add_.end());  // after by_end_[0, cur_be)
       for (const auto& sl : reserved) {

@@ -338,6 +338,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   void on_release(const ClusterView& view, JobIndex j) override {
     advance_usage(view.now());
     dirty_ = true;
+    for (const auto& sl : view.placement(j)) avail_stale_.push_back(sl.node);
     by_kill_.erase({kill_at_[j], j});
     const Job& job = view.workload().jobs[j];
     const auto leaf = static_cast<std::size_t>(leaf_of_[job.tenant]);
@@ -848,8 +849,24 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // --- Resources -------------------------------------------------------------------------------
 
+  // avail_ from the cluster: in full when a node went down or came back, a node was held or let
+  // go, or at the start; else only the nodes jobs released since (a start updates avail_ itself).
   void build_avail(const ClusterView& view) {
     const auto& nodes = view.cluster().nodes();
+    if (!avail_all_ && avail_.size() == nodes.size() && view.cluster().up_changes() == avail_up_changes_) {
+      for (NodeId id : avail_stale_) {
+        if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) -= avail_[id].gpus;
+        const auto& n = nodes[id];
+        avail_[id] = Avail{n.free_gpus, n.free_cpus, n.free_memory_mib, n.up && excl_[id] == 0};
+        if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) += n.free_gpus;
+        note_avail_free(id);
+      }
+      avail_stale_.clear();
+      return;
+    }
+    avail_all_ = false;
+    avail_up_changes_ = view.cluster().up_changes();
+    avail_stale_.clear();
     avail_.resize(nodes.size());
     avail_free_.resize(nodes.size());
     free_now_ = held_free_ = 0;
@@ -1111,6 +1128,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (s.preempt(on, PreemptMode::Checkpoint, 0, g.waiting, "gang: time slice over (SUSPEND)", 0).empty()) {
           suspended_[on] = Suspended{g.waiting, s.placement(on), false};
           for (const auto& sl : s.placement(on)) held_for_[sl.node] = g.waiting;
+          avail_all_ = true;
           std::swap(g.running, g.waiting);
         }
         g.next = s.now() + c_.time_slice;
@@ -1130,6 +1148,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       const models::Placement pl = it->second.placement;
       for (const auto& sl : pl)
         if (held_for_[sl.node] == it->second.by) held_for_[sl.node] = kNoJob;
+      avail_all_ = true;
       it = suspended_.erase(it);
       build_avail(s);
       if (!start(s, v, pl, "resumed: preemptor ended").empty()) {
@@ -1357,6 +1376,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (c_.preempt_mode == PreemptModeS::Suspend) {
         suspended_[x] = Suspended{j, s.placement(x), false};
         for (const auto& sl : s.placement(x)) held_for_[sl.node] = j;
+        avail_all_ = true;
         // preempt/qos inside one partition: Slurm's gang scheduler time-slices the two
         // (doc/html/preempt.shtml, "SUSPEND"); they take turns of SchedulerTimeSlice.
         if (c_.preempt_type == PreemptType::Qos && part_[j] == part_[x]) {
@@ -1857,6 +1877,9 @@ class SlurmPolicy final : public Policy, public Inspect {
       std::int64_t>
       room_of_;
   std::vector<std::vector<std::uint64_t>> clear_bits_;  // backfill: per free-GPU count, the clear nodes
+  bool avail_all_ = true;                               // build_avail: rebuild every node
+  std::uint64_t avail_up_changes_ = 0;                  // the cluster's up_changes() at the last full build
+  std::vector<NodeId> avail_stale_;                     // nodes released since the last build
   std::vector<std::uint8_t> avail_free_;                // per node: avail_ has it up with a GPU free (choose)
   void note_avail_free(NodeId id) { avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0; }
 

@@ -1670,10 +1670,21 @@ class SlurmPolicy final : public Policy, public Inspect {
         for (const WalkRec& r : recs_)
           if (r.from > from && dominates(j, limit, r)) from = r.from;
       if (from == kNever) continue;
+      // Only what can raise some later job's `from` is kept: a record asking no more than another
+      // and stopping no earlier makes that one useless (a job dominating it dominates this one).
       auto remember = [&](Tick t) {
         if (held_any) return;
-        recs_.push_back({part_[j], jobs[j].gpu_type, sh.fixed, limit, jobs[j].gpus, sh.slices.size(), sh.need, sh.cpn,
-                         sh.mpn, sh.cpg, sh.mpg, t});
+        const WalkRec n{part_[j], jobs[j].gpu_type, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
+                        sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       t};
+        auto no_more = [](const WalkRec& a, const WalkRec& b) {  // a asks no more than b
+          if (a.part != b.part || a.gpu_type != b.gpu_type || a.fixed != b.fixed || a.limit > b.limit) return false;
+          if (a.fixed) return a.nodes <= b.nodes && a.need <= b.need && a.cpn <= b.cpn && a.mpn <= b.mpn;
+          return a.gpus <= b.gpus && a.cpg <= b.cpg && a.mpg <= b.mpg;
+        };
+        for (const WalkRec& r : recs_)
+          if (r.from >= n.from && no_more(r, n)) return;
+        std::erase_if(recs_, [&](const WalkRec& r) { return n.from >= r.from && no_more(n, r); });
+        recs_.push_back(n);
       };
       // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
       if (from == now && (held_any || jobs[j].gpus <= 0 || clear_now(limit) >= jobs[j].gpus)) {

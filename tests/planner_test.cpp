@@ -467,10 +467,9 @@ TEST(Compare, BadPolicyBlocksAndListsAreErrorsWithLocations) {
 
 TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
   // The tenants are listed (weight 1 each): borrowing is measured against their entitlements.
-  const auto sc = scenarios::load_scenario(
-      write_scenario("cmp.yaml",
-                     "tenants:\n  - {name: t0}\n  - {name: t1}\n  - {name: t2}\n"
-                     "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n"));
+  const auto sc = scenarios::load_scenario(write_scenario("cmp.yaml",
+                                                          "tenants:\n  - {name: t0}\n  - {name: t1}\n  - {name: t2}\n"
+                                                          "policies:\n  kubernetes:\n    quota: {t0: {gpu: 4}}\n"));
   const std::vector<std::string> names = {"fifo", "sjf", "kubernetes"};
   auto table_at = [&](int threads) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);

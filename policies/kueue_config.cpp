@@ -212,6 +212,8 @@ struct Parser {
     std::map<std::string, const ParamValue*> cq_at, cohort_parent_at, cq_cohort_at;
     std::pair<std::string, const ParamValue*> afs_scope{"", nullptr};  // a CQ asking for AFS
     PolicyParams scheduler;
+    std::map<std::string, std::vector<std::string>> topologies;  // Topology objects: node labels, outermost first
+    std::vector<std::pair<std::string, const ParamValue*>> tas_asked;
     for (const auto& [key, v] : params) {
       const auto seg = split(key);
       const std::string& head = seg[0];
@@ -279,18 +281,11 @@ struct Parser {
             error(key, v, "unknown job kind " + quoted(s) + "; expected: train, inference, interactive, batch");
           }
         }
+      } else if (seg.size() == 3 && head == "topologies" && seg[2] == "levels") {
+        topologies[seg[1]] = parse_flow_list(v.text);
       } else if (key == "topologyAwareScheduling.podsetRequiredTopology" ||
                  key == "topologyAwareScheduling.podsetPreferredTopology") {
-        const bool required = key.ends_with("RequiredTopology");
-        if (out.tas_level > 0 && out.tas_required != required) {
-          error(key, v, "give one of podsetRequiredTopology and podsetPreferredTopology");
-        } else {
-          std::int64_t level = 0;
-          if (integer(key, v, 1, 64, level)) {
-            out.tas_level = static_cast<std::int32_t>(level);
-            out.tas_required = required;
-          }
-        }
+        tas_asked.emplace_back(key, &v);  // after the loop: a level may be named by a Topology's label
       } else if (key == "topologyAwareScheduling.kinds") {
         out.tas_kinds.clear();
         for (const auto& s : parse_flow_list(v.text)) {
@@ -380,6 +375,46 @@ struct Parser {
       } else {
         unknown(key, v);
       }
+    }
+
+    // TAS: a level number (1 = the leaf switches of cluster.topology), or a Topology's node label:
+    // its lowest level is one node when it is kubernetes.io/hostname (a leaf switch otherwise), and
+    // each label above it one level up.
+    for (const auto& [key, vp] : tas_asked) {
+      const ParamValue& v = *vp;
+      const bool required = key.ends_with("RequiredTopology");
+      if (out.tas_level > 0 && out.tas_required != required) {
+        error(key, v, "give one of podsetRequiredTopology and podsetPreferredTopology");
+        continue;
+      }
+      std::int64_t level = -1;
+      if (parse_int(v.text)) {
+        if (!integer(key, v, 1, 64, level)) continue;
+      } else {
+        std::string names;
+        for (const auto& [topo, labels] : topologies)
+          for (std::size_t i = 0; i < labels.size(); ++i) {
+            names += (names.empty() ? "" : ", ") + labels[i];
+            if (labels[i] != v.text || level >= 0) continue;
+            const bool host = labels.back() == "kubernetes.io/hostname";
+            level = static_cast<std::int64_t>(labels.size() - i) - (host ? 1 : 0);
+          }
+        if (level == 0) {
+          error(key, v,
+                "kubernetes.io/hostname (the whole workload on one node) is not modelled; give a rack or "
+                "block level");
+          continue;
+        }
+        if (level < 0) {
+          error(key, v,
+                "expected a level number (1 = leaf switches of cluster.topology) or a node label of a Topology "
+                "in the manifests" +
+                    (names.empty() ? std::string(" (none given)") : ": " + names) + ", got " + quoted(v.text));
+          continue;
+        }
+      }
+      out.tas_level = static_cast<std::int32_t>(level);
+      out.tas_required = required;
     }
 
     if (afs_scope.second && !out.afs.enabled)
@@ -494,6 +529,7 @@ const std::vector<std::string>& param_keys() {
         "rayCluster.deleteAfterIdle",
         "topologyAwareScheduling.podsetRequiredTopology",
         "topologyAwareScheduling.podsetPreferredTopology",
+        "topologies.<topology>.levels",
         "topologyAwareScheduling.kinds",
         "termination_grace_period",
     };

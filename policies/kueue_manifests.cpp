@@ -156,9 +156,17 @@ struct Reader : manifests::Reader {
         }
       }
     } else if (kind == "Topology") {
-      warn(
-          o, "topology",
-          "Topology " + name + " is not read: describe the racks and blocks under cluster.topology (docs/topology.md)");
+      // Its levels (outermost first, as node labels) name cluster.topology's levels, so that a
+      // podset-required or -preferred topology can be given as the label Kueue uses.
+      const YAML::Node levels = spec["levels"];
+      if (!levels || !levels.IsSequence() || levels.size() == 0)
+        fail(levels ? levels : o, "Topology " + name + ": expected spec.levels, a list of {nodeLabel: ...}");
+      std::string list;
+      for (const auto& l : levels) {
+        if (!l.IsMap() || !l["nodeLabel"]) fail(l, "Topology " + name + ": each level needs a nodeLabel");
+        list += (list.empty() ? "" : ", ") + scalar(l["nodeLabel"], "a node label");
+      }
+      out.params["topologies." + name + ".levels"] = at(levels, "[" + list + "]");
     } else {
       warn(o, "kind-" + kind, "Kueue kind " + kind + " is not modelled; ignored");
     }

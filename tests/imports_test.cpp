@@ -487,17 +487,54 @@ TEST(KueueManifests, UpstreamSingleClusterQueueSetup) {
   EXPECT_NO_THROW(policies::kueue::parse_config(m.params));
 }
 
-TEST(KueueManifests, NodeLabelsSelectPoolsAndTopologyWarns) {
+TEST(KueueManifests, NodeLabelsSelectPoolsAndTopologyNamesLevels) {
   const policies::kueue::PoolLabels labels = {{}, {{"cloud.provider.com/node-group", "tas-group"}}};
   const auto m = policies::kueue::read_manifests({kKueue + "sample-queues.yaml"}, pools({"a", "b"}), labels);
   EXPECT_EQ(param(m.params, "resourceFlavors.tas-flavor.pools"), "[b]");
   EXPECT_EQ(param(m.params, "clusterQueues.tas-cluster-queue.namespaces"), "[story-large-podgroup]");
-  ASSERT_EQ(m.warnings.size(), 2u);
-  EXPECT_EQ(m.warnings[0], kKueue +
-                               "sample-queues.yaml:7: Topology racks is not read: describe the racks and blocks under "
-                               "cluster.topology (docs/topology.md)");
-  EXPECT_NE(m.warnings[1].find("topologyName"), std::string::npos) << m.warnings[1];
-  EXPECT_NO_THROW(policies::kueue::parse_config(m.params));
+  // The Topology's one level, a rack label, names cluster.topology's leaf switches (level 1).
+  EXPECT_EQ(param(m.params, "topologies.racks.levels"), "[cloud.provider.com/rack]");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("topologyName"), std::string::npos) << m.warnings[0];
+  auto p = m.params;
+  p["topologyAwareScheduling.podsetRequiredTopology"] = {"cloud.provider.com/rack", "q.yaml", 3, 5};
+  const auto c = policies::kueue::parse_config(p);
+  EXPECT_EQ(c.tas_level, 1);
+  EXPECT_TRUE(c.tas_required);
+  // Kueue's usual three levels: the hostname level is one node, the rack level the leaf switches.
+  p["topologies.dc.levels"] = {
+      "[cloud.provider.com/topology-block, cloud.provider.com/topology-rack, "
+      "kubernetes.io/hostname]",
+      "t.yaml", 4, 3};
+  p.erase("topologyAwareScheduling.podsetRequiredTopology");
+  p["topologyAwareScheduling.podsetPreferredTopology"] = {"cloud.provider.com/topology-block", "q.yaml", 3, 5};
+  EXPECT_EQ(policies::kueue::parse_config(p).tas_level, 2);
+  EXPECT_FALSE(policies::kueue::parse_config(p).tas_required);
+  p["topologyAwareScheduling.podsetPreferredTopology"].text = "cloud.provider.com/topology-rack";
+  EXPECT_EQ(policies::kueue::parse_config(p).tas_level, 1);
+  p["topologyAwareScheduling.podsetPreferredTopology"].text = "kubernetes.io/hostname";
+  EXPECT_THROW(policies::kueue::parse_config(p), sim::InputError);
+  p["topologyAwareScheduling.podsetPreferredTopology"].text = "zone";
+  try {
+    policies::kueue::parse_config(p);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("q.yaml:3:5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("got \"zone\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(KueueManifests, TopologyWithoutLevelsNamesTheLine) {
+  TempDir dir;
+  const std::string f = dir.write("topo.yaml",
+                                  "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\nmetadata: {name: dc}\n"
+                                  "spec:\n  levels:\n  - name: rack\n");
+  try {
+    policies::kueue::read_manifests({f}, pools({"a"}), {});
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), f + ":6:5: Topology dc: each level needs a nodeLabel");
+  }
 }
 
 TEST(KueueManifests, UnmatchedNodeLabelsNameTheFlavor) {

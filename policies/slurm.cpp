@@ -853,13 +853,20 @@ class SlurmPolicy final : public Policy, public Inspect {
   // go, or at the start; else only the nodes jobs released since (a start updates avail_ itself).
   void build_avail(const ClusterView& view) {
     const auto& nodes = view.cluster().nodes();
+    // Node id's free GPUs (held or not) count by sign in free_now_ / held_free_.
+    auto tally = [&](NodeId id, int sign) {
+      if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) += sign * avail_[id].gpus;
+    };
+    auto load = [&](NodeId id) {
+      const auto& n = nodes[id];
+      avail_[id] = Avail{n.free_gpus, n.free_cpus, n.free_memory_mib, n.up && excl_[id] == 0};
+      tally(id, 1);
+      note_avail_free(id);
+    };
     if (!avail_all_ && avail_.size() == nodes.size() && view.cluster().up_changes() == avail_up_changes_) {
       for (NodeId id : avail_stale_) {
-        if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) -= avail_[id].gpus;
-        const auto& n = nodes[id];
-        avail_[id] = Avail{n.free_gpus, n.free_cpus, n.free_memory_mib, n.up && excl_[id] == 0};
-        if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) += n.free_gpus;
-        note_avail_free(id);
+        tally(id, -1);
+        load(id);
       }
       avail_stale_.clear();
       return;
@@ -870,12 +877,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     avail_.resize(nodes.size());
     avail_free_.resize(nodes.size());
     free_now_ = held_free_ = 0;
-    for (NodeId id = 0; id < nodes.size(); ++id) {
-      const auto& n = nodes[id];
-      avail_[id] = Avail{n.free_gpus, n.free_cpus, n.free_memory_mib, n.up && excl_[id] == 0};
-      if (avail_[id].ok) (held_for_[id] == kNoJob ? free_now_ : held_free_) += n.free_gpus;
-      note_avail_free(id);
-    }
+    for (NodeId id = 0; id < nodes.size(); ++id) load(id);
   }
 
   void take(const ClusterView& view, std::vector<Avail>& av, const models::Placement& pl, bool exclusive) {
@@ -1636,15 +1638,22 @@ class SlurmPolicy final : public Policy, public Inspect {
     };
     // What each walk of this pass found: no start before `from` (kNever: none in the window) for
     // its job's ask. Reservations and starts only take from what is free at any time, so a job
-    // that asks at least as much on the same nodes (dominates()) finds none before `from` either.
+    // that asks at least as much on the same nodes (no_more(record, its ask)) finds none before
+    // `from` either.
     recs_.clear();
-    auto dominates = [&](JobIndex j, Tick limit, const WalkRec& r) {
-      const Shape& a = shape_[j];
-      if (r.part != part_[j] || r.gpu_type != jobs[j].gpu_type || r.fixed != a.fixed || limit < r.limit) return false;
-      if (a.fixed) return a.slices.size() >= r.nodes && a.need >= r.need && a.cpn >= r.cpn && a.mpn >= r.mpn;
-      return a.total >= r.gpus && a.cpg >= r.cpg && a.mpg >= r.mpg;
+    auto no_more = [](const WalkRec& a, const WalkRec& b) {  // a asks no more than b
+      if (a.part != b.part || a.gpu_type != b.gpu_type || a.fixed != b.fixed || a.limit > b.limit) return false;
+      if (a.fixed) return a.nodes <= b.nodes && a.need <= b.need && a.cpn <= b.cpn && a.mpn <= b.mpn;
+      return a.gpus <= b.gpus && a.cpg <= b.cpg && a.mpg <= b.mpg;
     };
     constexpr Tick kNever = std::numeric_limits<Tick>::max();
+    // A walk's next time after t: the next release or reservation end (kNever: none).
+    auto step_after = [&](Tick t) {
+      const auto ri =
+          std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& x) { return v < x.t; });
+      const auto ei = res_ends.upper_bound(t);
+      return std::min(ri != rslice_.end() ? ri->t : kNever, ei != res_ends.end() ? *ei : kNever);
+    };
 
     for (std::size_t oi = 0; oi < order.size(); ++oi) {
       const JobIndex j = order[oi];
@@ -1665,26 +1674,22 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (jobs[j].gpus > final_bound) continue;
       const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
       const Shape& sh = shape_[j];
+      WalkRec ask{part_[j], jobs[j].gpu_type, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
+                  sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       now};
       Tick from = now;
       if (!held_any)
         for (const WalkRec& r : recs_)
-          if (r.from > from && dominates(j, limit, r)) from = r.from;
+          if (r.from > from && no_more(r, ask)) from = r.from;
       if (from == kNever) continue;
       // Only what can raise some later job's `from` is kept: a record asking no more than another
       // and stopping no earlier makes that one useless (a job dominating it dominates this one).
       auto remember = [&](Tick t) {
         if (held_any) return;
-        const WalkRec n{part_[j], jobs[j].gpu_type, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
-                        sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       t};
-        auto no_more = [](const WalkRec& a, const WalkRec& b) {  // a asks no more than b
-          if (a.part != b.part || a.gpu_type != b.gpu_type || a.fixed != b.fixed || a.limit > b.limit) return false;
-          if (a.fixed) return a.nodes <= b.nodes && a.need <= b.need && a.cpn <= b.cpn && a.mpn <= b.mpn;
-          return a.gpus <= b.gpus && a.cpg <= b.cpg && a.mpg <= b.mpg;
-        };
+        ask.from = t;
         for (const WalkRec& r : recs_)
-          if (r.from >= n.from && no_more(r, n)) return;
-        std::erase_if(recs_, [&](const WalkRec& r) { return n.from >= r.from && no_more(n, r); });
-        recs_.push_back(n);
+          if (r.from >= ask.from && no_more(r, ask)) return;
+        std::erase_if(recs_, [&](const WalkRec& r) { return ask.from >= r.from && no_more(ask, r); });
+        recs_.push_back(ask);
       };
       // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
       if (from == now && (held_any || jobs[j].gpus <= 0 || clear_now(limit) >= jobs[j].gpus)) {
@@ -1722,15 +1727,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       // Earliest start inside the window after now: step through the releases and reservation
       // ends in time order from `from` (a time some walk stopped at, or the first step after now).
       // The exact node choice runs only when the totals say enough could be clear.
-      Tick t = from;
-      if (t == now) {
-        t = kNever;
-        const auto ri =
-            std::upper_bound(rslice_.begin(), rslice_.end(), now, [](Tick v, const RSlice& x) { return v < x.t; });
-        if (ri != rslice_.end()) t = ri->t;
-        const auto ei = res_ends.upper_bound(now);
-        if (ei != res_ends.end()) t = std::min(t, *ei);
-      }
+      const Tick t = from == now ? step_after(now) : from;
       if (t > horizon) {
         remember(kNever);
         continue;
@@ -1753,9 +1750,7 @@ class SlurmPolicy final : public Policy, public Inspect {
                                     s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
           if (!reserved.empty()) break;
         }
-        Tick next = cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever;
-        const auto ei = res_ends.upper_bound(cur_t);
-        if (ei != res_ends.end()) next = std::min(next, *ei);
+        const Tick next = step_after(cur_t);
         if (next > horizon) break;
         go(next, next + limit - 1);
       }

@@ -1401,12 +1401,13 @@ class SlurmPolicy final : public Policy, public Inspect {
     first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
     by_start_.clear();
     by_end_.clear();
+    res_nodes_.clear();
+    res_off_.assign(1, 0);
     blockcnt_.assign(avail_.size(), 0);
     overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
     prof_free_.resize(prof_.size());
     for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
-    std::set<Tick> res_ends;
     // Running jobs release at start + limit, rounded up.
     rel_.clear();
     for (const auto& [t, x] : by_kill_) {
@@ -1496,6 +1497,13 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (--blockcnt_[id] == 0) cur_blocked -= counted(id);
       if (--overlap_[id] == 0) count(id, clear_gpus(id), 1);
     };
+    // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked or unblocked.
+    auto block_res = [&](std::uint32_t r) {
+      for (std::uint32_t k = res_off_[r]; k < res_off_[r + 1]; ++k) block(res_nodes_[k]);
+    };
+    auto unblock_res = [&](std::uint32_t r) {
+      for (std::uint32_t k = res_off_[r]; k < res_off_[r + 1]; ++k) unblock(res_nodes_[k]);
+    };
     // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
     auto release = [&](RSlice& sl, int sign) {
       auto& a = prof_[sl.node];
@@ -1518,9 +1526,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     };
     auto move_to = [&](Tick t) {
       while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
-      while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) unblock(by_end_[cur_be++].second);
+      while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) unblock_res(by_end_[cur_be++].second);
       while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
-      while (cur_be > 0 && by_end_[cur_be - 1].first > t) block(by_end_[--cur_be].second);
+      while (cur_be > 0 && by_end_[cur_be - 1].first > t) block_res(by_end_[--cur_be].second);
       cur_t = t;
     };
     // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)), less those
@@ -1529,8 +1537,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     Tick cur_x = now;
     std::size_t cur_bs = 0;
     auto set_x = [&](Tick x) {
-      while (cur_bs < by_start_.size() && by_start_[cur_bs].first <= x) block(by_start_[cur_bs++].second);
-      while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) unblock(by_start_[--cur_bs].second);
+      while (cur_bs < by_start_.size() && by_start_[cur_bs].first <= x) block_res(by_start_[cur_bs++].second);
+      while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) unblock_res(by_start_[--cur_bs].second);
       cur_x = x;
     };
     auto go = [&](Tick t, Tick x) {  // backward: ends back first; forward: starts first
@@ -1651,8 +1659,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     auto step_after = [&](Tick t) {
       const auto ri =
           std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& x) { return v < x.t; });
-      const auto ei = res_ends.upper_bound(t);
-      return std::min(ri != rslice_.end() ? ri->t : kNever, ei != res_ends.end() ? *ei : kNever);
+      const auto ei = std::upper_bound(by_end_.begin(), by_end_.end(), t,
+                                       [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; });
+      return std::min(ri != rslice_.end() ? ri->t : kNever, ei != by_end_.end() ? ei->first : kNever);
     };
 
     for (std::size_t oi = 0; oi < order.size(); ++oi) {
@@ -1760,22 +1769,24 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
       const Tick at = cur_t;
       remember(at);
-      // One block per list, after the entries of the same time (only the times are ordered).
-      auto by_time = [](Tick v, const std::pair<Tick, NodeId>& x) { return v < x.first; };
-      const auto sa = std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time) - by_start_.begin();
-      const auto ea = std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time) - by_end_.begin();
-      add_.clear();
-      for (const auto& sl : reserved) add_.push_back({at, sl.node});
-      by_start_.insert(by_start_.begin() + sa, add_.begin(), add_.end());  // at <= cur_x: counted
-      cur_bs += add_.size();
-      for (auto& a : add_) a.first = at + limit;
-      by_end_.insert(by_end_.begin() + ea, add_.begin(), add_.end());  // after by_end_[0, cur_be)
+      // One entry per list, after the entries of the same time (only the times are ordered).
+      const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
+      for (const auto& sl : reserved) res_nodes_.push_back(sl.node);
+      res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
+      auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
+      by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time),
+                       {at, rid});  // at <= cur_x: counted
+      ++cur_bs;
+      by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time),
+                     {at + limit, rid});  // after by_end_[0, cur_be)
+      block_res(rid);
       for (const auto& sl : reserved) {
-        first_res_[sl.node] = std::min(first_res_[sl.node], at);
-        block(sl.node);
+        // The list clear_now() reads holds the nodes with GPUs free now: only a reservation on
+        // one of them, earlier than what it had, changes it.
+        const NodeId id = sl.node;
+        if (at < first_res_[id] && avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) clear_stale = true;
+        first_res_[id] = std::min(first_res_[id], at);
       }
-      res_ends.insert(at + limit);
-      clear_stale = true;
     }
   }
 
@@ -1855,8 +1866,11 @@ class SlurmPolicy final : public Policy, public Inspect {
     bool was_ok;  // the node's ok before this release was applied (backfill's cursor takes it back)
   };
   std::vector<RSlice> rslice_;
-  // This pass's reservations, one entry per node, by start and by end (time order only).
-  std::vector<std::pair<Tick, NodeId>> by_start_, by_end_, add_;
+  // This pass's reservations: by_start_ and by_end_ hold (time, reservation) in time order, and
+  // reservation r holds the nodes res_nodes_[res_off_[r], res_off_[r + 1]).
+  std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;
+  std::vector<NodeId> res_nodes_;
+  std::vector<std::uint32_t> res_off_;
   std::vector<int> blockcnt_;
   // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
   // zero between walks.

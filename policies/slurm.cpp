@@ -195,6 +195,7 @@ struct Part {
   std::vector<NodeId> nodes;  // by (weight, id)
   std::vector<char> member;
   std::int64_t gpus = 0, cpus = 0, mem = 0;
+  std::int32_t biggest = 1;  // the most GPUs one of its nodes has (at least 1)
 };
 
 struct QosR {
@@ -457,6 +458,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           p.gpus += cl.node(id).gpus;
           p.cpus += cl.node(id).cpus;
           p.mem += cl.node(id).memory_mib;
+          p.biggest = std::max(p.biggest, cl.node(id).gpus);
         }
       }
       std::stable_sort(p.nodes.begin(), p.nodes.end(), [&](NodeId a, NodeId b) { return weight_[a] < weight_[b]; });
@@ -777,11 +779,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (c_.w_jobsize > 0 && cluster_cpus > 0) {
       const double nodes_total = static_cast<double>(view.cluster().nodes().size());
       double min_nodes = s.fixed ? static_cast<double>(s.slices.size()) : 1.0;
-      if (!s.fixed) {
-        std::int32_t biggest = 1;
-        for (NodeId id : p.nodes) biggest = std::max(biggest, view.cluster().node(id).gpus);
-        min_nodes = std::ceil(static_cast<double>(job.gpus) / biggest);
-      }
+      if (!s.fixed) min_nodes = std::ceil(static_cast<double>(job.gpus) / p.biggest);
       if (c_.small_relative_to_time) {
         const Tick lim = limit_[j] == kUnlimited ? kYear : limit_[j];
         const double per_node = cluster_cpus / nodes_total;
@@ -813,7 +811,9 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   void recompute_priorities(const ClusterView& view, Tick now) {
     prio_stale_ = false;
-    if (!c_.multifactor) return;
+    // Only the age and fair-share factors change while a job waits: without their weights every
+    // priority stays what it was when the job was queued.
+    if (!c_.multifactor || (c_.w_age <= 0 && c_.w_fairshare <= 0)) return;
     std::vector<JobIndex> jobs;
     jobs.reserve(queue_.size());
     for (const auto& k : queue_) jobs.push_back(k.j);
@@ -1550,18 +1550,17 @@ class SlurmPolicy final : public Policy, public Inspect {
         move_to(t);
       }
     };
-    // The state's totals from scratch (at the pass's start and after a start, with the cursor at now).
-    auto recount = [&] {
-      hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
-      clear_bits_.assign(static_cast<std::size_t>(max_gpus) + 1, std::vector<std::uint64_t>(words, 0));
-      cur_clear = cur_blocked = 0;
-      cur_total = free_now_;
-      for (NodeId id = 0; id < avail_.size(); ++id) {
-        if (blockcnt_[id] > 0) cur_blocked += counted(id);
-        count(id, clear_gpus(id), 1);
-      }
+    // One node's part of cur_blocked, hist_, cur_clear and clear_bits_, added (1) or taken out (-1).
+    auto tally = [&](NodeId id, int sign) {
+      if (blockcnt_[id] > 0) cur_blocked += sign * counted(id);
+      count(id, clear_gpus(id), sign);
     };
-    recount();
+    // The state's totals from scratch at the pass's start (the cursor at now).
+    hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
+    clear_bits_.resize(static_cast<std::size_t>(max_gpus) + 1);
+    for (auto& b : clear_bits_) b.assign(words, 0);
+    cur_clear = cur_blocked = 0;
+    for (NodeId id = 0; id < avail_.size(); ++id) tally(id, 1);
     // pick() over the clear nodes, read from clear_bits_, where choose() would take exactly those
     // with their free GPUs as capacity: a flexible job on a partition of every node, one weight, no
     // topology, GPU type, CPUs, memory, exclusive nodes or held nodes. Same nodes, same order.
@@ -1707,11 +1706,19 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (!pl.empty()) {
           // The cursor goes back to now first: the start changes avail_ and the releases.
           move_to(now);
+          // Only the placement's nodes change: their part of the totals is taken out and put back.
+          touched_.clear();
+          for (const auto& sl : pl) touched_.push_back(sl.node);
+          std::sort(touched_.begin(), touched_.end());
+          touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+          for (NodeId id : touched_) tally(id, -1);
           const bool started = start(s, j, pl, "backfill").empty();
-          for (const auto& sl : pl) {
-            prof_[sl.node] = avail_[sl.node];
-            note_free(sl.node);
+          for (NodeId id : touched_) {
+            prof_[id] = avail_[id];
+            note_free(id);
+            tally(id, 1);
           }
+          cur_total = free_now_;
           clear_stale = true;
           if (started) {
             ++starts;
@@ -1729,7 +1736,6 @@ class SlurmPolicy final : public Policy, public Inspect {
               final_bound -= jobs[j].gpus;
             }
           }
-          recount();
           continue;
         }
       }
@@ -1854,6 +1860,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // overlaps [now, now + d) when it starts before now + d).
   std::vector<Tick> first_res_;
   std::vector<NodeId> freenodes_;
+  std::vector<NodeId> touched_;  // backfill: the nodes of a start
   std::vector<std::pair<Tick, std::int64_t>>
       clear_at_;  // backfill: (first_res_, GPUs so far) by first_res_, latest first
   std::vector<std::pair<Tick, JobIndex>> rel_;

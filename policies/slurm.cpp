@@ -872,6 +872,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       return;
     }
     avail_all_ = false;
+    base_ok_ = false;
     avail_up_changes_ = view.cluster().up_changes();
     avail_stale_.clear();
     avail_.resize(nodes.size());
@@ -1130,6 +1131,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (s.preempt(on, PreemptMode::Checkpoint, 0, g.waiting, "gang: time slice over (SUSPEND)", 0).empty()) {
           suspended_[on] = Suspended{g.waiting, s.placement(on), false};
           for (const auto& sl : s.placement(on)) held_for_[sl.node] = g.waiting;
+          base_ok_ = false;
           avail_all_ = true;
           std::swap(g.running, g.waiting);
         }
@@ -1150,6 +1152,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       const models::Placement pl = it->second.placement;
       for (const auto& sl : pl)
         if (held_for_[sl.node] == it->second.by) held_for_[sl.node] = kNoJob;
+      base_ok_ = false;
       avail_all_ = true;
       it = suspended_.erase(it);
       build_avail(s);
@@ -1378,6 +1381,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (c_.preempt_mode == PreemptModeS::Suspend) {
         suspended_[x] = Suspended{j, s.placement(x), false};
         for (const auto& sl : s.placement(x)) held_for_[sl.node] = j;
+        base_ok_ = false;
         avail_all_ = true;
         // preempt/qos inside one partition: Slurm's gang scheduler time-slices the two
         // (doc/html/preempt.shtml, "SUSPEND"); they take turns of SchedulerTimeSlice.
@@ -1403,40 +1407,32 @@ class SlurmPolicy final : public Policy, public Inspect {
     by_end_.clear();
     res_nodes_.clear();
     res_off_.assign(1, 0);
-    blockcnt_.assign(avail_.size(), 0);
     overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
-    prof_free_.resize(prof_.size());
-    for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
-    // Running jobs release at start + limit, rounded up.
+    prof_free_ = avail_free_;
+    const auto& jobs = s.workload().jobs;
+    // Running jobs release at start + limit, rounded up, node by node in time order (rel_ by job).
+    // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
+    // more than their jobs hold): a job asking for more cannot start or reserve in the window.
+    const bool bounded = std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; });
+    std::int64_t final_bound = bounded ? free_now_ : std::numeric_limits<std::int64_t>::max();
     rel_.clear();
+    rslice_.clear();
     for (const auto& [t, x] : by_kill_) {
       const Tick r = std::max(ceil_to(t, res), now + 1);  // still running now
       if (r > horizon) break;
       rel_.push_back({r, x});
-    }
-    // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
-    // more than their jobs hold): a job asking for more cannot start or reserve in the window.
-    std::int64_t final_bound = std::numeric_limits<std::int64_t>::max();
-    if (std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; })) {
-      final_bound = free_now_;
-      for (const auto& [t, x] : rel_) {
-        (void)t;
-        final_bound += s.workload().jobs[x].gpus;
-      }
-    }
-    // The releases node by node, in time order, for the walks below.
-    rslice_.clear();
-    for (const auto& [t, x] : rel_)
+      if (bounded) final_bound += jobs[x].gpus;
       for (const auto& sl : s.placement(x))
-        rslice_.push_back({t, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive, false});
-    std::vector<JobIndex> order;
-    for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order.size()) < c_.bf_max_job_test;
+        rslice_.push_back({r, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive, false});
+    }
+    order_.clear();
+    for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order_.size()) < c_.bf_max_job_test;
          ++it)
-      if (limits_.blocks(s.workload().jobs[it->j]) == LimitReason::None)  // held jobs do not count
-        order.push_back(it->j);
+      if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None)  // held jobs do not count
+        order_.push_back(it->j);
+    const std::vector<JobIndex>& order = order_;
     std::int64_t starts = 0;
-    const auto& jobs = s.workload().jobs;
     // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else
     // can start in this pass, and reservations only matter for what starts now.
     std::vector<std::int32_t> least(order.size() + 1, std::numeric_limits<std::int32_t>::max());
@@ -1450,16 +1446,16 @@ class SlurmPolicy final : public Policy, public Inspect {
       shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
     freenodes_.clear();
     for (NodeId id = 0; id < avail_.size(); ++id)
-      if (avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
-    std::int32_t max_gpus = 0;
-    for (const auto& n : s.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
+      if (avail_free_[id] != 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
     const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
-    bool hist_ok = !held_any;
+    if (!base_ok_) base_build(s);
+    const std::int32_t max_gpus = max_gpus_;
+    bool hist_ok = !held_any && base_over_ == 0;
 
     // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
     // (mostly forward: a job dominated by an earlier one starts where that one stopped).
-    // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); blockcnt_
-    // and overlap_ count the reservations of the pass that start by cur_x (set_x below) but not
+    // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); overlap_
+    // counts the reservations of the pass that start by cur_x (set_x below) but not
     // those ended by cur_t (by_end_[0, cur_be)): a reservation [b, e) blocks t for a limit L when
     // b - L < t < e, so a walk at t counts those with b <= t + L - 1 = cur_x.
     // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
@@ -1489,13 +1485,17 @@ class SlurmPolicy final : public Policy, public Inspect {
         clear_bits_[b][id / 64] &= ~bit;
     };
     auto block = [&](NodeId id) {
-      if (blockcnt_[id]++ == 0) cur_blocked += counted(id);
-      if (overlap_[id] == 0) count(id, clear_gpus(id), -1);
+      if (overlap_[id] == 0) {
+        cur_blocked += counted(id);
+        count(id, clear_gpus(id), -1);
+      }
       ++overlap_[id];
     };
     auto unblock = [&](NodeId id) {
-      if (--blockcnt_[id] == 0) cur_blocked -= counted(id);
-      if (--overlap_[id] == 0) count(id, clear_gpus(id), 1);
+      if (--overlap_[id] == 0) {
+        cur_blocked -= counted(id);
+        count(id, clear_gpus(id), 1);
+      }
     };
     // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked or unblocked.
     auto block_res = [&](std::uint32_t r) {
@@ -1518,8 +1518,9 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
       const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
       cur_total += delta;
-      if (blockcnt_[sl.node] > 0) cur_blocked += delta;
-      if (overlap_[sl.node] == 0) {
+      if (overlap_[sl.node] > 0) {
+        cur_blocked += delta;
+      } else {
         if (was_ok) count(sl.node, std::max(was, 0), -1);
         if (a.ok) count(sl.node, std::max(a.gpus, 0), 1);
       }
@@ -1552,15 +1553,15 @@ class SlurmPolicy final : public Policy, public Inspect {
     };
     // One node's part of cur_blocked, hist_, cur_clear and clear_bits_, added (1) or taken out (-1).
     auto tally = [&](NodeId id, int sign) {
-      if (blockcnt_[id] > 0) cur_blocked += sign * counted(id);
+      if (overlap_[id] > 0) cur_blocked += sign * counted(id);
       count(id, clear_gpus(id), sign);
     };
-    // The state's totals from scratch at the pass's start (the cursor at now).
-    hist_.assign(static_cast<std::size_t>(max_gpus) + 1, 0);
-    clear_bits_.resize(static_cast<std::size_t>(max_gpus) + 1);
-    for (auto& b : clear_bits_) b.assign(words, 0);
-    cur_clear = cur_blocked = 0;
-    for (NodeId id = 0; id < avail_.size(); ++id) tally(id, 1);
+    // The totals at the pass's start (the cursor at now, no reservation): those kept with avail_.
+    hist_ = base_hist_;
+    clear_bits_.resize(base_bits_.size());
+    for (std::size_t b = 0; b < base_bits_.size(); ++b) clear_bits_[b] = base_bits_[b];
+    cur_clear = base_clear_;
+    cur_blocked = 0;
     // pick() over the clear nodes, read from clear_bits_, where choose() would take exactly those
     // with their free GPUs as capacity: a flexible job on a partition of every node, one weight, no
     // topology, GPU type, CPUs, memory, exclusive nodes or held nodes. Same nodes, same order.
@@ -1878,7 +1879,6 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
-  std::vector<int> blockcnt_;
   // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
   // zero between walks.
   std::vector<int> overlap_;
@@ -1908,7 +1908,52 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::uint64_t avail_up_changes_ = 0;                  // the cluster's up_changes() at the last full build
   std::vector<NodeId> avail_stale_;                     // nodes released since the last build
   std::vector<std::uint8_t> avail_free_;                // per node: avail_ has it up with a GPU free (choose)
-  void note_avail_free(NodeId id) { avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0; }
+  void note_avail_free(NodeId id) {
+    avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0;
+    if (base_ok_) base_note(id);
+  }
+  // Backfill's totals at the start of a pass, kept as avail_ changes: per node the free GPUs it
+  // counts as clear (up and not held: its free GPUs, at least 0; else -1), and by that count the
+  // nodes (bits by node id, counts above max_gpus_ in the last), with their GPUs in all and how
+  // many nodes have more than max_gpus_ (then backfill cannot use the counts).
+  bool base_ok_ = false;  // false: rebuilt at the next pass (a node held, or the nodes rebuilt)
+  std::int32_t max_gpus_ = 0;
+  std::vector<std::int32_t> base_g_;
+  std::vector<std::int64_t> base_hist_;
+  std::vector<std::vector<std::uint64_t>> base_bits_;
+  std::int64_t base_clear_ = 0, base_over_ = 0;
+  std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
+  void base_put(NodeId id, std::int32_t g, int sign) {
+    if (g < 0) return;
+    if (g > max_gpus_) base_over_ += sign;
+    const auto b = static_cast<std::size_t>(std::min(g, max_gpus_));
+    base_hist_[b] += sign;
+    base_clear_ += sign * g;
+    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+    if (sign > 0)
+      base_bits_[b][id / 64] |= bit;
+    else
+      base_bits_[b][id / 64] &= ~bit;
+  }
+  void base_note(NodeId id) {
+    const Avail& a = avail_[id];
+    const std::int32_t g = a.ok && held_for_[id] == kNoJob ? std::max(a.gpus, 0) : -1;
+    if (g == base_g_[id]) return;
+    base_put(id, base_g_[id], -1);
+    base_put(id, g, 1);
+    base_g_[id] = g;
+  }
+  void base_build(const ClusterView& view) {
+    max_gpus_ = 0;
+    for (const auto& n : view.cluster().nodes()) max_gpus_ = std::max(max_gpus_, n.gpus);
+    const std::size_t words = (avail_.size() + 63) / 64;
+    base_hist_.assign(static_cast<std::size_t>(max_gpus_) + 1, 0);
+    base_bits_.assign(static_cast<std::size_t>(max_gpus_) + 1, std::vector<std::uint64_t>(words, 0));
+    base_clear_ = base_over_ = 0;
+    base_g_.assign(avail_.size(), -1);
+    base_ok_ = true;
+    for (NodeId id = 0; id < avail_.size(); ++id) base_note(id);
+  }
 
   friend std::unique_ptr<Policy> make_policy(Config config);
 };

@@ -195,7 +195,9 @@ struct Part {
   std::vector<NodeId> nodes;  // by (weight, id)
   std::vector<char> member;
   std::int64_t gpus = 0, cpus = 0, mem = 0;
-  std::int32_t biggest = 1;  // the most GPUs one of its nodes has (at least 1)
+  std::int32_t biggest = 1;         // the most GPUs one of its nodes has (at least 1)
+  bool by_id = false;               // nodes is in id order (one weight): choose() may read bits
+  std::vector<std::uint64_t> bits;  // member, as bits by node id
 };
 
 struct QosR {
@@ -462,6 +464,9 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
       }
       std::stable_sort(p.nodes.begin(), p.nodes.end(), [&](NodeId a, NodeId b) { return weight_[a] < weight_[b]; });
+      p.by_id = std::is_sorted(p.nodes.begin(), p.nodes.end());
+      p.bits.assign((n + 63) / 64, 0);
+      for (NodeId id : p.nodes) p.bits[id / 64] |= std::uint64_t{1} << (id % 64);
       return p;
     };
     configured_parts_ = !c_.partitions.empty();
@@ -877,6 +882,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     avail_stale_.clear();
     avail_.resize(nodes.size());
     avail_free_.resize(nodes.size());
+    avail_bits_.assign((nodes.size() + 63) / 64, 0);
     free_now_ = held_free_ = 0;
     for (NodeId id = 0; id < nodes.size(); ++id) load(id);
   }
@@ -905,14 +911,22 @@ class SlurmPolicy final : public Policy, public Inspect {
     cand_.clear();
     std::int64_t sum = 0;
     if (s.fixed && s.need < 1) gpus_free = nullptr;  // such a shape takes nodes without free GPUs
-    for (NodeId id : p.nodes) {
-      if (gpus_free != nullptr && (*gpus_free)[id] == 0) continue;
-      if (held_for_[id] != kNoJob && held_for_[id] != j) continue;
-      if (!usable(id) || !type_ok(view, job, id)) continue;
+    auto consider = [&](NodeId id) {
+      if (held_for_[id] != kNoJob && held_for_[id] != j) return;
+      if (!usable(id) || !type_ok(view, job, id)) return;
       const std::int32_t cap = capacity(view, s, id, av[id]);
-      if (cap <= 0) continue;
+      if (cap <= 0) return;
       cand_.push_back({id, cap});
       sum += cap;
+    };
+    if (gpus_free == &avail_free_ && p.by_id && avail_bits_.size() == p.bits.size()) {
+      // The same nodes in the same order, read from the bits of the nodes with GPUs free now.
+      for (std::size_t w = 0; w < p.bits.size(); ++w)
+        for (std::uint64_t x = avail_bits_[w] & p.bits[w]; x != 0; x &= x - 1)
+          consider(static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x))));
+    } else {
+      for (NodeId id : p.nodes)
+        if (gpus_free == nullptr || (*gpus_free)[id] != 0) consider(id);
     }
     const std::int64_t want = s.fixed ? static_cast<std::int64_t>(s.slices.size()) : s.total;
     if ((s.fixed ? static_cast<std::int64_t>(cand_.size()) : sum) < want) return {};
@@ -1445,8 +1459,11 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (std::size_t i = order.size(); i-- > 0;)
       shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
     freenodes_.clear();
-    for (NodeId id = 0; id < avail_.size(); ++id)
-      if (avail_free_[id] != 0 && held_for_[id] == kNoJob) freenodes_.push_back(id);
+    for (std::size_t w = 0; w < avail_bits_.size(); ++w)
+      for (std::uint64_t x = avail_bits_[w]; x != 0; x &= x - 1) {
+        const auto id = static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+        if (held_for_[id] == kNoJob) freenodes_.push_back(id);
+      }
     const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
     if (!base_ok_) base_build(s);
     const std::int32_t max_gpus = max_gpus_;
@@ -1542,7 +1559,40 @@ class SlurmPolicy final : public Policy, public Inspect {
       while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) unblock_res(by_start_[--cur_bs].second);
       cur_x = x;
     };
+    // The state at now with nothing counted (cursor and threshold at now: every reservation starts
+    // after now) is avail_ itself and the totals kept with it.
+    auto restore_now = [&] {
+      prof_ = avail_;
+      prof_free_ = avail_free_;
+      std::fill(overlap_.begin(), overlap_.end(), 0);
+      hist_ = base_hist_;
+      for (std::size_t b = 0; b < base_bits_.size(); ++b) clear_bits_[b] = base_bits_[b];
+      cur_clear = base_clear_;
+      cur_blocked = 0;
+      cur_total = free_now_;
+      cur_t = cur_x = now;
+      cur_ri = cur_be = cur_bs = 0;
+    };
+    // Going back: undo the steps from the cursor back to t, or start again from now when that is
+    // fewer steps (a reservation's entry counts as its nodes on average; a restore as kRestore).
+    constexpr std::size_t kRestore = 256;
+    auto cheaper_from_now = [&](Tick t, Tick x) {
+      const auto ri = static_cast<std::size_t>(
+          std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& q) { return v < q.t; }) -
+          rslice_.begin());
+      if (ri + kRestore >= cur_ri - ri) return false;
+      auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& q) { return v < q.first; };
+      const auto be =
+          static_cast<std::size_t>(std::upper_bound(by_end_.begin(), by_end_.end(), t, by_time) - by_end_.begin());
+      const auto bs = static_cast<std::size_t>(std::upper_bound(by_start_.begin(), by_start_.end(), x, by_time) -
+                                               by_start_.begin());
+      const std::size_t per = res_off_.size() > 1 ? res_nodes_.size() / (res_off_.size() - 1) + 1 : 1;
+      const std::size_t back = (cur_ri - ri) + per * ((cur_be - be) + (cur_bs > bs ? cur_bs - bs : bs - cur_bs));
+      const std::size_t fresh = ri + kRestore + per * (be + bs);
+      return fresh < back;
+    };
     auto go = [&](Tick t, Tick x) {  // backward: ends back first; forward: starts first
+      if (t < cur_t && cheaper_from_now(t, x)) restore_now();
       if (t < cur_t) {
         move_to(t);
         set_x(x);
@@ -1619,19 +1669,27 @@ class SlurmPolicy final : public Policy, public Inspect {
 
     // The GPUs free now on nodes that no reservation of this pass blocks for a limit L (first_res_
     // at or after now + L), from a list by first_res_ that is rebuilt after a reservation or a start.
+    // (Those no reservation blocks at all are summed apart: most free nodes have none.)
     bool clear_stale = true;
+    std::int64_t clear_free = 0;
     auto clear_now = [&](Tick limit) -> std::int64_t {
       if (clear_stale) {
         clear_at_.clear();
-        for (NodeId id : freenodes_)
-          if (avail_[id].ok && avail_[id].gpus > 0) clear_at_.push_back({first_res_[id], avail_[id].gpus});
+        clear_free = 0;
+        for (NodeId id : freenodes_) {
+          if (!avail_[id].ok || avail_[id].gpus <= 0) continue;
+          if (first_res_[id] == std::numeric_limits<Tick>::max())
+            clear_free += avail_[id].gpus;
+          else
+            clear_at_.push_back({first_res_[id], avail_[id].gpus});
+        }
         std::sort(clear_at_.begin(), clear_at_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         for (std::size_t k = 1; k < clear_at_.size(); ++k) clear_at_[k].second += clear_at_[k - 1].second;
         clear_stale = false;
       }
       const auto it = std::partition_point(clear_at_.begin(), clear_at_.end(),
                                            [&](const auto& e) { return e.first >= now + limit; });
-      return it == clear_at_.begin() ? 0 : std::prev(it)->second;
+      return clear_free + (it == clear_at_.begin() ? 0 : std::prev(it)->second);
     };
     // Whether order[i] could still start now: reservations and starts only take GPUs away from
     // now, so once a job cannot, it cannot for the rest of the pass. Reservations are only kept
@@ -1908,8 +1966,14 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::uint64_t avail_up_changes_ = 0;                  // the cluster's up_changes() at the last full build
   std::vector<NodeId> avail_stale_;                     // nodes released since the last build
   std::vector<std::uint8_t> avail_free_;                // per node: avail_ has it up with a GPU free (choose)
+  std::vector<std::uint64_t> avail_bits_;               // the same, as bits by node id
   void note_avail_free(NodeId id) {
     avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0;
+    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+    if (avail_free_[id] != 0)
+      avail_bits_[id / 64] |= bit;
+    else
+      avail_bits_[id / 64] &= ~bit;
     if (base_ok_) base_note(id);
   }
   // Backfill's totals at the start of a pass, kept as avail_ changes: per node the free GPUs it

@@ -1189,7 +1189,9 @@ class SlurmPolicy final : public Policy, public Inspect {
                                    : "Resources: the job is waiting for resources to become available");
   }
   void reason_priority(Session& s, JobIndex j) {
-    if (said_[j] == 3) return;
+    if (said_[j] != 3) say_priority(s, j);
+  }
+  void say_priority(Session& s, JobIndex j) {
     said_[j] = 3;
     const auto pi = static_cast<std::size_t>(part_[j]);
     if (priority_reason_.size() != parts_.size()) {
@@ -1220,7 +1222,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     const bool idle = free_now_ <= 0 && c_.preempt_type == PreemptType::None;
     if (idle && fresh_.empty() && idle_version_ == queue_version_) return;
     idle_version_ = idle ? queue_version_ : ~std::uint64_t{0};
-    std::vector<JobIndex> head;
+    std::vector<JobIndex>& head = head_;
+    head.clear();
     for (auto it = queue_.begin();
          it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth; ++it)
       head.push_back(it->j);
@@ -1987,6 +1990,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<std::vector<std::uint64_t>> base_bits_;
   std::int64_t base_clear_ = 0, base_over_ = 0;
   std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
+  std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
   void base_put(NodeId id, std::int32_t g, int sign) {
     if (g < 0) return;
     if (g > max_gpus_) base_over_ += sign;

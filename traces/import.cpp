@@ -58,6 +58,12 @@ std::optional<Format> format_from_header(const std::string& path, int line_numbe
   // The two JSON layouts: a Kubernetes object, a Philly array of jobs.
   if (first != std::string_view::npos && line[first] == '{') return Format::Kubernetes;
   if (first != std::string_view::npos && line[first] == '[') return Format::Philly;
+  // `kubectl get pods -o yaml`: a List or a Pod, its first key apiVersion (or kind, or items).
+  if (first != std::string_view::npos) {
+    const std::string_view rest = line.substr(first);
+    for (const std::string_view key : {"apiVersion:", "kind:", "items:", "---"})
+      if (rest.substr(0, key.size()) == key) return Format::Kubernetes;
+  }
   if (line.find('|') != std::string_view::npos) {
     // A sacct header (whatever its other columns: the import names the missing ones), or a
     // header-less sacct export whose first cell is a job id.

@@ -319,6 +319,32 @@ TEST(PodLists, RealRunAiPodsAsKubectlPrintsThemInYaml) {
   EXPECT_EQ(res.trace_status, models::TraceStatus::Unknown);
 }
 
+TEST(PodLists, YamlAfterCommentLinesIsDetected) {
+  // The Kueue site's pod list of docs/importing.md starts with two `#` lines.
+  const auto w = traces::import_trace(kData + "kueue/pods.yaml");
+  EXPECT_EQ(w.meta.format, "kubernetes");
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.queues.name(w.jobs[2].queue), "team-queue");  // kueue.x-k8s.io/queue-name
+  EXPECT_EQ(w.tenants.name(w.jobs[2].tenant), "vision");
+  EXPECT_EQ(w.jobs[2].gpus, 8);
+  EXPECT_EQ(w.jobs[2].cpus, 32);
+  EXPECT_EQ(w.jobs[2].memory_mib, 256 * 1024);
+  EXPECT_EQ(w.jobs[2].submit, 600 * sim::kSecond);
+  EXPECT_EQ(w.jobs[2].trace_start, 3605 * sim::kSecond);
+  EXPECT_EQ(w.jobs[2].runtime, 1800 * sim::kSecond);
+  EXPECT_EQ(w.jobs[2].trace_status, models::TraceStatus::Completed);
+  testing::TempDir dir;
+  const std::string notes = dir.write("notes.txt", "# a note\nnothing else\n");
+  try {
+    traces::import_trace(notes);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(notes + ":1: could not detect the trace format: the file starts with '#'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PodLists, YamlErrorsNameFileLineColumn) {
   testing::TempDir dir;
   const std::string pod =

@@ -235,6 +235,7 @@ struct NodeDef {
   std::int64_t weight = 1;
   int line_index = 0;
   std::set<std::string> partitions;
+  std::set<std::string> features;  // Feature= (for NodeSet=... Feature=...)
 };
 
 // Keys of slurm.conf that change scheduling but are not modelled: listed once as a warning.
@@ -357,6 +358,11 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     std::string name;
   };
   std::vector<Part> parts;
+  struct NodeSet {
+    const Record* record;
+    std::string nodes, feature;  // Nodes= hostlist, Feature= name
+  };
+  std::map<std::string, NodeSet> nodesets;  // NodeSet name -> its record
   int node_line = 0;
   for (const Record& r : records) {
     const std::string head = lower(r.items[0].key);
@@ -382,7 +388,19 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       }
       if (f.count("realmemory")) d.memory_mib = to_int(r, "RealMemory", f["realmemory"], 0, 1'000'000'000'000);
       if (f.count("weight")) d.weight = to_int(r, "Weight", f["weight"], 0, 65533);
+      if (f.count("feature")) {
+        std::string feat = f["feature"];
+        for (std::size_t at = 0; at <= feat.size();) {
+          const std::size_t comma = std::min(feat.find(',', at), feat.size());
+          if (comma > at) d.features.insert(feat.substr(at, comma - at));
+          at = comma + 1;
+        }
+      }
       if (f.count("state") && lower(f["state"]) == "future") continue;  // not yet in service
+      if (f.count("state") && lower(f["state"]) == "cloud")
+        warn_once(r, "state=cloud",
+                  "State=CLOUD nodes are counted as powered up: power saving (a node booted for a job, "
+                  "ResumeTimeout, SuspendTime) is not modelled");
       std::vector<std::string> names;
       try {
         names = expand_hostlist(list);
@@ -404,12 +422,50 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         continue;
       }
       parts.push_back({&r, f, r.items[0].value});
-    } else if (head == "nodeset" || head == "frontendname" || head == "downnodes" || head == "switchname") {
+    } else if (head == "nodeset") {
+      // NodeSet=name Nodes=hostlist | Feature=name: a name partitions' Nodes= may use for those nodes.
+      NodeSet ns{&r, {}, {}};
+      for (std::size_t i = 1; i < r.items.size(); ++i) {
+        const std::string k = lower(r.items[i].key);
+        if (k == "nodes")
+          ns.nodes = r.items[i].value;
+        else if (k == "feature")
+          ns.feature = r.items[i].value;
+      }
+      if (ns.nodes.empty() == ns.feature.empty())
+        fail(r.file, r.line, "NodeSet " + r.items[0].value + ": expected Nodes= or Feature= (one of them)");
+      if (!nodesets.emplace(r.items[0].value, ns).second)
+        fail(r.file, r.line, "NodeSet " + r.items[0].value + " is defined twice");
+    } else if (head == "frontendname" || head == "downnodes" || head == "switchname") {
       warn_once(r, head, r.items[0].key + " records are not read");
     } else {
       for (const auto& it : r.items) {
         const std::string k = lower(it.key);
-        if (auto m = modelled.find(k); m != modelled.end()) {
+        if (k == "schedulerparameters") {
+          // The items the policy models are kept; the others warn once each (those that do not
+          // change a scheduling decision are accepted quietly), as every other key of the file.
+          static const std::set<std::string> kModelled = {"default_queue_depth", "sched_interval", "bf_interval",
+                                                          "bf_resolution",       "bf_window",      "bf_max_job_test",
+                                                          "bf_max_job_start"};
+          static const std::set<std::string> kQuiet = {"nohold_on_prolog_fail",  "enable_user_top",
+                                                       "salloc_wait_nodes",      "sbatch_wait_nodes",
+                                                       "requeue_setup_env_fail", "max_script_size"};
+          std::string kept;
+          for (std::size_t at = 0; at <= it.value.size();) {
+            const std::size_t comma = std::min(it.value.find(',', at), it.value.size());
+            const std::string item = it.value.substr(at, comma - at);
+            at = comma + 1;
+            if (item.empty()) continue;
+            const std::string name = item.substr(0, item.find('='));
+            if (kModelled.count(name)) {
+              kept += (kept.empty() ? "" : ",") + item;
+            } else if (!kQuiet.count(name)) {
+              warn_once(r, "SchedulerParameters." + name,
+                        "SchedulerParameters item " + item + " changes scheduling and is not modelled");
+            }
+          }
+          if (!kept.empty()) set_param(r, "SchedulerParameters", kept);
+        } else if (auto m = modelled.find(k); m != modelled.end()) {
           set_param(r, m->second, it.value);
         } else if (k == "authinfo") {
           const auto at = it.value.find("cred_expire=");
@@ -455,7 +511,21 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       for (const auto& n : nodes) members.push_back(n.name);
     } else {
       try {
-        members = expand_hostlist(nit->second);
+        for (auto& m : expand_hostlist(nit->second)) {
+          const auto set = nodesets.find(m);
+          if (set == nodesets.end()) {
+            members.push_back(std::move(m));
+          } else if (!set->second.feature.empty()) {
+            for (const auto& n : nodes)
+              if (n.features.count(set->second.feature)) members.push_back(n.name);
+          } else {
+            try {
+              for (auto& n : expand_hostlist(set->second.nodes)) members.push_back(std::move(n));
+            } catch (const std::invalid_argument& e) {
+              fail(set->second.record->file, set->second.record->line, std::string("Nodes: ") + e.what());
+            }
+          }
+        }
       } catch (const std::invalid_argument& e) {
         fail(p.record->file, p.record->line, std::string("Nodes: ") + e.what());
       }

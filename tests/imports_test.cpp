@@ -314,6 +314,71 @@ TEST(SlurmConf, RealSiteBioMedIA) {
   EXPECT_EQ(r.jobs[3].start, 20 * sim::kMinute);  // FIFO: behind the waiting 8-GPU job
 }
 
+TEST(SlurmConf, AwsParallelClusterRendered) {
+  // AWS ParallelCluster's slurm.conf and the partition files its generator writes
+  // (tests/data/imports/parallelcluster/README.md): lower-case `include`, NodeSet records named by
+  // PartitionName Nodes=, State=CLOUD nodes, SchedulerParameters the policy does not model.
+  const std::string dir = kData + "parallelcluster/";
+  const auto c = slurm::read_slurm_conf(dir + "slurm.conf");
+  ASSERT_EQ(c.cluster.pools.size(), 3u);  // the gpu partition's three NodeName lines
+  const auto& p = c.cluster.pools;
+  EXPECT_EQ(p[0].name, "gpu-st-gpu-g38xlarge-1");
+  EXPECT_EQ(p[0].nodes, 1);
+  EXPECT_EQ(p[0].gpus_per_node, 2);
+  EXPECT_EQ(p[0].gpu_type, "m60");
+  EXPECT_EQ(p[0].cpus_per_node, 16);
+  EXPECT_EQ(p[1].name, "gpu-dy-gpu-g38xlarge-1-4");
+  EXPECT_EQ(p[1].nodes, 4);
+  EXPECT_EQ(p[1].gpus_per_node, 2);
+  EXPECT_EQ(p[2].name, "gpu-dy-gpu-p3dn24xlarge-1-10");
+  EXPECT_EQ(p[2].nodes, 10);
+  EXPECT_EQ(p[2].gpus_per_node, 8);
+  EXPECT_EQ(p[2].gpu_type, "v100");
+  EXPECT_EQ(p[2].cpus_per_node, 48);
+  EXPECT_EQ(c.cpu_only_nodes, 20);  // multiple_spot 15 + efa 5
+  EXPECT_EQ(param(c.params, "partitions.gpu.Nodes"),
+            "[gpu-st-gpu-g38xlarge-1, gpu-dy-gpu-g38xlarge-1-4, gpu-dy-gpu-p3dn24xlarge-1-10]");
+  EXPECT_EQ(param(c.params, "SchedulerParameters"), "(absent)");  // nohold_on_prolog_fail only
+  EXPECT_EQ(param(c.params, "cred_expire"), "70");
+  ASSERT_EQ(c.warnings.size(), 4u);
+  EXPECT_EQ(c.warnings[0], dir + "slurm.conf:54: EnforcePartLimits=ALL changes scheduling and is not modelled");
+  EXPECT_EQ(c.warnings[1], dir +
+                               "pcluster/slurm_parallelcluster_multiple_spot_partition.conf:3: State=CLOUD nodes "
+                               "are counted as powered up: power saving (a node booted for a job, ResumeTimeout, "
+                               "SuspendTime) is not modelled");
+  // And it runs: ten 8-GPU jobs take the ten p3dn nodes for an hour; the eleventh waits for one;
+  // the 2-GPU job and the two-node 4-GPU job go to the g3 nodes at once (backfill passes them).
+  const auto sc = scenarios::parse_scenario(
+      "name: pcluster\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
+      "workload: {trace: jobs.sacct}\n",
+      dir + "inline.yaml");
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_EQ(r.jobs.size(), 13u);
+  for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(r.jobs[i].start, 0);
+  EXPECT_EQ(r.jobs[10].start, 60 * sim::kMinute);
+  EXPECT_EQ(r.jobs[11].start, 6 * sim::kMinute);  // at its submit time
+  EXPECT_EQ(r.jobs[12].start, 7 * sim::kMinute);
+}
+
+TEST(SlurmConf, NodeSetErrorsNameFileAndLine) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4 Feature=a100\nNodeSet=s\nPartitionName=p Nodes=s\n");
+  try {
+    slurm::read_slurm_conf(conf);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), conf + ":2: NodeSet s: expected Nodes= or Feature= (one of them)");
+  }
+  // Feature= selects the nodes that list the feature.
+  const std::string feat = dir.write("feat.conf",
+                                     "NodeName=g[1-2] Gres=gpu:4 Feature=a100,ib\nNodeName=h1 Gres=gpu:2\n"
+                                     "NodeSet=s Feature=ib\nPartitionName=p Nodes=s\n");
+  const auto c = slurm::read_slurm_conf(feat);
+  EXPECT_EQ(param(c.params, "partitions.p.Nodes"), "[g1-2]");
+}
+
 TEST(SlurmConf, ErrorsNameFileAndLine) {
   TempDir dir;
   const std::string conf = dir.write("slurm.conf", "ClusterName=x\nNodeName=g[1-2] Gres=gpu:4 Weight=heavy\n");

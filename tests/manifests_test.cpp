@@ -286,6 +286,100 @@ TEST(PodLists, EveryPolicyRunsCpuOnlyPodsAndPodSets) {
   }
 }
 
+TEST(PodLists, RealRunAiPodsAsKubectlPrintsThemInYaml) {
+  // Two pods of a Run:ai cluster as `kubectl get pod -o yaml` printed them (run-ai/fake-gpu-operator,
+  // tests/data/imports/runai/README.md): a reservation pod holding one whole GPU, and a training
+  // pod sharing half of it through the gpu-fraction annotation. Both still running.
+  const std::string file = kData + "runai/pods.yaml";
+  const auto w = traces::import_trace(file);
+  EXPECT_EQ(w.meta.format, "kubernetes");
+  EXPECT_EQ(w.meta.rows, 2);
+  EXPECT_EQ(w.meta.skipped, 0);
+  EXPECT_EQ(w.meta.unix_start, 1711875802);  // 2024-03-31T09:03:22Z, frac-1-0-0's creation
+  ASSERT_EQ(w.jobs.size(), 2u);
+  const models::Job& frac = w.jobs[0];  // runai-pa/frac-1-0-0
+  EXPECT_EQ(w.tenants.name(frac.tenant), "runai-pa");
+  EXPECT_EQ(frac.gpus, 1);
+  EXPECT_EQ(frac.gpu_milli, 500);
+  EXPECT_EQ(frac.nodes, 1);
+  EXPECT_EQ(frac.cpus, 1);         // 100m, rounded up
+  EXPECT_EQ(frac.memory_mib, 96);  // 100M = 10^8 bytes
+  EXPECT_EQ(frac.submit, 0);
+  EXPECT_EQ(frac.trace_start, 5 * sim::kSecond);  // startTime 09:03:27
+  EXPECT_EQ(frac.trace_end, -1);
+  EXPECT_EQ(frac.runtime, 0);          // started at the latest time the file names
+  const models::Job& res = w.jobs[1];  // runai-reservation/runai-reservation-gpu-i-0b498db53280b86a6-fzdhl
+  EXPECT_EQ(w.tenants.name(res.tenant), "runai-reservation");
+  EXPECT_EQ(res.gpus, 1);
+  EXPECT_EQ(res.gpu_milli, 0);
+  EXPECT_EQ(res.cpus, 0);
+  EXPECT_EQ(res.submit, 3 * sim::kSecond);
+  EXPECT_EQ(res.trace_start, 3 * sim::kSecond);
+  EXPECT_EQ(res.runtime, 2 * sim::kSecond);  // running until 09:03:27
+  EXPECT_EQ(res.trace_status, models::TraceStatus::Unknown);
+}
+
+TEST(PodLists, YamlAfterCommentLinesIsDetected) {
+  // The Kueue site's pod list of docs/importing.md starts with two `#` lines.
+  const auto w = traces::import_trace(kData + "kueue/pods.yaml");
+  EXPECT_EQ(w.meta.format, "kubernetes");
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.queues.name(w.jobs[2].queue), "team-queue");  // kueue.x-k8s.io/queue-name
+  EXPECT_EQ(w.tenants.name(w.jobs[2].tenant), "vision");
+  EXPECT_EQ(w.jobs[2].gpus, 8);
+  EXPECT_EQ(w.jobs[2].cpus, 32);
+  EXPECT_EQ(w.jobs[2].memory_mib, 256 * 1024);
+  EXPECT_EQ(w.jobs[2].submit, 600 * sim::kSecond);
+  EXPECT_EQ(w.jobs[2].trace_start, 3605 * sim::kSecond);
+  EXPECT_EQ(w.jobs[2].runtime, 1800 * sim::kSecond);
+  EXPECT_EQ(w.jobs[2].trace_status, models::TraceStatus::Completed);
+  testing::TempDir dir;
+  const std::string notes = dir.write("notes.txt", "# a note\nnothing else\n");
+  try {
+    traces::import_trace(notes);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(notes + ":1: could not detect the trace format: the file starts with '#'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PodLists, YamlErrorsNameFileLineColumn) {
+  testing::TempDir dir;
+  const std::string pod =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  creationTimestamp: \"2024-01-01T00:00:00Z\"\n"
+      "  annotations:\n    gpu-fraction: \"1.5\"\nspec:\n  containers: []\n";
+  const std::string bad = dir.write("frac.yaml", pod);
+  try {
+    traces::import_trace(bad);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), bad +
+                                         ":7:19: metadata.annotations.gpu-fraction: expected a fraction of one GPU "
+                                         "above 0 and at most 1, got \"1.5\"");
+  }
+  const std::string cpu =
+      dir.write("cpu.yaml",
+                "kind: List\nitems:\n- kind: Pod\n  metadata: {name: a, creationTimestamp: \"2024-01-01T00:00:00Z\"}\n"
+                "  spec:\n    containers:\n    - resources: {requests: {cpu: 2x}}\n");
+  try {
+    traces::import_trace(cpu);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), cpu +
+                                         ":7:35: items[0].spec.containers[0].resources.requests[\"cpu\"]: expected a "
+                                         "non-negative quantity such as \"2\", \"500m\" or \"64Gi\", got \"2x\"");
+  }
+  const std::string broken = dir.write("broken.yaml", "apiVersion: v1\nkind: List\nitems: [\n");
+  try {
+    traces::import_trace(broken);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(broken + ":4:1: malformed YAML: ", 0), 0u) << e.what();
+  }
+}
+
 // ---- Shared: errors and warnings ----
 
 TEST(Manifests, MalformedYamlAndBadFieldsNameFileLineColumn) {

@@ -58,6 +58,12 @@ std::optional<Format> format_from_header(const std::string& path, int line_numbe
   // The two JSON layouts: a Kubernetes object, a Philly array of jobs.
   if (first != std::string_view::npos && line[first] == '{') return Format::Kubernetes;
   if (first != std::string_view::npos && line[first] == '[') return Format::Philly;
+  // `kubectl get pods -o yaml`: a List or a Pod, its first key apiVersion (or kind, or items).
+  if (first != std::string_view::npos) {
+    const std::string_view rest = line.substr(first);
+    for (const std::string_view key : {"apiVersion:", "kind:", "items:", "---"})
+      if (rest.substr(0, key.size()) == key) return Format::Kubernetes;
+  }
   if (line.find('|') != std::string_view::npos) {
     // A sacct header (whatever its other columns: the import names the missing ones), or a
     // header-less sacct export whose first cell is a job id.
@@ -156,6 +162,22 @@ Format detect_format(const std::string& path) {
   if (auto f = format_from_header(path, in.line_number(), line)) return *f;
   if (by_name) return *by_name;
   const std::size_t first = line.find_first_not_of(" \t");
+  if (line[first] == '#') {
+    // YAML comments above a `kubectl ... -o yaml` pod list: the first line after them decides.
+    const int first_line = in.line_number();
+    std::string_view next;
+    while (in.next_line(next)) {
+      const std::size_t at = next.find_first_not_of(" \t\r");
+      if (at == std::string_view::npos || next[at] == '#') continue;
+      for (const std::string_view key : {"apiVersion:", "kind:", "items:", "---"})
+        if (next.substr(at, key.size()) == key) return Format::Kubernetes;
+      break;
+    }
+    throw sim::InputError(path, first_line, 0, "",
+                          std::string("could not detect the trace format: the file starts with '#' comments that "
+                                      "are not followed by a Kubernetes pod list in YAML") +
+                              kHint);
+  }
   if (line[first] == ';' || detail::looks_like_swf_job(line)) return Format::Swf;
   if (detail::looks_like_csv_header(line)) return Format::Csv;
   throw sim::InputError(path, in.line_number(), 0, "",

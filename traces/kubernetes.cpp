@@ -1,9 +1,14 @@
 // Kubernetes pod lists: the JSON of `kubectl get pods -A -o json` ({"kind": "List" or "PodList",
-// "items": [Pod, ...]}), or a single Pod object. One pod is one job; the mapping to models::Job is
-// documented in traces/README.md. Syntax errors name the file, line and column; errors in a pod
-// name its JSON path (items[3].spec.containers[0].resources.requests.cpu).
+// "items": [Pod, ...]}), or a single Pod object; or the same as `kubectl get pods -o yaml` prints
+// it (a List, a Pod, or several `---` documents, each a Pod or a List). One pod is one job; the
+// mapping to models::Job is documented in traces/README.md. Syntax errors name the file, line and
+// column; errors in a pod name its path (items[3].spec.containers[0].resources.requests.cpu) and,
+// where it can be found, its line and column.
+
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -11,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -78,13 +84,117 @@ class Pods {
 
  private:
   json parse() {
-    CharStream stream(in_);
-    return parse_json(in_, stream);
+    // JSON starts with '{' (or '['); anything else is read as YAML.
+    bool json_text = true;
+    {
+      LineReader peek(in_.path());
+      std::string_view line;
+      while (peek.next_line(line)) {
+        const std::size_t first = line.find_first_not_of(" \t\r");
+        if (first == std::string_view::npos) continue;
+        json_text = line[first] == '{' || line[first] == '[';
+        break;
+      }
+    }
+    if (json_text) {
+      CharStream stream(in_);
+      return parse_json(in_, stream);
+    }
+    std::string text;
+    std::string_view line;
+    while (in_.next_line(line)) text.append(line).push_back('\n');
+    yaml_ = true;
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      throw sim::InputError(in_.path(), e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg);
+    }
+    std::vector<const YAML::Node*> present;
+    for (const YAML::Node& d : docs)
+      if (d.IsDefined() && !d.IsNull()) present.push_back(&d);
+    if (present.size() == 1) return from_yaml(*present.front(), "");
+    // Several documents: their pods, in order, as one list.
+    json items = json::array();
+    for (const YAML::Node* d : present) {
+      const bool list = d->IsMap() && d->operator[]("items") && d->operator[]("items").IsSequence();
+      if (list) {
+        for (const YAML::Node& item : d->operator[]("items"))
+          items.push_back(from_yaml(item, index("items", items.size())));
+      } else {
+        items.push_back(from_yaml(*d, index("items", items.size())));
+      }
+    }
+    return json{{"kind", "List"}, {"items", std::move(items)}};
+  }
+
+  // A YAML node as JSON (plain scalars typed as YAML 1.2's core schema reads them: null, true /
+  // false, integers, floats; quoted scalars stay strings), each value's line and column kept by path.
+  json from_yaml(const YAML::Node& n, const std::string& path) {
+    const YAML::Mark m = n.Mark();
+    if (m.line >= 0) marks_.try_emplace(path, m.line + 1, m.column + 1);
+    switch (n.Type()) {
+      case YAML::NodeType::Map: {
+        json out = json::object();
+        for (const auto& kv : n) {
+          if (!kv.first.IsScalar())
+            throw sim::InputError(in_.path(), kv.first.Mark().line + 1, kv.first.Mark().column + 1, path,
+                                  "expected a string key");
+          const std::string key = kv.first.Scalar();
+          const std::string child = key.find_first_of(".[/") == std::string::npos || path.empty()
+                                        ? join(path, key)
+                                        : path + "[\"" + key + "\"]";
+          out[key] = from_yaml(kv.second, child);
+        }
+        return out;
+      }
+      case YAML::NodeType::Sequence: {
+        json out = json::array();
+        for (std::size_t i = 0; i < n.size(); ++i) out.push_back(from_yaml(n[i], index(path, i)));
+        return out;
+      }
+      case YAML::NodeType::Scalar: {
+        const std::string& v = n.Scalar();
+        if (n.Tag() == "!") return v;  // quoted
+        if (v == "~" || v == "null" || v == "Null" || v == "NULL") return nullptr;
+        if (v == "true" || v == "True" || v == "TRUE") return true;
+        if (v == "false" || v == "False" || v == "FALSE") return false;
+        const char* b = v.data();
+        const char* e = b + v.size();
+        std::int64_t i = 0;
+        if (!v.empty() && std::from_chars(b + (v[0] == '+'), e, i).ptr == e) return i;
+        double d = 0;
+        if (!v.empty() && v.find_first_of("0123456789") != std::string::npos &&
+            std::from_chars(b + (v[0] == '+'), e, d).ptr == e)
+          return d;
+        return v;
+      }
+      default: return nullptr;
+    }
   }
 
   // Errors name the line and column of the field (the file is read again to find it, for the
   // first few errors only).
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    if (yaml_) {
+      // The value's own line, else the nearest enclosing one that has a place.
+      std::string at = path;
+      for (;;) {
+        if (const auto it = marks_.find(at); it != marks_.end())
+          throw sim::InputError(in_.path(), it->second.first, it->second.second, path, message);
+        // requests["cpu"] was kept as requests.cpu (keys without '.', '[' or '/' are joined with '.').
+        if (const std::size_t open = at.rfind("[\"");
+            open != std::string::npos && at.size() > open + 4 && at.compare(at.size() - 2, 2, "\"]") == 0) {
+          const std::string key = at.substr(open + 2, at.size() - open - 4);
+          if (const auto it = marks_.find(join(at.substr(0, open), key)); it != marks_.end())
+            throw sim::InputError(in_.path(), it->second.first, it->second.second, path, message);
+        }
+        const std::size_t cut = at.find_last_of(".[");
+        if (cut == std::string::npos || at.empty()) break;
+        at.resize(cut);
+      }
+      throw sim::InputError(in_.path(), 0, 0, path, message);
+    }
     if (located_ < kMaxWarnings) {
       ++located_;
       const auto [line, column] = json_position(in_.path(), path);
@@ -268,6 +378,28 @@ class Pods {
     const Demand d = demand(*spec, spath);
     if (d.gpus > static_cast<double>(kInt32Max)) fail(spath, "too many GPUs requested");
     j.gpus = static_cast<std::int32_t>(d.gpus);
+    // KAI-Scheduler's (Run:ai's) GPU sharing: the annotation gpu-fraction "0.5" asks for half of
+    // one GPU; such a pod requests no nvidia.com/gpu.
+    if (const json* ann = meta ? object_at(*meta, "annotations", mpath) : nullptr) {
+      const std::string apath = join(mpath, "annotations");
+      if (const std::string frac = string_at(*ann, "gpu-fraction", apath); !frac.empty()) {
+        double f = 0;
+        const auto [end, ec] = std::from_chars(frac.data(), frac.data() + frac.size(), f);
+        if (ec != std::errc() || end != frac.data() + frac.size() || !(f > 0) || f > 1)
+          fail(join(apath, "gpu-fraction"),
+               "expected a fraction of one GPU above 0 and at most 1, got " + detail::quoted(frac));
+        if (j.gpus > 0)
+          fail(join(apath, "gpu-fraction"),
+               "a pod with gpu-fraction requests no nvidia.com/gpu, got " + std::to_string(j.gpus));
+        if (const std::string n = string_at(*ann, "gpu-fraction-num-devices", apath); !n.empty() && n != "1") {
+          warn(who, "gpu-fraction on " + n + " devices (gpu-fraction-num-devices) is not modelled");
+          return;
+        }
+        j.gpus = 1;
+        j.gpu_milli = static_cast<std::int32_t>(std::clamp(std::lround(f * 1000.0), 1L, 1000L));
+        if (j.gpu_milli == 1000) j.gpu_milli = 0;
+      }
+    }
     j.cpus = static_cast<std::int32_t>(std::min(std::ceil(d.cpus - 1e-9), static_cast<double>(kInt32Max)));
     j.memory_mib = static_cast<std::int64_t>(std::min(std::ceil(d.mem_bytes / 1048576.0 - 1e-9), 1e15));
     if (j.gpus > 0) {
@@ -350,7 +482,7 @@ class Pods {
       bool same = true;
       for (const std::size_t m : members) {
         const models::Job& p = w_.jobs[m];
-        same = same && p.gpus == first.gpus && p.gpu_type == first.gpu_type;
+        same = same && p.gpus == first.gpus && p.gpu_type == first.gpu_type && p.gpu_milli == 0;
         last_start = std::max(last_start, p.trace_start);
         first_end = std::min(first_end, p.trace_start + p.runtime);
       }
@@ -402,8 +534,10 @@ class Pods {
   std::vector<std::string> owners_;  // per job: its pod-set owner, or empty
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
   sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
-  mutable std::size_t located_ = 0;                           // errors located by json_position so far
-  std::unordered_map<std::string, std::size_t> first_index_;  // namespace/name -> the pod that had it first
+  mutable std::size_t located_ = 0;                             // errors located by json_position so far
+  bool yaml_ = false;                                           // the file was YAML
+  std::unordered_map<std::string, std::pair<int, int>> marks_;  // YAML: path -> line, column
+  std::unordered_map<std::string, std::size_t> first_index_;    // namespace/name -> the pod that had it first
 };
 
 }  // namespace

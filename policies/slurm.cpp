@@ -1423,6 +1423,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     by_start_.clear();
     by_end_.clear();
     res_nodes_.clear();
+    res_span_.clear();
     res_off_.assign(1, 0);
     overlap_.assign(avail_.size(), 0);
     prof_ = avail_;
@@ -1545,21 +1546,33 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (a.ok) count(sl.node, std::max(a.gpus, 0), 1);
       }
     };
-    auto move_to = [&](Tick t) {
-      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
-      while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) unblock_res(by_end_[cur_be++].second);
-      while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
-      while (cur_be > 0 && by_end_[cur_be - 1].first > t) block_res(by_end_[--cur_be].second);
-      cur_t = t;
-    };
-    // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)), less those
-    // ended by cur_t; a walk at t for a limit L sets cur_x to t + L - 1, so consecutive walks of
-    // one limit move it little. cur_x >= cur_t throughout, so an end is never taken before its start.
+    // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)) and end after
+    // cur_t (not in by_end_[0, cur_be)); a walk at t for a limit L sets cur_x to t + L - 1, so
+    // consecutive walks of one limit move it little.
     Tick cur_x = now;
     std::size_t cur_bs = 0;
-    auto set_x = [&](Tick x) {
-      while (cur_bs < by_start_.size() && by_start_[cur_bs].first <= x) block_res(by_start_[cur_bs++].second);
-      while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) unblock_res(by_start_[--cur_bs].second);
+    auto counted_at = [&](std::uint32_t r, Tick t, Tick x) { return res_span_[r].first <= x && res_span_[r].second > t; };
+    // Moves the cursor to (t, x): the releases up to t applied, and only the reservations whose
+    // counting changes blocked or unblocked (one that starts and ends within the move is neither).
+    auto go = [&](Tick t, Tick x) {
+      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
+      while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
+      const Tick t0 = cur_t, x0 = cur_x;
+      auto flip = [&](std::uint32_t r) {
+        const bool was = counted_at(r, t0, x0), is = counted_at(r, t, x);
+        if (was && !is) unblock_res(r);
+        if (!was && is) block_res(r);
+      };
+      while (cur_bs < by_start_.size() && by_start_[cur_bs].first <= x) flip(by_start_[cur_bs++].second);
+      while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) flip(by_start_[--cur_bs].second);
+      // Those whose start lies between x0 and x were flipped above.
+      const Tick lo = std::min(x0, x), hi = std::max(x0, x);
+      auto flip_end = [&](std::uint32_t r) {
+        if (res_span_[r].first <= lo || res_span_[r].first > hi) flip(r);
+      };
+      while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) flip_end(by_end_[cur_be++].second);
+      while (cur_be > 0 && by_end_[cur_be - 1].first > t) flip_end(by_end_[--cur_be].second);
+      cur_t = t;
       cur_x = x;
     };
     // The state at now with nothing counted (cursor and threshold at now: every reservation starts
@@ -1594,15 +1607,9 @@ class SlurmPolicy final : public Policy, public Inspect {
       const std::size_t fresh = ri + kRestore + per * (be + bs);
       return fresh < back;
     };
-    auto go = [&](Tick t, Tick x) {  // backward: ends back first; forward: starts first
+    auto go_to = [&](Tick t, Tick x) {
       if (t < cur_t && cheaper_from_now(t, x)) restore_now();
-      if (t < cur_t) {
-        move_to(t);
-        set_x(x);
-      } else {
-        set_x(x);
-        move_to(t);
-      }
+      go(t, x);
     };
     // One node's part of cur_blocked, hist_, cur_clear and clear_bits_, added (1) or taken out (-1).
     auto tally = [&](NodeId id, int sign) {
@@ -1767,7 +1774,7 @@ class SlurmPolicy final : public Policy, public Inspect {
             s, j, avail_, [&](NodeId id) { return first_res_[id] >= now + limit; }, &avail_free_);
         if (!pl.empty()) {
           // The cursor goes back to now first: the start changes avail_ and the releases.
-          move_to(now);
+          go(now, cur_x);
           // Only the placement's nodes change: their part of the totals is taken out and put back.
           touched_.clear();
           for (const auto& sl : pl) touched_.push_back(sl.node);
@@ -1809,7 +1816,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         remember(kNever);
         continue;
       }
-      go(t, t + limit - 1);
+      go_to(t, t + limit - 1);
       models::Placement reserved;
       while (true) {
         bool fits = cur_total - cur_blocked >= jobs[j].gpus;
@@ -1829,7 +1836,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         const Tick next = step_after(cur_t);
         if (next > horizon) break;
-        go(next, next + limit - 1);
+        go_to(next, next + limit - 1);
       }
       if (reserved.empty()) {
         remember(kNever);
@@ -1839,6 +1846,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       remember(at);
       // One entry per list, after the entries of the same time (only the times are ordered).
       const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
+      res_span_.push_back({at, at + limit});
       for (const auto& sl : reserved) res_nodes_.push_back(sl.node);
       res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
       auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
@@ -1940,6 +1948,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
+  std::vector<std::pair<Tick, Tick>> res_span_;  // per reservation: [start, end)
   // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
   // zero between walks.
   std::vector<int> overlap_;

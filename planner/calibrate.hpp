@@ -90,6 +90,14 @@ std::int64_t recorded_queue_depth(const models::Workload& w);
 // The objective of a candidate's fit statistics (smaller is better).
 double calibration_objective(const results::FidelityStats& s, CalibrateObjective objective);
 
+// The candidate calibrate chooses: the smallest objective (ties: higher Pearson, then the first).
+// With the mean absolute error (the default), every candidate within kMeanErrorBand (1 %) of the
+// smallest mean error is a near tie, and of those the one with the smallest median absolute error
+// is chosen (ties: higher Pearson, smaller mean error, the first): the mean is decided by the few
+// longest waits, the median by the bulk of the jobs.
+inline constexpr double kMeanErrorBand = 0.01;
+std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective);
+
 CalibrateResult calibrate(const CalibrateRequest& request);
 
 // The scenario file for the calibrated knobs: the original YAML with its `policy:` (and the first

@@ -10,7 +10,10 @@
 // largest job to the largest concurrency a user reached, a QOS MaxJobsPerUser ladder, and per-user
 // association limits (MaxJobs, GrpTRES=gres/gpu) at 1/2, 3/4 and all of what each user reached,
 // with the QOS at the largest of those for users first seen later. Its backfill stays as given
-// unless the log's header names FCFS (then sched/builtin).
+// unless the log's header names FCFS (then sched/builtin). Each limit set runs with the scenario's
+// priority and, when that weighs no fair share and the log has more than one user, with Slurm's
+// multifactor fair-share factor (PriorityWeightFairshare; Fair Tree and the 7-day half-life, Slurm's
+// defaults).
 //
 // Otherwise the searched family is fifo with `backfill: none | easy` and per-user limits
 // (policies/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):

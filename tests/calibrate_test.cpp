@@ -304,9 +304,11 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
   EXPECT_GT(r.calibrated_test.pearson, r.baseline_test.pearson);
   double least = r.candidates[0].objective;
   for (const auto& c : r.candidates) least = std::min(least, c.objective);
-  for (const auto& c : r.candidates)
-    if (c.objective <= least * (1 + planner::kMeanErrorBand))
+  for (const auto& c : r.candidates) {
+    if (c.objective <= least * (1 + planner::kMeanErrorBand)) {
       EXPECT_LE(r.candidates[r.best].fit.median_abs_error_s, c.fit.median_abs_error_s) << c.candidate.label;
+    }
+  }
 
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
   const auto back = scenarios::parse_scenario(planner::calibrated_yaml(r, req.scenario, out), out);

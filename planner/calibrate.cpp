@@ -257,9 +257,8 @@ std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scen
   }
   // The job's priority: the scenario's, and, when it weighs no fair share and the log has more
   // than one user, Slurm's multifactor fair-share factor (its defaults otherwise: Fair Tree,
-  // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it (the
-  // SWF's user field), and sites of that era commonly ran fair share (RICC's own scheduler ordered
-  // by fair share, then FCFS, per the Archive's page).
+  // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it: the
+  // SWF's user field names each job's association.
   std::vector<std::pair<std::string, Params>> prios{{"", {}}};
   if (fit.users.size() > 1 && !weighs_fair_share(scenario))
     prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});

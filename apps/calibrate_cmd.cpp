@@ -110,7 +110,11 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   header("candidate");
   row(("baseline: " + r.baseline_policy + " as given").c_str(), r.baseline_fit);
   for (std::size_t k = 0; k < order.size() && k < rows; ++k)
-    row(r.candidates[order[k]].candidate.label.c_str(), r.candidates[order[k]].fit);
+    row(((order[k] == r.best ? "* " : "") + r.candidates[order[k]].candidate.label).c_str(),
+        r.candidates[order[k]].fit);
+  if (objective == "mean")
+    std::printf("  * chosen: of the candidates within %.0f%% of the smallest mean error, the smallest median error\n",
+                100 * planner::kMeanErrorBand);
   std::printf("\nheld-out test window %s:\n", test.c_str());
   header("");
   row(("baseline: " + r.baseline_policy + " as given").c_str(), r.baseline_test);

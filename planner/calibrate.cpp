@@ -180,6 +180,17 @@ std::int64_t bf_max_job_test_of(const scenarios::Scenario& scenario) {
   return v;
 }
 
+// Whether the scenario's slurm priority already has a fair-share factor.
+bool weighs_fair_share(const scenarios::Scenario& scenario) {
+  if (scenario.policy.name != "slurm") return false;
+  const auto it = scenario.policy.params.find("PriorityWeightFairshare");
+  if (it == scenario.policy.params.end()) return false;
+  double w = 0;
+  const std::string& v = it->second.text;
+  std::from_chars(v.data(), v.data() + v.size(), w);
+  return w > 0;
+}
+
 std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
                                         const std::vector<std::int32_t>& sizes, std::int64_t queue_depth) {
   std::int64_t gpu_lo = 0, gpu_hi = 0, job_lo = 0, job_hi = 0, biggest = 0;
@@ -244,19 +255,28 @@ std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scen
     scheds.push_back({", bf_max_job_test " + std::to_string(queue_depth),
                       {{"SchedulerParameters", with_bf_max_job_test(scenario, queue_depth)}}});
   }
+  // The job's priority: the scenario's, and, when it weighs no fair share and the log has more
+  // than one user, Slurm's multifactor fair-share factor (its defaults otherwise: Fair Tree,
+  // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it: the
+  // SWF's user field names each job's association.
+  std::vector<std::pair<std::string, Params>> prios{{"", {}}};
+  if (fit.users.size() > 1 && !weighs_fair_share(scenario))
+    prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});
   std::vector<Candidate> out;
   for (const std::int32_t nodes : sizes)
-    for (const auto& [slabel, sparams] : scheds)
-      for (const auto& [label, params] : limits) {
-        Candidate c;
-        c.policy = "slurm";
-        c.label = "slurm, " + label + slabel;
-        if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
-        c.nodes = nodes;
-        c.params = sparams;
-        c.params.insert(c.params.end(), params.begin(), params.end());
-        out.push_back(std::move(c));
-      }
+    for (const auto& [plabel, pparams] : prios)
+      for (const auto& [slabel, sparams] : scheds)
+        for (const auto& [label, params] : limits) {
+          Candidate c;
+          c.policy = "slurm";
+          c.label = "slurm, " + label + slabel + plabel;
+          if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
+          c.nodes = nodes;
+          c.params = pparams;
+          c.params.insert(c.params.end(), sparams.begin(), sparams.end());
+          c.params.insert(c.params.end(), params.begin(), params.end());
+          out.push_back(std::move(c));
+        }
   return out;
 }
 
@@ -327,6 +347,32 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
   return out;
 }
 
+std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective) {
+  std::size_t best = 0;
+  // The smallest objective; ties by higher Pearson, then by index.
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    const auto& a = candidates[i];
+    const auto& b = candidates[best];
+    if (a.objective < b.objective || (a.objective == b.objective && a.fit.pearson > b.fit.pearson)) best = i;
+  }
+  if (objective != CalibrateObjective::MeanError || candidates.empty()) return best;
+  // The mean absolute error is dominated by the longest waits: candidates within kMeanErrorBand of
+  // the smallest are told apart by the median absolute error (the bulk of the jobs), then by
+  // higher Pearson, smaller mean error and index.
+  const double band = candidates[best].objective * (1 + kMeanErrorBand);
+  std::size_t pick = best;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& a = candidates[i];
+    const auto& b = candidates[pick];
+    if (a.objective > band) continue;
+    const double ma = a.fit.median_abs_error_s, mb = b.fit.median_abs_error_s;
+    if (ma < mb ||
+        (ma == mb && (a.fit.pearson > b.fit.pearson || (a.fit.pearson == b.fit.pearson && a.objective < b.objective))))
+      pick = i;
+  }
+  return pick;
+}
+
 CalibrateResult calibrate(const CalibrateRequest& req) {
   CalibrateResult r;
   const scenarios::Scenario& base = req.scenario;
@@ -369,12 +415,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   }
   for (std::size_t i = 0; i < n; ++i)
     r.candidates.push_back({cands[i], fit[i], calibration_objective(fit[i], req.objective)});
-  // The smallest objective; ties by higher Pearson, then by index.
-  for (std::size_t i = 1; i < n; ++i) {
-    const auto& a = r.candidates[i];
-    const auto& b = r.candidates[r.best];
-    if (a.objective < b.objective || (a.objective == b.objective && a.fit.pearson > b.fit.pearson)) r.best = i;
-  }
+  r.best = choose_candidate(r.candidates, req.objective);
   r.calibrated = with_candidate(base, cands[r.best]);
   r.calibrated_test = score(r.calibrated, req.test_from, req.test_to, ro);
   tick();

@@ -10,7 +10,10 @@
 // largest job to the largest concurrency a user reached, a QOS MaxJobsPerUser ladder, and per-user
 // association limits (MaxJobs, GrpTRES=gres/gpu) at 1/2, 3/4 and all of what each user reached,
 // with the QOS at the largest of those for users first seen later. Its backfill stays as given
-// unless the log's header names FCFS (then sched/builtin).
+// unless the log's header names FCFS (then sched/builtin). Each limit set runs with the scenario's
+// priority and, when that weighs no fair share and the log has more than one user, with Slurm's
+// multifactor fair-share factor (PriorityWeightFairshare; Fair Tree and the 7-day half-life, Slurm's
+// defaults).
 //
 // Otherwise the searched family is fifo with `backfill: none | easy` and per-user limits
 // (policies/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):
@@ -89,6 +92,14 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
 std::int64_t recorded_queue_depth(const models::Workload& w);
 // The objective of a candidate's fit statistics (smaller is better).
 double calibration_objective(const results::FidelityStats& s, CalibrateObjective objective);
+
+// The candidate calibrate chooses: the smallest objective (ties: higher Pearson, then the first).
+// With the mean absolute error (the default), every candidate within kMeanErrorBand (1 %) of the
+// smallest mean error is a near tie, and of those the one with the smallest median absolute error
+// is chosen (ties: higher Pearson, smaller mean error, the first): the mean is decided by the few
+// longest waits, the median by the bulk of the jobs.
+inline constexpr double kMeanErrorBand = 0.01;
+std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective);
 
 CalibrateResult calibrate(const CalibrateRequest& request);
 

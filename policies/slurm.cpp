@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "models/topology.hpp"
@@ -442,6 +444,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     }
     excl_.assign(n, 0);
     for (const auto& node : cl.nodes()) cap_.push_back(NodeCap{node.gpus, node.cpus, node.memory_mib});
+    plain_nodes_ =
+        std::all_of(cap_.begin(), cap_.end(), [](const NodeCap& c) { return c.cpus == 0 && c.memory_mib == 0; }) &&
+        std::all_of(weight_.begin(), weight_.end(), [&](std::int64_t w) { return w == weight_.front(); });
     held_for_.assign(n, kNoJob);
     for (const auto& node : cl.nodes()) {
       total_gpus_ += node.gpus;
@@ -1426,8 +1431,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     res_span_.clear();
     res_off_.assign(1, 0);
     overlap_.assign(avail_.size(), 0);
-    prof_ = avail_;
-    prof_free_ = avail_free_;
+    copy_avail();
     const auto& jobs = s.workload().jobs;
     // Running jobs release at start + limit, rounded up, node by node in time order (rel_ by job).
     // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
@@ -1551,7 +1555,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     // consecutive walks of one limit move it little.
     Tick cur_x = now;
     std::size_t cur_bs = 0;
-    auto counted_at = [&](std::uint32_t r, Tick t, Tick x) { return res_span_[r].first <= x && res_span_[r].second > t; };
+    auto counted_at = [&](std::uint32_t r, Tick t, Tick x) {
+      return res_span_[r].first <= x && res_span_[r].second > t;
+    };
     // Moves the cursor to (t, x): the releases up to t applied, and only the reservations whose
     // counting changes blocked or unblocked (one that starts and ends within the move is neither).
     auto go = [&](Tick t, Tick x) {
@@ -1578,8 +1584,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     // The state at now with nothing counted (cursor and threshold at now: every reservation starts
     // after now) is avail_ itself and the totals kept with it.
     auto restore_now = [&] {
-      prof_ = avail_;
-      prof_free_ = avail_free_;
+      copy_avail();
       std::fill(overlap_.begin(), overlap_.end(), 0);
       hist_ = base_hist_;
       for (std::size_t b = 0; b < base_bits_.size(); ++b) clear_bits_[b] = base_bits_[b];
@@ -1625,9 +1630,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     // pick() over the clear nodes, read from clear_bits_, where choose() would take exactly those
     // with their free GPUs as capacity: a flexible job on a partition of every node, one weight, no
     // topology, GPU type, CPUs, memory, exclusive nodes or held nodes. Same nodes, same order.
-    bool one_weight = switches_.empty() && !held_any;
-    for (NodeId id = 0; one_weight && id < avail_.size(); ++id)
-      one_weight = weight_[id] == weight_[0] && cap_[id].cpus == 0 && cap_[id].memory_mib == 0;
+    const bool one_weight = switches_.empty() && !held_any && plain_nodes_ && cap_.size() == avail_.size();
     auto quick = [&](JobIndex j) {
       const Shape& a = shape_[j];
       const Part& p = parts_[static_cast<std::size_t>(part_[j])];
@@ -1680,10 +1683,15 @@ class SlurmPolicy final : public Policy, public Inspect {
     // The GPUs free now on nodes that no reservation of this pass blocks for a limit L (first_res_
     // at or after now + L), from a list by first_res_ that is rebuilt after a reservation or a start.
     // (Those no reservation blocks at all are summed apart: most free nodes have none.)
+    // Reservations since the list was built are applied at each query from clear_pend_ (a node's
+    // first_res_ when the list was built), up to 64 nodes; a start rebuilds it.
     bool clear_stale = true;
     std::int64_t clear_free = 0;
     auto clear_now = [&](Tick limit) -> std::int64_t {
       if (clear_stale) {
+        for (const auto& [id, f0] : clear_pend_) clear_mark_[id] = 0;
+        clear_pend_.clear();
+        clear_mark_.resize(avail_.size(), 0);
         clear_at_.clear();
         clear_free = 0;
         for (NodeId id : freenodes_) {
@@ -1697,9 +1705,13 @@ class SlurmPolicy final : public Policy, public Inspect {
         for (std::size_t k = 1; k < clear_at_.size(); ++k) clear_at_[k].second += clear_at_[k - 1].second;
         clear_stale = false;
       }
-      const auto it = std::partition_point(clear_at_.begin(), clear_at_.end(),
-                                           [&](const auto& e) { return e.first >= now + limit; });
-      return clear_free + (it == clear_at_.begin() ? 0 : std::prev(it)->second);
+      const Tick by = now + limit;
+      const auto it =
+          std::partition_point(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.first >= by; });
+      std::int64_t sum = clear_free + (it == clear_at_.begin() ? 0 : std::prev(it)->second);
+      for (const auto& [id, f0] : clear_pend_)
+        if (f0 >= by && first_res_[id] < by) sum -= avail_[id].gpus;
+      return sum;
     };
     // Whether order[i] could still start now: reservations and starts only take GPUs away from
     // now, so once a job cannot, it cannot for the rest of the pass. Reservations are only kept
@@ -1847,7 +1859,9 @@ class SlurmPolicy final : public Policy, public Inspect {
       // One entry per list, after the entries of the same time (only the times are ordered).
       const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
       res_span_.push_back({at, at + limit});
-      for (const auto& sl : reserved) res_nodes_.push_back(sl.node);
+      const std::size_t base = res_nodes_.size();
+      res_nodes_.resize(base + reserved.size());
+      for (std::size_t k = 0; k < reserved.size(); ++k) res_nodes_[base + k] = reserved[k].node;
       res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
       auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
       by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time),
@@ -1860,7 +1874,12 @@ class SlurmPolicy final : public Policy, public Inspect {
         // The list clear_now() reads holds the nodes with GPUs free now: only a reservation on
         // one of them, earlier than what it had, changes it.
         const NodeId id = sl.node;
-        if (at < first_res_[id] && avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) clear_stale = true;
+        if (!clear_stale && at < first_res_[id] && avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob &&
+            clear_mark_[id] == 0) {
+          clear_mark_[id] = 1;
+          clear_pend_.push_back({id, first_res_[id]});
+          if (clear_pend_.size() > 64) clear_stale = true;
+        }
         first_res_[id] = std::min(first_res_[id], at);
       }
     }
@@ -1890,6 +1909,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Switch> switches_;
   std::vector<std::int64_t> weight_;
   std::vector<NodeCap> cap_;
+  bool plain_nodes_ = false;  // one weight, no CPUs or memory modelled: backfill's quick_pick may serve
   std::vector<std::int32_t> excl_;
   std::vector<JobIndex> held_for_;
   std::int64_t total_gpus_ = 0, total_cpus_ = 0;
@@ -1922,6 +1942,13 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Avail> avail_, sim_, prof_;
   std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
   void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
+  void copy_avail() {  // prof_ = avail_ and prof_free_ = avail_free_, as plain copies
+    static_assert(std::is_trivially_copyable_v<Avail>);
+    prof_.resize(avail_.size());
+    prof_free_.resize(avail_free_.size());
+    std::memcpy(prof_.data(), avail_.data(), avail_.size() * sizeof(Avail));
+    std::memcpy(prof_free_.data(), avail_free_.data(), avail_free_.size());
+  }
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
   std::vector<std::int32_t> tcap_;                      // restrict_to_topology: candidate capacity by node, else -1
@@ -1930,7 +1957,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   // overlaps [now, now + d) when it starts before now + d).
   std::vector<Tick> first_res_;
   std::vector<NodeId> freenodes_;
-  std::vector<NodeId> touched_;  // backfill: the nodes of a start
+  std::vector<NodeId> touched_;                      // backfill: the nodes of a start
+  std::vector<std::pair<NodeId, Tick>> clear_pend_;  // backfill: clear_now()'s changes since its list was built
+  std::vector<std::uint8_t> clear_mark_;             // per node: in clear_pend_
   std::vector<std::pair<Tick, std::int64_t>>
       clear_at_;  // backfill: (first_res_, GPUs so far) by first_res_, latest first
   std::vector<std::pair<Tick, JobIndex>> rel_;

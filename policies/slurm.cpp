@@ -1680,18 +1680,13 @@ class SlurmPolicy final : public Policy, public Inspect {
       return models::Placement{};  // not reached: cur_clear holds the job
     };
 
-    // The GPUs free now on nodes that no reservation of this pass blocks for a limit L (first_res_
-    // at or after now + L), from a list by first_res_ that is rebuilt after a reservation or a start.
-    // (Those no reservation blocks at all are summed apart: most free nodes have none.)
-    // Reservations since the list was built are applied at each query from clear_pend_ (a node's
-    // first_res_ when the list was built), up to 64 nodes; a start rebuilds it.
+    // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
+    // (first_res_ at or after now + L) are at least `want`: from a list by first_res_ (the nodes no
+    // reservation blocks summed apart), built again after a start or a reservation on such a node.
     bool clear_stale = true;
     std::int64_t clear_free = 0;
-    auto clear_now = [&](Tick limit) -> std::int64_t {
+    auto clear_holds = [&](Tick limit, std::int64_t want) -> bool {
       if (clear_stale) {
-        for (const auto& [id, f0] : clear_pend_) clear_mark_[id] = 0;
-        clear_pend_.clear();
-        clear_mark_.resize(avail_.size(), 0);
         clear_at_.clear();
         clear_free = 0;
         for (NodeId id : freenodes_) {
@@ -1705,13 +1700,9 @@ class SlurmPolicy final : public Policy, public Inspect {
         for (std::size_t k = 1; k < clear_at_.size(); ++k) clear_at_[k].second += clear_at_[k - 1].second;
         clear_stale = false;
       }
-      const Tick by = now + limit;
-      const auto it =
-          std::partition_point(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.first >= by; });
-      std::int64_t sum = clear_free + (it == clear_at_.begin() ? 0 : std::prev(it)->second);
-      for (const auto& [id, f0] : clear_pend_)
-        if (f0 >= by && first_res_[id] < by) sum -= avail_[id].gpus;
-      return sum;
+      const auto it = std::partition_point(clear_at_.begin(), clear_at_.end(),
+                                           [&](const auto& e) { return e.first >= now + limit; });
+      return clear_free + (it == clear_at_.begin() ? 0 : std::prev(it)->second) >= want;
     };
     // Whether order[i] could still start now: reservations and starts only take GPUs away from
     // now, so once a job cannot, it cannot for the rest of the pass. Reservations are only kept
@@ -1722,7 +1713,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       const JobIndex m = order[i];
       if (nominee_.count(m) != 0 || jobs[m].gpus > final_bound) return false;  // skipped below
       if (jobs[m].gpus <= 0) return true;
-      return clear_now(limit_[m] == kUnlimited ? kYear : limit_[m]) >= jobs[m].gpus;
+      return clear_holds(limit_[m] == kUnlimited ? kYear : limit_[m], jobs[m].gpus);
     };
     // What each walk of this pass found: no start before `from` (kNever: none in the window) for
     // its job's ask. Reservations and starts only take from what is free at any time, so a job
@@ -1781,7 +1772,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         recs_.push_back(ask);
       };
       // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
-      if (from == now && (held_any || jobs[j].gpus <= 0 || clear_now(limit) >= jobs[j].gpus)) {
+      if (from == now && (held_any || jobs[j].gpus <= 0 || clear_holds(limit, jobs[j].gpus))) {
         auto pl = choose(
             s, j, avail_, [&](NodeId id) { return first_res_[id] >= now + limit; }, &avail_free_);
         if (!pl.empty()) {
@@ -1871,15 +1862,10 @@ class SlurmPolicy final : public Policy, public Inspect {
                      {at + limit, rid});  // after by_end_[0, cur_be)
       block_res(rid);
       for (const auto& sl : reserved) {
-        // The list clear_now() reads holds the nodes with GPUs free now: only a reservation on
+        // The list clear_holds() reads holds the nodes with GPUs free now: only a reservation on
         // one of them, earlier than what it had, changes it.
         const NodeId id = sl.node;
-        if (!clear_stale && at < first_res_[id] && avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob &&
-            clear_mark_[id] == 0) {
-          clear_mark_[id] = 1;
-          clear_pend_.push_back({id, first_res_[id]});
-          if (clear_pend_.size() > 64) clear_stale = true;
-        }
+        if (at < first_res_[id] && avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) clear_stale = true;
         first_res_[id] = std::min(first_res_[id], at);
       }
     }
@@ -1957,9 +1943,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // overlaps [now, now + d) when it starts before now + d).
   std::vector<Tick> first_res_;
   std::vector<NodeId> freenodes_;
-  std::vector<NodeId> touched_;                      // backfill: the nodes of a start
-  std::vector<std::pair<NodeId, Tick>> clear_pend_;  // backfill: clear_now()'s changes since its list was built
-  std::vector<std::uint8_t> clear_mark_;             // per node: in clear_pend_
+  std::vector<NodeId> touched_;  // backfill: the nodes of a start
   std::vector<std::pair<Tick, std::int64_t>>
       clear_at_;  // backfill: (first_res_, GPUs so far) by first_res_, latest first
   std::vector<std::pair<Tick, JobIndex>> rel_;

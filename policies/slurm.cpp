@@ -1597,6 +1597,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     // Going back: undo the steps from the cursor back to t, or start again from now when that is
     // fewer steps (a reservation's entry counts as its nodes on average; a restore as kRestore).
     constexpr std::size_t kRestore = 256;
+    auto per_res = [&]() -> std::size_t {  // nodes per reservation, rounded up (at least 1)
+      return res_off_.size() > 1 ? res_nodes_.size() / (res_off_.size() - 1) + 1 : 1;
+    };
     auto cheaper_from_now = [&](Tick t, Tick x) {
       const auto ri = static_cast<std::size_t>(
           std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& q) { return v < q.t; }) -
@@ -1607,7 +1610,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           static_cast<std::size_t>(std::upper_bound(by_end_.begin(), by_end_.end(), t, by_time) - by_end_.begin());
       const auto bs = static_cast<std::size_t>(std::upper_bound(by_start_.begin(), by_start_.end(), x, by_time) -
                                                by_start_.begin());
-      const std::size_t per = res_off_.size() > 1 ? res_nodes_.size() / (res_off_.size() - 1) + 1 : 1;
+      const std::size_t per = per_res();
       const std::size_t back = (cur_ri - ri) + per * ((cur_be - be) + (cur_bs > bs ? cur_bs - bs : bs - cur_bs));
       const std::size_t fresh = ri + kRestore + per * (be + bs);
       return fresh < back;
@@ -1776,8 +1779,12 @@ class SlurmPolicy final : public Policy, public Inspect {
         auto pl = choose(
             s, j, avail_, [&](NodeId id) { return first_res_[id] >= now + limit; }, &avail_free_);
         if (!pl.empty()) {
-          // The cursor goes back to now first: the start changes avail_ and the releases.
-          go(now, cur_x);
+          // The cursor goes back to now first (nothing counted): the start changes avail_ and the
+          // releases.
+          if (cur_ri + per_res() * (cur_be + cur_bs) > kRestore)
+            restore_now();
+          else
+            go(now, now);
           // Only the placement's nodes change: their part of the totals is taken out and put back.
           touched_.clear();
           for (const auto& sl : pl) touched_.push_back(sl.node);

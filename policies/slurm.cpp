@@ -1494,7 +1494,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       const Avail& a = prof_[id];
       return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
     };
-    // clear_bits_[g]: the clear nodes with g GPUs free, as bits by node id (for quick_pick).
+    // clear_bits_[g * words, (g + 1) * words): the clear nodes with g GPUs free, as bits by node id
+    // (for quick_pick).
     const std::size_t words = (avail_.size() + 63) / 64;
     constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
     auto count = [&](NodeId id, std::int32_t g, int sign) {
@@ -1505,9 +1506,9 @@ class SlurmPolicy final : public Policy, public Inspect {
       cur_clear += sign * g;
       const std::uint64_t bit = std::uint64_t{1} << (id % 64);
       if (sign > 0)
-        clear_bits_[b][id / 64] |= bit;
+        clear_bits_[b * words + id / 64] |= bit;
       else
-        clear_bits_[b][id / 64] &= ~bit;
+        clear_bits_[b * words + id / 64] &= ~bit;
     };
     auto block = [&](NodeId id) {
       if (overlap_[id] == 0) {
@@ -1587,7 +1588,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       copy_avail();
       std::fill(overlap_.begin(), overlap_.end(), 0);
       hist_ = base_hist_;
-      for (std::size_t b = 0; b < base_bits_.size(); ++b) clear_bits_[b] = base_bits_[b];
+      std::copy(base_bits_.begin(), base_bits_.end(), clear_bits_.begin());
       cur_clear = base_clear_;
       cur_blocked = 0;
       cur_total = free_now_;
@@ -1626,8 +1627,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     };
     // The totals at the pass's start (the cursor at now, no reservation): those kept with avail_.
     hist_ = base_hist_;
-    clear_bits_.resize(base_bits_.size());
-    for (std::size_t b = 0; b < base_bits_.size(); ++b) clear_bits_[b] = base_bits_[b];
+    clear_bits_ = base_bits_;
     cur_clear = base_clear_;
     cur_blocked = 0;
     // pick() over the clear nodes, read from clear_bits_, where choose() would take exactly those
@@ -1640,8 +1640,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       return one_weight && hist_ok && !a.fixed && !a.exclusive && jobs[j].gpu_type == 0 &&
              p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
     };
-    auto lowest = [&](std::size_t g, NodeId from) -> NodeId {  // the first node >= from in clear_bits_[g]
-      const auto& bits = clear_bits_[g];
+    auto lowest = [&](std::size_t g, NodeId from) -> NodeId {  // the first clear node >= from with g GPUs free
+      const std::uint64_t* bits = clear_bits_.data() + g * words;
       std::size_t w = from / 64;
       if (w >= words) return kNoNode;
       std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
@@ -1993,12 +1993,12 @@ class SlurmPolicy final : public Policy, public Inspect {
       std::tuple<int, std::uint32_t, bool, bool, std::int32_t, std::int32_t, std::int64_t, std::int32_t, std::int64_t>,
       std::int64_t>
       room_of_;
-  std::vector<std::vector<std::uint64_t>> clear_bits_;  // backfill: per free-GPU count, the clear nodes
-  bool avail_all_ = true;                               // build_avail: rebuild every node
-  std::uint64_t avail_up_changes_ = 0;                  // the cluster's up_changes() at the last full build
-  std::vector<NodeId> avail_stale_;                     // nodes released since the last build
-  std::vector<std::uint8_t> avail_free_;                // per node: avail_ has it up with a GPU free (choose)
-  std::vector<std::uint64_t> avail_bits_;               // the same, as bits by node id
+  std::vector<std::uint64_t> clear_bits_;  // backfill: per free-GPU count, the clear nodes (words per count)
+  bool avail_all_ = true;                  // build_avail: rebuild every node
+  std::uint64_t avail_up_changes_ = 0;     // the cluster's up_changes() at the last full build
+  std::vector<NodeId> avail_stale_;        // nodes released since the last build
+  std::vector<std::uint8_t> avail_free_;   // per node: avail_ has it up with a GPU free (choose)
+  std::vector<std::uint64_t> avail_bits_;  // the same, as bits by node id
   void note_avail_free(NodeId id) {
     avail_free_[id] = avail_[id].ok && avail_[id].gpus > 0 ? 1 : 0;
     const std::uint64_t bit = std::uint64_t{1} << (id % 64);
@@ -2016,8 +2016,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::int32_t max_gpus_ = 0;
   std::vector<std::int32_t> base_g_;
   std::vector<std::int64_t> base_hist_;
-  std::vector<std::vector<std::uint64_t>> base_bits_;
+  std::vector<std::uint64_t> base_bits_;  // as clear_bits_
   std::int64_t base_clear_ = 0, base_over_ = 0;
+  std::size_t base_words_ = 0;
   std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
   std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
   void base_put(NodeId id, std::int32_t g, int sign) {
@@ -2028,9 +2029,9 @@ class SlurmPolicy final : public Policy, public Inspect {
     base_clear_ += sign * g;
     const std::uint64_t bit = std::uint64_t{1} << (id % 64);
     if (sign > 0)
-      base_bits_[b][id / 64] |= bit;
+      base_bits_[b * base_words_ + id / 64] |= bit;
     else
-      base_bits_[b][id / 64] &= ~bit;
+      base_bits_[b * base_words_ + id / 64] &= ~bit;
   }
   void base_note(NodeId id) {
     const Avail& a = avail_[id];
@@ -2045,7 +2046,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (const auto& n : view.cluster().nodes()) max_gpus_ = std::max(max_gpus_, n.gpus);
     const std::size_t words = (avail_.size() + 63) / 64;
     base_hist_.assign(static_cast<std::size_t>(max_gpus_) + 1, 0);
-    base_bits_.assign(static_cast<std::size_t>(max_gpus_) + 1, std::vector<std::uint64_t>(words, 0));
+    base_words_ = words;
+    base_bits_.assign((static_cast<std::size_t>(max_gpus_) + 1) * words, 0);
     base_clear_ = base_over_ = 0;
     base_g_.assign(avail_.size(), -1);
     base_ok_ = true;

@@ -236,6 +236,37 @@ struct Key {
   }
 };
 
+// The clear nodes (up, not held, no reservation counted) by free GPUs: how many have g free
+// (counts above `max` in the last), which ones (bits by node id, `words` words per count), their
+// GPUs in all, and how many have more than `max` free (then the counts do not describe them).
+struct ClearTally {
+  std::int32_t max = 0;
+  std::size_t words = 0;
+  std::vector<std::int64_t> count;
+  std::vector<std::uint64_t> bits;
+  std::int64_t gpus = 0, over = 0;
+  void reset(std::int32_t max_gpus, std::size_t nodes) {
+    max = max_gpus;
+    words = (nodes + 63) / 64;
+    count.assign(static_cast<std::size_t>(max) + 1, 0);
+    bits.assign((static_cast<std::size_t>(max) + 1) * words, 0);
+    gpus = over = 0;
+  }
+  // Node id with g GPUs free added (sign 1) or taken out (-1); g < 0: not clear, nothing to do.
+  void put(NodeId id, std::int32_t g, int sign) {
+    if (g < 0) return;
+    if (g > max) over += sign;
+    const auto b = static_cast<std::size_t>(std::min(g, max));
+    count[b] += sign;
+    gpus += sign * g;
+    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+    if (sign > 0)
+      bits[b * words + id / 64] |= bit;
+    else
+      bits[b * words + id / 64] &= ~bit;
+  }
+};
+
 struct Switch {
   std::string name;
   int level = 0;
@@ -1474,8 +1505,8 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
     const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
     if (!base_ok_) base_build(s);
-    const std::int32_t max_gpus = max_gpus_;
-    bool hist_ok = !held_any && base_over_ == 0;
+    const std::int32_t max_gpus = base_.max;
+    bool hist_ok = !held_any && base_.over == 0;
 
     // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
     // (mostly forward: a job dominated by an earlier one starts where that one stopped).
@@ -1484,31 +1515,21 @@ class SlurmPolicy final : public Policy, public Inspect {
     // those ended by cur_t (by_end_[0, cur_be)): a reservation [b, e) blocks t for a limit L when
     // b - L < t < e, so a walk at t counts those with b <= t + L - 1 = cur_x.
     // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
-    // hist_ / cur_clear: the clear nodes (up, not held, overlap_ 0) by free GPUs, and their GPUs.
+    // clear_: the clear nodes (up, not held, overlap_ 0) by free GPUs (ClearTally).
     // All four are functions of the state, so the order of the updates does not matter.
     Tick cur_t = now;
     std::size_t cur_ri = 0, cur_be = 0;
-    std::int64_t cur_total = free_now_, cur_blocked = 0, cur_clear = 0;
+    std::int64_t cur_total = free_now_, cur_blocked = 0;
     auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
     auto clear_gpus = [&](NodeId id) -> std::int32_t {
       const Avail& a = prof_[id];
       return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
     };
-    // clear_bits_[g * words, (g + 1) * words): the clear nodes with g GPUs free, as bits by node id
-    // (for quick_pick).
-    const std::size_t words = (avail_.size() + 63) / 64;
+    const std::size_t words = base_.words;
     constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
     auto count = [&](NodeId id, std::int32_t g, int sign) {
-      if (g < 0) return;
-      if (g > max_gpus) hist_ok = false;
-      const auto b = static_cast<std::size_t>(std::min(g, max_gpus));
-      hist_[b] += sign;
-      cur_clear += sign * g;
-      const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-      if (sign > 0)
-        clear_bits_[b * words + id / 64] |= bit;
-      else
-        clear_bits_[b * words + id / 64] &= ~bit;
+      clear_.put(id, g, sign);
+      if (clear_.over > 0) hist_ok = false;
     };
     auto block = [&](NodeId id) {
       if (overlap_[id] == 0) {
@@ -1587,9 +1608,10 @@ class SlurmPolicy final : public Policy, public Inspect {
     auto restore_now = [&] {
       copy_avail();
       std::fill(overlap_.begin(), overlap_.end(), 0);
-      hist_ = base_hist_;
-      std::copy(base_bits_.begin(), base_bits_.end(), clear_bits_.begin());
-      cur_clear = base_clear_;
+      clear_.count = base_.count;
+      std::copy(base_.bits.begin(), base_.bits.end(), clear_.bits.begin());
+      clear_.gpus = base_.gpus;
+      clear_.over = base_.over;
       cur_blocked = 0;
       cur_total = free_now_;
       cur_t = cur_x = now;
@@ -1620,17 +1642,15 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (t < cur_t && cheaper_from_now(t, x)) restore_now();
       go(t, x);
     };
-    // One node's part of cur_blocked, hist_, cur_clear and clear_bits_, added (1) or taken out (-1).
+    // One node's part of cur_blocked and clear_, added (1) or taken out (-1).
     auto tally = [&](NodeId id, int sign) {
       if (overlap_[id] > 0) cur_blocked += sign * counted(id);
       count(id, clear_gpus(id), sign);
     };
     // The totals at the pass's start (the cursor at now, no reservation): those kept with avail_.
-    hist_ = base_hist_;
-    clear_bits_ = base_bits_;
-    cur_clear = base_clear_;
+    clear_ = base_;
     cur_blocked = 0;
-    // pick() over the clear nodes, read from clear_bits_, where choose() would take exactly those
+    // pick() over the clear nodes, read from clear_.bits, where choose() would take exactly those
     // with their free GPUs as capacity: a flexible job on a partition of every node, one weight, no
     // topology, GPU type, CPUs, memory, exclusive nodes or held nodes. Same nodes, same order.
     const bool one_weight = switches_.empty() && !held_any && plain_nodes_ && cap_.size() == avail_.size();
@@ -1641,7 +1661,7 @@ class SlurmPolicy final : public Policy, public Inspect {
              p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
     };
     auto lowest = [&](std::size_t g, NodeId from) -> NodeId {  // the first clear node >= from with g GPUs free
-      const std::uint64_t* bits = clear_bits_.data() + g * words;
+      const std::uint64_t* bits = clear_.bits.data() + g * words;
       std::size_t w = from / 64;
       if (w >= words) return kNoNode;
       std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
@@ -1680,7 +1700,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           pl.push_back({fit, left, 0, 0});
           return pl;
         }
-      return models::Placement{};  // not reached: cur_clear holds the job
+      return models::Placement{};  // not reached: clear_.gpus holds the job
     };
 
     // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
@@ -1831,10 +1851,10 @@ class SlurmPolicy final : public Policy, public Inspect {
       while (true) {
         bool fits = cur_total - cur_blocked >= jobs[j].gpus;
         if (fits && hist_ok) {
-          if (!sh.fixed && cur_clear < sh.total) fits = false;
+          if (!sh.fixed && clear_.gpus < sh.total) fits = false;
           if (sh.fixed && sh.need >= 1) {
             std::int64_t nodes = 0;
-            for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += hist_[static_cast<std::size_t>(g)];
+            for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += clear_.count[static_cast<std::size_t>(g)];
             if (nodes < static_cast<std::int64_t>(sh.slices.size())) fits = false;
           }
         }
@@ -1987,13 +2007,12 @@ class SlurmPolicy final : public Policy, public Inspect {
     Tick from;
   };
   std::vector<WalkRec> recs_;
-  std::vector<std::int64_t> hist_;
   // never_fits: per partition, GPU type and shape, the GPUs (or nodes) its empty nodes hold.
   mutable std::map<
       std::tuple<int, std::uint32_t, bool, bool, std::int32_t, std::int32_t, std::int64_t, std::int32_t, std::int64_t>,
       std::int64_t>
       room_of_;
-  std::vector<std::uint64_t> clear_bits_;  // backfill: per free-GPU count, the clear nodes (words per count)
+  ClearTally clear_;                       // backfill: the clear nodes at the cursor
   bool avail_all_ = true;                  // build_avail: rebuild every node
   std::uint64_t avail_up_changes_ = 0;     // the cluster's up_changes() at the last full build
   std::vector<NodeId> avail_stale_;        // nodes released since the last build
@@ -2008,47 +2027,25 @@ class SlurmPolicy final : public Policy, public Inspect {
       avail_bits_[id / 64] &= ~bit;
     if (base_ok_) base_note(id);
   }
-  // Backfill's totals at the start of a pass, kept as avail_ changes: per node the free GPUs it
-  // counts as clear (up and not held: its free GPUs, at least 0; else -1), and by that count the
-  // nodes (bits by node id, counts above max_gpus_ in the last), with their GPUs in all and how
-  // many nodes have more than max_gpus_ (then backfill cannot use the counts).
+  // Backfill's clear nodes at the start of a pass (no reservation), kept as avail_ changes, with
+  // per node the free GPUs counted (up and not held: its free GPUs, at least 0; else -1).
   bool base_ok_ = false;  // false: rebuilt at the next pass (a node held, or the nodes rebuilt)
-  std::int32_t max_gpus_ = 0;
   std::vector<std::int32_t> base_g_;
-  std::vector<std::int64_t> base_hist_;
-  std::vector<std::uint64_t> base_bits_;  // as clear_bits_
-  std::int64_t base_clear_ = 0, base_over_ = 0;
-  std::size_t base_words_ = 0;
+  ClearTally base_;
   std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
   std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
-  void base_put(NodeId id, std::int32_t g, int sign) {
-    if (g < 0) return;
-    if (g > max_gpus_) base_over_ += sign;
-    const auto b = static_cast<std::size_t>(std::min(g, max_gpus_));
-    base_hist_[b] += sign;
-    base_clear_ += sign * g;
-    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-    if (sign > 0)
-      base_bits_[b * base_words_ + id / 64] |= bit;
-    else
-      base_bits_[b * base_words_ + id / 64] &= ~bit;
-  }
   void base_note(NodeId id) {
     const Avail& a = avail_[id];
     const std::int32_t g = a.ok && held_for_[id] == kNoJob ? std::max(a.gpus, 0) : -1;
     if (g == base_g_[id]) return;
-    base_put(id, base_g_[id], -1);
-    base_put(id, g, 1);
+    base_.put(id, base_g_[id], -1);
+    base_.put(id, g, 1);
     base_g_[id] = g;
   }
   void base_build(const ClusterView& view) {
-    max_gpus_ = 0;
-    for (const auto& n : view.cluster().nodes()) max_gpus_ = std::max(max_gpus_, n.gpus);
-    const std::size_t words = (avail_.size() + 63) / 64;
-    base_hist_.assign(static_cast<std::size_t>(max_gpus_) + 1, 0);
-    base_words_ = words;
-    base_bits_.assign((static_cast<std::size_t>(max_gpus_) + 1) * words, 0);
-    base_clear_ = base_over_ = 0;
+    std::int32_t max_gpus = 0;
+    for (const auto& n : view.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
+    base_.reset(max_gpus, avail_.size());
     base_g_.assign(avail_.size(), -1);
     base_ok_ = true;
     for (NodeId id = 0; id < avail_.size(); ++id) base_note(id);

@@ -11,24 +11,13 @@
 #include "policies/kueue.hpp"
 #include "policies/params.hpp"
 #include "sim/suggest.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::policies::kueue {
 
 namespace {
 
 std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
-
-std::vector<std::string> split(std::string_view key) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (true) {
-    const auto dot = key.find('.', at);
-    out.emplace_back(key.substr(at, dot == std::string_view::npos ? std::string_view::npos : dot - at));
-    if (dot == std::string_view::npos) break;
-    at = dot + 1;
-  }
-  return out;
-}
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
   std::int64_t v = 0;
@@ -215,7 +204,7 @@ struct Parser {
     std::map<std::string, std::vector<std::string>> topologies;  // Topology objects: node labels, outermost first
     std::vector<std::pair<std::string, const ParamValue*>> tas_asked;
     for (const auto& [key, v] : params) {
-      const auto seg = split(key);
+      const auto seg = sim::split_on(key, '.');
       const std::string& head = seg[0];
       if (key.starts_with("scoringStrategy.") || key.starts_with("weights.") || key == "termination_grace_period") {
         scheduler[key] = v;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "models/topology.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::policies::slurm {
 
@@ -641,11 +642,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         const auto& c = parts_[static_cast<std::size_t>(i)].conf;
         return std::pair<int, std::int64_t>(c.state == PartitionState::Up ? 1 : 0, c.tier);
       };
-      std::size_t at = 0;
-      while (at <= q.size()) {
-        const std::size_t comma = std::min(q.find(',', at), q.size());
-        const std::string_view name = std::string_view(q).substr(at, comma - at);
-        at = comma + 1;
+      for (const std::string& name : sim::split_on(q, ',')) {
         for (std::size_t i = 0; i < parts_.size(); ++i) {
           const auto& c = parts_[i].conf;
           if (c.name != name || c.state == PartitionState::Drain || c.state == PartitionState::Inactive) continue;

@@ -16,6 +16,7 @@
 
 #include "policies/slurm.hpp"
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::policies::slurm {
 
@@ -389,12 +390,8 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       if (f.count("realmemory")) d.memory_mib = to_int(r, "RealMemory", f["realmemory"], 0, 1'000'000'000'000);
       if (f.count("weight")) d.weight = to_int(r, "Weight", f["weight"], 0, 65533);
       if (f.count("feature")) {
-        std::string feat = f["feature"];
-        for (std::size_t at = 0; at <= feat.size();) {
-          const std::size_t comma = std::min(feat.find(',', at), feat.size());
-          if (comma > at) d.features.insert(feat.substr(at, comma - at));
-          at = comma + 1;
-        }
+        for (auto& feature : sim::split_on(f["feature"], ','))
+          if (!feature.empty()) d.features.insert(std::move(feature));
       }
       if (f.count("state") && lower(f["state"]) == "future") continue;  // not yet in service
       if (f.count("state") && lower(f["state"]) == "cloud")
@@ -451,10 +448,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
                                                        "salloc_wait_nodes",      "sbatch_wait_nodes",
                                                        "requeue_setup_env_fail", "max_script_size"};
           std::string kept;
-          for (std::size_t at = 0; at <= it.value.size();) {
-            const std::size_t comma = std::min(it.value.find(',', at), it.value.size());
-            const std::string item = it.value.substr(at, comma - at);
-            at = comma + 1;
+          for (const std::string& item : sim::split_on(it.value, ',')) {
             if (item.empty()) continue;
             const std::string name = item.substr(0, item.find('='));
             if (kModelled.count(name)) {
@@ -639,22 +633,11 @@ PipeTable read_pipe_table(const std::string& path, std::initializer_list<const c
   std::vector<std::string> header;
   std::string raw;
   int line = 0;
-  const auto split = [](const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t at = 0;
-    while (true) {
-      const auto bar = s.find('|', at);
-      out.push_back(s.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
-      if (bar == std::string::npos) break;
-      at = bar + 1;
-    }
-    return out;
-  };
   while (std::getline(in, raw)) {
     ++line;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
-    auto cells = split(raw);
+    auto cells = sim::split_on(raw, '|');
     // `-p` (not -P) ends every line with the delimiter.
     const std::size_t want = header.empty() ? cells.size() : header.size();
     if (cells.size() > 1 && cells.back().empty() && (header.empty() || cells.size() == want + 1)) cells.pop_back();
@@ -718,11 +701,8 @@ SlurmConfImport read_sacctmgr_qos(const std::string& path) {
       } else if (col == "maxtrespu") {
         // "cpu=64,gres/gpu=8": the GPUs are modelled (policies/slurm_limits.hpp), the rest is not.
         std::string rest;
-        std::size_t at = 0;
-        while (at <= v.size()) {
-          const auto comma = std::min(v.find(',', at), v.size());
-          const std::string item = std::string(trim(v.substr(at, comma - at)));
-          at = comma + 1;
+        for (const std::string& part : sim::split_on(v, ',')) {
+          const std::string item = std::string(trim(part));
           if (item.empty()) continue;
           if (item.rfind("gres/gpu=", 0) == 0) {
             set("MaxGPUsPerUser", item.substr(9));

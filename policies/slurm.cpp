@@ -1115,6 +1115,62 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   // --- Decisions -------------------------------------------------------------------------------
 
+  // pick() over clear nodes read from a ClearTally's bits, where choose() would take exactly those
+  // nodes with their free GPUs as capacity (see quick_ok): the best-fit single node (fewest free
+  // GPUs that hold the job, then lowest id), else the nodes with the most free GPUs first (lowest
+  // id first) and for what is left the first of those after them with the fewest GPUs that hold
+  // it. Same nodes, same order. Empty when the tally's nodes do not hold `total` GPUs.
+  models::Placement quick_pick(const ClearTally& t, std::int32_t total) const {
+    constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+    if (t.gpus < total) return {};
+    auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
+      const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
+      std::size_t w = from / 64;
+      if (w >= t.words) return kNoNode;
+      std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
+      while (x == 0) {
+        if (++w == t.words) return kNoNode;
+        x = bits[w];
+      }
+      return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+    };
+    models::Placement pl;
+    for (std::int32_t g = total; g <= t.max; ++g)
+      if (const NodeId id = lowest(g, 0); id != kNoNode) {
+        pl.push_back({id, total, 0, 0});
+        return pl;
+      }
+    std::int32_t left = total;
+    for (std::int32_t g = t.max; g >= 1; --g)
+      for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
+        if (left > g) {
+          pl.push_back({id, g, 0, 0});
+          left -= g;
+          continue;
+        }
+        NodeId fit = id;
+        for (std::int32_t h = left; h < g; ++h)
+          if (const NodeId k = lowest(h, 0); k != kNoNode) {
+            fit = k;
+            break;
+          }
+        pl.push_back({fit, left, 0, 0});
+        return pl;
+      }
+    return {};
+  }
+  // Whether quick_pick may serve job j: a flexible job without GPU type on an Up partition of every
+  // node, nodes of one weight without CPUs or memory modelled, no topology and no held node.
+  bool held_none() const {
+    return std::none_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
+  }
+  bool quick_ok(JobIndex j, bool held_any) const {
+    const Shape& a = shape_[j];
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    return plain_nodes_ && cap_.size() == avail_.size() && switches_.empty() && !held_any && !a.fixed && !a.exclusive &&
+           workload_->jobs[j].gpu_type == 0 && p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
+  }
+
   std::string start(Session& s, JobIndex j, const models::Placement& pl, std::string_view reason) {
     std::string why = s.start(j, pl, reason);
     if (!why.empty()) return why;
@@ -1293,8 +1349,12 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (!waiting) {
         const Job& job = s.workload().jobs[j];
         if (free_now_ + held_free_ >= job.gpus) {
-          auto pl = choose(
-              s, j, avail_, [](NodeId) { return true; }, &avail_free_);
+          // The kept clear nodes (every node up and not held, with its free GPUs) serve as backfill's
+          // do, where choose() would take exactly those.
+          auto pl = job.gpus > 0 && base_ok_ && base_.over == 0 && held_none() && quick_ok(j, false)
+                        ? quick_pick(base_, shape_[j].total)
+                        : choose(
+                              s, j, avail_, [](NodeId) { return true; }, &avail_free_);
           if (!pl.empty() && start(s, j, pl, "main scheduler").empty()) continue;
         }
         if (c_.preempt_type != PreemptType::None && c_.preempt_mode != PreemptModeS::Off && try_preempt(s, j)) {
@@ -1522,8 +1582,6 @@ class SlurmPolicy final : public Policy, public Inspect {
       const Avail& a = prof_[id];
       return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
     };
-    const std::size_t words = base_.words;
-    constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
     auto count = [&](NodeId id, std::int32_t g, int sign) {
       clear_.put(id, g, sign);
       if (clear_.over > 0) hist_ok = false;
@@ -1647,58 +1705,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     // The totals at the pass's start (the cursor at now, no reservation): those kept with avail_.
     clear_ = base_;
     cur_blocked = 0;
-    // pick() over the clear nodes, read from clear_.bits, where choose() would take exactly those
-    // with their free GPUs as capacity: a flexible job on a partition of every node, one weight, no
-    // topology, GPU type, CPUs, memory, exclusive nodes or held nodes. Same nodes, same order.
-    const bool one_weight = switches_.empty() && !held_any && plain_nodes_ && cap_.size() == avail_.size();
-    auto quick = [&](JobIndex j) {
-      const Shape& a = shape_[j];
-      const Part& p = parts_[static_cast<std::size_t>(part_[j])];
-      return one_weight && hist_ok && !a.fixed && !a.exclusive && jobs[j].gpu_type == 0 &&
-             p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
-    };
-    auto lowest = [&](std::size_t g, NodeId from) -> NodeId {  // the first clear node >= from with g GPUs free
-      const std::uint64_t* bits = clear_.bits.data() + g * words;
-      std::size_t w = from / 64;
-      if (w >= words) return kNoNode;
-      std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
-      while (x == 0) {
-        if (++w == words) return kNoNode;
-        x = bits[w];
-      }
-      return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
-    };
-    auto quick_pick = [&](JobIndex j) {
-      const std::int32_t total = shape_[j].total;
-      models::Placement pl;
-      // The best-fit single node: fewest free GPUs that hold the job, then lowest id.
-      for (std::int32_t g = total; g <= max_gpus; ++g)
-        if (const NodeId id = lowest(static_cast<std::size_t>(g), 0); id != kNoNode) {
-          pl.push_back({id, total, 0, 0});
-          return pl;
-        }
-      // Else the nodes with the most free GPUs first (lowest id first), and for what is left the
-      // first of those after them with the fewest GPUs that hold it.
-      std::int32_t left = total;
-      for (std::int32_t g = max_gpus; g >= 1; --g)
-        for (NodeId id = lowest(static_cast<std::size_t>(g), 0); id != kNoNode;
-             id = lowest(static_cast<std::size_t>(g), id + 1)) {
-          if (left > g) {
-            pl.push_back({id, g, 0, 0});
-            left -= g;
-            continue;
-          }
-          NodeId fit = id;
-          for (std::int32_t h = left; h < g; ++h)
-            if (const NodeId k = lowest(static_cast<std::size_t>(h), 0); k != kNoNode) {
-              fit = k;
-              break;
-            }
-          pl.push_back({fit, left, 0, 0});
-          return pl;
-        }
-      return models::Placement{};  // not reached: clear_.gpus holds the job
-    };
+    // A reservation's nodes from the clear nodes' bits where choose() would take exactly those.
+    auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
 
     // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
     // (first_res_ at or after now + L) are at least `want`: from a list by first_res_ (the nodes no
@@ -1856,7 +1864,7 @@ class SlurmPolicy final : public Policy, public Inspect {
           }
         }
         if (fits) {
-          reserved = quick(j) ? quick_pick(j)
+          reserved = quick(j) ? quick_pick(clear_, shape_[j].total)
                               : choose(
                                     s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
           if (!reserved.empty()) break;

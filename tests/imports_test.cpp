@@ -31,6 +31,16 @@ namespace fs = std::filesystem;
 
 const std::string kData = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/";
 
+// A site's slurm.conf as its cluster and policy, replaying the jobs.sacct beside it.
+results::RunResult run_slurm_site(const std::string& dir, const std::string& name) {
+  const auto sc = scenarios::parse_scenario(
+      "name: " + name +
+          "\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
+          "workload: {trace: jobs.sacct}\n",
+      dir + "inline.yaml");
+  return app::run_scenario(sc).result;
+}
+
 using headroom::testing::TempDir;
 
 std::string error_of(const std::string& path, const ImportOptions& options = {}) {
@@ -303,11 +313,7 @@ TEST(SlurmConf, RealSiteBioMedIA) {
   ASSERT_EQ(config.partitions.size(), 1u);
   // And it runs: two 8-GPU jobs take monal01-02, the 4-GPU job monal03; the third 8-GPU job
   // waits for one of them (20 min), and under sched/builtin nothing passes it.
-  const auto sc = scenarios::parse_scenario(
-      "name: biomedia\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
-      "workload: {trace: jobs.sacct}\n",
-      kData + "slurm-site/inline.yaml");
-  const auto r = app::run_scenario(sc).result;
+  const auto r = run_slurm_site(kData + "slurm-site/", "biomedia");
   ASSERT_EQ(r.jobs.size(), 4u);
   for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
   EXPECT_EQ(r.jobs[2].start, 20 * sim::kMinute);
@@ -348,11 +354,7 @@ TEST(SlurmConf, AwsParallelClusterRendered) {
                                "SuspendTime) is not modelled");
   // And it runs: ten 8-GPU jobs take the ten p3dn nodes for an hour; the eleventh waits for one;
   // the 2-GPU job and the two-node 4-GPU job go to the g3 nodes at once (backfill passes them).
-  const auto sc = scenarios::parse_scenario(
-      "name: pcluster\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
-      "workload: {trace: jobs.sacct}\n",
-      dir + "inline.yaml");
-  const auto r = app::run_scenario(sc).result;
+  const auto r = run_slurm_site(dir, "pcluster");
   ASSERT_EQ(r.jobs.size(), 13u);
   for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
   for (int i = 0; i < 10; ++i) EXPECT_EQ(r.jobs[i].start, 0);

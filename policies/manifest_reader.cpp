@@ -2,10 +2,13 @@
 #include "policies/manifest_reader.hpp"
 
 #include <charconv>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 
 #include "sim/errors.hpp"
 #include "sim/quantity.hpp"
+#include "sim/yaml_documents.hpp"
 
 namespace headroom::policies::manifests {
 
@@ -64,7 +67,13 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
     file = path;
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAllFromFile(path);
+      std::ifstream in(path, std::ios::binary);
+      if (!in) throw YAML::BadFile(path);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (const auto stray = sim::yaml_stray_token(text))
+        throw sim::InputError(path, stray->line + 1, stray->column + 1, "",
+                              "not YAML: unexpected text where a value or a new key should be");
+      docs = YAML::LoadAll(text);
     } catch (const YAML::BadFile&) {
       throw sim::InputError(path, 0, 0, "", "cannot read the manifest file");
     } catch (const YAML::ParserException& e) {

@@ -378,6 +378,18 @@ TEST(PodLists, YamlErrorsNameFileLineColumn) {
   } catch (const sim::InputError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(broken + ":4:1: malformed YAML: ", 0), 0u) << e.what();
   }
+  // A stray token after a value, on which yaml-cpp 0.7's LoadAll never returns (found by
+  // fuzz_kubernetes): an error at the token, at once.
+  const std::string stray = dir.write("stray.json", "\"List\", \"it9}}9]}\n");
+  try {
+    traces::ImportOptions as_pods;
+    as_pods.format = traces::Format::Kubernetes;
+    traces::import_trace(stray, as_pods);
+    FAIL() << "no error";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              stray + ":1:7: malformed YAML: unexpected text where a value or a new key should be");
+  }
 }
 
 // ---- Shared: errors and warnings ----
@@ -386,6 +398,9 @@ TEST(Manifests, MalformedYamlAndBadFieldsNameFileLineColumn) {
   testing::TempDir dir;
   const std::string bad = dir.write("bad.yaml", "apiVersion: v1\nkind: ResourceQuota\nspec: {hard: [\n");
   EXPECT_EQ(error_of("kubernetes", {bad}).rfind(bad + ":4:1: not YAML: ", 0), 0u) << error_of("kubernetes", {bad});
+  const std::string stray = dir.write("stray.yaml", "kind: ResourceQuota\n---\n\"List\", \"x\"\n");
+  EXPECT_EQ(error_of("kubernetes", {stray}),
+            stray + ":3:7: not YAML: unexpected text where a value or a new key should be");
   const std::string pc =
       dir.write("pc.yaml",
                 "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 10\n"

@@ -22,6 +22,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/quantity.hpp"
+#include "sim/yaml_documents.hpp"
 #include "traces/fields.hpp"
 #include "traces/json_input.hpp"
 #include "traces/table.hpp"
@@ -106,6 +107,9 @@ class Pods {
     yaml_ = true;
     std::vector<YAML::Node> docs;
     try {
+      if (const auto stray = sim::yaml_stray_token(text))
+        throw sim::InputError(in_.path(), stray->line + 1, stray->column + 1, "",
+                              "malformed YAML: unexpected text where a value or a new key should be");
       docs = YAML::LoadAll(text);
     } catch (const YAML::Exception& e) {
       throw sim::InputError(in_.path(), e.mark.line + 1, e.mark.column + 1, "", "malformed YAML: " + e.msg);

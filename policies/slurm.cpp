@@ -185,6 +185,9 @@ struct Avail {
   std::int32_t cpus = 0;
   std::int64_t mem = 0;
   bool ok = false;  // up, not held by an exclusive job or for a suspended job
+  // Backfill's profile only (0 in avail_): how many of the pass's reservations counted at the
+  // cursor block the node.
+  std::int32_t overlap = 0;
 };
 
 struct NodeCap {
@@ -1518,7 +1521,6 @@ class SlurmPolicy final : public Policy, public Inspect {
     res_nodes_.clear();
     res_span_.clear();
     res_off_.assign(1, 0);
-    overlap_.assign(avail_.size(), 0);
     copy_avail();
     const auto& jobs = s.workload().jobs;
     // Running jobs release at start + limit, rounded up, node by node in time order (rel_ by job).
@@ -1567,12 +1569,12 @@ class SlurmPolicy final : public Policy, public Inspect {
 
     // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
     // (mostly forward: a job dominated by an earlier one starts where that one stopped).
-    // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); overlap_
-    // counts the reservations of the pass that start by cur_x (set_x below) but not
+    // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); its overlap
+    // counts the reservations of the pass that start by cur_x (see go below) but not
     // those ended by cur_t (by_end_[0, cur_be)): a reservation [b, e) blocks t for a limit L when
     // b - L < t < e, so a walk at t counts those with b <= t + L - 1 = cur_x.
     // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
-    // clear_: the clear nodes (up, not held, overlap_ 0) by free GPUs (ClearTally).
+    // clear_: the clear nodes (up, not held, overlap 0) by free GPUs (ClearTally).
     // All four are functions of the state, so the order of the updates does not matter.
     Tick cur_t = now;
     std::size_t cur_ri = 0, cur_be = 0;
@@ -1580,21 +1582,21 @@ class SlurmPolicy final : public Policy, public Inspect {
     auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
     auto clear_gpus = [&](NodeId id) -> std::int32_t {
       const Avail& a = prof_[id];
-      return a.ok && held_for_[id] == kNoJob && overlap_[id] == 0 ? std::max(a.gpus, 0) : -1;
+      return a.ok && held_for_[id] == kNoJob && a.overlap == 0 ? std::max(a.gpus, 0) : -1;
     };
     auto count = [&](NodeId id, std::int32_t g, int sign) {
       clear_.put(id, g, sign);
       if (clear_.over > 0) hist_ok = false;
     };
     auto block = [&](NodeId id) {
-      if (overlap_[id] == 0) {
+      if (prof_[id].overlap == 0) {
         cur_blocked += counted(id);
         count(id, clear_gpus(id), -1);
       }
-      ++overlap_[id];
+      ++prof_[id].overlap;
     };
     auto unblock = [&](NodeId id) {
-      if (--overlap_[id] == 0) {
+      if (--prof_[id].overlap == 0) {
         cur_blocked -= counted(id);
         count(id, clear_gpus(id), 1);
       }
@@ -1620,7 +1622,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
       const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
       cur_total += delta;
-      if (overlap_[sl.node] > 0) {
+      if (a.overlap > 0) {
         cur_blocked += delta;
       } else {
         if (was_ok) count(sl.node, std::max(was, 0), -1);
@@ -1662,7 +1664,6 @@ class SlurmPolicy final : public Policy, public Inspect {
     // after now) is avail_ itself and the totals kept with it.
     auto restore_now = [&] {
       copy_avail();
-      std::fill(overlap_.begin(), overlap_.end(), 0);
       clear_.count = base_.count;
       std::copy(base_.bits.begin(), base_.bits.end(), clear_.bits.begin());
       clear_.gpus = base_.gpus;
@@ -1699,7 +1700,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     };
     // One node's part of cur_blocked and clear_, added (1) or taken out (-1).
     auto tally = [&](NodeId id, int sign) {
-      if (overlap_[id] > 0) cur_blocked += sign * counted(id);
+      if (prof_[id].overlap > 0) cur_blocked += sign * counted(id);
       count(id, clear_gpus(id), sign);
     };
     // The totals at the pass's start (the cursor at now, no reservation): those kept with avail_.
@@ -1818,7 +1819,9 @@ class SlurmPolicy final : public Policy, public Inspect {
           for (NodeId id : touched_) tally(id, -1);
           const bool started = start(s, j, pl, "backfill").empty();
           for (NodeId id : touched_) {
+            const std::int32_t overlap = prof_[id].overlap;  // the reservations counted stay
             prof_[id] = avail_[id];
+            prof_[id].overlap = overlap;
             note_free(id);
             tally(id, 1);
           }
@@ -1866,7 +1869,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (fits) {
           reserved = quick(j) ? quick_pick(clear_, shape_[j].total)
                               : choose(
-                                    s, j, prof_, [&](NodeId id) { return overlap_[id] == 0; }, &prof_free_);
+                                    s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
           if (!reserved.empty()) break;
         }
         const Tick next = step_after(cur_t);
@@ -1994,9 +1997,6 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
   std::vector<std::pair<Tick, Tick>> res_span_;  // per reservation: [start, end)
-  // Per node: how many of this pass's reservations overlap [t, t + limit) at the walk's current t;
-  // zero between walks.
-  std::vector<int> overlap_;
   // Backfill: what one walk asked and found (no start before `from`).
   struct WalkRec {
     int part;

@@ -1315,10 +1315,12 @@ class SlurmPolicy final : public Policy, public Inspect {
     if (idle && fresh_.empty() && idle_version_ == queue_version_) return;
     idle_version_ = idle ? queue_version_ : ~std::uint64_t{0};
     std::vector<JobIndex>& head = head_;
-    head.clear();
-    for (auto it = queue_.begin();
-         it != queue_.end() && static_cast<std::int64_t>(head.size()) < c_.default_queue_depth; ++it)
-      head.push_back(it->j);
+    head.resize(static_cast<std::size_t>(
+        std::clamp<std::int64_t>(c_.default_queue_depth, 0, static_cast<std::int64_t>(queue_.size()))));
+    {
+      auto it = queue_.begin();
+      for (JobIndex& h : head) h = (it++)->j;
+    }
     // Jobs new to the queue beyond the head the loop below looks at wait behind it.
     for (JobIndex j : std::exchange(fresh_, {}))
       if (s.state(j) == JobState::Pending && queued_[j] && key_[head.back()] < key_[j]) reason_priority(s, j);
@@ -1538,11 +1540,15 @@ class SlurmPolicy final : public Policy, public Inspect {
       for (const auto& sl : s.placement(x))
         rslice_.push_back({r, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive, false});
     }
-    order_.clear();
-    for (auto it = queue_.begin(); it != queue_.end() && static_cast<std::int64_t>(order_.size()) < c_.bf_max_job_test;
-         ++it)
-      if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None)  // held jobs do not count
-        order_.push_back(it->j);
+    // Held jobs do not count towards bf_max_job_test.
+    order_.resize(static_cast<std::size_t>(
+        std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
+    {
+      std::size_t n = 0;
+      for (auto it = queue_.begin(); it != queue_.end() && n < order_.size(); ++it)
+        if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None) order_[n++] = it->j;
+      order_.resize(n);
+    }
     const std::vector<JobIndex>& order = order_;
     std::int64_t starts = 0;
     // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else

@@ -257,7 +257,7 @@ struct ClearTally {
     gpus = over = 0;
   }
   // Node id with g GPUs free added (sign 1) or taken out (-1); g < 0: not clear, nothing to do.
-  void put(NodeId id, std::int32_t g, int sign) {
+  [[gnu::always_inline]] void put(NodeId id, std::int32_t g, int sign) {
     if (g < 0) return;
     if (g > max) over += sign;
     const auto b = static_cast<std::size_t>(std::min(g, max));

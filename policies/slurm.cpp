@@ -1356,7 +1356,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (free_now_ + held_free_ >= job.gpus) {
           // The kept clear nodes (every node up and not held, with its free GPUs) serve as backfill's
           // do, where choose() would take exactly those.
-          auto pl = job.gpus > 0 && base_ok_ && base_.over == 0 && held_none() && quick_ok(j, false)
+          auto pl = job.gpus > 0 && base_ok_ && base_.over == 0 && quick_ok(j, false) && held_none()
                         ? quick_pick(base_, shape_[j].total)
                         : choose(
                               s, j, avail_, [](NodeId) { return true; }, &avail_free_);

@@ -1164,9 +1164,6 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
   // Whether quick_pick may serve job j: a flexible job without GPU type on an Up partition of every
   // node, nodes of one weight without CPUs or memory modelled, no topology and no held node.
-  bool held_none() const {
-    return std::none_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
-  }
   bool quick_ok(JobIndex j, bool held_any) const {
     const Shape& a = shape_[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
@@ -1356,7 +1353,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (free_now_ + held_free_ >= job.gpus) {
           // The kept clear nodes (every node up and not held, with its free GPUs) serve as backfill's
           // do, where choose() would take exactly those.
-          auto pl = job.gpus > 0 && base_ok_ && base_.over == 0 && quick_ok(j, false) && held_none()
+          auto pl = job.gpus > 0 && base_ok_ && base_held_ == 0 && base_.over == 0 && quick_ok(j, false)
                         ? quick_pick(base_, shape_[j].total)
                         : choose(
                               s, j, avail_, [](NodeId) { return true; }, &avail_free_);
@@ -1523,7 +1520,6 @@ class SlurmPolicy final : public Policy, public Inspect {
     res_nodes_.clear();
     res_span_.clear();
     res_off_.assign(1, 0);
-    copy_avail();
     const auto& jobs = s.workload().jobs;
     // Running jobs release at start + limit, rounded up, node by node in time order (rel_ by job).
     // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
@@ -1568,8 +1564,8 @@ class SlurmPolicy final : public Policy, public Inspect {
         const auto id = static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
         if (held_for_[id] == kNoJob) freenodes_.push_back(id);
       }
-    const bool held_any = std::any_of(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; });
     if (!base_ok_) base_build(s);
+    const bool held_any = base_held_ > 0;
     const std::int32_t max_gpus = base_.max;
     bool hist_ok = !held_any && base_.over == 0;
 
@@ -1670,10 +1666,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     // after now) is avail_ itself and the totals kept with it.
     auto restore_now = [&] {
       copy_avail();
-      clear_.count = base_.count;
-      std::copy(base_.bits.begin(), base_.bits.end(), clear_.bits.begin());
-      clear_.gpus = base_.gpus;
-      clear_.over = base_.over;
+      clear_ = base_;  // same sizes: no allocation
       cur_blocked = 0;
       cur_total = free_now_;
       cur_t = cur_x = now;
@@ -1709,9 +1702,7 @@ class SlurmPolicy final : public Policy, public Inspect {
       if (prof_[id].overlap > 0) cur_blocked += sign * counted(id);
       count(id, clear_gpus(id), sign);
     };
-    // The totals at the pass's start (the cursor at now, no reservation): those kept with avail_.
-    clear_ = base_;
-    cur_blocked = 0;
+    restore_now();  // the pass starts at now, with no reservation
     // A reservation's nodes from the clear nodes' bits where choose() would take exactly those.
     auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
 
@@ -2040,7 +2031,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
   // Backfill's clear nodes at the start of a pass (no reservation), kept as avail_ changes, with
   // per node the free GPUs counted (up and not held: its free GPUs, at least 0; else -1).
-  bool base_ok_ = false;  // false: rebuilt at the next pass (a node held, or the nodes rebuilt)
+  bool base_ok_ = false;       // false: rebuilt at the next pass (a node held, or the nodes rebuilt)
+  std::size_t base_held_ = 0;  // nodes held for a job (held_for_ changes only with base_ok_ = false)
   std::vector<std::int32_t> base_g_;
   ClearTally base_;
   std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
@@ -2058,6 +2050,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (const auto& n : view.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
     base_.reset(max_gpus, avail_.size());
     base_g_.assign(avail_.size(), -1);
+    base_held_ = static_cast<std::size_t>(
+        std::count_if(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; }));
     base_ok_ = true;
     for (NodeId id = 0; id < avail_.size(); ++id) base_note(id);
   }

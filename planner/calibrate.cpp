@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include "planner/run.hpp"
+#include "policies/slurm.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::planner {
 
@@ -157,38 +159,16 @@ std::string with_bf_max_job_test(const scenarios::Scenario& scenario, std::int64
     if (const auto it = scenario.policy.params.find("SchedulerParameters"); it != scenario.policy.params.end())
       text = it->second.text;
   std::string out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const auto comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    at = comma + 1;
-    if (item.empty() || item.starts_with("bf_max_job_test=")) continue;
-    out += item + ",";
-  }
+  if (!text.empty())
+    for (const std::string& item : sim::split_on(text, ','))
+      if (!item.empty() && !item.starts_with("bf_max_job_test=")) out += item + ",";
   return out + "bf_max_job_test=" + std::to_string(n);
 }
 
-std::int64_t bf_max_job_test_of(const scenarios::Scenario& scenario) {
-  if (scenario.policy.name != "slurm") return 500;
-  const auto it = scenario.policy.params.find("SchedulerParameters");
-  if (it == scenario.policy.params.end()) return 500;
-  const auto at = it->second.text.find("bf_max_job_test=");
-  if (at == std::string::npos) return 500;
-  std::int64_t v = 500;
-  const char* b = it->second.text.data() + at + 16;
-  std::from_chars(b, it->second.text.data() + it->second.text.size(), v);
-  return v;
-}
-
-// Whether the scenario's slurm priority already has a fair-share factor.
-bool weighs_fair_share(const scenarios::Scenario& scenario) {
-  if (scenario.policy.name != "slurm") return false;
-  const auto it = scenario.policy.params.find("PriorityWeightFairshare");
-  if (it == scenario.policy.params.end()) return false;
-  double w = 0;
-  const std::string& v = it->second.text;
-  std::from_chars(v.data(), v.data() + v.size(), w);
-  return w > 0;
+// The scenario's slurm configuration as the policy reads it (Slurm's defaults for another policy).
+policies::slurm::Config slurm_config_of(const scenarios::Scenario& scenario) {
+  return scenario.policy.name == "slurm" ? policies::slurm::parse_config(scenario.policy.params)
+                                         : policies::slurm::Config{};
 }
 
 std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
@@ -248,10 +228,11 @@ std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scen
   // Backfill looks at bf_max_job_test jobs; when the recorded system started jobs from deeper in
   // its queue (queue_depth: the most jobs submitted earlier and still waiting when one started),
   // a backfill that looks that deep is a knob too.
+  const policies::slurm::Config config = slurm_config_of(scenario);
   std::vector<std::pair<std::string, Params>> scheds{{"", {}}};
   if (fit.scheduler == "fcfs") {
     scheds[0].second.emplace_back("SchedulerType", "sched/builtin");
-  } else if (queue_depth > bf_max_job_test_of(scenario)) {
+  } else if (queue_depth > config.bf_max_job_test) {
     scheds.push_back({", bf_max_job_test " + std::to_string(queue_depth),
                       {{"SchedulerParameters", with_bf_max_job_test(scenario, queue_depth)}}});
   }
@@ -260,7 +241,7 @@ std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scen
   // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it: the
   // SWF's user field names each job's association.
   std::vector<std::pair<std::string, Params>> prios{{"", {}}};
-  if (fit.users.size() > 1 && !weighs_fair_share(scenario))
+  if (fit.users.size() > 1 && !(config.w_fairshare > 0))
     prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});
   std::vector<Candidate> out;
   for (const std::int32_t nodes : sizes)

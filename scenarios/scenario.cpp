@@ -1,7 +1,6 @@
 #include "scenarios/scenario.hpp"
 
 #include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -28,6 +27,7 @@
 #include "policies/slurm_conf.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
+#include "sim/yaml_documents.hpp"
 #include "traces/import.hpp"
 
 namespace headroom::scenarios {
@@ -1720,60 +1720,19 @@ InputError parser_error(const YAML::ParserException& e, const std::string& file)
   return InputError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column >= 0 ? e.mark.column + 1 : 0, "", msg);
 }
 
-// Records, per YAML document, where its first node starts and whether it is a lone null.
-class DocumentProbe : public YAML::EventHandler {
- public:
-  struct Document {
-    YAML::Mark start;
-    YAML::Mark first;
-    int nodes = 0;
-    bool lone_null = false;
-  };
-  std::vector<Document> docs;
-
-  void OnDocumentStart(const YAML::Mark& mark) override { docs.push_back({mark, mark, 0, false}); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
-    node(mark);
-    docs.back().lone_null = docs.back().nodes == 1;
-  }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { node(mark); }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    node(mark);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    node(mark);
-  }
-  void OnMapEnd() override {}
-
- private:
-  void node(const YAML::Mark& mark) {
-    Document& d = docs.back();
-    if (d.nodes++ == 0) d.first = mark;
-    d.lone_null = false;
-  }
-};
-
-// yaml-cpp 0.7 silently drops, or loops forever on, a token that cannot start a node (a stray
-// "," or "]" after the document): each further document it reports is a null at the same spot.
-// So documents are probed one at a time (at most three) before the tree is built: a second
-// document is an error, and a repeated null at one place is a stray token.
+// A scenario is one YAML document, checked before the tree is built (sim/yaml_documents.hpp):
+// yaml-cpp 0.7 silently drops, or loops forever on, a token that cannot start a node, so at most
+// three documents are walked; a stray token and a second document are errors.
 std::optional<InputError> check_documents(const std::string& text, const std::string& file) {
-  std::istringstream stream(text);
-  YAML::Parser parser(stream);
-  DocumentProbe probe;
+  sim::YamlDocuments walk;
   try {
-    for (int i = 0; i < 3 && parser.HandleNextDocument(probe); ++i) {
-    }
+    walk = sim::walk_yaml_documents(text, 3);
   } catch (const YAML::ParserException& e) {
     return parser_error(e, file);
   }
-  const auto& docs = probe.docs;
-  for (std::size_t i = 0; i + 1 < docs.size(); ++i) {
-    if (!docs[i].lone_null || !docs[i + 1].lone_null || docs[i].first.pos != docs[i + 1].first.pos) continue;
-    const YAML::Mark at = docs[i].first;
+  const auto& docs = walk.docs;
+  if (walk.stray) {
+    const YAML::Mark at = *walk.stray;
     std::string what = "unexpected text";
     if (at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size()) {
       const char c = text[static_cast<std::size_t>(at.pos)];

@@ -107,7 +107,7 @@ class Pods {
     yaml_ = true;
     std::vector<YAML::Node> docs;
     try {
-      if (const auto stray = sim::yaml_stray_token(text))
+      if (const auto stray = sim::walk_yaml_documents(text).stray)
         throw sim::InputError(in_.path(), stray->line + 1, stray->column + 1, "",
                               "malformed YAML: unexpected text where a value or a new key should be");
       docs = YAML::LoadAll(text);

@@ -76,6 +76,7 @@
 //    preempt/qos is gang time-slicing in Slurm (doc/html/preempt.shtml): after the preemption
 //    the two take turns of SchedulerTimeSlice (30 s), each turn a suspension of the other.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -214,6 +215,11 @@ std::optional<Tick> parse_slurm_time(std::string_view text, Tick bare_unit);
 const std::vector<std::string>& param_keys();
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);
 Config parse_config(const PolicyParams& params);
+
+// The SchedulerParameters items parse_config reads (slurm.conf's reader keeps only these).
+inline constexpr std::array<std::string_view, 7> kSchedulerParameters = {
+    "default_queue_depth", "sched_interval",  "bf_interval",     "bf_resolution",
+    "bf_window",           "bf_max_job_test", "bf_max_job_start"};
 
 // Inspection for tests (dynamic_cast the Policy).
 class Inspect {

@@ -441,9 +441,6 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         if (k == "schedulerparameters") {
           // The items the policy models are kept; the others warn once each (those that do not
           // change a scheduling decision are accepted quietly), as every other key of the file.
-          static const std::set<std::string> kModelled = {"default_queue_depth", "sched_interval", "bf_interval",
-                                                          "bf_resolution",       "bf_window",      "bf_max_job_test",
-                                                          "bf_max_job_start"};
           static const std::set<std::string> kQuiet = {"nohold_on_prolog_fail",  "enable_user_top",
                                                        "salloc_wait_nodes",      "sbatch_wait_nodes",
                                                        "requeue_setup_env_fail", "max_script_size"};
@@ -451,7 +448,8 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
           for (const std::string& item : sim::split_on(it.value, ',')) {
             if (item.empty()) continue;
             const std::string name = item.substr(0, item.find('='));
-            if (kModelled.count(name)) {
+            if (std::find(kSchedulerParameters.begin(), kSchedulerParameters.end(), name) !=
+                kSchedulerParameters.end()) {
               kept += (kept.empty() ? "" : ",") + item;
             } else if (!kQuiet.count(name)) {
               warn_once(r, "SchedulerParameters." + name,

@@ -241,10 +241,10 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
         } else if (k == "bf_max_job_start") {
           integer(where, sub, 0, 10000, out.bf_max_job_start);
         } else {
-          err(key, v,
-              "unknown or unmodelled SchedulerParameters item " + quoted(item) +
-                  "; modelled: default_queue_depth, sched_interval, bf_interval, bf_resolution, bf_window, "
-                  "bf_max_job_test, bf_max_job_start");
+          std::string modelled;
+          for (const std::string_view m : kSchedulerParameters)
+            modelled += (modelled.empty() ? "" : ", ") + std::string(m);
+          err(key, v, "unknown or unmodelled SchedulerParameters item " + quoted(item) + "; modelled: " + modelled);
         }
       }
     } else if (key == "PreemptType") {

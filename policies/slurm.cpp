@@ -256,6 +256,20 @@ struct ClearTally {
     bits.assign((static_cast<std::size_t>(max) + 1) * words, 0);
     gpus = over = 0;
   }
+  // A clear node's free GPUs from `from` to `to` (both at least 0): put(id, from, -1) and
+  // put(id, to, 1) in one step.
+  [[gnu::always_inline]] void move(NodeId id, std::int32_t from, std::int32_t to) {
+    if (from == to) return;
+    over += (to > max ? 1 : 0) - (from > max ? 1 : 0);
+    gpus += to - from;
+    const auto bf = static_cast<std::size_t>(std::min(from, max)), bt = static_cast<std::size_t>(std::min(to, max));
+    if (bf == bt) return;
+    --count[bf];
+    ++count[bt];
+    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+    bits[bf * words + id / 64] &= ~bit;
+    bits[bt * words + id / 64] |= bit;
+  }
   // Node id with g GPUs free added (sign 1) or taken out (-1); g < 0: not clear, nothing to do.
   [[gnu::always_inline]] void put(NodeId id, std::int32_t g, int sign) {
     if (g < 0) return;
@@ -380,6 +394,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     dirty_ = true;
     for (const auto& sl : view.placement(j)) avail_stale_.push_back(sl.node);
     by_kill_.erase({kill_at_[j], j});
+    unbook_release(j);
     const Job& job = view.workload().jobs[j];
     const auto leaf = static_cast<std::size_t>(leaf_of_[job.tenant]);
     charge(leaf, view.now());
@@ -449,7 +464,8 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Inspect
   std::uint32_t job_priority(JobIndex j) const override { return prio_.at(j); }
   double fairshare_of(models::TenantId t) const override {
-    return fs_.empty() ? 1.0 : fs_.at(static_cast<std::size_t>(leaf_of_.at(t)));
+    const auto& fs = fairshare();
+    return fs.empty() ? 1.0 : fs.at(static_cast<std::size_t>(leaf_of_.at(t)));
   }
   double usage_of(models::TenantId t) const override { return usage_.at(static_cast<std::size_t>(leaf_of_.at(t))); }
   std::int64_t backfill_starts() const override { return bf_starts_; }
@@ -802,8 +818,15 @@ class SlurmPolicy final : public Policy, public Inspect {
     prio_stale_ = true;
   }
 
-  void refresh_fairshare() {
-    fs_ = c_.fair_tree ? fair_tree_fairshare(tree_, usage_) : classic_fairshare(tree_, usage_, c_.dampening);
+  // The fair-share factors follow usage_, which changes only here and at init; they are computed
+  // when read (a priority with a fair-share weight, or an inspection), not every PriorityCalcPeriod.
+  void refresh_fairshare() { fs_stale_ = true; }
+  const std::vector<double>& fairshare() const {
+    if (fs_stale_) {
+      fs_ = c_.fair_tree ? fair_tree_fairshare(tree_, usage_) : classic_fairshare(tree_, usage_, c_.dampening);
+      fs_stale_ = false;
+    }
+    return fs_;
   }
 
   std::uint32_t compute_priority(const ClusterView& view, JobIndex j, Tick now) const {
@@ -813,7 +836,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     const Shape& s = shape_[j];
     Factors f;
     if (c_.w_age > 0) f.age = std::clamp(sim::to_seconds(now - eligible_[j]) / sim::to_seconds(c_.max_age), 0.0, 1.0);
-    if (c_.w_fairshare > 0) f.fairshare = fs_.at(static_cast<std::size_t>(leaf_of_.at(job.tenant)));
+    if (c_.w_fairshare > 0) f.fairshare = fairshare().at(static_cast<std::size_t>(leaf_of_.at(job.tenant)));
     const bool have_cpus = total_cpus_ > 0 && job.cpus > 0;
     const double cpus = have_cpus ? job.cpus : job.gpus;
     const double cluster_cpus = static_cast<double>(have_cpus ? total_cpus_ : total_gpus_);
@@ -1124,8 +1147,15 @@ class SlurmPolicy final : public Policy, public Inspect {
   // id first) and for what is left the first of those after them with the fewest GPUs that hold
   // it. Same nodes, same order. Empty when the tally's nodes do not hold `total` GPUs.
   models::Placement quick_pick(const ClearTally& t, std::int32_t total) const {
+    models::Placement pl;
+    quick_pick(t, total, pl);
+    return pl;
+  }
+  // The same into `pl` (cleared first; its storage is kept).
+  void quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const {
     constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
-    if (t.gpus < total) return {};
+    pl.clear();
+    if (t.gpus < total) return;
     auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
       const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
       std::size_t w = from / 64;
@@ -1137,15 +1167,15 @@ class SlurmPolicy final : public Policy, public Inspect {
       }
       return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
     };
-    models::Placement pl;
     for (std::int32_t g = total; g <= t.max; ++g)
-      if (const NodeId id = lowest(g, 0); id != kNoNode) {
+      if (const NodeId id = t.count[static_cast<std::size_t>(g)] == 0 ? kNoNode : lowest(g, 0); id != kNoNode) {
         pl.push_back({id, total, 0, 0});
-        return pl;
+        return;
       }
     std::int32_t left = total;
     for (std::int32_t g = t.max; g >= 1; --g)
-      for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
+      for (NodeId id = t.count[static_cast<std::size_t>(g)] == 0 ? kNoNode : lowest(g, 0); id != kNoNode;
+           id = lowest(g, id + 1)) {
         if (left > g) {
           pl.push_back({id, g, 0, 0});
           left -= g;
@@ -1153,14 +1183,14 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         NodeId fit = id;
         for (std::int32_t h = left; h < g; ++h)
-          if (const NodeId k = lowest(h, 0); k != kNoNode) {
+          if (const NodeId k = t.count[static_cast<std::size_t>(h)] == 0 ? kNoNode : lowest(h, 0); k != kNoNode) {
             fit = k;
             break;
           }
         pl.push_back({fit, left, 0, 0});
-        return pl;
+        return;
       }
-    return {};
+    pl.clear();
   }
   // Whether quick_pick may serve job j: a flexible job without GPU type on an Up partition of every
   // node, nodes of one weight without CPUs or memory modelled, no topology and no held node.
@@ -1182,6 +1212,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     const Tick left = limit_[j] == kUnlimited ? kYear : limit_[j] - used_limit_[j];
     kill_at_[j] = now + std::max<Tick>(left, 0);
     by_kill_.insert({kill_at_[j], j});
+    book_release(s, j);
     if (limit_[j] != kUnlimited) s.wake_at(kill_at_[j]);
     take(s, avail_, pl, shape_[j].exclusive);
     for (const auto& sl : pl) note_avail_free(sl.node);
@@ -1521,20 +1552,18 @@ class SlurmPolicy final : public Policy, public Inspect {
     res_span_.clear();
     res_off_.assign(1, 0);
     const auto& jobs = s.workload().jobs;
-    // Running jobs release at start + limit, rounded up, node by node in time order (rel_ by job).
+    // Running jobs release at start + limit, rounded up, node by node in time order.
     // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
     // more than their jobs hold): a job asking for more cannot start or reserve in the window.
     const bool bounded = std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; });
     std::int64_t final_bound = bounded ? free_now_ : std::numeric_limits<std::int64_t>::max();
-    rel_.clear();
     rslice_.clear();
-    for (const auto& [t, x] : by_kill_) {
-      const Tick r = std::max(ceil_to(t, res), now + 1);  // still running now
+    settle_releases();
+    for (const Booked& b : booked_) {
+      const Tick r = std::max(b.r, now + 1);  // still running now
       if (r > horizon) break;
-      rel_.push_back({r, x});
-      if (bounded) final_bound += jobs[x].gpus;
-      for (const auto& sl : s.placement(x))
-        rslice_.push_back({r, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[x].exclusive, false});
+      if (bounded) final_bound += b.job_gpus;
+      rslice_.push_back({r, b.node, b.gpus, b.cpus, b.mem, b.exclusive, false});
     }
     // Held jobs do not count towards bf_max_job_test.
     order_.resize(static_cast<std::size_t>(
@@ -1559,10 +1588,16 @@ class SlurmPolicy final : public Policy, public Inspect {
     for (std::size_t i = order.size(); i-- > 0;)
       shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
     freenodes_.clear();
+    free_mark_.resize(avail_.size(), 0);
+    ++pass_no_;
+    clear_at_.clear();
     for (std::size_t w = 0; w < avail_bits_.size(); ++w)
       for (std::uint64_t x = avail_bits_[w]; x != 0; x &= x - 1) {
         const auto id = static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
-        if (held_for_[id] == kNoJob) freenodes_.push_back(id);
+        if (held_for_[id] == kNoJob) {
+          freenodes_.push_back(id);
+          free_mark_[id] = pass_no_;
+        }
       }
     if (!base_ok_) base_build(s);
     const bool held_any = base_held_ > 0;
@@ -1610,9 +1645,13 @@ class SlurmPolicy final : public Policy, public Inspect {
     auto unblock_res = [&](std::uint32_t r) {
       for (std::uint32_t k = res_off_[r]; k < res_off_[r + 1]; ++k) unblock(res_nodes_[k]);
     };
+    // On plain nodes with none held, a slice that is not exclusive changes only the node's GPUs:
+    // its CPUs and memory are 0, its ok stays, and nothing is held (see plain_releases below).
+    const bool plain_release = plain_nodes_ && !held_any;
     // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
     auto release = [&](RSlice& sl, int sign) {
       auto& a = prof_[sl.node];
+      prof_free_ok_ = false;
       const bool was_ok = a.ok;
       const std::int32_t was = a.gpus;
       if (sign > 0) sl.was_ok = was_ok;
@@ -1620,7 +1659,6 @@ class SlurmPolicy final : public Policy, public Inspect {
       a.cpus += sign * sl.cpus;
       a.mem += sign * sl.mem;
       if (sl.exclusive) a.ok = sign > 0 ? s.cluster().node(sl.node).up : sl.was_ok;
-      note_free(sl.node);
       if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
       const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
       cur_total += delta;
@@ -1630,6 +1668,42 @@ class SlurmPolicy final : public Policy, public Inspect {
         if (was_ok) count(sl.node, std::max(was, 0), -1);
         if (a.ok) count(sl.node, std::max(a.gpus, 0), 1);
       }
+    };
+    // The releases up to t applied and those after it taken back, as release() does them, with the
+    // plain slices' steps written out and the totals summed apart.
+    auto plain_releases = [&](Tick t) {
+      std::int64_t total = 0, blocked = 0;
+      auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
+        Avail& a = prof_[sl.node];
+        const std::int32_t was = a.gpus;
+        a.gpus = was + d;
+        if (!a.ok) return;
+        total += d;
+        if (a.overlap > 0) {
+          blocked += d;
+        } else {
+          clear_.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
+          if (clear_.over > 0) hist_ok = false;
+        }
+      };
+      const std::size_t ri = cur_ri;
+      for (; cur_ri < rslice_.size() && rslice_[cur_ri].t <= t; ++cur_ri) {
+        RSlice& sl = rslice_[cur_ri];
+        if (sl.exclusive)
+          release(sl, 1);
+        else
+          plain(sl, sl.gpus);
+      }
+      for (; cur_ri > 0 && rslice_[cur_ri - 1].t > t; --cur_ri) {
+        RSlice& sl = rslice_[cur_ri - 1];
+        if (sl.exclusive)
+          release(sl, -1);
+        else
+          plain(sl, -sl.gpus);
+      }
+      if (cur_ri != ri) prof_free_ok_ = false;
+      cur_total += total;
+      cur_blocked += blocked;
     };
     // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)) and end after
     // cur_t (not in by_end_[0, cur_be)); a walk at t for a limit L sets cur_x to t + L - 1, so
@@ -1642,8 +1716,12 @@ class SlurmPolicy final : public Policy, public Inspect {
     // Moves the cursor to (t, x): the releases up to t applied, and only the reservations whose
     // counting changes blocked or unblocked (one that starts and ends within the move is neither).
     auto go = [&](Tick t, Tick x) {
-      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
-      while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
+      if (plain_release) {
+        plain_releases(t);
+      } else {
+        while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
+        while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
+      }
       const Tick t0 = cur_t, x0 = cur_x;
       auto flip = [&](std::uint32_t r) {
         const bool was = counted_at(r, t0, x0), is = counted_at(r, t, x);
@@ -1707,28 +1785,36 @@ class SlurmPolicy final : public Policy, public Inspect {
     auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
 
     // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
-    // (first_res_ at or after now + L) are at least `want`: from a list by first_res_ (the nodes no
-    // reservation blocks summed apart), built again after a start or a reservation on such a node.
+    // (first_res_ at or after now + L) are at least `want`: the GPUs of the nodes no reservation
+    // blocks, plus those of clear_at_'s first nodes, summed again after a start or a reservation on
+    // a free node.
     bool clear_stale = true;
-    std::int64_t clear_free = 0;
+    std::int64_t clear_free = 0, clear_later = 0;  // GPUs on nodes no reservation blocks; on the others
     auto clear_holds = [&](Tick limit, std::int64_t want) -> bool {
       if (clear_stale) {
-        clear_at_.clear();
         clear_free = 0;
-        for (NodeId id : freenodes_) {
-          if (!avail_[id].ok || avail_[id].gpus <= 0) continue;
-          if (first_res_[id] == std::numeric_limits<Tick>::max())
+        for (NodeId id : freenodes_)
+          if (first_res_[id] == std::numeric_limits<Tick>::max() && avail_[id].ok && avail_[id].gpus > 0)
             clear_free += avail_[id].gpus;
-          else
-            clear_at_.push_back({first_res_[id], avail_[id].gpus});
-        }
-        std::sort(clear_at_.begin(), clear_at_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-        for (std::size_t k = 1; k < clear_at_.size(); ++k) clear_at_[k].second += clear_at_[k - 1].second;
+        clear_first_.clear();
+        clear_sum_.clear();
+        std::int64_t acc = 0;
+        for (const auto& [first, id] : clear_at_)
+          if (avail_[id].ok && avail_[id].gpus > 0) {
+            acc += avail_[id].gpus;
+            clear_first_.push_back(first);
+            clear_sum_.push_back(acc);
+          }
+        clear_later = acc;
         clear_stale = false;
       }
-      const auto it = std::partition_point(clear_at_.begin(), clear_at_.end(),
-                                           [&](const auto& e) { return e.first >= now + limit; });
-      return clear_free + (it == clear_at_.begin() ? 0 : std::prev(it)->second) >= want;
+      if (clear_free >= want) return true;
+      if (clear_free + clear_later < want) return false;
+      const Tick bar = now + limit;
+      const auto k = static_cast<std::size_t>(
+          std::partition_point(clear_first_.begin(), clear_first_.end(), [&](Tick f) { return f >= bar; }) -
+          clear_first_.begin());
+      return clear_free + (k == 0 ? 0 : clear_sum_[k - 1]) >= want;
     };
     // Whether order[i] could still start now: reservations and starts only take GPUs away from
     // now, so once a job cannot, it cannot for the rest of the pass. Reservations are only kept
@@ -1829,7 +1915,6 @@ class SlurmPolicy final : public Policy, public Inspect {
             ++bf_starts_;
             const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
             if (r.first <= horizon) {
-              rel_.insert(std::upper_bound(rel_.begin(), rel_.end(), r), r);  // back by the window's end
               auto at = std::upper_bound(rslice_.begin(), rslice_.end(), r.first,
                                          [](Tick v, const RSlice& x) { return v < x.t; });
               std::vector<RSlice> add;
@@ -1852,7 +1937,8 @@ class SlurmPolicy final : public Policy, public Inspect {
         continue;
       }
       go_to(t, t + limit - 1);
-      models::Placement reserved;
+      models::Placement& reserved = reserved_;
+      reserved.clear();
       while (true) {
         bool fits = cur_total - cur_blocked >= jobs[j].gpus;
         if (fits && hist_ok) {
@@ -1864,12 +1950,20 @@ class SlurmPolicy final : public Policy, public Inspect {
           }
         }
         if (fits) {
-          reserved = quick(j) ? quick_pick(clear_, shape_[j].total)
-                              : choose(
-                                    s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
+          if (!quick(j) && !prof_free_ok_) {
+            for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
+            prof_free_ok_ = true;
+          }
+          if (quick(j))
+            quick_pick(clear_, shape_[j].total, reserved);
+          else
+            reserved = choose(
+                s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
           if (!reserved.empty()) break;
         }
-        const Tick next = step_after(cur_t);
+        // The cursor's next release and reservation end are the first past cur_t.
+        const Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
+                                   cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
         if (next > horizon) break;
         go_to(next, next + limit - 1);
       }
@@ -1894,10 +1988,18 @@ class SlurmPolicy final : public Policy, public Inspect {
                      {at + limit, rid});  // after by_end_[0, cur_be)
       block_res(rid);
       for (const auto& sl : reserved) {
-        // The list clear_holds() reads holds the nodes with GPUs free now: only a reservation on
-        // one of them, earlier than what it had, changes it.
+        // clear_holds() reads the nodes with GPUs free now: only a reservation on one of them,
+        // earlier than what it had, changes what it says. clear_at_ keeps them by first_res_.
         const NodeId id = sl.node;
-        if (at < first_res_[id] && avail_[id].ok && avail_[id].gpus > 0 && held_for_[id] == kNoJob) clear_stale = true;
+        if (at < first_res_[id] && free_mark_[id] == pass_no_) {
+          if (first_res_[id] != std::numeric_limits<Tick>::max())
+            clear_at_.erase(
+                std::find_if(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.second == id; }));
+          clear_at_.insert(
+              std::partition_point(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.first >= at; }),
+              {at, id});
+          if (avail_[id].ok && avail_[id].gpus > 0) clear_stale = true;
+        }
         first_res_[id] = std::min(first_res_[id], at);
       }
     }
@@ -1920,7 +2022,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::int64_t max_qos_prio_ = 0;
   AssocTree tree_;
   std::vector<int> leaf_of_;
-  std::vector<double> usage_, pend_, rate_, fs_;
+  std::vector<double> usage_, pend_, rate_;
+  mutable std::vector<double> fs_;  // fair-share factor per association (fairshare())
+  mutable bool fs_stale_ = false;
   std::vector<Tick> since_;
   Tick next_calc_ = 0, last_calc_ = 0;
   bool prio_stale_ = false;
@@ -1959,6 +2063,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Scratch.
   std::vector<Avail> avail_, sim_, prof_;
   std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
+  bool prof_free_ok_ = false;            // prof_free_ follows prof_ (a release leaves it to be redone)
   void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
   void copy_avail() {  // prof_ = avail_ and prof_free_ = avail_free_, as plain copies
     static_assert(std::is_trivially_copyable_v<Avail>);
@@ -1966,6 +2071,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     prof_free_.resize(avail_free_.size());
     std::memcpy(prof_.data(), avail_.data(), avail_.size() * sizeof(Avail));
     std::memcpy(prof_free_.data(), avail_free_.data(), avail_free_.size());
+    prof_free_ok_ = true;
   }
   std::int64_t free_now_ = 0, held_free_ = 0;  // free GPUs now; those held for a suspended job's preemptor
   std::vector<std::pair<NodeId, std::int32_t>> cand_;
@@ -1976,9 +2082,14 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Tick> first_res_;
   std::vector<NodeId> freenodes_;
   std::vector<NodeId> touched_;  // backfill: the nodes of a start
-  std::vector<std::pair<Tick, std::int64_t>>
-      clear_at_;  // backfill: (first_res_, GPUs so far) by first_res_, latest first
-  std::vector<std::pair<Tick, JobIndex>> rel_;
+  models::Placement reserved_;   // backfill: a walk's reservation
+  // Backfill: the free nodes a reservation of the pass blocks, (first_res_, node) latest first,
+  // and as clear_holds() last read them: first_res_ and the GPUs free now summed so far.
+  std::vector<std::pair<Tick, NodeId>> clear_at_;
+  std::vector<Tick> clear_first_;
+  std::vector<std::int64_t> clear_sum_;
+  std::vector<std::uint64_t> free_mark_;  // per node: the pass whose freenodes_ hold it
+  std::uint64_t pass_no_ = 0;
   struct RSlice {
     Tick t;
     NodeId node;
@@ -1988,6 +2099,51 @@ class SlurmPolicy final : public Policy, public Inspect {
     bool was_ok;  // the node's ok before this release was applied (backfill's cursor takes it back)
   };
   std::vector<RSlice> rslice_;
+  // Every running job's release, slice by slice, kept from pass to pass in the order backfill
+  // reads them (by kill time rounded up to bf_resolution; the order within one time does not
+  // matter, every release of a time is applied together): booked at start, marked gone at
+  // release, and settled (the gone taken out, the new merged in) when a pass begins.
+  struct Booked {
+    Tick r;  // kill time rounded up to bf_resolution
+    NodeId node;
+    std::int32_t gpus, cpus;
+    std::int64_t mem;
+    JobIndex job;
+    std::int32_t job_gpus;  // the job's GPUs on its first slice, else 0 (backfill's final bound)
+    bool exclusive;
+    bool gone;
+  };
+  std::vector<Booked> booked_, booked_new_;  // booked_ by r; booked_new_ since the last settle
+  std::size_t booked_gone_ = 0;              // marked gone in booked_
+  void book_release(const ClusterView& view, JobIndex j) {
+    const Tick r = ceil_to(kill_at_[j], c_.bf_resolution);
+    std::int32_t job_gpus = view.workload().jobs[j].gpus;
+    for (const auto& sl : view.placement(j)) {
+      booked_new_.push_back(
+          {r, sl.node, sl.gpus, sl.cpus, sl.memory_mib, j, std::exchange(job_gpus, 0), shape_[j].exclusive, false});
+    }
+  }
+  void unbook_release(JobIndex j) {
+    if (std::erase_if(booked_new_, [&](const Booked& b) { return b.job == j; }) > 0) return;
+    const Tick r = ceil_to(kill_at_[j], c_.bf_resolution);
+    auto it = std::lower_bound(booked_.begin(), booked_.end(), r, [](const Booked& b, Tick v) { return b.r < v; });
+    for (; it != booked_.end() && it->r == r; ++it)
+      if (it->job == j && !it->gone) {
+        it->gone = true;
+        ++booked_gone_;
+      }
+  }
+  void settle_releases() {
+    if (booked_gone_ > 0) std::erase_if(booked_, [](const Booked& b) { return b.gone; });
+    booked_gone_ = 0;
+    if (booked_new_.empty()) return;
+    auto by_r = [](const Booked& a, const Booked& b) { return a.r < b.r; };
+    std::sort(booked_new_.begin(), booked_new_.end(), by_r);
+    const auto mid = static_cast<std::ptrdiff_t>(booked_.size());
+    booked_.insert(booked_.end(), booked_new_.begin(), booked_new_.end());
+    std::inplace_merge(booked_.begin(), booked_.begin() + mid, booked_.end(), by_r);
+    booked_new_.clear();
+  }
   // This pass's reservations: by_start_ and by_end_ hold (time, reservation) in time order, and
   // reservation r holds the nodes res_nodes_[res_off_[r], res_off_[r + 1]).
   std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;

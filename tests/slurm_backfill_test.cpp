@@ -124,3 +124,46 @@ TEST(SlurmDecisions, RandomMultiNodeFingerprintsOfThePolicyBeforeTheSpeedUp) {
     EXPECT_EQ(fingerprint(w, pool(24, 8, 64, 512 * 1024), kv), k.fingerprint) << "seed " << k.seed;
   }
 }
+
+// The fourth round (release slices kept from pass to pass, plain slices applied apart, the
+// free nodes' reservation times kept in order) changed no decision either: these fingerprints are
+// those of commit 9c9565b, on the RICC sample with a high QOS preempting a low one (every fifth
+// job high) by REQUEUE and CANCEL, and with random node failures that kill and requeue running
+// jobs: jobs released before their time limit, in and out of the kept release slices.
+TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthRound) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  struct Case {
+    const char* mode;
+    bool failures;
+    std::size_t jobs;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {"REQUEUE", false, 600, "6d1221b482a6abcf"},
+      {"CANCEL", false, 600, "56e694aa7fbafdc9"},
+      {"REQUEUE", true, 600, "548ab6bdbf9b495d"},
+  };
+  for (const Case& k : cases) {
+    auto jobs = w;
+    jobs.jobs.resize(k.jobs);
+    auto policy = policies::make_policy("slurm",
+                                        params({{"PreemptType", "preempt/qos"},
+                                                {"PreemptMode", k.mode},
+                                                {"qos.high.Preempt", "low"},
+                                                {"qos.high.Priority", "100"}}),
+                                        1);
+    scenarios::SimulationOptions o;
+    if (k.failures) {
+      models::RandomFailures rf;
+      rf.mtbf = 3 * sim::kDay;
+      rf.repair = 4 * 3600 * sim::kSecond;
+      o.failures.random.push_back(rf);
+      o.seed = 7;
+    }
+    scenarios::Simulation sim(jobs, pool(128, 8, 0, 0), *policy, nullptr, o);
+    EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << k.mode << (k.failures ? " with failures" : "");
+  }
+}

@@ -834,9 +834,9 @@ struct QueueEntry {
 };
 
 // What makes the failed cycles of several pods interchangeable: the same priority, the same
-// reason (kind: 3 a single pod, 8 the first pod of a pod set with none bound) and the same GPU
-// request over the same eligible pools (a bit per pool). (A pod set with pods bound is left out:
-// batching it changed decisions in the failure drill, where node failures take bound pods.)
+// reason (kind: 3 a single pod, 8 the first pod of a pod set with none bound, 7 the next pod of a
+// pod set with pods bound) and the same GPU request over the same eligible pools (a bit per pool).
+// A member that loses its bound pods (node failure, drain) leaves its batch (unbatch).
 struct BatchKey {
   std::int32_t priority = 0;
   std::int32_t kind = 0;
@@ -966,6 +966,8 @@ class KubernetesPolicy final : public Policy {
       for (const models::Slice& sl : p.pods) add_usage(sl, -1);
       p.pods.clear();
       p.said[0] = -1;
+      // Its next pod is now its first: it leaves its batch (keyed by the next pod's GPUs).
+      if (p.where == Where::Batched) unbatch(j);
       move_all_to_active_or_backoff(view.now());
       return;
     }
@@ -1391,10 +1393,17 @@ class KubernetesPolicy final : public Policy {
     switch (p.where) {
       case Where::QuotaWait: quota_wait_.erase({p.retry_at, j}); break;
       case Where::Hopeless: hopeless_.remove(j); break;
-      case Where::Batched:
-        if (--batches_[p.batch].live == 0) free_batch(p.batch);
+      case Where::Batched: {
+        const std::uint32_t b = p.batch;
+        p.where = Where::None;  // no longer a member (the caller moves it on)
         p.batch = UINT32_MAX;
+        if (--batches_[b].live == 0) {
+          free_batch(b);
+        } else if (batches_[b].where == Where::Active) {
+          push_active(b | kBatchBit);  // it may have stood at j's place
+        }
         break;
+      }
       default: break;
     }
   }
@@ -1411,6 +1420,31 @@ class KubernetesPolicy final : public Policy {
     p.timestamp = B.since;
     p.unschedulable_since = B.since;
     p.backoff_until = B.until;
+  }
+
+  // A member leaves its batch and takes the batch's place in the queues as a pod of its own (an
+  // unschedulable one is appended out of time order: the caller moves every unschedulable pod
+  // right after). A batch left in the active queue is pushed again: its entry stands at its first
+  // member's place, which may have been j's (the entry made before is then stale).
+  void unbatch(JobIndex j) {
+    Pod& p = pods_[j];
+    const std::uint32_t b = p.batch;
+    FailedBatch& B = batches_[b];
+    const Where where = B.where;
+    take_out(j, B);
+    if (B.live == 0) {
+      free_batch(b);
+    } else if (where == Where::Active) {
+      push_active(b | kBatchBit);
+    }
+    switch (where) {
+      case Where::Active: push_active(j); break;
+      case Where::Backoff:
+        p.where = Where::Backoff;
+        backoff_.push({p.backoff_until, 0, j, j, ++p.qseq});
+        break;
+      default: push_unschedulable(j, p.unschedulable_since); break;
+    }
   }
 
   void push_unschedulable(JobIndex j, Tick since) {
@@ -1927,7 +1961,7 @@ class KubernetesPolicy final : public Policy {
       return;
     }
     const bool nominated = preempt(s, j, pod);
-    fail(j, s.now(), nominated || !p.pods.empty() ? std::nullopt : batch_key(s, j, pod, 8));
+    fail(j, s.now(), nominated ? std::nullopt : batch_key(s, j, pod, p.pods.empty() ? 8 : 7));
     // The job's pod sizes are fixed, so how many pods are bound says what they hold and what the
     // next one asks for.
     const auto k = static_cast<std::int64_t>(p.pods.size());

@@ -18,6 +18,7 @@
 #include "policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
 #include "traces/import.hpp"
@@ -1351,7 +1352,9 @@ TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
 // FailedBatch): a way of computing, not of deciding. With it off, every pod has its own cycles;
 // both ways give the same events, placements and pending reasons, on the real RICC sample (jobs up
 // to 128 nodes wide, so pod sets bound in part) and on synthetic pods with priorities, preemption
-// and node failures (which take bound pods from waiting pod sets).
+// and node failures (which take bound pods from waiting pod sets), and on the POC failure drill
+// (RICC with rack, node and site outages and drains: batched pod sets with pods bound lose them
+// while their batch waits in the active queue, so the batch's place there must move on).
 TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
   struct Case {
     models::Workload w;
@@ -1376,6 +1379,12 @@ TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
     synth.o.failures.random.push_back(rf);
     synth.o.seed = 3;
     cases.push_back(std::move(synth));
+  }
+  {
+    const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml");
+    Case drill{scenarios::build_workload(sc), sc.cluster, {}};
+    drill.o = scenarios::simulation_options(sc, drill.w);
+    cases.push_back(std::move(drill));
   }
   for (const Case& k : cases) {
     std::vector<AuditHash> audit(2);

@@ -161,6 +161,9 @@ struct QNode {
   Tick preempt_min_runtime = 0, reclaim_min_runtime = 0;
   bool declared = false;
   int depth = 0;
+  // No limit (any resource) on the path from this node to the root, and no quota: capacity() has
+  // nothing to check (rebuild_leaves keeps them).
+  bool unlimited = true, unquoted = true;
   Amounts alloc{}, np_alloc{}, pending{};
   Amounts fair{}, allocatable{};
   double usage = 0;  // decayed GPU-ms
@@ -173,30 +176,31 @@ struct QNode {
 };
 
 struct Unit {
+  // What the allocate walk and the failed walk read of most units first, together at the front.
   int queue = 0;
   std::int32_t priority = 50;
-  Tick created = 0;
-  std::vector<models::JobIndex> members;  // submitted members, index order
-  int members_without_gpus = 0;           // of those, asking for no GPU
-  int min_member = 1;
-  int running = 0;  // running and not terminating
-  int succeeded = 0;
-  int pending = 0;
-  Amounts running_req{};
-  bool in_pending = false;
-  QNode::PendKey pkey{};
-  bool in_running = false;
-  QNode::RunKey rkey{};
-  Tick stale_since = -1;
-  bool pipelined = false;
-  int outstanding_victims = 0;
-  Amounts reserved{};
   // With one member: it, and when it is a plain GPU pod (GPUs only: no share, GPU type, cpu or
   // memory) its GPUs and whether it spans nodes, so the allocate walk reads neither the member list
   // nor the job.
   models::JobIndex single = models::kNoJob;
   std::int32_t simple_gpus = 0;
   bool simple_multi = false;
+  bool in_pending = false;
+  bool pipelined = false;
+  bool in_running = false;
+  int min_member = 1;
+  int members_without_gpus = 0;  // of the members, asking for no GPU
+  int running = 0;               // running and not terminating
+  Tick created = 0;
+  std::vector<models::JobIndex> members;  // submitted members, index order
+  int succeeded = 0;
+  int pending = 0;
+  Amounts running_req{};
+  QNode::PendKey pkey{};
+  QNode::RunKey rkey{};
+  Tick stale_since = -1;
+  int outstanding_victims = 0;
+  Amounts reserved{};
   bool preemptible() const { return priority < 100; }
 };
 
@@ -450,7 +454,7 @@ class KaiPolicy final : public Policy {
     }
 
     // allocate
-    std::vector<std::pair<std::uint32_t, Reason>> failed;
+    std::vector<FailedUnit> failed;
     for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
     in_allocate_ = true;
     while (true) {
@@ -460,7 +464,11 @@ class KaiPolicy final : public Policy {
       const std::uint32_t u = std::get<3>(*node.cursor);
       ++node.cursor;
       const Reason r = attempt(s, u);
-      if (r != Reason::None) failed.emplace_back(u, r);
+      if (r != Reason::None) {
+        const Unit& unit = units_[u];
+        const bool lone = r == Reason::NoFit && unit.simple_gpus > 0 && unit.min_member == 1;
+        failed.push_back(FailedUnit{u, r, lone, unit.simple_multi, unit.simple_gpus, unit.priority, unit.queue});
+      }
       // Once every pending pod is known not to fit, stop when the later actions have enough
       // candidates (they are bounded per session).
       if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
@@ -468,15 +476,33 @@ class KaiPolicy final : public Policy {
     in_allocate_ = false;
     // consolidation, reclaim, preempt
     int consolidations = 0, searches = 0;
-    for (auto [u, r] : failed) {
+    // Until one of them acts, nothing that their first checks read changes (a check that fails
+    // changes nothing but the counts of attempts and searches), and every lone plain pod that
+    // failed is still pending and placeable, as allocate left it.
+    bool acted = false;
+    std::int64_t all_pools_free = 0;  // what consolidate counts as eligible for a pod of no GPU type
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) all_pools_free += cluster_->pool_free_gpus(p);
+    for (const FailedUnit& f : failed) {
+      if (f.lone && !acted && !may_act(f, consolidations, searches, all_pools_free)) continue;
+      const std::uint32_t u = f.unit;
+      Reason r = f.reason;
       if (!units_[u].in_pending || units_[u].pipelined) continue;
       if (r == Reason::TopologyNoFit) r = Reason::NoFit;  // the solvers place inside the domains too
       if (r == Reason::NoFit && consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0) {
-        if (consolidate(s, u, consolidations)) continue;
+        if (consolidate(s, u, consolidations)) {
+          acted = true;
+          continue;
+        }
       }
       if ((r == Reason::NoFit || r == Reason::OverLimit) && searches < kVictimSearchesPerSession) {
-        if (r == Reason::NoFit && reclaim(s, u, searches)) continue;
-        if (preempt(s, u, searches)) continue;
+        if (r == Reason::NoFit && reclaim(s, u, searches)) {
+          acted = true;
+          continue;
+        }
+        if (preempt(s, u, searches)) {
+          acted = true;
+          continue;
+        }
       }
     }
     stale_gang_eviction(s);
@@ -485,6 +511,34 @@ class KaiPolicy final : public Policy {
   }
 
  private:
+  // A group that failed in allocate, for the walk of consolidation, reclaim and preempt. `lone`: a
+  // lone plain GPU pod (Unit::simple_gpus, minMember 1) that failed with NoFit; its GPUs, whether
+  // it spans nodes, priority and queue are copied so that may_act reads no unit.
+  struct FailedUnit {
+    std::uint32_t unit;
+    Reason reason;
+    bool lone, multi;
+    std::int32_t gpus, priority;
+    int queue;
+  };
+
+  // For a lone entry while nothing has acted: false when consolidate, reclaim and preempt would
+  // each return false at their first checks, which read only what the entry holds.
+  bool may_act(const FailedUnit& f, int consolidations, int searches, std::int64_t all_pools_free) const {
+    // consolidate: a pod spanning nodes is never moved; otherwise it counts an attempt (and may
+    // act) only when the pools it may use have its GPUs free in all.
+    if (consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0 && !f.multi &&
+        cfg_.max_consolidation_preemptees > 0 && all_pools_free >= f.gpus)
+      return true;
+    if (searches >= kVictimSearchesPerSession) return false;
+    const QNode& leaf = nodes_[f.queue];
+    // reclaim: the queue's GPUs with the pod's would exceed its fair share (its eligibility).
+    const std::int64_t gpus = cfg_.gpu_sharing ? std::int64_t{f.gpus} * 1000 : f.gpus;
+    if (!active(0) || leaf.alloc[0] + gpus <= leaf.fair[0]) return true;
+    // preempt: no running group of the queue has a lower priority.
+    return !leaf.running_units.empty() && std::get<0>(*leaf.running_units.begin()) < f.priority;
+  }
+
   // ----- set-up --------------------------------------------------------------------------------
   void ensure(const ClusterView& view) {
     if (initialised_) return;
@@ -561,6 +615,16 @@ class KaiPolicy final : public Policy {
     leaves_.clear();
     for (std::size_t i = 1; i < nodes_.size(); ++i)
       if (nodes_[i].children.empty()) leaves_.push_back(static_cast<int>(i));
+    for (std::size_t i = 1; i < nodes_.size(); ++i) {
+      QNode& q = nodes_[i];
+      q.unlimited = q.unquoted = true;
+      for (int a = static_cast<int>(i); a > 0; a = nodes_[a].parent) {
+        for (int r = 0; r < kResources; ++r) {
+          if (nodes_[a].res[r].limit >= 0) q.unlimited = false;
+          if (nodes_[a].res[r].quota >= 0) q.unquoted = false;
+        }
+      }
+    }
   }
 
   int leaf_for(models::QueueId qid) {
@@ -1172,6 +1236,7 @@ class KaiPolicy final : public Policy {
   // ----- capacity checks -----------------------------------------------------------------------
   // `released` is subtracted from the leaf's path (victims of the same queue).
   Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
+    if (nodes_[u.queue].unlimited && (nodes_[u.queue].unquoted || u.preemptible())) return Reason::None;
     for (int q = u.queue; q > 0; q = nodes_[q].parent) {
       const QNode& n = nodes_[q];
       for (int r = 0; r < kResources; ++r) {

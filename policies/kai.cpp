@@ -168,8 +168,23 @@ struct QNode {
   Amounts fair{}, allocatable{};
   double usage = 0;  // decayed GPU-ms
   // Leaves only.
-  using PendKey = std::tuple<std::int32_t, int, Tick, std::uint32_t>;  // -priority, tier, created, unit
-  using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;         // priority, -created, -unit
+  // Ordered by -priority, tier, created, unit. The rest is copied from the unit (Unit::single,
+  // simple_gpus, simple_multi; lone: simple_gpus > 0 and minMember 1) so that the allocate walk
+  // reads no unit for a lone plain pod; a key whose copy changes is put back (refresh).
+  struct PendKey {
+    std::int32_t neg_priority = 0;
+    int tier = 0;
+    Tick created = 0;
+    std::uint32_t unit = 0;
+    models::JobIndex single = models::kNoJob;
+    std::int32_t simple_gpus = 0;
+    bool simple_multi = false, lone = false;
+    bool operator<(const PendKey& o) const {
+      return std::tie(neg_priority, tier, created, unit) < std::tie(o.neg_priority, o.tier, o.created, o.unit);
+    }
+    bool operator==(const PendKey& o) const = default;
+  };
+  using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
   std::set<PendKey> pending_units;
   std::set<RunKey> running_units;
   std::set<PendKey>::iterator cursor;
@@ -318,9 +333,8 @@ class KaiPolicy final : public Policy {
   }
 
   // demand() of a unit's single plain GPU pod (Unit::simple_gpus).
-  Amounts simple_demand(const Unit& u) const {
-    return {cfg_.gpu_sharing ? std::int64_t{u.simple_gpus} * 1000 : u.simple_gpus, 0, 0};
-  }
+  Amounts simple_demand(const Unit& u) const { return simple_demand(u.simple_gpus); }
+  Amounts simple_demand(std::int32_t gpus) const { return {cfg_.gpu_sharing ? std::int64_t{gpus} * 1000 : gpus, 0, 0}; }
 
   // Requests in the queue accounting's units: GPUs (milli-GPUs with gpuSharing, a share counting its
   // fraction), cpu millicores, memory MiB.
@@ -362,6 +376,7 @@ class KaiPolicy final : public Policy {
     if (!nodes_[unit.queue].children.empty() || memory_pod_rejection(job).has_value() ||
         never_fits(view.cluster(), job, view.workload()).has_value()) {
       to_reject_.push_back(j);
+      rekey_pending(u);
       return;
     }
     add_pending(view, j);
@@ -461,14 +476,18 @@ class KaiPolicy final : public Policy {
       const int leaf = pick(0);
       if (leaf < 0) break;
       QNode& node = nodes_[leaf];
-      const std::uint32_t u = std::get<3>(*node.cursor);
+      const QNode::PendKey k = *node.cursor;
       ++node.cursor;
-      const Reason r = attempt(s, u);
-      if (r != Reason::None) {
-        const Unit& unit = units_[u];
-        const bool lone = r == Reason::NoFit && unit.simple_gpus > 0 && unit.min_member == 1;
-        failed.push_back(FailedUnit{u, r, lone, unit.simple_multi, unit.simple_gpus, unit.priority, unit.queue});
-      }
+      // attempt's fast NoFit path, read from the key.
+      const bool fast = k.simple_gpus > 0 &&
+                        k.simple_gpus >= (k.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+                        capacity(leaf, -k.neg_priority, simple_demand(k.simple_gpus), {}) == Reason::None;
+      if (fast) set_reason(k.single, Reason::NoFit);
+      const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
+      // A failed attempt changes nothing of the unit: the key still holds what it has.
+      if (r != Reason::None)
+        failed.push_back(
+            FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus, -k.neg_priority, leaf});
       // Once every pending pod is known not to fit, stop when the later actions have enough
       // candidates (they are bounded per session).
       if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
@@ -677,13 +696,31 @@ class KaiPolicy final : public Policy {
     refresh(job_unit_[j], view.now());
   }
 
+  static QNode::PendKey pend_key(const Unit& u, int tier, std::uint32_t id) {
+    return {-u.priority, tier,          u.created,      id,
+            u.single,    u.simple_gpus, u.simple_multi, u.simple_gpus > 0 && u.min_member == 1};
+  }
+
+  // Puts a pending unit's key back when its copy of the unit's single and simple_* is out of date
+  // (a member was added that does not wait); its place in the order is the same.
+  void rekey_pending(std::uint32_t id) {
+    Unit& u = units_[id];
+    if (!u.in_pending) return;
+    const QNode::PendKey pk = pend_key(u, u.pkey.tier, id);
+    if (pk == u.pkey) return;
+    QNode& leaf = nodes_[u.queue];
+    leaf.pending_units.erase(u.pkey);
+    leaf.pending_units.insert(pk);
+    u.pkey = pk;
+  }
+
   // Re-keys the unit in its leaf's pending and running sets and its staleness.
   void refresh(std::uint32_t id, Tick now) {
     Unit& u = units_[id];
     QNode& leaf = nodes_[u.queue];
     const bool pend = u.pending > 0 && !u.pipelined;
     const int tier = u.running < u.min_member ? 0 : (u.running == u.min_member ? 1 : 2);
-    const QNode::PendKey pk{-u.priority, tier, u.created, id};
+    const QNode::PendKey pk = pend_key(u, tier, id);
     if (u.in_pending && (!pend || pk != u.pkey)) {
       if (in_allocate_ && leaf.cursor != leaf.pending_units.end() && *leaf.cursor == u.pkey) ++leaf.cursor;
       leaf.pending_units.erase(u.pkey);
@@ -888,14 +925,15 @@ class KaiPolicy final : public Policy {
         QNode& leaf = nodes_[c];
         // Skip groups whose pods are not all there yet.
         while (leaf.cursor != leaf.pending_units.end()) {
-          const Unit& u = units_[std::get<3>(*leaf.cursor)];
-          if (u.single != models::kNoJob) {  // the common case, without building a pod list
-            const JobIndex j = u.single;
+          const QNode::PendKey& k = *leaf.cursor;
+          if (k.single != models::kNoJob) {  // the common case, without building a pod list
+            const JobIndex j = k.single;
             if (placeable(*view_, j)) {
-              cand = Candidate{c, c, u.simple_gpus > 0 ? simple_demand(u) : demand(workload_->jobs[j])};
+              cand = Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
               break;
             }
           }
+          const Unit& u = units_[k.unit];
           if (Amounts req{}; next_demand(*view_, u, req)) {
             cand = Candidate{c, c, req};
             break;
@@ -1236,16 +1274,20 @@ class KaiPolicy final : public Policy {
   // ----- capacity checks -----------------------------------------------------------------------
   // `released` is subtracted from the leaf's path (victims of the same queue).
   Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
-    if (nodes_[u.queue].unlimited && (nodes_[u.queue].unquoted || u.preemptible())) return Reason::None;
-    for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+    return capacity(u.queue, u.priority, req, released);
+  }
+  Reason capacity(int queue, std::int32_t priority, const Amounts& req, const Amounts& released) const {
+    const bool preemptible = priority < 100;  // Unit::preemptible
+    if (nodes_[queue].unlimited && (nodes_[queue].unquoted || preemptible)) return Reason::None;
+    for (int q = queue; q > 0; q = nodes_[q].parent) {
       const QNode& n = nodes_[q];
       for (int r = 0; r < kResources; ++r) {
         if (req[r] <= 0) continue;
         if (n.res[r].limit >= 0 && n.alloc[r] - released[r] + req[r] > n.res[r].limit) return Reason::OverLimit;
       }
     }
-    if (!u.preemptible()) {
-      for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+    if (!preemptible) {
+      for (int q = queue; q > 0; q = nodes_[q].parent) {
         const QNode& n = nodes_[q];
         for (int r = 0; r < kResources; ++r)
           if (req[r] > 0 && n.res[r].quota >= 0 && n.np_alloc[r] + req[r] > n.res[r].quota)

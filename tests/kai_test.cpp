@@ -759,3 +759,25 @@ TEST(KaiDecisions, FailedWalkShortcutsDecideAsBefore) {
     EXPECT_EQ(stats.fingerprint, c.fingerprint) << "seed " << c.seed << " preemptions " << preemptions;
   }
 }
+
+// The pending key's copy of a unit's single member (QNode::PendKey) is put back when a member is
+// added that is refused at once: a gang of two whose second pod is larger than the cluster is no
+// lone pod, and its first pod waits for the gang, not for a node, after a lone pod of its size
+// failed in the same session.
+TEST(KaiDecisions, GangWithARefusedMemberIsNoLonePod) {
+  ht::WorkloadBuilder b;
+  b.job(0, 8, 1000);    // fills the node
+  b.job(5, 1, 1000);    // a lone 1-GPU pod: fails first in each session
+  b.job(10, 1, 1000);   // the gang's first pod
+  b.job(20, 16, 1000);  // the gang's second pod: more GPUs than the cluster has
+  auto w = b.build();
+  in_group(w, 2, "g", 2);
+  in_group(w, 3, "g", 2);
+  const std::vector<std::pair<std::string, std::string>> kv;
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
+  EXPECT_EQ(run.state(3), JobState::Rejected);
+  EXPECT_FALSE(run.started(1));
+  EXPECT_FALSE(run.started(2));
+  EXPECT_EQ(run.reason(1).rfind("Unschedulable", 0), 0u) << run.reason(1);
+  EXPECT_EQ(run.reason(2).rfind("gang:", 0), 0u) << run.reason(2);
+}

@@ -487,7 +487,8 @@ class KaiPolicy final : public Policy {
     }
 
     // allocate
-    std::vector<FailedUnit> failed;
+    std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
+    failed.clear();
     for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
     in_allocate_ = true;
     while (true) {
@@ -1794,6 +1795,7 @@ class KaiPolicy final : public Policy {
   mutable std::int64_t share_budget_ = kInf;
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
+  std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
   std::vector<int> group_size_;
   std::vector<JobIndex> to_reject_;
   std::set<std::uint32_t> pipelined_;

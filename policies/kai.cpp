@@ -505,8 +505,8 @@ class KaiPolicy final : public Policy {
       const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
       // A failed attempt changes nothing of the unit: the key still holds what it has.
       if (r != Reason::None)
-        failed.push_back(
-            FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus, -k.neg_priority, leaf});
+        failed.push_back(FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus,
+                                    -k.neg_priority, leaf, simple_demand(k.simple_gpus)[0]});
       // Once every pending pod is known not to fit, stop when the later actions have enough
       // candidates (they are bounded per session).
       if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
@@ -520,8 +520,26 @@ class KaiPolicy final : public Policy {
     bool acted = false;
     std::int64_t all_pools_free = 0;  // what consolidate counts as eligible for a pod of no GPU type
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) all_pools_free += cluster_->pool_free_gpus(p);
-    for (const FailedUnit& f : failed) {
-      if (f.lone && !acted && !may_act(f, consolidations, searches, all_pools_free)) continue;
+    // Per leaf, what reclaim's and preempt's first checks read of it until something acts.
+    walk_room_.assign(nodes_.size(), kInf);
+    walk_lowest_running_.assign(nodes_.size(), std::numeric_limits<std::int32_t>::max());
+    for (int q : leaves_) {
+      const QNode& leaf = nodes_[q];
+      if (active(0)) walk_room_[static_cast<std::size_t>(q)] = leaf.fair[0] - leaf.alloc[0];
+      if (!leaf.running_units.empty())
+        walk_lowest_running_[static_cast<std::size_t>(q)] = std::get<0>(*leaf.running_units.begin());
+    }
+    for (std::size_t i = 0; i < failed.size(); ++i) {
+      if (!acted) {  // pass over the lone pods that nothing would be done for
+        const bool consolidation_open = consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0 &&
+                                        cfg_.max_consolidation_preemptees > 0;
+        const bool search_open = searches < kVictimSearchesPerSession;
+        while (i < failed.size() && failed[i].lone &&
+               !may_act(failed[i], consolidation_open, search_open, all_pools_free))
+          ++i;
+        if (i == failed.size()) break;
+      }
+      const FailedUnit& f = failed[i];
       const std::uint32_t u = f.unit;
       Reason r = f.reason;
       if (!units_[u].in_pending || units_[u].pipelined) continue;
@@ -558,23 +576,22 @@ class KaiPolicy final : public Policy {
     bool lone, multi;
     std::int32_t gpus, priority;
     int queue;
+    std::int64_t demand;  // the pod's GPUs in the queue accounting's units (simple_demand)
   };
 
   // For a lone entry while nothing has acted: false when consolidate, reclaim and preempt would
-  // each return false at their first checks, which read only what the entry holds.
-  bool may_act(const FailedUnit& f, int consolidations, int searches, std::int64_t all_pools_free) const {
+  // each return false at their first checks, which read only what the entry holds, the counts
+  // (consolidation_open: consolidate may still count an attempt; search_open: reclaim and preempt
+  // may still search) and what the walk keeps per leaf (walk_room_, walk_lowest_running_).
+  bool may_act(const FailedUnit& f, bool consolidation_open, bool search_open, std::int64_t all_pools_free) const {
+    const auto q = static_cast<std::size_t>(f.queue);
     // consolidate: a pod spanning nodes is never moved; otherwise it counts an attempt (and may
     // act) only when the pools it may use have its GPUs free in all.
-    if (consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0 && !f.multi &&
-        cfg_.max_consolidation_preemptees > 0 && all_pools_free >= f.gpus)
-      return true;
-    if (searches >= kVictimSearchesPerSession) return false;
-    const QNode& leaf = nodes_[f.queue];
-    // reclaim: the queue's GPUs with the pod's would exceed its fair share (its eligibility).
-    const std::int64_t gpus = cfg_.gpu_sharing ? std::int64_t{f.gpus} * 1000 : f.gpus;
-    if (!active(0) || leaf.alloc[0] + gpus <= leaf.fair[0]) return true;
-    // preempt: no running group of the queue has a lower priority.
-    return !leaf.running_units.empty() && std::get<0>(*leaf.running_units.begin()) < f.priority;
+    const bool consolidation = consolidation_open & !f.multi & (all_pools_free >= f.gpus);
+    // reclaim: the queue's GPUs with the pod's stay within its fair share (its eligibility);
+    // preempt: a running group of the queue has a lower priority.
+    const bool victims = search_open & ((f.demand <= walk_room_[q]) | (walk_lowest_running_[q] < f.priority));
+    return consolidation | victims;
   }
 
   // ----- set-up --------------------------------------------------------------------------------
@@ -1796,6 +1813,10 @@ class KaiPolicy final : public Policy {
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
   std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  // Per queue node during the walk of failed groups, until something acts: fair share of GPUs
+  // minus allocated GPUs (kInf without GPUs), and the lowest priority of its running groups.
+  std::vector<std::int64_t> walk_room_;
+  std::vector<std::int32_t> walk_lowest_running_;
   std::vector<int> group_size_;
   std::vector<JobIndex> to_reject_;
   std::set<std::uint32_t> pipelined_;

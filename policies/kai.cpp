@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -151,6 +152,22 @@ void add(Amounts& a, const Amounts& b, std::int64_t sign = 1) {
   for (int r = 0; r < kResources; ++r) a[r] += sign * b[r];
 }
 
+// Allocates each element on a cache line of its own: a node of a leaf's pending set (its links and
+// the 32-byte key) is one line, which the allocate walk reads in order every session.
+template <class T>
+struct LineAllocator {
+  using value_type = T;
+  LineAllocator() = default;
+  template <class U>
+  LineAllocator(const LineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const LineAllocator<U>&) const {
+    return true;
+  }
+};
+
 struct QNode {
   std::string name;
   int parent = -1;
@@ -161,42 +178,62 @@ struct QNode {
   Tick preempt_min_runtime = 0, reclaim_min_runtime = 0;
   bool declared = false;
   int depth = 0;
+  // No limit (any resource) on the path from this node to the root, and no quota: capacity() has
+  // nothing to check (rebuild_leaves keeps them).
+  bool unlimited = true, unquoted = true;
   Amounts alloc{}, np_alloc{}, pending{};
   Amounts fair{}, allocatable{};
   double usage = 0;  // decayed GPU-ms
   // Leaves only.
-  using PendKey = std::tuple<std::int32_t, int, Tick, std::uint32_t>;  // -priority, tier, created, unit
-  using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;         // priority, -created, -unit
-  std::set<PendKey> pending_units;
+  // Ordered by -priority, tier, created, unit. The rest is copied from the unit (Unit::single,
+  // simple_gpus, simple_multi; lone: simple_gpus > 0 and minMember 1) so that the allocate walk
+  // reads no unit for a lone plain pod; a key whose copy changes is put back (refresh).
+  struct PendKey {
+    std::int32_t neg_priority = 0;
+    int tier = 0;
+    Tick created = 0;
+    std::uint32_t unit = 0;
+    models::JobIndex single = models::kNoJob;
+    std::int32_t simple_gpus = 0;
+    bool simple_multi = false, lone = false;
+    bool operator<(const PendKey& o) const {
+      return std::tie(neg_priority, tier, created, unit) < std::tie(o.neg_priority, o.tier, o.created, o.unit);
+    }
+    bool operator==(const PendKey& o) const = default;
+  };
+  using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
+  using PendingSet = std::set<PendKey, std::less<PendKey>, LineAllocator<PendKey>>;
+  PendingSet pending_units;
   std::set<RunKey> running_units;
-  std::set<PendKey>::iterator cursor;
+  PendingSet::iterator cursor;
 };
 
 struct Unit {
+  // What the allocate walk and the failed walk read of most units first, together at the front.
   int queue = 0;
   std::int32_t priority = 50;
-  Tick created = 0;
-  std::vector<models::JobIndex> members;  // submitted members, index order
-  int members_without_gpus = 0;           // of those, asking for no GPU
-  int min_member = 1;
-  int running = 0;  // running and not terminating
-  int succeeded = 0;
-  int pending = 0;
-  Amounts running_req{};
-  bool in_pending = false;
-  QNode::PendKey pkey{};
-  bool in_running = false;
-  QNode::RunKey rkey{};
-  Tick stale_since = -1;
-  bool pipelined = false;
-  int outstanding_victims = 0;
-  Amounts reserved{};
   // With one member: it, and when it is a plain GPU pod (GPUs only: no share, GPU type, cpu or
   // memory) its GPUs and whether it spans nodes, so the allocate walk reads neither the member list
   // nor the job.
   models::JobIndex single = models::kNoJob;
   std::int32_t simple_gpus = 0;
   bool simple_multi = false;
+  bool in_pending = false;
+  bool pipelined = false;
+  bool in_running = false;
+  int min_member = 1;
+  int members_without_gpus = 0;  // of the members, asking for no GPU
+  int running = 0;               // running and not terminating
+  Tick created = 0;
+  std::vector<models::JobIndex> members;  // submitted members, index order
+  int succeeded = 0;
+  int pending = 0;
+  Amounts running_req{};
+  QNode::PendKey pkey{};
+  QNode::RunKey rkey{};
+  Tick stale_since = -1;
+  int outstanding_victims = 0;
+  Amounts reserved{};
   bool preemptible() const { return priority < 100; }
 };
 
@@ -314,9 +351,8 @@ class KaiPolicy final : public Policy {
   }
 
   // demand() of a unit's single plain GPU pod (Unit::simple_gpus).
-  Amounts simple_demand(const Unit& u) const {
-    return {cfg_.gpu_sharing ? std::int64_t{u.simple_gpus} * 1000 : u.simple_gpus, 0, 0};
-  }
+  Amounts simple_demand(const Unit& u) const { return simple_demand(u.simple_gpus); }
+  Amounts simple_demand(std::int32_t gpus) const { return {cfg_.gpu_sharing ? std::int64_t{gpus} * 1000 : gpus, 0, 0}; }
 
   // Requests in the queue accounting's units: GPUs (milli-GPUs with gpuSharing, a share counting its
   // fraction), cpu millicores, memory MiB.
@@ -358,6 +394,7 @@ class KaiPolicy final : public Policy {
     if (!nodes_[unit.queue].children.empty() || memory_pod_rejection(job).has_value() ||
         never_fits(view.cluster(), job, view.workload()).has_value()) {
       to_reject_.push_back(j);
+      rekey_pending(u);
       return;
     }
     add_pending(view, j);
@@ -450,17 +487,26 @@ class KaiPolicy final : public Policy {
     }
 
     // allocate
-    std::vector<std::pair<std::uint32_t, Reason>> failed;
+    std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
+    failed.clear();
     for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
     in_allocate_ = true;
     while (true) {
       const int leaf = pick(0);
       if (leaf < 0) break;
       QNode& node = nodes_[leaf];
-      const std::uint32_t u = std::get<3>(*node.cursor);
+      const QNode::PendKey k = *node.cursor;
       ++node.cursor;
-      const Reason r = attempt(s, u);
-      if (r != Reason::None) failed.emplace_back(u, r);
+      // attempt's fast NoFit path, read from the key.
+      const bool fast = k.simple_gpus > 0 &&
+                        k.simple_gpus >= (k.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+                        capacity(leaf, -k.neg_priority, simple_demand(k.simple_gpus), {}) == Reason::None;
+      if (fast) set_reason(k.single, Reason::NoFit);
+      const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
+      // A failed attempt changes nothing of the unit: the key still holds what it has.
+      if (r != Reason::None)
+        failed.push_back(FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus,
+                                    -k.neg_priority, leaf, simple_demand(k.simple_gpus)[0]});
       // Once every pending pod is known not to fit, stop when the later actions have enough
       // candidates (they are bounded per session).
       if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
@@ -468,15 +514,51 @@ class KaiPolicy final : public Policy {
     in_allocate_ = false;
     // consolidation, reclaim, preempt
     int consolidations = 0, searches = 0;
-    for (auto [u, r] : failed) {
+    // Until one of them acts, nothing that their first checks read changes (a check that fails
+    // changes nothing but the counts of attempts and searches), and every lone plain pod that
+    // failed is still pending and placeable, as allocate left it.
+    bool acted = false;
+    std::int64_t all_pools_free = 0;  // what consolidate counts as eligible for a pod of no GPU type
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) all_pools_free += cluster_->pool_free_gpus(p);
+    // Per leaf, what reclaim's and preempt's first checks read of it until something acts.
+    walk_room_.assign(nodes_.size(), kInf);
+    walk_lowest_running_.assign(nodes_.size(), std::numeric_limits<std::int32_t>::max());
+    for (int q : leaves_) {
+      const QNode& leaf = nodes_[q];
+      if (active(0)) walk_room_[static_cast<std::size_t>(q)] = leaf.fair[0] - leaf.alloc[0];
+      if (!leaf.running_units.empty())
+        walk_lowest_running_[static_cast<std::size_t>(q)] = std::get<0>(*leaf.running_units.begin());
+    }
+    for (std::size_t i = 0; i < failed.size(); ++i) {
+      if (!acted) {  // pass over the lone pods that nothing would be done for
+        const bool consolidation_open = consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0 &&
+                                        cfg_.max_consolidation_preemptees > 0;
+        const bool search_open = searches < kVictimSearchesPerSession;
+        while (i < failed.size() && failed[i].lone &&
+               !may_act(failed[i], consolidation_open, search_open, all_pools_free))
+          ++i;
+        if (i == failed.size()) break;
+      }
+      const FailedUnit& f = failed[i];
+      const std::uint32_t u = f.unit;
+      Reason r = f.reason;
       if (!units_[u].in_pending || units_[u].pipelined) continue;
       if (r == Reason::TopologyNoFit) r = Reason::NoFit;  // the solvers place inside the domains too
       if (r == Reason::NoFit && consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0) {
-        if (consolidate(s, u, consolidations)) continue;
+        if (consolidate(s, u, consolidations)) {
+          acted = true;
+          continue;
+        }
       }
       if ((r == Reason::NoFit || r == Reason::OverLimit) && searches < kVictimSearchesPerSession) {
-        if (r == Reason::NoFit && reclaim(s, u, searches)) continue;
-        if (preempt(s, u, searches)) continue;
+        if (r == Reason::NoFit && reclaim(s, u, searches)) {
+          acted = true;
+          continue;
+        }
+        if (preempt(s, u, searches)) {
+          acted = true;
+          continue;
+        }
       }
     }
     stale_gang_eviction(s);
@@ -485,6 +567,33 @@ class KaiPolicy final : public Policy {
   }
 
  private:
+  // A group that failed in allocate, for the walk of consolidation, reclaim and preempt. `lone`: a
+  // lone plain GPU pod (Unit::simple_gpus, minMember 1) that failed with NoFit; its GPUs, whether
+  // it spans nodes, priority and queue are copied so that may_act reads no unit.
+  struct FailedUnit {
+    std::uint32_t unit;
+    Reason reason;
+    bool lone, multi;
+    std::int32_t gpus, priority;
+    int queue;
+    std::int64_t demand;  // the pod's GPUs in the queue accounting's units (simple_demand)
+  };
+
+  // For a lone entry while nothing has acted: false when consolidate, reclaim and preempt would
+  // each return false at their first checks, which read only what the entry holds, the counts
+  // (consolidation_open: consolidate may still count an attempt; search_open: reclaim and preempt
+  // may still search) and what the walk keeps per leaf (walk_room_, walk_lowest_running_).
+  bool may_act(const FailedUnit& f, bool consolidation_open, bool search_open, std::int64_t all_pools_free) const {
+    const auto q = static_cast<std::size_t>(f.queue);
+    // consolidate: a pod spanning nodes is never moved; otherwise it counts an attempt (and may
+    // act) only when the pools it may use have its GPUs free in all.
+    const bool consolidation = consolidation_open & !f.multi & (all_pools_free >= f.gpus);
+    // reclaim: the queue's GPUs with the pod's stay within its fair share (its eligibility);
+    // preempt: a running group of the queue has a lower priority.
+    const bool victims = search_open & ((f.demand <= walk_room_[q]) | (walk_lowest_running_[q] < f.priority));
+    return consolidation | victims;
+  }
+
   // ----- set-up --------------------------------------------------------------------------------
   void ensure(const ClusterView& view) {
     if (initialised_) return;
@@ -561,6 +670,16 @@ class KaiPolicy final : public Policy {
     leaves_.clear();
     for (std::size_t i = 1; i < nodes_.size(); ++i)
       if (nodes_[i].children.empty()) leaves_.push_back(static_cast<int>(i));
+    for (std::size_t i = 1; i < nodes_.size(); ++i) {
+      QNode& q = nodes_[i];
+      q.unlimited = q.unquoted = true;
+      for (int a = static_cast<int>(i); a > 0; a = nodes_[a].parent) {
+        for (int r = 0; r < kResources; ++r) {
+          if (nodes_[a].res[r].limit >= 0) q.unlimited = false;
+          if (nodes_[a].res[r].quota >= 0) q.unquoted = false;
+        }
+      }
+    }
   }
 
   int leaf_for(models::QueueId qid) {
@@ -613,13 +732,31 @@ class KaiPolicy final : public Policy {
     refresh(job_unit_[j], view.now());
   }
 
+  static QNode::PendKey pend_key(const Unit& u, int tier, std::uint32_t id) {
+    return {-u.priority, tier,          u.created,      id,
+            u.single,    u.simple_gpus, u.simple_multi, u.simple_gpus > 0 && u.min_member == 1};
+  }
+
+  // Puts a pending unit's key back when its copy of the unit's single and simple_* is out of date
+  // (a member was added that does not wait); its place in the order is the same.
+  void rekey_pending(std::uint32_t id) {
+    Unit& u = units_[id];
+    if (!u.in_pending) return;
+    const QNode::PendKey pk = pend_key(u, u.pkey.tier, id);
+    if (pk == u.pkey) return;
+    QNode& leaf = nodes_[u.queue];
+    leaf.pending_units.erase(u.pkey);
+    leaf.pending_units.insert(pk);
+    u.pkey = pk;
+  }
+
   // Re-keys the unit in its leaf's pending and running sets and its staleness.
   void refresh(std::uint32_t id, Tick now) {
     Unit& u = units_[id];
     QNode& leaf = nodes_[u.queue];
     const bool pend = u.pending > 0 && !u.pipelined;
     const int tier = u.running < u.min_member ? 0 : (u.running == u.min_member ? 1 : 2);
-    const QNode::PendKey pk{-u.priority, tier, u.created, id};
+    const QNode::PendKey pk = pend_key(u, tier, id);
     if (u.in_pending && (!pend || pk != u.pkey)) {
       if (in_allocate_ && leaf.cursor != leaf.pending_units.end() && *leaf.cursor == u.pkey) ++leaf.cursor;
       leaf.pending_units.erase(u.pkey);
@@ -824,14 +961,15 @@ class KaiPolicy final : public Policy {
         QNode& leaf = nodes_[c];
         // Skip groups whose pods are not all there yet.
         while (leaf.cursor != leaf.pending_units.end()) {
-          const Unit& u = units_[std::get<3>(*leaf.cursor)];
-          if (u.single != models::kNoJob) {  // the common case, without building a pod list
-            const JobIndex j = u.single;
+          const QNode::PendKey& k = *leaf.cursor;
+          if (k.single != models::kNoJob) {  // the common case, without building a pod list
+            const JobIndex j = k.single;
             if (placeable(*view_, j)) {
-              cand = Candidate{c, c, u.simple_gpus > 0 ? simple_demand(u) : demand(workload_->jobs[j])};
+              cand = Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
               break;
             }
           }
+          const Unit& u = units_[k.unit];
           if (Amounts req{}; next_demand(*view_, u, req)) {
             cand = Candidate{c, c, req};
             break;
@@ -1172,15 +1310,20 @@ class KaiPolicy final : public Policy {
   // ----- capacity checks -----------------------------------------------------------------------
   // `released` is subtracted from the leaf's path (victims of the same queue).
   Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
-    for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+    return capacity(u.queue, u.priority, req, released);
+  }
+  Reason capacity(int queue, std::int32_t priority, const Amounts& req, const Amounts& released) const {
+    const bool preemptible = priority < 100;  // Unit::preemptible
+    if (nodes_[queue].unlimited && (nodes_[queue].unquoted || preemptible)) return Reason::None;
+    for (int q = queue; q > 0; q = nodes_[q].parent) {
       const QNode& n = nodes_[q];
       for (int r = 0; r < kResources; ++r) {
         if (req[r] <= 0) continue;
         if (n.res[r].limit >= 0 && n.alloc[r] - released[r] + req[r] > n.res[r].limit) return Reason::OverLimit;
       }
     }
-    if (!u.preemptible()) {
-      for (int q = u.queue; q > 0; q = nodes_[q].parent) {
+    if (!preemptible) {
+      for (int q = queue; q > 0; q = nodes_[q].parent) {
         const QNode& n = nodes_[q];
         for (int r = 0; r < kResources; ++r)
           if (req[r] > 0 && n.res[r].quota >= 0 && n.np_alloc[r] + req[r] > n.res[r].quota)
@@ -1669,6 +1812,11 @@ class KaiPolicy final : public Policy {
   mutable std::int64_t share_budget_ = kInf;
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
+  std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  // Per queue node during the walk of failed groups, until something acts: fair share of GPUs
+  // minus allocated GPUs (kInf without GPUs), and the lowest priority of its running groups.
+  std::vector<std::int64_t> walk_room_;
+  std::vector<std::int32_t> walk_lowest_running_;
   std::vector<int> group_size_;
   std::vector<JobIndex> to_reject_;
   std::set<std::uint32_t> pipelined_;

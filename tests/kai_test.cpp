@@ -718,3 +718,66 @@ TEST(KaiDecisions, LonePlainPodsDecideAsBefore) {
     EXPECT_EQ(sim.run().fingerprint, fingerprint) << "seed " << seed;
   }
 }
+
+// The walk over the groups that failed in allocate (consolidation, reclaim, preempt) passes over a
+// lone plain pod that failed on the fast NoFit path without reading its unit when the first checks
+// of consolidate, reclaim and preempt turn it away; the queue capacity check returns at once on a
+// path without limits (kai.cpp FailedUnit, QNode::unlimited). A way of computing, not of deciding:
+// a backlog about six times what the cluster runs, of lone plain pods mostly, on nodes that
+// fragment (consolidation), three queues under and over their quotas (reclaim), kinds of three
+// priorities (preempt, non-preemptible quota), with and without gpuSharing and limits; fingerprints
+// recorded with the code before (commit 9c9565b).
+TEST(KaiDecisions, FailedWalkShortcutsDecideAsBefore) {
+  struct Case {
+    std::uint64_t seed;
+    bool sharing;
+    int limit;
+    const char* fingerprint;
+  };
+  const Case cases[] = {{1, false, -1, "acc035e5c41a0bc2"},
+                        {2, false, 24, "eb5cfdfc282613c7"},
+                        {3, true, -1, "9e60c3ab899aeb08"},
+                        {4, true, 16, "2afce19aac9f1e97"}};
+  for (const auto& c : cases) {
+    auto w = random_workload(c.seed, 3000);
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) w.jobs[j].submit /= 6;
+    models::ClusterSpec cl;
+    cl.pools.push_back({"big", 4, 8, "A100", 0, 0});
+    cl.pools.push_back({"small", 3, 4, "T4", 0, 0});
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q0", 12, 1, -1);
+    ht::kai_queue(kv, "q1", 4, 2, -1);
+    ht::kai_queue(kv, "q2", 0, 1, c.limit);
+    kv.emplace_back("reclaimMinRuntime", "60s");
+    if (c.sharing) kv.emplace_back("gpuSharing", "true");
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), c.seed);
+    scenarios::Simulation sim(w, cl, *policy, nullptr);
+    const auto stats = sim.run();
+    std::int64_t preemptions = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) preemptions += sim.job_preemptions(j);
+    EXPECT_GT(preemptions, 0) << "seed " << c.seed;
+    EXPECT_EQ(stats.fingerprint, c.fingerprint) << "seed " << c.seed << " preemptions " << preemptions;
+  }
+}
+
+// The pending key's copy of a unit's single member (QNode::PendKey) is put back when a member is
+// added that is refused at once: a gang of two whose second pod is larger than the cluster is no
+// lone pod, and its first pod waits for the gang, not for a node, after a lone pod of its size
+// failed in the same session.
+TEST(KaiDecisions, GangWithARefusedMemberIsNoLonePod) {
+  ht::WorkloadBuilder b;
+  b.job(0, 8, 1000);    // fills the node
+  b.job(5, 1, 1000);    // a lone 1-GPU pod: fails first in each session
+  b.job(10, 1, 1000);   // the gang's first pod
+  b.job(20, 16, 1000);  // the gang's second pod: more GPUs than the cluster has
+  auto w = b.build();
+  in_group(w, 2, "g", 2);
+  in_group(w, 3, "g", 2);
+  const std::vector<std::pair<std::string, std::string>> kv;
+  const KaiRun run(w, ht::cluster(1, 8), ht::ordered_params(kv), 500 * kSecond);
+  EXPECT_EQ(run.state(3), JobState::Rejected);
+  EXPECT_FALSE(run.started(1));
+  EXPECT_FALSE(run.started(2));
+  EXPECT_EQ(run.reason(1).rfind("Unschedulable", 0), 0u) << run.reason(1);
+  EXPECT_EQ(run.reason(2).rfind("gang:", 0), 0u) << run.reason(2);
+}

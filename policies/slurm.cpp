@@ -1271,7 +1271,10 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         g.next = s.now() + c_.time_slice;
       }
-      s.wake_at(g.next);
+      // A slice over while the pair is mid-switch is taken up by the event that ends the switch
+      // (the suspension or resume taking effect asks for a pass): a wake-up at now would repeat
+      // this pass at the same instant for ever.
+      if (g.next > s.now()) s.wake_at(g.next);
       ++i;
     }
   }

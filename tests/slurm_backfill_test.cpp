@@ -6,11 +6,14 @@
 // memory, time limits and two partitions, one of them exclusive.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "policies/registry.hpp"
 #include "policy_test_support.hpp"
@@ -166,4 +169,37 @@ TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthR
     scenarios::Simulation sim(jobs, pool(128, 8, 0, 0), *policy, nullptr, o);
     EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << k.mode << (k.failures ? " with failures" : "");
   }
+}
+
+// A gang pair whose members swapped roles outside a time slice (the member meant to run back in
+// the queue, the other running) used to ask for a wake-up at its past slice end, that is at now,
+// on every pass: the run never left that instant. On the first 60 jobs of the RICC sample it
+// now ends, every job in a final state, long before the watchdog would stop it.
+TEST(SlurmDecisions, GangPairsOutOfStepDoNotStopTheClock) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  w.jobs.resize(60);
+  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  auto policy = policies::make_policy(
+      "slurm", params({{"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}}),
+      1);
+  scenarios::Simulation sim(w, pool(128, 8, 0, 0), *policy, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 600 && !stop.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop = true;
+  });
+  const auto stats = sim.run(&stop);
+  const bool cancelled = stats.cancelled;
+  stop = true;
+  watchdog.join();
+  ASSERT_FALSE(cancelled) << "the run did not end within 60 s";
+  for (models::JobIndex j = 0; j < w.jobs.size(); ++j) {
+    const auto st = sim.job_state(j);
+    EXPECT_TRUE(st != models::JobState::Pending && st != models::JobState::Running &&
+                st != models::JobState::Unfinished)
+        << "job " << j << " state " << static_cast<int>(st);
+  }
+  EXPECT_GT(sim.job_preemptions(0) + sim.job_preemptions(1) + sim.job_preemptions(2), 0);
 }

@@ -285,6 +285,94 @@ struct ClearTally {
   }
 };
 
+// One release slice of a running job: its node's part, at the job's kill time rounded up to
+// bf_resolution.
+struct Booked {
+  Tick r;
+  NodeId node;
+  std::int32_t gpus, cpus;
+  std::int64_t mem;
+  JobIndex job;
+  std::int32_t job_gpus;  // the job's GPUs on its first slice, else 0 (backfill's final bound)
+  bool exclusive;
+  bool gone;
+};
+
+// Every running job's release slices, kept from pass to pass in the order backfill reads them (by
+// r; the order within one time does not matter, every release of a time is applied together).
+// Slices are booked at start and marked gone at release. The book is a long list and a short one
+// of recent starts (a sorted part and an unsorted tail), read together in order; the short one
+// is merged into the long one, and the gone slices taken out, only when they have grown to a
+// fraction of it, so that a start or a release costs O(1) amortized plus a search.
+class ReleaseBook {
+ public:
+  void add(const Booked& b) {
+    new_.push_back(b);
+    if (new_.size() - new_sorted_ > kTail) settle();  // backfill may not read it for a long time
+  }
+  // Marks job j's slices (booked at time r) gone.
+  void remove(JobIndex j, Tick r) {
+    for (std::size_t k = new_sorted_; k < new_.size(); ++k) mark(new_[k], j);
+    mark_range(new_.begin(), new_.begin() + static_cast<std::ptrdiff_t>(new_sorted_), j, r);
+    mark_range(long_.begin(), long_.end(), j, r);
+  }
+  // Before reading: the tail sorted into the short list, which joins the long one once large.
+  void settle() {
+    auto by_r = [](const Booked& a, const Booked& b) { return a.r < b.r; };
+    if (new_sorted_ < new_.size()) {
+      const auto mid = new_.begin() + static_cast<std::ptrdiff_t>(new_sorted_);
+      std::sort(mid, new_.end(), by_r);
+      std::inplace_merge(new_.begin(), mid, new_.end(), by_r);
+      new_sorted_ = new_.size();
+    }
+    if (gone_ * 4 > long_.size() + new_.size()) {
+      std::erase_if(long_, [](const Booked& b) { return b.gone; });
+      std::erase_if(new_, [](const Booked& b) { return b.gone; });
+      new_sorted_ = new_.size();
+      gone_ = 0;
+    }
+    if (new_.size() * 8 > long_.size() + 64) {
+      std::erase_if(new_, [](const Booked& b) { return b.gone; });
+      std::erase_if(long_, [](const Booked& b) { return b.gone; });
+      gone_ = 0;
+      const auto mid = static_cast<std::ptrdiff_t>(long_.size());
+      long_.insert(long_.end(), new_.begin(), new_.end());
+      std::inplace_merge(long_.begin(), long_.begin() + mid, long_.end(), by_r);
+      new_.clear();
+      new_sorted_ = 0;
+    }
+  }
+  // Calls f on the slices not gone in order of r (after settle) until it returns false.
+  template <typename F>
+  void read(F&& f) const {
+    std::size_t a = 0, b = 0;
+    while (true) {
+      while (a < long_.size() && long_[a].gone) ++a;
+      while (b < new_.size() && new_[b].gone) ++b;
+      const bool take_a = a < long_.size() && (b == new_.size() || long_[a].r <= new_[b].r);
+      if (!take_a && b == new_.size()) return;
+      if (!f(take_a ? long_[a++] : new_[b++])) return;
+    }
+  }
+
+ private:
+  void mark(Booked& b, JobIndex j) {
+    if (b.job == j && !b.gone) {
+      b.gone = true;
+      ++gone_;
+    }
+  }
+  template <typename It>
+  void mark_range(It first, It last, JobIndex j, Tick r) {
+    auto it = std::lower_bound(first, last, r, [](const Booked& b, Tick v) { return b.r < v; });
+    for (; it != last && it->r == r; ++it) mark(*it, j);
+  }
+  static constexpr std::size_t kTail = 64;
+  std::vector<Booked> long_, new_;  // long_ by r; new_ by r up to new_sorted_, then as started
+  std::size_t new_sorted_ = 0;
+  std::size_t gone_ = 0;  // marked gone in either list
+};
+
 struct Switch {
   std::string name;
   int level = 0;
@@ -1561,13 +1649,14 @@ class SlurmPolicy final : public Policy, public Inspect {
     const bool bounded = std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; });
     std::int64_t final_bound = bounded ? free_now_ : std::numeric_limits<std::int64_t>::max();
     rslice_.clear();
-    settle_releases();
-    for (const Booked& b : booked_) {
+    booked_.settle();
+    booked_.read([&](const Booked& b) {
       const Tick r = std::max(b.r, now + 1);  // still running now
-      if (r > horizon) break;
+      if (r > horizon) return false;
       if (bounded) final_bound += b.job_gpus;
       rslice_.push_back({r, b.node, b.gpus, b.cpus, b.mem, b.exclusive, false});
-    }
+      return true;
+    });
     // Held jobs do not count towards bf_max_job_test.
     order_.resize(static_cast<std::size_t>(
         std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
@@ -2102,51 +2191,15 @@ class SlurmPolicy final : public Policy, public Inspect {
     bool was_ok;  // the node's ok before this release was applied (backfill's cursor takes it back)
   };
   std::vector<RSlice> rslice_;
-  // Every running job's release, slice by slice, kept from pass to pass in the order backfill
-  // reads them (by kill time rounded up to bf_resolution; the order within one time does not
-  // matter, every release of a time is applied together): booked at start, marked gone at
-  // release, and settled (the gone taken out, the new merged in) when a pass begins.
-  struct Booked {
-    Tick r;  // kill time rounded up to bf_resolution
-    NodeId node;
-    std::int32_t gpus, cpus;
-    std::int64_t mem;
-    JobIndex job;
-    std::int32_t job_gpus;  // the job's GPUs on its first slice, else 0 (backfill's final bound)
-    bool exclusive;
-    bool gone;
-  };
-  std::vector<Booked> booked_, booked_new_;  // booked_ by r; booked_new_ since the last settle
-  std::size_t booked_gone_ = 0;              // marked gone in booked_
+  ReleaseBook booked_;  // every running job's release, slice by slice (backfill reads it)
   void book_release(const ClusterView& view, JobIndex j) {
     const Tick r = ceil_to(kill_at_[j], c_.bf_resolution);
     std::int32_t job_gpus = view.workload().jobs[j].gpus;
-    for (const auto& sl : view.placement(j)) {
-      booked_new_.push_back(
+    for (const auto& sl : view.placement(j))
+      booked_.add(
           {r, sl.node, sl.gpus, sl.cpus, sl.memory_mib, j, std::exchange(job_gpus, 0), shape_[j].exclusive, false});
-    }
   }
-  void unbook_release(JobIndex j) {
-    if (std::erase_if(booked_new_, [&](const Booked& b) { return b.job == j; }) > 0) return;
-    const Tick r = ceil_to(kill_at_[j], c_.bf_resolution);
-    auto it = std::lower_bound(booked_.begin(), booked_.end(), r, [](const Booked& b, Tick v) { return b.r < v; });
-    for (; it != booked_.end() && it->r == r; ++it)
-      if (it->job == j && !it->gone) {
-        it->gone = true;
-        ++booked_gone_;
-      }
-  }
-  void settle_releases() {
-    if (booked_gone_ > 0) std::erase_if(booked_, [](const Booked& b) { return b.gone; });
-    booked_gone_ = 0;
-    if (booked_new_.empty()) return;
-    auto by_r = [](const Booked& a, const Booked& b) { return a.r < b.r; };
-    std::sort(booked_new_.begin(), booked_new_.end(), by_r);
-    const auto mid = static_cast<std::ptrdiff_t>(booked_.size());
-    booked_.insert(booked_.end(), booked_new_.begin(), booked_new_.end());
-    std::inplace_merge(booked_.begin(), booked_.begin() + mid, booked_.end(), by_r);
-    booked_new_.clear();
-  }
+  void unbook_release(JobIndex j) { booked_.remove(j, ceil_to(kill_at_[j], c_.bf_resolution)); }
   // This pass's reservations: by_start_ and by_end_ hold (time, reservation) in time order, and
   // reservation r holds the nodes res_nodes_[res_off_[r], res_off_[r + 1]).
   std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;

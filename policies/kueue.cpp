@@ -3,6 +3,7 @@
 #include "policies/kueue.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -1633,6 +1634,7 @@ class KueuePolicy final : public Policy {
       constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
     }
     for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
+      const std::uint64_t stamp = ++score_stamp_;  // node_score's remembered scores are for this pod
       Job pod = job;
       pod.gpus = sizes[static_cast<std::size_t>(i)];
       pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
@@ -1667,9 +1669,7 @@ class KueuePolicy final : public Policy {
               u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
               u.nonzero_memory_mib += t->memory_mib;
             }
-            const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, cluster.node(id), u, pod);
-            const std::int64_t total =
-                cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
+            const std::int64_t total = node_score(cluster.node(id), u, pod, stamp);
             if (total > best_score || (total == best_score && id < best)) {
               best_score = total;
               best = id;
@@ -1696,6 +1696,28 @@ class KueuePolicy final : public Policy {
     for (auto& [n, sl] : taken) out.push_back(sl);
     return out;
   }
+
+  // The weighted score of `pod` on a node, which k8s::score_node computes from the node's
+  // capacity and usage alone: remembered for the pod (stamp) by those values, since many of
+  // thousands of nodes are alike (idle, or running the same shapes).
+  std::int64_t node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod, std::uint64_t stamp) {
+    const std::array<std::int64_t, 8> key{n.gpus,      n.cpus,       n.memory_mib,        u.gpus,
+                                          u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
+    ScoreMemo& m = score_memo_[(h >> 32) % score_memo_.size()];
+    if (m.stamp == stamp && m.key == key) return m.total;
+    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
+    m = {stamp, key, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
+    return m.total;
+  }
+  struct ScoreMemo {
+    std::uint64_t stamp = 0;
+    std::array<std::int64_t, 8> key{};
+    std::int64_t total = 0;
+  };
+  std::array<ScoreMemo, 256> score_memo_{};
+  std::uint64_t score_stamp_ = 0;
 
   void add_usage(const models::Slice& sl, int sign) { k8s::add_slice_usage(usage_[sl.node], sl, sign); }
 

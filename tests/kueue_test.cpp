@@ -1087,3 +1087,37 @@ TEST(KueueAdmissionFairSharing, ConfigurationErrors) {
       errors[0].message().starts_with("UsageBasedAdmissionFairSharing needs Kueue's admissionFairSharing block"))
       << errors[0].message();
 }
+
+// Pods are scored (k8s::score_node) once per distinct node capacity and usage, the score kept
+// for the pod's other nodes alike (kueue.cpp, node_score): a way of computing, not of deciding.
+// These fingerprints are those of the code that scored every node (commit 0d3db00), on 48 nodes
+// with CPUs and memory, jobs asking for both, under both scoring types.
+TEST(KueueScoring, RememberedScoresPickAsScoringEveryNode) {
+  auto w = random_workload(5, 800);
+  sim::RngStream rng(9, "test/kueue-scoring");
+  for (auto& j : w.jobs) {
+    j.cpus = j.gpus * static_cast<std::int32_t>(1 + rng.below(6));
+    j.memory_mib = j.gpus * static_cast<std::int64_t>(1 + rng.below(4)) * 32768;
+  }
+  models::ClusterSpec c;
+  c.pools.push_back({"pool", 48, 8, "A100", 64, 512 * 1024});
+  const std::string base = R"(  resourceFlavors: {default: {pools: [pool]}}
+  clusterQueues:
+    cq:
+      namespaces: [a, b, c, d]
+      resources: {default: {gpu: {nominalQuota: 384}}}
+)";
+  struct Case {
+    const char* scoring;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {"  scoringStrategy: {type: LeastAllocated, resources: {cpu: 1, memory: 1}}\n", "92031c58efc28095"},
+      {"  scoringStrategy: {type: MostAllocated, resources: {gpu: 3, cpu: 1, memory: 1}}\n", "6b1a7bd442309211"},
+  };
+  for (const Case& k : cases) {
+    auto p = policies::make_policy("kueue", kueue_params(base + k.scoring), 1);
+    scenarios::Simulation sim(w, c, *p, nullptr);
+    EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << k.scoring;
+  }
+}

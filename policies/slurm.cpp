@@ -325,16 +325,9 @@ class ReleaseBook {
       std::inplace_merge(new_.begin(), mid, new_.end(), by_r);
       new_sorted_ = new_.size();
     }
-    if (gone_ * 4 > long_.size() + new_.size()) {
-      std::erase_if(long_, [](const Booked& b) { return b.gone; });
-      std::erase_if(new_, [](const Booked& b) { return b.gone; });
-      new_sorted_ = new_.size();
-      gone_ = 0;
-    }
+    if (gone_ * 4 > long_.size() + new_.size()) drop_gone();
     if (new_.size() * 8 > long_.size() + 64) {
-      std::erase_if(new_, [](const Booked& b) { return b.gone; });
-      std::erase_if(long_, [](const Booked& b) { return b.gone; });
-      gone_ = 0;
+      drop_gone();
       const auto mid = static_cast<std::ptrdiff_t>(long_.size());
       long_.insert(long_.end(), new_.begin(), new_.end());
       std::inplace_merge(long_.begin(), long_.begin() + mid, long_.end(), by_r);
@@ -356,6 +349,13 @@ class ReleaseBook {
   }
 
  private:
+  // Takes the gone slices out of both lists (new_ is wholly sorted when this runs).
+  void drop_gone() {
+    std::erase_if(long_, [](const Booked& b) { return b.gone; });
+    std::erase_if(new_, [](const Booked& b) { return b.gone; });
+    new_sorted_ = new_.size();
+    gone_ = 0;
+  }
   void mark(Booked& b, JobIndex j) {
     if (b.job == j && !b.gone) {
       b.gone = true;
@@ -1245,6 +1245,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     pl.clear();
     if (t.gpus < total) return;
     auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
+      if (t.count[static_cast<std::size_t>(g)] == 0) return kNoNode;
       const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
       std::size_t w = from / 64;
       if (w >= t.words) return kNoNode;
@@ -1256,14 +1257,13 @@ class SlurmPolicy final : public Policy, public Inspect {
       return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
     };
     for (std::int32_t g = total; g <= t.max; ++g)
-      if (const NodeId id = t.count[static_cast<std::size_t>(g)] == 0 ? kNoNode : lowest(g, 0); id != kNoNode) {
+      if (const NodeId id = lowest(g, 0); id != kNoNode) {
         pl.push_back({id, total, 0, 0});
         return;
       }
     std::int32_t left = total;
     for (std::int32_t g = t.max; g >= 1; --g)
-      for (NodeId id = t.count[static_cast<std::size_t>(g)] == 0 ? kNoNode : lowest(g, 0); id != kNoNode;
-           id = lowest(g, id + 1)) {
+      for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
         if (left > g) {
           pl.push_back({id, g, 0, 0});
           left -= g;
@@ -1271,7 +1271,7 @@ class SlurmPolicy final : public Policy, public Inspect {
         }
         NodeId fit = id;
         for (std::int32_t h = left; h < g; ++h)
-          if (const NodeId k = t.count[static_cast<std::size_t>(h)] == 0 ? kNoNode : lowest(h, 0); k != kNoNode) {
+          if (const NodeId k = lowest(h, 0); k != kNoNode) {
             fit = k;
             break;
           }
@@ -2042,15 +2042,16 @@ class SlurmPolicy final : public Policy, public Inspect {
           }
         }
         if (fits) {
-          if (!quick(j) && !prof_free_ok_) {
-            for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
-            prof_free_ok_ = true;
-          }
-          if (quick(j))
+          if (quick(j)) {
             quick_pick(clear_, shape_[j].total, reserved);
-          else
+          } else {
+            if (!prof_free_ok_) {
+              for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
+              prof_free_ok_ = true;
+            }
             reserved = choose(
                 s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
+          }
           if (!reserved.empty()) break;
         }
         // The cursor's next release and reservation end are the first past cur_t.

@@ -1397,11 +1397,8 @@ class KubernetesPolicy final : public Policy {
         const std::uint32_t b = p.batch;
         p.where = Where::None;  // no longer a member (the caller moves it on)
         p.batch = UINT32_MAX;
-        if (--batches_[b].live == 0) {
-          free_batch(b);
-        } else if (batches_[b].where == Where::Active) {
-          push_active(b | kBatchBit);  // it may have stood at j's place
-        }
+        --batches_[b].live;
+        member_left(b);
         break;
       }
       default: break;
@@ -1422,21 +1419,26 @@ class KubernetesPolicy final : public Policy {
     p.backoff_until = B.until;
   }
 
+  // After a member left batch b: an empty batch is freed; one in the active queue is pushed again,
+  // since its entry stands at its first member's place, which may have been the one that left (the
+  // entry made before is then stale).
+  void member_left(std::uint32_t b) {
+    if (batches_[b].live == 0) {
+      free_batch(b);
+    } else if (batches_[b].where == Where::Active) {
+      push_active(b | kBatchBit);
+    }
+  }
+
   // A member leaves its batch and takes the batch's place in the queues as a pod of its own (an
   // unschedulable one is appended out of time order: the caller moves every unschedulable pod
-  // right after). A batch left in the active queue is pushed again: its entry stands at its first
-  // member's place, which may have been j's (the entry made before is then stale).
+  // right after).
   void unbatch(JobIndex j) {
     Pod& p = pods_[j];
     const std::uint32_t b = p.batch;
-    FailedBatch& B = batches_[b];
-    const Where where = B.where;
-    take_out(j, B);
-    if (B.live == 0) {
-      free_batch(b);
-    } else if (where == Where::Active) {
-      push_active(b | kBatchBit);
-    }
+    const Where where = batches_[b].where;
+    take_out(j, batches_[b]);
+    member_left(b);
     switch (where) {
       case Where::Active: push_active(j); break;
       case Where::Backoff:

@@ -234,7 +234,8 @@ struct Unit {
   Tick stale_since = -1;
   int outstanding_victims = 0;
   Amounts reserved{};
-  bool preemptible() const { return priority < 100; }
+  bool preemptible() const { return preemptible_priority(priority); }
+  static bool preemptible_priority(std::int32_t p) { return p < 100; }
 };
 
 struct Free {
@@ -498,9 +499,7 @@ class KaiPolicy final : public Policy {
       const QNode::PendKey k = *node.cursor;
       ++node.cursor;
       // attempt's fast NoFit path, read from the key.
-      const bool fast = k.simple_gpus > 0 &&
-                        k.simple_gpus >= (k.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
-                        capacity(leaf, -k.neg_priority, simple_demand(k.simple_gpus), {}) == Reason::None;
+      const bool fast = known_no_fit(leaf, -k.neg_priority, k.simple_gpus, k.simple_multi);
       if (fast) set_reason(k.single, Reason::NoFit);
       const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
       // A failed attempt changes nothing of the unit: the key still holds what it has.
@@ -1313,7 +1312,7 @@ class KaiPolicy final : public Policy {
     return capacity(u.queue, u.priority, req, released);
   }
   Reason capacity(int queue, std::int32_t priority, const Amounts& req, const Amounts& released) const {
-    const bool preemptible = priority < 100;  // Unit::preemptible
+    const bool preemptible = Unit::preemptible_priority(priority);
     if (nodes_[queue].unlimited && (nodes_[queue].unquoted || preemptible)) return Reason::None;
     for (int q = queue; q > 0; q = nodes_[q].parent) {
       const QNode& n = nodes_[q];
@@ -1362,11 +1361,15 @@ class KaiPolicy final : public Policy {
   }
 
   // ----- allocate ------------------------------------------------------------------------------
+  // attempt's fast path: a single plain pod (Unit::simple_gpus, spanning nodes or not) of a queue
+  // with room for it, which one of its shape already showed cannot fit.
+  bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const {
+    return simple_gpus > 0 && simple_gpus >= (multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+           capacity(queue, priority, simple_demand(simple_gpus), {}) == Reason::None;
+  }
   Reason attempt(Session& s, std::uint32_t id) {
     Unit& u = units_[id];
-    // Fast path: a single plain pod that one of its shape already showed cannot fit.
-    if (u.simple_gpus > 0 && u.simple_gpus >= (u.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
-        capacity(u, simple_demand(u), {}) == Reason::None) {
+    if (known_no_fit(u.queue, u.priority, u.simple_gpus, u.simple_multi)) {
       set_reason(u.single, Reason::NoFit);
       return Reason::NoFit;
     }

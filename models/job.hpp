@@ -55,7 +55,7 @@ struct Job {
   std::int32_t gpus = 0;       // whole GPUs requested in total
   std::int32_t gpu_milli = 0;  // fraction of one GPU when sharing (1..999); 0 = whole GPUs
   // GPU memory of one device in MiB (KAI gpu-memory annotation), gpus 0 or 1 and no gpu_milli;
-  // 0 = not given. Policies that model it convert it to a fraction per node (policies/kai.hpp).
+  // 0 = not given. Policies that model it convert it to a fraction per node (policies/kai/kai.hpp).
   std::int64_t gpu_memory_mib = 0;
   std::int32_t gpus_per_node = 0;  // 0 = no constraint (the placement decides)
   std::int32_t nodes = 0;          // requested node count; 0 = no constraint

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "planner/run.hpp"
-#include "policies/slurm.hpp"
+#include "policies/slurm/slurm.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
@@ -151,7 +151,7 @@ CalibrateFamily resolve_family(CalibrateFamily family, const scenarios::Scenario
 
 namespace {
 
-// Slurm's own knobs (policies/slurm_limits.hpp), on top of the scenario's slurm configuration.
+// Slurm's own knobs (policies/slurm/limits.hpp), on top of the scenario's slurm configuration.
 // The scenario's SchedulerParameters with bf_max_job_test set to `n`.
 std::string with_bf_max_job_test(const scenarios::Scenario& scenario, std::int64_t n) {
   std::string text;

@@ -6,7 +6,7 @@
 // (the baseline) on the held-out test window.
 //
 // For a slurm scenario (or --scheduler slurm) the search keeps its slurm configuration and sets
-// Slurm's own per-user limits (policies/slurm_limits.hpp): a QOS MaxGPUsPerUser ladder from the
+// Slurm's own per-user limits (policies/slurm/limits.hpp): a QOS MaxGPUsPerUser ladder from the
 // largest job to the largest concurrency a user reached, a QOS MaxJobsPerUser ladder, and per-user
 // association limits (MaxJobs, GrpTRES=gres/gpu) at 1/2, 3/4 and all of what each user reached,
 // with the QOS at the largest of those for users first seen later. Its backfill stays as given
@@ -16,7 +16,7 @@
 // defaults).
 //
 // Otherwise the searched family is fifo with `backfill: none | easy` and per-user limits
-// (policies/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):
+// (policies/baselines/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):
 // global limits from a ladder of powers of two between the smallest and the largest concurrency a
 // user reached on the fit window (and that largest), and per-user limits at 1/2, 3/4 and all of
 // what each user reached there. The cluster's size is a knob only when the fit window never used

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "models/gpu_share.hpp"
-#include "policies/fgd.hpp"
+#include "policies/baselines/fgd.hpp"
 
 namespace headroom::planner::fgd {
 

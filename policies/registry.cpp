@@ -2,16 +2,16 @@
 
 #include <functional>
 
-#include "policies/easy.hpp"
-#include "policies/gavel.hpp"
-#include "policies/kai.hpp"
-#include "policies/kubernetes.hpp"
-#include "policies/kueue.hpp"
-#include "policies/las.hpp"
-#include "policies/queue_order.hpp"
-#include "policies/slurm.hpp"
-#include "policies/srtf.hpp"
-#include "policies/volcano.hpp"
+#include "policies/baselines/easy.hpp"
+#include "policies/baselines/gavel.hpp"
+#include "policies/kai/kai.hpp"
+#include "policies/kubernetes/kubernetes.hpp"
+#include "policies/kueue/kueue.hpp"
+#include "policies/baselines/las.hpp"
+#include "policies/baselines/queue_order.hpp"
+#include "policies/slurm/slurm.hpp"
+#include "policies/baselines/srtf.hpp"
+#include "policies/volcano/volcano.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies {

@@ -20,11 +20,11 @@
 
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
-#include "policies/cluster_refs.hpp"
-#include "policies/manifests.hpp"
-#include "policies/params.hpp"
+#include "policies/common/cluster_refs.hpp"
+#include "policies/common/manifests.hpp"
+#include "policies/common/params.hpp"
 #include "policies/registry.hpp"
-#include "policies/slurm_conf.hpp"
+#include "policies/slurm/slurm_conf.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
 #include "sim/yaml_documents.hpp"
@@ -449,7 +449,7 @@ class Loader {
     if (!expect_map(e, "a map with a pools list")) return;
     MapReader reader(e.value, e.path, {"pools", "topology", "slurm_conf"}, errors_, file_);
     if (const Entry* conf = reader.optional("slurm_conf")) {
-      // The pools are slurm.conf's GPU nodes (policies/slurm_conf.cpp).
+      // The pools are slurm.conf's GPU nodes (policies/slurm/slurm_conf.cpp).
       const auto text = string_value(*conf);
       if (const auto imported = text ? read_slurm_conf(*text, conf->path, conf->location()) : std::nullopt) {
         cluster.pools = imported->cluster.pools;
@@ -870,7 +870,7 @@ class Loader {
     }
   }
 
-  // The Slurm site's files (policies/slurm_conf.cpp), each read once; their warnings go to the
+  // The Slurm site's files (policies/slurm/slurm_conf.cpp), each read once; their warnings go to the
   // scenario. `kind`: slurm_conf, sacctmgr_qos (sacctmgr show qos -P) or sshare (sshare -a -l -P).
   std::optional<policies::slurm::SlurmConfImport> read_slurm_conf(const std::string& text, const std::string& where,
                                                                   Location at, const std::string& kind = "slurm_conf") {
@@ -901,7 +901,7 @@ class Loader {
   void read_site_files(PolicySpec& policy, const std::string& path) {
     if (const auto it = policy.params.find("manifests");
         it != policy.params.end() && policies::reads_manifests(policy.name)) {
-      // The policy's own objects (policies/manifests.hpp), under the keys written here.
+      // The policy's own objects (policies/common/manifests.hpp), under the keys written here.
       const policies::ParamValue v = it->second;
       policy.params.erase(it);
       std::vector<std::string> paths;
@@ -922,7 +922,7 @@ class Loader {
     for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
       const auto it = policy.params.find(kind);
       if (it == policy.params.end() || policy.name != "slurm") continue;
-      // The site's files' parameters, under those written here (policies/slurm_conf.cpp).
+      // The site's files' parameters, under those written here (policies/slurm/slurm_conf.cpp).
       const policies::ParamValue v = it->second;
       policy.params.erase(it);
       if (const auto imported = read_slurm_conf(v.text, child_path(path, kind), Location{v.line, v.column}, kind))

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <deque>
 
-#include "policies/consolidate.hpp"
+#include "policies/common/consolidate.hpp"
 #include "scenarios/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"

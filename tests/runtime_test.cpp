@@ -7,7 +7,7 @@
 
 #include "models/throughput.hpp"
 #include "planner/run.hpp"
-#include "policies/consolidate.hpp"
+#include "policies/common/consolidate.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
@@ -604,7 +604,7 @@ workload:
 }
 
 TEST(RuntimeScaling, SlurmSuspendResumeKeepsTheWorkDoneAtItsSpeed) {
-  // Slurm's S5 drill (tests/slurm_test.cpp) on A100s with V100 run times (batch: 2.2x). L (4
+  // Slurm's S5 drill (tests/policies/slurm/slurm_test.cpp) on A100s with V100 run times (batch: 2.2x). L (4
   // GPUs, 1000 s of work) is suspended when H (2 GPUs, 300 s) arrives at 10 s, having done 22 s of
   // work; H runs ceil(300000 / 2.2) = 136364 ms; L resumes then with 978 s of work left,
   // ceil(978000 / 2.2) = 444546 ms.

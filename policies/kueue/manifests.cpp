@@ -1,0 +1,192 @@
+// Kueue manifests to kueue policy parameters. Field names are Kueue's API (kueue.x-k8s.io
+// v1beta1/v1beta2: ResourceFlavorSpec, ClusterQueueSpec, LocalQueueSpec, CohortSpec, Topology);
+// apiVersion's version, metadata other than name/namespace, and status are not needed and ignored.
+#include "policies/kueue/manifests.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "policies/common/manifest_reader.hpp"
+
+namespace headroom::policies::kueue {
+
+namespace {
+
+struct Reader : manifests::Reader {
+  const models::ClusterSpec& cluster;
+  const PoolLabels& labels;
+  std::map<std::string, std::vector<std::string>> namespaces;  // ClusterQueue -> LocalQueue namespaces
+  std::map<std::string, ParamValue> namespaces_at;
+
+  Reader(const models::ClusterSpec& c, const PoolLabels& l) : cluster(c), labels(l) {}
+
+  // Copies the scalar leaves of `n` under `prefix` (preemption, flavorFungibility, ...).
+  void copy(const std::string& prefix, const YAML::Node& n) {
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) copy(prefix + "." + it->first.Scalar(), it->second);
+    } else if (n.IsScalar()) {
+      set(prefix, n);
+    } else if (n.IsSequence()) {
+      std::string list;
+      for (const auto& item : n) list += (list.empty() ? "" : ", ") + scalar(item, "a name");
+      out.params[prefix] = at(n, "[" + list + "]");
+    }
+  }
+
+  static std::string resource(const std::string& name) {
+    if (name == "nvidia.com/gpu" || name == "amd.com/gpu" || name == "gpu") return "gpu";
+    if (name == "cpu" || name == "memory") return name;
+    return "";
+  }
+
+  void resource_groups(const std::string& owner, const YAML::Node& groups) {
+    if (!groups.IsSequence()) fail(groups, "resourceGroups: expected a list");
+    for (const auto& g : groups) {
+      const YAML::Node flavors = g["flavors"];
+      if (!flavors || !flavors.IsSequence()) fail(g, "resourceGroups[]: expected a flavors list");
+      for (const auto& f : flavors) {
+        const std::string flavor = scalar(f["name"], "a flavor name");
+        for (const auto& r : f["resources"]) {
+          const std::string rname = scalar(r["name"], "a resource name");
+          const std::string res = resource(rname);
+          if (res.empty()) {
+            warn(r, "resource-" + rname,
+                 "resource " + rname + " is not modelled (gpu, cpu and memory are); its quota is left out");
+            continue;
+          }
+          for (const char* field : {"nominalQuota", "borrowingLimit", "lendingLimit"})
+            if (const YAML::Node q = r[field]) set(owner + ".resources." + flavor + "." + res + "." + field, q);
+        }
+      }
+    }
+  }
+
+  void object(const manifests::Object& ob) {
+    const YAML::Node& o = ob.node;
+    const std::string& kind = ob.kind;
+    const std::string& api = ob.api;
+    const std::string& name = ob.name;
+    const YAML::Node& spec = ob.spec;
+    const bool is_kueue = api.rfind("kueue.x-k8s.io/", 0) == 0;
+    if (kind == "Namespace") return;
+    if (kind == "WorkloadPriorityClass") {
+      warn(o, "kind-" + kind, kind + " is read from the trace's job priorities, not from manifests");
+      return;
+    }
+    if (kind == "PriorityClass") {
+      priority_class_from_pods(ob);
+      return;
+    }
+    if (!is_kueue) {
+      warn(o, "kind-" + kind, "kind " + kind + " (" + api + ") is not a Kueue object; ignored");
+      return;
+    }
+    if (name.empty()) fail(o, kind + ": missing metadata.name");
+    if (kind == "ResourceFlavor") {
+      std::vector<std::string> pools;
+      const YAML::Node labels = spec["nodeLabels"];
+      for (std::size_t pi = 0; pi < cluster.pools.size(); ++pi) {
+        const auto& p = cluster.pools[pi];
+        static const std::vector<std::pair<std::string, std::string>> kNone;
+        const auto& have = pi < this->labels.size() ? this->labels[pi] : kNone;
+        bool all = true;
+        if (labels && labels.IsMap())
+          for (auto it = labels.begin(); it != labels.end(); ++it) {
+            const auto pair = std::make_pair(it->first.Scalar(), it->second.Scalar());
+            if (std::find(have.begin(), have.end(), pair) == have.end()) all = false;
+          }
+        if (all) pools.push_back(p.name);
+      }
+      if (pools.empty())
+        fail(labels ? labels : o, "ResourceFlavor " + name +
+                                      ": no pool's labels match its nodeLabels; give the pools `labels:` as the "
+                                      "nodes carry them");
+      std::string list;
+      for (const auto& p : pools) list += (list.empty() ? "" : ", ") + p;
+      out.params["resourceFlavors." + name + ".pools"] = at(labels ? labels : o, "[" + list + "]");
+      if (spec["topologyName"])
+        warn(spec["topologyName"], "topologyName",
+             "ResourceFlavor topologyName is read as the cluster's topology (cluster.topology), not from the "
+             "Topology object");
+      if (spec["nodeTaints"] || spec["tolerations"])
+        warn(o, "taints", "ResourceFlavor nodeTaints/tolerations are not modelled");
+    } else if (kind == "ClusterQueue") {
+      const std::string cq = "clusterQueues." + name;
+      for (auto it = spec.begin(); it != spec.end(); ++it) {
+        const std::string f = it->first.Scalar();
+        const YAML::Node v = it->second;
+        if (f == "resourceGroups") {
+          resource_groups(cq, v);
+        } else if (f == "cohort" || f == "cohortName") {
+          set(cq + ".cohort", v);
+        } else if (f == "queueingStrategy" || f == "preemption" || f == "flavorFungibility" || f == "fairSharing" ||
+                   f == "admissionChecks" || f == "admissionScope") {
+          copy(cq + "." + f, v);
+        } else if (f == "namespaceSelector") {
+          if (v.IsMap() && v.size() > 0)
+            warn(v, "namespaceSelector",
+                 "namespaceSelector labels are not modelled: the namespaces of the LocalQueues pointing at a "
+                 "ClusterQueue submit to it");
+        } else if (f == "stopPolicy") {
+          if (scalar(v, "a stopPolicy") != "None") warn(v, "stopPolicy", "ClusterQueue stopPolicy is not modelled");
+        } else {
+          warn(v, "cq-" + f, "ClusterQueue " + f + " is not modelled");
+        }
+      }
+    } else if (kind == "LocalQueue") {
+      const std::string ns = ob.ns.empty() ? "default" : ob.ns;
+      const std::string cq = spec["clusterQueue"] ? scalar(spec["clusterQueue"], "spec.clusterQueue") : "";
+      if (cq.empty()) fail(o, "LocalQueue " + name + ": missing spec.clusterQueue");
+      auto& list = namespaces[cq];
+      if (std::find(list.begin(), list.end(), ns) == list.end()) list.push_back(ns);
+      namespaces_at.emplace(cq, at(spec["clusterQueue"], ""));
+      if (spec["fairSharing"]) copy("localQueues." + ns + ".fairSharing", spec["fairSharing"]);
+    } else if (kind == "Cohort") {
+      const std::string c = "cohorts." + name;
+      for (auto it = spec.begin(); it != spec.end(); ++it) {
+        const std::string f = it->first.Scalar();
+        if (f == "resourceGroups") {
+          resource_groups(c, it->second);
+        } else if (f == "parentName" || f == "parent") {
+          set(c + ".parentName", it->second);
+        } else if (f == "fairSharing") {
+          copy(c + ".fairSharing", it->second);
+        } else {
+          warn(it->second, "cohort-" + f, "Cohort " + f + " is not modelled");
+        }
+      }
+    } else if (kind == "Topology") {
+      // Its levels (outermost first, as node labels) name cluster.topology's levels, so that a
+      // podset-required or -preferred topology can be given as the label Kueue uses.
+      const YAML::Node levels = spec["levels"];
+      if (!levels || !levels.IsSequence() || levels.size() == 0)
+        fail(levels ? levels : o, "Topology " + name + ": expected spec.levels, a list of {nodeLabel: ...}");
+      std::string list;
+      for (const auto& l : levels) {
+        if (!l.IsMap() || !l["nodeLabel"]) fail(l, "Topology " + name + ": each level needs a nodeLabel");
+        list += (list.empty() ? "" : ", ") + scalar(l["nodeLabel"], "a node label");
+      }
+      out.params["topologies." + name + ".levels"] = at(levels, "[" + list + "]");
+    } else {
+      warn(o, "kind-" + kind, "Kueue kind " + kind + " is not modelled; ignored");
+    }
+  }
+};
+
+}  // namespace
+
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
+                              const PoolLabels& labels) {
+  Reader r(cluster, labels);
+  r.read(paths, [&](const manifests::Object& o) { r.object(o); });
+  for (const auto& [cq, list] : r.namespaces) {
+    std::string text;
+    for (const auto& ns : list) text += (text.empty() ? "" : ", ") + ns;
+    ParamValue v = r.namespaces_at[cq];
+    v.text = "[" + text + "]";
+    r.out.params["clusterQueues." + cq + ".namespaces"] = v;
+  }
+  return r.out;
+}
+
+}  // namespace headroom::policies::kueue

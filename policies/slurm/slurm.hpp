@@ -1,0 +1,237 @@
+#pragma once
+
+// Slurm's slurmctld scheduling (docs POLICIES.md section 3): multifactor priority with classic or
+// Fair Tree fair-share, the strict-priority main scheduler per partition, conservative backfill,
+// cons_tres node selection with GRES gpu, node Weight and topology/tree, time limits, and
+// preemption (preempt/partition_prio, preempt/qos; CANCEL, REQUEUE, SUSPEND). Parameters use the
+// slurm.conf / sacctmgr vocabulary (docs/policies/slurm.md has a YAML example).
+//
+// Mapping onto headroom: job.queue is the partition; job.qos the QOS (kNone = "normal"); job.tenant
+// the association: a user listed under an account of the `accounts` tree, an account itself (then
+// its own user), or, when named nowhere, an account of its own with shares 1 under root holding one
+// user. Without a `partitions` block every queue name is a partition over all nodes (PriorityTier
+// 1, MaxTime UNLIMITED); with one, "default" (or an empty name) means the Default partition and any
+// other unknown name is rejected. A QOS not in the `qos` block has Priority 0, UsageFactor 1 and
+// preempts nothing. Resources are GPUs (GRES gpu) plus CPUs and memory where both node and job
+// model them; a job without CPUs counts its GPUs as CPUs for JobSize and billing.
+//
+// Rules modelled, with their sources in SchedMD/slurm:
+//  - Queue order (src/slurmctld/job_scheduler.c sort_job_queue2): jobs that can preempt first
+//    (preempt/qos: the depth of the QOS in the Preempt graph), then partition PriorityTier, job
+//    priority, submit time, job index. Expedited requeue and advance reservations are not modelled.
+//  - Main scheduler (job_scheduler.c _schedule): on every event (submit, end, requeue, timer) it
+//    tests at most default_queue_depth jobs in that order; a job that cannot start marks its
+//    partition failed (PART_FLAG_SCHED_FAILED) and no later job of that partition starts in the
+//    pass. The periodic sched_interval pass is folded into the event passes: with no event in
+//    between it would see the same state.
+//  - Priority (plugins/priority/multifactor/priority_multifactor.c): Σ weight·factor for age
+//    (PriorityMaxAge), fair-share, job size (PriorityFavorSmall, SMALL_RELATIVE_TO_TIME),
+//    partition (PriorityJobFactor / max), QOS (Priority / max; NO_NORMAL_PART / NO_NORMAL_QOS keep
+//    raw values), TRES (PriorityWeightTRES, alloc / partition total); floored, at least 1. All
+//    weights default to 0 (common/read_config.c). Priorities are recomputed every
+//    PriorityCalcPeriod (and set at submit); PriorityType=priority/basic gives every job 1 (FIFO).
+//  - Usage (priority_multifactor.c _apply_new_usage, _handle_assoc_tres_run_secs): billable TRES
+//    seconds (TRESBillingWeights CPU, Mem in GB, GRES/gpu; default CPUs) times the QOS UsageFactor,
+//    added every PriorityCalcPeriod after decaying the old usage by 2^(-Δt/PriorityDecayHalfLife)
+//    (0 = no decay); PriorityUsageResetPeriod NONE, DAILY or WEEKLY (from time 0 of the trace).
+//  - Fair-share: classic (PriorityFlags=NO_FAIR_TREE; priority_multifactor.c _set_assoc_fs_factor,
+//    FairShareDampeningFactor) and Fair Tree (plugins/priority/multifactor/fair_tree.c
+//    _calc_tree_fs: level FS = S/U, depth-first by level FS, tied users share a rank, tied accounts
+//    merge their children, a user tied with an account takes the account's highest rank).
+//  - Backfill (plugins/sched/backfill/backfill.c): every bf_interval, conservative within
+//    bf_max_job_test jobs (and bf_max_job_start starts): a node profile from now to now+bf_window
+//    where running jobs hold their resources until start + time limit rounded up to bf_resolution;
+//    each tested job starts now if it fits without touching a reservation, else it reserves whole
+//    nodes at its earliest start inside the window. Time limit = min(job TimeLimit, partition
+//    MaxTime); none = DefaultTime, else MaxTime, else one year (_set_backfill_timelimits). A pass is
+//    skipped when nothing changed since the last one or no GPU is free now, and ends early once the
+//    GPUs free now on nodes clear of reservations over the shortest remaining limit are fewer than
+//    the least remaining demand: no later job could start, and reservations last one pass only.
+//    These shortcuts change no decision. Backfill does not preempt.
+//  - Time limits (slurmctld/job_mgr.c job_time_limit): a job still running at start + limit is
+//    killed there (Failed = TIMEOUT, reason "timeout: TimeLimit reached"); a TimeLimit above the
+//    partition's MaxTime is capped at MaxTime (EnforcePartLimits=NO would hold it pending).
+//  - Rejection at submit: unknown partition, or a job the partition's nodes could never hold.
+//  - Node selection (select/cons_tres, topology/common/eval_nodes.c): nodes grouped by ascending
+//    Weight (nodes.<pool>.Weight); a job with gpus_per_node or nodes takes nodes best-fit (fewest
+//    free GPUs first); a plain --gpus job takes the best-fit single node, else the nodes with most
+//    free GPUs first and best fit for the rest. OverSubscribe=EXCLUSIVE partitions take whole idle
+//    nodes. topology/tree (topology.<SwitchName>.Switches / .Nodes, nodes named <pool><index>):
+//    the lowest-level switch that can hold the job, best fit; inside it one best-fit leaf switch,
+//    else the leaves with the most room first. When no switch can hold the job, topology is ignored.
+//  - Preemption (doc/html/preempt.shtml, plugins/preempt/{qos,partition_prio}, interfaces/preempt.c,
+//    select/cons_tres job_test.c _will_run_test): only in the main scheduler. Candidates are
+//    running jobs of a lower PriorityTier partition (partition_prio) or of a QOS in the preemptor's
+//    Preempt list (qos; WITHIN: same QOS too; PRIORITY: only lower job priority) that ran at least
+//    PreemptExemptTime (a preemptor held back only by exemptions tries again when the first one
+//    ends, without waiting for another event). Sorted by (QOS priority or PriorityTier) << 16 + node count (or youngest
+//    first), removed one at a time until the job fits, then reordered (the last one needed first,
+//    then by overlap with the chosen nodes) and removed again until it fits: the minimal set.
+//    GraceTime of the victim's QOS (qos) or partition (partition_prio). CANCEL ends the victim;
+//    REQUEUE makes it pending again, eligible after cred_expire (120 s) + 1 s (job_mgr.c
+//    _requeue_delay). SUSPEND is modelled as a checkpoint with no overhead (headroom has no
+//    suspended state): the victim leaves its nodes, keeps its progress and its part of the time
+//    limit used, its nodes are held for it (only its preemptor may use them), and it resumes first,
+//    on the same nodes, when the preemptor ends. SUSPEND between jobs of the same partition under
+//    preempt/qos is gang time-slicing in Slurm (doc/html/preempt.shtml): after the preemption
+//    the two take turns of SchedulerTimeSlice (30 s), each turn a suspension of the other.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policies/api.hpp"
+#include "policies/slurm/limits.hpp"
+
+namespace headroom::policies::slurm {
+
+enum class PreemptType : std::uint8_t { None, PartitionPrio, Qos };
+enum class PreemptModeS : std::uint8_t { Off, Cancel, Requeue, Suspend };
+enum class ResetPeriod : std::uint8_t { None, Daily, Weekly, Monthly, Quarterly, Yearly };
+
+// Partition State: UP takes and starts jobs; DOWN takes them but starts none; DRAIN and INACTIVE
+// take no new ones (a job naming only such partitions is rejected) and start none.
+enum class PartitionState : std::uint8_t { Up, Down, Drain, Inactive };
+
+inline constexpr Tick kUnlimited = -1;
+
+struct PartitionConf {
+  std::string name;
+  std::vector<std::string> pools;             // Nodes: pool names; empty = every node
+  std::int64_t tier = 1;                      // PriorityTier
+  std::int64_t job_factor = 1;                // PriorityJobFactor
+  Tick max_time = kUnlimited;                 // MaxTime
+  Tick default_time = kUnlimited;             // DefaultTime
+  bool is_default = false;                    // Default=YES
+  bool exclusive = false;                     // OverSubscribe=EXCLUSIVE
+  Tick grace = 0;                             // GraceTime
+  PartitionState state = PartitionState::Up;  // State
+};
+
+struct QosConf {
+  std::string name;
+  std::int64_t priority = 0;
+  std::vector<std::string> preempt;
+  double usage_factor = 1.0;
+  Tick grace = 0;
+  Tick preempt_exempt = kUnlimited;  // kUnlimited: the global PreemptExemptTime
+};
+
+struct AccountConf {
+  std::string name;
+  std::string parent = "root";
+  std::int64_t shares = 1;
+  std::vector<std::string> users;
+};
+
+struct SwitchConf {
+  std::string name;
+  std::vector<std::string> switches;
+  std::string nodes;  // hostlist over <pool><index> names
+};
+
+struct Config {
+  bool multifactor = true;  // PriorityType
+  double w_age = 0, w_fairshare = 0, w_jobsize = 0, w_partition = 0, w_qos = 0;
+  // PriorityWeightAssoc: weighs the association's Priority (sacctmgr), which headroom does not
+  // load: the factor is 0, as in Slurm for associations without a Priority.
+  double w_assoc = 0;
+  // usage.<user or account>: fair-share usage at time 0 (sshare's RawUsage).
+  std::map<std::string, double> raw_usage;
+  std::map<std::string, double> w_tres;  // PriorityWeightTRES: CPU, Mem, GRES/gpu
+  Tick max_age = 7 * sim::kDay;
+  Tick half_life = 7 * sim::kDay;  // 0 = no decay
+  Tick calc_period = 5 * sim::kMinute;
+  bool favor_small = false;
+  bool fair_tree = true;
+  bool small_relative_to_time = false;
+  bool no_normal_part = false, no_normal_qos = false;
+  ResetPeriod usage_reset = ResetPeriod::None;
+  double dampening = 1.0;
+  std::map<std::string, double> billing;  // TRESBillingWeights; empty = CPUs
+
+  bool backfill = true;  // SchedulerType
+  std::int64_t default_queue_depth = 100;
+  Tick sched_interval = 60 * sim::kSecond;
+  Tick bf_interval = 30 * sim::kSecond;
+  Tick bf_resolution = 60 * sim::kSecond;
+  Tick bf_window = 1440 * sim::kMinute;
+  std::int64_t bf_max_job_test = 500;
+  std::int64_t bf_max_job_start = 0;
+
+  PreemptType preempt_type = PreemptType::None;
+  PreemptModeS preempt_mode = PreemptModeS::Off;
+  bool preempt_within = false, preempt_priority = false;
+  bool youngest_first = false;
+  Tick preempt_exempt = 0;
+  // SchedulerTimeSlice: with PreemptType=preempt/qos and PreemptMode=SUSPEND, a preemptor and its
+  // victim in the same partition are gang-scheduled: they take turns of this length.
+  Tick time_slice = 30 * sim::kSecond;
+  Tick cred_expire = 120 * sim::kSecond;
+
+  std::vector<PartitionConf> partitions;
+  std::vector<QosConf> qos;
+  std::vector<AccountConf> accounts;
+  std::map<std::string, std::int64_t> node_weight;  // pool name -> Weight
+  std::vector<SwitchConf> switches;
+  LimitsConf limits;  // per-user QOS and association limits (policies/slurm/limits.hpp)
+};
+
+// --- Fair-share arithmetic, exposed for tests ---------------------------------------------------
+
+// An association tree: node 0 is root; parent[i] < i is not required. Users are leaves.
+struct AssocTree {
+  std::vector<std::string> name;
+  std::vector<int> parent;  // -1 for root
+  std::vector<double> shares;
+  std::vector<bool> is_user;
+  std::vector<std::vector<int>> children;
+  int add(const std::string& n, int par, double sh, bool user);
+};
+
+// Classic fair-share factor of every node (users are the ones used): 2^(-(UE/S)/dampening).
+std::vector<double> classic_fairshare(const AssocTree& tree, const std::vector<double>& usage, double dampening);
+// Fair Tree factor of every user (rank / #users); other nodes get their level FS in `level_fs`.
+std::vector<double> fair_tree_fairshare(const AssocTree& tree, const std::vector<double>& usage,
+                                        std::vector<double>* level_fs = nullptr);
+
+// The multifactor sum, floored, at least 1.
+struct Factors {
+  double age = 0, fairshare = 0, jobsize = 0, partition = 0, qos = 0;
+  std::map<std::string, double> tres;
+};
+std::uint32_t multifactor_priority(const Config& c, const Factors& f);
+
+// Slurm time strings: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S", UNLIMITED/INFINITE (->
+// kUnlimited); a bare number is `bare_unit`; "30s", "2h" etc. are read as headroom durations.
+std::optional<Tick> parse_slurm_time(std::string_view text, Tick bare_unit);
+
+// Parameter keys accepted under `policy:` (a <name> segment matches any name).
+const std::vector<std::string>& param_keys();
+void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);
+Config parse_config(const PolicyParams& params);
+
+// The SchedulerParameters items parse_config reads (slurm.conf's reader keeps only these).
+inline constexpr std::array<std::string_view, 7> kSchedulerParameters = {
+    "default_queue_depth", "sched_interval",  "bf_interval",     "bf_resolution",
+    "bf_window",           "bf_max_job_test", "bf_max_job_start"};
+
+// Inspection for tests (dynamic_cast the Policy).
+class Inspect {
+ public:
+  virtual ~Inspect() = default;
+  virtual std::uint32_t job_priority(JobIndex j) const = 0;
+  virtual double fairshare_of(models::TenantId t) const = 0;  // as of the last PriorityCalcPeriod
+  virtual double usage_of(models::TenantId t) const = 0;      // decayed raw usage of the user
+  virtual std::int64_t backfill_starts() const = 0;
+};
+
+std::unique_ptr<Policy> make_policy(Config config);
+std::unique_ptr<Policy> make_policy(const PolicyParams& params);
+
+}  // namespace headroom::policies::slurm

@@ -1,0 +1,110 @@
+// Volcano's Queue objects (scheduling.volcano.sh/v1beta1 QueueSpec: weight, capability, deserved,
+// guarantee.resource, reclaimable, parent, priority; status.state; the volcano.sh/hierarchy
+// annotations) as the volcano policy's queues.<name>.* parameters (policies/volcano/params.cpp).
+// metadata other than name and annotations, and status other than state, are the controller's
+// and ignored.
+#include <cmath>
+#include <string>
+
+#include "policies/common/manifest_reader.hpp"
+
+namespace headroom::policies::manifests {
+
+namespace {
+
+struct VolcanoReader : Reader {
+  // A ResourceList (capability, deserved, guarantee.resource) as queues.<q>.<field>.<resource>,
+  // in the units volcano_params.cpp reads: whole GPUs, cpu millicores, memory MiB.
+  void resources(const std::string& queue, const std::string& field, const YAML::Node& list) {
+    if (!list.IsMap()) fail(list, "Queue " + queue + ": " + field + ": expected a map of resource to quantity");
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      const std::string res = it->first.Scalar();
+      const YAML::Node v = it->second;
+      const std::string key = "queues." + queue + "." + field + ".";
+      if (res == "nvidia.com/gpu") {
+        const double n = quantity(v, res);
+        if (n != std::floor(n)) fail(v, "Queue " + queue + ": " + field + ": nvidia.com/gpu must be a whole number");
+        set(key + res, v, std::to_string(static_cast<std::int64_t>(n)));
+      } else if (res == "cpu") {
+        set(key + res, v, std::to_string(static_cast<std::int64_t>(std::floor(quantity(v, res) * 1000 + 1e-6))) + "m");
+      } else if (res == "memory") {
+        set(key + res, v, std::to_string(static_cast<std::int64_t>(std::floor(quantity(v, res) / 1048576.0))) + "Mi");
+      } else {
+        warn(v, "resource-" + res,
+             "resource " + res + " is not modelled (nvidia.com/gpu, cpu and memory are); left out of queue " + queue +
+                 "'s " + field);
+      }
+    }
+  }
+
+  void queue(const Object& o) {
+    if (o.name.empty()) fail(o.node, "Queue: missing metadata.name");
+    const std::string& q = o.name;
+    const std::string prefix = "queues." + q;
+    for (auto it = o.spec.begin(); it != o.spec.end(); ++it) {
+      const std::string f = it->first.Scalar();
+      const YAML::Node v = it->second;
+      if (q == "root" && (f == "capability" || f == "deserved" || f == "guarantee")) {
+        continue;  // the root queue's resources are the cluster's, set by the controller
+      } else if (f == "parent" && scalar(v, "a parent queue name") == "root") {
+        continue;  // a top-level queue, as without parent
+      } else if (f == "weight" || f == "reclaimable" || f == "parent" || f == "priority") {
+        set(prefix + "." + f, v);
+      } else if (f == "capability" || f == "deserved") {
+        resources(q, f, v);
+      } else if (f == "guarantee") {
+        if (!v.IsMap()) fail(v, "Queue " + q + ": guarantee: expected a map with resource");
+        for (auto g = v.begin(); g != v.end(); ++g) {
+          if (g->first.Scalar() == "resource")
+            resources(q, "guarantee.resource", g->second);
+          else
+            warn(g->second, "guarantee-" + g->first.Scalar(),
+                 "Queue guarantee." + g->first.Scalar() + " is not modelled (guarantee.resource is)");
+        }
+      } else if (f == "dequeueStrategy") {
+        if (scalar(v, "a dequeueStrategy") != "traverse")
+          warn(v, "dequeueStrategy", "Queue dequeueStrategy " + v.Scalar() + " is not modelled (traverse is)");
+      } else {
+        warn(v, "queue-" + f, "Queue " + f + " is not modelled; ignored");
+      }
+    }
+    if (const YAML::Node ann = o.meta["annotations"]; ann && ann.IsMap()) {
+      for (auto it = ann.begin(); it != ann.end(); ++it) {
+        const std::string a = it->first.Scalar();
+        if (a == "volcano.sh/hierarchy" || a == "volcano.sh/hierarchy-weights") {
+          set(prefix + ".annotations." + a, it->second);
+        } else if (a == "volcano.sh/dequeue-strategy") {
+          if (scalar(it->second, "a dequeue strategy") != "traverse")
+            warn(it->second, "dequeueStrategy",
+                 "Queue dequeue strategy " + it->second.Scalar() + " is not modelled (traverse is)");
+        }
+      }
+    }
+    // status.state is the queue's live state (Open, Closing, Closed), as the scheduler reads it.
+    if (const YAML::Node st = o.node["status"]; st && st.IsMap() && st["state"]) set(prefix + ".state", st["state"]);
+  }
+
+  void object(const Object& o) {
+    if (o.kind == "Namespace") return;
+    if (o.kind == "PriorityClass") {
+      priority_class_from_pods(o);
+    } else if (o.kind == "Queue" && o.api.starts_with("scheduling.volcano.sh/")) {
+      queue(o);
+    } else if (o.kind == "ResourceQuota") {
+      warn(o.node, "kind-ResourceQuota",
+           "ResourceQuota is modelled by the kubernetes policy (quota.<namespace>.*); ignored under volcano");
+    } else {
+      warn(o.node, "kind-" + o.kind, "kind " + o.kind + " (" + o.api + ") is not a Volcano Queue; ignored");
+    }
+  }
+};
+
+}  // namespace
+
+ManifestImport read_volcano(const std::vector<std::string>& paths) {
+  VolcanoReader r;
+  r.read(paths, [&](const Object& o) { r.object(o); });
+  return r.out;
+}
+
+}  // namespace headroom::policies::manifests

@@ -1,0 +1,205 @@
+// Issue #23 made slurm's backfill fast (a profile cursor kept across the walks of a pass, walks
+// that start where a job asking no more stopped, the pass ending once no job left could start
+// now, every reservation blocking between walks) without changing a decision: these fingerprints
+// (every start, end and reason) are those of the policy before that work (commit cb4d429), on the
+// bundled RICC sample under several backfill set-ups and on random multi-node jobs with CPUs,
+// memory, time limits and two partitions, one of them exclusive.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "policies/registry.hpp"
+#include "tests/policy_test_support.hpp"
+#include "scenarios/simulation.hpp"
+#include "sim/rng.hpp"
+#include "tests/test_support.hpp"
+#include "traces/import.hpp"
+
+using namespace headroom;
+using headroom::testing::params;
+namespace ht = headroom::testing;
+
+namespace {
+
+models::ClusterSpec pool(int count, int gpus, int cpus, std::int64_t memory_mib) {
+  models::ClusterSpec spec;
+  spec.pools.push_back({"gpu", count, gpus, "A100", cpus, memory_mib});
+  return spec;
+}
+
+std::string fingerprint(const models::Workload& w, const models::ClusterSpec& c,
+                        const std::map<std::string, std::string>& kv) {
+  auto policy = policies::make_policy("slurm", params(kv), 1);
+  scenarios::Simulation sim(w, c, *policy, nullptr);
+  return sim.run().fingerprint;
+}
+
+// Jobs of 1-4 nodes (or free placement), CPUs and memory per job, requested times from a few
+// minutes to two days (some run past them), in partitions "shared" and "whole" (exclusive).
+models::Workload random_jobs(std::uint64_t seed, int n) {
+  sim::RngStream rng(seed, "test/slurm-backfill");
+  ht::WorkloadBuilder b;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += std::floor(rng.exponential(1.0 / 40.0));
+    static const int kGpus[] = {1, 1, 2, 4, 8, 3, 16, 6};
+    const int gpus = kGpus[rng.below(8)];
+    const double run = std::floor(rng.lognormal(7.0, 1.3)) + 1;
+    const char tenant[] = {'u', static_cast<char>('0' + rng.below(5)), '\0'};
+    b.job(t, gpus, run, tenant);
+  }
+  auto w = b.build();
+  const auto shared = w.queues.intern("shared"), whole = w.queues.intern("whole");
+  static const double kLimits[] = {600, 3600, 7200, 43200, 172800};
+  for (auto& j : w.jobs) {
+    j.queue = rng.bernoulli(0.2) ? whole : shared;
+    const double limit = kLimits[rng.below(5)];
+    const double want = rng.bernoulli(0.9) ? std::max(limit, sim::to_seconds(j.runtime)) : limit;
+    j.walltime = sim::from_seconds(static_cast<std::int64_t>(want));
+    if (j.gpus >= 8 && rng.bernoulli(0.6)) {
+      j.gpus_per_node = rng.bernoulli(0.5) ? 4 : 8;
+      j.nodes = (j.gpus + j.gpus_per_node - 1) / j.gpus_per_node;
+    }
+    j.cpus = j.gpus * static_cast<std::int32_t>(1 + rng.below(8));
+    j.memory_mib = j.gpus * static_cast<std::int64_t>(1 + rng.below(4)) * 16384;
+  }
+  return w;
+}
+
+}  // namespace
+
+TEST(SlurmDecisions, RiccSampleFingerprintsOfThePolicyBeforeTheSpeedUp) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  w.jobs.resize(4000);
+  struct Case {
+    std::map<std::string, std::string> kv;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {{}, "be2d06fb5c16fa71"},
+      {{{"SchedulerParameters", "bf_interval=60,bf_resolution=300,bf_window=240,bf_max_job_test=40"}},
+       "3b86372cdbb0d556"},
+      {{{"SchedulerParameters", "bf_interval=30,bf_resolution=1,bf_window=2880,bf_max_job_test=2000"}},
+       "e02a8b21140d61d4"},
+      {{{"PriorityType", "priority/multifactor"},
+        {"PriorityWeightAge", "1000"},
+        {"PriorityWeightFairshare", "10000"},
+        {"PriorityWeightJobSize", "500"}},
+       "3e51321b7d02ed0b"},
+      {{{"partitions.queue1.Default", "YES"},
+        {"partitions.queue1.MaxTime", "1440"},
+        {"partitions.queue2.OverSubscribe", "EXCLUSIVE"},
+        {"partitions.queue2.PriorityTier", "2"}},
+       "3e0bf46495518a85"},
+  };
+  for (const Case& k : cases) {
+    std::string what;
+    for (const auto& [key, v] : k.kv) what += key + "=" + v + " ";
+    EXPECT_EQ(fingerprint(w, pool(128, 8, 0, 0), k.kv), k.fingerprint) << what;
+  }
+}
+
+TEST(SlurmDecisions, RandomMultiNodeFingerprintsOfThePolicyBeforeTheSpeedUp) {
+  struct Case {
+    std::uint64_t seed;
+    const char* sched;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {1, "bf_interval=30", "37bcb73c037eef50"},
+      {2, "bf_interval=30,bf_resolution=600,bf_window=720", "8ba44b5f1d3a4acc"},
+      {3, "bf_interval=10,bf_max_job_test=20,bf_max_job_start=3", "819aa61961fd9a19"},
+  };
+  for (const Case& k : cases) {
+    const auto w = random_jobs(k.seed, 3000);
+    const std::map<std::string, std::string> kv = {{"SchedulerParameters", k.sched},
+                                                   {"partitions.shared.Default", "YES"},
+                                                   {"partitions.whole.OverSubscribe", "EXCLUSIVE"},
+                                                   {"partitions.whole.PriorityTier", "2"}};
+    EXPECT_EQ(fingerprint(w, pool(24, 8, 64, 512 * 1024), kv), k.fingerprint) << "seed " << k.seed;
+  }
+}
+
+// The fourth round (release slices kept from pass to pass, plain slices applied apart, the
+// free nodes' reservation times kept in order) changed no decision either: these fingerprints are
+// those of commit 9c9565b, on the RICC sample with a high QOS preempting a low one (every fifth
+// job high) by REQUEUE and CANCEL, and with random node failures that kill and requeue running
+// jobs: jobs released before their time limit, in and out of the kept release slices.
+TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthRound) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  struct Case {
+    const char* mode;
+    bool failures;
+    std::size_t jobs;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {"REQUEUE", false, 600, "6d1221b482a6abcf"},
+      {"CANCEL", false, 600, "56e694aa7fbafdc9"},
+      {"REQUEUE", true, 600, "548ab6bdbf9b495d"},
+  };
+  for (const Case& k : cases) {
+    auto jobs = w;
+    jobs.jobs.resize(k.jobs);
+    auto policy = policies::make_policy("slurm",
+                                        params({{"PreemptType", "preempt/qos"},
+                                                {"PreemptMode", k.mode},
+                                                {"qos.high.Preempt", "low"},
+                                                {"qos.high.Priority", "100"}}),
+                                        1);
+    scenarios::SimulationOptions o;
+    if (k.failures) {
+      models::RandomFailures rf;
+      rf.mtbf = 3 * sim::kDay;
+      rf.repair = 4 * 3600 * sim::kSecond;
+      o.failures.random.push_back(rf);
+      o.seed = 7;
+    }
+    scenarios::Simulation sim(jobs, pool(128, 8, 0, 0), *policy, nullptr, o);
+    EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << k.mode << (k.failures ? " with failures" : "");
+  }
+}
+
+// A gang pair whose members swapped roles outside a time slice (the member meant to run back in
+// the queue, the other running) used to ask for a wake-up at its past slice end, that is at now,
+// on every pass: the run never left that instant. On the first 60 jobs of the RICC sample it
+// now ends, every job in a final state, long before the watchdog would stop it.
+TEST(SlurmDecisions, GangPairsOutOfStepDoNotStopTheClock) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  w.jobs.resize(60);
+  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  auto policy = policies::make_policy(
+      "slurm", params({{"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}}),
+      1);
+  scenarios::Simulation sim(w, pool(128, 8, 0, 0), *policy, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 600 && !stop.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop = true;
+  });
+  const auto stats = sim.run(&stop);
+  const bool cancelled = stats.cancelled;
+  stop = true;
+  watchdog.join();
+  ASSERT_FALSE(cancelled) << "the run did not end within 60 s";
+  for (models::JobIndex j = 0; j < w.jobs.size(); ++j) {
+    const auto st = sim.job_state(j);
+    EXPECT_TRUE(st != models::JobState::Pending && st != models::JobState::Running &&
+                st != models::JobState::Unfinished)
+        << "job " << j << " state " << static_cast<int>(st);
+  }
+  EXPECT_GT(sim.job_preemptions(0) + sim.job_preemptions(1) + sim.job_preemptions(2), 0);
+}

@@ -67,4 +67,20 @@ inline std::string replace(std::string s, const std::string& from, const std::st
   return s.replace(at, from.size(), to);
 }
 
+// The error-check fixture of the policy tests: `text` gives exactly one error, at `line` (and
+// `column` when > 0), about key `where`, saying `message` (a message starting with "..." need only
+// contain the rest).
+inline void expect_one_error(const std::string& text, int line, const std::string& where, const std::string& message,
+                             int column = 0, const std::string& file = kInlineScenario) {
+  const auto errors = scenario_errors(text, file);
+  ASSERT_EQ(errors.size(), 1u) << message;
+  EXPECT_EQ(errors[0].line(), line) << message;
+  if (column > 0) EXPECT_EQ(errors[0].column(), column) << message;
+  EXPECT_EQ(errors[0].where(), where) << message;
+  if (message.starts_with("..."))
+    EXPECT_NE(errors[0].message().find(message.substr(3)), std::string::npos) << errors[0].message();
+  else
+    EXPECT_EQ(errors[0].message(), message);
+}
+
 }  // namespace headroom::testing

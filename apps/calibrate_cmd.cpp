@@ -11,6 +11,7 @@
 #include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/calibrate.hpp"
+#include "policies/system_module.hpp"
 #include "results/summary.hpp"
 #include "sim/errors.hpp"
 
@@ -24,6 +25,17 @@ void row(const char* label, const results::FidelityStats& s) {
               results::short_duration(s.mean_wait_recorded_s).c_str(),
               results::short_duration(s.median_abs_error_s).c_str(),
               results::short_duration(s.mean_abs_error_s).c_str(), s.pearson, s.spearman, 100 * s.within_1h);
+}
+
+// "auto, easy or slurm": the --scheduler values (the systems with calibration knobs of their own).
+std::string scheduler_choices() {
+  std::vector<std::string> names{"auto", "easy"};
+  for (const auto& system : policies::system_modules())
+    if (system.calibration != nullptr) names.push_back(system.info.name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
 }
 
 void header(const char* first) {
@@ -51,10 +63,10 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     req.family = planner::CalibrateFamily::Auto;
   else if (scheduler == "easy")
     req.family = planner::CalibrateFamily::Easy;
-  else if (scheduler == "slurm")
-    req.family = planner::CalibrateFamily::Slurm;
+  else if (const auto* system = policies::find_system(scheduler); system != nullptr && system->calibration != nullptr)
+    req.family = planner::CalibrateFamily::System, req.system = scheduler;
   else
-    throw sim::InputError("", 0, 0, "--scheduler", "expected auto, easy or slurm, got \"" + scheduler + "\"");
+    throw sim::InputError("", 0, 0, "--scheduler", "expected " + scheduler_choices() + ", got \"" + scheduler + "\"");
   std::string out = output;
   if (out.empty()) {
     std::filesystem::path p(scenario);

@@ -33,6 +33,7 @@
 #endif
 #include "apps/pipeline.hpp"
 #include "apps/plan_cmd.hpp"
+#include "apps/policies_cmd.hpp"
 #include "apps/report_cmd.hpp"
 #include "apps/sweep_cmd.hpp"
 #include "apps/trace_cmds.hpp"
@@ -251,6 +252,12 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "check a scenario file and report every problem");
   validate->add_option("scenario", scenario_path, "scenario YAML file")->required();
 
+  bool policies_names = false, policies_params = false;
+  auto* policies_cmd =
+      app.add_subcommand("policies", "list the scheduling systems and baselines, what each reads and accepts");
+  policies_cmd->add_flag("--names", policies_names, "only the names, one a line");
+  policies_cmd->add_flag("--params", policies_params, "also every parameter key of each policy block");
+
   std::string trace_path, trace_format = "auto", trace_fields;
   auto* trace_stats = app.add_subcommand("trace-stats",
                                          "print a trace's job count, span, GPU-hours, run-time and queue-delay "
@@ -333,7 +340,7 @@ int main(int argc, char** argv) {
       "compare", "run scenarios (the POC drills) under several policies: KPIs side by side and a scorecard");
   compare->add_option("scenarios", compare_scenarios, "scenario YAML files (per-policy blocks under `policies:`)")
       ->required();
-  compare->add_option("--policies", compare_policies, "comma-separated policies, e.g. fifo,sjf,kubernetes")->required();
+  compare->add_option("--policies", compare_policies, "comma-separated policies (headroom policies lists them)")->required();
   compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)")
       ->check(headroom::app::check_output_name);
   compare->add_flag("--json", compare_json, "print the comparison as JSON");
@@ -359,8 +366,8 @@ int main(int argc, char** argv) {
   calibrate->add_option("--objective", cal_objective, "mean (default) or median absolute wait error, or pearson");
   calibrate->add_option("--rows", cal_rows, "candidates shown (default 12)");
   calibrate->add_option("--scheduler", cal_scheduler,
-                        "knobs searched: auto (default: slurm's own for a slurm scenario, else fifo + EASY), "
-                        "easy or slurm");
+                        "knobs searched: auto (default: the scenario's system's own knobs when it has some, else "
+                        "fifo + EASY), easy, or the name of a system with knobs of its own");
   calibrate->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
   std::vector<std::string> report_inputs;
@@ -395,6 +402,7 @@ int main(int argc, char** argv) {
       return cmd_run(scenario_path, output, json, seed, skip_bad_rows);
     }
     if (*validate) return cmd_validate(scenario_path);
+    if (*policies_cmd) return headroom::app::cmd_policies(policies_names, policies_params);
     if (*plan) {
       std::signal(SIGINT, on_signal);
       std::signal(SIGTERM, on_signal);

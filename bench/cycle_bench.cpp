@@ -14,7 +14,7 @@
 #include "models/cluster.hpp"
 #include "models/workload.hpp"
 #include "policies/registry.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 
 namespace {
 
@@ -45,12 +45,12 @@ void cycle(benchmark::State& state, const char* policy, const policies::PolicyPa
   const models::Workload w = pending_pods(pending);
   models::ClusterSpec c;
   c.pools.push_back({"a100", nodes, 8, "A100", 128, 1024});
-  scenarios::SimulationOptions options;
+  simulation::SimulationOptions options;
   options.horizon = 1;  // one pass at t = 0
   std::string fingerprint;
   for (auto _ : state) {
     auto p = policies::make_policy(policy, params, 1);
-    scenarios::Simulation sim(w, c, *p, nullptr, options);
+    simulation::Simulation sim(w, c, *p, nullptr, options);
     const auto stats = sim.run();
     fingerprint = stats.fingerprint;
     if (sim.job_start(static_cast<models::JobIndex>(pending - 1)) != 0) {

@@ -19,7 +19,7 @@
 #include "models/cluster.hpp"
 #include "models/workload.hpp"
 #include "policies/registry.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 
 namespace {
 
@@ -68,11 +68,11 @@ policies::PolicyParams params(const std::string& policy) {
 }
 
 double run_until(const models::Workload& w, const models::ClusterSpec& c, const std::string& policy, sim::Tick until) {
-  scenarios::SimulationOptions options;
+  simulation::SimulationOptions options;
   options.horizon = until;
   const auto begin = std::chrono::steady_clock::now();
   auto p = policies::make_policy(policy, params(policy), 1);
-  scenarios::Simulation sim(w, c, *p, nullptr, options);
+  simulation::Simulation sim(w, c, *p, nullptr, options);
   benchmark::DoNotOptimize(sim.run());
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }

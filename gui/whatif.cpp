@@ -91,9 +91,20 @@ std::string apply_knobs(const std::string& yaml_text, const WhatIfKnobs& k, cons
   return std::string(out.c_str()) + "\n";
 }
 
-QStringList known_policies() {
-  return {QStringLiteral("fifo"),    QStringLiteral("sjf"), QStringLiteral("kubernetes"), QStringLiteral("slurm"),
-          QStringLiteral("volcano"), QStringLiteral("kai"), QStringLiteral("kueue"),      QStringLiteral("fgd")};
+QStringList known_policies(const QString& headroom) {
+  // The registry lives in the headroom program (the GUI reads results only): it lists its
+  // policies, one a line.
+  if (headroom.isEmpty()) return {};
+  QProcess process;
+  process.start(headroom, {QStringLiteral("policies"), QStringLiteral("--names")});
+  if (!process.waitForFinished(5000) || process.exitStatus() != QProcess::NormalExit || process.exitCode() != 0) {
+    process.kill();
+    return {};
+  }
+  QStringList names;
+  for (const QString& line : QString::fromUtf8(process.readAllStandardOutput()).split(QLatin1Char('\n')))
+    if (!line.trimmed().isEmpty()) names << line.trimmed();
+  return names;
 }
 
 QString find_headroom(const QString& app_dir) {

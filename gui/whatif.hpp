@@ -28,8 +28,9 @@ WhatIfKnobs read_knobs(const std::string& yaml_text);
 // against `base_dir` so that the edited file can live anywhere. Throws std::runtime_error.
 std::string apply_knobs(const std::string& yaml_text, const WhatIfKnobs& knobs, const std::string& base_dir);
 
-// Policies the combo box offers (the registry's names at the time of writing; the box is editable).
-QStringList known_policies();
+// Policies the combo box offers: what `headroom policies --names` lists (the box is editable);
+// empty when that program cannot be run.
+QStringList known_policies(const QString& headroom);
 
 // The `headroom` binary: $HEADROOM_BIN when set, else next to headroom-gui (or in ../apps/ of a
 // build tree), else on PATH; empty when not found.

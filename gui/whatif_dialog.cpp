@@ -1,5 +1,6 @@
 #include "gui/whatif_dialog.hpp"
 
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -26,7 +27,7 @@ WhatIfDialog::WhatIfDialog(const QString& scenario_path, const WhatIfKnobs& knob
   policy_ = new QComboBox;
   policy_->setObjectName(QStringLiteral("whatif-policy"));
   policy_->setEditable(true);
-  policy_->addItems(known_policies());
+  policy_->addItems(known_policies(find_headroom(QCoreApplication::applicationDirPath())));
   policy_->setCurrentText(QString::fromStdString(knobs.policy));
   form->addRow(tr("Policy"), policy_);
   scale_ = new QDoubleSpinBox;

@@ -12,7 +12,8 @@
 #include <sstream>
 
 #include "planner/run.hpp"
-#include "policies/slurm/slurm.hpp"
+#include "policies/common/calibration.hpp"
+#include "policies/system_module.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
@@ -22,36 +23,24 @@ namespace headroom::planner {
 
 namespace {
 
-// Powers of two in [lo, hi], and hi.
-std::vector<std::int64_t> ladder(std::int64_t lo, std::int64_t hi) {
-  std::vector<std::int64_t> out;
-  if (hi <= 0) return out;
-  std::int64_t v = 1;
-  while (v < std::max<std::int64_t>(lo, 1)) v *= 2;
-  for (; v < hi; v *= 2) out.push_back(v);
-  out.push_back(hi);
-  return out;
-}
-
-std::int64_t scaled(std::int64_t v, int num, int den) { return std::max<std::int64_t>(1, (v * num + den - 1) / den); }
-
 std::int64_t median_of(std::vector<std::int64_t> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[(v.size() + 1) / 2 - 1];
 }
 
-// The slurm keys the search sets: a scenario's own values of these are replaced, the rest of its
-// slurm configuration (partitions, priority, QOS of its own, ...) is kept.
-bool searched_slurm_key(const std::string& key) {
-  return key == "MaxJobsPerUser" || key == "MaxGPUsPerUser" ||
-         (key.starts_with("users.") && (key.ends_with(".MaxJobs") || key.ends_with(".MaxGPUs")));
+// The calibration hooks of the system a candidate names (nullptr: the fifo + EASY family).
+const policies::Calibration* calibration_of(const std::string& policy) {
+  const policies::SystemModule* system = policies::find_system(policy);
+  return system != nullptr ? system->calibration : nullptr;
 }
 
 scenarios::Scenario with_candidate(const scenarios::Scenario& base, const Candidate& c) {
   scenarios::Scenario s = base;
-  if (c.policy == "slurm" && base.policy.name == "slurm") {
-    std::erase_if(s.policy.params, [](const auto& kv) { return searched_slurm_key(kv.first); });
+  // A candidate of the scenario's own system is set over the scenario's configuration, less the
+  // keys searched; any other replaces it.
+  if (const policies::Calibration* cal = calibration_of(c.policy); cal != nullptr && base.policy.name == c.policy) {
+    std::erase_if(s.policy.params, [&](const auto& kv) { return cal->searched(kv.first); });
   } else {
     s.policy.params.clear();
   }
@@ -146,125 +135,35 @@ double calibration_objective(const results::FidelityStats& s, CalibrateObjective
 
 CalibrateFamily resolve_family(CalibrateFamily family, const scenarios::Scenario& scenario) {
   if (family != CalibrateFamily::Auto) return family;
-  return scenario.policy.name == "slurm" ? CalibrateFamily::Slurm : CalibrateFamily::Easy;
+  return calibration_of(scenario.policy.name) != nullptr ? CalibrateFamily::System : CalibrateFamily::Easy;
 }
 
 namespace {
 
-// Slurm's own knobs (policies/slurm/limits.hpp), on top of the scenario's slurm configuration.
-// The scenario's SchedulerParameters with bf_max_job_test set to `n`.
-std::string with_bf_max_job_test(const scenarios::Scenario& scenario, std::int64_t n) {
-  std::string text;
-  if (scenario.policy.name == "slurm")
-    if (const auto it = scenario.policy.params.find("SchedulerParameters"); it != scenario.policy.params.end())
-      text = it->second.text;
-  std::string out;
-  if (!text.empty())
-    for (const std::string& item : sim::split_on(text, ','))
-      if (!item.empty() && !item.starts_with("bf_max_job_test=")) out += item + ",";
-  return out + "bf_max_job_test=" + std::to_string(n);
-}
-
-// The scenario's slurm configuration as the policy reads it (Slurm's defaults for another policy).
-policies::slurm::Config slurm_config_of(const scenarios::Scenario& scenario) {
-  return scenario.policy.name == "slurm" ? policies::slurm::parse_config(scenario.policy.params)
-                                         : policies::slurm::Config{};
-}
-
-std::vector<Candidate> slurm_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
-                                        const std::vector<std::int32_t>& sizes, std::int64_t queue_depth) {
-  std::int64_t gpu_lo = 0, gpu_hi = 0, job_lo = 0, job_hi = 0, biggest = 0;
-  for (std::size_t i = 0; i < fit.users.size(); ++i) {
-    const auto& u = fit.users[i];
-    gpu_lo = i == 0 ? u.max_gpus : std::min(gpu_lo, u.max_gpus);
-    job_lo = i == 0 ? u.max_jobs : std::min<std::int64_t>(job_lo, u.max_jobs);
-    gpu_hi = std::max(gpu_hi, u.max_gpus);
-    job_hi = std::max<std::int64_t>(job_hi, u.max_jobs);
-    biggest = std::max(biggest, u.largest_job);
-  }
-  using Params = std::vector<std::pair<std::string, std::string>>;
-  std::vector<std::pair<std::string, Params>> limits{{"no limits", {}}};
-  // A job asking alone for more than a GPU limit would be held for good (as in Slurm): the global
-  // caps start at the largest job of the fit window, each user's at its own largest job.
-  for (std::int64_t g : ladder(std::max(gpu_lo, biggest), gpu_hi))
-    limits.push_back({"QOS MaxGPUsPerUser " + std::to_string(g), {{"MaxGPUsPerUser", std::to_string(g)}}});
-  for (std::int64_t j : ladder(job_lo, job_hi))
-    limits.push_back({"QOS MaxJobsPerUser " + std::to_string(j), {{"MaxJobsPerUser", std::to_string(j)}}});
-  // Per user: association limits at a share of what each reached; users the fit window did not see
-  // are held by a QOS limit at the largest of those (which binds no user seen).
-  const std::pair<int, int> shares[] = {{1, 2}, {3, 4}, {1, 1}};
-  for (const std::string what : {"GPUs", "jobs", "GPUs + jobs"}) {
-    for (const auto& [num, den] : shares) {
-      if (what == "GPUs + jobs" && num != den) continue;
-      const bool g = what != "jobs", j = what != "GPUs";
-      Params p;
-      std::int64_t top_g = 0, top_j = 0;
-      for (const auto& u : fit.users) {
-        const std::int64_t ug = std::max(scaled(u.max_gpus, num, den), u.largest_job);
-        const std::int64_t uj = scaled(u.max_jobs, num, den);
-        top_g = std::max(top_g, ug);
-        top_j = std::max(top_j, uj);
-        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(ug));
-        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(uj));
-      }
-      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(top_j));
-      const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
-      const std::string label = "per-user " + what + " at " + share + " of observed (association limits)";
-      if (!g) {
-        limits.push_back({label, std::move(p)});
-        continue;
-      }
-      // With all of observed, also a QOS GPU cap for everyone from the ladder below the largest
-      // per-user value (never below the largest job).
-      for (std::int64_t cap : ladder(std::max(gpu_lo, biggest), top_g)) {
-        if (cap < top_g && num != den) continue;
-        Params q = p;
-        q.emplace_back("MaxGPUsPerUser", std::to_string(cap));
-        limits.push_back({label + (cap < top_g ? ", QOS MaxGPUsPerUser " + std::to_string(cap) : ""), std::move(q)});
-      }
-    }
-  }
-  // The scenario's backfill is kept, unless the log's header says the system ran FCFS.
-  // Backfill looks at bf_max_job_test jobs; when the recorded system started jobs from deeper in
-  // its queue (queue_depth: the most jobs submitted earlier and still waiting when one started),
-  // a backfill that looks that deep is a knob too.
-  const policies::slurm::Config config = slurm_config_of(scenario);
-  std::vector<std::pair<std::string, Params>> scheds{{"", {}}};
-  if (fit.scheduler == "fcfs") {
-    scheds[0].second.emplace_back("SchedulerType", "sched/builtin");
-  } else if (queue_depth > config.bf_max_job_test) {
-    scheds.push_back({", bf_max_job_test " + std::to_string(queue_depth),
-                      {{"SchedulerParameters", with_bf_max_job_test(scenario, queue_depth)}}});
-  }
-  // The job's priority: the scenario's, and, when it weighs no fair share and the log has more
-  // than one user, Slurm's multifactor fair-share factor (its defaults otherwise: Fair Tree,
-  // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it: the
-  // SWF's user field names each job's association.
-  std::vector<std::pair<std::string, Params>> prios{{"", {}}};
-  if (fit.users.size() > 1 && !(config.w_fairshare > 0))
-    prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});
+// The system's own knobs (SystemModule::calibration), on top of the scenario's configuration of
+// that system when it is the scenario's policy.
+std::vector<Candidate> system_candidates(const std::string& system, const traces::Inference& fit,
+                                         const scenarios::Scenario& scenario, const std::vector<std::int32_t>& sizes,
+                                         std::int64_t queue_depth) {
+  const policies::Calibration* cal = calibration_of(system);
+  if (cal == nullptr)
+    throw sim::InputError("", 0, 0, "--scheduler", "policy \"" + system + "\" has no calibration knobs");
+  policies::CalibrationInput in;
+  for (const auto& u : fit.users) in.users.push_back({u.name, u.max_jobs, u.max_gpus, u.largest_job});
+  in.recorded_scheduler = fit.scheduler;
+  in.queue_depth = queue_depth;
+  in.sizes = sizes;
+  if (scenario.policy.name == system) in.own = &scenario.policy.params;
   std::vector<Candidate> out;
-  for (const std::int32_t nodes : sizes)
-    for (const auto& [plabel, pparams] : prios)
-      for (const auto& [slabel, sparams] : scheds)
-        for (const auto& [label, params] : limits) {
-          Candidate c;
-          c.policy = "slurm";
-          c.label = "slurm, " + label + slabel + plabel;
-          if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
-          c.nodes = nodes;
-          c.params = pparams;
-          c.params.insert(c.params.end(), sparams.begin(), sparams.end());
-          c.params.insert(c.params.end(), params.begin(), params.end());
-          out.push_back(std::move(c));
-        }
+  for (auto& c : cal->candidates(in)) out.push_back({system, std::move(c.label), std::move(c.params), c.nodes});
   return out;
 }
 
 }  // namespace
 
 std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
-                                              CalibrateFamily family, std::int64_t queue_depth) {
+                                              CalibrateFamily family, std::int64_t queue_depth,
+                                              const std::string& system) {
   std::vector<std::int32_t> sizes{-1};
   if (scenario.cluster.pools.size() == 1 && fit.max_busy > 0) {
     const auto& pool = scenario.cluster.pools[0];
@@ -272,8 +171,8 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
     const auto busy_nodes = static_cast<std::int32_t>((fit.max_busy + per_node - 1) / per_node);
     if (busy_nodes < pool.nodes) sizes.push_back(busy_nodes);
   }
-  if (resolve_family(family, scenario) == CalibrateFamily::Slurm)
-    return slurm_candidates(fit, scenario, sizes, queue_depth);
+  if (resolve_family(family, scenario) == CalibrateFamily::System)
+    return system_candidates(system.empty() ? scenario.policy.name : system, fit, scenario, sizes, queue_depth);
   std::vector<std::string> backfills{"none", "easy"};
   if (fit.scheduler == "easy") backfills = {"easy"};
   if (fit.scheduler == "fcfs") backfills = {"none"};
@@ -289,9 +188,9 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
 
   using Params = std::vector<std::pair<std::string, std::string>>;
   std::vector<std::pair<std::string, Params>> limits{{"no limits", {}}};
-  for (std::int64_t g : ladder(gpu_lo, gpu_hi))
+  for (std::int64_t g : policies::limit_ladder(gpu_lo, gpu_hi))
     limits.push_back({"MaxGPUsPerUser " + std::to_string(g), {{"MaxGPUsPerUser", std::to_string(g)}}});
-  for (std::int64_t j : ladder(job_lo, job_hi))
+  for (std::int64_t j : policies::limit_ladder(job_lo, job_hi))
     limits.push_back({"MaxJobsPerUser " + std::to_string(j), {{"MaxJobsPerUser", std::to_string(j)}}});
   // Per user at a share of what each reached; users the fit window did not see get the median.
   const std::pair<int, int> shares[] = {{1, 2}, {3, 4}, {1, 1}};
@@ -300,11 +199,11 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
       if (std::string(what) == "both" && num != den) continue;
       Params p;
       const bool g = std::string(what) != "Jobs", j = std::string(what) != "GPUs";
-      if (g) p.emplace_back("MaxGPUsPerUser", std::to_string(scaled(median_of(gpus), num, den)));
-      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(scaled(median_of(jobs), num, den)));
+      if (g) p.emplace_back("MaxGPUsPerUser", std::to_string(policies::scaled_share(median_of(gpus), num, den)));
+      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(policies::scaled_share(median_of(jobs), num, den)));
       for (const auto& u : fit.users) {
-        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(scaled(u.max_gpus, num, den)));
-        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(scaled(u.max_jobs, num, den)));
+        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(policies::scaled_share(u.max_gpus, num, den)));
+        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(policies::scaled_share(u.max_jobs, num, den)));
       }
       const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
       limits.push_back({"per-user " + std::string(what == std::string("both") ? "GPUs + jobs" : what) + " at " + share +
@@ -369,7 +268,8 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     throw sim::InputError(base.workload.trace, 0, 0, "workload.trace",
                           "no job of the fit window has a recorded start: nothing to calibrate against "
                           "(the log has no wait times)");
-  const std::vector<Candidate> cands = calibration_candidates(r.inference, base, req.family, r.queue_depth);
+  const std::vector<Candidate> cands =
+      calibration_candidates(r.inference, base, req.family, r.queue_depth, req.system);
   // Runs: every candidate on the fit window, then the baseline on both windows.
   const std::size_t n = cands.size(), total = n + 3;
   std::vector<results::FidelityStats> fit(n);
@@ -403,28 +303,40 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   return r;
 }
 
+namespace {
+
+// Drops from a policy block the values at the keys the search sets (dotted paths below the
+// block), and the maps that removing them left empty.
+void prune_searched(YAML::Node node, const std::string& path, const policies::Calibration& cal) {
+  std::vector<std::string> drop;
+  for (auto it : node) {
+    if (!it.first.IsScalar()) continue;
+    const std::string key = it.first.Scalar();
+    const std::string child = path.empty() ? key : path + "." + key;
+    YAML::Node value = it.second;
+    if (value.IsMap()) {
+      const bool had = value.size() > 0;
+      prune_searched(value, child, cal);
+      if (had && value.size() == 0) drop.push_back(key);
+    } else if (cal.searched(child)) {
+      drop.push_back(key);
+    }
+  }
+  for (const auto& key : drop) node.remove(key);
+}
+
+}  // namespace
+
 std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
                             const std::string& output) {
   YAML::Node root = YAML::Load(original.text);
   const Candidate& c = result.candidates[result.best].candidate;
   YAML::Node policy(YAML::NodeType::Map);
-  if (c.policy == "slurm" && original.policy.name == "slurm" && root["policy"] && root["policy"].IsMap()) {
-    // The scenario's slurm block, less the knobs searched.
+  if (const policies::Calibration* cal = calibration_of(c.policy);
+      cal != nullptr && original.policy.name == c.policy && root["policy"] && root["policy"].IsMap()) {
+    // The scenario's block of that system, less the knobs searched.
     policy = YAML::Clone(root["policy"]);
-    policy.remove("MaxJobsPerUser");
-    policy.remove("MaxGPUsPerUser");
-    if (policy["users"] && policy["users"].IsMap()) {
-      std::vector<std::string> empty;
-      for (auto it : policy["users"]) {
-        YAML::Node u = it.second;
-        if (!u.IsMap()) continue;
-        u.remove("MaxJobs");
-        u.remove("MaxGPUs");
-        if (u.size() == 0) empty.push_back(it.first.as<std::string>());
-      }
-      for (const auto& name : empty) policy["users"].remove(name);
-      if (policy["users"].size() == 0) policy.remove("users");
-    }
+    prune_searched(policy, "", *cal);
   }
   policy["name"] = c.policy;
   for (const auto& [key, value] : c.params) {

@@ -5,8 +5,10 @@
 // to the recorded ones on the fit window, then measures the chosen knobs and the scenario as given
 // (the baseline) on the held-out test window.
 //
-// For a slurm scenario (or --scheduler slurm) the search keeps its slurm configuration and sets
-// Slurm's own per-user limits (policies/slurm/limits.hpp): a QOS MaxGPUsPerUser ladder from the
+// For a scenario whose system has calibration knobs of its own (SystemModule::calibration; or
+// --scheduler naming it) the search keeps its configuration and sets that system's knobs. For
+// slurm (policies/slurm/calibration.cpp) these are Slurm's own per-user limits
+// (policies/slurm/limits.hpp): a QOS MaxGPUsPerUser ladder from the
 // largest job to the largest concurrency a user reached, a QOS MaxJobsPerUser ladder, and per-user
 // association limits (MaxJobs, GrpTRES=gres/gpu) at 1/2, 3/4 and all of what each user reached,
 // with the QOS at the largest of those for users first seen later. Its backfill stays as given
@@ -42,24 +44,26 @@
 namespace headroom::planner {
 
 enum class CalibrateObjective { MedianError, MeanError, Pearson };
-// The knobs searched: Auto keeps a slurm scenario's policy (Slurm) and takes fifo with EASY
-// backfilling and limits (Easy) for every other.
-enum class CalibrateFamily { Auto, Easy, Slurm };
+// The knobs searched: Auto keeps the scenario's policy when its system has calibration knobs of
+// its own (System: SystemModule::calibration) and takes fifo with EASY backfilling and limits
+// (Easy) for every other.
+enum class CalibrateFamily { Auto, Easy, System };
 
 struct CalibrateRequest {
   scenarios::Scenario scenario;
   sim::Tick fit_from = 0, fit_to = 0, test_from = 0, test_to = 0;
   CalibrateObjective objective = CalibrateObjective::MeanError;
   CalibrateFamily family = CalibrateFamily::Auto;
+  std::string system;  // with System: whose knobs ("" = the scenario's policy)
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::size_t done, std::size_t total)> progress;  // runs ended
 };
 
 struct Candidate {
-  std::string policy = "fifo";                              // fifo or slurm
+  std::string policy = "fifo";                              // fifo, or a system with calibration knobs
   std::string label;                                        // "EASY backfill, MaxGPUsPerUser 1024"
-  std::vector<std::pair<std::string, std::string>> params;  // the policy's keys, in order; slurm: set over
-                                                            // the scenario's own slurm keys
+  std::vector<std::pair<std::string, std::string>> params;  // the policy's keys, in order; a system's: set
+                                                            // over the scenario's own keys of that system
   std::int32_t nodes = -1;                                  // first pool's nodes; -1 unchanged
 };
 
@@ -85,7 +89,7 @@ CalibrateFamily resolve_family(CalibrateFamily family, const scenarios::Scenario
 // `queue_depth`: recorded_queue_depth of the fit window (0: unknown).
 std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
                                               CalibrateFamily family = CalibrateFamily::Auto,
-                                              std::int64_t queue_depth = 0);
+                                              std::int64_t queue_depth = 0, const std::string& system = "");
 // The deepest the recorded system reached into its queue: the most jobs submitted before a job
 // and still waiting when it started (recorded starts only; a submit at the start's time counts
 // after it). Slurm's backfill looks at bf_max_job_test jobs.

@@ -17,6 +17,7 @@
 #include "models/job.hpp"
 #include "planner/run.hpp"
 #include "policies/registry.hpp"
+#include "policies/system_module.hpp"
 #include "results/groups.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
@@ -70,91 +71,28 @@ std::vector<std::int64_t> guaranteed_gpus(const scenarios::Scenario& sc) {
   return out;
 }
 
+// What the system derives from the scenario's tenants (SystemModule::derive), or nullopt.
+std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std::string& policy) {
+  const policies::SystemModule* system = policies::find_system(policy);
+  if (system == nullptr || system->derive == nullptr) return std::nullopt;
+  policies::DeriveRequest request;
+  request.cluster = &sc.cluster;
+  request.file = sc.file;
+  for (const auto& g : sc.queue_grants) request.restricted = request.restricted || g.restricted;
+  const auto gpus = guaranteed_gpus(sc);
+  for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
+    const auto& t = sc.tenants[i];
+    request.tenants.push_back({t.name, t.weight, t.gpus, t.max_gpus, gpus[i]});
+  }
+  return system->derive(request);
+}
+
 }  // namespace
 
 std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy) {
-  policies::PolicyParams p;
-  auto put = [&](const std::string& key, const std::string& value) {
-    p[key] = policies::ParamValue{value, sc.file, 0, 0};
-  };
-  if (sc.tenants.empty()) {
-    if (policy != "kueue") return std::nullopt;
-    // Kueue admits nothing without a ClusterQueue: the trace's tenants (namespaces) each get a
-    // LocalQueue pointing to one ClusterQueue that covers every namespace and the whole cluster,
-    // the set-up of a platform team's first install.
-    std::string pools;
-    for (const auto& pool : sc.cluster.pools) pools += (pools.empty() ? "" : ", ") + pool.name;
-    put("resourceFlavors.default.pools", "[" + pools + "]");
-    put("clusterQueues.all-tenants.namespaces", "[\"*\"]");
-    put("clusterQueues.all-tenants.resources.default.gpu.nominalQuota", std::to_string(sc.cluster.total_gpus()));
-    return p;
-  }
-  const auto gpus = guaranteed_gpus(sc);
-  auto integer_weight = [](double w) {
-    return std::to_string(std::clamp<std::int64_t>(std::llround(w * 100), 1, 1'000'000));
-  };
-  bool restricted = false;
-  for (const auto& g : sc.queue_grants) restricted = restricted || g.restricted;
-  if (policy == "kubernetes") {
-    // ResourceQuota: a hard cap per namespace; Kubernetes has no guarantee.
-    for (const auto& t : sc.tenants)
-      if (t.max_gpus >= 0) put("quota." + t.name + ".gpu", std::to_string(t.max_gpus));
-    return p;
-  }
-  if (policy == "kueue") {
-    std::string pools;
-    for (const auto& pool : sc.cluster.pools) pools += (pools.empty() ? "" : ", ") + pool.name;
-    put("resourceFlavors.default.pools", "[" + pools + "]");
-    std::int64_t given = 0;
-    for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
-      const auto& t = sc.tenants[i];
-      const std::string cq = "clusterQueues." + t.name;
-      put(cq + ".namespaces", "[" + t.name + "]");
-      put(cq + ".cohort", "all");
-      put(cq + ".resources.default.gpu.nominalQuota", std::to_string(gpus[i]));
-      if (t.max_gpus >= 0)
-        put(cq + ".resources.default.gpu.borrowingLimit",
-            std::to_string(std::max<std::int64_t>(0, t.max_gpus - gpus[i])));
-      given += gpus[i];
-    }
-    // Tenants the scenario does not list share what is left.
-    put("clusterQueues.unlisted-tenants.namespaces", "[\"*\"]");
-    put("clusterQueues.unlisted-tenants.cohort", "all");
-    put("clusterQueues.unlisted-tenants.resources.default.gpu.nominalQuota",
-        std::to_string(std::max<std::int64_t>(0, sc.cluster.total_gpus() - given)));
-    return p;
-  }
-  if (policy == "kai" || policy == "volcano") {
-    // Both queue jobs by their queue: one queue per tenant (the permission drill's queue grants
-    // name trace queues, so then nothing is derived).
-    if (restricted) return std::nullopt;
-    for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
-      const auto& t = sc.tenants[i];
-      const std::string q = "queues." + t.name;
-      if (policy == "kai") {
-        put(q + ".priority", "100");
-        put(q + ".resources.gpu.quota", std::to_string(gpus[i]));
-        std::ostringstream w;
-        w << t.weight;
-        put(q + ".resources.gpu.overQuotaWeight", w.str());
-        put(q + ".resources.gpu.limit", std::to_string(t.max_gpus));
-      } else {
-        put(q + ".weight", integer_weight(t.weight));
-        if (t.max_gpus >= 0) put(q + ".capability.gpu", std::to_string(t.max_gpus));
-        if (t.gpus >= 0) put(q + ".guarantee.resource.gpu", std::to_string(t.gpus));
-      }
-    }
-    return p;
-  }
-  if (policy == "slurm") {
-    // Fair-share accounts weighted like the tenants (they matter once PriorityWeightFairshare > 0).
-    for (const auto& t : sc.tenants) {
-      put("accounts." + t.name + ".shares", integer_weight(t.weight));
-      put("accounts." + t.name + ".users", "[" + t.name + "]");
-    }
-    return p;
-  }
-  return std::nullopt;
+  auto d = derive(sc, policy);
+  if (!d) return std::nullopt;
+  return std::move(d->params);
 }
 
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
@@ -167,9 +105,9 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
   }
   if (base.policy.name == policy) return sc;
   sc.policy = scenarios::PolicySpec{policy, {}};
-  if (auto derived = derived_params(base, policy)) {
-    sc.policy.params = std::move(*derived);
-    sc.workload.queue_by_tenant = policy == "kai" || policy == "volcano";
+  if (auto derived = derive(base, policy)) {
+    sc.policy.params = std::move(derived->params);
+    sc.workload.queue_by_tenant = derived->queue_by_tenant;
   }
   return sc;
 }
@@ -198,8 +136,8 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
   // free: the slowest run then overlaps with all the others. Results land by index whatever the
   // order, so the table does not depend on it.
   auto cost = [&](std::size_t i) {
-    const std::string& p = names[i % n];
-    const int c = p == "slurm" ? 5 : p == "kubernetes" || p == "kueue" ? 3 : p == "volcano" ? 2 : 1;
+    const policies::SystemModule* system = policies::find_system(names[i % n]);
+    const int c = system != nullptr ? system->run_cost : 1;
     return std::pair<int, double>(c, bases[i / n].workload.arrival_scale);
   };
   std::vector<std::size_t> order(scenarios.size());

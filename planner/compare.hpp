@@ -49,16 +49,11 @@ struct CompareResult {
 };
 
 // A policy's settings derived from the scenario's tenant description (`tenants:` weights, gpus,
-// max_gpus), used when the scenario gives the policy no block of its own: kubernetes
-// ResourceQuota = max_gpus; kueue one ClusterQueue per tenant in one cohort, nominalQuota = gpus
-// (else the weight's share of the cluster), borrowingLimit = max_gpus - gpus, plus one for
-// unlisted tenants with what is left; kai one queue per tenant (quota = gpus or the weight's
-// share, overQuotaWeight = weight, limit = max_gpus) and volcano one queue per tenant (weight x
-// 100, capability = max_gpus, guarantee = gpus), jobs queued by tenant; slurm fair-share accounts
-// with shares = weight x 100. Without `tenants:`, kueue gets one ClusterQueue for every namespace
-// (the trace's tenants) with the whole cluster as its nominalQuota, since Kueue admits nothing
-// without one. nullopt: nothing to derive (no tenants and not kueue, a baseline policy, or kai /
-// volcano with the permission drill's queue grants, which name trace queues).
+// max_gpus), used when the scenario gives the policy no block of its own: each system's
+// SystemModule::derive says what (policies/<system>/module.cpp: ResourceQuota caps, a ClusterQueue
+// or queue per tenant, fair-share accounts; the systems' README files). Each tenant's guaranteed
+// GPUs are its `gpus`, else its weight's share of the cluster (rounded down). nullopt: nothing to
+// derive (a baseline policy, or the system has nothing to derive for this scenario).
 std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy);
 
 // The scenario with `policy` in place of its default policy (see the header comment).

@@ -8,7 +8,8 @@
 
 #include "policies/registry.hpp"
 #include "results/recorder.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/run_options.hpp"
+#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 
 #ifndef HEADROOM_VERSION
@@ -96,10 +97,10 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   // it would only add work (the chunks' digests) to that thread.
   if (options.stream_chunks && tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) > 1)
     recorder.stream_chunks();
-  scenarios::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
+  simulation::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
-  scenarios::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);
-  const scenarios::SimulationStats stats = simulation.run(options.stop);
+  simulation::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);
+  const simulation::SimulationStats stats = simulation.run(options.stop);
   const auto t2 = clock::now();
 
   RunOutcome out;

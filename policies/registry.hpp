@@ -18,6 +18,12 @@ const std::vector<PolicyInfo>& policy_catalogue();
 std::vector<sim::InputError> check_policy(std::string_view name, const PolicyParams& params, const std::string& file,
                                           int line, int column);
 
+// References of the named policy's parameters that the cluster does not resolve (pools, the node
+// names of a Slurm topology), reported where they were written; the parameters have passed
+// check_policy. Empty for a system without such references (SystemModule::check_cluster_refs).
+std::vector<sim::InputError> check_cluster_refs(std::string_view name, const PolicyParams& params,
+                                                const models::ClusterSpec& cluster);
+
 // Builds a policy; throws sim::InputError on what check_policy reports.
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyParams& params, std::uint64_t seed);
 

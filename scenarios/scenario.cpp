@@ -20,11 +20,10 @@
 
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
-#include "policies/common/cluster_refs.hpp"
 #include "policies/common/manifests.hpp"
 #include "policies/common/params.hpp"
 #include "policies/registry.hpp"
-#include "policies/slurm/slurm_conf.hpp"
+#include "policies/system_module.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
 #include "sim/yaml_documents.hpp"
@@ -447,13 +446,22 @@ class Loader {
 
   void load_cluster(const Entry& e, models::ClusterSpec& cluster) {
     if (!expect_map(e, "a map with a pools list")) return;
-    MapReader reader(e.value, e.path, {"pools", "topology", "slurm_conf"}, errors_, file_);
-    if (const Entry* conf = reader.optional("slurm_conf")) {
-      // The pools are slurm.conf's GPU nodes (policies/slurm/slurm_conf.cpp).
+    // A system's own description of its nodes may stand for the pools (SystemModule::cluster_file,
+    // e.g. slurm.conf's GPU nodes).
+    std::vector<std::string> keys{"pools", "topology"};
+    for (const auto& system : policies::system_modules())
+      if (system.cluster_file != nullptr) keys.emplace_back(system.cluster_file->key);
+    MapReader reader(e.value, e.path, keys, errors_, file_);
+    for (const auto& system : policies::system_modules()) {
+      if (system.cluster_file == nullptr) continue;
+      const std::string key(system.cluster_file->key);
+      const Entry* conf = reader.optional(key);
+      if (conf == nullptr) continue;
       const auto text = string_value(*conf);
-      if (const auto imported = text ? read_slurm_conf(*text, conf->path, conf->location()) : std::nullopt) {
+      if (const auto imported =
+              text ? read_site_file(*system.cluster_file, *text, conf->path, conf->location()) : std::nullopt) {
         cluster.pools = imported->cluster.pools;
-        if (reader.optional("pools") != nullptr) error(*conf, "give either pools or slurm_conf, not both");
+        if (reader.optional("pools") != nullptr) error(*conf, "give either pools or " + key + ", not both");
       }
       return;
     }
@@ -870,10 +878,10 @@ class Loader {
     }
   }
 
-  // The Slurm site's files (policies/slurm/slurm_conf.cpp), each read once; their warnings go to the
-  // scenario. `kind`: slurm_conf, sacctmgr_qos (sacctmgr show qos -P) or sshare (sshare -a -l -P).
-  std::optional<policies::slurm::SlurmConfImport> read_slurm_conf(const std::string& text, const std::string& where,
-                                                                  Location at, const std::string& kind = "slurm_conf") {
+  // A site file a system reads (SystemModule::site_files), each read once; its warnings go to the
+  // scenario.
+  std::optional<policies::SiteImport> read_site_file(const policies::SiteFile& kind, const std::string& text,
+                                                     const std::string& where, Location at) {
     if (text.empty()) {
       error(at, where, "expected a path to a file");
       return std::nullopt;
@@ -881,14 +889,13 @@ class Loader {
     std::filesystem::path p(text);
     if (p.is_relative()) p = std::filesystem::path(file_).parent_path() / p;
     const std::string path = p.string();
-    if (auto it = slurm_confs_.find(kind + ":" + path); it != slurm_confs_.end()) return it->second;
+    const std::string cache_key = std::string(kind.key) + ":" + path;
+    if (auto it = site_files_.find(cache_key); it != site_files_.end()) return it->second;
     try {
-      auto imported = kind == "sshare"         ? policies::slurm::read_sshare(path)
-                      : kind == "sacctmgr_qos" ? policies::slurm::read_sacctmgr_qos(path)
-                                               : policies::slurm::read_slurm_conf(path);
+      auto imported = kind.read(path);
       for (const auto& w : imported.warnings)
         if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
-      slurm_confs_.emplace(kind + ":" + path, imported);
+      site_files_.emplace(cache_key, imported);
       return imported;
     } catch (const sim::InputError& err) {
       errors_.push_back(err);
@@ -896,11 +903,13 @@ class Loader {
     return std::nullopt;
   }
 
-  // The admins' own files named under a policy (manifests:, slurm_conf:, sacctmgr_qos:, sshare:)
-  // become its parameters, under those written in the scenario.
+  // The admins' own files named under a policy (manifests:, and its system's site files such as
+  // slurm_conf:, sacctmgr_qos:, sshare:) become its parameters, under those written in the scenario.
   void read_site_files(PolicySpec& policy, const std::string& path) {
+    const policies::SystemModule* system = policies::find_system(policy.name);
+    if (system == nullptr) return;
     if (const auto it = policy.params.find("manifests");
-        it != policy.params.end() && policies::reads_manifests(policy.name)) {
+        it != policy.params.end() && system->read_manifests != nullptr) {
       // The policy's own objects (policies/common/manifests.hpp), under the keys written here.
       const policies::ParamValue v = it->second;
       policy.params.erase(it);
@@ -912,20 +921,21 @@ class Loader {
       }
       if (paths.empty()) error(Location{v.line, v.column}, child_path(path, "manifests"), "expected manifest files");
       try {
-        const auto imported = policies::read_manifests(policy.name, paths, *cluster_, pool_labels_);
+        const auto imported = system->read_manifests(paths, *cluster_, pool_labels_);
         for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
         for (const auto& w : imported.warnings) warnings_.push_back(w);
       } catch (const sim::InputError& err) {
         errors_.push_back(err);
       }
     }
-    for (const char* kind : {"slurm_conf", "sacctmgr_qos", "sshare"}) {
-      const auto it = policy.params.find(kind);
-      if (it == policy.params.end() || policy.name != "slurm") continue;
-      // The site's files' parameters, under those written here (policies/slurm/slurm_conf.cpp).
+    for (const policies::SiteFile& kind : system->site_files) {
+      const std::string key(kind.key);
+      const auto it = policy.params.find(key);
+      if (it == policy.params.end()) continue;
+      // The site's files' parameters, under those written here.
       const policies::ParamValue v = it->second;
       policy.params.erase(it);
-      if (const auto imported = read_slurm_conf(v.text, child_path(path, kind), Location{v.line, v.column}, kind))
+      if (const auto imported = read_site_file(kind, v.text, child_path(path, key), Location{v.line, v.column}))
         for (const auto& [k, pv] : imported->params) policy.params.emplace(k, pv);
     }
   }
@@ -1697,7 +1707,7 @@ class Loader {
 
   const std::string& file_;
   std::vector<InputError> errors_;
-  std::map<std::string, policies::slurm::SlurmConfImport> slurm_confs_;
+  std::map<std::string, policies::SiteImport> site_files_;  // by "<key>:<path>"
   const models::ClusterSpec* cluster_ = nullptr;  // the scenario's, once loaded
   policies::PoolLabels pool_labels_;              // per pool of `cluster.pools`
 

@@ -13,7 +13,7 @@
 #include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/errors.hpp"
 #include "test_support.hpp"
 
@@ -68,7 +68,7 @@ TEST_P(ThreeJobs, SameWorkInEverySystemsUnit) {
   const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 16, 100).job(0, 20, 100).build();
   const auto c = ht::cluster(5, 8);
   auto policy = policies::make_policy(name, params_for(name), 1);
-  scenarios::Simulation sim(w, c, *policy, nullptr);
+  simulation::Simulation sim(w, c, *policy, nullptr);
   sim.run();
   const std::vector<std::vector<std::int32_t>> pods = {{4}, {8, 8}, {8, 8, 4}};
   for (JobIndex j = 0; j < 3; ++j) {
@@ -98,13 +98,13 @@ TEST(ThreeJobs, KubernetesHoldsWhatItBindsWhileTheLastPodWaits) {
   // fit (one node left: one 8-GPU pod) and holds it until the others end at 100 s.
   const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 16, 100).job(0, 20, 100).build();
   auto policy = policies::make_policy("kubernetes", {}, 1);
-  scenarios::Simulation sim(w, ht::cluster(4, 8), *policy, nullptr);
+  simulation::Simulation sim(w, ht::cluster(4, 8), *policy, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_start(2), 100 * sim::kSecond);
   EXPECT_EQ(sim.held_idle_gpu_ms(), 8 * 100 * sim::kSecond);
   // Volcano's PodGroup binds nothing until all of it fits.
   auto volcano = policies::make_policy("volcano", {}, 1);
-  scenarios::Simulation gang(w, ht::cluster(4, 8), *volcano, nullptr);
+  simulation::Simulation gang(w, ht::cluster(4, 8), *volcano, nullptr);
   gang.run();
   EXPECT_EQ(gang.held_idle_gpu_ms(), 0);
   EXPECT_EQ(gang.job_state(2), JobState::Completed);
@@ -135,7 +135,7 @@ TEST_P(PendingReasonsOfEveryPolicy, AJobKeptWaitingIsToldWhy) {
   const auto w = ht::WorkloadBuilder().job(0, 8, 100).job(1, 8, 1000).build();
   auto policy = policies::make_policy(name, params_for(name), 1);
   Reasons obs(w.jobs.size());
-  scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
+  simulation::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
   sim.run();
   EXPECT_EQ(sim.job_start(1), 100 * sim::kSecond) << name;
   ASSERT_FALSE(obs.reason[1].empty()) << name << " gave job 1 no pending reason";
@@ -152,7 +152,7 @@ TEST(PendingReasons, FifoNamesTheHeadOfLine) {
   const auto w = ht::WorkloadBuilder().job(0, 8, 100).job(1, 8, 10).job(2, 1, 10).build();
   auto policy = policies::make_policy("fifo", {}, 1);
   Reasons obs(w.jobs.size());
-  scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
+  simulation::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
   sim.run();
   EXPECT_EQ(obs.reason[1], (std::vector<std::string>{"head of line: waiting for free GPUs"}));
   EXPECT_EQ(obs.reason[2],
@@ -166,7 +166,7 @@ TEST(PendingReasons, SlurmSaysResourcesThenPriorityAsSqueue) {
   const auto w = ht::WorkloadBuilder().job(0, 8, 100).job(1, 8, 10).job(2, 8, 10).build();
   auto policy = policies::make_policy("slurm", {}, 1);
   Reasons obs(w.jobs.size());
-  scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
+  simulation::Simulation sim(w, ht::cluster(1, 8), *policy, &obs);
   sim.run();
   const std::string resources = "Resources: the job is waiting for resources to become available";
   EXPECT_EQ(obs.reason[1], (std::vector<std::string>{resources}));
@@ -190,7 +190,7 @@ TEST(PendingReasons, SlurmSaysBeginTimeWhileARequeuedJobWaitsToBeEligible) {
   p["qos.high.Preempt"] = {"low", "t.yaml", 3, 1};
   auto policy = policies::make_policy("slurm", p, 1);
   Reasons obs(w.jobs.size());
-  scenarios::Simulation sim(w, ht::cluster(1, 4), *policy, &obs);
+  simulation::Simulation sim(w, ht::cluster(1, 4), *policy, &obs);
   sim.run();
   EXPECT_EQ(sim.job_end(0), (131 + 1000) * sim::kSecond);
   EXPECT_EQ(obs.reason[0], (std::vector<std::string>{"BeginTime: the job's earliest start time has not yet been "
@@ -220,10 +220,10 @@ TEST(PermissionDrill, EachSystemDeniesInItsOwnWords) {
   for (const auto& [name, text] : expected) {
     auto policy = policies::make_policy(name, params_for(name), 1);
     EXPECT_EQ(policy->deny(w, w.jobs[0]).held, name == "kueue") << name;
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
     o.queue_access = {{false}};
     Reasons obs(w.jobs.size());
-    scenarios::Simulation sim(w, ht::cluster(1, 8), *policy, &obs, o);
+    simulation::Simulation sim(w, ht::cluster(1, 8), *policy, &obs, o);
     sim.run();
     EXPECT_EQ(sim.job_state(0), JobState::Rejected) << name;
     EXPECT_EQ(sim.jobs_denied(), 1) << name;
@@ -293,7 +293,7 @@ TEST(ThreeJobs, KueueAdmitsWholeThenKubeSchedulerBindsPodsOneByOne) {
   p["clusterQueues.all.namespaces"] = {"[\"*\"]", "t.yaml", 2, 1};
   p["clusterQueues.all.resources.default.gpu.nominalQuota"] = {"20", "t.yaml", 3, 1};
   auto policy = policies::make_policy("kueue", p, 1);
-  scenarios::Simulation sim(w, ht::cluster(2, 8), *policy, nullptr);
+  simulation::Simulation sim(w, ht::cluster(2, 8), *policy, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_start(1), 100 * sim::kSecond);
   EXPECT_EQ(sim.job_end(1), 110 * sim::kSecond);

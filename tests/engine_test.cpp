@@ -5,7 +5,7 @@
 #include <deque>
 
 #include "policies/common/consolidate.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
 
@@ -98,9 +98,9 @@ TEST(Samples, TenantGpusFollowStartsAndEnds) {
       headroom::testing::WorkloadBuilder().job(0, 4, 100, "a").job(10, 8, 50, "b").job(20, 2, 30, "a").build();
   PriorityPreemptor policy(PreemptMode::Requeue, 0);
   TenantSamples obs;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.sample_interval = 25 * kSecond;
-  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), policy, &obs, o);
+  simulation::Simulation sim(w, headroom::testing::cluster(1, 8), policy, &obs, o);
   sim.run();
   using V = std::vector<std::int32_t>;
   EXPECT_EQ(obs.times, (std::vector<sim::Tick>{0, 25, 50, 75, 100, 125, 150, 175, 200}));
@@ -111,7 +111,7 @@ TEST(Samples, TenantGpusFollowStartsAndEnds) {
 TEST(Preemption, RequeueRestartsTheVictimFromScratchAfterTheGracePeriod) {
   const auto w = two_jobs();
   PriorityPreemptor p(PreemptMode::Requeue, 5 * kSecond);
-  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_start(1), 25 * kSecond) << "binds when the victim's grace period ends";
   EXPECT_EQ(sim.job_end(1), 35 * kSecond);
@@ -127,7 +127,7 @@ TEST(Preemption, RequeueRestartsTheVictimFromScratchAfterTheGracePeriod) {
 TEST(Preemption, CheckpointKeepsProgressPlusOverhead) {
   const auto w = two_jobs();
   PriorityPreemptor p(PreemptMode::Checkpoint, 0, 30 * kSecond);
-  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_start(1), 20 * kSecond);
   EXPECT_EQ(sim.job_end(1), 30 * kSecond);
@@ -139,7 +139,7 @@ TEST(Preemption, CheckpointKeepsProgressPlusOverhead) {
 TEST(Preemption, CancelEndsTheVictim) {
   const auto w = two_jobs();
   PriorityPreemptor p(PreemptMode::Cancel, 0);
-  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_state(0), JobState::Cancelled);
   EXPECT_EQ(sim.job_end(0), 20 * kSecond);
@@ -151,7 +151,7 @@ TEST(Preemption, VictimFinishingWithinItsGracePeriodCompletes) {
   auto w = headroom::testing::WorkloadBuilder().job(0, 8, 22).job(20, 8, 10).build();
   w.jobs[1].priority = 10;
   PriorityPreemptor p(PreemptMode::Requeue, 30 * kSecond);
-  scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+  simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_state(0), JobState::Completed);
   EXPECT_EQ(sim.job_end(0), 22 * kSecond);
@@ -166,7 +166,7 @@ TEST(Engine, JobsNoEventCanStartEndUnfinished) {
   const auto w = headroom::testing::WorkloadBuilder().job(0, 16, 10).job(1, 4, 10).build();
   for (sim::Tick grace : {sim::Tick{0}, 5 * kSecond}) {
     PriorityPreemptor p(PreemptMode::Requeue, grace);
-    scenarios::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
+    simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr);
     const auto stats = sim.run();
     EXPECT_EQ(sim.job_state(0), JobState::Unfinished);
     EXPECT_EQ(sim.job_state(1), JobState::Unfinished) << "blocked behind the head";
@@ -221,7 +221,7 @@ TEST_P(PreemptionProperties, GpuTimeIsUsefulWorkPlusLostWork) {
   for (auto& j : w.jobs) j.priority = static_cast<std::int32_t>(rng.below(4));
   PriorityPreemptor p(mode, static_cast<sim::Tick>(rng.below(3)) * 10 * kSecond, 7 * kSecond);
   AreaObserver obs(w);
-  scenarios::Simulation sim(w, headroom::testing::cluster(2, 8), p, &obs);
+  simulation::Simulation sim(w, headroom::testing::cluster(2, 8), p, &obs);
   sim.run();
   std::int64_t useful = 0;
   int preempted = 0, cancelled = 0;

@@ -22,7 +22,8 @@
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/run_options.hpp"
+#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/rng.hpp"
@@ -140,10 +141,10 @@ struct DrillRun {
   DrillRun(models::Workload workload, models::ClusterSpec cluster, models::FailureSpec failures,
            const std::string& policy_name = "fifo", std::uint64_t seed = 1)
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy(policy_name, {}, seed)), obs(w, c) {
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
     o.failures = std::move(failures);
     o.seed = seed;
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &obs, o);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, &obs, o);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -153,8 +154,8 @@ struct DrillRun {
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
   DrillObserver obs;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 models::FailureEvent outage(Tick at, Tick duration, std::vector<models::NodeId> nodes) {
@@ -423,7 +424,7 @@ TEST(Failures, RiccFailureDrillConservesGpuTimeWithoutOvercommit) {
   const auto w = scenarios::build_workload(sc);
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
   DrillObserver obs(w, sc.cluster);
-  scenarios::Simulation sim(w, sc.cluster, *policy, &obs, scenarios::simulation_options(sc, w));
+  simulation::Simulation sim(w, sc.cluster, *policy, &obs, scenarios::simulation_options(sc, w));
   const auto stats = sim.run();
   obs.advance(stats.end);
   EXPECT_EQ(obs.overcommits, 0);
@@ -512,7 +513,7 @@ TEST(Permissions, DeniedSubmissionIsRejectedWithReasonBeforeThePolicySeesIt) {
   const auto c = ht::cluster(1, 8);
   CountingFifo policy(policies::make_policy("fifo", {}, 1));
   results::Recorder rec(w, c);
-  scenarios::Simulation sim(w, c, policy, &rec, scenarios::simulation_options(sc, w));
+  simulation::Simulation sim(w, c, policy, &rec, scenarios::simulation_options(sc, w));
   sim.run();
   EXPECT_EQ(sim.job_state(0), JobState::Completed);
   EXPECT_EQ(sim.job_state(1), JobState::Rejected);
@@ -566,7 +567,7 @@ TEST(Preemption, PreemptRowRecordsVictimPreemptorRuleAndLostWork) {
   models::ClusterSpec c = ht::cluster(2, 4);
   auto policy = policies::make_policy("kubernetes", {}, 1);
   results::Recorder rec(w, c);
-  scenarios::Simulation sim(w, c, *policy, &rec);
+  simulation::Simulation sim(w, c, *policy, &rec);
   sim.run();
   const auto& r = rec.result();
   int preempts = 0;

@@ -475,6 +475,11 @@ TEST(WhatIf, FormShowsAndEditsTheKnobs) {
   EXPECT_EQ(name->text(), "minimal-whatif");
   EXPECT_EQ(pool->value(), 1);
   EXPECT_EQ(policy->currentText(), "sjf");
+  // The choices are what `headroom policies --names` lists (the registry): the five systems and the
+  // baselines, and nothing that `headroom run` would refuse (fgd is an experiment, not a policy).
+  for (const char* name : {"fifo", "kubernetes", "volcano", "slurm", "kai", "kueue", "gavel"})
+    EXPECT_GE(policy->findText(name), 0) << name;
+  EXPECT_EQ(policy->findText("fgd"), -1);
   EXPECT_DOUBLE_EQ(scale->value(), 1.0);
   pool->setValue(2);
   policy->setCurrentIndex(policy->findText("fifo"));

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "policies/registry.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "traces/import.hpp"
 
 using namespace headroom;
@@ -53,7 +53,7 @@ void expect_same_starts(const std::string& policy_name, const std::vector<std::i
   models::ClusterSpec c;
   c.pools.push_back({"vcSynth", 52, 8, "V100-32G", 0, 0});
   auto policy = policies::make_policy(policy_name, {}, 1);
-  scenarios::Simulation sim(w, c, *policy, nullptr);
+  simulation::Simulation sim(w, c, *policy, nullptr);
   sim.run();
   std::size_t differ = 0;
   double jct = 0;

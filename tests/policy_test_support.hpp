@@ -75,12 +75,15 @@ inline void expect_one_error(const std::string& text, int line, const std::strin
   const auto errors = scenario_errors(text, file);
   ASSERT_EQ(errors.size(), 1u) << message;
   EXPECT_EQ(errors[0].line(), line) << message;
-  if (column > 0) EXPECT_EQ(errors[0].column(), column) << message;
+  if (column > 0) {
+    EXPECT_EQ(errors[0].column(), column) << message;
+  }
   EXPECT_EQ(errors[0].where(), where) << message;
-  if (message.starts_with("..."))
+  if (message.starts_with("...")) {
     EXPECT_NE(errors[0].message().find(message.substr(3)), std::string::npos) << errors[0].message();
-  else
+  } else {
     EXPECT_EQ(errors[0].message(), message);
+  }
 }
 
 }  // namespace headroom::testing

@@ -12,7 +12,7 @@
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "test_support.hpp"
 
@@ -105,7 +105,7 @@ TEST_P(PolicyProperties, NoOvercommitOneTerminalStateGpuSecondsConserved) {
   c.pools.push_back({"small", 4, 4, "T4", 0, 0});
   auto policy = policies::make_policy(policy_name, {}, seed);
   InvariantObserver obs(w, c);
-  scenarios::Simulation sim(w, c, *policy, &obs);
+  simulation::Simulation sim(w, c, *policy, &obs);
   const auto stats = sim.run();
   EXPECT_EQ(obs.overcommits_, 0);
   EXPECT_LE(sim.peak_used_gpus(), c.total_gpus());
@@ -135,9 +135,9 @@ TEST_P(PolicyProperties, HorizonLeavesActiveJobsUnfinished) {
   const auto c = headroom::testing::cluster(2, 8);
   auto policy = policies::make_policy(policy_name, {}, seed);
   InvariantObserver obs(w, c);
-  scenarios::SimulationOptions opt;
+  simulation::SimulationOptions opt;
   opt.horizon = w.jobs[250].submit;
-  scenarios::Simulation sim(w, c, *policy, &obs, opt);
+  simulation::Simulation sim(w, c, *policy, &obs, opt);
   const auto stats = sim.run();
   EXPECT_EQ(stats.end, opt.horizon);
   int unfinished = 0;
@@ -158,14 +158,14 @@ TEST_P(PolicyProperties, SameSeedSameFingerprint) {
   const auto c = headroom::testing::cluster(4, 8);
   auto fp = [&] {
     auto policy = policies::make_policy(policy_name, {}, seed);
-    scenarios::Simulation sim(w, c, *policy, nullptr);
+    simulation::Simulation sim(w, c, *policy, nullptr);
     return sim.run().fingerprint;
   };
   const auto a = fp();
   EXPECT_EQ(a, fp());
   const auto other = random_workload(seed + 100, 1000, 16);
   auto policy = policies::make_policy(policy_name, {}, seed);
-  scenarios::Simulation sim(other, c, *policy, nullptr);
+  simulation::Simulation sim(other, c, *policy, nullptr);
   EXPECT_NE(a, sim.run().fingerprint);
 }
 
@@ -241,9 +241,9 @@ namespace {
 results::RunResult recorded_fifo_run(const models::Workload& w, const models::ClusterSpec& c) {
   auto policy = policies::make_policy("fifo", {}, 1);
   results::Recorder rec(w, c);
-  scenarios::SimulationOptions options;
+  simulation::SimulationOptions options;
   options.sample_interval = 30 * sim::kSecond;
-  scenarios::Simulation sim(w, c, *policy, &rec, options);
+  simulation::Simulation sim(w, c, *policy, &rec, options);
   sim.run();
   return std::move(rec.result());
 }
@@ -358,7 +358,7 @@ TEST_P(Withdraw, PendingJobLeavesTheQueueAndRunningJobEndsAtItsTime) {
   }
   auto policy = policies::make_policy(GetParam(), params, 1);
   results::Recorder rec(w, c);
-  scenarios::Simulation sim(w, c, *policy, &rec);
+  simulation::Simulation sim(w, c, *policy, &rec);
   sim.run();
   EXPECT_EQ(sim.job_state(1), models::JobState::Cancelled);
   EXPECT_EQ(sim.job_start(1), -1);

@@ -14,7 +14,7 @@
 #include "models/topology.hpp"
 #include "policies/registry.hpp"
 #include "policy_test_support.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "test_support.hpp"
 
 namespace headroom::testing {
@@ -45,7 +45,7 @@ struct RackRun {
   RackRun(const std::string& policy_name, const models::Workload& w, const std::map<std::string, std::string>& kv,
           bool with_topology = true)
       : c(racks(with_topology)), policy(policies::make_policy(policy_name, params(kv), 1)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &audit);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, &audit);
     sim->run();
   }
   std::vector<models::NodeId> nodes(models::JobIndex j) const {
@@ -59,7 +59,7 @@ struct RackRun {
   models::ClusterSpec c;
   WaitingObserver audit;
   std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
+  std::unique_ptr<simulation::Simulation> sim;
 };
 
 // Every error (one per line) of a scenario on 4 x 8 A100 GPUs whose policy block is

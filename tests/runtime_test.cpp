@@ -10,7 +10,8 @@
 #include "policies/common/consolidate.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/run_options.hpp"
+#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "test_support.hpp"
@@ -171,9 +172,9 @@ TEST(RuntimeScaling, DurationIsWorkOverSpeedRoundedUp) {
   const auto w = train_job(100);
   const auto cluster = pools({{"A100", 1}});
   FifoPreemptAt p;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  simulation::Simulation sim(w, cluster, p, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.job_speed(0), 2'200'000);
   EXPECT_EQ(sim.job_end(0), 45455);
@@ -186,9 +187,9 @@ TEST(RuntimeScaling, CheckpointPreemptionKeepsTheWorkDoneAtItsSpeed) {
   const auto w = train_job(100);
   const auto cluster = pools({{"A100", 1}});
   FifoPreemptAt p(20 * kSecond, PreemptMode::Checkpoint);
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  simulation::Simulation sim(w, cluster, p, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.job_preemptions(0), 1);
   EXPECT_EQ(sim.job_end(0), 20000 + 25455);
@@ -198,9 +199,9 @@ TEST(RuntimeScaling, RequeuePreemptionLosesAllWork) {
   const auto w = train_job(100);
   const auto cluster = pools({{"A100", 1}});
   FifoPreemptAt p(20 * kSecond, PreemptMode::Requeue);
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  simulation::Simulation sim(w, cluster, p, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.job_end(0), 20000 + 45455);
   EXPECT_EQ(sim.lost_gpu_ms(), 8 * 20000) << "losses are wall-clock GPU time";
@@ -216,10 +217,10 @@ TEST(RuntimeScaling, FailureKillKeepsCheckpointedWorkAtItsSpeed) {
   f.checkpoint_interval = 10 * kSecond;
   f.backoff = kSecond;
   FifoPreemptAt p;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.failures = f;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  simulation::Simulation sim(w, cluster, p, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.jobs_killed(), 1);
   EXPECT_EQ(sim.job_end(0), 45000 + 15455);
@@ -231,9 +232,9 @@ TEST(RuntimeScaling, TimeSlicedPoolsProgressAtRateTimesSpeed) {
   auto cluster = pools({{"H100", 1}}, 1);
   cluster.pools[0].time_sliced = true;
   FifoPreemptAt p(30 * kSecond, PreemptMode::Checkpoint);
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  simulation::Simulation sim(w, cluster, p, nullptr, o);
   sim.run();
   // 4.4x: by 30 s, 100 s of work is done (ceil(100000/4.4) = 22728 ms): it ended before.
   EXPECT_EQ(sim.job_end(0), 22728);
@@ -266,9 +267,9 @@ TEST(RuntimeScaling, TimeSharedGpuProgressesAtShareTimesSpeed) {
   auto cluster = pools({{"A100", 1}}, 1);
   cluster.pools[0].time_sliced = true;
   Sliced p;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, p, nullptr, o);
+  simulation::Simulation sim(w, cluster, p, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.job_end(1), 45455);
   EXPECT_EQ(sim.job_end(0), 45455 + 22728);
@@ -278,7 +279,7 @@ TEST(RuntimeScaling, PlacementSpeedHookMultipliesIn) {
   const auto w = train_job(100);
   const auto cluster = pools({{"A100", 2}}, 4);  // 8 GPUs need both 4-GPU nodes
   std::size_t slices_seen = 0;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.placement_speed = [&](const models::Job& job, const models::Placement& pl) {
     EXPECT_EQ(job.gpus, 8);
     slices_seen = pl.size();
@@ -286,7 +287,7 @@ TEST(RuntimeScaling, PlacementSpeedHookMultipliesIn) {
   };
   {
     FifoPreemptAt p;
-    scenarios::Simulation sim(w, cluster, p, nullptr, o);
+    simulation::Simulation sim(w, cluster, p, nullptr, o);
     sim.run();
     EXPECT_EQ(slices_seen, 2u);
     EXPECT_EQ(sim.job_speed(0), 500'000);
@@ -295,7 +296,7 @@ TEST(RuntimeScaling, PlacementSpeedHookMultipliesIn) {
   {
     o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
     FifoPreemptAt p;
-    scenarios::Simulation sim(w, cluster, p, nullptr, o);
+    simulation::Simulation sim(w, cluster, p, nullptr, o);
     sim.run();
     EXPECT_EQ(sim.job_speed(0), 1'100'000) << "2.2 x 0.5";
     EXPECT_EQ(sim.job_end(0), 90910);  // ceil(100000 / 1.1)
@@ -306,11 +307,11 @@ TEST(RuntimeScaling, WithoutModelOrHookNothingChanges) {
   const auto w = train_job(100);
   const auto cluster = pools({{"A100", 1}});
   FifoPreemptAt p1, p2;
-  scenarios::Simulation a(w, cluster, p1, nullptr);
+  simulation::Simulation a(w, cluster, p1, nullptr);
   const auto fa = a.run().fingerprint;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(models::RuntimeSpec{}, w, cluster);  // no reference
-  scenarios::Simulation b(w, cluster, p2, nullptr, o);
+  simulation::Simulation b(w, cluster, p2, nullptr, o);
   EXPECT_EQ(b.run().fingerprint, fa);
   EXPECT_EQ(a.job_end(0), 100000);
 }
@@ -442,16 +443,16 @@ struct GavelRun {
   models::Workload w;
   models::ClusterSpec cluster = pools({{"V100", 1}, {"A100", 1}}, 1);
   std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
+  std::unique_ptr<simulation::Simulation> sim;
   GavelRun(models::Workload workload, const std::string& round) : w(std::move(workload)) {
     for (auto& j : w.jobs) j.kind = models::JobKind::Train;
     auto rt = reference_v100();
     rt.rules.push_back({models::ClassRule::Field::Tenant, "rl", "rl"});
     rt.rules.push_back({models::ClassRule::Field::Tenant, "nlp", "transformer"});
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
     o.runtime = std::make_shared<const models::RuntimeModel>(rt, w, cluster);
     policy = policies::make_policy("gavel", gavel_params(round), 1);
-    sim = std::make_unique<scenarios::Simulation>(w, cluster, *policy, nullptr, o);
+    sim = std::make_unique<simulation::Simulation>(w, cluster, *policy, nullptr, o);
     sim->run();
   }
 };
@@ -501,7 +502,7 @@ TEST(Gavel, RoundsShareOneGpuMaxMinFair) {
   const auto w = headroom::testing::WorkloadBuilder().job(0, 1, 250).job(0, 1, 250).build();
   const auto cluster = pools({{"V100", 1}}, 1);
   auto policy = policies::make_policy("gavel", gavel_params("100s"), 1);
-  scenarios::Simulation sim(w, cluster, *policy, nullptr);
+  simulation::Simulation sim(w, cluster, *policy, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_end(0), 450000);
   EXPECT_EQ(sim.job_end(1), 500000);
@@ -620,9 +621,9 @@ TEST(RuntimeScaling, SlurmSuspendResumeKeepsTheWorkDoneAtItsSpeed) {
                                                                              {"partitions.lo.Default", "YES"}})
     params[k] = policies::ParamValue{v, "test", 1, 1};
   auto policy = policies::make_policy("slurm", params, 1);
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.runtime = std::make_shared<const models::RuntimeModel>(reference_v100(), w, cluster);
-  scenarios::Simulation sim(w, cluster, *policy, nullptr, o);
+  simulation::Simulation sim(w, cluster, *policy, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.job_start(1), 10000);
   EXPECT_EQ(sim.job_preemptions(0), 1);

@@ -18,7 +18,8 @@
 #include "models/observer.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/run_options.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/errors.hpp"
 #include "test_support.hpp"
 
@@ -400,16 +401,16 @@ class DownObserver : public models::SimObserver {
 struct TopoRun {
   TopoRun(const scenarios::Scenario& sc, models::Workload workload, const std::string& policy_name = "fifo")
       : w(std::move(workload)), policy(policies::make_policy(policy_name, {}, 1)) {
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
     o.failures = sc.failures;
     o.seed = sc.seed;
-    sim = std::make_unique<scenarios::Simulation>(w, sc.cluster, *policy, &obs, o);
+    sim = std::make_unique<simulation::Simulation>(w, sc.cluster, *policy, &obs, o);
     sim->run();
   }
   models::Workload w;
   std::unique_ptr<policies::Policy> policy;
   DownObserver obs;
-  std::unique_ptr<scenarios::Simulation> sim;
+  std::unique_ptr<simulation::Simulation> sim;
 };
 
 }  // namespace
@@ -533,7 +534,7 @@ TEST(TopologyRuntime, AJobAcrossLeavesRunsSlowerByTheSlowdown) {
   const double s = sc.cluster.topology->slowdown(std::vector<NodeId>{0, 1, 2}, 0.25);
   auto run = [&](const scenarios::Scenario& scenario) {
     auto policy = policies::make_policy("fifo", {}, 1);
-    scenarios::Simulation sim(w, scenario.cluster, *policy, nullptr, scenarios::simulation_options(scenario, w));
+    simulation::Simulation sim(w, scenario.cluster, *policy, nullptr, scenarios::simulation_options(scenario, w));
     sim.run();
     return std::pair{sim.job_end(0) - sim.job_start(0), sim.job_end(1) - sim.job_start(1)};
   };
@@ -554,7 +555,7 @@ TEST(TopologyPlacement, SlurmTreeFollowsTheClusterTopology) {
   w.jobs[1].gpus_per_node = 4;
   auto run = [&](const models::ClusterSpec& c) {
     auto policy = policies::make_policy("slurm", {}, 1);
-    scenarios::Simulation sim(w, c, *policy, nullptr);
+    simulation::Simulation sim(w, c, *policy, nullptr);
     sim.run();
     std::vector<std::vector<NodeId>> out;
     for (models::JobIndex j = 0; j < 2; ++j) {
@@ -588,7 +589,7 @@ std::vector<std::vector<NodeId>> kueue_tas_run(const models::Workload& w, const 
       "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\n";
   const auto sc = scenarios::parse_scenario(text, "kueue.yaml");
   auto policy = policies::make_policy("kueue", sc.policy.params, 1);
-  scenarios::Simulation sim(w, sc.cluster, *policy, nullptr);
+  simulation::Simulation sim(w, sc.cluster, *policy, nullptr);
   sim.run();
   std::vector<std::vector<NodeId>> out;
   for (models::JobIndex j = 0; j < w.jobs.size(); ++j) {

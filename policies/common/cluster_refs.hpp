@@ -1,33 +1,20 @@
 #pragma once
 
-// The names a `policy:` block refers to, checked against the scenario's cluster (pools, the node
-// names of a Slurm topology), so that `headroom validate` reports a reference to nothing at the
-// place it was written instead of a run rejecting every job.
+// What the systems' checks of cluster references share (each system's own check is its
+// SystemModule::check_cluster_refs): a `policy:` block that names a pool or node the scenario's
+// cluster lacks is reported at the place it was written, instead of a run rejecting every job.
 
+#include <string>
 #include <string_view>
-#include <vector>
 
 #include "models/cluster.hpp"
-#include "policies/api.hpp"
 
 namespace headroom::policies {
 
-// Every reference of the named policy's parameters that the cluster does not resolve (the
-// parameters themselves have passed check_policy).
-std::vector<sim::InputError> check_cluster_refs(std::string_view policy, const PolicyParams& params,
-                                                const models::ClusterSpec& cluster);
-
-namespace slurm {
-// partitions.<p>.Nodes and nodes.<pool> name pools; qos.<q>.Preempt names QOS; topology.<s>.Switches
-// names switches without cycles; topology.<s>.Nodes names nodes <pool><index> that exist.
-void check_cluster_refs(const PolicyParams& params, const models::ClusterSpec& cluster,
-                        std::vector<sim::InputError>& errors);
-}  // namespace slurm
-
-namespace kueue {
-// resourceFlavors.<f>.pools name pools.
-void check_cluster_refs(const PolicyParams& params, const models::ClusterSpec& cluster,
-                        std::vector<sim::InputError>& errors);
-}  // namespace kueue
+// "no pool named "x" (pools: a, b); did you mean "a"?"
+std::string no_pool(const std::string& name, const models::ClusterSpec& cluster);
+bool has_pool(const std::string& name, const models::ClusterSpec& cluster);
+// "partitions.gpu.Nodes" -> "gpu" for prefix "partitions." and suffix ".Nodes".
+bool named_key(const std::string& key, std::string_view prefix, std::string_view suffix, std::string& name);
 
 }  // namespace headroom::policies

@@ -11,7 +11,7 @@
 #include "policies/registry.hpp"
 #include "policies/baselines/srtf.hpp"
 #include "tests/policy_test_support.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
 
@@ -27,7 +27,7 @@ struct BRun {
   BRun(const std::string& name, models::Workload workload, models::ClusterSpec cluster,
        const policies::PolicyParams& p = {}, models::SimObserver* observer = nullptr)
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy(name, p, 1)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, observer);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, observer);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -38,8 +38,8 @@ struct BRun {
   models::Workload w;
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 }  // namespace

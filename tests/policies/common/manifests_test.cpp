@@ -1,6 +1,7 @@
 // Volcano, KAI and Kubernetes manifests read directly (policies/*_manifests.cpp), on the upstream
 // projects' own examples (tests/data/imports/{volcano,kai,kubernetes}/README.md), and run.
 #include "policies/common/manifests.hpp"
+#include "policies/system_module.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +33,9 @@ std::string param(const policies::PolicyParams& p, const std::string& key) {
 }
 
 policies::ManifestImport read(const std::string& policy, const std::vector<std::string>& paths) {
-  return policies::read_manifests(policy, paths, models::ClusterSpec{}, {});
+  const policies::SystemModule* system = policies::find_system(policy);
+  EXPECT_TRUE(system != nullptr && system->read_manifests != nullptr) << policy;
+  return system->read_manifests(paths, models::ClusterSpec{}, {});
 }
 
 std::vector<sim::InputError> problems(const std::string& policy, const policies::PolicyParams& params) {
@@ -430,8 +433,8 @@ TEST(Manifests, UnknownKindsAndFieldsWarnOnce) {
   EXPECT_EQ(m.warnings[1], f + ":12: resource pods is not modelled (nvidia.com/gpu, cpu and memory are); left out of "
                                "queue a's capability");
   EXPECT_EQ(m.warnings[2], f + ":12: Queue extendClusters is not modelled; ignored");
-  EXPECT_TRUE(policies::reads_manifests("kai"));
-  EXPECT_FALSE(policies::reads_manifests("slurm"));
+  EXPECT_NE(policies::find_system("kai")->read_manifests, nullptr);
+  EXPECT_EQ(policies::find_system("slurm")->read_manifests, nullptr);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 #include "policies/common/consolidate.hpp"
 #include "policies/registry.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "tests/test_support.hpp"
 
 using headroom::models::JobState;
@@ -24,7 +24,7 @@ struct Outcome {
 
 Outcome run(const std::string& policy, const headroom::models::Workload& w, const headroom::models::ClusterSpec& c) {
   auto p = hp::make_policy(policy, {}, 1);
-  headroom::scenarios::Simulation sim(w, c, *p, nullptr);
+  headroom::simulation::Simulation sim(w, c, *p, nullptr);
   sim.run();
   Outcome o;
   for (headroom::models::JobIndex j = 0; j < w.jobs.size(); ++j) {

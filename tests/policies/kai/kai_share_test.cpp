@@ -13,7 +13,7 @@
 #include "policies/kai/kai.hpp"
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
 
@@ -60,10 +60,10 @@ class Recorder : public models::SimObserver {
 struct ShareRun {
   ShareRun(models::Workload workload, models::ClusterSpec cluster, const KeyValues& kv, sim::Tick horizon = sim::kNever)
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kai", ht::ordered_params(kv), 1)) {
-    scenarios::SimulationOptions opt;
+    simulation::SimulationOptions opt;
     opt.horizon = horizon;
     opt.sample_interval = 10 * kSecond;
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &rec, opt);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, &rec, opt);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -74,8 +74,8 @@ struct ShareRun {
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
   Recorder rec;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 // Makes job j ask for `milli` thousandths of one GPU (as the openb trace: num_gpu 1, gpu_milli).

@@ -19,7 +19,7 @@
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
 
@@ -70,9 +70,9 @@ struct KaiRun {
   KaiRun(models::Workload workload, models::ClusterSpec cluster, const policies::PolicyParams& p,
          sim::Tick horizon = sim::kNever)
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kai", p, 1)) {
-    scenarios::SimulationOptions opt;
+    simulation::SimulationOptions opt;
     opt.horizon = horizon;
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &rec, opt);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, &rec, opt);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -91,8 +91,8 @@ struct KaiRun {
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
   Recorder rec;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 void in_queue(models::Workload& w, JobIndex j, const std::string& q, models::JobKind kind = models::JobKind::Train) {
@@ -639,7 +639,7 @@ TEST_P(KaiProperties, NoOvercommitEachJobEndsOnceDeterministic) {
   auto run = [&] {
     auto policy = policies::make_policy("kai", ht::ordered_params(kv), 1);
     Invariants inv(w, c);
-    scenarios::Simulation sim(w, c, *policy, &inv);
+    simulation::Simulation sim(w, c, *policy, &inv);
     auto stats = sim.run();
     EXPECT_EQ(inv.overcommits, 0);
     for (JobIndex j = 0; j < w.jobs.size(); ++j) {
@@ -714,7 +714,7 @@ TEST(KaiDecisions, LonePlainPodsDecideAsBefore) {
     ht::kai_queue(kv, "q1", 8, 2, -1);
     ht::kai_queue(kv, "q2", 0, 1, 24);
     auto policy = policies::make_policy("kai", ht::ordered_params(kv), seed);
-    scenarios::Simulation sim(w, c, *policy, nullptr);
+    simulation::Simulation sim(w, c, *policy, nullptr);
     EXPECT_EQ(sim.run().fingerprint, fingerprint) << "seed " << seed;
   }
 }
@@ -751,7 +751,7 @@ TEST(KaiDecisions, FailedWalkShortcutsDecideAsBefore) {
     kv.emplace_back("reclaimMinRuntime", "60s");
     if (c.sharing) kv.emplace_back("gpuSharing", "true");
     auto policy = policies::make_policy("kai", ht::ordered_params(kv), c.seed);
-    scenarios::Simulation sim(w, cl, *policy, nullptr);
+    simulation::Simulation sim(w, cl, *policy, nullptr);
     const auto stats = sim.run();
     std::int64_t preemptions = 0;
     for (JobIndex j = 0; j < w.jobs.size(); ++j) preemptions += sim.job_preemptions(j);

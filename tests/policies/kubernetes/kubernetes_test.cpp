@@ -17,7 +17,8 @@
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/run_options.hpp"
+#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
@@ -49,7 +50,7 @@ struct K8sRun {
   K8sRun(models::Workload workload, models::ClusterSpec cluster, const policies::PolicyParams& p = {},
          std::uint64_t seed = 1, models::SimObserver* observer = nullptr)
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kubernetes", p, seed)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, observer);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, observer);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -61,8 +62,8 @@ struct K8sRun {
   models::Workload w;
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 void set(models::Workload& w, JobIndex j, std::int32_t priority, std::int32_t cpus = 0, std::int64_t memory_mib = 0) {
@@ -313,13 +314,13 @@ TEST(KubernetesQueue, UnschedulablePodsAreRetriedEveryFiveMinutesWithoutEvents) 
   const auto w = backoff_workload(1000, false, 0);
   const auto c = nodes(1, 8);
   RecordingPolicy p(policies::make_policy("kubernetes", {}, 1));
-  scenarios::Simulation sim(w, c, p, nullptr);
+  simulation::Simulation sim(w, c, p, nullptr);
   sim.run();
   EXPECT_EQ(p.passes, (std::vector<double>{0, 10, 310, 610, 910, 1000, 1010, 1210}));
   EXPECT_EQ(sim.job_start(1), 1000 * kSecond);
 
   RecordingPolicy q(policies::make_policy("kubernetes", params({{"podMaxInUnschedulablePodsDuration", "10m"}}), 1));
-  scenarios::Simulation sim2(w, c, q, nullptr);
+  simulation::Simulation sim2(w, c, q, nullptr);
   sim2.run();
   EXPECT_EQ(q.passes, (std::vector<double>{0, 10, 610, 1000, 1010, 1210}));
 }
@@ -369,7 +370,7 @@ TEST(KubernetesPods, NodeFailureDeletesBoundPodsAndTheControllerRecreatesThem) {
   // bound pod is deleted). S ends at 100 s: a new first pod binds node 0 and waits for node 1,
   // back at 150 s, when the second binds and W starts.
   const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(1, 16, 10).build();
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   models::FailureEvent e;
   e.at = 50 * kSecond;
   e.duration = 100 * kSecond;
@@ -378,7 +379,7 @@ TEST(KubernetesPods, NodeFailureDeletesBoundPodsAndTheControllerRecreatesThem) {
   o.failures.events.push_back(e);
   const auto c = nodes(2, 8);
   auto policy = policies::make_policy("kubernetes", {}, 1);
-  scenarios::Simulation sim(w, c, *policy, nullptr, o);
+  simulation::Simulation sim(w, c, *policy, nullptr, o);
   sim.run();
   EXPECT_EQ(sim.job_state(1), JobState::Completed);
   EXPECT_EQ(sim.job_start(1), 150 * kSecond);
@@ -1126,7 +1127,7 @@ TEST(KubernetesGang, PartiallyPlacedGroupIsReportedOnItsWaitingPods) {
   for (JobIndex j = 0; j < 3; ++j) w.jobs[j].group = g;
   const auto c = nodes(1, 8);
   ReasonPolicy p(policies::make_policy("kubernetes", params({{"partial_placement_threshold", "30s"}}), 1));
-  scenarios::Simulation sim(w, c, p, nullptr);
+  simulation::Simulation sim(w, c, p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_start(0), 0);
   EXPECT_EQ(sim.job_start(1), 0);
@@ -1226,7 +1227,7 @@ TEST(KubernetesDevicePlugin, EngineCheckpointOfATimeSlicedJobKeepsTheWorkDoneAtI
   // at 40 + 160 = 200, A has 5 s left then and ends at 205.
   const auto w = ht::WorkloadBuilder().job(0, 1, 100).job(0, 1, 100).build();
   SlicedCheckpointPolicy p;
-  scenarios::Simulation sim(w, nodes(1, 1), p, nullptr);
+  simulation::Simulation sim(w, nodes(1, 1), p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_preemptions(0), 1);
   EXPECT_EQ(sim.job_end(1), 200 * kSecond);
@@ -1333,14 +1334,14 @@ TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
   models::RandomFailures rf;
   rf.mtbf = 2 * sim::kDay;
   rf.repair = 2 * 3600 * kSecond;
-  scenarios::SimulationOptions o;
+  simulation::SimulationOptions o;
   o.failures.random.push_back(rf);
   o.failures.checkpoint_interval = 1800 * kSecond;
   o.seed = 3;
   const auto c = nodes(64, 8, 64, 512);
   auto policy = policies::make_policy("kubernetes", {}, 5);
   AuditHash audit;
-  scenarios::Simulation sim(w, c, *policy, &audit, o);
+  simulation::Simulation sim(w, c, *policy, &audit, o);
   const auto stats = sim.run();
   EXPECT_EQ(sim.jobs_killed(), 147);
   EXPECT_EQ(stats.fingerprint, "6fe5642548ab27da");
@@ -1359,7 +1360,7 @@ TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
   struct Case {
     models::Workload w;
     models::ClusterSpec c;
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
   };
   std::vector<Case> cases;
   {
@@ -1393,7 +1394,7 @@ TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
       k8s::Config cfg;
       cfg.batch_failed_cycles = batched == 1;
       auto policy = k8s::make_policy(cfg, 5);
-      scenarios::Simulation sim(k.w, k.c, *policy, &audit[static_cast<std::size_t>(batched)], k.o);
+      simulation::Simulation sim(k.w, k.c, *policy, &audit[static_cast<std::size_t>(batched)], k.o);
       fingerprint.push_back(sim.run().fingerprint);
     }
     EXPECT_EQ(fingerprint[0], fingerprint[1]);

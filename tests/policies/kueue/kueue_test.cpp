@@ -16,7 +16,7 @@
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
@@ -71,9 +71,9 @@ class PreemptionLog : public models::SimObserver {
 
 struct KueueRun {
   KueueRun(models::Workload workload, models::ClusterSpec cluster, const std::string& policy,
-           scenarios::SimulationOptions options = {})
+           simulation::SimulationOptions options = {})
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("kueue", kueue_params(policy), 1)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *this->policy, &log, options);
+    sim = std::make_unique<simulation::Simulation>(w, c, *this->policy, &log, options);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim->job_start(j) < 0 ? -1 : sim::to_seconds(sim->job_start(j)); }
@@ -94,8 +94,8 @@ struct KueueRun {
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
   PreemptionLog log;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 const std::string kTwoCqs = R"(  resourceFlavors:
@@ -337,7 +337,7 @@ TEST(Kueue, Q6FairSharingWithWeightsStopsAtAFourBEight) {
       preemption: {reclaimWithinCohort: Any}
       resources: {default: {gpu: {nominalQuota: 0}}}
 )";
-  scenarios::SimulationOptions opt;
+  simulation::SimulationOptions opt;
   opt.horizon = 10000 * kSecond;
   const KueueRun r(b.build(), ht::cluster(2, 8), fair, opt);
   // A keeps 4 and B gets 8: DRS_B(9) = 375 fails S2-a against DRS_A(3) = 250 and S2-b against
@@ -706,7 +706,7 @@ TEST_P(KueueProperties, NoOvercommitEveryJobEndsOnceAndRunsItsRecordedTime) {
   const std::string policy = kRandomPolicy + (fair ? "  fairSharing: {enable: true}\n" : "");
   Invariants obs(w, c);
   auto p = policies::make_policy("kueue", kueue_params(policy), 1);
-  scenarios::Simulation sim(w, c, *p, &obs);
+  simulation::Simulation sim(w, c, *p, &obs);
   const auto stats = sim.run();
   EXPECT_EQ(obs.overcommits, 0);
   // A workload of namespace a larger than cq-a's potentialAvailable (8 + borrowingLimit 8) is never
@@ -725,7 +725,7 @@ TEST_P(KueueProperties, NoOvercommitEveryJobEndsOnceAndRunsItsRecordedTime) {
   EXPECT_GT(obs.preemptions, 0);
   // Deterministic.
   auto p2 = policies::make_policy("kueue", kueue_params(policy), 1);
-  scenarios::Simulation again(w, c, *p2, nullptr);
+  simulation::Simulation again(w, c, *p2, nullptr);
   EXPECT_EQ(again.run().fingerprint, stats.fingerprint);
 }
 
@@ -739,7 +739,7 @@ TEST(KueueProperties, RealTraceEveryJobEndsOnceAndQuotaBoundsTheRunningGpus) {
   const auto w = scenarios::build_workload(sc);
   Invariants obs(w, sc.cluster);
   auto p = policies::make_policy("kueue", sc.policy.params, 1);
-  scenarios::Simulation sim(w, sc.cluster, *p, &obs);
+  simulation::Simulation sim(w, sc.cluster, *p, &obs);
   sim.run();
   EXPECT_EQ(obs.overcommits, 0);
   EXPECT_LE(sim.peak_used_gpus(), 4096) << "admitted quota bounds what runs";
@@ -754,7 +754,7 @@ TEST(KueueProperties, RealTraceWithAdmissionFairSharingKeepsTheInvariants) {
   const auto w = scenarios::build_workload(sc);
   auto run = [&](const policies::PolicyParams& params, Invariants& obs) {
     auto p = policies::make_policy("kueue", params, 1);
-    scenarios::Simulation sim(w, sc.cluster, *p, &obs);
+    simulation::Simulation sim(w, sc.cluster, *p, &obs);
     const auto stats = sim.run();
     EXPECT_LE(sim.peak_used_gpus(), 4096);
     return stats.fingerprint;
@@ -886,7 +886,7 @@ struct RiccRun {
                  .policy.params;
     w = scenarios::build_workload(sc);
     auto p = policies::make_policy("kueue", params, 1);
-    scenarios::Simulation sim(w, sc.cluster, *p, &log);
+    simulation::Simulation sim(w, sc.cluster, *p, &log);
     fingerprint = sim.run().fingerprint;
     for (JobIndex j = 0; j < w.jobs.size(); ++j)
       waited += sim.job_start(j) > w.jobs[j].submit || sim.job_start(j) < 0 ? 1 : 0;
@@ -1117,7 +1117,7 @@ TEST(KueueScoring, RememberedScoresPickAsScoringEveryNode) {
   };
   for (const Case& k : cases) {
     auto p = policies::make_policy("kueue", kueue_params(base + k.scoring), 1);
-    scenarios::Simulation sim(w, c, *p, nullptr);
+    simulation::Simulation sim(w, c, *p, nullptr);
     EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << k.scoring;
   }
 }

@@ -17,7 +17,7 @@
 
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
@@ -37,7 +37,7 @@ models::ClusterSpec pool(int count, int gpus, int cpus, std::int64_t memory_mib)
 std::string fingerprint(const models::Workload& w, const models::ClusterSpec& c,
                         const std::map<std::string, std::string>& kv) {
   auto policy = policies::make_policy("slurm", params(kv), 1);
-  scenarios::Simulation sim(w, c, *policy, nullptr);
+  simulation::Simulation sim(w, c, *policy, nullptr);
   return sim.run().fingerprint;
 }
 
@@ -158,7 +158,7 @@ TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthR
                                                 {"qos.high.Preempt", "low"},
                                                 {"qos.high.Priority", "100"}}),
                                         1);
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
     if (k.failures) {
       models::RandomFailures rf;
       rf.mtbf = 3 * sim::kDay;
@@ -166,7 +166,7 @@ TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthR
       o.failures.random.push_back(rf);
       o.seed = 7;
     }
-    scenarios::Simulation sim(jobs, pool(128, 8, 0, 0), *policy, nullptr, o);
+    simulation::Simulation sim(jobs, pool(128, 8, 0, 0), *policy, nullptr, o);
     EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << k.mode << (k.failures ? " with failures" : "");
   }
 }
@@ -184,7 +184,7 @@ TEST(SlurmDecisions, GangPairsOutOfStepDoNotStopTheClock) {
   auto policy = policies::make_policy(
       "slurm", params({{"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}}),
       1);
-  scenarios::Simulation sim(w, pool(128, 8, 0, 0), *policy, nullptr);
+  simulation::Simulation sim(w, pool(128, 8, 0, 0), *policy, nullptr);
   std::atomic<bool> stop{false};
   std::thread watchdog([&] {
     for (int i = 0; i < 600 && !stop.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -13,7 +13,7 @@
 #include "models/observer.hpp"
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
@@ -39,7 +39,7 @@ struct SlurmRun {
   SlurmRun(models::Workload workload, models::ClusterSpec cluster, const policies::PolicyParams& p = {},
            models::SimObserver* observer = nullptr)
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("slurm", p, 1)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, observer);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, observer);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -56,8 +56,8 @@ struct SlurmRun {
   models::Workload w;
   models::ClusterSpec c;
   std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 // Job `j` of `w`: whole nodes of `gpn` GPUs, a time limit, a partition and a QOS.

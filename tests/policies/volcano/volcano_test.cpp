@@ -15,7 +15,7 @@
 #include "policies/registry.hpp"
 #include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_support.hpp"
@@ -57,7 +57,7 @@ class AuditObserver : public models::SimObserver {
 struct VRun {
   VRun(models::Workload workload, models::ClusterSpec cluster, const policies::PolicyParams& p = {})
       : w(std::move(workload)), c(std::move(cluster)), policy(policies::make_policy("volcano", p, 1)) {
-    sim = std::make_unique<scenarios::Simulation>(w, c, *policy, &audit);
+    sim = std::make_unique<simulation::Simulation>(w, c, *policy, &audit);
     stats = sim->run();
   }
   double start(JobIndex j) const { return sim::to_seconds(sim->job_start(j)); }
@@ -76,8 +76,8 @@ struct VRun {
   models::ClusterSpec c;
   AuditObserver audit;
   std::unique_ptr<policies::Policy> policy;
-  std::unique_ptr<scenarios::Simulation> sim;
-  scenarios::SimulationStats stats;
+  std::unique_ptr<simulation::Simulation> sim;
+  simulation::SimulationStats stats;
 };
 
 // Makes jobs [first, last) one PodGroup with minMember `min`.
@@ -453,7 +453,7 @@ TEST(Volcano, NoIdleSessionsWhileNothingCanChange) {
   const auto w = ht::WorkloadBuilder().job(0, 1, 10000).job(5, 16, 10).build();
   const auto c = ht::cluster(1, 8);
   CountingPolicy p(policies::make_policy("volcano", {}, 1));
-  scenarios::Simulation sim(w, c, p, nullptr);
+  simulation::Simulation sim(w, c, p, nullptr);
   sim.run();
   EXPECT_EQ(sim.job_state(0), JobState::Completed);
   EXPECT_EQ(sim.job_state(1), JobState::Unfinished);
@@ -905,7 +905,7 @@ TEST_P(VolcanoProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
                          {"minResources", seed % 2 == 0 ? "auto" : "none"}});
   CapacityObserver obs(c, w.jobs.size());
   auto policy = policies::make_policy("volcano", p, seed);
-  scenarios::Simulation sim(w, c, *policy, &obs);
+  simulation::Simulation sim(w, c, *policy, &obs);
   const auto stats = sim.run();
   EXPECT_EQ(obs.overcommits, 0);
   EXPECT_EQ(obs.double_starts, 0);
@@ -927,7 +927,7 @@ TEST_P(VolcanoProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
   }
   for (auto u : obs.used_) EXPECT_EQ(u, 0);
   auto again = policies::make_policy("volcano", p, seed);
-  scenarios::Simulation sim2(w, c, *again, nullptr);
+  simulation::Simulation sim2(w, c, *again, nullptr);
   EXPECT_EQ(stats.fingerprint, sim2.run().fingerprint);
 }
 
@@ -966,7 +966,7 @@ TEST_P(VolcanoQueueProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterminist
   const auto p = params(kv);
   CapacityObserver obs(c, w.jobs.size());
   auto policy = policies::make_policy("volcano", p, seed);
-  scenarios::Simulation sim(w, c, *policy, &obs);
+  simulation::Simulation sim(w, c, *policy, &obs);
   const auto stats = sim.run();
   EXPECT_EQ(obs.overcommits, 0);
   EXPECT_EQ(obs.double_starts, 0);
@@ -987,7 +987,7 @@ TEST_P(VolcanoQueueProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterminist
   }
   for (auto u : obs.used_) EXPECT_EQ(u, 0);
   auto again = policies::make_policy("volcano", p, seed);
-  scenarios::Simulation sim2(w, c, *again, nullptr);
+  simulation::Simulation sim2(w, c, *again, nullptr);
   EXPECT_EQ(stats.fingerprint, sim2.run().fingerprint);
 }
 
@@ -1002,7 +1002,7 @@ TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   models::ClusterSpec c = sc.cluster;
   CapacityObserver obs(c, w.jobs.size());
   auto policy = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
-  scenarios::Simulation sim(w, c, *policy, &obs);
+  simulation::Simulation sim(w, c, *policy, &obs);
   const auto stats = sim.run();
   EXPECT_EQ(w.jobs.size(), 13607u);
   EXPECT_EQ(obs.overcommits, 0);
@@ -1017,7 +1017,7 @@ TEST(VolcanoRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   }
   EXPECT_EQ(completed, static_cast<int>(w.jobs.size()));
   auto again = policies::make_policy(sc.policy.name, sc.policy.params, sc.seed);
-  scenarios::Simulation sim2(w, c, *again, nullptr);
+  simulation::Simulation sim2(w, c, *again, nullptr);
   EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
 }
 
@@ -1065,7 +1065,7 @@ TEST_P(VolcanoCapacityRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
   const auto p = params(kv);
   CapacityObserver obs(sc.cluster, w.jobs.size());
   auto policy = policies::make_policy("volcano", p, sc.seed);
-  scenarios::Simulation sim(w, sc.cluster, *policy, &obs);
+  simulation::Simulation sim(w, sc.cluster, *policy, &obs);
   const auto stats = sim.run();
   EXPECT_EQ(obs.overcommits, 0);
   EXPECT_EQ(obs.double_starts, 0);
@@ -1084,7 +1084,7 @@ TEST_P(VolcanoCapacityRealTrace, Ricc14DaysEveryJobEndsOnceWithoutOvercommit) {
     EXPECT_GT(obs.preempts, 0) << "the run exercises reclaim";
   }
   auto again = policies::make_policy("volcano", p, sc.seed);
-  scenarios::Simulation sim2(w, sc.cluster, *again, nullptr);
+  simulation::Simulation sim2(w, sc.cluster, *again, nullptr);
   EXPECT_EQ(sim2.run().fingerprint, stats.fingerprint) << "deterministic";
 }
 
@@ -1456,7 +1456,7 @@ TEST(VolcanoDecisions, FingerprintsOfThePolicyBeforeTheSpeedUp) {
     }
     auto policy = policies::make_policy("volcano", params(kv), k.seed);
     // Mode 4 on two nodes: about as much work arrives as they can do, and the backlog grows.
-    scenarios::Simulation sim(w, ht::cluster(k.mode == 4 ? 2 : 4, 8), *policy, nullptr);
+    simulation::Simulation sim(w, ht::cluster(k.mode == 4 ? 2 : 4, 8), *policy, nullptr);
     EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << "seed " << k.seed << ", mode " << k.mode;
   }
 }
@@ -1515,10 +1515,10 @@ TEST(VolcanoDecisions, NodeClassesPickAsTheFullScan) {
     models::RandomFailures rf;
     rf.mtbf = sim::kDay;
     rf.repair = 3600 * kSecond;
-    scenarios::SimulationOptions o;
+    simulation::SimulationOptions o;
     o.failures.random.push_back(rf);
     o.seed = k.seed;
-    scenarios::Simulation sim(w, c, *policy, nullptr, o);
+    simulation::Simulation sim(w, c, *policy, nullptr, o);
     EXPECT_EQ(sim.run().fingerprint, k.fingerprint) << "seed " << k.seed << ", mode " << k.mode;
   }
 }

@@ -24,7 +24,7 @@ namespace headroom::models {
 class RuntimeModel;
 }
 
-namespace headroom::scenarios {
+namespace headroom::simulation {
 
 using sim::Tick;
 
@@ -48,11 +48,6 @@ struct SimulationOptions {
   // job's speed on the placement it starts on, called once per start. Null = 1.0.
   std::function<double(const models::Job&, const models::Placement&)> placement_speed;
 };
-
-struct Scenario;
-// Options for a scenario's run: horizon, sample interval, failures, seed and queue permissions
-// resolved against the workload's tenant and queue names.
-SimulationOptions simulation_options(const Scenario& scenario, const models::Workload& workload);
 
 struct SimulationStats {
   std::uint64_t events = 0;
@@ -266,4 +261,4 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   bool in_schedule_ = false;
 };
 
-}  // namespace headroom::scenarios
+}  // namespace headroom::simulation

@@ -1,4 +1,4 @@
-#include "scenarios/simulation.hpp"
+#include "simulation/simulation.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,10 +6,9 @@
 
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
-#include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 
-namespace headroom::scenarios {
+namespace headroom::simulation {
 
 using models::AuditKind;
 using models::JobIndex;
@@ -1026,39 +1025,6 @@ void Simulation::check_recovery() {
   }
 }
 
-SimulationOptions simulation_options(const Scenario& scenario, const models::Workload& workload) {
-  SimulationOptions o;
-  o.horizon = scenario.horizon;
-  o.sample_interval = scenario.output.sample_interval;
-  o.failures = scenario.failures;
-  o.seed = scenario.seed;
-  if (scenario.runtime.enabled)
-    o.runtime = std::make_shared<const models::RuntimeModel>(scenario.runtime, workload, scenario.cluster);
-  // Placement locality: a job spread over switches runs slower by the topology's slowdown model
-  // (docs/topology.md); a job on one node, or of a kind with no communication intensity, does not.
-  if (auto topology = scenario.cluster.topology)
-    o.placement_speed = [topology](const models::Job& job, const models::Placement& placement) {
-      return 1.0 / topology->slowdown(placement, job.kind);
-    };
-  bool restricted = false;
-  for (const auto& grant : scenario.queue_grants) restricted = restricted || grant.restricted;
-  if (!restricted) return o;
-  o.queue_access.resize(workload.tenants.size());
-  for (const auto& grant : scenario.queue_grants) {
-    if (!grant.restricted) continue;
-    const auto tenant = workload.tenants.find(grant.tenant);
-    if (!tenant) continue;  // no job of this tenant in the workload
-    auto& row = o.queue_access[*tenant];
-    row.assign(workload.queues.size(), false);
-    for (const auto& q : grant.queues)
-      if (const auto queue = workload.queues.find(q)) row[*queue] = true;
-    // A tenant granted no queue of this workload has a row of false; when the workload has no
-    // queue names at all the row would be empty (= unrestricted), so give it one false entry.
-    if (row.empty()) row.push_back(false);
-  }
-  return o;
-}
-
 // Time-slicing: the pods (with GPUs) on a node of G GPUs share them evenly; with P > G pods each
 // gets G/P of a GPU (exact for 1-GPU nodes; the node's average otherwise; a pod holding several
 // replicas gets no more than one share, as CUDA time-slices between processes). Called after a
@@ -1107,4 +1073,4 @@ Tick Simulation::work_done(JobIndex j) const {
          std::max<Tick>(0, slice_left_[j] - models::scaled_work(now - slice_since_[j], speed_[j], num, den));
 }
 
-}  // namespace headroom::scenarios
+}  // namespace headroom::simulation

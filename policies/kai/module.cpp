@@ -1,0 +1,48 @@
+// NVIDIA KAI-Scheduler (Run:ai) as a SystemModule (policies/system_module.hpp).
+#include <sstream>
+
+#include "policies/common/manifest_reader.hpp"
+#include "policies/kai/kai.hpp"
+#include "policies/system_module.hpp"
+
+namespace headroom::policies::kai {
+
+namespace {
+
+// A queue per tenant (jobs queue by their tenant): its guaranteed GPUs as quota, its weight as
+// overQuotaWeight, its cap as limit. The permission drill's queue grants name the trace's queues,
+// so then nothing is derived.
+std::optional<Derived> derive(const DeriveRequest& r) {
+  if (r.tenants.empty() || r.restricted) return std::nullopt;
+  Derived d;
+  for (const auto& t : r.tenants) {
+    const std::string q = "queues." + t.name;
+    d.put(q + ".priority", "100", r.file);
+    d.put(q + ".resources.gpu.quota", std::to_string(t.guaranteed), r.file);
+    std::ostringstream w;
+    w << t.weight;
+    d.put(q + ".resources.gpu.overQuotaWeight", w.str(), r.file);
+    d.put(q + ".resources.gpu.limit", std::to_string(t.max_gpus), r.file);
+  }
+  d.queue_by_tenant = true;
+  return d;
+}
+
+}  // namespace
+
+SystemModule module() {
+  SystemModule m;
+  m.info = {"kai",
+            "NVIDIA KAI-Scheduler (Run:ai): hierarchical queues with quota / overQuotaWeight / limit fair share, gang "
+            "allocation, binpack or spread, reclaim, in-queue preemption, consolidation, stale-gang eviction",
+            param_keys()};
+  m.check = check_params;
+  m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
+  m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
+    return manifests::read_kai(paths);
+  };
+  m.derive = derive;
+  return m;
+}
+
+}  // namespace headroom::policies::kai

@@ -1,0 +1,37 @@
+// kube-scheduler + the NVIDIA device plugin as a SystemModule (policies/system_module.hpp).
+#include "policies/common/manifest_reader.hpp"
+#include "policies/kubernetes/kubernetes.hpp"
+#include "policies/system_module.hpp"
+
+namespace headroom::policies::k8s {
+
+namespace {
+
+// ResourceQuota: a hard cap per namespace (tenant); Kubernetes has no guarantee.
+std::optional<Derived> derive(const DeriveRequest& r) {
+  if (r.tenants.empty()) return std::nullopt;
+  Derived d;
+  for (const auto& t : r.tenants)
+    if (t.max_gpus >= 0) d.put("quota." + t.name + ".gpu", std::to_string(t.max_gpus), r.file);
+  return d;
+}
+
+}  // namespace
+
+SystemModule module() {
+  SystemModule m;
+  m.info = {"kubernetes",
+            "kube-scheduler default profile + NVIDIA device plugin (whole GPUs): priority queue with backoff, "
+            "NodeResourcesFit + BalancedAllocation scoring, DefaultPreemption, ResourceQuota admission",
+            param_keys()};
+  m.check = check_params;
+  m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
+  m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
+    return manifests::read_kubernetes(paths);
+  };
+  m.derive = derive;
+  m.run_cost = 3;  // pods bound one by one
+  return m;
+}
+
+}  // namespace headroom::policies::k8s

@@ -1,0 +1,62 @@
+// Kueue (OpenShift AI) as a SystemModule (policies/system_module.hpp).
+#include <algorithm>
+
+#include "policies/kueue/cluster_refs.hpp"
+#include "policies/kueue/kueue.hpp"
+#include "policies/kueue/manifests.hpp"
+#include "policies/system_module.hpp"
+
+namespace headroom::policies::kueue {
+
+namespace {
+
+// Kueue admits nothing without a ClusterQueue. Without tenants: one ClusterQueue over every
+// namespace and the whole cluster (a platform team's first install). With tenants: a ClusterQueue
+// per tenant in one cohort, nominal quota its guaranteed GPUs, borrowing up to its cap, and one for
+// the tenants the scenario does not list, with what is left.
+std::optional<Derived> derive(const DeriveRequest& r) {
+  Derived d;
+  const std::int64_t total = r.cluster->total_gpus();
+  d.put("resourceFlavors.default.pools", pool_list(*r.cluster), r.file);
+  if (r.tenants.empty()) {
+    d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);
+    d.put("clusterQueues.all-tenants.resources.default.gpu.nominalQuota", std::to_string(total), r.file);
+    return d;
+  }
+  std::int64_t given = 0;
+  for (const auto& t : r.tenants) {
+    const std::string cq = "clusterQueues." + t.name;
+    d.put(cq + ".namespaces", "[" + t.name + "]", r.file);
+    d.put(cq + ".cohort", "all", r.file);
+    d.put(cq + ".resources.default.gpu.nominalQuota", std::to_string(t.guaranteed), r.file);
+    if (t.max_gpus >= 0)
+      d.put(cq + ".resources.default.gpu.borrowingLimit",
+            std::to_string(std::max<std::int64_t>(0, t.max_gpus - t.guaranteed)), r.file);
+    given += t.guaranteed;
+  }
+  d.put("clusterQueues.unlisted-tenants.namespaces", "[\"*\"]", r.file);
+  d.put("clusterQueues.unlisted-tenants.cohort", "all", r.file);
+  d.put("clusterQueues.unlisted-tenants.resources.default.gpu.nominalQuota",
+        std::to_string(std::max<std::int64_t>(0, total - given)), r.file);
+  return d;
+}
+
+}  // namespace
+
+SystemModule module() {
+  SystemModule m;
+  m.info = {"kueue",
+            "Kueue on OpenShift AI: ClusterQueues, cohorts and flavors admit whole workloads (nominal, borrowing and "
+            "lending quota, classic or fair-sharing preemption, admission checks, waitForPodsReady); kube-scheduler "
+            "places the admitted pods",
+            param_keys()};
+  m.check = check_params;
+  m.make = [](const PolicyParams& params, std::uint64_t) { return make_policy(params); };
+  m.read_manifests = read_manifests;
+  m.check_cluster_refs = check_cluster_refs;
+  m.derive = derive;
+  m.run_cost = 3;  // pods placed one by one after admission
+  return m;
+}
+
+}  // namespace headroom::policies::kueue

@@ -1,0 +1,130 @@
+#pragma once
+
+// A SystemModule is everything the layers above policies/ may ask of one scheduling system (a
+// mirrored scheduler in policies/<system>/, or a literature baseline): what it is called and
+// accepts, how to check and build it, and the hooks for what used to be switched on by name in the
+// scenario loader, compare and calibrate (its site files and manifests, the cluster names its
+// parameters refer to, its queues and quotas derived from a scenario's tenants, its calibration
+// knobs). planner/, scenarios/ and apps/ ask the registry (system_modules(), find_system()) and
+// never name a system; adding a scheduler is one folder plus one row of the registry table
+// (policies/registry.cpp). Every hook but check and make is optional (null or empty: the system
+// has no such thing).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "policies/api.hpp"
+#include "policies/common/manifests.hpp"
+#include "sim/errors.hpp"
+
+namespace headroom::policies {
+
+// What an admin's own file gives: parameters located at the file's lines, the nodes it describes
+// (a cluster-level file such as slurm.conf; empty otherwise) and one warning per kind of thing
+// read but not modelled.
+struct SiteImport {
+  PolicyParams params;
+  models::ClusterSpec cluster;
+  std::vector<std::string> warnings;
+};
+
+// A file named under the policy (`policy: {<key>: path}`), or under `cluster:` when it is the
+// system's cluster file. `read` throws sim::InputError naming the file and line.
+struct SiteFile {
+  std::string_view key;
+  SiteImport (*read)(const std::string& path);
+};
+
+// A tenant of the scenario, for the systems whose queues and quotas `compare` derives from them.
+struct TenantQuota {
+  std::string name;
+  double weight = 1;
+  std::int64_t gpus = -1;       // guaranteed GPUs as written; -1: none written
+  std::int64_t max_gpus = -1;   // most GPUs the tenant may hold; -1: no cap
+  std::int64_t guaranteed = 0;  // `gpus`, else the weight's share of the cluster (rounded down)
+};
+
+struct DeriveRequest {
+  const models::ClusterSpec* cluster = nullptr;
+  std::vector<TenantQuota> tenants;  // empty: the scenario lists none
+  bool restricted = false;           // the permission drill grants queues by name
+  std::string file;                  // where derived parameters are said to come from
+};
+
+struct Derived {
+  PolicyParams params;
+  bool queue_by_tenant = false;  // jobs are queued under their tenant's name
+
+  void put(const std::string& key, const std::string& value, const std::string& file) {
+    params[key] = ParamValue{value, file, 0, 0};
+  }
+};
+
+// A tenant's weight as the integer weights of queues and accounts: x100, at least 1.
+std::string integer_weight(double weight);
+// The cluster's pool names as a flow list: "[a, b]".
+std::string pool_list(const models::ClusterSpec& cluster);
+
+// Calibration (planner/calibrate.hpp): what the fit window of a log shows, and the system's own
+// knobs to try against it.
+struct CalibrationUser {
+  std::string name;
+  std::int64_t max_jobs = 0, max_gpus = 0, largest_job = 0;  // most running at once; largest one job
+};
+
+struct CalibrationInput {
+  std::vector<CalibrationUser> users;  // most jobs first
+  std::string recorded_scheduler;      // "fcfs", "easy", ... or "" (the log's header is silent)
+  std::int64_t queue_depth = 0;        // the deepest the recorded system started into its queue
+  std::vector<std::int32_t> sizes;     // the first pool's node counts to try; -1: as given
+  const PolicyParams* own = nullptr;   // the scenario's parameters when its policy is this system
+};
+
+struct CalibrationCandidate {
+  std::string label;                                        // "slurm, QOS MaxGPUsPerUser 64"
+  std::vector<std::pair<std::string, std::string>> params;  // set over the scenario's own
+  std::int32_t nodes = -1;
+};
+
+struct Calibration {
+  std::vector<CalibrationCandidate> (*candidates)(const CalibrationInput& input);
+  // Whether the search sets this key: the scenario's own value of it is dropped.
+  bool (*searched)(std::string_view key);
+};
+
+struct SystemModule {
+  PolicyInfo info;  // name, summary, accepted keys (the policy catalogue)
+  // Checks the values of known keys (unknown keys are the registry's), appending errors.
+  void (*check)(const PolicyParams& params, std::vector<sim::InputError>& errors) = nullptr;
+  std::unique_ptr<Policy> (*make)(const PolicyParams& params, std::uint64_t seed) = nullptr;
+
+  // `manifests: [files]` under the policy: the Kubernetes objects a site applies.
+  ManifestImport (*read_manifests)(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
+                                   const PoolLabels& labels) = nullptr;
+  // Files named under the policy, in the order they are read.
+  std::span<const SiteFile> site_files;
+  // The file that may stand for `cluster.pools` (`cluster: {<key>: path}`); one of site_files.
+  const SiteFile* cluster_file = nullptr;
+  // References of checked parameters that the cluster does not resolve.
+  void (*check_cluster_refs)(const PolicyParams& params, const models::ClusterSpec& cluster,
+                             std::vector<sim::InputError>& errors) = nullptr;
+  // The parameters `compare` gives the system for a scenario written for another (nullopt: none).
+  std::optional<Derived> (*derive)(const DeriveRequest& request) = nullptr;
+  // How long a run takes next to the others (compare starts the costliest first); 1 is a baseline.
+  int run_cost = 1;
+  const Calibration* calibration = nullptr;
+};
+
+// The registry (policies/registry.cpp), in catalogue order.
+std::span<const SystemModule> system_modules();
+// nullptr when no system has that name.
+const SystemModule* find_system(std::string_view name);
+
+}  // namespace headroom::policies

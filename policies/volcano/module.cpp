@@ -1,0 +1,44 @@
+// The Volcano batch scheduler as a SystemModule (policies/system_module.hpp).
+#include "policies/common/manifest_reader.hpp"
+#include "policies/system_module.hpp"
+#include "policies/volcano/volcano.hpp"
+
+namespace headroom::policies::volcano {
+
+namespace {
+
+// A Queue per tenant (jobs queue by their tenant): weight, capability from the tenant's cap and
+// guarantee from its GPUs. The permission drill's queue grants name the trace's queues, so then
+// nothing is derived.
+std::optional<Derived> derive(const DeriveRequest& r) {
+  if (r.tenants.empty() || r.restricted) return std::nullopt;
+  Derived d;
+  for (const auto& t : r.tenants) {
+    const std::string q = "queues." + t.name;
+    d.put(q + ".weight", integer_weight(t.weight), r.file);
+    if (t.max_gpus >= 0) d.put(q + ".capability.gpu", std::to_string(t.max_gpus), r.file);
+    if (t.gpus >= 0) d.put(q + ".guarantee.resource.gpu", std::to_string(t.gpus), r.file);
+  }
+  d.queue_by_tenant = true;
+  return d;
+}
+
+}  // namespace
+
+SystemModule module() {
+  SystemModule m;
+  m.info = {"volcano",
+            "Volcano batch scheduler: sessions of enqueue/allocate/backfill (+ preempt, reclaim), PodGroup gang, "
+            "overcommit, proportion deserved by queue weight, drf, priority, binpack/nodeorder, plugin tiers",
+            param_keys()};
+  m.check = check_params;
+  m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
+  m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
+    return manifests::read_volcano(paths);
+  };
+  m.derive = derive;
+  m.run_cost = 2;
+  return m;
+}
+
+}  // namespace headroom::policies::volcano

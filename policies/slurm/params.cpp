@@ -1,4 +1,6 @@
 // The slurm policy's `policy:` block: slurm.conf / sacctmgr / topology.conf vocabulary.
+#include "policies/common/params.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <set>
 #include <string_view>
 
-#include "policies/common/params.hpp"
 #include "policies/slurm/slurm.hpp"
 
 namespace headroom::policies::slurm {

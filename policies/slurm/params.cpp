@@ -7,55 +7,13 @@
 #include <set>
 #include <string_view>
 
+#include "policies/common/param_text.hpp"
 #include "policies/common/params.hpp"
 #include "policies/slurm/slurm.hpp"
 
 namespace headroom::policies::slurm {
 
 namespace {
-
-std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
-
-std::optional<std::int64_t> parse_int(std::string_view text) {
-  std::int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_double(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// "[a, b]" (a YAML flow list) or "a,b" -> items.
-std::vector<std::string> split_list(std::string_view text) {
-  text = trim(text);
-  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') text = text.substr(1, text.size() - 2);
-  std::vector<std::string> out;
-  std::size_t depth = 0, start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] == '[') ++depth;
-    if (i < text.size() && text[i] == ']' && depth > 0) --depth;
-    if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      const auto item = trim(text.substr(start, i - start));
-      if (!item.empty()) out.emplace_back(item);
-      start = i + 1;
-    }
-  }
-  return out;
-}
 
 bool yes(std::string_view s, bool& out) {
   if (s == "YES" || s == "yes" || s == "Yes" || s == "true" || s == "1") return out = true, true;
@@ -74,7 +32,7 @@ bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::
     if (key == "cpu") key = "CPU";
     if (key == "mem") key = "Mem";
     if (key == "gres/gpu" || key == "GRES/GPU") key = "GRES/gpu";
-    const auto v = parse_double(val);
+    const auto v = parse_number(val);
     if ((key != "CPU" && key != "Mem" && key != "GRES/gpu") || !v || *v < 0) return bad = item, false;
     out[key] = *v;
   }
@@ -117,7 +75,7 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
     return true;
   };
   auto real = [&](const std::string& key, const ParamValue& v, double lo, double hi, double& dst) {
-    const auto d = parse_double(trim(v.text));
+    const auto d = parse_number(trim(v.text));
     if (!d || *d < lo || *d > hi) {
       err(key, v,
           "expected a number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));

@@ -15,66 +15,8 @@
 // preempts nothing. Resources are GPUs (GRES gpu) plus CPUs and memory where both node and job
 // model them; a job without CPUs counts its GPUs as CPUs for JobSize and billing.
 //
-// Rules modelled, with their sources in SchedMD/slurm:
-//  - Queue order (src/slurmctld/job_scheduler.c sort_job_queue2): jobs that can preempt first
-//    (preempt/qos: the depth of the QOS in the Preempt graph), then partition PriorityTier, job
-//    priority, submit time, job index. Expedited requeue and advance reservations are not modelled.
-//  - Main scheduler (job_scheduler.c _schedule): on every event (submit, end, requeue, timer) it
-//    tests at most default_queue_depth jobs in that order; a job that cannot start marks its
-//    partition failed (PART_FLAG_SCHED_FAILED) and no later job of that partition starts in the
-//    pass. The periodic sched_interval pass is folded into the event passes: with no event in
-//    between it would see the same state.
-//  - Priority (plugins/priority/multifactor/priority_multifactor.c): Σ weight·factor for age
-//    (PriorityMaxAge), fair-share, job size (PriorityFavorSmall, SMALL_RELATIVE_TO_TIME),
-//    partition (PriorityJobFactor / max), QOS (Priority / max; NO_NORMAL_PART / NO_NORMAL_QOS keep
-//    raw values), TRES (PriorityWeightTRES, alloc / partition total); floored, at least 1. All
-//    weights default to 0 (common/read_config.c). Priorities are recomputed every
-//    PriorityCalcPeriod (and set at submit); PriorityType=priority/basic gives every job 1 (FIFO).
-//  - Usage (priority_multifactor.c _apply_new_usage, _handle_assoc_tres_run_secs): billable TRES
-//    seconds (TRESBillingWeights CPU, Mem in GB, GRES/gpu; default CPUs) times the QOS UsageFactor,
-//    added every PriorityCalcPeriod after decaying the old usage by 2^(-Δt/PriorityDecayHalfLife)
-//    (0 = no decay); PriorityUsageResetPeriod NONE, DAILY or WEEKLY (from time 0 of the trace).
-//  - Fair-share: classic (PriorityFlags=NO_FAIR_TREE; priority_multifactor.c _set_assoc_fs_factor,
-//    FairShareDampeningFactor) and Fair Tree (plugins/priority/multifactor/fair_tree.c
-//    _calc_tree_fs: level FS = S/U, depth-first by level FS, tied users share a rank, tied accounts
-//    merge their children, a user tied with an account takes the account's highest rank).
-//  - Backfill (plugins/sched/backfill/backfill.c): every bf_interval, conservative within
-//    bf_max_job_test jobs (and bf_max_job_start starts): a node profile from now to now+bf_window
-//    where running jobs hold their resources until start + time limit rounded up to bf_resolution;
-//    each tested job starts now if it fits without touching a reservation, else it reserves whole
-//    nodes at its earliest start inside the window. Time limit = min(job TimeLimit, partition
-//    MaxTime); none = DefaultTime, else MaxTime, else one year (_set_backfill_timelimits). A pass is
-//    skipped when nothing changed since the last one or no GPU is free now, and ends early once the
-//    GPUs free now on nodes clear of reservations over the shortest remaining limit are fewer than
-//    the least remaining demand: no later job could start, and reservations last one pass only.
-//    These shortcuts change no decision. Backfill does not preempt.
-//  - Time limits (slurmctld/job_mgr.c job_time_limit): a job still running at start + limit is
-//    killed there (Failed = TIMEOUT, reason "timeout: TimeLimit reached"); a TimeLimit above the
-//    partition's MaxTime is capped at MaxTime (EnforcePartLimits=NO would hold it pending).
-//  - Rejection at submit: unknown partition, or a job the partition's nodes could never hold.
-//  - Node selection (select/cons_tres, topology/common/eval_nodes.c): nodes grouped by ascending
-//    Weight (nodes.<pool>.Weight); a job with gpus_per_node or nodes takes nodes best-fit (fewest
-//    free GPUs first); a plain --gpus job takes the best-fit single node, else the nodes with most
-//    free GPUs first and best fit for the rest. OverSubscribe=EXCLUSIVE partitions take whole idle
-//    nodes. topology/tree (topology.<SwitchName>.Switches / .Nodes, nodes named <pool><index>):
-//    the lowest-level switch that can hold the job, best fit; inside it one best-fit leaf switch,
-//    else the leaves with the most room first. When no switch can hold the job, topology is ignored.
-//  - Preemption (doc/html/preempt.shtml, plugins/preempt/{qos,partition_prio}, interfaces/preempt.c,
-//    select/cons_tres job_test.c _will_run_test): only in the main scheduler. Candidates are
-//    running jobs of a lower PriorityTier partition (partition_prio) or of a QOS in the preemptor's
-//    Preempt list (qos; WITHIN: same QOS too; PRIORITY: only lower job priority) that ran at least
-//    PreemptExemptTime (a preemptor held back only by exemptions tries again when the first one
-//    ends, without waiting for another event). Sorted by (QOS priority or PriorityTier) << 16 + node count (or youngest
-//    first), removed one at a time until the job fits, then reordered (the last one needed first,
-//    then by overlap with the chosen nodes) and removed again until it fits: the minimal set.
-//    GraceTime of the victim's QOS (qos) or partition (partition_prio). CANCEL ends the victim;
-//    REQUEUE makes it pending again, eligible after cred_expire (120 s) + 1 s (job_mgr.c
-//    _requeue_delay). SUSPEND is modelled as a checkpoint with no overhead (headroom has no
-//    suspended state): the victim leaves its nodes, keeps its progress and its part of the time
-//    limit used, its nodes are held for it (only its preemptor may use them), and it resumes first,
-//    on the same nodes, when the preemptor ends. SUSPEND between jobs of the same partition under
-//    preempt/qos is gang time-slicing in Slurm (doc/html/preempt.shtml): after the preemption
-//    the two take turns of SchedulerTimeSlice (30 s), each turn a suspension of the other.
+// The rules modelled, each with its source in SchedMD/slurm, and the headroom file that holds it:
+// policies/slurm/README.md.
 
 #include <array>
 #include <cstdint>

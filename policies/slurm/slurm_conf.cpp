@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "policies/common/param_text.hpp"
 #include "policies/slurm/slurm.hpp"
 #include "sim/errors.hpp"
 #include "sim/text.hpp"
@@ -24,12 +25,6 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 16;
 constexpr std::size_t kMaxHosts = 1'000'000;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -1,0 +1,528 @@
+// Conservative backfill (src/plugins/sched/backfill/backfill.c: _attempt_backfill), with its
+// node profile over [now, now + bf_window), reservations, and quick_pick over a ClearTally.
+// About 520 lines, most of them backfill(): one pass is one function whose cursor state the walks
+// share through lambdas, as _attempt_backfill is one function upstream.
+
+#include "policies/slurm/policy.hpp"
+
+namespace headroom::policies::slurm::detail {
+
+// The same into `pl` (cleared first; its storage is kept).
+void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const {
+  constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+  pl.clear();
+  if (t.gpus < total) return;
+  auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
+    if (t.count[static_cast<std::size_t>(g)] == 0) return kNoNode;
+    const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
+    std::size_t w = from / 64;
+    if (w >= t.words) return kNoNode;
+    std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
+    while (x == 0) {
+      if (++w == t.words) return kNoNode;
+      x = bits[w];
+    }
+    return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+  };
+  for (std::int32_t g = total; g <= t.max; ++g)
+    if (const NodeId id = lowest(g, 0); id != kNoNode) {
+      pl.push_back({id, total, 0, 0});
+      return;
+    }
+  std::int32_t left = total;
+  for (std::int32_t g = t.max; g >= 1; --g)
+    for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
+      if (left > g) {
+        pl.push_back({id, g, 0, 0});
+        left -= g;
+        continue;
+      }
+      NodeId fit = id;
+      for (std::int32_t h = left; h < g; ++h)
+        if (const NodeId k = lowest(h, 0); k != kNoNode) {
+          fit = k;
+          break;
+        }
+      pl.push_back({fit, left, 0, 0});
+      return;
+    }
+  pl.clear();
+}
+
+void SlurmPolicy::backfill(Session& s) {
+  if (queue_.empty() || free_now_ <= 0) return;
+  const Tick now = s.now();
+  const Tick horizon = now + c_.bf_window;
+  const Tick res = c_.bf_resolution;
+  first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
+  by_start_.clear();
+  by_end_.clear();
+  res_nodes_.clear();
+  res_span_.clear();
+  res_off_.assign(1, 0);
+  const auto& jobs = s.workload().jobs;
+  // Running jobs release at start + limit, rounded up, node by node in time order.
+  // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
+  // more than their jobs hold): a job asking for more cannot start or reserve in the window.
+  const bool bounded = std::none_of(parts_.begin(), parts_.end(), [](const Part& p) { return p.conf.exclusive; });
+  std::int64_t final_bound = bounded ? free_now_ : std::numeric_limits<std::int64_t>::max();
+  rslice_.clear();
+  booked_.settle();
+  booked_.read([&](const Booked& b) {
+    const Tick r = std::max(b.r, now + 1);  // still running now
+    if (r > horizon) return false;
+    if (bounded) final_bound += b.job_gpus;
+    rslice_.push_back({r, b.node, b.gpus, b.cpus, b.mem, b.exclusive, false});
+    return true;
+  });
+  // Held jobs do not count towards bf_max_job_test.
+  order_.resize(static_cast<std::size_t>(
+      std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
+  {
+    std::size_t n = 0;
+    for (auto it = queue_.begin(); it != queue_.end() && n < order_.size(); ++it)
+      if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None) order_[n++] = it->j;
+    order_.resize(n);
+  }
+  const std::vector<JobIndex>& order = order_;
+  std::int64_t starts = 0;
+  // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else
+  // can start in this pass, and reservations only matter for what starts now.
+  std::vector<std::int32_t> least(order.size() + 1, std::numeric_limits<std::int32_t>::max());
+  for (std::size_t i = order.size(); i-- > 0;) least[i] = std::min(least[i + 1], jobs[order[i]].gpus);
+  // The shortest limit from each tested job on, and the nodes with free GPUs now: once the GPUs
+  // free now on nodes no reservation blocks over [now, now + shortest limit) are fewer than the
+  // least demand, no later job can start now and the pass is over (its reservations would be
+  // thrown away).
+  std::vector<Tick> shortest(order.size() + 1, std::numeric_limits<Tick>::max());
+  for (std::size_t i = order.size(); i-- > 0;)
+    shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
+  freenodes_.clear();
+  free_mark_.resize(avail_.size(), 0);
+  ++pass_no_;
+  clear_at_.clear();
+  for (std::size_t w = 0; w < avail_bits_.size(); ++w)
+    for (std::uint64_t x = avail_bits_[w]; x != 0; x &= x - 1) {
+      const auto id = static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+      if (held_for_[id] == kNoJob) {
+        freenodes_.push_back(id);
+        free_mark_[id] = pass_no_;
+      }
+    }
+  if (!base_ok_) base_build(s);
+  const bool held_any = base_held_ > 0;
+  const std::int32_t max_gpus = base_.max;
+  bool hist_ok = !held_any && base_.over == 0;
+
+  // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
+  // (mostly forward: a job dominated by an earlier one starts where that one stopped).
+  // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); its overlap
+  // counts the reservations of the pass that start by cur_x (see go below) but not
+  // those ended by cur_t (by_end_[0, cur_be)): a reservation [b, e) blocks t for a limit L when
+  // b - L < t < e, so a walk at t counts those with b <= t + L - 1 = cur_x.
+  // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
+  // clear_: the clear nodes (up, not held, overlap 0) by free GPUs (ClearTally).
+  // All four are functions of the state, so the order of the updates does not matter.
+  Tick cur_t = now;
+  std::size_t cur_ri = 0, cur_be = 0;
+  std::int64_t cur_total = free_now_, cur_blocked = 0;
+  auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
+  auto clear_gpus = [&](NodeId id) -> std::int32_t {
+    const Avail& a = prof_[id];
+    return a.ok && held_for_[id] == kNoJob && a.overlap == 0 ? std::max(a.gpus, 0) : -1;
+  };
+  auto count = [&](NodeId id, std::int32_t g, int sign) {
+    clear_.put(id, g, sign);
+    if (clear_.over > 0) hist_ok = false;
+  };
+  auto block = [&](NodeId id) {
+    if (prof_[id].overlap == 0) {
+      cur_blocked += counted(id);
+      count(id, clear_gpus(id), -1);
+    }
+    ++prof_[id].overlap;
+  };
+  auto unblock = [&](NodeId id) {
+    if (--prof_[id].overlap == 0) {
+      cur_blocked -= counted(id);
+      count(id, clear_gpus(id), 1);
+    }
+  };
+  // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked or unblocked.
+  auto block_res = [&](std::uint32_t r) {
+    for (std::uint32_t k = res_off_[r]; k < res_off_[r + 1]; ++k) block(res_nodes_[k]);
+  };
+  auto unblock_res = [&](std::uint32_t r) {
+    for (std::uint32_t k = res_off_[r]; k < res_off_[r + 1]; ++k) unblock(res_nodes_[k]);
+  };
+  // On plain nodes with none held, a slice that is not exclusive changes only the node's GPUs:
+  // its CPUs and memory are 0, its ok stays, and nothing is held (see plain_releases below).
+  const bool plain_release = plain_nodes_ && !held_any;
+  // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
+  auto release = [&](RSlice& sl, int sign) {
+    auto& a = prof_[sl.node];
+    prof_free_ok_ = false;
+    const bool was_ok = a.ok;
+    const std::int32_t was = a.gpus;
+    if (sign > 0) sl.was_ok = was_ok;
+    a.gpus += sign * sl.gpus;
+    a.cpus += sign * sl.cpus;
+    a.mem += sign * sl.mem;
+    if (sl.exclusive) a.ok = sign > 0 ? s.cluster().node(sl.node).up : sl.was_ok;
+    if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
+    const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
+    cur_total += delta;
+    if (a.overlap > 0) {
+      cur_blocked += delta;
+    } else {
+      if (was_ok) count(sl.node, std::max(was, 0), -1);
+      if (a.ok) count(sl.node, std::max(a.gpus, 0), 1);
+    }
+  };
+  // The releases up to t applied and those after it taken back, as release() does them, with the
+  // plain slices' steps written out and the totals summed apart.
+  auto plain_releases = [&](Tick t) {
+    std::int64_t total = 0, blocked = 0;
+    auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
+      Avail& a = prof_[sl.node];
+      const std::int32_t was = a.gpus;
+      a.gpus = was + d;
+      if (!a.ok) return;
+      total += d;
+      if (a.overlap > 0) {
+        blocked += d;
+      } else {
+        clear_.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
+        if (clear_.over > 0) hist_ok = false;
+      }
+    };
+    const std::size_t ri = cur_ri;
+    for (; cur_ri < rslice_.size() && rslice_[cur_ri].t <= t; ++cur_ri) {
+      RSlice& sl = rslice_[cur_ri];
+      if (sl.exclusive)
+        release(sl, 1);
+      else
+        plain(sl, sl.gpus);
+    }
+    for (; cur_ri > 0 && rslice_[cur_ri - 1].t > t; --cur_ri) {
+      RSlice& sl = rslice_[cur_ri - 1];
+      if (sl.exclusive)
+        release(sl, -1);
+      else
+        plain(sl, -sl.gpus);
+    }
+    if (cur_ri != ri) prof_free_ok_ = false;
+    cur_total += total;
+    cur_blocked += blocked;
+  };
+  // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)) and end after
+  // cur_t (not in by_end_[0, cur_be)); a walk at t for a limit L sets cur_x to t + L - 1, so
+  // consecutive walks of one limit move it little.
+  Tick cur_x = now;
+  std::size_t cur_bs = 0;
+  auto counted_at = [&](std::uint32_t r, Tick t, Tick x) { return res_span_[r].first <= x && res_span_[r].second > t; };
+  // Moves the cursor to (t, x): the releases up to t applied, and only the reservations whose
+  // counting changes blocked or unblocked (one that starts and ends within the move is neither).
+  auto go = [&](Tick t, Tick x) {
+    if (plain_release) {
+      plain_releases(t);
+    } else {
+      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
+      while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
+    }
+    const Tick t0 = cur_t, x0 = cur_x;
+    auto flip = [&](std::uint32_t r) {
+      const bool was = counted_at(r, t0, x0), is = counted_at(r, t, x);
+      if (was && !is) unblock_res(r);
+      if (!was && is) block_res(r);
+    };
+    while (cur_bs < by_start_.size() && by_start_[cur_bs].first <= x) flip(by_start_[cur_bs++].second);
+    while (cur_bs > 0 && by_start_[cur_bs - 1].first > x) flip(by_start_[--cur_bs].second);
+    // Those whose start lies between x0 and x were flipped above.
+    const Tick lo = std::min(x0, x), hi = std::max(x0, x);
+    auto flip_end = [&](std::uint32_t r) {
+      if (res_span_[r].first <= lo || res_span_[r].first > hi) flip(r);
+    };
+    while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) flip_end(by_end_[cur_be++].second);
+    while (cur_be > 0 && by_end_[cur_be - 1].first > t) flip_end(by_end_[--cur_be].second);
+    cur_t = t;
+    cur_x = x;
+  };
+  // The state at now with nothing counted (cursor and threshold at now: every reservation starts
+  // after now) is avail_ itself and the totals kept with it.
+  auto restore_now = [&] {
+    copy_avail();
+    clear_ = base_;  // same sizes: no allocation
+    cur_blocked = 0;
+    cur_total = free_now_;
+    cur_t = cur_x = now;
+    cur_ri = cur_be = cur_bs = 0;
+  };
+  // Going back: undo the steps from the cursor back to t, or start again from now when that is
+  // fewer steps (a reservation's entry counts as its nodes on average; a restore as kRestore).
+  constexpr std::size_t kRestore = 256;
+  auto per_res = [&]() -> std::size_t {  // nodes per reservation, rounded up (at least 1)
+    return res_off_.size() > 1 ? res_nodes_.size() / (res_off_.size() - 1) + 1 : 1;
+  };
+  auto cheaper_from_now = [&](Tick t, Tick x) {
+    const auto ri = static_cast<std::size_t>(
+        std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& q) { return v < q.t; }) -
+        rslice_.begin());
+    if (ri + kRestore >= cur_ri - ri) return false;
+    auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& q) { return v < q.first; };
+    const auto be =
+        static_cast<std::size_t>(std::upper_bound(by_end_.begin(), by_end_.end(), t, by_time) - by_end_.begin());
+    const auto bs =
+        static_cast<std::size_t>(std::upper_bound(by_start_.begin(), by_start_.end(), x, by_time) - by_start_.begin());
+    const std::size_t per = per_res();
+    const std::size_t back = (cur_ri - ri) + per * ((cur_be - be) + (cur_bs > bs ? cur_bs - bs : bs - cur_bs));
+    const std::size_t fresh = ri + kRestore + per * (be + bs);
+    return fresh < back;
+  };
+  auto go_to = [&](Tick t, Tick x) {
+    if (t < cur_t && cheaper_from_now(t, x)) restore_now();
+    go(t, x);
+  };
+  // One node's part of cur_blocked and clear_, added (1) or taken out (-1).
+  auto tally = [&](NodeId id, int sign) {
+    if (prof_[id].overlap > 0) cur_blocked += sign * counted(id);
+    count(id, clear_gpus(id), sign);
+  };
+  restore_now();  // the pass starts at now, with no reservation
+  // A reservation's nodes from the clear nodes' bits where choose() would take exactly those.
+  auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
+
+  // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
+  // (first_res_ at or after now + L) are at least `want`: the GPUs of the nodes no reservation
+  // blocks, plus those of clear_at_'s first nodes, summed again after a start or a reservation on
+  // a free node.
+  bool clear_stale = true;
+  std::int64_t clear_free = 0, clear_later = 0;  // GPUs on nodes no reservation blocks; on the others
+  auto clear_holds = [&](Tick limit, std::int64_t want) -> bool {
+    if (clear_stale) {
+      clear_free = 0;
+      for (NodeId id : freenodes_)
+        if (first_res_[id] == std::numeric_limits<Tick>::max() && avail_[id].ok && avail_[id].gpus > 0)
+          clear_free += avail_[id].gpus;
+      clear_first_.clear();
+      clear_sum_.clear();
+      std::int64_t acc = 0;
+      for (const auto& [first, id] : clear_at_)
+        if (avail_[id].ok && avail_[id].gpus > 0) {
+          acc += avail_[id].gpus;
+          clear_first_.push_back(first);
+          clear_sum_.push_back(acc);
+        }
+      clear_later = acc;
+      clear_stale = false;
+    }
+    if (clear_free >= want) return true;
+    if (clear_free + clear_later < want) return false;
+    const Tick bar = now + limit;
+    const auto k = static_cast<std::size_t>(
+        std::partition_point(clear_first_.begin(), clear_first_.end(), [&](Tick f) { return f >= bar; }) -
+        clear_first_.begin());
+    return clear_free + (k == 0 ? 0 : clear_sum_[k - 1]) >= want;
+  };
+  // Whether order[i] could still start now: reservations and starts only take GPUs away from
+  // now, so once a job cannot, it cannot for the rest of the pass. Reservations are only kept
+  // for this pass and matter only for what starts now: when no job left could start now, the
+  // pass is over. (A node held for a job would count for it alone: then the coarser test below.)
+  std::size_t probe = 0;
+  auto could_start_now = [&](std::size_t i) {
+    const JobIndex m = order[i];
+    if (nominee_.count(m) != 0 || jobs[m].gpus > final_bound) return false;  // skipped below
+    if (jobs[m].gpus <= 0) return true;
+    return clear_holds(limit_[m] == kUnlimited ? kYear : limit_[m], jobs[m].gpus);
+  };
+  // What each walk of this pass found: no start before `from` (kNever: none in the window) for
+  // its job's ask. Reservations and starts only take from what is free at any time, so a job
+  // that asks at least as much on the same nodes (no_more(record, its ask)) finds none before
+  // `from` either.
+  recs_.clear();
+  auto no_more = [](const WalkRec& a, const WalkRec& b) {  // a asks no more than b
+    if (a.part != b.part || a.gpu_type != b.gpu_type || a.fixed != b.fixed || a.limit > b.limit) return false;
+    if (a.fixed) return a.nodes <= b.nodes && a.need <= b.need && a.cpn <= b.cpn && a.mpn <= b.mpn;
+    return a.gpus <= b.gpus && a.cpg <= b.cpg && a.mpg <= b.mpg;
+  };
+  constexpr Tick kNever = std::numeric_limits<Tick>::max();
+  // A walk's next time after t: the next release or reservation end (kNever: none).
+  auto step_after = [&](Tick t) {
+    const auto ri =
+        std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& x) { return v < x.t; });
+    const auto ei = std::upper_bound(by_end_.begin(), by_end_.end(), t,
+                                     [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; });
+    return std::min(ri != rslice_.end() ? ri->t : kNever, ei != by_end_.end() ? ei->first : kNever);
+  };
+
+  for (std::size_t oi = 0; oi < order.size(); ++oi) {
+    const JobIndex j = order[oi];
+    if (free_now_ <= 0 || free_now_ < least[oi]) break;
+    if (!held_any) {
+      probe = std::max(probe, oi);
+      while (probe < order.size() && !could_start_now(probe)) ++probe;
+      if (probe == order.size()) break;
+    } else if (!by_start_.empty()) {
+      std::int64_t clear = 0;
+      for (NodeId id : freenodes_)
+        if (first_res_[id] >= now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
+      if (clear < least[oi]) break;
+    }
+    if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
+    if (nominee_.count(j) != 0) continue;
+    if (limits_.blocks(jobs[j]) != LimitReason::None) continue;  // no start, no reservation
+    if (jobs[j].gpus > final_bound) continue;
+    const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
+    const Shape& sh = shape_[j];
+    WalkRec ask{part_[j], jobs[j].gpu_type, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
+                sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       now};
+    Tick from = now;
+    if (!held_any)
+      for (const WalkRec& r : recs_)
+        if (r.from > from && no_more(r, ask)) from = r.from;
+    if (from == kNever) continue;
+    // Only what can raise some later job's `from` is kept: a record asking no more than another
+    // and stopping no earlier makes that one useless (a job dominating it dominates this one).
+    auto remember = [&](Tick t) {
+      if (held_any) return;
+      ask.from = t;
+      for (const WalkRec& r : recs_)
+        if (r.from >= ask.from && no_more(r, ask)) return;
+      std::erase_if(recs_, [&](const WalkRec& r) { return ask.from >= r.from && no_more(ask, r); });
+      recs_.push_back(ask);
+    };
+    // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
+    if (from == now && (held_any || jobs[j].gpus <= 0 || clear_holds(limit, jobs[j].gpus))) {
+      auto pl = choose(
+          s, j, avail_, [&](NodeId id) { return first_res_[id] >= now + limit; }, &avail_free_);
+      if (!pl.empty()) {
+        // The cursor goes back to now first (nothing counted): the start changes avail_ and the
+        // releases.
+        if (cur_ri + per_res() * (cur_be + cur_bs) > kRestore)
+          restore_now();
+        else
+          go(now, now);
+        // Only the placement's nodes change: their part of the totals is taken out and put back.
+        touched_.clear();
+        for (const auto& sl : pl) touched_.push_back(sl.node);
+        std::sort(touched_.begin(), touched_.end());
+        touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+        for (NodeId id : touched_) tally(id, -1);
+        const bool started = start(s, j, pl, "backfill").empty();
+        for (NodeId id : touched_) {
+          const std::int32_t overlap = prof_[id].overlap;  // the reservations counted stay
+          prof_[id] = avail_[id];
+          prof_[id].overlap = overlap;
+          note_free(id);
+          tally(id, 1);
+        }
+        cur_total = free_now_;
+        clear_stale = true;
+        if (started) {
+          ++starts;
+          ++bf_starts_;
+          const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
+          if (r.first <= horizon) {
+            auto at = std::upper_bound(rslice_.begin(), rslice_.end(), r.first,
+                                       [](Tick v, const RSlice& x) { return v < x.t; });
+            std::vector<RSlice> add;
+            for (const auto& sl : pl)
+              add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive, false});
+            rslice_.insert(at, add.begin(), add.end());
+          } else {
+            final_bound -= jobs[j].gpus;
+          }
+        }
+        continue;
+      }
+    }
+    // Earliest start inside the window after now: step through the releases and reservation
+    // ends in time order from `from` (a time some walk stopped at, or the first step after now).
+    // The exact node choice runs only when the totals say enough could be clear.
+    const Tick t = from == now ? step_after(now) : from;
+    if (t > horizon) {
+      remember(kNever);
+      continue;
+    }
+    go_to(t, t + limit - 1);
+    models::Placement& reserved = reserved_;
+    reserved.clear();
+    while (true) {
+      bool fits = cur_total - cur_blocked >= jobs[j].gpus;
+      if (fits && hist_ok) {
+        if (!sh.fixed && clear_.gpus < sh.total) fits = false;
+        if (sh.fixed && sh.need >= 1) {
+          std::int64_t nodes = 0;
+          for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += clear_.count[static_cast<std::size_t>(g)];
+          if (nodes < static_cast<std::int64_t>(sh.slices.size())) fits = false;
+        }
+      }
+      if (fits) {
+        if (quick(j)) {
+          quick_pick(clear_, shape_[j].total, reserved);
+        } else {
+          if (!prof_free_ok_) {
+            for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
+            prof_free_ok_ = true;
+          }
+          reserved = choose(
+              s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
+        }
+        if (!reserved.empty()) break;
+      }
+      // The cursor's next release and reservation end are the first past cur_t.
+      const Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
+                                 cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
+      if (next > horizon) break;
+      go_to(next, next + limit - 1);
+    }
+    if (reserved.empty()) {
+      remember(kNever);
+      continue;
+    }
+    const Tick at = cur_t;
+    remember(at);
+    // One entry per list, after the entries of the same time (only the times are ordered).
+    const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
+    res_span_.push_back({at, at + limit});
+    const std::size_t base = res_nodes_.size();
+    res_nodes_.resize(base + reserved.size());
+    for (std::size_t k = 0; k < reserved.size(); ++k) res_nodes_[base + k] = reserved[k].node;
+    res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
+    auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
+    by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time),
+                     {at, rid});  // at <= cur_x: counted
+    ++cur_bs;
+    by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time),
+                   {at + limit, rid});  // after by_end_[0, cur_be)
+    block_res(rid);
+    for (const auto& sl : reserved) {
+      // clear_holds() reads the nodes with GPUs free now: only a reservation on one of them,
+      // earlier than what it had, changes what it says. clear_at_ keeps them by first_res_.
+      const NodeId id = sl.node;
+      if (at < first_res_[id] && free_mark_[id] == pass_no_) {
+        if (first_res_[id] != std::numeric_limits<Tick>::max())
+          clear_at_.erase(
+              std::find_if(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.second == id; }));
+        clear_at_.insert(
+            std::partition_point(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.first >= at; }),
+            {at, id});
+        if (avail_[id].ok && avail_[id].gpus > 0) clear_stale = true;
+      }
+      first_res_[id] = std::min(first_res_[id], at);
+    }
+  }
+}
+
+void SlurmPolicy::base_build(const ClusterView& view) {
+  std::int32_t max_gpus = 0;
+  for (const auto& n : view.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
+  base_.reset(max_gpus, avail_.size());
+  base_g_.assign(avail_.size(), -1);
+  base_held_ = static_cast<std::size_t>(
+      std::count_if(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; }));
+  base_ok_ = true;
+  for (NodeId id = 0; id < avail_.size(); ++id) base_note(id);
+}
+
+}  // namespace headroom::policies::slurm::detail

@@ -593,6 +593,12 @@ class VolcanoPolicy final : public Policy {
     return task_cmp(a, b) > 0;
   }
 
+  // Each plugin's PreemptableFn / ReclaimableFn (plugins/<plugin>.cpp).
+  std::vector<JobIndex> priority_victims(JobIndex preemptor, const std::vector<JobIndex>& cands) const;
+  std::vector<JobIndex> gang_victims(const std::vector<JobIndex>& cands) const;
+  std::vector<JobIndex> drf_victims(JobIndex preemptor, const Res& req, const std::vector<JobIndex>& cands) const;
+  std::vector<JobIndex> proportion_victims(const std::vector<JobIndex>& cands) const;
+
   std::vector<JobIndex> plugin_victims(VictimFn plugin, bool reclaim, JobIndex preemptor, const Res& req,
                                        const std::vector<JobIndex>& cands) const;
 

@@ -141,4 +141,31 @@ double VolcanoPolicy::hdrf_compare_now(std::uint32_t a, std::uint32_t b) const {
   return d;
 }
 
+// PreemptableFn: a victim when the preemptor's job share with the task is at most the victim job's
+// share without the victims so far (within 1e-6).
+std::vector<JobIndex> VolcanoPolicy::drf_victims(JobIndex preemptor, const Res& req,
+                                                 const std::vector<JobIndex>& cands) const {
+  std::vector<JobIndex> out;
+  const Group& pg = groups_[members_[preemptor].group];
+  Res l = add(pg.alloc, req);
+  double ls = 0;
+  for (int d = 0; d < kDims; ++d)
+    if (total_[d] > 0) ls = std::max(ls, static_cast<double>(l[d]) / static_cast<double>(total_[d]));
+  std::vector<std::pair<std::uint32_t, Res>> allocs;
+  for (JobIndex v : cands) {
+    const std::uint32_t vg = members_[v].group;
+    auto it = std::find_if(allocs.begin(), allocs.end(), [&](const auto& o) { return o.first == vg; });
+    if (it == allocs.end()) {
+      allocs.emplace_back(vg, groups_[vg].alloc);
+      it = allocs.end() - 1;
+    }
+    it->second = sub(it->second, members_[v].total);
+    double rs = 0;
+    for (int d = 0; d < kDims; ++d)
+      if (total_[d] > 0) rs = std::max(rs, static_cast<double>(it->second[d]) / static_cast<double>(total_[d]));
+    if (ls < rs || std::abs(ls - rs) <= 1e-6) out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace headroom::policies::volcano::detail

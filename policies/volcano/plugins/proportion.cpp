@@ -57,4 +57,27 @@ void VolcanoPolicy::compute_deserved() {
   }
 }
 
+// ReclaimableFn: a victim while its queue's allocated (less the victims so far) is above deserved
+// in some dimension.
+std::vector<JobIndex> VolcanoPolicy::proportion_victims(const std::vector<JobIndex>& cands) const {
+  std::vector<JobIndex> out;
+  std::vector<std::pair<std::uint32_t, Res>> allocs;
+  for (JobIndex v : cands) {
+    const std::uint32_t q = groups_[members_[v].group].queue;
+    auto it = std::find_if(allocs.begin(), allocs.end(), [&](const auto& o) { return o.first == q; });
+    if (it == allocs.end()) {
+      allocs.emplace_back(q, queues_[q].allocated);
+      it = allocs.end() - 1;
+    }
+    bool above = false;
+    for (int d = 0; d < kDims; ++d)
+      above = above || (total_[d] > 0 && static_cast<double>(it->second[d]) > queues_[q].deserved[d] + kEps);
+    if (above) {
+      it->second = sub(it->second, members_[v].total);
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace headroom::policies::volcano::detail

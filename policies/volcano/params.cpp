@@ -1,13 +1,14 @@
 // Parameters of the volcano policy in volcano-scheduler.conf and Queue CRD vocabulary.
+#include "policies/common/params.hpp"
+
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <string_view>
 
+#include "policies/common/param_text.hpp"
 #include "policies/common/param_tree.hpp"
-#include "policies/common/params.hpp"
 #include "policies/volcano/volcano.hpp"
 #include "sim/suggest.hpp"
 
@@ -25,8 +26,6 @@ std::string quantity(int dim, std::int64_t v) {
   if (dim == 2) return v % 1024 == 0 ? std::to_string(v / 1024) + "Gi" : std::to_string(v) + "Mi";
   return std::to_string(v);
 }
-
-std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
 const std::vector<std::string>& plugin_names() {
   static const std::vector<std::string> k = {
@@ -64,20 +63,6 @@ const std::vector<std::string>& switch_names() {
                                              "enableTaskOrder",   "enableQueueOrder",  "enableNodeOrder",
                                              "enableJobEnqueued", "enableHierarchy"};
   return k;
-}
-
-std::optional<double> parse_number(std::string_view t) {
-  double v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || p != t.data() + t.size() || t.empty() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::optional<std::int64_t> parse_int(std::string_view t) {
-  std::int64_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || p != t.data() + t.size() || t.empty()) return std::nullopt;
-  return v;
 }
 
 // A Kubernetes quantity in headroom units: gpu whole; cpu in millicores ("8", "500m"); memory

@@ -13,14 +13,15 @@
 #include <vector>
 
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 
 using namespace headroom;
+using headroom::testing::expect_one_error;
 using headroom::testing::params;
 using headroom::testing::replace;
 using headroom::testing::scenario_errors;
@@ -1276,14 +1277,6 @@ workload:
   trace: tiny.csv
 )";
 
-// The only error of `text`, checked for its line, key and message.
-void one_error(const std::string& text, int line, const std::string& where, const std::string& message) {
-  const auto errors = scenario_errors(text);
-  ASSERT_EQ(errors.size(), 1u) << message;
-  EXPECT_EQ(errors[0].line(), line) << message;
-  EXPECT_EQ(errors[0].where(), where);
-  EXPECT_EQ(errors[0].message(), message);
-}
 }  // namespace
 
 TEST(VolcanoParams, CapacityQueuesInTheQueueCrdVocabulary) {
@@ -1304,43 +1297,47 @@ TEST(VolcanoParams, CapacityQueuesInTheQueueCrdVocabulary) {
 
 TEST(VolcanoParams, CapacityQueueErrorsNameTheirLocation) {
   const std::string& k = kCapacityScenario;
-  one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
-                    "parent: dpt-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
-            29, "policy.queues.team-1.parent",
-            "unknown parent queue \"dpt-a\"; did you mean \"dept-a\"? (a parent must be a queue of this block, or "
-            "root)");
-  one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
-                    "parent: team-1\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
-            29, "policy.queues.team-1.parent", "queue team-1 cannot use itself as parent");
-  one_error(replace(k, "    dept-a:\n", "    dept-a:\n      parent: team-2\n"), 25, "policy.queues.dept-a.parent",
-            "cycle in the queue hierarchy: dept-a -> team-2 -> dept-a");
-  one_error(
+  expect_one_error(
+      replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
+              "parent: dpt-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
+      29, "policy.queues.team-1.parent",
+      "unknown parent queue \"dpt-a\"; did you mean \"dept-a\"? (a parent must be a queue of this block, or "
+      "root)");
+  expect_one_error(replace(k, "parent: dept-a\n      deserved: {nvidia.com/gpu: 4}\n      guarantee",
+                           "parent: team-1\n      deserved: {nvidia.com/gpu: 4}\n      guarantee"),
+                   29, "policy.queues.team-1.parent", "queue team-1 cannot use itself as parent");
+  expect_one_error(replace(k, "    dept-a:\n", "    dept-a:\n      parent: team-2\n"), 25,
+                   "policy.queues.dept-a.parent", "cycle in the queue hierarchy: dept-a -> team-2 -> dept-a");
+  expect_one_error(
       replace(k, "deserved: {nvidia.com/gpu: 4}\n      capability", "deserved: {nvidia.com/gpu: 6}\n      capability"),
       25, "policy.queues.dept-a.deserved",
       "sum of children's deserved[nvidia.com/gpu] (10) exceeds parent queue dept-a's deserved (8)");
-  one_error(replace(k, "guarantee: {resource: {nvidia.com/gpu: 2}}\n    team-2",
-                    "guarantee: {resource: {nvidia.com/gpu: 3}}\n    team-2"),
-            26, "policy.queues.dept-a.guarantee",
-            "sum of children's guarantee[nvidia.com/gpu] (3) exceeds parent queue dept-a's guarantee (2)");
-  one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 16}"), 35,
-            "policy.queues.team-2.capability",
-            "capability[nvidia.com/gpu]=16 exceeds its ancestor dept-a's capability=12");
-  one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 3}"), 34,
-            "policy.queues.team-2.deserved", "deserved[nvidia.com/gpu]=4 must be <= capability[nvidia.com/gpu]=3");
-  one_error(replace(k, "      deserved: {nvidia.com/gpu: 8}\nworkload",
-                    "      deserved: {nvidia.com/gpu: 8}\n      guarantee: {resource: {nvidia.com/gpu: 9}}\nworkload"),
-            37, "policy.queues.dept-b.deserved", "deserved[nvidia.com/gpu]=8 must be >= guarantee[nvidia.com/gpu]=9");
-  one_error(replace(kScenario, "        - name: drf\n", "        - name: drf\n          enableHierarchy: true\n"), 12,
-            "policy.tiers", "proportion and drf with hierarchy enabled conflict (in one tier)");
-  one_error(
+  expect_one_error(replace(k, "guarantee: {resource: {nvidia.com/gpu: 2}}\n    team-2",
+                           "guarantee: {resource: {nvidia.com/gpu: 3}}\n    team-2"),
+                   26, "policy.queues.dept-a.guarantee",
+                   "sum of children's guarantee[nvidia.com/gpu] (3) exceeds parent queue dept-a's guarantee (2)");
+  expect_one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 16}"), 35,
+                   "policy.queues.team-2.capability",
+                   "capability[nvidia.com/gpu]=16 exceeds its ancestor dept-a's capability=12");
+  expect_one_error(replace(k, "capability: {nvidia.com/gpu: 8}", "capability: {nvidia.com/gpu: 3}"), 34,
+                   "policy.queues.team-2.deserved",
+                   "deserved[nvidia.com/gpu]=4 must be <= capability[nvidia.com/gpu]=3");
+  expect_one_error(
+      replace(k, "      deserved: {nvidia.com/gpu: 8}\nworkload",
+              "      deserved: {nvidia.com/gpu: 8}\n      guarantee: {resource: {nvidia.com/gpu: 9}}\nworkload"),
+      37, "policy.queues.dept-b.deserved", "deserved[nvidia.com/gpu]=8 must be >= guarantee[nvidia.com/gpu]=9");
+  expect_one_error(
+      replace(kScenario, "        - name: drf\n", "        - name: drf\n          enableHierarchy: true\n"), 12,
+      "policy.tiers", "proportion and drf with hierarchy enabled conflict (in one tier)");
+  expect_one_error(
       replace(k, "        - name: nodeorder\n",
               "        - name: nodeorder\n          arguments: {ancestorReclaimLevel: 1}\n"),
       12, "policy.tiers",
       "plugin nodeorder argument \"ancestorReclaimLevel\": ancestorReclaimLevel is an argument of the capacity plugin");
-  one_error(replace(k, "workload:", "    root:\n      deserved: {nvidia.com/gpu: 4}\nworkload:"), 39,
-            "policy.queues.root.deserved",
-            "the root queue's resources are not set by users: its capability is unlimited and its deserved and "
-            "guarantee are its children's sums");
+  expect_one_error(replace(k, "workload:", "    root:\n      deserved: {nvidia.com/gpu: 4}\nworkload:"), 39,
+                   "policy.queues.root.deserved",
+                   "the root queue's resources are not set by users: its capability is unlimited and its deserved and "
+                   "guarantee are its children's sums");
   // A parent needs enableHierarchy.
   const auto flat = scenario_errors(replace(k, "          enableHierarchy: true\n", ""));
   ASSERT_EQ(flat.size(), 2u);
@@ -1388,14 +1385,14 @@ TEST(VolcanoParams, HierarchicalDrfAnnotations) {
   EXPECT_EQ(cfg.queues.at("eng-dev").hierarchy, "root/eng/dev");
   EXPECT_EQ(cfg.queues.at("eng-prod").hierarchy_weights, "1/2/2");
   const std::string& k = kHdrfScenario;
-  one_error(replace(k, "1/2/2", "1/3/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
-            "root/eng has another weight in queue eng-dev's annotations (Volcano would take either)");
-  one_error(replace(k, "1/2/2", "1/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
-            "expected one weight per level of \"root/eng/prod\", got \"1/2\"");
-  one_error(replace(k, "hierarchy: root/eng/prod", "hierarchy: eng/prod"), 15,
-            "policy.queues.eng-prod.annotations.volcano.sh/hierarchy",
-            "expected a path from the root such as root/eng/dev, got \"eng/prod\"");
-  one_error(
+  expect_one_error(replace(k, "1/2/2", "1/3/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
+                   "root/eng has another weight in queue eng-dev's annotations (Volcano would take either)");
+  expect_one_error(replace(k, "1/2/2", "1/2"), 15, "policy.queues.eng-prod.annotations.volcano.sh/hierarchy-weights",
+                   "expected one weight per level of \"root/eng/prod\", got \"1/2\"");
+  expect_one_error(replace(k, "hierarchy: root/eng/prod", "hierarchy: eng/prod"), 15,
+                   "policy.queues.eng-prod.annotations.volcano.sh/hierarchy",
+                   "expected a path from the root such as root/eng/dev, got \"eng/prod\"");
+  expect_one_error(
       replace(k, "root/eng/dev, volcano.sh/hierarchy-weights: 1/2/8", "root/eng, volcano.sh/hierarchy-weights: 1/2"),
       13, "policy.queues.eng-dev.annotations.volcano.sh/hierarchy",
       "root/eng is above queue eng-prod's root/eng/prod; a queue cannot hold both queues and jobs");

@@ -1,0 +1,196 @@
+// actions/allocate/allocate.go: queues and jobs in order, tasks in TaskOrder, a node per task
+// (predicates, then the highest NodeOrder score over the idle and future-idle gradients), and the
+// statement committed, kept or discarded per job.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "policies/volcano/policy.hpp"
+
+namespace headroom::policies::volcano::detail {
+
+// prioritizeNodes: the idle gradient, else the future-idle one; highest score, lowest index.
+std::pair<NodeId, bool> VolcanoPolicy::select_node(JobIndex j, const SliceReq& sl) const {
+  const Job& job = (*jobs_)[j];
+  const auto n_nodes = static_cast<NodeId>(cap_.size());
+  const bool flat = flat_scores() && !soft_on_;
+  if (flat) {
+    // The first node in index order that fits: the GPU index skips the nodes short of GPUs.
+    for (NodeId n = free_tree_.first_at_least(0, sl.r[0]); n != kNoNode;
+         n = free_tree_.first_at_least(n + 1, sl.r[0])) {
+      if (domain_on_ && !in_domain_[n]) continue;
+      if (node_fits(n, idle_[n], sl.r) && eligible(n, job)) return {n, false};
+    }
+    // Without releasing or pipelined resources the future idle gradient is the idle one.
+    if (!future_on_) return {kNoNode, false};
+  }
+  for (int gradient = flat ? 1 : 0; gradient < 2; ++gradient) {
+    // Without releasing or pipelined resources the future idle gradient is the idle one.
+    if (gradient == 1 && !future_on_) break;
+    NodeId best = kNoNode;
+    double best_score = -1;
+    if (gradient == 0 && classes_on_ && !soft_on_ && !domain_on_ && live_classes_ * 4 <= n_nodes) {
+      // The idle gradient over node classes: a class's nodes all fit or all do not, and score
+      // alike, so in the scan below each would lose to its class's lowest index (it comes
+      // first, and a later node must score more than the best so far).
+      class_firsts_.clear();
+      for (const NodeClass& c : node_classes_) {
+        if (c.nodes.empty()) continue;
+        const NodeId n = *c.nodes.begin();
+        if (node_fits(n, idle_[n], sl.r) && eligible(n, job)) class_firsts_.push_back(n);
+      }
+      std::sort(class_firsts_.begin(), class_firsts_.end());
+      for (const NodeId n : class_firsts_) {
+        const double sc = node_score(n, sl);
+        if (sc > best_score + 1e-12) {
+          best_score = sc;
+          best = n;
+        }
+      }
+      if (best != kNoNode) return {best, false};
+      continue;
+    }
+    if (soft_on_) soft_scores(j, sl, gradient);
+    for (NodeId n = 0; n < n_nodes; ++n) {
+      if (domain_on_ && !in_domain_[n]) continue;
+      const Res avail = gradient == 0 ? idle_[n] : future_idle(n);
+      if (!node_fits(n, avail, sl.r) || !eligible(n, job)) continue;
+      if (flat) return {n, gradient == 1};
+      const double sc = node_score(n, sl) + (soft_on_ ? nta_score_[n] : 0.0);
+      if (sc > best_score + 1e-12) {
+        best_score = sc;
+        best = n;
+      }
+    }
+    if (best != kNoNode) return {best, gradient == 1};
+  }
+  return {kNoNode, false};
+}
+
+// Places every slice of member `j` (Allocate on idle, else Pipeline on future idle).
+bool VolcanoPolicy::place_member(JobIndex j, std::vector<Op>& ops) {
+  Op op{Op::Alloc, j, {}, models::kNoJob, {}};
+  bool pipelined = false;
+  soft_on_ = topology_mode(groups_[members_[j].group]) == NetworkTopologyMode::Soft;
+  if (soft_on_) soft_anchor(members_[j].group, ops);
+  for (const SliceReq& sl : members_[j].slices) {
+    const auto [n, pipe] = select_node(j, sl);
+    if (soft_on_ && n != kNoNode) anchor_.push_back(n);
+    if (n == kNoNode) {
+      soft_on_ = false;
+      for (auto& [m, r, p] : op.where) {
+        if (p)
+          pipe_[m] = sub(pipe_[m], r);
+        else
+          set_idle(m, add(idle_[m], r));
+      }
+      return false;
+    }
+    if (pipe) {
+      pipe_[n] = add(pipe_[n], sl.r);
+      future_on_ = true;
+    } else {
+      set_idle(n, sub(idle_[n], sl.r));
+    }
+    pipelined = pipelined || pipe;
+    op.where.emplace_back(n, sl.r, pipe);
+  }
+  soft_on_ = false;
+  // Undo the tentative node use and apply the op through the common path.
+  for (auto& [m, r, p] : op.where) {
+    if (p)
+      pipe_[m] = sub(pipe_[m], r);
+    else
+      set_idle(m, add(idle_[m], r));
+  }
+  op.kind = pipelined ? Op::Pipe : Op::Alloc;
+  apply_place(op, +1);
+  ops.push_back(std::move(op));
+  return true;
+}
+
+// Each action pops the tasks still Pending afresh (placed ones are Allocated or Pipelined).
+void VolcanoPolicy::reset_cursors() {
+  // A group nothing touched in this session has its cursor at 0 and no task placed.
+  for (std::uint32_t gi : dirty_) {
+    Group& g = groups_[gi];
+    g.cursor = 0;
+    skip_placed(g);
+  }
+}
+
+VolcanoPolicy::TaskRun VolcanoPolicy::run_tasks(Group& g, std::uint32_t q, std::vector<Op>& ops) {
+  touch(static_cast<std::uint32_t>(&g - groups_.data()));
+  TaskRun r;
+  r.blocker = q;
+  const bool rigid = g.min >= g.submitted - g.ended;
+  while (g.cursor < g.pending.size()) {
+    const JobIndex j = g.pending[g.cursor++];
+    skip_placed(g);
+    if (!allocatable(q, members_[j].total)) {
+      if (capacity_) r.blocker = capacity_block(q, members_[j].total);
+      r.skipped = true;
+      continue;
+    }
+    if (!place_member(j, ops)) {
+      r.fit_failed = true;
+      if (rigid) break;
+      continue;
+    }
+    if (job_ready(g) && g.cursor < g.pending.size()) {
+      r.push_back = true;
+      break;
+    }
+  }
+  return r;
+}
+
+void VolcanoPolicy::allocate(Session& s) {
+  reset_cursors();
+  auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
+  auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
+  std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
+  std::vector<std::uint32_t> qheap;
+  for (std::uint32_t gi : live_) {
+    Group& g = groups_[gi];
+    if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
+    if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
+    if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
+    heap_push(jobs[g.queue], gi, jcmp);
+  }
+  std::vector<Op> ops;
+  while (!qheap.empty()) {
+    const std::uint32_t q = heap_pop(qheap, qcmp);
+    if (overused(queues_[q]) || jobs[q].empty()) continue;
+    const std::uint32_t gi = heap_pop(jobs[q], jcmp);
+    Group& g = groups_[gi];
+    const bool hard = topology_mode(g) == NetworkTopologyMode::Hard;
+    models::SwitchId domain = models::kNoSwitch;
+    const TaskRun r = hard ? run_hard(g, q, ops, domain) : run_tasks(g, q, ops);
+    if (r.push_back) heap_push(jobs[q], gi, jcmp);
+    if (job_ready(g)) {
+      commit(s, ops,
+             domain == models::kNoSwitch
+                 ? "volcano allocate: PodGroup ready (gang), highest-scoring node"
+                 : "volcano allocate: PodGroup ready (gang), highest-scoring node in HyperNode " +
+                       cluster_topology()->switch_name(domain) + " (network-topology-aware, hard mode)");
+    } else if (job_pipelined(g)) {
+      ops.clear();  // the session keeps the holds; nothing binds
+    } else {
+      undo(ops);
+      if (r.fit_failed && !r.skipped) g.failed_epoch = fit_key_;
+      const std::string why = r.skipped ? (capacity_ ? capacity_refusal("volcano allocate", q, r.blocker)
+                                                     : "volcano allocate: queue " + queues_[q].name +
+                                                           " would exceed its deserved share (proportion)")
+                              : hard    ? "volcano allocate: no HyperNode of tier " +
+                                           std::to_string(cfg_.highest_tier_allowed) +
+                                           " or below (cluster.topology) fits minMember tasks of the PodGroup "
+                                           "(network-topology-aware, hard mode)"
+                                     : "volcano allocate: fewer than minMember tasks fit (gang)";
+      for (JobIndex j : g.pending) s.pending_reason(j, why);
+    }
+    heap_push(qheap, q, qcmp);
+  }
+}
+
+}  // namespace headroom::policies::volcano::detail

@@ -255,6 +255,7 @@ class KaiPolicy final : public Policy {
     return out > 0 ? out : 1000;
   }
 
+  // framework/session.cpp
   std::optional<std::string> memory_pod_rejection(const Job& j) const;
 
   // demand() of a unit's single plain GPU pod (Unit::simple_gpus).
@@ -279,6 +280,7 @@ class KaiPolicy final : public Policy {
     return a;
   }
 
+  // framework/session.cpp: the notifications and the session.
   void on_submit(const ClusterView& view, JobIndex j) override;
 
   void on_requeue(const ClusterView& view, JobIndex j) override;
@@ -319,7 +321,7 @@ class KaiPolicy final : public Policy {
     return consolidation | victims;
   }
 
-  // ----- set-up --------------------------------------------------------------------------------
+  // ----- set-up (framework/session.cpp) -------------------------------------------------------
   void ensure(const ClusterView& view);
 
   void rebuild_leaves();
@@ -346,7 +348,7 @@ class KaiPolicy final : public Policy {
 
   void advance_usage(Tick now);
 
-  // ----- fair share ----------------------------------------------------------------------------
+  // ----- fair share (plugins/proportion.cpp) ---------------------------------------------------
   void compute_fair_shares(const ClusterView& view);
 
   void divide_children(int parent, const std::vector<double>& usage, double capacity);
@@ -401,7 +403,9 @@ class KaiPolicy final : public Policy {
     return a;
   }
 
-  double share(const Amounts& a) const;
+  // actions/allocate.cpp. The members declared inline below are defined there and used only there:
+  // declared inline so that the allocate walk inlines them as when they were written in the class.
+  inline double share(const Amounts& a) const;
 
   struct Candidate {
     int node = -1;  // the child queue
@@ -409,11 +413,11 @@ class KaiPolicy final : public Policy {
     Amounts req{};
   };
 
-  bool queue_before(const Candidate& ca, const Candidate& cb) const;
+  inline bool queue_before(const Candidate& ca, const Candidate& cb) const;
 
-  int pick(int node);
+  inline int pick(int node);
 
-  Candidate pick_candidate(int node);
+  inline Candidate pick_candidate(int node);
 
   // ----- placement -----------------------------------------------------------------------------
   bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
@@ -433,6 +437,7 @@ class KaiPolicy final : public Policy {
     return job.gpus > largest;
   }
 
+  // plugins/nodeplacement.cpp
   NodeId best_node(const Job& job, Overlay& ov, NodeId exclude) const;
 
   std::tuple<NodeId, std::int32_t, std::int32_t> best_share(const Job& job, Overlay& ov, NodeId exclude) const;
@@ -453,15 +458,19 @@ class KaiPolicy final : public Policy {
   std::optional<std::vector<models::Placement>> place_pods(const std::vector<JobIndex>& pods, Overlay& ov,
                                                            NodeId exclude) const;
 
+  // framework/session.cpp: the statement, and the pending counts.
   void reserve(const models::Placement& p, std::int64_t sign);
 
   Overlay base(bool now = false) const;
 
   void count_pending(const Job& job, std::int64_t sign);
 
-  bool all_would_fail() const;
+  // actions/allocate.cpp
+  inline bool all_would_fail() const;
 
   // ----- capacity checks -----------------------------------------------------------------------
+  // KAI's plugins/proportion/capacity_policy (max_allowed_check.go: OverLimit; quota_check.go:
+  // NonPreemptibleOverQuota), here because allocate checks every pending group with it.
   // `released` is subtracted from the leaf's path (victims of the same queue).
   Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
     return capacity(u.queue, u.priority, req, released);
@@ -487,6 +496,7 @@ class KaiPolicy final : public Policy {
     return Reason::None;
   }
 
+  // plugins/proportion.cpp
   std::pair<std::int64_t, Reason> share_room(const Unit& u, std::int64_t other) const;
 
   void set_reason(JobIndex j, Reason r) {
@@ -495,12 +505,12 @@ class KaiPolicy final : public Policy {
     if (session_ != nullptr) session_->pending_reason(j, reason_text(r));
   }
 
-  // ----- allocate ------------------------------------------------------------------------------
+  // ----- allocate (actions/allocate.cpp) -------------------------------------------------------
   void allocate(Session& s);
-  bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
-  Reason attempt(Session& s, std::uint32_t id);
+  inline bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
+  inline Reason attempt(Session& s, std::uint32_t id);
 
-  void start(Session& s, JobIndex j, const models::Placement& p, std::string_view why);
+  inline void start(Session& s, JobIndex j, const models::Placement& p, std::string_view why);
 
   // ----- evictions -----------------------------------------------------------------------------
   // Running members of a unit that are not terminating.
@@ -511,8 +521,10 @@ class KaiPolicy final : public Policy {
     return out;
   }
 
+  // plugins/minruntime.cpp
   bool protected_by_min_runtime(const Unit& v, Tick min_runtime, Tick now);
 
+  // framework/session.cpp
   void evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why);
 
   void pipeline(Session& s, std::uint32_t id, const std::vector<JobIndex>& pods,
@@ -520,6 +532,7 @@ class KaiPolicy final : public Policy {
 
   Amounts unit_alloc(const Unit& v) const { return v.running_req; }
 
+  // actions/reclaim.cpp (solve is instantiated there only)
   template <class Next, class Accept>
   std::optional<std::vector<std::uint32_t>> solve(const std::vector<JobIndex>& pods, Next&& next, Accept&& accept,
                                                   std::vector<models::Placement>& plan);
@@ -532,6 +545,7 @@ class KaiPolicy final : public Policy {
 
   bool reclaim(Session& s, std::uint32_t id, int& searches);
 
+  // actions/preempt.cpp, actions/consolidation.cpp, actions/stale_gang_eviction.cpp
   bool preempt(Session& s, std::uint32_t id, int& searches);
 
   bool consolidate(Session& s, std::uint32_t id, int& attempts);

@@ -165,7 +165,7 @@ std::optional<models::Placement> KaiPolicy::multi_node_placement(const Job& job,
 }
 
 // Places the pods one after the other on the overlay; all or nothing. With a topology constraint,
-// inside the first of the plugin's domains that holds them all (kai_topology.hpp).
+// inside the first of the plugin's domains that holds them all (topology.hpp).
 std::optional<std::vector<models::Placement>> KaiPolicy::place(const std::vector<JobIndex>& pods, Overlay& ov,
                                                                NodeId exclude) const {
   if (!topology_applies(pods)) return place_pods(pods, ov, exclude);

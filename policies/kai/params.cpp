@@ -1,36 +1,18 @@
 // Policy-block parameters of the kai policy (Queue CRD and scheduler option names).
+#include "policies/common/params.hpp"
+
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 
+#include "policies/common/param_text.hpp"
 #include "policies/kai/kai.hpp"
-#include "policies/common/params.hpp"
 
 namespace headroom::policies::kai {
 
 namespace {
-
-std::optional<std::int64_t> parse_int(std::string_view text) {
-  std::int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_number(std::string_view text) {
-  double v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || text.empty() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
 
 constexpr std::string_view kResourceNames[kResources] = {"gpu", "cpu", "memory"};
 constexpr std::string_view kQueueFields[] = {"parentQueue", "parent", "priority", "preemptMinRuntime",

@@ -1,4 +1,4 @@
-// KAI-Scheduler topology-aware scheduling over cluster.topology (rules: kai_topology.hpp).
+// KAI-Scheduler topology-aware scheduling over cluster.topology (rules: topology.hpp).
 #include "policies/kai/topology.hpp"
 
 #include <algorithm>

@@ -682,7 +682,7 @@ TEST(KaiRealTrace, Ricc14dInvariantsAndThreadIndependence) {
 }
 
 // A unit with one plain GPU pod is read from the unit in the allocate walk, the fast NoFit path,
-// reclaim and consolidate (kai.cpp Unit::simple_gpus): a way of computing, not of deciding. A
+// reclaim and consolidate (policy.hpp Unit::simple_gpus): a way of computing, not of deciding. A
 // backlog of plain pods beside gangs, lone pods of a gang that wants two (never wanted), pods with
 // cpu and memory, pods of a GPU type, three queues that reclaim and preempt; fingerprints recorded
 // with the code before (commit 1ae3ee6).
@@ -722,7 +722,7 @@ TEST(KaiDecisions, LonePlainPodsDecideAsBefore) {
 // The walk over the groups that failed in allocate (consolidation, reclaim, preempt) passes over a
 // lone plain pod that failed on the fast NoFit path without reading its unit when the first checks
 // of consolidate, reclaim and preempt turn it away; the queue capacity check returns at once on a
-// path without limits (kai.cpp FailedUnit, QNode::unlimited). A way of computing, not of deciding:
+// path without limits (policy.hpp FailedUnit, QNode::unlimited). A way of computing, not of deciding:
 // a backlog about six times what the cluster runs, of lone plain pods mostly, on nodes that
 // fragment (consolidation), three queues under and over their quotas (reclaim), kinds of three
 // priorities (preempt, non-preemptible quota), with and without gpuSharing and limits; fingerprints

@@ -1,5 +1,5 @@
 // The kai policy's topology-aware scheduling over cluster.topology (PodGroup topologyConstraint
-// requiredTopologyLevel / preferredTopologyLevel as switch levels, kai_topology.hpp): a required
+// requiredTopologyLevel / preferredTopologyLevel as switch levels, topology.hpp): a required
 // level keeps a PodGroup inside one domain of that level or leaves it pending, a preferred level
 // falls back to the whole cluster, domains are tried fullest first (bin-packing), and the
 // configuration errors. Every cluster is 4 nodes x 8 GPUs in racks of 2 (rack-0: nodes 0, 1;

@@ -1,0 +1,237 @@
+// KAI-Scheduler's allocate action (pkg/scheduler/actions/allocate/allocate.go): the pending pod
+// groups in job order (actions/utils/job_order_by_queue.go, with plugins/proportion/queue_order.go's
+// queue order, kept here beside its one hot caller), each placed all or nothing
+// (attempt), with the capacity checks of plugins/proportion/capacity_policy first.
+#include <algorithm>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "policies/kai/policy.hpp"
+
+namespace headroom::policies::kai::detail {
+
+// The allocate action of one session: pipelined groups whose victims are gone bind first, then
+// every pending group in job order (actions/allocate/allocate.go); the groups that fail are left in
+// failed_ for consolidation, reclaim and preempt.
+void KaiPolicy::allocate(Session& s) {
+  const Tick now = s.now();
+  min_failed_plain_gpus_ = min_failed_multi_gpus_ = kInf;
+  // Pipelined groups whose victims are gone bind first.
+  std::vector<std::uint32_t> ready;
+  for (std::uint32_t u : pipelined_)
+    if (units_[u].outstanding_victims == 0) ready.push_back(u);
+  for (std::uint32_t u : ready) {
+    pipelined_.erase(u);
+    Unit& unit = units_[u];
+    unit.pipelined = false;
+    add_path(unit.queue, &QNode::alloc, unit.reserved, -1);
+    add_path(unit.queue, &QNode::pending, unit.reserved, 1);
+    if (!unit.preemptible()) add_path(unit.queue, &QNode::np_alloc, unit.reserved, -1);
+    unit.reserved = {};
+    for (const auto& p : plans_[u]) reserve(p, -1);
+    plans_.erase(u);
+    refresh(u, now);
+    if (unit.in_pending) attempt(s, u);
+  }
+
+  // allocate
+  std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
+  failed.clear();
+  for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
+  in_allocate_ = true;
+  while (true) {
+    const int leaf = pick(0);
+    if (leaf < 0) break;
+    QNode& node = nodes_[leaf];
+    const QNode::PendKey k = *node.cursor;
+    ++node.cursor;
+    // attempt's fast NoFit path, read from the key.
+    const bool fast = known_no_fit(leaf, -k.neg_priority, k.simple_gpus, k.simple_multi);
+    if (fast) set_reason(k.single, Reason::NoFit);
+    const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
+    // A failed attempt changes nothing of the unit: the key still holds what it has.
+    if (r != Reason::None)
+      failed.push_back(FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus,
+                                  -k.neg_priority, leaf, simple_demand(k.simple_gpus)[0]});
+    // Once every pending pod is known not to fit, stop when the later actions have enough
+    // candidates (they are bounded per session).
+    if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
+  }
+  in_allocate_ = false;
+}
+
+double KaiPolicy::share(const Amounts& a) const {
+  double s = 0;
+  for (int r = 0; r < kResources; ++r)
+    if (active(r)) s = std::max(s, static_cast<double>(a[r]) / static_cast<double>(total_[r]));
+  return s;
+}
+
+// queue_order.go: true if a goes before b.
+bool KaiPolicy::queue_before(const Candidate& ca, const Candidate& cb) const {
+  const QNode& a = nodes_[ca.node];
+  const QNode& b = nodes_[cb.node];
+  auto within = [&](const QNode& q, const Amounts& field_limit, const Amounts& req) {
+    for (int r = 0; r < kResources; ++r)
+      if (active(r) && q.alloc[r] + req[r] > field_limit[r]) return false;
+    return true;
+  };
+  const Amounts none{};
+  const bool a_fair = within(a, a.fair, none), b_fair = within(b, b.fair, none);
+  if (a_fair != b_fair) return a_fair;
+  auto deserved = [&](const QNode& q) {
+    Amounts d{};
+    for (int r = 0; r < kResources; ++r) d[r] = q.res[r].quota < 0 ? kInf : q.res[r].quota;
+    return d;
+  };
+  const bool a_quota = within(a, deserved(a), ca.req), b_quota = within(b, deserved(b), cb.req);
+  if (a_quota != b_quota) return a_quota;
+  if (a.priority != b.priority) return a.priority > b.priority;
+  auto zero_share = [&](const QNode& q, const Amounts& req) {
+    for (int r = 0; r < kResources; ++r)
+      if (active(r) && req[r] > 0 && q.allocatable[r] == 0) return true;
+    return false;
+  };
+  const bool a_zero = zero_share(a, ca.req), b_zero = zero_share(b, cb.req);
+  if (a_zero != b_zero) return b_zero;
+  Amounts aw = a.alloc, bw = b.alloc;
+  add(aw, ca.req);
+  add(bw, cb.req);
+  const double sa = share(aw), sb = share(bw);
+  if (sa != sb) return sa < sb;
+  const double sa0 = share(a.alloc), sb0 = share(b.alloc);
+  if (sa0 != sb0) return sa0 < sb0;
+  for (int r = 0; r < kResources; ++r)
+    if (active(r) && a.allocatable[r] != b.allocatable[r]) return a.allocatable[r] < b.allocatable[r];
+  return a.creation < b.creation;
+}
+
+// The leaf whose next job comes first under `node`, or -1.
+int KaiPolicy::pick(int node) { return pick_candidate(node).leaf; }
+
+KaiPolicy::Candidate KaiPolicy::pick_candidate(int node) {
+  Candidate best;
+  for (int c : nodes_[node].children) {
+    Candidate cand;
+    if (nodes_[c].children.empty()) {
+      QNode& leaf = nodes_[c];
+      // Skip groups whose pods are not all there yet.
+      while (leaf.cursor != leaf.pending_units.end()) {
+        const QNode::PendKey& k = *leaf.cursor;
+        if (k.single != models::kNoJob) {  // the common case, without building a pod list
+          const JobIndex j = k.single;
+          if (placeable(*view_, j)) {
+            cand = Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
+            break;
+          }
+        }
+        const Unit& u = units_[k.unit];
+        if (Amounts req{}; next_demand(*view_, u, req)) {
+          cand = Candidate{c, c, req};
+          break;
+        }
+        for (JobIndex j : u.members)
+          if (view_->state(j) == JobState::Pending) set_reason(j, Reason::GangIncomplete);
+        ++leaf.cursor;
+      }
+      if (cand.leaf < 0) continue;
+    } else {
+      Candidate sub = pick_candidate(c);
+      if (sub.leaf < 0) continue;
+      cand = Candidate{c, sub.leaf, sub.req};
+    }
+    if (best.leaf < 0 || queue_before(cand, best)) best = cand;
+  }
+  return best;
+}
+
+// Whether every pending pod is at least as large as one of its shape that failed this session.
+bool KaiPolicy::all_would_fail() const {
+  if (other_pending_ > 0) return false;
+  if (!multi_pending_.empty() && multi_pending_.begin()->first < min_failed_multi_gpus_) return false;
+  const auto upto = static_cast<std::size_t>(
+      std::min<std::int64_t>(min_failed_plain_gpus_, static_cast<std::int64_t>(single_pending_.size())));
+  for (std::size_t g = 1; g < upto; ++g)
+    if (single_pending_[g] > 0) return false;
+  return true;
+}
+
+// attempt's fast path: a single plain pod (Unit::simple_gpus, spanning nodes or not) of a queue
+// with room for it, which one of its shape already showed cannot fit.
+bool KaiPolicy::known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const {
+  return simple_gpus > 0 && simple_gpus >= (multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_) &&
+         capacity(queue, priority, simple_demand(simple_gpus), {}) == Reason::None;
+}
+
+Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
+  Unit& u = units_[id];
+  if (known_no_fit(u.queue, u.priority, u.simple_gpus, u.simple_multi)) {
+    set_reason(u.single, Reason::NoFit);
+    return Reason::NoFit;
+  }
+  const auto pods = next_pods(s, u);
+  if (pods.empty()) return Reason::GangIncomplete;
+  Amounts req = pods_demand(pods);
+  // KAI's job-level capacity check counts a gpu-memory pod as 0 GPUs (GetGpusQuota); each node
+  // is then checked with the pod's fraction there (IsTaskAllocationOnNodeOverCapacity,
+  // GetRequiredInitQuota): best_share skips nodes where it exceeds the queue's room.
+  std::int64_t memory_gpu = 0;
+  for (JobIndex j : pods)
+    if (is_share(workload_->jobs[j]) && workload_->jobs[j].gpu_milli == 0) memory_gpu += demand(workload_->jobs[j])[0];
+  req[0] -= memory_gpu;
+  Reason r = capacity(u, req, {});
+  Reason budget_reason = Reason::None;
+  if (memory_gpu > 0 && r == Reason::None) std::tie(share_budget_, budget_reason) = share_room(u, req[0]);
+  std::optional<std::vector<models::Placement>> placements;
+  // A single plain pod no smaller than one that already failed in this session cannot fit.
+  const Job& first = workload_->jobs[pods[0]];
+  const bool single =
+      pods.size() == 1 && !is_share(first) && first.gpu_type == 0 && first.cpus == 0 && first.memory_mib == 0;
+  const bool is_plain = single && !multi_node(first);
+  const bool is_multi = single && !is_plain;
+  if (r == Reason::None) {
+    if ((is_plain && first.gpus >= min_failed_plain_gpus_) || (is_multi && first.gpus >= min_failed_multi_gpus_)) {
+      r = Reason::NoFit;
+    } else {
+      Overlay ov = base(true);
+      share_budget_hit_ = false;
+      placements = place(pods, ov);
+      share_budget_ = kInf;
+      if (!placements && share_budget_hit_) {
+        r = budget_reason;
+      } else if (!placements && topology_applies(pods) && !is_plain) {
+        r = cfg_.topology.required > 0 ? Reason::TopologyNoFit : Reason::NoFit;
+      } else if (!placements) {  // a one-node pod fits a domain iff it fits a node
+        r = Reason::NoFit;
+        if (is_plain) min_failed_plain_gpus_ = first.gpus;
+        if (is_multi) min_failed_multi_gpus_ = first.gpus;
+      }
+    }
+  }
+  if (r != Reason::None) {
+    for (JobIndex j : pods) set_reason(j, r);
+    return r;
+  }
+  for (std::size_t i = 0; i < pods.size(); ++i) start(s, pods[i], (*placements)[i], "allocate");
+  refresh(id, s.now());
+  return Reason::None;
+}
+
+void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::string_view why) {
+  const std::string err = s.start(j, p, why);
+  if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
+  const Job& job = workload_->jobs[j];
+  Unit& u = units_[job_unit_[j]];
+  --u.pending;
+  count_pending(job, -1);
+  ++u.running;
+  held_milli_[j] = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
+  add(u.running_req, held(j));
+  add_path(u.queue, &QNode::pending, demand(job), -1);
+  add_path(u.queue, &QNode::alloc, held(j), 1);
+  if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, held(j), 1);
+  set_reason(j, Reason::None);
+}
+
+}  // namespace headroom::policies::kai::detail

@@ -1,0 +1,89 @@
+// KAI-Scheduler's consolidation action (pkg/scheduler/actions/consolidation/consolidation.go):
+// room for a pending single-pod group made by moving at most max-consolidation-preemptees
+// preemptible single-node pods off one node, each of them placeable elsewhere at once.
+#include <algorithm>
+#include <array>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "policies/kai/policy.hpp"
+
+namespace headroom::policies::kai::detail {
+
+bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
+  Unit& u = units_[id];
+  // A plain pod spanning nodes is never consolidated; the checks before `++attempts` have no
+  // effect, so their order does not matter.
+  if (u.simple_gpus > 0 && u.min_member == 1 && u.simple_multi) return false;
+  // next_pods gives one pod only when one is wanted.
+  if (wanted(u) != 1) return false;
+  JobIndex first = models::kNoJob;
+  if (!each_next_pod(s, u, [&](JobIndex j) { first = j; })) return false;
+  const std::array<JobIndex, 1> pods{first};
+  const Job& job = workload_->jobs[pods[0]];
+  if (job.gpus <= 0 || is_share(job) || multi_node(job) || cfg_.max_consolidation_preemptees <= 0) return false;
+  std::int64_t eligible_free = 0;
+  for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+    if (pool_ok(p, job)) eligible_free += cluster_->pool_free_gpus(p);
+  if (eligible_free < job.gpus) return false;
+  ++attempts;
+  const Tick now = s.now();
+  int tried = 0;
+  for (models::PoolId p = 0; p < cluster_->pool_count() && tried < kConsolidationNodesPerJob; ++p) {
+    if (!pool_ok(p, job)) continue;
+    const std::int32_t g = cluster_->spec().pools[p].gpus_per_node;
+    if (job.gpus > g) continue;
+    for (std::int32_t f = job.gpus - 1; f >= 0 && tried < kConsolidationNodesPerJob; --f) {
+      for (NodeId n : cluster_->nodes_with_free(p, f)) {
+        if (tried++ >= kConsolidationNodesPerJob) break;
+        if (try_consolidate_on(s, id, pods[0], n, now)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now) {
+  const Job& job = workload_->jobs[pod];
+  std::vector<std::tuple<std::int32_t, Tick, JobIndex>> movable;  // gpus, -start, job
+  for (JobIndex j : s.jobs_on_node(n)) {
+    if (terminating_[j] || s.state(j) != JobState::Running) continue;
+    const Unit& v = units_[job_unit_[j]];
+    if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
+    if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
+    movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+  }
+  std::sort(movable.begin(), movable.end());
+  Overlay ov = base();
+  ov.at(*cluster_, n);
+  std::vector<JobIndex> victims;
+  for (const auto& [gpus, neg_start, j] : movable) {
+    (void)gpus, (void)neg_start;
+    const Free target = *ov.find(n);
+    if (target.gpus >= job.gpus && fits_cpu_mem(cluster_->node(n), target, job)) break;
+    if (static_cast<int>(victims.size()) >= cfg_.max_consolidation_preemptees) return false;
+    victims.push_back(j);
+    ov.take(*cluster_, s.placement(j), -1);
+  }
+  Free* t = ov.find(n);
+  if (victims.empty() || t->gpus < job.gpus || !fits_cpu_mem(cluster_->node(n), *t, job)) return false;
+  t->gpus -= job.gpus;
+  t->cpus -= job.cpus;
+  t->memory -= job.memory_mib;
+  // Every victim must find a place elsewhere now.
+  std::vector<JobIndex> order = victims;
+  std::sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) {
+    if (workload_->jobs[a].gpus != workload_->jobs[b].gpus) return workload_->jobs[a].gpus > workload_->jobs[b].gpus;
+    return a < b;
+  });
+  for (JobIndex v : order)
+    if (!place({v}, ov, n)) return false;
+  for (JobIndex v : victims)
+    evict(s, job_unit_[v], pod, id,
+          "consolidation: moved off node " + std::to_string(n) + " to make room (re-placeable elsewhere)");
+  pipeline(s, id, {pod}, {models::Placement{models::Slice{n, job.gpus, job.cpus, job.memory_mib}}});
+  return true;
+}
+
+}  // namespace headroom::policies::kai::detail

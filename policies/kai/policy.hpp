@@ -1,0 +1,611 @@
+#pragma once
+
+// The kai policy's class, private to policies/kai/ (not included elsewhere; the public API is
+// kai.hpp). Its member functions are defined one seam of NVIDIA/KAI-Scheduler per file (the map is
+// in policies/kai/README.md); the small ones that the allocate walk calls for every pending group
+// are defined here so that they stay inline.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <new>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "policies/common/consolidate.hpp"
+#include "policies/kai/kai.hpp"
+#include "policies/kai/topology.hpp"
+
+namespace headroom::policies::kai::detail {
+
+using models::Job;
+using models::JobState;
+using models::NodeId;
+
+inline constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
+inline constexpr NodeId kNoNode = UINT32_MAX;
+inline constexpr std::uint32_t kNoUnit = UINT32_MAX;
+// Consolidation is tried for at most this many pending jobs per session, over at most this many
+// candidate nodes each (bounds the cost of a session on large clusters).
+inline constexpr int kConsolidationJobsPerSession = 8;
+inline constexpr int kConsolidationNodesPerJob = 64;
+// Reclaim and preempt solvers run for at most this many pending groups per session.
+inline constexpr int kVictimSearchesPerSession = 64;
+
+enum class Reason : std::uint8_t {
+  None,
+  OverLimit,
+  NonPreemptibleOverQuota,
+  NoFit,
+  GangIncomplete,
+  Pipelined,
+  TopologyNoFit
+};
+
+inline std::string_view reason_text(Reason r) {
+  switch (r) {
+    case Reason::None: return "";
+    case Reason::OverLimit: return "OverLimit: the queue or an ancestor would exceed its limit";
+    case Reason::NonPreemptibleOverQuota:
+      return "NonPreemptibleOverQuota: a non-preemptible job may only use its queue's quota";
+    case Reason::NoFit: return "Unschedulable: no node (set) can hold the pod group now";
+    case Reason::GangIncomplete: return "gang: fewer pods than minMember have been created";
+    case Reason::Pipelined: return "pipelined: waiting for evicted pods to terminate";
+    case Reason::TopologyNoFit:
+      return "Unschedulable: no domain of cluster.topology at the required level or below can hold the pod group "
+             "(topology)";
+  }
+  return "";
+}
+
+inline void add(Amounts& a, const Amounts& b, std::int64_t sign = 1) {
+  for (int r = 0; r < kResources; ++r) a[r] += sign * b[r];
+}
+
+// Allocates each element on a cache line of its own: a node of a leaf's pending set (its links and
+// the 32-byte key) is one line, which the allocate walk reads in order every session.
+template <class T>
+struct LineAllocator {
+  using value_type = T;
+  LineAllocator() = default;
+  template <class U>
+  LineAllocator(const LineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const LineAllocator<U>&) const {
+    return true;
+  }
+};
+
+struct QNode {
+  std::string name;
+  int parent = -1;
+  std::vector<int> children;
+  int creation = 0;
+  std::int64_t priority = 100;
+  std::array<QueueResource, kResources> res;
+  Tick preempt_min_runtime = 0, reclaim_min_runtime = 0;
+  bool declared = false;
+  int depth = 0;
+  // No limit (any resource) on the path from this node to the root, and no quota: capacity() has
+  // nothing to check (rebuild_leaves keeps them).
+  bool unlimited = true, unquoted = true;
+  Amounts alloc{}, np_alloc{}, pending{};
+  Amounts fair{}, allocatable{};
+  double usage = 0;  // decayed GPU-ms
+  // Leaves only.
+  // Ordered by -priority, tier, created, unit. The rest is copied from the unit (Unit::single,
+  // simple_gpus, simple_multi; lone: simple_gpus > 0 and minMember 1) so that the allocate walk
+  // reads no unit for a lone plain pod; a key whose copy changes is put back (refresh).
+  struct PendKey {
+    std::int32_t neg_priority = 0;
+    int tier = 0;
+    Tick created = 0;
+    std::uint32_t unit = 0;
+    models::JobIndex single = models::kNoJob;
+    std::int32_t simple_gpus = 0;
+    bool simple_multi = false, lone = false;
+    bool operator<(const PendKey& o) const {
+      return std::tie(neg_priority, tier, created, unit) < std::tie(o.neg_priority, o.tier, o.created, o.unit);
+    }
+    bool operator==(const PendKey& o) const = default;
+  };
+  using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
+  using PendingSet = std::set<PendKey, std::less<PendKey>, LineAllocator<PendKey>>;
+  PendingSet pending_units;
+  std::set<RunKey> running_units;
+  PendingSet::iterator cursor;
+};
+
+struct Unit {
+  // What the allocate walk and the failed walk read of most units first, together at the front.
+  int queue = 0;
+  std::int32_t priority = 50;
+  // With one member: it, and when it is a plain GPU pod (GPUs only: no share, GPU type, cpu or
+  // memory) its GPUs and whether it spans nodes, so the allocate walk reads neither the member list
+  // nor the job.
+  models::JobIndex single = models::kNoJob;
+  std::int32_t simple_gpus = 0;
+  bool simple_multi = false;
+  bool in_pending = false;
+  bool pipelined = false;
+  bool in_running = false;
+  int min_member = 1;
+  int members_without_gpus = 0;  // of the members, asking for no GPU
+  int running = 0;               // running and not terminating
+  Tick created = 0;
+  std::vector<models::JobIndex> members;  // submitted members, index order
+  int succeeded = 0;
+  int pending = 0;
+  Amounts running_req{};
+  QNode::PendKey pkey{};
+  QNode::RunKey rkey{};
+  Tick stale_since = -1;
+  int outstanding_victims = 0;
+  Amounts reserved{};
+  bool preemptible() const { return preemptible_priority(priority); }
+  static bool preemptible_priority(std::int32_t p) { return p < 100; }
+};
+
+struct Free {
+  NodeId node = kNoNode;
+  std::int64_t gpus = 0, cpus = 0, memory = 0;
+  // Milli-GPUs that shares use on each device of the node (gpuSharing); empty = as in the cluster.
+  // In reserved_: the milli-GPUs reserved per device.
+  std::vector<std::int32_t> dev;
+};
+
+// Tentative node state inside one solver run (a Statement): nodes whose free resources differ from
+// the cluster's.
+struct Overlay {
+  std::vector<Free> nodes;
+  Free* find(NodeId n) {
+    for (auto& f : nodes)
+      if (f.node == n) return &f;
+    return nullptr;
+  }
+  Free get(const models::ClusterState& c, NodeId n) {
+    if (Free* f = find(n)) return *f;
+    const auto& node = c.node(n);
+    return Free{n, node.free_gpus, node.free_cpus, node.free_memory_mib, {}};
+  }
+  Free& at(const models::ClusterState& c, NodeId n) {
+    if (Free* f = find(n)) return *f;
+    nodes.push_back(get(c, n));
+    return nodes.back();
+  }
+  void take(const models::ClusterState& c, const models::Placement& p, std::int64_t sign) {
+    for (const auto& s : p) {
+      Free& f = at(c, s.node);
+      f.gpus -= sign * s.gpus;
+      f.cpus -= sign * s.cpus;
+      f.memory -= sign * s.memory_mib;
+      if (s.gpu_milli > 0) share(c, f, s.device, static_cast<std::int32_t>(sign) * s.gpu_milli);
+    }
+  }
+  // Milli-GPUs that shares use on device d of f's node.
+  static std::int32_t used_milli(const models::ClusterState& c, const Free& f, std::int32_t d) {
+    return f.dev.empty() ? c.device_milli(f.node, d) : f.dev[static_cast<std::size_t>(d)];
+  }
+  // Adds `delta` milli-GPUs to device d; a device that starts or stops being shared leaves or
+  // rejoins the node's whole free GPUs, as in ClusterState.
+  static void share(const models::ClusterState& c, Free& f, std::int32_t d, std::int32_t delta) {
+    if (f.dev.empty()) {
+      const std::int32_t gpus = c.node(f.node).gpus;
+      f.dev.resize(static_cast<std::size_t>(gpus));
+      for (std::int32_t k = 0; k < gpus; ++k) f.dev[static_cast<std::size_t>(k)] = c.device_milli(f.node, k);
+    }
+    std::int32_t& used = f.dev[static_cast<std::size_t>(d)];
+    const bool was = used > 0;
+    used += delta;
+    if (was != (used > 0)) f.gpus += was ? 1 : -1;
+  }
+};
+
+class KaiPolicy final : public Policy {
+ public:
+  explicit KaiPolicy(Config cfg) : cfg_(std::move(cfg)) {}
+
+  std::string_view name() const override { return "kai"; }
+
+  Reason reason(JobIndex j) const { return j < reasons_.size() ? reasons_[j] : Reason::None; }
+
+  // A pod that asks for a fraction (gpu-fraction) or the memory (gpu-memory) of one GPU and, with
+  // gpuSharing, gets a share of one device.
+  bool is_share(const Job& j) const {
+    return cfg_.gpu_sharing && (j.gpu_milli > 0 || j.gpu_memory_mib > 0) && j.gpus <= 1;
+  }
+  static bool is_memory_pod(const Job& j) { return j.gpu_memory_mib > 0 && j.gpu_milli == 0 && j.gpus <= 1; }
+
+  // The memory of one GPU of pool p in MiB, as KAI reads it from the node label
+  // nvidia.com/gpu.memory (node_info.go getNodeGpuMemory): the GPU type's memory_gib x 1024, floored
+  // to a multiple of 100; without a memory figure (no label) KAI's DefaultGpuMemory, 100 MiB.
+  std::int64_t device_memory_mib(models::PoolId p) const { return pool_gpu_memory_[p]; }
+
+  // The milli-GPUs a share of `j` takes on a device of pool p, or 0 when it cannot be a share there:
+  // gpu_milli, or for a gpu-memory pod KAI's fraction on the node (getGpuMemoryFractionalOnNode:
+  // memory / device memory rounded up to hundredths, in float64 as KAI computes it). A fraction of
+  // 1.00 or more is not a share (KAI would give such a pod a whole device of its own).
+  std::int32_t share_milli(const Job& j, models::PoolId p) const {
+    if (j.gpu_milli > 0) return j.gpu_milli;
+    const double hundredths =
+        std::ceil(static_cast<double>(j.gpu_memory_mib) / static_cast<double>(device_memory_mib(p)) * 100.0);
+    return hundredths >= 100.0 ? 0 : static_cast<std::int32_t>(hundredths) * 10;
+  }
+
+  // A gpu-memory pod's GPUs before it has a node (the fair-share request, the capacity checks, queue
+  // order, reclaim and preempt): its fraction on the pool with the least GPU memory it may use
+  // (KAI's ClusterInfo.MinNodeGPUMemory conversion, rounded as on a node); 1000 if it fits none.
+  std::int64_t pending_memory_milli(const Job& j) const {
+    std::int64_t out = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+      if (!pool_ok(p, j) || cluster_->spec().pools[p].units_per_gpu != 1) continue;
+      const std::int32_t m = share_milli(j, p);
+      if (m > 0) out = std::max<std::int64_t>(out, m);
+    }
+    return out > 0 ? out : 1000;
+  }
+
+  // framework/session.cpp
+  std::optional<std::string> memory_pod_rejection(const Job& j) const;
+
+  // demand() of a unit's single plain GPU pod (Unit::simple_gpus).
+  Amounts simple_demand(const Unit& u) const { return simple_demand(u.simple_gpus); }
+  Amounts simple_demand(std::int32_t gpus) const { return {cfg_.gpu_sharing ? std::int64_t{gpus} * 1000 : gpus, 0, 0}; }
+
+  // Requests in the queue accounting's units: GPUs (milli-GPUs with gpuSharing, a share counting its
+  // fraction), cpu millicores, memory MiB.
+  Amounts demand(const Job& j) const {
+    const std::int64_t gpu =
+        !cfg_.gpu_sharing
+            ? j.gpus
+            : (is_share(j) ? (j.gpu_milli > 0 ? j.gpu_milli : pending_memory_milli(j)) : std::int64_t{j.gpus} * 1000);
+    return {gpu, std::int64_t{j.cpus} * 1000, j.memory_mib};
+  }
+
+  // What a running (or evicted) pod is charged: a gpu-memory share its fraction on its node
+  // (node_info.go setAcceptedResources / GetRequiredInitQuota), other pods their demand.
+  Amounts held(JobIndex j) const {
+    Amounts a = demand(workload_->jobs[j]);
+    if (held_milli_[j] > 0) a[0] = held_milli_[j];
+    return a;
+  }
+
+  // framework/session.cpp: the notifications and the session.
+  void on_submit(const ClusterView& view, JobIndex j) override;
+
+  void on_requeue(const ClusterView& view, JobIndex j) override;
+
+  void on_release(const ClusterView& view, JobIndex j) override;
+
+  void on_withdraw(const ClusterView& view, JobIndex j) override;
+
+  void on_end(const ClusterView& view, JobIndex j) override;
+
+  void schedule(Session& s) override;
+
+ private:
+  // A group that failed in allocate, for the walk of consolidation, reclaim and preempt. `lone`: a
+  // lone plain GPU pod (Unit::simple_gpus, minMember 1) that failed with NoFit; its GPUs, whether
+  // it spans nodes, priority and queue are copied so that may_act reads no unit.
+  struct FailedUnit {
+    std::uint32_t unit;
+    Reason reason;
+    bool lone, multi;
+    std::int32_t gpus, priority;
+    int queue;
+    std::int64_t demand;  // the pod's GPUs in the queue accounting's units (simple_demand)
+  };
+
+  // For a lone entry while nothing has acted: false when consolidate, reclaim and preempt would
+  // each return false at their first checks, which read only what the entry holds, the counts
+  // (consolidation_open: consolidate may still count an attempt; search_open: reclaim and preempt
+  // may still search) and what the walk keeps per leaf (walk_room_, walk_lowest_running_).
+  bool may_act(const FailedUnit& f, bool consolidation_open, bool search_open, std::int64_t all_pools_free) const {
+    const auto q = static_cast<std::size_t>(f.queue);
+    // consolidate: a pod spanning nodes is never moved; otherwise it counts an attempt (and may
+    // act) only when the pools it may use have its GPUs free in all.
+    const bool consolidation = consolidation_open & !f.multi & (all_pools_free >= f.gpus);
+    // reclaim: the queue's GPUs with the pod's stay within its fair share (its eligibility);
+    // preempt: a running group of the queue has a lower priority.
+    const bool victims = search_open & ((f.demand <= walk_room_[q]) | (walk_lowest_running_[q] < f.priority));
+    return consolidation | victims;
+  }
+
+  // ----- set-up (framework/session.cpp) -------------------------------------------------------
+  void ensure(const ClusterView& view);
+
+  void rebuild_leaves();
+
+  int leaf_for(models::QueueId qid);
+
+  std::uint32_t unit_of(const Job& job, JobIndex j);
+
+  // ----- bookkeeping ---------------------------------------------------------------------------
+  void add_path(int q, Amounts QNode::*field, const Amounts& a, std::int64_t sign) {
+    for (int n = q; n >= 0; n = nodes_[n].parent) add(nodes_[n].*field, a, sign);
+  }
+
+  void add_pending(const ClusterView& view, JobIndex j);
+
+  static QNode::PendKey pend_key(const Unit& u, int tier, std::uint32_t id) {
+    return {-u.priority, tier,          u.created,      id,
+            u.single,    u.simple_gpus, u.simple_multi, u.simple_gpus > 0 && u.min_member == 1};
+  }
+
+  void rekey_pending(std::uint32_t id);
+
+  void refresh(std::uint32_t id, Tick now);
+
+  void advance_usage(Tick now);
+
+  // ----- fair share (plugins/proportion.cpp) ---------------------------------------------------
+  void compute_fair_shares(const ClusterView& view);
+
+  void divide_children(int parent, const std::vector<double>& usage, double capacity);
+
+  bool active(int r) const { return total_[r] > 0; }
+
+  // ----- job order -----------------------------------------------------------------------------
+  // The pods the group's next attempt places: up to minMember, then one at a time.
+  static int wanted(const Unit& u) { return u.running < u.min_member ? u.min_member - u.running : 1; }
+  bool placeable(const ClusterView& view, JobIndex j) const {
+    return view.state(j) == JobState::Pending && !terminating_[j] && !view.retrying(j);
+  }
+  // Calls `take` with each of the next attempt's pods in member order; false when fewer than
+  // wanted are there (`take` has then seen only those).
+  template <typename Take>
+  bool each_next_pod(const ClusterView& view, const Unit& u, Take take) const {
+    const int want = wanted(u);
+    int have = 0;
+    for (JobIndex j : u.members) {
+      if (have == want) break;
+      if (placeable(view, j)) {
+        take(j);
+        ++have;
+      }
+    }
+    return have == want;
+  }
+
+  std::vector<JobIndex> next_pods(const ClusterView& view, const Unit& u) const {
+    std::vector<JobIndex> pods;
+    if (!each_next_pod(view, u, [&](JobIndex j) { pods.push_back(j); })) pods.clear();
+    return pods;
+  }
+
+  // pods_demand(next_pods(view, u)) without building the list; false when next_pods is empty.
+  bool next_demand(const ClusterView& view, const Unit& u, Amounts& req) const {
+    return each_next_pod(view, u, [&](JobIndex j) { add(req, demand(workload_->jobs[j])); });
+  }
+
+  // next_demand, read from the unit for a lone plain pod with minMember 1 (it is wanted when it is
+  // placeable: nothing of the unit runs then).
+  bool simple_next_demand(const ClusterView& view, const Unit& u, Amounts& req) const {
+    if (u.simple_gpus == 0 || u.min_member != 1) return next_demand(view, u, req);
+    if (!placeable(view, u.single)) return false;
+    add(req, simple_demand(u));
+    return true;
+  }
+
+  Amounts pods_demand(const std::vector<JobIndex>& pods) const {
+    Amounts a{};
+    for (JobIndex j : pods) add(a, demand(workload_->jobs[j]));
+    return a;
+  }
+
+  // actions/allocate.cpp. The members declared inline below are defined there and used only there:
+  // declared inline so that the allocate walk inlines them as when they were written in the class.
+  inline double share(const Amounts& a) const;
+
+  struct Candidate {
+    int node = -1;  // the child queue
+    int leaf = -1;
+    Amounts req{};
+  };
+
+  inline bool queue_before(const Candidate& ca, const Candidate& cb) const;
+
+  inline int pick(int node);
+
+  inline Candidate pick_candidate(int node);
+
+  // ----- placement -----------------------------------------------------------------------------
+  bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
+
+  static bool fits_cpu_mem(const models::Node& node, const Free& f, const Job& job) {
+    if (node.cpus > 0 && job.cpus > f.cpus) return false;
+    if (node.memory_mib > 0 && job.memory_mib > f.memory) return false;
+    return true;
+  }
+
+  // Whether the pod needs more than one node.
+  bool multi_node(const Job& job) const {
+    if (job.gpu_type == 0) return job.gpus > largest_gpus_per_node_;  // every pool is eligible
+    std::int32_t largest = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (pool_ok(p, job)) largest = std::max(largest, cluster_->spec().pools[p].gpus_per_node);
+    return job.gpus > largest;
+  }
+
+  // plugins/nodeplacement.cpp
+  NodeId best_node(const Job& job, Overlay& ov, NodeId exclude) const;
+
+  std::tuple<NodeId, std::int32_t, std::int32_t> best_share(const Job& job, Overlay& ov, NodeId exclude) const;
+
+  std::optional<models::Placement> multi_node_placement(const Job& job, Overlay& ov) const;
+
+  std::optional<std::vector<models::Placement>> place(const std::vector<JobIndex>& pods, Overlay& ov,
+                                                      NodeId exclude = kNoNode) const;
+
+  bool outside_domain(NodeId n) const { return domain_ != nullptr && !(*domain_)[n]; }
+
+  bool topology_applies(const std::vector<JobIndex>& pods) const {
+    return !pods.empty() && cluster_->spec().topology && cfg_.topology.applies_to(workload_->jobs[pods[0]].kind);
+  }
+
+  std::vector<models::SwitchId> topology_domains_of(const std::vector<JobIndex>& pods, Overlay& ov) const;
+
+  std::optional<std::vector<models::Placement>> place_pods(const std::vector<JobIndex>& pods, Overlay& ov,
+                                                           NodeId exclude) const;
+
+  // framework/session.cpp: the statement, and the pending counts.
+  void reserve(const models::Placement& p, std::int64_t sign);
+
+  Overlay base(bool now = false) const;
+
+  void count_pending(const Job& job, std::int64_t sign);
+
+  // actions/allocate.cpp
+  inline bool all_would_fail() const;
+
+  // ----- capacity checks -----------------------------------------------------------------------
+  // KAI's plugins/proportion/capacity_policy (max_allowed_check.go: OverLimit; quota_check.go:
+  // NonPreemptibleOverQuota), here because allocate checks every pending group with it.
+  // `released` is subtracted from the leaf's path (victims of the same queue).
+  Reason capacity(const Unit& u, const Amounts& req, const Amounts& released) const {
+    return capacity(u.queue, u.priority, req, released);
+  }
+  Reason capacity(int queue, std::int32_t priority, const Amounts& req, const Amounts& released) const {
+    const bool preemptible = Unit::preemptible_priority(priority);
+    if (nodes_[queue].unlimited && (nodes_[queue].unquoted || preemptible)) return Reason::None;
+    for (int q = queue; q > 0; q = nodes_[q].parent) {
+      const QNode& n = nodes_[q];
+      for (int r = 0; r < kResources; ++r) {
+        if (req[r] <= 0) continue;
+        if (n.res[r].limit >= 0 && n.alloc[r] - released[r] + req[r] > n.res[r].limit) return Reason::OverLimit;
+      }
+    }
+    if (!preemptible) {
+      for (int q = queue; q > 0; q = nodes_[q].parent) {
+        const QNode& n = nodes_[q];
+        for (int r = 0; r < kResources; ++r)
+          if (req[r] > 0 && n.res[r].quota >= 0 && n.np_alloc[r] + req[r] > n.res[r].quota)
+            return Reason::NonPreemptibleOverQuota;
+      }
+    }
+    return Reason::None;
+  }
+
+  // plugins/proportion.cpp
+  std::pair<std::int64_t, Reason> share_room(const Unit& u, std::int64_t other) const;
+
+  void set_reason(JobIndex j, Reason r) {
+    if (reasons_[j] == r) return;
+    reasons_[j] = r;
+    if (session_ != nullptr) session_->pending_reason(j, reason_text(r));
+  }
+
+  // ----- allocate (actions/allocate.cpp) -------------------------------------------------------
+  void allocate(Session& s);
+  inline bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
+  inline Reason attempt(Session& s, std::uint32_t id);
+
+  inline void start(Session& s, JobIndex j, const models::Placement& p, std::string_view why);
+
+  // ----- evictions -----------------------------------------------------------------------------
+  // Running members of a unit that are not terminating.
+  std::vector<JobIndex> active_members(const Unit& u) const {
+    std::vector<JobIndex> out;
+    for (JobIndex j : u.members)
+      if (view_->state(j) == JobState::Running && !terminating_[j]) out.push_back(j);
+    return out;
+  }
+
+  // plugins/minruntime.cpp
+  bool protected_by_min_runtime(const Unit& v, Tick min_runtime, Tick now);
+
+  // framework/session.cpp
+  void evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why);
+
+  void pipeline(Session& s, std::uint32_t id, const std::vector<JobIndex>& pods,
+                const std::vector<models::Placement>& plan);
+
+  Amounts unit_alloc(const Unit& v) const { return v.running_req; }
+
+  // actions/reclaim.cpp (solve is instantiated there only)
+  template <class Next, class Accept>
+  std::optional<std::vector<std::uint32_t>> solve(const std::vector<JobIndex>& pods, Next&& next, Accept&& accept,
+                                                  std::vector<models::Placement>& plan);
+
+  std::vector<int> path(int q) const;
+
+  std::pair<int, int> below_lca(int a, int b) const;
+
+  double saturation(const QNode& q, const Amounts& alloc) const;
+
+  bool reclaim(Session& s, std::uint32_t id, int& searches);
+
+  // actions/preempt.cpp, actions/consolidation.cpp, actions/stale_gang_eviction.cpp
+  bool preempt(Session& s, std::uint32_t id, int& searches);
+
+  bool consolidate(Session& s, std::uint32_t id, int& attempts);
+
+  bool try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now);
+
+  void stale_gang_eviction(Session& s);
+
+  // ----- state ---------------------------------------------------------------------------------
+  Config cfg_;
+  bool initialised_ = false;
+  bool in_allocate_ = false;
+  const models::ClusterState* cluster_ = nullptr;
+  const models::Workload* workload_ = nullptr;
+  const ClusterView* view_ = nullptr;
+  Session* session_ = nullptr;
+  std::vector<QNode> nodes_;
+  std::map<std::string, int> by_name_;
+  std::vector<int> leaves_;
+  std::vector<Unit> units_;
+  std::vector<std::uint32_t> job_unit_, victim_of_, group_unit_;
+  std::vector<std::uint8_t> terminating_;
+  std::vector<std::int32_t> held_milli_;       // a running gpu-memory share's milli-GPUs on its node
+  std::vector<std::int64_t> pool_gpu_memory_;  // MiB of one GPU, by pool (device_memory_mib)
+  // In allocate: the milli-GPUs gpu-memory pods may still take (share_room), and whether a node
+  // was skipped for it. kInf elsewhere (the solvers check capacity with the pending fraction).
+  mutable std::int64_t share_budget_ = kInf;
+  mutable bool share_budget_hit_ = false;
+  std::vector<Reason> reasons_;
+  std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  // Per queue node during the walk of failed groups, until something acts: fair share of GPUs
+  // minus allocated GPUs (kInf without GPUs), and the lowest priority of its running groups.
+  std::vector<std::int64_t> walk_room_;
+  std::vector<std::int32_t> walk_lowest_running_;
+  std::vector<int> group_size_;
+  std::vector<JobIndex> to_reject_;
+  std::set<std::uint32_t> pipelined_;
+  std::map<std::uint32_t, std::vector<models::Placement>> plans_;
+  std::map<NodeId, Free> reserved_;
+  std::set<JobIndex> releasing_;  // victims whose resources pipelined groups wait for
+  std::set<std::pair<Tick, std::uint32_t>> stale_;
+  Amounts total_{};
+  std::int64_t min_failed_plain_gpus_ = kInf, min_failed_multi_gpus_ = kInf;
+  mutable const std::vector<char>* domain_ = nullptr;  // topology: the nodes a placement may use
+  Tick protected_until_ = sim::kNever;
+  // Pending pods by shape, to know when nothing left can fit: single-pod groups without other
+  // constraints by GPU count (one node / several nodes), and every other pod.
+  std::vector<std::int64_t> single_pending_;
+  std::map<std::int32_t, std::int64_t> multi_pending_;
+  std::int64_t other_pending_ = 0;
+  std::int32_t largest_gpus_per_node_ = 0;  // over every pool
+  Tick usage_at_ = 0;
+  double window_ = 0;
+
+ public:
+  // The view and session the current call works on (set by the entry points).
+  void bind(const ClusterView* v, Session* s) {
+    view_ = v;
+    session_ = s;
+  }
+};
+
+}  // namespace headroom::policies::kai::detail

@@ -1,14 +1,24 @@
-// The slurm policy's `policy:` block: slurm.conf / sacctmgr / topology.conf vocabulary.
+// The slurm policy's `policy:` block: slurm.conf / sacctmgr / topology.conf vocabulary. One key
+// table (kRows) holds every key and the function that reads its value: its catalogued rows are
+// param_keys(), which the registry checks keys against (with "did you mean"), and read_params
+// reads every parameter through it, so the accepted keys and the parsed keys cannot drift apart.
+// Checks that need every key read first (PreemptType's PreemptMode, the account tree, one Default
+// partition) run after it (check_across).
+#include "policies/common/params.hpp"
+
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <limits>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
+#include "policies/common/param_table.hpp"
 #include "policies/common/param_text.hpp"
-#include "policies/common/params.hpp"
 #include "policies/slurm/slurm.hpp"
 
 namespace headroom::policies::slurm {
@@ -39,15 +49,17 @@ bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::
   return true;
 }
 
-// `prefix.<name>.<field>` -> name and field.
-bool split_named(std::string_view key, std::string_view prefix, std::string& name, std::string& field) {
-  if (!key.starts_with(prefix)) return false;
-  key.remove_prefix(prefix.size());
-  const auto dot = key.rfind('.');
-  if (dot == std::string_view::npos || dot == 0) return false;
-  name = std::string(key.substr(0, dot));
-  field = std::string(key.substr(dot + 1));
-  return true;
+// The <name> of a `group.<name>.Field` key: the text between its first dot and its last (dots
+// included: "partitions.a.b.Nodes" names partition "a.b").
+std::string name_of(std::string_view key) {
+  const auto first = key.find('.'), last = key.rfind('.');
+  return std::string(key.substr(first + 1, last - first - 1));
+}
+
+// Whether a `group.<rest>` key has a non-empty name and a field after it ("group.<name>.<field>").
+bool has_name_and_field(std::string_view key) {
+  const auto first = key.find('.');
+  return first != std::string_view::npos && key.rfind('.') > first + 1;
 }
 
 template <typename T>
@@ -59,286 +71,353 @@ T& named(std::vector<T>& v, const std::string& name) {
   return v.back();
 }
 
-std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
-  std::vector<sim::InputError> errors;
-  auto err = [&](const std::string& key, const ParamValue& v, const std::string& msg) {
+// The parse state the key table's rows read into: the Config being filled, the errors found (each
+// at its value's file:line:column, under "policy.<key>") and the typed readers the rows share.
+struct Reader {
+  Config& out;
+  std::vector<sim::InputError>& errors;
+  const ParamValue* preempt_type_at = nullptr;  // PreemptType's value, for check_across
+
+  void error(const std::string& key, const ParamValue& v, const std::string& msg) {
     errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
-  };
-  auto integer = [&](const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
+  }
+
+  bool integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
     const auto n = parse_int(trim(v.text));
     if (!n || *n < lo || *n > hi) {
-      err(key, v,
-          "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
+      error(key, v,
+            "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
       return false;
     }
     dst = *n;
     return true;
-  };
-  auto real = [&](const std::string& key, const ParamValue& v, double lo, double hi, double& dst) {
+  }
+
+  // An integer read into a double (PriorityWeightAssoc, FairShareDampeningFactor).
+  void whole(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, double& dst) {
+    std::int64_t n = 0;
+    if (integer(key, v, lo, hi, n)) dst = static_cast<double>(n);
+  }
+
+  // An integer count of `unit`s (seconds, minutes).
+  void ticks(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, Tick unit, Tick& dst) {
+    std::int64_t n = 0;
+    if (integer(key, v, lo, hi, n)) dst = n * unit;
+  }
+
+  void real(const std::string& key, const ParamValue& v, double lo, double hi, double& dst) {
     const auto d = parse_number(trim(v.text));
     if (!d || *d < lo || *d > hi) {
-      err(key, v,
-          "expected a number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
-      return false;
+      error(key, v,
+            "expected a number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
+      return;
     }
     dst = *d;
-    return true;
-  };
-  // Slurm time; `unlimited_ok` accepts UNLIMITED/INFINITE.
-  auto time = [&](const std::string& key, const ParamValue& v, Tick unit, bool unlimited_ok, bool positive, Tick& dst) {
+  }
+
+  // Slurm time (parse_slurm_time); `unlimited_ok` accepts UNLIMITED/INFINITE, `positive` rejects 0.
+  void slurm_time(const std::string& key, const ParamValue& v, Tick unit, bool unlimited_ok, bool positive, Tick& dst) {
     const auto t = parse_slurm_time(trim(v.text), unit);
     if (!t || (*t == kUnlimited && !unlimited_ok) || (positive && *t == 0) || *t < kUnlimited) {
-      err(key, v,
-          std::string("expected a ") + (positive ? "positive " : "") + "Slurm time (" +
-              (unit == sim::kMinute ? "minutes" : "seconds") + ", or [days-]hours:minutes:seconds" +
-              (unlimited_ok ? ", or UNLIMITED" : "") + "), got " + quoted(v.text));
-      return false;
+      error(key, v,
+            std::string("expected a ") + (positive ? "positive " : "") + "Slurm time (" +
+                (unit == sim::kMinute ? "minutes" : "seconds") + ", or [days-]hours:minutes:seconds" +
+                (unlimited_ok ? ", or UNLIMITED" : "") + "), got " + quoted(v.text));
+      return;
     }
     dst = *t;
-    return true;
-  };
-  const ParamValue* mode_at = nullptr;
-  const ParamValue* type_at = nullptr;
-  for (const auto& [key, v] : params) {
-    const std::string_view text = trim(v.text);
-    std::string name, field;
-    if (key == "PriorityType") {
-      if (text == "priority/multifactor" || text == "priority/basic")
-        out.multifactor = text == "priority/multifactor";
-      else
-        err(key, v, "unknown PriorityType " + quoted(v.text) + "; expected: priority/multifactor, priority/basic");
-    } else if (key == "PriorityWeightAge") {
-      real(key, v, 0, 4294967295.0, out.w_age);
-    } else if (key == "PriorityWeightFairshare") {
-      real(key, v, 0, 4294967295.0, out.w_fairshare);
-    } else if (key == "PriorityWeightJobSize") {
-      real(key, v, 0, 4294967295.0, out.w_jobsize);
-    } else if (key == "PriorityWeightPartition") {
-      real(key, v, 0, 4294967295.0, out.w_partition);
-    } else if (key == "PriorityWeightQOS") {
-      real(key, v, 0, 4294967295.0, out.w_qos);
-    } else if (key == "PriorityWeightTRES" || key == "TRESBillingWeights") {
-      std::string bad;
-      auto& dst = key == "TRESBillingWeights" ? out.billing : out.w_tres;
-      if (!parse_tres(text, dst, bad))
-        err(key, v,
+  }
+
+  void yes_no(const std::string& key, const ParamValue& v, bool& dst) {
+    if (!yes(trim(v.text), dst)) error(key, v, "expected YES or NO, got " + quoted(v.text));
+  }
+
+  void tres(const std::string& key, const ParamValue& v, std::map<std::string, double>& dst) {
+    std::string bad;
+    if (!parse_tres(trim(v.text), dst, bad))
+      error(key, v,
             "expected TRES=weight items such as \"CPU=1,Mem=0.25G,GRES/gpu=8\" (TRES: CPU, Mem, GRES/gpu), got " +
                 quoted(bad));
-    } else if (key == "PriorityMaxAge") {
-      time(key, v, sim::kMinute, false, true, out.max_age);
-    } else if (key == "PriorityDecayHalfLife") {
-      time(key, v, sim::kMinute, false, false, out.half_life);
-    } else if (key == "PriorityCalcPeriod") {
-      time(key, v, sim::kMinute, false, true, out.calc_period);
-    } else if (key == "PriorityFavorSmall") {
-      if (!yes(text, out.favor_small)) err(key, v, "expected YES or NO, got " + quoted(v.text));
-    } else if (key == "PriorityFlags") {
-      for (const auto& f : split_list(text)) {
-        if (f == "NO_FAIR_TREE")
-          out.fair_tree = false;
-        else if (f == "FAIR_TREE")
-          out.fair_tree = true;
-        else if (f == "SMALL_RELATIVE_TO_TIME")
-          out.small_relative_to_time = true;
-        else if (f == "NO_NORMAL_PART")
-          out.no_normal_part = true;
-        else if (f == "NO_NORMAL_QOS")
-          out.no_normal_qos = true;
-        else
-          err(key, v,
-              "unknown or unmodelled PriorityFlags item " + quoted(f) +
-                  "; modelled: NO_FAIR_TREE, SMALL_RELATIVE_TO_TIME, NO_NORMAL_PART, NO_NORMAL_QOS");
-      }
-    } else if (key == "PriorityUsageResetPeriod") {
-      if (text == "NONE")
-        out.usage_reset = ResetPeriod::None;
-      else if (text == "DAILY")
-        out.usage_reset = ResetPeriod::Daily;
-      else if (text == "WEEKLY")
-        out.usage_reset = ResetPeriod::Weekly;
-      else if (text == "MONTHLY")
-        out.usage_reset = ResetPeriod::Monthly;
-      else if (text == "QUARTERLY")
-        out.usage_reset = ResetPeriod::Quarterly;
-      else if (text == "YEARLY")
-        out.usage_reset = ResetPeriod::Yearly;
-      else
-        err(key, v,
-            "unknown or unmodelled PriorityUsageResetPeriod " + quoted(v.text) +
-                "; modelled: NONE, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY");
-    } else if (key == "PriorityWeightAssoc") {
-      std::int64_t n = 0;
-      if (integer(key, v, 0, 4294967295LL, n)) out.w_assoc = static_cast<double>(n);
-    } else if (key == "FairShareDampeningFactor") {
-      std::int64_t d = 1;
-      if (integer(key, v, 1, 65535, d)) out.dampening = static_cast<double>(d);
-    } else if (key == "SchedulerType") {
-      if (text == "sched/backfill" || text == "sched/builtin")
-        out.backfill = text == "sched/backfill";
-      else
-        err(key, v, "unknown SchedulerType " + quoted(v.text) + "; expected: sched/backfill, sched/builtin");
-    } else if (key == "SchedulerParameters") {
-      for (const auto& item : split_list(text)) {
-        const auto eq = item.find('=');
-        const std::string k = item.substr(0, eq);
-        const ParamValue sub{eq == std::string::npos ? std::string() : item.substr(eq + 1), v.file, v.line, v.column};
-        const std::string where = key + "." + k;
-        std::int64_t n = 0;
-        if (k == "default_queue_depth") {
-          integer(where, sub, 1, 1'000'000, out.default_queue_depth);
-        } else if (k == "sched_interval") {
-          if (integer(where, sub, 0, 86400, n)) out.sched_interval = n * sim::kSecond;
-        } else if (k == "bf_interval") {
-          if (integer(where, sub, 1, 10800, n)) out.bf_interval = n * sim::kSecond;
-        } else if (k == "bf_resolution") {
-          if (integer(where, sub, 1, 3600, n)) out.bf_resolution = n * sim::kSecond;
-        } else if (k == "bf_window") {
-          if (integer(where, sub, 1, 43200, n)) out.bf_window = n * sim::kMinute;
-        } else if (k == "bf_max_job_test") {
-          integer(where, sub, 1, 1'000'000, out.bf_max_job_test);
-        } else if (k == "bf_max_job_start") {
-          integer(where, sub, 0, 10000, out.bf_max_job_start);
-        } else {
-          std::string modelled;
-          for (const std::string_view m : kSchedulerParameters)
-            modelled += (modelled.empty() ? "" : ", ") + std::string(m);
-          err(key, v, "unknown or unmodelled SchedulerParameters item " + quoted(item) + "; modelled: " + modelled);
-        }
-      }
-    } else if (key == "PreemptType") {
-      type_at = &v;
-      if (text == "preempt/none")
-        out.preempt_type = PreemptType::None;
-      else if (text == "preempt/partition_prio")
-        out.preempt_type = PreemptType::PartitionPrio;
-      else if (text == "preempt/qos")
-        out.preempt_type = PreemptType::Qos;
-      else
-        err(key, v,
-            "unknown PreemptType " + quoted(v.text) + "; expected: preempt/none, preempt/partition_prio, preempt/qos");
-    } else if (key == "PreemptMode") {
-      mode_at = &v;
-      for (const auto& f : split_list(text)) {
-        if (f == "OFF")
-          out.preempt_mode = PreemptModeS::Off;
-        else if (f == "CANCEL")
-          out.preempt_mode = PreemptModeS::Cancel;
-        else if (f == "REQUEUE")
-          out.preempt_mode = PreemptModeS::Requeue;
-        else if (f == "SUSPEND")
-          out.preempt_mode = PreemptModeS::Suspend;
-        else if (f == "GANG")
-          continue;
-        else if (f == "WITHIN")
-          out.preempt_within = true;
-        else if (f == "PRIORITY")
-          out.preempt_priority = true;
-        else
-          err(key, v,
-              "unknown PreemptMode item " + quoted(f) +
-                  "; expected: OFF, CANCEL, REQUEUE, SUSPEND, GANG, WITHIN, PRIORITY");
-      }
-    } else if (key == "PreemptParameters") {
-      for (const auto& f : split_list(text)) {
-        if (f == "youngest_first")
-          out.youngest_first = true;
-        else
-          err(key, v, "unknown or unmodelled PreemptParameters item " + quoted(f) + "; modelled: youngest_first");
-      }
-    } else if (key == "PreemptExemptTime") {
-      time(key, v, sim::kMinute, false, false, out.preempt_exempt);
-    } else if (key == "SchedulerTimeSlice") {
-      std::int64_t n = 0;
-      if (integer(key, v, 5, 65533, n)) out.time_slice = n * sim::kSecond;
-    } else if (key == "cred_expire") {
-      std::int64_t n = 0;
-      if (integer(key, v, 0, 86400, n)) out.cred_expire = n * sim::kSecond;
-    } else if (split_named(key, "partitions.", name, field)) {
-      auto& p = named(out.partitions, name);
-      if (field == "Nodes") {
-        p.pools = split_list(text);
-        if (p.pools.empty()) err(key, v, "expected pool names, got " + quoted(v.text));
-      } else if (field == "PriorityTier") {
-        integer(key, v, 0, 65533, p.tier);
-      } else if (field == "PriorityJobFactor") {
-        integer(key, v, 0, 65533, p.job_factor);
-      } else if (field == "MaxTime") {
-        time(key, v, sim::kMinute, true, true, p.max_time);
-      } else if (field == "DefaultTime") {
-        time(key, v, sim::kMinute, true, true, p.default_time);
-      } else if (field == "Default") {
-        if (!yes(text, p.is_default)) err(key, v, "expected YES or NO, got " + quoted(v.text));
-      } else if (field == "OverSubscribe") {
-        if (text == "EXCLUSIVE" || text == "NO")
-          p.exclusive = text == "EXCLUSIVE";
-        else
-          err(key, v, "unknown or unmodelled OverSubscribe " + quoted(v.text) + "; modelled: NO, EXCLUSIVE");
-      } else if (field == "GraceTime") {
-        std::int64_t n = 0;
-        if (integer(key, v, 0, 86400 * 7, n)) p.grace = n * sim::kSecond;
-      } else if (field == "State") {
-        if (text == "UP")
-          p.state = PartitionState::Up;
-        else if (text == "DOWN")
-          p.state = PartitionState::Down;
-        else if (text == "DRAIN")
-          p.state = PartitionState::Drain;
-        else if (text == "INACTIVE")
-          p.state = PartitionState::Inactive;
-        else
-          err(key, v, "expected UP, DOWN, DRAIN or INACTIVE, got " + quoted(v.text));
-      }
-    } else if (key == "MaxJobsPerUser" || key == "MaxGPUsPerUser") {
-      integer(key, v, 0, 1'000'000'000,
-              key == "MaxJobsPerUser" ? out.limits.qos_default.jobs : out.limits.qos_default.gpus);
-    } else if (split_named(key, "qos.", name, field) && (field == "MaxJobsPerUser" || field == "MaxGPUsPerUser")) {
-      auto& l = out.limits.qos[name];
-      integer(key, v, 0, 1'000'000'000, field == "MaxJobsPerUser" ? l.jobs : l.gpus);
-    } else if (split_named(key, "users.", name, field) && (field == "MaxJobs" || field == "MaxGPUs")) {
-      auto& l = out.limits.users[name];
-      integer(key, v, 0, 1'000'000'000, field == "MaxJobs" ? l.jobs : l.gpus);
-    } else if (split_named(key, "qos.", name, field)) {
-      auto& q = named(out.qos, name);
-      if (field == "Priority") {
-        integer(key, v, 0, 4294967295LL, q.priority);
-      } else if (field == "Preempt") {
-        q.preempt = split_list(text);
-      } else if (field == "UsageFactor") {
-        real(key, v, 0, 1e6, q.usage_factor);
-      } else if (field == "GraceTime") {
-        std::int64_t n = 0;
-        if (integer(key, v, 0, 86400 * 7, n)) q.grace = n * sim::kSecond;
-      } else if (field == "PreemptExemptTime") {
-        time(key, v, sim::kMinute, false, false, q.preempt_exempt);
-      }
-    } else if (key.rfind("usage.", 0) == 0 && key.size() > 6) {
-      real(key, v, 0, 1e18, out.raw_usage[key.substr(6)]);
-    } else if (split_named(key, "accounts.", name, field)) {
-      auto& a = named(out.accounts, name);
-      if (name == "root") err(key, v, "root is the tree's top; it is not configured");
-      if (field == "shares") {
-        integer(key, v, 0, 1'000'000'000, a.shares);
-      } else if (field == "parent") {
-        a.parent = std::string(text);
-      } else if (field == "users") {
-        a.users = split_list(text);
-      }
-    } else if (split_named(key, "nodes.", name, field)) {
-      std::int64_t w = 1;
-      if (integer(key, v, 0, 65533, w)) out.node_weight[name] = w;
-    } else if (split_named(key, "topology.", name, field)) {
-      auto& s = named(out.switches, name);
-      if (field == "Switches")
-        s.switches = split_list(text);
-      else if (field == "Nodes")
-        s.nodes = std::string(text);
-    }
   }
-  if (out.preempt_type != PreemptType::None && out.preempt_mode == PreemptModeS::Off && type_at != nullptr)
-    err("PreemptType", *type_at,
-        "PreemptType " + quoted(type_at->text) + " needs PreemptMode CANCEL, REQUEUE or SUSPEND");
-  (void)mode_at;
-  // The account tree must reach root without cycles.
+
+  // The value of the option whose text the value is; false (and `dst` kept) when none is.
+  template <typename T>
+  static bool lookup(std::string_view text,
+                     std::initializer_list<std::pair<std::string_view, std::type_identity_t<T>>> options, T& dst) {
+    for (const auto& [name, value] : options)
+      if (text == name) return dst = value, true;
+    return false;
+  }
+
+  // One of `options`; otherwise the error `<unknown> "<value>"; <listed>: <the options' texts>`.
+  template <typename T>
+  void choice(const std::string& key, const ParamValue& v,
+              std::initializer_list<std::pair<std::string_view, std::type_identity_t<T>>> options, T& dst,
+              std::string_view unknown, std::string_view listed) {
+    if (lookup(trim(v.text), options, dst)) return;
+    std::string names;
+    for (const auto& option : options) names += (names.empty() ? "" : ", ") + std::string(option.first);
+    error(key, v, std::string(unknown) + " " + quoted(v.text) + "; " + std::string(listed) + ": " + names);
+  }
+
+  // The entry a `group.<name>.Field` key configures (created on first mention).
+  PartitionConf& partition(const std::string& key) { return named(out.partitions, name_of(key)); }
+  QosConf& qos(const std::string& key) { return named(out.qos, name_of(key)); }
+  SwitchConf& topology_switch(const std::string& key) { return named(out.switches, name_of(key)); }
+  AccountConf& account(const std::string& key, const ParamValue& v) {
+    const std::string name = name_of(key);
+    auto& a = named(out.accounts, name);
+    if (name == "root") error(key, v, "root is the tree's top; it is not configured");
+    return a;
+  }
+  void node_weight(const std::string& key, const ParamValue& v) {
+    std::int64_t w = 1;
+    if (integer(key, v, 0, 65533, w)) out.node_weight[name_of(key)] = w;
+  }
+};
+
+// A row's reader: (reader, key, value).
+using R = Reader&;
+using K = const std::string&;
+using V = const ParamValue&;
+
+constexpr double kMaxWeight = 4294967295.0;        // PriorityWeight*: uint32
+constexpr std::int64_t kMaxLimit = 1'000'000'000;  // MaxJobs / MaxGPUs limits
+constexpr std::int64_t kMaxGraceSeconds = 86400 * 7;
+
+// SchedulerParameters' items, in kSchedulerParameters' order (the slurm.conf reader keeps those);
+// a row reads the text after '=' under the key "SchedulerParameters.<item>".
+constexpr ParamKey<Reader> kSchedulerItems[] = {
+    {"default_queue_depth", [](R r, K key, V v) { r.integer(key, v, 1, 1'000'000, r.out.default_queue_depth); }},
+    {"sched_interval", [](R r, K key, V v) { r.ticks(key, v, 0, 86400, sim::kSecond, r.out.sched_interval); }},
+    {"bf_interval", [](R r, K key, V v) { r.ticks(key, v, 1, 10800, sim::kSecond, r.out.bf_interval); }},
+    {"bf_resolution", [](R r, K key, V v) { r.ticks(key, v, 1, 3600, sim::kSecond, r.out.bf_resolution); }},
+    {"bf_window", [](R r, K key, V v) { r.ticks(key, v, 1, 43200, sim::kMinute, r.out.bf_window); }},
+    {"bf_max_job_test", [](R r, K key, V v) { r.integer(key, v, 1, 1'000'000, r.out.bf_max_job_test); }},
+    {"bf_max_job_start", [](R r, K key, V v) { r.integer(key, v, 0, 10000, r.out.bf_max_job_start); }},
+};
+
+constexpr bool scheduler_items_are_the_modelled_ones() {
+  if (std::size(kSchedulerItems) != kSchedulerParameters.size()) return false;
+  for (std::size_t i = 0; i < kSchedulerParameters.size(); ++i)
+    if (kSchedulerItems[i].pattern != kSchedulerParameters[i]) return false;
+  return true;
+}
+static_assert(scheduler_items_are_the_modelled_ones(), "kSchedulerItems must list kSchedulerParameters, in order");
+
+void read_scheduler_parameters(Reader& r, const std::string& key, const ParamValue& v) {
+  for (const auto& item : split_list(trim(v.text))) {
+    const auto eq = item.find('=');
+    const std::string k = item.substr(0, eq);
+    const ParamValue sub{eq == std::string::npos ? std::string() : item.substr(eq + 1), v.file, v.line, v.column};
+    const auto* row = std::ranges::find_if(kSchedulerItems, [&](const auto& i) { return i.pattern == k; });
+    if (row != std::end(kSchedulerItems)) {
+      row->read(r, key + "." + k, sub);
+      continue;
+    }
+    std::string modelled;
+    for (const auto& i : kSchedulerItems) modelled += (modelled.empty() ? "" : ", ") + std::string(i.pattern);
+    r.error(key, v, "unknown or unmodelled SchedulerParameters item " + quoted(item) + "; modelled: " + modelled);
+  }
+}
+
+// Every key, in the order the policy catalogue lists them. The last kUncatalogued rows are not
+// keys: they match only what the catalogued rows do not, which the registry reports as unknown,
+// and repeat what the parser before the table did with such keys (the entry named is created; an
+// unknown accounts.root.* field is still "root is the tree's top"; any nodes.<pool>.* field reads
+// a Weight), so that every error list stays as it was.
+constexpr std::size_t kUncatalogued = 5;
+constexpr ParamKey<Reader> kRows[] = {
+    {"PriorityType",
+     [](R r, K key, V v) {
+       r.choice(key, v, {{"priority/multifactor", true}, {"priority/basic", false}}, r.out.multifactor,
+                "unknown PriorityType", "expected");
+     }},
+    {"PriorityWeightAge", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_age); }},
+    {"PriorityWeightFairshare", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_fairshare); }},
+    {"PriorityWeightJobSize", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_jobsize); }},
+    {"PriorityWeightPartition", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_partition); }},
+    {"PriorityWeightQOS", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_qos); }},
+    {"PriorityWeightTRES", [](R r, K key, V v) { r.tres(key, v, r.out.w_tres); }},
+    {"PriorityMaxAge", [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, true, r.out.max_age); }},
+    {"PriorityDecayHalfLife",
+     [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.out.half_life); }},
+    {"PriorityCalcPeriod",
+     [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, true, r.out.calc_period); }},
+    {"PriorityFavorSmall", [](R r, K key, V v) { r.yes_no(key, v, r.out.favor_small); }},
+    {"PriorityFlags",
+     [](R r, K key, V v) {
+       for (const auto& f : split_list(trim(v.text))) {
+         if (f == "NO_FAIR_TREE")
+           r.out.fair_tree = false;
+         else if (f == "FAIR_TREE")
+           r.out.fair_tree = true;
+         else if (f == "SMALL_RELATIVE_TO_TIME")
+           r.out.small_relative_to_time = true;
+         else if (f == "NO_NORMAL_PART")
+           r.out.no_normal_part = true;
+         else if (f == "NO_NORMAL_QOS")
+           r.out.no_normal_qos = true;
+         else
+           r.error(key, v,
+                   "unknown or unmodelled PriorityFlags item " + quoted(f) +
+                       "; modelled: NO_FAIR_TREE, SMALL_RELATIVE_TO_TIME, NO_NORMAL_PART, NO_NORMAL_QOS");
+       }
+     }},
+    {"PriorityUsageResetPeriod",
+     [](R r, K key, V v) {
+       r.choice(key, v,
+                {{"NONE", ResetPeriod::None},
+                 {"DAILY", ResetPeriod::Daily},
+                 {"WEEKLY", ResetPeriod::Weekly},
+                 {"MONTHLY", ResetPeriod::Monthly},
+                 {"QUARTERLY", ResetPeriod::Quarterly},
+                 {"YEARLY", ResetPeriod::Yearly}},
+                r.out.usage_reset, "unknown or unmodelled PriorityUsageResetPeriod", "modelled");
+     }},
+    {"PriorityWeightAssoc", [](R r, K key, V v) { r.whole(key, v, 0, 4294967295LL, r.out.w_assoc); }},
+    {"FairShareDampeningFactor", [](R r, K key, V v) { r.whole(key, v, 1, 65535, r.out.dampening); }},
+    {"TRESBillingWeights", [](R r, K key, V v) { r.tres(key, v, r.out.billing); }},
+    {"SchedulerType",
+     [](R r, K key, V v) {
+       r.choice(key, v, {{"sched/backfill", true}, {"sched/builtin", false}}, r.out.backfill, "unknown SchedulerType",
+                "expected");
+     }},
+    {"SchedulerParameters", read_scheduler_parameters},
+    {"PreemptType",
+     [](R r, K key, V v) {
+       r.preempt_type_at = &v;
+       r.choice(key, v,
+                {{"preempt/none", PreemptType::None},
+                 {"preempt/partition_prio", PreemptType::PartitionPrio},
+                 {"preempt/qos", PreemptType::Qos}},
+                r.out.preempt_type, "unknown PreemptType", "expected");
+     }},
+    {"PreemptMode",
+     [](R r, K key, V v) {
+       for (const auto& f : split_list(trim(v.text))) {
+         if (f == "OFF")
+           r.out.preempt_mode = PreemptModeS::Off;
+         else if (f == "CANCEL")
+           r.out.preempt_mode = PreemptModeS::Cancel;
+         else if (f == "REQUEUE")
+           r.out.preempt_mode = PreemptModeS::Requeue;
+         else if (f == "SUSPEND")
+           r.out.preempt_mode = PreemptModeS::Suspend;
+         else if (f == "GANG")
+           continue;
+         else if (f == "WITHIN")
+           r.out.preempt_within = true;
+         else if (f == "PRIORITY")
+           r.out.preempt_priority = true;
+         else
+           r.error(key, v,
+                   "unknown PreemptMode item " + quoted(f) +
+                       "; expected: OFF, CANCEL, REQUEUE, SUSPEND, GANG, WITHIN, PRIORITY");
+       }
+     }},
+    {"PreemptParameters",
+     [](R r, K key, V v) {
+       for (const auto& f : split_list(trim(v.text))) {
+         if (f == "youngest_first")
+           r.out.youngest_first = true;
+         else
+           r.error(key, v, "unknown or unmodelled PreemptParameters item " + quoted(f) + "; modelled: youngest_first");
+       }
+     }},
+    {"PreemptExemptTime",
+     [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.out.preempt_exempt); }},
+    {"SchedulerTimeSlice", [](R r, K key, V v) { r.ticks(key, v, 5, 65533, sim::kSecond, r.out.time_slice); }},
+    {"cred_expire", [](R r, K key, V v) { r.ticks(key, v, 0, 86400, sim::kSecond, r.out.cred_expire); }},
+    {"partitions.<name>.Nodes",
+     [](R r, K key, V v) {
+       auto& p = r.partition(key);
+       p.pools = split_list(trim(v.text));
+       if (p.pools.empty()) r.error(key, v, "expected pool names, got " + quoted(v.text));
+     }},
+    {"partitions.<name>.PriorityTier", [](R r, K key, V v) { r.integer(key, v, 0, 65533, r.partition(key).tier); }},
+    {"partitions.<name>.PriorityJobFactor",
+     [](R r, K key, V v) { r.integer(key, v, 0, 65533, r.partition(key).job_factor); }},
+    {"partitions.<name>.MaxTime",
+     [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, true, true, r.partition(key).max_time); }},
+    {"partitions.<name>.DefaultTime",
+     [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, true, true, r.partition(key).default_time); }},
+    {"partitions.<name>.Default", [](R r, K key, V v) { r.yes_no(key, v, r.partition(key).is_default); }},
+    {"partitions.<name>.OverSubscribe",
+     [](R r, K key, V v) {
+       r.choice(key, v, {{"NO", false}, {"EXCLUSIVE", true}}, r.partition(key).exclusive,
+                "unknown or unmodelled OverSubscribe", "modelled");
+     }},
+    {"partitions.<name>.GraceTime",
+     [](R r, K key, V v) { r.ticks(key, v, 0, kMaxGraceSeconds, sim::kSecond, r.partition(key).grace); }},
+    {"partitions.<name>.State",
+     [](R r, K key, V v) {
+       if (!Reader::lookup(trim(v.text),
+                           {{"UP", PartitionState::Up},
+                            {"DOWN", PartitionState::Down},
+                            {"DRAIN", PartitionState::Drain},
+                            {"INACTIVE", PartitionState::Inactive}},
+                           r.partition(key).state))
+         r.error(key, v, "expected UP, DOWN, DRAIN or INACTIVE, got " + quoted(v.text));
+     }},
+    {"qos.<name>.Priority", [](R r, K key, V v) { r.integer(key, v, 0, 4294967295LL, r.qos(key).priority); }},
+    {"qos.<name>.Preempt", [](R r, K key, V v) { r.qos(key).preempt = split_list(trim(v.text)); }},
+    {"qos.<name>.UsageFactor", [](R r, K key, V v) { r.real(key, v, 0, 1e6, r.qos(key).usage_factor); }},
+    {"qos.<name>.GraceTime",
+     [](R r, K key, V v) { r.ticks(key, v, 0, kMaxGraceSeconds, sim::kSecond, r.qos(key).grace); }},
+    {"qos.<name>.PreemptExemptTime",
+     [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.qos(key).preempt_exempt); }},
+    {"qos.<name>.MaxJobsPerUser",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.out.limits.qos[name_of(key)].jobs); }},
+    {"qos.<name>.MaxGPUsPerUser",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.out.limits.qos[name_of(key)].gpus); }},
+    {"MaxJobsPerUser", [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.out.limits.qos_default.jobs); }},
+    {"MaxGPUsPerUser", [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.out.limits.qos_default.gpus); }},
+    {"users.<name>.MaxJobs",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.out.limits.users[name_of(key)].jobs); }},
+    {"users.<name>.MaxGPUs",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.out.limits.users[name_of(key)].gpus); }},
+    {"accounts.<name>.shares", [](R r, K key, V v) { r.integer(key, v, 0, kMaxLimit, r.account(key, v).shares); }},
+    {"accounts.<name>.parent", [](R r, K key, V v) { r.account(key, v).parent = std::string(trim(v.text)); }},
+    {"accounts.<name>.users", [](R r, K key, V v) { r.account(key, v).users = split_list(trim(v.text)); }},
+    {"usage.<user>", [](R r, K key, V v) { r.real(key, v, 0, 1e18, r.out.raw_usage[key.substr(key.find('.') + 1)]); }},
+    {"nodes.<pool>.Weight", [](R r, K key, V v) { r.node_weight(key, v); }},
+    {"topology.<SwitchName>.Switches",
+     [](R r, K key, V v) { r.topology_switch(key).switches = split_list(trim(v.text)); }},
+    {"topology.<SwitchName>.Nodes", [](R r, K key, V v) { r.topology_switch(key).nodes = std::string(trim(v.text)); }},
+    // Not keys (kUncatalogued): an unknown field of an entry.
+    {"partitions.<name>",
+     [](R r, K key, V) {
+       if (has_name_and_field(key)) r.partition(key);
+     }},
+    {"qos.<name>",
+     [](R r, K key, V) {
+       if (has_name_and_field(key)) r.qos(key);
+     }},
+    {"accounts.<name>",
+     [](R r, K key, V v) {
+       if (has_name_and_field(key)) r.account(key, v);
+     }},
+    {"nodes.<name>",
+     [](R r, K key, V v) {
+       if (has_name_and_field(key)) r.node_weight(key, v);
+     }},
+    {"topology.<name>",
+     [](R r, K key, V) {
+       if (has_name_and_field(key)) r.topology_switch(key);
+     }},
+};
+
+// The key rows: kRows less the uncatalogued ones.
+constexpr std::span<const ParamKey<Reader>> kKeys = std::span(kRows).first(std::size(kRows) - kUncatalogued);
+
+// The checks that need every key read: a PreemptType other than none needs a PreemptMode that
+// preempts; the account tree reaches root without cycles; at most one partition is the Default.
+void check_across(const PolicyParams& params, Reader& r) {
+  const Config& out = r.out;
+  if (out.preempt_type != PreemptType::None && out.preempt_mode == PreemptModeS::Off && r.preempt_type_at != nullptr)
+    r.error("PreemptType", *r.preempt_type_at,
+            "PreemptType " + quoted(r.preempt_type_at->text) + " needs PreemptMode CANCEL, REQUEUE or SUSPEND");
   for (const auto& a : out.accounts) {
     std::set<std::string> seen{a.name};
     std::string at = a.parent;
@@ -349,11 +428,11 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
       const auto pv = params.find(pk);
       const ParamValue where = pv != params.end() ? pv->second : ParamValue{};
       if (it == out.accounts.end()) {
-        err(pk, where, "unknown parent account " + quoted(at) + " (accounts must reach root)");
+        r.error(pk, where, "unknown parent account " + quoted(at) + " (accounts must reach root)");
         break;
       }
       if (!seen.insert(at).second) {
-        err(pk, where, "the account tree has a cycle through " + quoted(at));
+        r.error(pk, where, "the account tree has a cycle through " + quoted(at));
         break;
       }
       at = it->parent;
@@ -363,8 +442,15 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
   for (const auto& p : out.partitions) defaults += p.is_default ? 1 : 0;
   if (defaults > 1) {
     const auto& [k, v] = *params.begin();
-    err(k, v, "more than one partition has Default: YES");
+    r.error(k, v, "more than one partition has Default: YES");
   }
+}
+
+std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
+  std::vector<sim::InputError> errors;
+  Reader reader{out, errors};
+  read_params<Reader>(reader, params, kRows);
+  check_across(params, reader);
   return errors;
 }
 
@@ -409,58 +495,8 @@ std::optional<Tick> parse_slurm_time(std::string_view text, Tick bare_unit) {
 }
 
 const std::vector<std::string>& param_keys() {
-  static const std::vector<std::string> kKeys = {"PriorityType",
-                                                 "PriorityWeightAge",
-                                                 "PriorityWeightFairshare",
-                                                 "PriorityWeightJobSize",
-                                                 "PriorityWeightPartition",
-                                                 "PriorityWeightQOS",
-                                                 "PriorityWeightTRES",
-                                                 "PriorityMaxAge",
-                                                 "PriorityDecayHalfLife",
-                                                 "PriorityCalcPeriod",
-                                                 "PriorityFavorSmall",
-                                                 "PriorityFlags",
-                                                 "PriorityUsageResetPeriod",
-                                                 "PriorityWeightAssoc",
-                                                 "FairShareDampeningFactor",
-                                                 "TRESBillingWeights",
-                                                 "SchedulerType",
-                                                 "SchedulerParameters",
-                                                 "PreemptType",
-                                                 "PreemptMode",
-                                                 "PreemptParameters",
-                                                 "PreemptExemptTime",
-                                                 "SchedulerTimeSlice",
-                                                 "cred_expire",
-                                                 "partitions.<name>.Nodes",
-                                                 "partitions.<name>.PriorityTier",
-                                                 "partitions.<name>.PriorityJobFactor",
-                                                 "partitions.<name>.MaxTime",
-                                                 "partitions.<name>.DefaultTime",
-                                                 "partitions.<name>.Default",
-                                                 "partitions.<name>.OverSubscribe",
-                                                 "partitions.<name>.GraceTime",
-                                                 "partitions.<name>.State",
-                                                 "qos.<name>.Priority",
-                                                 "qos.<name>.Preempt",
-                                                 "qos.<name>.UsageFactor",
-                                                 "qos.<name>.GraceTime",
-                                                 "qos.<name>.PreemptExemptTime",
-                                                 "qos.<name>.MaxJobsPerUser",
-                                                 "qos.<name>.MaxGPUsPerUser",
-                                                 "MaxJobsPerUser",
-                                                 "MaxGPUsPerUser",
-                                                 "users.<name>.MaxJobs",
-                                                 "users.<name>.MaxGPUs",
-                                                 "accounts.<name>.shares",
-                                                 "accounts.<name>.parent",
-                                                 "accounts.<name>.users",
-                                                 "usage.<user>",
-                                                 "nodes.<pool>.Weight",
-                                                 "topology.<SwitchName>.Switches",
-                                                 "topology.<SwitchName>.Nodes"};
-  return kKeys;
+  static const std::vector<std::string> keys = param_patterns<Reader>(kKeys);
+  return keys;
 }
 
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {

@@ -1,4 +1,6 @@
 // Parameters of the volcano policy in volcano-scheduler.conf and Queue CRD vocabulary.
+// Long file: the one key table (kKeys), the readers its rows call and the cross-key checks that run
+// after it are one unit: splitting them would put the table and what it validates in two places.
 #include "policies/common/params.hpp"
 
 #include <algorithm>

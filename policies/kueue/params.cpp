@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "policies/kueue/kueue.hpp"
+#include "policies/common/param_text.hpp"
 #include "policies/common/params.hpp"
 #include "sim/suggest.hpp"
 #include "sim/text.hpp"
@@ -16,16 +17,6 @@
 namespace headroom::policies::kueue {
 
 namespace {
-
-std::string quoted(const std::string& s) { return "\"" + (s.size() > 60 ? s.substr(0, 60) + "..." : s) + "\""; }
-
-std::optional<std::int64_t> parse_int(std::string_view text) {
-  std::int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
-  return v;
-}
 
 constexpr std::array<std::string_view, kResources> kResourceNames = {"gpu", "cpu", "memory"};
 

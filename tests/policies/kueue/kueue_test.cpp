@@ -1089,7 +1089,7 @@ TEST(KueueAdmissionFairSharing, ConfigurationErrors) {
 }
 
 // Pods are scored (k8s::score_node) once per distinct node capacity and usage, the score kept
-// for the pod's other nodes alike (kueue.cpp, node_score): a way of computing, not of deciding.
+// for the pod's other nodes alike (placement.cpp, node_score): a way of computing, not of deciding.
 // These fingerprints are those of the code that scored every node (commit 0d3db00), on 48 nodes
 // with CPUs and memory, jobs asking for both, under both scoring types.
 TEST(KueueScoring, RememberedScoresPickAsScoringEveryNode) {

@@ -1,9 +1,9 @@
 #pragma once
 
-// The kueue policy's index of parked workloads (policies/kueue/kueue.cpp): workloads of a ClusterQueue
-// that were found inadmissible, kept in queue order with a value each (the GPUs they request), so
-// that an admission pass finds the first one at or after a position whose value is within a limit
-// in O(log n) instead of trying every one of them again.
+// The kueue policy's index of parked workloads (policies/kueue/policy.hpp, cluster_queue.cpp): workloads of a
+// ClusterQueue that were found inadmissible, kept in queue order with a value each (the GPUs they request), so that an
+// admission pass finds the first one at or after a position whose value is within a limit in O(log n) instead of trying
+// every one of them again.
 //
 // A treap per ClusterQueue over one shared node pool, ordered by the key (-priority, queue time,
 // workload id) and augmented with the minimum value and the size of each subtree. The heap priorities are a

@@ -14,14 +14,15 @@
 
 #include "policies/kueue/index.hpp"
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 
 using namespace headroom;
+using headroom::testing::expect_one_error;
 using headroom::testing::replace;
 using headroom::testing::scenario_errors;
 using models::JobIndex;
@@ -1017,79 +1018,61 @@ TEST(KueueParams, ScenarioBlockUsesTheCrdVocabulary) {
 }
 
 TEST(KueueParams, BadValuesNameTheirLocation) {
-  auto errors = scenario_errors(replace(kScenario, "StrictFIFO", "Strict"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].line(), 20);
-  EXPECT_EQ(errors[0].where(), "policy.clusterQueues.cq-a.queueingStrategy");
-  EXPECT_EQ(errors[0].message(), "unknown value \"Strict\"; expected: BestEffortFIFO, StrictFIFO");
+  expect_one_error(replace(kScenario, "StrictFIFO", "Strict"), 20, "policy.clusterQueues.cq-a.queueingStrategy",
+                   "unknown value \"Strict\"; expected: BestEffortFIFO, StrictFIFO");
 
-  errors = scenario_errors(replace(kScenario, "gpu: {nominalQuota: 4,", "tpu: {nominalQuota: 4,"));
+  const auto errors = scenario_errors(replace(kScenario, "gpu: {nominalQuota: 4,", "tpu: {nominalQuota: 4,"));
   ASSERT_GE(errors.size(), 1u);
   EXPECT_EQ(errors[0].line(), 23);
   EXPECT_EQ(errors[0].message(), "unknown resource \"tpu\"; expected: gpu, cpu, memory (did you mean \"gpu\"?)");
 
-  errors = scenario_errors(replace(kScenario, "512Gi", "512"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where(), "policy.clusterQueues.cq-a.resources.default.memory.nominalQuota");
-
-  errors = scenario_errors(replace(kScenario, "withinClusterQueue: Lower", "withinClusterQueues: Lower"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].line(), 25);
-  EXPECT_TRUE(
-      errors[0].message().starts_with("unknown parameter \"clusterQueues.cq-a.preemption.withinClusterQueues\""))
-      << errors[0].message();
-
-  errors = scenario_errors(replace(kScenario, "admissionChecks: [prov]", "admissionChecks: [nope]"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message(), "unknown admission check \"nope\"; declare it under admissionChecks");
-
-  errors = scenario_errors(replace(kScenario, "    default: {pools: [a100]}", "    other: {pools: [a100]}"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message(), "unknown flavor \"default\"; declare it under resourceFlavors");
-
-  errors = scenario_errors(replace(kScenario, "timeout: 10m", "timeout: soon"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where(), "policy.waitForPodsReady.timeout");
-
-  errors = scenario_errors(replace(kScenario, "namespaces: [research, ml]", "namespaces: [research, research]"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message(), "namespace \"research\" already has a LocalQueue for ClusterQueue \"cq-a\"");
-
-  errors = scenario_errors(replace(kScenario, "org: {fairSharing: {weight: 2}}", "org: {parentName: org}"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message(), "cohort parents form a cycle through \"org\"");
-
-  errors = scenario_errors(replace(kScenario, "type: MostAllocated", "type: Most"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.type");
+  expect_one_error(replace(kScenario, "512Gi", "512"), 23,
+                   "policy.clusterQueues.cq-a.resources.default.memory.nominalQuota",
+                   "expected a memory quantity such as 512Gi, 2Ti or 4096Mi, got \"512\"", 85);
+  expect_one_error(replace(kScenario, "withinClusterQueue: Lower", "withinClusterQueues: Lower"), 25,
+                   "policy.clusterQueues.cq-a.preemption.withinClusterQueues",
+                   "unknown parameter \"clusterQueues.cq-a.preemption.withinClusterQueues\" for policy kueue; did you "
+                   "mean \"clusterQueues.<cq>.preemption.withinClusterQueue\"?",
+                   30);
+  expect_one_error(replace(kScenario, "admissionChecks: [prov]", "admissionChecks: [nope]"), 21,
+                   "policy.clusterQueues.cq-a.admissionChecks",
+                   "unknown admission check \"nope\"; declare it under admissionChecks", 24);
+  expect_one_error(replace(kScenario, "    default: {pools: [a100]}", "    other: {pools: [a100]}"), 21,
+                   "policy.clusterQueues.cq-a.resources.default",
+                   "unknown flavor \"default\"; declare it under resourceFlavors", 24);
+  expect_one_error(replace(kScenario, "timeout: 10m", "timeout: soon"), 28, "policy.waitForPodsReady.timeout",
+                   "expected a positive duration such as 30s, 500ms or 5m, got \"soon\"", 45);
+  expect_one_error(replace(kScenario, "namespaces: [research, ml]", "namespaces: [research, research]"), 21,
+                   "policy.clusterQueues.cq-a.namespaces",
+                   "namespace \"research\" already has a LocalQueue for ClusterQueue \"cq-a\"", 24);
+  expect_one_error(replace(kScenario, "org: {fairSharing: {weight: 2}}", "org: {parentName: org}"), 13,
+                   "policy.cohorts.org.parentName", "cohort parents form a cycle through \"org\"", 23);
+  expect_one_error(replace(kScenario, "type: MostAllocated", "type: Most"), 29, "policy.scoringStrategy.type",
+                   "unknown scoring strategy \"Most\"; expected: LeastAllocated, MostAllocated, "
+                   "RequestedToCapacityRatio",
+                   27);
 }
 
 TEST(KueueAdmissionFairSharing, ConfigurationErrors) {
-  auto errors =
-      scenario_errors(replace(kScenario, "waitForPodsReady: {enable: true",
-                              "admissionFairSharing: {usageSamplingInterval: 0s}\n  waitForPodsReady: {enable: true"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where(), "policy.admissionFairSharing.usageSamplingInterval");
-  EXPECT_EQ(errors[0].message(), "expected a positive duration such as 30s, 500ms or 5m, got \"0s\"");
-
-  errors =
-      scenario_errors(replace(kScenario, "waitForPodsReady: {enable: true",
-                              "admissionFairSharing: {resourceWeights: {gpus: 1}}\n  waitForPodsReady: {enable: true"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message(), "unknown resource \"gpus\"; expected: gpu, cpu, memory (did you mean \"gpu\"?)");
-
-  errors = scenario_errors(
+  expect_one_error(replace(kScenario, "waitForPodsReady: {enable: true",
+                           "admissionFairSharing: {usageSamplingInterval: 0s}\n  waitForPodsReady: {enable: true"),
+                   28, "policy.admissionFairSharing.usageSamplingInterval",
+                   "expected a positive duration such as 30s, 500ms or 5m, got \"0s\"", 49);
+  expect_one_error(replace(kScenario, "waitForPodsReady: {enable: true",
+                           "admissionFairSharing: {resourceWeights: {gpus: 1}}\n  waitForPodsReady: {enable: true"),
+                   28, "policy.admissionFairSharing.resourceWeights.gpus",
+                   "unknown resource \"gpus\"; expected: gpu, cpu, memory (did you mean \"gpu\"?)", 50);
+  expect_one_error(
       replace(kScenario, "queueingStrategy: StrictFIFO",
-              "queueingStrategy: StrictFIFO\n      admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].where(), "policy.clusterQueues.cq-a.admissionScope.admissionMode");
-  EXPECT_TRUE(
-      errors[0].message().starts_with("UsageBasedAdmissionFairSharing needs Kueue's admissionFairSharing block"))
-      << errors[0].message();
+              "queueingStrategy: StrictFIFO\n      admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}"),
+      21, "policy.clusterQueues.cq-a.admissionScope.admissionMode",
+      "UsageBasedAdmissionFairSharing needs Kueue's admissionFairSharing block (usageHalfLifeTime, "
+      "usageSamplingInterval, resourceWeights); without it Kueue ignores the admission scope",
+      39);
 }
 
 // Pods are scored (k8s::score_node) once per distinct node capacity and usage, the score kept
-// for the pod's other nodes alike (kueue.cpp, node_score): a way of computing, not of deciding.
+// for the pod's other nodes alike (placement.cpp, node_score): a way of computing, not of deciding.
 // These fingerprints are those of the code that scored every node (commit 0d3db00), on 48 nodes
 // with CPUs and memory, jobs asking for both, under both scoring types.
 TEST(KueueScoring, RememberedScoresPickAsScoringEveryNode) {

@@ -1,0 +1,281 @@
+// Placement of the admitted pods by kube-scheduler rules (policies/kubernetes/kubernetes.hpp) and
+// topology-aware scheduling (Kueue TAS over cluster.topology).
+#include "policies/kueue/policy.hpp"
+
+namespace headroom::policies::kueue {
+
+// The domain for workload w on `flavor`: the lowest-level switch (at most the required level)
+// whose up nodes of the flavor have free GPUs for the Workload's pods (those still pending under
+// `session`, or all of them), best fit; kNoSwitch when none.
+models::SwitchId KueuePolicy::tas_domain(int w, int flavor, const Session* session) const {
+  const models::Topology& t = *cluster_->spec().topology;
+  const Job& first = jobs()[wls_[w].pods.front()];
+  tas_free_.assign(cluster_->nodes().size(), 0);
+  for (NodeId id = 0; id < cluster_->nodes().size(); ++id) {
+    const models::Node& n = cluster_->node(id);
+    if (n.up && flavor_pools_[flavor][n.pool] && pool_eligible(*cluster_, n.pool, first, *workload_))
+      tas_free_[id] = n.free_gpus;
+  }
+  std::int64_t need = 0;
+  for (JobIndex p : wls_[w].pods)
+    if (session == nullptr || session->state(p) == JobState::Pending) need += jobs()[p].gpus;
+  return t.lowest_fitting_domain(tas_free_, need, cfg_.tas_required ? cfg_.tas_level : INT32_MAX);
+}
+
+std::string KueuePolicy::tas_reason(int w) const {
+  return "topology: no domain at level " + std::to_string(cfg_.tas_level) +
+         " or below (cluster.topology) has free GPUs for the whole workload in ClusterQueue " +
+         nodes_[wls_[w].cq].name + " (kueue TAS, podset-required-topology)";
+}
+
+// The job's placement as worker pods: one pod when it fits a node, else node-sized pods (or
+// gpus_per_node), each on the best node by kube-scheduler filter and score; only on `allowed`
+// nodes (ascending) when given.
+// Placement by kube-scheduler rules.
+
+// The job's pods (models::pod_gpus over the widest node of the flavor's eligible pools).
+std::vector<std::int32_t> KueuePolicy::pod_sizes(const ClusterView& view, const Job& job, int flavor) const {
+  const auto& cluster = view.cluster();
+  std::int32_t max_gpn = 0;
+  for (models::PoolId p = 0; p < cluster.pool_count(); ++p)
+    if (flavor_pools_[flavor][p] && pool_eligible(cluster, p, job, *workload_))
+      max_gpn = std::max(max_gpn, cluster.spec().pools[p].gpus_per_node);
+  return models::pod_gpus(job, max_gpn);
+}
+
+// With `per_pod`, pods `first`.. are placed one after the other until one fits nowhere; the
+// result has one slice per pod placed (kube-scheduler binds each pod that fits).
+std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, const Job& job, int flavor,
+                                                    const std::vector<NodeId>* allowed, std::size_t first,
+                                                    bool per_pod) {
+  const auto& cluster = view.cluster();
+  const std::vector<std::int32_t> sizes = pod_sizes(view, job, flavor);
+  const auto count = static_cast<std::int32_t>(sizes.size());
+  models::Placement pods_out;
+  std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
+  // Where each node is in `taken` (taken_at_, all -1 again when this returns): a wide job's
+  // pods look their nodes up in O(1) rather than scanning the pods placed before them.
+  if (taken_at_.size() != cluster.nodes().size()) taken_at_.assign(cluster.nodes().size(), -1);
+  struct Forget {
+    std::vector<int>& at;
+    const std::vector<std::pair<NodeId, models::Slice>>& taken;
+    ~Forget() {
+      for (const auto& t : taken) at[t.first] = -1;
+    }
+  } forget{taken_at_, taken};
+  auto taken_on = [&](NodeId id) -> models::Slice* {
+    const int i = taken_at_[id];
+    return i < 0 ? nullptr : &taken[static_cast<std::size_t>(i)].second;
+  };
+  // Eligible pools, and whether every node scores alike (no modelled cpu/memory and GPUs not
+  // scored): then the lowest-index feasible node wins and scoring is skipped.
+  std::vector<models::PoolId> eligible;
+  bool constant_score = cfg_.scheduler.scoring.gpu_weight == 0 || job.gpus == 0;
+  for (models::PoolId p = 0; p < cluster.pool_count(); ++p) {
+    if (!flavor_pools_[flavor][p] || !pool_eligible(cluster, p, job, *workload_)) continue;
+    eligible.push_back(p);
+    const auto& spec = cluster.spec().pools[p];
+    constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
+  }
+  for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
+    const std::uint64_t stamp = ++score_stamp_;  // node_score's remembered scores are for this pod
+    Job pod = job;
+    pod.gpus = sizes[static_cast<std::size_t>(i)];
+    pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
+    pod.memory_mib = job.memory_mib / count + (i < job.memory_mib % count ? 1 : 0);
+    NodeId best = UINT32_MAX;
+    std::int64_t best_score = -1;
+    // Filter (NodeResourcesFit) with this job's pods already placed tentatively; true if it fits.
+    auto feasible = [&](NodeId id, const models::Slice*& t) {
+      const models::Node& n = cluster.node(id);
+      t = taken_on(id);
+      const std::int64_t tg = t ? t->gpus : 0, tc = t ? t->cpus : 0, tm = t ? t->memory_mib : 0;
+      return n.free_gpus - tg >= pod.gpus && (n.cpus <= 0 || n.free_cpus - tc >= pod.cpus) &&
+             (n.memory_mib <= 0 || n.free_memory_mib - tm >= pod.memory_mib);
+    };
+    // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
+    for (models::PoolId p : eligible) {
+      for (std::int32_t f = pod.gpus; f <= cluster.spec().pools[p].gpus_per_node; ++f) {
+        for (NodeId id : cluster.nodes_with_free(p, f)) {
+          if (constant_score && id >= best) break;  // sets are in id order
+          if (allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) continue;
+          const models::Slice* t = nullptr;
+          if (!feasible(id, t)) continue;
+          if (constant_score) {
+            best = id;
+            break;
+          }
+          k8s::NodeUsage u = usage_[id];
+          if (t) {
+            u.gpus += t->gpus;
+            u.cpu_milli += std::int64_t{t->cpus} * 1000;
+            u.memory_mib += t->memory_mib;
+            u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
+            u.nonzero_memory_mib += t->memory_mib;
+          }
+          const std::int64_t total = node_score(cluster.node(id), u, pod, stamp);
+          if (total > best_score || (total == best_score && id < best)) {
+            best_score = total;
+            best = id;
+          }
+        }
+      }
+    }
+    if (best == UINT32_MAX) {
+      if (per_pod) return pods_out;
+      return std::nullopt;
+    }
+    pods_out.push_back(models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib});
+    if (models::Slice* t = taken_on(best)) {
+      t->gpus += pod.gpus;
+      t->cpus += pod.cpus;
+      t->memory_mib += pod.memory_mib;
+    } else {
+      taken_at_[best] = static_cast<int>(taken.size());
+      taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
+    }
+  }
+  if (per_pod) return pods_out;
+  models::Placement out;
+  for (auto& [n, sl] : taken) out.push_back(sl);
+  return out;
+}
+
+// The weighted score of `pod` on a node, which k8s::score_node computes from the node's
+// capacity and usage alone: remembered for the pod (stamp) by those values, since many of
+// thousands of nodes are alike (idle, or running the same shapes).
+std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod,
+                                     std::uint64_t stamp) {
+  const std::array<std::int64_t, 8> key{n.gpus,      n.cpus,       n.memory_mib,        u.gpus,
+                                        u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
+  ScoreMemo& m = score_memo_[(h >> 32) % score_memo_.size()];
+  if (m.stamp == stamp && m.key == key) return m.total;
+  const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
+  m = {stamp, key, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
+  return m.total;
+}
+
+// An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang
+// at placement); the job runs once its last pod binds. True when it started.
+bool KueuePolicy::place_wide(Session& s, const Wl& wl, JobIndex p, std::size_t n, const std::vector<NodeId>* allowed) {
+  const Job& job = jobs()[p];
+  const std::size_t had = s.bound(p).size();
+  const auto got = place(s, job, wl.flavor, allowed, had, true);
+  for (const auto& sl : *got) add_usage(sl, 1);
+  if (had + got->size() == n) {
+    models::Placement merged;  // one slice per node
+    for (const auto& sl : *got) {
+      auto it = std::find_if(merged.begin(), merged.end(), [&](const models::Slice& m) { return m.node == sl.node; });
+      if (it == merged.end()) {
+        merged.push_back(sl);
+      } else {
+        it->gpus += sl.gpus;
+        it->cpus += sl.cpus;
+        it->memory_mib += sl.memory_mib;
+      }
+    }
+    const std::string why =
+        s.start(p, std::move(merged),
+                "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " + cfg_.flavors[wl.flavor].name +
+                    "); last of " + std::to_string(n) + " pods placed by kube-scheduler rules");
+    HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
+    pod_bound_[p].clear();
+    return true;
+  }
+  for (const auto& sl : *got) {
+    const std::string why = s.bind(p, sl, "kueue: admitted; pod placed by kube-scheduler, no gang at placement");
+    HEADROOM_ASSERT(why.empty(), "kueue bound a pod the engine refused: " + why);
+    pod_bound_[p].push_back(sl);
+  }
+  std::int64_t held = 0;
+  for (const auto& sl : pod_bound_[p]) held += sl.gpus;
+  s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name + ", " +
+                          std::to_string(pod_bound_[p].size()) + " of " + std::to_string(n) + " pods bound (holding " +
+                          std::to_string(held) +
+                          " GPUs); no node has room for the next (kube-scheduler, no gang at placement)");
+  return false;
+}
+
+// Pods bound to a pending job are deleted (its workload is evicted): their GPUs go back.
+void KueuePolicy::drop_bound(Session& s, JobIndex p, const std::string& reason) {
+  if (pod_bound_[p].empty()) return;
+  const std::string why = s.unbind(p, reason);
+  HEADROOM_ASSERT(why.empty(), "kueue unbind refused: " + why);
+  for (const auto& sl : pod_bound_[p]) add_usage(sl, -1);
+  pod_bound_[p].clear();
+}
+
+void KueuePolicy::place_pods(Session& s) {
+  if (placing_.empty()) return;
+  // The nodes that are up are counted again only when some node went up or down.
+  if (up_counted_at_ != s.cluster().up_changes() || up_nodes_ < 0) {
+    up_counted_at_ = s.cluster().up_changes();
+    up_nodes_ = 0;
+    for (const auto& n : s.cluster().nodes()) up_nodes_ += n.up ? 1 : 0;
+  }
+  const std::uint64_t epoch = releases_ * 1'000'003u + static_cast<std::uint64_t>(up_nodes_);
+  std::vector<int> complete;
+  for (const auto& k : placing_) {
+    const int w = std::get<2>(k);
+    Wl& wl = wls_[w];
+    if (wl.failed_epoch == epoch) continue;
+    // TAS: the pending pods go to the lowest domain that holds them all (required: at most the
+    // requested level, else they wait; preferred: anywhere when no domain does).
+    std::vector<NodeId> domain;
+    bool in_domain = false;
+    if (tas(w)) {
+      const models::SwitchId d = tas_domain(w, wl.flavor, &s);
+      if (d != models::kNoSwitch) {
+        const auto under = cluster_->spec().topology->nodes_under(d);
+        domain.assign(under.begin(), under.end());
+        in_domain = true;
+      } else if (cfg_.tas_required) {
+        pending_reason(s, w, tas_reason(w));
+        wl.failed_epoch = epoch;
+        continue;
+      }
+    }
+    bool all = true;
+    for (JobIndex p : wl.pods) {
+      if (s.state(p) != JobState::Pending) continue;
+      if (s.retrying(p)) {
+        // Killed by a failure: its controller creates the pod again after the retry back-off.
+        all = false;
+        continue;
+      }
+      const Job& job = jobs()[p];
+      if (const std::size_t n = job.gpus > 1 ? pod_sizes(s, job, wl.flavor).size() : 1; n > 1) {
+        if (place_wide(s, wl, p, n, in_domain ? &domain : nullptr)) {
+          ++wl.running;
+        } else {
+          all = false;
+        }
+        continue;
+      }
+      auto placement = place(s, job, wl.flavor, in_domain ? &domain : nullptr);
+      if (!placement) {
+        all = false;
+        s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name +
+                                ", but no node has enough free nvidia.com/gpu, cpu or memory (kube-scheduler)");
+        continue;
+      }
+      const std::string why = s.start(p, *placement,
+                                      "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " +
+                                          cfg_.flavors[wl.flavor].name + "); placed by kube-scheduler rules");
+      HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
+      ++wl.running;
+      for (const auto& sl : *placement) add_usage(sl, 1);
+    }
+    if (all) {
+      complete.push_back(w);
+      clear_ready(w);  // PodsReady
+    } else {
+      wl.failed_epoch = epoch;
+    }
+  }
+  for (int w : complete) placing_.erase(place_key(w));
+}
+
+}  // namespace headroom::policies::kueue

@@ -5,8 +5,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
 
+#include "policies/common/param_table.hpp"
 #include "policies/common/param_text.hpp"
 #include "policies/kai/kai.hpp"
 
@@ -15,9 +17,6 @@ namespace headroom::policies::kai {
 namespace {
 
 constexpr std::string_view kResourceNames[kResources] = {"gpu", "cpu", "memory"};
-constexpr std::string_view kQueueFields[] = {"parentQueue", "parent", "priority", "preemptMinRuntime",
-                                             "reclaimMinRuntime"};
-constexpr std::string_view kResourceFields[] = {"quota", "overQuotaWeight", "limit"};
 
 // "queues.<name>.<rest>" -> name and rest.
 bool split_queue_key(std::string_view key, std::string& name, std::string& rest) {
@@ -31,32 +30,10 @@ bool split_queue_key(std::string_view key, std::string& name, std::string& rest)
   return true;
 }
 
-std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
-  std::vector<sim::InputError> errors;
-  auto err = [&](const std::string& key, const ParamValue& v, const std::string& msg) {
-    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
-  };
-  auto duration = [&](const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
-    const auto d = sim::parse_duration(v.text);
-    if (!d || *d < 0 || (positive && *d == 0)) {
-      err(key, v,
-          std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
-              quoted(v.text));
-      return;
-    }
-    dst = *d;
-  };
-  auto placement = [&](const std::string& key, const ParamValue& v, PlacementStrategy& dst) {
-    if (v.text == "binpack") {
-      dst = PlacementStrategy::Binpack;
-    } else if (v.text == "spread") {
-      dst = PlacementStrategy::Spread;
-    } else {
-      err(key, v, "unknown placement strategy " + quoted(v.text) + "; expected: binpack, spread");
-    }
-  };
-
-  // Queues, in the order they are written (creation order).
+// The queues, in the order they are written (creation order): the name of every "queues.<name>."
+// key (up to its first dot, whatever follows), placed by its first line and column. Returns each
+// name's position in out.queues.
+std::map<std::string, std::size_t> create_queues(const PolicyParams& params, Config& out) {
   struct Seen {
     int line = 0, column = 0;
     std::size_t index = 0;
@@ -81,154 +58,235 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
     index[name] = out.queues.size();
     out.queues.push_back(std::move(q));
   }
-  std::map<std::string, const ParamValue*> parent_at;
+  return index;
+}
 
-  for (const auto& [key, v] : params) {
-    std::string name, rest;
-    if (split_queue_key(key, name, rest)) {
-      QueueConfig& q = out.queues[index.at(name)];
-      if (rest == "parentQueue" || rest == "parent") {
-        q.parent = v.text;
-        parent_at[name] = &v;
-      } else if (rest == "priority") {
-        if (auto n = parse_int(v.text); n && *n >= -1'000'000'000 && *n <= 1'000'000'000) {
-          q.priority = *n;
-        } else {
-          err(key, v, "expected an integer queue priority, got " + quoted(v.text));
-        }
-      } else if (rest == "preemptMinRuntime") {
-        duration(key, v, false, q.preempt_min_runtime);
-      } else if (rest == "reclaimMinRuntime") {
-        duration(key, v, false, q.reclaim_min_runtime);
-      } else if (rest.starts_with("resources.")) {
-        const std::string_view tail = std::string_view(rest).substr(std::string_view("resources.").size());
-        const auto dot = tail.find('.');
-        int r = -1;
-        for (int i = 0; i < kResources; ++i)
-          if (dot != std::string_view::npos && tail.substr(0, dot) == kResourceNames[i]) r = i;
-        const std::string_view field = dot == std::string_view::npos ? tail : tail.substr(dot + 1);
-        if (r < 0) continue;  // the registry reports the unknown key
-        QueueResource& res = q.resources[static_cast<std::size_t>(r)];
-        if (field == "overQuotaWeight") {
-          if (auto d = parse_number(v.text); d && *d >= 0 && *d <= 1e9) {
-            res.over_quota_weight = *d;
-          } else {
-            err(key, v, "expected a number >= 0, got " + quoted(v.text));
-          }
-        } else if (field == "quota" || field == "limit") {
-          if (auto n = parse_int(v.text); n && *n >= -1 && *n <= std::int64_t{1} << 50) {
-            (field == "quota" ? res.quota : res.limit) = *n;
-          } else {
-            err(key, v, "expected an integer >= -1 (-1 = unlimited), got " + quoted(v.text));
-          }
-        }
-      }
-    } else if (key == "placementStrategy.gpu") {
-      placement(key, v, out.gpu_placement);
-    } else if (key == "placementStrategy.cpu") {
-      placement(key, v, out.cpu_placement);
-    } else if (key == "schedulePeriod") {
-      duration(key, v, true, out.schedule_period);
-    } else if (key == "kValue") {
-      if (auto d = parse_number(v.text); d && *d >= 0 && *d <= 1000) {
-        out.k_value = *d;
-      } else {
-        err(key, v, "expected a number from 0 to 1000, got " + quoted(v.text));
-      }
-    } else if (key == "reclaimerUtilizationMultiplier") {
-      if (auto d = parse_number(v.text); d && *d >= 1 && *d <= 1000) {
-        out.reclaimer_utilization_multiplier = *d;
-      } else {
-        err(key, v, "expected a number from 1 to 1000, got " + quoted(v.text));
-      }
-    } else if (key == "default-staleness-grace-period") {
-      duration(key, v, false, out.staleness_grace);
-    } else if (key == "max-consolidation-preemptees") {
-      if (auto n = parse_int(v.text); n && *n >= 0 && *n <= 1000) {
-        out.max_consolidation_preemptees = static_cast<int>(*n);
-      } else {
-        err(key, v, "expected an integer from 0 to 1000, got " + quoted(v.text));
-      }
-    } else if (key == "terminationGracePeriod") {
-      duration(key, v, false, out.termination_grace);
-    } else if (key == "preemptMinRuntime") {
-      duration(key, v, false, out.preempt_min_runtime);
-    } else if (key == "reclaimMinRuntime") {
-      duration(key, v, false, out.reclaim_min_runtime);
-    } else if (key == "timeBasedFairshare") {
-      if (v.text == "true" || v.text == "false") {
-        out.time_based_fairshare = v.text == "true";
-      } else {
-        err(key, v, "expected true or false, got " + quoted(v.text));
-      }
-    } else if (key == "gpuSharing") {
-      if (v.text == "true" || v.text == "false") {
-        out.gpu_sharing = v.text == "true";
-      } else {
-        err(key, v, "expected true or false, got " + quoted(v.text));
-      }
-    } else if (key == "usageParams.halfLifePeriod") {
-      duration(key, v, false, out.half_life);
-    } else if (key == "topologyConstraint.requiredTopologyLevel" ||
-               key == "topologyConstraint.preferredTopologyLevel") {
-      const auto n = parse_int(v.text);
-      if (!n || *n < 1 || *n > 64) {
-        err(key, v, "expected a switch level of cluster.topology from 1 (leaf) to 64, got " + quoted(v.text));
-        continue;
-      }
-      (key.ends_with("requiredTopologyLevel") ? out.topology.required : out.topology.preferred) =
-          static_cast<std::int32_t>(*n);
-    } else if (key == "topologyConstraint.kinds") {
-      std::vector<std::string> unknown;
-      parse_job_kinds(v.text, out.topology.kinds, unknown);
-      for (const auto& u : unknown)
-        err(key, v, "unknown job kind " + quoted(u) + "; expected: train, inference, interactive, batch");
-    } else if (key.starts_with("priorityClassName.")) {
-      const std::string kind = key.substr(std::string_view("priorityClassName.").size());
-      models::JobKind k{};
-      if (!models::parse_job_kind(kind, k)) {
-        err(key, v, "unknown job kind " + quoted(kind) + "; expected: train, inference, interactive, batch");
-        continue;
-      }
-      std::int32_t prio = -1;
-      if (v.text == "train") prio = 50;
-      if (v.text == "build-preemptible") prio = 75;
-      if (v.text == "build") prio = 100;
-      if (v.text == "inference") prio = 125;
-      if (prio < 0) {
-        err(key, v,
-            "unknown priority class " + quoted(v.text) + "; expected: train, build-preemptible, build, inference");
-        continue;
-      }
-      out.kind_priority[static_cast<std::size_t>(k)] = prio;
+// The parse state the key table's rows fill: the configuration, the errors found (each located
+// at its value) and the typed readers the rows share.
+struct Reader {
+  Config& out;
+  std::vector<sim::InputError>& errors;
+  std::map<std::string, std::size_t> index;            // queue name -> position in out.queues
+  std::map<std::string, const ParamValue*> parent_at;  // queue name -> its parentQueue / parent value
+
+  void err(const std::string& key, const ParamValue& v, const std::string& msg) {
+    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
+  }
+  void duration(const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
+    const auto d = sim::parse_duration(v.text);
+    if (!d || *d < 0 || (positive && *d == 0)) {
+      err(key, v,
+          std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
+              quoted(v.text));
+      return;
+    }
+    dst = *d;
+  }
+  // An integer from lo to hi; `what` names it in the error ("expected <what>, got ...").
+  template <typename Int>
+  void integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::string_view what,
+               Int& dst) {
+    if (auto n = parse_int(v.text); n && *n >= lo && *n <= hi) {
+      dst = static_cast<Int>(*n);
+    } else {
+      err(key, v, "expected " + std::string(what) + ", got " + quoted(v.text));
     }
   }
+  void number(const std::string& key, const ParamValue& v, double lo, double hi, std::string_view what, double& dst) {
+    if (auto d = parse_number(v.text); d && *d >= lo && *d <= hi) {
+      dst = *d;
+    } else {
+      err(key, v, "expected " + std::string(what) + ", got " + quoted(v.text));
+    }
+  }
+  void boolean(const std::string& key, const ParamValue& v, bool& dst) {
+    if (v.text == "true" || v.text == "false") {
+      dst = v.text == "true";
+    } else {
+      err(key, v, "expected true or false, got " + quoted(v.text));
+    }
+  }
+  void placement(const std::string& key, const ParamValue& v, PlacementStrategy& dst) {
+    if (v.text == "binpack") {
+      dst = PlacementStrategy::Binpack;
+    } else if (v.text == "spread") {
+      dst = PlacementStrategy::Spread;
+    } else {
+      err(key, v, "unknown placement strategy " + quoted(v.text) + "; expected: binpack, spread");
+    }
+  }
+  void topology_level(const std::string& key, const ParamValue& v, std::int32_t& dst) {
+    integer(key, v, 1, 64, "a switch level of cluster.topology from 1 (leaf) to 64", dst);
+  }
+  // The queue a "queues.<queue>.<field>" key sets. Null when the key's <queue> text holds a dot:
+  // queues are named up to the first dot (create_queues), so "queues.a.b.priority" names queue
+  // "a" (created, with its defaults) and a field "b.priority" that sets nothing.
+  QueueConfig* queue(const std::string& key, std::string_view field) {
+    std::string name, rest;
+    if (!split_queue_key(key, name, rest) || rest != field) return nullptr;
+    return &out.queues[index.at(name)];
+  }
+  QueueResource* resource(const std::string& key, std::size_t r, std::string_view field) {
+    QueueConfig* q = queue(key, "resources." + std::string(kResourceNames[r]) + "." + std::string(field));
+    return q == nullptr ? nullptr : &q->resources[r];
+  }
+};
+
+void read_parent(Reader& r, const std::string& key, const ParamValue& v, std::string_view field) {
+  if (QueueConfig* q = r.queue(key, field)) {
+    q->parent = v.text;
+    r.parent_at[q->name] = &v;
+  }
+}
+
+template <std::size_t R>
+void read_quota(Reader& r, const std::string& key, const ParamValue& v) {
+  if (QueueResource* res = r.resource(key, R, "quota"))
+    r.integer(key, v, -1, std::int64_t{1} << 50, "an integer >= -1 (-1 = unlimited)", res->quota);
+}
+template <std::size_t R>
+void read_over_quota_weight(Reader& r, const std::string& key, const ParamValue& v) {
+  if (QueueResource* res = r.resource(key, R, "overQuotaWeight"))
+    r.number(key, v, 0, 1e9, "a number >= 0", res->over_quota_weight);
+}
+template <std::size_t R>
+void read_limit(Reader& r, const std::string& key, const ParamValue& v) {
+  if (QueueResource* res = r.resource(key, R, "limit"))
+    r.integer(key, v, -1, std::int64_t{1} << 50, "an integer >= -1 (-1 = unlimited)", res->limit);
+}
+
+void read_priority_class(Reader& r, const std::string& key, const ParamValue& v) {
+  const std::string kind(key_placeholder("priorityClassName.<kind>", key));
+  models::JobKind k{};
+  if (!models::parse_job_kind(kind, k)) {
+    r.err(key, v, "unknown job kind " + quoted(kind) + "; expected: train, inference, interactive, batch");
+    return;
+  }
+  std::int32_t prio = -1;
+  if (v.text == "train") prio = 50;
+  if (v.text == "build-preemptible") prio = 75;
+  if (v.text == "build") prio = 100;
+  if (v.text == "inference") prio = 125;
+  if (prio < 0) {
+    r.err(key, v,
+          "unknown priority class " + quoted(v.text) + "; expected: train, build-preemptible, build, inference");
+    return;
+  }
+  r.out.kind_priority[static_cast<std::size_t>(k)] = prio;
+}
+
+using Key = ParamKey<Reader>;
+
+// The kai policy's keys, in the catalogue's order (param_keys), each with its reader. The last
+// row is no catalogue key: "priorityClassName." names no kind (the registry reports the key
+// unknown), and the parser reports the empty kind as well, as it always has.
+constexpr Key kKeys[] = {
+    {"queues.<queue>.parentQueue",
+     [](Reader& r, const std::string& key, const ParamValue& v) { read_parent(r, key, v, "parentQueue"); }},
+    {"queues.<queue>.parent",
+     [](Reader& r, const std::string& key, const ParamValue& v) { read_parent(r, key, v, "parent"); }},
+    {"queues.<queue>.priority",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       if (QueueConfig* q = r.queue(key, "priority"))
+         r.integer(key, v, -1'000'000'000, 1'000'000'000, "an integer queue priority", q->priority);
+     }},
+    {"queues.<queue>.preemptMinRuntime",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       if (QueueConfig* q = r.queue(key, "preemptMinRuntime")) r.duration(key, v, false, q->preempt_min_runtime);
+     }},
+    {"queues.<queue>.reclaimMinRuntime",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       if (QueueConfig* q = r.queue(key, "reclaimMinRuntime")) r.duration(key, v, false, q->reclaim_min_runtime);
+     }},
+    {"queues.<queue>.resources.gpu.quota", read_quota<0>},
+    {"queues.<queue>.resources.gpu.overQuotaWeight", read_over_quota_weight<0>},
+    {"queues.<queue>.resources.gpu.limit", read_limit<0>},
+    {"queues.<queue>.resources.cpu.quota", read_quota<1>},
+    {"queues.<queue>.resources.cpu.overQuotaWeight", read_over_quota_weight<1>},
+    {"queues.<queue>.resources.cpu.limit", read_limit<1>},
+    {"queues.<queue>.resources.memory.quota", read_quota<2>},
+    {"queues.<queue>.resources.memory.overQuotaWeight", read_over_quota_weight<2>},
+    {"queues.<queue>.resources.memory.limit", read_limit<2>},
+    {"placementStrategy.gpu",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.placement(key, v, r.out.gpu_placement); }},
+    {"placementStrategy.cpu",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.placement(key, v, r.out.cpu_placement); }},
+    {"schedulePeriod",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.duration(key, v, true, r.out.schedule_period); }},
+    {"kValue", [](Reader& r, const std::string& key,
+                  const ParamValue& v) { r.number(key, v, 0, 1000, "a number from 0 to 1000", r.out.k_value); }},
+    {"reclaimerUtilizationMultiplier",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       r.number(key, v, 1, 1000, "a number from 1 to 1000", r.out.reclaimer_utilization_multiplier);
+     }},
+    {"default-staleness-grace-period",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.duration(key, v, false, r.out.staleness_grace); }},
+    {"max-consolidation-preemptees",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       r.integer(key, v, 0, 1000, "an integer from 0 to 1000", r.out.max_consolidation_preemptees);
+     }},
+    {"terminationGracePeriod", [](Reader& r, const std::string& key,
+                                  const ParamValue& v) { r.duration(key, v, false, r.out.termination_grace); }},
+    {"preemptMinRuntime", [](Reader& r, const std::string& key,
+                             const ParamValue& v) { r.duration(key, v, false, r.out.preempt_min_runtime); }},
+    {"reclaimMinRuntime", [](Reader& r, const std::string& key,
+                             const ParamValue& v) { r.duration(key, v, false, r.out.reclaim_min_runtime); }},
+    {"timeBasedFairshare",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.boolean(key, v, r.out.time_based_fairshare); }},
+    {"gpuSharing",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.boolean(key, v, r.out.gpu_sharing); }},
+    {"usageParams.halfLifePeriod",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.duration(key, v, false, r.out.half_life); }},
+    {"priorityClassName.<kind>", read_priority_class},
+    {"topologyConstraint.requiredTopologyLevel",
+     [](Reader& r, const std::string& key, const ParamValue& v) { r.topology_level(key, v, r.out.topology.required); }},
+    {"topologyConstraint.preferredTopologyLevel",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       r.topology_level(key, v, r.out.topology.preferred);
+     }},
+    {"topologyConstraint.kinds",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       std::vector<std::string> unknown;
+       parse_job_kinds(v.text, r.out.topology.kinds, unknown);
+       for (const auto& u : unknown)
+         r.err(key, v, "unknown job kind " + quoted(u) + "; expected: train, inference, interactive, batch");
+     }},
+    {"priorityClassName.", read_priority_class},
+};
+constexpr std::size_t kCatalogued = std::size(kKeys) - 1;
+
+std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
+  std::vector<sim::InputError> errors;
+  Reader r{out, errors, create_queues(params, out), {}};
+  read_params<Reader>(r, params, kKeys);
+
+  // Checks across keys, once every key is read.
   // A preferred level inside the required one (KAI: the preferred level must be at or below it).
   if (out.topology.required > 0 && out.topology.preferred > out.topology.required) {
     const auto& v = params.at("topologyConstraint.preferredTopologyLevel");
-    err("topologyConstraint.preferredTopologyLevel", v,
-        "the preferred level " + v.text + " is above the required level " + std::to_string(out.topology.required));
+    r.err("topologyConstraint.preferredTopologyLevel", v,
+          "the preferred level " + v.text + " is above the required level " + std::to_string(out.topology.required));
   }
   if (!out.topology.active() && params.count("topologyConstraint.kinds") != 0)
-    err("topologyConstraint.kinds", params.at("topologyConstraint.kinds"),
-        "give requiredTopologyLevel or preferredTopologyLevel");
+    r.err("topologyConstraint.kinds", params.at("topologyConstraint.kinds"),
+          "give requiredTopologyLevel or preferredTopologyLevel");
   // Parents must be declared queues, without cycles.
-  for (const auto& [name, at] : parent_at) {
+  for (const auto& [name, at] : r.parent_at) {
     const std::string key =
         "queues." + name + (params.count("queues." + name + ".parentQueue") ? ".parentQueue" : ".parent");
-    if (!index.count(at->text)) {
-      err(key, *at, "parent queue " + quoted(at->text) + " is not declared under queues");
+    if (!r.index.count(at->text)) {
+      r.err(key, *at, "parent queue " + quoted(at->text) + " is not declared under queues");
       continue;
     }
     std::set<std::string> seen{name};
     std::string p = at->text;
     while (!p.empty()) {
       if (!seen.insert(p).second) {
-        err(key, *at, "queue " + quoted(name) + " is its own ancestor");
+        r.err(key, *at, "queue " + quoted(name) + " is its own ancestor");
         break;
       }
-      const auto it = index.find(p);
-      p = it == index.end() ? "" : out.queues[it->second].parent;
+      const auto it = r.index.find(p);
+      p = it == r.index.end() ? "" : out.queues[it->second].parent;
     }
   }
   return errors;
@@ -237,22 +295,8 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
 }  // namespace
 
 const std::vector<std::string>& param_keys() {
-  static const std::vector<std::string> kKeys = [] {
-    std::vector<std::string> keys;
-    for (auto f : kQueueFields) keys.push_back("queues.<queue>." + std::string(f));
-    for (auto r : kResourceNames)
-      for (auto f : kResourceFields)
-        keys.push_back("queues.<queue>.resources." + std::string(r) + "." + std::string(f));
-    for (const char* k :
-         {"placementStrategy.gpu", "placementStrategy.cpu", "schedulePeriod", "kValue",
-          "reclaimerUtilizationMultiplier", "default-staleness-grace-period", "max-consolidation-preemptees",
-          "terminationGracePeriod", "preemptMinRuntime", "reclaimMinRuntime", "timeBasedFairshare", "gpuSharing",
-          "usageParams.halfLifePeriod", "priorityClassName.<kind>", "topologyConstraint.requiredTopologyLevel",
-          "topologyConstraint.preferredTopologyLevel", "topologyConstraint.kinds"})
-      keys.emplace_back(k);
-    return keys;
-  }();
-  return kKeys;
+  static const std::vector<std::string> kPatterns = param_patterns<Reader>(std::span(kKeys).first(kCatalogued));
+  return kPatterns;
 }
 
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors) {

@@ -64,10 +64,8 @@ class Reader {
   void object(const YAML::Node& o, const std::function<void(const Object&)>& each);
 };
 
-// Each policy's reader, beside the policy (volcano_manifests.cpp, kai_manifests.cpp,
-// kubernetes_manifests.cpp; kueue's is policies::kueue::read_manifests).
-ManifestImport read_volcano(const std::vector<std::string>& paths);
-ManifestImport read_kai(const std::vector<std::string>& paths);
+// Each system's reader is in its folder (policies/<system>/manifests.hpp), called through its
+// SystemModule::read_manifests.
 ManifestImport read_kubernetes(const std::vector<std::string>& paths);
 
 }  // namespace headroom::policies::manifests

@@ -5,6 +5,8 @@
 // (docs/queues/README.md): gpu in devices, cpu in millicores, memory in MB (10^6 bytes), which
 // become MiB here. PriorityClass: KAI's own four classes are what the kai policy applies by job
 // kind (priorityClassName.<kind>); any other is a warning.
+#include "policies/kai/manifests.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -99,10 +101,14 @@ struct KaiReader : Reader {
 
 }  // namespace
 
-ManifestImport read_kai(const std::vector<std::string>& paths) {
-  KaiReader r;
-  r.read(paths, [&](const Object& o) { r.object(o); });
+}  // namespace headroom::policies::manifests
+
+namespace headroom::policies::kai {
+
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
+  manifests::KaiReader r;
+  r.read(paths, [&](const manifests::Object& o) { r.object(o); });
   return r.out;
 }
 
-}  // namespace headroom::policies::manifests
+}  // namespace headroom::policies::kai

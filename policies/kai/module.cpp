@@ -1,8 +1,8 @@
 // NVIDIA KAI-Scheduler (Run:ai) as a SystemModule (policies/system_module.hpp).
 #include <sstream>
 
-#include "policies/common/manifest_reader.hpp"
 #include "policies/kai/kai.hpp"
+#include "policies/kai/manifests.hpp"
 #include "policies/system_module.hpp"
 
 namespace headroom::policies::kai {
@@ -38,9 +38,7 @@ SystemModule module() {
             param_keys()};
   m.check = check_params;
   m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
-  m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
-    return manifests::read_kai(paths);
-  };
+  m.read_manifests = read_manifests;
   m.derive = derive;
   return m;
 }

@@ -3,6 +3,8 @@
 // annotations) as the volcano policy's queues.<name>.* parameters (policies/volcano/params.cpp).
 // metadata other than name and annotations, and status other than state, are the controller's
 // and ignored.
+#include "policies/volcano/manifests.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -101,10 +103,14 @@ struct VolcanoReader : Reader {
 
 }  // namespace
 
-ManifestImport read_volcano(const std::vector<std::string>& paths) {
-  VolcanoReader r;
-  r.read(paths, [&](const Object& o) { r.object(o); });
+}  // namespace headroom::policies::manifests
+
+namespace headroom::policies::volcano {
+
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
+  manifests::VolcanoReader r;
+  r.read(paths, [&](const manifests::Object& o) { r.object(o); });
   return r.out;
 }
 
-}  // namespace headroom::policies::manifests
+}  // namespace headroom::policies::volcano

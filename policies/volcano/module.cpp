@@ -1,6 +1,6 @@
 // The Volcano batch scheduler as a SystemModule (policies/system_module.hpp).
-#include "policies/common/manifest_reader.hpp"
 #include "policies/system_module.hpp"
+#include "policies/volcano/manifests.hpp"
 #include "policies/volcano/volcano.hpp"
 
 namespace headroom::policies::volcano {
@@ -33,9 +33,7 @@ SystemModule module() {
             param_keys()};
   m.check = check_params;
   m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
-  m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
-    return manifests::read_volcano(paths);
-  };
+  m.read_manifests = read_manifests;
   m.derive = derive;
   m.run_cost = 2;
   return m;

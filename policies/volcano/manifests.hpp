@@ -1,0 +1,18 @@
+#pragma once
+
+// Volcano Queue manifests a site applies, read into the volcano policy's parameters
+// (SystemModule::read_manifests; policies/common/manifest_reader.hpp walks the documents).
+
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "policies/common/manifests.hpp"
+
+namespace headroom::policies::volcano {
+
+// Throws sim::InputError naming file:line:column for malformed YAML or a field of the wrong shape.
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
+                              const PoolLabels& labels);
+
+}  // namespace headroom::policies::volcano

@@ -8,12 +8,16 @@
 // A pattern is a dotted key; one segment written <name> ("queues.<queue>.weight") matches any
 // non-empty text, dots included ("queues.a.b.weight" names queue "a.b").
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "policies/api.hpp"
+#include "policies/common/param_text.hpp"
+#include "sim/errors.hpp"
+#include "sim/time.hpp"
 
 namespace headroom::policies {
 
@@ -62,6 +66,56 @@ void read_params(Reader& reader, const PolicyParams& params, std::span<const Par
         row.read(reader, key, value);
         break;
       }
+}
+
+// The value readers whose words every system's reader shares. Each appends its error to `errors`,
+// located at the value (file:line:column) under "policy.<key>", and returns whether it read one.
+
+inline void param_error(std::vector<sim::InputError>& errors, const std::string& key, const ParamValue& v,
+                        const std::string& msg) {
+  errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
+}
+
+// `text` (the value as written, or trimmed) as an integer from lo to hi; else "expected an integer
+// from LO to HI, got "<value>"".
+inline bool read_integer(std::vector<sim::InputError>& errors, const std::string& key, const ParamValue& v,
+                         std::string_view text, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
+  const auto n = parse_int(text);
+  if (!n || *n < lo || *n > hi) {
+    param_error(
+        errors, key, v,
+        "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
+    return false;
+  }
+  dst = *n;
+  return true;
+}
+
+// A duration (sim::parse_duration), not negative, above zero when `positive`; else "expected a
+// [positive ]duration such as 30s, 500ms or 5m, got "<value>"".
+inline bool read_duration(std::vector<sim::InputError>& errors, const std::string& key, const ParamValue& v,
+                          bool positive, sim::Tick& dst) {
+  const auto d = sim::parse_duration(v.text);
+  if (!d || *d < 0 || (positive && *d == 0)) {
+    param_error(errors, key, v,
+                std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
+                    quoted(v.text));
+    return false;
+  }
+  dst = *d;
+  return true;
+}
+
+// `text` (the value, or a switch inside it) as exactly true or false; else "expected true or
+// false, got "<text>"".
+inline bool read_boolean(std::vector<sim::InputError>& errors, const std::string& key, const ParamValue& v,
+                         std::string_view text, bool& dst) {
+  if (text == "true" || text == "false") {
+    dst = text == "true";
+    return true;
+  }
+  param_error(errors, key, v, "expected true or false, got " + quoted(text));
+  return false;
 }
 
 }  // namespace headroom::policies

@@ -69,18 +69,9 @@ struct Reader {
   std::map<std::string, std::size_t> index;            // queue name -> position in out.queues
   std::map<std::string, const ParamValue*> parent_at;  // queue name -> its parentQueue / parent value
 
-  void err(const std::string& key, const ParamValue& v, const std::string& msg) {
-    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
-  }
+  void err(const std::string& key, const ParamValue& v, const std::string& msg) { param_error(errors, key, v, msg); }
   void duration(const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
-    const auto d = sim::parse_duration(v.text);
-    if (!d || *d < 0 || (positive && *d == 0)) {
-      err(key, v,
-          std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
-              quoted(v.text));
-      return;
-    }
-    dst = *d;
+    read_duration(errors, key, v, positive, dst);
   }
   // An integer from lo to hi; `what` names it in the error ("expected <what>, got ...").
   template <typename Int>
@@ -99,13 +90,7 @@ struct Reader {
       err(key, v, "expected " + std::string(what) + ", got " + quoted(v.text));
     }
   }
-  void boolean(const std::string& key, const ParamValue& v, bool& dst) {
-    if (v.text == "true" || v.text == "false") {
-      dst = v.text == "true";
-    } else {
-      err(key, v, "expected true or false, got " + quoted(v.text));
-    }
-  }
+  void boolean(const std::string& key, const ParamValue& v, bool& dst) { read_boolean(errors, key, v, v.text, dst); }
   void placement(const std::string& key, const ParamValue& v, PlacementStrategy& dst) {
     if (v.text == "binpack") {
       dst = PlacementStrategy::Binpack;

@@ -29,9 +29,7 @@ struct Parser {
   std::vector<sim::InputError> errors;
   Config out;
 
-  void error(const std::string& key, const ParamValue& v, const std::string& msg) {
-    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
-  }
+  void error(const std::string& key, const ParamValue& v, const std::string& msg) { param_error(errors, key, v, msg); }
 
   // A key that matches a pattern of param_keys() loosely (a <...> spans dots) but not the
   // structure; keys matching no pattern are reported by the registry.
@@ -45,35 +43,15 @@ struct Parser {
   }
 
   bool integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
-    const auto n = parse_int(v.text);
-    if (!n || *n < lo || *n > hi) {
-      error(key, v,
-            "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
-      return false;
-    }
-    dst = *n;
-    return true;
+    return read_integer(errors, key, v, v.text, lo, hi, dst);
   }
 
   bool duration(const std::string& key, const ParamValue& v, bool positive, sim::Tick& dst) {
-    const auto d = sim::parse_duration(v.text);
-    if (!d || *d < 0 || (positive && *d == 0)) {
-      error(key, v,
-            std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
-                quoted(v.text));
-      return false;
-    }
-    dst = *d;
-    return true;
+    return read_duration(errors, key, v, positive, dst);
   }
 
   bool boolean(const std::string& key, const ParamValue& v, bool& dst) {
-    if (v.text == "true" || v.text == "false") {
-      dst = v.text == "true";
-      return true;
-    }
-    error(key, v, "expected true or false, got " + quoted(v.text));
-    return false;
+    return read_boolean(errors, key, v, v.text, dst);
   }
 
   bool weight(const std::string& key, const ParamValue& v, double& dst) {

@@ -78,19 +78,10 @@ struct Reader {
   std::vector<sim::InputError>& errors;
   const ParamValue* preempt_type_at = nullptr;  // PreemptType's value, for check_across
 
-  void error(const std::string& key, const ParamValue& v, const std::string& msg) {
-    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
-  }
+  void error(const std::string& key, const ParamValue& v, const std::string& msg) { param_error(errors, key, v, msg); }
 
   bool integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
-    const auto n = parse_int(trim(v.text));
-    if (!n || *n < lo || *n > hi) {
-      error(key, v,
-            "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
-      return false;
-    }
-    dst = *n;
-    return true;
+    return read_integer(errors, key, v, trim(v.text), lo, hi, dst);
   }
 
   // An integer read into a double (PriorityWeightAssoc, FairShareDampeningFactor).

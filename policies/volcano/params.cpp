@@ -121,16 +121,13 @@ struct Reader {
   std::vector<sim::InputError>& errors;
   std::map<std::string, std::map<int, ParamValue>> where{};  // queue -> field * kDims + dim -> its value
 
-  void error(const std::string& key, const ParamValue& v, const std::string& msg) {
-    errors.emplace_back(v.file, v.line, v.column, "policy." + key, msg);
-  }
+  void error(const std::string& key, const ParamValue& v, const std::string& msg) { param_error(errors, key, v, msg); }
 
   // true or false: the value's text, or a switch inside it.
   std::optional<bool> boolean(const std::string& key, const ParamValue& v, const std::string& text) {
-    if (text == "true") return true;
-    if (text == "false") return false;
-    error(key, v, "expected true or false, got " + quoted(text));
-    return std::nullopt;
+    bool b = false;
+    if (!read_boolean(errors, key, v, text, b)) return std::nullopt;
+    return b;
   }
 
   // An integer from lo to hi; `expected` says what in the error ("an integer from 1 to 64").

@@ -37,7 +37,7 @@ SystemModule module() {
             "allocation, binpack or spread, reclaim, in-queue preemption, consolidation, stale-gang eviction",
             param_keys()};
   m.check = check_params;
-  m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
+  m.make = make_policy;
   m.read_manifests = read_manifests;
   m.derive = derive;
   return m;

@@ -25,7 +25,7 @@ SystemModule module() {
             "NodeResourcesFit + BalancedAllocation scoring, DefaultPreemption, ResourceQuota admission",
             param_keys()};
   m.check = check_params;
-  m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
+  m.make = make_policy;
   m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
     return manifests::read_kubernetes(paths);
   };

@@ -32,7 +32,7 @@ SystemModule module() {
             "overcommit, proportion deserved by queue weight, drf, priority, binpack/nodeorder, plugin tiers",
             param_keys()};
   m.check = check_params;
-  m.make = [](const PolicyParams& params, std::uint64_t seed) { return make_policy(params, seed); };
+  m.make = make_policy;
   m.read_manifests = read_manifests;
   m.derive = derive;
   m.run_cost = 2;

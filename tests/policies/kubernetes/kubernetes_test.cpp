@@ -1348,7 +1348,7 @@ TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
   EXPECT_EQ(audit.events, 18802u);
 }
 
-// Pods whose cycles failed together move through the queues as one batch (kubernetes.cpp,
+// Pods whose cycles failed together move through the queues as one batch (scheduling_queue.cpp,
 // FailedBatch): a way of computing, not of deciding. With it off, every pod has its own cycles;
 // both ways give the same events, placements and pending reasons, on the real RICC sample (jobs up
 // to 128 nodes wide, so pod sets bound in part) and on synthetic pods with priorities, preemption

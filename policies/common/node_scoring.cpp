@@ -99,14 +99,6 @@ std::int64_t balanced_score(const models::Node& node, const NodeUsage& u, const 
 
 }  // namespace
 
-void add_slice_usage(NodeUsage& u, const models::Slice& sl, int sign) {
-  u.gpus += sign * std::int64_t{sl.gpus};
-  u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
-  u.memory_mib += sign * sl.memory_mib;
-  u.nonzero_cpu_milli += sign * (sl.cpus > 0 ? std::int64_t{sl.cpus} * 1000 : kDefaultMilliCpuRequest);
-  u.nonzero_memory_mib += sign * (sl.memory_mib > 0 ? sl.memory_mib : kDefaultMemoryRequestMib);
-}
-
 NodeScores score_node(const ScoringStrategy& strategy, const models::Node& node, const NodeUsage& usage,
                       const models::Job& pod) {
   return {fit_score(strategy, node, usage, pod), balanced_score(node, usage, pod)};

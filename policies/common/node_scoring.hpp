@@ -50,7 +50,13 @@ struct NodeUsage {
 
 // Adds (sign 1) or removes (-1) what a bound pod's slice requests to a node's NodeUsage, its cpu
 // and memory also as non-zero requests.
-void add_slice_usage(NodeUsage& usage, const models::Slice& slice, int sign);
+inline void add_slice_usage(NodeUsage& u, const models::Slice& sl, int sign) {
+  u.gpus += sign * std::int64_t{sl.gpus};
+  u.cpu_milli += sign * std::int64_t{sl.cpus} * 1000;
+  u.memory_mib += sign * sl.memory_mib;
+  u.nonzero_cpu_milli += sign * (sl.cpus > 0 ? std::int64_t{sl.cpus} * 1000 : kDefaultMilliCpuRequest);
+  u.nonzero_memory_mib += sign * (sl.memory_mib > 0 ? sl.memory_mib : kDefaultMemoryRequestMib);
+}
 
 struct NodeScores {
   std::int64_t fit = 0;       // NodeResourcesFit, 0..100

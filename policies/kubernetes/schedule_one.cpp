@@ -201,30 +201,6 @@ void KubernetesPolicy::schedule_pods(Session& s, JobIndex j, const Job& job, con
   }
 }
 
-void KubernetesPolicy::unplace(NodeId id) {
-  auto& it = node_class_[id];
-  if (it != classes_.end()) {
-    it->second.erase(id);
-    if (it->second.empty()) classes_.erase(it);
-    it = classes_.end();
-  }
-  special_.erase(id);
-}
-
-void KubernetesPolicy::place(const ClusterView& view, NodeId id) {
-  if (!nominated_[id].empty()) {
-    special_.insert(id);
-    return;
-  }
-  const models::Node& n = view.cluster().node(id);
-  const NodeUsage& u = usage_[id];
-  const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
-                    u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
-  auto it = classes_.try_emplace(key).first;
-  it->second.insert(id);
-  node_class_[id] = it;
-}
-
 void KubernetesPolicy::refresh_classes(const ClusterView& view) {
   const std::size_t n = view.cluster().nodes().size();
   if (node_class_.size() != n || up_changes_seen_ != view.cluster().up_changes()) {

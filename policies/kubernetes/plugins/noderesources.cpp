@@ -6,17 +6,6 @@
 
 namespace headroom::policies::k8s {
 
-// Whether some up node of an eligible pool has at least the pod's GPUs free. When none has, no
-// node can pass the filter (nominations only take more away), so the scan is skipped: a pod
-// waiting for GPUs costs a few set lookups per attempt instead of a pass over every node.
-bool KubernetesPolicy::gpus_free_somewhere(const ClusterView& view, const Job& job) const {
-  if (job.gpus <= 0 || resource(job) >= 0) return true;  // only plain nvidia.com/gpu requests
-  const models::ClusterState& c = view.cluster();
-  for (models::PoolId p = 0; p < c.pool_count(); ++p)
-    if (eligible(view, p, job) && pool_has_free(c, p, job.gpus)) return true;
-  return false;
-}
-
 // Whether the pod fits some eligible node's allocatable at all (node capacities are fixed). A
 // pod that does not can neither bind nor preempt, so its cycles are cut short; the outcome is
 // the same failure.

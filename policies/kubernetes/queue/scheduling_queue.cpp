@@ -56,26 +56,6 @@ void KubernetesPolicy::push_active(std::uint32_t id) {
   active_.push({-static_cast<std::int64_t>(priority(id)), p.timestamp, id, id, ++p.qseq});
 }
 
-void KubernetesPolicy::to_active_or_backoff(std::uint32_t id, Tick now) {
-  if (id & kBatchBit) {
-    FailedBatch& B = batches_[id & ~kBatchBit];
-    if (B.until > now) {
-      B.where = Where::Backoff;
-      backoff_.push({B.until, 0, 0, id, ++B.seq});
-    } else {
-      push_active(id);
-    }
-    return;
-  }
-  Pod& p = pods_[id];
-  if (p.backoff_until > now) {
-    p.where = Where::Backoff;
-    backoff_.push({p.backoff_until, 0, id, id, ++p.qseq});
-  } else {
-    push_active(id);
-  }
-}
-
 // A pod leaving its queue early (it ended while waiting): the lazily cleaned queues skip its entry
 // once the caller has moved it on (Pod::where).
 void KubernetesPolicy::leave_queue(JobIndex j) {
@@ -135,14 +115,6 @@ void KubernetesPolicy::unbatch(JobIndex j) {
       break;
     default: push_unschedulable(j, p.unschedulable_since); break;
   }
-}
-
-void KubernetesPolicy::push_unschedulable(JobIndex j, Tick since) {
-  Pod& p = pods_[j];
-  p.where = Where::Unschedulable;
-  const QueueEntry e{since, 0, j, j, ++p.qseq};
-  unschedulable_.push(e);
-  if (p.fits_somewhere == 1) unschedulable_fitting_.push(e);
 }
 
 // Sorts the members that joined into place and skips those that left from the front.
@@ -266,14 +238,6 @@ void KubernetesPolicy::run_batch(Session& s, std::uint32_t b) {
   if (s.state(j) != JobState::Pending) return;
   ++p.attempts;
   schedule_one(s, j, (*jobs_)[j]);
-}
-
-// gpus_free_somewhere for a plain request of `gpus` over the pools in `pools`.
-bool KubernetesPolicy::gpus_free_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const {
-  const models::ClusterState& c = view.cluster();
-  for (models::PoolId p = 0; p < c.pool_count(); ++p)
-    if ((pools >> p & 1) != 0 && pool_has_free(c, p, gpus)) return true;
-  return false;
 }
 
 // A failed cycle: the pod becomes unschedulable (or joins the batch failing now with `key`).

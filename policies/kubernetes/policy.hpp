@@ -2,7 +2,10 @@
 
 // The kubernetes policy's class, shared by the files that define it (one per kube-scheduler seam;
 // README.md maps them to upstream). Internal: included only by policies/kubernetes/*.cpp. Small
-// functions the filter, score and queue loops call stay defined here, inline.
+// functions the filter, score and queue loops call stay defined here, inline. A member declared
+// `inline` here without a body is defined in, and called only from, its seam's .cpp; with
+// [[gnu::always_inline]] (as every hot one) it is inlined into its callers there, as it was while
+// the class lived in one file (benchmarks: bench/full-log/run kubernetes).
 
 #include <algorithm>
 #include <array>
@@ -318,7 +321,7 @@ class KubernetesPolicy final : public Policy {
   void on_end(const ClusterView& view, JobIndex j) override;
   // device_plugin.cpp
   models::ClusterSpec advertised_cluster(const models::ClusterSpec& spec) const override;
-  // schedule_one.cpp
+  // queue/scheduling_queue.cpp
   void schedule(Session& s) override;
 
  private:
@@ -364,7 +367,7 @@ class KubernetesPolicy final : public Policy {
   }
 
   // queue/scheduling_queue.cpp
-  void flush_queues(const ClusterView& view, Tick now);
+  [[gnu::always_inline]] inline void flush_queues(const ClusterView& view, Tick now);
   void move_all_to_active_or_backoff(Tick now);
   void push_active(std::uint32_t id);
   void leave_queue(JobIndex j);
@@ -373,10 +376,10 @@ class KubernetesPolicy final : public Policy {
   void unbatch(JobIndex j);
   void settle(std::uint32_t b);
   void free_batch(std::uint32_t b);
-  std::uint32_t forming(const BatchKey& key, Tick now);
-  void mark_failed(std::uint32_t b, const BatchKey& key, Tick now);
+  [[gnu::always_inline]] inline std::uint32_t forming(const BatchKey& key, Tick now);
+  [[gnu::always_inline]] inline void mark_failed(std::uint32_t b, const BatchKey& key, Tick now);
   std::optional<BatchKey> batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind) const;
-  void run_batch(Session& s, std::uint32_t b);
+  [[gnu::always_inline]] inline void run_batch(Session& s, std::uint32_t b);
   void fail(JobIndex j, Tick now, const std::optional<BatchKey>& key = std::nullopt);
   void set_nomination(JobIndex j, NodeId node, const Job& pod);
   void clear_nomination(JobIndex j);
@@ -465,8 +468,8 @@ class KubernetesPolicy final : public Policy {
   static Job pod_of(const Job& job, const std::vector<std::int32_t>& sizes, std::size_t k);
   void schedule_one(Session& s, JobIndex j, const Job& job);
   void schedule_pods(Session& s, JobIndex j, const Job& job, const std::vector<std::int32_t>& sizes);
-  void refresh_classes(const ClusterView& view);
-  NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self);
+  [[gnu::always_inline]] inline void refresh_classes(const ClusterView& view);
+  [[gnu::always_inline]] inline NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self);
   void bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason);
   void mark_running(const ClusterView& view, JobIndex j, const Job& job, NodeId node);

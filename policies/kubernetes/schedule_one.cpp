@@ -1,6 +1,6 @@
-// kube-scheduler pkg/scheduler/schedule_one.go: the scheduling pass and one scheduling cycle
-// per pod (ScheduleOne: filter, score, selectHost, bind), the pods of a job wider than one node,
-// and the node classes that let one node stand for all nodes alike.
+// kube-scheduler pkg/scheduler/schedule_one.go: one scheduling cycle per pod (ScheduleOne:
+// filter, score, selectHost, bind), the pods of a job wider than one node, and the node classes
+// that let one node stand for all nodes alike.
 
 #include <algorithm>
 #include <cstdint>
@@ -17,45 +17,6 @@ namespace {
 constexpr std::size_t kParallelScoreNodes = 1000;
 
 }  // namespace
-
-void KubernetesPolicy::schedule(Session& s) {
-  ensure(s);
-  const Tick now = s.now();
-  const auto& jobs = s.workload().jobs;
-  quota_controller_retries(s, now);
-  flush_queues(s, now);
-  // One scheduling cycle per pod, best first; a failing pod does not block the others.
-  while (live_top(active_, Where::Active)) {
-    const std::uint32_t id = active_.top().id;
-    active_.pop();
-    if (id & kBatchBit) {
-      run_batch(s, id & ~kBatchBit);
-      continue;
-    }
-    const JobIndex j = id;
-    pods_[j].where = Where::None;
-    if (s.state(j) != JobState::Pending) continue;
-    ++pods_[j].attempts;
-    schedule_one(s, j, jobs[j]);
-  }
-  // The hopeless pods' cycles: each fails as before, with nothing else to do.
-  hopeless_.try_active(now, [&](int attempts) { return backoff_duration(attempts); });
-  report_partial_groups(s);
-  // Timers for what is waiting; none when nothing is.
-  const bool backing_off = live_top(backoff_, Where::Backoff);
-  if (backing_off || hopeless_.backing_off()) {
-    Tick first = hopeless_.backing_off() ? hopeless_.first_backoff() : sim::kNever;
-    if (backing_off) first = std::min(first, backoff_.top().key1);
-    s.wake_at(first);
-  }
-  if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
-  // The 5-minute flush can only matter while something may still change, and only for pods
-  // that fit some node.
-  if (running_ > 0 || backing_off || hopeless_.backing_off() || !quota_wait_.empty()) {
-    if (live_front(unschedulable_fitting_, Where::Unschedulable))
-      s.wake_at(unschedulable_fitting_.front().key1 + cfg_.max_in_unschedulable);
-  }
-}
 
 // The pods of a job wider than one node (models::pod_gpus over the widest node of the pools it
 // may use); one entry for a job that is a single pod. Only plain nvidia.com/gpu requests on

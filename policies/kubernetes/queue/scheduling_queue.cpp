@@ -1,10 +1,52 @@
 // kube-scheduler pkg/scheduler/internal/queue/scheduling_queue.go: the active, backoff and
 // unschedulable queues (lazily cleaned), backoff, MoveAllToActiveOrBackoffQueue, the flushes, the
-// nominator (nominator.go), and headroom's FailedBatch grouping of interchangeable failed cycles.
+// nominator (nominator.go), and headroom's FailedBatch grouping of interchangeable failed cycles;
+// the engine's pass (schedule), which pops the active queue into schedule_one.cpp's cycles.
 
 #include "policies/kubernetes/policy.hpp"
 
 namespace headroom::policies::k8s {
+
+// One pass: the queues' flushes, then one scheduling cycle (schedule_one.cpp) per pod popped
+// from the active queue, best first (Scheduler.Run / ScheduleOne's NextPod).
+void KubernetesPolicy::schedule(Session& s) {
+  ensure(s);
+  const Tick now = s.now();
+  const auto& jobs = s.workload().jobs;
+  quota_controller_retries(s, now);
+  flush_queues(s, now);
+  // One scheduling cycle per pod, best first; a failing pod does not block the others.
+  while (live_top(active_, Where::Active)) {
+    const std::uint32_t id = active_.top().id;
+    active_.pop();
+    if (id & kBatchBit) {
+      run_batch(s, id & ~kBatchBit);
+      continue;
+    }
+    const JobIndex j = id;
+    pods_[j].where = Where::None;
+    if (s.state(j) != JobState::Pending) continue;
+    ++pods_[j].attempts;
+    schedule_one(s, j, jobs[j]);
+  }
+  // The hopeless pods' cycles: each fails as before, with nothing else to do.
+  hopeless_.try_active(now, [&](int attempts) { return backoff_duration(attempts); });
+  report_partial_groups(s);
+  // Timers for what is waiting; none when nothing is.
+  const bool backing_off = live_top(backoff_, Where::Backoff);
+  if (backing_off || hopeless_.backing_off()) {
+    Tick first = hopeless_.backing_off() ? hopeless_.first_backoff() : sim::kNever;
+    if (backing_off) first = std::min(first, backoff_.top().key1);
+    s.wake_at(first);
+  }
+  if (!quota_wait_.empty()) s.wake_at(quota_wait_.begin()->first);
+  // The 5-minute flush can only matter while something may still change, and only for pods
+  // that fit some node.
+  if (running_ > 0 || backing_off || hopeless_.backing_off() || !quota_wait_.empty()) {
+    if (live_front(unschedulable_fitting_, Where::Unschedulable))
+      s.wake_at(unschedulable_fitting_.front().key1 + cfg_.max_in_unschedulable);
+  }
+}
 
 // flushBackoffQCompleted and flushUnschedulablePodsLeftover, at the start of each pass (schedule).
 void KubernetesPolicy::flush_queues(const ClusterView& view, Tick now) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/gpu_share.hpp"
+#include "policies/common/param_table.hpp"
 #include "policies/common/param_text.hpp"
 #include "policies/common/param_tree.hpp"
 #include "policies/kubernetes/kubernetes.hpp"
@@ -112,10 +113,18 @@ std::string parse_mig_entry(const ParamTree& v, MigDeviceEntry& out) {
   return "";
 }
 
-// Parses the block into `out`; returns the errors found.
-std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
+// The parse state of one `policy:` block: the configuration being filled, the errors found, and
+// where the keys the checks after the last one need were given.
+struct Reader {
+  Config& out;
   std::vector<sim::InputError> errors;
-  auto integer = [&](const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
+  bool weights_given = false;
+  const ParamValue* shape_at = nullptr;
+  const ParamValue* type_at = nullptr;
+  const ParamValue* max_backoff_at = nullptr;
+  const ParamValue* initial_backoff_at = nullptr;
+
+  bool integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
     const auto n = parse_int(v.text);
     if (!n || *n < lo || *n > hi) {
       add_error(
@@ -125,8 +134,8 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
     }
     dst = *n;
     return true;
-  };
-  auto duration = [&](const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
+  }
+  bool duration(const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
     const auto d = sim::parse_duration(v.text);
     if (!d || *d < 0 || (positive && *d == 0)) {
       add_error(errors, key, v,
@@ -136,182 +145,229 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
     }
     dst = *d;
     return true;
-  };
-
-  bool weights_given = false;
-  const ParamValue* shape_at = nullptr;
-  const ParamValue* type_at = nullptr;
-  const ParamValue* max_backoff_at = nullptr;
-  const ParamValue* initial_backoff_at = nullptr;
-  for (const auto& [key, v] : params) {
-    if (key == "scoringStrategy.type") {
-      type_at = &v;
-      if (v.text == "LeastAllocated") {
-        out.scoring.type = ScoringType::LeastAllocated;
-      } else if (v.text == "MostAllocated") {
-        out.scoring.type = ScoringType::MostAllocated;
-      } else if (v.text == "RequestedToCapacityRatio") {
-        out.scoring.type = ScoringType::RequestedToCapacityRatio;
-      } else {
-        add_error(errors, key, v,
-                  "unknown scoring strategy " + quoted(v.text) +
-                      "; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio");
-      }
-    } else if (key.starts_with("scoringStrategy.resources.")) {
-      if (!weights_given) {
-        // Giving any resource replaces the default list (cpu and memory), as in kube-scheduler.
-        out.scoring.gpu_weight = out.scoring.cpu_weight = out.scoring.memory_weight = 0;
-        weights_given = true;
-      }
-      const std::string r = key.substr(std::string_view("scoringStrategy.resources.").size());
-      if (r == "gpu") integer(key, v, 1, 100, out.scoring.gpu_weight);
-      if (r == "cpu") integer(key, v, 1, 100, out.scoring.cpu_weight);
-      if (r == "memory") integer(key, v, 1, 100, out.scoring.memory_weight);
-    } else if (key == "scoringStrategy.shape") {
-      shape_at = &v;
-      std::vector<ShapePoint> shape;
-      bool ok = true;
-      std::string_view rest = v.text;
-      while (ok && !rest.empty()) {
-        const auto comma = rest.find(',');
-        std::string_view item = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-        const auto colon = item.find(':');
-        const auto u = colon == std::string_view::npos ? std::nullopt : parse_int(item.substr(0, colon));
-        const auto s = colon == std::string_view::npos ? std::nullopt : parse_int(item.substr(colon + 1));
-        ok = u && s && *u >= 0 && *u <= 100 && *s >= 0 && *s <= kMaxCustomPriorityScore &&
-             (shape.empty() || *u > shape.back().utilization);
-        if (ok) shape.push_back({*u, *s * (kMaxNodeScore / kMaxCustomPriorityScore)});
-      }
-      if (!ok || shape.empty()) {
-        add_error(errors, key, v,
-                  "expected utilization:score points such as \"0:0,100:10\" (utilization 0..100, increasing; "
-                  "score 0..10), got " +
-                      quoted(v.text));
-      } else {
-        out.scoring.shape = std::move(shape);
-      }
-    } else if (key == "weights.NodeResourcesFit") {
-      integer(key, v, 0, 100, out.fit_weight);
-    } else if (key == "weights.NodeResourcesBalancedAllocation") {
-      integer(key, v, 0, 100, out.balanced_weight);
-    } else if (key == "termination_grace_period") {
-      duration(key, v, false, out.termination_grace_period);
-    } else if (key == "podInitialBackoffSeconds" || key == "podMaxBackoffSeconds") {
-      const bool is_max = key == "podMaxBackoffSeconds";
-      (is_max ? max_backoff_at : initial_backoff_at) = &v;
-      if (std::int64_t seconds = 0; integer(key, v, 1, 86400, seconds))
-        (is_max ? out.max_backoff : out.initial_backoff) = seconds * sim::kSecond;
-    } else if (key == "podMaxInUnschedulablePodsDuration") {
-      duration(key, v, true, out.max_in_unschedulable);
-    } else if (key == "tie_break") {
-      if (v.text == "index" || v.text == "seeded") {
-        out.seeded_tie_break = v.text == "seeded";
-      } else {
-        add_error(errors, key, v, "unknown tie_break " + quoted(v.text) + "; expected: index, seeded");
-      }
-    } else if (key == "quota_retry") {
-      duration(key, v, true, out.quota_retry);
-    } else if (key == "partial_placement_threshold") {
-      duration(key, v, false, out.partial_placement_threshold);
-    } else if (key == "coscheduling") {
-      if (v.text == "true" || v.text == "false") {
-        out.coscheduling = v.text == "true";
-      } else {
-        add_error(errors, key, v, "expected true or false, got " + quoted(v.text));
-      }
-    } else if (key == "devicePlugin.migStrategy") {
-      if (v.text == "none") {
-        out.device_plugin.mig_strategy = MigStrategy::None;
-      } else if (v.text == "single") {
-        out.device_plugin.mig_strategy = MigStrategy::Single;
-      } else if (v.text == "mixed") {
-        out.device_plugin.mig_strategy = MigStrategy::Mixed;
-      } else {
-        add_error(errors, key, v, "unknown migStrategy " + quoted(v.text) + "; expected: none, single, mixed");
-      }
-    } else if (key == "devicePlugin.sharing.timeSlicing.replicas") {
-      std::int64_t n = 0;
-      if (integer(key, v, 1, 1024, n)) out.device_plugin.replicas = static_cast<std::int32_t>(n);
-    } else if (key == "devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne") {
-      if (v.text == "true" || v.text == "false") {
-        out.device_plugin.fail_requests_greater_than_one = v.text == "true";
-      } else {
-        add_error(errors, key, v, "expected true or false, got " + quoted(v.text));
-      }
-    } else if (key.starts_with("devicePlugin.migDevices.")) {
-      // devicePlugin.migDevices.<pool>.<g>g.<mem>gb: the profile is the last two segments;
-      // otherwise devicePlugin.migDevices.<pool> holds a named config or a list of entries.
-      const std::string rest = key.substr(std::string_view("devicePlugin.migDevices.").size());
-      const auto last = rest.rfind('.');
-      const auto dot = last == std::string::npos || last == 0 ? std::string::npos : rest.rfind('.', last - 1);
-      const std::string profile = dot == std::string::npos ? std::string() : rest.substr(dot + 1);
-      const std::string pool = dot == std::string::npos ? std::string() : rest.substr(0, dot);
-      std::int64_t n = 0;
-      if (is_mig_profile(profile) && !pool.empty()) {
-        if (integer(key, v, 1, 7, n)) {
-          out.device_plugin.mig_devices[pool][profile] = static_cast<std::int32_t>(n);
-          out.device_plugin.mig_devices_at.emplace(pool, v);
-        }
-      } else if (v.text.starts_with("[") || v.text.starts_with("- ")) {
-        const auto list = parse_param_tree(v.text);
-        std::vector<MigDeviceEntry> entries;
-        std::string problem = !list || list->kind != ParamTree::List || list->items.empty()
-                                  ? "expected a list of mig-parted entries such as [{devices: [0, 1], mig-devices: "
-                                    "{\"3g.20gb\": 2}}]"
-                                  : "";
-        std::vector<int> owner(models::gpushare::kMaxGpusPerNode, -1);
-        for (std::size_t i = 0; problem.empty() && i < list->items.size(); ++i) {
-          MigDeviceEntry e;
-          problem = parse_mig_entry(list->items[i], e);
-          if (!problem.empty()) {
-            problem = "entry " + std::to_string(i) + ": " + problem;
-            break;
-          }
-          std::vector<std::int32_t> devices = e.devices;
-          if (devices.empty())
-            for (std::int32_t d = 0; d < models::gpushare::kMaxGpusPerNode; ++d) devices.push_back(d);
-          for (const std::int32_t d : devices) {
-            if (owner[static_cast<std::size_t>(d)] >= 0) {
-              problem = "entry " + std::to_string(i) + ": GPU " + std::to_string(d) + " is already in entry " +
-                        std::to_string(owner[static_cast<std::size_t>(d)]) + "; expected each GPU in one entry";
-              break;
-            }
-            owner[static_cast<std::size_t>(d)] = static_cast<int>(i);
-          }
-          entries.push_back(std::move(e));
-        }
-        if (!problem.empty()) {
-          add_error(errors, key, v, "migDevices." + rest + ": " + problem);
-        } else {
-          out.device_plugin.mig_layouts[rest] = std::move(entries);
-          out.device_plugin.mig_devices_at.emplace(rest, v);
-        }
-      } else if (is_named_mig_config(v.text)) {
-        out.device_plugin.mig_layouts[rest] = {MigDeviceEntry{{}, true, {}, v.text}};
-        out.device_plugin.mig_devices_at.emplace(rest, v);
-      } else {
-        add_error(errors, key, v,
-                  "unknown MIG config " + quoted(v.text) + " for pool " + quoted(rest) +
-                      "; expected a map of profiles such as {\"1g.5gb\": 7}, a list of mig-parted entries, or one "
-                      "of NVIDIA's default configs all-disabled, all-enabled, all-balanced, all-<profile>");
-      }
-    } else if (std::string tenant, res; is_quota_key(key, &tenant, &res)) {
-      Config::Quota& q = out.quota[tenant];
-      std::int64_t n = 0;
-      if (res == "gpu" || res == "pods") {
-        if (integer(key, v, 0, std::numeric_limits<std::int32_t>::max(), n)) (res == "gpu" ? q.gpu : q.pods) = n;
-      } else if (const auto m = parse_quota_quantity(v.text, res == "cpu")) {
-        (res == "cpu" ? q.cpu_milli : q.memory_mib) = *m;
-      } else {
-        add_error(errors, key, v,
-                  std::string("expected a quantity such as ") + (res == "cpu" ? "64 or 500m" : "256Gi") + ", got " +
-                      quoted(v.text));
-      }
-    }
   }
+};
+
+void read_resource_weight(Reader& rd, const std::string& key, const ParamValue& v) {
+  if (!rd.weights_given) {
+    // Giving any resource replaces the default list (cpu and memory), as in kube-scheduler.
+    rd.out.scoring.gpu_weight = rd.out.scoring.cpu_weight = rd.out.scoring.memory_weight = 0;
+    rd.weights_given = true;
+  }
+  const std::string r = key.substr(std::string_view("scoringStrategy.resources.").size());
+  if (r == "gpu") rd.integer(key, v, 1, 100, rd.out.scoring.gpu_weight);
+  if (r == "cpu") rd.integer(key, v, 1, 100, rd.out.scoring.cpu_weight);
+  if (r == "memory") rd.integer(key, v, 1, 100, rd.out.scoring.memory_weight);
+}
+
+void read_backoff_seconds(Reader& rd, const std::string& key, const ParamValue& v) {
+  const bool is_max = key == "podMaxBackoffSeconds";
+  (is_max ? rd.max_backoff_at : rd.initial_backoff_at) = &v;
+  if (std::int64_t seconds = 0; rd.integer(key, v, 1, 86400, seconds))
+    (is_max ? rd.out.max_backoff : rd.out.initial_backoff) = seconds * sim::kSecond;
+}
+
+void read_quota(Reader& rd, const std::string& key, const ParamValue& v) {
+  std::string tenant, res;
+  is_quota_key(key, &tenant, &res);
+  Config::Quota& q = rd.out.quota[tenant];
+  std::int64_t n = 0;
+  if (res == "gpu" || res == "pods") {
+    if (rd.integer(key, v, 0, std::numeric_limits<std::int32_t>::max(), n)) (res == "gpu" ? q.gpu : q.pods) = n;
+  } else if (const auto m = parse_quota_quantity(v.text, res == "cpu")) {
+    (res == "cpu" ? q.cpu_milli : q.memory_mib) = *m;
+  } else {
+    add_error(rd.errors, key, v,
+              std::string("expected a quantity such as ") + (res == "cpu" ? "64 or 500m" : "256Gi") + ", got " +
+                  quoted(v.text));
+  }
+}
+
+void read_mig_devices(Reader& rd, const std::string& key, const ParamValue& v) {
+  // devicePlugin.migDevices.<pool>.<g>g.<mem>gb: the profile is the last two segments;
+  // otherwise devicePlugin.migDevices.<pool> holds a named config or a list of entries.
+  const std::string rest = key.substr(std::string_view("devicePlugin.migDevices.").size());
+  const auto last = rest.rfind('.');
+  const auto dot = last == std::string::npos || last == 0 ? std::string::npos : rest.rfind('.', last - 1);
+  const std::string profile = dot == std::string::npos ? std::string() : rest.substr(dot + 1);
+  const std::string pool = dot == std::string::npos ? std::string() : rest.substr(0, dot);
+  std::int64_t n = 0;
+  if (is_mig_profile(profile) && !pool.empty()) {
+    if (rd.integer(key, v, 1, 7, n)) {
+      rd.out.device_plugin.mig_devices[pool][profile] = static_cast<std::int32_t>(n);
+      rd.out.device_plugin.mig_devices_at.emplace(pool, v);
+    }
+  } else if (v.text.starts_with("[") || v.text.starts_with("- ")) {
+    const auto list = parse_param_tree(v.text);
+    std::vector<MigDeviceEntry> entries;
+    std::string problem = !list || list->kind != ParamTree::List || list->items.empty()
+                              ? "expected a list of mig-parted entries such as [{devices: [0, 1], mig-devices: "
+                                "{\"3g.20gb\": 2}}]"
+                              : "";
+    std::vector<int> owner(models::gpushare::kMaxGpusPerNode, -1);
+    for (std::size_t i = 0; problem.empty() && i < list->items.size(); ++i) {
+      MigDeviceEntry e;
+      problem = parse_mig_entry(list->items[i], e);
+      if (!problem.empty()) {
+        problem = "entry " + std::to_string(i) + ": " + problem;
+        break;
+      }
+      std::vector<std::int32_t> devices = e.devices;
+      if (devices.empty())
+        for (std::int32_t d = 0; d < models::gpushare::kMaxGpusPerNode; ++d) devices.push_back(d);
+      for (const std::int32_t d : devices) {
+        if (owner[static_cast<std::size_t>(d)] >= 0) {
+          problem = "entry " + std::to_string(i) + ": GPU " + std::to_string(d) + " is already in entry " +
+                    std::to_string(owner[static_cast<std::size_t>(d)]) + "; expected each GPU in one entry";
+          break;
+        }
+        owner[static_cast<std::size_t>(d)] = static_cast<int>(i);
+      }
+      entries.push_back(std::move(e));
+    }
+    if (!problem.empty()) {
+      add_error(rd.errors, key, v, "migDevices." + rest + ": " + problem);
+    } else {
+      rd.out.device_plugin.mig_layouts[rest] = std::move(entries);
+      rd.out.device_plugin.mig_devices_at.emplace(rest, v);
+    }
+  } else if (is_named_mig_config(v.text)) {
+    rd.out.device_plugin.mig_layouts[rest] = {MigDeviceEntry{{}, true, {}, v.text}};
+    rd.out.device_plugin.mig_devices_at.emplace(rest, v);
+  } else {
+    add_error(rd.errors, key, v,
+              "unknown MIG config " + quoted(v.text) + " for pool " + quoted(rest) +
+                  "; expected a map of profiles such as {\"1g.5gb\": 7}, a list of mig-parted entries, or one "
+                  "of NVIDIA's default configs all-disabled, all-enabled, all-balanced, all-<profile>");
+  }
+}
+
+// The keys under `policy:`, in the order the policy catalogue lists them, and how each is read.
+const ParamKey<Reader> kParams[] = {
+    {"scoringStrategy.type",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.type_at = &v;
+       if (v.text == "LeastAllocated") {
+         rd.out.scoring.type = ScoringType::LeastAllocated;
+       } else if (v.text == "MostAllocated") {
+         rd.out.scoring.type = ScoringType::MostAllocated;
+       } else if (v.text == "RequestedToCapacityRatio") {
+         rd.out.scoring.type = ScoringType::RequestedToCapacityRatio;
+       } else {
+         add_error(rd.errors, key, v,
+                   "unknown scoring strategy " + quoted(v.text) +
+                       "; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+       }
+     }},
+    {"scoringStrategy.resources.gpu", read_resource_weight},
+    {"scoringStrategy.resources.cpu", read_resource_weight},
+    {"scoringStrategy.resources.memory", read_resource_weight},
+    {"scoringStrategy.shape",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.shape_at = &v;
+       std::vector<ShapePoint> shape;
+       bool ok = true;
+       std::string_view rest = v.text;
+       while (ok && !rest.empty()) {
+         const auto comma = rest.find(',');
+         std::string_view item = rest.substr(0, comma);
+         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+         while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+         while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+         const auto colon = item.find(':');
+         const auto u = colon == std::string_view::npos ? std::nullopt : parse_int(item.substr(0, colon));
+         const auto s = colon == std::string_view::npos ? std::nullopt : parse_int(item.substr(colon + 1));
+         ok = u && s && *u >= 0 && *u <= 100 && *s >= 0 && *s <= kMaxCustomPriorityScore &&
+              (shape.empty() || *u > shape.back().utilization);
+         if (ok) shape.push_back({*u, *s * (kMaxNodeScore / kMaxCustomPriorityScore)});
+       }
+       if (!ok || shape.empty()) {
+         add_error(rd.errors, key, v,
+                   "expected utilization:score points such as \"0:0,100:10\" (utilization 0..100, increasing; "
+                   "score 0..10), got " +
+                       quoted(v.text));
+       } else {
+         rd.out.scoring.shape = std::move(shape);
+       }
+     }},
+    {"weights.NodeResourcesFit",
+     [](Reader& rd, const std::string& key, const ParamValue& v) { rd.integer(key, v, 0, 100, rd.out.fit_weight); }},
+    {"weights.NodeResourcesBalancedAllocation",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.integer(key, v, 0, 100, rd.out.balanced_weight);
+     }},
+    {"termination_grace_period",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.duration(key, v, false, rd.out.termination_grace_period);
+     }},
+    {"podInitialBackoffSeconds", read_backoff_seconds},
+    {"podMaxBackoffSeconds", read_backoff_seconds},
+    {"podMaxInUnschedulablePodsDuration",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.duration(key, v, true, rd.out.max_in_unschedulable);
+     }},
+    {"tie_break",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       if (v.text == "index" || v.text == "seeded") {
+         rd.out.seeded_tie_break = v.text == "seeded";
+       } else {
+         add_error(rd.errors, key, v, "unknown tie_break " + quoted(v.text) + "; expected: index, seeded");
+       }
+     }},
+    {"quota.<tenant>.gpu", read_quota},
+    {"quota.<tenant>.cpu", read_quota},
+    {"quota.<tenant>.memory", read_quota},
+    {"quota.<tenant>.pods", read_quota},
+    {"quota_retry",
+     [](Reader& rd, const std::string& key, const ParamValue& v) { rd.duration(key, v, true, rd.out.quota_retry); }},
+    {"partial_placement_threshold",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.duration(key, v, false, rd.out.partial_placement_threshold);
+     }},
+    {"coscheduling",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       if (v.text == "true" || v.text == "false") {
+         rd.out.coscheduling = v.text == "true";
+       } else {
+         add_error(rd.errors, key, v, "expected true or false, got " + quoted(v.text));
+       }
+     }},
+    {"devicePlugin.migStrategy",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       if (v.text == "none") {
+         rd.out.device_plugin.mig_strategy = MigStrategy::None;
+       } else if (v.text == "single") {
+         rd.out.device_plugin.mig_strategy = MigStrategy::Single;
+       } else if (v.text == "mixed") {
+         rd.out.device_plugin.mig_strategy = MigStrategy::Mixed;
+       } else {
+         add_error(rd.errors, key, v, "unknown migStrategy " + quoted(v.text) + "; expected: none, single, mixed");
+       }
+     }},
+    {"devicePlugin.sharing.timeSlicing.replicas",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       std::int64_t n = 0;
+       if (rd.integer(key, v, 1, 1024, n)) rd.out.device_plugin.replicas = static_cast<std::int32_t>(n);
+     }},
+    {"devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       if (v.text == "true" || v.text == "false") {
+         rd.out.device_plugin.fail_requests_greater_than_one = v.text == "true";
+       } else {
+         add_error(rd.errors, key, v, "expected true or false, got " + quoted(v.text));
+       }
+     }},
+    {"devicePlugin.migDevices.<pool>", read_mig_devices}};
+
+// Parses the block into `out`; returns the errors found.
+std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out) {
+  Reader rd{out, {}};
+  read_params<Reader>(rd, params, kParams);
+  std::vector<sim::InputError>& errors = rd.errors;
+  const ParamValue* shape_at = rd.shape_at;
+  const ParamValue* type_at = rd.type_at;
+  const ParamValue* max_backoff_at = rd.max_backoff_at;
+  const ParamValue* initial_backoff_at = rd.initial_backoff_at;
   if (out.scoring.type == ScoringType::RequestedToCapacityRatio && out.scoring.shape.empty() && shape_at == nullptr)
     add_error(errors, "scoringStrategy.type", *type_at,
               "RequestedToCapacityRatio needs scoringStrategy.shape (utilization:score points such as \"0:0,100:10\")");
@@ -361,29 +417,7 @@ std::vector<sim::InputError> parse_into(const PolicyParams& params, Config& out)
 }  // namespace
 
 const std::vector<std::string>& param_keys() {
-  static const std::vector<std::string> kKeys = {"scoringStrategy.type",
-                                                 "scoringStrategy.resources.gpu",
-                                                 "scoringStrategy.resources.cpu",
-                                                 "scoringStrategy.resources.memory",
-                                                 "scoringStrategy.shape",
-                                                 "weights.NodeResourcesFit",
-                                                 "weights.NodeResourcesBalancedAllocation",
-                                                 "termination_grace_period",
-                                                 "podInitialBackoffSeconds",
-                                                 "podMaxBackoffSeconds",
-                                                 "podMaxInUnschedulablePodsDuration",
-                                                 "tie_break",
-                                                 "quota.<tenant>.gpu",
-                                                 "quota.<tenant>.cpu",
-                                                 "quota.<tenant>.memory",
-                                                 "quota.<tenant>.pods",
-                                                 "quota_retry",
-                                                 "partial_placement_threshold",
-                                                 "coscheduling",
-                                                 "devicePlugin.migStrategy",
-                                                 "devicePlugin.sharing.timeSlicing.replicas",
-                                                 "devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne",
-                                                 "devicePlugin.migDevices.<pool>"};
+  static const std::vector<std::string> kKeys = param_patterns<Reader>(kParams);
   return kKeys;
 }
 

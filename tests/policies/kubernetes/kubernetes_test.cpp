@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
 #include "traces/synthetic.hpp"
@@ -611,15 +611,11 @@ TEST(KubernetesParams, ScenarioBlockUsesKubeSchedulerVocabulary) {
 }
 
 TEST(KubernetesParams, BadValuesNameTheirLocation) {
-  auto errors = scenario_errors(replace(kScenario, "type: MostAllocated", "type: Most"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].line(), 13);
-  EXPECT_EQ(errors[0].column(), 11);
-  EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.type");
-  EXPECT_EQ(errors[0].message(),
-            "unknown scoring strategy \"Most\"; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+  ht::expect_one_error(
+      replace(kScenario, "type: MostAllocated", "type: Most"), 13, "policy.scoringStrategy.type",
+      "unknown scoring strategy \"Most\"; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio", 11);
 
-  errors = scenario_errors(replace(kScenario, "gpu: 3", "gpu: 300"));
+  auto errors = scenario_errors(replace(kScenario, "gpu: 3", "gpu: 300"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].line(), 14);
   EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.resources.gpu");

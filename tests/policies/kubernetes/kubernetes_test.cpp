@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/run_options.hpp"
 #include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
 #include "traces/synthetic.hpp"
@@ -612,15 +612,11 @@ TEST(KubernetesParams, ScenarioBlockUsesKubeSchedulerVocabulary) {
 }
 
 TEST(KubernetesParams, BadValuesNameTheirLocation) {
-  auto errors = scenario_errors(replace(kScenario, "type: MostAllocated", "type: Most"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].line(), 13);
-  EXPECT_EQ(errors[0].column(), 11);
-  EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.type");
-  EXPECT_EQ(errors[0].message(),
-            "unknown scoring strategy \"Most\"; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio");
+  ht::expect_one_error(
+      replace(kScenario, "type: MostAllocated", "type: Most"), 13, "policy.scoringStrategy.type",
+      "unknown scoring strategy \"Most\"; expected: LeastAllocated, MostAllocated, RequestedToCapacityRatio", 11);
 
-  errors = scenario_errors(replace(kScenario, "gpu: 3", "gpu: 300"));
+  auto errors = scenario_errors(replace(kScenario, "gpu: 3", "gpu: 300"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].line(), 14);
   EXPECT_EQ(errors[0].where(), "policy.scoringStrategy.resources.gpu");
@@ -1349,7 +1345,7 @@ TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
   EXPECT_EQ(audit.events, 18802u);
 }
 
-// Pods whose cycles failed together move through the queues as one batch (kubernetes.cpp,
+// Pods whose cycles failed together move through the queues as one batch (scheduling_queue.cpp,
 // FailedBatch): a way of computing, not of deciding. With it off, every pod has its own cycles;
 // both ways give the same events, placements and pending reasons, on the real RICC sample (jobs up
 // to 128 nodes wide, so pod sets bound in part) and on synthetic pods with priorities, preemption

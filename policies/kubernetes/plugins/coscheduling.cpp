@@ -1,0 +1,64 @@
+// Pod groups: kubernetes-sigs/scheduler-plugins pkg/coscheduling (`coscheduling: true`: a job's
+// pods bind all together or none), and, without it, the partial-placement report of the default
+// profile (no gang scheduling).
+
+#include "policies/kubernetes/policy.hpp"
+
+namespace headroom::policies::k8s {
+
+// Coscheduling (kubernetes-sigs/scheduler-plugins pkg/coscheduling): the PodGroup's
+// minMember is every pod of the job; a member that cannot be placed makes PostFilter reject
+// the group's waiting pods, so none stays bound and the group retries whole. For a job of n pods
+// whose next pod fits nowhere (schedule_pods).
+void KubernetesPolicy::coscheduling_post_filter(Session& s, JobIndex j, std::size_t n) {
+  Pod& p = pods_[j];
+  const std::size_t had = p.pods.size();
+  if (had > 0) {
+    const std::string why = s.unbind(j, "coscheduling: PodGroup incomplete, waiting pods rejected");
+    HEADROOM_ASSERT(why.empty(), "kubernetes unbind refused: " + why);
+    for (const models::Slice& sl : p.pods) add_usage(sl, -1);
+    p.pods.clear();
+  }
+  fail(j, s.now());
+  say(s, j, {5, static_cast<std::int64_t>(n), static_cast<std::int64_t>(had)}, [&] {
+    return "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " + std::to_string(n) +
+           "), only " + std::to_string(had) + " fit now";
+  });
+}
+
+// A group is partially placed while some, but not all, of its live (not ended) pods run.
+void KubernetesPolicy::group_running(Tick now, models::GroupId g, int delta) {
+  if (g == models::kNone || g >= groups_.size()) return;
+  Group& gr = groups_[g];
+  gr.running += delta;
+  const bool partial = gr.running > 0 && gr.running < gr.live;
+  if (partial && gr.partial_since < 0) {
+    gr.partial_since = now;
+    partial_.insert(g);
+  } else if (!partial && gr.partial_since >= 0) {
+    gr.partial_since = -1;
+    partial_.erase(g);
+  }
+}
+
+// Pending pods of groups partially placed for at least partial_placement_threshold get a reason.
+void KubernetesPolicy::report_partial_groups(Session& s) {
+  const Tick now = s.now();
+  for (models::GroupId g : partial_) {
+    const Group& gr = groups_[g];
+    const Tick due = gr.partial_since + cfg_.partial_placement_threshold;
+    if (due > now) {
+      s.wake_at(due);
+      continue;
+    }
+    const std::string reason = "gang: partially placed for " + std::to_string((now - gr.partial_since) / sim::kSecond) +
+                               " s, " + std::to_string(gr.running) + " of " + std::to_string(gr.live) + " pods running";
+    for (JobIndex j : gr.members)
+      if (s.state(j) == JobState::Pending) {
+        s.pending_reason(j, reason);
+        pods_[j].said[0] = -1;
+      }
+  }
+}
+
+}  // namespace headroom::policies::k8s

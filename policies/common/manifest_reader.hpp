@@ -66,6 +66,5 @@ class Reader {
 
 // Each system's reader is in its folder (policies/<system>/manifests.hpp), called through its
 // SystemModule::read_manifests.
-ManifestImport read_kubernetes(const std::vector<std::string>& paths);
 
 }  // namespace headroom::policies::manifests

@@ -4,6 +4,8 @@
 // a resource (the API server enforces all of them); PriorityClass checked (pods carry their
 // priority). Quotas for objects headroom does not have (services, secrets, configmaps,
 // persistentvolumeclaims, storage) are accepted; scoped quotas and other compute resources warn.
+#include "policies/kubernetes/manifests.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -97,9 +99,13 @@ struct KubernetesReader : Reader {
 
 }  // namespace
 
-ManifestImport read_kubernetes(const std::vector<std::string>& paths) {
-  KubernetesReader r;
-  r.read(paths, [&](const Object& o) { r.object(o); });
+}  // namespace headroom::policies::manifests
+
+namespace headroom::policies::k8s {
+
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
+  manifests::KubernetesReader r;
+  r.read(paths, [&](const manifests::Object& o) { r.object(o); });
   for (const auto& [ns, limits] : r.quotas)
     for (int i = 0; i < 4; ++i) {
       const auto& l = limits[static_cast<std::size_t>(i)];
@@ -108,9 +114,9 @@ ManifestImport read_kubernetes(const std::vector<std::string>& paths) {
       v.text = i == 1   ? std::to_string(l.value) + "m"
                : i == 2 ? std::to_string(l.value) + "Mi"
                         : std::to_string(l.value);
-      r.out.params["quota." + ns + "." + kQuotaField[i]] = v;
+      r.out.params["quota." + ns + "." + manifests::kQuotaField[i]] = v;
     }
   return r.out;
 }
 
-}  // namespace headroom::policies::manifests
+}  // namespace headroom::policies::k8s

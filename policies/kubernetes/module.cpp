@@ -1,6 +1,6 @@
 // kube-scheduler + the NVIDIA device plugin as a SystemModule (policies/system_module.hpp).
-#include "policies/common/manifest_reader.hpp"
 #include "policies/kubernetes/kubernetes.hpp"
+#include "policies/kubernetes/manifests.hpp"
 #include "policies/system_module.hpp"
 
 namespace headroom::policies::k8s {
@@ -26,9 +26,7 @@ SystemModule module() {
             param_keys()};
   m.check = check_params;
   m.make = make_policy;
-  m.read_manifests = [](const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
-    return manifests::read_kubernetes(paths);
-  };
+  m.read_manifests = read_manifests;
   m.derive = derive;
   m.run_cost = 3;  // pods bound one by one
   return m;

@@ -27,11 +27,9 @@ namespace headroom::policies::k8s {
 
 namespace {
 
-std::string param_path(const std::string& key) { return "policy." + key; }
-
 void add_error(std::vector<sim::InputError>& errors, const std::string& key, const ParamValue& v,
                const std::string& msg) {
-  errors.emplace_back(v.file, v.line, v.column, param_path(key), msg);
+  param_error(errors, key, v, msg);
 }
 
 // "quota.<tenant>.<resource>" with resource gpu, cpu, memory or pods.
@@ -125,26 +123,10 @@ struct Reader {
   const ParamValue* initial_backoff_at = nullptr;
 
   bool integer(const std::string& key, const ParamValue& v, std::int64_t lo, std::int64_t hi, std::int64_t& dst) {
-    const auto n = parse_int(v.text);
-    if (!n || *n < lo || *n > hi) {
-      add_error(
-          errors, key, v,
-          "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + quoted(v.text));
-      return false;
-    }
-    dst = *n;
-    return true;
+    return read_integer(errors, key, v, v.text, lo, hi, dst);
   }
   bool duration(const std::string& key, const ParamValue& v, bool positive, Tick& dst) {
-    const auto d = sim::parse_duration(v.text);
-    if (!d || *d < 0 || (positive && *d == 0)) {
-      add_error(errors, key, v,
-                std::string("expected a ") + (positive ? "positive " : "") + "duration such as 30s, 500ms or 5m, got " +
-                    quoted(v.text));
-      return false;
-    }
-    dst = *d;
-    return true;
+    return read_duration(errors, key, v, positive, dst);
   }
 };
 
@@ -324,14 +306,8 @@ const ParamKey<Reader> kParams[] = {
      [](Reader& rd, const std::string& key, const ParamValue& v) {
        rd.duration(key, v, false, rd.out.partial_placement_threshold);
      }},
-    {"coscheduling",
-     [](Reader& rd, const std::string& key, const ParamValue& v) {
-       if (v.text == "true" || v.text == "false") {
-         rd.out.coscheduling = v.text == "true";
-       } else {
-         add_error(rd.errors, key, v, "expected true or false, got " + quoted(v.text));
-       }
-     }},
+    {"coscheduling", [](Reader& rd, const std::string& key,
+                        const ParamValue& v) { read_boolean(rd.errors, key, v, v.text, rd.out.coscheduling); }},
     {"devicePlugin.migStrategy",
      [](Reader& rd, const std::string& key, const ParamValue& v) {
        if (v.text == "none") {
@@ -351,11 +327,7 @@ const ParamKey<Reader> kParams[] = {
      }},
     {"devicePlugin.sharing.timeSlicing.failRequestsGreaterThanOne",
      [](Reader& rd, const std::string& key, const ParamValue& v) {
-       if (v.text == "true" || v.text == "false") {
-         rd.out.device_plugin.fail_requests_greater_than_one = v.text == "true";
-       } else {
-         add_error(rd.errors, key, v, "expected true or false, got " + quoted(v.text));
-       }
+       read_boolean(rd.errors, key, v, v.text, rd.out.device_plugin.fail_requests_greater_than_one);
      }},
     {"devicePlugin.migDevices.<pool>", read_mig_devices}};
 

@@ -1,0 +1,19 @@
+#pragma once
+
+// The ResourceQuota and PriorityClass manifests a site applies, read into the kubernetes policy's
+// parameters (SystemModule::read_manifests; policies/common/manifest_reader.hpp walks the
+// documents).
+
+#include <string>
+#include <vector>
+
+#include "models/cluster.hpp"
+#include "policies/common/manifests.hpp"
+
+namespace headroom::policies::k8s {
+
+// Throws sim::InputError naming file:line:column for malformed YAML or a field of the wrong shape.
+ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
+                              const PoolLabels& labels);
+
+}  // namespace headroom::policies::k8s

@@ -33,6 +33,7 @@ struct SiteImport {
   PolicyParams params;
   models::ClusterSpec cluster;
   std::vector<std::string> warnings;
+  std::vector<std::string> files;  // every file read (the one named, its Includes, ...)
 };
 
 // A file named under the policy (`policy: {<key>: path}`), or under `cluster:` when it is the

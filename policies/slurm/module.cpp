@@ -10,7 +10,8 @@ namespace headroom::policies::slurm {
 namespace {
 
 SiteImport site_import(SlurmConfImport imported) {
-  return {std::move(imported.params), std::move(imported.cluster), std::move(imported.warnings)};
+  return {std::move(imported.params), std::move(imported.cluster), std::move(imported.warnings),
+          std::move(imported.files)};
 }
 
 // The site's own files under `policy:`, read in this order: slurm.conf (with its Include and

@@ -332,6 +332,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   std::vector<Record> records;
   read_file(path, 0, records);
   SlurmConfImport out;
+  out.files.push_back(path);
   std::set<std::string> warned;
   auto warn_once = [&](const Record& r, const std::string& key, const std::string& what) {
     if (!warned.insert(lower(key)).second) return;
@@ -668,6 +669,7 @@ std::string seconds_of(const std::string& path, int line, const std::string& key
 SlurmConfImport read_sacctmgr_qos(const std::string& path) {
   const PipeTable t = read_pipe_table(path, {"name"});
   SlurmConfImport out;
+  out.files.push_back(path);
   std::set<std::string> warned;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
@@ -720,6 +722,7 @@ SlurmConfImport read_sacctmgr_qos(const std::string& path) {
 SlurmConfImport read_sshare(const std::string& path) {
   const PipeTable t = read_pipe_table(path, {"account", "user", "rawshares", "rawusage"});
   SlurmConfImport out;
+  out.files.push_back(path);
   std::vector<std::pair<std::size_t, std::string>> stack;  // (depth, account)
   std::map<std::string, std::vector<std::string>> users;
   std::map<std::string, int> account_line;

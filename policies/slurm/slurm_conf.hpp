@@ -22,6 +22,8 @@ struct SlurmConfImport {
   std::int64_t cpu_only_nodes = 0;
   // "slurm.conf:12: DefMemPerCPU changes scheduling and is not modelled" (once per key).
   std::vector<std::string> warnings;
+  // Every file read, the one named first (an output must never be one of them).
+  std::vector<std::string> files;
 };
 
 // Throws sim::InputError naming the file and line on malformed input.

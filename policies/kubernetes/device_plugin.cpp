@@ -51,7 +51,10 @@ std::string slice_ranges(std::uint32_t used, int slices) {
 std::string geometry_text(const std::map<std::string, std::int32_t>& g) {
   std::vector<std::string> parts;
   for (const auto& [profile, n] : g) parts.push_back(profile + ": " + std::to_string(n));
-  return "{" + join(parts, ", ") + "}";
+  std::string out = "{";  // appended, not `"{" + ... + "}"`: GCC 12 warns (-Wrestrict) on that here
+  out += join(parts, ", ");
+  out += "}";
+  return out;
 }
 
 // The per-GPU layout of a pool's nodes under the device plugin's MIG configuration, checked against

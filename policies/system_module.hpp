@@ -68,6 +68,18 @@ struct Derived {
   }
 };
 
+// One queue per tenant, jobs queued by their tenant (volcano, kai): `each(derived, tenant)` writes
+// a tenant's queue. nullopt without tenants, or when the permission drill grants queues by name
+// (they name the trace's queues).
+template <typename Each>
+std::optional<Derived> queue_per_tenant(const DeriveRequest& r, Each each) {
+  if (r.tenants.empty() || r.restricted) return std::nullopt;
+  Derived d;
+  for (const auto& t : r.tenants) each(d, t);
+  d.queue_by_tenant = true;
+  return d;
+}
+
 // A tenant's weight as the integer weights of queues and accounts: x100, at least 1.
 std::string integer_weight(double weight);
 // The cluster's pool names as a flow list: "[a, b]".

@@ -13,9 +13,7 @@ namespace {
 // overQuotaWeight, its cap as limit. The permission drill's queue grants name the trace's queues,
 // so then nothing is derived.
 std::optional<Derived> derive(const DeriveRequest& r) {
-  if (r.tenants.empty() || r.restricted) return std::nullopt;
-  Derived d;
-  for (const auto& t : r.tenants) {
+  return queue_per_tenant(r, [&](Derived& d, const TenantQuota& t) {
     const std::string q = "queues." + t.name;
     d.put(q + ".priority", "100", r.file);
     d.put(q + ".resources.gpu.quota", std::to_string(t.guaranteed), r.file);
@@ -23,9 +21,7 @@ std::optional<Derived> derive(const DeriveRequest& r) {
     w << t.weight;
     d.put(q + ".resources.gpu.overQuotaWeight", w.str(), r.file);
     d.put(q + ".resources.gpu.limit", std::to_string(t.max_gpus), r.file);
-  }
-  d.queue_by_tenant = true;
-  return d;
+  });
 }
 
 }  // namespace

@@ -11,16 +11,12 @@ namespace {
 // guarantee from its GPUs. The permission drill's queue grants name the trace's queues, so then
 // nothing is derived.
 std::optional<Derived> derive(const DeriveRequest& r) {
-  if (r.tenants.empty() || r.restricted) return std::nullopt;
-  Derived d;
-  for (const auto& t : r.tenants) {
+  return queue_per_tenant(r, [&](Derived& d, const TenantQuota& t) {
     const std::string q = "queues." + t.name;
     d.put(q + ".weight", integer_weight(t.weight), r.file);
     if (t.max_gpus >= 0) d.put(q + ".capability.gpu", std::to_string(t.max_gpus), r.file);
     if (t.gpus >= 0) d.put(q + ".guarantee.resource.gpu", std::to_string(t.gpus), r.file);
-  }
-  d.queue_by_tenant = true;
-  return d;
+  });
 }
 
 }  // namespace

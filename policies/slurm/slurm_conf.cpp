@@ -3,6 +3,9 @@
 // case-insensitive, `Include FILE` reads another file (relative to slurm.conf's folder). Global
 // keys the slurm policy models become its parameters; NodeName and PartitionName records become
 // node pools and partitions.
+// Long file: the three site-file readers share the record reader, the hostlist counting and the
+// hostile-input checks (issue #31) that keep them in step with slurmctld; split along those seams
+// (reader, slurm.conf, pipe tables) when it grows further.
 #include "policies/slurm/slurm_conf.hpp"
 
 #include <algorithm>

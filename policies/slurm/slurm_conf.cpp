@@ -3,16 +3,21 @@
 // case-insensitive, `Include FILE` reads another file (relative to slurm.conf's folder). Global
 // keys the slurm policy models become its parameters; NodeName and PartitionName records become
 // node pools and partitions.
+// Long file: the three site-file readers share the record reader, the hostlist counting and the
+// hostile-input checks (issue #31) that keep them in step with slurmctld; split along those seams
+// (reader, slurm.conf, pipe tables) when it grows further.
 #include "policies/slurm/slurm_conf.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "policies/common/param_text.hpp"
 #include "policies/slurm/slurm.hpp"
@@ -24,13 +29,72 @@ namespace headroom::policies::slurm {
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
-constexpr std::size_t kMaxHosts = 1'000'000;
+// The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
+// kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
+constexpr std::int64_t kMaxHosts = 1'000'000;
+constexpr std::int64_t kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+// Node memberships (a node in a partition, a gres.conf line applied to a node) of all lines
+// together: a 1 MiB file of `PartitionName=pN Nodes=ALL` lines over a million nodes must not run
+// for hours. Twenty partitions over the largest cluster a scenario allows.
+constexpr std::int64_t kMaxMemberships = 20'000'000;
 
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
+}
+
+// `text` in double quotes for a message: bytes that are not printable ASCII as \xNN, long text
+// shortened.
+std::string shown(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  constexpr std::size_t kMax = 80;
+  std::string out = "\"";
+  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMax) out += "...";
+  return out + "\"";
+}
+
+// The offset of the first byte of `text` that is not UTF-8 (overlong forms, surrogates and code
+// points past U+10FFFF included), or npos.
+std::size_t utf8_error(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int n = 0;
+    std::uint32_t cp = 0, min = 0;
+    if ((c & 0xe0) == 0xc0) {
+      n = 1, cp = c & 0x1f, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+      n = 2, cp = c & 0x0f, min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+      n = 3, cp = c & 0x07, min = 0x10000;
+    } else {
+      return i;
+    }
+    for (int k = 1; k <= n; ++k) {
+      if (i + k >= text.size()) return i;
+      const auto d = static_cast<unsigned char>(text[i + k]);
+      if ((d & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += static_cast<std::size_t>(n) + 1;
+  }
+  return std::string_view::npos;
 }
 
 struct Item {
@@ -53,43 +117,100 @@ struct Record {
   throw sim::InputError(file, line, 0, "", msg);
 }
 
-// Splits a logical line into Key=Value items (values may be "quoted").
+bool space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// Splits a logical line into Key=Value items as parse_config.c's keyvalue_pattern does
+// (SchedMD/slurm src/common/parse_config.c): a key of letters, digits, '_' and '.', optional space
+// around '=', then a "quoted" value or one without space. What does not match is slurmctld's
+// "Parse error in file ... line N", so an error here.
 std::vector<Item> tokenize(const std::string& text, const std::string& file, int line) {
   std::vector<Item> out;
   std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  const auto word_at = [&](std::size_t at) {
+    std::size_t e = at;
+    while (e < text.size() && !space(text[e])) ++e;
+    return text.substr(at, e - at);
+  };
+  while (true) {
+    while (i < text.size() && space(text[i])) ++i;
     if (i >= text.size()) break;
-    std::string token;
-    bool quoted = false;
-    while (i < text.size() && (quoted || !std::isspace(static_cast<unsigned char>(text[i])))) {
-      if (text[i] == '"') {
-        quoted = !quoted;
-      } else {
-        token += text[i];
-      }
+    const std::size_t key_at = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_' || text[i] == '.'))
       ++i;
-    }
-    if (quoted) fail(file, line, "a quote is not closed");
-    const std::size_t eq = token.find('=');
-    if (eq == std::string::npos) {
-      out.push_back({token, ""});
+    std::string key = text.substr(key_at, i - key_at);
+    std::size_t j = i;
+    while (j < text.size() && space(text[j])) ++j;
+    if (j < text.size() && std::string_view("+-*/").find(text[j]) != std::string_view::npos && j + 1 < text.size() &&
+        text[j + 1] == '=')
+      ++j;  // `Key+=Value`: an operator scontrol reads; the value is taken as written
+    if (key.empty() || j >= text.size() || text[j] != '=')
+      fail(file, line, "expected Key=Value, got " + shown(word_at(key_at)));
+    i = j + 1;
+    while (i < text.size() && space(text[i])) ++i;
+    std::string value;
+    if (i < text.size() && text[i] == '"') {
+      const std::size_t close = text.find('"', i + 1);
+      if (close == std::string::npos) fail(file, line, "a quote is not closed");
+      value = text.substr(i + 1, close - i - 1);
+      i = close + 1;
+      if (i < text.size() && !space(text[i]))
+        fail(file, line, key + ": expected a space after the closing quote, got " + shown(word_at(key_at)));
     } else {
-      out.push_back({token.substr(0, eq), token.substr(eq + 1)});
+      value = word_at(i);
+      // `Key= Other=...` or `Key=` at the end: no value (slurmctld: a parse error).
+      if (value.empty() || (i > j + 1 && value.find('=') != std::string::npos))
+        fail(file, line, key + ": no value after '='");
+      i += value.size();
     }
+    out.push_back({std::move(key), std::move(value)});
   }
   return out;
 }
 
-void read_file(const std::filesystem::path& path, int depth, std::vector<Record>& out) {
+// What reads slurm.conf and the files it includes.
+struct ConfReader {
+  // slurm.conf's folder: a relative Include names a file there, whichever file includes it
+  // (get_extra_conf_path, SchedMD/slurm src/common/read_config.c).
+  std::filesystem::path root;
+  std::vector<std::string>* files = nullptr;  // every file read, in order
+  std::vector<std::string> reading;           // the files being read (outermost first), as resolved
+};
+
+// Reads `path` into records. `from`/`from_line` name the Include line that named it (empty for
+// slurm.conf and gres.conf); what goes wrong opening the file is said at that line.
+void read_file(ConfReader& reader, const std::filesystem::path& path, const std::string& from, int from_line,
+               const std::string& named, std::vector<Record>& out) {
   const std::string file = path.string();
+  const auto fail_open = [&](const std::string& why) {
+    if (from.empty()) fail(file, 0, why);
+    fail(from, from_line, "Include " + named + ": " + why + " (" + file + ")");
+  };
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status))
+    fail_open("a folder, not a file (slurmctld reads nothing from it; Include names one file)");
+  if (!std::filesystem::exists(status)) fail_open("no such file");
+  std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec) canonical = file;
+  if (std::find(reader.reading.begin(), reader.reading.end(), canonical) != reader.reading.end())
+    fail_open("the file includes itself (an Include loop)");
+  if (static_cast<int>(reader.reading.size()) > kMaxIncludeDepth) fail_open("Include nests more than 16 files deep");
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(file, 0, "cannot read the Slurm configuration file");
+  if (!in) fail_open(from.empty() ? "cannot read the Slurm configuration file" : "cannot read the file");
+  if (std::find(reader.files->begin(), reader.files->end(), file) == reader.files->end()) reader.files->push_back(file);
+  reader.reading.push_back(canonical);
   std::string raw, logical;
   int line = 0, start = 0;
   while (std::getline(in, raw)) {
     ++line;
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    // parse_config.c matches keys as [[:alnum:]_.]+ from the line's start: with a byte-order mark
+    // before the first key, slurmctld stops with "Parse error in file ... line 1".
+    if (line == 1 && raw.rfind("\xEF\xBB\xBF", 0) == 0)
+      fail(file, 1,
+           "the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which slurmctld cannot parse (\"Parse error "
+           "in file ... line 1\"): save it without one");
+    if (const auto nul = raw.find('\0'); nul != std::string::npos)
+      fail(file, line, "a NUL byte at column " + std::to_string(nul + 1) + " (not a text file?)");
     bool in_quote = false;
     for (std::size_t i = 0; i < raw.size(); ++i) {
       if (raw[i] == '"') in_quote = !in_quote;
@@ -98,27 +219,54 @@ void read_file(const std::filesystem::path& path, int depth, std::vector<Record>
         break;
       }
     }
+    if (const auto bad = utf8_error(raw); bad != std::string::npos) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const auto c = static_cast<unsigned char>(raw[bad]);
+      fail(file, line,
+           std::string("byte 0x") + kHex[c >> 4] + kHex[c & 15] + " at column " + std::to_string(bad + 1) +
+               " is not UTF-8 (names must be UTF-8 text: save the file as UTF-8)");
+    }
     if (logical.empty()) start = line;
-    const bool more = !raw.empty() && raw.back() == '\\';
-    if (more) raw.pop_back();
+    // A trailing '\' (spaces and CR after it allowed) continues the line (_strip_continuation).
+    std::size_t last = raw.size();
+    while (last > 0 && space(raw[last - 1])) --last;
+    const bool more = last > 0 && raw[last - 1] == '\\';
+    if (more) {
+      raw.resize(last - 1);
+    } else if (!raw.empty() && raw.back() == '\r') {
+      raw.pop_back();
+    }
     logical += raw;
     if (more) continue;
-    std::vector<Item> items = tokenize(logical, file, start);
+    const std::string text = std::move(logical);
     logical.clear();
-    if (items.empty()) continue;
-    if (lower(items[0].key) == "include" && items[0].value.empty()) {
-      if (items.size() != 2 || !items[1].value.empty())
-        fail(file, start, "expected `Include FILE`, got " + std::to_string(items.size() - 1) + " words after Include");
-      if (depth >= kMaxIncludeDepth) fail(file, start, "Include nests more than 16 files deep (a loop?)");
-      std::filesystem::path inc = items[1].key;
-      if (inc.is_relative()) inc = path.parent_path() / inc;
-      read_file(inc, depth + 1, out);
+    std::size_t first = 0;
+    while (first < text.size() && space(text[first])) ++first;
+    if (first == text.size()) continue;
+    // `Include FILE` (any case, then space): _parse_include_directive in parse_config.c.
+    if (text.size() > first + 7 && lower(text.substr(first, 7)) == "include" && space(text[first + 7])) {
+      std::vector<std::string> words;
+      for (std::size_t i = first + 7; i < text.size();) {
+        while (i < text.size() && space(text[i])) ++i;
+        const std::size_t b = i;
+        while (i < text.size() && !space(text[i])) ++i;
+        if (i > b) words.push_back(text.substr(b, i - b));
+      }
+      if (words.size() != 1)
+        fail(file, start, "expected `Include FILE`, got " + std::to_string(words.size()) + " words after Include");
+      if (words[0].find('*') != std::string::npos)
+        fail(file, start,
+             "Include " + words[0] + ": slurmctld does not expand globs (\"Slurm does not support glob parsing\")");
+      std::filesystem::path inc = words[0];
+      if (inc.is_relative()) inc = reader.root / inc;
+      read_file(reader, inc, file, start, words[0], out);
       continue;
     }
-    for (const auto& it : items)
-      if (it.key.empty()) fail(file, start, "expected Key=Value, got \"=" + it.value + "\"");
+    std::vector<Item> items = tokenize(text, file, start);
+    if (items.empty()) continue;
     out.push_back({file, start, std::move(items)});
   }
+  reader.reading.pop_back();
 }
 
 std::int64_t to_int(const Record& r, const std::string& key, const std::string& v, std::int64_t lo, std::int64_t hi) {
@@ -126,13 +274,15 @@ std::int64_t to_int(const Record& r, const std::string& key, const std::string& 
   const char* end = v.data() + v.size();
   auto [p, ec] = std::from_chars(v.data(), end, n);
   if (ec != std::errc() || p != end || v.empty() || n < lo || n > hi)
-    fail(
-        r.file, r.line,
-        key + ": expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got \"" + v + "\"");
+    fail(r.file, r.line,
+         key + ": expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + shown(v));
   return n;
 }
 
-// "gpu:a100:8,gpu:2(S:0-1),mps:100" -> GPUs and the one type (empty when none or several).
+// "gpu:a100:8,gpu:2(S:0-1),mps:100" -> GPUs and the one type (empty when none or several). A count
+// may carry a size suffix as suffix_mult reads it (SchedMD/slurm src/common/slurm_protocol_defs.c:
+// k or KiB = 1024, kb = 1000, m, g, t, p likewise): gpu:2k is 2048 GPUs, refused with the value
+// above the scenario's per-node limit.
 void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, std::string& type) {
   gpus = 0;
   type.clear();
@@ -158,15 +308,41 @@ void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, st
         if (c2 != std::string::npos) {
           t = rest.substr(0, c2);
           count = rest.substr(c2 + 1);
-        } else if (!rest.empty() && std::all_of(rest.begin(), rest.end(), ::isdigit)) {
+        } else if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest[0]))) {
           count = rest;
         } else {
           t = rest;
         }
       }
-      // "no_consume" and size suffixes are not GPU counts.
-      if (!count.empty() && (count.back() == 'K' || count.back() == 'k')) count.pop_back();
-      gpus += to_int(r, "Gres", count, 0, 1'000'000);
+      std::size_t digits = 0;
+      while (digits < count.size() && std::isdigit(static_cast<unsigned char>(count[digits]))) ++digits;
+      static const std::map<std::string, std::int64_t> kSuffix = {{"", 1},
+                                                                  {"k", 1024},
+                                                                  {"kib", 1024},
+                                                                  {"kb", 1000},
+                                                                  {"m", 1 << 20},
+                                                                  {"mib", 1 << 20},
+                                                                  {"mb", 1'000'000},
+                                                                  {"g", 1 << 30},
+                                                                  {"gib", 1 << 30},
+                                                                  {"gb", 1'000'000'000},
+                                                                  {"t", 1LL << 40},
+                                                                  {"tib", 1LL << 40},
+                                                                  {"tb", 1'000'000'000'000},
+                                                                  {"p", 1LL << 50},
+                                                                  {"pib", 1LL << 50},
+                                                                  {"pb", 1'000'000'000'000'000}};
+      const auto mult = kSuffix.find(lower(count.substr(digits)));
+      if (digits == 0 || mult == kSuffix.end())
+        fail(r.file, r.line, "Gres: expected a GPU count like gpu:8 or gpu:a100:8, got " + shown(item));
+      std::int64_t n = 0;
+      const auto [p, ec] = std::from_chars(count.data(), count.data() + digits, n);
+      if (ec != std::errc() || n > kMaxGpusPerNode * 2 || n * mult->second > kMaxGpusPerNode * 2 ||
+          gpus + n * mult->second > kMaxGpusPerNode)
+        fail(r.file, r.line,
+             "Gres: " + shown(text) + " gives a node more than " + std::to_string(kMaxGpusPerNode) +
+                 " GPUs (the most a scenario's pool may have per node)");
+      gpus += n * mult->second;
       if (!t.empty()) {
         if (!type.empty() && type != t) several = true;
         if (type.empty()) type = t;
@@ -221,17 +397,23 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
   return out;
 }
 
-struct NodeDef {
-  std::string pool_base;  // the NodeName value
-  std::string name;
+// What one NodeName line says of each of its nodes (kept once, not once a node: a line may name a
+// million nodes).
+struct NodeLine {
+  const Record* record = nullptr;
   std::int64_t gpus = 0;
   std::string gpu_type;
   std::int64_t cpus = 0;
   std::int64_t memory_mib = 0;
   std::int64_t weight = 1;
-  int line_index = 0;
-  std::set<std::string> partitions;
   std::set<std::string> features;  // Feature= (for NodeSet=... Feature=...)
+};
+
+struct NodeDef {
+  std::string name;
+  int line_index = 0;                     // into the NodeLines
+  const std::string* gpu_type = nullptr;  // the line's, or gres.conf's Type= when the line names none
+  std::vector<int> partitions;            // indices of the partitions, ascending
 };
 
 // Keys of slurm.conf that change scheduling but are not modelled: listed once as a warning.
@@ -265,8 +447,62 @@ const std::set<std::string>& unmodelled_partition_fields() {
 
 }  // namespace
 
+namespace {
+
+// The number of names a hostlist expands to, its syntax checked, counted before anything is
+// expanded (h[0-999][0-999][0-999] names a billion hosts in 22 bytes). Throws
+// std::invalid_argument when malformed or above kMaxHosts.
+std::int64_t hostlist_size(const std::string& list) {
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  while (i < list.size()) {
+    std::size_t end = i;
+    int depth = 0;
+    for (; end < list.size(); ++end) {
+      if (list[end] == '[') ++depth;
+      if (list[end] == ']') --depth;
+      if (depth < 0 || depth > 1) throw std::invalid_argument("unbalanced brackets in hostlist " + shown(list));
+      if (list[end] == ',' && depth == 0) break;
+    }
+    if (depth != 0) throw std::invalid_argument("unclosed '[' in hostlist " + shown(list));
+    const std::string expr = list.substr(i, end - i);
+    i = end + 1;
+    if (expr.empty()) continue;
+    std::int64_t names = 1;
+    for (std::size_t k = expr.find('['); k != std::string::npos; k = expr.find('[', k)) {
+      const std::size_t close = expr.find(']', k);
+      const std::string spec = expr.substr(k + 1, close - k - 1);
+      k = close + 1;
+      std::int64_t values = 0;
+      std::size_t s = 0;
+      while (s <= spec.size()) {
+        const std::size_t comma = spec.find(',', s);
+        const std::string r = spec.substr(s, comma == std::string::npos ? std::string::npos : comma - s);
+        s = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+        const std::size_t dash = r.find('-');
+        const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
+        const auto digits = [](const std::string& x) {
+          return !x.empty() && x.size() < 10 && std::all_of(x.begin(), x.end(), ::isdigit);
+        };
+        if (!digits(a) || !digits(b) || std::stoll(b) < std::stoll(a))
+          throw std::invalid_argument("expected ranges like [1-4,7] in hostlist " + shown(list) + ", got " + shown(r));
+        values += std::stoll(b) - std::stoll(a) + 1;
+        if (values > kMaxHosts) break;
+      }
+      names *= values;  // both at most kMaxHosts + a range: no overflow
+      if (names > kMaxHosts) break;
+    }
+    total += names;
+    if (total > kMaxHosts) throw std::invalid_argument("hostlist " + shown(list) + " names more than 1,000,000 hosts");
+  }
+  return total;
+}
+
+}  // namespace
+
 std::vector<std::string> expand_hostlist(const std::string& list) {
   std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(hostlist_size(list)));
   std::size_t i = 0;
   while (i < list.size()) {
     // One host expression: text with [ranges] groups, up to a comma outside brackets.
@@ -275,10 +511,8 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
     for (; end < list.size(); ++end) {
       if (list[end] == '[') ++depth;
       if (list[end] == ']') --depth;
-      if (depth < 0) throw std::invalid_argument("unbalanced ']' in hostlist \"" + list + "\"");
       if (list[end] == ',' && depth == 0) break;
     }
-    if (depth != 0) throw std::invalid_argument("unclosed '[' in hostlist \"" + list + "\"");
     const std::string expr = list.substr(i, end - i);
     i = end + 1;
     if (expr.empty()) continue;
@@ -303,36 +537,31 @@ std::vector<std::string> expand_hostlist(const std::string& list) {
         s = comma == std::string::npos ? spec.size() + 1 : comma + 1;
         const std::size_t dash = r.find('-');
         const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
-        const auto digits = [](const std::string& x) {
-          return !x.empty() && x.size() < 10 && std::all_of(x.begin(), x.end(), ::isdigit);
-        };
-        if (!digits(a) || !digits(b) || std::stoll(b) < std::stoll(a))
-          throw std::invalid_argument("expected ranges like [1-4,7] in hostlist \"" + list + "\", got \"" + r + "\"");
         const std::size_t width = a.size();
         for (std::int64_t v = std::stoll(a); v <= std::stoll(b); ++v) {
           std::string n = std::to_string(v);
           if (n.size() < width) n = std::string(width - n.size(), '0') + n;
           values.push_back(n);
-          if (values.size() > kMaxHosts) throw std::invalid_argument("hostlist names more than 1,000,000 hosts");
         }
       }
       std::vector<std::string> next;
+      next.reserve(partial.size() * values.size());
       for (const auto& p : partial)
         for (const auto& v : values) next.push_back(p + v);
-      if (next.size() > kMaxHosts) throw std::invalid_argument("hostlist names more than 1,000,000 hosts");
       partial = std::move(next);
     }
     for (auto& p : partial) out.push_back(std::move(p));
-    if (out.size() > kMaxHosts) throw std::invalid_argument("hostlist names more than 1,000,000 hosts");
   }
   return out;
 }
 
 SlurmConfImport read_slurm_conf(const std::string& path) {
-  std::vector<Record> records;
-  read_file(path, 0, records);
   SlurmConfImport out;
-  out.files.push_back(path);
+  ConfReader reader;
+  reader.root = std::filesystem::path(path).parent_path();
+  reader.files = &out.files;
+  std::vector<Record> records;
+  read_file(reader, path, "", 0, "", records);
   std::set<std::string> warned;
   auto warn_once = [&](const Record& r, const std::string& key, const std::string& what) {
     if (!warned.insert(lower(key)).second) return;
@@ -346,8 +575,9 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   for (const auto& k : param_keys())
     if (k.find('.') == std::string::npos) modelled[lower(k)] = k;
 
+  std::vector<NodeLine> node_lines;
   std::vector<NodeDef> nodes;
-  std::map<std::string, std::size_t> node_at;
+  std::unordered_map<std::string, std::size_t> node_at;
   std::map<std::string, std::string> node_default, part_default;
   struct Part {
     const Record* record;
@@ -360,7 +590,6 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     std::string nodes, feature;  // Nodes= hostlist, Feature= name
   };
   std::map<std::string, NodeSet> nodesets;  // NodeSet name -> its record
-  int node_line = 0;
   for (const Record& r : records) {
     const std::string head = lower(r.items[0].key);
     if (head == "nodename") {
@@ -371,17 +600,28 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         node_default = f;
         continue;
       }
-      NodeDef d;
-      d.pool_base = list;
-      d.line_index = node_line++;
+      NodeLine d;
+      d.record = &r;
       if (f.count("gres")) parse_gres(r, f["gres"], d.gpus, d.gpu_type);
       if (f.count("cpus")) {
-        d.cpus = to_int(r, "CPUs", f["cpus"], 0, 1'000'000);
+        d.cpus = to_int(r, "CPUs", f["cpus"], 0, kMaxCpusPerNode);
       } else if (f.count("procs")) {
-        d.cpus = to_int(r, "Procs", f["procs"], 0, 1'000'000);
+        d.cpus = to_int(r, "Procs", f["procs"], 0, kMaxCpusPerNode);
       } else if (f.count("sockets") || f.count("corespersocket") || f.count("threadspercore")) {
-        const auto get = [&](const char* k) { return f.count(k) ? to_int(r, k, f[k], 1, 100'000) : std::int64_t{1}; };
-        d.cpus = get("boards") * get("sockets") * get("corespersocket") * get("threadspercore");
+        const auto get = [&](const char* k) {
+          return f.count(k) ? to_int(r, k, f[k], 1, kMaxCpusPerNode) : std::int64_t{1};
+        };
+        const std::int64_t factors[] = {get("boards"), get("sockets"), get("corespersocket"), get("threadspercore")};
+        d.cpus = 1;
+        for (const std::int64_t n : factors) {
+          d.cpus *= n;  // at most kMaxCpusPerNode squared: no overflow
+          if (d.cpus > kMaxCpusPerNode)
+            fail(r.file, r.line,
+                 "Boards x Sockets x CoresPerSocket x ThreadsPerCore = " + std::to_string(factors[0]) + " x " +
+                     std::to_string(factors[1]) + " x " + std::to_string(factors[2]) + " x " +
+                     std::to_string(factors[3]) + " CPUs, more than " + std::to_string(kMaxCpusPerNode) +
+                     " (the most a scenario's pool may have per node)");
+        }
       }
       if (f.count("realmemory")) d.memory_mib = to_int(r, "RealMemory", f["realmemory"], 0, 1'000'000'000'000);
       if (f.count("weight")) d.weight = to_int(r, "Weight", f["weight"], 0, 65533);
@@ -396,16 +636,24 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
                   "ResumeTimeout, SuspendTime) is not modelled");
       std::vector<std::string> names;
       try {
+        if (static_cast<std::int64_t>(nodes.size()) + hostlist_size(list) > kMaxHosts)
+          fail(r.file, r.line, "NodeName " + shown(list) + ": more than 1,000,000 nodes with this line");
         names = expand_hostlist(list);
       } catch (const std::invalid_argument& e) {
         fail(r.file, r.line, std::string("NodeName: ") + e.what());
       }
-      for (const auto& n : names) {
-        if (node_at.count(n)) fail(r.file, r.line, "node \"" + n + "\" is defined twice");
-        node_at[n] = nodes.size();
-        d.name = n;
-        nodes.push_back(d);
-        if (nodes.size() > kMaxHosts) fail(r.file, r.line, "more than 1,000,000 nodes");
+      const int line_index = static_cast<int>(node_lines.size());
+      node_lines.push_back(std::move(d));
+      for (auto& n : names) {
+        // slurmctld: "Duplicated NodeName %s in the config file", fatal (src/common/read_config.c).
+        if (const auto it = node_at.find(n); it != node_at.end()) {
+          const Record& first = *node_lines[nodes[it->second].line_index].record;
+          fail(r.file, r.line,
+               "node " + shown(n) + " is defined twice (first at " + first.file + ":" + std::to_string(first.line) +
+                   ")");
+        }
+        node_at.emplace(n, nodes.size());
+        nodes.push_back({std::move(n), line_index, nullptr, {}});
       }
     } else if (head == "partitionname") {
       std::map<std::string, std::string> f = part_default;
@@ -414,6 +662,13 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         part_default = f;
         continue;
       }
+      // slurmctld stops on a second PartitionName line of the same name ("duplicate entry for
+      // partition", _build_single_partitionline_info in SchedMD/slurm src/slurmctld/read_config.c).
+      for (const Part& p : parts)
+        if (p.name == r.items[0].value)
+          fail(r.file, r.line,
+               "partition " + shown(p.name) + " is defined twice (first at " + p.record->file + ":" +
+                   std::to_string(p.record->line) + "); slurmctld stops on a duplicate partition");
       parts.push_back({&r, f, r.items[0].value});
     } else if (head == "nodeset") {
       // NodeSet=name Nodes=hostlist | Feature=name: a name partitions' Nodes= may use for those nodes.
@@ -469,83 +724,115 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       }
     }
   }
-  // gres.conf beside slurm.conf: GPU types (and counts) for nodes whose Gres names none.
-  const std::filesystem::path gres = std::filesystem::path(path).parent_path() / "gres.conf";
-  if (std::filesystem::exists(gres)) {
-    std::vector<Record> grecs;
-    read_file(gres, 0, grecs);
-    for (const Record& r : grecs) {
-      const std::string* name = r.get("name");
-      if (name == nullptr || *name != "gpu") continue;
-      const std::string* type = r.get("type");
-      const std::string* list = r.get("nodename");
-      std::vector<std::string> targets;
-      try {
-        if (list != nullptr) targets = expand_hostlist(*list);
-      } catch (const std::invalid_argument& e) {
-        fail(r.file, r.line, std::string("NodeName: ") + e.what());
-      }
-      for (auto& nd : nodes) {
-        if (list != nullptr && std::find(targets.begin(), targets.end(), nd.name) == targets.end()) continue;
-        if (type != nullptr && nd.gpu_type.empty()) nd.gpu_type = *type;
-      }
+  // Work spent on memberships (a partition's nodes, a gres.conf line's nodes), bounded whatever the
+  // files hold.
+  std::int64_t memberships = 0;
+  const auto spend = [&](const Record& r, std::int64_t n) {
+    memberships += n;
+    if (memberships > kMaxMemberships)
+      fail(r.file, r.line,
+           "more than " + std::to_string(kMaxMemberships) +
+               " node memberships (nodes of all partitions and gres.conf lines together) with this line");
+  };
+  for (auto& n : nodes) {
+    const NodeLine& l = node_lines[n.line_index];
+    if (!l.gpu_type.empty()) n.gpu_type = &l.gpu_type;
+  }
+  // gres.conf beside slurm.conf: GPU types for nodes whose Gres names none. slurmctld fails on a
+  // gres.conf it cannot read ("error opening/reading", SchedMD/slurm src/interfaces/gres.c); a
+  // folder there is refused too, since nothing would be read from it.
+  const std::filesystem::path gres = reader.root / "gres.conf";
+  std::vector<Record> grecs;
+  std::error_code ec;
+  if (std::filesystem::exists(gres, ec)) read_file(reader, gres, "", 0, "", grecs);
+  for (const Record& r : grecs) {
+    const std::string* name = r.get("name");
+    if (name == nullptr || *name != "gpu") continue;
+    const std::string* type = r.get("type");
+    if (type == nullptr) continue;
+    const std::string* list = r.get("nodename");
+    if (list == nullptr) {
+      spend(r, static_cast<std::int64_t>(nodes.size()));
+      for (auto& nd : nodes)
+        if (nd.gpu_type == nullptr) nd.gpu_type = type;
+      continue;
+    }
+    try {
+      spend(r, hostlist_size(*list));
+      for (const auto& target : expand_hostlist(*list))
+        if (const auto it = node_at.find(target); it != node_at.end() && nodes[it->second].gpu_type == nullptr)
+          nodes[it->second].gpu_type = type;
+    } catch (const std::invalid_argument& e) {
+      fail(r.file, r.line, std::string("NodeName: ") + e.what());
     }
   }
   // Partition membership.
-  for (const Part& p : parts) {
-    const auto nit = p.fields.find("nodes");
-    std::vector<std::string> members;
-    if (nit == p.fields.end() || nit->second == "ALL" || nit->second == "all") {
-      for (const auto& n : nodes) members.push_back(n.name);
-    } else {
-      try {
-        for (auto& m : expand_hostlist(nit->second)) {
-          const auto set = nodesets.find(m);
-          if (set == nodesets.end()) {
-            members.push_back(std::move(m));
-          } else if (!set->second.feature.empty()) {
-            for (const auto& n : nodes)
-              if (n.features.count(set->second.feature)) members.push_back(n.name);
-          } else {
-            try {
-              for (auto& n : expand_hostlist(set->second.nodes)) members.push_back(std::move(n));
-            } catch (const std::invalid_argument& e) {
-              fail(set->second.record->file, set->second.record->line, std::string("Nodes: ") + e.what());
-            }
-          }
-        }
-      } catch (const std::invalid_argument& e) {
-        fail(p.record->file, p.record->line, std::string("Nodes: ") + e.what());
-      }
-    }
-    for (const auto& m : members) {
+  for (std::size_t pi = 0; pi < parts.size(); ++pi) {
+    const Part& p = parts[pi];
+    const Record& r = *p.record;
+    const auto join = [&](std::size_t node) {
+      auto& of = nodes[node].partitions;
+      if (of.empty() || of.back() != static_cast<int>(pi)) of.push_back(static_cast<int>(pi));
+    };
+    const auto join_name = [&](const std::string& m) {
       const auto it = node_at.find(m);
       if (it == node_at.end()) {
-        warn_once(*p.record, "unknown-node-" + p.name,
+        warn_once(r, "unknown-node-" + p.name,
                   "partition " + p.name + " names node \"" + m + "\", which no NodeName line defines");
-        continue;
+        return;
       }
-      nodes[it->second].partitions.insert(p.name);
+      join(it->second);
+    };
+    const auto nit = p.fields.find("nodes");
+    if (nit == p.fields.end() || nit->second == "ALL" || nit->second == "all") {
+      spend(r, static_cast<std::int64_t>(nodes.size()));
+      for (std::size_t i = 0; i < nodes.size(); ++i) join(i);
+      continue;
+    }
+    try {
+      spend(r, hostlist_size(nit->second));
+      for (const auto& m : expand_hostlist(nit->second)) {
+        const auto set = nodesets.find(m);
+        if (set == nodesets.end()) {
+          join_name(m);
+        } else if (!set->second.feature.empty()) {
+          spend(r, static_cast<std::int64_t>(nodes.size()));
+          for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (node_lines[nodes[i].line_index].features.count(set->second.feature)) join(i);
+        } else {
+          try {
+            spend(r, hostlist_size(set->second.nodes));
+            for (const auto& n : expand_hostlist(set->second.nodes)) join_name(n);
+          } catch (const std::invalid_argument& e) {
+            fail(set->second.record->file, set->second.record->line, std::string("Nodes: ") + e.what());
+          }
+        }
+      }
+    } catch (const std::invalid_argument& e) {
+      fail(r.file, r.line, std::string("Nodes: ") + e.what());
     }
   }
   // Pools: nodes with GPUs, grouped by (NodeName line, partitions), in file order.
-  std::vector<std::string> keys;
-  std::map<std::string, std::vector<std::size_t>> groups;
+  std::vector<std::pair<int, std::vector<int>>> keys;
+  std::map<std::pair<int, std::vector<int>>, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const NodeDef& n = nodes[i];
-    if (n.gpus == 0) {
+    NodeDef& n = nodes[i];
+    if (node_lines[n.line_index].gpus == 0) {
       ++out.cpu_only_nodes;
       continue;
     }
-    std::string key = std::to_string(n.line_index);
-    for (const auto& p : n.partitions) key += "|" + p;
-    if (!groups.count(key)) keys.push_back(key);
-    groups[key].push_back(i);
+    std::sort(n.partitions.begin(), n.partitions.end());
+    n.partitions.erase(std::unique(n.partitions.begin(), n.partitions.end()), n.partitions.end());
+    std::pair<int, std::vector<int>> key{n.line_index, n.partitions};
+    auto [at, added] = groups.try_emplace(key);
+    if (added) keys.push_back(std::move(key));
+    at->second.push_back(i);
   }
   std::map<std::string, std::vector<std::string>> pools_of_partition;
   for (const auto& key : keys) {
     const auto& idx = groups[key];
     const NodeDef& first = nodes[idx.front()];
+    const NodeLine& line = node_lines[first.line_index];
     std::vector<std::string> names;
     for (auto i : idx) names.push_back(nodes[i].name);
     models::NodePool pool;
@@ -555,19 +842,15 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     pool.name.erase(std::remove_if(pool.name.begin(), pool.name.end(), [](char c) { return c == '[' || c == ']'; }),
                     pool.name.end());
     pool.nodes = static_cast<std::int32_t>(idx.size());
-    pool.gpus_per_node = static_cast<std::int32_t>(first.gpus);
-    pool.gpu_type = first.gpu_type.empty() ? "gpu" : first.gpu_type;
-    pool.cpus_per_node = static_cast<std::int32_t>(first.cpus);
-    pool.memory_gib = first.memory_mib / 1024;
+    pool.gpus_per_node = static_cast<std::int32_t>(line.gpus);
+    pool.gpu_type = first.gpu_type == nullptr || first.gpu_type->empty() ? "gpu" : *first.gpu_type;
+    pool.cpus_per_node = static_cast<std::int32_t>(line.cpus);
+    pool.memory_gib = line.memory_mib / 1024;
     out.cluster.pools.push_back(pool);
-    if (first.weight != 1) {
-      const Record* at = nullptr;
-      for (const Record& r : records)
-        if (lower(r.items[0].key) == "nodename" && r.items[0].value == first.pool_base) at = &r;
+    if (line.weight != 1)
       out.params["nodes." + pool.name + ".Weight"] =
-          ParamValue{std::to_string(first.weight), at ? at->file : path, at ? at->line : 0, 0};
-    }
-    for (const auto& p : first.partitions) pools_of_partition[p].push_back(pool.name);
+          ParamValue{std::to_string(line.weight), line.record->file, line.record->line, 0};
+    for (const int p : first.partitions) pools_of_partition[parts[p].name].push_back(pool.name);
   }
   for (const Part& p : parts) {
     const Record& r = *p.record;
@@ -629,7 +912,12 @@ PipeTable read_pipe_table(const std::string& path, std::initializer_list<const c
   int line = 0;
   while (std::getline(in, raw)) {
     ++line;
+    // sacctmgr and sshare print no byte-order mark; one added by an editor is dropped, as CR line
+    // ends are, so that the file reads as the clean one.
+    if (line == 1 && raw.rfind("\xEF\xBB\xBF", 0) == 0) raw.erase(0, 3);
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    if (const auto nul = raw.find('\0'); nul != std::string::npos)
+      fail(path, line, "a NUL byte at column " + std::to_string(nul + 1) + " (not a text file?)");
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
     auto cells = sim::split_on(raw, '|');
     // `-p` (not -P) ends every line with the delimiter.
@@ -648,7 +936,12 @@ PipeTable read_pipe_table(const std::string& path, std::initializer_list<const c
           path, line,
           "expected " + std::to_string(header.size()) + " cells as in the header, got " + std::to_string(cells.size()));
     std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < cells.size(); ++i) row[header[i]] = cells[i];
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (const auto bad = utf8_error(cells[i]); bad != std::string::npos)
+        fail(path, line,
+             header[i] + ": " + shown(cells[i]) + " is not UTF-8 text (names must be UTF-8: save the file as UTF-8)");
+      row[header[i]] = cells[i];
+    }
     t.rows.push_back(std::move(row));
     t.lines.push_back(line);
   }
@@ -671,11 +964,17 @@ SlurmConfImport read_sacctmgr_qos(const std::string& path) {
   SlurmConfImport out;
   out.files.push_back(path);
   std::set<std::string> warned;
+  std::map<std::string, int> qos_line;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
     const int line = t.lines[i];
     const std::string name = std::string(trim(row.at("name")));
     if (name.empty()) fail(path, line, "Name: empty QOS name");
+    // QOS names are unique in slurmdbd, so sacctmgr cannot print one twice: a damaged or edited file.
+    if (const auto [at, added] = qos_line.emplace(name, line); !added)
+      fail(path, line,
+           "QOS " + shown(name) + " appears twice (first at line " + std::to_string(at->second) +
+               "); sacctmgr prints each QOS once");
     const auto set = [&](const std::string& field, const std::string& v) {
       if (!v.empty()) out.params["qos." + name + "." + field] = ParamValue{v, path, line, 0};
     };
@@ -744,12 +1043,17 @@ SlurmConfImport read_sshare(const std::string& path) {
       if (v.empty() || v == "parent") return;
       double d = 0;
       auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
-      if (ec != std::errc() || p != v.data() + v.size() || d < 0)
+      if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d) || d < 0)
         fail(path, line, col + ": expected a number, got \"" + v + "\"");
     };
     num("RawShares", shares);
     num("RawUsage", usage);
     if (!user.empty()) {
+      // sshare prints a user's row under its account's: an account no row declared is a damaged file.
+      if (account != "root" && !account_line.count(account))
+        fail(path, line,
+             "user " + shown(user) + " of account " + shown(account) +
+                 ", which no earlier row declares (sshare -a prints an account's row before its users')");
       users[account].push_back(user);
       has_user_rows.insert(account);
       if (!usage.empty() && usage != "0") out.params["usage." + user] = ParamValue{usage, path, line, 0};

@@ -1,0 +1,371 @@
+// Issue #31: Slurm's site files (slurm.conf with Include, gres.conf, `sacctmgr show qos -P`,
+// `sshare -a -l -P`) that are hostile or damaged are refused naming file:line and the value, or,
+// where slurmctld reads them, read as the clean file. Each case names what slurmctld does (SchedMD/
+// slurm src/common/parse_config.c, read_config.c, src/slurmctld/read_config.c, gres.c).
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "policies/slurm/slurm_conf.hpp"
+#include "sim/errors.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace headroom;
+namespace slurm = policies::slurm;
+using headroom::testing::TempDir;
+
+namespace {
+
+const std::string kSlurm = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm/";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The message of the InputError `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const sim::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string conf_error(const std::string& path) {
+  return error_of([&] { slurm::read_slurm_conf(path); });
+}
+
+// The parameters and pools as one text, to compare two reads.
+std::string summary(const slurm::SlurmConfImport& c) {
+  std::string s;
+  for (const auto& [k, v] : c.params) s += k + "=" + v.text + "\n";
+  for (const auto& p : c.cluster.pools)
+    s += p.name + " " + std::to_string(p.nodes) + "x" + std::to_string(p.gpus_per_node) + " " + p.gpu_type + " " +
+         std::to_string(p.cpus_per_node) + "\n";
+  return s + "cpu-only " + std::to_string(c.cpu_only_nodes) + "\n";
+}
+
+// `text` with every LF turned into CRLF.
+std::string crlf(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  return out;
+}
+
+// The fixture site (slurm.conf + slurm-nodes.conf + gres.conf) copied into `dir`, each file passed
+// through `edit`.
+template <class F>
+std::string copy_site(const TempDir& dir, F edit) {
+  for (const char* f : {"slurm-nodes.conf", "gres.conf"}) dir.write(f, edit(slurp(kSlurm + f)));
+  return dir.write("slurm.conf", edit(slurp(kSlurm + "slurm.conf")));
+}
+
+// ---- hostlists ----
+
+TEST(SlurmSiteFiles, HostlistIsCountedBeforeItIsExpanded) {
+  // A billion names in 22 bytes: refused at once, not after std::bad_alloc.
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "ClusterName=x\nNodeName=h[0-999][0-999][0-999] Gres=gpu:1\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(conf_error(conf),
+            conf + ":2: NodeName: hostlist \"h[0-999][0-999][0-999]\" names more than 1,000,000 hosts");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  try {
+    slurm::expand_hostlist("a[0-9999][0-9999]");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "hostlist \"a[0-9999][0-9999]\" names more than 1,000,000 hosts");
+  }
+}
+
+TEST(SlurmSiteFiles, NodesOfAllLinesAreBoundedBeforeExpanding) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=a[0-9] Gres=gpu:1\nNodeName=b[000000-999999] Gres=gpu:1\n");
+  EXPECT_EQ(conf_error(conf), conf + ":2: NodeName \"b[000000-999999]\": more than 1,000,000 nodes with this line");
+}
+
+TEST(SlurmSiteFiles, PartitionMembershipsAreBounded) {
+  // 401 partitions over 50,000 nodes: 20,050,000 memberships, refused at the 401st partition (a
+  // 1 MiB file of such lines over a million nodes would otherwise run for hours).
+  TempDir dir;
+  std::string text = "NodeName=n[00000-49999] Gres=gpu:8\n";
+  for (int i = 0; i < 401; ++i) text += "PartitionName=p" + std::to_string(i) + " Nodes=ALL\n";
+  const std::string conf = dir.write("slurm.conf", text);
+  EXPECT_EQ(conf_error(conf), conf +
+                                  ":402: more than 20000000 node memberships (nodes of all partitions and gres.conf "
+                                  "lines together) with this line");
+}
+
+// ---- byte-order marks, CRLF, NUL, non-UTF-8 ----
+
+TEST(SlurmSiteFiles, ByteOrderMarkInSlurmConfIsRefusedAsSlurmctldDoes) {
+  // parse_config.c's key pattern does not match the BOM: "Parse error in file ... line 1".
+  TempDir dir;
+  const std::string conf = copy_site(dir, [](const std::string& s) { return s; });
+  dir.write("slurm.conf", "\xEF\xBB\xBF" + slurp(conf));
+  EXPECT_EQ(conf_error(conf), conf +
+                                  ":1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which "
+                                  "slurmctld cannot parse (\"Parse error in file ... line 1\"): save it without one");
+}
+
+TEST(SlurmSiteFiles, ByteOrderMarkInIncludedFileAndGresConfIsRefused) {
+  TempDir dir;
+  const std::string conf = copy_site(dir, [](const std::string& s) { return s; });
+  const std::string nodes = dir.write("slurm-nodes.conf", "\xEF\xBB\xBF" + slurp(kSlurm + "slurm-nodes.conf"));
+  const std::string bom = ":1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF)";
+  EXPECT_EQ(conf_error(conf).substr(0, nodes.size() + bom.size()), nodes + bom);
+  dir.write("slurm-nodes.conf", slurp(kSlurm + "slurm-nodes.conf"));
+  const std::string gres = dir.write("gres.conf", "\xEF\xBB\xBF" + slurp(kSlurm + "gres.conf"));
+  EXPECT_EQ(conf_error(conf).substr(0, gres.size() + bom.size()), gres + bom);
+}
+
+TEST(SlurmSiteFiles, CrlfSiteReadsAsTheClean) {
+  // Regression guard: fgets keeps the CR and the key pattern takes it as space.
+  TempDir clean_dir, crlf_dir;
+  const auto clean = slurm::read_slurm_conf(copy_site(clean_dir, [](const std::string& s) { return s; }));
+  const auto dos = slurm::read_slurm_conf(copy_site(crlf_dir, crlf));
+  EXPECT_EQ(summary(dos), summary(clean));
+  EXPECT_EQ(dos.params.at("SchedulerParameters").text, clean.params.at("SchedulerParameters").text);
+}
+
+TEST(SlurmSiteFiles, ContinuationWithSpaceAfterTheBackslashJoinsLines) {
+  // _strip_continuation skips trailing space (CR included) before looking for the '\'.
+  TempDir dir;
+  const std::string conf = dir.write(
+      "slurm.conf", "NodeName=g[1-2] \\  \r\n  Gres=gpu:a100:8\r\nPriorityWeightAge=7 \\\t\nPriorityMaxAge=1-0\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  ASSERT_EQ(c.cluster.pools.size(), 1u);
+  EXPECT_EQ(c.cluster.pools[0].gpus_per_node, 8);
+  EXPECT_EQ(c.params.at("PriorityWeightAge").text, "7");
+  EXPECT_EQ(c.params.at("PriorityMaxAge").text, "1-0");
+}
+
+TEST(SlurmSiteFiles, NulByteIsRefusedWithLineAndColumn) {
+  TempDir dir;
+  const char text[] = "ClusterName=x\nNodeName=g1\0x Gres=gpu:4\n";
+  const std::string conf = dir.write("slurm.conf", std::string(text, sizeof text - 1));
+  EXPECT_EQ(conf_error(conf), conf + ":2: a NUL byte at column 12 (not a text file?)");
+}
+
+TEST(SlurmSiteFiles, NonUtf8NamesAreRefusedButNotInComments) {
+  TempDir dir;
+  const std::string node = dir.write("node.conf", "NodeName=g\xE9[1-2] Gres=gpu:4\n");
+  EXPECT_EQ(conf_error(node),
+            node + ":1: byte 0xe9 at column 11 is not UTF-8 (names must be UTF-8 text: save the file as UTF-8)");
+  const std::string part = dir.write("part.conf", "NodeName=g[1-2] Gres=gpu:4\nPartitionName=gr\xFC\x6E Nodes=ALL\n");
+  EXPECT_EQ(conf_error(part),
+            part + ":2: byte 0xfc at column 17 is not UTF-8 (names must be UTF-8 text: save the file as UTF-8)");
+  // A Latin-1 comment is no name: read as without it.
+  const std::string comment = dir.write("comment.conf", "# M\xFCller's nodes\nNodeName=g[1-2] Gres=gpu:4\n");
+  EXPECT_EQ(slurm::read_slurm_conf(comment).cluster.pools.size(), 1u);
+}
+
+// ---- Include ----
+
+TEST(SlurmSiteFiles, IncludeOfAMissingFileNamesTheIncludeLine) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "ClusterName=x\n\nInclude nodes.conf\n");
+  EXPECT_EQ(conf_error(conf), conf + ":3: Include nodes.conf: no such file (" + dir.path("nodes.conf") + ")");
+}
+
+TEST(SlurmSiteFiles, IncludeOfAFolderIsRefused) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("nodes.d"));
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\nInclude nodes.d\n");
+  EXPECT_EQ(conf_error(conf), conf +
+                                  ":2: Include nodes.d: a folder, not a file (slurmctld reads nothing from it; "
+                                  "Include names one file) (" +
+                                  dir.path("nodes.d") + ")");
+}
+
+TEST(SlurmSiteFiles, IncludeOfAGlobIsRefusedAsSlurmctldDoes) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\ninclude nodes/*.conf\n");
+  EXPECT_EQ(conf_error(conf), conf +
+                                  ":2: Include nodes/*.conf: slurmctld does not expand globs (\"Slurm does not "
+                                  "support glob parsing\")");
+}
+
+TEST(SlurmSiteFiles, IncludeOfItselfNamesTheIncludeLine) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\n\\\n\nInclude part.conf\n");
+  const std::string part = dir.write("part.conf", "PartitionName=p Nodes=ALL\n# loop\nInclude slurm.conf\n");
+  EXPECT_EQ(conf_error(conf),
+            part + ":3: Include slurm.conf: the file includes itself (an Include loop) (" + conf + ")");
+}
+
+TEST(SlurmSiteFiles, RelativeIncludeIsFoundBesideSlurmConf) {
+  // get_extra_conf_path: a relative Include names a file in slurm.conf's folder, whichever file
+  // includes it.
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("sub"));
+  const std::string conf = dir.write("slurm.conf", "Include sub/nodes.conf\n");
+  const std::string nodes = dir.write("sub/nodes.conf", "NodeName=g[1-2] Gres=gpu:4\nInclude parts.conf\n");
+  const std::string parts = dir.write("parts.conf", "PartitionName=p Nodes=ALL\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(c.params.at("partitions.p.Nodes").text, "[g1-2]");
+  EXPECT_EQ(c.files, (std::vector<std::string>{conf, dir.path("sub/nodes.conf"), parts}));
+}
+
+TEST(SlurmSiteFiles, FilesListsEveryIncludeAndGresConf) {
+  const auto c = slurm::read_slurm_conf(kSlurm + "slurm.conf");
+  EXPECT_EQ(c.files,
+            (std::vector<std::string>{kSlurm + "slurm.conf", kSlurm + "slurm-nodes.conf", kSlurm + "gres.conf"}));
+}
+
+TEST(SlurmSiteFiles, EmptyIncludedFileReadsAsNone) {
+  // s_p_parse_file: 'file "..." is empty', and on.
+  TempDir dir;
+  dir.write("empty.conf", "");
+  const std::string with = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\nInclude empty.conf\n");
+  EXPECT_EQ(slurm::read_slurm_conf(with).cluster.pools.size(), 1u);
+}
+
+TEST(SlurmSiteFiles, GresConfThatIsAFolderIsRefused) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("gres.conf"));
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\n");
+  EXPECT_EQ(conf_error(conf),
+            dir.path("gres.conf") + ": a folder, not a file (slurmctld reads nothing from it; Include names one file)");
+}
+
+// ---- sizes ----
+
+TEST(SlurmSiteFiles, GpusPerNodeAboveThePoolLimitAreRefused) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:a100:100000\n");
+  EXPECT_EQ(conf_error(conf), conf +
+                                  ":1: Gres: \"gpu:a100:100000\" gives a node more than 1024 GPUs (the most a "
+                                  "scenario's pool may have per node)");
+  // gpu:2k is 2048 GPUs to Slurm (suffix_mult), not 2.
+  const std::string suffix = dir.write("k.conf", "NodeName=g[1-2] Gres=gpu:2k\n");
+  EXPECT_EQ(conf_error(suffix), suffix +
+                                    ":1: Gres: \"gpu:2k\" gives a node more than 1024 GPUs (the most a scenario's pool "
+                                    "may have per node)");
+  const std::string sum = dir.write("sum.conf", "NodeName=g1 Gres=gpu:a:1000,gpu:b:1000\n");
+  EXPECT_NE(conf_error(sum).find(":1: Gres: \"gpu:a:1000,gpu:b:1000\" gives a node more than 1024 GPUs"),
+            std::string::npos);
+  const std::string one_k = dir.write("1k.conf", "NodeName=g1 Gres=gpu:1K\n");
+  EXPECT_EQ(slurm::read_slurm_conf(one_k).cluster.pools.at(0).gpus_per_node, 1024);
+}
+
+TEST(SlurmSiteFiles, CpuTopologyOverflowIsRefused) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=g1 Gres=gpu:4 Sockets=100000 CoresPerSocket=100000 ThreadsPerCore=100000\n");
+  EXPECT_EQ(conf_error(conf), conf +
+                                  ":1: Boards x Sockets x CoresPerSocket x ThreadsPerCore = 1 x 100000 x 100000 x "
+                                  "100000 CPUs, more than 1000000 (the most a scenario's pool may have per node)");
+}
+
+TEST(SlurmSiteFiles, HugeAndNegativeNumbersAreRefusedWithTheValue) {
+  TempDir dir;
+  const std::string mem = dir.write("mem.conf", "NodeName=g1 Gres=gpu:4 RealMemory=99999999999999999999\n");
+  EXPECT_EQ(conf_error(mem),
+            mem + ":1: RealMemory: expected an integer from 0 to 1000000000000, got \"99999999999999999999\"");
+  const std::string gres = dir.write("gres.conf.txt", "NodeName=g1 Gres=gpu:a100:1e30\n");
+  EXPECT_EQ(conf_error(gres), gres + ":1: Gres: expected a GPU count like gpu:8 or gpu:a100:8, got \"gpu:a100:1e30\"");
+}
+
+// ---- malformed records ----
+
+TEST(SlurmSiteFiles, KeyWithoutValueIsRefused) {
+  // keyvalue_pattern wants a value after '=': slurmctld's "Parse error".
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName= Gres=gpu:4\n");
+  EXPECT_EQ(conf_error(conf), conf + ":1: NodeName: no value after '='");
+  const std::string end = dir.write("end.conf", "NodeName=g1 Gres=gpu:4\nClusterName=\n");
+  EXPECT_EQ(conf_error(end), end + ":2: ClusterName: no value after '='");
+}
+
+TEST(SlurmSiteFiles, StrayWordIsRefused) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName=g1 Gres=gpu:4 Default\n");
+  EXPECT_EQ(conf_error(conf), conf + ":1: expected Key=Value, got \"Default\"");
+}
+
+TEST(SlurmSiteFiles, SpaceAroundEqualsReadsAsWithout) {
+  // keyvalue_pattern allows space on both sides of '='.
+  TempDir dir;
+  const std::string spaced = dir.write("a.conf", "NodeName = g[1-2]  Gres= gpu:a100:8\nPartitionName =p Nodes= ALL\n");
+  const std::string tight = dir.write("b.conf", "NodeName=g[1-2] Gres=gpu:a100:8\nPartitionName=p Nodes=ALL\n");
+  EXPECT_EQ(summary(slurm::read_slurm_conf(spaced)), summary(slurm::read_slurm_conf(tight)));
+}
+
+// ---- objects declared twice ----
+
+TEST(SlurmSiteFiles, PartitionDeclaredTwiceIsRefusedNamingBothLines) {
+  // slurmctld: fatal "duplicate entry for partition" (src/slurmctld/read_config.c).
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\nPartitionName=p Nodes=g1\n");
+  const std::string more = dir.write("more.conf", "PartitionName=p Nodes=g2 PriorityTier=5\n");
+  dir.write("slurm.conf", slurp(conf) + "Include more.conf\n");
+  EXPECT_EQ(conf_error(conf), more + ":1: partition \"p\" is defined twice (first at " + conf +
+                                  ":2); slurmctld stops on a duplicate partition");
+}
+
+TEST(SlurmSiteFiles, NodeDeclaredTwiceNamesBothLines) {
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf", "NodeName=g[1-4] Gres=gpu:4\nNodeName=g3 Gres=gpu:8\n");
+  EXPECT_EQ(conf_error(conf), conf + ":2: node \"g3\" is defined twice (first at " + conf + ":1)");
+}
+
+// ---- sacctmgr and sshare outputs ----
+
+TEST(SlurmSiteFiles, QosTwiceIsRefused) {
+  TempDir dir;
+  const std::string qos = dir.write("qos.txt", "Name|Priority\nnormal|0\nhigh|100\nnormal|5\n");
+  EXPECT_EQ(error_of([&] { slurm::read_sacctmgr_qos(qos); }),
+            qos + ":4: QOS \"normal\" appears twice (first at line 2); sacctmgr prints each QOS once");
+}
+
+TEST(SlurmSiteFiles, ByteOrderMarkAndCrlfInSacctmgrAndSshareReadAsTheClean) {
+  TempDir dir;
+  const std::string qos = dir.write("qos.txt", "\xEF\xBB\xBF" + crlf(slurp(kSlurm + "qos.txt")));
+  const std::string share = dir.write("sshare.txt", "\xEF\xBB\xBF" + crlf(slurp(kSlurm + "sshare.txt")));
+  const auto params_of = [](const slurm::SlurmConfImport& c) {
+    std::string s;
+    for (const auto& [k, v] : c.params) s += k + "=" + v.text + "@" + std::to_string(v.line) + "\n";
+    return s;
+  };
+  EXPECT_EQ(params_of(slurm::read_sacctmgr_qos(qos)), params_of(slurm::read_sacctmgr_qos(kSlurm + "qos.txt")));
+  EXPECT_EQ(params_of(slurm::read_sshare(share)), params_of(slurm::read_sshare(kSlurm + "sshare.txt")));
+}
+
+TEST(SlurmSiteFiles, SshareUserOfAnUndeclaredAccountIsRefused) {
+  TempDir dir;
+  const std::string share = dir.write("sshare.txt",
+                                      "Account|User|RawShares|RawUsage\nroot|||0\n vision||3|0\n  vision|alice|1|0\n"
+                                      "  nlp|bob|1|0\n");
+  EXPECT_EQ(error_of([&] { slurm::read_sshare(share); }),
+            share +
+                ":5: user \"bob\" of account \"nlp\", which no earlier row declares (sshare -a prints an account's row "
+                "before its users')");
+}
+
+TEST(SlurmSiteFiles, PipeTablesRefuseNulNonUtf8AndNonFiniteUsage) {
+  TempDir dir;
+  const char text[] = "Name|Priority\nnor\0mal|0\n";
+  const std::string nul = dir.write("qos.txt", std::string(text, sizeof text - 1));
+  EXPECT_EQ(error_of([&] { slurm::read_sacctmgr_qos(nul); }), nul + ":2: a NUL byte at column 4 (not a text file?)");
+  const std::string latin = dir.write("q2.txt", "Name|Priority\nh\xF6h|0\n");
+  EXPECT_EQ(error_of([&] { slurm::read_sacctmgr_qos(latin); }),
+            latin + ":2: name: \"h\\xf6h\" is not UTF-8 text (names must be UTF-8: save the file as UTF-8)");
+  const std::string inf =
+      dir.write("sshare.txt", "Account|User|RawShares|RawUsage\nroot|||0\n vision||3|0\n  vision|alice|1|inf\n");
+  EXPECT_EQ(error_of([&] { slurm::read_sshare(inf); }), inf + ":4: RawUsage: expected a number, got \"inf\"");
+}
+
+}  // namespace

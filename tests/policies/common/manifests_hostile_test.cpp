@@ -54,8 +54,10 @@ std::string error_of(const std::string& policy, const std::vector<std::string>& 
 
 std::string problems(const std::string& policy, const policies::PolicyParams& params) {
   std::string out;
-  for (const auto& e : policies::check_policy(policy, params, "x.yaml", 1, 1))
-    out += (out.empty() ? "" : "\n") + std::string(e.what());
+  for (const auto& e : policies::check_policy(policy, params, "x.yaml", 1, 1)) {
+    if (!out.empty()) out += '\n';
+    out += e.what();
+  }
   return out;
 }
 

@@ -388,7 +388,7 @@ TEST(Kubernetes, ErrorsNamePositionOrJsonPath) {
   EXPECT_EQ(e.where(), "items[0].spec.containers[1].resources.requests[\"cpu\"]");
   EXPECT_NE(e.message().find("quantity"), std::string::npos) << e.what();
   e = import_error(tmp.write("g.json", pod_head + "{\"requests\": {\"nvidia.com/gpu\": \"1500m\"}}}]}}]}"));
-  EXPECT_EQ(e.where(), "items[0].spec.containers[1].resources.requests");
+  EXPECT_EQ(e.where(), "items[0].spec.containers[1].resources.requests[\"nvidia.com/gpu\"]");
   e = import_error(tmp.write("r.json", pod_head + "[]}]}}]}"));
   EXPECT_EQ(e.where(), "items[0].spec.containers[1].resources");
   EXPECT_EQ(e.message(), "expected an object");

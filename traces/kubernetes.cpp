@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -145,6 +146,9 @@ class Pods {
             throw sim::InputError(in_.path(), kv.first.Mark().line + 1, kv.first.Mark().column + 1, path,
                                   "expected a string key");
           const std::string key = kv.first.Scalar();
+          if (utf8_error(key) != std::string::npos)
+            throw sim::InputError(in_.path(), kv.first.Mark().line + 1, kv.first.Mark().column + 1, path,
+                                  "not UTF-8 text: a key is not valid UTF-8");
           const std::string child = key.find_first_of(".[/") == std::string::npos || path.empty()
                                         ? join(path, key)
                                         : path + "[\"" + key + "\"]";
@@ -159,6 +163,15 @@ class Pods {
       }
       case YAML::NodeType::Scalar: {
         const std::string& v = n.Scalar();
+        // kubectl's YAML reader refuses bytes that are not UTF-8 (go-yaml: "invalid leading UTF-8
+        // octet"); a name with them must never reach a result file.
+        if (const std::size_t bad = utf8_error(v); bad != std::string::npos) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          const auto c = static_cast<unsigned char>(v[bad]);
+          throw sim::InputError(
+              in_.path(), m.line + 1, m.column + 1, path,
+              std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] + " is not valid UTF-8");
+        }
         if (n.Tag() == "!") return v;  // quoted
         if (v == "~" || v == "null" || v == "Null" || v == "NULL") return nullptr;
         if (v == "true" || v == "True" || v == "TRUE") return true;
@@ -166,11 +179,18 @@ class Pods {
         const char* b = v.data();
         const char* e = b + v.size();
         std::int64_t i = 0;
-        if (!v.empty() && std::from_chars(b + (v[0] == '+'), e, i).ptr == e) return i;
+        if (const auto r = v.empty() ? std::from_chars_result{b, std::errc::invalid_argument}
+                                     : std::from_chars(b + (v[0] == '+'), e, i);
+            r.ptr == e && r.ec == std::errc()) {  // beyond int64: read as a float below
+          numbers_.try_emplace(path, v);
+          return i;
+        }
         double d = 0;
         if (!v.empty() && v.find_first_of("0123456789") != std::string::npos &&
-            std::from_chars(b + (v[0] == '+'), e, d).ptr == e)
+            std::from_chars(b + (v[0] == '+'), e, d).ptr == e) {
+          numbers_.try_emplace(path, v);
           return d;
+        }
         return v;
       }
       default: return nullptr;
@@ -243,14 +263,22 @@ class Pods {
     return ms;
   }
 
-  // A Kubernetes quantity ("500m", "2", "1.5", "64Gi", "1e3") in base units.
+  // A quantity's text as written: a string's, or a number's (a YAML plain scalar as it was, a JSON
+  // number as printed).
+  std::string text_of(const json& v, const std::string& path) const {
+    if (v.is_string()) return v.get<std::string>();
+    if (const auto it = numbers_.find(path); it != numbers_.end()) return it->second;
+    return v.dump();
+  }
+
+  // A Kubernetes quantity ("500m", "2", "1.5", "64Gi", "1e3") in base units; not negative, as the
+  // API server validates a container's requests and limits (ValidateNonnegativeQuantity).
   double quantity(const json& v, const std::string& path) const {
-    if (v.is_number()) return v.get<double>();
-    if (!v.is_string()) fail(path, "expected a quantity such as \"2\", \"500m\" or \"64Gi\"");
-    const auto q = sim::parse_quantity(v.get_ref<const std::string&>());
-    if (!q)
+    if (!v.is_number() && !v.is_string()) fail(path, "expected a quantity such as \"2\", \"500m\" or \"64Gi\"");
+    const auto q = v.is_number() ? std::optional<double>(v.get<double>()) : sim::parse_quantity(v.get<std::string>());
+    if (!q || !(*q >= 0) || !std::isfinite(*q))
       fail(path, "expected a non-negative quantity such as \"2\", \"500m\" or \"64Gi\", got " +
-                     detail::quoted(v.get<std::string>()));
+                     detail::quoted(text_of(v, path)));
     return *q;
   }
 
@@ -269,17 +297,31 @@ class Pods {
     const json* req = object_at(*res, "requests", rpath);
     const json* lim = object_at(*res, "limits", rpath);
     const auto get = [&](std::string_view name, double& out) {
-      if (req && req->contains(name)) {
-        out = quantity(req->at(std::string(name)), join(rpath, "requests") + "[\"" + std::string(name) + "\"]");
-      } else if (lim && lim->contains(name)) {
-        out = quantity(lim->at(std::string(name)), join(rpath, "limits") + "[\"" + std::string(name) + "\"]");
+      const json* from = req && req->contains(name) ? req : lim && lim->contains(name) ? lim : nullptr;
+      if (from == nullptr) return;
+      const std::string qpath = join(rpath, from == req ? "requests" : "limits") + "[\"" + std::string(name) + "\"]";
+      const json& v = from->at(std::string(name));
+      if (name == kGpuResource) {
+        // An extended resource: a non-negative integer (the API server: "must be an integer"),
+        // here at most what a job's GPU count holds.
+        const auto q = v.is_number() || v.is_string() ? (v.is_number() ? std::optional<double>(v.get<double>())
+                                                                       : sim::parse_quantity(v.get<std::string>()))
+                                                      : std::nullopt;
+        if (!q || !(*q >= 0) || *q != std::floor(*q) || *q > static_cast<double>(kInt32Max))
+          fail(qpath, "nvidia.com/gpu must be a whole number of GPUs from 0 to " + std::to_string(kInt32Max) +
+                          ", got " + detail::quoted(text_of(v, qpath)));
+        out = *q;
+        return;
       }
+      out = quantity(v, qpath);
+      const double most = name == "cpu" ? static_cast<double>(kInt32Max) : 9.2e18;
+      if (out > most)
+        fail(qpath, "quantity " + detail::quoted(text_of(v, qpath)) + " is out of range (at most " +
+                        (name == "cpu" ? std::to_string(kInt32Max) + " cores)" : std::string("8Ei bytes)")));
     };
     get(kGpuResource, d.gpus);
     get("cpu", d.cpus);
     get("memory", d.mem_bytes);
-    if (d.gpus != std::floor(d.gpus))
-      fail(join(rpath, "requests"), "nvidia.com/gpu must be a whole number, got " + std::to_string(d.gpus));
     return d;
   }
 
@@ -380,7 +422,9 @@ class Pods {
       if (!product.empty()) j.gpu_type = intern_gpu_type(product);
     }
     const Demand d = demand(*spec, spath);
-    if (d.gpus > static_cast<double>(kInt32Max)) fail(spath, "too many GPUs requested");
+    if (d.gpus > static_cast<double>(kInt32Max))
+      fail(spath, "the containers' nvidia.com/gpu requests add up to " + std::to_string(std::llround(d.gpus)) +
+                      ", more than " + std::to_string(kInt32Max));
     j.gpus = static_cast<std::int32_t>(d.gpus);
     // KAI-Scheduler's (Run:ai's) GPU sharing: the annotation gpu-fraction "0.5" asks for half of
     // one GPU; such a pod requests no nvidia.com/gpu.
@@ -541,6 +585,7 @@ class Pods {
   mutable std::size_t located_ = 0;                             // errors located by json_position so far
   bool yaml_ = false;                                           // the file was YAML
   std::unordered_map<std::string, std::pair<int, int>> marks_;  // YAML: path -> line, column
+  std::unordered_map<std::string, std::string> numbers_;        // YAML: path -> a number's text as written
   std::unordered_map<std::string, std::size_t> first_index_;    // namespace/name -> the pod that had it first
 };
 

@@ -1,9 +1,12 @@
 // Shared walk over Kubernetes manifests (policies/common/manifest_reader.hpp).
 #include "policies/common/manifest_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string_view>
 
 #include "sim/errors.hpp"
@@ -11,6 +14,46 @@
 #include "sim/yaml_documents.hpp"
 
 namespace headroom::policies::manifests {
+
+namespace {
+
+// The offset of the first byte of `t` that is not UTF-8 (overlong forms, surrogates and code
+// points past U+10FFFF included), or npos.
+std::size_t first_non_utf8(std::string_view t) {
+  for (std::size_t i = 0; i < t.size();) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (len == 0 || i + len > t.size()) return i;
+    for (std::size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(t[i + k]) & 0xc0) != 0x80) return i;
+    const auto c1 = static_cast<unsigned char>(t[i + 1]);
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))
+      return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+// Kinds outside any namespace (the API server ignores a metadata.namespace on them).
+bool cluster_scoped(const std::string& kind) {
+  static const std::set<std::string> kKinds = {
+      "ClusterQueue",    "ResourceFlavor", "Cohort", "Topology",  "AdmissionCheck", "WorkloadPriorityClass",
+      "PriorityClass",   "Namespace",      "Queue",  "HyperNode", "Node",           "MultiKueueCluster",
+      "MultiKueueConfig"};
+  return kKinds.count(kind) != 0;
+}
+
+// The group of an apiVersion: "kueue.x-k8s.io/v1beta1" -> "kueue.x-k8s.io", "v1" -> "".
+std::string api_group(const std::string& api) {
+  const std::size_t slash = api.find('/');
+  return slash == std::string::npos ? std::string() : api.substr(0, slash);
+}
+
+}  // namespace
 
 ParamValue Reader::at(const YAML::Node& n, const std::string& text) const {
   const YAML::Mark m = n.Mark();
@@ -63,6 +106,7 @@ void Reader::object(const YAML::Node& o, const std::function<void(const Object&)
 }
 
 void Reader::read(const std::vector<std::string>& paths, const std::function<void(const Object&)>& each) {
+  std::vector<Object> all;  // every object of every file, in order
   for (const auto& path : paths) {
     file = path;
     std::vector<YAML::Node> docs;
@@ -70,6 +114,19 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
       std::ifstream in(path, std::ios::binary);
       if (!in) throw YAML::BadFile(path);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      // kubectl's YAML reader (go-yaml's reader: "invalid leading UTF-8 octet") refuses a file
+      // with any byte that is not UTF-8, comments included: so does headroom, before any name
+      // from it can reach a result file.
+      if (const std::size_t bad = first_non_utf8(text); bad != std::string::npos) {
+        const std::size_t nl = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
+        const std::size_t start = nl == std::string::npos ? 0 : nl + 1;
+        const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+        const auto c = static_cast<unsigned char>(text[bad]);
+        static constexpr char kHex[] = "0123456789abcdef";
+        throw sim::InputError(path, static_cast<int>(line) + 1, static_cast<int>(bad - start) + 1, "",
+                              std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
+                                  " is not valid UTF-8 (kubectl's YAML reader refuses the file)");
+      }
       if (const auto stray = sim::walk_yaml_documents(text).stray)
         throw sim::InputError(path, stray->line + 1, stray->column + 1, "",
                               "not YAML: unexpected text where a value or a new key should be");
@@ -79,13 +136,56 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
     } catch (const YAML::ParserException& e) {
       throw sim::InputError(path, e.mark.line + 1, e.mark.column + 1, "", "not YAML: " + e.msg);
     }
+    const std::size_t before = all.size();
     for (const auto& d : docs) {
       if (d.IsNull()) continue;
       try {
-        object(d, each);
+        object(d, [&](const Object& o) {
+          all.push_back(o);
+          all.back().file = path;
+        });
       } catch (const YAML::Exception& e) {
         throw sim::InputError(path, e.mark.line + 1, e.mark.column + 1, "", "unexpected manifest shape: " + e.msg);
       }
+    }
+    // kubectl apply -f of a file without objects (empty, comments, `---`, an empty List):
+    // "error: no objects passed to apply" (kubectl's apply.go), and nothing applied.
+    if (all.size() == before)
+      throw sim::InputError(
+          path, 0, 0, "", "no objects in the manifest file (kubectl apply refuses it: \"no objects passed to apply\")");
+  }
+  // One object per kind, API group, namespace and name: `kubectl apply` of a second document
+  // naming the same object patches the first into it (the later fields win, the earlier ones it
+  // does not name are gone, as kubectl's last-applied configuration drops them); the object
+  // keeps its creation, the first one's place.
+  std::vector<std::size_t> content(all.size());
+  std::vector<bool> later(all.size(), false);
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    content[i] = i;
+    const Object& o = all[i];
+    if (o.name.empty()) continue;  // refused by the kind's reader
+    const bool scoped = !cluster_scoped(o.kind);
+    const std::string ns = scoped ? (o.ns.empty() ? std::string("default") : o.ns) : std::string();
+    const std::string shown = scoped ? ns + "/" + o.name : o.name;
+    const auto [it, fresh] = first.emplace(o.kind + "\n" + api_group(o.api) + "\n" + shown, i);
+    if (fresh) continue;
+    const Object& was = all[it->second];
+    content[it->second] = i;
+    later[i] = true;
+    out.warnings.push_back(o.file + ":" + std::to_string(o.node.Mark().line + 1) + ": " + o.kind + " \"" + shown +
+                           "\" is declared again (first at " + was.file + ":" +
+                           std::to_string(was.node.Mark().line + 1) +
+                           "); as with kubectl apply, the later one replaces the earlier one");
+  }
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (later[i]) continue;
+    const Object& o = all[content[i]];
+    file = o.file;
+    try {
+      each(o);
+    } catch (const YAML::Exception& e) {
+      throw sim::InputError(file, e.mark.line + 1, e.mark.column + 1, "", "unexpected manifest shape: " + e.msg);
     }
   }
 }
@@ -95,6 +195,12 @@ double Reader::quantity(const YAML::Node& n, const std::string& what) const {
   const auto q = sim::parse_quantity(text);
   if (!q) fail(n, what + ": expected a non-negative quantity such as 2, 500m or 64Gi, got \"" + text + "\"");
   return *q;
+}
+
+std::int64_t Reader::scaled(const YAML::Node& n, const std::string& what, double scale, double nudge) const {
+  const double v = std::floor(quantity(n, what) * scale + nudge);
+  if (!(v < 4611686018427387904.0)) fail(n, what + ": quantity \"" + n.Scalar() + "\" is out of range");
+  return static_cast<std::int64_t>(v);
 }
 
 PriorityClass Reader::priority_class(const Object& o) const {
@@ -122,6 +228,15 @@ PriorityClass Reader::priority_class(const Object& o) const {
     const std::string t = scalar(g, "true or false");
     if (t != "true" && t != "false") fail(g, "PriorityClass " + pc.name + ": globalDefault must be true or false");
     pc.global_default = t == "true";
+    // The API server's Priority admission plugin (plugin/pkg/admission/priority/admission.go)
+    // refuses a second class marked globalDefault: "Only one default can exist".
+    if (pc.global_default && !default_class_.empty() && default_class_ != pc.name)
+      fail(g, "PriorityClass " + pc.name + ": globalDefault: PriorityClass " + default_class_ + " (at " +
+                  default_class_at_ + ") is already the default; the API server allows one");
+    if (pc.global_default) {
+      default_class_ = pc.name;
+      default_class_at_ = file + ":" + std::to_string(g.Mark().line + 1);
+    }
   }
   return pc;
 }

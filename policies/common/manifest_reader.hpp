@@ -24,6 +24,7 @@ struct Object {
   std::string name;
   std::string ns;               // metadata.namespace ("" when absent)
   YAML::Node node, meta, spec;  // meta and spec: empty maps when absent
+  std::string file;             // the file it is in
 };
 
 struct PriorityClass {
@@ -47,20 +48,30 @@ class Reader {
   void set(const std::string& key, const YAML::Node& n);
   void set(const std::string& key, const YAML::Node& n, const std::string& text);
 
-  // Every object of every file, `kind: List` items one by one; empty documents are skipped.
+  // Every object of every file, `kind: List` items one by one; empty documents are skipped. A
+  // file that is not UTF-8, or holds no object, is an error (kubectl refuses both). An object
+  // declared again (same kind, API group, namespace and name) replaces the earlier one, as
+  // `kubectl apply` does, with a warning naming both places; it is read once, at the place of
+  // the first (its creation), with the content of the last.
   void read(const std::vector<std::string>& paths, const std::function<void(const Object&)>& each);
 
   // A Kubernetes quantity ("2", "500m", "1.5", "8Gi", "64G", "1e3") in base units.
   double quantity(const YAML::Node& n, const std::string& what) const;
+  // quantity() * scale + nudge, rounded down, as an integer: "<what>: quantity "1e30" is out of
+  // range" when it is 2^62 or more (headroom's counters are 64-bit; a Kubernetes Quantity itself
+  // holds at most 2^63-1, apimachinery's resource/quantity.go).
+  std::int64_t scaled(const YAML::Node& n, const std::string& what, double scale, double nudge = 0) const;
 
   // A scheduling.k8s.io PriorityClass, checked as the API server does (value required and at most
-  // 1000000000, preemptionPolicy PreemptLowerPriority or Never).
+  // 1000000000, preemptionPolicy PreemptLowerPriority or Never, one globalDefault over all files).
   PriorityClass priority_class(const Object& o) const;
   // The warning for a PriorityClass where the policy takes pod priorities from the workload.
   void priority_class_from_pods(const Object& o);
 
  private:
   std::set<std::string> warned_;
+  // The PriorityClass with globalDefault: true, and where that is said.
+  mutable std::string default_class_, default_class_at_;
   void object(const YAML::Node& o, const std::function<void(const Object&)>& each);
 };
 

@@ -326,6 +326,7 @@ class KaiPolicy final : public Policy {
 
   void rebuild_leaves();
 
+  bool undeclared(int queue) const;
   int leaf_for(models::QueueId qid);
 
   std::uint32_t unit_of(const Job& job, JobIndex j);

@@ -37,7 +37,8 @@ struct KubernetesReader : Reader {
 
   std::int64_t whole(const YAML::Node& v, const std::string& what) {
     const double n = quantity(v, what);
-    if (n != std::floor(n) || n > 2147483647.0) fail(v, what + ": expected a whole number");
+    if (n != std::floor(n) || n > 2147483647.0)
+      fail(v, what + ": expected a whole number up to 2147483647, got \"" + v.Scalar() + "\"");
     return static_cast<std::int64_t>(n);
   }
 
@@ -60,9 +61,9 @@ struct KubernetesReader : Reader {
       if (k == "requests.nvidia.com/gpu") {
         limit(ns, 0, v, whole(v, k));
       } else if (k == "requests.cpu" || k == "cpu" || k == "limits.cpu") {
-        limit(ns, 1, v, static_cast<std::int64_t>(std::floor(quantity(v, k) * 1000 + 1e-6)));
+        limit(ns, 1, v, scaled(v, k, 1000.0, 1e-6));
       } else if (k == "requests.memory" || k == "memory" || k == "limits.memory") {
-        limit(ns, 2, v, static_cast<std::int64_t>(std::floor(quantity(v, k) / 1048576.0)));
+        limit(ns, 2, v, scaled(v, k, 1.0 / 1048576.0));
       } else if (k == "pods" || k == "count/pods") {
         limit(ns, 3, v, whole(v, k));
       } else if (k.starts_with("count/") || k == "services" || k == "secrets" || k == "configmaps" ||

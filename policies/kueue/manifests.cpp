@@ -133,6 +133,11 @@ struct Reader : manifests::Reader {
           warn(v, "cq-" + f, "ClusterQueue " + f + " is not modelled");
         }
       }
+      // A ClusterQueue with nothing set still exists (Kueue's defaults): declared by its default
+      // queueingStrategy, so that a LocalQueue naming it is not taken for one naming no queue.
+      if (const auto it = out.params.lower_bound(cq + ".");
+          it == out.params.end() || it->first.compare(0, cq.size() + 1, cq + ".") != 0)
+        set(cq + ".queueingStrategy", o, "BestEffortFIFO");
     } else if (kind == "LocalQueue") {
       const std::string ns = ob.ns.empty() ? "default" : ob.ns;
       const std::string cq = spec["clusterQueue"] ? scalar(spec["clusterQueue"], "spec.clusterQueue") : "";

@@ -165,6 +165,8 @@ struct Parser {
   std::map<std::string, AdmissionCheckConfig> checks;
   std::map<std::string, std::map<std::string, std::pair<std::tuple<int, int>, FlavorQuotas>>> cq_quotas, cohort_quotas;
   std::map<std::string, const ParamValue*> cq_at, cohort_parent_at, cq_cohort_at;
+  std::map<std::string, const ParamValue*> cohort_flavor_at;  // "<cohort>.<flavor>": its first quota key
+  std::set<std::string> cq_declared;  // ClusterQueues given by a key other than namespaces (a LocalQueue's)
   std::pair<std::string, const ParamValue*> afs_scope{"", nullptr};  // a CQ asking for AFS
   PolicyParams scheduler;
   std::map<std::string, std::vector<std::string>> topologies;  // Topology objects: node labels, outermost first
@@ -178,6 +180,7 @@ struct Parser {
     auto& q = cqs[seg[1]];
     q.name = seg[1];
     if (!cq_at.count(seg[1])) cq_at[seg[1]] = &v;
+    if (seg[2] != "namespaces") cq_declared.insert(seg[1]);
     if (seg[2] == "resources") {
       quota(key, v, seg, cq_quotas);
       return nullptr;
@@ -195,6 +198,7 @@ struct Parser {
     auto& c = cohorts[seg[1]];
     c.name = seg[1];
     if (seg[2] == "resources") {
+      if (seg.size() > 3) cohort_flavor_at.try_emplace(seg[1] + "." + seg[3], &v);
       quota(key, v, seg, cohort_quotas);
       return nullptr;
     }
@@ -594,6 +598,19 @@ void Parser::finish() {
   for (auto& [name, q] : cqs) {
     q.resources = ordered(cq_quotas[name]);
     const ParamValue& at = *cq_at[name];
+    // Only LocalQueues name it: Kueue's LocalQueue reconciler marks each inactive
+    // (ClusterQueueDoesNotExist, pkg/controller/core/localqueue_controller.go) and none of their
+    // workloads is ever admitted; said here, at the (first) LocalQueue, rather than by pods that
+    // never start.
+    if (!cq_declared.count(name)) {
+      std::string list;
+      for (const auto& ns : q.namespaces) list += (list.empty() ? "" : ", ") + ns;
+      error("clusterQueues." + name + ".namespaces", at,
+            "ClusterQueue " + quoted(name) + " is not declared; the LocalQueues of namespaces [" + list +
+                "] point at it (Kueue keeps such a LocalQueue inactive, ClusterQueueDoesNotExist, and admits none of "
+                "its workloads)");
+      continue;
+    }
     for (const auto& fq : q.resources) {
       if (!flavor_known(fq.flavor))
         error("clusterQueues." + name + ".resources." + fq.flavor, at,
@@ -622,9 +639,14 @@ void Parser::finish() {
   }
   for (auto& c : out.cohorts)
     for (const auto& fq : c.resources)
-      if (!flavor_known(fq.flavor))
-        errors.emplace_back("", 0, 0, "policy.cohorts." + c.name + ".resources." + fq.flavor,
-                            "unknown flavor " + quoted(fq.flavor) + "; declare it under resourceFlavors");
+      if (!flavor_known(fq.flavor)) {
+        const std::string key = "cohorts." + c.name + ".resources." + fq.flavor;
+        const std::string msg = "unknown flavor " + quoted(fq.flavor) + "; declare it under resourceFlavors";
+        if (const auto at = cohort_flavor_at.find(c.name + "." + fq.flavor); at != cohort_flavor_at.end())
+          error(key, *at->second, msg);
+        else
+          errors.emplace_back("", 0, 0, "policy." + key, msg);
+      }
 }
 
 }  // namespace

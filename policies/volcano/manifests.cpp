@@ -23,14 +23,20 @@ struct VolcanoReader : Reader {
       const std::string res = it->first.Scalar();
       const YAML::Node v = it->second;
       const std::string key = "queues." + queue + "." + field + ".";
+      const std::string what = "Queue " + queue + ": " + field + ": " + res;
       if (res == "nvidia.com/gpu") {
+        // A device count: Kubernetes takes extended resources as integers only (the API server's
+        // validateResourceQuantityValue, "must be an integer"), and a count written with a
+        // suffix ("4Gi", "2k") or beyond what headroom counts (int32) is a mistake, not a site.
         const double n = quantity(v, res);
         if (n != std::floor(n)) fail(v, "Queue " + queue + ": " + field + ": nvidia.com/gpu must be a whole number");
+        if (v.Scalar().find_first_not_of("+0123456789") != std::string::npos || n > 2147483647.0)
+          fail(v, what + ": expected a whole number of GPUs up to 2147483647, got \"" + v.Scalar() + "\"");
         set(key + res, v, std::to_string(static_cast<std::int64_t>(n)));
       } else if (res == "cpu") {
-        set(key + res, v, std::to_string(static_cast<std::int64_t>(std::floor(quantity(v, res) * 1000 + 1e-6))) + "m");
+        set(key + res, v, std::to_string(scaled(v, what, 1000.0, 1e-6)) + "m");
       } else if (res == "memory") {
-        set(key + res, v, std::to_string(static_cast<std::int64_t>(std::floor(quantity(v, res) / 1048576.0))) + "Mi");
+        set(key + res, v, std::to_string(scaled(v, what, 1.0 / 1048576.0)) + "Mi");
       } else {
         warn(v, "resource-" + res,
              "resource " + res + " is not modelled (nvidia.com/gpu, cpu and memory are); left out of queue " + queue +

@@ -74,9 +74,9 @@ const std::vector<std::string>& switch_names() {
 // A Kubernetes quantity in headroom units: gpu whole; cpu in millicores ("8", "500m"); memory
 // in MiB ("64Gi", "512Mi", "1Ti", or plain bytes).
 std::optional<std::int64_t> parse_quantity(int dim, std::string_view t) {
-  if (dim == 0) {
+  if (dim == 0) {  // a GPU count: at most what a job's count holds (int32)
     auto n = parse_int(t);
-    return n && *n >= 0 ? n : std::nullopt;
+    return n && *n >= 0 && *n <= 2147483647 ? n : std::nullopt;
   }
   if (dim == 1) {
     if (t.ends_with("m")) {

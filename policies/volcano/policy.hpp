@@ -155,6 +155,7 @@ inline constexpr std::uint32_t kNoQueue = UINT32_MAX;
 struct QueueS {
   std::string name;
   QueueConf conf;
+  bool undeclared = false;  // the site declares its queues and not this one (reject_undeclared)
   Res allocated{}, request{}, inqueue{}, elastic{};
   // The sums over the queue's groups as of their last refresh, and how many groups are active.
   Res base_allocated{}, base_request{}, base_inqueue{}, base_elastic{};
@@ -267,6 +268,7 @@ class VolcanoPolicy final : public Policy {
 
  private:
   void reject_outside_leaves(Session& s);
+  void reject_undeclared(Session& s);
 
   // ------------------------------------------------------------------------------------------
   // Set-up.
@@ -742,6 +744,7 @@ class VolcanoPolicy final : public Policy {
   std::vector<NodeId> anchor_;
   mutable std::vector<double> nta_score_;
   bool capacity_ = false, capacity_enqueue_ = false, hierarchy_ = false;
+  bool any_undeclared_ = false;  // a job names a queue the declared ones do not include
   bool hdrf_ = false;
   std::vector<QueueOrderFn> queue_order_;
   // Hierarchical DRF: each queue's path and weights, and the session's tree.

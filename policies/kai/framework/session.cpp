@@ -50,7 +50,7 @@ void KaiPolicy::on_submit(const ClusterView& view, JobIndex j) {
                       job.cpus == 0 && job.memory_mib == 0;
   unit.simple_gpus = simple ? job.gpus : 0;
   unit.simple_multi = simple && multi_node(job);
-  if (!nodes_[unit.queue].children.empty() || memory_pod_rejection(job).has_value() ||
+  if (!nodes_[unit.queue].children.empty() || undeclared(unit.queue) || memory_pod_rejection(job).has_value() ||
       never_fits(view.cluster(), job, view.workload()).has_value()) {
     to_reject_.push_back(j);
     rekey_pending(u);
@@ -116,6 +116,9 @@ void KaiPolicy::schedule(Session& s) {
     const Unit& u = units_[job_unit_[j]];
     if (!nodes_[u.queue].children.empty()) {
       s.reject(j, "queue \"" + nodes_[u.queue].name + "\" is not a leaf queue; only leaf queues hold jobs");
+    } else if (undeclared(u.queue)) {
+      s.reject(j, "queue \"" + nodes_[u.queue].name +
+                      "\" is not declared; KAI schedules no pod group of a queue that does not exist");
     } else if (auto why = memory_pod_rejection(job)) {
       s.reject(j, *why);
     } else {
@@ -267,6 +270,16 @@ void KaiPolicy::rebuild_leaves() {
       }
     }
   }
+}
+
+// A queue the site does not declare while it declares others: KAI's scheduler cache snapshots
+// only pod groups whose queue exists (pkg/scheduler/cache/cluster_info), so such a job never
+// runs, and headroom rejects it. With no queue declared (a trace alone) every queue name is a
+// queue of its own with the Helm defaults; "default" and "default-queue" stand for a pod
+// without a queue label.
+bool KaiPolicy::undeclared(int queue) const {
+  const QNode& q = nodes_[static_cast<std::size_t>(queue)];
+  return !q.declared && !cfg_.queues.empty() && q.name != "default" && q.name != "default-queue";
 }
 
 int KaiPolicy::leaf_for(models::QueueId qid) {

@@ -103,6 +103,7 @@ void VolcanoPolicy::on_release(const ClusterView& view, JobIndex j) {
 
 void VolcanoPolicy::schedule(Session& s) {
   ensure(s);
+  if (any_undeclared_) reject_undeclared(s);
   if (hierarchy_) reject_outside_leaves(s);
   const Tick now = s.now();
   const Tick period = cfg_.schedule_period;
@@ -125,6 +126,21 @@ void VolcanoPolicy::schedule(Session& s) {
   }
   close_session();
   if (changed_) s.wake_at(now + period);
+}
+
+// The Job admission webhook (webhooks/admission/jobs/validate/admit_job.go) refuses a job whose
+// queue does not exist ("unable to find job queue"): where the site's queues are declared, a job
+// naming another one is rejected when it arrives. With no queue declared headroom keeps a
+// trace's queue names as open queues of their own.
+void VolcanoPolicy::reject_undeclared(Session& s) {
+  std::vector<std::pair<JobIndex, std::uint32_t>> out;
+  for (std::uint32_t gi : active()) {
+    const Group& g = groups_[gi];
+    if (!queues_[g.queue].undeclared) continue;
+    for (JobIndex j : g.members)
+      if (j < submitted_upto_ && s.state(j) == JobState::Pending && !s.retrying(j)) out.emplace_back(j, g.queue);
+  }
+  for (const auto& [j, q] : out) s.reject(j, "volcano admission: unable to find job queue `" + queues_[q].name + "`");
 }
 
 // The Job admission webhook (webhooks/admission/jobs/validate/admit_job.go) refuses a job for
@@ -170,6 +186,9 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
     QueueS qs;
     qs.name = w.queues.name(q);
     if (auto it = cfg_.queues.find(qs.name); it != cfg_.queues.end()) qs.conf = it->second;
+    // "default" and "root" exist in every Volcano cluster (the controller creates them).
+    qs.undeclared = !cfg_.queues.empty() && !cfg_.queues.count(qs.name) && qs.name != "default" && qs.name != "root";
+    any_undeclared_ = any_undeclared_ || qs.undeclared;
     queues_.push_back(qs);
   }
   if (queues_.empty()) queues_.push_back(QueueS{"default", QueueConf{}});

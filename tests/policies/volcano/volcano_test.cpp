@@ -14,9 +14,9 @@
 
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
-#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
 #include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 
@@ -717,7 +717,10 @@ TEST(VolcanoCapacity, QueueOrderPutsAQueueWithoutDeservedLast) {
   auto w = b.build();
   queue(w, 0, 2, "q-be");
   queue(w, 2, 4, "q-d");
-  const VRun r(w, ht::cluster(1, 2), params({{"tiers", kCapacityTiers}, {"queues.q-d.deserved.nvidia.com/gpu", "1"}}));
+  // Both queues declared (a job of an undeclared queue is rejected, as Volcano's admission does).
+  const VRun r(
+      w, ht::cluster(1, 2),
+      params({{"tiers", kCapacityTiers}, {"queues.q-d.deserved.nvidia.com/gpu", "1"}, {"queues.q-be.weight", "1"}}));
   EXPECT_EQ(r.started_at(2, 4, 0), 2);
   EXPECT_EQ(r.started_at(0, 2, 100), 2);
 }

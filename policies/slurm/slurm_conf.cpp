@@ -333,6 +333,8 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   read_file(path, 0, records);
   SlurmConfImport out;
   out.files.push_back(path);
+  for (const Record& r : records)  // the Includes that held records (issue #31: outputs)
+    if (std::find(out.files.begin(), out.files.end(), r.file) == out.files.end()) out.files.push_back(r.file);
   std::set<std::string> warned;
   auto warn_once = [&](const Record& r, const std::string& key, const std::string& what) {
     if (!warned.insert(lower(key)).second) return;
@@ -474,6 +476,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   if (std::filesystem::exists(gres)) {
     std::vector<Record> grecs;
     read_file(gres, 0, grecs);
+    out.files.push_back(gres.string());
     for (const Record& r : grecs) {
       const std::string* name = r.get("name");
       if (name == nullptr || *name != "gpu") continue;

@@ -4,8 +4,8 @@
 #include "planner/run.hpp"
 
 namespace headroom::app {
-using planner::run_scenario;
 using planner::RunOptions;
 using planner::RunOutcome;
+using planner::run_scenario;
 using planner::version_string;
 }  // namespace headroom::app

@@ -66,9 +66,9 @@ struct TargetSpec {
   int column = 0;
 };
 
-// One file loading the scenario read, and what it is ("scenario", "trace", "slurm_conf",
-// "file read by slurm_conf" (an Include, gres.conf), "manifest", ...): an output must never be one of them
-// (apps/output_check.hpp).
+// One file loading the scenario read, and what it is ("scenario", "trace", "slurm_conf", "file
+// read by slurm_conf" (an Include, gres.conf), "manifest", ...): an output must never be one of
+// them (apps/output_check.hpp).
 struct FileRead {
   std::string what;
   std::string path;

@@ -258,6 +258,7 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
     inputs.push_back({"scenario", path});
     add_scenario_inputs(inputs, bases.back());  // its trace, site files, manifests, `policies:` blocks' files
   }
+  planner::check_drill_targets(bases, drill_targets);
   if (!csv.empty()) check_outputs({{"-o", csv}}, inputs);
   if (!keep_runs.empty()) {
     std::vector<std::string> kept;

@@ -1129,6 +1129,9 @@ class Loader {
           for (std::string& part : traces::split_fields(name)) workload.fields.push_back(std::move(part));
       }
       if (workload.fields.empty()) error(*f, "expected sacct field names such as \"jobid,user,submit\" or xdmod");
+      // A misspelt name would otherwise be a column silently left out.
+      else if (const auto why = traces::check_sacct_fields(workload.fields))
+        error(*f, *why);
     }
     if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
     if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);

@@ -1540,6 +1540,7 @@ class Loader {
       if (auto v = string_value(*file)) {
         std::filesystem::path path(*v);
         if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+        record("service load curve", path.string());
         read_load_csv(*file, path.string(), load);
       }
     }

@@ -73,9 +73,11 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     out = (p.parent_path() / (p.stem().string() + "-calibrated.yaml")).string();
   }
   req.scenario = scenarios::load_scenario(scenario);
-  // As every command: the calibrated scenario never overwrites the scenario or the trace, and its
+  // As every command: the calibrated scenario never overwrites a file the scenario read, and its
   // folder is tried for writing before the search (apps/output_check.hpp).
-  check_outputs({{"-o", out}}, {{"scenario", scenario}, {"trace", req.scenario.workload.trace}});
+  std::vector<CommandInput> inputs{{"scenario", scenario}};
+  add_scenario_inputs(inputs, req.scenario);
+  check_outputs({{"-o", out}}, inputs);
   req.stop = stop;
   std::atomic<std::size_t> done{0}, total{0};
   const auto begun = std::chrono::steady_clock::now();

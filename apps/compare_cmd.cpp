@@ -256,8 +256,9 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
     if (seed) bases.back().seed = *seed;
     drill_targets.push_back(planner::scenario_targets(bases.back(), targets));
     inputs.push_back({"scenario", path});
-    inputs.push_back({"trace", bases.back().workload.trace});
+    add_scenario_inputs(inputs, bases.back());  // its trace, site files, manifests, `policies:` blocks' files
   }
+  planner::check_drill_targets(bases, drill_targets);
   if (!csv.empty()) check_outputs({{"-o", csv}}, inputs);
   if (!keep_runs.empty()) {
     std::vector<std::string> kept;

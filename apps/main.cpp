@@ -117,8 +117,12 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   if (skip_bad_rows) sc.workload.skip_bad_rows = true;
   // Found before the run rather than when the finished result cannot be renamed onto it.
-  if (!output.empty())
-    headroom::app::check_outputs({{"-o", output}}, {{"scenario", path}, {"trace", sc.workload.trace}});
+  // Every file the scenario read: its trace, site files with their Includes, manifests.
+  if (!output.empty()) {
+    std::vector<headroom::app::CommandInput> inputs{{"scenario", path}};
+    headroom::app::add_scenario_inputs(inputs, sc);
+    headroom::app::check_outputs({{"-o", output}}, inputs);
+  }
   headroom::app::RunOptions options;
   options.seed = seed;
   options.stop = &g_stop;
@@ -340,7 +344,8 @@ int main(int argc, char** argv) {
       "compare", "run scenarios (the POC drills) under several policies: KPIs side by side and a scorecard");
   compare->add_option("scenarios", compare_scenarios, "scenario YAML files (per-policy blocks under `policies:`)")
       ->required();
-  compare->add_option("--policies", compare_policies, "comma-separated policies (headroom policies lists them)")->required();
+  compare->add_option("--policies", compare_policies, "comma-separated policies (headroom policies lists them)")
+      ->required();
   compare->add_option("-o,--output", compare_csv, "write the comparison as CSV (one row per metric)")
       ->check(headroom::app::check_output_name);
   compare->add_flag("--json", compare_json, "print the comparison as JSON");

@@ -118,8 +118,9 @@ int cmd_sweep_mpi(const std::string& scenario, const std::string& output, const 
       std::vector<PlannedOutput> out;
       if (!output.empty()) out.push_back({"-o", output});
       if (!csv.empty()) out.push_back({"--csv", csv});
-      check_outputs(out, {{"scenario", scenario},
-                          {"trace", planner::point_scenario(spec, planner::expand(spec).front()).workload.trace}});
+      std::vector<CommandInput> in{{"scenario", scenario}};
+      add_scenario_inputs(in, planner::point_scenario(spec, planner::expand(spec).front()));
+      check_outputs(out, in);
     }
     payload = serialise(planner::sweep_table(planner::run_sweep(spec, options)));
   } catch (const sim::InputErrors& e) {

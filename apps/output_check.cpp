@@ -45,6 +45,14 @@ bool folder_writable(const fs::path& dir) {
 
 }  // namespace
 
+void add_scenario_inputs(std::vector<CommandInput>& inputs, const scenarios::Scenario& scenario) {
+  for (const auto& f : scenario.files) {
+    bool known = false;
+    for (const auto& in : inputs) known = known || in.path == f.path;
+    if (!known) inputs.push_back({f.what, f.path});
+  }
+}
+
 void check_outputs(const std::vector<PlannedOutput>& outputs, const std::vector<CommandInput>& inputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& out = outputs[i];

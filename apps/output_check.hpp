@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/scenario.hpp"
+
 namespace headroom::app {
 
 // One file the command will write, and the option that named it ("-o", "--csv").
@@ -20,6 +22,10 @@ struct CommandInput {
   std::string what;
   std::string path;
 };
+
+// Every file a loaded scenario read (scenarios::Scenario::files: the scenario, its trace, each
+// site file and its Includes, each manifest), appended to `inputs` (a path already there is left).
+void add_scenario_inputs(std::vector<CommandInput>& inputs, const scenarios::Scenario& scenario);
 
 // Throws sim::InputError (exit 2) naming the output and the option when an output path is empty,
 // names a folder, lies in a folder that does not exist or may not be written, is (or resolves to,

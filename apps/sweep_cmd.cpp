@@ -21,15 +21,29 @@ namespace headroom::app {
 
 namespace {
 
-// The inputs of a sweep: the scenario file and the traces its points read.
+// The inputs of a sweep: the scenario file and every file its points read (traces, site files,
+// manifests). A swept key may name files of its own (`variants: {workload.trace: [a.csv, b.csv]}`,
+// `policy.slurm_conf`): each value of each variable is loaded once, with the other variables at
+// their first value, so the points loaded grow with the values, not with their product. A point
+// that does not load is left out here; the sweep reports it as failed.
 std::vector<CommandInput> sweep_inputs(const std::string& scenario, const planner::SweepSpec& spec,
                                        const std::vector<planner::SweepPoint>& points) {
   std::vector<CommandInput> in{{"scenario", scenario}};
-  if (!points.empty()) in.push_back({"trace", planner::point_scenario(spec, points.front()).workload.trace});
-  const auto dir = std::filesystem::path(scenario).parent_path();
-  for (const auto& v : spec.variables)
-    if (v.path == "workload.trace")
-      for (const auto& t : v.values) in.push_back({"trace", (dir / t).string()});
+  if (points.empty()) return in;
+  auto add = [&](const planner::SweepPoint& p) {
+    try {
+      add_scenario_inputs(in, planner::point_scenario(spec, p));
+    } catch (const sim::InputError&) {
+    } catch (const sim::InputErrors&) {
+    }
+  };
+  add(points.front());
+  for (std::size_t v = 0; v < spec.variables.size(); ++v)
+    for (std::size_t k = 1; k < spec.variables[v].values.size(); ++k) {
+      planner::SweepPoint p = points.front();
+      p.choice[v] = k;
+      add(p);
+    }
   return in;
 }
 

@@ -29,6 +29,7 @@ int cmd_trace_stats(const std::string& path, const std::string& format, bool ski
   options.keep_cpu_only = true;
   options.skip_bad_rows = skip_bad_rows;
   options.fields = traces::split_fields(fields);
+  if (const auto why = traces::check_sacct_fields(options.fields)) throw sim::InputError("", 0, 0, "--fields", *why);
   const auto w = traces::import_trace(path, options);
   traces::print_stats(std::cout, traces::compute_stats(w));
   if (skip_bad_rows) std::cout << "bad rows: " << w.meta.bad_rows << " skipped\n";

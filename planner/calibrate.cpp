@@ -202,8 +202,10 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
       if (g) p.emplace_back("MaxGPUsPerUser", std::to_string(policies::scaled_share(median_of(gpus), num, den)));
       if (j) p.emplace_back("MaxJobsPerUser", std::to_string(policies::scaled_share(median_of(jobs), num, den)));
       for (const auto& u : fit.users) {
-        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(policies::scaled_share(u.max_gpus, num, den)));
-        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(policies::scaled_share(u.max_jobs, num, den)));
+        if (g)
+          p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(policies::scaled_share(u.max_gpus, num, den)));
+        if (j)
+          p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(policies::scaled_share(u.max_jobs, num, den)));
       }
       const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
       limits.push_back({"per-user " + std::string(what == std::string("both") ? "GPUs + jobs" : what) + " at " + share +
@@ -253,9 +255,54 @@ std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, Cali
   return pick;
 }
 
+namespace {
+
+// "7d", "12h", "90m", "45s", "1.5s": as --fit and --test are written.
+std::string short_time(sim::Tick t) {
+  if (t % sim::kSecond != 0) return sim::format_duration(t);
+  const std::int64_t s = t / sim::kSecond;
+  if (s != 0 && s % 86400 == 0) return std::to_string(s / 86400) + "d";
+  if (s != 0 && s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s != 0 && s % 60 == 0) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
+}  // namespace
+
+void check_windows(const CalibrateRequest& req) {
+  const auto span = [](sim::Tick from, sim::Tick to) { return short_time(from) + ":" + short_time(to); };
+  const std::string fit = span(req.fit_from, req.fit_to), test = span(req.test_from, req.test_to);
+  // A test window that shares time with the fit window is not held out: its jobs were fitted.
+  if (req.test_from < req.fit_to && req.fit_from < req.test_to) {
+    const bool same = req.test_from == req.fit_from && req.test_to == req.fit_to;
+    throw sim::InputError("", 0, 0, "--test",
+                          "the test window " + test + (same ? " equals" : " overlaps") + " the fit window " + fit +
+                              "; a held-out window must not share time with it (e.g. --fit 0:7d --test 7d:14d)");
+  }
+  const models::Workload w = scenarios::build_workload(req.scenario);
+  std::int64_t in_fit = 0, in_test = 0;
+  sim::Tick first = sim::kNever, last = -1;
+  for (const auto& j : w.jobs) {
+    in_fit += j.submit >= req.fit_from && j.submit < req.fit_to;
+    in_test += j.submit >= req.test_from && j.submit < req.test_to;
+    first = std::min(first, j.submit);
+    last = std::max(last, j.submit);
+  }
+  const auto none = [&](const char* option, const char* which, const std::string& window) {
+    return sim::InputError(
+        "", 0, 0, option,
+        std::string("the ") + which + " window " + window + " holds no job of " + req.scenario.workload.trace +
+            (w.jobs.empty() ? std::string(" (it has none)")
+                            : " (its jobs are submitted from " + short_time(first) + " to " + short_time(last) + ")"));
+  };
+  if (in_fit == 0) throw none("--fit", "fit", fit);
+  if (in_test == 0) throw none("--test", "test", test);
+}
+
 CalibrateResult calibrate(const CalibrateRequest& req) {
   CalibrateResult r;
   const scenarios::Scenario& base = req.scenario;
+  check_windows(req);  // before any run
   r.baseline_policy = base.policy.name;
   {
     models::Workload w = scenarios::build_workload(until(base, req.fit_to));
@@ -268,8 +315,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     throw sim::InputError(base.workload.trace, 0, 0, "workload.trace",
                           "no job of the fit window has a recorded start: nothing to calibrate against "
                           "(the log has no wait times)");
-  const std::vector<Candidate> cands =
-      calibration_candidates(r.inference, base, req.family, r.queue_depth, req.system);
+  const std::vector<Candidate> cands = calibration_candidates(r.inference, base, req.family, r.queue_depth, req.system);
   // Runs: every candidate on the fit window, then the baseline on both windows.
   const std::size_t n = cands.size(), total = n + 3;
   std::vector<results::FidelityStats> fit(n);
@@ -325,6 +371,43 @@ void prune_searched(YAML::Node node, const std::string& path, const policies::Ca
   for (const auto& key : drop) node.remove(key);
 }
 
+// A path the original scenario names (relative to its folder unless absolute), as a file in
+// `out_dir` must name it.
+void move_path(YAML::Node node, const std::filesystem::path& from_dir, const std::filesystem::path& out_dir) {
+  namespace fs = std::filesystem;
+  if (!node || !node.IsScalar() || node.Scalar().empty()) return;
+  const fs::path p(node.Scalar());
+  if (p.is_absolute()) return;
+  node = (from_dir / p).lexically_normal().lexically_relative(out_dir).generic_string();
+}
+
+// Every path a scenario's YAML may name, made relative to the written file's folder: the trace,
+// each system's site files under `cluster:` and under the policy block (slurm_conf, sacctmgr_qos,
+// sshare), its manifests, and each service's load curve file (the keys scenarios/scenario.cpp
+// resolves against the scenario's folder).
+void move_paths(YAML::Node root, const std::filesystem::path& from_dir, const std::filesystem::path& out_dir) {
+  const auto move = [&](YAML::Node n) { move_path(n, from_dir, out_dir); };
+  if (root["workload"] && root["workload"].IsMap()) move(root["workload"]["trace"]);
+  YAML::Node cluster = root["cluster"];
+  YAML::Node policy = root["policy"];
+  for (const auto& system : policies::system_modules()) {
+    if (system.cluster_file != nullptr && cluster && cluster.IsMap())
+      move(cluster[std::string(system.cluster_file->key)]);
+    if (policy && policy.IsMap())
+      for (const auto& kind : system.site_files) move(policy[std::string(kind.key)]);
+  }
+  if (policy && policy.IsMap() && policy["manifests"]) {
+    YAML::Node m = policy["manifests"];
+    if (m.IsSequence())
+      for (std::size_t i = 0; i < m.size(); ++i) move(m[i]);
+    else
+      move(m);
+  }
+  if (YAML::Node services = root["services"]; services && services.IsSequence())
+    for (std::size_t i = 0; i < services.size(); ++i)
+      if (services[i].IsMap() && services[i]["load"] && services[i]["load"].IsMap()) move(services[i]["load"]["file"]);
+}
+
 }  // namespace
 
 std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
@@ -359,8 +442,9 @@ std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scen
   if (c.nodes > 0 && root["cluster"] && root["cluster"]["pools"] && root["cluster"]["pools"].IsSequence())
     root["cluster"]["pools"][0]["nodes"] = c.nodes;
   namespace fs = std::filesystem;
-  const fs::path out_dir = fs::absolute(output).parent_path();
-  root["workload"]["trace"] = fs::absolute(original.workload.trace).lexically_relative(out_dir).generic_string();
+  // With -o in another folder every relative path the scenario names still names its file.
+  const fs::path out_dir = fs::absolute(output).lexically_normal().parent_path();
+  move_paths(root, fs::absolute(original.file).lexically_normal().parent_path(), out_dir);
   if (root["name"]) root["name"] = root["name"].as<std::string>() + "-calibrated";
   YAML::Emitter e;
   e << root;

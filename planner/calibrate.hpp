@@ -105,6 +105,10 @@ double calibration_objective(const results::FidelityStats& s, CalibrateObjective
 inline constexpr double kMeanErrorBand = 0.01;
 std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective);
 
+// Throws sim::InputError (--fit, --test) when the test window overlaps or equals the fit window,
+// or when either holds no job of the trace (naming the window and the trace's span). calibrate
+// checks this before any run.
+void check_windows(const CalibrateRequest& request);
 CalibrateResult calibrate(const CalibrateRequest& request);
 
 // The scenario file for the calibrated knobs: the original YAML with its `policy:` (and the first

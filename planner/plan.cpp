@@ -13,8 +13,10 @@
 #include "models/job.hpp"
 #include "planner/run.hpp"
 #include "planner/sweep.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
+#include "sim/suggest.hpp"
 #include "sim/time.hpp"
 
 namespace headroom::planner {
@@ -210,6 +212,8 @@ Target parse_target(const std::string& text) {
   t.unit = unit == Unit::Time ? "time" : unit == Unit::Ratio ? "ratio" : unit == Unit::Hours ? "hours" : "number";
   if (unit == Unit::Time) {
     auto d = sim::parse_duration(value);
+    if (!d && !value.empty() && value.front() == '-' && t.at_most)
+      bad("can never be met: " + trim(text.substr(0, pos)) + " is never below 0");
     if (!d) bad("expected a duration like 30m, 1h or 2d, got \"" + value + "\"");
     t.bound = sim::to_seconds(*d);
   } else {
@@ -227,7 +231,50 @@ Target parse_target(const std::string& text) {
     if (unit == Unit::Ratio && (t.bound < 0 || t.bound > 1))
       bad("expected a ratio from 0 to 1 (or 0% to 100%), got \"" + value + "\"");
   }
+  // Every KPI is at least 0; ratios, Jain's index and shares are at most 1. A bound past either
+  // end can never be met by any run (a bound past the other end always is, and is kept).
+  const bool at_most_one = unit == Unit::Ratio || t.kpi == "jain" || t.kpi == "jain_mean";
+  const std::string name = trim(text.substr(0, pos));
+  if (t.at_most && (t.bound < 0 || (t.strict && t.bound <= 0))) bad("can never be met: " + name + " is never below 0");
+  if (!t.at_most && at_most_one && (t.bound > 1 || (t.strict && t.bound >= 1)))
+    bad("can never be met: " + name + " is never above 1" + (unit == Unit::Ratio ? " (100%)" : ""));
   return t;
+}
+
+sim::InputError target_error(const Target& t, const std::string& message) {
+  if (t.file.empty()) return sim::InputError("", 0, 0, "--target \"" + t.text + "\"", message);
+  return sim::InputError(t.file, t.line, t.column, "targets", "\"" + t.text + "\": " + message);
+}
+
+TargetNames target_names(const scenarios::Scenario& sc, const std::vector<Target>& targets) {
+  TargetNames out;
+  for (const auto& s : sc.services) out.services.push_back(s.name);
+  bool tenants = false;
+  for (const auto& t : targets) tenants = tenants || t.kpi.rfind("tenant", 0) == 0;
+  if (!tenants) return out;
+  const models::Workload w = scenarios::build_workload(sc);
+  for (const auto& name : w.tenants.names()) out.tenants.emplace_back(name);
+  return out;
+}
+
+std::optional<std::string> unknown_name(const Target& t, const TargetNames& names) {
+  const bool service = t.kpi.rfind("service.", 0) == 0;
+  if (!service && t.kpi.rfind("tenant", 0) != 0) return std::nullopt;
+  const auto& known = service ? names.services : names.tenants;
+  if (std::find(known.begin(), known.end(), t.tenant) != known.end()) return std::nullopt;
+  std::string msg = service ? (known.empty() ? std::string("the scenario has no services")
+                                             : "no service named \"" + t.tenant + "\" in the scenario")
+                            : "no tenant named \"" + t.tenant + "\" in the workload";
+  if (const auto near = sim::closest_match(t.tenant, known)) msg += "; did you mean \"" + *near + "\"?";
+  return msg;
+}
+
+void check_target_names(const std::vector<Target>& targets, const scenarios::Scenario& sc) {
+  const TargetNames names = target_names(sc, targets);
+  std::vector<sim::InputError> errors;
+  for (const auto& t : targets)
+    if (const auto why = unknown_name(t, names)) errors.push_back(target_error(t, *why));
+  if (!errors.empty()) throw sim::InputErrors(std::move(errors));
 }
 
 std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
@@ -377,6 +424,8 @@ PlanResult plan(const PlanRequest& req) {
     SweepSpec as_is = spec;
     as_is.variables.clear();
     const scenarios::Scenario base = point_scenario(as_is, SweepPoint{0, {}, spec.seeds.front()});
+    // A target naming a tenant or service the scenario lacks, before any run (as compare).
+    check_target_names(req.targets, base);
     out.current_gpus = base.cluster.total_gpus();
     const std::string prefix = "cluster.pools.", suffix = ".nodes";
     if (req.vary.size() > prefix.size() + suffix.size() && req.vary.rfind(prefix, 0) == 0 &&
@@ -455,8 +504,7 @@ PlanResult plan(const PlanRequest& req) {
         for (std::size_t k = 0; k < req.targets.size(); ++k) {
           const auto& t = req.targets[k];
           if (!task.kpis[k])
-            throw sim::InputError("", 0, 0, "--target \"" + t.text + "\"",
-                                  t.kpi.rfind("service.", 0) == 0 || t.kpi == "slo_attainment"
+            throw target_error(t, t.kpi.rfind("service.", 0) == 0 || t.kpi == "slo_attainment"
                                       ? (t.tenant.empty() ? std::string("the scenario has no services")
                                                           : "no service named \"" + t.tenant + "\" in the scenario")
                                   : t.tenant.empty() ? "the scenario prices no GPU (add costs.gpu_hour, e.g. "

@@ -11,6 +11,8 @@
 #include "planner/run.hpp"
 #include "results/fairness.hpp"
 #include "results/summary.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/errors.hpp"
 
 namespace headroom::planner {
 
@@ -26,10 +28,32 @@ struct Target {
   // How the value reads: "time" (seconds), "ratio" (a fraction, shown as %), "hours" (GPU-hours)
   // or "number" (a count or a plain number such as Jain's index or rho).
   std::string unit = "time";
+  // Where it was written: a scenario's `targets:` (file, line, column), or an option (file
+  // empty: `--target`).
+  std::string file;
+  int line = 0, column = 0;
 };
 
-// Parses "KPI OP VALUE"; throws sim::InputError naming the target and what was expected.
+// Parses "KPI OP VALUE"; throws sim::InputError naming the target and what was expected. A
+// target no run can meet (`jain >= 1.5`, `utilization > 100%`, `p95_wait < 0s`) is refused.
 Target parse_target(const std::string& text);
+
+// The error about a target, at its origin: "FILE:LINE:COL: targets: \"TEXT\": MESSAGE" for one of
+// a scenario's `targets:`, "--target \"TEXT\": MESSAGE" for one given on the command line.
+sim::InputError target_error(const Target& t, const std::string& message);
+
+// The tenants and services a scenario's runs report (its workload's tenants, after its filters,
+// and the tenants it declares; its `services:`).
+struct TargetNames {
+  std::vector<std::string> tenants, services;
+};
+// Reads the scenario's workload only when a target names a tenant.
+TargetNames target_names(const scenarios::Scenario& sc, const std::vector<Target>& targets);
+// Why the target can never have a value in runs of a scenario with these names (a tenant or a
+// service it does not have, with "did you mean"), or nullopt. One checker for plan and compare.
+std::optional<std::string> unknown_name(const Target& t, const TargetNames& names);
+// Throws sim::InputErrors for every target naming a tenant or a service the scenario lacks.
+void check_target_names(const std::vector<Target>& targets, const scenarios::Scenario& sc);
 // The KPI's value in a summary (seconds / fraction / GPU-hours); nullopt when it does not
 // exist (an unknown tenant).
 std::optional<double> kpi_value(const results::Summary& s, const Target& t);

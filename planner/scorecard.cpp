@@ -13,13 +13,45 @@ std::vector<Target> scenario_targets(const scenarios::Scenario& sc, const std::v
   for (const auto& t : sc.targets) {
     try {
       out.push_back(parse_target(t.text));
+      out.back().file = sc.file;
+      out.back().line = t.line;
+      out.back().column = t.column;
     } catch (const sim::InputError& e) {
-      errors.emplace_back(sc.file, t.line, t.column, "targets", e.message());
+      errors.emplace_back(sc.file, t.line, t.column, "targets", "\"" + t.text + "\": " + e.message());
     }
   }
   if (!errors.empty()) throw sim::InputErrors(std::move(errors));
   for (const auto& text : extra) out.push_back(parse_target(text));
   return out;
+}
+
+void check_drill_targets(const std::vector<scenarios::Scenario>& drills,
+                         const std::vector<std::vector<Target>>& targets) {
+  std::vector<sim::InputError> errors;
+  // A command-line target (the same for every drill) names a tenant or service at least one drill
+  // has; under the others its cell is n/m. A scenario's own target names one of its own.
+  std::vector<std::pair<const Target*, std::string>> option_first;
+  std::vector<std::size_t> option_known;
+  for (std::size_t d = 0; d < drills.size() && d < targets.size(); ++d) {
+    const TargetNames names = target_names(drills[d], targets[d]);
+    std::size_t k = 0;
+    for (const auto& t : targets[d]) {
+      const auto why = unknown_name(t, names);
+      if (!t.file.empty()) {
+        if (why) errors.push_back(target_error(t, *why));
+        continue;
+      }
+      if (option_known.size() <= k) {
+        option_known.push_back(0);
+        option_first.emplace_back(&t, why.value_or(""));
+      }
+      option_known[k] += !why;
+      ++k;
+    }
+  }
+  for (std::size_t k = 0; k < option_known.size(); ++k)
+    if (option_known[k] == 0) errors.push_back(target_error(*option_first[k].first, option_first[k].second));
+  if (!errors.empty()) throw sim::InputErrors(std::move(errors));
 }
 
 namespace {

@@ -36,6 +36,13 @@ struct Scorecard {
 // the scenario is an error at its file:line:column.
 std::vector<Target> scenario_targets(const scenarios::Scenario& sc, const std::vector<std::string>& extra);
 
+// Before any run (plan's check, planner::unknown_name): throws sim::InputErrors for a target of
+// a drill's `targets:` that names a tenant or service the drill does not have, and for a
+// command-line target that names one no drill has (under a drill without it, its cell is n/m).
+// `targets[d]` are drill d's, as scenario_targets returns them.
+void check_drill_targets(const std::vector<scenarios::Scenario>& drills,
+                         const std::vector<std::vector<Target>>& targets);
+
 // One verdict: a run that failed is Failed; a KPI the run does not have is NotModelled. A wait or
 // JCT target is Missed while jobs of the run never started (their waits are only lower bounds).
 ScoreCell score(const PolicyRun& run, const Target& target);

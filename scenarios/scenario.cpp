@@ -893,6 +893,10 @@ class Loader {
     if (auto it = site_files_.find(cache_key); it != site_files_.end()) return it->second;
     try {
       auto imported = kind.read(path);
+      const std::string what(kind.key);
+      record(what, path);
+      for (const auto& f : imported.files)
+        if (f != path) record("file read by " + what, f);
       for (const auto& w : imported.warnings)
         if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(w);
       site_files_.emplace(cache_key, imported);
@@ -920,6 +924,7 @@ class Loader {
         paths.push_back(p.string());
       }
       if (paths.empty()) error(Location{v.line, v.column}, child_path(path, "manifests"), "expected manifest files");
+      for (const auto& p : paths) record("manifest", p);
       try {
         const auto imported = system->read_manifests(paths, *cluster_, pool_labels_);
         for (const auto& [k, pv] : imported.params) policy.params.emplace(k, pv);
@@ -1124,6 +1129,9 @@ class Loader {
           for (std::string& part : traces::split_fields(name)) workload.fields.push_back(std::move(part));
       }
       if (workload.fields.empty()) error(*f, "expected sacct field names such as \"jobid,user,submit\" or xdmod");
+      // A misspelt name would otherwise be a column silently left out.
+      else if (const auto why = traces::check_sacct_fields(workload.fields))
+        error(*f, *why);
     }
     if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
     if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);
@@ -1532,6 +1540,7 @@ class Loader {
       if (auto v = string_value(*file)) {
         std::filesystem::path path(*v);
         if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+        record("service load curve", path.string());
         read_load_csv(*file, path.string(), load);
       }
     }
@@ -1705,14 +1714,22 @@ class Loader {
     if (const Entry* f = r.optional("events")) output.events = bool_value(*f).value_or(true);
   }
 
+  // One more file read (once).
+  void record(const std::string& what, const std::string& path) {
+    for (const auto& f : files_)
+      if (f.path == path) return;
+    files_.push_back({what, path});
+  }
+
   const std::string& file_;
   std::vector<InputError> errors_;
   std::map<std::string, policies::SiteImport> site_files_;  // by "<key>:<path>"
-  const models::ClusterSpec* cluster_ = nullptr;  // the scenario's, once loaded
-  policies::PoolLabels pool_labels_;              // per pool of `cluster.pools`
+  const models::ClusterSpec* cluster_ = nullptr;            // the scenario's, once loaded
+  policies::PoolLabels pool_labels_;                        // per pool of `cluster.pools`
 
  public:
   std::vector<std::string> warnings_;
+  std::vector<FileRead> files_;  // Scenario::files but the scenario and its trace
 
  private:
   int param_budget_ = kMaxParamNodes;  // spent by count_nodes over the whole `policy:` block
@@ -1800,6 +1817,9 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   }
   auto& errors = loader.errors();
   out.warnings = loader.warnings_;
+  out.files.push_back({"scenario", file});
+  if (!out.workload.trace.empty()) out.files.push_back({"trace", out.workload.trace});
+  out.files.insert(out.files.end(), loader.files_.begin(), loader.files_.end());
   if (errors.empty()) {
     // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.

@@ -66,6 +66,14 @@ struct TargetSpec {
   int column = 0;
 };
 
+// One file loading the scenario read, and what it is ("scenario", "trace", "slurm_conf", "file
+// read by slurm_conf" (an Include, gres.conf), "manifest", ...): an output must never be one of
+// them (apps/output_check.hpp).
+struct FileRead {
+  std::string what;
+  std::string path;
+};
+
 struct Scenario {
   std::string file;  // the path it was loaded from
   std::string text;  // the YAML source, stored in results
@@ -87,6 +95,9 @@ struct Scenario {
   // What reading the admins' own files (slurm_conf:, manifests:) found and does not model, one
   // line each ("slurm.conf:12: DefMemPerCPU=4000 changes scheduling and is not modelled").
   std::vector<std::string> warnings;
+  // Every file read: the scenario itself, its trace, each site file and what it pulled in (a
+  // slurm.conf's Includes, ...), each manifest, in `policy:` and in the `policies:` blocks.
+  std::vector<FileRead> files;
 };
 
 // Loads and validates a scenario file. On any problem throws sim::InputErrors holding every

@@ -409,8 +409,8 @@ bad validate-reports-every-problem 'many.yaml:14:1: horizn: unknown key' -- vali
 bad validate-reports-every-problem-2 'many.yaml:6:14: cluster.pools[0].nodes: expected an integer >= 1' -- validate "$tmp/many.yaml"
 # An acceptance target (compare's scorecard) that names no KPI: validate and compare both say where.
 scen badtarget good.swf "" 'targets:\n  - "p95_wait <= 1h"\n  - "p95_wiat <= 1h"'
-bad target-unknown-kpi 'badtarget.yaml:16:5: targets: unknown KPI "p95_wiat"' -- validate "$tmp/badtarget.yaml"
-bad target-unknown-kpi-compare 'badtarget.yaml:16:5: targets: unknown KPI' -- compare "$tmp/badtarget.yaml" --policies fifo -o OUT
+bad target-unknown-kpi 'badtarget.yaml:16:5: targets: "p95_wiat <= 1h": unknown KPI "p95_wiat"' -- validate "$tmp/badtarget.yaml"
+bad target-unknown-kpi-compare 'badtarget.yaml:16:5: targets: "p95_wiat <= 1h": unknown KPI' -- compare "$tmp/badtarget.yaml" --policies fifo -o OUT
 bad scenario-missing 'absent.yaml: cannot read scenario file: No such file or directory' -- run "$tmp/absent.yaml" -o OUT
 bad scenario-is-directory 'adir.swf: cannot read scenario file (a directory)' -- run "$tmp/adir.swf" -o OUT
 

@@ -1,6 +1,179 @@
 #include "traces/fields.hpp"
 
+#include <array>
+#include <cctype>
 #include <charconv>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/suggest.hpp"
+
+namespace headroom::traces {
+
+namespace {
+
+// `sacct --helpformat`: the fields sacct prints, in the order it tries them (the fields[] table of
+// src/sacct/sacct.c in SchedMD/slurm), with AllocGRES and ReqGRES of the releases before TRES.
+constexpr std::array kSacctFields{"Account",
+                                  "AdminComment",
+                                  "AllocCPUS",
+                                  "AllocGRES",
+                                  "AllocNodes",
+                                  "AllocTRES",
+                                  "AssocID",
+                                  "AveCPU",
+                                  "AveCPUFreq",
+                                  "AveDiskRead",
+                                  "AveDiskWrite",
+                                  "AvePages",
+                                  "AveRSS",
+                                  "AveVMSize",
+                                  "BlockID",
+                                  "Cluster",
+                                  "Comment",
+                                  "Constraints",
+                                  "ConsumedEnergy",
+                                  "ConsumedEnergyRaw",
+                                  "Container",
+                                  "CPUTime",
+                                  "CPUTimeRAW",
+                                  "DBIndex",
+                                  "DerivedExitCode",
+                                  "Elapsed",
+                                  "ElapsedRaw",
+                                  "Eligible",
+                                  "End",
+                                  "ExitCode",
+                                  "Extra",
+                                  "FailedNode",
+                                  "Flags",
+                                  "GID",
+                                  "Group",
+                                  "JobID",
+                                  "JobIDRaw",
+                                  "JobName",
+                                  "Layout",
+                                  "Licenses",
+                                  "MaxDiskRead",
+                                  "MaxDiskReadNode",
+                                  "MaxDiskReadTask",
+                                  "MaxDiskWrite",
+                                  "MaxDiskWriteNode",
+                                  "MaxDiskWriteTask",
+                                  "MaxPages",
+                                  "MaxPagesNode",
+                                  "MaxPagesTask",
+                                  "MaxRSS",
+                                  "MaxRSSNode",
+                                  "MaxRSSTask",
+                                  "MaxVMSize",
+                                  "MaxVMSizeNode",
+                                  "MaxVMSizeTask",
+                                  "McsLabel",
+                                  "MinCPU",
+                                  "MinCPUNode",
+                                  "MinCPUTask",
+                                  "NCPUS",
+                                  "NNodes",
+                                  "NodeList",
+                                  "NTasks",
+                                  "Partition",
+                                  "Planned",
+                                  "PlannedCPU",
+                                  "PlannedCPURAW",
+                                  "Priority",
+                                  "QOS",
+                                  "QOSRAW",
+                                  "QOSREQ",
+                                  "Reason",
+                                  "ReqCPUFreq",
+                                  "ReqCPUFreqGov",
+                                  "ReqCPUFreqMax",
+                                  "ReqCPUFreqMin",
+                                  "ReqCPUS",
+                                  "ReqGRES",
+                                  "ReqMem",
+                                  "ReqNodes",
+                                  "ReqTRES",
+                                  "Reservation",
+                                  "ReservationId",
+                                  "Restarts",
+                                  "SegmentSize",
+                                  "SLUID",
+                                  "Start",
+                                  "State",
+                                  "StdErr",
+                                  "StdIn",
+                                  "StdOut",
+                                  "Submit",
+                                  "SubmitLine",
+                                  "Suspended",
+                                  "SystemComment",
+                                  "SystemCPU",
+                                  "Timelimit",
+                                  "TimelimitRaw",
+                                  "TotalCPU",
+                                  "TRESUsageInAve",
+                                  "TRESUsageInMax",
+                                  "TRESUsageInMaxNode",
+                                  "TRESUsageInMaxTask",
+                                  "TRESUsageInMin",
+                                  "TRESUsageInMinNode",
+                                  "TRESUsageInMinTask",
+                                  "TRESUsageInTot",
+                                  "TRESUsageOutAve",
+                                  "TRESUsageOutMax",
+                                  "TRESUsageOutMaxNode",
+                                  "TRESUsageOutMaxTask",
+                                  "TRESUsageOutMin",
+                                  "TRESUsageOutMinNode",
+                                  "TRESUsageOutMinTask",
+                                  "TRESUsageOutTot",
+                                  "UID",
+                                  "User",
+                                  "UserCPU",
+                                  "WCKey",
+                                  "WCKeyID",
+                                  "WorkDir"};
+
+bool prefix_of(std::string_view name, std::string_view field) {
+  if (name.empty() || name.size() > field.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(name[i])) != std::tolower(static_cast<unsigned char>(field[i])))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+// As sacct reads --format (src/sacct/options.c, the field list loop): case is ignored, and a name
+// stands for the first field, in the table's order, that it begins ("sub" is Submit, "n" NCPUS).
+std::optional<std::string> sacct_field(std::string_view name) {
+  name = name.substr(0, name.find('%'));  // "jobname%30": a column width
+  for (const char* f : kSacctFields)
+    if (prefix_of(name, f)) return std::string(f);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_sacct_fields(const std::vector<std::string>& names) {
+  if (names.size() == 1 && (names[0] == "xdmod" || names[0] == "XDMoD")) return std::nullopt;
+  for (const auto& name : names) {
+    // sacct tries ALL (every field of that sacct's release, in its order) before the table.
+    if (prefix_of(name, "ALL"))
+      return "\"" + name +
+             "\" stands for ALL, every field of your Slurm release's sacct in its own order: name the fields "
+             "in the order given to `sacct --format`, or export with a header row";
+    if (sacct_field(name)) continue;
+    std::string msg = "unknown sacct field \"" + name + "\" (sacct --format stops at it: Invalid field requested)";
+    static const std::vector<std::string> known(kSacctFields.begin(), kSacctFields.end());
+    if (const auto near = sim::closest_match(name, known)) msg += "; did you mean \"" + *near + "\"?";
+    return msg;
+  }
+  return std::nullopt;
+}
+
+}  // namespace headroom::traces
 
 namespace headroom::traces::detail {
 

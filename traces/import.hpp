@@ -46,6 +46,12 @@ struct ImportOptions {
 
 // Splits a field list ("jobid,jobidraw,cluster" or "xdmod") into names (empty items dropped).
 std::vector<std::string> split_fields(std::string_view list);
+// The sacct field a --format name stands for (traces/fields.cpp): "sub" and "SUBMIT" are Submit;
+// nullopt when it names none.
+std::optional<std::string> sacct_field(std::string_view name);
+// Why a field list (split_fields) is not one `sacct --format` accepts: a name that is no sacct field
+// (with "did you mean"), or ALL; nullopt when it is.
+std::optional<std::string> check_sacct_fields(const std::vector<std::string>& names);
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).
 // Throws sim::InputError naming the file, the line (row) and the field on malformed input.

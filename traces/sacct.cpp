@@ -385,7 +385,9 @@ std::size_t cell_count(std::string_view line) {
 
 std::vector<std::string> sacct_field_names(const std::vector<std::string>& fields) {
   if (fields.size() == 1 && (fields[0] == "xdmod" || fields[0] == "XDMoD")) return split_fields(kXdmodFields);
-  return fields;
+  std::vector<std::string> out;  // each as the field sacct prints for it ("sub": Submit)
+  for (const auto& f : fields) out.push_back(sacct_field(f).value_or(f));
+  return out;
 }
 
 models::Workload import_sacct(LineReader& in, const ImportOptions& options) {

@@ -1708,8 +1708,8 @@ class Loader {
   const std::string& file_;
   std::vector<InputError> errors_;
   std::map<std::string, policies::SiteImport> site_files_;  // by "<key>:<path>"
-  const models::ClusterSpec* cluster_ = nullptr;  // the scenario's, once loaded
-  policies::PoolLabels pool_labels_;              // per pool of `cluster.pools`
+  const models::ClusterSpec* cluster_ = nullptr;            // the scenario's, once loaded
+  policies::PoolLabels pool_labels_;                        // per pool of `cluster.pools`
 
  public:
   std::vector<std::string> warnings_;
@@ -1736,9 +1736,11 @@ InputError parser_error(const YAML::ParserException& e, const std::string& file)
 std::optional<InputError> check_documents(const std::string& text, const std::string& file) {
   sim::YamlDocuments walk;
   try {
-    walk = sim::walk_yaml_documents(text, 3);
+    walk = sim::walk_yaml_documents(text, file, 3);
   } catch (const YAML::ParserException& e) {
     return parser_error(e, file);
+  } catch (const InputError& e) {  // an alias bomb or too deep a nesting (sim/yaml_documents.hpp)
+    return e;
   }
   const auto& docs = walk.docs;
   if (walk.stray) {

@@ -1,8 +1,11 @@
 #include "traces/json_input.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 namespace headroom::traces::detail {
 
@@ -68,10 +71,17 @@ std::string reason(const json::exception& e) {
 
 json parse_json(LineReader& in, CharStream& stream, const json::parser_callback_t& callback) {
   JsonPath path;
+  std::uint64_t events = 0;
   try {
     return json::parse(
         CharIterator(stream), CharIterator(),
         [&](int depth, json::parse_event_t event, json& value) {
+          if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+              depth >= kMaxJsonDepth)
+            throw sim::InputError(
+                in.path(), stream.line(), std::max(1, stream.column() - 1), path.path(),
+                "lists and objects nested more than " + std::to_string(kMaxJsonDepth) + " levels deep; refusing it");
+          if ((++events & 0xffff) == 0) sim::check_interrupt();
           path.on(event, value);
           return callback ? callback(depth, event, value) : true;
         },

@@ -70,7 +70,7 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
       std::ifstream in(path, std::ios::binary);
       if (!in) throw YAML::BadFile(path);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (const auto stray = sim::walk_yaml_documents(text).stray)
+      if (const auto stray = sim::walk_yaml_documents(text, path).stray)
         throw sim::InputError(path, stray->line + 1, stray->column + 1, "",
                               "not YAML: unexpected text where a value or a new key should be");
       docs = YAML::LoadAll(text);

@@ -55,8 +55,9 @@ inline YamlDocuments walk_yaml_documents(const std::string& text, const std::str
   class Probe : public YAML::EventHandler {
    public:
     std::vector<YamlDocument>& docs;
+    const std::string& text;
     const std::string& file;
-    Probe(std::vector<YamlDocument>& d, const std::string& f) : docs(d), file(f) {}
+    Probe(std::vector<YamlDocument>& d, const std::string& t, const std::string& f) : docs(d), text(t), file(f) {}
     void OnDocumentStart(const YAML::Mark& mark) override {
       if (docs.size() >= kMaxYamlDocuments)
         refuse(mark, "more than " + thousands(kMaxYamlDocuments) + " YAML documents in one file; refusing it");
@@ -72,15 +73,16 @@ inline YamlDocuments walk_yaml_documents(const std::string& text, const std::str
       node(mark);
       for (const Open& o : open_)
         if (o.anchor == anchor && anchor != 0)
-          refuse(mark, "an alias inside the node its anchor names (the document would be infinite); refusing it");
+          refuse(mark, "an alias (" + alias_text(mark) +
+                           ") inside the node its anchor names (the document would be infinite); refusing it");
       const Shape s = anchor < anchors_.size() ? anchors_[anchor] : Shape{};
       alias_nodes_ += s.nodes;
       if (alias_nodes_ > kMaxYamlAliasNodes)
         refuse(mark, "the document expands to more than " + thousands(kMaxYamlAliasNodes) +
-                         " nodes through aliases (anchors reused); refusing it");
+                         " nodes through aliases (anchors reused, here " + alias_text(mark) + "); refusing it");
       if (open_.size() + s.height > kMaxYamlDepth)
         refuse(mark, "lists and maps nested more than " + thousands(kMaxYamlDepth) +
-                         " levels deep through aliases (anchors reused); refusing it");
+                         " levels deep through aliases (anchors reused, here " + alias_text(mark) + "); refusing it");
       add(s);
     }
     void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string&) override {
@@ -115,6 +117,13 @@ inline YamlDocuments walk_yaml_documents(const std::string& text, const std::str
       std::string s = std::to_string(v);
       for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
       return s;
+    }
+    // The alias as written ("*name"), from the text at `mark`.
+    std::string alias_text(const YAML::Mark& mark) const {
+      if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return "an alias";
+      const std::size_t from = static_cast<std::size_t>(mark.pos);
+      const std::size_t to = std::min(text.find_first_of(" \t\r\n,]}", from), from + 64);
+      return text.substr(from, to - from);
     }
     [[noreturn]] void refuse(const YAML::Mark& mark, const std::string& message) const {
       throw InputError(file, mark.line >= 0 ? mark.line + 1 : 0, mark.column >= 0 ? mark.column + 1 : 0, "", message);
@@ -158,7 +167,7 @@ inline YamlDocuments walk_yaml_documents(const std::string& text, const std::str
   YamlDocuments out;
   std::istringstream in(text);
   YAML::Parser parser(in);
-  Probe probe(out.docs, file);
+  Probe probe(out.docs, text, file);
   for (std::size_t i = 0; i < limit && parser.HandleNextDocument(probe); ++i) {
     const std::size_t n = out.docs.size();
     if (n >= 2 && out.docs[n - 2].lone_null && out.docs[n - 1].lone_null &&

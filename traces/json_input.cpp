@@ -79,7 +79,7 @@ json parse_json(LineReader& in, CharStream& stream, const json::parser_callback_
           if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
               depth >= kMaxJsonDepth)
             throw sim::InputError(
-                in.path(), stream.line(), std::max(1, stream.column() - 1), path.path(),
+                in.path(), stream.line(), std::max(1, stream.column() - 1), "",
                 "lists and objects nested more than " + std::to_string(kMaxJsonDepth) + " levels deep; refusing it");
           if ((++events & 0xffff) == 0) sim::check_interrupt();
           path.on(event, value);

@@ -224,7 +224,7 @@ TEST(HostileJson, PodListOfAMebibyteOfOpenBracketsIsRefusedQuickly) {
   EXPECT_EQ(error, path + ":1:257: lists and objects nested more than 256 levels deep; refusing it");
 }
 
-TEST(HostileJson, PodListOfDeepObjectsIsRefusedWithItsPath) {
+TEST(HostileJson, PodListOfDeepObjectsIsRefusedAtTheLevelPastTheBound) {
   headroom::testing::TempDir dir;
   std::string deep;
   for (int i = 0; i < 300; ++i) deep += "{\"a\": ";

@@ -43,6 +43,7 @@
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 namespace {
 
@@ -51,10 +52,13 @@ constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitInterrupted = 130;
 
-// SIGINT and SIGTERM: until the run starts nothing has been written, so the process ends at once.
-// From then on a signal only sets g_stop: the simulation stops at its next event, and a result
-// file being written (under a temporary name, then renamed) is finished before the process exits.
-std::atomic<bool> g_stop{false};
+// SIGINT and SIGTERM, handled from the start of every command: until a command has something to
+// keep (a run under way, finished runs, a result file being written), nothing has been written,
+// so the process ends at once. From then on (g_defer) a signal only sets the stop flag: a trace
+// or pod list being imported stops at its next chunk or node (sim::Interrupted, reported as
+// below), the simulation at its next event, and a result file being written (under a temporary
+// name, then renamed) is finished before the process exits.
+std::atomic<bool>& g_stop = headroom::sim::stop_requested();
 std::atomic<bool> g_defer{false};
 
 extern "C" void on_signal(int) {
@@ -63,6 +67,12 @@ extern "C" void on_signal(int) {
   static constexpr char kMessage[] = "interrupted: no output written\n";
   [[maybe_unused]] const auto n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
   ::_exit(kExitInterrupted);
+}
+
+void install_signal_handlers() {
+  // A signal ignored by whoever started us (a shell's background job ignores SIGINT) stays ignored.
+  for (const int sig : {SIGINT, SIGTERM})
+    if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
 }
 
 // "run: [=====     ] 42.0%  5,715 / 13,607 jobs ended, ETA 0:35".
@@ -110,9 +120,6 @@ int cmd_validate(const std::string& path) {
 
 int cmd_run(const std::string& path, const std::string& output, bool json, std::optional<std::uint64_t> seed,
             bool skip_bad_rows) {
-  // A signal ignored by whoever started us (a shell's background job ignores SIGINT) stays ignored.
-  for (const int sig : {SIGINT, SIGTERM})
-    if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
   auto sc = headroom::scenarios::load_scenario(path);
   for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   if (skip_bad_rows) sc.workload.skip_bad_rows = true;
@@ -394,6 +401,7 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
+  install_signal_handlers();
   std::unique_ptr<tbb::global_control> limit;
   if (threads > 0) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
 
@@ -409,14 +417,10 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(scenario_path);
     if (*policies_cmd) return headroom::app::cmd_policies(policies_names, policies_params);
     if (*plan) {
-      std::signal(SIGINT, on_signal);
-      std::signal(SIGTERM, on_signal);
       g_defer.store(true);  // runs finished before a signal are kept
       return headroom::app::cmd_plan(scenario_path, vary, range, targets, plan_seeds, &g_stop);
     }
     if (*sweep) {
-      std::signal(SIGINT, on_signal);
-      std::signal(SIGTERM, on_signal);
       g_defer.store(true);  // runs finished before a signal are kept
 #ifdef HEADROOM_MPI
       if (sweep_mpi) return headroom::app::cmd_sweep_mpi(scenario_path, sweep_output, sweep_csv, &g_stop);
@@ -424,15 +428,11 @@ int main(int argc, char** argv) {
       return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop, shard);
     }
     if (*compare) {
-      std::signal(SIGINT, on_signal);
-      std::signal(SIGTERM, on_signal);
       g_defer.store(true);
       return headroom::app::cmd_compare(compare_scenarios, compare_policies, compare_csv, compare_json, compare_seed,
                                         compare_tenants, compare_targets, compare_keep, &g_stop);
     }
     if (*calibrate) {
-      std::signal(SIGINT, on_signal);
-      std::signal(SIGTERM, on_signal);
       g_defer.store(true);
       return headroom::app::cmd_calibrate(scenario_path, cal_fit, cal_test, cal_output, cal_objective, cal_scheduler,
                                           cal_rows, &g_stop);
@@ -444,6 +444,10 @@ int main(int argc, char** argv) {
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);
     if (*fgd) return headroom::app::cmd_fgd(fgd_args);
+  } catch (const headroom::sim::Interrupted&) {
+    // SIGINT / SIGTERM while a trace, pod list or site file was being read: nothing written yet.
+    std::cerr << "interrupted: no output written\n";
+    return kExitInterrupted;
   } catch (const headroom::sim::InputErrors& e) {
     for (const auto& err : e.errors()) std::cerr << "error: " << err.what() << '\n';
     return kExitBadInput;

@@ -21,6 +21,7 @@
 #include "results/groups.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 #include "sim/parallel.hpp"
 #include "sim/suggest.hpp"
 
@@ -168,6 +169,8 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
         run.by_tenant = stats_by_tenant(o.result);
         run.by_kind = stats_by_kind(o.result);
         run.done = true;
+      } catch (const sim::Interrupted&) {
+        // SIGINT / SIGTERM while its trace was read (sim/interrupt.hpp): cancelled, as at an event.
       } catch (const std::exception& e) {
         run.error = e.what();
       }

@@ -16,6 +16,7 @@
 #include "planner/run.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 #include "sim/parallel.hpp"
 
 namespace headroom::planner {
@@ -282,6 +283,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         if (!options.keep_runs_dir.empty())
           results::write_hdf5(o.result, options.keep_runs_dir + "/run-" + std::to_string(i) + ".h5");
         out.status = RunStatus::Done;
+      } catch (const sim::Interrupted&) {
+        // SIGINT / SIGTERM while its trace was read (sim/interrupt.hpp): cancelled, as at an event.
       } catch (const std::exception& e) {
         out.status = RunStatus::Failed;
         out.error = e.what();

@@ -1753,9 +1753,11 @@ InputError parser_error(const YAML::ParserException& e, const std::string& file)
 std::optional<InputError> check_documents(const std::string& text, const std::string& file) {
   sim::YamlDocuments walk;
   try {
-    walk = sim::walk_yaml_documents(text, 3);
+    walk = sim::walk_yaml_documents(text, file, 3);
   } catch (const YAML::ParserException& e) {
     return parser_error(e, file);
+  } catch (const InputError& e) {  // an alias bomb or too deep a nesting (sim/yaml_documents.hpp)
+    return e;
   }
   const auto& docs = walk.docs;
   if (walk.stray) {

@@ -303,10 +303,10 @@ bad yaml-binary 'binary.yaml:1:1: not a text file: control character 0x00' -- ru
 : >"$tmp/empty.yaml"
 bad yaml-empty-file 'empty.yaml:1:1: the scenario is empty' -- run "$tmp/empty.yaml" -o OUT
 printf 'name: %s\n' "$(printf '[%.0s' $(seq 100000))" >"$tmp/deep.yaml"
-bad yaml-100000-deep 'deep.yaml:2:1:' -- run "$tmp/deep.yaml" -o OUT
-bad yaml-100000-deep-message 'lists and maps nested too deep for the YAML parser' -- validate "$tmp/deep.yaml"
+bad yaml-100000-deep 'deep.yaml:1:' -- run "$tmp/deep.yaml" -o OUT
+bad yaml-100000-deep-message 'lists and maps nested more than 256 levels deep; refusing it' -- validate "$tmp/deep.yaml"
 awk 'BEGIN { print "name: x"; s = ""; for (i = 0; i < 3000; i++) { print s "a:"; s = s "  " } }' >"$tmp/deepmap.yaml"
-bad yaml-deep-block-maps 'lists and maps nested too deep for the YAML parser' -- run "$tmp/deepmap.yaml" -o OUT
+bad yaml-deep-block-maps 'deepmap.yaml:258:513: lists and maps nested more than 256 levels deep; refusing it' -- run "$tmp/deepmap.yaml" -o OUT
 printf '# nothing but a comment\n\n' >"$tmp/comment.yaml"
 bad yaml-comment-only 'comment.yaml:1:1: the scenario is empty' -- run "$tmp/comment.yaml" -o OUT
 scen twodocs '' '' '---\nname: second'

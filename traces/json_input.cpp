@@ -1,8 +1,11 @@
 #include "traces/json_input.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 namespace headroom::traces::detail {
 
@@ -66,14 +69,94 @@ std::string reason(const json::exception& e) {
 
 }  // namespace
 
+namespace {
+
+[[noreturn]] void too_deep(LineReader& in, CharStream& stream) {
+  throw sim::InputError(
+      in.path(), stream.line(), std::max(1, stream.column() - 1), "",
+      "lists and objects nested more than " + std::to_string(kMaxJsonDepth) + " levels deep; refusing it");
+}
+
+// nlohmann's own DOM builder, plus the path, the depth bound and the stop flag. Without a
+// callback this replaces json::parse(..., callback): nlohmann 3.11's callback parser scans the
+// enclosing array for a discarded value at the end of every object, so an array of n objects
+// took time in n^2 (a 1 MiB pod list of 350,000 "{}" items: about a minute).
+class DomBuilder : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<json>;
+  DomBuilder(json& root, LineReader& in, CharStream& stream, JsonPath& path)
+      : Base(root, true), in_(in), stream_(stream), path_(path) {}
+
+  bool null() { return value(Base::null()); }
+  bool boolean(bool v) { return value(Base::boolean(v)); }
+  bool number_integer(json::number_integer_t v) { return value(Base::number_integer(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return value(Base::number_unsigned(v)); }
+  bool number_float(json::number_float_t v, const json::string_t& s) { return value(Base::number_float(v, s)); }
+  bool string(json::string_t& v) { return value(Base::string(v)); }
+  bool binary(json::binary_t& v) { return value(Base::binary(v)); }
+  bool start_object(std::size_t n) {
+    start(false);
+    return Base::start_object(n);
+  }
+  bool start_array(std::size_t n) {
+    start(true);
+    return Base::start_array(n);
+  }
+  bool key(json::string_t& k) {
+    path_.key(k);
+    return Base::key(k);
+  }
+  bool end_object() {
+    path_.end();
+    return Base::end_object();
+  }
+  bool end_array() {
+    path_.end();
+    return Base::end_array();
+  }
+
+ private:
+  bool value(bool ok) {
+    tick();
+    path_.scalar();
+    return ok;
+  }
+  void start(bool array) {
+    if (path_.depth() >= kMaxJsonDepth) too_deep(in_, stream_);
+    tick();
+    path_.start(array);
+  }
+  void tick() {
+    if ((++events_ & 0xffff) == 0) sim::check_interrupt();
+  }
+  LineReader& in_;
+  CharStream& stream_;
+  JsonPath& path_;
+  std::uint64_t events_ = 0;
+};
+
+}  // namespace
+
 json parse_json(LineReader& in, CharStream& stream, const json::parser_callback_t& callback) {
   JsonPath path;
+  std::uint64_t events = 0;
   try {
+    if (!callback) {
+      json root;
+      DomBuilder builder(root, in, stream, path);
+      json::sax_parse(CharIterator(stream), CharIterator(), &builder, nlohmann::detail::input_format_t::json, true);
+      return root;
+    }
+    // A callback that drops each record once read (Philly's jobs) keeps the enclosing array empty.
     return json::parse(
         CharIterator(stream), CharIterator(),
         [&](int depth, json::parse_event_t event, json& value) {
+          if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+              depth >= kMaxJsonDepth)
+            too_deep(in, stream);
+          if ((++events & 0xffff) == 0) sim::check_interrupt();
           path.on(event, value);
-          return callback ? callback(depth, event, value) : true;
+          return callback(depth, event, value);
         },
         true);
   } catch (const json::out_of_range& e) {

@@ -93,10 +93,15 @@ class JsonPath {
   std::vector<Level> levels_;
 };
 
-// Parses the JSON of `in`. `callback` is nlohmann's parser callback (may be empty). A syntax error
-// or a number out of range (1e999) throws sim::InputError with the file, line, column and, for a
-// number, the path of the field.
-// `stream` reads `in` (the caller's, for the line and column of its own messages).
+// Lists and objects nested deeper than this are refused before they are built. Go's encoding/json
+// (which kubectl and the API server use) stops at 10,000 ("exceeded max depth", scanner.go); a pod
+// list nests about ten levels, and headroom's YAML readers stop at 256 (sim/yaml_documents.hpp).
+inline constexpr int kMaxJsonDepth = 256;
+
+// Parses the JSON of `in`. Nesting beyond kMaxJsonDepth throws sim::InputError at its '[' or '{';
+// SIGINT / SIGTERM (sim::stop_requested) stop it with sim::Interrupted. `callback` is nlohmann's parser callback (may
+// be empty). A syntax error or a number out of range (1e999) throws sim::InputError with the file, line, column and,
+// for a number, the path of the field. `stream` reads `in` (the caller's, for the line and column of its own messages).
 nlohmann::json parse_json(LineReader& in, CharStream& stream,
                           const nlohmann::json::parser_callback_t& callback = nullptr);
 

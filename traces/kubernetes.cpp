@@ -108,7 +108,7 @@ class Pods {
     yaml_ = true;
     std::vector<YAML::Node> docs;
     try {
-      if (const auto stray = sim::walk_yaml_documents(text).stray)
+      if (const auto stray = sim::walk_yaml_documents(text, in_.path()).stray)
         throw sim::InputError(in_.path(), stray->line + 1, stray->column + 1, "",
                               "malformed YAML: unexpected text where a value or a new key should be");
       docs = YAML::LoadAll(text);
@@ -136,6 +136,7 @@ class Pods {
   // A YAML node as JSON (plain scalars typed as YAML 1.2's core schema reads them: null, true /
   // false, integers, floats; quoted scalars stay strings), each value's line and column kept by path.
   json from_yaml(const YAML::Node& n, const std::string& path) {
+    if ((++yaml_nodes_ & 0xffff) == 0) sim::check_interrupt();  // SIGINT / SIGTERM (sim/interrupt.hpp)
     const YAML::Mark m = n.Mark();
     if (m.line >= 0) marks_.try_emplace(path, m.line + 1, m.column + 1);
     switch (n.Type()) {
@@ -586,6 +587,7 @@ class Pods {
   bool yaml_ = false;                                           // the file was YAML
   std::unordered_map<std::string, std::pair<int, int>> marks_;  // YAML: path -> line, column
   std::unordered_map<std::string, std::string> numbers_;        // YAML: path -> a number's text as written
+  std::uint64_t yaml_nodes_ = 0;                                // converted by from_yaml
   std::unordered_map<std::string, std::size_t> first_index_;    // namespace/name -> the pod that had it first
 };
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 namespace headroom::traces::detail {
 
@@ -131,6 +132,7 @@ std::size_t LineReader::inflate_into(char* out, std::size_t capacity) {
 
 bool LineReader::fill() {
   if (eof_) return false;
+  sim::check_interrupt();  // SIGINT / SIGTERM stop an import between chunks (sim/interrupt.hpp)
   if (begin_ > 0) {
     std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
     end_ -= begin_;

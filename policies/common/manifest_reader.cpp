@@ -127,7 +127,7 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
                               std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
                                   " is not valid UTF-8 (kubectl's YAML reader refuses the file)");
       }
-      if (const auto stray = sim::walk_yaml_documents(text).stray)
+      if (const auto stray = sim::walk_yaml_documents(text, path).stray)
         throw sim::InputError(path, stray->line + 1, stray->column + 1, "",
                               "not YAML: unexpected text where a value or a new key should be");
       docs = YAML::LoadAll(text);

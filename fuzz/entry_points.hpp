@@ -47,6 +47,12 @@ inline std::string memory_file(const std::uint8_t* data, std::size_t size) {
   return "/proc/self/fd/" + std::to_string(fd);
 }
 
+// Why the last input was rejected (the first error), for the tests' messages.
+inline std::string& last_rejection() {
+  static std::string why;
+  return why;
+}
+
 // Imports `data` as a trace in `format`. Returns true when it was accepted.
 inline bool import_trace_bytes(const std::uint8_t* data, std::size_t size, traces::Format format) {
   const std::string path = memory_file(data, size);
@@ -55,11 +61,15 @@ inline bool import_trace_bytes(const std::uint8_t* data, std::size_t size, trace
   // A few inputs also run with several processors per GPU (the rounding-up path of SWF).
   if (size > 0 && data[0] % 8 == 7) options.units_per_gpu = 1 + data[size - 1] % 16;
   try {
+    last_rejection().clear();
     const models::Workload w = traces::import_trace(path, options);
+    if (w.jobs.empty()) last_rejection() = "no jobs";
     return !w.jobs.empty();
-  } catch (const sim::InputError&) {
+  } catch (const sim::InputError& e) {
+    last_rejection() = e.what();
     return false;
-  } catch (const sim::InputErrors&) {
+  } catch (const sim::InputErrors& e) {
+    last_rejection() = e.what();
     return false;
   }
 }
@@ -109,12 +119,6 @@ inline std::string scratch_file(const std::string& name, std::string_view text, 
     if (!out) throw std::runtime_error("cannot write " + p.string());
   }
   return p.string();
-}
-
-// Why the last site-file input was rejected (the first error), for the tests' messages.
-inline std::string& last_rejection() {
-  static std::string why;
-  return why;
 }
 
 // What a run does with the parameters a site file gave: the registry's checks of the policy

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -66,6 +68,7 @@ void replay(const std::string& target, Feed&& feed) {
   const auto files = inputs(target);
   for (const auto& path : files) {
     SCOPED_TRACE(path.string());
+    if (std::getenv("HEADROOM_CRASHERS_VERBOSE") != nullptr) std::cout << path.string() << "\n";
     const std::string data = read_bytes(path);
     try {
       feed(data);
@@ -215,7 +218,13 @@ const std::vector<std::pair<std::string, SiteFeed>>& site_targets() {
 TEST(Crashers, SiteFileReaders) {
   for (const auto& [target, feed] : site_targets()) {
     SCOPED_TRACE(target);
-    replay(target, [feed = feed](const std::string& d) { return feed(bytes_of(d), d.size()); });
+    // HEADROOM_CRASHERS_VERBOSE=1: how each input was answered.
+    replay(target, [feed = feed](const std::string& d) {
+      const bool accepted = feed(bytes_of(d), d.size());
+      if (std::getenv("HEADROOM_CRASHERS_VERBOSE") != nullptr)
+        std::cout << "  " << (accepted ? "accepted" : "rejected: " + headroom::fuzz::last_rejection()) << "\n";
+      return accepted;
+    });
   }
 }
 

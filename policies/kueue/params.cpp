@@ -508,7 +508,8 @@ const std::vector<Row>& table() {
 void Parser::run() {
   const auto& rows = table();
   for (const auto& [key, v] : params) {
-    const auto row = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return key_matches(r.pattern, key); });
+    const auto row =
+        std::find_if(rows.begin(), rows.end(), [&key = key](const Row& r) { return key_matches(r.pattern, key); });
     if (row != rows.end()) {
       row->read(*this, key, v);
     } else {

@@ -491,7 +491,7 @@ void unknown_network_topology_key(Reader& r, const std::string& key, const Param
 void read_keys(Reader& r, const PolicyParams& params) {
   for (const auto& [key, v] : params) {
     const auto row = std::find_if(std::begin(kKeys), std::end(kKeys),
-                                  [&](const ParamKey<Reader>& k) { return key_matches(k.pattern, key); });
+                                  [&key = key](const ParamKey<Reader>& k) { return key_matches(k.pattern, key); });
     if (row != std::end(kKeys))
       row->read(r, key, v);
     else if (key.starts_with("networkTopology."))

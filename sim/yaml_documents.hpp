@@ -114,8 +114,12 @@ inline YamlDocuments walk_yaml_documents(const std::string& text, const std::str
     std::uint64_t events_ = 0;
 
     static std::string thousands(std::uint64_t v) {
-      std::string s = std::to_string(v);
-      for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+      const std::string digits = std::to_string(v);
+      std::string s;  // built forwards: std::string::insert here trips GCC 12's -Wrestrict
+      for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+        s += digits[i];
+      }
       return s;
     }
     // The alias as written ("*name"), from the text at `mark`.

@@ -597,6 +597,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.scalar_attr<std::int64_t>(file, "/", "jobs_killed", r.jobs_killed);
   w.scalar_attr<std::int64_t>(file, "/", "job_retries", r.job_retries);
   w.scalar_attr<std::int64_t>(file, "/", "jobs_failed_by_failure", r.jobs_failed_by_failure);
+  w.scalar_attr<std::int64_t>(file, "/", "jobs_failed_by_policy", r.jobs_failed_by_policy);
   w.scalar_attr<std::int32_t>(file, "/", "format_version", kFormatVersion);
   w.string_attr(file, "/", "currency", r.currency);
   if (r.unix_start >= 0) w.scalar_attr<std::int64_t>(file, "/", "unix_start", r.unix_start);
@@ -907,6 +908,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   r.jobs_killed = optional_attr("jobs_killed");
   r.job_retries = optional_attr("job_retries");
   r.jobs_failed_by_failure = optional_attr("jobs_failed_by_failure");
+  r.jobs_failed_by_policy = optional_attr("jobs_failed_by_policy");
   r.unix_start = rd.has_attr(file, "unix_start") ? rd.scalar_attr<std::int64_t>(file, "/", "unix_start") : -1;
 
   // Reads the columns of one table into `rows`; every column must have the same length.

@@ -70,6 +70,7 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
   }
   result_.total_gpus = cluster_.total_gpus();
   open_preempt_.assign(workload.jobs.size(), -1);
+  killed_at_.assign(workload.jobs.size(), -1);
 }
 
 void Recorder::stream_chunks() {
@@ -180,12 +181,20 @@ void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex 
         row_lost = 0;
       }
       if (known_job) open_preempt_[job] = -1;
-      if (kind == K::Finish && detail == static_cast<std::int32_t>(models::JobState::Failed) && !reason.empty())
-        ++result_.jobs_failed_by_failure;
+      // A job ended Failed by the failure drill (killed by a node failure with no retry left: the
+      // engine ends it at the instant of the kill) or by the system itself (a Slurm TimeLimit kill,
+      // a kubelet refusal): counted apart, so the drill reports only what it caused.
+      if (kind == K::Finish && detail == static_cast<std::int32_t>(models::JobState::Failed) && !reason.empty()) {
+        if (known_job && killed_at_[job] == time)
+          ++result_.jobs_failed_by_failure;
+        else
+          ++result_.jobs_failed_by_policy;
+      }
       break;
     case K::Kill:
       if (known_job) open_preempt_[job] = -1;  // a failure overtook a pending preemption
-      close_placement(job, time);              // its node went down: released
+      if (known_job) killed_at_[job] = time;
+      close_placement(job, time);  // its node went down: released
       ++result_.jobs_killed;
       result_.failure_lost_gpu_ms += lost_gpu_ms;
       break;

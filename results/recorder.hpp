@@ -57,6 +57,7 @@ class Recorder : public models::SimObserver {
   std::uint32_t last_reason_id_ = 0;        // and its id (0: none)
   std::vector<std::size_t> open_from_;      // by job: 1 + the first /placements row of its current run, 0 = none
   std::vector<std::int64_t> open_preempt_;  // per job: its last preempt row not yet taken effect, or -1
+  std::vector<Tick> killed_at_;             // per job: when a node failure last killed it, or -1
   Tick submit_span_ = 0;                    // last submit - first: sizes the time series on the second sample
 };
 

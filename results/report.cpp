@@ -410,6 +410,7 @@ std::string drills_section(const ReportInput& in) {
        {"jobs killed by failures", thousands(f.jobs_killed)},
        {"retried after their back-off", thousands(f.job_retries)},
        {"failed past their retry limit", thousands(f.jobs_failed)},
+       {"ended Failed by the system itself (e.g. TimeLimit; not the drill's)", thousands(f.jobs_failed_by_policy)},
        {"work lost to failures", grouped(f.lost_gpu_hours, 1) + " GPU-h"},
        {"work lost to preemption and policy kills", grouped(s.lost_gpu_hours, 1) + " GPU-h"},
        {"scripted outages recovered from",

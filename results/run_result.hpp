@@ -136,7 +136,8 @@ struct RunResult {
   std::int64_t node_outages = 0;            // times a node went down (failure, outage, maintenance)
   std::int64_t jobs_killed = 0;             // kills by node failures (one job may be killed several times)
   std::int64_t job_retries = 0;             // killed jobs pending again after their back-off
-  std::int64_t jobs_failed_by_failure = 0;  // killed jobs past their retry limit
+  std::int64_t jobs_failed_by_failure = 0;  // killed by node failures past their retry limit
+  std::int64_t jobs_failed_by_policy = 0;   // ended Failed by the system itself (TimeLimit kills, ...)
   std::vector<Tick> drill_start;            // scripted outages: when each began
   std::vector<Tick> drill_recovered;        // when the pending queue was back to its level before; -1 never
   // The permission drill: jobs rejected at submit because the tenant may not use the queue,

@@ -481,6 +481,7 @@ Summary summarize(const RunResult& result) {
   f.jobs_killed = result.jobs_killed;
   f.job_retries = result.job_retries;
   f.jobs_failed = result.jobs_failed_by_failure;
+  f.jobs_failed_by_policy = result.jobs_failed_by_policy;
   f.lost_gpu_hours = static_cast<double>(result.failure_lost_gpu_ms) / static_cast<double>(sim::kHour);
   for (std::size_t d = 0; d < result.drill_start.size(); ++d) {
     const Tick rec = d < result.drill_recovered.size() ? result.drill_recovered[d] : -1;
@@ -668,6 +669,7 @@ void print_summary_json(std::ostream& out, const Summary& s) {
     const FailureSummary& f = s.failures;
     out << "  \"failures\": {\"node_outages\": " << f.node_outages << ", \"jobs_killed\": " << f.jobs_killed
         << ", \"job_retries\": " << f.job_retries << ", \"jobs_failed\": " << f.jobs_failed
+        << ", \"jobs_failed_by_policy\": " << f.jobs_failed_by_policy
         << ", \"lost_gpu_hours\": " << json_number(f.lost_gpu_hours) << ", \"drill_recovery_s\": [";
     for (std::size_t i = 0; i < f.drill_recovery_s.size(); ++i)
       out << (i == 0 ? "" : ", ")

@@ -49,8 +49,11 @@ struct FailureSummary {
   std::int64_t node_outages = 0;
   std::int64_t jobs_killed = 0;
   std::int64_t job_retries = 0;
-  std::int64_t jobs_failed = 0;  // killed past their retry limit
-  double lost_gpu_hours = 0;     // work lost to failures (since the last checkpoint, + restart overheads)
+  std::int64_t jobs_failed = 0;  // killed by node failures past their retry limit
+  // Ended Failed by the system itself (a Slurm TimeLimit kill, a kubelet refusal): not the drill's
+  // doing, so reported apart from jobs_failed.
+  std::int64_t jobs_failed_by_policy = 0;
+  double lost_gpu_hours = 0;  // work lost to failures (since the last checkpoint, + restart overheads)
   // Scripted outages: seconds from each one's start until the pending queue was back to its level
   // before it, once the outage was over; -1 = not recovered by the end of the run.
   std::vector<double> drill_recovery_s;

@@ -1109,6 +1109,39 @@ struct RecorderFixture {
   }
 };
 
+// Issue #36 item 1: the failure drill's "failed past their retry limit" counts only the jobs a
+// node failure killed with no retry left (the engine ends them Failed at the instant of the kill);
+// a job the system itself ends Failed (a Slurm TimeLimit kill) is counted apart.
+TEST(Recorder, RetryLimitFailuresAndTimeLimitKillsAreCountedApart) {
+  RecorderFixture fx;
+  hr::Recorder rec(fx.workload, fx.cluster);
+  using K = hm::AuditKind;
+  const auto failed = st(hm::JobState::Failed);
+  for (hm::JobIndex j = 0; j < 3; ++j) {
+    rec.on_event(0, K::Submit, j, 0, "");
+    rec.on_event(0, K::Start, j, 1, "");
+    rec.on_start(0, j, {{2, 1, 0, 0}});
+  }
+  // Job 0: killed at 10 s with a retry left, then killed again at 50 s with none.
+  rec.on_lost_work(10 * kS, K::Kill, 0, 2, "node 2 failed", 10);
+  rec.on_start(20 * kS, 0, {{3, 1, 0, 0}});
+  rec.on_lost_work(50 * kS, K::Kill, 0, 3, "node 3 failed", 30);
+  rec.on_event(50 * kS, K::Finish, 0, failed, "node 3 failed; retry limit (1) reached");
+  rec.on_end(50 * kS, 0, hm::JobState::Failed);
+  // Job 1: killed by a failure and retried, later ended by its time limit.
+  rec.on_lost_work(15 * kS, K::Kill, 1, 2, "node 2 failed", 10);
+  rec.on_start(30 * kS, 1, {{4, 1, 0, 0}});
+  rec.on_event(90 * kS, K::Finish, 1, failed, "TimeLimit: ran past its time limit of 1 min");
+  rec.on_end(90 * kS, 1, hm::JobState::Failed);
+  // Job 2: a TimeLimit kill in a run without any failure.
+  rec.on_event(60 * kS, K::Finish, 2, failed, "TimeLimit: ran past its time limit of 1 min");
+  rec.on_end(60 * kS, 2, hm::JobState::Failed);
+  const hr::RunResult& r = rec.result();
+  EXPECT_EQ(r.jobs_killed, 3);
+  EXPECT_EQ(r.jobs_failed_by_failure, 1);
+  EXPECT_EQ(r.jobs_failed_by_policy, 2);
+}
+
 TEST(Recorder, BuildsRecordsFromObserverCalls) {
   RecorderFixture fx;
   hr::Recorder rec(fx.workload, fx.cluster);

@@ -142,11 +142,12 @@ TEST(Layout, EachSystemIsAFolderWithAReadme) {
   }
   for (const char* dir : {"baselines", "common"}) EXPECT_TRUE(fs::is_directory(kRoot / "policies" / dir)) << dir;
   // Nothing is left loose at the top of policies/ but the API, the registry and the module type.
-  for (const auto& path : sources(kRoot / "policies"))
-    if (path.parent_path() == kRoot / "policies")
-      EXPECT_TRUE(path.filename() == "api.hpp" || path.filename() == "registry.hpp" ||
-                  path.filename() == "registry.cpp" || path.filename() == "system_module.hpp")
-          << path;
+  for (const auto& path : sources(kRoot / "policies")) {
+    if (path.parent_path() != kRoot / "policies") continue;
+    EXPECT_TRUE(path.filename() == "api.hpp" || path.filename() == "registry.hpp" ||
+                path.filename() == "registry.cpp" || path.filename() == "system_module.hpp")
+        << path;
+  }
 }
 
 TEST(Layout, NoPolicySourceOver800LinesWithoutAReason) {

@@ -26,6 +26,7 @@
 #include "policies/system_module.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
+#include "sim/text.hpp"
 #include "sim/yaml_documents.hpp"
 #include "traces/import.hpp"
 
@@ -176,8 +177,7 @@ std::optional<InputError> check_text(const std::string& text, const std::string&
         ok = false;
     }
     if (!ok) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      const std::string byte = std::string("0x") + kHex[c >> 4] + kHex[c & 15];
+      const std::string byte = sim::hex_byte(c);
       return InputError(file, line, column, "",
                         c < 0x80
                             ? "not a text file: control character " + byte + " is not allowed in a scenario file"

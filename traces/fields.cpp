@@ -246,42 +246,6 @@ bool is_decimal(std::string_view text) {
   return !(whole.empty() && frac.empty()) && all_digits(whole) && all_digits(frac);
 }
 
-std::size_t utf8_error(std::string_view text) {
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-      cp = c & 0x1fu;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      cp = c & 0x0fu;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      cp = c & 0x07u;
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xc0) != 0x80) return i;
-      cp = (cp << 6) | (cc & 0x3fu);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-      return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
 std::string quoted(std::string_view text) {
   constexpr std::size_t kMax = 40;
   constexpr char kHex[] = "0123456789abcdef";

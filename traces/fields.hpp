@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/workload.hpp"
+#include "sim/text.hpp"
 #include "traces/import.hpp"
 #include "traces/line_reader.hpp"
 
@@ -96,9 +97,7 @@ bool is_decimal(std::string_view text);
 // `text` in double quotes for messages, shortened when long.
 std::string quoted(std::string_view text);
 
-// The offset of the first byte of `text` that is not valid UTF-8 (overlong forms, surrogates and
-// code points past U+10FFFF included), or npos when it is all valid.
-std::size_t utf8_error(std::string_view text);
+using sim::utf8_error;
 
 models::Workload import_swf(LineReader& in, const ImportOptions& options);
 models::Workload import_csv(LineReader& in, const ImportOptions& options);

@@ -167,11 +167,9 @@ class Pods {
         // kubectl's YAML reader refuses bytes that are not UTF-8 (go-yaml: "invalid leading UTF-8
         // octet"); a name with them must never reach a result file.
         if (const std::size_t bad = utf8_error(v); bad != std::string::npos) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          const auto c = static_cast<unsigned char>(v[bad]);
           throw sim::InputError(
               in_.path(), m.line + 1, m.column + 1, path,
-              std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] + " is not valid UTF-8");
+              "not UTF-8 text: byte " + sim::hex_byte(static_cast<unsigned char>(v[bad])) + " is not valid UTF-8");
         }
         if (n.Tag() == "!") return v;  // quoted
         if (v == "~" || v == "null" || v == "Null" || v == "NULL") return nullptr;

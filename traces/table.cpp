@@ -409,9 +409,7 @@ std::string_view Table::name(std::size_t k) const {
   const std::string_view t = text(k);
   const std::size_t bad = utf8_error(t);
   if (bad != std::string_view::npos) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    const auto c = static_cast<unsigned char>(t[bad]);
-    fail(k, std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
+    fail(k, "not UTF-8 text: byte " + sim::hex_byte(static_cast<unsigned char>(t[bad])) +
                 " is not valid UTF-8 (save the trace as UTF-8)");
   }
   return t;

@@ -11,32 +11,12 @@
 
 #include "sim/errors.hpp"
 #include "sim/quantity.hpp"
+#include "sim/text.hpp"
 #include "sim/yaml_documents.hpp"
 
 namespace headroom::policies::manifests {
 
 namespace {
-
-// The offset of the first byte of `t` that is not UTF-8 (overlong forms, surrogates and code
-// points past U+10FFFF included), or npos.
-std::size_t first_non_utf8(std::string_view t) {
-  for (std::size_t i = 0; i < t.size();) {
-    const auto c = static_cast<unsigned char>(t[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    const std::size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    if (len == 0 || i + len > t.size()) return i;
-    for (std::size_t k = 1; k < len; ++k)
-      if ((static_cast<unsigned char>(t[i + k]) & 0xc0) != 0x80) return i;
-    const auto c1 = static_cast<unsigned char>(t[i + 1]);
-    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90))
-      return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
 
 // Kinds outside any namespace (the API server ignores a metadata.namespace on them).
 bool cluster_scoped(const std::string& kind) {
@@ -117,14 +97,12 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
       // kubectl's YAML reader (go-yaml's reader: "invalid leading UTF-8 octet") refuses a file
       // with any byte that is not UTF-8, comments included: so does headroom, before any name
       // from it can reach a result file.
-      if (const std::size_t bad = first_non_utf8(text); bad != std::string::npos) {
+      if (const std::size_t bad = sim::utf8_error(text); bad != std::string::npos) {
         const std::size_t nl = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
         const std::size_t start = nl == std::string::npos ? 0 : nl + 1;
         const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
-        const auto c = static_cast<unsigned char>(text[bad]);
-        static constexpr char kHex[] = "0123456789abcdef";
         throw sim::InputError(path, static_cast<int>(line) + 1, static_cast<int>(bad - start) + 1, "",
-                              std::string("not UTF-8 text: byte 0x") + kHex[c >> 4] + kHex[c & 15] +
+                              "not UTF-8 text: byte " + sim::hex_byte(static_cast<unsigned char>(text[bad])) +
                                   " is not valid UTF-8 (kubectl's YAML reader refuses the file)");
       }
       if (const auto stray = sim::walk_yaml_documents(text, path).stray)

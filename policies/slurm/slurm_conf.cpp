@@ -64,39 +64,6 @@ std::string shown(std::string_view text) {
   return out + "\"";
 }
 
-// The offset of the first byte of `text` that is not UTF-8 (overlong forms, surrogates and code
-// points past U+10FFFF included), or npos.
-std::size_t utf8_error(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int n = 0;
-    std::uint32_t cp = 0, min = 0;
-    if ((c & 0xe0) == 0xc0) {
-      n = 1, cp = c & 0x1f, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-      n = 2, cp = c & 0x0f, min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-      n = 3, cp = c & 0x07, min = 0x10000;
-    } else {
-      return i;
-    }
-    for (int k = 1; k <= n; ++k) {
-      if (i + k >= text.size()) return i;
-      const auto d = static_cast<unsigned char>(text[i + k]);
-      if ((d & 0xc0) != 0x80) return i;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-    i += static_cast<std::size_t>(n) + 1;
-  }
-  return std::string_view::npos;
-}
-
 struct Item {
   std::string key;  // as written
   std::string value;
@@ -219,11 +186,9 @@ void read_file(ConfReader& reader, const std::filesystem::path& path, const std:
         break;
       }
     }
-    if (const auto bad = utf8_error(raw); bad != std::string::npos) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      const auto c = static_cast<unsigned char>(raw[bad]);
+    if (const auto bad = sim::utf8_error(raw); bad != std::string::npos) {
       fail(file, line,
-           std::string("byte 0x") + kHex[c >> 4] + kHex[c & 15] + " at column " + std::to_string(bad + 1) +
+           "byte " + sim::hex_byte(static_cast<unsigned char>(raw[bad])) + " at column " + std::to_string(bad + 1) +
                " is not UTF-8 (names must be UTF-8 text: save the file as UTF-8)");
     }
     if (logical.empty()) start = line;
@@ -937,7 +902,7 @@ PipeTable read_pipe_table(const std::string& path, std::initializer_list<const c
           "expected " + std::to_string(header.size()) + " cells as in the header, got " + std::to_string(cells.size()));
     std::map<std::string, std::string> row;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (const auto bad = utf8_error(cells[i]); bad != std::string::npos)
+      if (const auto bad = sim::utf8_error(cells[i]); bad != std::string::npos)
         fail(path, line,
              header[i] + ": " + shown(cells[i]) + " is not UTF-8 text (names must be UTF-8: save the file as UTF-8)");
       row[header[i]] = cells[i];

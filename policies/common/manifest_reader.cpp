@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -93,6 +94,11 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
     try {
       std::ifstream in(path, std::ios::binary);
       if (!in) throw YAML::BadFile(path);
+      // An ifstream opens a folder and fails only when read (std::ios_base::failure, not an input
+      // error). kubectl apply -f would read the files in it; headroom takes files only: say so.
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec))
+        throw sim::InputError(path, 0, 0, "", "a folder, not a manifest file (name the files in it)");
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       // kubectl's YAML reader (go-yaml's reader: "invalid leading UTF-8 octet") refuses a file
       // with any byte that is not UTF-8, comments included: so does headroom, before any name

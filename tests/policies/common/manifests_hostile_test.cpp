@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,16 @@ TEST(EmptyManifests, CommentsAndSeparatorsOnlyIsAnError) {
   const std::string list = dir.write("l.yaml", "apiVersion: v1\nkind: List\nitems: []\n");
   EXPECT_EQ(error_of("kai", {list}),
             list + ": no objects in the manifest file (kubectl apply refuses it: \"no objects passed to apply\")");
+}
+
+// A folder named as a manifest file (an ifstream opens it and fails only when read): an input
+// error naming it, for every system, never an internal error.
+TEST(EmptyManifests, AFolderIsAnErrorNamingIt) {
+  testing::TempDir dir;
+  const std::string f = dir.path("queues.yaml");
+  std::filesystem::create_directory(f);
+  for (const char* system : {"kueue", "volcano", "kai", "kubernetes"})
+    EXPECT_EQ(error_of(system, {f}), f + ": a folder, not a manifest file (name the files in it)") << system;
 }
 
 // ---- 4. Objects declared twice: kubectl apply's last one wins, with a warning naming both ----

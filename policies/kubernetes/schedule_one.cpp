@@ -104,6 +104,15 @@ void KubernetesPolicy::schedule_pods(Session& s, JobIndex j, const Job& job, con
     say(s, j, {4}, [] { return "unschedulable: a pod of this job is larger than every node; stays Pending"; });
     return;
   }
+  if (cfg_.coscheduling && p.pods.empty()) {
+    // A PodGroup whose pods cannot all find room now is rejected whole: binding its pods one by
+    // one only to unbind them all (coscheduling_post_filter) leaves the same state behind, so a
+    // group that the free GPUs alone cannot hold fails at once.
+    if (const std::int64_t room = gang_room(s, job, sizes); room < static_cast<std::int64_t>(n)) {
+      coscheduling_reject(s, j, n, room);
+      return;
+    }
+  }
   while (p.pods.size() < n) {
     const std::size_t k = p.pods.size();
     const Job pod = pod_of(job, sizes, k);

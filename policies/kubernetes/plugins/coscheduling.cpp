@@ -2,6 +2,8 @@
 // pods bind all together or none), and, without it, the partial-placement report of the default
 // profile (no gang scheduling).
 
+#include <algorithm>
+
 #include "policies/kubernetes/policy.hpp"
 
 namespace headroom::policies::k8s {
@@ -19,11 +21,35 @@ void KubernetesPolicy::coscheduling_post_filter(Session& s, JobIndex j, std::siz
     for (const models::Slice& sl : p.pods) add_usage(sl, -1);
     p.pods.clear();
   }
+  coscheduling_reject(s, j, n, static_cast<std::int64_t>(had));
+}
+
+// The group fails this cycle: none of its pods stays bound; `fit` pods (at most) found room.
+void KubernetesPolicy::coscheduling_reject(Session& s, JobIndex j, std::size_t n, std::int64_t fit) {
   fail(j, s.now());
-  say(s, j, {5, static_cast<std::int64_t>(n), static_cast<std::int64_t>(had)}, [&] {
+  say(s, j, {5, static_cast<std::int64_t>(n), fit}, [&] {
     return "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " + std::to_string(n) +
-           "), only " + std::to_string(had) + " fit now";
+           "), at most " + std::to_string(fit) + " fit now";
   });
+}
+
+// How many of the job's pods the free GPUs of its eligible pools could hold, counting each up
+// node's free GPUs only (CPU, memory and nominations can only lower it): an upper bound on the
+// pods that bind. Pods of several sizes are counted at the smallest, and a node of f free GPUs
+// holds f / size of them, so the bound is exact when GPUs are what limits.
+std::int64_t KubernetesPolicy::gang_room(const ClusterView& view, const Job& job,
+                                         const std::vector<std::int32_t>& sizes) const {
+  const std::int32_t g = *std::min_element(sizes.begin(), sizes.end());
+  const models::ClusterState& c = view.cluster();
+  const Job pod = pod_of(job, sizes, 0);
+  std::int64_t room = 0;
+  for (models::PoolId p = 0; p < c.pool_count(); ++p) {
+    if (!eligible(view, p, pod)) continue;
+    const std::int32_t most = c.node_units(p);
+    for (std::int32_t f = g; f <= most; ++f)
+      room += static_cast<std::int64_t>(c.nodes_with_free(p, f).size()) * (f / g);
+  }
+  return room;
 }
 
 // A group is partially placed while some, but not all, of its live (not ended) pods run.

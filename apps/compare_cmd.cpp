@@ -171,22 +171,39 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     if (!r.done) std::fprintf(stderr, "error: policy %s: %s\n", r.policy.c_str(), r.error.c_str());
 }
 
+std::string value_text(double value, const planner::Target& t) {
+  if (t.unit == "time") return results::duration(value);
+  if (t.unit == "ratio") return results::percent(value);
+  if (std::isfinite(value) && std::abs(value) >= 1000) return results::grouped(value, 0);
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", value);
+  return b;
+}
+
 std::string cell_text(const planner::ScoreCell& c, const planner::Target& t) {
   std::string out = planner::verdict_word(c.verdict);
+  if (c.verdict == planner::Verdict::IntegrationNeeded) return out + ": " + c.add_on;
   if (c.verdict != planner::Verdict::Met && c.verdict != planner::Verdict::Missed) return out;
-  std::string v;
-  if (t.unit == "time") {
-    v = results::duration(c.value);
-  } else if (t.unit == "ratio") {
-    v = results::percent(c.value);
-  } else if (std::isfinite(c.value) && std::abs(c.value) >= 1000) {
-    v = results::grouped(c.value, 0);
-  } else {
-    char b[32];
-    std::snprintf(b, sizeof b, std::abs(c.value) >= 1000 && std::isfinite(c.value) ? "%.0f" : "%.4g", c.value);
-    v = b;
+  return out + " " + (c.note.empty() ? "" : ">=") + value_text(c.value, t);
+}
+
+// Why, in one line: the KPI and its value against the target, what makes the figure a lower
+// bound, the variant that passes it, or why the run has no such figure.
+std::string cell_why(const planner::ScoreCell& c, const planner::Target& t) {
+  const std::string measured = t.kpi + " " + (c.note.empty() ? "" : ">=") + value_text(c.value, t);
+  const std::string bound =
+      std::string(t.at_most ? (t.strict ? "<" : "<=") : (t.strict ? ">" : ">=")) + " " + value_text(t.bound, t);
+  switch (c.verdict) {
+    case planner::Verdict::Met: return measured + ", target " + bound;
+    case planner::Verdict::Missed: return measured + ", target " + bound + (c.note.empty() ? "" : " (" + c.note + ")");
+    case planner::Verdict::IntegrationNeeded:
+      return measured + ", target " + bound + (c.note.empty() ? "" : " (" + c.note + ")") + "; " + c.add_on +
+             " passes it with " + value_text(c.add_on_value, t);
+    case planner::Verdict::NotModelled:
+      return c.note.empty() ? "the run has no " + t.kpi + " (nothing in this drill measures it)" : c.note;
+    case planner::Verdict::Failed: return "the run failed: " + c.note;
   }
-  return out + " " + (c.note.empty() ? "" : ">=") + v;
+  return "";
 }
 
 void print_scorecard(const planner::Scorecard& card) {
@@ -197,7 +214,9 @@ void print_scorecard(const planner::Scorecard& card) {
     tw = std::max(tw, r.target.text.size());
     for (const auto& c : r.cells) cw = std::max(cw, cell_text(c, r.target).size());
   }
-  std::printf("\nscorecard: the drills' acceptance targets under each system (met, MISSED, n/m: not modelled)\n");
+  std::printf(
+      "\nscorecard: the drills' acceptance targets under each system (passed, FAILED, not covered, "
+      "integration needed: a variant with a real add-on passes it)\n");
   std::printf("%-*s  %-*s", static_cast<int>(dw), "drill", static_cast<int>(tw), "target");
   for (const auto& p : card.policies) std::printf("  %*s", static_cast<int>(cw), p.c_str());
   std::printf("\n");
@@ -210,16 +229,17 @@ void print_scorecard(const planner::Scorecard& card) {
     }
     std::printf("\n");
   }
-  std::printf("%-*s  %-*s", static_cast<int>(dw), "", static_cast<int>(tw), "targets met");
+  std::printf("%-*s  %-*s", static_cast<int>(dw), "", static_cast<int>(tw), "targets passed");
   for (std::size_t i = 0; i < card.policies.size(); ++i)
     std::printf("  %*s", static_cast<int>(cw),
                 (std::to_string(met[i]) + " of " + std::to_string(card.rows.size())).c_str());
   std::printf("\n");
+  // Why each cell that is not a pass says what it says, one line each.
   for (const auto& r : card.rows)
     for (std::size_t i = 0; i < r.cells.size(); ++i)
-      if (!r.cells[i].note.empty() && r.cells[i].verdict == planner::Verdict::Missed)
-        std::printf("  %s under %s, %s: %s\n", r.drill.c_str(), card.policies[i].c_str(), r.target.text.c_str(),
-                    r.cells[i].note.c_str());
+      if (r.cells[i].verdict != planner::Verdict::Met)
+        std::printf("  %s under %s, %s: %s: %s\n", r.drill.c_str(), card.policies[i].c_str(), r.target.text.c_str(),
+                    planner::verdict_word(r.cells[i].verdict), cell_why(r.cells[i], r.target).c_str());
 }
 
 void print_json_scorecard(const planner::Scorecard& card) {
@@ -230,11 +250,13 @@ void print_json_scorecard(const planner::Scorecard& card) {
               << ", \"target\": " << json_string(r.target.text) << ", \"verdicts\": {";
     for (std::size_t i = 0; i < r.cells.size(); ++i) {
       const auto& c = r.cells[i];
-      const bool valued = c.verdict == planner::Verdict::Met || c.verdict == planner::Verdict::Missed;
+      const bool valued = c.verdict == planner::Verdict::Met || c.verdict == planner::Verdict::Missed ||
+                          c.verdict == planner::Verdict::IntegrationNeeded;
       std::cout << (i ? ", " : "") << json_string(card.policies[i])
                 << ": {\"verdict\": " << json_string(planner::verdict_word(c.verdict))
                 << ", \"value\": " << (valued ? json_number(c.value, "null") : "null")
-                << ", \"note\": " << json_string(c.note) << "}";
+                << ", \"note\": " << json_string(c.note) << ", \"add_on\": " << json_string(c.add_on)
+                << ", \"why\": " << json_string(cell_why(c, r.target)) << "}";
     }
     std::cout << "}}";
   }
@@ -281,6 +303,10 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
     std::cerr << "interrupted: no output written\n";
     return 130;
   }
+  // A workload that does not read is the input's fault under every policy: its error, once
+  // (file:line, exit 2), and no table of empty columns.
+  for (const auto& r : all)
+    if (const std::exception_ptr e = planner::common_input_error(r)) std::rethrow_exception(e);
   std::vector<results::Table> tables;
   for (const auto& r : all) tables.push_back(planner::compare_table(r));
   planner::Scorecard card;

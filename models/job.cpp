@@ -53,10 +53,12 @@ bool parse_job_kind(std::string_view text, JobKind& out) {
 
 std::vector<std::int32_t> pod_gpus(const Job& job, std::int32_t widest) {
   std::vector<std::int32_t> out;
-  if (job.gpus_per_node > 0 && job.gpus > job.gpus_per_node) {
+  if (job.gpus_per_node > 0) {
+    // The trace gives the shape: pods of that many GPUs, even where no node is that large (such a
+    // pod stays Pending, as kube-scheduler leaves it: "Insufficient nvidia.com/gpu").
     for (std::int32_t left = job.gpus; left > 0; left -= job.gpus_per_node)
       out.push_back(std::min(left, job.gpus_per_node));
-  } else if (job.nodes > 1) {
+  } else if (job.nodes > 0) {
     for (std::int32_t i = 0; i < job.nodes; ++i) out.push_back(job.gpus / job.nodes + (i < job.gpus % job.nodes));
   } else if (widest > 0 && job.gpus > widest) {
     for (std::int32_t left = job.gpus; left > 0; left -= widest) out.push_back(std::min(left, widest));

@@ -82,12 +82,14 @@ struct Job {
 };
 
 // The pods a job runs as, by their GPUs, the same under every policy that places pods
-// (docs/policies.md, "One workload model"). A job that fits one node of its widest eligible pool
-// (`widest`: that pool's GPUs per node; 0 = unknown) is one pod. A wider one is a distributed job
-// of several pods, none larger than a node: pods of the trace's gpus_per_node when it gives one,
-// else `nodes` pods as even as possible when it gives a node count, else node-sized pods of
-// `widest` GPUs and one with the rest (8 + 8 + 4 for 20 GPUs on 8-GPU nodes), the layout of a
-// PyTorchJob or MPIJob with one worker per node and of Slurm's block distribution.
+// (docs/policies.md, "One workload model"). When the trace gives the job's shape, its pods follow
+// it: pods of the trace's gpus_per_node (the last one with the rest), else `nodes` pods as even
+// as possible when it gives a node count; a pod larger than every node is kept as it is (it stays
+// Pending, as real kube-scheduler leaves it; Slurm rejects such a job at submit). Only a job with
+// no shape is fitted to the cluster: one pod when it fits one node of its widest eligible pool
+// (`widest`: that pool's GPUs per node; 0 = unknown), else node-sized pods of `widest` GPUs and
+// one with the rest (8 + 8 + 4 for 20 GPUs on 8-GPU nodes), the layout of a PyTorchJob or MPIJob
+// with one worker per node and of Slurm's block distribution.
 std::vector<std::int32_t> pod_gpus(const Job& job, std::int32_t widest);
 
 // GPU demand in milli-GPUs (1000 per whole GPU). A gpu-memory pod counts one GPU: its fraction

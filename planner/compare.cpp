@@ -105,6 +105,22 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
     }
   }
   if (base.policy.name == policy) return sc;
+  // A variant (`kubernetes+coscheduling`) without a block of its own is its system as the scenario
+  // configures it, plus the add-on.
+  if (const auto plus = policy.find('+'); plus != std::string::npos) {
+    const std::string system = policy.substr(0, plus);
+    for (const auto& o : base.policy_overrides) {
+      if (o.name == system) {
+        sc.policy = o;
+        sc.policy.name = policy;
+        return sc;
+      }
+    }
+    if (base.policy.name == system) {
+      sc.policy.name = policy;
+      return sc;
+    }
+  }
   sc.policy = scenarios::PolicySpec{policy, {}};
   if (auto derived = derive(base, policy)) {
     sc.policy.params = std::move(derived->params);
@@ -171,6 +187,12 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
         run.done = true;
       } catch (const sim::Interrupted&) {
         // SIGINT / SIGTERM while its trace was read (sim/interrupt.hpp): cancelled, as at an event.
+      } catch (const sim::InputError& e) {
+        run.error = e.what();
+        run.input_error = std::current_exception();
+      } catch (const sim::InputErrors& e) {
+        run.error = e.what();
+        run.input_error = std::current_exception();
       } catch (const std::exception& e) {
         run.error = e.what();
       }
@@ -180,6 +202,13 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
   for (auto& r : out)
     for (const auto& run : r.runs) r.cancelled = r.cancelled || (!run.done && run.error.empty());
   return out;
+}
+
+std::exception_ptr common_input_error(const CompareResult& result) {
+  if (result.runs.empty()) return nullptr;
+  for (const auto& run : result.runs)
+    if (run.done || !run.input_error || run.error != result.runs.front().error) return nullptr;
+  return result.runs.front().input_error;
 }
 
 std::string kept_run_path(const std::string& dir, const std::string& scenario, const std::string& policy) {

@@ -14,6 +14,7 @@
 // that names P; else with P's defaults.
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct PolicyRun {
   std::string policy;
   bool done = false;
   std::string error;  // when the run failed
+  // The run failed on a bad input (sim::InputError / InputErrors): the exception, so that a
+  // command can report it as the input error it is (file:line, exit 2) rather than as a failed
+  // column, when it is the same for every policy (the workload itself is bad).
+  std::exception_ptr input_error;
   results::Summary summary;
   results::Fairness fairness;
   std::vector<GroupStats> by_tenant;  // by tenant index of the result
@@ -47,6 +52,11 @@ struct CompareResult {
   std::vector<PolicyRun> runs;  // in the order the policies were listed
   bool cancelled = false;
 };
+
+// When every run of `result` failed on the same bad input (the trace does not read, whatever the
+// policy), that input error; else null. One error, said once, rather than one failed column per
+// policy.
+std::exception_ptr common_input_error(const CompareResult& result);
 
 // A policy's settings derived from the scenario's tenant description (`tenants:` weights, gpus,
 // max_gpus), used when the scenario gives the policy no block of its own: each system's

@@ -102,16 +102,29 @@ void add_drill(Scorecard& card, const std::string& drill, const std::vector<Targ
         row.cells.push_back(score(*run, t));
       }
     }
+    // Integration needed: the system as configured fails the target, one of its variants passes.
+    for (std::size_t i = 0; i < row.cells.size(); ++i) {
+      if (row.cells[i].verdict != Verdict::Missed || card.policies[i].find('+') != std::string::npos) continue;
+      const std::string prefix = card.policies[i] + "+";
+      for (std::size_t k = 0; k < row.cells.size(); ++k) {
+        if (card.policies[k].rfind(prefix, 0) != 0 || row.cells[k].verdict != Verdict::Met) continue;
+        row.cells[i].verdict = Verdict::IntegrationNeeded;
+        row.cells[i].add_on = card.policies[k];
+        row.cells[i].add_on_value = row.cells[k].value;
+        break;
+      }
+    }
     card.rows.push_back(std::move(row));
   }
 }
 
 const char* verdict_word(Verdict v) {
   switch (v) {
-    case Verdict::Met: return "met";
-    case Verdict::Missed: return "MISSED";
-    case Verdict::NotModelled: return "n/m";
-    case Verdict::Failed: return "failed";
+    case Verdict::Met: return "passed";
+    case Verdict::Missed: return "FAILED";
+    case Verdict::NotModelled: return "not covered";
+    case Verdict::Failed: return "error";
+    case Verdict::IntegrationNeeded: return "integration needed";
   }
   return "?";
 }

@@ -2,8 +2,10 @@
 
 // The bake-off scorecard (docs/planner.md, "Scorecard"): each drill's acceptance targets, written
 // in the scenario's `targets:` (or given with `headroom compare --target`, the syntax of `plan`),
-// checked under each system: met, missed (with the measured value), or not modelled (the run has
-// no such KPI, e.g. a recovery time in a drill without outages).
+// checked under each system, with the four verdicts of a POC record: passed, failed (with the
+// measured value), not covered (the run has no such KPI, e.g. a recovery time in a drill without
+// outages), or integration needed (failed by the system as configured, passed by the same system
+// with a real add-on, a variant such as kubernetes+coscheduling listed in the same compare).
 #include <string>
 #include <vector>
 
@@ -13,12 +15,16 @@
 
 namespace headroom::planner {
 
-enum class Verdict { Met, Missed, NotModelled, Failed };
+// Met: passed; Missed: failed; NotModelled: not covered; Failed: the run itself failed (an error).
+enum class Verdict { Met, Missed, NotModelled, Failed, IntegrationNeeded };
 
 struct ScoreCell {
   Verdict verdict = Verdict::NotModelled;
-  double value = 0;  // the measured value (Met, Missed)
+  double value = 0;  // the measured value (Met, Missed, IntegrationNeeded)
   std::string note;  // why a figure cannot be trusted, e.g. "12 jobs never started"
+  // IntegrationNeeded: the variant that passes (its column's name) and its value there.
+  std::string add_on;
+  double add_on_value = 0;
 };
 
 struct ScoreRow {
@@ -47,11 +53,12 @@ void check_drill_targets(const std::vector<scenarios::Scenario>& drills,
 // JCT target is Missed while jobs of the run never started (their waits are only lower bounds).
 ScoreCell score(const PolicyRun& run, const Target& target);
 
-// Appends one row per target of one drill.
+// Appends one row per target of one drill. A system's failed cell becomes IntegrationNeeded when a
+// variant of it (`<system>+<add-on>`, a column of the same card) passes the same target.
 void add_drill(Scorecard& card, const std::string& drill, const std::vector<Target>& targets,
                const CompareResult& result);
 
-// "met", "MISSED", "n/m" (not modelled) or "failed".
+// "passed", "FAILED", "not covered", "error" (the run failed) or "integration needed".
 const char* verdict_word(Verdict v);
 
 }  // namespace headroom::planner

@@ -50,10 +50,48 @@ const std::vector<SystemModule>& modules() {
 
 std::span<const SystemModule> system_modules() { return modules(); }
 
-const SystemModule* find_system(std::string_view name) {
-  for (const auto& m : modules())
-    if (m.info.name == name) return &m;
-  return nullptr;
+namespace {
+
+struct VariantName {
+  const SystemModule* system = nullptr;
+  const AddOn* add_on = nullptr;  // null for a plain system name
+};
+
+VariantName resolve(std::string_view name) {
+  const auto plus = name.find('+');
+  const std::string_view base = name.substr(0, plus);
+  for (const auto& m : modules()) {
+    if (m.info.name != base) continue;
+    if (plus == std::string_view::npos) return {&m, nullptr};
+    for (const auto& a : m.add_ons)
+      if (a.name == name.substr(plus + 1)) return {&m, &a};
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+const SystemModule* find_system(std::string_view name) { return resolve(name).system; }
+
+const AddOn* find_add_on(std::string_view name) { return resolve(name).add_on; }
+
+PolicyParams with_add_on(std::string_view name, const PolicyParams& params, std::vector<sim::InputError>& errors) {
+  const AddOn* a = find_add_on(name);
+  if (a == nullptr) return params;
+  PolicyParams out = params;
+  for (const auto& [key, value] : a->params) {
+    const auto it = out.find(std::string(key));
+    if (it == out.end()) {
+      out[std::string(key)] = ParamValue{std::string(value), "", 0, 0};
+    } else if (it->second.text != value) {
+      errors.emplace_back(it->second.file, it->second.line, it->second.column, "policy." + std::string(key),
+                          std::string(name) + " sets " + std::string(key) + ": " + std::string(value) + ", not \"" +
+                              it->second.text + "\" (run " + std::string(name.substr(0, name.find('+'))) +
+                              " for another value)");
+    }
+  }
+  return out;
 }
 
 std::string integer_weight(double weight) {
@@ -69,7 +107,11 @@ std::string pool_list(const models::ClusterSpec& cluster) {
 const std::vector<PolicyInfo>& policy_catalogue() {
   static const std::vector<PolicyInfo> kInfos = [] {
     std::vector<PolicyInfo> out;
-    for (const auto& m : modules()) out.push_back(m.info);
+    for (const auto& m : modules()) {
+      out.push_back(m.info);
+      for (const auto& a : m.add_ons)
+        out.push_back({m.info.name + "+" + std::string(a.name), std::string(a.summary), m.info.params});
+    }
     return out;
   }();
   return kInfos;
@@ -100,7 +142,7 @@ std::vector<sim::InputError> check_policy(std::string_view name, const PolicyPar
     if (auto s = sim::closest_match(key, m->info.params)) msg += "; did you mean \"" + *s + "\"?";
     errors.emplace_back(value.file, value.line, value.column, "policy." + key, msg);
   }
-  m->check(params, errors);
+  m->check(with_add_on(name, params, errors), errors);
   return errors;
 }
 
@@ -115,7 +157,8 @@ std::vector<sim::InputError> check_cluster_refs(std::string_view name, const Pol
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyParams& params, std::uint64_t seed) {
   auto errors = check_policy(name, params, "", 0, 0);
   if (!errors.empty()) throw errors.front();
-  return find_system(name)->make(params, seed);
+  std::vector<sim::InputError> unused;
+  return find_system(name)->make(with_add_on(name, params, unused), seed);
 }
 
 }  // namespace headroom::policies

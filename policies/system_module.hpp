@@ -112,6 +112,16 @@ struct Calibration {
   bool (*searched)(std::string_view key);
 };
 
+// An add-on a site really installs on top of a system (issue #32), run as the variant
+// `<system>+<name>` (e.g. kubernetes+coscheduling): the system with these parameters set. A
+// variant is listed, checked, built and labelled (tables, result files, the app) by its full name;
+// a scenario's block for it may set other keys, and one of these only to the same value.
+struct AddOn {
+  std::string_view name;     // "coscheduling"
+  std::string_view summary;  // what a site installs, upstream
+  std::span<const std::pair<std::string_view, std::string_view>> params;
+};
+
 struct SystemModule {
   PolicyInfo info;  // name, summary, accepted keys (the policy catalogue)
   // Checks the values of known keys (unknown keys are the registry's), appending errors.
@@ -133,11 +143,19 @@ struct SystemModule {
   // How long a run takes next to the others (compare starts the costliest first); 1 is a baseline.
   int run_cost = 1;
   const Calibration* calibration = nullptr;
+  std::span<const AddOn> add_ons;
 };
 
 // The registry (policies/registry.cpp), in catalogue order.
 std::span<const SystemModule> system_modules();
-// nullptr when no system has that name.
+// nullptr when no system has that name. A variant's name (`kubernetes+coscheduling`) finds its
+// system when the system has that add-on.
 const SystemModule* find_system(std::string_view name);
+// The add-on a variant's name names; nullptr for a plain system name or an unknown add-on.
+const AddOn* find_add_on(std::string_view name);
+// The parameters a variant runs with: `params` plus its add-on's. An add-on key the block sets to
+// another value is an error at that key (a variant is what it adds). `params` as given for a plain
+// system name.
+PolicyParams with_add_on(std::string_view name, const PolicyParams& params, std::vector<sim::InputError>& errors);
 
 }  // namespace headroom::policies

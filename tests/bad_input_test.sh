@@ -122,6 +122,12 @@ bad csv-duplicate-column 'dupcol.csv:1:37: column 7: column "id" appears twice (
   -- run "$tmp/dupcol.csv.yaml" -o OUT
 trace badnum.csv "$csv_head"'1,a,q,0,x1,5\n'
 bad csv-bad-number 'badnum.csv:2:9: gpus (column 5): expected an integer, got "x1"' -- run "$tmp/badnum.csv.yaml" -o OUT
+# compare: a trace that does not read is one input error (exit 2), said once, not a failed column
+# per policy.
+bad compare-bad-trace 'badnum.csv:2:9: gpus (column 5): expected an integer, got "x1"' \
+  -- compare "$tmp/badnum.csv.yaml" --policies fifo,sjf -o OUT
+n=$("$bin" compare "$tmp/badnum.csv.yaml" --policies fifo,sjf 2>&1 | grep -c 'badnum.csv:2:9') || true
+[ "$n" = 1 ] || { echo "FAIL compare-bad-trace-once: the error was said $n times"; fail=$((fail + 1)); }
 trace negsub.csv "$csv_head"'1,a,q,-3,1,5\n'
 bad csv-negative-submit 'negsub.csv:2:7: submit (column 4): expected a non-negative number of seconds, got "-3"' \
   -- run "$tmp/negsub.csv.yaml" -o OUT

@@ -12,9 +12,10 @@
 #include "planner/compare.hpp"
 #include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
+#include "policies/system_module.hpp"
 #include "scenarios/scenario.hpp"
-#include "simulation/simulation.hpp"
 #include "sim/errors.hpp"
+#include "simulation/simulation.hpp"
 #include "test_support.hpp"
 
 namespace headroom {
@@ -38,6 +39,16 @@ TEST(PodSplit, NodeSizedPodsAndTheTracesOwnShape) {
   EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{4, 4, 4}));
   j.nodes = 0;
   EXPECT_EQ(models::pod_gpus(j, 0), (std::vector<std::int32_t>{12})) << "no node size known: one pod";
+  // Issue #32: a shape the trace gives is kept, even where no node is that large (the pod stays
+  // Pending, as kube-scheduler leaves it); only a job without a shape is fitted to the nodes.
+  j.gpus = 16;
+  j.gpus_per_node = 16;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{16}));
+  j.gpus_per_node = 0;
+  j.nodes = 1;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{16}));
+  j.nodes = 0;
+  EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{8, 8}));
 }
 
 policies::PolicyParams params_for(const std::string& policy) {
@@ -56,6 +67,24 @@ std::vector<std::int32_t> slice_gpus(const models::Placement& p) {
   for (const auto& s : p) out.push_back(s.gpus);
   std::sort(out.rbegin(), out.rend());
   return out;
+}
+
+// Issue #32: a job whose trace puts 16 GPUs on one node, on 8-GPU nodes, never runs under any
+// system: kube-scheduler (and the systems that place pods through it) leave the pod Pending, with
+// no head-of-line blocking (the 4-GPU job behind it runs); Slurm rejects it at submit.
+TEST(PodSplit, APodLargerThanEveryNodeNeverRunsAnywhere) {
+  for (const std::string name : {"kubernetes", "volcano", "kueue", "slurm"}) {
+    auto w = ht::WorkloadBuilder().job(0, 16, 3600).job(10, 4, 3600).build();
+    w.jobs[0].gpus_per_node = 16;
+    auto policy = policies::make_policy(name, params_for(name), 1);
+    simulation::SimulationOptions o;
+    o.horizon = 2 * 86400 * sim::kSecond;
+    simulation::Simulation sim(w, ht::cluster(4, 8), *policy, nullptr, o);
+    sim.run();
+    EXPECT_EQ(sim.job_state(0), name == "slurm" ? JobState::Rejected : JobState::Unfinished) << name;
+    EXPECT_EQ(sim.job_state(1), JobState::Completed) << name;
+    EXPECT_EQ(sim.job_start(1), 10 * sim::kSecond) << name << ": no head-of-line blocking";
+  }
 }
 
 class ThreeJobs : public ::testing::TestWithParam<std::string> {};
@@ -259,7 +288,73 @@ TEST(Scorecard, MetMissedNotModelledAndFailed) {
   EXPECT_EQ(card.rows[0].cells[1].note, "5 jobs unfinished");
   EXPECT_EQ(card.rows[0].cells[2].verdict, planner::Verdict::Failed);
   EXPECT_EQ(card.rows[1].cells[0].verdict, planner::Verdict::NotModelled) << "no scripted outage";
-  EXPECT_STREQ(planner::verdict_word(planner::Verdict::NotModelled), "n/m");
+  EXPECT_STREQ(planner::verdict_word(planner::Verdict::NotModelled), "not covered");
+}
+
+// Issue #32: the system as configured fails a target that its variant with a real add-on
+// passes: "integration needed", naming the variant and its value; a system without a passing
+// variant stays failed, and the variant's own cell is an ordinary pass.
+TEST(Scorecard, IntegrationNeededNamesTheVariantThatPasses) {
+  planner::CompareResult r;
+  r.scenario_name = "wide-jobs";
+  planner::PolicyRun k, kc, s;
+  k.policy = "kubernetes";
+  kc.policy = "kubernetes+coscheduling";
+  s.policy = "slurm";
+  for (auto* run : {&k, &kc, &s}) {
+    run->done = true;
+    run->summary.jobs = 1000;
+  }
+  k.summary.by_state[static_cast<std::size_t>(JobState::Completed)] = 6;
+  kc.summary.by_state[static_cast<std::size_t>(JobState::Completed)] = 995;
+  s.summary.by_state[static_cast<std::size_t>(JobState::Completed)] = 900;
+  r.runs = {k, kc, s};
+  planner::Scorecard card;
+  planner::add_drill(card, r.scenario_name, {planner::parse_target("completed_fraction >= 0.99")}, r);
+  ASSERT_EQ(card.rows.size(), 1u);
+  const auto& cells = card.rows[0].cells;
+  EXPECT_EQ(cells[0].verdict, planner::Verdict::IntegrationNeeded);
+  EXPECT_EQ(cells[0].add_on, "kubernetes+coscheduling");
+  EXPECT_DOUBLE_EQ(cells[0].value, 0.006);
+  EXPECT_DOUBLE_EQ(cells[0].add_on_value, 0.995);
+  EXPECT_EQ(cells[1].verdict, planner::Verdict::Met);
+  EXPECT_EQ(cells[2].verdict, planner::Verdict::Missed) << "slurm has no such variant in the compare";
+  EXPECT_STREQ(planner::verdict_word(cells[0].verdict), "integration needed");
+}
+
+// A variant is listed, checked and built by its full name; it runs with its system's block plus
+// what the add-on sets, and a block that sets the add-on's key otherwise is an error there.
+TEST(Variants, KubernetesPlusCoschedulingIsKubernetesWithCoscheduling) {
+  EXPECT_EQ(planner::parse_policy_list("kubernetes, kubernetes+coscheduling"),
+            (std::vector<std::string>{"kubernetes", "kubernetes+coscheduling"}));
+  try {
+    planner::parse_policy_list("kubernetes+coscheduing");
+    ADD_FAILURE() << "an unknown add-on was accepted";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean \"kubernetes+coscheduling\"?"), std::string::npos) << e.what();
+  }
+  ASSERT_NE(policies::find_system("kubernetes+coscheduling"), nullptr);
+  EXPECT_EQ(policies::find_system("kubernetes+coscheduling")->info.name, "kubernetes");
+  EXPECT_EQ(policies::find_system("slurm+coscheduling"), nullptr);
+  policies::PolicyParams p;
+  p["coscheduling"] = {"false", "s.yaml", 7, 19};
+  const auto errors = policies::check_policy("kubernetes+coscheduling", p, "s.yaml", 1, 1);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line(), 7);
+  EXPECT_NE(std::string(errors[0].what()).find("kubernetes+coscheduling sets coscheduling: true"), std::string::npos)
+      << errors[0].what();
+  p["coscheduling"].text = "true";
+  EXPECT_TRUE(policies::check_policy("kubernetes+coscheduling", p, "s.yaml", 1, 1).empty());
+
+  // The variant builds and runs: a 16-GPU job (two pods) and a 12-GPU job (8 + 4) on two 8-GPU
+  // nodes run one after the other, each bound whole.
+  const auto w = ht::WorkloadBuilder().job(0, 16, 3600).job(0, 12, 3600).build();
+  auto policy = policies::make_policy("kubernetes+coscheduling", {}, 1);
+  simulation::Simulation sim(w, ht::cluster(2, 8), *policy, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.job_state(0), JobState::Completed);
+  EXPECT_EQ(sim.job_state(1), JobState::Completed);
+  EXPECT_EQ(sim.job_start(1), 3600 * sim::kSecond);
 }
 
 TEST(Scorecard, TargetsOfAScenarioAreCheckedWhereWritten) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -12,8 +13,8 @@
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
-#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace headroom;
@@ -183,6 +184,12 @@ std::vector<std::string> every_policy() {
   return names;
 }
 
+// A test name for a policy: a variant's `+` becomes `_` (kubernetes_coscheduling).
+std::string test_name(std::string policy) {
+  std::replace(policy.begin(), policy.end(), '+', '_');
+  return policy;
+}
+
 TEST(RealTraceDeterminismCoverage, EveryPolicyIsChecked) {
   // The list is taken from the registry, so a new policy is covered without editing this file.
   EXPECT_GE(every_policy().size(), 3u);
@@ -214,7 +221,7 @@ TEST_P(RealTraceDeterminism, OneAndTwoThreadsGiveIdenticalResults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, RealTraceDeterminism, ::testing::ValuesIn(every_policy()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) { return test_name(info.param); });
 
 // "Why pending" and the cluster map's placements, as the recorder stores them.
 TEST(WhyPending, ReasonsAreClassified) {
@@ -379,4 +386,4 @@ TEST_P(Withdraw, PendingJobLeavesTheQueueAndRunningJobEndsAtItsTime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, Withdraw, ::testing::ValuesIn(every_policy()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& info) { return test_name(info.param); });

@@ -52,10 +52,10 @@ sed 's/^name: report-test/name: report-test-2/' "$tmp/s.yaml" >"$tmp/s2.yaml"
 printf 'targets:\n  - "p95_wait <= 30d"\n  - "worst_recovery <= 1h"\n' >>"$tmp/s2.yaml"
 out="$("$bin" compare "$tmp/s.yaml" "$tmp/s2.yaml" --policies fifo,kubernetes --target "completed_fraction >= 0.5" \
   --keep-runs "$tmp/kept/runs" -o "$tmp/multi.csv" 2>&1)" && ok || bad "compare of two scenarios: $out"
-grep -qE '^report-test +completed_fraction >= 0.5 +met 100.0% +met 100.0%$' <<<"$out" && ok || bad "scorecard row: $out"
-grep -qE '^report-test-2 +p95_wait <= 30d +met [0-9]' <<<"$out" && ok || bad "scorecard scenario target: $out"
-grep -qE '^report-test-2 +worst_recovery <= 1h +n/m +n/m$' <<<"$out" && ok || bad "scorecard not modelled: $out"
-grep -qE '^ +targets met +3 of 4 +3 of 4$' <<<"$out" && ok || bad "scorecard totals: $out"
+grep -qE '^report-test +completed_fraction >= 0.5 +passed 100.0% +passed 100.0%$' <<<"$out" && ok || bad "scorecard row: $out"
+grep -qE '^report-test-2 +p95_wait <= 30d +passed [0-9]' <<<"$out" && ok || bad "scorecard scenario target: $out"
+grep -qE '^report-test-2 +worst_recovery <= 1h +not covered +not covered$' <<<"$out" && ok || bad "scorecard not modelled: $out"
+grep -qE '^ +targets passed +3 of 4 +3 of 4$' <<<"$out" && ok || bad "scorecard totals: $out"
 for f in report-test-fifo report-test-kubernetes report-test-2-fifo report-test-2-kubernetes; do
   [ -s "$tmp/kept/runs/$f.h5" ] && ok || bad "--keep-runs did not write $f.h5"
 done
@@ -70,7 +70,7 @@ import json, sys
 d = json.load(sys.stdin)
 assert [x["scenario"] for x in d["drills"]] == ["report-test", "report-test-2"], d.keys()
 v = [(r["drill"], r["target"], r["verdicts"]["fifo"]["verdict"]) for r in d["scorecard"]]
-assert v == [("report-test-2", "p95_wait <= 30d", "met"), ("report-test-2", "worst_recovery <= 1h", "n/m")], v
+assert v == [("report-test-2", "p95_wait <= 30d", "passed"), ("report-test-2", "worst_recovery <= 1h", "not covered")], v
 ' && ok || bad "compare --json of two scenarios"
 
 # Jobs that never start: with 4 GPUs a node and the run stopped at 1 h, 132 jobs never start under

@@ -16,6 +16,16 @@ std::optional<Derived> derive(const DeriveRequest& r) {
   return d;
 }
 
+// kubernetes-sigs/scheduler-plugins Coscheduling (pkg/coscheduling), the gang scheduling a site
+// adds to kube-scheduler for multi-pod jobs: each job is a PodGroup whose minMember is all its pods.
+constexpr std::pair<std::string_view, std::string_view> kCoschedulingParams[] = {{"coscheduling", "true"}};
+constexpr AddOn kAddOns[] = {
+    {"coscheduling",
+     "kube-scheduler + scheduler-plugins Coscheduling (kubernetes-sigs/scheduler-plugins pkg/coscheduling): "
+     "a job's pods bind all together or none (PodGroup minMember = all its pods)",
+     kCoschedulingParams},
+};
+
 }  // namespace
 
 SystemModule module() {
@@ -29,6 +39,7 @@ SystemModule module() {
   m.read_manifests = read_manifests;
   m.derive = derive;
   m.run_cost = 3;  // pods bound one by one
+  m.add_ons = kAddOns;
   return m;
 }
 

@@ -174,7 +174,7 @@ TEST(Registry, KnowsFifoAndSjfAndSuggestsNames) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_STREQ(errors[0].what(),
                "s.yaml:4:9: policy.name: unknown policy \"fifx\"; did you mean \"fifo\"? (known: fifo, sjf, "
-               "kubernetes, srtf, las, volcano, kueue, kai, slurm, gavel)");
+               "kubernetes, kubernetes+coscheduling, srtf, las, volcano, kueue, kai, slurm, gavel)");
   hp::PolicyParams params{{"placment", {"consolidate", "s.yaml", 5, 3}}};
   errors = hp::check_policy("fifo", params, "s.yaml", 4, 9);
   ASSERT_EQ(errors.size(), 1u);

@@ -87,5 +87,63 @@ TEST(VolcanoSchedulerConf, CapacityDraArgumentsAcceptedWithWarning) {
   EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
 }
 
+// ---- Kubernetes pod snapshots: a queue of pods that never started ----
+
+// KAI-Scheduler's own `kubectl get pods -o yaml` of a RayCluster that waits for GPUs: nine pods,
+// all Pending, none with a startTime. Before: "no jobs in trace".
+TEST(PodSnapshots, PendingPodsNeedAnAssumedRunTime) {
+  try {
+    traces::import_trace(kKai + "pending-pods.yaml");
+    FAIL() << "expected no jobs";
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no jobs in trace (all 9 rows skipped; items[0] "
+                                         "(demo/rayjob-team-a-47fh9-gpu-shmorkers-worker-dqktf): never started "
+                                         "(phase Pending), run time unknown (workload.assume_runtime or "
+                                         "--assume-runtime queues it with an assumed one)"),
+              std::string::npos)
+        << e.what();
+  }
+  traces::ImportOptions o;
+  o.assume_runtime = sim::kHour;
+  o.keep_cpu_only = true;
+  const auto w = traces::import_trace(kKai + "pending-pods.yaml", o);
+  ASSERT_EQ(w.jobs.size(), 9u);
+  int with_gpus = 0;
+  for (const auto& j : w.jobs) {
+    // The head pod was created at 14:58:45, the workers a second later.
+    EXPECT_EQ(j.submit, j.gpus > 0 ? sim::kSecond : 0);
+    EXPECT_EQ(j.runtime, sim::kHour);
+    EXPECT_EQ(j.trace_start, -1);
+    EXPECT_EQ(w.tenants.name(j.tenant), "demo");
+    if (j.gpus > 0) {
+      ++with_gpus;
+      EXPECT_EQ(j.gpus, 8);
+      EXPECT_EQ(j.cpus, 1);  // 200m, rounded up
+    }
+  }
+  EXPECT_EQ(with_gpus, 8);
+  EXPECT_EQ(w.meta.unix_start, 1772031525);  // 2026-02-25T14:58:45Z
+}
+
+// The snapshot replayed on four 8-GPU nodes with an assumed hour each (fifo, so that no
+// scheduler's retry timing enters): the eight 8-GPU workers, submitted at 1 s, run four at a
+// time, at 1 s and when the first four end, 1 h later.
+TEST(PodSnapshots, PendingPodsReplayAsAQueue) {
+  const auto sc = scenarios::parse_scenario(
+      "name: snapshot\n"
+      "cluster: {pools: [{name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100, cpus_per_node: 64}]}\n"
+      "policy: fifo\n"
+      "workload: {trace: pending-pods.yaml, assume_runtime: 1h}\n",
+      kKai + "inline.yaml");
+  const auto r = app::run_scenario(sc).result;
+  std::vector<sim::Tick> starts;
+  for (const auto& j : r.jobs)
+    if (j.gpus > 0) starts.push_back(j.start);
+  std::sort(starts.begin(), starts.end());
+  ASSERT_EQ(starts.size(), 8u);
+  const sim::Tick a = sim::kSecond, b = sim::kSecond + sim::kHour;
+  EXPECT_EQ(starts, (std::vector<sim::Tick>{a, a, a, a, b, b, b, b}));
+}
+
 }  // namespace
 }  // namespace headroom

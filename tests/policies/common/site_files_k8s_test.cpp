@@ -87,6 +87,110 @@ TEST(VolcanoSchedulerConf, CapacityDraArgumentsAcceptedWithWarning) {
   EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
 }
 
+// ---- Kueue: kueueviz's examples (three LocalQueues in one namespace, two resource groups) ----
+
+std::vector<std::string> kueueviz() {
+  std::vector<std::string> out;
+  for (const char* f :
+       {"00-resource-flavor.yaml", "01-cluster-queues.yaml", "01.5-cohorts.yaml", "02-local-queues.yaml"})
+    out.push_back(kKueue + "kueueviz/" + f);
+  return out;
+}
+
+const char* kKueuevizCluster =
+    "cluster:\n"
+    "  pools:\n"
+    "    - {name: gpu, nodes: 1, gpus_per_node: 4, gpu_type: A100, cpus_per_node: 8, memory_gib: 32,\n"
+    "       labels: {instance-type: gpu}}\n"
+    "    - {name: spot, nodes: 1, gpus_per_node: 4, gpu_type: T4, cpus_per_node: 8, memory_gib: 32,\n"
+    "       labels: {instance-type: spot}}\n";
+
+// Before: "namespace default already has a LocalQueue" (the three LocalQueues name no namespace),
+// and 300m of cpu was no quota headroom could read.
+TEST(KueueSiteFiles, KueuevizLocalQueuesResourceGroupsAndQuantities) {
+  models::ClusterSpec cluster;
+  for (const char* name : {"gpu", "spot"}) {
+    models::NodePool p;
+    p.name = name;
+    p.nodes = 1;
+    cluster.pools.push_back(p);
+  }
+  const policies::PoolLabels labels = {{{"instance-type", "gpu"}}, {{"instance-type", "spot"}}};
+  const auto m = policies::find_system("kueue")->read_manifests(kueueviz(), cluster, labels);
+  EXPECT_EQ(param(m.params, "clusterQueues.emergency-cluster-queue.localQueues"), "[default/emergency-queue]");
+  EXPECT_EQ(param(m.params, "clusterQueues.llm-cluster-queue.localQueues"), "[default/llm-model-queue]");
+  EXPECT_EQ(param(m.params, "clusterQueues.agi-cluster-queue.namespaces"), "[default]");
+  EXPECT_EQ(param(m.params, "clusterQueues.emergency-cluster-queue.resourceGroups"), "[[cpu, memory], [gpu]]");
+  EXPECT_EQ(param(m.params, "clusterQueues.agi-cluster-queue.resourceGroups"), "[[cpu, memory]]");
+  EXPECT_EQ(param(m.params, "clusterQueues.agi-cluster-queue.resources.default-flavor.cpu.nominalQuota"), "1");
+  EXPECT_EQ(param(m.params, "clusterQueues.agi-cluster-queue.resources.default-flavor.memory.nominalQuota"), "300Mi");
+  EXPECT_EQ(param(m.params, "clusterQueues.emergency-cluster-queue.resources.gpu.gpu.nominalQuota"), "1073741824");
+  EXPECT_EQ(param(m.params, "clusterQueues.emergency-cluster-queue.preemption.borrowWithinCohort.policy"),
+            "LowerPriority");
+  EXPECT_EQ(param(m.params, "clusterQueues.emergency-cluster-queue.preemption.reclaimWithinCohort"), "Any");
+  const auto p = problems("kueue", m.params);
+  EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
+}
+
+// The pods pick their LocalQueue by label; the emergency queue's two groups put cpu and memory on
+// default-flavor and GPUs on the gpu flavor (pods land on the pool both select); a GPU pod of
+// agi-model-queue (whose ClusterQueue covers cpu and memory only) stays pending with Kueue's reason.
+TEST(KueueSiteFiles, KueuevizQueuesRun) {
+  std::string manifests;
+  for (const auto& f : kueueviz()) manifests += (manifests.empty() ? "" : ", ") + f;
+  const auto sc =
+      scenarios::parse_scenario(std::string("name: k\n") + kKueuevizCluster + "policy: {name: kueue, manifests: [" +
+                                    manifests + "]}\nworkload: {trace: kueueviz-pods.yaml, assume_runtime: 1h}\n",
+                                kKueue + "inline.yaml");
+  const auto out = app::run_scenario(sc);
+  const auto& r = out.result;
+  ASSERT_EQ(r.jobs.size(), 4u);
+  // emergency-a: 1 GPU, 1 cpu: both groups fit; placed on the gpu pool (default-flavor selects
+  // every pool, gpu only the gpu pool).
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(static_cast<models::JobState>(r.jobs[0].state), models::JobState::Completed);
+  // agi-b: 1 cpu in agi-cluster-queue (300m read as 1 core).
+  EXPECT_EQ(r.jobs[1].start, 0);
+  // agi-gpu-c: nvidia.com/gpu is no resource of agi-cluster-queue: it never starts, with Kueue's
+  // reason.
+  EXPECT_EQ(r.jobs[2].start, -1);
+  EXPECT_EQ(static_cast<models::JobState>(r.jobs[2].state), models::JobState::Unfinished);
+  std::string why;
+  for (const auto& e : r.events)
+    if (e.job == 2 && e.kind == static_cast<std::uint8_t>(models::AuditKind::Waiting)) why = r.reasons[e.reason];
+  EXPECT_EQ(why,
+            "quota: couldn't assign flavors to pod set main: resource nvidia.com/gpu unavailable in ClusterQueue "
+            "agi-cluster-queue (kueue)");
+  // emergency-d (created 1 s later): a second core beyond emergency-cluster-queue's 1, borrowed
+  // from llm-cluster-queue's idle core in their cohort; it starts when it arrives.
+  EXPECT_EQ(r.jobs[3].submit, sim::kSecond);
+  EXPECT_EQ(r.jobs[3].start, sim::kSecond);
+  // emergency-a ran on the gpu pool, the one pool both its flavors select.
+  EXPECT_EQ(r.jobs[0].pool, 0);
+}
+
+// Kueue's StopPolicy example: `stopPolicy: Hold` (before: a warning, and the ClusterQueue
+// admitted as if running). Now the ClusterQueue admits nothing, with Kueue's words.
+TEST(KueueSiteFiles, StopPolicyHoldAdmitsNothing) {
+  const auto m = read("kueue", {kKueue + "stop-policy-hold.yaml"});
+  EXPECT_EQ(param(m.params, "clusterQueues.team-a-cq.stopPolicy"), "Hold");
+  EXPECT_TRUE(m.warnings.empty());
+  const auto sc = scenarios::parse_scenario(
+      "name: hold\n"
+      "cluster: {pools: [{name: a100, nodes: 1, gpus_per_node: 8, gpu_type: A100}]}\n"
+      "policy: {name: kueue, manifests: [stop-policy-hold.yaml],\n"
+      "         clusterQueues: {team-a-cq: {namespaces: [default]}}}\n"
+      "workload: {trace: kueueviz-pods.yaml, assume_runtime: 1h}\n",
+      kKueue + "inline.yaml");
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_EQ(r.jobs.size(), 4u);
+  for (const auto& j : r.jobs) EXPECT_EQ(j.start, -1);
+  std::string why;
+  for (const auto& e : r.events)
+    if (e.job == 0 && e.kind == static_cast<std::uint8_t>(models::AuditKind::Waiting)) why = r.reasons[e.reason];
+  EXPECT_EQ(why, "admission: ClusterQueue team-a-cq is inactive (stopPolicy; kueue)");
+}
+
 // ---- Kubernetes pod snapshots: a queue of pods that never started ----
 
 // KAI-Scheduler's own `kubectl get pods -o yaml` of a RayCluster that waits for GPUs: nine pods,

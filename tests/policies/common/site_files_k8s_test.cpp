@@ -13,6 +13,7 @@
 #include "policies/system_module.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "tests/temp_dir.hpp"
 #include "traces/import.hpp"
 
 namespace headroom {
@@ -85,6 +86,41 @@ TEST(VolcanoSchedulerConf, CapacityDraArgumentsAcceptedWithWarning) {
                                 "(GPUs are nvidia.com/gpu requests); accepted");
   const auto p = problems("volcano", m.params);
   EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
+}
+
+// A scheduler ConfigMap whose embedded configuration is not YAML, or not a map, is an input error
+// at the ConfigMap's data key; an alias bomb in it is bounded as a manifest file's is.
+TEST(VolcanoSchedulerConf, BadEmbeddedConfigurationIsAnInputError) {
+  const testing::TempDir tmp;
+  auto error_of = [&](const std::string& conf) -> std::string {
+    const std::string path = tmp.write("cm.yaml",
+                                       "kind: ConfigMap\n"
+                                       "apiVersion: v1\n"
+                                       "metadata: {name: volcano-scheduler-configmap}\n"
+                                       "data:\n"
+                                       "  volcano-scheduler.conf: |\n" +
+                                           conf);
+    try {
+      read("volcano", {path});
+    } catch (const sim::InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const std::string at = tmp.path("cm.yaml") + ":5:";
+  EXPECT_EQ(error_of("    actions: [\n").rfind(at, 0), 0u) << error_of("    actions: [\n");
+  EXPECT_NE(error_of("    actions: [\n").find("volcano-scheduler.conf: "), std::string::npos);
+  EXPECT_NE(error_of("    - allocate\n").find("volcano-scheduler.conf: expected a map with actions and tiers"),
+            std::string::npos);
+  std::string bomb = "    a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c)
+    bomb += std::string("    ") + c + ": &" + c + " [*" + static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) +
+            ", *" + static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) +
+            ", *" + static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) +
+            ", *" + static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) + "]\n";
+  const std::string e = error_of(bomb);
+  EXPECT_EQ(e.rfind(at, 0), 0u) << e;
+  EXPECT_NE(e.find("alias"), std::string::npos) << e;
 }
 
 // ---- Kueue: kueueviz's examples (three LocalQueues in one namespace, two resource groups) ----

@@ -227,6 +227,42 @@ TEST(KueueSiteFiles, StopPolicyHoldAdmitsNothing) {
   EXPECT_EQ(why, "admission: ClusterQueue team-a-cq is inactive (stopPolicy; kueue)");
 }
 
+// Kueue's "Multiple ResourceFlavors setup" (administer_cluster_quotas.md): cpu in one group with
+// flavors x86 (9 cores) then arm (12), memory in another on default-flavor. Four 5-core pods: the
+// first on x86; the second and third do not fit x86's 9 and go to arm; the fourth fits neither
+// (x86 10 > 9, arm 15 > 12) and waits until the first ends, 10 minutes later, then takes x86.
+TEST(KueueSiteFiles, AdminQuotasCpuGroupFallsBackToTheNextFlavor) {
+  std::string manifests;
+  for (const char* f :
+       {"default-flavor.yaml", "flavor-x86.yaml", "flavor-arm.yaml", "cluster-queue.yaml", "default-user-queue.yaml"})
+    manifests += std::string(manifests.empty() ? "" : ", ") + "admin-quotas/" + f;
+  const auto sc = scenarios::parse_scenario(
+      "name: arch\n"
+      "cluster:\n"
+      "  pools:\n"
+      "    - {name: x86, nodes: 1, gpus_per_node: 8, gpu_type: A100, cpus_per_node: 16, memory_gib: 64,\n"
+      "       labels: {cpu-arch: x86}}\n"
+      "    - {name: arm, nodes: 1, gpus_per_node: 8, gpu_type: A100, cpus_per_node: 16, memory_gib: 64,\n"
+      "       labels: {cpu-arch: arm}}\n"
+      "policy: {name: kueue, manifests: [" +
+          manifests +
+          "]}\n"
+          "workload: {trace: admin-quotas-pods.yaml}\n",
+      kKueue + "inline.yaml");
+  EXPECT_EQ(sc.policy.params.at("clusterQueues.cluster-queue.resourceGroups").text, "[[cpu], [memory]]");
+  const auto r = app::run_scenario(sc).result;
+  ASSERT_EQ(r.jobs.size(), 4u);
+  const sim::Tick s = sim::kSecond;
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[0].pool, 0);  // x86
+  EXPECT_EQ(r.jobs[1].start, 1 * s);
+  EXPECT_EQ(r.jobs[1].pool, 1);  // arm
+  EXPECT_EQ(r.jobs[2].start, 2 * s);
+  EXPECT_EQ(r.jobs[2].pool, 1);
+  EXPECT_EQ(r.jobs[3].start, 600 * s);  // when the first pod's 5 x86 cores come back
+  EXPECT_EQ(r.jobs[3].pool, 0);
+}
+
 // ---- Kubernetes pod snapshots: a queue of pods that never started ----
 
 // KAI-Scheduler's own `kubectl get pods -o yaml` of a RayCluster that waits for GPUs: nine pods,

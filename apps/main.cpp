@@ -119,10 +119,12 @@ int cmd_validate(const std::string& path) {
 }
 
 int cmd_run(const std::string& path, const std::string& output, bool json, std::optional<std::uint64_t> seed,
-            bool skip_bad_rows) {
+            bool skip_bad_rows, const std::string& assume_runtime) {
+  const headroom::sim::Tick assumed = headroom::app::assume_runtime_option(assume_runtime);
   auto sc = headroom::scenarios::load_scenario(path);
   for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   if (skip_bad_rows) sc.workload.skip_bad_rows = true;
+  if (assumed > 0) sc.workload.assume_runtime = assumed;
   // Found before the run rather than when the finished result cannot be renamed onto it.
   // Every file the scenario read: its trace, site files with their Includes, manifests.
   if (!output.empty()) {
@@ -257,6 +259,10 @@ int main(int argc, char** argv) {
   bool skip_bad_rows = false;
   run->add_flag("--skip-bad-rows", skip_bad_rows,
                 "count and report malformed trace rows instead of stopping at the first (as workload.skip_bad_rows)");
+  std::string assume_runtime;
+  run->add_option("--assume-runtime", assume_runtime,
+                  "pod lists: queue the pods that never started (Pending) with this run time, e.g. 1h (as "
+                  "workload.assume_runtime)");
   run->add_option("--seed", seed, "override the scenario's seed")->check(check_seed);
   run->add_option("--threads", threads, "worker threads for parallel parts (default: all cores)")->check(check_threads);
 
@@ -279,6 +285,8 @@ int main(int argc, char** argv) {
                           "sacct: the field list of a header-less export, as given to `sacct --format` "
                           "(\"xdmod\": Open XDMoD's documented list)");
   trace_stats->add_flag("--skip-bad-rows", skip_bad_rows, "count and report malformed rows instead of stopping");
+  trace_stats->add_option("--assume-runtime", assume_runtime,
+                          "pod lists: count the pods that never started (Pending) with this run time, e.g. 1h");
 
   std::string infer_input, infer_window = "1d";
   auto* trace_infer = app.add_subcommand(
@@ -412,7 +420,7 @@ int main(int argc, char** argv) {
       // share the main heap and its huge pages instead of each faulting in an arena of its own.
       mallopt(M_ARENA_MAX, 1);
 #endif
-      return cmd_run(scenario_path, output, json, seed, skip_bad_rows);
+      return cmd_run(scenario_path, output, json, seed, skip_bad_rows, assume_runtime);
     }
     if (*validate) return cmd_validate(scenario_path);
     if (*policies_cmd) return headroom::app::cmd_policies(policies_names, policies_params);
@@ -439,7 +447,8 @@ int main(int argc, char** argv) {
     }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);
-    if (*trace_stats) return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows, trace_fields);
+    if (*trace_stats)
+      return headroom::app::cmd_trace_stats(trace_path, trace_format, skip_bad_rows, trace_fields, assume_runtime);
     if (*trace_infer) return headroom::app::cmd_trace_infer(infer_input, infer_window, trace_format);
     if (*import_cluster) return headroom::app::cmd_import_cluster(node_list, cluster_output);
     if (*synth) return headroom::app::cmd_synth(synth_args);

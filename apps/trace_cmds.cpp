@@ -16,8 +16,19 @@
 
 namespace headroom::app {
 
-int cmd_trace_stats(const std::string& path, const std::string& format, bool skip_bad_rows, const std::string& fields) {
+sim::Tick assume_runtime_option(const std::string& text) {
+  if (text.empty()) return -1;
+  const auto d = sim::parse_duration(text);
+  if (!d || *d <= 0)
+    throw sim::InputError("", 0, 0, "--assume-runtime",
+                          "expected a duration above zero (\"1h\", \"90m\", seconds), got \"" + text + "\"");
+  return *d;
+}
+
+int cmd_trace_stats(const std::string& path, const std::string& format, bool skip_bad_rows, const std::string& fields,
+                    const std::string& assume_runtime) {
   traces::ImportOptions options;
+  options.assume_runtime = assume_runtime_option(assume_runtime);
   const auto f = traces::parse_format(format);
   if (!f) {
     std::string msg = "unknown trace format \"" + format + "\"; expected one of";

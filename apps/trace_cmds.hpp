@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/time.hpp"
+
 namespace CLI {
 class App;
 }
@@ -14,7 +16,9 @@ namespace headroom::app {
 // Prints the figures of a trace (every job kept, CPU-only ones included). `format` is a
 // traces::Format name; throws sim::InputError on bad input. Returns the exit code.
 int cmd_trace_stats(const std::string& path, const std::string& format, bool skip_bad_rows = false,
-                    const std::string& fields = "");
+                    const std::string& fields = "", const std::string& assume_runtime = "");
+// --assume-runtime: a duration ("1h", "90m", seconds) above zero; -1 when `text` is empty.
+sim::Tick assume_runtime_option(const std::string& text);
 
 // Prints (or writes to `output`, atomically) a scenario `cluster:` block built from a node list.
 int cmd_import_cluster(const std::string& path, const std::string& output);

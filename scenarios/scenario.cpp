@@ -1085,7 +1085,7 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map", "skip_bad_rows", "fields"},
+                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -1120,6 +1120,7 @@ class Loader {
       workload.arrival_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
     if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
     if (const Entry* f = r.optional("skip_bad_rows")) workload.skip_bad_rows = bool_value(*f).value_or(false);
+    if (const Entry* f = r.optional("assume_runtime")) workload.assume_runtime = duration_value(*f, true).value_or(-1);
     if (const Entry* f = r.optional("fields")) {
       // sacct's --format list: "jobid,user,..." or a YAML list of names.
       if (f->value.IsScalar()) {

@@ -35,6 +35,7 @@ struct WorkloadSpec {
   std::vector<std::pair<std::string, std::string>> gpu_type_map;  // trace GPU type -> pool GPU type
   bool skip_bad_rows = false;       // count and report malformed trace rows instead of stopping
   std::vector<std::string> fields;  // sacct: field list of a header-less export ("xdmod": Open XDMoD's)
+  sim::Tick assume_runtime = -1;    // pod lists: run time of pods that never started; -1: they are skipped
   // Each job's queue becomes its tenant's name (set by headroom compare when it derives per-tenant
   // queues for policies that queue by job queue: kai, volcano).
   bool queue_by_tenant = false;

@@ -151,6 +151,7 @@ models::Workload build_workload(const Scenario& scenario) {
   options.units_per_gpu = spec.units_per_gpu;
   options.skip_bad_rows = spec.skip_bad_rows;
   options.fields = spec.fields;
+  options.assume_runtime = spec.assume_runtime;
   models::Workload w = traces::import_trace(spec.trace, options);
   apply_window(spec, w);
   apply_filters(spec, w);

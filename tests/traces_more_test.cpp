@@ -286,6 +286,25 @@ TEST(Sacct, ErrorsNameLineColumnAndField) {
 // ---------------------------------------------------------------------------------------------
 // Kubernetes
 
+// A run time assumed for pods that never started: the Pending pod is a waiting job submitted at
+// its creation (12:00, 3 h after the earliest pod), with that run time and no start.
+TEST(Kubernetes, PendingPodsWaitWithAnAssumedRunTime) {
+  traces::ImportOptions o;
+  o.assume_runtime = 2 * sim::kHour;
+  const auto w = traces::import_trace(kData + "kube_pods.json", o);
+  EXPECT_EQ(w.meta.skipped, 0);
+  EXPECT_TRUE(w.meta.warnings.empty());
+  ASSERT_EQ(w.jobs.size(), 8u);
+  const auto it = std::find_if(w.jobs.begin(), w.jobs.end(), [](const models::Job& j) { return j.trace_id == 4; });
+  ASSERT_NE(it, w.jobs.end());
+  EXPECT_EQ(w.tenants.name(it->tenant), "vision");
+  EXPECT_EQ(it->submit, s(3 * 3600));
+  EXPECT_EQ(it->runtime, 2 * sim::kHour);
+  EXPECT_EQ(it->trace_start, -1);
+  EXPECT_EQ(it->gpus, 8);
+  EXPECT_EQ(it->trace_status, TraceStatus::Unknown);
+}
+
 TEST(Kubernetes, SampleExactValues) {
   const auto w = traces::import_trace(kData + "kube_pods.json");
   EXPECT_EQ(w.meta.format, "kubernetes");
@@ -293,7 +312,8 @@ TEST(Kubernetes, SampleExactValues) {
   EXPECT_EQ(w.meta.skipped, 1);
   ASSERT_EQ(w.meta.warnings.size(), 1u);
   EXPECT_EQ(w.meta.warnings[0],
-            "items[4] (vision/big-pending): never started (phase Pending), run time unknown, job skipped");
+            "items[4] (vision/big-pending): never started (phase Pending), run time unknown "
+            "(workload.assume_runtime or --assume-runtime queues it with an assumed one), job skipped");
   EXPECT_EQ(w.meta.unix_start, 1714554000);  // 2024-05-01T09:00:00Z
   EXPECT_EQ(ids(w), (std::vector<std::int64_t>{5, 3, 0, 1, 2, 6, 7}));
   EXPECT_EQ(w.gpu_type_names, (std::vector<std::string>{"NVIDIA-A100-SXM4-80GB"}));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,11 @@ struct ImportOptions {
   // list. Empty: the file's header row names them (a header-less file of Open XDMoD's 26 fields is
   // recognised). Naming fields implies the sacct format when `format` is Auto.
   std::vector<std::string> fields;
+  // Pod lists: the run time (ms) given to a pod that never started (phase Pending, no
+  // status.startTime), which then waits as a job submitted at its creationTimestamp; -1: such a
+  // pod is skipped with a warning (its run time is unknown). A snapshot of a queue is mostly such
+  // pods (traces/README.md, "kubernetes").
+  std::int64_t assume_runtime = -1;
 };
 
 // Splits a field list ("jobid,jobidraw,cluster" or "xdmod") into names (empty items dropped).

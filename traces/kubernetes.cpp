@@ -488,7 +488,17 @@ class Pods {
     }
     const bool ended = (phase == "Succeeded" || phase == "Failed" || all_terminated);
     if (j.trace_start < 0) {
-      warn(who, "never started (phase " + (phase.empty() ? std::string("unknown") : phase) + "), run time unknown");
+      const bool waiting = phase == "Pending" || phase.empty();
+      if (!waiting || options_.assume_runtime < 0) {
+        warn(who, "never started (phase " + (phase.empty() ? std::string("unknown") : phase) + "), run time unknown" +
+                      (waiting ? " (workload.assume_runtime or --assume-runtime queues it with an assumed one)" : ""));
+        return;
+      }
+      // A waiting pod of a queue snapshot: submitted at its creation, run time assumed.
+      j.runtime = options_.assume_runtime;
+      ++assumed_;
+      owners_.push_back(std::string());
+      w_.jobs.push_back(j);
       return;
     }
     if (ended) {
@@ -580,6 +590,7 @@ class Pods {
   std::vector<std::size_t> running_;
   std::vector<std::string> owners_;  // per job: its pod-set owner, or empty
   sim::Tick latest_ = std::numeric_limits<sim::Tick>::min();
+  std::size_t assumed_ = 0;  // pods that never started, given options_.assume_runtime
   sim::Tick origin_ = std::numeric_limits<sim::Tick>::max();
   mutable std::size_t located_ = 0;                             // errors located by json_position so far
   bool yaml_ = false;                                           // the file was YAML

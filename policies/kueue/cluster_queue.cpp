@@ -47,6 +47,14 @@ void KueuePolicy::build(const ClusterView& view) {
     }
     flavor_pools_.push_back(std::move(pools));
   }
+  choices_.clear();
+  choice_index_.clear();
+  for (int f = 0; f < static_cast<int>(cfg_.flavors.size()); ++f) {
+    std::array<int, kResources> all;
+    all.fill(f);
+    choice_index_.emplace(all, f);
+    choices_.push_back(all);
+  }
   nfr_ = static_cast<int>(cfg_.flavors.size()) * kResources;
   // Tree: ClusterQueues first, then cohorts.
   std::map<std::string, int> cohort_index;
@@ -83,6 +91,30 @@ void KueuePolicy::build(const ClusterView& view) {
       cq.flavors.push_back(flavor_index_.at(fq.flavor));
       for (int r = 0; r < kResources; ++r) cq.covered[r] = cq.covered[r] || fq.resources[r].has_value();
     }
+    // Declared resource groups: each group's flavors are those whose quotas name its resources.
+    cq.strict = !c.resource_groups.empty();
+    for (const auto& g : c.resource_groups) {
+      if (std::none_of(g.begin(), g.end(), [](bool b) { return b; })) continue;  // only unmodelled ones
+      cq.groups.push_back(g);
+      cq.group_flavors.emplace_back();
+      for (const auto& fq : c.resources) {
+        bool in = false;
+        for (int r = 0; r < kResources; ++r) in = in || (g[r] && fq.resources[r].has_value());
+        if (in) cq.group_flavors.back().push_back(flavor_index_.at(fq.flavor));
+      }
+    }
+    if (cq.groups.size() < 2) {
+      cq.groups.clear();
+      cq.group_flavors.clear();
+    }
+    for (std::size_t g = 0; g < cq.groups.size(); ++g) {
+      cq.group_choices.emplace_back();
+      for (int f : cq.group_flavors[g]) {
+        std::array<int, kResources> part;
+        for (int r = 0; r < kResources; ++r) part[r] = cq.groups[g][r] ? f : -1;
+        cq.group_choices.back().push_back(choice_of(part));
+      }
+    }
     for (const auto& name : c.admission_checks)
       for (std::size_t k = 0; k < cfg_.admission_checks.size(); ++k)
         if (cfg_.admission_checks[k].name == name) cq.checks.push_back(static_cast<int>(k));
@@ -108,7 +140,7 @@ void KueuePolicy::build(const ClusterView& view) {
     cqs_[q].parks = !c.strict_fifo && !(cfg_.afs.enabled && c.usage_based_afs) &&
                     c.within_cluster_queue == PreemptionPolicy::Never &&
                     c.reclaim_within_cohort == PreemptionPolicy::Never && !c.borrow_within_cohort &&
-                    !cqs_[q].covered[1] && !cqs_[q].covered[2];
+                    !cqs_[q].covered[1] && !cqs_[q].covered[2] && !cqs_[q].strict && !c.stopped;
   }
   subtree_cqs_.assign(nodes_.size(), {});
   for (int q = 0; q < ncq; ++q) {
@@ -121,9 +153,15 @@ void KueuePolicy::build(const ClusterView& view) {
     for (const auto& ns : cfg_.cluster_queues[q].namespaces) {
       if (ns == "*") {
         default_cq_ = q;
-      } else if (auto t = w.tenants.find(ns)) {
-        ns_cq_[*t] = q;
+      } else if (auto t = w.tenants.find(ns); t && ns_cq_[*t] < 0) {
+        ns_cq_[*t] = q;  // the first ClusterQueue with a LocalQueue there
       }
+    }
+    for (const auto& lq : cfg_.cluster_queues[q].local_queues) {
+      const auto slash = lq.find('/');
+      const auto t = w.tenants.find(lq.substr(0, slash));
+      const auto name = w.queues.find(lq.substr(slash + 1));
+      if (t && name) lq_cq_.emplace(std::make_pair(*t, *name), q);
     }
   }
   if (default_cq_ >= 0)
@@ -253,6 +291,33 @@ void KueuePolicy::release_quota(int w) {
   cqs_[wl.cq].holding.erase(w);
   requeue_inadmissible(cqs_[wl.cq].root);
   released_ = true;
+}
+
+// The choice that puts each resource on the given flavor (-1: none), made on first use; its pools
+// are those every one of its flavors selects.
+int KueuePolicy::choice_of(const std::array<int, kResources>& flavors) {
+  if (const auto it = choice_index_.find(flavors); it != choice_index_.end()) return it->second;
+  const int c = static_cast<int>(choices_.size());
+  std::vector<bool> pools(flavor_pools_.empty() ? 0 : flavor_pools_.front().size(), true);
+  for (int f : flavors)
+    if (f >= 0)
+      for (std::size_t p = 0; p < pools.size(); ++p) pools[p] = pools[p] && flavor_pools_[f][p];
+  choices_.push_back(flavors);
+  choice_index_.emplace(flavors, c);
+  flavor_pools_.push_back(std::move(pools));
+  return c;
+}
+
+std::string KueuePolicy::choice_name(int choice) const {
+  if (choice < static_cast<int>(cfg_.flavors.size())) return cfg_.flavors[choice].name;
+  std::string out;
+  std::vector<int> seen;
+  for (int f : choices_[choice]) {
+    if (f < 0 || std::find(seen.begin(), seen.end(), f) != seen.end()) continue;
+    seen.push_back(f);
+    out += (out.empty() ? "" : ", ") + cfg_.flavors[f].name;
+  }
+  return out;
 }
 
 }  // namespace headroom::policies::kueue

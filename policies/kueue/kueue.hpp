@@ -7,7 +7,9 @@
 // Model. A Workload is every job sharing Job::group (its pods), or one job when group is kNone;
 // it exists once all its pods are submitted, and its request is the sum over its pods of gpus
 // (nvidia.com/gpu), cpus (cores) and memory_mib (MiB). The namespace is the tenant; the LocalQueue
-// of a namespace points to the ClusterQueue whose `namespaces` list it (or the one listing "*").
+// of a namespace points to the ClusterQueue whose `namespaces` list it (or the one listing "*");
+// where a namespace has several LocalQueues (`localQueues`), the job's queue picks one, and a job
+// naming none of them goes to the namespace's first.
 // A Workload whose namespace has no LocalQueue is rejected at once (the permission drill).
 //
 // The rules modelled, their upstream sources, the known differences and which file of this folder
@@ -66,8 +68,17 @@ struct ClusterQueueConfig {
   std::string name;
   std::string cohort;
   std::vector<std::string> namespaces;  // "*" = every namespace no other CQ lists
+  // The LocalQueues pointing here, "namespace/name": a job whose namespace and queue
+  // (kueue.x-k8s.io/queue-name) name one of them is that LocalQueue's. A namespace may have
+  // several LocalQueues, of one or several ClusterQueues.
+  std::vector<std::string> local_queues;
   bool strict_fifo = false;
   std::vector<FlavorQuotas> resources;  // in the written order
+  // The coveredResources of each resourceGroup (gpu, cpu, memory), as the manifest wrote them.
+  // Given: a workload asking for a resource no group covers stays pending ("resource ...
+  // unavailable in ClusterQueue"), and each group gets its own flavor (flavorassigner.go). Empty
+  // (headroom's own keys): one group, and resources the quotas do not name are not checked.
+  std::vector<std::array<bool, kResources>> resource_groups;
   PreemptionPolicy within_cluster_queue = PreemptionPolicy::Never;
   PreemptionPolicy reclaim_within_cohort = PreemptionPolicy::Never;
   bool borrow_within_cohort = false;  // policy LowerPriority
@@ -77,6 +88,9 @@ struct ClusterQueueConfig {
   bool prefer_borrowing = true;        // preference: BorrowingOverPreemption
   double weight = 1.0;                 // fairSharing.weight
   std::vector<std::string> admission_checks;
+  // stopPolicy Hold or HoldAndDrain: the ClusterQueue is inactive and admits nothing ("ClusterQueue
+  // ... is inactive"). A replay starts with nothing admitted, so draining evicts nothing.
+  bool stopped = false;
   // admissionScope.admissionMode: UsageBasedAdmissionFairSharing orders this CQ's workloads by
   // their LocalQueue's decayed usage (needs Config::afs).
   bool usage_based_afs = false;

@@ -4,6 +4,7 @@
 #include "policies/kueue/manifests.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "policies/common/manifest_reader.hpp"
@@ -17,6 +18,7 @@ struct Reader : manifests::Reader {
   const PoolLabels& labels;
   std::map<std::string, std::vector<std::string>> namespaces;  // ClusterQueue -> LocalQueue namespaces
   std::map<std::string, ParamValue> namespaces_at;
+  std::map<std::string, std::vector<std::string>> local_queues;  // ClusterQueue -> "namespace/name"
 
   Reader(const models::ClusterSpec& c, const PoolLabels& l) : cluster(c), labels(l) {}
 
@@ -39,8 +41,45 @@ struct Reader : manifests::Reader {
     return "";
   }
 
+  // A quota as the kueue policy's keys count it (whole GPUs, whole cores, memory in Mi), from any
+  // Kubernetes quantity: "300m" cores is 1 (headroom's pods ask for whole cores, rounded up; one
+  // warning), "1G" of memory 954Mi (rounded up). Text already in those units is kept as written.
+  std::string amount(const YAML::Node& q, const std::string& res, const std::string& rname) {
+    const std::string text = scalar(q, rname + " as a quantity");
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    if (res != "memory" && digits) return text;
+    if (res == "memory" && text.size() > 2 && (text.ends_with("Mi") || text.ends_with("Gi") || text.ends_with("Ti")) &&
+        text.substr(0, text.size() - 2).find_first_not_of("0123456789") == std::string::npos)
+      return text;
+    const double v = quantity(q, rname);
+    if (res == "memory") return std::to_string(static_cast<std::int64_t>(std::ceil(v / 1048576.0 - 1e-9))) + "Mi";
+    const double whole = std::ceil(v - 1e-9);
+    if (!(whole < 1099511627776.0)) fail(q, rname + ": quantity \"" + text + "\" is out of range");
+    if (whole != v)
+      warn(q, "fraction-" + res,
+           rname + " quota " + text + " is counted in whole " + (res == "cpu" ? "cores" : "devices") +
+               " (rounded up to " + std::to_string(static_cast<std::int64_t>(whole)) +
+               "; headroom's pods ask for whole ones)");
+    return std::to_string(static_cast<std::int64_t>(whole));
+  }
+
   void resource_groups(const std::string& owner, const YAML::Node& groups) {
     if (!groups.IsSequence()) fail(groups, "resourceGroups: expected a list");
+    // The groups' coveredResources (the modelled ones): a ClusterQueue refuses what none covers
+    // and assigns each group its own flavor.
+    std::string covered_list;
+    for (const auto& g : groups) {
+      const YAML::Node covered = g.IsMap() ? g["coveredResources"] : YAML::Node();
+      if (!covered || !covered.IsSequence()) continue;
+      std::string names;
+      for (const auto& c : covered) {
+        const std::string res = resource(scalar(c, "a resource name"));
+        if (!res.empty() && names.find(res) == std::string::npos) names += (names.empty() ? "" : ", ") + res;
+      }
+      covered_list += std::string(covered_list.empty() ? "" : ", ") + "[" + names + "]";
+    }
+    if (owner.rfind("clusterQueues.", 0) == 0 && !covered_list.empty())
+      out.params[owner + ".resourceGroups"] = at(groups, "[" + covered_list + "]");
     for (const auto& g : groups) {
       const YAML::Node flavors = g["flavors"];
       if (!flavors || !flavors.IsSequence()) fail(g, "resourceGroups[]: expected a flavors list");
@@ -55,7 +94,8 @@ struct Reader : manifests::Reader {
             continue;
           }
           for (const char* field : {"nominalQuota", "borrowingLimit", "lendingLimit"})
-            if (const YAML::Node q = r[field]) set(owner + ".resources." + flavor + "." + res + "." + field, q);
+            if (const YAML::Node q = r[field])
+              set(owner + ".resources." + flavor + "." + res + "." + field, q, amount(q, res, rname));
         }
       }
     }
@@ -128,7 +168,7 @@ struct Reader : manifests::Reader {
                  "namespaceSelector labels are not modelled: the namespaces of the LocalQueues pointing at a "
                  "ClusterQueue submit to it");
         } else if (f == "stopPolicy") {
-          if (scalar(v, "a stopPolicy") != "None") warn(v, "stopPolicy", "ClusterQueue stopPolicy is not modelled");
+          set(cq + ".stopPolicy", v);
         } else {
           warn(v, "cq-" + f, "ClusterQueue " + f + " is not modelled");
         }
@@ -144,6 +184,7 @@ struct Reader : manifests::Reader {
       if (cq.empty()) fail(o, "LocalQueue " + name + ": missing spec.clusterQueue");
       auto& list = namespaces[cq];
       if (std::find(list.begin(), list.end(), ns) == list.end()) list.push_back(ns);
+      local_queues[cq].push_back(ns + "/" + name);
       namespaces_at.emplace(cq, at(spec["clusterQueue"], ""));
       if (spec["fairSharing"]) copy("localQueues." + ns + ".fairSharing", spec["fairSharing"]);
     } else if (kind == "Cohort") {
@@ -190,6 +231,10 @@ ManifestImport read_manifests(const std::vector<std::string>& paths, const model
     ParamValue v = r.namespaces_at[cq];
     v.text = "[" + text + "]";
     r.out.params["clusterQueues." + cq + ".namespaces"] = v;
+    text.clear();
+    for (const auto& lq : r.local_queues[cq]) text += (text.empty() ? "" : ", ") + lq;
+    v.text = "[" + text + "]";
+    r.out.params["clusterQueues." + cq + ".localQueues"] = v;
   }
   return r.out;
 }

@@ -12,6 +12,7 @@
 
 #include "policies/common/param_table.hpp"
 #include "policies/common/param_text.hpp"
+#include "policies/common/param_tree.hpp"
 #include "policies/kueue/kueue.hpp"
 #include "sim/suggest.hpp"
 #include "sim/text.hpp"
@@ -180,7 +181,7 @@ struct Parser {
     auto& q = cqs[seg[1]];
     q.name = seg[1];
     if (!cq_at.count(seg[1])) cq_at[seg[1]] = &v;
-    if (seg[2] != "namespaces") cq_declared.insert(seg[1]);
+    if (seg[2] != "namespaces" && seg[2] != "localQueues") cq_declared.insert(seg[1]);
     if (seg[2] == "resources") {
       quota(key, v, seg, cq_quotas);
       return nullptr;
@@ -329,6 +330,52 @@ const std::vector<Row>& table() {
         {"clusterQueues.<cq>.namespaces",
          [](Parser& p, const std::string& key, const ParamValue& v) {
            if (ClusterQueueConfig* q = p.cluster_queue(key, v, "namespaces")) q->namespaces = parse_flow_list(v.text);
+         }},
+        {"clusterQueues.<cq>.resourceGroups",
+         [](Parser& p, const std::string& key, const ParamValue& v) {
+           ClusterQueueConfig* q = p.cluster_queue(key, v, "resourceGroups");
+           if (q == nullptr) return;
+           const auto tree = parse_param_tree(v.text);
+           const char* expected = "expected the coveredResources of each resource group, as [[cpu, memory], [gpu]]";
+           if (!tree || tree->kind != ParamTree::List) {
+             p.error(key, v, expected);
+             return;
+           }
+           q->resource_groups.clear();
+           for (const ParamTree& g : tree->items) {
+             if (g.kind != ParamTree::List) {
+               p.error(key, v, expected);
+               return;
+             }
+             std::array<bool, kResources> covered{};
+             for (const ParamTree& r : g.items) {
+               const int i = r.text == "gpu" ? 0 : (r.text == "cpu" ? 1 : (r.text == "memory" ? 2 : -1));
+               if (r.kind != ParamTree::Scalar || i < 0) {
+                 p.error(key, v, "resource groups cover gpu, cpu and memory, got " + quoted(r.text));
+                 return;
+               }
+               covered[i] = true;
+             }
+             q->resource_groups.push_back(covered);
+           }
+         }},
+        {"clusterQueues.<cq>.stopPolicy",
+         [](Parser& p, const std::string& key, const ParamValue& v) {
+           int c = 0;
+           if (ClusterQueueConfig* q = p.cluster_queue(key, v, "stopPolicy"))
+             if (p.choice(key, v, {"None", "Hold", "HoldAndDrain"}, c)) q->stopped = c != 0;
+         }},
+        {"clusterQueues.<cq>.localQueues",
+         [](Parser& p, const std::string& key, const ParamValue& v) {
+           if (ClusterQueueConfig* q = p.cluster_queue(key, v, "localQueues")) {
+             q->local_queues = parse_flow_list(v.text);
+             for (const auto& lq : q->local_queues) {
+               const auto slash = lq.find('/');
+               if (slash == std::string::npos || slash == 0 || slash + 1 == lq.size() ||
+                   lq.find('/', slash + 1) != std::string::npos)
+                 p.error(key, v, "expected LocalQueues as namespace/name, got " + quoted(lq));
+             }
+           }
          }},
         {"clusterQueues.<cq>.queueingStrategy",
          [](Parser& p, const std::string& key, const ParamValue& v) {
@@ -595,7 +642,12 @@ void Parser::finish() {
     c.resources = ordered(cohort_quotas[name]);
   }
   for (auto& [name, c] : cohorts) out.cohorts.push_back(c);
-  std::map<std::string, std::string> ns_owner;
+  std::map<std::string, std::string> ns_owner, lq_owner;
+  // A namespace whose LocalQueues are named may point at several ClusterQueues (a job picks one
+  // by its queue label); one named by a bare `namespaces` entry only may not.
+  std::set<std::string> named_ns;
+  for (const auto& [name, q] : cqs)
+    for (const auto& lq : q.local_queues) named_ns.insert(lq.substr(0, lq.find('/')));
   for (auto& [name, q] : cqs) {
     q.resources = ordered(cq_quotas[name]);
     const ParamValue& at = *cq_at[name];
@@ -626,7 +678,14 @@ void Parser::finish() {
                 "borrowingLimit and lendingLimit need a cohort");
       }
     }
+    for (const auto& lq : q.local_queues) {
+      auto [it, fresh] = lq_owner.emplace(lq, name);
+      if (!fresh)
+        error("clusterQueues." + name + ".localQueues", at,
+              "LocalQueue " + quoted(lq) + " already points at ClusterQueue " + quoted(it->second));
+    }
     for (const auto& ns : q.namespaces) {
+      if (named_ns.count(ns)) continue;
       auto [it, fresh] = ns_owner.emplace(ns, name);
       if (!fresh)
         error("clusterQueues." + name + ".namespaces", at,

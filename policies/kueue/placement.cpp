@@ -178,7 +178,7 @@ bool KueuePolicy::place_wide(Session& s, const Wl& wl, JobIndex p, std::size_t n
     }
     const std::string why =
         s.start(p, std::move(merged),
-                "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " + cfg_.flavors[wl.flavor].name +
+                "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " + choice_name(wl.flavor) +
                     "); last of " + std::to_string(n) + " pods placed by kube-scheduler rules");
     HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
     pod_bound_[p].clear();
@@ -263,7 +263,7 @@ void KueuePolicy::place_pods(Session& s) {
       }
       const std::string why = s.start(p, *placement,
                                       "kueue: admitted by ClusterQueue " + nodes_[wl.cq].name + " (flavor " +
-                                          cfg_.flavors[wl.flavor].name + "); placed by kube-scheduler rules");
+                                          choice_name(wl.flavor) + "); placed by kube-scheduler rules");
       HEADROOM_ASSERT(why.empty(), "kueue produced an invalid placement: " + why);
       ++wl.running;
       for (const auto& sl : *placement) add_usage(sl, 1);

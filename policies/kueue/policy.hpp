@@ -47,11 +47,13 @@ struct Target {
 };
 
 struct Assignment {
-  int flavor = -1;
+  int flavor = -1;  // a choice (KueuePolicy::choices_): one flavor, or one per resource group
   Mode mode = Mode::NoFit;
   bool borrow = false;
   bool exceeds_max = false;
   bool no_domain = false;  // quota fits, but no topology domain holds the workload (TAS required)
+  int uncovered = -1;      // a resource the workload asks for and no resource group covers
+  bool inactive = false;   // its ClusterQueue is stopped (stopPolicy Hold, HoldAndDrain)
   std::vector<Target> targets;
 };
 
@@ -96,6 +98,12 @@ struct Cq {
   const ClusterQueueConfig* cfg = nullptr;
   std::vector<int> flavors;  // global flavor indices, in the written order
   std::array<bool, kResources> covered{};
+  // Its resourceGroups when the site declared them (ClusterQueueConfig::resource_groups): uncovered
+  // resources are refused; with two or more groups each group's flavors and, per flavor, the
+  // choice that charges that group's resources only.
+  bool strict = false;
+  std::vector<std::array<bool, kResources>> groups;
+  std::vector<std::vector<int>> group_flavors, group_choices;
   std::vector<int> checks;
   int root = 0;
   std::set<std::tuple<std::int64_t, Tick, int>> active;  // (-priority, queue time, workload)
@@ -162,6 +170,12 @@ class KueuePolicy final : public Policy {
 
   const std::vector<Job>& jobs() const { return *jobs_; }
   int fr(int flavor, int r) const { return flavor * kResources + r; }
+  // The flavor-resource a choice charges for r, or -1 when it charges none. Choices 0 .. F-1 are
+  // the flavors themselves (every resource on that flavor).
+  int cfr(int choice, int r) const {
+    const int f = choices_[choice][r];
+    return f < 0 ? -1 : f * kResources + r;
+  }
 
   void ensure(const ClusterView& view) {
     jobs_ = &view.workload().jobs;
@@ -185,7 +199,7 @@ class KueuePolicy final : public Policy {
   // only if its request is at most what one of the queue's flavors has available.
   std::int64_t fit_limit(int q) const {
     std::int64_t a = 0;
-    for (int f : cqs_[q].flavors) a = std::max(a, available(q, fr(f, 0)));
+    for (int f : cqs_[q].flavors) a = std::max(a, available(q, fr(f, 0)));  // parking CQs: one group
     return a;
   }
 
@@ -225,13 +239,14 @@ class KueuePolicy final : public Policy {
     return a;
   }
 
-  // The (flavor-resource, amount) pairs a workload charges in `flavor`.
+  // The (flavor-resource, amount) pairs a workload charges in choice `flavor`.
   template <typename F>
   void for_each_fr(int w, int flavor, F&& f) const {
     const Wl& wl = wls_[w];
     const Cq& cq = cqs_[wl.cq];
     for (int r = 0; r < kResources; ++r)
-      if (cq.covered[r] && wl.req[r] > 0) f(fr(flavor, r), wl.req[r]);
+      if (cq.covered[r] && wl.req[r] > 0)
+        if (const int k = cfr(flavor, r); k >= 0) f(k, wl.req[r]);
   }
 
   void charge(int w, int sign) {
@@ -371,6 +386,9 @@ class KueuePolicy final : public Policy {
   Assignment try_flavor(int w, int flavor);
   int rank(const Assignment& a, bool prefer_borrowing) const;
   Assignment assign(int w);
+  Assignment assign_groups(int w);
+  int choice_of(const std::array<int, kResources>& flavors);
+  std::string choice_name(int choice) const;
 
   // ------------------------------------------------------------------------------------------
   // scheduler.cpp: the admission cycle and the workload lifecycle.
@@ -419,14 +437,17 @@ class KueuePolicy final : public Policy {
   std::vector<int> wl_of_;
   std::vector<models::Placement> pod_bound_;  // pods bound to a pending job (Session::bind)
   std::map<std::string, int> flavor_index_;
-  std::vector<std::vector<bool>> flavor_pools_;
-  mutable std::vector<std::int32_t> tas_free_;  // scratch of tas_domain
-  std::vector<int> taken_at_;                   // scratch of place: node -> its tentative slice
+  std::vector<std::vector<bool>> flavor_pools_;              // by choice: the pools every flavor of it selects
+  std::vector<std::array<int, kResources>> choices_;         // choice -> flavor per resource (-1: none)
+  std::map<std::array<int, kResources>, int> choice_index_;  // the inverse
+  mutable std::vector<std::int32_t> tas_free_;               // scratch of tas_domain
+  std::vector<int> taken_at_;                                // scratch of place: node -> its tentative slice
   int nfr_ = 0;
   std::vector<TreeNode> nodes_;
   std::vector<Cq> cqs_;
   std::vector<std::vector<int>> subtree_cqs_;
   std::vector<int> ns_cq_;
+  std::map<std::pair<models::TenantId, models::QueueId>, int> lq_cq_;  // (namespace, LocalQueue) -> CQ
   int default_cq_ = -1;
   std::vector<Lq> lqs_;  // admission fair sharing, by namespace (tenant)
   std::vector<k8s::NodeUsage> usage_;

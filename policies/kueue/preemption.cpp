@@ -12,12 +12,15 @@ constexpr Drs kNegativeDrs{-1, 1, false};
 
 // Preemption (preemption.go).
 
+// Whether admitted workload c charges one of the flavor-resources `frs` (those of the choice
+// `flavor` the preemptor needs).
 bool KueuePolicy::uses(int c, int flavor, const std::vector<int>& frs) const {
+  (void)flavor;
   const Wl& cw = wls_[c];
-  if (cw.flavor != flavor) return false;
+  if (cw.flavor < 0) return false;
   for (int k : frs) {
     const int r = k % kResources;
-    if (cqs_[cw.cq].covered[r] && cw.req[r] > 0) return true;
+    if (cqs_[cw.cq].covered[r] && cw.req[r] > 0 && cfr(cw.flavor, r) == k) return true;
   }
   return false;
 }

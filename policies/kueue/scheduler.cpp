@@ -30,7 +30,11 @@ void KueuePolicy::on_submit(const ClusterView& view, JobIndex j) {
   if (++wl.submitted < wl.pods.size()) return;
   const Job& job = jobs()[j];
   wl.ns = job.tenant;
-  wl.cq = job.tenant < ns_cq_.size() ? ns_cq_[job.tenant] : default_cq_;
+  if (const auto lq = lq_cq_.find({job.tenant, job.queue}); lq != lq_cq_.end()) {
+    wl.cq = lq->second;
+  } else {
+    wl.cq = job.tenant < ns_cq_.size() ? ns_cq_[job.tenant] : default_cq_;
+  }
   if (wl.cq < 0) {
     to_reject_.push_back(w);
     return;
@@ -247,11 +251,16 @@ bool KueuePolicy::process(Session& s, const Entry& e, std::set<int>& targeted,
   const std::string& cq_name = nodes_[wl.cq].name;
   switch (e.a.mode) {
     case Mode::NoFit: {
-      pending_reason(s, w,
-                     e.a.no_domain ? tas_reason(w)
-                     : e.a.exceeds_max
-                         ? "quota: request exceeds the maximum quota of ClusterQueue " + cq_name + " (kueue)"
-                         : "quota: waiting for quota in ClusterQueue " + cq_name + " (kueue)");
+      pending_reason(
+          s, w,
+          e.a.inactive ? "admission: ClusterQueue " + cq_name + " is inactive (stopPolicy; kueue)"
+          : e.a.uncovered >= 0
+              ? "quota: couldn't assign flavors to pod set main: resource " +
+                    std::string(e.a.uncovered == 0 ? "nvidia.com/gpu" : (e.a.uncovered == 1 ? "cpu" : "memory")) +
+                    " unavailable in ClusterQueue " + cq_name + " (kueue)"
+          : e.a.no_domain   ? tas_reason(w)
+          : e.a.exceeds_max ? "quota: request exceeds the maximum quota of ClusterQueue " + cq_name + " (kueue)"
+                            : "quota: waiting for quota in ClusterQueue " + cq_name + " (kueue)");
       if (cq.cfg->strict_fifo) return false;  // the head blocks its queue
       active_erase(w);
       wl.inadmissible = true;

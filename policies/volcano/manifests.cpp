@@ -9,6 +9,8 @@
 #include <string>
 
 #include "policies/common/manifest_reader.hpp"
+#include "policies/volcano/volcano.hpp"
+#include "sim/yaml_documents.hpp"
 
 namespace headroom::policies::manifests {
 
@@ -92,8 +94,71 @@ struct VolcanoReader : Reader {
     if (const YAML::Node st = o.node["status"]; st && st.IsMap() && st["state"]) set(prefix + ".state", st["state"]);
   }
 
+  // The scheduler's own configuration as the cluster holds it: a ConfigMap (Volcano's Helm chart
+  // and guides name it volcano-scheduler-configmap) whose data key volcano-scheduler.conf is
+  // the YAML the scheduler reads (conf/scheduler_conf.go SchedulerConfiguration): `actions` and
+  // `tiers` become the policy's parameters of those names; `configurations` (action arguments)
+  // and `metrics` change no modelled decision and warn.
+  void scheduler_conf(const Object& o) {
+    const YAML::Node text = o.node["data"]["volcano-scheduler.conf"];
+    const std::string body = scalar(text, "volcano-scheduler.conf as text");
+    // The same bounds as a manifest file's (aliases, nesting, documents) before yaml-cpp walks it.
+    std::string problem;
+    bool stray = false;
+    try {
+      stray = sim::walk_yaml_documents(body, file + " (volcano-scheduler.conf)").stray.has_value();
+    } catch (const sim::InputError& e) {
+      problem = e.message();
+    } catch (const YAML::Exception& e) {
+      problem = e.msg + " (at line " + std::to_string(e.mark.line + 1) + " of the embedded configuration)";
+    }
+    if (stray) problem = "not YAML: unexpected text where a value or a new key should be";
+    if (!problem.empty()) fail(text, "volcano-scheduler.conf: " + problem);
+    const YAML::Node conf = YAML::Load(body);
+    if (!conf.IsMap()) fail(text, "volcano-scheduler.conf: expected a map with actions and tiers");
+    for (auto it = conf.begin(); it != conf.end(); ++it) {
+      const std::string k = it->first.Scalar();
+      const YAML::Node v = it->second;
+      if (k == "actions") {
+        set("actions", text, scalar(v, "volcano-scheduler.conf actions as a string"));
+      } else if (k == "tiers") {
+        YAML::Emitter e;
+        e.SetMapFormat(YAML::Flow);
+        e.SetSeqFormat(YAML::Flow);
+        e << v;
+        set("tiers", text, e.c_str());
+        dra_arguments(text, v);
+      } else {
+        warn(text, "conf-" + k, "volcano-scheduler.conf " + k + " is not modelled; ignored");
+      }
+    }
+  }
+
+  // The capacity plugin's (and predicates') DRA switches: accepted, one warning (headroom models
+  // no ResourceClaim; GPUs are nvidia.com/gpu requests).
+  void dra_arguments(const YAML::Node& at_node, const YAML::Node& tiers) {
+    if (!tiers.IsSequence()) return;
+    for (const auto& tier : tiers) {
+      const YAML::Node plugins = tier.IsMap() ? tier["plugins"] : YAML::Node();
+      if (!plugins || !plugins.IsSequence()) continue;
+      for (const auto& p : plugins) {
+        const YAML::Node args = p.IsMap() ? p["arguments"] : YAML::Node();
+        if (!args || !args.IsMap()) continue;
+        for (auto a = args.begin(); a != args.end(); ++a)
+          if (volcano::is_dra_argument(a->first.Scalar()))
+            warn(at_node, "dra-" + a->first.Scalar(),
+                 "plugin argument " + a->first.Scalar() +
+                     ": Dynamic Resource Allocation is not modelled (GPUs are nvidia.com/gpu requests); accepted");
+      }
+    }
+  }
+
   void object(const Object& o) {
     if (o.kind == "Namespace") return;
+    if (o.kind == "ConfigMap" && o.node["data"].IsMap() && o.node["data"]["volcano-scheduler.conf"]) {
+      scheduler_conf(o);
+      return;
+    }
     if (o.kind == "PriorityClass") {
       priority_class_from_pods(o);
     } else if (o.kind == "Queue" && o.api.starts_with("scheduling.volcano.sh/")) {

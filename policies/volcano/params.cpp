@@ -267,6 +267,8 @@ void read_argument(Reader& r, const std::string& key, const ParamValue& v, const
   } else if (name == "ancestorReclaimLevel") {
     if (plugin != "capacity") r.error(key, v, where + "ancestorReclaimLevel is an argument of the capacity plugin");
     integer(r.out.ancestor_reclaim_level);
+  } else if (is_dra_argument(name)) {
+    if (t != "true" && t != "false") r.error(key, v, where + "expected true or false, got " + quoted(t));
   } else if (name.ends_with(".weight") && sim::closest_match(name, argument_names()) == name) {
     integer(ignored);  // constraints headroom does not have: accepted, score 0
   } else {
@@ -779,6 +781,11 @@ std::vector<std::vector<PluginConf>> default_tiers() {
   return {{PluginConf{"priority"}, gang, PluginConf{"conformance"}},
           {PluginConf{"overcommit"}, drf, PluginConf{"predicates"}, PluginConf{"proportion"}, PluginConf{"nodeorder"},
            PluginConf{"binpack"}}};
+}
+
+bool is_dra_argument(std::string_view name) {
+  return name == "capacity.DynamicResourceAllocationEnable" || name == "capacity.DRAConsumableCapacityEnable" ||
+         name == "predicate.DynamicResourceAllocationEnable";
 }
 
 const std::vector<std::string>& param_keys() {

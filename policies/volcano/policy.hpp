@@ -670,6 +670,7 @@ class VolcanoPolicy final : public Policy {
   }
 
   void enqueue(Session& s);
+  void inqueue_without_enqueue();
 
   void enqueue_queue(Session& s, std::uint32_t q);
 
@@ -744,6 +745,7 @@ class VolcanoPolicy final : public Policy {
   std::vector<NodeId> anchor_;
   mutable std::vector<double> nta_score_;
   bool capacity_ = false, capacity_enqueue_ = false, hierarchy_ = false;
+  bool enqueue_listed_ = true;   // the actions list has enqueue (else allocate moves Pending groups on)
   bool any_undeclared_ = false;  // a job names a queue the declared ones do not include
   bool hdrf_ = false;
   std::vector<QueueOrderFn> queue_order_;

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "policies/api.hpp"
@@ -74,6 +75,11 @@ struct Config {
 // The Helm chart's tiers: [priority, gang (enablePreemptable: false), conformance],
 // [overcommit, drf (enablePreemptable: false), predicates, proportion, nodeorder, binpack].
 std::vector<std::vector<PluginConf>> default_tiers();
+
+// The plugin arguments that switch on Dynamic Resource Allocation (capacity.go
+// DynamicResourceAllocationEnable, DRAConsumableCapacityEnable; predicates' own switch): accepted,
+// DRA is not modelled (GPUs are nvidia.com/gpu requests); the manifest reader warns once each.
+bool is_dra_argument(std::string_view name);
 
 const std::vector<std::string>& param_keys();
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);

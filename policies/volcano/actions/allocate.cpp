@@ -145,7 +145,26 @@ VolcanoPolicy::TaskRun VolcanoPolicy::run_tasks(Group& g, std::uint32_t q, std::
   return r;
 }
 
+// allocate.go pickUpQueuesAndJobs: when the actions list has no enqueue, a Pending PodGroup is
+// set Inqueue here ("no enqueue action is configured") and allocated like any other; with
+// enqueue listed, allocate passes over it.
+void VolcanoPolicy::inqueue_without_enqueue() {
+  std::vector<std::uint32_t> listed;
+  for (const PendList& l : pend_)
+    for (const PendBlock& b : l.blocks)
+      for (const PendEntry& e : b.e) listed.push_back(e.gi);
+  std::sort(listed.begin(), listed.end());
+  for (std::uint32_t gi : listed) {
+    groups_[gi].phase = Phase::Inqueue;
+    pend_erase(gi);
+    touch(gi);
+    set_live(gi, true);
+    changed_ = true;
+  }
+}
+
 void VolcanoPolicy::allocate(Session& s) {
+  if (!enqueue_listed_) inqueue_without_enqueue();
   reset_cursors();
   auto qcmp = [this](std::uint32_t a, std::uint32_t b) { return queue_cmp(a, b); };
   auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };

@@ -12,6 +12,7 @@ namespace headroom::policies::volcano::detail {
 
 VolcanoPolicy::VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
   if (cfg_.tiers.empty()) cfg_.tiers = default_tiers();
+  enqueue_listed_ = std::find(cfg_.actions.begin(), cfg_.actions.end(), Action::Enqueue) != cfg_.actions.end();
   for (const auto& tier : cfg_.tiers)
     for (const auto& p : tier) {
       if (p.name == "gang") gang_ = true;

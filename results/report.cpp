@@ -433,23 +433,25 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
     << "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(c.x_label) << "</text>";
   o << "<text transform=\"translate(16," << top + ph / 2
     << ") rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(c.y_label) << "</text>";
+  // Node outages, their x clamped to the plot's.
+  for (const Chart::Band& b : c.bands) {
+    if (!(b.x1 >= x0 && b.x0 <= x1)) continue;
+    double a = X(std::max(b.x0, x0)), z = X(std::min(b.x1, x1));
+    if (z - a < 3) a = (a + z) / 2 - 1.5, z = a + 3;  // a 1-hour outage over weeks still shows
+    // A strip just above the plot, one row a kind (data at 100% stays visible); a scripted outage also
+    // shades the plot.
+    o << "<g class=\"band\"><title>" << html_escape(b.tip) << "</title>";
+    if (b.full)
+      o << "<rect x=\"" << fmt("%.1f", a) << "\" y=\"" << top << "\" width=\"" << fmt("%.1f", z - a) << "\" height=\""
+        << ph << "\" fill=\"" << b.colour << "\" fill-opacity=\"0.16\"/>";
+    o << "<rect x=\"" << fmt("%.1f", a) << "\" y=\"" << top - 11 + 4 * std::clamp(b.row, 0, 2) << "\" width=\""
+      << fmt("%.1f", z - a) << "\" height=\"3\" fill=\"" << b.colour << "\"/></g>";
+  }
   // Series, clipped to the plot area.
   static int clip_id = 0;
   const int id = ++clip_id;
   o << "<clipPath id=\"c" << id << "\"><rect x=\"" << left << "\" y=\"" << top - 2 << "\" width=\"" << pw
     << "\" height=\"" << ph + 4 << "\"/></clipPath><g clip-path=\"url(#c" << id << ")\">";
-  for (const Chart::Band& b : c.bands) {
-    if (!(b.x1 >= x0 && b.x0 <= x1)) continue;
-    double a = X(std::max(b.x0, x0)), z = X(std::min(b.x1, x1));
-    if (z - a < 3) a = (a + z) / 2 - 1.5, z = a + 3;  // a 1-hour outage over weeks still shows
-    // A strip along the plot's top, one row a kind; a scripted outage also shades the plot.
-    o << "<g class=\"band\"><title>" << html_escape(b.tip) << "</title>";
-    if (b.full)
-      o << "<rect x=\"" << fmt("%.1f", a) << "\" y=\"" << top << "\" width=\"" << fmt("%.1f", z - a) << "\" height=\""
-        << ph << "\" fill=\"" << b.colour << "\" fill-opacity=\"0.16\"/>";
-    o << "<rect x=\"" << fmt("%.1f", a) << "\" y=\"" << top + 5 * b.row << "\" width=\"" << fmt("%.1f", z - a)
-      << "\" height=\"4\" fill=\"" << b.colour << "\"/></g>";
-  }
   for (const Chart::Level& l : c.levels)
     o << "<line class=\"level\" x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << fmt("%.1f", Y(l.y))
       << "\" y2=\"" << fmt("%.1f", Y(l.y)) << "\" stroke=\"#444444\" stroke-width=\"1.4\" stroke-dasharray=\"2,3\"/>";

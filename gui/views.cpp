@@ -264,10 +264,12 @@ JobsView::JobsView(QWidget* parent) : View(parent) {
   events_view_ = new QTableView;
   setup_table(events_view_);
   events_view_->setModel(events_);
-  // The Reason column takes its text's width (the table scrolls sideways): never "unschedulable: no…".
-  events_view_->horizontalHeader()->setStretchLastSection(false);
-  events_view_->horizontalHeader()->setSectionResizeMode(JobEventsModel::Reason, QHeaderView::ResizeToContents);
+  // A job's few events: the Reason column takes the rest of the width and wraps, rows grow to
+  // hold it: never "unschedulable: no…" (issue #36).
+  events_view_->horizontalHeader()->setStretchLastSection(true);
+  events_view_->setWordWrap(true);
   events_view_->setTextElideMode(Qt::ElideNone);
+  events_view_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   auto* detail = new QWidget;
   auto* dl = new QVBoxLayout(detail);
   dl->setContentsMargins(6, 0, 0, 0);
@@ -386,7 +388,9 @@ void JobsView::show_job(int job) {
   lines << plural(j.preemptions, tr("preemption"), tr("preemptions"));
   if (!events_->from_audit_log()) lines << tr("(no audit events for this job in the file; rebuilt from /jobs)");
   summary_->setText(lines.join(QLatin1Char('\n')));
-  events_view_->resizeColumnsToContents();
+  for (int c : {JobEventsModel::Time, JobEventsModel::Event, JobEventsModel::Detail})
+    events_view_->resizeColumnToContents(c);
+  events_view_->resizeRowsToContents();
 }
 
 FairnessView::FairnessView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {

@@ -36,11 +36,11 @@ Pyramid fidelity_curves(const results::RunResult& r, std::vector<double> t_days)
     }
   const QString gpus = QString::fromStdString(results::thousands(capacity));
   if (over > 0)
-    rec.name =
-        QStringLiteral("recorded (trace): above the cluster's %1 GPUs in %2 of %3 samples (peak %4), drawn at %1")
-            .arg(gpus, QString::fromStdString(results::thousands(static_cast<std::int64_t>(over))),
-                 QString::fromStdString(results::thousands(static_cast<std::int64_t>(samples))),
-                 QString::fromStdString(results::thousands(static_cast<std::int64_t>(std::llround(peak)))));
+    rec.name = QStringLiteral("recorded (trace), drawn at most %1: %2 above, peak %3")
+                   .arg(gpus,
+                        QString::fromStdString(results::thousands(static_cast<std::int64_t>(over))) +
+                            (over == 1 ? QStringLiteral(" sample") : QStringLiteral(" samples")),
+                        QString::fromStdString(results::thousands(static_cast<std::int64_t>(std::llround(peak)))));
   Curve size{QStringLiteral("cluster size (%1 GPUs)").arg(gpus), std::vector<double>(samples, cap)};
   return make_pyramid(std::move(t_days), {std::move(rec), std::move(sim), std::move(size)});
 }

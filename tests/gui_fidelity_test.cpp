@@ -47,8 +47,7 @@ TEST(GuiFidelityCurve, RecordedAboveTheClusterIsClippedAndSaidSo) {
   const auto p = gui::fidelity_curves(r, {0.0, 100.0 / 86400});
   ASSERT_EQ(p.full().curves.size(), 3u);
   EXPECT_EQ(p.full().curves[0].y, (std::vector<double>{0, 8}));
-  EXPECT_EQ(p.full().curves[0].name,
-            QStringLiteral("recorded (trace): above the cluster's 8 GPUs in 1 of 2 samples (peak 12), drawn at 8"));
+  EXPECT_EQ(p.full().curves[0].name, QStringLiteral("recorded (trace), drawn at most 8: 1 sample above, peak 12"));
   EXPECT_EQ(p.full().curves[2].y, (std::vector<double>{8, 8}));
 }
 

@@ -213,7 +213,10 @@ std::vector<NodeOutage> node_outages(const results::RunResult& r) {
     out.push_back(NodeOutage{e.time, -1, e.detail, kind, e.reason});
   }
   for (NodeOutage& o : out)
-    if (o.end < 0) o.end = std::max(o.start, r.sim_end);
+    if (o.end < 0) {
+      o.end = std::max(o.start, r.sim_end);
+      o.back = false;
+    }
   std::stable_sort(out.begin(), out.end(), [](const NodeOutage& a, const NodeOutage& b) {
     return a.start != b.start ? a.start < b.start : a.node < b.node;
   });
@@ -263,7 +266,7 @@ std::vector<std::uint8_t> nodes_out_at(const std::vector<NodeOutage>& outages, s
   std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max(nodes, 0)), 0);
   for (const NodeOutage& o : outages) {
     if (o.start > t) break;
-    if (t < o.end && o.node >= 0 && o.node < nodes)
+    if ((t < o.end || (!o.back && t == o.end)) && o.node >= 0 && o.node < nodes)
       out[static_cast<std::size_t>(o.node)] = 1 + static_cast<std::uint8_t>(o.kind);
   }
   return out;

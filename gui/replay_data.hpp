@@ -125,6 +125,7 @@ struct NodeOutage {
   std::int32_t node = 0;
   OutageKind kind = OutageKind::Failure;
   std::uint32_t reason = 0;  // index into RunResult::reasons: the node_down row's (the drain's when none)
+  bool back = true;          // false: never back, out at the run's end too (end = sim_end)
 };
 
 // A span in which nodes of one kind were out, overlapping node outages merged: what the charts

@@ -372,6 +372,9 @@ TEST(Outages, FromTheAuditLog) {
   EXPECT_EQ(nodes_out_at(outages, 4, 11 * H), (std::vector<std::uint8_t>{0, 2, 0, 0}));
   EXPECT_EQ(nodes_out_at(outages, 4, 20 * H), (std::vector<std::uint8_t>{1, 1, 1, 0}));
   EXPECT_EQ(nodes_out_at(outages, 4, 21 * H), (std::vector<std::uint8_t>{0, 0, 0, 0}));  // back at 21h
+  // Never back: still out at the run's last instant (the last sample counts it down too).
+  EXPECT_FALSE(outages[5].back);
+  EXPECT_EQ(nodes_out_at(outages, 4, 100 * H), (std::vector<std::uint8_t>{0, 0, 3, 0}));
 }
 
 TEST(Cdf, StepsAtEveryDistinctWait) {

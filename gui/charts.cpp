@@ -473,7 +473,7 @@ void CdfChart::set_cdfs(const std::vector<Cdf>& cdfs) {
   auto* y = new QValueAxis;
   y->setTitleText(tr("jobs that waited at most x"));
   y->setRange(0, 100);
-  y->setLabelFormat("%.0f %%");
+  y->setLabelFormat("%.0f %");  // localized numbers (make_chart): the rest is literal, one "%"
   chart()->addAxis(x, Qt::AlignBottom);
   chart()->addAxis(y, Qt::AlignLeft);
   double x_max = 0;

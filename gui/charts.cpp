@@ -3,6 +3,7 @@
 #include <QAreaSeries>
 #include <QChart>
 #include <QDateTime>
+#include <QFontMetricsF>
 #include <QGraphicsLayout>
 #include <QGraphicsRectItem>
 #include <QGraphicsTextItem>
@@ -31,17 +32,23 @@ QChart* make_chart(const QString& title) {
   chart->setMargins(QMargins(4, 4, 4, 4));
   chart->layout()->setContentsMargins(0, 0, 0, 0);
   chart->setBackgroundRoundness(0);
+  // Axis numbers with thousands separators: "10,000", never "10000" (issue #36).
+  chart->setLocalizeNumbers(true);
+  chart->setLocale(QLocale(QLocale::English, QLocale::UnitedStates));
   chart->legend()->setAlignment(Qt::AlignRight);
   chart->legend()->setShowToolTips(true);
+  QFont lf = chart->legend()->font();
+  lf.setPointSizeF(lf.pointSizeF() * 0.9);
+  chart->legend()->setFont(lf);
   return chart;
 }
 
-// A tick step (days) giving at most ~10 labels over `span` days.
-double tick_step(double span) {
+// A tick step (days) giving at most `labels` labels over `span` days.
+double tick_step(double span, int labels = 10) {
   static const double steps[] = {1.0 / 24, 2.0 / 24, 3.0 / 24, 6.0 / 24, 0.5, 1, 2, 7, 14, 28, 56, 91, 182, 364};
   for (double s : steps)
-    if (span / s <= 10) return s;
-  return steps[std::size(steps) - 1] * std::ceil(span / 10 / steps[std::size(steps) - 1]);
+    if (span / s <= labels) return s;
+  return steps[std::size(steps) - 1] * std::ceil(span / labels / steps[std::size(steps) - 1]);
 }
 
 QDateTime utc(std::int64_t ms) { return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC); }
@@ -78,7 +85,34 @@ void ChartView::set_cursor(double x) {
 void ChartView::set_markers(std::vector<Marker> markers, Tick origin) {
   markers_ = std::move(markers);
   marker_origin_ = origin;
+  refresh_mark_legend();
   place_markers();
+}
+
+void ChartView::refresh_mark_legend() {
+  bool kinds[kOutageKinds] = {};
+  for (const Marker& m : markers_) kinds[static_cast<int>(m.kind)] = true;
+  const auto key_name = [](int k) { return QStringLiteral("outage-key-%1").arg(k); };
+  bool any = false;
+  for (int k = 0; k < kOutageKinds; ++k) {
+    QAbstractSeries* have = nullptr;
+    for (QAbstractSeries* s : chart()->series())
+      if (s->objectName() == key_name(k)) have = s;
+    any = any || kinds[k];
+    if (kinds[k] && have == nullptr) {
+      // An empty series: nothing drawn, a swatch in the legend.
+      auto* key = new QLineSeries;
+      key->setObjectName(key_name(k));
+      key->setName(outage_kind_name(static_cast<OutageKind>(k)));
+      key->setPen(QPen(outage_colour(static_cast<OutageKind>(k)), 6));
+      chart()->addSeries(key);
+      for (QAbstractAxis* axis : chart()->axes()) key->attachAxis(axis);
+    } else if (!kinds[k] && have != nullptr) {
+      chart()->removeSeries(have);
+      delete have;
+    }
+  }
+  if (any) chart()->legend()->setVisible(true);
 }
 
 void ChartView::place_markers() {
@@ -118,10 +152,8 @@ void ChartView::place_markers() {
     }
     return mark_items_[used++];
   };
-  bool kinds[kOutageKinds] = {};
   for (const Mark& m : marks_) {
     const QColor c = outage_colour(m.kind);
-    kinds[static_cast<int>(m.kind)] = true;
     if (m.kind == OutageKind::Outage) {
       QGraphicsRectItem* band = item();
       QColor fill = c;
@@ -140,22 +172,6 @@ void ChartView::place_markers() {
     strip->show();
   }
   for (std::size_t i = used; i < mark_items_.size(); ++i) mark_items_[i]->hide();
-  QString legend;
-  for (int k = 0; k < kOutageKinds; ++k)
-    if (kinds[k])
-      legend +=
-          QStringLiteral("<span style='color:%1'>\u25a0</span> %2 &nbsp;")
-              .arg(outage_colour(static_cast<OutageKind>(k)).name(), outage_kind_name(static_cast<OutageKind>(k)));
-  if (!mark_legend_) {
-    mark_legend_ = new QGraphicsTextItem(chart());
-    mark_legend_->setZValue(1000);
-    QFont f = mark_legend_->font();
-    f.setPointSizeF(f.pointSizeF() * 0.85);
-    mark_legend_->setFont(f);
-  }
-  mark_legend_->setHtml(legend);
-  mark_legend_->setPos(plot.left() + 4, plot.top() + 4 * kOutageKinds);
-  mark_legend_->setVisible(!legend.isEmpty());
 }
 
 void ChartView::place_cursor() {
@@ -303,6 +319,7 @@ void CurveChart::set_sources(std::vector<Source> sources, Mode mode, double scal
     series->attachAxis(y_);
   }
   chart()->legend()->setVisible(sources_.size() > 1);
+  refresh_mark_legend();
   const auto [x0, x1] = full_range();
   show_range(x0, x1);
 }
@@ -402,7 +419,11 @@ void CurveChart::set_time_base(std::int64_t unix_ms, bool calendar) {
 }
 
 void CurveChart::label_time_axis(double x0, double x1) {
-  const double step = tick_step(std::max(x1 - x0, 1e-6));
+  // As many labels as fit whole ("May 12" or "May 12 06:00" each, never "May ..."), at most 10.
+  const QString widest = QString::fromLatin1(tick_step(x1 - x0) >= 1 ? "May 12" : "May 12 06:00");
+  const double label_px = QFontMetricsF(x_->labelsFont()).horizontalAdvance(widest) + 18;
+  const double plot_px = chart()->plotArea().width() > 0 ? chart()->plotArea().width() : 600;
+  const double step = tick_step(std::max(x1 - x0, 1e-6), std::clamp(static_cast<int>(plot_px / label_px), 2, 10));
   for (const QString& label : x_->categoriesLabels()) x_->remove(label);
   const bool dates = calendar();
   // Calendar ticks fall on UTC midnights (and whole hours); relative ones on whole days.
@@ -452,7 +473,7 @@ void CdfChart::set_cdfs(const std::vector<Cdf>& cdfs) {
   auto* y = new QValueAxis;
   y->setTitleText(tr("jobs that waited at most x"));
   y->setRange(0, 100);
-  y->setLabelFormat("%.0f %%");
+  y->setLabelFormat("%.0f %");  // localized numbers (make_chart): the rest is literal, one "%"
   chart()->addAxis(x, Qt::AlignBottom);
   chart()->addAxis(y, Qt::AlignLeft);
   double x_max = 0;

@@ -49,6 +49,9 @@ class ChartView : public QChartView {
 
   QValueAxis* x_axis() const;
   void place_cursor();  // and the outage marks
+  // One legend entry per kind of outage the run had, in the chart's legend beside the curves'
+  // (never over the plot); again after the series were replaced.
+  void refresh_mark_legend();
 
  private:
   double value_at(QPointF view_pos) const;
@@ -64,7 +67,6 @@ class ChartView : public QChartView {
   Tick marker_origin_ = 0;
   std::vector<Mark> marks_;
   std::vector<QGraphicsRectItem*> mark_items_;
-  QGraphicsTextItem* mark_legend_ = nullptr;
 };
 
 // Curves from bucketed pyramids, as lines or as a stacked area; redrawn at the bucket size that

@@ -101,7 +101,7 @@ ClusterIndex build_cluster_index(const results::RunResult& r) {
   return x;
 }
 
-Occupancy occupancy_at(const ClusterIndex& x, Tick t) {
+Occupancy occupancy_at(const ClusterIndex& x, Tick t, const std::vector<std::uint8_t>& out) {
   Occupancy o;
   o.time = t;
   const auto n = static_cast<std::size_t>(x.nodes);
@@ -126,7 +126,10 @@ Occupancy occupancy_at(const ClusterIndex& x, Tick t) {
     o.used[i] = std::min(used, x.node_gpus[i]);
     o.offset[i + 1] = static_cast<std::uint32_t>(o.uses.size());
     o.used_gpus += o.used[i];
-    if (o.used[i] == 0)
+    if (i < out.size() && out[i] > 0) {
+      o.down_gpus += x.node_gpus[i] - o.used[i];
+      ++(o.used[i] > 0 ? o.draining_nodes : o.out_nodes);
+    } else if (o.used[i] == 0)
       ++o.idle_nodes;
     else if (o.used[i] >= x.node_gpus[i])
       ++o.full_nodes;

@@ -58,11 +58,17 @@ struct Occupancy {
   std::vector<std::uint32_t> offset;  // node n: uses[offset[n] .. offset[n + 1])
   std::vector<Use> uses;
   std::vector<std::int32_t> used;  // by node: GPUs in use (capped at the node's GPUs)
+  // Every node is counted once: in service it is full, partly used or idle; out of service (down,
+  // or cordoned for maintenance) it is draining while jobs still run on it, else out. down_gpus
+  // are the GPUs neither in use nor placeable (an out node's GPUs, a draining node's free ones):
+  // /timeseries' GPUs down (total - used - free) at the same instant.
   std::int64_t used_gpus = 0, partial_nodes = 0, idle_nodes = 0, full_nodes = 0;
+  std::int64_t draining_nodes = 0, out_nodes = 0, down_gpus = 0;
 };
 
-// Running at `t` means start <= t < end.
-Occupancy occupancy_at(const ClusterIndex& index, Tick t);
+// Running at `t` means start <= t < end. `out`: per node, nonzero while out of service at t
+// (nodes_out_at); empty: every node in service.
+Occupancy occupancy_at(const ClusterIndex& index, Tick t, const std::vector<std::uint8_t>& out = {});
 
 // Whether job j runs at t (from its runs in the index).
 bool running_at(const ClusterIndex& index, std::uint32_t job, Tick t);

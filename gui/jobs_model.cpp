@@ -51,6 +51,10 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const {
     const std::size_t rank = j.tenant < data_->tenant_rank.size() ? data_->tenant_rank[j.tenant] : kTopTenants;
     return tenant_colour(rank);
   }
+  if (role == Qt::ToolTipRole && (col == Submit || col == Start || col == End)) {
+    const qint64 t = raw(row, col);
+    return t < 0 ? QVariant() : QVariant(format_when(*data_, t));
+  }
   if (role != Qt::DisplayRole) return {};
   const qint64 v = raw(row, col);
   switch (col) {
@@ -63,7 +67,7 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const {
       return j.gpu_milli > 0 && j.gpus <= 1 ? QString::number(j.gpu_milli / 1000.0, 'f', 3) : QString::number(j.gpus);
     case Submit:
     case Start:
-    case End: return v < 0 ? QString() : format_offset(v);
+    case End: return v < 0 ? QString() : format_date(*data_, v);
     case Wait:
     case Runtime: return v < 0 ? QString() : format_duration(v);
     case Preemptions: return QString::number(v);
@@ -76,9 +80,9 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
   if (orientation != Qt::Horizontal || section < 0 || section >= Columns) return {};
   if (role == Qt::ToolTipRole) {
     switch (section) {
-      case Submit: return tr("Submit time since the first submit of the run");
-      case Start: return tr("First start, since the first submit");
-      case End: return tr("End, since the first submit");
+      case Submit: return tr("Submit time: the date (UTC) when the trace gives one, else since the first submit");
+      case Start: return tr("First start: the date (UTC) when the trace gives one, else since the first submit");
+      case End: return tr("End: the date (UTC) when the trace gives one, else since the first submit");
       case Runtime: return tr("End minus first start");
       case Preemptions: return tr("Times the job was preempted");
       default: return {};

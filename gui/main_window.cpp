@@ -5,9 +5,15 @@
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontMetricsF>
+#include <QGraphicsTextItem>
+#include <QLabel>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -183,7 +189,10 @@ void MainWindow::on_loaded(quint64 job, std::shared_ptr<const ReplayData> data) 
   const int show = keep >= 0 ? keep : run_->findData(QString::number(job));
   run_->setCurrentIndex(show);
   if (keep < 0) set_current(show);
-  compare_->set_runs(std::move(ordered));
+  // Opening many files at once (the 20 runs of a bake-off): the Compare tab is filled once, when
+  // the last one is in (on_idle), not once per file.
+  compare_dirty_ = loader_->running() > 1;
+  if (!compare_dirty_) compare_->set_runs(std::move(ordered));
   statusBar()->showMessage(tr("Loaded %1").arg(data->path), 5000);
   emit opened(data->path);
   const auto [read_ms, prepare_ms] = load_ms_[job];
@@ -213,6 +222,15 @@ void MainWindow::show_busy(bool on) {
 }
 
 void MainWindow::on_idle() {
+  if (compare_dirty_) {
+    compare_dirty_ = false;
+    QElapsedTimer clock;
+    clock.start();
+    compare_->set_runs(results());
+    if (quit_when_loaded_)
+      std::fprintf(stderr, "headroom-gui: Compare tab over %zu runs in %.0f ms; all open in %lld ms\n", runs_.size(),
+                   static_cast<double>(clock.nsecsElapsed()) / 1e6, static_cast<long long>(since_open_.elapsed()));
+  }
   if (!whatif_->running()) show_busy(false);
   if (!screenshot_dir_.isEmpty()) QTimer::singleShot(300, this, &MainWindow::take_screenshots);
   if (quit_when_loaded_) qApp->exit(failures_ > 0 || runs_.empty() ? 1 : 0);
@@ -418,7 +436,7 @@ void MainWindow::take_screenshots() {
         for (QAbstractSeries* series : c->chart()->series()) {
           const auto* line = qobject_cast<QLineSeries*>(series);
           if (const auto* area = qobject_cast<QAreaSeries*>(series)) line = area->upperSeries();
-          if (line == nullptr) continue;
+          if (line == nullptr || series->objectName().startsWith(QLatin1String("outage-key"))) continue;
           double lo = 0, hi = 0, lo_x = 0;
           const auto points = line->points();
           for (qsizetype k = 0; k < points.size(); ++k) {
@@ -431,6 +449,55 @@ void MainWindow::take_screenshots() {
               << c->marks().size() << '\n';
         }
       }
+  } else {
+    ++failures_;
+  }
+  // How each chart was laid out, for scripts/gui-screenshots (issue #36): its height and its
+  // plot's, whether the legend got the room it asks for (else entries are cut), every legend
+  // entry, and whether something drawn over the plot hides it (a legend inside the plot area).
+  QFile layout_tsv(QDir(screenshot_dir_).filePath(QStringLiteral("layout.tsv")));
+  if (layout_tsv.open(QIODevice::WriteOnly | QIODevice::Text)) {
+    QTextStream out(&layout_tsv);
+    out << "tab\tchart\theight\tplot_height\tlegend_height\tlegend_wanted\tlegend_inside_plot\tentries\tcolours\n";
+    for (int i = 0; i < tabs_->count() && i < static_cast<int>(std::size(names)); ++i) {
+      tabs_->setCurrentIndex(i);
+      for (int k = 0; k < 5; ++k) QApplication::processEvents();
+      for (const QChartView* v : tabs_->widget(i)->findChildren<QChartView*>()) {
+        if (!v->isVisibleTo(tabs_->widget(i))) continue;
+        const QChart* c = v->chart();
+        const QLegend* legend = c->legend();
+        QStringList entries;
+        for (const QLegendMarker* m : legend->markers())
+          if (m->isVisible()) entries << m->label();
+        const QRectF plot = c->plotArea();
+        const QRectF lg = legend->isVisible() ? legend->geometry() : QRectF();
+        bool inside = !lg.isEmpty() && plot.intersects(lg);
+        for (const QGraphicsItem* item : c->childItems())
+          if (item->type() == QGraphicsTextItem::Type && item->isVisible() &&
+              plot.intersects(item->mapRectToParent(item->boundingRect())))
+            inside = true;
+        // The height its entries need: one row each (a legend at the side lists them one a line).
+        const double row = std::max(QFontMetricsF(legend->font()).height(), 12.0) + 7;
+        const double wanted = legend->isVisible() ? row * static_cast<double>(entries.size()) : 0;
+        QStringList colours;  // of the curves (not the outage keys)
+        for (const QAbstractSeries* series : c->series()) {
+          if (series->objectName().startsWith(QLatin1String("outage-key"))) continue;
+          if (const auto* area = qobject_cast<const QAreaSeries*>(series))
+            colours << area->color().name();
+          else if (const auto* line = qobject_cast<const QLineSeries*>(series))
+            colours << line->pen().color().name();
+        }
+        out << names[i] << '\t' << c->title() << '\t' << v->height() << '\t' << qRound(plot.height()) << '\t'
+            << qRound(lg.height()) << '\t' << qRound(wanted) << '\t' << (inside ? 1 : 0) << '\t'
+            << entries.join(QLatin1Char('|')) << '\t' << colours.join(QLatin1Char('|')) << '\n';
+      }
+      // The Compare tab's one legend for many runs.
+      for (const QLabel* l : tabs_->widget(i)->findChildren<QLabel*>(QStringLiteral("run_legend")))
+        if (l->isVisibleTo(tabs_->widget(i)))
+          out << names[i] << "\trun legend\t" << l->height() << '\t' << l->height() << '\t' << l->height() << '\t'
+              << l->sizeHint().height() << "\t0\t" << l->property("entries").toStringList().join(QLatin1Char('|'))
+              << '\t' << l->property("colours").toStringList().join(QLatin1Char('|')) << '\n';
+    }
   } else {
     ++failures_;
   }

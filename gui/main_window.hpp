@@ -55,6 +55,7 @@ class MainWindow : public QMainWindow {
   void on_loaded(quint64 job, std::shared_ptr<const ReplayData> data);
   void on_failed(quint64 job, const QString& path, const QString& message);
   void on_idle();
+  bool compare_dirty_ = false;  // runs loaded while more were coming: the Compare tab is filled at idle
   void set_current(int index);
   void open_dialog();
   void export_png();

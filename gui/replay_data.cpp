@@ -94,7 +94,18 @@ QString kind_name(std::uint8_t kind) { return name_of(kKindNames, kind); }
 QString event_name(std::uint8_t kind) { return name_of(kEventNames, kind); }
 
 QColor tenant_colour(std::size_t rank) { return QColor(rank < kTopTenants ? kPalette[rank] : kOther); }
-QColor series_colour(std::size_t index) { return QColor(kPalette[index % std::size(kPalette)]); }
+QColor series_colour(std::size_t index) {
+  // Tableau 10 (less its grey), then 12 more chosen (mostly from K. L. Kelly's "Twenty-two colors of
+  // maximum contrast", 1965) at least 49 apart in RGB from every other; past those, hues a golden
+  // angle apart. Every run of a 20-run bake-off gets its own colour.
+  static constexpr QRgb kMore[] = {0x875692, 0x008856, 0xbe0032, 0x0067a5, 0xf6a600, 0x882d17,
+                                   0x8db600, 0x00c4ff, 0xdcd300, 0x2b3d26, 0xa1caf1, 0xff00aa};
+  constexpr std::size_t a = std::size(kPalette), b = std::size(kMore);
+  if (index < a) return QColor(kPalette[index]);
+  if (index < a + b) return QColor(kMore[index - a]);
+  const double hue = std::fmod(static_cast<double>(index - a - b) * 137.508, 360.0);
+  return QColor::fromHsvF(static_cast<float>(hue / 360.0), 0.75f, index % 2 ? 0.6f : 0.85f);
+}
 
 const Bucketed& Pyramid::level_for(double x0, double x1, std::size_t max_points) const {
   for (const Bucketed& level : levels) {
@@ -202,7 +213,10 @@ std::vector<NodeOutage> node_outages(const results::RunResult& r) {
     out.push_back(NodeOutage{e.time, -1, e.detail, kind, e.reason});
   }
   for (NodeOutage& o : out)
-    if (o.end < 0) o.end = std::max(o.start, r.sim_end);
+    if (o.end < 0) {
+      o.end = std::max(o.start, r.sim_end);
+      o.back = false;
+    }
   std::stable_sort(out.begin(), out.end(), [](const NodeOutage& a, const NodeOutage& b) {
     return a.start != b.start ? a.start < b.start : a.node < b.node;
   });
@@ -252,7 +266,7 @@ std::vector<std::uint8_t> nodes_out_at(const std::vector<NodeOutage>& outages, s
   std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max(nodes, 0)), 0);
   for (const NodeOutage& o : outages) {
     if (o.start > t) break;
-    if (t < o.end && o.node >= 0 && o.node < nodes)
+    if ((t < o.end || (!o.back && t == o.end)) && o.node >= 0 && o.node < nodes)
       out[static_cast<std::size_t>(o.node)] = 1 + static_cast<std::uint8_t>(o.kind);
   }
   return out;
@@ -285,12 +299,6 @@ Tick nearest_rank(const std::vector<Tick>& sorted, int percent) {
   const std::size_t n = sorted.size();
   const std::size_t i = (static_cast<std::size_t>(percent) * n + 99) / 100;
   return sorted[std::max<std::size_t>(i, 1) - 1];
-}
-
-double jain_index(const std::vector<double>& x) {
-  double sum = 0, sumsq = 0;
-  for (double v : x) sum += v, sumsq += v * v;
-  return sumsq > 0 ? sum * sum / (static_cast<double>(x.size()) * sumsq) : 0.0;
 }
 
 QString ReplayData::tenant_name(std::uint32_t id) const {
@@ -380,10 +388,6 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     ts.mean_wait_s = mean_s(w);
     ts.p95_wait_s = seconds(nearest_rank(w, 95));
   }
-  std::vector<double> hours;
-  for (const TenantStats& ts : d->tenants)
-    if (ts.jobs > 0) hours.push_back(ts.gpu_hours);
-  k.jain = jain_index(hours);
   clock.mark("kpis");
 
   std::sort(d->tenants.begin(), d->tenants.end(), [](const TenantStats& a, const TenantStats& b) {
@@ -516,6 +520,18 @@ QString format_when(const ReplayData& d, Tick t) {
   return QStringLiteral("%1 UTC (%2)")
       .arg(QString::fromStdString(results::calendar(d.result.unix_start * 1000 + d.origin + t, true)),
            format_offset(t));
+}
+
+QString format_date(const ReplayData& d, Tick t) {
+  if (d.result.unix_start < 0) return format_offset(t);
+  return QString::fromStdString(results::calendar(d.result.unix_start * 1000 + d.origin + t, true));
+}
+
+QString why_text(int code, const QString& words) {
+  const QString kind = pending_code_name(code);
+  if (words.startsWith(kind + QLatin1Char(':'), Qt::CaseInsensitive) || words.compare(kind, Qt::CaseInsensitive) == 0)
+    return words;
+  return words.isEmpty() ? kind : kind + QStringLiteral(": ") + words;
 }
 
 QString format_offset(Tick t) {

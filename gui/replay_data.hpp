@@ -109,7 +109,8 @@ struct Kpis {
   double jct_mean_s = 0;   // submit to end, completed jobs
   double utilization = 0;  // GPU-seconds held / (total GPUs x (sim_end - sim_start))
   double makespan_s = 0;
-  double jain = 0;  // (sum x)^2 / (n sum x^2) over GPU-hours of the n tenants with jobs
+  // Jain's index is ReplayData::fairness.jain (results/fairness.hpp), the figure `headroom run`,
+  // the Compare tab and the report show: one computation.
 };
 
 // Nodes out of service, from the audit log: a scripted outage (failure drill), a maintenance
@@ -124,6 +125,7 @@ struct NodeOutage {
   std::int32_t node = 0;
   OutageKind kind = OutageKind::Failure;
   std::uint32_t reason = 0;  // index into RunResult::reasons: the node_down row's (the drain's when none)
+  bool back = true;          // false: never back, out at the run's end too (end = sim_end)
 };
 
 // A span in which nodes of one kind were out, overlapping node outages merged: what the charts
@@ -144,7 +146,6 @@ std::vector<std::uint8_t> nodes_out_at(const std::vector<NodeOutage>& outages, s
 
 // Nearest-rank quantile of `values` (sorted ascending), p in (0, 1].
 Tick nearest_rank(const std::vector<Tick>& sorted, int percent);
-double jain_index(const std::vector<double>& x);
 
 // Everything the views show for one result file, prepared once off the GUI thread and then
 // shared read-only (std::shared_ptr<const ReplayData>) between models and views.
@@ -197,5 +198,10 @@ QString format_offset(Tick t);
 // A point in time of run `d` (t: since its first submit): the UTC date and time when the trace
 // gives a start date, "2010-05-07 09:34:55 UTC (6d 18:30:00)", else format_offset(t).
 QString format_when(const ReplayData& d, Tick t);
+// The same for a table cell, as the charts' axes read: "2010-05-07 09:34:55" when the trace gives a
+// start date (UTC), else format_offset(t).
+QString format_date(const ReplayData& d, Tick t);
+// A pending job's reason after its kind, once: "gang: partially placed" (never "gang: gang: ...").
+QString why_text(int code, const QString& words);
 
 }  // namespace headroom::gui

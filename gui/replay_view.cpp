@@ -57,8 +57,8 @@ void ClusterMap::set_time(Tick t) {
   if (!data_) return;
   QElapsedTimer clock;
   clock.start();
-  occ_ = occupancy_at(data_->cluster, t);
   out_ = nodes_out_at(data_->outages, data_->cluster.nodes, t);
+  occ_ = occupancy_at(data_->cluster, t, out_);
   query_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   update();
 }
@@ -186,9 +186,14 @@ void ClusterMap::paintEvent(QPaintEvent*) {
       const int used = have_occ ? occ_.used[node] : 0;
       bool lit = false;
       for (std::uint32_t k = u0; k < u1; ++k) lit = lit || static_cast<int>(occ_.uses[k].job) == highlight_;
-      if (static_cast<std::size_t>(node) < out_.size() && out_[static_cast<std::size_t>(node)] > 0) {
+      const int out_kind = static_cast<std::size_t>(node) < out_.size() ? out_[static_cast<std::size_t>(node)] : 0;
+      // Cordoned but still running jobs: drawn with its jobs, framed and its free GPUs tinted in
+      // the outage's colour (those GPUs are down: not placeable).
+      const QColor drain = out_kind > 0 ? outage_colour(static_cast<OutageKind>(out_kind - 1)) : QColor();
+      const bool draining = out_kind > 0 && used > 0;
+      if (out_kind > 0 && used == 0) {
         // Out of service: the outage's colour, crossed out.
-        const QColor c = outage_colour(static_cast<OutageKind>(out_[static_cast<std::size_t>(node)] - 1));
+        const QColor& c = drain;
         p.fillRect(r, mix(c, Qt::white, 0.55));
         p.setPen(QPen(c, r.width() >= 6 ? 1.5 : 1.0));
         if (r.width() >= 4) {
@@ -208,16 +213,22 @@ void ClusterMap::paintEvent(QPaintEvent*) {
               most = occ_.uses[k].gpus;
               best = occ_.uses[k].job;
             }
-          c = mix(kIdle, job_colour(best), 0.3 + 0.7 * static_cast<double>(used) / cap);
+          c = mix(draining ? mix(drain, Qt::white, 0.55) : kIdle, job_colour(best),
+                  0.3 + 0.7 * static_cast<double>(used) / cap);
         }
         p.fillRect(r, c);
+        if (draining && r.width() >= 4) {
+          p.setPen(QPen(drain, 1));
+          p.setBrush(Qt::NoBrush);
+          p.drawRect(r.adjusted(0, 0, -1, -1));
+        }
         if (lit) {
           p.setPen(QPen(kHighlight, 2));
           p.drawRect(r.adjusted(-1, -1, 0, 0));
         }
         continue;
       }
-      p.fillRect(r, used > 0 && used < cap ? kPartialFrame : kNodeFrame);
+      p.fillRect(r, draining ? drain : used > 0 && used < cap ? kPartialFrame : kNodeFrame);
       int slot = 0;
       const auto cell_rect = [&](int s) {
         return QRect(r.left() + 1 + (s % cols_) * cell_, r.top() + 1 + (s / cols_) * cell_, cell_ - 1, cell_ - 1);
@@ -227,7 +238,7 @@ void ClusterMap::paintEvent(QPaintEvent*) {
         const int n = std::max(1, occ_.uses[k].gpus);
         for (int g = 0; g < n && slot < cap; ++g, ++slot) p.fillRect(cell_rect(slot), c);
       }
-      for (; slot < cap; ++slot) p.fillRect(cell_rect(slot), kIdle);
+      for (; slot < cap; ++slot) p.fillRect(cell_rect(slot), draining ? mix(drain, Qt::white, 0.55) : kIdle);
       if (lit) {
         // Outline the highlighted job's cells.
         p.setPen(QPen(kHighlight, 2));
@@ -363,7 +374,12 @@ ReplayView::ReplayView(QWidget* parent) : View(parent) {
   queue_view_->setAlternatingRowColors(true);
   queue_view_->verticalHeader()->hide();
   queue_view_->verticalHeader()->setDefaultSectionSize(queue_view_->fontMetrics().height() + 6);
-  queue_view_->horizontalHeader()->setStretchLastSection(true);
+  // The policy's words in full (issue #36: "Priority: one or mo…"): the column takes its text's
+  // width and the table scrolls sideways; hovering shows it too.
+  queue_view_->horizontalHeader()->setStretchLastSection(false);
+  queue_view_->horizontalHeader()->setSectionResizeMode(QueueModel::Reason, QHeaderView::ResizeToContents);
+  queue_view_->horizontalHeader()->setResizeContentsPrecision(200);
+  queue_view_->setTextElideMode(Qt::ElideNone);
   queue_view_->setWordWrap(false);
 
   back_ = new QToolButton;
@@ -497,9 +513,12 @@ void ReplayView::set_data(std::shared_ptr<const ReplayData> data) {
     for (const NodeOutage& o : data_->outages) kinds[static_cast<int>(o.kind)] = true;
     for (int k = 0; k < kOutageKinds; ++k)
       if (kinds[k])
-        legend += QStringLiteral(" &nbsp; <span style='color:%1'>\u2612</span>&nbsp;%2")
-                      .arg(outage_colour(static_cast<OutageKind>(k)).name(),
-                           tr("%1 (node out)").arg(outage_kind_name(static_cast<OutageKind>(k))));
+        legend +=
+            QStringLiteral(" &nbsp; <span style='color:%1'>\u2612</span>&nbsp;%2")
+                .arg(outage_colour(static_cast<OutageKind>(k)).name(),
+                     static_cast<OutageKind>(k) == OutageKind::Drain
+                         ? tr("%1 (node out; framed while its jobs finish)").arg(outage_kind_name(OutageKind::Drain))
+                         : tr("%1 (node out)").arg(outage_kind_name(static_cast<OutageKind>(k))));
   }
   legend_->setText(legend);
   selected_->setText(tr("Click a cell to select its job; double-click to open it in the Jobs tab."));
@@ -546,22 +565,29 @@ void ReplayView::update_labels() {
   }
   clock_->setText(tr("Cursor %1").arg(format_when(*data_, time_ - data_->origin)));
   const Occupancy& o = map_->occupancy();
-  if (!data_->cluster.slices.empty())
-    stats_->setText(tr("<b>%1 of %2 GPUs in use</b> &nbsp; nodes: %3 full, <span style='color:%6'><b>%4 partly "
-                       "used</b></span>, %5 idle%7")
-                        .arg(QString::fromStdString(results::thousands(o.used_gpus)))
-                        .arg(QString::fromStdString(results::thousands(data_->result.total_gpus)))
-                        .arg(o.full_nodes)
-                        .arg(o.partial_nodes)
-                        .arg(o.idle_nodes)
-                        .arg(kPartialFrame.darker(120).name(),
-                             map_->per_node() ? tr(" &nbsp; (one cell per node, darker = fuller)") : QString()));
-  std::int64_t out = 0;
-  for (std::uint8_t k : map_->out_of_service()) out += k > 0;
-  if (out > 0 && !data_->cluster.slices.empty())
-    stats_->setText(stats_->text() + tr(" &nbsp; <span style='color:%1'><b>%2 nodes out of service</b></span>")
-                                         .arg(outage_colour(OutageKind::Outage).name(),
-                                              QString::fromStdString(results::thousands(out))));
+  if (!data_->cluster.slices.empty()) {
+    QString text = tr("<b>%1 of %2 GPUs in use</b> &nbsp; nodes: %3 full, <span style='color:%4'><b>%5 partly "
+                      "used</b></span>, %6 idle")
+                       .arg(QString::fromStdString(results::thousands(o.used_gpus)))
+                       .arg(QString::fromStdString(results::thousands(data_->result.total_gpus)))
+                       .arg(QString::fromStdString(results::thousands(o.full_nodes)))
+                       .arg(kPartialFrame.darker(120).name())
+                       .arg(QString::fromStdString(results::thousands(o.partial_nodes)))
+                       .arg(QString::fromStdString(results::thousands(o.idle_nodes)));
+    const QString out_colour = outage_colour(OutageKind::Outage).name();
+    if (o.draining_nodes > 0)
+      text += tr(", <span style='color:%1'><b>%2 draining</b></span> (cordoned, jobs still running)")
+                  .arg(outage_colour(OutageKind::Drain).name(),
+                       QString::fromStdString(results::thousands(o.draining_nodes)));
+    if (o.out_nodes > 0)
+      text += tr(", <span style='color:%1'><b>%2 out of service</b></span>")
+                  .arg(out_colour, QString::fromStdString(results::thousands(o.out_nodes)));
+    if (o.down_gpus > 0)
+      text += tr(" &nbsp; <span style='color:%1'><b>%2 GPUs down</b></span>")
+                  .arg(out_colour, QString::fromStdString(results::thousands(o.down_gpus)));
+    if (map_->per_node()) text += tr(" &nbsp; (one cell per node, darker = fuller)");
+    stats_->setText(text);
+  }
   // The head of the queue and why it waits, in full (the table's last column is often cut off).
   QString head;
   if (!queue_->entries().empty()) {
@@ -571,9 +597,7 @@ void ReplayView::update_labels() {
         q.reason < reasons.size() && !reasons[q.reason].empty()
             ? QString::fromStdString(reasons[q.reason]).toHtmlEscaped()
             : tr("%1 gives no reason").arg(QString::fromStdString(data_->result.policy).toHtmlEscaped());
-    head = tr("<br>Head of line: job %1, %2: %3")
-               .arg(data_->result.jobs[q.job].trace_id)
-               .arg(pending_code_name(q.code), words);
+    head = tr("<br>Head of line: job %1, %2").arg(data_->result.jobs[q.job].trace_id).arg(why_text(q.code, words));
   }
   queue_title_->setText(tr("<b>Queue at the cursor: %1 pending</b> (longest wait first; double-click opens the job)%2")
                             .arg(queue_->rowCount())

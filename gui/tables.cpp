@@ -88,9 +88,10 @@ QVariant JobEventsModel::data(const QModelIndex& index, int role) const {
   const Row& r = rows_[static_cast<std::size_t>(index.row())];
   if (role == kRawRole) return index.column() == Time ? QVariant(static_cast<qint64>(r.time)) : QVariant(r.kind);
   if (role == Qt::TextAlignmentRole) return align(index.column() != Time);
+  if (role == Qt::ToolTipRole && index.column() == Reason && !r.reason.isEmpty()) return r.reason;
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
-    case Time: return format_offset(r.time);
+    case Time: return data_ ? format_date(*data_, r.time) : format_offset(r.time);
     case Event: return event_name(r.kind);
     case Detail: return r.detail;
     case Reason: return r.reason;
@@ -202,7 +203,7 @@ constexpr KpiCompareModel::KpiInfo kKpis[] = {
     {"rho_mean", "Finish-time rho, mean", "index", -1},
     {"min_share_ratio", "Min share / entitlement", "index", 1},
     {"max_dominant_share", "Max dominant share", "fraction", 0},
-    {"fragmentation", "Fragmentation", "fraction", -1},
+    {"fragmentation", "Fragmentation (of the free GPUs while jobs waited)", "fraction", -1},
     {"fragmented_gpus_mean", "Mean fragmented GPUs", "GPUs", -1},
     {"borrowed_gpu_hours", "Borrowed above entitlement", "GPU-h", 0},
     {"borrowing_starts", "Starts over entitlement", "count", 0},
@@ -338,8 +339,9 @@ void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> ru
   runs_ = std::move(runs);
   differs_.assign(runs_.size(), QString());
   if (runs_.size() > 1) {
-    std::vector<QString> policy, pools, scale;
+    std::vector<QString> scenario, policy, pools, scale;
     for (const auto& r : runs_) {
+      scenario.push_back(QString::fromStdString(r->result.scenario_name));
       policy.push_back(QString::fromStdString(r->result.policy));
       pools.push_back(pools_text(r->result));
       const double a = arrival_scale(r->result.scenario_text);
@@ -348,9 +350,20 @@ void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> ru
     const auto varies = [](const std::vector<QString>& v) {
       return std::any_of(v.begin(), v.end(), [&](const QString& x) { return x != v.front(); });
     };
-    const bool p = varies(policy), c = varies(pools), a = varies(scale);
+    // Runs of several scenarios (the drills kept by `compare --keep-runs`): the scenario's name
+    // first; the cluster and the load then only when they differ between runs of one scenario
+    // (a drill's capacity or load change is its name's to tell).
+    const bool n = varies(scenario), p = varies(policy);
+    const auto varies_within = [&](const std::vector<QString>& v) {
+      for (std::size_t i = 0; i < v.size(); ++i)
+        for (std::size_t j = i + 1; j < v.size(); ++j)
+          if ((!n || scenario[i] == scenario[j]) && v[i] != v[j]) return true;
+      return false;
+    };
+    const bool c = varies_within(pools), a = varies_within(scale);
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       QStringList parts;
+      if (n) parts << scenario[i];
       if (p) parts << policy[i];
       if (c) parts << pools[i];
       if (a) parts << scale[i];
@@ -385,8 +398,8 @@ void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> ru
       Node x = metric_node(info(k).metric, tr(info(k).label), info(k).unit, info(k).better, std::move(v));
       if (k == Jain)
         x.tip +=
-            tr("\nJain's fairness index over tenants' GPU-hours: (sum x)^2 / (n * sum x^2); 1 = all equal, 1/n = one "
-               "tenant has all");
+            tr("\nJain's fairness index over tenants' share of GPU-time / entitlement x: (sum x)^2 / (n * sum x^2); "
+               "1 = every tenant got its entitlement in equal measure, 1/n = one tenant has all");
       if ((k == BorrowedGpuHours || k == BorrowingStarts) &&
           std::none_of(runs_.begin(), runs_.end(), [](const auto& r) { return r->fairness.entitlements_set; })) {
         x.label += tr(" (not measured: no tenants set)");
@@ -621,6 +634,10 @@ QVariant KpiCompareModel::data(const QModelIndex& index, int role) const {
   const double base = x.values.front();
   const std::string& currency = runs_[run]->summary.currency;
   if (role == kRawRole) return delta ? v - base : v;
+  if (role == Qt::DisplayRole && !delta && x.metric == "fragmentation")  // with its denominator (issue #36)
+    return tr("%1 of %2 free")
+        .arg(format_in(x.unit, v, currency),
+             QString::fromStdString(results::grouped(runs_[run]->summary.free_gpus_waiting_mean, 1)));
   if (role == Qt::DisplayRole) return delta ? delta_in(x.unit, v, base, currency) : format_in(x.unit, v, currency);
   if ((role == Qt::ForegroundRole || role == Qt::ToolTipRole) && delta) {
     // A difference that reads as none ("0.000", "+0.0 pp") is not coloured either.
@@ -650,6 +667,21 @@ QVariant KpiCompareModel::headerData(int section, Qt::Orientation orientation, i
   if (section >= 1 && section <= n) return title(static_cast<std::size_t>(section - 1));
   if (section > n && section < columnCount()) return tr("\u0394 %1").arg(title(static_cast<std::size_t>(section - n)));
   return {};
+}
+
+QString jain_text(const ReplayData& d) {
+  const results::Fairness& f = d.fairness;
+  std::size_t n = 0;
+  for (const results::TenantFairness& t : f.tenants) n += t.jobs > 0 && t.entitlement > 0;
+  const auto fixed = [](double v) { return std::isnan(v) ? QStringLiteral("-") : QString::number(v, 'f', 3); };
+  return QObject::tr(
+             "<b>Jain's fairness index</b> over tenants' share of GPU-time divided by their entitlement, x = s / e: "
+             "J = (\u03a3x)\u00b2 / (n \u00b7 \u03a3x\u00b2) = <b>%1</b> &nbsp; (n = %2 tenants with jobs; 1 = "
+             "every tenant got the same fraction of its entitlement, 1/n = %3 = one tenant got all; the figure "
+             "of the Compare tab, <tt>headroom run</tt> and the report)")
+      .arg(fixed(f.jain))
+      .arg(n)
+      .arg(n > 0 ? QString::number(1.0 / static_cast<double>(n), 'f', 3) : QStringLiteral("-"));
 }
 
 QString to_csv(const QAbstractItemModel& model) {

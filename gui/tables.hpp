@@ -169,6 +169,10 @@ class KpiCompareModel : public QAbstractItemModel {
   std::vector<Node> nodes_;
 };
 
+// The Fairness tab's line on Jain's index: results::Fairness::jain (over share / entitlement, the
+// same figure as the Compare tab, `headroom compare` and the report), rich text.
+QString jain_text(const ReplayData& d);
+
 // The model's display text as CSV (header row, then every row), quoted where needed.
 QString to_csv(const QAbstractItemModel& model);
 

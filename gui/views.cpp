@@ -4,6 +4,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLocale>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -112,7 +113,11 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   fidelity_ = new CurveChart(tr("GPUs in use: recorded (trace) vs simulated"), tr("GPUs"));
   readout_ = new QLabel;
   readout_->setTextFormat(Qt::RichText);
-  auto* grid = new QGridLayout;
+  // The charts keep a readable height (axis labels, legends) and the page scrolls when the window
+  // is smaller than that (issue #36: at 1280x720 the top charts were squeezed to ~40 px).
+  auto* page = new QWidget;
+  auto* grid = new QGridLayout(page);
+  grid->setContentsMargins(0, 0, 0, 0);
   grid->setSpacing(6);
   grid->addWidget(by_tenant_, 0, 0);
   grid->addWidget(by_pool_, 0, 1);
@@ -122,8 +127,14 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   pending_reason_->hide();
   grid->addWidget(fidelity_, 3, 0, 1, 2);
   fidelity_->hide();
-  // The full-width charts below keep room for their time axis' labels.
-  for (CurveChart* c : {pending_reason_, fidelity_}) c->setMinimumHeight(170);
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_}) c->setMinimumHeight(kChartMinHeight);
+  for (CurveChart* c : {pending_reason_, fidelity_}) c->setMinimumHeight(kWideChartMinHeight);
+  auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("timeline_scroll"));
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(page);
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   top->addWidget(readout_, 1);
@@ -131,7 +142,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
       hint_label(tr("Drag or wheel: zoom \u00b7 \u2190/\u2192: pan \u00b7 click: cursor \u00b7 "
                     "double-click: everything")));
   layout->addLayout(top);
-  layout->addLayout(grid, 1);
+  layout->addWidget(scroll, 1);
   for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_}) {
     sync_->add(c);
     track(c);
@@ -185,6 +196,7 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   if (const Pyramid& f = data_->recorded_vs_simulated; !f.empty()) {
     fidelity.push_back({&f, 0, f.full().curves[0].name, QColor(0x606060), Qt::DashLine});
     fidelity.push_back({&f, 1, f.full().curves[1].name, series_colour(0), Qt::SolidLine});
+    if (f.full().curves.size() > 2) fidelity.push_back({&f, 2, f.full().curves[2].name, QColor(0x202020), Qt::DotLine});
   }
   fidelity_->setVisible(!fidelity.empty());
   fidelity_->set_sources(std::move(fidelity), CurveChart::Mode::Lines);
@@ -252,7 +264,12 @@ JobsView::JobsView(QWidget* parent) : View(parent) {
   events_view_ = new QTableView;
   setup_table(events_view_);
   events_view_->setModel(events_);
+  // A job's few events: the Reason column takes the rest of the width and wraps, rows grow to
+  // hold it: never "unschedulable: no…" (issue #36).
   events_view_->horizontalHeader()->setStretchLastSection(true);
+  events_view_->setWordWrap(true);
+  events_view_->setTextElideMode(Qt::ElideNone);
+  events_view_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   auto* detail = new QWidget;
   auto* dl = new QVBoxLayout(detail);
   dl->setContentsMargins(6, 0, 0, 0);
@@ -371,7 +388,9 @@ void JobsView::show_job(int job) {
   lines << plural(j.preemptions, tr("preemption"), tr("preemptions"));
   if (!events_->from_audit_log()) lines << tr("(no audit events for this job in the file; rebuilt from /jobs)");
   summary_->setText(lines.join(QLatin1Char('\n')));
-  events_view_->resizeColumnsToContents();
+  for (int c : {JobEventsModel::Time, JobEventsModel::Event, JobEventsModel::Detail})
+    events_view_->resizeColumnToContents(c);
+  events_view_->resizeRowsToContents();
 }
 
 FairnessView::FairnessView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
@@ -414,15 +433,7 @@ void FairnessView::set_data(std::shared_ptr<const ReplayData> data) {
   share_->set_sources(tenant_sources(data_->share_by_tenant), CurveChart::Mode::Stacked, 100.0, "%.0f %");
   sync_->reset();
   cdf_->set_cdfs(data_->wait_cdfs);
-  std::size_t n = 0;
-  for (const TenantStats& t : data_->tenants) n += t.jobs > 0;
-  jain_->setText(
-      tr("<b>Jain's fairness index</b> over tenants' GPU-hours: J = (\u03a3x)\u00b2 / (n \u00b7 \u03a3x\u00b2) = "
-         "<b>%1</b> &nbsp; (n = %2 tenants with jobs; 1 = every tenant got the same GPU-hours, "
-         "1/n = %3 = one tenant got all)")
-          .arg(QString::number(data_->kpis.jain, 'f', 3))
-          .arg(n)
-          .arg(n > 0 ? QString::number(1.0 / static_cast<double>(n), 'f', 3) : QStringLiteral("-")));
+  jain_->setText(jain_text(*data_));
 }
 
 CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
@@ -440,14 +451,24 @@ CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(t
   used_ = new CurveChart(tr("GPUs in use"), tr("GPUs"));
   pending_ = new CurveChart(tr("Pending jobs"), tr("jobs"));
   for (CurveChart* c : {used_, pending_}) {
+    c->setMinimumHeight(210);  // a plot of ~130 px under the title and above the time axis
     sync_->add(c);
     track(c);
   }
+  // Many runs (a bake-off's 20): one legend for both charts under them, in columns, instead of
+  // two legends cut to the charts' height.
+  run_legend_ = new QLabel;
+  run_legend_->setObjectName(QStringLiteral("run_legend"));
+  run_legend_->setTextFormat(Qt::RichText);
+  run_legend_->hide();
   auto* charts = new QWidget;
-  auto* cl = new QHBoxLayout(charts);
-  cl->setContentsMargins(0, 0, 0, 0);
+  auto* cv = new QVBoxLayout(charts);
+  cv->setContentsMargins(0, 0, 0, 0);
+  auto* cl = new QHBoxLayout;
   cl->addWidget(used_);
   cl->addWidget(pending_);
+  cv->addLayout(cl, 1);
+  cv->addWidget(run_legend_);
   auto* top = new QWidget;
   auto* tl = new QVBoxLayout(top);
   tl->setContentsMargins(0, 0, 0, 0);
@@ -486,8 +507,33 @@ void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) 
     time_base(used_, *runs_.front(), runs_.size() == 1);
     time_base(pending_, *runs_.front(), runs_.size() == 1);
   }
+  const bool shared_legend = used.size() > kChartLegendRuns;
+  QStringList names, colours;
+  for (const CurveChart::Source& s : used) names << s.name, colours << s.colour.name();
+  QString html;
+  if (shared_legend) {
+    constexpr int kColumns = 4;
+    const int rows = (static_cast<int>(used.size()) + kColumns - 1) / kColumns;
+    html = QStringLiteral("<table cellspacing='0' cellpadding='1'>");
+    for (int r = 0; r < rows; ++r) {
+      html += QStringLiteral("<tr>");
+      for (int c = 0; c < kColumns; ++c) {
+        const int i = c * rows + r;  // down the columns: a drill's systems stay together
+        if (i < names.size())
+          html += QStringLiteral("<td><span style='color:%1'>\u25ac\u25ac</span>&nbsp;%2&nbsp;&nbsp;&nbsp;</td>")
+                      .arg(colours[i], names[i].toHtmlEscaped());
+      }
+      html += QStringLiteral("</tr>");
+    }
+    html += QStringLiteral("</table>");
+  }
+  run_legend_->setText(html);
+  run_legend_->setProperty("entries", names);
+  run_legend_->setProperty("colours", colours);
+  run_legend_->setVisible(shared_legend);
   used_->set_sources(std::move(used), CurveChart::Mode::Lines);
   pending_->set_sources(std::move(pending), CurveChart::Mode::Lines);
+  for (CurveChart* c : {used_, pending_}) c->chart()->legend()->setVisible(!shared_legend && c->sources().size() > 1);
   sync_->reset();
 }
 

@@ -51,6 +51,13 @@ class TimeCharts : public QObject {
   double cursor_ = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The least height a Timeline chart keeps (title, legend, axis labels and a plot of ~150 px);
+// below it the Timeline scrolls.
+inline constexpr int kChartMinHeight = 320;
+inline constexpr int kWideChartMinHeight = 240;
+// Up to this many runs, the Compare tab's charts have their own legends; past it, one under both.
+inline constexpr std::size_t kChartLegendRuns = 6;
+
 class TimelineView : public View {
   Q_OBJECT
  public:
@@ -136,6 +143,7 @@ class CompareView : public View {
   QLabel* hint_;
   TimeCharts* sync_;
   CurveChart *used_, *pending_;
+  QLabel* run_legend_;  // one legend for both charts when there are more than kChartLegendRuns runs
 };
 
 }  // namespace headroom::gui

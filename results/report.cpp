@@ -19,9 +19,15 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Okabe-Ito colours (distinguishable with colour-vision deficiencies), yellow replaced by black.
-const char* const kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999999"};
-constexpr std::size_t kMaxSeries = 8;
+// Okabe-Ito colours (distinguishable with colour-vision deficiencies), yellow replaced by black,
+// then 13 more at least 49 apart in RGB from every other: a 20-run bake-off repeats none.
+const char* const kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+                                "#999999", "#875692", "#BE0032", "#8DB600", "#F6A600", "#882D17", "#A1CAF1",
+                                "#2B3D26", "#FF00AA", "#DCD300", "#604E97", "#00C4FF", "#E25822", "#1E4620"};
+constexpr std::size_t kMaxSeries = 8;  // tenants drawn in a chart (the rest are in the tables)
+
+const char* const kOutageColours[] = {"#C62828", "#EF8F00", "#6A1B9A"};  // as the app's (gui/replay_data.cpp)
+const char* const kOutageNames[] = {"outage", "maintenance drain", "node failure"};
 
 std::string fmt(const char* f, double v) {
   char b[64];
@@ -118,7 +124,9 @@ std::vector<Row> kpi_rows(const Summary& s, const Fairness& f) {
       {"Jain's index, mean over time", number(f.jain_mean)},
       {"finish-time fairness rho, max tenant", number(f.rho_max, 2)},
       {"finish-time fairness rho, mean job", number(f.rho_mean, 2)},
-      {"fragmentation (free GPUs no waiting job fits)", percent(s.fragmentation)},
+      {"fragmentation (free GPUs no waiting job fits, of the free GPUs while jobs waited)",
+       percent(s.fragmentation) + " of " + grouped(s.free_gpus_waiting_mean, 1) + " free"},
+      {"fragmented GPUs, mean over the run", grouped(s.fragmented_gpus_mean, 1)},
       {"borrowed above entitlement", f.entitlements_set ? number(f.borrowed_gpu_hours, 1) + " GPU-h"
                                                         : std::string("- (the scenario sets no tenants)")},
       {"reclaims (cross-tenant preemptions)",
@@ -152,6 +160,9 @@ svg { display: block; max-width: 100%; height: auto; }
 .wide { overflow-x: auto; max-width: 100%; }
 table.cols th { white-space: normal; vertical-align: bottom; }
 .note { color: #666; font-size: 12px; }
+table.side td:first-child { white-space: normal; min-width: 14em; max-width: 22em; }
+table.side th { white-space: normal; max-width: 11em; vertical-align: bottom; }
+table.side td { white-space: normal; }
 )";
 
 }  // namespace
@@ -187,9 +198,130 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
   return out;
 }
 
+std::string series_colour(std::size_t k) {
+  if (k < std::size(kColours)) return kColours[k];
+  const double hue = std::fmod(static_cast<double>(k - std::size(kColours)) * 137.508, 360.0);
+  return "hsl(" + fmt("%.0f", hue) + ", 70%, " + (k % 2 ? "35%" : "50%") + ")";
+}
+
+std::vector<OutageSpan> outage_spans(const RunResult& r) {
+  constexpr std::uint8_t kNodeDown = 7, kNodeUp = 8, kDrain = 9;  // models::AuditKind
+  struct Open {
+    int kind = -1;
+    Tick start = 0;
+    std::uint32_t reason = 0;
+  };
+  std::vector<Open> open;
+  std::vector<OutageSpan> single;  // one per node outage
+  const auto reason = [&](std::uint32_t i) { return i < r.reasons.size() ? r.reasons[i] : std::string(); };
+  const auto close = [&](const Open& o, Tick end) {
+    std::string what = reason(o.reason);
+    if (what.rfind("outage: ", 0) == 0) what = what.substr(8);
+    single.push_back(OutageSpan{o.kind, o.start, std::max(o.start, end), 1, o.kind == 0 ? what : std::string()});
+  };
+  for (const EventRecord& e : r.events) {
+    if ((e.kind != kNodeDown && e.kind != kNodeUp && e.kind != kDrain) || e.detail < 0 || e.detail > (1 << 24))
+      continue;
+    const auto node = static_cast<std::size_t>(e.detail);
+    if (node >= open.size()) open.resize(node + 1);
+    Open& o = open[node];
+    if (e.kind == kNodeUp) {
+      if (o.kind >= 0) close(o, e.time);
+      o = Open{};
+      continue;
+    }
+    if (o.kind >= 0) continue;  // a drained node going down: the drain goes on
+    const std::string why = reason(e.reason);
+    o.kind = e.kind == kDrain || why.find("maintenance") != std::string::npos ? 1 : why.rfind("outage", 0) == 0 ? 0 : 2;
+    o.start = e.time;
+    o.reason = e.reason;
+  }
+  for (const Open& o : open)
+    if (o.kind >= 0) close(o, r.sim_end);
+  std::stable_sort(single.begin(), single.end(), [](const OutageSpan& a, const OutageSpan& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.start < b.start;
+  });
+  std::vector<OutageSpan> out;
+  for (const OutageSpan& s : single) {
+    if (!out.empty() && out.back().kind == s.kind && s.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, s.end);
+      out.back().nodes += 1;
+    } else {
+      out.push_back(s);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OutageSpan& a, const OutageSpan& b) {
+    return a.start != b.start ? a.start < b.start : a.kind < b.kind;
+  });
+  return out;
+}
+
+std::vector<Chart::Band> outage_bands(const std::vector<OutageSpan>& spans, Tick origin, double unit_ms) {
+  std::vector<Chart::Band> out;
+  for (const OutageSpan& s : spans) {
+    const int k = std::clamp(s.kind, 0, 2);
+    std::string tip = kOutageNames[k];
+    if (!s.what.empty()) tip += ": " + s.what;
+    tip += ", " + thousands(s.nodes) + (s.nodes == 1 ? " node, " : " nodes, ") +
+           duration(static_cast<double>(s.end - s.start) / 1000.0);
+    out.push_back(Chart::Band{static_cast<double>(s.start - origin) / unit_ms,
+                              static_cast<double>(s.end - origin) / unit_ms, kOutageColours[k], kOutageNames[k], tip,
+                              k == 0, k});
+  }
+  return out;
+}
+
 std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
-  const bool legend = series.size() > 1;
-  const double left = 72, right = legend ? 210 : 24, top = 34, bottom = 48;
+  // The legend's entries: every series, then each band label and reference line once.
+  std::vector<std::pair<std::string, std::string>> keys;  // (name, colour); colour "" for a level
+  std::vector<char> key_kind;                             // 's' series, 'b' band, 'l' level
+  for (std::size_t k = 0; k < series.size(); ++k)
+    keys.emplace_back(series[k].name, series_colour(k)), key_kind.push_back('s');
+  for (const Chart::Band& b : c.bands)
+    if (std::none_of(keys.begin(), keys.end(), [&](const auto& k) { return k.first == b.label; }))
+      keys.emplace_back(b.label, b.colour), key_kind.push_back('b');
+  for (const Chart::Level& l : c.levels) keys.emplace_back(l.label, "#444444"), key_kind.push_back('l');
+  const bool legend = series.size() > 1 || keys.size() > series.size();
+  // Whole names, wrapped at spaces into lines of at most 26 bytes (sweep lines read "policy=fifo,
+  // arrival_scale=0.8", runs "poc-failure-drill · kai"); a longer word is split, never cut.
+  std::vector<std::vector<std::string>> key_lines;
+  double legend_h = 0;
+  for (const auto& key : keys) {
+    constexpr std::size_t kLine = 26;
+    std::vector<std::string> lines(1);
+    std::istringstream words(key.first);
+    std::string word;
+    while (words >> word) {
+      while (word.size() > kLine) {
+        std::size_t cut = kLine;
+        while (cut > 1 && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+        if (!lines.back().empty()) lines.emplace_back();
+        lines.back() = word.substr(0, cut);
+        lines.emplace_back();
+        word = word.substr(cut);
+      }
+      if (!lines.back().empty() && lines.back().size() + 1 + word.size() > kLine) lines.emplace_back();
+      lines.back() += (lines.back().empty() ? "" : " ") + word;
+    }
+    if (lines.size() > 1 && lines.back().empty()) lines.pop_back();
+    legend_h += 18.0 + 13.0 * static_cast<double>(lines.size() - 1);
+    key_lines.push_back(std::move(lines));
+  }
+  // More keys than fit beside the plot (a bake-off's 20 runs): the legend goes under it, in columns
+  // read downwards; the chart grows to hold the whole legend: no run is left out.
+  constexpr double kColumnWidth = 230;
+  const bool below = legend && legend_h > c.height - 34 - 48;
+  const std::size_t columns =
+      below ? std::max<std::size_t>(1, static_cast<std::size_t>((c.width - 72 + 10) / kColumnWidth)) : 1;
+  const std::size_t per_column = (keys.size() + columns - 1) / columns;
+  std::vector<double> row_h(per_column, 18.0);  // below: a row is as tall as its tallest key
+  for (std::size_t k = 0; k < keys.size() && below; ++k)
+    row_h[k % per_column] = std::max(row_h[k % per_column], 18.0 + 13.0 * static_cast<double>(key_lines[k].size() - 1));
+  double below_h = 0;
+  for (double h : row_h) below_h += below ? h : 0;
+  const double left = 72, right = legend && !below ? 210 : 24, top = 34, bottom = 48;
+  const int height = below ? static_cast<int>(std::ceil(c.height + below_h + 8))
+                           : std::max(c.height, static_cast<int>(std::ceil(top + 6 + legend_h + 8)));
   const double pw = c.width - left - right, ph = c.height - top - bottom;
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = c.y_min, y1 = c.y_max;
   double data_y1 = -std::numeric_limits<double>::infinity();
@@ -223,9 +355,9 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
   auto Y = [&](double v) { return top + ph - (v - y0) / (y1 - y0) * ph; };
 
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << c.width << "\" height=\"" << c.height
-    << "\" viewBox=\"0 0 " << c.width << ' ' << c.height << "\" font-family=\"DejaVu Sans, Arial, sans-serif\">";
-  o << "<rect x=\"0\" y=\"0\" width=\"" << c.width << "\" height=\"" << c.height << "\" fill=\"#ffffff\"/>";
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << c.width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << c.width << ' ' << height << "\" font-family=\"DejaVu Sans, Arial, sans-serif\">";
+  o << "<rect x=\"0\" y=\"0\" width=\"" << c.width << "\" height=\"" << height << "\" fill=\"#ffffff\"/>";
   o << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\" font-weight=\"bold\" fill=\"#222\">"
     << html_escape(c.title) << "</text>";
   // Grid and y ticks.
@@ -301,15 +433,32 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
     << "\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(c.x_label) << "</text>";
   o << "<text transform=\"translate(16," << top + ph / 2
     << ") rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">" << html_escape(c.y_label) << "</text>";
+  // Node outages, their x clamped to the plot's.
+  for (const Chart::Band& b : c.bands) {
+    if (!(b.x1 >= x0 && b.x0 <= x1)) continue;
+    double a = X(std::max(b.x0, x0)), z = X(std::min(b.x1, x1));
+    if (z - a < 3) a = (a + z) / 2 - 1.5, z = a + 3;  // a 1-hour outage over weeks still shows
+    // A strip just above the plot, one row a kind (data at 100% stays visible); a scripted outage also
+    // shades the plot.
+    o << "<g class=\"band\"><title>" << html_escape(b.tip) << "</title>";
+    if (b.full)
+      o << "<rect x=\"" << fmt("%.1f", a) << "\" y=\"" << top << "\" width=\"" << fmt("%.1f", z - a) << "\" height=\""
+        << ph << "\" fill=\"" << b.colour << "\" fill-opacity=\"0.16\"/>";
+    o << "<rect x=\"" << fmt("%.1f", a) << "\" y=\"" << top - 11 + 4 * std::clamp(b.row, 0, 2) << "\" width=\""
+      << fmt("%.1f", z - a) << "\" height=\"3\" fill=\"" << b.colour << "\"/></g>";
+  }
   // Series, clipped to the plot area.
   static int clip_id = 0;
   const int id = ++clip_id;
   o << "<clipPath id=\"c" << id << "\"><rect x=\"" << left << "\" y=\"" << top - 2 << "\" width=\"" << pw
     << "\" height=\"" << ph + 4 << "\"/></clipPath><g clip-path=\"url(#c" << id << ")\">";
+  for (const Chart::Level& l : c.levels)
+    o << "<line class=\"level\" x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << fmt("%.1f", Y(l.y))
+      << "\" y2=\"" << fmt("%.1f", Y(l.y)) << "\" stroke=\"#444444\" stroke-width=\"1.4\" stroke-dasharray=\"2,3\"/>";
   const bool categorical = !c.categories.empty();
   for (std::size_t k = 0; k < series.size(); ++k) {
     const auto& s = series[k];
-    const char* colour = kColours[k % kMaxSeries];
+    const std::string colour = series_colour(k);
     // Categories: the series side by side within each category, never joined by lines.
     const double dodge = categorical && series.size() > 1
                              ? (static_cast<double>(k) - static_cast<double>(series.size() - 1) / 2) *
@@ -343,31 +492,32 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
   o << "</g>";
   // Legend.
   if (legend) {
-    // Whole names, wrapped at ", " (sweep lines read "policy=fifo, arrival_scale=0.8") into lines
-    // of at most 26 characters; only a single word longer than that is cut.
     double y = top + 6;
-    for (std::size_t k = 0; k < series.size(); ++k) {
-      const double x = left + pw + 14;
-      std::vector<std::string> lines(1);
-      std::string rest = series[k].name;
-      while (!rest.empty()) {
-        const std::size_t comma = rest.find(", ");
-        std::string part = rest.substr(0, comma == std::string::npos ? rest.size() : comma + 1);
-        rest = comma == std::string::npos ? "" : rest.substr(comma + 2);
-        if (!lines.back().empty() && lines.back().size() + 1 + part.size() > 26) lines.emplace_back();
-        lines.back() += (lines.back().empty() ? "" : " ") + part;
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      double x = left + pw + 14;
+      if (below) {
+        const std::size_t col = k / per_column, row = k % per_column;
+        x = left + static_cast<double>(col) * kColumnWidth;
+        y = c.height + 4;
+        for (std::size_t r = 0; r < row; ++r) y += row_h[r];
       }
-      if (categorical)
-        o << "<circle cx=\"" << x + 9 << "\" cy=\"" << y << "\" r=\"4.2\" fill=\"" << kColours[k % kMaxSeries]
-          << "\"/>";
+      const std::string& colour = keys[k].second;
+      if (key_kind[k] == 'b')
+        o << "<rect x=\"" << x << "\" y=\"" << y - 6 << "\" width=\"18\" height=\"12\" fill=\"" << colour
+          << "\" fill-opacity=\"0.45\"/>";
+      else if (key_kind[k] == 'l')
+        o << "<line x1=\"" << x << "\" x2=\"" << x + 18 << "\" y1=\"" << y << "\" y2=\"" << y
+          << "\" stroke=\"#444444\" stroke-width=\"1.4\" stroke-dasharray=\"2,3\"/>";
+      else if (categorical)
+        o << "<circle cx=\"" << x + 9 << "\" cy=\"" << y << "\" r=\"4.2\" fill=\"" << colour << "\"/>";
       else
         o << "<line x1=\"" << x << "\" x2=\"" << x + 18 << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\""
-          << kColours[k % kMaxSeries] << "\" stroke-width=\"3\"/>";
-      o << "<text x=\"" << x + 24 << "\" y=\"" << y + 4 << "\" font-size=\"11\" fill=\"#222\"><title>"
-        << html_escape(series[k].name) << "</title>";
+          << colour << "\" stroke-width=\"3\"/>";
+      o << "<text class=\"key\" x=\"" << x + 24 << "\" y=\"" << y + 4 << "\" font-size=\"11\" fill=\"#222\"><title>"
+        << html_escape(keys[k].first) << "</title>";
+      const auto& lines = key_lines[k];
       for (std::size_t l = 0; l < lines.size(); ++l)
-        o << "<tspan x=\"" << x + 24 << "\" dy=\"" << (l == 0 ? 0 : 13) << "\">" << html_escape(truncate(lines[l], 30))
-          << "</tspan>";
+        o << "<tspan x=\"" << x + 24 << "\" dy=\"" << (l == 0 ? 0 : 13) << "\">" << html_escape(lines[l]) << "</tspan>";
       o << "</text>";
       y += 18.0 + 13.0 * static_cast<double>(lines.size() - 1);
     }
@@ -471,10 +621,11 @@ std::string run_section(const ReportInput& in) {
   const std::size_t shown = std::min<std::size_t>(order.size(), 20);
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& t = f.tenants[order[i]];
-    o << "<tr><td>" << html_escape(truncate(t.name, 28)) << "</td><td>" << t.jobs << "</td><td>"
+    o << "<tr><td>" << html_escape(truncate(t.name, 28)) << "</td><td>" << thousands(t.jobs) << "</td><td>"
       << percent(t.entitlement) << "</td><td>" << percent(t.share) << "</td><td>" << number(t.share_ratio, 2)
       << "</td><td>" << percent(t.dominant_share) << " " << html_escape(t.dominant_resource) << "</td><td>"
-      << number(t.rho, 2) << "</td><td>" << duration(t.max_wait_s) << "</td><td>" << t.starved << "</td></tr>";
+      << number(t.rho, 2) << "</td><td>" << duration(t.max_wait_s) << "</td><td>" << thousands(t.starved)
+      << "</td></tr>";
   }
   o << "</table>";
   if (order.size() > shown) o << "<p class=\"note\">" << order.size() - shown << " more tenants not shown.</p>";
@@ -488,9 +639,12 @@ std::string run_section(const ReportInput& in) {
   const std::int64_t calendar_ms = r.unix_start >= 0 ? r.unix_start * 1000 + r.sim_start : -1;
   const std::string x_label =
       calendar_ms >= 0 ? std::string("date (UTC)") : "time since the first submit (" + axis.unit + ")";
+  // Node outages shaded on every chart over time, as the app marks them (issue #36).
+  const std::vector<Chart::Band> bands = outage_bands(outage_spans(r), r.sim_start, axis.divisor);
   const auto timed = [&](Chart& c) {
     c.calendar_ms = calendar_ms;
     c.x_unit_ms = axis.divisor;
+    c.bands = bands;
   };
   // Utilization over time: all pools, and each pool when there are several.
   if (S > 0 && r.total_gpus > 0 && ts.pool_used_gpus.size() == S * r.pools.size()) {
@@ -746,13 +900,46 @@ std::string sweep_section(const ReportInput& in) {
 
 }  // namespace
 
+namespace {
+
+std::string base_name(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// What tells the runs apart (issue #36): the scenario (drill) when they differ in it, the system
+// when they differ in it, the file name when neither does (or both are the same for two runs).
+std::vector<std::string> run_labels(const std::vector<const ReportInput*>& runs) {
+  const auto varies = [&](auto get) {
+    return std::any_of(runs.begin(), runs.end(), [&](const ReportInput* r) { return get(*r) != get(*runs.front()); });
+  };
+  const bool scenario = varies([](const ReportInput& r) { return r.run.scenario_name; });
+  const bool policy = varies([](const ReportInput& r) { return r.run.policy; });
+  std::vector<std::string> out;
+  for (const auto* r : runs) {
+    std::string l;
+    if (scenario) l = r->run.scenario_name;
+    if (policy) l += (l.empty() ? "" : " \u00b7 ") + r->run.policy;
+    out.push_back(l);
+  }
+  std::vector<bool> twin(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    twin[i] = out[i].empty() || std::count(out.begin(), out.end(), out[i]) > 1;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (twin[i]) out[i] += (out[i].empty() ? "" : " \u00b7 ") + base_name(runs[i]->file);
+  return out;
+}
+
+}  // namespace
+
 // Several runs (a bake-off's --keep-runs files): wait CDFs, utilization and pending GPUs overlaid,
 // one series per run, and the drills side by side.
 static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
   std::ostringstream o;
-  auto label = [&](const ReportInput& in) {
-    return in.run.policy + (in.run.scenario_name.empty() ? "" : " (" + in.run.scenario_name + ")");
-  };
+  const std::vector<std::string> labels = run_labels(runs);
+  std::map<const ReportInput*, std::string> label_of;
+  for (std::size_t i = 0; i < runs.size(); ++i) label_of[runs[i]] = labels[i];
+  auto label = [&](const ReportInput& in) { return label_of[&in]; };
   Tick span = 0;
   for (const auto* in : runs) span = std::max(span, in->run.sim_end - in->run.sim_start);
   const TimeAxis axis = time_axis(span);
@@ -763,9 +950,20 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
     same_start = same_start && in->run.unix_start == first.unix_start && in->run.sim_start == first.sim_start;
   const std::int64_t calendar_ms = same_start ? first.unix_start * 1000 + first.sim_start : -1;
   const std::string x_label = calendar_ms >= 0 ? std::string("date (UTC)") : axis.unit + " since the first submit";
+  // Every run's node outages (the failure drill's under each system), shaded once.
+  std::vector<Chart::Band> bands;
+  for (const auto* in : runs)
+    for (Chart::Band& b : outage_bands(outage_spans(in->run), in->run.sim_start, axis.divisor))
+      if (std::none_of(bands.begin(), bands.end(), [&](const Chart::Band& o) {
+            return o.label == b.label && std::fabs(o.x0 - b.x0) < 1e-9 && std::fabs(o.x1 - b.x1) < 1e-9;
+          })) {
+        b.tip = label(*in) + ": " + b.tip;
+        bands.push_back(std::move(b));
+      }
   const auto timed = [&](Chart& c) {
     c.calendar_ms = calendar_ms;
     c.x_unit_ms = axis.divisor;
+    c.bands = bands;
   };
   // Wait CDF over every job not rejected; a job that never started counts until the end of its run.
   std::vector<Series> cdfs;
@@ -867,20 +1065,46 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
   for (const auto& in : inputs)
     if (!in.sweep) runs.push_back(&in);
   if (runs.size() > 1) {
-    o << "<h2>Runs side by side</h2><table><tr><th>KPI</th>";
+    // One table per scenario (the drills of a bake-off: its systems side by side), at most
+    // kColumns runs a table, headed by what tells the runs apart; the file is the header's hover
+    // text. The page never scrolls sideways (issue #36: 20 columns of file paths ran off it).
+    constexpr std::size_t kColumns = 6;
+    const std::vector<std::string> labels = run_labels(runs);
+    std::vector<std::string> groups;
     for (const auto* r : runs)
-      o << "<th>" << html_escape(r->run.policy) << "<br><span class=\"note\">" << html_escape(r->file)
-        << "</span></th>";
-    o << "</tr>";
-    const auto rows0 = kpi_rows(runs[0]->summary, runs[0]->fairness);
-    std::vector<std::vector<Row>> all;
-    for (const auto* r : runs) all.push_back(kpi_rows(r->summary, r->fairness));
-    for (std::size_t k = 0; k < rows0.size(); ++k) {
-      o << "<tr><td>" << html_escape(rows0[k].label) << "</td>";
-      for (const auto& rows : all) o << "<td>" << html_escape(rows[k].value) << "</td>";
-      o << "</tr>";
+      if (std::find(groups.begin(), groups.end(), r->run.scenario_name) == groups.end())
+        groups.push_back(r->run.scenario_name);
+    const bool by_scenario = groups.size() > 1;
+    if (!by_scenario) groups.assign(1, std::string());
+    o << "<h2>Runs side by side</h2>";
+    for (const std::string& g : groups) {
+      std::vector<std::size_t> members;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        if (!by_scenario || runs[i]->run.scenario_name == g) members.push_back(i);
+      for (std::size_t from = 0; from < members.size(); from += kColumns) {
+        if (by_scenario && from == 0) o << "<h3>" << html_escape(g.empty() ? "(no scenario name)" : g) << "</h3>";
+        const std::size_t to = std::min(members.size(), from + kColumns);
+        o << "<div class=\"wide\"><table class=\"side\"><tr><th>KPI</th>";
+        for (std::size_t m = from; m < to; ++m) {
+          const std::size_t i = members[m];
+          std::string head = labels[i];
+          if (by_scenario && head.rfind(g + " \u00b7 ", 0) == 0)
+            head = head.substr(g.size() + std::string(" \u00b7 ").size());
+          o << "<th title=\"" << html_escape(runs[i]->file) << "\">" << html_escape(head) << "</th>";
+        }
+        o << "</tr>";
+        const auto rows0 = kpi_rows(runs[members[from]]->summary, runs[members[from]]->fairness);
+        std::vector<std::vector<Row>> all;
+        for (std::size_t m = from; m < to; ++m)
+          all.push_back(kpi_rows(runs[members[m]]->summary, runs[members[m]]->fairness));
+        for (std::size_t k = 0; k < rows0.size(); ++k) {
+          o << "<tr><td>" << html_escape(rows0[k].label) << "</td>";
+          for (const auto& rows : all) o << "<td>" << (k < rows.size() ? html_escape(rows[k].value) : "") << "</td>";
+          o << "</tr>";
+        }
+        o << "</table></div>\n";
+      }
     }
-    o << "</table>\n";
     o << runs_overlay(runs);
   }
   for (const auto& in : inputs)

@@ -57,8 +57,37 @@ struct Chart {
   double x_unit_ms = 0;
   double y_min = 0;
   double y_max = -1;  // -1: from the data
+  // Spans marked on the plot (node outages, maintenance drains, failures), at least 3 px wide: a
+  // strip along its top, the plot shaded too when `full`; each label once in the legend; `tip` is
+  // the span's hover text.
+  struct Band {
+    double x0 = 0, x1 = 0;
+    std::string colour, label, tip;
+    bool full = true;  // shade the plot's height; false: only a strip along its top
+    int row = 0;       // the strip's row (one a kind)
+  };
+  std::vector<Band> bands;
+  // Horizontal reference lines (the cluster's size), drawn dashed and named in the legend.
+  struct Level {
+    double y = 0;
+    std::string label;
+  };
+  std::vector<Level> levels;
 };
 std::string svg_chart(const Chart& chart, const std::vector<Series>& series);
+// The colour of series k: 21 colours at least 49 apart in RGB (Okabe-Ito first), then hues a
+// golden angle apart; the same run keeps its colour in every chart.
+std::string series_colour(std::size_t k);
+// Node outages from the audit log, overlapping ones of a kind merged: what the charts shade.
+struct OutageSpan {
+  int kind = 0;  // 0 scripted outage, 1 maintenance drain, 2 node failure
+  Tick start = 0, end = 0;
+  std::int64_t nodes = 0;
+  std::string what;  // the outage's reason ("site power loss")
+};
+std::vector<OutageSpan> outage_spans(const RunResult& r);
+// Bands for `spans` on a time axis of x = (t - origin) / unit_ms.
+std::vector<Chart::Band> outage_bands(const std::vector<OutageSpan>& spans, Tick origin, double unit_ms);
 // "Nice" tick positions (1, 2, 2.5, 5 x 10^k steps) covering [lo, hi], about `count` of them.
 std::vector<double> nice_ticks(double lo, double hi, int count);
 std::string html_escape(const std::string& text);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "results/fidelity.hpp"
+#include "results/format.hpp"
 #include "results/report.hpp"
 #include "results/summary.hpp"
 
@@ -44,14 +45,15 @@ void rows(std::ostringstream& o, const char* what, const std::vector<FidelitySta
        "h</th></tr>";
   for (std::size_t i = 0; i < list.size() && i < max; ++i) {
     const auto& s = list[i];
-    o << "<tr><td>" << html_escape(s.name.empty() ? "all" : s.name) << "</td><td>" << s.jobs << "</td><td>"
-      << s.never_started << "</td><td>" << short_duration(s.mean_wait_sim_s) << "</td><td>"
+    o << "<tr><td>" << html_escape(s.name.empty() ? "all" : s.name) << "</td><td>" << thousands(s.jobs) << "</td><td>"
+      << thousands(s.never_started) << "</td><td>" << short_duration(s.mean_wait_sim_s) << "</td><td>"
       << short_duration(s.mean_wait_recorded_s) << "</td><td>" << short_duration(s.median_abs_error_s) << "</td><td>"
       << short_duration(s.mean_abs_error_s) << "</td><td>" << f2(s.pearson) << "</td><td>" << f2(s.spearman)
       << "</td><td>" << pct(s.within_10m) << "</td><td>" << pct(s.within_1h) << "</td></tr>";
   }
   o << "</table>";
-  if (list.size() > max) o << "<p class=\"note\">" << list.size() - max << " more not shown.</p>";
+  if (list.size() > max)
+    o << "<p class=\"note\">" << thousands(static_cast<std::int64_t>(list.size() - max)) << " more not shown.</p>";
 }
 
 }  // namespace
@@ -61,10 +63,11 @@ std::string fidelity_section(const RunResult& r) {
   if (!f.available()) return {};
   std::ostringstream o;
   o << "<h3>Fidelity: the replay against the recorded history</h3>";
-  o << "<p class=\"note\">Per job, simulated wait against the wait the trace recorded; " << f.all.jobs
+  o << "<p class=\"note\">Per job, simulated wait against the wait the trace recorded; " << thousands(f.all.jobs)
     << " jobs compared";
-  if (f.all.never_started > 0) o << ", " << f.all.never_started << " never started (wait censored at the end)";
-  if (f.without_record > 0) o << ", " << f.without_record << " without a recorded start";
+  if (f.all.never_started > 0)
+    o << ", " << thousands(f.all.never_started) << " never started (wait censored at the end)";
+  if (f.without_record > 0) o << ", " << thousands(f.without_record) << " without a recorded start";
   o << ". Definitions: docs/fidelity.md.</p>";
   rows(o, "", {f.all}, 1);
   if (f.queues.size() > 1) rows(o, "queue", f.queues, 10);
@@ -91,8 +94,21 @@ std::string fidelity_section(const RunResult& r) {
   if (S > 0 && P > 0 && ts.pool_used_gpus.size() == S * P) {
     const bool days = r.sim_end - r.sim_start > 3 * sim::kDay;
     const double div = static_cast<double>(days ? sim::kDay : sim::kHour);
-    const std::vector<double> recorded = recorded_gpus_in_use(r, ts.time);
-    Series sim{"simulated", {}, {}}, rec{"recorded", {}, {}};
+    std::vector<double> recorded = recorded_gpus_in_use(r, ts.time);
+    // The trace's machine may have run more GPUs than this cluster has (a larger system,
+    // overlapping records): those samples are drawn at the cluster size and said so, so that one
+    // anomaly neither goes past the cluster nor flattens the simulated line (issue #36).
+    const double cap = static_cast<double>(r.total_gpus);
+    std::int64_t over = 0;
+    double peak = 0;
+    if (cap > 0)
+      for (double& v : recorded)
+        if (v > cap) {
+          ++over;
+          peak = std::max(peak, v);
+          v = cap;
+        }
+    Series sim{"simulated", {}, {}}, rec{"recorded (trace)", {}, {}};
     for (std::size_t i = 0; i < S; ++i) {
       const double x = static_cast<double>(ts.time[i] - r.sim_start) / div;
       double used = 0;
@@ -104,9 +120,20 @@ std::string fidelity_section(const RunResult& r) {
     }
     Chart u;
     u.title = "GPUs in use: recorded vs simulated";
-    u.x_label = std::string("time since the first submit (") + (days ? "days" : "hours") + ")";
+    // Dates when the trace gives its start, as on every other chart over time.
+    u.calendar_ms = r.unix_start >= 0 ? r.unix_start * 1000 + r.sim_start : -1;
+    u.x_unit_ms = div;
+    u.x_label = u.calendar_ms >= 0 ? std::string("date (UTC)")
+                                   : std::string("time since the first submit (") + (days ? "days" : "hours") + ")";
     u.y_label = "GPUs in use";
+    if (cap > 0) u.levels.push_back({cap, "cluster size (" + thousands(r.total_gpus) + " GPUs)"});
     o << svg_chart(u, {rec, sim});
+    if (over > 0)
+      o << "<p class=\"note fidelity-clipped\">The trace recorded more GPUs in use than this cluster has in "
+        << thousands(over) << " of " << thousands(static_cast<std::int64_t>(S)) << " samples (up to "
+        << thousands(static_cast<std::int64_t>(std::llround(peak))) << " of " << thousands(r.total_gpus)
+        << "): the recorded system was larger, or its records overlap. Those samples are drawn at the cluster "
+           "size.</p>";
   }
   return o.str();
 }

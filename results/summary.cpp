@@ -423,6 +423,7 @@ Summary summarize(const RunResult& result) {
     const std::size_t pools = result.pools.size(), tenants = result.tenants.size();
     const bool waiting_known = ts_all.tenant_pending_gpus.size() == ts_all.time.size() * tenants;
     long double frag_all = 0, frag_waiting = 0, free_waiting = 0;
+    std::int64_t waiting_samples = 0;
     for (std::size_t i = 0; i < ts_all.time.size(); ++i) {
       std::int64_t frag = 0, free = 0, pending = waiting_known ? 0 : 1;
       for (std::size_t p = 0; p < pools; ++p) {
@@ -435,10 +436,13 @@ Summary summarize(const RunResult& result) {
       if (pending > 0) {
         frag_waiting += frag;
         free_waiting += free;
+        ++waiting_samples;
       }
     }
     s.fragmented_gpus_mean = static_cast<double>(frag_all / static_cast<long double>(ts_all.time.size()));
     s.fragmentation = free_waiting > 0 ? static_cast<double>(frag_waiting / free_waiting) : 0.0;
+    s.free_gpus_waiting_mean =
+        waiting_samples > 0 ? static_cast<double>(free_waiting / static_cast<long double>(waiting_samples)) : 0.0;
   }
   if (!ts_all.time.empty() && !ts_all.tenant_pending_gpus.empty()) {
     long double sum = 0;

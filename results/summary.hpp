@@ -98,6 +98,9 @@ struct Summary {
   // fragmented_gpus_mean is the mean over all samples.
   double fragmentation = 0;
   double fragmented_gpus_mean = 0;
+  // fragmentation's denominator per sample: the mean free GPUs over the samples in which jobs
+  // waited for GPUs (96 % of 1 free GPU and 13 % of 200 are both possible: issue #36).
+  double free_gpus_waiting_mean = 0;
   // Cost (scenario `costs:`; priced is false when no pool has a price). cost: every priced GPU
   // for the whole run (sim_end - sim_start), what owning or renting the cluster costs; cost_used:
   // the GPU-hours jobs held (same accounting as gpu_utilization) at their pool's price.

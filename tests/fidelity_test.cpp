@@ -148,9 +148,14 @@ TEST(FidelityRicc, FifoReplayOfTheBundledSampleGivesTheIssuesFigures) {
 
   // The report's section: the tables and the two charts.
   const std::string section = results::fidelity_section(outcome.result);
-  EXPECT_NE(section.find("<td>13607</td>"), std::string::npos);
+  EXPECT_NE(section.find("<td>13,607</td>"), std::string::npos);  // thousands separators (issue #36)
   EXPECT_NE(section.find("Wait CDF: recorded vs simulated"), std::string::npos);
   EXPECT_NE(section.find("GPUs in use: recorded vs simulated"), std::string::npos);
+  // The log recorded more GPUs in use than the scenario's 8,192 (issue #36 item 7): the cluster
+  // size is drawn, the recorded curve clipped at it, and a note says so.
+  EXPECT_NE(section.find("<title>cluster size (8,192 GPUs)</title>"), std::string::npos);
+  EXPECT_NE(section.find("(up to 8,650 of 8,192)"), std::string::npos) << section.substr(section.size() - 600);
+  EXPECT_NE(section.find(">2010-05-04</text>"), std::string::npos) << "dates on the time axis";
 
   // Written and read back: the same block, and the root attributes carry it.
   const auto path =

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gui/cluster.hpp"
 #include "gui/jobs_model.hpp"
 #include "gui/replay_data.hpp"
 #include "gui/tables.hpp"
@@ -181,6 +182,40 @@ TEST(CompareTab, NoBorrowingRowsWithoutTenantEntitlements) {
   EXPECT_TRUE(m.find("tenant:t0.share").isValid());
   EXPECT_EQ(m.data(m.find("borrowed_gpu_hours", 1)).toString(), "-");
   EXPECT_TRUE(m.data(m.find("borrowed_gpu_hours", 0), Qt::ToolTipRole).toString().contains("sets no tenants"));
+}
+
+// Issue #36 item 6: the Replay tab's counts at every sample of the KAI failure drill (scripted
+// outages, maintenance drains with jobs still running, random failures): every node counted once,
+// and the GPUs in use and down equal to /timeseries' (down = total - used - free).
+TEST(ReplayCounts, GpusDownAndInUseMatchTheTimeSeriesOfTheFailureDrill) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml");
+  planner::compare_all({sc}, {"kai"}, nullptr, nullptr, dir.path().toStdString());
+  const std::string path = planner::kept_run_path(dir.path().toStdString(), sc.name, "kai");
+  const auto d = prepare(results::read_hdf5(path), QString::fromStdString(path));
+  const results::TimeSeries& ts = d->result.timeseries;
+  const std::size_t P = d->result.pools.size(), S = ts.time.size();
+  ASSERT_GT(S, 1000u);
+  ASSERT_EQ(ts.pool_down_gpus.size(), S * P);
+  std::int64_t draining = 0, out = 0, mismatched = 0;
+  for (std::size_t i = 0; i < S; ++i) {
+    const Tick t = ts.time[i];
+    const Occupancy o = occupancy_at(d->cluster, t, nodes_out_at(d->outages, d->cluster.nodes, t));
+    std::int64_t down = 0, used = 0;
+    for (std::size_t p = 0; p < P; ++p) down += ts.pool_down_gpus[i * P + p], used += ts.pool_used_gpus[i * P + p];
+    ASSERT_EQ(o.full_nodes + o.partial_nodes + o.idle_nodes + o.draining_nodes + o.out_nodes, d->cluster.nodes);
+    if (o.down_gpus != down || o.used_gpus != used) {
+      if (++mismatched <= 3)
+        ADD_FAILURE() << "sample " << i << " at " << format_offset(t - d->origin).toStdString() << ": map down "
+                      << o.down_gpus << " used " << o.used_gpus << ", /timeseries down " << down << " used " << used;
+    }
+    draining += o.draining_nodes;
+    out += o.out_nodes;
+  }
+  EXPECT_EQ(mismatched, 0);
+  EXPECT_GT(draining, 0);  // the drill drains nodes with jobs on them
+  EXPECT_GT(out, 0);
 }
 
 int main(int argc, char** argv) {

@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "gui/cluster.hpp"
 #include "gui/jobs_model.hpp"
@@ -116,6 +117,26 @@ TEST(Format, Durations) {
   EXPECT_EQ(state_name(42), "#42");
 }
 
+// Issue #36 items 10 and 11: a reason that names its kind is not prefixed twice; tables read dates
+// (as the charts' axes do) when the trace gives its start.
+TEST(Format, WhyOnceAndDatesInTables) {
+  EXPECT_EQ(why_text(4, "gang: partially placed"), "gang: partially placed");
+  EXPECT_EQ(why_text(4, "Gang: partially placed"), "Gang: partially placed");
+  EXPECT_EQ(why_text(3, "one or more jobs of higher priority"), "priority: one or more jobs of higher priority");
+  EXPECT_EQ(why_text(1, ""), "capacity");
+  results::RunResult r = hand_built();
+  const auto relative = prepare(r, "/tmp/hand.h5");
+  EXPECT_EQ(format_date(*relative, 4 * kTicksPerDay + 15 * H + 23 * 60000 + 14000), "4d 15:23:14");
+  r.unix_start = 1272835200;  // 2010-05-02 21:20:00 UTC
+  const auto dated = prepare(r, "/tmp/hand.h5");
+  EXPECT_EQ(format_date(*dated, 4 * kTicksPerDay + 15 * H + 23 * 60000 + 14000), "2010-05-07 12:43:14");
+  JobsModel jobs;
+  jobs.set_data(dated);
+  EXPECT_EQ(jobs.data(jobs.index(1, JobsModel::Submit)).toString(), "2010-05-02 22:20:00");  // 1h after the start
+  EXPECT_EQ(jobs.data(jobs.index(1, JobsModel::Submit), Qt::ToolTipRole).toString(),
+            "2010-05-02 22:20:00 UTC (01:00:00)");
+}
+
 TEST(Prepare, KpisMatchTheHandCountAndSummarize) {
   const auto d = prepared();
   const Kpis& k = d->kpis;
@@ -131,8 +152,6 @@ TEST(Prepare, KpisMatchTheHandCountAndSummarize) {
   EXPECT_DOUBLE_EQ(k.jct_mean_s, 13200);    // 2h, 3h, 6h
   EXPECT_DOUBLE_EQ(k.utilization, 16.0 / 120.0);
   EXPECT_DOUBLE_EQ(k.makespan_s, 36000);
-  // Jain over GPU-hours 10, 6, 0: 16^2 / (3 * 136).
-  EXPECT_DOUBLE_EQ(k.jain, 256.0 / 408.0);
 
   const results::Summary s = results::summarize(hand_built());
   EXPECT_DOUBLE_EQ(k.wait_mean_s, s.wait.mean);
@@ -156,11 +175,26 @@ TEST(Prepare, TenantsRankedByGpuHours) {
   EXPECT_EQ(d->tenant_rank, (std::vector<std::size_t>{0, 1, 2}));
 }
 
-TEST(Prepare, JainIndex) {
-  EXPECT_DOUBLE_EQ(jain_index({1, 1, 1, 1}), 1.0);
-  EXPECT_DOUBLE_EQ(jain_index({4, 0, 0, 0}), 0.25);
-  EXPECT_DOUBLE_EQ(jain_index({1, 2, 3}), 36.0 / 42.0);
-  EXPECT_DOUBLE_EQ(jain_index({}), 0.0);
+TEST(Prepare, OneJainIndexForTheFairnessAndCompareTabs) {
+  // Issue #36 item 8: the Fairness tab computed Jain over raw GPU-hours (0.121 on a drill run)
+  // while the Compare tab and the report use share / entitlement (0.119). With tenant a weighing
+  // 2 (entitlements 1/2, 1/4, 1/4) the two differ: GPU-hours 10, 6, 0 give 256 / 408 = 0.627;
+  // shares 10/120, 6/120, 0 over entitlements give x = 1/6, 1/5, 0 and J = (11/30)^2 /
+  // (3 (1/36 + 1/25)) = 121 / 183 = 0.661.
+  results::RunResult r = hand_built();
+  r.scenario_text = "name: hand\ntenants:\n  - {name: a, weight: 2}\n  - {name: b}\n  - {name: c}\n";
+  const auto d = prepare(r, "/tmp/hand.h5");
+  EXPECT_DOUBLE_EQ(d->fairness.jain, 121.0 / 183.0);
+  const QString text = jain_text(*d);
+  EXPECT_TRUE(text.contains("<b>0.661</b>")) << text.toStdString();
+  EXPECT_TRUE(text.contains("n = 3 tenants")) << text.toStdString();
+  EXPECT_FALSE(text.contains("0.627")) << text.toStdString();
+  // The Compare tab's row is the same figure.
+  KpiCompareModel compare;
+  compare.set_runs({d});
+  EXPECT_EQ(cell(compare, KpiCompareModel::Jain, 1), "0.661");
+  // Equal weights: the hand-built run's 256 / 408 (x proportional to GPU-hours).
+  EXPECT_DOUBLE_EQ(prepared()->fairness.jain, 256.0 / 408.0);
 }
 
 TEST(Prepare, SeriesAreCurvesPerTenantAndPool) {
@@ -338,6 +372,9 @@ TEST(Outages, FromTheAuditLog) {
   EXPECT_EQ(nodes_out_at(outages, 4, 11 * H), (std::vector<std::uint8_t>{0, 2, 0, 0}));
   EXPECT_EQ(nodes_out_at(outages, 4, 20 * H), (std::vector<std::uint8_t>{1, 1, 1, 0}));
   EXPECT_EQ(nodes_out_at(outages, 4, 21 * H), (std::vector<std::uint8_t>{0, 0, 0, 0}));  // back at 21h
+  // Never back: still out at the run's last instant (the last sample counts it down too).
+  EXPECT_FALSE(outages[5].back);
+  EXPECT_EQ(nodes_out_at(outages, 4, 100 * H), (std::vector<std::uint8_t>{0, 0, 3, 0}));
 }
 
 TEST(Cdf, StepsAtEveryDistinctWait) {
@@ -659,6 +696,61 @@ TEST(KpiCompareModel, LabelsByWhatDiffersAndColoursByBetter) {
   EXPECT_FALSE(m.data(m.index(KpiCompareModel::Jobs, 3), Qt::ForegroundRole).isValid());
 }
 
+// Issue #36 item 4: the 20 drill runs of a bake-off are told apart by drill and system (not three
+// times "kai · ricc 1,024 nodes · arrival ×1"), each in its own colour.
+TEST(KpiCompareModel, RunsOfSeveralScenariosByScenarioAndPolicy) {
+  std::vector<std::shared_ptr<const ReplayData>> runs;
+  for (const char* drill : {"poc-failure-drill", "poc-load-drill", "poc-capacity-drill"})
+    for (const char* policy : {"kai", "slurm"}) {
+      results::RunResult r = hand_built();
+      r.scenario_name = drill;
+      r.policy = policy;
+      r.scenario_text = std::string(drill) == "poc-load-drill" ? "workload:\n  arrival_scale: 1.5\n" : "workload: {}\n";
+      if (std::string(drill) == "poc-capacity-drill") r.pools[0].nodes = 1;
+      runs.push_back(prepare(r, QStringLiteral("/tmp/%1-%2.h5").arg(drill, policy)));
+    }
+  KpiCompareModel m;
+  m.set_runs(runs);
+  EXPECT_EQ(m.differs(0), "poc-failure-drill \u00b7 kai");
+  EXPECT_EQ(m.differs(3), "poc-load-drill \u00b7 slurm");
+  EXPECT_EQ(m.differs(4), "poc-capacity-drill \u00b7 kai");
+  std::set<QString> labels;
+  for (std::size_t i = 0; i < runs.size(); ++i) labels.insert(m.differs(i));
+  EXPECT_EQ(labels.size(), runs.size());
+  // Within one scenario a changed cluster is still named.
+  results::RunResult bigger = hand_built();
+  bigger.scenario_name = "poc-failure-drill";
+  bigger.policy = "kai";
+  bigger.pools[0].nodes = 4;
+  runs.push_back(prepare(bigger, "/tmp/bigger.h5"));
+  m.set_runs(runs);
+  EXPECT_EQ(m.differs(6), "poc-failure-drill \u00b7 kai \u00b7 p0 4 nodes, p1 1 node");
+}
+
+// Issue #36 item 9: fragmentation is read against its denominator (96 % of 20 free GPUs and 13 %
+// of 29 look contradictory without it).
+TEST(KpiCompareModel, FragmentationWithItsDenominator) {
+  results::RunResult r = hand_built();
+  // Jobs wait for GPUs in the first two samples only: free 4 + 4 and 5 + 4, fragmented 1 and 0.
+  r.timeseries.pool_frag_gpus = {1, 0, 0, 0, 0, 0, 2, 0, 0, 0};
+  KpiCompareModel m;
+  m.set_runs({prepare(r, "/tmp/frag.h5")});
+  EXPECT_DOUBLE_EQ(m.data(m.index(KpiCompareModel::Fragmentation, 1), kRawRole).toDouble(), 1.0 / 17.0);
+  EXPECT_EQ(cell(m, KpiCompareModel::Fragmentation, 1), "5.9% of 8.5 free");
+  EXPECT_EQ(cell(m, KpiCompareModel::Fragmentation, 0), "Fragmentation (of the free GPUs while jobs waited)");
+}
+
+TEST(Colours, TwentyRunsTwentyDistinctColours) {
+  for (std::size_t i = 0; i < 24; ++i)
+    for (std::size_t j = i + 1; j < 24; ++j) {
+      const QColor a = series_colour(i), b = series_colour(j);
+      const double d = std::hypot(a.red() - b.red(), a.green() - b.green(), a.blue() - b.blue());
+      EXPECT_GE(d, i < 21 && j < 21 ? 49.0 : 20.0)
+          << i << " " << j << " " << a.name().toStdString() << " " << b.name().toStdString();
+    }
+  EXPECT_EQ(series_colour(3), series_colour(3));  // stable
+}
+
 TEST(Loader, ReadsAFileOffTheGuiThread) {
   QTemporaryDir dir;
   ASSERT_TRUE(dir.isValid());
@@ -675,7 +767,7 @@ TEST(Loader, ReadsAFileOffTheGuiThread) {
   ASSERT_TRUE(data);
   EXPECT_EQ(data->result.jobs.size(), 5u);
   EXPECT_EQ(data->label, "hand.h5");
-  EXPECT_DOUBLE_EQ(data->kpis.jain, 256.0 / 408.0);
+  EXPECT_DOUBLE_EQ(data->fairness.jain, 256.0 / 408.0);
   EXPECT_GE(stages.size(), 1);
   EXPECT_FALSE(loader.busy());
 }
@@ -780,6 +872,35 @@ TEST(ClusterMap, OccupancyExactAtEveryInstant) {
   EXPECT_EQ(o.idle_nodes, 1);
   EXPECT_EQ(o.full_nodes, 0);
   EXPECT_EQ(occupancy_at(x, 1 * H).full_nodes, 1);
+}
+
+// Issue #36 item 6: a node out of service is not idle; a cordoned node still running jobs is
+// draining (its jobs drawn, its free GPUs down); the GPUs down are /timeseries' (total - used - free).
+TEST(ClusterMap, OutOfServiceNodesAreNotIdle) {
+  const ClusterIndex x = build_cluster_index(with_placements());
+  // At 3.5h: node 0 runs job 102 (1 of 4 GPUs), node 1 is empty, node 2 runs job 101 (2 of 4).
+  const Tick t = 3 * H + H / 2;
+  const Occupancy all_in = occupancy_at(x, t);
+  EXPECT_EQ(all_in.idle_nodes, 1);
+  EXPECT_EQ(all_in.partial_nodes, 2);
+  EXPECT_EQ(all_in.down_gpus, 0);
+  // Node 0 cordoned for maintenance (kind 2 = drain, +1), node 1 failed (3 = failure, +1).
+  const Occupancy o = occupancy_at(
+      x, t, {1 + static_cast<std::uint8_t>(OutageKind::Drain), 1 + static_cast<std::uint8_t>(OutageKind::Failure), 0});
+  EXPECT_EQ(o.used_gpus, 3);
+  EXPECT_EQ(o.full_nodes, 0);
+  EXPECT_EQ(o.partial_nodes, 1);  // node 2 only
+  EXPECT_EQ(o.idle_nodes, 0);     // node 1 is out, not idle
+  EXPECT_EQ(o.draining_nodes, 1);
+  EXPECT_EQ(o.out_nodes, 1);
+  EXPECT_EQ(o.down_gpus, 3 + 4);  // node 0's 3 free GPUs, node 1's 4
+  EXPECT_EQ(o.full_nodes + o.partial_nodes + o.idle_nodes + o.draining_nodes + o.out_nodes, x.nodes);
+  // Every node out and empty: nothing idle, everything down (the drill's "0 full, 0 partly used,
+  // 1024 idle · 1,024 nodes out of service").
+  const Occupancy dark = occupancy_at(x, 2 * H + 3 * H / 4, {1, 1, 1});
+  EXPECT_EQ(dark.idle_nodes, 0);
+  EXPECT_EQ(dark.out_nodes, 3);
+  EXPECT_EQ(dark.down_gpus, 12);
 }
 
 TEST(ClusterMap, OccupancyMatchesABruteForceSweep) {
@@ -926,7 +1047,7 @@ std::uint64_t digest(const ReplayData& d) {
   const Kpis& k = d.kpis;
   h.add(k.jobs), h.add(std::vector<std::int64_t>(k.by_state.begin(), k.by_state.end())), h.add(k.started);
   h.add(k.preemptions), h.add(k.wait_mean_s), h.add(k.wait_median_s), h.add(k.wait_p95_s), h.add(k.jct_mean_s);
-  h.add(k.utilization), h.add(k.makespan_s), h.add(k.jain);
+  h.add(k.utilization), h.add(k.makespan_s), h.add(d.fairness.jain);
   for (const Pyramid* p : {&d.used_by_tenant, &d.used_by_pool, &d.pending_jobs_by_tenant, &d.pending_gpus_by_tenant,
                            &d.share_by_tenant, &d.totals, &d.pending_by_reason})
     h.add(*p);
@@ -941,11 +1062,12 @@ std::uint64_t digest(const ReplayData& d) {
 TEST(Prepare, OutputUnchangedOnAScrambledRun) {
   // The digest of prepare()'s output as computed before prepare was restructured for speed
   // (concurrent cluster index, counting sorts): any change to what the views show changes it.
-  // Recorded again when the waits came to count jobs that never started (until the run's end).
+  // Recorded again when the waits came to count jobs that never started (until the run's end), and
+  // when Jain's index came to be results::Fairness::jain (issue #36), the only figure that changed.
   const auto d = prepare(scrambled_run(), "/tmp/scrambled.h5");
   EXPECT_EQ(d->result.jobs.size(), 600u);
   EXPECT_EQ(d->cluster.run_offset.size(), 601u);
-  EXPECT_EQ(digest(*d), 14305495222575399023ULL);
+  EXPECT_EQ(digest(*d), 1387417580629508000ULL);
   // The same through the Loader, from a file written and read back.
   QTemporaryDir dir;
   const QString path = dir.filePath("scrambled.h5");

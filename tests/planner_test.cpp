@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "planner/sweep.hpp"
 #include "results/chunks.hpp"
@@ -794,6 +795,100 @@ TEST(Plan, GivesGpusCostAndTheCurrentSize) {
   const auto other = planner::plan(req);
   EXPECT_FALSE(other.current);
   EXPECT_EQ(other.current_gpus, 40);
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// issue #36 item 12: node outages from the audit log, merged by kind, as the report marks them.
+TEST(Report, OutagesFromTheAuditLogAreMarkedOnCharts) {
+  constexpr std::uint8_t kDown = 7, kUp = 8, kDrain = 9;
+  results::RunResult r;
+  r.sim_end = 100 * sim::kHour;
+  r.reasons = {"", "outage: rack A power", "node failure", "maintenance"};
+  const auto ev = [](sim::Tick t, std::uint8_t kind, std::int32_t node, std::uint32_t reason) {
+    return results::EventRecord{t, kind, 0xffffffffu, node, reason};
+  };
+  r.events = {ev(10 * sim::kHour, kDown, 0, 1),  ev(10 * sim::kHour, kDown, 1, 1),  // rack A: 6 hours
+              ev(20 * sim::kHour, kDrain, 2, 3), ev(21 * sim::kHour, kDown, 2, 3),  // drained, down, back
+              ev(16 * sim::kHour, kUp, 0, 0),    ev(16 * sim::kHour, kUp, 1, 0),
+              ev(22 * sim::kHour, kUp, 2, 0),    ev(90 * sim::kHour, kDown, 3, 2)};  // never back
+  const auto spans = results::outage_spans(r);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].kind, 0);
+  EXPECT_EQ(spans[0].start, 10 * sim::kHour);
+  EXPECT_EQ(spans[0].end, 16 * sim::kHour);
+  EXPECT_EQ(spans[0].nodes, 2);
+  EXPECT_EQ(spans[0].what, "rack A power");
+  EXPECT_EQ(spans[1].kind, 1);  // from the cordon until back
+  EXPECT_EQ(spans[1].start, 20 * sim::kHour);
+  EXPECT_EQ(spans[1].end, 22 * sim::kHour);
+  EXPECT_EQ(spans[2].kind, 2);
+  EXPECT_EQ(spans[2].end, 100 * sim::kHour);
+  const auto bands = results::outage_bands(spans, 0, static_cast<double>(sim::kHour));
+  ASSERT_EQ(bands.size(), 3u);
+  EXPECT_DOUBLE_EQ(bands[0].x0, 10);
+  EXPECT_DOUBLE_EQ(bands[0].x1, 16);
+  EXPECT_EQ(bands[0].tip, "outage: rack A power, 2 nodes, 6h 00m");
+  EXPECT_TRUE(bands[0].full);
+  EXPECT_FALSE(bands[1].full);  // drains and failures: a strip along the top
+  results::Chart c;
+  c.bands = bands;
+  const std::string svg = results::svg_chart(c, {results::Series{"GPUs", {0, 100}, {1, 2}}});
+  EXPECT_EQ(occurrences(svg, "<g class=\"band\">"), 3u);
+  EXPECT_NE(svg.find("<title>outage: rack A power, 2 nodes, 6h 00m</title>"), std::string::npos);
+  for (const char* key : {">outage</tspan>", ">maintenance drain</tspan>", ">node failure</tspan>"})
+    EXPECT_NE(svg.find(key), std::string::npos) << key << svg;
+  // A one-hour outage over 14 days is still 3 px wide.
+  results::Chart wide;
+  wide.bands = {results::Chart::Band{100, 101, "#C62828", "outage", "1 h", true, 0}};
+  const std::string thin = results::svg_chart(wide, {results::Series{"a", {0, 14 * 24}, {1, 2}}});
+  EXPECT_NE(thin.find("width=\"3.0\" height"), std::string::npos) << thin;
+}
+
+// issue #36 item 4: 20 runs, 20 colours, every name whole in a legend under the chart.
+TEST(Report, TwentyRunsTwentyColoursWholeNames) {
+  std::set<std::string> colours;
+  for (std::size_t k = 0; k < 20; ++k) colours.insert(results::series_colour(k));
+  EXPECT_EQ(colours.size(), 20u);
+  std::vector<results::Series> runs;
+  for (const char* drill : {"poc-failure-drill", "poc-permission-drill", "poc-real-tasks", "poc-resource-shortage"})
+    for (const char* system : {"kubernetes", "volcano", "slurm", "kai", "kueue"})
+      runs.push_back(results::Series{std::string(drill) + " \u00b7 " + system, {0, 1}, {1, 2}});
+  results::Chart c;
+  const std::string svg = results::svg_chart(c, runs);
+  EXPECT_EQ(occurrences(svg, "<text class=\"key\""), 20u);
+  for (const auto& s : runs) EXPECT_NE(svg.find("<title>" + s.name + "</title>"), std::string::npos) << s.name;
+  EXPECT_NE(svg.find(">poc-resource-shortage \u00b7</tspan>"), std::string::npos) << svg;  // wrapped, not cut
+  EXPECT_EQ(svg.find("~"), std::string::npos);
+  // Under the plot: the chart is taller than asked and every key lies inside it.
+  EXPECT_EQ(svg.find("height=\"300\" viewBox"), std::string::npos);
+}
+
+// issue #36 item 5: the side-by-side KPIs of runs of several drills, one table a drill, headed
+// by the system, the file only as hover text.
+TEST(Report, RunsSideBySideOneTableADrill) {
+  std::vector<results::ReportInput> in;
+  for (const char* drill : {"poc-failure-drill", "poc-load-drill"})
+    for (const char* system : {"slurm", "kai"}) {
+      results::ReportInput r;
+      r.file = std::string("/very/long/path/") + drill + "-" + system + ".h5";
+      r.run.scenario_name = drill;
+      r.run.policy = system;
+      r.run.sim_end = sim::kDay;
+      r.summary = results::summarize(r.run);
+      in.push_back(std::move(r));
+    }
+  const std::string html = results::render_report(in);
+  EXPECT_EQ(occurrences(html, "<table class=\"side\">"), 2u);
+  EXPECT_NE(html.find("<h3>poc-failure-drill</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<th title=\"/very/long/path/poc-load-drill-kai.h5\">kai</th>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<th>/very/long"), std::string::npos);
+  // The drills table under the overlays names drill and system.
+  EXPECT_NE(html.find("<td>poc-load-drill \u00b7 slurm</td>"), std::string::npos) << html;
 }
 
 TEST(Report, RendersRunAndSweepFilesSelfContained) {

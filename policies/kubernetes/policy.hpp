@@ -595,8 +595,9 @@ class KubernetesPolicy final : public Policy {
 
   // plugins/coscheduling.cpp
   void coscheduling_post_filter(Session& s, JobIndex j, std::size_t n);
-  void coscheduling_reject(Session& s, JobIndex j, std::size_t n, std::int64_t fit);
+  void coscheduling_reject(Session& s, JobIndex j, std::size_t n);
   std::int64_t gang_room(const ClusterView& view, const Job& job, const std::vector<std::int32_t>& sizes) const;
+  static std::int64_t pool_room(const models::ClusterState& c, models::PoolId p, std::int32_t gpus);
   void group_running(Tick now, models::GroupId g, int delta);
   void report_partial_groups(Session& s);
 

@@ -104,12 +104,12 @@ void KubernetesPolicy::schedule_pods(Session& s, JobIndex j, const Job& job, con
     say(s, j, {4}, [] { return "unschedulable: a pod of this job is larger than every node; stays Pending"; });
     return;
   }
-  if (cfg_.coscheduling && p.pods.empty()) {
+  if (cfg_.coscheduling && p.pods.empty() && !cfg_.seeded_tie_break) {
     // A PodGroup whose pods cannot all find room now is rejected whole: binding its pods one by
     // one only to unbind them all (coscheduling_post_filter) leaves the same state behind, so a
     // group that the free GPUs alone cannot hold fails at once.
-    if (const std::int64_t room = gang_room(s, job, sizes); room < static_cast<std::int64_t>(n)) {
-      coscheduling_reject(s, j, n, room);
+    if (gang_room(s, job, sizes) < static_cast<std::int64_t>(n)) {
+      coscheduling_reject(s, j, n);
       return;
     }
   }

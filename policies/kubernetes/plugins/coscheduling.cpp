@@ -21,34 +21,38 @@ void KubernetesPolicy::coscheduling_post_filter(Session& s, JobIndex j, std::siz
     for (const models::Slice& sl : p.pods) add_usage(sl, -1);
     p.pods.clear();
   }
-  coscheduling_reject(s, j, n, static_cast<std::int64_t>(had));
+  coscheduling_reject(s, j, n);
 }
 
-// The group fails this cycle: none of its pods stays bound; `fit` pods (at most) found room.
-void KubernetesPolicy::coscheduling_reject(Session& s, JobIndex j, std::size_t n, std::int64_t fit) {
+// The group fails this cycle: none of its pods stays bound. The reason names no count of the pods
+// that fit, so that it is made once per group, not at every cycle.
+void KubernetesPolicy::coscheduling_reject(Session& s, JobIndex j, std::size_t n) {
   fail(j, s.now());
-  say(s, j, {5, static_cast<std::int64_t>(n), fit}, [&] {
+  say(s, j, {5, static_cast<std::int64_t>(n)}, [&] {
     return "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " + std::to_string(n) +
-           "), at most " + std::to_string(fit) + " fit now";
+           ") bound at once; they do not all fit now";
   });
 }
 
 // How many of the job's pods the free GPUs of its eligible pools could hold, counting each up
 // node's free GPUs only (CPU, memory and nominations can only lower it): an upper bound on the
-// pods that bind. Pods of several sizes are counted at the smallest, and a node of f free GPUs
-// holds f / size of them, so the bound is exact when GPUs are what limits.
+// pods that bind. Pods of several sizes are counted at the smallest.
 std::int64_t KubernetesPolicy::gang_room(const ClusterView& view, const Job& job,
                                          const std::vector<std::int32_t>& sizes) const {
-  const std::int32_t g = *std::min_element(sizes.begin(), sizes.end());
-  const models::ClusterState& c = view.cluster();
   const Job pod = pod_of(job, sizes, 0);
+  const std::int32_t smallest = *std::min_element(sizes.begin(), sizes.end());
   std::int64_t room = 0;
-  for (models::PoolId p = 0; p < c.pool_count(); ++p) {
-    if (!eligible(view, p, pod)) continue;
-    const std::int32_t most = c.node_units(p);
-    for (std::int32_t f = g; f <= most; ++f)
-      room += static_cast<std::int64_t>(c.nodes_with_free(p, f).size()) * (f / g);
-  }
+  for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p)
+    if (eligible(view, p, pod)) room += pool_room(view.cluster(), p, smallest);
+  return room;
+}
+
+// Pods of `gpus` GPUs that the free GPUs of pool p's up nodes could hold: a node of f free GPUs
+// holds f / gpus of them.
+std::int64_t KubernetesPolicy::pool_room(const models::ClusterState& c, models::PoolId p, std::int32_t gpus) {
+  std::int64_t room = 0;
+  for (std::int32_t f = gpus; f <= c.node_units(p); ++f)
+    room += static_cast<std::int64_t>(c.nodes_with_free(p, f).size()) * (f / gpus);
   return room;
 }
 

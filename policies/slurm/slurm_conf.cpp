@@ -17,9 +17,9 @@
 #include <map>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "policies/common/param_text.hpp"
+#include "policies/slurm/hostlist.hpp"
 #include "policies/slurm/slurm.hpp"
 #include "sim/errors.hpp"
 #include "sim/text.hpp"
@@ -31,7 +31,14 @@ namespace {
 constexpr int kMaxIncludeDepth = 16;
 // The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
 // kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
-constexpr std::int64_t kMaxHosts = 1'000'000;
+constexpr std::int64_t kMaxHosts = Hostlist::kMaxHosts;
+// The names of all NodeName lines together: a million names of 64 bytes. Names are not held (they
+// are made again from their line's hostlist when needed), but hashing, pool naming and lookups
+// take time in proportion.
+constexpr std::int64_t kMaxNodeNameBytes = 64LL << 20;
+// The names of the hostlists of partitions, NodeSets and gres.conf lines together, each made to
+// be looked up: twenty lists of the largest names NodeName lines may define.
+constexpr std::int64_t kMaxMembershipNameBytes = 20 * kMaxNodeNameBytes;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
 // Node memberships (a node in a partition, a gres.conf line applied to a node) of all lines
@@ -44,24 +51,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
-}
-
-// `text` in double quotes for a message: bytes that are not printable ASCII as \xNN, long text
-// shortened.
-std::string shown(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  constexpr std::size_t kMax = 80;
-  std::string out = "\"";
-  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMax) out += "...";
-  return out + "\"";
 }
 
 struct Item {
@@ -318,12 +307,14 @@ void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, st
   if (several) type.clear();
 }
 
-std::string compress_hostlist(const std::vector<std::string>& names) {
-  // "gpu01","gpu02","gpu04" -> "gpu[01-02,04]" when they share a prefix and digit width.
+// "gpu01","gpu02","gpu04" -> "gpu[01-02,04]" when they share a prefix and digit width; the
+// `count` names come one at a time from name_at(i), in order.
+template <class NameAt>
+std::string compress_hostlist(std::size_t count, const NameAt& name_at) {
   std::string out;
   std::size_t i = 0;
-  while (i < names.size()) {
-    const std::string& n = names[i];
+  while (i < count) {
+    const std::string n = name_at(i);
     std::size_t d = n.size();
     while (d > 0 && std::isdigit(static_cast<unsigned char>(n[d - 1]))) --d;
     if (d == n.size() || n.size() - d > 18) {  // no number, or one too long to count with
@@ -338,8 +329,8 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
     std::int64_t prev = -2;
     // Zero-padded numbers keep their width; unpadded ones (9, 10) go together.
     const bool padded = width > 1 && n[d] == '0';
-    for (; j < names.size(); ++j) {
-      const std::string& m = names[j];
+    for (; j < count; ++j) {
+      const std::string m = j == i ? n : name_at(j);
       if (m.size() <= prefix.size() || m.compare(0, prefix.size(), prefix) != 0) break;
       const std::string digits = m.substr(prefix.size());
       if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) break;
@@ -366,6 +357,8 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
 // million nodes).
 struct NodeLine {
   const Record* record = nullptr;
+  Hostlist hosts;
+  std::int64_t first_gpu_node = -1;  // its first node in the GPU nodes (they follow in order); -1: no GPUs
   std::int64_t gpus = 0;
   std::string gpu_type;
   std::int64_t cpus = 0;
@@ -374,11 +367,65 @@ struct NodeLine {
   std::set<std::string> features;  // Feature= (for NodeSet=... Feature=...)
 };
 
+// A node with GPUs (nodes without are only counted: they never make a pool).
 struct NodeDef {
-  std::string name;
   int line_index = 0;                     // into the NodeLines
+  std::uint32_t k = 0;                    // its name is the line's hosts.name(k)
   const std::string* gpu_type = nullptr;  // the line's, or gres.conf's Type= when the line names none
   std::vector<int> partitions;            // indices of the partitions, ascending
+};
+
+// Every defined node by name (duplicates, and the names partitions and gres.conf lines give): 16
+// bytes a node and a table of 4-byte slots at most half full. No name is held: one whose hash
+// matches is made again from its line's hostlist and compared.
+class NodeIndex {
+ public:
+  struct Entry {
+    std::uint64_t hash = 0;
+    std::uint32_t line = 0;  // into the NodeLines
+    std::uint32_t k = 0;     // the line's hosts.name(k)
+  };
+  explicit NodeIndex(const std::vector<NodeLine>& lines) : lines_(lines) {}
+
+  // The node named `name`, or nullptr.
+  const Entry* find(const std::string& name) const {
+    if (slots_.empty()) return nullptr;
+    const std::uint64_t h = name_hash(name);
+    for (std::size_t s = h & (slots_.size() - 1);; s = (s + 1) & (slots_.size() - 1)) {
+      if (slots_[s] == kEmpty) return nullptr;
+      const Entry& e = entries_[slots_[s]];
+      if (e.hash == h && lines_[e.line].hosts.name(e.k) == name) return &e;
+    }
+  }
+  // Adds the node `name` (the line's k-th); when a node of that name is there already, adds nothing
+  // and returns it.
+  const Entry* add(const std::string& name, std::uint32_t line, std::uint32_t k) {
+    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
+    const std::uint64_t h = name_hash(name);
+    for (std::size_t s = h & (slots_.size() - 1);; s = (s + 1) & (slots_.size() - 1)) {
+      if (slots_[s] == kEmpty) {
+        slots_[s] = static_cast<std::uint32_t>(entries_.size());
+        entries_.push_back({h, line, k});
+        return nullptr;
+      }
+      const Entry& e = entries_[slots_[s]];
+      if (e.hash == h && lines_[e.line].hosts.name(e.k) == name) return &e;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  void grow() {
+    slots_.assign(std::max<std::size_t>(1024, slots_.size() * 2), kEmpty);
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      std::size_t s = entries_[i].hash & (slots_.size() - 1);
+      while (slots_[s] != kEmpty) s = (s + 1) & (slots_.size() - 1);
+      slots_[s] = static_cast<std::uint32_t>(i);
+    }
+  }
+  const std::vector<NodeLine>& lines_;
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> slots_;
 };
 
 // Keys of slurm.conf that change scheduling but are not modelled: listed once as a warning.
@@ -412,111 +459,11 @@ const std::set<std::string>& unmodelled_partition_fields() {
 
 }  // namespace
 
-namespace {
-
-// The number of names a hostlist expands to, its syntax checked, counted before anything is
-// expanded (h[0-999][0-999][0-999] names a billion hosts in 22 bytes). Throws
-// std::invalid_argument when malformed or above kMaxHosts.
-std::int64_t hostlist_size(const std::string& list) {
-  std::int64_t total = 0;
-  std::size_t i = 0;
-  while (i < list.size()) {
-    std::size_t end = i;
-    int depth = 0;
-    for (; end < list.size(); ++end) {
-      if (list[end] == '[') ++depth;
-      if (list[end] == ']') --depth;
-      if (depth < 0 || depth > 1) throw std::invalid_argument("unbalanced brackets in hostlist " + shown(list));
-      if (list[end] == ',' && depth == 0) break;
-    }
-    if (depth != 0) throw std::invalid_argument("unclosed '[' in hostlist " + shown(list));
-    const std::string expr = list.substr(i, end - i);
-    i = end + 1;
-    if (expr.empty()) continue;
-    std::int64_t names = 1;
-    for (std::size_t k = expr.find('['); k != std::string::npos; k = expr.find('[', k)) {
-      const std::size_t close = expr.find(']', k);
-      const std::string spec = expr.substr(k + 1, close - k - 1);
-      k = close + 1;
-      std::int64_t values = 0;
-      std::size_t s = 0;
-      while (s <= spec.size()) {
-        const std::size_t comma = spec.find(',', s);
-        const std::string r = spec.substr(s, comma == std::string::npos ? std::string::npos : comma - s);
-        s = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-        const std::size_t dash = r.find('-');
-        const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
-        const auto digits = [](const std::string& x) {
-          return !x.empty() && x.size() < 10 && std::all_of(x.begin(), x.end(), ::isdigit);
-        };
-        if (!digits(a) || !digits(b) || std::stoll(b) < std::stoll(a))
-          throw std::invalid_argument("expected ranges like [1-4,7] in hostlist " + shown(list) + ", got " + shown(r));
-        values += std::stoll(b) - std::stoll(a) + 1;
-        if (values > kMaxHosts) break;
-      }
-      names *= values;  // both at most kMaxHosts + a range: no overflow
-      if (names > kMaxHosts) break;
-    }
-    total += names;
-    if (total > kMaxHosts) throw std::invalid_argument("hostlist " + shown(list) + " names more than 1,000,000 hosts");
-  }
-  return total;
-}
-
-}  // namespace
-
 std::vector<std::string> expand_hostlist(const std::string& list) {
+  const Hostlist hosts(list);
   std::vector<std::string> out;
-  out.reserve(static_cast<std::size_t>(hostlist_size(list)));
-  std::size_t i = 0;
-  while (i < list.size()) {
-    // One host expression: text with [ranges] groups, up to a comma outside brackets.
-    std::size_t end = i;
-    int depth = 0;
-    for (; end < list.size(); ++end) {
-      if (list[end] == '[') ++depth;
-      if (list[end] == ']') --depth;
-      if (list[end] == ',' && depth == 0) break;
-    }
-    const std::string expr = list.substr(i, end - i);
-    i = end + 1;
-    if (expr.empty()) continue;
-    std::vector<std::string> partial{""};
-    std::size_t k = 0;
-    while (k < expr.size()) {
-      if (expr[k] != '[') {
-        const std::size_t open = expr.find('[', k);
-        const std::string lit = expr.substr(k, open == std::string::npos ? std::string::npos : open - k);
-        for (auto& p : partial) p += lit;
-        k = open == std::string::npos ? expr.size() : open;
-        continue;
-      }
-      const std::size_t close = expr.find(']', k);
-      const std::string spec = expr.substr(k + 1, close - k - 1);
-      k = close + 1;
-      std::vector<std::string> values;
-      std::size_t s = 0;
-      while (s <= spec.size()) {
-        const std::size_t comma = spec.find(',', s);
-        const std::string r = spec.substr(s, comma == std::string::npos ? std::string::npos : comma - s);
-        s = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-        const std::size_t dash = r.find('-');
-        const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
-        const std::size_t width = a.size();
-        for (std::int64_t v = std::stoll(a); v <= std::stoll(b); ++v) {
-          std::string n = std::to_string(v);
-          if (n.size() < width) n = std::string(width - n.size(), '0') + n;
-          values.push_back(n);
-        }
-      }
-      std::vector<std::string> next;
-      next.reserve(partial.size() * values.size());
-      for (const auto& p : partial)
-        for (const auto& v : values) next.push_back(p + v);
-      partial = std::move(next);
-    }
-    for (auto& p : partial) out.push_back(std::move(p));
-  }
+  out.reserve(static_cast<std::size_t>(hosts.size()));
+  for (std::int64_t k = 0; k < hosts.size(); ++k) out.push_back(hosts.name(k));
   return out;
 }
 
@@ -541,8 +488,9 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     if (k.find('.') == std::string::npos) modelled[lower(k)] = k;
 
   std::vector<NodeLine> node_lines;
-  std::vector<NodeDef> nodes;
-  std::unordered_map<std::string, std::size_t> node_at;
+  std::vector<NodeDef> nodes;  // the nodes with GPUs, in file order
+  NodeIndex node_at(node_lines);
+  std::int64_t defined = 0, name_bytes = 0;  // nodes of all NodeName lines, and their names' bytes
   std::map<std::string, std::string> node_default, part_default;
   struct Part {
     const Record* record;
@@ -599,27 +547,35 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         warn_once(r, "state=cloud",
                   "State=CLOUD nodes are counted as powered up: power saving (a node booted for a job, "
                   "ResumeTimeout, SuspendTime) is not modelled");
-      std::vector<std::string> names;
       try {
-        if (static_cast<std::int64_t>(nodes.size()) + hostlist_size(list) > kMaxHosts)
-          fail(r.file, r.line, "NodeName " + shown(list) + ": more than 1,000,000 nodes with this line");
-        names = expand_hostlist(list);
+        d.hosts = Hostlist(list);
       } catch (const std::invalid_argument& e) {
         fail(r.file, r.line, std::string("NodeName: ") + e.what());
       }
+      if (defined + d.hosts.size() > kMaxHosts)
+        fail(r.file, r.line, "NodeName " + shown(list) + ": more than 1,000,000 nodes with this line");
+      name_bytes += d.hosts.name_bytes();
+      if (name_bytes > kMaxNodeNameBytes)
+        fail(r.file, r.line,
+             "NodeName " + shown(list) + ": the node names of all NodeName lines take more than " +
+                 std::to_string(kMaxNodeNameBytes) + " bytes (64 MiB) together with this line");
       const int line_index = static_cast<int>(node_lines.size());
+      if (d.gpus > 0) d.first_gpu_node = static_cast<std::int64_t>(nodes.size());
       node_lines.push_back(std::move(d));
-      for (auto& n : names) {
+      const NodeLine& line = node_lines.back();
+      for (std::int64_t k = 0; k < line.hosts.size(); ++k) {
+        const std::string n = line.hosts.name(k);
         // slurmctld: "Duplicated NodeName %s in the config file", fatal (src/common/read_config.c).
-        if (const auto it = node_at.find(n); it != node_at.end()) {
-          const Record& first = *node_lines[nodes[it->second].line_index].record;
+        if (const auto* had = node_at.add(n, static_cast<std::uint32_t>(line_index), static_cast<std::uint32_t>(k))) {
+          const Record& first = *node_lines[had->line].record;
           fail(r.file, r.line,
                "node " + shown(n) + " is defined twice (first at " + first.file + ":" + std::to_string(first.line) +
                    ")");
         }
-        node_at.emplace(n, nodes.size());
-        nodes.push_back({std::move(n), line_index, nullptr, {}});
+        if (line.gpus > 0) nodes.push_back({line_index, static_cast<std::uint32_t>(k), nullptr, {}});
       }
+      defined += line.hosts.size();
+      if (line.gpus == 0) out.cpu_only_nodes += line.hosts.size();
     } else if (head == "partitionname") {
       std::map<std::string, std::string> f = part_default;
       for (std::size_t i = 1; i < r.items.size(); ++i) f[lower(r.items[i].key)] = r.items[i].value;
@@ -691,13 +647,32 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   }
   // Work spent on memberships (a partition's nodes, a gres.conf line's nodes), bounded whatever the
   // files hold.
-  std::int64_t memberships = 0;
+  std::int64_t memberships = 0, membership_bytes = 0;
   const auto spend = [&](const Record& r, std::int64_t n) {
     memberships += n;
     if (memberships > kMaxMemberships)
       fail(r.file, r.line,
            "more than " + std::to_string(kMaxMemberships) +
                " node memberships (nodes of all partitions and gres.conf lines together) with this line");
+  };
+  // A hostlist of a partition, NodeSet or gres.conf line, its names' work spent.
+  const auto member_list = [&](const Record& r, const std::string& list) {
+    Hostlist hosts(list);
+    spend(r, hosts.size());
+    membership_bytes += hosts.name_bytes();
+    if (membership_bytes > kMaxMembershipNameBytes)
+      fail(r.file, r.line,
+           "the node names of all partitions, NodeSets and gres.conf lines take more than " +
+               std::to_string(kMaxMembershipNameBytes) + " bytes (1280 MiB) together with this line");
+    return hosts;
+  };
+  // The index into `nodes` of the node named `name` that has GPUs; -1 when it has none, -2 when no
+  // NodeName line defines it.
+  const auto gpu_node = [&](const std::string& name) -> std::int64_t {
+    const auto* e = node_at.find(name);
+    if (e == nullptr) return -2;
+    const NodeLine& l = node_lines[e->line];
+    return l.first_gpu_node < 0 ? -1 : l.first_gpu_node + e->k;
   };
   for (auto& n : nodes) {
     const NodeLine& l = node_lines[n.line_index];
@@ -717,16 +692,15 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     if (type == nullptr) continue;
     const std::string* list = r.get("nodename");
     if (list == nullptr) {
-      spend(r, static_cast<std::int64_t>(nodes.size()));
+      spend(r, defined);
       for (auto& nd : nodes)
         if (nd.gpu_type == nullptr) nd.gpu_type = type;
       continue;
     }
     try {
-      spend(r, hostlist_size(*list));
-      for (const auto& target : expand_hostlist(*list))
-        if (const auto it = node_at.find(target); it != node_at.end() && nodes[it->second].gpu_type == nullptr)
-          nodes[it->second].gpu_type = type;
+      const Hostlist targets = member_list(r, *list);
+      for (std::int64_t k = 0; k < targets.size(); ++k)
+        if (const auto i = gpu_node(targets.name(k)); i >= 0 && nodes[i].gpu_type == nullptr) nodes[i].gpu_type = type;
     } catch (const std::invalid_argument& e) {
       fail(r.file, r.line, std::string("NodeName: ") + e.what());
     }
@@ -740,34 +714,35 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       if (of.empty() || of.back() != static_cast<int>(pi)) of.push_back(static_cast<int>(pi));
     };
     const auto join_name = [&](const std::string& m) {
-      const auto it = node_at.find(m);
-      if (it == node_at.end()) {
+      const auto i = gpu_node(m);
+      if (i == -2) {
         warn_once(r, "unknown-node-" + p.name,
                   "partition " + p.name + " names node \"" + m + "\", which no NodeName line defines");
         return;
       }
-      join(it->second);
+      if (i >= 0) join(static_cast<std::size_t>(i));
     };
     const auto nit = p.fields.find("nodes");
     if (nit == p.fields.end() || nit->second == "ALL" || nit->second == "all") {
-      spend(r, static_cast<std::int64_t>(nodes.size()));
+      spend(r, defined);
       for (std::size_t i = 0; i < nodes.size(); ++i) join(i);
       continue;
     }
     try {
-      spend(r, hostlist_size(nit->second));
-      for (const auto& m : expand_hostlist(nit->second)) {
+      const Hostlist members = member_list(r, nit->second);
+      for (std::int64_t mk = 0; mk < members.size(); ++mk) {
+        const std::string m = members.name(mk);
         const auto set = nodesets.find(m);
         if (set == nodesets.end()) {
           join_name(m);
         } else if (!set->second.feature.empty()) {
-          spend(r, static_cast<std::int64_t>(nodes.size()));
+          spend(r, defined);
           for (std::size_t i = 0; i < nodes.size(); ++i)
             if (node_lines[nodes[i].line_index].features.count(set->second.feature)) join(i);
         } else {
           try {
-            spend(r, hostlist_size(set->second.nodes));
-            for (const auto& n : expand_hostlist(set->second.nodes)) join_name(n);
+            const Hostlist set_nodes = member_list(r, set->second.nodes);
+            for (std::int64_t k = 0; k < set_nodes.size(); ++k) join_name(set_nodes.name(k));
           } catch (const std::invalid_argument& e) {
             fail(set->second.record->file, set->second.record->line, std::string("Nodes: ") + e.what());
           }
@@ -782,10 +757,6 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   std::map<std::pair<int, std::vector<int>>, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     NodeDef& n = nodes[i];
-    if (node_lines[n.line_index].gpus == 0) {
-      ++out.cpu_only_nodes;
-      continue;
-    }
     std::sort(n.partitions.begin(), n.partitions.end());
     n.partitions.erase(std::unique(n.partitions.begin(), n.partitions.end()), n.partitions.end());
     std::pair<int, std::vector<int>> key{n.line_index, n.partitions};
@@ -798,11 +769,12 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     const auto& idx = groups[key];
     const NodeDef& first = nodes[idx.front()];
     const NodeLine& line = node_lines[first.line_index];
-    std::vector<std::string> names;
-    for (auto i : idx) names.push_back(nodes[i].name);
     models::NodePool pool;
     // "gpu[01-04,07]" -> "gpu01-04_07": brackets are hostlist syntax in topology node names.
-    pool.name = compress_hostlist(names);
+    pool.name = compress_hostlist(idx.size(), [&](std::size_t i) {
+      const NodeDef& n = nodes[idx[i]];
+      return node_lines[n.line_index].hosts.name(n.k);
+    });
     std::replace(pool.name.begin(), pool.name.end(), ',', '_');
     pool.name.erase(std::remove_if(pool.name.begin(), pool.name.end(), [](char c) { return c == '[' || c == ']'; }),
                     pool.name.end());

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/slurm/hostlist.hpp"
 #include "policies/slurm/slurm_conf.hpp"
 #include "sim/errors.hpp"
 #include "tests/temp_dir.hpp"
@@ -106,6 +107,126 @@ TEST(SlurmSiteFiles, PartitionMembershipsAreBounded) {
   EXPECT_EQ(conf_error(conf), conf +
                                   ":402: more than 20000000 node memberships (nodes of all partitions and gres.conf "
                                   "lines together) with this line");
+}
+
+// The peak resident memory this process reaches while running `f`, in MiB; -1 where Linux cannot
+// reset the peak (/proc/self/clear_refs) or a sanitizer holds freed memory back (ASan's quarantine).
+template <class F>
+double peak_mib_during(F f) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  f();
+  return -1;
+#else
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  f();
+  return -1;
+#endif
+#endif
+  const auto status_kib = [](const std::string& field) {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1));
+    return -1.0;
+  };
+  std::ofstream clear("/proc/self/clear_refs");
+  if (!(clear << "5" << std::flush)) {
+    f();
+    return -1;
+  }
+  const double before = status_kib("VmRSS");
+  f();
+  return (status_kib("VmHWM") - before) / 1024;
+#endif
+}
+
+TEST(SlurmSiteFiles, HostlistNamesAreMadeOneAtATimeInSlurmsOrder) {
+  const slurm::Hostlist a("gpu[01-03,7],login1");
+  ASSERT_EQ(a.size(), 5);
+  EXPECT_EQ(a.name(0), "gpu01");
+  EXPECT_EQ(a.name(2), "gpu03");
+  EXPECT_EQ(a.name(3), "gpu7");
+  EXPECT_EQ(a.name(4), "login1");
+  EXPECT_EQ(a.name_bytes(), 3 * 5 + 4 + 6);
+  const slurm::Hostlist b("r[1-2]n[0-1]x");
+  ASSERT_EQ(b.size(), 4);
+  EXPECT_EQ(b.name(1), "r1n1x");
+  EXPECT_EQ(b.name(2), "r2n0x");
+  EXPECT_EQ(b.name_bytes(), 4 * 5);
+  // Unpadded numbers grow a digit (a9, a10); padded ones keep the lower bound's width.
+  EXPECT_EQ(slurm::Hostlist("a[9-10]").name_bytes(), 2 + 3);
+  EXPECT_EQ(slurm::Hostlist("n[008-1000]").name_bytes(), 992 * 4 + 5);
+  for (const std::string list : {"gpu[01-03,7],login1", "h[5-999]=m[5-999]", "a,b,,c[1-3]d[7-9,10]", "x[0-99999]"}) {
+    const slurm::Hostlist h(list);
+    const auto names = slurm::expand_hostlist(list);
+    ASSERT_EQ(static_cast<std::size_t>(h.size()), names.size()) << list;
+    std::int64_t bytes = 0;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      bytes += static_cast<std::int64_t>(names[k].size());
+      if (k % 997 == 0) EXPECT_EQ(h.name(static_cast<std::int64_t>(k)), names[k]) << list;
+    }
+    EXPECT_EQ(h.name_bytes(), bytes) << list;
+  }
+}
+
+TEST(SlurmSiteFiles, CpuOnlyNodesAreCountedNotHeld) {
+  // The fuzzer's 69-byte hostlist of 990,025 CPU-only nodes (tests/data/crashers/slurm_conf/
+  // hostlist-990k-cpu-only.conf) took 336 MB in a release build: a name, a NodeDef and a hash entry
+  // a node. They are counted, a partition may still name them, and a GPU line beside them is a pool.
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf",
+                                     "NodeName=h[5-999]=mPriorityWeightA[5-999] CPUs=4\n"
+                                     "NodeName=g[1-2] Gres=gpu:a100:4\n"
+                                     "PartitionName=p Nodes=g[1-2],h5=mPriorityWeightA999,h7=mPriorityWeightA[5-6]\n");
+  slurm::SlurmConfImport c;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double peak = peak_mib_during([&] { c = slurm::read_slurm_conf(conf); });
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  if (peak >= 0) EXPECT_LT(peak, 64) << "MiB";
+  EXPECT_EQ(c.cpu_only_nodes, 995 * 995);
+  ASSERT_EQ(c.cluster.pools.size(), 1u);
+  EXPECT_EQ(c.cluster.pools[0].name, "g1-2");
+  EXPECT_EQ(c.cluster.pools[0].nodes, 2);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();  // every node the partition names is defined
+  EXPECT_EQ(c.params.at("partitions.p.Nodes").text, "[g1-2]");
+}
+
+TEST(SlurmSiteFiles, NodeNamesAreBoundedInBytes) {
+  // 320 bytes naming a million nodes of 306 bytes each: 1.1 GB and 4 s before the bound.
+  TempDir dir;
+  const std::string list = std::string(300, 'n') + "[0-999999]";
+  const std::string conf = dir.write("slurm.conf", "NodeName=" + list + "\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(conf_error(conf), conf + ":1: NodeName \"" + list.substr(0, 80) +
+                                  "...\": the node names of all NodeName lines take more than 67108864 bytes (64 "
+                                  "MiB) together with this line");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  // The bound is of all lines together: two lines of 38 MB of names each.
+  const std::string half = std::string(70, 'a') + "[000000-499999]";
+  const std::string conf2 = dir.write("two.conf", "NodeName=" + half + " CPUs=1\nNodeName=b" + half + " CPUs=1\n");
+  EXPECT_EQ(conf_error(conf2), conf2 + ":2: NodeName " + slurm::shown("b" + half) +
+                                   ": the node names of all NodeName lines take more than 67108864 bytes (64 MiB) "
+                                   "together with this line");
+}
+
+TEST(SlurmSiteFiles, CpuOnlyNodeDeclaredTwiceNamesBothLines) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=c[1-3] CPUs=4\nNodeName=g1 Gres=gpu:1\nNodeName=c[4-5],c2 CPUs=8\n");
+  EXPECT_EQ(conf_error(conf), conf + ":3: node \"c2\" is defined twice (first at " + conf + ":1)");
+  const std::string same = dir.write("same.conf", "NodeName=g[1-2,2] Gres=gpu:1\n");
+  EXPECT_EQ(conf_error(same), same + ":1: node \"g2\" is defined twice (first at " + same + ":1)");
+}
+
+TEST(SlurmSiteFiles, PartitionOfAnUndefinedNodeWarnsOnce) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=c1 CPUs=4\nNodeName=g[1-2] Gres=gpu:1\nPartitionName=p Nodes=c1,g[1-3],x9\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], conf + ":3: partition p names node \"g3\", which no NodeName line defines");
+  EXPECT_EQ(c.params.at("partitions.p.Nodes").text, "[g1-2]");
 }
 
 // ---- byte-order marks, CRLF, NUL, non-UTF-8 ----

@@ -233,13 +233,24 @@ std::int64_t to_int(const Record& r, const std::string& key, const std::string& 
   return n;
 }
 
-// "gpu:a100:8,gpu:2(S:0-1),mps:100" -> GPUs and the one type (empty when none or several). A count
-// may carry a size suffix as suffix_mult reads it (SchedMD/slurm src/common/slurm_protocol_defs.c:
-// k or KiB = 1024, kb = 1000, m, g, t, p likewise): gpu:2k is 2048 GPUs, refused with the value
-// above the scenario's per-node limit.
-void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, std::string& type) {
-  gpus = 0;
-  type.clear();
+// What a node's Gres= says of its GPUs.
+struct Gres {
+  std::int64_t gpus = 0;
+  std::string type;  // the one type named; empty when none or several
+  // Each type named and its count, in the order first named ("" for untyped items): a node of
+  // several types (gpu:tesla:2,gpu:kepler:2) is one node per type (see read_slurm_conf).
+  std::vector<std::pair<std::string, std::int64_t>> types;
+  std::vector<std::string> sharing;  // the mps and shard items as written (GPU sharing)
+};
+
+// "gpu:a100:8,gpu:2(S:0-1),mps:100" -> GPUs by type. A count may carry a size suffix as
+// suffix_mult reads it (SchedMD/slurm src/common/slurm_protocol_defs.c: k or KiB = 1024, kb =
+// 1000, m, g, t, p likewise): gpu:2k is 2048 GPUs, refused with the value above the scenario's
+// per-node limit.
+Gres parse_gres(const Record& r, const std::string& text) {
+  Gres g;
+  std::int64_t& gpus = g.gpus;
+  std::string& type = g.type;
   bool several = false;
   std::size_t at = 0;
   while (at <= text.size()) {
@@ -254,6 +265,7 @@ void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, st
     at = end + 1;
     item = item.substr(0, item.find('('));
     const auto c1 = item.find(':');
+    if (item.substr(0, c1) == "mps" || item.substr(0, c1) == "shard") g.sharing.push_back(item);
     if (item.substr(0, c1) == "gpu") {
       std::string t, count = "1";
       if (c1 != std::string::npos) {
@@ -301,10 +313,18 @@ void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, st
         if (!type.empty() && type != t) several = true;
         if (type.empty()) type = t;
       }
+      const auto same = std::find_if(g.types.begin(), g.types.end(), [&](const auto& x) { return x.first == t; });
+      if (same == g.types.end()) {
+        g.types.emplace_back(t, n * mult->second);
+      } else {
+        same->second += n * mult->second;
+      }
     }
     if (end >= text.size()) break;
   }
   if (several) type.clear();
+  if (!several) g.types.clear();
+  return g;
 }
 
 // "gpu01","gpu02","gpu04" -> "gpu[01-02,04]" when they share a prefix and digit width; the
@@ -361,6 +381,7 @@ struct NodeLine {
   std::int64_t first_gpu_node = -1;  // its first node in the GPU nodes (they follow in order); -1: no GPUs
   std::int64_t gpus = 0;
   std::string gpu_type;
+  std::vector<std::pair<std::string, std::int64_t>> gpu_types;  // several types: each and its count
   std::int64_t cpus = 0;
   std::int64_t memory_mib = 0;
   std::int64_t weight = 1;
@@ -450,10 +471,27 @@ const std::set<std::string>& unmodelled_keys() {
 
 // Partition fields that change scheduling but are not modelled.
 const std::set<std::string>& unmodelled_partition_fields() {
-  static const std::set<std::string> k = {"allowaccounts", "allowgroups",  "allowqos",           "denyaccounts",
-                                          "denyqos",       "maxnodes",     "minnodes",           "maxcpuspernode",
-                                          "qos",           "preemptmode",  "tresbillingweights", "lln",
-                                          "maxmempercpu",  "defmempercpu", "exclusiveuser",      "reqresv"};
+  static const std::set<std::string> k = {"allowaccounts",
+                                          "allowgroups",
+                                          "allowqos",
+                                          "denyaccounts",
+                                          "denyqos",
+                                          "maxnodes",
+                                          "minnodes",
+                                          "maxcpuspernode",
+                                          "qos",
+                                          "preemptmode",
+                                          "tresbillingweights",
+                                          "lln",
+                                          "maxmempercpu",
+                                          "defmempercpu",
+                                          "exclusiveuser",
+                                          "reqresv",
+                                          "defmempergpu",
+                                          "defcpupergpu",
+                                          "maxmempernode",
+                                          "defmempernode",
+                                          "maxcpuspersocket"};
   return k;
 }
 
@@ -515,7 +553,28 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       }
       NodeLine d;
       d.record = &r;
-      if (f.count("gres")) parse_gres(r, f["gres"], d.gpus, d.gpu_type);
+      if (f.count("gres")) {
+        Gres g = parse_gres(r, f["gres"]);
+        d.gpus = g.gpus;
+        d.gpu_type = std::move(g.type);
+        d.gpu_types = std::move(g.types);
+        if (!d.gpu_types.empty()) {
+          std::string types;
+          for (const auto& [t, n] : d.gpu_types) types += (types.empty() ? "" : ", ") + t + ":" + std::to_string(n);
+          warn_once(r, "gres-several-types",
+                    "NodeName " + list + ": GPUs of several types (" + types +
+                        ") on one node: read as one node per type (pools named <nodes>-<type>), the node's CPUs and "
+                        "memory shared out by GPU count; a job asking for more untyped GPUs than one type has spans "
+                        "them as nodes");
+        }
+        for (const std::string& item : g.sharing) {
+          const std::string kind = item.substr(0, item.find(':'));
+          warn_once(r, "gres-" + kind,
+                    "Gres " + item + ": GPU sharing by " +
+                        (kind == "mps" ? "CUDA MPS (gres/mps)" : "shards (gres/shard)") +
+                        " is not modelled; jobs are given whole GPUs");
+        }
+      }
       if (f.count("cpus")) {
         d.cpus = to_int(r, "CPUs", f["cpus"], 0, kMaxCpusPerNode);
       } else if (f.count("procs")) {
@@ -686,21 +745,43 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(gres, ec)) read_file(reader, gres, "", 0, "", grecs);
   for (const Record& r : grecs) {
+    if (const std::string* detect = r.get("autodetect"); detect != nullptr && lower(*detect) != "off")
+      warn_once(r, "gres-autodetect",
+                "AutoDetect=" + *detect +
+                    ": what the node's library would detect is not known here; the GPUs are slurm.conf's Gres= "
+                    "counts, typed by Gres= or by gres.conf's Type=");
     const std::string* name = r.get("name");
+    if (name != nullptr && (*name == "mps" || *name == "shard"))
+      warn_once(r, "gres-" + *name,
+                "Name=" + *name + ": GPU sharing by " +
+                    (*name == "mps" ? "CUDA MPS (gres/mps)" : "shards (gres/shard)") +
+                    " is not modelled; jobs are given whole GPUs");
     if (name == nullptr || *name != "gpu") continue;
     const std::string* type = r.get("type");
     if (type == nullptr) continue;
+    // A node slurm.conf gives untyped GPUs takes the first Type= gres.conf names for it; a second,
+    // different one (a node of several types) is said once.
+    const auto give = [&](NodeDef& nd) {
+      if (nd.gpu_type == nullptr) {
+        nd.gpu_type = type;
+      } else if (*nd.gpu_type != *type && node_lines[nd.line_index].gpu_type.empty() &&
+                 node_lines[nd.line_index].gpu_types.empty()) {
+        warn_once(r, "gres-conf-several-types",
+                  "gres.conf names GPUs of types " + *nd.gpu_type + " and " + *type + " for node " +
+                      node_lines[nd.line_index].hosts.name(nd.k) + ", whose slurm.conf Gres= names no type: read as " +
+                      *nd.gpu_type + " (write Gres=gpu:TYPE:N,gpu:TYPE:N in slurm.conf to split them)");
+      }
+    };
     const std::string* list = r.get("nodename");
     if (list == nullptr) {
       spend(r, defined);
-      for (auto& nd : nodes)
-        if (nd.gpu_type == nullptr) nd.gpu_type = type;
+      for (auto& nd : nodes) give(nd);
       continue;
     }
     try {
       const Hostlist targets = member_list(r, *list);
       for (std::int64_t k = 0; k < targets.size(); ++k)
-        if (const auto i = gpu_node(targets.name(k)); i >= 0 && nodes[i].gpu_type == nullptr) nodes[i].gpu_type = type;
+        if (const auto i = gpu_node(targets.name(k)); i >= 0) give(nodes[i]);
     } catch (const std::invalid_argument& e) {
       fail(r.file, r.line, std::string("NodeName: ") + e.what());
     }
@@ -783,11 +864,27 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     pool.gpu_type = first.gpu_type == nullptr || first.gpu_type->empty() ? "gpu" : *first.gpu_type;
     pool.cpus_per_node = static_cast<std::int32_t>(line.cpus);
     pool.memory_gib = line.memory_mib / 1024;
-    out.cluster.pools.push_back(pool);
-    if (line.weight != 1)
-      out.params["nodes." + pool.name + ".Weight"] =
-          ParamValue{std::to_string(line.weight), line.record->file, line.record->line, 0};
-    for (const int p : first.partitions) pools_of_partition[parts[p].name].push_back(pool.name);
+    // A node of several GPU types (Gres=gpu:tesla:2,gpu:kepler:2) is one node per type, so that
+    // --gres=gpu:kepler:N finds its kepler GPUs: the pools <name>-<type>, the node's CPUs and memory
+    // shared out by GPU count.
+    std::vector<models::NodePool> split;
+    for (const auto& [type, count] : line.gpu_types) {
+      models::NodePool part = pool;
+      part.name = pool.name + "-" + (type.empty() ? "gpu" : type);
+      part.gpus_per_node = static_cast<std::int32_t>(count);
+      part.gpu_type = type.empty() ? "gpu" : type;
+      part.cpus_per_node = static_cast<std::int32_t>(line.cpus * count / line.gpus);
+      part.memory_gib = line.memory_mib * count / line.gpus / 1024;
+      split.push_back(std::move(part));
+    }
+    if (split.empty()) split.push_back(pool);
+    for (const auto& p : split) {
+      out.cluster.pools.push_back(p);
+      if (line.weight != 1)
+        out.params["nodes." + p.name + ".Weight"] =
+            ParamValue{std::to_string(line.weight), line.record->file, line.record->line, 0};
+      for (const int pi : first.partitions) pools_of_partition[parts[pi].name].push_back(p.name);
+    }
   }
   for (const Part& p : parts) {
     const Record& r = *p.record;

@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/pipeline.hpp"
+#include "models/job.hpp"
 #include "policies/slurm/hostlist.hpp"
 #include "policies/slurm/slurm_conf.hpp"
+#include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -490,3 +493,102 @@ TEST(SlurmSiteFiles, PipeTablesRefuseNulNonUtf8AndNonFiniteUsage) {
 }
 
 }  // namespace
+
+// ---- GRES as Slurm's own documentation configures it (tests/data/imports/slurm-gres) ----
+
+namespace {
+
+const std::string kGres = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm-gres/";
+
+std::string pools_of(const slurm::SlurmConfImport& c) {
+  std::string s;
+  for (const auto& p : c.cluster.pools)
+    s += p.name + " " + std::to_string(p.nodes) + "x" + std::to_string(p.gpus_per_node) + " " + p.gpu_type + "\n";
+  return s;
+}
+
+std::string warnings_of(const slurm::SlurmConfImport& c) {
+  std::string s;
+  for (const auto& w : c.warnings) s += w + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(SlurmGres, NodeOfTwoTypesIsOneNodePerTypeAndTypedJobsRunOnIt) {
+  // Slurm's MIG example: one A100 and two 3g.20gb slices a node. Read before as 3 GPUs of no type,
+  // so a job asking for gpu:a100_3g.20gb was rejected ("Requested node configuration is not
+  // available") where Slurm runs it.
+  const std::string conf = kGres + "mig/slurm.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "tux1-16-a100 16x1 a100\ntux1-16-a100_3g.20gb 16x2 a100_3g.20gb\n");
+  EXPECT_EQ(warnings_of(c), conf +
+                                ":3: NodeName tux[1-16]: GPUs of several types (a100:1, a100_3g.20gb:2) on one node: "
+                                "read as one node per type (pools named <nodes>-<type>), the node's CPUs and memory "
+                                "shared out by GPU count; a job asking for more untyped GPUs than one type has spans "
+                                "them as nodes\n");
+  TempDir dir;
+  dir.write("jobs.sacct",
+            "JobID|User|Submit|Start|Elapsed|State|AllocTRES\n"
+            "1|alice|2024-05-01T10:00:00|2024-05-01T10:00:00|00:20:00|COMPLETED|gres/gpu:a100_3g.20gb=2\n"
+            "2|bob|2024-05-01T10:00:00|2024-05-01T10:00:00|00:10:00|COMPLETED|gres/gpu:a100=1\n"
+            "3|carol|2024-05-01T10:00:00|2024-05-01T10:00:00|00:10:00|COMPLETED|gres/gpu:a100=2\n");
+  const std::string path =
+      dir.write("s.yaml", "name: mig\ncluster: {slurm_conf: " + conf + "}\npolicy: {name: slurm, slurm_conf: " + conf +
+                              "}\nworkload: {trace: jobs.sacct}\n");
+  const auto r = app::run_scenario(scenarios::load_scenario(path)).result;
+  ASSERT_EQ(r.jobs.size(), 3u);
+  EXPECT_EQ(r.jobs[0].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[0].pool, 1);  // the 3g.20gb slices
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[1].pool, 0);
+  // Two a100 on one node do not exist: as --gres=gpu:a100:2 per node, Slurm spreads it over two nodes.
+  EXPECT_EQ(r.jobs[2].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[2].pool, 0);
+}
+
+TEST(SlurmGres, MpsAndAutoDetectWarnOnceEach) {
+  const std::string conf = kGres + "mps/slurm.conf", gres = kGres + "mps/gres.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "tux0-7-tesla 8x2 tesla\ntux0-7-kepler 8x2 kepler\n");
+  // gres.conf's Name=mps lines say nothing the slurm.conf warning has not said.
+  EXPECT_EQ(warnings_of(c),
+            conf +
+                ":3: NodeName tux[0-7]: GPUs of several types (tesla:2, kepler:2) on one node: read as one node per "
+                "type (pools named <nodes>-<type>), the node's CPUs and memory shared out by GPU count; a job asking "
+                "for more untyped GPUs than one type has spans them as nodes\n" +
+                conf +
+                ":3: Gres mps:400: GPU sharing by CUDA MPS (gres/mps) is not modelled; jobs are given whole GPUs\n" +
+                gres +
+                ":2: AutoDetect=nvml: what the node's library would detect is not known here; the GPUs are "
+                "slurm.conf's Gres= counts, typed by Gres= or by gres.conf's Type=\n");
+}
+
+TEST(SlurmGres, ShardsWarnAndSeveralGresConfTypesKeepTheFirst) {
+  const std::string conf = kGres + "shard/slurm.conf", gres = kGres + "shard/gres.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "tux1-16 16x2 gtx1080\n");
+  EXPECT_EQ(warnings_of(c),
+            conf +
+                ":3: Gres shard:64: GPU sharing by shards (gres/shard) is not modelled; jobs are given whole GPUs\n" +
+                gres +
+                ":3: AutoDetect=nvml: what the node's library would detect is not known here; the GPUs are "
+                "slurm.conf's Gres= counts, typed by Gres= or by gres.conf's Type=\n" +
+                gres +
+                ":5: gres.conf names GPUs of types gtx1080 and gtx1070 for node tux1, whose slurm.conf Gres= names "
+                "no type: read as gtx1080 (write Gres=gpu:TYPE:N,gpu:TYPE:N in slurm.conf to split them)\n");
+}
+
+TEST(SlurmGres, PartitionPerGpuDefaultsAndMemoryLimitWarn) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf",
+                "NodeName=g[1-2] Gres=gpu:a100:4 CPUs=32\n"
+                "PartitionName=gpu Nodes=ALL DefMemPerGPU=16000 DefCpuPerGPU=8 MaxMemPerNode=500000 Default=YES\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(warnings_of(c),
+            conf + ":2: partition field defcpupergpu=8 changes scheduling and is not modelled\n" + conf +
+                ":2: partition field defmempergpu=16000 changes scheduling and is not modelled\n" + conf +
+                ":2: partition field maxmempernode=500000 changes scheduling and is not modelled\n");
+}

@@ -32,7 +32,7 @@ bool yes(std::string_view s, bool& out) {
 }
 
 // "CPU=1,Mem=0.25G,GRES/gpu=8" -> weights (a trailing G on Mem is accepted: per GB).
-bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::string& bad) {
+bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::string& bad, bool negative_ok) {
   for (const auto& item : split_list(text)) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) return bad = item, false;
@@ -43,7 +43,7 @@ bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::
     if (key == "mem") key = "Mem";
     if (key == "gres/gpu" || key == "GRES/GPU") key = "GRES/gpu";
     const auto v = parse_number(val);
-    if ((key != "CPU" && key != "Mem" && key != "GRES/gpu") || !v || *v < 0) return bad = item, false;
+    if ((key != "CPU" && key != "Mem" && key != "GRES/gpu") || !v || (*v < 0 && !negative_ok)) return bad = item, false;
     out[key] = *v;
   }
   return true;
@@ -123,9 +123,11 @@ struct Reader {
     if (!yes(trim(v.text), dst)) error(key, v, "expected YES or NO, got " + quoted(v.text));
   }
 
-  void tres(const std::string& key, const ParamValue& v, std::map<std::string, double>& dst) {
+  // PriorityWeightTRES may be negative (slurm_get_tres_weight_array reads each weight with strtod,
+  // no sign check: SchedMD/slurm src/common/slurm_protocol_api.c); billing weights may not.
+  void tres(const std::string& key, const ParamValue& v, std::map<std::string, double>& dst, bool negative_ok = false) {
     std::string bad;
-    if (!parse_tres(trim(v.text), dst, bad))
+    if (!parse_tres(trim(v.text), dst, bad, negative_ok))
       error(key, v,
             "expected TRES=weight items such as \"CPU=1,Mem=0.25G,GRES/gpu=8\" (TRES: CPU, Mem, GRES/gpu), got " +
                 quoted(bad));
@@ -229,7 +231,7 @@ constexpr ParamKey<Reader> kRows[] = {
     {"PriorityWeightJobSize", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_jobsize); }},
     {"PriorityWeightPartition", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_partition); }},
     {"PriorityWeightQOS", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_qos); }},
-    {"PriorityWeightTRES", [](R r, K key, V v) { r.tres(key, v, r.out.w_tres); }},
+    {"PriorityWeightTRES", [](R r, K key, V v) { r.tres(key, v, r.out.w_tres, true); }},
     {"PriorityMaxAge", [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, true, r.out.max_age); }},
     {"PriorityDecayHalfLife",
      [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.out.half_life); }},

@@ -9,6 +9,7 @@
 #include "policies/slurm/slurm_conf.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -469,6 +470,34 @@ const std::set<std::string>& unmodelled_keys() {
   return k;
 }
 
+// SchedulerParameters items that change no scheduling decision: accepted without a warning.
+const std::set<std::string>& quiet_scheduler_parameters() {
+  static const std::set<std::string> k = {"nohold_on_prolog_fail", "enable_user_top",        "salloc_wait_nodes",
+                                          "sbatch_wait_nodes",     "requeue_setup_env_fail", "max_script_size"};
+  return k;
+}
+
+// Partition fields the policy models, by lower-case name, and the parameter each becomes
+// (partitions.<name>.<Field>); Nodes, Priority and OverSubscribe are read apart.
+const std::map<std::string, std::string>& partition_fields() {
+  static const std::map<std::string, std::string> k = {{"prioritytier", "PriorityTier"},
+                                                       {"priorityjobfactor", "PriorityJobFactor"},
+                                                       {"maxtime", "MaxTime"},
+                                                       {"defaulttime", "DefaultTime"},
+                                                       {"default", "Default"},
+                                                       {"gracetime", "GraceTime"},
+                                                       {"state", "State"}};
+  return k;
+}
+
+// Records read as a whole but left out, with one warning.
+constexpr std::array<std::string_view, 3> kUnreadRecords = {"frontendname", "downnodes", "switchname"};
+
+// NodeName fields read (read_slurm_conf takes them by these lower-case names).
+constexpr std::array<std::string_view, 11> kNodeFields = {"gres",    "cpus",           "procs",          "boards",
+                                                          "sockets", "corespersocket", "threadspercore", "realmemory",
+                                                          "weight",  "feature",        "state"};
+
 // Partition fields that change scheduling but are not modelled.
 const std::set<std::string>& unmodelled_partition_fields() {
   static const std::set<std::string> k = {"allowaccounts",
@@ -664,7 +693,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         fail(r.file, r.line, "NodeSet " + r.items[0].value + ": expected Nodes= or Feature= (one of them)");
       if (!nodesets.emplace(r.items[0].value, ns).second)
         fail(r.file, r.line, "NodeSet " + r.items[0].value + " is defined twice");
-    } else if (head == "frontendname" || head == "downnodes" || head == "switchname") {
+    } else if (std::find(kUnreadRecords.begin(), kUnreadRecords.end(), head) != kUnreadRecords.end()) {
       warn_once(r, head, r.items[0].key + " records are not read");
     } else {
       for (const auto& it : r.items) {
@@ -672,9 +701,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         if (k == "schedulerparameters") {
           // The items the policy models are kept; the others warn once each (those that do not
           // change a scheduling decision are accepted quietly), as every other key of the file.
-          static const std::set<std::string> kQuiet = {"nohold_on_prolog_fail",  "enable_user_top",
-                                                       "salloc_wait_nodes",      "sbatch_wait_nodes",
-                                                       "requeue_setup_env_fail", "max_script_size"};
+          const std::set<std::string>& kQuiet = quiet_scheduler_parameters();
           std::string kept;
           for (const std::string& item : sim::split_on(it.value, ',')) {
             if (item.empty()) continue;
@@ -688,6 +715,22 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
             }
           }
           if (!kept.empty()) set_param(r, "SchedulerParameters", kept);
+        } else if (auto m = modelled.find(k);
+                   m != modelled.end() && (k == "priorityweighttres" || k == "tresbillingweights")) {
+          // Weights of the TRES the policy counts (CPU, Mem, GRES/gpu) are kept; those of other TRES
+          // (GRES/gpu:l40s, Node, License/..., billing) warn once each.
+          std::string kept;
+          for (const std::string& item : sim::split_on(it.value, ',')) {
+            if (item.empty()) continue;
+            const std::string tres = lower(item.substr(0, item.find('=')));
+            if (tres == "cpu" || tres == "mem" || tres == "gres/gpu") {
+              kept += (kept.empty() ? "" : ",") + item;
+            } else {
+              warn_once(r, it.key + "." + tres,
+                        it.key + " item " + item + " is not modelled (the weights of CPU, Mem and GRES/gpu are)");
+            }
+          }
+          if (!kept.empty()) set_param(r, m->second, kept);
         } else if (auto m = modelled.find(k); m != modelled.end()) {
           set_param(r, m->second, it.value);
         } else if (k == "authinfo") {
@@ -897,13 +940,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     for (const auto& n : pools) list += (list.empty() ? "" : ", ") + n;
     set_param(r, "partitions." + p.name + ".Nodes", "[" + list + "]");
     for (const auto& [k, v] : p.fields) {
-      static const std::map<std::string, std::string> kFields = {{"prioritytier", "PriorityTier"},
-                                                                 {"priorityjobfactor", "PriorityJobFactor"},
-                                                                 {"maxtime", "MaxTime"},
-                                                                 {"defaulttime", "DefaultTime"},
-                                                                 {"default", "Default"},
-                                                                 {"gracetime", "GraceTime"},
-                                                                 {"state", "State"}};
+      const std::map<std::string, std::string>& kFields = partition_fields();
       if (auto f = kFields.find(k); f != kFields.end()) {
         set_param(r, "partitions." + p.name + "." + f->second, v);
       } else if (k == "priority") {  // before Slurm 16.05: both tier and job factor
@@ -1116,6 +1153,46 @@ SlurmConfImport read_sshare(const std::string& path) {
     if (!has_user_rows.count(a) && account_usage.count(a))
       out.params["usage." + a] = ParamValue{account_usage[a].first, path, account_usage[a].second, 0};
   }
+  return out;
+}
+
+std::string site_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  std::vector<std::string> modelled;
+  for (const auto& k : param_keys())
+    if (k.find('.') == std::string::npos && k != "cred_expire" && k != "slurm_conf") modelled.push_back(k);
+  std::vector<std::string> part_read = {"nodes", "priority", "oversubscribe (shared): no, exclusive"};
+  for (const auto& [k, v] : partition_fields()) part_read.push_back(k);
+  std::string out;
+  out += "| File, record | Read (modelled) | Warned once (changes scheduling, not modelled) | Accepted quietly |\n";
+  out += "|---|---|---|---|\n";
+  out += "| slurm.conf, global keys | " + join(modelled) + ", AuthInfo (its cred_expire=) | " +
+         join(unmodelled_keys()) +
+         "; PriorityWeightTRES and TRESBillingWeights items other than CPU, Mem, GRES/gpu | every other key |\n";
+  out += "| slurm.conf, SchedulerParameters items | " + join(kSchedulerParameters) + " | every other item | " +
+         join(quiet_scheduler_parameters()) + " |\n";
+  out += "| slurm.conf, NodeName | " + join(kNodeFields) +
+         " (State=FUTURE: not in service yet) | State=CLOUD (counted as powered up); Gres mps and shard items; a node "
+         "of several GPU types (read as one node per type) | every other field |\n";
+  out += "| slurm.conf, PartitionName | " + join(part_read) + " | " + join(unmodelled_partition_fields()) +
+         "; oversubscribe other than no, exclusive; a partition without GPU nodes (left out) | every other field |\n";
+  out +=
+      "| slurm.conf, other records | Include, NodeSet (nodes, feature) | " + join(kUnreadRecords) + " (not read) | |\n";
+  out +=
+      "| gres.conf | Name=gpu with Type= (and NodeName=): the type of nodes whose Gres names none | Name=mps, "
+      "Name=shard, AutoDetect=; a second Type= for one node | every other line |\n";
+  out +=
+      "\nRefused, naming file:line (slurmctld refuses them too, or they could not be read safely): a NodeName or "
+      "PartitionName defined twice, a byte-order mark, a NUL byte, bytes that are not UTF-8, an Include of a "
+      "folder, of a glob, of itself or more than " +
+      std::to_string(kMaxIncludeDepth) + " deep, a hostlist of more than " + std::to_string(kMaxHosts) +
+      " names (all NodeName lines together too), node names of more than " + std::to_string(kMaxNodeNameBytes) +
+      " bytes together, more than " + std::to_string(kMaxGpusPerNode) + " GPUs or " + std::to_string(kMaxCpusPerNode) +
+      " CPUs on a node, more than " + std::to_string(kMaxMemberships) + " node memberships, a key without a value.\n";
   return out;
 }
 

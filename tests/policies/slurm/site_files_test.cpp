@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,10 +16,13 @@
 #include "apps/pipeline.hpp"
 #include "models/job.hpp"
 #include "policies/slurm/hostlist.hpp"
+#include "policies/slurm/slurm.hpp"
 #include "policies/slurm/slurm_conf.hpp"
+#include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "tests/temp_dir.hpp"
+#include "traces/import.hpp"
 
 using namespace headroom;
 namespace slurm = policies::slurm;
@@ -167,7 +171,9 @@ TEST(SlurmSiteFiles, HostlistNamesAreMadeOneAtATimeInSlurmsOrder) {
     std::int64_t bytes = 0;
     for (std::size_t k = 0; k < names.size(); ++k) {
       bytes += static_cast<std::int64_t>(names[k].size());
-      if (k % 997 == 0) EXPECT_EQ(h.name(static_cast<std::int64_t>(k)), names[k]) << list;
+      if (k % 997 == 0) {
+        EXPECT_EQ(h.name(static_cast<std::int64_t>(k)), names[k]) << list;
+      }
     }
     EXPECT_EQ(h.name_bytes(), bytes) << list;
   }
@@ -186,7 +192,9 @@ TEST(SlurmSiteFiles, CpuOnlyNodesAreCountedNotHeld) {
   const auto t0 = std::chrono::steady_clock::now();
   const double peak = peak_mib_during([&] { c = slurm::read_slurm_conf(conf); });
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
-  if (peak >= 0) EXPECT_LT(peak, 64) << "MiB";
+  if (peak >= 0) {
+    EXPECT_LT(peak, 64) << "MiB";
+  }
   EXPECT_EQ(c.cpu_only_nodes, 995 * 995);
   ASSERT_EQ(c.cluster.pools.size(), 1u);
   EXPECT_EQ(c.cluster.pools[0].name, "g1-2");
@@ -591,4 +599,94 @@ TEST(SlurmGres, PartitionPerGpuDefaultsAndMemoryLimitWarn) {
             conf + ":2: partition field defcpupergpu=8 changes scheduling and is not modelled\n" + conf +
                 ":2: partition field defmempergpu=16000 changes scheduling and is not modelled\n" + conf +
                 ":2: partition field maxmempernode=500000 changes scheduling and is not modelled\n");
+}
+
+TEST(SlurmRunSummary, MakespanAndUtilizationEndWithTheLastJobNotItsTimeLimit) {
+  // The BioMedIA site (tests/data/imports/slurm-site): its gpus partition's MaxTime is 7 days, and
+  // backfill keeps a wake-up at the waiting 8-GPU job's time limit (10:50). The jobs end at 10:30:
+  // the run, its makespan and its utilization end there (they ran to 10:50 before).
+  const std::string dir = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm-site/";
+  const auto sc = scenarios::parse_scenario(
+      "name: biomedia\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
+      "workload: {trace: jobs.sacct}\n",
+      dir + "inline.yaml");
+  const auto run = app::run_scenario(sc);
+  const auto& r = run.result;
+  EXPECT_EQ(r.sim_end - r.sim_start, 30 * sim::kMinute);
+  const auto s = results::summarize(r);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 1800);
+  // 8x20 + 8x20 + 8x10 + 4x10 GPU-minutes on 20 GPUs over 30 minutes.
+  EXPECT_NEAR(s.gpu_utilization, 440.0 / 600.0, 1e-12);
+  EXPECT_EQ(r.fingerprint, "0682c7afd32b07d2");  // the same events as before
+}
+
+TEST(SlurmSiteFiles, NegativeTresWeightsAreReadAsSlurmReadsThem) {
+  // slurm_get_tres_weight_array reads each weight with strtod, no sign check: a negative GPU weight
+  // lowers the priority of GPU-heavy jobs. Weights of TRES the policy does not count warn.
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf",
+                                     "PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=-1000,GRES/gpu:l40s=15000\n"
+                                     "NodeName=g[1-2] Gres=gpu:l40s:4 CPUs=32\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(c.params.at("PriorityWeightTRES").text, "CPU=1000,Mem=2000,GRES/gpu=-1000");
+  EXPECT_EQ(warnings_of(c), conf +
+                                ":1: PriorityWeightTRES item GRES/gpu:l40s=15000 is not modelled (the weights of CPU, "
+                                "Mem and GRES/gpu are)\n");
+  const slurm::Config config = slurm::parse_config(c.params);
+  EXPECT_EQ(config.w_tres.at("GRES/gpu"), -1000);
+  // The sum is clamped at 1 as priority_p_set does: a job of all the GPUs and nothing else.
+  slurm::Factors f;
+  f.tres["GRES/gpu"] = 1.0;
+  EXPECT_EQ(slurm::multifactor_priority(config, f), 1u);
+  f.tres["CPU"] = 1.0;
+  f.tres["Mem"] = 1.0;
+  EXPECT_EQ(slurm::multifactor_priority(config, f), 2000u);  // 1000 + 2000 - 1000
+  // Billing weights stay non-negative.
+  const std::string bad = dir.write("bad.conf", "TRESBillingWeights=CPU=1,GRES/gpu=-2\nNodeName=g1 Gres=gpu:1\n");
+  EXPECT_THROW(slurm::parse_config(slurm::read_slurm_conf(bad).params), sim::InputError);
+}
+
+// ---- docs/importing.md: the table of keys is the readers' own tables ----
+
+namespace {
+
+// The sacct part of the table, from traces::sacct_columns().
+std::string sacct_keys_markdown() {
+  std::string read, required;
+  for (const auto& [name, req] : traces::sacct_columns()) {
+    read += (read.empty() ? "" : ", ") + name;
+    if (req) required += (required.empty() ? "" : ", ") + name;
+  }
+  return "\nsacct exports (with a header row, `--fields`, or Open XDMoD's header-less 26- and 25-field lists) read the "
+         "columns " +
+         read + "; other columns are ignored. Required: " + required +
+         ", the job id from JobID or JobIDRaw, the run time from Elapsed, ElapsedRaw or End - Start, the GPUs from "
+         "AllocTRES, AllocGRES, ReqTRES or ReqGRES; a layout other than JobID, Elapsed, Timelimit says which columns "
+         "stood in (one warning).\n";
+}
+
+}  // namespace
+
+TEST(ImportingDocs, SlurmKeyTableIsTheReadersOwnTables) {
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/docs/importing.md";
+  const std::string begin =
+      "<!-- generated: slurm keys (SlurmSiteFiles' ImportingDocs test; HEADROOM_UPDATE_DOCS=1 "
+      "rewrites it) -->\n";
+  const std::string end = "<!-- end of generated slurm keys -->";
+  const std::string want = slurm::site_keys_markdown() + sacct_keys_markdown();
+  std::string doc = slurp(path);
+  const auto b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << path << " has no generated block";
+  ASSERT_NE(e, std::string::npos);
+  const std::string have = doc.substr(b + begin.size(), e - b - begin.size());
+  if (have != want && std::getenv("HEADROOM_UPDATE_DOCS") != nullptr) {
+    doc.replace(b + begin.size(), e - b - begin.size(), want);
+    std::ofstream(path, std::ios::binary) << doc;
+    return;
+  }
+  EXPECT_EQ(have, want) << "run with HEADROOM_UPDATE_DOCS=1 to rewrite the block";
+  // Every key the reader warns about or reads is on the page (spot checks of each table).
+  for (const char* key : {"defmempergpu", "PriorityWeightTRES", "bf_window", "max_script_size", "switchname",
+                          "corespersocket", "ElapsedRaw", "TimelimitRaw"})
+    EXPECT_NE(have.find(key), std::string::npos) << key;
 }

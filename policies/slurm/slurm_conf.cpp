@@ -593,8 +593,8 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
           warn_once(r, "gres-several-types",
                     "NodeName " + list + ": GPUs of several types (" + types +
                         ") on one node: read as one node per type (pools named <nodes>-<type>), the node's CPUs and "
-                        "memory shared out by GPU count; a job asking for more untyped GPUs than one type has spans "
-                        "them as nodes");
+                        "memory shared out by GPU count; an untyped request for more GPUs on one node than one type "
+                        "has does not fit there (Slurm would give it GPUs of both types)");
         }
         for (const std::string& item : g.sharing) {
           const std::string kind = item.substr(0, item.find(':'));

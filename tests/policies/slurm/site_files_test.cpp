@@ -530,11 +530,12 @@ TEST(SlurmGres, NodeOfTwoTypesIsOneNodePerTypeAndTypedJobsRunOnIt) {
   const std::string conf = kGres + "mig/slurm.conf";
   const auto c = slurm::read_slurm_conf(conf);
   EXPECT_EQ(pools_of(c), "tux1-16-a100 16x1 a100\ntux1-16-a100_3g.20gb 16x2 a100_3g.20gb\n");
-  EXPECT_EQ(warnings_of(c), conf +
-                                ":3: NodeName tux[1-16]: GPUs of several types (a100:1, a100_3g.20gb:2) on one node: "
-                                "read as one node per type (pools named <nodes>-<type>), the node's CPUs and memory "
-                                "shared out by GPU count; a job asking for more untyped GPUs than one type has spans "
-                                "them as nodes\n");
+  EXPECT_EQ(warnings_of(c),
+            conf +
+                ":3: NodeName tux[1-16]: GPUs of several types (a100:1, a100_3g.20gb:2) on one node: "
+                "read as one node per type (pools named <nodes>-<type>), the node's CPUs and memory "
+                "shared out by GPU count; an untyped request for more GPUs on one node than one type has "
+                "does not fit there (Slurm would give it GPUs of both types)\n");
   TempDir dir;
   dir.write("jobs.sacct",
             "JobID|User|Submit|Start|Elapsed|State|AllocTRES\n"
@@ -564,8 +565,9 @@ TEST(SlurmGres, MpsAndAutoDetectWarnOnceEach) {
   EXPECT_EQ(warnings_of(c),
             conf +
                 ":3: NodeName tux[0-7]: GPUs of several types (tesla:2, kepler:2) on one node: read as one node per "
-                "type (pools named <nodes>-<type>), the node's CPUs and memory shared out by GPU count; a job asking "
-                "for more untyped GPUs than one type has spans them as nodes\n" +
+                "type (pools named <nodes>-<type>), the node's CPUs and memory shared out by GPU count; an untyped "
+                "request for more GPUs on one node than one type has does not fit there (Slurm would give it GPUs of "
+                "both types)\n" +
                 conf +
                 ":3: Gres mps:400: GPU sharing by CUDA MPS (gres/mps) is not modelled; jobs are given whole GPUs\n" +
                 gres +

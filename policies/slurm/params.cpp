@@ -177,6 +177,10 @@ using V = const ParamValue&;
 constexpr double kMaxWeight = 4294967295.0;        // PriorityWeight*: uint32
 constexpr std::int64_t kMaxLimit = 1'000'000'000;  // MaxJobs / MaxGPUs limits
 constexpr std::int64_t kMaxGraceSeconds = 86400 * 7;
+// DefCpuPerGPU, DefMemPerGPU: a scenario node's CPUs (scenarios/scenario.cpp kMaxCpusPerNode) and
+// 1 PB of memory per GPU at most.
+constexpr std::int64_t kMaxCpusPerGpu = 1'000'000;
+constexpr std::int64_t kMaxMemPerGpuMb = 1'000'000'000;
 
 // SchedulerParameters' items, in kSchedulerParameters' order (the slurm.conf reader keeps those);
 // a row reads the text after '=' under the key "SchedulerParameters.<item>".
@@ -321,6 +325,8 @@ constexpr ParamKey<Reader> kRows[] = {
     {"PreemptExemptTime",
      [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.out.preempt_exempt); }},
     {"SchedulerTimeSlice", [](R r, K key, V v) { r.ticks(key, v, 5, 65533, sim::kSecond, r.out.time_slice); }},
+    {"DefCpuPerGPU", [](R r, K key, V v) { r.integer(key, v, 0, kMaxCpusPerGpu, r.out.def_cpu_per_gpu); }},
+    {"DefMemPerGPU", [](R r, K key, V v) { r.integer(key, v, 0, kMaxMemPerGpuMb, r.out.def_mem_per_gpu); }},
     {"cred_expire", [](R r, K key, V v) { r.ticks(key, v, 0, 86400, sim::kSecond, r.out.cred_expire); }},
     {"partitions.<name>.Nodes",
      [](R r, K key, V v) {
@@ -341,6 +347,10 @@ constexpr ParamKey<Reader> kRows[] = {
        r.choice(key, v, {{"NO", false}, {"EXCLUSIVE", true}}, r.partition(key).exclusive,
                 "unknown or unmodelled OverSubscribe", "modelled");
      }},
+    {"partitions.<name>.DefCpuPerGPU",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxCpusPerGpu, r.partition(key).def_cpu_per_gpu); }},
+    {"partitions.<name>.DefMemPerGPU",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxMemPerGpuMb, r.partition(key).def_mem_per_gpu); }},
     {"partitions.<name>.GraceTime",
      [](R r, K key, V v) { r.ticks(key, v, 0, kMaxGraceSeconds, sim::kSecond, r.partition(key).grace); }},
     {"partitions.<name>.State",

@@ -454,8 +454,7 @@ class NodeIndex {
 const std::set<std::string>& unmodelled_keys() {
   static const std::set<std::string> k = {"defmempercpu",
                                           "defmempernode",
-                                          "defcpupergpu",
-                                          "defmempergpu",
+
                                           "maxmempercpu",
                                           "maxmempernode",
                                           "enforcepartlimits",
@@ -486,7 +485,9 @@ const std::map<std::string, std::string>& partition_fields() {
                                                        {"defaulttime", "DefaultTime"},
                                                        {"default", "Default"},
                                                        {"gracetime", "GraceTime"},
-                                                       {"state", "State"}};
+                                                       {"state", "State"},
+                                                       {"defcpupergpu", "DefCpuPerGPU"},
+                                                       {"defmempergpu", "DefMemPerGPU"}};
   return k;
 }
 
@@ -500,27 +501,12 @@ constexpr std::array<std::string_view, 11> kNodeFields = {"gres",    "cpus",    
 
 // Partition fields that change scheduling but are not modelled.
 const std::set<std::string>& unmodelled_partition_fields() {
-  static const std::set<std::string> k = {"allowaccounts",
-                                          "allowgroups",
-                                          "allowqos",
-                                          "denyaccounts",
-                                          "denyqos",
-                                          "maxnodes",
-                                          "minnodes",
-                                          "maxcpuspernode",
-                                          "qos",
-                                          "preemptmode",
-                                          "tresbillingweights",
-                                          "lln",
-                                          "maxmempercpu",
-                                          "defmempercpu",
-                                          "exclusiveuser",
-                                          "reqresv",
-                                          "defmempergpu",
-                                          "defcpupergpu",
-                                          "maxmempernode",
-                                          "defmempernode",
-                                          "maxcpuspersocket"};
+  static const std::set<std::string> k = {"allowaccounts", "allowgroups",   "allowqos",           "denyaccounts",
+                                          "denyqos",       "maxnodes",      "minnodes",           "maxcpuspernode",
+                                          "qos",           "preemptmode",   "tresbillingweights", "lln",
+                                          "maxmempercpu",  "defmempercpu",  "exclusiveuser",      "reqresv",
+
+                                          "maxmempernode", "defmempernode", "maxcpuspersocket"};
   return k;
 }
 

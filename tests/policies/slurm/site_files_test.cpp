@@ -590,17 +590,42 @@ TEST(SlurmGres, ShardsWarnAndSeveralGresConfTypesKeepTheFirst) {
                 "no type: read as gtx1080 (write Gres=gpu:TYPE:N,gpu:TYPE:N in slurm.conf to split them)\n");
 }
 
-TEST(SlurmGres, PartitionPerGpuDefaultsAndMemoryLimitWarn) {
+TEST(SlurmGres, PartitionPerGpuDefaultsPlaceJobsThatNameNoCpus) {
+  // DefCpuPerGPU and DefMemPerGPU give a job that names no CPUs (memory) its share per GPU: on a
+  // 4-GPU node of 32 CPUs with DefCpuPerGPU=16, two 1-GPU jobs fill the CPUs and the third waits.
+  // MaxMemPerNode still warns.
   TempDir dir;
   const std::string conf =
       dir.write("slurm.conf",
-                "NodeName=g[1-2] Gres=gpu:a100:4 CPUs=32\n"
-                "PartitionName=gpu Nodes=ALL DefMemPerGPU=16000 DefCpuPerGPU=8 MaxMemPerNode=500000 Default=YES\n");
+                "NodeName=g1 Gres=gpu:a100:4 CPUs=32 RealMemory=512000\n"
+                "PartitionName=gpu Nodes=ALL DefMemPerGPU=16000 DefCpuPerGPU=16 MaxMemPerNode=500000 Default=YES\n");
   const auto c = slurm::read_slurm_conf(conf);
-  EXPECT_EQ(warnings_of(c),
-            conf + ":2: partition field defcpupergpu=8 changes scheduling and is not modelled\n" + conf +
-                ":2: partition field defmempergpu=16000 changes scheduling and is not modelled\n" + conf +
-                ":2: partition field maxmempernode=500000 changes scheduling and is not modelled\n");
+  EXPECT_EQ(warnings_of(c), conf + ":2: partition field maxmempernode=500000 changes scheduling and is not modelled\n");
+  EXPECT_EQ(c.params.at("partitions.gpu.DefCpuPerGPU").text, "16");
+  EXPECT_EQ(c.params.at("partitions.gpu.DefMemPerGPU").text, "16000");
+  const auto run = [&](const std::string& trace) {
+    dir.write("jobs.sacct", trace);
+    const std::string path = dir.write("s.yaml",
+                                       "name: defs\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, "
+                                       "slurm_conf: slurm.conf}\nworkload: {trace: jobs.sacct}\n");
+    return app::run_scenario(scenarios::load_scenario(path)).result;
+  };
+  const std::string head = "JobID|User|Submit|Start|Elapsed|State|AllocTRES\n";
+  const auto r = run(head +
+                     "1|a|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n"
+                     "2|b|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n"
+                     "3|c|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n");
+  ASSERT_EQ(r.jobs.size(), 3u);
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].start, 0);
+  EXPECT_EQ(r.jobs[2].start, 30 * sim::kMinute);  // 16 CPUs each: the third waits for a pair
+  // A job that names its CPUs keeps them: three 1-GPU jobs of 8 CPUs all start.
+  const auto named = run(head +
+                         "1|a|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|cpu=8,gres/gpu=1\n"
+                         "2|b|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|cpu=8,gres/gpu=1\n"
+                         "3|c|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|cpu=8,gres/gpu=1\n");
+  ASSERT_EQ(named.jobs.size(), 3u);
+  EXPECT_EQ(named.jobs[2].start, 0);
 }
 
 TEST(SlurmRunSummary, MakespanAndUtilizationEndWithTheLastJobNotItsTimeLimit) {

@@ -152,7 +152,7 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
     finish_at_horizon(options_.horizon, "horizon reached");
     stats.end = options_.horizon;
   } else {
-    stats.end = engine_.now();
+    stats.end = std::max(last_end_, t0);
   }
   stats.fingerprint = engine_.fingerprint().hex();
   return stats;
@@ -558,6 +558,7 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
   (void)reason;
   state_[j] = s;
   end_[j] = engine_.now();
+  last_end_ = std::max(last_end_, engine_.now());
   ++ended_jobs_;
   if (options_.progress && (ended_jobs_ & 0x3ff) == 0) options_.progress(ended_jobs_, state_.size());
   if (notify_policy) policy_.on_end(*this, j);

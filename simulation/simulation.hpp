@@ -224,6 +224,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::array<std::int32_t, models::kPendingCodes> pending_sample_{};
   std::size_t running_jobs_ = 0;
   std::size_t ended_jobs_ = 0;
+  // When the last job ended: the run ends there, not at a policy timer left after it (a backfill
+  // reservation at a job's time limit), so makespan and utilization stop with the work.
+  Tick last_end_ = 0;
   std::int64_t peak_used_gpus_ = 0;
   std::int64_t failure_lost_gpu_ms_ = 0;
   std::int64_t jobs_killed_ = 0, jobs_denied_ = 0;

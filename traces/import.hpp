@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/cluster.hpp"
@@ -58,6 +59,9 @@ std::optional<std::string> sacct_field(std::string_view name);
 // Why a field list (split_fields) is not one `sacct --format` accepts: a name that is no sacct field
 // (with "did you mean"), or ALL; nullopt when it is.
 std::optional<std::string> check_sacct_fields(const std::vector<std::string>& names);
+// The sacct columns the importer reads, in its table's order, each with whether it is required
+// (docs/importing.md's list is made from this; which of several stand in is said in traces/sacct.cpp).
+std::vector<std::pair<std::string, bool>> sacct_columns();
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).
 // Throws sim::InputError naming the file, the line (row) and the field on malformed input.

@@ -66,13 +66,19 @@ enum SacctCol : std::size_t {
   kPriority,
   kAllocGres,
   kReqGres,
+  kElapsedRaw,
+  kTimelimitRaw,
+  kAllocCpus,
 };
 
+// Submit and Start are needed; the job id from JobID or JobIDRaw; the run time from Elapsed,
+// ElapsedRaw or End - Start (checked in import_sacct, which names the columns it used).
 constexpr Column kColumns[] = {
-    {"JobID", true},      {"JobIDRaw", false},  {"User", false},      {"Account", false}, {"Partition", false},
-    {"QOS", false},       {"Submit", true},     {"Start", true},      {"End", false},     {"Elapsed", true},
-    {"Timelimit", false}, {"AllocTRES", false}, {"ReqTRES", false},   {"State", true},    {"NNodes", false},
-    {"NCPUS", false},     {"Priority", false},  {"AllocGRES", false}, {"ReqGRES", false},
+    {"JobID", false},        {"JobIDRaw", false},  {"User", false},      {"Account", false}, {"Partition", false},
+    {"QOS", false},          {"Submit", true},     {"Start", true},      {"End", false},     {"Elapsed", false},
+    {"Timelimit", false},    {"AllocTRES", false}, {"ReqTRES", false},   {"State", true},    {"NNodes", false},
+    {"NCPUS", false},        {"Priority", false},  {"AllocGRES", false}, {"ReqGRES", false}, {"ElapsedRaw", false},
+    {"TimelimitRaw", false}, {"AllocCPUS", false},
 };
 
 // Open XDMoD's documented `sacct --format` list (see the top of this file).
@@ -80,6 +86,17 @@ constexpr std::string_view kXdmodFields =
     "jobid,jobidraw,cluster,partition,qos,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
     "state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname";
 constexpr std::size_t kXdmodFieldCount = 26;
+// The 25-field lists of earlier Open XDMoD releases, without qos: 9.5's (reqtres, alloctres) and
+// the one before (reqgres, reqtres), as their "Slurm Notes" pages give `--format` (e.g.
+// https://open.xdmod.org/9.5/resource-manager-slurm.html). The first row's cell 21 tells them apart:
+// TRES items ("billing=1,cpu=1,...") or nothing in 9.5's, a GRES ("gpu:2") in the older one.
+constexpr std::string_view kXdmod95Fields =
+    "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,state,"
+    "nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname";
+constexpr std::string_view kXdmodGresFields =
+    "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,state,"
+    "nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,timelimit,nodelist,jobname";
+constexpr std::size_t kXdmodOldFieldCount = 25;
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -383,6 +400,20 @@ std::size_t cell_count(std::string_view line) {
 
 }  // namespace
 
+}  // namespace headroom::traces::detail
+
+namespace headroom::traces {
+
+std::vector<std::pair<std::string, bool>> sacct_columns() {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const auto& c : detail::kColumns) out.emplace_back(c.name, c.required);
+  return out;
+}
+
+}  // namespace headroom::traces
+
+namespace headroom::traces::detail {
+
 std::vector<std::string> sacct_field_names(const std::vector<std::string>& fields) {
   if (fields.size() == 1 && (fields[0] == "xdmod" || fields[0] == "XDMoD")) return split_fields(kXdmodFields);
   std::vector<std::string> out;  // each as the field sacct prints for it ("sub": Submit)
@@ -403,17 +434,31 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
     }
     if (!trim(first).empty() && starts_with_job_id(first)) {
       const std::size_t n = cell_count(first);
-      if (n != kXdmodFieldCount)
+      if (n == kXdmodOldFieldCount) {
+        std::string_view cell = first;
+        for (int i = 0; i < 20; ++i) cell = cell.substr(cell.find('|') + 1);
+        cell = cell.substr(0, cell.find('|'));
+        // Empty (a job that asked for no TRES, or no GRES): 9.5's; read the other way the cells
+        // would still give the same GPUs (ReqTRES as AllocTRES).
+        const bool tres = cell.empty() || cell.find('=') != std::string_view::npos;
+        const std::string_view list = tres ? kXdmod95Fields : kXdmodGresFields;
+        names = split_fields(list);
+        where = "field list";
+        w.meta.warnings.push_back(std::string("no header row: read as Open XDMoD's 25-field sacct export of ") +
+                                  (tres ? "release 9.5" : "releases before 9.5") + " (" + std::string(list) + ")");
+      } else if (n != kXdmodFieldCount)
         throw sim::InputError(in.path(), peek.line_number(), 0, "",
                               "a header-less sacct export (the first line is a job, " + std::to_string(n) +
                                   " fields): name its fields, in the order given to `sacct --format`, with "
                                   "`--fields` (trace-stats) or `workload.fields` (scenario), e.g. "
                                   "\"jobid,user,account,partition,submit,start,end,elapsed,state,alloctres\"; "
                                   "\"xdmod\" names Open XDMoD's 26 fields");
-      names = split_fields(kXdmodFields);
-      where = "field list";
-      w.meta.warnings.push_back("no header row: read as Open XDMoD's 26-field sacct export (" +
-                                std::string(kXdmodFields) + ")");
+      if (names.empty()) {
+        names = split_fields(kXdmodFields);
+        where = "field list";
+        w.meta.warnings.push_back("no header row: read as Open XDMoD's 26-field sacct export (" +
+                                  std::string(kXdmodFields) + ")");
+      }
     }
   }
   Table t(in, kColumns,
@@ -423,12 +468,36 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
            .names = names,
            .ignore_case = true,
            .layout = "Slurm sacct"});
+  if (!t.has(kJobId) && !t.has(kJobIdRaw))
+    throw sim::InputError(in.path(), t.line(), 0, where, "the Slurm sacct layout needs a JobID or JobIDRaw column");
+  if (!t.has(kElapsed) && !t.has(kElapsedRaw) && !t.has(kEnd))
+    throw sim::InputError(in.path(), t.line(), 0, where,
+                          "the Slurm sacct layout needs the run time: an Elapsed, ElapsedRaw or End column");
   if (!t.has(kAccount) && !t.has(kUser))
     throw sim::InputError(in.path(), t.line(), 0, where, "the Slurm sacct layout needs an Account or User column");
   if (!t.has(kAllocTres) && !t.has(kReqTres) && !t.has(kAllocGres) && !t.has(kReqGres))
     throw sim::InputError(in.path(), t.line(), 0, where,
                           "the Slurm sacct layout needs an AllocTRES or ReqTRES column (or AllocGRES, ReqGRES) "
                           "for the GPUs");
+  // Which columns give what, said once (sacct layouts differ from site to site).
+  {
+    const auto name = [&](std::size_t k) { return std::string(kColumns[k].name); };
+    const std::size_t id = t.has(kJobId) ? kJobId : kJobIdRaw;
+    const std::string run = t.has(kElapsed) ? name(kElapsed) : t.has(kElapsedRaw) ? name(kElapsedRaw) : "End - Start";
+    std::string gpus;
+    for (const std::size_t k : {kAllocTres, kAllocGres, kReqTres, kReqGres})
+      if (t.has(k)) gpus += (gpus.empty() ? "" : ", then ") + name(k);
+    std::string tenant = t.has(kAccount) ? name(kAccount) : name(kUser);
+    if (t.has(kAccount) && t.has(kUser)) tenant += " (else User)";
+    std::string limit = t.has(kTimelimit) ? name(kTimelimit) : t.has(kTimelimitRaw) ? name(kTimelimitRaw) : "none";
+    // Said when the layout is not sacct's usual one (JobID, Elapsed, Timelimit): which stood in.
+    const bool usual = t.has(kJobId) && t.has(kElapsed) && (t.has(kTimelimit) || !t.has(kTimelimitRaw)) &&
+                       (t.has(kNCpus) || !t.has(kAllocCpus));
+    if (!usual)
+      w.meta.warnings.push_back("sacct columns used: job " + name(id) + ", submit " + name(kSubmit) + ", start " +
+                                name(kStart) + ", run time " + run + ", GPUs " + gpus + ", tenant " + tenant +
+                                ", time limit " + limit);
+  }
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
   std::vector<Entry> entries;
   std::map<std::string, std::size_t, std::less<>> het;  // het job key -> entry
@@ -437,15 +506,16 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
   for (;;) try {
       if (!t.next()) break;
       JobIdCell id;
-      if (!parse_job_id(t.text(kJobId), id))
-        t.fail(kJobId, "expected a Slurm job id like 123, 123_4, 123_[1-3], 123+1 or a step 123.batch, got " +
-                           quoted(t.text(kJobId)));
+      const std::size_t id_col = t.has(kJobId) ? kJobId : kJobIdRaw;
+      if (!parse_job_id(t.text(id_col), id))
+        t.fail(id_col, "expected a Slurm job id like 123, 123_4, 123_[1-3], 123+1 or a step 123.batch, got " +
+                           quoted(t.text(id_col)));
       if (id.kind == JobIdCell::Step) continue;  // steps run inside their job's allocation
       ++w.meta.rows;
       // A job's own row comes once (steps and het components have ids of their own).
-      if (const auto [seen, fresh] = first_line.try_emplace(std::string(t.text(kJobId)), t.line()); !fresh)
-        t.fail(kJobId,
-               "duplicate job id " + quoted(t.text(kJobId)) + " (first at line " + std::to_string(seen->second) + ")");
+      if (const auto [seen, fresh] = first_line.try_emplace(std::string(t.text(id_col)), t.line()); !fresh)
+        t.fail(id_col,
+               "duplicate job id " + quoted(t.text(id_col)) + " (first at line " + std::to_string(seen->second) + ")");
       Entry e;
       e.line = t.line();
       models::Job& j = e.job;
@@ -477,10 +547,25 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
         j.trace_end = time_cell(t, kEnd);
         if (j.trace_end >= 0 && j.trace_end < j.trace_start) t.fail(kEnd, "End is before Start");
       }
-      j.runtime = e.started ? duration_cell(t, kElapsed) : 0;
-      const std::string_view limit = t.text(kTimelimit);
+      if (!e.started) {
+        j.runtime = 0;
+      } else if (t.has(kElapsed)) {
+        j.runtime = duration_cell(t, kElapsed);
+      } else if (t.has(kElapsedRaw)) {
+        j.runtime = t.integer(kElapsedRaw, 0, kMaxSeconds) * sim::kSecond;
+      } else {
+        // End - Start; a job still running (End Unknown) has run for an unknown time.
+        if (j.trace_end < 0) {
+          skip_row(w, t.line(), "End unknown (" + e.state + ") and no Elapsed column: run time unknown");
+          continue;
+        }
+        j.runtime = j.trace_end - j.trace_start;
+      }
+      const std::size_t limit_col = t.has(kTimelimit) ? kTimelimit : kTimelimitRaw;
+      const std::string_view limit = t.text(limit_col);
       if (!limit.empty() && limit != "UNLIMITED" && limit != "Partition_Limit") {
-        j.walltime = duration_cell(t, kTimelimit);
+        // TimelimitRaw counts minutes, as a bare Timelimit does.
+        j.walltime = duration_cell(t, limit_col);
         if (j.walltime == 0) j.walltime = -1;
       }
       Tres tres;
@@ -514,6 +599,8 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
         j.cpus = clamp32(tres.cpus);
       } else if (!t.empty(kNCpus)) {
         j.cpus = clamp32(t.integer(kNCpus, 0, kInt32Max));
+      } else if (!t.empty(kAllocCpus)) {
+        j.cpus = clamp32(t.integer(kAllocCpus, 0, kInt32Max));
       }
       if (tres.mem_mib >= 0) j.memory_mib = tres.mem_mib;
       if (!t.empty(kNNodes)) {

@@ -122,6 +122,12 @@ Shape SlurmPolicy::make_shape(const ClusterView& view, const Job& job, const Par
   s.total = job.gpus;
   s.exclusive = p.conf.exclusive;
   const std::int32_t g = job.gpus;
+  // A job that names no CPUs (memory) gets DefCpuPerGPU (DefMemPerGPU) per GPU: its partition's,
+  // else the global one (slurm.conf(5), DefCpuPerGPU and DefMemPerGPU).
+  const std::int64_t cpu_per_gpu = p.conf.def_cpu_per_gpu > 0 ? p.conf.def_cpu_per_gpu : c_.def_cpu_per_gpu;
+  const std::int64_t mem_per_gpu = p.conf.def_mem_per_gpu > 0 ? p.conf.def_mem_per_gpu : c_.def_mem_per_gpu;
+  const std::int64_t cpus = job.cpus > 0 || g <= 0 ? job.cpus : std::min<std::int64_t>(g * cpu_per_gpu, INT32_MAX);
+  const std::int64_t memory_mib = job.memory_mib > 0 || g <= 0 ? job.memory_mib : g * mem_per_gpu;
   std::int32_t k = 0;
   if (job.gpus_per_node > 0 && g > 0) {
     k = (g + job.gpus_per_node - 1) / job.gpus_per_node;
@@ -140,11 +146,11 @@ Shape SlurmPolicy::make_shape(const ClusterView& view, const Job& job, const Par
       for (std::int32_t i = 0; i < k; ++i) s.slices.push_back(g / k + (i < g % k ? 1 : 0));
     }
     s.need = s.slices.front();
-    s.cpn = job.cpus > 0 ? (job.cpus + k - 1) / k : 0;
-    s.mpn = job.memory_mib > 0 ? (job.memory_mib + k - 1) / k : 0;
+    s.cpn = cpus > 0 ? static_cast<std::int32_t>((cpus + k - 1) / k) : 0;
+    s.mpn = memory_mib > 0 ? (memory_mib + k - 1) / k : 0;
   } else {
-    s.cpg = job.cpus > 0 ? (job.cpus + g - 1) / g : 0;
-    s.mpg = job.memory_mib > 0 ? (job.memory_mib + g - 1) / g : 0;
+    s.cpg = cpus > 0 ? static_cast<std::int32_t>((cpus + g - 1) / g) : 0;
+    s.mpg = memory_mib > 0 ? (memory_mib + g - 1) / g : 0;
   }
   (void)view;
   return s;

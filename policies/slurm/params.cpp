@@ -32,7 +32,7 @@ bool yes(std::string_view s, bool& out) {
 }
 
 // "CPU=1,Mem=0.25G,GRES/gpu=8" -> weights (a trailing G on Mem is accepted: per GB).
-bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::string& bad) {
+bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::string& bad, bool negative_ok) {
   for (const auto& item : split_list(text)) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) return bad = item, false;
@@ -43,7 +43,7 @@ bool parse_tres(std::string_view text, std::map<std::string, double>& out, std::
     if (key == "mem") key = "Mem";
     if (key == "gres/gpu" || key == "GRES/GPU") key = "GRES/gpu";
     const auto v = parse_number(val);
-    if ((key != "CPU" && key != "Mem" && key != "GRES/gpu") || !v || *v < 0) return bad = item, false;
+    if ((key != "CPU" && key != "Mem" && key != "GRES/gpu") || !v || (*v < 0 && !negative_ok)) return bad = item, false;
     out[key] = *v;
   }
   return true;
@@ -123,9 +123,11 @@ struct Reader {
     if (!yes(trim(v.text), dst)) error(key, v, "expected YES or NO, got " + quoted(v.text));
   }
 
-  void tres(const std::string& key, const ParamValue& v, std::map<std::string, double>& dst) {
+  // PriorityWeightTRES may be negative (slurm_get_tres_weight_array reads each weight with strtod,
+  // no sign check: SchedMD/slurm src/common/slurm_protocol_api.c); billing weights may not.
+  void tres(const std::string& key, const ParamValue& v, std::map<std::string, double>& dst, bool negative_ok = false) {
     std::string bad;
-    if (!parse_tres(trim(v.text), dst, bad))
+    if (!parse_tres(trim(v.text), dst, bad, negative_ok))
       error(key, v,
             "expected TRES=weight items such as \"CPU=1,Mem=0.25G,GRES/gpu=8\" (TRES: CPU, Mem, GRES/gpu), got " +
                 quoted(bad));
@@ -175,6 +177,10 @@ using V = const ParamValue&;
 constexpr double kMaxWeight = 4294967295.0;        // PriorityWeight*: uint32
 constexpr std::int64_t kMaxLimit = 1'000'000'000;  // MaxJobs / MaxGPUs limits
 constexpr std::int64_t kMaxGraceSeconds = 86400 * 7;
+// DefCpuPerGPU, DefMemPerGPU: a scenario node's CPUs (scenarios/scenario.cpp kMaxCpusPerNode) and
+// 1 PB of memory per GPU at most.
+constexpr std::int64_t kMaxCpusPerGpu = 1'000'000;
+constexpr std::int64_t kMaxMemPerGpuMb = 1'000'000'000;
 
 // SchedulerParameters' items, in kSchedulerParameters' order (the slurm.conf reader keeps those);
 // a row reads the text after '=' under the key "SchedulerParameters.<item>".
@@ -229,7 +235,7 @@ constexpr ParamKey<Reader> kRows[] = {
     {"PriorityWeightJobSize", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_jobsize); }},
     {"PriorityWeightPartition", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_partition); }},
     {"PriorityWeightQOS", [](R r, K key, V v) { r.real(key, v, 0, kMaxWeight, r.out.w_qos); }},
-    {"PriorityWeightTRES", [](R r, K key, V v) { r.tres(key, v, r.out.w_tres); }},
+    {"PriorityWeightTRES", [](R r, K key, V v) { r.tres(key, v, r.out.w_tres, true); }},
     {"PriorityMaxAge", [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, true, r.out.max_age); }},
     {"PriorityDecayHalfLife",
      [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.out.half_life); }},
@@ -319,6 +325,8 @@ constexpr ParamKey<Reader> kRows[] = {
     {"PreemptExemptTime",
      [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, false, r.out.preempt_exempt); }},
     {"SchedulerTimeSlice", [](R r, K key, V v) { r.ticks(key, v, 5, 65533, sim::kSecond, r.out.time_slice); }},
+    {"DefCpuPerGPU", [](R r, K key, V v) { r.integer(key, v, 0, kMaxCpusPerGpu, r.out.def_cpu_per_gpu); }},
+    {"DefMemPerGPU", [](R r, K key, V v) { r.integer(key, v, 0, kMaxMemPerGpuMb, r.out.def_mem_per_gpu); }},
     {"cred_expire", [](R r, K key, V v) { r.ticks(key, v, 0, 86400, sim::kSecond, r.out.cred_expire); }},
     {"partitions.<name>.Nodes",
      [](R r, K key, V v) {
@@ -339,6 +347,10 @@ constexpr ParamKey<Reader> kRows[] = {
        r.choice(key, v, {{"NO", false}, {"EXCLUSIVE", true}}, r.partition(key).exclusive,
                 "unknown or unmodelled OverSubscribe", "modelled");
      }},
+    {"partitions.<name>.DefCpuPerGPU",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxCpusPerGpu, r.partition(key).def_cpu_per_gpu); }},
+    {"partitions.<name>.DefMemPerGPU",
+     [](R r, K key, V v) { r.integer(key, v, 0, kMaxMemPerGpuMb, r.partition(key).def_mem_per_gpu); }},
     {"partitions.<name>.GraceTime",
      [](R r, K key, V v) { r.ticks(key, v, 0, kMaxGraceSeconds, sim::kSecond, r.partition(key).grace); }},
     {"partitions.<name>.State",

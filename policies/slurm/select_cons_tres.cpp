@@ -73,14 +73,15 @@ void SlurmPolicy::restrict_to_topology(const Shape& s, std::int64_t want) {
 }
 
 models::Placement SlurmPolicy::pick(const ClusterView& view, JobIndex j, const std::vector<Avail>& av) {
-  const Job& job = view.workload().jobs[j];
   const Shape& s = shape_[j];
   models::Placement pl;
   auto slice = [&](NodeId id, std::int32_t g) {
     const auto& node = view.cluster().node(id);
     models::Slice sl{id, g, 0, 0};
-    if (node.cpus > 0 && job.cpus > 0) sl.cpus = s.fixed ? s.cpn : std::min(av[id].cpus, g * s.cpg);
-    if (node.memory_mib > 0 && job.memory_mib > 0) sl.memory_mib = s.fixed ? s.mpn : std::min(av[id].mem, g * s.mpg);
+    // The shape's CPUs and memory: the job's own, or its partition's per-GPU defaults (make_shape).
+    if (node.cpus > 0 && (s.fixed ? s.cpn : s.cpg) > 0) sl.cpus = s.fixed ? s.cpn : std::min(av[id].cpus, g * s.cpg);
+    if (node.memory_mib > 0 && (s.fixed ? s.mpn : s.mpg) > 0)
+      sl.memory_mib = s.fixed ? s.mpn : std::min(av[id].mem, g * s.mpg);
     pl.push_back(sl);
   };
   auto gpus_of = [&](NodeId id) { return av[id].gpus; };

@@ -53,6 +53,9 @@ struct PartitionConf {
   bool exclusive = false;                     // OverSubscribe=EXCLUSIVE
   Tick grace = 0;                             // GraceTime
   PartitionState state = PartitionState::Up;  // State
+  // DefCpuPerGPU, DefMemPerGPU (MB): what a job that names no CPUs (memory) gets per GPU; 0 = the
+  // global value.
+  std::int64_t def_cpu_per_gpu = 0, def_mem_per_gpu = 0;
 };
 
 struct QosConf {
@@ -115,6 +118,8 @@ struct Config {
   // victim in the same partition are gang-scheduled: they take turns of this length.
   Tick time_slice = 30 * sim::kSecond;
   Tick cred_expire = 120 * sim::kSecond;
+  // DefCpuPerGPU, DefMemPerGPU (MB) of slurm.conf: per-GPU defaults of partitions that set none.
+  std::int64_t def_cpu_per_gpu = 0, def_mem_per_gpu = 0;
 
   std::vector<PartitionConf> partitions;
   std::vector<QosConf> qos;

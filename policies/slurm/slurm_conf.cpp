@@ -9,6 +9,7 @@
 #include "policies/slurm/slurm_conf.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -17,9 +18,9 @@
 #include <map>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "policies/common/param_text.hpp"
+#include "policies/slurm/hostlist.hpp"
 #include "policies/slurm/slurm.hpp"
 #include "sim/errors.hpp"
 #include "sim/text.hpp"
@@ -31,7 +32,14 @@ namespace {
 constexpr int kMaxIncludeDepth = 16;
 // The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
 // kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
-constexpr std::int64_t kMaxHosts = 1'000'000;
+constexpr std::int64_t kMaxHosts = Hostlist::kMaxHosts;
+// The names of all NodeName lines together: a million names of 64 bytes. Names are not held (they
+// are made again from their line's hostlist when needed), but hashing, pool naming and lookups
+// take time in proportion.
+constexpr std::int64_t kMaxNodeNameBytes = 64LL << 20;
+// The names of the hostlists of partitions, NodeSets and gres.conf lines together, each made to
+// be looked up: twenty lists of the largest names NodeName lines may define.
+constexpr std::int64_t kMaxMembershipNameBytes = 20 * kMaxNodeNameBytes;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
 // Node memberships (a node in a partition, a gres.conf line applied to a node) of all lines
@@ -44,24 +52,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
-}
-
-// `text` in double quotes for a message: bytes that are not printable ASCII as \xNN, long text
-// shortened.
-std::string shown(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  constexpr std::size_t kMax = 80;
-  std::string out = "\"";
-  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMax) out += "...";
-  return out + "\"";
 }
 
 struct Item {
@@ -244,13 +234,24 @@ std::int64_t to_int(const Record& r, const std::string& key, const std::string& 
   return n;
 }
 
-// "gpu:a100:8,gpu:2(S:0-1),mps:100" -> GPUs and the one type (empty when none or several). A count
-// may carry a size suffix as suffix_mult reads it (SchedMD/slurm src/common/slurm_protocol_defs.c:
-// k or KiB = 1024, kb = 1000, m, g, t, p likewise): gpu:2k is 2048 GPUs, refused with the value
-// above the scenario's per-node limit.
-void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, std::string& type) {
-  gpus = 0;
-  type.clear();
+// What a node's Gres= says of its GPUs.
+struct Gres {
+  std::int64_t gpus = 0;
+  std::string type;  // the one type named; empty when none or several
+  // Each type named and its count, in the order first named ("" for untyped items): a node of
+  // several types (gpu:tesla:2,gpu:kepler:2) is one node per type (see read_slurm_conf).
+  std::vector<std::pair<std::string, std::int64_t>> types;
+  std::vector<std::string> sharing;  // the mps and shard items as written (GPU sharing)
+};
+
+// "gpu:a100:8,gpu:2(S:0-1),mps:100" -> GPUs by type. A count may carry a size suffix as
+// suffix_mult reads it (SchedMD/slurm src/common/slurm_protocol_defs.c: k or KiB = 1024, kb =
+// 1000, m, g, t, p likewise): gpu:2k is 2048 GPUs, refused with the value above the scenario's
+// per-node limit.
+Gres parse_gres(const Record& r, const std::string& text) {
+  Gres g;
+  std::int64_t& gpus = g.gpus;
+  std::string& type = g.type;
   bool several = false;
   std::size_t at = 0;
   while (at <= text.size()) {
@@ -265,6 +266,7 @@ void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, st
     at = end + 1;
     item = item.substr(0, item.find('('));
     const auto c1 = item.find(':');
+    if (item.substr(0, c1) == "mps" || item.substr(0, c1) == "shard") g.sharing.push_back(item);
     if (item.substr(0, c1) == "gpu") {
       std::string t, count = "1";
       if (c1 != std::string::npos) {
@@ -312,18 +314,28 @@ void parse_gres(const Record& r, const std::string& text, std::int64_t& gpus, st
         if (!type.empty() && type != t) several = true;
         if (type.empty()) type = t;
       }
+      const auto same = std::find_if(g.types.begin(), g.types.end(), [&](const auto& x) { return x.first == t; });
+      if (same == g.types.end()) {
+        g.types.emplace_back(t, n * mult->second);
+      } else {
+        same->second += n * mult->second;
+      }
     }
     if (end >= text.size()) break;
   }
   if (several) type.clear();
+  if (!several) g.types.clear();
+  return g;
 }
 
-std::string compress_hostlist(const std::vector<std::string>& names) {
-  // "gpu01","gpu02","gpu04" -> "gpu[01-02,04]" when they share a prefix and digit width.
+// "gpu01","gpu02","gpu04" -> "gpu[01-02,04]" when they share a prefix and digit width; the
+// `count` names come one at a time from name_at(i), in order.
+template <class NameAt>
+std::string compress_hostlist(std::size_t count, const NameAt& name_at) {
   std::string out;
   std::size_t i = 0;
-  while (i < names.size()) {
-    const std::string& n = names[i];
+  while (i < count) {
+    const std::string n = name_at(i);
     std::size_t d = n.size();
     while (d > 0 && std::isdigit(static_cast<unsigned char>(n[d - 1]))) --d;
     if (d == n.size() || n.size() - d > 18) {  // no number, or one too long to count with
@@ -338,8 +350,8 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
     std::int64_t prev = -2;
     // Zero-padded numbers keep their width; unpadded ones (9, 10) go together.
     const bool padded = width > 1 && n[d] == '0';
-    for (; j < names.size(); ++j) {
-      const std::string& m = names[j];
+    for (; j < count; ++j) {
+      const std::string m = j == i ? n : name_at(j);
       if (m.size() <= prefix.size() || m.compare(0, prefix.size(), prefix) != 0) break;
       const std::string digits = m.substr(prefix.size());
       if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) break;
@@ -366,27 +378,83 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
 // million nodes).
 struct NodeLine {
   const Record* record = nullptr;
+  Hostlist hosts;
+  std::int64_t first_gpu_node = -1;  // its first node in the GPU nodes (they follow in order); -1: no GPUs
   std::int64_t gpus = 0;
   std::string gpu_type;
+  std::vector<std::pair<std::string, std::int64_t>> gpu_types;  // several types: each and its count
   std::int64_t cpus = 0;
   std::int64_t memory_mib = 0;
   std::int64_t weight = 1;
   std::set<std::string> features;  // Feature= (for NodeSet=... Feature=...)
 };
 
+// A node with GPUs (nodes without are only counted: they never make a pool).
 struct NodeDef {
-  std::string name;
   int line_index = 0;                     // into the NodeLines
+  std::uint32_t k = 0;                    // its name is the line's hosts.name(k)
   const std::string* gpu_type = nullptr;  // the line's, or gres.conf's Type= when the line names none
   std::vector<int> partitions;            // indices of the partitions, ascending
+};
+
+// Every defined node by name (duplicates, and the names partitions and gres.conf lines give): 16
+// bytes a node and a table of 4-byte slots at most half full. No name is held: one whose hash
+// matches is made again from its line's hostlist and compared.
+class NodeIndex {
+ public:
+  struct Entry {
+    std::uint64_t hash = 0;
+    std::uint32_t line = 0;  // into the NodeLines
+    std::uint32_t k = 0;     // the line's hosts.name(k)
+  };
+  explicit NodeIndex(const std::vector<NodeLine>& lines) : lines_(lines) {}
+
+  // The node named `name`, or nullptr.
+  const Entry* find(const std::string& name) const {
+    if (slots_.empty()) return nullptr;
+    const std::uint64_t h = name_hash(name);
+    for (std::size_t s = h & (slots_.size() - 1);; s = (s + 1) & (slots_.size() - 1)) {
+      if (slots_[s] == kEmpty) return nullptr;
+      const Entry& e = entries_[slots_[s]];
+      if (e.hash == h && lines_[e.line].hosts.name(e.k) == name) return &e;
+    }
+  }
+  // Adds the node `name` (the line's k-th); when a node of that name is there already, adds nothing
+  // and returns it.
+  const Entry* add(const std::string& name, std::uint32_t line, std::uint32_t k) {
+    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
+    const std::uint64_t h = name_hash(name);
+    for (std::size_t s = h & (slots_.size() - 1);; s = (s + 1) & (slots_.size() - 1)) {
+      if (slots_[s] == kEmpty) {
+        slots_[s] = static_cast<std::uint32_t>(entries_.size());
+        entries_.push_back({h, line, k});
+        return nullptr;
+      }
+      const Entry& e = entries_[slots_[s]];
+      if (e.hash == h && lines_[e.line].hosts.name(e.k) == name) return &e;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  void grow() {
+    slots_.assign(std::max<std::size_t>(1024, slots_.size() * 2), kEmpty);
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      std::size_t s = entries_[i].hash & (slots_.size() - 1);
+      while (slots_[s] != kEmpty) s = (s + 1) & (slots_.size() - 1);
+      slots_[s] = static_cast<std::uint32_t>(i);
+    }
+  }
+  const std::vector<NodeLine>& lines_;
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> slots_;
 };
 
 // Keys of slurm.conf that change scheduling but are not modelled: listed once as a warning.
 const std::set<std::string>& unmodelled_keys() {
   static const std::set<std::string> k = {"defmempercpu",
                                           "defmempernode",
-                                          "defcpupergpu",
-                                          "defmempergpu",
+
                                           "maxmempercpu",
                                           "maxmempernode",
                                           "enforcepartlimits",
@@ -401,122 +469,54 @@ const std::set<std::string>& unmodelled_keys() {
   return k;
 }
 
+// SchedulerParameters items that change no scheduling decision: accepted without a warning.
+const std::set<std::string>& quiet_scheduler_parameters() {
+  static const std::set<std::string> k = {"nohold_on_prolog_fail", "enable_user_top",        "salloc_wait_nodes",
+                                          "sbatch_wait_nodes",     "requeue_setup_env_fail", "max_script_size"};
+  return k;
+}
+
+// Partition fields the policy models, by lower-case name, and the parameter each becomes
+// (partitions.<name>.<Field>); Nodes, Priority and OverSubscribe are read apart.
+const std::map<std::string, std::string>& partition_fields() {
+  static const std::map<std::string, std::string> k = {{"prioritytier", "PriorityTier"},
+                                                       {"priorityjobfactor", "PriorityJobFactor"},
+                                                       {"maxtime", "MaxTime"},
+                                                       {"defaulttime", "DefaultTime"},
+                                                       {"default", "Default"},
+                                                       {"gracetime", "GraceTime"},
+                                                       {"state", "State"},
+                                                       {"defcpupergpu", "DefCpuPerGPU"},
+                                                       {"defmempergpu", "DefMemPerGPU"}};
+  return k;
+}
+
+// Records read as a whole but left out, with one warning.
+constexpr std::array<std::string_view, 3> kUnreadRecords = {"frontendname", "downnodes", "switchname"};
+
+// NodeName fields read (read_slurm_conf takes them by these lower-case names).
+constexpr std::array<std::string_view, 11> kNodeFields = {"gres",    "cpus",           "procs",          "boards",
+                                                          "sockets", "corespersocket", "threadspercore", "realmemory",
+                                                          "weight",  "feature",        "state"};
+
 // Partition fields that change scheduling but are not modelled.
 const std::set<std::string>& unmodelled_partition_fields() {
-  static const std::set<std::string> k = {"allowaccounts", "allowgroups",  "allowqos",           "denyaccounts",
-                                          "denyqos",       "maxnodes",     "minnodes",           "maxcpuspernode",
-                                          "qos",           "preemptmode",  "tresbillingweights", "lln",
-                                          "maxmempercpu",  "defmempercpu", "exclusiveuser",      "reqresv"};
+  static const std::set<std::string> k = {"allowaccounts", "allowgroups",   "allowqos",           "denyaccounts",
+                                          "denyqos",       "maxnodes",      "minnodes",           "maxcpuspernode",
+                                          "qos",           "preemptmode",   "tresbillingweights", "lln",
+                                          "maxmempercpu",  "defmempercpu",  "exclusiveuser",      "reqresv",
+
+                                          "maxmempernode", "defmempernode", "maxcpuspersocket"};
   return k;
 }
 
 }  // namespace
 
-namespace {
-
-// The number of names a hostlist expands to, its syntax checked, counted before anything is
-// expanded (h[0-999][0-999][0-999] names a billion hosts in 22 bytes). Throws
-// std::invalid_argument when malformed or above kMaxHosts.
-std::int64_t hostlist_size(const std::string& list) {
-  std::int64_t total = 0;
-  std::size_t i = 0;
-  while (i < list.size()) {
-    std::size_t end = i;
-    int depth = 0;
-    for (; end < list.size(); ++end) {
-      if (list[end] == '[') ++depth;
-      if (list[end] == ']') --depth;
-      if (depth < 0 || depth > 1) throw std::invalid_argument("unbalanced brackets in hostlist " + shown(list));
-      if (list[end] == ',' && depth == 0) break;
-    }
-    if (depth != 0) throw std::invalid_argument("unclosed '[' in hostlist " + shown(list));
-    const std::string expr = list.substr(i, end - i);
-    i = end + 1;
-    if (expr.empty()) continue;
-    std::int64_t names = 1;
-    for (std::size_t k = expr.find('['); k != std::string::npos; k = expr.find('[', k)) {
-      const std::size_t close = expr.find(']', k);
-      const std::string spec = expr.substr(k + 1, close - k - 1);
-      k = close + 1;
-      std::int64_t values = 0;
-      std::size_t s = 0;
-      while (s <= spec.size()) {
-        const std::size_t comma = spec.find(',', s);
-        const std::string r = spec.substr(s, comma == std::string::npos ? std::string::npos : comma - s);
-        s = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-        const std::size_t dash = r.find('-');
-        const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
-        const auto digits = [](const std::string& x) {
-          return !x.empty() && x.size() < 10 && std::all_of(x.begin(), x.end(), ::isdigit);
-        };
-        if (!digits(a) || !digits(b) || std::stoll(b) < std::stoll(a))
-          throw std::invalid_argument("expected ranges like [1-4,7] in hostlist " + shown(list) + ", got " + shown(r));
-        values += std::stoll(b) - std::stoll(a) + 1;
-        if (values > kMaxHosts) break;
-      }
-      names *= values;  // both at most kMaxHosts + a range: no overflow
-      if (names > kMaxHosts) break;
-    }
-    total += names;
-    if (total > kMaxHosts) throw std::invalid_argument("hostlist " + shown(list) + " names more than 1,000,000 hosts");
-  }
-  return total;
-}
-
-}  // namespace
-
 std::vector<std::string> expand_hostlist(const std::string& list) {
+  const Hostlist hosts(list);
   std::vector<std::string> out;
-  out.reserve(static_cast<std::size_t>(hostlist_size(list)));
-  std::size_t i = 0;
-  while (i < list.size()) {
-    // One host expression: text with [ranges] groups, up to a comma outside brackets.
-    std::size_t end = i;
-    int depth = 0;
-    for (; end < list.size(); ++end) {
-      if (list[end] == '[') ++depth;
-      if (list[end] == ']') --depth;
-      if (list[end] == ',' && depth == 0) break;
-    }
-    const std::string expr = list.substr(i, end - i);
-    i = end + 1;
-    if (expr.empty()) continue;
-    std::vector<std::string> partial{""};
-    std::size_t k = 0;
-    while (k < expr.size()) {
-      if (expr[k] != '[') {
-        const std::size_t open = expr.find('[', k);
-        const std::string lit = expr.substr(k, open == std::string::npos ? std::string::npos : open - k);
-        for (auto& p : partial) p += lit;
-        k = open == std::string::npos ? expr.size() : open;
-        continue;
-      }
-      const std::size_t close = expr.find(']', k);
-      const std::string spec = expr.substr(k + 1, close - k - 1);
-      k = close + 1;
-      std::vector<std::string> values;
-      std::size_t s = 0;
-      while (s <= spec.size()) {
-        const std::size_t comma = spec.find(',', s);
-        const std::string r = spec.substr(s, comma == std::string::npos ? std::string::npos : comma - s);
-        s = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-        const std::size_t dash = r.find('-');
-        const std::string a = r.substr(0, dash), b = dash == std::string::npos ? a : r.substr(dash + 1);
-        const std::size_t width = a.size();
-        for (std::int64_t v = std::stoll(a); v <= std::stoll(b); ++v) {
-          std::string n = std::to_string(v);
-          if (n.size() < width) n = std::string(width - n.size(), '0') + n;
-          values.push_back(n);
-        }
-      }
-      std::vector<std::string> next;
-      next.reserve(partial.size() * values.size());
-      for (const auto& p : partial)
-        for (const auto& v : values) next.push_back(p + v);
-      partial = std::move(next);
-    }
-    for (auto& p : partial) out.push_back(std::move(p));
-  }
+  out.reserve(static_cast<std::size_t>(hosts.size()));
+  for (std::int64_t k = 0; k < hosts.size(); ++k) out.push_back(hosts.name(k));
   return out;
 }
 
@@ -541,8 +541,9 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     if (k.find('.') == std::string::npos) modelled[lower(k)] = k;
 
   std::vector<NodeLine> node_lines;
-  std::vector<NodeDef> nodes;
-  std::unordered_map<std::string, std::size_t> node_at;
+  std::vector<NodeDef> nodes;  // the nodes with GPUs, in file order
+  NodeIndex node_at(node_lines);
+  std::int64_t defined = 0, name_bytes = 0;  // nodes of all NodeName lines, and their names' bytes
   std::map<std::string, std::string> node_default, part_default;
   struct Part {
     const Record* record;
@@ -567,7 +568,28 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       }
       NodeLine d;
       d.record = &r;
-      if (f.count("gres")) parse_gres(r, f["gres"], d.gpus, d.gpu_type);
+      if (f.count("gres")) {
+        Gres g = parse_gres(r, f["gres"]);
+        d.gpus = g.gpus;
+        d.gpu_type = std::move(g.type);
+        d.gpu_types = std::move(g.types);
+        if (!d.gpu_types.empty()) {
+          std::string types;
+          for (const auto& [t, n] : d.gpu_types) types += (types.empty() ? "" : ", ") + t + ":" + std::to_string(n);
+          warn_once(r, "gres-several-types",
+                    "NodeName " + list + ": GPUs of several types (" + types +
+                        ") on one node: read as one node per type (pools named <nodes>-<type>), the node's CPUs and "
+                        "memory shared out by GPU count; an untyped request for more GPUs on one node than one type "
+                        "has does not fit there (Slurm would give it GPUs of both types)");
+        }
+        for (const std::string& item : g.sharing) {
+          const std::string kind = item.substr(0, item.find(':'));
+          warn_once(r, "gres-" + kind,
+                    "Gres " + item + ": GPU sharing by " +
+                        (kind == "mps" ? "CUDA MPS (gres/mps)" : "shards (gres/shard)") +
+                        " is not modelled; jobs are given whole GPUs");
+        }
+      }
       if (f.count("cpus")) {
         d.cpus = to_int(r, "CPUs", f["cpus"], 0, kMaxCpusPerNode);
       } else if (f.count("procs")) {
@@ -599,27 +621,35 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         warn_once(r, "state=cloud",
                   "State=CLOUD nodes are counted as powered up: power saving (a node booted for a job, "
                   "ResumeTimeout, SuspendTime) is not modelled");
-      std::vector<std::string> names;
       try {
-        if (static_cast<std::int64_t>(nodes.size()) + hostlist_size(list) > kMaxHosts)
-          fail(r.file, r.line, "NodeName " + shown(list) + ": more than 1,000,000 nodes with this line");
-        names = expand_hostlist(list);
+        d.hosts = Hostlist(list);
       } catch (const std::invalid_argument& e) {
         fail(r.file, r.line, std::string("NodeName: ") + e.what());
       }
+      if (defined + d.hosts.size() > kMaxHosts)
+        fail(r.file, r.line, "NodeName " + shown(list) + ": more than 1,000,000 nodes with this line");
+      name_bytes += d.hosts.name_bytes();
+      if (name_bytes > kMaxNodeNameBytes)
+        fail(r.file, r.line,
+             "NodeName " + shown(list) + ": the node names of all NodeName lines take more than " +
+                 std::to_string(kMaxNodeNameBytes) + " bytes (64 MiB) together with this line");
       const int line_index = static_cast<int>(node_lines.size());
+      if (d.gpus > 0) d.first_gpu_node = static_cast<std::int64_t>(nodes.size());
       node_lines.push_back(std::move(d));
-      for (auto& n : names) {
+      const NodeLine& line = node_lines.back();
+      for (std::int64_t k = 0; k < line.hosts.size(); ++k) {
+        const std::string n = line.hosts.name(k);
         // slurmctld: "Duplicated NodeName %s in the config file", fatal (src/common/read_config.c).
-        if (const auto it = node_at.find(n); it != node_at.end()) {
-          const Record& first = *node_lines[nodes[it->second].line_index].record;
+        if (const auto* had = node_at.add(n, static_cast<std::uint32_t>(line_index), static_cast<std::uint32_t>(k))) {
+          const Record& first = *node_lines[had->line].record;
           fail(r.file, r.line,
                "node " + shown(n) + " is defined twice (first at " + first.file + ":" + std::to_string(first.line) +
                    ")");
         }
-        node_at.emplace(n, nodes.size());
-        nodes.push_back({std::move(n), line_index, nullptr, {}});
+        if (line.gpus > 0) nodes.push_back({line_index, static_cast<std::uint32_t>(k), nullptr, {}});
       }
+      defined += line.hosts.size();
+      if (line.gpus == 0) out.cpu_only_nodes += line.hosts.size();
     } else if (head == "partitionname") {
       std::map<std::string, std::string> f = part_default;
       for (std::size_t i = 1; i < r.items.size(); ++i) f[lower(r.items[i].key)] = r.items[i].value;
@@ -649,7 +679,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         fail(r.file, r.line, "NodeSet " + r.items[0].value + ": expected Nodes= or Feature= (one of them)");
       if (!nodesets.emplace(r.items[0].value, ns).second)
         fail(r.file, r.line, "NodeSet " + r.items[0].value + " is defined twice");
-    } else if (head == "frontendname" || head == "downnodes" || head == "switchname") {
+    } else if (std::find(kUnreadRecords.begin(), kUnreadRecords.end(), head) != kUnreadRecords.end()) {
       warn_once(r, head, r.items[0].key + " records are not read");
     } else {
       for (const auto& it : r.items) {
@@ -657,9 +687,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         if (k == "schedulerparameters") {
           // The items the policy models are kept; the others warn once each (those that do not
           // change a scheduling decision are accepted quietly), as every other key of the file.
-          static const std::set<std::string> kQuiet = {"nohold_on_prolog_fail",  "enable_user_top",
-                                                       "salloc_wait_nodes",      "sbatch_wait_nodes",
-                                                       "requeue_setup_env_fail", "max_script_size"};
+          const std::set<std::string>& kQuiet = quiet_scheduler_parameters();
           std::string kept;
           for (const std::string& item : sim::split_on(it.value, ',')) {
             if (item.empty()) continue;
@@ -673,6 +701,22 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
             }
           }
           if (!kept.empty()) set_param(r, "SchedulerParameters", kept);
+        } else if (auto m = modelled.find(k);
+                   m != modelled.end() && (k == "priorityweighttres" || k == "tresbillingweights")) {
+          // Weights of the TRES the policy counts (CPU, Mem, GRES/gpu) are kept; those of other TRES
+          // (GRES/gpu:l40s, Node, License/..., billing) warn once each.
+          std::string kept;
+          for (const std::string& item : sim::split_on(it.value, ',')) {
+            if (item.empty()) continue;
+            const std::string tres = lower(item.substr(0, item.find('=')));
+            if (tres == "cpu" || tres == "mem" || tres == "gres/gpu") {
+              kept += (kept.empty() ? "" : ",") + item;
+            } else {
+              warn_once(r, it.key + "." + tres,
+                        it.key + " item " + item + " is not modelled (the weights of CPU, Mem and GRES/gpu are)");
+            }
+          }
+          if (!kept.empty()) set_param(r, m->second, kept);
         } else if (auto m = modelled.find(k); m != modelled.end()) {
           set_param(r, m->second, it.value);
         } else if (k == "authinfo") {
@@ -691,13 +735,32 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   }
   // Work spent on memberships (a partition's nodes, a gres.conf line's nodes), bounded whatever the
   // files hold.
-  std::int64_t memberships = 0;
+  std::int64_t memberships = 0, membership_bytes = 0;
   const auto spend = [&](const Record& r, std::int64_t n) {
     memberships += n;
     if (memberships > kMaxMemberships)
       fail(r.file, r.line,
            "more than " + std::to_string(kMaxMemberships) +
                " node memberships (nodes of all partitions and gres.conf lines together) with this line");
+  };
+  // A hostlist of a partition, NodeSet or gres.conf line, its names' work spent.
+  const auto member_list = [&](const Record& r, const std::string& list) {
+    Hostlist hosts(list);
+    spend(r, hosts.size());
+    membership_bytes += hosts.name_bytes();
+    if (membership_bytes > kMaxMembershipNameBytes)
+      fail(r.file, r.line,
+           "the node names of all partitions, NodeSets and gres.conf lines take more than " +
+               std::to_string(kMaxMembershipNameBytes) + " bytes (1280 MiB) together with this line");
+    return hosts;
+  };
+  // The index into `nodes` of the node named `name` that has GPUs; -1 when it has none, -2 when no
+  // NodeName line defines it.
+  const auto gpu_node = [&](const std::string& name) -> std::int64_t {
+    const auto* e = node_at.find(name);
+    if (e == nullptr) return -2;
+    const NodeLine& l = node_lines[e->line];
+    return l.first_gpu_node < 0 ? -1 : l.first_gpu_node + e->k;
   };
   for (auto& n : nodes) {
     const NodeLine& l = node_lines[n.line_index];
@@ -711,22 +774,43 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(gres, ec)) read_file(reader, gres, "", 0, "", grecs);
   for (const Record& r : grecs) {
+    if (const std::string* detect = r.get("autodetect"); detect != nullptr && lower(*detect) != "off")
+      warn_once(r, "gres-autodetect",
+                "AutoDetect=" + *detect +
+                    ": what the node's library would detect is not known here; the GPUs are slurm.conf's Gres= "
+                    "counts, typed by Gres= or by gres.conf's Type=");
     const std::string* name = r.get("name");
+    if (name != nullptr && (*name == "mps" || *name == "shard"))
+      warn_once(r, "gres-" + *name,
+                "Name=" + *name + ": GPU sharing by " +
+                    (*name == "mps" ? "CUDA MPS (gres/mps)" : "shards (gres/shard)") +
+                    " is not modelled; jobs are given whole GPUs");
     if (name == nullptr || *name != "gpu") continue;
     const std::string* type = r.get("type");
     if (type == nullptr) continue;
+    // A node slurm.conf gives untyped GPUs takes the first Type= gres.conf names for it; a second,
+    // different one (a node of several types) is said once.
+    const auto give = [&](NodeDef& nd) {
+      if (nd.gpu_type == nullptr) {
+        nd.gpu_type = type;
+      } else if (*nd.gpu_type != *type && node_lines[nd.line_index].gpu_type.empty() &&
+                 node_lines[nd.line_index].gpu_types.empty()) {
+        warn_once(r, "gres-conf-several-types",
+                  "gres.conf names GPUs of types " + *nd.gpu_type + " and " + *type + " for node " +
+                      node_lines[nd.line_index].hosts.name(nd.k) + ", whose slurm.conf Gres= names no type: read as " +
+                      *nd.gpu_type + " (write Gres=gpu:TYPE:N,gpu:TYPE:N in slurm.conf to split them)");
+      }
+    };
     const std::string* list = r.get("nodename");
     if (list == nullptr) {
-      spend(r, static_cast<std::int64_t>(nodes.size()));
-      for (auto& nd : nodes)
-        if (nd.gpu_type == nullptr) nd.gpu_type = type;
+      spend(r, defined);
+      for (auto& nd : nodes) give(nd);
       continue;
     }
     try {
-      spend(r, hostlist_size(*list));
-      for (const auto& target : expand_hostlist(*list))
-        if (const auto it = node_at.find(target); it != node_at.end() && nodes[it->second].gpu_type == nullptr)
-          nodes[it->second].gpu_type = type;
+      const Hostlist targets = member_list(r, *list);
+      for (std::int64_t k = 0; k < targets.size(); ++k)
+        if (const auto i = gpu_node(targets.name(k)); i >= 0) give(nodes[i]);
     } catch (const std::invalid_argument& e) {
       fail(r.file, r.line, std::string("NodeName: ") + e.what());
     }
@@ -740,34 +824,35 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       if (of.empty() || of.back() != static_cast<int>(pi)) of.push_back(static_cast<int>(pi));
     };
     const auto join_name = [&](const std::string& m) {
-      const auto it = node_at.find(m);
-      if (it == node_at.end()) {
+      const auto i = gpu_node(m);
+      if (i == -2) {
         warn_once(r, "unknown-node-" + p.name,
                   "partition " + p.name + " names node \"" + m + "\", which no NodeName line defines");
         return;
       }
-      join(it->second);
+      if (i >= 0) join(static_cast<std::size_t>(i));
     };
     const auto nit = p.fields.find("nodes");
     if (nit == p.fields.end() || nit->second == "ALL" || nit->second == "all") {
-      spend(r, static_cast<std::int64_t>(nodes.size()));
+      spend(r, defined);
       for (std::size_t i = 0; i < nodes.size(); ++i) join(i);
       continue;
     }
     try {
-      spend(r, hostlist_size(nit->second));
-      for (const auto& m : expand_hostlist(nit->second)) {
+      const Hostlist members = member_list(r, nit->second);
+      for (std::int64_t mk = 0; mk < members.size(); ++mk) {
+        const std::string m = members.name(mk);
         const auto set = nodesets.find(m);
         if (set == nodesets.end()) {
           join_name(m);
         } else if (!set->second.feature.empty()) {
-          spend(r, static_cast<std::int64_t>(nodes.size()));
+          spend(r, defined);
           for (std::size_t i = 0; i < nodes.size(); ++i)
             if (node_lines[nodes[i].line_index].features.count(set->second.feature)) join(i);
         } else {
           try {
-            spend(r, hostlist_size(set->second.nodes));
-            for (const auto& n : expand_hostlist(set->second.nodes)) join_name(n);
+            const Hostlist set_nodes = member_list(r, set->second.nodes);
+            for (std::int64_t k = 0; k < set_nodes.size(); ++k) join_name(set_nodes.name(k));
           } catch (const std::invalid_argument& e) {
             fail(set->second.record->file, set->second.record->line, std::string("Nodes: ") + e.what());
           }
@@ -782,10 +867,6 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   std::map<std::pair<int, std::vector<int>>, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     NodeDef& n = nodes[i];
-    if (node_lines[n.line_index].gpus == 0) {
-      ++out.cpu_only_nodes;
-      continue;
-    }
     std::sort(n.partitions.begin(), n.partitions.end());
     n.partitions.erase(std::unique(n.partitions.begin(), n.partitions.end()), n.partitions.end());
     std::pair<int, std::vector<int>> key{n.line_index, n.partitions};
@@ -798,11 +879,12 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     const auto& idx = groups[key];
     const NodeDef& first = nodes[idx.front()];
     const NodeLine& line = node_lines[first.line_index];
-    std::vector<std::string> names;
-    for (auto i : idx) names.push_back(nodes[i].name);
     models::NodePool pool;
     // "gpu[01-04,07]" -> "gpu01-04_07": brackets are hostlist syntax in topology node names.
-    pool.name = compress_hostlist(names);
+    pool.name = compress_hostlist(idx.size(), [&](std::size_t i) {
+      const NodeDef& n = nodes[idx[i]];
+      return node_lines[n.line_index].hosts.name(n.k);
+    });
     std::replace(pool.name.begin(), pool.name.end(), ',', '_');
     pool.name.erase(std::remove_if(pool.name.begin(), pool.name.end(), [](char c) { return c == '[' || c == ']'; }),
                     pool.name.end());
@@ -811,11 +893,27 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     pool.gpu_type = first.gpu_type == nullptr || first.gpu_type->empty() ? "gpu" : *first.gpu_type;
     pool.cpus_per_node = static_cast<std::int32_t>(line.cpus);
     pool.memory_gib = line.memory_mib / 1024;
-    out.cluster.pools.push_back(pool);
-    if (line.weight != 1)
-      out.params["nodes." + pool.name + ".Weight"] =
-          ParamValue{std::to_string(line.weight), line.record->file, line.record->line, 0};
-    for (const int p : first.partitions) pools_of_partition[parts[p].name].push_back(pool.name);
+    // A node of several GPU types (Gres=gpu:tesla:2,gpu:kepler:2) is one node per type, so that
+    // --gres=gpu:kepler:N finds its kepler GPUs: the pools <name>-<type>, the node's CPUs and memory
+    // shared out by GPU count.
+    std::vector<models::NodePool> split;
+    for (const auto& [type, count] : line.gpu_types) {
+      models::NodePool part = pool;
+      part.name = pool.name + "-" + (type.empty() ? "gpu" : type);
+      part.gpus_per_node = static_cast<std::int32_t>(count);
+      part.gpu_type = type.empty() ? "gpu" : type;
+      part.cpus_per_node = static_cast<std::int32_t>(line.cpus * count / line.gpus);
+      part.memory_gib = line.memory_mib * count / line.gpus / 1024;
+      split.push_back(std::move(part));
+    }
+    if (split.empty()) split.push_back(pool);
+    for (const auto& p : split) {
+      out.cluster.pools.push_back(p);
+      if (line.weight != 1)
+        out.params["nodes." + p.name + ".Weight"] =
+            ParamValue{std::to_string(line.weight), line.record->file, line.record->line, 0};
+      for (const int pi : first.partitions) pools_of_partition[parts[pi].name].push_back(p.name);
+    }
   }
   for (const Part& p : parts) {
     const Record& r = *p.record;
@@ -828,13 +926,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     for (const auto& n : pools) list += (list.empty() ? "" : ", ") + n;
     set_param(r, "partitions." + p.name + ".Nodes", "[" + list + "]");
     for (const auto& [k, v] : p.fields) {
-      static const std::map<std::string, std::string> kFields = {{"prioritytier", "PriorityTier"},
-                                                                 {"priorityjobfactor", "PriorityJobFactor"},
-                                                                 {"maxtime", "MaxTime"},
-                                                                 {"defaulttime", "DefaultTime"},
-                                                                 {"default", "Default"},
-                                                                 {"gracetime", "GraceTime"},
-                                                                 {"state", "State"}};
+      const std::map<std::string, std::string>& kFields = partition_fields();
       if (auto f = kFields.find(k); f != kFields.end()) {
         set_param(r, "partitions." + p.name + "." + f->second, v);
       } else if (k == "priority") {  // before Slurm 16.05: both tier and job factor
@@ -1047,6 +1139,46 @@ SlurmConfImport read_sshare(const std::string& path) {
     if (!has_user_rows.count(a) && account_usage.count(a))
       out.params["usage." + a] = ParamValue{account_usage[a].first, path, account_usage[a].second, 0};
   }
+  return out;
+}
+
+std::string site_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  std::vector<std::string> modelled;
+  for (const auto& k : param_keys())
+    if (k.find('.') == std::string::npos && k != "cred_expire" && k != "slurm_conf") modelled.push_back(k);
+  std::vector<std::string> part_read = {"nodes", "priority", "oversubscribe (shared): no, exclusive"};
+  for (const auto& [k, v] : partition_fields()) part_read.push_back(k);
+  std::string out;
+  out += "| File, record | Read (modelled) | Warned once (changes scheduling, not modelled) | Accepted quietly |\n";
+  out += "|---|---|---|---|\n";
+  out += "| slurm.conf, global keys | " + join(modelled) + ", AuthInfo (its cred_expire=) | " +
+         join(unmodelled_keys()) +
+         "; PriorityWeightTRES and TRESBillingWeights items other than CPU, Mem, GRES/gpu | every other key |\n";
+  out += "| slurm.conf, SchedulerParameters items | " + join(kSchedulerParameters) + " | every other item | " +
+         join(quiet_scheduler_parameters()) + " |\n";
+  out += "| slurm.conf, NodeName | " + join(kNodeFields) +
+         " (State=FUTURE: not in service yet) | State=CLOUD (counted as powered up); Gres mps and shard items; a node "
+         "of several GPU types (read as one node per type) | every other field |\n";
+  out += "| slurm.conf, PartitionName | " + join(part_read) + " | " + join(unmodelled_partition_fields()) +
+         "; oversubscribe other than no, exclusive; a partition without GPU nodes (left out) | every other field |\n";
+  out +=
+      "| slurm.conf, other records | Include, NodeSet (nodes, feature) | " + join(kUnreadRecords) + " (not read) | |\n";
+  out +=
+      "| gres.conf | Name=gpu with Type= (and NodeName=): the type of nodes whose Gres names none | Name=mps, "
+      "Name=shard, AutoDetect=; a second Type= for one node | every other line |\n";
+  out +=
+      "\nRefused, naming file:line (slurmctld refuses them too, or they could not be read safely): a NodeName or "
+      "PartitionName defined twice, a byte-order mark, a NUL byte, bytes that are not UTF-8, an Include of a "
+      "folder, of a glob, of itself or more than " +
+      std::to_string(kMaxIncludeDepth) + " deep, a hostlist of more than " + std::to_string(kMaxHosts) +
+      " names (all NodeName lines together too), node names of more than " + std::to_string(kMaxNodeNameBytes) +
+      " bytes together, more than " + std::to_string(kMaxGpusPerNode) + " GPUs or " + std::to_string(kMaxCpusPerNode) +
+      " CPUs on a node, more than " + std::to_string(kMaxMemberships) + " node memberships, a key without a value.\n";
   return out;
 }
 

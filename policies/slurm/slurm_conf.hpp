@@ -40,6 +40,11 @@ SlurmConfImport read_sacctmgr_qos(const std::string& path);
 // usage.<user or account> (TRES-billing-seconds, as Slurm counts it).
 SlurmConfImport read_sshare(const std::string& path);
 
+// docs/importing.md's table of what read_slurm_conf does with each record, key and field (read,
+// warned once, accepted quietly, refused), made from the tables it reads by; a test checks the
+// page holds exactly this.
+std::string site_keys_markdown();
+
 // Expands a Slurm hostlist ("gpu[01-04,07],login1") into names; throws std::invalid_argument
 // naming the problem when malformed or longer than 1,000,000 names.
 std::vector<std::string> expand_hostlist(const std::string& list);

@@ -171,8 +171,99 @@ TEST(SacctExport, SacctLikeHeaderNamesTheMissingColumns) {
                                      "JobID|User|Start|State|AllocTRES\n"
                                      "1|alice|2024-01-01T00:00:10|COMPLETED|gres/gpu=1\n");
   EXPECT_EQ(error_of(path), path +
-                                ":1: header: missing required columns \"Submit\", \"Elapsed\" of the Slurm sacct "
-                                "layout (required: JobID, Submit, Start, Elapsed, State)");
+                                ":1: header: missing required column \"Submit\" of the Slurm sacct layout (required: "
+                                "Submit, Start, State)");
+  const std::string no_run = dir.write("norun.txt",
+                                       "JobID|User|Submit|Start|State|AllocTRES\n"
+                                       "1|alice|2024-01-01T00:00:00|2024-01-01T00:00:10|COMPLETED|gres/gpu=1\n");
+  EXPECT_EQ(error_of(no_run),
+            no_run + ":1: header: the Slurm sacct layout needs the run time: an Elapsed, ElapsedRaw or End column");
+}
+
+// Sites export other column sets: no Elapsed but Start and End (or ElapsedRaw), JobIDRaw without
+// JobID, TimelimitRaw, AllocCPUS. What is there is read, and one warning says which columns gave what.
+TEST(SacctExport, OtherColumnSetsReadAndSayWhichColumnsWereUsed) {
+  TempDir dir;
+  const std::string path =
+      dir.write("site.txt",
+                "JobIDRaw|User|Account|Partition|Submit|Start|End|State|AllocCPUS|TimelimitRaw|AllocTRES\n"
+                "101|alice|vision|gpu|2024-05-01T10:00:00|2024-05-01T10:05:00|2024-05-01T11:05:30|COMPLETED|16|120|"
+                "billing=16,gres/gpu=2,mem=64G,node=1\n"
+                "102|bob|nlp|gpu|2024-05-01T10:01:00|2024-05-01T10:06:00|Unknown|RUNNING|8|60|gres/gpu=1\n");
+  const auto w = traces::import_trace(path);
+  ASSERT_EQ(w.jobs.size(), 1u);
+  const models::Job& j = w.jobs[0];
+  EXPECT_EQ(j.trace_id, 101);
+  EXPECT_EQ(j.gpus, 2);
+  EXPECT_EQ(j.cpus, 16);                             // AllocTRES has no cpu= here: AllocCPUS
+  EXPECT_EQ(j.runtime, (3600 + 30) * sim::kSecond);  // End - Start
+  EXPECT_EQ(j.walltime, 120 * sim::kMinute);         // TimelimitRaw counts minutes
+  EXPECT_EQ(j.trace_start, 5 * sim::kMinute);
+  EXPECT_EQ(w.meta.skipped, 1);  // 102 is running: no End, no Elapsed
+  ASSERT_EQ(w.meta.warnings.size(), 2u);
+  EXPECT_EQ(w.meta.warnings[1], "line 3: End unknown (RUNNING) and no Elapsed column: run time unknown, job skipped");
+  EXPECT_EQ(
+      w.meta.warnings[0],
+      "sacct columns used: job JobIDRaw, submit Submit, start Start, run time End - Start, GPUs AllocTRES, tenant "
+      "Account (else User), time limit TimelimitRaw");
+  const std::string raw = dir.write("raw.txt",
+                                    "JobID|User|Submit|Start|ElapsedRaw|State|ReqTRES\n"
+                                    "7|carol|2024-05-01T10:00:00|2024-05-01T10:00:00|90|COMPLETED|gres/gpu:a100=4\n");
+  const auto r = traces::import_trace(raw);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].runtime, 90 * sim::kSecond);
+  EXPECT_EQ(r.jobs[0].gpus, 4);
+  EXPECT_EQ(
+      r.meta.warnings.at(0),
+      "sacct columns used: job JobID, submit Submit, start Start, run time ElapsedRaw, GPUs ReqTRES, tenant User, "
+      "time limit none");
+}
+
+// Open XDMoD's earlier 25-field exports (no qos): 9.5's list ends reqtres,alloctres,timelimit; the
+// one before reqgres,reqtres,timelimit. Open XDMoD's own test log with its qos cells taken out
+// reads as the 26-field log does.
+TEST(SacctExport, XdmodTwentyFiveFieldExportsAreDetected) {
+  std::ifstream in(kData + "xdmod/accounting-logs.log");
+  std::string line, without_qos;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::size_t at = 0;
+    for (std::size_t bar; (bar = line.find('|', at)) != std::string::npos; at = bar + 1)
+      cells.push_back(line.substr(at, bar - at));
+    cells.push_back(line.substr(at));
+    ASSERT_EQ(cells.size(), 26u);
+    cells.erase(cells.begin() + 4);  // qos
+    for (std::size_t i = 0; i < cells.size(); ++i) without_qos += (i ? "|" : "") + cells[i];
+    without_qos += "\n";
+  }
+  TempDir dir;
+  const auto a = traces::import_trace(kData + "xdmod/accounting-logs.log", keep_cpu());
+  const auto b = traces::import_trace(dir.write("xdmod95.log", without_qos), keep_cpu());
+  ASSERT_EQ(b.jobs.size(), a.jobs.size());
+  for (std::size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(b.jobs[i].trace_id, a.jobs[i].trace_id);
+    EXPECT_EQ(b.jobs[i].gpus, a.jobs[i].gpus);
+    EXPECT_EQ(b.jobs[i].cpus, a.jobs[i].cpus);
+    EXPECT_EQ(b.jobs[i].submit, a.jobs[i].submit);
+    EXPECT_EQ(b.jobs[i].runtime, a.jobs[i].runtime);
+    EXPECT_EQ(b.jobs[i].walltime, a.jobs[i].walltime);
+  }
+  EXPECT_EQ(b.jobs[3].gpus, 2);
+  EXPECT_NE(b.meta.warnings.at(0).find("Open XDMoD's 25-field sacct export of release 9.5"), std::string::npos)
+      << b.meta.warnings[0];
+  // The older list: a ReqGRES cell ("gpu:2") where 9.5 has ReqTRES, ReqGRES counting per node.
+  const std::string old = dir.write(
+      "xdmod-old.log",
+      "5692623|5692623|ub-hpc|gpu|ccr|ccr|1|alice|1|2016-08-01T06:01:08|2016-08-01T06:01:08|2016-08-01T07:04:09|"
+      "2016-08-01T08:04:09|01:00:00|0:0|COMPLETED|2|16|16|64000Mn|gpu:2|cpu=16,mem=64000M,node=2|02:00:00|g[1-2]|"
+      "train\n");
+  const auto c = traces::import_trace(old);
+  ASSERT_EQ(c.jobs.size(), 1u);
+  EXPECT_EQ(c.jobs[0].gpus, 4);  // gpu:2 on each of 2 nodes
+  EXPECT_EQ(c.jobs[0].runtime, sim::kHour);
+  EXPECT_EQ(c.jobs[0].walltime, 2 * sim::kHour);
+  EXPECT_NE(c.meta.warnings.at(0).find("25-field sacct export of releases before 9.5"), std::string::npos)
+      << c.meta.warnings[0];
 }
 
 TEST(SacctExport, HeaderlessExportOfOtherFieldsAsksForTheList) {

@@ -6,15 +6,23 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "apps/pipeline.hpp"
+#include "models/job.hpp"
+#include "policies/slurm/hostlist.hpp"
+#include "policies/slurm/slurm.hpp"
 #include "policies/slurm/slurm_conf.hpp"
+#include "results/summary.hpp"
+#include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "tests/temp_dir.hpp"
+#include "traces/import.hpp"
 
 using namespace headroom;
 namespace slurm = policies::slurm;
@@ -106,6 +114,130 @@ TEST(SlurmSiteFiles, PartitionMembershipsAreBounded) {
   EXPECT_EQ(conf_error(conf), conf +
                                   ":402: more than 20000000 node memberships (nodes of all partitions and gres.conf "
                                   "lines together) with this line");
+}
+
+// The peak resident memory this process reaches while running `f`, in MiB; -1 where Linux cannot
+// reset the peak (/proc/self/clear_refs) or a sanitizer holds freed memory back (ASan's quarantine).
+template <class F>
+double peak_mib_during(F f) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  f();
+  return -1;
+#else
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  f();
+  return -1;
+#endif
+#endif
+  const auto status_kib = [](const std::string& field) {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1));
+    return -1.0;
+  };
+  std::ofstream clear("/proc/self/clear_refs");
+  if (!(clear << "5" << std::flush)) {
+    f();
+    return -1;
+  }
+  const double before = status_kib("VmRSS");
+  f();
+  return (status_kib("VmHWM") - before) / 1024;
+#endif
+}
+
+TEST(SlurmSiteFiles, HostlistNamesAreMadeOneAtATimeInSlurmsOrder) {
+  const slurm::Hostlist a("gpu[01-03,7],login1");
+  ASSERT_EQ(a.size(), 5);
+  EXPECT_EQ(a.name(0), "gpu01");
+  EXPECT_EQ(a.name(2), "gpu03");
+  EXPECT_EQ(a.name(3), "gpu7");
+  EXPECT_EQ(a.name(4), "login1");
+  EXPECT_EQ(a.name_bytes(), 3 * 5 + 4 + 6);
+  const slurm::Hostlist b("r[1-2]n[0-1]x");
+  ASSERT_EQ(b.size(), 4);
+  EXPECT_EQ(b.name(1), "r1n1x");
+  EXPECT_EQ(b.name(2), "r2n0x");
+  EXPECT_EQ(b.name_bytes(), 4 * 5);
+  // Unpadded numbers grow a digit (a9, a10); padded ones keep the lower bound's width.
+  EXPECT_EQ(slurm::Hostlist("a[9-10]").name_bytes(), 2 + 3);
+  EXPECT_EQ(slurm::Hostlist("n[008-1000]").name_bytes(), 992 * 4 + 5);
+  for (const std::string list : {"gpu[01-03,7],login1", "h[5-999]=m[5-999]", "a,b,,c[1-3]d[7-9,10]", "x[0-99999]"}) {
+    const slurm::Hostlist h(list);
+    const auto names = slurm::expand_hostlist(list);
+    ASSERT_EQ(static_cast<std::size_t>(h.size()), names.size()) << list;
+    std::int64_t bytes = 0;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      bytes += static_cast<std::int64_t>(names[k].size());
+      if (k % 997 == 0) {
+        EXPECT_EQ(h.name(static_cast<std::int64_t>(k)), names[k]) << list;
+      }
+    }
+    EXPECT_EQ(h.name_bytes(), bytes) << list;
+  }
+}
+
+TEST(SlurmSiteFiles, CpuOnlyNodesAreCountedNotHeld) {
+  // The fuzzer's 69-byte hostlist of 990,025 CPU-only nodes (tests/data/crashers/slurm_conf/
+  // hostlist-990k-cpu-only.conf) took 336 MB in a release build: a name, a NodeDef and a hash entry
+  // a node. They are counted, a partition may still name them, and a GPU line beside them is a pool.
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf",
+                                     "NodeName=h[5-999]=mPriorityWeightA[5-999] CPUs=4\n"
+                                     "NodeName=g[1-2] Gres=gpu:a100:4\n"
+                                     "PartitionName=p Nodes=g[1-2],h5=mPriorityWeightA999,h7=mPriorityWeightA[5-6]\n");
+  slurm::SlurmConfImport c;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double peak = peak_mib_during([&] { c = slurm::read_slurm_conf(conf); });
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  if (peak >= 0) {
+    EXPECT_LT(peak, 64) << "MiB";
+  }
+  EXPECT_EQ(c.cpu_only_nodes, 995 * 995);
+  ASSERT_EQ(c.cluster.pools.size(), 1u);
+  EXPECT_EQ(c.cluster.pools[0].name, "g1-2");
+  EXPECT_EQ(c.cluster.pools[0].nodes, 2);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();  // every node the partition names is defined
+  EXPECT_EQ(c.params.at("partitions.p.Nodes").text, "[g1-2]");
+}
+
+TEST(SlurmSiteFiles, NodeNamesAreBoundedInBytes) {
+  // 320 bytes naming a million nodes of 306 bytes each: 1.1 GB and 4 s before the bound.
+  TempDir dir;
+  const std::string list = std::string(300, 'n') + "[0-999999]";
+  const std::string conf = dir.write("slurm.conf", "NodeName=" + list + "\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(conf_error(conf), conf + ":1: NodeName \"" + list.substr(0, 80) +
+                                  "...\": the node names of all NodeName lines take more than 67108864 bytes (64 "
+                                  "MiB) together with this line");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  // The bound is of all lines together: two lines of 38 MB of names each.
+  const std::string half = std::string(70, 'a') + "[000000-499999]";
+  const std::string conf2 = dir.write("two.conf", "NodeName=" + half + " CPUs=1\nNodeName=b" + half + " CPUs=1\n");
+  EXPECT_EQ(conf_error(conf2), conf2 + ":2: NodeName " + slurm::shown("b" + half) +
+                                   ": the node names of all NodeName lines take more than 67108864 bytes (64 MiB) "
+                                   "together with this line");
+}
+
+TEST(SlurmSiteFiles, CpuOnlyNodeDeclaredTwiceNamesBothLines) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=c[1-3] CPUs=4\nNodeName=g1 Gres=gpu:1\nNodeName=c[4-5],c2 CPUs=8\n");
+  EXPECT_EQ(conf_error(conf), conf + ":3: node \"c2\" is defined twice (first at " + conf + ":1)");
+  const std::string same = dir.write("same.conf", "NodeName=g[1-2,2] Gres=gpu:1\n");
+  EXPECT_EQ(conf_error(same), same + ":1: node \"g2\" is defined twice (first at " + same + ":1)");
+}
+
+TEST(SlurmSiteFiles, PartitionOfAnUndefinedNodeWarnsOnce) {
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf", "NodeName=c1 CPUs=4\nNodeName=g[1-2] Gres=gpu:1\nPartitionName=p Nodes=c1,g[1-3],x9\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], conf + ":3: partition p names node \"g3\", which no NodeName line defines");
+  EXPECT_EQ(c.params.at("partitions.p.Nodes").text, "[g1-2]");
 }
 
 // ---- byte-order marks, CRLF, NUL, non-UTF-8 ----
@@ -369,3 +501,219 @@ TEST(SlurmSiteFiles, PipeTablesRefuseNulNonUtf8AndNonFiniteUsage) {
 }
 
 }  // namespace
+
+// ---- GRES as Slurm's own documentation configures it (tests/data/imports/slurm-gres) ----
+
+namespace {
+
+const std::string kGres = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm-gres/";
+
+std::string pools_of(const slurm::SlurmConfImport& c) {
+  std::string s;
+  for (const auto& p : c.cluster.pools)
+    s += p.name + " " + std::to_string(p.nodes) + "x" + std::to_string(p.gpus_per_node) + " " + p.gpu_type + "\n";
+  return s;
+}
+
+std::string warnings_of(const slurm::SlurmConfImport& c) {
+  std::string s;
+  for (const auto& w : c.warnings) s += w + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(SlurmGres, NodeOfTwoTypesIsOneNodePerTypeAndTypedJobsRunOnIt) {
+  // Slurm's MIG example: one A100 and two 3g.20gb slices a node. Read before as 3 GPUs of no type,
+  // so a job asking for gpu:a100_3g.20gb was rejected ("Requested node configuration is not
+  // available") where Slurm runs it.
+  const std::string conf = kGres + "mig/slurm.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "tux1-16-a100 16x1 a100\ntux1-16-a100_3g.20gb 16x2 a100_3g.20gb\n");
+  EXPECT_EQ(warnings_of(c),
+            conf +
+                ":3: NodeName tux[1-16]: GPUs of several types (a100:1, a100_3g.20gb:2) on one node: "
+                "read as one node per type (pools named <nodes>-<type>), the node's CPUs and memory "
+                "shared out by GPU count; an untyped request for more GPUs on one node than one type has "
+                "does not fit there (Slurm would give it GPUs of both types)\n");
+  TempDir dir;
+  dir.write("jobs.sacct",
+            "JobID|User|Submit|Start|Elapsed|State|AllocTRES\n"
+            "1|alice|2024-05-01T10:00:00|2024-05-01T10:00:00|00:20:00|COMPLETED|gres/gpu:a100_3g.20gb=2\n"
+            "2|bob|2024-05-01T10:00:00|2024-05-01T10:00:00|00:10:00|COMPLETED|gres/gpu:a100=1\n"
+            "3|carol|2024-05-01T10:00:00|2024-05-01T10:00:00|00:10:00|COMPLETED|gres/gpu:a100=2\n");
+  const std::string path =
+      dir.write("s.yaml", "name: mig\ncluster: {slurm_conf: " + conf + "}\npolicy: {name: slurm, slurm_conf: " + conf +
+                              "}\nworkload: {trace: jobs.sacct}\n");
+  const auto r = app::run_scenario(scenarios::load_scenario(path)).result;
+  ASSERT_EQ(r.jobs.size(), 3u);
+  EXPECT_EQ(r.jobs[0].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[0].pool, 1);  // the 3g.20gb slices
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[1].pool, 0);
+  // Two a100 on one node do not exist: as --gres=gpu:a100:2 per node, Slurm spreads it over two nodes.
+  EXPECT_EQ(r.jobs[2].state, static_cast<std::uint8_t>(models::JobState::Completed));
+  EXPECT_EQ(r.jobs[2].pool, 0);
+}
+
+TEST(SlurmGres, MpsAndAutoDetectWarnOnceEach) {
+  const std::string conf = kGres + "mps/slurm.conf", gres = kGres + "mps/gres.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "tux0-7-tesla 8x2 tesla\ntux0-7-kepler 8x2 kepler\n");
+  // gres.conf's Name=mps lines say nothing the slurm.conf warning has not said.
+  EXPECT_EQ(warnings_of(c),
+            conf +
+                ":3: NodeName tux[0-7]: GPUs of several types (tesla:2, kepler:2) on one node: read as one node per "
+                "type (pools named <nodes>-<type>), the node's CPUs and memory shared out by GPU count; an untyped "
+                "request for more GPUs on one node than one type has does not fit there (Slurm would give it GPUs of "
+                "both types)\n" +
+                conf +
+                ":3: Gres mps:400: GPU sharing by CUDA MPS (gres/mps) is not modelled; jobs are given whole GPUs\n" +
+                gres +
+                ":2: AutoDetect=nvml: what the node's library would detect is not known here; the GPUs are "
+                "slurm.conf's Gres= counts, typed by Gres= or by gres.conf's Type=\n");
+}
+
+TEST(SlurmGres, ShardsWarnAndSeveralGresConfTypesKeepTheFirst) {
+  const std::string conf = kGres + "shard/slurm.conf", gres = kGres + "shard/gres.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "tux1-16 16x2 gtx1080\n");
+  EXPECT_EQ(warnings_of(c),
+            conf +
+                ":3: Gres shard:64: GPU sharing by shards (gres/shard) is not modelled; jobs are given whole GPUs\n" +
+                gres +
+                ":3: AutoDetect=nvml: what the node's library would detect is not known here; the GPUs are "
+                "slurm.conf's Gres= counts, typed by Gres= or by gres.conf's Type=\n" +
+                gres +
+                ":5: gres.conf names GPUs of types gtx1080 and gtx1070 for node tux1, whose slurm.conf Gres= names "
+                "no type: read as gtx1080 (write Gres=gpu:TYPE:N,gpu:TYPE:N in slurm.conf to split them)\n");
+}
+
+TEST(SlurmGres, PartitionPerGpuDefaultsPlaceJobsThatNameNoCpus) {
+  // DefCpuPerGPU and DefMemPerGPU give a job that names no CPUs (memory) its share per GPU: on a
+  // 4-GPU node of 32 CPUs with DefCpuPerGPU=16, two 1-GPU jobs fill the CPUs and the third waits.
+  // MaxMemPerNode still warns.
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf",
+                "NodeName=g1 Gres=gpu:a100:4 CPUs=32 RealMemory=512000\n"
+                "PartitionName=gpu Nodes=ALL DefMemPerGPU=16000 DefCpuPerGPU=16 MaxMemPerNode=500000 Default=YES\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(warnings_of(c), conf + ":2: partition field maxmempernode=500000 changes scheduling and is not modelled\n");
+  EXPECT_EQ(c.params.at("partitions.gpu.DefCpuPerGPU").text, "16");
+  EXPECT_EQ(c.params.at("partitions.gpu.DefMemPerGPU").text, "16000");
+  const auto run = [&](const std::string& trace) {
+    dir.write("jobs.sacct", trace);
+    const std::string path = dir.write("s.yaml",
+                                       "name: defs\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, "
+                                       "slurm_conf: slurm.conf}\nworkload: {trace: jobs.sacct}\n");
+    return app::run_scenario(scenarios::load_scenario(path)).result;
+  };
+  const std::string head = "JobID|User|Submit|Start|Elapsed|State|AllocTRES\n";
+  const auto r = run(head +
+                     "1|a|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n"
+                     "2|b|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n"
+                     "3|c|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n");
+  ASSERT_EQ(r.jobs.size(), 3u);
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].start, 0);
+  EXPECT_EQ(r.jobs[2].start, 30 * sim::kMinute);  // 16 CPUs each: the third waits for a pair
+  // A job that names its CPUs keeps them: three 1-GPU jobs of 8 CPUs all start.
+  const auto named = run(head +
+                         "1|a|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|cpu=8,gres/gpu=1\n"
+                         "2|b|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|cpu=8,gres/gpu=1\n"
+                         "3|c|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|cpu=8,gres/gpu=1\n");
+  ASSERT_EQ(named.jobs.size(), 3u);
+  EXPECT_EQ(named.jobs[2].start, 0);
+}
+
+TEST(SlurmRunSummary, MakespanAndUtilizationEndWithTheLastJobNotItsTimeLimit) {
+  // The BioMedIA site (tests/data/imports/slurm-site): its gpus partition's MaxTime is 7 days, and
+  // backfill keeps a wake-up at the waiting 8-GPU job's time limit (10:50). The jobs end at 10:30:
+  // the run, its makespan and its utilization end there (they ran to 10:50 before).
+  const std::string dir = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm-site/";
+  const auto sc = scenarios::parse_scenario(
+      "name: biomedia\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"
+      "workload: {trace: jobs.sacct}\n",
+      dir + "inline.yaml");
+  const auto run = app::run_scenario(sc);
+  const auto& r = run.result;
+  EXPECT_EQ(r.sim_end - r.sim_start, 30 * sim::kMinute);
+  const auto s = results::summarize(r);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 1800);
+  // 8x20 + 8x20 + 8x10 + 4x10 GPU-minutes on 20 GPUs over 30 minutes.
+  EXPECT_NEAR(s.gpu_utilization, 440.0 / 600.0, 1e-12);
+  EXPECT_EQ(r.fingerprint, "0682c7afd32b07d2");  // the same events as before
+}
+
+TEST(SlurmSiteFiles, NegativeTresWeightsAreReadAsSlurmReadsThem) {
+  // slurm_get_tres_weight_array reads each weight with strtod, no sign check: a negative GPU weight
+  // lowers the priority of GPU-heavy jobs. Weights of TRES the policy does not count warn.
+  TempDir dir;
+  const std::string conf = dir.write("slurm.conf",
+                                     "PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=-1000,GRES/gpu:l40s=15000\n"
+                                     "NodeName=g[1-2] Gres=gpu:l40s:4 CPUs=32\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(c.params.at("PriorityWeightTRES").text, "CPU=1000,Mem=2000,GRES/gpu=-1000");
+  EXPECT_EQ(warnings_of(c), conf +
+                                ":1: PriorityWeightTRES item GRES/gpu:l40s=15000 is not modelled (the weights of CPU, "
+                                "Mem and GRES/gpu are)\n");
+  const slurm::Config config = slurm::parse_config(c.params);
+  EXPECT_EQ(config.w_tres.at("GRES/gpu"), -1000);
+  // The sum is clamped at 1 as priority_p_set does: a job of all the GPUs and nothing else.
+  slurm::Factors f;
+  f.tres["GRES/gpu"] = 1.0;
+  EXPECT_EQ(slurm::multifactor_priority(config, f), 1u);
+  f.tres["CPU"] = 1.0;
+  f.tres["Mem"] = 1.0;
+  EXPECT_EQ(slurm::multifactor_priority(config, f), 2000u);  // 1000 + 2000 - 1000
+  // Billing weights stay non-negative.
+  const std::string bad = dir.write("bad.conf", "TRESBillingWeights=CPU=1,GRES/gpu=-2\nNodeName=g1 Gres=gpu:1\n");
+  EXPECT_THROW(slurm::parse_config(slurm::read_slurm_conf(bad).params), sim::InputError);
+}
+
+// ---- docs/importing.md: the table of keys is the readers' own tables ----
+
+namespace {
+
+// The sacct part of the table, from traces::sacct_columns().
+std::string sacct_keys_markdown() {
+  std::string read, required;
+  for (const auto& [name, req] : traces::sacct_columns()) {
+    read += (read.empty() ? "" : ", ") + name;
+    if (req) required += (required.empty() ? "" : ", ") + name;
+  }
+  return "\nsacct exports (with a header row, `--fields`, or Open XDMoD's header-less 26- and 25-field lists) read the "
+         "columns " +
+         read + "; other columns are ignored. Required: " + required +
+         ", the job id from JobID or JobIDRaw, the run time from Elapsed, ElapsedRaw or End - Start, the GPUs from "
+         "AllocTRES, AllocGRES, ReqTRES or ReqGRES; a layout other than JobID, Elapsed, Timelimit says which columns "
+         "stood in (one warning).\n";
+}
+
+}  // namespace
+
+TEST(ImportingDocs, SlurmKeyTableIsTheReadersOwnTables) {
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/docs/importing.md";
+  const std::string begin =
+      "<!-- generated: slurm keys (SlurmSiteFiles' ImportingDocs test; HEADROOM_UPDATE_DOCS=1 "
+      "rewrites it) -->\n";
+  const std::string end = "<!-- end of generated slurm keys -->";
+  const std::string want = slurm::site_keys_markdown() + sacct_keys_markdown();
+  std::string doc = slurp(path);
+  const auto b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << path << " has no generated block";
+  ASSERT_NE(e, std::string::npos);
+  const std::string have = doc.substr(b + begin.size(), e - b - begin.size());
+  if (have != want && std::getenv("HEADROOM_UPDATE_DOCS") != nullptr) {
+    doc.replace(b + begin.size(), e - b - begin.size(), want);
+    std::ofstream(path, std::ios::binary) << doc;
+    return;
+  }
+  EXPECT_EQ(have, want) << "run with HEADROOM_UPDATE_DOCS=1 to rewrite the block";
+  // Every key the reader warns about or reads is on the page (spot checks of each table).
+  for (const char* key : {"defmempergpu", "PriorityWeightTRES", "bf_window", "max_script_size", "switchname",
+                          "corespersocket", "ElapsedRaw", "TimelimitRaw"})
+    EXPECT_NE(have.find(key), std::string::npos) << key;
+}

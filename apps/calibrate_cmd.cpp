@@ -136,6 +136,9 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   }
   const auto& inf = r.inference;
   const std::size_t K = r.baseline_folds.size();
+  if (r.baseline_test.jobs == 0 && r.baseline_fit.jobs == 0)
+    std::cerr << "warning: the scenario as given compared no job of the fit or test window (are they all rejected? "
+                 "`headroom run` names the reason): nothing was calibrated\n";
   std::printf(
       "calibrate %s: fit %s, held-out test %s; %zu rules from the log, each checked on %zu inner folds "
       "(docs/fidelity.md); %zu runs\n",

@@ -325,7 +325,7 @@ void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats
                      CalibrateObjective objective) {
   c.wins = 0;
   int counted = 0, offered = 0;
-  double sum = 0, base_sum = 0;
+  double sum = 0, base_sum = 0, pearson = 0, base_pearson = 0;
   for (std::size_t k = 0; k < baseline_folds.size(); ++k) {
     if (baseline_folds[k].jobs == 0) continue;  // a fold without jobs says nothing
     ++counted;
@@ -335,10 +335,17 @@ void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats
     const double b = calibration_objective(baseline_folds[k], objective);
     sum += o;
     base_sum += b;
+    pearson += c.folds[k].pearson;
+    base_pearson += baseline_folds[k].pearson;
     c.wins += o < b;
   }
   c.objective = offered > 0 ? sum / offered : 0;
-  c.passed = offered > 0 && !c.suspect && 2 * c.wins > counted && sum < base_sum;
+  // Most folds, and the mean better by kPassMargin of the baseline's (for Pearson: by that much
+  // absolute); the folds' mean Pearson no more than kPearsonSlack below the baseline's.
+  const double margin =
+      objective == CalibrateObjective::Pearson ? kPassMargin * offered : kPassMargin * std::abs(base_sum);
+  c.passed = offered > 0 && !c.suspect && 2 * c.wins > counted && sum < base_sum - margin &&
+             pearson >= base_pearson - kPearsonSlack * offered;
 }
 
 LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, sim::Tick from, sim::Tick to) {

@@ -9,8 +9,9 @@
 // Validation inside the fit window (issue #33): the fit window is cut into inner_folds + 1 equal
 // parts; fold k learns every rule's values from parts 0..k and scores it on part k + 1 (rolling
 // origin). A rule passes when it beats the scenario as given by the objective in most folds and
-// on their mean, and never holds a scored job longer than both the longest wait the log recorded
-// up to then and the baseline's longest. Of those that pass, the smallest mean objective wins;
+// on their mean by a margin, does not lower the folds' mean Pearson by more than a little
+// (judge_candidate), and never holds a scored job longer than both the longest wait the log
+// recorded up to then and the baseline's longest. Of those that pass, the smallest mean objective wins;
 // within kMeanErrorBand of it, the rule with fewer parameters (a QOS cap for everyone before
 // per-user limits), then the smaller median error. When none passes, the scenario is written as
 // given and says so. The chosen rule is then learned on the whole fit window.
@@ -148,8 +149,10 @@ inline constexpr double kMeanErrorBand = 0.01;
 std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective);
 
 // Whether a rule's inner-fold figures let it be chosen (see the top of this file): it beats the
-// baseline's objective in more than half of the folds and on their mean, and is not suspect.
-// Folds the rule was not offered in count as lost.
+// baseline's objective in more than half of the folds, and on their mean by kPassMargin (5 % of
+// the baseline's mean error; 0.05 of Pearson), its mean Pearson is at most kPearsonSlack (0.02)
+// below the baseline's, and it is not suspect. Folds the rule was not offered in count as lost.
+inline constexpr double kPassMargin = 0.05, kPearsonSlack = 0.02;
 void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats>& baseline_folds,
                      CalibrateObjective objective);
 

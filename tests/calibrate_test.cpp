@@ -177,10 +177,17 @@ TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
   EXPECT_EQ(planner::calibration_candidates(one_user, scenario, planner::CalibrateFamily::Auto, 400).size(),
             planner::calibration_candidates(one_user, weighted, planner::CalibrateFamily::Auto, 400).size());
 
-  // A header naming FCFS turns backfill off; --scheduler easy searches fifo + EASY instead.
+  // A header naming FCFS turns backfill off; one naming FCFS or EASY names a first-come-first-
+  // served order, so fair share is not offered. --scheduler easy searches fifo + EASY instead.
   inf.scheduler = "fcfs";
   const auto fcfs = planner::calibration_candidates(inf, scenario);
+  ASSERT_EQ(fcfs.size(), 16u);
   for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "SchedulerType"), "sched/builtin") << k.label;
+  for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
+  inf.scheduler = "easy";
+  const auto easy_header = planner::calibration_candidates(inf, scenario);
+  ASSERT_EQ(easy_header.size(), 16u);
+  for (const auto& k : easy_header) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
   const auto easy = planner::calibration_candidates(two_users(), scenario, planner::CalibrateFamily::Easy);
   ASSERT_EQ(easy.size(), 32u);
   EXPECT_EQ(easy[0].policy, "fifo");

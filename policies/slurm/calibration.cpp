@@ -100,7 +100,11 @@ std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput&
   // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it: the
   // SWF's user field names each job's association.
   std::vector<std::pair<std::string, Params>> prios{{"", {}}};
-  if (in.users.size() > 1 && !(config.w_fairshare > 0))
+  // A header naming EASY, conservative backfilling or FCFS names a first-come-first-served order:
+  // fair share is not what that system did, and is not offered.
+  const bool fcfs_order =
+      in.recorded_scheduler == "easy" || in.recorded_scheduler == "conservative" || in.recorded_scheduler == "fcfs";
+  if (in.users.size() > 1 && !(config.w_fairshare > 0) && !fcfs_order)
     prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});
   std::vector<CalibrationCandidate> out;
   for (const std::int32_t nodes : in.sizes)

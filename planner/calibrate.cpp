@@ -221,13 +221,11 @@ std::vector<Candidate> system_candidates(const std::string& system, const traces
 std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
                                               CalibrateFamily family, std::int64_t queue_depth,
                                               const std::string& system) {
-  std::vector<std::int32_t> sizes{-1};
-  if (scenario.cluster.pools.size() == 1 && fit.max_busy > 0) {
-    const auto& pool = scenario.cluster.pools[0];
-    const std::int64_t per_node = std::max(1, pool.gpus_per_node);
-    const auto busy_nodes = static_cast<std::int32_t>((fit.max_busy + per_node - 1) / per_node);
-    if (busy_nodes < pool.nodes) sizes.push_back(busy_nodes);
-  }
+  // The cluster keeps its size: a fit window that never filled it says nothing about the nodes a
+  // later window has (shrinking it to the nodes kept busy lost up to 4 h of mean error on HPC2N's
+  // held-out windows, issue #33). Idle capacity while jobs waited is reported instead
+  // (LogFindings: outage / reservation candidates).
+  const std::vector<std::int32_t> sizes{-1};
   if (resolve_family(family, scenario) == CalibrateFamily::System)
     return system_candidates(system.empty() ? scenario.policy.name : system, fit, scenario, sizes, queue_depth);
   std::vector<std::string> backfills{"none", "easy"};

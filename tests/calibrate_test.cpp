@@ -68,9 +68,10 @@ TEST(CalibrateCandidates, OnlyKnobsTheLogSupports) {
   // 1/2 and all of the most one user held (8, 16), job caps at 1/2 and all (3, 5); per-user GPU
   // limits at 1.5x and 2x, GPUs + jobs at 2x, for u1 only (u0 was seen 5 times, under 20): 8
   // limit sets, each with and without EASY. The cluster (4 nodes x 8) was never fully busy (20
-  // GPUs at most, 3 nodes): its size is a knob.
+  // GPUs at most, 3 nodes), yet keeps its size: a later window may use it all.
   const auto c = planner::calibration_candidates(two_users(), small_cluster(4));
-  ASSERT_EQ(c.size(), 32u);
+  ASSERT_EQ(c.size(), 16u);
+  for (const auto& k : c) EXPECT_EQ(k.nodes, -1) << k.label;
   EXPECT_EQ(c[0].label, "no backfill, no limits");
   EXPECT_EQ(c[0].nodes, -1);
   EXPECT_EQ(c[1].label, "no backfill, MaxGPUsPerUser at 1/2 of the most one user held");
@@ -89,14 +90,12 @@ TEST(CalibrateCandidates, OnlyKnobsTheLogSupports) {
   EXPECT_EQ(value_of(c[7], "users.u1.MaxJobs"), "10");
   EXPECT_EQ(c[8].label, "EASY backfill, no limits");
   EXPECT_EQ(value_of(c[8], "backfill"), "easy");
-  EXPECT_EQ(c[16].label, "no backfill, no limits, as many nodes as the fit window kept busy");
-  EXPECT_EQ(c[16].nodes, 3);
   // Labels name rules, not values: the inner folds match them by label.
   std::set<std::string> labels;
   for (const auto& k : c) labels.insert(k.label);
   EXPECT_EQ(labels.size(), c.size());
 
-  // A fully used cluster keeps its size; a header naming EASY fixes the backfill.
+  // A header naming EASY fixes the backfill.
   auto inf = two_users();
   inf.scheduler = "easy";
   inf.max_busy = 32;
@@ -117,16 +116,16 @@ TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
   // The same two users, largest jobs 3 and 8 GPUs, under a slurm scenario: QOS MaxGPUsPerUser at
   // 1/2 and all of the most one user held (8 (never under the largest job), 16); QOS
   // MaxJobsPerUser 3, 5; association limits with headroom for u1: 8 limit sets, each with the
-  // scenario's priority and with fair share (two users, and the scenario weighs none), and the
-  // cluster size again.
+  // scenario's priority and with fair share (two users, and the scenario weighs none).
   auto inf = two_users();
   inf.users[0].largest_job = 3;
   inf.users[1].largest_job = 8;
   auto scenario = small_cluster(4);
   scenario.policy.name = "slurm";
   const auto c = planner::calibration_candidates(inf, scenario);
-  ASSERT_EQ(c.size(), 32u);
+  ASSERT_EQ(c.size(), 16u);
   for (const auto& k : c) EXPECT_EQ(k.policy, "slurm") << k.label;
+  for (const auto& k : c) EXPECT_EQ(k.nodes, -1) << k.label;
   EXPECT_EQ(c[0].label, "slurm, no limits");
   EXPECT_TRUE(c[0].params.empty());
   EXPECT_EQ(c[1].label, "slurm, QOS MaxGPUsPerUser at 1/2 of the most one user held");
@@ -152,25 +151,23 @@ TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
   EXPECT_EQ(value_of(c[8], "PriorityWeightFairshare"), "10000");
   EXPECT_EQ(c[13].label,
             "slurm, per-user GPUs at 1.5x what each reached (users with 20+ jobs; association limits), fair share");
-  EXPECT_EQ(c[16].label, "slurm, no limits, as many nodes as the fit window kept busy");
-  EXPECT_EQ(c[24].label, "slurm, no limits, fair share, as many nodes as the fit window kept busy");
   for (const auto& k : c) EXPECT_EQ(value_of(k, "SchedulerParameters"), "") << k.label;
 
   // A recorded queue 800 deep (over the default bf_max_job_test of 500) adds a backfill that
   // looks that deep, keeping the scenario's other SchedulerParameters.
   scenario.policy.params["SchedulerParameters"] = policies::ParamValue{"bf_interval=30,bf_max_job_test=500", "", 1, 1};
   const auto deep = planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 800);
-  ASSERT_EQ(deep.size(), 64u);
+  ASSERT_EQ(deep.size(), 32u);
   EXPECT_EQ(deep[8].label, "slurm, no limits, bf_max_job_test at the recorded queue depth");
   EXPECT_EQ(value_of(deep[8], "SchedulerParameters"), "bf_interval=30,bf_max_job_test=800");
   EXPECT_EQ(deep[24].label, "slurm, no limits, bf_max_job_test at the recorded queue depth, fair share");
-  EXPECT_EQ(planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 400).size(), 32u);
+  EXPECT_EQ(planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 400).size(), 16u);
 
   // A scenario that already weighs fair share keeps its priority; so does a log of one user.
   auto weighted = scenario;
   weighted.policy.params["PriorityWeightFairshare"] = policies::ParamValue{"1000", "", 1, 1};
   const auto kept = planner::calibration_candidates(inf, weighted, planner::CalibrateFamily::Auto, 400);
-  ASSERT_EQ(kept.size(), 16u);
+  ASSERT_EQ(kept.size(), 8u);
   for (const auto& k : kept) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
   auto one_user = inf;
   one_user.users.pop_back();
@@ -181,15 +178,15 @@ TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
   // served order, so fair share is not offered. --scheduler easy searches fifo + EASY instead.
   inf.scheduler = "fcfs";
   const auto fcfs = planner::calibration_candidates(inf, scenario);
-  ASSERT_EQ(fcfs.size(), 16u);
+  ASSERT_EQ(fcfs.size(), 8u);
   for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "SchedulerType"), "sched/builtin") << k.label;
   for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
   inf.scheduler = "easy";
   const auto easy_header = planner::calibration_candidates(inf, scenario);
-  ASSERT_EQ(easy_header.size(), 16u);
+  ASSERT_EQ(easy_header.size(), 8u);
   for (const auto& k : easy_header) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
   const auto easy = planner::calibration_candidates(two_users(), scenario, planner::CalibrateFamily::Easy);
-  ASSERT_EQ(easy.size(), 32u);
+  ASSERT_EQ(easy.size(), 16u);
   EXPECT_EQ(easy[0].policy, "fifo");
 }
 
@@ -335,8 +332,8 @@ TEST(CalibrateRicc, NoRulePassesForFifoSoTheScenarioAsGivenIsWrittenAtAnyThreadC
     one = planner::calibrate(req);
   }
   const auto two = planner::calibrate(req);
-  ASSERT_EQ(one.candidates.size(), 32u);
-  ASSERT_EQ(two.candidates.size(), 32u);
+  ASSERT_EQ(one.candidates.size(), 16u);
+  ASSERT_EQ(two.candidates.size(), 16u);
   for (std::size_t i = 0; i < one.candidates.size(); ++i) {
     EXPECT_EQ(one.candidates[i].objective, two.candidates[i].objective) << i;
     EXPECT_EQ(one.candidates[i].wins, two.candidates[i].wins) << i;
@@ -418,45 +415,49 @@ TEST(CalibrateNasa, LogWithoutWaitTimesIsRefused) {
 }
 
 TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
-  // The bundled slurm scenario on short windows (fit days 0-3, test days 3-5): every rule and the
-  // chosen one are slurm, on the scenario's own partitions, and the file written says so.
+  // The bundled slurm scenario on short windows (fit days 2-6, inner folds of one day; test days
+  // 6-8): every rule and the chosen one are slurm, on the scenario's own partitions, and the file
+  // written says so.
   planner::CalibrateRequest req;
   req.scenario = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-slurm.yaml");
-  req.fit_to = 3 * sim::kDay;
-  req.test_from = 3 * sim::kDay;
-  req.test_to = 5 * sim::kDay;
+  req.fit_from = 2 * sim::kDay;
+  req.fit_to = 6 * sim::kDay;
+  req.test_from = 6 * sim::kDay;
+  req.test_to = 8 * sim::kDay;
   const auto r = planner::calibrate(req);
-  ASSERT_FALSE(r.candidates.empty());
+  // 8 limit sets x the scenario's backfill and one as deep as the recorded queue x fair share.
+  ASSERT_EQ(r.candidates.size(), 32u);
   for (const auto& c : r.candidates) EXPECT_EQ(c.candidate.policy, "slurm") << c.candidate.label;
   EXPECT_EQ(r.baseline_policy, "slurm");
   EXPECT_EQ(r.calibrated.policy.name, "slurm");
   EXPECT_EQ(r.calibrated.policy.params.at("partitions.queue1.Default").text, "YES");
   EXPECT_EQ(r.calibrated.policy.params.at("SchedulerParameters").text,
             "bf_interval=30,bf_resolution=60,bf_window=1440,bf_max_job_test=500");
-  // Of the rules that beat slurm as given in two of the three inner folds and on their mean,
-  // fair share on the nodes the fit window kept busy has the smallest mean error.
+  // A QOS job cap for everyone with fair share wins all three inner folds (days 3-4, 4-5, 5-6),
+  // its mean error by more than 5 %, without lowering Pearson.
   EXPECT_FALSE(r.as_given);
   EXPECT_EQ(r.best, planner::choose_candidate(r.candidates, req.objective));
   const auto& best = r.candidates[r.best];
-  EXPECT_EQ(best.candidate.label, "slurm, no limits, fair share, as many nodes as the fit window kept busy");
-  EXPECT_EQ(best.wins, 2);
+  EXPECT_EQ(best.candidate.label, "slurm, QOS MaxJobsPerUser at all of the most one user ran, fair share");
+  EXPECT_EQ(best.wins, 3);
   EXPECT_TRUE(best.passed);
+  EXPECT_LT(best.objective, 0.95 * planner::calibration_objective(r.baseline_fit, req.objective));
   double least = best.objective;
   for (const auto& c : r.candidates) {
     if (c.passed) least = std::min(least, c.objective);
   }
   EXPECT_LE(best.objective, least * (1 + planner::kMeanErrorBand));
-  // On the held-out days 3-5: a median absolute error of 24 s against 8,432 s as given, and
-  // smaller mean error and higher correlation.
-  EXPECT_EQ(r.calibrated_test.median_abs_error_s, 24);
-  EXPECT_EQ(r.baseline_test.median_abs_error_s, 8432);
-  EXPECT_LT(r.calibrated_test.mean_abs_error_s, r.baseline_test.mean_abs_error_s);
-  EXPECT_GT(r.calibrated_test.pearson, r.baseline_test.pearson);
+  // On the held-out days 6-8 the median absolute error falls (35 min against 3h 26m as given)
+  // but the mean error rises and Pearson falls: two short windows of a nonstationary log, which
+  // is why bench/RESULTS.md judges calibrate over many rolling windows (--folds).
+  EXPECT_EQ(r.calibrated_test.median_abs_error_s, 2110);
+  EXPECT_EQ(r.baseline_test.median_abs_error_s, 12407);
+  EXPECT_GT(r.calibrated_test.mean_abs_error_s, r.baseline_test.mean_abs_error_s);
 
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
   const auto back = scenarios::parse_scenario(planner::calibrated_yaml(r, req.scenario, out), out);
   EXPECT_EQ(back.policy.name, "slurm");
-  EXPECT_EQ(back.cluster.pools[0].nodes, best.candidate.nodes);
+  EXPECT_EQ(back.cluster.pools[0].nodes, 1024);
   EXPECT_EQ(back.policy.params.at("partitions.queue2.MaxTime").text, "UNLIMITED");
   for (const auto& [key, value] : r.candidates[r.best].candidate.params)
     EXPECT_EQ(back.policy.params.at(key).text, value) << key;

@@ -172,9 +172,10 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
       "(nodes down or reserved: outage / reservation candidates for failures.events)%s\n",
       f.gaps.size(), f.gaps.empty() ? "" : ":");
   for (std::size_t i = 0; i < f.gaps.size() && i < 5; ++i)
-    std::printf("      %s to %s: %lld+ GPUs idle\n", results::short_duration(sim::to_seconds(f.gaps[i].from)).c_str(),
+    std::printf("      %s to %s: %lld+ GPUs idle; as an event: %s\n",
+                results::short_duration(sim::to_seconds(f.gaps[i].from)).c_str(),
                 results::short_duration(sim::to_seconds(f.gaps[i].to)).c_str(),
-                static_cast<long long>(f.gaps[i].idle_gpus));
+                static_cast<long long>(f.gaps[i].idle_gpus), f.outage_event(f.gaps[i]).c_str());
 
   std::printf("\ninner folds of the fit window (rolling origin: learn on the earlier part, score the next):");
   for (std::size_t k = 0; k < K; ++k) std::printf(" %s", window_text(r.fold_edges[k + 1], r.fold_edges[k + 2]).c_str());
@@ -206,8 +207,8 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   }
   if (r.as_given)
     std::printf(
-        "  no rule passed (most folds and their mean, no job held longer than the log ever did): the "
-        "scenario as given is written\n");
+        "  no rule passed (most folds, their mean by 5%%, their Pearson kept, no job held longer than the log ever "
+        "did): the scenario as given is written\n");
   else
     std::printf(
         "  * chosen: of the rules that passed, the smallest mean objective; within %.0f%%, fewer parameters, "

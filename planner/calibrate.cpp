@@ -707,6 +707,10 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   r.calibrated_test = chosen_test[0];
   r.calibrated = r.as_given ? base : with_candidate(base, r.candidates[r.best].candidate);
   r.findings = log_findings(all, base.cluster.total_gpus(), req.fit_from, req.fit_to);
+  if (!base.cluster.pools.empty()) {
+    r.findings.pool = base.cluster.pools[0].name;
+    r.findings.gpus_per_node = base.cluster.pools[0].gpus_per_node;
+  }
   return r;
 }
 
@@ -782,19 +786,33 @@ std::string figures(const results::FidelityStats& s) {
 
 }  // namespace
 
+std::string LogFindings::outage_event(const Gap& gap) const {
+  const std::int64_t per = std::max(1, gpus_per_node);
+  const std::int64_t nodes = std::max<std::int64_t>(1, gap.idle_gpus / per);
+  const std::string span = "{at: " + short_time(gap.from) + ", ";
+  const std::string last = ", duration: " + short_time(gap.to - gap.from) + "}";
+  if (nodes > 32)  // too many names for one line: say which
+    return span + "nodes: [" + pool + "-0 .. " + pool + "-" + std::to_string(nodes - 1) + ", " + std::to_string(nodes) +
+           " names]" + last;
+  std::string list;
+  for (std::int64_t n = 0; n < nodes; ++n) list += (n == 0 ? "" : ", ") + pool + "-" + std::to_string(n);
+  return span + "nodes: [" + list + "]" + last;
+}
+
 std::string calibration_comment(const CalibrateResult& result, const std::string& source) {
   std::ostringstream o;
   const std::size_t folds = result.baseline_folds.size();
   o << "# Calibrated by `headroom calibrate` (docs/fidelity.md) from " << source << ".\n";
   if (result.as_given) {
     o << "# No rule passed: none beat the scenario as given in most of the " << folds
-      << " inner folds of the fit window and on their mean without holding a job longer than the log\n"
-      << "# ever did. This is the scenario as given.\n";
+      << " inner folds of the fit window and on their mean by 5 %,\n"
+      << "# without lowering their Pearson or holding a job longer than the log ever did. This is the scenario as "
+         "given.\n";
   } else {
     const auto& b = result.candidates[result.best];
     o << "# Chosen: " << b.candidate.label << ".\n"
       << "# Why: it beat the scenario as given in " << b.wins << " of " << folds
-      << " inner folds (rolling origin) and on their mean; of the rules that did, the smallest mean\n"
+      << " inner folds (rolling origin) and on their mean by 5 %; of the rules that did, the smallest mean\n"
       << "# objective (near ties: fewer parameters, then the smaller median error).\n"
       << "# Inner folds, mean: " << figures(b.fit) << ".\n";
   }
@@ -810,10 +828,11 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
       << sim::format_duration(f.max_in_use_at) << ", more than the cluster's " << f.cluster_gpus << ".\n";
   if (f.with_limit > 0)
     o << "# Time limits: " << f.past_limit << " of " << f.with_limit << " jobs ran past their requested time.\n";
+  if (!f.gaps.empty())
+    o << "# Outage / reservation candidates (recorded use under 80 % while a job that fit waited; check the\n"
+      << "# site's records before adding them under failures: events:):\n";
   for (std::size_t i = 0; i < f.gaps.size() && i < 5; ++i)
-    o << "# Outage / reservation candidate: " << f.gaps[i].idle_gpus << "+ GPUs idle from "
-      << sim::format_duration(f.gaps[i].from) << " to " << sim::format_duration(f.gaps[i].to)
-      << " while jobs that fit waited (failures.events: {at: ..., nodes: [...], duration: ...}).\n";
+    o << "#   - " << f.outage_event(f.gaps[i]) << "  # " << f.gaps[i].idle_gpus << "+ GPUs idle\n";
   return o.str();
 }
 

@@ -100,7 +100,13 @@ struct LogFindings {
     std::int64_t idle_gpus = 0;
   };
   std::vector<Gap> gaps;
+  std::string pool;  // the first pool, whose nodes an outage candidate names
+  std::int32_t gpus_per_node = 1;
   bool over_capacity() const { return max_in_use > cluster_gpus && cluster_gpus > 0; }
+  // A gap as a failures.events entry to paste after checking the site's records: the first pool's
+  // first nodes holding its idle GPUs down for the gap, e.g. {at: 20h, nodes: [p-0, p-1],
+  // duration: 6h}; over 32 nodes the list is abbreviated ("[ricc-0 .. ricc-552, 553 names]").
+  std::string outage_event(const Gap& gap) const;
 };
 
 // One fit / test pair of --folds.

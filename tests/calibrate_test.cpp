@@ -314,6 +314,24 @@ TEST(CalibrateFindings, OverCapacityTimeLimitsAndIdleWindowsWhileJobsWaited) {
   EXPECT_TRUE(early.gaps.empty());
   EXPECT_EQ(early.with_limit, 1);
   EXPECT_FALSE(planner::log_findings(w, 16, 0, 100 * sim::kHour).over_capacity());
+
+  // The gap as a failures.events entry: the pool's first 8 nodes (8 GPUs idle, 1 per node) down
+  // from 20 h for 20 h; a scenario with it loads. Over 32 nodes the list is abbreviated.
+  auto g = f;
+  g.pool = "p";
+  g.gpus_per_node = 1;
+  EXPECT_EQ(g.outage_event(g.gaps[0]), "{at: 20h, nodes: [p-0, p-1, p-2, p-3, p-4, p-5, p-6, p-7], duration: 20h}");
+  const std::string yaml =
+      "name: x\ncluster:\n  pools:\n    - {name: p, nodes: 8, gpus_per_node: 1, gpu_type: A100}\n"
+      "policy: fifo\nworkload:\n  trace: " +
+      std::string(HEADROOM_SOURCE_DIR) +
+      "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\nfailures:\n  events:\n    - " + g.outage_event(g.gaps[0]) +
+      "\n";
+  EXPECT_NO_THROW(scenarios::parse_scenario(yaml, std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/x.yaml"));
+  g.pool = "ricc";
+  g.gaps[0].idle_gpus = 4423;
+  g.gpus_per_node = 8;
+  EXPECT_EQ(g.outage_event(g.gaps[0]), "{at: 20h, nodes: [ricc-0 .. ricc-551, 552 names], duration: 20h}");
 }
 
 TEST(CalibrateRicc, NoRulePassesForFifoSoTheScenarioAsGivenIsWrittenAtAnyThreadCount) {

@@ -82,7 +82,11 @@ class Replayer {
       : all_(scenarios::build_workload(base)),
         shared_(base.workload.arrival_scale == 1.0 && base.services.empty() &&
                 std::is_sorted(all_.jobs.begin(), all_.jobs.end(),
-                               [](const auto& a, const auto& b) { return a.submit < b.submit; })) {}
+                               [](const auto& a, const auto& b) { return a.submit < b.submit; })) {
+    // The windows (span_of) need submit order; a run of a workload that was not in it builds its own.
+    std::stable_sort(all_.jobs.begin(), all_.jobs.end(),
+                     [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  }
 
   const models::Workload& all() const { return all_; }
 

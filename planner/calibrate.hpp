@@ -11,8 +11,8 @@
 // origin). A rule passes when it beats the scenario as given by the objective in most folds and
 // on their mean by a margin, does not lower the folds' mean Pearson by more than a little
 // (judge_candidate), and never holds a scored job longer than both the longest wait the log
-// recorded up to then and the baseline's longest. Of those that pass, the smallest mean objective wins;
-// within kMeanErrorBand of it, the rule with fewer parameters (a QOS cap for everyone before
+// recorded up to then and the baseline's longest. Of those that pass, the smallest mean objective
+// wins; within kMeanErrorBand of it, the rule with fewer parameters (a QOS cap for everyone before
 // per-user limits), then the smaller median error. When none passes, the scenario is written as
 // given and says so. The chosen rule is then learned on the whole fit window.
 //
@@ -21,9 +21,11 @@
 // (policies/slurm/calibration.cpp): QOS MaxGPUsPerUser / MaxJobsPerUser at 1/2 or all of the most
 // one user reached, association limits (GrpTRES=gres/gpu, MaxJobs) at 1.5x or 2x what each user
 // seen 20+ times reached; each with the scenario's backfill or one as deep as the recorded queue,
-// and with the scenario's priority or Slurm's fair share. Otherwise fifo with `backfill: none |
-// easy` and the same limit rules (policies/baselines/easy.hpp). The cluster's size is a knob only
-// when the fit window never used it all.
+// and with the scenario's priority or Slurm's fair share (not when the log's header names an
+// FCFS-order scheduler). Otherwise fifo with `backfill: none | easy` and the same limit rules
+// (policies/baselines/easy.hpp). The cluster keeps its size. What the log shows but no rule fits
+// (recorded use above the cluster, time limits, idle capacity while jobs waited) is reported:
+// log_findings.
 //
 // Each run replays the jobs submitted from `warmup` before its scored window to the window's end
 // (the warm-up fills the queue; earlier jobs are not replayed) and scores those submitted in the

@@ -20,7 +20,7 @@ namespace headroom::app {
 namespace {
 
 void row(const char* label, const results::FidelityStats& s) {
-  std::printf("  %-100.100s %7lld %10s %10s %10s %10s %7.2f %8.2f %6.0f%%\n", label, static_cast<long long>(s.jobs),
+  std::printf("  %-150.150s %7lld %10s %10s %10s %10s %7.2f %8.2f %6.0f%%\n", label, static_cast<long long>(s.jobs),
               results::short_duration(s.mean_wait_sim_s).c_str(),
               results::short_duration(s.mean_wait_recorded_s).c_str(),
               results::short_duration(s.median_abs_error_s).c_str(),
@@ -39,15 +39,41 @@ std::string scheduler_choices() {
 }
 
 void header(const char* first) {
-  std::printf("  %-100s %7s %10s %10s %10s %10s %7s %8s %7s\n", first, "jobs", "wait sim", "wait rec", "med err",
+  std::printf("  %-150s %7s %10s %10s %10s %10s %7s %8s %7s\n", first, "jobs", "wait sim", "wait rec", "med err",
               "mean err", "pearson", "spearman", "<=1h");
+}
+
+}  // namespace
+
+namespace {
+
+std::string clock_text(double s) {
+  const auto t = static_cast<long long>(s + 0.5);
+  char b[32];
+  if (t >= 3600)
+    std::snprintf(b, sizeof b, "%lldh %02lldm", t / 3600, t / 60 % 60);
+  else
+    std::snprintf(b, sizeof b, "%lldm %02llds", t / 60, t % 60);
+  return b;
+}
+
+std::string window_text(sim::Tick from, sim::Tick to) {
+  return results::short_duration(sim::to_seconds(from)) + "-" + results::short_duration(sim::to_seconds(to));
+}
+
+void pair_row(const char* label, const results::FidelityStats& b, const results::FidelityStats& c) {
+  std::printf("  %-26s %10s %10s %6.2f %6.2f | %10s %10s %6.2f %6.2f\n", label,
+              results::short_duration(b.median_abs_error_s).c_str(),
+              results::short_duration(b.mean_abs_error_s).c_str(), b.pearson, b.spearman,
+              results::short_duration(c.median_abs_error_s).c_str(),
+              results::short_duration(c.mean_abs_error_s).c_str(), c.pearson, c.spearman);
 }
 
 }  // namespace
 
 int cmd_calibrate(const std::string& scenario, const std::string& fit, const std::string& test,
                   const std::string& output, const std::string& objective, const std::string& scheduler,
-                  std::size_t rows, const std::atomic<bool>* stop) {
+                  std::size_t rows, const CalibrateFolds& folds, const std::atomic<bool>* stop) {
   planner::CalibrateRequest req;
   std::tie(req.fit_from, req.fit_to) = planner::parse_span(fit, "--fit");
   std::tie(req.test_from, req.test_to) = planner::parse_span(test, "--test");
@@ -67,6 +93,16 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     req.family = planner::CalibrateFamily::System, req.system = scheduler;
   else
     throw sim::InputError("", 0, 0, "--scheduler", "expected " + scheduler_choices() + ", got \"" + scheduler + "\"");
+  if (folds.outer < 1 || folds.outer > 24)
+    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 24 fit / test pairs, got " + std::to_string(folds.outer));
+  if (folds.inner < 1 || folds.inner > 12)
+    throw sim::InputError("", 0, 0, "--inner-folds", "expected 1 to 12, got " + std::to_string(folds.inner));
+  const auto warmup = sim::parse_duration(folds.warmup);
+  if (!warmup || *warmup < 0)
+    throw sim::InputError("", 0, 0, "--warmup", "expected a duration such as 7d or 0, got \"" + folds.warmup + "\"");
+  req.outer_folds = folds.outer;
+  req.inner_folds = folds.inner;
+  req.warmup = *warmup;
   std::string out = output;
   if (out.empty()) {
     std::filesystem::path p(scenario);
@@ -87,9 +123,10 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   };
   ProgressLine line([&] {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
-    char b[128];
-    std::snprintf(b, sizeof b, "calibrate: %zu / %zu runs done, %.0f s", done.load(), total.load(), s);
-    return std::string(b);
+    const std::size_t d = done.load(), t = total.load();
+    const std::string eta = d == 0 ? "?" : clock_text(s / static_cast<double>(d) * static_cast<double>(t - d));
+    return "calibrate: " + std::to_string(d) + " / " + std::to_string(t) + " runs done, " + clock_text(s) + ", ETA " +
+           eta;
   });
   const planner::CalibrateResult r = planner::calibrate(req);
   line.stop();
@@ -98,8 +135,14 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     return 130;
   }
   const auto& inf = r.inference;
-  std::printf("calibrate %s: fit %s, held-out test %s; %zu candidates from the log (docs/fidelity.md)\n",
-              scenario.c_str(), fit.c_str(), test.c_str(), r.candidates.size());
+  const std::size_t K = r.baseline_folds.size();
+  if (r.baseline_test.jobs == 0 && r.baseline_fit.jobs == 0)
+    std::cerr << "warning: the scenario as given compared no job of the fit or test window (are they all rejected? "
+                 "`headroom run` names the reason): nothing was calibrated\n";
+  std::printf(
+      "calibrate %s: fit %s, held-out test %s; %zu rules from the log, each checked on %zu inner folds "
+      "(docs/fidelity.md); %zu runs\n",
+      scenario.c_str(), fit.c_str(), test.c_str(), r.candidates.size(), K, r.runs);
   std::printf(
       "  the fit window's log: %lld jobs with recorded starts, %zu users (most at once: %lld GPUs, %d jobs), "
       "scheduler in the header: %s\n",
@@ -114,38 +157,116 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
                                            [](const auto& a, const auto& b) { return a.max_jobs < b.max_jobs; })
                               ->max_jobs,
       inf.scheduler.empty() ? "none named" : inf.scheduler.c_str());
+  const auto& f = r.findings;
+  std::printf("  what the log shows (not fitted): recorded use up to %lld GPUs at %s of the cluster's %lld%s\n",
+              static_cast<long long>(f.max_in_use), results::short_duration(sim::to_seconds(f.max_in_use_at)).c_str(),
+              static_cast<long long>(f.cluster_gpus),
+              f.over_capacity() ? " (more than the cluster: a trace anomaly)" : "");
+  if (f.with_limit > 0)
+    std::printf("    time limits: %lld of %lld jobs with a requested time ran past it (%.1f%%: %s)\n",
+                static_cast<long long>(f.past_limit), static_cast<long long>(f.with_limit),
+                100.0 * static_cast<double>(f.past_limit) / static_cast<double>(f.with_limit),
+                f.past_limit * 100 <= f.with_limit ? "enforced" : "not enforced, or enforced late");
+  std::printf(
+      "    %zu windows of 6 h+ with use under 80%% of the cluster while a job that fit waited "
+      "(nodes down or reserved: outage / reservation candidates for failures.events)%s\n",
+      f.gaps.size(), f.gaps.empty() ? "" : ":");
+  for (std::size_t i = 0; i < f.gaps.size() && i < 5; ++i)
+    std::printf("      %s to %s: %lld+ GPUs idle; as an event: %s\n",
+                results::short_duration(sim::to_seconds(f.gaps[i].from)).c_str(),
+                results::short_duration(sim::to_seconds(f.gaps[i].to)).c_str(),
+                static_cast<long long>(f.gaps[i].idle_gpus), f.outage_event(f.gaps[i]).c_str());
+
+  std::printf("\ninner folds of the fit window (rolling origin: learn on the earlier part, score the next):");
+  for (std::size_t k = 0; k < K; ++k) std::printf(" %s", window_text(r.fold_edges[k + 1], r.fold_edges[k + 2]).c_str());
   std::vector<std::size_t> order(r.candidates.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return r.candidates[a].objective < r.candidates[b].objective; });
-  std::printf("\nfit window, best %zu of %zu candidates by %s absolute wait error:\n",
-              std::min(rows, r.candidates.size()), r.candidates.size(),
-              objective == "pearson" ? "(Pearson)" : objective.c_str());
-  header("candidate");
-  row(("baseline: " + r.baseline_policy + " as given").c_str(), r.baseline_fit);
-  for (std::size_t k = 0; k < order.size() && k < rows; ++k)
-    row(((order[k] == r.best ? "* " : "") + r.candidates[order[k]].candidate.label).c_str(),
-        r.candidates[order[k]].fit);
-  if (objective == "mean")
-    std::printf("  * chosen: of the candidates within %.0f%% of the smallest mean error, the smallest median error\n",
-                100 * planner::kMeanErrorBand);
+  // Passed rules first, then the others; rules no inner fold offered last.
+  const auto rank = [&](std::size_t i) { return r.candidates[i].passed ? 0 : r.candidates[i].fit.jobs > 0 ? 1 : 2; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return r.candidates[a].objective < r.candidates[b].objective;
+  });
+  std::printf(
+      "\nbest %zu of %zu rules by %s over the inner folds (each figure the folds' mean; wins: folds beating "
+      "as given):\n",
+      std::min(rows, r.candidates.size()), r.candidates.size(),
+      objective == "pearson" ? "Pearson" : (objective + " absolute wait error").c_str());
+  header("rule");
+  row(("as given: " + r.baseline_policy).c_str(), r.baseline_fit);
+  for (std::size_t k = 0; k < order.size() && k < rows; ++k) {
+    const auto& c = r.candidates[order[k]];
+    const std::string tag = std::string(order[k] == r.best ? "* " : "") + "[" + std::to_string(c.wins) + "/" +
+                            std::to_string(K) +
+                            (c.suspect         ? " suspect"
+                             : c.passed        ? ""
+                             : c.fit.jobs == 0 ? " not offered in the folds"
+                                               : " fails") +
+                            "] ";
+    row((tag + c.candidate.label).c_str(), c.fit);
+  }
+  if (r.as_given)
+    std::printf(
+        "  no rule passed (most folds, their mean by 5%%, their Pearson kept, no job held longer than the log ever "
+        "did): the scenario as given is written\n");
+  else
+    std::printf(
+        "  * chosen: of the rules that passed, the smallest mean objective; within %.0f%%, fewer parameters, "
+        "then the smaller median error\n",
+        100 * planner::kMeanErrorBand);
   std::printf("\nheld-out test window %s:\n", test.c_str());
   header("");
-  row(("baseline: " + r.baseline_policy + " as given").c_str(), r.baseline_test);
-  row(("calibrated: " + r.candidates[r.best].candidate.label).c_str(), r.calibrated_test);
+  row(("as given: " + r.baseline_policy).c_str(), r.baseline_test);
+  row(r.as_given ? "calibrated = as given (no rule passed)"
+                 : ("calibrated: " + r.candidates[r.best].candidate.label).c_str(),
+      r.calibrated_test);
+  if (r.pairs.size() > 1) {
+    std::printf("\nheld-out figures over %zu fit / test pairs (--folds %d), as given | calibrated:\n", r.pairs.size(),
+                folds.outer);
+    std::printf("  %-26s %10s %10s %6s %6s | %10s %10s %6s %6s  chosen\n", "fit / test (days)", "med err", "mean err",
+                "pears", "spear", "med err", "mean err", "pears", "spear");
+    results::FidelityStats mb, mc;
+    double worst_mean = -1e300, worst_median = -1e300, worst_pearson = 1e300;
+    int median_better = 0;
+    for (const auto& p : r.pairs) {
+      const std::string label = window_text(p.fit_from, p.fit_to) + " / " + window_text(p.test_from, p.test_to);
+      std::printf("  %-26s %10s %10s %6.2f %6.2f | %10s %10s %6.2f %6.2f  %s\n", label.c_str(),
+                  results::short_duration(p.baseline_test.median_abs_error_s).c_str(),
+                  results::short_duration(p.baseline_test.mean_abs_error_s).c_str(), p.baseline_test.pearson,
+                  p.baseline_test.spearman, results::short_duration(p.calibrated_test.median_abs_error_s).c_str(),
+                  results::short_duration(p.calibrated_test.mean_abs_error_s).c_str(), p.calibrated_test.pearson,
+                  p.calibrated_test.spearman, p.chosen.empty() ? "(as given)" : p.chosen.c_str());
+      for (auto [m, s] : {std::pair{&mb, &p.baseline_test}, std::pair{&mc, &p.calibrated_test}}) {
+        m->median_abs_error_s += s->median_abs_error_s / static_cast<double>(r.pairs.size());
+        m->mean_abs_error_s += s->mean_abs_error_s / static_cast<double>(r.pairs.size());
+        m->pearson += s->pearson / static_cast<double>(r.pairs.size());
+        m->spearman += s->spearman / static_cast<double>(r.pairs.size());
+      }
+      worst_mean = std::max(worst_mean, p.calibrated_test.mean_abs_error_s - p.baseline_test.mean_abs_error_s);
+      worst_median = std::max(worst_median, p.calibrated_test.median_abs_error_s - p.baseline_test.median_abs_error_s);
+      worst_pearson = std::min(worst_pearson, p.calibrated_test.pearson - p.baseline_test.pearson);
+      median_better += p.calibrated_test.median_abs_error_s < p.baseline_test.median_abs_error_s;
+    }
+    pair_row("mean", mb, mc);
+    std::printf(
+        "  worst pair, calibrated - as given: mean error %+.0f s, median error %+.0f s, Pearson %+.2f; "
+        "median error better in %d of %zu pairs\n",
+        worst_mean, worst_median, worst_pearson, median_better, r.pairs.size());
+  }
   const std::string text = planner::calibrated_yaml(r, req.scenario, out);
   {
     const std::string tmp = out + ".tmp";
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f) {
+    std::ofstream fo(tmp, std::ios::binary | std::ios::trunc);
+    fo << text;
+    fo.close();
+    if (!fo) {
       std::remove(tmp.c_str());
       throw sim::InputError(out, 0, 0, "", "cannot write the calibrated scenario");
     }
     std::filesystem::rename(tmp, out);
   }
-  std::printf("\nwrote %s (run, plan, sweep and compare start from it)\n", out.c_str());
+  std::printf("\nwrote %s (%s; run, plan, sweep and compare start from it)\n", out.c_str(),
+              r.as_given ? "the scenario as given, with the calibration's record" : "the calibrated scenario");
   return 0;
 }
 

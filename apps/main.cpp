@@ -376,6 +376,8 @@ int main(int argc, char** argv) {
 
   std::string cal_fit, cal_test, cal_output, cal_objective = "mean", cal_scheduler = "auto";
   std::size_t cal_rows = 12;
+  int cal_folds = 1, cal_inner = 3;
+  std::string cal_warmup = "7d";
   auto* calibrate = app.add_subcommand(
       "calibrate", "fit the policy knobs the log supports to its recorded waits, check them on a held-out window");
   calibrate->add_option("scenario", scenario_path, "scenario YAML file (its trace must record starts)")->required();
@@ -385,6 +387,12 @@ int main(int argc, char** argv) {
                         "write the calibrated scenario here (default: NAME-calibrated.yaml)");
   calibrate->add_option("--objective", cal_objective, "mean (default) or median absolute wait error, or pearson");
   calibrate->add_option("--rows", cal_rows, "candidates shown (default 12)");
+  calibrate->add_option("--folds", cal_folds,
+                        "fit / test pairs: the windows given, then shifted by the test window's length (default 1)");
+  calibrate->add_option("--inner-folds", cal_inner,
+                        "rolling-origin folds inside the fit window that a rule must win (default 3)");
+  calibrate->add_option("--warmup", cal_warmup,
+                        "replayed before each scored window (default 7d; earlier jobs are not replayed)");
   calibrate->add_option("--scheduler", cal_scheduler,
                         "knobs searched: auto (default: the scenario's system's own knobs when it has some, else "
                         "fifo + EASY), easy, or the name of a system with knobs of its own");
@@ -443,7 +451,7 @@ int main(int argc, char** argv) {
     if (*calibrate) {
       g_defer.store(true);
       return headroom::app::cmd_calibrate(scenario_path, cal_fit, cal_test, cal_output, cal_objective, cal_scheduler,
-                                          cal_rows, &g_stop);
+                                          cal_rows, {cal_folds, cal_inner, cal_warmup}, &g_stop);
     }
     if (*report) return headroom::app::cmd_report(report_inputs, report_output);
     if (*merge) return headroom::app::cmd_merge(merge_inputs, merge_output, merge_csv);

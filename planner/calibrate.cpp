@@ -9,25 +9,25 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "planner/run.hpp"
 #include "policies/common/calibration.hpp"
+#include "policies/registry.hpp"
 #include "policies/system_module.hpp"
+#include "results/recorder.hpp"
+#include "results/summary.hpp"
+#include "scenarios/run_options.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
 #include "sim/text.hpp"
+#include "simulation/simulation.hpp"
 
 namespace headroom::planner {
 
 namespace {
-
-std::int64_t median_of(std::vector<std::int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[(v.size() + 1) / 2 - 1];
-}
 
 // The calibration hooks of the system a candidate names (nullptr: the fifo + EASY family).
 const policies::Calibration* calibration_of(const std::string& policy) {
@@ -52,16 +52,77 @@ scenarios::Scenario with_candidate(const scenarios::Scenario& base, const Candid
   return s;
 }
 
-// The scenario replaying jobs submitted in [window start, to).
-scenarios::Scenario until(scenarios::Scenario s, sim::Tick to) {
-  s.workload.window_end = std::min(s.workload.window_end, to);
-  return s;
+// The jobs of `all` submitted in [from, to), with its name tables.
+models::Workload span_of(const models::Workload& all, sim::Tick from, sim::Tick to) {
+  models::Workload w;
+  w.tenants = all.tenants;
+  w.queues = all.queues;
+  w.groups = all.groups;
+  w.qos = all.qos;
+  w.gpu_type_names = all.gpu_type_names;
+  w.meta = all.meta;
+  const auto lo = std::lower_bound(all.jobs.begin(), all.jobs.end(), from,
+                                   [](const models::Job& j, sim::Tick t) { return j.submit < t; });
+  for (auto it = lo; it != all.jobs.end() && it->submit < to; ++it) w.jobs.push_back(*it);
+  return w;
 }
 
-results::FidelityStats score(const scenarios::Scenario& s, sim::Tick from, sim::Tick to, const RunOptions& options) {
-  const RunOutcome out = run_scenario(until(s, to), options);
-  return results::compute_fidelity(out.result, from, to).all;
-}
+// One run's figures on its scored window.
+struct Scored {
+  results::FidelityStats stats;
+  sim::Tick longest_sim = 0;  // the longest simulated wait of a scored job (censored: to the run's end)
+};
+
+// The trace read once (scenarios::build_workload): every run replays the jobs submitted in its
+// span of it. A scenario that scales arrivals or adds services builds each run's workload itself
+// (their draws and replicas depend on the whole window).
+class Replayer {
+ public:
+  explicit Replayer(const scenarios::Scenario& base)
+      : all_(scenarios::build_workload(base)),
+        shared_(base.workload.arrival_scale == 1.0 && base.services.empty() &&
+                std::is_sorted(all_.jobs.begin(), all_.jobs.end(),
+                               [](const auto& a, const auto& b) { return a.submit < b.submit; })) {
+    // The windows (span_of) need submit order; a run of a workload that was not in it builds its own.
+    std::stable_sort(all_.jobs.begin(), all_.jobs.end(),
+                     [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  }
+
+  const models::Workload& all() const { return all_; }
+
+  // Replays the jobs submitted in [replay_from, to) under `s` and scores those submitted in [from, to).
+  Scored score(const scenarios::Scenario& s, sim::Tick replay_from, sim::Tick from, sim::Tick to,
+               const RunOptions& options) const {
+    results::RunResult r;
+    if (shared_) {
+      const models::Workload w = span_of(all_, replay_from, to);
+      auto policy = policies::make_policy(s.policy.name, s.policy.params, s.seed);
+      results::Recorder recorder(w, s.cluster, false);
+      simulation::Simulation simulation(w, s.cluster, *policy, &recorder, scenarios::simulation_options(s, w));
+      const simulation::SimulationStats stats = simulation.run(options.stop);
+      r = std::move(recorder.result());
+      r.sim_start = stats.start;
+      r.sim_end = stats.end;
+    } else {
+      scenarios::Scenario t = s;
+      t.workload.window_start = std::max(t.workload.window_start, replay_from);
+      t.workload.window_end = std::min(t.workload.window_end, to);
+      t.output.events = false;
+      r = run_scenario(t, options).result;
+    }
+    Scored out;
+    out.stats = results::compute_fidelity(r, from, to).all;
+    for (const auto& j : r.jobs)
+      if (j.submit >= from && j.submit < to && j.trace_start >= 0 && !(j.state == kRejectedState && j.start < 0))
+        out.longest_sim = std::max(out.longest_sim, results::headline_wait(j, r.sim_end));
+    return out;
+  }
+
+ private:
+  static constexpr std::uint8_t kRejectedState = static_cast<std::uint8_t>(models::JobState::Rejected);
+  models::Workload all_;
+  bool shared_ = false;
+};
 
 }  // namespace
 
@@ -149,7 +210,7 @@ std::vector<Candidate> system_candidates(const std::string& system, const traces
   if (cal == nullptr)
     throw sim::InputError("", 0, 0, "--scheduler", "policy \"" + system + "\" has no calibration knobs");
   policies::CalibrationInput in;
-  for (const auto& u : fit.users) in.users.push_back({u.name, u.max_jobs, u.max_gpus, u.largest_job});
+  for (const auto& u : fit.users) in.users.push_back({u.name, u.max_jobs, u.max_gpus, u.largest_job, u.jobs});
   in.recorded_scheduler = fit.scheduler;
   in.queue_depth = queue_depth;
   in.sizes = sizes;
@@ -164,53 +225,60 @@ std::vector<Candidate> system_candidates(const std::string& system, const traces
 std::vector<Candidate> calibration_candidates(const traces::Inference& fit, const scenarios::Scenario& scenario,
                                               CalibrateFamily family, std::int64_t queue_depth,
                                               const std::string& system) {
-  std::vector<std::int32_t> sizes{-1};
-  if (scenario.cluster.pools.size() == 1 && fit.max_busy > 0) {
-    const auto& pool = scenario.cluster.pools[0];
-    const std::int64_t per_node = std::max(1, pool.gpus_per_node);
-    const auto busy_nodes = static_cast<std::int32_t>((fit.max_busy + per_node - 1) / per_node);
-    if (busy_nodes < pool.nodes) sizes.push_back(busy_nodes);
-  }
+  // The cluster keeps its size: a fit window that never filled it says nothing about the nodes a
+  // later window has (shrinking it to the nodes kept busy lost up to 4 h of mean error on HPC2N's
+  // held-out windows, issue #33). Idle capacity while jobs waited is reported instead
+  // (LogFindings: outage / reservation candidates).
+  const std::vector<std::int32_t> sizes{-1};
   if (resolve_family(family, scenario) == CalibrateFamily::System)
     return system_candidates(system.empty() ? scenario.policy.name : system, fit, scenario, sizes, queue_depth);
   std::vector<std::string> backfills{"none", "easy"};
   if (fit.scheduler == "easy") backfills = {"easy"};
   if (fit.scheduler == "fcfs") backfills = {"none"};
-  std::vector<std::int64_t> gpus, jobs;
+  std::int64_t gpu_hi = 0, job_hi = 0, biggest = 0;
   for (const auto& u : fit.users) {
-    gpus.push_back(u.max_gpus);
-    jobs.push_back(u.max_jobs);
+    gpu_hi = std::max(gpu_hi, u.max_gpus);
+    job_hi = std::max<std::int64_t>(job_hi, u.max_jobs);
+    biggest = std::max(biggest, u.largest_job);
   }
-  const std::int64_t gpu_lo = gpus.empty() ? 0 : *std::min_element(gpus.begin(), gpus.end());
-  const std::int64_t gpu_hi = gpus.empty() ? 0 : *std::max_element(gpus.begin(), gpus.end());
-  const std::int64_t job_lo = jobs.empty() ? 0 : *std::min_element(jobs.begin(), jobs.end());
-  const std::int64_t job_hi = jobs.empty() ? 0 : *std::max_element(jobs.begin(), jobs.end());
-
+  // The rules of policies/slurm/calibration.cpp in the terms of policies/baselines/easy.hpp: a cap
+  // for everyone at a share of the most one user reached (never below the largest job), and
+  // per-user limits with headroom for users seen often enough; others have no limit.
   using Params = std::vector<std::pair<std::string, std::string>>;
   std::vector<std::pair<std::string, Params>> limits{{"no limits", {}}};
-  for (std::int64_t g : policies::limit_ladder(gpu_lo, gpu_hi))
-    limits.push_back({"MaxGPUsPerUser " + std::to_string(g), {{"MaxGPUsPerUser", std::to_string(g)}}});
-  for (std::int64_t j : policies::limit_ladder(job_lo, job_hi))
-    limits.push_back({"MaxJobsPerUser " + std::to_string(j), {{"MaxJobsPerUser", std::to_string(j)}}});
-  // Per user at a share of what each reached; users the fit window did not see get the median.
-  const std::pair<int, int> shares[] = {{1, 2}, {3, 4}, {1, 1}};
-  for (const char* what : {"GPUs", "Jobs", "both"}) {
-    for (const auto& [num, den] : shares) {
-      if (std::string(what) == "both" && num != den) continue;
+  std::vector<Params> seen{{}};
+  const auto add = [&](std::string label, Params p) {
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) return;
+    seen.push_back(p);
+    limits.push_back({std::move(label), std::move(p)});
+  };
+  for (const policies::Share& share : policies::kCapShares) {
+    if (gpu_hi <= 0) break;
+    const std::int64_t g = std::max(policies::scaled_share(gpu_hi, share.num, share.den), biggest);
+    add(std::string("MaxGPUsPerUser at ") + share.text + " the most one user held",
+        {{"MaxGPUsPerUser", std::to_string(g)}});
+  }
+  for (const policies::Share& share : policies::kCapShares) {
+    if (job_hi <= 0) break;
+    add(std::string("MaxJobsPerUser at ") + share.text + " the most one user ran",
+        {{"MaxJobsPerUser", std::to_string(policies::scaled_share(job_hi, share.num, share.den))}});
+  }
+  const std::string often = " (users with " + std::to_string(policies::kMinJobsForUserLimit) + "+ jobs)";
+  for (const bool jobs_too : {false, true}) {
+    for (const policies::Headroom& h : policies::kUserHeadroom) {
+      if (jobs_too && h.num != 2 * h.den) continue;
       Params p;
-      const bool g = std::string(what) != "Jobs", j = std::string(what) != "GPUs";
-      if (g) p.emplace_back("MaxGPUsPerUser", std::to_string(policies::scaled_share(median_of(gpus), num, den)));
-      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(policies::scaled_share(median_of(jobs), num, den)));
       for (const auto& u : fit.users) {
-        if (g)
-          p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(policies::scaled_share(u.max_gpus, num, den)));
-        if (j)
-          p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(policies::scaled_share(u.max_jobs, num, den)));
+        if (u.jobs < policies::kMinJobsForUserLimit) continue;
+        p.emplace_back("users." + u.name + ".MaxGPUs",
+                       std::to_string(std::max(policies::scaled_share(u.max_gpus, h.num, h.den), u.largest_job)));
+        if (jobs_too)
+          p.emplace_back("users." + u.name + ".MaxJobs",
+                         std::to_string(policies::scaled_share(u.max_jobs, h.num, h.den)));
       }
-      const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
-      limits.push_back({"per-user " + std::string(what == std::string("both") ? "GPUs + jobs" : what) + " at " + share +
-                            " of observed",
-                        std::move(p)});
+      if (p.empty()) continue;
+      add(std::string("per-user GPUs") + (jobs_too ? " + jobs" : "") + " at " + h.text + " what each reached" + often,
+          std::move(p));
     }
   }
   std::vector<Candidate> out;
@@ -219,7 +287,7 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
       for (const auto& [label, params] : limits) {
         Candidate c;
         c.label = (bf == "easy" ? "EASY backfill, " : "no backfill, ") + label;
-        if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
+        if (nodes > 0) c.label += ", as many nodes as the fit window kept busy";
         c.nodes = nodes;
         c.params.emplace_back("placement", "consolidate");
         if (bf == "easy") c.params.emplace_back("backfill", "easy");
@@ -230,29 +298,126 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
 }
 
 std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective) {
-  std::size_t best = 0;
-  // The smallest objective; ties by higher Pearson, then by index.
-  for (std::size_t i = 1; i < candidates.size(); ++i) {
-    const auto& a = candidates[i];
-    const auto& b = candidates[best];
-    if (a.objective < b.objective || (a.objective == b.objective && a.fit.pearson > b.fit.pearson)) best = i;
-  }
-  if (objective != CalibrateObjective::MeanError || candidates.empty()) return best;
-  // The mean absolute error is dominated by the longest waits: candidates within kMeanErrorBand of
-  // the smallest are told apart by the median absolute error (the bulk of the jobs), then by
-  // higher Pearson, smaller mean error and index.
-  const double band = candidates[best].objective * (1 + kMeanErrorBand);
+  const std::size_t none = candidates.size();
+  std::size_t best = none;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (candidates[i].passed && (best == none || candidates[i].objective < candidates[best].objective)) best = i;
+  if (best == none) return none;
+  // Near ties: within kMeanErrorBand of the best (relative for the errors, absolute for Pearson).
+  const double top = candidates[best].objective;
+  const double band = objective == CalibrateObjective::Pearson ? top + kMeanErrorBand : top * (1 + kMeanErrorBand);
   std::size_t pick = best;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const auto& a = candidates[i];
     const auto& b = candidates[pick];
-    if (a.objective > band) continue;
+    if (!a.passed || a.objective > band || i == pick) continue;
+    const std::size_t pa = a.candidate.params.size(), pb = b.candidate.params.size();
     const double ma = a.fit.median_abs_error_s, mb = b.fit.median_abs_error_s;
-    if (ma < mb ||
-        (ma == mb && (a.fit.pearson > b.fit.pearson || (a.fit.pearson == b.fit.pearson && a.objective < b.objective))))
-      pick = i;
+    const bool better = pa != pb                         ? pa < pb
+                        : ma != mb                       ? ma < mb
+                        : a.fit.pearson != b.fit.pearson ? a.fit.pearson > b.fit.pearson
+                        : a.objective != b.objective     ? a.objective < b.objective
+                                                         : i < pick;
+    if (better) pick = i;
   }
   return pick;
+}
+
+void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats>& baseline_folds,
+                     CalibrateObjective objective) {
+  c.wins = 0;
+  int counted = 0, offered = 0;
+  double sum = 0, base_sum = 0, pearson = 0, base_pearson = 0;
+  for (std::size_t k = 0; k < baseline_folds.size(); ++k) {
+    if (baseline_folds[k].jobs == 0) continue;  // a fold without jobs says nothing
+    ++counted;
+    if (k >= c.folds.size() || c.folds[k].jobs == 0) continue;  // not offered: lost
+    ++offered;
+    const double o = calibration_objective(c.folds[k], objective);
+    const double b = calibration_objective(baseline_folds[k], objective);
+    sum += o;
+    base_sum += b;
+    pearson += c.folds[k].pearson;
+    base_pearson += baseline_folds[k].pearson;
+    c.wins += o < b;
+  }
+  c.objective = offered > 0 ? sum / offered : 0;
+  // Most folds, and the mean better by kPassMargin of the baseline's (for Pearson: by that much
+  // absolute); the folds' mean Pearson no more than kPearsonSlack below the baseline's.
+  const double margin =
+      objective == CalibrateObjective::Pearson ? kPassMargin * offered : kPassMargin * std::abs(base_sum);
+  c.passed = offered > 0 && !c.suspect && 2 * c.wins > counted && sum < base_sum - margin &&
+             pearson >= base_pearson - kPearsonSlack * offered;
+}
+
+LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, sim::Tick from, sim::Tick to) {
+  LogFindings f;
+  f.cluster_gpus = cluster_gpus;
+  // Recorded use: +gpus at each recorded start, -gpus at its end; and the jobs waiting (submitted,
+  // not yet started) by size. Over every job of the log (a job submitted before the window may
+  // run in it), sampled in [from, to) only.
+  struct Ev {
+    sim::Tick t;
+    int order;  // 0 end, 1 start, 2 submit, 3 wait over
+    std::int64_t gpus;
+  };
+  std::vector<Ev> ev;
+  for (const auto& j : w.jobs) {
+    const bool in = j.submit >= from && j.submit < to;
+    if (in && j.walltime > 0) {
+      ++f.with_limit;
+      f.past_limit += j.runtime > j.walltime;
+    }
+    if (j.trace_start < 0 || j.trace_start >= to || j.trace_start + std::max<sim::Tick>(j.runtime, 0) < from) continue;
+    const std::int64_t g = std::max<std::int64_t>(j.gpus, 0);
+    ev.push_back({j.trace_start, 1, g});
+    ev.push_back({j.trace_start + std::max<sim::Tick>(j.runtime, 0), 0, g});
+    if (j.trace_start > j.submit) {
+      ev.push_back({j.submit, 2, g});
+      ev.push_back({j.trace_start, 3, g});
+    }
+  }
+  std::sort(ev.begin(), ev.end(), [](const Ev& a, const Ev& b) {
+    return a.t != b.t ? a.t < b.t : a.order != b.order ? a.order < b.order : a.gpus < b.gpus;
+  });
+  std::int64_t in_use = 0;
+  std::multiset<std::int64_t> waiting;
+  // Sampled each hour (the state after every event up to that time): in use below 80 % of the
+  // cluster while the smallest waiting job would fit in the idle GPUs.
+  const sim::Tick step = sim::kHour;
+  sim::Tick next = (std::max<sim::Tick>(from, 0) + step - 1) / step * step;
+  LogFindings::Gap open{-1, -1, 0};
+  const auto close = [&] {
+    if (open.from >= 0 && open.to - open.from >= 6 * sim::kHour) f.gaps.push_back(open);
+    open = {-1, -1, 0};
+  };
+  const auto sample_until = [&](sim::Tick t) {  // samples before t
+    for (; cluster_gpus > 0 && next < t && next < to; next += step) {
+      const std::int64_t idle = cluster_gpus - in_use;
+      if (5 * in_use < 4 * cluster_gpus && !waiting.empty() && *waiting.begin() <= idle) {
+        if (open.from < 0) open = {next, next, idle};
+        open.to = next + step;
+        open.idle_gpus = std::min(open.idle_gpus, idle);
+      } else {
+        close();
+      }
+    }
+  };
+  for (const Ev& e : ev) {
+    sample_until(e.t);
+    switch (e.order) {
+      case 0: in_use -= e.gpus; break;
+      case 1:
+        in_use += e.gpus;
+        if (in_use > f.max_in_use && e.t >= from) f.max_in_use = in_use, f.max_in_use_at = e.t;
+        break;
+      case 2: waiting.insert(e.gpus); break;
+      default: waiting.erase(waiting.find(e.gpus)); break;
+    }
+  }
+  sample_until(to);
+  close();
+  return f;
 }
 
 namespace {
@@ -299,26 +464,140 @@ void check_windows(const CalibrateRequest& req) {
   if (in_test == 0) throw none("--test", "test", test);
 }
 
+namespace {
+
+// Everything calibrate runs for one fit / test pair, planned before any run.
+struct PairPlan {
+  CalibratePair windows;
+  std::vector<sim::Tick> edges;                    // inner folds: fold k scores [edges[k+1], edges[k+2])
+  std::vector<std::vector<Candidate>> fold_cands;  // the rules learned on [edges[0], edges[k+1])
+  std::vector<sim::Tick> longest_recorded;         // per fold: the longest recorded wait up to its end
+  std::vector<Candidate> cands;                    // the rules learned on the whole fit window
+  traces::Inference inference;
+  std::int64_t queue_depth = 0;
+};
+
+struct Learned {
+  traces::Inference inference;
+  std::int64_t queue_depth = 0;
+  std::vector<Candidate> cands;
+};
+
+Learned learn(const CalibrateRequest& req, const models::Workload& all, sim::Tick from, sim::Tick to) {
+  const scenarios::Scenario& base = req.scenario;
+  Learned l;
+  const models::Workload w = span_of(all, from, to);
+  l.queue_depth = recorded_queue_depth(w);
+  l.inference = traces::infer_system(w, sim::kDay, base.workload.units_per_gpu,
+                                     w.meta.format == "swf" ? base.workload.trace : std::string());
+  if (l.inference.recorded > 0)
+    l.cands = calibration_candidates(l.inference, base, req.family, l.queue_depth, req.system);
+  return l;
+}
+
+sim::Tick longest_recorded_wait(const models::Workload& all, sim::Tick from, sim::Tick to) {
+  sim::Tick longest = 0;
+  for (const auto& j : span_of(all, from, to).jobs)
+    if (j.trace_start >= 0) longest = std::max(longest, j.trace_start - j.submit);
+  return longest;
+}
+
+bool holds_jobs(const models::Workload& all, sim::Tick from, sim::Tick to) {
+  const auto lo = std::lower_bound(all.jobs.begin(), all.jobs.end(), from,
+                                   [](const models::Job& j, sim::Tick t) { return j.submit < t; });
+  return lo != all.jobs.end() && lo->submit < to;
+}
+
+// Each figure's mean over `v` (jobs and never_started: summed); folds without jobs are left out.
+results::FidelityStats mean_stats(const std::vector<results::FidelityStats>& v) {
+  results::FidelityStats m;
+  int n = 0;
+  for (const auto& s : v) {
+    if (s.jobs == 0) continue;
+    ++n;
+    m.jobs += s.jobs;
+    m.never_started += s.never_started;
+    m.mean_abs_error_s += s.mean_abs_error_s;
+    m.median_abs_error_s += s.median_abs_error_s;
+    m.mean_wait_sim_s += s.mean_wait_sim_s;
+    m.mean_wait_recorded_s += s.mean_wait_recorded_s;
+    m.pearson += s.pearson;
+    m.spearman += s.spearman;
+    m.within_10m += s.within_10m;
+    m.within_1h += s.within_1h;
+  }
+  if (n == 0) return m;
+  for (double* d : {&m.mean_abs_error_s, &m.median_abs_error_s, &m.mean_wait_sim_s, &m.mean_wait_recorded_s, &m.pearson,
+                    &m.spearman, &m.within_10m, &m.within_1h})
+    *d /= n;
+  return m;
+}
+
+}  // namespace
+
 CalibrateResult calibrate(const CalibrateRequest& req) {
   CalibrateResult r;
   const scenarios::Scenario& base = req.scenario;
+  if (req.inner_folds < 1 || req.inner_folds > 12)
+    throw sim::InputError("", 0, 0, "--inner-folds", "expected 1 to 12, got " + std::to_string(req.inner_folds));
+  if (req.outer_folds < 1 || req.outer_folds > 24)
+    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 24, got " + std::to_string(req.outer_folds));
+  if (req.warmup < 0) throw sim::InputError("", 0, 0, "--warmup", "expected a duration >= 0");
   check_windows(req);  // before any run
   r.baseline_policy = base.policy.name;
-  {
-    models::Workload w = scenarios::build_workload(until(base, req.fit_to));
-    std::erase_if(w.jobs, [&](const models::Job& j) { return j.submit < req.fit_from; });
-    r.queue_depth = recorded_queue_depth(w);
-    r.inference = traces::infer_system(w, sim::kDay, base.workload.units_per_gpu,
-                                       w.meta.format == "swf" ? base.workload.trace : std::string());
+  const Replayer replayer(base);
+  const models::Workload& all = replayer.all();
+
+  // The pairs: the windows given, then shifted by the test window's length while both hold jobs.
+  const sim::Tick shift = req.test_to - req.test_from;
+  const int folds = req.inner_folds;
+  std::vector<PairPlan> plans;
+  for (int p = 0; p < req.outer_folds; ++p) {
+    PairPlan plan;
+    const sim::Tick d = p * shift;
+    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}};
+    const auto& w = plan.windows;
+    if (p > 0 && (!holds_jobs(all, w.fit_from, w.fit_to) || !holds_jobs(all, w.test_from, w.test_to))) break;
+    const sim::Tick part = (w.fit_to - w.fit_from) / (folds + 1);
+    if (part <= 0) throw sim::InputError("", 0, 0, "--fit", "the fit window is too short for its inner folds");
+    for (int k = 0; k <= folds + 1; ++k) plan.edges.push_back(k == folds + 1 ? w.fit_to : w.fit_from + k * part);
+    Learned whole = learn(req, all, w.fit_from, w.fit_to);
+    if (whole.inference.recorded == 0)
+      throw sim::InputError(base.workload.trace, 0, 0, "workload.trace",
+                            "no job of the fit window has a recorded start: nothing to calibrate against "
+                            "(the log has no wait times)");
+    for (int k = 0; k < folds; ++k) {
+      // Only the rules the whole fit window offers can be chosen: the folds run those alone.
+      std::vector<Candidate> cands = learn(req, all, w.fit_from, plan.edges[k + 1]).cands;
+      std::erase_if(cands, [&](const Candidate& c) {
+        return std::none_of(whole.cands.begin(), whole.cands.end(),
+                            [&](const Candidate& x) { return x.label == c.label; });
+      });
+      plan.fold_cands.push_back(std::move(cands));
+      plan.longest_recorded.push_back(longest_recorded_wait(all, w.fit_from, plan.edges[k + 2]));
+    }
+    plan.inference = std::move(whole.inference);
+    plan.queue_depth = whole.queue_depth;
+    plan.cands = std::move(whole.cands);
+    plans.push_back(std::move(plan));
   }
-  if (r.inference.recorded == 0)
-    throw sim::InputError(base.workload.trace, 0, 0, "workload.trace",
-                          "no job of the fit window has a recorded start: nothing to calibrate against "
-                          "(the log has no wait times)");
-  const std::vector<Candidate> cands = calibration_candidates(r.inference, base, req.family, r.queue_depth, req.system);
-  // Runs: every candidate on the fit window, then the baseline on both windows.
-  const std::size_t n = cands.size(), total = n + 3;
-  std::vector<results::FidelityStats> fit(n);
+
+  // Runs: per pair, per inner fold the baseline and every rule learned before it, and the baseline
+  // on the held-out window; then each pair's chosen rule on its held-out window.
+  struct RunSpec {
+    std::size_t pair;
+    int fold;               // -1: the held-out test window
+    const Candidate* cand;  // nullptr: the baseline
+  };
+  std::vector<RunSpec> specs;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    for (int k = 0; k < folds; ++k) {
+      specs.push_back({p, k, nullptr});
+      for (const auto& c : plans[p].fold_cands[k]) specs.push_back({p, k, &c});
+    }
+    specs.push_back({p, -1, nullptr});
+  }
+  const std::size_t total = specs.size() + plans.size();
   std::atomic<std::size_t> done{0};
   RunOptions ro;
   ro.stop = req.stop;
@@ -326,26 +605,116 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     const std::size_t d = ++done;
     if (req.progress) req.progress(d, total);
   };
-  sim::parallel_indices(n + 2, [&](std::size_t i) {
+  const auto span = [&](const PairPlan& plan, int fold) {
+    return fold < 0 ? std::make_pair(plan.windows.test_from, plan.windows.test_to)
+                    : std::make_pair(plan.edges[fold + 1], plan.edges[fold + 2]);
+  };
+  // The costliest runs first (the held-out windows, the last folds): the pool ends together.
+  std::vector<std::size_t> order(specs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return specs[a].fold < 0 && specs[b].fold >= 0; });
+  std::vector<Scored> scored(specs.size());
+  sim::parallel_indices(specs.size(), [&](std::size_t n) {
     if (req.stop != nullptr && req.stop->load()) return;
-    if (i < n)
-      fit[i] = score(with_candidate(base, cands[i]), req.fit_from, req.fit_to, ro);
-    else if (i == n)
-      r.baseline_fit = score(base, req.fit_from, req.fit_to, ro);
-    else
-      r.baseline_test = score(base, req.test_from, req.test_to, ro);
+    const RunSpec& sp = specs[order[n]];
+    const auto [from, to] = span(plans[sp.pair], sp.fold);
+    const scenarios::Scenario s = sp.cand != nullptr ? with_candidate(base, *sp.cand) : base;
+    scored[order[n]] = replayer.score(s, std::max<sim::Tick>(0, from - req.warmup), from, to, ro);
     tick();
   });
   if (req.stop != nullptr && req.stop->load()) {
     r.cancelled = true;
     return r;
   }
-  for (std::size_t i = 0; i < n; ++i)
-    r.candidates.push_back({cands[i], fit[i], calibration_objective(fit[i], req.objective)});
-  r.best = choose_candidate(r.candidates, req.objective);
-  r.calibrated = with_candidate(base, cands[r.best]);
-  r.calibrated_test = score(r.calibrated, req.test_from, req.test_to, ro);
-  tick();
+
+  // Judge every rule of each pair on its inner folds and choose.
+  struct Judged {
+    std::vector<CandidateScore> candidates;
+    std::vector<results::FidelityStats> baseline_folds;
+    results::FidelityStats baseline_test;
+    std::size_t best = 0;
+  };
+  std::vector<Judged> judged(plans.size());
+  std::size_t at = 0;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    Judged& jd = judged[p];
+    const PairPlan& plan = plans[p];
+    std::vector<std::vector<Scored>> by_fold(folds);
+    std::vector<Scored> base_fold(folds);
+    for (int k = 0; k < folds; ++k) {
+      base_fold[k] = scored[at++];
+      jd.baseline_folds.push_back(base_fold[k].stats);
+      for (std::size_t i = 0; i < plan.fold_cands[k].size(); ++i) by_fold[k].push_back(scored[at++]);
+    }
+    jd.baseline_test = scored[at++].stats;
+    for (const Candidate& c : plan.cands) {
+      CandidateScore cs;
+      cs.candidate = c;
+      cs.folds.resize(folds);
+      for (int k = 0; k < folds; ++k) {
+        const auto& fc = plan.fold_cands[k];
+        const auto it = std::find_if(fc.begin(), fc.end(), [&](const Candidate& x) { return x.label == c.label; });
+        if (it == fc.end()) continue;
+        const Scored& sc = by_fold[k][static_cast<std::size_t>(it - fc.begin())];
+        cs.folds[k] = sc.stats;
+        if (sc.longest_sim > std::max(plan.longest_recorded[k], base_fold[k].longest_sim)) cs.suspect = true;
+      }
+      cs.fit = mean_stats(cs.folds);
+      judge_candidate(cs, jd.baseline_folds, req.objective);
+      jd.candidates.push_back(std::move(cs));
+    }
+    jd.best = choose_candidate(jd.candidates, req.objective);
+  }
+
+  // Each pair's chosen rule, learned on its whole fit window, on its held-out window.
+  std::vector<results::FidelityStats> chosen_test(plans.size());
+  sim::parallel_indices(plans.size(), [&](std::size_t p) {
+    if (req.stop != nullptr && req.stop->load()) return;
+    const Judged& jd = judged[p];
+    if (jd.best < jd.candidates.size()) {
+      const auto [from, to] = span(plans[p], -1);
+      chosen_test[p] = replayer
+                           .score(with_candidate(base, jd.candidates[jd.best].candidate),
+                                  std::max<sim::Tick>(0, from - req.warmup), from, to, ro)
+                           .stats;
+    } else {
+      chosen_test[p] = jd.baseline_test;
+    }
+    tick();
+  });
+  if (req.stop != nullptr && req.stop->load()) {
+    r.cancelled = true;
+    return r;
+  }
+  r.runs = specs.size();
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    CalibratePair pair = plans[p].windows;
+    const Judged& jd = judged[p];
+    r.runs += jd.best < jd.candidates.size();
+    pair.chosen = jd.best < jd.candidates.size() ? jd.candidates[jd.best].candidate.label : "";
+    pair.baseline_test = jd.baseline_test;
+    pair.calibrated_test = chosen_test[p];
+    r.pairs.push_back(std::move(pair));
+  }
+  PairPlan& first = plans[0];
+  Judged& jd = judged[0];
+  r.inference = std::move(first.inference);
+  r.queue_depth = first.queue_depth;
+  r.fold_edges = first.edges;
+  r.candidates = std::move(jd.candidates);
+  r.best = jd.best;
+  r.as_given = r.best >= r.candidates.size();
+  r.baseline_folds = jd.baseline_folds;
+  r.baseline_fit = mean_stats(jd.baseline_folds);
+  r.baseline_test = jd.baseline_test;
+  r.calibrated_test = chosen_test[0];
+  r.calibrated = r.as_given ? base : with_candidate(base, r.candidates[r.best].candidate);
+  r.findings = log_findings(all, base.cluster.total_gpus(), req.fit_from, req.fit_to);
+  if (!base.cluster.pools.empty()) {
+    r.findings.pool = base.cluster.pools[0].name;
+    r.findings.gpus_per_node = base.cluster.pools[0].gpus_per_node;
+  }
   return r;
 }
 
@@ -410,37 +779,100 @@ void move_paths(YAML::Node root, const std::filesystem::path& from_dir, const st
 
 }  // namespace
 
+namespace {
+
+std::string figures(const results::FidelityStats& s) {
+  char b[200];
+  std::snprintf(b, sizeof b, "median abs error %.0f s, mean %.0f s, Pearson %.2f, Spearman %.2f", s.median_abs_error_s,
+                s.mean_abs_error_s, s.pearson, s.spearman);
+  return b;
+}
+
+}  // namespace
+
+std::string LogFindings::outage_event(const Gap& gap) const {
+  const std::int64_t per = std::max(1, gpus_per_node);
+  const std::int64_t nodes = std::max<std::int64_t>(1, gap.idle_gpus / per);
+  const std::string span = "{at: " + short_time(gap.from) + ", ";
+  const std::string last = ", duration: " + short_time(gap.to - gap.from) + "}";
+  if (nodes > 32)  // too many names for one line: say which
+    return span + "nodes: [" + pool + "-0 .. " + pool + "-" + std::to_string(nodes - 1) + ", " + std::to_string(nodes) +
+           " names]" + last;
+  std::string list;
+  for (std::int64_t n = 0; n < nodes; ++n) list += (n == 0 ? "" : ", ") + pool + "-" + std::to_string(n);
+  return span + "nodes: [" + list + "]" + last;
+}
+
+std::string calibration_comment(const CalibrateResult& result, const std::string& source) {
+  std::ostringstream o;
+  const std::size_t folds = result.baseline_folds.size();
+  o << "# Calibrated by `headroom calibrate` (docs/fidelity.md) from " << source << ".\n";
+  if (result.as_given) {
+    o << "# No rule passed: none beat the scenario as given in most of the " << folds
+      << " inner folds of the fit window and on their mean by 5 %,\n"
+      << "# without lowering their Pearson or holding a job longer than the log ever did. This is the scenario as "
+         "given.\n";
+  } else {
+    const auto& b = result.candidates[result.best];
+    o << "# Chosen: " << b.candidate.label << ".\n"
+      << "# Why: it beat the scenario as given in " << b.wins << " of " << folds
+      << " inner folds (rolling origin) and on their mean by 5 %; of the rules that did, the smallest mean\n"
+      << "# objective (near ties: fewer parameters, then the smaller median error).\n"
+      << "# Inner folds, mean: " << figures(b.fit) << ".\n";
+  }
+  o << "# Inner folds, as given: " << figures(result.baseline_fit) << ".\n";
+  for (std::size_t p = 0; p < result.pairs.size(); ++p) {
+    const auto& pr = result.pairs[p];
+    o << "# Held out [" << sim::format_duration(pr.test_from) << ", " << sim::format_duration(pr.test_to)
+      << "): calibrated " << figures(pr.calibrated_test) << "; as given " << figures(pr.baseline_test) << ".\n";
+  }
+  const LogFindings& f = result.findings;
+  if (f.over_capacity())
+    o << "# Trace anomaly (not fitted): the log has " << f.max_in_use << " GPUs in use at "
+      << sim::format_duration(f.max_in_use_at) << ", more than the cluster's " << f.cluster_gpus << ".\n";
+  if (f.with_limit > 0)
+    o << "# Time limits: " << f.past_limit << " of " << f.with_limit << " jobs ran past their requested time.\n";
+  if (!f.gaps.empty())
+    o << "# Outage / reservation candidates (recorded use under 80 % while a job that fit waited; check the\n"
+      << "# site's records before adding them under failures: events:):\n";
+  for (std::size_t i = 0; i < f.gaps.size() && i < 5; ++i)
+    o << "#   - " << f.outage_event(f.gaps[i]) << "  # " << f.gaps[i].idle_gpus << "+ GPUs idle\n";
+  return o.str();
+}
+
 std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
                             const std::string& output) {
   YAML::Node root = YAML::Load(original.text);
-  const Candidate& c = result.candidates[result.best].candidate;
-  YAML::Node policy(YAML::NodeType::Map);
-  if (const policies::Calibration* cal = calibration_of(c.policy);
-      cal != nullptr && original.policy.name == c.policy && root["policy"] && root["policy"].IsMap()) {
-    // The scenario's block of that system, less the knobs searched.
-    policy = YAML::Clone(root["policy"]);
-    prune_searched(policy, "", *cal);
-  }
-  policy["name"] = c.policy;
-  for (const auto& [key, value] : c.params) {
-    YAML::Node cur = policy;
-    std::string rest = key;
-    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
-      YAML::Node next = cur[rest.substr(0, dot)];
-      cur.reset(next);
-      rest = rest.substr(dot + 1);
+  if (!result.as_given) {
+    const Candidate& c = result.candidates[result.best].candidate;
+    YAML::Node policy(YAML::NodeType::Map);
+    if (const policies::Calibration* cal = calibration_of(c.policy);
+        cal != nullptr && original.policy.name == c.policy && root["policy"] && root["policy"].IsMap()) {
+      // The scenario's block of that system, less the knobs searched.
+      policy = YAML::Clone(root["policy"]);
+      prune_searched(policy, "", *cal);
     }
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec == std::errc() && end == value.data() + value.size())
-      cur[rest] = v;
-    else
-      cur[rest] = value;
+    policy["name"] = c.policy;
+    for (const auto& [key, value] : c.params) {
+      YAML::Node cur = policy;
+      std::string rest = key;
+      for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+        YAML::Node next = cur[rest.substr(0, dot)];
+        cur.reset(next);
+        rest = rest.substr(dot + 1);
+      }
+      std::int64_t v = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec == std::errc() && end == value.data() + value.size())
+        cur[rest] = v;
+      else
+        cur[rest] = value;
+    }
+    root["policy"] = policy;
+    root.remove("policies");
+    if (c.nodes > 0 && root["cluster"] && root["cluster"]["pools"] && root["cluster"]["pools"].IsSequence())
+      root["cluster"]["pools"][0]["nodes"] = c.nodes;
   }
-  root["policy"] = policy;
-  root.remove("policies");
-  if (c.nodes > 0 && root["cluster"] && root["cluster"]["pools"] && root["cluster"]["pools"].IsSequence())
-    root["cluster"]["pools"][0]["nodes"] = c.nodes;
   namespace fs = std::filesystem;
   // With -o in another folder every relative path the scenario names still names its file.
   const fs::path out_dir = fs::absolute(output).lexically_normal().parent_path();
@@ -448,19 +880,7 @@ std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scen
   if (root["name"]) root["name"] = root["name"].as<std::string>() + "-calibrated";
   YAML::Emitter e;
   e << root;
-  std::ostringstream text;
-  const auto& b = result.candidates[result.best];
-  char line[320];
-  std::snprintf(line, sizeof line,
-                "# Fit window: median abs wait error %.0f s, Pearson %.2f. Held-out test window: median abs error "
-                "%.0f s, Pearson %.2f (baseline %s: %.0f s, %.2f).\n",
-                b.fit.median_abs_error_s, b.fit.pearson, result.calibrated_test.median_abs_error_s,
-                result.calibrated_test.pearson, result.baseline_policy.c_str(), result.baseline_test.median_abs_error_s,
-                result.baseline_test.pearson);
-  text << "# Calibrated by `headroom calibrate` (docs/fidelity.md) from " << original.file << ":\n"
-       << "# " << c.label << ".\n"
-       << line << e.c_str() << "\n";
-  return text.str();
+  return calibration_comment(result, original.file) + e.c_str() + "\n";
 }
 
 }  // namespace headroom::planner

@@ -1,34 +1,40 @@
 #pragma once
 
 // `headroom calibrate SCENARIO --fit 0:7d --test 7d:14d` (docs/fidelity.md): searches the policy
-// knobs that the trace itself supports (traces/infer.hpp) for the replay whose waits come closest
-// to the recorded ones on the fit window, then measures the chosen knobs and the scenario as given
-// (the baseline) on the held-out test window.
+// knobs that the trace itself supports (traces/infer.hpp) for rules that bring the replay's waits
+// closer to the recorded ones, keeps a rule only when it holds on parts of the fit window it was
+// not learned from, and measures the chosen rule and the scenario as given (the baseline) on the
+// held-out test window.
+//
+// Validation inside the fit window (issue #33): the fit window is cut into inner_folds + 1 equal
+// parts; fold k learns every rule's values from parts 0..k and scores it on part k + 1 (rolling
+// origin). A rule passes when it beats the scenario as given by the objective in most folds and
+// on their mean by a margin, does not lower the folds' mean Pearson by more than a little
+// (judge_candidate), and never holds a scored job longer than both the longest wait the log
+// recorded up to then and the baseline's longest. Of those that pass, the smallest mean objective
+// wins; within kMeanErrorBand of it, the rule with fewer parameters (a QOS cap for everyone before
+// per-user limits), then the smaller median error. When none passes, the scenario is written as
+// given and says so. The chosen rule is then learned on the whole fit window.
 //
 // For a scenario whose system has calibration knobs of its own (SystemModule::calibration; or
-// --scheduler naming it) the search keeps its configuration and sets that system's knobs. For
-// slurm (policies/slurm/calibration.cpp) these are Slurm's own per-user limits
-// (policies/slurm/limits.hpp): a QOS MaxGPUsPerUser ladder from the
-// largest job to the largest concurrency a user reached, a QOS MaxJobsPerUser ladder, and per-user
-// association limits (MaxJobs, GrpTRES=gres/gpu) at 1/2, 3/4 and all of what each user reached,
-// with the QOS at the largest of those for users first seen later. Its backfill stays as given
-// unless the log's header names FCFS (then sched/builtin). Each limit set runs with the scenario's
-// priority and, when that weighs no fair share and the log has more than one user, with Slurm's
-// multifactor fair-share factor (PriorityWeightFairshare; Fair Tree and the 7-day half-life, Slurm's
-// defaults).
+// --scheduler naming it) the rules keep its configuration and set that system's knobs. For slurm
+// (policies/slurm/calibration.cpp): QOS MaxGPUsPerUser / MaxJobsPerUser at 1/2 or all of the most
+// one user reached, association limits (GrpTRES=gres/gpu, MaxJobs) at 1.5x or 2x what each user
+// seen 20+ times reached; each with the scenario's backfill or one as deep as the recorded queue,
+// and with the scenario's priority or Slurm's fair share (not when the log's header names an
+// FCFS-order scheduler). Otherwise fifo with `backfill: none | easy` and the same limit rules
+// (policies/baselines/easy.hpp). The cluster keeps its size. What the log shows but no rule fits
+// (recorded use above the cluster, time limits, idle capacity while jobs waited) is reported:
+// log_findings.
 //
-// Otherwise the searched family is fifo with `backfill: none | easy` and per-user limits
-// (policies/baselines/easy.hpp: Slurm's QOS MaxJobsPerUser / MaxTRESPerUser and association limits):
-// global limits from a ladder of powers of two between the smallest and the largest concurrency a
-// user reached on the fit window (and that largest), and per-user limits at 1/2, 3/4 and all of
-// what each user reached there. The cluster's size is a knob only when the fit window never used
-// it all (then also its most GPUs busy at once). Backfill is offered unless the log's header names
-// the scheduler: EASY fixes easy, FCFS fixes none. Nothing is inferred from the test window.
+// Each run replays the jobs submitted from `warmup` before its scored window to the window's end
+// (the warm-up fills the queue; earlier jobs are not replayed) and scores those submitted in the
+// window. The trace is read once. Runs go in parallel (TBB), each owning its simulation, and are
+// ranked in index order: the result is the same at any thread count.
 //
-// Each fit run replays the jobs submitted before the fit window ends and scores those submitted in
-// it; each test run replays those submitted before the test window ends and scores those in it.
-// Candidates run in parallel (TBB), each owning its simulation, and are ranked in index order:
-// the result is the same at any thread count.
+// --folds K (outer_folds) repeats everything on K fit / test pairs, each shifted by the test
+// window's length, and reports the held-out figures of each pair, their mean and the worst; the
+// scenario written is the first pair's (the windows given).
 
 #include <atomic>
 #include <cstdint>
@@ -54,33 +60,78 @@ struct CalibrateRequest {
   sim::Tick fit_from = 0, fit_to = 0, test_from = 0, test_to = 0;
   CalibrateObjective objective = CalibrateObjective::MeanError;
   CalibrateFamily family = CalibrateFamily::Auto;
-  std::string system;  // with System: whose knobs ("" = the scenario's policy)
+  std::string system;                // with System: whose knobs ("" = the scenario's policy)
+  int inner_folds = 3;               // rolling-origin folds inside the fit window (>= 1)
+  int outer_folds = 1;               // --folds: fit / test pairs (>= 1)
+  sim::Tick warmup = 7 * sim::kDay;  // replayed before each scored window
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::size_t done, std::size_t total)> progress;  // runs ended
 };
 
 struct Candidate {
   std::string policy = "fifo";                              // fifo, or a system with calibration knobs
-  std::string label;                                        // "EASY backfill, MaxGPUsPerUser 1024"
+  std::string label;                                        // the rule: "EASY backfill, MaxGPUsPerUser at 1/2 of ..."
   std::vector<std::pair<std::string, std::string>> params;  // the policy's keys, in order; a system's: set
                                                             // over the scenario's own keys of that system
   std::int32_t nodes = -1;                                  // first pool's nodes; -1 unchanged
 };
 
 struct CandidateScore {
-  Candidate candidate;
-  results::FidelityStats fit;
-  double objective = 0;  // smaller is better
+  Candidate candidate;                        // the rule's values learned on the whole fit window
+  results::FidelityStats fit;                 // inner folds: each figure's mean over the folds that offered the rule
+  std::vector<results::FidelityStats> folds;  // per inner fold; jobs == 0: the fold did not offer it
+  double objective = 0;                       // mean over the inner folds (smaller is better)
+  int wins = 0;                               // inner folds where it beat the scenario as given
+  bool suspect = false;  // held a scored job longer than the log's longest wait and the baseline's longest
+  bool passed = false;   // may be chosen
+};
+
+// What the log itself shows about the system, beside what calibrate fits (issue #33, item 4).
+struct LogFindings {
+  std::int64_t cluster_gpus = 0;
+  // Recorded GPUs in use (from recorded starts and run times): the most at once, and when.
+  std::int64_t max_in_use = 0;
+  sim::Tick max_in_use_at = 0;
+  // Time limits: jobs with a requested time, and of them those that ran past it.
+  std::int64_t with_limit = 0, past_limit = 0;
+  // Hours where the recorded use stayed below 80 % of the cluster while a job that would have fit
+  // in the idle GPUs waited: nodes down or reserved (outage / reservation candidates), merged into
+  // windows of 6 h or more; `idle_gpus` is the fewest GPUs idle in the window.
+  struct Gap {
+    sim::Tick from = 0, to = 0;
+    std::int64_t idle_gpus = 0;
+  };
+  std::vector<Gap> gaps;
+  std::string pool;  // the first pool, whose nodes an outage candidate names
+  std::int32_t gpus_per_node = 1;
+  bool over_capacity() const { return max_in_use > cluster_gpus && cluster_gpus > 0; }
+  // A gap as a failures.events entry to paste after checking the site's records: the first pool's
+  // first nodes holding its idle GPUs down for the gap, e.g. {at: 20h, nodes: [p-0, p-1],
+  // duration: 6h}; over 32 nodes the list is abbreviated ("[ricc-0 .. ricc-552, 553 names]").
+  std::string outage_event(const Gap& gap) const;
+};
+
+// One fit / test pair of --folds.
+struct CalibratePair {
+  sim::Tick fit_from = 0, fit_to = 0, test_from = 0, test_to = 0;
+  std::string chosen;  // the rule's label, "" when no rule passed (the scenario as given)
+  results::FidelityStats baseline_test, calibrated_test;
 };
 
 struct CalibrateResult {
   traces::Inference inference;   // of the fit window
   std::int64_t queue_depth = 0;  // recorded_queue_depth of the fit window
   std::vector<CandidateScore> candidates;
-  std::size_t best = 0;
-  results::FidelityStats baseline_fit, baseline_test, calibrated_test;
+  std::size_t best = 0;                                // candidates.size(): none passed
+  bool as_given = false;                               // no rule passed: the scenario as given is the result
+  std::vector<sim::Tick> fold_edges;                   // inner folds: fold k scores [edges[k+1], edges[k+2])
+  std::vector<results::FidelityStats> baseline_folds;  // the scenario as given on each inner fold
+  results::FidelityStats baseline_fit, baseline_test, calibrated_test;  // baseline_fit: the folds' mean
   std::string baseline_policy;
   scenarios::Scenario calibrated;
+  std::vector<CalibratePair> pairs;  // pairs[0]: the windows given
+  LogFindings findings;              // of the fit window
+  std::size_t runs = 0;              // simulations run
   bool cancelled = false;
 };
 
@@ -97,13 +148,24 @@ std::int64_t recorded_queue_depth(const models::Workload& w);
 // The objective of a candidate's fit statistics (smaller is better).
 double calibration_objective(const results::FidelityStats& s, CalibrateObjective objective);
 
-// The candidate calibrate chooses: the smallest objective (ties: higher Pearson, then the first).
-// With the mean absolute error (the default), every candidate within kMeanErrorBand (1 %) of the
-// smallest mean error is a near tie, and of those the one with the smallest median absolute error
-// is chosen (ties: higher Pearson, smaller mean error, the first): the mean is decided by the few
-// longest waits, the median by the bulk of the jobs.
+// The candidate calibrate chooses among those that passed: the smallest objective. Every passed
+// candidate within kMeanErrorBand (1 %; 0.01 of Pearson) of it is a near tie, and of those the one
+// with the fewest parameters is chosen (a cap for everyone before a limit per user), then the
+// smallest median absolute error (the mean is decided by the few longest waits, the median by
+// the bulk of the jobs), then higher Pearson, then the first. candidates.size() when none passed.
 inline constexpr double kMeanErrorBand = 0.01;
 std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, CalibrateObjective objective);
+
+// Whether a rule's inner-fold figures let it be chosen (see the top of this file): it beats the
+// baseline's objective in more than half of the folds, and on their mean by kPassMargin (5 % of
+// the baseline's mean error; 0.05 of Pearson), its mean Pearson is at most kPearsonSlack (0.02)
+// below the baseline's, and it is not suspect. Folds the rule was not offered in count as lost.
+inline constexpr double kPassMargin = 0.05, kPearsonSlack = 0.02;
+void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats>& baseline_folds,
+                     CalibrateObjective objective);
+
+// What the log shows (LogFindings) about the jobs submitted in [from, to).
+LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, sim::Tick from, sim::Tick to);
 
 // Throws sim::InputError (--fit, --test) when the test window overlaps or equals the fit window,
 // or when either holds no job of the trace (naming the window and the trace's span). calibrate
@@ -112,9 +174,13 @@ void check_windows(const CalibrateRequest& request);
 CalibrateResult calibrate(const CalibrateRequest& request);
 
 // The scenario file for the calibrated knobs: the original YAML with its `policy:` (and the first
-// pool's `nodes:` when calibrated) replaced and the trace path made relative to `output`.
+// pool's `nodes:` when calibrated) replaced and the trace path made relative to `output`; when no
+// rule passed, the original's content as given. A comment block on top records the rule chosen
+// (or none), why, the inner-fold and held-out figures and what the log shows (LogFindings).
 std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
                             const std::string& output);
+// That comment block (`source`: the scenario's path).
+std::string calibration_comment(const CalibrateResult& result, const std::string& source);
 
 // "0:7d" -> [0, 7d); throws sim::InputError naming `option`.
 std::pair<sim::Tick, sim::Tick> parse_span(const std::string& text, const std::string& option);

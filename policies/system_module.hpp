@@ -90,6 +90,7 @@ std::string pool_list(const models::ClusterSpec& cluster);
 struct CalibrationUser {
   std::string name;
   std::int64_t max_jobs = 0, max_gpus = 0, largest_job = 0;  // most running at once; largest one job
+  std::int64_t jobs = 0;                                     // its jobs with a recorded start
 };
 
 struct CalibrationInput {
@@ -101,7 +102,9 @@ struct CalibrationInput {
 };
 
 struct CalibrationCandidate {
-  std::string label;                                        // "slurm, QOS MaxGPUsPerUser 64"
+  // The rule, without the values of one window (policies/common/calibration.hpp): "slurm, QOS
+  // MaxGPUsPerUser at 1/2 of the most one user held".
+  std::string label;
   std::vector<std::pair<std::string, std::string>> params;  // set over the scenario's own
   std::int32_t nodes = -1;
 };

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <set>
+
 #include "planner/run.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
@@ -24,9 +26,11 @@ traces::Inference two_users() {
   u0.name = "u0";
   u0.max_gpus = 4;
   u0.max_jobs = 2;
+  u0.jobs = 5;  // seen too rarely for a limit of its own
   u1.name = "u1";
   u1.max_gpus = 16;
   u1.max_jobs = 5;
+  u1.jobs = 30;
   inf.users = {u0, u1};
   return inf;
 }
@@ -60,111 +64,129 @@ TEST(CalibrateSpan, ParsesFromToAndNamesTheOptionOnErrors) {
 }
 
 TEST(CalibrateCandidates, OnlyKnobsTheLogSupports) {
-  // Two users (4 and 16 GPUs, 2 and 5 jobs at most): GPU caps 4, 8, 16; job caps 2, 4, 5; per-user
-  // GPUs and jobs at 1/2, 3/4 and all, both at all: 14 limit sets, each with and without EASY.
-  // The cluster (4 nodes x 8) was never fully busy (20 GPUs at most, 3 nodes): its size is a knob.
+  // Two users (4 and 16 GPUs, 2 and 5 jobs at most; 5 and 30 jobs seen): GPU caps for everyone at
+  // 1/2 and all of the most one user held (8, 16), job caps at 1/2 and all (3, 5); per-user GPU
+  // limits at 1.5x and 2x, GPUs + jobs at 2x, for u1 only (u0 was seen 5 times, under 20): 8
+  // limit sets, each with and without EASY. The cluster (4 nodes x 8) was never fully busy (20
+  // GPUs at most, 3 nodes), yet keeps its size: a later window may use it all.
   const auto c = planner::calibration_candidates(two_users(), small_cluster(4));
-  ASSERT_EQ(c.size(), 56u);
+  ASSERT_EQ(c.size(), 16u);
+  for (const auto& k : c) EXPECT_EQ(k.nodes, -1) << k.label;
   EXPECT_EQ(c[0].label, "no backfill, no limits");
   EXPECT_EQ(c[0].nodes, -1);
-  EXPECT_EQ(c[1].label, "no backfill, MaxGPUsPerUser 4");
-  EXPECT_EQ(c[3].label, "no backfill, MaxGPUsPerUser 16");
-  EXPECT_EQ(c[6].label, "no backfill, MaxJobsPerUser 5");
-  EXPECT_EQ(c[7].label, "no backfill, per-user GPUs at 1/2 of observed");
-  // Users the fit window did not see get the median user's value (nearest rank: 4 GPUs) halved.
-  EXPECT_EQ(value_of(c[7], "MaxGPUsPerUser"), "2");
-  EXPECT_EQ(value_of(c[7], "users.u0.MaxGPUs"), "2");
-  EXPECT_EQ(value_of(c[7], "users.u1.MaxGPUs"), "8");
-  EXPECT_EQ(c[13].label, "no backfill, per-user GPUs + jobs at all of observed");
-  EXPECT_EQ(value_of(c[13], "users.u1.MaxJobs"), "5");
-  EXPECT_EQ(c[14].label, "EASY backfill, no limits");
-  EXPECT_EQ(value_of(c[14], "backfill"), "easy");
-  EXPECT_EQ(c[28].label, "no backfill, no limits, 3 nodes");
-  EXPECT_EQ(c[28].nodes, 3);
+  EXPECT_EQ(c[1].label, "no backfill, MaxGPUsPerUser at 1/2 of the most one user held");
+  EXPECT_EQ(value_of(c[1], "MaxGPUsPerUser"), "8");
+  EXPECT_EQ(c[2].label, "no backfill, MaxGPUsPerUser at all of the most one user held");
+  EXPECT_EQ(value_of(c[2], "MaxGPUsPerUser"), "16");
+  EXPECT_EQ(c[3].label, "no backfill, MaxJobsPerUser at 1/2 of the most one user ran");
+  EXPECT_EQ(value_of(c[3], "MaxJobsPerUser"), "3");
+  EXPECT_EQ(c[5].label, "no backfill, per-user GPUs at 1.5x what each reached (users with 20+ jobs)");
+  // No limit for everyone: users the fit window did not see often run free.
+  EXPECT_EQ(value_of(c[5], "MaxGPUsPerUser"), "");
+  EXPECT_EQ(value_of(c[5], "users.u0.MaxGPUs"), "");
+  EXPECT_EQ(value_of(c[5], "users.u1.MaxGPUs"), "24");
+  EXPECT_EQ(value_of(c[6], "users.u1.MaxGPUs"), "32");
+  EXPECT_EQ(c[7].label, "no backfill, per-user GPUs + jobs at 2x what each reached (users with 20+ jobs)");
+  EXPECT_EQ(value_of(c[7], "users.u1.MaxJobs"), "10");
+  EXPECT_EQ(c[8].label, "EASY backfill, no limits");
+  EXPECT_EQ(value_of(c[8], "backfill"), "easy");
+  // Labels name rules, not values: the inner folds match them by label.
+  std::set<std::string> labels;
+  for (const auto& k : c) labels.insert(k.label);
+  EXPECT_EQ(labels.size(), c.size());
 
-  // A fully used cluster keeps its size; a header naming EASY fixes the backfill.
+  // A header naming EASY fixes the backfill.
   auto inf = two_users();
   inf.scheduler = "easy";
   inf.max_busy = 32;
   const auto easy = planner::calibration_candidates(inf, small_cluster(4));
-  ASSERT_EQ(easy.size(), 14u);
+  ASSERT_EQ(easy.size(), 8u);
   for (const auto& k : easy) EXPECT_EQ(value_of(k, "backfill"), "easy") << k.label;
+  // A rule whose values equal an earlier one's is tried once: a largest job of 16 GPUs puts both
+  // GPU caps at 16.
+  inf.users[1].largest_job = 16;
+  const auto same = planner::calibration_candidates(inf, small_cluster(4));
+  ASSERT_EQ(same.size(), 7u);
+  EXPECT_EQ(same[1].label, "EASY backfill, MaxGPUsPerUser at 1/2 of the most one user held");
+  EXPECT_EQ(value_of(same[1], "MaxGPUsPerUser"), "16");
+  EXPECT_EQ(same[2].label, "EASY backfill, MaxJobsPerUser at 1/2 of the most one user ran");
 }
 
 TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
-  // The same two users, largest jobs 3 and 8 GPUs, under a slurm scenario: QOS MaxGPUsPerUser
-  // from the largest job (8) to 16; QOS MaxJobsPerUser 2, 4, 5; per-user association limits at
-  // 1/2, 3/4 and all (GPUs, jobs) and all (both), those with all of the GPUs also under a QOS cap
-  // of 8: 15 limit sets, each with the scenario's priority and with fair share (two users, and the
-  // scenario weighs none), and the cluster size again.
+  // The same two users, largest jobs 3 and 8 GPUs, under a slurm scenario: QOS MaxGPUsPerUser at
+  // 1/2 and all of the most one user held (8 (never under the largest job), 16); QOS
+  // MaxJobsPerUser 3, 5; association limits with headroom for u1: 8 limit sets, each with the
+  // scenario's priority and with fair share (two users, and the scenario weighs none).
   auto inf = two_users();
   inf.users[0].largest_job = 3;
   inf.users[1].largest_job = 8;
   auto scenario = small_cluster(4);
   scenario.policy.name = "slurm";
   const auto c = planner::calibration_candidates(inf, scenario);
-  ASSERT_EQ(c.size(), 60u);
+  ASSERT_EQ(c.size(), 16u);
   for (const auto& k : c) EXPECT_EQ(k.policy, "slurm") << k.label;
+  for (const auto& k : c) EXPECT_EQ(k.nodes, -1) << k.label;
   EXPECT_EQ(c[0].label, "slurm, no limits");
   EXPECT_TRUE(c[0].params.empty());
-  EXPECT_EQ(c[1].label, "slurm, QOS MaxGPUsPerUser 8");
-  EXPECT_EQ(c[2].label, "slurm, QOS MaxGPUsPerUser 16");
-  EXPECT_EQ(c[5].label, "slurm, QOS MaxJobsPerUser 5");
-  EXPECT_EQ(c[6].label, "slurm, per-user GPUs at 1/2 of observed (association limits)");
-  // u0 reached 4 GPUs (half: 2) but ran a 3-GPU job: its limit is 3. The QOS holds users not
-  // seen in the fit window to the largest per-user value.
-  EXPECT_EQ(value_of(c[6], "users.u0.MaxGPUs"), "3");
-  EXPECT_EQ(value_of(c[6], "users.u1.MaxGPUs"), "8");
-  EXPECT_EQ(value_of(c[6], "MaxGPUsPerUser"), "8");
-  EXPECT_EQ(value_of(c[6], "SchedulerType"), "");
-  EXPECT_EQ(c[14].label, "slurm, per-user GPUs + jobs at all of observed (association limits)");
-  EXPECT_EQ(value_of(c[14], "MaxGPUsPerUser"), "16");
-  EXPECT_EQ(c[8].label, "slurm, per-user GPUs at all of observed (association limits), QOS MaxGPUsPerUser 8");
-  EXPECT_EQ(value_of(c[8], "MaxGPUsPerUser"), "8");
-  EXPECT_EQ(value_of(c[8], "users.u1.MaxGPUs"), "16");
-  EXPECT_EQ(c[13].label, "slurm, per-user GPUs + jobs at all of observed (association limits), QOS MaxGPUsPerUser 8");
-  EXPECT_EQ(value_of(c[14], "users.u1.MaxJobs"), "5");
-  for (std::size_t i = 0; i < 15; ++i) EXPECT_EQ(value_of(c[i], "PriorityWeightFairshare"), "") << c[i].label;
+  EXPECT_EQ(c[1].label, "slurm, QOS MaxGPUsPerUser at 1/2 of the most one user held");
+  EXPECT_EQ(value_of(c[1], "MaxGPUsPerUser"), "8");
+  EXPECT_EQ(c[2].label, "slurm, QOS MaxGPUsPerUser at all of the most one user held");
+  EXPECT_EQ(value_of(c[2], "MaxGPUsPerUser"), "16");
+  EXPECT_EQ(c[4].label, "slurm, QOS MaxJobsPerUser at all of the most one user ran");
+  EXPECT_EQ(value_of(c[4], "MaxJobsPerUser"), "5");
+  EXPECT_EQ(c[5].label, "slurm, per-user GPUs at 1.5x what each reached (users with 20+ jobs; association limits)");
+  EXPECT_EQ(c[5].params.size(), 1u);
+  EXPECT_EQ(value_of(c[5], "users.u1.MaxGPUs"), "24");
+  EXPECT_EQ(value_of(c[5], "MaxGPUsPerUser"), "");
+  EXPECT_EQ(value_of(c[5], "SchedulerType"), "");
+  EXPECT_EQ(c[7].label,
+            "slurm, per-user GPUs + jobs at 2x what each reached (users with 20+ jobs; association limits)");
+  EXPECT_EQ(value_of(c[7], "users.u1.MaxGPUs"), "32");
+  EXPECT_EQ(value_of(c[7], "users.u1.MaxJobs"), "10");
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(value_of(c[i], "PriorityWeightFairshare"), "") << c[i].label;
   // Slurm's multifactor priority with the fair-share factor alone (Fair Tree, half-life 7 days).
-  EXPECT_EQ(c[15].label, "slurm, no limits, fair share");
-  EXPECT_EQ(c[15].params.size(), 2u);
-  EXPECT_EQ(value_of(c[15], "PriorityType"), "priority/multifactor");
-  EXPECT_EQ(value_of(c[15], "PriorityWeightFairshare"), "10000");
-  EXPECT_EQ(c[23].label,
-            "slurm, per-user GPUs at all of observed (association limits), QOS MaxGPUsPerUser 8, fair share");
-  EXPECT_EQ(value_of(c[23], "users.u1.MaxGPUs"), "16");
-  EXPECT_EQ(value_of(c[23], "PriorityWeightFairshare"), "10000");
-  EXPECT_EQ(c[30].label, "slurm, no limits, 3 nodes");
-  EXPECT_EQ(c[45].label, "slurm, no limits, fair share, 3 nodes");
+  EXPECT_EQ(c[8].label, "slurm, no limits, fair share");
+  EXPECT_EQ(c[8].params.size(), 2u);
+  EXPECT_EQ(value_of(c[8], "PriorityType"), "priority/multifactor");
+  EXPECT_EQ(value_of(c[8], "PriorityWeightFairshare"), "10000");
+  EXPECT_EQ(c[13].label,
+            "slurm, per-user GPUs at 1.5x what each reached (users with 20+ jobs; association limits), fair share");
   for (const auto& k : c) EXPECT_EQ(value_of(k, "SchedulerParameters"), "") << k.label;
 
   // A recorded queue 800 deep (over the default bf_max_job_test of 500) adds a backfill that
   // looks that deep, keeping the scenario's other SchedulerParameters.
   scenario.policy.params["SchedulerParameters"] = policies::ParamValue{"bf_interval=30,bf_max_job_test=500", "", 1, 1};
   const auto deep = planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 800);
-  ASSERT_EQ(deep.size(), 120u);
-  EXPECT_EQ(deep[15].label, "slurm, no limits, bf_max_job_test 800");
-  EXPECT_EQ(value_of(deep[15], "SchedulerParameters"), "bf_interval=30,bf_max_job_test=800");
-  EXPECT_EQ(deep[45].label, "slurm, no limits, bf_max_job_test 800, fair share");
-  EXPECT_EQ(planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 400).size(), 60u);
+  ASSERT_EQ(deep.size(), 32u);
+  EXPECT_EQ(deep[8].label, "slurm, no limits, bf_max_job_test at the recorded queue depth");
+  EXPECT_EQ(value_of(deep[8], "SchedulerParameters"), "bf_interval=30,bf_max_job_test=800");
+  EXPECT_EQ(deep[24].label, "slurm, no limits, bf_max_job_test at the recorded queue depth, fair share");
+  EXPECT_EQ(planner::calibration_candidates(inf, scenario, planner::CalibrateFamily::Auto, 400).size(), 16u);
 
   // A scenario that already weighs fair share keeps its priority; so does a log of one user.
   auto weighted = scenario;
   weighted.policy.params["PriorityWeightFairshare"] = policies::ParamValue{"1000", "", 1, 1};
   const auto kept = planner::calibration_candidates(inf, weighted, planner::CalibrateFamily::Auto, 400);
-  ASSERT_EQ(kept.size(), 30u);
+  ASSERT_EQ(kept.size(), 8u);
   for (const auto& k : kept) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
   auto one_user = inf;
   one_user.users.pop_back();
   EXPECT_EQ(planner::calibration_candidates(one_user, scenario, planner::CalibrateFamily::Auto, 400).size(),
             planner::calibration_candidates(one_user, weighted, planner::CalibrateFamily::Auto, 400).size());
 
-  // A header naming FCFS turns backfill off; --scheduler easy searches fifo + EASY instead.
+  // A header naming FCFS turns backfill off; one naming FCFS or EASY names a first-come-first-
+  // served order, so fair share is not offered. --scheduler easy searches fifo + EASY instead.
   inf.scheduler = "fcfs";
   const auto fcfs = planner::calibration_candidates(inf, scenario);
+  ASSERT_EQ(fcfs.size(), 8u);
   for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "SchedulerType"), "sched/builtin") << k.label;
+  for (const auto& k : fcfs) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
+  inf.scheduler = "easy";
+  const auto easy_header = planner::calibration_candidates(inf, scenario);
+  ASSERT_EQ(easy_header.size(), 8u);
+  for (const auto& k : easy_header) EXPECT_EQ(value_of(k, "PriorityWeightFairshare"), "") << k.label;
   const auto easy = planner::calibration_candidates(two_users(), scenario, planner::CalibrateFamily::Easy);
-  ASSERT_EQ(easy.size(), 56u);
+  ASSERT_EQ(easy.size(), 16u);
   EXPECT_EQ(easy[0].policy, "fifo");
 }
 
@@ -190,36 +212,133 @@ TEST(CalibrateObjective, SmallerIsBetter) {
   EXPECT_EQ(planner::calibration_objective(s, planner::CalibrateObjective::Pearson), -0.4);
 }
 
-TEST(CalibrateChoice, MeanErrorNearTiesGoToTheSmallerMedianError) {
-  const auto score = [](double mean, double median, double pearson) {
+TEST(CalibrateChoice, OnlyPassedRulesNearTiesGoToFewerParametersThenTheSmallerMedianError) {
+  const auto score = [](double mean, double median, double pearson, std::size_t params) {
     planner::CandidateScore s;
     s.fit.mean_abs_error_s = mean;
     s.fit.median_abs_error_s = median;
     s.fit.pearson = pearson;
     s.objective = mean;
+    s.passed = true;
+    s.candidate.params.resize(params);
     return s;
   };
   // 1,000 s is the smallest mean error; 1,010 s is within 1 % of it, 1,011 s is not.
-  std::vector<planner::CandidateScore> c{score(1011, 5, 0.9), score(1000, 28, 0.6), score(1010, 24, 0.5),
-                                         score(1005, 24, 0.7), score(1002, 30, 0.8)};
+  std::vector<planner::CandidateScore> c{score(1011, 5, 0.9, 1), score(1000, 28, 0.6, 1), score(1010, 24, 0.5, 1),
+                                         score(1005, 24, 0.7, 1), score(1002, 30, 0.8, 1)};
   EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MeanError), 3u);
   // Equal medians and Pearsons: the smaller mean error, then the first.
   c[2].fit.pearson = 0.7;
   EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MeanError), 3u);
   c[2].objective = c[2].fit.mean_abs_error_s = 1005;
   EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MeanError), 2u);
-  // Other objectives: the smallest, ties by higher Pearson.
-  for (auto& s : c) s.objective = s.fit.median_abs_error_s;
-  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MedianError), 0u);
-  c[0].objective = 24;
-  c[0].fit.pearson = 0.6;
-  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MedianError), 2u);
+  // Fewer parameters first: a cap for everyone before limits per user, at a near tie.
+  c[1].candidate.params.clear();
+  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MeanError), 1u);
+  // A rule that did not pass is never chosen: the best that passed is then 1,002 s, and 1,011 s
+  // (median error 5 s) is within 1 % of it. None passed: candidates.size().
+  c[1].passed = false;
+  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MeanError), 0u);
+  for (auto& s : c) s.passed = false;
+  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MeanError), c.size());
   EXPECT_EQ(planner::choose_candidate({}, planner::CalibrateObjective::MeanError), 0u);
+  // Other objectives: the smallest; Pearson's band is 0.01 absolute.
+  for (auto& s : c) s.passed = true, s.objective = s.fit.median_abs_error_s;
+  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::MedianError), 0u);
+  for (auto& s : c) s.objective = -s.fit.pearson;
+  c[4].fit.pearson = 0.895;
+  c[4].objective = -0.895;
+  c[4].candidate.params.clear();
+  EXPECT_EQ(planner::choose_candidate(c, planner::CalibrateObjective::Pearson), 4u);
 }
 
-TEST(CalibrateRicc, HeldOutWindowBeatsTheUncalibratedFifoAndIsDeterministic) {
-  // The bundled 14-day RICC sample: fit on days 0-3, test on days 3-5 (short, for the suite; the
-  // 7-day windows against slurm are in bench/RESULTS.md).
+TEST(CalibrateJudge, MostInnerFoldsAndTheirMeanByAMarginWithoutLosingPearsonOrHoldingJobsLongerThanTheLog) {
+  const auto stats = [](double mean, double pearson = 0.5) {
+    results::FidelityStats s;
+    s.jobs = 10;
+    s.mean_abs_error_s = mean;
+    s.pearson = pearson;
+    return s;
+  };
+  const std::vector<results::FidelityStats> base{stats(100), stats(100), stats(100)};
+  const auto judged = [&](std::vector<results::FidelityStats> folds, bool suspect = false) {
+    planner::CandidateScore c;
+    c.folds = std::move(folds);
+    c.suspect = suspect;
+    planner::judge_candidate(c, base, planner::CalibrateObjective::MeanError);
+    return c;
+  };
+  // Two folds of three, and a mean of 91.7 s against 100 s (better by more than 5 %).
+  const auto two_of_three = judged({stats(80), stats(110), stats(85)});
+  EXPECT_TRUE(two_of_three.passed);
+  EXPECT_EQ(two_of_three.wins, 2);
+  EXPECT_NEAR(two_of_three.objective, 91.667, 1e-3);
+  EXPECT_FALSE(judged({stats(97), stats(97), stats(97)}).passed);        // every fold, but by 3 % only
+  EXPECT_FALSE(judged({stats(20), stats(150), stats(110)}).passed);      // wins one fold, though its mean is lower
+  EXPECT_FALSE(judged({stats(90), stats(90), stats(200)}).passed);       // wins two, loses on the mean
+  EXPECT_FALSE(judged({stats(80), stats(80), stats(80)}, true).passed);  // suspect
+  EXPECT_FALSE(judged({stats(100), stats(100), stats(100)}).passed);     // a tie is no win
+  // The folds' mean Pearson may fall 0.02 below the baseline's, not more.
+  EXPECT_TRUE(judged({stats(80, 0.485), stats(80, 0.485), stats(80, 0.485)}).passed);
+  EXPECT_FALSE(judged({stats(80, 0.47), stats(80, 0.47), stats(80, 0.47)}).passed);
+  // A fold the rule was not offered in counts as lost; the mean is over the folds it ran.
+  const auto missing = judged({stats(80), stats(80), results::FidelityStats{}});
+  EXPECT_TRUE(missing.passed);
+  EXPECT_EQ(missing.objective, 80);
+  EXPECT_FALSE(judged({stats(80), results::FidelityStats{}, results::FidelityStats{}}).passed);
+}
+
+TEST(CalibrateFindings, OverCapacityTimeLimitsAndIdleWindowsWhileJobsWaited) {
+  // An 8-GPU cluster. 0 h: 8 GPUs start for 10 h and 4 more for 2 h (12 in use: more than the
+  // cluster). 20 h: a 1-GPU job is submitted and waits until 40 h with nothing running: hours 20
+  // to 39 are idle while a job that fit waited, one window of 20 h with 8 GPUs idle. Time limits:
+  // the 8-GPU job asked for 5 h and ran 10 h; the 1-GPU job asked for 10 h and ran 1 h.
+  auto w = ht::WorkloadBuilder().job(0, 8, 36000).job(0, 4, 7200).job(72000, 1, 3600).build();
+  w.jobs[0].trace_start = 0;
+  w.jobs[1].trace_start = 0;
+  w.jobs[2].trace_start = 40 * sim::kHour;
+  w.jobs[0].walltime = 5 * sim::kHour;
+  w.jobs[2].walltime = 10 * sim::kHour;
+  const auto f = planner::log_findings(w, 8, 0, 100 * sim::kHour);
+  EXPECT_EQ(f.max_in_use, 12);
+  EXPECT_EQ(f.max_in_use_at, 0);
+  EXPECT_TRUE(f.over_capacity());
+  EXPECT_EQ(f.with_limit, 2);
+  EXPECT_EQ(f.past_limit, 1);
+  ASSERT_EQ(f.gaps.size(), 1u);
+  EXPECT_EQ(f.gaps[0].from, 20 * sim::kHour);
+  EXPECT_EQ(f.gaps[0].to, 40 * sim::kHour);
+  EXPECT_EQ(f.gaps[0].idle_gpus, 8);
+  // A window of the log without the waiting job has no gap, and jobs outside it do not count.
+  const auto early = planner::log_findings(w, 8, 0, 10 * sim::kHour);
+  EXPECT_TRUE(early.gaps.empty());
+  EXPECT_EQ(early.with_limit, 1);
+  EXPECT_FALSE(planner::log_findings(w, 16, 0, 100 * sim::kHour).over_capacity());
+
+  // The gap as a failures.events entry: the pool's first 8 nodes (8 GPUs idle, 1 per node) down
+  // from 20 h for 20 h; a scenario with it loads. Over 32 nodes the list is abbreviated.
+  auto g = f;
+  g.pool = "p";
+  g.gpus_per_node = 1;
+  EXPECT_EQ(g.outage_event(g.gaps[0]), "{at: 20h, nodes: [p-0, p-1, p-2, p-3, p-4, p-5, p-6, p-7], duration: 20h}");
+  const std::string yaml =
+      "name: x\ncluster:\n  pools:\n    - {name: p, nodes: 8, gpus_per_node: 1, gpu_type: A100}\n"
+      "policy: fifo\nworkload:\n  trace: " +
+      std::string(HEADROOM_SOURCE_DIR) +
+      "/scenarios/examples/data/ricc-2010-first-14d.swf.gz\nfailures:\n  events:\n    - " + g.outage_event(g.gaps[0]) +
+      "\n";
+  EXPECT_NO_THROW(scenarios::parse_scenario(yaml, std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios/x.yaml"));
+  g.pool = "ricc";
+  g.gaps[0].idle_gpus = 4423;
+  g.gpus_per_node = 8;
+  EXPECT_EQ(g.outage_event(g.gaps[0]), "{at: 20h, nodes: [ricc-0 .. ricc-551, 552 names], duration: 20h}");
+}
+
+TEST(CalibrateRicc, NoRulePassesForFifoSoTheScenarioAsGivenIsWrittenAtAnyThreadCount) {
+  // The bundled 14-day RICC sample under fifo: fit on days 0-3 (three inner folds of 18 h each,
+  // learned on what came before), test on days 3-5. No rule beats fifo as given in two of the
+  // three inner folds and on their mean: the result is the scenario as given, held out as such,
+  // and the file written is the scenario as given with the calibration's record on top.
   planner::CalibrateRequest req;
   req.scenario = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
   req.fit_to = 3 * sim::kDay;
@@ -231,27 +350,65 @@ TEST(CalibrateRicc, HeldOutWindowBeatsTheUncalibratedFifoAndIsDeterministic) {
     one = planner::calibrate(req);
   }
   const auto two = planner::calibrate(req);
-  ASSERT_FALSE(one.candidates.empty());
-  EXPECT_EQ(one.best, two.best);
-  EXPECT_EQ(one.calibrated_test.mean_abs_error_s, two.calibrated_test.mean_abs_error_s);
-  EXPECT_EQ(one.calibrated_test.pearson, two.calibrated_test.pearson);
-  // The chosen knobs are the fit window's best, and on the held-out window they beat the scenario
-  // as given by the objective (mean absolute error) and in correlation.
-  EXPECT_EQ(one.best, planner::choose_candidate(one.candidates, req.objective));
-  for (const auto& c : one.candidates)
-    EXPECT_LE(one.candidates[one.best].objective, c.objective * (1 + planner::kMeanErrorBand)) << c.candidate.label;
-  EXPECT_LT(one.calibrated_test.mean_abs_error_s, one.baseline_test.mean_abs_error_s);
-  EXPECT_GT(one.calibrated_test.pearson, one.baseline_test.pearson);
+  ASSERT_EQ(one.candidates.size(), 16u);
+  ASSERT_EQ(two.candidates.size(), 16u);
+  for (std::size_t i = 0; i < one.candidates.size(); ++i) {
+    EXPECT_EQ(one.candidates[i].objective, two.candidates[i].objective) << i;
+    EXPECT_EQ(one.candidates[i].wins, two.candidates[i].wins) << i;
+  }
+  EXPECT_EQ(one.fold_edges,
+            (std::vector<sim::Tick>{0, 18 * sim::kHour, 36 * sim::kHour, 54 * sim::kHour, 72 * sim::kHour}));
+  EXPECT_TRUE(one.as_given);
+  EXPECT_EQ(one.best, one.candidates.size());
+  for (const auto& c : one.candidates) EXPECT_FALSE(c.passed) << c.candidate.label;
+  EXPECT_EQ(one.calibrated_test.mean_abs_error_s, one.baseline_test.mean_abs_error_s);
+  EXPECT_EQ(one.calibrated_test.median_abs_error_s, one.baseline_test.median_abs_error_s);
+  EXPECT_EQ(one.baseline_test.jobs, 660);
   EXPECT_EQ(one.baseline_policy, "fifo");
+  ASSERT_EQ(one.pairs.size(), 1u);
+  EXPECT_EQ(one.pairs[0].chosen, "");
 
-  // The calibrated scenario file reads back as the calibrated knobs.
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
   const auto text = planner::calibrated_yaml(one, req.scenario, out);
+  EXPECT_NE(text.find("# No rule passed"), std::string::npos);
   const auto back = scenarios::parse_scenario(text, out);
   EXPECT_EQ(back.policy.name, "fifo");
   EXPECT_EQ(back.name, "ricc-14d-fifo-calibrated");
   EXPECT_EQ(back.workload.trace, req.scenario.workload.trace);
-  EXPECT_EQ(back.policy.params.size(), one.candidates[one.best].candidate.params.size());
+  EXPECT_EQ(back.policy.params.size(), req.scenario.policy.params.size());
+}
+
+TEST(CalibrateRicc, FoldsShiftFitAndTestByTheTestLengthWhileTheLogHoldsJobs) {
+  // --folds 3 on the 14-day sample with a 1-day test window ending at day 13: pairs at test days
+  // 12-13 and 13-14; the third (14-15) holds no job and is left out. The first pair is the result.
+  planner::CalibrateRequest req;
+  req.scenario = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
+  req.fit_from = 10 * sim::kDay;
+  req.fit_to = 12 * sim::kDay;
+  req.test_from = 12 * sim::kDay;
+  req.test_to = 13 * sim::kDay;
+  req.outer_folds = 3;
+  req.inner_folds = 1;
+  req.warmup = sim::kDay;
+  const auto r = planner::calibrate(req);
+  ASSERT_EQ(r.pairs.size(), 2u);
+  EXPECT_EQ(r.pairs[0].fit_from, 10 * sim::kDay);
+  EXPECT_EQ(r.pairs[1].fit_from, 11 * sim::kDay);
+  EXPECT_EQ(r.pairs[1].test_from, 13 * sim::kDay);
+  EXPECT_EQ(r.pairs[1].test_to, 14 * sim::kDay);
+  EXPECT_EQ(r.pairs[0].baseline_test.mean_abs_error_s, r.baseline_test.mean_abs_error_s);
+  EXPECT_EQ(r.pairs[0].calibrated_test.mean_abs_error_s, r.calibrated_test.mean_abs_error_s);
+  EXPECT_EQ(r.pairs[0].chosen, r.as_given ? "" : r.candidates[r.best].candidate.label);
+  EXPECT_EQ(r.fold_edges, (std::vector<sim::Tick>{10 * sim::kDay, 11 * sim::kDay, 12 * sim::kDay}));
+  EXPECT_GT(r.pairs[1].baseline_test.jobs, 0);
+  // Inner folds and pairs out of range are input errors naming the option.
+  req.inner_folds = 0;
+  try {
+    planner::calibrate(req);
+    FAIL() << "calibrated with no inner fold";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(e.where(), "--inner-folds");
+  }
 }
 
 // The NASA iPSC log records no waits: calibrate refuses it, naming the trace.
@@ -276,43 +433,49 @@ TEST(CalibrateNasa, LogWithoutWaitTimesIsRefused) {
 }
 
 TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
-  // The bundled slurm scenario on short windows (fit days 0-3, test days 3-5): every candidate and
-  // the chosen one are slurm, on the scenario's own partitions, and the file written says so.
+  // The bundled slurm scenario on short windows (fit days 2-6, inner folds of one day; test days
+  // 6-8): every rule and the chosen one are slurm, on the scenario's own partitions, and the file
+  // written says so.
   planner::CalibrateRequest req;
   req.scenario = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-slurm.yaml");
-  req.fit_to = 3 * sim::kDay;
-  req.test_from = 3 * sim::kDay;
-  req.test_to = 5 * sim::kDay;
+  req.fit_from = 2 * sim::kDay;
+  req.fit_to = 6 * sim::kDay;
+  req.test_from = 6 * sim::kDay;
+  req.test_to = 8 * sim::kDay;
   const auto r = planner::calibrate(req);
-  ASSERT_FALSE(r.candidates.empty());
+  // 8 limit sets x the scenario's backfill and one as deep as the recorded queue x fair share.
+  ASSERT_EQ(r.candidates.size(), 32u);
   for (const auto& c : r.candidates) EXPECT_EQ(c.candidate.policy, "slurm") << c.candidate.label;
   EXPECT_EQ(r.baseline_policy, "slurm");
   EXPECT_EQ(r.calibrated.policy.name, "slurm");
   EXPECT_EQ(r.calibrated.policy.params.at("partitions.queue1.Default").text, "YES");
   EXPECT_EQ(r.calibrated.policy.params.at("SchedulerParameters").text,
             "bf_interval=30,bf_resolution=60,bf_window=1440,bf_max_job_test=500");
-  // The chosen candidate: of those within 1 % of the smallest mean absolute error on the fit
-  // window, the smallest median absolute error.
+  // A QOS job cap for everyone with fair share wins all three inner folds (days 3-4, 4-5, 5-6),
+  // its mean error by more than 5 %, without lowering Pearson.
+  EXPECT_FALSE(r.as_given);
   EXPECT_EQ(r.best, planner::choose_candidate(r.candidates, req.objective));
-  EXPECT_EQ(r.candidates[r.best].candidate.label,
-            "slurm, per-user GPUs + jobs at all of observed (association limits), QOS MaxGPUsPerUser 2048");
-  EXPECT_EQ(r.candidates[r.best].fit.median_abs_error_s, 0);
-  // On the held-out days 3-5: a median absolute error of 43 s against 8,432 s as given, and a
-  // higher correlation.
-  EXPECT_EQ(r.calibrated_test.median_abs_error_s, 43);
-  EXPECT_EQ(r.baseline_test.median_abs_error_s, 8432);
-  EXPECT_GT(r.calibrated_test.pearson, r.baseline_test.pearson);
-  double least = r.candidates[0].objective;
-  for (const auto& c : r.candidates) least = std::min(least, c.objective);
+  const auto& best = r.candidates[r.best];
+  EXPECT_EQ(best.candidate.label, "slurm, QOS MaxJobsPerUser at all of the most one user ran, fair share");
+  EXPECT_EQ(best.wins, 3);
+  EXPECT_TRUE(best.passed);
+  EXPECT_LT(best.objective, 0.95 * planner::calibration_objective(r.baseline_fit, req.objective));
+  double least = best.objective;
   for (const auto& c : r.candidates) {
-    if (c.objective <= least * (1 + planner::kMeanErrorBand)) {
-      EXPECT_LE(r.candidates[r.best].fit.median_abs_error_s, c.fit.median_abs_error_s) << c.candidate.label;
-    }
+    if (c.passed) least = std::min(least, c.objective);
   }
+  EXPECT_LE(best.objective, least * (1 + planner::kMeanErrorBand));
+  // On the held-out days 6-8 the median absolute error falls (35 min against 3h 26m as given)
+  // but the mean error rises and Pearson falls: two short windows of a nonstationary log, which
+  // is why bench/RESULTS.md judges calibrate over many rolling windows (--folds).
+  EXPECT_EQ(r.calibrated_test.median_abs_error_s, 2110);
+  EXPECT_EQ(r.baseline_test.median_abs_error_s, 12407);
+  EXPECT_GT(r.calibrated_test.mean_abs_error_s, r.baseline_test.mean_abs_error_s);
 
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
   const auto back = scenarios::parse_scenario(planner::calibrated_yaml(r, req.scenario, out), out);
   EXPECT_EQ(back.policy.name, "slurm");
+  EXPECT_EQ(back.cluster.pools[0].nodes, 1024);
   EXPECT_EQ(back.policy.params.at("partitions.queue2.MaxTime").text, "UNLIMITED");
   for (const auto& [key, value] : r.candidates[r.best].candidate.params)
     EXPECT_EQ(back.policy.params.at(key).text, value) << key;

@@ -148,7 +148,9 @@ TEST(HostileCalibrate, WrittenScenarioElsewhereNamesEveryFileRelativeToItself) {
   planner::Candidate c;
   c.policy = "slurm";
   c.label = "slurm, as given";
-  r.candidates.push_back({c, {}, 0});
+  planner::CandidateScore score;
+  score.candidate = c;
+  r.candidates.push_back(score);
   r.baseline_policy = "slurm";
   std::ofstream(out) << planner::calibrated_yaml(r, original, out);
   // slurm_conf (under cluster: and policy:), sacctmgr_qos, sshare and the trace all still resolve.

@@ -36,54 +36,51 @@ bool searched_key(std::string_view key) {
 }
 
 std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput& in) {
-  std::int64_t gpu_lo = 0, gpu_hi = 0, job_lo = 0, job_hi = 0, biggest = 0;
-  for (std::size_t i = 0; i < in.users.size(); ++i) {
-    const auto& u = in.users[i];
-    gpu_lo = i == 0 ? u.max_gpus : std::min(gpu_lo, u.max_gpus);
-    job_lo = i == 0 ? u.max_jobs : std::min<std::int64_t>(job_lo, u.max_jobs);
+  std::int64_t gpu_hi = 0, job_hi = 0, biggest = 0;
+  for (const auto& u : in.users) {
     gpu_hi = std::max(gpu_hi, u.max_gpus);
-    job_hi = std::max<std::int64_t>(job_hi, u.max_jobs);
+    job_hi = std::max(job_hi, u.max_jobs);
     biggest = std::max(biggest, u.largest_job);
   }
+  // Few rules, each a knob that should hold on a later window (issue #33): QOS caps for everyone
+  // at a share of the most one user reached (one parameter each), and association limits with
+  // headroom above what each user reached, only for users seen often enough
+  // (kMinJobsForUserLimit); a user not seen that often has no limit of its own. A GPU limit never
+  // falls below the largest job of the fit window (or the user's own): a job asking alone for more
+  // than its limit would be held for good, as in Slurm. Rules whose values coincide are tried once.
   std::vector<std::pair<std::string, Params>> limits{{"no limits", {}}};
-  // A job asking alone for more than a GPU limit would be held for good (as in Slurm): the global
-  // caps start at the largest job of the fit window, each user's at its own largest job.
-  for (std::int64_t g : limit_ladder(std::max(gpu_lo, biggest), gpu_hi))
-    limits.push_back({"QOS MaxGPUsPerUser " + std::to_string(g), {{"MaxGPUsPerUser", std::to_string(g)}}});
-  for (std::int64_t j : limit_ladder(job_lo, job_hi))
-    limits.push_back({"QOS MaxJobsPerUser " + std::to_string(j), {{"MaxJobsPerUser", std::to_string(j)}}});
-  // Per user: association limits at a share of what each reached; users the fit window did not see
-  // are held by a QOS limit at the largest of those (which binds no user seen).
-  const std::pair<int, int> shares[] = {{1, 2}, {3, 4}, {1, 1}};
-  for (const std::string what : {"GPUs", "jobs", "GPUs + jobs"}) {
-    for (const auto& [num, den] : shares) {
-      if (what == "GPUs + jobs" && num != den) continue;
-      const bool g = what != "jobs", j = what != "GPUs";
+  std::vector<Params> seen{{}};
+  const auto add = [&](std::string label, Params p) {
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) return;
+    seen.push_back(p);
+    limits.push_back({std::move(label), std::move(p)});
+  };
+  for (const Share& share : kCapShares) {
+    if (gpu_hi <= 0) break;
+    const std::int64_t g = std::max(scaled_share(gpu_hi, share.num, share.den), biggest);
+    add(std::string("QOS MaxGPUsPerUser at ") + share.text + " the most one user held",
+        {{"MaxGPUsPerUser", std::to_string(g)}});
+  }
+  for (const Share& share : kCapShares) {
+    if (job_hi <= 0) break;
+    add(std::string("QOS MaxJobsPerUser at ") + share.text + " the most one user ran",
+        {{"MaxJobsPerUser", std::to_string(scaled_share(job_hi, share.num, share.den))}});
+  }
+  const std::string often = " (users with " + std::to_string(kMinJobsForUserLimit) + "+ jobs; association limits)";
+  for (const bool jobs_too : {false, true}) {
+    for (const Headroom& h : kUserHeadroom) {
+      if (jobs_too && h.num != 2 * h.den) continue;  // GPUs + jobs at 2x only
       Params p;
-      std::int64_t top_g = 0, top_j = 0;
       for (const auto& u : in.users) {
-        const std::int64_t ug = std::max(scaled_share(u.max_gpus, num, den), u.largest_job);
-        const std::int64_t uj = scaled_share(u.max_jobs, num, den);
-        top_g = std::max(top_g, ug);
-        top_j = std::max(top_j, uj);
-        if (g) p.emplace_back("users." + u.name + ".MaxGPUs", std::to_string(ug));
-        if (j) p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(uj));
+        if (u.jobs < kMinJobsForUserLimit) continue;
+        p.emplace_back("users." + u.name + ".MaxGPUs",
+                       std::to_string(std::max(scaled_share(u.max_gpus, h.num, h.den), u.largest_job)));
+        if (jobs_too)
+          p.emplace_back("users." + u.name + ".MaxJobs", std::to_string(scaled_share(u.max_jobs, h.num, h.den)));
       }
-      if (j) p.emplace_back("MaxJobsPerUser", std::to_string(top_j));
-      const std::string share = num == den ? "all" : std::to_string(num) + "/" + std::to_string(den);
-      const std::string label = "per-user " + what + " at " + share + " of observed (association limits)";
-      if (!g) {
-        limits.push_back({label, std::move(p)});
-        continue;
-      }
-      // With all of observed, also a QOS GPU cap for everyone from the ladder below the largest
-      // per-user value (never below the largest job).
-      for (std::int64_t cap : limit_ladder(std::max(gpu_lo, biggest), top_g)) {
-        if (cap < top_g && num != den) continue;
-        Params q = p;
-        q.emplace_back("MaxGPUsPerUser", std::to_string(cap));
-        limits.push_back({label + (cap < top_g ? ", QOS MaxGPUsPerUser " + std::to_string(cap) : ""), std::move(q)});
-      }
+      if (p.empty()) continue;
+      add(std::string("per-user GPUs") + (jobs_too ? " + jobs" : "") + " at " + h.text + " what each reached" + often,
+          std::move(p));
     }
   }
   // The scenario's backfill is kept, unless the log's header says the system ran FCFS.
@@ -95,7 +92,7 @@ std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput&
   if (in.recorded_scheduler == "fcfs") {
     scheds[0].second.emplace_back("SchedulerType", "sched/builtin");
   } else if (in.queue_depth > config.bf_max_job_test) {
-    scheds.push_back({", bf_max_job_test " + std::to_string(in.queue_depth),
+    scheds.push_back({", bf_max_job_test at the recorded queue depth",
                       {{"SchedulerParameters", with_bf_max_job_test(in.own, in.queue_depth)}}});
   }
   // The job's priority: the scenario's, and, when it weighs no fair share and the log has more
@@ -103,7 +100,11 @@ std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput&
   // PriorityDecayHalfLife 7 days) weighted above every other factor. The log supports it: the
   // SWF's user field names each job's association.
   std::vector<std::pair<std::string, Params>> prios{{"", {}}};
-  if (in.users.size() > 1 && !(config.w_fairshare > 0))
+  // A header naming EASY, conservative backfilling or FCFS names a first-come-first-served order:
+  // fair share is not what that system did, and is not offered.
+  const bool fcfs_order =
+      in.recorded_scheduler == "easy" || in.recorded_scheduler == "conservative" || in.recorded_scheduler == "fcfs";
+  if (in.users.size() > 1 && !(config.w_fairshare > 0) && !fcfs_order)
     prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});
   std::vector<CalibrationCandidate> out;
   for (const std::int32_t nodes : in.sizes)
@@ -112,7 +113,7 @@ std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput&
         for (const auto& [label, params] : limits) {
           CalibrationCandidate c;
           c.label = "slurm, " + label + slabel + plabel;
-          if (nodes > 0) c.label += ", " + std::to_string(nodes) + " nodes";
+          if (nodes > 0) c.label += ", as many nodes as the fit window kept busy";
           c.nodes = nodes;
           c.params = pparams;
           c.params.insert(c.params.end(), sparams.begin(), sparams.end());

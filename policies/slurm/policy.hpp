@@ -649,6 +649,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   ClearTally base_;
   std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
   std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
+  std::vector<char> blocked_;    // main scheduler: nodes of the partitions failed in this pass
   void base_note(NodeId id) {
     const Avail& a = avail_[id];
     const std::int32_t g = a.ok && held_for_[id] == kNoJob ? std::max(a.gpus, 0) : -1;

@@ -12,9 +12,9 @@
 
 #include "models/observer.hpp"
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
-#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
 
@@ -412,6 +412,28 @@ TEST(Slurm, PartitionsOnlyUseTheirPools) {
   const SlurmRun r(w, c, params({{"partitions.pb.Nodes", "[b]"}}));
   EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{1});
   EXPECT_EQ(r.start(1), 100) << "pool a is not in the partition";
+}
+
+TEST(Slurm, AJobThatCannotStartHoldsItsPartitionsNodesFromOtherPartitions) {
+  // Referee case (issue #38, workload 1 of scripts/referee against slurmctld 22.05): job 1 of
+  // partition p1 (both nodes) cannot start, so the main scheduler takes p1's nodes out of the
+  // pass (job_scheduler.c: "Do not schedule more jobs in this partition or on nodes in this
+  // partition"); job 2 of p2 (node 1, free) waits although it fits there. Without backfill it
+  // starts when job 1 ends.
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 8, 50).job(0, 4, 30).build();
+  shape(w, 0, 4, 0, "p1");
+  shape(w, 1, 4, 0, "p1");
+  shape(w, 2, 4, 0, "p2");
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 0, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 0, 0});
+  const SlurmRun r(
+      w, c,
+      params({{"SchedulerType", "sched/builtin"}, {"partitions.p1.Nodes", "[a, b]"}, {"partitions.p2.Nodes", "[b]"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(1), 100);
+  EXPECT_EQ(r.start(2), 150) << "p1's nodes are out of the pass while job 1 waits";
 }
 
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {

@@ -436,6 +436,21 @@ TEST(Slurm, AJobThatCannotStartHoldsItsPartitionsNodesFromOtherPartitions) {
   EXPECT_EQ(r.start(2), 150) << "p1's nodes are out of the pass while job 1 waits";
 }
 
+TEST(Slurm, BackfillDoesNotStartAJobThatWouldEndWhenAReservationBegins) {
+  // Referee case (issue #38, CTest workload 103 against slurmctld 22.05): job 1 (3 nodes) holds a
+  // reservation from 60 s, when job 0's limit ends; job 2 (1 GPU, limit 60 s) would end exactly
+  // then. backfill.c counts every slot with begin_time <= end_reserve, so the slot that begins at
+  // the job's end overlaps it: job 2 waits, and starts when job 1 ends.
+  auto w = ht::WorkloadBuilder().job(0, 8, 23).job(0, 24, 11).job(0, 1, 12).build();
+  shape(w, 0, 8, 60);
+  shape(w, 1, 8, 60);
+  shape(w, 2, 1, 60);
+  const SlurmRun r(w, nodes(3, 8), params({{"SchedulerParameters", "bf_interval=1,bf_resolution=1"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 23);
+  EXPECT_EQ(r.start(2), 34) << "ending at 60 s touches job 1's reservation";
+}
+
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {
   models::ClusterSpec c;
   c.pools.push_back({"heavy", 1, 8, "A100", 0, 0});

@@ -36,9 +36,14 @@ void SlurmPolicy::schedule(Session& s) {
   build_avail(s);
   main_scheduler(s);
   if (c_.backfill && dirty_ && now >= last_bf_ + c_.bf_interval) {
+    // A pass that started jobs while bf_max_job_test (or bf_max_job_start) left jobs untested is
+    // followed by another one bf_interval later, as slurmctld's periodic passes are: the started
+    // jobs have left the queue and the next ones come within the limit (issue #38).
+    const bool capped = static_cast<std::int64_t>(queue_.size()) > c_.bf_max_job_test || c_.bf_max_job_start > 0;
+    const auto starts_before = bf_starts_;
     backfill(s);
     last_bf_ = now;
-    dirty_ = false;
+    dirty_ = capped && bf_starts_ > starts_before;
   }
   // Wake only when something can change.
   if (!waiting_.empty()) s.wake_at(waiting_.begin()->first);

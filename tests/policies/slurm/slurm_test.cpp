@@ -451,6 +451,23 @@ TEST(Slurm, BackfillDoesNotStartAJobThatWouldEndWhenAReservationBegins) {
   EXPECT_EQ(r.start(2), 34) << "ending at 60 s touches job 1's reservation";
 }
 
+TEST(Slurm, BackfillPassesGoOnWhileBfMaxJobTestLeavesJobsUntested) {
+  // Referee case (issue #38, workload 1 against slurmctld 22.05): bf_max_job_test=2 tests jobs 1
+  // and 2 at 0 s and starts job 2; job 3 is tested by the next pass, bf_interval later, once job 2
+  // has left the queue (before, no pass ran until the next event, job 2's end at 50 s).
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 8, 100).job(0, 2, 50).job(0, 2, 40).build();
+  shape(w, 0, 4, 100);
+  shape(w, 1, 4, 100);
+  shape(w, 2, 2, 50);
+  shape(w, 3, 2, 50);
+  const SlurmRun r(w, nodes(2, 4),
+                   params({{"SchedulerParameters", "bf_interval=1,bf_resolution=1,bf_max_job_test=2"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(2), 0);
+  EXPECT_EQ(r.start(3), 1) << "the second pass tests it";
+  EXPECT_EQ(r.start(1), 100);
+}
+
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {
   models::ClusterSpec c;
   c.pools.push_back({"heavy", 1, 8, "A100", 0, 0});

@@ -386,8 +386,9 @@ def run(work, keep_logs=False):
                          "start": int(rec["StartTime"]), "end": int(rec["EndTime"]),
                          "nodes": ",".join(expand_nodes(rec.get("NodeList", ""))),
                          "gpu_idx": gpu_idx.get(slurm_id[j["id"]], "")})
-        if keep_logs:
-            shutil.copy(os.path.join(cluster.dir, "slurmctld.log"), os.path.join(work, "slurmctld.log"))
+        # The controller's log times starts and ends to the millisecond (scontrol's are whole
+        # seconds): kept beside the results, read by retime().
+        shutil.copy(os.path.join(cluster.dir, "slurmctld.log"), os.path.join(work, "slurmctld.log"))
     finally:
         cluster.stop()
         for s, h in old.items():
@@ -398,8 +399,62 @@ def run(work, keep_logs=False):
         for r in rows:
             f.write('%d,%d,%s,%d,%d,%d,"%s","%s"\n' % (r["id"], r["slurm_id"], r["state"], r["priority"],
                                                      r["start"] - t0, r["end"] - t0, r["nodes"], r["gpu_idx"]))
+    retime(work)
     write_trace(work, wl)
     return rows
+
+
+def log_times(path):
+    """Slurm job id -> [start, end] in epoch seconds with milliseconds, from slurmctld's log:
+    "sched: Allocate JobId=N" (main scheduler) or "_start_job: Started JobId=N" (backfill), and
+    "_job_complete: JobId=N done". The log's times are local time, as the daemons'."""
+    import datetime
+    import re
+    out = {}
+    pat = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\] (.*)$")
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = pat.match(line)
+            if not m:
+                continue
+            t, msg = m.groups()
+            j = re.search(r"JobId=(\d+)", msg)
+            if not j:
+                continue
+            jid = int(j.group(1))
+            when = datetime.datetime.fromisoformat(t).timestamp()
+            if "sched: Allocate JobId=" in msg or "_start_job: Started JobId=" in msg:
+                out.setdefault(jid, [None, None])[0] = when
+            elif "_job_complete: JobId=" in msg and msg.rstrip().endswith("done"):
+                out.setdefault(jid, [None, None])[1] = when
+    return out
+
+
+def retime(work):
+    """real.csv with slurmctld's millisecond times (start, end, from the first start); scontrol's
+    whole seconds stay as start_s, end_s. Jobs the log does not time keep the whole seconds."""
+    path = os.path.join(work, "real.csv")
+    rows = read_csv(path)
+    log = os.path.join(work, "slurmctld.log")
+    times = log_times(log) if os.path.exists(log) else {}
+    for r in rows:
+        r.setdefault("start_s", r["start"])
+        r.setdefault("end_s", r["end"])
+    abs_start = {}
+    for r in rows:
+        t = times.get(int(r["slurm_id"]), [None, None])
+        if t[0] is not None and t[1] is not None:
+            abs_start[r["id"]] = (t[0], t[1])
+    if len(abs_start) != len(rows):
+        return
+    t0 = min(a for a, b in abs_start.values())
+    with open(path, "w") as f:
+        f.write("id,slurm_id,state,priority,start,end,nodes,gpu_idx,start_s,end_s\n")
+        for r in rows:
+            a, b = abs_start[r["id"]]
+            f.write('%s,%s,%s,%s,%.3f,%.3f,"%s","%s",%s,%s\n' % (
+                r["id"], r["slurm_id"], r["state"], r["priority"], a - t0, b - t0, r["nodes"], r["gpu_idx"],
+                r["start_s"], r["end_s"]))
 
 
 def parse_job_line(line):
@@ -465,8 +520,8 @@ def write_trace(work, wl):
         f.write("id,tenant,queue,submit,gpus,gpus_per_node,nodes,cpus,runtime,walltime,trace_start,trace_end\n")
         for j in wl["jobs"]:
             r = real[j["id"]]
-            start, end = int(r["start"]), int(r["end"])
-            f.write("%d,root,%s,0,%d,%d,%d,%d,%d,%d,%d,%d\n" % (
+            start, end = float(r["start"]), float(r["end"])
+            f.write("%d,root,%s,0,%d,%d,%d,%d,%.3f,%d,%.3f,%.3f\n" % (
                 j["id"], j["partition"], j["nodes"] * j["gpus_per_node"], j["gpus_per_node"], j["nodes"],
                 j["nodes"], end - start, j["limit_min"] * 60, start, end))
     with open(os.path.join(work, "scenario.yaml"), "w") as f:
@@ -575,7 +630,7 @@ def compare(work, headroom, tol=2.0):
             "job", "part", "shape", "limit", "run", "prio", "slurm", "headroom", "dt", "slurm nodes",
             "headroom nodes", "rule")]
     for r in sorted(rows, key=lambda r: (r["real_start"], r["id"])):
-        lines.append("%4d %-6s %-5s %5d %4d %8d %8.0f %8.3f %+6.1f  %-14s %-14s %s%s" % (
+        lines.append("%4d %-6s %-5s %5d %4d %8d %8.3f %8.3f %+6.1f  %-14s %-14s %s%s" % (
             r["id"], r["partition"], r["shape"], r["limit"], r["run"], r["priority"], r["real_start"],
             r["hr_start"], r["dt"], r["real_nodes"], r["hr_nodes"], "" if r["agree"] else "DIFFERS: ", r["rule"]))
     text = "\n".join(lines) + "\n"
@@ -625,6 +680,8 @@ def main(argv):
                 print("referee: %d of %d jobs agree, below %.0f %%" % (summary["agree"], summary["jobs"],
                                                                        100 * min_agree), file=sys.stderr)
                 return 1
+        elif sub == "retime" and len(args) == 1:
+            retime(args[0])
         elif sub == "gen-small" and len(args) == 2:
             cmd_gen(int(args[0]), args[1], small=True)
         elif sub == "ctest" and len(args) >= 2:

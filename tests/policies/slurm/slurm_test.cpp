@@ -468,6 +468,29 @@ TEST(Slurm, BackfillPassesGoOnWhileBfMaxJobTestLeavesJobsUntested) {
   EXPECT_EQ(r.start(1), 100);
 }
 
+TEST(Slurm, NodeChoiceFollowsConsTresConsecutiveSetsOfFreeCpus) {
+  // Referee case (issue #38), the placements slurmctld 22.05 made on 4 nodes of 4 GPUs and 64 CPUs,
+  // jobs of one CPU per node: 2x1 -> n0,n1; 1x1 -> n0; 1x4 -> n2; 1x2 -> n3 (n2 full splits the
+  // candidates into the sets n0-n1 (125 free CPUs) and n3 (64): the tighter set); 1x1 -> n3 and
+  // 1x1 -> n3 again (sets n0-n1 and n3, 63 then 62 free CPUs); 2x1 -> n0,n1 (the set of two).
+  // Best fit by free GPUs took n0 for the second 1x2 and the 1x1s.
+  const int shapes[][2] = {{2, 1}, {1, 1}, {1, 4}, {1, 2}, {1, 1}, {1, 1}, {2, 1}};
+  ht::WorkloadBuilder b;
+  for (const auto& sh : shapes) b.job(0, sh[0] * sh[1], 100);
+  auto w = b.build();
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    shape(w, j, shapes[j][1], 120);
+    w.jobs[j].nodes = shapes[j][0];
+    w.jobs[j].cpus = shapes[j][0];
+  }
+  const SlurmRun r(w, nodes(4, 4, 64));
+  const std::vector<std::vector<models::NodeId>> slurm = {{0, 1}, {0}, {2}, {3}, {3}, {3}, {0, 1}};
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(r.start(j), 0) << "job " << j;
+    EXPECT_EQ(r.nodes_of(j), slurm[j]) << "job " << j;
+  }
+}
+
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {
   models::ClusterSpec c;
   c.pools.push_back({"heavy", 1, 8, "A100", 0, 0});

@@ -52,6 +52,8 @@ void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Pl
 void SlurmPolicy::backfill(Session& s) {
   if (queue_.empty() || free_now_ <= 0) return;
   const Tick now = s.now();
+  const Tick sec_now =
+      whole_second(now);  // slurmctld's time(NULL): a job started now ends, for the plan, at sec_now + limit
   const Tick horizon = now + c_.bf_window;
   const Tick res = c_.bf_resolution;
   first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
@@ -319,7 +321,7 @@ void SlurmPolicy::backfill(Session& s) {
     }
     if (clear_free >= want) return true;
     if (clear_free + clear_later < want) return false;
-    const Tick bar = now + limit;
+    const Tick bar = sec_now + limit;
     const auto k = static_cast<std::size_t>(
         std::partition_point(clear_first_.begin(), clear_first_.end(), [&](Tick f) { return f > bar; }) -
         clear_first_.begin());
@@ -366,7 +368,7 @@ void SlurmPolicy::backfill(Session& s) {
     } else if (!by_start_.empty()) {
       std::int64_t clear = 0;
       for (NodeId id : freenodes_)
-        if (first_res_[id] > now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
+        if (first_res_[id] > sec_now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
       if (clear < least[oi]) break;
     }
     if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
@@ -395,7 +397,7 @@ void SlurmPolicy::backfill(Session& s) {
     // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
     if (from == now && (held_any || jobs[j].gpus <= 0 || clear_holds(limit, jobs[j].gpus))) {
       auto pl = choose(
-          s, j, avail_, [&](NodeId id) { return first_res_[id] > now + limit; }, &avail_free_);
+          s, j, avail_, [&](NodeId id) { return first_res_[id] > sec_now + limit; }, &avail_free_);
       if (!pl.empty()) {
         // The cursor goes back to now first (nothing counted): the start changes avail_ and the
         // releases.
@@ -422,7 +424,7 @@ void SlurmPolicy::backfill(Session& s) {
         if (started) {
           ++starts;
           ++bf_starts_;
-          const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
+          const std::pair<Tick, JobIndex> r{std::max(ceil_to(sec_now + limit, res), now + 1), j};
           if (r.first <= horizon) {
             auto at = std::upper_bound(rslice_.begin(), rslice_.end(), r.first,
                                        [](Tick v, const RSlice& x) { return v < x.t; });

@@ -491,6 +491,25 @@ TEST(Slurm, NodeChoiceFollowsConsTresConsecutiveSetsOfFreeCpus) {
   }
 }
 
+TEST(Slurm, BackfillPlansInTheWholeSecondsOfSlurmctldsClock) {
+  // Referee case (issue #38, workload 28 against slurmctld 22.05, DebugFlags=Backfill): a job
+  // started at 10.5 s ends, for backfill's plan, at 10 s + its limit (time_t is whole seconds), so
+  // job 3's reservation on node 0 begins at 70 s, and job 4 (2 GPUs, limit 60 s) tested at
+  // 10.5 s ends at 10 s + 60 s: it touches that reservation and waits. With millisecond ends the
+  // reservation began at 71 s and job 4 started at 10.5 s.
+  auto w = ht::WorkloadBuilder().job(0, 4, 10.5).job(0, 4, 100).job(0, 2, 30).job(0, 4, 20).job(0, 2, 50).build();
+  shape(w, 0, 4, 60);
+  shape(w, 1, 4, 120);
+  shape(w, 2, 2, 60);
+  shape(w, 3, 4, 60);
+  shape(w, 4, 2, 60);
+  const SlurmRun r(w, nodes(2, 4), params({{"SchedulerParameters", "bf_interval=1,bf_resolution=1"}}));
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(2), 10.5);
+  EXPECT_EQ(r.start(3), 40.5);
+  EXPECT_EQ(r.start(4), 60.5) << "ending at 10 s + 60 s touches job 3's reservation";
+}
+
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {
   models::ClusterSpec c;
   c.pools.push_back({"heavy", 1, 8, "A100", 0, 0});

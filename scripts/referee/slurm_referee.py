@@ -279,7 +279,10 @@ class Cluster:
         self.fail(why, name)
 
     def cmd(self, argv, check=True):
-        r = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=60)
+        try:
+            r = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise ClusterError("%s did not answer within 60 s" % " ".join(argv))
         if check and r.returncode != 0:
             raise ClusterError("%s failed (%d): %s" % (" ".join(argv), r.returncode, r.stderr.strip()))
         return r.stdout
@@ -301,6 +304,18 @@ class Cluster:
         return len(states) == self.conf["nodes"] and all(s == "idle" for s in states)
 
     def stop(self):
+        # Jobs still running (an interrupted run) are cancelled through this cluster's own
+        # slurmctld first: their slurmstepd and sleep leave the daemons' sessions.
+        if any(name == "slurmctld" and p.poll() is None for name, p in self.procs):
+            try:
+                ids = self.cmd(["squeue", "-h", "-o", "%i"], check=False).split()
+                if ids:
+                    self.cmd(["scancel"] + ids, check=False)
+                    deadline = time.time() + 20
+                    while time.time() < deadline and self.cmd(["squeue", "-h", "-o", "%i"], check=False).split():
+                        time.sleep(0.5)
+            except (ClusterError, subprocess.TimeoutExpired, OSError):
+                pass
         # Daemons this object started, by PID: slurmd first, then slurmctld, then munged.
         for name, p in reversed(self.procs):
             if p.poll() is None:
@@ -322,6 +337,18 @@ class Cluster:
             except (ProcessLookupError, PermissionError):
                 pass
         self.procs = []
+        # A job step whose slurmd is gone (slurmstepd, its sleep) runs in a session of its own:
+        # found by this cluster's SLURM_CONF in its environment, and ended by PID.
+        mine = ("SLURM_CONF=%s/slurm.conf" % self.dir).encode()
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    if mine in f.read().split(b"\0"):
+                        os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -38,6 +38,9 @@ inline constexpr Tick kYear = 365 * sim::kDay;
 inline constexpr int kNoPart = -1;
 
 inline Tick ceil_to(Tick t, Tick res) { return res <= 1 ? t : (t + res - 1) / res * res; }
+// slurmctld's clock is time_t, whole seconds: backfill plans from the second a job started (its
+// end_time = start_time + limit) and from the second it runs in (issue #38).
+inline Tick whole_second(Tick t) { return t >= 0 ? t / sim::kSecond * sim::kSecond : t; }
 
 struct Avail {
   std::int32_t gpus = 0;
@@ -593,13 +596,13 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<RSlice> rslice_;
   ReleaseBook booked_;  // every running job's release, slice by slice (backfill reads it)
   void book_release(const ClusterView& view, JobIndex j) {
-    const Tick r = ceil_to(kill_at_[j], c_.bf_resolution);
+    const Tick r = ceil_to(whole_second(kill_at_[j]), c_.bf_resolution);
     std::int32_t job_gpus = view.workload().jobs[j].gpus;
     for (const auto& sl : view.placement(j))
       booked_.add(
           {r, sl.node, sl.gpus, sl.cpus, sl.memory_mib, j, std::exchange(job_gpus, 0), shape_[j].exclusive, false});
   }
-  void unbook_release(JobIndex j) { booked_.remove(j, ceil_to(kill_at_[j], c_.bf_resolution)); }
+  void unbook_release(JobIndex j) { booked_.remove(j, ceil_to(whole_second(kill_at_[j]), c_.bf_resolution)); }
   // This pass's reservations: by_start_ and by_end_ hold (time, reservation) in time order, and
   // reservation r holds the nodes res_nodes_[res_off_[r], res_off_[r + 1]).
   std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;
@@ -649,6 +652,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   ClearTally base_;
   std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
   std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
+  std::vector<char> blocked_;    // main scheduler: nodes of the partitions failed in this pass
   void base_note(NodeId id) {
     const Avail& a = avail_[id];
     const std::int32_t g = a.ok && held_for_[id] == kNoJob ? std::max(a.gpus, 0) : -1;

@@ -52,6 +52,8 @@ void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Pl
 void SlurmPolicy::backfill(Session& s) {
   if (queue_.empty() || free_now_ <= 0) return;
   const Tick now = s.now();
+  const Tick sec_now =
+      whole_second(now);  // slurmctld's time(NULL): a job started now ends, for the plan, at sec_now + limit
   const Tick horizon = now + c_.bf_window;
   const Tick res = c_.bf_resolution;
   first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
@@ -216,8 +218,9 @@ void SlurmPolicy::backfill(Session& s) {
     cur_blocked += blocked;
   };
   // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)) and end after
-  // cur_t (not in by_end_[0, cur_be)); a walk at t for a limit L sets cur_x to t + L - 1, so
-  // consecutive walks of one limit move it little.
+  // cur_t (not in by_end_[0, cur_be)); a walk at t for a limit L sets cur_x to t + L (a
+  // reservation that begins when the job would end overlaps it: backfill.c tests the slots with
+  // begin_time <= end_reserve), so consecutive walks of one limit move it little.
   Tick cur_x = now;
   std::size_t cur_bs = 0;
   auto counted_at = [&](std::uint32_t r, Tick t, Tick x) { return res_span_[r].first <= x && res_span_[r].second > t; };
@@ -293,7 +296,7 @@ void SlurmPolicy::backfill(Session& s) {
   auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
 
   // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
-  // (first_res_ at or after now + L) are at least `want`: the GPUs of the nodes no reservation
+  // (first_res_ after now + L) are at least `want`: the GPUs of the nodes no reservation
   // blocks, plus those of clear_at_'s first nodes, summed again after a start or a reservation on
   // a free node.
   bool clear_stale = true;
@@ -318,9 +321,9 @@ void SlurmPolicy::backfill(Session& s) {
     }
     if (clear_free >= want) return true;
     if (clear_free + clear_later < want) return false;
-    const Tick bar = now + limit;
+    const Tick bar = sec_now + limit;
     const auto k = static_cast<std::size_t>(
-        std::partition_point(clear_first_.begin(), clear_first_.end(), [&](Tick f) { return f >= bar; }) -
+        std::partition_point(clear_first_.begin(), clear_first_.end(), [&](Tick f) { return f > bar; }) -
         clear_first_.begin());
     return clear_free + (k == 0 ? 0 : clear_sum_[k - 1]) >= want;
   };
@@ -365,7 +368,7 @@ void SlurmPolicy::backfill(Session& s) {
     } else if (!by_start_.empty()) {
       std::int64_t clear = 0;
       for (NodeId id : freenodes_)
-        if (first_res_[id] >= now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
+        if (first_res_[id] > sec_now + shortest[oi]) clear += std::max(avail_[id].gpus, 0);
       if (clear < least[oi]) break;
     }
     if (c_.bf_max_job_start > 0 && starts >= c_.bf_max_job_start) break;
@@ -394,7 +397,7 @@ void SlurmPolicy::backfill(Session& s) {
     // t = now: start the job if it fits clear of every reservation that overlaps [now, now + limit).
     if (from == now && (held_any || jobs[j].gpus <= 0 || clear_holds(limit, jobs[j].gpus))) {
       auto pl = choose(
-          s, j, avail_, [&](NodeId id) { return first_res_[id] >= now + limit; }, &avail_free_);
+          s, j, avail_, [&](NodeId id) { return first_res_[id] > sec_now + limit; }, &avail_free_);
       if (!pl.empty()) {
         // The cursor goes back to now first (nothing counted): the start changes avail_ and the
         // releases.
@@ -421,7 +424,7 @@ void SlurmPolicy::backfill(Session& s) {
         if (started) {
           ++starts;
           ++bf_starts_;
-          const std::pair<Tick, JobIndex> r{std::max(ceil_to(now + limit, res), now + 1), j};
+          const std::pair<Tick, JobIndex> r{std::max(ceil_to(sec_now + limit, res), now + 1), j};
           if (r.first <= horizon) {
             auto at = std::upper_bound(rslice_.begin(), rslice_.end(), r.first,
                                        [](Tick v, const RSlice& x) { return v < x.t; });
@@ -444,7 +447,7 @@ void SlurmPolicy::backfill(Session& s) {
       remember(kNever);
       continue;
     }
-    go_to(t, t + limit - 1);
+    go_to(t, t + limit);
     models::Placement& reserved = reserved_;
     reserved.clear();
     while (true) {
@@ -474,7 +477,7 @@ void SlurmPolicy::backfill(Session& s) {
       const Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
                                  cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
       if (next > horizon) break;
-      go_to(next, next + limit - 1);
+      go_to(next, next + limit);
     }
     if (reserved.empty()) {
       remember(kNever);

@@ -36,9 +36,14 @@ void SlurmPolicy::schedule(Session& s) {
   build_avail(s);
   main_scheduler(s);
   if (c_.backfill && dirty_ && now >= last_bf_ + c_.bf_interval) {
+    // A pass that started jobs while bf_max_job_test (or bf_max_job_start) left jobs untested is
+    // followed by another one bf_interval later, as slurmctld's periodic passes are: the started
+    // jobs have left the queue and the next ones come within the limit (issue #38).
+    const bool capped = static_cast<std::int64_t>(queue_.size()) > c_.bf_max_job_test || c_.bf_max_job_start > 0;
+    const auto starts_before = bf_starts_;
     backfill(s);
     last_bf_ = now;
-    dirty_ = false;
+    dirty_ = capped && bf_starts_ > starts_before;
   }
   // Wake only when something can change.
   if (!waiting_.empty()) s.wake_at(waiting_.begin()->first);
@@ -151,6 +156,11 @@ void SlurmPolicy::main_scheduler(Session& s) {
     }
     return;
   }
+  // A job that cannot start takes its partition's nodes out of the pass for every later job,
+  // of any partition (job_scheduler.c: "Do not schedule more jobs in this partition or on nodes
+  // in this partition", avail_node_bitmap less the partition's node_bitmap).
+  std::vector<char>& blocked = blocked_;
+  bool any_blocked = false;
   std::size_t failed_count = 0;
   for (JobIndex j : head) {
     const auto pi = static_cast<std::size_t>(part_[j]);
@@ -169,7 +179,9 @@ void SlurmPolicy::main_scheduler(Session& s) {
       if (free_now_ + held_free_ >= job.gpus) {
         // The kept clear nodes (every node up and not held, with its free GPUs) serve as backfill's
         // do, where choose() would take exactly those.
-        auto pl = job.gpus > 0 && base_ok_ && base_held_ == 0 && base_.over == 0 && quick_ok(j, false)
+        auto pl = any_blocked ? choose(
+                                    s, j, avail_, [&](NodeId id) { return blocked[id] == 0; }, &avail_free_)
+                  : job.gpus > 0 && base_ok_ && base_held_ == 0 && base_.over == 0 && quick_ok(j, false)
                       ? quick_pick(base_, shape_[j].total)
                       : choose(
                             s, j, avail_, [](NodeId) { return true; }, &avail_free_);
@@ -182,6 +194,9 @@ void SlurmPolicy::main_scheduler(Session& s) {
     }
     reason_resources(s, j, waiting);
     failed[pi] = 1;
+    if (!any_blocked) blocked.assign(avail_.size(), 0);
+    any_blocked = true;
+    for (NodeId id : parts_[pi].nodes) blocked[id] = 1;
     ++failed_count;
     (void)failed_count;
   }

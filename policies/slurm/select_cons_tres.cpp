@@ -86,14 +86,76 @@ models::Placement SlurmPolicy::pick(const ClusterView& view, JobIndex j, const s
   };
   auto gpus_of = [&](NodeId id) { return av[id].gpus; };
   if (s.fixed) {
-    // Best fit: lowest weight, fewest free GPUs, lowest id.
+    // select/cons_tres _eval_nodes (issue #38, checked against slurmctld 22.05): the candidate
+    // nodes fall into sets of consecutive node ids of one Weight (a node that cannot hold the
+    // job ends a set); the set taken is the lowest Weight, then the first that suffices, then the
+    // one that suffices with the fewest free CPUs (one that does not suffice replaces the best so
+    // far when it has more). From it, a one-node job takes the node with the fewest free CPUs
+    // (the first on a tie), a wider job its nodes in id order; a set too small is taken whole and
+    // the next best set gives the rest. Free CPUs are the node's where CPUs are modelled, else its
+    // free GPUs.
     const std::size_t k = s.slices.size();
-    auto better = [&](const auto& a, const auto& b) {
-      return std::tuple(weight_[a.first], gpus_of(a.first), a.first) <
-             std::tuple(weight_[b.first], gpus_of(b.first), b.first);
+    std::sort(cand_.begin(), cand_.end());
+    auto measure = [&](NodeId id) -> std::int64_t {
+      return cap_[id].cpus > 0 ? std::max<std::int64_t>(av[id].cpus, 0) : gpus_of(id);
     };
-    std::partial_sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(k), cand_.end(), better);
-    for (std::size_t i = 0; i < k; ++i) slice(cand_[i].first, s.slices[i]);
+    const std::int64_t per_node = cap_.empty() || cand_.empty() || cap_[cand_[0].first].cpus <= 0
+                                      ? std::max<std::int64_t>(1, s.need)
+                                      : std::max<std::int64_t>(1, s.cpn);
+    struct Set {
+      std::size_t begin, end;  // into cand_
+      std::int64_t weight, measure;
+    };
+    std::vector<Set> sets;
+    for (std::size_t i = 0; i < cand_.size(); ++i) {
+      const NodeId id = cand_[i].first;
+      if (sets.empty() || cand_[i - 1].first + 1 != id || weight_[id] != sets.back().weight)
+        sets.push_back({i, i, weight_[id], 0});
+      sets.back().end = i + 1;
+      sets.back().measure += measure(id);
+    }
+    std::int64_t rem_nodes = static_cast<std::int64_t>(k);
+    std::int64_t rem_cpus = rem_nodes * per_node;
+    std::vector<NodeId> chosen;
+    std::vector<char> used(sets.size(), 0);
+    while (rem_nodes > 0) {
+      int best = -1;
+      bool best_suff = false;
+      for (std::size_t i = 0; i < sets.size(); ++i) {
+        if (used[i] != 0) continue;
+        const Set& x = sets[i];
+        const bool suff = x.measure >= rem_cpus && static_cast<std::int64_t>(x.end - x.begin) >= rem_nodes;
+        bool take = best < 0 || x.weight < sets[static_cast<std::size_t>(best)].weight;
+        if (!take && x.weight == sets[static_cast<std::size_t>(best)].weight) {
+          const std::int64_t bm = sets[static_cast<std::size_t>(best)].measure;
+          take = (suff && !best_suff) || (suff && x.measure < bm) || (!suff && x.measure > bm);
+        }
+        if (take) {
+          best = static_cast<int>(i);
+          best_suff = suff;
+        }
+      }
+      if (best < 0) break;
+      const Set& x = sets[static_cast<std::size_t>(best)];
+      used[static_cast<std::size_t>(best)] = 1;
+      std::size_t single = x.end;
+      if (rem_nodes <= 1)
+        for (std::size_t i = x.begin; i < x.end; ++i)
+          if (measure(cand_[i].first) >= rem_cpus &&
+              (single == x.end || measure(cand_[i].first) < measure(cand_[single].first)))
+            single = i;
+      if (single != x.end) {
+        chosen.push_back(cand_[single].first);
+        break;
+      }
+      for (std::size_t i = x.begin; i < x.end && (rem_nodes > 0 || rem_cpus > 0); ++i) {
+        chosen.push_back(cand_[i].first);
+        --rem_nodes;
+        rem_cpus -= measure(cand_[i].first);
+      }
+    }
+    if (chosen.size() != k) return {};
+    for (std::size_t i = 0; i < k; ++i) slice(chosen[i], s.slices[i]);
     return pl;
   }
   // Flexible: the best-fit single node within the lowest weight that can hold the job...

@@ -12,9 +12,9 @@
 
 #include "models/observer.hpp"
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
-#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
 
@@ -412,6 +412,102 @@ TEST(Slurm, PartitionsOnlyUseTheirPools) {
   const SlurmRun r(w, c, params({{"partitions.pb.Nodes", "[b]"}}));
   EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{1});
   EXPECT_EQ(r.start(1), 100) << "pool a is not in the partition";
+}
+
+TEST(Slurm, AJobThatCannotStartHoldsItsPartitionsNodesFromOtherPartitions) {
+  // Referee case (issue #38, workload 1 of scripts/referee against slurmctld 22.05): job 1 of
+  // partition p1 (both nodes) cannot start, so the main scheduler takes p1's nodes out of the
+  // pass (job_scheduler.c: "Do not schedule more jobs in this partition or on nodes in this
+  // partition"); job 2 of p2 (node 1, free) waits although it fits there. Without backfill it
+  // starts when job 1 ends.
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 8, 50).job(0, 4, 30).build();
+  shape(w, 0, 4, 0, "p1");
+  shape(w, 1, 4, 0, "p1");
+  shape(w, 2, 4, 0, "p2");
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 0, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 0, 0});
+  const SlurmRun r(
+      w, c,
+      params({{"SchedulerType", "sched/builtin"}, {"partitions.p1.Nodes", "[a, b]"}, {"partitions.p2.Nodes", "[b]"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(1), 100);
+  EXPECT_EQ(r.start(2), 150) << "p1's nodes are out of the pass while job 1 waits";
+}
+
+TEST(Slurm, BackfillDoesNotStartAJobThatWouldEndWhenAReservationBegins) {
+  // Referee case (issue #38, CTest workload 103 against slurmctld 22.05): job 1 (3 nodes) holds a
+  // reservation from 60 s, when job 0's limit ends; job 2 (1 GPU, limit 60 s) would end exactly
+  // then. backfill.c counts every slot with begin_time <= end_reserve, so the slot that begins at
+  // the job's end overlaps it: job 2 waits, and starts when job 1 ends.
+  auto w = ht::WorkloadBuilder().job(0, 8, 23).job(0, 24, 11).job(0, 1, 12).build();
+  shape(w, 0, 8, 60);
+  shape(w, 1, 8, 60);
+  shape(w, 2, 1, 60);
+  const SlurmRun r(w, nodes(3, 8), params({{"SchedulerParameters", "bf_interval=1,bf_resolution=1"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(1), 23);
+  EXPECT_EQ(r.start(2), 34) << "ending at 60 s touches job 1's reservation";
+}
+
+TEST(Slurm, BackfillPassesGoOnWhileBfMaxJobTestLeavesJobsUntested) {
+  // Referee case (issue #38, workload 1 against slurmctld 22.05): bf_max_job_test=2 tests jobs 1
+  // and 2 at 0 s and starts job 2; job 3 is tested by the next pass, bf_interval later, once job 2
+  // has left the queue (before, no pass ran until the next event, job 2's end at 50 s).
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 8, 100).job(0, 2, 50).job(0, 2, 40).build();
+  shape(w, 0, 4, 100);
+  shape(w, 1, 4, 100);
+  shape(w, 2, 2, 50);
+  shape(w, 3, 2, 50);
+  const SlurmRun r(w, nodes(2, 4),
+                   params({{"SchedulerParameters", "bf_interval=1,bf_resolution=1,bf_max_job_test=2"}}));
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.start(2), 0);
+  EXPECT_EQ(r.start(3), 1) << "the second pass tests it";
+  EXPECT_EQ(r.start(1), 100);
+}
+
+TEST(Slurm, NodeChoiceFollowsConsTresConsecutiveSetsOfFreeCpus) {
+  // Referee case (issue #38), the placements slurmctld 22.05 made on 4 nodes of 4 GPUs and 64 CPUs,
+  // jobs of one CPU per node: 2x1 -> n0,n1; 1x1 -> n0; 1x4 -> n2; 1x2 -> n3 (n2 full splits the
+  // candidates into the sets n0-n1 (125 free CPUs) and n3 (64): the tighter set); 1x1 -> n3 and
+  // 1x1 -> n3 again (sets n0-n1 and n3, 63 then 62 free CPUs); 2x1 -> n0,n1 (the set of two).
+  // Best fit by free GPUs took n0 for the second 1x2 and the 1x1s.
+  const int shapes[][2] = {{2, 1}, {1, 1}, {1, 4}, {1, 2}, {1, 1}, {1, 1}, {2, 1}};
+  ht::WorkloadBuilder b;
+  for (const auto& sh : shapes) b.job(0, sh[0] * sh[1], 100);
+  auto w = b.build();
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    shape(w, j, shapes[j][1], 120);
+    w.jobs[j].nodes = shapes[j][0];
+    w.jobs[j].cpus = shapes[j][0];
+  }
+  const SlurmRun r(w, nodes(4, 4, 64));
+  const std::vector<std::vector<models::NodeId>> slurm = {{0, 1}, {0}, {2}, {3}, {3}, {3}, {0, 1}};
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    EXPECT_EQ(r.start(j), 0) << "job " << j;
+    EXPECT_EQ(r.nodes_of(j), slurm[j]) << "job " << j;
+  }
+}
+
+TEST(Slurm, BackfillPlansInTheWholeSecondsOfSlurmctldsClock) {
+  // Referee case (issue #38, workload 28 against slurmctld 22.05, DebugFlags=Backfill): a job
+  // started at 10.5 s ends, for backfill's plan, at 10 s + its limit (time_t is whole seconds), so
+  // job 3's reservation on node 0 begins at 70 s, and job 4 (2 GPUs, limit 60 s) tested at
+  // 10.5 s ends at 10 s + 60 s: it touches that reservation and waits. With millisecond ends the
+  // reservation began at 71 s and job 4 started at 10.5 s.
+  auto w = ht::WorkloadBuilder().job(0, 4, 10.5).job(0, 4, 100).job(0, 2, 30).job(0, 4, 20).job(0, 2, 50).build();
+  shape(w, 0, 4, 60);
+  shape(w, 1, 4, 120);
+  shape(w, 2, 2, 60);
+  shape(w, 3, 4, 60);
+  shape(w, 4, 2, 60);
+  const SlurmRun r(w, nodes(2, 4), params({{"SchedulerParameters", "bf_interval=1,bf_resolution=1"}}));
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(2), 10.5);
+  EXPECT_EQ(r.start(3), 40.5);
+  EXPECT_EQ(r.start(4), 60.5) << "ending at 10 s + 60 s touches job 3's reservation";
 }
 
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {

@@ -266,7 +266,7 @@ std::vector<std::uint8_t> nodes_out_at(const std::vector<NodeOutage>& outages, s
   std::vector<std::uint8_t> out(static_cast<std::size_t>(std::max(nodes, 0)), 0);
   for (const NodeOutage& o : outages) {
     if (o.start > t) break;
-    if ((t < o.end || (!o.back && t == o.end)) && o.node >= 0 && o.node < nodes)
+    if ((t < o.end || !o.back) && o.node >= 0 && o.node < nodes)
       out[static_cast<std::size_t>(o.node)] = 1 + static_cast<std::uint8_t>(o.kind);
   }
   return out;

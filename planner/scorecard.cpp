@@ -97,7 +97,7 @@ void add_drill(Scorecard& card, const std::string& drill, const std::vector<Targ
       for (const auto& r : result.runs)
         if (r.policy == p) run = &r;
       if (run == nullptr) {
-        row.cells.push_back(ScoreCell{Verdict::NotModelled, 0, "not run"});
+        row.cells.push_back(ScoreCell{Verdict::NotModelled, 0, "not run", "", 0});
       } else {
         row.cells.push_back(score(*run, t));
       }

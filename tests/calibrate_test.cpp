@@ -465,11 +465,11 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
     if (c.passed) least = std::min(least, c.objective);
   }
   EXPECT_LE(best.objective, least * (1 + planner::kMeanErrorBand));
-  // On the held-out days 6-8 the median absolute error falls (35 min against 3h 26m as given)
+  // On the held-out days 6-8 the median absolute error falls (35 min against 3h 06m as given)
   // but the mean error rises and Pearson falls: two short windows of a nonstationary log, which
   // is why bench/RESULTS.md judges calibrate over many rolling windows (--folds).
   EXPECT_EQ(r.calibrated_test.median_abs_error_s, 2110);
-  EXPECT_EQ(r.baseline_test.median_abs_error_s, 12407);
+  EXPECT_EQ(r.baseline_test.median_abs_error_s, 11147);  // 12407 before issue #38's backfill fixes
   EXPECT_GT(r.calibrated_test.mean_abs_error_s, r.baseline_test.mean_abs_error_s);
 
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";

@@ -90,8 +90,16 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     if (visible(metric[m])) width = std::max(width, std::min<std::size_t>(40, metric[m].size()));
   std::printf("scenario %s   seed %llu   %zu policies\n\n", result.scenario_name.c_str(),
               static_cast<unsigned long long>(seed), result.runs.size());
-  // Jobs a policy never started or rejected: its wait figures are lower bounds, said first.
+  // What the workload's build did to every policy's jobs (the time limits the log did not
+  // enforce), said once.
   bool warned = false;
+  for (const auto& r : result.runs) {
+    if (!r.done) continue;
+    for (const auto& note : r.notes) std::printf("note: %s\n", note.c_str());
+    warned = !r.notes.empty();
+    break;
+  }
+  // Jobs a policy never started or rejected: its wait figures are lower bounds, said first.
   for (const auto& r : result.runs) {
     if (!r.done || r.summary.banner.empty()) continue;
     std::size_t at = 0;

@@ -42,6 +42,7 @@
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
 
@@ -148,6 +149,9 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   g_defer.store(true);
   auto outcome = headroom::app::run_scenario(sc, options);
   line.stop();
+  for (const auto& w : outcome.trace.warnings)
+    if (w.starts_with(headroom::scenarios::kTimeLimitsNote))
+      std::cerr << "note: " << w.substr(headroom::scenarios::kTimeLimitsNote.size()) << '\n';
   if (outcome.trace.bad_rows > 0) {
     std::cerr << "warning: " << sc.workload.trace << ": " << outcome.trace.bad_rows
               << " malformed row(s) skipped (skip_bad_rows); the first:\n";

@@ -20,6 +20,7 @@
 #include "policies/system_module.hpp"
 #include "results/groups.hpp"
 #include "results/hdf5_io.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
 #include "sim/parallel.hpp"
@@ -184,6 +185,9 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
         run.fairness.share_over_time.clear();
         run.by_tenant = stats_by_tenant(o.result);
         run.by_kind = stats_by_kind(o.result);
+        for (const auto& w : o.trace.warnings)
+          if (w.starts_with(scenarios::kTimeLimitsNote))
+            run.notes.push_back(w.substr(scenarios::kTimeLimitsNote.size()));
         run.done = true;
       } catch (const sim::Interrupted&) {
         // SIGINT / SIGTERM while its trace was read (sim/interrupt.hpp): cancelled, as at an event.

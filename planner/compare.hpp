@@ -45,6 +45,9 @@ struct PolicyRun {
   results::Fairness fairness;
   std::vector<GroupStats> by_tenant;  // by tenant index of the result
   std::vector<GroupStats> by_kind;    // train, inference, interactive, batch
+  // Notes on what the workload's build changed (scenarios::kTimeLimitsNote), the same under
+  // every policy.
+  std::vector<std::string> notes;
 };
 
 struct CompareResult {

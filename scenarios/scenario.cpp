@@ -1085,7 +1085,7 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime"},
+                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime", "time_limits"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -1121,6 +1121,17 @@ class Loader {
     if (const Entry* f = r.optional("units_per_gpu")) workload.units_per_gpu = int32_value(*f, 1).value_or(1);
     if (const Entry* f = r.optional("skip_bad_rows")) workload.skip_bad_rows = bool_value(*f).value_or(false);
     if (const Entry* f = r.optional("assume_runtime")) workload.assume_runtime = duration_value(*f, true).value_or(-1);
+    if (const Entry* f = r.optional("time_limits")) {
+      static const std::vector<std::string> kModes = {"auto", "enforce", "as_recorded"};
+      if (f->value.IsScalar() && std::find(kModes.begin(), kModes.end(), f->value.Scalar()) != kModes.end()) {
+        workload.time_limits = f->value.Scalar();
+      } else {
+        std::string msg = "expected auto, enforce or as_recorded, got " + describe(f->value);
+        if (f->value.IsScalar())
+          if (auto s = sim::closest_match(f->value.Scalar(), kModes)) msg += "; did you mean " + quote(*s) + "?";
+        error(*f, msg);
+      }
+    }
     if (const Entry* f = r.optional("fields")) {
       // sacct's --format list: "jobid,user,..." or a YAML list of names.
       if (f->value.IsScalar()) {

@@ -36,6 +36,10 @@ struct WorkloadSpec {
   bool skip_bad_rows = false;       // count and report malformed trace rows instead of stopping
   std::vector<std::string> fields;  // sacct: field list of a header-less export ("xdmod": Open XDMoD's)
   sim::Tick assume_runtime = -1;    // pod lists: run time of pods that never started; -1: they are skipped
+  // Whether the replay kills a job at its recorded time limit (Slurm's TimeLimit): "enforce"; or
+  // raises each limit below the job's recorded run time to it: "as_recorded"; or "auto" (the
+  // default): enforce, unless the log shows that its own system did not (scenarios/workload.cpp).
+  std::string time_limits = "auto";
   // Each job's queue becomes its tenant's name (set by headroom compare when it derives per-tenant
   // queues for policies that queue by job queue: kai, volcano).
   bool queue_by_tenant = false;

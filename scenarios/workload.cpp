@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,6 +145,56 @@ void add_services(const Scenario& scenario, models::Workload& w) {
 
 }  // namespace
 
+std::optional<std::string> apply_time_limits(const WorkloadSpec& spec, models::Workload& w) {
+  if (spec.time_limits == "enforce") return std::nullopt;
+  constexpr Tick kGrace = 60 * sim::kSecond;
+  std::size_t limited = 0, past = 0, over = 0, raised = 0;
+  std::vector<Tick> by;  // how far past their limit the jobs that ran past it went
+  for (const auto& j : w.jobs) {
+    if (j.walltime <= 0) continue;
+    ++limited;
+    if (j.runtime <= j.walltime) continue;
+    ++past;
+    over += j.runtime > j.walltime + kGrace;
+    by.push_back(j.runtime - j.walltime);
+  }
+  if (past == 0) return std::nullopt;
+  const auto pct = [&](std::size_t n) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f%%", 100.0 * static_cast<double>(n) / static_cast<double>(limited));
+    return std::string(b);
+  };
+  const bool unenforced = over >= 5 && over * 100 > limited;
+  std::string note = std::string(kTimeLimitsNote);
+  if (spec.time_limits == "auto" && !unenforced) {
+    // A system that kills at the limit lets a job run a little past it (SIGTERM, KillWait, then
+    // SIGKILL): such overruns are its signature, not a sign that limits went unenforced.
+    std::nth_element(by.begin(), by.begin() + static_cast<std::ptrdiff_t>(by.size() / 2), by.end());
+    note += std::to_string(past) + " of " + std::to_string(limited) + " jobs with a time limit (" + pct(past) +
+            ") ran past it in the log, " + std::to_string(past - over) + " of them by under a minute (median " +
+            std::to_string(by[by.size() / 2] / sim::kSecond) +
+            " s): its system enforced its limits, as the replay does (a system with time limits ends them at the "
+            "limit, TIMEOUT; workload.time_limits: as_recorded lets them run their recorded time)";
+    return note;
+  }
+  for (auto& j : w.jobs)
+    if (j.walltime > 0 && j.runtime > j.walltime) {
+      j.walltime = j.runtime;
+      ++raised;
+    }
+  if (spec.time_limits == "auto") {
+    note += std::to_string(over) + " of " + std::to_string(limited) + " jobs with a time limit (" + pct(over) +
+            ") ran more than a minute past it in the log, so its system did not enforce limits; the " +
+            std::to_string(raised) +
+            " limits below the recorded run time are raised to it (workload.time_limits: enforce kills those jobs "
+            "at their limit instead)";
+  } else {
+    note += std::to_string(raised) +
+            " limits below the recorded run time raised to it (workload.time_limits: " + spec.time_limits + ")";
+  }
+  return note;
+}
+
 models::Workload build_workload(const Scenario& scenario) {
   const WorkloadSpec& spec = scenario.workload;
   traces::ImportOptions options;
@@ -155,6 +206,7 @@ models::Workload build_workload(const Scenario& scenario) {
   models::Workload w = traces::import_trace(spec.trace, options);
   apply_window(spec, w);
   apply_filters(spec, w);
+  if (auto note = apply_time_limits(spec, w)) w.meta.warnings.push_back(std::move(*note));
   apply_arrival_scale(scenario, w);
   // Declared tenants exist even when the trace has no job of theirs.
   for (const auto& t : scenario.tenants) w.tenants.intern(t.name);

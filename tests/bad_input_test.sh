@@ -388,6 +388,9 @@ scen dur3 '' '' 'horizon: 99999999999999999999d'
 bad huge-duration 'dur3.yaml:14:10: horizon: expected a duration' -- run "$tmp/dur3.yaml" -o OUT
 scen dur4 '' '' '  window: {start: -1d, end: 1d}'
 bad negative-duration 'dur4.yaml:14:19: workload.window.start: expected a duration' -- run "$tmp/dur4.yaml" -o OUT
+scen tl1 '' '' '  time_limits: enforced'
+bad time-limits-mode 'tl1.yaml:14:16: workload.time_limits: expected auto, enforce or as_recorded, got "enforced"; did you mean "enforce"?' \
+  -- run "$tmp/tl1.yaml" -o OUT
 scen win1 '' '' '  window: {start: 2d, end: 1d}'
 bad window-end-before-start 'win1.yaml:14:28: workload.window.end: expected a duration after the window start (2d), got "1d"' \
   -- run "$tmp/win1.yaml" -o OUT

@@ -853,5 +853,57 @@ TEST(BuildWorkload, RealSwfTraceWithWindow) {
   expect_sorted(w);
 }
 
+// Issue #32, item 5: whether the log's system enforced its time limits. 200 jobs with a one-hour
+// limit; `past` of them ran `by` past it.
+models::Workload limited_jobs(int past, Tick by) {
+  models::Workload w;
+  for (int i = 0; i < 200; ++i) {
+    models::Job j;
+    j.gpus = 1;
+    j.walltime = 3600 * sim::kSecond;
+    j.runtime = i < past ? j.walltime + by : 1800 * sim::kSecond;
+    w.jobs.push_back(j);
+  }
+  return w;
+}
+
+TEST(TimeLimits, OverrunsOfSecondsAreAnEnforcingSystemsKillsAndAreKept) {
+  // 10 of 200 ran 20 s past: killed at the limit (KillWait), as RICC's are.
+  auto w = limited_jobs(10, 20 * sim::kSecond);
+  WorkloadSpec spec;
+  const auto note = apply_time_limits(spec, w);
+  ASSERT_TRUE(note);
+  EXPECT_EQ(*note,
+            "time limits: 10 of 200 jobs with a time limit (5.0%) ran past it in the log, 10 of them by under a "
+            "minute (median 20 s): its system enforced its limits, as the replay does (a system with time limits "
+            "ends them at the limit, TIMEOUT; workload.time_limits: as_recorded lets them run their recorded time)");
+  EXPECT_EQ(w.jobs[0].walltime, 3600 * sim::kSecond);
+}
+
+TEST(TimeLimits, RunsOfHoursPastTheLimitMeanItWasNotEnforcedAndAreRaised) {
+  // 3 of 200 (1.5%) ran two hours past their limit: the log's system did not kill at the limit.
+  auto w = limited_jobs(3, 7200 * sim::kSecond);
+  WorkloadSpec spec;
+  EXPECT_TRUE(apply_time_limits(spec, w)) << "fewer than 5 such jobs: still said, not raised";
+  EXPECT_EQ(w.jobs[0].walltime, 3600 * sim::kSecond);
+  w = limited_jobs(6, 7200 * sim::kSecond);
+  const auto note = apply_time_limits(spec, w);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("6 of 200 jobs with a time limit (3.0%) ran more than a minute past it"), std::string::npos)
+      << *note;
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(w.jobs[i].walltime, w.jobs[i].runtime) << i;
+  EXPECT_EQ(w.jobs[6].walltime, 3600 * sim::kSecond);
+  // enforce: the limits as written; as_recorded: raised whatever the log shows.
+  w = limited_jobs(6, 7200 * sim::kSecond);
+  spec.time_limits = "enforce";
+  EXPECT_FALSE(apply_time_limits(spec, w));
+  EXPECT_EQ(w.jobs[0].walltime, 3600 * sim::kSecond);
+  w = limited_jobs(10, 20 * sim::kSecond);
+  spec.time_limits = "as_recorded";
+  EXPECT_EQ(apply_time_limits(spec, w).value_or(""),
+            "time limits: 10 limits below the recorded run time raised to it (workload.time_limits: as_recorded)");
+  EXPECT_EQ(w.jobs[0].walltime, w.jobs[0].runtime);
+}
+
 }  // namespace
 }  // namespace headroom::scenarios

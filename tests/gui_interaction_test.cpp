@@ -485,7 +485,8 @@ TEST(WhatIf, FormShowsAndEditsTheKnobs) {
   EXPECT_EQ(policy->currentText(), "sjf");
   // The choices are what `headroom policies --names` lists (the registry): the five systems and the
   // baselines, and nothing that `headroom run` would refuse (fgd is an experiment, not a policy).
-  for (const char* name : {"fifo", "kubernetes", "volcano", "slurm", "kai", "kueue", "gavel"})
+  for (const char* name :
+       {"fifo", "kubernetes", "volcano", "slurm", "kai", "kueue", "gavel", "kubernetes+coscheduling"})
     EXPECT_GE(policy->findText(name), 0) << name;
   EXPECT_EQ(policy->findText("fgd"), -1);
   EXPECT_DOUBLE_EQ(scale->value(), 1.0);

@@ -53,18 +53,12 @@ inline std::string& last_rejection() {
   return why;
 }
 
-// Imports `data` as a trace in `format`. Returns true when it was accepted.
-inline bool import_trace_bytes(const std::uint8_t* data, std::size_t size, traces::Format format) {
-  const std::string path = memory_file(data, size);
-  traces::ImportOptions options;
-  options.format = format;
-  // A few inputs also run with several processors per GPU (the rounding-up path of SWF).
-  if (size > 0 && data[0] % 8 == 7) options.units_per_gpu = 1 + data[size - 1] % 16;
+// Runs `read` and the checks of what it returned; true when both accepted it.
+template <typename Read>
+bool accepted(Read&& read) {
+  last_rejection().clear();
   try {
-    last_rejection().clear();
-    const models::Workload w = traces::import_trace(path, options);
-    if (w.jobs.empty()) last_rejection() = "no jobs";
-    return !w.jobs.empty();
+    return read();
   } catch (const sim::InputError& e) {
     last_rejection() = e.what();
     return false;
@@ -74,17 +68,27 @@ inline bool import_trace_bytes(const std::uint8_t* data, std::size_t size, trace
   }
 }
 
+// Imports `data` as a trace in `format`. Returns true when it was accepted.
+inline bool import_trace_bytes(const std::uint8_t* data, std::size_t size, traces::Format format) {
+  const std::string path = memory_file(data, size);
+  traces::ImportOptions options;
+  options.format = format;
+  // A few inputs also run with several processors per GPU (the rounding-up path of SWF).
+  if (size > 0 && data[0] % 8 == 7) options.units_per_gpu = 1 + data[size - 1] % 16;
+  return accepted([&] {
+    const models::Workload w = traces::import_trace(path, options);
+    if (w.jobs.empty()) last_rejection() = "no jobs";
+    return !w.jobs.empty();
+  });
+}
+
 // Parses `data` as a scenario file. Returns true when it was accepted.
 inline bool parse_scenario_bytes(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  try {
+  return accepted([&] {
     scenarios::parse_scenario(text, "fuzz/scenario.yaml");
     return true;
-  } catch (const sim::InputError&) {
-    return false;
-  } catch (const sim::InputErrors&) {
-    return false;
-  }
+  });
 }
 
 // --- The site-file readers (issue #31) -----------------------------------------------------------
@@ -133,21 +137,6 @@ inline bool check_params(std::string_view system, const policies::PolicyParams& 
 }
 inline bool check_slurm_import(const policies::slurm::SlurmConfImport& imported) {
   return check_params("slurm", imported.params, imported.cluster);
-}
-
-// Runs `read` and the checks of what it returned; true when both accepted it.
-template <typename Read>
-bool accepted(Read&& read) {
-  last_rejection().clear();
-  try {
-    return read();
-  } catch (const sim::InputError& e) {
-    last_rejection() = e.what();
-    return false;
-  } catch (const sim::InputErrors& e) {
-    last_rejection() = e.what();
-    return false;
-  }
 }
 
 // The line that splits a slurm.conf fuzz input in two: what comes before it is slurm.conf, what

@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "policies/common/manifest_reader.hpp"
 
@@ -17,12 +19,26 @@ namespace headroom::policies::manifests {
 
 namespace {
 
+// The reader's tables; site_keys_markdown() prints them for docs/importing.md.
+constexpr const char* kQueueScalars[] = {"parentQueue", "priority", "preemptMinRuntime", "reclaimMinRuntime"};
+constexpr const char* kQueueQuiet[] = {"displayName"};
+constexpr const char* kResources[] = {"gpu", "cpu", "memory"};
+constexpr const char* kResourceFields[] = {"quota", "limit", "overQuotaWeight"};
+constexpr std::pair<const char*, std::int64_t> kKaiClasses[] = {
+    {"train", 50}, {"build-preemptible", 75}, {"build", 100}, {"inference", 125}};
+
+bool listed(const auto& table, const std::string& s) {
+  for (const char* t : table)
+    if (s == t) return true;
+  return false;
+}
+
 struct KaiReader : Reader {
   void resources(const std::string& queue, const YAML::Node& res) {
     if (!res.IsMap()) fail(res, "Queue " + queue + ": resources: expected a map of gpu, cpu and memory");
     for (auto it = res.begin(); it != res.end(); ++it) {
       const std::string r = it->first.Scalar();
-      if (r != "gpu" && r != "cpu" && r != "memory") {
+      if (!listed(kResources, r)) {
         warn(it->second, "resource-" + r, "Queue resources." + r + " is not modelled (gpu, cpu and memory are)");
         continue;
       }
@@ -32,9 +48,10 @@ struct KaiReader : Reader {
         const std::string field = f->first.Scalar();
         const YAML::Node v = f->second;
         const std::string key = "queues." + queue + ".resources." + r + "." + field;
-        if (field == "overQuotaWeight") {
+        static_assert(std::size(kResourceFields) == 3, "the branches below read these three");
+        if (field == kResourceFields[2]) {
           set(key, v);
-        } else if (field == "quota" || field == "limit") {
+        } else if (field == kResourceFields[0] || field == kResourceFields[1]) {
           const std::string text = scalar(v, "a number");
           if (r == "memory" && text != "-1") {
             // MB (10^6 bytes) to MiB, rounded down.
@@ -61,8 +78,8 @@ struct KaiReader : Reader {
     for (auto it = o.spec.begin(); it != o.spec.end(); ++it) {
       const std::string f = it->first.Scalar();
       const YAML::Node v = it->second;
-      if (f == "displayName") continue;
-      if (f == "parentQueue" || f == "priority" || f == "preemptMinRuntime" || f == "reclaimMinRuntime") {
+      if (listed(kQueueQuiet, f)) continue;
+      if (listed(kQueueScalars, f)) {
         set(prefix + "." + f, v);
         any = true;
       } else if (f == "resources") {
@@ -80,9 +97,7 @@ struct KaiReader : Reader {
     if (o.kind == "Namespace") return;
     if (o.kind == "PriorityClass") {
       const PriorityClass pc = priority_class(o);
-      static const std::pair<const char*, std::int64_t> kKai[] = {
-          {"train", 50}, {"build-preemptible", 75}, {"build", 100}, {"inference", 125}};
-      for (const auto& [name, value] : kKai)
+      for (const auto& [name, value] : kKaiClasses)
         if (pc.name == name && pc.value == value) return;  // KAI's own, applied by job kind
       warn(o.node, "priorityclass",
            "PriorityClass " + pc.name + " (value " + std::to_string(pc.value) +
@@ -104,6 +119,31 @@ struct KaiReader : Reader {
 }  // namespace headroom::policies::manifests
 
 namespace headroom::policies::kai {
+
+std::string site_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  std::string classes;
+  for (const auto& [name, value] : manifests::kKaiClasses)
+    classes += (classes.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(value);
+  std::string out;
+  out += "| kai: object, field | Read (modelled) | Warned once, left out | Accepted quietly |\n";
+  out += "|---|---|---|---|\n";
+  out += "| Queue (scheduling.run.ai) spec | " + join(manifests::kQueueScalars) + ", resources | every other field | " +
+         join(manifests::kQueueQuiet) + " |\n";
+  out += "| Queue resources | " + join(manifests::kResources) + ", each with " + join(manifests::kResourceFields) +
+         " (memory in MB, read as MiB) | every other resource or field | |\n";
+  out += "| PriorityClass | | any class other than KAI's own | KAI's own (" + classes +
+         "; the kai policy applies them by job kind) |\n";
+  out += "| other kinds | | ResourceQuota (the kubernetes policy's), any other kind | Namespace |\n";
+  out +=
+      "\nRefused, naming file:line:column: a Queue without metadata.name, resources or a resource that is not a "
+      "map, memory that is not a number of MB or -1, a PriorityClass the API server would refuse.\n";
+  return out;
+}
 
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
   manifests::KaiReader r;

@@ -15,4 +15,8 @@ namespace headroom::policies::kai {
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
                               const PoolLabels& labels);
 
+// Every object, field and key the reader reads, warns about or refuses, as a Markdown table made
+// from the reader's own tables (docs/importing.md; a test checks the page against it).
+std::string site_keys_markdown();
+
 }  // namespace headroom::policies::kai

@@ -5,7 +5,9 @@
 // and ignored.
 #include "policies/volcano/manifests.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "policies/common/manifest_reader.hpp"
@@ -15,6 +17,19 @@
 namespace headroom::policies::manifests {
 
 namespace {
+
+// The reader's tables; site_keys_markdown() prints them for docs/importing.md.
+constexpr const char* kQueueScalars[] = {"weight", "reclaimable", "parent", "priority"};
+constexpr const char* kQueueResourceLists[] = {"capability", "deserved"};  // and guarantee.resource
+constexpr const char* kQueueResources[] = {"nvidia.com/gpu", "cpu", "memory"};
+constexpr const char* kQueueAnnotations[] = {"volcano.sh/hierarchy", "volcano.sh/hierarchy-weights"};
+constexpr const char* kConfKeys[] = {"actions", "tiers"};
+
+bool listed(const auto& table, const std::string& s) {
+  for (const char* t : table)
+    if (s == t) return true;
+  return false;
+}
 
 struct VolcanoReader : Reader {
   // A ResourceList (capability, deserved, guarantee.resource) as queues.<q>.<field>.<resource>,
@@ -26,7 +41,8 @@ struct VolcanoReader : Reader {
       const YAML::Node v = it->second;
       const std::string key = "queues." + queue + "." + field + ".";
       const std::string what = "Queue " + queue + ": " + field + ": " + res;
-      if (res == "nvidia.com/gpu") {
+      static_assert(std::size(kQueueResources) == 3, "the branches below read these three");
+      if (res == kQueueResources[0]) {
         // A device count: Kubernetes takes extended resources as integers only (the API server's
         // validateResourceQuantityValue, "must be an integer"), and a count written with a
         // suffix ("4Gi", "2k") or beyond what headroom counts (int32) is a mistake, not a site.
@@ -35,9 +51,9 @@ struct VolcanoReader : Reader {
         if (v.Scalar().find_first_not_of("+0123456789") != std::string::npos || n > 2147483647.0)
           fail(v, what + ": expected a whole number of GPUs up to 2147483647, got \"" + v.Scalar() + "\"");
         set(key + res, v, std::to_string(static_cast<std::int64_t>(n)));
-      } else if (res == "cpu") {
+      } else if (res == kQueueResources[1]) {
         set(key + res, v, std::to_string(scaled(v, what, 1000.0, 1e-6)) + "m");
-      } else if (res == "memory") {
+      } else if (res == kQueueResources[2]) {
         set(key + res, v, std::to_string(scaled(v, what, 1.0 / 1048576.0)) + "Mi");
       } else {
         warn(v, "resource-" + res,
@@ -58,9 +74,9 @@ struct VolcanoReader : Reader {
         continue;  // the root queue's resources are the cluster's, set by the controller
       } else if (f == "parent" && scalar(v, "a parent queue name") == "root") {
         continue;  // a top-level queue, as without parent
-      } else if (f == "weight" || f == "reclaimable" || f == "parent" || f == "priority") {
+      } else if (listed(kQueueScalars, f)) {
         set(prefix + "." + f, v);
-      } else if (f == "capability" || f == "deserved") {
+      } else if (listed(kQueueResourceLists, f)) {
         resources(q, f, v);
       } else if (f == "guarantee") {
         if (!v.IsMap()) fail(v, "Queue " + q + ": guarantee: expected a map with resource");
@@ -81,7 +97,7 @@ struct VolcanoReader : Reader {
     if (const YAML::Node ann = o.meta["annotations"]; ann && ann.IsMap()) {
       for (auto it = ann.begin(); it != ann.end(); ++it) {
         const std::string a = it->first.Scalar();
-        if (a == "volcano.sh/hierarchy" || a == "volcano.sh/hierarchy-weights") {
+        if (listed(kQueueAnnotations, a)) {
           set(prefix + ".annotations." + a, it->second);
         } else if (a == "volcano.sh/dequeue-strategy") {
           if (scalar(it->second, "a dequeue strategy") != "traverse")
@@ -119,19 +135,100 @@ struct VolcanoReader : Reader {
     for (auto it = conf.begin(); it != conf.end(); ++it) {
       const std::string k = it->first.Scalar();
       const YAML::Node v = it->second;
-      if (k == "actions") {
-        set("actions", text, scalar(v, "volcano-scheduler.conf actions as a string"));
-      } else if (k == "tiers") {
+      static_assert(std::size(kConfKeys) == 2, "the branches below read these two");
+      if (k == kConfKeys[0]) {
+        set("actions", text, modelled_actions(text, scalar(v, "volcano-scheduler.conf actions as a string")));
+      } else if (k == kConfKeys[1]) {
+        dra_arguments(text, v);
         YAML::Emitter e;
         e.SetMapFormat(YAML::Flow);
         e.SetSeqFormat(YAML::Flow);
-        e << v;
+        e << modelled_tiers(text, v);
         set("tiers", text, e.c_str());
-        dra_arguments(text, v);
       } else {
         warn(text, "conf-" + k, "volcano-scheduler.conf " + k + " is not modelled; ignored");
       }
     }
+  }
+
+  // The actions list without the actions Volcano registers and headroom does not model (shuffle,
+  // gangpreempt, gangreclaim): one warning each. A name Volcano does not know stays in, for the
+  // policy's "unknown action" error (Volcano refuses it too: "failed to find Action").
+  std::string modelled_actions(const YAML::Node& at_node, const std::string& actions) {
+    const auto& skip = volcano::upstream_unmodelled_actions();
+    std::string out;
+    std::size_t from = 0;
+    while (from <= actions.size()) {
+      const std::size_t comma = std::min(actions.find(',', from), actions.size());
+      std::string item = actions.substr(from, comma - from);
+      from = comma + 1;
+      const auto b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+      const std::string name = b == std::string::npos ? std::string() : item.substr(b, e - b + 1);
+      if (std::find(skip.begin(), skip.end(), name) != skip.end()) {
+        warn(at_node, "action-" + name, "action " + name + " is not modelled; left out of the actions");
+        continue;
+      }
+      if (!out.empty() || !name.empty()) out += (out.empty() ? "" : ", ") + name;
+    }
+    return out;
+  }
+
+  // The tiers without what Volcano runs and headroom does not model, one warning each: plugins
+  // (sla, tdm, deviceshare, ...), `enable...` switches of callbacks headroom's plugins lack, and
+  // plugin arguments headroom does not read. Anything else (a name Volcano does not know either)
+  // is kept for the policy's own errors with "did you mean".
+  YAML::Node modelled_tiers(const YAML::Node& at_node, const YAML::Node& tiers) {
+    if (!tiers.IsSequence()) return tiers;
+    const auto has = [](const std::vector<std::string>& names, const std::string& n) {
+      return std::find(names.begin(), names.end(), n) != names.end();
+    };
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const auto& tier : tiers) {
+      const YAML::Node plugins = tier.IsMap() ? tier["plugins"] : YAML::Node();
+      if (!plugins || !plugins.IsSequence()) {
+        out.push_back(tier);
+        continue;
+      }
+      YAML::Node kept(YAML::NodeType::Sequence);
+      for (const auto& p : plugins) {
+        const std::string name = p.IsMap() && p["name"] && p["name"].IsScalar() ? p["name"].Scalar() : "";
+        if (has(volcano::upstream_unmodelled_plugins(), name)) {
+          warn(at_node, "plugin-" + name, "plugin " + name + " is not modelled; left out of the tiers");
+          continue;
+        }
+        if (!p.IsMap() || !has(volcano::plugin_names(), name)) {
+          kept.push_back(p);
+          continue;
+        }
+        YAML::Node plugin(YAML::NodeType::Map);
+        for (auto f = p.begin(); f != p.end(); ++f) {
+          const std::string field = f->first.IsScalar() ? f->first.Scalar() : "";
+          if (has(volcano::upstream_unmodelled_switches(), field)) {
+            warn(at_node, "switch-" + field, "plugin switch " + field + " is not modelled; ignored");
+          } else if (field == "arguments" && f->second.IsMap()) {
+            YAML::Node args(YAML::NodeType::Map);
+            for (auto a = f->second.begin(); a != f->second.end(); ++a) {
+              const std::string arg = a->first.IsScalar() ? a->first.Scalar() : "";
+              if (volcano::is_modelled_argument(arg))
+                args[a->first] = a->second;
+              else
+                warn(at_node, "argument-" + arg, "plugin " + name + " argument " + arg + " is not modelled; ignored");
+            }
+            if (args.size() > 0) plugin[f->first] = args;
+          } else {
+            plugin[f->first] = f->second;
+          }
+        }
+        kept.push_back(plugin);
+      }
+      if (kept.size() == 0) continue;  // a tier of plugins headroom does not model only
+      YAML::Node t(YAML::NodeType::Map);
+      for (auto f = tier.begin(); f != tier.end(); ++f)
+        if (!(f->first.IsScalar() && f->first.Scalar() == "plugins")) t[f->first] = f->second;
+      t["plugins"] = kept;
+      out.push_back(t);
+    }
+    return out;
   }
 
   // The capacity plugin's (and predicates') DRA switches: accepted, one warning (headroom models
@@ -177,6 +274,46 @@ struct VolcanoReader : Reader {
 }  // namespace headroom::policies::manifests
 
 namespace headroom::policies::volcano {
+
+std::string site_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  std::string out;
+  out += "| volcano: object, field | Read (modelled) | Warned once, left out | Accepted quietly |\n";
+  out += "|---|---|---|---|\n";
+  out += "| Queue (scheduling.volcano.sh) spec | " + join(manifests::kQueueScalars) + ", " +
+         join(manifests::kQueueResourceLists) +
+         ", guarantee.resource, dequeueStrategy: traverse; status.state | every other field; guarantee other than "
+         "resource; dequeueStrategy other than traverse | metadata other than name and annotations, status other "
+         "than state; the root queue's capability, deserved and guarantee (the cluster's) |\n";
+  out += "| Queue resources (capability, deserved, guarantee.resource) | " + join(manifests::kQueueResources) +
+         " | every other resource | |\n";
+  out += "| Queue annotations | " + join(manifests::kQueueAnnotations) +
+         ", volcano.sh/dequeue-strategy: traverse | volcano.sh/dequeue-strategy other than traverse | every other "
+         "annotation |\n";
+  out += "| ConfigMap data volcano-scheduler.conf | " + join(manifests::kConfKeys) +
+         " | every other key (configurations, metrics, ...) | |\n";
+  out += "| volcano-scheduler.conf actions | " + join(action_names()) + " | " + join(upstream_unmodelled_actions()) +
+         " | |\n";
+  out += "| volcano-scheduler.conf tiers, plugins | " + join(plugin_names()) + " | " +
+         join(upstream_unmodelled_plugins()) + " | |\n";
+  out += "| plugin switches | " + join(switch_names()) + " | " + join(upstream_unmodelled_switches()) + " | |\n";
+  out += "| plugin arguments | " + join(argument_names()) +
+         "; the DRA switches (warned: DRA is not modelled) | every other argument | |\n";
+  out +=
+      "| other kinds | PriorityClass (checked; pods take their priority from the workload, one warning) | "
+      "ResourceQuota (the kubernetes policy's), any other kind | Namespace |\n";
+  out +=
+      "\nRefused, naming file:line:column: a Queue without metadata.name, a resource list that is not a map, "
+      "nvidia.com/gpu that is not a whole number up to 2147483647, a quantity out of range, an embedded "
+      "volcano-scheduler.conf that is not YAML or not a map; under the policy's own checks, an action or plugin "
+      "Volcano does not know either (with \"did you mean\"), a plugin Volcano has and headroom does not model "
+      "written in a scenario's own policy block.\n";
+  return out;
+}
 
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
   manifests::VolcanoReader r;

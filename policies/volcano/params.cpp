@@ -33,44 +33,6 @@ std::string quantity(int dim, std::int64_t v) {
   return std::to_string(v);
 }
 
-const std::vector<std::string>& plugin_names() {
-  static const std::vector<std::string> k = {
-      "priority",  "gang",    "conformance",           "overcommit", "drf", "predicates", "proportion", "capacity",
-      "nodeorder", "binpack", "network-topology-aware"};
-  return k;
-}
-
-const std::vector<std::string>& argument_names() {
-  static const std::vector<std::string> k = {"binpack.weight",
-                                             "binpack.cpu",
-                                             "binpack.memory",
-                                             "binpack.resources",
-                                             "binpack.resources.nvidia.com/gpu",
-                                             "overcommit-factor",
-                                             "leastrequested.weight",
-                                             "mostrequested.weight",
-                                             "balancedresource.weight",
-                                             "nodeaffinity.weight",
-                                             "podaffinity.weight",
-                                             "tainttoleration.weight",
-                                             "imagelocality.weight",
-                                             "podtopologyspread.weight",
-                                             "ancestorReclaimLevel",
-                                             "weight",
-                                             "hypernode.binpack.cpu",
-                                             "hypernode.binpack.memory",
-                                             "hypernode.binpack.resources",
-                                             "hypernode.binpack.resources.nvidia.com/gpu"};
-  return k;
-}
-
-const std::vector<std::string>& switch_names() {
-  static const std::vector<std::string> k = {"enablePreemptable", "enableReclaimable", "enableJobOrder",
-                                             "enableTaskOrder",   "enableQueueOrder",  "enableNodeOrder",
-                                             "enableJobEnqueued", "enableHierarchy"};
-  return k;
-}
-
 // A Kubernetes quantity in headroom units: gpu whole; cpu in millicores ("8", "500m"); memory
 // in MiB ("64Gi", "512Mi", "1Ti", or plain bytes).
 std::optional<std::int64_t> parse_quantity(int dim, std::string_view t) {
@@ -179,7 +141,7 @@ struct Reader {
 // The readers of one key.
 
 void read_actions(Reader& r, const std::string& key, const ParamValue& v) {
-  static const std::vector<std::string> kNames = {"enqueue", "allocate", "backfill", "preempt", "reclaim"};
+  const std::vector<std::string>& kNames = action_names();
   r.out.actions.clear();
   std::string_view rest = v.text;
   if (rest.starts_with("[") && rest.ends_with("]")) rest = rest.substr(1, rest.size() - 2);
@@ -323,6 +285,14 @@ std::optional<PluginConf> read_plugin(Reader& r, const std::string& key, const P
   }
   bool known = false;
   for (const auto& n : plugin_names()) known = known || n == p.name;
+  if (!known && std::find(upstream_unmodelled_plugins().begin(), upstream_unmodelled_plugins().end(), p.name) !=
+                    upstream_unmodelled_plugins().end()) {
+    r.error(key, v,
+            "plugin " + quoted(p.name) +
+                " is Volcano's but not modelled by headroom; remove it from tiers (a site's ConfigMap read through "
+                "manifests: leaves it out with a warning)");
+    return std::nullopt;
+  }
   if (!known) {
     std::string msg = "unknown plugin " + quoted(p.name);
     if (auto s = sim::closest_match(p.name, plugin_names())) msg += "; did you mean \"" + *s + "\"?";
@@ -773,6 +743,82 @@ void read(Reader& r, const PolicyParams& params) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& plugin_names() {
+  static const std::vector<std::string> k = {
+      "priority",  "gang",    "conformance",           "overcommit", "drf", "predicates", "proportion", "capacity",
+      "nodeorder", "binpack", "network-topology-aware"};
+  return k;
+}
+
+const std::vector<std::string>& argument_names() {
+  static const std::vector<std::string> k = {"binpack.weight",
+                                             "binpack.cpu",
+                                             "binpack.memory",
+                                             "binpack.resources",
+                                             "binpack.resources.nvidia.com/gpu",
+                                             "overcommit-factor",
+                                             "leastrequested.weight",
+                                             "mostrequested.weight",
+                                             "balancedresource.weight",
+                                             "nodeaffinity.weight",
+                                             "podaffinity.weight",
+                                             "tainttoleration.weight",
+                                             "imagelocality.weight",
+                                             "podtopologyspread.weight",
+                                             "ancestorReclaimLevel",
+                                             "weight",
+                                             "hypernode.binpack.cpu",
+                                             "hypernode.binpack.memory",
+                                             "hypernode.binpack.resources",
+                                             "hypernode.binpack.resources.nvidia.com/gpu"};
+  return k;
+}
+
+const std::vector<std::string>& switch_names() {
+  static const std::vector<std::string> k = {"enablePreemptable", "enableReclaimable", "enableJobOrder",
+                                             "enableTaskOrder",   "enableQueueOrder",  "enableNodeOrder",
+                                             "enableJobEnqueued", "enableHierarchy"};
+  return k;
+}
+
+const std::vector<std::string>& action_names() {
+  // In the order of the Action enumerators.
+  static const std::vector<std::string> k = {"enqueue", "allocate", "backfill", "preempt", "reclaim"};
+  return k;
+}
+
+const std::vector<std::string>& upstream_unmodelled_plugins() {
+  // pkg/scheduler/plugins/factory.go registers these too; each PluginName as its package gives it.
+  static const std::vector<std::string> k = {
+      "deviceshare",  "resource-strategy-fit", "tdm",   "sla", "task-topology", "numa-aware",
+      "cdp",          "rescheduling",          "usage", "pdb", "nodegroup",     "extender",
+      "resourcequota"};
+  return k;
+}
+
+const std::vector<std::string>& upstream_unmodelled_actions() {
+  // pkg/scheduler/actions/factory.go registers these besides the five headroom models.
+  static const std::vector<std::string> k = {"shuffle", "gangpreempt", "gangreclaim"};
+  return k;
+}
+
+const std::vector<std::string>& upstream_unmodelled_switches() {
+  // The PluginOption fields of pkg/scheduler/conf/scheduler_conf.go (their yaml names, some
+  // spelled "enabled...") that switch off callbacks headroom's plugins do not have.
+  static const std::vector<std::string> k = {
+      "enableJobReady",          "enableJobPipelined", "enablePreemptive",       "enabledClusterOrder",
+      "enablePredicate",         "enableBestNode",     "enableTargetJob",        "enableReservedNodes",
+      "enabledVictim",           "enableJobStarving",  "enabledOverused",        "enabledAllocatable",
+      "enabledHyperNodeOrder",   "enabledSubJobReady", "enabledSubJobPipelined", "enabledSubJobOrder",
+      "enabledHyperNodeGradient"};
+  return k;
+}
+
+bool is_modelled_argument(std::string_view name) {
+  const auto& names = argument_names();
+  return is_dra_argument(name) || std::find(names.begin(), names.end(), name) != names.end();
+}
 
 std::vector<std::vector<PluginConf>> default_tiers() {
   PluginConf gang{"gang"}, drf{"drf"};

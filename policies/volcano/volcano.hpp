@@ -81,6 +81,20 @@ std::vector<std::vector<PluginConf>> default_tiers();
 // DRA is not modelled (GPUs are nvidia.com/gpu requests); the manifest reader warns once each.
 bool is_dra_argument(std::string_view name);
 
+// What the volcano policy reads in volcano-scheduler.conf: the plugins it models, their arguments
+// and `enable...` switches. The upstream lists are what Volcano itself registers (plugins/factory.go,
+// actions/factory.go, conf/scheduler_conf.go) and headroom does not model: the manifest reader
+// leaves them out of a site's ConfigMap with one warning each (Volcano would run them), where a
+// name Volcano does not know either stays an error with "did you mean".
+const std::vector<std::string>& action_names();
+const std::vector<std::string>& plugin_names();
+const std::vector<std::string>& argument_names();
+const std::vector<std::string>& switch_names();
+bool is_modelled_argument(std::string_view name);
+const std::vector<std::string>& upstream_unmodelled_plugins();
+const std::vector<std::string>& upstream_unmodelled_actions();
+const std::vector<std::string>& upstream_unmodelled_switches();
+
 const std::vector<std::string>& param_keys();
 void check_params(const PolicyParams& params, std::vector<sim::InputError>& errors);
 Config parse_config(const PolicyParams& params);

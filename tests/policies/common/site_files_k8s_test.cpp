@@ -3,14 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/pipeline.hpp"
 #include "models/observer.hpp"
 #include "policies/common/manifests.hpp"
+#include "policies/kai/manifests.hpp"
 #include "policies/registry.hpp"
 #include "policies/system_module.hpp"
+#include "policies/volcano/manifests.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "tests/temp_dir.hpp"
@@ -121,6 +126,91 @@ TEST(VolcanoSchedulerConf, BadEmbeddedConfigurationIsAnInputError) {
   const std::string e = error_of(bomb);
   EXPECT_EQ(e.rfind(at, 0), 0u) << e;
   EXPECT_NE(e.find("alias"), std::string::npos) << e;
+}
+
+// Volcano's NUMA-aware guide: the Helm chart's tiers plus numa-aware (with its `weight`), a
+// plugin Volcano registers (plugins/factory.go) and headroom does not model. Before: the whole
+// ConfigMap was refused ("unknown plugin"); now the plugin is left out with one warning and the
+// rest reads as written.
+TEST(VolcanoSchedulerConf, UnmodelledVolcanoPluginIsLeftOutWithOneWarning) {
+  const auto m = read("volcano", {kVolcano + "numa-aware-scheduler.yaml"});
+  EXPECT_EQ(param(m.params, "actions"), "enqueue, allocate, backfill");
+  EXPECT_EQ(param(m.params, "tiers"),
+            "[{plugins: [{name: priority}, {name: gang}, {name: conformance}]}, {plugins: [{name: drf}, {name: "
+            "predicates}, {name: proportion}, {name: nodeorder}, {name: binpack}]}]");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0],
+            kVolcano + "numa-aware-scheduler.yaml:7: plugin numa-aware is not modelled; left out of the tiers");
+  const auto p = problems("volcano", m.params);
+  EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
+}
+
+// Volcano's GPU-number guide: deviceshare with its argument, left out the same way.
+TEST(VolcanoSchedulerConf, DeviceshareGuideReadsWithOneWarning) {
+  const auto m = read("volcano", {kVolcano + "gpu-number-scheduler.yaml"});
+  EXPECT_EQ(param(m.params, "tiers"),
+            "[{plugins: [{name: priority}, {name: gang}, {name: conformance}]}, {plugins: [{name: drf}, {name: "
+            "predicates}, {name: proportion}, {name: nodeorder}, {name: binpack}]}]");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find(":7: plugin deviceshare is not modelled"), std::string::npos) << m.warnings[0];
+  EXPECT_TRUE(problems("volcano", m.params).empty());
+}
+
+// What Volcano registers and headroom does not model warns and is left out: actions (shuffle,
+// gangpreempt, gangreclaim), `enable...` switches of callbacks headroom lacks, plugin arguments it
+// does not read, a tier of such plugins only. Names Volcano does not know either stay errors.
+TEST(VolcanoSchedulerConf, UnmodelledActionsSwitchesAndArgumentsWarn) {
+  const testing::TempDir tmp;
+  const auto conf = [&](const std::string& body) {
+    return tmp.write("cm.yaml",
+                     "kind: ConfigMap\n"
+                     "apiVersion: v1\n"
+                     "metadata: {name: volcano-scheduler-configmap}\n"
+                     "data:\n"
+                     "  volcano-scheduler.conf: |\n" +
+                         body);
+  };
+  const auto m = read("volcano", {conf("    actions: \"enqueue, allocate, shuffle, backfill, gangreclaim\"\n"
+                                       "    tiers:\n"
+                                       "    - plugins:\n"
+                                       "      - name: sla\n"
+                                       "      - name: tdm\n"
+                                       "    - plugins:\n"
+                                       "      - name: gang\n"
+                                       "        enabledVictim: false\n"
+                                       "        enablePreemptable: false\n"
+                                       "      - name: binpack\n"
+                                       "        arguments:\n"
+                                       "          binpack.weight: 10\n"
+                                       "          binpack.score.nodes: 3\n")});
+  EXPECT_EQ(param(m.params, "actions"), "enqueue, allocate, backfill");
+  EXPECT_EQ(param(m.params, "tiers"),
+            "[{plugins: [{name: gang, enablePreemptable: false}, {name: binpack, arguments: {binpack.weight: 10}}]}]");
+  const std::string at = tmp.path("cm.yaml") + ":5: ";
+  EXPECT_EQ(m.warnings, (std::vector<std::string>{
+                            at + "action shuffle is not modelled; left out of the actions",
+                            at + "action gangreclaim is not modelled; left out of the actions",
+                            at + "plugin sla is not modelled; left out of the tiers",
+                            at + "plugin tdm is not modelled; left out of the tiers",
+                            at + "plugin switch enabledVictim is not modelled; ignored",
+                            at + "plugin binpack argument binpack.score.nodes is not modelled; ignored",
+                        }));
+  EXPECT_TRUE(problems("volcano", m.params).empty());
+  // A name Volcano does not know is kept for the policy's error (Volcano: "failed to find Action").
+  const auto typo = read("volcano", {conf("    actions: \"enqueue, alocate\"\n")});
+  EXPECT_EQ(param(typo.params, "actions"), "enqueue, alocate");
+  const auto p = problems("volcano", typo.params);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(std::string(p[0].what()).find("did you mean \"allocate\""), std::string::npos) << p[0].what();
+  // Written in a scenario's own policy block, a Volcano plugin headroom does not model is an error
+  // that says so, not "unknown plugin".
+  policies::PolicyParams direct;
+  direct["tiers"] = policies::ParamValue{"[{plugins: [{name: sla}]}]", "x.yaml", 3, 9};
+  const auto q = problems("volcano", direct);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_NE(std::string(q[0].what()).find("plugin \"sla\" is Volcano's but not modelled by headroom"),
+            std::string::npos)
+      << q[0].what();
 }
 
 // ---- Kueue: kueueviz's examples (three LocalQueues in one namespace, two resource groups) ----
@@ -319,6 +409,34 @@ TEST(PodSnapshots, PendingPodsReplayAsAQueue) {
   ASSERT_EQ(starts.size(), 8u);
   const sim::Tick a = sim::kSecond, b = sim::kSecond + sim::kHour;
   EXPECT_EQ(starts, (std::vector<sim::Tick>{a, a, a, a, b, b, b, b}));
+}
+
+// ---- docs/importing.md: the Kubernetes-side key tables are the readers' own ----
+
+TEST(ImportingDocs, VolcanoAndKaiKeyTablesAreTheReadersOwnTables) {
+  const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/docs/importing.md";
+  const std::string begin =
+      "<!-- generated: kubernetes-side keys (site_files_k8s_test's ImportingDocs test; HEADROOM_UPDATE_DOCS=1 "
+      "rewrites it) -->\n";
+  const std::string end = "<!-- end of generated kubernetes-side keys -->";
+  const std::string want = policies::volcano::site_keys_markdown() + "\n" + policies::kai::site_keys_markdown();
+  std::stringstream buf;
+  buf << std::ifstream(path, std::ios::binary).rdbuf();
+  std::string doc = buf.str();
+  const auto b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos) << path << " has no generated block";
+  ASSERT_NE(e, std::string::npos);
+  const std::string have = doc.substr(b + begin.size(), e - b - begin.size());
+  if (have != want && std::getenv("HEADROOM_UPDATE_DOCS") != nullptr) {
+    doc.replace(b + begin.size(), e - b - begin.size(), want);
+    std::ofstream(path, std::ios::binary) << doc;
+    return;
+  }
+  EXPECT_EQ(have, want) << "run with HEADROOM_UPDATE_DOCS=1 to rewrite the block";
+  // Spot checks: each of the readers' lists is on the page.
+  for (const char* key : {"hierarchy-weights", "gangreclaim", "numa-aware", "enabledVictim", "binpack.resources",
+                          "reclaimMinRuntime", "overQuotaWeight", "build-preemptible 75"})
+    EXPECT_NE(have.find(key), std::string::npos) << key;
 }
 
 }  // namespace

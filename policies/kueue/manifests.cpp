@@ -8,10 +8,25 @@
 #include <map>
 
 #include "policies/common/manifest_reader.hpp"
+#include "policies/kueue/kueue.hpp"
 
 namespace headroom::policies::kueue {
 
 namespace {
+
+// The reader's tables; site_keys_markdown() prints them for docs/importing.md.
+constexpr const char* kGpuNames[] = {"nvidia.com/gpu", "amd.com/gpu", "gpu"};
+constexpr const char* kQuotaFields[] = {"nominalQuota", "borrowingLimit", "lendingLimit"};
+// ClusterQueue spec fields copied under clusterQueues.<cq>.<field> (the kueue policy's key table
+// checks each leaf).
+constexpr const char* kCqCopied[] = {"queueingStrategy", "preemption",      "flavorFungibility",
+                                     "fairSharing",      "admissionChecks", "admissionScope"};
+
+bool listed(const auto& table, const std::string& s) {
+  for (const char* t : table)
+    if (s == t) return true;
+  return false;
+}
 
 struct Reader : manifests::Reader {
   const models::ClusterSpec& cluster;
@@ -36,7 +51,7 @@ struct Reader : manifests::Reader {
   }
 
   static std::string resource(const std::string& name) {
-    if (name == "nvidia.com/gpu" || name == "amd.com/gpu" || name == "gpu") return "gpu";
+    if (listed(kGpuNames, name)) return "gpu";
     if (name == "cpu" || name == "memory") return name;
     return "";
   }
@@ -93,7 +108,7 @@ struct Reader : manifests::Reader {
                  "resource " + rname + " is not modelled (gpu, cpu and memory are); its quota is left out");
             continue;
           }
-          for (const char* field : {"nominalQuota", "borrowingLimit", "lendingLimit"})
+          for (const char* field : kQuotaFields)
             if (const YAML::Node q = r[field])
               set(owner + ".resources." + flavor + "." + res + "." + field, q, amount(q, res, rname));
         }
@@ -159,8 +174,7 @@ struct Reader : manifests::Reader {
           resource_groups(cq, v);
         } else if (f == "cohort" || f == "cohortName") {
           set(cq + ".cohort", v);
-        } else if (f == "queueingStrategy" || f == "preemption" || f == "flavorFungibility" || f == "fairSharing" ||
-                   f == "admissionChecks" || f == "admissionScope") {
+        } else if (listed(kCqCopied, f)) {
           copy(cq + "." + f, v);
         } else if (f == "namespaceSelector") {
           if (v.IsMap() && v.size() > 0)
@@ -220,6 +234,48 @@ struct Reader : manifests::Reader {
 };
 
 }  // namespace
+
+std::string site_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  // The leaves the kueue policy's key table reads under each copied ClusterQueue field.
+  std::vector<std::string> leaves;
+  const std::string cq = "clusterQueues.<cq>.";
+  for (const auto& k : param_keys())
+    for (const char* f : kCqCopied)
+      if (k.starts_with(cq + f)) leaves.push_back(k.substr(cq.size()));
+  std::string out;
+  out += "| kueue: object, field | Read (modelled) | Warned once, left out | Accepted quietly |\n";
+  out += "|---|---|---|---|\n";
+  out +=
+      "| ResourceFlavor spec | nodeLabels (select the pools whose labels hold them all) | topologyName (the "
+      "cluster's topology is used), nodeTaints, tolerations | every other field |\n";
+  out += "| ClusterQueue spec | resourceGroups, cohort (cohortName), stopPolicy, " + join(leaves) +
+         " | namespaceSelector with labels (the LocalQueues' namespaces submit), every other field | an empty "
+         "namespaceSelector |\n";
+  out += "| resourceGroups flavors' resources | " + join(kGpuNames) + " (as GPUs), cpu, memory; each with " +
+         join(kQuotaFields) +
+         " | every other resource (its quota left out) | coveredResources (they define the "
+         "groups) |\n";
+  out +=
+      "| LocalQueue spec | clusterQueue, fairSharing.weight (several per namespace; a job picks one by "
+      "kueue.x-k8s.io/queue-name) | | every other field |\n";
+  out += "| Cohort spec | resourceGroups, parentName (parent), fairSharing.weight | every other field | |\n";
+  out += "| Topology spec | levels[].nodeLabel (name cluster.topology's levels) | | every other field |\n";
+  out +=
+      "| other kinds | PriorityClass (checked; pods take their priority from the workload, one warning) | "
+      "WorkloadPriorityClass (priorities come from the trace), any other Kueue kind (AdmissionCheck, "
+      "ProvisioningRequestConfig, ...), any kind that is not Kueue's | Namespace |\n";
+  out +=
+      "\nRefused, naming file:line:column: an object without metadata.name, a LocalQueue without "
+      "spec.clusterQueue, resourceGroups that is not a list or a group without flavors, a ResourceFlavor whose "
+      "nodeLabels match no pool, a Topology without levels, a quota out of range; under the policy's own "
+      "checks, every value the key table refuses (with \"did you mean\").\n";
+  return out;
+}
 
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
                               const PoolLabels& labels) {

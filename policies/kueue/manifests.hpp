@@ -23,4 +23,9 @@ using PoolLabels = policies::PoolLabels;
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
                               const PoolLabels& labels);
 
+// Every object, field and key the reader reads, warns about or refuses, as a Markdown table made
+// from the reader's own tables and the kueue policy's key table (docs/importing.md; a test checks
+// the page against it).
+std::string site_keys_markdown();
+
 }  // namespace headroom::policies::kueue

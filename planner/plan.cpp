@@ -60,6 +60,7 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"busy_utilization", {"busy_utilization", Unit::Ratio}},
       {"makespan", {"makespan", Unit::Time}},
       {"completed_fraction", {"completed_fraction", Unit::Ratio}},
+      {"served_fraction", {"served_fraction", Unit::Ratio}},
       {"fragmentation", {"fragmentation", Unit::Ratio}},
       {"slo_attainment", {"slo_attainment", Unit::Ratio}},
       {"fragmented_gpus", {"fragmented_gpus", Unit::Count}},
@@ -121,7 +122,8 @@ double quantile_of(const results::Quantiles& wait, const results::Quantiles& jct
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
          "busy_utilization, "
-         "makespan, completed_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, fragmentation, "
+         "makespan, completed_fraction, served_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, "
+         "fragmentation, "
          "denied, jobs_killed, failure_lost_gpu_hours, worst_recovery, never_started, rejected, "
          "fragmented_gpus, slo_attainment, service:NAME.slo_attainment, service:NAME.request_attainment, cost, "
          "cost_used, "
@@ -225,7 +227,8 @@ Target parse_target(const std::string& text) {
     if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty())
       bad("expected a number" + std::string(unit == Unit::Ratio ? " (0.8 or 80%)" : "") + ", got \"" + value + "\"");
     if (percent && unit != Unit::Ratio)
-      bad("a percentage only makes sense for utilization, completed_fraction, fragmentation and shares");
+      bad("a percentage only makes sense for utilization, completed_fraction, served_fraction, fragmentation and "
+          "shares");
     if (!std::isfinite(x)) bad("expected a finite number, got \"" + value + "\"");
     t.bound = percent ? x / 100.0 : x;
     if (unit == Unit::Ratio && (t.bound < 0 || t.bound > 1))
@@ -277,6 +280,18 @@ void check_target_names(const std::vector<Target>& targets, const scenarios::Sce
   if (!errors.empty()) throw sim::InputErrors(std::move(errors));
 }
 
+double served_fraction(const results::Summary& s) {
+  using models::JobState;
+  const auto state = [&](JobState st) { return s.by_state[static_cast<std::size_t>(st)]; };
+  const std::int64_t asked = s.jobs - s.denied;
+  if (asked <= 0) return 1;
+  const std::int64_t ended_by_system =
+      s.failures.jobs_failed + s.failures.jobs_failed_by_policy - s.ended_at_recorded_limit;
+  const std::int64_t served = state(JobState::Completed) + state(JobState::Cancelled) +
+                              std::max<std::int64_t>(0, state(JobState::Failed) - ended_by_system);
+  return static_cast<double>(served) / static_cast<double>(asked);
+}
+
 std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   if (t.kpi == "wait_mean") return s.wait.mean;
   if (t.kpi == "wait_median") return s.wait.median;
@@ -322,6 +337,7 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   }
   if (t.kpi == "completed_fraction")
     return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
+  if (t.kpi == "served_fraction") return served_fraction(s);
   if (t.kpi.rfind("kind.", 0) == 0) {
     for (const auto& k : s.kinds)
       if (k.name == t.tenant) return quantile_of(k.wait, k.jct, t.kpi);

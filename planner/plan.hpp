@@ -57,6 +57,16 @@ void check_target_names(const std::vector<Target>& targets, const scenarios::Sce
 // The KPI's value in a summary (seconds / fraction / GPU-hours); nullopt when it does not
 // exist (an unknown tenant).
 std::optional<double> kpi_value(const results::Summary& s, const Target& t);
+
+// The share of the jobs the system was asked to run (permission denials aside) that it ran to
+// the end the log records: completed, or failed or cancelled as the job itself did in the log (an
+// end without a reason of the system's). Jobs that never started, were rejected by the policy or
+// were still queued or running at the end count against it, and so do jobs the system ended
+// (a Slurm TimeLimit kill, a kubelet refusal) or the failure drill killed past their retry limit,
+// except a TimeLimit kill of a job the log shows ending at that limit too
+// (Summary::ended_at_recorded_limit).
+// The KPI of "completes >= 99 % of the jobs it does not deny" (issue #32); 1 with no job.
+double served_fraction(const results::Summary& s);
 // Same, also for the fairness KPIs (jain, rho_max, tenant:NAME.share ...).
 std::optional<double> kpi_value(const results::Summary& s, const results::Fairness& f, const Target& t);
 bool meets(const Target& t, double value);

@@ -179,6 +179,28 @@ std::string failure_note(const RunResult& r) {
          thousands(main->second) + (main->second == 1 ? " job)" : " jobs)");
 }
 
+// Jobs ended Failed by the system itself (a Finish with a reason, not at the instant of a kill by
+// the failure drill) whose recorded run time is past their time limit by at most a minute: the
+// grace of scenarios/workload.cpp's time-limit inference (a system that kills at the limit lets a
+// job run a little past it).
+std::int64_t count_ended_at_recorded_limit(const RunResult& r) {
+  constexpr Tick kGrace = 60 * sim::kSecond;
+  const auto failed = static_cast<std::int32_t>(models::JobState::Failed);
+  std::vector<Tick> killed_at(r.jobs.size(), -1);
+  std::int64_t n = 0;
+  for (const EventRecord& e : r.events) {
+    if (e.job >= r.jobs.size()) continue;
+    const auto kind = static_cast<models::AuditKind>(e.kind);
+    if (kind == models::AuditKind::Kill) killed_at[e.job] = e.time;
+    if (kind != models::AuditKind::Finish || e.detail != failed || e.reason >= r.reasons.size() ||
+        r.reasons[e.reason].empty() || killed_at[e.job] == e.time)
+      continue;
+    const JobRecord& j = r.jobs[e.job];
+    if (j.walltime > 0 && j.runtime > j.walltime && j.runtime <= j.walltime + kGrace) ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 bool never_started(const JobRecord& j) { return j.start < 0 && j.state != kRejected; }
@@ -499,6 +521,7 @@ Summary summarize(const RunResult& result) {
     f.worst_recovery_s = std::max(f.worst_recovery_s, secs);
   }
   s.rejected = std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied);
+  s.ended_at_recorded_limit = count_ended_at_recorded_limit(result);
   s.banner = make_banner(result, s.never_started, s.rejected);
   if (std::string note = failure_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {

@@ -117,6 +117,10 @@ struct Summary {
   std::vector<KindSummary> kinds;      // by models::JobKind, every kind
   FailureSummary failures;
   std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants
+  // Jobs the system ended at their time limit (FailureSummary::jobs_failed_by_policy) that the log
+  // shows running at most a minute past it: their system ended them there too (SIGTERM at the
+  // limit, KillWait, SIGKILL), so the replay ended them as recorded.
+  std::int64_t ended_at_recorded_limit = 0;
 };
 
 inline constexpr Tick kStarvationWait = 24 * sim::kHour;

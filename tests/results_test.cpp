@@ -1022,6 +1022,36 @@ TEST(Summary, ANoteNamesJobsTheSystemEndedFailed) {
   EXPECT_EQ(hr::summarize(r).banner.find("NOTE"), std::string::npos);
 }
 
+// Issue #32: a TimeLimit kill of a job the log shows running at most a minute past its limit is
+// how its own system ended it too (SIGTERM, KillWait, SIGKILL): ended as recorded.
+TEST(Summary, TimeLimitKillsTheLogAlsoShowsAreEndedAsRecorded) {
+  hr::RunResult r = four_jobs_one_never_started();
+  r.jobs[3].state = st(hm::JobState::Failed);
+  r.jobs[3].walltime = 60 * kS;
+  r.jobs[3].runtime = 65 * kS;
+  r.reasons.push_back("timeout: TimeLimit reached");
+  hr::EventRecord e;
+  e.time = 80 * kS;
+  e.kind = static_cast<std::uint8_t>(hm::AuditKind::Finish);
+  e.job = 3;
+  e.detail = static_cast<std::int32_t>(hm::JobState::Failed);
+  e.reason = static_cast<std::uint32_t>(r.reasons.size() - 1);
+  r.events.push_back(e);
+  EXPECT_EQ(hr::summarize(r).ended_at_recorded_limit, 1);
+  r.jobs[3].runtime = 120 * kS;  // exactly a minute past: still the kill's grace
+  EXPECT_EQ(hr::summarize(r).ended_at_recorded_limit, 1);
+  r.jobs[3].runtime = 121 * kS;  // the log shows it running on: the replay ended it early
+  EXPECT_EQ(hr::summarize(r).ended_at_recorded_limit, 0);
+  r.jobs[3].runtime = 65 * kS;
+  r.events.back().reason = 0;  // no reason: a failure the trace records, not the system's kill
+  EXPECT_EQ(hr::summarize(r).ended_at_recorded_limit, 0);
+  r.events.back().reason = static_cast<std::uint32_t>(r.reasons.size() - 1);
+  hr::EventRecord kill = e;  // killed by the failure drill at that instant: the drill's, not a limit
+  kill.kind = static_cast<std::uint8_t>(hm::AuditKind::Kill);
+  r.events.insert(r.events.end() - 1, kill);
+  EXPECT_EQ(hr::summarize(r).ended_at_recorded_limit, 0);
+}
+
 TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
   hr::RunResult r = four_jobs_one_never_started();
   // The rejection becomes a permission denial: not in the banner's count.

@@ -62,6 +62,9 @@ std::optional<std::string> check_sacct_fields(const std::vector<std::string>& na
 // The sacct columns the importer reads, in its table's order, each with whether it is required
 // (docs/importing.md's list is made from this; which of several stand in is said in traces/sacct.cpp).
 std::vector<std::pair<std::string, bool>> sacct_columns();
+// What the pod-list reader (traces/kubernetes.cpp) reads, skips and refuses, as a Markdown table
+// made from its own tables (docs/importing.md; a test checks the page against it).
+std::string pod_list_keys_markdown();
 
 // Reads a trace file (plain or gzip-compressed) into a job stream sorted by (submit, file order).
 // Throws sim::InputError naming the file, the line (row) and the field on malformed input.

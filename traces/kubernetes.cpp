@@ -37,6 +37,25 @@ using nlohmann::json;
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 
+// The reader's tables; pod_list_keys_markdown() prints them for docs/importing.md.
+// The queue: the first of these labels a pod has, else this annotation, else spec.priorityClassName.
+constexpr const char* kQueueLabels[] = {"kueue.x-k8s.io/queue-name", "scheduling.volcano.sh/queue-name",
+                                        "kai.scheduler/queue"};
+constexpr const char* kQueueAnnotations[] = {"scheduling.volcano.sh/queue-name"};
+// The job kind from the first ownerReference's kind (anything else: batch).
+constexpr const char* kBatchOwners[] = {"Job", "CronJob"};
+constexpr const char* kInferenceOwners[] = {"ReplicaSet", "Deployment", "StatefulSet", "DaemonSet"};
+constexpr const char* kTrainOwners[] = {"PyTorchJob", "TFJob",  "MPIJob",  "XGBoostJob",
+                                        "PaddleJob",  "JAXJob", "TrainJob"};
+// Owners whose GPU pods that ran together are one pod set (one job of that many pods).
+constexpr const char* kPodSetOwners[] = {"Job", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"};
+
+bool listed(const auto& table, std::string_view s) {
+  for (const char* t : table)
+    if (s == t) return true;
+  return false;
+}
+
 class Pods {
  public:
   Pods(LineReader& in, const ImportOptions& options) : in_(in), options_(options) {}
@@ -345,12 +364,9 @@ class Pods {
   }
 
   static models::JobKind kind_of(std::string_view owner) {
-    if (owner == "Job" || owner == "CronJob") return models::JobKind::Batch;
-    if (owner == "ReplicaSet" || owner == "Deployment" || owner == "StatefulSet" || owner == "DaemonSet")
-      return models::JobKind::Inference;
-    if (owner == "PyTorchJob" || owner == "TFJob" || owner == "MPIJob" || owner == "XGBoostJob" ||
-        owner == "PaddleJob" || owner == "JAXJob" || owner == "TrainJob")
-      return models::JobKind::Train;
+    if (listed(kBatchOwners, owner)) return models::JobKind::Batch;
+    if (listed(kInferenceOwners, owner)) return models::JobKind::Inference;
+    if (listed(kTrainOwners, owner)) return models::JobKind::Train;
     return models::JobKind::Batch;
   }
 
@@ -386,14 +402,13 @@ class Pods {
     j.tenant = w_.tenants.intern(ns.empty() ? "default" : ns);
     std::string queue;
     if (meta) {
-      if (const json* labels = object_at(*meta, "labels", mpath)) {
-        queue = string_at(*labels, "kueue.x-k8s.io/queue-name", join(mpath, "labels"));
-        if (queue.empty()) queue = string_at(*labels, "scheduling.volcano.sh/queue-name", join(mpath, "labels"));
-        if (queue.empty()) queue = string_at(*labels, "kai.scheduler/queue", join(mpath, "labels"));
-      }
+      if (const json* labels = object_at(*meta, "labels", mpath))
+        for (const char* l : kQueueLabels)
+          if (queue.empty()) queue = string_at(*labels, l, join(mpath, "labels"));
       if (queue.empty())
         if (const json* ann = object_at(*meta, "annotations", mpath))
-          queue = string_at(*ann, "scheduling.volcano.sh/queue-name", join(mpath, "annotations"));
+          for (const char* a : kQueueAnnotations)
+            if (queue.empty()) queue = string_at(*ann, a, join(mpath, "annotations"));
       if (const json* owners = array_at(*meta, "ownerReferences", mpath); owners && !owners->empty()) {
         const json& o = owners->front();
         const std::string opath = index(join(mpath, "ownerReferences"), 0);
@@ -518,10 +533,7 @@ class Pods {
 
   // Pods of a Job (batch/v1, Indexed or not) or of a training job (PyTorchJob and the other
   // Kubeflow kinds: Master and Worker replicas) run as one pod set.
-  static bool forms_pod_set(std::string_view owner) {
-    return owner == "Job" || owner == "PyTorchJob" || owner == "TFJob" || owner == "MPIJob" || owner == "XGBoostJob" ||
-           owner == "PaddleJob" || owner == "JAXJob";
-  }
+  static bool forms_pod_set(std::string_view owner) { return listed(kPodSetOwners, owner); }
 
   // The GPU pods of one owner that ran together (every one started before any ended) and ask for
   // the same GPUs become one job of that many pods (nodes = pods, gpus_per_node = one pod's GPUs):
@@ -605,3 +617,47 @@ class Pods {
 models::Workload import_kubernetes(LineReader& in, const ImportOptions& options) { return Pods(in, options).run(); }
 
 }  // namespace headroom::traces::detail
+
+namespace headroom::traces {
+
+std::string pod_list_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  using namespace detail;
+  std::string out;
+  out += "| pod list: object, field | Read | Skipped with a warning | Ignored |\n";
+  out += "|---|---|---|---|\n";
+  out +=
+      "| the file | a List or PodList (items), a Pod, several `---` YAML documents of those | | every other top-level "
+      "field |\n";
+  out += "| items[] | kind Pod (or none) | any other kind | |\n";
+  out +=
+      "| metadata | name and namespace (one pod per namespace/name; no namespace is default, the tenant), "
+      "creationTimestamp (the submit time), labels " +
+      join(kQueueLabels) + " (the queue, first found), annotation " + join(kQueueAnnotations) +
+      " (the queue, else spec.priorityClassName), ownerReferences[0].kind, annotations gpu-fraction and "
+      "gpu-fraction-num-devices 1 (a fraction of one GPU) | gpu-fraction-num-devices other than 1 | every other "
+      "field |\n";
+  out += "| ownerReferences[0].kind | " + join(kBatchOwners) + " (batch); " + join(kInferenceOwners) +
+         " (inference); " + join(kTrainOwners) + " (train); the GPU pods of one " + join(kPodSetOwners) +
+         " that ran together are one pod set | | any other kind (batch, one job per pod) |\n";
+  out += "| spec | containers[] and initContainers[] resources.requests (else limits) of " + std::string(kGpuResource) +
+         ", cpu, memory; priority, preemptionPolicy Never, priorityClassName, nodeSelector nvidia.com/gpu.product "
+         "(the GPU type) | | every other field and resource |\n";
+  out +=
+      "| status | phase (Succeeded, Failed, Pending), startTime, containerStatuses[].state.terminated.finishedAt | a "
+      "pod that never started (no startTime), unless workload.assume_runtime gives it a run time | every other "
+      "field |\n";
+  out +=
+      "\nRefused, naming the path (items[3].spec.containers[0].resources.requests.cpu) and, where found, line and "
+      "column: a file that is not JSON or YAML, a kind other than List, PodList or Pod, a pod named twice, a pod "
+      "without spec, metadata or creationTimestamp, nvidia.com/gpu that is not a whole number from 0 to 2147483647, "
+      "a quantity out of range, a gpu-fraction outside (0, 1] or beside an nvidia.com/gpu request, a startTime "
+      "before creationTimestamp.\n";
+  return out;
+}
+
+}  // namespace headroom::traces

@@ -10,8 +10,10 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "policies/common/manifest_reader.hpp"
 
@@ -20,6 +22,35 @@ namespace headroom::policies::manifests {
 namespace {
 
 constexpr const char* kQuotaField[4] = {"gpu", "cpu", "memory", "pods"};
+
+// The reader's tables; site_keys_markdown() prints them for docs/importing.md. spec.hard keys that
+// set quota.<namespace>.<kQuotaField[i]> (limits.* are checked against the pods' requests, with a
+// warning), then the object counts and storage that have no effect on where pods run.
+constexpr const char* kGpuKeys[] = {"requests.nvidia.com/gpu"};
+constexpr const char* kCpuKeys[] = {"requests.cpu", "cpu", "limits.cpu"};
+constexpr const char* kMemoryKeys[] = {"requests.memory", "memory", "limits.memory"};
+constexpr const char* kPodKeys[] = {"pods", "count/pods"};
+constexpr const char* kQuietKeys[] = {
+    "services",       "secrets",         "configmaps", "persistentvolumeclaims", "replicationcontrollers",
+    "resourcequotas", "requests.storage"};
+constexpr const char* kQuietPrefixes[] = {"count/", "services."};
+constexpr const char* kQuietInfixes[] = {".storageclass.storage.k8s.io/"};
+constexpr const char* kScopeFields[] = {"scopes", "scopeSelector"};
+
+bool listed(const auto& table, const std::string& s) {
+  for (const char* t : table)
+    if (s == t) return true;
+  return false;
+}
+
+bool quiet(const std::string& k) {
+  if (listed(kQuietKeys, k)) return true;
+  for (const char* p : kQuietPrefixes)
+    if (k.starts_with(p)) return true;
+  for (const char* i : kQuietInfixes)
+    if (k.find(i) != std::string::npos) return true;
+  return false;
+}
 
 struct KubernetesReader : Reader {
   struct Limit {
@@ -45,8 +76,11 @@ struct KubernetesReader : Reader {
   void resource_quota(const Object& o) {
     const std::string ns = o.ns.empty() ? "default" : o.ns;
     const std::string who = "ResourceQuota " + (o.name.empty() ? std::string("(unnamed)") : o.name);
-    if (o.spec["scopes"] || o.spec["scopeSelector"]) {
-      warn(o.spec["scopes"] ? o.spec["scopes"] : o.spec["scopeSelector"], "quota-scopes",
+    const char* scoped = nullptr;
+    for (const char* f : kScopeFields)
+      if (!scoped && o.spec[f]) scoped = f;
+    if (scoped) {
+      warn(o.spec[scoped], "quota-scopes",
            who +
                ": scopes and scopeSelector are not modelled; a scoped quota (which counts only the pods its "
                "scopes select) is left out");
@@ -58,18 +92,15 @@ struct KubernetesReader : Reader {
     for (auto it = hard.begin(); it != hard.end(); ++it) {
       const std::string k = it->first.Scalar();
       const YAML::Node v = it->second;
-      if (k == "requests.nvidia.com/gpu") {
+      if (listed(kGpuKeys, k)) {
         limit(ns, 0, v, whole(v, k));
-      } else if (k == "requests.cpu" || k == "cpu" || k == "limits.cpu") {
+      } else if (listed(kCpuKeys, k)) {
         limit(ns, 1, v, scaled(v, k, 1000.0, 1e-6));
-      } else if (k == "requests.memory" || k == "memory" || k == "limits.memory") {
+      } else if (listed(kMemoryKeys, k)) {
         limit(ns, 2, v, scaled(v, k, 1.0 / 1048576.0));
-      } else if (k == "pods" || k == "count/pods") {
+      } else if (listed(kPodKeys, k)) {
         limit(ns, 3, v, whole(v, k));
-      } else if (k.starts_with("count/") || k == "services" || k == "secrets" || k == "configmaps" ||
-                 k == "persistentvolumeclaims" || k == "replicationcontrollers" || k == "resourcequotas" ||
-                 k.starts_with("services.") || k == "requests.storage" ||
-                 k.find(".storageclass.storage.k8s.io/") != std::string::npos) {
+      } else if (quiet(k)) {
         continue;  // objects and storage headroom does not have: no effect on where pods run
       } else {
         warn(v, "quota-" + k, who + ": " + k + " is not modelled (requests.nvidia.com/gpu, cpu, memory and pods are)");
@@ -103,6 +134,51 @@ struct KubernetesReader : Reader {
 }  // namespace headroom::policies::manifests
 
 namespace headroom::policies::k8s {
+
+std::string site_keys_markdown() {
+  const auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+    return out;
+  };
+  std::string quiet = join(manifests::kQuietKeys);
+  for (const char* p : manifests::kQuietPrefixes) quiet += ", " + std::string(p) + "RESOURCE";
+  for (const char* i : manifests::kQuietInfixes) quiet += ", CLASS" + std::string(i) + "RESOURCE";
+  std::string read;
+  const std::pair<const char* const*, std::size_t> keys[4] = {
+      {manifests::kGpuKeys, std::size(manifests::kGpuKeys)},
+      {manifests::kCpuKeys, std::size(manifests::kCpuKeys)},
+      {manifests::kMemoryKeys, std::size(manifests::kMemoryKeys)},
+      {manifests::kPodKeys, std::size(manifests::kPodKeys)}};
+  for (int i = 0; i < 4; ++i) {
+    std::string list;
+    for (std::size_t k = 0; k < keys[i].second; ++k)
+      list += (list.empty() ? "" : " / ") + std::string(keys[i].first[k]);
+    read += (read.empty() ? "" : "; ") + list + " -> quota.NAMESPACE." + manifests::kQuotaField[i];
+  }
+  std::string limits;  // the limits.* keys: read as the requests, with a warning
+  for (const auto& table : {std::pair{manifests::kCpuKeys, std::size(manifests::kCpuKeys)},
+                            std::pair{manifests::kMemoryKeys, std::size(manifests::kMemoryKeys)}})
+    for (std::size_t k = 0; k < table.second; ++k)
+      if (std::string(table.first[k]).starts_with("limits."))
+        limits += (limits.empty() ? "" : ", ") + std::string(table.first[k]);
+  std::string out;
+  out += "| kubernetes: object, field | Read (modelled) | Warned once, left out | Accepted quietly |\n";
+  out += "|---|---|---|---|\n";
+  out += "| ResourceQuota spec.hard | " + read +
+         " (no namespace is default; several quotas of one namespace give the tightest) | " + limits +
+         " (read, and checked against the pods' requests), every other resource | " + quiet + " |\n";
+  out += "| ResourceQuota spec | hard | " + join(manifests::kScopeFields) +
+         " (the whole quota is left out) | every other field |\n";
+  out +=
+      "| other kinds | PriorityClass (checked; pods take their priority from the workload, one warning) | "
+      "any other kind (LimitRange, Volcano, Kueue or KAI objects, ...) | Namespace |\n";
+  out +=
+      "\nRefused, naming file:line:column: spec.hard that is not a map, requests.nvidia.com/gpu or pods that is not "
+      "a whole number up to 2147483647, a negative quantity or one out of range, a PriorityClass the API server "
+      "would refuse.\n";
+  return out;
+}
 
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
   manifests::KubernetesReader r;

@@ -16,4 +16,8 @@ namespace headroom::policies::k8s {
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec& cluster,
                               const PoolLabels& labels);
 
+// Every object, field and key the reader reads, warns about or refuses, as a Markdown table made
+// from the reader's own tables (docs/importing.md; a test checks the page against it).
+std::string site_keys_markdown();
+
 }  // namespace headroom::policies::k8s

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -264,6 +265,140 @@ TEST(SacctExport, XdmodTwentyFiveFieldExportsAreDetected) {
   EXPECT_EQ(c.jobs[0].walltime, 2 * sim::kHour);
   EXPECT_NE(c.meta.warnings.at(0).find("25-field sacct export of releases before 9.5"), std::string::npos)
       << c.meta.warnings[0];
+}
+
+// Open XDMoD's own 25-field test logs as its repository held them before the qos column came
+// (tests/data/imports/xdmod/README.md): 9.5's list (reqtres, alloctres) and the one before it
+// (reqgres, reqtres), read as-is with no field list.
+TEST(SacctExport, RealXdmodTwentyFiveFieldLogOfRelease95) {
+  const auto w = traces::import_trace(kData + "xdmod/accounting-logs-25-fields.log", keep_cpu());
+  ASSERT_EQ(w.jobs.size(), 4u);
+  EXPECT_EQ(w.meta.skipped, 0);
+  EXPECT_EQ(w.meta.warnings.at(0),
+            "no header row: read as Open XDMoD's 25-field sacct export of release 9.5 "
+            "(jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,elapsed,exitcode,"
+            "state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname)");
+  const models::Job& a = w.jobs[0];
+  EXPECT_EQ(a.trace_id, 4103947);
+  EXPECT_EQ(w.tenants.name(a.tenant), "anon");
+  EXPECT_EQ(w.queues.name(a.queue), "general-compute");
+  EXPECT_EQ(a.nodes, 32);
+  EXPECT_EQ(a.cpus, 256);
+  EXPECT_EQ(a.gpus, 0);
+  EXPECT_EQ(a.runtime, 3 * 86400 * sim::kSecond);  // Elapsed 3-00:00:00
+  EXPECT_EQ(a.trace_status, TraceStatus::Failed);  // TIMEOUT
+  const models::Job& b = w.jobs[1];
+  EXPECT_EQ(b.trace_id, 4107166);
+  EXPECT_EQ(b.runtime, ((2 * 24 + 22) * 3600 + 3 * 60 + 4) * sim::kSecond);  // 2-22:03:04
+  EXPECT_EQ(b.trace_status, TraceStatus::Cancelled);                         // "CANCELLED by 102216"
+  EXPECT_EQ(w.jobs[2].runtime, (14 * 3600 + 49) * sim::kSecond);             // 14:00:49
+  EXPECT_EQ(w.jobs[2].walltime, (14 * 3600 + 20 * 60) * sim::kSecond);       // 14:20:00
+  const models::Job& d = w.jobs[3];
+  EXPECT_EQ(d.trace_id, 5692623);
+  EXPECT_EQ(d.gpus, 2);  // AllocTRES gres/gpu=2 (ReqTRES empty)
+  EXPECT_EQ(w.tenants.name(d.tenant), "ccr");
+  EXPECT_EQ(d.trace_status, TraceStatus::Completed);
+  // Without keep_cpu_only the three CPU jobs are skipped, as with the 26-field log.
+  const auto g = traces::import_trace(kData + "xdmod/accounting-logs-25-fields.log");
+  ASSERT_EQ(g.jobs.size(), 1u);
+  EXPECT_EQ(g.jobs[0].trace_id, 5692623);
+}
+
+// The older list's GPU test log: 24 rows of one job id, each a ReqGRES form (gpu:2, gpu:V100:32,
+// hbm:0,gpu:4, gpu:P100:2(IDX:1,3), ...), as Open XDMoD's SlurmShredderTest reads them, one row
+// at a time. Its expected output (the .expected.json beside it) is the GPU count Open XDMoD 9.0
+// read from ReqGRES alone; sacct's ReqGRES is per node (sbatch --gres), so headroom counts it on
+// each of the row's NNodes (8 in every row).
+TEST(SacctExport, RealXdmodTwentyFiveFieldGresLogRowByRow) {
+  std::ifstream in(kData + "xdmod/accounting-logs-with-gpu-gres-25-fields.log");
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);) rows.push_back(line);
+  std::ifstream ex(kData + "xdmod/accounting-logs-with-gpu-gres-25-fields.expected.json");
+  std::vector<int> per_node;
+  for (std::string tok; ex >> tok;) {
+    std::string digits;
+    for (const char c : tok)
+      if (c >= '0' && c <= '9') digits += c;
+    if (!digits.empty()) per_node.push_back(std::stoi(digits));
+  }
+  ASSERT_EQ(rows.size(), 24u);
+  ASSERT_EQ(per_node.size(), rows.size());
+  TempDir dir;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto w = traces::import_trace(dir.write("row" + std::to_string(i) + ".log", rows[i] + "\n"), keep_cpu());
+    ASSERT_EQ(w.jobs.size(), 1u) << rows[i];
+    EXPECT_EQ(w.jobs[0].gpus, per_node[i] * 8) << "row " << i + 1 << ": " << rows[i];
+    EXPECT_EQ(w.jobs[0].nodes, 8);
+    EXPECT_EQ(w.jobs[0].runtime, sim::kSecond);  // Elapsed 0-00:00:01
+    EXPECT_NE(w.meta.warnings.at(0).find("25-field sacct export of releases before 9.5"), std::string::npos)
+        << w.meta.warnings[0];
+  }
+  // Read whole, the repeated job id is a bad row each time after the first (traces/README.md).
+  EXPECT_NE(error_of(kData + "xdmod/accounting-logs-with-gpu-gres-25-fields.log")
+                .find(":2:1: JobID (column 1): duplicate job id \"1\" (first at line 1)"),
+            std::string::npos);
+}
+
+// Real exports with a header row in other column sets, from EPCC's SAFE accounting test data
+// (tests/data/imports/safe/README.md): Oxford ARC's (JobIDRaw, AllocGRES, Submit after Start and
+// End) and Cirrus's (AllocTRES, running jobs whose End is Unknown, a trailing '|' on every line).
+TEST(SacctExport, RealOxfordArcExportWithAllocGres) {
+  const auto w = traces::import_trace(kData + "safe/oxford-arc.sacct", keep_cpu());
+  ASSERT_EQ(w.jobs.size(), 53u);  // 57 rows, four of them steps (605711.1, ...)
+  EXPECT_EQ(w.meta.skipped, 0);
+  EXPECT_EQ(w.meta.warnings.at(0),
+            "sacct columns used: job JobID, submit Submit, start Start, run time Elapsed, GPUs AllocGRES, tenant "
+            "Account (else User), time limit Timelimit");
+  int gpu_jobs = 0;
+  for (const models::Job& j : w.jobs) gpu_jobs += j.gpus > 0;
+  EXPECT_EQ(gpu_jobs, 4);
+  const auto find = [&](std::int64_t id) -> const models::Job& {
+    for (const models::Job& j : w.jobs)
+      if (j.trace_id == id) return j;
+    ADD_FAILURE() << "no job " << id;
+    return w.jobs[0];
+  };
+  const models::Job& g = find(605717);  // gpu:2, 3-15:54:02 of 4-03:50:00
+  EXPECT_EQ(g.gpus, 2);
+  EXPECT_EQ(w.queues.name(g.queue), "gpu");
+  EXPECT_EQ(w.tenants.name(g.tenant), "opic-3dem");
+  EXPECT_EQ(g.runtime, ((3 * 24 + 15) * 3600 + 54 * 60 + 2) * sim::kSecond);
+  EXPECT_EQ(g.walltime, ((4 * 24 + 3) * 3600 + 50 * 60) * sim::kSecond);
+  EXPECT_EQ(g.trace_status, TraceStatus::Completed);
+  EXPECT_EQ(find(609197).gpus, 1);
+  EXPECT_EQ(find(609197).trace_status, TraceStatus::Failed);     // TIMEOUT
+  EXPECT_EQ(find(611415).trace_status, TraceStatus::Cancelled);  // "CANCELLED by 4594"
+  const models::Job& c = find(605603);                           // 128 CPUs on 8 nodes, no GRES
+  EXPECT_EQ(c.gpus, 0);
+  EXPECT_EQ(c.nodes, 8);
+  // 605711: submitted 11:37:31, started 12:14:11.
+  EXPECT_EQ(find(605711).trace_start - find(605711).submit, (36 * 60 + 40) * sim::kSecond);
+}
+
+TEST(SacctExport, RealCirrusExportWithRunningJobs) {
+  const auto w = traces::import_trace(kData + "safe/cirrus_acct.txt", keep_cpu());
+  ASSERT_EQ(w.jobs.size(), 72u);  // 279 rows, 207 of them steps
+  EXPECT_EQ(w.meta.warnings.at(0),
+            "sacct columns used: job JobID, submit Submit, start Start, run time Elapsed, GPUs AllocTRES, tenant "
+            "Account (else User), time limit Timelimit");
+  int status[4] = {0, 0, 0, 0};
+  for (const models::Job& j : w.jobs) {
+    ++status[static_cast<int>(j.trace_status)];
+    EXPECT_EQ(j.gpus, 0);  // Cirrus's CPU partition: no gres/gpu in any AllocTRES
+  }
+  EXPECT_EQ(status[static_cast<int>(TraceStatus::Unknown)], 43);  // RUNNING (End Unknown): Elapsed so far
+  EXPECT_EQ(status[static_cast<int>(TraceStatus::Completed)], 16);
+  EXPECT_EQ(status[static_cast<int>(TraceStatus::Failed)], 10);
+  EXPECT_EQ(status[static_cast<int>(TraceStatus::Cancelled)], 3);
+  const models::Job& a = w.jobs[0];
+  EXPECT_EQ(a.trace_id, 11999);
+  EXPECT_EQ(w.tenants.name(a.tenant), "ec113");
+  EXPECT_EQ(w.queues.name(a.queue), "standard");
+  EXPECT_EQ(a.cpus, 144);
+  EXPECT_EQ(a.nodes, 4);
+  EXPECT_EQ(a.runtime, ((5 * 24 + 19) * 3600 + 27 * 60 + 52) * sim::kSecond);  // 5-19:27:52 so far
+  EXPECT_EQ(a.walltime, (13 * 24 + 8) * 3600 * sim::kSecond);                  // 13-08:00:00
+  EXPECT_EQ(a.trace_start - a.submit, sim::kSecond);
 }
 
 TEST(SacctExport, HeaderlessExportOfOtherFieldsAsksForTheList) {

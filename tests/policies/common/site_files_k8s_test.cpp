@@ -13,6 +13,7 @@
 #include "models/observer.hpp"
 #include "policies/common/manifests.hpp"
 #include "policies/kai/manifests.hpp"
+#include "policies/kubernetes/manifests.hpp"
 #include "policies/kueue/manifests.hpp"
 #include "policies/registry.hpp"
 #include "policies/system_module.hpp"
@@ -414,14 +415,15 @@ TEST(PodSnapshots, PendingPodsReplayAsAQueue) {
 
 // ---- docs/importing.md: the Kubernetes-side key tables are the readers' own ----
 
-TEST(ImportingDocs, KueueVolcanoAndKaiKeyTablesAreTheReadersOwnTables) {
+TEST(ImportingDocs, KubernetesSideKeyTablesAreTheReadersOwnTables) {
   const std::string path = std::string(HEADROOM_SOURCE_DIR) + "/docs/importing.md";
   const std::string begin =
       "<!-- generated: kubernetes-side keys (site_files_k8s_test's ImportingDocs test; HEADROOM_UPDATE_DOCS=1 "
       "rewrites it) -->\n";
   const std::string end = "<!-- end of generated kubernetes-side keys -->";
   const std::string want = policies::kueue::site_keys_markdown() + "\n" + policies::volcano::site_keys_markdown() +
-                           "\n" + policies::kai::site_keys_markdown();
+                           "\n" + policies::kai::site_keys_markdown() + "\n" + policies::k8s::site_keys_markdown() +
+                           "\n" + traces::pod_list_keys_markdown();
   std::stringstream buf;
   buf << std::ifstream(path, std::ios::binary).rdbuf();
   std::string doc = buf.str();
@@ -436,9 +438,11 @@ TEST(ImportingDocs, KueueVolcanoAndKaiKeyTablesAreTheReadersOwnTables) {
   }
   EXPECT_EQ(have, want) << "run with HEADROOM_UPDATE_DOCS=1 to rewrite the block";
   // Spot checks: each of the readers' lists is on the page.
-  for (const char* key : {"preemption.borrowWithinCohort.policy", "lendingLimit", "amd.com/gpu", "hierarchy-weights",
-                          "gangreclaim", "numa-aware", "enabledVictim", "binpack.resources", "reclaimMinRuntime",
-                          "overQuotaWeight", "build-preemptible 75"})
+  for (const char* key :
+       {"preemption.borrowWithinCohort.policy", "lendingLimit", "amd.com/gpu", "hierarchy-weights", "gangreclaim",
+        "numa-aware", "enabledVictim", "binpack.resources", "reclaimMinRuntime", "overQuotaWeight",
+        "build-preemptible 75", "requests.nvidia.com/gpu -> quota.NAMESPACE.gpu", "pods / count/pods", "scopeSelector",
+        "kai.scheduler/queue", "XGBoostJob", "TrainJob (train)", "CLASS.storageclass.storage.k8s.io/RESOURCE"})
     EXPECT_NE(have.find(key), std::string::npos) << key;
 }
 

@@ -72,11 +72,13 @@ enum SacctCol : std::size_t {
 };
 
 // Submit and Start are needed; the job id from JobID or JobIDRaw; the run time from Elapsed,
-// ElapsedRaw or End - Start (checked in import_sacct, which names the columns it used).
+// ElapsedRaw or End - Start (checked in import_sacct, which names the columns it used). Without
+// State every job's status is unknown (it ends as recorded; a PENDING job cannot be told apart,
+// so a row with no Start is skipped as a job cancelled before it started is).
 constexpr Column kColumns[] = {
     {"JobID", false},        {"JobIDRaw", false},  {"User", false},      {"Account", false}, {"Partition", false},
     {"QOS", false},          {"Submit", true},     {"Start", true},      {"End", false},     {"Elapsed", false},
-    {"Timelimit", false},    {"AllocTRES", false}, {"ReqTRES", false},   {"State", true},    {"NNodes", false},
+    {"Timelimit", false},    {"AllocTRES", false}, {"ReqTRES", false},   {"State", false},   {"NNodes", false},
     {"NCPUS", false},        {"Priority", false},  {"AllocGRES", false}, {"ReqGRES", false}, {"ElapsedRaw", false},
     {"TimelimitRaw", false}, {"AllocCPUS", false},
 };
@@ -492,11 +494,12 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
     std::string limit = t.has(kTimelimit) ? name(kTimelimit) : t.has(kTimelimitRaw) ? name(kTimelimitRaw) : "none";
     // Said when the layout is not sacct's usual one (JobID, Elapsed, Timelimit): which stood in.
     const bool usual = t.has(kJobId) && t.has(kElapsed) && (t.has(kTimelimit) || !t.has(kTimelimitRaw)) &&
-                       (t.has(kNCpus) || !t.has(kAllocCpus));
+                       (t.has(kNCpus) || !t.has(kAllocCpus)) && t.has(kState);
     if (!usual)
       w.meta.warnings.push_back("sacct columns used: job " + name(id) + ", submit " + name(kSubmit) + ", start " +
                                 name(kStart) + ", run time " + run + ", GPUs " + gpus + ", tenant " + tenant +
-                                ", time limit " + limit);
+                                ", time limit " + limit + ", status " +
+                                (t.has(kState) ? name(kState) : "none (no State column: status unknown)"));
   }
   sim::Tick origin = std::numeric_limits<sim::Tick>::max();
   std::vector<Entry> entries;
@@ -644,7 +647,7 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
   for (Entry& e : entries) {
     models::Job& j = e.job;
     if (!e.started && !e.pending) {
-      skip_row(w, e.line, "never started (" + e.state + ")");
+      skip_row(w, e.line, "never started (" + (e.state.empty() ? std::string("no State") : e.state) + ")");
       continue;
     }
     if (e.pending) {

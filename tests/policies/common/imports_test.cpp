@@ -173,7 +173,7 @@ TEST(SacctExport, SacctLikeHeaderNamesTheMissingColumns) {
                                      "1|alice|2024-01-01T00:00:10|COMPLETED|gres/gpu=1\n");
   EXPECT_EQ(error_of(path), path +
                                 ":1: header: missing required column \"Submit\" of the Slurm sacct layout (required: "
-                                "Submit, Start, State)");
+                                "Submit, Start)");
   const std::string no_run = dir.write("norun.txt",
                                        "JobID|User|Submit|Start|State|AllocTRES\n"
                                        "1|alice|2024-01-01T00:00:00|2024-01-01T00:00:10|COMPLETED|gres/gpu=1\n");
@@ -206,7 +206,7 @@ TEST(SacctExport, OtherColumnSetsReadAndSayWhichColumnsWereUsed) {
   EXPECT_EQ(
       w.meta.warnings[0],
       "sacct columns used: job JobIDRaw, submit Submit, start Start, run time End - Start, GPUs AllocTRES, tenant "
-      "Account (else User), time limit TimelimitRaw");
+      "Account (else User), time limit TimelimitRaw, status State");
   const std::string raw = dir.write("raw.txt",
                                     "JobID|User|Submit|Start|ElapsedRaw|State|ReqTRES\n"
                                     "7|carol|2024-05-01T10:00:00|2024-05-01T10:00:00|90|COMPLETED|gres/gpu:a100=4\n");
@@ -217,7 +217,27 @@ TEST(SacctExport, OtherColumnSetsReadAndSayWhichColumnsWereUsed) {
   EXPECT_EQ(
       r.meta.warnings.at(0),
       "sacct columns used: job JobID, submit Submit, start Start, run time ElapsedRaw, GPUs ReqTRES, tenant User, "
-      "time limit none");
+      "time limit none, status State");
+  // Without State (the issue asks only for submit, start, end or elapsed and GPUs): every job's
+  // status is unknown and it ends as recorded; a row without a Start is skipped, as a job
+  // cancelled before it started is (PENDING cannot be told apart).
+  const std::string stateless = dir.write("stateless.txt",
+                                          "JobID|User|Submit|Start|End|AllocTRES\n"
+                                          "8|dave|2024-05-01T10:00:00|2024-05-01T10:05:00|2024-05-01T11:05:00|"
+                                          "gres/gpu=2\n"
+                                          "9|dave|2024-05-01T10:01:00|Unknown|Unknown|gres/gpu=1\n");
+  const auto n = traces::import_trace(stateless);
+  ASSERT_EQ(n.jobs.size(), 1u);
+  EXPECT_EQ(n.jobs[0].trace_status, models::TraceStatus::Unknown);
+  EXPECT_EQ(n.jobs[0].runtime, sim::kHour);
+  EXPECT_EQ(n.jobs[0].trace_start, 5 * sim::kMinute);
+  EXPECT_EQ(n.jobs[0].gpus, 2);
+  EXPECT_EQ(n.meta.skipped, 1);
+  ASSERT_EQ(n.meta.warnings.size(), 2u);
+  EXPECT_EQ(n.meta.warnings[1], "line 3: never started (no State), job skipped");
+  EXPECT_EQ(n.meta.warnings.at(0),
+            "sacct columns used: job JobID, submit Submit, start Start, run time End - Start, GPUs AllocTRES, tenant "
+            "User, time limit none, status none (no State column: status unknown)");
 }
 
 // Open XDMoD's earlier 25-field exports (no qos): 9.5's list ends reqtres,alloctres,timelimit; the
@@ -348,7 +368,7 @@ TEST(SacctExport, RealOxfordArcExportWithAllocGres) {
   EXPECT_EQ(w.meta.skipped, 0);
   EXPECT_EQ(w.meta.warnings.at(0),
             "sacct columns used: job JobID, submit Submit, start Start, run time Elapsed, GPUs AllocGRES, tenant "
-            "Account (else User), time limit Timelimit");
+            "Account (else User), time limit Timelimit, status State");
   int gpu_jobs = 0;
   for (const models::Job& j : w.jobs) gpu_jobs += j.gpus > 0;
   EXPECT_EQ(gpu_jobs, 4);
@@ -380,7 +400,7 @@ TEST(SacctExport, RealCirrusExportWithRunningJobs) {
   ASSERT_EQ(w.jobs.size(), 72u);  // 279 rows, 207 of them steps
   EXPECT_EQ(w.meta.warnings.at(0),
             "sacct columns used: job JobID, submit Submit, start Start, run time Elapsed, GPUs AllocTRES, tenant "
-            "Account (else User), time limit Timelimit");
+            "Account (else User), time limit Timelimit, status State");
   int status[4] = {0, 0, 0, 0};
   for (const models::Job& j : w.jobs) {
     ++status[static_cast<int>(j.trace_status)];

@@ -690,8 +690,8 @@ std::string sacct_keys_markdown() {
          "columns " +
          read + "; other columns are ignored. Required: " + required +
          ", the job id from JobID or JobIDRaw, the run time from Elapsed, ElapsedRaw or End - Start, the GPUs from "
-         "AllocTRES, AllocGRES, ReqTRES or ReqGRES; a layout other than JobID, Elapsed, Timelimit says which columns "
-         "stood in (one warning).\n";
+         "AllocTRES, AllocGRES, ReqTRES or ReqGRES; without State every job's status is unknown; a layout other than "
+         "JobID, Elapsed, Timelimit, State says which columns stood in (one warning).\n";
 }
 
 }  // namespace

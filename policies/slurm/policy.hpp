@@ -440,12 +440,15 @@ class SlurmPolicy final : public Policy, public Inspect {
   }
   void quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const;
   // Whether quick_pick may serve job j: a flexible job without GPU type on an Up partition of every
-  // node, nodes of one weight without CPUs or memory modelled, no topology and no held node.
+  // node, nodes of one weight, no topology and no held node, and a node's capacity for the job its
+  // free GPUs: the job asks no CPUs (memory) per GPU, or no node models them (capacity() then
+  // reads only the GPUs, and pick() gives each slice no CPUs or memory, as quick_pick does).
   bool quick_ok(JobIndex j, bool held_any) const {
     const Shape& a = shape_[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
-    return plain_nodes_ && cap_.size() == avail_.size() && switches_.empty() && !held_any && !a.fixed && !a.exclusive &&
-           workload_->jobs[j].gpu_type == 0 && p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
+    return one_weight_ && (a.cpg <= 0 || !any_cpus_) && (a.mpg <= 0 || !any_mem_) && cap_.size() == avail_.size() &&
+           switches_.empty() && !held_any && !a.fixed && !a.exclusive && workload_->jobs[j].gpu_type == 0 &&
+           p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
   }
 
   std::string start(Session& s, JobIndex j, const models::Placement& pl, std::string_view reason);
@@ -526,7 +529,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Switch> switches_;
   std::vector<std::int64_t> weight_;
   std::vector<NodeCap> cap_;
-  bool plain_nodes_ = false;  // one weight, no CPUs or memory modelled: backfill's quick_pick may serve
+  bool plain_nodes_ = false;                 // one weight, no CPUs or memory modelled (plain release slices)
+  bool one_weight_ = false;                  // every node has the same Weight
+  bool any_cpus_ = false, any_mem_ = false;  // some node models CPUs (memory)
   std::vector<std::int32_t> excl_;
   std::vector<JobIndex> held_for_;
   std::int64_t total_gpus_ = 0, total_cpus_ = 0;

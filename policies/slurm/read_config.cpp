@@ -71,9 +71,10 @@ void SlurmPolicy::init(const ClusterView& view) {
   }
   excl_.assign(n, 0);
   for (const auto& node : cl.nodes()) cap_.push_back(NodeCap{node.gpus, node.cpus, node.memory_mib});
-  plain_nodes_ =
-      std::all_of(cap_.begin(), cap_.end(), [](const NodeCap& c) { return c.cpus == 0 && c.memory_mib == 0; }) &&
-      std::all_of(weight_.begin(), weight_.end(), [&](std::int64_t w) { return w == weight_.front(); });
+  one_weight_ = std::all_of(weight_.begin(), weight_.end(), [&](std::int64_t w) { return w == weight_.front(); });
+  any_cpus_ = std::any_of(cap_.begin(), cap_.end(), [](const NodeCap& c) { return c.cpus > 0; });
+  any_mem_ = std::any_of(cap_.begin(), cap_.end(), [](const NodeCap& c) { return c.memory_mib > 0; });
+  plain_nodes_ = one_weight_ && !any_cpus_ && !any_mem_;
   held_for_.assign(n, kNoJob);
   for (const auto& node : cl.nodes()) {
     total_gpus_ += node.gpus;

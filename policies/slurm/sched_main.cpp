@@ -178,10 +178,13 @@ void SlurmPolicy::main_scheduler(Session& s) {
       const Job& job = s.workload().jobs[j];
       if (free_now_ + held_free_ >= job.gpus) {
         // The kept clear nodes (every node up and not held, with its free GPUs) serve as backfill's
-        // do, where choose() would take exactly those.
+        // do, where choose() would take exactly those; they are built here when no backfill pass has
+        // built them since the nodes were last read in full.
+        const bool quick = !any_blocked && job.gpus > 0 && quick_ok(j, false);
+        if (quick && !base_ok_) base_build(s);
         auto pl = any_blocked ? choose(
                                     s, j, avail_, [&](NodeId id) { return blocked[id] == 0; }, &avail_free_)
-                  : job.gpus > 0 && base_ok_ && base_held_ == 0 && base_.over == 0 && quick_ok(j, false)
+                  : quick && base_held_ == 0 && base_.over == 0
                       ? quick_pick(base_, shape_[j].total)
                       : choose(
                             s, j, avail_, [](NodeId) { return true; }, &avail_free_);

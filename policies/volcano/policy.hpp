@@ -71,11 +71,13 @@ struct SliceReq {
   std::int64_t memory_mib = 0;
 };
 
+// A task's slices are slices_[slice0, slice0 + slice_count) (VolcanoPolicy::slices): one list for
+// every task, as they never change, which keeps a million tasks in a few tens of MB less.
 struct Member {
   std::uint32_t group = 0;
-  std::vector<SliceReq> slices;
-  Res total{};
+  std::uint32_t slice0 = 0, slice_count = 0;
   bool best_effort = false;
+  Res total{};
 };
 
 // A PodGroup waiting for enqueue, as its queue's list holds it: its JobOrder key (the deciding
@@ -121,7 +123,8 @@ inline constexpr std::uint32_t kEnqueueOk = 0, kEnqueueOvercommit = 1, kEnqueueC
                                kEnqueueClosedNoMin = 6, kEnqueueCapacity = 8, kEnqueueUnknown = UINT32_MAX;
 
 struct Group {
-  std::vector<JobIndex> members;  // task order is computed per use
+  // Its tasks are VolcanoPolicy::group_members_[member0, member0 + member_count), in task order.
+  std::uint32_t member0 = 0, member_count = 0;
   std::int32_t min = 1;
   Res min_res{};
   bool has_min_res = false;
@@ -761,6 +764,14 @@ class VolcanoPolicy final : public Policy {
   const ClusterView* view_ = nullptr;
   std::array<bool, 3> modelled_{true, false, false};
   std::vector<Member> members_;
+  std::vector<SliceReq> slices_;         // every member's slices, member by member
+  std::vector<JobIndex> group_members_;  // every group's tasks, group by group
+  std::span<const JobIndex> members(const Group& g) const {
+    return {group_members_.data() + g.member0, g.member_count};
+  }
+  std::span<const SliceReq> slices(JobIndex j) const {
+    return {slices_.data() + members_[j].slice0, members_[j].slice_count};
+  }
   std::vector<Group> groups_;
   std::vector<QueueS> queues_;
   // The groups with a member submitted and not ended, in index order.

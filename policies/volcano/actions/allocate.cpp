@@ -73,7 +73,7 @@ bool VolcanoPolicy::place_member(JobIndex j, std::vector<Op>& ops) {
   bool pipelined = false;
   soft_on_ = topology_mode(groups_[members_[j].group]) == NetworkTopologyMode::Soft;
   if (soft_on_) soft_anchor(members_[j].group, ops);
-  for (const SliceReq& sl : members_[j].slices) {
+  for (const SliceReq& sl : slices(j)) {
     const auto [n, pipe] = select_node(j, sl);
     if (soft_on_ && n != kNoNode) anchor_.push_back(n);
     if (n == kNoNode) {

@@ -9,7 +9,7 @@ void VolcanoPolicy::backfill(Session& s) {
   for (std::uint32_t gi : live_) {
     Group& g = groups_[gi];
     if (g.phase == Phase::Pending || g.pending_be == 0) continue;
-    for (JobIndex j : g.members) {
+    for (JobIndex j : members(g)) {
       if (!members_[j].best_effort || s.state(j) != JobState::Pending || j >= submitted_upto_ || s.retrying(j))
         continue;
       const Job& job = (*jobs_)[j];

@@ -104,7 +104,7 @@ bool VolcanoPolicy::evict_for_slice(JobIndex j, const SliceReq& sl, bool reclaim
 bool VolcanoPolicy::evict_for_member(JobIndex j, bool reclaim, std::vector<Op>& ops) {
   Op place{Op::Pipe, j, {}, models::kNoJob, {}};
   const std::size_t mark_ops = ops.size();
-  for (const SliceReq& sl : members_[j].slices) {
+  for (const SliceReq& sl : slices(j)) {
     if (!evict_for_slice(j, sl, reclaim, ops, place)) {
       for (auto& [n, r, p] : place.where) pipe_[n] = sub(pipe_[n], r);
       std::vector<Op> tail(std::make_move_iterator(ops.begin() + static_cast<std::ptrdiff_t>(mark_ops)),

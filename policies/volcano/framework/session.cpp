@@ -78,7 +78,7 @@ void VolcanoPolicy::on_end(const ClusterView& view, JobIndex j) {
   Group& g = groups_[gi];
   ++g.ended;
   if (view.state(j) == JobState::Completed) ++g.succeeded;
-  if (g.ended == static_cast<int>(g.members.size())) {
+  if (g.ended == static_cast<int>(g.member_count)) {
     auto at = std::lower_bound(active_.begin(), active_.end(), gi);
     if (at != active_.end() && *at == gi) {
       active_.erase(at);
@@ -138,7 +138,7 @@ void VolcanoPolicy::reject_undeclared(Session& s) {
   for (std::uint32_t gi : active()) {
     const Group& g = groups_[gi];
     if (!queues_[g.queue].undeclared) continue;
-    for (JobIndex j : g.members)
+    for (JobIndex j : members(g))
       if (j < submitted_upto_ && s.state(j) == JobState::Pending && !s.retrying(j)) out.emplace_back(j, g.queue);
   }
   for (const auto& [j, q] : out) s.reject(j, "volcano admission: unable to find job queue `" + queues_[q].name + "`");
@@ -151,7 +151,7 @@ void VolcanoPolicy::reject_outside_leaves(Session& s) {
   for (std::uint32_t gi : active()) {
     const Group& g = groups_[gi];
     if (queues_[g.queue].children == 0 && g.queue != root_) continue;
-    for (JobIndex j : g.members)
+    for (JobIndex j : members(g))
       if (j < submitted_upto_ && s.state(j) == JobState::Pending && !s.retrying(j)) out.emplace_back(j, g.queue);
   }
   for (const auto& [j, q] : out) {
@@ -222,6 +222,9 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
   // Groups.
   members_.resize(w.jobs.size());
   marks_.assign(w.jobs.size(), Mark::None);
+  groups_.reserve(w.jobs.size());  // at most one a job: no copy of them all while they grow
+  slices_.clear();
+  slices_.reserve(w.jobs.size());  // mostly one a job
   std::vector<std::uint32_t> named(w.groups.size(), UINT32_MAX);
   for (JobIndex j = 0; j < w.jobs.size(); ++j) {
     const Job& job = w.jobs[j];
@@ -237,23 +240,33 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
       groups_.emplace_back();
     }
     Group& g = groups_[gi];
-    if (g.members.empty()) {
+    if (g.member_count == 0) {
       g.queue = job.queue < queues_.size() ? job.queue : 0;
       g.priority = job.priority;
       g.uid = j;
       g.created = job.submit;
       g.min = job.gang_min;
     }
-    g.members.push_back(j);
+    ++g.member_count;
     members_[j].group = gi;
     split(view, j);
   }
+  // Each group's tasks in job order, then sorted in place.
+  std::uint32_t at = 0;
   for (Group& g : groups_) {
-    const auto n = static_cast<std::int32_t>(g.members.size());
+    g.member0 = at;
+    at += std::exchange(g.member_count, 0);
+  }
+  group_members_.assign(at, 0);
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    Group& g = groups_[members_[j].group];
+    group_members_[g.member0 + g.member_count++] = j;
+  }
+  for (Group& g : groups_) {
+    const auto n = static_cast<std::int32_t>(g.member_count);
     if (g.min <= 0 || g.min > n) g.min = n;
-    std::vector<JobIndex> order = g.members;
-    std::sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return task_cmp(a, b) < 0; });
-    g.members = order;
+    const auto order = group_members_.begin() + g.member0;
+    std::sort(order, order + n, [&](JobIndex a, JobIndex b) { return task_cmp(a, b) < 0; });
     g.has_min_res = cfg_.min_resources;
     for (std::int32_t i = 0; i < g.min; ++i) g.min_res = add(g.min_res, members_[order[i]].total);
   }
@@ -269,6 +282,8 @@ void VolcanoPolicy::split(const ClusterView& view, JobIndex j) {
     if (pool_eligible(cl, p, job, view.workload())) largest = std::max(largest, cl.spec().pools[p].gpus_per_node);
   const std::vector<std::int32_t> gpus = models::pod_gpus(job, largest);
   const auto n = static_cast<std::int32_t>(gpus.size());
+  m.slice0 = static_cast<std::uint32_t>(slices_.size());
+  m.slice_count = static_cast<std::uint32_t>(n);
   for (std::int32_t i = 0; i < n; ++i) {
     SliceReq s;
     s.gpus = gpus[i];
@@ -276,7 +291,7 @@ void VolcanoPolicy::split(const ClusterView& view, JobIndex j) {
     s.memory_mib = job.memory_mib / n + (i < job.memory_mib % n);
     s.r = {s.gpus, modelled_[1] ? std::int64_t{s.cpus} * 1000 : 0, modelled_[2] ? s.memory_mib : 0};
     m.total = add(m.total, s.r);
-    m.slices.push_back(s);
+    slices_.push_back(s);
   }
   m.best_effort = is_zero(m.total);
 }
@@ -369,7 +384,7 @@ void VolcanoPolicy::refresh(const ClusterView& s, std::uint32_t gi) {
   g.alloc = {};
   g.pending.clear();
   int running = 0;
-  for (JobIndex j : g.members) {
+  for (JobIndex j : members(g)) {
     const JobState st = s.state(j);
     if (st == JobState::Pending) {
       // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
@@ -466,7 +481,7 @@ void VolcanoPolicy::commit(Session& s, std::vector<Op>& ops, std::string_view st
   for (Op& op : ops) {
     if (op.kind == Op::Alloc) {
       models::Placement placement;
-      const auto& slices = members_[op.job].slices;
+      const auto slices = this->slices(op.job);
       for (std::size_t i = 0; i < op.where.size(); ++i) {
         const NodeId n = std::get<0>(op.where[i]);
         auto it = std::find_if(placement.begin(), placement.end(), [&](const models::Slice& x) { return x.node == n; });

@@ -32,7 +32,7 @@ void VolcanoPolicy::hdrf_build() {
     }
     HNode leaf;
     leaf.group = gi;
-    for (JobIndex j : g.members)
+    for (JobIndex j : members(g))
       if (j < submitted_upto_)
         for (int d = 0; d < kDims; ++d) leaf.request[d] += static_cast<double>(members_[j].total[d]);
     hnodes_[node].children.push_back(static_cast<std::uint32_t>(hnodes_.size()));

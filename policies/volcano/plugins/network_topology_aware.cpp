@@ -12,7 +12,7 @@ namespace headroom::policies::volcano::detail {
 
 // Nodes of the group's running (not terminating) members.
 void VolcanoPolicy::running_nodes(const Group& g, std::vector<NodeId>& out) const {
-  for (JobIndex m : g.members)
+  for (JobIndex m : members(g))
     if (view_->state(m) == JobState::Running && !view_->terminating(m))
       for (const auto& sl : view_->placement(m)) out.push_back(sl.node);
 }
@@ -170,7 +170,8 @@ void VolcanoPolicy::soft_scores(JobIndex j, const SliceReq& sl, int gradient) co
     nta_score_[n] = sc;
     top = std::max(top, sc);
   }
-  const auto tasks = static_cast<double>(std::max(groups_[members_[j].group].members.size(), anchor_.size()));
+  const auto tasks =
+      static_cast<double>(std::max(std::size_t{groups_[members_[j].group].member_count}, anchor_.size()));
   for (NodeId n = 0; n < cap_.size(); ++n) {
     if (nta_score_[n] != top || top < 0) continue;
     const auto leaves = t.node_leaves(n);

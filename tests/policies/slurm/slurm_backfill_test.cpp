@@ -213,3 +213,38 @@ TEST(SlurmDecisions, GangPairsOutOfStepDoNotStopTheClock) {
   }
   EXPECT_GT(sim.job_preemptions(0) + sim.job_preemptions(1) + sim.job_preemptions(2), 0);
 }
+
+// Issue #37: the clear-node tally (quick_pick) also serves jobs that ask no CPUs or memory per GPU
+// on nodes that model them, and the main scheduler builds it when no backfill pass has: the
+// decisions are those of commit 91b01cd (every such job scanned every node). The RICC sample's
+// first 4,000 jobs on 128 nodes with CPUs and memory: as they are (no CPUs asked: the tally
+// serves), with DefCpuPerGPU=16 (16 CPUs a GPU on 64-CPU nodes: at most 4 GPUs of a node, so the
+// tally must not serve; the decisions differ from the first case's), with DefMemPerGPU (the tally
+// must not serve either), with half the jobs asking CPUs of their own, and with a short window.
+TEST(SlurmDecisions, ClearTallyWithCpusModelledPicksAsScanningEveryNode) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  w.jobs.resize(4000);
+  for (auto& j : w.jobs) j.cpus = 0, j.memory_mib = 0;
+  auto half = w;
+  for (std::size_t j = 0; j < half.jobs.size(); j += 2) half.jobs[j].cpus = half.jobs[j].gpus * 12;
+  struct Case {
+    const models::Workload* w;
+    std::map<std::string, std::string> kv;
+    const char* fingerprint;
+  };
+  const Case cases[] = {
+      {&w, {}, "d484607cd134b0b7"},
+      {&w, {{"DefCpuPerGPU", "16"}}, "a515e72f96277e4c"},
+      {&w, {{"DefMemPerGPU", "131072"}}, "d484607cd134b0b7"},
+      {&half, {}, "068f0f369985e25b"},
+      {&w,
+       {{"SchedulerParameters", "bf_interval=60,bf_resolution=300,bf_window=240,bf_max_job_test=40"}},
+       "ec53c4d2171435bb"},
+  };
+  for (const Case& k : cases) {
+    std::string what = k.w == &half ? "half with CPUs " : "";
+    for (const auto& [key, v] : k.kv) what += key + "=" + v + " ";
+    EXPECT_EQ(fingerprint(*k.w, pool(128, 8, 64, 512 * 1024), k.kv), k.fingerprint) << what;
+  }
+}

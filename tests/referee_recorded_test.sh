@@ -12,6 +12,7 @@ for d in "$src"/tests/data/referee/slurm/*/; do
   name=$(basename "$d")
   mkdir "$work/$name"
   cp "$d"/jobs.json "$d"/real.csv "$d"/slurm.conf "$d"/gres.conf "$work/$name/"
+  [ -f "$d"/t0 ] && cp "$d"/t0 "$work/$name/"  # the start instant on slurmctld's clock (phase)
   if ! /usr/bin/python3 "$src/scripts/referee/slurm_referee.py" check "$work/$name" "$headroom" "$(cat "$d/expect")"; then
     echo "FAIL: $name" >&2
     fail=1

@@ -503,6 +503,15 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   void backfill(Session& s);
 
+  // When the next backfill pass may run, at `now` or later. slurmctld's backfill_agent
+  // (src/plugins/sched/backfill/backfill.c) is a thread of its own: it sleeps bf_interval after a
+  // pass, then wakes every second (short_sleep) and runs a pass when there is more work and
+  // time(NULL) - last_backfill_time >= bf_interval, both in whole seconds. A pass therefore runs on
+  // that one-second clock, never at an event between its ticks: a job whose nodes free at 9.06 s
+  // is backfilled at 10 s (issue #38, cause (b)). The clock's phase is the simulation's seconds.
+  Tick next_backfill(Tick now) const { return std::max(last_bf_ + c_.bf_interval, ceil_to(now, sim::kSecond)); }
+  std::set<Tick> space_marks_;  // backfill: the bounds of slurmctld's node_space records in this pass
+
   Config c_;
   Limits limits_;
   bool ready_ = false;

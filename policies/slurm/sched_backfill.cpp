@@ -77,6 +77,13 @@ void SlurmPolicy::backfill(Session& s) {
     rslice_.push_back({r, b.node, b.gpus, b.cpus, b.mem, b.exclusive, false});
     return true;
   });
+  // slurmctld's node_space table (backfill.c): one record for [now, now + bf_window) at first,
+  // split by each reservation's start and end (_add_reservation); the pass ends when a
+  // reservation is due while the table holds bf_node_space_size records (bf_max_job_test unless
+  // set): "table size limit of N reached". With bf_max_job_test=3 a pass makes one reservation.
+  space_marks_.clear();
+  space_marks_.insert(sec_now);
+  space_marks_.insert(sec_now + c_.bf_window);
   // Held jobs do not count towards bf_max_job_test.
   order_.resize(static_cast<std::size_t>(
       std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
@@ -485,6 +492,9 @@ void SlurmPolicy::backfill(Session& s) {
     }
     const Tick at = cur_t;
     remember(at);
+    if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) break;  // table full
+    for (const Tick mark : {at, at + limit})
+      if (mark < *space_marks_.rbegin()) space_marks_.insert(mark);
     // One entry per list, after the entries of the same time (only the times are ordered).
     const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
     res_span_.push_back({at, at + limit});

@@ -35,7 +35,7 @@ void SlurmPolicy::schedule(Session& s) {
   resume_suspended(s);
   build_avail(s);
   main_scheduler(s);
-  if (c_.backfill && dirty_ && now >= last_bf_ + c_.bf_interval) {
+  if (c_.backfill && dirty_ && now >= next_backfill(now)) {
     // A pass that started jobs while bf_max_job_test (or bf_max_job_start) left jobs untested is
     // followed by another one bf_interval later, as slurmctld's periodic passes are: the started
     // jobs have left the queue and the next ones come within the limit (issue #38).
@@ -48,7 +48,7 @@ void SlurmPolicy::schedule(Session& s) {
   // Wake only when something can change.
   if (!waiting_.empty()) s.wake_at(waiting_.begin()->first);
   if (!queue_.empty()) {
-    if (c_.backfill && dirty_) s.wake_at(last_bf_ + c_.bf_interval);
+    if (c_.backfill && dirty_) s.wake_at(next_backfill(now));
     if (c_.multifactor && (c_.w_age > 0 || c_.w_fairshare > 0) && queue_.size() > 1) s.wake_at(next_calc_);
   }
 }

@@ -476,6 +476,10 @@ def retime(work):
     if len(abs_start) != len(rows):
         return
     t0 = min(a for a, b in abs_start.values())
+    # The start instant on slurmctld's clock (epoch seconds): select/cons_tres groups running
+    # jobs' ends on 30-s barriers of time_t, so headroom's clock takes the same phase (phase()).
+    with open(os.path.join(work, "t0"), "w") as f:
+        f.write("%.3f\n" % t0)
     with open(path, "w") as f:
         f.write("id,slurm_id,state,priority,start,end,nodes,gpu_idx,start_s,end_s\n")
         for r in rows:
@@ -538,8 +542,19 @@ def expand_nodes(text):
     return out
 
 
+def phase(work):
+    """Seconds from the last 30-s barrier of slurmctld's clock (time_t % 30) to the start instant
+    (the `t0` file retime() writes; 0 without it). headroom's trace submits at this time, so that
+    its clock's 30-s barriers (backfill's groups of ends) fall where slurmctld's did."""
+    path = os.path.join(work, "t0")
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        return int(float(f.read().split()[0])) % 30
+
+
 def write_trace(work, wl):
-    """headroom's CSV from jobs.json and real.csv: every job submitted at 0 (the partitions were
+    """headroom's CSV from jobs.json and real.csv: every job submitted at phase() (the partitions were
     DOWN while sbatch ran), one CPU per node (what sbatch -N asks without -n or -c: Slurm's job
     size factor counts it), the run time Slurm recorded (end - start, as sacct's Elapsed), the
     time limit, and the real start and end as trace_start / trace_end."""
@@ -549,8 +564,8 @@ def write_trace(work, wl):
         for j in wl["jobs"]:
             r = real[j["id"]]
             start, end = float(r["start"]), float(r["end"])
-            f.write("%d,root,%s,0,%d,%d,%d,%d,%.3f,%d,%.3f,%.3f\n" % (
-                j["id"], j["partition"], j["nodes"] * j["gpus_per_node"], j["gpus_per_node"], j["nodes"],
+            f.write("%d,root,%s,%d,%d,%d,%d,%d,%.3f,%d,%.3f,%.3f\n" % (
+                j["id"], j["partition"], phase(work), j["nodes"] * j["gpus_per_node"], j["gpus_per_node"], j["nodes"],
                 j["nodes"], end - start, j["limit_min"] * 60, start, end))
     with open(os.path.join(work, "scenario.yaml"), "w") as f:
         f.write("# Referee workload %d (scripts/referee/slurm_referee.py)\n" % wl["seed"])
@@ -585,7 +600,8 @@ def run_headroom(work, headroom):
     nodes = {}
     for row, node in zip(pj, pn):
         nodes.setdefault(ids[row], set()).add(node)
-    return {ids[i]: {"start": start[i] / 1000.0, "end": end[i] / 1000.0,
+    p = phase(work)  # headroom's clock: the start instant at p s
+    return {ids[i]: {"start": start[i] / 1000.0 - p, "end": end[i] / 1000.0 - p,
                      "nodes": sorted("n%d" % n for n in nodes.get(ids[i], ()))} for i in range(len(ids))}
 
 

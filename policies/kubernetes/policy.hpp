@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "policies/common/consolidate.hpp"
+#include "policies/common/node_sampling.hpp"
 #include "policies/kubernetes/kubernetes.hpp"
 #include "sim/rng.hpp"
 
@@ -471,6 +472,7 @@ class KubernetesPolicy final : public Policy {
   [[gnu::always_inline]] inline void refresh_classes(const ClusterView& view);
   [[gnu::always_inline]] inline NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self);
+  NodeId select_host_sampled(const ClusterView& view, const Job& job, JobIndex self);
   void bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason);
   void mark_running(const ClusterView& view, JobIndex j, const Job& job, NodeId node);
 
@@ -610,6 +612,8 @@ class KubernetesPolicy final : public Policy {
   std::vector<Config::Quota> quota_, quota_used_;
   std::vector<JobIndex> quota_reasons_;
   std::vector<std::int64_t> scores_;
+  NodeSampler sampler_;  // nextStartNodeIndex
+  ScoreMemo score_memo_;
   static constexpr int kGpuResource = -1;
   struct Group {
     std::vector<JobIndex> members;

@@ -488,7 +488,14 @@ class KubernetesPolicy final : public Policy {
   // with nominations) decides. Not used with seeded ties (the reservoir sample draws once per tied
   // node) or MIG profiles (per-profile usage).
   using NodeKey = std::array<std::int64_t, 10>;
-  using ClassMap = std::map<NodeKey, std::set<NodeId>>;
+  struct NodeClass {
+    std::set<NodeId> members;
+    // A sampled cycle's verdict for its pod on every member: the score, or -1 when they fail the
+    // filter; valid while stamp is the cycle's (select_host_sampled).
+    std::uint64_t stamp = 0;
+    std::int64_t score = -1;
+  };
+  using ClassMap = std::map<NodeKey, NodeClass>;
 
   bool use_classes() const { return !cfg_.seeded_tie_break && !any_mig_; }
 
@@ -501,8 +508,8 @@ class KubernetesPolicy final : public Policy {
   void unplace(NodeId id) {
     auto& it = node_class_[id];
     if (it != classes_.end()) {
-      it->second.erase(id);
-      if (it->second.empty()) classes_.erase(it);
+      it->second.members.erase(id);
+      if (it->second.members.empty()) classes_.erase(it);
       it = classes_.end();
     }
     special_.erase(id);
@@ -518,7 +525,7 @@ class KubernetesPolicy final : public Policy {
     const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
                       u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
     auto it = classes_.try_emplace(key).first;
-    it->second.insert(id);
+    it->second.members.insert(id);
     node_class_[id] = it;
   }
 
@@ -614,6 +621,7 @@ class KubernetesPolicy final : public Policy {
   std::vector<std::int64_t> scores_;
   NodeSampler sampler_;  // nextStartNodeIndex
   ScoreMemo score_memo_;
+  std::uint64_t class_stamp_ = 0;  // NodeClass::stamp of the current sampled cycle
   static constexpr int kGpuResource = -1;
   struct Group {
     std::vector<JobIndex> members;

@@ -201,7 +201,7 @@ NodeId KubernetesPolicy::select_host_by_class(const ClusterView& view, const Job
       best = id;
     }
   };
-  for (const auto& [key, members] : classes_) consider(*members.begin());
+  for (const auto& [key, cls] : classes_) consider(*cls.members.begin());
   for (const NodeId id : special_) consider(id);
   return best;
 }
@@ -255,12 +255,33 @@ NodeId KubernetesPolicy::select_host_sampled(const ClusterView& view, const Job&
   NodeId best = kNoNode;
   std::int64_t best_score = -1;
   std::uint64_t ties = 0;
+  // The members of a node class pass the filter and score alike (see NodeClass): each class is
+  // judged once per cycle; nodes with nominations, or all without classes, one by one.
+  const bool by_class = use_classes();
+  if (by_class) {
+    refresh_classes(view);
+    ++class_stamp_;
+  }
   score_memo_.begin();
+  auto judge = [&](NodeId id) -> std::int64_t {
+    if (!fits(view, id, job, self)) return -1;
+    return score_memo_.get(c.node(id), usage_[id], [&] { return total_score(view, id, job); });
+  };
   sampler_.cycle(
       c, cfg_.percentage_of_nodes_to_score, min_free, [&](models::PoolId p) { return eligible(view, p, job); },
       [&](NodeId id) {
-        if (!fits(view, id, job, self)) return false;
-        const std::int64_t sc = score_memo_.get(c.node(id), usage_[id], [&] { return total_score(view, id, job); });
+        std::int64_t sc = -1;
+        if (by_class && node_class_[id] != classes_.end()) {
+          NodeClass& k = node_class_[id]->second;
+          if (k.stamp != class_stamp_) {
+            k.stamp = class_stamp_;
+            k.score = fits(view, id, job, self) ? total_score(view, id, job) : -1;
+          }
+          sc = k.score;
+        } else {
+          sc = judge(id);
+        }
+        if (sc < 0) return false;
         if (sc > best_score) {
           best_score = sc;
           best = id;

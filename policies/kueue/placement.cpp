@@ -122,7 +122,12 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       }
       return true;
     };
-    if (sampled) {
+    if (sampled && constant_score && allowed == nullptr && taken.empty()) {
+      // Every node the index offers passes and all score alike: the first found wins.
+      best = sampler_.cycle_all_pass(
+          cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0),
+          [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); });
+    } else if (sampled) {
       // kube-scheduler's sampling (percentageOfNodesToScore): from nextStartNodeIndex until enough
       // nodes pass the filter; ties to the first found.
       sampler_.cycle(

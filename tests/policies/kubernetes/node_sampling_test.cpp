@@ -118,6 +118,40 @@ TEST(NodeSampling, CyclesStartWhereTheLastOneStopped) {
   EXPECT_EQ(k.next_start, 40);
 }
 
+// Counting the nodes 64 at a time (cycle_all_pass, for a filter the index alone decides) ends where
+// offering them one by one does, and finds the same first node.
+TEST(NodeSampling, CountingAllPassingNodesMovesTheStartAsOfferingThem) {
+  models::ClusterSpec spec;
+  spec.pools.push_back({"a", 130, 8, "A100", 0, 0});
+  spec.pools.push_back({"b", 70, 8, "A100", 0, 0});
+  models::ClusterState c(spec);
+  for (NodeId id = 0; id < 200; id += 3) c.allocate({models::Slice{id, 8, 0, 0}});  // every third full
+  for (NodeId id = 1; id < 200; id += 7)
+    if (id % 3 != 0) c.allocate({models::Slice{id, 7, 0, 0}});  // some with 1 GPU free
+  k8s::NodeSampler one, counted;
+  const std::int32_t gpus[] = {1, 2, 1, 1, 8, 1, 2};
+  std::vector<NodeId> firsts;
+  std::vector<std::int64_t> starts;
+  for (const std::int32_t g : gpus) {
+    NodeId first = UINT32_MAX;
+    one.cycle(
+        c, 0, g, [](models::PoolId) { return true; },
+        [&](NodeId id) {
+          if (first == UINT32_MAX) first = id;
+          return true;
+        });
+    EXPECT_EQ(counted.cycle_all_pass(c, 0, g, [](models::PoolId) { return true; }), first) << g;
+    EXPECT_EQ(counted.next_start(), one.next_start()) << g;
+    firsts.push_back(first);
+    starts.push_back(one.next_start());
+  }
+  // 200 nodes want 100. One GPU from 0: the nodes not a multiple of 3 pass, the 100th is 149.
+  // Two GPUs from 150: 150 is full, 151 (not 1 mod 7) has 8.
+  EXPECT_EQ(firsts[0], 1u);
+  EXPECT_EQ(starts[0], 150);
+  EXPECT_EQ(firsts[1], 151u);
+}
+
 namespace {
 
 // Five one-GPU pods with cpu and memory requests, one a second, each running long, on 150 idle

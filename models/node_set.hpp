@@ -47,6 +47,9 @@ class NodeIdSet {
   std::size_t count(NodeId id) const { return contains(id) ? 1 : 0; }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Members first() + 64 w .. + 63 as bits (0 past the end), for scans that combine sets.
+  NodeId first() const { return first_; }
+  std::uint64_t word(std::size_t w) const { return w < words_.size() ? words_[w] : 0; }
 
   class const_iterator {
    public:

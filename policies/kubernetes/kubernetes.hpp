@@ -54,6 +54,10 @@ struct Config {
   Tick max_backoff = 10 * sim::kSecond;
   Tick max_in_unschedulable = 5 * sim::kMinute;
   bool seeded_tie_break = false;
+  // percentageOfNodesToScore: a cycle stops filtering once it has found this share of the nodes
+  // feasible (policies/common/node_sampling.hpp); 0 = kube-scheduler's adaptive default, 100 =
+  // every node (as headroom did before it modelled the sampling).
+  std::int64_t percentage_of_nodes_to_score = 0;
   // ResourceQuota of a namespace (tenant name); -1 = that resource is not limited.
   struct Quota {
     std::int64_t gpu = -1;         // requests.nvidia.com/gpu

@@ -288,6 +288,10 @@ const ParamKey<Reader> kParams[] = {
      [](Reader& rd, const std::string& key, const ParamValue& v) {
        rd.duration(key, v, true, rd.out.max_in_unschedulable);
      }},
+    {"percentageOfNodesToScore",
+     [](Reader& rd, const std::string& key, const ParamValue& v) {
+       rd.integer(key, v, 0, 100, rd.out.percentage_of_nodes_to_score);
+     }},
     {"tie_break",
      [](Reader& rd, const std::string& key, const ParamValue& v) {
        if (v.text == "index" || v.text == "seeded") {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "policies/common/consolidate.hpp"
+#include "policies/common/node_sampling.hpp"
 #include "policies/kubernetes/kubernetes.hpp"
 #include "sim/rng.hpp"
 
@@ -471,6 +472,7 @@ class KubernetesPolicy final : public Policy {
   [[gnu::always_inline]] inline void refresh_classes(const ClusterView& view);
   [[gnu::always_inline]] inline NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self);
+  NodeId select_host_sampled(const ClusterView& view, const Job& job, JobIndex self);
   void bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason);
   void mark_running(const ClusterView& view, JobIndex j, const Job& job, NodeId node);
 
@@ -486,7 +488,14 @@ class KubernetesPolicy final : public Policy {
   // with nominations) decides. Not used with seeded ties (the reservoir sample draws once per tied
   // node) or MIG profiles (per-profile usage).
   using NodeKey = std::array<std::int64_t, 10>;
-  using ClassMap = std::map<NodeKey, std::set<NodeId>>;
+  struct NodeClass {
+    std::set<NodeId> members;
+    // A sampled cycle's verdict for its pod on every member: the score, or -1 when they fail the
+    // filter; valid while stamp is the cycle's (select_host_sampled).
+    std::uint64_t stamp = 0;
+    std::int64_t score = -1;
+  };
+  using ClassMap = std::map<NodeKey, NodeClass>;
 
   bool use_classes() const { return !cfg_.seeded_tie_break && !any_mig_; }
 
@@ -499,8 +508,8 @@ class KubernetesPolicy final : public Policy {
   void unplace(NodeId id) {
     auto& it = node_class_[id];
     if (it != classes_.end()) {
-      it->second.erase(id);
-      if (it->second.empty()) classes_.erase(it);
+      it->second.members.erase(id);
+      if (it->second.members.empty()) classes_.erase(it);
       it = classes_.end();
     }
     special_.erase(id);
@@ -516,7 +525,7 @@ class KubernetesPolicy final : public Policy {
     const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
                       u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
     auto it = classes_.try_emplace(key).first;
-    it->second.insert(id);
+    it->second.members.insert(id);
     node_class_[id] = it;
   }
 
@@ -610,6 +619,9 @@ class KubernetesPolicy final : public Policy {
   std::vector<Config::Quota> quota_, quota_used_;
   std::vector<JobIndex> quota_reasons_;
   std::vector<std::int64_t> scores_;
+  NodeSampler sampler_;  // nextStartNodeIndex
+  ScoreMemo score_memo_;
+  std::uint64_t class_stamp_ = 0;  // NodeClass::stamp of the current sampled cycle
   static constexpr int kGpuResource = -1;
   struct Group {
     std::vector<JobIndex> members;

@@ -201,16 +201,22 @@ NodeId KubernetesPolicy::select_host_by_class(const ClusterView& view, const Job
       best = id;
     }
   };
-  for (const auto& [key, members] : classes_) consider(*members.begin());
+  for (const auto& [key, cls] : classes_) consider(*cls.members.begin());
   for (const NodeId id : special_) consider(id);
   return best;
 }
 
-// Filter + score over every node; the chosen node or kNoNode.
+// findNodesThatFitPod + prioritizeNodes + selectHost: the chosen node or kNoNode. When no node
+// has the GPUs, every node fails the filter (the next start index stays). When the cycle looks
+// for every node (percentageOfNodesToScore 100, or a cluster under 100 nodes) it filters and
+// scores them all, ties to the lowest index (by node class); otherwise it samples.
 NodeId KubernetesPolicy::select_host(const ClusterView& view, const Job& job, JobIndex self) {
   if (!gpus_free_somewhere(view, job)) return kNoNode;
-  if (use_classes()) return select_host_by_class(view, job, self);
   const std::size_t n = view.cluster().nodes().size();
+  if (num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, static_cast<std::int64_t>(n)) <
+      static_cast<std::int64_t>(n))
+    return select_host_sampled(view, job, self);
+  if (use_classes()) return select_host_by_class(view, job, self);
   scores_.assign(n, -1);
   auto eval = [&](std::size_t i) {
     const auto id = static_cast<NodeId>(i);
@@ -237,6 +243,54 @@ NodeId KubernetesPolicy::select_host(const ClusterView& view, const Job& job, Jo
       best = static_cast<NodeId>(i);  // reservoir sampling, as selectHost
     }
   }
+  return best;
+}
+
+// The nodes from nextStartNodeIndex on until numFeasibleNodesToFind of them pass the filter; the
+// best score among those, ties to the first found (or, seeded, a reservoir sample in that order).
+NodeId KubernetesPolicy::select_host_sampled(const ClusterView& view, const Job& job, JobIndex self) {
+  const models::ClusterState& c = view.cluster();
+  // Plain nvidia.com/gpu requests go through the cluster's free-GPU index (visit_nodes_from).
+  const std::int32_t min_free = resource(job) < 0 && !any_mig_ ? std::max(job.gpus, 0) : -1;
+  NodeId best = kNoNode;
+  std::int64_t best_score = -1;
+  std::uint64_t ties = 0;
+  // The members of a node class pass the filter and score alike (see NodeClass): each class is
+  // judged once per cycle; nodes with nominations, or all without classes, one by one.
+  const bool by_class = use_classes();
+  if (by_class) {
+    refresh_classes(view);
+    ++class_stamp_;
+  }
+  score_memo_.begin();
+  auto judge = [&](NodeId id) -> std::int64_t {
+    if (!fits(view, id, job, self)) return -1;
+    return score_memo_.get(c.node(id), usage_[id], [&] { return total_score(view, id, job); });
+  };
+  sampler_.cycle(
+      c, cfg_.percentage_of_nodes_to_score, min_free, [&](models::PoolId p) { return eligible(view, p, job); },
+      [&](NodeId id) {
+        std::int64_t sc = -1;
+        if (by_class && node_class_[id] != classes_.end()) {
+          NodeClass& k = node_class_[id]->second;
+          if (k.stamp != class_stamp_) {
+            k.stamp = class_stamp_;
+            k.score = fits(view, id, job, self) ? total_score(view, id, job) : -1;
+          }
+          sc = k.score;
+        } else {
+          sc = judge(id);
+        }
+        if (sc < 0) return false;
+        if (sc > best_score) {
+          best_score = sc;
+          best = id;
+          ties = 1;
+        } else if (sc == best_score && cfg_.seeded_tie_break && tie_rng_.below(++ties) == 0) {
+          best = id;
+        }
+        return true;
+      });
   return best;
 }
 

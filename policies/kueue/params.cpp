@@ -543,7 +543,7 @@ const std::vector<Row>& table() {
     rows.push_back({"cohorts.<cohort.resources.flavor.resource>.lendingLimit", cohort_quota});
     // kube-scheduler's keys, checked by its own reader.
     for (const auto& key : k8s::param_keys())
-      if (key.starts_with("scoringStrategy.") || key.starts_with("weights."))
+      if (key.starts_with("scoringStrategy.") || key.starts_with("weights.") || key == "percentageOfNodesToScore")
         rows.push_back({key, [](Parser& p, const std::string& k, const ParamValue& v) { p.scheduler[k] = v; }});
     return rows;
   }();

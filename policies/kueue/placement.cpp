@@ -77,6 +77,12 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
     const auto& spec = cluster.spec().pools[p];
     constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
   }
+  // Whether a cycle looks at fewer than all nodes (percentageOfNodesToScore, node_sampling.hpp);
+  // when it looks at all, the highest score wins, ties to the lowest index.
+  const auto all_nodes = static_cast<std::int64_t>(cluster.nodes().size());
+  const bool sampled =
+      k8s::num_feasible_nodes_to_find(cfg_.scheduler.percentage_of_nodes_to_score, all_nodes) < all_nodes;
+  const std::vector<models::PoolId> none;
   for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
     const std::uint64_t stamp = ++score_stamp_;  // node_score's remembered scores are for this pod
     Job pod = job;
@@ -93,8 +99,43 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       return n.free_gpus - tg >= pod.gpus && (n.cpus <= 0 || n.free_cpus - tc >= pod.cpus) &&
              (n.memory_mib <= 0 || n.free_memory_mib - tm >= pod.memory_mib);
     };
+    auto consider = [&](NodeId id) {
+      if (allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) return false;
+      const models::Slice* t = nullptr;
+      if (!feasible(id, t)) return false;
+      if (constant_score) {
+        if (best == UINT32_MAX) best = id;
+        return true;
+      }
+      k8s::NodeUsage u = usage_[id];
+      if (t) {
+        u.gpus += t->gpus;
+        u.cpu_milli += std::int64_t{t->cpus} * 1000;
+        u.memory_mib += t->memory_mib;
+        u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
+        u.nonzero_memory_mib += t->memory_mib;
+      }
+      const std::int64_t total = node_score(cluster.node(id), u, pod, stamp);
+      if (total > best_score) {
+        best_score = total;
+        best = id;
+      }
+      return true;
+    };
+    if (sampled && constant_score && allowed == nullptr && taken.empty()) {
+      // Every node the index offers passes and all score alike: the first found wins.
+      best = sampler_.cycle_all_pass(
+          cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0),
+          [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); });
+    } else if (sampled) {
+      // kube-scheduler's sampling (percentageOfNodesToScore): from nextStartNodeIndex until enough
+      // nodes pass the filter; ties to the first found.
+      sampler_.cycle(
+          cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0),
+          [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); }, consider);
+    }
     // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
-    for (models::PoolId p : eligible) {
+    for (models::PoolId p : sampled ? none : eligible) {
       for (std::int32_t f = pod.gpus; f <= cluster.spec().pools[p].gpus_per_node; ++f) {
         for (NodeId id : cluster.nodes_with_free(p, f)) {
           if (constant_score && id >= best) break;  // sets are in id order

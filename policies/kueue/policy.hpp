@@ -29,6 +29,7 @@
 
 #include "models/topology.hpp"
 #include "policies/common/consolidate.hpp"
+#include "policies/common/node_sampling.hpp"
 #include "policies/kueue/index.hpp"
 #include "policies/kueue/kueue.hpp"
 
@@ -324,6 +325,7 @@ class KueuePolicy final : public Policy {
   };
   std::array<ScoreMemo, 256> score_memo_{};
   std::uint64_t score_stamp_ = 0;
+  k8s::NodeSampler sampler_;  // kube-scheduler's nextStartNodeIndex for the pods placed
 
   // ------------------------------------------------------------------------------------------
   // cluster_queue.cpp: the cache (setup), the queues and requeueing.

@@ -1,0 +1,173 @@
+#pragma once
+
+// kube-scheduler's node sampling (pkg/scheduler/schedule_one.go): a scheduling cycle filters nodes
+// starting where the last cycle stopped (nextStartNodeIndex) and stops once it has found
+// numFeasibleNodesToFind feasible nodes; only those are scored. The kubernetes policy and the pods
+// Kueue places use it. Nodes are taken in id order (pool by pool, as the scenario lists them):
+// the order of a single-zone node tree; upstream interleaves zones (policies/kubernetes/README.md,
+// Differences).
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+
+#include "models/cluster.hpp"
+#include "policies/common/node_scoring.hpp"
+
+namespace headroom::policies::k8s {
+
+inline constexpr std::int64_t kMinFeasibleNodesToFind = 100;          // minFeasibleNodesToFind
+inline constexpr std::int64_t kMinFeasibleNodesPercentageToFind = 5;  // minFeasibleNodesPercentageToFind
+
+// numFeasibleNodesToFind: how many feasible nodes a cycle looks for among num_all_nodes.
+// percentage is percentageOfNodesToScore, 0 (the default) for the adaptive rule
+// 50 % - 1 % per 125 nodes, at least 5 %; never fewer than 100 nodes, and every node of a cluster
+// under 100 nodes.
+constexpr std::int64_t num_feasible_nodes_to_find(std::int64_t percentage, std::int64_t num_all_nodes) {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  if (percentage == 0) {
+    percentage = 50 - num_all_nodes / 125;
+    if (percentage < kMinFeasibleNodesPercentageToFind) percentage = kMinFeasibleNodesPercentageToFind;
+  }
+  const std::int64_t n = num_all_nodes * percentage / 100;
+  return n < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : n;
+}
+
+// Calls words(base, bits) for the nodes start, start + 1, ..., last, 0, ..., start - 1 of the
+// pools pool_ok(p) accepts, in order, 64 ids from base at a time (bit i: node base + i; never 0),
+// until words returns false; returns whether it did. With min_free >= 0 only the up nodes with at
+// least min_free free units are offered (ClusterState's index: the others fail NodeResourcesFit),
+// so a cycle costs the nodes that can pass, not all nodes; with min_free < 0 every node is.
+template <typename PoolOk, typename Words>
+bool visit_words_from(const models::ClusterState& c, models::NodeId start, std::int32_t min_free, PoolOk pool_ok,
+                      Words words) {
+  const auto n = static_cast<models::NodeId>(c.nodes().size());
+  auto range = [&](models::NodeId lo, models::NodeId hi) {  // [lo, hi); true when words stopped
+    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
+      const models::NodeId pf = c.pool_first_node(p);
+      const models::NodeId pe = p + 1 < c.pool_count() ? c.pool_first_node(p + 1) : n;
+      const models::NodeId a = std::max(lo, pf), b = std::min(hi, pe);
+      if (a >= b || !pool_ok(p)) continue;
+      const std::int32_t top = c.node_units(p);
+      for (std::size_t w = (a - pf) >> 6; w <= ((b - 1 - pf) >> 6); ++w) {
+        std::uint64_t bits = ~std::uint64_t{0};
+        if (min_free >= 0) {
+          bits = 0;
+          for (std::int32_t f = min_free; f <= top; ++f) bits |= c.nodes_with_free(p, f).word(w);
+        }
+        const models::NodeId base = pf + static_cast<models::NodeId>(w * 64);
+        if (a > base) bits &= ~std::uint64_t{0} << (a - base);
+        if (b - base < 64) bits &= (std::uint64_t{1} << (b - base)) - 1;
+        if (bits != 0 && !words(base, bits)) return true;
+      }
+    }
+    return false;
+  };
+  return range(start, n) || range(0, start);
+}
+
+// Calls visit(id) for each node visit_words_from offers, in order, until visit returns false;
+// returns whether it did.
+template <typename PoolOk, typename Visit>
+bool visit_nodes_from(const models::ClusterState& c, models::NodeId start, std::int32_t min_free, PoolOk pool_ok,
+                      Visit visit) {
+  return visit_words_from(c, start, min_free, pool_ok, [&](models::NodeId base, std::uint64_t bits) {
+    for (; bits != 0; bits &= bits - 1)
+      if (!visit(base + static_cast<models::NodeId>(std::countr_zero(bits)))) return false;
+    return true;
+  });
+}
+
+// nextStartNodeIndex and the cycle that advances it (findNodesThatFitPod).
+class NodeSampler {
+ public:
+  // One cycle over `c`: offers nodes in order from the next start index (visit_nodes_from, same
+  // arguments) to feasible(id), which filters and, for a node that passes, scores it; stops
+  // after the numFeasibleNodesToFind-th feasible node. The next cycle starts after the last node
+  // processed (every node when fewer were feasible, so the index stays). Returns how many nodes
+  // were feasible.
+  template <typename PoolOk, typename Feasible>
+  std::int64_t cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free, PoolOk pool_ok,
+                     Feasible feasible) {
+    const auto n = static_cast<std::int64_t>(c.nodes().size());
+    if (n == 0) return 0;
+    if (next_start_ >= n) next_start_ = 0;
+    const std::int64_t want = num_feasible_nodes_to_find(percentage, n);
+    std::int64_t found = 0;
+    models::NodeId last = 0;
+    visit_nodes_from(c, static_cast<models::NodeId>(next_start_), min_free, pool_ok, [&](models::NodeId id) {
+      if (!feasible(id)) return true;
+      last = id;
+      return ++found < want;
+    });
+    const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start_ + n) % n + 1 : n;
+    next_start_ = (next_start_ + processed) % n;
+    return found;
+  }
+
+  // The same cycle when every node the index offers passes the filter (no cpu or memory to check,
+  // nothing else in the way): the nodes are counted 64 at a time instead of offered one by one.
+  // Returns the first node found, or UINT32_MAX when none.
+  template <typename PoolOk>
+  models::NodeId cycle_all_pass(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
+                                PoolOk pool_ok) {
+    const auto n = static_cast<std::int64_t>(c.nodes().size());
+    if (n == 0) return UINT32_MAX;
+    if (next_start_ >= n) next_start_ = 0;
+    const std::int64_t want = num_feasible_nodes_to_find(percentage, n);
+    std::int64_t found = 0;
+    models::NodeId first = UINT32_MAX, last = 0;
+    visit_words_from(c, static_cast<models::NodeId>(next_start_), min_free, pool_ok,
+                     [&](models::NodeId base, std::uint64_t bits) {
+                       if (first == UINT32_MAX) first = base + static_cast<models::NodeId>(std::countr_zero(bits));
+                       const auto k = static_cast<std::int64_t>(std::popcount(bits));
+                       if (found + k < want) {
+                         found += k;
+                         return true;
+                       }
+                       for (std::int64_t i = found + 1; i < want; ++i) bits &= bits - 1;  // the want-th
+                       last = base + static_cast<models::NodeId>(std::countr_zero(bits));
+                       found = want;
+                       return false;
+                     });
+    const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start_ + n) % n + 1 : n;
+    next_start_ = (next_start_ + processed) % n;
+    return first;
+  }
+
+  std::int64_t next_start() const { return next_start_; }
+
+ private:
+  std::int64_t next_start_ = 0;
+};
+
+// The weighted score of one pod on a node, which score_node computes from the node's capacity and
+// its pods' requests alone: remembered for the cycle (begin) by those values, since many nodes of
+// a large cluster are alike (idle, or running the same shapes). A way of computing, not of deciding.
+class ScoreMemo {
+ public:
+  void begin() { ++stamp_; }
+  template <typename Score>
+  std::int64_t get(const models::Node& n, const NodeUsage& u, Score score) {
+    const std::array<std::int64_t, 8> key{n.gpus,      n.cpus,       n.memory_mib,        u.gpus,
+                                          u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
+    Entry& e = table_[(h >> 32) % table_.size()];
+    if (e.stamp == stamp_ && e.key == key) return e.total;
+    e = {stamp_, key, score()};
+    return e.total;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t stamp = 0;
+    std::array<std::int64_t, 8> key{};
+    std::int64_t total = 0;
+  };
+  std::array<Entry, 256> table_{};
+  std::uint64_t stamp_ = 0;
+};
+
+}  // namespace headroom::policies::k8s

@@ -84,6 +84,13 @@ class SimObserver {
     on_event(time, kind, job, detail, reason);
   }
   virtual void on_start(Tick time, JobIndex job, const Placement& placement) = 0;
+  // A pending job's pods bound ahead of its start (Session::bind: partial placement without gang
+  // scheduling) now hold `gpus` GPUs; 0 when they were deleted. A start takes them over (on_start).
+  virtual void on_bound(Tick time, JobIndex job, std::int32_t gpus) {
+    (void)time;
+    (void)job;
+    (void)gpus;
+  }
   virtual void on_end(Tick time, JobIndex job, JobState state) = 0;
   virtual void on_sample(const Sample& sample) = 0;
 };

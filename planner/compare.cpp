@@ -251,6 +251,45 @@ std::vector<std::string> largest_tenants(const CompareResult& r, std::size_t n) 
   return out;
 }
 
+// Recovery per outage (docs/drills.md): rows when some run had failures. A recovery time that
+// was never reached (a killed job that did not run again) is infinite, shown "-"; not_recovered
+// says how many. SLO rows only when a service was measured around a scripted outage.
+template <class Row>
+void add_recovery_rows(const CompareResult& r, Row& row) {
+  using R = const PolicyRun&;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  bool failures = false, slo = false;
+  for (const auto& run : r.runs) {
+    if (!run.done) continue;
+    failures = failures || run.summary.failures.any();
+    slo = slo || !run.summary.failures.outage_slo.empty();
+  }
+  if (failures) {
+    auto time = [inf](double v) { return v < 0 ? inf : v; };
+    row("outages_with_kills", "count", [](R x) { return x.summary.failures.outages; });
+    row("recovery_p50", "s", [time](R x) { return time(x.summary.failures.recovery.p50_s); });
+    row("recovery_p95", "s", [time](R x) { return time(x.summary.failures.recovery.p95_s); });
+    row("recovery_max", "s", [time](R x) { return time(x.summary.failures.recovery.max_s); });
+    row("not_recovered", "count", [](R x) { return x.summary.failures.recovery.not_recovered; });
+    row("drill_recovery_max", "s", [time, nan](R x) {
+      double worst = x.summary.failures.drills.empty() ? nan : 0.0;
+      for (const auto& d : x.summary.failures.drills)
+        worst = d.recovery.killed == 0 ? worst : std::max(worst, time(d.recovery.max_s));
+      return worst;
+    });
+    row("gangs_killed", "count", [](R x) { return x.summary.failures.recovery.gangs; });
+    row("partial_gangs", "count", [](R x) { return x.summary.failures.recovery.partial_gangs; });
+    row("partial_gang_gpu_hours", "GPU-h", [](R x) { return x.summary.failures.recovery.partial_gpu_hours; });
+  }
+  if (slo) {
+    auto at = [nan](double v) { return v < 0 ? nan : v; };
+    row("outage_slo_attainment", "fraction", [at](R x) { return at(x.summary.failures.outage_slo_attainment); });
+    row("after_outage_slo_attainment", "fraction",
+        [at](R x) { return at(x.summary.failures.after_outage_slo_attainment); });
+  }
+}
+
 results::Table compare_table(const CompareResult& r) {
   results::Table t;
   t.columns.push_back(results::Column{"metric", true, {}, {}});
@@ -322,6 +361,7 @@ results::Table compare_table(const CompareResult& r) {
     row("worst_drill_recovery", "s",
         [nan](R x) { return x.summary.failures.worst_recovery_s < 0 ? nan : x.summary.failures.worst_recovery_s; });
   }
+  add_recovery_rows(r, row);
   if (ref_services(r)) {
     row("slo_attainment", "fraction",
         [nan](R x) { return x.summary.services.empty() ? nan : x.summary.slo_attainment; });

@@ -72,6 +72,19 @@ const std::map<std::string, std::pair<std::string, Unit>>& kpi_names() {
       {"failure_lost_gpu_hours", {"failure_lost_gpu_hours", Unit::Count}},
       {"worst_recovery", {"worst_recovery", Unit::Time}},
       {"recovery", {"worst_recovery", Unit::Time}},
+      // Recovery per outage (docs/drills.md): kill to next start over every job an outage killed
+      // (one never running again counts as never), jobs not running again, the work lost, gangs
+      // left partially placed and the GPU-hours they held so, and inference SLO attainment during
+      // and after the scripted outages.
+      {"recovery_p50", {"recovery_p50", Unit::Time}},
+      {"recovery_p95", {"recovery_p95", Unit::Time}},
+      {"recovery_max", {"recovery_max", Unit::Time}},
+      {"not_recovered", {"not_recovered", Unit::Count}},
+      {"work_lost_gpu_hours", {"failure_lost_gpu_hours", Unit::Count}},
+      {"partial_gangs", {"partial_gangs", Unit::Count}},
+      {"partial_gang_gpu_hours", {"partial_gang_gpu_hours", Unit::Count}},
+      {"outage_slo_attainment", {"outage_slo_attainment", Unit::Ratio}},
+      {"after_outage_slo_attainment", {"after_outage_slo_attainment", Unit::Ratio}},
       {"never_started", {"never_started", Unit::Count}},
       {"rejected", {"rejected", Unit::Count}},
       // Cost (scenario `costs:`); only in runs with priced pools.
@@ -119,12 +132,41 @@ double quantile_of(const results::Quantiles& wait, const results::Quantiles& jct
                              : q.max;
 }
 
+bool is_recovery_kpi(const std::string& kpi) {
+  for (const char* k : {"recovery_p50", "recovery_p95", "recovery_max", "not_recovered", "partial_gangs",
+                        "partial_gang_gpu_hours", "outage_slo_attainment", "after_outage_slo_attainment"})
+    if (kpi == k) return true;
+  return false;
+}
+
+// A recovery KPI of the summary: none without failures (or, for the SLO ones, without a service
+// alive around a scripted outage); a time never reached is infinite.
+std::optional<double> recovery_kpi(const results::Summary& s, const std::string& kpi) {
+  const results::FailureSummary& f = s.failures;
+  if (kpi == "outage_slo_attainment" || kpi == "after_outage_slo_attainment") {
+    const double v = kpi == "outage_slo_attainment" ? f.outage_slo_attainment : f.after_outage_slo_attainment;
+    if (v < 0) return std::nullopt;
+    return v;
+  }
+  if (!is_recovery_kpi(kpi) || !f.any()) return std::nullopt;
+  const results::RecoveryStats& r = f.recovery;
+  auto time = [](double v) { return v < 0 ? std::numeric_limits<double>::infinity() : v; };
+  if (kpi == "recovery_p50") return time(r.p50_s);
+  if (kpi == "recovery_p95") return time(r.p95_s);
+  if (kpi == "recovery_max") return time(r.max_s);
+  if (kpi == "not_recovered") return static_cast<double>(r.not_recovered);
+  if (kpi == "partial_gangs") return static_cast<double>(r.partial_gangs);
+  return r.partial_gpu_hours;
+}
+
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
          "busy_utilization, "
          "makespan, completed_fraction, served_fraction, preemptions, lost_gpu_hours, starved_jobs, pending_gpus, "
          "fragmentation, "
-         "denied, jobs_killed, failure_lost_gpu_hours, worst_recovery, never_started, rejected, "
+         "denied, jobs_killed, failure_lost_gpu_hours, worst_recovery, recovery_p50, recovery_p95, recovery_max, "
+         "not_recovered, work_lost_gpu_hours, partial_gangs, partial_gang_gpu_hours, outage_slo_attainment, "
+         "after_outage_slo_attainment, never_started, rejected, "
          "fragmented_gpus, slo_attainment, service:NAME.slo_attainment, service:NAME.request_attainment, cost, "
          "cost_used, "
          "cost_per_gpu_hour, "
@@ -329,6 +371,7 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
       return std::numeric_limits<double>::infinity();  // an outage the queue never recovered from
     return s.failures.worst_recovery_s;
   }
+  if (std::optional<double> v = recovery_kpi(s, t.kpi); v || is_recovery_kpi(t.kpi)) return v;
   if (t.kpi == "never_started") return static_cast<double>(s.never_started);
   if (t.kpi == "rejected") return static_cast<double>(s.rejected);
   if (t.kpi == "cost" || t.kpi == "cost_used" || t.kpi == "cost_per_gpu_hour") {

@@ -79,6 +79,40 @@ void evaluate_services(const scenarios::Scenario& sc, const models::Workload& w,
   }
 }
 
+// SLO attainment of the inference services during each scripted outage and in the hour after it
+// (results::OutageSlo): the lowest over the services alive in the window.
+void evaluate_outage_slo(const scenarios::Scenario& sc, const models::Workload& w, results::RunResult& r) {
+  const std::size_t n = sc.services.size();
+  if (n == 0 || r.drill_start.empty()) return;
+  std::vector<std::vector<std::pair<sim::Tick, sim::Tick>>> runs(n);
+  for (const results::JobRun& run : results::job_runs(r)) {
+    const std::int32_t svc = w.jobs[run.job].service;
+    if (svc >= 0) runs[static_cast<std::size_t>(svc)].emplace_back(run.start, run.end);
+  }
+  for (std::size_t d = 0; d < r.drill_start.size() && d < sc.failures.events.size(); ++d) {
+    if (r.drill_start[d] < 0) continue;
+    results::OutageSlo o;
+    o.drill = static_cast<std::int32_t>(d);
+    o.from = r.drill_start[d];
+    o.to = o.from + sc.failures.events[d].duration;
+    bool any = false;
+    for (std::size_t k = 0; k < n && k < r.services.size(); ++k) {
+      const results::ServiceRecord& rec = r.services[k];
+      const sim::Tick a = std::max(o.from, rec.from), b = std::min(o.to, rec.to);
+      if (b > a) {
+        o.during = std::min(o.during, models::evaluate_service(sc.services[k], runs[k], a, b).time_attainment);
+        any = true;
+      }
+      const sim::Tick c = std::max(o.to, rec.from), e = std::min(o.to + results::kAfterOutage, rec.to);
+      if (e > c) {
+        o.after = std::min(o.after, models::evaluate_service(sc.services[k], runs[k], c, e).time_attainment);
+        any = true;
+      }
+    }
+    if (any) r.outage_slo.push_back(o);
+  }
+}
+
 }  // namespace
 
 RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& options) {
@@ -127,6 +161,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.lost_gpu_ms = simulation.lost_gpu_ms();
   r.timeseries.interval = stats.sample_interval;
   evaluate_services(sc, workload, r);
+  evaluate_outage_slo(sc, workload, r);
 
   std::vector<std::string> names;
   std::vector<double> weights;

@@ -194,6 +194,38 @@ void for_each_service_column(F&& f) {
   f("requests", &ServiceRecord::requests, false);
 }
 
+// Recovery per outage (docs/drills.md); groups /outages, /kills and /outage_slo, optional on read.
+template <class F>
+void for_each_outage_column(F&& f) {
+  f("start", &OutageRecord::start, true);
+  f("end", &OutageRecord::end, true);
+  f("kind", &OutageRecord::kind, false);
+  f("drill", &OutageRecord::drill, false);
+  f("reason", &OutageRecord::reason, false);
+  f("nodes", &OutageRecord::nodes, false);
+}
+
+template <class F>
+void for_each_kill_column(F&& f) {
+  f("outage", &KillRecord::outage, false);
+  f("job", &KillRecord::job, false);
+  f("time", &KillRecord::time, true);
+  f("restart", &KillRecord::restart, true);
+  f("lost_gpu_ms", &KillRecord::lost_gpu_ms, false);
+  f("nodes", &KillRecord::nodes, false);
+  f("partial", &KillRecord::partial, false);
+  f("partial_gpu_ms", &KillRecord::partial_gpu_ms, false);
+}
+
+template <class F>
+void for_each_outage_slo_column(F&& f) {
+  f("drill", &OutageSlo::drill, false);
+  f("from", &OutageSlo::from, true);
+  f("to", &OutageSlo::to, true);
+  f("during", &OutageSlo::during, false);
+  f("after", &OutageSlo::after, false);
+}
+
 bool deflate_available() {
   if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 || H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0) return false;
   unsigned info = 0;
@@ -387,6 +419,18 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
   if (!r.services.empty())
     for_each_service_column([&](const char* name, auto member, bool ms) {
       add(column_array(std::string("/services/") + name, r.services, member, ms));
+    });
+  if (!r.outages.empty()) {
+    for_each_outage_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/outages/") + name, r.outages, member, ms));
+    });
+    for_each_kill_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/kills/") + name, r.kills, member, ms));
+    });
+  }
+  if (!r.outage_slo.empty())
+    for_each_outage_slo_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/outage_slo/") + name, r.outage_slo, member, ms));
     });
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
@@ -608,6 +652,12 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   Handle placements = w.group("/placements");
   std::optional<Handle> services;
   if (!r.services.empty()) services.emplace(w.group("/services"));
+  std::optional<Handle> outages, kills, outage_slo;
+  if (!r.outages.empty()) {
+    outages.emplace(w.group("/outages"));
+    kills.emplace(w.group("/kills"));
+  }
+  if (!r.outage_slo.empty()) outage_slo.emplace(w.group("/outage_slo"));
   Handle timeseries = w.group("/timeseries");
   Handle meta = w.group("/meta");
   w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
@@ -967,6 +1017,24 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     }
   }
 
+  // Recovery per outage: written since issue #32; absent from older files.
+  if (rd.has_link("outages") && rd.has_link("kills")) {
+    read_table("outages", r.outages, [](auto&& f) { for_each_outage_column(f); });
+    read_table("kills", r.kills, [](auto&& f) { for_each_kill_column(f); });
+    for (const OutageRecord& o : r.outages)
+      if (o.kind > static_cast<std::uint8_t>(OutageKind::Maintenance))
+        rd.fail("/outages/kind",
+                "expected 0 (failure), 1 (scripted) or 2 (maintenance), got " + std::to_string(o.kind));
+    for (const KillRecord& k : r.kills) {
+      if (k.outage >= r.outages.size())
+        rd.fail("/kills/outage",
+                "row " + std::to_string(k.outage) + " of " + std::to_string(r.outages.size()) + " outages");
+      if (k.job >= r.jobs.size())
+        rd.fail("/kills/job", "row " + std::to_string(k.job) + " of " + std::to_string(r.jobs.size()) + " jobs");
+    }
+  }
+  if (rd.has_link("outage_slo"))
+    read_table("outage_slo", r.outage_slo, [](auto&& f) { for_each_outage_slo_column(f); });
   {
     Handle g = rd.group("timeseries");
     TimeSeries& ts = r.timeseries;

@@ -71,6 +71,8 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
   result_.total_gpus = cluster_.total_gpus();
   open_preempt_.assign(workload.jobs.size(), -1);
   killed_at_.assign(workload.jobs.size(), -1);
+  open_kill_.assign(workload.jobs.size(), -1);
+  node_outage_.assign(node_pool_.size(), -1);
 }
 
 void Recorder::stream_chunks() {
@@ -224,6 +226,7 @@ void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex 
     }
     default: break;
   }
+  track_outage(time, kind, job, detail, reason, lost_gpu_ms);
   if (!record_events_) return;
   make_room(result_.events, 1);
   result_.events.push_back(
@@ -231,8 +234,111 @@ void Recorder::on_lost_work(Tick time, models::AuditKind kind, models::JobIndex 
   if (result_.chunk_cache) offer_event_chunks();
 }
 
+std::uint32_t Recorder::outage_row(Tick time, std::string_view reason) {
+  const std::uint32_t rid = reason_id(reason);
+  // The rows begun at this instant, newest first (a kill may drain another node, whose
+  // maintenance row comes between a scripted outage's node_down rows).
+  for (std::size_t i = result_.outages.size(); i-- > 0 && result_.outages[i].start == time;) {
+    OutageRecord& o = result_.outages[i];
+    const bool open_drill =
+        o.kind == static_cast<std::uint8_t>(OutageKind::Scripted) && o.reason == 0 && reason.rfind("outage:", 0) == 0;
+    if (o.reason == rid || open_drill) {
+      o.reason = rid;
+      return static_cast<std::uint32_t>(i);
+    }
+  }
+  OutageRecord o;
+  o.start = time;
+  o.reason = rid;
+  o.kind = static_cast<std::uint8_t>(reason.rfind("maintenance", 0) == 0 ? OutageKind::Maintenance
+                                     : reason.rfind("outage:", 0) == 0   ? OutageKind::Scripted
+                                                                         : OutageKind::Failure);
+  result_.outages.push_back(o);
+  outage_down_.push_back(0);
+  return static_cast<std::uint32_t>(result_.outages.size() - 1);
+}
+
+void Recorder::track_outage(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
+                            std::string_view reason, std::int64_t lost_gpu_ms) {
+  using K = models::AuditKind;
+  const bool known_node = detail >= 0 && static_cast<std::size_t>(detail) < node_outage_.size();
+  const auto node = static_cast<std::size_t>(std::max(detail, 0));
+  switch (kind) {
+    case K::Drill: {
+      // The scripted outage's node_down and kill rows follow at the same instant.
+      OutageRecord o;
+      o.start = time;
+      o.kind = static_cast<std::uint8_t>(OutageKind::Scripted);
+      o.drill = detail;
+      result_.outages.push_back(o);
+      outage_down_.push_back(0);
+      break;
+    }
+    case K::NodeDown: {
+      if (!known_node) break;
+      // A node whose jobs a drain timeout just killed goes down for the same maintenance.
+      std::int64_t row = node_outage_[node];
+      if (row < 0 || result_.outages[static_cast<std::size_t>(row)].start != time) row = outage_row(time, reason);
+      node_outage_[node] = row;
+      ++result_.outages[static_cast<std::size_t>(row)].nodes;
+      ++outage_down_[static_cast<std::size_t>(row)];
+      break;
+    }
+    case K::NodeUp: {
+      if (!known_node || node_outage_[node] < 0) break;
+      const auto row = static_cast<std::size_t>(node_outage_[node]);
+      node_outage_[node] = -1;
+      if (outage_down_[row] > 0 && --outage_down_[row] == 0) result_.outages[row].end = time;
+      break;
+    }
+    case K::Kill: {
+      if (job >= result_.jobs.size()) break;
+      std::int64_t row = known_node ? node_outage_[node] : -1;
+      if (row < 0 || result_.outages[static_cast<std::size_t>(row)].start != time) {
+        row = outage_row(time, reason);
+        if (known_node && node_outage_[node] < 0) node_outage_[node] = row;  // down once drained, below
+      }
+      KillRecord k;
+      k.outage = static_cast<std::uint32_t>(row);
+      k.job = job;
+      k.time = time;
+      k.lost_gpu_ms = lost_gpu_ms;
+      k.nodes = result_.jobs[job].nodes_used;
+      open_kill_[job] = static_cast<std::int64_t>(result_.kills.size());
+      result_.kills.push_back(k);
+      break;
+    }
+    default: break;
+  }
+}
+
+void Recorder::on_bound(Tick time, models::JobIndex job, std::int32_t gpus) {
+  if (job >= open_kill_.size() || open_kill_[job] < 0) return;
+  settle_bound(job, time);
+  if (gpus > 0) bound_[job] = {gpus, time};
+}
+
+void Recorder::settle_bound(models::JobIndex job, Tick time) {
+  const auto it = bound_.find(job);
+  if (it == bound_.end()) return;
+  // Partial only when the bound pods held their GPUs for some time (a gang bound and started in
+  // one scheduling pass was re-formed whole).
+  const std::int64_t held = std::int64_t{it->second.first} * std::max<Tick>(0, time - it->second.second);
+  if (open_kill_[job] >= 0 && held > 0) {
+    KillRecord& k = result_.kills[static_cast<std::size_t>(open_kill_[job])];
+    k.partial = 1;
+    k.partial_gpu_ms += held;
+  }
+  bound_.erase(it);
+}
+
 void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement& placement) {
   HEADROOM_ASSERT(job < result_.jobs.size(), "on_start for unknown job " + std::to_string(job));
+  if (open_kill_[job] >= 0) {
+    settle_bound(job, time);
+    result_.kills[static_cast<std::size_t>(open_kill_[job])].restart = time;
+    open_kill_[job] = -1;
+  }
   JobRecord& rec = result_.jobs[job];
   if (rec.start < 0) rec.start = time;
   rec.state = static_cast<std::uint8_t>(models::JobState::Running);
@@ -270,6 +376,10 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
 
 void Recorder::on_end(Tick time, models::JobIndex job, models::JobState state) {
   HEADROOM_ASSERT(job < result_.jobs.size(), "on_end for unknown job " + std::to_string(job));
+  if (open_kill_[job] >= 0) {
+    settle_bound(job, time);  // never ran again
+    open_kill_[job] = -1;
+  }
   JobRecord& rec = result_.jobs[job];
   rec.state = static_cast<std::uint8_t>(state);
   // Unfinished jobs have no end: the summary charges a running one up to sim_end.

@@ -22,6 +22,7 @@ class Recorder : public models::SimObserver {
   void on_start(Tick time, models::JobIndex job, const models::Placement& placement) override;
   void on_end(Tick time, models::JobIndex job, models::JobState state) override;
   void on_sample(const models::Sample& sample) override;
+  void on_bound(Tick time, models::JobIndex job, std::int32_t gpus) override;
 
   // From now on, every chunk of the result file whose rows are complete (the trace's job
   // columns at once; audit log, placement and sample rows as they fill up) is deflated on a
@@ -39,6 +40,13 @@ class Recorder : public models::SimObserver {
   std::uint32_t reason_id(std::string_view reason);
   // Ends the /placements rows of the job's current run at `time`.
   void close_placement(models::JobIndex job, Tick time);
+  // Recovery per outage (RunResult::outages, kills): the outage row an event belongs to, and
+  // the bookkeeping of node_down, node_up, drill and kill events.
+  std::uint32_t outage_row(Tick time, std::string_view reason);
+  void track_outage(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
+                    std::string_view reason, std::int64_t lost_gpu_ms);
+  // Adds the GPU time a killed job's bound pods held until `time` to its kill row.
+  void settle_bound(models::JobIndex job, Tick time);
   // Before appending n rows to one of the result's tables: when streaming and the table would
   // move to grow, waits for the chunk thread (it reads offered chunks in place).
   template <class T>
@@ -59,6 +67,13 @@ class Recorder : public models::SimObserver {
   std::vector<std::int64_t> open_preempt_;  // per job: its last preempt row not yet taken effect, or -1
   std::vector<Tick> killed_at_;             // per job: when a node failure last killed it, or -1
   Tick submit_span_ = 0;                    // last submit - first: sizes the time series on the second sample
+  // Recovery per outage: by job, its kill row awaiting a restart (-1 none); by node, the outage
+  // row of its current down time (-1 none); by outage row, its nodes still down; killed jobs'
+  // pods bound ahead of their restart (GPUs, since when).
+  std::vector<std::int64_t> open_kill_;
+  std::vector<std::int64_t> node_outage_;
+  std::vector<std::int32_t> outage_down_;
+  std::map<models::JobIndex, std::pair<std::int32_t, Tick>> bound_;
 };
 
 }  // namespace headroom::results

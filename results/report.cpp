@@ -596,6 +596,44 @@ std::string drills_section(const ReportInput& in) {
   return o.str();
 }
 
+// Recovery per outage (docs/drills.md): how long the jobs each outage killed took to run again,
+// the work lost, gangs left partially placed, and the services' SLO around the scripted outages.
+std::string recovery_section(const ReportInput& in) {
+  const FailureSummary& f = in.summary.failures;
+  if (f.recovery.killed == 0 && f.outage_slo.empty()) return {};
+  auto t = [](double v) { return v < 0 ? std::string("never") : duration(v); };
+  std::ostringstream o;
+  o << "<h3>Recovery per outage</h3><div><table><tr><th>outages</th><th>jobs killed</th><th>not running again "
+       "(past retry limit)</th><th>back p50</th><th>p95</th><th>max</th><th>all running again after</th>"
+       "<th>work lost</th><th>gangs killed</th><th>left partial (GPU-h held)</th><th>SLO during / hour after</th>"
+       "</tr>";
+  auto row = [&](const std::string& name, const RecoveryStats& st, const std::string& slo) {
+    o << "<tr><td>" << html_escape(name) << "</td><td>" << thousands(st.killed) << "</td><td>"
+      << thousands(st.not_recovered) << " (" << thousands(st.retry_exhausted) << ")</td><td>" << t(st.p50_s)
+      << "</td><td>" << t(st.p95_s) << "</td><td>" << t(st.max_s) << "</td><td>"
+      << (st.killed == 0 ? std::string("-") : t(st.all_running_s)) << "</td><td>" << grouped(st.lost_gpu_hours, 1)
+      << " GPU-h</td><td>" << thousands(st.gangs) << "</td><td>" << thousands(st.partial_gangs) << " ("
+      << grouped(st.partial_gpu_hours, 1) << ")</td><td>" << slo << "</td></tr>";
+  };
+  row("all (" + thousands(f.outages) + " that killed jobs)", f.recovery, "-");
+  const char* kinds[] = {"random failures", "scripted outages", "maintenance"};
+  for (std::size_t k = 0; k < f.by_kind.size(); ++k)
+    if (f.by_kind[k].killed > 0) row(kinds[k], f.by_kind[k], "-");
+  for (const OutageRecovery& d : f.drills) {
+    std::string slo = "-";
+    for (const OutageSlo& x : f.outage_slo)
+      if (x.drill == d.drill) slo = percent(x.during) + " / " + percent(x.after);
+    row("drill " + std::to_string(d.drill + 1) + ": " + (d.reason.empty() ? std::string("-") : d.reason), d.recovery,
+        slo);
+  }
+  o << "</table><p class=\"note\">Back: from a job's kill to its next start (a job that never ran again counts "
+       "as never). All running again: from the outage's start until the last job it killed was running again. "
+       "Work lost: run time back to the last checkpoint plus restart overheads. Left partial: a multi-node job "
+       "with some pods bound while the others waited (no gang scheduling). SLO: the lowest time attainment of "
+       "any inference service during the outage and in the hour after it.</p></div>";
+  return o.str();
+}
+
 std::string run_section(const ReportInput& in) {
   const RunResult& r = in.run;
   const Summary& s = in.summary;
@@ -631,6 +669,7 @@ std::string run_section(const ReportInput& in) {
   if (order.size() > shown) o << "<p class=\"note\">" << order.size() - shown << " more tenants not shown.</p>";
   o << "</div></div>";
   o << drills_section(in);
+  o << recovery_section(in);
 
   const auto& ts = r.timeseries;
   const std::size_t S = ts.time.size();

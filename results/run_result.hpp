@@ -107,6 +107,39 @@ struct ServiceRecord {
   double requests = 0;
 };
 
+// One outage that killed jobs (docs/drills.md, "Recovery per outage"): the kills at one instant
+// with one cause, a row of /recovery/outages.
+enum class OutageKind : std::uint8_t { Failure = 0, Scripted = 1, Maintenance = 2 };
+struct OutageRecord {
+  Tick start = 0;
+  Tick end = -1;             // when the last of its nodes was back up; -1 = not by the end of the run
+  std::uint8_t kind = 0;     // OutageKind
+  std::int32_t drill = -1;   // Scripted: its index in failures.events
+  std::uint32_t reason = 0;  // index into RunResult::reasons: the kills' reason
+  std::int32_t nodes = 0;    // nodes it took down
+};
+// One kill of a job by an outage, a row of /recovery/kills.
+struct KillRecord {
+  std::uint32_t outage = 0;  // row of RunResult::outages
+  std::uint32_t job = 0;     // row index in jobs
+  Tick time = 0;
+  Tick restart = -1;  // the job's next start; -1 = never ran again
+  std::int64_t lost_gpu_ms = 0;
+  std::int32_t nodes = 0;  // nodes its run held when killed (> 1: a multi-node gang)
+  // Pods of the job bound while the rest waited (partial placement) between the kill and its
+  // restart (or the end of the run): GPU-ms they held; partial = some were bound at all.
+  std::uint8_t partial = 0;
+  std::int64_t partial_gpu_ms = 0;
+};
+// SLO attainment of the inference services around one scripted outage (the lowest over the
+// services): during [start, start + duration) and after it, [start + duration, + kAfterOutage).
+struct OutageSlo {
+  std::int32_t drill = -1;
+  Tick from = 0, to = 0;  // the outage window
+  double during = 1, after = 1;
+};
+inline constexpr Tick kAfterOutage = sim::kHour;
+
 namespace chunks {
 class ChunkCache;
 }
@@ -140,6 +173,10 @@ struct RunResult {
   std::int64_t jobs_failed_by_policy = 0;   // ended Failed by the system itself (TimeLimit kills, ...)
   std::vector<Tick> drill_start;            // scripted outages: when each began
   std::vector<Tick> drill_recovered;        // when the pending queue was back to its level before; -1 never
+  // Recovery per outage (empty in files written before it existed, or with no kills).
+  std::vector<OutageRecord> outages;
+  std::vector<KillRecord> kills;
+  std::vector<OutageSlo> outage_slo;  // scripted outages, when the scenario has inference services
   // The permission drill: jobs rejected at submit because the tenant may not use the queue,
   // indexed like tenants (empty when none).
   std::vector<std::int64_t> tenant_denied;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string_view>
 
@@ -45,6 +46,122 @@ Quantiles quantiles(std::vector<Tick>& values) {
   q.p95 = sim::to_seconds(p95);
   q.max = sim::to_seconds(max);
   return q;
+}
+
+// Recovery of the kills `rows` (indices into r.kills): see RecoveryStats.
+RecoveryStats recovery_of(const RunResult& r, const std::vector<std::size_t>& rows) {
+  RecoveryStats st;
+  constexpr Tick kNeverBack = std::numeric_limits<Tick>::max();
+  std::vector<Tick> times;
+  Tick all = 0;
+  long double lost = 0, partial = 0;
+  for (std::size_t i : rows) {
+    const KillRecord& k = r.kills[i];
+    ++st.killed;
+    lost += static_cast<long double>(k.lost_gpu_ms);
+    if (k.nodes > 1) ++st.gangs;
+    if (k.partial != 0) {
+      ++st.partial_gangs;
+      partial += static_cast<long double>(k.partial_gpu_ms);
+    }
+    if (k.restart < 0) {
+      const JobRecord& j = r.jobs[k.job];
+      if (j.state == static_cast<std::uint8_t>(models::JobState::Cancelled)) {
+        ++st.withdrawn;  // withdrawn while waiting (a replica scaled down): nothing to recover
+        continue;
+      }
+      ++st.not_recovered;
+      if (j.state == static_cast<std::uint8_t>(models::JobState::Failed) && j.end == k.time) ++st.retry_exhausted;
+      times.push_back(kNeverBack);
+      all = kNeverBack;
+      continue;
+    }
+    times.push_back(k.restart - k.time);
+    const Tick since_start = k.restart - r.outages[k.outage].start;
+    if (all != kNeverBack) all = std::max(all, since_start);
+  }
+  st.lost_gpu_hours = static_cast<double>(lost / static_cast<long double>(sim::kHour));
+  st.partial_gpu_hours = static_cast<double>(partial / static_cast<long double>(sim::kHour));
+  if (times.empty()) return st;
+  std::sort(times.begin(), times.end());
+  const std::size_t n = times.size();
+  auto secs = [&](Tick t) { return t == kNeverBack ? -1.0 : sim::to_seconds(t); };
+  st.p50_s = secs(times[(n + 1) / 2 - 1]);
+  st.p95_s = secs(times[(95 * n + 99) / 100 - 1]);
+  st.max_s = secs(times.back());
+  st.all_running_s = secs(all);
+  return st;
+}
+
+const char* outage_kind_name(std::uint8_t kind) {
+  switch (static_cast<OutageKind>(kind)) {
+    case OutageKind::Failure: return "failure";
+    case OutageKind::Scripted: return "drill";
+    case OutageKind::Maintenance: return "maintenance";
+  }
+  return "?";
+}
+
+// Fills the recovery fields of f from RunResult::outages, kills and outage_slo.
+void summarize_recovery(const RunResult& r, FailureSummary& f) {
+  std::vector<std::size_t> every;
+  std::array<std::vector<std::size_t>, 3> by_kind;
+  std::vector<std::vector<std::size_t>> by_outage(r.outages.size());
+  for (std::size_t i = 0; i < r.kills.size(); ++i) {
+    const KillRecord& k = r.kills[i];
+    if (k.outage >= r.outages.size() || k.job >= r.jobs.size()) continue;  // hdf5_io rejects these
+    every.push_back(i);
+    by_outage[k.outage].push_back(i);
+    const std::uint8_t kind = r.outages[k.outage].kind;
+    if (kind < by_kind.size()) by_kind[kind].push_back(i);
+  }
+  f.recovery = recovery_of(r, every);
+  for (std::size_t k = 0; k < by_kind.size(); ++k) f.by_kind[k] = recovery_of(r, by_kind[k]);
+  for (const auto& rows : by_outage) f.outages += rows.empty() ? 0 : 1;
+  // Each scripted outage: its row (a drill that found every node of its own already down has none).
+  for (std::size_t d = 0; d < r.drill_start.size(); ++d) {
+    OutageRecovery o;
+    o.kind = "drill";
+    o.drill = static_cast<std::int32_t>(d);
+    o.start_s = sim::to_seconds(std::max<Tick>(0, r.drill_start[d] - r.sim_start));
+    std::vector<std::size_t> rows;
+    for (std::size_t i = 0; i < r.outages.size(); ++i) {
+      const OutageRecord& row = r.outages[i];
+      if (row.kind != static_cast<std::uint8_t>(OutageKind::Scripted) || row.drill != o.drill) continue;
+      if (row.reason < r.reasons.size()) o.reason = r.reasons[row.reason];
+      o.nodes += row.nodes;
+      o.duration_s = row.end >= 0 ? sim::to_seconds(row.end - row.start) : -1;
+      rows.insert(rows.end(), by_outage[i].begin(), by_outage[i].end());
+    }
+    o.recovery = recovery_of(r, rows);
+    f.drills.push_back(std::move(o));
+  }
+  // Over all the scripted outages, weighted by their windows' lengths: the share of the outage
+  // time (and of the hours after) in which the services met their SLO.
+  f.outage_slo = r.outage_slo;
+  long double during = 0, during_ms = 0, after = 0, after_ms = 0;
+  for (const OutageSlo& o : r.outage_slo) {
+    const auto span = static_cast<long double>(std::max<Tick>(0, o.to - o.from));
+    during += span * o.during;
+    during_ms += span;
+    after += static_cast<long double>(kAfterOutage) * o.after;
+    after_ms += static_cast<long double>(kAfterOutage);
+  }
+  if (during_ms > 0) f.outage_slo_attainment = static_cast<double>(during / during_ms);
+  if (after_ms > 0) f.after_outage_slo_attainment = static_cast<double>(after / after_ms);
+}
+
+// "never" for -1, else the duration.
+std::string recovery_time(double s) { return s < 0 ? std::string("never") : duration(s); }
+
+void print_recovery_json(std::ostream& out, const RecoveryStats& st) {
+  auto t = [](double v) { return v < 0 ? std::string("null") : json_number(v); };
+  out << "{\"killed\": " << st.killed << ", \"not_recovered\": " << st.not_recovered
+      << ", \"retry_exhausted\": " << st.retry_exhausted << ", \"withdrawn\": " << st.withdrawn
+      << ", \"p50_s\": " << t(st.p50_s) << ", \"p95_s\": " << t(st.p95_s) << ", \"max_s\": " << t(st.max_s)
+      << ", \"all_running_s\": " << t(st.all_running_s) << ", \"lost_gpu_hours\": " << json_number(st.lost_gpu_hours)
+      << ", \"gangs\": " << st.gangs << ", \"partial_gangs\": " << st.partial_gangs
+      << ", \"partial_gpu_hours\": " << json_number(st.partial_gpu_hours) << "}";
 }
 
 // Display width of UTF-8 text, counting code points (good enough for names in a table).
@@ -520,6 +637,7 @@ Summary summarize(const RunResult& result) {
     ++f.drills_recovered;
     f.worst_recovery_s = std::max(f.worst_recovery_s, secs);
   }
+  summarize_recovery(result, f);
   s.rejected = std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied);
   s.ended_at_recorded_limit = count_ended_at_recorded_limit(result);
   s.banner = make_banner(result, s.never_started, s.rejected);
@@ -529,6 +647,71 @@ Summary summarize(const RunResult& result) {
     return a.name < b.name;
   });
   return s;
+}
+
+void print_recovery(std::ostream& out, const FailureSummary& f) {
+  if (f.recovery.killed == 0 && f.outage_slo.empty()) return;
+  auto line = [&](const RecoveryStats& st) {
+    out << thousands(st.killed) << " killed, not running again " << thousands(st.not_recovered);
+    if (st.retry_exhausted > 0) out << " (" << thousands(st.retry_exhausted) << " past their retry limit)";
+    if (st.withdrawn > 0) out << ", withdrawn " << thousands(st.withdrawn);
+    out << "   back p50 " << recovery_time(st.p50_s) << " p95 " << recovery_time(st.p95_s) << " max "
+        << recovery_time(st.max_s) << "   lost work " << grouped(st.lost_gpu_hours, 1) << " GPU-h";
+    if (st.gangs > 0)
+      out << "   gangs " << thousands(st.gangs) << ", left partial " << thousands(st.partial_gangs) << " ("
+          << grouped(st.partial_gpu_hours, 1) << " GPU-h held)";
+  };
+  if (f.recovery.killed > 0) {
+    out << "recovery (kill to next start): " << thousands(f.outages) << " outages killed jobs: ";
+    line(f.recovery);
+    out << "\n";
+    for (std::size_t k = 0; k < f.by_kind.size(); ++k) {
+      if (f.by_kind[k].killed == 0) continue;
+      out << "  " << outage_kind_name(static_cast<std::uint8_t>(k)) << ": ";
+      line(f.by_kind[k]);
+      out << "\n";
+    }
+  }
+  for (const OutageRecovery& o : f.drills) {
+    out << "  drill " << o.drill + 1 << " at " << duration(o.start_s) << " (" << (o.reason.empty() ? "-" : o.reason)
+        << ", " << o.nodes << " nodes, back after " << recovery_time(o.duration_s) << "): ";
+    line(o.recovery);
+    out << "   all running again after "
+        << (o.recovery.killed == 0 ? std::string("-") : recovery_time(o.recovery.all_running_s));
+    for (const OutageSlo& slo : f.outage_slo)
+      if (slo.drill == o.drill)
+        out << "   service SLO met " << fixed(100.0 * slo.during, 1) << "% during, " << fixed(100.0 * slo.after, 1)
+            << "% in the hour after";
+    out << "\n";
+  }
+}
+
+static void print_recovery_json_fields(std::ostream& out, const FailureSummary& f) {
+  out << ", \"outages_with_kills\": " << f.outages << ", \"recovery\": ";
+  print_recovery_json(out, f.recovery);
+  out << ", \"recovery_by_kind\": {";
+  for (std::size_t k = 0; k < f.by_kind.size(); ++k) {
+    out << (k == 0 ? "" : ", ") << json_string(outage_kind_name(static_cast<std::uint8_t>(k))) << ": ";
+    print_recovery_json(out, f.by_kind[k]);
+  }
+  out << "}, \"drills\": [";
+  for (std::size_t i = 0; i < f.drills.size(); ++i) {
+    const OutageRecovery& o = f.drills[i];
+    out << (i == 0 ? "" : ", ") << "{\"drill\": " << o.drill << ", \"reason\": " << json_string(o.reason)
+        << ", \"start_s\": " << json_number(o.start_s) << ", \"nodes\": " << o.nodes
+        << ", \"duration_s\": " << (o.duration_s < 0 ? std::string("null") : json_number(o.duration_s));
+    for (const OutageSlo& slo : f.outage_slo)
+      if (slo.drill == o.drill)
+        out << ", \"slo_attainment_during\": " << json_number(slo.during)
+            << ", \"slo_attainment_after\": " << json_number(slo.after);
+    out << ", \"recovery\": ";
+    print_recovery_json(out, o.recovery);
+    out << "}";
+  }
+  out << "], \"outage_slo_attainment\": "
+      << (f.outage_slo_attainment < 0 ? std::string("null") : json_number(f.outage_slo_attainment))
+      << ", \"after_outage_slo_attainment\": "
+      << (f.after_outage_slo_attainment < 0 ? std::string("null") : json_number(f.after_outage_slo_attainment));
 }
 
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants) {
@@ -605,6 +788,7 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
       for (double r : f.drill_recovery_s) out << " " << (r < 0 ? std::string("never") : duration(r));
       out << "\n";
     }
+    print_recovery(out, f);
   }
   if (s.denied > 0) {
     out << "permission denied: " << thousands(s.denied) << (s.denied == 1 ? " submission" : " submissions") << " (";
@@ -702,7 +886,9 @@ void print_summary_json(std::ostream& out, const Summary& s) {
       out << (i == 0 ? "" : ", ")
           << (f.drill_recovery_s[i] < 0 ? std::string("null") : json_number(f.drill_recovery_s[i]));
     out << "], \"drills_recovered\": " << f.drills_recovered << ", \"worst_recovery_s\": "
-        << (f.worst_recovery_s < 0 ? std::string("null") : json_number(f.worst_recovery_s)) << "},\n";
+        << (f.worst_recovery_s < 0 ? std::string("null") : json_number(f.worst_recovery_s));
+    print_recovery_json_fields(out, f);
+    out << "},\n";
   }
   out << "  \"denied\": " << s.denied << ",\n";
   out << "  \"tenants\": [";

@@ -44,6 +44,38 @@ struct KindSummary {
   Quantiles wait_started;  // over its started jobs only
 };
 
+// Recovery of the jobs one outage (or a set of outages) killed: seconds from each kill to the
+// job's next start (docs/drills.md, "Recovery per outage").
+struct RecoveryStats {
+  std::int64_t killed = 0;
+  std::int64_t not_recovered = 0;    // never ran again: failed past the retry limit, or still waiting at the end
+  std::int64_t retry_exhausted = 0;  // of them, ended Failed by the drill (retry limit reached)
+  // Killed, then withdrawn while waiting (a service replica scaled down, a cancelled job): left
+  // out of the quantiles, nothing to recover.
+  std::int64_t withdrawn = 0;
+  // Nearest-rank quantiles over the kills (withdrawn ones aside), one never recovered counting as
+  // infinitely long:
+  // -1 (shown "never") when the rank falls on one. all_running_s: the longest, from the
+  // outage's start until the last of its jobs was running again (-1 never).
+  double p50_s = 0, p95_s = 0, max_s = 0;
+  double all_running_s = 0;
+  double lost_gpu_hours = 0;       // work lost back to the last checkpoint, + restart overheads
+  std::int64_t gangs = 0;          // multi-node jobs among the kills
+  std::int64_t partial_gangs = 0;  // of them, with pods bound while others waited (not re-formed whole)
+  double partial_gpu_hours = 0;    // GPU-hours those bound pods held while partial
+};
+
+// One outage that killed jobs.
+struct OutageRecovery {
+  std::string kind;  // "failure", "drill", "maintenance"
+  std::int32_t drill = -1;
+  std::string reason;      // the kills' reason ("outage: rack rack-5", "node failure", ...)
+  double start_s = 0;      // since the run's first submit
+  double duration_s = -1;  // until its last node was back; -1 = not back by the end of the run
+  std::int32_t nodes = 0;
+  RecoveryStats recovery;
+};
+
 // The failure drill (docs/drills.md).
 struct FailureSummary {
   std::int64_t node_outages = 0;
@@ -59,6 +91,18 @@ struct FailureSummary {
   std::vector<double> drill_recovery_s;
   std::int64_t drills_recovered = 0;
   double worst_recovery_s = -1;  // over the recovered drills; -1 = none recovered
+  // Recovery per outage (RunResult::outages / kills; empty for files written before them):
+  // over every kill, per kind of outage (failure, drill, maintenance), and each scripted outage.
+  std::int64_t outages = 0;              // outages that killed at least one job
+  RecoveryStats recovery;                // every kill
+  std::array<RecoveryStats, 3> by_kind;  // by results::OutageKind
+  std::vector<OutageRecovery> drills;    // the scripted outages (failures.events), in order
+  // Inference SLO attainment around the scripted outages (RunResult::outage_slo): the share of
+  // the outage windows' time (and of the hours after them) in which the services met their SLO,
+  // each window's figure being the lowest of the services, weighted by the windows' lengths;
+  // -1 = no service then.
+  double outage_slo_attainment = -1, after_outage_slo_attainment = -1;
+  std::vector<OutageSlo> outage_slo;
   bool any() const { return node_outages > 0 || jobs_killed > 0 || !drill_recovery_s.empty(); }
 };
 
@@ -154,6 +198,9 @@ std::vector<long double> held_milli_ms(const RunResult& r, const std::vector<Job
 Summary summarize(const RunResult& result);
 void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants = 10);
 void print_summary_json(std::ostream& out, const Summary& s);
+// The recovery lines of the summary (FailureSummary::recovery, by_kind, drills): nothing when no
+// outage killed a job and no service was measured around one.
+void print_recovery(std::ostream& out, const FailureSummary& f);
 
 // results::duration (results/format.hpp), under the name older callers use.
 inline std::string short_duration(double seconds) { return duration(seconds); }

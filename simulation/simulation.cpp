@@ -350,6 +350,7 @@ std::string Simulation::bind(JobIndex j, const models::Slice& slice, std::string
                             std::to_string(job.gpus) + " GPUs held while the job waits for its other pods)";
     observer_->on_event(engine_.now(), AuditKind::Waiting, j, static_cast<std::int32_t>(models::PendingCode::Gang),
                         why);
+    observer_->on_bound(engine_.now(), j, placement_gpus(bound_[j]));
   }
   return {};
 }
@@ -377,9 +378,11 @@ void Simulation::release_bound(JobIndex j, std::string_view reason, bool notify_
   bound_[j].clear();
   bound_at_[j].clear();
   engine_.record(0x554e42494e440000ull ^ j);
-  if (observer_ != nullptr)
+  if (observer_ != nullptr) {
     observer_->on_event(engine_.now(), AuditKind::Waiting, j, static_cast<std::int32_t>(models::PendingCode::Gang),
                         "bound pods deleted: " + std::string(reason));
+    observer_->on_bound(engine_.now(), j, 0);
+  }
   if (notify_policy) policy_.on_release(*this, j);
   for (const auto& s : freed) check_drained(s.node);
   if (notify_policy) request_schedule();

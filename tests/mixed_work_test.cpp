@@ -1,0 +1,222 @@
+// The mixed-work drill (issue #32, item 3): job kinds given by shape (workload.kinds), generated
+// notebook sessions (workload.sessions) and per-kind targets of the scorecard (kind:KIND.KPI).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "models/job.hpp"
+#include "planner/plan.hpp"
+#include "planner/scorecard.hpp"
+#include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
+#include "sim/errors.hpp"
+
+namespace headroom {
+namespace {
+
+const std::string kDataDir = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/scenarios";
+const std::string kInline = kDataDir + "/inline.yaml";
+constexpr sim::Tick H = sim::kHour;
+
+// tiny.csv: three jobs of 1, 2 and 4 GPUs (research, prod, research), submitted at 0, 10 and 20 s.
+std::string scenario(const std::string& workload_extra, const std::string& rest = "") {
+  return "name: mixed\nseed: 7\ncluster:\n  pools:\n    - {name: a100, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
+         "policy: fifo\nworkload:\n  trace: tiny.csv\n" +
+         workload_extra + rest;
+}
+
+const std::string kSessions =
+    "  sessions:\n"
+    "    - name: notebooks\n"
+    "      tenant: nb\n"
+    "      queue: interactive\n"
+    "      gpus: 1\n"
+    "      priority: 500\n"
+    "      per_day: 40\n"
+    "      hours: {start: 9h, end: 17h}\n"
+    "      duration: {median: 30m, sigma: 0.5, max: 2h}\n";
+
+std::vector<sim::InputError> errors_of(const std::string& text) {
+  try {
+    scenarios::parse_scenario(text, kInline);
+  } catch (const sim::InputErrors& e) {
+    return e.errors();
+  }
+  ADD_FAILURE() << "expected errors for\n" << text;
+  return {};
+}
+
+TEST(MixedWorkload, KindRulesGiveTraceJobsTheirKindByShape) {
+  const auto sc = scenarios::parse_scenario(
+      scenario("  kinds:\n    - {kind: train, min_gpus: 4}\n    - {kind: interactive, max_gpus: 1}\n"), kInline);
+  ASSERT_EQ(sc.workload.kinds.size(), 2u);
+  EXPECT_EQ(sc.workload.kinds[0].min_gpus, 4);
+  EXPECT_EQ(sc.workload.kinds[1].max_gpus, 1);
+  const auto w = scenarios::build_workload(sc);
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.jobs[0].kind, models::JobKind::Interactive);  // 1 GPU
+  EXPECT_EQ(w.jobs[1].kind, models::JobKind::Batch);        // 2 GPUs: no rule, the trace's kind
+  EXPECT_EQ(w.jobs[2].kind, models::JobKind::Train);        // 4 GPUs
+}
+
+TEST(MixedWorkload, SessionsArriveInWorkingHoursSeededAndMergedInSubmitOrder) {
+  const auto sc = scenarios::parse_scenario(scenario(kSessions, "horizon: 3d\n"), kInline);
+  ASSERT_EQ(sc.workload.sessions.size(), 1u);
+  const auto& spec = sc.workload.sessions[0];
+  EXPECT_EQ(spec.hours_start, 9 * H);
+  EXPECT_EQ(spec.hours_end, 17 * H);
+  EXPECT_EQ(spec.median_duration, 30 * sim::kMinute);
+  EXPECT_EQ(spec.max_duration, 2 * H);
+  const auto w = scenarios::build_workload(sc);
+  const auto nb = w.tenants.find("nb");
+  ASSERT_TRUE(nb.has_value());
+  std::size_t sessions = 0;
+  std::vector<sim::Tick> durations;
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    const auto& j = w.jobs[i];
+    if (i > 0) {
+      EXPECT_LE(w.jobs[i - 1].submit, j.submit);
+    }
+    if (j.tenant != *nb) continue;
+    ++sessions;
+    EXPECT_EQ(j.kind, models::JobKind::Interactive);
+    EXPECT_EQ(j.gpus, 1);
+    EXPECT_EQ(j.priority, 500);
+    EXPECT_EQ(w.queues.name(j.queue), "interactive");
+    const sim::Tick of_day = j.submit % sim::kDay;
+    EXPECT_GE(of_day, 9 * H);
+    EXPECT_LT(of_day, 17 * H);
+    EXPECT_LT(j.submit, 3 * sim::kDay);
+    EXPECT_GE(j.runtime, sim::kMinute);
+    EXPECT_LE(j.runtime, 2 * H);
+    durations.push_back(j.runtime);
+  }
+  // 40 a day over three days: a Poisson count of mean 120 (a seeded draw: well within +-40).
+  EXPECT_GT(sessions, 80u);
+  EXPECT_LT(sessions, 160u);
+  std::sort(durations.begin(), durations.end());
+  const double median_min = static_cast<double>(durations[durations.size() / 2]) / sim::kMinute;
+  EXPECT_GT(median_min, 20.0);
+  EXPECT_LT(median_min, 45.0);
+  // The same scenario and seed give the same sessions; another seed others.
+  const auto again = scenarios::build_workload(sc);
+  ASSERT_EQ(again.jobs.size(), w.jobs.size());
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    EXPECT_EQ(again.jobs[i].submit, w.jobs[i].submit);
+    EXPECT_EQ(again.jobs[i].runtime, w.jobs[i].runtime);
+  }
+  auto other = sc;
+  other.seed = 8;
+  const auto w8 = scenarios::build_workload(other);
+  bool differs = w8.jobs.size() != w.jobs.size();
+  for (std::size_t i = 0; !differs && i < w.jobs.size(); ++i) differs = w8.jobs[i].submit != w.jobs[i].submit;
+  EXPECT_TRUE(differs);
+}
+
+TEST(MixedWorkload, BadKindsAndSessionsAreErrorsWithLocations) {
+  auto only = [](const std::string& text, int line, const std::string& where, const std::string& message) {
+    const auto errs = errors_of(text);
+    ASSERT_EQ(errs.size(), 1u) << text;
+    EXPECT_EQ(errs[0].file(), kInline);
+    EXPECT_EQ(errs[0].line(), line) << errs[0].what();
+    EXPECT_EQ(errs[0].where(), where);
+    EXPECT_EQ(errs[0].message(), message);
+  };
+  only(scenario("  kinds:\n    - {kind: training, min_gpus: 9}\n"), 10, "workload.kinds[0].kind",
+       "unknown job kind \"training\" (expected one of: train, inference, interactive, batch)");
+  only(scenario("  kinds:\n    - {kind: train, min_gpus: 9, max_gpus: 4}\n"), 10, "workload.kinds[0].max_gpus",
+       "expected max_gpus >= min_gpus (9), got \"4\"");
+  std::string t = kSessions;
+  t.replace(t.find("end: 17h"), 8, "end: 8h");
+  only(scenario(t), 16, "workload.sessions[0].hours.end",
+       "expected a time of day after start and at most 24h, got \"8h\"");
+  t = kSessions;
+  t.replace(t.find("per_day: 40"), 11, "per_day: many");
+  EXPECT_EQ(errors_of(scenario(t)).at(0).where(), "workload.sessions[0].per_day");
+  t = kSessions;
+  t.replace(t.find("gpus: 1"), 7, "gpu: 1");
+  EXPECT_EQ(errors_of(scenario(t)).at(0).line(), 13);
+}
+
+TEST(KindTargets, CompletedFractionNeverStartedAndRejectedPerKind) {
+  auto t = planner::parse_target("kind:train.completed_fraction >= 0.95");
+  EXPECT_EQ(t.kpi, "kind.completed_fraction");
+  EXPECT_EQ(t.tenant, "train");
+  EXPECT_EQ(t.unit, "ratio");
+  EXPECT_FALSE(t.at_most);
+  EXPECT_EQ(t.bound, 0.95);
+  EXPECT_EQ(planner::parse_target("kind:interactive.never_started <= 0").kpi, "kind.never_started");
+  EXPECT_EQ(planner::parse_target("kind:batch.rejected <= 3").unit, "number");
+  EXPECT_THROW(planner::parse_target("kind:train.completed_fraction >= 1.5"), sim::InputError);
+  try {
+    planner::parse_target("kind:train.finished >= 0.5");
+    ADD_FAILURE();
+  } catch (const sim::InputError& e) {
+    EXPECT_NE(e.message().find("completed_fraction, never_started, rejected"), std::string::npos) << e.message();
+  }
+  results::Summary s;
+  s.kinds.resize(4);
+  s.kinds[0].name = "train";
+  s.kinds[0].jobs = 40;
+  s.kinds[0].completed = 30;
+  s.kinds[0].never_started = 10;
+  s.kinds[2].name = "interactive";
+  s.kinds[2].jobs = 0;
+  EXPECT_EQ(planner::kpi_value(s, t), 0.75);
+  EXPECT_EQ(planner::kpi_value(s, planner::parse_target("kind:train.never_started <= 0")), 10.0);
+  // No job of the kind: no figure (the verdict is "not covered"), not a fraction of 0 jobs.
+  EXPECT_FALSE(planner::kpi_value(s, planner::parse_target("kind:interactive.completed_fraction >= 0.9")));
+  // A count is no wait: the kind's unfinished jobs do not make it a lower bound.
+  EXPECT_FALSE(planner::not_run(s, t).any());
+  EXPECT_EQ(planner::not_run(s, planner::parse_target("kind:train.wait_p95 <= 1h")).never_started, 10);
+}
+
+TEST(KindTargets, ScenarioTargetWithUnknownKindOrKpiNamesItsLineAndColumn) {
+  const auto sc = scenarios::parse_scenario(
+      scenario("",
+               "targets:\n  - \"kind:train.completed_fraction >= 0.9\"\n  - \"kind:notebook.wait_p95 <= 5m\"\n"
+               "  - \"kind:interactive.wait_p96 <= 5m\"\n"),
+      kInline);
+  try {
+    planner::scenario_targets(sc, {});
+    ADD_FAILURE();
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 2u);
+    EXPECT_EQ(e.errors()[0].line(), 11);
+    EXPECT_EQ(e.errors()[0].column(), 5);
+    EXPECT_NE(e.errors()[0].message().find("unknown job kind \"notebook\""), std::string::npos);
+    EXPECT_EQ(e.errors()[1].line(), 12);
+    EXPECT_NE(e.errors()[1].message().find("unknown kind KPI \"wait_p96\""), std::string::npos);
+  }
+}
+
+TEST(KindTargets, AKindsWaitIsJudgedOnItsOwnUnstartedJobsOnly) {
+  // Training jobs left pending make the run-wide waits lower bounds, not the notebooks' waits.
+  planner::PolicyRun run;
+  run.policy = "kubernetes";
+  run.done = true;
+  auto& s = run.summary;
+  s.jobs = 30;
+  s.by_state[static_cast<std::size_t>(models::JobState::Unfinished)] = 10;
+  s.never_started = 10;
+  s.kinds.resize(4);
+  s.kinds[0].name = "train";
+  s.kinds[0].jobs = 10;
+  s.kinds[0].never_started = 10;
+  s.kinds[2].name = "interactive";
+  s.kinds[2].jobs = 20;
+  s.kinds[2].completed = 20;
+  s.kinds[2].wait.p95 = 120;
+  const auto nb = planner::score(run, planner::parse_target("kind:interactive.wait_p95 <= 5m"));
+  EXPECT_EQ(nb.verdict, planner::Verdict::Met);
+  EXPECT_EQ(nb.value, 120);
+  const auto train = planner::score(run, planner::parse_target("kind:train.wait_p95 <= 5m"));
+  EXPECT_EQ(train.verdict, planner::Verdict::Missed);
+  EXPECT_EQ(train.note, "10 jobs unfinished");
+}
+
+}  // namespace
+}  // namespace headroom

@@ -158,7 +158,7 @@ void apply_kind_rules(const WorkloadSpec& spec, models::Workload& w) {
 // Ids of generated sessions: past any trace's ids and apart from service replicas (9e9...).
 constexpr std::int64_t kSessionIdBase = 8'000'000'000LL;
 // At most this many generated sessions in all (bounded memory whatever the per_day and span).
-constexpr std::size_t kMaxSessions = 5'000'000;
+constexpr std::size_t kMaxSessions = 1'000'000;
 
 // `workload.sessions`: each stream's sessions (SessionSpec), merged into the jobs in submit order
 // (a session after trace jobs submitted at the same instant). Each stream draws from its own named

@@ -1,15 +1,19 @@
 // The mixed-work drill (issue #32, item 3): job kinds given by shape (workload.kinds), generated
-// notebook sessions (workload.sessions) and per-kind targets of the scorecard (kind:KIND.KPI).
+// notebook sessions (workload.sessions), per-kind targets of the scorecard (kind:KIND.KPI), and
+// the verdicts' why-lines kept in the run files for the report (item 7).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "models/job.hpp"
 #include "planner/plan.hpp"
 #include "planner/scorecard.hpp"
+#include "results/hdf5_io.hpp"
+#include "results/report.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
@@ -216,6 +220,57 @@ TEST(KindTargets, AKindsWaitIsJudgedOnItsOwnUnstartedJobsOnly) {
   const auto train = planner::score(run, planner::parse_target("kind:train.wait_p95 <= 5m"));
   EXPECT_EQ(train.verdict, planner::Verdict::Missed);
   EXPECT_EQ(train.note, "10 jobs unfinished");
+}
+
+TEST(Verdicts, KeptInTheRunFileAndShownWithWhyInTheReport) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("headroom-verdicts-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  results::RunResult r;
+  r.scenario_name = "poc-mixed-work";
+  r.policy = "kubernetes";
+  r.version = "test";
+  r.fingerprint = "0000000000000000";
+  r.total_gpus = 8;
+  r.sim_end = 1000;
+  r.tenants = {"a"};
+  r.queues = {"q"};
+  r.reasons = {""};
+  r.scorecard = {{"kind:train.completed_fraction >= 0.9", "integration needed: kubernetes+coscheduling",
+                  "kind.completed_fraction 12.5%, target >= 90.0%; kubernetes+coscheduling passes it with 97.1%"},
+                 {"kind:interactive.wait_p95 <= 5m", "passed 1m 30s", "kind.wait_p95 1m 30s, target <= 5m 00s"},
+                 {"tab\there", "passed", "line\nbreak"}};
+  const std::string path = (dir / "k.h5").string();
+  results::write_hdf5(r, path);
+  const auto back = results::read_hdf5(path);
+  ASSERT_EQ(back.scorecard.size(), 3u);
+  EXPECT_EQ(back.scorecard[0].verdict, "integration needed: kubernetes+coscheduling");
+  EXPECT_EQ(back.scorecard[1].why, "kind.wait_p95 1m 30s, target <= 5m 00s");
+  EXPECT_EQ(back.scorecard[2].target, "tab here");  // a tab or line break inside a field: a space
+  EXPECT_EQ(back.scorecard[2].why, "line break");
+  // The report's section of the run lists each target, its verdict and why.
+  const std::string html = results::render_report({results::load_report_input(path)});
+  EXPECT_NE(html.find("Acceptance targets"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>kind:train.completed_fraction &gt;= 0.9</td><td>integration needed: "
+                      "kubernetes+coscheduling</td><td>kind.completed_fraction 12.5%, target &gt;= 90.0%; "
+                      "kubernetes+coscheduling passes it with 97.1%</td></tr>"),
+            std::string::npos);
+  // Two runs of the drill: the scorecard side by side, each cell its verdict and why.
+  r.policy = "kubernetes+coscheduling";
+  r.scorecard = {
+      {"kind:train.completed_fraction >= 0.9", "passed 97.1%", "kind.completed_fraction 97.1%, target >= 90.0%"}};
+  const std::string path2 = (dir / "c.h5").string();
+  results::write_hdf5(r, path2);
+  const std::string two = results::render_report({results::load_report_input(path), results::load_report_input(path2)});
+  EXPECT_NE(two.find("Scorecard side by side"), std::string::npos);
+  EXPECT_NE(two.find("<td><b>passed 97.1%</b><br><span class=\"note\">kind.completed_fraction 97.1%, target &gt;= "
+                     "90.0%</span></td>"),
+            std::string::npos);
+  // A file without verdicts has no such section.
+  r.scorecard.clear();
+  results::write_hdf5(r, path2);
+  EXPECT_EQ(results::render_report({results::load_report_input(path2)}).find("Acceptance targets"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

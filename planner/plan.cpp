@@ -351,6 +351,7 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
   if (t.kpi.rfind("kind.", 0) == 0) {
     for (const auto& k : s.kinds) {
       if (k.name != t.tenant) continue;
+      if (k.jobs == 0) return std::nullopt;  // no job of the kind: no figure (not covered), not 0 s
       if (kind_count_kpi(t.kpi.substr(5))) return kind_count_value(k, t.kpi);
       return quantile_of(k.wait, k.jct, t.kpi);
     }

@@ -173,6 +173,13 @@ TEST(KindTargets, CompletedFractionNeverStartedAndRejectedPerKind) {
   EXPECT_EQ(planner::kpi_value(s, planner::parse_target("kind:train.never_started <= 0")), 10.0);
   // No job of the kind: no figure (the verdict is "not covered"), not a fraction of 0 jobs.
   EXPECT_FALSE(planner::kpi_value(s, planner::parse_target("kind:interactive.completed_fraction >= 0.9")));
+  // Nor a wait of 0 s: a kind without jobs has no wait, and its target is not covered.
+  EXPECT_FALSE(planner::kpi_value(s, planner::parse_target("kind:interactive.wait_p95 <= 5m")));
+  planner::PolicyRun run;
+  run.done = true;
+  run.summary = s;
+  EXPECT_EQ(planner::score(run, planner::parse_target("kind:interactive.wait_p95 <= 5m")).verdict,
+            planner::Verdict::NotModelled);
   // A count is no wait: the kind's unfinished jobs do not make it a lower bound.
   EXPECT_FALSE(planner::not_run(s, t).any());
   EXPECT_EQ(planner::not_run(s, planner::parse_target("kind:train.wait_p95 <= 1h")).never_started, 10);

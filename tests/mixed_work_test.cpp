@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/job.hpp"
+#include "planner/compare.hpp"
 #include "planner/plan.hpp"
 #include "planner/scorecard.hpp"
 #include "results/hdf5_io.hpp"
@@ -227,6 +228,46 @@ TEST(KindTargets, AKindsWaitIsJudgedOnItsOwnUnstartedJobsOnly) {
   const auto train = planner::score(run, planner::parse_target("kind:train.wait_p95 <= 5m"));
   EXPECT_EQ(train.verdict, planner::Verdict::Missed);
   EXPECT_EQ(train.note, "10 jobs unfinished");
+}
+
+// The bundled drill under three of the six systems: the same jobs under each, the per-kind targets
+// scored as docs/drills.md shows them (pinned: a change in any system's decisions shows here).
+TEST(MixedWorkDrill, PerKindVerdictsUnderThreeSystems) {
+  const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/mixed-work.yaml");
+  const auto targets = planner::scenario_targets(sc, {});
+  ASSERT_EQ(targets.size(), 6u);
+  const auto r = planner::compare(sc, {"kubernetes", "kueue", "kubernetes+coscheduling"});
+  ASSERT_EQ(r.runs.size(), 3u);
+  for (const auto& run : r.runs) {
+    ASSERT_TRUE(run.done) << run.policy << ": " << run.error;
+    EXPECT_EQ(run.summary.jobs, 16611);
+    EXPECT_EQ(run.summary.kinds[0].jobs, 3198);   // train: the log's jobs wider than a node
+    EXPECT_EQ(run.summary.kinds[1].jobs, 838);    // inference replicas
+    EXPECT_EQ(run.summary.kinds[2].jobs, 2166);   // notebook sessions
+    EXPECT_EQ(run.summary.kinds[3].jobs, 10409);  // batch: the rest of the log
+  }
+  EXPECT_EQ(r.runs[0].summary.fingerprint, "6f0f626a97bf812d");
+  EXPECT_EQ(r.runs[1].summary.fingerprint, "50b05ca55d54a0cb");
+  EXPECT_EQ(r.runs[2].summary.fingerprint, "7ebfeadd668695e7");
+  planner::Scorecard card;
+  planner::add_drill(card, r.scenario_name, targets, r);
+  ASSERT_EQ(card.rows.size(), 6u);
+  using planner::Verdict;
+  auto verdicts = [&](std::size_t row) {
+    std::vector<Verdict> v;
+    for (const auto& c : card.rows[row].cells) v.push_back(c.verdict);
+    return v;
+  };
+  // request attainment; time attainment; notebooks' p95 wait; training p95 wait; training
+  // completed; batch p95 wait.
+  EXPECT_EQ(verdicts(0), (std::vector<Verdict>{Verdict::Met, Verdict::Met, Verdict::Met}));
+  EXPECT_EQ(verdicts(1), (std::vector<Verdict>{Verdict::Met, Verdict::Missed, Verdict::Met}));
+  EXPECT_EQ(verdicts(2), (std::vector<Verdict>{Verdict::Met, Verdict::Missed, Verdict::Met}));
+  EXPECT_EQ(verdicts(3), (std::vector<Verdict>{Verdict::IntegrationNeeded, Verdict::Missed, Verdict::Met}));
+  EXPECT_EQ(verdicts(4), (std::vector<Verdict>{Verdict::Met, Verdict::Met, Verdict::Met}));
+  EXPECT_EQ(verdicts(5), (std::vector<Verdict>{Verdict::IntegrationNeeded, Verdict::Met, Verdict::Met}));
+  EXPECT_EQ(card.rows[3].cells[0].add_on, "kubernetes+coscheduling");
+  EXPECT_DOUBLE_EQ(card.rows[2].cells[1].value, 818.12);  // kueue's notebooks: p95 wait 13m 38s
 }
 
 TEST(Verdicts, KeptInTheRunFileAndShownWithWhyInTheReport) {

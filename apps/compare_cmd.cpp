@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
@@ -16,6 +17,7 @@
 #include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
 #include "results/format.hpp"
+#include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
@@ -271,6 +273,25 @@ void print_json_scorecard(const planner::Scorecard& card) {
   std::cout << "\n  ]";
 }
 
+// With --keep-runs: each kept run's file gets the verdicts of its drill's targets under its
+// system, with their why-lines (RunResult::scorecard), for `headroom report` and the desktop
+// app's Compare tab. Each file is read and written again whole (write_hdf5: a temporary file,
+// then a rename), so an interrupted compare never leaves a half-written file.
+void keep_verdicts(const std::string& dir, const planner::Scorecard& card) {
+  std::map<std::pair<std::string, std::string>, std::vector<results::VerdictLine>> by_run;
+  for (const auto& r : card.rows)
+    for (std::size_t i = 0; i < r.cells.size() && i < card.policies.size(); ++i)
+      by_run[{r.drill, card.policies[i]}].push_back(
+          {r.target.text, cell_text(r.cells[i], r.target), cell_why(r.cells[i], r.target)});
+  for (auto& [key, lines] : by_run) {
+    const std::string path = planner::kept_run_path(dir, key.first, key.second);
+    if (!std::filesystem::exists(path)) continue;  // the run failed: nothing was kept
+    results::RunResult run = results::read_hdf5(path);
+    run.scorecard = std::move(lines);
+    results::write_hdf5(run, path);
+  }
+}
+
 }  // namespace
 
 int cmd_compare(const std::vector<std::string>& scenario_paths, const std::string& policy_list, const std::string& csv,
@@ -322,6 +343,7 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
   std::size_t failed = 0;
   for (const auto& r : all)
     for (const auto& run : r.runs) failed += !run.done;
+  if (!keep_runs.empty() && !card.rows.empty()) keep_verdicts(keep_runs, card);
 
   if (json) {
     // One scenario: its object, scorecard added; several: {drills: [objects], scorecard}.

@@ -344,8 +344,16 @@ int main(int argc, char** argv) {
   plan->add_option("scenario", scenario_path, "scenario YAML file")->required();
   plan->add_option("--vary", vary, "key path of an integer field, e.g. cluster.pools.h100.nodes")->required();
   plan->add_option("--range", range, "inclusive search range LO:HI, e.g. 8:128")->required();
-  plan->add_option("--target", targets, "a target such as \"p95_wait <= 1h\" or \"tenant:research.mean_wait <= 30m\"")
+  plan->add_option("--target", targets,
+                   "a target such as \"p95_wait <= 1h\", \"tenant:research.mean_wait <= 30m\" or "
+                   "\"kind:train.completed_fraction >= 0.95\"")
       ->required();
+  plan->footer(
+      "Targets: KPI OP VALUE, OP one of <=, <, >=, >. Per job kind: kind:KIND.KPI, KIND one of train, inference, "
+      "interactive, batch; KPI a wait or JCT quantile (wait_p95, jct_mean, ...), completed_fraction, never_started "
+      "or rejected (e.g. \"kind:interactive.wait_p95 <= 5m\"). Per tenant: tenant:NAME.KPI; per inference service: "
+      "service:NAME.slo_attainment or service:NAME.request_attainment. The same syntax serves a scenario's "
+      "targets: and compare --target (docs/planner.md).");
   plan->add_option("--seeds", plan_seeds, "seeds per value, counted from the scenario's seed (default: its seeds:)")
       ->check(CLI::PositiveNumber);
   plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);

@@ -718,4 +718,91 @@ QString to_csv(const QAbstractItemModel& model) {
   return out;
 }
 
+ScorecardModel::ScorecardModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void ScorecardModel::set_runs(const std::vector<std::shared_ptr<const ReplayData>>& runs) {
+  beginResetModel();
+  runs_ = runs;
+  policies_.clear();
+  rows_.clear();
+  for (const auto& r : runs_) {
+    if (r->result.scorecard.empty()) continue;
+    const QString p = QString::fromStdString(r->result.policy);
+    if (!policies_.contains(p)) policies_ << p;
+  }
+  for (const auto& r : runs_) {
+    const QString drill = QString::fromStdString(r->result.scenario_name);
+    const auto column = static_cast<std::size_t>(policies_.indexOf(QString::fromStdString(r->result.policy)));
+    for (const results::VerdictLine& v : r->result.scorecard) {
+      const QString target = QString::fromStdString(v.target);
+      auto it = std::find_if(rows_.begin(), rows_.end(),
+                             [&](const Row& row) { return row.drill == drill && row.target == target; });
+      if (it == rows_.end()) {
+        rows_.push_back(Row{drill, target, std::vector<const results::VerdictLine*>(policies_.size(), nullptr)});
+        it = std::prev(rows_.end());
+      }
+      it->cells[column] = &v;
+    }
+  }
+  endResetModel();
+}
+
+int ScorecardModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int ScorecardModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : 2 + static_cast<int>(policies_.size());
+}
+
+QString ScorecardModel::why_line(const QModelIndex& index) const {
+  if (!index.isValid() || index.column() < 2 || index.row() >= rowCount()) return {};
+  const Row& row = rows_[static_cast<std::size_t>(index.row())];
+  const results::VerdictLine* v = row.cells[static_cast<std::size_t>(index.column() - 2)];
+  if (v == nullptr) return {};
+  return QStringLiteral("%1 \u00b7 %2 \u00b7 %3: %4: %5")
+      .arg(row.drill, row.target, policies_[index.column() - 2], QString::fromStdString(v->verdict),
+           QString::fromStdString(v->why));
+}
+
+QModelIndex ScorecardModel::first_to_explain() const {
+  for (int r = 0; r < rowCount(); ++r)
+    for (int c = 2; c < columnCount(); ++c) {
+      const results::VerdictLine* v = rows_[static_cast<std::size_t>(r)].cells[static_cast<std::size_t>(c - 2)];
+      if (v != nullptr && v->verdict.rfind("passed", 0) != 0) return index(r, c);
+    }
+  return rowCount() > 0 && columnCount() > 2 ? index(0, 2) : QModelIndex();
+}
+
+QVariant ScorecardModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const Row& row = rows_[static_cast<std::size_t>(index.row())];
+  if (index.column() < 2) {
+    if (role == Qt::DisplayRole || role == Qt::ToolTipRole) return index.column() == 0 ? row.drill : row.target;
+    return {};
+  }
+  const results::VerdictLine* v = row.cells[static_cast<std::size_t>(index.column() - 2)];
+  if (v == nullptr) return role == Qt::DisplayRole ? QVariant(QStringLiteral("-")) : QVariant();
+  const QString verdict = QString::fromStdString(v->verdict);
+  switch (role) {
+    case Qt::DisplayRole: return verdict;
+    case Qt::ToolTipRole:
+    case WhyRole: return QString::fromStdString(v->why);
+    case Qt::ForegroundRole:
+      if (verdict.startsWith(QLatin1String("passed"))) return QColor(0x1b, 0x7a, 0x2e);
+      if (verdict.startsWith(QLatin1String("FAILED")) || verdict.startsWith(QLatin1String("error")))
+        return QColor(0xb0, 0x1c, 0x1c);
+      if (verdict.startsWith(QLatin1String("integration"))) return QColor(0xa3, 0x5f, 0x00);
+      return QColor(0x66, 0x66, 0x66);
+    default: return {};
+  }
+}
+
+QVariant ScorecardModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (section == 0) return tr("drill");
+  if (section == 1) return tr("target");
+  return section - 2 < policies_.size() ? policies_[section - 2] : QVariant();
+}
+
 }  // namespace headroom::gui

@@ -169,6 +169,38 @@ class KpiCompareModel : public QAbstractItemModel {
   std::vector<Node> nodes_;
 };
 
+// The scorecard of the open runs, as `headroom compare --keep-runs` kept it in each file
+// (results::RunResult::scorecard): one row per drill and target, one column per system (the run's
+// policy), each cell the verdict word (passed, FAILED, not covered, integration needed: ADD-ON),
+// with its why-line (the KPI, its value against the target, the add-on that passes it) as the
+// tooltip and WhyRole. Columns 0 and 1 are the drill and the target. Empty when no open run was
+// scored.
+class ScorecardModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  static constexpr int WhyRole = Qt::UserRole + 1;
+  explicit ScorecardModel(QObject* parent = nullptr);
+  void set_runs(const std::vector<std::shared_ptr<const ReplayData>>& runs);
+  // "DRILL · TARGET · POLICY: VERDICT: WHY" for a verdict cell (column >= 2), else empty.
+  QString why_line(const QModelIndex& index) const;
+  // The first cell that did not pass (else the first cell), for the line under the table.
+  QModelIndex first_to_explain() const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Row {
+    QString drill, target;
+    std::vector<const results::VerdictLine*> cells;  // by policy; null where no run has it
+  };
+  std::vector<std::shared_ptr<const ReplayData>> runs_;  // keeps the lines alive
+  QStringList policies_;
+  std::vector<Row> rows_;
+};
+
 // The Fairness tab's line on Jain's index: results::Fairness::jain (over share / entitlement, the
 // same figure as the Compare tab, `headroom compare` and the report), rich text.
 QString jain_text(const ReplayData& d);

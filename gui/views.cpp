@@ -474,6 +474,26 @@ CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(t
   tl->setContentsMargins(0, 0, 0, 0);
   tl->addWidget(hint_);
   tl->addWidget(table_, 1);
+  // The scorecard: each drill's targets under each system, the why-line of the current cell below.
+  verdicts_ = new ScorecardModel(this);
+  verdict_table_ = new QTableView;
+  verdict_table_->setObjectName(QStringLiteral("scorecard"));
+  verdict_table_->setModel(verdicts_);
+  verdict_table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  verdict_table_->verticalHeader()->hide();
+  why_ = new QLabel;
+  why_->setObjectName(QStringLiteral("scorecard_why"));
+  why_->setWordWrap(true);
+  why_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  connect(verdict_table_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this](const QModelIndex& current) {
+            const QString line = verdicts_->why_line(current);
+            if (!line.isEmpty()) why_->setText(tr("why: %1").arg(line));
+          });
+  verdict_table_->hide();
+  why_->hide();
+  tl->addWidget(verdict_table_);
+  tl->addWidget(why_);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(top);
   split->addWidget(charts);
@@ -491,6 +511,17 @@ void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) 
   // Every KPI of `headroom compare`: the tree scrolls, the charts keep their room.
   table_->setMinimumHeight(std::min(12, kpis_->rowCount() + 2) * table_->fontMetrics().height() * 3 / 2);
   hint_->setVisible(runs_.size() < 2);
+  verdicts_->set_runs(runs_);
+  const bool scored = verdicts_->rowCount() > 0;
+  verdict_table_->setVisible(scored);
+  why_->setVisible(scored);
+  if (scored) {
+    verdict_table_->resizeColumnsToContents();
+    verdict_table_->setMinimumHeight(std::min(8, verdicts_->rowCount() + 1) * verdict_table_->rowHeight(0) + 4);
+    const QModelIndex first = verdicts_->first_to_explain();
+    verdict_table_->setCurrentIndex(first);
+    why_->setText(tr("why: %1").arg(verdicts_->why_line(first)));
+  }
   std::vector<CurveChart::Source> used, pending;
   for (std::size_t i = 0; i < runs_.size(); ++i) {
     const Pyramid& p = runs_[i]->totals;

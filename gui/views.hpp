@@ -144,6 +144,11 @@ class CompareView : public View {
   TimeCharts* sync_;
   CurveChart *used_, *pending_;
   QLabel* run_legend_;  // one legend for both charts when there are more than kChartLegendRuns runs
+  // The drills' verdicts kept in the files (compare --keep-runs), and the why-line of the current
+  // cell under them; hidden when no open run was scored.
+  ScorecardModel* verdicts_;
+  QTableView* verdict_table_;
+  QLabel* why_;
 };
 
 }  // namespace headroom::gui

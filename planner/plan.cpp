@@ -159,6 +159,25 @@ std::optional<double> recovery_kpi(const results::Summary& s, const std::string&
   return r.partial_gpu_hours;
 }
 
+// The counts of a job kind's population (kind:train.completed_fraction >= 0.95): the share of its
+// jobs that completed, its jobs that never started and those the policy rejected.
+const char* kKindCounts = "completed_fraction, never_started, rejected";
+
+std::optional<Unit> kind_count_kpi(const std::string& what) {
+  if (what == "completed_fraction") return Unit::Ratio;
+  if (what == "never_started" || what == "rejected") return Unit::Count;
+  return std::nullopt;
+}
+
+std::optional<double> kind_count_value(const results::KindSummary& k, const std::string& kpi) {
+  if (kpi == "kind.completed_fraction") {
+    if (k.jobs == 0) return std::nullopt;  // no job of the kind: nothing to score
+    return static_cast<double>(k.completed) / static_cast<double>(k.jobs);
+  }
+  if (kpi == "kind.never_started") return static_cast<double>(k.never_started);
+  return static_cast<double>(k.rejected);
+}
+
 std::string known_kpis() {
   return "wait_mean, wait_median, wait_p95, wait_p99, wait_max, jct_mean, jct_median, jct_p95, jct_p99, utilization, "
          "busy_utilization, "
@@ -173,6 +192,7 @@ std::string known_kpis() {
          "jain, jain_mean, rho_max, rho_mean, min_share_ratio, max_dominant_share, starved, "
          "tenant:NAME.mean_wait, tenant:NAME.p95_wait, tenant:NAME.max_wait, tenant:NAME.gpu_hours, "
          "tenant:NAME.<wait|jct>_<mean|median|p95|p99|max>, kind:<train|inference|interactive|batch>.<wait|jct>_<...>, "
+         "kind:KIND.completed_fraction, kind:KIND.never_started, kind:KIND.rejected, "
          "tenant:NAME.share, tenant:NAME.share_ratio, tenant:NAME.dominant_share, tenant:NAME.rho, "
          "tenant:NAME.starved";
 }
@@ -217,8 +237,14 @@ Target parse_target(const std::string& text) {
     if (!models::parse_job_kind(t.tenant, kind))
       bad("unknown job kind \"" + t.tenant + "\"; expected train, inference, interactive or batch");
     const std::string what = kpi.substr(dot + 1);
-    if (!group_quantile(what)) bad("unknown kind KPI \"" + what + "\"; expected " + kGroupQuantiles);
-    t.kpi = "kind." + canonical_quantile(what);
+    if (const auto count = kind_count_kpi(what)) {
+      t.kpi = "kind." + what;
+      unit = *count;
+    } else {
+      if (!group_quantile(what))
+        bad("unknown kind KPI \"" + what + "\"; expected " + kGroupQuantiles + ", " + kKindCounts);
+      t.kpi = "kind." + canonical_quantile(what);
+    }
   } else if (kpi.rfind("tenant:", 0) == 0) {
     const std::size_t dot = kpi.rfind('.');
     if (dot == std::string::npos || dot <= 7) bad("expected tenant:NAME.mean_wait or tenant:NAME.gpu_hours");
@@ -382,8 +408,12 @@ std::optional<double> kpi_value(const results::Summary& s, const Target& t) {
     return s.jobs == 0 ? 0.0 : static_cast<double>(s.by_state[2]) / static_cast<double>(s.jobs);
   if (t.kpi == "served_fraction") return served_fraction(s);
   if (t.kpi.rfind("kind.", 0) == 0) {
-    for (const auto& k : s.kinds)
-      if (k.name == t.tenant) return quantile_of(k.wait, k.jct, t.kpi);
+    for (const auto& k : s.kinds) {
+      if (k.name != t.tenant) continue;
+      if (k.jobs == 0) return std::nullopt;  // no job of the kind: no figure (not covered), not 0 s
+      if (kind_count_kpi(t.kpi.substr(5))) return kind_count_value(k, t.kpi);
+      return quantile_of(k.wait, k.jct, t.kpi);
+    }
     return std::nullopt;
   }
   for (const auto& ten : s.tenants) {
@@ -424,6 +454,7 @@ NotRun not_run(const results::Summary& s, const Target& t) {
   const bool time_kpi = t.kpi.rfind("wait_", 0) == 0 || t.kpi.rfind("jct_", 0) == 0;
   if (time_kpi) return NotRun{s.never_started, s.rejected};
   if (t.kpi.rfind("kind.", 0) == 0) {
+    if (kind_count_kpi(t.kpi.substr(5))) return {};  // a count, not a wait: every job has one
     for (const auto& k : s.kinds)
       if (k.name == t.tenant) return NotRun{k.never_started, k.rejected};
     return {};

@@ -61,6 +61,14 @@ bool about_waits(const Target& t) {
   return has("wait") || has("jct") || t.kpi == "makespan";
 }
 
+// Jobs of the target's own population still waiting at the end: a job kind's or a tenant's
+// never-started jobs for its wait and JCT targets (the training jobs a system left pending say
+// nothing of the notebooks' waits), every unfinished job of the run for the others.
+std::int64_t unfinished_of(const results::Summary& s, const Target& t) {
+  if (t.kpi.rfind("kind.", 0) == 0 || t.kpi.rfind("tenant", 0) == 0) return not_run(s, t).never_started;
+  return s.by_state[static_cast<std::size_t>(models::JobState::Unfinished)];
+}
+
 }  // namespace
 
 ScoreCell score(const PolicyRun& run, const Target& target) {
@@ -77,7 +85,7 @@ ScoreCell score(const PolicyRun& run, const Target& target) {
   }
   c.value = *v;
   c.verdict = meets(target, *v) ? Verdict::Met : Verdict::Missed;
-  const auto unfinished = run.summary.by_state[static_cast<std::size_t>(models::JobState::Unfinished)];
+  const auto unfinished = unfinished_of(run.summary, target);
   if (unfinished > 0 && about_waits(target)) {
     // The jobs still waiting at the end have no wait yet: the figure cannot show the target met.
     c.verdict = Verdict::Missed;

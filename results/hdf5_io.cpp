@@ -622,6 +622,40 @@ void write_fidelity_attrs(Writer& w, hid_t file, const RunResult& r) {
   w.string_attr(file, "/", "fidelity_json", json.str());
 }
 
+// The scorecard attribute: "target<TAB>verdict<TAB>why" a line (tabs and line breaks within a
+// field become spaces), and back; a line without three fields is passed over.
+std::string scorecard_text(const std::vector<VerdictLine>& lines) {
+  std::string out;
+  auto field = [&](const std::string& f) {
+    for (char c : f) out += (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+  };
+  for (const VerdictLine& l : lines) {
+    field(l.target);
+    out += '\t';
+    field(l.verdict);
+    out += '\t';
+    field(l.why);
+    out += '\n';
+  }
+  return out;
+}
+
+std::vector<VerdictLine> scorecard_lines(const std::string& text) {
+  std::vector<VerdictLine> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    const std::size_t a = line.find('\t');
+    const std::size_t b = a == std::string::npos ? a : line.find('\t', a + 1);
+    if (b == std::string::npos) continue;
+    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  return out;
+}
+
 void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& arrays) {
   Writer w(file);
   w.string_attr(file, "/", "scenario_name", r.scenario_name);
@@ -646,6 +680,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.string_attr(file, "/", "currency", r.currency);
   if (r.unix_start >= 0) w.scalar_attr<std::int64_t>(file, "/", "unix_start", r.unix_start);
   write_fidelity_attrs(w, file, r);
+  if (!r.scorecard.empty()) w.string_attr(file, "/", "scorecard", scorecard_text(r.scorecard));
 
   Handle jobs = w.group("/jobs");
   Handle events = w.group("/events");
@@ -960,6 +995,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   r.jobs_failed_by_failure = optional_attr("jobs_failed_by_failure");
   r.jobs_failed_by_policy = optional_attr("jobs_failed_by_policy");
   r.unix_start = rd.has_attr(file, "unix_start") ? rd.scalar_attr<std::int64_t>(file, "/", "unix_start") : -1;
+  if (rd.has_attr(file, "scorecard")) r.scorecard = scorecard_lines(rd.string_attr(file, "/", "scorecard"));
 
   // Reads the columns of one table into `rows`; every column must have the same length.
   auto read_table = [&](const char* group_name, auto& rows, auto for_each_column) {

@@ -634,6 +634,21 @@ std::string recovery_section(const ReportInput& in) {
   return o.str();
 }
 
+// The acceptance targets of the run's drill, as `headroom compare --keep-runs` scored them under
+// the run's system (RunResult::scorecard): each verdict with why, in one line. Empty when the
+// file has none.
+std::string verdicts_section(const ReportInput& in) {
+  if (in.run.scorecard.empty()) return {};
+  std::ostringstream o;
+  o << "<h3>Acceptance targets (headroom compare's scorecard)</h3><table class=\"verdicts\"><tr><th>target</th>"
+       "<th>verdict</th><th>why</th></tr>";
+  for (const VerdictLine& v : in.run.scorecard)
+    o << "<tr><td>" << html_escape(v.target) << "</td><td>" << html_escape(v.verdict) << "</td><td>"
+      << html_escape(v.why) << "</td></tr>";
+  o << "</table>";
+  return o.str();
+}
+
 std::string run_section(const ReportInput& in) {
   const RunResult& r = in.run;
   const Summary& s = in.summary;
@@ -670,6 +685,7 @@ std::string run_section(const ReportInput& in) {
   o << "</div></div>";
   o << drills_section(in);
   o << recovery_section(in);
+  o << verdicts_section(in);
 
   const auto& ts = r.timeseries;
   const std::size_t S = ts.time.size();
@@ -971,6 +987,51 @@ std::vector<std::string> run_labels(const std::vector<const ReportInput*>& runs)
 
 }  // namespace
 
+// The scorecard of a bake-off's kept runs: one row per (drill, target), one column per run of
+// that drill, each cell the verdict and its why-line. Empty when no run has verdicts.
+template <class Label>
+std::string verdicts_side_by_side(const std::vector<const ReportInput*>& runs, Label&& label) {
+  std::vector<std::string> drills;
+  for (const auto* in : runs)
+    if (!in->run.scorecard.empty() && std::find(drills.begin(), drills.end(), in->run.scenario_name) == drills.end())
+      drills.push_back(in->run.scenario_name);
+  if (drills.empty()) return {};
+  std::ostringstream o;
+  o << "<h3>Scorecard side by side</h3><p class=\"note\">Each drill's acceptance targets under each system, "
+       "as headroom compare scored them: passed, FAILED, not covered, or integration needed (a variant with a real "
+       "add-on passes it), each with why.</p>";
+  for (const std::string& drill : drills) {
+    std::vector<const ReportInput*> cols;
+    std::vector<std::string> targets;
+    for (const auto* in : runs) {
+      if (in->run.scenario_name != drill || in->run.scorecard.empty()) continue;
+      cols.push_back(in);
+      for (const VerdictLine& v : in->run.scorecard)
+        if (std::find(targets.begin(), targets.end(), v.target) == targets.end()) targets.push_back(v.target);
+    }
+    o << "<div class=\"wide\"><table class=\"cols verdicts\"><tr><th>" << html_escape(drill) << "</th>";
+    for (const auto* in : cols) o << "<th>" << html_escape(label(*in)) << "</th>";
+    o << "</tr>";
+    for (const std::string& t : targets) {
+      o << "<tr><td>" << html_escape(t) << "</td>";
+      for (const auto* in : cols) {
+        const VerdictLine* hit = nullptr;
+        for (const VerdictLine& v : in->run.scorecard)
+          if (v.target == t) hit = &v;
+        if (hit == nullptr) {
+          o << "<td>-</td>";
+          continue;
+        }
+        o << "<td><b>" << html_escape(hit->verdict) << "</b><br><span class=\"note\">" << html_escape(hit->why)
+          << "</span></td>";
+      }
+      o << "</tr>";
+    }
+    o << "</table></div>\n";
+  }
+  return o.str();
+}
+
 // Several runs (a bake-off's --keep-runs files): wait CDFs, utilization and pending GPUs overlaid,
 // one series per run, and the drills side by side.
 static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
@@ -1087,6 +1148,7 @@ static std::string runs_overlay(const std::vector<const ReportInput*>& runs) {
       << thousands(sm.denied) << "</td><td>" << thousands(sm.never_started) << "</td></tr>";
   }
   o << "</table></div>\n";
+  o << verdicts_side_by_side(runs, label);
   return o.str();
 }
 

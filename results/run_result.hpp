@@ -144,6 +144,15 @@ namespace chunks {
 class ChunkCache;
 }
 
+// One verdict of `headroom compare`'s scorecard on this run (its drill's acceptance target under
+// this run's system), kept in the run's file by `compare --keep-runs` for the report and the
+// desktop app: the target as written, the verdict ("passed", "FAILED", "not covered",
+// "integration needed: kubernetes+coscheduling", "error") and why, in one line (the KPI, its
+// value against the target, the add-on that passes it).
+struct VerdictLine {
+  std::string target, verdict, why;
+};
+
 // Everything one run produced; what /jobs, /timeseries, /events and the root attributes hold.
 struct RunResult {
   // root attributes
@@ -191,6 +200,9 @@ struct RunResult {
   std::vector<PlacementRecord> placements;  // empty in files written before it existed
   std::vector<ServiceRecord> services;      // the scenario's inference services (/services)
   TimeSeries timeseries;
+  // The root attribute `scorecard` (one line a verdict: target, verdict and why, tab-separated);
+  // empty unless `headroom compare --keep-runs` scored the run.
+  std::vector<VerdictLine> scorecard;
 
   // Not content: chunks of the file already filtered while the run went on
   // (Recorder::stream_chunks); write_hdf5 takes those whose elements still match.

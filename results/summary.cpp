@@ -617,6 +617,7 @@ Summary summarize(const RunResult& result) {
     ks.never_started = by_kind[k].never_started;
     ks.rejected = by_kind[k].rejected;
     ks.jct = quantiles(by_kind[k].jcts);
+    ks.completed = static_cast<std::int64_t>(by_kind[k].jcts.size());
     s.kinds.push_back(std::move(ks));
   }
   FailureSummary& f = s.failures;

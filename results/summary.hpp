@@ -42,6 +42,8 @@ struct KindSummary {
   std::int64_t rejected = 0;
   Quantiles wait, jct;     // wait as Summary::wait (never-started jobs censored)
   Quantiles wait_started;  // over its started jobs only
+  // Ended Completed: the jobs its JCT counts.
+  std::int64_t completed = 0;
 };
 
 // Recovery of the jobs one outage (or a set of outages) killed: seconds from each kill to the

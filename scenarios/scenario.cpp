@@ -1085,7 +1085,7 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime", "time_limits"},
+                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime", "time_limits", "kinds", "sessions"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -1147,6 +1147,8 @@ class Loader {
     }
     if (const Entry* f = r.optional("tenants")) workload.tenants = string_list(*f);
     if (const Entry* f = r.optional("queues")) workload.queues = string_list(*f);
+    if (const Entry* f = r.optional("kinds")) load_kind_rules(*f, workload.kinds);
+    if (const Entry* f = r.optional("sessions")) load_sessions(*f, workload.sessions);
     if (const Entry* f = r.optional("runtime_scale"))
       workload.runtime_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
     if (const Entry* f = r.optional("gpu_type_map")) {
@@ -1460,6 +1462,89 @@ class Loader {
   }
 
   // services: inference deployments with an autoscaler (models/service.hpp, docs/services.md).
+  // `workload.kinds`: [{kind: train, min_gpus: 9}, ...] (KindRule).
+  void load_kind_rules(const Entry& e, std::vector<KindRule>& rules) {
+    for (const Entry& item : list_items(e)) {
+      if (!expect_map(item, "a rule such as {kind: train, min_gpus: 9} (kind, and min_gpus and/or max_gpus)")) continue;
+      KindRule rule;
+      MapReader r(item.value, item.path, {"kind", "min_gpus", "max_gpus"}, errors_, file_);
+      if (const Entry* f = r.require("kind")) {
+        if (auto v = string_value(*f); v && !models::parse_job_kind(*v, rule.kind))
+          error(*f, "unknown job kind " + quote(*v) + " (expected one of: train, inference, interactive, batch)");
+      }
+      if (const Entry* f = r.optional("min_gpus")) rule.min_gpus = int32_value(*f, 0).value_or(0);
+      if (const Entry* f = r.optional("max_gpus")) {
+        rule.max_gpus = int32_value(*f, 0).value_or(INT32_MAX);
+        if (rule.max_gpus < rule.min_gpus)
+          error(*f, "expected max_gpus >= min_gpus (" + std::to_string(rule.min_gpus) + "), got " + describe(f->value));
+      }
+      rules.push_back(rule);
+    }
+  }
+
+  // `workload.sessions`: generated interactive sessions (SessionSpec).
+  void load_sessions(const Entry& e, std::vector<SessionSpec>& sessions) {
+    std::vector<std::pair<std::string, int>> names;
+    for (const Entry& item : list_items(e)) {
+      if (!expect_map(item, "a session stream (a map with name, tenant, per_day, hours and duration)")) continue;
+      SessionSpec s;
+      MapReader r(item.value, item.path,
+                  {"name", "tenant", "queue", "gpus", "priority", "per_day", "hours", "duration", "start", "end"},
+                  errors_, file_);
+      if (const Entry* f = r.require("name")) {
+        if (auto v = string_value(*f)) {
+          s.name = *v;
+          for (const auto& [name, line] : names)
+            if (name == *v)
+              error(*f, "duplicate session stream " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
+          names.emplace_back(*v, f->location().line);
+        }
+      }
+      if (const Entry* f = r.require("tenant")) s.tenant = string_value(*f).value_or("");
+      if (const Entry* f = r.optional("queue")) s.queue = string_value(*f).value_or("");
+      if (const Entry* f = r.optional("gpus")) s.gpus = int32_value(*f, 1).value_or(1);
+      if (const Entry* f = r.optional("priority"))
+        s.priority = static_cast<std::int32_t>(integer_value(*f, INT32_MIN, INT32_MAX).value_or(0));
+      if (const Entry* f = r.require("per_day")) s.per_day = positive_number(*f, 1e6).value_or(0);
+      if (const Entry* f = r.optional("hours")) {
+        if (expect_map(*f, "a map with start and end, times of day such as 9h and 18h")) {
+          MapReader hr(f->value, f->path, {"start", "end"}, errors_, file_);
+          if (const Entry* g = hr.require("start")) s.hours_start = duration_value(*g, false).value_or(s.hours_start);
+          if (const Entry* g = hr.require("end")) {
+            if (auto v = duration_value(*g, true)) {
+              s.hours_end = *v;
+              if (s.hours_end <= s.hours_start || s.hours_end > 24 * sim::kHour)
+                error(*g, "expected a time of day after start and at most 24h, got " + describe(g->value));
+            }
+          }
+        }
+      }
+      if (const Entry* f = r.optional("duration")) {
+        if (expect_map(*f, "a map with median (and sigma, max)")) {
+          MapReader dr(f->value, f->path, {"median", "sigma", "max"}, errors_, file_);
+          if (const Entry* g = dr.require("median"))
+            s.median_duration = duration_value(*g, true).value_or(s.median_duration);
+          if (const Entry* g = dr.optional("sigma")) s.sigma = number_in(*g, 0.0, 5.0).value_or(s.sigma);
+          if (const Entry* g = dr.optional("max")) {
+            if (auto v = duration_value(*g, true)) {
+              s.max_duration = *v;
+              if (s.max_duration < s.median_duration)
+                error(*g, "expected a max at least the median duration, got " + describe(g->value));
+            }
+          }
+        }
+      }
+      if (const Entry* f = r.optional("start")) s.start = duration_value(*f, false).value_or(0);
+      if (const Entry* f = r.optional("end")) {
+        if (auto v = duration_value(*f, true)) {
+          s.end = *v;
+          if (s.end <= s.start) error(*f, "expected a time after the stream's start, got " + describe(f->value));
+        }
+      }
+      sessions.push_back(std::move(s));
+    }
+  }
+
   void load_services(const Entry& e, std::vector<models::ServiceSpec>& services) {
     const auto items = list_items(e);
     std::vector<std::pair<std::string, int>> names;

@@ -22,6 +22,36 @@ struct PolicySpec {
   policies::PolicyParams params;  // every other key under `policy:`, as dotted paths
 };
 
+// `workload.kinds`: a rule that gives the trace's jobs of a shape a job kind (a log of MPI jobs
+// says nothing of training or batch: `{kind: train, min_gpus: 9}` calls the jobs wider than one
+// 8-GPU node training). Rules apply in order, the first that matches wins; a job no rule matches
+// keeps the kind its trace gave it.
+struct KindRule {
+  models::JobKind kind = models::JobKind::Batch;
+  std::int32_t min_gpus = 0;          // the job's GPUs are at least this
+  std::int32_t max_gpus = INT32_MAX;  // and at most this
+};
+
+// `workload.sessions`: a seeded stream of generated interactive sessions (notebooks: short, a
+// few GPUs, a person waiting) added to the trace's jobs (docs/drills.md, "Mixed work"). Each day
+// (counted from time 0, the trace's first submit, as a service's `peak`), sessions arrive as a
+// Poisson process of `per_day` sessions over [hours_start, hours_end); each lasts a lognormal
+// time (median, sigma) within [1 min, max_duration].
+struct SessionSpec {
+  std::string name;
+  std::string tenant;
+  std::string queue;  // empty: the trace's first queue
+  std::int32_t gpus = 1;
+  std::int32_t priority = 0;
+  double per_day = 0;
+  Tick hours_start = 9 * sim::kHour, hours_end = 18 * sim::kHour;
+  Tick median_duration = 30 * sim::kMinute;
+  double sigma = 0.8;
+  Tick max_duration = 8 * sim::kHour;
+  Tick start = 0;
+  Tick end = sim::kNever;  // kNever: the horizon, else the trace's last submit
+};
+
 struct WorkloadSpec {
   std::string trace;            // resolved path (relative paths are relative to the scenario file)
   std::string format = "auto";  // auto | swf | csv
@@ -43,6 +73,8 @@ struct WorkloadSpec {
   // Each job's queue becomes its tenant's name (set by headroom compare when it derives per-tenant
   // queues for policies that queue by job queue: kai, volcano).
   bool queue_by_tenant = false;
+  std::vector<KindRule> kinds;
+  std::vector<SessionSpec> sessions;
 };
 
 struct OutputSpec {

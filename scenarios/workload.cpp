@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/errors.hpp"
 #include "sim/rng.hpp"
 #include "traces/import.hpp"
 
@@ -143,6 +144,80 @@ void add_services(const Scenario& scenario, models::Workload& w) {
   w.jobs = std::move(merged);
 }
 
+// `workload.kinds`: the first rule matching a trace job's GPUs gives it its kind.
+void apply_kind_rules(const WorkloadSpec& spec, models::Workload& w) {
+  if (spec.kinds.empty()) return;
+  for (auto& j : w.jobs)
+    for (const KindRule& rule : spec.kinds)
+      if (j.gpus >= rule.min_gpus && j.gpus <= rule.max_gpus) {
+        j.kind = rule.kind;
+        break;
+      }
+}
+
+// Ids of generated sessions: past any trace's ids and apart from service replicas (9e9...).
+constexpr std::int64_t kSessionIdBase = 8'000'000'000LL;
+// At most this many generated sessions in all (bounded memory whatever the per_day and span).
+constexpr std::size_t kMaxSessions = 1'000'000;
+
+// `workload.sessions`: each stream's sessions (SessionSpec), merged into the jobs in submit order
+// (a session after trace jobs submitted at the same instant). Each stream draws from its own named
+// random streams, so adding a stream leaves the others' sessions as they were.
+void add_sessions(const Scenario& scenario, models::Workload& w) {
+  if (scenario.workload.sessions.empty()) return;
+  Tick last_submit = 0;
+  for (const auto& j : w.jobs) last_submit = std::max(last_submit, j.submit);
+  std::vector<models::Job> sessions;
+  for (std::size_t i = 0; i < scenario.workload.sessions.size(); ++i) {
+    const SessionSpec& s = scenario.workload.sessions[i];
+    const models::TenantId tenant = w.tenants.intern(s.tenant);
+    const models::QueueId queue =
+        !s.queue.empty() ? w.queues.intern(s.queue) : (w.queues.size() > 0 ? 0u : w.queues.intern("default"));
+    const Tick end = s.end != sim::kNever ? s.end : scenario.horizon != sim::kNever ? scenario.horizon : last_submit;
+    const Tick window = s.hours_end - s.hours_start;
+    if (window <= 0 || s.per_day <= 0) continue;
+    const double rate = s.per_day / sim::to_seconds(window);  // arrivals per second within the hours
+    sim::RngStream arrivals(scenario.seed, "sessions/" + s.name + "/arrivals");
+    sim::RngStream durations(scenario.seed, "sessions/" + s.name + "/durations");
+    const double mu = std::log(sim::to_seconds(s.median_duration));
+    std::int64_t n = 0;
+    for (Tick day = 0; day < end; day += sim::kDay) {
+      const Tick open = day + s.hours_start, close = std::min(day + s.hours_end, end);
+      double t = sim::to_seconds(open);
+      while (true) {
+        t += arrivals.exponential(rate);
+        const Tick at = static_cast<Tick>(std::llround(t * static_cast<double>(sim::kSecond)));
+        if (at >= close) break;
+        if (at < s.start) continue;
+        const double d = std::clamp(durations.lognormal(mu, s.sigma), 60.0, sim::to_seconds(s.max_duration));
+        if (sessions.size() >= kMaxSessions)
+          throw sim::InputError(scenario.file, 0, 0, "workload.sessions",
+                                "more than " + std::to_string(kMaxSessions) +
+                                    " generated sessions; lower per_day or end the stream sooner");
+        models::Job j;
+        j.trace_id = kSessionIdBase + static_cast<std::int64_t>(i) * 10'000'000LL + n++;
+        j.tenant = tenant;
+        j.queue = queue;
+        j.kind = models::JobKind::Interactive;
+        j.trace_status = models::TraceStatus::Completed;
+        j.submit = at;
+        j.gpus = s.gpus;
+        j.nodes = 1;
+        j.priority = s.priority;
+        j.runtime = static_cast<Tick>(std::llround(d * static_cast<double>(sim::kSecond)));
+        sessions.push_back(j);
+      }
+    }
+  }
+  std::stable_sort(sessions.begin(), sessions.end(),
+                   [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  std::vector<models::Job> merged;
+  merged.reserve(w.jobs.size() + sessions.size());
+  std::merge(w.jobs.begin(), w.jobs.end(), sessions.begin(), sessions.end(), std::back_inserter(merged),
+             [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
+  w.jobs = std::move(merged);
+}
+
 }  // namespace
 
 std::optional<std::string> apply_time_limits(const WorkloadSpec& spec, models::Workload& w) {
@@ -208,8 +283,10 @@ models::Workload build_workload(const Scenario& scenario) {
   apply_filters(spec, w);
   if (auto note = apply_time_limits(spec, w)) w.meta.warnings.push_back(std::move(*note));
   apply_arrival_scale(scenario, w);
+  apply_kind_rules(spec, w);
   // Declared tenants exist even when the trace has no job of theirs.
   for (const auto& t : scenario.tenants) w.tenants.intern(t.name);
+  add_sessions(scenario, w);
   add_services(scenario, w);
   if (spec.queue_by_tenant) {
     models::NameTable queues;

@@ -593,6 +593,46 @@ TEST(KpiCompareModel, ValuesAndDifferences) {
   EXPECT_EQ(m.columnCount(), 0);
 }
 
+// issue #32 item 7: the Compare tab's scorecard gives each verdict with its why-line, from the
+// verdicts `headroom compare --keep-runs` kept in each file; one column per system.
+TEST(ScorecardModel, VerdictsWithTheirWhyLinePerSystem) {
+  ScorecardModel m;
+  test_model(&m);
+  m.set_runs({prepared()});  // a file no compare scored: no rows
+  EXPECT_EQ(m.rowCount(), 0);
+  results::RunResult k = hand_built();
+  k.scenario_name = "poc-mixed-work";
+  k.policy = "kubernetes";
+  k.scorecard = {{"kind:train.completed_fraction >= 0.9", "integration needed: kubernetes+coscheduling",
+                  "kind.completed_fraction 12.5%, target >= 90.0%; kubernetes+coscheduling passes it with 97.1%"},
+                 {"kind:interactive.wait_p95 <= 5m", "passed 1m 30s", "kind.wait_p95 1m 30s, target <= 5m 00s"}};
+  results::RunResult c = hand_built();
+  c.scenario_name = "poc-mixed-work";
+  c.policy = "kubernetes+coscheduling";
+  c.scorecard = {
+      {"kind:train.completed_fraction >= 0.9", "passed 97.1%", "kind.completed_fraction 97.1%, target >= 90.0%"}};
+  m.set_runs({prepare(std::move(k), "/tmp/k.h5"), prepare(std::move(c), "/tmp/c.h5"), prepared()});
+  ASSERT_EQ(m.rowCount(), 2);
+  ASSERT_EQ(m.columnCount(), 4);  // drill, target, kubernetes, kubernetes+coscheduling
+  EXPECT_EQ(m.headerData(2, Qt::Horizontal).toString(), "kubernetes");
+  EXPECT_EQ(m.headerData(3, Qt::Horizontal).toString(), "kubernetes+coscheduling");
+  EXPECT_EQ(m.data(m.index(0, 0)).toString(), "poc-mixed-work");
+  EXPECT_EQ(m.data(m.index(0, 1)).toString(), "kind:train.completed_fraction >= 0.9");
+  EXPECT_EQ(m.data(m.index(0, 2)).toString(), "integration needed: kubernetes+coscheduling");
+  EXPECT_EQ(m.data(m.index(0, 2), ScorecardModel::WhyRole).toString(),
+            "kind.completed_fraction 12.5%, target >= 90.0%; kubernetes+coscheduling passes it with 97.1%");
+  EXPECT_EQ(m.data(m.index(0, 2), Qt::ToolTipRole), m.data(m.index(0, 2), ScorecardModel::WhyRole));
+  EXPECT_EQ(m.data(m.index(0, 3)).toString(), "passed 97.1%");
+  EXPECT_EQ(m.data(m.index(1, 3)).toString(), "-");  // the variant's file has no such target
+  EXPECT_FALSE(m.data(m.index(1, 3), ScorecardModel::WhyRole).isValid());
+  // The line under the table: the first verdict that did not pass, said in full.
+  EXPECT_EQ(m.first_to_explain(), m.index(0, 2));
+  EXPECT_EQ(m.why_line(m.first_to_explain()),
+            "poc-mixed-work \u00b7 kind:train.completed_fraction >= 0.9 \u00b7 kubernetes: integration needed: "
+            "kubernetes+coscheduling: kind.completed_fraction 12.5%, target >= 90.0%; kubernetes+coscheduling passes "
+            "it with 97.1%");
+}
+
 // issue #21: every run-wide KPI of `headroom compare`, with the same numbers, units on each.
 TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
   KpiCompareModel m;

@@ -201,6 +201,7 @@ TEST(Plan, ParsesTargets) {
     results::Summary q;
     results::KindSummary k;
     k.name = "train";
+    k.jobs = 4;  // a kind without jobs has no figure
     k.jct.p95 = 3600;
     k.wait.p99 = 60;
     q.kinds.push_back(k);

@@ -31,6 +31,7 @@ namespace headroom::planner {
 std::vector<std::string> parse_policy_list(const std::string& text) {
   std::vector<std::string> known;
   for (const auto& p : policies::policy_catalogue()) known.push_back(p.name);
+  known.push_back("split");  // the scenario's own `split:` block (docs/split.md)
   std::vector<std::string> out;
   std::string cur;
   auto flush = [&] {
@@ -99,6 +100,14 @@ std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& 
 
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
   scenarios::Scenario sc = base;
+  // "split": the scenario's split site as it declares it; every other name runs the whole cluster
+  // as one shared pool under that policy (docs/split.md, "Against one shared pool").
+  if (policy == "split") {
+    if (!base.split.declared())
+      throw sim::InputError(base.file, 0, 0, "--policies",
+                            "\"split\" runs the scenario's split: block, and this scenario has none (docs/split.md)");
+    return sc;
+  }
   for (const auto& o : base.policy_overrides) {
     if (o.name == policy) {
       sc.policy = o;

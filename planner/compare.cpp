@@ -331,6 +331,31 @@ results::Table compare_table(const CompareResult& r) {
     row("worst_drill_recovery", "s",
         [nan](R x) { return x.summary.failures.worst_recovery_s < 0 ? nan : x.summary.failures.worst_recovery_s; });
   }
+  // A split site (docs/split.md): the boundary's cost and each system's share; only when some run
+  // split, so tables without one are unchanged.
+  const PolicyRun* split_run = nullptr;
+  for (const auto& run : r.runs)
+    if (split_run == nullptr && run.done && !run.summary.partitions.empty()) split_run = &run;
+  if (split_run != nullptr) {
+    row("boundary_idle_gpu_hours", "GPU-h",
+        [nan](R x) { return x.summary.partitions.empty() ? nan : x.summary.boundary_idle_gpu_hours; });
+    for (const auto& part : split_run->summary.partitions) {
+      const std::string name = part.name;
+      auto find = [name](R x) -> const results::PartitionSummary* {
+        for (const auto& p : x.summary.partitions)
+          if (p.name == name) return &p;
+        return nullptr;
+      };
+      row("partition:" + name + ".gpu_utilization", "fraction", [find, nan](R x) {
+        const auto* p = find(x);
+        return p == nullptr ? nan : p->gpu_utilization;
+      });
+      row("partition:" + name + ".wait_mean", "s", [find, nan](R x) {
+        const auto* p = find(x);
+        return p == nullptr ? nan : p->wait.mean;
+      });
+    }
+  }
   if (ref_services(r)) {
     row("slo_attainment", "fraction",
         [nan](R x) { return x.summary.services.empty() ? nan : x.summary.slo_attainment; });

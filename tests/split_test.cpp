@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "planner/compare.hpp"
 #include "planner/run.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
@@ -187,6 +190,30 @@ TEST(Split, BoundaryCostOfAHandWorkedCase) {
   std::ostringstream json;
   results::print_summary_json(json, results::summarize(back));
   EXPECT_NE(json.str().find("\"boundary_idle_gpu_hours\": 0.1111111111111111"), std::string::npos) << json.str();
+  // headroom compare runs "split" as declared and any other name on the whole cluster as one
+  // pool: the boundary and each partition get rows of their own (NaN for the shared run).
+  const auto base = scenarios::parse_scenario(
+      "name: hand\n" + cluster +
+          "split:\n  systems:\n    A: {policy: fifo, pools: [a]}\n    B: {policy: fifo, pools: [b]}\n"
+          "  routes: [{tenant: tb, to: B}]\n  default: A\nworkload: {trace: t.csv}\n",
+      dir.path("s.yaml"));
+  const auto cmp = planner::compare_all({base}, {"fifo", "split"}, nullptr, nullptr, "");
+  ASSERT_EQ(cmp.size(), 1u);
+  ASSERT_TRUE(cmp[0].runs[0].done && cmp[0].runs[1].done) << cmp[0].runs[0].error << cmp[0].runs[1].error;
+  EXPECT_EQ(cmp[0].runs[0].summary.fingerprint, shared.result.fingerprint);
+  EXPECT_EQ(cmp[0].runs[1].summary.fingerprint, r.fingerprint);
+  const results::Table table = planner::compare_table(cmp[0]);
+  auto value = [&](const std::string& metric, std::size_t run) {
+    for (std::size_t i = 0; i < table.columns[0].strings.size(); ++i)
+      if (table.columns[0].strings[i] == metric) return table.columns[2 + run].numbers[i];
+    ADD_FAILURE() << "no row " << metric;
+    return -1.0;
+  };
+  EXPECT_TRUE(std::isnan(value("boundary_idle_gpu_hours", 0)));
+  EXPECT_DOUBLE_EQ(value("boundary_idle_gpu_hours", 1), 400.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(value("partition:B.gpu_utilization", 1), 0.125);
+  EXPECT_DOUBLE_EQ(value("partition:A.wait_mean", 1), 50.0);
+  EXPECT_TRUE(std::isnan(value("partition:A.wait_mean", 0)));
   const std::string plain_h5 = dir.path("plain.h5");
   results::write_hdf5(shared.result, plain_h5);
   EXPECT_TRUE(results::read_hdf5(plain_h5).partitions.empty());

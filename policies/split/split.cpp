@@ -400,7 +400,9 @@ void SplitPolicy::finish(Tick end) {
 void SplitPolicy::measure_boundary(Tick now) {
   finish(now);
   boundary_at_ = now;
-  std::vector<std::vector<std::int32_t>> free;  // [pool][whole free GPUs] -> nodes
+  std::vector<std::vector<std::int32_t>>& free = scratch_free_;  // [pool][whole free GPUs] -> nodes
+  std::vector<std::int32_t>& pods = scratch_pods_;
+  std::vector<std::pair<PoolId, std::int32_t>>& undo = scratch_undo_;
   for (std::size_t a = 0; a < parts_.size(); ++a) {
     boundary_now_[a] = 0;
     const ClusterState& st = parts_[a]->state();
@@ -409,9 +411,9 @@ void SplitPolicy::measure_boundary(Tick now) {
     for (std::size_t b = 0; b < parts_.size(); ++b)
       others_wait = others_wait || (b != a && !parts_[b]->waiting().empty());
     if (!others_wait) continue;
-    free.assign(st.pool_count(), {});
+    free.resize(st.pool_count());
     std::int64_t total = 0;
-    std::int32_t widest = 0;
+    std::int32_t widest = 0, most = 0;  // widest node; most free whole GPUs on one node
     for (PoolId p = 0; p < st.pool_count(); ++p) {
       const models::NodePool& pool = st.spec().pools[p];
       const std::int32_t per_gpu = std::max(pool.units_per_gpu, 1);
@@ -423,9 +425,9 @@ void SplitPolicy::measure_boundary(Tick now) {
         if (nodes == 0 || whole == 0) continue;
         free[p][static_cast<std::size_t>(whole)] += nodes;
         total += static_cast<std::int64_t>(whole) * nodes;
+        most = std::max(most, whole);
       }
     }
-    std::vector<std::pair<PoolId, std::int32_t>> undo;
     for (std::size_t b = 0; b < parts_.size() && total > 0; ++b) {
       if (b == a) continue;
       const Part& other = *parts_[b];
@@ -434,8 +436,18 @@ void SplitPolicy::measure_boundary(Tick now) {
         if (scanned++ == kBoundaryScan || total <= 0) break;
         const Job& job = other.workload().jobs[l];
         if (job.gpus <= 0 && job.gpu_milli <= 0 && job.gpu_memory_mib <= 0) continue;
-        std::vector<std::int32_t> pods = job.gpus <= 1 ? std::vector<std::int32_t>{1} : models::pod_gpus(job, widest);
-        std::sort(pods.rbegin(), pods.rend());
+        // Cheap refusals first: more GPUs than A has free, or a pod wider than any free node.
+        const std::int32_t need = std::max(job.gpus, 1);
+        if (need > total) continue;
+        const bool one_pod = job.gpus <= 1 || (job.gpus_per_node <= 0 && job.nodes <= 0 && job.gpus <= widest);
+        if (one_pod && need > most) continue;
+        if (one_pod) {
+          pods.assign(1, need);
+        } else {
+          pods = models::pod_gpus(job, widest);
+          std::sort(pods.rbegin(), pods.rend());
+          if (pods.front() > most) continue;
+        }
         const std::string* type = job.gpu_type == 0 ? nullptr : &other.workload().gpu_type_names.at(job.gpu_type - 1u);
         undo.clear();
         std::int64_t took = 0;
@@ -472,6 +484,16 @@ void SplitPolicy::measure_boundary(Tick now) {
         }
         boundary_now_[a] += took;
         total -= took;
+        if (took > 0) {
+          // The widest free node may be gone.
+          most = 0;
+          for (const auto& counts : free)
+            for (std::size_t f = counts.size(); f-- > 1;)
+              if (counts[f] > 0) {
+                most = std::max(most, static_cast<std::int32_t>(f));
+                break;
+              }
+        }
       }
     }
   }

@@ -118,6 +118,10 @@ class SplitPolicy final : public Policy {
   std::vector<std::int64_t> boundary_now_;  // idle GPUs per system the others' backlog would use, since boundary_at_
   Tick boundary_at_ = 0;
   std::vector<std::uint64_t> passes_;
+  // measure_boundary's scratch, kept between passes.
+  std::vector<std::vector<std::int32_t>> scratch_free_;
+  std::vector<std::int32_t> scratch_pods_;
+  std::vector<std::pair<models::PoolId, std::int32_t>> scratch_undo_;
 };
 
 }  // namespace headroom::policies::split

@@ -307,9 +307,9 @@ class Loader {
     if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
     if (split != nullptr) {
       if (const Entry* f = top.optional("failures"))
-        error(*f, "failures: together with split: is not supported yet (docs/split.md, \"Not yet\")");
+        error(*f, "not supported together with split: yet (docs/split.md, \"Not yet\")");
       if (const Entry* r = top.optional("runtime"))
-        error(*r, "runtime: together with split: is not supported yet (docs/split.md, \"Not yet\")");
+        error(*r, "not supported together with split: yet (docs/split.md, \"Not yet\")");
     }
     if (const Entry* e = top.optional("targets")) {
       // Strings here; their syntax is checked where they are scored (planner::parse_target).

@@ -100,6 +100,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   if (sc.split.declared() && sc.policy.name == "split") {
     // One site, several systems (docs/split.md): the engine runs the partitioned cluster under a
     // policy that gives each system its own partition and jobs.
+    policies::split::check_partitions(sc.split, sc.cluster);
     parts = policies::split::partition_cluster(sc.split, sc.cluster);
     route = policies::split::route_jobs(sc.split, workload);
     std::vector<std::unique_ptr<policies::Policy>> systems;

@@ -308,6 +308,25 @@ TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
   EXPECT_NE(e.find("s.yaml:9:19: split.routes[0].kind: unknown job kind \"inferance\"; did you mean \"inference\"?"),
             std::string::npos)
       << e;
+  // A variant that changes a pool behind the split's back (sweep, plan) stops the run.
+  {
+    auto changed = scenarios::parse_scenario(head +
+                                                 "split:\n  systems:\n    x: {policy: fifo, pools: [a]}\n"
+                                                 "    y: {policy: fifo, pools: [b]}\n"
+                                                 "  default: x\nworkload: {trace: t.csv}\n",
+                                             dir.path("s.yaml"));
+    changed.cluster.pools[1].nodes = 3;
+    EXPECT_EQ(changed.split.systems[1].pools[0].nodes, -1);  // all of b: still consistent
+    (void)planner::run_scenario(changed);
+    changed.split.systems[1].pools[0].nodes = 1;
+    try {
+      (void)planner::run_scenario(changed);
+      FAIL() << "a split that no longer covers its pool must stop the run";
+    } catch (const sim::InputError& err) {
+      EXPECT_NE(std::string(err.what()).find("the systems hold 1 nodes of pool \"b\", which has 3"), std::string::npos)
+          << err.what();
+    }
+  }
   // A job that no route matches, with no default: the run stops naming the job and its trace.
   const auto sc = scenarios::parse_scenario(head +
                                                 "split:\n  systems:\n    x: {policy: fifo, pools: [a]}\n"

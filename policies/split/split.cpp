@@ -41,6 +41,31 @@ Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec&
   return out;
 }
 
+void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster) {
+  for (const models::NodePool& pool : cluster.pools) {
+    std::int64_t claimed = 0;
+    bool named = false;
+    for (const System& s : spec.systems)
+      for (const PoolShare& share : s.pools)
+        if (share.pool == pool.name) {
+          named = true;
+          claimed += share.nodes < 0 ? pool.nodes : share.nodes;
+        }
+    if (claimed != pool.nodes)
+      throw sim::InputError(spec.file, spec.line, spec.column, "split",
+                            "the systems hold " + std::to_string(claimed) + " nodes of pool \"" + pool.name +
+                                "\", which has " + std::to_string(pool.nodes) + (named ? "" : " (no system names it)") +
+                                ": every node must belong to exactly one system (a variant that changes the pool "
+                                "must change the split's node counts with it)");
+  }
+  for (const System& s : spec.systems)
+    for (const PoolShare& share : s.pools)
+      if (std::none_of(cluster.pools.begin(), cluster.pools.end(),
+                       [&](const models::NodePool& p) { return p.name == share.pool; }))
+        throw sim::InputError(spec.file, share.line, share.column, "split.systems." + s.name,
+                              "no pool named \"" + share.pool + "\" in the cluster");
+}
+
 namespace {
 
 std::int64_t system_index(const SplitSpec& spec, std::string_view name) {

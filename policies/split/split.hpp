@@ -67,6 +67,9 @@ struct Partitioning {
 
 // Requires a validated spec (scenarios/ checks every share against the cluster).
 Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster);
+// Throws sim::InputError when the spec no longer gives every node of `cluster` to exactly one
+// system (a sweep or plan variant changed a pool's node count but not the split's).
+void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster);
 
 // The system each job goes to (index into spec.systems). Throws sim::InputError naming the job
 // (its trace id, file, tenant, queue and kind) when no route matches and there is no default.

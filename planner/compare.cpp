@@ -31,6 +31,7 @@ namespace headroom::planner {
 std::vector<std::string> parse_policy_list(const std::string& text) {
   std::vector<std::string> known;
   for (const auto& p : policies::policy_catalogue()) known.push_back(p.name);
+  known.push_back("split");  // the scenario's own `split:` block (docs/split.md)
   std::vector<std::string> out;
   std::string cur;
   auto flush = [&] {
@@ -99,6 +100,14 @@ std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& 
 
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
   scenarios::Scenario sc = base;
+  // "split": the scenario's split site as it declares it; every other name runs the whole cluster
+  // as one shared pool under that policy (docs/split.md, "Against one shared pool").
+  if (policy == "split") {
+    if (!base.split.declared())
+      throw sim::InputError(base.file, 0, 0, "--policies",
+                            "\"split\" runs the scenario's split: block, and this scenario has none (docs/split.md)");
+    return sc;
+  }
   for (const auto& o : base.policy_overrides) {
     if (o.name == policy) {
       sc.policy = o;
@@ -362,6 +371,31 @@ results::Table compare_table(const CompareResult& r) {
         [nan](R x) { return x.summary.failures.worst_recovery_s < 0 ? nan : x.summary.failures.worst_recovery_s; });
   }
   add_recovery_rows(r, row);
+  // A split site (docs/split.md): the boundary's cost and each system's share; only when some run
+  // split, so tables without one are unchanged.
+  const PolicyRun* split_run = nullptr;
+  for (const auto& run : r.runs)
+    if (split_run == nullptr && run.done && !run.summary.partitions.empty()) split_run = &run;
+  if (split_run != nullptr) {
+    row("boundary_idle_gpu_hours", "GPU-h",
+        [nan](R x) { return x.summary.partitions.empty() ? nan : x.summary.boundary_idle_gpu_hours; });
+    for (const auto& part : split_run->summary.partitions) {
+      const std::string name = part.name;
+      auto find = [name](R x) -> const results::PartitionSummary* {
+        for (const auto& p : x.summary.partitions)
+          if (p.name == name) return &p;
+        return nullptr;
+      };
+      row("partition:" + name + ".gpu_utilization", "fraction", [find, nan](R x) {
+        const auto* p = find(x);
+        return p == nullptr ? nan : p->gpu_utilization;
+      });
+      row("partition:" + name + ".wait_mean", "s", [find, nan](R x) {
+        const auto* p = find(x);
+        return p == nullptr ? nan : p->wait.mean;
+      });
+    }
+  }
   if (ref_services(r)) {
     row("slo_attainment", "fraction",
         [nan](R x) { return x.summary.services.empty() ? nan : x.summary.slo_attainment; });

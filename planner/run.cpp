@@ -7,10 +7,11 @@
 #include <cstdio>
 
 #include "policies/registry.hpp"
+#include "policies/split/split.hpp"
 #include "results/recorder.hpp"
 #include "scenarios/run_options.hpp"
-#include "simulation/simulation.hpp"
 #include "scenarios/workload.hpp"
+#include "simulation/simulation.hpp"
 
 #ifndef HEADROOM_VERSION
 #define HEADROOM_VERSION "0.0.0"
@@ -125,16 +126,36 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   const models::Workload workload = scenarios::build_workload(sc);
   const auto t1 = clock::now();
 
-  auto policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
-  results::Recorder recorder(workload, sc.cluster, sc.output.events);
+  std::unique_ptr<policies::Policy> policy;
+  policies::split::SplitPolicy* split = nullptr;
+  models::ClusterSpec cluster = sc.cluster;
+  std::vector<std::uint32_t> route;
+  policies::split::Partitioning parts;
+  if (sc.split.declared() && sc.policy.name == "split") {
+    // One site, several systems (docs/split.md): the engine runs the partitioned cluster under a
+    // policy that gives each system its own partition and jobs.
+    policies::split::check_partitions(sc.split, sc.cluster);
+    parts = policies::split::partition_cluster(sc.split, sc.cluster);
+    route = policies::split::route_jobs(sc.split, workload);
+    std::vector<std::unique_ptr<policies::Policy>> systems;
+    for (const auto& s : sc.split.systems) systems.push_back(policies::make_policy(s.policy, s.params, seed));
+    cluster = parts.whole;
+    auto sp = std::make_unique<policies::split::SplitPolicy>(std::move(systems), parts, workload, route);
+    split = sp.get();
+    policy = std::move(sp);
+  } else {
+    policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
+  }
+  results::Recorder recorder(workload, cluster, sc.output.events);
   // Streaming deflates on a thread of its own: with the run held to one thread (--threads 1)
   // it would only add work (the chunks' digests) to that thread.
   if (options.stream_chunks && tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) > 1)
     recorder.stream_chunks();
   simulation::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
-  simulation::Simulation simulation(workload, sc.cluster, *policy, &recorder, sim_options);
+  simulation::Simulation simulation(workload, cluster, *policy, &recorder, sim_options);
   const simulation::SimulationStats stats = simulation.run(options.stop);
+  if (split != nullptr) split->finish(stats.end);
   const auto t2 = clock::now();
 
   RunOutcome out;
@@ -162,6 +183,21 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   r.timeseries.interval = stats.sample_interval;
   evaluate_services(sc, workload, r);
   evaluate_outage_slo(sc, workload, r);
+  if (split != nullptr) {
+    for (std::size_t s = 0; s < sc.split.systems.size(); ++s) {
+      results::PartitionRecord p;
+      p.name = sc.split.systems[s].name;
+      p.policy = sc.split.systems[s].policy;
+      p.first_node = static_cast<std::int32_t>(parts.first_node[s]);
+      p.nodes = parts.node_count[s];
+      p.first_pool = static_cast<std::int32_t>(parts.first_pool[s]);
+      p.pools = static_cast<std::int32_t>(parts.parts[s].pools.size());
+      p.gpus = parts.parts[s].total_gpus();
+      p.boundary_idle_gpu_ms = split->boundary_idle_gpu_ms()[s];
+      r.partitions.push_back(std::move(p));
+    }
+    r.job_partition = std::move(route);
+  }
 
   std::vector<std::string> names;
   std::vector<double> weights;

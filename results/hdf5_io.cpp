@@ -226,6 +226,16 @@ void for_each_outage_slo_column(F&& f) {
   f("after", &OutageSlo::after, false);
 }
 
+template <class F>
+void for_each_partition_column(F&& f) {
+  f("first_node", &PartitionRecord::first_node, false);
+  f("nodes", &PartitionRecord::nodes, false);
+  f("first_pool", &PartitionRecord::first_pool, false);
+  f("pools", &PartitionRecord::pools, false);
+  f("gpus", &PartitionRecord::gpus, false);
+  f("boundary_idle_gpu_ms", &PartitionRecord::boundary_idle_gpu_ms, true);
+}
+
 bool deflate_available() {
   if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 || H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0) return false;
   unsigned info = 0;
@@ -432,6 +442,13 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
     for_each_outage_slo_column([&](const char* name, auto member, bool ms) {
       add(column_array(std::string("/outage_slo/") + name, r.outage_slo, member, ms));
     });
+  // A split site's systems (docs/split.md; optional on read, written only for a split run).
+  if (!r.partitions.empty()) {
+    for_each_partition_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/partitions/") + name, r.partitions, member, ms));
+    });
+    add(vector_array("/jobs/partition", r.job_partition));
+  }
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
   add(vector_array("/timeseries/time", ts.time, true));
@@ -693,6 +710,8 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
     kills.emplace(w.group("/kills"));
   }
   if (!r.outage_slo.empty()) outage_slo.emplace(w.group("/outage_slo"));
+  std::optional<Handle> partitions;
+  if (!r.partitions.empty()) partitions.emplace(w.group("/partitions"));
   Handle timeseries = w.group("/timeseries");
   Handle meta = w.group("/meta");
   w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
@@ -716,6 +735,15 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
     }
     w.strings("/services/name", svc_names);
     w.strings("/services/tenant", svc_tenants);
+  }
+  if (!r.partitions.empty()) {
+    std::vector<std::string> part_names, part_policies;
+    for (const auto& p : r.partitions) {
+      part_names.push_back(p.name);
+      part_policies.push_back(p.policy);
+    }
+    w.strings("/partitions/name", part_names);
+    w.strings("/partitions/policy", part_policies);
   }
   w.strings("/meta/pool_gpu_type", types);
   // Code -> name tables for the enum columns (jobs/state, jobs/kind, events/kind); not read back.
@@ -1029,6 +1057,25 @@ RunResult read_contents(const Reader& rd, hid_t file) {
       r.services[i].name = names[i];
       r.services[i].tenant = tenants[i];
     }
+  }
+  if (rd.has_link("partitions")) {
+    read_table("partitions", r.partitions, [](auto&& f) { for_each_partition_column(f); });
+    Handle g = rd.group("partitions");
+    const auto names = rd.strings(g.get(), "/partitions/name");
+    const auto policies = rd.strings(g.get(), "/partitions/policy");
+    if (names.size() != r.partitions.size() || policies.size() != r.partitions.size())
+      rd.fail("/partitions/name", "length differs from the other /partitions columns");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      r.partitions[i].name = names[i];
+      r.partitions[i].policy = policies[i];
+    }
+    Handle jobs = rd.group("jobs");
+    r.job_partition = rd.array<std::uint32_t>(jobs.get(), "/jobs/partition", 1);
+    if (r.job_partition.size() != r.jobs.size())
+      rd.fail("/jobs/partition",
+              std::to_string(r.job_partition.size()) + " rows, expected " + std::to_string(r.jobs.size()));
+    for (std::uint32_t p : r.job_partition)
+      if (p >= r.partitions.size()) rd.fail("/jobs/partition", "a partition index past /partitions");
   }
   if (rd.has_link("placements")) {
     Handle g = rd.group("placements");

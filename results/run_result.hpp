@@ -139,6 +139,19 @@ struct OutageSlo {
   double during = 1, after = 1;
 };
 inline constexpr Tick kAfterOutage = sim::kHour;
+// One system of a split site (docs/split.md): a row of /partitions. Its nodes are
+// [first_node, first_node + nodes) and its pools [first_pool, first_pool + pools) of the file's
+// pools (named "pool@system").
+struct PartitionRecord {
+  std::string name;
+  std::string policy;
+  std::int32_t first_node = 0, nodes = 0;
+  std::int32_t first_pool = 0, pools = 0;
+  std::int64_t gpus = 0;
+  // The cost of the boundary: GPU-ms of this partition's idle GPUs that the other partitions'
+  // waiting jobs would have used.
+  std::int64_t boundary_idle_gpu_ms = 0;
+};
 
 namespace chunks {
 class ChunkCache;
@@ -199,6 +212,10 @@ struct RunResult {
   std::vector<EventRecord> events;
   std::vector<PlacementRecord> placements;  // empty in files written before it existed
   std::vector<ServiceRecord> services;      // the scenario's inference services (/services)
+  // A split site's systems (/partitions) and each job's partition (/jobs/partition); both empty
+  // for a run under one policy and in files written before they existed.
+  std::vector<PartitionRecord> partitions;
+  std::vector<std::uint32_t> job_partition;
   TimeSeries timeseries;
   // The root attribute `scorecard` (one line a verdict: target, verdict and why, tab-separated);
   // empty unless `headroom compare --keep-runs` scored the run.

@@ -431,6 +431,54 @@ std::vector<Tick> held_times(const RunResult& r, const std::vector<JobRun>& runs
   return held;
 }
 
+namespace {
+
+void summarize_partitions(const RunResult& result, const std::vector<long double>& held_gpu, Summary& s) {
+  if (result.partitions.empty() || result.job_partition.size() != result.jobs.size()) return;
+  const std::size_t n = result.partitions.size();
+  const std::size_t queues = std::max<std::size_t>(result.queues.size(), 1);
+  std::vector<std::vector<Tick>> waits(n), by_kind(n * 4), by_queue(n * queues);
+  std::vector<long double> held(n, 0);
+  std::vector<std::int64_t> jobs(n, 0);
+  for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+    const std::size_t p = result.job_partition[j];
+    if (p >= n) continue;
+    const JobRecord& job = result.jobs[j];
+    ++jobs[p];
+    if (j < held_gpu.size()) held[p] += held_gpu[j];
+    const Tick w = headline_wait(job, result.sim_end);
+    if (w < 0) continue;
+    waits[p].push_back(w);
+    if (job.kind < 4) by_kind[p * 4 + job.kind].push_back(w);
+    if (job.queue < queues) by_queue[p * queues + job.queue].push_back(w);
+  }
+  const long double span = static_cast<long double>(std::max<Tick>(result.sim_end - result.sim_start, 0));
+  for (std::size_t p = 0; p < n; ++p) {
+    const PartitionRecord& rec = result.partitions[p];
+    PartitionSummary ps;
+    ps.name = rec.name;
+    ps.policy = rec.policy;
+    ps.gpus = rec.gpus;
+    ps.jobs = jobs[p];
+    const long double capacity = static_cast<long double>(rec.gpus) * span * 1000.0L;
+    ps.gpu_utilization = capacity > 0 ? static_cast<double>(held[p] / capacity) : 0.0;
+    ps.boundary_idle_gpu_hours = static_cast<double>(rec.boundary_idle_gpu_ms) / static_cast<double>(sim::kHour);
+    ps.wait = quantiles(waits[p]);
+    for (std::size_t k = 0; k < 4; ++k)
+      if (!by_kind[p * 4 + k].empty())
+        ps.wait_by_kind.emplace_back(std::string(models::to_string(static_cast<models::JobKind>(k))),
+                                     quantiles(by_kind[p * 4 + k]));
+    for (std::size_t q = 0; q < queues; ++q)
+      if (!by_queue[p * queues + q].empty())
+        ps.wait_by_queue.emplace_back(q < result.queues.size() ? result.queues[q] : std::string("(none)"),
+                                      quantiles(by_queue[p * queues + q]));
+    s.boundary_idle_gpu_hours += ps.boundary_idle_gpu_hours;
+    s.partitions.push_back(std::move(ps));
+  }
+}
+
+}  // namespace
+
 Summary summarize(const RunResult& result) {
   Summary s;
   s.scenario_name = result.scenario_name;
@@ -620,6 +668,7 @@ Summary summarize(const RunResult& result) {
     ks.completed = static_cast<std::int64_t>(by_kind[k].jcts.size());
     s.kinds.push_back(std::move(ks));
   }
+  summarize_partitions(result, held_gpu, s);
   FailureSummary& f = s.failures;
   f.node_outages = result.node_outages;
   f.jobs_killed = result.jobs_killed;
@@ -778,6 +827,23 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
         << fixed(sv.mean_running, 1) << " of " << fixed(sv.mean_wanted, 1) << " wanted (mean)   "
         << sv.replicas_withdrawn << " of " << sv.replicas << " replicas never started\n";
   }
+  if (!s.partitions.empty()) {
+    out << "\nsplit site: the cost of the boundary " << grouped(s.boundary_idle_gpu_hours, 1)
+        << " GPU-h (GPUs idle in one system while another's waiting jobs would have fit them)\n";
+    out << pad_right("system", 14) << pad_right("policy", 12) << pad_left("GPUs", 8) << pad_left("jobs", 9)
+        << pad_left("GPU util", 10) << pad_left("mean wait", 11) << pad_left("p95 wait", 10)
+        << pad_left("idle, other side waits", 24) << "\n";
+    for (const auto& p : s.partitions)
+      out << pad_right(fit(p.name, 13), 14) << pad_right(fit(p.policy, 11), 12) << pad_left(thousands(p.gpus), 8)
+          << pad_left(thousands(p.jobs), 9) << pad_left(percent(p.gpu_utilization), 10)
+          << pad_left(duration(p.wait.mean), 11) << pad_left(duration(p.wait.p95), 10)
+          << pad_left(grouped(p.boundary_idle_gpu_hours, 1) + " GPU-h", 24) << "\n";
+    for (const auto& p : s.partitions)
+      for (const auto& [kind, q] : p.wait_by_kind)
+        out << "  " << pad_right(fit(p.name, 13), 14) << pad_right(kind, 12) << "wait mean " << duration(q.mean)
+            << "   p95 " << duration(q.p95) << "   " << thousands(q.n) << " jobs\n";
+    out << "\n";
+  }
   if (s.failures.any()) {
     const FailureSummary& f = s.failures;
     out << "failures: node outages " << thousands(f.node_outages) << "   jobs killed " << thousands(f.jobs_killed)
@@ -890,6 +956,31 @@ void print_summary_json(std::ostream& out, const Summary& s) {
         << (f.worst_recovery_s < 0 ? std::string("null") : json_number(f.worst_recovery_s));
     print_recovery_json_fields(out, f);
     out << "},\n";
+  }
+  if (!s.partitions.empty()) {
+    auto waits = [&](const std::vector<std::pair<std::string, Quantiles>>& v) {
+      out << "{";
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        out << (i == 0 ? "" : ", ") << json_string(v[i].first) << ": ";
+        json_quantiles(out, v[i].second);
+      }
+      out << "}";
+    };
+    out << "  \"boundary_idle_gpu_hours\": " << json_number(s.boundary_idle_gpu_hours) << ",\n  \"partitions\": [";
+    for (std::size_t i = 0; i < s.partitions.size(); ++i) {
+      const auto& p = s.partitions[i];
+      out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(p.name)
+          << ", \"policy\": " << json_string(p.policy) << ", \"gpus\": " << p.gpus << ", \"jobs\": " << p.jobs
+          << ", \"gpu_utilization\": " << json_number(p.gpu_utilization)
+          << ", \"boundary_idle_gpu_hours\": " << json_number(p.boundary_idle_gpu_hours) << ", \"wait_s\": ";
+      json_quantiles(out, p.wait);
+      out << ", \"wait_by_kind_s\": ";
+      waits(p.wait_by_kind);
+      out << ", \"wait_by_queue_s\": ";
+      waits(p.wait_by_queue);
+      out << "}";
+    }
+    out << "\n  ],\n";
   }
   out << "  \"denied\": " << s.denied << ",\n";
   out << "  \"tenants\": [";

@@ -108,6 +108,19 @@ struct FailureSummary {
   bool any() const { return node_outages > 0 || jobs_killed > 0 || !drill_recovery_s.empty(); }
 };
 
+// One system of a split site (RunResult::partitions, docs/split.md).
+struct PartitionSummary {
+  std::string name, policy;
+  std::int64_t gpus = 0, jobs = 0;
+  double gpu_utilization = 0;  // GPU time its jobs held / (its GPUs x (sim_end - sim_start))
+  // GPU-hours of its GPUs left idle while the other systems' waiting jobs would have fit them.
+  double boundary_idle_gpu_hours = 0;
+  Quantiles wait;  // as Summary::wait, over its jobs
+  // Waits of its jobs by kind (models::JobKind name) and by queue (RunResult::queues), for the
+  // kinds and queues it has jobs of, in id order.
+  std::vector<std::pair<std::string, Quantiles>> wait_by_kind, wait_by_queue;
+};
+
 struct Summary {
   std::string scenario_name, policy, fingerprint;
   std::uint64_t seed = 0;
@@ -162,6 +175,8 @@ struct Summary {
   std::vector<TenantSummary> tenants;  // sorted by GPU-hours, descending; ties by name
   std::vector<KindSummary> kinds;      // by models::JobKind, every kind
   FailureSummary failures;
+  std::vector<PartitionSummary> partitions;  // empty unless the run split the site
+  double boundary_idle_gpu_hours = 0;        // the cost of the boundary: the partitions' sum
   std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants
   // Jobs the system ended at their time limit (FailureSummary::jobs_failed_by_policy) that the log
   // shows running at most a minute past it: their system ended them there too (SIGTERM at the

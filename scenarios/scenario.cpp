@@ -23,6 +23,7 @@
 #include "policies/common/manifests.hpp"
 #include "policies/common/params.hpp"
 #include "policies/registry.hpp"
+#include "policies/split/split.hpp"
 #include "policies/system_module.hpp"
 #include "sim/errors.hpp"
 #include "sim/suggest.hpp"
@@ -271,7 +272,7 @@ class Loader {
     }
     MapReader top(root, "",
                   {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
-                   "variants", "seeds", "failures", "costs", "services", "runtime", "targets"},
+                   "variants", "seeds", "failures", "costs", "services", "runtime", "targets", "split"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -282,8 +283,19 @@ class Loader {
     if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
     if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
     cluster_ = &out.cluster;
-    if (const Entry* e = top.require("policy")) load_policy(*e, out.policy);
+    const Entry* split = top.optional("split");
+    if (split != nullptr) {
+      // The systems of the split name their policies; `policy:` would name a second one.
+      if (const Entry* e = top.find("policy"))
+        error(location_of(e->key), e->path,
+              "a scenario with split: runs the policy of each system (split.systems.NAME.policy); remove "
+              "policy: and give its parameters under policies: {NAME: {...}}");
+      out.policy.name = "split";
+    } else if (const Entry* e = top.require("policy")) {
+      load_policy(*e, out.policy);
+    }
     if (const Entry* e = top.optional("policies")) load_policy_overrides(*e, out.policy_overrides);
+    if (split != nullptr) load_split(*split, out);
     if (const Entry* e = top.require("workload")) load_workload(*e, out.workload);
     if (const Entry* e = top.optional("horizon")) {
       if (auto v = duration_value(*e, true)) out.horizon = *v;
@@ -293,6 +305,12 @@ class Loader {
     if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
     if (const Entry* e = top.optional("services")) load_services(*e, out.services);
     if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
+    if (split != nullptr) {
+      if (const Entry* f = top.optional("failures"))
+        error(*f, "not supported together with split: yet (docs/split.md, \"Not yet\")");
+      if (const Entry* r = top.optional("runtime"))
+        error(*r, "not supported together with split: yet (docs/split.md, \"Not yet\")");
+    }
     if (const Entry* e = top.optional("targets")) {
       // Strings here; their syntax is checked where they are scored (planner::parse_target).
       for (const Entry& item : list_items(*e)) {
@@ -977,6 +995,208 @@ class Loader {
     read_site_files(policy, e.path);
     auto problems = policies::check_policy(policy.name, policy.params, file_, name_at.line, name_at.column);
     for (auto& p : problems) errors_.push_back(std::move(p));
+  }
+
+  // `split: {systems: {NAME: {policy: P, pools: [POOL | {pool: POOL, nodes: N}]}}, routes: [{kind:
+  // K, tenant: T, queue: Q, to: NAME}], default: NAME}` (docs/split.md).
+  void load_split(const Entry& e, Scenario& out) {
+    policies::split::SplitSpec& split = out.split;
+    const Location at = location_of(e.key);
+    split.file = file_;
+    split.line = at.line;
+    split.column = at.column;
+    if (!expect_map(e, "a map with keys systems, routes and default")) return;
+    MapReader keys(e.value, e.path, {"systems", "routes", "default"}, errors_, file_);
+    const models::ClusterSpec& cluster = out.cluster;
+    if (const Entry* sys = keys.require("systems")) {
+      if (!sys->value.IsMap() || sys->value.size() == 0) {
+        error(*sys, "expected a map of system name to its partition, e.g. {slurm: {pools: [a100]}}, got " +
+                        describe(sys->value));
+      } else {
+        for (auto it = sys->value.begin(); it != sys->value.end(); ++it) {
+          const YAML::Node key = it->first;
+          if (!key.IsScalar() || key.Scalar().empty()) {
+            error(location_of(key), sys->path, "expected a system name, got " + describe(key));
+            continue;
+          }
+          const Entry entry{key, it->second, child_path(sys->path, key.Scalar())};
+          bool duplicate = false;
+          for (const auto& s : split.systems) duplicate = duplicate || s.name == key.Scalar();
+          if (duplicate) {
+            error(location_of(key), entry.path, "system " + quote(key.Scalar()) + " is declared twice");
+            continue;
+          }
+          load_split_system(entry, cluster, out);
+        }
+      }
+    }
+    std::vector<std::string> names;
+    for (const auto& s : split.systems) names.push_back(s.name);
+    auto system_ref = [&](const Entry& v) -> std::optional<std::string> {
+      auto name = string_value(v);
+      if (!name) return std::nullopt;
+      if (std::find(names.begin(), names.end(), *name) != names.end()) return name;
+      std::string msg = "no system named " + quote(*name) + " in split.systems";
+      if (auto m = sim::closest_match(*name, names))
+        msg += "; did you mean " + quote(*m) + "?";
+      else if (!names.empty())
+        msg += " (declared: " + join_keys(names) + ")";
+      error(v, msg);
+      return std::nullopt;
+    };
+    if (const Entry* r = keys.optional("routes")) {
+      for (const Entry& item : list_items(*r)) {
+        if (!expect_map(item, "a map with keys kind, tenant, queue and to")) continue;
+        MapReader rk(item.value, item.path, {"kind", "tenant", "queue", "to"}, errors_, file_);
+        policies::split::Route route;
+        const Location rat = item.location();
+        route.line = rat.line;
+        route.column = rat.column;
+        bool ok = true;
+        if (const Entry* k = rk.optional("kind")) {
+          auto v = string_value(*k);
+          if (v && !models::parse_job_kind(*v, route.kind)) {
+            static const std::vector<std::string> kinds = {"train", "inference", "interactive", "batch"};
+            std::string msg = "unknown job kind " + quote(*v);
+            if (auto m = sim::closest_match(*v, kinds))
+              msg += "; did you mean " + quote(*m) + "?";
+            else
+              msg += " (expected one of: " + join_keys(kinds) + ")";
+            error(*k, msg);
+            ok = false;
+          }
+          route.has_kind = v.has_value() && ok;
+          ok = ok && v.has_value();
+        }
+        if (const Entry* t = rk.optional("tenant")) {
+          if (auto v = string_value(*t))
+            route.tenant = *v;
+          else
+            ok = false;
+        }
+        if (const Entry* q = rk.optional("queue")) {
+          if (auto v = string_value(*q))
+            route.queue = *v;
+          else
+            ok = false;
+        }
+        if (ok && !route.has_kind && route.tenant.empty() && route.queue.empty() && rk.find("to") != nullptr)
+          error(item, "a route needs kind, tenant or queue to match jobs on (split.default takes the rest)");
+        if (const Entry* to = rk.require("to")) {
+          if (auto v = system_ref(*to))
+            route.to = *v;
+          else
+            ok = false;
+        }
+        if (ok) split.routes.push_back(std::move(route));
+      }
+    }
+    if (const Entry* d = keys.optional("default")) {
+      if (auto v = system_ref(*d)) split.default_to = *v;
+    }
+    // Every node of the site belongs to exactly one system.
+    for (const models::NodePool& pool : cluster.pools) {
+      std::int64_t claimed = 0;
+      std::vector<const policies::split::System*> by;
+      const policies::split::PoolShare* whole = nullptr;
+      for (const auto& s : split.systems)
+        for (const auto& share : s.pools)
+          if (share.pool == pool.name) {
+            by.push_back(&s);
+            if (share.nodes < 0) whole = &share;
+            claimed += share.nodes < 0 ? pool.nodes : share.nodes;
+          }
+      const std::string where = child_path(e.path, "systems");
+      if (by.size() > 1 && (whole != nullptr || claimed > pool.nodes)) {
+        const policies::split::PoolShare* last = nullptr;
+        for (const auto& share : by.back()->pools)
+          if (share.pool == pool.name) last = &share;
+        error(Location{last->line, last->column}, child_path(where, by.back()->name),
+              "pool " + quote(pool.name) + " is claimed by two systems, " + quote(by.front()->name) + " (line " +
+                  std::to_string(by.front()->line) + ") and " + quote(by.back()->name) + ": " +
+                  (whole != nullptr
+                       ? std::string("one takes all of it")
+                       : "their nodes add up to " + std::to_string(claimed) + " of its " + std::to_string(pool.nodes)) +
+                  "; give each a number of nodes (pools: [{pool: " + pool.name + ", nodes: N}])");
+      } else if (claimed < pool.nodes && !split.systems.empty()) {
+        error(Location{split.line, split.column}, where,
+              std::to_string(pool.nodes - claimed) + " of the " + std::to_string(pool.nodes) + " nodes of pool " +
+                  quote(pool.name) + " belong to no system; every node of the site must belong to one");
+      }
+    }
+    if (cluster.topology)
+      error(at, e.path, "cluster.topology together with split: is not supported yet (docs/split.md, \"Not yet\")");
+  }
+
+  void load_split_system(const Entry& e, const models::ClusterSpec& cluster, Scenario& out) {
+    policies::split::System sys;
+    sys.name = e.key.Scalar();
+    sys.policy = sys.name;
+    const Location at = location_of(e.key);
+    sys.line = at.line;
+    sys.column = at.column;
+    Location policy_at = at;
+    if (!expect_map(e, "a map with keys policy and pools")) return;
+    MapReader keys(e.value, e.path, {"policy", "pools"}, errors_, file_);
+    if (const Entry* p = keys.optional("policy")) {
+      auto v = string_value(*p);
+      if (!v) return;
+      sys.policy = *v;
+      policy_at = p->location();
+    }
+    // The system's parameters: the `policies.<policy>` block.
+    bool found = false;
+    for (const auto& o : out.policy_overrides)
+      if (o.name == sys.policy) {
+        sys.params = o.params;
+        found = true;
+      }
+    const bool known = std::any_of(policies::policy_catalogue().begin(), policies::policy_catalogue().end(),
+                                   [&](const policies::PolicyInfo& i) { return i.name == sys.policy; });
+    if (!found || !known) {
+      // Unknown names get the registry's answer ("did you mean"), located at the name.
+      for (auto& x : policies::check_policy(sys.policy, sys.params, file_, policy_at.line, policy_at.column)) {
+        std::string where = x.where();
+        if (where == "policy" || where == "policy.name")
+          where = child_path(e.path, "policy");
+        else if (where.rfind("policy.", 0) == 0)
+          where = child_path(e.path, "policy") + where.substr(6);
+        errors_.emplace_back(x.file(), x.line(), x.column(), where, x.message());
+      }
+    }
+    if (const Entry* pools = keys.require("pools")) {
+      const auto items = list_items(*pools);
+      if (pools->value.IsSequence() && items.empty()) error(*pools, "expected at least one pool, got an empty list");
+      for (const Entry& item : items) {
+        policies::split::PoolShare share;
+        const Location iat = item.location();
+        share.line = iat.line;
+        share.column = iat.column;
+        std::optional<models::PoolId> pool;
+        if (item.value.IsMap()) {
+          MapReader sk(item.value, item.path, {"pool", "nodes"}, errors_, file_);
+          if (const Entry* pe = sk.require("pool")) pool = pool_value(*pe, cluster);
+          if (const Entry* ne = sk.require("nodes"); ne != nullptr && pool) {
+            if (auto n = integer_value(*ne, 1, cluster.pools[*pool].nodes))
+              share.nodes = static_cast<std::int32_t>(*n);
+            else
+              continue;
+          }
+        } else {
+          pool = pool_value(item, cluster);
+        }
+        if (!pool) continue;
+        share.pool = cluster.pools[*pool].name;
+        bool twice = false;
+        for (const auto& s : sys.pools) twice = twice || s.pool == share.pool;
+        if (twice) {
+          error(item, "pool " + quote(share.pool) + " is named twice in system " + quote(sys.name));
+          continue;
+        }
+        sys.pools.push_back(std::move(share));
+      }
+    }
+    out.split.systems.push_back(std::move(sys));
   }
 
   // `policies: {kubernetes: {...}, kueue: {...}}`: each policy's own parameters, used by
@@ -1922,14 +2142,29 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   if (errors.empty()) {
     // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.
-    try {
-      (void)policies::make_policy(out.policy.name, out.policy.params, out.seed)->advertised_cluster(out.cluster);
-    } catch (const InputError& e) {
-      errors.push_back(e);
+    if (out.split.declared()) {
+      // Each system's policy on its own partition.
+      const policies::split::Partitioning parts = policies::split::partition_cluster(out.split, out.cluster);
+      for (std::size_t s = 0; s < out.split.systems.size(); ++s) {
+        const auto& sys = out.split.systems[s];
+        try {
+          (void)policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]);
+        } catch (const InputError& e) {
+          errors.push_back(e);
+        }
+        for (auto& e : policies::check_cluster_refs(sys.policy, sys.params, parts.parts[s]))
+          errors.push_back(std::move(e));
+      }
+    } else {
+      try {
+        (void)policies::make_policy(out.policy.name, out.policy.params, out.seed)->advertised_cluster(out.cluster);
+      } catch (const InputError& e) {
+        errors.push_back(e);
+      }
+      // The pools, switches and nodes the policy block names exist, each problem at its reference.
+      for (auto& e : policies::check_cluster_refs(out.policy.name, out.policy.params, out.cluster))
+        errors.push_back(std::move(e));
     }
-    // The pools, switches and nodes the policy block names exist, each problem at its reference.
-    for (auto& e : policies::check_cluster_refs(out.policy.name, out.policy.params, out.cluster))
-      errors.push_back(std::move(e));
     for (const auto& o : out.policy_overrides)
       for (auto& e : policies::check_cluster_refs(o.name, o.params, out.cluster)) errors.push_back(std::move(e));
   }

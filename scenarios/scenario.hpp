@@ -11,6 +11,7 @@
 #include "models/throughput.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
+#include "policies/split/split.hpp"
 #include "sim/time.hpp"
 
 namespace headroom::scenarios {
@@ -129,6 +130,8 @@ struct Scenario {
   std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
   models::RuntimeSpec runtime;                // `runtime:` (docs/heterogeneity.md)
   std::vector<TargetSpec> targets;            // `targets:` (docs/planner.md, "Scorecard")
+  // `split:` (docs/split.md): the site cut between several systems; policy.name is "split" then.
+  policies::split::SplitSpec split;
   // What reading the admins' own files (slurm_conf:, manifests:) found and does not model, one
   // line each ("slurm.conf:12: DefMemPerCPU=4000 changes scheduling and is not modelled").
   std::vector<std::string> warnings;

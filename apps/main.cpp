@@ -320,10 +320,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--keep-runs", keep_runs, "also write each run's full results as DIR/run-<index>.h5")
       ->check(headroom::app::check_output_name);
   sweep->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
-  [[maybe_unused]] bool sweep_mpi = false;
-#ifdef HEADROOM_MPI
+  bool sweep_mpi = false;
   sweep->add_flag("--mpi", sweep_mpi, "under mpirun: rank R of N runs shard R/N, rank 0 merges and writes the table");
-#endif
   std::string shard;
   sweep->add_option("--shard", shard, "run only shard I of N (0-based, round robin), e.g. 0/4; join with merge");
 
@@ -450,9 +448,8 @@ int main(int argc, char** argv) {
     }
     if (*sweep) {
       g_defer.store(true);  // runs finished before a signal are kept
-#ifdef HEADROOM_MPI
-      if (sweep_mpi) return headroom::app::cmd_sweep_mpi(scenario_path, sweep_output, sweep_csv, &g_stop);
-#endif
+      if (sweep_mpi)
+        return headroom::app::cmd_sweep_mpi(scenario_path, sweep_output, sweep_csv, keep_runs, shard, &g_stop);
       return headroom::app::cmd_sweep(scenario_path, sweep_output, sweep_csv, keep_runs, &g_stop, shard);
     }
     if (*compare) {

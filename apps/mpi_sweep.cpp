@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -9,7 +10,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "apps/output_check.hpp"
+#include "apps/sweep_cmd.hpp"
 #include "planner/sweep.hpp"
 #include "results/table.hpp"
 #include "sim/errors.hpp"
@@ -94,43 +95,62 @@ results::Table deserialise(const std::string& b) {
   return t;
 }
 
+// The text of an input error as `headroom` prints it: one problem per line.
+std::string describe(const sim::InputErrors& e) {
+  std::string text;
+  for (const auto& err : e.errors()) {
+    if (!text.empty()) text += '\n';
+    text += err.what();
+  }
+  return text.empty() ? "bad input" : text;
+}
+
 }  // namespace
 
 int cmd_sweep_mpi(const std::string& scenario, const std::string& output, const std::string& csv,
-                  std::atomic<bool>* stop) {
+                  const std::string& keep_runs, const std::string& shard, std::atomic<bool>* stop) {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) MPI_Init(nullptr, nullptr);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  // Every rank runs its shard; a failure on one rank still takes part in the gather (an empty
-  // payload and the error text), so no rank waits forever.
+  // Every rank loads the sweep and checks the outputs; the ranks then agree whether all did
+  // before any runs, so a bad scenario ends every rank at once. Every rank takes part in every
+  // collective call whatever happened to it (an error travels as text), so no rank waits forever.
   std::string payload, error;
   int bad_input = 0;
-  try {
-    planner::SweepOptions options;
-    options.stop = stop;
-    options.shard_index = static_cast<std::size_t>(rank);
-    options.shard_count = static_cast<std::size_t>(size);
-    const auto spec = planner::load_sweep(scenario);
-    {  // before any run, as `headroom sweep` (apps/output_check.hpp)
-      std::vector<PlannedOutput> out;
-      if (!output.empty()) out.push_back({"-o", output});
-      if (!csv.empty()) out.push_back({"--csv", csv});
-      std::vector<CommandInput> in{{"scenario", scenario}};
-      add_scenario_inputs(in, planner::point_scenario(spec, planner::expand(spec).front()));
-      check_outputs(out, in);
+  auto guarded = [&](auto&& step) {
+    try {
+      step();
+    } catch (const sim::InputErrors& e) {
+      error = describe(e);
+      bad_input = 1;
+    } catch (const sim::InputError& e) {
+      error = e.what();
+      bad_input = 1;
+    } catch (const std::exception& e) {
+      error = e.what();
     }
-    payload = serialise(planner::sweep_table(planner::run_sweep(spec, options)));
-  } catch (const sim::InputErrors& e) {
-    error = e.errors().empty() ? "bad input" : e.errors().front().what();
-    bad_input = 1;
-  } catch (const sim::InputError& e) {
-    error = e.what();
-    bad_input = 1;
-  } catch (const std::exception& e) {
-    error = e.what();
+  };
+  planner::SweepSpec spec;
+  guarded([&] {
+    if (!shard.empty())
+      throw sim::InputError("", 0, 0, "--shard", "not with --mpi: the MPI ranks are the shards (rank R of N runs R/N)");
+    spec = planner::load_sweep(scenario);
+    check_sweep_outputs(scenario, spec, output, csv, keep_runs);
+  });
+  int failed_before = error.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &failed_before, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (failed_before == 0) {
+    guarded([&] {
+      planner::SweepOptions options;
+      options.stop = stop;
+      options.keep_runs_dir = keep_runs;
+      options.shard_index = static_cast<std::size_t>(rank);
+      options.shard_count = static_cast<std::size_t>(size);
+      payload = serialise(planner::sweep_table(planner::run_sweep(spec, options)));
+    });
   }
   std::string message = error.empty() ? payload : "\x01" + std::to_string(bad_input) + error;
   const int n = static_cast<int>(message.size());
@@ -148,21 +168,35 @@ int cmd_sweep_mpi(const std::string& scenario, const std::string& output, const 
   MPI_Gatherv(message.data(), n, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
   int rc = 0;
   if (rank == 0) {
-    std::vector<results::Table> tables;
-    std::vector<std::string> names;
+    std::vector<std::string> parts;  // the shard tables, rank by rank
     for (int i = 0; i < size && rc == 0; ++i) {
       const std::string part = all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(i)]),
                                           static_cast<std::size_t>(sizes[static_cast<std::size_t>(i)]));
       if (!part.empty() && part[0] == '\x01') {
-        std::fprintf(stderr, "error: rank %d: %s\n", i, part.substr(2).c_str());
+        // The first rank that failed; when every rank read the same bad file that is rank 0, and
+        // its message reads as the one-process command's. A rank that did not fail but was told
+        // to stop (another rank's error before the runs) sends nothing.
+        const std::string where = i == 0 ? "" : "on MPI rank " + std::to_string(i) + ": ";
+        const std::string text = part.substr(2);
+        for (std::size_t at = 0; at <= text.size();) {
+          const std::size_t nl = std::min(text.find('\n', at), text.size());
+          std::fprintf(stderr, "error: %s%s\n", where.c_str(), text.substr(at, nl - at).c_str());
+          at = nl + 1;
+        }
         rc = part[1] == '1' ? 2 : 1;
         break;
       }
-      tables.push_back(deserialise(part));
-      names.push_back("rank " + std::to_string(i));
+      if (part.empty()) continue;
+      parts.push_back(part);
     }
     if (rc == 0) {
       try {
+        std::vector<results::Table> tables;
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+          tables.push_back(deserialise(parts[i]));
+          names.push_back("rank " + std::to_string(i));
+        }
         const results::Table merged = planner::merge_tables(tables, names);
         if (!output.empty()) results::write_table_hdf5(merged, output, "runs");
         if (!csv.empty()) {
@@ -184,6 +218,9 @@ int cmd_sweep_mpi(const std::string& scenario, const std::string& output, const 
       } catch (const sim::InputError& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         rc = 2;
+      } catch (const std::exception& e) {  // caught here: the other ranks wait in MPI_Bcast below
+        std::fprintf(stderr, "internal error: %s\n", e.what());
+        rc = 1;
       }
     }
   }

@@ -60,6 +60,31 @@ void write_csv(const results::Table& table, const std::string& csv) {
 
 }  // namespace
 
+void check_sweep_outputs(const std::string& scenario, const planner::SweepSpec& spec, const std::string& output,
+                         const std::string& csv, const std::string& keep_runs) {
+  const auto points = planner::expand(spec);
+  const auto in = sweep_inputs(scenario, spec, points);
+  std::vector<PlannedOutput> out;
+  if (!output.empty()) out.push_back({"-o", output});
+  if (!csv.empty()) out.push_back({"--csv", csv});
+  check_outputs(out, in);
+  if (!keep_runs.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < points.size(); ++i) names.push_back("run-" + std::to_string(i) + ".h5");
+    check_output_folder("--keep-runs", keep_runs, names, in);
+  }
+}
+
+#ifndef HEADROOM_MPI
+int cmd_sweep_mpi(const std::string&, const std::string&, const std::string&, const std::string&, const std::string&,
+                  std::atomic<bool>*) {
+  throw sim::InputError("", 0, 0, "--mpi",
+                        "this headroom was built without MPI (install libopenmpi-dev and openmpi-bin and rebuild; "
+                        "CMake builds it when MPI is found); without MPI, run `headroom sweep --shard I/N -o "
+                        "shard-I.h5` once per shard and join them with `headroom merge`");
+}
+#endif
+
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& output, const std::string& csv) {
   if (output.empty() && csv.empty()) throw sim::InputError("", 0, 0, "-o", "give -o OUT.h5 and/or --csv OUT.csv");
   std::vector<CommandInput> in;
@@ -83,19 +108,7 @@ int cmd_sweep(const std::string& scenario, const std::string& output, const std:
   planner::SweepOptions options;
   if (!shard.empty()) std::tie(options.shard_index, options.shard_count) = planner::parse_shard(shard);
   const planner::SweepSpec spec = planner::load_sweep(scenario);
-  {
-    const auto points = planner::expand(spec);
-    const auto in = sweep_inputs(scenario, spec, points);
-    std::vector<PlannedOutput> out;
-    if (!output.empty()) out.push_back({"-o", output});
-    if (!csv.empty()) out.push_back({"--csv", csv});
-    check_outputs(out, in);
-    if (!keep_runs.empty()) {
-      std::vector<std::string> names;
-      for (std::size_t i = 0; i < points.size(); ++i) names.push_back("run-" + std::to_string(i) + ".h5");
-      check_output_folder("--keep-runs", keep_runs, names, in);
-    }
-  }
+  check_sweep_outputs(scenario, spec, output, csv, keep_runs);
   options.stop = stop;
   options.keep_runs_dir = keep_runs;
   const bool tty = isatty(STDERR_FILENO) != 0;

@@ -5,7 +5,8 @@ HEADROOM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HEADROOM_PACKAGES=(cmake ninja-build g++ pkg-config libboost-graph-dev libeigen3-dev libtbb-dev
   libyaml-cpp-dev libhdf5-dev hdf5-tools zlib1g-dev libdeflate-dev libisal-dev libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev chromium
   python3-h5py python3-pandas
-  slurmctld slurmd slurm-client munge)
+  slurmctld slurmd slurm-client munge
+  libopenmpi-dev openmpi-bin)
 
 # scripts/fuzz (run by scripts/test): Debian's clang and its libFuzzer and sanitizer runtimes.
 HEADROOM_FUZZ_PACKAGES=(clang libclang-rt-14-dev llvm)

@@ -213,6 +213,17 @@ constexpr KpiCompareModel::KpiInfo kKpis[] = {
     {"failure_lost_gpu_hours", "Work lost to failures", "GPU-h", -1},
     {"drills_recovered", "Outages recovered from", "count", 1},
     {"worst_drill_recovery", "Worst recovery", "s", -1},
+    {"outages_with_kills", "Outages that killed jobs", "count", 0},
+    {"recovery_p50", "Killed jobs back running, p50", "s", -1},
+    {"recovery_p95", "Killed jobs back running, p95", "s", -1},
+    {"recovery_max", "Killed jobs back running, max", "s", -1},
+    {"not_recovered", "Killed jobs never running again", "count", -1},
+    {"drill_recovery_max", "Scripted outage: slowest job back", "s", -1},
+    {"gangs_killed", "Multi-node jobs killed", "count", 0},
+    {"partial_gangs", "Gangs left partially placed", "count", -1},
+    {"partial_gang_gpu_hours", "GPU-hours held by partial gangs", "GPU-h", -1},
+    {"outage_slo_attainment", "Service SLO during outages", "fraction", 1},
+    {"after_outage_slo_attainment", "Service SLO in the hour after", "fraction", 1},
     {"slo_attainment", "Service SLO attainment", "fraction", 1},
     {"cost", "Cost", "cost", -1},
     {"cost_used", "Cost of GPU-hours held", "cost", 0},
@@ -545,6 +556,45 @@ double KpiCompareModel::value(const ReplayData& d, int kpi) {
     case FailureLostGpuHours: return s.failures.lost_gpu_hours;
     case DrillsRecovered: return s.failures.drill_recovery_s.empty() ? kNaN : count(s.failures.drills_recovered);
     case WorstDrillRecovery: return s.failures.worst_recovery_s < 0 ? kNaN : s.failures.worst_recovery_s;
+    // As compare's add_recovery_rows (planner/compare.cpp): NaN without failures (or, for the SLO
+    // rows, without a service around a scripted outage); a time never reached is infinite.
+    case OutagesWithKills:
+    case RecoveryP50:
+    case RecoveryP95:
+    case RecoveryMax:
+    case NotRecovered:
+    case DrillRecoveryMax:
+    case GangsKilled:
+    case PartialGangs:
+    case PartialGangGpuHours: {
+      const results::FailureSummary& fs = s.failures;
+      if (!fs.any()) return kNaN;
+      const auto time = [](double v) { return v < 0 ? std::numeric_limits<double>::infinity() : v; };
+      const results::RecoveryStats& rs = fs.recovery;
+      switch (kpi) {
+        case OutagesWithKills: return count(fs.outages);
+        case RecoveryP50: return time(rs.p50_s);
+        case RecoveryP95: return time(rs.p95_s);
+        case RecoveryMax: return time(rs.max_s);
+        case NotRecovered: return count(rs.not_recovered);
+        case DrillRecoveryMax: {
+          double worst = fs.drills.empty() ? kNaN : 0.0;
+          for (const auto& d : fs.drills)
+            worst = d.recovery.killed == 0 ? worst : std::max(worst, time(d.recovery.max_s));
+          return worst;
+        }
+        case GangsKilled: return count(rs.gangs);
+        case PartialGangs: return count(rs.partial_gangs);
+        default: return rs.partial_gpu_hours;
+      }
+    }
+    case OutageSloAttainment:
+      return s.failures.outage_slo.empty() || s.failures.outage_slo_attainment < 0 ? kNaN
+                                                                                   : s.failures.outage_slo_attainment;
+    case AfterOutageSloAttainment:
+      return s.failures.outage_slo.empty() || s.failures.after_outage_slo_attainment < 0
+                 ? kNaN
+                 : s.failures.after_outage_slo_attainment;
     case SloAttainment: return s.services.empty() ? kNaN : s.slo_attainment;
     case Cost: return s.priced ? s.cost : kNaN;
     case CostUsed: return s.priced ? s.cost_used : kNaN;

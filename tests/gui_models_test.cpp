@@ -644,7 +644,7 @@ TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
   const auto d = prepare(r, "/tmp/priced.h5");
   m.set_runs({d});
   ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount + 2);  // + tenants, job kinds
-  EXPECT_EQ(KpiCompareModel::KpiCount, 42);  // compare's rows before the per-tenant, per-kind and service ones
+  EXPECT_EQ(KpiCompareModel::KpiCount, 53);  // compare's rows before the per-tenant, per-kind and service ones
   const std::vector<std::string> metrics = {"jobs",
                                             "completed",
                                             "failed",
@@ -683,6 +683,17 @@ TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
                                             "failure_lost_gpu_hours",
                                             "drills_recovered",
                                             "worst_drill_recovery",
+                                            "outages_with_kills",
+                                            "recovery_p50",
+                                            "recovery_p95",
+                                            "recovery_max",
+                                            "not_recovered",
+                                            "drill_recovery_max",
+                                            "gangs_killed",
+                                            "partial_gangs",
+                                            "partial_gang_gpu_hours",
+                                            "outage_slo_attainment",
+                                            "after_outage_slo_attainment",
                                             "slo_attainment",
                                             "cost",
                                             "cost_used",
@@ -694,6 +705,7 @@ TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
   EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::LostGpuHours), s.lost_gpu_hours);
   EXPECT_EQ(KpiCompareModel::value(*d, KpiCompareModel::Cost), s.cost);
   EXPECT_TRUE(std::isnan(KpiCompareModel::value(*d, KpiCompareModel::SloAttainment)));  // no services
+  EXPECT_TRUE(std::isnan(KpiCompareModel::value(*d, KpiCompareModel::RecoveryP95)));    // no failures
   EXPECT_EQ(cell(m, KpiCompareModel::Cost, 1), QString::fromStdString(results::money(s.cost, "EUR")));
   EXPECT_TRUE(cell(m, KpiCompareModel::Cost, 1).endsWith(" EUR"));
   EXPECT_TRUE(cell(m, KpiCompareModel::LostGpuHours, 1).endsWith(" GPU-h"));

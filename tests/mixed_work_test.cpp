@@ -246,9 +246,9 @@ TEST(MixedWorkDrill, PerKindVerdictsUnderThreeSystems) {
     EXPECT_EQ(run.summary.kinds[2].jobs, 2166);   // notebook sessions
     EXPECT_EQ(run.summary.kinds[3].jobs, 10409);  // batch: the rest of the log
   }
-  EXPECT_EQ(r.runs[0].summary.fingerprint, "6f0f626a97bf812d");
-  EXPECT_EQ(r.runs[1].summary.fingerprint, "50b05ca55d54a0cb");
-  EXPECT_EQ(r.runs[2].summary.fingerprint, "7ebfeadd668695e7");
+  EXPECT_EQ(r.runs[0].summary.fingerprint, "f01a64c06504d297");
+  EXPECT_EQ(r.runs[1].summary.fingerprint, "d957b9b94c821647");
+  EXPECT_EQ(r.runs[2].summary.fingerprint, "77e6cf4865002867");
   planner::Scorecard card;
   planner::add_drill(card, r.scenario_name, targets, r);
   ASSERT_EQ(card.rows.size(), 6u);
@@ -263,11 +263,13 @@ TEST(MixedWorkDrill, PerKindVerdictsUnderThreeSystems) {
   EXPECT_EQ(verdicts(0), (std::vector<Verdict>{Verdict::Met, Verdict::Met, Verdict::Met}));
   EXPECT_EQ(verdicts(1), (std::vector<Verdict>{Verdict::Met, Verdict::Missed, Verdict::Met}));
   EXPECT_EQ(verdicts(2), (std::vector<Verdict>{Verdict::Met, Verdict::Missed, Verdict::Met}));
-  EXPECT_EQ(verdicts(3), (std::vector<Verdict>{Verdict::IntegrationNeeded, Verdict::Missed, Verdict::Met}));
+  // With kube-scheduler's node sampling (issue #37) coscheduling no longer brings the training
+  // p95 wait under 60 h (3d 02h; plain kubernetes 9d 13h), and Kueue meets it (2d 11h).
+  EXPECT_EQ(verdicts(3), (std::vector<Verdict>{Verdict::Missed, Verdict::Met, Verdict::Missed}));
   EXPECT_EQ(verdicts(4), (std::vector<Verdict>{Verdict::Met, Verdict::Met, Verdict::Met}));
   EXPECT_EQ(verdicts(5), (std::vector<Verdict>{Verdict::IntegrationNeeded, Verdict::Met, Verdict::Met}));
-  EXPECT_EQ(card.rows[3].cells[0].add_on, "kubernetes+coscheduling");
-  EXPECT_DOUBLE_EQ(card.rows[2].cells[1].value, 818.12);  // kueue's notebooks: p95 wait 13m 38s
+  EXPECT_EQ(card.rows[5].cells[0].add_on, "kubernetes+coscheduling");
+  EXPECT_NEAR(card.rows[2].cells[1].value, 606.577, 0.001);  // kueue's notebooks: p95 wait 10m 07s
 }
 
 TEST(Verdicts, KeptInTheRunFileAndShownWithWhyInTheReport) {

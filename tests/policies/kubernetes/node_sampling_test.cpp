@@ -244,7 +244,7 @@ TEST(NodeSampling, EveryNodeScoredGivesTheFingerprintsOfBefore) {
   const Case cases[] = {
       {"scenarios/poc/real-tasks.yaml", "kubernetes", "1b4729aa6a1e1e49", "cc131d51d704930c"},
       {"scenarios/poc/real-tasks.yaml", "kueue", "e35637fd1e4b583f", "909c00e5f96a5fe7"},
-      {"scenarios/poc/failure-drill.yaml", "kubernetes+coscheduling", "d2f41d97bd2a0785", "04e050cd972e082d"},
+      {"scenarios/poc/failure-drill.yaml", "kubernetes+coscheduling", "c6ebfb53b930b6f9", "ed2d0c037703c4dd"},
   };
   for (const Case& k : cases) {
     EXPECT_EQ(compare_fingerprint(k.scenario, k.policy, "100"), k.before) << k.scenario << " " << k.policy;

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "models/cluster.hpp"
 #include "models/observer.hpp"
@@ -60,7 +63,13 @@ class Recorder : public models::SimObserver {
   bool record_events_;
   std::vector<std::int32_t> node_pool_;
   RunResult result_;
-  std::map<std::string, std::uint32_t, std::less<>> reason_index_;
+  // Reason text -> its id, looked up by string_view without a copy (ids are given in order of
+  // first use, so the index's own order does not matter).
+  struct ReasonHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, ReasonHash, std::equal_to<>> reason_index_;
   std::string last_reason_;                 // the reason reason_id found last
   std::uint32_t last_reason_id_ = 0;        // and its id (0: none)
   std::vector<std::size_t> open_from_;      // by job: 1 + the first /placements row of its current run, 0 = none

@@ -163,6 +163,8 @@ table.cols th { white-space: normal; vertical-align: bottom; }
 table.side td:first-child { white-space: normal; min-width: 14em; max-width: 22em; }
 table.side th { white-space: normal; max-width: 11em; vertical-align: bottom; }
 table.side td { white-space: normal; }
+table.verdicts th, table.verdicts td, table.wrap th, table.wrap td { white-space: normal; }
+table.verdicts td { text-align: left; min-width: 6em; }
 )";
 
 }  // namespace
@@ -603,7 +605,7 @@ std::string recovery_section(const ReportInput& in) {
   if (f.recovery.killed == 0 && f.outage_slo.empty()) return {};
   auto t = [](double v) { return v < 0 ? std::string("never") : duration(v); };
   std::ostringstream o;
-  o << "<h3>Recovery per outage</h3><div><table><tr><th>outages</th><th>jobs killed</th><th>not running again "
+  o << "<h3>Recovery per outage</h3><div><table class=\"wrap\"><tr><th>outages</th><th>jobs killed</th><th>not running again "
        "(past retry limit)</th><th>back p50</th><th>p95</th><th>max</th><th>all running again after</th>"
        "<th>work lost</th><th>gangs killed</th><th>left partial (GPU-h held)</th><th>SLO during / hour after</th>"
        "</tr>";

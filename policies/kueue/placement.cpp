@@ -99,14 +99,8 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       return n.free_gpus - tg >= pod.gpus && (n.cpus <= 0 || n.free_cpus - tc >= pod.cpus) &&
              (n.memory_mib <= 0 || n.free_memory_mib - tm >= pod.memory_mib);
     };
-    auto consider = [&](NodeId id) {
-      if (allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) return false;
-      const models::Slice* t = nullptr;
-      if (!feasible(id, t)) return false;
-      if (constant_score) {
-        if (best == UINT32_MAX) best = id;
-        return true;
-      }
+    // Score (the node's usage with this job's pods already placed on it tentatively, `t`).
+    auto score = [&](NodeId id, const models::Slice* t) {
       k8s::NodeUsage u = usage_[id];
       if (t) {
         u.gpus += t->gpus;
@@ -115,7 +109,17 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
         u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
         u.nonzero_memory_mib += t->memory_mib;
       }
-      const std::int64_t total = node_score(cluster.node(id), u, pod, stamp);
+      return node_score(cluster.node(id), u, pod, stamp);
+    };
+    auto consider = [&](NodeId id) {
+      if (allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) return false;
+      const models::Slice* t = nullptr;
+      if (!feasible(id, t)) return false;
+      if (constant_score) {
+        if (best == UINT32_MAX) best = id;
+        return true;
+      }
+      const std::int64_t total = score(id, t);
       if (total > best_score) {
         best_score = total;
         best = id;
@@ -146,15 +150,7 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
             best = id;
             break;
           }
-          k8s::NodeUsage u = usage_[id];
-          if (t) {
-            u.gpus += t->gpus;
-            u.cpu_milli += std::int64_t{t->cpus} * 1000;
-            u.memory_mib += t->memory_mib;
-            u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
-            u.nonzero_memory_mib += t->memory_mib;
-          }
-          const std::int64_t total = node_score(cluster.node(id), u, pod, stamp);
+          const std::int64_t total = score(id, t);
           if (total > best_score || (total == best_score && id < best)) {
             best_score = total;
             best = id;

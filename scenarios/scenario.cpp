@@ -1702,6 +1702,28 @@ class Loader {
     }
   }
 
+  // A list item's name checked against the earlier items' (`names`: name and line): an error at `f`
+  // for each earlier use ("duplicate <what> ..."), then recorded.
+  void note_name(const Entry& f, const std::string& v, std::vector<std::pair<std::string, int>>& names,
+                 const std::string& what) {
+    for (const auto& [name, line] : names)
+      if (name == v)
+        error(f, "duplicate " + what + " " + quote(v) + " (first used at line " + std::to_string(line) + ")");
+    names.emplace_back(v, f.location().line);
+  }
+
+  // Optional `start` and `end` (after the run's first submit) of a session stream or a service;
+  // an end not after the start is an error naming `whose` start.
+  void start_end(MapReader& r, sim::Tick& start, sim::Tick& end, const std::string& whose) {
+    if (const Entry* f = r.optional("start")) start = duration_value(*f, false).value_or(0);
+    if (const Entry* f = r.optional("end")) {
+      if (auto v = duration_value(*f, true)) {
+        end = *v;
+        if (end <= start) error(*f, "expected a time after " + whose + " start, got " + describe(f->value));
+      }
+    }
+  }
+
   // `workload.sessions`: generated interactive sessions (SessionSpec).
   void load_sessions(const Entry& e, std::vector<SessionSpec>& sessions) {
     std::vector<std::pair<std::string, int>> names;
@@ -1714,10 +1736,7 @@ class Loader {
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           s.name = *v;
-          for (const auto& [name, line] : names)
-            if (name == *v)
-              error(*f, "duplicate session stream " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
-          names.emplace_back(*v, f->location().line);
+          note_name(*f, *v, names, "session stream");
         }
       }
       if (const Entry* f = r.require("tenant")) s.tenant = string_value(*f).value_or("");
@@ -1754,13 +1773,7 @@ class Loader {
           }
         }
       }
-      if (const Entry* f = r.optional("start")) s.start = duration_value(*f, false).value_or(0);
-      if (const Entry* f = r.optional("end")) {
-        if (auto v = duration_value(*f, true)) {
-          s.end = *v;
-          if (s.end <= s.start) error(*f, "expected a time after the stream's start, got " + describe(f->value));
-        }
-      }
+      start_end(r, s.start, s.end, "the stream's");
       sessions.push_back(std::move(s));
     }
   }
@@ -1779,10 +1792,7 @@ class Loader {
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           s.name = *v;
-          for (const auto& [name, line] : names)
-            if (name == *v)
-              error(*f, "duplicate service name " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
-          names.emplace_back(*v, f->location().line);
+          note_name(*f, *v, names, "service name");
         }
       }
       if (const Entry* f = r.require("tenant")) s.tenant = string_value(*f).value_or("");
@@ -1825,13 +1835,7 @@ class Loader {
         }
       }
       if (const Entry* f = r.require("load")) load_curve(*f, s.load);
-      if (const Entry* f = r.optional("start")) s.start = duration_value(*f, false).value_or(0);
-      if (const Entry* f = r.optional("end")) {
-        if (auto v = duration_value(*f, true)) {
-          s.end = *v;
-          if (s.end <= s.start) error(*f, "expected a time after the service's start, got " + describe(f->value));
-        }
-      }
+      start_end(r, s.start, s.end, "the service's");
       services.push_back(std::move(s));
     }
   }

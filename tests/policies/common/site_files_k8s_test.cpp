@@ -20,6 +20,7 @@
 #include "policies/volcano/manifests.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "tests/generated_docs.hpp"
 #include "tests/temp_dir.hpp"
 #include "traces/import.hpp"
 
@@ -424,18 +425,9 @@ TEST(ImportingDocs, KubernetesSideKeyTablesAreTheReadersOwnTables) {
   const std::string want = policies::kueue::site_keys_markdown() + "\n" + policies::volcano::site_keys_markdown() +
                            "\n" + policies::kai::site_keys_markdown() + "\n" + policies::k8s::site_keys_markdown() +
                            "\n" + traces::pod_list_keys_markdown();
-  std::stringstream buf;
-  buf << std::ifstream(path, std::ios::binary).rdbuf();
-  std::string doc = buf.str();
-  const auto b = doc.find(begin), e = doc.find(end);
-  ASSERT_NE(b, std::string::npos) << path << " has no generated block";
-  ASSERT_NE(e, std::string::npos);
-  const std::string have = doc.substr(b + begin.size(), e - b - begin.size());
-  if (have != want && std::getenv("HEADROOM_UPDATE_DOCS") != nullptr) {
-    doc.replace(b + begin.size(), e - b - begin.size(), want);
-    std::ofstream(path, std::ios::binary) << doc;
-    return;
-  }
+  const auto block = headroom::testing::generated_block(path, begin, end, want);
+  ASSERT_TRUE(block.has_value()) << path << " has no generated block";
+  const std::string& have = *block;
   EXPECT_EQ(have, want) << "run with HEADROOM_UPDATE_DOCS=1 to rewrite the block";
   // Spot checks: each of the readers' lists is on the page.
   for (const char* key :

@@ -21,6 +21,7 @@
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "tests/generated_docs.hpp"
 #include "tests/temp_dir.hpp"
 #include "traces/import.hpp"
 
@@ -703,16 +704,9 @@ TEST(ImportingDocs, SlurmKeyTableIsTheReadersOwnTables) {
       "rewrites it) -->\n";
   const std::string end = "<!-- end of generated slurm keys -->";
   const std::string want = slurm::site_keys_markdown() + sacct_keys_markdown();
-  std::string doc = slurp(path);
-  const auto b = doc.find(begin), e = doc.find(end);
-  ASSERT_NE(b, std::string::npos) << path << " has no generated block";
-  ASSERT_NE(e, std::string::npos);
-  const std::string have = doc.substr(b + begin.size(), e - b - begin.size());
-  if (have != want && std::getenv("HEADROOM_UPDATE_DOCS") != nullptr) {
-    doc.replace(b + begin.size(), e - b - begin.size(), want);
-    std::ofstream(path, std::ios::binary) << doc;
-    return;
-  }
+  const auto block = headroom::testing::generated_block(path, begin, end, want);
+  ASSERT_TRUE(block.has_value()) << path << " has no generated block";
+  const std::string& have = *block;
   EXPECT_EQ(have, want) << "run with HEADROOM_UPDATE_DOCS=1 to rewrite the block";
   // Every key the reader warns about or reads is on the page (spot checks of each table).
   for (const char* key : {"defmempergpu", "PriorityWeightTRES", "bf_window", "max_script_size", "switchname",

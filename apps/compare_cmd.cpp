@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
@@ -73,6 +75,28 @@ void print_json_metrics(const planner::CompareResult& result, const results::Tab
     std::cout << "}}";
   }
   std::cout << "\n  ]";
+}
+
+// The rows (tenant rows aside) that read the same under every system that finished, as the text
+// table shows them: they do not tell these systems apart. Empty with fewer than two finished runs.
+// docs/drills.md says, drill by drill, why each such row of the bundled drills must be so.
+std::vector<std::string> same_under_every_system(const planner::CompareResult& result, const results::Table& table) {
+  std::vector<std::string> same;
+  std::vector<std::size_t> done;
+  for (std::size_t i = 0; i < result.runs.size(); ++i)
+    if (result.runs[i].done) done.push_back(i + 2);
+  if (done.size() < 2) return same;
+  const auto& metric = table.columns[0].strings;
+  const auto& unit = table.columns[1].strings;
+  for (std::size_t m = 0; m < table.rows(); ++m) {
+    if (metric[m].rfind("tenant:", 0) == 0) continue;
+    const std::string first = show(table.columns[done[0]].numbers[m], unit[m]);
+    bool all = true;
+    for (std::size_t k = 1; k < done.size() && all; ++k)
+      all = show(table.columns[done[k]].numbers[m], unit[m]) == first;
+    if (all) same.push_back(metric[m]);
+  }
+  return same;
 }
 
 void print_table(const planner::CompareResult& result, const results::Table& table, std::uint64_t seed,
@@ -157,6 +181,24 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
   const std::size_t tenants_total = planner::largest_tenants(result, SIZE_MAX).size();
   if (tenants_total > shown.size())
     std::printf("(%zu of %zu tenants shown, by GPU-hours; the CSV and --json have all)\n", shown.size(), tenants_total);
+  // Rows that do not tell the systems apart, named once so nobody reads them as a result.
+  const auto same = same_under_every_system(result, table);
+  if (!same.empty()) {
+    std::string line =
+        "\nthe same under every system (these rows do not tell the systems apart; docs/drills.md says why for "
+        "the bundled drills):\n ";
+    std::size_t col = 1;
+    for (std::size_t k = 0; k < same.size(); ++k) {
+      const std::string item = " " + same[k] + (k + 1 < same.size() ? "," : "");
+      if (col + item.size() > 100) {
+        line += "\n ";
+        col = 1;
+      }
+      line += item;
+      col += item.size();
+    }
+    std::printf("%s\n", line.c_str());
+  }
   // The permission drill: how each system answered the denied submissions.
   bool any_denied = false;
   for (const auto& r : result.runs) any_denied = any_denied || (r.done && r.summary.denied > 0);
@@ -353,6 +395,10 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
       print_json_run_list(all[b]);
       std::cout << ",\n  \"metrics\": ";
       print_json_metrics(all[b], tables[b]);
+      std::cout << ",\n  \"same_under_every_system\": [";
+      const auto same = same_under_every_system(all[b], tables[b]);
+      for (std::size_t k = 0; k < same.size(); ++k) std::cout << (k ? ", " : "") << json_string(same[k]);
+      std::cout << "]";
     };
     if (all.size() == 1) {
       one(0);

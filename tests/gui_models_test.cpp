@@ -587,6 +587,14 @@ TEST(KpiCompareModel, ValuesAndDifferences) {
   EXPECT_EQ(cell(m, KpiCompareModel::MeanWait, 3), "+15m 00s (+16.7%)");
   EXPECT_EQ(cell(m, KpiCompareModel::Jobs, 3), "0 (0.0%)");
   EXPECT_DOUBLE_EQ(m.data(m.index(KpiCompareModel::MeanWait, 3), kRawRole).toDouble(), 900);
+  // A row the same under both runs (jobs) is greyed with a tooltip; one that differs is not.
+  const QColor grey(0x75, 0x75, 0x75);
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::Jobs, 0), Qt::ForegroundRole).value<QColor>(), grey);
+  EXPECT_EQ(m.data(m.index(KpiCompareModel::Jobs, 2), Qt::ForegroundRole).value<QColor>(), grey);
+  EXPECT_TRUE(
+      m.data(m.index(KpiCompareModel::Jobs, 1), Qt::ToolTipRole).toString().contains("does not tell them apart"));
+  EXPECT_FALSE(m.data(m.index(KpiCompareModel::MeanWait, 1), Qt::ForegroundRole).isValid());
+  EXPECT_FALSE(m.data(m.index(KpiCompareModel::MeanWait, 0), Qt::ToolTipRole).toString().contains("does not tell"));
   EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::Utilization, 0.5, 0.25), "+25.0 pp");
   EXPECT_EQ(KpiCompareModel::format_delta(KpiCompareModel::MeanWait, 60, 120), "-1m 00s (-50.0%)");
   m.set_runs({});

@@ -163,6 +163,7 @@ table.cols th { white-space: normal; vertical-align: bottom; }
 table.side td:first-child { white-space: normal; min-width: 14em; max-width: 22em; }
 table.side th { white-space: normal; max-width: 11em; vertical-align: bottom; }
 table.side td { white-space: normal; }
+table.side tr.same td { color: #757575; }
 table.verdicts th, table.verdicts td, table.wrap th, table.wrap td { white-space: normal; }
 table.verdicts td { text-align: left; min-width: 6em; }
 )";
@@ -605,7 +606,8 @@ std::string recovery_section(const ReportInput& in) {
   if (f.recovery.killed == 0 && f.outage_slo.empty()) return {};
   auto t = [](double v) { return v < 0 ? std::string("never") : duration(v); };
   std::ostringstream o;
-  o << "<h3>Recovery per outage</h3><div><table class=\"wrap\"><tr><th>outages</th><th>jobs killed</th><th>not running again "
+  o << "<h3>Recovery per outage</h3><div><table class=\"wrap\"><tr><th>outages</th><th>jobs killed</th><th>not running "
+       "again "
        "(past retry limit)</th><th>back p50</th><th>p95</th><th>max</th><th>all running again after</th>"
        "<th>work lost</th><th>gangs killed</th><th>left partial (GPU-h held)</th><th>SLO during / hour after</th>"
        "</tr>";
@@ -1200,14 +1202,27 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
         std::vector<std::vector<Row>> all;
         for (std::size_t m = from; m < to; ++m)
           all.push_back(kpi_rows(runs[members[m]]->summary, runs[members[m]]->fairness));
+        // A row that reads the same under every run of the group (not only this table's columns)
+        // does not tell them apart: greyed, as compare names them under its table.
+        std::vector<std::vector<Row>> group_rows;
+        for (const std::size_t i : members) group_rows.push_back(kpi_rows(runs[i]->summary, runs[i]->fairness));
+        auto same = [&](std::size_t k) {
+          if (group_rows.size() < 2) return false;
+          for (const auto& rows : group_rows)
+            if (k >= rows.size() || rows[k].value != group_rows.front()[k].value) return false;
+          return true;
+        };
         for (std::size_t k = 0; k < rows0.size(); ++k) {
-          o << "<tr><td>" << html_escape(rows0[k].label) << "</td>";
+          o << (same(k) ? "<tr class=\"same\" title=\"the same under every run: does not tell them apart\">" : "<tr>")
+            << "<td>" << html_escape(rows0[k].label) << "</td>";
           for (const auto& rows : all) o << "<td>" << (k < rows.size() ? html_escape(rows[k].value) : "") << "</td>";
           o << "</tr>";
         }
         o << "</table></div>\n";
       }
     }
+    o << "<p class=\"note\">Grey rows read the same under every run of their table: they do not tell the runs "
+         "apart (docs/drills.md says why for the bundled drills).</p>\n";
     o << runs_overlay(runs);
   }
   for (const auto& in : inputs)

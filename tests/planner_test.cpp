@@ -909,6 +909,11 @@ TEST(Report, RendersRunAndSweepFilesSelfContained) {
   const std::string html = results::render_report(inputs);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("Runs side by side"), std::string::npos);
+  // fifo and sjf run the same 200 jobs: that row is greyed as the same under every run; the
+  // mean wait differs and is not.
+  EXPECT_NE(html.find("<tr class=\"same\" title=\"the same under every run: does not tell them apart\"><td>jobs</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><td>wait mean</td>"), std::string::npos);
   EXPECT_NE(html.find("GPU utilization over time"), std::string::npos);
   EXPECT_NE(html.find("Wait CDF per tenant"), std::string::npos);
   EXPECT_NE(html.find("KPIs against policy"), std::string::npos);

@@ -925,9 +925,13 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
   // Several partitions with Default=YES: slurmctld keeps the last one it reads as the default
   // ("changing default partition from A to B", _build_single_partitionline_info in SchedMD/slurm
   // src/slurmctld/read_config.c), so the earlier ones are read as Default=NO, said once.
+  const auto says_yes = [](const std::string& v) {  // the values the policy reads as YES
+    const std::string u = lower(v);
+    return u == "yes" || u == "true" || u == "1";
+  };
   const Part* default_part = nullptr;
   for (const Part& p : parts)
-    if (const auto d = p.fields.find("default"); d != p.fields.end() && lower(d->second) == "yes") default_part = &p;
+    if (const auto d = p.fields.find("default"); d != p.fields.end() && says_yes(d->second)) default_part = &p;
   for (const Part& p : parts) {
     const Record& r = *p.record;
     const auto& pools = pools_of_partition[p.name];
@@ -940,7 +944,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     set_param(r, "partitions." + p.name + ".Nodes", "[" + list + "]");
     for (const auto& [k, v] : p.fields) {
       const std::map<std::string, std::string>& kFields = partition_fields();
-      if (k == "default" && lower(v) == "yes" && &p != default_part) {
+      if (k == "default" && says_yes(v) && &p != default_part) {
         warn_once(r, "part-default-" + p.name,
                   "partition " + p.name + ": Default=YES here and on partition " + default_part->name + " (" +
                       default_part->record->file + ":" + std::to_string(default_part->record->line) +

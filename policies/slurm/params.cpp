@@ -165,7 +165,7 @@ struct Reader {
   }
   void node_weight(const std::string& key, const ParamValue& v) {
     std::int64_t w = 1;
-    if (integer(key, v, 0, 65533, w)) out.node_weight[name_of(key)] = w;
+    if (integer(key, v, 0, 4294967295, w)) out.node_weight[name_of(key)] = w;  // a uint32, as slurm.conf's
   }
 };
 

@@ -42,6 +42,8 @@ constexpr std::int64_t kMaxNodeNameBytes = 64LL << 20;
 constexpr std::int64_t kMaxMembershipNameBytes = 20 * kMaxNodeNameBytes;
 constexpr std::int64_t kMaxGpusPerNode = 1024;
 constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+// NodeName's Weight: a uint32 (INFINITE, its largest value, is read as one less).
+constexpr std::int64_t kMaxNodeWeight = 4'294'967'295;
 // Node memberships (a node in a partition, a gres.conf line applied to a node) of all lines
 // together: a 1 MiB file of `PartitionName=pN Nodes=ALL` lines over a million nodes must not run
 // for hours. Twenty partitions over the largest cluster a scenario allows.
@@ -611,7 +613,12 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         }
       }
       if (f.count("realmemory")) d.memory_mib = to_int(r, "RealMemory", f["realmemory"], 0, 1'000'000'000'000);
-      if (f.count("weight")) d.weight = to_int(r, "Weight", f["weight"], 0, 65533);
+      // Weight is a uint32 (SchedMD/slurm src/common/read_config.c reads it with s_p_get_uint32 and
+      // turns INFINITE into INFINITE - 1): sites write weights such as 127207.
+      if (f.count("weight")) {
+        d.weight = to_int(r, "Weight", f["weight"], 0, kMaxNodeWeight);
+        if (d.weight == kMaxNodeWeight) d.weight = kMaxNodeWeight - 1;
+      }
       if (f.count("feature")) {
         for (auto& feature : sim::split_on(f["feature"], ','))
           if (!feature.empty()) d.features.insert(std::move(feature));
@@ -915,6 +922,16 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       for (const int pi : first.partitions) pools_of_partition[parts[pi].name].push_back(p.name);
     }
   }
+  // Several partitions with Default=YES: slurmctld keeps the last one it reads as the default
+  // ("changing default partition from A to B", _build_single_partitionline_info in SchedMD/slurm
+  // src/slurmctld/read_config.c), so the earlier ones are read as Default=NO, said once.
+  const auto says_yes = [](const std::string& v) {  // the values the policy reads as YES
+    const std::string u = lower(v);
+    return u == "yes" || u == "true" || u == "1";
+  };
+  const Part* default_part = nullptr;
+  for (const Part& p : parts)
+    if (const auto d = p.fields.find("default"); d != p.fields.end() && says_yes(d->second)) default_part = &p;
   for (const Part& p : parts) {
     const Record& r = *p.record;
     const auto& pools = pools_of_partition[p.name];
@@ -927,7 +944,12 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
     set_param(r, "partitions." + p.name + ".Nodes", "[" + list + "]");
     for (const auto& [k, v] : p.fields) {
       const std::map<std::string, std::string>& kFields = partition_fields();
-      if (auto f = kFields.find(k); f != kFields.end()) {
+      if (k == "default" && says_yes(v) && &p != default_part) {
+        warn_once(r, "part-default-" + p.name,
+                  "partition " + p.name + ": Default=YES here and on partition " + default_part->name + " (" +
+                      default_part->record->file + ":" + std::to_string(default_part->record->line) +
+                      "): slurmctld keeps the last one read, " + default_part->name + ", as the default");
+      } else if (auto f = kFields.find(k); f != kFields.end()) {
         set_param(r, "partitions." + p.name + "." + f->second, v);
       } else if (k == "priority") {  // before Slurm 16.05: both tier and job factor
         set_param(r, "partitions." + p.name + ".PriorityTier", v);
@@ -1165,7 +1187,9 @@ std::string site_keys_markdown() {
          " (State=FUTURE: not in service yet) | State=CLOUD (counted as powered up); Gres mps and shard items; a node "
          "of several GPU types (read as one node per type) | every other field |\n";
   out += "| slurm.conf, PartitionName | " + join(part_read) + " | " + join(unmodelled_partition_fields()) +
-         "; oversubscribe other than no, exclusive; a partition without GPU nodes (left out) | every other field |\n";
+         "; oversubscribe other than no, exclusive; a partition without GPU nodes (left out); Default=YES on a "
+         "partition before another that has it (the last one read is the default, as in slurmctld) | every other "
+         "field |\n";
   out +=
       "| slurm.conf, other records | Include, NodeSet (nodes, feature) | " + join(kUnreadRecords) + " (not read) | |\n";
   out +=

@@ -12,6 +12,7 @@
 
 #include "policies/common/manifest_reader.hpp"
 #include "policies/volcano/volcano.hpp"
+#include "sim/text.hpp"
 #include "sim/yaml_documents.hpp"
 
 namespace headroom::policies::manifests {
@@ -209,7 +210,23 @@ struct VolcanoReader : Reader {
             YAML::Node args(YAML::NodeType::Map);
             for (auto a = f->second.begin(); a != f->second.end(); ++a) {
               const std::string arg = a->first.IsScalar() ? a->first.Scalar() : "";
-              if (volcano::is_modelled_argument(arg))
+              if ((arg == "binpack.resources" || arg == "hypernode.binpack.resources") && a->second.IsScalar() &&
+                  a->second.Scalar().find(',') != std::string::npos) {
+                // A list of resources (Volcano's guides write "nvidia.com/gpu, example.com/foo"): GPUs
+                // are binpacked, the other resources are left out, one warning each.
+                bool gpu = false;
+                for (std::string item : sim::split_on(a->second.Scalar(), ',')) {
+                  item.erase(0, item.find_first_not_of(' '));
+                  item.erase(item.find_last_not_of(' ') + 1);
+                  if (item == "nvidia.com/gpu")
+                    gpu = true;
+                  else if (!item.empty())
+                    warn(at_node, "argument-" + arg + "-" + item,
+                         "plugin " + name + " argument " + arg + ": resource " + item +
+                             " is not modelled (nvidia.com/gpu is); ignored");
+                }
+                if (gpu) args[a->first] = "nvidia.com/gpu";
+              } else if (volcano::is_modelled_argument(arg))
                 args[a->first] = a->second;
               else
                 warn(at_node, "argument-" + arg, "plugin " + name + " argument " + arg + " is not modelled; ignored");
@@ -302,7 +319,8 @@ std::string site_keys_markdown() {
          join(upstream_unmodelled_plugins()) + " | |\n";
   out += "| plugin switches | " + join(switch_names()) + " | " + join(upstream_unmodelled_switches()) + " | |\n";
   out += "| plugin arguments | " + join(argument_names()) +
-         "; the DRA switches (warned: DRA is not modelled) | every other argument | |\n";
+         "; the DRA switches (warned: DRA is not modelled) | every other argument; the resources other than "
+         "nvidia.com/gpu of a binpack.resources or hypernode.binpack.resources list | |\n";
   out +=
       "| other kinds | PriorityClass (checked; pods take their priority from the workload, one warning) | "
       "ResourceQuota (the kubernetes policy's), any other kind | Namespace |\n";

@@ -634,7 +634,7 @@ TEST(SlurmConf, ErrorsNameFileAndLine) {
     slurm::read_slurm_conf(conf);
     FAIL() << "no error";
   } catch (const sim::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), conf + ":2: Weight: expected an integer from 0 to 65533, got \"heavy\"");
+    EXPECT_EQ(std::string(e.what()), conf + ":2: Weight: expected an integer from 0 to 4294967295, got \"heavy\"");
   }
   // A node name with a number too long to count with is a name like any other.
   const std::string longname = dir.write("long.conf", "NodeName=n123456789012345678901234 Gres=gpu:2\n");

@@ -159,6 +159,46 @@ TEST(VolcanoSchedulerConf, DeviceshareGuideReadsWithOneWarning) {
   EXPECT_TRUE(problems("volcano", m.params).empty());
 }
 
+// Volcano's network-topology-aware guide: the plugin with HyperNode binpack arguments, one of them
+// a list of two resources ("nvidia.com/gpu, example.com/foo"). Before: the whole ConfigMap was
+// refused ("only nvidia.com/gpu is modelled"); now GPUs are binpacked and the other resource, its
+// weight and the normal-pod switches are left out with one warning each.
+TEST(VolcanoSchedulerConf, NetworkTopologyGuideBinpacksGpusAndWarnsForTheOtherResource) {
+  const std::string file = kVolcano + "network-topology-scheduler.yaml";
+  const auto m = read("volcano", {file});
+  EXPECT_EQ(param(m.params, "actions"), "enqueue, allocate, backfill");
+  EXPECT_EQ(param(m.params, "tiers"),
+            "[{plugins: [{name: priority}, {name: gang}, {name: conformance}]}, {plugins: [{name: drf}, {name: "
+            "predicates}, {name: proportion}, {name: nodeorder}, {name: binpack}, {name: network-topology-aware, "
+            "arguments: {weight: 10, hypernode.binpack.cpu: 5, hypernode.binpack.memory: 1, "
+            "hypernode.binpack.resources: nvidia.com/gpu, hypernode.binpack.resources.nvidia.com/gpu: 2}}]}]");
+  const std::vector<std::string> want = {
+      file +
+          ":7: plugin network-topology-aware argument hypernode.binpack.resources: resource example.com/foo is "
+          "not modelled (nvidia.com/gpu is); ignored",
+      file +
+          ":7: plugin network-topology-aware argument hypernode.binpack.resources.example.com/foo is not "
+          "modelled; ignored",
+      file + ":7: plugin network-topology-aware argument hypernode.binpack.normal-pod.enable is not modelled; ignored",
+      file +
+          ":7: plugin network-topology-aware argument hypernode.binpack.normal-pod.fading is not modelled; "
+          "ignored"};
+  EXPECT_EQ(m.warnings, want);
+  const auto p = problems("volcano", m.params);
+  EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
+  // A list without nvidia.com/gpu leaves the argument out, one warning per resource.
+  const testing::TempDir tmp;
+  const std::string other =
+      tmp.write("cm.yaml",
+                "kind: ConfigMap\napiVersion: v1\nmetadata: {name: volcano-scheduler-configmap}\ndata:\n"
+                "  volcano-scheduler.conf: |\n    actions: \"enqueue, allocate\"\n    tiers:\n    - plugins:\n"
+                "      - name: binpack\n        arguments:\n          binpack.resources: example.com/foo, "
+                "example.com/bar\n");
+  const auto o = read("volcano", {other});
+  EXPECT_EQ(param(o.params, "tiers"), "[{plugins: [{name: binpack}]}]");
+  EXPECT_EQ(o.warnings.size(), 2u);
+}
+
 // What Volcano registers and headroom does not model warns and is left out: actions (shuffle,
 // gangpreempt, gangreclaim), `enable...` switches of callbacks headroom lacks, plugin arguments it
 // does not read, a tier of such plugins only. Names Volcano does not know either stay errors.

@@ -676,6 +676,129 @@ TEST(SlurmSiteFiles, NegativeTresWeightsAreReadAsSlurmReadsThem) {
   EXPECT_THROW(slurm::parse_config(slurm::read_slurm_conf(bad).params), sim::InputError);
 }
 
+// ---- Lab clusters' own slurm.conf, as published (tests/data/imports/slurm-labs) ----
+
+namespace {
+
+const std::string kLabs = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm-labs/";
+
+// The jobs of `trace` (a sacct export) run on the site of `conf` under its own rules.
+results::RunResult run_site(const TempDir& dir, const std::string& conf, const std::string& trace) {
+  dir.write("jobs.sacct", trace);
+  const std::string path =
+      dir.write("s.yaml", "name: lab\ncluster: {slurm_conf: " + conf + "}\npolicy: {name: slurm, slurm_conf: " + conf +
+                              "}\nworkload: {trace: jobs.sacct}\n");
+  return app::run_scenario(scenarios::load_scenario(path)).result;
+}
+
+}  // namespace
+
+TEST(SlurmLabSites, ShineClusterPartitionDefaultRecordGivesEveryPartitionItsCpusPerGpu) {
+  // The SHINE lab cluster's slurm.conf (GPL-3.0): tab-separated, two SlurmctldHost lines, and a
+  // PartitionName=DEFAULT record holding Nodes= and DefCpuPerGPU=2, which both partitions inherit.
+  const std::string conf = kLabs + "shine/slurm.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "coruscant 1x8 gpu\ndagobah 1x8 gpu\neureka 1x10 gpu\ntatooine 1x4 gpu\nhoth 1x8 gpu\n");
+  EXPECT_EQ(c.cluster.pools[2].cpus_per_node, 48);  // Boards x SocketsPerBoard x CoresPerSocket x ThreadsPerCore
+  EXPECT_EQ(c.cluster.pools[3].cpus_per_node, 20);
+  EXPECT_EQ(warnings_of(c), "");
+  for (const char* part : {"speedy", "normal"}) {
+    EXPECT_EQ(c.params.at(std::string("partitions.") + part + ".DefCpuPerGPU").text, "2") << part;
+    EXPECT_EQ(c.params.at(std::string("partitions.") + part + ".Nodes").text,
+              "[coruscant, dagobah, eureka, tatooine, hoth]")
+        << part;
+  }
+  EXPECT_EQ(c.params.at("partitions.speedy.PriorityTier").text, "2");
+  EXPECT_EQ(c.params.at("partitions.speedy.Default").text, "YES");
+  EXPECT_EQ(c.params.at("partitions.speedy.MaxTime").text, "6:00:00");
+  EXPECT_EQ(c.params.at("partitions.normal.MaxTime").text, "5-00:00:00");
+  EXPECT_EQ(c.params.at("SchedulerType").text, "sched/builtin");
+  // 38 GPUs: a 10-GPU job fits only eureka; two 8-GPU jobs take two of the 8-GPU nodes at once.
+  TempDir dir;
+  const auto r = run_site(dir, conf,
+                          "JobID|User|Partition|Submit|Start|Elapsed|State|AllocTRES\n"
+                          "1|a|speedy|2024-05-01T10:00:00|2024-05-01T10:00:00|01:00:00|COMPLETED|gres/gpu=10\n"
+                          "2|b|normal|2024-05-01T10:00:00|2024-05-01T10:00:00|01:00:00|COMPLETED|gres/gpu=8\n"
+                          "3|c|normal|2024-05-01T10:00:00|2024-05-01T10:00:00|01:00:00|COMPLETED|gres/gpu=8\n");
+  ASSERT_EQ(r.jobs.size(), 3u);
+  for (const auto& j : r.jobs) {
+    EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+    EXPECT_EQ(j.start, 0);
+  }
+  EXPECT_EQ(r.jobs[0].pool, 2);  // eureka
+}
+
+TEST(SlurmLabSites, TwoDefaultPartitionsReadAsSlurmctldReadsThem) {
+  // The Packwood group's single-node OpenHPC slurm.conf (GPL-3.0) gives Default=YES to both of
+  // its partitions. slurmctld logs "changing default partition from parallel to gpu" and keeps the
+  // last; headroom refused the file ("more than one partition has Default: YES") before.
+  const std::string conf = kLabs + "packwood/slurm.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "packwoodgpu 1x2 nvidia\n");
+  EXPECT_EQ(c.cluster.pools[0].cpus_per_node, 6);
+  EXPECT_EQ(c.cluster.pools[0].memory_gib, 124);  // RealMemory=127956 MB
+  EXPECT_EQ(warnings_of(c), conf + ":168: partition parallel: Default=YES here and on partition gpu (" + conf +
+                                ":169): slurmctld keeps the last one read, gpu, as the default\n" + conf +
+                                ":168: partition field defmempercpu=512 changes scheduling and is not modelled\n");
+  EXPECT_EQ(c.params.count("partitions.parallel.Default"), 0u);
+  EXPECT_EQ(c.params.at("partitions.gpu.Default").text, "YES");
+  EXPECT_EQ(c.params.at("partitions.parallel.OverSubscribe").text, "NO");  // Shared=NO
+  const slurm::Config config = slurm::parse_config(c.params);
+  ASSERT_EQ(config.partitions.size(), 2u);
+  for (const auto& p : config.partitions) EXPECT_EQ(p.is_default, p.name == "gpu") << p.name;
+  // A job that names no partition runs in the default one, beside a job sent to the other.
+  TempDir dir;
+  const auto r = run_site(dir, conf,
+                          "JobID|User|Partition|Submit|Start|Elapsed|State|AllocTRES\n"
+                          "1|a||2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n"
+                          "2|b|parallel|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n"
+                          "3|c|gpu|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=1\n");
+  ASSERT_EQ(r.jobs.size(), 3u);
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].start, 0);
+  EXPECT_EQ(r.jobs[2].start, 30 * sim::kMinute);  // two GPUs on the one node
+}
+
+TEST(SlurmLabSites, LambdaWorkstationReadsAsIs) {
+  // A Lambda 8-GPU workstation's slurm.conf and gres.conf (MIT): CPUs from Sockets x CoresPerSocket
+  // x ThreadsPerCore, untyped GPUs, gres.conf lines with CPUs= affinity and no Type=.
+  const std::string conf = kLabs + "lambda/slurm.conf";
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(pools_of(c), "lambda 1x8 gpu\n");
+  EXPECT_EQ(c.cluster.pools[0].cpus_per_node, 64);
+  EXPECT_EQ(c.cluster.pools[0].memory_gib, 503);  // RealMemory=515867 MB
+  EXPECT_EQ(warnings_of(c), "");
+  EXPECT_EQ(c.params.at("SchedulerType").text, "sched/builtin");
+  EXPECT_EQ(c.params.at("partitions.debug.Default").text, "YES");
+}
+
+TEST(SlurmSiteFiles, NodeWeightIsAUint32AsSlurmReadsIt) {
+  // SLAC's SDF configuration weighs nodes by memory (Weight=127207, 56217); Slurm reads Weight as a
+  // uint32 (read_config.c, s_p_get_uint32) and INFINITE as INFINITE - 1. 65533 was the limit
+  // before, and the file was refused.
+  TempDir dir;
+  const std::string conf =
+      dir.write("slurm.conf",
+                "NodeName=nu-gpu[01-03] CPUs=32 RealMemory=191567 Gres=gpu:v100:4 Weight=127207\n"
+                "NodeName=ml-gpu[01-11] CPUs=48 RealMemory=191552 Gres=gpu:geforce_rtx_2080_ti:10 Weight=56217\n"
+                "NodeName=big CPUs=48 Gres=gpu:v100:4 Weight=4294967295\n"
+                "PartitionName=shared Default=yes Nodes=ALL\n");
+  const auto c = slurm::read_slurm_conf(conf);
+  EXPECT_EQ(c.params.at("nodes.nu-gpu01-03.Weight").text, "127207");
+  EXPECT_EQ(c.params.at("nodes.ml-gpu01-11.Weight").text, "56217");
+  EXPECT_EQ(c.params.at("nodes.big.Weight").text, "4294967294");
+  const slurm::Config config = slurm::parse_config(c.params);
+  EXPECT_EQ(config.node_weight.at("nu-gpu01-03"), 127207);
+  // The lightest nodes are used first: a 4-GPU job goes to ml-gpu (56217), not nu-gpu (127207).
+  const auto r = run_site(dir, conf,
+                          "JobID|User|Submit|Start|Elapsed|State|AllocTRES\n"
+                          "1|a|2024-05-01T10:00:00|2024-05-01T10:00:00|00:30:00|COMPLETED|gres/gpu=4\n");
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].pool, 1);
+  const std::string over = dir.write("over.conf", "NodeName=g1 Gres=gpu:1 Weight=4294967296\n");
+  EXPECT_EQ(conf_error(over), over + ":1: Weight: expected an integer from 0 to 4294967295, got \"4294967296\"");
+}
+
 // ---- docs/importing.md: the table of keys is the readers' own tables ----
 
 namespace {

@@ -172,8 +172,12 @@ std::vector<std::pair<std::string, std::string>> site_seeds(const std::string& t
                                                    std::string(headroom::fuzz::kIncludedFileMark.substr(1)) +
                                                    fixture("slurm/slurm-nodes.conf"));
     add("slurm-site/slurm.conf", fixture("slurm-site/slurm.conf"));
+    for (const std::string lab : {"lambda", "packwood", "shine"})  // real lab sites, as scripts/fuzz seeds them
+      add("slurm-labs/" + lab + "/slurm.conf", fixture("slurm-labs/" + lab + "/slurm.conf"));
   } else if (target == "gres_conf") {
     add("slurm/gres.conf", fixture("slurm/gres.conf"));
+    for (const std::string lab : {"lambda", "packwood"})
+      add("slurm-labs/" + lab + "/gres.conf", fixture("slurm-labs/" + lab + "/gres.conf"));
   } else if (target == "sacctmgr_qos") {
     add("slurm/qos.txt", fixture("slurm/qos.txt"));
     add("slurm/qos-perlmutter.txt", fixture("slurm/qos-perlmutter.txt"));

@@ -325,7 +325,7 @@ class KueuePolicy final : public Policy {
   };
   std::array<ScoreMemo, 256> score_memo_{};
   std::uint64_t score_stamp_ = 0;
-  k8s::NodeSampler sampler_;  // kube-scheduler's nextStartNodeIndex for the pods placed
+  std::int64_t next_start_ = 0;  // kube-scheduler's nextStartNodeIndex for the pods placed
 
   // ------------------------------------------------------------------------------------------
   // cluster_queue.cpp: the cache (setup), the queues and requeueing.
@@ -444,6 +444,7 @@ class KueuePolicy final : public Policy {
   std::map<std::array<int, kResources>, int> choice_index_;  // the inverse
   mutable std::vector<std::int32_t> tas_free_;               // scratch of tas_domain
   std::vector<int> taken_at_;                                // scratch of place: node -> its tentative slice
+  std::vector<std::uint64_t> taken_bits_;                    // scratch of place: the nodes in taken_at_
   int nfr_ = 0;
   std::vector<TreeNode> nodes_;
   std::vector<Cq> cqs_;

@@ -205,9 +205,13 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
           if (best == UINT32_MAX) best = base + static_cast<NodeId>(std::countr_zero(bits));
           return;
         }
+        // Nodes without this job's tentative pods score by their class.
+        const std::uint64_t tentative = taken.empty() ? 0 : bits_at(taken_bits_, base);
         for (; bits != 0; bits &= bits - 1) {
-          const NodeId id = base + static_cast<NodeId>(std::countr_zero(bits));
-          const std::int64_t total = score(id, taken_on(id));
+          const int b = std::countr_zero(bits);
+          const NodeId id = base + static_cast<NodeId>(b);
+          const std::int64_t total =
+              (tentative >> b) & 1 ? score(id, taken_on(id)) : class_score(id, cluster.node(id), pod, stamp);
           if (total > best_score) {
             best_score = total;
             best = id;
@@ -272,6 +276,52 @@ std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage
   const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
   m = {stamp, key, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
   return m.total;
+}
+
+namespace {
+
+std::array<std::int64_t, 8> score_key(const models::Node& n, const k8s::NodeUsage& u) {
+  return {n.gpus, n.cpus, n.memory_mib, u.gpus, u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+}
+
+}  // namespace
+
+// Node id's class again after its usage changed (all nodes' on first use). The classes are
+// renumbered from the nodes' current ones when more than 4 per node (plus 1,024) were ever seen,
+// so the table stays bounded however many usages a run passes through.
+void KueuePolicy::reclass(NodeId id) {
+  const auto& nodes = cluster_->nodes();
+  auto intern = [&](NodeId k) {
+    const auto [it, fresh] =
+        class_index_.try_emplace(score_key(nodes[k], usage_[k]), static_cast<std::uint32_t>(class_index_.size()));
+    if (fresh) {
+      class_stamp_.push_back(0);
+      class_total_.push_back(0);
+    }
+    return it->second;
+  };
+  if (node_class_.size() != nodes.size() || class_index_.size() > 4 * nodes.size() + 1024) {
+    class_index_.clear();
+    class_stamp_.clear();
+    class_total_.clear();
+    node_class_.resize(nodes.size());
+    for (NodeId k = 0; k < nodes.size(); ++k) node_class_[k] = intern(k);
+    return;
+  }
+  node_class_[id] = intern(id);
+}
+
+// The weighted score of `pod` (stamp) on node id of capacity n, with its usage and nothing
+// tentative: computed once per class and pod.
+std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod, std::uint64_t stamp) {
+  if (node_class_.size() != usage_.size()) reclass(id);
+  const std::uint32_t c = node_class_[id];
+  if (class_stamp_[c] != stamp) {
+    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, usage_[id], pod);
+    class_stamp_[c] = stamp;
+    class_total_[c] = cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
+  }
+  return class_total_[c];
 }
 
 // An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -315,7 +316,28 @@ class KueuePolicy final : public Policy {
   }
 
   // A placed or released slice in the nodes' usage that kube-scheduler scores with.
-  void add_usage(const models::Slice& sl, int sign) { k8s::add_slice_usage(usage_[sl.node], sl, sign); }
+  void add_usage(const models::Slice& sl, int sign) {
+    k8s::add_slice_usage(usage_[sl.node], sl, sign);
+    reclass(sl.node);
+  }
+
+  // Node classes (placement.cpp): nodes of the same capacity and usage score alike for any pod,
+  // so a sampled cycle scores each class once per pod (class_score) and its nodes look the score
+  // up by class. A way of computing, not of deciding.
+  using ScoreKey = std::array<std::int64_t, 8>;
+  struct ScoreKeyHash {
+    std::size_t operator()(const ScoreKey& k) const {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull;
+      for (std::int64_t v : k) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
+      return static_cast<std::size_t>(h ^ (h >> 32));
+    }
+  };
+  void reclass(NodeId id);
+  std::int64_t class_score(NodeId id, const models::Node& n, const Job& pod, std::uint64_t stamp);
+  std::unordered_map<ScoreKey, std::uint32_t, ScoreKeyHash> class_index_;
+  std::vector<std::uint32_t> node_class_;   // node -> class
+  std::vector<std::uint64_t> class_stamp_;  // class -> the pod (score_stamp_) class_total_ is for
+  std::vector<std::int64_t> class_total_;
 
   // The scores node_score remembers (placement.cpp).
   struct ScoreMemo {

@@ -210,14 +210,17 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
         for (; bits != 0; bits &= bits - 1) {
           const int b = std::countr_zero(bits);
           const NodeId id = base + static_cast<NodeId>(b);
-          const std::int64_t total =
-              (tentative >> b) & 1 ? score(id, taken_on(id)) : class_score(id, cluster.node(id), pod, stamp);
+          const std::int64_t total = (tentative >> b) & 1 ? score(id, taken_on(id))
+                                     : class_scores_[node_class_[id]].stamp == stamp
+                                         ? class_scores_[node_class_[id]].total
+                                         : class_score(id, cluster.node(id), pod, stamp);
           if (total > best_score) {
             best_score = total;
             best = id;
           }
         }
       };
+      if (!constant_score && node_class_.size() != usage_.size()) reclass(0);  // the classes, on first use
       sampled_cycle(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), next_start_, pool_ok,
                     filter, take);
     }
@@ -294,16 +297,12 @@ void KueuePolicy::reclass(NodeId id) {
   auto intern = [&](NodeId k) {
     const auto [it, fresh] =
         class_index_.try_emplace(score_key(nodes[k], usage_[k]), static_cast<std::uint32_t>(class_index_.size()));
-    if (fresh) {
-      class_stamp_.push_back(0);
-      class_total_.push_back(0);
-    }
+    if (fresh) class_scores_.emplace_back();
     return it->second;
   };
   if (node_class_.size() != nodes.size() || class_index_.size() > 4 * nodes.size() + 1024) {
     class_index_.clear();
-    class_stamp_.clear();
-    class_total_.clear();
+    class_scores_.clear();
     node_class_.resize(nodes.size());
     for (NodeId k = 0; k < nodes.size(); ++k) node_class_[k] = intern(k);
     return;
@@ -312,16 +311,14 @@ void KueuePolicy::reclass(NodeId id) {
 }
 
 // The weighted score of `pod` (stamp) on node id of capacity n, with its usage and nothing
-// tentative: computed once per class and pod.
+// tentative, for its whole class (the caller reads class_scores_ first; node_class_ is kept).
 std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod, std::uint64_t stamp) {
-  if (node_class_.size() != usage_.size()) reclass(id);
-  const std::uint32_t c = node_class_[id];
-  if (class_stamp_[c] != stamp) {
+  ClassScore& c = class_scores_[node_class_[id]];
+  if (c.stamp != stamp) {
     const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, usage_[id], pod);
-    class_stamp_[c] = stamp;
-    class_total_[c] = cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
+    c = {stamp, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
   }
-  return class_total_[c];
+  return c.total;
 }
 
 // An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang

@@ -318,7 +318,7 @@ class KueuePolicy final : public Policy {
   // A placed or released slice in the nodes' usage that kube-scheduler scores with.
   void add_usage(const models::Slice& sl, int sign) {
     k8s::add_slice_usage(usage_[sl.node], sl, sign);
-    reclass(sl.node);
+    if (!node_class_.empty()) reclass(sl.node);  // kept once a cycle scored by class
   }
 
   // Node classes (placement.cpp): nodes of the same capacity and usage score alike for any pod,
@@ -334,10 +334,13 @@ class KueuePolicy final : public Policy {
   };
   void reclass(NodeId id);
   std::int64_t class_score(NodeId id, const models::Node& n, const Job& pod, std::uint64_t stamp);
+  struct ClassScore {
+    std::uint64_t stamp = 0;  // the pod (score_stamp_) total is for
+    std::int64_t total = 0;
+  };
   std::unordered_map<ScoreKey, std::uint32_t, ScoreKeyHash> class_index_;
-  std::vector<std::uint32_t> node_class_;   // node -> class
-  std::vector<std::uint64_t> class_stamp_;  // class -> the pod (score_stamp_) class_total_ is for
-  std::vector<std::int64_t> class_total_;
+  std::vector<std::uint32_t> node_class_;  // node -> class; empty until a cycle scores by class
+  std::vector<ClassScore> class_scores_;   // by class
 
   // The scores node_score remembers (placement.cpp).
   struct ScoreMemo {

@@ -15,13 +15,25 @@ namespace {
 // the numFeasibleNodesToFind-th, and next_start moves on past the last node processed (or stays
 // when fewer passed). Counting a word's passing nodes at once, rather than offering them one by
 // one, is what makes a cycle cheap when the index alone (or with a few tentative pods) decides.
+// With first_only (take needs only the first passing node) and fewer than numFeasibleNodesToFind
+// nodes offered at all (`offered`, an upper bound on those passing), the cycle would process every
+// node and leave next_start where it is: the scan stops at the first passing node instead.
 template <typename PoolOk, typename Filter, typename Take>
 void sampled_cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
-                   std::int64_t& next_start, PoolOk pool_ok, Filter filter, Take take) {
+                   std::int64_t& next_start, PoolOk pool_ok, Filter filter, Take take, bool first_only = false,
+                   std::int64_t offered = -1) {
   const auto n = static_cast<std::int64_t>(c.nodes().size());
   if (n == 0) return;
   if (next_start >= n) next_start = 0;
   const std::int64_t want = k8s::num_feasible_nodes_to_find(percentage, n);
+  if (first_only && offered >= 0 && offered < want) {
+    k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
+      bits = filter(base, bits);
+      if (bits != 0) take(base, bits);
+      return bits == 0;
+    });
+    return;
+  }
   std::int64_t found = 0;
   NodeId last = 0;
   k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
@@ -221,8 +233,16 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
         }
       };
       if (!constant_score && node_class_.size() != usage_.size()) reclass(0);  // the classes, on first use
+      // When every node scores alike, the nodes the index offers bound how many can pass.
+      std::int64_t offered = -1;
+      if (constant_score && index_decides) {
+        offered = 0;
+        for (models::PoolId p : eligible)
+          for (std::int32_t f = std::max(pod.gpus, 0); f <= cluster.node_units(p); ++f)
+            offered += static_cast<std::int64_t>(cluster.nodes_with_free(p, f).size());
+      }
       sampled_cycle(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), next_start_, pool_ok,
-                    filter, take);
+                    filter, take, constant_score, offered);
     }
     // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
     for (models::PoolId p : sampled ? none : eligible) {

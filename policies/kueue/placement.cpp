@@ -106,12 +106,15 @@ std::vector<std::int32_t> KueuePolicy::pod_sizes(const ClusterView& view, const 
 }
 
 // With `per_pod`, pods `first`.. are placed one after the other until one fits nowhere; the
-// result has one slice per pod placed (kube-scheduler binds each pod that fits).
+// result has one slice per pod placed (kube-scheduler binds each pod that fits). `given`: the
+// job's pod_sizes when the caller has them already.
 std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, const Job& job, int flavor,
-                                                    const std::vector<NodeId>* allowed, std::size_t first,
-                                                    bool per_pod) {
+                                                    const std::vector<NodeId>* allowed, std::size_t first, bool per_pod,
+                                                    const std::vector<std::int32_t>* given) {
   const auto& cluster = view.cluster();
-  const std::vector<std::int32_t> sizes = pod_sizes(view, job, flavor);
+  std::vector<std::int32_t> own;
+  if (given == nullptr) own = pod_sizes(view, job, flavor);
+  const std::vector<std::int32_t>& sizes = given != nullptr ? *given : own;
   const auto count = static_cast<std::int32_t>(sizes.size());
   models::Placement pods_out;
   std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
@@ -343,10 +346,12 @@ std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Jo
 
 // An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang
 // at placement); the job runs once its last pod binds. True when it started.
-bool KueuePolicy::place_wide(Session& s, const Wl& wl, JobIndex p, std::size_t n, const std::vector<NodeId>* allowed) {
+bool KueuePolicy::place_wide(Session& s, const Wl& wl, JobIndex p, const std::vector<std::int32_t>& sizes,
+                             const std::vector<NodeId>* allowed) {
   const Job& job = jobs()[p];
+  const std::size_t n = sizes.size();
   const std::size_t had = s.bound(p).size();
-  const auto got = place(s, job, wl.flavor, allowed, had, true);
+  const auto got = place(s, job, wl.flavor, allowed, had, true, &sizes);
   for (const auto& sl : *got) add_usage(sl, 1);
   if (had + got->size() == n) {
     models::Placement merged;  // one slice per node
@@ -422,6 +427,7 @@ void KueuePolicy::place_pods(Session& s) {
       }
     }
     bool all = true;
+    std::vector<std::int32_t> sizes;  // a job's pods (pod_sizes), when it asks for several GPUs
     for (JobIndex p : wl.pods) {
       if (s.state(p) != JobState::Pending) continue;
       if (s.retrying(p)) {
@@ -430,15 +436,17 @@ void KueuePolicy::place_pods(Session& s) {
         continue;
       }
       const Job& job = jobs()[p];
-      if (const std::size_t n = job.gpus > 1 ? pod_sizes(s, job, wl.flavor).size() : 1; n > 1) {
-        if (place_wide(s, wl, p, n, in_domain ? &domain : nullptr)) {
+      if (job.gpus > 1) sizes = pod_sizes(s, job, wl.flavor);  // else one pod
+      if (job.gpus > 1 && sizes.size() > 1) {
+        if (place_wide(s, wl, p, sizes, in_domain ? &domain : nullptr)) {
           ++wl.running;
         } else {
           all = false;
         }
         continue;
       }
-      auto placement = place(s, job, wl.flavor, in_domain ? &domain : nullptr);
+      auto placement =
+          place(s, job, wl.flavor, in_domain ? &domain : nullptr, 0, false, job.gpus > 1 ? &sizes : nullptr);
       if (!placement) {
         all = false;
         s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name +

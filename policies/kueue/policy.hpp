@@ -445,12 +445,13 @@ class KueuePolicy final : public Policy {
   std::vector<std::int32_t> pod_sizes(const ClusterView& view, const Job& job, int flavor) const;
   std::optional<models::Placement> place(const ClusterView& view, const Job& job, int flavor,
                                          const std::vector<NodeId>* allowed = nullptr, std::size_t first = 0,
-                                         bool per_pod = false);
+                                         bool per_pod = false, const std::vector<std::int32_t>* sizes = nullptr);
   // Called for every feasible node of every pod: inlined into place (defined and called only in
   // placement.cpp), as it was while the class was one file.
   [[gnu::always_inline]] inline std::int64_t node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod,
                                                         std::uint64_t stamp);
-  bool place_wide(Session& s, const Wl& wl, JobIndex p, std::size_t n, const std::vector<NodeId>* allowed);
+  bool place_wide(Session& s, const Wl& wl, JobIndex p, const std::vector<std::int32_t>& sizes,
+                  const std::vector<NodeId>* allowed);
   void drop_bound(Session& s, JobIndex p, const std::string& reason);
   void place_pods(Session& s);
 

@@ -15,9 +15,10 @@ namespace {
 // the numFeasibleNodesToFind-th, and next_start moves on past the last node processed (or stays
 // when fewer passed). Counting a word's passing nodes at once, rather than offering them one by
 // one, is what makes a cycle cheap when the index alone (or with a few tentative pods) decides.
-// With first_only (take needs only the first passing node) and fewer than numFeasibleNodesToFind
-// nodes offered at all (`offered`, an upper bound on those passing), the cycle would process every
-// node and leave next_start where it is: the scan stops at the first passing node instead.
+// With fewer than numFeasibleNodesToFind nodes offered at all (`offered`, an upper bound on those
+// passing; -1 unknown), the cycle would process every node and leave next_start where it is: with
+// none offered there is nothing to scan, and with first_only (take needs only the first passing
+// node) the scan stops at the first passing node.
 template <typename PoolOk, typename Filter, typename Take>
 void sampled_cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
                    std::int64_t& next_start, PoolOk pool_ok, Filter filter, Take take, bool first_only = false,
@@ -26,6 +27,7 @@ void sampled_cycle(const models::ClusterState& c, std::int64_t percentage, std::
   if (n == 0) return;
   if (next_start >= n) next_start = 0;
   const std::int64_t want = k8s::num_feasible_nodes_to_find(percentage, n);
+  if (offered == 0) return;  // no node passes: every node processed, next_start stays
   if (first_only && offered >= 0 && offered < want) {
     k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
       bits = filter(base, bits);
@@ -236,9 +238,9 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
         }
       };
       if (!constant_score && node_class_.size() != usage_.size()) reclass(0);  // the classes, on first use
-      // When every node scores alike, the nodes the index offers bound how many can pass.
+      // When the index decides, the nodes it offers bound how many can pass.
       std::int64_t offered = -1;
-      if (constant_score && index_decides) {
+      if (index_decides) {
         offered = 0;
         for (models::PoolId p : eligible)
           for (std::int32_t f = std::max(pod.gpus, 0); f <= cluster.node_units(p); ++f)

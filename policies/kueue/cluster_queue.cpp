@@ -13,6 +13,7 @@ void KueuePolicy::build(const ClusterView& view) {
   wl_of_.assign(w.jobs.size(), -1);
   pod_bound_.assign(w.jobs.size(), {});
   std::map<models::GroupId, int> by_group;
+  wls_.reserve(w.jobs.size());  // at most one per job: never moved while it fills
   for (JobIndex j = 0; j < w.jobs.size(); ++j) {
     const Job& job = w.jobs[j];
     int idx = -1;

@@ -228,16 +228,22 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
           const int b = std::countr_zero(bits);
           const NodeId id = base + static_cast<NodeId>(b);
           const std::int64_t total = (tentative >> b) & 1 ? score(id, taken_on(id))
-                                     : class_scores_[node_class_[id]].stamp == stamp
+                                     : class_scores_[node_class_[id]].stamp == class_stamp_
                                          ? class_scores_[node_class_[id]].total
-                                         : class_score(id, cluster.node(id), pod, stamp);
+                                         : class_score(id, cluster.node(id), pod);
           if (total > best_score) {
             best_score = total;
             best = id;
           }
         }
       };
-      if (!constant_score && node_class_.size() != usage_.size()) reclass(0);  // the classes, on first use
+      if (!constant_score) {
+        if (node_class_.size() != usage_.size()) reclass(0);  // the classes, on first use
+        if (const std::array<std::int64_t, 3> shape{pod.gpus, pod.cpus, pod.memory_mib}; shape != class_shape_) {
+          class_shape_ = shape;
+          class_stamp_ = stamp;
+        }
+      }
       // When the index decides, the nodes it offers bound how many can pass.
       std::int64_t offered = -1;
       if (index_decides) {
@@ -335,13 +341,14 @@ void KueuePolicy::reclass(NodeId id) {
   node_class_[id] = intern(id);
 }
 
-// The weighted score of `pod` (stamp) on node id of capacity n, with its usage and nothing
-// tentative, for its whole class (the caller reads class_scores_ first; node_class_ is kept).
-std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod, std::uint64_t stamp) {
+// The weighted score of `pod` (of class_shape_) on node id of capacity n, with its usage and
+// nothing tentative, for its whole class (the caller reads class_scores_ first; node_class_ is
+// kept).
+std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod) {
   ClassScore& c = class_scores_[node_class_[id]];
-  if (c.stamp != stamp) {
+  if (c.stamp != class_stamp_) {
     const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, usage_[id], pod);
-    c = {stamp, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
+    c = {class_stamp_, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
   }
   return c.total;
 }

@@ -322,7 +322,7 @@ class KueuePolicy final : public Policy {
   }
 
   // Node classes (placement.cpp): nodes of the same capacity and usage score alike for any pod,
-  // so a sampled cycle scores each class once per pod (class_score) and its nodes look the score
+  // so a sampled cycle scores each class once per pod shape (class_score) and its nodes look the score
   // up by class. A way of computing, not of deciding.
   using ScoreKey = std::array<std::int64_t, 8>;
   struct ScoreKeyHash {
@@ -333,7 +333,7 @@ class KueuePolicy final : public Policy {
     }
   };
   void reclass(NodeId id);
-  std::int64_t class_score(NodeId id, const models::Node& n, const Job& pod, std::uint64_t stamp);
+  std::int64_t class_score(NodeId id, const models::Node& n, const Job& pod);
   struct ClassScore {
     std::uint64_t stamp = 0;  // the pod (score_stamp_) total is for
     std::int64_t total = 0;
@@ -341,6 +341,10 @@ class KueuePolicy final : public Policy {
   std::unordered_map<ScoreKey, std::uint32_t, ScoreKeyHash> class_index_;
   std::vector<std::uint32_t> node_class_;  // node -> class; empty until a cycle scores by class
   std::vector<ClassScore> class_scores_;   // by class
+  // The pod shape (gpus, cpus, memory) class_scores_ stamped class_stamp_ are for: a class's key
+  // never changes, so its score holds for every pod of that shape until the shape changes.
+  std::array<std::int64_t, 3> class_shape_{-1, -1, -1};
+  std::uint64_t class_stamp_ = 0;
 
   // The scores node_score remembers (placement.cpp).
   struct ScoreMemo {

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/node_set.hpp"
 #include "models/topology.hpp"
 #include "policies/common/consolidate.hpp"
 #include "policies/common/node_sampling.hpp"
@@ -112,7 +113,9 @@ struct Cq {
   // With admission fair sharing: the same entries by LocalQueue (namespace).
   std::map<models::TenantId, std::set<std::tuple<std::int64_t, Tick, int>>> by_lq;
   std::vector<int> inadmissible;
-  std::set<int> holding;  // workloads holding quota here
+  // Workloads holding quota here, in id order: a bitset over the workloads (insert and erase
+  // O(1); a tree of the admitted ones cost a tenth of bench/scale in cache misses).
+  models::NodeIdSet holding;
   // Parking (ParkedIndex): in a ClusterQueue that never preempts, does not block at its head and
   // orders by priority and time, an inadmissible workload whose pods all show the quota reason
   // waits in the index instead of `inadmissible`. Those with a key >= `cursor` are in the active

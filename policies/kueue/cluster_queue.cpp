@@ -13,6 +13,7 @@ void KueuePolicy::build(const ClusterView& view) {
   wl_of_.assign(w.jobs.size(), -1);
   pod_bound_.assign(w.jobs.size(), {});
   std::map<models::GroupId, int> by_group;
+  wls_.reserve(w.jobs.size());  // at most one per job: never moved while it fills
   for (JobIndex j = 0; j < w.jobs.size(); ++j) {
     const Job& job = w.jobs[j];
     int idx = -1;
@@ -61,6 +62,7 @@ void KueuePolicy::build(const ClusterView& view) {
   const int ncq = static_cast<int>(cfg_.cluster_queues.size());
   nodes_.resize(ncq + cfg_.cohorts.size());
   cqs_.resize(ncq);
+  for (Cq& q : cqs_) q.holding = models::NodeIdSet(0, wls_.size());  // any dense ids: workloads here
   for (std::size_t c = 0; c < cfg_.cohorts.size(); ++c) cohort_index[cfg_.cohorts[c].name] = ncq + static_cast<int>(c);
   auto init_quota = [&](TreeNode& n, const std::vector<FlavorQuotas>& res) {
     n.nominal.assign(nfr_, 0);

@@ -1,8 +1,72 @@
 // Placement of the admitted pods by kube-scheduler rules (policies/kubernetes/kubernetes.hpp) and
 // topology-aware scheduling (Kueue TAS over cluster.topology).
+#include <bit>
+
 #include "policies/kueue/policy.hpp"
 
 namespace headroom::policies::kueue {
+
+namespace {
+
+// One kube-scheduler cycle under node sampling (percentageOfNodesToScore; the rule of
+// k8s::NodeSampler::cycle, policies/common/node_sampling.hpp) over 64 nodes at a time: from
+// next_start, the nodes the index offers (k8s::visit_words_from) pass through filter(base, bits),
+// which keeps those that pass the filter; take(base, bits) gets the passing ones in order up to
+// the numFeasibleNodesToFind-th, and next_start moves on past the last node processed (or stays
+// when fewer passed). Counting a word's passing nodes at once, rather than offering them one by
+// one, is what makes a cycle cheap when the index alone (or with a few tentative pods) decides.
+// With fewer than numFeasibleNodesToFind nodes offered at all (`offered`, an upper bound on those
+// passing; -1 unknown), the cycle would process every node and leave next_start where it is: with
+// none offered there is nothing to scan, and with first_only (take needs only the first passing
+// node) the scan stops at the first passing node.
+template <typename PoolOk, typename Filter, typename Take>
+void sampled_cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
+                   std::int64_t& next_start, PoolOk pool_ok, Filter filter, Take take, bool first_only = false,
+                   std::int64_t offered = -1) {
+  const auto n = static_cast<std::int64_t>(c.nodes().size());
+  if (n == 0) return;
+  if (next_start >= n) next_start = 0;
+  const std::int64_t want = k8s::num_feasible_nodes_to_find(percentage, n);
+  if (offered == 0) return;  // no node passes: every node processed, next_start stays
+  if (first_only && offered >= 0 && offered < want) {
+    k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
+      bits = filter(base, bits);
+      if (bits != 0) take(base, bits);
+      return bits == 0;
+    });
+    return;
+  }
+  std::int64_t found = 0;
+  NodeId last = 0;
+  k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
+    bits = filter(base, bits);
+    if (bits == 0) return true;
+    const auto k = static_cast<std::int64_t>(std::popcount(bits));
+    if (found + k < want) {
+      found += k;
+      take(base, bits);
+      return true;
+    }
+    std::uint64_t rest = bits;
+    for (std::int64_t i = found + 1; i < want; ++i) rest &= rest - 1;  // the want-th is rest's lowest
+    const int at = std::countr_zero(rest);
+    last = base + static_cast<NodeId>(at);
+    take(base, at == 63 ? bits : bits & ((std::uint64_t{2} << at) - 1));
+    found = want;
+    return false;
+  });
+  const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start + n) % n + 1 : n;
+  next_start = (next_start + processed) % n;
+}
+
+// Bits base .. base + 63 of a bitset over node ids (one spare word at its end).
+std::uint64_t bits_at(const std::vector<std::uint64_t>& set, NodeId base) {
+  const std::size_t w = base >> 6;
+  const unsigned s = base & 63;
+  return s == 0 ? set[w] : (set[w] >> s) | (set[w + 1] << (64 - s));
+}
+
+}  // namespace
 
 // The domain for workload w on `flavor`: the lowest-level switch (at most the required level)
 // whose up nodes of the flavor have free GPUs for the Workload's pods (those still pending under
@@ -44,25 +108,36 @@ std::vector<std::int32_t> KueuePolicy::pod_sizes(const ClusterView& view, const 
 }
 
 // With `per_pod`, pods `first`.. are placed one after the other until one fits nowhere; the
-// result has one slice per pod placed (kube-scheduler binds each pod that fits).
+// result has one slice per pod placed (kube-scheduler binds each pod that fits). `given`: the
+// job's pod_sizes when the caller has them already.
 std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, const Job& job, int flavor,
-                                                    const std::vector<NodeId>* allowed, std::size_t first,
-                                                    bool per_pod) {
+                                                    const std::vector<NodeId>* allowed, std::size_t first, bool per_pod,
+                                                    const std::vector<std::int32_t>* given) {
   const auto& cluster = view.cluster();
-  const std::vector<std::int32_t> sizes = pod_sizes(view, job, flavor);
+  std::vector<std::int32_t> own;
+  if (given == nullptr) own = pod_sizes(view, job, flavor);
+  const std::vector<std::int32_t>& sizes = given != nullptr ? *given : own;
   const auto count = static_cast<std::int32_t>(sizes.size());
   models::Placement pods_out;
   std::vector<std::pair<NodeId, models::Slice>> taken;  // tentative, per node
-  // Where each node is in `taken` (taken_at_, all -1 again when this returns): a wide job's
-  // pods look their nodes up in O(1) rather than scanning the pods placed before them.
-  if (taken_at_.size() != cluster.nodes().size()) taken_at_.assign(cluster.nodes().size(), -1);
+  // Where each node is in `taken` (taken_at_, all -1 again when this returns, and taken_bits_,
+  // all 0 again): a wide job's pods look their nodes up in O(1) rather than scanning the pods
+  // placed before them, and a sampled cycle finds them 64 nodes at a time.
+  if (taken_at_.size() != cluster.nodes().size()) {
+    taken_at_.assign(cluster.nodes().size(), -1);
+    taken_bits_.assign(cluster.nodes().size() / 64 + 2, 0);
+  }
   struct Forget {
     std::vector<int>& at;
+    std::vector<std::uint64_t>& bits;
     const std::vector<std::pair<NodeId, models::Slice>>& taken;
     ~Forget() {
-      for (const auto& t : taken) at[t.first] = -1;
+      for (const auto& t : taken) {
+        at[t.first] = -1;
+        bits[t.first >> 6] = 0;
+      }
     }
-  } forget{taken_at_, taken};
+  } forget{taken_at_, taken_bits_, taken};
   auto taken_on = [&](NodeId id) -> models::Slice* {
     const int i = taken_at_[id];
     return i < 0 ? nullptr : &taken[static_cast<std::size_t>(i)].second;
@@ -71,17 +146,21 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
   // scored): then the lowest-index feasible node wins and scoring is skipped.
   std::vector<models::PoolId> eligible;
   bool constant_score = cfg_.scheduler.scoring.gpu_weight == 0 || job.gpus == 0;
+  bool no_cpus = true, no_memory = true;  // on every eligible pool
   for (models::PoolId p = 0; p < cluster.pool_count(); ++p) {
     if (!flavor_pools_[flavor][p] || !pool_eligible(cluster, p, job, *workload_)) continue;
     eligible.push_back(p);
     const auto& spec = cluster.spec().pools[p];
-    constant_score = constant_score && spec.cpus_per_node == 0 && spec.memory_gib == 0;
+    no_cpus = no_cpus && spec.cpus_per_node == 0;
+    no_memory = no_memory && spec.memory_gib == 0;
   }
+  constant_score = constant_score && no_cpus && no_memory;
   // Whether a cycle looks at fewer than all nodes (percentageOfNodesToScore, node_sampling.hpp);
   // when it looks at all, the highest score wins, ties to the lowest index.
   const auto all_nodes = static_cast<std::int64_t>(cluster.nodes().size());
   const bool sampled =
       k8s::num_feasible_nodes_to_find(cfg_.scheduler.percentage_of_nodes_to_score, all_nodes) < all_nodes;
+  auto pool_ok = [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); };
   const std::vector<models::PoolId> none;
   for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
     const std::uint64_t stamp = ++score_stamp_;  // node_score's remembered scores are for this pod
@@ -111,32 +190,70 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       }
       return node_score(cluster.node(id), u, pod, stamp);
     };
-    auto consider = [&](NodeId id) {
-      if (allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) return false;
-      const models::Slice* t = nullptr;
-      if (!feasible(id, t)) return false;
-      if (constant_score) {
-        if (best == UINT32_MAX) best = id;
-        return true;
-      }
-      const std::int64_t total = score(id, t);
-      if (total > best_score) {
-        best_score = total;
-        best = id;
-      }
-      return true;
-    };
-    if (sampled && constant_score && allowed == nullptr && taken.empty()) {
-      // Every node the index offers passes and all score alike: the first found wins.
-      best = sampler_.cycle_all_pass(
-          cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0),
-          [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); });
-    } else if (sampled) {
+    if (sampled) {
       // kube-scheduler's sampling (percentageOfNodesToScore): from nextStartNodeIndex until enough
-      // nodes pass the filter; ties to the first found.
-      sampler_.cycle(
-          cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0),
-          [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); }, consider);
+      // nodes pass the filter; the highest score wins, ties to the first found.
+      //
+      // The filter: the index offers only up nodes with enough free GPUs, so when the pod asks
+      // for no cpu or memory that a node models (allocations never leave them negative), only
+      // the nodes holding this job's tentative pods need a look; else every node does.
+      const bool index_decides = allowed == nullptr && (no_cpus || pod.cpus <= 0) && (no_memory || pod.memory_mib <= 0);
+      auto filter = [&](NodeId base, std::uint64_t bits) {
+        if (index_decides) {
+          if (taken.empty()) return bits;
+          for (std::uint64_t t = bits & bits_at(taken_bits_, base); t != 0; t &= t - 1) {
+            const int b = std::countr_zero(t);
+            const models::Slice* sl = nullptr;
+            if (!feasible(base + static_cast<NodeId>(b), sl)) bits &= ~(std::uint64_t{1} << b);
+          }
+          return bits;
+        }
+        for (std::uint64_t t = bits; t != 0; t &= t - 1) {
+          const int b = std::countr_zero(t);
+          const NodeId id = base + static_cast<NodeId>(b);
+          const models::Slice* sl = nullptr;
+          if ((allowed != nullptr && !std::binary_search(allowed->begin(), allowed->end(), id)) || !feasible(id, sl))
+            bits &= ~(std::uint64_t{1} << b);
+        }
+        return bits;
+      };
+      auto take = [&](NodeId base, std::uint64_t bits) {
+        if (constant_score) {
+          if (best == UINT32_MAX) best = base + static_cast<NodeId>(std::countr_zero(bits));
+          return;
+        }
+        // Nodes without this job's tentative pods score by their class.
+        const std::uint64_t tentative = taken.empty() ? 0 : bits_at(taken_bits_, base);
+        for (; bits != 0; bits &= bits - 1) {
+          const int b = std::countr_zero(bits);
+          const NodeId id = base + static_cast<NodeId>(b);
+          const std::int64_t total = (tentative >> b) & 1 ? score(id, taken_on(id))
+                                     : class_scores_[node_class_[id]].stamp == class_stamp_
+                                         ? class_scores_[node_class_[id]].total
+                                         : class_score(id, cluster.node(id), pod);
+          if (total > best_score) {
+            best_score = total;
+            best = id;
+          }
+        }
+      };
+      if (!constant_score) {
+        if (node_class_.size() != usage_.size()) reclass(0);  // the classes, on first use
+        if (const std::array<std::int64_t, 3> shape{pod.gpus, pod.cpus, pod.memory_mib}; shape != class_shape_) {
+          class_shape_ = shape;
+          class_stamp_ = stamp;
+        }
+      }
+      // When the index decides, the nodes it offers bound how many can pass.
+      std::int64_t offered = -1;
+      if (index_decides) {
+        offered = 0;
+        for (models::PoolId p : eligible)
+          for (std::int32_t f = std::max(pod.gpus, 0); f <= cluster.node_units(p); ++f)
+            offered += static_cast<std::int64_t>(cluster.nodes_with_free(p, f).size());
+      }
+      sampled_cycle(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), next_start_, pool_ok,
+                    filter, take, constant_score, offered);
     }
     // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
     for (models::PoolId p : sampled ? none : eligible) {
@@ -169,6 +286,7 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       t->memory_mib += pod.memory_mib;
     } else {
       taken_at_[best] = static_cast<int>(taken.size());
+      taken_bits_[best >> 6] |= std::uint64_t{1} << (best & 63);
       taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
     }
   }
@@ -194,12 +312,55 @@ std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage
   return m.total;
 }
 
+namespace {
+
+std::array<std::int64_t, 8> score_key(const models::Node& n, const k8s::NodeUsage& u) {
+  return {n.gpus, n.cpus, n.memory_mib, u.gpus, u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+}
+
+}  // namespace
+
+// Node id's class again after its usage changed (all nodes' on first use). The classes are
+// renumbered from the nodes' current ones when more than 4 per node (plus 1,024) were ever seen,
+// so the table stays bounded however many usages a run passes through.
+void KueuePolicy::reclass(NodeId id) {
+  const auto& nodes = cluster_->nodes();
+  auto intern = [&](NodeId k) {
+    const auto [it, fresh] =
+        class_index_.try_emplace(score_key(nodes[k], usage_[k]), static_cast<std::uint32_t>(class_index_.size()));
+    if (fresh) class_scores_.emplace_back();
+    return it->second;
+  };
+  if (node_class_.size() != nodes.size() || class_index_.size() > 4 * nodes.size() + 1024) {
+    class_index_.clear();
+    class_scores_.clear();
+    node_class_.resize(nodes.size());
+    for (NodeId k = 0; k < nodes.size(); ++k) node_class_[k] = intern(k);
+    return;
+  }
+  node_class_[id] = intern(id);
+}
+
+// The weighted score of `pod` (of class_shape_) on node id of capacity n, with its usage and
+// nothing tentative, for its whole class (the caller reads class_scores_ first; node_class_ is
+// kept).
+std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod) {
+  ClassScore& c = class_scores_[node_class_[id]];
+  if (c.stamp != class_stamp_) {
+    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, usage_[id], pod);
+    c = {class_stamp_, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
+  }
+  return c.total;
+}
+
 // An admitted job wider than one node: kube-scheduler binds each of its pods that fits (no gang
 // at placement); the job runs once its last pod binds. True when it started.
-bool KueuePolicy::place_wide(Session& s, const Wl& wl, JobIndex p, std::size_t n, const std::vector<NodeId>* allowed) {
+bool KueuePolicy::place_wide(Session& s, const Wl& wl, JobIndex p, const std::vector<std::int32_t>& sizes,
+                             const std::vector<NodeId>* allowed) {
   const Job& job = jobs()[p];
+  const std::size_t n = sizes.size();
   const std::size_t had = s.bound(p).size();
-  const auto got = place(s, job, wl.flavor, allowed, had, true);
+  const auto got = place(s, job, wl.flavor, allowed, had, true, &sizes);
   for (const auto& sl : *got) add_usage(sl, 1);
   if (had + got->size() == n) {
     models::Placement merged;  // one slice per node
@@ -275,6 +436,7 @@ void KueuePolicy::place_pods(Session& s) {
       }
     }
     bool all = true;
+    std::vector<std::int32_t> sizes;  // a job's pods (pod_sizes), when it asks for several GPUs
     for (JobIndex p : wl.pods) {
       if (s.state(p) != JobState::Pending) continue;
       if (s.retrying(p)) {
@@ -283,15 +445,17 @@ void KueuePolicy::place_pods(Session& s) {
         continue;
       }
       const Job& job = jobs()[p];
-      if (const std::size_t n = job.gpus > 1 ? pod_sizes(s, job, wl.flavor).size() : 1; n > 1) {
-        if (place_wide(s, wl, p, n, in_domain ? &domain : nullptr)) {
+      if (job.gpus > 1) sizes = pod_sizes(s, job, wl.flavor);  // else one pod
+      if (job.gpus > 1 && sizes.size() > 1) {
+        if (place_wide(s, wl, p, sizes, in_domain ? &domain : nullptr)) {
           ++wl.running;
         } else {
           all = false;
         }
         continue;
       }
-      auto placement = place(s, job, wl.flavor, in_domain ? &domain : nullptr);
+      auto placement =
+          place(s, job, wl.flavor, in_domain ? &domain : nullptr, 0, false, job.gpus > 1 ? &sizes : nullptr);
       if (!placement) {
         all = false;
         s.pending_reason(p, "unschedulable: admitted to ClusterQueue " + nodes_[wl.cq].name +

@@ -108,6 +108,12 @@ struct Config {
   Tick bf_window = 1440 * sim::kMinute;
   std::int64_t bf_max_job_test = 500;
   std::int64_t bf_max_job_start = 0;
+  // will_run_groups (headroom's, not slurm.conf's): backfill places a reservation as
+  // select/cons_tres's will-run test does (_will_run_test: running jobs' ends freed in groups on
+  // 30-s barriers, the start at a group's last end; backfill.c's TRY_LATER), not at the earliest
+  // instant the job fits. Off by default: exact against the real slurmctld (issue #38), but many
+  // times the CPU time of a long replay.
+  bool will_run_groups = false;
 
   PreemptType preempt_type = PreemptType::None;
   PreemptModeS preempt_mode = PreemptModeS::Off;

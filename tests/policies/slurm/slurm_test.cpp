@@ -510,6 +510,32 @@ TEST(Slurm, BackfillPlansInTheWholeSecondsOfSlurmctldsClock) {
   EXPECT_EQ(r.start(4), 60.5) << "ending at 10 s + 60 s touches job 3's reservation";
 }
 
+TEST(Slurm, WillRunGroupsPlaceAReservationAtTheLastEndOfItsGroup) {
+  // Issue #38, third round: select/cons_tres _will_run_test (job_test.c, Slurm 22.05) frees the
+  // running jobs in groups of ends, the first up to the 30-s barrier after the first end plus 30 s,
+  // and starts a job at the LAST end of the group after which it fits. Job 0 (3 GPUs on n0, limit
+  // 60 s) and job 1 (n1, limit 80 s) end, for the plan, at 60 s and 80 s: one group (barrier 90 s,
+  // bound 120 s). Job 2 (one whole node) fits once n0 frees at 60 s, but slurmctld reserves it at
+  // 80 s, so job 3 (1 GPU, limit 70 s) starts now on n0's free GPU; job 2 then starts when job 3
+  // ends. At the earliest fit (the default, will_run_groups off) job 2 holds n0 from 60 s: job 3
+  // waits for n1.
+  auto w = ht::WorkloadBuilder().job(0, 3, 50).job(0, 4, 75).job(0, 4, 30).job(0, 1, 70).build();
+  shape(w, 0, 3, 60);
+  shape(w, 1, 4, 80);
+  shape(w, 2, 4, 100);
+  shape(w, 3, 1, 70);
+  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"}};
+  auto grouped = kv;
+  grouped["will_run_groups"] = "YES";
+  const SlurmRun slurmctld(w, nodes(2, 4), params(grouped));
+  EXPECT_EQ(slurmctld.start(3), 0) << "backfilled: ends at 70 s, before the reservation at 80 s";
+  EXPECT_EQ(slurmctld.nodes_of(3), std::vector<models::NodeId>{0});
+  EXPECT_EQ(slurmctld.start(2), 70);
+  const SlurmRun earliest(w, nodes(2, 4), params(kv));
+  EXPECT_EQ(earliest.start(2), 50);
+  EXPECT_EQ(earliest.start(3), 75) << "held behind job 2's reservation at 60 s";
+}
+
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {
   models::ClusterSpec c;
   c.pools.push_back({"heavy", 1, 8, "A100", 0, 0});

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -592,6 +593,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<NodeId> freenodes_;
   std::vector<NodeId> touched_;  // backfill: the nodes of a start
   models::Placement reserved_;   // backfill: a walk's reservation
+  models::Placement saved_pl_;   // backfill (will_run_groups): the nodes chosen after a group
   // Backfill: the free nodes a reservation of the pass blocks, (first_res_, node) latest first,
   // and as clear_holds() last read them: first_res_ and the GPUs free now summed so far.
   std::vector<std::pair<Tick, NodeId>> clear_at_;
@@ -623,6 +625,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
   std::vector<std::pair<Tick, Tick>> res_span_;  // per reservation: [start, end)
+  // will_run_groups: (start, node) of every reservation of the pass, as start << 24 | node
+  // (backfill's later_start asks whether a node is reserved again where a reservation ends).
+  std::unordered_set<std::uint64_t> res_start_at_;
   // Backfill: what one walk asked and found (no start before `from`).
   struct WalkRec {
     int part;

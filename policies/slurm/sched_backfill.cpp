@@ -381,6 +381,8 @@ void SlurmPolicy::backfill(Session& s) {
       n = std::min(n, it->first);
     return n;
   };
+  auto start_key = [](Tick t, NodeId id) { return static_cast<std::uint64_t>(t) << 24 | id; };
+  res_start_at_.clear();
   auto holds = [&](std::uint32_t r, NodeId id) {
     return std::find(res_nodes_.begin() + res_off_[r], res_nodes_.begin() + res_off_[r + 1], id) !=
            res_nodes_.begin() + res_off_[r + 1];
@@ -394,12 +396,10 @@ void SlurmPolicy::backfill(Session& s) {
     for (auto it = std::upper_bound(by_end_.begin(), by_end_.end(), try_at, by_time);
          it != by_end_.end() && it->first <= cut && it->first < table_end; ++it) {
       const Tick e = it->first;
-      const auto [sb, se] = std::equal_range(by_start_.begin(), by_start_.end(), std::pair<Tick, std::uint32_t>{e, 0},
-                                             [](const auto& l, const auto& r) { return l.first < r.first; });
       for (std::uint32_t k = res_off_[it->second]; k < res_off_[it->second + 1]; ++k) {
         const NodeId id = res_nodes_[k];
         if (p.member[id] == 0 || !s.cluster().node(id).up) continue;
-        if (std::none_of(sb, se, [&](const auto& q) { return holds(q.second, id); })) return e;
+        if (!res_start_at_.contains(start_key(e, id))) return e;
       }
     }
     return kNever;
@@ -560,34 +560,52 @@ void SlurmPolicy::backfill(Session& s) {
     } else {
       for (Tick try_at = now;;) {
         const Tick x = (try_at == now ? sec_now : try_at) + limit;
-        go_to(now, try_at, x);  // no release: the nodes as they are now
+        const Tick later = later_start(jp, try_at, x);
+        // A start by `later` (or in the window) needs the job to fit once the running jobs ending
+        // by then are gone (fitting only gains from releases): when it does not, the trial ends in
+        // TRY_LATER whatever the groups. When it does, the first group after which it fits is
+        // found walking the group bounds down from there, not up from now: same group, same nodes.
+        const Tick upto = later == kNever ? horizon : later;
+        go_to(upto, try_at, x);
         Tick start = kNever;
-        if (try_at > now && try_fit()) start = try_at;
-        if (start == kNever) {
+        if (try_fit()) {
           std::size_t e0 = 0;
           while (e0 < rslice_.size() && !in_a(rslice_[e0].node)) ++e0;
-          if (e0 < rslice_.size()) {
+          if (e0 == rslice_.size()) {
+            if (try_at > now) start = try_at;  // nothing on A ends: the nodes as they are now
+          } else {
             const Tick first = whole_second(rslice_[e0].t);
             const Tick barrier = first - first % kBarrier + kBarrier;
-            for (Tick w = kBarrier;; w *= 2) {
-              const Tick bound = barrier + w;
-              const std::size_t ri0 = cur_ri;
-              go_to(bound, try_at, x);
-              Tick last = kNever;  // the group's last end on A
-              for (std::size_t k = cur_ri; k-- > ri0;)
-                if (in_a(rslice_[k].node)) {
-                  last = rslice_[k].t;
-                  break;
-                }
-              if (last != kNever && try_fit()) {
-                start = std::max(try_at, last);
-                break;
+            Tick bound = barrier + kBarrier;
+            while (bound < upto) bound = barrier + 2 * (bound - barrier);
+            bool saved = false;  // saved_pl_ holds the nodes chosen after the group ending at `bound`
+            while (bound > barrier + kBarrier) {
+              const Tick lower = barrier + (bound - barrier) / 2;
+              go_to(lower, try_at, x);
+              if (!try_fit()) break;
+              bound = lower;
+              saved_pl_ = reserved;
+              saved = true;
+            }
+            if (bound == barrier + kBarrier && try_at > now) {  // will-run's first test: the nodes as they are now
+              go_to(now, try_at, x);
+              if (try_fit()) start = try_at;
+            }
+            if (start == kNever) {
+              auto k = static_cast<std::size_t>(std::upper_bound(rslice_.begin(), rslice_.end(), bound,
+                                                                 [](Tick v, const RSlice& q) { return v < q.t; }) -
+                                                rslice_.begin());
+              while (k > 0 && !in_a(rslice_[k - 1].node)) --k;
+              start = std::max(try_at, rslice_[k - 1].t);  // the group's last end on A
+              if (saved) {
+                reserved = saved_pl_;
+              } else if (later == kNever || start <= later) {  // else TRY_LATER below: no nodes needed
+                go_to(bound, try_at, x);
+                try_fit();
               }
-              if (bound >= horizon) break;
             }
           }
         }
-        const Tick later = later_start(jp, try_at, x);
         if (start == kNever || (later != kNever && start > later)) {
           if (later == kNever) break;
           try_at = later;
@@ -612,6 +630,8 @@ void SlurmPolicy::backfill(Session& s) {
     const std::size_t base = res_nodes_.size();
     res_nodes_.resize(base + reserved.size());
     for (std::size_t k = 0; k < reserved.size(); ++k) res_nodes_[base + k] = reserved[k].node;
+    if (c_.will_run_groups)
+      for (const auto& sl : reserved) res_start_at_.insert(start_key(at, sl.node));
     res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
     auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
     by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time), {at, rid});

@@ -567,6 +567,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::map<JobIndex, std::vector<JobIndex>> nominee_;
   std::vector<std::pair<JobIndex, std::string>> to_reject_;
   bool dirty_ = false;
+  bool first_pass_done_ = false;  // first_pass_backfill: the first pass has run
   Tick last_bf_ = std::numeric_limits<Tick>::min() / 2;
   std::int64_t bf_starts_ = 0;
 

@@ -114,6 +114,12 @@ struct Config {
   // instant the job fits. Off by default: exact against the real slurmctld (issue #38), but many
   // times the CPU time of a long replay.
   bool will_run_groups = false;
+  // first_pass_backfill (headroom's): the replay's first scheduling pass (at its first instant
+  // with jobs pending) is a backfill pass, then the main scheduler's. slurmctld after `scontrol
+  // update PartitionName=... State=UP` with jobs queued: the update only queues the main
+  // scheduler (queue_job_scheduler), and backfill's one-second tick comes first (issue #38: the
+  // referee's start instant).
+  bool first_pass_backfill = false;
 
   PreemptType preempt_type = PreemptType::None;
   PreemptModeS preempt_mode = PreemptModeS::Off;

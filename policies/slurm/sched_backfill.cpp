@@ -436,9 +436,13 @@ void SlurmPolicy::backfill(Session& s) {
     WalkRec ask{part_[j], jobs[j].gpu_type, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
                 sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       now};
     Tick from = now;
-    if (!held_any && !c_.will_run_groups)
+    // will_run_groups: `known` is a release time up to which the job cannot fit on the nodes its
+    // window at now leaves (a job asking no more found none there).
+    Tick known = now;
+    if (!held_any)
       for (const WalkRec& r : recs_)
         if (r.from > from && no_more(r, ask)) from = r.from;
+    if (c_.will_run_groups) std::swap(known, from);
     if (from == kNever) continue;
     // Only what can raise some later job's `from` is kept: a record asking no more than another
     // and stopping no earlier makes that one useless (a job dominating it dominates this one).
@@ -561,6 +565,52 @@ void SlurmPolicy::backfill(Session& s) {
       for (Tick try_at = now;;) {
         const Tick x = (try_at == now ? sec_now : try_at) + limit;
         const Tick later = later_start(jp, try_at, x);
+        if (try_at == now) {
+          // The first trial walks the group bounds up from the first one past `known`, to the
+          // bound that holds later_start at most: a walk stops where a job asking no more did.
+          Tick start = kNever;
+          Tick nofit = known;  // what this job adds to `known`
+          go(cur_rt, now, x);  // the window first: it decides which nodes are A
+          std::size_t e0 = 0;
+          while (e0 < rslice_.size() && !in_a(rslice_[e0].node)) ++e0;
+          if (e0 == rslice_.size()) {
+            nofit = kNever;  // nothing on A ends: it fits no better later
+          } else if (known != kNever) {
+            const Tick first = whole_second(rslice_[e0].t);
+            const Tick barrier = first - first % kBarrier + kBarrier;
+            const Tick upto = later == kNever ? horizon : later;
+            Tick bound = barrier + kBarrier;
+            while (bound <= known) bound = barrier + 2 * (bound - barrier);
+            for (;; bound = barrier + 2 * (bound - barrier)) {
+              go_to(bound, now, x);
+              if (try_fit()) break;
+              nofit = bound;
+              if (bound >= upto) break;
+            }
+            if (nofit != bound) {
+              auto k = static_cast<std::size_t>(std::upper_bound(rslice_.begin(), rslice_.end(), bound,
+                                                                 [](Tick v, const RSlice& q) { return v < q.t; }) -
+                                                rslice_.begin());
+              while (k > 0 && !in_a(rslice_[k - 1].node)) --k;
+              start = rslice_[k - 1].t;  // the group's last end on A
+            } else if (bound >= horizon) {
+              nofit = kNever;
+            }
+          }
+          remember(nofit);
+          if (start == kNever || (later != kNever && start > later)) {
+            if (later == kNever) break;
+            try_at = later;
+            continue;
+          }
+          if (start > horizon) break;
+          if (start > now && res_overlap(reserved, start, start + limit)) {
+            try_at = start;
+            continue;
+          }
+          at = start;
+          break;
+        }
         // A start by `later` (or in the window) needs the job to fit once the running jobs ending
         // by then are gone (fitting only gains from releases): when it does not, the trial ends in
         // TRY_LATER whatever the groups. When it does, the first group after which it fits is

@@ -405,12 +405,15 @@ void SlurmPolicy::backfill(Session& s) {
     return kNever;
   };
   // backfill.c _test_resv_overlap: a reservation of the pass on one of pl's nodes runs within
-  // [a, b) (its end after a, its start before b).
-  auto res_overlap = [&](const models::Placement& pl, Tick a, Tick b) {
-    for (std::uint32_t r = 0; r + 1 < res_off_.size(); ++r)
-      if (res_span_[r].first < b && res_span_[r].second > a)
+  // [a, b) (its end after a, its start before b). pl's nodes are clear of every reservation that
+  // starts by x (the trial's window end) and ends after the trial's start, and one that ends by
+  // then ends before a: only those starting after x can overlap.
+  auto res_overlap = [&](const models::Placement& pl, Tick a, Tick b, Tick x) {
+    for (auto it = std::upper_bound(by_start_.begin(), by_start_.end(), x, by_time);
+         it != by_start_.end() && it->first < b; ++it)
+      if (res_span_[it->second].second > a)
         for (const auto& sl : pl)
-          if (holds(r, sl.node)) return true;
+          if (holds(it->second, sl.node)) return true;
     return false;
   };
 
@@ -604,7 +607,7 @@ void SlurmPolicy::backfill(Session& s) {
             continue;
           }
           if (start > horizon) break;
-          if (start > now && res_overlap(reserved, start, start + limit)) {
+          if (start > now && res_overlap(reserved, start, start + limit, x)) {
             try_at = start;
             continue;
           }
@@ -662,7 +665,7 @@ void SlurmPolicy::backfill(Session& s) {
           continue;
         }
         if (start > horizon) break;  // "starts too far in the future": no reservation
-        if (start > try_at && res_overlap(reserved, start, start + limit)) {
+        if (start > try_at && res_overlap(reserved, start, start + limit, x)) {
           try_at = start;
           continue;
         }

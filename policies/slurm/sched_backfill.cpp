@@ -502,16 +502,15 @@ void SlurmPolicy::backfill(Session& s) {
         continue;
       }
     }
-    // Where and when it can start (backfill.c _attempt_backfill with cons_tres _will_run_test, in
-    // slurmctld 22.05): a trial at start_res s (now first) takes the nodes that no reservation of
-    // the pass holds over [s, s + limit] (A); the will-run test frees the running jobs that have a
-    // node in A in groups of ends (the first up to the 30-s barrier after the first end plus 30 s,
-    // then windows doubled from that barrier: bounds at barrier + 30 s x 2^m) and tries the job after
-    // each group, on A only; it starts at the LAST end of the group after which it fits (or at s,
-    // when it fits before s's group), not at the end that made room. A start later than later_start
-    // (the first end of a reservation after s that frees a node of the partition, within the
-    // window's slots) tries again from there; so does a start whose nodes a reservation overlaps
-    // in [start, start + limit). The nodes are those chosen after the group.
+    // Where and when it can start. By default at the earliest fit (below). With will_run_groups, as
+    // backfill.c _attempt_backfill with cons_tres _will_run_test do (slurmctld 22.05): a trial at start_res s (now
+    // first) takes the nodes that no reservation of the pass holds over [s, s + limit] (A); the will-run test frees the
+    // running jobs that have a node in A in groups of ends (the first up to the 30-s barrier after the first end plus
+    // 30 s, then windows doubled from that barrier: bounds at barrier + 30 s x 2^m) and tries the job after each group,
+    // on A only; it starts at the LAST end of the group after which it fits (or at s, when it fits before s's group),
+    // not at the end that made room. A start later than later_start (the first end of a reservation after s that frees
+    // a node of the partition, within the window's slots) tries again from there; so does a start whose nodes a
+    // reservation overlaps in [start, start + limit). The nodes are those chosen after the group.
     models::Placement& reserved = reserved_;
     reserved.clear();
     const Part& jp = parts_[static_cast<std::size_t>(part_[j])];

@@ -242,6 +242,8 @@ constexpr ParamKey<Reader> kRows[] = {
     {"PriorityCalcPeriod",
      [](R r, K key, V v) { r.slurm_time(key, v, sim::kMinute, false, true, r.out.calc_period); }},
     {"PriorityFavorSmall", [](R r, K key, V v) { r.yes_no(key, v, r.out.favor_small); }},
+    {"will_run_groups", [](R r, K key, V v) { r.yes_no(key, v, r.out.will_run_groups); }},
+    {"first_pass_backfill", [](R r, K key, V v) { r.yes_no(key, v, r.out.first_pass_backfill); }},
     {"PriorityFlags",
      [](R r, K key, V v) {
        for (const auto& f : split_list(trim(v.text))) {

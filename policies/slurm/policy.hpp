@@ -18,6 +18,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -566,6 +567,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::map<JobIndex, std::vector<JobIndex>> nominee_;
   std::vector<std::pair<JobIndex, std::string>> to_reject_;
   bool dirty_ = false;
+  bool first_pass_done_ = false;  // first_pass_backfill: the first pass has run
   Tick last_bf_ = std::numeric_limits<Tick>::min() / 2;
   std::int64_t bf_starts_ = 0;
 
@@ -592,6 +594,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<NodeId> freenodes_;
   std::vector<NodeId> touched_;  // backfill: the nodes of a start
   models::Placement reserved_;   // backfill: a walk's reservation
+  models::Placement saved_pl_;   // backfill (will_run_groups): the nodes chosen after a group
   // Backfill: the free nodes a reservation of the pass blocks, (first_res_, node) latest first,
   // and as clear_holds() last read them: first_res_ and the GPUs free now summed so far.
   std::vector<std::pair<Tick, NodeId>> clear_at_;
@@ -623,6 +626,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
   std::vector<std::pair<Tick, Tick>> res_span_;  // per reservation: [start, end)
+  // will_run_groups: (start, node) of every reservation of the pass, as start << 24 | node
+  // (backfill's later_start asks whether a node is reserved again where a reservation ends).
+  std::unordered_set<std::uint64_t> res_start_at_;
   // Backfill: what one walk asked and found (no start before `from`).
   struct WalkRec {
     int part;

@@ -1,6 +1,6 @@
 // Conservative backfill (src/plugins/sched/backfill/backfill.c: _attempt_backfill), with its
 // node profile over [now, now + bf_window), reservations, and quick_pick over a ClearTally.
-// About 520 lines, most of them backfill(): one pass is one function whose cursor state the walks
+// About 640 lines, most of them backfill(): one pass is one function whose cursor state the walks
 // share through lambdas, as _attempt_backfill is one function upstream.
 
 #include "policies/slurm/policy.hpp"
@@ -132,7 +132,7 @@ void SlurmPolicy::backfill(Session& s) {
   // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
   // clear_: the clear nodes (up, not held, overlap 0) by free GPUs (ClearTally).
   // All four are functions of the state, so the order of the updates does not matter.
-  Tick cur_t = now;
+  Tick cur_t = now, cur_rt = now;  // the window's start; the releases applied (those at or before cur_rt)
   std::size_t cur_ri = 0, cur_be = 0;
   std::int64_t cur_total = free_now_, cur_blocked = 0;
   auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
@@ -233,12 +233,14 @@ void SlurmPolicy::backfill(Session& s) {
   auto counted_at = [&](std::uint32_t r, Tick t, Tick x) { return res_span_[r].first <= x && res_span_[r].second > t; };
   // Moves the cursor to (t, x): the releases up to t applied, and only the reservations whose
   // counting changes blocked or unblocked (one that starts and ends within the move is neither).
-  auto go = [&](Tick t, Tick x) {
+  // The releases (up to rt) and the window (t, x) move apart: Slurm's will-run test frees running
+  // jobs on the nodes that the window at the trial start leaves (see the walk below).
+  auto go = [&](Tick rt, Tick t, Tick x) {
     if (plain_release) {
-      plain_releases(t);
+      plain_releases(rt);
     } else {
-      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= t) release(rslice_[cur_ri++], 1);
-      while (cur_ri > 0 && rslice_[cur_ri - 1].t > t) release(rslice_[--cur_ri], -1);
+      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= rt) release(rslice_[cur_ri++], 1);
+      while (cur_ri > 0 && rslice_[cur_ri - 1].t > rt) release(rslice_[--cur_ri], -1);
     }
     const Tick t0 = cur_t, x0 = cur_x;
     auto flip = [&](std::uint32_t r) {
@@ -255,6 +257,7 @@ void SlurmPolicy::backfill(Session& s) {
     };
     while (cur_be < by_end_.size() && by_end_[cur_be].first <= t) flip_end(by_end_[cur_be++].second);
     while (cur_be > 0 && by_end_[cur_be - 1].first > t) flip_end(by_end_[--cur_be].second);
+    cur_rt = rt;
     cur_t = t;
     cur_x = x;
   };
@@ -265,7 +268,7 @@ void SlurmPolicy::backfill(Session& s) {
     clear_ = base_;  // same sizes: no allocation
     cur_blocked = 0;
     cur_total = free_now_;
-    cur_t = cur_x = now;
+    cur_t = cur_x = cur_rt = now;
     cur_ri = cur_be = cur_bs = 0;
   };
   // Going back: undo the steps from the cursor back to t, or start again from now when that is
@@ -274,9 +277,9 @@ void SlurmPolicy::backfill(Session& s) {
   auto per_res = [&]() -> std::size_t {  // nodes per reservation, rounded up (at least 1)
     return res_off_.size() > 1 ? res_nodes_.size() / (res_off_.size() - 1) + 1 : 1;
   };
-  auto cheaper_from_now = [&](Tick t, Tick x) {
+  auto cheaper_from_now = [&](Tick rt, Tick t, Tick x) {
     const auto ri = static_cast<std::size_t>(
-        std::upper_bound(rslice_.begin(), rslice_.end(), t, [](Tick v, const RSlice& q) { return v < q.t; }) -
+        std::upper_bound(rslice_.begin(), rslice_.end(), rt, [](Tick v, const RSlice& q) { return v < q.t; }) -
         rslice_.begin());
     if (ri + kRestore >= cur_ri - ri) return false;
     auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& q) { return v < q.first; };
@@ -285,13 +288,14 @@ void SlurmPolicy::backfill(Session& s) {
     const auto bs =
         static_cast<std::size_t>(std::upper_bound(by_start_.begin(), by_start_.end(), x, by_time) - by_start_.begin());
     const std::size_t per = per_res();
-    const std::size_t back = (cur_ri - ri) + per * ((cur_be - be) + (cur_bs > bs ? cur_bs - bs : bs - cur_bs));
+    const std::size_t back =
+        (cur_ri - ri) + per * ((cur_be > be ? cur_be - be : be - cur_be) + (cur_bs > bs ? cur_bs - bs : bs - cur_bs));
     const std::size_t fresh = ri + kRestore + per * (be + bs);
     return fresh < back;
   };
-  auto go_to = [&](Tick t, Tick x) {
-    if (t < cur_t && cheaper_from_now(t, x)) restore_now();
-    go(t, x);
+  auto go_to = [&](Tick rt, Tick t, Tick x) {
+    if (rt < cur_rt && cheaper_from_now(rt, t, x)) restore_now();
+    go(rt, t, x);
   };
   // One node's part of cur_blocked and clear_, added (1) or taken out (-1).
   auto tally = [&](NodeId id, int sign) {
@@ -364,6 +368,54 @@ void SlurmPolicy::backfill(Session& s) {
                                      [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; });
     return std::min(ri != rslice_.end() ? ri->t : kNever, ei != by_end_.end() ? ei->first : kNever);
   };
+  constexpr Tick kBarrier = 30 * sim::kSecond;  // job_test.c: time_window = 30
+  auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
+  // slurmctld's node_space records are bounded by the reservations' starts and ends and the
+  // table's end: the first bound after v.
+  const Tick table_end = sec_now + c_.bf_window;
+  auto next_bound = [&](Tick v) {
+    Tick n = table_end;
+    if (auto it = std::upper_bound(by_start_.begin(), by_start_.end(), v, by_time); it != by_start_.end())
+      n = std::min(n, it->first);
+    if (auto it = std::upper_bound(by_end_.begin(), by_end_.end(), v, by_time); it != by_end_.end())
+      n = std::min(n, it->first);
+    return n;
+  };
+  auto start_key = [](Tick t, NodeId id) { return static_cast<std::uint64_t>(t) << 24 | id; };
+  res_start_at_.clear();
+  auto holds = [&](std::uint32_t r, NodeId id) {
+    return std::find(res_nodes_.begin() + res_off_[r], res_nodes_.begin() + res_off_[r + 1], id) !=
+           res_nodes_.begin() + res_off_[r + 1];
+  };
+  // backfill.c's later_start for a trial at try_at with window end x: the end of the first record
+  // after try_at whose next record frees a node of the partition (up, reserved in the record,
+  // not in the next), among the records up to the first one that begins after x (kNever: none).
+  auto later_start = [&](const Part& p, Tick try_at, Tick x) {
+    const Tick first_after = next_bound(x);
+    const Tick cut = first_after >= table_end ? table_end : next_bound(first_after);
+    for (auto it = std::upper_bound(by_end_.begin(), by_end_.end(), try_at, by_time);
+         it != by_end_.end() && it->first <= cut && it->first < table_end; ++it) {
+      const Tick e = it->first;
+      for (std::uint32_t k = res_off_[it->second]; k < res_off_[it->second + 1]; ++k) {
+        const NodeId id = res_nodes_[k];
+        if (p.member[id] == 0 || !s.cluster().node(id).up) continue;
+        if (!res_start_at_.contains(start_key(e, id))) return e;
+      }
+    }
+    return kNever;
+  };
+  // backfill.c _test_resv_overlap: a reservation of the pass on one of pl's nodes runs within
+  // [a, b) (its end after a, its start before b). pl's nodes are clear of every reservation that
+  // starts by x (the trial's window end) and ends after the trial's start, and one that ends by
+  // then ends before a: only those starting after x can overlap.
+  auto res_overlap = [&](const models::Placement& pl, Tick a, Tick b, Tick x) {
+    for (auto it = std::upper_bound(by_start_.begin(), by_start_.end(), x, by_time);
+         it != by_start_.end() && it->first < b; ++it)
+      if (res_span_[it->second].second > a)
+        for (const auto& sl : pl)
+          if (holds(it->second, sl.node)) return true;
+    return false;
+  };
 
   for (std::size_t oi = 0; oi < order.size(); ++oi) {
     const JobIndex j = order[oi];
@@ -387,9 +439,13 @@ void SlurmPolicy::backfill(Session& s) {
     WalkRec ask{part_[j], jobs[j].gpu_type, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
                 sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       now};
     Tick from = now;
+    // will_run_groups: `known` is a release time up to which the job cannot fit on the nodes its
+    // window at now leaves (a job asking no more found none there).
+    Tick known = now;
     if (!held_any)
       for (const WalkRec& r : recs_)
         if (r.from > from && no_more(r, ask)) from = r.from;
+    if (c_.will_run_groups) std::swap(known, from);
     if (from == kNever) continue;
     // Only what can raise some later job's `from` is kept: a record asking no more than another
     // and stopping no earlier makes that one useless (a job dominating it dominates this one).
@@ -411,7 +467,7 @@ void SlurmPolicy::backfill(Session& s) {
         if (cur_ri + per_res() * (cur_be + cur_bs) > kRestore)
           restore_now();
         else
-          go(now, now);
+          go(now, now, now);
         // Only the placement's nodes change: their part of the totals is taken out and put back.
         touched_.clear();
         for (const auto& sl : pl) touched_.push_back(sl.node);
@@ -446,18 +502,21 @@ void SlurmPolicy::backfill(Session& s) {
         continue;
       }
     }
-    // Earliest start inside the window after now: step through the releases and reservation
-    // ends in time order from `from` (a time some walk stopped at, or the first step after now).
-    // The exact node choice runs only when the totals say enough could be clear.
-    const Tick t = from == now ? step_after(now) : from;
-    if (t > horizon) {
-      remember(kNever);
-      continue;
-    }
-    go_to(t, t + limit);
+    // Where and when it can start. By default at the earliest fit (below). With will_run_groups, as
+    // backfill.c _attempt_backfill with cons_tres _will_run_test do (slurmctld 22.05): a trial at start_res s (now
+    // first) takes the nodes that no reservation of the pass holds over [s, s + limit] (A); the will-run test frees the
+    // running jobs that have a node in A in groups of ends (the first up to the 30-s barrier after the first end plus
+    // 30 s, then windows doubled from that barrier: bounds at barrier + 30 s x 2^m) and tries the job after each group,
+    // on A only; it starts at the LAST end of the group after which it fits (or at s, when it fits before s's group),
+    // not at the end that made room. A start later than later_start (the first end of a reservation after s that frees
+    // a node of the partition, within the window's slots) tries again from there; so does a start whose nodes a
+    // reservation overlaps in [start, start + limit). The nodes are those chosen after the group.
     models::Placement& reserved = reserved_;
     reserved.clear();
-    while (true) {
+    const Part& jp = parts_[static_cast<std::size_t>(part_[j])];
+    auto in_a = [&](NodeId id) { return prof_[id].overlap == 0 && jp.member[id] != 0; };
+    auto try_fit = [&]() {
+      reserved.clear();
       bool fits = cur_total - cur_blocked >= jobs[j].gpus;
       if (fits && hist_ok) {
         if (!sh.fixed && clear_.gpus < sh.total) fits = false;
@@ -467,31 +526,153 @@ void SlurmPolicy::backfill(Session& s) {
           if (nodes < static_cast<std::int64_t>(sh.slices.size())) fits = false;
         }
       }
-      if (fits) {
-        if (quick(j)) {
-          quick_pick(clear_, shape_[j].total, reserved);
-        } else {
-          if (!prof_free_ok_) {
-            for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
-            prof_free_ok_ = true;
-          }
-          reserved = choose(
-              s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
+      if (!fits) return false;
+      if (quick(j)) {
+        quick_pick(clear_, shape_[j].total, reserved);
+      } else {
+        if (!prof_free_ok_) {
+          for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
+          prof_free_ok_ = true;
         }
-        if (!reserved.empty()) break;
+        reserved = choose(
+            s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
       }
-      // The cursor's next release and reservation end are the first past cur_t.
-      const Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
-                                 cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
-      if (next > horizon) break;
-      go_to(next, next + limit);
+      return !reserved.empty();
+    };
+    Tick at = kNever;
+    if (!c_.will_run_groups) {
+      // Earliest start inside the window after now: step through the releases and reservation
+      // ends in time order from `from` (a time some walk stopped at, or the first step after now).
+      // The exact node choice runs only when the totals say enough could be clear.
+      const Tick t = from == now ? step_after(now) : from;
+      if (t > horizon) {
+        remember(kNever);
+        continue;
+      }
+      go_to(t, t, t + limit);
+      while (!try_fit()) {
+        // The cursor's next release and reservation end are the first past cur_t.
+        const Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
+                                   cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
+        if (next > horizon) break;
+        go_to(next, next, next + limit);
+      }
+      if (reserved.empty()) {
+        remember(kNever);
+        continue;
+      }
+      at = cur_t;
+      remember(at);
+    } else {
+      for (Tick try_at = now;;) {
+        const Tick x = (try_at == now ? sec_now : try_at) + limit;
+        const Tick later = later_start(jp, try_at, x);
+        if (try_at == now) {
+          // The first trial walks the group bounds up from the first one past `known`, to the
+          // bound that holds later_start at most: a walk stops where a job asking no more did.
+          Tick start = kNever;
+          Tick nofit = known;  // what this job adds to `known`
+          go(cur_rt, now, x);  // the window first: it decides which nodes are A
+          std::size_t e0 = 0;
+          while (e0 < rslice_.size() && !in_a(rslice_[e0].node)) ++e0;
+          if (e0 == rslice_.size()) {
+            nofit = kNever;  // nothing on A ends: it fits no better later
+          } else if (known != kNever) {
+            const Tick first = whole_second(rslice_[e0].t);
+            const Tick barrier = first - first % kBarrier + kBarrier;
+            const Tick upto = later == kNever ? horizon : later;
+            Tick bound = barrier + kBarrier;
+            while (bound <= known) bound = barrier + 2 * (bound - barrier);
+            for (;; bound = barrier + 2 * (bound - barrier)) {
+              go_to(bound, now, x);
+              if (try_fit()) break;
+              nofit = bound;
+              if (bound >= upto) break;
+            }
+            if (nofit != bound) {
+              auto k = static_cast<std::size_t>(std::upper_bound(rslice_.begin(), rslice_.end(), bound,
+                                                                 [](Tick v, const RSlice& q) { return v < q.t; }) -
+                                                rslice_.begin());
+              while (k > 0 && !in_a(rslice_[k - 1].node)) --k;
+              start = rslice_[k - 1].t;  // the group's last end on A
+            } else if (bound >= horizon) {
+              nofit = kNever;
+            }
+          }
+          remember(nofit);
+          if (start == kNever || (later != kNever && start > later)) {
+            if (later == kNever) break;
+            try_at = later;
+            continue;
+          }
+          if (start > horizon) break;
+          if (start > now && res_overlap(reserved, start, start + limit, x)) {
+            try_at = start;
+            continue;
+          }
+          at = start;
+          break;
+        }
+        // A start by `later` (or in the window) needs the job to fit once the running jobs ending
+        // by then are gone (fitting only gains from releases): when it does not, the trial ends in
+        // TRY_LATER whatever the groups. When it does, the first group after which it fits is
+        // found walking the group bounds down from there, not up from now: same group, same nodes.
+        const Tick upto = later == kNever ? horizon : later;
+        go_to(upto, try_at, x);
+        Tick start = kNever;
+        if (try_fit()) {
+          std::size_t e0 = 0;
+          while (e0 < rslice_.size() && !in_a(rslice_[e0].node)) ++e0;
+          if (e0 == rslice_.size()) {
+            if (try_at > now) start = try_at;  // nothing on A ends: the nodes as they are now
+          } else {
+            const Tick first = whole_second(rslice_[e0].t);
+            const Tick barrier = first - first % kBarrier + kBarrier;
+            Tick bound = barrier + kBarrier;
+            while (bound < upto) bound = barrier + 2 * (bound - barrier);
+            bool saved = false;  // saved_pl_ holds the nodes chosen after the group ending at `bound`
+            while (bound > barrier + kBarrier) {
+              const Tick lower = barrier + (bound - barrier) / 2;
+              go_to(lower, try_at, x);
+              if (!try_fit()) break;
+              bound = lower;
+              saved_pl_ = reserved;
+              saved = true;
+            }
+            if (bound == barrier + kBarrier && try_at > now) {  // will-run's first test: the nodes as they are now
+              go_to(now, try_at, x);
+              if (try_fit()) start = try_at;
+            }
+            if (start == kNever) {
+              auto k = static_cast<std::size_t>(std::upper_bound(rslice_.begin(), rslice_.end(), bound,
+                                                                 [](Tick v, const RSlice& q) { return v < q.t; }) -
+                                                rslice_.begin());
+              while (k > 0 && !in_a(rslice_[k - 1].node)) --k;
+              start = std::max(try_at, rslice_[k - 1].t);  // the group's last end on A
+              if (saved) {
+                reserved = saved_pl_;
+              } else if (later == kNever || start <= later) {  // else TRY_LATER below: no nodes needed
+                go_to(bound, try_at, x);
+                try_fit();
+              }
+            }
+          }
+        }
+        if (start == kNever || (later != kNever && start > later)) {
+          if (later == kNever) break;
+          try_at = later;
+          continue;
+        }
+        if (start > horizon) break;  // "starts too far in the future": no reservation
+        if (start > try_at && res_overlap(reserved, start, start + limit, x)) {
+          try_at = start;
+          continue;
+        }
+        at = start;
+        break;
+      }
     }
-    if (reserved.empty()) {
-      remember(kNever);
-      continue;
-    }
-    const Tick at = cur_t;
-    remember(at);
+    if (at == kNever) continue;
     if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) break;  // table full
     for (const Tick mark : {at, at + limit})
       if (mark < *space_marks_.rbegin()) space_marks_.insert(mark);
@@ -501,14 +682,17 @@ void SlurmPolicy::backfill(Session& s) {
     const std::size_t base = res_nodes_.size();
     res_nodes_.resize(base + reserved.size());
     for (std::size_t k = 0; k < reserved.size(); ++k) res_nodes_[base + k] = reserved[k].node;
+    if (c_.will_run_groups)
+      for (const auto& sl : reserved) res_start_at_.insert(start_key(at, sl.node));
     res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
     auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
-    by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time),
-                     {at, rid});  // at <= cur_x: counted
-    ++cur_bs;
+    by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time), {at, rid});
     by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time),
-                   {at + limit, rid});  // after by_end_[0, cur_be)
-    block_res(rid);
+                   {at + limit, rid});  // after by_end_[0, cur_be): at >= cur_t
+    if (at <= cur_x) {                  // counted at the cursor's window
+      ++cur_bs;
+      block_res(rid);
+    }
     for (const auto& sl : reserved) {
       // clear_holds() reads the nodes with GPUs free now: only a reservation on one of them,
       // earlier than what it had, changes what it says. clear_at_ keeps them by first_res_.

@@ -34,8 +34,8 @@ void SlurmPolicy::schedule(Session& s) {
   rotate_gangs(s);
   resume_suspended(s);
   build_avail(s);
-  main_scheduler(s);
-  if (c_.backfill && dirty_ && now >= next_backfill(now)) {
+  auto backfill_pass = [&] {
+    if (!c_.backfill || !dirty_ || now < next_backfill(now)) return;
     // A pass that started jobs while bf_max_job_test (or bf_max_job_start) left jobs untested is
     // followed by another one bf_interval later, as slurmctld's periodic passes are: the started
     // jobs have left the queue and the next ones come within the limit (issue #38).
@@ -44,7 +44,15 @@ void SlurmPolicy::schedule(Session& s) {
     backfill(s);
     last_bf_ = now;
     dirty_ = capped && bf_starts_ > starts_before;
+  };
+  if (c_.first_pass_backfill && !first_pass_done_ && !queue_.empty()) {
+    first_pass_done_ = true;
+    backfill_pass();
+    // The main scheduler follows; it may start what backfill's reservations held back, and a
+    // pass it changes nothing for is skipped as usual.
   }
+  main_scheduler(s);
+  backfill_pass();
   // Wake only when something can change.
   if (!waiting_.empty()) s.wake_at(waiting_.begin()->first);
   if (!queue_.empty()) {

@@ -108,6 +108,18 @@ struct Config {
   Tick bf_window = 1440 * sim::kMinute;
   std::int64_t bf_max_job_test = 500;
   std::int64_t bf_max_job_start = 0;
+  // will_run_groups (headroom's, not slurm.conf's): backfill places a reservation as
+  // select/cons_tres's will-run test does (_will_run_test: running jobs' ends freed in groups on
+  // 30-s barriers, the start at a group's last end; backfill.c's TRY_LATER), not at the earliest
+  // instant the job fits. Off by default: exact against the real slurmctld (issue #38), but many
+  // times the CPU time of a long replay.
+  bool will_run_groups = false;
+  // first_pass_backfill (headroom's): the replay's first scheduling pass (at its first instant
+  // with jobs pending) is a backfill pass, then the main scheduler's. slurmctld after `scontrol
+  // update PartitionName=... State=UP` with jobs queued: the update only queues the main
+  // scheduler (queue_job_scheduler), and backfill's one-second tick comes first (issue #38: the
+  // referee's start instant).
+  bool first_pass_backfill = false;
 
   PreemptType preempt_type = PreemptType::None;
   PreemptModeS preempt_mode = PreemptModeS::Off;

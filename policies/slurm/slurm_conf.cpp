@@ -1172,7 +1172,9 @@ std::string site_keys_markdown() {
   };
   std::vector<std::string> modelled;
   for (const auto& k : param_keys())
-    if (k.find('.') == std::string::npos && k != "cred_expire" && k != "slurm_conf") modelled.push_back(k);
+    if (k.find('.') == std::string::npos && k != "cred_expire" && k != "slurm_conf" && k != "will_run_groups" &&
+        k != "first_pass_backfill")
+      modelled.push_back(k);
   std::vector<std::string> part_read = {"nodes", "priority", "oversubscribe (shared): no, exclusive"};
   for (const auto& [k, v] : partition_fields()) part_read.push_back(k);
   std::string out;

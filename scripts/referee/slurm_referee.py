@@ -570,7 +570,7 @@ def write_trace(work, wl):
     with open(os.path.join(work, "scenario.yaml"), "w") as f:
         f.write("# Referee workload %d (scripts/referee/slurm_referee.py)\n" % wl["seed"])
         f.write("name: referee-%d\nseed: 1\ncluster: {slurm_conf: slurm.conf}\n" % wl["seed"])
-        f.write("policy: {name: slurm, slurm_conf: slurm.conf}\nworkload: {trace: trace.csv}\n")
+        f.write("policy: {name: slurm, slurm_conf: slurm.conf, will_run_groups: YES, first_pass_backfill: YES}\nworkload: {trace: trace.csv}\n")
 
 
 # ----------------------------------------------------------------------------------------------

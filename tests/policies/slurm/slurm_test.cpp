@@ -510,6 +510,64 @@ TEST(Slurm, BackfillPlansInTheWholeSecondsOfSlurmctldsClock) {
   EXPECT_EQ(r.start(4), 60.5) << "ending at 10 s + 60 s touches job 3's reservation";
 }
 
+TEST(Slurm, WillRunGroupsPlaceAReservationAtTheLastEndOfItsGroup) {
+  // Issue #38, third round: select/cons_tres _will_run_test (job_test.c, Slurm 22.05) frees the
+  // running jobs in groups of ends, the first up to the 30-s barrier after the first end plus 30 s,
+  // and starts a job at the LAST end of the group after which it fits. Job 0 (3 GPUs on n0, limit
+  // 60 s) and job 1 (n1, limit 80 s) end, for the plan, at 60 s and 80 s: one group (barrier 90 s,
+  // bound 120 s). Job 2 (one whole node) fits once n0 frees at 60 s, but slurmctld reserves it at
+  // 80 s, so job 3 (1 GPU, limit 70 s) starts now on n0's free GPU; job 2 then starts when job 3
+  // ends. At the earliest fit (the default, will_run_groups off) job 2 holds n0 from 60 s: job 3
+  // waits for n1.
+  auto w = ht::WorkloadBuilder().job(0, 3, 50).job(0, 4, 75).job(0, 4, 30).job(0, 1, 70).build();
+  shape(w, 0, 3, 60);
+  shape(w, 1, 4, 80);
+  shape(w, 2, 4, 100);
+  shape(w, 3, 1, 70);
+  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"}};
+  auto grouped = kv;
+  grouped["will_run_groups"] = "YES";
+  const SlurmRun slurmctld(w, nodes(2, 4), params(grouped));
+  EXPECT_EQ(slurmctld.start(3), 0) << "backfilled: ends at 70 s, before the reservation at 80 s";
+  EXPECT_EQ(slurmctld.nodes_of(3), std::vector<models::NodeId>{0});
+  EXPECT_EQ(slurmctld.start(2), 70);
+  const SlurmRun earliest(w, nodes(2, 4), params(kv));
+  EXPECT_EQ(earliest.start(2), 50);
+  EXPECT_EQ(earliest.start(3), 75) << "held behind job 2's reservation at 60 s";
+}
+
+TEST(Slurm, FirstPassBackfillRunsBackfillBeforeTheMainSchedulerAtTheStartInstant) {
+  // Issue #38, third round (referee workloads 7 and 17 against slurmctld 22.05): the referee gives
+  // every job one start instant by setting the partitions UP; that update only queues the main
+  // scheduler, so slurmctld's first pass is a backfill pass, without the main scheduler's blocked
+  // partition. Job 1 (partition prio, node b0 only) cannot start. First the main scheduler: it
+  // takes prio's node b0 out of the pass, job 2 (1x2) goes to a0 and job 3 (1x4) waits for it.
+  // First backfill: job 2 takes b0 (the fewest free CPUs; job 1's reservation begins at 100 s,
+  // after job 2's limit), and job 3 starts on a0 at once.
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 64, 0});
+  auto w = ht::WorkloadBuilder().job(0, 2, 100).job(0, 4, 30).job(0, 2, 50).job(0, 4, 50).build();
+  shape(w, 0, 2, 100, "prio");
+  shape(w, 1, 4, 100, "prio");
+  shape(w, 2, 2, 50, "batch");
+  shape(w, 3, 4, 50, "batch");
+  for (auto& job : w.jobs) job.nodes = job.cpus = 1;
+  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
+                                                 {"partitions.batch.Nodes", "[a, b]"},
+                                                 {"partitions.batch.Default", "YES"},
+                                                 {"partitions.prio.Nodes", "[b]"}};
+  auto first = kv;
+  first["first_pass_backfill"] = "YES";
+  const SlurmRun slurmctld(w, c, params(first));
+  EXPECT_EQ(slurmctld.nodes_of(2), std::vector<models::NodeId>{1});
+  EXPECT_EQ(slurmctld.start(3), 0);
+  EXPECT_EQ(slurmctld.start(1), 100);
+  const SlurmRun main_first(w, c, params(kv));
+  EXPECT_EQ(main_first.nodes_of(2), std::vector<models::NodeId>{0}) << "b0 taken out of the main scheduler's pass";
+  EXPECT_EQ(main_first.start(3), 50);
+}
+
 TEST(Slurm, NodeWeightAndBestFitChooseTheNode) {
   models::ClusterSpec c;
   c.pools.push_back({"heavy", 1, 8, "A100", 0, 0});

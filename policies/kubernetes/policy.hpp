@@ -252,7 +252,10 @@ struct QueueEntry {
 // What makes the failed cycles of several pods interchangeable: the same priority, the same
 // reason (kind: 3 a single pod, 8 the first pod of a pod set with none bound, 7 the next pod of a
 // pod set with pods bound) and the same GPU request over the same eligible pools (a bit per pool).
+// Kind 5 (kGangKind) is a Coscheduling PodGroup rejected whole; gpus is then its smallest pod.
 // A member that loses its bound pods (node failure, drain) leaves its batch (unbatch).
+constexpr std::int32_t kGangKind = 5;
+
 struct BatchKey {
   std::int32_t priority = 0;
   std::int32_t kind = 0;
@@ -270,6 +273,10 @@ struct BatchKey {
 // fail the same way without changing anything another pod sees, and nothing before the last of
 // them can free GPUs (no pod of that priority can preempt), so they fail together; otherwise the
 // first member leaves the batch and has its cycle as any pod does.
+// A batch of PodGroups (kGangKind) fails the same way when its pods' GPUs (counted as gang_room
+// counts them) are fewer than every member's pod count, as its members' own cycles would one after
+// the other (the count only falls during a pass); members with no more pods than that leave the
+// batch for their own cycles, at their own places, and the rest fail.
 struct FailedBatch {
   std::vector<JobIndex> members;  // sorted by index; [head, end) not yet taken out
   std::vector<JobIndex> joined;   // joined since the last settle, unsorted
@@ -280,6 +287,7 @@ struct FailedBatch {
   BatchKey key;
   Where where = Where::None;
   std::uint32_t seq = 0;
+  std::size_t min_pods = SIZE_MAX;  // kGangKind: at most the fewest pods of a member
 };
 using QueueHeap = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
 
@@ -380,7 +388,9 @@ class KubernetesPolicy final : public Policy {
   [[gnu::always_inline]] inline std::uint32_t forming(const BatchKey& key, Tick now);
   [[gnu::always_inline]] inline void mark_failed(std::uint32_t b, const BatchKey& key, Tick now);
   std::optional<BatchKey> batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind) const;
+  std::optional<BatchKey> gang_batch_key(const ClusterView& view, JobIndex j) const;
   [[gnu::always_inline]] inline void run_batch(Session& s, std::uint32_t b);
+  [[gnu::always_inline]] inline bool run_gang_batch(Session& s, std::uint32_t b);
   void fail(JobIndex j, Tick now, const std::optional<BatchKey>& key = std::nullopt);
   void set_nomination(JobIndex j, NodeId node, const Job& pod);
   void clear_nomination(JobIndex j);
@@ -606,6 +616,7 @@ class KubernetesPolicy final : public Policy {
   void coscheduling_post_filter(Session& s, JobIndex j, std::size_t n);
   void coscheduling_reject(Session& s, JobIndex j, std::size_t n);
   std::int64_t gang_room(const ClusterView& view, const Job& job, const std::vector<std::int32_t>& sizes) const;
+  std::int64_t gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const;
   static std::int64_t pool_room(const models::ClusterState& c, models::PoolId p, std::int32_t gpus);
   void group_running(Tick now, models::GroupId g, int delta);
   void report_partial_groups(Session& s);
@@ -648,7 +659,9 @@ class KubernetesPolicy final : public Policy {
   TimeQueue unschedulable_fitting_;
   std::vector<FailedBatch> batches_;
   std::vector<std::uint32_t> free_batches_;
-  std::vector<std::pair<BatchKey, std::uint32_t>> forming_;  // the batches failing at forming_at_
+  // The batches made failing at forming_at_. An id freed since may have been made again, with
+  // another key: its batch's own key is the one to compare.
+  std::vector<std::uint32_t> forming_;
   Tick forming_at_ = -1;
   bool batching_ = false;  // see ensure()
   std::set<std::pair<Tick, JobIndex>> quota_wait_;

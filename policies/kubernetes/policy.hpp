@@ -499,7 +499,10 @@ class KubernetesPolicy final : public Policy {
   // node) or MIG profiles (per-profile usage).
   using NodeKey = std::array<std::int64_t, 10>;
   struct NodeClass {
+    // Its nodes, in id order: kept only where a cycle scans every node (select_host_by_class takes
+    // the first of each class); a sampled cycle reaches nodes through node_class_, so a count does.
     std::set<NodeId> members;
+    std::size_t size = 0;
     // A sampled cycle's verdict for its pod on every member: the score, or -1 when they fail the
     // filter; valid while stamp is the cycle's (select_host_sampled).
     std::uint64_t stamp = 0;
@@ -518,8 +521,8 @@ class KubernetesPolicy final : public Policy {
   void unplace(NodeId id) {
     auto& it = node_class_[id];
     if (it != classes_.end()) {
-      it->second.members.erase(id);
-      if (it->second.members.empty()) classes_.erase(it);
+      if (class_members_) it->second.members.erase(id);
+      if (--it->second.size == 0) classes_.erase(it);
       it = classes_.end();
     }
     special_.erase(id);
@@ -535,7 +538,8 @@ class KubernetesPolicy final : public Policy {
     const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
                       u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
     auto it = classes_.try_emplace(key).first;
-    it->second.members.insert(id);
+    if (class_members_) it->second.members.insert(id);
+    ++it->second.size;
     node_class_[id] = it;
   }
 
@@ -669,7 +673,8 @@ class KubernetesPolicy final : public Policy {
   // Node classes for select_host (see use_classes); nodes changed since the last refresh.
   ClassMap classes_;
   std::vector<ClassMap::iterator> node_class_;
-  std::set<NodeId> special_;  // nodes with nominated pods, scored one by one
+  bool class_members_ = true;  // NodeClass::members kept (cycles not sampled; see ensure())
+  std::set<NodeId> special_;   // nodes with nominated pods, scored one by one
   std::vector<NodeId> dirty_;
   std::vector<std::uint8_t> dirty_flag_;
   std::uint64_t up_changes_seen_ = 0;

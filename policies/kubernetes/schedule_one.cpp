@@ -99,7 +99,7 @@ void KubernetesPolicy::schedule_one(Session& s, JobIndex j, const Job& job) {
 void KubernetesPolicy::schedule_pods(Session& s, JobIndex j, const Job& job, const std::vector<std::int32_t>& sizes) {
   Pod& p = pods_[j];
   const std::size_t n = sizes.size();
-  if (!fits_somewhere(s, j, pod_of(job, sizes, 0))) {
+  if (p.fits_somewhere == 0 || (p.fits_somewhere < 0 && !fits_somewhere(s, j, pod_of(job, sizes, 0)))) {
     fail(j, s.now());
     say(s, j, {4}, [] { return "unschedulable: a pod of this job is larger than every node; stays Pending"; });
     return;

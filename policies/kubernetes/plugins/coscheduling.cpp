@@ -37,14 +37,14 @@ void KubernetesPolicy::coscheduling_reject(Session& s, JobIndex j, std::size_t n
 
 // How many of the job's pods the free GPUs of its eligible pools could hold, counting each up
 // node's free GPUs only (CPU, memory and nominations can only lower it): an upper bound on the
-// pods that bind. Pods of several sizes are counted at the smallest.
+// pods that bind. Pods of several sizes are counted at the smallest. A pool is eligible for the
+// job's pods as for the job (the same GPU type and resource, GPUs asked by both).
 std::int64_t KubernetesPolicy::gang_room(const ClusterView& view, const Job& job,
                                          const std::vector<std::int32_t>& sizes) const {
-  const Job pod = pod_of(job, sizes, 0);
   const std::int32_t smallest = *std::min_element(sizes.begin(), sizes.end());
   std::int64_t room = 0;
   for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p)
-    if (eligible(view, p, pod)) room += pool_room(view.cluster(), p, smallest);
+    if (eligible(view, p, job)) room += pool_room(view.cluster(), p, smallest);
   return room;
 }
 

@@ -245,11 +245,10 @@ std::optional<BatchKey> KubernetesPolicy::gang_batch_key(const ClusterView& view
       p.fits_somewhere != 1 || p.nominated != kNoNode || !p.pods.empty() || p.sizes.size() < 2 ||
       backoff_duration(p.attempts) != cfg_.max_backoff)
     return std::nullopt;
-  const Job pod = pod_of(job, p.sizes, 0);
-  if (pod.gpus <= 0 || resource(pod) >= 0) return std::nullopt;
+  if (p.sizes[0] <= 0 || resource(job) >= 0) return std::nullopt;
   BatchKey key{job.priority, kGangKind, *std::min_element(p.sizes.begin(), p.sizes.end()), 0};
   for (models::PoolId q = 0; q < view.cluster().pool_count(); ++q)
-    if (eligible(view, q, pod)) key.pools |= std::uint64_t{1} << q;
+    if (eligible(view, q, job)) key.pools |= std::uint64_t{1} << q;  // as for its pods (gang_room)
   return key;
 }
 

@@ -483,6 +483,7 @@ class KubernetesPolicy final : public Policy {
   [[gnu::always_inline]] inline NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host_sampled(const ClusterView& view, const Job& job, JobIndex self);
+  bool all_offered_alike(const ClusterView& view, const Job& job, JobIndex self, std::int32_t min_free);
   void bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason);
   void mark_running(const ClusterView& view, JobIndex j, const Job& job, NodeId node);
 
@@ -500,9 +501,10 @@ class KubernetesPolicy final : public Policy {
   using NodeKey = std::array<std::int64_t, 10>;
   struct NodeClass {
     // Its nodes, in id order: kept only where a cycle scans every node (select_host_by_class takes
-    // the first of each class); a sampled cycle reaches nodes through node_class_, so a count does.
+    // the first of each class). Also, always, a list of them through class_next_ / class_prev_
+    // (a sampled cycle judges a class on any member).
     std::set<NodeId> members;
-    std::size_t size = 0;
+    NodeId head = kNoNode;
     // A sampled cycle's verdict for its pod on every member: the score, or -1 when they fail the
     // filter; valid while stamp is the cycle's (select_host_sampled).
     std::uint64_t stamp = 0;
@@ -521,8 +523,12 @@ class KubernetesPolicy final : public Policy {
   void unplace(NodeId id) {
     auto& it = node_class_[id];
     if (it != classes_.end()) {
-      if (class_members_) it->second.members.erase(id);
-      if (--it->second.size == 0) classes_.erase(it);
+      NodeClass& k = it->second;
+      if (class_members_) k.members.erase(id);
+      const NodeId prev = class_prev_[id], next = class_next_[id];
+      (prev != kNoNode ? class_next_[prev] : k.head) = next;
+      if (next != kNoNode) class_prev_[next] = prev;
+      if (k.head == kNoNode) classes_.erase(it);
       it = classes_.end();
     }
     special_.erase(id);
@@ -538,8 +544,12 @@ class KubernetesPolicy final : public Policy {
     const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
                       u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
     auto it = classes_.try_emplace(key).first;
-    if (class_members_) it->second.members.insert(id);
-    ++it->second.size;
+    NodeClass& k = it->second;
+    if (class_members_) k.members.insert(id);
+    class_prev_[id] = kNoNode;
+    class_next_[id] = k.head;
+    if (k.head != kNoNode) class_prev_[k.head] = id;
+    k.head = id;
     node_class_[id] = it;
   }
 
@@ -673,8 +683,9 @@ class KubernetesPolicy final : public Policy {
   // Node classes for select_host (see use_classes); nodes changed since the last refresh.
   ClassMap classes_;
   std::vector<ClassMap::iterator> node_class_;
-  bool class_members_ = true;  // NodeClass::members kept (cycles not sampled; see ensure())
-  std::set<NodeId> special_;   // nodes with nominated pods, scored one by one
+  bool class_members_ = true;                    // NodeClass::members kept (cycles not sampled; see ensure())
+  std::vector<NodeId> class_next_, class_prev_;  // each class's members, listed (NodeClass::head)
+  std::set<NodeId> special_;                     // nodes with nominated pods, scored one by one
   std::vector<NodeId> dirty_;
   std::vector<std::uint8_t> dirty_flag_;
   std::uint64_t up_changes_seen_ = 0;

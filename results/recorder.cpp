@@ -59,7 +59,7 @@ Recorder::Recorder(const models::Workload& workload, const models::ClusterSpec& 
   result_.tenants = workload.tenants.names();
   result_.queues = workload.queues.names();
   result_.reasons.emplace_back();
-  reason_index_.emplace(std::string(), 0);
+  reason_slots_.resize(1024);
 
   // Pool p owns the node ids [nodes of pools before p, + its own nodes).
   for (std::size_t p = 0; p < cluster_.pools.size(); ++p) {
@@ -143,17 +143,36 @@ void Recorder::offer_sample_chunks() {
 
 std::uint32_t Recorder::reason_id(std::string_view reason) {
   if (reason.empty()) return 0;
-  // Runs repeat a few reasons: the last one found is checked before the index.
-  if (last_reason_id_ != 0 && reason == last_reason_) return last_reason_id_;
-  if (const auto it = reason_index_.find(reason); it != reason_index_.end()) {
-    last_reason_.assign(reason);
-    return last_reason_id_ = it->second;
+  // Runs repeat a few reasons: the last ones found are checked before the index.
+  for (const RecentReason& r : recent_reasons_)
+    if (r.id != 0 && r.text == reason) return r.id;
+  const std::uint64_t hash = std::hash<std::string_view>{}(reason);
+  const std::size_t mask = reason_slots_.size() - 1;
+  std::size_t i = hash & mask;
+  while (reason_slots_[i].id != 0 && (reason_slots_[i].hash != hash || result_.reasons[reason_slots_[i].id] != reason))
+    i = (i + 1) & mask;
+  std::uint32_t id = reason_slots_[i].id;
+  if (id == 0) {
+    id = static_cast<std::uint32_t>(result_.reasons.size());
+    result_.reasons.emplace_back(reason);
+    reason_slots_[i] = {hash, id};
+    if (++reason_slots_used_ * 2 > reason_slots_.size()) {
+      std::vector<ReasonSlot> old(reason_slots_.size() * 2);
+      old.swap(reason_slots_);
+      const std::size_t m = reason_slots_.size() - 1;
+      for (const ReasonSlot& s : old) {
+        if (s.id == 0) continue;
+        std::size_t k = s.hash & m;
+        while (reason_slots_[k].id != 0) k = (k + 1) & m;
+        reason_slots_[k] = s;
+      }
+    }
   }
-  const auto id = static_cast<std::uint32_t>(result_.reasons.size());
-  result_.reasons.emplace_back(reason);
-  reason_index_.emplace(std::string(reason), id);
-  last_reason_.assign(reason);
-  return last_reason_id_ = id;
+  RecentReason& r = recent_reasons_[recent_next_];
+  recent_next_ = (recent_next_ + 1) % recent_reasons_.size();
+  r.text.assign(reason);
+  r.id = id;
+  return id;
 }
 
 void Recorder::on_event(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <string>
@@ -63,15 +64,24 @@ class Recorder : public models::SimObserver {
   bool record_events_;
   std::vector<std::int32_t> node_pool_;
   RunResult result_;
-  // Reason text -> its id, looked up by string_view without a copy (ids are given in order of
-  // first use, so the index's own order does not matter).
-  struct ReasonHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  // Reason text -> its id (ids are given in order of first use, so the index's own order does not
+  // matter): an open-addressing table of (hash, id), the text compared in result_.reasons on a
+  // hash match. Runs with bound pods record hundreds of thousands of distinct reasons (each names
+  // its pod, node and GPUs held); a slot is one cache line's eighth, not a heap node and a string.
+  struct ReasonSlot {
+    std::uint64_t hash = 0;
+    std::uint32_t id = 0;  // 0: empty (the empty reason is never looked up)
   };
-  std::unordered_map<std::string, std::uint32_t, ReasonHash, std::equal_to<>> reason_index_;
-  std::string last_reason_;                 // the reason reason_id found last
-  std::uint32_t last_reason_id_ = 0;        // and its id (0: none)
+  std::vector<ReasonSlot> reason_slots_;  // a power of two, at most half full
+  std::size_t reason_slots_used_ = 0;
+  // The reasons reason_id found last, with their ids (0: none), replaced in turn: runs repeat a
+  // few reasons, often two in alternation (a pod bound, then unbound).
+  struct RecentReason {
+    std::string text;
+    std::uint32_t id = 0;
+  };
+  std::array<RecentReason, 4> recent_reasons_;
+  std::size_t recent_next_ = 0;
   std::vector<std::size_t> open_from_;      // by job: 1 + the first /placements row of its current run, 0 = none
   std::vector<std::int64_t> open_preempt_;  // per job: its last preempt row not yet taken effect, or -1
   std::vector<Tick> killed_at_;             // per job: when a node failure last killed it, or -1

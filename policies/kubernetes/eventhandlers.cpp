@@ -89,6 +89,10 @@ void KubernetesPolicy::ensure(const ClusterView& view) {
   usage_.resize(nodes);
   nominated_.resize(nodes);
   dirty_flag_.assign(nodes, 0);
+  class_next_.assign(nodes, kNoNode);
+  class_prev_.assign(nodes, kNoNode);
+  class_members_ = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, static_cast<std::int64_t>(nodes)) >=
+                   static_cast<std::int64_t>(nodes);
   const auto& tenants = view.workload().tenants;
   quota_.assign(tenants.size(), Config::Quota{});
   quota_used_.assign(tenants.size(), Config::Quota{0, 0, 0, 0});

@@ -252,7 +252,10 @@ struct QueueEntry {
 // What makes the failed cycles of several pods interchangeable: the same priority, the same
 // reason (kind: 3 a single pod, 8 the first pod of a pod set with none bound, 7 the next pod of a
 // pod set with pods bound) and the same GPU request over the same eligible pools (a bit per pool).
+// Kind 5 (kGangKind) is a Coscheduling PodGroup rejected whole; gpus is then its smallest pod.
 // A member that loses its bound pods (node failure, drain) leaves its batch (unbatch).
+constexpr std::int32_t kGangKind = 5;
+
 struct BatchKey {
   std::int32_t priority = 0;
   std::int32_t kind = 0;
@@ -270,6 +273,10 @@ struct BatchKey {
 // fail the same way without changing anything another pod sees, and nothing before the last of
 // them can free GPUs (no pod of that priority can preempt), so they fail together; otherwise the
 // first member leaves the batch and has its cycle as any pod does.
+// A batch of PodGroups (kGangKind) fails the same way when its pods' GPUs (counted as gang_room
+// counts them) are fewer than every member's pod count, as its members' own cycles would one after
+// the other (the count only falls during a pass); members with no more pods than that leave the
+// batch for their own cycles, at their own places, and the rest fail.
 struct FailedBatch {
   std::vector<JobIndex> members;  // sorted by index; [head, end) not yet taken out
   std::vector<JobIndex> joined;   // joined since the last settle, unsorted
@@ -280,6 +287,7 @@ struct FailedBatch {
   BatchKey key;
   Where where = Where::None;
   std::uint32_t seq = 0;
+  std::size_t min_pods = SIZE_MAX;  // kGangKind: at most the fewest pods of a member
 };
 using QueueHeap = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
 
@@ -380,7 +388,9 @@ class KubernetesPolicy final : public Policy {
   [[gnu::always_inline]] inline std::uint32_t forming(const BatchKey& key, Tick now);
   [[gnu::always_inline]] inline void mark_failed(std::uint32_t b, const BatchKey& key, Tick now);
   std::optional<BatchKey> batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind) const;
+  std::optional<BatchKey> gang_batch_key(const ClusterView& view, JobIndex j) const;
   [[gnu::always_inline]] inline void run_batch(Session& s, std::uint32_t b);
+  [[gnu::always_inline]] inline bool run_gang_batch(Session& s, std::uint32_t b);
   void fail(JobIndex j, Tick now, const std::optional<BatchKey>& key = std::nullopt);
   void set_nomination(JobIndex j, NodeId node, const Job& pod);
   void clear_nomination(JobIndex j);
@@ -473,6 +483,7 @@ class KubernetesPolicy final : public Policy {
   [[gnu::always_inline]] inline NodeId select_host_by_class(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host(const ClusterView& view, const Job& job, JobIndex self);
   NodeId select_host_sampled(const ClusterView& view, const Job& job, JobIndex self);
+  bool all_offered_alike(const ClusterView& view, const Job& job, JobIndex self, std::int32_t min_free);
   void bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason);
   void mark_running(const ClusterView& view, JobIndex j, const Job& job, NodeId node);
 
@@ -489,7 +500,11 @@ class KubernetesPolicy final : public Policy {
   // node) or MIG profiles (per-profile usage).
   using NodeKey = std::array<std::int64_t, 10>;
   struct NodeClass {
+    // Its nodes, in id order: kept only where a cycle scans every node (select_host_by_class takes
+    // the first of each class). Also, always, a list of them through class_next_ / class_prev_
+    // (a sampled cycle judges a class on any member).
     std::set<NodeId> members;
+    NodeId head = kNoNode;
     // A sampled cycle's verdict for its pod on every member: the score, or -1 when they fail the
     // filter; valid while stamp is the cycle's (select_host_sampled).
     std::uint64_t stamp = 0;
@@ -508,8 +523,12 @@ class KubernetesPolicy final : public Policy {
   void unplace(NodeId id) {
     auto& it = node_class_[id];
     if (it != classes_.end()) {
-      it->second.members.erase(id);
-      if (it->second.members.empty()) classes_.erase(it);
+      NodeClass& k = it->second;
+      if (class_members_) k.members.erase(id);
+      const NodeId prev = class_prev_[id], next = class_next_[id];
+      (prev != kNoNode ? class_next_[prev] : k.head) = next;
+      if (next != kNoNode) class_prev_[next] = prev;
+      if (k.head == kNoNode) classes_.erase(it);
       it = classes_.end();
     }
     special_.erase(id);
@@ -525,7 +544,12 @@ class KubernetesPolicy final : public Policy {
     const NodeKey key{n.pool, n.up ? 1 : 0, n.free_gpus,  n.free_cpus,         n.free_memory_mib,
                       u.gpus, u.cpu_milli,  u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
     auto it = classes_.try_emplace(key).first;
-    it->second.members.insert(id);
+    NodeClass& k = it->second;
+    if (class_members_) k.members.insert(id);
+    class_prev_[id] = kNoNode;
+    class_next_[id] = k.head;
+    if (k.head != kNoNode) class_prev_[k.head] = id;
+    k.head = id;
     node_class_[id] = it;
   }
 
@@ -606,6 +630,7 @@ class KubernetesPolicy final : public Policy {
   void coscheduling_post_filter(Session& s, JobIndex j, std::size_t n);
   void coscheduling_reject(Session& s, JobIndex j, std::size_t n);
   std::int64_t gang_room(const ClusterView& view, const Job& job, const std::vector<std::int32_t>& sizes) const;
+  std::int64_t gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const;
   static std::int64_t pool_room(const models::ClusterState& c, models::PoolId p, std::int32_t gpus);
   void group_running(Tick now, models::GroupId g, int delta);
   void report_partial_groups(Session& s);
@@ -648,7 +673,9 @@ class KubernetesPolicy final : public Policy {
   TimeQueue unschedulable_fitting_;
   std::vector<FailedBatch> batches_;
   std::vector<std::uint32_t> free_batches_;
-  std::vector<std::pair<BatchKey, std::uint32_t>> forming_;  // the batches failing at forming_at_
+  // The batches made failing at forming_at_. An id freed since may have been made again, with
+  // another key: its batch's own key is the one to compare.
+  std::vector<std::uint32_t> forming_;
   Tick forming_at_ = -1;
   bool batching_ = false;  // see ensure()
   std::set<std::pair<Tick, JobIndex>> quota_wait_;
@@ -656,7 +683,9 @@ class KubernetesPolicy final : public Policy {
   // Node classes for select_host (see use_classes); nodes changed since the last refresh.
   ClassMap classes_;
   std::vector<ClassMap::iterator> node_class_;
-  std::set<NodeId> special_;  // nodes with nominated pods, scored one by one
+  bool class_members_ = true;                    // NodeClass::members kept (cycles not sampled; see ensure())
+  std::vector<NodeId> class_next_, class_prev_;  // each class's members, listed (NodeClass::head)
+  std::set<NodeId> special_;                     // nodes with nominated pods, scored one by one
   std::vector<NodeId> dirty_;
   std::vector<std::uint8_t> dirty_flag_;
   std::uint64_t up_changes_seen_ = 0;

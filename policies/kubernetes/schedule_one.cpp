@@ -99,7 +99,7 @@ void KubernetesPolicy::schedule_one(Session& s, JobIndex j, const Job& job) {
 void KubernetesPolicy::schedule_pods(Session& s, JobIndex j, const Job& job, const std::vector<std::int32_t>& sizes) {
   Pod& p = pods_[j];
   const std::size_t n = sizes.size();
-  if (!fits_somewhere(s, j, pod_of(job, sizes, 0))) {
+  if (p.fits_somewhere == 0 || (p.fits_somewhere < 0 && !fits_somewhere(s, j, pod_of(job, sizes, 0)))) {
     fail(j, s.now());
     say(s, j, {4}, [] { return "unschedulable: a pod of this job is larger than every node; stays Pending"; });
     return;
@@ -263,35 +263,62 @@ NodeId KubernetesPolicy::select_host_sampled(const ClusterView& view, const Job&
     ++class_stamp_;
   }
   score_memo_.begin();
+  auto pool_ok = [&](models::PoolId p) { return eligible(view, p, job); };
+  // Every node the free-GPU index can offer (up, eligible pool, at least min_free free) is in a
+  // class; when each such class passes the filter with one and the same score, the cycle keeps the
+  // first node offered and counts the rest 64 at a time (NodeSampler::cycle_all_pass).
+  if (by_class && min_free >= 0 && special_.empty() && all_offered_alike(view, job, self, min_free))
+    return sampler_.cycle_all_pass(c, cfg_.percentage_of_nodes_to_score, min_free, pool_ok);
   auto judge = [&](NodeId id) -> std::int64_t {
     if (!fits(view, id, job, self)) return -1;
     return score_memo_.get(c.node(id), usage_[id], [&] { return total_score(view, id, job); });
   };
-  sampler_.cycle(
-      c, cfg_.percentage_of_nodes_to_score, min_free, [&](models::PoolId p) { return eligible(view, p, job); },
-      [&](NodeId id) {
-        std::int64_t sc = -1;
-        if (by_class && node_class_[id] != classes_.end()) {
-          NodeClass& k = node_class_[id]->second;
-          if (k.stamp != class_stamp_) {
-            k.stamp = class_stamp_;
-            k.score = fits(view, id, job, self) ? total_score(view, id, job) : -1;
-          }
-          sc = k.score;
-        } else {
-          sc = judge(id);
-        }
-        if (sc < 0) return false;
-        if (sc > best_score) {
-          best_score = sc;
-          best = id;
-          ties = 1;
-        } else if (sc == best_score && cfg_.seeded_tie_break && tie_rng_.below(++ties) == 0) {
-          best = id;
-        }
-        return true;
-      });
+  sampler_.cycle(c, cfg_.percentage_of_nodes_to_score, min_free, pool_ok, [&](NodeId id) {
+    std::int64_t sc = -1;
+    if (by_class && node_class_[id] != classes_.end()) {
+      NodeClass& k = node_class_[id]->second;
+      if (k.stamp != class_stamp_) {
+        k.stamp = class_stamp_;
+        k.score = fits(view, id, job, self) ? total_score(view, id, job) : -1;
+      }
+      sc = k.score;
+    } else {
+      sc = judge(id);
+    }
+    if (sc < 0) return false;
+    if (sc > best_score) {
+      best_score = sc;
+      best = id;
+      ties = 1;
+    } else if (sc == best_score && cfg_.seeded_tie_break && tie_rng_.below(++ties) == 0) {
+      best = id;
+    }
+    return true;
+  });
   return best;
+}
+
+// Whether the classes of the up nodes with at least min_free free units in the pod's pools all
+// pass the filter with the same score (judged once per cycle, on any member; see NodeClass).
+bool KubernetesPolicy::all_offered_alike(const ClusterView& view, const Job& job, JobIndex self,
+                                         std::int32_t min_free) {
+  constexpr std::int64_t kLow = INT64_MIN;
+  std::int64_t same = -2;  // the score so far; -2 none yet
+  for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p) {
+    if (!eligible(view, p, job)) continue;
+    const auto lo = classes_.lower_bound({p, 1, min_free, kLow, kLow, kLow, kLow, kLow, kLow, kLow});
+    const auto hi = classes_.lower_bound({p, 2, kLow, kLow, kLow, kLow, kLow, kLow, kLow, kLow});
+    for (auto it = lo; it != hi; ++it) {
+      NodeClass& k = it->second;
+      if (k.stamp != class_stamp_) {
+        k.stamp = class_stamp_;
+        k.score = fits(view, k.head, job, self) ? total_score(view, k.head, job) : -1;
+      }
+      if (k.score < 0 || (same >= 0 && k.score != same)) return false;
+      same = k.score;
+    }
+  }
+  return true;
 }
 
 void KubernetesPolicy::bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason) {

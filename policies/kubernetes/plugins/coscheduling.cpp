@@ -25,9 +25,10 @@ void KubernetesPolicy::coscheduling_post_filter(Session& s, JobIndex j, std::siz
 }
 
 // The group fails this cycle: none of its pods stays bound. The reason names no count of the pods
-// that fit, so that it is made once per group, not at every cycle.
+// that fit, so that it is made once per group, not at every cycle (and a batch of rejected groups
+// fails with nothing to say).
 void KubernetesPolicy::coscheduling_reject(Session& s, JobIndex j, std::size_t n) {
-  fail(j, s.now());
+  fail(j, s.now(), gang_batch_key(s, j));
   say(s, j, {5, static_cast<std::int64_t>(n)}, [&] {
     return "gang: coscheduling PodGroup needs all " + std::to_string(n) + " pods (minMember " + std::to_string(n) +
            ") bound at once; they do not all fit now";
@@ -36,14 +37,22 @@ void KubernetesPolicy::coscheduling_reject(Session& s, JobIndex j, std::size_t n
 
 // How many of the job's pods the free GPUs of its eligible pools could hold, counting each up
 // node's free GPUs only (CPU, memory and nominations can only lower it): an upper bound on the
-// pods that bind. Pods of several sizes are counted at the smallest.
+// pods that bind. Pods of several sizes are counted at the smallest. A pool is eligible for the
+// job's pods as for the job (the same GPU type and resource, GPUs asked by both).
 std::int64_t KubernetesPolicy::gang_room(const ClusterView& view, const Job& job,
                                          const std::vector<std::int32_t>& sizes) const {
-  const Job pod = pod_of(job, sizes, 0);
   const std::int32_t smallest = *std::min_element(sizes.begin(), sizes.end());
   std::int64_t room = 0;
   for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p)
-    if (eligible(view, p, pod)) room += pool_room(view.cluster(), p, smallest);
+    if (eligible(view, p, job)) room += pool_room(view.cluster(), p, smallest);
+  return room;
+}
+
+// gang_room for pods of `gpus` GPUs over the pools in `pools` (a bit per pool; a gang batch's key).
+std::int64_t KubernetesPolicy::gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const {
+  std::int64_t room = 0;
+  for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p)
+    if ((pools >> p & 1) != 0) room += pool_room(view.cluster(), p, gpus);
   return room;
 }
 

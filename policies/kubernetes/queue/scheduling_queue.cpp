@@ -181,14 +181,16 @@ void KubernetesPolicy::free_batch(std::uint32_t b) {
   B.head = 0;
   B.live = 0;
   B.where = Where::None;
+  B.min_pods = SIZE_MAX;
   ++B.seq;
   free_batches_.push_back(b);
 }
 
 // The batch of pods failing now with this key, made on first use (unschedulable since now).
 std::uint32_t KubernetesPolicy::forming(const BatchKey& key, Tick now) {
-  for (const auto& [k, b] : forming_)
-    if (k == key && batches_[b].where == Where::Unschedulable && batches_[b].since == now && batches_[b].live > 0)
+  for (const std::uint32_t b : forming_)
+    if (batches_[b].key == key && batches_[b].where == Where::Unschedulable && batches_[b].since == now &&
+        batches_[b].live > 0)
       return b;
   std::uint32_t b = 0;
   if (!free_batches_.empty()) {
@@ -217,7 +219,7 @@ void KubernetesPolicy::mark_failed(std::uint32_t b, const BatchKey& key, Tick no
     forming_.clear();
     forming_at_ = now;
   }
-  forming_.emplace_back(key, b);
+  forming_.push_back(b);
 }
 
 // Whether a pod's failed cycle (just ended, Pod::attempts counted) can join a batch, and its key.
@@ -234,6 +236,50 @@ std::optional<BatchKey> KubernetesPolicy::batch_key(const ClusterView& view, Job
   return key;
 }
 
+// Whether a PodGroup that Coscheduling has just rejected whole (no pod bound) can join a batch,
+// and its key: its smallest pod and the pools of its first, as gang_room counts them.
+std::optional<BatchKey> KubernetesPolicy::gang_batch_key(const ClusterView& view, JobIndex j) const {
+  const Pod& p = pods_[j];
+  const Job& job = (*jobs_)[j];
+  if (!batching_ || !cfg_.coscheduling || cfg_.seeded_tie_break || job.group != models::kNone ||
+      p.fits_somewhere != 1 || p.nominated != kNoNode || !p.pods.empty() || p.sizes.size() < 2 ||
+      backoff_duration(p.attempts) != cfg_.max_backoff)
+    return std::nullopt;
+  if (p.sizes[0] <= 0 || resource(job) >= 0) return std::nullopt;
+  BatchKey key{job.priority, kGangKind, *std::min_element(p.sizes.begin(), p.sizes.end()), 0};
+  for (models::PoolId q = 0; q < view.cluster().pool_count(); ++q)
+    if (eligible(view, q, job)) key.pools |= std::uint64_t{1} << q;  // as for its pods (gang_room)
+  return key;
+}
+
+// A batch of rejected PodGroups reached the head of the active queue with nothing that could free
+// GPUs before its last member's turn: the members whose pods the free GPUs could hold (gang_room)
+// go back to the active queue, each at its own place, for a cycle of their own; the rest fail, as
+// each would at its turn, since the room only falls until then. False when all left.
+bool KubernetesPolicy::run_gang_batch(Session& s, std::uint32_t b) {
+  FailedBatch& B = batches_[b];
+  const std::int64_t room = gang_room_in(s, B.key.gpus, B.key.pools);
+  if (room < static_cast<std::int64_t>(B.min_pods)) return true;
+  std::size_t kept = B.head, fewest = SIZE_MAX;
+  for (std::size_t i = B.head; i < B.members.size(); ++i) {
+    const JobIndex j = B.members[i];
+    if (!member(b, j)) continue;
+    const std::size_t n = pods_[j].sizes.size();
+    if (static_cast<std::int64_t>(n) <= room) {
+      take_out(j, B);
+      push_active(j);
+    } else {
+      B.members[kept++] = j;
+      fewest = std::min(fewest, n);
+    }
+  }
+  B.members.resize(kept);
+  B.min_pods = fewest;
+  if (B.live > 0) return true;
+  free_batch(b);
+  return false;
+}
+
 // A batch reached the head of the active queue.
 void KubernetesPolicy::run_batch(Session& s, std::uint32_t b) {
   FailedBatch& B = batches_[b];
@@ -241,12 +287,14 @@ void KubernetesPolicy::run_batch(Session& s, std::uint32_t b) {
   B.where = Where::None;
   const Tick now = s.now();
   // No eligible node has the GPUs (its free GPUs only shrink until the last member's turn) and
-  // nothing can be preempted: every member fails as it would one by one.
+  // nothing can be preempted: every member fails as it would one by one. A gang batch first lets
+  // the PodGroups that might fit go (run_gang_batch).
   const bool no_victims = running_by_priority_.empty() || running_by_priority_.begin()->first >= B.key.priority;
-  if (no_victims && !gpus_free_in(s, B.key.gpus, B.key.pools)) {
-    for (const auto& [k, f] : forming_) {
-      if (f == b || !(k == B.key) || batches_[f].where != Where::Unschedulable || batches_[f].since != now ||
-          batches_[f].live == 0)
+  if (no_victims && B.key.kind == kGangKind && !run_gang_batch(s, b)) return;
+  if (no_victims && (B.key.kind == kGangKind || !gpus_free_in(s, B.key.gpus, B.key.pools))) {
+    for (const std::uint32_t f : forming_) {
+      if (f == b || !(batches_[f].key == B.key) || batches_[f].where != Where::Unschedulable ||
+          batches_[f].since != now || batches_[f].live == 0)
         continue;
       // Another batch of this key already failed now: the smaller joins the larger.
       std::uint32_t from = b, to = f;
@@ -260,6 +308,7 @@ void KubernetesPolicy::run_batch(Session& s, std::uint32_t b) {
             T.joined.push_back(j);
           }
       T.live += F.live;
+      T.min_pods = std::min(T.min_pods, F.min_pods);
       F.live = 0;
       free_batch(from);
       if (to == b) mark_failed(b, B.key, now);  // b takes f's place (f's entries are now stale)
@@ -294,6 +343,7 @@ void KubernetesPolicy::fail(JobIndex j, Tick now, const std::optional<BatchKey>&
     p.batch = b;
     batches_[b].joined.push_back(j);
     ++batches_[b].live;
+    if (key->kind == kGangKind) batches_[b].min_pods = std::min(batches_[b].min_pods, p.sizes.size());
     return;
   }
   push_unschedulable(j, now);

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/job.hpp"
 #include "policies/common/consolidate.hpp"
 #include "policies/kai/kai.hpp"
 #include "policies/kai/topology.hpp"
@@ -47,7 +48,8 @@ enum class Reason : std::uint8_t {
   NoFit,
   GangIncomplete,
   Pipelined,
-  TopologyNoFit
+  TopologyNoFit,
+  LargerThanNode
 };
 
 inline std::string_view reason_text(Reason r) {
@@ -62,6 +64,9 @@ inline std::string_view reason_text(Reason r) {
     case Reason::TopologyNoFit:
       return "Unschedulable: no domain of cluster.topology at the required level or below can hold the pod group "
              "(topology)";
+    case Reason::LargerThanNode:
+      return "Unschedulable: no nodes with enough resources were found: a pod of the group asks more GPUs than any "
+             "node has (node(s) didn't have enough resources: GPUs); it stays Pending";
   }
   return "";
 }
@@ -140,8 +145,9 @@ struct Unit {
   bool pipelined = false;
   bool in_running = false;
   int min_member = 1;
-  int members_without_gpus = 0;  // of the members, asking for no GPU
-  int running = 0;               // running and not terminating
+  int members_without_gpus = 0;   // of the members, asking for no GPU
+  bool larger_than_node = false;  // a member's pod is larger than every node it may use (never placed)
+  int running = 0;                // running and not terminating
   Tick created = 0;
   std::vector<models::JobIndex> members;  // submitted members, index order
   int succeeded = 0;
@@ -429,6 +435,21 @@ class KaiPolicy final : public Policy {
     return true;
   }
 
+  // Whether the job's pods, as its trace shapes them (gpus_per_node, or nodes: models::pod_gpus),
+  // include one larger than every node of the pools it may use. KAI places pods whole on one node
+  // (api/node_info/node_info.go IsTaskAllocatable; the fit error "node(s) didn't have enough
+  // resources: GPUs", api/common_info/pod_errors.go): such a pod is never placed and its group stays
+  // Pending. A job whose trace gives no per-node shape is never one (multi_node_placement spans
+  // nodes with it).
+  bool larger_than_every_node(const Job& job) const {
+    if (job.gpus <= 1 || (job.gpus_per_node <= 0 && job.nodes <= 0)) return false;
+    std::int32_t widest = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (pool_ok(p, job)) widest = std::max(widest, cluster_->spec().pools[p].gpus_per_node);
+    const std::vector<std::int32_t> pods = models::pod_gpus(job, widest);
+    return widest > 0 && *std::max_element(pods.begin(), pods.end()) > widest;
+  }
+
   // Whether the pod needs more than one node.
   bool multi_node(const Job& job) const {
     if (job.gpu_type == 0) return job.gpus > largest_gpus_per_node_;  // every pool is eligible
@@ -464,7 +485,7 @@ class KaiPolicy final : public Policy {
 
   Overlay base(bool now = false) const;
 
-  void count_pending(const Job& job, std::int64_t sign);
+  void count_pending(JobIndex j, std::int64_t sign);
 
   // actions/allocate.cpp
   inline bool all_would_fail() const;
@@ -569,8 +590,9 @@ class KaiPolicy final : public Policy {
   std::vector<Unit> units_;
   std::vector<std::uint32_t> job_unit_, victim_of_, group_unit_;
   std::vector<std::uint8_t> terminating_;
-  std::vector<std::int32_t> held_milli_;       // a running gpu-memory share's milli-GPUs on its node
-  std::vector<std::int64_t> pool_gpu_memory_;  // MiB of one GPU, by pool (device_memory_mib)
+  std::vector<std::uint8_t> larger_than_node_;  // by job: larger_than_every_node, from its submit
+  std::vector<std::int32_t> held_milli_;        // a running gpu-memory share's milli-GPUs on its node
+  std::vector<std::int64_t> pool_gpu_memory_;   // MiB of one GPU, by pool (device_memory_mib)
   // In allocate: the milli-GPUs gpu-memory pods may still take (share_room), and whether a node
   // was skipped for it. kInf elsewhere (the solvers check capacity with the pending fraction).
   mutable std::int64_t share_budget_ = kInf;

@@ -182,6 +182,7 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
   req[0] -= memory_gpu;
   Reason r = capacity(u, req, {});
   Reason budget_reason = Reason::None;
+  if (r == Reason::None && u.larger_than_node) r = Reason::LargerThanNode;  // no node holds one of its pods
   if (memory_gpu > 0 && r == Reason::None) std::tie(share_budget_, budget_reason) = share_room(u, req[0]);
   std::optional<std::vector<models::Placement>> placements;
   // A single plain pod no smaller than one that already failed in this session cannot fit.
@@ -224,7 +225,7 @@ void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::s
   const Job& job = workload_->jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;
-  count_pending(job, -1);
+  count_pending(j, -1);
   ++u.running;
   held_milli_[j] = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
   add(u.running_req, held(j));

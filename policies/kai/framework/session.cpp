@@ -44,10 +44,12 @@ void KaiPolicy::on_submit(const ClusterView& view, JobIndex j) {
   }
   unit.members.push_back(j);
   if (job.gpus <= 0) ++unit.members_without_gpus;
+  larger_than_node_[j] = larger_than_every_node(job) ? 1 : 0;
+  if (larger_than_node_[j] != 0) unit.larger_than_node = true;
   std::sort(unit.members.begin(), unit.members.end());
   unit.single = unit.members.size() == 1 ? j : models::kNoJob;
   const bool simple = unit.members.size() == 1 && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
-                      job.cpus == 0 && job.memory_mib == 0;
+                      job.cpus == 0 && job.memory_mib == 0 && !unit.larger_than_node;
   unit.simple_gpus = simple ? job.gpus : 0;
   unit.simple_multi = simple && multi_node(job);
   if (!nodes_[unit.queue].children.empty() || undeclared(unit.queue) || memory_pod_rejection(job).has_value() ||
@@ -87,7 +89,7 @@ void KaiPolicy::on_withdraw(const ClusterView& view, JobIndex j) {
   const Job& job = view.workload().jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;
-  count_pending(job, -1);
+  count_pending(j, -1);
   add_path(u.queue, &QNode::pending, demand(job), -1);
   set_reason(j, Reason::None);
   refresh(job_unit_[j], view.now());
@@ -202,6 +204,7 @@ void KaiPolicy::ensure(const ClusterView& view) {
     pool_gpu_memory_[p] = std::max<std::int64_t>(100, mib - mib % 100);
   }
   terminating_.assign(n, 0);
+  larger_than_node_.assign(n, 0);
   victim_of_.assign(n, kNoUnit);
   reasons_.assign(n, Reason::None);
   group_size_.assign(w.groups.size(), 0);
@@ -322,7 +325,7 @@ std::uint32_t KaiPolicy::unit_of(const Job& job, JobIndex j) {
 void KaiPolicy::add_pending(const ClusterView& view, JobIndex j) {
   Unit& u = units_[job_unit_[j]];
   ++u.pending;
-  count_pending(view.workload().jobs[j], 1);
+  count_pending(j, 1);
   add_path(u.queue, &QNode::pending, demand(view.workload().jobs[j]), 1);
   refresh(job_unit_[j], view.now());
 }
@@ -378,7 +381,11 @@ void KaiPolicy::refresh(std::uint32_t id, Tick now) {
   }
 }
 
-void KaiPolicy::count_pending(const Job& job, std::int64_t sign) {
+// A pod larger than every node is counted nowhere: it never fits (all_would_fail need not wait
+// for it).
+void KaiPolicy::count_pending(JobIndex j, std::int64_t sign) {
+  if (larger_than_node_[j] != 0) return;
+  const Job& job = workload_->jobs[j];
   const bool simple = job.group == models::kNone && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
                       job.cpus == 0 && job.memory_mib == 0;
   if (!simple) {

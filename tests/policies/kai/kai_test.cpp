@@ -499,6 +499,43 @@ TEST(Kai, JobsInParentQueuesAndJobsThatNeverFitAreRejected) {
   EXPECT_EQ(run.state(2), JobState::Completed);
 }
 
+// Issue #32 item 6: KAI places each pod whole on one node (api/node_info/node_info.go
+// IsTaskAllocatable), so a job whose trace gives a per-node shape larger than every node
+// (gpus_per_node 16, or 16 GPUs on nodes: 1, on 8-GPU nodes) stays Pending with the fit error, its
+// queue's later job runs at once and nothing is evicted for it; a job whose trace gives no shape,
+// or a shape a node holds, still spans nodes.
+TEST(Kai, APodLargerThanEveryNodeStaysPendingWithoutBlockingItsQueue) {
+  auto w = ht::WorkloadBuilder()
+               .job(0, 16, 3600)   // gpus_per_node 16: one 16-GPU pod
+               .job(0, 16, 3600)   // nodes 1: one 16-GPU pod
+               .job(5, 4, 3600)    // behind them in the same queue
+               .job(10, 16, 3600)  // no shape: spans two nodes
+               .job(10, 16, 3600)  // gpus_per_node 8: two 8-GPU pods
+               .build();
+  w.jobs[0].gpus_per_node = 16;
+  w.jobs[1].nodes = 1;
+  w.jobs[4].gpus_per_node = 8;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, "A");
+  std::vector<std::pair<std::string, std::string>> kv;
+  ht::kai_queue(kv, "A", 0, 1, -1);
+  const KaiRun run(w, ht::cluster(6, 8), ht::ordered_params(kv), 86400 * kSecond);
+  for (JobIndex j : {0u, 1u}) {
+    EXPECT_EQ(run.state(j), JobState::Unfinished) << j;
+    EXPECT_FALSE(run.started(j)) << j;
+    EXPECT_EQ(run.reason(j),
+              "Unschedulable: no nodes with enough resources were found: a pod of the group asks more GPUs than any "
+              "node has (node(s) didn't have enough resources: GPUs); it stays Pending")
+        << j;
+  }
+  EXPECT_EQ(run.start(2), 5.0);
+  EXPECT_EQ(run.start(3), 10.0);
+  EXPECT_EQ(run.start(4), 10.0);
+  EXPECT_EQ(run.sim->job_placement(3).size(), 2u);
+  EXPECT_EQ(run.sim->job_placement(4).size(), 2u);
+  EXPECT_TRUE(run.rec.preemptions.empty());
+  for (JobIndex j : {2u, 3u, 4u}) EXPECT_EQ(run.state(j), JobState::Completed) << j;
+}
+
 // --- The policy block ----------------------------------------------------------------------------
 
 TEST(KaiParams, BadInputNamesTheKeyAndSuggests) {

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -75,22 +74,6 @@ inline void add(Amounts& a, const Amounts& b, std::int64_t sign = 1) {
   for (int r = 0; r < kResources; ++r) a[r] += sign * b[r];
 }
 
-// Allocates each element on a cache line of its own: a node of a leaf's pending set (its links and
-// the 32-byte key) is one line, which the allocate walk reads in order every session.
-template <class T>
-struct LineAllocator {
-  using value_type = T;
-  LineAllocator() = default;
-  template <class U>
-  LineAllocator(const LineAllocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
-  template <class U>
-  bool operator==(const LineAllocator<U>&) const {
-    return true;
-  }
-};
-
 struct QNode {
   std::string name;
   int parent = -1;
@@ -119,16 +102,58 @@ struct QNode {
     models::JobIndex single = models::kNoJob;
     std::int32_t simple_gpus = 0;
     bool simple_multi = false, lone = false;
+    bool erased = false;  // in PendingList: left in place until the next compaction
     bool operator<(const PendKey& o) const {
       return std::tie(neg_priority, tier, created, unit) < std::tie(o.neg_priority, o.tier, o.created, o.unit);
     }
     bool operator==(const PendKey& o) const = default;
   };
+  // The pending groups in key order, in one array that the allocate walk reads front to back every
+  // session (a tree's nodes, one cache miss each, made most of its time). An erased key stays in
+  // place, marked, until compact(), so that erasing is a binary search and the walk's cursor (an
+  // index) stays valid; a key inserted in the middle moves the later ones up (the walk's cursor
+  // with them). Keys are unique in their order (the unit is part of it).
+  struct PendingList {
+    std::vector<PendKey> keys;
+    std::size_t erased = 0;
+    bool empty() const { return keys.size() == erased; }
+    // Inserts k. `cursor` (an index into keys) moves to the first key left at or after it and
+    // keeps pointing at that key (or the end), as a tree's iterator would: a walk visits k only
+    // when k comes after that key.
+    void insert(const PendKey& k, std::size_t& cursor) {
+      while (cursor < keys.size() && keys[cursor].erased) ++cursor;
+      if (keys.empty() || keys.back() < k) {
+        if (cursor == keys.size()) ++cursor;
+        keys.push_back(k);
+        return;
+      }
+      const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (!(k < *it)) {  // an erased entry of the same order: k takes its place
+        *it = k;
+        --erased;
+        return;
+      }
+      const auto at = static_cast<std::size_t>(it - keys.begin());
+      keys.insert(it, k);
+      if (at <= cursor) ++cursor;
+    }
+    void erase(const PendKey& k) {
+      auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it == keys.end() || k < *it || it->erased) return;  // not there (never the case)
+      it->erased = true;
+      ++erased;
+    }
+    // Drops the erased entries once they are half the array (never during a walk).
+    void compact() {
+      if (erased < 64 || erased * 2 < keys.size()) return;
+      std::erase_if(keys, [](const PendKey& k) { return k.erased; });
+      erased = 0;
+    }
+  };
   using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
-  using PendingSet = std::set<PendKey, std::less<PendKey>, LineAllocator<PendKey>>;
-  PendingSet pending_units;
+  PendingList pending_units;
   std::set<RunKey> running_units;
-  PendingSet::iterator cursor;
+  std::size_t cursor = 0;  // the allocate walk's next index in pending_units.keys
 };
 
 struct Unit {
@@ -425,6 +450,10 @@ class KaiPolicy final : public Policy {
   inline int pick(int node);
 
   inline Candidate pick_candidate(int node);
+
+  // The candidate of leaf c: its first group whose pods are all there (pick_candidate's leaf step).
+  inline Candidate leaf_candidate(int c);
+
 
   // ----- placement -----------------------------------------------------------------------------
   bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }

@@ -38,13 +38,16 @@ void KaiPolicy::allocate(Session& s) {
   // allocate
   std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
   failed.clear();
-  for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
+  for (int q : leaves_) {
+    nodes_[q].pending_units.compact();
+    nodes_[q].cursor = 0;
+  }
   in_allocate_ = true;
   while (true) {
     const int leaf = pick(0);
     if (leaf < 0) break;
     QNode& node = nodes_[leaf];
-    const QNode::PendKey k = *node.cursor;
+    const QNode::PendKey k = node.pending_units.keys[node.cursor];
     ++node.cursor;
     // attempt's fast NoFit path, read from the key.
     const bool fast = known_no_fit(leaf, -k.neg_priority, k.simple_gpus, k.simple_multi);
@@ -110,31 +113,32 @@ bool KaiPolicy::queue_before(const Candidate& ca, const Candidate& cb) const {
 // The leaf whose next job comes first under `node`, or -1.
 int KaiPolicy::pick(int node) { return pick_candidate(node).leaf; }
 
+KaiPolicy::Candidate KaiPolicy::leaf_candidate(int c) {
+  QNode& leaf = nodes_[c];
+  const std::vector<QNode::PendKey>& keys = leaf.pending_units.keys;
+  // Skip erased keys, and groups whose pods are not all there yet.
+  for (; leaf.cursor < keys.size(); ++leaf.cursor) {
+    const QNode::PendKey& k = keys[leaf.cursor];
+    if (k.erased) continue;
+    if (k.single != models::kNoJob) {  // the common case, without building a pod list
+      const JobIndex j = k.single;
+      if (placeable(*view_, j))
+        return Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
+    }
+    const Unit& u = units_[k.unit];
+    if (Amounts req{}; next_demand(*view_, u, req)) return Candidate{c, c, req};
+    for (JobIndex j : u.members)
+      if (view_->state(j) == JobState::Pending) set_reason(j, Reason::GangIncomplete);
+  }
+  return Candidate{};
+}
+
 KaiPolicy::Candidate KaiPolicy::pick_candidate(int node) {
   Candidate best;
   for (int c : nodes_[node].children) {
     Candidate cand;
     if (nodes_[c].children.empty()) {
-      QNode& leaf = nodes_[c];
-      // Skip groups whose pods are not all there yet.
-      while (leaf.cursor != leaf.pending_units.end()) {
-        const QNode::PendKey& k = *leaf.cursor;
-        if (k.single != models::kNoJob) {  // the common case, without building a pod list
-          const JobIndex j = k.single;
-          if (placeable(*view_, j)) {
-            cand = Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
-            break;
-          }
-        }
-        const Unit& u = units_[k.unit];
-        if (Amounts req{}; next_demand(*view_, u, req)) {
-          cand = Candidate{c, c, req};
-          break;
-        }
-        for (JobIndex j : u.members)
-          if (view_->state(j) == JobState::Pending) set_reason(j, Reason::GangIncomplete);
-        ++leaf.cursor;
-      }
+      cand = leaf_candidate(c);
       if (cand.leaf < 0) continue;
     } else {
       Candidate sub = pick_candidate(c);

@@ -339,7 +339,7 @@ void KaiPolicy::rekey_pending(std::uint32_t id) {
   if (pk == u.pkey) return;
   QNode& leaf = nodes_[u.queue];
   leaf.pending_units.erase(u.pkey);
-  leaf.pending_units.insert(pk);
+  leaf.pending_units.insert(pk, leaf.cursor);
   u.pkey = pk;
 }
 
@@ -351,13 +351,12 @@ void KaiPolicy::refresh(std::uint32_t id, Tick now) {
   const int tier = u.running < u.min_member ? 0 : (u.running == u.min_member ? 1 : 2);
   const QNode::PendKey pk = pend_key(u, tier, id);
   if (u.in_pending && (!pend || pk != u.pkey)) {
-    if (in_allocate_ && leaf.cursor != leaf.pending_units.end() && *leaf.cursor == u.pkey) ++leaf.cursor;
-    leaf.pending_units.erase(u.pkey);
+    leaf.pending_units.erase(u.pkey);  // the walk passes over it (PendingList)
     u.in_pending = false;
   }
   if (pend && !u.in_pending) {
     u.pkey = pk;
-    leaf.pending_units.insert(pk);
+    leaf.pending_units.insert(pk, leaf.cursor);
     u.in_pending = true;
   }
   const bool run = u.running > 0;

@@ -454,6 +454,7 @@ class KaiPolicy final : public Policy {
   // The candidate of leaf c: its first group whose pods are all there (pick_candidate's leaf step).
   inline Candidate leaf_candidate(int c);
 
+  inline bool fast_run(int leaf);
 
   // ----- placement -----------------------------------------------------------------------------
   bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }

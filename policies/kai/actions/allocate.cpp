@@ -3,6 +3,7 @@
 // queue order, kept here beside its one hot caller), each placed all or nothing
 // (attempt), with the capacity checks of plugins/proportion/capacity_policy first.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -60,6 +61,7 @@ void KaiPolicy::allocate(Session& s) {
     // Once every pending pod is known not to fit, stop when the later actions have enough
     // candidates (they are bounded per session).
     if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
+    if (fast && node.parent == 0 && fast_run(leaf)) break;
   }
   in_allocate_ = false;
 }
@@ -148,6 +150,57 @@ KaiPolicy::Candidate KaiPolicy::pick_candidate(int node) {
     if (best.leaf < 0 || queue_before(cand, best)) best = cand;
   }
   return best;
+}
+
+// After a fast NoFit step of `leaf`, a child of the root: the steps that pick(0) would take next
+// while they are fast NoFit steps of the same leaf, without walking the other children each time.
+// Such a step changes no queue, node, cursor of another leaf or pending count, so the best
+// candidate of the other children (`rival`) stays what it was, and queue_before is a strict order
+// on (queue, request) keys: the leaf keeps the pick exactly while its head goes before the rival.
+// For a lone plain pod that key grows with its GPUs (within quota with it, then its share with it;
+// the rest does not depend on the request), so one comparison answers for every pod no larger
+// (or no smaller). Returns true when the walk stops (the stop test of allocate); false hands the
+// next step back to allocate's loop.
+bool KaiPolicy::fast_run(int leaf) {
+  Candidate rival;
+  for (int c : nodes_[0].children) {
+    if (c == leaf) continue;
+    Candidate cand;
+    if (nodes_[c].children.empty()) {
+      cand = leaf_candidate(c);
+    } else {
+      const Candidate sub = pick_candidate(c);
+      if (sub.leaf >= 0) cand = Candidate{c, sub.leaf, sub.req};
+    }
+    if (cand.leaf >= 0 && (rival.leaf < 0 || queue_before(cand, rival))) rival = cand;
+  }
+  QNode& node = nodes_[leaf];
+  const std::vector<QNode::PendKey>& keys = node.pending_units.keys;
+  std::int32_t first_upto = 0, rival_from = std::numeric_limits<std::int32_t>::max();
+  while (true) {
+    // leaf_candidate's step for a lone plain pod; any other head goes back to allocate's loop,
+    // whose pick(0) meets it at the same point.
+    while (node.cursor < keys.size() && keys[node.cursor].erased) ++node.cursor;
+    if (node.cursor == keys.size()) return false;
+    const QNode::PendKey& k = keys[node.cursor];
+    const std::int32_t g = k.simple_gpus;
+    if (k.single == models::kNoJob || g == 0 || !placeable(*view_, k.single) ||
+        !known_no_fit(leaf, -k.neg_priority, g, k.simple_multi))
+      return false;
+    if (rival.leaf >= 0 && g > first_upto) {
+      if (g >= rival_from) return false;
+      if (!queue_before(Candidate{leaf, leaf, simple_demand(g)}, rival)) {
+        rival_from = g;
+        return false;
+      }
+      first_upto = g;
+    }
+    ++node.cursor;
+    set_reason(k.single, Reason::NoFit);
+    failed_.push_back(
+        FailedUnit{k.unit, Reason::NoFit, k.lone, k.simple_multi, g, -k.neg_priority, leaf, simple_demand(g)[0]});
+    if (failed_.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) return true;
+  }
 }
 
 // Whether every pending pod is at least as large as one of its shape that failed this session.

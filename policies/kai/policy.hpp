@@ -559,6 +559,9 @@ class KaiPolicy final : public Policy {
 
   // ----- allocate (actions/allocate.cpp) -------------------------------------------------------
   void allocate(Session& s);
+  void walk(Session& s, bool may_cut);
+  bool try_cut(std::int64_t max_node_free, std::int64_t max_pool_free);
+  void resume_walk(Session& s);
   inline bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
   inline Reason attempt(Session& s, std::uint32_t id);
 
@@ -629,6 +632,10 @@ class KaiPolicy final : public Policy {
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
   std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  // allocate stopped its walk where nothing could start any more and failed_ ends there (try_cut);
+  // resume_walk finishes it before anything changes.
+  bool cut_ = false;
+  std::uint64_t starts_ = 0;  // pods started by allocate, ever
   // Per queue node during the walk of failed groups, until something acts: fair share of GPUs
   // minus allocated GPUs (kInf without GPUs), and the lowest priority of its running groups.
   std::vector<std::int64_t> walk_room_;

@@ -44,7 +44,51 @@ void KaiPolicy::allocate(Session& s) {
     nodes_[q].cursor = 0;
   }
   in_allocate_ = true;
+  cut_ = false;
+  walk(s, true);
+  in_allocate_ = false;
+}
+
+// The walk of allocate: every pending group in job order until the stop test. With may_cut, it
+// may stop early where no group left can start (try_cut).
+void KaiPolicy::walk(Session& s, bool may_cut) {
+  std::vector<FailedUnit>& failed = failed_;
+  bool cut_tried = !may_cut;
+  std::uint64_t bounds_at = ~std::uint64_t{0};
+  bool none_can_start = false;
+  std::int64_t max_node_free = 0, max_pool_free = 0;
   while (true) {
+    // With the stop test short of its shapes (it passed, or failed_ would have ended), and only
+    // lone plain pods pending: once the free GPUs hold none of their shapes, try_cut.
+    if (!cut_tried && other_pending_ == 0 && failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+      if (bounds_at != starts_) {
+        bounds_at = starts_;
+        max_node_free = max_pool_free = 0;
+        for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+          max_pool_free = std::max(max_pool_free, cluster_->pool_free_gpus(p));
+          for (std::int32_t f = cluster_->spec().pools[p].gpus_per_node; f > max_node_free; --f)
+            if (!cluster_->nodes_with_free(p, f).empty()) {
+              max_node_free = f;
+              break;
+            }
+        }
+        std::int64_t min_plain = kInf;
+        for (std::size_t g = 1; g < single_pending_.size(); ++g)
+          if (single_pending_[g] > 0) {
+            min_plain = static_cast<std::int64_t>(g);
+            break;
+          }
+        const std::int64_t min_multi = multi_pending_.empty() ? kInf : multi_pending_.begin()->first;
+        none_can_start = min_plain > max_node_free && min_multi > max_pool_free;
+      }
+      if (none_can_start) {
+        cut_tried = true;
+        if (try_cut(max_node_free, max_pool_free)) {
+          cut_ = true;
+          return;
+        }
+      }
+    }
     const int leaf = pick(0);
     if (leaf < 0) break;
     QNode& node = nodes_[leaf];
@@ -63,6 +107,118 @@ void KaiPolicy::allocate(Session& s) {
     if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
     if (fast && node.parent == 0 && fast_run(leaf)) break;
   }
+}
+
+// Where no pending group can start any more (the free GPUs of every node and pool hold none of
+// the pending shapes: each step left fails with NoFit and starts nothing), the rest of the walk
+// matters only (1) for the pending reasons it sets, (2) where it stops (the stop test turns once
+// a pod of each smallest pending shape, plain and multi-node, has failed, failed_ holding 64
+// already), and (3) for the walk of failed groups after allocate, which passes over a lone NoFit
+// entry that no first check of consolidate, reclaim or preempt would act for (may_act).
+// try_cut follows the rest of the walk without its steps: while nothing starts, the min-head
+// merge of the leaves (pick) takes the keys in the order of the largest key of their leaf up to
+// them (a key goes when that prefix's largest is the smallest of all leaves'; keys of two leaves
+// never tie), and a lone plain pod's key grows with its GPUs, so a leaf keeps the turn while its
+// pods stay within the GPUs that go before the other leaves' (one queue_before answers for all).
+// It checks that each group up to the stop is a lone plain pod of a root child that cannot start,
+// within its queue's capacity, that may_act would pass over whatever the walk of failed groups has
+// done before it; then it sets, in walk order, the reason of each group whose reason was not
+// NoFit already, and allocate stops. If something is evicted or pipelined later in the session,
+// resume_walk first finishes the walk from where it stopped, on the same state, so that failed_
+// is then what the whole walk makes. False: nothing done, the walk goes on.
+bool KaiPolicy::try_cut(std::int64_t max_node_free, std::int64_t max_pool_free) {
+  if (cluster_->spec().topology) return false;
+  std::int64_t min_plain = kInf;
+  for (std::size_t g = 1; g < single_pending_.size(); ++g)
+    if (single_pending_[g] > 0) {
+      min_plain = static_cast<std::int64_t>(g);
+      break;
+    }
+  const std::int64_t min_multi = multi_pending_.empty() ? kInf : multi_pending_.begin()->first;
+  bool need_plain = min_plain < kInf && min_failed_plain_gpus_ > min_plain;
+  bool need_multi = min_multi < kInf && min_failed_multi_gpus_ > min_multi;
+  if (!need_plain && !need_multi) return false;
+  const bool consolidation_open = cluster_->free_gpus() > 0 && cfg_.max_consolidation_preemptees > 0;
+  std::int64_t all_pools_free = 0;
+  for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) all_pools_free += cluster_->pool_free_gpus(p);
+  struct Lane {
+    int leaf;
+    std::size_t i;
+    std::int32_t gmax;
+    std::int64_t room;
+    std::int32_t lowest;
+  };
+  std::vector<Lane> lanes;
+  for (int q : leaves_) {
+    const QNode& node = nodes_[q];
+    std::size_t i = node.cursor;
+    while (i < node.pending_units.keys.size() && node.pending_units.keys[i].erased) ++i;
+    if (i == node.pending_units.keys.size()) continue;
+    if (node.parent != 0) return false;
+    lanes.push_back(Lane{q, i, 0, active(0) ? node.fair[0] - node.alloc[0] : kInf,
+                         node.running_units.empty() ? std::numeric_limits<std::int32_t>::max()
+                                                    : std::get<0>(*node.running_units.begin())});
+  }
+  auto head_key = [&](const Lane& l) {
+    const auto& k = nodes_[l.leaf].pending_units.keys[l.i];
+    return Candidate{l.leaf, l.leaf, simple_demand(std::max(l.gmax, k.simple_gpus))};
+  };
+  std::vector<JobIndex> unsettled;
+  while (true) {
+    // The lane whose next key goes first (the smallest largest-key-so-far), and the best of the others.
+    std::size_t best = lanes.size(), second = lanes.size();
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      if (lanes[l].i == nodes_[lanes[l].leaf].pending_units.keys.size()) continue;
+      if (best == lanes.size() || queue_before(head_key(lanes[l]), head_key(lanes[best]))) {
+        second = best;
+        best = l;
+      } else if (second == lanes.size() || queue_before(head_key(lanes[l]), head_key(lanes[second]))) {
+        second = l;
+      }
+    }
+    if (best == lanes.size()) return false;  // the stop was not found (never the case)
+    Lane& lane = lanes[best];
+    const QNode& node = nodes_[lane.leaf];
+    const std::vector<QNode::PendKey>& keys = node.pending_units.keys;
+    const Candidate rival = second == lanes.size() ? Candidate{} : head_key(lanes[second]);
+    std::int32_t first_upto = lane.gmax, rival_from = std::numeric_limits<std::int32_t>::max();
+    while (lane.i < keys.size()) {
+      const QNode::PendKey& k = keys[lane.i];
+      if (k.erased) {
+        ++lane.i;
+        continue;
+      }
+      if (k.single == models::kNoJob || k.simple_gpus <= 0 || !k.lone) return false;
+      const std::int32_t g = k.simple_gpus, priority = -k.neg_priority;
+      if (rival.leaf >= 0 && g > first_upto) {  // does the lane keep the turn?
+        if (g >= rival_from) break;
+        if (!queue_before(Candidate{lane.leaf, lane.leaf, simple_demand(g)}, rival)) {
+          rival_from = g;
+          break;
+        }
+        first_upto = g;
+      }
+      if (g <= (k.simple_multi ? max_pool_free : max_node_free)) return false;
+      if (capacity(lane.leaf, priority, simple_demand(g), {}) != Reason::None) return false;
+      if (consolidation_open && !k.simple_multi && all_pools_free >= g) return false;
+      if (simple_demand(g)[0] <= lane.room || lane.lowest < priority) return false;
+      lane.gmax = std::max(lane.gmax, g);
+      ++lane.i;
+      if (reasons_[k.single] != Reason::NoFit) unsettled.push_back(k.single);
+      if (k.simple_multi ? g == min_multi : g == min_plain) (k.simple_multi ? need_multi : need_plain) = false;
+      if (!need_plain && !need_multi) {  // the walk stops after this step
+        for (JobIndex j : unsettled) set_reason(j, Reason::NoFit);
+        return true;
+      }
+    }
+  }
+}
+
+void KaiPolicy::resume_walk(Session& s) {
+  if (!cut_) return;
+  cut_ = false;
+  in_allocate_ = true;
+  walk(s, false);
   in_allocate_ = false;
 }
 
@@ -279,6 +435,7 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
 void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::string_view why) {
   const std::string err = s.start(j, p, why);
   if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
+  ++starts_;
   const Job& job = workload_->jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;

@@ -182,6 +182,7 @@ void KaiPolicy::schedule(Session& s) {
       }
     }
   }
+  cut_ = false;  // the rest of the walk is no longer read
   stale_gang_eviction(s);
   if (!stale_.empty()) s.wake_at(std::max(now, stale_.begin()->first + cfg_.staleness_grace));
   if (protected_until_ != sim::kNever) s.wake_at(protected_until_);
@@ -441,6 +442,7 @@ Overlay KaiPolicy::base(bool now) const {
 }
 
 void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why) {
+  resume_walk(s);  // failed_ as the whole walk makes it, before anything changes
   Unit& v = units_[victim];
   for (JobIndex j : active_members(v)) {
     const std::string err = s.preempt(j, PreemptMode::Requeue, cfg_.termination_grace, by, why);
@@ -462,6 +464,7 @@ void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32
 // The preemptor waits for its victims with its resources reserved in its queue.
 void KaiPolicy::pipeline(Session& s, std::uint32_t id, const std::vector<JobIndex>& pods,
                          const std::vector<models::Placement>& plan) {
+  resume_walk(s);
   Unit& u = units_[id];
   for (const auto& p : plan) reserve(p, 1);
   plans_[id] = plan;

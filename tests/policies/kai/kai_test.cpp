@@ -797,6 +797,69 @@ TEST(KaiDecisions, FailedWalkShortcutsDecideAsBefore) {
   }
 }
 
+// allocate stops its walk where no pending pod can start any more and finishes it only when the
+// walk of failed groups is about to evict (try_cut, resume_walk): the same decisions and pending
+// reasons as the whole walk. Lone plain pods only (1-8 GPUs and 16 spanning nodes), a backlog about
+// eight times what the cluster runs, three flat queues under and over their quotas (reclaim), a
+// limit, fragmenting sizes (consolidation), and jobs that fail and retry; fingerprints recorded
+// with the whole walk (commit d0d0848).
+// Every audit event (pending reasons included, which the run fingerprint leaves out), in order.
+class EventHash : public models::SimObserver {
+ public:
+  void on_event(sim::Tick t, models::AuditKind kind, JobIndex j, std::int32_t detail,
+                std::string_view reason) override {
+    add(static_cast<std::uint64_t>(t));
+    add((static_cast<std::uint64_t>(kind) << 40) ^ (static_cast<std::uint64_t>(j) << 8) ^
+        static_cast<std::uint32_t>(detail));
+    for (char c : reason) add(static_cast<unsigned char>(c));
+  }
+  void on_start(sim::Tick t, JobIndex j, const models::Placement&) override { add(static_cast<std::uint64_t>(t) ^ j); }
+  void on_end(sim::Tick t, JobIndex j, JobState) override { add(static_cast<std::uint64_t>(t) + j); }
+  void on_sample(const models::Sample&) override {}
+  std::uint64_t hash = 1469598103934665603ull;
+
+ private:
+  void add(std::uint64_t v) { hash = (hash ^ v) * 1099511628211ull; }
+};
+
+TEST(KaiDecisions, WalkCutWhereNothingStartsDecidesAsBefore) {
+  struct Case {
+    std::uint64_t seed;
+    const char* fingerprint;
+    std::uint64_t events;
+  };
+  const Case cases[] = {{1, "9e8c120ddc98d4bc", 16230222951198104460ull},
+                        {2, "67e63054a14b0870", 11918333869447779505ull},
+                        {3, "4d701fba94c1a3b0", 12305562184101764493ull}};
+  for (const auto& [seed, fingerprint, events] : cases) {
+    sim::RngStream rng(seed, "test/kai-cut");
+    ht::WorkloadBuilder b;
+    double t = 0;
+    static const int kSizes[] = {1, 1, 2, 4, 8, 8, 1, 3, 16, 6};
+    for (int i = 0; i < 2500; ++i) {
+      t += std::floor(rng.exponential(1.0 / 3.0));
+      b.job(t, kSizes[rng.below(10)], std::floor(rng.lognormal(5.0, 1.2)) + 1);
+    }
+    auto w = b.build();
+    static const char* kQueues[] = {"q0", "q1", "q2"};
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, kQueues[rng.below(3)]);
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q0", 16, 1, -1);
+    ht::kai_queue(kv, "q1", 4, 2, -1);
+    ht::kai_queue(kv, "q2", 0, 1, seed == 3 ? 24 : -1);
+    kv.emplace_back("reclaimMinRuntime", "60s");
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), seed);
+    EventHash audit;
+    simulation::Simulation sim(w, ht::cluster(6, 8), *policy, &audit);
+    const auto stats = sim.run();
+    std::int64_t preemptions = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) preemptions += sim.job_preemptions(j);
+    EXPECT_GT(preemptions, 0) << "seed " << seed;
+    EXPECT_EQ(stats.fingerprint, fingerprint) << "seed " << seed << " preemptions " << preemptions;
+    EXPECT_EQ(audit.hash, events) << "seed " << seed;
+  }
+}
+
 // The pending key's copy of a unit's single member (QNode::PendKey) is put back when a member is
 // added that is refused at once: a gang of two whose second pod is larger than the cluster is no
 // lone pod, and its first pod waits for the gang, not for a node, after a lone pod of its size

@@ -72,10 +72,11 @@ std::vector<std::int32_t> slice_gpus(const models::Placement& p) {
 }
 
 // Issue #32: a job whose trace puts 16 GPUs on one node, on 8-GPU nodes, never runs under any
-// system: kube-scheduler (and the systems that place pods through it) leave the pod Pending, with
-// no head-of-line blocking (the 4-GPU job behind it runs); Slurm rejects it at submit.
+// system: kube-scheduler (and the systems that place pods through it) and KAI (a pod is placed
+// whole on one node) leave the pod Pending, with no head-of-line blocking (the 4-GPU job behind it
+// runs); Slurm rejects it at submit.
 TEST(PodSplit, APodLargerThanEveryNodeNeverRunsAnywhere) {
-  for (const std::string name : {"kubernetes", "volcano", "kueue", "slurm"}) {
+  for (const std::string name : {"kubernetes", "volcano", "kueue", "kai", "slurm"}) {
     auto w = ht::WorkloadBuilder().job(0, 16, 3600).job(10, 4, 3600).build();
     w.jobs[0].gpus_per_node = 16;
     auto policy = policies::make_policy(name, params_for(name), 1);

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/job.hpp"
 #include "policies/common/consolidate.hpp"
 #include "policies/kai/kai.hpp"
 #include "policies/kai/topology.hpp"
@@ -47,7 +47,8 @@ enum class Reason : std::uint8_t {
   NoFit,
   GangIncomplete,
   Pipelined,
-  TopologyNoFit
+  TopologyNoFit,
+  LargerThanNode
 };
 
 inline std::string_view reason_text(Reason r) {
@@ -62,6 +63,9 @@ inline std::string_view reason_text(Reason r) {
     case Reason::TopologyNoFit:
       return "Unschedulable: no domain of cluster.topology at the required level or below can hold the pod group "
              "(topology)";
+    case Reason::LargerThanNode:
+      return "Unschedulable: no nodes with enough resources were found: a pod of the group asks more GPUs than any "
+             "node has (node(s) didn't have enough resources: GPUs); it stays Pending";
   }
   return "";
 }
@@ -69,22 +73,6 @@ inline std::string_view reason_text(Reason r) {
 inline void add(Amounts& a, const Amounts& b, std::int64_t sign = 1) {
   for (int r = 0; r < kResources; ++r) a[r] += sign * b[r];
 }
-
-// Allocates each element on a cache line of its own: a node of a leaf's pending set (its links and
-// the 32-byte key) is one line, which the allocate walk reads in order every session.
-template <class T>
-struct LineAllocator {
-  using value_type = T;
-  LineAllocator() = default;
-  template <class U>
-  LineAllocator(const LineAllocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
-  template <class U>
-  bool operator==(const LineAllocator<U>&) const {
-    return true;
-  }
-};
 
 struct QNode {
   std::string name;
@@ -114,16 +102,58 @@ struct QNode {
     models::JobIndex single = models::kNoJob;
     std::int32_t simple_gpus = 0;
     bool simple_multi = false, lone = false;
+    bool erased = false;  // in PendingList: left in place until the next compaction
     bool operator<(const PendKey& o) const {
       return std::tie(neg_priority, tier, created, unit) < std::tie(o.neg_priority, o.tier, o.created, o.unit);
     }
     bool operator==(const PendKey& o) const = default;
   };
+  // The pending groups in key order, in one array that the allocate walk reads front to back every
+  // session (a tree's nodes, one cache miss each, made most of its time). An erased key stays in
+  // place, marked, until compact(), so that erasing is a binary search and the walk's cursor (an
+  // index) stays valid; a key inserted in the middle moves the later ones up (the walk's cursor
+  // with them). Keys are unique in their order (the unit is part of it).
+  struct PendingList {
+    std::vector<PendKey> keys;
+    std::size_t erased = 0;
+    bool empty() const { return keys.size() == erased; }
+    // Inserts k. `cursor` (an index into keys) moves to the first key left at or after it and
+    // keeps pointing at that key (or the end), as a tree's iterator would: a walk visits k only
+    // when k comes after that key.
+    void insert(const PendKey& k, std::size_t& cursor) {
+      while (cursor < keys.size() && keys[cursor].erased) ++cursor;
+      if (keys.empty() || keys.back() < k) {
+        if (cursor == keys.size()) ++cursor;
+        keys.push_back(k);
+        return;
+      }
+      const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (!(k < *it)) {  // an erased entry of the same order: k takes its place
+        *it = k;
+        --erased;
+        return;
+      }
+      const auto at = static_cast<std::size_t>(it - keys.begin());
+      keys.insert(it, k);
+      if (at <= cursor) ++cursor;
+    }
+    void erase(const PendKey& k) {
+      auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it == keys.end() || k < *it || it->erased) return;  // not there (never the case)
+      it->erased = true;
+      ++erased;
+    }
+    // Drops the erased entries once they are half the array (never during a walk).
+    void compact() {
+      if (erased < 64 || erased * 2 < keys.size()) return;
+      std::erase_if(keys, [](const PendKey& k) { return k.erased; });
+      erased = 0;
+    }
+  };
   using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
-  using PendingSet = std::set<PendKey, std::less<PendKey>, LineAllocator<PendKey>>;
-  PendingSet pending_units;
+  PendingList pending_units;
   std::set<RunKey> running_units;
-  PendingSet::iterator cursor;
+  std::size_t cursor = 0;  // the allocate walk's next index in pending_units.keys
 };
 
 struct Unit {
@@ -140,8 +170,9 @@ struct Unit {
   bool pipelined = false;
   bool in_running = false;
   int min_member = 1;
-  int members_without_gpus = 0;  // of the members, asking for no GPU
-  int running = 0;               // running and not terminating
+  int members_without_gpus = 0;   // of the members, asking for no GPU
+  bool larger_than_node = false;  // a member's pod is larger than every node it may use (never placed)
+  int running = 0;                // running and not terminating
   Tick created = 0;
   std::vector<models::JobIndex> members;  // submitted members, index order
   int succeeded = 0;
@@ -420,6 +451,11 @@ class KaiPolicy final : public Policy {
 
   inline Candidate pick_candidate(int node);
 
+  // The candidate of leaf c: its first group whose pods are all there (pick_candidate's leaf step).
+  inline Candidate leaf_candidate(int c);
+
+  inline bool fast_run(int leaf);
+
   // ----- placement -----------------------------------------------------------------------------
   bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
 
@@ -427,6 +463,21 @@ class KaiPolicy final : public Policy {
     if (node.cpus > 0 && job.cpus > f.cpus) return false;
     if (node.memory_mib > 0 && job.memory_mib > f.memory) return false;
     return true;
+  }
+
+  // Whether the job's pods, as its trace shapes them (gpus_per_node, or nodes: models::pod_gpus),
+  // include one larger than every node of the pools it may use. KAI places pods whole on one node
+  // (api/node_info/node_info.go IsTaskAllocatable; the fit error "node(s) didn't have enough
+  // resources: GPUs", api/common_info/pod_errors.go): such a pod is never placed and its group stays
+  // Pending. A job whose trace gives no per-node shape is never one (multi_node_placement spans
+  // nodes with it).
+  bool larger_than_every_node(const Job& job) const {
+    if (job.gpus <= 1 || (job.gpus_per_node <= 0 && job.nodes <= 0)) return false;
+    std::int32_t widest = 0;
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (pool_ok(p, job)) widest = std::max(widest, cluster_->spec().pools[p].gpus_per_node);
+    const std::vector<std::int32_t> pods = models::pod_gpus(job, widest);
+    return widest > 0 && *std::max_element(pods.begin(), pods.end()) > widest;
   }
 
   // Whether the pod needs more than one node.
@@ -464,7 +515,7 @@ class KaiPolicy final : public Policy {
 
   Overlay base(bool now = false) const;
 
-  void count_pending(const Job& job, std::int64_t sign);
+  void count_pending(JobIndex j, std::int64_t sign);
 
   // actions/allocate.cpp
   inline bool all_would_fail() const;
@@ -508,6 +559,9 @@ class KaiPolicy final : public Policy {
 
   // ----- allocate (actions/allocate.cpp) -------------------------------------------------------
   void allocate(Session& s);
+  void walk(Session& s, bool may_cut);
+  bool try_cut(std::int64_t max_node_free, std::int64_t max_pool_free);
+  void resume_walk(Session& s);
   inline bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
   inline Reason attempt(Session& s, std::uint32_t id);
 
@@ -569,14 +623,19 @@ class KaiPolicy final : public Policy {
   std::vector<Unit> units_;
   std::vector<std::uint32_t> job_unit_, victim_of_, group_unit_;
   std::vector<std::uint8_t> terminating_;
-  std::vector<std::int32_t> held_milli_;       // a running gpu-memory share's milli-GPUs on its node
-  std::vector<std::int64_t> pool_gpu_memory_;  // MiB of one GPU, by pool (device_memory_mib)
+  std::vector<std::uint8_t> larger_than_node_;  // by job: larger_than_every_node, from its submit
+  std::vector<std::int32_t> held_milli_;        // a running gpu-memory share's milli-GPUs on its node
+  std::vector<std::int64_t> pool_gpu_memory_;   // MiB of one GPU, by pool (device_memory_mib)
   // In allocate: the milli-GPUs gpu-memory pods may still take (share_room), and whether a node
   // was skipped for it. kInf elsewhere (the solvers check capacity with the pending fraction).
   mutable std::int64_t share_budget_ = kInf;
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
   std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  // allocate stopped its walk where nothing could start any more and failed_ ends there (try_cut);
+  // resume_walk finishes it before anything changes.
+  bool cut_ = false;
+  std::uint64_t starts_ = 0;  // pods started by allocate, ever
   // Per queue node during the walk of failed groups, until something acts: fair share of GPUs
   // minus allocated GPUs (kInf without GPUs), and the lowest priority of its running groups.
   std::vector<std::int64_t> walk_room_;

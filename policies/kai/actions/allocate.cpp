@@ -3,6 +3,7 @@
 // queue order, kept here beside its one hot caller), each placed all or nothing
 // (attempt), with the capacity checks of plugins/proportion/capacity_policy first.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -38,13 +39,60 @@ void KaiPolicy::allocate(Session& s) {
   // allocate
   std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
   failed.clear();
-  for (int q : leaves_) nodes_[q].cursor = nodes_[q].pending_units.begin();
+  for (int q : leaves_) {
+    nodes_[q].pending_units.compact();
+    nodes_[q].cursor = 0;
+  }
   in_allocate_ = true;
+  cut_ = false;
+  walk(s, true);
+  in_allocate_ = false;
+}
+
+// The walk of allocate: every pending group in job order until the stop test. With may_cut, it
+// may stop early where no group left can start (try_cut).
+void KaiPolicy::walk(Session& s, bool may_cut) {
+  std::vector<FailedUnit>& failed = failed_;
+  bool cut_tried = !may_cut;
+  std::uint64_t bounds_at = ~std::uint64_t{0};
+  bool none_can_start = false;
+  std::int64_t max_node_free = 0, max_pool_free = 0;
   while (true) {
+    // With the stop test short of its shapes (it passed, or failed_ would have ended), and only
+    // lone plain pods pending: once the free GPUs hold none of their shapes, try_cut.
+    if (!cut_tried && other_pending_ == 0 && failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+      if (bounds_at != starts_) {
+        bounds_at = starts_;
+        max_node_free = max_pool_free = 0;
+        for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+          max_pool_free = std::max(max_pool_free, cluster_->pool_free_gpus(p));
+          for (std::int32_t f = cluster_->spec().pools[p].gpus_per_node; f > max_node_free; --f)
+            if (!cluster_->nodes_with_free(p, f).empty()) {
+              max_node_free = f;
+              break;
+            }
+        }
+        std::int64_t min_plain = kInf;
+        for (std::size_t g = 1; g < single_pending_.size(); ++g)
+          if (single_pending_[g] > 0) {
+            min_plain = static_cast<std::int64_t>(g);
+            break;
+          }
+        const std::int64_t min_multi = multi_pending_.empty() ? kInf : multi_pending_.begin()->first;
+        none_can_start = min_plain > max_node_free && min_multi > max_pool_free;
+      }
+      if (none_can_start) {
+        cut_tried = true;
+        if (try_cut(max_node_free, max_pool_free)) {
+          cut_ = true;
+          return;
+        }
+      }
+    }
     const int leaf = pick(0);
     if (leaf < 0) break;
     QNode& node = nodes_[leaf];
-    const QNode::PendKey k = *node.cursor;
+    const QNode::PendKey k = node.pending_units.keys[node.cursor];
     ++node.cursor;
     // attempt's fast NoFit path, read from the key.
     const bool fast = known_no_fit(leaf, -k.neg_priority, k.simple_gpus, k.simple_multi);
@@ -57,7 +105,120 @@ void KaiPolicy::allocate(Session& s) {
     // Once every pending pod is known not to fit, stop when the later actions have enough
     // candidates (they are bounded per session).
     if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
+    if (fast && node.parent == 0 && fast_run(leaf)) break;
   }
+}
+
+// Where no pending group can start any more (the free GPUs of every node and pool hold none of
+// the pending shapes: each step left fails with NoFit and starts nothing), the rest of the walk
+// matters only (1) for the pending reasons it sets, (2) where it stops (the stop test turns once
+// a pod of each smallest pending shape, plain and multi-node, has failed, failed_ holding 64
+// already), and (3) for the walk of failed groups after allocate, which passes over a lone NoFit
+// entry that no first check of consolidate, reclaim or preempt would act for (may_act).
+// try_cut follows the rest of the walk without its steps: while nothing starts, the min-head
+// merge of the leaves (pick) takes the keys in the order of the largest key of their leaf up to
+// them (a key goes when that prefix's largest is the smallest of all leaves'; keys of two leaves
+// never tie), and a lone plain pod's key grows with its GPUs, so a leaf keeps the turn while its
+// pods stay within the GPUs that go before the other leaves' (one queue_before answers for all).
+// It checks that each group up to the stop is a lone plain pod of a root child that cannot start,
+// within its queue's capacity, that may_act would pass over whatever the walk of failed groups has
+// done before it; then it sets, in walk order, the reason of each group whose reason was not
+// NoFit already, and allocate stops. If something is evicted or pipelined later in the session,
+// resume_walk first finishes the walk from where it stopped, on the same state, so that failed_
+// is then what the whole walk makes. False: nothing done, the walk goes on.
+bool KaiPolicy::try_cut(std::int64_t max_node_free, std::int64_t max_pool_free) {
+  if (cluster_->spec().topology) return false;
+  std::int64_t min_plain = kInf;
+  for (std::size_t g = 1; g < single_pending_.size(); ++g)
+    if (single_pending_[g] > 0) {
+      min_plain = static_cast<std::int64_t>(g);
+      break;
+    }
+  const std::int64_t min_multi = multi_pending_.empty() ? kInf : multi_pending_.begin()->first;
+  bool need_plain = min_plain < kInf && min_failed_plain_gpus_ > min_plain;
+  bool need_multi = min_multi < kInf && min_failed_multi_gpus_ > min_multi;
+  if (!need_plain && !need_multi) return false;
+  const bool consolidation_open = cluster_->free_gpus() > 0 && cfg_.max_consolidation_preemptees > 0;
+  std::int64_t all_pools_free = 0;
+  for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) all_pools_free += cluster_->pool_free_gpus(p);
+  struct Lane {
+    int leaf;
+    std::size_t i;
+    std::int32_t gmax;
+    std::int64_t room;
+    std::int32_t lowest;
+  };
+  std::vector<Lane> lanes;
+  for (int q : leaves_) {
+    const QNode& node = nodes_[q];
+    std::size_t i = node.cursor;
+    while (i < node.pending_units.keys.size() && node.pending_units.keys[i].erased) ++i;
+    if (i == node.pending_units.keys.size()) continue;
+    if (node.parent != 0) return false;
+    lanes.push_back(Lane{q, i, 0, active(0) ? node.fair[0] - node.alloc[0] : kInf,
+                         node.running_units.empty() ? std::numeric_limits<std::int32_t>::max()
+                                                    : std::get<0>(*node.running_units.begin())});
+  }
+  auto head_key = [&](const Lane& l) {
+    const auto& k = nodes_[l.leaf].pending_units.keys[l.i];
+    return Candidate{l.leaf, l.leaf, simple_demand(std::max(l.gmax, k.simple_gpus))};
+  };
+  std::vector<JobIndex> unsettled;
+  while (true) {
+    // The lane whose next key goes first (the smallest largest-key-so-far), and the best of the others.
+    std::size_t best = lanes.size(), second = lanes.size();
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      if (lanes[l].i == nodes_[lanes[l].leaf].pending_units.keys.size()) continue;
+      if (best == lanes.size() || queue_before(head_key(lanes[l]), head_key(lanes[best]))) {
+        second = best;
+        best = l;
+      } else if (second == lanes.size() || queue_before(head_key(lanes[l]), head_key(lanes[second]))) {
+        second = l;
+      }
+    }
+    if (best == lanes.size()) return false;  // the stop was not found (never the case)
+    Lane& lane = lanes[best];
+    const QNode& node = nodes_[lane.leaf];
+    const std::vector<QNode::PendKey>& keys = node.pending_units.keys;
+    const Candidate rival = second == lanes.size() ? Candidate{} : head_key(lanes[second]);
+    std::int32_t first_upto = lane.gmax, rival_from = std::numeric_limits<std::int32_t>::max();
+    while (lane.i < keys.size()) {
+      const QNode::PendKey& k = keys[lane.i];
+      if (k.erased) {
+        ++lane.i;
+        continue;
+      }
+      if (k.single == models::kNoJob || k.simple_gpus <= 0 || !k.lone) return false;
+      const std::int32_t g = k.simple_gpus, priority = -k.neg_priority;
+      if (rival.leaf >= 0 && g > first_upto) {  // does the lane keep the turn?
+        if (g >= rival_from) break;
+        if (!queue_before(Candidate{lane.leaf, lane.leaf, simple_demand(g)}, rival)) {
+          rival_from = g;
+          break;
+        }
+        first_upto = g;
+      }
+      if (g <= (k.simple_multi ? max_pool_free : max_node_free)) return false;
+      if (capacity(lane.leaf, priority, simple_demand(g), {}) != Reason::None) return false;
+      if (consolidation_open && !k.simple_multi && all_pools_free >= g) return false;
+      if (simple_demand(g)[0] <= lane.room || lane.lowest < priority) return false;
+      lane.gmax = std::max(lane.gmax, g);
+      ++lane.i;
+      if (reasons_[k.single] != Reason::NoFit) unsettled.push_back(k.single);
+      if (k.simple_multi ? g == min_multi : g == min_plain) (k.simple_multi ? need_multi : need_plain) = false;
+      if (!need_plain && !need_multi) {  // the walk stops after this step
+        for (JobIndex j : unsettled) set_reason(j, Reason::NoFit);
+        return true;
+      }
+    }
+  }
+}
+
+void KaiPolicy::resume_walk(Session& s) {
+  if (!cut_) return;
+  cut_ = false;
+  in_allocate_ = true;
+  walk(s, false);
   in_allocate_ = false;
 }
 
@@ -110,31 +271,32 @@ bool KaiPolicy::queue_before(const Candidate& ca, const Candidate& cb) const {
 // The leaf whose next job comes first under `node`, or -1.
 int KaiPolicy::pick(int node) { return pick_candidate(node).leaf; }
 
+KaiPolicy::Candidate KaiPolicy::leaf_candidate(int c) {
+  QNode& leaf = nodes_[c];
+  const std::vector<QNode::PendKey>& keys = leaf.pending_units.keys;
+  // Skip erased keys, and groups whose pods are not all there yet.
+  for (; leaf.cursor < keys.size(); ++leaf.cursor) {
+    const QNode::PendKey& k = keys[leaf.cursor];
+    if (k.erased) continue;
+    if (k.single != models::kNoJob) {  // the common case, without building a pod list
+      const JobIndex j = k.single;
+      if (placeable(*view_, j))
+        return Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
+    }
+    const Unit& u = units_[k.unit];
+    if (Amounts req{}; next_demand(*view_, u, req)) return Candidate{c, c, req};
+    for (JobIndex j : u.members)
+      if (view_->state(j) == JobState::Pending) set_reason(j, Reason::GangIncomplete);
+  }
+  return Candidate{};
+}
+
 KaiPolicy::Candidate KaiPolicy::pick_candidate(int node) {
   Candidate best;
   for (int c : nodes_[node].children) {
     Candidate cand;
     if (nodes_[c].children.empty()) {
-      QNode& leaf = nodes_[c];
-      // Skip groups whose pods are not all there yet.
-      while (leaf.cursor != leaf.pending_units.end()) {
-        const QNode::PendKey& k = *leaf.cursor;
-        if (k.single != models::kNoJob) {  // the common case, without building a pod list
-          const JobIndex j = k.single;
-          if (placeable(*view_, j)) {
-            cand = Candidate{c, c, k.simple_gpus > 0 ? simple_demand(k.simple_gpus) : demand(workload_->jobs[j])};
-            break;
-          }
-        }
-        const Unit& u = units_[k.unit];
-        if (Amounts req{}; next_demand(*view_, u, req)) {
-          cand = Candidate{c, c, req};
-          break;
-        }
-        for (JobIndex j : u.members)
-          if (view_->state(j) == JobState::Pending) set_reason(j, Reason::GangIncomplete);
-        ++leaf.cursor;
-      }
+      cand = leaf_candidate(c);
       if (cand.leaf < 0) continue;
     } else {
       Candidate sub = pick_candidate(c);
@@ -144,6 +306,57 @@ KaiPolicy::Candidate KaiPolicy::pick_candidate(int node) {
     if (best.leaf < 0 || queue_before(cand, best)) best = cand;
   }
   return best;
+}
+
+// After a fast NoFit step of `leaf`, a child of the root: the steps that pick(0) would take next
+// while they are fast NoFit steps of the same leaf, without walking the other children each time.
+// Such a step changes no queue, node, cursor of another leaf or pending count, so the best
+// candidate of the other children (`rival`) stays what it was, and queue_before is a strict order
+// on (queue, request) keys: the leaf keeps the pick exactly while its head goes before the rival.
+// For a lone plain pod that key grows with its GPUs (within quota with it, then its share with it;
+// the rest does not depend on the request), so one comparison answers for every pod no larger
+// (or no smaller). Returns true when the walk stops (the stop test of allocate); false hands the
+// next step back to allocate's loop.
+bool KaiPolicy::fast_run(int leaf) {
+  Candidate rival;
+  for (int c : nodes_[0].children) {
+    if (c == leaf) continue;
+    Candidate cand;
+    if (nodes_[c].children.empty()) {
+      cand = leaf_candidate(c);
+    } else {
+      const Candidate sub = pick_candidate(c);
+      if (sub.leaf >= 0) cand = Candidate{c, sub.leaf, sub.req};
+    }
+    if (cand.leaf >= 0 && (rival.leaf < 0 || queue_before(cand, rival))) rival = cand;
+  }
+  QNode& node = nodes_[leaf];
+  const std::vector<QNode::PendKey>& keys = node.pending_units.keys;
+  std::int32_t first_upto = 0, rival_from = std::numeric_limits<std::int32_t>::max();
+  while (true) {
+    // leaf_candidate's step for a lone plain pod; any other head goes back to allocate's loop,
+    // whose pick(0) meets it at the same point.
+    while (node.cursor < keys.size() && keys[node.cursor].erased) ++node.cursor;
+    if (node.cursor == keys.size()) return false;
+    const QNode::PendKey& k = keys[node.cursor];
+    const std::int32_t g = k.simple_gpus;
+    if (k.single == models::kNoJob || g == 0 || !placeable(*view_, k.single) ||
+        !known_no_fit(leaf, -k.neg_priority, g, k.simple_multi))
+      return false;
+    if (rival.leaf >= 0 && g > first_upto) {
+      if (g >= rival_from) return false;
+      if (!queue_before(Candidate{leaf, leaf, simple_demand(g)}, rival)) {
+        rival_from = g;
+        return false;
+      }
+      first_upto = g;
+    }
+    ++node.cursor;
+    set_reason(k.single, Reason::NoFit);
+    failed_.push_back(
+        FailedUnit{k.unit, Reason::NoFit, k.lone, k.simple_multi, g, -k.neg_priority, leaf, simple_demand(g)[0]});
+    if (failed_.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) return true;
+  }
 }
 
 // Whether every pending pod is at least as large as one of its shape that failed this session.
@@ -182,6 +395,7 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
   req[0] -= memory_gpu;
   Reason r = capacity(u, req, {});
   Reason budget_reason = Reason::None;
+  if (r == Reason::None && u.larger_than_node) r = Reason::LargerThanNode;  // no node holds one of its pods
   if (memory_gpu > 0 && r == Reason::None) std::tie(share_budget_, budget_reason) = share_room(u, req[0]);
   std::optional<std::vector<models::Placement>> placements;
   // A single plain pod no smaller than one that already failed in this session cannot fit.
@@ -221,10 +435,11 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
 void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::string_view why) {
   const std::string err = s.start(j, p, why);
   if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
+  ++starts_;
   const Job& job = workload_->jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;
-  count_pending(job, -1);
+  count_pending(j, -1);
   ++u.running;
   held_milli_[j] = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
   add(u.running_req, held(j));

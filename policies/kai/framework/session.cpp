@@ -44,10 +44,12 @@ void KaiPolicy::on_submit(const ClusterView& view, JobIndex j) {
   }
   unit.members.push_back(j);
   if (job.gpus <= 0) ++unit.members_without_gpus;
+  larger_than_node_[j] = larger_than_every_node(job) ? 1 : 0;
+  if (larger_than_node_[j] != 0) unit.larger_than_node = true;
   std::sort(unit.members.begin(), unit.members.end());
   unit.single = unit.members.size() == 1 ? j : models::kNoJob;
   const bool simple = unit.members.size() == 1 && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
-                      job.cpus == 0 && job.memory_mib == 0;
+                      job.cpus == 0 && job.memory_mib == 0 && !unit.larger_than_node;
   unit.simple_gpus = simple ? job.gpus : 0;
   unit.simple_multi = simple && multi_node(job);
   if (!nodes_[unit.queue].children.empty() || undeclared(unit.queue) || memory_pod_rejection(job).has_value() ||
@@ -87,7 +89,7 @@ void KaiPolicy::on_withdraw(const ClusterView& view, JobIndex j) {
   const Job& job = view.workload().jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;
-  count_pending(job, -1);
+  count_pending(j, -1);
   add_path(u.queue, &QNode::pending, demand(job), -1);
   set_reason(j, Reason::None);
   refresh(job_unit_[j], view.now());
@@ -180,6 +182,7 @@ void KaiPolicy::schedule(Session& s) {
       }
     }
   }
+  cut_ = false;  // the rest of the walk is no longer read
   stale_gang_eviction(s);
   if (!stale_.empty()) s.wake_at(std::max(now, stale_.begin()->first + cfg_.staleness_grace));
   if (protected_until_ != sim::kNever) s.wake_at(protected_until_);
@@ -202,6 +205,7 @@ void KaiPolicy::ensure(const ClusterView& view) {
     pool_gpu_memory_[p] = std::max<std::int64_t>(100, mib - mib % 100);
   }
   terminating_.assign(n, 0);
+  larger_than_node_.assign(n, 0);
   victim_of_.assign(n, kNoUnit);
   reasons_.assign(n, Reason::None);
   group_size_.assign(w.groups.size(), 0);
@@ -322,7 +326,7 @@ std::uint32_t KaiPolicy::unit_of(const Job& job, JobIndex j) {
 void KaiPolicy::add_pending(const ClusterView& view, JobIndex j) {
   Unit& u = units_[job_unit_[j]];
   ++u.pending;
-  count_pending(view.workload().jobs[j], 1);
+  count_pending(j, 1);
   add_path(u.queue, &QNode::pending, demand(view.workload().jobs[j]), 1);
   refresh(job_unit_[j], view.now());
 }
@@ -336,7 +340,7 @@ void KaiPolicy::rekey_pending(std::uint32_t id) {
   if (pk == u.pkey) return;
   QNode& leaf = nodes_[u.queue];
   leaf.pending_units.erase(u.pkey);
-  leaf.pending_units.insert(pk);
+  leaf.pending_units.insert(pk, leaf.cursor);
   u.pkey = pk;
 }
 
@@ -348,13 +352,12 @@ void KaiPolicy::refresh(std::uint32_t id, Tick now) {
   const int tier = u.running < u.min_member ? 0 : (u.running == u.min_member ? 1 : 2);
   const QNode::PendKey pk = pend_key(u, tier, id);
   if (u.in_pending && (!pend || pk != u.pkey)) {
-    if (in_allocate_ && leaf.cursor != leaf.pending_units.end() && *leaf.cursor == u.pkey) ++leaf.cursor;
-    leaf.pending_units.erase(u.pkey);
+    leaf.pending_units.erase(u.pkey);  // the walk passes over it (PendingList)
     u.in_pending = false;
   }
   if (pend && !u.in_pending) {
     u.pkey = pk;
-    leaf.pending_units.insert(pk);
+    leaf.pending_units.insert(pk, leaf.cursor);
     u.in_pending = true;
   }
   const bool run = u.running > 0;
@@ -378,7 +381,11 @@ void KaiPolicy::refresh(std::uint32_t id, Tick now) {
   }
 }
 
-void KaiPolicy::count_pending(const Job& job, std::int64_t sign) {
+// A pod larger than every node is counted nowhere: it never fits (all_would_fail need not wait
+// for it).
+void KaiPolicy::count_pending(JobIndex j, std::int64_t sign) {
+  if (larger_than_node_[j] != 0) return;
+  const Job& job = workload_->jobs[j];
   const bool simple = job.group == models::kNone && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
                       job.cpus == 0 && job.memory_mib == 0;
   if (!simple) {
@@ -435,6 +442,7 @@ Overlay KaiPolicy::base(bool now) const {
 }
 
 void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why) {
+  resume_walk(s);  // failed_ as the whole walk makes it, before anything changes
   Unit& v = units_[victim];
   for (JobIndex j : active_members(v)) {
     const std::string err = s.preempt(j, PreemptMode::Requeue, cfg_.termination_grace, by, why);
@@ -456,6 +464,7 @@ void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32
 // The preemptor waits for its victims with its resources reserved in its queue.
 void KaiPolicy::pipeline(Session& s, std::uint32_t id, const std::vector<JobIndex>& pods,
                          const std::vector<models::Placement>& plan) {
+  resume_walk(s);
   Unit& u = units_[id];
   for (const auto& p : plan) reserve(p, 1);
   plans_[id] = plan;

@@ -219,6 +219,7 @@ std::optional<std::vector<models::Placement>> KaiPolicy::place_pods(const std::v
   std::vector<models::Placement> out;
   for (JobIndex j : pods) {
     const Job& job = workload_->jobs[j];
+    if (larger_than_node_[j] != 0) return std::nullopt;  // its trace shape fits no node
     models::Placement p;
     if (is_share(job)) {
       const auto [n, dev, milli] = best_share(job, ov, exclude);

@@ -499,6 +499,43 @@ TEST(Kai, JobsInParentQueuesAndJobsThatNeverFitAreRejected) {
   EXPECT_EQ(run.state(2), JobState::Completed);
 }
 
+// Issue #32 item 6: KAI places each pod whole on one node (api/node_info/node_info.go
+// IsTaskAllocatable), so a job whose trace gives a per-node shape larger than every node
+// (gpus_per_node 16, or 16 GPUs on nodes: 1, on 8-GPU nodes) stays Pending with the fit error, its
+// queue's later job runs at once and nothing is evicted for it; a job whose trace gives no shape,
+// or a shape a node holds, still spans nodes.
+TEST(Kai, APodLargerThanEveryNodeStaysPendingWithoutBlockingItsQueue) {
+  auto w = ht::WorkloadBuilder()
+               .job(0, 16, 3600)   // gpus_per_node 16: one 16-GPU pod
+               .job(0, 16, 3600)   // nodes 1: one 16-GPU pod
+               .job(5, 4, 3600)    // behind them in the same queue
+               .job(10, 16, 3600)  // no shape: spans two nodes
+               .job(10, 16, 3600)  // gpus_per_node 8: two 8-GPU pods
+               .build();
+  w.jobs[0].gpus_per_node = 16;
+  w.jobs[1].nodes = 1;
+  w.jobs[4].gpus_per_node = 8;
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, "A");
+  std::vector<std::pair<std::string, std::string>> kv;
+  ht::kai_queue(kv, "A", 0, 1, -1);
+  const KaiRun run(w, ht::cluster(6, 8), ht::ordered_params(kv), 86400 * kSecond);
+  for (JobIndex j : {0u, 1u}) {
+    EXPECT_EQ(run.state(j), JobState::Unfinished) << j;
+    EXPECT_FALSE(run.started(j)) << j;
+    EXPECT_EQ(run.reason(j),
+              "Unschedulable: no nodes with enough resources were found: a pod of the group asks more GPUs than any "
+              "node has (node(s) didn't have enough resources: GPUs); it stays Pending")
+        << j;
+  }
+  EXPECT_EQ(run.start(2), 5.0);
+  EXPECT_EQ(run.start(3), 10.0);
+  EXPECT_EQ(run.start(4), 10.0);
+  EXPECT_EQ(run.sim->job_placement(3).size(), 2u);
+  EXPECT_EQ(run.sim->job_placement(4).size(), 2u);
+  EXPECT_TRUE(run.rec.preemptions.empty());
+  for (JobIndex j : {2u, 3u, 4u}) EXPECT_EQ(run.state(j), JobState::Completed) << j;
+}
+
 // --- The policy block ----------------------------------------------------------------------------
 
 TEST(KaiParams, BadInputNamesTheKeyAndSuggests) {
@@ -757,6 +794,69 @@ TEST(KaiDecisions, FailedWalkShortcutsDecideAsBefore) {
     for (JobIndex j = 0; j < w.jobs.size(); ++j) preemptions += sim.job_preemptions(j);
     EXPECT_GT(preemptions, 0) << "seed " << c.seed;
     EXPECT_EQ(stats.fingerprint, c.fingerprint) << "seed " << c.seed << " preemptions " << preemptions;
+  }
+}
+
+// allocate stops its walk where no pending pod can start any more and finishes it only when the
+// walk of failed groups is about to evict (try_cut, resume_walk): the same decisions and pending
+// reasons as the whole walk. Lone plain pods only (1-8 GPUs and 16 spanning nodes), a backlog about
+// eight times what the cluster runs, three flat queues under and over their quotas (reclaim), a
+// limit, fragmenting sizes (consolidation), and jobs that fail and retry; fingerprints recorded
+// with the whole walk (commit d0d0848).
+// Every audit event (pending reasons included, which the run fingerprint leaves out), in order.
+class EventHash : public models::SimObserver {
+ public:
+  void on_event(sim::Tick t, models::AuditKind kind, JobIndex j, std::int32_t detail,
+                std::string_view reason) override {
+    add(static_cast<std::uint64_t>(t));
+    add((static_cast<std::uint64_t>(kind) << 40) ^ (static_cast<std::uint64_t>(j) << 8) ^
+        static_cast<std::uint32_t>(detail));
+    for (char c : reason) add(static_cast<unsigned char>(c));
+  }
+  void on_start(sim::Tick t, JobIndex j, const models::Placement&) override { add(static_cast<std::uint64_t>(t) ^ j); }
+  void on_end(sim::Tick t, JobIndex j, JobState) override { add(static_cast<std::uint64_t>(t) + j); }
+  void on_sample(const models::Sample&) override {}
+  std::uint64_t hash = 1469598103934665603ull;
+
+ private:
+  void add(std::uint64_t v) { hash = (hash ^ v) * 1099511628211ull; }
+};
+
+TEST(KaiDecisions, WalkCutWhereNothingStartsDecidesAsBefore) {
+  struct Case {
+    std::uint64_t seed;
+    const char* fingerprint;
+    std::uint64_t events;
+  };
+  const Case cases[] = {{1, "9e8c120ddc98d4bc", 16230222951198104460ull},
+                        {2, "67e63054a14b0870", 11918333869447779505ull},
+                        {3, "4d701fba94c1a3b0", 12305562184101764493ull}};
+  for (const auto& [seed, fingerprint, events] : cases) {
+    sim::RngStream rng(seed, "test/kai-cut");
+    ht::WorkloadBuilder b;
+    double t = 0;
+    static const int kSizes[] = {1, 1, 2, 4, 8, 8, 1, 3, 16, 6};
+    for (int i = 0; i < 2500; ++i) {
+      t += std::floor(rng.exponential(1.0 / 3.0));
+      b.job(t, kSizes[rng.below(10)], std::floor(rng.lognormal(5.0, 1.2)) + 1);
+    }
+    auto w = b.build();
+    static const char* kQueues[] = {"q0", "q1", "q2"};
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, kQueues[rng.below(3)]);
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q0", 16, 1, -1);
+    ht::kai_queue(kv, "q1", 4, 2, -1);
+    ht::kai_queue(kv, "q2", 0, 1, seed == 3 ? 24 : -1);
+    kv.emplace_back("reclaimMinRuntime", "60s");
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), seed);
+    EventHash audit;
+    simulation::Simulation sim(w, ht::cluster(6, 8), *policy, &audit);
+    const auto stats = sim.run();
+    std::int64_t preemptions = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) preemptions += sim.job_preemptions(j);
+    EXPECT_GT(preemptions, 0) << "seed " << seed;
+    EXPECT_EQ(stats.fingerprint, fingerprint) << "seed " << seed << " preemptions " << preemptions;
+    EXPECT_EQ(audit.hash, events) << "seed " << seed;
   }
 }
 

@@ -370,3 +370,337 @@ TEST(Split, OneSystemOwningEverythingGivesTheUnsplitRun) {
     EXPECT_EQ(split.result.partitions.at(0).boundary_idle_gpu_ms, 0);
   }
 }
+
+namespace {
+
+// Every placement lies on a node its job's system owned for the whole placement: the node's home
+// partition, changed by the moves of /moves in order (a node changes owner at `changed`).
+void expect_owned(const results::RunResult& r) {
+  ASSERT_EQ(r.job_partition.size(), r.jobs.size());
+  auto owner_at = [&](std::int32_t node, sim::Tick t) {
+    std::int32_t owner = -1;
+    for (std::size_t p = 0; p < r.partitions.size(); ++p)
+      if (node >= r.partitions[p].first_node && node < r.partitions[p].first_node + r.partitions[p].nodes)
+        owner = static_cast<std::int32_t>(p);
+    for (const auto& m : r.moves)
+      if (m.node == node && m.changed >= 0 && m.changed <= t) owner = m.to;
+    return owner;
+  };
+  for (const auto& pl : r.placements) {
+    const auto mine = static_cast<std::int32_t>(r.job_partition.at(pl.job));
+    EXPECT_EQ(owner_at(pl.node, pl.start), mine) << "job " << r.jobs[pl.job].trace_id << " on node " << pl.node;
+    for (const auto& m : r.moves)
+      if (m.node == pl.node && m.changed >= 0 && pl.end >= 0) {
+        EXPECT_FALSE(m.changed > pl.start && m.changed < pl.end)
+            << "node " << pl.node << " changed owner under job " << r.jobs[pl.job].trace_id;
+        // A node in its move delay runs nothing.
+        if (m.ready >= 0) {
+          EXPECT_FALSE(pl.start >= m.changed && pl.start < m.ready)
+              << "job " << r.jobs[pl.job].trace_id << " started on node " << pl.node << " in its move delay";
+        }
+      }
+  }
+}
+
+const char* kMoveCluster =
+    "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
+    "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+    "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+    "  routes: [{tenant: tb, to: B}]\n  default: A\n";
+
+}  // namespace
+
+// A scheduled move with a drain, worked by hand. Node 0 is A's, node 1 is B's (8 GPUs each, fifo
+// on both). At 50 s node 1 is drained for A: B's job b1 (0..100 s) runs on; node 1 takes no new
+// work, is empty when b1 ends at 100 s, changes owner then, and joins A after the 10 s move
+// delay. A's third job a3 starts on it at 110 s (a2 took node 0 at 100 s). At 200 s the second
+// move hands A's node going home (node 1, idle) back to B: it changes owner at once and is ready
+// at 210 s, when B's job b2 (submitted at 205 s) starts on it. As Slurm's DRAIN (running jobs
+// finish, no new ones start; slurm doc/man/man1/scontrol.1) and kubectl cordon + drain (the node
+// is unschedulable; its pods leave by eviction: kubernetes pkg/kubectl/drain via
+// staging/src/k8s.io/kubectl/pkg/drain/drain.go), without a deadline.
+TEST(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "2,ta,q,0,8,30\n"
+            "3,ta,q,0,8,50\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,205,4,10\n");
+  const auto o = run_text(dir, std::string("name: move\n") + kMoveCluster +
+                                   "  moves:\n"
+                                   "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
+                                   "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                                   "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.moves.size(), 2u);
+  EXPECT_EQ(r.moves[0].node, 1);
+  EXPECT_EQ(r.moves[0].from, 1);
+  EXPECT_EQ(r.moves[0].to, 0);
+  EXPECT_EQ(r.moves[0].rule, 0);
+  EXPECT_EQ(r.moves[0].on_demand, 0);
+  EXPECT_EQ(r.moves[0].gpus, 8);
+  EXPECT_EQ(r.moves[0].requested, 50'000);
+  EXPECT_EQ(r.moves[0].changed, 100'000);  // b1 ended
+  EXPECT_EQ(r.moves[0].ready, 110'000);
+  EXPECT_EQ(r.moves[0].preempted, 0);
+  EXPECT_EQ(r.moves[1].node, 1);  // the node going home, not A's own node 0
+  EXPECT_EQ(r.moves[1].from, 0);
+  EXPECT_EQ(r.moves[1].to, 1);
+  EXPECT_EQ(r.moves[1].requested, 200'000);
+  EXPECT_EQ(r.moves[1].changed, 200'000);  // idle: no drain to wait for
+  EXPECT_EQ(r.moves[1].ready, 210'000);
+  // Which job ran where and when.
+  const std::vector<sim::Tick> start = {0, 100'000, 110'000, 0, 210'000};
+  const std::vector<std::int32_t> node = {0, 0, 1, 1, 1};
+  for (std::size_t j = 0; j < 5; ++j) {
+    SCOPED_TRACE("job " + std::to_string(r.jobs[j].trace_id));
+    EXPECT_EQ(r.jobs[j].state, static_cast<std::uint8_t>(models::JobState::Completed));
+    EXPECT_EQ(r.jobs[j].start, start[j]);
+    EXPECT_EQ(r.jobs[j].first_node, node[j]);
+  }
+  EXPECT_EQ(r.sim_end, 220'000);
+  expect_owned(r);
+  // Utilization over the GPU time each side owned: A node 0 for 220 s and node 1 for 100..200 s
+  // (2,560 GPU-s), its jobs 1,440 GPU-s; B node 1 for 0..100 and 200..220 s (960 GPU-s), its jobs
+  // 840 GPU-s.
+  const results::Summary s = results::summarize(r);
+  ASSERT_EQ(s.partitions.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.partitions[0].gpu_utilization, 1440.0 / 2560.0);
+  EXPECT_DOUBLE_EQ(s.partitions[1].gpu_utilization, 840.0 / 960.0);
+  EXPECT_EQ(s.moves, 2);
+  EXPECT_EQ(s.partitions[0].nodes_in, 1);
+  EXPECT_EQ(s.partitions[0].nodes_out, 1);
+  EXPECT_EQ(s.partitions[1].gpus_at_end, 8);
+  EXPECT_DOUBLE_EQ(s.move_drain_mean_s, 25.0);  // 50 s and 0 s
+  EXPECT_DOUBLE_EQ(s.move_delay_mean_s, 10.0);
+  std::ostringstream text, json;
+  results::print_summary(text, s);
+  EXPECT_NE(text.str().find("node moves: 2 (0 on demand)"), std::string::npos) << text.str();
+  results::print_summary_json(json, s);
+  EXPECT_NE(json.str().find("\"moves\": {\"count\": 2, \"on_demand\": 0, \"preempted_jobs\": 0, \"drain_mean_s\": 25, "
+                            "\"delay_mean_s\": 10}"),
+            std::string::npos)
+      << json.str();
+  // The result file keeps the moves; a file without /moves reads as none.
+  const std::string h5 = dir.path("m.h5");
+  results::write_hdf5(r, h5);
+  const results::RunResult back = results::read_hdf5(h5);
+  ASSERT_EQ(back.moves.size(), 2u);
+  EXPECT_EQ(back.moves[0].changed, 100'000);
+  EXPECT_EQ(back.moves[1].ready, 210'000);
+  EXPECT_EQ(back.moves[1].to, 1);
+  results::RunResult none = r;
+  none.moves.clear();
+  results::write_hdf5(none, h5);
+  EXPECT_TRUE(results::read_hdf5(h5).moves.empty());
+  // Deterministic: the same run again gives the same fingerprint.
+  EXPECT_EQ(run_text(dir, std::string("name: move\n") + kMoveCluster +
+                              "  moves:\n"
+                              "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
+                              "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                              "workload: {trace: t.csv}\n")
+                .result.fingerprint,
+            r.fingerprint);
+}
+
+// The drain deadline: at 50 s node 1 is drained with a 20 s deadline. At 70 s b1 still runs: it
+// is preempted as its owner would (requeued, after a 5 s grace: Slurm requeues a batch job whose
+// node goes DOWN when JobRequeue=1, kubectl drain evicts the pod and its controller recreates it),
+// so node 1 is empty at 75 s, changes owner then and joins A at 85 s, where a2 starts. b1 waits
+// for a node of B: node 1 comes back at 200 s (ready at 210 s), b1 reruns 210..310 s and b2 after
+// it, 310..320 s.
+TEST(Split, DrainDeadlinePreemptsWhatStillRunsAndRequeuesIt) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "2,ta,q,0,8,30\n"
+            "3,ta,q,0,8,50\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,205,4,10\n");
+  const auto o = run_text(dir, std::string("name: deadline\n") + kMoveCluster +
+                                   "  moves:\n"
+                                   "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s, drain_deadline: 20s, "
+                                   "grace: 5s}\n"
+                                   "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                                   "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.moves.size(), 2u);
+  EXPECT_EQ(r.moves[0].requested, 50'000);
+  EXPECT_EQ(r.moves[0].changed, 75'000);
+  EXPECT_EQ(r.moves[0].ready, 85'000);
+  EXPECT_EQ(r.moves[0].preempted, 1);
+  EXPECT_EQ(r.moves[1].changed, 200'000);
+  EXPECT_EQ(r.moves[1].ready, 210'000);
+  EXPECT_EQ(r.jobs[1].start, 85'000);  // a2 on the moved node
+  EXPECT_EQ(r.jobs[1].first_node, 1);
+  EXPECT_EQ(r.jobs[2].start, 100'000);  // a3 on node 0 when a1 ends
+  EXPECT_EQ(r.jobs[3].preemptions, 1);
+  EXPECT_EQ(r.jobs[3].end, 310'000);
+  EXPECT_EQ(r.jobs[4].start, 310'000);
+  for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+  // b1's two runs on node 1: until the eviction, and after the node came back.
+  std::vector<std::pair<sim::Tick, sim::Tick>> runs;
+  for (const auto& pl : r.placements)
+    if (pl.job == 3) runs.emplace_back(pl.start, pl.end);
+  EXPECT_EQ(runs, (std::vector<std::pair<sim::Tick, sim::Tick>>{{0, 75'000}, {210'000, 310'000}}));
+  expect_owned(r);
+  EXPECT_EQ(results::summarize(r).move_preempted_jobs, 1);
+}
+
+// On demand: A (node 0) has a backlog of two 8-GPU jobs while B's two nodes are idle. After the
+// first pass B gives one idle node (the last of its partition, node 2; it keeps one since jobs
+// are routed to it) with no drain; it joins A after the 10 s delay and a2 starts on it. a3 waits
+// for node 0. B's own job at 500 s runs on the node B kept.
+TEST(Split, MoveOnDemandTakesIdleNodesWhileTheOtherSideHasABacklog) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "2,ta,q,0,8,100\n"
+            "3,ta,q,0,8,100\n"
+            "4,tb,q,500,8,10\n");
+  const auto o = run_text(dir,
+                          "name: demand\n"
+                          "cluster:\n  pools:\n    - {name: p, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+                          "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+                          "    B: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
+                          "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+                          "  moves:\n"
+                          "    - {when: idle, nodes: 4, from: B, to: A, delay: 10s, hold: 1h}\n"
+                          "    - {when: idle, nodes: 4, from: A, to: B}\n"
+                          "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.moves.size(), 1u);
+  EXPECT_EQ(r.moves[0].node, 2);
+  EXPECT_EQ(r.moves[0].from, 1);
+  EXPECT_EQ(r.moves[0].to, 0);
+  EXPECT_EQ(r.moves[0].on_demand, 1);
+  EXPECT_EQ(r.moves[0].requested, 0);
+  EXPECT_EQ(r.moves[0].changed, 0);
+  EXPECT_EQ(r.moves[0].ready, 10'000);
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].start, 10'000);
+  EXPECT_EQ(r.jobs[1].first_node, 2);
+  EXPECT_EQ(r.jobs[2].start, 100'000);
+  EXPECT_EQ(r.jobs[2].first_node, 0);
+  EXPECT_EQ(r.jobs[3].start, 500'000);
+  EXPECT_EQ(r.jobs[3].first_node, 1);
+  expect_owned(r);
+  EXPECT_EQ(results::summarize(r).moves_on_demand, 1);
+}
+
+TEST(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,60,4,10\n");
+  const std::string head = std::string("name: bad\n") + kMoveCluster;
+  // A schedule that empties B while its job 5 arrives (60 s): exit 2 at the move.
+  const auto sc = scenarios::parse_scenario(head +
+                                                "  moves:\n"
+                                                "    - {at: 50s, nodes: 1, from: B, to: A}\n"
+                                                "    - {at: 200s, nodes: 1, from: A, to: B}\n"
+                                                "workload: {trace: t.csv}\n",
+                                            dir.path("s.yaml"));
+  try {
+    (void)planner::run_scenario(sc);
+    FAIL() << "a schedule that strands B's jobs must stop the run";
+  } catch (const sim::InputError& err) {
+    EXPECT_NE(
+        std::string(err.what())
+            .find("s.yaml:12:7: split.moves[0]: this move leaves system \"B\" no node from 50s after the run start "
+                  "until 3m 20s, while 1 job routed to it arrive then (the first: job 5 at 1m); keep a node in it or "
+                  "route those jobs to another system"),
+        std::string::npos)
+        << err.what();
+  }
+  // More nodes than the system holds then.
+  const auto more = scenarios::parse_scenario(head +
+                                                  "  moves:\n"
+                                                  "    - {at: 1m, every: 1h, nodes: 1, from: A, to: B}\n"
+                                                  "workload: {trace: t.csv}\n",
+                                              dir.path("s.yaml"));
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,7200,4,10\n");
+  try {
+    (void)planner::run_scenario(more);
+    FAIL() << "a schedule that takes more nodes than A holds must stop the run";
+  } catch (const sim::InputError& err) {
+    EXPECT_NE(std::string(err.what())
+                  .find("s.yaml:12:7: split.moves[0]: moves 1 nodes from \"A\" 1h 1m after the run "
+                        "start, when it holds 0"),
+              std::string::npos)
+        << err.what();
+  }
+  // The reader: unknown keys and systems get "did you mean", a bad time of day, both at and when.
+  const std::string e = load_errors(head +
+                                        "  moves:\n"
+                                        "    - {at: 50s, nodes: 1, from: B, to: A, dealy: 10s}\n"
+                                        "    - {at: \"daily 25:00\", nodes: 1, from: B, to: A}\n"
+                                        "    - {at: 1h, when: idle, nodes: 1, from: slrum, to: A}\n"
+                                        "    - {when: busy, nodes: 0, from: A, to: A, drain_deadline: 1h}\n"
+                                        "workload: {trace: t.csv}\n",
+                                    dir);
+  EXPECT_NE(e.find("s.yaml:12:43: split.moves[0].dealy: unknown key \"dealy\"; did you mean \"delay\"?"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:13:12: split.moves[1].at: expected \"daily HH:MM\" (00:00 to 23:59)"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:14:7: split.moves[2]: a move has at: or when:, not both"), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:14:44: split.moves[2].from: no system named \"slrum\" in split.systems"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:15:14: split.moves[3].when: expected idle"), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:15:62: split.moves[3].drain_deadline: a move on demand takes idle nodes only"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:15:27: split.moves[3].nodes: expected an integer >= 1, got \"0\""), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:15:43: split.moves[3].to: a move goes to another system than from:"), std::string::npos)
+      << e;
+}
+
+// The bundled 14 days split between Slurm and Kueue with the example's moves (nights to Slurm,
+// mornings back with a 2 h drain deadline, idle nodes on demand both ways): no job ever runs on a
+// node its system did not own for the whole run, none starts in a move delay, every move's
+// delay is the 5 minutes declared, and the run is the same at 1 and 2 threads.
+TEST(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
+  const auto sc =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-split-moves.yaml");
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto& r = one.result;
+  expect_owned(r);
+  std::int64_t on_demand = 0, preempted = 0;
+  for (const auto& m : r.moves) {
+    on_demand += m.on_demand;
+    preempted += m.preempted;
+    ASSERT_GE(m.changed, m.requested);
+    if (m.on_demand != 0) {
+      EXPECT_EQ(m.changed, m.requested);
+    }
+    if (m.ready >= 0) {
+      EXPECT_EQ(m.ready, m.changed + 5 * sim::kMinute);
+    }
+  }
+  EXPECT_GT(r.moves.size(), 0u);
+  EXPECT_GT(on_demand, 0);
+  EXPECT_LT(on_demand, static_cast<std::int64_t>(r.moves.size()));
+  EXPECT_GT(preempted, 0);
+  ASSERT_EQ(two.result.moves.size(), r.moves.size());
+  for (std::size_t i = 0; i < r.moves.size(); ++i) EXPECT_EQ(two.result.moves[i].changed, r.moves[i].changed);
+}

@@ -566,7 +566,11 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
   // a system's view until a node moves in.
   home_ = parts.home;
   nodes_.resize(engine_nodes);
-  for (NodeId g = 0; g < engine_nodes; ++g) nodes_[g].owner = home_[g];
+  owned_.assign(parts_.size(), 0);
+  for (NodeId g = 0; g < engine_nodes; ++g) {
+    nodes_[g].owner = home_[g];
+    ++owned_[home_[g]];
+  }
   for (std::size_t s = 0; s < parts_.size(); ++s)
     for (NodeId i = 0; i < parts_[s]->state().nodes().size(); ++i)
       if (home_[parts_[s]->global_node(i)] != s) parts_[s]->state().set_up(i, false);
@@ -705,6 +709,8 @@ void SplitPolicy::run_moves(Session& session) {
       if (session.jobs_on_node(g).empty()) {
         // Empty: the node changes owner, and joins the new one after the move delay.
         ev.changed = now;
+        --owned_[n.owner];
+        ++owned_[ev.to];
         n.owner = ev.to;
         n.phase = Phase::Moving;
         n.until = now + m.delay;
@@ -747,39 +753,45 @@ void SplitPolicy::moves_on_demand(Session& session) {
     const std::uint32_t from = rule_from_[r], to = rule_to_[r];
     const Part& wanting = *parts_[to];
     if (wanting.waiting().empty()) continue;
-    std::vector<NodeId> idle;
-    std::int64_t owned = 0;
+    // `from`'s whole idle nodes: up and all free in its view (so owned by it and in no move).
+    std::vector<NodeId>& idle = scratch_idle_;
+    idle.clear();
     std::int32_t width = 0;
-    for (NodeId g = 0; g < nodes_.size(); ++g) {
-      const NodeOwner& n = nodes_[g];
-      if (n.owner != from) continue;
-      ++owned;
-      if (n.phase != Phase::Active || slot_[to][g] < 0) continue;
-      const models::Node& node = engine.node(g);
-      if (!node.up || node.jobs > 0 || !session.jobs_on_node(g).empty()) continue;
-      if (!m.pool.empty() && engine.spec().pools[node.pool].name.rfind(m.pool + "@", 0) != 0) continue;
-      if (n.since != INT64_MIN && now - n.since < m.hold) continue;
-      idle.push_back(g);
-      width = std::max(width, engine.spec().pools[node.pool].gpus_per_node);
+    const ClusterState& mine = parts_[from]->state();
+    for (PoolId p = 0; p < mine.pool_count(); ++p) {
+      for (NodeId i : mine.nodes_with_free(p, mine.node_units(p))) {
+        const NodeId g = parts_[from]->global_node(i);
+        const NodeOwner& n = nodes_[g];
+        if (slot_[to][g] < 0 || engine.node(g).jobs > 0) continue;
+        const models::NodePool& pool = engine.spec().pools[engine.node(g).pool];
+        if (!m.pool.empty() && pool.name.rfind(m.pool + "@", 0) != 0) continue;
+        if (n.since != INT64_MIN && now - n.since < m.hold) continue;
+        idle.push_back(g);
+        width = std::max(width, pool.gpus_per_node);
+      }
     }
     if (idle.empty() || width <= 0) continue;
-    // The backlog that would fit such nodes, in nodes, less the nodes already on their way.
+    // The backlog that would fit such nodes, in nodes (its GPUs over a node's, rounded up), less
+    // the nodes already on their way. A job counts when its widest pod fits one such node.
+    std::int64_t transit = 0;
+    for (NodeId g : busy_) transit += log_[static_cast<std::size_t>(nodes_[g].row)].to == to ? 1 : 0;
     std::int64_t gpus = 0;
+    const std::int64_t enough = (static_cast<std::int64_t>(idle.size()) + transit) * width;
     std::size_t scanned = 0;
     for (JobIndex l : wanting.waiting()) {
-      if (scanned++ == kBoundaryScan) break;
+      if (scanned++ == kBoundaryScan || gpus >= enough) break;
       const Job& job = wanting.workload().jobs[l];
       if (job.gpus <= 0 && job.gpu_milli <= 0 && job.gpu_memory_mib <= 0) continue;
-      const std::vector<std::int32_t> pods = models::pod_gpus(job, width);
-      if (pods.empty() || *std::max_element(pods.begin(), pods.end()) > width) continue;
+      const std::int32_t pod = job.gpus_per_node > 0 ? job.gpus_per_node
+                               : job.nodes > 0       ? (job.gpus + job.nodes - 1) / job.nodes
+                                                     : std::min(job.gpus, width);
+      if (pod > width) continue;
       gpus += std::max(job.gpus, 1);
     }
-    std::int64_t needed = (gpus + width - 1) / width;
-    for (NodeId g : busy_)
-      if (log_[static_cast<std::size_t>(nodes_[g].row)].to == to) --needed;
+    const std::int64_t needed = (gpus + width - 1) / width - transit;
     std::int64_t take = std::min<std::int64_t>({needed, static_cast<std::int64_t>(idle.size()), m.nodes});
     // A system with jobs routed to it keeps a node.
-    if (pinned_[from] > 0) take = std::min(take, owned - 1);
+    if (pinned_[from] > 0) take = std::min(take, owned_[from] - 1);
     if (take < m.threshold || take <= 0) continue;
     // Nodes going home first, then the last nodes of the partition.
     std::sort(idle.begin(), idle.end(), [&](NodeId x, NodeId y) {
@@ -792,6 +804,8 @@ void SplitPolicy::moves_on_demand(Session& session) {
       NodeOwner& n = nodes_[g];
       MoveEvent& ev = log_[static_cast<std::size_t>(n.row)];
       ev.changed = now;
+      --owned_[n.owner];
+      ++owned_[to];
       n.owner = to;
       n.phase = Phase::Moving;
       n.until = now + m.delay;

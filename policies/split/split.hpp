@@ -205,6 +205,8 @@ class SplitPolicy final : public Policy {
   std::vector<std::vector<std::int32_t>> slot_;  // [system][engine node]: its slot in the system's view, or -1
   std::vector<MoveEvent> log_;
   std::vector<std::int64_t> pinned_;  // by system: jobs routed to it
+  std::vector<std::int64_t> owned_;   // by system: nodes it owns (in a move: the owner of record)
+  std::vector<models::NodeId> scratch_idle_;
   Tick last_submit_ = 0;
   std::int64_t day_offset_ = 0;  // ms from midnight (UTC) to tick 0 of the clock
 };

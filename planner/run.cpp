@@ -136,8 +136,12 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     // policy that gives each system its own partition and jobs.
     policies::split::check_partitions(sc.split, sc.cluster);
     parts = policies::split::partition_cluster(sc.split, sc.cluster);
-    route = policies::split::route_jobs(sc.split, workload);
-    policies::split::check_moves(sc.split, parts, route, workload);
+    if (sc.split.dispatch == policies::split::Dispatch::Routes) {
+      route = policies::split::route_jobs(sc.split, workload);
+      policies::split::check_moves(sc.split, parts, route, workload);
+    } else {
+      route.assign(workload.jobs.size(), 0);  // the dispatcher decides at submit
+    }
     std::vector<std::unique_ptr<policies::Policy>> systems;
     for (const auto& s : sc.split.systems) systems.push_back(policies::make_policy(s.policy, s.params, seed));
     cluster = parts.whole;
@@ -202,7 +206,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
       p.boundary_idle_gpu_ms = split->boundary_idle_gpu_ms()[s];
       r.partitions.push_back(std::move(p));
     }
-    r.job_partition = std::move(route);
+    r.job_partition = split->route();
     for (const policies::split::MoveEvent& m : split->moves()) {
       results::MoveRecord rec;
       rec.node = static_cast<std::int32_t>(m.node);

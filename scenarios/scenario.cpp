@@ -1007,7 +1007,7 @@ class Loader {
     split.line = at.line;
     split.column = at.column;
     if (!expect_map(e, "a map with keys systems, routes and default")) return;
-    MapReader keys(e.value, e.path, {"systems", "routes", "default", "moves"}, errors_, file_);
+    MapReader keys(e.value, e.path, {"systems", "routes", "default", "moves", "dispatch"}, errors_, file_);
     const models::ClusterSpec& cluster = out.cluster;
     if (const Entry* sys = keys.require("systems")) {
       if (!sys->value.IsMap() || sys->value.size() == 0) {
@@ -1097,6 +1097,33 @@ class Loader {
     }
     if (const Entry* m = keys.optional("moves"))
       for (const Entry& item : list_items(*m)) load_split_move(item, cluster, system_ref, split);
+    // `dispatch: multikueue | least-backlog`: the systems are clusters behind one front door.
+    if (const Entry* d = keys.optional("dispatch")) {
+      const Location dat = d->location();
+      split.dispatch_line = dat.line;
+      split.dispatch_column = dat.column;
+      if (auto v = string_value(*d)) {
+        static const std::vector<std::string> names = {"routes", "multikueue", "least-backlog"};
+        if (*v == "multikueue") {
+          split.dispatch = policies::split::Dispatch::MultiKueue;
+        } else if (*v == "least-backlog") {
+          split.dispatch = policies::split::Dispatch::LeastBacklog;
+        } else if (*v != "routes") {
+          std::string msg = "unknown dispatcher " + quote(*v);
+          if (auto m = sim::closest_match(*v, names))
+            msg += "; did you mean " + quote(*m) + "?";
+          else
+            msg += " (expected one of: " + join_keys(names) + ")";
+          error(*d, msg);
+        }
+      }
+      if (split.dispatch != policies::split::Dispatch::Routes) {
+        for (const char* key : {"routes", "default", "moves"})
+          if (const Entry* x = keys.find(key))
+            error(*x, "not used with dispatch: " + d->value.Scalar() +
+                          " (the dispatcher sends each job to a cluster when it is submitted)");
+      }
+    }
     // Every node of the site belongs to exactly one system.
     for (const models::NodePool& pool : cluster.pools) {
       std::int64_t claimed = 0;

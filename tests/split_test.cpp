@@ -704,3 +704,107 @@ TEST(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
   ASSERT_EQ(two.result.moves.size(), r.moves.size());
   for (std::size_t i = 0; i < r.moves.size(); ++i) EXPECT_EQ(two.result.moves[i].changed, r.moves[i].changed);
 }
+
+namespace {
+
+std::string two_clusters(const std::string& dispatch) {
+  return "name: front-door\n"
+         "cluster:\n  pools:\n    - {name: a, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+         "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+         "split:\n  systems:\n    east: {policy: fifo, pools: [a]}\n    west: {policy: fifo, pools: [b]}\n"
+         "  dispatch: " +
+         dispatch + "\nworkload: {trace: t.csv}\n";
+}
+
+}  // namespace
+
+// Two clusters behind one front door, east busy. MultiKueue (AllAtOnce dispatcher, kueue
+// pkg/controller/admissionchecks/multikueue/workload.go: nominateAndSynchronizeWorkers creates the
+// workload's copy in every worker; reconcileGroup keeps the worker whose copy was admitted first,
+// bestMatchByCondition(WorkloadAdmitted), and removes the other copies, RemoveRemoteObjects).
+// j1 (1,000 s) at 0 s: both copies; east admits it first, west's copy goes. j2 at 10 s: east is
+// full, west admits it at once. j3 at 20 s: both full; west frees at 110 s and admits it then,
+// east's copy goes. A plain least-backlog router sends j3 at 20 s to east (both have no free GPU
+// and nothing waiting: the first declared), where it waits for j1 until 1,000 s.
+TEST(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,t,q,0,8,1000\n"
+            "2,t,q,10,8,100\n"
+            "3,t,q,20,8,100\n");
+  const auto mk = run_text(dir, two_clusters("multikueue")).result;
+  EXPECT_EQ(mk.job_partition, (std::vector<std::uint32_t>{0, 1, 1}));
+  EXPECT_EQ(mk.jobs[0].start, 0);
+  EXPECT_EQ(mk.jobs[1].start, 10'000);
+  EXPECT_EQ(mk.jobs[2].start, 110'000);
+  EXPECT_EQ(mk.jobs[2].first_node, 1);
+  EXPECT_EQ(mk.sim_end, 1'000'000);
+  for (const auto& j : mk.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+  expect_isolated(mk);
+  // Per-cluster and global KPIs: east ran j1 (8,000 GPU-s of 8 GPUs x 1,000 s), west j2 and j3.
+  const results::Summary s = results::summarize(mk);
+  ASSERT_EQ(s.partitions.size(), 2u);
+  EXPECT_EQ(s.partitions[0].jobs, 1);
+  EXPECT_EQ(s.partitions[1].jobs, 2);
+  EXPECT_DOUBLE_EQ(s.partitions[0].gpu_utilization, 1.0);
+  EXPECT_DOUBLE_EQ(s.partitions[1].gpu_utilization, 0.2);
+  EXPECT_DOUBLE_EQ(s.partitions[1].wait.max, 90.0);
+  EXPECT_DOUBLE_EQ(s.wait.mean, 30.0);  // 0, 0 and 90 s
+  EXPECT_DOUBLE_EQ(s.boundary_idle_gpu_hours, 0.0);
+
+  const auto lb = run_text(dir, two_clusters("least-backlog")).result;
+  EXPECT_EQ(lb.job_partition, (std::vector<std::uint32_t>{0, 1, 0}));
+  EXPECT_EQ(lb.jobs[1].start, 10'000);
+  EXPECT_EQ(lb.jobs[2].start, 1'000'000);
+  EXPECT_EQ(lb.jobs[2].first_node, 0);
+  EXPECT_EQ(lb.sim_end, 1'100'000);
+  expect_isolated(lb);
+  EXPECT_DOUBLE_EQ(results::summarize(lb).wait.mean, 980.0 / 3.0);
+
+  // Bad input: an unknown dispatcher, routes beside a dispatcher.
+  const std::string e =
+      load_errors(two_clusters("multikue") + "", dir) +
+      load_errors(std::string("name: x\n") + kTwoPools +
+                      "split:\n  systems:\n    east: {policy: fifo, pools: [a]}\n    west: {policy: fifo, pools: [b]}\n"
+                      "  routes: [{kind: inference, to: west}]\n  dispatch: least-backlog\nworkload: {trace: t.csv}\n",
+                  dir);
+  EXPECT_NE(e.find("s.yaml:10:13: split.dispatch: unknown dispatcher \"multikue\"; did you mean \"multikueue\"?"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:10:11: split.routes: not used with dispatch: least-backlog"), std::string::npos) << e;
+}
+
+// Three days of the RICC sample over two Kueue clusters of 512 nodes behind MultiKueue: every job
+// runs in the cluster that admitted it (its copies elsewhere never run), and the run is the same
+// at 1 and 2 threads.
+TEST(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
+  const std::string text =
+      "name: ricc-multikueue\n"
+      "cluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n"
+      "  systems:\n"
+      "    east: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "    west: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "  dispatch: multikueue\n"
+      "policies:\n  kueue:\n    resourceFlavors: {default: {pools: [ricc]}}\n"
+      "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
+      "        resources: {default: {gpu: {nominalQuota: 4096}}}\n"
+      "workload: {trace: data/ricc-2010-first-14d.swf.gz, window: {end: 3d}}\n";
+  const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/mk.yaml");
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  expect_isolated(one.result);
+  std::size_t west = 0;
+  for (std::uint32_t p : one.result.job_partition) west += p;
+  EXPECT_GT(west, 0u);
+  EXPECT_LT(west, one.result.jobs.size());
+}

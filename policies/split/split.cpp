@@ -1,6 +1,7 @@
 #include "policies/split/split.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 
 #include "sim/errors.hpp"
@@ -351,8 +352,21 @@ class SplitPolicy::Part final : public Session {
   std::int32_t slot(NodeId global) const { return slot_[global]; }
 
   // Bookkeeping on the engine's notifications (before the policy hears them).
-  void submitted(JobIndex l) { waiting_.insert(l); }
-  void left(JobIndex l) { waiting_.erase(l); }
+  void submitted(JobIndex l) {
+    if (waiting_.insert(l).second) waiting_gpus_ += std::max(workload_.jobs[l].gpus, 1);
+  }
+  void left(JobIndex l) {
+    if (waiting_.erase(l) > 0) waiting_gpus_ -= std::max(workload_.jobs[l].gpus, 1);
+  }
+  // GPUs its waiting jobs ask for (a job of a share or none: 1).
+  std::int64_t waiting_gpus() const { return waiting_gpus_; }
+  // A dispatched job's copy that another cluster admitted (removed here: it reads as Cancelled).
+  void remove_copy(JobIndex l) {
+    if (removed_.empty()) removed_.assign(global_.size(), false);
+    removed_[l] = true;
+    left(l);
+  }
+  bool removed(JobIndex l) const { return !removed_.empty() && removed_[l]; }
   void released(JobIndex l) {
     if (!held_[l].empty()) {
       state_.release(held_[l]);
@@ -378,7 +392,9 @@ class SplitPolicy::Part final : public Session {
   Tick now() const override { return view_->now(); }
   const ClusterState& cluster() const override { return state_; }
   const models::Workload& workload() const override { return workload_; }
-  JobState state(JobIndex job) const override { return view_->state(global_.at(job)); }
+  JobState state(JobIndex job) const override {
+    return removed(job) ? JobState::Cancelled : view_->state(global_.at(job));
+  }
   bool retrying(JobIndex job) const override { return view_->retrying(global_.at(job)); }
   std::size_t pending_count() const override { return waiting_.size(); }
   Tick run_start(JobIndex job) const override { return view_->run_start(global_.at(job)); }
@@ -413,7 +429,8 @@ class SplitPolicy::Part final : public Session {
       state_.allocate(placement);
       if (held_[job].empty()) ++holding_;
       held_[job].insert(held_[job].end(), placement.begin(), placement.end());
-      waiting_.erase(job);
+      left(job);
+      if (owner_ != nullptr) owner_->claim(index_, global_.at(job), *view_);
     }
     return why;
   }
@@ -425,6 +442,7 @@ class SplitPolicy::Part final : public Session {
       state_.allocate({slice});
       if (held_[job].empty()) ++holding_;
       held_[job].push_back(slice);
+      if (owner_ != nullptr) owner_->claim(index_, global_.at(job), *view_);
     }
     return why;
   }
@@ -433,7 +451,11 @@ class SplitPolicy::Part final : public Session {
     if (why.empty()) released(job);
     return why;
   }
-  void reject(JobIndex job, std::string_view reason) override { session_->reject(global_.at(job), reason); }
+  void reject(JobIndex job, std::string_view reason) override {
+    // A dispatched job that other clusters still hold a copy of: only this copy goes.
+    if (owner_ != nullptr && owner_->drop_copy(index_, global_.at(job), *view_)) return;
+    session_->reject(global_.at(job), reason);
+  }
   void pending_reason(JobIndex job, std::string_view reason) override {
     session_->pending_reason(global_.at(job), reason);
   }
@@ -453,6 +475,7 @@ class SplitPolicy::Part final : public Session {
   const std::vector<JobIndex>* local_of_ = nullptr;
   const std::vector<std::uint32_t>* route_ = nullptr;
   std::uint32_t index_ = 0;
+  SplitPolicy* owner_ = nullptr;  // set with a dispatcher (MultiKueue): copies are claimed
 
  private:
   models::Placement to_global(const models::Placement& p) const {
@@ -472,6 +495,8 @@ class SplitPolicy::Part final : public Session {
   std::vector<std::int32_t> slot_;
   std::vector<PoolId> pools_;
   std::int64_t holding_ = 0;
+  std::int64_t waiting_gpus_ = 0;
+  std::vector<bool> removed_;
   models::Workload workload_;
   std::vector<JobIndex> global_;
   std::vector<models::Placement> held_;  // what the engine allocated to each job, in local node ids
@@ -489,8 +514,10 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
                          const models::Workload& workload, std::vector<std::uint32_t> route, const SplitSpec* spec)
     : route_(std::move(route)) {
   std::string file;
+  workload_ = &workload;
   if (spec != nullptr) {
     file = spec->file;
+    dispatch_ = spec->dispatch;
     for (const Move& m : spec->moves) {
       rules_.push_back(m);
       rule_from_.push_back(static_cast<std::uint32_t>(system_index(*spec, m.from)));
@@ -547,16 +574,31 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
     slot_.push_back(std::move(slot));
   }
   local_.resize(route_.size());
-  for (std::size_t j = 0; j < route_.size(); ++j) {
-    Part& p = *parts_.at(route_[j]);
-    local_[j] = static_cast<JobIndex>(p.workload().jobs.size());
-    p.add_job(static_cast<JobIndex>(j), workload.jobs[j]);
+  if (dispatch_ != Dispatch::Routes) {
+    // A dispatcher decides at submit: every cluster knows every job, under its own index.
+    HEADROOM_ASSERT(parts_.size() <= 64, "split: a dispatcher over more than 64 clusters");
+    for (std::size_t j = 0; j < route_.size(); ++j) {
+      local_[j] = static_cast<JobIndex>(j);
+      for (auto& p : parts_) p->add_job(static_cast<JobIndex>(j), workload.jobs[j]);
+    }
+    copies_.assign(route_.size(), 0);
+    for (std::size_t s = 0; s < parts_.size(); ++s) {
+      gpu_types_.emplace_back();
+      for (const auto& pool : parts.parts[s].pools) gpu_types_.back().push_back(pool.gpu_type);
+    }
+  } else {
+    for (std::size_t j = 0; j < route_.size(); ++j) {
+      Part& p = *parts_.at(route_[j]);
+      local_[j] = static_cast<JobIndex>(p.workload().jobs.size());
+      p.add_job(static_cast<JobIndex>(j), workload.jobs[j]);
+    }
   }
   for (std::size_t s = 0; s < parts_.size(); ++s) {
     parts_[s]->finish_jobs(workload);
     parts_[s]->local_of_ = &local_;
     parts_[s]->route_ = &route_;
     parts_[s]->index_ = static_cast<std::uint32_t>(s);
+    if (dispatch_ == Dispatch::MultiKueue) parts_[s]->owner_ = this;
   }
   boundary_ms_.assign(parts_.size(), 0);
   boundary_now_.assign(parts_.size(), 0);
@@ -815,19 +857,108 @@ void SplitPolicy::moves_on_demand(Session& session) {
   if (moved_now) session.wake_at(now);  // a pass for the nodes that joined at once
 }
 
+bool SplitPolicy::eligible(std::size_t s, JobIndex j) const {
+  const Job& job = workload_->jobs[j];
+  if (job.gpu_type == 0) return true;
+  const std::string& type = workload_->gpu_type_names.at(job.gpu_type - 1u);
+  return std::find(gpu_types_[s].begin(), gpu_types_[s].end(), type) != gpu_types_[s].end();
+}
+
 void SplitPolicy::on_submit(const ClusterView& view, JobIndex job) {
+  if (dispatch_ == Dispatch::LeastBacklog) {
+    // The eligible cluster with the least backlog now: the GPUs its waiting jobs ask for, less
+    // its free GPUs; the first declared among equals.
+    sync_nodes(view);
+    std::int64_t best = 0;
+    std::int64_t pick = -1;
+    for (std::size_t s = 0; s < parts_.size(); ++s) {
+      if (!eligible(s, job)) continue;
+      const std::int64_t backlog = parts_[s]->waiting_gpus() - parts_[s]->state().free_gpus();
+      if (pick < 0 || backlog < best) best = backlog, pick = static_cast<std::int64_t>(s);
+    }
+    route_[job] = static_cast<std::uint32_t>(std::max<std::int64_t>(pick, 0));
+  } else if (dispatch_ == Dispatch::MultiKueue) {
+    // A copy in every eligible cluster (MultiKueue's AllAtOnce dispatcher).
+    sync_nodes(view);
+    std::uint64_t mask = 0;
+    for (std::size_t s = 0; s < parts_.size(); ++s)
+      if (eligible(s, job)) mask |= std::uint64_t{1} << s;
+    if (mask == 0) mask = 1;  // no cluster can run it: the first keeps it pending or rejects it
+    copies_[job] = mask;
+    route_[job] = static_cast<std::uint32_t>(std::countr_zero(mask));
+    for (std::size_t s = 0; s < parts_.size(); ++s) {
+      if ((mask >> s & 1u) == 0) continue;
+      Part& p = *parts_[s];
+      p.use(&view);
+      p.dirty = true;
+      p.submitted(job);
+      p.policy().on_submit(p, job);
+    }
+    return;
+  }
   Part& p = part_of(job, view);
   p.submitted(local_[job]);
   p.policy().on_submit(p, local_[job]);
 }
 
+void SplitPolicy::claim(std::uint32_t s, JobIndex j, const ClusterView& view) {
+  const std::uint64_t others = copies_[j] & ~(std::uint64_t{1} << s);
+  route_[j] = s;
+  if (others == 0) return;
+  copies_[j] = std::uint64_t{1} << s;
+  // The first cluster to admit the workload wins; the other clusters' copies are removed
+  // (kueue pkg/controller/admissionchecks/multikueue/workload.go).
+  for (std::size_t o = 0; o < parts_.size(); ++o) {
+    if ((others >> o & 1u) == 0) continue;
+    Part& p = *parts_[o];
+    p.use(&view);
+    p.remove_copy(j);
+    p.dirty = true;
+    p.policy().on_withdraw(p, j);
+  }
+}
+
+bool SplitPolicy::drop_copy(std::uint32_t s, JobIndex j, const ClusterView& view) {
+  if ((copies_[j] & ~(std::uint64_t{1} << s)) == 0) return false;
+  copies_[j] &= ~(std::uint64_t{1} << s);
+  route_[j] = static_cast<std::uint32_t>(std::countr_zero(copies_[j]));
+  Part& p = *parts_[s];
+  p.use(&view);
+  p.remove_copy(j);
+  p.policy().on_end(p, j);  // as the engine tells a policy of the job it rejected
+  return true;
+}
+
 void SplitPolicy::on_end(const ClusterView& view, JobIndex job) {
+  if (dispatch_ == Dispatch::MultiKueue && std::popcount(copies_[job]) > 1) {
+    // Ended before any cluster admitted it (the run's end): every copy hears it.
+    for (std::size_t s = 0; s < parts_.size(); ++s)
+      if ((copies_[job] >> s & 1u) != 0) {
+        Part& p = *parts_[s];
+        p.use(&view);
+        p.dirty = true;
+        p.left(job);
+        p.policy().on_end(p, job);
+      }
+    return;
+  }
   Part& p = part_of(job, view);
   p.left(local_[job]);
   p.policy().on_end(p, local_[job]);
 }
 
 void SplitPolicy::on_withdraw(const ClusterView& view, JobIndex job) {
+  if (dispatch_ == Dispatch::MultiKueue && std::popcount(copies_[job]) > 1) {
+    for (std::size_t s = 0; s < parts_.size(); ++s)
+      if ((copies_[job] >> s & 1u) != 0) {
+        Part& p = *parts_[s];
+        p.use(&view);
+        p.dirty = true;
+        p.left(job);
+        p.policy().on_withdraw(p, job);
+      }
+    return;
+  }
   Part& p = part_of(job, view);
   p.left(local_[job]);
   p.policy().on_withdraw(p, local_[job]);
@@ -868,7 +999,8 @@ void SplitPolicy::schedule(Session& session) {
     p.use(&session, nullptr);
     any = true;
   }
-  if (any) measure_boundary(now);
+  // The cost of the boundary is a static split's: with a dispatcher a job may go anywhere.
+  if (any && dispatch_ == Dispatch::Routes) measure_boundary(now);
   if (rules_.empty()) return;
   moves_on_demand(session);
   // The next instant a move needs a pass: a drain deadline or a move delay's end, and while there

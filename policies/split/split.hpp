@@ -69,8 +69,22 @@ struct Move {
   int line = 0, column = 0;
 };
 
+// How jobs reach the systems (clusters): by `routes` before the run, or by a dispatcher at submit
+// (docs/split.md, "Several clusters, one front door").
+enum class Dispatch : std::uint8_t {
+  Routes,
+  // Kueue's MultiKueue (AllAtOnce dispatcher): a copy of the job in every eligible cluster; the
+  // first cluster to admit (start, or bind a pod of) it wins; the other copies are removed.
+  MultiKueue,
+  // Each job to the eligible cluster with the least backlog at its submit: the GPUs its waiting
+  // jobs ask for less its free GPUs (the first declared among equals).
+  LeastBacklog,
+};
+
 struct SplitSpec {
   std::vector<System> systems;
+  Dispatch dispatch = Dispatch::Routes;
+  int dispatch_line = 0, dispatch_column = 0;
   std::vector<Route> routes;
   std::vector<Move> moves;
   std::string default_to;  // empty: none (a job no route matches is an error)
@@ -161,6 +175,9 @@ class SplitPolicy final : public Policy {
   const std::vector<std::uint64_t>& passes() const { return passes_; }
   // Every node move, in the order the moves began.
   const std::vector<MoveEvent>& moves() const { return log_; }
+  // Each job's system: its route, or with a dispatcher the cluster that admitted it (a job no
+  // cluster admitted: the first eligible one).
+  const std::vector<std::uint32_t>& route() const { return route_; }
 
  private:
   class Part;
@@ -181,6 +198,12 @@ class SplitPolicy final : public Policy {
   void moves_on_demand(Session& session);
   void start_move(Session& session, models::NodeId node, std::size_t rule, bool drain);
   bool more_work(Tick now) const;
+  // Dispatchers: the clusters that can run job j (its GPU type, when it names one).
+  bool eligible(std::size_t s, JobIndex j) const;
+  // Cluster s admitted job j: the other clusters' copies are removed.
+  void claim(std::uint32_t s, JobIndex j, const ClusterView& view);
+  // Cluster s's policy rejected its copy of j: true when other copies live on (only s's goes).
+  bool drop_copy(std::uint32_t s, JobIndex j, const ClusterView& view);
 
   std::vector<std::unique_ptr<Part>> parts_;
   std::vector<std::uint32_t> route_;  // by global job
@@ -195,6 +218,11 @@ class SplitPolicy final : public Policy {
   std::vector<std::vector<std::int32_t>> scratch_free_;
   std::vector<std::int32_t> scratch_pods_;
   std::vector<std::pair<models::PoolId, std::int32_t>> scratch_undo_;
+  // Dispatchers.
+  Dispatch dispatch_ = Dispatch::Routes;
+  std::vector<std::uint64_t> copies_;  // MultiKueue: by job, a bit per cluster holding a live copy
+  const models::Workload* workload_ = nullptr;
+  std::vector<std::vector<std::string>> gpu_types_;  // by cluster: its pools' GPU types
   // Moves.
   std::vector<Move> rules_;
   std::vector<std::uint32_t> rule_from_, rule_to_;

@@ -1007,7 +1007,7 @@ class Loader {
     split.line = at.line;
     split.column = at.column;
     if (!expect_map(e, "a map with keys systems, routes and default")) return;
-    MapReader keys(e.value, e.path, {"systems", "routes", "default", "moves", "dispatch"}, errors_, file_);
+    MapReader keys(e.value, e.path, {"systems", "routes", "default", "moves", "dispatch", "shares"}, errors_, file_);
     const models::ClusterSpec& cluster = out.cluster;
     if (const Entry* sys = keys.require("systems")) {
       if (!sys->value.IsMap() || sys->value.size() == 0) {
@@ -1028,6 +1028,17 @@ class Loader {
             continue;
           }
           load_split_system(entry, cluster, out);
+        }
+      }
+    }
+    // `shares: "slurm 0.7 / kueue 0.3"`: the pools the systems share cut by these shares (a value
+    // a sweep can vary: variants: {split.shares: [...]}).
+    if (const Entry* sh = keys.optional("shares")) {
+      if (auto v = string_value(*sh)) {
+        try {
+          split.systems = policies::split::split_variant(split, cluster, *v, sh->path).systems;
+        } catch (const InputError& x) {
+          error(*sh, x.message());
         }
       }
     }

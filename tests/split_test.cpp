@@ -10,6 +10,7 @@
 
 #include "planner/compare.hpp"
 #include "planner/run.hpp"
+#include "planner/sweep.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -807,4 +808,101 @@ TEST(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
   for (std::uint32_t p : one.result.job_partition) west += p;
   EXPECT_GT(west, 0u);
   EXPECT_LT(west, one.result.jobs.size());
+}
+
+// compare's split variants: `split:A=0.7/B=0.3` cuts the pool the two systems share 7/3 (of 10
+// nodes), the pool B holds alone stays B's; the run is the scenario's split with those counts.
+TEST(Split, CompareTakesSplitVariantsBySharesOfTheSharedPools) {
+  headroom::testing::TempDir dir;
+  std::string trace = "id,tenant,queue,submit,gpus,runtime\n";
+  for (int i = 0; i < 20; ++i) trace += std::to_string(i) + ",ta,q,0,8,100\n";
+  for (int i = 0; i < 4; ++i) trace += std::to_string(100 + i) + ",tb,q,0,8,100\n";
+  dir.write("t.csv", trace);
+  const std::string text =
+      "name: variants\n"
+      "cluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
+      "    - {name: q, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+      "    B: {policy: fifo, pools: [{pool: p, nodes: 5}, q]}\n"
+      "  routes: [{tenant: tb, to: B}]\n  default: A\nworkload: {trace: t.csv}\n";
+  const auto base = scenarios::parse_scenario(text, dir.path("s.yaml"));
+  const auto names = planner::parse_policy_list("fifo,split,split:A=0.7/B=0.3,split:B=0.5/A=0.5");
+  ASSERT_EQ(names.size(), 4u);
+  const auto cmp = planner::compare_all({base}, names, nullptr, nullptr, "");
+  ASSERT_EQ(cmp.size(), 1u);
+  for (const auto& run : cmp[0].runs) ASSERT_TRUE(run.done) << run.error;
+  const auto v = planner::scenario_for_policy(base, "split:A=0.7/B=0.3");
+  EXPECT_EQ(v.policy.name, "split");
+  ASSERT_EQ(v.split.systems[0].pools.size(), 1u);
+  EXPECT_EQ(v.split.systems[0].pools[0].nodes, 7);
+  EXPECT_EQ(v.split.systems[1].pools[0].nodes, 3);
+  EXPECT_EQ(v.split.systems[1].pools[1].nodes, -1);  // q: all of it, still B's
+  const auto r = planner::run_scenario(v).result;
+  EXPECT_EQ(r.partitions[0].nodes, 7);
+  EXPECT_EQ(r.partitions[1].nodes, 4);
+  // A's 20 jobs of one node, 100 s each: 7 at a time, the last three start at 200 s.
+  sim::Tick last = 0;
+  for (std::size_t j = 0; j < r.jobs.size(); ++j)
+    if (r.job_partition[j] == 0) last = std::max(last, r.jobs[j].start);
+  EXPECT_EQ(last, 200'000);
+  // The same split declared in the file gives the same run.
+  std::string declared = text;
+  declared.replace(declared.find("{pool: p, nodes: 5}]}"), 21, "{pool: p, nodes: 7}]}");
+  declared.replace(declared.find("{pool: p, nodes: 5}, q"), 22, "{pool: p, nodes: 3}, q");
+  EXPECT_EQ(planner::run_scenario(scenarios::parse_scenario(declared, dir.path("s.yaml"))).result.fingerprint,
+            r.fingerprint);
+  EXPECT_EQ(cmp[0].runs[2].summary.fingerprint, r.fingerprint);
+  // 50/50 is the file's own split.
+  EXPECT_EQ(cmp[0].runs[3].summary.fingerprint, cmp[0].runs[1].summary.fingerprint);
+  // Bad variants name what was expected.
+  auto error_of = [&](const std::string& policy) {
+    try {
+      (void)planner::scenario_for_policy(base, policy);
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("split:A=0.7/C=0.3").find("no system named \"C\" in the scenario's split"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.7/b=0.3").find("did you mean \"B\"?"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.7/B=0.2").find("the shares add up to 0.9"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.7").find("no share for system B"), std::string::npos);
+  EXPECT_NE(error_of("split:A=x/B=0.3").find("share \"x\" of A is not a number in (0, 1]"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.01/B=0.99").find("system A would get no node"), std::string::npos);
+  // B keeps pool q when its share of p rounds to no node.
+  EXPECT_EQ(planner::scenario_for_policy(base, "split:A=0.99/B=0.01").split.systems[1].pools.size(), 1u);
+}
+
+// `split.shares` re-cuts the shared pools in the file, so a sweep varies the split as a value:
+// `variants: {split.shares: ["A=0.7/B=0.3", "A 0.2 / B 0.8"]}`.
+TEST(Split, SweepVariesTheSplitThroughShares) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv", "id,tenant,queue,submit,gpus,runtime\n1,ta,q,0,8,100\n2,tb,q,0,8,100\n");
+  dir.write("s.yaml",
+            "name: sweep-split\n"
+            "cluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
+            "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+            "    B: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+            "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+            "variants:\n  split.shares: [\"A=0.7/B=0.3\", \"A 0.2 / B 0.8\"]\n"
+            "workload: {trace: t.csv}\n");
+  const planner::SweepSpec spec = planner::load_sweep(dir.path("s.yaml"));
+  const auto points = planner::expand(spec);
+  ASSERT_EQ(points.size(), 2u);
+  const auto first = planner::point_scenario(spec, points[0]);
+  EXPECT_EQ(first.split.systems[0].pools[0].nodes, 7);
+  EXPECT_EQ(first.split.systems[1].pools[0].nodes, 3);
+  const auto second = planner::point_scenario(spec, points[1]);
+  EXPECT_EQ(second.split.systems[0].pools[0].nodes, 2);
+  EXPECT_EQ(second.split.systems[1].pools[0].nodes, 8);
+  EXPECT_EQ(planner::run_scenario(second).result.partitions[1].nodes, 8);
+  // A bad share in the file is an error at the key.
+  const std::string e = load_errors(
+      "name: x\ncluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+      "    B: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n  default: A\n  shares: \"A=0.7/C=0.3\"\n"
+      "workload: {trace: t.csv}\n",
+      dir);
+  EXPECT_NE(e.find("s.yaml:10:11: split.shares: no system named \"C\" in the scenario's split"), std::string::npos)
+      << e;
 }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "sim/errors.hpp"
+#include "sim/suggest.hpp"
 
 namespace headroom::policies::split {
 
@@ -200,6 +203,78 @@ std::vector<std::uint32_t> route_jobs(const SplitSpec& spec, const models::Workl
               std::to_string(spec.column) + ") and split.default is not set; add a route for it or `default: SYSTEM`");
     }
     out[j] = static_cast<std::uint32_t>(to);
+  }
+  return out;
+}
+
+SplitSpec split_variant(const SplitSpec& spec, const models::ClusterSpec& cluster, std::string_view text,
+                        const std::string& where) {
+  auto fail = [&](const std::string& msg) {
+    throw sim::InputError("", 0, 0, where,
+                          msg +
+                              " (expected SYSTEM=SHARE/SYSTEM=SHARE..., shares adding up to 1, e.g. "
+                              "slurm=0.7/kueue=0.3)");
+  };
+  if (!spec.declared()) fail("the scenario has no split: block to vary");
+  std::vector<double> share(spec.systems.size(), -1);
+  std::vector<std::string> names;
+  for (const System& s : spec.systems) names.push_back(s.name);
+  std::size_t at = 0;
+  double sum = 0;
+  while (at <= text.size()) {
+    const std::size_t slash = std::min(text.find('/', at), text.size());
+    std::string_view item = text.substr(at, slash - at);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    // "slurm=0.7" or "slurm 0.7".
+    std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) eq = item.rfind(' ');
+    if (eq == std::string_view::npos) fail("\"" + std::string(item) + "\" is not SYSTEM=SHARE");
+    std::string name(item.substr(0, eq));
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    const std::int64_t s = system_index(spec, name);
+    if (s < 0) {
+      std::string msg = "no system named \"" + name + "\" in the scenario's split";
+      if (auto m = sim::closest_match(name, names)) msg += "; did you mean \"" + *m + "\"?";
+      fail(msg);
+    }
+    std::string value(item.substr(eq + 1));
+    while (!value.empty() && value.front() == ' ') value.erase(value.begin());
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !(v > 0 && v <= 1))
+      fail("share \"" + value + "\" of " + name + " is not a number in (0, 1]");
+    if (share[static_cast<std::size_t>(s)] >= 0) fail("system " + name + " is given twice");
+    share[static_cast<std::size_t>(s)] = v;
+    sum += v;
+    at = slash + 1;
+  }
+  for (std::size_t s = 0; s < share.size(); ++s)
+    if (share[s] < 0) fail("no share for system " + spec.systems[s].name);
+  if (std::abs(sum - 1.0) > 1e-6) fail("the shares add up to " + std::to_string(sum) + ", not 1");
+  SplitSpec out = spec;
+  for (const models::NodePool& pool : cluster.pools) {
+    std::vector<std::pair<std::size_t, std::size_t>> holders;  // (system, share index)
+    for (std::size_t s = 0; s < out.systems.size(); ++s)
+      for (std::size_t k = 0; k < out.systems[s].pools.size(); ++k)
+        if (out.systems[s].pools[k].pool == pool.name) holders.emplace_back(s, k);
+    if (holders.size() < 2) continue;
+    double weight = 0;
+    for (auto [s, k] : holders) weight += share[s];
+    std::int32_t given = 0;
+    for (std::size_t h = 0; h < holders.size(); ++h) {
+      const auto [s, k] = holders[h];
+      const std::int32_t n =
+          h + 1 == holders.size()
+              ? pool.nodes - given
+              : std::min(pool.nodes - given, static_cast<std::int32_t>(std::llround(pool.nodes * share[s] / weight)));
+      out.systems[s].pools[k].nodes = n;
+      given += n;
+    }
+  }
+  for (System& s : out.systems) {
+    std::erase_if(s.pools, [](const PoolShare& p) { return p.nodes == 0; });
+    if (s.pools.empty()) fail("system " + s.name + " would get no node");
   }
   return out;
 }

@@ -123,6 +123,15 @@ void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster)
 // (its trace id, file, tenant, queue and kind) when no route matches and there is no default.
 std::vector<std::uint32_t> route_jobs(const SplitSpec& spec, const models::Workload& workload);
 
+// A split variant (`compare --policies split:slurm=0.7/kueue=0.3`, docs/split.md): every pool
+// that two or more systems share is cut again by these shares (among the systems holding it, in
+// declaration order, each rounded to nodes, the last holder taking the rest); pools one system
+// holds alone stay as they are. `text` is the part after "split:". Throws sim::InputError naming
+// `where` when a name is not a system ("did you mean"), a system is missing, a share is not a
+// number in (0, 1], the shares do not add up to 1, or a system would be left with no node.
+SplitSpec split_variant(const SplitSpec& spec, const models::ClusterSpec& cluster, std::string_view text,
+                        const std::string& where);
+
 // Throws sim::InputError at the move (file:line:col) when the scheduled moves, taken in time
 // order from the first submit to the last, would leave a system with no node while jobs are
 // routed to it, or ask a system for more nodes (of the move's pool) than it holds then.

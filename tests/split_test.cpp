@@ -615,7 +615,7 @@ TEST(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
     EXPECT_NE(
         std::string(err.what())
             .find("s.yaml:12:7: split.moves[0]: this move leaves system \"B\" no node from 50s after the run start "
-                  "until 3m 20s, while 1 job routed to it arrive then (the first: job 5 at 1m); keep a node in it or "
+                  "until 3m 20s, while 1 job routed to it arrives then (the first: job 5 at 1m); keep a node in it or "
                   "route those jobs to another system"),
         std::string::npos)
         << err.what();

@@ -372,9 +372,10 @@ void check_moves(const SplitSpec& spec, const Partitioning& parts, const std::ve
     throw sim::InputError(spec.file, m.line, m.column, where,
                           "this move leaves system \"" + m.from + "\" no node from " + fmt(t) + " after the run start" +
                               (back == sim::kNever ? std::string(" on") : " until " + fmt(back)) + ", while " +
-                              std::to_string(stranded) + " job" + (stranded == 1 ? "" : "s") +
-                              " routed to it arrive then (the first: job " + std::to_string(job.trace_id) + " at " +
-                              fmt(job.submit) + "); keep a node in it or route those jobs to another system");
+                              std::to_string(stranded) + " job" + (stranded == 1 ? "" : "s") + " routed to it " +
+                              (stranded == 1 ? "arrives" : "arrive") + " then (the first: job " +
+                              std::to_string(job.trace_id) + " at " + fmt(job.submit) +
+                              "); keep a node in it or route those jobs to another system");
   }
 }
 

@@ -259,4 +259,20 @@ QVariant QueueModel::headerData(int section, Qt::Orientation orientation, int ro
   return {};
 }
 
+std::vector<std::int32_t> node_owner_at(const results::RunResult& r, std::int32_t nodes, Tick t) {
+  std::vector<std::int32_t> owner;
+  if (r.partitions.empty() || nodes <= 0) return owner;
+  owner.assign(static_cast<std::size_t>(nodes), -1);
+  for (std::size_t p = 0; p < r.partitions.size(); ++p) {
+    const auto& part = r.partitions[p];
+    for (std::int32_t n = part.first_node; n < part.first_node + part.nodes && n < nodes; ++n)
+      if (n >= 0) owner[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(p);
+  }
+  // /moves is in the order the moves began; a node's owner changes are in time order.
+  for (const auto& m : r.moves)
+    if (m.changed >= 0 && m.changed <= t && m.node >= 0 && m.node < nodes)
+      owner[static_cast<std::size_t>(m.node)] = m.to;
+  return owner;
+}
+
 }  // namespace headroom::gui

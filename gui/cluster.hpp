@@ -70,6 +70,11 @@ struct Occupancy {
 // (nodes_out_at); empty: every node in service.
 Occupancy occupancy_at(const ClusterIndex& index, Tick t, const std::vector<std::uint8_t>& out = {});
 
+// A split site (docs/split.md): by node, the row of /partitions that owns it at t (its home
+// partition, changed by the /moves whose owner change is at or before t); empty when the run
+// did not split the site.
+std::vector<std::int32_t> node_owner_at(const results::RunResult& r, std::int32_t nodes, Tick t);
+
 // Whether job j runs at t (from its runs in the index).
 bool running_at(const ClusterIndex& index, std::uint32_t job, Tick t);
 

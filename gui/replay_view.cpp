@@ -10,6 +10,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -33,6 +34,14 @@ bool timing() { return qEnvironmentVariableIsSet("HEADROOM_GUI_TIMING"); }
 
 }  // namespace
 
+// A split site's systems: the frame (and idle colour) of each node says who owns it.
+QColor owner_colour(std::int32_t system) {
+  static const std::array<QColor, 6> colours = {QColor(0x1f, 0x4e, 0x9c), QColor(0x2e, 0x8b, 0x3e),
+                                                QColor(0x8e, 0x3b, 0x9c), QColor(0xb0, 0x5a, 0x00),
+                                                QColor(0x00, 0x7f, 0x86), QColor(0x9c, 0x1f, 0x3a)};
+  return colours[static_cast<std::size_t>(std::max(system, 0)) % colours.size()];
+}
+
 QColor map_tenant_colour(std::size_t rank) {
   // "Other tenants" darker than in the charts, to stand apart from idle cells.
   return rank >= kTopTenants ? tenant_colour(kTopTenants).darker(135) : tenant_colour(rank);
@@ -49,6 +58,7 @@ void ClusterMap::set_data(std::shared_ptr<const ReplayData> data) {
   highlight_ = -1;
   occ_ = Occupancy{};
   out_.clear();
+  owner_.clear();
   relayout();
   update();
 }
@@ -59,6 +69,7 @@ void ClusterMap::set_time(Tick t) {
   clock.start();
   out_ = nodes_out_at(data_->outages, data_->cluster.nodes, t);
   occ_ = occupancy_at(data_->cluster, t, out_);
+  owner_ = node_owner_at(data_->result, data_->cluster.nodes, t);
   query_ms_ = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   update();
 }
@@ -202,8 +213,11 @@ void ClusterMap::paintEvent(QPaintEvent*) {
         }
         continue;
       }
+      const std::int32_t owner =
+          static_cast<std::size_t>(node) < owner_.size() ? owner_[static_cast<std::size_t>(node)] : -1;
+      const QColor idle = owner >= 0 ? mix(kIdle, owner_colour(owner), 0.25) : kIdle;
       if (per_node_) {
-        QColor c = kIdle;
+        QColor c = idle;
         if (used > 0) {
           // The tenant holding most of the node.
           std::uint32_t best = occ_.uses[u0].job;
@@ -213,7 +227,7 @@ void ClusterMap::paintEvent(QPaintEvent*) {
               most = occ_.uses[k].gpus;
               best = occ_.uses[k].job;
             }
-          c = mix(draining ? mix(drain, Qt::white, 0.55) : kIdle, job_colour(best),
+          c = mix(draining ? mix(drain, Qt::white, 0.55) : idle, job_colour(best),
                   0.3 + 0.7 * static_cast<double>(used) / cap);
         }
         p.fillRect(r, c);
@@ -228,7 +242,10 @@ void ClusterMap::paintEvent(QPaintEvent*) {
         }
         continue;
       }
-      p.fillRect(r, draining ? drain : used > 0 && used < cap ? kPartialFrame : kNodeFrame);
+      p.fillRect(r, draining                 ? drain
+                    : owner >= 0             ? owner_colour(owner)
+                    : used > 0 && used < cap ? kPartialFrame
+                                             : kNodeFrame);
       int slot = 0;
       const auto cell_rect = [&](int s) {
         return QRect(r.left() + 1 + (s % cols_) * cell_, r.top() + 1 + (s / cols_) * cell_, cell_ - 1, cell_ - 1);
@@ -238,7 +255,7 @@ void ClusterMap::paintEvent(QPaintEvent*) {
         const int n = std::max(1, occ_.uses[k].gpus);
         for (int g = 0; g < n && slot < cap; ++g, ++slot) p.fillRect(cell_rect(slot), c);
       }
-      for (; slot < cap; ++slot) p.fillRect(cell_rect(slot), draining ? mix(drain, Qt::white, 0.55) : kIdle);
+      for (; slot < cap; ++slot) p.fillRect(cell_rect(slot), draining ? mix(drain, Qt::white, 0.55) : idle);
       if (lit) {
         // Outline the highlighted job's cells.
         p.setPen(QPen(kHighlight, 2));
@@ -506,8 +523,17 @@ void ReplayView::set_data(std::shared_ptr<const ReplayData> data) {
       legend += QStringLiteral("<span style='color:%1'>\u25a0</span>&nbsp;%2 &nbsp; ")
                     .arg(map_tenant_colour(kTopTenants).name(), tr("other tenants"));
     legend += QStringLiteral("<span style='color:%1'>\u25a0</span>&nbsp;%2 &nbsp; ").arg(kIdle.name(), tr("idle GPU"));
-    legend += QStringLiteral("<span style='color:%1'>\u25a1</span>&nbsp;%2")
-                  .arg(kPartialFrame.name(), tr("amber: partly used node"));
+    if (data_->result.partitions.empty()) {
+      legend += QStringLiteral("<span style='color:%1'>\u25a1</span>&nbsp;%2")
+                    .arg(kPartialFrame.name(), tr("amber: partly used node"));
+    } else {
+      // A split site: each node framed in the colour of the system that owns it at the cursor.
+      for (std::size_t s = 0; s < data_->result.partitions.size(); ++s)
+        legend +=
+            QStringLiteral("%1<span style='color:%2'>\u25a1</span>&nbsp;%3")
+                .arg(s == 0 ? QString() : QStringLiteral(" &nbsp; "), owner_colour(static_cast<std::int32_t>(s)).name(),
+                     tr("owned by %1").arg(QString::fromStdString(data_->result.partitions[s].name).toHtmlEscaped()));
+    }
     // The kinds of outage this run had: their nodes are crossed out while out of service.
     bool kinds[kOutageKinds] = {};
     for (const NodeOutage& o : data_->outages) kinds[static_cast<int>(o.kind)] = true;

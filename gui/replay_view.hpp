@@ -31,6 +31,8 @@ class ClusterMap : public QWidget {
   const Occupancy& occupancy() const { return occ_; }
   // By node: 1 + the OutageKind of the outage it is in at the time shown, 0 when in service.
   const std::vector<std::uint8_t>& out_of_service() const { return out_; }
+  // A split site: by node, the system (row of /partitions) that owns it at the time shown.
+  const std::vector<std::int32_t>& owners() const { return owner_; }
   bool per_node() const { return per_node_; }
   int job_at(QPoint p) const;  // -1: none
   double last_paint_ms() const { return paint_ms_; }
@@ -62,6 +64,7 @@ class ClusterMap : public QWidget {
   std::shared_ptr<const ReplayData> data_;
   Occupancy occ_;
   std::vector<std::uint8_t> out_;
+  std::vector<std::int32_t> owner_;  // a split site: by node, its system at the time shown
   std::vector<PoolBox> boxes_;
   bool per_node_ = false;
   int cell_ = 8, cols_ = 8, rows_ = 1, node_w_ = 0, node_h_ = 0, gap_ = 3, label_h_ = 16;

@@ -17,6 +17,7 @@
 #include "models/job.hpp"
 #include "planner/run.hpp"
 #include "policies/registry.hpp"
+#include "policies/split/split.hpp"
 #include "policies/system_module.hpp"
 #include "results/groups.hpp"
 #include "results/hdf5_io.hpp"
@@ -40,7 +41,9 @@ std::vector<std::string> parse_policy_list(const std::string& text) {
       if (c != ' ') name += c;
     cur.clear();
     if (name.empty()) throw sim::InputError("", 0, 0, "--policies", "empty policy name in \"" + text + "\"");
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
+    // A split variant (docs/split.md): checked against the scenario's split when it runs.
+    const bool variant = name.rfind("split:", 0) == 0;
+    if (!variant && std::find(known.begin(), known.end(), name) == known.end()) {
       std::string msg = "unknown policy \"" + name + "\"";
       if (auto s = sim::closest_match(name, known)) msg += "; did you mean \"" + *s + "\"?";
       std::string all;
@@ -106,6 +109,16 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
     if (!base.split.declared())
       throw sim::InputError(base.file, 0, 0, "--policies",
                             "\"split\" runs the scenario's split: block, and this scenario has none (docs/split.md)");
+    return sc;
+  }
+  // "split:slurm=0.7/kueue=0.3": the scenario's split with its shared pools cut by these shares.
+  if (policy.rfind("split:", 0) == 0) {
+    if (!base.split.declared())
+      throw sim::InputError(base.file, 0, 0, "--policies",
+                            "\"" + policy + "\" varies the scenario's split: block, and this scenario has none");
+    sc.split = policies::split::split_variant(base.split, base.cluster, std::string_view(policy).substr(6),
+                                              "--policies " + policy);
+    sc.policy.name = "split";
     return sc;
   }
   for (const auto& o : base.policy_overrides) {

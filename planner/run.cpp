@@ -136,11 +136,16 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     // policy that gives each system its own partition and jobs.
     policies::split::check_partitions(sc.split, sc.cluster);
     parts = policies::split::partition_cluster(sc.split, sc.cluster);
-    route = policies::split::route_jobs(sc.split, workload);
+    if (sc.split.dispatch == policies::split::Dispatch::Routes) {
+      route = policies::split::route_jobs(sc.split, workload);
+      policies::split::check_moves(sc.split, parts, route, workload);
+    } else {
+      route.assign(workload.jobs.size(), 0);  // the dispatcher decides at submit
+    }
     std::vector<std::unique_ptr<policies::Policy>> systems;
     for (const auto& s : sc.split.systems) systems.push_back(policies::make_policy(s.policy, s.params, seed));
     cluster = parts.whole;
-    auto sp = std::make_unique<policies::split::SplitPolicy>(std::move(systems), parts, workload, route);
+    auto sp = std::make_unique<policies::split::SplitPolicy>(std::move(systems), parts, workload, route, &sc.split);
     split = sp.get();
     policy = std::move(sp);
   } else {
@@ -191,12 +196,31 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
       p.first_node = static_cast<std::int32_t>(parts.first_node[s]);
       p.nodes = parts.node_count[s];
       p.first_pool = static_cast<std::int32_t>(parts.first_pool[s]);
-      p.pools = static_cast<std::int32_t>(parts.parts[s].pools.size());
-      p.gpus = parts.parts[s].total_gpus();
+      // Its home pools: the slots of nodes that moves may bring it are not its own.
+      p.pools = parts.home_pools[s];
+      p.gpus = 0;
+      for (std::int32_t k = 0; k < p.pools; ++k) {
+        const models::NodePool& pool = parts.whole.pools[parts.first_pool[s] + static_cast<models::PoolId>(k)];
+        p.gpus += static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node;
+      }
       p.boundary_idle_gpu_ms = split->boundary_idle_gpu_ms()[s];
       r.partitions.push_back(std::move(p));
     }
-    r.job_partition = std::move(route);
+    r.job_partition = split->route();
+    for (const policies::split::MoveEvent& m : split->moves()) {
+      results::MoveRecord rec;
+      rec.node = static_cast<std::int32_t>(m.node);
+      rec.from = static_cast<std::int32_t>(m.from);
+      rec.to = static_cast<std::int32_t>(m.to);
+      rec.rule = m.rule;
+      rec.on_demand = m.on_demand ? 1 : 0;
+      rec.gpus = m.gpus;
+      rec.requested = m.requested;
+      rec.changed = m.changed;
+      rec.ready = m.ready;
+      rec.preempted = m.preempted;
+      r.moves.push_back(rec);
+    }
   }
 
   std::vector<std::string> names;

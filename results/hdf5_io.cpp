@@ -236,6 +236,20 @@ void for_each_partition_column(F&& f) {
   f("boundary_idle_gpu_ms", &PartitionRecord::boundary_idle_gpu_ms, true);
 }
 
+template <class F>
+void for_each_move_column(F&& f) {
+  f("node", &MoveRecord::node, false);
+  f("from", &MoveRecord::from, false);
+  f("to", &MoveRecord::to, false);
+  f("rule", &MoveRecord::rule, false);
+  f("on_demand", &MoveRecord::on_demand, false);
+  f("gpus", &MoveRecord::gpus, false);
+  f("requested", &MoveRecord::requested, true);
+  f("changed", &MoveRecord::changed, true);
+  f("ready", &MoveRecord::ready, true);
+  f("preempted", &MoveRecord::preempted, false);
+}
+
 bool deflate_available() {
   if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0 || H5Zfilter_avail(H5Z_FILTER_SHUFFLE) <= 0) return false;
   unsigned info = 0;
@@ -449,6 +463,10 @@ std::vector<Array> prepare_arrays(const RunResult& r, bool compress) {
     });
     add(vector_array("/jobs/partition", r.job_partition));
   }
+  if (!r.moves.empty())
+    for_each_move_column([&](const char* name, auto member, bool ms) {
+      add(column_array(std::string("/moves/") + name, r.moves, member, ms));
+    });
   const TimeSeries& ts = r.timeseries;
   const std::size_t rows = ts.time.size();
   add(vector_array("/timeseries/time", ts.time, true));
@@ -712,6 +730,8 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   if (!r.outage_slo.empty()) outage_slo.emplace(w.group("/outage_slo"));
   std::optional<Handle> partitions;
   if (!r.partitions.empty()) partitions.emplace(w.group("/partitions"));
+  std::optional<Handle> moves;
+  if (!r.moves.empty()) moves.emplace(w.group("/moves"));
   Handle timeseries = w.group("/timeseries");
   Handle meta = w.group("/meta");
   w.scalar_attr<std::int64_t>(timeseries.get(), "/timeseries", "interval", r.timeseries.interval);
@@ -1076,6 +1096,14 @@ RunResult read_contents(const Reader& rd, hid_t file) {
               std::to_string(r.job_partition.size()) + " rows, expected " + std::to_string(r.jobs.size()));
     for (std::uint32_t p : r.job_partition)
       if (p >= r.partitions.size()) rd.fail("/jobs/partition", "a partition index past /partitions");
+    // Node moves came after /partitions: absent means none.
+    if (rd.has_link("moves")) {
+      read_table("moves", r.moves, [](auto&& f) { for_each_move_column(f); });
+      for (const MoveRecord& m : r.moves)
+        if (m.from < 0 || m.to < 0 || static_cast<std::size_t>(m.from) >= r.partitions.size() ||
+            static_cast<std::size_t>(m.to) >= r.partitions.size())
+          rd.fail("/moves/from", "a partition index past /partitions");
+    }
   }
   if (rd.has_link("placements")) {
     Handle g = rd.group("placements");

@@ -153,6 +153,20 @@ struct PartitionRecord {
   std::int64_t boundary_idle_gpu_ms = 0;
 };
 
+// One node handed from one system of a split site to another (docs/split.md, "Moving nodes"):
+// a row of /moves. `from` and `to` are rows of /partitions; times in ms, -1 when it never came.
+struct MoveRecord {
+  std::int32_t node = 0;  // the file's node id (pools "pool@system" in order)
+  std::int32_t from = 0, to = 0;
+  std::int32_t rule = 0;       // index into the scenario's split.moves
+  std::int32_t on_demand = 0;  // 1: a move on demand (an idle node); 0: scheduled (drained)
+  std::int32_t gpus = 0;
+  Tick requested = 0;          // the drain began
+  Tick changed = -1;           // the node was empty and changed owner
+  Tick ready = -1;             // it joined `to` (after the move delay)
+  std::int32_t preempted = 0;  // jobs preempted when the drain deadline passed
+};
+
 namespace chunks {
 class ChunkCache;
 }
@@ -216,6 +230,9 @@ struct RunResult {
   // for a run under one policy and in files written before they existed.
   std::vector<PartitionRecord> partitions;
   std::vector<std::uint32_t> job_partition;
+  // Node moves between the systems of a split site (/moves); empty without moves and in files
+  // written before they existed.
+  std::vector<MoveRecord> moves;
   TimeSeries timeseries;
   // The root attribute `scorecard` (one line a verdict: target, verdict and why, tab-separated);
   // empty unless `headroom compare --keep-runs` scored the run.

@@ -453,6 +453,38 @@ void summarize_partitions(const RunResult& result, const std::vector<long double
     if (job.queue < queues) by_queue[p * queues + job.queue].push_back(w);
   }
   const long double span = static_cast<long double>(std::max<Tick>(result.sim_end - result.sim_start, 0));
+  // GPU time each partition owned: its GPUs over the span, less the GPUs it gave from the instant
+  // they changed owner, plus those it got.
+  std::vector<long double> owned(n, 0);
+  std::vector<std::int64_t> out(n, 0), in(n, 0), at_end(n, 0);
+  for (std::size_t p = 0; p < n; ++p) {
+    owned[p] = static_cast<long double>(result.partitions[p].gpus) * span;
+    at_end[p] = result.partitions[p].gpus;
+  }
+  long double drain = 0, delay = 0;
+  std::int64_t changed = 0, ready = 0;
+  for (const MoveRecord& m : result.moves) {
+    ++s.moves;
+    s.moves_on_demand += m.on_demand != 0;
+    s.move_preempted_jobs += m.preempted;
+    if (m.changed < 0 || static_cast<std::size_t>(m.from) >= n || static_cast<std::size_t>(m.to) >= n) continue;
+    const long double after =
+        static_cast<long double>(m.gpus) * static_cast<long double>(std::max<Tick>(result.sim_end - m.changed, 0));
+    owned[static_cast<std::size_t>(m.from)] -= after;
+    owned[static_cast<std::size_t>(m.to)] += after;
+    ++out[static_cast<std::size_t>(m.from)];
+    ++in[static_cast<std::size_t>(m.to)];
+    at_end[static_cast<std::size_t>(m.from)] -= m.gpus;
+    at_end[static_cast<std::size_t>(m.to)] += m.gpus;
+    drain += static_cast<long double>(m.changed - m.requested);
+    ++changed;
+    if (m.ready >= 0) {
+      delay += static_cast<long double>(m.ready - m.changed);
+      ++ready;
+    }
+  }
+  if (changed > 0) s.move_drain_mean_s = static_cast<double>(drain / changed / 1000.0L);
+  if (ready > 0) s.move_delay_mean_s = static_cast<double>(delay / ready / 1000.0L);
   for (std::size_t p = 0; p < n; ++p) {
     const PartitionRecord& rec = result.partitions[p];
     PartitionSummary ps;
@@ -460,7 +492,10 @@ void summarize_partitions(const RunResult& result, const std::vector<long double
     ps.policy = rec.policy;
     ps.gpus = rec.gpus;
     ps.jobs = jobs[p];
-    const long double capacity = static_cast<long double>(rec.gpus) * span * 1000.0L;
+    ps.nodes_out = out[p];
+    ps.nodes_in = in[p];
+    ps.gpus_at_end = at_end[p];
+    const long double capacity = owned[p] * 1000.0L;
     ps.gpu_utilization = capacity > 0 ? static_cast<double>(held[p] / capacity) : 0.0;
     ps.boundary_idle_gpu_hours = static_cast<double>(rec.boundary_idle_gpu_ms) / static_cast<double>(sim::kHour);
     ps.wait = quantiles(waits[p]);
@@ -842,6 +877,14 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
       for (const auto& [kind, q] : p.wait_by_kind)
         out << "  " << pad_right(fit(p.name, 13), 14) << pad_right(kind, 12) << "wait mean " << duration(q.mean)
             << "   p95 " << duration(q.p95) << "   " << thousands(q.n) << " jobs\n";
+    if (s.moves > 0) {
+      out << "node moves: " << thousands(s.moves) << " (" << thousands(s.moves_on_demand) << " on demand)   drain mean "
+          << duration(s.move_drain_mean_s) << "   delay mean " << duration(s.move_delay_mean_s) << "   "
+          << thousands(s.move_preempted_jobs) << " jobs preempted at a drain deadline\n";
+      for (const auto& p : s.partitions)
+        out << "  " << pad_right(fit(p.name, 13), 14) << "nodes out " << thousands(p.nodes_out) << "   in "
+            << thousands(p.nodes_in) << "   GPUs at the end " << thousands(p.gpus_at_end) << "\n";
+    }
     out << "\n";
   }
   if (s.failures.any()) {
@@ -966,13 +1009,23 @@ void print_summary_json(std::ostream& out, const Summary& s) {
       }
       out << "}";
     };
-    out << "  \"boundary_idle_gpu_hours\": " << json_number(s.boundary_idle_gpu_hours) << ",\n  \"partitions\": [";
+    out << "  \"boundary_idle_gpu_hours\": " << json_number(s.boundary_idle_gpu_hours) << ",\n";
+    if (s.moves > 0)
+      out << "  \"moves\": {\"count\": " << s.moves << ", \"on_demand\": " << s.moves_on_demand
+          << ", \"preempted_jobs\": " << s.move_preempted_jobs
+          << ", \"drain_mean_s\": " << json_number(s.move_drain_mean_s)
+          << ", \"delay_mean_s\": " << json_number(s.move_delay_mean_s) << "},\n";
+    out << "  \"partitions\": [";
     for (std::size_t i = 0; i < s.partitions.size(); ++i) {
       const auto& p = s.partitions[i];
       out << (i == 0 ? "\n" : ",\n") << "    {\"name\": " << json_string(p.name)
           << ", \"policy\": " << json_string(p.policy) << ", \"gpus\": " << p.gpus << ", \"jobs\": " << p.jobs
           << ", \"gpu_utilization\": " << json_number(p.gpu_utilization)
-          << ", \"boundary_idle_gpu_hours\": " << json_number(p.boundary_idle_gpu_hours) << ", \"wait_s\": ";
+          << ", \"boundary_idle_gpu_hours\": " << json_number(p.boundary_idle_gpu_hours);
+      if (s.moves > 0)
+        out << ", \"nodes_out\": " << p.nodes_out << ", \"nodes_in\": " << p.nodes_in
+            << ", \"gpus_at_end\": " << p.gpus_at_end;
+      out << ", \"wait_s\": ";
       json_quantiles(out, p.wait);
       out << ", \"wait_by_kind_s\": ";
       waits(p.wait_by_kind);

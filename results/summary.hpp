@@ -115,6 +115,9 @@ struct PartitionSummary {
   double gpu_utilization = 0;  // GPU time its jobs held / (its GPUs x (sim_end - sim_start))
   // GPU-hours of its GPUs left idle while the other systems' waiting jobs would have fit them.
   double boundary_idle_gpu_hours = 0;
+  // Node moves (RunResult::moves): nodes it gave and got (that changed owner), and the GPUs it
+  // holds at the end. With moves, gpu_utilization is over the GPU time it owned.
+  std::int64_t nodes_out = 0, nodes_in = 0, gpus_at_end = 0;
   Quantiles wait;  // as Summary::wait, over its jobs
   // Waits of its jobs by kind (models::JobKind name) and by queue (RunResult::queues), for the
   // kinds and queues it has jobs of, in id order.
@@ -176,8 +179,12 @@ struct Summary {
   std::vector<KindSummary> kinds;      // by models::JobKind, every kind
   FailureSummary failures;
   std::vector<PartitionSummary> partitions;  // empty unless the run split the site
-  double boundary_idle_gpu_hours = 0;        // the cost of the boundary: the partitions' sum
-  std::int64_t denied = 0;  // submissions rejected by the permission drill, over all tenants
+  // Node moves of a split site: moves begun, by kind, and those whose drain deadline preempted
+  // jobs; mean drain (request to owner change) and mean delay (owner change to ready), seconds.
+  std::int64_t moves = 0, moves_on_demand = 0, move_preempted_jobs = 0;
+  double move_drain_mean_s = 0, move_delay_mean_s = 0;
+  double boundary_idle_gpu_hours = 0;  // the cost of the boundary: the partitions' sum
+  std::int64_t denied = 0;             // submissions rejected by the permission drill, over all tenants
   // Jobs the system ended at their time limit (FailureSummary::jobs_failed_by_policy) that the log
   // shows running at most a minute past it: their system ended them there too (SIGTERM at the
   // limit, KillWait, SIGKILL), so the replay ended them as recorded.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1006,7 +1007,7 @@ class Loader {
     split.line = at.line;
     split.column = at.column;
     if (!expect_map(e, "a map with keys systems, routes and default")) return;
-    MapReader keys(e.value, e.path, {"systems", "routes", "default"}, errors_, file_);
+    MapReader keys(e.value, e.path, {"systems", "routes", "default", "moves", "dispatch", "shares"}, errors_, file_);
     const models::ClusterSpec& cluster = out.cluster;
     if (const Entry* sys = keys.require("systems")) {
       if (!sys->value.IsMap() || sys->value.size() == 0) {
@@ -1027,6 +1028,17 @@ class Loader {
             continue;
           }
           load_split_system(entry, cluster, out);
+        }
+      }
+    }
+    // `shares: "slurm 0.7 / kueue 0.3"`: the pools the systems share cut by these shares (a value
+    // a sweep can vary: variants: {split.shares: [...]}).
+    if (const Entry* sh = keys.optional("shares")) {
+      if (auto v = string_value(*sh)) {
+        try {
+          split.systems = policies::split::split_variant(split, cluster, *v, sh->path).systems;
+        } catch (const InputError& x) {
+          error(*sh, x.message());
         }
       }
     }
@@ -1094,6 +1106,35 @@ class Loader {
     if (const Entry* d = keys.optional("default")) {
       if (auto v = system_ref(*d)) split.default_to = *v;
     }
+    if (const Entry* m = keys.optional("moves"))
+      for (const Entry& item : list_items(*m)) load_split_move(item, cluster, system_ref, split);
+    // `dispatch: multikueue | least-backlog`: the systems are clusters behind one front door.
+    if (const Entry* d = keys.optional("dispatch")) {
+      const Location dat = d->location();
+      split.dispatch_line = dat.line;
+      split.dispatch_column = dat.column;
+      if (auto v = string_value(*d)) {
+        static const std::vector<std::string> names = {"routes", "multikueue", "least-backlog"};
+        if (*v == "multikueue") {
+          split.dispatch = policies::split::Dispatch::MultiKueue;
+        } else if (*v == "least-backlog") {
+          split.dispatch = policies::split::Dispatch::LeastBacklog;
+        } else if (*v != "routes") {
+          std::string msg = "unknown dispatcher " + quote(*v);
+          if (auto m = sim::closest_match(*v, names))
+            msg += "; did you mean " + quote(*m) + "?";
+          else
+            msg += " (expected one of: " + join_keys(names) + ")";
+          error(*d, msg);
+        }
+      }
+      if (split.dispatch != policies::split::Dispatch::Routes) {
+        for (const char* key : {"routes", "default", "moves"})
+          if (const Entry* x = keys.find(key))
+            error(*x, "not used with dispatch: " + d->value.Scalar() +
+                          " (the dispatcher sends each job to a cluster when it is submitted)");
+      }
+    }
     // Every node of the site belongs to exactly one system.
     for (const models::NodePool& pool : cluster.pools) {
       std::int64_t claimed = 0;
@@ -1126,6 +1167,117 @@ class Loader {
     }
     if (cluster.topology)
       error(at, e.path, "cluster.topology together with split: is not supported yet (docs/split.md, \"Not yet\")");
+  }
+
+  // `split.moves[i]`: `{at: "daily 20:00" | DURATION, every: DURATION, nodes: N, from: S, to: S,
+  // pool: P, drain_deadline: D, grace: D, delay: D}` (scheduled) or `{when: idle, nodes: N, from: S,
+  // to: S, pool: P, threshold: N, hold: D, delay: D}` (on demand) (docs/split.md, "Moving nodes").
+  template <class Ref>
+  void load_split_move(const Entry& item, const models::ClusterSpec& cluster, Ref& system_ref,
+                       policies::split::SplitSpec& split) {
+    if (!expect_map(item, "a map with keys at (or when), nodes, from and to")) return;
+    MapReader r(
+        item.value, item.path,
+        {"at", "every", "when", "nodes", "from", "to", "pool", "drain_deadline", "grace", "delay", "threshold", "hold"},
+        errors_, file_);
+    policies::split::Move m;
+    const Location at = item.location();
+    m.line = at.line;
+    m.column = at.column;
+    bool ok = true;
+    const Entry* at_e = r.optional("at");
+    const Entry* when_e = r.optional("when");
+    if ((at_e == nullptr) == (when_e == nullptr)) {
+      error(item, at_e == nullptr
+                      ? "a move needs at: (a schedule, e.g. \"daily 20:00\" or 12h) or when: idle (on demand)"
+                      : "a move has at: or when:, not both");
+      ok = false;
+    }
+    if (at_e != nullptr && at_e->value.IsScalar() && at_e->value.Scalar().rfind("daily", 0) == 0) {
+      // "daily HH:MM": every day at that time of day (UTC of the trace's calendar).
+      const std::string text = at_e->value.Scalar();
+      int hh = -1, mm = -1;
+      char tail = 0;
+      if (std::sscanf(text.c_str(), "daily %2d:%2d%c", &hh, &mm, &tail) != 2 || hh < 0 || hh > 23 || mm < 0 ||
+          mm > 59) {
+        error(*at_e, "expected \"daily HH:MM\" (00:00 to 23:59) or a duration after the run start like 12h, got " +
+                         describe(at_e->value));
+        ok = false;
+      } else {
+        m.daily_at = static_cast<sim::Tick>(hh) * sim::kHour + static_cast<sim::Tick>(mm) * sim::kMinute;
+      }
+      if (const Entry* ev = r.optional("every")) error(*ev, "a daily move repeats every day; remove every:");
+    } else if (at_e != nullptr) {
+      if (auto v = duration_value(*at_e, false))
+        m.at = *v;
+      else
+        ok = false;
+      if (const Entry* ev = r.optional("every")) {
+        if (auto v = duration_value(*ev, true); v && *v >= sim::kMinute)
+          m.every = *v;
+        else if (v)
+          error(*ev, "expected a period of at least 1m, got " + describe(ev->value)), ok = false;
+        else
+          ok = false;
+      }
+    }
+    if (when_e != nullptr) {
+      m.on_demand = true;
+      auto v = string_value(*when_e);
+      if (v && *v != "idle") {
+        error(*when_e,
+              "expected idle (move idle nodes while the other system has a backlog), got " + describe(when_e->value));
+        ok = false;
+      }
+      if (const Entry* ev = r.optional("every")) error(*ev, "every: belongs to a scheduled move (at:)"), ok = false;
+      if (const Entry* d = r.optional("drain_deadline"))
+        error(*d, "a move on demand takes idle nodes only: it has no drain"), ok = false;
+    } else {
+      for (const char* key : {"threshold", "hold"})
+        if (const Entry* x = r.optional(key))
+          error(*x, std::string(key) + ": belongs to a move on demand (when: idle)"), ok = false;
+    }
+    if (const Entry* n = r.require("nodes")) {
+      if (auto v = int32_value(*n, 1))
+        m.nodes = *v;
+      else
+        ok = false;
+    }
+    if (const Entry* f = r.require("from")) {
+      if (auto v = system_ref(*f))
+        m.from = *v;
+      else
+        ok = false;
+    }
+    if (const Entry* t = r.require("to")) {
+      if (auto v = system_ref(*t)) {
+        m.to = *v;
+        if (m.to == m.from && !m.from.empty())
+          error(*t, "a move goes to another system than from: (" + quote(m.from) + ")"), ok = false;
+      } else {
+        ok = false;
+      }
+    }
+    if (const Entry* pe = r.optional("pool")) {
+      if (auto p = pool_value(*pe, cluster)) {
+        m.pool = cluster.pools[*p].name;
+        // `from` must hold some of it at the start.
+        bool held = false;
+        for (const auto& s : split.systems)
+          if (s.name == m.from)
+            for (const auto& share : s.pools) held = held || share.pool == m.pool;
+        if (!held && !m.from.empty())
+          error(*pe, "system " + quote(m.from) + " holds no node of pool " + quote(m.pool)), ok = false;
+      } else {
+        ok = false;
+      }
+    }
+    if (const Entry* d = r.optional("drain_deadline")) m.drain_deadline = duration_value(*d, false).value_or(-1);
+    if (const Entry* g = r.optional("grace")) m.grace = duration_value(*g, false).value_or(m.grace);
+    if (const Entry* d = r.optional("delay")) m.delay = duration_value(*d, false).value_or(0);
+    if (const Entry* t = r.optional("threshold")) m.threshold = int32_value(*t, 1).value_or(1);
+    if (const Entry* h = r.optional("hold")) m.hold = duration_value(*h, false).value_or(0);
+    if (ok) split.moves.push_back(std::move(m));
   }
 
   void load_split_system(const Entry& e, const models::ClusterSpec& cluster, Scenario& out) {

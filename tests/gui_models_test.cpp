@@ -1335,3 +1335,33 @@ int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
+
+// A split site's cluster map colours each node by its owner (docs/split.md): the home partition,
+// then the system a move handed it to from the instant it changed owner.
+TEST(ClusterMap, NodeOwnerFollowsTheSplitsMoves) {
+  using headroom::gui::node_owner_at;
+  namespace results = headroom::results;
+  results::RunResult r;
+  EXPECT_TRUE(node_owner_at(r, 3, 0).empty());  // no split: no owners
+  r.partitions.resize(2);
+  r.partitions[0].first_node = 0;
+  r.partitions[0].nodes = 2;
+  r.partitions[1].first_node = 2;
+  r.partitions[1].nodes = 1;
+  results::MoveRecord m;
+  m.node = 2;
+  m.from = 1;
+  m.to = 0;
+  m.requested = 50'000;
+  m.changed = 100'000;
+  m.ready = 110'000;
+  r.moves.push_back(m);
+  m.from = 0;
+  m.to = 1;
+  m.requested = m.changed = 200'000;
+  m.ready = 210'000;
+  r.moves.push_back(m);
+  EXPECT_EQ(node_owner_at(r, 3, 99'999), (std::vector<std::int32_t>{0, 0, 1}));   // draining: still B's
+  EXPECT_EQ(node_owner_at(r, 3, 100'000), (std::vector<std::int32_t>{0, 0, 0}));  // changed owner
+  EXPECT_EQ(node_owner_at(r, 3, 200'000), (std::vector<std::int32_t>{0, 0, 1}));  // back home
+}

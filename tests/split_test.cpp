@@ -10,6 +10,7 @@
 
 #include "planner/compare.hpp"
 #include "planner/run.hpp"
+#include "planner/sweep.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -369,4 +370,539 @@ TEST(Split, OneSystemOwningEverythingGivesTheUnsplitRun) {
     }
     EXPECT_EQ(split.result.partitions.at(0).boundary_idle_gpu_ms, 0);
   }
+}
+
+namespace {
+
+// Every placement lies on a node its job's system owned for the whole placement: the node's home
+// partition, changed by the moves of /moves in order (a node changes owner at `changed`).
+void expect_owned(const results::RunResult& r) {
+  ASSERT_EQ(r.job_partition.size(), r.jobs.size());
+  auto owner_at = [&](std::int32_t node, sim::Tick t) {
+    std::int32_t owner = -1;
+    for (std::size_t p = 0; p < r.partitions.size(); ++p)
+      if (node >= r.partitions[p].first_node && node < r.partitions[p].first_node + r.partitions[p].nodes)
+        owner = static_cast<std::int32_t>(p);
+    for (const auto& m : r.moves)
+      if (m.node == node && m.changed >= 0 && m.changed <= t) owner = m.to;
+    return owner;
+  };
+  for (const auto& pl : r.placements) {
+    const auto mine = static_cast<std::int32_t>(r.job_partition.at(pl.job));
+    EXPECT_EQ(owner_at(pl.node, pl.start), mine) << "job " << r.jobs[pl.job].trace_id << " on node " << pl.node;
+    for (const auto& m : r.moves)
+      if (m.node == pl.node && m.changed >= 0 && pl.end >= 0) {
+        EXPECT_FALSE(m.changed > pl.start && m.changed < pl.end)
+            << "node " << pl.node << " changed owner under job " << r.jobs[pl.job].trace_id;
+        // A node in its move delay runs nothing.
+        if (m.ready >= 0) {
+          EXPECT_FALSE(pl.start >= m.changed && pl.start < m.ready)
+              << "job " << r.jobs[pl.job].trace_id << " started on node " << pl.node << " in its move delay";
+        }
+      }
+  }
+}
+
+const char* kMoveCluster =
+    "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
+    "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+    "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+    "  routes: [{tenant: tb, to: B}]\n  default: A\n";
+
+}  // namespace
+
+// A scheduled move with a drain, worked by hand. Node 0 is A's, node 1 is B's (8 GPUs each, fifo
+// on both). At 50 s node 1 is drained for A: B's job b1 (0..100 s) runs on; node 1 takes no new
+// work, is empty when b1 ends at 100 s, changes owner then, and joins A after the 10 s move
+// delay. A's third job a3 starts on it at 110 s (a2 took node 0 at 100 s). At 200 s the second
+// move hands A's node going home (node 1, idle) back to B: it changes owner at once and is ready
+// at 210 s, when B's job b2 (submitted at 205 s) starts on it. As Slurm's DRAIN (running jobs
+// finish, no new ones start; slurm doc/man/man1/scontrol.1) and kubectl cordon + drain (the node
+// is unschedulable; its pods leave by eviction: kubernetes pkg/kubectl/drain via
+// staging/src/k8s.io/kubectl/pkg/drain/drain.go), without a deadline.
+TEST(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "2,ta,q,0,8,30\n"
+            "3,ta,q,0,8,50\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,205,4,10\n");
+  const auto o = run_text(dir, std::string("name: move\n") + kMoveCluster +
+                                   "  moves:\n"
+                                   "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
+                                   "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                                   "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.moves.size(), 2u);
+  EXPECT_EQ(r.moves[0].node, 1);
+  EXPECT_EQ(r.moves[0].from, 1);
+  EXPECT_EQ(r.moves[0].to, 0);
+  EXPECT_EQ(r.moves[0].rule, 0);
+  EXPECT_EQ(r.moves[0].on_demand, 0);
+  EXPECT_EQ(r.moves[0].gpus, 8);
+  EXPECT_EQ(r.moves[0].requested, 50'000);
+  EXPECT_EQ(r.moves[0].changed, 100'000);  // b1 ended
+  EXPECT_EQ(r.moves[0].ready, 110'000);
+  EXPECT_EQ(r.moves[0].preempted, 0);
+  EXPECT_EQ(r.moves[1].node, 1);  // the node going home, not A's own node 0
+  EXPECT_EQ(r.moves[1].from, 0);
+  EXPECT_EQ(r.moves[1].to, 1);
+  EXPECT_EQ(r.moves[1].requested, 200'000);
+  EXPECT_EQ(r.moves[1].changed, 200'000);  // idle: no drain to wait for
+  EXPECT_EQ(r.moves[1].ready, 210'000);
+  // Which job ran where and when.
+  const std::vector<sim::Tick> start = {0, 100'000, 110'000, 0, 210'000};
+  const std::vector<std::int32_t> node = {0, 0, 1, 1, 1};
+  for (std::size_t j = 0; j < 5; ++j) {
+    SCOPED_TRACE("job " + std::to_string(r.jobs[j].trace_id));
+    EXPECT_EQ(r.jobs[j].state, static_cast<std::uint8_t>(models::JobState::Completed));
+    EXPECT_EQ(r.jobs[j].start, start[j]);
+    EXPECT_EQ(r.jobs[j].first_node, node[j]);
+  }
+  EXPECT_EQ(r.sim_end, 220'000);
+  expect_owned(r);
+  // Utilization over the GPU time each side owned: A node 0 for 220 s and node 1 for 100..200 s
+  // (2,560 GPU-s), its jobs 1,440 GPU-s; B node 1 for 0..100 and 200..220 s (960 GPU-s), its jobs
+  // 840 GPU-s.
+  const results::Summary s = results::summarize(r);
+  ASSERT_EQ(s.partitions.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.partitions[0].gpu_utilization, 1440.0 / 2560.0);
+  EXPECT_DOUBLE_EQ(s.partitions[1].gpu_utilization, 840.0 / 960.0);
+  EXPECT_EQ(s.moves, 2);
+  EXPECT_EQ(s.partitions[0].nodes_in, 1);
+  EXPECT_EQ(s.partitions[0].nodes_out, 1);
+  EXPECT_EQ(s.partitions[1].gpus_at_end, 8);
+  EXPECT_DOUBLE_EQ(s.move_drain_mean_s, 25.0);  // 50 s and 0 s
+  EXPECT_DOUBLE_EQ(s.move_delay_mean_s, 10.0);
+  std::ostringstream text, json;
+  results::print_summary(text, s);
+  EXPECT_NE(text.str().find("node moves: 2 (0 on demand)"), std::string::npos) << text.str();
+  results::print_summary_json(json, s);
+  EXPECT_NE(json.str().find("\"moves\": {\"count\": 2, \"on_demand\": 0, \"preempted_jobs\": 0, \"drain_mean_s\": 25, "
+                            "\"delay_mean_s\": 10}"),
+            std::string::npos)
+      << json.str();
+  // The result file keeps the moves; a file without /moves reads as none.
+  const std::string h5 = dir.path("m.h5");
+  results::write_hdf5(r, h5);
+  const results::RunResult back = results::read_hdf5(h5);
+  ASSERT_EQ(back.moves.size(), 2u);
+  EXPECT_EQ(back.moves[0].changed, 100'000);
+  EXPECT_EQ(back.moves[1].ready, 210'000);
+  EXPECT_EQ(back.moves[1].to, 1);
+  results::RunResult none = r;
+  none.moves.clear();
+  results::write_hdf5(none, h5);
+  EXPECT_TRUE(results::read_hdf5(h5).moves.empty());
+  // Deterministic: the same run again gives the same fingerprint.
+  EXPECT_EQ(run_text(dir, std::string("name: move\n") + kMoveCluster +
+                              "  moves:\n"
+                              "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
+                              "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                              "workload: {trace: t.csv}\n")
+                .result.fingerprint,
+            r.fingerprint);
+}
+
+// The drain deadline: at 50 s node 1 is drained with a 20 s deadline. At 70 s b1 still runs: it
+// is preempted as its owner would (requeued, after a 5 s grace: Slurm requeues a batch job whose
+// node goes DOWN when JobRequeue=1, kubectl drain evicts the pod and its controller recreates it),
+// so node 1 is empty at 75 s, changes owner then and joins A at 85 s, where a2 starts. b1 waits
+// for a node of B: node 1 comes back at 200 s (ready at 210 s), b1 reruns 210..310 s and b2 after
+// it, 310..320 s.
+TEST(Split, DrainDeadlinePreemptsWhatStillRunsAndRequeuesIt) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "2,ta,q,0,8,30\n"
+            "3,ta,q,0,8,50\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,205,4,10\n");
+  const auto o = run_text(dir, std::string("name: deadline\n") + kMoveCluster +
+                                   "  moves:\n"
+                                   "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s, drain_deadline: 20s, "
+                                   "grace: 5s}\n"
+                                   "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                                   "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.moves.size(), 2u);
+  EXPECT_EQ(r.moves[0].requested, 50'000);
+  EXPECT_EQ(r.moves[0].changed, 75'000);
+  EXPECT_EQ(r.moves[0].ready, 85'000);
+  EXPECT_EQ(r.moves[0].preempted, 1);
+  EXPECT_EQ(r.moves[1].changed, 200'000);
+  EXPECT_EQ(r.moves[1].ready, 210'000);
+  EXPECT_EQ(r.jobs[1].start, 85'000);  // a2 on the moved node
+  EXPECT_EQ(r.jobs[1].first_node, 1);
+  EXPECT_EQ(r.jobs[2].start, 100'000);  // a3 on node 0 when a1 ends
+  EXPECT_EQ(r.jobs[3].preemptions, 1);
+  EXPECT_EQ(r.jobs[3].end, 310'000);
+  EXPECT_EQ(r.jobs[4].start, 310'000);
+  for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+  // b1's two runs on node 1: until the eviction, and after the node came back.
+  std::vector<std::pair<sim::Tick, sim::Tick>> runs;
+  for (const auto& pl : r.placements)
+    if (pl.job == 3) runs.emplace_back(pl.start, pl.end);
+  EXPECT_EQ(runs, (std::vector<std::pair<sim::Tick, sim::Tick>>{{0, 75'000}, {210'000, 310'000}}));
+  expect_owned(r);
+  EXPECT_EQ(results::summarize(r).move_preempted_jobs, 1);
+}
+
+// On demand: A (node 0) has a backlog of two 8-GPU jobs while B's two nodes are idle. After the
+// first pass B gives one idle node (the last of its partition, node 2; it keeps one since jobs
+// are routed to it) with no drain; it joins A after the 10 s delay and a2 starts on it. a3 waits
+// for node 0. B's own job at 500 s runs on the node B kept.
+TEST(Split, MoveOnDemandTakesIdleNodesWhileTheOtherSideHasABacklog) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "2,ta,q,0,8,100\n"
+            "3,ta,q,0,8,100\n"
+            "4,tb,q,500,8,10\n");
+  const auto o = run_text(dir,
+                          "name: demand\n"
+                          "cluster:\n  pools:\n    - {name: p, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+                          "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+                          "    B: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
+                          "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+                          "  moves:\n"
+                          "    - {when: idle, nodes: 4, from: B, to: A, delay: 10s, hold: 1h}\n"
+                          "    - {when: idle, nodes: 4, from: A, to: B}\n"
+                          "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.moves.size(), 1u);
+  EXPECT_EQ(r.moves[0].node, 2);
+  EXPECT_EQ(r.moves[0].from, 1);
+  EXPECT_EQ(r.moves[0].to, 0);
+  EXPECT_EQ(r.moves[0].on_demand, 1);
+  EXPECT_EQ(r.moves[0].requested, 0);
+  EXPECT_EQ(r.moves[0].changed, 0);
+  EXPECT_EQ(r.moves[0].ready, 10'000);
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[1].start, 10'000);
+  EXPECT_EQ(r.jobs[1].first_node, 2);
+  EXPECT_EQ(r.jobs[2].start, 100'000);
+  EXPECT_EQ(r.jobs[2].first_node, 0);
+  EXPECT_EQ(r.jobs[3].start, 500'000);
+  EXPECT_EQ(r.jobs[3].first_node, 1);
+  expect_owned(r);
+  EXPECT_EQ(results::summarize(r).moves_on_demand, 1);
+}
+
+TEST(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,60,4,10\n");
+  const std::string head = std::string("name: bad\n") + kMoveCluster;
+  // A schedule that empties B while its job 5 arrives (60 s): exit 2 at the move.
+  const auto sc = scenarios::parse_scenario(head +
+                                                "  moves:\n"
+                                                "    - {at: 50s, nodes: 1, from: B, to: A}\n"
+                                                "    - {at: 200s, nodes: 1, from: A, to: B}\n"
+                                                "workload: {trace: t.csv}\n",
+                                            dir.path("s.yaml"));
+  try {
+    (void)planner::run_scenario(sc);
+    FAIL() << "a schedule that strands B's jobs must stop the run";
+  } catch (const sim::InputError& err) {
+    EXPECT_NE(
+        std::string(err.what())
+            .find("s.yaml:12:7: split.moves[0]: this move leaves system \"B\" no node from 50s after the run start "
+                  "until 3m 20s, while 1 job routed to it arrives then (the first: job 5 at 1m); keep a node in it or "
+                  "route those jobs to another system"),
+        std::string::npos)
+        << err.what();
+  }
+  // More nodes than the system holds then.
+  const auto more = scenarios::parse_scenario(head +
+                                                  "  moves:\n"
+                                                  "    - {at: 1m, every: 1h, nodes: 1, from: A, to: B}\n"
+                                                  "workload: {trace: t.csv}\n",
+                                              dir.path("s.yaml"));
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,ta,q,0,8,100\n"
+            "4,tb,q,0,8,100\n"
+            "5,tb,q,7200,4,10\n");
+  try {
+    (void)planner::run_scenario(more);
+    FAIL() << "a schedule that takes more nodes than A holds must stop the run";
+  } catch (const sim::InputError& err) {
+    EXPECT_NE(std::string(err.what())
+                  .find("s.yaml:12:7: split.moves[0]: moves 1 nodes from \"A\" 1h 1m after the run "
+                        "start, when it holds 0"),
+              std::string::npos)
+        << err.what();
+  }
+  // The reader: unknown keys and systems get "did you mean", a bad time of day, both at and when.
+  const std::string e = load_errors(head +
+                                        "  moves:\n"
+                                        "    - {at: 50s, nodes: 1, from: B, to: A, dealy: 10s}\n"
+                                        "    - {at: \"daily 25:00\", nodes: 1, from: B, to: A}\n"
+                                        "    - {at: 1h, when: idle, nodes: 1, from: slrum, to: A}\n"
+                                        "    - {when: busy, nodes: 0, from: A, to: A, drain_deadline: 1h}\n"
+                                        "workload: {trace: t.csv}\n",
+                                    dir);
+  EXPECT_NE(e.find("s.yaml:12:43: split.moves[0].dealy: unknown key \"dealy\"; did you mean \"delay\"?"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:13:12: split.moves[1].at: expected \"daily HH:MM\" (00:00 to 23:59)"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:14:7: split.moves[2]: a move has at: or when:, not both"), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:14:44: split.moves[2].from: no system named \"slrum\" in split.systems"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:15:14: split.moves[3].when: expected idle"), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:15:62: split.moves[3].drain_deadline: a move on demand takes idle nodes only"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:15:27: split.moves[3].nodes: expected an integer >= 1, got \"0\""), std::string::npos) << e;
+  EXPECT_NE(e.find("s.yaml:15:43: split.moves[3].to: a move goes to another system than from:"), std::string::npos)
+      << e;
+}
+
+// The bundled 14 days split between Slurm and Kueue with the example's moves (nights to Slurm,
+// mornings back with a 2 h drain deadline, idle nodes on demand both ways): no job ever runs on a
+// node its system did not own for the whole run, none starts in a move delay, every move's
+// delay is the 5 minutes declared, and the run is the same at 1 and 2 threads.
+TEST(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
+  const auto sc =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-split-moves.yaml");
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto& r = one.result;
+  expect_owned(r);
+  std::int64_t on_demand = 0, preempted = 0;
+  for (const auto& m : r.moves) {
+    on_demand += m.on_demand;
+    preempted += m.preempted;
+    ASSERT_GE(m.changed, m.requested);
+    if (m.on_demand != 0) {
+      EXPECT_EQ(m.changed, m.requested);
+    }
+    if (m.ready >= 0) {
+      EXPECT_EQ(m.ready, m.changed + 5 * sim::kMinute);
+    }
+  }
+  EXPECT_GT(r.moves.size(), 0u);
+  EXPECT_GT(on_demand, 0);
+  EXPECT_LT(on_demand, static_cast<std::int64_t>(r.moves.size()));
+  EXPECT_GT(preempted, 0);
+  ASSERT_EQ(two.result.moves.size(), r.moves.size());
+  for (std::size_t i = 0; i < r.moves.size(); ++i) EXPECT_EQ(two.result.moves[i].changed, r.moves[i].changed);
+}
+
+namespace {
+
+std::string two_clusters(const std::string& dispatch) {
+  return "name: front-door\n"
+         "cluster:\n  pools:\n    - {name: a, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+         "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+         "split:\n  systems:\n    east: {policy: fifo, pools: [a]}\n    west: {policy: fifo, pools: [b]}\n"
+         "  dispatch: " +
+         dispatch + "\nworkload: {trace: t.csv}\n";
+}
+
+}  // namespace
+
+// Two clusters behind one front door, east busy. MultiKueue (AllAtOnce dispatcher, kueue
+// pkg/controller/admissionchecks/multikueue/workload.go: nominateAndSynchronizeWorkers creates the
+// workload's copy in every worker; reconcileGroup keeps the worker whose copy was admitted first,
+// bestMatchByCondition(WorkloadAdmitted), and removes the other copies, RemoveRemoteObjects).
+// j1 (1,000 s) at 0 s: both copies; east admits it first, west's copy goes. j2 at 10 s: east is
+// full, west admits it at once. j3 at 20 s: both full; west frees at 110 s and admits it then,
+// east's copy goes. A plain least-backlog router sends j3 at 20 s to east (both have no free GPU
+// and nothing waiting: the first declared), where it waits for j1 until 1,000 s.
+TEST(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,t,q,0,8,1000\n"
+            "2,t,q,10,8,100\n"
+            "3,t,q,20,8,100\n");
+  const auto mk = run_text(dir, two_clusters("multikueue")).result;
+  EXPECT_EQ(mk.job_partition, (std::vector<std::uint32_t>{0, 1, 1}));
+  EXPECT_EQ(mk.jobs[0].start, 0);
+  EXPECT_EQ(mk.jobs[1].start, 10'000);
+  EXPECT_EQ(mk.jobs[2].start, 110'000);
+  EXPECT_EQ(mk.jobs[2].first_node, 1);
+  EXPECT_EQ(mk.sim_end, 1'000'000);
+  for (const auto& j : mk.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+  expect_isolated(mk);
+  // Per-cluster and global KPIs: east ran j1 (8,000 GPU-s of 8 GPUs x 1,000 s), west j2 and j3.
+  const results::Summary s = results::summarize(mk);
+  ASSERT_EQ(s.partitions.size(), 2u);
+  EXPECT_EQ(s.partitions[0].jobs, 1);
+  EXPECT_EQ(s.partitions[1].jobs, 2);
+  EXPECT_DOUBLE_EQ(s.partitions[0].gpu_utilization, 1.0);
+  EXPECT_DOUBLE_EQ(s.partitions[1].gpu_utilization, 0.2);
+  EXPECT_DOUBLE_EQ(s.partitions[1].wait.max, 90.0);
+  EXPECT_DOUBLE_EQ(s.wait.mean, 30.0);  // 0, 0 and 90 s
+  EXPECT_DOUBLE_EQ(s.boundary_idle_gpu_hours, 0.0);
+
+  const auto lb = run_text(dir, two_clusters("least-backlog")).result;
+  EXPECT_EQ(lb.job_partition, (std::vector<std::uint32_t>{0, 1, 0}));
+  EXPECT_EQ(lb.jobs[1].start, 10'000);
+  EXPECT_EQ(lb.jobs[2].start, 1'000'000);
+  EXPECT_EQ(lb.jobs[2].first_node, 0);
+  EXPECT_EQ(lb.sim_end, 1'100'000);
+  expect_isolated(lb);
+  EXPECT_DOUBLE_EQ(results::summarize(lb).wait.mean, 980.0 / 3.0);
+
+  // Bad input: an unknown dispatcher, routes beside a dispatcher.
+  const std::string e =
+      load_errors(two_clusters("multikue") + "", dir) +
+      load_errors(std::string("name: x\n") + kTwoPools +
+                      "split:\n  systems:\n    east: {policy: fifo, pools: [a]}\n    west: {policy: fifo, pools: [b]}\n"
+                      "  routes: [{kind: inference, to: west}]\n  dispatch: least-backlog\nworkload: {trace: t.csv}\n",
+                  dir);
+  EXPECT_NE(e.find("s.yaml:10:13: split.dispatch: unknown dispatcher \"multikue\"; did you mean \"multikueue\"?"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("s.yaml:10:11: split.routes: not used with dispatch: least-backlog"), std::string::npos) << e;
+}
+
+// Three days of the RICC sample over two Kueue clusters of 512 nodes behind MultiKueue: every job
+// runs in the cluster that admitted it (its copies elsewhere never run), and the run is the same
+// at 1 and 2 threads.
+TEST(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
+  const std::string text =
+      "name: ricc-multikueue\n"
+      "cluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n"
+      "  systems:\n"
+      "    east: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "    west: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "  dispatch: multikueue\n"
+      "policies:\n  kueue:\n    resourceFlavors: {default: {pools: [ricc]}}\n"
+      "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
+      "        resources: {default: {gpu: {nominalQuota: 4096}}}\n"
+      "workload: {trace: data/ricc-2010-first-14d.swf.gz, window: {end: 3d}}\n";
+  const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/mk.yaml");
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  expect_isolated(one.result);
+  std::size_t west = 0;
+  for (std::uint32_t p : one.result.job_partition) west += p;
+  EXPECT_GT(west, 0u);
+  EXPECT_LT(west, one.result.jobs.size());
+}
+
+// compare's split variants: `split:A=0.7/B=0.3` cuts the pool the two systems share 7/3 (of 10
+// nodes), the pool B holds alone stays B's; the run is the scenario's split with those counts.
+TEST(Split, CompareTakesSplitVariantsBySharesOfTheSharedPools) {
+  headroom::testing::TempDir dir;
+  std::string trace = "id,tenant,queue,submit,gpus,runtime\n";
+  for (int i = 0; i < 20; ++i) trace += std::to_string(i) + ",ta,q,0,8,100\n";
+  for (int i = 0; i < 4; ++i) trace += std::to_string(100 + i) + ",tb,q,0,8,100\n";
+  dir.write("t.csv", trace);
+  const std::string text =
+      "name: variants\n"
+      "cluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
+      "    - {name: q, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+      "    B: {policy: fifo, pools: [{pool: p, nodes: 5}, q]}\n"
+      "  routes: [{tenant: tb, to: B}]\n  default: A\nworkload: {trace: t.csv}\n";
+  const auto base = scenarios::parse_scenario(text, dir.path("s.yaml"));
+  const auto names = planner::parse_policy_list("fifo,split,split:A=0.7/B=0.3,split:B=0.5/A=0.5");
+  ASSERT_EQ(names.size(), 4u);
+  const auto cmp = planner::compare_all({base}, names, nullptr, nullptr, "");
+  ASSERT_EQ(cmp.size(), 1u);
+  for (const auto& run : cmp[0].runs) ASSERT_TRUE(run.done) << run.error;
+  const auto v = planner::scenario_for_policy(base, "split:A=0.7/B=0.3");
+  EXPECT_EQ(v.policy.name, "split");
+  ASSERT_EQ(v.split.systems[0].pools.size(), 1u);
+  EXPECT_EQ(v.split.systems[0].pools[0].nodes, 7);
+  EXPECT_EQ(v.split.systems[1].pools[0].nodes, 3);
+  EXPECT_EQ(v.split.systems[1].pools[1].nodes, -1);  // q: all of it, still B's
+  const auto r = planner::run_scenario(v).result;
+  EXPECT_EQ(r.partitions[0].nodes, 7);
+  EXPECT_EQ(r.partitions[1].nodes, 4);
+  // A's 20 jobs of one node, 100 s each: 7 at a time, the last three start at 200 s.
+  sim::Tick last = 0;
+  for (std::size_t j = 0; j < r.jobs.size(); ++j)
+    if (r.job_partition[j] == 0) last = std::max(last, r.jobs[j].start);
+  EXPECT_EQ(last, 200'000);
+  // The same split declared in the file gives the same run.
+  std::string declared = text;
+  declared.replace(declared.find("{pool: p, nodes: 5}]}"), 21, "{pool: p, nodes: 7}]}");
+  declared.replace(declared.find("{pool: p, nodes: 5}, q"), 22, "{pool: p, nodes: 3}, q");
+  EXPECT_EQ(planner::run_scenario(scenarios::parse_scenario(declared, dir.path("s.yaml"))).result.fingerprint,
+            r.fingerprint);
+  EXPECT_EQ(cmp[0].runs[2].summary.fingerprint, r.fingerprint);
+  // 50/50 is the file's own split.
+  EXPECT_EQ(cmp[0].runs[3].summary.fingerprint, cmp[0].runs[1].summary.fingerprint);
+  // Bad variants name what was expected.
+  auto error_of = [&](const std::string& policy) {
+    try {
+      (void)planner::scenario_for_policy(base, policy);
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("split:A=0.7/C=0.3").find("no system named \"C\" in the scenario's split"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.7/b=0.3").find("did you mean \"B\"?"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.7/B=0.2").find("the shares add up to 0.9"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.7").find("no share for system B"), std::string::npos);
+  EXPECT_NE(error_of("split:A=x/B=0.3").find("share \"x\" of A is not a number in (0, 1]"), std::string::npos);
+  EXPECT_NE(error_of("split:A=0.01/B=0.99").find("system A would get no node"), std::string::npos);
+  // B keeps pool q when its share of p rounds to no node.
+  EXPECT_EQ(planner::scenario_for_policy(base, "split:A=0.99/B=0.01").split.systems[1].pools.size(), 1u);
+}
+
+// `split.shares` re-cuts the shared pools in the file, so a sweep varies the split as a value:
+// `variants: {split.shares: ["A=0.7/B=0.3", "A 0.2 / B 0.8"]}`.
+TEST(Split, SweepVariesTheSplitThroughShares) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv", "id,tenant,queue,submit,gpus,runtime\n1,ta,q,0,8,100\n2,tb,q,0,8,100\n");
+  dir.write("s.yaml",
+            "name: sweep-split\n"
+            "cluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
+            "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+            "    B: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+            "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+            "variants:\n  split.shares: [\"A=0.7/B=0.3\", \"A 0.2 / B 0.8\"]\n"
+            "workload: {trace: t.csv}\n");
+  const planner::SweepSpec spec = planner::load_sweep(dir.path("s.yaml"));
+  const auto points = planner::expand(spec);
+  ASSERT_EQ(points.size(), 2u);
+  const auto first = planner::point_scenario(spec, points[0]);
+  EXPECT_EQ(first.split.systems[0].pools[0].nodes, 7);
+  EXPECT_EQ(first.split.systems[1].pools[0].nodes, 3);
+  const auto second = planner::point_scenario(spec, points[1]);
+  EXPECT_EQ(second.split.systems[0].pools[0].nodes, 2);
+  EXPECT_EQ(second.split.systems[1].pools[0].nodes, 8);
+  EXPECT_EQ(planner::run_scenario(second).result.partitions[1].nodes, 8);
+  // A bad share in the file is an error at the key.
+  const std::string e = load_errors(
+      "name: x\ncluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
+      "    B: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n  default: A\n  shares: \"A=0.7/C=0.3\"\n"
+      "workload: {trace: t.csv}\n",
+      dir);
+  EXPECT_NE(e.find("s.yaml:10:11: split.shares: no system named \"C\" in the scenario's split"), std::string::npos)
+      << e;
 }

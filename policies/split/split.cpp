@@ -1,3 +1,9 @@
+// One site's nodes cut between scheduling systems (docs/split.md): routing, each system's view of
+// its partition (Part), nodes moving between systems, and MultiKueue's copies of a job.
+// Long file: Part (the partition view a system's policy sees) and the SplitPolicy members that
+// route, move nodes and keep MultiKueue's copies all work on Part's private state (its node and job
+// numbering, mirrored cluster state and dirty marks); splitting them would need that state in a
+// shared header for one class's sake.
 #include "policies/split/split.hpp"
 
 #include <algorithm>

@@ -212,6 +212,33 @@ TEST(SwfImport, ReadsHeaderCommentsAndMapsEveryField) {
   EXPECT_EQ(w.queues.name(j4.queue), "unknown");
 }
 
+TEST(SwfImport, PartitionIsTheQueueWhenTheLogRecordsNone) {
+  // CEA Curie (Slurm) records no queue (-1) and its Slurm partition in field 16: the job's queue
+  // is "partition<id>", in order of first appearance (jobs sorted by submit).
+  const models::Workload w = traces::import_trace(kData + "curie-excerpt.swf");
+  ASSERT_EQ(w.jobs.size(), 8u);
+  EXPECT_EQ(w.queues.names(), (std::vector<std::string>{"partition4", "partition8", "partition10", "partition17"}));
+  std::vector<std::string> queues;
+  std::vector<std::int32_t> gpus;
+  for (const auto& j : w.jobs) queues.push_back(w.queues.name(j.queue)), gpus.push_back(j.gpus);
+  EXPECT_EQ(queues, (std::vector<std::string>{"partition4", "partition4", "partition8", "partition8", "partition10",
+                                              "partition10", "partition17", "partition17"}));
+  EXPECT_EQ(gpus, (std::vector<std::int32_t>{256, 2048, 8, 8, 37360, 45824, 128, 128}));
+  EXPECT_EQ(w.jobs[1].trace_start - w.jobs[1].submit, sim::from_seconds(249861));
+  EXPECT_EQ(w.meta.max_procs, 93312);
+
+  // A queue id wins over the partition; a partition of -1 or a decimal one names none.
+  TempDir tmp;
+  std::string text = "1 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 3 7 -1 -1\n";
+  text += "2 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n";
+  text += "3 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 -1 2.5 -1 -1\n";
+  text += "4 0 0 5 1 -1 -1 1 -1 -1 1 1 1 -1 -1 3 -1 -1\n";
+  const models::Workload m = traces::import_trace(tmp.write("mixed.swf", text));
+  std::vector<std::string> names;
+  for (const auto& j : m.jobs) names.push_back(m.queues.name(j.queue));
+  EXPECT_EQ(names, (std::vector<std::string>{"queue3", "unknown", "unknown", "partition3"}));
+}
+
 TEST(SwfImport, UnitsPerGpuRoundsUp) {
   const auto gpus_with = [](int units) {
     ImportOptions options;

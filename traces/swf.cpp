@@ -6,9 +6,11 @@
 // units_per_gpu, rounded up; walltime = requested time when positive; trace_start = submit + wait
 // and trace_end = trace_start + run time when the wait is known; trace_status from the status
 // (1 completed, 0 failed, 5 cancelled); tenant "user<id>" and queue "queue<id>" ("unknown" for
-// -1); kind batch. Jobs without a submit time, run time or processor count are skipped with a
-// warning. Fields 6, 7, 10, 13, 14, 16, 17 and 18 are checked to be numbers (decimals allowed)
-// and otherwise ignored; the others must be integers.
+// -1), or "partition<id>" from field 16 when the queue is -1 and the partition a whole number other
+// than -1 (a Slurm log such as CEA Curie records its partitions there and no queue); kind batch.
+// Jobs without a submit time, run time or processor count are skipped with a warning. Fields 6, 7,
+// 10, 13, 14, 16, 17 and 18 are checked to be numbers (decimals allowed) and otherwise ignored
+// (but for field 16 as said); the others must be integers.
 
 #include <algorithm>
 #include <array>
@@ -243,7 +245,12 @@ class SwfImporter {
       default: j.trace_status = models::TraceStatus::Unknown; break;
     }
     j.tenant = intern(w_.tenants, tenant_ids_, "user", v[kUserId]);
-    j.queue = intern(w_.queues, queue_ids_, "queue", v[kQueueId]);
+    // No queue but a partition (field 16, which may be a decimal: then it names none): the partition.
+    std::int64_t partition = -1;
+    if (v[kQueueId] == -1 && parse_int(tok[kPartition], partition) == Parse::Ok && partition != -1)
+      j.queue = intern(w_.queues, partition_ids_, "partition", partition);
+    else
+      j.queue = intern(w_.queues, queue_ids_, "queue", v[kQueueId]);
     w_.jobs.push_back(j);
     ids_.add(v[kJobId], in_.line_number(), static_cast<int>(tok[kJobId].data() - line.data()) + 1, w_.jobs.size() - 1);
   }
@@ -271,6 +278,7 @@ class SwfImporter {
   models::Workload w_;
   std::unordered_map<std::int64_t, std::uint32_t> tenant_ids_;
   std::unordered_map<std::int64_t, std::uint32_t> queue_ids_;
+  std::unordered_map<std::int64_t, std::uint32_t> partition_ids_;
   IdCheck ids_;
 };
 

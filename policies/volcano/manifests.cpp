@@ -33,6 +33,26 @@ bool listed(const auto& table, const std::string& s) {
 }
 
 struct VolcanoReader : Reader {
+  // Queue parents, held until every object is read: Volcano's webhook takes a parent whatever the
+  // plugins (validate_queue.go), and without the capacity plugin's enableHierarchy the scheduler
+  // treats the queues as flat (proportion ignores parent). A scheduler ConfigMap read here that
+  // does not enable the hierarchy drops them with a warning; without one, the scenario's own
+  // tiers decide (the policy refuses a parent there without the hierarchy).
+  std::vector<std::pair<std::string, YAML::Node>> parents;
+  bool conf_read = false, hierarchy = false;
+
+  void finish_parents() {
+    for (const auto& [key, v] : parents) {
+      if (!conf_read || hierarchy) {
+        set(key, v);
+      } else {
+        warn(v, "parent-flat",
+             "Queue parent is not used: the scheduler ConfigMap has no capacity plugin with enableHierarchy: true, "
+             "so the plugins headroom models treat the queues as flat; ignored");
+      }
+    }
+  }
+
   // A ResourceList (capability, deserved, guarantee.resource) as queues.<q>.<field>.<resource>,
   // in the units volcano_params.cpp reads: whole GPUs, cpu millicores, memory MiB.
   void resources(const std::string& queue, const std::string& field, const YAML::Node& list) {
@@ -75,6 +95,8 @@ struct VolcanoReader : Reader {
         continue;  // the root queue's resources are the cluster's, set by the controller
       } else if (f == "parent" && scalar(v, "a parent queue name") == "root") {
         continue;  // a top-level queue, as without parent
+      } else if (f == "parent") {
+        parents.emplace_back(prefix + ".parent", v);  // set once the scheduler's tiers are known
       } else if (listed(kQueueScalars, f)) {
         set(prefix + "." + f, v);
       } else if (listed(kQueueResourceLists, f)) {
@@ -144,8 +166,15 @@ struct VolcanoReader : Reader {
         YAML::Emitter e;
         e.SetMapFormat(YAML::Flow);
         e.SetSeqFormat(YAML::Flow);
-        e << modelled_tiers(text, v);
+        const YAML::Node tiers = modelled_tiers(text, v);
+        e << tiers;
         set("tiers", text, e.c_str());
+        conf_read = true;
+        for (const auto& tier : tiers)
+          for (const auto& p : tier["plugins"])
+            if (p.IsMap() && p["name"] && p["name"].Scalar() == "capacity" && p["enableHierarchy"] &&
+                p["enableHierarchy"].IsScalar() && p["enableHierarchy"].Scalar() == "true")
+              hierarchy = true;
       } else {
         warn(text, "conf-" + k, "volcano-scheduler.conf " + k + " is not modelled; ignored");
       }
@@ -336,6 +365,7 @@ std::string site_keys_markdown() {
 ManifestImport read_manifests(const std::vector<std::string>& paths, const models::ClusterSpec&, const PoolLabels&) {
   manifests::VolcanoReader r;
   r.read(paths, [&](const manifests::Object& o) { r.object(o); });
+  r.finish_parents();
   return r.out;
 }
 

@@ -82,6 +82,37 @@ TEST(VolcanoSchedulerConf, NoEnqueueActionAllocateStillRunsJobs) {
   for (const auto& j : r.jobs) EXPECT_EQ(static_cast<models::JobState>(j.state), models::JobState::Completed);
 }
 
+// Volcano's nodegroup guide writes queues with `parent:` beside a scheduler ConfigMap that does not
+// enable the capacity plugin's hierarchy: Volcano's webhook takes the parent and the scheduler
+// treats the queues as flat, so the set reads as-is with one warning and no parent; with the
+// hierarchy enabled in the same set the parent is kept (the hierarchical guide, above).
+TEST(VolcanoSchedulerConf, QueueParentWithoutHierarchyIsFlatWithAWarning) {
+  const testing::TempDir tmp;
+  const std::string conf = tmp.write("scheduler.yaml",
+                                     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: volcano-scheduler-configmap}\n"
+                                     "data:\n  volcano-scheduler.conf: |\n    actions: \"enqueue, allocate\"\n"
+                                     "    tiers:\n    - plugins:\n      - name: gang\n      - name: proportion\n");
+  const std::string queues = tmp.write("queues.yaml",
+                                       "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
+                                       "team-a}\nspec: {weight: 1, parent: root}\n---\n"
+                                       "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
+                                       "team-a-sub}\nspec: {weight: 1, parent: team-a}\n");
+  const auto m = read("volcano", {conf, queues});
+  EXPECT_EQ(m.params.count("queues.team-a-sub.parent"), 0u);
+  EXPECT_EQ(param(m.params, "queues.team-a-sub.weight"), "1");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_EQ(m.warnings[0],
+            queues +
+                ":9: Queue parent is not used: the scheduler ConfigMap has no capacity plugin with "
+                "enableHierarchy: true, so the plugins headroom models treat the queues as flat; ignored");
+  const auto p = problems("volcano", m.params);
+  EXPECT_TRUE(p.empty()) << (p.empty() ? "" : p[0].what());
+  // The queues alone: the scenario's own tiers decide, and the policy refuses a parent there
+  // without the hierarchy (as before).
+  const auto alone = read("volcano", {queues});
+  EXPECT_EQ(param(alone.params, "queues.team-a-sub.parent"), "team-a");
+}
+
 // Volcano's DRA quota guide: the capacity plugin's DRA switches are accepted, one warning each.
 TEST(VolcanoSchedulerConf, CapacityDraArgumentsAcceptedWithWarning) {
   const auto m = read("volcano", {kVolcano + "dra-quota-scheduler.yaml"});

@@ -462,6 +462,28 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     }
     d->used_by_pool = make_pyramid(t_days, std::move(pools));
   }
+  if (!r.partitions.empty() && !r.moves.empty() && samples > 0) {
+    // The GPUs each system of a split site owns at each sample (docs/split.md, "Moving nodes"): its
+    // home partition's, less the nodes that changed owner away from it, plus those that joined it
+    // (after the move delay); a node between its owner change and joining counts as in transit.
+    std::vector<Curve> owned;
+    for (const auto& part : r.partitions) owned.push_back({QString::fromStdString(part.name), {}});
+    owned.push_back({QStringLiteral("in transit"), {}});
+    for (std::size_t s = 0; s < samples; ++s) {
+      const Tick t = ts.time[s];
+      std::vector<double> gpus(r.partitions.size() + 1, 0.0);
+      for (std::size_t k = 0; k < r.partitions.size(); ++k) gpus[k] = static_cast<double>(r.partitions[k].gpus);
+      for (const results::MoveRecord& m : r.moves) {
+        if (m.changed < 0 || m.changed > t || m.from < 0 || m.to < 0 ||
+            static_cast<std::size_t>(std::max(m.from, m.to)) >= r.partitions.size())
+          continue;
+        gpus[static_cast<std::size_t>(m.from)] -= m.gpus;
+        gpus[m.ready >= 0 && m.ready <= t ? static_cast<std::size_t>(m.to) : r.partitions.size()] += m.gpus;
+      }
+      for (std::size_t k = 0; k < gpus.size(); ++k) owned[k].y.push_back(gpus[k]);
+    }
+    d->owned_by_partition = make_pyramid(t_days, std::move(owned));
+  }
   if (samples > 0 && ts.pending_by_reason.size() == samples * kPendingCodes) {
     std::vector<Curve> reasons;
     for (int c = 0; c < kPendingCodes; ++c) {

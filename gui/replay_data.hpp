@@ -166,6 +166,7 @@ struct ReplayData {
 
   Pyramid used_by_tenant;          // top tenants + "other"
   Pyramid used_by_pool;            // one curve per pool, then capacity per pool
+  Pyramid owned_by_partition;      // a split site with node moves: GPUs each system owns, then in transit
   Pyramid pending_jobs_by_tenant;  // top tenants + "other"
   Pyramid pending_gpus_by_tenant;  // top tenants + "other"
   Pyramid share_by_tenant;         // fraction of GPUs in use, top tenants + "other"

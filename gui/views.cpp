@@ -111,6 +111,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   pending_gpus_ = new CurveChart(tr("Pending GPUs by tenant"), tr("GPUs requested"));
   pending_reason_ = new CurveChart(tr("Pending jobs by why they wait"), tr("jobs"));
   fidelity_ = new CurveChart(tr("GPUs in use: recorded (trace) vs simulated"), tr("GPUs"));
+  owners_ = new CurveChart(tr("GPUs owned by each system (node moves)"), tr("GPUs"));
   readout_ = new QLabel;
   readout_->setTextFormat(Qt::RichText);
   // The charts keep a readable height (axis labels, legends) and the page scrolls when the window
@@ -127,8 +128,10 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   pending_reason_->hide();
   grid->addWidget(fidelity_, 3, 0, 1, 2);
   fidelity_->hide();
+  grid->addWidget(owners_, 4, 0, 1, 2);
+  owners_->hide();
   for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_}) c->setMinimumHeight(kChartMinHeight);
-  for (CurveChart* c : {pending_reason_, fidelity_}) c->setMinimumHeight(kWideChartMinHeight);
+  for (CurveChart* c : {pending_reason_, fidelity_, owners_}) c->setMinimumHeight(kWideChartMinHeight);
   auto* scroll = new QScrollArea;
   scroll->setObjectName(QStringLiteral("timeline_scroll"));
   scroll->setWidgetResizable(true);
@@ -143,7 +146,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
                     "double-click: everything")));
   layout->addLayout(top);
   layout->addWidget(scroll, 1);
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_}) {
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_, owners_}) {
     sync_->add(c);
     track(c);
   }
@@ -154,7 +157,7 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
 void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   if (!data_) return;
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_})
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_, owners_})
     time_base(c, *data_);
   by_tenant_->set_sources(tenant_sources(data_->used_by_tenant), CurveChart::Mode::Stacked);
   pending_jobs_->set_sources(tenant_sources(data_->pending_jobs_by_tenant), CurveChart::Mode::Stacked);
@@ -201,6 +204,17 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   fidelity_->setVisible(!fidelity.empty());
   fidelity_->set_sources(std::move(fidelity), CurveChart::Mode::Lines);
   fidelity_->chart()->legend()->setVisible(true);
+  // A split site whose nodes move (docs/split.md): each system's GPUs over time, the moves as steps.
+  std::vector<CurveChart::Source> owners;
+  if (const Pyramid& o = data_->owned_by_partition; !o.empty())
+    for (std::size_t c = 0; c < o.full().curves.size(); ++c) {
+      const bool transit = c + 1 == o.full().curves.size();
+      owners.push_back({&o, c, o.full().curves[c].name, transit ? QColor(0x909090) : series_colour(c),
+                        transit ? Qt::DotLine : Qt::SolidLine});
+    }
+  owners_->setVisible(!owners.empty());
+  owners_->set_sources(std::move(owners), CurveChart::Mode::Lines);
+  owners_->chart()->legend()->setVisible(true);
   sync_->reset();
   update_readout(sync_->cursor());
 }

@@ -75,6 +75,7 @@ class TimelineView : public View {
   std::shared_ptr<const ReplayData> data_;
   TimeCharts* sync_;
   CurveChart *by_tenant_, *by_pool_, *pending_jobs_, *pending_gpus_, *pending_reason_;
+  CurveChart* owners_;    // a split site's GPUs by owning system; hidden without node moves
   CurveChart* fidelity_;  // recorded vs simulated GPUs in use; hidden without recorded starts
   QLabel* readout_;
 };

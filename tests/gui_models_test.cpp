@@ -1365,3 +1365,40 @@ TEST(ClusterMap, NodeOwnerFollowsTheSplitsMoves) {
   EXPECT_EQ(node_owner_at(r, 3, 100'000), (std::vector<std::int32_t>{0, 0, 0}));  // changed owner
   EXPECT_EQ(node_owner_at(r, 3, 200'000), (std::vector<std::int32_t>{0, 0, 1}));  // back home
 }
+
+namespace headroom::gui {
+
+// The Timeline's chart of a split site whose nodes move: the GPUs each system owns at each sample,
+// then those in transit (between the owner change and joining, the move delay); absent without moves.
+TEST(Timeline, GpusOwnedBySystemFollowTheMoves) {
+  results::RunResult r = hand_built();
+  EXPECT_TRUE(prepare(r, "/tmp/split-none.h5")->owned_by_partition.empty());
+  r.partitions.resize(2);
+  r.partitions[0].name = "slurm";
+  r.partitions[0].nodes = 2;
+  r.partitions[0].gpus = 8;
+  r.partitions[1].name = "kueue";
+  r.partitions[1].first_node = 2;
+  r.partitions[1].nodes = 1;
+  r.partitions[1].gpus = 4;
+  results::MoveRecord m;
+  m.node = 2;
+  m.from = 1;
+  m.to = 0;
+  m.gpus = 4;
+  m.requested = 2 * H;
+  m.changed = 3 * H;
+  m.ready = 5 * H;
+  r.moves.push_back(m);
+  const auto d = prepare(r, "/tmp/split-moves.h5");
+  const auto& curves = d->owned_by_partition.full().curves;
+  ASSERT_EQ(curves.size(), 3u);
+  EXPECT_EQ(curves[0].name, "slurm");
+  EXPECT_EQ(curves[2].name, "in transit");
+  // Samples at 0, 2h, 4h, 6h, 8h: the node leaves kueue at 3h and joins slurm at 5h.
+  EXPECT_EQ(curves[0].y, (std::vector<double>{8, 8, 8, 12, 12}));
+  EXPECT_EQ(curves[1].y, (std::vector<double>{4, 4, 0, 0, 0}));
+  EXPECT_EQ(curves[2].y, (std::vector<double>{0, 0, 4, 0, 0}));
+}
+
+}  // namespace headroom::gui

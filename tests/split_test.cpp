@@ -328,7 +328,8 @@ TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
           << err.what();
     }
   }
-  // A job that no route matches, with no default: the run stops naming the job and its trace.
+  // A job that no route matches, with no default: the run stops naming the job and its trace's
+  // line (the CSV's row 2).
   const auto sc = scenarios::parse_scenario(head +
                                                 "split:\n  systems:\n    x: {policy: fifo, pools: [a]}\n"
                                                 "    y: {policy: fifo, pools: [b]}\n"
@@ -339,7 +340,7 @@ TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
     FAIL() << "a job no route matches must stop the run";
   } catch (const sim::InputError& err) {
     const std::string m = err.what();
-    EXPECT_NE(m.find("t.csv: split.routes: job 1 of the trace (tenant t, queue q, kind batch) matches no route of "
+    EXPECT_NE(m.find("t.csv:2: split.routes: job 1 of the trace (tenant t, queue q, kind batch) matches no route of "
                      "split.routes (" +
                      dir.path("s.yaml") + ":6:1) and split.default is not set"),
               std::string::npos)

@@ -154,6 +154,10 @@ TEST(SwfImport, ReadsHeaderCommentsAndMapsEveryField) {
   std::vector<std::int64_t> ids;
   for (const auto& j : w.jobs) ids.push_back(j.trace_id);
   EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 3, 2, 5, 4}));
+  // Each job keeps its line in the file (errors about a job name it: a split's unrouted job).
+  std::vector<std::uint32_t> lines;
+  for (const auto& j : w.jobs) lines.push_back(j.line);
+  EXPECT_EQ(lines, (std::vector<std::uint32_t>{9, 13, 11, 15, 14}));
 
   ASSERT_EQ(w.tenants.names(), (std::vector<std::string>{"user3", "unknown", "user4"}));
   ASSERT_EQ(w.queues.names(), (std::vector<std::string>{"queue1", "queue2", "unknown"}));

@@ -122,6 +122,7 @@ models::Workload import_acme(LineReader& in, const ImportOptions& options) {
         skip_row(w, t.line(), "CPU job (gpu_num 0)");
         continue;
       }
+      j.line = static_cast<std::uint32_t>(t.line());
       w.jobs.push_back(j);
       ids.add(t.text(kJobId), t.line(), t.column(kJobId), w.jobs.size() - 1);
     } catch (const sim::InputError& e) {

@@ -135,6 +135,7 @@ models::Workload import_openb(LineReader& in, const ImportOptions& options) {
         skip_row(w, t.line(), "no deletion_time, run time unknown");
         continue;
       }
+      j.line = static_cast<std::uint32_t>(t.line());
       w.jobs.push_back(j);
       ids.add(t.text(kName), t.line(), t.column(kName), w.jobs.size() - 1);
     } catch (const sim::InputError& e) {
@@ -226,6 +227,7 @@ models::Workload import_dlrm(LineReader& in, const ImportOptions& options) {
       } else {
         open_ended.push_back(w.jobs.size());
       }
+      j.line = static_cast<std::uint32_t>(t.line());
       w.jobs.push_back(j);
       ids.add(t.text(kInstance), t.line(), t.column(kInstance), w.jobs.size() - 1);
     } catch (const sim::InputError& e) {

@@ -391,6 +391,7 @@ class CsvImporter {
                                    ": no GPU requested (gpus 0), job skipped");
       return;
     }
+    j.line = static_cast<std::uint32_t>(records_.line());
     w_.jobs.push_back(j);
     const int id_cell = index_[static_cast<std::size_t>(Col::Id)];
     ids_.add(j.trace_id, records_.line(),

@@ -120,6 +120,7 @@ models::Workload import_helios(LineReader& in, const ImportOptions& options) {
         skip_row(w, t.line(), "CPU job (gpu_num 0)");
         continue;
       }
+      j.line = static_cast<std::uint32_t>(t.line());
       w.jobs.push_back(j);
       if (t.has(kJobId)) {
         if (parse_int(t.text(kJobId), id) == Parse::Ok)

@@ -280,6 +280,7 @@ models::Workload import_pai(LineReader& in, const ImportOptions& options) {
       skip_row(w, r.line, "CPU job (plan_gpu 0)");
       continue;
     }
+    j.line = static_cast<std::uint32_t>(r.line);
     w.jobs.push_back(j);
   }
   if (w.jobs.empty()) return w;

@@ -664,6 +664,7 @@ models::Workload import_sacct(LineReader& in, const ImportOptions& options) {
     j.submit -= origin;
     if (j.trace_start >= 0) j.trace_start -= origin;
     if (j.trace_end >= 0) j.trace_end -= origin;
+    j.line = static_cast<std::uint32_t>(e.line);
     w.jobs.push_back(j);
   }
   if (!w.jobs.empty()) w.meta.unix_start = origin / sim::kSecond;

@@ -251,6 +251,7 @@ class SwfImporter {
       j.queue = intern(w_.queues, partition_ids_, "partition", partition);
     else
       j.queue = intern(w_.queues, queue_ids_, "queue", v[kQueueId]);
+    j.line = static_cast<std::uint32_t>(in_.line_number());
     w_.jobs.push_back(j);
     ids_.add(v[kJobId], in_.line_number(), static_cast<int>(tok[kJobId].data() - line.data()) + 1, w_.jobs.size() - 1);
   }

@@ -201,8 +201,12 @@ std::vector<std::uint32_t> route_jobs(const SplitSpec& spec, const models::Workl
       auto name = [](const models::NameTable& t, std::uint32_t id) {
         return id < t.size() ? t.name(id) : std::string("(none)");
       };
+      // The trace's line of the job where its reader knows it (job.line), so that the message
+      // points at the row no route takes.
+      const bool at_row = job.line > 0 && !workload.meta.path.empty();
       throw sim::InputError(
-          workload.meta.path.empty() ? spec.file : workload.meta.path, 0, 0, "split.routes",
+          workload.meta.path.empty() ? spec.file : workload.meta.path, at_row ? static_cast<int>(job.line) : 0, 0,
+          "split.routes",
           "job " + std::to_string(job.trace_id) + " of the trace (tenant " + name(workload.tenants, job.tenant) +
               ", queue " + name(workload.queues, job.queue) + ", kind " + std::string(models::to_string(job.kind)) +
               ") matches no route of split.routes (" + spec.file + ":" + std::to_string(spec.line) + ":" +

@@ -653,6 +653,37 @@ std::string verdicts_section(const ReportInput& in) {
   return o.str();
 }
 
+// A split site (docs/split.md): each system's partition, its utilization and waits, the cost of
+// the boundary, and the node moves. Empty when the run did not split the site.
+std::string partitions_section(const ReportInput& in) {
+  const Summary& s = in.summary;
+  if (s.partitions.empty()) return {};
+  std::ostringstream o;
+  o << "<h3>Partitions of the split site</h3><table class=\"wrap\"><tr><th>system</th><th>policy</th><th>GPUs</th>"
+       "<th>jobs</th><th>GPU utilization</th><th>wait mean</th><th>wait p95</th><th>idle GPU-h the others' "
+       "backlog would have used</th>";
+  if (s.moves > 0) o << "<th>nodes given / got</th><th>GPUs at the end</th>";
+  o << "</tr>";
+  for (const PartitionSummary& p : s.partitions) {
+    o << "<tr><td>" << html_escape(p.name) << "</td><td>" << html_escape(p.policy) << "</td><td>" << thousands(p.gpus)
+      << "</td><td>" << thousands(p.jobs) << "</td><td>" << percent(p.gpu_utilization) << "</td><td>"
+      << duration(p.wait.mean) << "</td><td>" << duration(p.wait.p95) << "</td><td>"
+      << grouped(p.boundary_idle_gpu_hours, 1) << "</td>";
+    if (s.moves > 0)
+      o << "<td>" << thousands(p.nodes_out) << " / " << thousands(p.nodes_in) << "</td><td>" << thousands(p.gpus_at_end)
+        << "</td>";
+    o << "</tr>";
+  }
+  o << "</table><p class=\"note\">The cost of the boundary: " << grouped(s.boundary_idle_gpu_hours, 1)
+    << " GPU-hours idle in one partition while another's waiting jobs would have fit them.";
+  if (s.moves > 0)
+    o << " Node moves: " << thousands(s.moves) << " (" << thousands(s.moves_on_demand) << " on demand), mean drain "
+      << duration(s.move_drain_mean_s) << ", mean delay " << duration(s.move_delay_mean_s) << ", "
+      << thousands(s.move_preempted_jobs) << " jobs preempted at a drain deadline.";
+  o << "</p>";
+  return o.str();
+}
+
 std::string run_section(const ReportInput& in) {
   const RunResult& r = in.run;
   const Summary& s = in.summary;
@@ -690,6 +721,7 @@ std::string run_section(const ReportInput& in) {
   o << drills_section(in);
   o << recovery_section(in);
   o << verdicts_section(in);
+  o << partitions_section(in);
 
   const auto& ts = r.timeseries;
   const std::size_t S = ts.time.size();

@@ -869,6 +869,40 @@ TEST(Report, TwentyRunsTwentyColoursWholeNames) {
   EXPECT_EQ(svg.find("height=\"300\" viewBox"), std::string::npos);
 }
 
+// issue #35 item 5: a split site's run shows its partitions (utilization, waits, the boundary's
+// cost) and its node moves in the report; a run without a split shows none of it.
+TEST(Report, SplitRunShowsItsPartitionsAndMoves) {
+  results::ReportInput in;
+  in.file = "split.h5";
+  in.run.scenario_name = "split";
+  in.run.policy = "split";
+  in.run.sim_end = sim::kDay;
+  in.summary = results::summarize(in.run);
+  EXPECT_EQ(results::render_report({in}).find("Partitions of the split site"), std::string::npos);
+  results::PartitionSummary a;
+  a.name = "slurm";
+  a.policy = "slurm";
+  a.gpus = 7776;
+  a.jobs = 13607;
+  a.gpu_utilization = 0.664;
+  a.boundary_idle_gpu_hours = 191.1;
+  a.nodes_out = 628;
+  a.nodes_in = 654;
+  a.gpus_at_end = 7984;
+  in.summary.partitions.push_back(a);
+  in.summary.moves = 1282;
+  in.summary.moves_on_demand = 624;
+  in.summary.move_drain_mean_s = 7020;
+  in.summary.move_delay_mean_s = 300;
+  in.summary.boundary_idle_gpu_hours = 191.1;
+  const std::string html = results::render_report({in});
+  EXPECT_NE(html.find("<h3>Partitions of the split site</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<td>slurm</td><td>slurm</td><td>7,776</td><td>13,607</td><td>66.4%</td>"), std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>628 / 654</td><td>7,984</td>"), std::string::npos);
+  EXPECT_NE(html.find("Node moves: 1,282 (624 on demand), mean drain 1h 57m, mean delay 5m 00s"), std::string::npos);
+}
+
 // issue #36 item 5: the side-by-side KPIs of runs of several drills, one table a drill, headed
 // by the system, the file only as hover text.
 TEST(Report, RunsSideBySideOneTableADrill) {

@@ -1015,40 +1015,27 @@ bool SplitPolicy::drop_copy(std::uint32_t s, JobIndex j, const ClusterView& view
   return true;
 }
 
-void SplitPolicy::on_end(const ClusterView& view, JobIndex job) {
+void SplitPolicy::job_left(const ClusterView& view, JobIndex job, void (Policy::*hook)(const ClusterView&, JobIndex)) {
   if (dispatch_ == Dispatch::MultiKueue && std::popcount(copies_[job]) > 1) {
-    // Ended before any cluster admitted it (the run's end): every copy hears it.
+    // Left before any cluster admitted it (withdrawn, or the run's end): every copy hears it.
     for (std::size_t s = 0; s < parts_.size(); ++s)
       if ((copies_[job] >> s & 1u) != 0) {
         Part& p = *parts_[s];
         p.use(&view);
         p.dirty = true;
         p.left(job);
-        p.policy().on_end(p, job);
+        (p.policy().*hook)(p, job);
       }
     return;
   }
   Part& p = part_of(job, view);
   p.left(local_[job]);
-  p.policy().on_end(p, local_[job]);
+  (p.policy().*hook)(p, local_[job]);
 }
 
-void SplitPolicy::on_withdraw(const ClusterView& view, JobIndex job) {
-  if (dispatch_ == Dispatch::MultiKueue && std::popcount(copies_[job]) > 1) {
-    for (std::size_t s = 0; s < parts_.size(); ++s)
-      if ((copies_[job] >> s & 1u) != 0) {
-        Part& p = *parts_[s];
-        p.use(&view);
-        p.dirty = true;
-        p.left(job);
-        p.policy().on_withdraw(p, job);
-      }
-    return;
-  }
-  Part& p = part_of(job, view);
-  p.left(local_[job]);
-  p.policy().on_withdraw(p, local_[job]);
-}
+void SplitPolicy::on_end(const ClusterView& view, JobIndex job) { job_left(view, job, &Policy::on_end); }
+
+void SplitPolicy::on_withdraw(const ClusterView& view, JobIndex job) { job_left(view, job, &Policy::on_withdraw); }
 
 void SplitPolicy::on_requeue(const ClusterView& view, JobIndex job) {
   Part& p = part_of(job, view);

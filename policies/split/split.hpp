@@ -190,6 +190,9 @@ class SplitPolicy final : public Policy {
 
  private:
   class Part;
+  // A job left the engine (ended or withdrawn): its system hears it through `hook`, or with
+  // MultiKueue every cluster still holding a copy of it does.
+  void job_left(const ClusterView& view, JobIndex job, void (Policy::*hook)(const ClusterView&, JobIndex));
   // A node's standing in the split: its owner, and where it is in a move.
   enum class Phase : std::uint8_t { Active, Draining, Moving };
   struct NodeOwner {

@@ -655,6 +655,9 @@ class KaiPolicy final : public Policy {
   // constraints by GPU count (one node / several nodes), and every other pod.
   std::vector<std::int64_t> single_pending_;
   std::map<std::int32_t, std::int64_t> multi_pending_;
+  // The fewest GPUs of any such pending pod, plain (one node) and multi-node; kInf when none.
+  std::int64_t smallest_plain_pending() const;
+  std::int64_t smallest_multi_pending() const { return multi_pending_.empty() ? kInf : multi_pending_.begin()->first; }
   std::int64_t other_pending_ = 0;
   std::int32_t largest_gpus_per_node_ = 0;  // over every pool
   Tick usage_at_ = 0;

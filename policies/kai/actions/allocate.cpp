@@ -49,6 +49,12 @@ void KaiPolicy::allocate(Session& s) {
   in_allocate_ = false;
 }
 
+std::int64_t KaiPolicy::smallest_plain_pending() const {
+  for (std::size_t g = 1; g < single_pending_.size(); ++g)
+    if (single_pending_[g] > 0) return static_cast<std::int64_t>(g);
+  return kInf;
+}
+
 // The walk of allocate: every pending group in job order until the stop test. With may_cut, it
 // may stop early where no group left can start (try_cut).
 void KaiPolicy::walk(Session& s, bool may_cut) {
@@ -72,14 +78,7 @@ void KaiPolicy::walk(Session& s, bool may_cut) {
               break;
             }
         }
-        std::int64_t min_plain = kInf;
-        for (std::size_t g = 1; g < single_pending_.size(); ++g)
-          if (single_pending_[g] > 0) {
-            min_plain = static_cast<std::int64_t>(g);
-            break;
-          }
-        const std::int64_t min_multi = multi_pending_.empty() ? kInf : multi_pending_.begin()->first;
-        none_can_start = min_plain > max_node_free && min_multi > max_pool_free;
+        none_can_start = smallest_plain_pending() > max_node_free && smallest_multi_pending() > max_pool_free;
       }
       if (none_can_start) {
         cut_tried = true;
@@ -128,13 +127,8 @@ void KaiPolicy::walk(Session& s, bool may_cut) {
 // is then what the whole walk makes. False: nothing done, the walk goes on.
 bool KaiPolicy::try_cut(std::int64_t max_node_free, std::int64_t max_pool_free) {
   if (cluster_->spec().topology) return false;
-  std::int64_t min_plain = kInf;
-  for (std::size_t g = 1; g < single_pending_.size(); ++g)
-    if (single_pending_[g] > 0) {
-      min_plain = static_cast<std::int64_t>(g);
-      break;
-    }
-  const std::int64_t min_multi = multi_pending_.empty() ? kInf : multi_pending_.begin()->first;
+  const std::int64_t min_plain = smallest_plain_pending();
+  const std::int64_t min_multi = smallest_multi_pending();
   bool need_plain = min_plain < kInf && min_failed_plain_gpus_ > min_plain;
   bool need_multi = min_multi < kInf && min_failed_multi_gpus_ > min_multi;
   if (!need_plain && !need_multi) return false;

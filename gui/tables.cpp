@@ -507,6 +507,15 @@ void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> ru
       }
     }
   }
+  // A KPI row that reads the same under every open run does not tell them apart (compare's "the
+  // same under every system"): the view greys it.
+  for (Node& x : nodes_) {
+    if (x.metric.empty() || n < 2) continue;
+    const QString first = format_in(x.unit, x.values.front(), runs_.front()->summary.currency);
+    x.same = true;
+    for (std::size_t r = 1; r < n && x.same; ++r)
+      x.same = format_in(x.unit, x.values[r], runs_[r]->summary.currency) == first;
+  }
   endResetModel();
 }
 
@@ -667,18 +676,8 @@ QVariant KpiCompareModel::data(const QModelIndex& index, int role) const {
   const int col = index.column();
   const int n = static_cast<int>(runs_.size());
   if (role == Qt::TextAlignmentRole) return align(col == 0);
-  // A KPI row that reads the same under every open run does not tell them apart (compare's "the
-  // same under every system"): greyed, with a tooltip saying so.
-  const auto same = [&] {
-    if (x.metric.empty() || n < 2) return false;
-    const QString first = format_in(x.unit, x.values.front(), runs_.front()->summary.currency);
-    for (int r = 1; r < n; ++r)
-      if (format_in(x.unit, x.values[static_cast<std::size_t>(r)],
-                    runs_[static_cast<std::size_t>(r)]->summary.currency) != first)
-        return false;
-    return true;
-  };
-  if (col <= n && (role == Qt::ForegroundRole || role == Qt::ToolTipRole) && same()) {
+  // A row the same under every open run (Node::same, from set_runs): greyed, with a tooltip saying so.
+  if (col <= n && (role == Qt::ForegroundRole || role == Qt::ToolTipRole) && x.same) {
     if (role == Qt::ForegroundRole) return QColor(0x75, 0x75, 0x75);
     const QString why =
         tr("The same under every open run: this KPI does not tell them apart (docs/drills.md says "

@@ -171,6 +171,7 @@ class KpiCompareModel : public QAbstractItemModel {
     std::string metric, unit;  // empty metric: a group
     int better = 0;
     std::vector<double> values;  // by run; NaN where the run has no such figure
+    bool same = false;           // a KPI row that reads the same under every run (set_runs)
   };
   std::size_t add(std::size_t parent, Node node);
   const Node& node(const QModelIndex& index) const;

@@ -1218,6 +1218,16 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
       std::vector<std::size_t> members;
       for (std::size_t i = 0; i < runs.size(); ++i)
         if (!by_scenario || runs[i]->run.scenario_name == g) members.push_back(i);
+      // Each member's KPI rows, once; a row that reads the same under every run of the group (not
+      // only one table's columns) does not tell them apart: greyed, as compare names them.
+      std::vector<std::vector<Row>> group_rows;
+      for (const std::size_t i : members) group_rows.push_back(kpi_rows(runs[i]->summary, runs[i]->fairness));
+      auto same = [&](std::size_t k) {
+        if (group_rows.size() < 2) return false;
+        for (const auto& rows : group_rows)
+          if (k >= rows.size() || rows[k].value != group_rows.front()[k].value) return false;
+        return true;
+      };
       for (std::size_t from = 0; from < members.size(); from += kColumns) {
         if (by_scenario && from == 0) o << "<h3>" << html_escape(g.empty() ? "(no scenario name)" : g) << "</h3>";
         const std::size_t to = std::min(members.size(), from + kColumns);
@@ -1230,24 +1240,14 @@ std::string render_report(const std::vector<ReportInput>& inputs) {
           o << "<th title=\"" << html_escape(runs[i]->file) << "\">" << html_escape(head) << "</th>";
         }
         o << "</tr>";
-        const auto rows0 = kpi_rows(runs[members[from]]->summary, runs[members[from]]->fairness);
-        std::vector<std::vector<Row>> all;
-        for (std::size_t m = from; m < to; ++m)
-          all.push_back(kpi_rows(runs[members[m]]->summary, runs[members[m]]->fairness));
-        // A row that reads the same under every run of the group (not only this table's columns)
-        // does not tell them apart: greyed, as compare names them under its table.
-        std::vector<std::vector<Row>> group_rows;
-        for (const std::size_t i : members) group_rows.push_back(kpi_rows(runs[i]->summary, runs[i]->fairness));
-        auto same = [&](std::size_t k) {
-          if (group_rows.size() < 2) return false;
-          for (const auto& rows : group_rows)
-            if (k >= rows.size() || rows[k].value != group_rows.front()[k].value) return false;
-          return true;
-        };
+        const std::vector<Row>& rows0 = group_rows[from];
         for (std::size_t k = 0; k < rows0.size(); ++k) {
           o << (same(k) ? "<tr class=\"same\" title=\"the same under every run: does not tell them apart\">" : "<tr>")
             << "<td>" << html_escape(rows0[k].label) << "</td>";
-          for (const auto& rows : all) o << "<td>" << (k < rows.size() ? html_escape(rows[k].value) : "") << "</td>";
+          for (std::size_t m = from; m < to; ++m) {
+            const std::vector<Row>& rows = group_rows[m];
+            o << "<td>" << (k < rows.size() ? html_escape(rows[k].value) : "") << "</td>";
+          }
           o << "</tr>";
         }
         o << "</table></div>\n";

@@ -469,16 +469,31 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     std::vector<Curve> owned;
     for (const auto& part : r.partitions) owned.push_back({QString::fromStdString(part.name), {}});
     owned.push_back({QStringLiteral("in transit"), {}});
-    for (std::size_t s = 0; s < samples; ++s) {
-      const Tick t = ts.time[s];
-      std::vector<double> gpus(r.partitions.size() + 1, 0.0);
-      for (std::size_t k = 0; k < r.partitions.size(); ++k) gpus[k] = static_cast<double>(r.partitions[k].gpus);
-      for (const results::MoveRecord& m : r.moves) {
-        if (m.changed < 0 || m.changed > t || m.from < 0 || m.to < 0 ||
-            static_cast<std::size_t>(std::max(m.from, m.to)) >= r.partitions.size())
-          continue;
-        gpus[static_cast<std::size_t>(m.from)] -= m.gpus;
-        gpus[m.ready >= 0 && m.ready <= t ? static_cast<std::size_t>(m.to) : r.partitions.size()] += m.gpus;
+    // Each move as two steps in time order (the owner change: from -> in transit; joining, at
+    // the later of ready and the change: in transit -> to), swept once along the samples.
+    struct Step {
+      Tick at;
+      std::size_t from, to;
+      double gpus;
+    };
+    const std::size_t transit = r.partitions.size();
+    std::vector<Step> steps;
+    for (const results::MoveRecord& m : r.moves) {
+      if (m.changed < 0 || m.from < 0 || m.to < 0 || static_cast<std::size_t>(std::max(m.from, m.to)) >= transit)
+        continue;
+      steps.push_back({m.changed, static_cast<std::size_t>(m.from), transit, static_cast<double>(m.gpus)});
+      if (m.ready >= 0)
+        steps.push_back(
+            {std::max(m.ready, m.changed), transit, static_cast<std::size_t>(m.to), static_cast<double>(m.gpus)});
+    }
+    std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
+    std::vector<double> gpus(transit + 1, 0.0);
+    for (std::size_t k = 0; k < transit; ++k) gpus[k] = static_cast<double>(r.partitions[k].gpus);
+    std::size_t next = 0;
+    for (std::size_t s = 0; s < samples; ++s) {  // the samples' times ascend
+      for (; next < steps.size() && steps[next].at <= ts.time[s]; ++next) {
+        gpus[steps[next].from] -= steps[next].gpus;
+        gpus[steps[next].to] += steps[next].gpus;
       }
       for (std::size_t k = 0; k < gpus.size(); ++k) owned[k].y.push_back(gpus[k]);
     }

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -54,6 +55,28 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
+}
+
+// A PriorityWeightTRES weight as slurmctld reads it (_tres_weight_item, SchedMD/slurm
+// src/common/slurm_protocol_api.c): strtod, then a unit letter (K, M, G, T or P, any case) that
+// divides the weight by 1024 for each step above the TRES's base unit (MB for Mem, none for CPU and
+// GRES/gpu; get_convert_unit_val): "Mem=2G" weighs 2/1024, "Mem=2M" and "Mem=2" weigh 2. The weight
+// in shortest decimal form; "" when the text is no such number (the policy's check then names it).
+std::string slurm_tres_weight(std::string_view tres, const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  double w = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(w)) return "";
+  if (*end != '\0') {
+    const std::string_view units = "KMGTP";
+    const auto unit = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(*end))));
+    if (unit == std::string_view::npos || end[1] != '\0') return "";
+    const std::size_t base = tres == "mem" ? 2 : 0;  // UNIT_MEGA for mem, UNIT_NONE for the others
+    for (std::size_t step = base; step < unit + 1; ++step) w /= 1024.0;
+  }
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, w);
+  return std::string(buf, r.ptr);
 }
 
 struct Item {
@@ -711,13 +734,24 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
         } else if (auto m = modelled.find(k);
                    m != modelled.end() && (k == "priorityweighttres" || k == "tresbillingweights")) {
           // Weights of the TRES the policy counts (CPU, Mem, GRES/gpu) are kept; those of other TRES
-          // (GRES/gpu:l40s, Node, License/..., billing) warn once each.
+          // (GRES/gpu:l40s, Node, License/..., billing) warn once each. Slurm finds a TRES by its
+          // type and name in any case (assoc_mgr_find_tres_pos, xstrcasecmp: its own testsuite sets
+          // "cPu=1"), so a kept item is written with the policy's name for it.
           std::string kept;
           for (const std::string& item : sim::split_on(it.value, ',')) {
             if (item.empty()) continue;
-            const std::string tres = lower(item.substr(0, item.find('=')));
+            const std::size_t eq = item.find('=');
+            const std::string tres = lower(item.substr(0, eq));
             if (tres == "cpu" || tres == "mem" || tres == "gres/gpu") {
-              kept += (kept.empty() ? "" : ",") + item;
+              const std::string name = tres == "cpu" ? "CPU" : tres == "mem" ? "Mem" : "GRES/gpu";
+              std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+              if (k == "priorityweighttres" && eq != std::string::npos) {
+                // slurmctld's unit rule; TRESBillingWeights keeps the policy's (Mem per GB, a G
+                // suffix dropped), the key being the policy's own (Slurm's is per partition).
+                const std::string w = slurm_tres_weight(tres, value);
+                if (!w.empty()) value = w;
+              }
+              kept += (kept.empty() ? "" : ",") + name + (eq == std::string::npos ? "" : "=" + value);
             } else {
               warn_once(r, it.key + "." + tres,
                         it.key + " item " + item + " is not modelled (the weights of CPU, Mem and GRES/gpu are)");

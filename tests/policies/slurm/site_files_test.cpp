@@ -676,6 +676,57 @@ TEST(SlurmSiteFiles, NegativeTresWeightsAreReadAsSlurmReadsThem) {
   EXPECT_THROW(slurm::parse_config(slurm::read_slurm_conf(bad).params), sim::InputError);
 }
 
+TEST(SlurmSiteFiles, SlurmTestsuiteTresWeightsWithNegativeItemsReadAsSlurmReadsThem) {
+  // Slurm's own testsuite (test3.5, GPL-2.0-or-later; tests/data/imports/slurm-testsuite) sets a
+  // partition's TRESBillingWeights to a list with negative items, a weight written ".3" and a TRES
+  // type in mixed case, and checks slurmctld keeps it. The value is taken out of the excerpt as is.
+  const std::string excerpt =
+      slurp(std::string(HEADROOM_SOURCE_DIR) + "/tests/data/imports/slurm-testsuite/test3.5-lines-227-247.exp");
+  const std::string set = "set tres_line \"";
+  const auto at = excerpt.find(set);
+  ASSERT_NE(at, std::string::npos);
+  const std::string weights = excerpt.substr(at + set.size(), excerpt.find('"', at + set.size()) - at - set.size());
+  ASSERT_EQ(weights, "cPu=1,mem=-0.5G,node=.3,energy=-10");
+
+  // Where test3.5 puts it, a partition's TRESBillingWeights: per-partition billing is not modelled,
+  // so the list is one warning quoting it, and nothing is refused.
+  TempDir dir;
+  const std::string part = dir.write("part.conf",
+                                     "NodeName=g[1-2] Gres=gpu:4 CPUs=32 RealMemory=256000\n"
+                                     "PartitionName=gpu Nodes=g[1-2] Default=YES TRESBillingWeights=" +
+                                         weights + "\n");
+  const auto p = slurm::read_slurm_conf(part);
+  EXPECT_EQ(pools_of(p), "g1-2 2x4 gpu\n");
+  EXPECT_EQ(warnings_of(p),
+            part + ":2: partition field tresbillingweights=" + weights + " changes scheduling and is not modelled\n");
+  EXPECT_TRUE(slurm::parse_config(p.params).billing.empty());  // billing stays by CPUs
+
+  // The same list as PriorityWeightTRES (slurmctld reads both with slurm_get_tres_weight_array):
+  // the type in any case is CPU, as assoc_mgr_find_tres_pos compares it (before: "cPu=1" was kept
+  // as written and the policy refused it); Mem's -0.5G is -0.5 / 1024, Slurm dividing a weight
+  // given in G by 1024 for a TRES counted in MB; Node and energy, which headroom does not count,
+  // warn once each.
+  const std::string prio = dir.write(
+      "prio.conf", "PriorityWeightTRES=" + weights + "\nNodeName=g[1-2] Gres=gpu:4 CPUs=32 RealMemory=256000\n");
+  const auto c = slurm::read_slurm_conf(prio);
+  EXPECT_EQ(c.params.at("PriorityWeightTRES").text, "CPU=1,Mem=-0.00048828125");
+  EXPECT_EQ(warnings_of(c),
+            prio + ":1: PriorityWeightTRES item node=.3 is not modelled (the weights of CPU, Mem and GRES/gpu are)\n" +
+                prio +
+                ":1: PriorityWeightTRES item energy=-10 is not modelled (the weights of CPU, Mem and GRES/gpu "
+                "are)\n");
+  const slurm::Config config = slurm::parse_config(c.params);
+  EXPECT_EQ(config.w_tres.at("CPU"), 1.0);
+  EXPECT_EQ(config.w_tres.at("Mem"), -0.5 / 1024);
+  EXPECT_EQ(config.w_tres.size(), 2u);
+  // Slurm's unit rule on other weights: M is Mem's own unit (2M weighs 2), G on CPU is 1024^3.
+  const std::string units = dir.write("units.conf",
+                                      "PriorityWeightTRES=MEM=2M,Cpu=2048g,gres/GPU=3k\n"
+                                      "NodeName=g1 Gres=gpu:1\n");
+  EXPECT_EQ(slurm::read_slurm_conf(units).params.at("PriorityWeightTRES").text,
+            "Mem=2,CPU=1.9073486328125e-06,GRES/gpu=0.0029296875");
+}
+
 // ---- Lab clusters' own slurm.conf, as published (tests/data/imports/slurm-labs) ----
 
 namespace {

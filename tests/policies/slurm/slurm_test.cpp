@@ -536,6 +536,40 @@ TEST(Slurm, WillRunGroupsPlaceAReservationAtTheLastEndOfItsGroup) {
   EXPECT_EQ(earliest.start(3), 75) << "held behind job 2's reservation at 60 s";
 }
 
+TEST(Slurm, WillRunGroupsSkipRunningJobsOffTheCandidateNodes) {
+  // Referee case (issue #38, workload 30 against slurmctld 22.05, DebugFlags=SelectType: "JobId=9:
+  // overlap=0" then "JobId=6: overlap=2", JobId=15 reserved at JobId=6's end). select/cons_tres
+  // _will_run_test walks the running jobs in order of end and skips one with no candidate node
+  // ("if (overlap == 0) continue;") before the test that closes a group, so the next job on the
+  // candidate nodes joins the group whatever its end. Partition p is a0 and b0; job 1 runs on q0,
+  // outside it, and ends with job 0 (60 s, after it in job order); job 2 ends at 180 s. Job 3 (a
+  // whole node of p) fits once job 0 ends, but its group is jobs 0 and 2: slurmctld reserves it at
+  // 180 s, so job 4 (1 GPU, limit 100 s) starts now on a0's free GPU. Where the group closes at its
+  // bound (120 s), job 3 reserves a0 at 60 s and job 4 waits until job 3 is done.
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"q", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 64, 0});
+  auto w = ht::WorkloadBuilder().job(0, 3, 50).job(0, 4, 55).job(0, 4, 170).job(0, 4, 20).job(0, 1, 30).build();
+  shape(w, 0, 3, 60, "p");
+  shape(w, 1, 4, 60, "q");
+  shape(w, 2, 4, 180, "p");
+  shape(w, 3, 4, 60, "p");
+  shape(w, 4, 1, 100, "p");
+  for (auto& job : w.jobs) job.nodes = job.cpus = 1;
+  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
+                                                 {"will_run_groups", "YES"},
+                                                 {"partitions.p.Nodes", "[a, b]"},
+                                                 {"partitions.p.Default", "YES"},
+                                                 {"partitions.q.Nodes", "[q]"}};
+  const SlurmRun r(w, c, params(kv));
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.nodes_of(2), std::vector<models::NodeId>{2});
+  EXPECT_EQ(r.start(4), 0) << "backfilled: ends at 100 s, before job 3's reservation at 180 s";
+  EXPECT_EQ(r.nodes_of(4), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(3), 50) << "the main scheduler starts it when job 0 ends";
+}
+
 TEST(Slurm, FirstPassBackfillRunsBackfillBeforeTheMainSchedulerAtTheStartInstant) {
   // Issue #38, third round (referee workloads 7 and 17 against slurmctld 22.05): the referee gives
   // every job one start instant by setting the partitions UP; that update only queues the main

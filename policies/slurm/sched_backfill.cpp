@@ -671,7 +671,7 @@ void SlurmPolicy::backfill(Session& s) {
         // A start by `later` (or in the window) needs the job to fit once the running jobs ending
         // by then are gone (fitting only gains from releases): when it does not, the trial ends in
         // TRY_LATER whatever the groups. When it does, the first group after which it fits is
-        // found walking the group bounds down from there, not up from now: same group, same nodes.
+        // found walking the groups up from the first (group_cuts), on the nodes chosen there.
         const Tick upto = later == kNever ? horizon : later;
         go_to(upto, try_at, x);
         Tick start = kNever;
@@ -687,7 +687,7 @@ void SlurmPolicy::backfill(Session& s) {
               go_cut(cuts[g], try_at, x);
               if (try_fit()) break;
             }
-            if (g == cuts.size()) {  // fits only with releases off A: as after the last group
+            if (g == cuts.size()) {  // not expected (the last group frees every job on A): as after it
               g = cuts.size() - 1;
               go_to(upto, try_at, x);
               try_fit();

@@ -375,18 +375,13 @@ void SlurmPolicy::backfill(Session& s) {
     return std::min(ri != rslice_.end() ? ri->t : kNever, ei != by_end_.end() ? ei->first : kNever);
   };
   constexpr Tick kBarrier = 30 * sim::kSecond;  // job_test.c: time_window = 30
-  struct WillRun {  // will_run_groups: a running job as the will-run test walks them (group_cuts below)
-    Tick sec, t;
-    JobIndex job;
-    bool on_a;
-    std::size_t end;  // rslice_ index after its slices
-  };
-  std::vector<WillRun> will_run;
   struct Cut {  // a will-run group: its last end, and rslice_'s index after that job's slices
     Tick t;
     std::size_t end;
   };
   std::vector<Cut> cuts;
+  std::size_t walk_at = 0;  // the will-run walk's place in rslice_, its first group's barrier, its window
+  Tick walk_end = 0, walk_window = 0;
   auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
   // slurmctld's node_space records are bounded by the reservations' starts and ends and the
   // table's end: the first bound after v.
@@ -566,33 +561,36 @@ void SlurmPolicy::backfill(Session& s) {
     // the next job on A joins the group whatever its end. cuts: each group's last end, where the
     // test starts the job when it fits after that group.
     auto group_cuts = [&]() {
-      will_run.clear();  // one entry per job: rslice_ holds a job's slices together
-      for (std::size_t k = 0; k < rslice_.size(); ++k) {
-        const RSlice& sl = rslice_[k];
-        if (!will_run.empty() && will_run.back().job == sl.job && will_run.back().t == sl.t) {
-          will_run.back().on_a = will_run.back().on_a || in_a(sl.node);
-          will_run.back().end = k + 1;
-          continue;
-        }
-        will_run.push_back({whole_second(sl.t), sl.t, sl.job, in_a(sl.node), k + 1});
-      }
       cuts.clear();
-      const std::size_t n = will_run.size();
-      Tick end_time = kNever, window = kBarrier;
-      for (std::size_t i = 0; i < n;) {
-        std::size_t last = n;
-        while (i < n) {
-          const std::size_t k = i++;
-          if (!will_run[k].on_a) continue;
-          if (end_time == kNever) end_time = will_run[k].sec - will_run[k].sec % kBarrier + kBarrier;
-          last = k;
-          if (i < n && will_run[i].sec > end_time + window) break;
+      walk_at = 0;
+      walk_end = kNever;
+      walk_window = kBarrier;
+    };
+    // Whether group g exists, walking on (one job at a time: rslice_ holds a job's slices together)
+    // only as far as it: a trial stops at the first group after which the job fits.
+    auto have = [&](std::size_t g) {
+      while (cuts.size() <= g) {
+        bool any = false;
+        Cut last{0, 0};
+        while (walk_at < rslice_.size()) {
+          const Tick t = rslice_[walk_at].t;
+          const JobIndex job = rslice_[walk_at].job;
+          bool on_a = false;
+          for (; walk_at < rslice_.size() && rslice_[walk_at].t == t && rslice_[walk_at].job == job; ++walk_at)
+            on_a = on_a || in_a(rslice_[walk_at].node);
+          if (!on_a) continue;  // skipped before the peek below
+          const Tick sec = whole_second(t);
+          if (walk_end == kNever) walk_end = sec - sec % kBarrier + kBarrier;
+          any = true;
+          last = {t, walk_at};
+          if (walk_at < rslice_.size() && whole_second(rslice_[walk_at].t) > walk_end + walk_window) break;
         }
-        if (last == n) break;
-        do window *= 2;
-        while (i < n && will_run[i].sec > end_time + window);
-        cuts.push_back({will_run[last].t, will_run[last].end});
+        if (!any) return false;
+        do walk_window *= 2;
+        while (walk_at < rslice_.size() && whole_second(rslice_[walk_at].t) > walk_end + walk_window);
+        cuts.push_back(last);
       }
+      return true;
     };
     // The state after a group: the releases up to its last job (in rslice_'s order).
     auto go_cut = [&](const Cut& c, Tick t, Tick x) {
@@ -635,13 +633,13 @@ void SlurmPolicy::backfill(Session& s) {
           Tick nofit = known;  // what this job adds to `known`
           go(cur_rt, now, x);  // the window first: it decides which nodes are A
           group_cuts();
-          if (cuts.empty()) {
+          if (!have(0)) {
             nofit = kNever;  // nothing on A ends: it fits no better later
           } else if (known != kNever) {
             const Tick upto = later == kNever ? horizon : later;
             std::size_t g = 0;
-            while (g < cuts.size() && cuts[g].t <= known) ++g;
-            for (; g < cuts.size(); ++g) {
+            while (have(g) && cuts[g].t <= known) ++g;
+            for (; have(g); ++g) {
               go_cut(cuts[g], now, x);
               if (try_fit()) {
                 start = cuts[g].t;  // the group's last end
@@ -651,7 +649,7 @@ void SlurmPolicy::backfill(Session& s) {
                 nofit = cuts[g].t;  // every release up to then applied
               if (cuts[g].t >= upto) break;
             }
-            if (start == kNever && later == kNever && (g == cuts.size() || cuts[g].t >= horizon))
+            if (start == kNever && later == kNever && (!have(g) || cuts[g].t >= horizon))
               nofit = kNever;  // every running job on A gone and still no fit in the window
           }
           remember(nofit);
@@ -677,17 +675,17 @@ void SlurmPolicy::backfill(Session& s) {
         Tick start = kNever;
         if (try_fit()) {
           group_cuts();
-          if (cuts.empty()) {
+          if (!have(0)) {
             if (try_at > now) start = try_at;  // nothing on A ends: the nodes as they are now
           } else {
             // The first group after which it fits (one ends by upto at the latest, or the groups
             // reach past upto: then TRY_LATER below), on the nodes chosen there.
             std::size_t g = 0;
-            for (; g < cuts.size(); ++g) {
+            for (; have(g); ++g) {
               go_cut(cuts[g], try_at, x);
               if (try_fit()) break;
             }
-            if (g == cuts.size()) {  // not expected (the last group frees every job on A): as after it
+            if (!have(g)) {  // not expected (the last group frees every job on A): as after it
               g = cuts.size() - 1;
               go_to(upto, try_at, x);
               try_fit();

@@ -608,7 +608,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     std::int32_t gpus, cpus;
     std::int64_t mem;
     bool exclusive;
-    bool was_ok;  // the node's ok before this release was applied (backfill's cursor takes it back)
+    bool was_ok;   // the node's ok before this release was applied (backfill's cursor takes it back)
+    JobIndex job;  // whose release (will_run_groups: the will-run test walks running jobs, not nodes)
   };
   std::vector<RSlice> rslice_;
   ReleaseBook booked_;  // every running job's release, slice by slice (backfill reads it)

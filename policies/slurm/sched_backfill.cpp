@@ -74,9 +74,12 @@ void SlurmPolicy::backfill(Session& s) {
     const Tick r = std::max(b.r, now + 1);  // still running now
     if (r > horizon) return false;
     if (bounded) final_bound += b.job_gpus;
-    rslice_.push_back({r, b.node, b.gpus, b.cpus, b.mem, b.exclusive, false});
+    rslice_.push_back({r, b.node, b.gpus, b.cpus, b.mem, b.exclusive, false, b.job});
     return true;
   });
+  // will_run_groups: the jobs ending in one second in job order, as the will-run test walks them.
+  auto slice_before = [](const RSlice& a, const RSlice& b) { return a.t != b.t ? a.t < b.t : a.job < b.job; };
+  if (c_.will_run_groups) std::stable_sort(rslice_.begin(), rslice_.end(), slice_before);
   // slurmctld's node_space table (backfill.c): one record for [now, now + bf_window) at first,
   // split by each reservation's start and end (_add_reservation); the pass ends when a
   // reservation is due while the table holds bf_node_space_size records (bf_max_job_test unless
@@ -188,6 +191,9 @@ void SlurmPolicy::backfill(Session& s) {
       if (a.ok) count(sl.node, std::max(a.gpus, 0), 1);
     }
   };
+  // will_run_groups: the releases stop at this index of rslice_ too (a will-run group ends after
+  // one job of those ending in one second: rslice_ holds them in job order); none: every release.
+  std::size_t ri_cap = std::numeric_limits<std::size_t>::max();
   // The releases up to t applied and those after it taken back, as release() does them, with the
   // plain slices' steps written out and the totals summed apart.
   auto plain_releases = [&](Tick t) {
@@ -206,14 +212,14 @@ void SlurmPolicy::backfill(Session& s) {
       }
     };
     const std::size_t ri = cur_ri;
-    for (; cur_ri < rslice_.size() && rslice_[cur_ri].t <= t; ++cur_ri) {
+    for (; cur_ri < rslice_.size() && cur_ri < ri_cap && rslice_[cur_ri].t <= t; ++cur_ri) {
       RSlice& sl = rslice_[cur_ri];
       if (sl.exclusive)
         release(sl, 1);
       else
         plain(sl, sl.gpus);
     }
-    for (; cur_ri > 0 && rslice_[cur_ri - 1].t > t; --cur_ri) {
+    for (; cur_ri > 0 && (rslice_[cur_ri - 1].t > t || cur_ri > ri_cap); --cur_ri) {
       RSlice& sl = rslice_[cur_ri - 1];
       if (sl.exclusive)
         release(sl, -1);
@@ -239,8 +245,8 @@ void SlurmPolicy::backfill(Session& s) {
     if (plain_release) {
       plain_releases(rt);
     } else {
-      while (cur_ri < rslice_.size() && rslice_[cur_ri].t <= rt) release(rslice_[cur_ri++], 1);
-      while (cur_ri > 0 && rslice_[cur_ri - 1].t > rt) release(rslice_[--cur_ri], -1);
+      while (cur_ri < rslice_.size() && cur_ri < ri_cap && rslice_[cur_ri].t <= rt) release(rslice_[cur_ri++], 1);
+      while (cur_ri > 0 && (rslice_[cur_ri - 1].t > rt || cur_ri > ri_cap)) release(rslice_[--cur_ri], -1);
     }
     const Tick t0 = cur_t, x0 = cur_x;
     auto flip = [&](std::uint32_t r) {
@@ -369,6 +375,13 @@ void SlurmPolicy::backfill(Session& s) {
     return std::min(ri != rslice_.end() ? ri->t : kNever, ei != by_end_.end() ? ei->first : kNever);
   };
   constexpr Tick kBarrier = 30 * sim::kSecond;  // job_test.c: time_window = 30
+  struct Cut {  // a will-run group: its last end, and rslice_'s index after that job's slices
+    Tick t;
+    std::size_t end;
+  };
+  std::vector<Cut> cuts;
+  std::size_t walk_at = 0;  // the will-run walk's place in rslice_, its first group's barrier, its window
+  Tick walk_end = 0, walk_window = 0;
   auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
   // slurmctld's node_space records are bounded by the reservations' starts and ends and the
   // table's end: the first bound after v.
@@ -493,7 +506,8 @@ void SlurmPolicy::backfill(Session& s) {
                                        [](Tick v, const RSlice& x) { return v < x.t; });
             std::vector<RSlice> add;
             for (const auto& sl : pl)
-              add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive, false});
+              add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive, false, j});
+            if (c_.will_run_groups) at = std::upper_bound(rslice_.begin(), rslice_.end(), add.front(), slice_before);
             rslice_.insert(at, add.begin(), add.end());
           } else {
             final_bound -= jobs[j].gpus;
@@ -539,6 +553,51 @@ void SlurmPolicy::backfill(Session& s) {
       }
       return !reserved.empty();
     };
+    // will_run_groups: the will-run test's groups of ends (select/cons_common/job_test.c
+    // _will_run_test, 22.05): the running jobs in order of end (whole seconds; equal ends in job
+    // order, as job_list holds them), each with whether it has a node in A. A job with no node in A
+    // is skipped ("if (overlap == 0) continue;") before the test that closes a group (the next job
+    // ends past the bound), so when one ends inside the bound right after the group's last job on A,
+    // the next job on A joins the group whatever its end. cuts: each group's last end, where the
+    // test starts the job when it fits after that group.
+    auto group_cuts = [&]() {
+      cuts.clear();
+      walk_at = 0;
+      walk_end = kNever;
+      walk_window = kBarrier;
+    };
+    // Whether group g exists, walking on (one job at a time: rslice_ holds a job's slices together)
+    // only as far as it: a trial stops at the first group after which the job fits.
+    auto have = [&](std::size_t g) {
+      while (cuts.size() <= g) {
+        bool any = false;
+        Cut last{0, 0};
+        while (walk_at < rslice_.size()) {
+          const Tick t = rslice_[walk_at].t;
+          const JobIndex job = rslice_[walk_at].job;
+          bool on_a = false;
+          for (; walk_at < rslice_.size() && rslice_[walk_at].t == t && rslice_[walk_at].job == job; ++walk_at)
+            on_a = on_a || in_a(rslice_[walk_at].node);
+          if (!on_a) continue;  // skipped before the peek below
+          const Tick sec = whole_second(t);
+          if (walk_end == kNever) walk_end = sec - sec % kBarrier + kBarrier;
+          any = true;
+          last = {t, walk_at};
+          if (walk_at < rslice_.size() && whole_second(rslice_[walk_at].t) > walk_end + walk_window) break;
+        }
+        if (!any) return false;
+        do walk_window *= 2;
+        while (walk_at < rslice_.size() && whole_second(rslice_[walk_at].t) > walk_end + walk_window);
+        cuts.push_back(last);
+      }
+      return true;
+    };
+    // The state after a group: the releases up to its last job (in rslice_'s order).
+    auto go_cut = [&](const Cut& c, Tick t, Tick x) {
+      ri_cap = c.end;
+      go_to(c.t, t, x);
+      ri_cap = std::numeric_limits<std::size_t>::max();
+    };
     Tick at = kNever;
     if (!c_.will_run_groups) {
       // Earliest start inside the window after now: step through the releases and reservation
@@ -573,31 +632,25 @@ void SlurmPolicy::backfill(Session& s) {
           Tick start = kNever;
           Tick nofit = known;  // what this job adds to `known`
           go(cur_rt, now, x);  // the window first: it decides which nodes are A
-          std::size_t e0 = 0;
-          while (e0 < rslice_.size() && !in_a(rslice_[e0].node)) ++e0;
-          if (e0 == rslice_.size()) {
+          group_cuts();
+          if (!have(0)) {
             nofit = kNever;  // nothing on A ends: it fits no better later
           } else if (known != kNever) {
-            const Tick first = whole_second(rslice_[e0].t);
-            const Tick barrier = first - first % kBarrier + kBarrier;
             const Tick upto = later == kNever ? horizon : later;
-            Tick bound = barrier + kBarrier;
-            while (bound <= known) bound = barrier + 2 * (bound - barrier);
-            for (;; bound = barrier + 2 * (bound - barrier)) {
-              go_to(bound, now, x);
-              if (try_fit()) break;
-              nofit = bound;
-              if (bound >= upto) break;
+            std::size_t g = 0;
+            while (have(g) && cuts[g].t <= known) ++g;
+            for (; have(g); ++g) {
+              go_cut(cuts[g], now, x);
+              if (try_fit()) {
+                start = cuts[g].t;  // the group's last end
+                break;
+              }
+              if (cuts[g].end == rslice_.size() || rslice_[cuts[g].end].t > cuts[g].t)
+                nofit = cuts[g].t;  // every release up to then applied
+              if (cuts[g].t >= upto) break;
             }
-            if (nofit != bound) {
-              auto k = static_cast<std::size_t>(std::upper_bound(rslice_.begin(), rslice_.end(), bound,
-                                                                 [](Tick v, const RSlice& q) { return v < q.t; }) -
-                                                rslice_.begin());
-              while (k > 0 && !in_a(rslice_[k - 1].node)) --k;
-              start = rslice_[k - 1].t;  // the group's last end on A
-            } else if (bound >= horizon) {
-              nofit = kNever;
-            }
+            if (start == kNever && later == kNever && (!have(g) || cuts[g].t >= horizon))
+              nofit = kNever;  // every running job on A gone and still no fit in the window
           }
           remember(nofit);
           if (start == kNever || (later != kNever && start > later)) {
@@ -616,46 +669,36 @@ void SlurmPolicy::backfill(Session& s) {
         // A start by `later` (or in the window) needs the job to fit once the running jobs ending
         // by then are gone (fitting only gains from releases): when it does not, the trial ends in
         // TRY_LATER whatever the groups. When it does, the first group after which it fits is
-        // found walking the group bounds down from there, not up from now: same group, same nodes.
+        // found walking the groups up from the first (group_cuts), on the nodes chosen there.
         const Tick upto = later == kNever ? horizon : later;
         go_to(upto, try_at, x);
         Tick start = kNever;
         if (try_fit()) {
-          std::size_t e0 = 0;
-          while (e0 < rslice_.size() && !in_a(rslice_[e0].node)) ++e0;
-          if (e0 == rslice_.size()) {
+          group_cuts();
+          if (!have(0)) {
             if (try_at > now) start = try_at;  // nothing on A ends: the nodes as they are now
           } else {
-            const Tick first = whole_second(rslice_[e0].t);
-            const Tick barrier = first - first % kBarrier + kBarrier;
-            Tick bound = barrier + kBarrier;
-            while (bound < upto) bound = barrier + 2 * (bound - barrier);
-            bool saved = false;  // saved_pl_ holds the nodes chosen after the group ending at `bound`
-            while (bound > barrier + kBarrier) {
-              const Tick lower = barrier + (bound - barrier) / 2;
-              go_to(lower, try_at, x);
-              if (!try_fit()) break;
-              bound = lower;
+            // The first group after which it fits (one ends by upto at the latest, or the groups
+            // reach past upto: then TRY_LATER below), on the nodes chosen there.
+            std::size_t g = 0;
+            for (; have(g); ++g) {
+              go_cut(cuts[g], try_at, x);
+              if (try_fit()) break;
+            }
+            if (!have(g)) {  // not expected (the last group frees every job on A): as after it
+              g = cuts.size() - 1;
+              go_to(upto, try_at, x);
+              try_fit();
+            }
+            if (g == 0 && try_at > now) {  // will-run's first test: the nodes as they are now
               saved_pl_ = reserved;
-              saved = true;
-            }
-            if (bound == barrier + kBarrier && try_at > now) {  // will-run's first test: the nodes as they are now
               go_to(now, try_at, x);
-              if (try_fit()) start = try_at;
-            }
-            if (start == kNever) {
-              auto k = static_cast<std::size_t>(std::upper_bound(rslice_.begin(), rslice_.end(), bound,
-                                                                 [](Tick v, const RSlice& q) { return v < q.t; }) -
-                                                rslice_.begin());
-              while (k > 0 && !in_a(rslice_[k - 1].node)) --k;
-              start = std::max(try_at, rslice_[k - 1].t);  // the group's last end on A
-              if (saved) {
+              if (try_fit())
+                start = try_at;
+              else
                 reserved = saved_pl_;
-              } else if (later == kNever || start <= later) {  // else TRY_LATER below: no nodes needed
-                go_to(bound, try_at, x);
-                try_fit();
-              }
             }
+            if (start == kNever) start = std::max(try_at, cuts[g].t);  // the group's last end
           }
         }
         if (start == kNever || (later != kNever && start > later)) {

@@ -43,7 +43,7 @@ void SlurmPolicy::schedule(Session& s) {
     const auto starts_before = bf_starts_;
     backfill(s);
     last_bf_ = now;
-    dirty_ = capped && bf_starts_ > starts_before;
+    dirty_ = (capped || c_.will_run_groups) && bf_starts_ > starts_before;
   };
   if (c_.first_pass_backfill && !first_pass_done_ && !queue_.empty()) {
     first_pass_done_ = true;

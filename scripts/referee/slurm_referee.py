@@ -169,7 +169,8 @@ def write_conf(work, conf, private, ports):
         "SlurmdPidFile=%s/slurmd-%%n.pid" % private,
         "SlurmctldLogFile=%s/slurmctld.log" % private,
         "SlurmdLogFile=%s/slurmd-%%n.log" % private,
-        "SlurmctldDebug=%s" % ("debug" if os.environ.get("HEADROOM_REFEREE_DEBUGFLAGS") else "info"),
+        "SlurmctldDebug=%s" % os.environ.get(
+            "HEADROOM_REFEREE_DEBUG", "debug" if os.environ.get("HEADROOM_REFEREE_DEBUGFLAGS") else "info"),
         "DebugFlags=%s" % os.environ.get("HEADROOM_REFEREE_DEBUGFLAGS", "NO_CONF_HASH"),
         "SlurmdDebug=info",
         "ProctrackType=proctrack/linuxproc",

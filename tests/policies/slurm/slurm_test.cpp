@@ -536,6 +536,83 @@ TEST(Slurm, WillRunGroupsPlaceAReservationAtTheLastEndOfItsGroup) {
   EXPECT_EQ(earliest.start(3), 75) << "held behind job 2's reservation at 60 s";
 }
 
+TEST(Slurm, WillRunGroupsSkipRunningJobsOffTheCandidateNodes) {
+  // Referee case (issue #38, workload 30 against slurmctld 22.05, DebugFlags=SelectType: "JobId=9:
+  // overlap=0" then "JobId=6: overlap=2", JobId=15 reserved at JobId=6's end). select/cons_tres
+  // _will_run_test walks the running jobs in order of end and skips one with no candidate node
+  // ("if (overlap == 0) continue;") before the test that closes a group, so the next job on the
+  // candidate nodes joins the group whatever its end. Partition p is a0 and b0; job 1 runs on q0,
+  // outside it, and ends with job 0 (60 s, after it in job order); job 2 ends at 180 s. Job 3 (a
+  // whole node of p) fits once job 0 ends, but its group is jobs 0 and 2: slurmctld reserves it at
+  // 180 s, so job 4 (1 GPU, limit 100 s) starts now on a0's free GPU. Where the group closes at its
+  // bound (120 s), job 3 reserves a0 at 60 s and job 4 waits until job 3 is done.
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"q", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 64, 0});
+  auto w = ht::WorkloadBuilder().job(0, 3, 50).job(0, 4, 55).job(0, 4, 170).job(0, 4, 20).job(0, 1, 30).build();
+  shape(w, 0, 3, 60, "p");
+  shape(w, 1, 4, 60, "q");
+  shape(w, 2, 4, 180, "p");
+  shape(w, 3, 4, 60, "p");
+  shape(w, 4, 1, 100, "p");
+  for (auto& job : w.jobs) job.nodes = job.cpus = 1;
+  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
+                                                 {"will_run_groups", "YES"},
+                                                 {"partitions.p.Nodes", "[a, b]"},
+                                                 {"partitions.p.Default", "YES"},
+                                                 {"partitions.q.Nodes", "[q]"}};
+  const SlurmRun r(w, c, params(kv));
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.nodes_of(2), std::vector<models::NodeId>{2});
+  EXPECT_EQ(r.start(4), 0) << "backfilled: ends at 100 s, before job 3's reservation at 180 s";
+  EXPECT_EQ(r.nodes_of(4), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(3), 50) << "the main scheduler starts it when job 0 ends";
+}
+
+TEST(Slurm, WillRunGroupsPassAfterAPassThatStartedJobs) {
+  // Referee case (issue #38, workload 30): a backfill pass that starts jobs updates slurmctld's
+  // last_job_update, so its backfill thread runs again at the next tick (backfill.c _more_work), and
+  // that pass's will-run tests see the jobs started late in the first one. At 0 the main scheduler
+  // starts jobs 0 (a0, 3 GPUs, ends at 60 s), 1 (b0, ends at 180 s) and 3 (q0, ends at 300 s); job 2
+  // (a whole node of p) waits. Backfill then reserves job 2 at 60 s on a0 (its group: job 0),
+  // reserves job 4 at 300 s and starts job 5 on q0 (1 GPU, ends at 60 s, after job 0 in job order),
+  // and job 6 (1 GPU, limit 100 s) cannot start on a0. The pass at 1 s walks jobs 0, 5 (skipped: not
+  // on p's nodes) and 1: job 2 is reserved at 180 s, and job 6 starts on a0.
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 64, 0});
+  c.pools.push_back({"q", 1, 4, "A100", 64, 0});
+  auto w = ht::WorkloadBuilder()
+               .job(0, 3, 50)
+               .job(0, 4, 170)
+               .job(0, 4, 20)
+               .job(0, 2, 290)
+               .job(0, 4, 10)
+               .job(0, 1, 40)
+               .job(0, 1, 30)
+               .build();
+  shape(w, 0, 3, 60, "p");
+  shape(w, 1, 4, 180, "p");
+  shape(w, 2, 4, 60, "p");
+  shape(w, 3, 2, 300, "q");
+  shape(w, 4, 4, 60, "q");
+  shape(w, 5, 1, 60, "q");
+  shape(w, 6, 1, 100, "p");
+  for (auto& job : w.jobs) job.nodes = job.cpus = 1;
+  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
+                                                 {"will_run_groups", "YES"},
+                                                 {"partitions.p.Nodes", "[a, b]"},
+                                                 {"partitions.p.Default", "YES"},
+                                                 {"partitions.q.Nodes", "[q]"}};
+  const SlurmRun r(w, c, params(kv));
+  EXPECT_EQ(r.start(5), 0) << "backfilled at 0 on q0";
+  EXPECT_EQ(r.nodes_of(5), std::vector<models::NodeId>{2});
+  EXPECT_EQ(r.start(6), 1) << "the second pass, 1 s in";
+  EXPECT_EQ(r.nodes_of(6), std::vector<models::NodeId>{0});
+  EXPECT_EQ(r.start(2), 50) << "the main scheduler starts it when job 0 ends (job 6 ended at 31 s)";
+}
+
 TEST(Slurm, FirstPassBackfillRunsBackfillBeforeTheMainSchedulerAtTheStartInstant) {
   // Issue #38, third round (referee workloads 7 and 17 against slurmctld 22.05): the referee gives
   // every job one start instant by setting the partitions UP; that update only queues the main

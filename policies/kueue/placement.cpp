@@ -8,57 +8,6 @@ namespace headroom::policies::kueue {
 
 namespace {
 
-// One kube-scheduler cycle under node sampling (percentageOfNodesToScore; the rule of
-// k8s::NodeSampler::cycle, policies/common/node_sampling.hpp) over 64 nodes at a time: from
-// next_start, the nodes the index offers (k8s::visit_words_from) pass through filter(base, bits),
-// which keeps those that pass the filter; take(base, bits) gets the passing ones in order up to
-// the numFeasibleNodesToFind-th, and next_start moves on past the last node processed (or stays
-// when fewer passed). Counting a word's passing nodes at once, rather than offering them one by
-// one, is what makes a cycle cheap when the index alone (or with a few tentative pods) decides.
-// With fewer than numFeasibleNodesToFind nodes offered at all (`offered`, an upper bound on those
-// passing; -1 unknown), the cycle would process every node and leave next_start where it is: with
-// none offered there is nothing to scan, and with first_only (take needs only the first passing
-// node) the scan stops at the first passing node.
-template <typename PoolOk, typename Filter, typename Take>
-void sampled_cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
-                   std::int64_t& next_start, PoolOk pool_ok, Filter filter, Take take, bool first_only = false,
-                   std::int64_t offered = -1) {
-  const auto n = static_cast<std::int64_t>(c.nodes().size());
-  if (n == 0) return;
-  if (next_start >= n) next_start = 0;
-  const std::int64_t want = k8s::num_feasible_nodes_to_find(percentage, n);
-  if (offered == 0) return;  // no node passes: every node processed, next_start stays
-  if (first_only && offered >= 0 && offered < want) {
-    k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
-      bits = filter(base, bits);
-      if (bits != 0) take(base, bits);
-      return bits == 0;
-    });
-    return;
-  }
-  std::int64_t found = 0;
-  NodeId last = 0;
-  k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
-    bits = filter(base, bits);
-    if (bits == 0) return true;
-    const auto k = static_cast<std::int64_t>(std::popcount(bits));
-    if (found + k < want) {
-      found += k;
-      take(base, bits);
-      return true;
-    }
-    std::uint64_t rest = bits;
-    for (std::int64_t i = found + 1; i < want; ++i) rest &= rest - 1;  // the want-th is rest's lowest
-    const int at = std::countr_zero(rest);
-    last = base + static_cast<NodeId>(at);
-    take(base, at == 63 ? bits : bits & ((std::uint64_t{2} << at) - 1));
-    found = want;
-    return false;
-  });
-  const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start + n) % n + 1 : n;
-  next_start = (next_start + processed) % n;
-}
-
 // Bits base .. base + 63 of a bitset over node ids (one spare word at its end).
 std::uint64_t bits_at(const std::vector<std::uint64_t>& set, NodeId base) {
   const std::size_t w = base >> 6;
@@ -252,8 +201,8 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
           for (std::int32_t f = std::max(pod.gpus, 0); f <= cluster.node_units(p); ++f)
             offered += static_cast<std::int64_t>(cluster.nodes_with_free(p, f).size());
       }
-      sampled_cycle(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), next_start_, pool_ok,
-                    filter, take, constant_score, offered);
+      sampler_.cycle_words(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), pool_ok, filter,
+                           take, constant_score, offered);
     }
     // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
     for (models::PoolId p : sampled ? none : eligible) {

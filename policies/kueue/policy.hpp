@@ -357,7 +357,7 @@ class KueuePolicy final : public Policy {
   };
   std::array<ScoreMemo, 256> score_memo_{};
   std::uint64_t score_stamp_ = 0;
-  std::int64_t next_start_ = 0;  // kube-scheduler's nextStartNodeIndex for the pods placed
+  k8s::NodeSampler sampler_;  // kube-scheduler's nextStartNodeIndex for the pods placed
 
   // ------------------------------------------------------------------------------------------
   // cluster_queue.cpp: the cache (setup), the queues and requeueing.

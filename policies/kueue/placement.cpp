@@ -112,7 +112,8 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
   auto pool_ok = [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); };
   const std::vector<models::PoolId> none;
   for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
-    const std::uint64_t stamp = ++score_stamp_;  // node_score's remembered scores are for this pod
+    const std::uint64_t stamp = ++score_stamp_;
+    score_memo_.begin();  // node_score's remembered scores are for this pod
     Job pod = job;
     pod.gpus = sizes[static_cast<std::size_t>(i)];
     pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
@@ -137,7 +138,7 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
         u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
         u.nonzero_memory_mib += t->memory_mib;
       }
-      return node_score(cluster.node(id), u, pod, stamp);
+      return node_score(cluster.node(id), u, pod);
     };
     if (sampled) {
       // kube-scheduler's sampling (percentageOfNodesToScore): from nextStartNodeIndex until enough
@@ -246,19 +247,13 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
 }
 
 // The weighted score of `pod` on a node, which k8s::score_node computes from the node's
-// capacity and usage alone: remembered for the pod (stamp) by those values, since many of
-// thousands of nodes are alike (idle, or running the same shapes).
-std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod,
-                                     std::uint64_t stamp) {
-  const std::array<std::int64_t, 8> key{n.gpus,      n.cpus,       n.memory_mib,        u.gpus,
-                                        u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
-  std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
-  ScoreMemo& m = score_memo_[(h >> 32) % score_memo_.size()];
-  if (m.stamp == stamp && m.key == key) return m.total;
-  const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
-  m = {stamp, key, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
-  return m.total;
+// capacity and usage alone: remembered for the pod by those values (k8s::ScoreMemo), since many
+// of thousands of nodes are alike (idle, or running the same shapes).
+std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod) {
+  return score_memo_.get(n, u, [&] {
+    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
+    return cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
+  });
 }
 
 namespace {

@@ -250,10 +250,7 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
 // capacity and usage alone: remembered for the pod by those values (k8s::ScoreMemo), since many
 // of thousands of nodes are alike (idle, or running the same shapes).
 std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod) {
-  return score_memo_.get(n, u, [&] {
-    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
-    return cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced;
-  });
+  return score_memo_.get(n, u, [&] { return k8s::weighted_score(cfg_.scheduler, n, u, pod); });
 }
 
 namespace {
@@ -290,10 +287,7 @@ void KueuePolicy::reclass(NodeId id) {
 // kept).
 std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod) {
   ClassScore& c = class_scores_[node_class_[id]];
-  if (c.stamp != class_stamp_) {
-    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, usage_[id], pod);
-    c = {class_stamp_, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
-  }
+  if (c.stamp != class_stamp_) c = {class_stamp_, k8s::weighted_score(cfg_.scheduler, n, usage_[id], pod)};
   return c.total;
 }
 

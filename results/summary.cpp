@@ -296,26 +296,34 @@ std::string failure_note(const RunResult& r) {
          thousands(main->second) + (main->second == 1 ? " job)" : " jobs)");
 }
 
-// Jobs ended Failed by the system itself (a Finish with a reason, not at the instant of a kill by
-// the failure drill) whose recorded run time is past their time limit by at most a minute: the
-// grace of scenarios/workload.cpp's time-limit inference (a system that kills at the limit lets a
-// job run a little past it).
-std::int64_t count_ended_at_recorded_limit(const RunResult& r) {
+// What the summary reads from the audit events, in one pass over them.
+struct EventFacts {
+  std::vector<bool> denied;  // by job: the permission drill denied it (a Reject event says so)
+  // Jobs ended Failed by the system itself (a Finish with a reason, not at the instant of a kill by
+  // the failure drill) whose recorded run time is past their time limit by at most a minute: the
+  // grace of scenarios/workload.cpp's time-limit inference (a system that kills at the limit lets
+  // a job run a little past it).
+  std::int64_t ended_at_recorded_limit = 0;
+};
+
+EventFacts read_events(const RunResult& r) {
   constexpr Tick kGrace = 60 * sim::kSecond;
   const auto failed = static_cast<std::int32_t>(models::JobState::Failed);
+  EventFacts out;
+  out.denied.assign(r.jobs.size(), false);
   std::vector<Tick> killed_at(r.jobs.size(), -1);
-  std::int64_t n = 0;
   for (const EventRecord& e : r.events) {
     if (e.job >= r.jobs.size()) continue;
     const auto kind = static_cast<models::AuditKind>(e.kind);
+    if (kind == models::AuditKind::Reject && e.detail == models::kRejectPermission) out.denied[e.job] = true;
     if (kind == models::AuditKind::Kill) killed_at[e.job] = e.time;
     if (kind != models::AuditKind::Finish || e.detail != failed || e.reason >= r.reasons.size() ||
         r.reasons[e.reason].empty() || killed_at[e.job] == e.time)
       continue;
     const JobRecord& j = r.jobs[e.job];
-    if (j.walltime > 0 && j.runtime > j.walltime && j.runtime <= j.walltime + kGrace) ++n;
+    if (j.walltime > 0 && j.runtime > j.walltime && j.runtime <= j.walltime + kGrace) ++out.ended_at_recorded_limit;
   }
-  return n;
+  return out;
 }
 
 }  // namespace
@@ -550,12 +558,7 @@ Summary summarize(const RunResult& result) {
 
   const std::vector<long double> held_gpu = held_milli_ms(result, job_runs(result));
 
-  // Jobs the permission drill denied, from their Reject events.
-  std::vector<bool> denied(result.jobs.size(), false);
-  for (const EventRecord& e : result.events)
-    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Reject) && e.detail == models::kRejectPermission &&
-        e.job < denied.size())
-      denied[e.job] = true;
+  const EventFacts events = read_events(result);
 
   std::vector<Tick> waits, started_waits, jcts;
   waits.reserve(result.jobs.size());
@@ -581,7 +584,7 @@ Summary summarize(const RunResult& result) {
     }
     if (j.state == kRejected) {
       ++a.rejected_all;
-      const bool by_policy = !denied[static_cast<std::size_t>(&j - result.jobs.data())];
+      const bool by_policy = !events.denied[static_cast<std::size_t>(&j - result.jobs.data())];
       a.rejected += by_policy;
       k.rejected += by_policy;
     }
@@ -724,7 +727,7 @@ Summary summarize(const RunResult& result) {
   }
   summarize_recovery(result, f);
   s.rejected = std::max<std::int64_t>(0, s.by_state[static_cast<std::size_t>(kRejected)] - s.denied);
-  s.ended_at_recorded_limit = count_ended_at_recorded_limit(result);
+  s.ended_at_recorded_limit = events.ended_at_recorded_limit;
   s.banner = make_banner(result, s.never_started, s.rejected);
   if (std::string note = failure_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {

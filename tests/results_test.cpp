@@ -984,6 +984,7 @@ TEST(Summary, NeverStartedJobsCountInTheWaitAsLowerBounds) {
   EXPECT_DOUBLE_EQ(b.max_wait_s, 100.0);
   EXPECT_EQ(b.wait_started.n, 0);
   EXPECT_EQ(s.kinds[0].never_started, 1);
+  EXPECT_EQ(s.kinds[0].rejected, 1);
   EXPECT_DOUBLE_EQ(s.kinds[0].wait.mean, 110.0 / 3.0);
   EXPECT_DOUBLE_EQ(s.kinds[0].wait_started.mean, 5.0);
   // 2 of 4 did not run; the two reasons tie at one job each, and the first by text wins.
@@ -1059,6 +1060,7 @@ TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
   r.tenant_denied = {0, 1};
   hr::Summary s = hr::summarize(r);
   EXPECT_EQ(s.denied, 1);
+  EXPECT_EQ(s.kinds[0].rejected, 0);  // by kind, the denial is known from its Reject event
   EXPECT_EQ(s.banner,
             "WARNING: 1 of 4 jobs (25.0%) never started; main reason: \"never scheduled: no further event could "
             "start it\" (1 job)");

@@ -67,72 +67,95 @@ bool visit_words_from(const models::ClusterState& c, models::NodeId start, std::
   return range(start, n) || range(0, start);
 }
 
-// Calls visit(id) for each node visit_words_from offers, in order, until visit returns false;
-// returns whether it did.
-template <typename PoolOk, typename Visit>
-bool visit_nodes_from(const models::ClusterState& c, models::NodeId start, std::int32_t min_free, PoolOk pool_ok,
-                      Visit visit) {
-  return visit_words_from(c, start, min_free, pool_ok, [&](models::NodeId base, std::uint64_t bits) {
-    for (; bits != 0; bits &= bits - 1)
-      if (!visit(base + static_cast<models::NodeId>(std::countr_zero(bits)))) return false;
-    return true;
-  });
-}
-
 // nextStartNodeIndex and the cycle that advances it (findNodesThatFitPod).
 class NodeSampler {
  public:
-  // One cycle over `c`: offers nodes in order from the next start index (visit_nodes_from, same
-  // arguments) to feasible(id), which filters and, for a node that passes, scores it; stops
-  // after the numFeasibleNodesToFind-th feasible node. The next cycle starts after the last node
-  // processed (every node when fewer were feasible, so the index stays). Returns how many nodes
-  // were feasible.
-  template <typename PoolOk, typename Feasible>
-  std::int64_t cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free, PoolOk pool_ok,
-                     Feasible feasible) {
+  // One cycle over `c`, 64 nodes at a time: from the next start index, the nodes the index offers
+  // (visit_words_from, same arguments) go through filter(base, bits), which returns those that
+  // pass the filter; take(base, bits) gets the passing ones, in order, up to the
+  // numFeasibleNodesToFind-th. The next cycle starts after the last node processed: after that
+  // one, or where this one started when fewer passed (every node processed). `offered`, when
+  // known (>= 0), bounds how many nodes can pass: with none there is nothing to scan, and with
+  // fewer than numFeasibleNodesToFind and first_only (take needs only the first passing node) the
+  // scan stops at the first passing node; the start stays either way. Counting a word's passing
+  // nodes at once is what makes a cycle cheap when the index alone (or with a few exceptions)
+  // decides the filter.
+  template <typename PoolOk, typename Filter, typename Take>
+  void cycle_words(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free, PoolOk pool_ok,
+                   Filter filter, Take take, bool first_only = false, std::int64_t offered = -1) {
     const auto n = static_cast<std::int64_t>(c.nodes().size());
-    if (n == 0) return 0;
+    if (n == 0) return;
     if (next_start_ >= n) next_start_ = 0;
+    const auto start = static_cast<models::NodeId>(next_start_);
     const std::int64_t want = num_feasible_nodes_to_find(percentage, n);
+    if (offered == 0) return;
+    if (first_only && offered >= 0 && offered < want) {
+      visit_words_from(c, start, min_free, pool_ok, [&](models::NodeId base, std::uint64_t bits) {
+        bits = filter(base, bits);
+        if (bits != 0) take(base, bits);
+        return bits == 0;
+      });
+      return;
+    }
     std::int64_t found = 0;
     models::NodeId last = 0;
-    visit_nodes_from(c, static_cast<models::NodeId>(next_start_), min_free, pool_ok, [&](models::NodeId id) {
-      if (!feasible(id)) return true;
-      last = id;
-      return ++found < want;
+    visit_words_from(c, start, min_free, pool_ok, [&](models::NodeId base, std::uint64_t bits) {
+      bits = filter(base, bits);
+      if (bits == 0) return true;
+      const auto k = static_cast<std::int64_t>(std::popcount(bits));
+      if (found + k < want) {
+        found += k;
+        take(base, bits);
+        return true;
+      }
+      std::uint64_t rest = bits;
+      for (std::int64_t i = found + 1; i < want; ++i) rest &= rest - 1;  // the want-th is rest's lowest
+      const int at = std::countr_zero(rest);
+      last = base + static_cast<models::NodeId>(at);
+      take(base, at == 63 ? bits : bits & ((std::uint64_t{2} << at) - 1));
+      found = want;
+      return false;
     });
     const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start_ + n) % n + 1 : n;
     next_start_ = (next_start_ + processed) % n;
+  }
+
+  // The same cycle offering the nodes one by one to feasible(id), which filters and, for a node
+  // that passes, scores it; no node after the numFeasibleNodesToFind-th feasible one is offered.
+  // Returns how many nodes were feasible.
+  template <typename PoolOk, typename Feasible>
+  std::int64_t cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free, PoolOk pool_ok,
+                     Feasible feasible) {
+    const std::int64_t want = num_feasible_nodes_to_find(percentage, static_cast<std::int64_t>(c.nodes().size()));
+    std::int64_t found = 0;
+    cycle_words(
+        c, percentage, min_free, pool_ok,
+        [&](models::NodeId base, std::uint64_t bits) {
+          std::uint64_t pass = 0;
+          for (; bits != 0 && found < want; bits &= bits - 1) {
+            const int b = std::countr_zero(bits);
+            if (feasible(base + static_cast<models::NodeId>(b))) {
+              pass |= std::uint64_t{1} << b;
+              ++found;
+            }
+          }
+          return pass;
+        },
+        [](models::NodeId, std::uint64_t) {});
     return found;
   }
 
   // The same cycle when every node the index offers passes the filter (no cpu or memory to check,
-  // nothing else in the way): the nodes are counted 64 at a time instead of offered one by one.
-  // Returns the first node found, or UINT32_MAX when none.
+  // nothing else in the way). Returns the first node found, or UINT32_MAX when none.
   template <typename PoolOk>
   models::NodeId cycle_all_pass(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
                                 PoolOk pool_ok) {
-    const auto n = static_cast<std::int64_t>(c.nodes().size());
-    if (n == 0) return UINT32_MAX;
-    if (next_start_ >= n) next_start_ = 0;
-    const std::int64_t want = num_feasible_nodes_to_find(percentage, n);
-    std::int64_t found = 0;
-    models::NodeId first = UINT32_MAX, last = 0;
-    visit_words_from(c, static_cast<models::NodeId>(next_start_), min_free, pool_ok,
-                     [&](models::NodeId base, std::uint64_t bits) {
-                       if (first == UINT32_MAX) first = base + static_cast<models::NodeId>(std::countr_zero(bits));
-                       const auto k = static_cast<std::int64_t>(std::popcount(bits));
-                       if (found + k < want) {
-                         found += k;
-                         return true;
-                       }
-                       for (std::int64_t i = found + 1; i < want; ++i) bits &= bits - 1;  // the want-th
-                       last = base + static_cast<models::NodeId>(std::countr_zero(bits));
-                       found = want;
-                       return false;
-                     });
-    const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start_ + n) % n + 1 : n;
-    next_start_ = (next_start_ + processed) % n;
+    models::NodeId first = UINT32_MAX;
+    cycle_words(
+        c, percentage, min_free, pool_ok, [](models::NodeId, std::uint64_t bits) { return bits; },
+        [&](models::NodeId base, std::uint64_t bits) {
+          if (first == UINT32_MAX) first = base + static_cast<models::NodeId>(std::countr_zero(bits));
+        });
     return first;
   }
 

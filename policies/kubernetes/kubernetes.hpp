@@ -83,6 +83,14 @@ struct Config {
   bool batch_failed_cycles = true;
 };
 
+// A node's total score for a pod (prioritizeNodes): each Score plugin's score times its weight,
+// summed.
+inline std::int64_t weighted_score(const Config& cfg, const models::Node& n, const NodeUsage& u,
+                                   const models::Job& pod) {
+  const NodeScores sc = score_node(cfg.scoring, n, u, pod);
+  return cfg.fit_weight * sc.fit + cfg.balanced_weight * sc.balanced;
+}
+
 // Parameter keys accepted under `policy:` (a <tenant> segment matches any tenant name).
 const std::vector<std::string>& param_keys();
 // Checks the values of known keys; appends one error per problem, located at the value.

@@ -610,8 +610,7 @@ class KubernetesPolicy final : public Policy {
   }
 
   std::int64_t total_score(const ClusterView& view, NodeId id, const Job& job) const {
-    const NodeScores sc = score_node(cfg_.scoring, view.cluster().node(id), usage_[id], job);
-    return cfg_.fit_weight * sc.fit + cfg_.balanced_weight * sc.balanced;
+    return weighted_score(cfg_, view.cluster().node(id), usage_[id], job);
   }
 
   // Whether some up node of pool p has at least `gpus` GPUs free.

@@ -250,7 +250,7 @@ NodeId KubernetesPolicy::select_host(const ClusterView& view, const Job& job, Jo
 // best score among those, ties to the first found (or, seeded, a reservoir sample in that order).
 NodeId KubernetesPolicy::select_host_sampled(const ClusterView& view, const Job& job, JobIndex self) {
   const models::ClusterState& c = view.cluster();
-  // Plain nvidia.com/gpu requests go through the cluster's free-GPU index (visit_nodes_from).
+  // Plain nvidia.com/gpu requests go through the cluster's free-GPU index (k8s::visit_words_from).
   const std::int32_t min_free = resource(job) < 0 && !any_mig_ ? std::max(job.gpus, 0) : -1;
   NodeId best = kNoNode;
   std::int64_t best_score = -1;

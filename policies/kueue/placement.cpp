@@ -8,57 +8,6 @@ namespace headroom::policies::kueue {
 
 namespace {
 
-// One kube-scheduler cycle under node sampling (percentageOfNodesToScore; the rule of
-// k8s::NodeSampler::cycle, policies/common/node_sampling.hpp) over 64 nodes at a time: from
-// next_start, the nodes the index offers (k8s::visit_words_from) pass through filter(base, bits),
-// which keeps those that pass the filter; take(base, bits) gets the passing ones in order up to
-// the numFeasibleNodesToFind-th, and next_start moves on past the last node processed (or stays
-// when fewer passed). Counting a word's passing nodes at once, rather than offering them one by
-// one, is what makes a cycle cheap when the index alone (or with a few tentative pods) decides.
-// With fewer than numFeasibleNodesToFind nodes offered at all (`offered`, an upper bound on those
-// passing; -1 unknown), the cycle would process every node and leave next_start where it is: with
-// none offered there is nothing to scan, and with first_only (take needs only the first passing
-// node) the scan stops at the first passing node.
-template <typename PoolOk, typename Filter, typename Take>
-void sampled_cycle(const models::ClusterState& c, std::int64_t percentage, std::int32_t min_free,
-                   std::int64_t& next_start, PoolOk pool_ok, Filter filter, Take take, bool first_only = false,
-                   std::int64_t offered = -1) {
-  const auto n = static_cast<std::int64_t>(c.nodes().size());
-  if (n == 0) return;
-  if (next_start >= n) next_start = 0;
-  const std::int64_t want = k8s::num_feasible_nodes_to_find(percentage, n);
-  if (offered == 0) return;  // no node passes: every node processed, next_start stays
-  if (first_only && offered >= 0 && offered < want) {
-    k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
-      bits = filter(base, bits);
-      if (bits != 0) take(base, bits);
-      return bits == 0;
-    });
-    return;
-  }
-  std::int64_t found = 0;
-  NodeId last = 0;
-  k8s::visit_words_from(c, static_cast<NodeId>(next_start), min_free, pool_ok, [&](NodeId base, std::uint64_t bits) {
-    bits = filter(base, bits);
-    if (bits == 0) return true;
-    const auto k = static_cast<std::int64_t>(std::popcount(bits));
-    if (found + k < want) {
-      found += k;
-      take(base, bits);
-      return true;
-    }
-    std::uint64_t rest = bits;
-    for (std::int64_t i = found + 1; i < want; ++i) rest &= rest - 1;  // the want-th is rest's lowest
-    const int at = std::countr_zero(rest);
-    last = base + static_cast<NodeId>(at);
-    take(base, at == 63 ? bits : bits & ((std::uint64_t{2} << at) - 1));
-    found = want;
-    return false;
-  });
-  const std::int64_t processed = found == want ? (static_cast<std::int64_t>(last) - next_start + n) % n + 1 : n;
-  next_start = (next_start + processed) % n;
-}
-
 // Bits base .. base + 63 of a bitset over node ids (one spare word at its end).
 std::uint64_t bits_at(const std::vector<std::uint64_t>& set, NodeId base) {
   const std::size_t w = base >> 6;
@@ -163,7 +112,8 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
   auto pool_ok = [&](models::PoolId p) { return std::find(eligible.begin(), eligible.end(), p) != eligible.end(); };
   const std::vector<models::PoolId> none;
   for (auto i = static_cast<std::int32_t>(first); i < count; ++i) {
-    const std::uint64_t stamp = ++score_stamp_;  // node_score's remembered scores are for this pod
+    const std::uint64_t stamp = ++score_stamp_;
+    score_memo_.begin();  // node_score's remembered scores are for this pod
     Job pod = job;
     pod.gpus = sizes[static_cast<std::size_t>(i)];
     pod.cpus = job.cpus / count + (i < job.cpus % count ? 1 : 0);
@@ -188,7 +138,7 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
         u.nonzero_cpu_milli += std::int64_t{t->cpus} * 1000;
         u.nonzero_memory_mib += t->memory_mib;
       }
-      return node_score(cluster.node(id), u, pod, stamp);
+      return node_score(cluster.node(id), u, pod);
     };
     if (sampled) {
       // kube-scheduler's sampling (percentageOfNodesToScore): from nextStartNodeIndex until enough
@@ -252,8 +202,8 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
           for (std::int32_t f = std::max(pod.gpus, 0); f <= cluster.node_units(p); ++f)
             offered += static_cast<std::int64_t>(cluster.nodes_with_free(p, f).size());
       }
-      sampled_cycle(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), next_start_, pool_ok,
-                    filter, take, constant_score, offered);
+      sampler_.cycle_words(cluster, cfg_.scheduler.percentage_of_nodes_to_score, std::max(pod.gpus, 0), pool_ok, filter,
+                           take, constant_score, offered);
     }
     // Only up nodes of the eligible pools with enough free GPUs (the cluster's index).
     for (models::PoolId p : sampled ? none : eligible) {
@@ -297,19 +247,10 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
 }
 
 // The weighted score of `pod` on a node, which k8s::score_node computes from the node's
-// capacity and usage alone: remembered for the pod (stamp) by those values, since many of
-// thousands of nodes are alike (idle, or running the same shapes).
-std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod,
-                                     std::uint64_t stamp) {
-  const std::array<std::int64_t, 8> key{n.gpus,      n.cpus,       n.memory_mib,        u.gpus,
-                                        u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
-  std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
-  ScoreMemo& m = score_memo_[(h >> 32) % score_memo_.size()];
-  if (m.stamp == stamp && m.key == key) return m.total;
-  const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, u, pod);
-  m = {stamp, key, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
-  return m.total;
+// capacity and usage alone: remembered for the pod by those values (k8s::ScoreMemo), since many
+// of thousands of nodes are alike (idle, or running the same shapes).
+std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod) {
+  return score_memo_.get(n, u, [&] { return k8s::weighted_score(cfg_.scheduler, n, u, pod); });
 }
 
 namespace {
@@ -346,10 +287,7 @@ void KueuePolicy::reclass(NodeId id) {
 // kept).
 std::int64_t KueuePolicy::class_score(NodeId id, const models::Node& n, const Job& pod) {
   ClassScore& c = class_scores_[node_class_[id]];
-  if (c.stamp != class_stamp_) {
-    const k8s::NodeScores sc = k8s::score_node(cfg_.scheduler.scoring, n, usage_[id], pod);
-    c = {class_stamp_, cfg_.scheduler.fit_weight * sc.fit + cfg_.scheduler.balanced_weight * sc.balanced};
-  }
+  if (c.stamp != class_stamp_) c = {class_stamp_, k8s::weighted_score(cfg_.scheduler, n, usage_[id], pod)};
   return c.total;
 }
 

@@ -349,15 +349,9 @@ class KueuePolicy final : public Policy {
   std::array<std::int64_t, 3> class_shape_{-1, -1, -1};
   std::uint64_t class_stamp_ = 0;
 
-  // The scores node_score remembers (placement.cpp).
-  struct ScoreMemo {
-    std::uint64_t stamp = 0;
-    std::array<std::int64_t, 8> key{};
-    std::int64_t total = 0;
-  };
-  std::array<ScoreMemo, 256> score_memo_{};
-  std::uint64_t score_stamp_ = 0;
-  std::int64_t next_start_ = 0;  // kube-scheduler's nextStartNodeIndex for the pods placed
+  k8s::ScoreMemo score_memo_;      // the scores node_score remembers for the pod (placement.cpp)
+  std::uint64_t score_stamp_ = 0;  // one per pod placed: class_stamp_'s source
+  k8s::NodeSampler sampler_;       // kube-scheduler's nextStartNodeIndex for the pods placed
 
   // ------------------------------------------------------------------------------------------
   // cluster_queue.cpp: the cache (setup), the queues and requeueing.
@@ -455,8 +449,7 @@ class KueuePolicy final : public Policy {
                                          bool per_pod = false, const std::vector<std::int32_t>* sizes = nullptr);
   // Called for every feasible node of every pod: inlined into place (defined and called only in
   // placement.cpp), as it was while the class was one file.
-  [[gnu::always_inline]] inline std::int64_t node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod,
-                                                        std::uint64_t stamp);
+  [[gnu::always_inline]] inline std::int64_t node_score(const models::Node& n, const k8s::NodeUsage& u, const Job& pod);
   bool place_wide(Session& s, const Wl& wl, JobIndex p, const std::vector<std::int32_t>& sizes,
                   const std::vector<NodeId>* allowed);
   void drop_bound(Session& s, JobIndex p, const std::string& reason);

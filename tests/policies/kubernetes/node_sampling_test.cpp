@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,14 @@ Cycle run_cycle(k8s::NodeSampler& s, const models::ClusterState& c, std::int64_t
   return out;
 }
 
+// Pools a and b of that many 8-GPU nodes.
+models::ClusterSpec two_pools(std::int32_t a, std::int32_t b) {
+  models::ClusterSpec spec;
+  spec.pools.push_back({"a", a, 8, "A100", 0, 0});
+  spec.pools.push_back({"b", b, 8, "A100", 0, 0});
+  return spec;
+}
+
 std::vector<NodeId> ids(NodeId from, NodeId to) {  // [from, to)
   std::vector<NodeId> v;
   for (NodeId i = from; i < to; ++i) v.push_back(i);
@@ -81,9 +90,7 @@ std::vector<NodeId> concat(std::vector<NodeId> a, const std::vector<NodeId>& b) 
 // (processedNodes = feasible + filtered out); a cycle that finds fewer processes every node and
 // leaves the start where it was.
 TEST(NodeSampling, CyclesStartWhereTheLastOneStopped) {
-  models::ClusterSpec spec;
-  spec.pools.push_back({"a", 100, 8, "A100", 0, 0});
-  spec.pools.push_back({"b", 50, 8, "A100", 0, 0});
+  const models::ClusterSpec spec = two_pools(100, 50);
   models::ClusterState c(spec);
   k8s::NodeSampler s;
 
@@ -121,9 +128,7 @@ TEST(NodeSampling, CyclesStartWhereTheLastOneStopped) {
 // Counting the nodes 64 at a time (cycle_all_pass, for a filter the index alone decides) ends where
 // offering them one by one does, and finds the same first node.
 TEST(NodeSampling, CountingAllPassingNodesMovesTheStartAsOfferingThem) {
-  models::ClusterSpec spec;
-  spec.pools.push_back({"a", 130, 8, "A100", 0, 0});
-  spec.pools.push_back({"b", 70, 8, "A100", 0, 0});
+  const models::ClusterSpec spec = two_pools(130, 70);
   models::ClusterState c(spec);
   for (NodeId id = 0; id < 200; id += 3) c.allocate({models::Slice{id, 8, 0, 0}});  // every third full
   for (NodeId id = 1; id < 200; id += 7)
@@ -150,6 +155,60 @@ TEST(NodeSampling, CountingAllPassingNodesMovesTheStartAsOfferingThem) {
   EXPECT_EQ(firsts[0], 1u);
   EXPECT_EQ(starts[0], 150);
   EXPECT_EQ(firsts[1], 151u);
+}
+
+// The word-at-a-time cycle (cycle_words, Kueue's placement; cycle and cycle_all_pass are it with
+// a one-by-one or an identity filter): take gets the nodes the filter passes, in order, up to the
+// numFeasibleNodesToFind-th and none after it, even within its word; the start moves past it.
+// 200 nodes (130 + 70) want 100; the filter drops every multiple of 5.
+TEST(NodeSampling, WordCycleTakesThePassingNodesUpToTheOneItNeeds) {
+  const models::ClusterSpec spec = two_pools(130, 70);
+  models::ClusterState c(spec);
+  k8s::NodeSampler s;
+  std::int64_t filtered = 0;
+  auto filter = [&](NodeId base, std::uint64_t bits) {
+    ++filtered;
+    for (std::uint64_t t = bits; t != 0; t &= t - 1) {
+      const int b = std::countr_zero(t);
+      if ((base + static_cast<NodeId>(b)) % 5 == 0) bits &= ~(std::uint64_t{1} << b);
+    }
+    return bits;
+  };
+  auto run = [&](bool first_only, std::int64_t offered) {
+    std::vector<NodeId> taken;
+    s.cycle_words(
+        c, 0, 1, [](models::PoolId) { return true; }, filter,
+        [&](NodeId base, std::uint64_t bits) {
+          for (; bits != 0; bits &= bits - 1) taken.push_back(base + static_cast<NodeId>(std::countr_zero(bits)));
+        },
+        first_only, offered);
+    return taken;
+  };
+  auto passing = [](NodeId from, NodeId to) {  // [from, to) less the multiples of 5
+    std::vector<NodeId> v;
+    for (NodeId i = from; i < to; ++i)
+      if (i % 5 != 0) v.push_back(i);
+    return v;
+  };
+  // From 0: 1..124 hold the 100 passing nodes; 126 and 127, in 124's word, are not taken.
+  EXPECT_EQ(run(false, -1), passing(0, 125));
+  EXPECT_EQ(s.next_start(), 125);
+  // From 125: 126..129, 131..199 (60), then 1..49 (40).
+  EXPECT_EQ(run(false, -1), concat(passing(125, 200), passing(0, 50)));
+  EXPECT_EQ(s.next_start(), 50);
+  // At most 3 can pass (fewer than 100): every node would be processed, so the start stays, and
+  // with first_only the scan ends at the first word holding a passing node.
+  filtered = 0;
+  const std::vector<NodeId> first = run(true, 3);
+  EXPECT_EQ(first, passing(50, 64));
+  EXPECT_EQ(filtered, 1);
+  EXPECT_EQ(s.next_start(), 50);
+  // None can pass: nothing is filtered.
+  filtered = 0;
+  EXPECT_TRUE(run(true, 0).empty());
+  EXPECT_TRUE(run(false, 0).empty());
+  EXPECT_EQ(filtered, 0);
+  EXPECT_EQ(s.next_start(), 50);
 }
 
 namespace {

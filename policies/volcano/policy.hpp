@@ -655,6 +655,7 @@ class VolcanoPolicy final : public Policy {
   void commit(Session& s, std::vector<Op>& ops, std::string_view start_reason);
 
   bool place_member(JobIndex j, std::vector<Op>& ops);
+  void undo_tentative(const Op& op);
 
   // ------------------------------------------------------------------------------------------
   // Actions.
@@ -674,6 +675,7 @@ class VolcanoPolicy final : public Policy {
 
   void enqueue(Session& s);
   void inqueue_without_enqueue();
+  std::vector<std::uint32_t> pending_groups() const;
 
   void enqueue_queue(Session& s, std::uint32_t q);
 

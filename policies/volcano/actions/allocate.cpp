@@ -67,6 +67,16 @@ std::pair<NodeId, bool> VolcanoPolicy::select_node(JobIndex j, const SliceReq& s
   return {kNoNode, false};
 }
 
+// Gives back what place_member took from idle_ / pipe_ for op's slices so far.
+void VolcanoPolicy::undo_tentative(const Op& op) {
+  for (const auto& [m, r, p] : op.where) {
+    if (p)
+      pipe_[m] = sub(pipe_[m], r);
+    else
+      set_idle(m, add(idle_[m], r));
+  }
+}
+
 // Places every slice of member `j` (Allocate on idle, else Pipeline on future idle).
 bool VolcanoPolicy::place_member(JobIndex j, std::vector<Op>& ops) {
   Op op{Op::Alloc, j, {}, models::kNoJob, {}};
@@ -78,12 +88,7 @@ bool VolcanoPolicy::place_member(JobIndex j, std::vector<Op>& ops) {
     if (soft_on_ && n != kNoNode) anchor_.push_back(n);
     if (n == kNoNode) {
       soft_on_ = false;
-      for (auto& [m, r, p] : op.where) {
-        if (p)
-          pipe_[m] = sub(pipe_[m], r);
-        else
-          set_idle(m, add(idle_[m], r));
-      }
+      undo_tentative(op);
       return false;
     }
     if (pipe) {
@@ -97,12 +102,7 @@ bool VolcanoPolicy::place_member(JobIndex j, std::vector<Op>& ops) {
   }
   soft_on_ = false;
   // Undo the tentative node use and apply the op through the common path.
-  for (auto& [m, r, p] : op.where) {
-    if (p)
-      pipe_[m] = sub(pipe_[m], r);
-    else
-      set_idle(m, add(idle_[m], r));
-  }
+  undo_tentative(op);
   op.kind = pipelined ? Op::Pipe : Op::Alloc;
   apply_place(op, +1);
   ops.push_back(std::move(op));
@@ -149,10 +149,7 @@ VolcanoPolicy::TaskRun VolcanoPolicy::run_tasks(Group& g, std::uint32_t q, std::
 // set Inqueue here ("no enqueue action is configured") and allocated like any other; with
 // enqueue listed, allocate passes over it.
 void VolcanoPolicy::inqueue_without_enqueue() {
-  std::vector<std::uint32_t> listed;
-  for (const PendList& l : pend_)
-    for (const PendBlock& b : l.blocks)
-      for (const PendEntry& e : b.e) listed.push_back(e.gi);
+  std::vector<std::uint32_t> listed = pending_groups();
   std::sort(listed.begin(), listed.end());
   for (std::uint32_t gi : listed) {
     groups_[gi].phase = Phase::Inqueue;

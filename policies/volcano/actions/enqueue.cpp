@@ -160,14 +160,19 @@ void VolcanoPolicy::pend_rekey(std::uint32_t gi) {
 // over what changes nothing: entries refused at this fit key, and blocks whose PodGroups would
 // be refused for the reason they were given last time (block_refused_again; telling them
 // again would record nothing).
+// Every PodGroup in the PendLists, in list order (a copy: callers change the lists).
+std::vector<std::uint32_t> VolcanoPolicy::pending_groups() const {
+  std::vector<std::uint32_t> listed;
+  for (const PendList& l : pend_)
+    for (const PendBlock& b : l.blocks)
+      for (const PendEntry& e : b.e) listed.push_back(e.gi);
+  return listed;
+}
+
 void VolcanoPolicy::enqueue(Session& s) {
   if (total_ != keys_total_) {
     keys_total_ = total_;
-    std::vector<std::uint32_t> listed;
-    for (const PendList& l : pend_)
-      for (const PendBlock& b : l.blocks)
-        for (const PendEntry& e : b.e) listed.push_back(e.gi);
-    for (std::uint32_t gi : listed) pend_rekey(gi);
+    for (std::uint32_t gi : pending_groups()) pend_rekey(gi);
   }
   for (std::size_t i = 0; i < dirty_.size(); ++i)
     if (groups_[dirty_[i]].in_pend) pend_rekey(dirty_[i]);

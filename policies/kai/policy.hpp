@@ -33,6 +33,7 @@ using models::NodeId;
 inline constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
 inline constexpr NodeId kNoNode = UINT32_MAX;
 inline constexpr std::uint32_t kNoUnit = UINT32_MAX;
+inline constexpr std::uint32_t kNoRun = UINT32_MAX;
 // Consolidation is tried for at most this many pending jobs per session, over at most this many
 // candidate nodes each (bounds the cost of a session on large clusters).
 inline constexpr int kConsolidationJobsPerSession = 8;
@@ -334,8 +335,44 @@ class KaiPolicy final : public Policy {
     bool lone, multi;
     std::int32_t gpus, priority;
     int queue;
-    std::int64_t demand;  // the pod's GPUs in the queue accounting's units (simple_demand)
+    std::uint32_t run = kNoRun;  // an index into failed_runs_: this entry stands for that run's entries
+    std::int64_t demand;         // the pod's GPUs in the queue accounting's units (simple_demand)
   };
+
+  // Lone NoFit entries that fast_run took one after another from one leaf, kept as the range of
+  // keys they were read from instead of one FailedUnit each (the walk of failed groups reads few of
+  // them: a whole run is passed over when may_act is false for each of its entries, which the
+  // run's minima and maximum answer). [begin, end) indexes the leaf's pending list, skipping the
+  // keys erased then, or failed_keys_ once copied there (copy_failed_runs: before a key is inserted
+  // into a pending list, which moves the later keys, or erased after allocate).
+  struct FailedRun {
+    int leaf;
+    bool copied;
+    std::uint32_t begin, end;
+    std::int32_t min_plain_gpus, min_gpus, max_priority;  // min_plain_gpus: of the one-node pods
+  };
+
+  // may_act for some entry of the run.
+  bool run_may_act(const FailedRun& r, bool consolidation_open, bool search_open, std::int64_t all_pools_free) const {
+    const auto q = static_cast<std::size_t>(r.leaf);
+    const bool consolidation = consolidation_open && r.min_plain_gpus <= all_pools_free;
+    const bool victims =
+        search_open && (simple_demand(r.min_gpus)[0] <= walk_room_[q] || walk_lowest_running_[q] < r.max_priority);
+    return consolidation || victims;
+  }
+
+  // The key of entry `off` of run r (erased: no entry).
+  const QNode::PendKey& run_key(const FailedRun& r, std::uint32_t off) const {
+    return r.copied ? failed_keys_[r.begin + off] : nodes_[r.leaf].pending_units.keys[r.begin + off];
+  }
+
+  FailedUnit run_entry(const FailedRun& r, const QNode::PendKey& k) const {
+    return FailedUnit{k.unit,         Reason::NoFit, true,
+                      k.simple_multi, k.simple_gpus, -k.neg_priority,
+                      r.leaf,         kNoRun,        simple_demand(k.simple_gpus)[0]};
+  }
+
+  void copy_failed_runs();
 
   // For a lone entry while nothing has acted: false when consolidate, reclaim and preempt would
   // each return false at their first checks, which read only what the entry holds, the counts
@@ -632,6 +669,10 @@ class KaiPolicy final : public Policy {
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
   std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  std::size_t failed_count_ = 0;    // its entries, each run's counted
+  std::vector<FailedRun> failed_runs_;
+  std::vector<QNode::PendKey> failed_keys_;
+  std::size_t live_runs_from_ = 0;  // failed_runs_ from here read the pending lists
   // allocate stopped its walk where nothing could start any more and failed_ ends there (try_cut);
   // resume_walk finishes it before anything changes.
   bool cut_ = false;

@@ -39,6 +39,10 @@ void KaiPolicy::allocate(Session& s) {
   // allocate
   std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
   failed.clear();
+  failed_count_ = 0;
+  failed_runs_.clear();
+  failed_keys_.clear();
+  live_runs_from_ = 0;
   for (int q : leaves_) {
     nodes_[q].pending_units.compact();
     nodes_[q].cursor = 0;
@@ -66,7 +70,7 @@ void KaiPolicy::walk(Session& s, bool may_cut) {
   while (true) {
     // With the stop test short of its shapes (it passed, or failed_ would have ended), and only
     // lone plain pods pending: once the free GPUs hold none of their shapes, try_cut.
-    if (!cut_tried && other_pending_ == 0 && failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+    if (!cut_tried && other_pending_ == 0 && failed_count_ >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
       if (bounds_at != starts_) {
         bounds_at = starts_;
         max_node_free = max_pool_free = 0;
@@ -98,12 +102,14 @@ void KaiPolicy::walk(Session& s, bool may_cut) {
     if (fast) set_reason(k.single, Reason::NoFit);
     const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
     // A failed attempt changes nothing of the unit: the key still holds what it has.
-    if (r != Reason::None)
+    if (r != Reason::None) {
       failed.push_back(FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus,
-                                  -k.neg_priority, leaf, simple_demand(k.simple_gpus)[0]});
+                                  -k.neg_priority, leaf, kNoRun, simple_demand(k.simple_gpus)[0]});
+      ++failed_count_;
+    }
     // Once every pending pod is known not to fit, stop when the later actions have enough
     // candidates (they are bounded per session).
-    if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
+    if (failed_count_ >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
     if (fast && node.parent == 0 && fast_run(leaf)) break;
   }
 }
@@ -327,29 +333,77 @@ bool KaiPolicy::fast_run(int leaf) {
   QNode& node = nodes_[leaf];
   const std::vector<QNode::PendKey>& keys = node.pending_units.keys;
   std::int32_t first_upto = 0, rival_from = std::numeric_limits<std::int32_t>::max();
+  // The stop test's second half: fast steps change neither the failed minima nor the pending counts.
+  const bool would_fail = all_would_fail();
+  // The lone entries are kept as runs (FailedRun), the others one by one.
+  constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
+  FailedRun run{leaf, false, 0, 0, 0, 0, 0};
+  bool open = false;
+  auto close = [&] {
+    if (!open) return;
+    open = false;
+    failed_.push_back(FailedUnit{kNoUnit, Reason::NoFit, true, false, 0, 0, leaf,
+                                 static_cast<std::uint32_t>(failed_runs_.size()), 0});
+    failed_runs_.push_back(run);
+  };
   while (true) {
     // leaf_candidate's step for a lone plain pod; any other head goes back to allocate's loop,
     // whose pick(0) meets it at the same point.
     while (node.cursor < keys.size() && keys[node.cursor].erased) ++node.cursor;
-    if (node.cursor == keys.size()) return false;
+    if (node.cursor == keys.size()) break;
     const QNode::PendKey& k = keys[node.cursor];
     const std::int32_t g = k.simple_gpus;
     if (k.single == models::kNoJob || g == 0 || !placeable(*view_, k.single) ||
         !known_no_fit(leaf, -k.neg_priority, g, k.simple_multi))
-      return false;
+      break;
     if (rival.leaf >= 0 && g > first_upto) {
-      if (g >= rival_from) return false;
+      if (g >= rival_from) break;
       if (!queue_before(Candidate{leaf, leaf, simple_demand(g)}, rival)) {
         rival_from = g;
-        return false;
+        break;
       }
       first_upto = g;
     }
-    ++node.cursor;
     set_reason(k.single, Reason::NoFit);
-    failed_.push_back(
-        FailedUnit{k.unit, Reason::NoFit, k.lone, k.simple_multi, g, -k.neg_priority, leaf, simple_demand(g)[0]});
-    if (failed_.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) return true;
+    if (k.lone) {
+      const std::int32_t priority = -k.neg_priority;
+      if (!open) {
+        open = true;
+        run.begin = static_cast<std::uint32_t>(node.cursor);
+        run.min_plain_gpus = run.min_gpus = kNone;
+        run.max_priority = priority;
+      }
+      run.end = static_cast<std::uint32_t>(node.cursor) + 1;
+      if (!k.simple_multi) run.min_plain_gpus = std::min(run.min_plain_gpus, g);
+      run.min_gpus = std::min(run.min_gpus, g);
+      run.max_priority = std::max(run.max_priority, priority);
+    } else {
+      close();
+      failed_.push_back(FailedUnit{k.unit, Reason::NoFit, false, k.simple_multi, g, -k.neg_priority, leaf, kNoRun,
+                                   simple_demand(g)[0]});
+    }
+    ++node.cursor;
+    ++failed_count_;
+    if (would_fail && failed_count_ >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+      close();
+      return true;
+    }
+  }
+  close();
+  return false;
+}
+
+// Before a key is inserted into a pending list (which moves the keys after it) or, after allocate,
+// erased, the runs that read the pending lists get their own copy of their keys.
+void KaiPolicy::copy_failed_runs() {
+  for (; live_runs_from_ < failed_runs_.size(); ++live_runs_from_) {
+    FailedRun& r = failed_runs_[live_runs_from_];
+    const std::vector<QNode::PendKey>& keys = nodes_[r.leaf].pending_units.keys;
+    const auto at = static_cast<std::uint32_t>(failed_keys_.size());
+    failed_keys_.insert(failed_keys_.end(), keys.begin() + r.begin, keys.begin() + r.end);
+    r.end = at + (r.end - r.begin);
+    r.begin = at;
+    r.copied = true;
   }
 }
 

@@ -117,6 +117,25 @@ struct QNode {
   struct PendingList {
     std::vector<PendKey> keys;
     std::size_t erased = 0;
+    // What the allocate walk needs to know of kBlock keys at a time to take them in one step
+    // (KaiPolicy::block): recomputed when dirty, made dirty by any change to a key of the block or to
+    // the reason of its pod (KaiPolicy::set_reason).
+    static constexpr std::size_t kBlock = 64;  // the bits of Block::live_mask
+    struct Block {
+      bool dirty = true;
+      bool plain = false;           // every key not erased is a lone plain pod, placeable, whose reason is NoFit
+      std::uint64_t live_mask = 0;  // bit i: key i of the block is there, not erased
+      // Of those keys: the fewest GPUs of a one-node pod and of a pod spanning nodes (int32 max
+      // without one), the most GPUs, the highest priority.
+      std::int32_t min_plain = 0, min_multi = 0, max_gpus = 0, max_priority = 0;
+    };
+    std::vector<Block> blocks;
+    void fit_blocks() { blocks.resize((keys.size() + kBlock - 1) / kBlock); }
+    void touch(std::size_t i) { blocks[i / kBlock].dirty = true; }
+    void touch_key(const PendKey& k) {
+      const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it != keys.end() && !(k < *it)) touch(static_cast<std::size_t>(it - keys.begin()));
+    }
     bool empty() const { return keys.size() == erased; }
     // Inserts k. `cursor` (an index into keys) moves to the first key left at or after it and
     // keeps pointing at that key (or the end), as a tree's iterator would: a walk visits k only
@@ -126,29 +145,36 @@ struct QNode {
       if (keys.empty() || keys.back() < k) {
         if (cursor == keys.size()) ++cursor;
         keys.push_back(k);
+        fit_blocks();
+        touch(keys.size() - 1);
         return;
       }
       const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      const auto at = static_cast<std::size_t>(it - keys.begin());
       if (!(k < *it)) {  // an erased entry of the same order: k takes its place
         *it = k;
         --erased;
+        touch(at);
         return;
       }
-      const auto at = static_cast<std::size_t>(it - keys.begin());
       keys.insert(it, k);
       if (at <= cursor) ++cursor;
+      fit_blocks();
+      for (std::size_t b = at / kBlock; b < blocks.size(); ++b) blocks[b].dirty = true;
     }
     void erase(const PendKey& k) {
       auto it = std::lower_bound(keys.begin(), keys.end(), k);
       if (it == keys.end() || k < *it || it->erased) return;  // not there (never the case)
       it->erased = true;
       ++erased;
+      touch(static_cast<std::size_t>(it - keys.begin()));
     }
     // Drops the erased entries once they are half the array (never during a walk).
     void compact() {
       if (erased < 64 || erased * 2 < keys.size()) return;
       std::erase_if(keys, [](const PendKey& k) { return k.erased; });
       erased = 0;
+      blocks.assign((keys.size() + kBlock - 1) / kBlock, Block{});
     }
   };
   using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
@@ -493,6 +519,14 @@ class KaiPolicy final : public Policy {
 
   inline bool fast_run(int leaf);
 
+  // The summary of block b of the leaf's pending list, up to date.
+  inline const QNode::PendingList::Block& block(int leaf, std::size_t b);
+
+  // capacity(leaf, p, ...) is None for every request and every priority p <= max_priority.
+  bool capacity_free(int leaf, std::int32_t max_priority) const {
+    return nodes_[leaf].unlimited && (nodes_[leaf].unquoted || Unit::preemptible_priority(max_priority));
+  }
+
   // ----- placement -----------------------------------------------------------------------------
   bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
 
@@ -591,6 +625,10 @@ class KaiPolicy final : public Policy {
   void set_reason(JobIndex j, Reason r) {
     if (reasons_[j] == r) return;
     reasons_[j] = r;
+    if (job_unit_[j] != kNoUnit) {  // the block summary of a pending pod's key reads its reason
+      const Unit& u = units_[job_unit_[j]];
+      if (u.in_pending && u.single == j) nodes_[u.queue].pending_units.touch_key(u.pkey);
+    }
     if (session_ != nullptr) session_->pending_reason(j, reason_text(r));
   }
 

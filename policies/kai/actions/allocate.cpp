@@ -3,6 +3,7 @@
 // queue order, kept here beside its one hot caller), each placed all or nothing
 // (attempt), with the capacity checks of plugins/proportion/capacity_policy first.
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -183,6 +184,31 @@ bool KaiPolicy::try_cut(std::int64_t max_node_free, std::int64_t max_pool_free) 
     const Candidate rival = second == lanes.size() ? Candidate{} : head_key(lanes[second]);
     std::int32_t first_upto = lane.gmax, rival_from = std::numeric_limits<std::int32_t>::max();
     while (lane.i < keys.size()) {
+      // The rest of a block, when every key there passes the checks below, keeps the turn, is not
+      // where the walk stops and has its reason (NoFit) already (the block's summary answers).
+      {
+        const QNode::PendingList::Block& b = block(lane.leaf, lane.i / QNode::PendingList::kBlock);
+        constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
+        const std::int32_t min_gpus = std::min(b.min_plain, b.min_multi);
+        bool take = b.plain;
+        if (take && (b.live_mask >> (lane.i % QNode::PendingList::kBlock)) != 0) {
+          take = (b.min_plain == kNone || b.min_plain > max_node_free) &&
+                 (b.min_multi == kNone || b.min_multi > max_pool_free) && capacity_free(lane.leaf, b.max_priority) &&
+                 !(consolidation_open && b.min_plain <= all_pools_free) && simple_demand(min_gpus)[0] > lane.room &&
+                 lane.lowest >= b.max_priority && !(need_plain && b.min_plain <= min_plain) &&
+                 !(need_multi && b.min_multi <= min_multi);
+          if (take && rival.leaf >= 0 && b.max_gpus > first_upto) {
+            take = b.max_gpus < rival_from &&
+                   queue_before(Candidate{lane.leaf, lane.leaf, simple_demand(b.max_gpus)}, rival);
+            if (take) first_upto = b.max_gpus;
+          }
+          if (take) lane.gmax = std::max(lane.gmax, b.max_gpus);
+        }
+        if (take) {
+          lane.i = std::min((lane.i / QNode::PendingList::kBlock + 1) * QNode::PendingList::kBlock, keys.size());
+          continue;
+        }
+      }
       const QNode::PendKey& k = keys[lane.i];
       if (k.erased) {
         ++lane.i;
@@ -336,7 +362,6 @@ bool KaiPolicy::fast_run(int leaf) {
   // The stop test's second half: fast steps change neither the failed minima nor the pending counts.
   const bool would_fail = all_would_fail();
   // The lone entries are kept as runs (FailedRun), the others one by one.
-  constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
   FailedRun run{leaf, false, 0, 0, 0, 0, 0};
   bool open = false;
   auto close = [&] {
@@ -346,7 +371,39 @@ bool KaiPolicy::fast_run(int leaf) {
                                  static_cast<std::uint32_t>(failed_runs_.size()), 0});
     failed_runs_.push_back(run);
   };
+  constexpr std::size_t kBlock = QNode::PendingList::kBlock;
+  constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
   while (true) {
+    // The rest of a block, when every step there would be a fast NoFit step of a lone pod that
+    // keeps the pick, sets no reason (each is NoFit already) and does not reach the stop test
+    // (the block's summary, of the keys before the cursor too, answers for them): taken at once.
+    while (node.cursor < keys.size()) {
+      const QNode::PendingList::Block& b = block(leaf, node.cursor / kBlock);
+      if (!b.plain) break;
+      const auto live = static_cast<std::uint32_t>(std::popcount(b.live_mask >> (node.cursor % kBlock)));
+      if (live > 0) {
+        if ((b.min_plain != kNone && b.min_plain < min_failed_plain_gpus_) ||
+            (b.min_multi != kNone && b.min_multi < min_failed_multi_gpus_) || !capacity_free(leaf, b.max_priority))
+          break;
+        if (would_fail && failed_count_ + live >= static_cast<std::size_t>(kVictimSearchesPerSession)) break;
+        if (rival.leaf >= 0 && b.max_gpus > first_upto) {
+          if (b.max_gpus >= rival_from || !queue_before(Candidate{leaf, leaf, simple_demand(b.max_gpus)}, rival)) break;
+          first_upto = b.max_gpus;  // every pod no larger goes before the rival
+        }
+        if (!open) {
+          open = true;
+          run.begin = static_cast<std::uint32_t>(node.cursor);
+          run.min_plain_gpus = run.min_gpus = kNone;
+          run.max_priority = b.max_priority;
+        }
+        run.min_plain_gpus = std::min(run.min_plain_gpus, b.min_plain);
+        run.min_gpus = std::min({run.min_gpus, b.min_plain, b.min_multi});
+        run.max_priority = std::max(run.max_priority, b.max_priority);
+        failed_count_ += live;
+      }
+      node.cursor = std::min((node.cursor / kBlock + 1) * kBlock, keys.size());
+      if (open) run.end = static_cast<std::uint32_t>(node.cursor);
+    }
     // leaf_candidate's step for a lone plain pod; any other head goes back to allocate's loop,
     // whose pick(0) meets it at the same point.
     while (node.cursor < keys.size() && keys[node.cursor].erased) ++node.cursor;
@@ -391,6 +448,33 @@ bool KaiPolicy::fast_run(int leaf) {
   }
   close();
   return false;
+}
+
+const QNode::PendingList::Block& KaiPolicy::block(int leaf, std::size_t b) {
+  QNode::PendingList& list = nodes_[leaf].pending_units;
+  QNode::PendingList::Block& out = list.blocks[b];
+  if (!out.dirty) return out;
+  out = QNode::PendingList::Block{};
+  out.dirty = false;
+  out.plain = true;
+  out.min_plain = out.min_multi = std::numeric_limits<std::int32_t>::max();
+  out.max_priority = std::numeric_limits<std::int32_t>::min();
+  const std::size_t end = std::min(list.keys.size(), (b + 1) * QNode::PendingList::kBlock);
+  for (std::size_t i = b * QNode::PendingList::kBlock; i < end; ++i) {
+    const QNode::PendKey& k = list.keys[i];
+    if (k.erased) continue;
+    out.live_mask |= std::uint64_t{1} << (i % QNode::PendingList::kBlock);
+    if (k.single == models::kNoJob || k.simple_gpus <= 0 || !k.lone || !placeable(*view_, k.single) ||
+        reasons_[k.single] != Reason::NoFit) {
+      out.plain = false;
+      continue;
+    }
+    (k.simple_multi ? out.min_multi : out.min_plain) =
+        std::min(k.simple_multi ? out.min_multi : out.min_plain, k.simple_gpus);
+    out.max_gpus = std::max(out.max_gpus, k.simple_gpus);
+    out.max_priority = std::max(out.max_priority, -k.neg_priority);
+  }
+  return out;
 }
 
 // Before a key is inserted into a pending list (which moves the keys after it) or, after allocate,

@@ -374,35 +374,77 @@ bool KaiPolicy::fast_run(int leaf) {
   constexpr std::size_t kBlock = QNode::PendingList::kBlock;
   constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
   while (true) {
-    // The rest of a block, when every step there would be a fast NoFit step of a lone pod that
-    // keeps the pick, sets no reason (each is NoFit already) and does not reach the stop test
-    // (the block's summary, of the keys before the cursor too, answers for them): taken at once.
+    // The rest of a block whose keys are lone plain pods, placeable, within their queue's capacity,
+    // each with its reason (NoFit) already: when every step there would be a fast NoFit step that
+    // keeps the pick and does not reach the stop test (the block's summary, of the keys before the
+    // cursor too, answers for them), taken at once; otherwise the keys up to the first that would
+    // not be such a step, read for their GPUs only (the key-by-key step below takes that one).
     while (node.cursor < keys.size()) {
+      const std::size_t at = node.cursor % kBlock, block_end = std::min(node.cursor - at + kBlock, keys.size());
       const QNode::PendingList::Block& b = block(leaf, node.cursor / kBlock);
-      if (!b.plain) break;
-      const auto live = static_cast<std::uint32_t>(std::popcount(b.live_mask >> (node.cursor % kBlock)));
-      if (live > 0) {
-        if ((b.min_plain != kNone && b.min_plain < min_failed_plain_gpus_) ||
-            (b.min_multi != kNone && b.min_multi < min_failed_multi_gpus_) || !capacity_free(leaf, b.max_priority))
-          break;
-        if (would_fail && failed_count_ + live >= static_cast<std::size_t>(kVictimSearchesPerSession)) break;
-        if (rival.leaf >= 0 && b.max_gpus > first_upto) {
-          if (b.max_gpus >= rival_from || !queue_before(Candidate{leaf, leaf, simple_demand(b.max_gpus)}, rival)) break;
-          first_upto = b.max_gpus;  // every pod no larger goes before the rival
-        }
+      if (!b.plain || !capacity_free(leaf, b.max_priority)) break;
+      auto extend = [&](std::uint32_t live, std::int32_t min_plain, std::int32_t min_gpus, std::int32_t max_priority) {
         if (!open) {
           open = true;
           run.begin = static_cast<std::uint32_t>(node.cursor);
           run.min_plain_gpus = run.min_gpus = kNone;
-          run.max_priority = b.max_priority;
+          run.max_priority = max_priority;
         }
-        run.min_plain_gpus = std::min(run.min_plain_gpus, b.min_plain);
-        run.min_gpus = std::min({run.min_gpus, b.min_plain, b.min_multi});
-        run.max_priority = std::max(run.max_priority, b.max_priority);
+        run.min_plain_gpus = std::min(run.min_plain_gpus, min_plain);
+        run.min_gpus = std::min(run.min_gpus, min_gpus);
+        run.max_priority = std::max(run.max_priority, max_priority);
         failed_count_ += live;
+      };
+      const auto live = static_cast<std::uint32_t>(std::popcount(b.live_mask >> at));
+      bool whole = live == 0;
+      if (!whole && (b.min_plain == kNone || b.min_plain >= min_failed_plain_gpus_) &&
+          (b.min_multi == kNone || b.min_multi >= min_failed_multi_gpus_) &&
+          !(would_fail && failed_count_ + live >= static_cast<std::size_t>(kVictimSearchesPerSession))) {
+        whole = rival.leaf < 0 || b.max_gpus <= first_upto ||
+                (b.max_gpus < rival_from && queue_before(Candidate{leaf, leaf, simple_demand(b.max_gpus)}, rival));
+        if (whole) first_upto = std::max(first_upto, b.max_gpus);  // every pod no larger goes before the rival
+        if (whole) extend(live, b.min_plain, std::min(b.min_plain, b.min_multi), b.max_priority);
       }
-      node.cursor = std::min((node.cursor / kBlock + 1) * kBlock, keys.size());
+      if (whole) {
+        node.cursor = block_end;
+        if (open) run.end = static_cast<std::uint32_t>(node.cursor);
+        continue;
+      }
+      std::size_t i = node.cursor;
+      std::uint32_t taken = 0;
+      std::int32_t min_plain = kNone, min_gpus = kNone, max_priority = std::numeric_limits<std::int32_t>::min();
+      bool stop = false;
+      for (; i < block_end; ++i) {
+        const QNode::PendKey& k = keys[i];
+        if (k.erased) continue;
+        const std::int32_t g = k.simple_gpus;
+        if (g < (k.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_)) break;
+        if (rival.leaf >= 0 && g > first_upto) {
+          if (g >= rival_from) break;
+          if (!queue_before(Candidate{leaf, leaf, simple_demand(g)}, rival)) {
+            rival_from = g;
+            break;
+          }
+          first_upto = g;
+        }
+        ++taken;
+        if (!k.simple_multi) min_plain = std::min(min_plain, g);
+        min_gpus = std::min(min_gpus, g);
+        max_priority = std::max(max_priority, -k.neg_priority);
+        if (would_fail && failed_count_ + taken >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+          stop = true;
+          ++i;
+          break;
+        }
+      }
+      if (taken > 0) extend(taken, min_plain, min_gpus, max_priority);
+      node.cursor = i;
       if (open) run.end = static_cast<std::uint32_t>(node.cursor);
+      if (stop) {
+        close();
+        return true;
+      }
+      if (i < block_end) break;
     }
     // leaf_candidate's step for a lone plain pod; any other head goes back to allocate's loop,
     // whose pick(0) meets it at the same point.

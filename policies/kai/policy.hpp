@@ -584,7 +584,14 @@ class KaiPolicy final : public Policy {
   // framework/session.cpp: the statement, and the pending counts.
   void reserve(const models::Placement& p, std::int64_t sign);
 
-  Overlay base(bool now = false) const;
+  Overlay base(bool now = false) const {
+    Overlay ov;
+    base_into(ov, now);
+    return ov;
+  }
+
+  // base() into ov (emptied first), which keeps its capacity.
+  void base_into(Overlay& ov, bool now = false) const;
 
   void count_pending(JobIndex j, std::int64_t sign);
 
@@ -681,6 +688,11 @@ class KaiPolicy final : public Policy {
   bool consolidate(Session& s, std::uint32_t id, int& attempts);
 
   bool try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now);
+  // try_consolidate_on's lists and statement, kept for their capacity (it runs for up to 64 nodes
+  // per pending pod, eight pods per session).
+  std::vector<std::tuple<std::int32_t, Tick, JobIndex>> movable_;
+  std::vector<JobIndex> victims_, victim_order_;
+  Overlay consolidation_ov_;
 
   void stale_gang_eviction(Session& s);
 

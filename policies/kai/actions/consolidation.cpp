@@ -46,7 +46,8 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
 
 bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now) {
   const Job& job = workload_->jobs[pod];
-  std::vector<std::tuple<std::int32_t, Tick, JobIndex>> movable;  // gpus, -start, job
+  auto& movable = movable_;  // gpus, -start, job
+  movable.clear();
   for (JobIndex j : s.jobs_on_node(n)) {
     if (terminating_[j] || s.state(j) != JobState::Running) continue;
     const Unit& v = units_[job_unit_[j]];
@@ -55,9 +56,11 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
     movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
   }
   std::sort(movable.begin(), movable.end());
-  Overlay ov = base();
+  Overlay& ov = consolidation_ov_;
+  base_into(ov);
   ov.at(*cluster_, n);
-  std::vector<JobIndex> victims;
+  std::vector<JobIndex>& victims = victims_;
+  victims.clear();
   for (const auto& [gpus, neg_start, j] : movable) {
     (void)gpus, (void)neg_start;
     const Free target = *ov.find(n);
@@ -72,7 +75,8 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
   t->cpus -= job.cpus;
   t->memory -= job.memory_mib;
   // Every victim must find a place elsewhere now.
-  std::vector<JobIndex> order = victims;
+  std::vector<JobIndex>& order = victim_order_;
+  order.assign(victims.begin(), victims.end());
   std::sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) {
     if (workload_->jobs[a].gpus != workload_->jobs[b].gpus) return workload_->jobs[a].gpus > workload_->jobs[b].gpus;
     return a < b;

@@ -439,8 +439,8 @@ void KaiPolicy::reserve(const models::Placement& p, std::int64_t sign) {
 // A fresh statement: the cluster plus what the victims of pipelined groups are releasing, minus
 // the reservations of those groups.
 // With `now`, only what is free at this instant (for binding rather than pipelining).
-Overlay KaiPolicy::base(bool now) const {
-  Overlay ov;
+void KaiPolicy::base_into(Overlay& ov, bool now) const {
+  ov.nodes.clear();
   for (const auto& [n, r] : reserved_) {
     const auto& node = cluster_->node(n);
     ov.nodes.push_back(Free{n, node.free_gpus - r.gpus, node.free_cpus - r.cpus, node.free_memory_mib - r.memory, {}});
@@ -458,7 +458,6 @@ Overlay KaiPolicy::base(bool now) const {
         f.dev[d] = std::max(f.dev[d], cluster_->device_milli(f.node, static_cast<std::int32_t>(d)));
     }
   }
-  return ov;
 }
 
 void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why) {

@@ -690,8 +690,13 @@ class KaiPolicy final : public Policy {
   bool try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now);
   // try_consolidate_on's lists and statement, kept for their capacity (it runs for up to 64 nodes
   // per pending pod, eight pods per session).
-  std::vector<std::tuple<std::int32_t, Tick, JobIndex>> movable_;
   std::vector<JobIndex> victims_, victim_order_;
+  // Per node, the pods consolidation may move off it, in the order it moves them, as read at
+  // movable_epoch_ of the node: valid while movable_epoch_ stays the same (a session's walk of
+  // failed groups until an eviction: nothing else there changes what the list reads).
+  std::vector<std::vector<std::tuple<std::int32_t, Tick, JobIndex>>> movable_;
+  std::vector<std::uint64_t> movable_at_;
+  std::uint64_t movable_epoch_ = 1;
   Overlay consolidation_ov_;
 
   void stale_gang_eviction(Session& s);

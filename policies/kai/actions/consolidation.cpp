@@ -46,16 +46,24 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
 
 bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now) {
   const Job& job = workload_->jobs[pod];
-  auto& movable = movable_;  // gpus, -start, job
-  movable.clear();
-  for (JobIndex j : s.jobs_on_node(n)) {
-    if (terminating_[j] || s.state(j) != JobState::Running) continue;
-    const Unit& v = units_[job_unit_[j]];
-    if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
-    if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
-    movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+  if (movable_.size() < cluster_->nodes().size()) {
+    movable_.resize(cluster_->nodes().size());
+    movable_at_.resize(cluster_->nodes().size(), 0);
   }
-  std::sort(movable.begin(), movable.end());
+  auto& movable = movable_[n];  // gpus, -start, job
+  if (movable_at_[n] != movable_epoch_) {
+    // (protected_by_min_runtime's earliest end of protection is the same when read again.)
+    movable_at_[n] = movable_epoch_;
+    movable.clear();
+    for (JobIndex j : s.jobs_on_node(n)) {
+      if (terminating_[j] || s.state(j) != JobState::Running) continue;
+      const Unit& v = units_[job_unit_[j]];
+      if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
+      if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
+      movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+    }
+    std::sort(movable.begin(), movable.end());
+  }
   Overlay& ov = consolidation_ov_;
   base_into(ov);
   ov.at(*cluster_, n);

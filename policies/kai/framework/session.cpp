@@ -150,6 +150,7 @@ void KaiPolicy::schedule(Session& s) {
     if (!leaf.running_units.empty())
       walk_lowest_running_[static_cast<std::size_t>(q)] = std::get<0>(*leaf.running_units.begin());
   }
+  ++movable_epoch_;  // consolidation reads the nodes afresh
   // One entry: passed over while nothing has acted and nothing would be done for it.
   auto visit = [&](const FailedUnit f) {
     if (!acted && f.lone) {
@@ -462,6 +463,7 @@ void KaiPolicy::base_into(Overlay& ov, bool now) const {
 
 void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why) {
   resume_walk(s);  // failed_ as the whole walk makes it, before anything changes
+  ++movable_epoch_;
   Unit& v = units_[victim];
   for (JobIndex j : active_members(v)) {
     const std::string err = s.preempt(j, PreemptMode::Requeue, cfg_.termination_grace, by, why);

@@ -691,6 +691,13 @@ class KaiPolicy final : public Policy {
   // try_consolidate_on's lists and statement, kept for their capacity (it runs for up to 64 nodes
   // per pending pod, eight pods per session).
   std::vector<JobIndex> victims_, victim_order_;
+  // base() for consolidation, kept while nothing it reads changes: the reservations and the
+  // releasing pods (base_version_), the cluster (starts_, and sessions_: between sessions it
+  // changes without a start).
+  Overlay consolidation_base_;
+  std::uint64_t consolidation_base_session_ = ~std::uint64_t{0}, consolidation_base_starts_ = 0,
+                consolidation_base_version_ = 0;
+  std::uint64_t base_version_ = 0, sessions_ = 0;
   // Per node, the pods consolidation may move off it, in the order it moves them, as read at
   // movable_epoch_ of the node: valid while movable_epoch_ stays the same (a session's walk of
   // failed groups until an eviction: nothing else there changes what the list reads).

@@ -64,8 +64,15 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
     }
     std::sort(movable.begin(), movable.end());
   }
+  if (consolidation_base_session_ != sessions_ || consolidation_base_starts_ != starts_ ||
+      consolidation_base_version_ != base_version_) {
+    base_into(consolidation_base_);
+    consolidation_base_session_ = sessions_;
+    consolidation_base_starts_ = starts_;
+    consolidation_base_version_ = base_version_;
+  }
   Overlay& ov = consolidation_ov_;
-  base_into(ov);
+  ov.nodes.assign(consolidation_base_.nodes.begin(), consolidation_base_.nodes.end());
   ov.at(*cluster_, n);
   std::vector<JobIndex>& victims = victims_;
   victims.clear();

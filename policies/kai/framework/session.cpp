@@ -75,6 +75,7 @@ void KaiPolicy::on_release(const ClusterView& view, JobIndex j) {
     if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, held(j), -1);
   }
   releasing_.erase(j);
+  ++base_version_;
   if (victim_of_[j] != kNoUnit) {
     Unit& p = units_[victim_of_[j]];
     if (p.outstanding_victims > 0) --p.outstanding_victims;
@@ -112,6 +113,7 @@ void KaiPolicy::schedule(Session& s) {
     return;
   }
   advance_usage(now);
+  ++sessions_;
   for (JobIndex j : to_reject_) {
     if (s.state(j) != JobState::Pending) continue;
     const Job& job = s.workload().jobs[j];
@@ -421,6 +423,7 @@ void KaiPolicy::count_pending(JobIndex j, std::int64_t sign) {
 
 // Resources that pipelined groups will bind to once their victims are gone.
 void KaiPolicy::reserve(const models::Placement& p, std::int64_t sign) {
+  ++base_version_;
   for (const auto& sl : p) {
     Free& r = reserved_[sl.node];
     r.node = sl.node;
@@ -475,6 +478,7 @@ void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32
     if (!v.preemptible()) add_path(v.queue, &QNode::np_alloc, held(j), -1);
     if (by_unit != kNoUnit) {
       releasing_.insert(j);
+      ++base_version_;
       victim_of_[j] = by_unit;
       ++units_[by_unit].outstanding_victims;
     }

@@ -33,6 +33,7 @@ using models::NodeId;
 inline constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
 inline constexpr NodeId kNoNode = UINT32_MAX;
 inline constexpr std::uint32_t kNoUnit = UINT32_MAX;
+inline constexpr std::uint32_t kNoRun = UINT32_MAX;
 // Consolidation is tried for at most this many pending jobs per session, over at most this many
 // candidate nodes each (bounds the cost of a session on large clusters).
 inline constexpr int kConsolidationJobsPerSession = 8;
@@ -116,6 +117,25 @@ struct QNode {
   struct PendingList {
     std::vector<PendKey> keys;
     std::size_t erased = 0;
+    // What the allocate walk needs to know of kBlock keys at a time to take them in one step
+    // (KaiPolicy::block): recomputed when dirty, made dirty by any change to a key of the block or to
+    // the reason of its pod (KaiPolicy::set_reason).
+    static constexpr std::size_t kBlock = 64;  // the bits of Block::live_mask
+    struct Block {
+      bool dirty = true;
+      bool plain = false;           // every key not erased is a lone plain pod, placeable, whose reason is NoFit
+      std::uint64_t live_mask = 0;  // bit i: key i of the block is there, not erased
+      // Of those keys: the fewest GPUs of a one-node pod and of a pod spanning nodes (int32 max
+      // without one), the most GPUs, the highest priority.
+      std::int32_t min_plain = 0, min_multi = 0, max_gpus = 0, max_priority = 0;
+    };
+    std::vector<Block> blocks;
+    void fit_blocks() { blocks.resize((keys.size() + kBlock - 1) / kBlock); }
+    void touch(std::size_t i) { blocks[i / kBlock].dirty = true; }
+    void touch_key(const PendKey& k) {
+      const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it != keys.end() && !(k < *it)) touch(static_cast<std::size_t>(it - keys.begin()));
+    }
     bool empty() const { return keys.size() == erased; }
     // Inserts k. `cursor` (an index into keys) moves to the first key left at or after it and
     // keeps pointing at that key (or the end), as a tree's iterator would: a walk visits k only
@@ -125,29 +145,36 @@ struct QNode {
       if (keys.empty() || keys.back() < k) {
         if (cursor == keys.size()) ++cursor;
         keys.push_back(k);
+        fit_blocks();
+        touch(keys.size() - 1);
         return;
       }
       const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      const auto at = static_cast<std::size_t>(it - keys.begin());
       if (!(k < *it)) {  // an erased entry of the same order: k takes its place
         *it = k;
         --erased;
+        touch(at);
         return;
       }
-      const auto at = static_cast<std::size_t>(it - keys.begin());
       keys.insert(it, k);
       if (at <= cursor) ++cursor;
+      fit_blocks();
+      for (std::size_t b = at / kBlock; b < blocks.size(); ++b) blocks[b].dirty = true;
     }
     void erase(const PendKey& k) {
       auto it = std::lower_bound(keys.begin(), keys.end(), k);
       if (it == keys.end() || k < *it || it->erased) return;  // not there (never the case)
       it->erased = true;
       ++erased;
+      touch(static_cast<std::size_t>(it - keys.begin()));
     }
     // Drops the erased entries once they are half the array (never during a walk).
     void compact() {
       if (erased < 64 || erased * 2 < keys.size()) return;
       std::erase_if(keys, [](const PendKey& k) { return k.erased; });
       erased = 0;
+      blocks.assign((keys.size() + kBlock - 1) / kBlock, Block{});
     }
   };
   using RunKey = std::tuple<std::int32_t, Tick, std::int64_t>;  // priority, -created, -unit
@@ -334,8 +361,44 @@ class KaiPolicy final : public Policy {
     bool lone, multi;
     std::int32_t gpus, priority;
     int queue;
-    std::int64_t demand;  // the pod's GPUs in the queue accounting's units (simple_demand)
+    std::uint32_t run = kNoRun;  // an index into failed_runs_: this entry stands for that run's entries
+    std::int64_t demand;         // the pod's GPUs in the queue accounting's units (simple_demand)
   };
+
+  // Lone NoFit entries that fast_run took one after another from one leaf, kept as the range of
+  // keys they were read from instead of one FailedUnit each (the walk of failed groups reads few of
+  // them: a whole run is passed over when may_act is false for each of its entries, which the
+  // run's minima and maximum answer). [begin, end) indexes the leaf's pending list, skipping the
+  // keys erased then, or failed_keys_ once copied there (copy_failed_runs: before a key is inserted
+  // into a pending list, which moves the later keys, or erased after allocate).
+  struct FailedRun {
+    int leaf;
+    bool copied;
+    std::uint32_t begin, end;
+    std::int32_t min_plain_gpus, min_gpus, max_priority;  // min_plain_gpus: of the one-node pods
+  };
+
+  // may_act for some entry of the run.
+  bool run_may_act(const FailedRun& r, bool consolidation_open, bool search_open, std::int64_t all_pools_free) const {
+    const auto q = static_cast<std::size_t>(r.leaf);
+    const bool consolidation = consolidation_open && r.min_plain_gpus <= all_pools_free;
+    const bool victims =
+        search_open && (simple_demand(r.min_gpus)[0] <= walk_room_[q] || walk_lowest_running_[q] < r.max_priority);
+    return consolidation || victims;
+  }
+
+  // The key of entry `off` of run r (erased: no entry).
+  const QNode::PendKey& run_key(const FailedRun& r, std::uint32_t off) const {
+    return r.copied ? failed_keys_[r.begin + off] : nodes_[r.leaf].pending_units.keys[r.begin + off];
+  }
+
+  FailedUnit run_entry(const FailedRun& r, const QNode::PendKey& k) const {
+    return FailedUnit{k.unit,         Reason::NoFit, true,
+                      k.simple_multi, k.simple_gpus, -k.neg_priority,
+                      r.leaf,         kNoRun,        simple_demand(k.simple_gpus)[0]};
+  }
+
+  void copy_failed_runs();
 
   // For a lone entry while nothing has acted: false when consolidate, reclaim and preempt would
   // each return false at their first checks, which read only what the entry holds, the counts
@@ -456,6 +519,14 @@ class KaiPolicy final : public Policy {
 
   inline bool fast_run(int leaf);
 
+  // The summary of block b of the leaf's pending list, up to date.
+  inline const QNode::PendingList::Block& block(int leaf, std::size_t b);
+
+  // capacity(leaf, p, ...) is None for every request and every priority p <= max_priority.
+  bool capacity_free(int leaf, std::int32_t max_priority) const {
+    return nodes_[leaf].unlimited && (nodes_[leaf].unquoted || Unit::preemptible_priority(max_priority));
+  }
+
   // ----- placement -----------------------------------------------------------------------------
   bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
 
@@ -513,7 +584,14 @@ class KaiPolicy final : public Policy {
   // framework/session.cpp: the statement, and the pending counts.
   void reserve(const models::Placement& p, std::int64_t sign);
 
-  Overlay base(bool now = false) const;
+  Overlay base(bool now = false) const {
+    Overlay ov;
+    base_into(ov, now);
+    return ov;
+  }
+
+  // base() into ov (emptied first), which keeps its capacity.
+  void base_into(Overlay& ov, bool now = false) const;
 
   void count_pending(JobIndex j, std::int64_t sign);
 
@@ -554,6 +632,10 @@ class KaiPolicy final : public Policy {
   void set_reason(JobIndex j, Reason r) {
     if (reasons_[j] == r) return;
     reasons_[j] = r;
+    if (job_unit_[j] != kNoUnit) {  // the block summary of a pending pod's key reads its reason
+      const Unit& u = units_[job_unit_[j]];
+      if (u.in_pending && u.single == j) nodes_[u.queue].pending_units.touch_key(u.pkey);
+    }
     if (session_ != nullptr) session_->pending_reason(j, reason_text(r));
   }
 
@@ -606,6 +688,23 @@ class KaiPolicy final : public Policy {
   bool consolidate(Session& s, std::uint32_t id, int& attempts);
 
   bool try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now);
+  // try_consolidate_on's lists and statement, kept for their capacity (it runs for up to 64 nodes
+  // per pending pod, eight pods per session).
+  std::vector<JobIndex> victims_, victim_order_;
+  // base() for consolidation, kept while nothing it reads changes: the reservations and the
+  // releasing pods (base_version_), the cluster (starts_, and sessions_: between sessions it
+  // changes without a start).
+  Overlay consolidation_base_;
+  std::uint64_t consolidation_base_session_ = ~std::uint64_t{0}, consolidation_base_starts_ = 0,
+                consolidation_base_version_ = 0;
+  std::uint64_t base_version_ = 0, sessions_ = 0;
+  // Per node, the pods consolidation may move off it, in the order it moves them, as read at
+  // movable_epoch_ of the node: valid while movable_epoch_ stays the same (a session's walk of
+  // failed groups until an eviction: nothing else there changes what the list reads).
+  std::vector<std::vector<std::tuple<std::int32_t, Tick, JobIndex>>> movable_;
+  std::vector<std::uint64_t> movable_at_;
+  std::uint64_t movable_epoch_ = 1;
+  Overlay consolidation_ov_;
 
   void stale_gang_eviction(Session& s);
 
@@ -632,6 +731,10 @@ class KaiPolicy final : public Policy {
   mutable bool share_budget_hit_ = false;
   std::vector<Reason> reasons_;
   std::vector<FailedUnit> failed_;  // schedule's list of the groups that failed in allocate
+  std::size_t failed_count_ = 0;    // its entries, each run's counted
+  std::vector<FailedRun> failed_runs_;
+  std::vector<QNode::PendKey> failed_keys_;
+  std::size_t live_runs_from_ = 0;  // failed_runs_ from here read the pending lists
   // allocate stopped its walk where nothing could start any more and failed_ ends there (try_cut);
   // resume_walk finishes it before anything changes.
   bool cut_ = false;

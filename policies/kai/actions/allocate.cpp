@@ -3,6 +3,7 @@
 // queue order, kept here beside its one hot caller), each placed all or nothing
 // (attempt), with the capacity checks of plugins/proportion/capacity_policy first.
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -39,6 +40,10 @@ void KaiPolicy::allocate(Session& s) {
   // allocate
   std::vector<FailedUnit>& failed = failed_;  // kept between sessions for its capacity
   failed.clear();
+  failed_count_ = 0;
+  failed_runs_.clear();
+  failed_keys_.clear();
+  live_runs_from_ = 0;
   for (int q : leaves_) {
     nodes_[q].pending_units.compact();
     nodes_[q].cursor = 0;
@@ -66,7 +71,7 @@ void KaiPolicy::walk(Session& s, bool may_cut) {
   while (true) {
     // With the stop test short of its shapes (it passed, or failed_ would have ended), and only
     // lone plain pods pending: once the free GPUs hold none of their shapes, try_cut.
-    if (!cut_tried && other_pending_ == 0 && failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+    if (!cut_tried && other_pending_ == 0 && failed_count_ >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
       if (bounds_at != starts_) {
         bounds_at = starts_;
         max_node_free = max_pool_free = 0;
@@ -98,12 +103,14 @@ void KaiPolicy::walk(Session& s, bool may_cut) {
     if (fast) set_reason(k.single, Reason::NoFit);
     const Reason r = fast ? Reason::NoFit : attempt(s, k.unit);
     // A failed attempt changes nothing of the unit: the key still holds what it has.
-    if (r != Reason::None)
+    if (r != Reason::None) {
       failed.push_back(FailedUnit{k.unit, r, r == Reason::NoFit && k.lone, k.simple_multi, k.simple_gpus,
-                                  -k.neg_priority, leaf, simple_demand(k.simple_gpus)[0]});
+                                  -k.neg_priority, leaf, kNoRun, simple_demand(k.simple_gpus)[0]});
+      ++failed_count_;
+    }
     // Once every pending pod is known not to fit, stop when the later actions have enough
     // candidates (they are bounded per session).
-    if (failed.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
+    if (failed_count_ >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) break;
     if (fast && node.parent == 0 && fast_run(leaf)) break;
   }
 }
@@ -177,6 +184,31 @@ bool KaiPolicy::try_cut(std::int64_t max_node_free, std::int64_t max_pool_free) 
     const Candidate rival = second == lanes.size() ? Candidate{} : head_key(lanes[second]);
     std::int32_t first_upto = lane.gmax, rival_from = std::numeric_limits<std::int32_t>::max();
     while (lane.i < keys.size()) {
+      // The rest of a block, when every key there passes the checks below, keeps the turn, is not
+      // where the walk stops and has its reason (NoFit) already (the block's summary answers).
+      {
+        const QNode::PendingList::Block& b = block(lane.leaf, lane.i / QNode::PendingList::kBlock);
+        constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
+        const std::int32_t min_gpus = std::min(b.min_plain, b.min_multi);
+        bool take = b.plain;
+        if (take && (b.live_mask >> (lane.i % QNode::PendingList::kBlock)) != 0) {
+          take = (b.min_plain == kNone || b.min_plain > max_node_free) &&
+                 (b.min_multi == kNone || b.min_multi > max_pool_free) && capacity_free(lane.leaf, b.max_priority) &&
+                 !(consolidation_open && b.min_plain <= all_pools_free) && simple_demand(min_gpus)[0] > lane.room &&
+                 lane.lowest >= b.max_priority && !(need_plain && b.min_plain <= min_plain) &&
+                 !(need_multi && b.min_multi <= min_multi);
+          if (take && rival.leaf >= 0 && b.max_gpus > first_upto) {
+            take = b.max_gpus < rival_from &&
+                   queue_before(Candidate{lane.leaf, lane.leaf, simple_demand(b.max_gpus)}, rival);
+            if (take) first_upto = b.max_gpus;
+          }
+          if (take) lane.gmax = std::max(lane.gmax, b.max_gpus);
+        }
+        if (take) {
+          lane.i = std::min((lane.i / QNode::PendingList::kBlock + 1) * QNode::PendingList::kBlock, keys.size());
+          continue;
+        }
+      }
       const QNode::PendKey& k = keys[lane.i];
       if (k.erased) {
         ++lane.i;
@@ -327,29 +359,177 @@ bool KaiPolicy::fast_run(int leaf) {
   QNode& node = nodes_[leaf];
   const std::vector<QNode::PendKey>& keys = node.pending_units.keys;
   std::int32_t first_upto = 0, rival_from = std::numeric_limits<std::int32_t>::max();
+  // The stop test's second half: fast steps change neither the failed minima nor the pending counts.
+  const bool would_fail = all_would_fail();
+  // The lone entries are kept as runs (FailedRun), the others one by one.
+  FailedRun run{leaf, false, 0, 0, 0, 0, 0};
+  bool open = false;
+  auto close = [&] {
+    if (!open) return;
+    open = false;
+    failed_.push_back(FailedUnit{kNoUnit, Reason::NoFit, true, false, 0, 0, leaf,
+                                 static_cast<std::uint32_t>(failed_runs_.size()), 0});
+    failed_runs_.push_back(run);
+  };
+  constexpr std::size_t kBlock = QNode::PendingList::kBlock;
+  constexpr std::int32_t kNone = std::numeric_limits<std::int32_t>::max();
   while (true) {
+    // The rest of a block whose keys are lone plain pods, placeable, within their queue's capacity,
+    // each with its reason (NoFit) already: when every step there would be a fast NoFit step that
+    // keeps the pick and does not reach the stop test (the block's summary, of the keys before the
+    // cursor too, answers for them), taken at once; otherwise the keys up to the first that would
+    // not be such a step, read for their GPUs only (the key-by-key step below takes that one).
+    while (node.cursor < keys.size()) {
+      const std::size_t at = node.cursor % kBlock, block_end = std::min(node.cursor - at + kBlock, keys.size());
+      const QNode::PendingList::Block& b = block(leaf, node.cursor / kBlock);
+      if (!b.plain || !capacity_free(leaf, b.max_priority)) break;
+      auto extend = [&](std::uint32_t live, std::int32_t min_plain, std::int32_t min_gpus, std::int32_t max_priority) {
+        if (!open) {
+          open = true;
+          run.begin = static_cast<std::uint32_t>(node.cursor);
+          run.min_plain_gpus = run.min_gpus = kNone;
+          run.max_priority = max_priority;
+        }
+        run.min_plain_gpus = std::min(run.min_plain_gpus, min_plain);
+        run.min_gpus = std::min(run.min_gpus, min_gpus);
+        run.max_priority = std::max(run.max_priority, max_priority);
+        failed_count_ += live;
+      };
+      const auto live = static_cast<std::uint32_t>(std::popcount(b.live_mask >> at));
+      bool whole = live == 0;
+      if (!whole && (b.min_plain == kNone || b.min_plain >= min_failed_plain_gpus_) &&
+          (b.min_multi == kNone || b.min_multi >= min_failed_multi_gpus_) &&
+          !(would_fail && failed_count_ + live >= static_cast<std::size_t>(kVictimSearchesPerSession))) {
+        whole = rival.leaf < 0 || b.max_gpus <= first_upto ||
+                (b.max_gpus < rival_from && queue_before(Candidate{leaf, leaf, simple_demand(b.max_gpus)}, rival));
+        if (whole) first_upto = std::max(first_upto, b.max_gpus);  // every pod no larger goes before the rival
+        if (whole) extend(live, b.min_plain, std::min(b.min_plain, b.min_multi), b.max_priority);
+      }
+      if (whole) {
+        node.cursor = block_end;
+        if (open) run.end = static_cast<std::uint32_t>(node.cursor);
+        continue;
+      }
+      std::size_t i = node.cursor;
+      std::uint32_t taken = 0;
+      std::int32_t min_plain = kNone, min_gpus = kNone, max_priority = std::numeric_limits<std::int32_t>::min();
+      bool stop = false;
+      for (; i < block_end; ++i) {
+        const QNode::PendKey& k = keys[i];
+        if (k.erased) continue;
+        const std::int32_t g = k.simple_gpus;
+        if (g < (k.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_)) break;
+        if (rival.leaf >= 0 && g > first_upto) {
+          if (g >= rival_from) break;
+          if (!queue_before(Candidate{leaf, leaf, simple_demand(g)}, rival)) {
+            rival_from = g;
+            break;
+          }
+          first_upto = g;
+        }
+        ++taken;
+        if (!k.simple_multi) min_plain = std::min(min_plain, g);
+        min_gpus = std::min(min_gpus, g);
+        max_priority = std::max(max_priority, -k.neg_priority);
+        if (would_fail && failed_count_ + taken >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+          stop = true;
+          ++i;
+          break;
+        }
+      }
+      if (taken > 0) extend(taken, min_plain, min_gpus, max_priority);
+      node.cursor = i;
+      if (open) run.end = static_cast<std::uint32_t>(node.cursor);
+      if (stop) {
+        close();
+        return true;
+      }
+      if (i < block_end) break;
+    }
     // leaf_candidate's step for a lone plain pod; any other head goes back to allocate's loop,
     // whose pick(0) meets it at the same point.
     while (node.cursor < keys.size() && keys[node.cursor].erased) ++node.cursor;
-    if (node.cursor == keys.size()) return false;
+    if (node.cursor == keys.size()) break;
     const QNode::PendKey& k = keys[node.cursor];
     const std::int32_t g = k.simple_gpus;
     if (k.single == models::kNoJob || g == 0 || !placeable(*view_, k.single) ||
         !known_no_fit(leaf, -k.neg_priority, g, k.simple_multi))
-      return false;
+      break;
     if (rival.leaf >= 0 && g > first_upto) {
-      if (g >= rival_from) return false;
+      if (g >= rival_from) break;
       if (!queue_before(Candidate{leaf, leaf, simple_demand(g)}, rival)) {
         rival_from = g;
-        return false;
+        break;
       }
       first_upto = g;
     }
-    ++node.cursor;
     set_reason(k.single, Reason::NoFit);
-    failed_.push_back(
-        FailedUnit{k.unit, Reason::NoFit, k.lone, k.simple_multi, g, -k.neg_priority, leaf, simple_demand(g)[0]});
-    if (failed_.size() >= static_cast<std::size_t>(kVictimSearchesPerSession) && all_would_fail()) return true;
+    if (k.lone) {
+      const std::int32_t priority = -k.neg_priority;
+      if (!open) {
+        open = true;
+        run.begin = static_cast<std::uint32_t>(node.cursor);
+        run.min_plain_gpus = run.min_gpus = kNone;
+        run.max_priority = priority;
+      }
+      run.end = static_cast<std::uint32_t>(node.cursor) + 1;
+      if (!k.simple_multi) run.min_plain_gpus = std::min(run.min_plain_gpus, g);
+      run.min_gpus = std::min(run.min_gpus, g);
+      run.max_priority = std::max(run.max_priority, priority);
+    } else {
+      close();
+      failed_.push_back(FailedUnit{k.unit, Reason::NoFit, false, k.simple_multi, g, -k.neg_priority, leaf, kNoRun,
+                                   simple_demand(g)[0]});
+    }
+    ++node.cursor;
+    ++failed_count_;
+    if (would_fail && failed_count_ >= static_cast<std::size_t>(kVictimSearchesPerSession)) {
+      close();
+      return true;
+    }
+  }
+  close();
+  return false;
+}
+
+const QNode::PendingList::Block& KaiPolicy::block(int leaf, std::size_t b) {
+  QNode::PendingList& list = nodes_[leaf].pending_units;
+  QNode::PendingList::Block& out = list.blocks[b];
+  if (!out.dirty) return out;
+  out = QNode::PendingList::Block{};
+  out.dirty = false;
+  out.plain = true;
+  out.min_plain = out.min_multi = std::numeric_limits<std::int32_t>::max();
+  out.max_priority = std::numeric_limits<std::int32_t>::min();
+  const std::size_t end = std::min(list.keys.size(), (b + 1) * QNode::PendingList::kBlock);
+  for (std::size_t i = b * QNode::PendingList::kBlock; i < end; ++i) {
+    const QNode::PendKey& k = list.keys[i];
+    if (k.erased) continue;
+    out.live_mask |= std::uint64_t{1} << (i % QNode::PendingList::kBlock);
+    if (k.single == models::kNoJob || k.simple_gpus <= 0 || !k.lone || !placeable(*view_, k.single) ||
+        reasons_[k.single] != Reason::NoFit) {
+      out.plain = false;
+      continue;
+    }
+    (k.simple_multi ? out.min_multi : out.min_plain) =
+        std::min(k.simple_multi ? out.min_multi : out.min_plain, k.simple_gpus);
+    out.max_gpus = std::max(out.max_gpus, k.simple_gpus);
+    out.max_priority = std::max(out.max_priority, -k.neg_priority);
+  }
+  return out;
+}
+
+// Before a key is inserted into a pending list (which moves the keys after it) or, after allocate,
+// erased, the runs that read the pending lists get their own copy of their keys.
+void KaiPolicy::copy_failed_runs() {
+  for (; live_runs_from_ < failed_runs_.size(); ++live_runs_from_) {
+    FailedRun& r = failed_runs_[live_runs_from_];
+    const std::vector<QNode::PendKey>& keys = nodes_[r.leaf].pending_units.keys;
+    const auto at = static_cast<std::uint32_t>(failed_keys_.size());
+    failed_keys_.insert(failed_keys_.end(), keys.begin() + r.begin, keys.begin() + r.end);
+    r.end = at + (r.end - r.begin);
+    r.begin = at;
+    r.copied = true;
   }
 }
 

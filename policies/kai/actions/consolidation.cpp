@@ -46,18 +46,36 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
 
 bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, NodeId n, Tick now) {
   const Job& job = workload_->jobs[pod];
-  std::vector<std::tuple<std::int32_t, Tick, JobIndex>> movable;  // gpus, -start, job
-  for (JobIndex j : s.jobs_on_node(n)) {
-    if (terminating_[j] || s.state(j) != JobState::Running) continue;
-    const Unit& v = units_[job_unit_[j]];
-    if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
-    if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
-    movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+  if (movable_.size() < cluster_->nodes().size()) {
+    movable_.resize(cluster_->nodes().size());
+    movable_at_.resize(cluster_->nodes().size(), 0);
   }
-  std::sort(movable.begin(), movable.end());
-  Overlay ov = base();
+  auto& movable = movable_[n];  // gpus, -start, job
+  if (movable_at_[n] != movable_epoch_) {
+    // (protected_by_min_runtime's earliest end of protection is the same when read again.)
+    movable_at_[n] = movable_epoch_;
+    movable.clear();
+    for (JobIndex j : s.jobs_on_node(n)) {
+      if (terminating_[j] || s.state(j) != JobState::Running) continue;
+      const Unit& v = units_[job_unit_[j]];
+      if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
+      if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
+      movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+    }
+    std::sort(movable.begin(), movable.end());
+  }
+  if (consolidation_base_session_ != sessions_ || consolidation_base_starts_ != starts_ ||
+      consolidation_base_version_ != base_version_) {
+    base_into(consolidation_base_);
+    consolidation_base_session_ = sessions_;
+    consolidation_base_starts_ = starts_;
+    consolidation_base_version_ = base_version_;
+  }
+  Overlay& ov = consolidation_ov_;
+  ov.nodes.assign(consolidation_base_.nodes.begin(), consolidation_base_.nodes.end());
   ov.at(*cluster_, n);
-  std::vector<JobIndex> victims;
+  std::vector<JobIndex>& victims = victims_;
+  victims.clear();
   for (const auto& [gpus, neg_start, j] : movable) {
     (void)gpus, (void)neg_start;
     const Free target = *ov.find(n);
@@ -72,7 +90,8 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
   t->cpus -= job.cpus;
   t->memory -= job.memory_mib;
   // Every victim must find a place elsewhere now.
-  std::vector<JobIndex> order = victims;
+  std::vector<JobIndex>& order = victim_order_;
+  order.assign(victims.begin(), victims.end());
   std::sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) {
     if (workload_->jobs[a].gpus != workload_->jobs[b].gpus) return workload_->jobs[a].gpus > workload_->jobs[b].gpus;
     return a < b;

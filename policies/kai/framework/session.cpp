@@ -75,6 +75,7 @@ void KaiPolicy::on_release(const ClusterView& view, JobIndex j) {
     if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, held(j), -1);
   }
   releasing_.erase(j);
+  ++base_version_;
   if (victim_of_[j] != kNoUnit) {
     Unit& p = units_[victim_of_[j]];
     if (p.outstanding_victims > 0) --p.outstanding_victims;
@@ -112,6 +113,7 @@ void KaiPolicy::schedule(Session& s) {
     return;
   }
   advance_usage(now);
+  ++sessions_;
   for (JobIndex j : to_reject_) {
     if (s.state(j) != JobState::Pending) continue;
     const Job& job = s.workload().jobs[j];
@@ -150,39 +152,56 @@ void KaiPolicy::schedule(Session& s) {
     if (!leaf.running_units.empty())
       walk_lowest_running_[static_cast<std::size_t>(q)] = std::get<0>(*leaf.running_units.begin());
   }
-  for (std::size_t i = 0; i < failed.size(); ++i) {
-    if (!acted) {  // pass over the lone pods that nothing would be done for
+  ++movable_epoch_;  // consolidation reads the nodes afresh
+  // One entry: passed over while nothing has acted and nothing would be done for it.
+  auto visit = [&](const FailedUnit f) {
+    if (!acted && f.lone) {
       const bool consolidation_open = consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0 &&
                                       cfg_.max_consolidation_preemptees > 0;
       const bool search_open = searches < kVictimSearchesPerSession;
-      while (i < failed.size() && failed[i].lone &&
-             !may_act(failed[i], consolidation_open, search_open, all_pools_free))
-        ++i;
-      if (i == failed.size()) break;
+      if (!may_act(f, consolidation_open, search_open, all_pools_free)) return;
     }
-    const FailedUnit& f = failed[i];
     const std::uint32_t u = f.unit;
     Reason r = f.reason;
-    if (!units_[u].in_pending || units_[u].pipelined) continue;
+    if (!units_[u].in_pending || units_[u].pipelined) return;
     if (r == Reason::TopologyNoFit) r = Reason::NoFit;  // the solvers place inside the domains too
     if (r == Reason::NoFit && consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0) {
       if (consolidate(s, u, consolidations)) {
         acted = true;
-        continue;
+        return;
       }
     }
     if ((r == Reason::NoFit || r == Reason::OverLimit) && searches < kVictimSearchesPerSession) {
       if (r == Reason::NoFit && reclaim(s, u, searches)) {
         acted = true;
-        continue;
+        return;
       }
       if (preempt(s, u, searches)) {
         acted = true;
-        continue;
+        return;
       }
     }
+  };
+  // failed and failed_runs_ may grow (and move) while an entry is visited (resume_walk).
+  for (std::size_t i = 0; i < failed.size(); ++i) {
+    const std::uint32_t run = failed[i].run;
+    if (run == kNoRun) {
+      visit(failed[i]);
+      continue;
+    }
+    if (!acted) {  // a run none of whose entries anything would be done for
+      const bool consolidation_open = consolidations < kConsolidationJobsPerSession && cluster_->free_gpus() > 0 &&
+                                      cfg_.max_consolidation_preemptees > 0;
+      const bool search_open = searches < kVictimSearchesPerSession;
+      if (!run_may_act(failed_runs_[run], consolidation_open, search_open, all_pools_free)) continue;
+    }
+    for (std::uint32_t off = 0; off < failed_runs_[run].end - failed_runs_[run].begin; ++off) {
+      const QNode::PendKey k = run_key(failed_runs_[run], off);
+      if (!k.erased) visit(run_entry(failed_runs_[run], k));
+    }
   }
-  cut_ = false;  // the rest of the walk is no longer read
+  cut_ = false;                           // the rest of the walk is no longer read
+  live_runs_from_ = failed_runs_.size();  // nor failed_
   stale_gang_eviction(s);
   if (!stale_.empty()) s.wake_at(std::max(now, stale_.begin()->first + cfg_.staleness_grace));
   if (protected_until_ != sim::kNever) s.wake_at(protected_until_);
@@ -338,6 +357,7 @@ void KaiPolicy::rekey_pending(std::uint32_t id) {
   if (!u.in_pending) return;
   const QNode::PendKey pk = pend_key(u, u.pkey.tier, id);
   if (pk == u.pkey) return;
+  copy_failed_runs();
   QNode& leaf = nodes_[u.queue];
   leaf.pending_units.erase(u.pkey);
   leaf.pending_units.insert(pk, leaf.cursor);
@@ -351,6 +371,9 @@ void KaiPolicy::refresh(std::uint32_t id, Tick now) {
   const bool pend = u.pending > 0 && !u.pipelined;
   const int tier = u.running < u.min_member ? 0 : (u.running == u.min_member ? 1 : 2);
   const QNode::PendKey pk = pend_key(u, tier, id);
+  // The runs of failed_ read the pending lists as the walk left them: a key inserted (which moves
+  // the keys after it) or, after allocate, erased.
+  if ((pend && (!u.in_pending || pk != u.pkey)) || (!in_allocate_ && u.in_pending && !pend)) copy_failed_runs();
   if (u.in_pending && (!pend || pk != u.pkey)) {
     leaf.pending_units.erase(u.pkey);  // the walk passes over it (PendingList)
     u.in_pending = false;
@@ -400,6 +423,7 @@ void KaiPolicy::count_pending(JobIndex j, std::int64_t sign) {
 
 // Resources that pipelined groups will bind to once their victims are gone.
 void KaiPolicy::reserve(const models::Placement& p, std::int64_t sign) {
+  ++base_version_;
   for (const auto& sl : p) {
     Free& r = reserved_[sl.node];
     r.node = sl.node;
@@ -419,8 +443,8 @@ void KaiPolicy::reserve(const models::Placement& p, std::int64_t sign) {
 // A fresh statement: the cluster plus what the victims of pipelined groups are releasing, minus
 // the reservations of those groups.
 // With `now`, only what is free at this instant (for binding rather than pipelining).
-Overlay KaiPolicy::base(bool now) const {
-  Overlay ov;
+void KaiPolicy::base_into(Overlay& ov, bool now) const {
+  ov.nodes.clear();
   for (const auto& [n, r] : reserved_) {
     const auto& node = cluster_->node(n);
     ov.nodes.push_back(Free{n, node.free_gpus - r.gpus, node.free_cpus - r.cpus, node.free_memory_mib - r.memory, {}});
@@ -438,11 +462,11 @@ Overlay KaiPolicy::base(bool now) const {
         f.dev[d] = std::max(f.dev[d], cluster_->device_milli(f.node, static_cast<std::int32_t>(d)));
     }
   }
-  return ov;
 }
 
 void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32_t by_unit, const std::string& why) {
   resume_walk(s);  // failed_ as the whole walk makes it, before anything changes
+  ++movable_epoch_;
   Unit& v = units_[victim];
   for (JobIndex j : active_members(v)) {
     const std::string err = s.preempt(j, PreemptMode::Requeue, cfg_.termination_grace, by, why);
@@ -454,6 +478,7 @@ void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32
     if (!v.preemptible()) add_path(v.queue, &QNode::np_alloc, held(j), -1);
     if (by_unit != kNoUnit) {
       releasing_.insert(j);
+      ++base_version_;
       victim_of_[j] = by_unit;
       ++units_[by_unit].outstanding_victims;
     }

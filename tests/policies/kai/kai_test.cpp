@@ -860,6 +860,69 @@ TEST(KaiDecisions, WalkCutWhereNothingStartsDecidesAsBefore) {
   }
 }
 
+// The allocate walk takes the rest of a block of 64 pending keys in one step where its summary
+// (QNode::PendingList::Block) shows every step there would be a fast NoFit step of a lone pod
+// that keeps the pick, and try_cut passes over such blocks the same way: the same decisions and
+// every audit event (pending reasons included) as the walk that takes one key at a time. A backlog
+// of thousands of pods per queue with what makes a block not plain or not taken: 2-pod gangs,
+// interactive pods (priority 100, not preemptible: their queue's quota is checked), pods spanning
+// nodes (16 and 24 GPUs), a limit on one queue, reclaim and consolidation; fingerprints and event
+// hashes recorded with main at bf6188b, before the blocks.
+TEST(KaiDecisions, WalkBlocksDecideAsBefore) {
+  struct Case {
+    std::uint64_t seed;
+    const char* fingerprint;
+    std::uint64_t events;
+  };
+  const Case cases[] = {{1, "397655430da7c0e8", 4405095879962603584ull},
+                        {2, "27bb3bf9d4eaf105", 3327103823712563527ull},
+                        {3, "302d865d7106bdca", 14900237696686446460ull}};
+  for (const auto& [seed, fingerprint, events] : cases) {
+    sim::RngStream rng(seed, "test/kai-blocks");
+    ht::WorkloadBuilder b;
+    double t = 0;
+    static const int kSizes[] = {8, 8, 4, 8, 2, 1, 8, 16, 6, 24, 3, 8};
+    for (int i = 0; i < 6000; ++i) {
+      t += std::floor(rng.exponential(1.0 / 2.0));
+      b.job(t, kSizes[rng.below(12)], std::floor(rng.lognormal(5.0, 1.3)) + 1);
+    }
+    auto w = b.build();
+    static const char* kQueues[] = {"q0", "q1", "q1", "q2"};
+    int gangs = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+      const std::uint64_t roll = rng.below(20);
+      in_queue(w, j, kQueues[rng.below(4)], roll < 3 ? models::JobKind::Interactive : models::JobKind::Train);
+      if (roll == 19 && j + 1 < w.jobs.size() && w.jobs[j].gpus <= 8 && w.jobs[j + 1].gpus <= 8) {
+        std::string g = "g";
+        g += std::to_string(gangs++);
+        in_group(w, j, g, 2);
+        in_group(w, j + 1, g, 2);
+        w.jobs[j + 1].queue = w.jobs[j].queue;
+        w.jobs[j + 1].kind = w.jobs[j].kind;
+        ++j;
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q0", 24, 1, -1);
+    ht::kai_queue(kv, "q1", 16, 2, -1);
+    ht::kai_queue(kv, "q2", 8, 1, seed == 2 ? 32 : -1);
+    kv.emplace_back("reclaimMinRuntime", "60s");
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), seed);
+    EventHash audit;
+    simulation::Simulation sim(w, ht::cluster(8, 8), *policy, &audit);
+    const auto stats = sim.run();
+    std::int64_t preemptions = 0, started = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+      preemptions += sim.job_preemptions(j);
+      started += sim.job_state(j) == JobState::Completed ? 1 : 0;
+    }
+    EXPECT_GT(preemptions, 0) << "seed " << seed;
+    EXPECT_GT(started, 5000) << "seed " << seed;
+    EXPECT_EQ(stats.fingerprint, fingerprint) << "seed " << seed << " preemptions " << preemptions;
+    EXPECT_EQ(audit.hash, events) << "seed " << seed;
+  }
+}
+
 // The pending key's copy of a unit's single member (QNode::PendKey) is put back when a member is
 // added that is refused at once: a gang of two whose second pod is larger than the cluster is no
 // lone pod, and its first pod waits for the gang, not for a node, after a lone pod of its size

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
+#include "models/throughput.hpp"
 #include "policies/registry.hpp"
 #include "policies/split/split.hpp"
 #include "results/recorder.hpp"
@@ -158,6 +160,13 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     recorder.stream_chunks();
   simulation::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
+  if (split != nullptr) {
+    // The failure drill and the runtime model name the scenario's nodes and pools: the engine
+    // runs the partitioned cluster (docs/split.md, "Failures, maintenance and the runtime model").
+    sim_options.failures = policies::split::map_failures(sc.failures, sc.cluster, parts);
+    if (sc.runtime.enabled)
+      sim_options.runtime = std::make_shared<const models::RuntimeModel>(sc.runtime, workload, cluster);
+  }
   simulation::Simulation simulation(workload, cluster, *policy, &recorder, sim_options);
   const simulation::SimulationStats stats = simulation.run(options.stop);
   if (split != nullptr) split->finish(stats.end);

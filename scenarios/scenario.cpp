@@ -306,12 +306,6 @@ class Loader {
     if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
     if (const Entry* e = top.optional("services")) load_services(*e, out.services);
     if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
-    if (split != nullptr) {
-      if (const Entry* f = top.optional("failures"))
-        error(*f, "not supported together with split: yet (docs/split.md, \"Not yet\")");
-      if (const Entry* r = top.optional("runtime"))
-        error(*r, "not supported together with split: yet (docs/split.md, \"Not yet\")");
-    }
     if (const Entry* e = top.optional("targets")) {
       // Strings here; their syntax is checked where they are scored (planner::parse_target).
       for (const Entry& item : list_items(*e)) {

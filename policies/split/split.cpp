@@ -60,6 +60,22 @@ Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec&
     out.home_pools.push_back(static_cast<std::int32_t>(part.pools.size()));
     out.parts.push_back(std::move(part));
   }
+  // The scenario's node numbering: pool by pool, each pool's nodes to its shares in system order.
+  std::vector<NodeId> cursor(cluster.pools.size(), 0), source_first(cluster.pools.size(), 0);
+  for (std::size_t p = 1; p < cluster.pools.size(); ++p)
+    source_first[p] = source_first[p - 1] + static_cast<NodeId>(std::max(cluster.pools[p - 1].nodes, 0));
+  out.engine_node.assign(static_cast<std::size_t>(cluster.total_nodes()), 0);
+  out.source_pool.assign(out.whole.pools.size(), 0);
+  for (const auto& hs : homes)
+    for (const Home& h : hs) {
+      const auto p =
+          static_cast<std::size_t>(std::find_if(cluster.pools.begin(), cluster.pools.end(),
+                                                [&](const models::NodePool& x) { return x.name == h.pool; }) -
+                                   cluster.pools.begin());
+      out.source_pool[h.engine_pool] = static_cast<PoolId>(p);
+      for (std::int32_t i = 0; i < h.nodes; ++i)
+        out.engine_node.at(source_first[p] + cursor[p]++) = h.first + static_cast<NodeId>(i);
+    }
   out.home.assign(node, 0);
   for (std::size_t si = 0; si < homes.size(); ++si)
     for (const Home& h : homes[si])
@@ -136,6 +152,41 @@ void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster)
                        [&](const models::NodePool& p) { return p.name == share.pool; }))
         throw sim::InputError(spec.file, share.line, share.column, "split.systems." + s.name,
                               "no pool named \"" + share.pool + "\" in the cluster");
+}
+
+models::FailureSpec map_failures(const models::FailureSpec& failures, const models::ClusterSpec& cluster,
+                                 const Partitioning& parts) {
+  models::FailureSpec out = failures;
+  if (failures.empty()) return out;
+  auto map_nodes = [&](std::vector<NodeId>& nodes) {
+    for (NodeId& n : nodes) n = parts.engine_node.at(n);
+  };
+  for (models::Rack& rack : out.racks) map_nodes(rack.nodes);
+  for (models::FailureEvent& e : out.events) map_nodes(e.nodes);
+  for (models::RandomFailures& r : out.random) {
+    for (models::Rack& sw : r.switches) map_nodes(sw.nodes);
+    if (r.pools.empty()) continue;
+    std::vector<PoolId> engine;
+    for (PoolId p = 0; p < parts.source_pool.size(); ++p)
+      if (std::find(r.pools.begin(), r.pools.end(), parts.source_pool[p]) != r.pools.end()) engine.push_back(p);
+    r.pools = std::move(engine);
+  }
+  for (models::Maintenance& m : out.maintenance) {
+    const PoolId source = m.pool;
+    NodeId first = 0;
+    for (PoolId p = 0; p < source; ++p) first += static_cast<NodeId>(std::max(cluster.pools[p].nodes, 0));
+    m.nodes.clear();
+    for (std::int32_t i = 0; i < cluster.pools.at(source).nodes; ++i)
+      m.nodes.push_back(parts.engine_node.at(first + static_cast<NodeId>(i)));
+    const auto it = std::find(parts.source_pool.begin(), parts.source_pool.end(), source);
+    HEADROOM_ASSERT(it != parts.source_pool.end(), "split: a maintained pool went to no system");
+    m.pool = static_cast<PoolId>(it - parts.source_pool.begin());
+  }
+  // Each node's failure stream keeps its name on the unsplit site.
+  out.node_names.assign(parts.home.size(), std::string());
+  for (NodeId n = 0; n < parts.engine_node.size(); ++n)
+    out.node_names.at(parts.engine_node[n]) = models::node_name(cluster, n);
+  return out;
 }
 
 namespace {

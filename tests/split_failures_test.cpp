@@ -1,9 +1,11 @@
-// A split site (docs/split.md) under the failure drill and the runtime model (issue #35): the
-// failures, outages and maintenance windows name the scenario's nodes and pools; the engine runs
-// the partitioned cluster, so they are mapped to it, and a node that fails is down in whichever
-// system owns it then, its jobs killed and retried as on a site of one system.
+// A split site (docs/split.md) under the failure drill, the runtime model and cluster.topology
+// (issue #35): the failures, outages and maintenance windows, the pools' GPU types and the fabric
+// name the scenario's nodes and pools; the engine runs the partitioned cluster, so they are
+// mapped to it, and a node that fails is down in whichever system owns it then, its jobs killed
+// and retried as on a site of one system.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -303,4 +305,55 @@ TEST(SplitFailures, TheSameFailuresWithoutASplitKeepTheirFingerprints) {
   const auto drill = planner::run_scenario(
       scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml"));
   EXPECT_EQ(drill.result.fingerprint, "4be7341471d0553d");
+}
+
+// cluster.topology with split: (docs/split.md, "The topology"): the engine's slowdown model reads
+// the site's fabric in its own numbering, and each system's view has the topology of its own
+// nodes. Pools x and y of two 8-GPU nodes, each pool under a leaf switch of its own (l0: x-0,
+// x-1; l1: y-0, y-1), one spine. A holds x-0 and pool y, in that order (its view: node 0 = x-0
+// under l0, nodes 1 and 2 = y-0 and y-1 under l1); B holds x-1. A runs Slurm, whose topology/tree
+// follows the view's topology: A's 16-GPU training job goes to the leaf that holds two of A's
+// nodes, y-0 and y-1 (engine nodes 1 and 2), one leaf apart: slowdown 1 + 0.25 x (2 / 2) x
+// (400 / 400) = 1.25 (docs/topology.md), so its 100 s take 125 s. Spread over x-0 and y-0 it
+// would cross the spine (4 hops, 1.5: 150 s), as it does when A's view has no topology (Slurm
+// then takes its first nodes, 0 and 1); read in the scenario's numbering, engine nodes 1 and 2
+// would be x-1 and y-0, across the spine too. B's one-node job runs its 100 s.
+TEST(SplitTopology, EachSystemPlacesOnTheTopologyOfItsOwnNodes) {
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime,kind\n"
+            "1,ta,q,0,16,100,train\n"
+            "2,tb,q,0,8,100,train\n");
+  const std::string text =
+      "name: topology\n"
+      "cluster:\n  pools:\n"
+      "    - {name: x, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
+      "    - {name: y, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
+      "  topology:\n    switches:\n"
+      "      - {name: l0, nodes: \"x-[0-1]\", node_gbps: 400}\n"
+      "      - {name: l1, nodes: \"y-[0-1]\", node_gbps: 400}\n"
+      "      - {name: spine, switches: [l0, l1]}\n"
+      "split:\n  systems:\n"
+      "    A: {policy: slurm, pools: [{pool: x, nodes: 1}, y]}\n"
+      "    B: {policy: fifo, pools: [{pool: x, nodes: 1}]}\n"
+      "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+      "workload: {trace: t.csv}\n";
+  const auto o = run_text(dir, text);
+  const auto& r = o.result;
+  ASSERT_EQ(r.jobs.size(), 2u);
+  std::vector<std::int32_t> nodes;
+  for (const auto& pl : r.placements)
+    if (pl.job == 0) nodes.push_back(pl.node);
+  std::sort(nodes.begin(), nodes.end());
+  EXPECT_EQ(nodes, (std::vector<std::int32_t>{1, 2}));
+  EXPECT_EQ(r.jobs[0].start, 0);
+  EXPECT_EQ(r.jobs[0].end, 125'000);
+  EXPECT_EQ(r.jobs[1].first_node, 3);
+  EXPECT_EQ(r.jobs[1].end, 100'000);
+  // A failure domain of the topology (domain: switch) names the same nodes: l1's outage at 50 s
+  // stops A's job, not B's.
+  const auto f = run_text(dir, text + "failures:\n  events:\n    - {at: 50s, switch: l1, duration: 10s}\n");
+  ASSERT_EQ(f.result.kills.size(), 1u);
+  EXPECT_EQ(f.result.kills[0].job, 0u);
+  EXPECT_EQ(f.result.jobs[1].end, 100'000);
 }

@@ -10,6 +10,7 @@
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
 #include "models/job.hpp"
+#include "models/topology.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/time.hpp"
@@ -118,8 +119,14 @@ struct Partitioning {
   std::vector<models::PoolId> source_pool;  // by engine pool: its pool in the scenario's cluster
 };
 
-// Requires a validated spec (scenarios/ checks every share against the cluster).
-Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster);
+// Requires a validated spec (scenarios/ checks every share against the cluster). With `topology`
+// (cluster.topology's spec, over the scenario's nodes), `whole` gets the site's fabric in the
+// engine's numbering and each `parts[s]` the fabric of the nodes its view has (every switch, each
+// leaf linking the view's nodes under it), with the site's link bandwidths: a switch's uplink and
+// the reference bandwidth are the whole site's, not those of the nodes one system holds (docs/
+// split.md, "The topology"). Throws sim::InputError at `split:` when one cannot be built.
+Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster,
+                               const models::TopologySpec* topology = nullptr);
 // The failure drill (failures:, models/failures.hpp) of the scenario's cluster, in the engine's
 // numbering of the partitioned site (docs/split.md, "Failures and maintenance"): outages, racks
 // and switches name the same physical nodes; random failures of a pool cover every engine pool cut

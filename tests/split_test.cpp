@@ -4,10 +4,12 @@
 #include <tbb/global_control.h>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "models/observer.hpp"
 #include "planner/compare.hpp"
 #include "planner/run.hpp"
 #include "planner/sweep.hpp"
@@ -705,6 +707,52 @@ TEST(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
   EXPECT_GT(preempted, 0);
   ASSERT_EQ(two.result.moves.size(), r.moves.size());
   for (std::size_t i = 0; i < r.moves.size(); ++i) EXPECT_EQ(two.result.moves[i].changed, r.moves[i].changed);
+}
+
+// The same with the POC failure drill's failures (random node failures, the rack, two-node and
+// power outages, the rolling maintenance drain), on the first 4 days: a node that fails is down
+// in whichever system owns it, so no job starts on a node while it is down, no job runs on a node
+// its system does not own, and the run is the same at 1 and 2 threads.
+TEST(Split, RiccMovesUnderTheFailureDrillKeepEveryJobOnItsOwnersUpNodes) {
+  auto sc =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-split-moves.yaml");
+  sc.failures =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml").failures;
+  sc.workload.window_end = 4 * sim::kDay;
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto& r = one.result;
+  expect_owned(r);
+  EXPECT_GT(r.jobs_killed, 0);
+  EXPECT_GT(r.moves.size(), 0u);
+  // Each node's down spells, from the audit log.
+  std::map<std::int32_t, std::vector<std::pair<sim::Tick, sim::Tick>>> down;
+  for (const auto& e : r.events) {
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::NodeDown))
+      down[e.detail].emplace_back(e.time, sim::kNever);
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::NodeUp) && !down[e.detail].empty())
+      down[e.detail].back().second = e.time;
+  }
+  ASSERT_FALSE(down.empty());
+  std::int64_t starts = 0;
+  for (const auto& pl : r.placements) {
+    const auto it = down.find(pl.node);
+    if (it == down.end()) continue;
+    for (const auto& [from, to] : it->second) {
+      EXPECT_FALSE(pl.start >= from && pl.start < to)
+          << "job " << r.jobs[pl.job].trace_id << " started on node " << pl.node << " while it was down";
+      ++starts;
+    }
+  }
+  EXPECT_GT(starts, 0);
 }
 
 namespace {

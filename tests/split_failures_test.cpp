@@ -15,45 +15,18 @@
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
-#include "temp_dir.hpp"
+#include "split_support.hpp"
 
 using namespace headroom;
 
-namespace {
+using headroom::testing::expect_owned;
+using headroom::testing::kMoveCluster;
+using headroom::testing::node_downs;
+using headroom::testing::runs_of;
 
-planner::RunOutcome run_text(const headroom::testing::TempDir& dir, const std::string& text) {
-  return planner::run_scenario(scenarios::parse_scenario(text, dir.path("s.yaml")));
-}
-
-std::string load_errors(const std::string& text, const headroom::testing::TempDir& dir) {
-  try {
-    (void)scenarios::parse_scenario(text, dir.path("s.yaml"));
-  } catch (const sim::InputErrors& e) {
-    return e.what();
-  } catch (const sim::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// (time, node) of every NodeDown row of the audit log.
-std::vector<std::pair<sim::Tick, std::int32_t>> node_downs(const results::RunResult& r, sim::Tick before) {
-  std::vector<std::pair<sim::Tick, std::int32_t>> out;
-  for (const auto& e : r.events)
-    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::NodeDown) && e.time < before)
-      out.emplace_back(e.time, e.detail);
-  return out;
-}
-
-// The runs (start, end) of job j, from /placements (one row per node of a run).
-std::vector<std::pair<sim::Tick, sim::Tick>> runs_of(const results::RunResult& r, std::uint32_t j) {
-  std::vector<std::pair<sim::Tick, sim::Tick>> out;
-  for (const auto& pl : r.placements)
-    if (pl.job == j && (out.empty() || out.back().first != pl.start)) out.emplace_back(pl.start, pl.end);
-  return out;
-}
-
-}  // namespace
+// Each test in a folder of its own, its trace in t.csv (tests/split_support.hpp).
+class SplitFailures : public headroom::testing::SplitSite {};
+class SplitTopology : public headroom::testing::SplitSite {};
 
 // The outage names a-1, the scenario's second node of pool a. The engine runs S's pools first
 // (b@S: node 0 = b-0, a@S: node 1 = a-0), then T's (a@T: node 2 = a-1), so the outage takes
@@ -62,13 +35,12 @@ std::vector<std::pair<sim::Tick, sim::Tick>> runs_of(const results::RunResult& r
 // the outage ends at 50 s and reruns there with 80 s of work left plus the 5 s restart overhead,
 // ending at 135 s. Lost: 10 s since the checkpoint + 5 s overhead, on 8 GPUs = 120 GPU-s. S's
 // jobs on nodes 0 and 1 are not touched. Unmapped, the outage would have hit node 1, S's a-0.
-TEST(SplitFailures, AnOutageHitsTheSystemThatOwnsTheNamedNode) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv",
-            "id,tenant,queue,submit,gpus,runtime\n"
-            "1,ts,q,0,8,100\n"
-            "2,ts,q,0,8,100\n"
-            "3,tt,q,0,8,100\n");
+TEST_F(SplitFailures, AnOutageHitsTheSystemThatOwnsTheNamedNode) {
+  trace(
+      "id,tenant,queue,submit,gpus,runtime\n"
+      "1,ts,q,0,8,100\n"
+      "2,ts,q,0,8,100\n"
+      "3,tt,q,0,8,100\n");
   const std::string text =
       "name: outage\n"
       "cluster:\n  pools:\n"
@@ -82,7 +54,7 @@ TEST(SplitFailures, AnOutageHitsTheSystemThatOwnsTheNamedNode) {
       "  events:\n    - {at: 30s, nodes: [a-1], duration: 20s}\n"
       "  jobs:\n    retry: {limit: 3, backoff: 10s}\n    checkpoint_interval: 20s\n    restart_overhead: 5s\n"
       "workload: {trace: t.csv}\n";
-  const auto o = run_text(dir, text);
+  const auto o = run_text(text);
   const auto& r = o.result;
   ASSERT_EQ(r.jobs.size(), 3u);
   EXPECT_EQ(r.job_partition, (std::vector<std::uint32_t>{0, 0, 1}));
@@ -106,7 +78,7 @@ TEST(SplitFailures, AnOutageHitsTheSystemThatOwnsTheNamedNode) {
   EXPECT_EQ(s.failures.jobs_killed, 1);
   ASSERT_EQ(r.drill_start.size(), 1u);
   EXPECT_EQ(r.drill_start[0], 30'000);
-  EXPECT_EQ(run_text(dir, text).result.fingerprint, r.fingerprint);
+  EXPECT_EQ(run_text(text).result.fingerprint, r.fingerprint);
 }
 
 // A node that fails while it drains for a move. Node 0 is A's, node 1 B's (8 GPUs each, fifo on
@@ -117,21 +89,15 @@ TEST(SplitFailures, AnOutageHitsTheSystemThatOwnsTheNamedNode) {
 // at 90 s, when A's second job a2 starts on it (90..120 s). a3 takes node 0 when a1 ends (100 s).
 // B has no node until the move of 200 s hands node 1 back (idle: at once, ready at 210 s): b1
 // reruns 210..310 s, then b2 (submitted at 205 s) 310..320 s.
-TEST(SplitFailures, ANodeThatFailsWhileItDrainsForAMoveKillsItsOwnersJob) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv",
-            "id,tenant,queue,submit,gpus,runtime\n"
-            "1,ta,q,0,8,100\n"
-            "2,ta,q,0,8,30\n"
-            "3,ta,q,0,8,50\n"
-            "4,tb,q,0,8,100\n"
-            "5,tb,q,205,4,10\n");
-  const auto o = run_text(dir,
-                          "name: drain-fail\n"
-                          "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
-                          "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-                          "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-                          "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+TEST_F(SplitFailures, ANodeThatFailsWhileItDrainsForAMoveKillsItsOwnersJob) {
+  trace(
+      "id,tenant,queue,submit,gpus,runtime\n"
+      "1,ta,q,0,8,100\n"
+      "2,ta,q,0,8,30\n"
+      "3,ta,q,0,8,50\n"
+      "4,tb,q,0,8,100\n"
+      "5,tb,q,205,4,10\n");
+  const auto o = run_text(std::string("name: drain-fail\n") + kMoveCluster +
                           "  moves:\n"
                           "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
                           "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
@@ -165,6 +131,8 @@ TEST(SplitFailures, ANodeThatFailsWhileItDrainsForAMoveKillsItsOwnersJob) {
     EXPECT_EQ(r.jobs[j].first_node, node[j]);
   }
   EXPECT_EQ(r.sim_end, 320'000);
+  expect_owned(r);
+  EXPECT_GT(headroom::testing::expect_no_start_while_down(r), 0);
 }
 
 // A maintenance window of pool p, whose nodes two systems share, walks the pool's nodes in the
@@ -172,24 +140,23 @@ TEST(SplitFailures, ANodeThatFailsWhileItDrainsForAMoveKillsItsOwnersJob) {
 // each drained (running jobs finish) and down 20 s. From 10 s node 0 drains; a1 ends at 30 s, the
 // node is down 30..50 s, and a2 (submitted at 35 s) starts at 50 s. Then node 1 drains from 50 s:
 // B's b2 (45..65 s) runs on, the node is down 65..85 s, and b3 (submitted at 66 s) starts at 85 s.
-TEST(SplitFailures, MaintenanceOfASharedPoolDrainsEachSystemsNodesInTurn) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv",
-            "id,tenant,queue,submit,gpus,runtime\n"
-            "1,ta,q,0,8,30\n"
-            "3,tb,q,0,8,30\n"
-            "2,ta,q,35,8,10\n"
-            "4,tb,q,45,8,20\n"
-            "5,tb,q,66,8,10\n");
-  const auto o = run_text(dir,
-                          "name: maintenance\n"
-                          "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
-                          "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-                          "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-                          "  routes: [{tenant: tb, to: B}]\n  default: A\n"
-                          "failures:\n"
-                          "  maintenance:\n    - {pool: p, start: 10s, duration: 20s, drain: true, batch: 1}\n"
-                          "workload: {trace: t.csv}\n");
+TEST_F(SplitFailures, MaintenanceOfASharedPoolDrainsEachSystemsNodesInTurn) {
+  trace(
+      "id,tenant,queue,submit,gpus,runtime\n"
+      "1,ta,q,0,8,30\n"
+      "3,tb,q,0,8,30\n"
+      "2,ta,q,35,8,10\n"
+      "4,tb,q,45,8,20\n"
+      "5,tb,q,66,8,10\n");
+  const auto o = run_text(
+      "name: maintenance\n"
+      "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+      "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+      "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+      "failures:\n"
+      "  maintenance:\n    - {pool: p, start: 10s, duration: 20s, drain: true, batch: 1}\n"
+      "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   EXPECT_EQ(node_downs(r, sim::kNever), (std::vector<std::pair<sim::Tick, std::int32_t>>{{30'000, 0}, {65'000, 1}}));
   const std::vector<sim::Tick> start = {0, 0, 50'000, 45'000, 85'000};
@@ -207,30 +174,28 @@ TEST(SplitFailures, MaintenanceOfASharedPoolDrainsEachSystemsNodesInTurn) {
 // Random failures draw each node's stream under its name on the unsplit site, so a seed fails
 // the same nodes at the same instants with the split as without it (here the two runs' engine
 // numbering is the same: A holds p-0 and p-1, B p-2 and p-3), while jobs run on every node.
-TEST(SplitFailures, RandomFailuresHitTheSameNodesAsOnTheUnsplitSite) {
-  headroom::testing::TempDir dir;
-  std::string trace = "id,tenant,queue,submit,gpus,runtime\n";
-  for (int j = 0; j < 8; ++j) trace += std::to_string(j + 1) + (j % 2 == 0 ? ",ta" : ",tb") + ",q,0,8,86400\n";
-  dir.write("t.csv", trace);
+TEST_F(SplitFailures, RandomFailuresHitTheSameNodesAsOnTheUnsplitSite) {
+  std::string csv = "id,tenant,queue,submit,gpus,runtime\n";
+  for (int j = 0; j < 8; ++j) csv += std::to_string(j + 1) + (j % 2 == 0 ? ",ta" : ",tb") + ",q,0,8,86400\n";
+  trace(csv);
   const std::string common =
       "cluster:\n  pools:\n    - {name: p, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
       "failures:\n  nodes: {mtbf: 2h, repair: 10m}\n  jobs:\n    retry: {limit: 1000, backoff: 10s}\n"
       "    checkpoint_interval: 10m\n"
       "workload: {trace: t.csv}\n";
-  const auto shared = run_text(dir, "name: shared\npolicy: {name: fifo}\n" + common);
-  const auto split = run_text(dir, "name: split\n" + common +
-                                       "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
-                                       "    B: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
-                                       "  routes: [{tenant: tb, to: B}]\n  default: A\n");
+  const auto shared = run_text("name: shared\npolicy: {name: fifo}\n" + common);
+  const auto split = run_text("name: split\n" + common +
+                              "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
+                              "    B: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
+                              "  routes: [{tenant: tb, to: B}]\n  default: A\n");
   const auto a = node_downs(shared.result, 12 * sim::kHour);
   EXPECT_GE(a.size(), 12u);
   EXPECT_EQ(node_downs(split.result, 12 * sim::kHour), a);
 }
 
 // Bad input keeps its place in the file: a failure naming a node that is not in the cluster.
-TEST(SplitFailures, AnOutageOfAMissingNodeNamesTheLineAndColumn) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv", "id,tenant,queue,submit,gpus,runtime\n1,ta,q,0,8,100\n");
+TEST_F(SplitFailures, AnOutageOfAMissingNodeNamesTheLineAndColumn) {
+  trace("id,tenant,queue,submit,gpus,runtime\n1,ta,q,0,8,100\n");
   const std::string e = load_errors(
       "name: bad\n"
       "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
@@ -238,8 +203,7 @@ TEST(SplitFailures, AnOutageOfAMissingNodeNamesTheLineAndColumn) {
       "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
       "  default: A\n"
       "failures:\n  events:\n    - {at: 30s, nodes: [p-2], duration: 20s}\n"
-      "workload: {trace: t.csv}\n",
-      dir);
+      "workload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:12:25"), std::string::npos) << e;
   EXPECT_NE(e.find("no node named \"p-2\""), std::string::npos) << e;
 }
@@ -249,12 +213,11 @@ TEST(SplitFailures, AnOutageOfAMissingNodeNamesTheLineAndColumn) {
 // engine runs a@S first (pool 0) and v@T (pool 1), the reverse of the scenario's order. Class c
 // runs twice as fast on an A100 as on the reference V100: S's job of 100 s (measured on a V100)
 // takes 50 s on S's A100 node, T's job 100 s on T's V100 node.
-TEST(SplitFailures, TheRuntimeModelScalesEachJobByItsOwnersGpuType) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv",
-            "id,tenant,queue,submit,gpus,runtime\n"
-            "1,ts,q,0,8,100\n"
-            "2,tt,q,0,8,100\n");
+TEST_F(SplitFailures, TheRuntimeModelScalesEachJobByItsOwnersGpuType) {
+  trace(
+      "id,tenant,queue,submit,gpus,runtime\n"
+      "1,ts,q,0,8,100\n"
+      "2,tt,q,0,8,100\n");
   const std::string text =
       "name: runtime\n"
       "cluster:\n  pools:\n"
@@ -267,7 +230,7 @@ TEST(SplitFailures, TheRuntimeModelScalesEachJobByItsOwnersGpuType) {
       "runtime:\n  reference_gpu: V100\n  classes: [{queue: q, class: c}]\n"
       "  throughput: {c: {V100: 1, A100: 2}}\n"
       "workload: {trace: t.csv}\n";
-  const auto o = run_text(dir, text);
+  const auto o = run_text(text);
   const auto& r = o.result;
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[0].first_node, 0);  // a@S
@@ -281,25 +244,24 @@ TEST(SplitFailures, TheRuntimeModelScalesEachJobByItsOwnersGpuType) {
 // Without a split nothing of the mapping applies: the same failures (an outage, a maintenance
 // window walking a pool batch by batch) keep the fingerprints of the code before it, on a small
 // case and on the bundled failure drill (fifo, bench/RESULTS.md).
-TEST(SplitFailures, TheSameFailuresWithoutASplitKeepTheirFingerprints) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv",
-            "id,tenant,queue,submit,gpus,runtime\n"
-            "1,ts,q,0,8,100\n"
-            "2,ts,q,0,8,100\n"
-            "3,tt,q,0,8,100\n");
-  const auto o = run_text(dir,
-                          "name: outage\n"
-                          "cluster:\n  pools:\n"
-                          "    - {name: a, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
-                          "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
-                          "policy: fifo\n"
-                          "failures:\n"
-                          "  events:\n    - {at: 30s, nodes: [a-1], duration: 20s}\n"
-                          "  maintenance:\n    - {pool: a, start: 60s, duration: 20s, drain: true, batch: 1}\n"
-                          "  jobs:\n    retry: {limit: 3, backoff: 10s}\n    checkpoint_interval: 20s\n"
-                          "    restart_overhead: 5s\n"
-                          "workload: {trace: t.csv}\n");
+TEST_F(SplitFailures, TheSameFailuresWithoutASplitKeepTheirFingerprints) {
+  trace(
+      "id,tenant,queue,submit,gpus,runtime\n"
+      "1,ts,q,0,8,100\n"
+      "2,ts,q,0,8,100\n"
+      "3,tt,q,0,8,100\n");
+  const auto o = run_text(
+      "name: outage\n"
+      "cluster:\n  pools:\n"
+      "    - {name: a, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
+      "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+      "policy: fifo\n"
+      "failures:\n"
+      "  events:\n    - {at: 30s, nodes: [a-1], duration: 20s}\n"
+      "  maintenance:\n    - {pool: a, start: 60s, duration: 20s, drain: true, batch: 1}\n"
+      "  jobs:\n    retry: {limit: 3, backoff: 10s}\n    checkpoint_interval: 20s\n"
+      "    restart_overhead: 5s\n"
+      "workload: {trace: t.csv}\n");
   EXPECT_EQ(o.result.fingerprint, "47debaf6725aa68f");
   EXPECT_EQ(o.result.node_outages, 3);
   const auto drill = planner::run_scenario(
@@ -318,12 +280,11 @@ TEST(SplitFailures, TheSameFailuresWithoutASplitKeepTheirFingerprints) {
 // would cross the spine (4 hops, 1.5: 150 s), as it does when A's view has no topology (Slurm
 // then takes its first nodes, 0 and 1); read in the scenario's numbering, engine nodes 1 and 2
 // would be x-1 and y-0, across the spine too. B's one-node job runs its 100 s.
-TEST(SplitTopology, EachSystemPlacesOnTheTopologyOfItsOwnNodes) {
-  headroom::testing::TempDir dir;
-  dir.write("t.csv",
-            "id,tenant,queue,submit,gpus,runtime,kind\n"
-            "1,ta,q,0,16,100,train\n"
-            "2,tb,q,0,8,100,train\n");
+TEST_F(SplitTopology, EachSystemPlacesOnTheTopologyOfItsOwnNodes) {
+  trace(
+      "id,tenant,queue,submit,gpus,runtime,kind\n"
+      "1,ta,q,0,16,100,train\n"
+      "2,tb,q,0,8,100,train\n");
   const std::string text =
       "name: topology\n"
       "cluster:\n  pools:\n"
@@ -338,7 +299,7 @@ TEST(SplitTopology, EachSystemPlacesOnTheTopologyOfItsOwnNodes) {
       "    B: {policy: fifo, pools: [{pool: x, nodes: 1}]}\n"
       "  routes: [{tenant: tb, to: B}]\n  default: A\n"
       "workload: {trace: t.csv}\n";
-  const auto o = run_text(dir, text);
+  const auto o = run_text(text);
   const auto& r = o.result;
   ASSERT_EQ(r.jobs.size(), 2u);
   std::vector<std::int32_t> nodes;
@@ -352,7 +313,7 @@ TEST(SplitTopology, EachSystemPlacesOnTheTopologyOfItsOwnNodes) {
   EXPECT_EQ(r.jobs[1].end, 100'000);
   // A failure domain of the topology (domain: switch) names the same nodes: l1's outage at 50 s
   // stops A's job, not B's.
-  const auto f = run_text(dir, text + "failures:\n  events:\n    - {at: 50s, switch: l1, duration: 10s}\n");
+  const auto f = run_text(text + "failures:\n  events:\n    - {at: 50s, switch: l1, duration: 10s}\n");
   ASSERT_EQ(f.result.kills.size(), 1u);
   EXPECT_EQ(f.result.kills[0].job, 0u);
   EXPECT_EQ(f.result.jobs[1].end, 100'000);

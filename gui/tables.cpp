@@ -419,6 +419,40 @@ void KpiCompareModel::set_runs(std::vector<std::shared_ptr<const ReplayData>> ru
       add(0, std::move(x));
     }
 
+    // A split site (docs/split.md): compare's boundary_idle_gpu_hours and partition:NAME.* rows,
+    // the systems of the first run that split, in its order; only when some run split.
+    const ReplayData* split_run = nullptr;
+    for (const auto& r : runs_)
+      if (split_run == nullptr && !r->summary.partitions.empty()) split_run = r.get();
+    if (split_run != nullptr) {
+      const auto& parts = split_run->summary.partitions;
+      const std::size_t g = add(0, group_node(tr("Partitions of the split site (%1)").arg(parts.size()),
+                                              tr("compare's boundary_idle_gpu_hours and partition:NAME.* rows: each "
+                                                 "system's own partition (docs/split.md)")));
+      std::vector<double> cost;
+      for (const auto& r : runs_)
+        cost.push_back(r->summary.partitions.empty() ? kNaN : r->summary.boundary_idle_gpu_hours);
+      Node boundary = metric_node("boundary_idle_gpu_hours", tr("Cost of the boundary"), "GPU-h", -1, std::move(cost));
+      boundary.tip += tr("\nGPU-hours idle in one system while another system's waiting jobs would have fit them");
+      add(g, std::move(boundary));
+      for (const auto& part : parts) {
+        const std::string& name = part.name;
+        const std::size_t item = add(g, group_node(QString::fromStdString(name),
+                                                   tr("system %1 (policy %2)").arg(name.c_str(), part.policy.c_str())));
+        std::vector<double> util, wait;
+        for (const auto& r : runs_) {
+          const results::PartitionSummary* mine = nullptr;
+          for (const auto& p : r->summary.partitions)
+            if (p.name == name) mine = &p;
+          util.push_back(mine == nullptr ? kNaN : mine->gpu_utilization);
+          wait.push_back(mine == nullptr ? kNaN : mine->wait.mean);
+        }
+        add(item, metric_node("partition:" + name + ".gpu_utilization", tr("GPU utilization"), "fraction", 1,
+                              std::move(util)));
+        add(item, metric_node("partition:" + name + ".wait_mean", tr("Mean wait"), "s", -1, std::move(wait)));
+      }
+    }
+
     // Services: by name, in the order of the first run that has them.
     std::vector<std::string> services;
     for (const auto& r : runs_)

@@ -65,7 +65,8 @@ class TenantModel : public QAbstractTableModel {
 // and results::stats_by_tenant / stats_by_kind) for every open run, one column each, then the
 // difference of each later run against the first, green when better for that KPI, red when worse,
 // uncoloured when neither. A tree: the run-wide KPIs at the top level (rows 0..KpiCount-1, in
-// compare's order), then collapsible groups with compare's per-service (service:NAME.*),
+// compare's order), then collapsible groups with a split site's partitions (its cost of the
+// boundary and partition:NAME.* rows, when some run split), compare's per-service (service:NAME.*),
 // per-tenant (tenant:NAME.*, tenants by GPU-hours, largest first) and per-kind (kind:KIND.*)
 // rows. Columns are labelled by the file and by what differs between the runs: policy, pool
 // sizes, arrival scale.

@@ -452,7 +452,8 @@ void FairnessView::set_data(std::shared_ptr<const ReplayData> data) {
 
 CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(this)) {
   kpis_ = new KpiCompareModel(this);
-  // A tree: the run-wide KPIs, then services, tenants and job kinds folded (compare's rows).
+  // A tree: the run-wide KPIs, then a split site's partitions (unfolded), services, tenants and job
+  // kinds (folded), compare's rows.
   table_ = new QTreeView;
   table_->setAlternatingRowColors(true);
   table_->setUniformRowHeights(true);
@@ -521,6 +522,10 @@ CompareView::CompareView(QWidget* parent) : View(parent), sync_(new TimeCharts(t
 void CompareView::set_runs(std::vector<std::shared_ptr<const ReplayData>> runs) {
   runs_ = std::move(runs);
   kpis_->set_runs(runs_);
+  // A split site's partitions (a few rows per system) open unfolded: they are what sets a split
+  // run apart from one shared pool.
+  const QModelIndex boundary = kpis_->find(QStringLiteral("boundary_idle_gpu_hours"));
+  if (boundary.isValid() && boundary.parent().isValid()) table_->expandRecursively(boundary.parent());
   for (int c = 0; c < kpis_->columnCount(); ++c) table_->resizeColumnToContents(c);
   // Every KPI of `headroom compare`: the tree scrolls, the charts keep their room.
   table_->setMinimumHeight(std::min(12, kpis_->rowCount() + 2) * table_->fontMetrics().height() * 3 / 2);

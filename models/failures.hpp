@@ -71,6 +71,9 @@ struct Maintenance {
   bool drain = true;        // false: nodes go down at once, killing their jobs
   std::int32_t batch = 0;   // nodes maintained at a time; 0 = the whole pool
   Tick drain_timeout = -1;  // kill what still runs this long after the drain began; -1 = wait
+  // The window's nodes in batch order when the pool is not one run of the cluster's nodes (a pool
+  // cut between the systems of a split site, docs/split.md); empty: the pool's nodes in order.
+  std::vector<NodeId> nodes;
 };
 
 struct FailureSpec {
@@ -84,6 +87,10 @@ struct FailureSpec {
   Tick backoff_max = 6 * sim::kMinute;  // cap of the back-off
   Tick checkpoint_interval = 0;         // 0 = no checkpoints: a killed job restarts from scratch
   Tick restart_overhead = 0;            // added to the remaining work of a retried job
+  // By node: the name its random failures draw their stream under ("failures/<i>/node/<name>");
+  // empty: models::node_name. A split site keeps each node's name on the unsplit site, so that a
+  // seed fails the same nodes at the same instants with the split as without (docs/split.md).
+  std::vector<std::string> node_names;
 
   bool empty() const { return random.empty() && events.empty() && maintenance.empty(); }
 };

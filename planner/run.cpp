@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
+#include "models/throughput.hpp"
+#include "models/topology.hpp"
 #include "policies/registry.hpp"
 #include "policies/split/split.hpp"
 #include "results/recorder.hpp"
@@ -135,7 +138,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     // One site, several systems (docs/split.md): the engine runs the partitioned cluster under a
     // policy that gives each system its own partition and jobs.
     policies::split::check_partitions(sc.split, sc.cluster);
-    parts = policies::split::partition_cluster(sc.split, sc.cluster);
+    parts = policies::split::partition_cluster(sc.split, sc.cluster, sc.topology_spec.get());
     if (sc.split.dispatch == policies::split::Dispatch::Routes) {
       route = policies::split::route_jobs(sc.split, workload);
       policies::split::check_moves(sc.split, parts, route, workload);
@@ -158,6 +161,20 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     recorder.stream_chunks();
   simulation::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
+  if (split != nullptr) {
+    // The failure drill and the runtime model name the scenario's nodes and pools: the engine
+    // runs the partitioned cluster (docs/split.md, "Failures, maintenance and the runtime model").
+    sim_options.failures = policies::split::map_failures(sc.failures, sc.cluster, parts);
+    if (sc.runtime.enabled)
+      sim_options.runtime = std::make_shared<const models::RuntimeModel>(sc.runtime, workload, cluster);
+    // The slowdown of a job spread over switches (docs/topology.md), on the site's fabric in the
+    // engine's numbering.
+    sim_options.placement_speed = nullptr;
+    if (auto topology = cluster.topology)
+      sim_options.placement_speed = [topology](const models::Job& job, const models::Placement& placement) {
+        return 1.0 / topology->slowdown(placement, job.kind);
+      };
+  }
   simulation::Simulation simulation(workload, cluster, *policy, &recorder, sim_options);
   const simulation::SimulationStats stats = simulation.run(options.stop);
   if (split != nullptr) split->finish(stats.end);

@@ -282,6 +282,7 @@ class Loader {
       if (auto v = unsigned_value(*e)) out.seed = *v;
     }
     if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
+    out.topology_spec = topology_spec_;
     if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
     cluster_ = &out.cluster;
     const Entry* split = top.optional("split");
@@ -306,12 +307,6 @@ class Loader {
     if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
     if (const Entry* e = top.optional("services")) load_services(*e, out.services);
     if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
-    if (split != nullptr) {
-      if (const Entry* f = top.optional("failures"))
-        error(*f, "not supported together with split: yet (docs/split.md, \"Not yet\")");
-      if (const Entry* r = top.optional("runtime"))
-        error(*r, "not supported together with split: yet (docs/split.md, \"Not yet\")");
-    }
     if (const Entry* e = top.optional("targets")) {
       // Strings here; their syntax is checked where they are scored (planner::parse_target).
       for (const Entry& item : list_items(*e)) {
@@ -659,6 +654,7 @@ class Loader {
     std::string why;
     cluster.topology = models::Topology::build(cluster, spec, why);
     if (!cluster.topology) error(e, why);
+    if (cluster.topology) topology_spec_ = std::make_shared<const models::TopologySpec>(std::move(spec));
   }
 
   void load_switches(const Entry& e, const models::ClusterSpec& cluster, models::TopologySpec& spec) {
@@ -1165,8 +1161,6 @@ class Loader {
                   quote(pool.name) + " belong to no system; every node of the site must belong to one");
       }
     }
-    if (cluster.topology)
-      error(at, e.path, "cluster.topology together with split: is not supported yet (docs/split.md, \"Not yet\")");
   }
 
   // `split.moves[i]`: `{at: "daily 20:00" | DURATION, every: DURATION, nodes: N, from: S, to: S,
@@ -2196,9 +2190,10 @@ class Loader {
 
   const std::string& file_;
   std::vector<InputError> errors_;
-  std::map<std::string, policies::SiteImport> site_files_;  // by "<key>:<path>"
-  const models::ClusterSpec* cluster_ = nullptr;            // the scenario's, once loaded
-  policies::PoolLabels pool_labels_;                        // per pool of `cluster.pools`
+  std::map<std::string, policies::SiteImport> site_files_;     // by "<key>:<path>"
+  const models::ClusterSpec* cluster_ = nullptr;               // the scenario's, once loaded
+  std::shared_ptr<const models::TopologySpec> topology_spec_;  // cluster.topology's, once built
+  policies::PoolLabels pool_labels_;                           // per pool of `cluster.pools`
 
  public:
   std::vector<std::string> warnings_;
@@ -2300,8 +2295,13 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.
     if (out.split.declared()) {
       // Each system's policy on its own partition.
-      const policies::split::Partitioning parts = policies::split::partition_cluster(out.split, out.cluster);
-      for (std::size_t s = 0; s < out.split.systems.size(); ++s) {
+      policies::split::Partitioning parts;
+      try {
+        parts = policies::split::partition_cluster(out.split, out.cluster, out.topology_spec.get());
+      } catch (const InputError& e) {
+        errors.push_back(e);
+      }
+      for (std::size_t s = 0; s < out.split.systems.size() && s < parts.parts.size(); ++s) {
         const auto& sys = out.split.systems[s];
         try {
           (void)policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "models/failures.hpp"
 #include "models/service.hpp"
 #include "models/throughput.hpp"
+#include "models/topology.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "policies/split/split.hpp"
@@ -118,6 +120,9 @@ struct Scenario {
   std::string name;
   std::uint64_t seed = 1;
   models::ClusterSpec cluster;
+  // What cluster.topology was built from (null without one): a split site rebuilds it in the
+  // engine's numbering and for each system's nodes (policies::split::partition_cluster).
+  std::shared_ptr<const models::TopologySpec> topology_spec;
   std::vector<models::Tenant> tenants;
   std::vector<QueueGrant> queue_grants;  // one per tenant of `tenants`
   PolicySpec policy;

@@ -117,8 +117,14 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   drain_owner_.assign(cluster_.nodes().size(), -1);
   for (const auto& e : options_.failures.events)
     for (models::NodeId node : e.nodes) HEADROOM_ASSERT(node < cluster_.nodes().size(), "outage on a missing node");
-  for (const auto& m : options_.failures.maintenance)
+  for (const auto& m : options_.failures.maintenance) {
     HEADROOM_ASSERT(m.pool < cluster_.pool_count(), "maintenance of a missing pool");
+    for (models::NodeId node : m.nodes)
+      HEADROOM_ASSERT(node < cluster_.nodes().size(), "maintenance of a missing node");
+  }
+  HEADROOM_ASSERT(
+      options_.failures.node_names.empty() || options_.failures.node_names.size() == cluster_.nodes().size(),
+      "failure stream names for another cluster");
   for (std::size_t i = 1; i < n; ++i)
     HEADROOM_ASSERT(workload_.jobs[i - 1].submit <= workload_.jobs[i].submit, "workload is not sorted by submit time");
   if (options_.sample_interval <= 0) options_.sample_interval = auto_interval(workload_);
@@ -693,7 +699,8 @@ void Simulation::start_failures(Tick t0) {
     } else {
       for (models::NodeId node = 0; node < cluster_.nodes().size(); ++node) {
         if (!in_pools(node)) continue;
-        const std::string name = models::node_name(cluster_.spec(), node);
+        const std::string name =
+            f.node_names.empty() ? models::node_name(cluster_.spec(), node) : f.node_names.at(node);
         units_.push_back({i, {node}, "node failure", sim::RngStream(options_.seed, prefix + "node/" + name)});
       }
     }
@@ -819,9 +826,9 @@ void Simulation::on_node_event(std::uint64_t payload) {
       if (maint_[a].batch != static_cast<std::int32_t>(b)) break;
       // Drain timeout: what still runs on the batch's nodes is killed; the nodes then go down.
       const models::Maintenance& m = f.maintenance[a];
-      const models::NodeId first = cluster_.pool_first_node(m.pool);
-      for (models::NodeId node = first; node < first + static_cast<models::NodeId>(cluster_.pool_node_count(m.pool));
-           ++node) {
+      const std::int64_t count = maint_node_count(m);
+      for (std::int64_t k = 0; k < count; ++k) {
+        const models::NodeId node = maint_node(m, k);
         if (drain_owner_[node] != static_cast<std::int32_t>(a)) continue;
         const std::vector<JobIndex> jobs = node_jobs_[node];
         for (JobIndex j : jobs)
@@ -844,10 +851,20 @@ void Simulation::on_node_event(std::uint64_t payload) {
   }
 }
 
+std::int64_t Simulation::maint_node_count(const models::Maintenance& m) const {
+  return m.nodes.empty() ? static_cast<std::int64_t>(cluster_.pool_node_count(m.pool))
+                         : static_cast<std::int64_t>(m.nodes.size());
+}
+
+models::NodeId Simulation::maint_node(const models::Maintenance& m, std::int64_t k) const {
+  return m.nodes.empty() ? cluster_.pool_first_node(m.pool) + static_cast<models::NodeId>(k)
+                         : m.nodes[static_cast<std::size_t>(k)];
+}
+
 void Simulation::start_maintenance_batch(std::size_t mi) {
   const models::Maintenance& m = options_.failures.maintenance[mi];
   MaintState& ms = maint_[mi];
-  const auto pool_nodes = static_cast<std::int64_t>(cluster_.pool_node_count(m.pool));
+  const std::int64_t pool_nodes = maint_node_count(m);
   const std::int64_t size = m.batch > 0 ? m.batch : pool_nodes;
   const std::int64_t begin = static_cast<std::int64_t>(ms.batch) * size;
   if (begin >= pool_nodes) {
@@ -856,10 +873,9 @@ void Simulation::start_maintenance_batch(std::size_t mi) {
     if (m.every > 0) schedule_node_event(ms.cycle_start + m.every, NodeEvent::MaintCycle, mi);
     return;
   }
-  const models::NodeId first = cluster_.pool_first_node(m.pool);
   std::vector<models::NodeId> nodes;
   for (std::int64_t k = begin; k < std::min(begin + size, pool_nodes); ++k) {
-    const models::NodeId node = first + static_cast<models::NodeId>(k);
+    const models::NodeId node = maint_node(m, k);
     if (drain_owner_[node] >= 0) continue;  // already drained by another window
     nodes.push_back(node);
   }

@@ -156,6 +156,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void on_retry(models::JobIndex j);
   void on_withdraw(models::JobIndex j);
   void start_maintenance_batch(std::size_t m);
+  // A maintenance window's nodes: how many, and the k-th in batch order (Maintenance::nodes).
+  std::int64_t maint_node_count(const models::Maintenance& m) const;
+  models::NodeId maint_node(const models::Maintenance& m, std::int64_t k) const;
   void drained(models::NodeId node);
   void check_drained(models::NodeId node);
   void check_recovery();

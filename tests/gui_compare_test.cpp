@@ -184,6 +184,69 @@ TEST(CompareTab, NoBorrowingRowsWithoutTenantEntitlements) {
   EXPECT_TRUE(m.data(m.find("borrowed_gpu_hours", 0), Qt::ToolTipRole).toString().contains("sets no tenants"));
 }
 
+// Issue #35: a split site's runs show compare's boundary_idle_gpu_hours and partition:NAME.* rows,
+// with the same values, in a group of their own (one row group per system, in the split's
+// order); the shared pool's column reads "-" there, as compare's empty cells.
+TEST(CompareTab, SplitRunsShowEachPartitionAsCompareDoes) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const std::filesystem::path root = dir.path().toStdString();
+  write_inputs(root);
+  std::ofstream(root / "split.yaml")
+      << "name: gui-split\ncluster:\n  pools:\n    - {name: a, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+         "split:\n  systems:\n    S: {policy: fifo, pools: [{pool: a, nodes: 2}]}\n"
+         "    T: {policy: sjf, pools: [{pool: a, nodes: 1}]}\n"
+         "  routes: [{kind: interactive, to: T}]\n  default: S\n"
+         "workload:\n  trace: trace.csv\n";
+  const auto sc = scenarios::load_scenario((root / "split.yaml").string());
+  const std::vector<std::string> policies = {"fifo", "split"};
+  const auto result = planner::compare_all({sc}, policies, nullptr, nullptr, root.string()).front();
+  for (const auto& r : result.runs) ASSERT_TRUE(r.done) << r.error;
+  std::vector<std::shared_ptr<const ReplayData>> data;
+  for (const auto& p : policies) {
+    const std::string path = planner::kept_run_path(root.string(), sc.name, p);
+    data.push_back(prepare(results::read_hdf5(path), QString::fromStdString(path)));
+  }
+  KpiCompareModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  m.set_runs(data);
+  const results::Table table = planner::compare_table(result);
+  const auto& names = table.columns[0].strings;
+  int split_rows = 0;
+  for (std::size_t row = 0; row < names.size(); ++row) {
+    const QString metric = QString::fromStdString(names[row]);
+    if (!metric.startsWith("partition:") && metric != "boundary_idle_gpu_hours") continue;
+    ++split_rows;
+    const QModelIndex at = m.find(metric);
+    ASSERT_TRUE(at.isValid()) << names[row] << " is missing from the Compare tab";
+    EXPECT_TRUE(at.parent().isValid()) << names[row] << " is in the partitions' group";
+    EXPECT_TRUE(std::isnan(m.data(m.index(at.row(), 1, at.parent()), kRawRole).toDouble())) << names[row];
+    EXPECT_EQ(m.data(m.index(at.row(), 1, at.parent())).toString(), "-") << names[row];
+    const double cli = table.columns[3].numbers[row];
+    ASSERT_TRUE(std::isfinite(cli)) << names[row];
+    EXPECT_DOUBLE_EQ(m.data(m.index(at.row(), 2, at.parent()), kRawRole).toDouble(), cli) << names[row];
+  }
+  EXPECT_EQ(split_rows, 5);  // the boundary's cost, and utilization and mean wait of S and T
+  // The partitions' group follows the run-wide KPIs: the cost of the boundary, then S, then T.
+  const QModelIndex group = m.index(KpiCompareModel::KpiCount, 0);
+  EXPECT_EQ(m.data(group).toString(), "Partitions of the split site (2)");
+  ASSERT_EQ(m.rowCount(group), 3);
+  EXPECT_EQ(m.metric(m.index(0, 0, group)), "boundary_idle_gpu_hours");
+  EXPECT_EQ(m.data(m.index(1, 0, group)).toString(), "S");
+  EXPECT_EQ(m.data(m.index(2, 0, group)).toString(), "T");
+  EXPECT_EQ(m.metric(m.index(0, 0, m.index(2, 0, group))), "partition:T.gpu_utilization");
+  EXPECT_EQ(m.metric(m.index(1, 0, m.index(2, 0, group))), "partition:T.wait_mean");
+  const QModelIndex util = m.find("partition:S.gpu_utilization", 2);
+  EXPECT_EQ(m.data(util).toString(),
+            QString::fromStdString(results::with_unit(m.data(util, kRawRole).toDouble(), "fraction")));
+  EXPECT_TRUE(to_csv(m).contains("Partitions of the split site (2) / T / Mean wait,"));
+  // Runs without a split have no such group.
+  KpiCompareModel plain;
+  plain.set_runs({data.front()});
+  EXPECT_FALSE(plain.find("partition:S.gpu_utilization").isValid());
+  EXPECT_FALSE(plain.find("boundary_idle_gpu_hours").isValid());
+}
+
 // Issue #36 item 6: the Replay tab's counts at every sample of the KAI failure drill (scripted
 // outages, maintenance drains with jobs still running, random failures): every node counted once,
 // and the GPUs in use and down equal to /timeseries' (down = total - used - free).

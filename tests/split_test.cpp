@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/observer.hpp"
 #include "planner/compare.hpp"
 #include "planner/run.hpp"
 #include "planner/sweep.hpp"
@@ -15,9 +16,16 @@
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "split_support.hpp"
 #include "temp_dir.hpp"
 
 using namespace headroom;
+using headroom::testing::expect_isolated;
+using headroom::testing::expect_owned;
+using headroom::testing::kMoveCluster;
+
+// Each test in a folder of its own, its trace in t.csv (tests/split_support.hpp).
+class Split : public headroom::testing::SplitSite {};
 
 namespace {
 
@@ -26,37 +34,9 @@ constexpr const char* kTwoPools =
     "    - {name: a, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
     "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n";
 
-// Every error message of a scenario that must not load, joined.
-std::string load_errors(const std::string& text, const headroom::testing::TempDir& dir) {
-  try {
-    (void)scenarios::parse_scenario(text, dir.path("s.yaml"));
-  } catch (const sim::InputErrors& e) {
-    return e.what();
-  } catch (const sim::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-planner::RunOutcome run_text(const headroom::testing::TempDir& dir, const std::string& text) {
-  return planner::run_scenario(scenarios::parse_scenario(text, dir.path("s.yaml")));
-}
-
-// Every placement of the run lies in the partition of its job.
-void expect_isolated(const results::RunResult& r) {
-  ASSERT_EQ(r.job_partition.size(), r.jobs.size());
-  ASSERT_FALSE(r.placements.empty());
-  for (const auto& pl : r.placements) {
-    const auto& part = r.partitions.at(r.job_partition.at(pl.job));
-    EXPECT_GE(pl.node, part.first_node) << "job " << r.jobs[pl.job].trace_id << " of " << part.name;
-    EXPECT_LT(pl.node, part.first_node + part.nodes) << "job " << r.jobs[pl.job].trace_id << " of " << part.name;
-  }
-}
-
 }  // namespace
 
-TEST(Split, RoutesEachJobByKindTenantAndQueueFirstMatchWins) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, RoutesEachJobByKindTenantAndQueueFirstMatchWins) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime,kind\n"
             "1,alice,prod,0,8,100,train\n"
@@ -65,18 +45,18 @@ TEST(Split, RoutesEachJobByKindTenantAndQueueFirstMatchWins) {
             "4,carol,prod,0,1,100,interactive\n"
             "5,carol,dev,0,1,100,batch\n"
             "6,dave,prod,0,4,100,batch\n");
-  const auto o = run_text(dir, std::string("name: r\n") + kTwoPools +
-                                   "split:\n"
-                                   "  systems:\n"
-                                   "    train: {policy: fifo, pools: [a]}\n"
-                                   "    serve: {policy: sjf, pools: [b]}\n"
-                                   "  routes:\n"
-                                   "    - {kind: inference, to: serve}\n"
-                                   "    - {tenant: carol, queue: dev, to: serve}\n"
-                                   "    - {kind: interactive, to: serve}\n"
-                                   "    - {tenant: carol, to: train}\n"
-                                   "  default: train\n"
-                                   "workload: {trace: t.csv}\n");
+  const auto o = run_text(std::string("name: r\n") + kTwoPools +
+                          "split:\n"
+                          "  systems:\n"
+                          "    train: {policy: fifo, pools: [a]}\n"
+                          "    serve: {policy: sjf, pools: [b]}\n"
+                          "  routes:\n"
+                          "    - {kind: inference, to: serve}\n"
+                          "    - {tenant: carol, queue: dev, to: serve}\n"
+                          "    - {kind: interactive, to: serve}\n"
+                          "    - {tenant: carol, to: train}\n"
+                          "  default: train\n"
+                          "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   ASSERT_EQ(r.partitions.size(), 2u);
   EXPECT_EQ(r.partitions[0].name, "train");
@@ -98,27 +78,25 @@ TEST(Split, RoutesEachJobByKindTenantAndQueueFirstMatchWins) {
   for (const auto& j : r.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
 }
 
-TEST(Split, PoolSharedByNodeCountsAndAJobNeverCrossesTheBoundary) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, PoolSharedByNodeCountsAndAJobNeverCrossesTheBoundary) {
   // 12 jobs of 8 GPUs for the 2-node slurm side, 12 of 8 GPUs for the 1-node kueue side: each side
   // queues; a shared pool would run them 3 at a time.
   std::string trace = "id,tenant,queue,submit,gpus,runtime,kind\n";
   for (int i = 0; i < 12; ++i) trace += std::to_string(i) + ",t,q," + std::to_string(i) + ",8,100,train\n";
   for (int i = 0; i < 12; ++i) trace += std::to_string(100 + i) + ",s,q," + std::to_string(i) + ",8,100,inference\n";
   dir.write("t.csv", trace);
-  const auto o =
-      run_text(dir,
-               "name: iso\ncluster:\n  pools:\n    - {name: ricc, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
-               "split:\n"
-               "  systems:\n"
-               "    slurm: {pools: [{pool: ricc, nodes: 2}]}\n"
-               "    kueue: {pools: [{pool: ricc, nodes: 1}]}\n"
-               "  routes: [{kind: inference, to: kueue}]\n"
-               "  default: slurm\n"
-               "policies:\n  kueue:\n    resourceFlavors: {default: {pools: [ricc]}}\n"
-               "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
-               "        resources: {default: {gpu: {nominalQuota: 8}}}\n"
-               "workload: {trace: t.csv}\n");
+  const auto o = run_text(
+      "name: iso\ncluster:\n  pools:\n    - {name: ricc, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n"
+      "  systems:\n"
+      "    slurm: {pools: [{pool: ricc, nodes: 2}]}\n"
+      "    kueue: {pools: [{pool: ricc, nodes: 1}]}\n"
+      "  routes: [{kind: inference, to: kueue}]\n"
+      "  default: slurm\n"
+      "policies:\n  kueue:\n    resourceFlavors: {default: {pools: [ricc]}}\n"
+      "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
+      "        resources: {default: {gpu: {nominalQuota: 8}}}\n"
+      "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   ASSERT_EQ(r.partitions.size(), 2u);
   EXPECT_EQ(r.partitions[0].policy, "slurm");
@@ -141,8 +119,7 @@ TEST(Split, PoolSharedByNodeCountsAndAJobNeverCrossesTheBoundary) {
 // at 0 and its second at 100 (a 100 s wait); B runs its job at 0..50. B's free GPUs: 4 during
 // 0..50 (A's waiting job needs 8: it would not fit), 8 during 50..100 (it would): 8 x 50 s =
 // 400 GPU-s idle in B while A's backlog would have fit. A never has free GPUs while B waits.
-TEST(Split, BoundaryCostOfAHandWorkedCase) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, BoundaryCostOfAHandWorkedCase) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"
             "1,ta,q,0,8,100\n"
@@ -151,11 +128,10 @@ TEST(Split, BoundaryCostOfAHandWorkedCase) {
   const std::string cluster =
       "cluster:\n  pools:\n    - {name: a, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
       "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n";
-  const auto o =
-      run_text(dir, "name: hand\n" + cluster +
-                        "split:\n  systems:\n    A: {policy: fifo, pools: [a]}\n    B: {policy: fifo, pools: [b]}\n"
-                        "  routes: [{tenant: tb, to: B}]\n  default: A\n"
-                        "workload: {trace: t.csv}\n");
+  const auto o = run_text("name: hand\n" + cluster +
+                          "split:\n  systems:\n    A: {policy: fifo, pools: [a]}\n    B: {policy: fifo, pools: [b]}\n"
+                          "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+                          "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   ASSERT_EQ(r.partitions.size(), 2u);
   EXPECT_EQ(r.partitions[0].boundary_idle_gpu_ms, 0);
@@ -173,7 +149,7 @@ TEST(Split, BoundaryCostOfAHandWorkedCase) {
   EXPECT_EQ(s.partitions[0].wait_by_queue[0].first, "q");
   EXPECT_DOUBLE_EQ(s.partitions[0].wait_by_queue[0].second.max, 100.0);
   // One shared pool under fifo: A's second job starts at once on node b.
-  const auto shared = run_text(dir, "name: shared\n" + cluster + "policy: fifo\nworkload: {trace: t.csv}\n");
+  const auto shared = run_text("name: shared\n" + cluster + "policy: fifo\nworkload: {trace: t.csv}\n");
   EXPECT_EQ(shared.result.jobs[1].start, 0);
   EXPECT_TRUE(shared.result.partitions.empty());
   EXPECT_TRUE(shared.result.job_partition.empty());
@@ -222,7 +198,7 @@ TEST(Split, BoundaryCostOfAHandWorkedCase) {
 
 // The bundled RICC sample split between slurm and kueue (two users' jobs): every slurm job
 // stays on slurm's nodes over the whole run, and the run is the same at 1 and 2 threads.
-TEST(Split, RiccSampleIsolatedAndDeterministicAtAnyThreadCount) {
+TEST_F(Split, RiccSampleIsolatedAndDeterministicAtAnyThreadCount) {
   const std::string text =
       "name: ricc-split\n"
       "cluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, gpu_type: A100}\n"
@@ -254,31 +230,27 @@ TEST(Split, RiccSampleIsolatedAndDeterministicAtAnyThreadCount) {
   EXPECT_LT(kueue_jobs, one.result.jobs.size());
 }
 
-TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
   dir.write("t.csv", "id,tenant,queue,submit,gpus,runtime\n1,t,q,0,1,10\n");
   const std::string head = std::string("name: bad\n") + kTwoPools;
   // A pool claimed by two systems.
   std::string e = load_errors(head +
-                                  "split:\n  systems:\n    x: {policy: fifo, pools: [a, b]}\n"
-                                  "    y: {policy: fifo, pools: [{pool: b, nodes: 1}]}\n"
-                                  "  default: x\nworkload: {trace: t.csv}\n",
-                              dir);
+                              "split:\n  systems:\n    x: {policy: fifo, pools: [a, b]}\n"
+                              "    y: {policy: fifo, pools: [{pool: b, nodes: 1}]}\n"
+                              "  default: x\nworkload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:9:31: split.systems.y: pool \"b\" is claimed by two systems, \"x\" (line 8) and \"y\""),
             std::string::npos)
       << e;
   // Nodes that belong to no system.
   e = load_errors(head +
-                      "split:\n  systems:\n    x: {policy: fifo, pools: [{pool: a, nodes: 1}, b]}\n"
-                      "  default: x\nworkload: {trace: t.csv}\n",
-                  dir);
+                  "split:\n  systems:\n    x: {policy: fifo, pools: [{pool: a, nodes: 1}, b]}\n"
+                  "  default: x\nworkload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:6:1: split.systems: 1 of the 2 nodes of pool \"a\" belong to no system"), std::string::npos)
       << e;
   // A route to an undeclared system, and a default likewise.
   e = load_errors(head +
-                      "split:\n  systems:\n    slurm: {pools: [a]}\n    kueue: {pools: [b]}\n"
-                      "  routes: [{kind: inference, to: kuuee}]\n  default: slrum\nworkload: {trace: t.csv}\n",
-                  dir);
+                  "split:\n  systems:\n    slurm: {pools: [a]}\n    kueue: {pools: [b]}\n"
+                  "  routes: [{kind: inference, to: kuuee}]\n  default: slrum\nworkload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:10:34: split.routes[0].to: no system named \"kuuee\" in split.systems; did you mean "
                    "\"kueue\"?"),
             std::string::npos)
@@ -288,9 +260,8 @@ TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
       << e;
   // A system whose policy is unknown: at the name (the key when policy: is not given).
   e = load_errors(head +
-                      "split:\n  systems:\n    x: {policy: fifx, pools: [a]}\n    slurmm: {pools: [b]}\n"
-                      "  default: x\nworkload: {trace: t.csv}\n",
-                  dir);
+                  "split:\n  systems:\n    x: {policy: fifx, pools: [a]}\n    slurmm: {pools: [b]}\n"
+                  "  default: x\nworkload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:8:17: split.systems.x.policy: unknown policy \"fifx\"; did you mean \"fifo\"?"),
             std::string::npos)
       << e;
@@ -299,9 +270,8 @@ TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
       << e;
   // Unknown keys and kinds get "did you mean"; policy: beside split: is refused.
   e = load_errors(head +
-                      "policy: fifo\nsplit:\n  sytems: {}\n  routes: [{kind: inferance, to: x}]\n"
-                      "workload: {trace: t.csv}\n",
-                  dir);
+                  "policy: fifo\nsplit:\n  sytems: {}\n  routes: [{kind: inferance, to: x}]\n"
+                  "workload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:6:1: policy: a scenario with split: runs the policy of each system"), std::string::npos)
       << e;
   EXPECT_NE(e.find("s.yaml:8:3: split.sytems: unknown key \"sytems\"; did you mean \"systems\"?"), std::string::npos)
@@ -351,7 +321,7 @@ TEST(Split, BadInputNamesTheLineColumnAndWhatWasExpected) {
 // A split with one system that owns every node and every job is the run under that policy alone:
 // the same events and decisions, so the same fingerprint (the view each policy gets changes
 // nothing but the numbering). Three days of the RICC sample under each system.
-TEST(Split, OneSystemOwningEverythingGivesTheUnsplitRun) {
+TEST_F(Split, OneSystemOwningEverythingGivesTheUnsplitRun) {
   for (const std::string policy : {"slurm", "kubernetes", "volcano", "kai", "kueue", "fifo"}) {
     SCOPED_TRACE(policy);
     const std::string common =
@@ -373,45 +343,6 @@ TEST(Split, OneSystemOwningEverythingGivesTheUnsplitRun) {
   }
 }
 
-namespace {
-
-// Every placement lies on a node its job's system owned for the whole placement: the node's home
-// partition, changed by the moves of /moves in order (a node changes owner at `changed`).
-void expect_owned(const results::RunResult& r) {
-  ASSERT_EQ(r.job_partition.size(), r.jobs.size());
-  auto owner_at = [&](std::int32_t node, sim::Tick t) {
-    std::int32_t owner = -1;
-    for (std::size_t p = 0; p < r.partitions.size(); ++p)
-      if (node >= r.partitions[p].first_node && node < r.partitions[p].first_node + r.partitions[p].nodes)
-        owner = static_cast<std::int32_t>(p);
-    for (const auto& m : r.moves)
-      if (m.node == node && m.changed >= 0 && m.changed <= t) owner = m.to;
-    return owner;
-  };
-  for (const auto& pl : r.placements) {
-    const auto mine = static_cast<std::int32_t>(r.job_partition.at(pl.job));
-    EXPECT_EQ(owner_at(pl.node, pl.start), mine) << "job " << r.jobs[pl.job].trace_id << " on node " << pl.node;
-    for (const auto& m : r.moves)
-      if (m.node == pl.node && m.changed >= 0 && pl.end >= 0) {
-        EXPECT_FALSE(m.changed > pl.start && m.changed < pl.end)
-            << "node " << pl.node << " changed owner under job " << r.jobs[pl.job].trace_id;
-        // A node in its move delay runs nothing.
-        if (m.ready >= 0) {
-          EXPECT_FALSE(pl.start >= m.changed && pl.start < m.ready)
-              << "job " << r.jobs[pl.job].trace_id << " started on node " << pl.node << " in its move delay";
-        }
-      }
-  }
-}
-
-const char* kMoveCluster =
-    "cluster:\n  pools:\n    - {name: p, nodes: 2, gpus_per_node: 8, gpu_type: A100}\n"
-    "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-    "    B: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-    "  routes: [{tenant: tb, to: B}]\n  default: A\n";
-
-}  // namespace
-
 // A scheduled move with a drain, worked by hand. Node 0 is A's, node 1 is B's (8 GPUs each, fifo
 // on both). At 50 s node 1 is drained for A: B's job b1 (0..100 s) runs on; node 1 takes no new
 // work, is empty when b1 ends at 100 s, changes owner then, and joins A after the 10 s move
@@ -421,8 +352,7 @@ const char* kMoveCluster =
 // finish, no new ones start; slurm doc/man/man1/scontrol.1) and kubectl cordon + drain (the node
 // is unschedulable; its pods leave by eviction: kubernetes pkg/kubectl/drain via
 // staging/src/k8s.io/kubectl/pkg/drain/drain.go), without a deadline.
-TEST(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"
             "1,ta,q,0,8,100\n"
@@ -430,11 +360,11 @@ TEST(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
             "3,ta,q,0,8,50\n"
             "4,tb,q,0,8,100\n"
             "5,tb,q,205,4,10\n");
-  const auto o = run_text(dir, std::string("name: move\n") + kMoveCluster +
-                                   "  moves:\n"
-                                   "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
-                                   "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
-                                   "workload: {trace: t.csv}\n");
+  const auto o = run_text(std::string("name: move\n") + kMoveCluster +
+                          "  moves:\n"
+                          "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
+                          "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                          "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   ASSERT_EQ(r.moves.size(), 2u);
   EXPECT_EQ(r.moves[0].node, 1);
@@ -498,11 +428,11 @@ TEST(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
   results::write_hdf5(none, h5);
   EXPECT_TRUE(results::read_hdf5(h5).moves.empty());
   // Deterministic: the same run again gives the same fingerprint.
-  EXPECT_EQ(run_text(dir, std::string("name: move\n") + kMoveCluster +
-                              "  moves:\n"
-                              "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
-                              "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
-                              "workload: {trace: t.csv}\n")
+  EXPECT_EQ(run_text(std::string("name: move\n") + kMoveCluster +
+                     "  moves:\n"
+                     "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s}\n"
+                     "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                     "workload: {trace: t.csv}\n")
                 .result.fingerprint,
             r.fingerprint);
 }
@@ -513,8 +443,7 @@ TEST(Split, ScheduledMoveDrainsTheNodeAndHandsItOverWhenEmpty) {
 // so node 1 is empty at 75 s, changes owner then and joins A at 85 s, where a2 starts. b1 waits
 // for a node of B: node 1 comes back at 200 s (ready at 210 s), b1 reruns 210..310 s and b2 after
 // it, 310..320 s.
-TEST(Split, DrainDeadlinePreemptsWhatStillRunsAndRequeuesIt) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, DrainDeadlinePreemptsWhatStillRunsAndRequeuesIt) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"
             "1,ta,q,0,8,100\n"
@@ -522,12 +451,12 @@ TEST(Split, DrainDeadlinePreemptsWhatStillRunsAndRequeuesIt) {
             "3,ta,q,0,8,50\n"
             "4,tb,q,0,8,100\n"
             "5,tb,q,205,4,10\n");
-  const auto o = run_text(dir, std::string("name: deadline\n") + kMoveCluster +
-                                   "  moves:\n"
-                                   "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s, drain_deadline: 20s, "
-                                   "grace: 5s}\n"
-                                   "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
-                                   "workload: {trace: t.csv}\n");
+  const auto o = run_text(std::string("name: deadline\n") + kMoveCluster +
+                          "  moves:\n"
+                          "    - {at: 50s, nodes: 1, from: B, to: A, delay: 10s, drain_deadline: 20s, "
+                          "grace: 5s}\n"
+                          "    - {at: 200s, nodes: 1, from: A, to: B, delay: 10s}\n"
+                          "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   ASSERT_EQ(r.moves.size(), 2u);
   EXPECT_EQ(r.moves[0].requested, 50'000);
@@ -556,24 +485,23 @@ TEST(Split, DrainDeadlinePreemptsWhatStillRunsAndRequeuesIt) {
 // first pass B gives one idle node (the last of its partition, node 2; it keeps one since jobs
 // are routed to it) with no drain; it joins A after the 10 s delay and a2 starts on it. a3 waits
 // for node 0. B's own job at 500 s runs on the node B kept.
-TEST(Split, MoveOnDemandTakesIdleNodesWhileTheOtherSideHasABacklog) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, MoveOnDemandTakesIdleNodesWhileTheOtherSideHasABacklog) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"
             "1,ta,q,0,8,100\n"
             "2,ta,q,0,8,100\n"
             "3,ta,q,0,8,100\n"
             "4,tb,q,500,8,10\n");
-  const auto o = run_text(dir,
-                          "name: demand\n"
-                          "cluster:\n  pools:\n    - {name: p, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
-                          "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
-                          "    B: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
-                          "  routes: [{tenant: tb, to: B}]\n  default: A\n"
-                          "  moves:\n"
-                          "    - {when: idle, nodes: 4, from: B, to: A, delay: 10s, hold: 1h}\n"
-                          "    - {when: idle, nodes: 4, from: A, to: B}\n"
-                          "workload: {trace: t.csv}\n");
+  const auto o = run_text(
+      "name: demand\n"
+      "cluster:\n  pools:\n    - {name: p, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 1}]}\n"
+      "    B: {policy: fifo, pools: [{pool: p, nodes: 2}]}\n"
+      "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+      "  moves:\n"
+      "    - {when: idle, nodes: 4, from: B, to: A, delay: 10s, hold: 1h}\n"
+      "    - {when: idle, nodes: 4, from: A, to: B}\n"
+      "workload: {trace: t.csv}\n");
   const auto& r = o.result;
   ASSERT_EQ(r.moves.size(), 1u);
   EXPECT_EQ(r.moves[0].node, 2);
@@ -594,8 +522,7 @@ TEST(Split, MoveOnDemandTakesIdleNodesWhileTheOtherSideHasABacklog) {
   EXPECT_EQ(results::summarize(r).moves_on_demand, 1);
 }
 
-TEST(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"
             "1,ta,q,0,8,100\n"
@@ -644,13 +571,12 @@ TEST(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
   }
   // The reader: unknown keys and systems get "did you mean", a bad time of day, both at and when.
   const std::string e = load_errors(head +
-                                        "  moves:\n"
-                                        "    - {at: 50s, nodes: 1, from: B, to: A, dealy: 10s}\n"
-                                        "    - {at: \"daily 25:00\", nodes: 1, from: B, to: A}\n"
-                                        "    - {at: 1h, when: idle, nodes: 1, from: slrum, to: A}\n"
-                                        "    - {when: busy, nodes: 0, from: A, to: A, drain_deadline: 1h}\n"
-                                        "workload: {trace: t.csv}\n",
-                                    dir);
+                                    "  moves:\n"
+                                    "    - {at: 50s, nodes: 1, from: B, to: A, dealy: 10s}\n"
+                                    "    - {at: \"daily 25:00\", nodes: 1, from: B, to: A}\n"
+                                    "    - {at: 1h, when: idle, nodes: 1, from: slrum, to: A}\n"
+                                    "    - {when: busy, nodes: 0, from: A, to: A, drain_deadline: 1h}\n"
+                                    "workload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:12:43: split.moves[0].dealy: unknown key \"dealy\"; did you mean \"delay\"?"),
             std::string::npos)
       << e;
@@ -672,7 +598,7 @@ TEST(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
 // mornings back with a 2 h drain deadline, idle nodes on demand both ways): no job ever runs on a
 // node its system did not own for the whole run, none starts in a move delay, every move's
 // delay is the 5 minutes declared, and the run is the same at 1 and 2 threads.
-TEST(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
+TEST_F(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
   const auto sc =
       scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-split-moves.yaml");
   planner::RunOutcome one, two;
@@ -707,6 +633,33 @@ TEST(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
   for (std::size_t i = 0; i < r.moves.size(); ++i) EXPECT_EQ(two.result.moves[i].changed, r.moves[i].changed);
 }
 
+// The same with the POC failure drill's failures (random node failures, the rack, two-node and
+// power outages, the rolling maintenance drain), on the first 4 days: a node that fails is down
+// in whichever system owns it, so no job starts on a node while it is down, no job runs on a node
+// its system does not own, and the run is the same at 1 and 2 threads.
+TEST_F(Split, RiccMovesUnderTheFailureDrillKeepEveryJobOnItsOwnersUpNodes) {
+  auto sc =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-split-moves.yaml");
+  sc.failures =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml").failures;
+  sc.workload.window_end = 4 * sim::kDay;
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto& r = one.result;
+  expect_owned(r);
+  EXPECT_GT(r.jobs_killed, 0);
+  EXPECT_GT(r.moves.size(), 0u);
+  EXPECT_GT(headroom::testing::expect_no_start_while_down(r), 0);
+}
+
 namespace {
 
 std::string two_clusters(const std::string& dispatch) {
@@ -728,14 +681,13 @@ std::string two_clusters(const std::string& dispatch) {
 // full, west admits it at once. j3 at 20 s: both full; west frees at 110 s and admits it then,
 // east's copy goes. A plain least-backlog router sends j3 at 20 s to east (both have no free GPU
 // and nothing waiting: the first declared), where it waits for j1 until 1,000 s.
-TEST(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"
             "1,t,q,0,8,1000\n"
             "2,t,q,10,8,100\n"
             "3,t,q,20,8,100\n");
-  const auto mk = run_text(dir, two_clusters("multikueue")).result;
+  const auto mk = run_text(two_clusters("multikueue")).result;
   EXPECT_EQ(mk.job_partition, (std::vector<std::uint32_t>{0, 1, 1}));
   EXPECT_EQ(mk.jobs[0].start, 0);
   EXPECT_EQ(mk.jobs[1].start, 10'000);
@@ -755,7 +707,7 @@ TEST(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
   EXPECT_DOUBLE_EQ(s.wait.mean, 30.0);  // 0, 0 and 90 s
   EXPECT_DOUBLE_EQ(s.boundary_idle_gpu_hours, 0.0);
 
-  const auto lb = run_text(dir, two_clusters("least-backlog")).result;
+  const auto lb = run_text(two_clusters("least-backlog")).result;
   EXPECT_EQ(lb.job_partition, (std::vector<std::uint32_t>{0, 1, 0}));
   EXPECT_EQ(lb.jobs[1].start, 10'000);
   EXPECT_EQ(lb.jobs[2].start, 1'000'000);
@@ -766,11 +718,10 @@ TEST(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
 
   // Bad input: an unknown dispatcher, routes beside a dispatcher.
   const std::string e =
-      load_errors(two_clusters("multikue") + "", dir) +
+      load_errors(two_clusters("multikue") + "") +
       load_errors(std::string("name: x\n") + kTwoPools +
-                      "split:\n  systems:\n    east: {policy: fifo, pools: [a]}\n    west: {policy: fifo, pools: [b]}\n"
-                      "  routes: [{kind: inference, to: west}]\n  dispatch: least-backlog\nworkload: {trace: t.csv}\n",
-                  dir);
+                  "split:\n  systems:\n    east: {policy: fifo, pools: [a]}\n    west: {policy: fifo, pools: [b]}\n"
+                  "  routes: [{kind: inference, to: west}]\n  dispatch: least-backlog\nworkload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:10:13: split.dispatch: unknown dispatcher \"multikue\"; did you mean \"multikueue\"?"),
             std::string::npos)
       << e;
@@ -780,7 +731,7 @@ TEST(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
 // Three days of the RICC sample over two Kueue clusters of 512 nodes behind MultiKueue: every job
 // runs in the cluster that admitted it (its copies elsewhere never run), and the run is the same
 // at 1 and 2 threads.
-TEST(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
+TEST_F(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
   const std::string text =
       "name: ricc-multikueue\n"
       "cluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, gpu_type: A100}\n"
@@ -813,8 +764,7 @@ TEST(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
 
 // compare's split variants: `split:A=0.7/B=0.3` cuts the pool the two systems share 7/3 (of 10
 // nodes), the pool B holds alone stays B's; the run is the scenario's split with those counts.
-TEST(Split, CompareTakesSplitVariantsBySharesOfTheSharedPools) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, CompareTakesSplitVariantsBySharesOfTheSharedPools) {
   std::string trace = "id,tenant,queue,submit,gpus,runtime\n";
   for (int i = 0; i < 20; ++i) trace += std::to_string(i) + ",ta,q,0,8,100\n";
   for (int i = 0; i < 4; ++i) trace += std::to_string(100 + i) + ",tb,q,0,8,100\n";
@@ -876,8 +826,7 @@ TEST(Split, CompareTakesSplitVariantsBySharesOfTheSharedPools) {
 
 // `split.shares` re-cuts the shared pools in the file, so a sweep varies the split as a value:
 // `variants: {split.shares: ["A=0.7/B=0.3", "A 0.2 / B 0.8"]}`.
-TEST(Split, SweepVariesTheSplitThroughShares) {
-  headroom::testing::TempDir dir;
+TEST_F(Split, SweepVariesTheSplitThroughShares) {
   dir.write("t.csv", "id,tenant,queue,submit,gpus,runtime\n1,ta,q,0,8,100\n2,tb,q,0,8,100\n");
   dir.write("s.yaml",
             "name: sweep-split\n"
@@ -902,8 +851,7 @@ TEST(Split, SweepVariesTheSplitThroughShares) {
       "name: x\ncluster:\n  pools:\n    - {name: p, nodes: 10, gpus_per_node: 8, gpu_type: A100}\n"
       "split:\n  systems:\n    A: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n"
       "    B: {policy: fifo, pools: [{pool: p, nodes: 5}]}\n  default: A\n  shares: \"A=0.7/C=0.3\"\n"
-      "workload: {trace: t.csv}\n",
-      dir);
+      "workload: {trace: t.csv}\n");
   EXPECT_NE(e.find("s.yaml:10:11: split.shares: no system named \"C\" in the scenario's split"), std::string::npos)
       << e;
 }

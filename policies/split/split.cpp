@@ -23,7 +23,53 @@ using models::JobState;
 using models::NodeId;
 using models::PoolId;
 
-Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster) {
+namespace {
+
+// Each switch's uplink bandwidth on the whole site, by models::Topology::build's rule: the one given,
+// else non-blocking (what its node links and its children's uplinks carry, over its parents).
+std::vector<double> site_uplinks(const models::TopologySpec& spec) {
+  const std::size_t n = spec.switches.size();
+  std::vector<std::vector<std::size_t>> children(n);
+  for (std::size_t s = 0; s < n; ++s)
+    for (models::SwitchId p : spec.switches[s].parents)
+      if (p < n) children[p].push_back(s);
+  std::vector<std::size_t> order(n);
+  for (std::size_t s = 0; s < n; ++s) order[s] = s;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return spec.switches[a].level < spec.switches[b].level; });
+  std::vector<double> up(n, 0);
+  for (std::size_t s : order) {
+    const auto& sw = spec.switches[s];
+    double down = sw.node_gbps * static_cast<double>(sw.nodes.size());
+    for (std::size_t c : children[s]) down += up[c];
+    up[s] =
+        sw.uplink_gbps > 0 ? sw.uplink_gbps : (sw.parents.empty() ? 0 : down / static_cast<double>(sw.parents.size()));
+  }
+  return up;
+}
+
+// `spec` over another numbering of some of the scenario's nodes (`id[n]`: scenario node n's id
+// there, -1: left out), every switch kept with the site's uplinks and reference bandwidth.
+models::TopologySpec renumbered(const models::TopologySpec& spec, const std::vector<std::int64_t>& id,
+                                const std::vector<double>& uplinks, double reference_gbps) {
+  models::TopologySpec out = spec;
+  for (std::size_t s = 0; s < out.switches.size(); ++s) {
+    auto& sw = out.switches[s];
+    std::vector<NodeId> nodes;
+    for (NodeId n : sw.nodes)
+      if (n < id.size() && id[n] >= 0) nodes.push_back(static_cast<NodeId>(id[n]));
+    std::sort(nodes.begin(), nodes.end());
+    sw.nodes = std::move(nodes);
+    if (!sw.parents.empty()) sw.uplink_gbps = uplinks[s];
+  }
+  out.reference_gbps = reference_gbps;
+  return out;
+}
+
+}  // namespace
+
+Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster,
+                               const models::TopologySpec* topology) {
   Partitioning out;
   NodeId node = 0;
   PoolId pool = 0;
@@ -60,6 +106,22 @@ Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec&
     out.home_pools.push_back(static_cast<std::int32_t>(part.pools.size()));
     out.parts.push_back(std::move(part));
   }
+  // The scenario's node numbering: pool by pool, each pool's nodes to its shares in system order.
+  std::vector<NodeId> cursor(cluster.pools.size(), 0), source_first(cluster.pools.size(), 0);
+  for (std::size_t p = 1; p < cluster.pools.size(); ++p)
+    source_first[p] = source_first[p - 1] + static_cast<NodeId>(std::max(cluster.pools[p - 1].nodes, 0));
+  out.engine_node.assign(static_cast<std::size_t>(cluster.total_nodes()), 0);
+  out.source_pool.assign(out.whole.pools.size(), 0);
+  for (const auto& hs : homes)
+    for (const Home& h : hs) {
+      const auto p =
+          static_cast<std::size_t>(std::find_if(cluster.pools.begin(), cluster.pools.end(),
+                                                [&](const models::NodePool& x) { return x.name == h.pool; }) -
+                                   cluster.pools.begin());
+      out.source_pool[h.engine_pool] = static_cast<PoolId>(p);
+      for (std::int32_t i = 0; i < h.nodes; ++i)
+        out.engine_node.at(source_first[p] + cursor[p]++) = h.first + static_cast<NodeId>(i);
+    }
   out.home.assign(node, 0);
   for (std::size_t si = 0; si < homes.size(); ++si)
     for (const Home& h : homes[si])
@@ -110,6 +172,30 @@ Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec&
     for (const auto& v : slots) out.local_node[t].insert(out.local_node[t].end(), v.begin(), v.end());
     out.local_pool[t] = std::move(engine_pool);
   }
+  if (topology != nullptr) {
+    // The site's fabric in the engine's numbering, then each view's: its nodes (its slots) under
+    // the same switches, with the site's bandwidths.
+    const std::vector<double> up = site_uplinks(*topology);
+    std::vector<std::int64_t> id(out.engine_node.begin(), out.engine_node.end());
+    std::string why;
+    out.whole.topology =
+        models::Topology::build(out.whole, renumbered(*topology, id, up, topology->reference_gbps), why);
+    if (!out.whole.topology)
+      throw sim::InputError(spec.file, spec.line, spec.column, "split", "cluster.topology of the split site: " + why);
+    const double reference = out.whole.topology->reference_gbps();
+    for (std::size_t t = 0; t < spec.systems.size(); ++t) {
+      std::vector<std::int64_t> slot(out.home.size(), -1);
+      for (std::size_t i = 0; i < out.local_node[t].size(); ++i)
+        slot[out.local_node[t][i]] = static_cast<std::int64_t>(i);
+      for (std::size_t n = 0; n < id.size(); ++n) id[n] = slot[out.engine_node[n]];
+      out.parts[t].topology = models::Topology::build(out.parts[t], renumbered(*topology, id, up, reference), why);
+      if (!out.parts[t].topology)
+        throw sim::InputError(spec.file, spec.systems[t].line, spec.systems[t].column,
+                              "split.systems." + spec.systems[t].name,
+                              "cluster.topology of this system's nodes: " + why);
+      for (std::size_t n = 0; n < id.size(); ++n) id[n] = out.engine_node[n];
+    }
+  }
   return out;
 }
 
@@ -136,6 +222,41 @@ void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster)
                        [&](const models::NodePool& p) { return p.name == share.pool; }))
         throw sim::InputError(spec.file, share.line, share.column, "split.systems." + s.name,
                               "no pool named \"" + share.pool + "\" in the cluster");
+}
+
+models::FailureSpec map_failures(const models::FailureSpec& failures, const models::ClusterSpec& cluster,
+                                 const Partitioning& parts) {
+  models::FailureSpec out = failures;
+  if (failures.empty()) return out;
+  auto map_nodes = [&](std::vector<NodeId>& nodes) {
+    for (NodeId& n : nodes) n = parts.engine_node.at(n);
+  };
+  for (models::Rack& rack : out.racks) map_nodes(rack.nodes);
+  for (models::FailureEvent& e : out.events) map_nodes(e.nodes);
+  for (models::RandomFailures& r : out.random) {
+    for (models::Rack& sw : r.switches) map_nodes(sw.nodes);
+    if (r.pools.empty()) continue;
+    std::vector<PoolId> engine;
+    for (PoolId p = 0; p < parts.source_pool.size(); ++p)
+      if (std::find(r.pools.begin(), r.pools.end(), parts.source_pool[p]) != r.pools.end()) engine.push_back(p);
+    r.pools = std::move(engine);
+  }
+  for (models::Maintenance& m : out.maintenance) {
+    const PoolId source = m.pool;
+    NodeId first = 0;
+    for (PoolId p = 0; p < source; ++p) first += static_cast<NodeId>(std::max(cluster.pools[p].nodes, 0));
+    m.nodes.clear();
+    for (std::int32_t i = 0; i < cluster.pools.at(source).nodes; ++i)
+      m.nodes.push_back(parts.engine_node.at(first + static_cast<NodeId>(i)));
+    const auto it = std::find(parts.source_pool.begin(), parts.source_pool.end(), source);
+    HEADROOM_ASSERT(it != parts.source_pool.end(), "split: a maintained pool went to no system");
+    m.pool = static_cast<PoolId>(it - parts.source_pool.begin());
+  }
+  // Each node's failure stream keeps its name on the unsplit site.
+  out.node_names.assign(parts.home.size(), std::string());
+  for (NodeId n = 0; n < parts.engine_node.size(); ++n)
+    out.node_names.at(parts.engine_node[n]) = models::node_name(cluster, n);
+  return out;
 }
 
 namespace {

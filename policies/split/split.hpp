@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "models/cluster.hpp"
+#include "models/failures.hpp"
 #include "models/job.hpp"
+#include "models/topology.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
 #include "sim/time.hpp"
@@ -111,10 +113,29 @@ struct Partitioning {
   std::vector<std::vector<models::NodeId>> local_node;
   std::vector<std::vector<models::PoolId>> local_pool;
   std::vector<std::uint32_t> home;  // by engine node: the system that holds it at the start
+  // By node of the scenario's cluster (its numbering: pools in order, "<pool>-<index>"): its
+  // engine node. A pool is cut in node order, so pool P's first nodes go to the first share of it.
+  std::vector<models::NodeId> engine_node;
+  std::vector<models::PoolId> source_pool;  // by engine pool: its pool in the scenario's cluster
 };
 
-// Requires a validated spec (scenarios/ checks every share against the cluster).
-Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster);
+// Requires a validated spec (scenarios/ checks every share against the cluster). With `topology`
+// (cluster.topology's spec, over the scenario's nodes), `whole` gets the site's fabric in the
+// engine's numbering and each `parts[s]` the fabric of the nodes its view has (every switch, each
+// leaf linking the view's nodes under it), with the site's link bandwidths: a switch's uplink and
+// the reference bandwidth are the whole site's, not those of the nodes one system holds (docs/
+// split.md, "The topology"). Throws sim::InputError at `split:` when one cannot be built.
+Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster,
+                               const models::TopologySpec* topology = nullptr);
+// The failure drill (failures:, models/failures.hpp) of the scenario's cluster, in the engine's
+// numbering of the partitioned site (docs/split.md, "Failures and maintenance"): outages, racks
+// and switches name the same physical nodes; random failures of a pool cover every engine pool cut
+// from it, each node drawing from the stream of its name in the scenario ("failures/0/node/ricc-3"),
+// so a seed fails the same nodes at the same instants as on the unsplit site; a maintenance window
+// of a pool walks that pool's nodes in the scenario's order wherever they went.
+models::FailureSpec map_failures(const models::FailureSpec& failures, const models::ClusterSpec& cluster,
+                                 const Partitioning& parts);
+
 // Throws sim::InputError when the spec no longer gives every node of `cluster` to exactly one
 // system (a sweep or plan variant changed a pool's node count but not the split's).
 void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster);

@@ -75,6 +75,14 @@ class Reader {
   void object(const YAML::Node& o, const std::function<void(const Object&)>& each);
 };
 
+// "a, b, c": the names of a key table, as docs/importing.md's generated tables list them.
+template <typename Items>
+std::string join_names(const Items& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
+  return out;
+}
+
 // Each system's reader is in its folder (policies/<system>/manifests.hpp), called through its
 // SystemModule::read_manifests.
 

@@ -121,20 +121,16 @@ struct KaiReader : Reader {
 namespace headroom::policies::kai {
 
 std::string site_keys_markdown() {
-  const auto join = [](const auto& items) {
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
-    return out;
-  };
   std::string classes;
   for (const auto& [name, value] : manifests::kKaiClasses)
     classes += (classes.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(value);
   std::string out;
   out += "| kai: object, field | Read (modelled) | Warned once, left out | Accepted quietly |\n";
   out += "|---|---|---|---|\n";
-  out += "| Queue (scheduling.run.ai) spec | " + join(manifests::kQueueScalars) + ", resources | every other field | " +
-         join(manifests::kQueueQuiet) + " |\n";
-  out += "| Queue resources | " + join(manifests::kResources) + ", each with " + join(manifests::kResourceFields) +
+  out += "| Queue (scheduling.run.ai) spec | " + manifests::join_names(manifests::kQueueScalars) +
+         ", resources | every other field | " + manifests::join_names(manifests::kQueueQuiet) + " |\n";
+  out += "| Queue resources | " + manifests::join_names(manifests::kResources) + ", each with " +
+         manifests::join_names(manifests::kResourceFields) +
          " (memory in MB, read as MiB) | every other resource or field | |\n";
   out += "| PriorityClass | | any class other than KAI's own | KAI's own (" + classes +
          "; the kai policy applies them by job kind) |\n";

@@ -136,12 +136,7 @@ struct KubernetesReader : Reader {
 namespace headroom::policies::k8s {
 
 std::string site_keys_markdown() {
-  const auto join = [](const auto& items) {
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
-    return out;
-  };
-  std::string quiet = join(manifests::kQuietKeys);
+  std::string quiet = manifests::join_names(manifests::kQuietKeys);
   for (const char* p : manifests::kQuietPrefixes) quiet += ", " + std::string(p) + "RESOURCE";
   for (const char* i : manifests::kQuietInfixes) quiet += ", CLASS" + std::string(i) + "RESOURCE";
   std::string read;
@@ -168,7 +163,7 @@ std::string site_keys_markdown() {
   out += "| ResourceQuota spec.hard | " + read +
          " (no namespace is default; several quotas of one namespace give the tightest) | " + limits +
          " (read, and checked against the pods' requests), every other resource | " + quiet + " |\n";
-  out += "| ResourceQuota spec | hard | " + join(manifests::kScopeFields) +
+  out += "| ResourceQuota spec | hard | " + manifests::join_names(manifests::kScopeFields) +
          " (the whole quota is left out) | every other field |\n";
   out +=
       "| other kinds | PriorityClass (checked; pods take their priority from the workload, one warning) | "

@@ -236,11 +236,6 @@ struct Reader : manifests::Reader {
 }  // namespace
 
 std::string site_keys_markdown() {
-  const auto join = [](const auto& items) {
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
-    return out;
-  };
   // The leaves the kueue policy's key table reads under each copied ClusterQueue field.
   std::vector<std::string> leaves;
   const std::string cq = "clusterQueues.<cq>.";
@@ -253,11 +248,11 @@ std::string site_keys_markdown() {
   out +=
       "| ResourceFlavor spec | nodeLabels (select the pools whose labels hold them all) | topologyName (the "
       "cluster's topology is used), nodeTaints, tolerations | every other field |\n";
-  out += "| ClusterQueue spec | resourceGroups, cohort (cohortName), stopPolicy, " + join(leaves) +
+  out += "| ClusterQueue spec | resourceGroups, cohort (cohortName), stopPolicy, " + manifests::join_names(leaves) +
          " | namespaceSelector with labels (the LocalQueues' namespaces submit), every other field | an empty "
          "namespaceSelector |\n";
-  out += "| resourceGroups flavors' resources | " + join(kGpuNames) + " (as GPUs), cpu, memory; each with " +
-         join(kQuotaFields) +
+  out += "| resourceGroups flavors' resources | " + manifests::join_names(kGpuNames) +
+         " (as GPUs), cpu, memory; each with " + manifests::join_names(kQuotaFields) +
          " | every other resource (its quota left out) | coveredResources (they define the "
          "groups) |\n";
   out +=

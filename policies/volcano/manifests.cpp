@@ -322,32 +322,28 @@ struct VolcanoReader : Reader {
 namespace headroom::policies::volcano {
 
 std::string site_keys_markdown() {
-  const auto join = [](const auto& items) {
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
-    return out;
-  };
   std::string out;
   out += "| volcano: object, field | Read (modelled) | Warned once, left out | Accepted quietly |\n";
   out += "|---|---|---|---|\n";
-  out += "| Queue (scheduling.volcano.sh) spec | " + join(manifests::kQueueScalars) + ", " +
-         join(manifests::kQueueResourceLists) +
+  out += "| Queue (scheduling.volcano.sh) spec | " + manifests::join_names(manifests::kQueueScalars) + ", " +
+         manifests::join_names(manifests::kQueueResourceLists) +
          ", guarantee.resource, dequeueStrategy: traverse; status.state | every other field; guarantee other than "
          "resource; dequeueStrategy other than traverse | metadata other than name and annotations, status other "
          "than state; the root queue's capability, deserved and guarantee (the cluster's) |\n";
-  out += "| Queue resources (capability, deserved, guarantee.resource) | " + join(manifests::kQueueResources) +
-         " | every other resource | |\n";
-  out += "| Queue annotations | " + join(manifests::kQueueAnnotations) +
+  out += "| Queue resources (capability, deserved, guarantee.resource) | " +
+         manifests::join_names(manifests::kQueueResources) + " | every other resource | |\n";
+  out += "| Queue annotations | " + manifests::join_names(manifests::kQueueAnnotations) +
          ", volcano.sh/dequeue-strategy: traverse | volcano.sh/dequeue-strategy other than traverse | every other "
          "annotation |\n";
-  out += "| ConfigMap data volcano-scheduler.conf | " + join(manifests::kConfKeys) +
+  out += "| ConfigMap data volcano-scheduler.conf | " + manifests::join_names(manifests::kConfKeys) +
          " | every other key (configurations, metrics, ...) | |\n";
-  out += "| volcano-scheduler.conf actions | " + join(action_names()) + " | " + join(upstream_unmodelled_actions()) +
-         " | |\n";
-  out += "| volcano-scheduler.conf tiers, plugins | " + join(plugin_names()) + " | " +
-         join(upstream_unmodelled_plugins()) + " | |\n";
-  out += "| plugin switches | " + join(switch_names()) + " | " + join(upstream_unmodelled_switches()) + " | |\n";
-  out += "| plugin arguments | " + join(argument_names()) +
+  out += "| volcano-scheduler.conf actions | " + manifests::join_names(action_names()) + " | " +
+         manifests::join_names(upstream_unmodelled_actions()) + " | |\n";
+  out += "| volcano-scheduler.conf tiers, plugins | " + manifests::join_names(plugin_names()) + " | " +
+         manifests::join_names(upstream_unmodelled_plugins()) + " | |\n";
+  out += "| plugin switches | " + manifests::join_names(switch_names()) + " | " +
+         manifests::join_names(upstream_unmodelled_switches()) + " | |\n";
+  out += "| plugin arguments | " + manifests::join_names(argument_names()) +
          "; the DRA switches (warned: DRA is not modelled) | every other argument; the resources other than "
          "nvidia.com/gpu of a binpack.resources or hypernode.binpack.resources list | |\n";
   out +=

@@ -511,7 +511,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   // that one-second clock, never at an event between its ticks: a job whose nodes free at 9.06 s
   // is backfilled at 10 s (issue #38, cause (b)). The clock's phase is the simulation's seconds.
   Tick next_backfill(Tick now) const { return std::max(last_bf_ + c_.bf_interval, ceil_to(now, sim::kSecond)); }
-  std::set<Tick> space_marks_;  // backfill: the bounds of slurmctld's node_space records in this pass
+  // Backfill: the bounds of slurmctld's node_space records in this pass (collected with repeats
+  // until their number could reach bf_max_job_test, then sorted and unique).
+  std::vector<Tick> space_marks_;
 
   Config c_;
   Limits limits_;

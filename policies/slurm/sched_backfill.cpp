@@ -81,9 +81,14 @@ void SlurmPolicy::backfill(Session& s) {
   // split by each reservation's start and end (_add_reservation); the pass ends when a
   // reservation is due while the table holds bf_node_space_size records (bf_max_job_test unless
   // set): "table size limit of N reached". With bf_max_job_test=3 a pass makes one reservation.
+  // Only the number of distinct bounds matters, and only once it could be bf_max_job_test: until
+  // then the bounds are collected as they come (their count is at least the distinct one), then
+  // sorted, made unique and kept so.
   space_marks_.clear();
-  space_marks_.insert(sec_now);
-  space_marks_.insert(sec_now + c_.bf_window);
+  space_marks_.push_back(sec_now);
+  space_marks_.push_back(sec_now + c_.bf_window);
+  const Tick marks_end = std::max(sec_now, sec_now + c_.bf_window);  // the last bound
+  bool marks_unique = false;
   // Held jobs do not count towards bf_max_job_test.
   order_.resize(static_cast<std::size_t>(
       std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
@@ -673,9 +678,23 @@ void SlurmPolicy::backfill(Session& s) {
       }
     }
     if (at == kNever) continue;
-    if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) break;  // table full
-    for (const Tick mark : {at, at + limit})
-      if (mark < *space_marks_.rbegin()) space_marks_.insert(mark);
+    if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) {
+      if (!marks_unique) {
+        std::sort(space_marks_.begin(), space_marks_.end());
+        space_marks_.erase(std::unique(space_marks_.begin(), space_marks_.end()), space_marks_.end());
+        marks_unique = true;
+      }
+      if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) break;  // table full
+    }
+    for (const Tick mark : {at, at + limit}) {
+      if (mark >= marks_end) continue;
+      if (!marks_unique) {
+        space_marks_.push_back(mark);
+      } else if (auto it = std::lower_bound(space_marks_.begin(), space_marks_.end(), mark);
+                 it == space_marks_.end() || *it != mark) {
+        space_marks_.insert(it, mark);
+      }
+    }
     // One entry per list, after the entries of the same time (only the times are ordered).
     const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
     res_span_.push_back({at, at + limit});

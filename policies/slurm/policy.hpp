@@ -576,7 +576,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Scratch.
   std::vector<Avail> avail_, sim_, prof_;
   std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
-  bool prof_free_ok_ = false;            // prof_free_ follows prof_ (a release leaves it to be redone)
+  bool prof_free_ok_ = false;            // prof_free_ follows prof_ (kept node by node as releases move it)
   void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
   void copy_avail() {  // prof_ = avail_ and prof_free_ = avail_free_, as plain copies
     static_assert(std::is_trivially_copyable_v<Avail>);

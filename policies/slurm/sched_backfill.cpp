@@ -175,7 +175,6 @@ void SlurmPolicy::backfill(Session& s) {
   // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
   auto release = [&](RSlice& sl, int sign) {
     auto& a = prof_[sl.node];
-    prof_free_ok_ = false;
     const bool was_ok = a.ok;
     const std::int32_t was = a.gpus;
     if (sign > 0) sl.was_ok = was_ok;
@@ -183,6 +182,7 @@ void SlurmPolicy::backfill(Session& s) {
     a.cpus += sign * sl.cpus;
     a.mem += sign * sl.mem;
     if (sl.exclusive) a.ok = sign > 0 ? s.cluster().node(sl.node).up : sl.was_ok;
+    note_free(sl.node);                        // prof_free_ follows prof_ node by node, never rebuilt in full
     if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
     const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
     cur_total += delta;
@@ -201,6 +201,7 @@ void SlurmPolicy::backfill(Session& s) {
       Avail& a = prof_[sl.node];
       const std::int32_t was = a.gpus;
       a.gpus = was + d;
+      prof_free_[sl.node] = a.ok && a.gpus > 0 ? 1 : 0;
       if (!a.ok) return;
       total += d;
       if (a.overlap > 0) {
@@ -210,7 +211,6 @@ void SlurmPolicy::backfill(Session& s) {
         if (clear_.over > 0) hist_ok = false;
       }
     };
-    const std::size_t ri = cur_ri;
     for (; cur_ri < rslice_.size() && rslice_[cur_ri].t <= t; ++cur_ri) {
       RSlice& sl = rslice_[cur_ri];
       if (sl.exclusive)
@@ -225,7 +225,6 @@ void SlurmPolicy::backfill(Session& s) {
       else
         plain(sl, -sl.gpus);
     }
-    if (cur_ri != ri) prof_free_ok_ = false;
     cur_total += total;
     cur_blocked += blocked;
   };

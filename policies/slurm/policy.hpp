@@ -439,17 +439,24 @@ class SlurmPolicy final : public Policy, public Inspect {
     quick_pick(t, total, pl);
     return pl;
   }
-  void quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const;
+  // `mask` (optional, bits by node id): only those nodes are candidates (a partition's members).
+  void quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl,
+                  const std::uint64_t* mask = nullptr) const;
   // Whether quick_pick may serve job j: a flexible job without GPU type on an Up partition of every
   // node, nodes of one weight, no topology and no held node, and a node's capacity for the job its
   // free GPUs: the job asks no CPUs (memory) per GPU, or no node models them (capacity() then
   // reads only the GPUs, and pick() gives each slice no CPUs or memory, as quick_pick does).
   bool quick_ok(JobIndex j, bool held_any) const {
+    return quick_ok_masked(j, held_any) && parts_[static_cast<std::size_t>(part_[j])].nodes.size() == avail_.size();
+  }
+  // The same for a partition on part of the nodes, with its members as quick_pick's mask: with one
+  // weight choose() reads them in id order (by_id), the order in which quick_pick reads the bits.
+  bool quick_ok_masked(JobIndex j, bool held_any) const {
     const Shape& a = shape_[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     return one_weight_ && (a.cpg <= 0 || !any_cpus_) && (a.mpg <= 0 || !any_mem_) && cap_.size() == avail_.size() &&
            switches_.empty() && !held_any && !a.fixed && !a.exclusive && workload_->jobs[j].gpu_type == 0 &&
-           p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
+           p.conf.state == PartitionState::Up && p.by_id && p.bits.size() == (avail_.size() + 63) / 64;
   }
 
   std::string start(Session& s, JobIndex j, const models::Placement& pl, std::string_view reason);

@@ -8,7 +8,8 @@
 namespace headroom::policies::slurm::detail {
 
 // The same into `pl` (cleared first; its storage is kept).
-void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const {
+void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl,
+                             const std::uint64_t* mask) const {
   constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
   pl.clear();
   if (t.gpus < total) return;
@@ -17,10 +18,11 @@ void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Pl
     const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
     std::size_t w = from / 64;
     if (w >= t.words) return kNoNode;
-    std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
+    auto word = [&](std::size_t k) { return mask == nullptr ? bits[k] : bits[k] & mask[k]; };
+    std::uint64_t x = word(w) & (~std::uint64_t{0} << (from % 64));
     while (x == 0) {
       if (++w == t.words) return kNoNode;
-      x = bits[w];
+      x = word(w);
     }
     return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
   };
@@ -308,7 +310,12 @@ void SlurmPolicy::backfill(Session& s) {
   };
   restore_now();  // the pass starts at now, with no reservation
   // A reservation's nodes from the clear nodes' bits where choose() would take exactly those.
-  auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
+  // A partition on part of the nodes reads its members' bits only (quick_ok_masked).
+  auto quick = [&](JobIndex j) { return hist_ok && quick_ok_masked(j, held_any); };
+  auto quick_mask = [&](JobIndex j) -> const std::uint64_t* {
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    return p.nodes.size() == avail_.size() ? nullptr : p.bits.data();
+  };
 
   // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
   // (first_res_ after now + L) are at least `want`: the GPUs of the nodes no reservation
@@ -532,7 +539,7 @@ void SlurmPolicy::backfill(Session& s) {
       }
       if (!fits) return false;
       if (quick(j)) {
-        quick_pick(clear_, shape_[j].total, reserved);
+        quick_pick(clear_, shape_[j].total, reserved, quick_mask(j));
       } else {
         if (!prof_free_ok_) {
           for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);

@@ -10,45 +10,57 @@ namespace headroom::policies::slurm::detail {
 // The same into `pl` (cleared first; its storage is kept).
 void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl,
                              const std::uint64_t* mask) const {
-  constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
-  pl.clear();
-  if (t.gpus < total) return;
-  auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
-    if (t.count[static_cast<std::size_t>(g)] == 0) return kNoNode;
-    const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
-    std::size_t w = from / 64;
-    if (w >= t.words) return kNoNode;
-    auto word = [&](std::size_t k) { return mask == nullptr ? bits[k] : bits[k] & mask[k]; };
-    std::uint64_t x = word(w) & (~std::uint64_t{0} << (from % 64));
-    while (x == 0) {
-      if (++w == t.words) return kNoNode;
-      x = word(w);
-    }
-    return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
-  };
-  for (std::int32_t g = total; g <= t.max; ++g)
-    if (const NodeId id = lowest(g, 0); id != kNoNode) {
-      pl.push_back({id, total, 0, 0});
-      return;
-    }
-  std::int32_t left = total;
-  for (std::int32_t g = t.max; g >= 1; --g)
-    for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
-      if (left > g) {
-        pl.push_back({id, g, 0, 0});
-        left -= g;
-        continue;
+  // Without a mask the words are read as they are (no test per word on the common path).
+  auto run = [&](auto masked) {
+    constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+    pl.clear();
+    if (t.gpus < total) return;
+    auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
+      if (t.count[static_cast<std::size_t>(g)] == 0) return kNoNode;
+      const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
+      std::size_t w = from / 64;
+      if (w >= t.words) return kNoNode;
+      auto word = [&](std::size_t k) {
+        if constexpr (decltype(masked)::value)
+          return bits[k] & mask[k];
+        else
+          return bits[k];
+      };
+      std::uint64_t x = word(w) & (~std::uint64_t{0} << (from % 64));
+      while (x == 0) {
+        if (++w == t.words) return kNoNode;
+        x = word(w);
       }
-      NodeId fit = id;
-      for (std::int32_t h = left; h < g; ++h)
-        if (const NodeId k = lowest(h, 0); k != kNoNode) {
-          fit = k;
-          break;
+      return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+    };
+    for (std::int32_t g = total; g <= t.max; ++g)
+      if (const NodeId id = lowest(g, 0); id != kNoNode) {
+        pl.push_back({id, total, 0, 0});
+        return;
+      }
+    std::int32_t left = total;
+    for (std::int32_t g = t.max; g >= 1; --g)
+      for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
+        if (left > g) {
+          pl.push_back({id, g, 0, 0});
+          left -= g;
+          continue;
         }
-      pl.push_back({fit, left, 0, 0});
-      return;
-    }
-  pl.clear();
+        NodeId fit = id;
+        for (std::int32_t h = left; h < g; ++h)
+          if (const NodeId k = lowest(h, 0); k != kNoNode) {
+            fit = k;
+            break;
+          }
+        pl.push_back({fit, left, 0, 0});
+        return;
+      }
+    pl.clear();
+  };
+  if (mask == nullptr)
+    run(std::false_type{});
+  else
+    run(std::true_type{});
 }
 
 void SlurmPolicy::backfill(Session& s) {
@@ -174,6 +186,9 @@ void SlurmPolicy::backfill(Session& s) {
   // On plain nodes with none held, a slice that is not exclusive changes only the node's GPUs:
   // its CPUs and memory are 0, its ok stays, and nothing is held (see plain_releases below).
   const bool plain_release = plain_nodes_ && !held_any;
+  // prof_free_ is read only by choose(): the plain slices keep it node by node once a walk of the
+  // pass has needed it (rebuilt in full then), and mark it stale until then.
+  bool track_free = false;
   // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
   auto release = [&](RSlice& sl, int sign) {
     auto& a = prof_[sl.node];
@@ -199,34 +214,43 @@ void SlurmPolicy::backfill(Session& s) {
   // plain slices' steps written out and the totals summed apart.
   auto plain_releases = [&](Tick t) {
     std::int64_t total = 0, blocked = 0;
-    auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
-      Avail& a = prof_[sl.node];
-      const std::int32_t was = a.gpus;
-      a.gpus = was + d;
-      prof_free_[sl.node] = a.ok && a.gpus > 0 ? 1 : 0;
-      if (!a.ok) return;
-      total += d;
-      if (a.overlap > 0) {
-        blocked += d;
-      } else {
-        clear_.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
-        if (clear_.over > 0) hist_ok = false;
+    const std::size_t ri = cur_ri;
+    // keep_free: prof_free_ kept node by node (track_free), chosen once per move, not per slice.
+    auto steps = [&](auto keep_free) {
+      auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
+        Avail& a = prof_[sl.node];
+        const std::int32_t was = a.gpus;
+        a.gpus = was + d;
+        if constexpr (decltype(keep_free)::value) prof_free_[sl.node] = a.ok && a.gpus > 0 ? 1 : 0;
+        if (!a.ok) return;
+        total += d;
+        if (a.overlap > 0) {
+          blocked += d;
+        } else {
+          clear_.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
+          if (clear_.over > 0) hist_ok = false;
+        }
+      };
+      for (; cur_ri < rslice_.size() && rslice_[cur_ri].t <= t; ++cur_ri) {
+        RSlice& sl = rslice_[cur_ri];
+        if (sl.exclusive)
+          release(sl, 1);
+        else
+          plain(sl, sl.gpus);
+      }
+      for (; cur_ri > 0 && rslice_[cur_ri - 1].t > t; --cur_ri) {
+        RSlice& sl = rslice_[cur_ri - 1];
+        if (sl.exclusive)
+          release(sl, -1);
+        else
+          plain(sl, -sl.gpus);
       }
     };
-    for (; cur_ri < rslice_.size() && rslice_[cur_ri].t <= t; ++cur_ri) {
-      RSlice& sl = rslice_[cur_ri];
-      if (sl.exclusive)
-        release(sl, 1);
-      else
-        plain(sl, sl.gpus);
-    }
-    for (; cur_ri > 0 && rslice_[cur_ri - 1].t > t; --cur_ri) {
-      RSlice& sl = rslice_[cur_ri - 1];
-      if (sl.exclusive)
-        release(sl, -1);
-      else
-        plain(sl, -sl.gpus);
-    }
+    if (track_free)
+      steps(std::true_type{});
+    else
+      steps(std::false_type{});
+    if (!track_free && cur_ri != ri) prof_free_ok_ = false;
     cur_total += total;
     cur_blocked += blocked;
   };
@@ -545,6 +569,7 @@ void SlurmPolicy::backfill(Session& s) {
           for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
           prof_free_ok_ = true;
         }
+        track_free = true;
         reserved = choose(
             s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
       }

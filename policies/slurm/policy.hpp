@@ -439,17 +439,24 @@ class SlurmPolicy final : public Policy, public Inspect {
     quick_pick(t, total, pl);
     return pl;
   }
-  void quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const;
+  // `mask` (optional, bits by node id): only those nodes are candidates (a partition's members).
+  void quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl,
+                  const std::uint64_t* mask = nullptr) const;
   // Whether quick_pick may serve job j: a flexible job without GPU type on an Up partition of every
   // node, nodes of one weight, no topology and no held node, and a node's capacity for the job its
   // free GPUs: the job asks no CPUs (memory) per GPU, or no node models them (capacity() then
   // reads only the GPUs, and pick() gives each slice no CPUs or memory, as quick_pick does).
   bool quick_ok(JobIndex j, bool held_any) const {
+    return quick_ok_masked(j, held_any) && parts_[static_cast<std::size_t>(part_[j])].nodes.size() == avail_.size();
+  }
+  // The same for a partition on part of the nodes, with its members as quick_pick's mask: with one
+  // weight choose() reads them in id order (by_id), the order in which quick_pick reads the bits.
+  bool quick_ok_masked(JobIndex j, bool held_any) const {
     const Shape& a = shape_[j];
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     return one_weight_ && (a.cpg <= 0 || !any_cpus_) && (a.mpg <= 0 || !any_mem_) && cap_.size() == avail_.size() &&
            switches_.empty() && !held_any && !a.fixed && !a.exclusive && workload_->jobs[j].gpu_type == 0 &&
-           p.conf.state == PartitionState::Up && p.nodes.size() == avail_.size();
+           p.conf.state == PartitionState::Up && p.by_id && p.bits.size() == (avail_.size() + 63) / 64;
   }
 
   std::string start(Session& s, JobIndex j, const models::Placement& pl, std::string_view reason);
@@ -511,7 +518,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   // that one-second clock, never at an event between its ticks: a job whose nodes free at 9.06 s
   // is backfilled at 10 s (issue #38, cause (b)). The clock's phase is the simulation's seconds.
   Tick next_backfill(Tick now) const { return std::max(last_bf_ + c_.bf_interval, ceil_to(now, sim::kSecond)); }
-  std::set<Tick> space_marks_;  // backfill: the bounds of slurmctld's node_space records in this pass
+  // Backfill: the bounds of slurmctld's node_space records in this pass (collected with repeats
+  // until their number could reach bf_max_job_test, then sorted and unique).
+  std::vector<Tick> space_marks_;
 
   Config c_;
   Limits limits_;
@@ -574,7 +583,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Scratch.
   std::vector<Avail> avail_, sim_, prof_;
   std::vector<std::uint8_t> prof_free_;  // per node: prof_ has it up with a GPU free (choose)
-  bool prof_free_ok_ = false;            // prof_free_ follows prof_ (a release leaves it to be redone)
+  bool prof_free_ok_ = false;            // prof_free_ follows prof_ (kept node by node as releases move it)
   void note_free(NodeId id) { prof_free_[id] = prof_[id].ok && prof_[id].gpus > 0 ? 1 : 0; }
   void copy_avail() {  // prof_ = avail_ and prof_free_ = avail_free_, as plain copies
     static_assert(std::is_trivially_copyable_v<Avail>);

@@ -8,45 +8,59 @@
 namespace headroom::policies::slurm::detail {
 
 // The same into `pl` (cleared first; its storage is kept).
-void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl) const {
-  constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
-  pl.clear();
-  if (t.gpus < total) return;
-  auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
-    if (t.count[static_cast<std::size_t>(g)] == 0) return kNoNode;
-    const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
-    std::size_t w = from / 64;
-    if (w >= t.words) return kNoNode;
-    std::uint64_t x = bits[w] & (~std::uint64_t{0} << (from % 64));
-    while (x == 0) {
-      if (++w == t.words) return kNoNode;
-      x = bits[w];
-    }
-    return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
-  };
-  for (std::int32_t g = total; g <= t.max; ++g)
-    if (const NodeId id = lowest(g, 0); id != kNoNode) {
-      pl.push_back({id, total, 0, 0});
-      return;
-    }
-  std::int32_t left = total;
-  for (std::int32_t g = t.max; g >= 1; --g)
-    for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
-      if (left > g) {
-        pl.push_back({id, g, 0, 0});
-        left -= g;
-        continue;
+void SlurmPolicy::quick_pick(const ClearTally& t, std::int32_t total, models::Placement& pl,
+                             const std::uint64_t* mask) const {
+  // Without a mask the words are read as they are (no test per word on the common path).
+  auto run = [&](auto masked) {
+    constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+    pl.clear();
+    if (t.gpus < total) return;
+    auto lowest = [&](std::int32_t g, NodeId from) -> NodeId {  // the first node >= from with g GPUs free
+      if (t.count[static_cast<std::size_t>(g)] == 0) return kNoNode;
+      const std::uint64_t* bits = t.bits.data() + static_cast<std::size_t>(g) * t.words;
+      std::size_t w = from / 64;
+      if (w >= t.words) return kNoNode;
+      auto word = [&](std::size_t k) {
+        if constexpr (decltype(masked)::value)
+          return bits[k] & mask[k];
+        else
+          return bits[k];
+      };
+      std::uint64_t x = word(w) & (~std::uint64_t{0} << (from % 64));
+      while (x == 0) {
+        if (++w == t.words) return kNoNode;
+        x = word(w);
       }
-      NodeId fit = id;
-      for (std::int32_t h = left; h < g; ++h)
-        if (const NodeId k = lowest(h, 0); k != kNoNode) {
-          fit = k;
-          break;
+      return static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
+    };
+    for (std::int32_t g = total; g <= t.max; ++g)
+      if (const NodeId id = lowest(g, 0); id != kNoNode) {
+        pl.push_back({id, total, 0, 0});
+        return;
+      }
+    std::int32_t left = total;
+    for (std::int32_t g = t.max; g >= 1; --g)
+      for (NodeId id = lowest(g, 0); id != kNoNode; id = lowest(g, id + 1)) {
+        if (left > g) {
+          pl.push_back({id, g, 0, 0});
+          left -= g;
+          continue;
         }
-      pl.push_back({fit, left, 0, 0});
-      return;
-    }
-  pl.clear();
+        NodeId fit = id;
+        for (std::int32_t h = left; h < g; ++h)
+          if (const NodeId k = lowest(h, 0); k != kNoNode) {
+            fit = k;
+            break;
+          }
+        pl.push_back({fit, left, 0, 0});
+        return;
+      }
+    pl.clear();
+  };
+  if (mask == nullptr)
+    run(std::false_type{});
+  else
+    run(std::true_type{});
 }
 
 void SlurmPolicy::backfill(Session& s) {
@@ -84,9 +98,14 @@ void SlurmPolicy::backfill(Session& s) {
   // split by each reservation's start and end (_add_reservation); the pass ends when a
   // reservation is due while the table holds bf_node_space_size records (bf_max_job_test unless
   // set): "table size limit of N reached". With bf_max_job_test=3 a pass makes one reservation.
+  // Only the number of distinct bounds matters, and only once it could be bf_max_job_test: until
+  // then the bounds are collected as they come (their count is at least the distinct one), then
+  // sorted, made unique and kept so.
   space_marks_.clear();
-  space_marks_.insert(sec_now);
-  space_marks_.insert(sec_now + c_.bf_window);
+  space_marks_.push_back(sec_now);
+  space_marks_.push_back(sec_now + c_.bf_window);
+  const Tick marks_end = std::max(sec_now, sec_now + c_.bf_window);  // the last bound
+  bool marks_unique = false;
   // Held jobs do not count towards bf_max_job_test.
   order_.resize(static_cast<std::size_t>(
       std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
@@ -170,10 +189,12 @@ void SlurmPolicy::backfill(Session& s) {
   // On plain nodes with none held, a slice that is not exclusive changes only the node's GPUs:
   // its CPUs and memory are 0, its ok stays, and nothing is held (see plain_releases below).
   const bool plain_release = plain_nodes_ && !held_any;
+  // prof_free_ is read only by choose(): the plain slices keep it node by node once a walk of the
+  // pass has needed it (rebuilt in full then), and mark it stale until then.
+  bool track_free = false;
   // A release slice applied (sign 1) or taken back (sign -1, in reverse order of application).
   auto release = [&](RSlice& sl, int sign) {
     auto& a = prof_[sl.node];
-    prof_free_ok_ = false;
     const bool was_ok = a.ok;
     const std::int32_t was = a.gpus;
     if (sign > 0) sl.was_ok = was_ok;
@@ -181,6 +202,7 @@ void SlurmPolicy::backfill(Session& s) {
     a.cpus += sign * sl.cpus;
     a.mem += sign * sl.mem;
     if (sl.exclusive) a.ok = sign > 0 ? s.cluster().node(sl.node).up : sl.was_ok;
+    note_free(sl.node);                        // prof_free_ follows prof_ node by node, never rebuilt in full
     if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
     const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
     cur_total += delta;
@@ -198,35 +220,43 @@ void SlurmPolicy::backfill(Session& s) {
   // plain slices' steps written out and the totals summed apart.
   auto plain_releases = [&](Tick t) {
     std::int64_t total = 0, blocked = 0;
-    auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
-      Avail& a = prof_[sl.node];
-      const std::int32_t was = a.gpus;
-      a.gpus = was + d;
-      if (!a.ok) return;
-      total += d;
-      if (a.overlap > 0) {
-        blocked += d;
-      } else {
-        clear_.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
-        if (clear_.over > 0) hist_ok = false;
+    const std::size_t ri = cur_ri;
+    // keep_free: prof_free_ kept node by node (track_free), chosen once per move, not per slice.
+    auto steps = [&](auto keep_free) {
+      auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
+        Avail& a = prof_[sl.node];
+        const std::int32_t was = a.gpus;
+        a.gpus = was + d;
+        if constexpr (decltype(keep_free)::value) prof_free_[sl.node] = a.ok && a.gpus > 0 ? 1 : 0;
+        if (!a.ok) return;
+        total += d;
+        if (a.overlap > 0) {
+          blocked += d;
+        } else {
+          clear_.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
+          if (clear_.over > 0) hist_ok = false;
+        }
+      };
+      for (; cur_ri < rslice_.size() && cur_ri < ri_cap && rslice_[cur_ri].t <= t; ++cur_ri) {
+        RSlice& sl = rslice_[cur_ri];
+        if (sl.exclusive)
+          release(sl, 1);
+        else
+          plain(sl, sl.gpus);
+      }
+      for (; cur_ri > 0 && (rslice_[cur_ri - 1].t > t || cur_ri > ri_cap); --cur_ri) {
+        RSlice& sl = rslice_[cur_ri - 1];
+        if (sl.exclusive)
+          release(sl, -1);
+        else
+          plain(sl, -sl.gpus);
       }
     };
-    const std::size_t ri = cur_ri;
-    for (; cur_ri < rslice_.size() && cur_ri < ri_cap && rslice_[cur_ri].t <= t; ++cur_ri) {
-      RSlice& sl = rslice_[cur_ri];
-      if (sl.exclusive)
-        release(sl, 1);
-      else
-        plain(sl, sl.gpus);
-    }
-    for (; cur_ri > 0 && (rslice_[cur_ri - 1].t > t || cur_ri > ri_cap); --cur_ri) {
-      RSlice& sl = rslice_[cur_ri - 1];
-      if (sl.exclusive)
-        release(sl, -1);
-      else
-        plain(sl, -sl.gpus);
-    }
-    if (cur_ri != ri) prof_free_ok_ = false;
+    if (track_free)
+      steps(std::true_type{});
+    else
+      steps(std::false_type{});
+    if (!track_free && cur_ri != ri) prof_free_ok_ = false;
     cur_total += total;
     cur_blocked += blocked;
   };
@@ -310,7 +340,12 @@ void SlurmPolicy::backfill(Session& s) {
   };
   restore_now();  // the pass starts at now, with no reservation
   // A reservation's nodes from the clear nodes' bits where choose() would take exactly those.
-  auto quick = [&](JobIndex j) { return hist_ok && quick_ok(j, held_any); };
+  // A partition on part of the nodes reads its members' bits only (quick_ok_masked).
+  auto quick = [&](JobIndex j) { return hist_ok && quick_ok_masked(j, held_any); };
+  auto quick_mask = [&](JobIndex j) -> const std::uint64_t* {
+    const Part& p = parts_[static_cast<std::size_t>(part_[j])];
+    return p.nodes.size() == avail_.size() ? nullptr : p.bits.data();
+  };
 
   // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
   // (first_res_ after now + L) are at least `want`: the GPUs of the nodes no reservation
@@ -542,12 +577,13 @@ void SlurmPolicy::backfill(Session& s) {
       }
       if (!fits) return false;
       if (quick(j)) {
-        quick_pick(clear_, shape_[j].total, reserved);
+        quick_pick(clear_, shape_[j].total, reserved, quick_mask(j));
       } else {
         if (!prof_free_ok_) {
           for (NodeId id = 0; id < prof_.size(); ++id) note_free(id);
           prof_free_ok_ = true;
         }
+        track_free = true;
         reserved = choose(
             s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
       }
@@ -716,9 +752,23 @@ void SlurmPolicy::backfill(Session& s) {
       }
     }
     if (at == kNever) continue;
-    if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) break;  // table full
-    for (const Tick mark : {at, at + limit})
-      if (mark < *space_marks_.rbegin()) space_marks_.insert(mark);
+    if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) {
+      if (!marks_unique) {
+        std::sort(space_marks_.begin(), space_marks_.end());
+        space_marks_.erase(std::unique(space_marks_.begin(), space_marks_.end()), space_marks_.end());
+        marks_unique = true;
+      }
+      if (static_cast<std::int64_t>(space_marks_.size()) - 1 >= c_.bf_max_job_test) break;  // table full
+    }
+    for (const Tick mark : {at, at + limit}) {
+      if (mark >= marks_end) continue;
+      if (!marks_unique) {
+        space_marks_.push_back(mark);
+      } else if (auto it = std::lower_bound(space_marks_.begin(), space_marks_.end(), mark);
+                 it == space_marks_.end() || *it != mark) {
+        space_marks_.insert(it, mark);
+      }
+    }
     // One entry per list, after the entries of the same time (only the times are ordered).
     const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
     res_span_.push_back({at, at + limit});

@@ -253,6 +253,39 @@ TEST(SlurmDecisions, ClearTallyWithCpusModelledPicksAsScanningEveryNode) {
   }
 }
 
+// Issue #37: backfill's clear-node tally (quick_pick) also serves the jobs of a partition on part of
+// the nodes, reading only its members' bits (as on the CEA Curie log's thin, fat and hybrid pools),
+// and the profile's nodes with a GPU free are kept node by node: the decisions are those of commit
+// 45ea276, where such jobs scanned every node of their partition at each walk step. The RICC
+// sample's first 4,000 jobs on a thin pool (96 x 8 GPUs) and a fat one (16 x 16), in a partition on
+// each pool and one on both, under the sample's backfill set-up and a shorter window.
+TEST(SlurmDecisions, ClearTallyOfAPartitionOnPartOfTheNodesPicksAsScanningItsNodes) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  w.jobs.resize(4000);
+  const models::QueueId parts[] = {w.queues.intern("thin"), w.queues.intern("fat"), w.queues.intern("both")};
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].queue = parts[j % 3];
+  models::ClusterSpec c;
+  c.pools.push_back({"thin", 96, 8, "A100", 0, 0});
+  c.pools.push_back({"fat", 16, 16, "A100", 0, 0});
+  const std::map<std::string, std::string> base = {{"partitions.thin.Nodes", "thin"},
+                                                   {"partitions.thin.Default", "YES"},
+                                                   {"partitions.fat.Nodes", "fat"},
+                                                   {"partitions.both.Nodes", "thin,fat"}};
+  auto with = [&](std::map<std::string, std::string> kv) {
+    kv.insert(base.begin(), base.end());
+    return kv;
+  };
+  EXPECT_EQ(
+      fingerprint(
+          w, c, with({{"SchedulerParameters", "bf_interval=30,bf_resolution=60,bf_window=1440,bf_max_job_test=500"}})),
+      "366bc2c485977317");
+  EXPECT_EQ(
+      fingerprint(w, c,
+                  with({{"SchedulerParameters", "bf_interval=60,bf_resolution=300,bf_window=240,bf_max_job_test=40"}})),
+      "52f61d86e3f5d6c2");
+}
+
 // will_run_groups: YES (issue #38, third round: reservations where select/cons_tres's will-run test
 // places them) pinned on the RICC sample and on the random multi-node jobs (CPUs, memory, an
 // exclusive partition), as the slow first form (commit c29c4d6, which walked every trial's groups up

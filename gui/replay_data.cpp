@@ -87,6 +87,146 @@ class StageClock {
   QElapsedTimer clock_;
 };
 
+// The GPUs each system of a split site owns at each sample (docs/split.md, "Moving nodes"), by
+// partition then "in transit" (partitions + 1 rows of `time.size()` values): its home partition's
+// GPUs, less the nodes that changed owner away from it, plus those that joined it (after the move
+// delay); a node between its owner change and joining counts as in transit.
+std::vector<std::vector<double>> owned_gpus(const results::RunResult& r, const std::vector<Tick>& time) {
+  // Each move as two steps in time order (the owner change: from -> in transit; joining, at the
+  // later of ready and the change: in transit -> to), swept once along the samples.
+  struct Step {
+    Tick at;
+    std::size_t from, to;
+    double gpus;
+  };
+  const std::size_t transit = r.partitions.size();
+  std::vector<Step> steps;
+  for (const results::MoveRecord& m : r.moves) {
+    if (m.changed < 0 || m.from < 0 || m.to < 0 || static_cast<std::size_t>(std::max(m.from, m.to)) >= transit)
+      continue;
+    steps.push_back({m.changed, static_cast<std::size_t>(m.from), transit, static_cast<double>(m.gpus)});
+    if (m.ready >= 0)
+      steps.push_back(
+          {std::max(m.ready, m.changed), transit, static_cast<std::size_t>(m.to), static_cast<double>(m.gpus)});
+  }
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
+  std::vector<double> gpus(transit + 1, 0.0);
+  for (std::size_t k = 0; k < transit; ++k) gpus[k] = static_cast<double>(r.partitions[k].gpus);
+  std::vector<std::vector<double>> owned(transit + 1);
+  for (auto& o : owned) o.reserve(time.size());
+  std::size_t next = 0;
+  for (const Tick t : time) {  // the samples' times ascend
+    for (; next < steps.size() && steps[next].at <= t; ++next) {
+      gpus[steps[next].from] -= steps[next].gpus;
+      gpus[steps[next].to] += steps[next].gpus;
+    }
+    for (std::size_t k = 0; k < gpus.size(); ++k) owned[k].push_back(gpus[k]);
+  }
+  return owned;
+}
+
+// Counts of states that hold over [from, until) at the samples, per partition: a state shows at
+// every sample t with from <= t < until (until < 0: to the end), as a state entered at an event
+// of the sample's instant already does. A difference array of (partitions x (samples + 1)), summed
+// once: memory bounded by the samples, one binary search per interval.
+class SampleCounts {
+ public:
+  SampleCounts(const std::vector<Tick>& time, std::size_t partitions)
+      : time_(time), stride_(time.size() + 1), diff_(partitions * stride_, 0) {}
+  void add(std::size_t partition, Tick from, Tick until, std::int64_t amount) {
+    const std::size_t s0 = first_at_or_after(from);
+    const std::size_t s1 = until < 0 ? time_.size() : first_at_or_after(until);
+    if (s0 >= s1) return;  // no sample inside
+    diff_[partition * stride_ + s0] += amount;
+    diff_[partition * stride_ + s1] -= amount;
+  }
+  // The totals of partition k at each sample, through `convert` (e.g. milli-GPUs to whole GPUs).
+  template <class F>
+  std::vector<double> totals(std::size_t k, F convert) const {
+    std::vector<double> y(time_.size());
+    std::int64_t sum = 0;
+    for (std::size_t s = 0; s < time_.size(); ++s) y[s] = convert(sum += diff_[k * stride_ + s]);
+    return y;
+  }
+
+ private:
+  std::size_t first_at_or_after(Tick t) const {
+    return static_cast<std::size_t>(std::lower_bound(time_.begin(), time_.end(), t) - time_.begin());
+  }
+  const std::vector<Tick>& time_;
+  std::size_t stride_;
+  std::vector<std::int64_t> diff_;
+};
+
+// /events/kind of a killed job pending again after its back-off (models::AuditKind::Retry).
+constexpr std::uint8_t kRetryEvent = 11;
+
+double whole_gpus(std::int64_t milli) { return static_cast<double>((milli + 999) / 1000); }
+
+// The Timeline's per-partition charts of a run with partitions (docs/split.md, "In the app"):
+// GPUs in use by each system's jobs (from /placements and /jobs/partition) against the GPUs it
+// owns, and its pending jobs and GPUs (from each job's events: pending from its submit, requeue
+// or retry until it starts, is rejected, withdrawn or left unfinished).
+void partition_curves(ReplayData& d, const std::vector<double>& t_days) {
+  const results::RunResult& r = d.result;
+  const std::vector<Tick>& time = r.timeseries.time;
+  const std::size_t parts = r.partitions.size();
+  if (parts == 0 || time.empty() || r.job_partition.size() != r.jobs.size()) return;
+  SampleCounts used(time, parts), pending_jobs(time, parts), pending_milli(time, parts);
+  for (const results::PlacementRecord& p : r.placements) {
+    if (p.job >= r.jobs.size() || r.job_partition[p.job] >= parts) continue;
+    used.add(r.job_partition[p.job], p.start, p.end,
+             static_cast<std::int64_t>(p.gpus) * 1000 + static_cast<std::int64_t>(p.gpu_milli));
+  }
+  for (std::size_t j = 0; j < r.jobs.size(); ++j) {
+    const std::size_t k = r.job_partition[j];
+    if (k >= parts) continue;
+    const results::JobRecord& job = r.jobs[j];
+    // The GPUs it asks for, as models::gpu_demand_milli counts them.
+    const std::int64_t demand = job.gpu_milli > 0 && job.gpus <= 1 ? job.gpu_milli : std::int64_t{job.gpus} * 1000;
+    Tick since = -1;  // pending since; -1: not pending
+    for (std::uint32_t i = d.event_offset[j]; i < d.event_offset[j + 1]; ++i) {
+      const results::EventRecord& e = r.events[d.event_index[i]];
+      switch (static_cast<EventKind>(e.kind)) {
+        case EventKind::Submit:
+        case EventKind::Requeue:
+          if (since < 0) since = e.time;
+          break;
+        case EventKind::Start:
+        case EventKind::Finish:
+        case EventKind::Reject:
+        case EventKind::Unfinished:
+          if (since >= 0) {
+            pending_jobs.add(k, since, e.time, 1);
+            pending_milli.add(k, since, e.time, demand);
+          }
+          since = -1;
+          break;
+        default:
+          if (e.kind == kRetryEvent && since < 0) since = e.time;
+          break;
+      }
+    }
+    if (since >= 0) {
+      pending_jobs.add(k, since, -1, 1);
+      pending_milli.add(k, since, -1, demand);
+    }
+  }
+  std::vector<Curve> in_use, jobs, gpus;
+  const std::vector<std::vector<double>> owned = owned_gpus(r, time);
+  const auto same = [](std::int64_t v) { return static_cast<double>(v); };
+  for (std::size_t k = 0; k < parts; ++k) {
+    const QString name = QString::fromStdString(r.partitions[k].name);
+    in_use.push_back({name + QStringLiteral(" in use"), used.totals(k, whole_gpus)});
+    in_use.push_back({name + QStringLiteral(" owns"), owned[k]});
+    jobs.push_back({name, pending_jobs.totals(k, same)});
+    gpus.push_back({name, pending_milli.totals(k, whole_gpus)});
+  }
+  d.used_by_partition = make_pyramid(t_days, std::move(in_use));
+  d.pending_jobs_by_partition = make_pyramid(t_days, std::move(jobs));
+  d.pending_gpus_by_partition = make_pyramid(t_days, std::move(gpus));
+}
+
 }  // namespace
 
 QString state_name(std::uint8_t state) { return name_of(kStateNames, state); }
@@ -94,6 +234,14 @@ QString kind_name(std::uint8_t kind) { return name_of(kKindNames, kind); }
 QString event_name(std::uint8_t kind) { return name_of(kEventNames, kind); }
 
 QColor tenant_colour(std::size_t rank) { return QColor(rank < kTopTenants ? kPalette[rank] : kOther); }
+// A split site's systems: the frame (and idle colour) of each node says who owns it.
+QColor owner_colour(std::int32_t system) {
+  static const std::array<QColor, 6> colours = {QColor(0x1f, 0x4e, 0x9c), QColor(0x2e, 0x8b, 0x3e),
+                                                QColor(0x8e, 0x3b, 0x9c), QColor(0xb0, 0x5a, 0x00),
+                                                QColor(0x00, 0x7f, 0x86), QColor(0x9c, 0x1f, 0x3a)};
+  return colours[static_cast<std::size_t>(std::max(system, 0)) % colours.size()];
+}
+
 QColor series_colour(std::size_t index) {
   // Tableau 10 (less its grey), then 12 more chosen (mostly from K. L. Kelly's "Twenty-two colors of
   // maximum contrast", 1965) at least 49 apart in RGB from every other; past those, hues a golden
@@ -463,40 +611,12 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     d->used_by_pool = make_pyramid(t_days, std::move(pools));
   }
   if (!r.partitions.empty() && !r.moves.empty() && samples > 0) {
-    // The GPUs each system of a split site owns at each sample (docs/split.md, "Moving nodes"): its
-    // home partition's, less the nodes that changed owner away from it, plus those that joined it
-    // (after the move delay); a node between its owner change and joining counts as in transit.
+    std::vector<std::vector<double>> gpus = owned_gpus(r, ts.time);
     std::vector<Curve> owned;
-    for (const auto& part : r.partitions) owned.push_back({QString::fromStdString(part.name), {}});
-    owned.push_back({QStringLiteral("in transit"), {}});
-    // Each move as two steps in time order (the owner change: from -> in transit; joining, at
-    // the later of ready and the change: in transit -> to), swept once along the samples.
-    struct Step {
-      Tick at;
-      std::size_t from, to;
-      double gpus;
-    };
-    const std::size_t transit = r.partitions.size();
-    std::vector<Step> steps;
-    for (const results::MoveRecord& m : r.moves) {
-      if (m.changed < 0 || m.from < 0 || m.to < 0 || static_cast<std::size_t>(std::max(m.from, m.to)) >= transit)
-        continue;
-      steps.push_back({m.changed, static_cast<std::size_t>(m.from), transit, static_cast<double>(m.gpus)});
-      if (m.ready >= 0)
-        steps.push_back(
-            {std::max(m.ready, m.changed), transit, static_cast<std::size_t>(m.to), static_cast<double>(m.gpus)});
-    }
-    std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
-    std::vector<double> gpus(transit + 1, 0.0);
-    for (std::size_t k = 0; k < transit; ++k) gpus[k] = static_cast<double>(r.partitions[k].gpus);
-    std::size_t next = 0;
-    for (std::size_t s = 0; s < samples; ++s) {  // the samples' times ascend
-      for (; next < steps.size() && steps[next].at <= ts.time[s]; ++next) {
-        gpus[steps[next].from] -= steps[next].gpus;
-        gpus[steps[next].to] += steps[next].gpus;
-      }
-      for (std::size_t k = 0; k < gpus.size(); ++k) owned[k].y.push_back(gpus[k]);
-    }
+    for (std::size_t k = 0; k < gpus.size(); ++k)
+      owned.push_back(
+          {k < r.partitions.size() ? QString::fromStdString(r.partitions[k].name) : QStringLiteral("in transit"),
+           std::move(gpus[k])});
     d->owned_by_partition = make_pyramid(t_days, std::move(owned));
   }
   if (samples > 0 && ts.pending_by_reason.size() == samples * kPendingCodes) {
@@ -520,7 +640,7 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     std::vector<Curve> totals{std::move(used)};
     if (!pending.y.empty()) totals.push_back(std::move(pending));
     if (!running.y.empty()) totals.push_back(std::move(running));
-    d->totals = make_pyramid(std::move(t_days), std::move(totals));
+    d->totals = make_pyramid(t_days, std::move(totals));
   }
 
   clock.mark("time series");
@@ -542,6 +662,8 @@ std::shared_ptr<const ReplayData> prepare(results::RunResult result, const QStri
     if (!std::is_sorted(b, e, earlier)) std::stable_sort(b, e, earlier);
   }
   clock.mark("events by job");
+  partition_curves(*d, t_days);  // nothing without partitions
+  clock.mark("partitions");
   d->cluster = cluster.get();
   std::tie(d->summary, d->fairness) = figures.get();
   clock.mark("cluster index wait");

@@ -36,6 +36,9 @@ QString event_name(std::uint8_t kind);
 // Colour of a tenant's curve by its rank (0 = most GPU-hours); ranks >= kTopTenants are "other".
 QColor tenant_colour(std::size_t rank);
 QColor series_colour(std::size_t index);
+// Colour of system (partition) `system` of a split site: the cluster map's owner frames and the
+// Timeline's per-system curves.
+QColor owner_colour(std::int32_t system);
 
 struct Curve {
   Curve() = default;
@@ -174,6 +177,14 @@ struct ReplayData {
   std::vector<Cdf> wait_cdfs;      // "all tenants", then one per top tenant
   Pyramid pending_by_reason;       // pending jobs by PendingCode; empty when the file has none
   Pyramid recorded_vs_simulated;   // GPUs in use, recorded then simulated (gui/fidelity_curve.hpp)
+  // A run with partitions (a split site's systems, a dispatcher's clusters; docs/split.md), one or
+  // two curves per partition in /partitions order; all empty for a run without partitions.
+  // used_by_partition: "<system> in use" (GPUs its jobs hold, wherever they run; a share rounded
+  // up to whole GPUs as the tenant curves are), then "<system> owns" (its capacity: its home
+  // GPUs, less nodes moved away from the owner change on, plus nodes that joined it).
+  Pyramid used_by_partition;
+  Pyramid pending_jobs_by_partition;  // jobs of each system waiting to start
+  Pyramid pending_gpus_by_partition;  // the GPUs they ask for (shares rounded up, per system)
 
   ClusterIndex cluster;             // who held which node when, for the Replay tab's map and queue
   std::vector<NodeOutage> outages;  // nodes out of service (failure drill, maintenance)

@@ -34,14 +34,6 @@ bool timing() { return qEnvironmentVariableIsSet("HEADROOM_GUI_TIMING"); }
 
 }  // namespace
 
-// A split site's systems: the frame (and idle colour) of each node says who owns it.
-QColor owner_colour(std::int32_t system) {
-  static const std::array<QColor, 6> colours = {QColor(0x1f, 0x4e, 0x9c), QColor(0x2e, 0x8b, 0x3e),
-                                                QColor(0x8e, 0x3b, 0x9c), QColor(0xb0, 0x5a, 0x00),
-                                                QColor(0x00, 0x7f, 0x86), QColor(0x9c, 0x1f, 0x3a)};
-  return colours[static_cast<std::size_t>(std::max(system, 0)) % colours.size()];
-}
-
 QColor map_tenant_colour(std::size_t rank) {
   // "Other tenants" darker than in the charts, to stand apart from idle cells.
   return rank >= kTopTenants ? tenant_colour(kTopTenants).darker(135) : tenant_colour(rank);

@@ -112,6 +112,9 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   pending_reason_ = new CurveChart(tr("Pending jobs by why they wait"), tr("jobs"));
   fidelity_ = new CurveChart(tr("GPUs in use: recorded (trace) vs simulated"), tr("GPUs"));
   owners_ = new CurveChart(tr("GPUs owned by each system (node moves)"), tr("GPUs"));
+  parts_used_ = new CurveChart(tr("GPUs in use by each system (solid) and GPUs it owns (dashed)"), tr("GPUs"));
+  parts_pending_jobs_ = new CurveChart(tr("Pending jobs by system"), tr("jobs"));
+  parts_pending_gpus_ = new CurveChart(tr("Pending GPUs by system"), tr("GPUs requested"));
   readout_ = new QLabel;
   readout_->setTextFormat(Qt::RichText);
   // The charts keep a readable height (axis labels, legends) and the page scrolls when the window
@@ -120,18 +123,25 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
   auto* grid = new QGridLayout(page);
   grid->setContentsMargins(0, 0, 0, 0);
   grid->setSpacing(6);
+  // A run with partitions shows its per-system charts right below the site's (what a platform
+  // team comes for: one system's idle GPUs against the other's backlog); hidden rows take no room.
   grid->addWidget(by_tenant_, 0, 0);
   grid->addWidget(by_pool_, 0, 1);
-  grid->addWidget(pending_jobs_, 1, 0);
-  grid->addWidget(pending_gpus_, 1, 1);
-  grid->addWidget(pending_reason_, 2, 0, 1, 2);
+  grid->addWidget(parts_used_, 1, 0, 1, 2);
+  grid->addWidget(parts_pending_jobs_, 2, 0);
+  grid->addWidget(parts_pending_gpus_, 2, 1);
+  for (CurveChart* c : {parts_used_, parts_pending_jobs_, parts_pending_gpus_}) c->hide();
+  grid->addWidget(pending_jobs_, 3, 0);
+  grid->addWidget(pending_gpus_, 3, 1);
+  grid->addWidget(pending_reason_, 4, 0, 1, 2);
   pending_reason_->hide();
-  grid->addWidget(fidelity_, 3, 0, 1, 2);
+  grid->addWidget(fidelity_, 5, 0, 1, 2);
   fidelity_->hide();
-  grid->addWidget(owners_, 4, 0, 1, 2);
+  grid->addWidget(owners_, 6, 0, 1, 2);
   owners_->hide();
   for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_}) c->setMinimumHeight(kChartMinHeight);
-  for (CurveChart* c : {pending_reason_, fidelity_, owners_}) c->setMinimumHeight(kWideChartMinHeight);
+  for (CurveChart* c : {pending_reason_, fidelity_, owners_, parts_used_}) c->setMinimumHeight(kWideChartMinHeight);
+  for (CurveChart* c : {parts_pending_jobs_, parts_pending_gpus_}) c->setMinimumHeight(kChartMinHeight);
   auto* scroll = new QScrollArea;
   scroll->setObjectName(QStringLiteral("timeline_scroll"));
   scroll->setWidgetResizable(true);
@@ -146,7 +156,8 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
                     "double-click: everything")));
   layout->addLayout(top);
   layout->addWidget(scroll, 1);
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_, owners_}) {
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_, owners_,
+                        parts_used_, parts_pending_jobs_, parts_pending_gpus_}) {
     sync_->add(c);
     track(c);
   }
@@ -157,7 +168,8 @@ TimelineView::TimelineView(QWidget* parent) : View(parent), sync_(new TimeCharts
 void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   data_ = std::move(data);
   if (!data_) return;
-  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_, owners_})
+  for (CurveChart* c : {by_tenant_, by_pool_, pending_jobs_, pending_gpus_, pending_reason_, fidelity_, owners_,
+                        parts_used_, parts_pending_jobs_, parts_pending_gpus_})
     time_base(c, *data_);
   by_tenant_->set_sources(tenant_sources(data_->used_by_tenant), CurveChart::Mode::Stacked);
   pending_jobs_->set_sources(tenant_sources(data_->pending_jobs_by_tenant), CurveChart::Mode::Stacked);
@@ -209,12 +221,34 @@ void TimelineView::set_data(std::shared_ptr<const ReplayData> data) {
   if (const Pyramid& o = data_->owned_by_partition; !o.empty())
     for (std::size_t c = 0; c < o.full().curves.size(); ++c) {
       const bool transit = c + 1 == o.full().curves.size();
-      owners.push_back({&o, c, o.full().curves[c].name, transit ? QColor(0x909090) : series_colour(c),
+      owners.push_back({&o, c, o.full().curves[c].name,
+                        transit ? QColor(0x909090) : owner_colour(static_cast<std::int32_t>(c)),
                         transit ? Qt::DotLine : Qt::SolidLine});
     }
   owners_->setVisible(!owners.empty());
   owners_->set_sources(std::move(owners), CurveChart::Mode::Lines);
   owners_->chart()->legend()->setVisible(true);
+  // A run with partitions (docs/split.md, "In the app"): each system in its cluster-map colour;
+  // what it owns dashed beside what its jobs use, so idle GPUs of one system show against the
+  // other's backlog below.
+  std::vector<CurveChart::Source> used, jobs, gpus;
+  if (const Pyramid& u = data_->used_by_partition; !u.empty())
+    for (std::size_t c = 0; c < u.full().curves.size(); ++c) {
+      const QColor colour = owner_colour(static_cast<std::int32_t>(c / 2));
+      used.push_back({&u, c, u.full().curves[c].name, c % 2 == 1 ? colour.lighter(150) : colour,
+                      c % 2 == 1 ? Qt::DashLine : Qt::SolidLine});
+    }
+  for (auto [p, out] :
+       {std::pair{&data_->pending_jobs_by_partition, &jobs}, std::pair{&data_->pending_gpus_by_partition, &gpus}})
+    if (!p->empty())
+      for (std::size_t c = 0; c < p->full().curves.size(); ++c)
+        out->push_back({p, c, p->full().curves[c].name, owner_colour(static_cast<std::int32_t>(c)), Qt::SolidLine});
+  for (auto [chart, sources] :
+       {std::pair{parts_used_, &used}, std::pair{parts_pending_jobs_, &jobs}, std::pair{parts_pending_gpus_, &gpus}}) {
+    chart->setVisible(!sources->empty());
+    chart->set_sources(std::move(*sources), CurveChart::Mode::Lines);
+    chart->chart()->legend()->setVisible(true);
+  }
   sync_->reset();
   update_readout(sync_->cursor());
 }

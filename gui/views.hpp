@@ -75,7 +75,10 @@ class TimelineView : public View {
   std::shared_ptr<const ReplayData> data_;
   TimeCharts* sync_;
   CurveChart *by_tenant_, *by_pool_, *pending_jobs_, *pending_gpus_, *pending_reason_;
-  CurveChart* owners_;    // a split site's GPUs by owning system; hidden without node moves
+  CurveChart* owners_;  // a split site's GPUs by owning system; hidden without node moves
+  // A run with partitions (split site, dispatcher's clusters): GPUs in use by each system against
+  // what it owns, and its pending jobs and GPUs; hidden without partitions.
+  CurveChart *parts_used_, *parts_pending_jobs_, *parts_pending_gpus_;
   CurveChart* fidelity_;  // recorded vs simulated GPUs in use; hidden without recorded starts
   QLabel* readout_;
 };

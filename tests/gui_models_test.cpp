@@ -1402,3 +1402,132 @@ TEST(Timeline, GpusOwnedBySystemFollowTheMoves) {
 }
 
 }  // namespace headroom::gui
+
+namespace headroom::gui {
+
+// The Timeline's per-system charts of a run with partitions (docs/split.md, "In the app"), worked
+// by hand on hand_built() (samples at 0, 2h, 4h, 6h, 8h; a state shows at every sample at or after
+// it began and before it ended). Jobs 0 and 1 run under "slurm" (nodes 0-1), jobs 2-4 under
+// "kueue" (node 2), which hands its node to slurm at 3h (joining at 5h).
+TEST(Timeline, UseAndQueueBySystemOverTime) {
+  results::RunResult r = hand_built();
+  const auto none = prepare(r, "/tmp/split-none.h5");  // no partitions: nothing computed
+  EXPECT_TRUE(none->used_by_partition.empty());
+  EXPECT_TRUE(none->pending_jobs_by_partition.empty());
+  EXPECT_TRUE(none->pending_gpus_by_partition.empty());
+  r.partitions.resize(2);
+  r.partitions[0].name = "slurm";
+  r.partitions[0].nodes = 2;
+  r.partitions[0].gpus = 8;
+  r.partitions[1].name = "kueue";
+  r.partitions[1].first_node = 2;
+  r.partitions[1].nodes = 1;
+  r.partitions[1].gpus = 4;
+  r.job_partition = {0, 0, 1, 1, 1};
+  // What the jobs held: job 0 4 GPUs [0, 2h); job 1 2 GPUs [2h, 2.5h) then, after its
+  // preemption and requeue, [3h, 4h); job 2 1 GPU [3h, 5h); job 4 half a GPU [6h, 10h).
+  r.placements = {{0, 0, 2 * H, 0, 4, 0, 0},
+                  {1, 2 * H, 2 * H + H / 2, 1, 2, 0, 0},
+                  {1, 3 * H, 4 * H, 1, 2, 0, 0},
+                  {2, 3 * H, 5 * H, 2, 1, 0, 0},
+                  {4, 6 * H, -1, 2, 0, 500, 0}};
+  // The other jobs' lives (job 1's is hand_built's own, out of order as there): job 3 is
+  // rejected at once; job 4 waits 4h to 6h.
+  r.events.push_back(event(0, EventKind::Submit, 0, 4));
+  r.events.push_back(event(0, EventKind::Start, 0, 4));
+  r.events.push_back(event(2 * H, EventKind::Finish, 0, 2));
+  r.events.push_back(event(0, EventKind::Submit, 2, 1));
+  r.events.push_back(event(3 * H, EventKind::Start, 2, 1));
+  r.events.push_back(event(5 * H, EventKind::Finish, 2, 4));
+  r.events.insert(r.events.begin(), event(2 * H, EventKind::Submit, 3, 8));  // before its Reject, as in a file
+  r.events.push_back(event(4 * H, EventKind::Submit, 4, 1));
+  r.events.push_back(event(6 * H, EventKind::Start, 4, 1));
+  r.moves.push_back({2, 1, 0, 0, 0, 4, 2 * H, 3 * H, 5 * H, 0});
+  const auto d = prepare(r, "/tmp/split.h5");
+  const auto& used = d->used_by_partition.full().curves;
+  ASSERT_EQ(used.size(), 4u);
+  EXPECT_EQ(used[0].name, "slurm in use");
+  EXPECT_EQ(used[1].name, "slurm owns");
+  EXPECT_EQ(used[2].name, "kueue in use");
+  EXPECT_EQ(used[3].name, "kueue owns");
+  // At 2h job 1 has just started (job 0 just ended); at 4h job 1 just ended; at 2h and 4h kueue's
+  // job 2 runs from 3h to 5h; job 4's half GPU counts as one from 6h on.
+  EXPECT_EQ(used[0].y, (std::vector<double>{4, 2, 0, 0, 0}));
+  EXPECT_EQ(used[1].y, (std::vector<double>{8, 8, 8, 12, 12}));  // kueue's node joins at 5h
+  EXPECT_EQ(used[2].y, (std::vector<double>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(used[3].y, (std::vector<double>{4, 4, 0, 0, 0}));  // gone at its owner change, 3h
+  const auto& jobs = d->pending_jobs_by_partition.full().curves;
+  const auto& gpus = d->pending_gpus_by_partition.full().curves;
+  ASSERT_EQ(jobs.size(), 2u);
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(jobs[0].name, "slurm");
+  EXPECT_EQ(gpus[1].name, "kueue");
+  // slurm: job 1 waits [1h, 2h) and, requeued, [2.5h, 3h): no sample inside either.
+  EXPECT_EQ(jobs[0].y, (std::vector<double>{0, 0, 0, 0, 0}));
+  // kueue: job 2 waits [0, 3h) (1 GPU), job 3 is rejected as it arrives, job 4 waits [4h, 6h)
+  // asking for half a GPU (one GPU when rounded up).
+  EXPECT_EQ(jobs[1].y, (std::vector<double>{1, 1, 1, 0, 0}));
+  EXPECT_EQ(gpus[1].y, (std::vector<double>{1, 1, 1, 0, 0}));
+  EXPECT_EQ(gpus[0].y, (std::vector<double>{0, 0, 0, 0, 0}));
+  // A job still waiting at the end counts to the last sample; a requeued one again from its requeue.
+  r.events.push_back(event(5 * H, EventKind::Submit, 3, 8));  // as if job 3 arrived again at 5h
+  r.job_partition[3] = 0;
+  const auto again = prepare(r, "/tmp/split.h5");
+  EXPECT_EQ(again->pending_jobs_by_partition.full().curves[0].y, (std::vector<double>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(again->pending_gpus_by_partition.full().curves[0].y, (std::vector<double>{0, 0, 0, 8, 8}));
+}
+
+// On the bundled split scenarios, the per-system curves add up, at every sample, to what the
+// simulator itself counted for the whole site: pending jobs (/timeseries/pending_jobs), pending
+// GPUs and GPUs in use (the per-tenant matrices, where jobs ask for whole GPUs); what each system
+// owns adds up to the site's GPUs less those in transit.
+TEST(Timeline, SystemsAddUpToTheSitesOwnCounts) {
+  const QString headroom = find_headroom(QCoreApplication::applicationDirPath());
+  if (headroom.isEmpty()) GTEST_SKIP() << "no headroom binary next to the test";
+  for (const char* name : {"ricc-14d-split", "ricc-14d-split-moves"}) {
+    SCOPED_TRACE(name);
+    QTemporaryDir dir;
+    const QString out = dir.filePath("split.h5");
+    QProcess run;
+    run.setProcessChannelMode(QProcess::MergedChannels);
+    run.start(headroom,
+              {"run", QStringLiteral(HEADROOM_SOURCE_DIR "/scenarios/examples/%1.yaml").arg(name), "-o", out});
+    ASSERT_TRUE(run.waitForFinished(120000));
+    ASSERT_EQ(run.exitCode(), 0) << run.readAll().toStdString();
+    const auto d = prepare(results::read_hdf5(out.toStdString()), out);
+    const results::RunResult& r = d->result;
+    const results::TimeSeries& ts = r.timeseries;
+    const std::size_t parts = r.partitions.size(), samples = ts.time.size(), tenants = r.tenants.size();
+    ASSERT_EQ(parts, 2u);
+    ASSERT_GT(samples, 100u);
+    ASSERT_EQ(ts.tenant_used_gpus.size(), samples * tenants);
+    const auto& used = d->used_by_partition.full().curves;
+    const auto& jobs = d->pending_jobs_by_partition.full().curves;
+    const auto& gpus = d->pending_gpus_by_partition.full().curves;
+    ASSERT_EQ(used.size(), 2 * parts);
+    double peak_pending[2] = {0, 0};
+    for (std::size_t s = 0; s < samples; ++s) {
+      double in_use = 0, owned = 0, waiting = 0, asked = 0, site_used = 0, site_asked = 0;
+      for (std::size_t k = 0; k < parts; ++k) {
+        in_use += used[2 * k].y[s];
+        owned += used[2 * k + 1].y[s];
+        waiting += jobs[k].y[s];
+        asked += gpus[k].y[s];
+        peak_pending[k] = std::max(peak_pending[k], jobs[k].y[s]);
+        EXPECT_LE(used[2 * k].y[s], used[2 * k + 1].y[s] + 1e-9) << "sample " << s;  // in use within owned
+      }
+      for (std::size_t t = 0; t < tenants; ++t) {
+        site_used += ts.tenant_used_gpus[s * tenants + t];
+        site_asked += ts.tenant_pending_gpus[s * tenants + t];
+      }
+      ASSERT_EQ(waiting, ts.pending_jobs[s]) << "sample " << s;
+      ASSERT_EQ(asked, site_asked) << "sample " << s;
+      ASSERT_EQ(in_use, site_used) << "sample " << s;
+      const double transit = d->owned_by_partition.empty() ? 0 : d->owned_by_partition.full().curves[parts].y[s];
+      ASSERT_EQ(owned + transit, static_cast<double>(r.total_gpus)) << "sample " << s;
+    }
+    EXPECT_GT(peak_pending[0] + peak_pending[1], 0);  // a queue to show
+  }
+}
+
+}  // namespace headroom::gui

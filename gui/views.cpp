@@ -267,6 +267,17 @@ void TimelineView::update_readout(double x) {
                           number(static_cast<double>(data_->result.total_gpus)));
   for (std::size_t c = 1; c < full.curves.size(); ++c)
     text += QStringLiteral(" &nbsp;·&nbsp; %1 %2").arg(number(full.curves[c].y[i]), full.curves[c].name);
+  // A run with partitions: each system's own figures at the same sample (a small system reads here
+  // when its curves hug the axis beside a large one's).
+  const Pyramid& used = data_->used_by_partition;
+  const Pyramid& waiting = data_->pending_jobs_by_partition;
+  if (!used.empty() && !waiting.empty() && i < used.full().t_days.size())
+    for (std::size_t k = 0; k < data_->result.partitions.size() && 2 * k + 1 < used.full().curves.size(); ++k)
+      text += tr(" &nbsp;·&nbsp; <span style='color:%1'><b>%2</b></span> %3 of %4 GPUs in use, %5 pending")
+                  .arg(owner_colour(static_cast<std::int32_t>(k)).name(),
+                       QString::fromStdString(data_->result.partitions[k].name).toHtmlEscaped(),
+                       number(used.full().curves[2 * k].y[i]), number(used.full().curves[2 * k + 1].y[i]),
+                       number(waiting.full().curves[k].y[i]));
   readout_->setText(text);
 }
 

@@ -635,6 +635,67 @@ TEST(WhatIf, NoBinaryNoRun) {
   EXPECT_TRUE(QFile::exists(dir.filePath("minimal.whatif.yaml")));
 }
 
+// A run with partitions (docs/split.md, "In the app"): the Timeline's per-system charts show, each
+// system in its cluster-map owner colour, what it owns dashed; a run without partitions hides them.
+TEST(Timeline, PerSystemChartsOnlyForARunWithPartitions) {
+  TimelineView view;
+  view.resize(1560, 960);
+  view.show();
+  const QStringList titles = {"GPUs in use by each system", "Pending jobs by system", "Pending GPUs by system"};
+  view.set_data(small_run(10));
+  for (const QString& t : titles) {
+    CurveChart* c = chart_titled(view, t);
+    ASSERT_NE(c, nullptr);
+    EXPECT_TRUE(c->isHidden()) << t.toStdString();
+  }
+  // small_run split: node 0 (jobs 0 and 2) is slurm's, node 1 (job 1) kueue's.
+  results::RunResult r = small_run(10)->result;
+  r.partitions.resize(2);
+  r.partitions[0].name = "slurm";
+  r.partitions[0].nodes = 1;
+  r.partitions[0].gpus = 4;
+  r.partitions[1].name = "kueue";
+  r.partitions[1].first_node = 1;
+  r.partitions[1].nodes = 1;
+  r.partitions[1].gpus = 4;
+  r.job_partition = {0, 1, 0};
+  view.set_data(prepare(std::move(r), "/tmp/small-split.h5"));
+  view.reset_zoom();
+  CurveChart* used = chart_titled(view, titles[0]);
+  ASSERT_NE(used, nullptr);
+  EXPECT_FALSE(used->isHidden());
+  const auto series = curves(used);
+  ASSERT_EQ(series.size(), 4);
+  const QStringList names = {"slurm in use", "slurm owns", "kueue in use", "kueue owns"};
+  for (int i = 0; i < 4; ++i) {
+    const auto* line = qobject_cast<QLineSeries*>(series[i]);
+    ASSERT_NE(line, nullptr);
+    EXPECT_EQ(line->name(), names[i]);
+    EXPECT_EQ(line->pen().style(), i % 2 == 1 ? Qt::DashLine : Qt::SolidLine) << i;
+    const QColor own = owner_colour(i / 2);
+    EXPECT_EQ(line->pen().color(), i % 2 == 1 ? own.lighter(150) : own) << i;
+  }
+  // Hourly samples: slurm holds 4 GPUs at 0h and 1h, 1 GPU from 5h to 8h; kueue 2 GPUs 3h-5h.
+  double slurm_peak = 0, kueue_peak = 0;
+  for (const QPointF& p : qobject_cast<QLineSeries*>(series[0])->points()) slurm_peak = std::max(slurm_peak, p.y());
+  for (const QPointF& p : qobject_cast<QLineSeries*>(series[2])->points()) kueue_peak = std::max(kueue_peak, p.y());
+  EXPECT_EQ(slurm_peak, 4.0);
+  EXPECT_EQ(kueue_peak, 2.0);
+  for (const QString& t : titles.mid(1)) {
+    CurveChart* c = chart_titled(view, t);
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(c->isHidden()) << t.toStdString();
+    const auto s = curves(c);
+    ASSERT_EQ(s.size(), 2);
+    EXPECT_EQ(s[0]->name(), "slurm");
+    EXPECT_EQ(qobject_cast<QLineSeries*>(s[1])->pen().color(), owner_colour(1));
+  }
+  // kueue's job 1 waits 1h-3h: pending at the 1h and 2h samples.
+  double kueue_waiting = 0;
+  for (const QPointF& p : qobject_cast<QLineSeries*>(curves(chart_titled(view, titles[1]))[1])->points())
+    kueue_waiting = std::max(kueue_waiting, p.y());
+  EXPECT_EQ(kueue_waiting, 1.0);
+}
 }  // namespace
 }  // namespace headroom::gui
 

@@ -237,6 +237,10 @@ class SplitPolicy final : public Policy {
   void claim(std::uint32_t s, JobIndex j, const ClusterView& view);
   // Cluster s's policy rejected its copy of j: true when other copies live on (only s's goes).
   bool drop_copy(std::uint32_t s, JobIndex j, const ClusterView& view);
+  // The clusters eligible for job j, a bit each (none eligible: the first).
+  std::uint64_t eligible_mask(JobIndex j) const;
+  // Cluster s's policy preempted job j (requeued or checkpointed): an eviction on the worker.
+  void evicted(std::uint32_t s, JobIndex j);
 
   std::vector<std::unique_ptr<Part>> parts_;
   std::vector<std::uint32_t> route_;  // by global job
@@ -254,6 +258,10 @@ class SplitPolicy final : public Policy {
   // Dispatchers.
   Dispatch dispatch_ = Dispatch::Routes;
   std::vector<std::uint64_t> copies_;  // MultiKueue: by job, a bit per cluster holding a live copy
+  // MultiKueue's re-dispatch: every cluster's policy takes withdrawn copies back
+  // (Policy::supports_resubmit); by job, preempted by its cluster's policy and not yet requeued.
+  bool redispatch_ = false;
+  std::vector<bool> evicted_;
   const models::Workload* workload_ = nullptr;
   std::vector<std::vector<std::string>> gpu_types_;  // by cluster: its pools' GPU types
   // Moves.

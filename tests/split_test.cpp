@@ -850,6 +850,56 @@ TEST_F(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
   EXPECT_LT(west, one.result.jobs.size());
 }
 
+// Re-dispatch at RICC scale: three days of the sample over two Kueue clusters of 512 nodes whose
+// ClusterQueue admits twice the GPUs a cluster has, with waitForPodsReady: a workload admitted by
+// quota whose pods find no room is evicted after 5 min and dispatched again to both clusters. Some
+// jobs run in both; the run is the same at 1 and 2 threads.
+TEST_F(Split, MultiKueueRedispatchOverRiccIsDeterministic) {
+  const std::string text =
+      "name: ricc-multikueue-redispatch\n"
+      "cluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n"
+      "  systems:\n"
+      "    east: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "    west: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "  dispatch: multikueue\n"
+      "policies:\n  kueue:\n    resourceFlavors: {default: {pools: [ricc]}}\n"
+      "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
+      "        resources: {default: {gpu: {nominalQuota: 4096}}}\n"
+      "        preemption: {withinClusterQueue: LowerPriority}\n"
+      "workload:\n  trace: data/ricc-2010-first-14d.swf.gz\n  window: {end: 3d}\n"
+      "  sessions:\n    - {name: nb, tenant: nb, queue: nb, gpus: 8, priority: 500, per_day: 2000,\n"
+      "       hours: {start: 9h, end: 18h}, duration: {median: 2h, sigma: 0.8, max: 8h}}\n";
+  const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/mk.yaml");
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto& r = one.result;
+  // Jobs with runs in both clusters (east's nodes are 0-511, west's 512-1023).
+  std::vector<std::uint8_t> seen(r.jobs.size(), 0);
+  for (const auto& pl : r.placements) seen[pl.job] |= pl.node < 512 ? 1 : 2;
+  std::int64_t both = 0, preempted = 0;
+  for (auto b : seen) both += b == 3;
+  for (const auto& j : r.jobs) preempted += j.preemptions > 0;
+  std::printf("jobs %zu, preempted %lld, in both clusters %lld, fingerprint %s\n", r.jobs.size(),
+              static_cast<long long>(preempted), static_cast<long long>(both), r.fingerprint.c_str());
+  EXPECT_GT(both, 0);
+  EXPECT_GE(preempted, both);
+  // A job's last run is in the cluster it counts for (the one that admitted it last).
+  std::vector<const results::PlacementRecord*> last(r.jobs.size(), nullptr);
+  for (const auto& pl : r.placements)
+    if (last[pl.job] == nullptr || pl.start >= last[pl.job]->start) last[pl.job] = &pl;
+  for (std::size_t j = 0; j < r.jobs.size(); ++j)
+    if (last[j] != nullptr) EXPECT_EQ(last[j]->node < 512 ? 0u : 1u, r.job_partition[j]) << "job " << j;
+}
+
 // compare's split variants: `split:A=0.7/B=0.3` cuts the pool the two systems share 7/3 (of 10
 // nodes), the pool B holds alone stays B's; the run is the scenario's split with those counts.
 TEST_F(Split, CompareTakesSplitVariantsBySharesOfTheSharedPools) {

@@ -1130,18 +1130,7 @@ class Loader {
             error(*x, "not used with dispatch: " + d->value.Scalar() +
                           " (the dispatcher sends each job to a cluster when it is submitted)");
       }
-      // MultiKueue re-dispatches a workload its worker evicted only where every cluster can take a
-      // withdrawn copy back (Policy::supports_resubmit: kueue; docs/split.md).
-      if (split.dispatch == policies::split::Dispatch::MultiKueue) {
-        std::string others;
-        for (const auto& s : split.systems)
-          if (s.policy != "kueue") others += (others.empty() ? "" : ", ") + s.name + " (" + s.policy + ")";
-        if (!others.empty())
-          warnings_.push_back(file_ + ":" + std::to_string(dat.line) + ": split.dispatch multikueue: cluster(s) " +
-                              others +
-                              " cannot take a withdrawn copy back, so a workload evicted on its worker stays "
-                              "with that worker instead of being dispatched again (docs/split.md)");
-      }
+      for (auto& w : policies::split::dispatch_warnings(split, dat.line)) warnings_.push_back(std::move(w));
     }
     // Every node of the site belongs to exactly one system.
     for (const models::NodePool& pool : cluster.pools) {

@@ -897,7 +897,9 @@ TEST_F(Split, MultiKueueRedispatchOverRiccIsDeterministic) {
   for (const auto& pl : r.placements)
     if (last[pl.job] == nullptr || pl.start >= last[pl.job]->start) last[pl.job] = &pl;
   for (std::size_t j = 0; j < r.jobs.size(); ++j)
-    if (last[j] != nullptr) EXPECT_EQ(last[j]->node < 512 ? 0u : 1u, r.job_partition[j]) << "job " << j;
+    if (last[j] != nullptr) {
+      EXPECT_EQ(last[j]->node < 512 ? 0u : 1u, r.job_partition[j]) << "job " << j;
+    }
 }
 
 // compare's split variants: `split:A=0.7/B=0.3` cuts the pool the two systems share 7/3 (of 10

@@ -199,6 +199,20 @@ Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec&
   return out;
 }
 
+std::vector<std::string> dispatch_warnings(const SplitSpec& spec, int line) {
+  if (spec.dispatch != Dispatch::MultiKueue) return {};
+  // The systems whose policy supports_resubmit() (the loader builds no policy to ask it).
+  static constexpr std::string_view kTakesCopiesBack[] = {"kueue"};
+  std::string others;
+  for (const auto& s : spec.systems)
+    if (std::find(std::begin(kTakesCopiesBack), std::end(kTakesCopiesBack), s.policy) == std::end(kTakesCopiesBack))
+      others += (others.empty() ? "" : ", ") + s.name + " (" + s.policy + ")";
+  if (others.empty()) return {};
+  return {spec.file + ":" + std::to_string(line) + ": split.dispatch multikueue: cluster(s) " + others +
+          " cannot take a withdrawn copy back, so a workload evicted on its worker stays with that worker instead "
+          "of being dispatched again (docs/split.md)"};
+}
+
 void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster) {
   for (const models::NodePool& pool : cluster.pools) {
     std::int64_t claimed = 0;

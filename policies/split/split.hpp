@@ -76,7 +76,9 @@ struct Move {
 enum class Dispatch : std::uint8_t {
   Routes,
   // Kueue's MultiKueue (AllAtOnce dispatcher): a copy of the job in every eligible cluster; the
-  // first cluster to admit (start, or bind a pod of) it wins; the other copies are removed.
+  // first cluster to admit (start, or bind a pod of) it wins; the other copies are removed. A job
+  // its cluster's policy preempts is dispatched again to every eligible cluster when it is pending
+  // again, where every cluster's policy takes copies back (Policy::supports_resubmit).
   MultiKueue,
   // Each job to the eligible cluster with the least backlog at its submit: the GPUs its waiting
   // jobs ask for less its free GPUs (the first declared among equals).
@@ -139,6 +141,10 @@ models::FailureSpec map_failures(const models::FailureSpec& failures, const mode
 // Throws sim::InputError when the spec no longer gives every node of `cluster` to exactly one
 // system (a sweep or plan variant changed a pool's node count but not the split's).
 void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster);
+// The load's warnings about the dispatcher: with MultiKueue, the clusters whose policy cannot take
+// a withdrawn copy back (Policy::supports_resubmit: only kueue's can), so that a workload evicted
+// on its worker stays there instead of being dispatched again. `line` is the dispatch key's.
+std::vector<std::string> dispatch_warnings(const SplitSpec& spec, int line);
 
 // The system each job goes to (index into spec.systems). Throws sim::InputError naming the job
 // (its trace id, file, tenant, queue and kind) when no route matches and there is no default.

@@ -134,6 +134,15 @@ class Policy {
   virtual void on_withdraw(const ClusterView& view, JobIndex job) { on_end(view, job); }
   // A preempted job is pending again (Requeue or Checkpoint mode). By default: like a submit.
   virtual void on_requeue(const ClusterView& view, JobIndex job) { on_submit(view, job); }
+  // MultiKueue's re-dispatch (docs/split.md): a job this policy was told was withdrawn (on_withdraw:
+  // another cluster admitted its copy) comes back, pending, because the cluster that admitted it
+  // evicted it; the policy takes it as a fresh submit at now. Only a policy whose
+  // supports_resubmit() is true is asked; the default refuses.
+  virtual bool supports_resubmit() const { return false; }
+  virtual void on_resubmit(const ClusterView& view, JobIndex job) {
+    (void)view, (void)job;
+    HEADROOM_ASSERT(false, "policy " + std::string(name()) + " cannot take back a withdrawn job (on_resubmit)");
+  }
   // A job's resources were released (it ended, or its preemption took effect), or a pending job's
   // bound pods were (Session::bind: a node failure or drain, a rejection, a withdrawal).
   virtual void on_release(const ClusterView& view, JobIndex job) { (void)view, (void)job; }

@@ -1130,6 +1130,7 @@ class Loader {
             error(*x, "not used with dispatch: " + d->value.Scalar() +
                           " (the dispatcher sends each job to a cluster when it is submitted)");
       }
+      for (auto& w : policies::split::dispatch_warnings(split, dat.line)) warnings_.push_back(std::move(w));
     }
     // Every node of the site belongs to exactly one system.
     for (const models::NodePool& pool : cluster.pools) {

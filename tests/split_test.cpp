@@ -23,6 +23,7 @@ using namespace headroom;
 using headroom::testing::expect_isolated;
 using headroom::testing::expect_owned;
 using headroom::testing::kMoveCluster;
+using headroom::testing::runs_of;
 
 // Each test in a folder of its own, its trace in t.csv (tests/split_support.hpp).
 class Split : public headroom::testing::SplitSite {};
@@ -695,7 +696,6 @@ TEST_F(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
   EXPECT_EQ(mk.jobs[2].first_node, 1);
   EXPECT_EQ(mk.sim_end, 1'000'000);
   for (const auto& j : mk.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
-  expect_isolated(mk);
   // Per-cluster and global KPIs: east ran j1 (8,000 GPU-s of 8 GPUs x 1,000 s), west j2 and j3.
   const results::Summary s = results::summarize(mk);
   ASSERT_EQ(s.partitions.size(), 2u);
@@ -726,6 +726,94 @@ TEST_F(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
             std::string::npos)
       << e;
   EXPECT_NE(e.find("s.yaml:10:11: split.routes: not used with dispatch: least-backlog"), std::string::npos) << e;
+}
+
+namespace {
+
+// Two Kueue clusters of one 8-GPU node each behind MultiKueue (east A100, west H100), one
+// ClusterQueue each whose workloads preempt lower-priority ones (withinClusterQueue
+// LowerPriority); west runs `west` instead of kueue when it is given.
+std::string kueue_workers(const std::string& west = "kueue") {
+  return "name: redispatch\n"
+         "cluster:\n  pools:\n    - {name: a, nodes: 1, gpus_per_node: 8, gpu_type: A100}\n"
+         "    - {name: b, nodes: 1, gpus_per_node: 8, gpu_type: H100}\n"
+         "split:\n  systems:\n    east: {policy: kueue, pools: [a]}\n    west: {policy: " +
+         west +
+         ", pools: [b]}\n  dispatch: multikueue\n"
+         "policies:\n  kueue:\n    resourceFlavors: {default: {pools: []}}\n"
+         "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
+         "        resources: {default: {gpu: {nominalQuota: 8}}}\n"
+         "        preemption: {withinClusterQueue: LowerPriority}\n"
+         "workload: {trace: t.csv}\n";
+}
+
+}  // namespace
+
+// MultiKueue re-dispatches a workload its worker evicted (kueue pkg/controller/admissionchecks/
+// multikueue/workload.go, reconcileGroup: step 4 sets the admission check to Retry, "Workload
+// evicted on worker cluster ..., resetting for re-admission", so the workload loses its quota
+// reservation; step 2 then deletes every remote copy, and nominateAndSynchronizeWorkers creates
+// them again in every worker, the first to admit winning again).
+// j1 (priority 10, any GPU, 1,000 s) at 0 s: east (first declared) admits it, west's copy goes.
+// j2 (priority 100, H100, 300 s) at 0 s: west only, admitted at once. j3 (priority 100, A100,
+// 500 s) at 100 s: east only; it preempts j1 (LowerPriority), which stops after Kueue's 30 s
+// termination grace period, at 130 s, and is requeued, its progress lost. j3 starts at 130 s and
+// ends at 630 s. With re-dispatch west gets j1's copy back at 130 s and admits it when j2 ends,
+// at 300 s (east's copy goes): j1 ends at 1,300 s. With a west that cannot take a copy back
+// (fifo), j1 waits in east for j3: it starts at 630 s and ends at 1,630 s.
+TEST_F(Split, MultiKueueRedispatchesAWorkloadItsWorkerEvicted) {
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime,gpu_type,priority\n"
+            "1,t,q,0,8,1000,,10\n"
+            "2,t,q,0,8,300,H100,100\n"
+            "3,t,q,100,8,500,A100,100\n");
+  const auto mk = run_text(kueue_workers()).result;
+  EXPECT_EQ(runs_of(mk, 0), (std::vector<std::pair<sim::Tick, sim::Tick>>{{0, 130'000}, {300'000, 1'300'000}}));
+  EXPECT_EQ(mk.job_partition, (std::vector<std::uint32_t>{1, 1, 0}));
+  // j1 ran first on east's node (0), then on west's (1).
+  std::vector<std::pair<sim::Tick, std::int32_t>> j1_nodes;
+  for (const auto& pl : mk.placements)
+    if (pl.job == 0) j1_nodes.emplace_back(pl.start, pl.node);
+  EXPECT_EQ(j1_nodes, (std::vector<std::pair<sim::Tick, std::int32_t>>{{0, 0}, {300'000, 1}}));
+  EXPECT_EQ(mk.jobs[0].first_node, 1);
+  EXPECT_EQ(mk.jobs[0].preemptions, 1);
+  EXPECT_EQ(mk.jobs[1].start, 0);
+  EXPECT_EQ(mk.jobs[2].start, 130'000);
+  EXPECT_EQ(mk.sim_end, 1'300'000);
+  for (const auto& j : mk.jobs) EXPECT_EQ(j.state, static_cast<std::uint8_t>(models::JobState::Completed));
+
+  // West runs fifo, which cannot take a withdrawn copy back: no re-dispatch (one warning at load).
+  const auto sc = scenarios::parse_scenario(kueue_workers("fifo"), dir.path("s.yaml"));
+  ASSERT_EQ(sc.warnings.size(), 1u);
+  EXPECT_NE(sc.warnings[0].find("s.yaml:10: split.dispatch multikueue: cluster(s) west (fifo) cannot take a "
+                                "withdrawn copy back"),
+            std::string::npos)
+      << sc.warnings[0];
+  const auto stay = planner::run_scenario(sc).result;
+  EXPECT_EQ(runs_of(stay, 0), (std::vector<std::pair<sim::Tick, sim::Tick>>{{0, 130'000}, {630'000, 1'630'000}}));
+  EXPECT_EQ(stay.job_partition, (std::vector<std::uint32_t>{0, 1, 0}));
+  EXPECT_EQ(stay.jobs[0].first_node, 0);
+  EXPECT_EQ(stay.jobs[2].start, 130'000);
+  EXPECT_EQ(stay.sim_end, 1'630'000);
+  expect_isolated(stay);
+  EXPECT_TRUE(scenarios::parse_scenario(kueue_workers(), dir.path("s.yaml")).warnings.empty());
+}
+
+// A failure is not an eviction: the worker's Job controller retries the job in the same worker,
+// and MultiKueue leaves it there. j1 (any GPU, 1,000 s) at 0 s in east, j2 (H100, 300 s) in west;
+// east's node fails at 50 s for 100 s: j1 is killed, back from its 10 s retry back-off at 60 s,
+// and waits in east for the node, starting again at 150 s (re-dispatched, west would have run it
+// from 300 s).
+TEST_F(Split, MultiKueueRetriesAFailedJobInItsWorker) {
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime,gpu_type,priority\n"
+            "1,t,q,0,8,1000,,10\n"
+            "2,t,q,0,8,300,H100,100\n");
+  const auto r = run_text(kueue_workers() + "failures:\n  events: [{at: 50s, nodes: [a-0], duration: 100s}]\n").result;
+  EXPECT_EQ(runs_of(r, 0), (std::vector<std::pair<sim::Tick, sim::Tick>>{{0, 50'000}, {150'000, 1'150'000}}));
+  EXPECT_EQ(r.job_partition, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(r.sim_end, 1'150'000);
+  expect_isolated(r);
 }
 
 // Three days of the RICC sample over two Kueue clusters of 512 nodes behind MultiKueue: every job
@@ -760,6 +848,58 @@ TEST_F(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
   for (std::uint32_t p : one.result.job_partition) west += p;
   EXPECT_GT(west, 0u);
   EXPECT_LT(west, one.result.jobs.size());
+}
+
+// Re-dispatch at RICC scale: three days of the sample over two Kueue clusters of 512 nodes whose
+// ClusterQueue admits twice the GPUs a cluster has, with waitForPodsReady: a workload admitted by
+// quota whose pods find no room is evicted after 5 min and dispatched again to both clusters. Some
+// jobs run in both; the run is the same at 1 and 2 threads.
+TEST_F(Split, MultiKueueRedispatchOverRiccIsDeterministic) {
+  const std::string text =
+      "name: ricc-multikueue-redispatch\n"
+      "cluster:\n  pools:\n    - {name: ricc, nodes: 1024, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n"
+      "  systems:\n"
+      "    east: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "    west: {policy: kueue, pools: [{pool: ricc, nodes: 512}]}\n"
+      "  dispatch: multikueue\n"
+      "policies:\n  kueue:\n    resourceFlavors: {default: {pools: [ricc]}}\n"
+      "    clusterQueues:\n      all:\n        namespaces: [\"*\"]\n"
+      "        resources: {default: {gpu: {nominalQuota: 4096}}}\n"
+      "        preemption: {withinClusterQueue: LowerPriority}\n"
+      "workload:\n  trace: data/ricc-2010-first-14d.swf.gz\n  window: {end: 3d}\n"
+      "  sessions:\n    - {name: nb, tenant: nb, queue: nb, gpus: 8, priority: 500, per_day: 2000,\n"
+      "       hours: {start: 9h, end: 18h}, duration: {median: 2h, sigma: 0.8, max: 8h}}\n";
+  const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/mk.yaml");
+  planner::RunOutcome one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto& r = one.result;
+  // Jobs with runs in both clusters (east's nodes are 0-511, west's 512-1023).
+  std::vector<std::uint8_t> seen(r.jobs.size(), 0);
+  for (const auto& pl : r.placements) seen[pl.job] |= pl.node < 512 ? 1 : 2;
+  std::int64_t both = 0, preempted = 0;
+  for (auto b : seen) both += b == 3;
+  for (const auto& j : r.jobs) preempted += j.preemptions > 0;
+  std::printf("jobs %zu, preempted %lld, in both clusters %lld, fingerprint %s\n", r.jobs.size(),
+              static_cast<long long>(preempted), static_cast<long long>(both), r.fingerprint.c_str());
+  EXPECT_GT(both, 0);
+  EXPECT_GE(preempted, both);
+  // A job's last run is in the cluster it counts for (the one that admitted it last).
+  std::vector<const results::PlacementRecord*> last(r.jobs.size(), nullptr);
+  for (const auto& pl : r.placements)
+    if (last[pl.job] == nullptr || pl.start >= last[pl.job]->start) last[pl.job] = &pl;
+  for (std::size_t j = 0; j < r.jobs.size(); ++j)
+    if (last[j] != nullptr) {
+      EXPECT_EQ(last[j]->node < 512 ? 0u : 1u, r.job_partition[j]) << "job " << j;
+    }
 }
 
 // compare's split variants: `split:A=0.7/B=0.3` cuts the pool the two systems share 7/3 (of 10

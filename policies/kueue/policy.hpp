@@ -166,6 +166,8 @@ class KueuePolicy final : public Policy {
   void on_release(const ClusterView& view, JobIndex j) override;
   void on_end(const ClusterView& view, JobIndex j) override;
   void on_withdraw(const ClusterView& view, JobIndex j) override;
+  bool supports_resubmit() const override { return true; }
+  void on_resubmit(const ClusterView& view, JobIndex j) override;
   void schedule(Session& s) override;
 
  private:

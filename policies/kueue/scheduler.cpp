@@ -97,6 +97,37 @@ void KueuePolicy::on_withdraw(const ClusterView& view, JobIndex j) {
   wl.st = WState::Finished;
 }
 
+// MultiKueue's re-dispatch (policies/split, docs/split.md): this cluster's copy of the pod was
+// removed when another worker admitted it (on_withdraw), and that worker has since evicted it. The
+// manager deletes the remote copies and creates them again in every worker
+// (pkg/controller/admissionchecks/multikueue/workload.go, reconcileGroup steps 2 and 4): here the
+// workload starts over as a fresh submit at now, nothing of the first copy kept.
+void KueuePolicy::on_resubmit(const ClusterView& view, JobIndex j) {
+  ensure(view);
+  now_ = view.now();
+  const int w = wl_of_[j];
+  Wl& wl = wls_[w];
+  HEADROOM_ASSERT(wl.ended > 0, "kueue: on_resubmit of a pod that was never withdrawn");
+  // Its withdrawal not yet processed (process_dirty): the first copy finishes now.
+  if (wl.st == WState::Admitted && wl.running == 0 && wl.ended == static_cast<int>(wl.pods.size())) workload_done(w);
+  if (wl.st == WState::Holding) {
+    holds_.erase({wl.hold_until, w});
+    wl.st = WState::Finished;
+    release_quota(w);
+  }
+  if (wl.st != WState::Finished) {
+    // Another pod of the workload still holds a copy here: this pod is pending in it again.
+    --wl.ended;
+    dirty_.push_back(w);
+    return;
+  }
+  Wl fresh;
+  fresh.pods = std::move(wl.pods);
+  fresh.ray = wl.ray;
+  wl = std::move(fresh);
+  on_submit(view, j);
+}
+
 void KueuePolicy::schedule(Session& s) {
   ensure(s);
   now_ = s.now();

@@ -199,6 +199,20 @@ Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec&
   return out;
 }
 
+std::vector<std::string> dispatch_warnings(const SplitSpec& spec, int line) {
+  if (spec.dispatch != Dispatch::MultiKueue) return {};
+  // The systems whose policy supports_resubmit() (the loader builds no policy to ask it).
+  static constexpr std::string_view kTakesCopiesBack[] = {"kueue"};
+  std::string others;
+  for (const auto& s : spec.systems)
+    if (std::find(std::begin(kTakesCopiesBack), std::end(kTakesCopiesBack), s.policy) == std::end(kTakesCopiesBack))
+      others += (others.empty() ? "" : ", ") + s.name + " (" + s.policy + ")";
+  if (others.empty()) return {};
+  return {spec.file + ":" + std::to_string(line) + ": split.dispatch multikueue: cluster(s) " + others +
+          " cannot take a withdrawn copy back, so a workload evicted on its worker stays with that worker instead "
+          "of being dispatched again (docs/split.md)"};
+}
+
 void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster) {
   for (const models::NodePool& pool : cluster.pools) {
     std::int64_t claimed = 0;
@@ -574,6 +588,11 @@ class SplitPolicy::Part final : public Session {
     left(l);
   }
   bool removed(JobIndex l) const { return !removed_.empty() && removed_[l]; }
+  // A removed copy given back (MultiKueue's re-dispatch of an evicted job): pending here again.
+  void restore_copy(JobIndex l) {
+    if (!removed_.empty()) removed_[l] = false;
+    submitted(l);
+  }
   void released(JobIndex l) {
     if (!held_[l].empty()) {
       state_.release(held_[l]);
@@ -668,8 +687,10 @@ class SplitPolicy::Part final : public Session {
   }
   std::string preempt(JobIndex job, PreemptMode mode, Tick grace, JobIndex by, std::string_view reason,
                       Tick overhead) override {
-    return session_->preempt(global_.at(job), mode, grace, by == models::kNoJob ? by : global_.at(by), reason,
-                             overhead);
+    std::string why =
+        session_->preempt(global_.at(job), mode, grace, by == models::kNoJob ? by : global_.at(by), reason, overhead);
+    if (why.empty() && owner_ != nullptr && mode != PreemptMode::Cancel) owner_->evicted(index_, global_.at(job));
+    return why;
   }
   void wake_at(Tick time) override {
     wakes_.insert(time);
@@ -806,6 +827,13 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
     parts_[s]->route_ = &route_;
     parts_[s]->index_ = static_cast<std::uint32_t>(s);
     if (dispatch_ == Dispatch::MultiKueue) parts_[s]->owner_ = this;
+  }
+  if (dispatch_ == Dispatch::MultiKueue) {
+    // Re-dispatch of an evicted workload needs every cluster to take a withdrawn copy back (Kueue
+    // workers do); otherwise the job stays with the cluster that admitted it.
+    redispatch_ = parts_.size() > 1;
+    for (const auto& p : parts_) redispatch_ = redispatch_ && p->policy().supports_resubmit();
+    if (redispatch_) evicted_.assign(route_.size(), false);
   }
   boundary_ms_.assign(parts_.size(), 0);
   boundary_now_.assign(parts_.size(), 0);
@@ -1087,10 +1115,7 @@ void SplitPolicy::on_submit(const ClusterView& view, JobIndex job) {
   } else if (dispatch_ == Dispatch::MultiKueue) {
     // A copy in every eligible cluster (MultiKueue's AllAtOnce dispatcher).
     sync_nodes(view);
-    std::uint64_t mask = 0;
-    for (std::size_t s = 0; s < parts_.size(); ++s)
-      if (eligible(s, job)) mask |= std::uint64_t{1} << s;
-    if (mask == 0) mask = 1;  // no cluster can run it: the first keeps it pending or rejects it
+    const std::uint64_t mask = eligible_mask(job);
     copies_[job] = mask;
     route_[job] = static_cast<std::uint32_t>(std::countr_zero(mask));
     for (std::size_t s = 0; s < parts_.size(); ++s) {
@@ -1106,6 +1131,18 @@ void SplitPolicy::on_submit(const ClusterView& view, JobIndex job) {
   Part& p = part_of(job, view);
   p.submitted(local_[job]);
   p.policy().on_submit(p, local_[job]);
+}
+
+std::uint64_t SplitPolicy::eligible_mask(JobIndex j) const {
+  std::uint64_t mask = 0;
+  for (std::size_t s = 0; s < parts_.size(); ++s)
+    if (eligible(s, j)) mask |= std::uint64_t{1} << s;
+  return mask == 0 ? 1 : mask;  // no cluster can run it: the first keeps it pending or rejects it
+}
+
+void SplitPolicy::evicted(std::uint32_t s, JobIndex j) {
+  (void)s;
+  if (redispatch_) evicted_[j] = true;
 }
 
 void SplitPolicy::claim(std::uint32_t s, JobIndex j, const ClusterView& view) {
@@ -1154,14 +1191,38 @@ void SplitPolicy::job_left(const ClusterView& view, JobIndex job, void (Policy::
   (p.policy().*hook)(p, local_[job]);
 }
 
-void SplitPolicy::on_end(const ClusterView& view, JobIndex job) { job_left(view, job, &Policy::on_end); }
+void SplitPolicy::on_end(const ClusterView& view, JobIndex job) {
+  if (!evicted_.empty()) evicted_[job] = false;  // it finished within its grace period
+  job_left(view, job, &Policy::on_end);
+}
 
-void SplitPolicy::on_withdraw(const ClusterView& view, JobIndex job) { job_left(view, job, &Policy::on_withdraw); }
+void SplitPolicy::on_withdraw(const ClusterView& view, JobIndex job) {
+  if (!evicted_.empty()) evicted_[job] = false;
+  job_left(view, job, &Policy::on_withdraw);
+}
 
 void SplitPolicy::on_requeue(const ClusterView& view, JobIndex job) {
   Part& p = part_of(job, view);
   p.submitted(local_[job]);
   p.policy().on_requeue(p, local_[job]);
+  if (evicted_.empty() || !evicted_[job]) return;  // a failure retry stays in its worker
+  // Evicted on its worker: the manager resets the admission check to Retry, the workload loses its
+  // quota reservation, its remote copies are deleted and it is dispatched again to every eligible
+  // worker, the first to admit it winning again (kueue pkg/controller/admissionchecks/multikueue/
+  // workload.go, reconcileGroup steps 2 and 4). The cluster that evicted it keeps its copy (it
+  // heard on_requeue); every other eligible cluster gets its copy back.
+  evicted_[job] = false;
+  const std::uint64_t mask = eligible_mask(job);
+  const std::uint64_t back = mask & ~copies_[job];
+  copies_[job] |= mask;
+  for (std::size_t s = 0; s < parts_.size(); ++s) {
+    if ((back >> s & 1u) == 0) continue;
+    Part& o = *parts_[s];
+    o.use(&view);
+    o.dirty = true;
+    o.restore_copy(job);
+    o.policy().on_resubmit(o, job);
+  }
 }
 
 void SplitPolicy::on_release(const ClusterView& view, JobIndex job) {

@@ -76,7 +76,9 @@ struct Move {
 enum class Dispatch : std::uint8_t {
   Routes,
   // Kueue's MultiKueue (AllAtOnce dispatcher): a copy of the job in every eligible cluster; the
-  // first cluster to admit (start, or bind a pod of) it wins; the other copies are removed.
+  // first cluster to admit (start, or bind a pod of) it wins; the other copies are removed. A job
+  // its cluster's policy preempts is dispatched again to every eligible cluster when it is pending
+  // again, where every cluster's policy takes copies back (Policy::supports_resubmit).
   MultiKueue,
   // Each job to the eligible cluster with the least backlog at its submit: the GPUs its waiting
   // jobs ask for less its free GPUs (the first declared among equals).
@@ -139,6 +141,10 @@ models::FailureSpec map_failures(const models::FailureSpec& failures, const mode
 // Throws sim::InputError when the spec no longer gives every node of `cluster` to exactly one
 // system (a sweep or plan variant changed a pool's node count but not the split's).
 void check_partitions(const SplitSpec& spec, const models::ClusterSpec& cluster);
+// The load's warnings about the dispatcher: with MultiKueue, the clusters whose policy cannot take
+// a withdrawn copy back (Policy::supports_resubmit: only kueue's can), so that a workload evicted
+// on its worker stays there instead of being dispatched again. `line` is the dispatch key's.
+std::vector<std::string> dispatch_warnings(const SplitSpec& spec, int line);
 
 // The system each job goes to (index into spec.systems). Throws sim::InputError naming the job
 // (its trace id, file, tenant, queue and kind) when no route matches and there is no default.
@@ -237,6 +243,10 @@ class SplitPolicy final : public Policy {
   void claim(std::uint32_t s, JobIndex j, const ClusterView& view);
   // Cluster s's policy rejected its copy of j: true when other copies live on (only s's goes).
   bool drop_copy(std::uint32_t s, JobIndex j, const ClusterView& view);
+  // The clusters eligible for job j, a bit each (none eligible: the first).
+  std::uint64_t eligible_mask(JobIndex j) const;
+  // Cluster s's policy preempted job j (requeued or checkpointed): an eviction on the worker.
+  void evicted(std::uint32_t s, JobIndex j);
 
   std::vector<std::unique_ptr<Part>> parts_;
   std::vector<std::uint32_t> route_;  // by global job
@@ -254,6 +264,10 @@ class SplitPolicy final : public Policy {
   // Dispatchers.
   Dispatch dispatch_ = Dispatch::Routes;
   std::vector<std::uint64_t> copies_;  // MultiKueue: by job, a bit per cluster holding a live copy
+  // MultiKueue's re-dispatch: every cluster's policy takes withdrawn copies back
+  // (Policy::supports_resubmit); by job, preempted by its cluster's policy and not yet requeued.
+  bool redispatch_ = false;
+  std::vector<bool> evicted_;
   const models::Workload* workload_ = nullptr;
   std::vector<std::vector<std::string>> gpu_types_;  // by cluster: its pools' GPU types
   // Moves.

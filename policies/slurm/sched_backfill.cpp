@@ -1,7 +1,8 @@
 // Conservative backfill (src/plugins/sched/backfill/backfill.c: _attempt_backfill), with its
 // node profile over [now, now + bf_window), reservations, and quick_pick over a ClearTally.
-// About 640 lines, most of them backfill(): one pass is one function whose cursor state the walks
-// share through lambdas, as _attempt_backfill is one function upstream.
+// Long file: about 820 lines, most of them backfill(): one pass is one function whose cursor
+// state the earliest-fit walk and will_run_groups' walk over groups of ends share through lambdas,
+// as _attempt_backfill (with cons_tres's _will_run_test below it) is one function upstream.
 
 #include "policies/slurm/policy.hpp"
 

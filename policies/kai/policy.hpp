@@ -408,11 +408,11 @@ class KaiPolicy final : public Policy {
     const auto q = static_cast<std::size_t>(f.queue);
     // consolidate: a pod spanning nodes is never moved; otherwise it counts an attempt (and may
     // act) only when the pools it may use have its GPUs free in all.
-    const bool consolidation = consolidation_open & !f.multi & (all_pools_free >= f.gpus);
+    const bool consolidation = consolidation_open && !f.multi && all_pools_free >= f.gpus;
     // reclaim: the queue's GPUs with the pod's stay within its fair share (its eligibility);
     // preempt: a running group of the queue has a lower priority.
-    const bool victims = search_open & ((f.demand <= walk_room_[q]) | (walk_lowest_running_[q] < f.priority));
-    return consolidation | victims;
+    const bool victims = search_open && (f.demand <= walk_room_[q] || walk_lowest_running_[q] < f.priority);
+    return consolidation || victims;
   }
 
   // ----- set-up (framework/session.cpp) -------------------------------------------------------

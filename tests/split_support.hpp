@@ -5,6 +5,7 @@
 // (each job in its partition, on a node its system owned, no job on a node while it was down).
 
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <map>
 #include <string>
@@ -56,6 +57,22 @@ class SplitSite : public ::testing::Test {
 };
 
 // Every placement of the run lies in the partition of its job (no moves).
+// The scenario run at 1 and at 2 threads, whose fingerprints must be the same (determinism at
+// any thread count); both outcomes, the 1-thread one first.
+inline std::pair<planner::RunOutcome, planner::RunOutcome> run_at_one_and_two_threads(const scenarios::Scenario& sc) {
+  std::pair<planner::RunOutcome, planner::RunOutcome> out;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    out.first = planner::run_scenario(sc);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    out.second = planner::run_scenario(sc);
+  }
+  EXPECT_EQ(out.first.result.fingerprint, out.second.result.fingerprint);
+  return out;
+}
+
 inline void expect_isolated(const results::RunResult& r) {
   ASSERT_EQ(r.job_partition.size(), r.jobs.size());
   ASSERT_FALSE(r.placements.empty());

@@ -1,7 +1,6 @@
 // One site split between two systems (docs/split.md, issue #35): routing, isolation, the cost of
 // the boundary on a case worked by hand, determinism, the result file and bad input.
 #include <gtest/gtest.h>
-#include <tbb/global_control.h>
 
 #include <cmath>
 #include <sstream>
@@ -23,6 +22,7 @@ using namespace headroom;
 using headroom::testing::expect_isolated;
 using headroom::testing::expect_owned;
 using headroom::testing::kMoveCluster;
+using headroom::testing::run_at_one_and_two_threads;
 using headroom::testing::runs_of;
 
 // Each test in a folder of its own, its trace in t.csv (tests/split_support.hpp).
@@ -214,16 +214,7 @@ TEST_F(Split, RiccSampleIsolatedAndDeterministicAtAnyThreadCount) {
       "        resources: {default: {gpu: {nominalQuota: 2456}}}\n"
       "workload: {trace: data/ricc-2010-first-14d.swf.gz}\n";
   const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/split.yaml");
-  planner::RunOutcome one, two;
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
-    one = planner::run_scenario(sc);
-  }
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
-    two = planner::run_scenario(sc);
-  }
-  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto [one, two] = run_at_one_and_two_threads(sc);
   expect_isolated(one.result);
   std::size_t kueue_jobs = 0;
   for (std::uint32_t p : one.result.job_partition) kueue_jobs += p;
@@ -602,16 +593,7 @@ TEST_F(Split, BadMovesNameTheLineColumnAndWhatWasExpected) {
 TEST_F(Split, RiccMovesKeepEveryJobOnItsOwnersNodesAtAnyThreadCount) {
   const auto sc =
       scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-split-moves.yaml");
-  planner::RunOutcome one, two;
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
-    one = planner::run_scenario(sc);
-  }
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
-    two = planner::run_scenario(sc);
-  }
-  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto [one, two] = run_at_one_and_two_threads(sc);
   const auto& r = one.result;
   expect_owned(r);
   std::int64_t on_demand = 0, preempted = 0;
@@ -644,16 +626,7 @@ TEST_F(Split, RiccMovesUnderTheFailureDrillKeepEveryJobOnItsOwnersUpNodes) {
   sc.failures =
       scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml").failures;
   sc.workload.window_end = 4 * sim::kDay;
-  planner::RunOutcome one, two;
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
-    one = planner::run_scenario(sc);
-  }
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
-    two = planner::run_scenario(sc);
-  }
-  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto [one, two] = run_at_one_and_two_threads(sc);
   const auto& r = one.result;
   expect_owned(r);
   EXPECT_GT(r.jobs_killed, 0);
@@ -833,16 +806,7 @@ TEST_F(Split, MultiKueueOverTwoKueueClustersIsIsolatedAndDeterministic) {
       "        resources: {default: {gpu: {nominalQuota: 4096}}}\n"
       "workload: {trace: data/ricc-2010-first-14d.swf.gz, window: {end: 3d}}\n";
   const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/mk.yaml");
-  planner::RunOutcome one, two;
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
-    one = planner::run_scenario(sc);
-  }
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
-    two = planner::run_scenario(sc);
-  }
-  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto [one, two] = run_at_one_and_two_threads(sc);
   expect_isolated(one.result);
   std::size_t west = 0;
   for (std::uint32_t p : one.result.job_partition) west += p;
@@ -871,16 +835,7 @@ TEST_F(Split, MultiKueueRedispatchOverRiccIsDeterministic) {
       "  sessions:\n    - {name: nb, tenant: nb, queue: nb, gpus: 8, priority: 500, per_day: 2000,\n"
       "       hours: {start: 9h, end: 18h}, duration: {median: 2h, sigma: 0.8, max: 8h}}\n";
   const auto sc = scenarios::parse_scenario(text, std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/mk.yaml");
-  planner::RunOutcome one, two;
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
-    one = planner::run_scenario(sc);
-  }
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
-    two = planner::run_scenario(sc);
-  }
-  EXPECT_EQ(one.result.fingerprint, two.result.fingerprint);
+  const auto [one, two] = run_at_one_and_two_threads(sc);
   const auto& r = one.result;
   // Jobs with runs in both clusters (east's nodes are 0-511, west's 512-1023).
   std::vector<std::uint8_t> seen(r.jobs.size(), 0);

@@ -536,6 +536,14 @@ TEST(Slurm, WillRunGroupsPlaceAReservationAtTheLastEndOfItsGroup) {
   EXPECT_EQ(earliest.start(3), 75) << "held behind job 2's reservation at 60 s";
 }
 
+// The two will-run referee cases' set-up: backfill each second at 1 s resolution, the will-run
+// groups, partition p (the default) on nodes a and b, partition q on node q.
+const std::map<std::string, std::string> kWillRunPQ = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
+                                                       {"will_run_groups", "YES"},
+                                                       {"partitions.p.Nodes", "[a, b]"},
+                                                       {"partitions.p.Default", "YES"},
+                                                       {"partitions.q.Nodes", "[q]"}};
+
 TEST(Slurm, WillRunGroupsSkipRunningJobsOffTheCandidateNodes) {
   // Referee case (issue #38, workload 30 against slurmctld 22.05, DebugFlags=SelectType: "JobId=9:
   // overlap=0" then "JobId=6: overlap=2", JobId=15 reserved at JobId=6's end). select/cons_tres
@@ -557,12 +565,7 @@ TEST(Slurm, WillRunGroupsSkipRunningJobsOffTheCandidateNodes) {
   shape(w, 3, 4, 60, "p");
   shape(w, 4, 1, 100, "p");
   for (auto& job : w.jobs) job.nodes = job.cpus = 1;
-  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
-                                                 {"will_run_groups", "YES"},
-                                                 {"partitions.p.Nodes", "[a, b]"},
-                                                 {"partitions.p.Default", "YES"},
-                                                 {"partitions.q.Nodes", "[q]"}};
-  const SlurmRun r(w, c, params(kv));
+  const SlurmRun r(w, c, params(kWillRunPQ));
   EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{0});
   EXPECT_EQ(r.nodes_of(2), std::vector<models::NodeId>{2});
   EXPECT_EQ(r.start(4), 0) << "backfilled: ends at 100 s, before job 3's reservation at 180 s";
@@ -600,12 +603,7 @@ TEST(Slurm, WillRunGroupsPassAfterAPassThatStartedJobs) {
   shape(w, 5, 1, 60, "q");
   shape(w, 6, 1, 100, "p");
   for (auto& job : w.jobs) job.nodes = job.cpus = 1;
-  const std::map<std::string, std::string> kv = {{"SchedulerParameters", "bf_interval=1,bf_resolution=1"},
-                                                 {"will_run_groups", "YES"},
-                                                 {"partitions.p.Nodes", "[a, b]"},
-                                                 {"partitions.p.Default", "YES"},
-                                                 {"partitions.q.Nodes", "[q]"}};
-  const SlurmRun r(w, c, params(kv));
+  const SlurmRun r(w, c, params(kWillRunPQ));
   EXPECT_EQ(r.start(5), 0) << "backfilled at 0 on q0";
   EXPECT_EQ(r.nodes_of(5), std::vector<models::NodeId>{2});
   EXPECT_EQ(r.start(6), 1) << "the second pass, 1 s in";

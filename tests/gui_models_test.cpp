@@ -1368,11 +1368,11 @@ TEST(ClusterMap, NodeOwnerFollowsTheSplitsMoves) {
 
 namespace headroom::gui {
 
-// The Timeline's chart of a split site whose nodes move: the GPUs each system owns at each sample,
-// then those in transit (between the owner change and joining, the move delay); absent without moves.
-TEST(Timeline, GpusOwnedBySystemFollowTheMoves) {
-  results::RunResult r = hand_built();
-  EXPECT_TRUE(prepare(r, "/tmp/split-none.h5")->owned_by_partition.empty());
+namespace {
+
+// hand_built() as a split site: nodes 0-1 slurm's (8 GPUs), node 2 kueue's (4 GPUs), which kueue
+// gives to slurm: asked at 2h, owner change at 3h, joins at 5h.
+void split_with_a_move(results::RunResult& r) {
   r.partitions.resize(2);
   r.partitions[0].name = "slurm";
   r.partitions[0].nodes = 2;
@@ -1390,6 +1390,16 @@ TEST(Timeline, GpusOwnedBySystemFollowTheMoves) {
   m.changed = 3 * H;
   m.ready = 5 * H;
   r.moves.push_back(m);
+}
+
+}  // namespace
+
+// The Timeline's chart of a split site whose nodes move: the GPUs each system owns at each sample,
+// then those in transit (between the owner change and joining, the move delay); absent without moves.
+TEST(Timeline, GpusOwnedBySystemFollowTheMoves) {
+  results::RunResult r = hand_built();
+  EXPECT_TRUE(prepare(r, "/tmp/split-none.h5")->owned_by_partition.empty());
+  split_with_a_move(r);
   const auto d = prepare(r, "/tmp/split-moves.h5");
   const auto& curves = d->owned_by_partition.full().curves;
   ASSERT_EQ(curves.size(), 3u);
@@ -1415,14 +1425,7 @@ TEST(Timeline, UseAndQueueBySystemOverTime) {
   EXPECT_TRUE(none->used_by_partition.empty());
   EXPECT_TRUE(none->pending_jobs_by_partition.empty());
   EXPECT_TRUE(none->pending_gpus_by_partition.empty());
-  r.partitions.resize(2);
-  r.partitions[0].name = "slurm";
-  r.partitions[0].nodes = 2;
-  r.partitions[0].gpus = 8;
-  r.partitions[1].name = "kueue";
-  r.partitions[1].first_node = 2;
-  r.partitions[1].nodes = 1;
-  r.partitions[1].gpus = 4;
+  split_with_a_move(r);
   r.job_partition = {0, 0, 1, 1, 1};
   // What the jobs held: job 0 4 GPUs [0, 2h); job 1 2 GPUs [2h, 2.5h) then, after its
   // preemption and requeue, [3h, 4h); job 2 1 GPU [3h, 5h); job 4 half a GPU [6h, 10h).
@@ -1442,7 +1445,6 @@ TEST(Timeline, UseAndQueueBySystemOverTime) {
   r.events.insert(r.events.begin(), event(2 * H, EventKind::Submit, 3, 8));  // before its Reject, as in a file
   r.events.push_back(event(4 * H, EventKind::Submit, 4, 1));
   r.events.push_back(event(6 * H, EventKind::Start, 4, 1));
-  r.moves.push_back({2, 1, 0, 0, 0, 4, 2 * H, 3 * H, 5 * H, 0});
   const auto d = prepare(r, "/tmp/split.h5");
   const auto& used = d->used_by_partition.full().curves;
   ASSERT_EQ(used.size(), 4u);

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "policies/registry.hpp"
-#include "scenarios/scenario.hpp"
 #include "scenarios/run_options.hpp"
-#include "simulation/simulation.hpp"
+#include "scenarios/scenario.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
 #include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 #include "traces/import.hpp"
@@ -1345,6 +1345,45 @@ TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
   EXPECT_EQ(audit.events, 18802u);
 }
 
+namespace {
+
+// A case of the FailedBatch tests: a workload on a cluster with its options (failures).
+struct BatchingCase {
+  models::Workload w;
+  models::ClusterSpec c;
+  simulation::SimulationOptions o;
+};
+
+BatchingCase failure_drill_case() {
+  const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml");
+  BatchingCase drill{scenarios::build_workload(sc), sc.cluster, {}};
+  drill.o = scenarios::simulation_options(sc, drill.w);
+  return drill;
+}
+
+// Each case run with failed cycles batched and not (Coscheduling on or off): the same fingerprint
+// and the same audit events, of which there are many.
+void expect_batching_changes_nothing(const std::vector<BatchingCase>& cases, bool coscheduling) {
+  for (const BatchingCase& k : cases) {
+    std::vector<AuditHash> audit(2);
+    std::vector<std::string> fingerprint;
+    for (int batched = 0; batched < 2; ++batched) {
+      k8s::Config cfg;
+      cfg.coscheduling = coscheduling;
+      cfg.batch_failed_cycles = batched == 1;
+      auto policy = k8s::make_policy(cfg, 5);
+      simulation::Simulation sim(k.w, k.c, *policy, &audit[static_cast<std::size_t>(batched)], k.o);
+      fingerprint.push_back(sim.run().fingerprint);
+    }
+    EXPECT_EQ(fingerprint[0], fingerprint[1]);
+    EXPECT_EQ(audit[0].h, audit[1].h);
+    EXPECT_EQ(audit[0].events, audit[1].events);
+    EXPECT_GT(audit[0].events, 10000u);
+  }
+}
+
+}  // namespace
+
 // Pods whose cycles failed together move through the queues as one batch (scheduling_queue.cpp,
 // FailedBatch): a way of computing, not of deciding. With it off, every pod has its own cycles;
 // both ways give the same events, placements and pending reasons, on the real RICC sample (jobs up
@@ -1353,11 +1392,7 @@ TEST(KubernetesScale, NodeFailuresReplayExactlyAsBefore) {
 // (RICC with rack, node and site outages and drains: batched pod sets with pods bound lose them
 // while their batch waits in the active queue, so the batch's place there must move on).
 TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
-  struct Case {
-    models::Workload w;
-    models::ClusterSpec c;
-    simulation::SimulationOptions o;
-  };
+  using Case = BatchingCase;
   std::vector<Case> cases;
   {
     Case ricc{
@@ -1377,27 +1412,8 @@ TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
     synth.o.seed = 3;
     cases.push_back(std::move(synth));
   }
-  {
-    const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml");
-    Case drill{scenarios::build_workload(sc), sc.cluster, {}};
-    drill.o = scenarios::simulation_options(sc, drill.w);
-    cases.push_back(std::move(drill));
-  }
-  for (const Case& k : cases) {
-    std::vector<AuditHash> audit(2);
-    std::vector<std::string> fingerprint;
-    for (int batched = 0; batched < 2; ++batched) {
-      k8s::Config cfg;
-      cfg.batch_failed_cycles = batched == 1;
-      auto policy = k8s::make_policy(cfg, 5);
-      simulation::Simulation sim(k.w, k.c, *policy, &audit[static_cast<std::size_t>(batched)], k.o);
-      fingerprint.push_back(sim.run().fingerprint);
-    }
-    EXPECT_EQ(fingerprint[0], fingerprint[1]);
-    EXPECT_EQ(audit[0].h, audit[1].h);
-    EXPECT_EQ(audit[0].events, audit[1].events);
-    EXPECT_GT(audit[0].events, 10000u);
-  }
+  cases.push_back(failure_drill_case());
+  expect_batching_changes_nothing(cases, false);
 }
 
 // The same under Coscheduling, where PodGroups rejected whole (gang_room) move through the queues as
@@ -1408,11 +1424,7 @@ TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
 // POC failure drill. (Batch ids freed and made again within one pass under another key once merged
 // batches of two keys: only the whole RICC log showed it, bench/full-log, 12 single pods late.)
 TEST(KubernetesScale, FailedPodGroupBatchesChangeNoDecision) {
-  struct Case {
-    models::Workload w;
-    models::ClusterSpec c;
-    simulation::SimulationOptions o;
-  };
+  using Case = BatchingCase;
   std::vector<Case> cases;
   cases.push_back(
       {traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz"),
@@ -1437,26 +1449,6 @@ TEST(KubernetesScale, FailedPodGroupBatchesChangeNoDecision) {
       synth.w.jobs[j].gpus = synth.w.jobs[j].gpus * (1 + static_cast<std::int32_t>((j * (v + 1)) % (2 * v + 3)));
     cases.push_back(std::move(synth));
   }
-  {
-    const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/poc/failure-drill.yaml");
-    Case drill{scenarios::build_workload(sc), sc.cluster, {}};
-    drill.o = scenarios::simulation_options(sc, drill.w);
-    cases.push_back(std::move(drill));
-  }
-  for (const Case& k : cases) {
-    std::vector<AuditHash> audit(2);
-    std::vector<std::string> fingerprint;
-    for (int batched = 0; batched < 2; ++batched) {
-      k8s::Config cfg;
-      cfg.coscheduling = true;
-      cfg.batch_failed_cycles = batched == 1;
-      auto policy = k8s::make_policy(cfg, 5);
-      simulation::Simulation sim(k.w, k.c, *policy, &audit[static_cast<std::size_t>(batched)], k.o);
-      fingerprint.push_back(sim.run().fingerprint);
-    }
-    EXPECT_EQ(fingerprint[0], fingerprint[1]);
-    EXPECT_EQ(audit[0].h, audit[1].h);
-    EXPECT_EQ(audit[0].events, audit[1].events);
-    EXPECT_GT(audit[0].events, 10000u);
-  }
+  cases.push_back(failure_drill_case());
+  expect_batching_changes_nothing(cases, true);
 }

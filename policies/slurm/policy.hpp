@@ -680,9 +680,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::size_t base_held_ = 0;  // nodes held for a job (held_for_ changes only with base_ok_ = false)
   std::vector<std::int32_t> base_g_;
   ClearTally base_;
-  std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
-  std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
-  std::vector<char> blocked_;    // main scheduler: nodes of the partitions failed in this pass
+  std::vector<JobIndex> order_;         // backfill: the jobs it tests, in queue order
+  std::vector<JobIndex> head_;          // main scheduler: the jobs it looks at, in queue order
+  std::vector<std::uint64_t> blocked_;  // main scheduler: nodes of the partitions failed in this pass (bits by id)
   void base_note(NodeId id) {
     const Avail& a = avail_[id];
     const std::int32_t g = a.ok && held_for_[id] == kNoJob ? std::max(a.gpus, 0) : -1;

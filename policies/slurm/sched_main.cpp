@@ -167,7 +167,16 @@ void SlurmPolicy::main_scheduler(Session& s) {
   // A job that cannot start takes its partition's nodes out of the pass for every later job,
   // of any partition (job_scheduler.c: "Do not schedule more jobs in this partition or on nodes
   // in this partition", avail_node_bitmap less the partition's node_bitmap).
-  std::vector<char>& blocked = blocked_;
+  // blocked_: those nodes as bits by node id (a partition's nodes are ORed in as its member bits).
+  std::vector<std::uint64_t>& blocked = blocked_;
+  auto is_blocked = [&](NodeId id) { return (blocked[id / 64] >> (id % 64) & 1) != 0; };
+  // Whether every node of partition p is blocked: then choose() has no candidate and a job that
+  // asks for something (nodes, or GPUs) cannot start; it is not asked.
+  auto all_blocked = [&](const Part& p) {
+    for (std::size_t w = 0; w < p.bits.size(); ++w)
+      if ((p.bits[w] & ~blocked[w]) != 0) return false;
+    return true;
+  };
   bool any_blocked = false;
   std::size_t failed_count = 0;
   for (JobIndex j : head) {
@@ -190,8 +199,12 @@ void SlurmPolicy::main_scheduler(Session& s) {
         // built them since the nodes were last read in full.
         const bool quick = !any_blocked && job.gpus > 0 && quick_ok(j, false);
         if (quick && !base_ok_) base_build(s);
-        auto pl = any_blocked ? choose(
-                                    s, j, avail_, [&](NodeId id) { return blocked[id] == 0; }, &avail_free_)
+        const Shape& sh = shape_[j];
+        const bool asks = sh.fixed ? !sh.slices.empty() : sh.total > 0;
+        auto pl = any_blocked ? (asks && all_blocked(parts_[pi])
+                                     ? models::Placement{}
+                                     : choose(
+                                           s, j, avail_, [&](NodeId id) { return !is_blocked(id); }, &avail_free_))
                   : quick && base_held_ == 0 && base_.over == 0
                       ? quick_pick(base_, shape_[j].total)
                       : choose(
@@ -205,9 +218,10 @@ void SlurmPolicy::main_scheduler(Session& s) {
     }
     reason_resources(s, j, waiting);
     failed[pi] = 1;
-    if (!any_blocked) blocked.assign(avail_.size(), 0);
+    if (!any_blocked) blocked.assign((avail_.size() + 63) / 64, 0);
     any_blocked = true;
-    for (NodeId id : parts_[pi].nodes) blocked[id] = 1;
+    const Part& fp = parts_[pi];
+    for (std::size_t w = 0; w < fp.bits.size() && w < blocked.size(); ++w) blocked[w] |= fp.bits[w];
     ++failed_count;
     (void)failed_count;
   }

@@ -167,17 +167,32 @@ void SlurmPolicy::backfill(Session& s) {
     clear_.put(id, g, sign);
     if (clear_.over > 0) hist_ok = false;
   };
+  // With no node held, counted() is the GPUs of an up node and clear_gpus() (overlap 0) the same
+  // at least 0, -1 for a node down: written out below for the reservations' flips.
   auto block = [&](NodeId id) {
-    if (prof_[id].overlap == 0) {
-      cur_blocked += counted(id);
-      count(id, clear_gpus(id), -1);
+    Avail& a = prof_[id];
+    if (a.overlap++ == 0) {
+      if (held_any) {
+        cur_blocked += counted(id);
+        --a.overlap;  // clear_gpus() reads the overlap before this block
+        count(id, clear_gpus(id), -1);
+        ++a.overlap;
+      } else if (a.ok) {
+        cur_blocked += a.gpus;
+        count(id, std::max(a.gpus, 0), -1);
+      }
     }
-    ++prof_[id].overlap;
   };
   auto unblock = [&](NodeId id) {
-    if (--prof_[id].overlap == 0) {
-      cur_blocked -= counted(id);
-      count(id, clear_gpus(id), 1);
+    Avail& a = prof_[id];
+    if (--a.overlap == 0) {
+      if (held_any) {
+        cur_blocked -= counted(id);
+        count(id, clear_gpus(id), 1);
+      } else if (a.ok) {
+        cur_blocked -= a.gpus;
+        count(id, std::max(a.gpus, 0), 1);
+      }
     }
   };
   // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked or unblocked.
@@ -238,20 +253,23 @@ void SlurmPolicy::backfill(Session& s) {
           if (clear_.over > 0) hist_ok = false;
         }
       };
-      for (; cur_ri < rslice_.size() && cur_ri < ri_cap && rslice_[cur_ri].t <= t; ++cur_ri) {
+      for (const std::size_t lim = std::min(rslice_.size(), ri_cap); cur_ri < lim && rslice_[cur_ri].t <= t; ++cur_ri) {
         RSlice& sl = rslice_[cur_ri];
         if (sl.exclusive)
           release(sl, 1);
         else
           plain(sl, sl.gpus);
       }
-      for (; cur_ri > 0 && (rslice_[cur_ri - 1].t > t || cur_ri > ri_cap); --cur_ri) {
-        RSlice& sl = rslice_[cur_ri - 1];
+      // Back past ri_cap first, then past t (the same slices in the same order as one loop).
+      auto back = [&](std::size_t k) {
+        RSlice& sl = rslice_[k];
         if (sl.exclusive)
           release(sl, -1);
         else
           plain(sl, -sl.gpus);
-      }
+      };
+      for (; cur_ri > ri_cap; --cur_ri) back(cur_ri - 1);
+      for (; cur_ri > 0 && rslice_[cur_ri - 1].t > t; --cur_ri) back(cur_ri - 1);
     };
     if (track_free)
       steps(std::true_type{});

@@ -199,15 +199,22 @@ class ReleaseBook {
     }
   }
   // Calls f on the slices not gone in order of r (after settle) until it returns false.
+  // (A slice of the long list goes before one of the short list with the same r: the long list
+  // is read in runs up to the short list's next r.)
   template <typename F>
   void read(F&& f) const {
-    std::size_t a = 0, b = 0;
+    const Booked *a = long_.data(), *const a_end = a + long_.size();
+    const Booked *b = new_.data(), *const b_end = b + new_.size();
     while (true) {
-      while (a < long_.size() && long_[a].gone) ++a;
-      while (b < new_.size() && new_[b].gone) ++b;
-      const bool take_a = a < long_.size() && (b == new_.size() || long_[a].r <= new_[b].r);
-      if (!take_a && b == new_.size()) return;
-      if (!f(take_a ? long_[a++] : new_[b++])) return;
+      while (b != b_end && b->gone) ++b;
+      if (b == b_end) {
+        for (; a != a_end; ++a)
+          if (!a->gone && !f(*a)) return;
+        return;
+      }
+      for (const Tick lim = b->r; a != a_end && a->r <= lim; ++a)
+        if (!a->gone && !f(*a)) return;
+      if (!f(*b++)) return;
     }
   }
 

@@ -609,6 +609,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Tick> first_res_;
   std::vector<NodeId> freenodes_;
   std::vector<NodeId> touched_;  // backfill: the nodes of a start
+  std::vector<Avail> before_;    // backfill: avail_ of those nodes before the start
   models::Placement reserved_;   // backfill: a walk's reservation
   models::Placement saved_pl_;   // backfill (will_run_groups): the nodes chosen after a group
   // Backfill: the free nodes a reservation of the pass blocks, (first_res_, node) latest first,

@@ -529,27 +529,53 @@ void SlurmPolicy::backfill(Session& s) {
       auto pl = choose(
           s, j, avail_, [&](NodeId id) { return first_res_[id] > sec_now + limit; }, &avail_free_);
       if (!pl.empty()) {
-        // The cursor goes back to now first (nothing counted): the start changes avail_ and the
-        // releases.
-        if (cur_ri + per_res() * (cur_be + cur_bs) > kRestore)
-          restore_now();
-        else
-          go(now, now, now);
+        // The start changes avail_ on the placement's nodes and adds the job's release. A job on
+        // nodes it does not hold whole (its slices add and take back GPUs, CPUs and memory, and
+        // no node's ok changes) is patched into the cursor where it stands: the nodes' part of
+        // the totals taken out, their profile moved by what the start took (and gave back, when
+        // its release is at or before the releases applied), and put back. Otherwise (and with
+        // will_run_groups, whose cursor may stop inside one time) the cursor goes back to now
+        // first (nothing counted), as before.
+        const bool patch = !c_.will_run_groups && !shape_[j].exclusive;
+        if (!patch) {
+          if (cur_ri + per_res() * (cur_be + cur_bs) > kRestore)
+            restore_now();
+          else
+            go(now, now, now);
+        }
         // Only the placement's nodes change: their part of the totals is taken out and put back.
         touched_.clear();
         for (const auto& sl : pl) touched_.push_back(sl.node);
         std::sort(touched_.begin(), touched_.end());
         touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-        for (NodeId id : touched_) tally(id, -1);
-        const bool started = start(s, j, pl, "backfill").empty();
+        auto total_part = [&](NodeId id) -> std::int64_t {
+          return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0;
+        };
+        before_.clear();
         for (NodeId id : touched_) {
-          const std::int32_t overlap = prof_[id].overlap;  // the reservations counted stay
-          prof_[id] = avail_[id];
-          prof_[id].overlap = overlap;
-          note_free(id);
-          tally(id, 1);
+          tally(id, -1);
+          if (patch) {
+            cur_total -= total_part(id);
+            before_.push_back(avail_[id]);
+          }
         }
-        cur_total = free_now_;
+        const bool started = start(s, j, pl, "backfill").empty();
+        if (patch) {
+          for (std::size_t k = 0; k < touched_.size(); ++k) {
+            Avail& a = prof_[touched_[k]];
+            const Avail& now_a = avail_[touched_[k]];
+            a.gpus += now_a.gpus - before_[k].gpus;
+            a.cpus += now_a.cpus - before_[k].cpus;
+            a.mem += now_a.mem - before_[k].mem;
+          }
+        } else {
+          for (NodeId id : touched_) {
+            const std::int32_t overlap = prof_[id].overlap;  // the reservations counted stay
+            prof_[id] = avail_[id];
+            prof_[id].overlap = overlap;
+          }
+          cur_total = free_now_;
+        }
         clear_stale = true;
         if (started) {
           ++starts;
@@ -563,9 +589,23 @@ void SlurmPolicy::backfill(Session& s) {
               add.push_back({r.first, sl.node, sl.gpus, sl.cpus, sl.memory_mib, shape_[j].exclusive, false, j});
             if (c_.will_run_groups) at = std::upper_bound(rslice_.begin(), rslice_.end(), add.front(), slice_before);
             rslice_.insert(at, add.begin(), add.end());
+            if (patch && r.first <= cur_rt) {  // among the releases applied (all of those at or before cur_rt)
+              cur_ri += add.size();
+              for (const RSlice& sl : add) {
+                Avail& a = prof_[sl.node];
+                a.gpus += sl.gpus;
+                a.cpus += sl.cpus;
+                a.mem += sl.mem;
+              }
+            }
           } else {
             final_bound -= jobs[j].gpus;
           }
+        }
+        for (NodeId id : touched_) {
+          note_free(id);
+          tally(id, 1);
+          if (patch) cur_total += total_part(id);
         }
         continue;
       }

@@ -368,12 +368,14 @@ class SlurmPolicy final : public Policy, public Inspect {
     queue_.insert(key_[j]);
     queued_[j] = 1;
     ++queue_version_;
+    ++keys_version_;
   }
   void dequeue(JobIndex j) {
     if (j < queued_.size() && queued_[j] != 0) {
       queue_.erase(key_[j]);
       queued_[j] = 0;
       ++queue_version_;
+      ++keys_version_;
     }
   }
 
@@ -571,6 +573,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<double> rate_of_;
   std::set<Key> queue_;
   std::uint64_t queue_version_ = 0;                 // changes with every enqueue, dequeue and end (limits)
+  std::uint64_t keys_version_ = 0;                  // changes with every enqueue and dequeue (queue_'s keys)
   std::uint64_t idle_version_ = ~std::uint64_t{0};  // queue_version_ at the last idle main pass, if it was the last
   std::set<std::pair<Tick, JobIndex>> waiting_;
   std::set<std::pair<Tick, JobIndex>> by_kill_;
@@ -688,8 +691,11 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::size_t base_held_ = 0;  // nodes held for a job (held_for_ changes only with base_ok_ = false)
   std::vector<std::int32_t> base_g_;
   ClearTally base_;
-  std::vector<JobIndex> order_;         // backfill: the jobs it tests, in queue order
-  std::vector<JobIndex> head_;          // main scheduler: the jobs it looks at, in queue order
+  std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
+  std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
+  // keys_version_ when head_ (order_) was last read from queue_, with no job held by a limit
+  // (order_); else ~0. The same keys give the same jobs: they are not read again.
+  std::uint64_t head_keys_ = ~std::uint64_t{0}, order_keys_ = ~std::uint64_t{0};
   std::vector<std::uint64_t> blocked_;  // main scheduler: nodes of the partitions failed in this pass (bits by id)
   void base_note(NodeId id) {
     const Avail& a = avail_[id];

@@ -107,14 +107,16 @@ void SlurmPolicy::backfill(Session& s) {
   space_marks_.push_back(sec_now + c_.bf_window);
   const Tick marks_end = std::max(sec_now, sec_now + c_.bf_window);  // the last bound
   bool marks_unique = false;
-  // Held jobs do not count towards bf_max_job_test.
-  order_.resize(static_cast<std::size_t>(
-      std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
-  {
+  // Held jobs do not count towards bf_max_job_test. Without limits the jobs are the queue's first
+  // ones, read again only when its keys changed since the last pass.
+  if (limits_.active() || order_keys_ != keys_version_) {
+    order_.resize(static_cast<std::size_t>(
+        std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
     std::size_t n = 0;
     for (auto it = queue_.begin(); it != queue_.end() && n < order_.size(); ++it)
       if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None) order_[n++] = it->j;
     order_.resize(n);
+    order_keys_ = limits_.active() ? ~std::uint64_t{0} : keys_version_;
   }
   const std::vector<JobIndex>& order = order_;
   std::int64_t starts = 0;

@@ -141,11 +141,12 @@ void SlurmPolicy::main_scheduler(Session& s) {
   if (idle && fresh_.empty() && idle_version_ == queue_version_) return;
   idle_version_ = idle ? queue_version_ : ~std::uint64_t{0};
   std::vector<JobIndex>& head = head_;
-  head.resize(static_cast<std::size_t>(
-      std::clamp<std::int64_t>(c_.default_queue_depth, 0, static_cast<std::int64_t>(queue_.size()))));
-  {
+  if (head_keys_ != keys_version_) {  // else the queue holds the same keys as when head_ was read
+    head.resize(static_cast<std::size_t>(
+        std::clamp<std::int64_t>(c_.default_queue_depth, 0, static_cast<std::int64_t>(queue_.size()))));
     auto it = queue_.begin();
     for (JobIndex& h : head) h = (it++)->j;
+    head_keys_ = keys_version_;
   }
   // Jobs new to the queue beyond the head the loop below looks at wait behind it.
   for (JobIndex j : std::exchange(fresh_, {}))

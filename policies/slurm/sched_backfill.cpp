@@ -370,16 +370,21 @@ void SlurmPolicy::backfill(Session& s) {
 
   // Whether the GPUs free now on nodes that no reservation of this pass blocks for a limit L
   // (first_res_ after now + L) are at least `want`: the GPUs of the nodes no reservation
-  // blocks, plus those of clear_at_'s first nodes, summed again after a start or a reservation on
-  // a free node.
-  bool clear_stale = true;
+  // blocks (summed once, then kept as starts and reservations change them), plus those of
+  // clear_at_'s first nodes (summed again after a start or a reservation on one of them).
+  bool free_stale = true, later_stale = true;
   std::int64_t clear_free = 0, clear_later = 0;  // GPUs on nodes no reservation blocks; on the others
+  auto free_gpus = [&](NodeId id) -> std::int64_t {
+    return avail_[id].ok && avail_[id].gpus > 0 ? avail_[id].gpus : 0;
+  };
   auto clear_holds = [&](Tick limit, std::int64_t want) -> bool {
-    if (clear_stale) {
+    if (free_stale) {
       clear_free = 0;
       for (NodeId id : freenodes_)
-        if (first_res_[id] == std::numeric_limits<Tick>::max() && avail_[id].ok && avail_[id].gpus > 0)
-          clear_free += avail_[id].gpus;
+        if (first_res_[id] == std::numeric_limits<Tick>::max()) clear_free += free_gpus(id);
+      free_stale = false;
+    }
+    if (later_stale) {
       clear_first_.clear();
       clear_sum_.clear();
       std::int64_t acc = 0;
@@ -390,7 +395,7 @@ void SlurmPolicy::backfill(Session& s) {
           clear_sum_.push_back(acc);
         }
       clear_later = acc;
-      clear_stale = false;
+      later_stale = false;
     }
     if (clear_free >= want) return true;
     if (clear_free + clear_later < want) return false;
@@ -554,7 +559,16 @@ void SlurmPolicy::backfill(Session& s) {
           return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0;
         };
         before_.clear();
+        // clear_holds(): a free node's GPUs leave clear_free (or clear_at_'s sums) and come back.
+        auto free_part = [&](NodeId id, int sign) {
+          if (free_mark_[id] != pass_no_) return;
+          if (first_res_[id] == std::numeric_limits<Tick>::max())
+            clear_free += sign * free_gpus(id);
+          else
+            later_stale = true;
+        };
         for (NodeId id : touched_) {
+          free_part(id, -1);
           tally(id, -1);
           if (patch) {
             cur_total -= total_part(id);
@@ -562,6 +576,7 @@ void SlurmPolicy::backfill(Session& s) {
           }
         }
         const bool started = start(s, j, pl, "backfill").empty();
+        for (NodeId id : touched_) free_part(id, 1);
         if (patch) {
           for (std::size_t k = 0; k < touched_.size(); ++k) {
             Avail& a = prof_[touched_[k]];
@@ -578,7 +593,6 @@ void SlurmPolicy::backfill(Session& s) {
           }
           cur_total = free_now_;
         }
-        clear_stale = true;
         if (started) {
           ++starts;
           ++bf_starts_;
@@ -852,13 +866,15 @@ void SlurmPolicy::backfill(Session& s) {
       // earlier than what it had, changes what it says. clear_at_ keeps them by first_res_.
       const NodeId id = sl.node;
       if (at < first_res_[id] && free_mark_[id] == pass_no_) {
-        if (first_res_[id] != std::numeric_limits<Tick>::max())
+        if (first_res_[id] == std::numeric_limits<Tick>::max())
+          clear_free -= free_gpus(id);  // off the nodes no reservation blocks
+        else
           clear_at_.erase(
               std::find_if(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.second == id; }));
         clear_at_.insert(
             std::partition_point(clear_at_.begin(), clear_at_.end(), [&](const auto& e) { return e.first >= at; }),
             {at, id});
-        if (avail_[id].ok && avail_[id].gpus > 0) clear_stale = true;
+        if (free_gpus(id) > 0) later_stale = true;
       }
       first_res_[id] = std::min(first_res_[id], at);
     }

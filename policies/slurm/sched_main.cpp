@@ -174,6 +174,7 @@ void SlurmPolicy::main_scheduler(Session& s) {
   // Whether every node of partition p is blocked: then choose() has no candidate and a job that
   // asks for something (nodes, or GPUs) cannot start; it is not asked.
   auto all_blocked = [&](const Part& p) {
+    if (p.bits.size() != blocked.size()) return false;  // (both are by the cluster's nodes)
     for (std::size_t w = 0; w < p.bits.size(); ++w)
       if ((p.bits[w] & ~blocked[w]) != 0) return false;
     return true;

@@ -199,6 +199,7 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     const std::string tag = std::string(order[k] == r.best ? "* " : "") + "[" + std::to_string(c.wins) + "/" +
                             std::to_string(K) +
                             (c.suspect         ? " suspect"
+                             : c.refused       ? " refused held out"
                              : c.passed        ? ""
                              : c.fit.jobs == 0 ? " not offered in the folds"
                                                : " fails") +
@@ -217,9 +218,18 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   std::printf("\nheld-out test window %s:\n", test.c_str());
   header("");
   row(("as given: " + r.baseline_policy).c_str(), r.baseline_test);
-  row(r.as_given ? "calibrated = as given (no rule passed)"
+  const auto& refused = r.pairs.front().refused;
+  row(r.as_given ? (refused.empty() ? "calibrated = as given (no rule passed)"
+                                    : "calibrated = as given (every rule that passed was refused held out)")
                  : ("calibrated: " + r.candidates[r.best].candidate.label).c_str(),
       r.calibrated_test);
+  std::printf(
+      "  held-out guard (the test window's submissions only): a rule that holds a job longer than %s is refused "
+      "(the fit window's longest recorded wait %s, the longest as given here %s)\n",
+      results::short_duration(sim::to_seconds(r.pairs.front().bar.bar())).c_str(),
+      results::short_duration(sim::to_seconds(r.pairs.front().bar.longest_recorded)).c_str(),
+      results::short_duration(sim::to_seconds(r.pairs.front().bar.longest_as_given)).c_str());
+  for (const auto& x : refused) std::printf("  refused: %s\n", planner::refusal_text(x, r.pairs.front().bar).c_str());
   if (r.pairs.size() > 1) {
     std::printf("\nheld-out figures over %zu fit / test pairs (--folds %d), as given | calibrated:\n", r.pairs.size(),
                 folds.outer);
@@ -235,7 +245,17 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
                   results::short_duration(p.baseline_test.mean_abs_error_s).c_str(), p.baseline_test.pearson,
                   p.baseline_test.spearman, results::short_duration(p.calibrated_test.median_abs_error_s).c_str(),
                   results::short_duration(p.calibrated_test.mean_abs_error_s).c_str(), p.calibrated_test.pearson,
-                  p.calibrated_test.spearman, p.chosen.empty() ? "(as given)" : p.chosen.c_str());
+                  p.calibrated_test.spearman,
+                  ((p.chosen.empty() ? std::string("(as given)") : p.chosen) +
+                   (p.refused.empty() ? std::string()
+                                      : "; refused held out: " +
+                                            [&] {
+                                              std::string names;
+                                              for (const auto& x : p.refused)
+                                                names += (names.empty() ? "" : "; ") + x.rule;
+                                              return names;
+                                            }()))
+                      .c_str());
       for (auto [m, s] : {std::pair{&mb, &p.baseline_test}, std::pair{&mc, &p.calibrated_test}}) {
         m->median_abs_error_s += s->median_abs_error_s / static_cast<double>(r.pairs.size());
         m->mean_abs_error_s += s->mean_abs_error_s / static_cast<double>(r.pairs.size());

@@ -71,6 +71,7 @@ models::Workload span_of(const models::Workload& all, sim::Tick from, sim::Tick 
 struct Scored {
   results::FidelityStats stats;
   sim::Tick longest_sim = 0;  // the longest simulated wait of a scored job (censored: to the run's end)
+  sim::Tick longest_all = 0;  // the same over every job submitted in the window (longest_simulated_wait)
 };
 
 // The trace read once (scenarios::build_workload): every run replays the jobs submitted in its
@@ -115,6 +116,7 @@ class Replayer {
     for (const auto& j : r.jobs)
       if (j.submit >= from && j.submit < to && j.trace_start >= 0 && !(j.state == kRejectedState && j.start < 0))
         out.longest_sim = std::max(out.longest_sim, results::headline_wait(j, r.sim_end));
+    out.longest_all = longest_simulated_wait(r, from, to);
     return out;
   }
 
@@ -169,6 +171,38 @@ std::int64_t recorded_queue_depth(const models::Workload& w) {
     }
   }
   return deepest;
+}
+
+sim::Tick longest_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to) {
+  sim::Tick longest = 0;
+  for (const auto& j : w.jobs)
+    if (j.submit >= from && j.submit < to && j.trace_start >= 0) longest = std::max(longest, j.trace_start - j.submit);
+  return longest;
+}
+
+sim::Tick longest_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to) {
+  sim::Tick longest = 0;
+  for (const auto& j : r.jobs)
+    if (j.submit >= from && j.submit < to) longest = std::max(longest, results::headline_wait(j, r.sim_end));
+  return longest;
+}
+
+std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateObjective objective,
+                            const HeldOutBar& bar, const std::function<HeldOutRun(std::size_t)>& replay,
+                            std::vector<HeldOutRefusal>& refused, HeldOutRun& kept) {
+  // Each refusal takes one rule out of those that passed: at most as many replays as rules.
+  for (;;) {
+    const std::size_t pick = choose_candidate(candidates, objective);
+    if (pick >= candidates.size()) return pick;
+    HeldOutRun run = replay(pick);
+    if (run.longest <= bar.bar()) {
+      kept = std::move(run);
+      return pick;
+    }
+    candidates[pick].passed = false;
+    candidates[pick].refused = true;
+    refused.push_back({candidates[pick].candidate.label, run.longest, run.stats});
+  }
 }
 
 std::pair<sim::Tick, sim::Tick> parse_span(const std::string& text, const std::string& option) {
@@ -495,13 +529,6 @@ Learned learn(const CalibrateRequest& req, const models::Workload& all, sim::Tic
   return l;
 }
 
-sim::Tick longest_recorded_wait(const models::Workload& all, sim::Tick from, sim::Tick to) {
-  sim::Tick longest = 0;
-  for (const auto& j : span_of(all, from, to).jobs)
-    if (j.trace_start >= 0) longest = std::max(longest, j.trace_start - j.submit);
-  return longest;
-}
-
 bool holds_jobs(const models::Workload& all, sim::Tick from, sim::Tick to) {
   const auto lo = std::lower_bound(all.jobs.begin(), all.jobs.end(), from,
                                    [](const models::Job& j, sim::Tick t) { return j.submit < t; });
@@ -555,7 +582,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   for (int p = 0; p < req.outer_folds; ++p) {
     PairPlan plan;
     const sim::Tick d = p * shift;
-    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}};
+    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}, {}, {}};
     const auto& w = plan.windows;
     if (p > 0 && (!holds_jobs(all, w.fit_from, w.fit_to) || !holds_jobs(all, w.test_from, w.test_to))) break;
     const sim::Tick part = (w.fit_to - w.fit_from) / (folds + 1);
@@ -597,13 +624,14 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     }
     specs.push_back({p, -1, nullptr});
   }
-  const std::size_t total = specs.size() + plans.size();
+  // One held-out run of a chosen rule per pair; each rule the held-out guard refuses adds one.
+  std::atomic<std::size_t> total{specs.size() + plans.size()};
   std::atomic<std::size_t> done{0};
   RunOptions ro;
   ro.stop = req.stop;
   const auto tick = [&] {
     const std::size_t d = ++done;
-    if (req.progress) req.progress(d, total);
+    if (req.progress) req.progress(d, total.load());
   };
   const auto span = [&](const PairPlan& plan, int fold) {
     return fold < 0 ? std::make_pair(plan.windows.test_from, plan.windows.test_to)
@@ -633,6 +661,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     std::vector<CandidateScore> candidates;
     std::vector<results::FidelityStats> baseline_folds;
     results::FidelityStats baseline_test;
+    sim::Tick baseline_test_longest = 0;  // longest_all of the baseline on the test window
     std::size_t best = 0;
   };
   std::vector<Judged> judged(plans.size());
@@ -647,7 +676,8 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
       jd.baseline_folds.push_back(base_fold[k].stats);
       for (std::size_t i = 0; i < plan.fold_cands[k].size(); ++i) by_fold[k].push_back(scored[at++]);
     }
-    jd.baseline_test = scored[at++].stats;
+    jd.baseline_test = scored[at].stats;
+    jd.baseline_test_longest = scored[at++].longest_all;
     for (const Candidate& c : plan.cands) {
       CandidateScore cs;
       cs.candidate = c;
@@ -667,21 +697,34 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     jd.best = choose_candidate(jd.candidates, req.objective);
   }
 
-  // Each pair's chosen rule, learned on its whole fit window, on its held-out window.
+  // Each pair's chosen rule, learned on its whole fit window, on its held-out window, under the
+  // held-out guard (choose_held_out): a rule that holds a test-window job longer than the bar is
+  // refused and the next one that passed is replayed. Pairs in parallel, each in its own order.
   std::vector<results::FidelityStats> chosen_test(plans.size());
+  std::vector<HeldOutBar> bars(plans.size());
+  std::vector<std::vector<HeldOutRefusal>> refusals(plans.size());
+  std::vector<std::size_t> held_out_runs(plans.size(), 0);
   sim::parallel_indices(plans.size(), [&](std::size_t p) {
     if (req.stop != nullptr && req.stop->load()) return;
-    const Judged& jd = judged[p];
-    if (jd.best < jd.candidates.size()) {
-      const auto [from, to] = span(plans[p], -1);
-      chosen_test[p] = replayer
-                           .score(with_candidate(base, jd.candidates[jd.best].candidate),
-                                  std::max<sim::Tick>(0, from - req.warmup), from, to, ro)
-                           .stats;
-    } else {
-      chosen_test[p] = jd.baseline_test;
-    }
-    tick();
+    Judged& jd = judged[p];
+    const auto [from, to] = span(plans[p], -1);
+    bars[p] = {longest_recorded_wait(all, plans[p].windows.fit_from, plans[p].windows.fit_to),
+               jd.baseline_test_longest};
+    HeldOutRun kept;
+    std::size_t replays = 0;
+    jd.best = choose_held_out(
+        jd.candidates, req.objective, bars[p],
+        [&](std::size_t i) {
+          if (replays++ > 0) ++total;  // a refusal: one run more than planned
+          const Scored sc = replayer.score(with_candidate(base, jd.candidates[i].candidate),
+                                           std::max<sim::Tick>(0, from - req.warmup), from, to, ro);
+          tick();
+          return HeldOutRun{sc.stats, sc.longest_all};
+        },
+        refusals[p], kept);
+    if (replays == 0) tick();  // the planned run was not needed
+    held_out_runs[p] = replays;
+    chosen_test[p] = jd.best < jd.candidates.size() ? kept.stats : jd.baseline_test;
   });
   if (req.stop != nullptr && req.stop->load()) {
     r.cancelled = true;
@@ -691,10 +734,12 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   for (std::size_t p = 0; p < plans.size(); ++p) {
     CalibratePair pair = plans[p].windows;
     const Judged& jd = judged[p];
-    r.runs += jd.best < jd.candidates.size();
+    r.runs += held_out_runs[p];
     pair.chosen = jd.best < jd.candidates.size() ? jd.candidates[jd.best].candidate.label : "";
     pair.baseline_test = jd.baseline_test;
     pair.calibrated_test = chosen_test[p];
+    pair.bar = bars[p];
+    pair.refused = std::move(refusals[p]);
     r.pairs.push_back(std::move(pair));
   }
   PairPlan& first = plans[0];
@@ -788,7 +833,19 @@ std::string figures(const results::FidelityStats& s) {
   return b;
 }
 
+// "1d 01h (90000 s)": a wait, readable and exact.
+std::string wait_text(sim::Tick t) {
+  return results::short_duration(sim::to_seconds(t)) + " (" + std::to_string(t / sim::kSecond) + " s)";
+}
+
 }  // namespace
+
+std::string refusal_text(const HeldOutRefusal& refusal, const HeldOutBar& bar) {
+  return refusal.rule + " held a test-window job " + wait_text(refusal.longest) +
+         ", longer than both the fit window's longest recorded wait, " + wait_text(bar.longest_recorded) +
+         ", and the longest wait as given there, " + wait_text(bar.longest_as_given) +
+         "; its held-out figures would have been " + figures(refusal.test);
+}
 
 std::string LogFindings::outage_event(const Gap& gap) const {
   const std::int64_t per = std::max(1, gpus_per_node);
@@ -807,7 +864,13 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
   std::ostringstream o;
   const std::size_t folds = result.baseline_folds.size();
   o << "# Calibrated by `headroom calibrate` (docs/fidelity.md) from " << source << ".\n";
-  if (result.as_given) {
+  const std::vector<HeldOutRefusal> none;
+  const auto& refused = result.pairs.empty() ? none : result.pairs[0].refused;
+  if (result.as_given && !refused.empty()) {
+    o << "# No rule left: " << refused.size() << (refused.size() == 1 ? " rule" : " rules")
+      << " passed the inner folds of the fit window but the held-out guard refused "
+      << (refused.size() == 1 ? "it" : "them") << " (below). This is the scenario as given.\n";
+  } else if (result.as_given) {
     o << "# No rule passed: none beat the scenario as given in most of the " << folds
       << " inner folds of the fit window and on their mean by 5 %,\n"
       << "# without lowering their Pearson or holding a job longer than the log ever did. This is the scenario as "
@@ -821,10 +884,15 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
       << "# Inner folds, mean: " << figures(b.fit) << ".\n";
   }
   o << "# Inner folds, as given: " << figures(result.baseline_fit) << ".\n";
+  if (!refused.empty())
+    o << "# Held-out guard: a rule whose replay of the test window's submissions holds a job longer than both the\n"
+      << "# longest wait recorded in the fit window and the longest wait of the scenario as given on the test window\n"
+      << "# is refused, and the next rule that passed is tried (docs/fidelity.md).\n";
   for (std::size_t p = 0; p < result.pairs.size(); ++p) {
     const auto& pr = result.pairs[p];
     o << "# Held out [" << sim::format_duration(pr.test_from) << ", " << sim::format_duration(pr.test_to)
       << "): calibrated " << figures(pr.calibrated_test) << "; as given " << figures(pr.baseline_test) << ".\n";
+    for (const auto& x : pr.refused) o << "#   Refused by the held-out guard: " << refusal_text(x, pr.bar) << ".\n";
   }
   const LogFindings& f = result.findings;
   if (f.over_capacity())

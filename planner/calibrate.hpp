@@ -32,6 +32,16 @@
 // window. The trace is read once. Runs go in parallel (TBB), each owning its simulation, and are
 // ranked in index order: the result is the same at any thread count.
 //
+// The held-out guard (issue #33, item 3 applied to the test window): the chosen rule is replayed on
+// the test window's submissions, as is the scenario as given. A rule that holds some job submitted
+// there longer than both the longest wait the log recorded for a job submitted in the fit window
+// and the longest wait of the scenario as given on the same test window is refused (suspect), and
+// the next rule that passed the inner folds is chosen and replayed in its place; when every rule
+// that passed is refused, the scenario as given is the result. The guard reads only the test
+// window's submissions (never its recorded waits or starts) and what the fit window recorded. As
+// --test is required, the guard always runs, and the rule chosen (and written) depends on the
+// test window given. choose_held_out.
+//
 // --folds K (outer_folds) repeats everything on K fit / test pairs, each shifted by the test
 // window's length, and reports the held-out figures of each pair, their mean and the worst; the
 // scenario written is the first pair's (the windows given).
@@ -44,6 +54,7 @@
 #include <vector>
 
 #include "results/fidelity.hpp"
+#include "results/run_result.hpp"
 #include "scenarios/scenario.hpp"
 #include "traces/infer.hpp"
 
@@ -84,6 +95,30 @@ struct CandidateScore {
   int wins = 0;                               // inner folds where it beat the scenario as given
   bool suspect = false;  // held a scored job longer than the log's longest wait and the baseline's longest
   bool passed = false;   // may be chosen
+  bool refused = false;  // passed the inner folds but refused by the held-out guard (choose_held_out)
+};
+
+// The held-out guard's bar for one fit / test pair: a rule whose replay holds a job submitted in
+// the test window longer than bar() is refused.
+struct HeldOutBar {
+  sim::Tick longest_recorded = 0;  // the longest recorded wait of a job submitted in the fit window
+  sim::Tick longest_as_given = 0;  // the scenario as given's longest simulated wait on the test window
+  sim::Tick bar() const { return longest_recorded > longest_as_given ? longest_recorded : longest_as_given; }
+};
+
+// One replay of a test window for the guard: the figures against the recorded waits (reported,
+// never used to refuse) and the longest simulated wait of a job submitted there.
+struct HeldOutRun {
+  results::FidelityStats stats;
+  sim::Tick longest = 0;
+};
+
+// A rule the guard refused: its longest simulated wait on the test window, and its held-out
+// figures (what choosing it would have given; reported only).
+struct HeldOutRefusal {
+  std::string rule;
+  sim::Tick longest = 0;
+  results::FidelityStats test;
 };
 
 // What the log itself shows about the system, beside what calibrate fits (issue #33, item 4).
@@ -116,6 +151,8 @@ struct CalibratePair {
   sim::Tick fit_from = 0, fit_to = 0, test_from = 0, test_to = 0;
   std::string chosen;  // the rule's label, "" when no rule passed (the scenario as given)
   results::FidelityStats baseline_test, calibrated_test;
+  HeldOutBar bar;                       // the held-out guard's bar
+  std::vector<HeldOutRefusal> refused;  // rules the guard refused, in the order they were chosen
 };
 
 struct CalibrateResult {
@@ -164,6 +201,23 @@ inline constexpr double kPassMargin = 0.05, kPearsonSlack = 0.02;
 void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats>& baseline_folds,
                      CalibrateObjective objective);
 
+// The held-out guard (see the top of this file): from choose_candidate's choice, replays it on
+// the test window (`replay(i)`: candidate i, learned on the whole fit window); a rule whose
+// longest wait there exceeds bar.bar() is refused (passed = false, refused = true, appended to
+// `refused`) and the next choice is replayed. Returns the rule kept, its run in `kept`; or
+// candidates.size() when none is left (the scenario as given).
+std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateObjective objective,
+                            const HeldOutBar& bar, const std::function<HeldOutRun(std::size_t)>& replay,
+                            std::vector<HeldOutRefusal>& refused, HeldOutRun& kept);
+
+// The longest recorded wait (recorded start - submit) of a job of `w` submitted in [from, to);
+// 0 when none has a recorded start.
+sim::Tick longest_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to);
+// The longest simulated wait of a job of `r` submitted in [from, to): start - submit, or for a
+// job that never started, until it left the queue or the run ended (results::headline_wait);
+// jobs the policy rejected have none. Recorded waits and starts are not read.
+sim::Tick longest_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to);
+
 // What the log shows (LogFindings) about the jobs submitted in [from, to).
 LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, sim::Tick from, sim::Tick to);
 
@@ -179,6 +233,10 @@ CalibrateResult calibrate(const CalibrateRequest& request);
 // (or none), why, the inner-fold and held-out figures and what the log shows (LogFindings).
 std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
                             const std::string& output);
+// A rule the held-out guard refused, in words with its figures: "RULE held a test-window job
+// 1d 01h (90000 s), longer than both the fit window's longest recorded wait, ... and the
+// longest wait as given there, ...; its held-out figures would have been ...".
+std::string refusal_text(const HeldOutRefusal& refusal, const HeldOutBar& bar);
 // That comment block (`source`: the scenario's path).
 std::string calibration_comment(const CalibrateResult& result, const std::string& source);
 

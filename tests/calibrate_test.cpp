@@ -9,8 +9,11 @@
 
 #include "planner/run.hpp"
 #include "policies/registry.hpp"
+#include "results/recorder.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
+#include "simulation/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace headroom;
@@ -471,6 +474,13 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
   EXPECT_EQ(r.calibrated_test.median_abs_error_s, 2110);
   EXPECT_EQ(r.baseline_test.median_abs_error_s, 11147);  // 12407 before issue #38's backfill fixes
   EXPECT_GT(r.calibrated_test.mean_abs_error_s, r.baseline_test.mean_abs_error_s);
+  // The held-out guard kept it: its bar is the fit window's longest recorded wait or the longest
+  // wait as given on days 6-8, and nothing was refused.
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].bar.longest_recorded,
+            planner::longest_recorded_wait(scenarios::build_workload(req.scenario), 2 * sim::kDay, 6 * sim::kDay));
+  EXPECT_GT(r.pairs[0].bar.longest_as_given, 0);
+  EXPECT_TRUE(r.pairs[0].refused.empty());
 
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
   const auto back = scenarios::parse_scenario(planner::calibrated_yaml(r, req.scenario, out), out);
@@ -481,4 +491,178 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
     EXPECT_EQ(back.policy.params.at(key).text, value) << key;
   // It replays as a slurm scenario.
   EXPECT_TRUE(policies::check_policy("slurm", back.policy.params, out, 1, 1).empty());
+}
+
+namespace {
+
+// The hand-made workload of the held-out guard's tests: two fit-window jobs with recorded starts
+// (f0 waited 80 s, f1 none) and three test-window jobs on one 4-GPU node: u1 submits two 2-GPU
+// jobs of 100 s at 1,000 s and u2 one 2-GPU job of 50 s at 1,010 s. j1's recorded start is a day
+// late: a held-out outcome the guard must not read.
+models::Workload guard_workload(double f0_wait_s) {
+  auto w = ht::WorkloadBuilder()
+               .job(0, 2, 50, "u1")
+               .job(5, 1, 10, "u2")
+               .job(1000, 2, 100, "u1")
+               .job(1000, 2, 100, "u1")
+               .job(1010, 2, 50, "u2")
+               .build();
+  w.jobs[0].trace_start = static_cast<sim::Tick>(f0_wait_s * sim::kSecond);
+  w.jobs[1].trace_start = 5 * sim::kSecond;
+  w.jobs[3].trace_start = 1000 * sim::kSecond + sim::kDay;
+  return w;
+}
+
+// Replays the jobs of `all` submitted in [1000 s, 2000 s) under fifo with `params` on one 4-GPU
+// node: the guard's figure, the longest simulated wait of a test-window job.
+sim::Tick longest_test_wait(const models::Workload& all,
+                            const std::vector<std::pair<std::string, std::string>>& params) {
+  models::Workload w = all;
+  std::erase_if(w.jobs, [](const models::Job& j) { return j.submit < 1000 * sim::kSecond; });
+  policies::PolicyParams p;
+  for (const auto& [k, v] : params) p[k] = policies::ParamValue{v, "test", 1, 1};
+  auto policy = policies::make_policy("fifo", p, 1);
+  const auto cluster = ht::cluster(1, 4);
+  results::Recorder recorder(w, cluster, false);
+  simulation::Simulation simulation(w, cluster, *policy, &recorder);
+  const auto stats = simulation.run();
+  results::RunResult r = std::move(recorder.result());
+  r.sim_start = stats.start;
+  r.sim_end = stats.end;
+  return planner::longest_simulated_wait(r, 1000 * sim::kSecond, 2000 * sim::kSecond);
+}
+
+planner::CandidateScore passed_rule(const std::string& label, std::vector<std::pair<std::string, std::string>> params,
+                                    double objective) {
+  planner::CandidateScore c;
+  c.candidate.label = label;
+  c.candidate.params = std::move(params);
+  c.objective = objective;
+  c.fit.jobs = 10;
+  c.passed = true;
+  return c;
+}
+
+}  // namespace
+
+TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNextOne) {
+  // As given (strict fifo): j0 and j1 start at 1,000 s, j2 waits for them until 1,100 s: 90 s.
+  // MaxJobsPerUser 1 holds u1's second job until its first ends (j2 runs at 1,010 s): 100 s.
+  // EASY backfill: the same starts as fifo here: 90 s. The fit window's longest recorded wait is
+  // f0's 80 s; j1's recorded day is in the test window and is not read.
+  const auto w = guard_workload(80);
+  const std::vector<std::pair<std::string, std::string>> limit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
+  const std::vector<std::pair<std::string, std::string>> easy{{"placement", "consolidate"}, {"backfill", "easy"}};
+  EXPECT_EQ(planner::longest_recorded_wait(w, 0, 1000 * sim::kSecond), 80 * sim::kSecond);
+  EXPECT_EQ(planner::longest_recorded_wait(w, 0, 2000 * sim::kSecond), sim::kDay);  // with the held-out day
+  EXPECT_EQ(longest_test_wait(w, {}), 90 * sim::kSecond);
+  EXPECT_EQ(longest_test_wait(w, limit), 100 * sim::kSecond);
+  EXPECT_EQ(longest_test_wait(w, easy), 90 * sim::kSecond);
+
+  const planner::HeldOutBar bar{planner::longest_recorded_wait(w, 0, 1000 * sim::kSecond), longest_test_wait(w, {})};
+  EXPECT_EQ(bar.bar(), 90 * sim::kSecond);
+  // The limit has the smaller inner-fold objective and is chosen first: it holds j1 100 s > 90 s
+  // and is refused; EASY backfill (90 s, not longer than the bar) is kept.
+  std::vector<planner::CandidateScore> cands{passed_rule("EASY backfill", easy, 200),
+                                             passed_rule("MaxJobsPerUser 1", limit, 100)};
+  std::vector<std::size_t> replayed;
+  const auto replay = [&](std::size_t i) {
+    replayed.push_back(i);
+    planner::HeldOutRun run;
+    run.longest = longest_test_wait(w, cands[i].candidate.params);
+    run.stats.jobs = 3;
+    run.stats.mean_abs_error_s = static_cast<double>(i + 1);
+    return run;
+  };
+  std::vector<planner::HeldOutRefusal> refused;
+  planner::HeldOutRun kept;
+  EXPECT_EQ(planner::choose_held_out(cands, planner::CalibrateObjective::MeanError, bar, replay, refused, kept), 0u);
+  EXPECT_EQ(replayed, (std::vector<std::size_t>{1, 0}));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].rule, "MaxJobsPerUser 1");
+  EXPECT_EQ(refused[0].longest, 100 * sim::kSecond);
+  EXPECT_EQ(refused[0].test.mean_abs_error_s, 2);  // its held-out run, reported
+  EXPECT_TRUE(cands[1].refused);
+  EXPECT_FALSE(cands[1].passed);
+  EXPECT_FALSE(cands[0].refused);
+  EXPECT_EQ(kept.longest, 90 * sim::kSecond);
+  EXPECT_EQ(kept.stats.mean_abs_error_s, 1);
+
+  // With the limit alone, refused: nothing is left, the scenario as given.
+  std::vector<planner::CandidateScore> alone{passed_rule("MaxJobsPerUser 1", limit, 100)};
+  refused.clear();
+  EXPECT_EQ(planner::choose_held_out(
+                alone, planner::CalibrateObjective::MeanError, bar,
+                [&](std::size_t) {
+                  return planner::HeldOutRun{{}, longest_test_wait(w, limit)};
+                },
+                refused, kept),
+            1u);
+  ASSERT_EQ(refused.size(), 1u);
+
+  // When the fit window recorded a wait of 120 s, the bar is 120 s and the limit (100 s) is kept,
+  // replayed once.
+  const auto w120 = guard_workload(120);
+  const planner::HeldOutBar high{planner::longest_recorded_wait(w120, 0, 1000 * sim::kSecond),
+                                 longest_test_wait(w120, {})};
+  EXPECT_EQ(high.bar(), 120 * sim::kSecond);
+  std::vector<planner::CandidateScore> again{passed_rule("EASY backfill", easy, 200),
+                                             passed_rule("MaxJobsPerUser 1", limit, 100)};
+  replayed.clear();
+  refused.clear();
+  const auto replay_again = [&](std::size_t i) {
+    replayed.push_back(i);
+    return planner::HeldOutRun{{}, longest_test_wait(w120, again[i].candidate.params)};
+  };
+  EXPECT_EQ(planner::choose_held_out(again, planner::CalibrateObjective::MeanError, high, replay_again, refused, kept),
+            1u);
+  EXPECT_EQ(replayed, (std::vector<std::size_t>{1}));
+  EXPECT_TRUE(refused.empty());
+  EXPECT_EQ(kept.longest, 100 * sim::kSecond);
+}
+
+TEST(CalibrateHeldOutGuard, TheWrittenScenarioNamesTheRefusalWithItsFigures) {
+  // A result where the one rule that passed was refused on the held-out window: the scenario as
+  // given is written, and its comment block says which rule, why, and with which figures.
+  planner::CalibrateResult r;
+  r.candidates.push_back(passed_rule("slurm, no limits, fair share", {}, 100));
+  r.candidates[0].passed = false;
+  r.candidates[0].refused = true;
+  r.best = 1;
+  r.as_given = true;
+  r.baseline_folds.resize(3);
+  planner::CalibratePair pair;
+  pair.test_from = 478 * sim::kDay;
+  pair.test_to = 492 * sim::kDay;
+  pair.bar = {2 * sim::kDay + 3600 * sim::kSecond, 36 * sim::kHour};
+  planner::HeldOutRefusal x;
+  x.rule = "slurm, no limits, fair share";
+  x.longest = 5 * sim::kDay;
+  x.test.jobs = 7;
+  x.test.median_abs_error_s = 71;
+  x.test.mean_abs_error_s = 90000;
+  pair.refused.push_back(x);
+  r.pairs.push_back(pair);
+  EXPECT_EQ(pair.bar.bar(), 176400 * sim::kSecond);
+  const std::string text = planner::calibration_comment(r, "curie.yaml");
+  EXPECT_NE(text.find("# No rule left: 1 rule passed the inner folds of the fit window but the held-out guard "
+                      "refused it (below). This is the scenario as given.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("#   Refused by the held-out guard: slurm, no limits, fair share held a test-window job 5d "
+                      "00h (432000 s), longer than both the fit window's longest recorded wait, 2d 01h (176400 s), "
+                      "and the longest wait as given there, 1d 12h (129600 s); its held-out figures would have been "
+                      "median abs error 71 s, mean 90000 s, Pearson 0.00, Spearman 0.00.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("# No rule passed"), std::string::npos);
+  // And the scenario written is the scenario as given with that block on top.
+  const auto scenario =
+      scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
+  const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
+  const std::string yaml = planner::calibrated_yaml(r, scenario, out);
+  EXPECT_EQ(yaml.rfind(planner::calibration_comment(r, scenario.file), 0), 0u);
+  EXPECT_NE(yaml.find("#   Refused by the held-out guard: slurm, no limits, fair share held a test-window job 5d"),
+            std::string::npos);
+  EXPECT_EQ(scenarios::parse_scenario(yaml, out).policy.name, "fifo");
 }

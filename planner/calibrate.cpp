@@ -582,7 +582,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   for (int p = 0; p < req.outer_folds; ++p) {
     PairPlan plan;
     const sim::Tick d = p * shift;
-    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}, {}, {}};
+    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}, {}, 0, {}};
     const auto& w = plan.windows;
     if (p > 0 && (!holds_jobs(all, w.fit_from, w.fit_to) || !holds_jobs(all, w.test_from, w.test_to))) break;
     const sim::Tick part = (w.fit_to - w.fit_from) / (folds + 1);
@@ -704,6 +704,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   std::vector<HeldOutBar> bars(plans.size());
   std::vector<std::vector<HeldOutRefusal>> refusals(plans.size());
   std::vector<std::size_t> held_out_runs(plans.size(), 0);
+  std::vector<sim::Tick> kept_longest(plans.size(), 0);
   sim::parallel_indices(plans.size(), [&](std::size_t p) {
     if (req.stop != nullptr && req.stop->load()) return;
     Judged& jd = judged[p];
@@ -725,6 +726,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     if (replays == 0) tick();  // the planned run was not needed
     held_out_runs[p] = replays;
     chosen_test[p] = jd.best < jd.candidates.size() ? kept.stats : jd.baseline_test;
+    kept_longest[p] = jd.best < jd.candidates.size() ? kept.longest : 0;
   });
   if (req.stop != nullptr && req.stop->load()) {
     r.cancelled = true;
@@ -739,6 +741,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     pair.baseline_test = jd.baseline_test;
     pair.calibrated_test = chosen_test[p];
     pair.bar = bars[p];
+    pair.chosen_longest = kept_longest[p];
     pair.refused = std::move(refusals[p]);
     r.pairs.push_back(std::move(pair));
   }
@@ -893,6 +896,11 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
     o << "# Held out [" << sim::format_duration(pr.test_from) << ", " << sim::format_duration(pr.test_to)
       << "): calibrated " << figures(pr.calibrated_test) << "; as given " << figures(pr.baseline_test) << ".\n";
     for (const auto& x : pr.refused) o << "#   Refused by the held-out guard: " << refusal_text(x, pr.bar) << ".\n";
+    if (!pr.chosen.empty())
+      o << "#   Kept by the held-out guard: its longest wait there " << wait_text(pr.chosen_longest)
+        << ", not longer than the larger of the fit window's longest recorded wait, "
+        << wait_text(pr.bar.longest_recorded) << ", and the longest wait as given there, "
+        << wait_text(pr.bar.longest_as_given) << ".\n";
   }
   const LogFindings& f = result.findings;
   if (f.over_capacity())

@@ -152,6 +152,7 @@ struct CalibratePair {
   std::string chosen;  // the rule's label, "" when no rule passed (the scenario as given)
   results::FidelityStats baseline_test, calibrated_test;
   HeldOutBar bar;                       // the held-out guard's bar
+  sim::Tick chosen_longest = 0;         // the chosen rule's longest wait on the test window (chosen != "")
   std::vector<HeldOutRefusal> refused;  // rules the guard refused, in the order they were chosen
 };
 

@@ -481,9 +481,13 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
             planner::longest_recorded_wait(scenarios::build_workload(req.scenario), 2 * sim::kDay, 6 * sim::kDay));
   EXPECT_GT(r.pairs[0].bar.longest_as_given, 0);
   EXPECT_TRUE(r.pairs[0].refused.empty());
+  EXPECT_GT(r.pairs[0].chosen_longest, 0);
+  EXPECT_LE(r.pairs[0].chosen_longest, r.pairs[0].bar.bar());
 
   const std::string out = std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/calibrated.yaml";
-  const auto back = scenarios::parse_scenario(planner::calibrated_yaml(r, req.scenario, out), out);
+  const std::string written = planner::calibrated_yaml(r, req.scenario, out);
+  EXPECT_NE(written.find("#   Kept by the held-out guard: its longest wait there "), std::string::npos);
+  const auto back = scenarios::parse_scenario(written, out);
   EXPECT_EQ(back.policy.name, "slurm");
   EXPECT_EQ(back.cluster.pools[0].nodes, 1024);
   EXPECT_EQ(back.policy.params.at("partitions.queue2.MaxTime").text, "UNLIMITED");

@@ -225,14 +225,23 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
       r.calibrated_test);
   std::printf(
       "  held-out guard (the test window's submissions only): a rule that holds a job longer than %s is refused "
-      "(the fit window's longest recorded wait %s, the longest as given here %s)%s\n",
+      "(the fit window's longest recorded wait %s, the longest as given here %s)%s;\n"
+      "  and one whose jobs there wait longer than %s on average (the fit window's mean recorded wait %s, the mean "
+      "as given here %s)%s\n",
       results::short_duration(sim::to_seconds(r.pairs.front().bar.bar())).c_str(),
       results::short_duration(sim::to_seconds(r.pairs.front().bar.longest_recorded)).c_str(),
       results::short_duration(sim::to_seconds(r.pairs.front().bar.longest_as_given)).c_str(),
       r.as_given ? ""
                  : ("; the chosen rule's longest here " +
                     results::short_duration(sim::to_seconds(r.pairs.front().chosen_longest)))
-                       .c_str());
+                       .c_str(),
+      results::short_duration(sim::to_seconds(r.pairs.front().bar.mean_bar())).c_str(),
+      results::short_duration(sim::to_seconds(r.pairs.front().bar.mean_recorded)).c_str(),
+      results::short_duration(sim::to_seconds(r.pairs.front().bar.mean_as_given)).c_str(),
+      r.as_given
+          ? ""
+          : ("; the chosen rule's mean here " + results::short_duration(sim::to_seconds(r.pairs.front().chosen_mean)))
+                .c_str());
   for (const auto& x : refused) std::printf("  refused: %s\n", planner::refusal_text(x, r.pairs.front().bar).c_str());
   if (r.pairs.size() > 1) {
     std::printf("\nheld-out figures over %zu fit / test pairs (--folds %d), as given | calibrated:\n", r.pairs.size(),

@@ -72,6 +72,7 @@ struct Scored {
   results::FidelityStats stats;
   sim::Tick longest_sim = 0;  // the longest simulated wait of a scored job (censored: to the run's end)
   sim::Tick longest_all = 0;  // the same over every job submitted in the window (longest_simulated_wait)
+  sim::Tick mean_all = 0;     // the mean over those jobs (mean_simulated_wait)
 };
 
 // The trace read once (scenarios::build_workload): every run replays the jobs submitted in its
@@ -117,6 +118,7 @@ class Replayer {
       if (j.submit >= from && j.submit < to && j.trace_start >= 0 && !(j.state == kRejectedState && j.start < 0))
         out.longest_sim = std::max(out.longest_sim, results::headline_wait(j, r.sim_end));
     out.longest_all = longest_simulated_wait(r, from, to);
+    out.mean_all = mean_simulated_wait(r, from, to);
     return out;
   }
 
@@ -187,6 +189,26 @@ sim::Tick longest_simulated_wait(const results::RunResult& r, sim::Tick from, si
   return longest;
 }
 
+sim::Tick mean_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to) {
+  sim::Tick sum = 0, n = 0;
+  for (const auto& j : r.jobs)
+    if (j.submit >= from && j.submit < to) {
+      sum += results::headline_wait(j, r.sim_end);
+      ++n;
+    }
+  return n == 0 ? 0 : sum / n;
+}
+
+sim::Tick mean_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to) {
+  sim::Tick sum = 0, n = 0;
+  for (const auto& j : w.jobs)
+    if (j.submit >= from && j.submit < to && j.trace_start >= 0) {
+      sum += j.trace_start - j.submit;
+      ++n;
+    }
+  return n == 0 ? 0 : sum / n;
+}
+
 std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateObjective objective,
                             const HeldOutBar& bar, const std::function<HeldOutRun(std::size_t)>& replay,
                             std::vector<HeldOutRefusal>& refused, HeldOutRun& kept) {
@@ -195,13 +217,13 @@ std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateOb
     const std::size_t pick = choose_candidate(candidates, objective);
     if (pick >= candidates.size()) return pick;
     HeldOutRun run = replay(pick);
-    if (run.longest <= bar.bar()) {
+    if (run.longest <= bar.bar() && run.mean <= bar.mean_bar()) {
       kept = std::move(run);
       return pick;
     }
     candidates[pick].passed = false;
     candidates[pick].refused = true;
-    refused.push_back({candidates[pick].candidate.label, run.longest, run.stats});
+    refused.push_back({candidates[pick].candidate.label, run.longest, run.stats, run.mean});
   }
 }
 
@@ -662,6 +684,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     std::vector<results::FidelityStats> baseline_folds;
     results::FidelityStats baseline_test;
     sim::Tick baseline_test_longest = 0;  // longest_all of the baseline on the test window
+    sim::Tick baseline_test_mean = 0;     // mean_all of it
     std::size_t best = 0;
   };
   std::vector<Judged> judged(plans.size());
@@ -677,6 +700,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
       for (std::size_t i = 0; i < plan.fold_cands[k].size(); ++i) by_fold[k].push_back(scored[at++]);
     }
     jd.baseline_test = scored[at].stats;
+    jd.baseline_test_mean = scored[at].mean_all;
     jd.baseline_test_longest = scored[at++].longest_all;
     for (const Candidate& c : plan.cands) {
       CandidateScore cs;
@@ -704,13 +728,13 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   std::vector<HeldOutBar> bars(plans.size());
   std::vector<std::vector<HeldOutRefusal>> refusals(plans.size());
   std::vector<std::size_t> held_out_runs(plans.size(), 0);
-  std::vector<sim::Tick> kept_longest(plans.size(), 0);
+  std::vector<sim::Tick> kept_longest(plans.size(), 0), kept_mean(plans.size(), 0);
   sim::parallel_indices(plans.size(), [&](std::size_t p) {
     if (req.stop != nullptr && req.stop->load()) return;
     Judged& jd = judged[p];
     const auto [from, to] = span(plans[p], -1);
-    bars[p] = {longest_recorded_wait(all, plans[p].windows.fit_from, plans[p].windows.fit_to),
-               jd.baseline_test_longest};
+    bars[p] = {longest_recorded_wait(all, plans[p].windows.fit_from, plans[p].windows.fit_to), jd.baseline_test_longest,
+               mean_recorded_wait(all, plans[p].windows.fit_from, plans[p].windows.fit_to), jd.baseline_test_mean};
     HeldOutRun kept;
     std::size_t replays = 0;
     jd.best = choose_held_out(
@@ -720,13 +744,14 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
           const Scored sc = replayer.score(with_candidate(base, jd.candidates[i].candidate),
                                            std::max<sim::Tick>(0, from - req.warmup), from, to, ro);
           tick();
-          return HeldOutRun{sc.stats, sc.longest_all};
+          return HeldOutRun{sc.stats, sc.longest_all, sc.mean_all};
         },
         refusals[p], kept);
     if (replays == 0) tick();  // the planned run was not needed
     held_out_runs[p] = replays;
     chosen_test[p] = jd.best < jd.candidates.size() ? kept.stats : jd.baseline_test;
     kept_longest[p] = jd.best < jd.candidates.size() ? kept.longest : 0;
+    kept_mean[p] = jd.best < jd.candidates.size() ? kept.mean : 0;
   });
   if (req.stop != nullptr && req.stop->load()) {
     r.cancelled = true;
@@ -742,6 +767,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     pair.calibrated_test = chosen_test[p];
     pair.bar = bars[p];
     pair.chosen_longest = kept_longest[p];
+    pair.chosen_mean = kept_mean[p];
     pair.refused = std::move(refusals[p]);
     r.pairs.push_back(std::move(pair));
   }
@@ -844,10 +870,16 @@ std::string wait_text(sim::Tick t) {
 }  // namespace
 
 std::string refusal_text(const HeldOutRefusal& refusal, const HeldOutBar& bar) {
-  return refusal.rule + " held a test-window job " + wait_text(refusal.longest) +
-         ", longer than both the fit window's longest recorded wait, " + wait_text(bar.longest_recorded) +
-         ", and the longest wait as given there, " + wait_text(bar.longest_as_given) +
-         "; its held-out figures would have been " + figures(refusal.test);
+  std::string why;
+  if (refusal.longest > bar.bar())
+    why = " held a test-window job " + wait_text(refusal.longest) +
+          ", longer than both the fit window's longest recorded wait, " + wait_text(bar.longest_recorded) +
+          ", and the longest wait as given there, " + wait_text(bar.longest_as_given);
+  if (refusal.mean > bar.mean_bar())
+    why += std::string(why.empty() ? "" : "; and it") + " made the test window's jobs wait " + wait_text(refusal.mean) +
+           " on average, longer than both the fit window's mean recorded wait, " + wait_text(bar.mean_recorded) +
+           ", and the mean wait as given there, " + wait_text(bar.mean_as_given);
+  return refusal.rule + why + "; its held-out figures would have been " + figures(refusal.test);
 }
 
 std::string LogFindings::outage_event(const Gap& gap) const {
@@ -889,8 +921,9 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
   o << "# Inner folds, as given: " << figures(result.baseline_fit) << ".\n";
   if (!refused.empty())
     o << "# Held-out guard: a rule whose replay of the test window's submissions holds a job longer than both the\n"
-      << "# longest wait recorded in the fit window and the longest wait of the scenario as given on the test window\n"
-      << "# is refused, and the next rule that passed is tried (docs/fidelity.md).\n";
+      << "# longest wait recorded in the fit window and the longest wait of the scenario as given on the test window,\n"
+      << "# or makes their mean wait longer than both the fit window's mean recorded wait and the mean wait as given\n"
+      << "# there, is refused, and the next rule that passed is tried (docs/fidelity.md).\n";
   for (std::size_t p = 0; p < result.pairs.size(); ++p) {
     const auto& pr = result.pairs[p];
     o << "# Held out [" << sim::format_duration(pr.test_from) << ", " << sim::format_duration(pr.test_to)
@@ -900,7 +933,9 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
       o << "#   Kept by the held-out guard: its longest wait there " << wait_text(pr.chosen_longest)
         << ", not longer than the larger of the fit window's longest recorded wait, "
         << wait_text(pr.bar.longest_recorded) << ", and the longest wait as given there, "
-        << wait_text(pr.bar.longest_as_given) << ".\n";
+        << wait_text(pr.bar.longest_as_given) << "; its mean wait there " << wait_text(pr.chosen_mean)
+        << ", not longer than the larger of the fit window's mean recorded wait, " << wait_text(pr.bar.mean_recorded)
+        << ", and the mean wait as given there, " << wait_text(pr.bar.mean_as_given) << ".\n";
   }
   const LogFindings& f = result.findings;
   if (f.over_capacity())

@@ -35,8 +35,11 @@
 // The held-out guard (issue #33, item 3 applied to the test window): the chosen rule is replayed on
 // the test window's submissions, as is the scenario as given. A rule that holds some job submitted
 // there longer than both the longest wait the log recorded for a job submitted in the fit window
-// and the longest wait of the scenario as given on the same test window is refused (suspect), and
-// the next rule that passed the inner folds is chosen and replayed in its place; when every rule
+// and the longest wait of the scenario as given on the same test window is refused (suspect); so is
+// a rule whose mean wait there is longer than both the mean wait the log recorded for the fit
+// window's jobs and the scenario as given's mean wait on the test window (it makes waits longer
+// than both the log's level and the uncalibrated replay: it extrapolates beyond what it was fitted
+// on). Then the next rule that passed the inner folds is chosen and replayed in its place; when every rule
 // that passed is refused, the scenario as given is the result. The guard reads only the test
 // window's submissions (never its recorded waits or starts) and what the fit window recorded. As
 // --test is required, the guard always runs, and the rule chosen (and written) depends on the
@@ -104,6 +107,12 @@ struct HeldOutBar {
   sim::Tick longest_recorded = 0;  // the longest recorded wait of a job submitted in the fit window
   sim::Tick longest_as_given = 0;  // the scenario as given's longest simulated wait on the test window
   sim::Tick bar() const { return longest_recorded > longest_as_given ? longest_recorded : longest_as_given; }
+  // The same for the mean wait (mean_bar): a rule whose replay of the test window waits longer on
+  // average than both is refused too. The longest wait alone misses a rule that holds many jobs
+  // for days on a log whose fit window recorded a few held jobs waiting weeks.
+  sim::Tick mean_recorded = 0;  // the mean recorded wait of the jobs submitted in the fit window
+  sim::Tick mean_as_given = 0;  // the scenario as given's mean simulated wait on the test window
+  sim::Tick mean_bar() const { return mean_recorded > mean_as_given ? mean_recorded : mean_as_given; }
 };
 
 // One replay of a test window for the guard: the figures against the recorded waits (reported,
@@ -111,6 +120,7 @@ struct HeldOutBar {
 struct HeldOutRun {
   results::FidelityStats stats;
   sim::Tick longest = 0;
+  sim::Tick mean = 0;  // the mean simulated wait of the jobs submitted there (mean_simulated_wait)
 };
 
 // A rule the guard refused: its longest simulated wait on the test window, and its held-out
@@ -119,6 +129,7 @@ struct HeldOutRefusal {
   std::string rule;
   sim::Tick longest = 0;
   results::FidelityStats test;
+  sim::Tick mean = 0;
 };
 
 // What the log itself shows about the system, beside what calibrate fits (issue #33, item 4).
@@ -153,6 +164,7 @@ struct CalibratePair {
   results::FidelityStats baseline_test, calibrated_test;
   HeldOutBar bar;                       // the held-out guard's bar
   sim::Tick chosen_longest = 0;         // the chosen rule's longest wait on the test window (chosen != "")
+  sim::Tick chosen_mean = 0;            // and its mean wait there
   std::vector<HeldOutRefusal> refused;  // rules the guard refused, in the order they were chosen
 };
 
@@ -204,8 +216,8 @@ void judge_candidate(CandidateScore& c, const std::vector<results::FidelityStats
 
 // The held-out guard (see the top of this file): from choose_candidate's choice, replays it on
 // the test window (`replay(i)`: candidate i, learned on the whole fit window); a rule whose
-// longest wait there exceeds bar.bar() is refused (passed = false, refused = true, appended to
-// `refused`) and the next choice is replayed. Returns the rule kept, its run in `kept`; or
+// longest wait there exceeds bar.bar(), or whose mean wait there exceeds bar.mean_bar(), is refused (passed = false,
+// refused = true, appended to `refused`) and the next choice is replayed. Returns the rule kept, its run in `kept`; or
 // candidates.size() when none is left (the scenario as given).
 std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateObjective objective,
                             const HeldOutBar& bar, const std::function<HeldOutRun(std::size_t)>& replay,
@@ -218,6 +230,10 @@ sim::Tick longest_recorded_wait(const models::Workload& w, sim::Tick from, sim::
 // job that never started, until it left the queue or the run ended (results::headline_wait);
 // jobs the policy rejected have none. Recorded waits and starts are not read.
 sim::Tick longest_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to);
+// The mean of the same waits over the same jobs (0 when there are none).
+sim::Tick mean_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to);
+// The mean recorded wait of the jobs of `w` submitted in [from, to) with a recorded start (0: none).
+sim::Tick mean_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to);
 
 // What the log shows (LogFindings) about the jobs submitted in [from, to).
 LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, sim::Tick from, sim::Tick to);

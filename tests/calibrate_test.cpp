@@ -518,9 +518,9 @@ models::Workload guard_workload(double f0_wait_s) {
 }
 
 // Replays the jobs of `all` submitted in [1000 s, 2000 s) under fifo with `params` on one 4-GPU
-// node: the guard's figure, the longest simulated wait of a test-window job.
-sim::Tick longest_test_wait(const models::Workload& all,
-                            const std::vector<std::pair<std::string, std::string>>& params) {
+// node.
+results::RunResult test_window_run(const models::Workload& all,
+                                   const std::vector<std::pair<std::string, std::string>>& params) {
   models::Workload w = all;
   std::erase_if(w.jobs, [](const models::Job& j) { return j.submit < 1000 * sim::kSecond; });
   policies::PolicyParams p;
@@ -533,7 +533,16 @@ sim::Tick longest_test_wait(const models::Workload& all,
   results::RunResult r = std::move(recorder.result());
   r.sim_start = stats.start;
   r.sim_end = stats.end;
-  return planner::longest_simulated_wait(r, 1000 * sim::kSecond, 2000 * sim::kSecond);
+  return r;
+}
+
+// The guard's figures on that run: the longest and the mean simulated wait of a test-window job.
+sim::Tick longest_test_wait(const models::Workload& all,
+                            const std::vector<std::pair<std::string, std::string>>& params) {
+  return planner::longest_simulated_wait(test_window_run(all, params), 1000 * sim::kSecond, 2000 * sim::kSecond);
+}
+sim::Tick mean_test_wait(const models::Workload& all, const std::vector<std::pair<std::string, std::string>>& params) {
+  return planner::mean_simulated_wait(test_window_run(all, params), 1000 * sim::kSecond, 2000 * sim::kSecond);
 }
 
 planner::CandidateScore passed_rule(const std::string& label, std::vector<std::pair<std::string, std::string>> params,
@@ -623,6 +632,64 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   EXPECT_EQ(replayed, (std::vector<std::size_t>{1}));
   EXPECT_TRUE(refused.empty());
   EXPECT_EQ(kept.longest, 100 * sim::kSecond);
+}
+
+TEST(CalibrateHeldOutGuard, RefusesARuleThatMakesTheTestWindowWaitLongerOnAverageThanTheLogAndAsGiven) {
+  // The guard's test-window jobs (guard_workload) after four fit-window jobs that recorded waits of
+  // 120 s, 0, 0 and 0: longest 120 s, mean 30 s. On the test window, fifo as given waits 0, 0 and
+  // 90 s (mean 30 s, longest 90 s); MaxJobsPerUser 1 holds u1's second job 100 s and starts u2's at
+  // once: 0, 100 and 0 s (mean 33.333 s, longest 100 s); EASY backfill starts them as fifo does.
+  auto w = ht::WorkloadBuilder()
+               .job(0, 2, 50, "u1")
+               .job(5, 1, 10, "u2")
+               .job(10, 1, 10, "u2")
+               .job(20, 1, 10, "u2")
+               .job(1000, 2, 100, "u1")
+               .job(1000, 2, 100, "u1")
+               .job(1010, 2, 50, "u2")
+               .build();
+  w.jobs[0].trace_start = 120 * sim::kSecond;
+  w.jobs[1].trace_start = 5 * sim::kSecond;
+  w.jobs[2].trace_start = 10 * sim::kSecond;
+  w.jobs[3].trace_start = 20 * sim::kSecond;
+  w.jobs[5].trace_start = 1000 * sim::kSecond + sim::kDay;  // held out: never read
+  const std::vector<std::pair<std::string, std::string>> limit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
+  const std::vector<std::pair<std::string, std::string>> easy{{"placement", "consolidate"}, {"backfill", "easy"}};
+  EXPECT_EQ(planner::mean_recorded_wait(w, 0, 1000 * sim::kSecond), 30 * sim::kSecond);
+  EXPECT_EQ(planner::mean_recorded_wait(w, 0, 2000 * sim::kSecond), (120 * sim::kSecond + sim::kDay) / 5);
+  EXPECT_EQ(mean_test_wait(w, {}), 30 * sim::kSecond);
+  EXPECT_EQ(mean_test_wait(w, limit), 100 * sim::kSecond / 3);
+  EXPECT_EQ(mean_test_wait(w, easy), 30 * sim::kSecond);
+  EXPECT_EQ(longest_test_wait(w, limit), 100 * sim::kSecond);
+
+  const planner::HeldOutBar bar{planner::longest_recorded_wait(w, 0, 1000 * sim::kSecond), longest_test_wait(w, {}),
+                                planner::mean_recorded_wait(w, 0, 1000 * sim::kSecond), mean_test_wait(w, {})};
+  EXPECT_EQ(bar.bar(), 120 * sim::kSecond);  // the limit's 100 s passes the longest-wait bar
+  EXPECT_EQ(bar.mean_bar(), 30 * sim::kSecond);
+  std::vector<planner::CandidateScore> cands{passed_rule("EASY backfill", easy, 200),
+                                             passed_rule("MaxJobsPerUser 1", limit, 100)};
+  std::vector<std::size_t> replayed;
+  const auto replay = [&](std::size_t i) {
+    replayed.push_back(i);
+    return planner::HeldOutRun{
+        {}, longest_test_wait(w, cands[i].candidate.params), mean_test_wait(w, cands[i].candidate.params)};
+  };
+  std::vector<planner::HeldOutRefusal> refused;
+  planner::HeldOutRun kept;
+  EXPECT_EQ(planner::choose_held_out(cands, planner::CalibrateObjective::MeanError, bar, replay, refused, kept), 0u);
+  EXPECT_EQ(replayed, (std::vector<std::size_t>{1, 0}));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].rule, "MaxJobsPerUser 1");
+  EXPECT_EQ(refused[0].mean, 100 * sim::kSecond / 3);
+  EXPECT_EQ(kept.mean, 30 * sim::kSecond);
+  EXPECT_EQ(planner::refusal_text(refused[0], bar),
+            "MaxJobsPerUser 1 made the test window's jobs wait 33s (33 s) on average, longer than both the fit "
+            "window's mean recorded wait, 30s (30 s), and the mean wait as given there, 30s (30 s); its held-out "
+            "figures would have been median abs error 0 s, mean 0 s, Pearson 0.00, Spearman 0.00");
+
+  // When the fit window recorded a longer mean (the 120 s job among two), the bar is 60 s: kept.
+  const auto w2 = guard_workload(120);
+  EXPECT_EQ(planner::mean_recorded_wait(w2, 0, 1000 * sim::kSecond), 60 * sim::kSecond);
 }
 
 TEST(CalibrateHeldOutGuard, TheWrittenScenarioNamesTheRefusalWithItsFigures) {

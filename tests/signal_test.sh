@@ -6,7 +6,10 @@
 set -uo pipefail
 set -m  # background jobs in their own process group, so SIGINT is not ignored in them
 bin="$1"; src="$(cd "$2" && pwd)"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+# The clean-up runs in this shell only: a background child signalled between its fork and its exec
+# is still a copy of this shell, with this trap, and would delete the folder under the test (seen
+# as "out.h5 is gone" on a loaded machine).
+tmp="$(mktemp -d)"; main=$BASHPID; trap '[ "$BASHPID" = "$main" ] && rm -rf "$tmp"' EXIT
 pass=0; fail=0; interrupted=0
 trace="$src/scenarios/examples/data/ricc-2010-first-14d.swf.gz"
 

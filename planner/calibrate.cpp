@@ -604,7 +604,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   for (int p = 0; p < req.outer_folds; ++p) {
     PairPlan plan;
     const sim::Tick d = p * shift;
-    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}, {}, 0, {}};
+    plan.windows = {req.fit_from + d, req.fit_to + d, req.test_from + d, req.test_to + d, "", {}, {}, {}, 0, 0, {}};
     const auto& w = plan.windows;
     if (p > 0 && (!holds_jobs(all, w.fit_from, w.fit_to) || !holds_jobs(all, w.test_from, w.test_to))) break;
     const sim::Tick part = (w.fit_to - w.fit_from) / (folds + 1);

@@ -555,9 +555,6 @@ void SlurmPolicy::backfill(Session& s) {
         for (const auto& sl : pl) touched_.push_back(sl.node);
         std::sort(touched_.begin(), touched_.end());
         touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-        auto total_part = [&](NodeId id) -> std::int64_t {
-          return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0;
-        };
         before_.clear();
         // clear_holds(): a free node's GPUs leave clear_free (or clear_at_'s sums) and come back.
         auto free_part = [&](NodeId id, int sign) {
@@ -571,7 +568,7 @@ void SlurmPolicy::backfill(Session& s) {
           free_part(id, -1);
           tally(id, -1);
           if (patch) {
-            cur_total -= total_part(id);
+            cur_total -= counted(id);  // its part of cur_total
             before_.push_back(avail_[id]);
           }
         }
@@ -621,7 +618,7 @@ void SlurmPolicy::backfill(Session& s) {
         for (NodeId id : touched_) {
           note_free(id);
           tally(id, 1);
-          if (patch) cur_total += total_part(id);
+          if (patch) cur_total += counted(id);
         }
         continue;
       }

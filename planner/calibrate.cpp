@@ -71,8 +71,7 @@ models::Workload span_of(const models::Workload& all, sim::Tick from, sim::Tick 
 struct Scored {
   results::FidelityStats stats;
   sim::Tick longest_sim = 0;  // the longest simulated wait of a scored job (censored: to the run's end)
-  sim::Tick longest_all = 0;  // the same over every job submitted in the window (longest_simulated_wait)
-  sim::Tick mean_all = 0;     // the mean over those jobs (mean_simulated_wait)
+  WaitFigures all;            // the longest and the mean over every job submitted in the window (simulated_waits)
 };
 
 // The trace read once (scenarios::build_workload): every run replays the jobs submitted in its
@@ -117,8 +116,7 @@ class Replayer {
     for (const auto& j : r.jobs)
       if (j.submit >= from && j.submit < to && j.trace_start >= 0 && !(j.state == kRejectedState && j.start < 0))
         out.longest_sim = std::max(out.longest_sim, results::headline_wait(j, r.sim_end));
-    out.longest_all = longest_simulated_wait(r, from, to);
-    out.mean_all = mean_simulated_wait(r, from, to);
+    out.all = simulated_waits(r, from, to);
     return out;
   }
 
@@ -175,38 +173,33 @@ std::int64_t recorded_queue_depth(const models::Workload& w) {
   return deepest;
 }
 
-sim::Tick longest_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to) {
-  sim::Tick longest = 0;
+namespace {
+
+// Adds up waits into their WaitFigures.
+struct WaitSum {
+  sim::Tick longest = 0, sum = 0, n = 0;
+  void add(sim::Tick wait) {
+    longest = std::max(longest, wait);
+    sum += wait;
+    ++n;
+  }
+  WaitFigures figures() const { return {longest, n == 0 ? 0 : sum / n}; }
+};
+
+}  // namespace
+
+WaitFigures recorded_waits(const models::Workload& w, sim::Tick from, sim::Tick to) {
+  WaitSum waits;
   for (const auto& j : w.jobs)
-    if (j.submit >= from && j.submit < to && j.trace_start >= 0) longest = std::max(longest, j.trace_start - j.submit);
-  return longest;
+    if (j.submit >= from && j.submit < to && j.trace_start >= 0) waits.add(j.trace_start - j.submit);
+  return waits.figures();
 }
 
-sim::Tick longest_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to) {
-  sim::Tick longest = 0;
+WaitFigures simulated_waits(const results::RunResult& r, sim::Tick from, sim::Tick to) {
+  WaitSum waits;
   for (const auto& j : r.jobs)
-    if (j.submit >= from && j.submit < to) longest = std::max(longest, results::headline_wait(j, r.sim_end));
-  return longest;
-}
-
-sim::Tick mean_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to) {
-  sim::Tick sum = 0, n = 0;
-  for (const auto& j : r.jobs)
-    if (j.submit >= from && j.submit < to) {
-      sum += results::headline_wait(j, r.sim_end);
-      ++n;
-    }
-  return n == 0 ? 0 : sum / n;
-}
-
-sim::Tick mean_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to) {
-  sim::Tick sum = 0, n = 0;
-  for (const auto& j : w.jobs)
-    if (j.submit >= from && j.submit < to && j.trace_start >= 0) {
-      sum += j.trace_start - j.submit;
-      ++n;
-    }
-  return n == 0 ? 0 : sum / n;
+    if (j.submit >= from && j.submit < to) waits.add(results::headline_wait(j, r.sim_end));
+  return waits.figures();
 }
 
 std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateObjective objective,
@@ -623,7 +616,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
                             [&](const Candidate& x) { return x.label == c.label; });
       });
       plan.fold_cands.push_back(std::move(cands));
-      plan.longest_recorded.push_back(longest_recorded_wait(all, w.fit_from, plan.edges[k + 2]));
+      plan.longest_recorded.push_back(recorded_waits(all, w.fit_from, plan.edges[k + 2]).longest);
     }
     plan.inference = std::move(whole.inference);
     plan.queue_depth = whole.queue_depth;
@@ -683,8 +676,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     std::vector<CandidateScore> candidates;
     std::vector<results::FidelityStats> baseline_folds;
     results::FidelityStats baseline_test;
-    sim::Tick baseline_test_longest = 0;  // longest_all of the baseline on the test window
-    sim::Tick baseline_test_mean = 0;     // mean_all of it
+    WaitFigures baseline_test_waits;  // Scored::all of the baseline on the test window
     std::size_t best = 0;
   };
   std::vector<Judged> judged(plans.size());
@@ -700,8 +692,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
       for (std::size_t i = 0; i < plan.fold_cands[k].size(); ++i) by_fold[k].push_back(scored[at++]);
     }
     jd.baseline_test = scored[at].stats;
-    jd.baseline_test_mean = scored[at].mean_all;
-    jd.baseline_test_longest = scored[at++].longest_all;
+    jd.baseline_test_waits = scored[at++].all;
     for (const Candidate& c : plan.cands) {
       CandidateScore cs;
       cs.candidate = c;
@@ -733,8 +724,8 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
     if (req.stop != nullptr && req.stop->load()) return;
     Judged& jd = judged[p];
     const auto [from, to] = span(plans[p], -1);
-    bars[p] = {longest_recorded_wait(all, plans[p].windows.fit_from, plans[p].windows.fit_to), jd.baseline_test_longest,
-               mean_recorded_wait(all, plans[p].windows.fit_from, plans[p].windows.fit_to), jd.baseline_test_mean};
+    const WaitFigures recorded = recorded_waits(all, plans[p].windows.fit_from, plans[p].windows.fit_to);
+    bars[p] = {recorded.longest, jd.baseline_test_waits.longest, recorded.mean, jd.baseline_test_waits.mean};
     HeldOutRun kept;
     std::size_t replays = 0;
     jd.best = choose_held_out(
@@ -744,7 +735,7 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
           const Scored sc = replayer.score(with_candidate(base, jd.candidates[i].candidate),
                                            std::max<sim::Tick>(0, from - req.warmup), from, to, ro);
           tick();
-          return HeldOutRun{sc.stats, sc.longest_all, sc.mean_all};
+          return HeldOutRun{sc.stats, sc.all.longest, sc.all.mean};
         },
         refusals[p], kept);
     if (replays == 0) tick();  // the planned run was not needed

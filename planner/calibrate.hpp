@@ -120,7 +120,7 @@ struct HeldOutBar {
 struct HeldOutRun {
   results::FidelityStats stats;
   sim::Tick longest = 0;
-  sim::Tick mean = 0;  // the mean simulated wait of the jobs submitted there (mean_simulated_wait)
+  sim::Tick mean = 0;  // the mean simulated wait of the jobs submitted there (simulated_waits)
 };
 
 // A rule the guard refused: its longest simulated wait on the test window, and its held-out
@@ -223,17 +223,19 @@ std::size_t choose_held_out(std::vector<CandidateScore>& candidates, CalibrateOb
                             const HeldOutBar& bar, const std::function<HeldOutRun(std::size_t)>& replay,
                             std::vector<HeldOutRefusal>& refused, HeldOutRun& kept);
 
-// The longest recorded wait (recorded start - submit) of a job of `w` submitted in [from, to);
-// 0 when none has a recorded start.
-sim::Tick longest_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to);
-// The longest simulated wait of a job of `r` submitted in [from, to): start - submit, or for a
-// job that never started, until it left the queue or the run ended (results::headline_wait);
-// jobs the policy rejected have none. Recorded waits and starts are not read.
-sim::Tick longest_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to);
-// The mean of the same waits over the same jobs (0 when there are none).
-sim::Tick mean_simulated_wait(const results::RunResult& r, sim::Tick from, sim::Tick to);
-// The mean recorded wait of the jobs of `w` submitted in [from, to) with a recorded start (0: none).
-sim::Tick mean_recorded_wait(const models::Workload& w, sim::Tick from, sim::Tick to);
+// The longest and the mean of a set of waits (both 0 when the set is empty): the held-out guard's
+// two figures, taken over the same jobs in one pass.
+struct WaitFigures {
+  sim::Tick longest = 0;
+  sim::Tick mean = 0;
+};
+// The recorded waits (recorded start - submit) of the jobs of `w` submitted in [from, to) with a
+// recorded start.
+WaitFigures recorded_waits(const models::Workload& w, sim::Tick from, sim::Tick to);
+// The simulated waits of the jobs of `r` submitted in [from, to): start - submit, or for a job
+// that never started, until it left the queue or the run ended (results::headline_wait; jobs the
+// policy rejected have none). Recorded waits and starts are not read.
+WaitFigures simulated_waits(const results::RunResult& r, sim::Tick from, sim::Tick to);
 
 // What the log shows (LogFindings) about the jobs submitted in [from, to).
 LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, sim::Tick from, sim::Tick to);

@@ -478,7 +478,7 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
   // wait as given on days 6-8, and nothing was refused.
   ASSERT_EQ(r.pairs.size(), 1u);
   EXPECT_EQ(r.pairs[0].bar.longest_recorded,
-            planner::longest_recorded_wait(scenarios::build_workload(req.scenario), 2 * sim::kDay, 6 * sim::kDay));
+            planner::recorded_waits(scenarios::build_workload(req.scenario), 2 * sim::kDay, 6 * sim::kDay).longest);
   EXPECT_GT(r.pairs[0].bar.longest_as_given, 0);
   EXPECT_TRUE(r.pairs[0].refused.empty());
   EXPECT_GT(r.pairs[0].chosen_longest, 0);
@@ -499,21 +499,20 @@ TEST(CalibrateRicc, SlurmScenarioStaysSlurmWithItsPartitions) {
 
 namespace {
 
-// The hand-made workload of the held-out guard's tests: two fit-window jobs with recorded starts
-// (f0 waited 80 s, f1 none) and three test-window jobs on one 4-GPU node: u1 submits two 2-GPU
-// jobs of 100 s at 1,000 s and u2 one 2-GPU job of 50 s at 1,010 s. j1's recorded start is a day
-// late: a held-out outcome the guard must not read.
-models::Workload guard_workload(double f0_wait_s) {
-  auto w = ht::WorkloadBuilder()
-               .job(0, 2, 50, "u1")
-               .job(5, 1, 10, "u2")
-               .job(1000, 2, 100, "u1")
-               .job(1000, 2, 100, "u1")
-               .job(1010, 2, 50, "u2")
-               .build();
-  w.jobs[0].trace_start = static_cast<sim::Tick>(f0_wait_s * sim::kSecond);
-  w.jobs[1].trace_start = 5 * sim::kSecond;
-  w.jobs[3].trace_start = 1000 * sim::kSecond + sim::kDay;
+// The hand-made workload of the held-out guard's tests: fit-window jobs that recorded the waits
+// given (job k submitted at 5k s) and three test-window jobs on one 4-GPU node: u1 submits two
+// 2-GPU jobs of 100 s at 1,000 s and u2 one 2-GPU job of 50 s at 1,010 s. u1's second job's
+// recorded start is a day late: a held-out outcome the guard must not read.
+models::Workload guard_workload(std::initializer_list<double> fit_waits_s) {
+  ht::WorkloadBuilder b;
+  for (std::size_t k = 0; k < fit_waits_s.size(); ++k) b.job(5.0 * static_cast<double>(k), 1, 10, "u2");
+  auto w = b.job(1000, 2, 100, "u1").job(1000, 2, 100, "u1").job(1010, 2, 50, "u2").build();
+  std::size_t k = 0;
+  for (double wait : fit_waits_s) {
+    w.jobs[k].trace_start = w.jobs[k].submit + static_cast<sim::Tick>(wait * sim::kSecond);
+    ++k;
+  }
+  w.jobs[k + 1].trace_start = 1000 * sim::kSecond + sim::kDay;
   return w;
 }
 
@@ -537,12 +536,9 @@ results::RunResult test_window_run(const models::Workload& all,
 }
 
 // The guard's figures on that run: the longest and the mean simulated wait of a test-window job.
-sim::Tick longest_test_wait(const models::Workload& all,
-                            const std::vector<std::pair<std::string, std::string>>& params) {
-  return planner::longest_simulated_wait(test_window_run(all, params), 1000 * sim::kSecond, 2000 * sim::kSecond);
-}
-sim::Tick mean_test_wait(const models::Workload& all, const std::vector<std::pair<std::string, std::string>>& params) {
-  return planner::mean_simulated_wait(test_window_run(all, params), 1000 * sim::kSecond, 2000 * sim::kSecond);
+planner::WaitFigures test_waits(const models::Workload& all,
+                                const std::vector<std::pair<std::string, std::string>>& params) {
+  return planner::simulated_waits(test_window_run(all, params), 1000 * sim::kSecond, 2000 * sim::kSecond);
 }
 
 planner::CandidateScore passed_rule(const std::string& label, std::vector<std::pair<std::string, std::string>> params,
@@ -563,16 +559,16 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   // MaxJobsPerUser 1 holds u1's second job until its first ends (j2 runs at 1,010 s): 100 s.
   // EASY backfill: the same starts as fifo here: 90 s. The fit window's longest recorded wait is
   // f0's 80 s; j1's recorded day is in the test window and is not read.
-  const auto w = guard_workload(80);
+  const auto w = guard_workload({80, 0});
   const std::vector<std::pair<std::string, std::string>> limit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
   const std::vector<std::pair<std::string, std::string>> easy{{"placement", "consolidate"}, {"backfill", "easy"}};
-  EXPECT_EQ(planner::longest_recorded_wait(w, 0, 1000 * sim::kSecond), 80 * sim::kSecond);
-  EXPECT_EQ(planner::longest_recorded_wait(w, 0, 2000 * sim::kSecond), sim::kDay);  // with the held-out day
-  EXPECT_EQ(longest_test_wait(w, {}), 90 * sim::kSecond);
-  EXPECT_EQ(longest_test_wait(w, limit), 100 * sim::kSecond);
-  EXPECT_EQ(longest_test_wait(w, easy), 90 * sim::kSecond);
+  EXPECT_EQ(planner::recorded_waits(w, 0, 1000 * sim::kSecond).longest, 80 * sim::kSecond);
+  EXPECT_EQ(planner::recorded_waits(w, 0, 2000 * sim::kSecond).longest, sim::kDay);  // with the held-out day
+  EXPECT_EQ(test_waits(w, {}).longest, 90 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, limit).longest, 100 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, easy).longest, 90 * sim::kSecond);
 
-  const planner::HeldOutBar bar{planner::longest_recorded_wait(w, 0, 1000 * sim::kSecond), longest_test_wait(w, {})};
+  const planner::HeldOutBar bar{planner::recorded_waits(w, 0, 1000 * sim::kSecond).longest, test_waits(w, {}).longest};
   EXPECT_EQ(bar.bar(), 90 * sim::kSecond);
   // The limit has the smaller inner-fold objective and is chosen first: it holds j1 100 s > 90 s
   // and is refused; EASY backfill (90 s, not longer than the bar) is kept.
@@ -582,7 +578,7 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   const auto replay = [&](std::size_t i) {
     replayed.push_back(i);
     planner::HeldOutRun run;
-    run.longest = longest_test_wait(w, cands[i].candidate.params);
+    run.longest = test_waits(w, cands[i].candidate.params).longest;
     run.stats.jobs = 3;
     run.stats.mean_abs_error_s = static_cast<double>(i + 1);
     return run;
@@ -607,7 +603,7 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   EXPECT_EQ(planner::choose_held_out(
                 alone, planner::CalibrateObjective::MeanError, bar,
                 [&](std::size_t) {
-                  return planner::HeldOutRun{{}, longest_test_wait(w, limit)};
+                  return planner::HeldOutRun{{}, test_waits(w, limit).longest};
                 },
                 refused, kept),
             1u);
@@ -615,9 +611,9 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
 
   // When the fit window recorded a wait of 120 s, the bar is 120 s and the limit (100 s) is kept,
   // replayed once.
-  const auto w120 = guard_workload(120);
-  const planner::HeldOutBar high{planner::longest_recorded_wait(w120, 0, 1000 * sim::kSecond),
-                                 longest_test_wait(w120, {})};
+  const auto w120 = guard_workload({120, 0});
+  const planner::HeldOutBar high{planner::recorded_waits(w120, 0, 1000 * sim::kSecond).longest,
+                                 test_waits(w120, {}).longest};
   EXPECT_EQ(high.bar(), 120 * sim::kSecond);
   std::vector<planner::CandidateScore> again{passed_rule("EASY backfill", easy, 200),
                                              passed_rule("MaxJobsPerUser 1", limit, 100)};
@@ -625,7 +621,7 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   refused.clear();
   const auto replay_again = [&](std::size_t i) {
     replayed.push_back(i);
-    return planner::HeldOutRun{{}, longest_test_wait(w120, again[i].candidate.params)};
+    return planner::HeldOutRun{{}, test_waits(w120, again[i].candidate.params).longest};
   };
   EXPECT_EQ(planner::choose_held_out(again, planner::CalibrateObjective::MeanError, high, replay_again, refused, kept),
             1u);
@@ -639,31 +635,19 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatMakesTheTestWindowWaitLongerOnAverag
   // 120 s, 0, 0 and 0: longest 120 s, mean 30 s. On the test window, fifo as given waits 0, 0 and
   // 90 s (mean 30 s, longest 90 s); MaxJobsPerUser 1 holds u1's second job 100 s and starts u2's at
   // once: 0, 100 and 0 s (mean 33.333 s, longest 100 s); EASY backfill starts them as fifo does.
-  auto w = ht::WorkloadBuilder()
-               .job(0, 2, 50, "u1")
-               .job(5, 1, 10, "u2")
-               .job(10, 1, 10, "u2")
-               .job(20, 1, 10, "u2")
-               .job(1000, 2, 100, "u1")
-               .job(1000, 2, 100, "u1")
-               .job(1010, 2, 50, "u2")
-               .build();
-  w.jobs[0].trace_start = 120 * sim::kSecond;
-  w.jobs[1].trace_start = 5 * sim::kSecond;
-  w.jobs[2].trace_start = 10 * sim::kSecond;
-  w.jobs[3].trace_start = 20 * sim::kSecond;
-  w.jobs[5].trace_start = 1000 * sim::kSecond + sim::kDay;  // held out: never read
+  const auto w = guard_workload({120, 0, 0, 0});
   const std::vector<std::pair<std::string, std::string>> limit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
   const std::vector<std::pair<std::string, std::string>> easy{{"placement", "consolidate"}, {"backfill", "easy"}};
-  EXPECT_EQ(planner::mean_recorded_wait(w, 0, 1000 * sim::kSecond), 30 * sim::kSecond);
-  EXPECT_EQ(planner::mean_recorded_wait(w, 0, 2000 * sim::kSecond), (120 * sim::kSecond + sim::kDay) / 5);
-  EXPECT_EQ(mean_test_wait(w, {}), 30 * sim::kSecond);
-  EXPECT_EQ(mean_test_wait(w, limit), 100 * sim::kSecond / 3);
-  EXPECT_EQ(mean_test_wait(w, easy), 30 * sim::kSecond);
-  EXPECT_EQ(longest_test_wait(w, limit), 100 * sim::kSecond);
+  EXPECT_EQ(planner::recorded_waits(w, 0, 1000 * sim::kSecond).mean, 30 * sim::kSecond);
+  EXPECT_EQ(planner::recorded_waits(w, 0, 2000 * sim::kSecond).mean, (120 * sim::kSecond + sim::kDay) / 5);
+  EXPECT_EQ(test_waits(w, {}).mean, 30 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, limit).mean, 100 * sim::kSecond / 3);
+  EXPECT_EQ(test_waits(w, easy).mean, 30 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, limit).longest, 100 * sim::kSecond);
 
-  const planner::HeldOutBar bar{planner::longest_recorded_wait(w, 0, 1000 * sim::kSecond), longest_test_wait(w, {}),
-                                planner::mean_recorded_wait(w, 0, 1000 * sim::kSecond), mean_test_wait(w, {})};
+  const planner::WaitFigures recorded = planner::recorded_waits(w, 0, 1000 * sim::kSecond);
+  const planner::WaitFigures as_given = test_waits(w, {});
+  const planner::HeldOutBar bar{recorded.longest, as_given.longest, recorded.mean, as_given.mean};
   EXPECT_EQ(bar.bar(), 120 * sim::kSecond);  // the limit's 100 s passes the longest-wait bar
   EXPECT_EQ(bar.mean_bar(), 30 * sim::kSecond);
   std::vector<planner::CandidateScore> cands{passed_rule("EASY backfill", easy, 200),
@@ -671,8 +655,8 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatMakesTheTestWindowWaitLongerOnAverag
   std::vector<std::size_t> replayed;
   const auto replay = [&](std::size_t i) {
     replayed.push_back(i);
-    return planner::HeldOutRun{
-        {}, longest_test_wait(w, cands[i].candidate.params), mean_test_wait(w, cands[i].candidate.params)};
+    const planner::WaitFigures waits = test_waits(w, cands[i].candidate.params);
+    return planner::HeldOutRun{{}, waits.longest, waits.mean};
   };
   std::vector<planner::HeldOutRefusal> refused;
   planner::HeldOutRun kept;
@@ -688,8 +672,8 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatMakesTheTestWindowWaitLongerOnAverag
             "figures would have been median abs error 0 s, mean 0 s, Pearson 0.00, Spearman 0.00");
 
   // When the fit window recorded a longer mean (the 120 s job among two), the bar is 60 s: kept.
-  const auto w2 = guard_workload(120);
-  EXPECT_EQ(planner::mean_recorded_wait(w2, 0, 1000 * sim::kSecond), 60 * sim::kSecond);
+  const auto w2 = guard_workload({120, 0});
+  EXPECT_EQ(planner::recorded_waits(w2, 0, 1000 * sim::kSecond).mean, 60 * sim::kSecond);
 }
 
 TEST(CalibrateHeldOutGuard, TheWrittenScenarioNamesTheRefusalWithItsFigures) {

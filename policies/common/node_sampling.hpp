@@ -165,6 +165,25 @@ class NodeSampler {
   std::int64_t next_start_ = 0;
 };
 
+// What score_node reads of a node: its capacity and its pods' requests. Nodes with equal keys
+// score alike for any pod (kueue's node classes, ScoreMemo).
+using ScoreKey = std::array<std::int64_t, 8>;
+inline ScoreKey score_key(const models::Node& n, const NodeUsage& u) {
+  return {n.gpus, n.cpus, n.memory_mib, u.gpus, u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
+}
+// FNV-style mix of a ScoreKey's eight values.
+inline std::uint64_t score_key_mix(const ScoreKey& k) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (std::int64_t v : k) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
+  return h;
+}
+struct ScoreKeyHash {
+  std::size_t operator()(const ScoreKey& k) const {
+    const std::uint64_t h = score_key_mix(k);
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+};
+
 // The weighted score of one pod on a node, which score_node computes from the node's capacity and
 // its pods' requests alone: remembered for the cycle (begin) by those values, since many nodes of
 // a large cluster are alike (idle, or running the same shapes). A way of computing, not of deciding.
@@ -173,11 +192,8 @@ class ScoreMemo {
   void begin() { ++stamp_; }
   template <typename Score>
   std::int64_t get(const models::Node& n, const NodeUsage& u, Score score) {
-    const std::array<std::int64_t, 8> key{n.gpus,      n.cpus,       n.memory_mib,        u.gpus,
-                                          u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
-    std::uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (std::int64_t v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
-    Entry& e = table_[(h >> 32) % table_.size()];
+    const ScoreKey key = score_key(n, u);
+    Entry& e = table_[(score_key_mix(key) >> 32) % table_.size()];
     if (e.stamp == stamp_ && e.key == key) return e.total;
     e = {stamp_, key, score()};
     return e.total;
@@ -186,7 +202,7 @@ class ScoreMemo {
  private:
   struct Entry {
     std::uint64_t stamp = 0;
-    std::array<std::int64_t, 8> key{};
+    ScoreKey key{};
     std::int64_t total = 0;
   };
   std::array<Entry, 256> table_{};

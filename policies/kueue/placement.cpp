@@ -253,14 +253,6 @@ std::int64_t KueuePolicy::node_score(const models::Node& n, const k8s::NodeUsage
   return score_memo_.get(n, u, [&] { return k8s::weighted_score(cfg_.scheduler, n, u, pod); });
 }
 
-namespace {
-
-std::array<std::int64_t, 8> score_key(const models::Node& n, const k8s::NodeUsage& u) {
-  return {n.gpus, n.cpus, n.memory_mib, u.gpus, u.cpu_milli, u.memory_mib, u.nonzero_cpu_milli, u.nonzero_memory_mib};
-}
-
-}  // namespace
-
 // Node id's class again after its usage changed (all nodes' on first use). The classes are
 // renumbered from the nodes' current ones when more than 4 per node (plus 1,024) were ever seen,
 // so the table stays bounded however many usages a run passes through.
@@ -268,7 +260,7 @@ void KueuePolicy::reclass(NodeId id) {
   const auto& nodes = cluster_->nodes();
   auto intern = [&](NodeId k) {
     const auto [it, fresh] =
-        class_index_.try_emplace(score_key(nodes[k], usage_[k]), static_cast<std::uint32_t>(class_index_.size()));
+        class_index_.try_emplace(k8s::score_key(nodes[k], usage_[k]), static_cast<std::uint32_t>(class_index_.size()));
     if (fresh) class_scores_.emplace_back();
     return it->second;
   };

@@ -329,21 +329,13 @@ class KueuePolicy final : public Policy {
   // Node classes (placement.cpp): nodes of the same capacity and usage score alike for any pod,
   // so a sampled cycle scores each class once per pod shape (class_score) and its nodes look the score
   // up by class. A way of computing, not of deciding.
-  using ScoreKey = std::array<std::int64_t, 8>;
-  struct ScoreKeyHash {
-    std::size_t operator()(const ScoreKey& k) const {
-      std::uint64_t h = 0x9e3779b97f4a7c15ull;
-      for (std::int64_t v : k) h = (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ull;
-      return static_cast<std::size_t>(h ^ (h >> 32));
-    }
-  };
   void reclass(NodeId id);
   std::int64_t class_score(NodeId id, const models::Node& n, const Job& pod);
   struct ClassScore {
     std::uint64_t stamp = 0;  // the pod (score_stamp_) total is for
     std::int64_t total = 0;
   };
-  std::unordered_map<ScoreKey, std::uint32_t, ScoreKeyHash> class_index_;
+  std::unordered_map<k8s::ScoreKey, std::uint32_t, k8s::ScoreKeyHash> class_index_;
   std::vector<std::uint32_t> node_class_;  // node -> class; empty until a cycle scores by class
   std::vector<ClassScore> class_scores_;   // by class
   // The pod shape (gpus, cpus, memory) class_scores_ stamped class_stamp_ are for: a class's key

@@ -404,6 +404,10 @@ constexpr ParamKey<Reader> kKeys[] = {
      [](Reader& r, const std::string& key, const ParamValue& v) {
        if (auto c = r.choice(key, v, "minResources", {"auto", "none"})) r.out.min_resources = *c == 0;
      }},
+    {"podsCreated",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       if (auto c = r.choice(key, v, "podsCreated", {"inqueue", "submit"})) r.out.pods_at_submit = *c == 1;
+     }},
     // Job spec.networkTopology {mode, highestTierAllowed}, for the PodGroups of `kinds`.
     {"networkTopology.mode",
      [](Reader& r, const std::string& key, const ParamValue& v) {

@@ -145,6 +145,11 @@ struct Group {
   // Kept between sessions: the group's part of its queue's sums as of its last refresh, and
   // whether something (an engine event, a session's tentative step) changed it since.
   Res own_request{}, own_allocated{}, own_inqueue{}, own_elastic{};
+  // While a Volcano Job's group (pods_after_inqueue) is Pending: its pending tasks' requests. The Job controller
+  // creates the pods only once the PodGroup leaves Pending (pkg/controllers/job/job_controller_actions.go, syncTask),
+  // so until then they are in no queue's request (proportion); enqueue adds them when it admits the group.
+  Res unborn{};
+  bool pods_after_inqueue = false;  // a Volcano Job (training or batch work, podsCreated: inqueue)
   bool active = false, dirty = false;
   // In its queue's PendList (as `entry`), and the reason enqueue last gave its pending tasks
   // (kEnqueueUnknown: none since the last refresh).
@@ -388,6 +393,7 @@ class VolcanoPolicy final : public Policy {
   }
 
   void compute_deserved();
+  bool unborn_admitted_ = false;  // enqueue admitted a group with unborn tasks this session
 
   void capacity_attrs();
 

@@ -58,7 +58,12 @@ struct Config {
   std::int64_t leastrequested_weight = 1, mostrequested_weight = 0, balancedresource_weight = 1;
   sim::Tick schedule_period = sim::kSecond;
   sim::Tick termination_grace_period = 30 * sim::kSecond;
-  bool min_resources = true;                // minResources: auto
+  bool min_resources = true;  // minResources: auto
+  // podsCreated: inqueue (training and batch work are Volcano Jobs, whose controller creates a
+  // job's pods once its PodGroup has left Pending, so a Pending group's tasks are in no queue's
+  // request) or submit (controllers that create the pods at once, e.g. Kubeflow's
+  // training-operator with a PodGroup). Inference and interactive pods exist from the start.
+  bool pods_at_submit = false;
   std::int64_t ancestor_reclaim_level = 0;  // capacity argument ancestorReclaimLevel
   std::map<std::string, QueueConf> queues;
   // Job spec.networkTopology, given to the PodGroups whose lowest-index member's kind is in

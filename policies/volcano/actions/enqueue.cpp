@@ -183,6 +183,12 @@ void VolcanoPolicy::enqueue(Session& s) {
     if (l.size > 0 && (l.walked_key != fit_key_ || l.max_seq > l.walked_seq)) heap_push(qheap, q, qcmp);
   }
   while (!qheap.empty()) enqueue_queue(s, heap_pop(qheap, qcmp));
+  // The groups admitted now count in their queues' requests from here (their pods would be
+  // created); proportion's deserved is computed again with them, as the next session would.
+  if (unborn_admitted_) {
+    unborn_admitted_ = false;
+    compute_deserved();
+  }
 }
 
 void VolcanoPolicy::enqueue_queue(Session& s, std::uint32_t q) {
@@ -203,6 +209,10 @@ void VolcanoPolicy::enqueue_queue(Session& s, std::uint32_t q) {
         touch(e.gi);
         set_live(e.gi, true);
         changed_ = true;
+        if (!capacity_ && g.unborn != Res{}) {
+          queues_[q].request = add(queues_[q].request, g.unborn);
+          unborn_admitted_ = true;
+        }
         if (g.has_min_res) {
           inqueue_total_ = add(inqueue_total_, g.min_res);
           leaf_up(q, [&](std::uint32_t a) {

@@ -269,6 +269,11 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
     std::sort(order, order + n, [&](JobIndex a, JobIndex b) { return task_cmp(a, b) < 0; });
     g.has_min_res = cfg_.min_resources;
     for (std::int32_t i = 0; i < g.min; ++i) g.min_res = add(g.min_res, members_[order[i]].total);
+    // Training and batch work as Volcano Jobs; inference and interactive pods come from
+    // Deployments and the like, whose pods exist from the start.
+    const models::JobKind kind = n > 0 ? w.jobs[*order].kind : models::JobKind::Batch;
+    g.pods_after_inqueue =
+        g.has_min_res && !cfg_.pods_at_submit && (kind == models::JobKind::Train || kind == models::JobKind::Batch);
   }
 }
 
@@ -373,7 +378,7 @@ void VolcanoPolicy::refresh(const ClusterView& s, std::uint32_t gi) {
   q.base_inqueue = sub(q.base_inqueue, g.own_inqueue);
   q.base_elastic = sub(q.base_elastic, g.own_elastic);
   base_inqueue_total_ = sub(base_inqueue_total_, g.own_inqueue);
-  g.own_request = g.own_allocated = g.own_inqueue = g.own_elastic = {};
+  g.own_request = g.own_allocated = g.own_inqueue = g.own_elastic = g.unborn = {};
   g.cursor = 0;
   g.enqueue_reason = kEnqueueUnknown;
   set_live(gi, false);
@@ -390,7 +395,10 @@ void VolcanoPolicy::refresh(const ClusterView& s, std::uint32_t gi) {
       // Not yet submitted, or killed by a failure and waiting for its retry back-off (its pod
       // is recreated only then).
       if (j >= submitted_upto_ || s.retrying(j)) continue;
-      g.own_request = add(g.own_request, members_[j].total);
+      if (g.phase == Phase::Pending && g.pods_after_inqueue)
+        g.unborn = add(g.unborn, members_[j].total);
+      else
+        g.own_request = add(g.own_request, members_[j].total);
       if (members_[j].best_effort)
         ++g.pending_be;
       else

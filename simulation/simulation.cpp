@@ -152,7 +152,7 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
     // Nothing left that could ever start the jobs still pending (e.g. a pod no node can hold
     // under a policy that keeps it queued, as Kubernetes does).
     HEADROOM_ASSERT(running_jobs_ == 0, "event queue ran dry with jobs still running");
-    finish_at_horizon(engine_.now(), "never scheduled: no further event could start it");
+    finish_at_horizon(engine_.now(), stranded_reason());
     stats.end = engine_.now();
   } else if (ended_jobs_ < n) {
     finish_at_horizon(options_.horizon, "horizon reached");
@@ -577,6 +577,22 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
     for (sim::EventId id : node_events_) engine_.cancel(id);
     node_events_.clear();
   }
+}
+
+// Why the jobs still pending when nothing is left to happen never start: when some of them hold
+// GPUs through pods bound while their other pods wait (no gang scheduling), that deadlock.
+std::string Simulation::stranded_reason() const {
+  std::int64_t jobs = 0, gpus = 0;
+  for (JobIndex j = 0; j < state_.size(); ++j) {
+    if (state_[j] != JobState::Pending || bound_[j].empty()) continue;
+    ++jobs;
+    gpus += placement_gpus(bound_[j]);
+  }
+  std::string why = "never scheduled: no further event could start it";
+  if (jobs > 0)
+    why += " (deadlock: " + std::to_string(jobs) + (jobs == 1 ? " job holds " : " jobs hold ") + std::to_string(gpus) +
+           " GPUs through pods bound while their other pods wait; no gang scheduling)";
+  return why;
 }
 
 void Simulation::finish_at_horizon(Tick t, std::string_view reason) {

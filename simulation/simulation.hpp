@@ -126,6 +126,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void release_bound(models::JobIndex j, std::string_view reason, bool notify_policy);
   // GPU-ms the pods bound to pending job j have held idle from their binding until `until`.
   std::int64_t bound_idle_gpu_ms(models::JobIndex j, Tick until) const;
+  std::string stranded_reason() const;
   void unbind_on(models::NodeId node, std::string_view reason);
   void request_schedule();
   void take_sample(Tick t);

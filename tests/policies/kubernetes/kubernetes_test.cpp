@@ -344,6 +344,20 @@ TEST(KubernetesPods, WideJobBindsItsPodsOneByOneAndRunsFromItsLastPod) {
   EXPECT_EQ(r.sim->held_idle_gpu_ms(), 8 * 99 * kSecond) << "8 GPUs held idle from 1 s to 100 s";
 }
 
+namespace {
+// The reason of each job's Unfinished event.
+class UnfinishedReasons : public models::SimObserver {
+ public:
+  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view reason) override {
+    if (k == models::AuditKind::Unfinished) reasons[j] = std::string(reason);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample&) override {}
+  std::map<JobIndex, std::string> reasons;
+};
+}  // namespace
+
 TEST(KubernetesPods, PartialPlacementDeadlocksTwoWideJobs) {
   // S (4 GPUs) holds node 0 until 100 s. A (16 GPUs) binds one pod on node 1 at 1 s. B (16 GPUs,
   // priority 10, so first in the active queue) arrives at 100 s, when S ends: B's first pod takes
@@ -351,11 +365,18 @@ TEST(KubernetesPods, PartialPlacementDeadlocksTwoWideJobs) {
   // runs (kubeflow/trainer#165). Coscheduling (PodGroup minMember) avoids it.
   auto w = ht::WorkloadBuilder().job(0, 4, 100).job(1, 16, 10).job(100, 16, 10).build();
   set(w, 2, 10);
-  const K8sRun r(w, nodes(2, 8));
+  UnfinishedReasons why;
+  const K8sRun r(w, nodes(2, 8), {}, 1, &why);
   EXPECT_EQ(r.state(1), JobState::Unfinished);
   EXPECT_EQ(r.state(2), JobState::Unfinished);
   EXPECT_EQ(r.sim->job_start(1), -1) << "never started";
   EXPECT_GT(r.sim->held_idle_gpu_ms(), 0);
+  // Each stranded job's last word says what holds the cluster.
+  const std::string deadlock =
+      "never scheduled: no further event could start it (deadlock: 2 jobs hold 16 GPUs through pods bound while "
+      "their other pods wait; no gang scheduling)";
+  EXPECT_EQ(why.reasons[1], deadlock);
+  EXPECT_EQ(why.reasons[2], deadlock);
 
   const K8sRun gang(w, nodes(2, 8), params({{"coscheduling", "true"}}));
   EXPECT_EQ(gang.state(1), JobState::Completed);

@@ -237,6 +237,7 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
     return reason < r.reasons.size() ? r.reasons[reason] : std::string();
   };
   std::map<std::string, std::int64_t> by_reason;
+  std::vector<std::string> why_of(r.jobs.size());
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     const JobRecord& j = r.jobs[i];
     if (!(never_started(j) || (j.state == kRejected && j.start < 0 && !denied[i]))) continue;
@@ -244,10 +245,22 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
     if (why.empty() && j.state != kRejected) why = text(waiting[i]);
     if (why.empty()) why = "unknown: no audit event gives one";
     ++by_reason[why];
+    why_of[i] = std::move(why);
   }
   const std::pair<const std::string, std::int64_t>* main = nullptr;
   for (const auto& kv : by_reason)
     if (main == nullptr || kv.second > main->second) main = &kv;  // ties: the first by text
+  // When the run ended them (Unfinished: nothing left to start them, or the horizon), what the
+  // policy last said while they waited tells why: the most common of those jobs' last pending
+  // reasons.
+  std::map<std::string, std::int64_t> last_pending;
+  if (main != nullptr)
+    for (std::size_t i = 0; i < r.jobs.size(); ++i)
+      if (never_started(r.jobs[i]) && why_of[i] == main->first && !text(ending[i]).empty() && !text(waiting[i]).empty())
+        ++last_pending[text(waiting[i])];
+  const std::pair<const std::string, std::int64_t>* last = nullptr;
+  for (const auto& kv : last_pending)
+    if (last == nullptr || kv.second > last->second) last = &kv;
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(not_run) / static_cast<double>(jobs));
   std::string b = "WARNING: " + thousands(not_run) + " of " + thousands(jobs) + " jobs (" + pct + ") ";
@@ -261,6 +274,9 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   if (main != nullptr)
     b += "; main reason: " + json_string(main->first) + " (" + thousands(main->second) +
          (main->second == 1 ? " job)" : " jobs)");
+  if (last != nullptr)
+    b += "; their last pending reason: " + json_string(last->first) + " (" + thousands(last->second) +
+         (last->second == 1 ? " job)" : " jobs)");
   return b;
 }
 

@@ -990,7 +990,8 @@ TEST(Summary, NeverStartedJobsCountInTheWaitAsLowerBounds) {
   // 2 of 4 did not run; the two reasons tie at one job each, and the first by text wins.
   EXPECT_EQ(s.banner,
             "WARNING: 2 of 4 jobs (50.0%) never started (1) or were rejected by the policy (1); main reason: "
-            "\"never scheduled: no further event could start it\" (1 job)");
+            "\"never scheduled: no further event could start it\" (1 job); their last pending reason: "
+            "\"unschedulable: 0/1 nodes have 8 free GPUs\" (1 job)");
 
   std::ostringstream text;
   hr::print_summary(text, s);
@@ -1063,7 +1064,7 @@ TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
   EXPECT_EQ(s.kinds[0].rejected, 0);  // by kind, the denial is known from its Reject event
   EXPECT_EQ(s.banner,
             "WARNING: 1 of 4 jobs (25.0%) never started; main reason: \"never scheduled: no further event could "
-            "start it\" (1 job)");
+            "start it\" (1 job); their last pending reason: \"unschedulable: 0/1 nodes have 8 free GPUs\" (1 job)");
   // Without a reason on the Unfinished event, the last pending reason names it.
   r.events[2].reason = 0;
   s = hr::summarize(r);

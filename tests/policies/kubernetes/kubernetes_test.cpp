@@ -345,16 +345,19 @@ TEST(KubernetesPods, WideJobBindsItsPodsOneByOneAndRunsFromItsLastPod) {
 }
 
 namespace {
-// The reason of each job's Unfinished event.
-class UnfinishedReasons : public models::SimObserver {
+// Records the reason of each job's terminal event (Finish, or Unfinished at the end of the run)
+// and the used GPUs of each sample.
+class EndReasons : public models::SimObserver {
  public:
   void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view reason) override {
-    if (k == models::AuditKind::Unfinished) reasons[j] = std::string(reason);
+    if (k == models::AuditKind::Finish) reasons[j] = std::string(reason);
+    if (k == models::AuditKind::Unfinished) unfinished[j] = std::string(reason);
   }
   void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
   void on_end(sim::Tick, JobIndex, JobState) override {}
-  void on_sample(const models::Sample&) override {}
-  std::map<JobIndex, std::string> reasons;
+  void on_sample(const models::Sample& s) override { used.push_back(s.pool_used_gpus[0]); }
+  std::map<JobIndex, std::string> reasons, unfinished;
+  std::vector<std::int32_t> used;
 };
 }  // namespace
 
@@ -365,7 +368,7 @@ TEST(KubernetesPods, PartialPlacementDeadlocksTwoWideJobs) {
   // runs (kubeflow/trainer#165). Coscheduling (PodGroup minMember) avoids it.
   auto w = ht::WorkloadBuilder().job(0, 4, 100).job(1, 16, 10).job(100, 16, 10).build();
   set(w, 2, 10);
-  UnfinishedReasons why;
+  EndReasons why;
   const K8sRun r(w, nodes(2, 8), {}, 1, &why);
   EXPECT_EQ(r.state(1), JobState::Unfinished);
   EXPECT_EQ(r.state(2), JobState::Unfinished);
@@ -375,8 +378,8 @@ TEST(KubernetesPods, PartialPlacementDeadlocksTwoWideJobs) {
   const std::string deadlock =
       "never scheduled: no further event could start it (deadlock: 2 jobs hold 16 GPUs through pods bound while "
       "their other pods wait; no gang scheduling)";
-  EXPECT_EQ(why.reasons[1], deadlock);
-  EXPECT_EQ(why.reasons[2], deadlock);
+  EXPECT_EQ(why.unfinished[1], deadlock);
+  EXPECT_EQ(why.unfinished[2], deadlock);
 
   const K8sRun gang(w, nodes(2, 8), params({{"coscheduling", "true"}}));
   EXPECT_EQ(gang.state(1), JobState::Completed);
@@ -683,19 +686,6 @@ TEST(KubernetesParams, BadValuesNameTheirLocation) {
 // --- device plugin: time-slicing (K6) and MIG ---------------------------------------------------
 
 namespace {
-
-// Records the reason of each job's terminal event.
-class EndReasons : public models::SimObserver {
- public:
-  void on_event(sim::Tick, models::AuditKind k, JobIndex j, std::int32_t, std::string_view reason) override {
-    if (k == models::AuditKind::Finish) reasons[j] = std::string(reason);
-  }
-  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
-  void on_end(sim::Tick, JobIndex, JobState) override {}
-  void on_sample(const models::Sample& s) override { used.push_back(s.pool_used_gpus[0]); }
-  std::map<JobIndex, std::string> reasons;
-  std::vector<std::int32_t> used;
-};
 
 const std::map<std::string, std::string> kReplicas4 = {{"devicePlugin.sharing.timeSlicing.replicas", "4"}};
 

@@ -448,6 +448,17 @@ class KaiPolicy final : public Policy {
 
   void divide_children(int parent, const std::vector<double>& usage, double capacity);
 
+  // The last division of a parent's children for one resource: divide's arguments and result.
+  struct DivisionMemo {
+    bool valid = false;
+    std::int64_t total = 0;
+    std::vector<DivisionEntry> entries;
+    std::vector<std::int64_t> fs;
+  };
+  std::vector<std::array<DivisionMemo, kResources>> division_memo_;  // by parent queue node
+  std::vector<DivisionEntry> division_entries_;
+  std::vector<double> fair_usage_;
+
   bool active(int r) const { return total_[r] > 0; }
 
   // ----- job order -----------------------------------------------------------------------------

@@ -122,20 +122,34 @@ void KaiPolicy::advance_usage(Tick now) {
 void KaiPolicy::compute_fair_shares(const ClusterView& view) {
   (void)view;
   // Usage of internal queues: the sum of their leaves'.
-  std::vector<double> usage(nodes_.size(), 0.0);
+  std::vector<double>& usage = fair_usage_;  // kept for its capacity
+  usage.assign(nodes_.size(), 0.0);
   for (int q : leaves_)
     for (int a = q; a >= 0; a = nodes_[a].parent) usage[static_cast<std::size_t>(a)] += nodes_[q].usage;
   const double capacity = static_cast<double>(total_[0]) * window_;
   nodes_[0].fair = total_;
   nodes_[0].allocatable = total_;
+  if (division_memo_.size() < nodes_.size()) division_memo_.resize(nodes_.size());
   divide_children(0, usage, capacity);
 }
+
+namespace {
+
+bool same_entries(const std::vector<DivisionEntry>& a, const std::vector<DivisionEntry>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const DivisionEntry& x, const DivisionEntry& y) {
+    return x.deserved == y.deserved && x.limit == y.limit && x.request == y.request && x.weight == y.weight &&
+           x.priority == y.priority && x.usage == y.usage && x.creation == y.creation;
+  });
+}
+
+}  // namespace
 
 void KaiPolicy::divide_children(int parent, const std::vector<double>& usage, double capacity) {
   const auto& kids = nodes_[parent].children;
   if (kids.empty()) return;
   for (int r = 0; r < kResources; ++r) {
-    std::vector<DivisionEntry> entries;
+    std::vector<DivisionEntry>& entries = division_entries_;  // kept for its capacity
+    entries.clear();
     for (int c : kids) {
       const QNode& q = nodes_[c];
       DivisionEntry e;
@@ -148,7 +162,17 @@ void KaiPolicy::divide_children(int parent, const std::vector<double>& usage, do
       e.creation = q.creation;
       entries.push_back(e);
     }
-    const auto fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value, r == 0 && cfg_.gpu_sharing ? 1000 : 1);
+    // divide is a function of its arguments only (k_value and the unit are fixed for the run): the
+    // division of the last session is reused while they are the same (cpu and memory, not modelled,
+    // always; GPUs between sessions where no queue's request or usage changed).
+    DivisionMemo& memo = division_memo_[static_cast<std::size_t>(parent)][static_cast<std::size_t>(r)];
+    if (!memo.valid || memo.total != nodes_[parent].fair[r] || !same_entries(memo.entries, entries)) {
+      memo.fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value, r == 0 && cfg_.gpu_sharing ? 1000 : 1);
+      memo.entries = entries;
+      memo.total = nodes_[parent].fair[r];
+      memo.valid = true;
+    }
+    const std::vector<std::int64_t>& fs = memo.fs;
     for (std::size_t i = 0; i < kids.size(); ++i) {
       QNode& q = nodes_[kids[i]];
       q.fair[r] = fs[i];

@@ -709,12 +709,30 @@ class KaiPolicy final : public Policy {
   std::uint64_t consolidation_base_session_ = ~std::uint64_t{0}, consolidation_base_starts_ = 0,
                 consolidation_base_version_ = 0;
   std::uint64_t base_version_ = 0, sessions_ = 0;
-  // Per node, the pods consolidation may move off it, in the order it moves them, as read at
-  // movable_epoch_ of the node: valid while movable_epoch_ stays the same (a session's walk of
-  // failed groups until an eviction: nothing else there changes what the list reads).
+  // Per node, the pods consolidation may move off it, in the order it moves them. What the list
+  // reads of a pod on the node (its state, terminating_, its unit's priority and member count,
+  // its placement's size, GPUs and start) changes only when kai starts, evicts or releases a pod
+  // there (node_changes_ of the node) or a unit gets a second member (member_changes_); the
+  // min-runtime protection also changes with the time: a list that read one (`timed`) is valid
+  // only at the movable_epoch_ it was read (a session's walk of failed groups until an eviction).
+  struct MovableAt {
+    std::uint64_t epoch = 0;  // 0: never read
+    std::uint64_t node_changes = 0, member_changes = 0;
+    bool timed = false;
+    bool shares = false;    // a pod holds a share of a device (gpu_milli)
+    std::int64_t gpus = 0;  // the GPUs of the pods' placements, summed
+  };
   std::vector<std::vector<std::tuple<std::int32_t, Tick, JobIndex>>> movable_;
-  std::vector<std::uint64_t> movable_at_;
+  std::vector<MovableAt> movable_at_;
   std::uint64_t movable_epoch_ = 1;
+  std::vector<std::uint64_t> node_changes_;
+  std::uint64_t member_changes_ = 0;
+  void node_changed(const models::Placement& p) {
+    for (const auto& sl : p) {
+      if (sl.node >= node_changes_.size()) node_changes_.resize(sl.node + std::size_t{1}, 0);
+      ++node_changes_[sl.node];
+    }
+  }
   Overlay consolidation_ov_;
 
   void stale_gang_eviction(Session& s);

@@ -610,6 +610,7 @@ void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::s
   const std::string err = s.start(j, p, why);
   if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
   ++starts_;
+  node_changed(p);
   const Job& job = workload_->jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;

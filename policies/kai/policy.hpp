@@ -658,7 +658,8 @@ class KaiPolicy final : public Policy {
   inline bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
   inline Reason attempt(Session& s, std::uint32_t id);
 
-  inline void start(Session& s, JobIndex j, const models::Placement& p, std::string_view why);
+  inline void start(Session& s, JobIndex j, models::Placement p, std::string_view why);
+  Overlay attempt_ov_;  // attempt's statement for a lone plain pod, kept for its capacity
 
   // ----- evictions -----------------------------------------------------------------------------
   // Running members of a unit that are not terminating.

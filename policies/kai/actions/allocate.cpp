@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "policies/kai/policy.hpp"
@@ -557,6 +558,37 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
     set_reason(u.single, Reason::NoFit);
     return Reason::NoFit;
   }
+  // A lone plain pod on one node (the common group): the steps below for its one pod, without the
+  // pod and placement lists. Its demand is simple_demand, it is no share, asks no cpu, memory or
+  // GPU type, fits some node's shape and, without a topology constraint on its kind, place() is
+  // best_node on a fresh statement.
+  if (u.simple_gpus > 0 && u.min_member == 1 && !u.simple_multi &&
+      !(cluster_->spec().topology && cfg_.topology.applies_to(workload_->jobs[u.single].kind))) {
+    const JobIndex j = u.single;
+    if (!placeable(s, j)) return Reason::GangIncomplete;  // next_pods is empty
+    Reason r = capacity(u, simple_demand(u), {});
+    NodeId n = kNoNode;
+    if (r == Reason::None) {
+      if (u.simple_gpus >= min_failed_plain_gpus_) {
+        r = Reason::NoFit;
+      } else {
+        base_into(attempt_ov_, true);
+        share_budget_hit_ = false;
+        n = best_node(workload_->jobs[j], attempt_ov_, kNoNode);
+        if (n == kNoNode) {
+          r = Reason::NoFit;
+          min_failed_plain_gpus_ = u.simple_gpus;
+        }
+      }
+    }
+    if (r != Reason::None) {
+      set_reason(j, r);
+      return r;
+    }
+    start(s, j, models::Placement{models::Slice{n, u.simple_gpus, 0, 0}}, "allocate");
+    refresh(id, s.now());
+    return Reason::None;
+  }
   const auto pods = next_pods(s, u);
   if (pods.empty()) return Reason::GangIncomplete;
   Amounts req = pods_demand(pods);
@@ -601,22 +633,23 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
     for (JobIndex j : pods) set_reason(j, r);
     return r;
   }
-  for (std::size_t i = 0; i < pods.size(); ++i) start(s, pods[i], (*placements)[i], "allocate");
+  for (std::size_t i = 0; i < pods.size(); ++i) start(s, pods[i], std::move((*placements)[i]), "allocate");
   refresh(id, s.now());
   return Reason::None;
 }
 
-void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::string_view why) {
-  const std::string err = s.start(j, p, why);
+void KaiPolicy::start(Session& s, JobIndex j, models::Placement p, std::string_view why) {
+  const Job& job = workload_->jobs[j];
+  const std::int32_t milli = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
+  node_changed(p);
+  const std::string err = s.start(j, std::move(p), why);
   if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
   ++starts_;
-  node_changed(p);
-  const Job& job = workload_->jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;
   count_pending(j, -1);
   ++u.running;
-  held_milli_[j] = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
+  held_milli_[j] = milli;
   add(u.running_req, held(j));
   add_path(u.queue, &QNode::pending, demand(job), -1);
   add_path(u.queue, &QNode::alloc, held(j), 1);

@@ -217,6 +217,7 @@ void KaiPolicy::ensure(const ClusterView& view) {
   workload_ = &w;
   const std::size_t n = w.jobs.size();
   job_unit_.assign(n, kNoUnit);
+  units_.reserve(n);  // at most one unit a job: units_ never moves its units as it grows
   held_milli_.assign(n, 0);
   pool_gpu_memory_.assign(cluster_->pool_count(), 100);
   for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {

@@ -558,26 +558,33 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
     set_reason(u.single, Reason::NoFit);
     return Reason::NoFit;
   }
-  // A lone plain pod on one node (the common group): the steps below for its one pod, without the
-  // pod and placement lists. Its demand is simple_demand, it is no share, asks no cpu, memory or
-  // GPU type, fits some node's shape and, without a topology constraint on its kind, place() is
-  // best_node on a fresh statement.
-  if (u.simple_gpus > 0 && u.min_member == 1 && !u.simple_multi &&
+  // A lone plain pod (the common group): the steps below for its one pod, without the pod and
+  // placement lists. Its demand is simple_demand, it is no share, asks no cpu, memory or GPU type,
+  // fits some node's shape (or spans nodes) and, without a topology constraint on its kind,
+  // place() is best_node (multi_node_placement) on a fresh statement; what the statement holds
+  // after its last pod is not read.
+  if (u.simple_gpus > 0 && u.min_member == 1 &&
       !(cluster_->spec().topology && cfg_.topology.applies_to(workload_->jobs[u.single].kind))) {
     const JobIndex j = u.single;
     if (!placeable(s, j)) return Reason::GangIncomplete;  // next_pods is empty
     Reason r = capacity(u, simple_demand(u), {});
-    NodeId n = kNoNode;
+    std::optional<models::Placement> placed;
     if (r == Reason::None) {
-      if (u.simple_gpus >= min_failed_plain_gpus_) {
+      std::int64_t& min_failed = u.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_;
+      if (u.simple_gpus >= min_failed) {
         r = Reason::NoFit;
       } else {
+        const Job& job = workload_->jobs[j];
         base_into(attempt_ov_, true);
         share_budget_hit_ = false;
-        n = best_node(workload_->jobs[j], attempt_ov_, kNoNode);
-        if (n == kNoNode) {
+        if (u.simple_multi) {
+          placed = multi_node_placement(job, attempt_ov_);
+        } else if (const NodeId n = best_node(job, attempt_ov_, kNoNode); n != kNoNode) {
+          placed = models::Placement{models::Slice{n, u.simple_gpus, 0, 0}};
+        }
+        if (!placed) {
           r = Reason::NoFit;
-          min_failed_plain_gpus_ = u.simple_gpus;
+          min_failed = u.simple_gpus;
         }
       }
     }
@@ -585,7 +592,7 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
       set_reason(j, r);
       return r;
     }
-    start(s, j, models::Placement{models::Slice{n, u.simple_gpus, 0, 0}}, "allocate");
+    start(s, j, std::move(*placed), "allocate");
     refresh(id, s.now());
     return Reason::None;
   }

@@ -735,6 +735,16 @@ class KaiPolicy final : public Policy {
     }
   }
   Overlay consolidation_ov_;
+  // The shapes of the pods consolidate found no node for, at consolidation_misses_at_ (sessions_,
+  // starts_, base_version_, movable_epoch_).
+  struct ConsolidationShape {
+    std::int32_t gpus, cpus;
+    std::int64_t memory_mib;
+    std::uint16_t gpu_type;
+    bool operator==(const ConsolidationShape&) const = default;
+  };
+  std::vector<ConsolidationShape> consolidation_misses_;
+  std::array<std::uint64_t, 4> consolidation_misses_at_{};
 
   void stale_gang_eviction(Session& s);
 

@@ -28,6 +28,16 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
     if (pool_ok(p, job)) eligible_free += cluster_->pool_free_gpus(p);
   if (eligible_free < job.gpus) return false;
   ++attempts;
+  // What follows reads of the pod only its shape; a failure changes nothing. While nothing starts,
+  // is evicted or reserved (and within one session: the same time), a shape that failed fails.
+  const std::array<std::uint64_t, 4> version{sessions_, starts_, base_version_, movable_epoch_};
+  if (version != consolidation_misses_at_) {
+    consolidation_misses_.clear();
+    consolidation_misses_at_ = version;
+  }
+  const ConsolidationShape shape{job.gpus, job.cpus, job.memory_mib, job.gpu_type};
+  if (std::find(consolidation_misses_.begin(), consolidation_misses_.end(), shape) != consolidation_misses_.end())
+    return false;
   const Tick now = s.now();
   int tried = 0;
   for (models::PoolId p = 0; p < cluster_->pool_count() && tried < kConsolidationNodesPerJob; ++p) {
@@ -41,6 +51,7 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
       }
     }
   }
+  consolidation_misses_.push_back(shape);
   return false;
 }
 

@@ -15,8 +15,13 @@ namespace headroom::policies::kai {
 
 std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value,
                                  std::int64_t unit) {
+  // The working lists are kept per thread for their capacity (kai divides every session).
+  thread_local std::vector<std::int64_t> requestable, levels;
+  thread_local std::vector<double> fraction, share;
+  thread_local std::vector<std::size_t> unsat;
   const std::size_t n = queues.size();
-  std::vector<std::int64_t> fs(n, 0), requestable(n, 0);
+  std::vector<std::int64_t> fs(n, 0);
+  requestable.assign(n, 0);
   std::int64_t remaining = total;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& q = queues[i];
@@ -25,29 +30,28 @@ std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::
     fs[i] = std::max<std::int64_t>(0, std::min(deserved, requestable[i]));
     remaining -= fs[i];
   }
-  std::vector<std::int64_t> levels;
+  levels.clear();
   for (const auto& q : queues) levels.push_back(q.priority);
   std::sort(levels.begin(), levels.end(), std::greater<>());
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-  std::vector<double> fraction(n, 0.0);
+  fraction.assign(n, 0.0);
   for (std::int64_t level : levels) {
     auto unsatisfied = [&] {
-      std::vector<std::size_t> out;
+      unsat.clear();
       for (std::size_t i = 0; i < n; ++i) {
         if (queues[i].priority != level) continue;
         const auto& q = queues[i];
         if (q.request <= fs[i] || (q.limit >= 0 && q.limit <= fs[i])) continue;
-        out.push_back(i);
+        unsat.push_back(i);
       }
-      return out;
     };
     while (remaining > 0) {
-      const auto unsat = unsatisfied();
+      unsatisfied();
       if (unsat.empty()) break;
       double weights = 0;
       for (auto i : unsat) weights += queues[i].weight;
       if (weights <= 0) break;
-      std::vector<double> share(n, 0.0);
+      share.assign(n, 0.0);
       double shares = 0;
       for (auto i : unsat) {
         const double nw = queues[i].weight / weights;
@@ -78,7 +82,7 @@ std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::
     }
     // The leftover of the floors, one unit at a time.
     while (remaining > 0) {
-      auto unsat = unsatisfied();
+      unsatisfied();
       std::erase_if(unsat, [&](std::size_t i) { return requestable[i] <= fs[i] || queues[i].weight <= 0; });
       if (unsat.empty()) break;
       std::sort(unsat.begin(), unsat.end(), [&](std::size_t a, std::size_t b) {

@@ -649,7 +649,9 @@ void KaiPolicy::start(Session& s, JobIndex j, models::Placement p, std::string_v
   const Job& job = workload_->jobs[j];
   const std::int32_t milli = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
   node_changed(p);
-  const std::string err = s.start(j, std::move(p), why);
+  // The simulation keeps the placement for the run's results: one built by push_back (spare
+  // capacity) goes as an exact copy, as before.
+  const std::string err = s.start(j, p.capacity() == p.size() ? std::move(p) : models::Placement(p), why);
   if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
   ++starts_;
   Unit& u = units_[job_unit_[j]];

@@ -448,6 +448,17 @@ class KaiPolicy final : public Policy {
 
   void divide_children(int parent, const std::vector<double>& usage, double capacity);
 
+  // The last division of a parent's children for one resource: divide's arguments and result.
+  struct DivisionMemo {
+    bool valid = false;
+    std::int64_t total = 0;
+    std::vector<DivisionEntry> entries;
+    std::vector<std::int64_t> fs;
+  };
+  std::vector<std::array<DivisionMemo, kResources>> division_memo_;  // by parent queue node
+  std::vector<DivisionEntry> division_entries_;
+  std::vector<double> fair_usage_;
+
   bool active(int r) const { return total_[r] > 0; }
 
   // ----- job order -----------------------------------------------------------------------------
@@ -647,7 +658,8 @@ class KaiPolicy final : public Policy {
   inline bool known_no_fit(int queue, std::int32_t priority, std::int32_t simple_gpus, bool multi) const;
   inline Reason attempt(Session& s, std::uint32_t id);
 
-  inline void start(Session& s, JobIndex j, const models::Placement& p, std::string_view why);
+  inline void start(Session& s, JobIndex j, models::Placement p, std::string_view why);
+  Overlay attempt_ov_;  // attempt's statement for a lone plain pod, kept for its capacity
 
   // ----- evictions -----------------------------------------------------------------------------
   // Running members of a unit that are not terminating.
@@ -698,13 +710,41 @@ class KaiPolicy final : public Policy {
   std::uint64_t consolidation_base_session_ = ~std::uint64_t{0}, consolidation_base_starts_ = 0,
                 consolidation_base_version_ = 0;
   std::uint64_t base_version_ = 0, sessions_ = 0;
-  // Per node, the pods consolidation may move off it, in the order it moves them, as read at
-  // movable_epoch_ of the node: valid while movable_epoch_ stays the same (a session's walk of
-  // failed groups until an eviction: nothing else there changes what the list reads).
+  // Per node, the pods consolidation may move off it, in the order it moves them. What the list
+  // reads of a pod on the node (its state, terminating_, its unit's priority and member count,
+  // its placement's size, GPUs and start) changes only when kai starts, evicts or releases a pod
+  // there (node_changes_ of the node) or a unit gets a second member (member_changes_); the
+  // min-runtime protection also changes with the time: a list that read one (`timed`) is valid
+  // only at the movable_epoch_ it was read (a session's walk of failed groups until an eviction).
+  struct MovableAt {
+    std::uint64_t epoch = 0;  // 0: never read
+    std::uint64_t node_changes = 0, member_changes = 0;
+    bool timed = false;
+    bool shares = false;    // a pod holds a share of a device (gpu_milli)
+    std::int64_t gpus = 0;  // the GPUs of the pods' placements, summed
+  };
   std::vector<std::vector<std::tuple<std::int32_t, Tick, JobIndex>>> movable_;
-  std::vector<std::uint64_t> movable_at_;
+  std::vector<MovableAt> movable_at_;
   std::uint64_t movable_epoch_ = 1;
+  std::vector<std::uint64_t> node_changes_;
+  std::uint64_t member_changes_ = 0;
+  void node_changed(const models::Placement& p) {
+    for (const auto& sl : p) {
+      if (sl.node >= node_changes_.size()) node_changes_.resize(sl.node + std::size_t{1}, 0);
+      ++node_changes_[sl.node];
+    }
+  }
   Overlay consolidation_ov_;
+  // The shapes of the pods consolidate found no node for, at consolidation_misses_at_ (sessions_,
+  // starts_, base_version_, movable_epoch_).
+  struct ConsolidationShape {
+    std::int32_t gpus, cpus;
+    std::int64_t memory_mib;
+    std::uint16_t gpu_type;
+    bool operator==(const ConsolidationShape&) const = default;
+  };
+  std::vector<ConsolidationShape> consolidation_misses_;
+  std::array<std::uint64_t, 4> consolidation_misses_at_{};
 
   void stale_gang_eviction(Session& s);
 

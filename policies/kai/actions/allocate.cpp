@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "policies/kai/policy.hpp"
@@ -557,6 +558,44 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
     set_reason(u.single, Reason::NoFit);
     return Reason::NoFit;
   }
+  // A lone plain pod (the common group): the steps below for its one pod, without the pod and
+  // placement lists. Its demand is simple_demand, it is no share, asks no cpu, memory or GPU type,
+  // fits some node's shape (or spans nodes) and, without a topology constraint on its kind,
+  // place() is best_node (multi_node_placement) on a fresh statement; what the statement holds
+  // after its last pod is not read.
+  if (u.simple_gpus > 0 && u.min_member == 1 &&
+      !(cluster_->spec().topology && cfg_.topology.applies_to(workload_->jobs[u.single].kind))) {
+    const JobIndex j = u.single;
+    if (!placeable(s, j)) return Reason::GangIncomplete;  // next_pods is empty
+    Reason r = capacity(u, simple_demand(u), {});
+    std::optional<models::Placement> placed;
+    if (r == Reason::None) {
+      std::int64_t& min_failed = u.simple_multi ? min_failed_multi_gpus_ : min_failed_plain_gpus_;
+      if (u.simple_gpus >= min_failed) {
+        r = Reason::NoFit;
+      } else {
+        const Job& job = workload_->jobs[j];
+        base_into(attempt_ov_, true);
+        share_budget_hit_ = false;
+        if (u.simple_multi) {
+          placed = multi_node_placement(job, attempt_ov_);
+        } else if (const NodeId n = best_node(job, attempt_ov_, kNoNode); n != kNoNode) {
+          placed = models::Placement{models::Slice{n, u.simple_gpus, 0, 0}};
+        }
+        if (!placed) {
+          r = Reason::NoFit;
+          min_failed = u.simple_gpus;
+        }
+      }
+    }
+    if (r != Reason::None) {
+      set_reason(j, r);
+      return r;
+    }
+    start(s, j, std::move(*placed), "allocate");
+    refresh(id, s.now());
+    return Reason::None;
+  }
   const auto pods = next_pods(s, u);
   if (pods.empty()) return Reason::GangIncomplete;
   Amounts req = pods_demand(pods);
@@ -601,21 +640,25 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
     for (JobIndex j : pods) set_reason(j, r);
     return r;
   }
-  for (std::size_t i = 0; i < pods.size(); ++i) start(s, pods[i], (*placements)[i], "allocate");
+  for (std::size_t i = 0; i < pods.size(); ++i) start(s, pods[i], std::move((*placements)[i]), "allocate");
   refresh(id, s.now());
   return Reason::None;
 }
 
-void KaiPolicy::start(Session& s, JobIndex j, const models::Placement& p, std::string_view why) {
-  const std::string err = s.start(j, p, why);
+void KaiPolicy::start(Session& s, JobIndex j, models::Placement p, std::string_view why) {
+  const Job& job = workload_->jobs[j];
+  const std::int32_t milli = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
+  node_changed(p);
+  // The simulation keeps the placement for the run's results: one built by push_back (spare
+  // capacity) goes as an exact copy, as before.
+  const std::string err = s.start(j, p.capacity() == p.size() ? std::move(p) : models::Placement(p), why);
   if (!err.empty()) throw sim::InternalError("kai: start refused: " + err);
   ++starts_;
-  const Job& job = workload_->jobs[j];
   Unit& u = units_[job_unit_[j]];
   --u.pending;
   count_pending(j, -1);
   ++u.running;
-  held_milli_[j] = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
+  held_milli_[j] = milli;
   add(u.running_req, held(j));
   add_path(u.queue, &QNode::pending, demand(job), -1);
   add_path(u.queue, &QNode::alloc, held(j), 1);

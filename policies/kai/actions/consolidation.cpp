@@ -28,6 +28,16 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
     if (pool_ok(p, job)) eligible_free += cluster_->pool_free_gpus(p);
   if (eligible_free < job.gpus) return false;
   ++attempts;
+  // What follows reads of the pod only its shape; a failure changes nothing. While nothing starts,
+  // is evicted or reserved (and within one session: the same time), a shape that failed fails.
+  const std::array<std::uint64_t, 4> version{sessions_, starts_, base_version_, movable_epoch_};
+  if (version != consolidation_misses_at_) {
+    consolidation_misses_.clear();
+    consolidation_misses_at_ = version;
+  }
+  const ConsolidationShape shape{job.gpus, job.cpus, job.memory_mib, job.gpu_type};
+  if (std::find(consolidation_misses_.begin(), consolidation_misses_.end(), shape) != consolidation_misses_.end())
+    return false;
   const Tick now = s.now();
   int tried = 0;
   for (models::PoolId p = 0; p < cluster_->pool_count() && tried < kConsolidationNodesPerJob; ++p) {
@@ -41,6 +51,7 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
       }
     }
   }
+  consolidation_misses_.push_back(shape);
   return false;
 }
 
@@ -48,19 +59,27 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
   const Job& job = workload_->jobs[pod];
   if (movable_.size() < cluster_->nodes().size()) {
     movable_.resize(cluster_->nodes().size());
-    movable_at_.resize(cluster_->nodes().size(), 0);
+    movable_at_.resize(cluster_->nodes().size());
   }
+  if (node_changes_.size() < cluster_->nodes().size()) node_changes_.resize(cluster_->nodes().size(), 0);
   auto& movable = movable_[n];  // gpus, -start, job
-  if (movable_at_[n] != movable_epoch_) {
+  MovableAt& at = movable_at_[n];
+  if (at.epoch == 0 || at.node_changes != node_changes_[n] || at.member_changes != member_changes_ ||
+      (at.timed && at.epoch != movable_epoch_)) {
     // (protected_by_min_runtime's earliest end of protection is the same when read again.)
-    movable_at_[n] = movable_epoch_;
+    at = MovableAt{movable_epoch_, node_changes_[n], member_changes_, false, false, 0};
     movable.clear();
     for (JobIndex j : s.jobs_on_node(n)) {
       if (terminating_[j] || s.state(j) != JobState::Running) continue;
       const Unit& v = units_[job_unit_[j]];
       if (!v.preemptible() || v.members.size() != 1 || s.placement(j).size() != 1) continue;
-      if (protected_by_min_runtime(v, nodes_[v.queue].preempt_min_runtime, now)) continue;
+      const Tick min_runtime = nodes_[v.queue].preempt_min_runtime;
+      if (min_runtime > 0) at.timed = true;
+      if (protected_by_min_runtime(v, min_runtime, now)) continue;
       movable.emplace_back(workload_->jobs[j].gpus, -s.run_start(j), j);
+      const models::Slice& sl = s.placement(j)[0];
+      at.gpus += sl.gpus;
+      if (sl.gpu_milli > 0) at.shares = true;
     }
     std::sort(movable.begin(), movable.end());
   }
@@ -70,6 +89,14 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
     consolidation_base_session_ = sessions_;
     consolidation_base_starts_ = starts_;
     consolidation_base_version_ = base_version_;
+  }
+  // Moving every pod off the node would not free the pod's GPUs there (each move adds its slice's
+  // GPUs back, a share aside): the walk below would end with too few and return false.
+  if (movable.empty()) return false;
+  if (!at.shares) {
+    const Free* b = consolidation_base_.find(n);
+    const std::int64_t free = b != nullptr ? b->gpus : cluster_->node(n).free_gpus;
+    if (free + at.gpus < job.gpus) return false;
   }
   Overlay& ov = consolidation_ov_;
   ov.nodes.assign(consolidation_base_.nodes.begin(), consolidation_base_.nodes.end());

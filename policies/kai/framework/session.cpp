@@ -43,6 +43,7 @@ void KaiPolicy::on_submit(const ClusterView& view, JobIndex j) {
     unit.min_member = job.group == models::kNone ? 1 : (job.gang_min > 0 ? job.gang_min : group_size_[job.group]);
   }
   unit.members.push_back(j);
+  if (unit.members.size() == 2) ++member_changes_;  // its pods are no longer movable (consolidation)
   if (job.gpus <= 0) ++unit.members_without_gpus;
   larger_than_node_[j] = larger_than_every_node(job) ? 1 : 0;
   if (larger_than_node_[j] != 0) unit.larger_than_node = true;
@@ -65,6 +66,7 @@ void KaiPolicy::on_requeue(const ClusterView& view, JobIndex j) { add_pending(vi
 
 void KaiPolicy::on_release(const ClusterView& view, JobIndex j) {
   advance_usage(view.now());
+  node_changed(view.placement(j));
   Unit& u = units_[job_unit_[j]];
   if (terminating_[j]) {
     terminating_[j] = 0;
@@ -215,6 +217,7 @@ void KaiPolicy::ensure(const ClusterView& view) {
   workload_ = &w;
   const std::size_t n = w.jobs.size();
   job_unit_.assign(n, kNoUnit);
+  units_.reserve(n);  // at most one unit a job: units_ never moves its units as it grows
   held_milli_.assign(n, 0);
   pool_gpu_memory_.assign(cluster_->pool_count(), 100);
   for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
@@ -472,6 +475,7 @@ void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32
     const std::string err = s.preempt(j, PreemptMode::Requeue, cfg_.termination_grace, by, why);
     if (!err.empty()) throw sim::InternalError("kai: preempt refused: " + err);
     terminating_[j] = 1;
+    node_changed(s.placement(j));
     --v.running;
     add(v.running_req, held(j), -1);
     add_path(v.queue, &QNode::alloc, held(j), -1);

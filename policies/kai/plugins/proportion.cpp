@@ -15,8 +15,13 @@ namespace headroom::policies::kai {
 
 std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::int64_t total, double k_value,
                                  std::int64_t unit) {
+  // The working lists are kept per thread for their capacity (kai divides every session).
+  thread_local std::vector<std::int64_t> requestable, levels;
+  thread_local std::vector<double> fraction, share;
+  thread_local std::vector<std::size_t> unsat;
   const std::size_t n = queues.size();
-  std::vector<std::int64_t> fs(n, 0), requestable(n, 0);
+  std::vector<std::int64_t> fs(n, 0);
+  requestable.assign(n, 0);
   std::int64_t remaining = total;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& q = queues[i];
@@ -25,29 +30,28 @@ std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::
     fs[i] = std::max<std::int64_t>(0, std::min(deserved, requestable[i]));
     remaining -= fs[i];
   }
-  std::vector<std::int64_t> levels;
+  levels.clear();
   for (const auto& q : queues) levels.push_back(q.priority);
   std::sort(levels.begin(), levels.end(), std::greater<>());
   levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-  std::vector<double> fraction(n, 0.0);
+  fraction.assign(n, 0.0);
   for (std::int64_t level : levels) {
     auto unsatisfied = [&] {
-      std::vector<std::size_t> out;
+      unsat.clear();
       for (std::size_t i = 0; i < n; ++i) {
         if (queues[i].priority != level) continue;
         const auto& q = queues[i];
         if (q.request <= fs[i] || (q.limit >= 0 && q.limit <= fs[i])) continue;
-        out.push_back(i);
+        unsat.push_back(i);
       }
-      return out;
     };
     while (remaining > 0) {
-      const auto unsat = unsatisfied();
+      unsatisfied();
       if (unsat.empty()) break;
       double weights = 0;
       for (auto i : unsat) weights += queues[i].weight;
       if (weights <= 0) break;
-      std::vector<double> share(n, 0.0);
+      share.assign(n, 0.0);
       double shares = 0;
       for (auto i : unsat) {
         const double nw = queues[i].weight / weights;
@@ -78,7 +82,7 @@ std::vector<std::int64_t> divide(const std::vector<DivisionEntry>& queues, std::
     }
     // The leftover of the floors, one unit at a time.
     while (remaining > 0) {
-      auto unsat = unsatisfied();
+      unsatisfied();
       std::erase_if(unsat, [&](std::size_t i) { return requestable[i] <= fs[i] || queues[i].weight <= 0; });
       if (unsat.empty()) break;
       std::sort(unsat.begin(), unsat.end(), [&](std::size_t a, std::size_t b) {
@@ -122,20 +126,34 @@ void KaiPolicy::advance_usage(Tick now) {
 void KaiPolicy::compute_fair_shares(const ClusterView& view) {
   (void)view;
   // Usage of internal queues: the sum of their leaves'.
-  std::vector<double> usage(nodes_.size(), 0.0);
+  std::vector<double>& usage = fair_usage_;  // kept for its capacity
+  usage.assign(nodes_.size(), 0.0);
   for (int q : leaves_)
     for (int a = q; a >= 0; a = nodes_[a].parent) usage[static_cast<std::size_t>(a)] += nodes_[q].usage;
   const double capacity = static_cast<double>(total_[0]) * window_;
   nodes_[0].fair = total_;
   nodes_[0].allocatable = total_;
+  if (division_memo_.size() < nodes_.size()) division_memo_.resize(nodes_.size());
   divide_children(0, usage, capacity);
 }
+
+namespace {
+
+bool same_entries(const std::vector<DivisionEntry>& a, const std::vector<DivisionEntry>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const DivisionEntry& x, const DivisionEntry& y) {
+    return x.deserved == y.deserved && x.limit == y.limit && x.request == y.request && x.weight == y.weight &&
+           x.priority == y.priority && x.usage == y.usage && x.creation == y.creation;
+  });
+}
+
+}  // namespace
 
 void KaiPolicy::divide_children(int parent, const std::vector<double>& usage, double capacity) {
   const auto& kids = nodes_[parent].children;
   if (kids.empty()) return;
   for (int r = 0; r < kResources; ++r) {
-    std::vector<DivisionEntry> entries;
+    std::vector<DivisionEntry>& entries = division_entries_;  // kept for its capacity
+    entries.clear();
     for (int c : kids) {
       const QNode& q = nodes_[c];
       DivisionEntry e;
@@ -148,7 +166,17 @@ void KaiPolicy::divide_children(int parent, const std::vector<double>& usage, do
       e.creation = q.creation;
       entries.push_back(e);
     }
-    const auto fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value, r == 0 && cfg_.gpu_sharing ? 1000 : 1);
+    // divide is a function of its arguments only (k_value and the unit are fixed for the run): the
+    // division of the last session is reused while they are the same (cpu and memory, not modelled,
+    // always; GPUs between sessions where no queue's request or usage changed).
+    DivisionMemo& memo = division_memo_[static_cast<std::size_t>(parent)][static_cast<std::size_t>(r)];
+    if (!memo.valid || memo.total != nodes_[parent].fair[r] || !same_entries(memo.entries, entries)) {
+      memo.fs = divide(entries, nodes_[parent].fair[r], cfg_.k_value, r == 0 && cfg_.gpu_sharing ? 1000 : 1);
+      memo.entries = entries;
+      memo.total = nodes_[parent].fair[r];
+      memo.valid = true;
+    }
+    const std::vector<std::int64_t>& fs = memo.fs;
     for (std::size_t i = 0; i < kids.size(); ++i) {
       QNode& q = nodes_[kids[i]];
       q.fair[r] = fs[i];

@@ -17,10 +17,10 @@
 
 #include "apps/pipeline.hpp"
 #include "policies/registry.hpp"
-#include "tests/policy_test_support.hpp"
 #include "scenarios/scenario.hpp"
-#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
+#include "tests/policy_test_support.hpp"
 #include "tests/test_support.hpp"
 
 using namespace headroom;
@@ -920,6 +920,121 @@ TEST(KaiDecisions, WalkBlocksDecideAsBefore) {
     EXPECT_GT(started, 5000) << "seed " << seed;
     EXPECT_EQ(stats.fingerprint, fingerprint) << "seed " << seed << " preemptions " << preemptions;
     EXPECT_EQ(audit.hash, events) << "seed " << seed;
+  }
+}
+
+// Consolidation keeps each node's list of movable pods between sessions until kai starts, evicts
+// or releases a pod there, a group gets a second member, or (a pod protected by a min runtime)
+// the session ends; it skips a node whose movable pods could not free the pod's GPUs. Both must
+// decide as reading every node afresh each session: fingerprints and event hashes recorded with
+// main at b9cde3e (and 0cbe671), before the change, on a fragmented backlog of 1-8 GPU preemptible pods with
+// consolidation acting, groups whose second member comes later, random node failures (pods killed
+// and retried) and, for seed 2, a preemptMinRuntime on one queue.
+TEST(KaiDecisions, ConsolidationNodeListsDecideAsBefore) {
+  struct Case {
+    std::uint64_t seed;
+    const char* fingerprint;
+    std::uint64_t events;
+  };
+  const Case cases[] = {{1, "d613fd619ac9bf50", 18393515511341781800ull},
+                        {2, "41ba8251291b271e", 378021540662182789ull},
+                        {3, "7373865247510d75", 3192151763559226050ull}};
+  class Counting : public EventHash {
+   public:
+    void on_event(sim::Tick t, models::AuditKind kind, JobIndex j, std::int32_t detail,
+                  std::string_view reason) override {
+      EventHash::on_event(t, kind, j, detail, reason);
+      if (reason.rfind("consolidation:", 0) == 0) ++consolidations;
+    }
+    std::int64_t consolidations = 0;
+  };
+  for (const auto& [seed, fingerprint, events] : cases) {
+    sim::RngStream rng(seed, "test/kai-movable");
+    ht::WorkloadBuilder b;
+    double t = 0;
+    static const int kSizes[] = {1, 2, 3, 4, 6, 8, 5, 2, 1, 7};
+    for (int i = 0; i < 4000; ++i) {
+      t += std::floor(rng.exponential(1.0 / 20.0));
+      b.job(t, kSizes[rng.below(10)], std::floor(rng.lognormal(6.0, 1.0)) + 1);
+    }
+    auto w = b.build();
+    static const char* kQueues[] = {"q0", "q1", "q1"};
+    int groups = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+      in_queue(w, j, kQueues[rng.below(3)], rng.below(10) == 0 ? models::JobKind::Interactive : models::JobKind::Train);
+      if (rng.below(15) == 0 && j + 7 < w.jobs.size() && w.jobs[j].group == models::kNone) {
+        std::string g = "g";
+        g += std::to_string(groups++);
+        // minMember 1: its first pod, small and long, runs alone (movable) until the second comes.
+        in_group(w, j, g, 1);
+        w.jobs[j].gpus = 1;
+        w.jobs[j].runtime = 2 * sim::kHour;
+        in_group(w, j + 7, g, 1);
+        w.jobs[j + 7].queue = w.jobs[j].queue;
+        w.jobs[j + 7].kind = w.jobs[j].kind;
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q0", 24, 1, -1);
+    ht::kai_queue(kv, "q1", 24, 2, -1);
+    if (seed == 2) kv.emplace_back("queues.q1.preemptMinRuntime", "5m");
+    auto policy = policies::make_policy("kai", ht::ordered_params(kv), seed);
+    Counting audit;
+    simulation::SimulationOptions options;
+    options.seed = seed;
+    models::RandomFailures random;
+    random.mtbf = 3 * sim::kHour;
+    random.repair = 20 * sim::kMinute;
+    options.failures.random.push_back(random);
+    simulation::Simulation sim(w, ht::cluster(8, 8), *policy, &audit, options);
+    const auto stats = sim.run();
+    std::int64_t preemptions = 0;
+    for (JobIndex j = 0; j < w.jobs.size(); ++j) preemptions += sim.job_preemptions(j);
+    EXPECT_GT(audit.consolidations, 20) << "seed " << seed;
+    EXPECT_GT(sim.jobs_killed(), 0) << "seed " << seed;
+    EXPECT_EQ(stats.fingerprint, fingerprint)
+        << "seed " << seed << " preemptions " << preemptions << " consolidations " << audit.consolidations << " killed "
+        << sim.jobs_killed() << " groups " << groups;
+    EXPECT_EQ(audit.hash, events) << "seed " << seed;
+  }
+}
+
+// Consolidation moves only pods of single-pod groups. Node 0 holds A (a 1-GPU pod of group g,
+// preemptible) and X (4 GPUs, interactive: not movable), node 1 Y (5 GPUs, interactive). Q (5 GPUs)
+// tries node 0 at t = 10 and fails (moving A frees 4); the second member of g comes at t = 20,
+// nothing starts or ends on node 0 after; P (4 GPUs, t = 30) would fit node 0 with A moved to
+// node 1, but A's group now has two pods: A stays. Without the second member, consolidation moves A.
+TEST(KaiDecisions, ConsolidationSeesASecondMemberArrive) {
+  for (const bool second : {true, false}) {
+    ht::WorkloadBuilder b;
+    b.job(0, 4, 10000);   // 0: X
+    b.job(1, 1, 10000);   // 1: A
+    b.job(2, 5, 10000);   // 2: Y
+    b.job(10, 5, 10000);  // 3: Q
+    b.job(20, 8, 10000);  // 4: the second member of A's group (or a lone pod)
+    b.job(30, 4, 10000);  // 5: P
+    auto w = b.build();
+    for (JobIndex j = 0; j < w.jobs.size(); ++j)
+      in_queue(w, j, "q", j == 0 || j == 2 ? models::JobKind::Interactive : models::JobKind::Train);
+    in_group(w, 1, "g", 1);
+    if (second) in_group(w, 4, "g", 1);
+    std::vector<std::pair<std::string, std::string>> kv;
+    ht::kai_queue(kv, "q", 16, 1, -1);
+    const KaiRun run(w, ht::cluster(2, 8), ht::ordered_params(kv), 1000 * kSecond);
+    ASSERT_TRUE(run.started(0) && run.started(1) && run.started(2));
+    EXPECT_EQ(run.node(0), 0u);
+    EXPECT_EQ(run.node(2), 1u);
+    EXPECT_FALSE(run.started(3));
+    if (second) {
+      EXPECT_EQ(run.preemptions(1), 0);
+      EXPECT_EQ(run.node(1), 0u);
+      EXPECT_FALSE(run.started(5));
+    } else {  // A moved to node 1, P in its place
+      EXPECT_EQ(run.preemptions(1), 1);
+      EXPECT_EQ(run.node(1), 1u);
+      ASSERT_TRUE(run.started(5));
+      EXPECT_EQ(run.node(5), 0u);
+    }
   }
 }
 

@@ -369,6 +369,14 @@ class SlurmPolicy final : public Policy, public Inspect {
     queued_[j] = 1;
     ++queue_version_;
     ++keys_version_;
+    // top_ is the queue's first min(top_cap(), size) jobs: j joins it when it sorts before its
+    // last job or when it holds the whole queue.
+    const std::size_t cap = top_cap();
+    if (cap > 0 && (top_.size() < cap || key_[j] < key_[top_.back()])) {
+      top_.insert(
+          std::upper_bound(top_.begin(), top_.end(), j, [&](JobIndex a, JobIndex b) { return key_[a] < key_[b]; }), j);
+      if (top_.size() > cap) top_.pop_back();
+    }
   }
   void dequeue(JobIndex j) {
     if (j < queued_.size() && queued_[j] != 0) {
@@ -376,7 +384,23 @@ class SlurmPolicy final : public Policy, public Inspect {
       queued_[j] = 0;
       ++queue_version_;
       ++keys_version_;
+      // j leaves top_ when it was in it (its key sorts no later than top_'s last), and the job that
+      // follows top_'s last in the queue (if any) takes its place at the end.
+      if (!top_.empty() && !(key_[top_.back()] < key_[j])) {
+        top_.erase(
+            std::lower_bound(top_.begin(), top_.end(), j, [&](JobIndex a, JobIndex b) { return key_[a] < key_[b]; }));
+        if (queue_.size() > top_.size())
+          top_.push_back((top_.empty() ? queue_.begin() : queue_.upper_bound(key_[top_.back()]))->j);
+      }
     }
+  }
+  // The queue's first jobs kept in top_ as jobs enter and leave it: as many as the main scheduler
+  // (default_queue_depth) and backfill (bf_max_job_test) read, unless that is more than kTopMax
+  // (then 0: both walk queue_ itself, as top_'s inserts would cost more than the walks).
+  static constexpr std::int64_t kTopMax = 4096;
+  std::size_t top_cap() const {
+    const std::int64_t n = std::max<std::int64_t>({c_.default_queue_depth, c_.bf_max_job_test, 0});
+    return n <= kTopMax ? static_cast<std::size_t>(n) : 0;
   }
 
   // --- Resources -------------------------------------------------------------------------------
@@ -572,8 +596,9 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<char> queued_;
   std::vector<double> rate_of_;
   std::set<Key> queue_;
-  std::uint64_t queue_version_ = 0;                 // changes with every enqueue, dequeue and end (limits)
-  std::uint64_t keys_version_ = 0;                  // changes with every enqueue and dequeue (queue_'s keys)
+  std::vector<JobIndex> top_;        // queue_'s first min(top_cap(), size) jobs, in order (enqueue, dequeue)
+  std::uint64_t queue_version_ = 0;  // changes with every enqueue, dequeue and end (limits)
+  std::uint64_t keys_version_ = 0;   // changes with every enqueue and dequeue (queue_'s keys)
   std::uint64_t idle_version_ = ~std::uint64_t{0};  // queue_version_ at the last idle main pass, if it was the last
   std::set<std::pair<Tick, JobIndex>> waiting_;
   std::set<std::pair<Tick, JobIndex>> by_kill_;

@@ -113,8 +113,13 @@ void SlurmPolicy::backfill(Session& s) {
     order_.resize(static_cast<std::size_t>(
         std::clamp<std::int64_t>(c_.bf_max_job_test, 0, static_cast<std::int64_t>(queue_.size()))));
     std::size_t n = 0;
-    for (auto it = queue_.begin(); it != queue_.end() && n < order_.size(); ++it)
-      if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None) order_[n++] = it->j;
+    if (!limits_.active() && top_cap() > 0) {  // top_ holds at least bf_max_job_test jobs when the queue does
+      n = order_.size();
+      std::copy_n(top_.begin(), n, order_.begin());
+    } else {
+      for (auto it = queue_.begin(); it != queue_.end() && n < order_.size(); ++it)
+        if (!limits_.active() || limits_.blocks(jobs[it->j]) == LimitReason::None) order_[n++] = it->j;
+    }
     order_.resize(n);
     order_keys_ = limits_.active() ? ~std::uint64_t{0} : keys_version_;
   }

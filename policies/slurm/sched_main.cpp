@@ -144,8 +144,12 @@ void SlurmPolicy::main_scheduler(Session& s) {
   if (head_keys_ != keys_version_) {  // else the queue holds the same keys as when head_ was read
     head.resize(static_cast<std::size_t>(
         std::clamp<std::int64_t>(c_.default_queue_depth, 0, static_cast<std::int64_t>(queue_.size()))));
-    auto it = queue_.begin();
-    for (JobIndex& h : head) h = (it++)->j;
+    if (top_cap() > 0) {  // top_ holds at least default_queue_depth jobs when the queue does
+      std::copy_n(top_.begin(), head.size(), head.begin());
+    } else {
+      auto it = queue_.begin();
+      for (JobIndex& h : head) h = (it++)->j;
+    }
     head_keys_ = keys_version_;
   }
   // Jobs new to the queue beyond the head the loop below looks at wait behind it.

@@ -364,3 +364,34 @@ TEST(SlurmDecisions, StartsPatchedIntoTheCursorDecideAsBefore) {
   EXPECT_EQ(fingerprint(ricc, c, {{"partitions.all.Default", "YES"}, {"partitions.thin.Nodes", "thin"}}),
             "79dbf3859a6d2238");
 }
+
+// The main scheduler's and backfill's first jobs come from the queue's head kept as jobs enter and
+// leave the queue (top_) when default_queue_depth and bf_max_job_test are at most 4096, else from a
+// walk of the queue itself. With at most 1,200 jobs, 4,000 and 5,000 test every queued job (and
+// the node_space table, as large, never fills): the two paths must give the same decisions, here
+// with priorities that change while jobs wait (age and fair share re-key the queue). (A head kept
+// short of a queue longer than it, refilled as jobs leave, is pinned by the fingerprints above:
+// RiccSample's bf_max_job_test=40 and the random jobs' 20 fail when the refill is left out.)
+TEST(SlurmDecisions, QueueHeadKeptAsJobsComeAndGoDecidesAsWalkingTheQueue) {
+  for (const std::uint64_t seed : {7, 8}) {
+    const auto w = random_jobs(seed, 1200);
+    for (const bool multifactor : {false, true}) {
+      std::map<std::string, std::string> kv = {{"partitions.shared.Default", "YES"},
+                                               {"partitions.whole.OverSubscribe", "EXCLUSIVE"},
+                                               {"partitions.whole.PriorityTier", "2"}};
+      if (multifactor) {
+        kv["PriorityType"] = "priority/multifactor";
+        kv["PriorityWeightAge"] = "1000";
+        kv["PriorityWeightFairshare"] = "10000";
+      }
+      kv["SchedulerParameters"] = "bf_interval=30,bf_max_job_test=4000,default_queue_depth=100";
+      const std::string kept = fingerprint(w, pool(24, 8, 64, 512 * 1024), kv);
+      kv["SchedulerParameters"] = "bf_interval=30,bf_max_job_test=5000,default_queue_depth=100";
+      EXPECT_EQ(kept, fingerprint(w, pool(24, 8, 64, 512 * 1024), kv)) << "seed " << seed << " " << multifactor;
+      kv["SchedulerParameters"] = "bf_interval=30,bf_max_job_test=40,default_queue_depth=5000";
+      const std::string walked = fingerprint(w, pool(24, 8, 64, 512 * 1024), kv);
+      kv["SchedulerParameters"] = "bf_interval=30,bf_max_job_test=40,default_queue_depth=4000";
+      EXPECT_EQ(walked, fingerprint(w, pool(24, 8, 64, 512 * 1024), kv)) << "seed " << seed << " " << multifactor;
+    }
+  }
+}

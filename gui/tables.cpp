@@ -195,6 +195,7 @@ constexpr KpiCompareModel::KpiInfo kKpis[] = {
     {"makespan", "Makespan", "s", -1},
     {"preemptions", "Preemptions", "count", -1},
     {"lost_gpu_hours", "Work lost to preemption and policy kills", "GPU-h", -1},
+    {"held_idle_gpu_hours", "Held idle by partly bound jobs", "GPU-h", -1},
     {"starved_jobs", "Starved jobs (waited > 24h)", "count", -1},
     {"pending_gpus_mean", "Mean pending GPUs", "GPUs", -1},
     {"jain_index", "Jain's index", "index", 1},
@@ -581,6 +582,7 @@ double KpiCompareModel::value(const ReplayData& d, int kpi) {
     case Makespan: return s.makespan_s;
     case Preemptions: return count(s.preemptions);
     case LostGpuHours: return s.lost_gpu_hours;
+    case HeldIdleGpuHours: return s.held_idle_gpu_hours;
     case StarvedJobs: return count(s.starved_jobs);
     case PendingGpusMean: return s.pending_gpus_mean;
     case Jain: return f.jain;

@@ -94,6 +94,7 @@ class KpiCompareModel : public QAbstractItemModel {
     Makespan,
     Preemptions,
     LostGpuHours,
+    HeldIdleGpuHours,
     StarvedJobs,
     PendingGpusMean,
     Jain,

@@ -346,6 +346,7 @@ results::Table compare_table(const CompareResult& r) {
   row("makespan", "s", [](R x) { return x.summary.makespan_s; });
   row("preemptions", "count", [](R x) { return x.summary.preemptions; });
   row("lost_gpu_hours", "GPU-h", [](R x) { return x.summary.lost_gpu_hours; });
+  row("held_idle_gpu_hours", "GPU-h", [](R x) { return x.summary.held_idle_gpu_hours; });
   row("starved_jobs", "count", [](R x) { return x.summary.starved_jobs; });
   row("pending_gpus_mean", "GPUs", [](R x) { return x.summary.pending_gpus_mean; });
   row("jain_index", "index", [](R x) { return x.fairness.jain; });

@@ -706,6 +706,7 @@ void write_contents(hid_t file, const RunResult& r, const std::vector<Array>& ar
   w.scalar_attr<std::int64_t>(file, "/", "total_gpus", r.total_gpus);
   w.scalar_attr<std::int64_t>(file, "/", "lost_gpu_ms", r.lost_gpu_ms);
   w.scalar_attr<std::int64_t>(file, "/", "failure_lost_gpu_ms", r.failure_lost_gpu_ms);
+  w.scalar_attr<std::int64_t>(file, "/", "bound_idle_gpu_ms", r.bound_idle_gpu_ms);
   w.scalar_attr<std::int64_t>(file, "/", "node_outages", r.node_outages);
   w.scalar_attr<std::int64_t>(file, "/", "jobs_killed", r.jobs_killed);
   w.scalar_attr<std::int64_t>(file, "/", "job_retries", r.job_retries);
@@ -1037,6 +1038,7 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     return rd.has_attr(file, name) ? rd.scalar_attr<std::int64_t>(file, "/", name) : std::int64_t{0};
   };
   r.failure_lost_gpu_ms = optional_attr("failure_lost_gpu_ms");
+  r.bound_idle_gpu_ms = optional_attr("bound_idle_gpu_ms");
   r.node_outages = optional_attr("node_outages");
   r.jobs_killed = optional_attr("jobs_killed");
   r.job_retries = optional_attr("job_retries");

@@ -93,6 +93,10 @@ class Recorder : public models::SimObserver {
   std::vector<std::int64_t> node_outage_;
   std::vector<std::int32_t> outage_down_;
   std::map<models::JobIndex, std::pair<std::int32_t, Tick>> bound_;
+  // Every pending job's bound pods (GPUs held, since): their idle GPU time goes to
+  // RunResult::bound_idle_gpu_ms when the job starts, unbinds or ends.
+  std::unordered_map<models::JobIndex, std::pair<std::int32_t, Tick>> held_;
+  void settle_held(models::JobIndex job, Tick time);
 };
 
 }  // namespace headroom::results

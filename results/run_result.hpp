@@ -200,6 +200,9 @@ struct RunResult {
   std::int64_t unix_start = -1;
   std::int64_t total_gpus = 0;
   std::int64_t lost_gpu_ms = 0;  // GPU time spent on work that preemption threw away
+  // GPU time held by pods bound while their job's other pods waited (no gang scheduling: the
+  // kubernetes and kueue placement of jobs wider than one node), idle until the job started.
+  std::int64_t bound_idle_gpu_ms = 0;
   // The failure drill (docs/drills.md), counted from the audit events as they happen.
   std::int64_t failure_lost_gpu_ms = 0;     // work lost by jobs killed by failures
   std::int64_t node_outages = 0;            // times a node went down (failure, outage, maintenance)

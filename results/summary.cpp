@@ -658,6 +658,7 @@ Summary summarize(const RunResult& result) {
   for (const auto& sv : s.services) s.slo_attainment = std::min(s.slo_attainment, sv.time_attainment);
 
   s.lost_gpu_hours = static_cast<double>(result.lost_gpu_ms) / static_cast<double>(sim::kHour);
+  s.held_idle_gpu_hours = static_cast<double>(result.bound_idle_gpu_ms) / static_cast<double>(sim::kHour);
   const auto& ts_all = result.timeseries;
   if (!ts_all.time.empty() && ts_all.pool_frag_gpus.size() == ts_all.pool_free_gpus.size() &&
       ts_all.pool_free_gpus.size() == ts_all.time.size() * result.pools.size() && !result.pools.empty()) {
@@ -831,6 +832,9 @@ void print_summary(std::ostream& out, const Summary& s, std::size_t max_tenants)
   else
     out << ", useful work " << percent(s.gpu_busy_utilization)
         << " (the rest was lost to preemption, policy kills and failures)\n\n";
+  if (s.held_idle_gpu_hours > 0)
+    out << "held idle by pods bound while their job's other pods waited (no gang scheduling): "
+        << grouped(s.held_idle_gpu_hours, 1) << " GPU-h\n\n";
 
   const std::size_t count_width = std::max<std::size_t>(6, thousands(s.jobs).size());
   out << pad_right("jobs", 13) << pad_left(thousands(s.jobs), count_width) << "\n";
@@ -983,6 +987,7 @@ void print_summary_json(std::ostream& out, const Summary& s) {
   out << "  \"makespan_s\": " << json_number(s.makespan_s) << ",\n";
   out << "  \"preemptions\": " << s.preemptions << ",\n";
   out << "  \"lost_gpu_hours\": " << json_number(s.lost_gpu_hours) << ",\n";
+  out << "  \"held_idle_gpu_hours\": " << json_number(s.held_idle_gpu_hours) << ",\n";
   out << "  \"starved_jobs\": " << s.starved_jobs << ",\n";
   out << "  \"pending_gpus_mean\": " << json_number(s.pending_gpus_mean) << ",\n";
   out << "  \"fragmentation\": " << json_number(s.fragmentation) << ",\n";

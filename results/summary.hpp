@@ -152,7 +152,9 @@ struct Summary {
   double gpu_busy_utilization = 0;
   double makespan_s = 0;
   std::int64_t preemptions = 0;
-  double lost_gpu_hours = 0;      // GPU-hours thrown away by preemption and by jobs a policy ended (TimeLimit kills)
+  double lost_gpu_hours = 0;  // GPU-hours thrown away by preemption and by jobs a policy ended (TimeLimit kills)
+  // GPU-hours held idle by pods bound while their job's other pods waited (RunResult::bound_idle_gpu_ms).
+  double held_idle_gpu_hours = 0;
   std::int64_t starved_jobs = 0;  // jobs that waited longer than kStarvationWait (or never started)
   double pending_gpus_mean = 0;   // mean over the samples of the GPUs requested by pending jobs
   // Fragmentation (TimeSeries::pool_frag_gpus): fragmented free GPUs / free GPUs, summed over the

@@ -14,6 +14,8 @@
 #include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
 #include "policies/system_module.hpp"
+#include "results/hdf5_io.hpp"
+#include "results/recorder.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
@@ -140,6 +142,36 @@ TEST(ThreeJobs, KubernetesHoldsWhatItBindsWhileTheLastPodWaits) {
   gang.run();
   EXPECT_EQ(gang.held_idle_gpu_ms(), 0);
   EXPECT_EQ(gang.job_state(2), JobState::Completed);
+}
+
+TEST(ThreeJobs, TheResultAndCompareCountTheGpuHoursHeldByBoundPods) {
+  // The run above through the recorder: the 800 GPU-seconds the 20-GPU job's bound pod held are
+  // in the result file and in the summary (and so in compare's held_idle_gpu_hours row).
+  const auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 16, 100).job(0, 20, 100).build();
+  const auto c = ht::cluster(4, 8);
+  auto policy = policies::make_policy("kubernetes", {}, 1);
+  results::Recorder rec(w, c);
+  simulation::Simulation sim(w, c, *policy, &rec);
+  sim.run();
+  EXPECT_EQ(rec.result().bound_idle_gpu_ms, 8 * 100 * sim::kSecond);
+  EXPECT_EQ(rec.result().bound_idle_gpu_ms, sim.held_idle_gpu_ms());
+  const std::string file = ::testing::TempDir() + "held_idle.h5";
+  results::write_hdf5(rec.result(), file);
+  const results::RunResult back = results::read_hdf5(file);
+  EXPECT_EQ(back.bound_idle_gpu_ms, 8 * 100 * sim::kSecond);
+  EXPECT_DOUBLE_EQ(results::summarize(back).held_idle_gpu_hours, 800.0 / 3600.0);
+  // Deadlocked jobs are charged up to the end of the run.
+  const auto d = ht::WorkloadBuilder().job(0, 4, 100).job(1, 16, 10).job(100, 16, 10).build();
+  auto w2 = d;
+  w2.jobs[2].priority = 10;  // B first at 100 s: A and B each hold one node (PartialPlacementDeadlocksTwoWideJobs)
+  auto policy2 = policies::make_policy("kubernetes", {}, 1);
+  const auto c2 = ht::cluster(2, 8);
+  results::Recorder rec2(w2, c2);
+  simulation::Simulation stuck(w2, c2, *policy2, &rec2);
+  stuck.run();
+  EXPECT_EQ(stuck.job_state(1), JobState::Unfinished);
+  EXPECT_GT(rec2.result().bound_idle_gpu_ms, 0);
+  EXPECT_EQ(rec2.result().bound_idle_gpu_ms, stuck.held_idle_gpu_ms());
 }
 
 // Every "why pending" each job was given, in order (AuditKind::Waiting events), and the

@@ -652,7 +652,7 @@ TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
   const auto d = prepare(r, "/tmp/priced.h5");
   m.set_runs({d});
   ASSERT_EQ(m.rowCount(), KpiCompareModel::KpiCount + 2);  // + tenants, job kinds
-  EXPECT_EQ(KpiCompareModel::KpiCount, 53);  // compare's rows before the per-tenant, per-kind and service ones
+  EXPECT_EQ(KpiCompareModel::KpiCount, 54);  // compare's rows before the per-tenant, per-kind and service ones
   const std::vector<std::string> metrics = {"jobs",
                                             "completed",
                                             "failed",
@@ -673,6 +673,7 @@ TEST(KpiCompareModel, EveryKpiOfCompareWithUnits) {
                                             "makespan",
                                             "preemptions",
                                             "lost_gpu_hours",
+                                            "held_idle_gpu_hours",
                                             "starved_jobs",
                                             "pending_gpus_mean",
                                             "jain_index",

@@ -93,8 +93,8 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     req.family = planner::CalibrateFamily::System, req.system = scheduler;
   else
     throw sim::InputError("", 0, 0, "--scheduler", "expected " + scheduler_choices() + ", got \"" + scheduler + "\"");
-  if (folds.outer < 1 || folds.outer > 24)
-    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 24 fit / test pairs, got " + std::to_string(folds.outer));
+  if (folds.outer < 1 || folds.outer > 500)
+    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 500 fit / test pairs, got " + std::to_string(folds.outer));
   if (folds.inner < 1 || folds.inner > 12)
     throw sim::InputError("", 0, 0, "--inner-folds", "expected 1 to 12, got " + std::to_string(folds.inner));
   const auto warmup = sim::parse_duration(folds.warmup);

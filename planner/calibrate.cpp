@@ -582,8 +582,8 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   const scenarios::Scenario& base = req.scenario;
   if (req.inner_folds < 1 || req.inner_folds > 12)
     throw sim::InputError("", 0, 0, "--inner-folds", "expected 1 to 12, got " + std::to_string(req.inner_folds));
-  if (req.outer_folds < 1 || req.outer_folds > 24)
-    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 24, got " + std::to_string(req.outer_folds));
+  if (req.outer_folds < 1 || req.outer_folds > 500)
+    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 500, got " + std::to_string(req.outer_folds));
   if (req.warmup < 0) throw sim::InputError("", 0, 0, "--warmup", "expected a duration >= 0");
   check_windows(req);  // before any run
   r.baseline_policy = base.policy.name;

@@ -412,6 +412,17 @@ TEST(CalibrateRicc, FoldsShiftFitAndTestByTheTestLengthWhileTheLogHoldsJobs) {
   } catch (const sim::InputError& e) {
     EXPECT_EQ(e.where(), "--inner-folds");
   }
+  // Pairs: 1 to 500 (a multi-year log in 14-day steps); the pairs stop where the log does.
+  for (const int outer : {0, 501}) {
+    req.inner_folds = 3;
+    req.outer_folds = outer;
+    try {
+      planner::calibrate(req);
+      FAIL() << "calibrated with " << outer << " pairs";
+    } catch (const sim::InputError& e) {
+      EXPECT_EQ(e.where(), "--folds");
+    }
+  }
 }
 
 // The NASA iPSC log records no waits: calibrate refuses it, naming the trace.

@@ -331,17 +331,7 @@ void Recorder::track_outage(Tick time, models::AuditKind kind, models::JobIndex 
   }
 }
 
-void Recorder::settle_held(models::JobIndex job, Tick time) {
-  const auto it = held_.find(job);
-  if (it == held_.end()) return;
-  result_.bound_idle_gpu_ms += std::int64_t{it->second.first} * std::max<Tick>(0, time - it->second.second);
-  held_.erase(it);
-}
-
 void Recorder::on_bound(Tick time, models::JobIndex job, std::int32_t gpus) {
-  settle_held(job, time);
-  if (gpus > 0) held_[job] = {gpus, time};
-  if (job >= open_kill_.size() || open_kill_[job] < 0) return;
   settle_bound(job, time);
   if (gpus > 0) bound_[job] = {gpus, time};
 }
@@ -349,10 +339,13 @@ void Recorder::on_bound(Tick time, models::JobIndex job, std::int32_t gpus) {
 void Recorder::settle_bound(models::JobIndex job, Tick time) {
   const auto it = bound_.find(job);
   if (it == bound_.end()) return;
-  // Partial only when the bound pods held their GPUs for some time (a gang bound and started in
-  // one scheduling pass was re-formed whole).
   const std::int64_t held = std::int64_t{it->second.first} * std::max<Tick>(0, time - it->second.second);
-  if (open_kill_[job] >= 0 && held > 0) {
+  result_.bound_idle_gpu_ms += held;
+  // Bound ahead of a restart (a kill is open only for a job that was running, whose pods were
+  // settled when it started, so all of this was bound after the kill): partial only when the
+  // bound pods held their GPUs for some time (a gang bound and started in one scheduling pass was
+  // re-formed whole).
+  if (job < open_kill_.size() && open_kill_[job] >= 0 && held > 0) {
     KillRecord& k = result_.kills[static_cast<std::size_t>(open_kill_[job])];
     k.partial = 1;
     k.partial_gpu_ms += held;
@@ -362,9 +355,8 @@ void Recorder::settle_bound(models::JobIndex job, Tick time) {
 
 void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement& placement) {
   HEADROOM_ASSERT(job < result_.jobs.size(), "on_start for unknown job " + std::to_string(job));
-  settle_held(job, time);
+  settle_bound(job, time);
   if (open_kill_[job] >= 0) {
-    settle_bound(job, time);
     result_.kills[static_cast<std::size_t>(open_kill_[job])].restart = time;
     open_kill_[job] = -1;
   }
@@ -405,9 +397,8 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
 
 void Recorder::on_end(Tick time, models::JobIndex job, models::JobState state) {
   HEADROOM_ASSERT(job < result_.jobs.size(), "on_end for unknown job " + std::to_string(job));
-  settle_held(job, time);
+  settle_bound(job, time);  // a killed job that never ran again: its kill row too
   if (open_kill_[job] >= 0) {
-    settle_bound(job, time);  // never ran again
     open_kill_[job] = -1;
   }
   JobRecord& rec = result_.jobs[job];

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <functional>
-#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,7 +48,8 @@ class Recorder : public models::SimObserver {
   std::uint32_t outage_row(Tick time, std::string_view reason);
   void track_outage(Tick time, models::AuditKind kind, models::JobIndex job, std::int32_t detail,
                     std::string_view reason, std::int64_t lost_gpu_ms);
-  // Adds the GPU time a killed job's bound pods held until `time` to its kill row.
+  // Adds the GPU time a job's bound pods held until `time` to RunResult::bound_idle_gpu_ms and,
+  // while the job awaits its restart after a kill, to that kill row (partial).
   void settle_bound(models::JobIndex job, Tick time);
   // Before appending n rows to one of the result's tables: when streaming and the table would
   // move to grow, waits for the chunk thread (it reads offered chunks in place).
@@ -87,16 +87,13 @@ class Recorder : public models::SimObserver {
   std::vector<Tick> killed_at_;             // per job: when a node failure last killed it, or -1
   Tick submit_span_ = 0;                    // last submit - first: sizes the time series on the second sample
   // Recovery per outage: by job, its kill row awaiting a restart (-1 none); by node, the outage
-  // row of its current down time (-1 none); by outage row, its nodes still down; killed jobs'
-  // pods bound ahead of their restart (GPUs, since when).
+  // row of its current down time (-1 none); by outage row, its nodes still down.
   std::vector<std::int64_t> open_kill_;
   std::vector<std::int64_t> node_outage_;
   std::vector<std::int32_t> outage_down_;
-  std::map<models::JobIndex, std::pair<std::int32_t, Tick>> bound_;
-  // Every pending job's bound pods (GPUs held, since): their idle GPU time goes to
-  // RunResult::bound_idle_gpu_ms when the job starts, unbinds or ends.
-  std::unordered_map<models::JobIndex, std::pair<std::int32_t, Tick>> held_;
-  void settle_held(models::JobIndex job, Tick time);
+  // Every pending job's pods bound ahead of its start (GPUs held, since when), settled by
+  // settle_bound when the job starts, unbinds or ends.
+  std::unordered_map<models::JobIndex, std::pair<std::int32_t, Tick>> bound_;
 };
 
 }  // namespace headroom::results

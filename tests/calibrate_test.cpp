@@ -563,6 +563,14 @@ planner::CandidateScore passed_rule(const std::string& label, std::vector<std::p
   return c;
 }
 
+// The two rules the guard tests choose between: MaxJobsPerUser 1 (the smaller inner-fold
+// objective, so tried first) and EASY backfill.
+const std::vector<std::pair<std::string, std::string>> kLimit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
+const std::vector<std::pair<std::string, std::string>> kEasy{{"placement", "consolidate"}, {"backfill", "easy"}};
+std::vector<planner::CandidateScore> easy_and_limit() {
+  return {passed_rule("EASY backfill", kEasy, 200), passed_rule("MaxJobsPerUser 1", kLimit, 100)};
+}
+
 }  // namespace
 
 TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNextOne) {
@@ -571,20 +579,17 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   // EASY backfill: the same starts as fifo here: 90 s. The fit window's longest recorded wait is
   // f0's 80 s; j1's recorded day is in the test window and is not read.
   const auto w = guard_workload({80, 0});
-  const std::vector<std::pair<std::string, std::string>> limit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
-  const std::vector<std::pair<std::string, std::string>> easy{{"placement", "consolidate"}, {"backfill", "easy"}};
   EXPECT_EQ(planner::recorded_waits(w, 0, 1000 * sim::kSecond).longest, 80 * sim::kSecond);
   EXPECT_EQ(planner::recorded_waits(w, 0, 2000 * sim::kSecond).longest, sim::kDay);  // with the held-out day
   EXPECT_EQ(test_waits(w, {}).longest, 90 * sim::kSecond);
-  EXPECT_EQ(test_waits(w, limit).longest, 100 * sim::kSecond);
-  EXPECT_EQ(test_waits(w, easy).longest, 90 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, kLimit).longest, 100 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, kEasy).longest, 90 * sim::kSecond);
 
   const planner::HeldOutBar bar{planner::recorded_waits(w, 0, 1000 * sim::kSecond).longest, test_waits(w, {}).longest};
   EXPECT_EQ(bar.bar(), 90 * sim::kSecond);
   // The limit has the smaller inner-fold objective and is chosen first: it holds j1 100 s > 90 s
   // and is refused; EASY backfill (90 s, not longer than the bar) is kept.
-  std::vector<planner::CandidateScore> cands{passed_rule("EASY backfill", easy, 200),
-                                             passed_rule("MaxJobsPerUser 1", limit, 100)};
+  std::vector<planner::CandidateScore> cands = easy_and_limit();
   std::vector<std::size_t> replayed;
   const auto replay = [&](std::size_t i) {
     replayed.push_back(i);
@@ -609,12 +614,12 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   EXPECT_EQ(kept.stats.mean_abs_error_s, 1);
 
   // With the limit alone, refused: nothing is left, the scenario as given.
-  std::vector<planner::CandidateScore> alone{passed_rule("MaxJobsPerUser 1", limit, 100)};
+  std::vector<planner::CandidateScore> alone{passed_rule("MaxJobsPerUser 1", kLimit, 100)};
   refused.clear();
   EXPECT_EQ(planner::choose_held_out(
                 alone, planner::CalibrateObjective::MeanError, bar,
                 [&](std::size_t) {
-                  return planner::HeldOutRun{{}, test_waits(w, limit).longest};
+                  return planner::HeldOutRun{{}, test_waits(w, kLimit).longest};
                 },
                 refused, kept),
             1u);
@@ -626,8 +631,7 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatHoldsATestJobPastTheBarAndKeepsTheNe
   const planner::HeldOutBar high{planner::recorded_waits(w120, 0, 1000 * sim::kSecond).longest,
                                  test_waits(w120, {}).longest};
   EXPECT_EQ(high.bar(), 120 * sim::kSecond);
-  std::vector<planner::CandidateScore> again{passed_rule("EASY backfill", easy, 200),
-                                             passed_rule("MaxJobsPerUser 1", limit, 100)};
+  std::vector<planner::CandidateScore> again = easy_and_limit();
   replayed.clear();
   refused.clear();
   const auto replay_again = [&](std::size_t i) {
@@ -647,22 +651,19 @@ TEST(CalibrateHeldOutGuard, RefusesARuleThatMakesTheTestWindowWaitLongerOnAverag
   // 90 s (mean 30 s, longest 90 s); MaxJobsPerUser 1 holds u1's second job 100 s and starts u2's at
   // once: 0, 100 and 0 s (mean 33.333 s, longest 100 s); EASY backfill starts them as fifo does.
   const auto w = guard_workload({120, 0, 0, 0});
-  const std::vector<std::pair<std::string, std::string>> limit{{"placement", "consolidate"}, {"MaxJobsPerUser", "1"}};
-  const std::vector<std::pair<std::string, std::string>> easy{{"placement", "consolidate"}, {"backfill", "easy"}};
   EXPECT_EQ(planner::recorded_waits(w, 0, 1000 * sim::kSecond).mean, 30 * sim::kSecond);
   EXPECT_EQ(planner::recorded_waits(w, 0, 2000 * sim::kSecond).mean, (120 * sim::kSecond + sim::kDay) / 5);
   EXPECT_EQ(test_waits(w, {}).mean, 30 * sim::kSecond);
-  EXPECT_EQ(test_waits(w, limit).mean, 100 * sim::kSecond / 3);
-  EXPECT_EQ(test_waits(w, easy).mean, 30 * sim::kSecond);
-  EXPECT_EQ(test_waits(w, limit).longest, 100 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, kLimit).mean, 100 * sim::kSecond / 3);
+  EXPECT_EQ(test_waits(w, kEasy).mean, 30 * sim::kSecond);
+  EXPECT_EQ(test_waits(w, kLimit).longest, 100 * sim::kSecond);
 
   const planner::WaitFigures recorded = planner::recorded_waits(w, 0, 1000 * sim::kSecond);
   const planner::WaitFigures as_given = test_waits(w, {});
   const planner::HeldOutBar bar{recorded.longest, as_given.longest, recorded.mean, as_given.mean};
   EXPECT_EQ(bar.bar(), 120 * sim::kSecond);  // the limit's 100 s passes the longest-wait bar
   EXPECT_EQ(bar.mean_bar(), 30 * sim::kSecond);
-  std::vector<planner::CandidateScore> cands{passed_rule("EASY backfill", easy, 200),
-                                             passed_rule("MaxJobsPerUser 1", limit, 100)};
+  std::vector<planner::CandidateScore> cands = easy_and_limit();
   std::vector<std::size_t> replayed;
   const auto replay = [&](std::size_t i) {
     replayed.push_back(i);

@@ -95,6 +95,20 @@ struct KaiRun {
   simulation::SimulationStats stats;
 };
 
+// n jobs arriving at floored exponential gaps of rate `rate` per second, of a GPU count drawn from
+// `sizes` and a floored lognormal(mu, sigma) run time plus one second, in that draw order.
+template <std::size_t N>
+models::Workload random_arrivals(sim::RngStream& rng, int n, const int (&sizes)[N], double rate, double mu,
+                                 double sigma) {
+  ht::WorkloadBuilder b;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += std::floor(rng.exponential(rate));
+    b.job(t, sizes[rng.below(N)], std::floor(rng.lognormal(mu, sigma)) + 1);
+  }
+  return b.build();
+}
+
 void in_queue(models::Workload& w, JobIndex j, const std::string& q, models::JobKind kind = models::JobKind::Train) {
   w.jobs[j].queue = w.queues.intern(q);
   w.jobs[j].kind = kind;
@@ -833,14 +847,8 @@ TEST(KaiDecisions, WalkCutWhereNothingStartsDecidesAsBefore) {
                         {3, "4d701fba94c1a3b0", 12305562184101764493ull}};
   for (const auto& [seed, fingerprint, events] : cases) {
     sim::RngStream rng(seed, "test/kai-cut");
-    ht::WorkloadBuilder b;
-    double t = 0;
     static const int kSizes[] = {1, 1, 2, 4, 8, 8, 1, 3, 16, 6};
-    for (int i = 0; i < 2500; ++i) {
-      t += std::floor(rng.exponential(1.0 / 3.0));
-      b.job(t, kSizes[rng.below(10)], std::floor(rng.lognormal(5.0, 1.2)) + 1);
-    }
-    auto w = b.build();
+    auto w = random_arrivals(rng, 2500, kSizes, 1.0 / 3.0, 5.0, 1.2);
     static const char* kQueues[] = {"q0", "q1", "q2"};
     for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, kQueues[rng.below(3)]);
     std::vector<std::pair<std::string, std::string>> kv;
@@ -879,14 +887,8 @@ TEST(KaiDecisions, WalkBlocksDecideAsBefore) {
                         {3, "302d865d7106bdca", 14900237696686446460ull}};
   for (const auto& [seed, fingerprint, events] : cases) {
     sim::RngStream rng(seed, "test/kai-blocks");
-    ht::WorkloadBuilder b;
-    double t = 0;
     static const int kSizes[] = {8, 8, 4, 8, 2, 1, 8, 16, 6, 24, 3, 8};
-    for (int i = 0; i < 6000; ++i) {
-      t += std::floor(rng.exponential(1.0 / 2.0));
-      b.job(t, kSizes[rng.below(12)], std::floor(rng.lognormal(5.0, 1.3)) + 1);
-    }
-    auto w = b.build();
+    auto w = random_arrivals(rng, 6000, kSizes, 1.0 / 2.0, 5.0, 1.3);
     static const char* kQueues[] = {"q0", "q1", "q1", "q2"};
     int gangs = 0;
     for (JobIndex j = 0; j < w.jobs.size(); ++j) {
@@ -950,14 +952,8 @@ TEST(KaiDecisions, ConsolidationNodeListsDecideAsBefore) {
   };
   for (const auto& [seed, fingerprint, events] : cases) {
     sim::RngStream rng(seed, "test/kai-movable");
-    ht::WorkloadBuilder b;
-    double t = 0;
     static const int kSizes[] = {1, 2, 3, 4, 6, 8, 5, 2, 1, 7};
-    for (int i = 0; i < 4000; ++i) {
-      t += std::floor(rng.exponential(1.0 / 20.0));
-      b.job(t, kSizes[rng.below(10)], std::floor(rng.lognormal(6.0, 1.0)) + 1);
-    }
-    auto w = b.build();
+    auto w = random_arrivals(rng, 4000, kSizes, 1.0 / 20.0, 6.0, 1.0);
     static const char* kQueues[] = {"q0", "q1", "q1"};
     int groups = 0;
     for (JobIndex j = 0; j < w.jobs.size(); ++j) {

@@ -979,6 +979,34 @@ TEST_P(VolcanoProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterministic) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, VolcanoProperties, ::testing::Values(1u, 2u, 3u, 4u));
 
+namespace {
+// Two queues under the capacity plugin (deserved 12 and 20, q2 capped at 28, q1 guaranteed 4),
+// flat or below one parent `org` (enableHierarchy).
+void capacity_queues(std::map<std::string, std::string>& kv, bool hierarchical) {
+  kv["tiers"] = "[[priority, gang, conformance], [drf, predicates, " +
+                std::string(hierarchical ? "{name: capacity, enableHierarchy: true}" : "capacity") + ", nodeorder]]";
+  kv["queues.q1.deserved.nvidia.com/gpu"] = "12";
+  kv["queues.q2.deserved.nvidia.com/gpu"] = "20";
+  kv["queues.q2.capability.nvidia.com/gpu"] = "28";
+  kv["queues.q1.guarantee.resource.nvidia.com/gpu"] = "4";
+  if (hierarchical) {
+    kv["queues.org.deserved.nvidia.com/gpu"] = "32";
+    kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "4";
+    kv["queues.q1.parent"] = "org";
+    kv["queues.q2.parent"] = "org";
+  }
+}
+
+// Two queues under hierarchical DRF: root/org/q1 and root/org/q2, weights 1 and 2.
+void hdrf_queues(std::map<std::string, std::string>& kv) {
+  kv["tiers"] = "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
+  kv["queues.q1.annotations.volcano.sh/hierarchy"] = "root/org/q1";
+  kv["queues.q1.annotations.volcano.sh/hierarchy-weights"] = "1/1/1";
+  kv["queues.q2.annotations.volcano.sh/hierarchy"] = "root/org/q2";
+  kv["queues.q2.annotations.volcano.sh/hierarchy-weights"] = "1/1/2";
+}
+}  // namespace
+
 // The same invariants under capacity (flat, hierarchical) and hierarchical DRF, with reclaim.
 class VolcanoQueueProperties : public ::testing::TestWithParam<std::tuple<std::uint64_t, int>> {};
 
@@ -990,24 +1018,9 @@ TEST_P(VolcanoQueueProperties, NoOvercommitGangStartsEveryJobEndsOnceDeterminist
                                            {"termination_grace_period", std::to_string(seed * 7 % 40) + "s"},
                                            {"minResources", seed % 2 == 0 ? "auto" : "none"}};
   if (mode == 0 || mode == 1) {
-    kv["tiers"] = "[[priority, gang, conformance], [drf, predicates, " +
-                  std::string(mode == 1 ? "{name: capacity, enableHierarchy: true}" : "capacity") + ", nodeorder]]";
-    kv["queues.q1.deserved.nvidia.com/gpu"] = "12";
-    kv["queues.q2.deserved.nvidia.com/gpu"] = "20";
-    kv["queues.q2.capability.nvidia.com/gpu"] = "28";
-    kv["queues.q1.guarantee.resource.nvidia.com/gpu"] = "4";
-    if (mode == 1) {
-      kv["queues.org.deserved.nvidia.com/gpu"] = "32";
-      kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "4";
-      kv["queues.q1.parent"] = "org";
-      kv["queues.q2.parent"] = "org";
-    }
+    capacity_queues(kv, mode == 1);
   } else {
-    kv["tiers"] = "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
-    kv["queues.q1.annotations.volcano.sh/hierarchy"] = "root/org/q1";
-    kv["queues.q1.annotations.volcano.sh/hierarchy-weights"] = "1/1/1";
-    kv["queues.q2.annotations.volcano.sh/hierarchy"] = "root/org/q2";
-    kv["queues.q2.annotations.volcano.sh/hierarchy-weights"] = "1/1/2";
+    hdrf_queues(kv);
   }
   const auto p = params(kv);
   CapacityObserver obs(c, w.jobs.size());
@@ -1464,25 +1477,10 @@ void expect_decisions(const DecisionCase& k, const char* pods_created) {
     kv["queues.q2.weight"] = "2";
   } else if (k.mode == 1 || k.mode == 2) {
     kv["actions"] = "enqueue, allocate, reclaim, backfill";
-    kv["tiers"] = "[[priority, gang, conformance], [drf, predicates, " +
-                  std::string(k.mode == 2 ? "{name: capacity, enableHierarchy: true}" : "capacity") + ", nodeorder]]";
-    kv["queues.q1.deserved.nvidia.com/gpu"] = "12";
-    kv["queues.q2.deserved.nvidia.com/gpu"] = "20";
-    kv["queues.q2.capability.nvidia.com/gpu"] = "28";
-    kv["queues.q1.guarantee.resource.nvidia.com/gpu"] = "4";
-    if (k.mode == 2) {
-      kv["queues.org.deserved.nvidia.com/gpu"] = "32";
-      kv["queues.org.guarantee.resource.nvidia.com/gpu"] = "4";
-      kv["queues.q1.parent"] = "org";
-      kv["queues.q2.parent"] = "org";
-    }
+    capacity_queues(kv, k.mode == 2);
   } else if (k.mode == 3) {
     kv["actions"] = "enqueue, allocate, reclaim, backfill";
-    kv["tiers"] = "[[priority, gang, conformance], [{name: drf, enableHierarchy: true}, predicates, nodeorder]]";
-    kv["queues.q1.annotations.volcano.sh/hierarchy"] = "root/org/q1";
-    kv["queues.q1.annotations.volcano.sh/hierarchy-weights"] = "1/1/1";
-    kv["queues.q2.annotations.volcano.sh/hierarchy"] = "root/org/q2";
-    kv["queues.q2.annotations.volcano.sh/hierarchy-weights"] = "1/1/2";
+    hdrf_queues(kv);
   } else {
     kv["minResources"] = "auto";
     kv["queues.q1.weight"] = "3";

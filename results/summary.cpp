@@ -211,6 +211,20 @@ void json_quantiles(std::ostream& out, const Quantiles& q) {
 constexpr auto kRejected = static_cast<std::uint8_t>(models::JobState::Rejected);
 constexpr std::uint32_t kNoReason = UINT32_MAX;
 
+// The reason most jobs gave (ties: the first by text), nullptr when there is none.
+using ReasonCount = std::pair<const std::string, std::int64_t>;
+const ReasonCount* most_common(const std::map<std::string, std::int64_t>& by_reason) {
+  const ReasonCount* top = nullptr;
+  for (const auto& kv : by_reason)
+    if (top == nullptr || kv.second > top->second) top = &kv;
+  return top;
+}
+
+// `"reason" (N jobs)`.
+std::string quoted_with_count(const ReasonCount& rc) {
+  return json_string(rc.first) + " (" + thousands(rc.second) + (rc.second == 1 ? " job)" : " jobs)");
+}
+
 // The banner of a summary (Summary::banner): `not_run` jobs never started or were rejected by the
 // policy. Reads the audit events once for their reasons.
 std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t policy_rejected) {
@@ -247,9 +261,7 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
     ++by_reason[why];
     why_of[i] = std::move(why);
   }
-  const std::pair<const std::string, std::int64_t>* main = nullptr;
-  for (const auto& kv : by_reason)
-    if (main == nullptr || kv.second > main->second) main = &kv;  // ties: the first by text
+  const ReasonCount* main = most_common(by_reason);
   // When the run ended them (Unfinished: nothing left to start them, or the horizon), what the
   // policy last said while they waited tells why: the most common of those jobs' last pending
   // reasons.
@@ -258,9 +270,7 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
     for (std::size_t i = 0; i < r.jobs.size(); ++i)
       if (never_started(r.jobs[i]) && why_of[i] == main->first && !text(ending[i]).empty() && !text(waiting[i]).empty())
         ++last_pending[text(waiting[i])];
-  const std::pair<const std::string, std::int64_t>* last = nullptr;
-  for (const auto& kv : last_pending)
-    if (last == nullptr || kv.second > last->second) last = &kv;
+  const ReasonCount* last = most_common(last_pending);
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(not_run) / static_cast<double>(jobs));
   std::string b = "WARNING: " + thousands(not_run) + " of " + thousands(jobs) + " jobs (" + pct + ") ";
@@ -271,12 +281,8 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   else
     b += "never started (" + thousands(unstarted) + ") or were rejected by the policy (" + thousands(policy_rejected) +
          ")";
-  if (main != nullptr)
-    b += "; main reason: " + json_string(main->first) + " (" + thousands(main->second) +
-         (main->second == 1 ? " job)" : " jobs)");
-  if (last != nullptr)
-    b += "; their last pending reason: " + json_string(last->first) + " (" + thousands(last->second) +
-         (last->second == 1 ? " job)" : " jobs)");
+  if (main != nullptr) b += "; main reason: " + quoted_with_count(*main);
+  if (last != nullptr) b += "; their last pending reason: " + quoted_with_count(*last);
   return b;
 }
 
@@ -302,14 +308,11 @@ std::string failure_note(const RunResult& r) {
     ++n;
   }
   if (n * 100 <= jobs) return "";
-  const std::pair<const std::string, std::int64_t>* main = nullptr;
-  for (const auto& kv : by_reason)
-    if (main == nullptr || kv.second > main->second) main = &kv;
+  const ReasonCount* main = most_common(by_reason);
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(n) / static_cast<double>(jobs));
   return "NOTE: " + thousands(n) + " of " + thousands(jobs) + " jobs (" + pct +
-         ") were ended Failed by the system; main reason: " + json_string(main->first) + " (" +
-         thousands(main->second) + (main->second == 1 ? " job)" : " jobs)");
+         ") were ended Failed by the system; main reason: " + quoted_with_count(*main);
 }
 
 // What the summary reads from the audit events, in one pass over them.

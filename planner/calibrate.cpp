@@ -37,6 +37,8 @@ const policies::Calibration* calibration_of(const std::string& policy) {
 
 scenarios::Scenario with_candidate(const scenarios::Scenario& base, const Candidate& c) {
   scenarios::Scenario s = base;
+  if (c.prime_time.enabled()) s.prime_time = c.prime_time;
+  if (c.as_given_policy) return s;
   // A candidate of the scenario's own system is set over the scenario's configuration, less the
   // keys searched; any other replaces it.
   if (const policies::Calibration* cal = calibration_of(c.policy); cal != nullptr && base.policy.name == c.policy) {
@@ -265,7 +267,14 @@ std::vector<Candidate> system_candidates(const std::string& system, const traces
   in.sizes = sizes;
   if (scenario.policy.name == system) in.own = &scenario.policy.params;
   std::vector<Candidate> out;
-  for (auto& c : cal->candidates(in)) out.push_back({system, std::move(c.label), std::move(c.params), c.nodes});
+  for (auto& c : cal->candidates(in)) {
+    Candidate x;
+    x.policy = system;
+    x.label = std::move(c.label);
+    x.params = std::move(c.params);
+    x.nodes = c.nodes;
+    out.push_back(std::move(x));
+  }
   return out;
 }
 
@@ -279,8 +288,21 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
   // held-out windows, issue #33). Idle capacity while jobs waited is reported instead
   // (LogFindings: outage / reservation candidates).
   const std::vector<std::int32_t> sizes{-1};
-  if (resolve_family(family, scenario) == CalibrateFamily::System)
-    return system_candidates(system.empty() ? scenario.policy.name : system, fit, scenario, sizes, queue_depth);
+  // Prime time the recorded starts show, on the scenario as given (unless it has its own).
+  std::vector<Candidate> prime;
+  if (fit.prime_time.enabled() && !scenario.prime_time.enabled()) {
+    Candidate c;
+    c.policy = scenario.policy.name;
+    c.label = "as given, with the prime time the recorded starts show";
+    c.as_given_policy = true;
+    c.prime_time = fit.prime_time;
+    prime.push_back(std::move(c));
+  }
+  if (resolve_family(family, scenario) == CalibrateFamily::System) {
+    auto out = system_candidates(system.empty() ? scenario.policy.name : system, fit, scenario, sizes, queue_depth);
+    out.insert(out.end(), prime.begin(), prime.end());
+    return out;
+  }
   std::vector<std::string> backfills{"none", "easy"};
   if (fit.scheduler == "easy") backfills = {"easy"};
   if (fit.scheduler == "fcfs") backfills = {"none"};
@@ -343,6 +365,7 @@ std::vector<Candidate> calibration_candidates(const traces::Inference& fit, cons
         c.params.insert(c.params.end(), params.begin(), params.end());
         out.push_back(std::move(c));
       }
+  out.insert(out.end(), prime.begin(), prime.end());
   return out;
 }
 
@@ -360,7 +383,7 @@ std::size_t choose_candidate(const std::vector<CandidateScore>& candidates, Cali
     const auto& a = candidates[i];
     const auto& b = candidates[pick];
     if (!a.passed || a.objective > band || i == pick) continue;
-    const std::size_t pa = a.candidate.params.size(), pb = b.candidate.params.size();
+    const std::size_t pa = a.candidate.parameters(), pb = b.candidate.parameters();
     const double ma = a.fit.median_abs_error_s, mb = b.fit.median_abs_error_s;
     const bool better = pa != pb                         ? pa < pb
                         : ma != mb                       ? ma < mb
@@ -945,7 +968,23 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
 std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scenario& original,
                             const std::string& output) {
   YAML::Node root = YAML::Load(original.text);
-  if (!result.as_given) {
+  if (!result.as_given && result.candidates[result.best].candidate.prime_time.enabled()) {
+    const models::PrimeTime& p = result.candidates[result.best].candidate.prime_time;
+    YAML::Node pt(YAML::NodeType::Map);
+    pt["longer_than"] = models::duration_text(p.longer_than);
+    pt["days"] = models::days_text(p.days);
+    char hours[32];
+    std::snprintf(hours, sizeof hours, "%02d:%02d-%02d:%02d", p.from_minute / 60, p.from_minute % 60, p.to_minute / 60,
+                  p.to_minute % 60);
+    pt["hours"] = std::string(hours);
+    const std::int32_t off = p.utc_offset_minutes < 0 ? -p.utc_offset_minutes : p.utc_offset_minutes;
+    char offset[16];
+    std::snprintf(offset, sizeof offset, "%c%02d:%02d", p.utc_offset_minutes < 0 ? '-' : '+', off / 60, off % 60);
+    pt["utc_offset"] = std::string(offset);
+    pt["dst"] = models::dst_rule_name(p.dst);
+    root["prime_time"] = pt;
+  }
+  if (!result.as_given && !result.candidates[result.best].candidate.as_given_policy) {
     const Candidate& c = result.candidates[result.best].candidate;
     YAML::Node policy(YAML::NodeType::Map);
     if (const policies::Calibration* cal = calibration_of(c.policy);

@@ -56,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/prime_time.hpp"
 #include "results/fidelity.hpp"
 #include "results/run_result.hpp"
 #include "scenarios/scenario.hpp"
@@ -88,6 +89,12 @@ struct Candidate {
   std::vector<std::pair<std::string, std::string>> params;  // the policy's keys, in order; a system's: set
                                                             // over the scenario's own keys of that system
   std::int32_t nodes = -1;                                  // first pool's nodes; -1 unchanged
+  // The scenario's policy as given (params unused), with the prime time the fit window's recorded
+  // starts show (traces::detect_prime_time; docs/fidelity.md, "Prime time").
+  bool as_given_policy = false;
+  models::PrimeTime prime_time;
+  // What the near-tie rule counts: the policy keys set, and prime time's bound and hours as three.
+  std::size_t parameters() const { return params.size() + (prime_time.enabled() ? 3 : 0); }
 };
 
 struct CandidateScore {

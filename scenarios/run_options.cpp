@@ -4,6 +4,7 @@
 
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
+#include "sim/errors.hpp"
 
 namespace headroom::scenarios {
 
@@ -13,6 +14,13 @@ simulation::SimulationOptions simulation_options(const Scenario& scenario, const
   o.sample_interval = scenario.output.sample_interval;
   o.failures = scenario.failures;
   o.seed = scenario.seed;
+  o.prime_time = scenario.prime_time;
+  if (o.prime_time.enabled() && workload.meta.unix_start < 0)
+    throw sim::InputError(scenario.file, static_cast<int>(o.prime_time.line), static_cast<int>(o.prime_time.column),
+                          "prime_time",
+                          "prime time needs a trace that dates its jobs (an SWF header's UnixStartTime, sacct or "
+                          "kubectl times); " +
+                              scenario.workload.trace + " gives none");
   if (scenario.runtime.enabled)
     o.runtime = std::make_shared<const models::RuntimeModel>(scenario.runtime, workload, scenario.cluster);
   // Placement locality: a job spread over switches runs slower by the topology's slowdown model

@@ -273,7 +273,7 @@ class Loader {
     }
     MapReader top(root, "",
                   {"name", "seed", "cluster", "tenants", "policy", "policies", "workload", "horizon", "output",
-                   "variants", "seeds", "failures", "costs", "services", "runtime", "targets", "split"},
+                   "variants", "seeds", "failures", "costs", "services", "runtime", "targets", "split", "prime_time"},
                   errors_, file_);
     if (const Entry* e = top.require("name")) {
       if (auto v = string_value(*e)) out.name = *v;
@@ -307,6 +307,7 @@ class Loader {
     if (const Entry* e = top.optional("costs")) load_costs(*e, out.cluster, out.costs);
     if (const Entry* e = top.optional("services")) load_services(*e, out.services);
     if (const Entry* e = top.optional("runtime")) load_runtime(*e, out.cluster, out.runtime);
+    if (const Entry* e = top.optional("prime_time")) load_prime_time(*e, out.prime_time);
     if (const Entry* e = top.optional("targets")) {
       // Strings here; their syntax is checked where they are scored (planner::parse_target).
       for (const Entry& item : list_items(*e)) {
@@ -1575,6 +1576,75 @@ class Loader {
     }
     if (e.value.IsSequence() && e.value.size() == 0) error(e, "expected at least one node, got an empty list");
     return out;
+  }
+
+  // ---- prime_time: (docs/fidelity.md, "Prime time") ----
+  // "HH:MM" on a 24-hour clock, 24:00 allowed as an end; minutes since midnight.
+  static std::optional<std::int32_t> clock_minutes(const std::string& t) {
+    if (t.size() != 5 || t[2] != ':') return std::nullopt;
+    for (const std::size_t i : {0u, 1u, 3u, 4u})
+      if (t[i] < '0' || t[i] > '9') return std::nullopt;
+    const int h = (t[0] - '0') * 10 + (t[1] - '0'), m = (t[3] - '0') * 10 + (t[4] - '0');
+    if (m > 59 || h > 24 || (h == 24 && m != 0)) return std::nullopt;
+    return h * 60 + m;
+  }
+
+  void load_prime_time(const Entry& e, models::PrimeTime& p) {
+    if (!expect_map(e, "a map with longer_than, days, hours, utc_offset and dst")) return;
+    MapReader r(e.value, e.path, {"longer_than", "days", "hours", "utc_offset", "dst"}, errors_, file_);
+    const Location at = e.location();
+    p.line = static_cast<std::uint32_t>(at.line);
+    p.column = static_cast<std::uint32_t>(at.column);
+    if (const Entry* g = r.require("longer_than")) {
+      if (auto v = duration_value(*g, false)) p.longer_than = *v;
+    }
+    if (const Entry* g = r.optional("days")) {
+      if (auto v = string_value(*g); v && !models::parse_days(*v, p.days))
+        error(*g, "expected days like Mon-Fri or Sat,Sun, got " + describe(g->value));
+    }
+    if (const Entry* g = r.optional("hours")) {
+      if (auto v = string_value(*g)) {
+        const std::size_t dash = v->find('-');
+        const auto from = dash == std::string::npos ? std::nullopt : clock_minutes(v->substr(0, dash));
+        const auto to = dash == std::string::npos ? std::nullopt : clock_minutes(v->substr(dash + 1));
+        if (!from || !to || *from >= *to)
+          error(*g, "expected local hours like \"08:00-18:00\" (start before end, within one day), got " +
+                        describe(g->value));
+        else {
+          p.from_minute = *from;
+          p.to_minute = *to;
+        }
+      }
+    }
+    if (const Entry* g = r.optional("utc_offset")) {
+      // "+01:00", "-08:00", or "UTC" / "0"
+      std::optional<std::int32_t> minutes;
+      if (g->value.IsScalar()) {
+        const std::string t = g->value.Scalar();
+        if (t == "0" || t == "UTC" || t == "Z") {
+          minutes = 0;
+        } else if (t.size() == 6 && (t[0] == '+' || t[0] == '-')) {
+          if (auto m = clock_minutes(t.substr(1)); m && *m <= 14 * 60) minutes = t[0] == '-' ? -*m : *m;
+        }
+      }
+      if (!minutes)
+        error(*g, "expected the local clock's standard offset from UTC like \"+01:00\" or \"-08:00\", got " +
+                      describe(g->value));
+      else
+        p.utc_offset_minutes = *minutes;
+    }
+    if (const Entry* g = r.optional("dst")) {
+      if (auto v = string_value(*g)) {
+        if (*v == "none")
+          p.dst = models::DstRule::None;
+        else if (*v == "eu")
+          p.dst = models::DstRule::Eu;
+        else if (*v == "us")
+          p.dst = models::DstRule::Us;
+        else
+          error(*g, "expected none, eu or us (the summer time rules of the local clock), got " + describe(g->value));
+      }
+    }
   }
 
   void load_failures(const Entry& e, const models::ClusterSpec& cluster, models::FailureSpec& f) {

@@ -8,6 +8,7 @@
 
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
+#include "models/prime_time.hpp"
 #include "models/service.hpp"
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
@@ -134,6 +135,7 @@ struct Scenario {
   CostSpec costs;                             // `costs:` (docs/planner.md, "Cost")
   std::vector<models::ServiceSpec> services;  // `services:` (docs/services.md)
   models::RuntimeSpec runtime;                // `runtime:` (docs/heterogeneity.md)
+  models::PrimeTime prime_time;               // `prime_time:` (docs/fidelity.md, "Prime time")
   std::vector<TargetSpec> targets;            // `targets:` (docs/planner.md, "Scorecard")
   // `split:` (docs/split.md): the site cut between several systems; policy.name is "split" then.
   policies::split::SplitSpec split;

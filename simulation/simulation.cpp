@@ -128,6 +128,8 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   for (std::size_t i = 1; i < n; ++i)
     HEADROOM_ASSERT(workload_.jobs[i - 1].submit <= workload_.jobs[i].submit, "workload is not sorted by submit time");
   if (options_.sample_interval <= 0) options_.sample_interval = auto_interval(workload_);
+  HEADROOM_ASSERT(!options_.prime_time.enabled() || workload_.meta.unix_start >= 0,
+                  "prime time needs the trace's calendar origin");
 }
 
 SimulationStats Simulation::run(const std::atomic<bool>* stop) {
@@ -167,11 +169,17 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
 namespace {
 // A JobFinish event whose payload has this bit withdraws the job (models::Job::withdraw_at).
 constexpr std::uint64_t kWithdrawBit = std::uint64_t{1} << 62;
+// A JobSubmit event whose payload has this bit admits a job that prime time held.
+constexpr std::uint64_t kHeldBit = std::uint64_t{1} << 61;
 }  // namespace
 
 void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
   switch (event.cls) {
     case EventClass::JobSubmit: {
+      if ((event.payload & kHeldBit) != 0) {
+        admit(static_cast<JobIndex>(event.payload & ~kHeldBit));
+        break;
+      }
       const auto j = static_cast<JobIndex>(event.payload);
       if (j + 1u < workload_.jobs.size()) engine.schedule(workload_.jobs[j + 1].submit, EventClass::JobSubmit, j + 1);
       on_submit(j);
@@ -230,6 +238,19 @@ bool Simulation::permitted(JobIndex j) const {
 }
 
 void Simulation::on_submit(JobIndex j) {
+  const models::Job& job = workload_.jobs[j];
+  if (options_.prime_time.holds(job.walltime) && permitted(j)) {
+    const Tick at = options_.prime_time.release(engine_.now(), workload_.meta.unix_start);
+    if (at > engine_.now()) {
+      engine_.record(0x5052494d00000000ull ^ j);
+      engine_.schedule(at, EventClass::JobSubmit, kHeldBit | j);
+      return;
+    }
+  }
+  admit(j);
+}
+
+void Simulation::admit(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
   ++submitted_;
   ++progress_;

@@ -14,6 +14,7 @@
 #include "models/cluster.hpp"
 #include "models/failures.hpp"
 #include "models/observer.hpp"
+#include "models/prime_time.hpp"
 #include "models/speed.hpp"
 #include "models/workload.hpp"
 #include "policies/api.hpp"
@@ -47,6 +48,9 @@ struct SimulationOptions {
   // Placement locality (e.g. a topology slowdown): a factor (finite, > 0) that multiplies the
   // job's speed on the placement it starts on, called once per start. Null = 1.0.
   std::function<double(const models::Job&, const models::Placement&)> placement_speed;
+  // Prime time (models/prime_time.hpp): a job it holds enters the policy's queue when prime time
+  // ends, keeping its submit time; needs the workload's calendar origin (TraceMeta::unix_start).
+  models::PrimeTime prime_time;
 };
 
 struct SimulationStats {
@@ -134,6 +138,7 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   void clear_pending_reason(models::JobIndex j);
   void end_job(models::JobIndex j, models::JobState state, std::string_view reason, bool notify_policy = true);
   void finish_at_horizon(Tick t, std::string_view reason);
+  void admit(models::JobIndex j);  // the job enters the policy's queue (after prime time, if held)
   bool permitted(models::JobIndex j) const;
 
   // The failure drill (simulation.cpp, "Failures and maintenance").

@@ -345,7 +345,7 @@ TEST(ScenarioErrors, UnknownTopLevelKeyWithSuggestion) {
       kBase + "zzzzzzzz: 1\n",
       {11, 1, "zzzzzzzz",
        "unknown key \"zzzzzzzz\" (expected one of: name, seed, cluster, tenants, policy, policies, workload, horizon, "
-       "output, variants, seeds, failures, costs, services, runtime, targets, split)"});
+       "output, variants, seeds, failures, costs, services, runtime, targets, split, prime_time)"});
 }
 
 TEST(Scenario, CostsPriceThePoolsByGpuType) {

@@ -1,8 +1,10 @@
 #include "traces/infer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -42,6 +44,65 @@ std::string scheduler_from_header(const std::string& text) {
       t.find("first come") != std::string::npos)
     return "fcfs";
   return "";
+}
+
+void detect_prime_time(const models::Workload& w, std::int32_t utc_offset_minutes, models::DstRule dst,
+                       models::PrimeTime& out, PrimeTimeEvidence& evidence) {
+  out = models::PrimeTime{};
+  evidence = PrimeTimeEvidence{};
+  if (w.meta.unix_start < 0) return;
+  // Each recorded start's weekday hour (0..119, Monday 00:00 first) or -1 on a weekend.
+  struct Start {
+    sim::Tick walltime;
+    int hour;
+  };
+  std::vector<Start> starts;
+  for (const models::Job& j : w.jobs) {
+    if (j.trace_start < 0 || j.walltime <= 0) continue;
+    const models::LocalTime lt = models::local_time(w.meta.unix_start * 1000 + j.trace_start, utc_offset_minutes, dst);
+    starts.push_back({j.walltime, lt.weekday < 5 ? lt.weekday * 24 + static_cast<int>(lt.ms_of_day / sim::kHour) : -1});
+  }
+  constexpr std::int64_t kMinJobs = 50;
+  constexpr double kQuarter = 0.25;
+  for (const sim::Tick bound : {sim::kHour, 2 * sim::kHour, 4 * sim::kHour, 8 * sim::kHour, 12 * sim::kHour}) {
+    std::array<std::int64_t, 24> long_at{}, short_at{};
+    std::int64_t longs = 0, shorts = 0;
+    for (const Start& s : starts) {
+      (s.walltime > bound ? longs : shorts) += 1;
+      if (s.hour >= 0) (s.walltime > bound ? long_at : short_at)[static_cast<std::size_t>(s.hour % 24)] += 1;
+    }
+    if (longs < kMinJobs || shorts < kMinJobs) continue;
+    // An hour is quiet for the long jobs when their share of starts there is at most a quarter of
+    // the others' (and the others do start then).
+    const auto quiet = [&](int h) {
+      const double ls = static_cast<double>(long_at[static_cast<std::size_t>(h)]) / static_cast<double>(longs);
+      const double ss = static_cast<double>(short_at[static_cast<std::size_t>(h)]) / static_cast<double>(shorts);
+      return ss > 0 && ls <= kQuarter * ss;
+    };
+    if (!quiet(12)) continue;
+    int from = 12, to = 13;
+    while (from > 0 && quiet(from - 1)) --from;
+    while (to < 24 && quiet(to)) ++to;
+    if (to - from < 4) continue;
+    std::int64_t li = 0, si = 0;
+    for (int h = from; h < to; ++h) {
+      li += long_at[static_cast<std::size_t>(h)];
+      si += short_at[static_cast<std::size_t>(h)];
+    }
+    const double long_inside = static_cast<double>(li) / static_cast<double>(longs);
+    const double short_inside = static_cast<double>(si) / static_cast<double>(shorts);
+    if (long_inside > kQuarter * short_inside) continue;
+    out.longer_than = bound;
+    out.days = 0x1f;
+    out.from_minute = from * 60;
+    out.to_minute = to * 60;
+    out.utc_offset_minutes = utc_offset_minutes;
+    out.dst = dst;
+    const double release =
+        to < 24 ? static_cast<double>(long_at[static_cast<std::size_t>(to)]) / static_cast<double>(longs) : 0.0;
+    evidence = {longs, shorts, long_inside, short_inside, release};
+    return;
+  }
 }
 
 Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t units_per_gpu,
@@ -132,8 +193,38 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
           (!inf.header_notes.empty() && !l.empty() && l.find(':') == std::string::npos))
         inf.header_notes.emplace_back(text);
       all += std::string(text) + "\n";
+      // "TimeZone: 3600" (seconds east of UTC, standard time), "TimeZoneString: Europe/Stockholm"
+      if (l.starts_with("timezonestring:")) {
+        std::string_view z = text.substr(text.find(':') + 1);
+        while (!z.empty() && (z.front() == ' ' || z.front() == '\t')) z.remove_prefix(1);
+        inf.zone = std::string(z.substr(0, z.find_first_of(" \t")));
+      } else if (l.starts_with("timezone:")) {
+        const std::string v = l.substr(9);
+        char* end = nullptr;
+        const long seconds = std::strtol(v.c_str(), &end, 10);
+        if (end != v.c_str() && seconds >= -14 * 3600 && seconds <= 14 * 3600) {
+          inf.clock_known = true;
+          inf.utc_offset_minutes = static_cast<std::int32_t>(seconds / 60);
+        }
+      }
     }
     inf.scheduler = scheduler_from_header(all);
+    if (inf.clock_known) {
+      // The zone's summer time rule, and the standard clock all year (a scheduler on a clock that
+      // ignores summer time, as KTH's was): the one under which more of the held jobs start in the
+      // hour prime time ends (on the wrong clock that hour moves half the year).
+      const models::DstRule rule = models::dst_rule_of_zone(inf.zone);
+      detect_prime_time(w, inf.utc_offset_minutes, rule, inf.prime_time, inf.prime_evidence);
+      if (rule != models::DstRule::None) {
+        models::PrimeTime plain;
+        PrimeTimeEvidence ev;
+        detect_prime_time(w, inf.utc_offset_minutes, models::DstRule::None, plain, ev);
+        if (plain.enabled() && (!inf.prime_time.enabled() || ev.long_release > inf.prime_evidence.long_release)) {
+          inf.prime_time = plain;
+          inf.prime_evidence = ev;
+        }
+      }
+    }
   }
   return inf;
 }
@@ -191,6 +282,16 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
   if (inf.scheduler == "fcfs") out << " -> fifo (no backfill)";
   out << "\n";
   for (const auto& n : inf.header_notes) out << "  ; " << n << "\n";
+  if (inf.prime_time.enabled()) {
+    std::snprintf(b, sizeof b,
+                  "\nprime time in the recorded starts: %s: %.0f %% of the %lld jobs over the bound started inside, "
+                  "%.0f %% of the %lld others; %.0f %% of them in the hour it ends\n",
+                  inf.prime_time.describe().c_str(), 100 * inf.prime_evidence.long_inside,
+                  static_cast<long long>(inf.prime_evidence.long_jobs), 100 * inf.prime_evidence.short_inside,
+                  static_cast<long long>(inf.prime_evidence.short_jobs), 100 * inf.prime_evidence.long_release);
+    out << b << "  -> prime_time: {longer_than: " << models::duration_text(inf.prime_time.longer_than)
+        << ", days: Mon-Fri, hours: ...} (docs/fidelity.md, \"Prime time\")\n";
+  }
 }
 
 }  // namespace headroom::traces

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "models/prime_time.hpp"
 #include "models/workload.hpp"
 #include "sim/time.hpp"
 
@@ -35,6 +36,24 @@ struct CapacityWindow {
   double mean_busy = 0;  // time-weighted over the window
 };
 
+// What the prime-time finding rests on: of the jobs over the bound, and of the others, the share of
+// recorded starts inside the window.
+struct PrimeTimeEvidence {
+  std::int64_t long_jobs = 0, short_jobs = 0;
+  double long_inside = 0, short_inside = 0;  // shares 0..1
+  double long_release = 0;  // the share of the long jobs' starts in the hour prime time ends (weekdays)
+};
+
+// Prime time in recorded starts (the rule of docs/fidelity.md, "Prime time", fixed on the KTH SP2
+// log): for a bound T of 1, 2, 4, 8 or 12 h (smallest first), the weekday hours h (Mon-Fri) in
+// which the jobs with a time limit over T started at most a quarter as often, as a share of their
+// starts, as the other jobs did, taken as the longest run of such hours that holds 12:00 and lasts
+// 4 h or more; the rule holds when, over that window, at least 50 jobs of each kind, the long
+// jobs' share of starts inside is at most a quarter of the others'. Disabled when no bound gives
+// one, or without a calendar origin.
+void detect_prime_time(const models::Workload& w, std::int32_t utc_offset_minutes, models::DstRule dst,
+                       models::PrimeTime& out, PrimeTimeEvidence& evidence);
+
 struct Inference {
   std::int64_t jobs = 0, recorded = 0;  // jobs, and of them with a recorded start
   std::int64_t nominal_gpus = -1;       // MaxProcs header / units per GPU; -1 unknown
@@ -45,6 +64,15 @@ struct Inference {
   std::vector<Concurrency> queues;        // likewise
   std::string scheduler;                  // "easy", "conservative", "backfill", "fcfs" or "" (header silent)
   std::vector<std::string> header_notes;  // the header's Note / Scheduler / Queue / Partition lines
+  // The local clock the SWF header gives (TimeZone: the standard offset in seconds;
+  // TimeZoneString: the zone, whose name gives the summer time rule); known = the header said.
+  bool clock_known = false;
+  std::int32_t utc_offset_minutes = 0;
+  std::string zone;
+  // Prime time the recorded starts show (detect_prime_time): long jobs that did not start in the
+  // working hours of working days while shorter ones did; disabled when not seen.
+  models::PrimeTime prime_time;
+  PrimeTimeEvidence prime_evidence;
 };
 
 // `header_path`: the trace file, read for its SWF header comments (';' lines); "" to skip.

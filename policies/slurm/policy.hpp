@@ -716,8 +716,10 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::size_t base_held_ = 0;  // nodes held for a job (held_for_ changes only with base_ok_ = false)
   std::vector<std::int32_t> base_g_;
   ClearTally base_;
-  std::vector<JobIndex> order_;  // backfill: the jobs it tests, in queue order
-  std::vector<JobIndex> head_;   // main scheduler: the jobs it looks at, in queue order
+  std::vector<JobIndex> order_;      // backfill: the jobs it tests, in queue order
+  std::vector<std::int32_t> least_;  // backfill: the fewest GPUs a job of order_ asks from each one on
+  std::vector<Tick> shortest_;       // backfill, with a node held: the shortest limit from each job on
+  std::vector<JobIndex> head_;       // main scheduler: the jobs it looks at, in queue order
   // keys_version_ when head_ (order_) was last read from queue_, with no job held by a limit
   // (order_); else ~0. The same keys give the same jobs: they are not read again.
   std::uint64_t head_keys_ = ~std::uint64_t{0}, order_keys_ = ~std::uint64_t{0};

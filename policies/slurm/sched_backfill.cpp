@@ -71,7 +71,11 @@ void SlurmPolicy::backfill(Session& s) {
       whole_second(now);  // slurmctld's time(NULL): a job started now ends, for the plan, at sec_now + limit
   const Tick horizon = now + c_.bf_window;
   const Tick res = c_.bf_resolution;
-  first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
+  // first_res_ is set only on the last pass's reservations' nodes (res_nodes_): those are reset.
+  if (first_res_.size() != avail_.size() || res_nodes_.size() >= avail_.size())
+    first_res_.assign(avail_.size(), std::numeric_limits<Tick>::max());
+  else
+    for (const NodeId id : res_nodes_) first_res_[id] = std::numeric_limits<Tick>::max();
   by_start_.clear();
   by_end_.clear();
   res_nodes_.clear();
@@ -122,20 +126,15 @@ void SlurmPolicy::backfill(Session& s) {
     }
     order_.resize(n);
     order_keys_ = limits_.active() ? ~std::uint64_t{0} : keys_version_;
+    // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else
+    // can start in this pass, and reservations only matter for what starts now. A job's GPUs do
+    // not change, so this follows order_.
+    least_.assign(order_.size() + 1, std::numeric_limits<std::int32_t>::max());
+    for (std::size_t i = order_.size(); i-- > 0;) least_[i] = std::min(least_[i + 1], jobs[order_[i]].gpus);
   }
   const std::vector<JobIndex>& order = order_;
+  const std::vector<std::int32_t>& least = least_;
   std::int64_t starts = 0;
-  // The smallest GPU demand from each tested job on: once fewer GPUs are free now, nothing else
-  // can start in this pass, and reservations only matter for what starts now.
-  std::vector<std::int32_t> least(order.size() + 1, std::numeric_limits<std::int32_t>::max());
-  for (std::size_t i = order.size(); i-- > 0;) least[i] = std::min(least[i + 1], jobs[order[i]].gpus);
-  // The shortest limit from each tested job on, and the nodes with free GPUs now: once the GPUs
-  // free now on nodes no reservation blocks over [now, now + shortest limit) are fewer than the
-  // least demand, no later job can start now and the pass is over (its reservations would be
-  // thrown away).
-  std::vector<Tick> shortest(order.size() + 1, std::numeric_limits<Tick>::max());
-  for (std::size_t i = order.size(); i-- > 0;)
-    shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
   freenodes_.clear();
   free_mark_.resize(avail_.size(), 0);
   ++pass_no_;
@@ -150,6 +149,16 @@ void SlurmPolicy::backfill(Session& s) {
     }
   if (!base_ok_) base_build(s);
   const bool held_any = base_held_ > 0;
+  // With a node held: the shortest limit from each tested job on, and the nodes with free GPUs
+  // now: once the GPUs free now on nodes no reservation blocks over [now, now + shortest limit)
+  // are fewer than the least demand, no later job can start now and the pass is over (its
+  // reservations would be thrown away). Without, the probe below (clear_holds) says it per job.
+  std::vector<Tick>& shortest = shortest_;
+  if (held_any) {
+    shortest.assign(order.size() + 1, std::numeric_limits<Tick>::max());
+    for (std::size_t i = order.size(); i-- > 0;)
+      shortest[i] = std::min(shortest[i + 1], limit_[order[i]] == kUnlimited ? kYear : limit_[order[i]]);
+  }
   const std::int32_t max_gpus = base_.max;
   bool hist_ok = !held_any && base_.over == 0;
 

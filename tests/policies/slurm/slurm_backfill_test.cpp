@@ -395,3 +395,20 @@ TEST(SlurmDecisions, QueueHeadKeptAsJobsComeAndGoDecidesAsWalkingTheQueue) {
     }
   }
 }
+
+// Issue #37 (fourth round): with nodes held for a suspended job's preemptor (PreemptMode
+// SUSPEND,GANG), a backfill pass reads the shortest-limit suffix of its tested jobs (the early end
+// of the pass), now computed only then, and the least-GPU suffix follows the tested jobs instead of
+// being rebuilt each pass. The decisions are those of commit edbf5ec (before that change): the RICC
+// sample's first 1,500 jobs, every fifth of QOS high (which preempts low), on 64 and 128 nodes.
+TEST(SlurmDecisions, HeldNodesPassesDecideAsBeforeTheSetUpWasTrimmed) {
+  auto w =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  w.jobs.resize(1500);
+  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  const std::map<std::string, std::string> kv = {
+      {"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}};
+  EXPECT_EQ(fingerprint(w, pool(64, 8, 0, 0), kv), "3ce7ca76a89f7330");
+  EXPECT_EQ(fingerprint(w, pool(128, 8, 0, 0), kv), "a0edc2106e0f5af7");
+}

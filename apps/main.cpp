@@ -150,8 +150,7 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   auto outcome = headroom::app::run_scenario(sc, options);
   line.stop();
   for (const auto& w : outcome.trace.warnings)
-    if (w.starts_with(headroom::scenarios::kTimeLimitsNote))
-      std::cerr << "note: " << w.substr(headroom::scenarios::kTimeLimitsNote.size()) << '\n';
+    if (auto note = headroom::scenarios::run_note(w)) std::cerr << "note: " << *note << '\n';
   if (outcome.trace.bad_rows > 0) {
     std::cerr << "warning: " << sc.workload.trace << ": " << outcome.trace.bad_rows
               << " malformed row(s) skipped (skip_bad_rows); the first:\n";

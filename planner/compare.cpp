@@ -208,8 +208,7 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
         run.by_tenant = stats_by_tenant(o.result);
         run.by_kind = stats_by_kind(o.result);
         for (const auto& w : o.trace.warnings)
-          if (w.starts_with(scenarios::kTimeLimitsNote))
-            run.notes.push_back(w.substr(scenarios::kTimeLimitsNote.size()));
+          if (auto note = scenarios::run_note(w)) run.notes.push_back(std::move(*note));
         run.done = true;
       } catch (const sim::Interrupted&) {
         // SIGINT / SIGTERM while its trace was read (sim/interrupt.hpp): cancelled, as at an event.

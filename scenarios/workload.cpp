@@ -270,6 +270,24 @@ std::optional<std::string> apply_time_limits(const WorkloadSpec& spec, models::W
   return note;
 }
 
+std::optional<std::string> prime_time_note(const models::PrimeTime& p, const models::Workload& w) {
+  if (!p.enabled() || w.meta.unix_start < 0) return std::nullopt;
+  std::size_t held = 0, limited = 0;
+  sim::Tick total = 0;
+  for (const models::Job& j : w.jobs) {
+    if (!p.holds(j.walltime)) continue;
+    ++limited;
+    const sim::Tick at = p.release(j.submit, w.meta.unix_start);
+    if (at > j.submit) {
+      ++held;
+      total += at - j.submit;
+    }
+  }
+  return std::string(kPrimeTimeNote) + p.describe() + " holds " + std::to_string(held) + " of the " + std::to_string(limited) +
+         " jobs over its bound until it ends, " + std::to_string(total / sim::kHour) +
+         " h in all (docs/fidelity.md, \"Prime time\")";
+}
+
 models::Workload build_workload(const Scenario& scenario) {
   const WorkloadSpec& spec = scenario.workload;
   traces::ImportOptions options;
@@ -294,6 +312,7 @@ models::Workload build_workload(const Scenario& scenario) {
     for (auto& j : w.jobs) j.queue = j.tenant;  // the same ids: queues interned in tenant order
     w.queues = std::move(queues);
   }
+  if (auto note = prime_time_note(scenario.prime_time, w)) w.meta.warnings.push_back(std::move(*note));
   return w;
 }
 

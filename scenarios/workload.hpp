@@ -12,10 +12,21 @@ namespace headroom::scenarios {
 // Imports the scenario's trace and applies its transforms (time window, arrival scale with a
 // seeded stream named "workload/arrival_scale"). Throws sim::InputError on trace problems.
 models::Workload build_workload(const Scenario& scenario);
+// The note build_workload leaves when the scenario has prime time: how many jobs it holds and for
+// how long in all ("prime time (jobs over 4h, ...) holds 2051 of the 5242 jobs ..."); none without.
+std::optional<std::string> prime_time_note(const models::PrimeTime& p, const models::Workload& w);
 
 // The note build_workload leaves among the workload's warnings (meta.warnings) when it raised time
 // limits the log shows its system did not enforce; commands print it as a note.
 inline constexpr std::string_view kTimeLimitsNote = "time limits: ";
+inline constexpr std::string_view kPrimeTimeNote = "prime time: ";
+// The text a run prints as a note for one of the workload's warnings (the time limits note without
+// its prefix, the prime time note whole); none for the others.
+inline std::optional<std::string> run_note(const std::string& warning) {
+  if (warning.starts_with(kTimeLimitsNote)) return warning.substr(kTimeLimitsNote.size());
+  if (warning.starts_with(kPrimeTimeNote)) return warning;
+  return std::nullopt;
+}
 
 // `workload.time_limits` (scenario.hpp) applied to the jobs: a log in which more than 1% of the
 // jobs with a limit (and at least 5) ran over it by more than a minute (Slurm's KillWait and

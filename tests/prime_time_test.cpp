@@ -166,6 +166,11 @@ TEST(PrimeTimeSimulation, LongJobsEnterTheQueueWhenPrimeTimeEndsAndKeepTheirSubm
   EXPECT_EQ(held[2], 5 * sim::kDay + 10 * kHour);  // Saturday: at once
   const std::vector<sim::Tick> free = starts_with(w, PrimeTime{});
   EXPECT_EQ(free[0], 10 * kHour);
+  // The run's note says how many jobs the rule holds and for how long.
+  EXPECT_EQ(scenarios::prime_time_note(weekdays_8_to_17(), w).value_or(""),
+            "prime time: jobs over 4h, Mon-Fri 08:00-17:00 (UTC+01:00) holds 1 of the 2 jobs over its bound until it "
+            "ends, 6 h in all (docs/fidelity.md, \"Prime time\")");
+  EXPECT_FALSE(scenarios::prime_time_note(PrimeTime{}, w).has_value());
 }
 
 namespace {

@@ -170,18 +170,33 @@ std::string duration_text(sim::Tick t) {
   return std::to_string(t / sim::kSecond) + "s";
 }
 
+namespace {
+std::string hhmm(std::int32_t m) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%02d:%02d", static_cast<int>(m / 60), static_cast<int>(m % 60));
+  return buf;
+}
+}  // namespace
+
+std::string PrimeTime::hours_text() const { return hhmm(from_minute) + "-" + hhmm(to_minute); }
+
+std::string PrimeTime::offset_text() const {
+  std::string out(1, utc_offset_minutes < 0 ? '-' : '+');
+  out += hhmm(utc_offset_minutes < 0 ? -utc_offset_minutes : utc_offset_minutes);
+  return out;
+}
+
 std::string PrimeTime::describe() const {
-  const auto hhmm = [](std::int32_t m) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "%02d:%02d", static_cast<int>(m / 60), static_cast<int>(m % 60));
-    return std::string(buf);
-  };
-  const std::int32_t off = utc_offset_minutes < 0 ? -utc_offset_minutes : utc_offset_minutes;
-  std::string out = "jobs over " + duration_text(longer_than) + ", " + days_text(days) + " " + hhmm(from_minute) + "-" +
-                    hhmm(to_minute) + " (UTC" + (utc_offset_minutes < 0 ? "-" : "+") + hhmm(off);
+  std::string out =
+      "jobs over " + duration_text(longer_than) + ", " + days_text(days) + " " + hours_text() + " (UTC" + offset_text();
   if (dst == DstRule::Eu) out += ", EU summer time";
   if (dst == DstRule::Us) out += ", US daylight time";
   return out + ")";
+}
+
+std::string PrimeTime::yaml_flow() const {
+  return "{longer_than: " + duration_text(longer_than) + ", days: \"" + days_text(days) + "\", hours: \"" +
+         hours_text() + "\", utc_offset: \"" + offset_text() + "\", dst: " + dst_rule_name(dst) + "}";
 }
 
 }  // namespace headroom::models

@@ -38,6 +38,11 @@ struct PrimeTime {
   sim::Tick release(sim::Tick t, std::int64_t unix_start_s) const;
   // "jobs over 4h, Mon-Fri 08:00-18:00 (UTC+01:00, EU summer time)"
   std::string describe() const;
+  std::string hours_text() const;   // "08:00-18:00"
+  std::string offset_text() const;  // "+01:00"
+  // The scenario block in YAML flow style: {longer_than: 4h, days: "Mon-Fri", hours: "08:00-18:00",
+  // utc_offset: "+01:00", dst: none}
+  std::string yaml_flow() const;
   // The same rule (where the scenario gave it aside).
   bool operator==(const PrimeTime& o) const {
     return longer_than == o.longer_than && days == o.days && from_minute == o.from_minute && to_minute == o.to_minute &&

@@ -973,14 +973,8 @@ std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scen
     YAML::Node pt(YAML::NodeType::Map);
     pt["longer_than"] = models::duration_text(p.longer_than);
     pt["days"] = models::days_text(p.days);
-    char hours[32];
-    std::snprintf(hours, sizeof hours, "%02d:%02d-%02d:%02d", p.from_minute / 60, p.from_minute % 60, p.to_minute / 60,
-                  p.to_minute % 60);
-    pt["hours"] = std::string(hours);
-    const std::int32_t off = p.utc_offset_minutes < 0 ? -p.utc_offset_minutes : p.utc_offset_minutes;
-    char offset[16];
-    std::snprintf(offset, sizeof offset, "%c%02d:%02d", p.utc_offset_minutes < 0 ? '-' : '+', off / 60, off % 60);
-    pt["utc_offset"] = std::string(offset);
+    pt["hours"] = p.hours_text();
+    pt["utc_offset"] = p.offset_text();
     pt["dst"] = models::dst_rule_name(p.dst);
     root["prime_time"] = pt;
   }

@@ -115,6 +115,16 @@ TEST(PrimeTimeScenario, TheBlockIsReadAndBadValuesNameTheirLine) {
   EXPECT_EQ(s.prime_time.to_minute, 1020);
   EXPECT_EQ(s.prime_time.utc_offset_minutes, 60);
   EXPECT_EQ(s.prime_time.dst, DstRule::Eu);
+  // trace-infer prints the block to paste; it reads back as the same rule.
+  PrimeTime west = weekdays_8_to_17(DstRule::Us);
+  west.utc_offset_minutes = -480;
+  west.days = 0x60;
+  EXPECT_EQ(west.yaml_flow(),
+            "{longer_than: 4h, days: \"Sat,Sun\", hours: \"08:00-17:00\", utc_offset: \"-08:00\", dst: us}");
+  const std::string flow = kScenario;
+  EXPECT_EQ(
+      scenarios::parse_scenario(flow.substr(0, flow.size() - 1) + " " + west.yaml_flow() + "\n", "pt.yaml").prime_time,
+      west);
   const auto error_of = [](const std::string& block) {
     try {
       scenarios::parse_scenario(kScenario + block, "pt.yaml");

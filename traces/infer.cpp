@@ -289,8 +289,7 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
                   inf.prime_time.describe().c_str(), 100 * inf.prime_evidence.long_inside,
                   static_cast<long long>(inf.prime_evidence.long_jobs), 100 * inf.prime_evidence.short_inside,
                   static_cast<long long>(inf.prime_evidence.short_jobs), 100 * inf.prime_evidence.long_release);
-    out << b << "  -> prime_time: {longer_than: " << models::duration_text(inf.prime_time.longer_than)
-        << ", days: Mon-Fri, hours: ...} (docs/fidelity.md, \"Prime time\")\n";
+    out << b << "  -> prime_time: " << inf.prime_time.yaml_flow() << " (docs/fidelity.md, \"Prime time\")\n";
   }
 }
 

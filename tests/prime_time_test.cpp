@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "planner/calibrate.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
@@ -12,6 +14,7 @@
 #include "sim/errors.hpp"
 #include "simulation/simulation.hpp"
 #include "test_support.hpp"
+#include "traces/import.hpp"
 #include "traces/infer.hpp"
 
 using namespace headroom;
@@ -186,8 +189,9 @@ TEST(PrimeTimeSimulation, LongJobsEnterTheQueueWhenPrimeTimeEndsAndKeepTheirSubm
 namespace {
 // A month of recorded jobs from Monday kMonday: short jobs (3 h limit) start every hour of every
 // day; long jobs (8 h limit) start every hour too, except 08:00-17:00 UTC+01:00 on working days
-// when `prime` holds (then they start at 17:00).
-models::Workload recorded_month(bool prime) {
+// when `held` says so (then they start at 17:00, or 9 hours later: spread over 17:00-01:00).
+enum class Held { None, UntilItEnds, SpreadOverTheNight };
+models::Workload recorded_month(Held held) {
   headroom::testing::WorkloadBuilder b;
   for (int day = 0; day < 28; ++day)
     for (int h = 0; h < 24; ++h) {
@@ -202,7 +206,8 @@ models::Workload recorded_month(bool prime) {
     j.walltime = longer ? 8 * kHour : 3 * kHour;
     j.trace_start = j.submit;
     const std::int64_t local_h = (j.submit / kHour + 1) % 24, day = (j.submit / kHour + 1) / 24;
-    if (prime && longer && day % 7 < 5 && local_h >= 8 && local_h < 17) j.trace_start += (17 - local_h) * kHour;
+    if (held != Held::None && longer && day % 7 < 5 && local_h >= 8 && local_h < 17)
+      j.trace_start += (held == Held::UntilItEnds ? 17 - local_h : 9) * kHour;  // at 17:00, or 17:00 to 01:00
   }
   w.meta.unix_start = kMonday;
   return w;
@@ -212,7 +217,7 @@ models::Workload recorded_month(bool prime) {
 TEST(PrimeTimeFinding, RecordedStartsThatAvoidWorkingHoursGiveTheRuleAndUniformOnesDoNot) {
   PrimeTime p;
   traces::PrimeTimeEvidence e;
-  traces::detect_prime_time(recorded_month(true), 60, DstRule::None, p, e);
+  traces::detect_prime_time(recorded_month(Held::UntilItEnds), 60, DstRule::None, p, e);
   ASSERT_TRUE(p.enabled());
   EXPECT_EQ(p.longer_than, 4 * kHour);  // over 1 h or 2 h, the 3-hour jobs count as long too
   EXPECT_EQ(p.from_minute, 8 * 60);
@@ -221,13 +226,45 @@ TEST(PrimeTimeFinding, RecordedStartsThatAvoidWorkingHoursGiveTheRuleAndUniformO
   EXPECT_EQ(e.long_jobs, 672);
   EXPECT_DOUBLE_EQ(e.long_inside, 0.0);
   EXPECT_NEAR(e.long_release, 10.0 * 20 / 672, 1e-12);  // 9 held + the one submitted at 17:00, 20 days
-  traces::detect_prime_time(recorded_month(false), 60, DstRule::None, p, e);
+  traces::detect_prime_time(recorded_month(Held::None), 60, DstRule::None, p, e);
+  EXPECT_FALSE(p.enabled());
+  // Long jobs that do not start in working hours but are not released when they end (they start
+  // spread over the night): their own rhythm, not a rule.
+  traces::detect_prime_time(recorded_month(Held::SpreadOverTheNight), 60, DstRule::None, p, e);
   EXPECT_FALSE(p.enabled());
   // Without a calendar origin there is no local clock.
-  models::Workload undated = recorded_month(true);
+  models::Workload undated = recorded_month(Held::UntilItEnds);
   undated.meta.unix_start = -1;
   traces::detect_prime_time(undated, 60, DstRule::None, p, e);
   EXPECT_FALSE(p.enabled());
+}
+
+TEST(PrimeTimeFinding, TheLocalClockComesFromTheSwfHeaderOrFromItsStartTime) {
+  // A header with TimeZone (KTH's), one without it in summer time (as CEA Curie's and RICC's
+  // headers have only TimeZoneString and StartTime) and one in Tokyo.
+  const auto clock_of = [](const std::string& header) {
+    const std::string path = std::string(::testing::TempDir()) + "/prime-clock.swf";
+    {
+      std::ofstream out(path);
+      out << header << "1 0 10 100 1 -1 -1 1 3600 -1 1 1 1 -1 1 -1 -1 -1\n";
+    }
+    traces::ImportOptions o;
+    o.format = traces::Format::Swf;
+    const models::Workload w = traces::import_trace(path, o);
+    const traces::Inference inf = traces::infer_system(w, sim::kDay, 1, path);
+    return inf.clock_known ? inf.utc_offset_minutes : -9999;
+  };
+  EXPECT_EQ(clock_of("; UnixStartTime: 843480031\n; TimeZone: 3600\n; TimeZoneString: Europe/Stockholm\n"), 60);
+  EXPECT_EQ(clock_of("; UnixStartTime: 843480031\n; TimeZoneString: Europe/Stockholm\n"
+                     "; StartTime: Mon Sep 23 14:00:31 CEST 1996\n"),
+            60);  // 12:00:31 UTC read as 14:00:31: UTC+2 in summer time, UTC+1 standard
+  EXPECT_EQ(clock_of("; UnixStartTime: 1296571124\n; TimeZoneString: Europe/Paris\n"
+                     "; StartTime: Tue Feb 01 15:38:44 CET 2011\n"),
+            60);
+  EXPECT_EQ(clock_of("; UnixStartTime: 1272639895\n; TimeZoneString: Asia/Tokyo\n"
+                     "; StartTime: Sat May 01 00:04:55 JST 2010\n"),
+            540);
+  EXPECT_EQ(clock_of("; UnixStartTime: 1272639895\n"), -9999);  // no clock: prime time is not looked for
 }
 
 TEST(PrimeTimeCalibrate, OfferedOnTheScenarioAsGivenWhenTheLogShowsIt) {

@@ -64,6 +64,8 @@ void detect_prime_time(const models::Workload& w, std::int32_t utc_offset_minute
   }
   constexpr std::int64_t kMinJobs = 50;
   constexpr double kQuarter = 0.25;
+  constexpr double kRelease = 3;
+  constexpr double kReleaseShare = 0.1;
   for (const sim::Tick bound : {sim::kHour, 2 * sim::kHour, 4 * sim::kHour, 8 * sim::kHour, 12 * sim::kHour}) {
     std::array<std::int64_t, 24> long_at{}, short_at{};
     std::int64_t longs = 0, shorts = 0;
@@ -92,18 +94,50 @@ void detect_prime_time(const models::Workload& w, std::int32_t utc_offset_minute
     const double long_inside = static_cast<double>(li) / static_cast<double>(longs);
     const double short_inside = static_cast<double>(si) / static_cast<double>(shorts);
     if (long_inside > kQuarter * short_inside) continue;
+    // The jobs it held start when it ends: the busier of the two hours after the window holds at
+    // least three times the long jobs' mean weekday starts per hour over the other hours outside
+    // it (two: a window's last hour may see a few long starts), and a tenth of all their starts
+    // (2.4 times an even spread over the day). Without that release, a window of few long starts
+    // is the long jobs' own rhythm, not a rule.
+    if (to >= 24) continue;
+    const int last = std::min(to + 2, 24);
+    std::int64_t peak = 0, others = 0;
+    for (int h = to; h < last; ++h) peak = std::max(peak, long_at[static_cast<std::size_t>(h)]);
+    for (int h = 0; h < 24; ++h)
+      if (h < from || h >= last) others += long_at[static_cast<std::size_t>(h)];
+    const int other_hours = 24 - (last - from);
+    if (other_hours > 0 &&
+        static_cast<double>(peak) < kRelease * static_cast<double>(others) / static_cast<double>(other_hours))
+      continue;
+    if (static_cast<double>(peak) < kReleaseShare * static_cast<double>(longs)) continue;
     out.longer_than = bound;
     out.days = 0x1f;
     out.from_minute = from * 60;
     out.to_minute = to * 60;
     out.utc_offset_minutes = utc_offset_minutes;
     out.dst = dst;
-    const double release =
-        to < 24 ? static_cast<double>(long_at[static_cast<std::size_t>(to)]) / static_cast<double>(longs) : 0.0;
+    const double release = static_cast<double>(peak) / static_cast<double>(longs);
     evidence = {longs, shorts, long_inside, short_inside, release};
     return;
   }
 }
+
+namespace {
+// The first HH:MM:SS in a header line ("Tue Feb 01 15:38:44 CET 2011"), in seconds; -1 when none.
+std::int64_t clock_seconds(std::string_view text) {
+  for (std::size_t i = 0; i + 8 <= text.size(); ++i) {
+    const auto digit = [&](std::size_t k) { return text[i + k] >= '0' && text[i + k] <= '9'; };
+    if (digit(0) && digit(1) && text[i + 2] == ':' && digit(3) && digit(4) && text[i + 5] == ':' && digit(6) &&
+        digit(7)) {
+      const int h = (text[i] - '0') * 10 + (text[i + 1] - '0');
+      const int m = (text[i + 3] - '0') * 10 + (text[i + 4] - '0');
+      const int sec = (text[i + 6] - '0') * 10 + (text[i + 7] - '0');
+      if (h < 24 && m < 60 && sec < 61) return h * 3600 + m * 60 + sec;
+    }
+  }
+  return -1;
+}
+}  // namespace
 
 Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t units_per_gpu,
                        const std::string& header_path) {
@@ -179,6 +213,7 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
     detail::LineReader in(header_path);
     std::string_view line;
     std::string all;
+    std::int64_t start_clock = -1;  // the StartTime line's local clock, seconds after midnight
     while (in.next_line(line)) {
       std::size_t i = 0;
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -206,9 +241,28 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
           inf.clock_known = true;
           inf.utc_offset_minutes = static_cast<std::int32_t>(seconds / 60);
         }
+      } else if (l.starts_with("starttime:")) {
+        start_clock = clock_seconds(l.substr(10));
       }
     }
     inf.scheduler = scheduler_from_header(all);
+    // Without TimeZone (CEA Curie's, RICC's headers): the offset from the local StartTime against
+    // the UnixStartTime it names, less an hour when the zone's summer time was in force then.
+    if (!inf.clock_known && start_clock >= 0 && w.meta.unix_start >= 0) {
+      const std::int64_t utc = ((w.meta.unix_start % 86400) + 86400) % 86400;
+      std::int64_t diff = ((start_clock - utc) % 86400 + 86400) % 86400;                               // 0 .. 1 day
+      if (diff > 14 * 3600) diff -= 86400;                                                             // -10 h .. +14 h
+      std::int32_t minutes = static_cast<std::int32_t>((diff + (diff >= 0 ? 450 : -450)) / 900 * 15);  // to 15 min
+      const models::DstRule rule = models::dst_rule_of_zone(inf.zone);
+      // Summer time was in force at the start when the zone's rule, from the standard offset an
+      // hour less, gives the same local clock.
+      const std::int64_t at = w.meta.unix_start * 1000;
+      if (rule != models::DstRule::None && models::local_time(at, minutes - 60, rule).ms_of_day ==
+                                               models::local_time(at, minutes, models::DstRule::None).ms_of_day)
+        minutes -= 60;
+      inf.clock_known = true;
+      inf.utc_offset_minutes = minutes;
+    }
     if (inf.clock_known) {
       // The zone's summer time rule, and the standard clock all year (a scheduler on a clock that
       // ignores summer time, as KTH's was): the one under which more of the held jobs start in the
@@ -282,10 +336,16 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
   if (inf.scheduler == "fcfs") out << " -> fifo (no backfill)";
   out << "\n";
   for (const auto& n : inf.header_notes) out << "  ; " << n << "\n";
+  if (inf.clock_known) {
+    models::PrimeTime clock;
+    clock.utc_offset_minutes = inf.utc_offset_minutes;
+    out << "local clock (header): UTC" << clock.offset_text() << (inf.zone.empty() ? "" : ", " + inf.zone)
+        << "; prime time in the recorded starts: " << (inf.prime_time.enabled() ? "yes" : "none") << "\n";
+  }
   if (inf.prime_time.enabled()) {
     std::snprintf(b, sizeof b,
                   "\nprime time in the recorded starts: %s: %.0f %% of the %lld jobs over the bound started inside, "
-                  "%.0f %% of the %lld others; %.0f %% of them in the hour it ends\n",
+                  "%.0f %% of the %lld others; %.0f %% of them in the busier hour of the two after it\n",
                   inf.prime_time.describe().c_str(), 100 * inf.prime_evidence.long_inside,
                   static_cast<long long>(inf.prime_evidence.long_jobs), 100 * inf.prime_evidence.short_inside,
                   static_cast<long long>(inf.prime_evidence.short_jobs), 100 * inf.prime_evidence.long_release);

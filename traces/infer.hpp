@@ -41,16 +41,18 @@ struct CapacityWindow {
 struct PrimeTimeEvidence {
   std::int64_t long_jobs = 0, short_jobs = 0;
   double long_inside = 0, short_inside = 0;  // shares 0..1
-  double long_release = 0;  // the share of the long jobs' starts in the hour prime time ends (weekdays)
+  double long_release = 0;  // the share of the long jobs' starts in the busier hour of the two after it (weekdays)
 };
 
 // Prime time in recorded starts (the rule of docs/fidelity.md, "Prime time", fixed on the KTH SP2
-// log): for a bound T of 1, 2, 4, 8 or 12 h (smallest first), the weekday hours h (Mon-Fri) in
-// which the jobs with a time limit over T started at most a quarter as often, as a share of their
-// starts, as the other jobs did, taken as the longest run of such hours that holds 12:00 and lasts
+// log, the release test after false findings on RICC and CEA Curie): for a bound T of 1, 2, 4, 8 or 12 h (smallest
+// first), the weekday hours h (Mon-Fri) in which the jobs with a time limit over T started at most a quarter as often,
+// as a share of their starts, as the other jobs did, taken as the longest run of such hours that holds 12:00 and lasts
 // 4 h or more; the rule holds when, over that window, at least 50 jobs of each kind, the long
-// jobs' share of starts inside is at most a quarter of the others'. Disabled when no bound gives
-// one, or without a calendar origin.
+// jobs' share of starts inside is at most a quarter of the others' and the jobs it held start
+// when it ends: the busier of the two hours after it holds at least three times the long jobs'
+// mean weekday starts per hour over the other hours outside it, and a tenth of all their starts. Disabled when no bound
+// gives one, or without a calendar origin.
 void detect_prime_time(const models::Workload& w, std::int32_t utc_offset_minutes, models::DstRule dst,
                        models::PrimeTime& out, PrimeTimeEvidence& evidence);
 

@@ -9,40 +9,20 @@ namespace headroom::models {
 
 namespace {
 
-constexpr std::int64_t kMsPerDay = 86'400'000;
-constexpr std::int64_t kMsPerHour = 3'600'000;
 constexpr std::array<const char*, 7> kDayNames{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// Days since 1970-01-01 of a proleptic Gregorian date (month 1..12).
-std::int64_t days_from_date(std::int64_t y, int m, int d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = floor_div(y, 400);
-  const std::int64_t yoe = y - era * 400;
-  const std::int64_t mp = (m + 9) % 12;
-  const std::int64_t doy = (153 * mp + 2) / 5 + d - 1;
-  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-int year_of_day(std::int64_t day) {
-  // The year whose January 1st is the last one at or before `day`.
-  std::int64_t y = 1970 + floor_div(day * 400, 146097);
-  while (days_from_date(y, 1, 1) > day) --y;
-  while (days_from_date(y + 1, 1, 1) <= day) ++y;
-  return static_cast<int>(y);
-}
 
 int weekday_of(std::int64_t day) { return static_cast<int>(((day + 3) % 7 + 7) % 7); }  // 0 = Monday (1970-01-01: Thu)
 
 // The n-th (1-based) Sunday of a month, or the last one (n = 0), as days since the epoch.
 std::int64_t sunday(std::int64_t y, int m, int n) {
   if (n == 0) {
-    const std::int64_t last = days_from_date(m == 12 ? y + 1 : y, m == 12 ? 1 : m + 1, 1) - 1;
+    const std::int64_t last =
+        sim::days_from_civil(m == 12 ? y + 1 : y, m == 12 ? 1u : static_cast<unsigned>(m + 1), 1) - 1;
     return last - (weekday_of(last) + 1) % 7;
   }
-  const std::int64_t first = days_from_date(y, m, 1);
+  const std::int64_t first = sim::days_from_civil(y, static_cast<unsigned>(m), 1);
   return first + (6 - weekday_of(first) + 7) % 7 + 7 * (n - 1);
 }
 
@@ -50,11 +30,11 @@ std::int64_t sunday(std::int64_t y, int m, int n) {
 bool summer(std::int64_t unix_ms, std::int32_t offset_minutes, DstRule dst) {
   if (dst == DstRule::None) return false;
   const std::int64_t std_ms = unix_ms + std::int64_t{offset_minutes} * 60'000;
-  const int y = year_of_day(floor_div(std_ms, kMsPerDay));
+  const std::int64_t y = sim::civil_from_days(floor_div(std_ms, sim::kDay)).year;
   if (dst == DstRule::Eu) {
     if (y < 1981) return false;
-    const std::int64_t on = sunday(y, 3, 0) * kMsPerDay + kMsPerHour;  // 01:00 UTC
-    const std::int64_t off = sunday(y, y < 1996 ? 9 : 10, 0) * kMsPerDay + kMsPerHour;
+    const std::int64_t on = sunday(y, 3, 0) * sim::kDay + sim::kHour;  // 01:00 UTC
+    const std::int64_t off = sunday(y, y < 1996 ? 9 : 10, 0) * sim::kDay + sim::kHour;
     return unix_ms >= on && unix_ms < off;
   }
   // US: the changes are at 02:00 local standard time (on) and 02:00 local summer time (off).
@@ -70,8 +50,8 @@ bool summer(std::int64_t unix_ms, std::int32_t offset_minutes, DstRule dst) {
     on_day = sunday(y, 4, 0);
     off_day = sunday(y, 10, 0);
   }
-  const std::int64_t on = on_day * kMsPerDay + 2 * kMsPerHour;
-  const std::int64_t off = off_day * kMsPerDay + kMsPerHour;  // 02:00 summer = 01:00 standard
+  const std::int64_t on = on_day * sim::kDay + 2 * sim::kHour;
+  const std::int64_t off = off_day * sim::kDay + sim::kHour;  // 02:00 summer = 01:00 standard
   return std_ms >= on && std_ms < off;
 }
 
@@ -79,10 +59,10 @@ bool summer(std::int64_t unix_ms, std::int32_t offset_minutes, DstRule dst) {
 
 LocalTime local_time(std::int64_t unix_ms, std::int32_t utc_offset_minutes, DstRule dst) {
   std::int64_t local = unix_ms + std::int64_t{utc_offset_minutes} * 60'000;
-  if (summer(unix_ms, utc_offset_minutes, dst)) local += kMsPerHour;
+  if (summer(unix_ms, utc_offset_minutes, dst)) local += sim::kHour;
   LocalTime out;
-  out.day = floor_div(local, kMsPerDay);
-  out.ms_of_day = local - out.day * kMsPerDay;
+  out.day = floor_div(local, sim::kDay);
+  out.ms_of_day = local - out.day * sim::kDay;
   out.weekday = weekday_of(out.day);
   return out;
 }

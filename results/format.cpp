@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/time.hpp"
+
 namespace headroom::results {
 
 std::string duration(double seconds) {
@@ -79,27 +81,19 @@ std::string with_unit(double v, std::string_view unit) {
 }
 
 std::string calendar(std::int64_t unix_ms, bool seconds) {
-  // Days since 1970-01-01 to a civil date: H. Hinnant's days_from_civil inverse.
   std::int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : -((-unix_ms + 999) / 1000);
-  std::int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+  const std::int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
   const std::int64_t sod = secs - days * 86400;
-  days += 719468;
-  const std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const std::int64_t doe = days - era * 146097;
-  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const std::int64_t mp = (5 * doy + 2) / 153;
-  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const std::int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  const std::int64_t y = yoe + era * 400 + (m <= 2);
+  const sim::CivilDate date = sim::civil_from_days(days);
+  const auto y = static_cast<long long>(date.year), m = static_cast<long long>(date.month),
+             d = static_cast<long long>(date.day);
   char buf[128];
   if (seconds)
-    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", static_cast<long long>(y),
-                  static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(sod / 3600),
-                  static_cast<long long>((sod / 60) % 60), static_cast<long long>(sod % 60));
+    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", y, m, d,
+                  static_cast<long long>(sod / 3600), static_cast<long long>((sod / 60) % 60),
+                  static_cast<long long>(sod % 60));
   else
-    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld", static_cast<long long>(y),
-                  static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(sod / 3600),
+    std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld", y, m, d, static_cast<long long>(sod / 3600),
                   static_cast<long long>((sod / 60) % 60));
   return buf;
 }

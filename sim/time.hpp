@@ -27,4 +27,13 @@ std::optional<Tick> parse_duration(std::string_view text);
 // Human form, e.g. "1d 02:03:04" or "12.5 s".
 std::string format_duration(Tick t);
 
+// The proleptic Gregorian calendar (H. Hinnant's public-domain description): days since
+// 1970-01-01 of a date (month 1..12), and the date of such a day.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);
+struct CivilDate {
+  std::int64_t year = 1970;
+  unsigned month = 1, day = 1;
+};
+CivilDate civil_from_days(std::int64_t days);
+
 }  // namespace headroom::sim

@@ -293,3 +293,19 @@ TEST(Suggest, FindsCloseMatchesOnly) {
   EXPECT_EQ(hs::closest_match("Seed", keys), "seed");
   EXPECT_FALSE(hs::closest_match("zzzzzz", keys));
 }
+
+// The calendar arithmetic shared by the trace readers (dates to ticks), the result files' calendar
+// text and prime time's local clock.
+TEST(Calendar, DaysFromCivilAndBackAgree) {
+  EXPECT_EQ(hs::days_from_civil(1970, 1, 1), 0);
+  EXPECT_EQ(hs::days_from_civil(2000, 3, 1), 11017);
+  EXPECT_EQ(hs::days_from_civil(1969, 12, 31), -1);
+  const hs::CivilDate leap = hs::civil_from_days(hs::days_from_civil(2024, 2, 29));
+  EXPECT_EQ(leap.year, 2024);
+  EXPECT_EQ(leap.month, 2u);
+  EXPECT_EQ(leap.day, 29u);
+  for (std::int64_t d = -800000; d <= 800000; d += 997) {
+    const hs::CivilDate c = hs::civil_from_days(d);
+    ASSERT_EQ(hs::days_from_civil(c.year, c.month, c.day), d) << d;
+  }
+}

@@ -205,16 +205,6 @@ std::vector<std::string> header_cells(std::string_view line, char delimiter) {
   return out;
 }
 
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  // H. Hinnant's algorithm (public domain description of the proleptic Gregorian calendar).
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
 bool parse_datetime(std::string_view s, sim::Tick& out_ms) {
   std::int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
   if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
@@ -252,7 +242,7 @@ bool parse_datetime(std::string_view s, sim::Tick& out_ms) {
     offset_s = (minus ? -1 : 1) * (oh * 3600 + om * 60);
   }
   if (p != s.size()) return false;
-  const std::int64_t days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  const std::int64_t days = sim::days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   const std::int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - offset_s;
   out_ms = secs * sim::kSecond + millis;
   return true;

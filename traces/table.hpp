@@ -187,9 +187,6 @@ class Table {
   RecordReader records_;
 };
 
-// Days from 1970-01-01 to the civil date (proleptic Gregorian).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);
-
 // Parses an ISO-like date and time ("2020-04-01 00:00:15", "2020-04-01T00:00:15.5Z",
 // "2020-04-01T00:00:15+08:00") to milliseconds since the Unix epoch (UTC). False when malformed.
 bool parse_datetime(std::string_view text, sim::Tick& out_ms);

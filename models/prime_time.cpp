@@ -160,11 +160,13 @@ std::string hhmm(std::int32_t m) {
 
 std::string PrimeTime::hours_text() const { return hhmm(from_minute) + "-" + hhmm(to_minute); }
 
-std::string PrimeTime::offset_text() const {
-  std::string out(1, utc_offset_minutes < 0 ? '-' : '+');
-  out += hhmm(utc_offset_minutes < 0 ? -utc_offset_minutes : utc_offset_minutes);
+std::string utc_offset_text(std::int32_t minutes) {
+  std::string out(1, minutes < 0 ? '-' : '+');
+  out += hhmm(minutes < 0 ? -minutes : minutes);
   return out;
 }
+
+std::string PrimeTime::offset_text() const { return utc_offset_text(utc_offset_minutes); }
 
 std::string PrimeTime::describe() const {
   std::string out =

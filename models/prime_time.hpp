@@ -64,6 +64,8 @@ const char* dst_rule_name(DstRule r);  // "none", "eu", "us"
 // "Mon-Fri", "Sat,Sun", "Mon,Wed-Fri"; and back (false when not a day list).
 std::string days_text(std::uint8_t days);
 bool parse_days(const std::string& text, std::uint8_t& days);
+// A standard offset from UTC as the scenario writes it ("+01:00", "-08:00").
+std::string utc_offset_text(std::int32_t minutes);
 // A whole number of hours, minutes or seconds as the scenario writes it ("4h", "90m", "45s").
 std::string duration_text(sim::Tick t);
 

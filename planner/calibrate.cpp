@@ -970,12 +970,9 @@ std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scen
   YAML::Node root = YAML::Load(original.text);
   if (!result.as_given && result.candidates[result.best].candidate.prime_time.enabled()) {
     const models::PrimeTime& p = result.candidates[result.best].candidate.prime_time;
-    YAML::Node pt(YAML::NodeType::Map);
-    pt["longer_than"] = models::duration_text(p.longer_than);
-    pt["days"] = models::days_text(p.days);
-    pt["hours"] = p.hours_text();
-    pt["utc_offset"] = p.offset_text();
-    pt["dst"] = models::dst_rule_name(p.dst);
+    // The block trace-infer prints, written in block style.
+    YAML::Node pt = YAML::Load(p.yaml_flow());
+    pt.SetStyle(YAML::EmitterStyle::Block);
     root["prime_time"] = pt;
   }
   if (!result.as_given && !result.candidates[result.best].candidate.as_given_policy) {

@@ -337,9 +337,8 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
   out << "\n";
   for (const auto& n : inf.header_notes) out << "  ; " << n << "\n";
   if (inf.clock_known) {
-    models::PrimeTime clock;
-    clock.utc_offset_minutes = inf.utc_offset_minutes;
-    out << "local clock (header): UTC" << clock.offset_text() << (inf.zone.empty() ? "" : ", " + inf.zone)
+    out << "local clock (header): UTC" << models::utc_offset_text(inf.utc_offset_minutes)
+        << (inf.zone.empty() ? "" : ", " + inf.zone)
         << "; prime time in the recorded starts: " << (inf.prime_time.enabled() ? "yes" : "none") << "\n";
   }
   if (inf.prime_time.enabled()) {

@@ -83,11 +83,22 @@ models::Workload random_jobs(std::uint64_t seed, int n) {
   return w;
 }
 
+// The bundled RICC sample (scenarios/examples/data), and the same with every fifth job of QOS
+// "high" and the others "low" (the preemption tests' split).
+models::Workload ricc_sample() {
+  return traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+}
+models::Workload ricc_sample_high_qos_every_fifth() {
+  models::Workload w = ricc_sample();
+  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  return w;
+}
+
 }  // namespace
 
 TEST(SlurmDecisions, RiccSampleFingerprintsOfThePolicyBeforeTheSpeedUp) {
-  auto w =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto w = ricc_sample();
   w.jobs.resize(4000);
   struct Case {
     std::map<std::string, std::string> kv;
@@ -146,10 +157,7 @@ TEST(SlurmDecisions, RandomMultiNodeFingerprintsOfThePolicyBeforeTheSpeedUp) {
 // job high) by REQUEUE and CANCEL, and with random node failures that kill and requeue running
 // jobs: jobs released before their time limit, in and out of the kept release slices.
 TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthRound) {
-  auto w =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
-  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
-  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
+  auto w = ricc_sample_high_qos_every_fifth();
   struct Case {
     const char* mode;
     bool failures;
@@ -190,11 +198,8 @@ TEST(SlurmDecisions, PreemptionAndFailureFingerprintsOfThePolicyBeforeTheFourthR
 // on every pass: the run never left that instant. On the first 60 jobs of the RICC sample it
 // now ends, every job in a final state, long before the watchdog would stop it.
 TEST(SlurmDecisions, GangPairsOutOfStepDoNotStopTheClock) {
-  auto w =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto w = ricc_sample_high_qos_every_fifth();
   w.jobs.resize(60);
-  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
-  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
   auto policy = policies::make_policy(
       "slurm", params({{"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}}),
       1);
@@ -226,8 +231,7 @@ TEST(SlurmDecisions, GangPairsOutOfStepDoNotStopTheClock) {
 // tally must not serve; the decisions differ from the first case's), with DefMemPerGPU (the tally
 // must not serve either), with half the jobs asking CPUs of their own, and with a short window.
 TEST(SlurmDecisions, ClearTallyWithCpusModelledPicksAsScanningEveryNode) {
-  auto w =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto w = ricc_sample();
   w.jobs.resize(4000);
   for (auto& j : w.jobs) j.cpus = 0, j.memory_mib = 0;
   auto half = w;
@@ -260,8 +264,7 @@ TEST(SlurmDecisions, ClearTallyWithCpusModelledPicksAsScanningEveryNode) {
 // sample's first 4,000 jobs on a thin pool (96 x 8 GPUs) and a fat one (16 x 16), in a partition on
 // each pool and one on both, under the sample's backfill set-up and a shorter window.
 TEST(SlurmDecisions, ClearTallyOfAPartitionOnPartOfTheNodesPicksAsScanningItsNodes) {
-  auto w =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto w = ricc_sample();
   w.jobs.resize(4000);
   const models::QueueId parts[] = {w.queues.intern("thin"), w.queues.intern("fat"), w.queues.intern("both")};
   for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].queue = parts[j % 3];
@@ -294,8 +297,7 @@ TEST(SlurmDecisions, ClearTallyOfAPartitionOnPartOfTheNodesPicksAsScanningItsNod
 // group ends after its last job in job order among equal ends, and a pass that started jobs is
 // followed by another at the next tick.
 TEST(SlurmDecisions, WillRunGroupsFingerprintsOfTheFirstForm) {
-  auto ricc =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto ricc = ricc_sample();
   ricc.jobs.resize(4000);
   EXPECT_EQ(fingerprint(ricc, pool(128, 8, 0, 0), {{"will_run_groups", "YES"}}), "f0766e4f062f8ec9");
   EXPECT_EQ(
@@ -353,8 +355,7 @@ TEST(SlurmDecisions, StartsPatchedIntoTheCursorDecideAsBefore) {
                                                    {"partitions.whole.PriorityTier", "2"}};
     EXPECT_EQ(fingerprint(w, c, kv), k.fingerprint) << "seed " << k.seed;
   }
-  auto ricc =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto ricc = ricc_sample();
   ricc.jobs.resize(4000);
   const auto all = ricc.queues.intern("all"), thin = ricc.queues.intern("thin");
   for (std::size_t j = 0; j < ricc.jobs.size(); ++j) ricc.jobs[j].queue = j % 2 == 0 ? all : thin;
@@ -402,11 +403,8 @@ TEST(SlurmDecisions, QueueHeadKeptAsJobsComeAndGoDecidesAsWalkingTheQueue) {
 // being rebuilt each pass. The decisions are those of commit edbf5ec (before that change): the RICC
 // sample's first 1,500 jobs, every fifth of QOS high (which preempts low), on 64 and 128 nodes.
 TEST(SlurmDecisions, HeldNodesPassesDecideAsBeforeTheSetUpWasTrimmed) {
-  auto w =
-      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  auto w = ricc_sample_high_qos_every_fifth();
   w.jobs.resize(1500);
-  const auto low = w.qos.intern("low"), high = w.qos.intern("high");
-  for (std::size_t j = 0; j < w.jobs.size(); ++j) w.jobs[j].qos = j % 5 == 0 ? high : low;
   const std::map<std::string, std::string> kv = {
       {"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}};
   EXPECT_EQ(fingerprint(w, pool(64, 8, 0, 0), kv), "3ce7ca76a89f7330");

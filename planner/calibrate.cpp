@@ -262,6 +262,7 @@ std::vector<Candidate> system_candidates(const std::string& system, const traces
     throw sim::InputError("", 0, 0, "--scheduler", "policy \"" + system + "\" has no calibration knobs");
   policies::CalibrationInput in;
   for (const auto& u : fit.users) in.users.push_back({u.name, u.max_jobs, u.max_gpus, u.largest_job, u.jobs});
+  for (const auto& q : fit.queues) in.queues.push_back({q.name, q.jobs, q.median_wait_s});
   in.recorded_scheduler = fit.scheduler;
   in.queue_depth = queue_depth;
   in.sizes = sizes;

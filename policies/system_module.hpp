@@ -93,12 +93,20 @@ struct CalibrationUser {
   std::int64_t jobs = 0;                                     // its jobs with a recorded start
 };
 
+// A queue (partition) of the log as the fit window recorded it.
+struct CalibrationQueue {
+  std::string name;
+  std::int64_t jobs = 0;     // its jobs with a recorded start
+  double median_wait_s = 0;  // their recorded median wait
+};
+
 struct CalibrationInput {
-  std::vector<CalibrationUser> users;  // most jobs first
-  std::string recorded_scheduler;      // "fcfs", "easy", ... or "" (the log's header is silent)
-  std::int64_t queue_depth = 0;        // the deepest the recorded system started into its queue
-  std::vector<std::int32_t> sizes;     // the first pool's node counts to try; -1: as given
-  const PolicyParams* own = nullptr;   // the scenario's parameters when its policy is this system
+  std::vector<CalibrationUser> users;    // most jobs first
+  std::vector<CalibrationQueue> queues;  // most jobs first
+  std::string recorded_scheduler;        // "fcfs", "easy", ... or "" (the log's header is silent)
+  std::int64_t queue_depth = 0;          // the deepest the recorded system started into its queue
+  std::vector<std::int32_t> sizes;       // the first pool's node counts to try; -1: as given
+  const PolicyParams* own = nullptr;     // the scenario's parameters when its policy is this system
 };
 
 struct CalibrationCandidate {

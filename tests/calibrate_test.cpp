@@ -193,6 +193,70 @@ TEST(CalibrateCandidates, SlurmScenarioSearchesSlurmsOwnLimits) {
   EXPECT_EQ(easy[0].policy, "fifo");
 }
 
+TEST(CalibrateCandidates, SlurmPartitionPriorityFollowsTheQueuesRecordedWaits) {
+  // Five partitions; the fit window saw express's jobs wait 10 s (median), high's and batch's
+  // 600 s, low's 7,200 s, and debug's only 5 jobs (too few to rank). Two rules, each offered with
+  // no limits, alone and with fair share, after the other rules: the partition whose jobs waited
+  // least first (express 2, the others Slurm's default 1), and every ranked partition by its
+  // median wait (express 3, high and batch 2, low 1; debug keeps the default).
+  auto inf = two_users();
+  const auto queue = [](std::string name, std::int64_t jobs, double median) {
+    traces::Concurrency q;
+    q.name = std::move(name);
+    q.jobs = jobs;
+    q.median_wait_s = median;
+    return q;
+  };
+  inf.queues = {queue("batch", 400, 600), queue("express", 90, 10), queue("high", 40, 600), queue("low", 25, 7200),
+                queue("debug", 5, 0)};
+  auto scenario = small_cluster(4);
+  scenario.policy.name = "slurm";
+  for (const char* name : {"batch", "express", "high", "low", "debug"})
+    scenario.policy.params[std::string("partitions.") + name + ".Nodes"] = policies::ParamValue{"p", "", 1, 1};
+  const auto c = planner::calibration_candidates(inf, scenario);
+  ASSERT_EQ(c.size(), 20u);
+  for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(value_of(c[i], "PriorityWeightPartition"), "") << c[i].label;
+  EXPECT_EQ(c[16].label, "slurm, no limits, the partition whose jobs waited least first");
+  EXPECT_EQ(value_of(c[16], "PriorityType"), "priority/multifactor");
+  EXPECT_EQ(value_of(c[16], "PriorityWeightPartition"), "10000");
+  EXPECT_EQ(value_of(c[16], "partitions.express.PriorityJobFactor"), "2");
+  EXPECT_EQ(c[16].params.size(), 3u);
+  EXPECT_EQ(c[17].label, "slurm, no limits, the partition whose jobs waited least first, fair share");
+  EXPECT_EQ(value_of(c[17], "PriorityWeightFairshare"), "10000");
+  EXPECT_EQ(c[18].label, "slurm, no limits, partition priority by the queues' recorded waits");
+  EXPECT_EQ(value_of(c[18], "PriorityWeightFairshare"), "");
+  EXPECT_EQ(value_of(c[18], "partitions.express.PriorityJobFactor"), "3");
+  EXPECT_EQ(value_of(c[18], "partitions.high.PriorityJobFactor"), "2");
+  EXPECT_EQ(value_of(c[18], "partitions.batch.PriorityJobFactor"), "2");
+  EXPECT_EQ(value_of(c[18], "partitions.low.PriorityJobFactor"), "1");
+  EXPECT_EQ(value_of(c[18], "partitions.debug.PriorityJobFactor"), "");
+  EXPECT_EQ(c[18].params.size(), 6u);
+  EXPECT_EQ(c[19].label, "slurm, no limits, partition priority by the queues' recorded waits, fair share");
+  EXPECT_EQ(value_of(c[19], "PriorityWeightFairshare"), "10000");
+  EXPECT_EQ(value_of(c[19], "partitions.express.PriorityJobFactor"), "3");
+  // The candidates' configurations are ones slurm reads with the scenario's partitions.
+  for (std::size_t i = 16; i < 20; ++i) {
+    auto one = scenario.policy.params;
+    for (const auto& [k, v] : c[i].params) one[k] = policies::ParamValue{v, "", 1, 1};
+    EXPECT_NO_THROW(policies::make_policy("slurm", one, 1)) << c[i].label;
+  }
+
+  // Not offered: a queue the scenario has no partition for does not count (two ranked left that
+  // wait the same), a scenario that already weighs partitions, a header naming a first-come-first-
+  // served order.
+  auto same = inf;
+  same.queues = {queue("batch", 400, 600), queue("high", 40, 600), queue("other", 90, 10)};
+  EXPECT_EQ(planner::calibration_candidates(same, scenario).size(), 16u);
+  auto weighted = scenario;
+  weighted.policy.params["PriorityWeightPartition"] = policies::ParamValue{"1000", "", 1, 1};
+  for (const auto& k : planner::calibration_candidates(inf, weighted))
+    EXPECT_EQ(value_of(k, "partitions.express.PriorityJobFactor"), "") << k.label;
+  auto easy = inf;
+  easy.scheduler = "easy";
+  for (const auto& k : planner::calibration_candidates(easy, scenario))
+    EXPECT_EQ(value_of(k, "PriorityWeightPartition"), "") << k.label;
+}
+
 TEST(CalibrateQueueDepth, TheMostEarlierJobsStillWaitingWhenOneStarted) {
   // Submits at 0, 1, 2, 3; recorded starts at 10, 12, 5, 11: job 2 starts at 5 past jobs 0 and 1
   // (depth 2); job 3 at 11 past job 1 (job 0 started at 10): depth 1. A job submitted and started

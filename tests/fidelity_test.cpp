@@ -209,8 +209,10 @@ TEST(Infer, ConcurrencyAndCapacityFromRecordedStarts) {
   EXPECT_EQ(inf.users[0].max_gpus, 8);
   EXPECT_EQ(inf.users[1].max_jobs, 1);
   EXPECT_DOUBLE_EQ(inf.users[1].mean_wait_s, 7200.0);
+  EXPECT_DOUBLE_EQ(inf.users[0].median_wait_s, 3600.0);  // waits 0, 1h, 3h
   ASSERT_EQ(inf.queues.size(), 1u);
-  EXPECT_EQ(inf.queues[0].max_jobs, 2);  // ends free their place before a start at the same time
+  EXPECT_EQ(inf.queues[0].max_jobs, 2);                   // ends free their place before a start at the same time
+  EXPECT_DOUBLE_EQ(inf.queues[0].median_wait_s, 3600.0);  // 0, 1h, 2h, 3h: the lower middle
   ASSERT_EQ(inf.capacity.size(), 2u);
   EXPECT_EQ(inf.capacity[0].max_busy, 9);
   // Day 0: 4x2h + 2x2h + 8x1h + 1x22h = 42 GPU-hours over 24 h; day 1: 1 GPU for 2 h.

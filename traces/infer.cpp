@@ -150,10 +150,13 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
   std::vector<Concurrency> users(w.tenants.size()), queues(w.queues.size());
   for (std::size_t i = 0; i < users.size(); ++i) users[i].name = w.tenants.name(static_cast<std::uint32_t>(i));
   for (std::size_t i = 0; i < queues.size(); ++i) queues[i].name = w.queues.name(static_cast<std::uint32_t>(i));
+  std::vector<std::vector<double>> user_waits(users.size()), queue_waits(queues.size());
   for (const models::Job& j : w.jobs) {
     if (j.trace_start < 0) continue;
     ++inf.recorded;
     const double wait = sim::to_seconds(std::max<sim::Tick>(0, j.trace_start - j.submit));
+    user_waits[j.tenant].push_back(wait);
+    queue_waits[j.queue].push_back(wait);
     for (Concurrency* c : {&users[j.tenant], &queues[j.queue]}) {
       c->mean_wait_s += wait;
       ++c->jobs;
@@ -165,6 +168,18 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
   for (auto* v : {&users, &queues})
     for (auto& c : *v)
       if (c.jobs > 0) c.mean_wait_s /= static_cast<double>(c.jobs);
+  const auto medians = [](std::vector<Concurrency>& of, std::vector<std::vector<double>>& waits) {
+    for (std::size_t i = 0; i < of.size(); ++i) {
+      auto& v = waits[i];
+      if (v.empty()) continue;
+      const auto mid = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
+      std::nth_element(v.begin(), mid, v.end());
+      of[i].median_wait_s = *mid;
+      std::vector<double>().swap(v);
+    }
+  };
+  medians(users, user_waits);
+  medians(queues, queue_waits);
   // Ends before starts at the same time: a job ending frees its GPUs for one starting then.
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
     return a.time != b.time ? a.time < b.time : (a.gpus < 0) > (b.gpus < 0);

@@ -28,6 +28,7 @@ struct Concurrency {
   std::int64_t max_gpus = 0;     // most GPUs its jobs held at once (whole GPUs)
   std::int64_t largest_job = 0;  // most GPUs one of its jobs held
   double mean_wait_s = 0;        // recorded
+  double median_wait_s = 0;      // recorded (the lower middle of an even count)
 };
 
 struct CapacityWindow {

@@ -28,6 +28,37 @@ std::string with_bf_max_job_test(const PolicyParams* own, std::int64_t n) {
   return out + "bf_max_job_test=" + std::to_string(n);
 }
 
+// partitions.<name>.PriorityJobFactor for the scenario's partitions that the fit window saw start
+// kMinJobsForUserLimit jobs or more: the one whose jobs waited least (recorded median) gets the
+// highest factor, equal medians the same one, the longest-waiting 1 (Slurm's default, which the
+// partitions seen too rarely keep); `first_only`: factor 2 for the least-waiting (and those with
+// its median) only. Empty when fewer than two such partitions wait differently.
+Params partition_order(const CalibrationInput& in, const Config& config, bool first_only) {
+  std::vector<const CalibrationQueue*> ranked;
+  for (const CalibrationQueue& q : in.queues) {
+    if (q.jobs < kMinJobsForUserLimit) continue;
+    if (std::any_of(config.partitions.begin(), config.partitions.end(),
+                    [&](const PartitionConf& p) { return p.name == q.name; }))
+      ranked.push_back(&q);
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const CalibrationQueue* a, const CalibrationQueue* b) {
+    return a->median_wait_s != b->median_wait_s ? a->median_wait_s < b->median_wait_s : a->name < b->name;
+  });
+  std::int64_t levels = 0;
+  for (std::size_t i = 0; i < ranked.size(); ++i)
+    if (i == 0 || ranked[i]->median_wait_s != ranked[i - 1]->median_wait_s) ++levels;
+  if (levels < 2) return {};
+  std::vector<std::pair<std::string, std::string>> out;
+  std::int64_t factor = levels + 1;
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (i == 0 || ranked[i]->median_wait_s != ranked[i - 1]->median_wait_s) --factor;
+    if (first_only && ranked[i]->median_wait_s != ranked[0]->median_wait_s) break;
+    out.emplace_back("partitions." + ranked[i]->name + ".PriorityJobFactor", std::to_string(first_only ? 2 : factor));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 bool searched_key(std::string_view key) {
@@ -107,19 +138,45 @@ std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput&
   if (in.users.size() > 1 && !(config.w_fairshare > 0) && !fcfs_order)
     prios.push_back({", fair share", {{"PriorityType", "priority/multifactor"}, {"PriorityWeightFairshare", "10000"}}});
   std::vector<CalibrationCandidate> out;
+  const auto emit = [&](const std::string& label, const std::string& slabel, const Params& sparams,
+                        const std::string& plabel, const Params& pparams, const Params& params, std::int32_t nodes) {
+    CalibrationCandidate c;
+    c.label = "slurm, " + label + slabel + plabel;
+    if (nodes > 0) c.label += ", as many nodes as the fit window kept busy";
+    c.nodes = nodes;
+    c.params = pparams;
+    c.params.insert(c.params.end(), sparams.begin(), sparams.end());
+    c.params.insert(c.params.end(), params.begin(), params.end());
+    out.push_back(std::move(c));
+  };
   for (const std::int32_t nodes : in.sizes)
     for (const auto& [plabel, pparams] : prios)
       for (const auto& [slabel, sparams] : scheds)
-        for (const auto& [label, params] : limits) {
-          CalibrationCandidate c;
-          c.label = "slurm, " + label + slabel + plabel;
-          if (nodes > 0) c.label += ", as many nodes as the fit window kept busy";
-          c.nodes = nodes;
-          c.params = pparams;
-          c.params.insert(c.params.end(), sparams.begin(), sparams.end());
-          c.params.insert(c.params.end(), params.begin(), params.end());
-          out.push_back(std::move(c));
-        }
+        for (const auto& [label, params] : limits) emit(label, slabel, sparams, plabel, pparams, params, nodes);
+  // The partitions' priority as the log's queues show it, as sites give an express or a high
+  // queue priority over a normal and a low one: the partition whose jobs the fit window saw wait
+  // least first (one parameter), or every partition seen often enough by rank of its recorded
+  // median wait; PriorityJobFactor weighted above every other factor. Offered with no limits
+  // only, alone and with fair share (a handful of runs more).
+  if (!(config.w_partition > 0) && !fcfs_order && !partition_order(in, config, false).empty()) {
+    std::vector<std::pair<std::string, Params>> orders;
+    for (const bool first_only : {true, false}) {
+      Params alone{{"PriorityType", "priority/multifactor"}, {"PriorityWeightPartition", "10000"}};
+      const Params order = partition_order(in, config, first_only);
+      alone.insert(alone.end(), order.begin(), order.end());
+      const std::string label = first_only ? ", the partition whose jobs waited least first"
+                                           : ", partition priority by the queues' recorded waits";
+      orders.push_back({label, alone});
+      if (prios.size() > 1) {
+        Params both = alone;
+        both.emplace_back("PriorityWeightFairshare", "10000");
+        orders.push_back({label + ", fair share", both});
+      }
+    }
+    for (const std::int32_t nodes : in.sizes)
+      for (const auto& [plabel, pparams] : orders)
+        for (const auto& [slabel, sparams] : scheds) emit("no limits", slabel, sparams, plabel, pparams, {}, nodes);
+  }
   return out;
 }
 

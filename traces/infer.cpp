@@ -327,12 +327,14 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
   out << "\n  -> availability: the cluster size, or Slurm DOWN nodes / maint reservations for windows that never\n"
          "     reach nominal; Kueue ClusterQueue nominalQuota; KAI and Volcano queue capability\n";
   const auto table = [&](const char* what, const std::vector<Concurrency>& rows) {
-    std::snprintf(b, sizeof b, "\n  %-14s %8s %9s %9s %12s\n", what, "jobs", "max jobs", "max GPUs", "mean wait");
+    std::snprintf(b, sizeof b, "\n  %-14s %8s %9s %9s %12s %12s\n", what, "jobs", "max jobs", "max GPUs", "mean wait",
+                  "median wait");
     out << b;
     for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
       const auto& c = rows[i];
-      std::snprintf(b, sizeof b, "  %-14.14s %8lld %9d %9lld %11.0fs\n", c.name.c_str(), static_cast<long long>(c.jobs),
-                    c.max_jobs, static_cast<long long>(c.max_gpus), c.mean_wait_s);
+      std::snprintf(b, sizeof b, "  %-14.14s %8lld %9d %9lld %11.0fs %11.0fs\n", c.name.c_str(),
+                    static_cast<long long>(c.jobs), c.max_jobs, static_cast<long long>(c.max_gpus), c.mean_wait_s,
+                    c.median_wait_s);
       out << b;
     }
     if (rows.size() > max_rows) out << "  ... and " << rows.size() - max_rows << " more\n";
@@ -343,7 +345,8 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
          "     MaxJobs / GrpTRES; fifo+EASY MaxJobsPerUser / MaxGPUsPerUser; Kueue and KAI: a queue per user with\n"
          "     nominalQuota / limit\n";
   table("queue", inf.queues);
-  out << "  -> queues: Slurm partitions (one per queue) with GrpTRES; Kueue ClusterQueues; KAI and Volcano queues\n";
+  out << "  -> queues: Slurm partitions (one per queue) with GrpTRES; Kueue ClusterQueues; KAI and Volcano queues;\n"
+         "     queues that wait differently: Slurm PriorityJobFactor per partition (calibrate tries it)\n";
   out << "\nscheduler named by the header: "
       << (inf.scheduler.empty() ? std::string("none (the header is silent)") : inf.scheduler);
   if (inf.scheduler == "easy") out << " -> fifo with backfill: easy";

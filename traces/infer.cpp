@@ -158,28 +158,28 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
     user_waits[j.tenant].push_back(wait);
     queue_waits[j.queue].push_back(wait);
     for (Concurrency* c : {&users[j.tenant], &queues[j.queue]}) {
-      c->mean_wait_s += wait;
       ++c->jobs;
       c->largest_job = std::max<std::int64_t>(c->largest_job, j.gpus);
     }
     steps.push_back({j.trace_start, j.gpus, j.tenant, j.queue});
     steps.push_back({j.trace_start + std::max<sim::Tick>(0, j.runtime), -std::int64_t{j.gpus}, j.tenant, j.queue});
   }
-  for (auto* v : {&users, &queues})
-    for (auto& c : *v)
-      if (c.jobs > 0) c.mean_wait_s /= static_cast<double>(c.jobs);
-  const auto medians = [](std::vector<Concurrency>& of, std::vector<std::vector<double>>& waits) {
+  // Each one's mean and median recorded wait (summed in job order, then the lower middle).
+  const auto wait_figures = [](std::vector<Concurrency>& of, std::vector<std::vector<double>>& waits) {
     for (std::size_t i = 0; i < of.size(); ++i) {
       auto& v = waits[i];
       if (v.empty()) continue;
+      double sum = 0;
+      for (const double x : v) sum += x;
+      of[i].mean_wait_s = sum / static_cast<double>(v.size());
       const auto mid = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
       std::nth_element(v.begin(), mid, v.end());
       of[i].median_wait_s = *mid;
       std::vector<double>().swap(v);
     }
   };
-  medians(users, user_waits);
-  medians(queues, queue_waits);
+  wait_figures(users, user_waits);
+  wait_figures(queues, queue_waits);
   // Ends before starts at the same time: a job ending frees its GPUs for one starting then.
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
     return a.time != b.time ? a.time < b.time : (a.gpus < 0) > (b.gpus < 0);

@@ -28,12 +28,14 @@ std::string with_bf_max_job_test(const PolicyParams* own, std::int64_t n) {
   return out + "bf_max_job_test=" + std::to_string(n);
 }
 
-// partitions.<name>.PriorityJobFactor for the scenario's partitions that the fit window saw start
-// kMinJobsForUserLimit jobs or more: the one whose jobs waited least (recorded median) gets the
-// highest factor, equal medians the same one, the longest-waiting 1 (Slurm's default, which the
-// partitions seen too rarely keep); `first_only`: factor 2 for the least-waiting (and those with
-// its median) only. Empty when fewer than two such partitions wait differently.
-Params partition_order(const CalibrationInput& in, const Config& config, bool first_only) {
+std::string factor_key(const std::string& partition) { return "partitions." + partition + ".PriorityJobFactor"; }
+
+// The scenario's partitions that the fit window saw start kMinJobsForUserLimit jobs or more, each
+// with its PriorityJobFactor by rank of its recorded median wait: the least-waiting the highest,
+// equal medians the same, the longest-waiting 1 (Slurm's default, which the partitions seen too
+// rarely keep). In the order of their keys; empty when fewer than two such partitions wait
+// differently.
+std::vector<std::pair<std::string, std::int64_t>> partition_ranks(const CalibrationInput& in, const Config& config) {
   std::vector<const CalibrationQueue*> ranked;
   for (const CalibrationQueue& q : in.queues) {
     if (q.jobs < kMinJobsForUserLimit) continue;
@@ -44,18 +46,14 @@ Params partition_order(const CalibrationInput& in, const Config& config, bool fi
   std::sort(ranked.begin(), ranked.end(), [](const CalibrationQueue* a, const CalibrationQueue* b) {
     return a->median_wait_s != b->median_wait_s ? a->median_wait_s < b->median_wait_s : a->name < b->name;
   });
-  std::int64_t levels = 0;
-  for (std::size_t i = 0; i < ranked.size(); ++i)
-    if (i == 0 || ranked[i]->median_wait_s != ranked[i - 1]->median_wait_s) ++levels;
-  if (levels < 2) return {};
-  std::vector<std::pair<std::string, std::string>> out;
-  std::int64_t factor = levels + 1;
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    if (i == 0 || ranked[i]->median_wait_s != ranked[i - 1]->median_wait_s) --factor;
-    if (first_only && ranked[i]->median_wait_s != ranked[0]->median_wait_s) break;
-    out.emplace_back("partitions." + ranked[i]->name + ".PriorityJobFactor", std::to_string(first_only ? 2 : factor));
-  }
-  std::sort(out.begin(), out.end());
+  std::vector<std::int64_t> level(ranked.size());  // 0: the least-waiting median
+  for (std::size_t i = 1; i < ranked.size(); ++i)
+    level[i] = level[i - 1] + (ranked[i]->median_wait_s != ranked[i - 1]->median_wait_s);
+  if (ranked.empty() || level.back() == 0) return {};
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (std::size_t i = 0; i < ranked.size(); ++i) out.emplace_back(ranked[i]->name, level.back() + 1 - level[i]);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return factor_key(a.first) < factor_key(b.first); });
   return out;
 }
 
@@ -158,12 +156,17 @@ std::vector<CalibrationCandidate> calibration_candidates(const CalibrationInput&
   // least first (one parameter), or every partition seen often enough by rank of its recorded
   // median wait; PriorityJobFactor weighted above every other factor. Offered with no limits
   // only, alone and with fair share (a handful of runs more).
-  if (!(config.w_partition > 0) && !fcfs_order && !partition_order(in, config, false).empty()) {
+  const auto ranks = partition_ranks(in, config);
+  if (!(config.w_partition > 0) && !fcfs_order && !ranks.empty()) {
+    // The least-waiting first: factor 2 for the partitions of the top rank, the default for the rest.
+    const std::int64_t top = std::max_element(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) {
+                               return a.second < b.second;
+                             })->second;
     std::vector<std::pair<std::string, Params>> orders;
     for (const bool first_only : {true, false}) {
       Params alone{{"PriorityType", "priority/multifactor"}, {"PriorityWeightPartition", "10000"}};
-      const Params order = partition_order(in, config, first_only);
-      alone.insert(alone.end(), order.begin(), order.end());
+      for (const auto& [name, factor] : ranks)
+        if (!first_only || factor == top) alone.emplace_back(factor_key(name), std::to_string(first_only ? 2 : factor));
       const std::string label = first_only ? ", the partition whose jobs waited least first"
                                            : ", partition priority by the queues' recorded waits";
       orders.push_back({label, alone});

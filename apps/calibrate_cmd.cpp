@@ -94,7 +94,8 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   else
     throw sim::InputError("", 0, 0, "--scheduler", "expected " + scheduler_choices() + ", got \"" + scheduler + "\"");
   if (folds.outer < 1 || folds.outer > 500)
-    throw sim::InputError("", 0, 0, "--folds", "expected 1 to 500 fit / test pairs, got " + std::to_string(folds.outer));
+    throw sim::InputError("", 0, 0, "--folds",
+                          "expected 1 to 500 fit / test pairs, got " + std::to_string(folds.outer));
   if (folds.inner < 1 || folds.inner > 12)
     throw sim::InputError("", 0, 0, "--inner-folds", "expected 1 to 12, got " + std::to_string(folds.inner));
   const auto warmup = sim::parse_duration(folds.warmup);
@@ -162,11 +163,15 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
               static_cast<long long>(f.max_in_use), results::short_duration(sim::to_seconds(f.max_in_use_at)).c_str(),
               static_cast<long long>(f.cluster_gpus),
               f.over_capacity() ? " (more than the cluster: a trace anomaly)" : "");
-  if (f.with_limit > 0)
-    std::printf("    time limits: %lld of %lld jobs with a requested time ran past it (%.1f%%: %s)\n",
+  if (f.with_limit > 0) {
+    const std::string raised = f.raised_limit > 0 ? "; the scenario lets " + std::to_string(f.raised_limit) +
+                                                        " of them run their recorded time (workload.time_limits)"
+                                                  : "";
+    std::printf("    time limits: %lld of %lld jobs with a requested time ran past it (%.1f%%: %s)%s\n",
                 static_cast<long long>(f.past_limit), static_cast<long long>(f.with_limit),
                 100.0 * static_cast<double>(f.past_limit) / static_cast<double>(f.with_limit),
-                f.past_limit * 100 <= f.with_limit ? "enforced" : "not enforced, or enforced late");
+                f.past_limit * 100 <= f.with_limit ? "enforced" : "not enforced, or enforced late", raised.c_str());
+  }
   std::printf(
       "    %zu windows of 6 h+ with use under 80%% of the cluster while a job that fit waited "
       "(nodes down or reserved: outage / reservation candidates for failures.events)%s\n",

@@ -51,7 +51,10 @@ struct Job {
   TraceStatus trace_status = TraceStatus::Unknown;
   bool preemptible = false;
   bool preempt_never = false;  // Kubernetes preemptionPolicy: Never
-  std::uint32_t line = 0;      // the trace's line (or row) it was read from; 0 = none (generated, or not text)
+  // The loader raised walltime to the recorded run time (workload.time_limits: the log's system did
+  // not enforce its limits, scenarios/workload.cpp): the job ran past the limit it asked for.
+  bool walltime_raised = false;
+  std::uint32_t line = 0;  // the trace's line (or row) it was read from; 0 = none (generated, or not text)
   Tick submit = 0;
   std::int32_t gpus = 0;       // whole GPUs requested in total
   std::int32_t gpu_milli = 0;  // fraction of one GPU when sharing (1..999); 0 = whole GPUs

@@ -439,7 +439,10 @@ LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, s
     const bool in = j.submit >= from && j.submit < to;
     if (in && j.walltime > 0) {
       ++f.with_limit;
-      f.past_limit += j.runtime > j.walltime;
+      // A limit the loader raised to the run time (the log's system did not enforce it) was still
+      // run past in the log.
+      f.past_limit += j.runtime > j.walltime || j.walltime_raised;
+      f.raised_limit += j.walltime_raised;
     }
     if (j.trace_start < 0 || j.trace_start >= to || j.trace_start + std::max<sim::Tick>(j.runtime, 0) < from) continue;
     const std::int64_t g = std::max<std::int64_t>(j.gpus, 0);
@@ -957,7 +960,11 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
     o << "# Trace anomaly (not fitted): the log has " << f.max_in_use << " GPUs in use at "
       << sim::format_duration(f.max_in_use_at) << ", more than the cluster's " << f.cluster_gpus << ".\n";
   if (f.with_limit > 0)
-    o << "# Time limits: " << f.past_limit << " of " << f.with_limit << " jobs ran past their requested time.\n";
+    o << "# Time limits: " << f.past_limit << " of " << f.with_limit << " jobs ran past their requested time"
+      << (f.raised_limit > 0 ? " (the scenario lets " + std::to_string(f.raised_limit) +
+                                   " of them run their recorded time: workload.time_limits)"
+                             : std::string())
+      << ".\n";
   if (!f.gaps.empty())
     o << "# Outage / reservation candidates (recorded use under 80 % while a job that fit waited; check the\n"
       << "# site's records before adding them under failures: events:):\n";

@@ -145,8 +145,9 @@ struct LogFindings {
   // Recorded GPUs in use (from recorded starts and run times): the most at once, and when.
   std::int64_t max_in_use = 0;
   sim::Tick max_in_use_at = 0;
-  // Time limits: jobs with a requested time, and of them those that ran past it.
-  std::int64_t with_limit = 0, past_limit = 0;
+  // Time limits: jobs with a requested time, of them those that ran past it in the log, and of
+  // those the ones whose limit the scenario raised to the run time (workload.time_limits).
+  std::int64_t with_limit = 0, past_limit = 0, raised_limit = 0;
   // Hours where the recorded use stayed below 80 % of the cluster while a job that would have fit
   // in the idle GPUs waited: nodes down or reserved (outage / reservation candidates), merged into
   // windows of 6 h or more; `idle_gpus` is the fewest GPUs idle in the window.

@@ -255,6 +255,7 @@ std::optional<std::string> apply_time_limits(const WorkloadSpec& spec, models::W
   for (auto& j : w.jobs)
     if (j.walltime > 0 && j.runtime > j.walltime) {
       j.walltime = j.runtime;
+      j.walltime_raised = true;
       ++raised;
     }
   if (spec.time_limits == "auto") {
@@ -283,8 +284,8 @@ std::optional<std::string> prime_time_note(const models::PrimeTime& p, const mod
       total += at - j.submit;
     }
   }
-  return std::string(kPrimeTimeNote) + p.describe() + " holds " + std::to_string(held) + " of the " + std::to_string(limited) +
-         " jobs over its bound until it ends, " + std::to_string(total / sim::kHour) +
+  return std::string(kPrimeTimeNote) + p.describe() + " holds " + std::to_string(held) + " of the " +
+         std::to_string(limited) + " jobs over its bound until it ends, " + std::to_string(total / sim::kHour) +
          " h in all (docs/fidelity.md, \"Prime time\")";
 }
 

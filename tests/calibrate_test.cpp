@@ -373,6 +373,21 @@ TEST(CalibrateFindings, OverCapacityTimeLimitsAndIdleWindowsWhileJobsWaited) {
   EXPECT_TRUE(f.over_capacity());
   EXPECT_EQ(f.with_limit, 2);
   EXPECT_EQ(f.past_limit, 1);
+  EXPECT_EQ(f.raised_limit, 0);
+  // A scenario that lets jobs run their recorded time (workload.time_limits: auto on a log whose
+  // system did not enforce them) raises the 8-GPU job's limit to its 10 h: the log still shows it
+  // ran past the 5 h it asked for.
+  scenarios::WorkloadSpec as_recorded;
+  as_recorded.time_limits = "as_recorded";
+  auto raised = w;
+  ASSERT_TRUE(scenarios::apply_time_limits(as_recorded, raised).has_value());
+  EXPECT_EQ(raised.jobs[0].walltime, 10 * sim::kHour);
+  EXPECT_TRUE(raised.jobs[0].walltime_raised);
+  EXPECT_FALSE(raised.jobs[2].walltime_raised);
+  const auto fr = planner::log_findings(raised, 8, 0, 100 * sim::kHour);
+  EXPECT_EQ(fr.with_limit, 2);
+  EXPECT_EQ(fr.past_limit, 1);
+  EXPECT_EQ(fr.raised_limit, 1);
   ASSERT_EQ(f.gaps.size(), 1u);
   EXPECT_EQ(f.gaps[0].from, 20 * sim::kHour);
   EXPECT_EQ(f.gaps[0].to, 40 * sim::kHour);

@@ -12,6 +12,10 @@
 
 namespace headroom::models {
 
+// The name an importer gives a user or queue that the trace does not record (SWF -1). As a queue it
+// is not one the job named: a policy with configured queues sends it where a job naming none goes.
+inline constexpr std::string_view kUnknownName = "unknown";
+
 // Interns names (tenants, queues) into dense ids in first-seen order.
 class NameTable {
  public:

@@ -262,7 +262,7 @@ class SwfImporter {
     if (it != cache.end()) return it->second;
     std::uint32_t index = 0;
     if (id == -1) {
-      index = table.intern("unknown");
+      index = table.intern(models::kUnknownName);
     } else {
       std::array<char, 32> buf{};
       std::copy(prefix.begin(), prefix.end(), buf.begin());

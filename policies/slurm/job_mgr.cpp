@@ -109,7 +109,9 @@ int SlurmPolicy::partition_of(const ClusterView& view, const Job& job) const {
     }
     if (best != kNoPart) return best;
   }
-  if (configured_parts_ && (q.empty() || q == "default")) {
+  // No partition named: the Default one, as sbatch without -p. A job whose log recorded no queue
+  // (models::kUnknownName) named none either; a partition of that name was matched above.
+  if (configured_parts_ && (q.empty() || q == "default" || q == models::kUnknownName)) {
     for (std::size_t i = 0; i < parts_.size(); ++i)
       if (parts_[i].conf.is_default) return static_cast<int>(i);
     return 0;

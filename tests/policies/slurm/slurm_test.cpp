@@ -402,6 +402,27 @@ TEST(Slurm, UnknownPartitionAndJobsThatNeverFitAreRejected) {
   EXPECT_EQ(r.state(2), JobState::Rejected);
 }
 
+TEST(Slurm, AJobWhoseLogRecordedNoQueueGoesToTheDefaultPartition) {
+  // An SWF queue of -1 is read as models::kUnknownName (42 jobs of the LANL CM-5 log): the job
+  // named no partition, so it goes where sbatch without -p sends it, not rejected as an invalid
+  // partition. A partition configured under that name is still matched by name.
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 4, "A100", 0, 0});
+  c.pools.push_back({"b", 1, 4, "A100", 0, 0});
+  auto w = ht::WorkloadBuilder().job(0, 4, 100).job(0, 4, 100).build();
+  shape(w, 0, 0, 0, std::string(models::kUnknownName));
+  shape(w, 1, 0, 0, "nosuch");
+  const SlurmRun r(
+      w, c, params({{"partitions.pa.Nodes", "[a]"}, {"partitions.pb.Nodes", "[b]"}, {"partitions.pb.Default", "YES"}}));
+  EXPECT_EQ(r.state(0), JobState::Completed);
+  EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{1}) << "pb is the Default partition";
+  EXPECT_EQ(r.state(1), JobState::Rejected) << "a partition the job named that is not configured";
+  const SlurmRun named(
+      w, c,
+      params({{"partitions.unknown.Nodes", "[a]"}, {"partitions.pb.Nodes", "[b]"}, {"partitions.pb.Default", "YES"}}));
+  EXPECT_EQ(named.nodes_of(0), std::vector<models::NodeId>{0}) << "the partition of that name";
+}
+
 TEST(Slurm, PartitionsOnlyUseTheirPools) {
   models::ClusterSpec c;
   c.pools.push_back({"a", 1, 4, "A100", 0, 0});

@@ -51,10 +51,7 @@ struct Job {
   TraceStatus trace_status = TraceStatus::Unknown;
   bool preemptible = false;
   bool preempt_never = false;  // Kubernetes preemptionPolicy: Never
-  // The loader raised walltime to the recorded run time (workload.time_limits: the log's system did
-  // not enforce its limits, scenarios/workload.cpp): the job ran past the limit it asked for.
-  bool walltime_raised = false;
-  std::uint32_t line = 0;  // the trace's line (or row) it was read from; 0 = none (generated, or not text)
+  std::uint32_t line = 0;      // the trace's line (or row) it was read from; 0 = none (generated, or not text)
   Tick submit = 0;
   std::int32_t gpus = 0;       // whole GPUs requested in total
   std::int32_t gpu_milli = 0;  // fraction of one GPU when sharing (1..999); 0 = whole GPUs
@@ -74,9 +71,12 @@ struct Job {
   std::int64_t memory_mib = 0;  // total; 0 = not modelled
   std::int32_t priority = 0;    // trace priority or QOS level; larger runs first where used
   std::uint16_t gpu_type = 0;   // 0 = any; else index+1 into Workload::gpu_type_names
-  Tick runtime = 0;             // recorded run time
-  Tick walltime = -1;           // time limit; -1 = none
-  Tick trace_start = -1;        // the trace's own start/end when known
+  // The loader raised walltime to the recorded run time (workload.time_limits: the log's system did
+  // not enforce its limits, scenarios/workload.cpp): the job ran past the limit it asked for.
+  bool walltime_raised = false;  // (in the padding after gpu_type: the struct keeps its size)
+  Tick runtime = 0;              // recorded run time
+  Tick walltime = -1;            // time limit; -1 = none
+  Tick trace_start = -1;         // the trace's own start/end when known
   Tick trace_end = -1;
   // When the job leaves at a fixed time whatever it is doing (an inference service's replica
   // that its autoscaler removes, models/service.hpp): pending then it is withdrawn (Cancelled,

@@ -162,7 +162,11 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
   std::printf("  what the log shows (not fitted): recorded use up to %lld GPUs at %s of the cluster's %lld%s\n",
               static_cast<long long>(f.max_in_use), results::short_duration(sim::to_seconds(f.max_in_use_at)).c_str(),
               static_cast<long long>(f.cluster_gpus),
-              f.over_capacity() ? " (more than the cluster: a trace anomaly)" : "");
+              !f.over_capacity() ? ""
+              : r.inference.time_shared.empty()
+                  ? " (more than the cluster: a trace anomaly)"
+                  : " (more than the cluster: jobs shared processors, as the header says, "
+                    "which a replay does not model)");
   if (f.with_limit > 0) {
     const std::string raised = f.raised_limit > 0 ? "; the scenario lets " + std::to_string(f.raised_limit) +
                                                         " of them run their recorded time (workload.time_limits)"

@@ -956,7 +956,11 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
         << ", and the mean wait as given there, " << wait_text(pr.bar.mean_as_given) << ".\n";
   }
   const LogFindings& f = result.findings;
-  if (f.over_capacity())
+  if (f.over_capacity() && !result.inference.time_shared.empty())
+    o << "# Not fitted: the log has " << f.max_in_use << " GPUs in use at " << sim::format_duration(f.max_in_use_at)
+      << ", more than the cluster's " << f.cluster_gpus << ": jobs shared processors, as the header says (\""
+      << result.inference.time_shared << "\"), which a replay does not model.\n";
+  else if (f.over_capacity())
     o << "# Trace anomaly (not fitted): the log has " << f.max_in_use << " GPUs in use at "
       << sim::format_duration(f.max_in_use_at) << ", more than the cluster's " << f.cluster_gpus << ".\n";
   if (f.with_limit > 0)

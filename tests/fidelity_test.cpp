@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "planner/run.hpp"
@@ -228,6 +229,35 @@ TEST(Infer, SchedulerNamedByTheHeader) {
   EXPECT_EQ(traces::scheduler_from_header("Computer: Fujitsu RX200S5 Cluster\nMaxQueues: 2\n"), "");
 }
 
+// A header that says jobs shared processors (the LANL CM-5 log's note, verbatim): recorded use
+// above the machine is how it ran, and trace-infer says so instead of leaving it unexplained.
+TEST(Infer, TimeSharingNamedByTheHeader) {
+  EXPECT_TRUE(traces::header_time_shared("Note: many jobs, especially smaller ones, ran in non-dedicated mode"));
+  EXPECT_TRUE(traces::header_time_shared("Note: gang scheduling with a 10 s quantum"));
+  EXPECT_TRUE(traces::header_time_shared("Note: the nodes were time-shared"));
+  EXPECT_FALSE(traces::header_time_shared("Note: uses DJM for job management"));
+  EXPECT_FALSE(traces::header_time_shared("Note: Scheduler is Slurm"));
+
+  // 4 processors; two 4-processor jobs ran at once (8 busy), the header says why.
+  const auto path =
+      std::filesystem::temp_directory_path() / ("headroom-timeshared-" + std::to_string(::getpid()) + ".swf");
+  {
+    std::ofstream f(path);
+    f << "; MaxProcs: 4\n; Note: many jobs, especially smaller ones, ran in non-dedicated mode\n"
+         "1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
+         "2 60 0 3600 4 -1 -1 4 3600 -1 1 2 1 -1 1 -1 -1 -1\n";
+  }
+  const auto w = traces::import_trace(path.string());
+  const auto inf = traces::infer_system(w, sim::kDay, 1, path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(inf.max_busy, 8);
+  EXPECT_EQ(inf.time_shared, "Note: many jobs, especially smaller ones, ran in non-dedicated mode");
+  std::ostringstream out;
+  traces::print_inference(out, inf);
+  EXPECT_NE(out.str().find("above nominal because jobs shared processors, as the header says"), std::string::npos)
+      << out.str();
+}
+
 TEST(InferRicc, BundledSampleShowsPerUserBurstsAndQueues) {
   const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
   const auto w = scenarios::build_workload(sc);
@@ -245,6 +275,7 @@ TEST(InferRicc, BundledSampleShowsPerUserBurstsAndQueues) {
   EXPECT_EQ(inf.queues[1].max_jobs, 3);
   EXPECT_EQ(inf.scheduler, "");  // RICC's header names no scheduler
   EXPECT_EQ(inf.header_notes.front(), "MaxQueues: 2");
+  EXPECT_EQ(inf.time_shared, "");  // its use above 8,192 GPUs stays an anomaly to report
 }
 
 // The NASA iPSC log has no wait times (its header says the submit times are start times): no job

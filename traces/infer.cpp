@@ -46,6 +46,14 @@ std::string scheduler_from_header(const std::string& text) {
   return "";
 }
 
+bool header_time_shared(const std::string& line) {
+  const std::string t = lower(line);
+  for (const char* k : {"non-dedicated", "nondedicated", "time-shar", "timeshar", "time shar", "gang schedul",
+                        "gang-schedul", "shared mode"})
+    if (t.find(k) != std::string::npos) return true;
+  return false;
+}
+
 void detect_prime_time(const models::Workload& w, std::int32_t utc_offset_minutes, models::DstRule dst,
                        models::PrimeTime& out, PrimeTimeEvidence& evidence) {
   out = models::PrimeTime{};
@@ -243,6 +251,7 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
           (!inf.header_notes.empty() && !l.empty() && l.find(':') == std::string::npos))
         inf.header_notes.emplace_back(text);
       all += std::string(text) + "\n";
+      if (inf.time_shared.empty() && header_time_shared(std::string(text))) inf.time_shared = std::string(text);
       // "TimeZone: 3600" (seconds east of UTC, standard time), "TimeZoneString: Europe/Stockholm"
       if (l.starts_with("timezonestring:")) {
         std::string_view z = text.substr(text.find(':') + 1);
@@ -324,6 +333,9 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
     out << " ("
         << static_cast<int>(100.0 * static_cast<double>(inf.max_busy) / static_cast<double>(inf.nominal_gpus) + 0.5)
         << " % of nominal)";
+  if (!inf.time_shared.empty() && inf.nominal_gpus > 0 && inf.max_busy > inf.nominal_gpus)
+    out << "\n  above nominal because jobs shared processors, as the header says (\"" << inf.time_shared
+        << "\"): a replay gives each job its own GPUs, so it cannot run this log's load as recorded";
   out << "\n  -> availability: the cluster size, or Slurm DOWN nodes / maint reservations for windows that never\n"
          "     reach nominal; Kueue ClusterQueue nominalQuota; KAI and Volcano queue capability\n";
   const auto table = [&](const char* what, const std::vector<Concurrency>& rows) {

@@ -67,6 +67,9 @@ struct Inference {
   std::vector<Concurrency> queues;        // likewise
   std::string scheduler;                  // "easy", "conservative", "backfill", "fcfs" or "" (header silent)
   std::vector<std::string> header_notes;  // the header's Note / Scheduler / Queue / Partition lines
+  // The header line that says jobs shared processors (time-sharing, gang scheduling, non-dedicated
+  // mode: header_time_shared), or "": recorded use above the machine is then how it ran, not an anomaly.
+  std::string time_shared;
   // The local clock the SWF header gives (TimeZone: the standard offset in seconds;
   // TimeZoneString: the zone, whose name gives the summer time rule); known = the header said.
   bool clock_known = false;
@@ -81,6 +84,10 @@ struct Inference {
 // `header_path`: the trace file, read for its SWF header comments (';' lines); "" to skip.
 Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t units_per_gpu = 1,
                        const std::string& header_path = "");
+
+// Whether one SWF header line says jobs shared processors (case-insensitive): "non-dedicated",
+// "time-shar" / "timeshar", "gang schedul" / "gang-schedul", or "shared mode".
+bool header_time_shared(const std::string& line);
 
 // The scheduler named by SWF header text (case-insensitive): "easy" (EASY backfilling),
 // "conservative" (conservative backfilling), "backfill", "fcfs", or "".

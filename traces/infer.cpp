@@ -49,7 +49,7 @@ std::string scheduler_from_header(const std::string& text) {
 bool header_time_shared(const std::string& line) {
   const std::string t = lower(line);
   for (const char* k : {"non-dedicated", "nondedicated", "time-shar", "timeshar", "time shar", "gang schedul",
-                        "gang-schedul", "shared mode"})
+                        "gang-schedul"})
     if (t.find(k) != std::string::npos) return true;
   return false;
 }

@@ -86,7 +86,7 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
                        const std::string& header_path = "");
 
 // Whether one SWF header line says jobs shared processors (case-insensitive): "non-dedicated",
-// "time-shar" / "timeshar", "gang schedul" / "gang-schedul", or "shared mode".
+// "time-shar" / "timeshar", or "gang schedul" / "gang-schedul".
 bool header_time_shared(const std::string& line);
 
 // The scheduler named by SWF header text (case-insensitive): "easy" (EASY backfilling),

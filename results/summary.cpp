@@ -315,6 +315,78 @@ std::string failure_note(const RunResult& r) {
          ") were ended Failed by the system; main reason: " + quoted_with_count(*main);
 }
 
+// A note when one job size waited far longer than the rest (large gangs starved by a stream of
+// small jobs, a queue's gate that the small ones keep full): among the GPU counts of at least
+// max(20, 0.5 %) started jobs, the one with the longest mean wait, when that mean is over
+// kStarvationWait and at least 5 times the other started jobs'. It names the reason those jobs
+// spent most of their waiting under: the time from each Waiting event to the next, or to the start.
+std::string starvation_note(const RunResult& r) {
+  struct Size {
+    std::int64_t jobs = 0;
+    double wait = 0;  // seconds, summed
+  };
+  std::map<std::int32_t, Size> by_gpus;
+  std::int64_t started = 0;
+  double all_wait = 0;
+  for (const JobRecord& j : r.jobs) {
+    if (j.start < 0) continue;
+    const double w = sim::to_seconds(j.start - j.submit);
+    Size& z = by_gpus[j.gpus];
+    ++z.jobs;
+    z.wait += w;
+    ++started;
+    all_wait += w;
+  }
+  const std::int64_t least = std::max<std::int64_t>(20, (started + 199) / 200);
+  const Size* worst = nullptr;
+  std::int32_t worst_gpus = 0;
+  for (const auto& [g, z] : by_gpus)
+    if (z.jobs >= least && z.jobs < started &&
+        (worst == nullptr || z.wait / static_cast<double>(z.jobs) > worst->wait / static_cast<double>(worst->jobs))) {
+      worst = &z;
+      worst_gpus = g;
+    }
+  if (worst == nullptr) return "";
+  const double mean = worst->wait / static_cast<double>(worst->jobs);
+  const double others = (all_wait - worst->wait) / static_cast<double>(started - worst->jobs);
+  if (mean <= sim::to_seconds(kStarvationWait) || mean < 5 * others) return "";
+  // Their waiting by reason: each Waiting event's reason holds until the job's next one, or its start.
+  std::vector<std::uint32_t> reason(r.jobs.size(), kNoReason);
+  std::vector<Tick> since(r.jobs.size(), -1);
+  std::map<std::uint32_t, double> held;
+  auto close = [&](std::uint32_t j, Tick t) {
+    if (since[j] >= 0 && reason[j] != kNoReason) held[reason[j]] += sim::to_seconds(t - since[j]);
+  };
+  for (const EventRecord& e : r.events) {
+    if (e.job >= r.jobs.size() || r.jobs[e.job].gpus != worst_gpus || r.jobs[e.job].start < 0) continue;
+    const auto kind = static_cast<models::AuditKind>(e.kind);
+    if (kind == models::AuditKind::Waiting) {
+      close(e.job, e.time);
+      reason[e.job] = e.reason;
+      since[e.job] = e.time;
+    } else if (kind == models::AuditKind::Start && since[e.job] >= 0) {
+      close(e.job, e.time);
+      since[e.job] = -1;
+    }
+  }
+  std::string b = "NOTE: the " + thousands(worst->jobs) + " started jobs of " + std::to_string(worst_gpus) +
+                  (worst_gpus == 1 ? " GPU" : " GPUs") + " waited " + duration(mean) + " on average, against " +
+                  duration(others) + " for the other started jobs";
+  double total = 0;
+  const std::pair<const std::uint32_t, double>* top = nullptr;
+  for (const auto& h : held) {
+    total += h.second;
+    if (h.first < r.reasons.size() && !r.reasons[h.first].empty() && (top == nullptr || h.second > top->second))
+      top = &h;
+  }
+  if (top != nullptr && total > 0) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * top->second / total);
+    b += "; most of their waiting (" + std::string(pct) + ") under " + json_string(r.reasons[top->first]);
+  }
+  return b;
+}
+
 // What the summary reads from the audit events, in one pass over them.
 struct EventFacts {
   std::vector<bool> denied;  // by job: the permission drill denied it (a Reject event says so)
@@ -750,6 +822,7 @@ Summary summarize(const RunResult& result) {
   s.ended_at_recorded_limit = events.ended_at_recorded_limit;
   s.banner = make_banner(result, s.never_started, s.rejected);
   if (std::string note = failure_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
+  if (std::string note = starvation_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;

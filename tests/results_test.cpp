@@ -1054,6 +1054,65 @@ TEST(Summary, TimeLimitKillsTheLogAlsoShowsAreEndedAsRecorded) {
   EXPECT_EQ(hr::summarize(r).ended_at_recorded_limit, 0);
 }
 
+// One job size waited far longer than the rest (LANL CM-5's 512-processor gangs under volcano):
+// the banner notes it with the reason those jobs waited under most. 40 one-GPU jobs start at
+// once; 20 eight-GPU jobs wait 2 days: 1 day under "gate" then 1 day under "nodes" for 19 of
+// them, the last 1 day under "gate" and 1 day with no reason yet (its Waiting event comes late).
+TEST(Summary, BannerNotesTheJobSizeThatWaitedFarLongerThanTheRest) {
+  constexpr Tick kDay = 86400 * kS;
+  hr::RunResult r;
+  r.scenario_name = "wide";
+  r.policy = "volcano";
+  r.sim_end = 10 * kDay;
+  r.total_gpus = 8;
+  r.tenants = {"a"};
+  r.reasons = {"", "gate: overcommit", "nodes: no node set holds the group"};
+  auto event = [](Tick t, hm::AuditKind kind, std::uint32_t job, std::uint32_t reason) {
+    hr::EventRecord e;
+    e.time = t;
+    e.kind = static_cast<std::uint8_t>(kind);
+    e.job = job;
+    e.reason = reason;
+    return e;
+  };
+  for (std::uint32_t i = 0; i < 60; ++i) {
+    hr::JobRecord j;
+    j.gpus = i < 40 ? 1 : 8;
+    j.submit = 0;
+    j.start = i < 40 ? 0 : 2 * kDay;
+    j.end = j.start + kS;
+    j.state = st(hm::JobState::Completed);
+    r.jobs.push_back(j);
+  }
+  for (std::uint32_t i = 40; i < 60; ++i) {
+    if (i < 59) {
+      r.events.push_back(event(0, hm::AuditKind::Waiting, i, 1));
+      r.events.push_back(event(kDay, hm::AuditKind::Waiting, i, 2));
+    } else {
+      r.events.push_back(event(kDay, hm::AuditKind::Waiting, i, 1));
+    }
+    r.events.push_back(event(2 * kDay, hm::AuditKind::Start, i, 0));
+  }
+  // 19 days under the gate before the 19 moves, 1 more for the last job: 20 of 39 days (51%).
+  EXPECT_EQ(hr::summarize(r).banner,
+            "NOTE: the 20 started jobs of 8 GPUs waited 2d 00h on average, against 0s for the other started jobs; most "
+            "of their waiting (51%) under \"gate: overcommit\"");
+  // A wait of a day is not starvation (the bar is over kStarvationWait)...
+  for (std::uint32_t i = 40; i < 60; ++i) r.jobs[i].start = kDay;
+  EXPECT_EQ(hr::summarize(r).banner, "");
+  // ... nor is a long wait that the other jobs share (under 5 times theirs).
+  for (std::uint32_t i = 0; i < 60; ++i) r.jobs[i].start = (i < 40 ? 1 : 3) * kDay;
+  EXPECT_EQ(hr::summarize(r).banner, "");
+  // Nor a size with fewer than 20 started jobs (one of the 8-GPU jobs becomes a 1-GPU job that
+  // starts at once).
+  for (std::uint32_t i = 0; i < 60; ++i) r.jobs[i].start = i < 41 ? 0 : 2 * kDay;
+  r.jobs[40].gpus = 1;
+  EXPECT_EQ(hr::summarize(r).banner, "");
+  r.jobs[40].gpus = 8;  // with it back (20 jobs, one of them not waiting): noted again
+  EXPECT_NE(hr::summarize(r).banner.find("NOTE: the 20 started jobs of 8 GPUs waited 1d 21h on average"),
+            std::string::npos);
+}
+
 TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
   hr::RunResult r = four_jobs_one_never_started();
   // The rejection becomes a permission denial: not in the banner's count.

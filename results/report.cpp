@@ -694,7 +694,12 @@ std::string run_section(const ReportInput& in) {
   o << "<p class=\"meta\">file " << html_escape(in.file) << " &middot; seed " << r.seed << " &middot; " << r.total_gpus
     << " GPUs in " << r.pools.size() << " pool" << (r.pools.size() == 1 ? "" : "s") << " &middot; fingerprint "
     << html_escape(r.fingerprint) << " &middot; " << html_escape(r.version) << "</p>";
-  if (!s.banner.empty()) o << "<p class=\"warning\"><b>" << html_escape(s.banner) << "</b></p>";
+  // One paragraph per line of the banner (a warning, then notes).
+  for (std::size_t at = 0; at < s.banner.size();) {
+    const std::size_t nl = std::min(s.banner.find('\n', at), s.banner.size());
+    o << "<p class=\"warning\"><b>" << html_escape(s.banner.substr(at, nl - at)) << "</b></p>";
+    at = nl + 1;
+  }
   o << "<div class=\"grid\"><div><h3>Key figures</h3>" << kv_table(kpi_rows(s, f)) << "</div><div class=\"wide\">";
 
   // Fairness per tenant (largest share first).

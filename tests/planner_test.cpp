@@ -762,6 +762,12 @@ TEST(Report, EachRunHasADrillsSection) {
   calm.run.sim_end = sim::kDay;
   calm.summary = results::summarize(calm.run);
   EXPECT_EQ(results::render_report({calm}).find("<h3>Drills</h3>"), std::string::npos);
+  // A banner of two lines (a warning and a note) is two paragraphs.
+  calm.summary.banner = "WARNING: 1 of 4 jobs (25.0%) never started\nNOTE: the 20 started jobs of 8 GPUs waited 2d";
+  const std::string two = results::render_report({calm});
+  EXPECT_NE(two.find("<p class=\"warning\"><b>WARNING: 1 of 4 jobs (25.0%) never started</b></p><p class=\"warning\">"
+                     "<b>NOTE: the 20 started jobs of 8 GPUs waited 2d</b></p>"),
+            std::string::npos);
 }
 
 // issue #21: plan answers with GPUs and cost at the answer, and the scenario's own size for the margin.

@@ -358,7 +358,10 @@ std::string starvation_note(const RunResult& r) {
     if (since[j] >= 0 && reason[j] != kNoReason) held[reason[j]] += sim::to_seconds(t - since[j]);
   };
   for (const EventRecord& e : r.events) {
-    if (e.job >= r.jobs.size() || r.jobs[e.job].gpus != worst_gpus || r.jobs[e.job].start < 0) continue;
+    // Only the wait before the first start counts (a requeued job waits again later).
+    if (e.job >= r.jobs.size() || r.jobs[e.job].gpus != worst_gpus || r.jobs[e.job].start < 0 ||
+        e.time > r.jobs[e.job].start)
+      continue;
     const auto kind = static_cast<models::AuditKind>(e.kind);
     if (kind == models::AuditKind::Waiting) {
       close(e.job, e.time);

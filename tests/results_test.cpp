@@ -1093,7 +1093,10 @@ TEST(Summary, BannerNotesTheJobSizeThatWaitedFarLongerThanTheRest) {
     }
     r.events.push_back(event(2 * kDay, hm::AuditKind::Start, i, 0));
   }
-  // 19 days under the gate before the 19 moves, 1 more for the last job: 20 of 39 days (51%).
+  // 19 days under the gate before the 19 moves, 1 more for the last job: 20 of 39 days (51%). A
+  // later wait (the job requeued after its start, then waiting under "nodes") does not count.
+  r.events.push_back(event(3 * kDay, hm::AuditKind::Waiting, 59, 2));
+  r.events.push_back(event(9 * kDay, hm::AuditKind::Start, 59, 0));
   EXPECT_EQ(hr::summarize(r).banner,
             "NOTE: the 20 started jobs of 8 GPUs waited 2d 00h on average, against 0s for the other started jobs; most "
             "of their waiting (51%) under \"gate: overcommit\"");

@@ -782,6 +782,7 @@ class VolcanoPolicy final : public Policy {
   }
   std::vector<Group> groups_;
   std::vector<QueueS> queues_;
+  std::vector<std::uint32_t> queue_of_;  // a workload queue's index in queues_ (kUnknownName: "default")
   // The groups with a member submitted and not ended, in index order.
   std::vector<std::uint32_t> active_;
   const std::vector<std::uint32_t>& active() const { return active_; }

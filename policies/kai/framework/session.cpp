@@ -309,7 +309,11 @@ bool KaiPolicy::undeclared(int queue) const {
 }
 
 int KaiPolicy::leaf_for(models::QueueId qid) {
-  const std::string& name = workload_->queues.size() > qid ? workload_->queues.name(qid) : std::string("default");
+  std::string name = workload_->queues.size() > qid ? workload_->queues.name(qid) : std::string("default");
+  // A job whose log recorded no queue (models::kUnknownName, unless declared under that name) has
+  // no queue label, and KAI's podgrouper gives its pod group "default-queue"
+  // (pkg/podgrouper/podgrouper/plugins/defaultgrouper: CalcPodGroupQueue).
+  if (name == models::kUnknownName && !by_name_.count(name)) name = "default-queue";
   if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
   // An undeclared queue: top level, Helm defaults (quota 0, overQuotaWeight 1, limit -1).
   QNode node;

@@ -182,13 +182,25 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
   node_class_.assign(nodes.size(), kNoClass);
   node_pool_.resize(nodes.size());
   for (NodeId n = 0; n < nodes.size(); ++n) node_pool_[n] = nodes[n].pool;
-  // Queues: the workload's, in first-seen order.
+  // Queues: the workload's, in first-seen order. A job whose log recorded no queue
+  // (models::kUnknownName, unless declared under that name) names none, and Volcano's job webhook
+  // gives such a job the queue "default": it joins the workload's "default" queue, or this one
+  // stands for it under that name.
+  const auto named_default = w.queues.find("default");
+  queue_of_.resize(w.queues.size());
   for (std::uint32_t q = 0; q < w.queues.size(); ++q) {
+    queue_of_[q] = q;
     QueueS qs;
     qs.name = w.queues.name(q);
+    const bool no_queue = qs.name == models::kUnknownName && !cfg_.queues.count(qs.name);
+    if (no_queue && named_default)
+      queue_of_[q] = *named_default;  // this one stays empty
+    else if (no_queue)
+      qs.name = "default";
     if (auto it = cfg_.queues.find(qs.name); it != cfg_.queues.end()) qs.conf = it->second;
     // "default" and "root" exist in every Volcano cluster (the controller creates them).
-    qs.undeclared = !cfg_.queues.empty() && !cfg_.queues.count(qs.name) && qs.name != "default" && qs.name != "root";
+    qs.undeclared =
+        !no_queue && !cfg_.queues.empty() && !cfg_.queues.count(qs.name) && qs.name != "default" && qs.name != "root";
     any_undeclared_ = any_undeclared_ || qs.undeclared;
     queues_.push_back(qs);
   }
@@ -241,7 +253,7 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
     }
     Group& g = groups_[gi];
     if (g.member_count == 0) {
-      g.queue = job.queue < queues_.size() ? job.queue : 0;
+      g.queue = job.queue < queue_of_.size() ? queue_of_[job.queue] : 0;
       g.priority = job.priority;
       g.uid = j;
       g.created = job.submit;

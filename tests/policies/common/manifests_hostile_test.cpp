@@ -326,6 +326,25 @@ TEST(MissingReferences, PodOfAnUndeclaredKaiQueueIsRejected) {
       has_reason(r, "queue \"typo\" is not declared; KAI schedules no pod group of a queue that does not exist"));
 }
 
+// A job whose log recorded no queue (an SWF queue of -1, read as models::kUnknownName) names none:
+// Volcano's job webhook gives it the queue "default" and KAI's podgrouper "default-queue", both of
+// which exist without a declaration, so it runs where queues are declared (it was rejected as an
+// undeclared queue, as Slurm rejected it as an invalid partition).
+TEST(MissingReferences, AJobWhoseLogRecordedNoQueueRunsInTheDefaultQueue) {
+  const std::string unknown(models::kUnknownName);
+  for (const auto& [policy, manifest] :
+       {std::pair{std::string("volcano"), kVolcanoApi + "metadata: {name: q}\nspec: {weight: 1}\n"},
+        std::pair{std::string("kai"), kKaiApi +
+                                          "metadata: {name: q}\nspec:\n  resources: {gpu: {quota: -1, limit: -1}, "
+                                          "cpu: {quota: -1, limit: -1}, memory: {quota: -1, limit: -1}}\n"}}) {
+    testing::TempDir dir;
+    const auto r = run_with(policy, dir, manifest, unknown);
+    ASSERT_EQ(r.jobs.size(), 2u) << policy;
+    EXPECT_EQ(r.jobs[0].state, static_cast<std::uint8_t>(models::JobState::Completed)) << policy;
+    EXPECT_EQ(r.jobs[1].state, static_cast<std::uint8_t>(models::JobState::Completed)) << policy;
+  }
+}
+
 // ---- 6. A Volcano capability of 4Gi GPUs, or any absurd GPU count ----
 
 TEST(VolcanoGpus, MemorySuffixOnAGpuCapabilityIsRefused) {

@@ -157,7 +157,9 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
                         : std::max_element(inf.users.begin(), inf.users.end(),
                                            [](const auto& a, const auto& b) { return a.max_jobs < b.max_jobs; })
                               ->max_jobs,
-      inf.scheduler.empty() ? "none named" : inf.scheduler.c_str());
+      !inf.scheduler.empty()        ? inf.scheduler.c_str()
+      : !inf.scheduler_line.empty() ? ("\"" + inf.scheduler_line + "\" (no queueing discipline named)").c_str()
+                                    : "none named");
   const auto& f = r.findings;
   std::printf("  what the log shows (not fitted): recorded use up to %lld GPUs at %s of the cluster's %lld%s\n",
               static_cast<long long>(f.max_in_use), results::short_duration(sim::to_seconds(f.max_in_use_at)).c_str(),
@@ -167,6 +169,8 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
                   ? " (more than the cluster: a trace anomaly)"
                   : " (more than the cluster: jobs shared processors, as the header says, "
                     "which a replay does not model)");
+  if (const std::string cleaned = traces::cleaned_log_note(inf); !cleaned.empty())
+    std::printf("    %s\n", cleaned.c_str());
   if (f.with_limit > 0) {
     const std::string raised = f.raised_limit > 0 ? "; the scenario lets " + std::to_string(f.raised_limit) +
                                                         " of them run their recorded time (workload.time_limits)"

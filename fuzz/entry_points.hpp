@@ -30,6 +30,7 @@
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
 #include "traces/import.hpp"
+#include "traces/infer.hpp"
 
 namespace headroom::fuzz {
 
@@ -78,6 +79,10 @@ inline bool import_trace_bytes(const std::uint8_t* data, std::size_t size, trace
   return accepted([&] {
     const models::Workload w = traces::import_trace(path, options);
     if (w.jobs.empty()) last_rejection() = "no jobs";
+    // What trace-infer and calibrate read of an SWF log: its header (scheduler, clock, a cleaned
+    // log's filters) and its recorded starts.
+    if (format == traces::Format::Swf && !w.jobs.empty())
+      (void)traces::infer_system(w, sim::kDay, options.units_per_gpu, path);
     return !w.jobs.empty();
   });
 }

@@ -963,6 +963,8 @@ std::string calibration_comment(const CalibrateResult& result, const std::string
   else if (f.over_capacity())
     o << "# Trace anomaly (not fitted): the log has " << f.max_in_use << " GPUs in use at "
       << sim::format_duration(f.max_in_use_at) << ", more than the cluster's " << f.cluster_gpus << ".\n";
+  if (const std::string cleaned = traces::cleaned_log_note(result.inference); !cleaned.empty())
+    o << "# Not fitted: " << cleaned << ".\n";
   if (f.with_limit > 0)
     o << "# Time limits: " << f.past_limit << " of " << f.with_limit << " jobs ran past their requested time"
       << (f.raised_limit > 0 ? " (the scenario lets " + std::to_string(f.raised_limit) +

@@ -258,6 +258,93 @@ TEST(Infer, TimeSharingNamedByTheHeader) {
       << out.str();
 }
 
+// The header's scheduler line and a cleaned log's removed jobs, from the real headers of two
+// Parallel Workloads Archive logs (tests/data/traces: OSC's Maui cluster, CEA Curie's Slurm).
+TEST(Infer, HeaderNamesTheSchedulerAndTheJobsItsCleaningRemoved) {
+  EXPECT_TRUE(traces::header_names_scheduler("Note: Scheduler was Maui 3.0.7"));
+  EXPECT_TRUE(traces::header_names_scheduler("Note: uses MAUI scheduler"));
+  EXPECT_TRUE(traces::header_names_scheduler("Note: uses DJM for job management"));
+  EXPECT_FALSE(traces::header_names_scheduler("Note: gang scheduling with a 10 s quantum"));
+  EXPECT_FALSE(traces::header_names_scheduler("Note: the cluster is composed of 32 quad-processor nodes"));
+
+  const std::string data = std::string(HEADROOM_SOURCE_DIR) + "/tests/data/traces/";
+  {
+    const auto path = data + "osc-excerpt.swf";
+    const auto inf = traces::infer_system(traces::import_trace(path), sim::kDay, 1, path);
+    EXPECT_EQ(inf.scheduler, "");  // a product, no discipline
+    EXPECT_EQ(inf.scheduler_line, "Scheduler was Maui 3.0.7");
+    EXPECT_EQ(inf.original_jobs, 80714);
+    EXPECT_EQ(inf.cleaned_removed, 44617);
+    EXPECT_EQ(inf.cleaned_cut, 0);
+    ASSERT_EQ(inf.cleaning_filters.size(), 1u);
+    EXPECT_EQ(inf.cleaning_filters[0], "user=174");
+    EXPECT_NEAR(traces::cleaned_share(inf), 44617.0 / 80714.0, 1e-12);
+    EXPECT_EQ(traces::cleaned_log_note(inf).rfind(
+                  "a cleaned log: the archive's filters removed 44,617 jobs of named users (user=174), 55% of the "
+                  "80,714 jobs of the span it keeps. The recorded waits were shaped by the whole load",
+                  0),
+              0u);
+    std::ostringstream out;
+    traces::print_inference(out, inf);
+    EXPECT_NE(out.str().find("scheduler named by the header: \"Scheduler was Maui 3.0.7\" (no queueing discipline "
+                             "named)"),
+              std::string::npos)
+        << out.str();
+  }
+  {
+    // Curie: the first filter cut the log's first year (submit<=2012-02-03), the others removed
+    // four users' jobs among the rest: 187,920 of the 773,138 - 272,392 = 500,746 of the span kept.
+    const auto path = data + "curie-excerpt.swf";
+    const auto inf = traces::infer_system(traces::import_trace(path), sim::kDay, 1, path);
+    EXPECT_EQ(inf.scheduler_line, "Scheduler is Slurm (https://computing.llnl.gov/linux/slurm/)");
+    EXPECT_EQ(inf.original_jobs, 773138);
+    EXPECT_EQ(inf.cleaned_cut, 272392);
+    EXPECT_EQ(inf.cleaned_removed, 28878 + 118014 + 37905 + 3123);
+    EXPECT_EQ(inf.cleaning_filters.size(), 4u);
+    const std::string note = traces::cleaned_log_note(inf);
+    EXPECT_NE(note.find("removed 187,920 jobs of named users (user=204 and (job>=274118 and job<=303564); "
+                        "user=288 and (job>=372153 and job<=593820); user=553 and (job>=542320 and job<=587600); "
+                        "and 1 more), 38% of the 500,746 jobs of the span it keeps"),
+              std::string::npos)
+        << note;
+  }
+  {
+    // Under 5 % of the span (KTH's "job<=14" is a cut, SDSC Blue's filters remove under 3 %): no note.
+    traces::Inference inf;
+    inf.original_jobs = 250440;
+    inf.cleaned_cut = 8;
+    inf.cleaned_removed = 477 + 1468 + 5181;
+    EXPECT_EQ(traces::cleaned_log_note(inf), "");
+    inf.cleaned_removed = 0;
+    inf.cleaned_cut = 14;
+    EXPECT_EQ(traces::cleaned_log_note(inf), "");
+  }
+}
+
+// A span of many windows (a run time of centuries; a 1 s window over a long log) takes whole
+// multiples of the window asked, at most 20,000 of them, instead of one map entry per window
+// (found by fuzz_swf: a timeout; tests/data/crashers/swf/infer-capacity-windows-over-centuries.swf).
+TEST(Infer, CapacityWindowsStayFewOverALongSpan) {
+  models::Workload w;
+  w.tenants.intern("u");
+  w.queues.intern("q");
+  models::Job a;
+  a.gpus = 4;
+  a.trace_start = 0;
+  a.runtime = 1000 * 365 * sim::kDay;  // a thousand years
+  w.jobs.push_back(a);
+  const auto inf = traces::infer_system(w, sim::kDay, 1);
+  EXPECT_EQ(inf.window_asked, sim::kDay);
+  EXPECT_EQ(inf.window % sim::kDay, 0);
+  EXPECT_EQ(inf.window, 19 * sim::kDay);  // 365,000 days / 20,000 = 18.25: 19 days
+  EXPECT_LE(inf.capacity.size(), 20000u);
+  EXPECT_EQ(inf.max_busy, 4);
+  const auto day = traces::infer_system(w, 400000 * sim::kDay, 1);
+  EXPECT_EQ(day.window_asked, 0);  // one window: not widened
+  ASSERT_EQ(day.capacity.size(), 1u);
+  EXPECT_DOUBLE_EQ(day.capacity[0].mean_busy, 4.0 * 365000 / 400000);
+}
+
 TEST(InferRicc, BundledSampleShowsPerUserBurstsAndQueues) {
   const auto sc = scenarios::load_scenario(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/ricc-14d-fifo.yaml");
   const auto w = scenarios::build_workload(sc);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 #include <string_view>
 #include <utility>
 
@@ -24,6 +25,18 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+constexpr std::size_t kMaxFilters = 100;  // cleaning filters kept as text (all are counted)
+constexpr sim::Tick kMaxWindows = 20000;  // capacity windows at most (Inference::window_asked)
+
+std::string thousands(std::int64_t n) {
+  std::string d = std::to_string(n < 0 ? -n : n), out;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return n < 0 ? "-" + out : out;
 }
 
 std::vector<Concurrency> sorted(std::vector<Concurrency> v) {
@@ -46,10 +59,52 @@ std::string scheduler_from_header(const std::string& text) {
   return "";
 }
 
+double cleaned_share(const Inference& inf) {
+  if (inf.cleaned_removed <= 0) return 0;
+  const std::int64_t span = inf.original_jobs - inf.cleaned_cut;  // the jobs of the span kept, before cleaning
+  return span >= inf.cleaned_removed && span > 0 ? static_cast<double>(inf.cleaned_removed) / static_cast<double>(span)
+                                                 : 1.0;  // no usable MaxJobs: taken as material
+}
+
+std::string cleaned_log_note(const Inference& inf) {
+  const double share = cleaned_share(inf);
+  if (share < kCleanedNoteShare) return "";
+  std::string out =
+      "a cleaned log: the archive's filters removed " + thousands(inf.cleaned_removed) + " jobs of named users";
+  if (!inf.cleaning_filters.empty()) {
+    out += " (";
+    const std::size_t shown = std::min<std::size_t>(inf.cleaning_filters.size(), 3);
+    for (std::size_t i = 0; i < shown; ++i) out += (i > 0 ? "; " : "") + inf.cleaning_filters[i];
+    if (inf.cleaning_filters.size() > shown)
+      out += "; and " + std::to_string(inf.cleaning_filters.size() - shown) + " more";
+    out += ")";
+  }
+  const std::int64_t span = inf.original_jobs - inf.cleaned_cut;
+  if (span > 0 && span >= inf.cleaned_removed)
+    out += ", " + std::to_string(static_cast<long long>(share * 100.0 + 0.5)) + "% of the " + thousands(span) +
+           " jobs of the span it keeps";
+  out +=
+      ". The recorded waits were shaped by the whole load, the removed jobs' included: a replay of the jobs "
+      "left can wait less than the log did";
+  return out;
+}
+
+bool header_names_scheduler(const std::string& line) {
+  const std::string t = lower(line);
+  if (t.find("job manag") != std::string::npos) return true;
+  for (std::size_t at = t.find("schedul"); at != std::string::npos; at = t.find("schedul", at + 1)) {
+    // "scheduler" names one; "scheduling" only when it is not a kind of scheduling ("gang scheduling")
+    const std::size_t end = t.find_first_not_of("abcdefghijklmnopqrstuvwxyz", at);
+    const std::string word = t.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (word == "scheduler" || word == "schedulers") return true;
+  }
+  return false;
+}
+
 bool header_time_shared(const std::string& line) {
   const std::string t = lower(line);
-  for (const char* k : {"non-dedicated", "nondedicated", "time-shar", "timeshar", "time shar", "gang schedul",
-                        "gang-schedul"})
+  for (const char* k :
+       {"non-dedicated", "nondedicated", "time-shar", "timeshar", "time shar", "gang schedul", "gang-schedul"})
     if (t.find(k) != std::string::npos) return true;
   return false;
 }
@@ -192,6 +247,19 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
     return a.time != b.time ? a.time < b.time : (a.gpus < 0) > (b.gpus < 0);
   });
+  // At most kMaxWindows capacity windows: a longer span (a short --window over a long log, or a
+  // run time of centuries) takes whole multiples of the window asked for.
+  if (!steps.empty()) {
+    const sim::Tick span = steps.back().time - steps.front().time;
+    if (span / inf.window >= kMaxWindows) {
+      const sim::Tick per = span / kMaxWindows + 1;  // the least window that gives fewer
+      // a multiple of the window asked that is whole days, hours or minutes as `per` is over them
+      const sim::Tick unit = per > sim::kDay ? sim::kDay : per > sim::kHour ? sim::kHour : sim::kMinute;
+      const sim::Tick step = std::lcm(inf.window, unit);
+      inf.window_asked = inf.window;
+      inf.window = (per / step + (per % step != 0 ? 1 : 0)) * step;
+    }
+  }
   std::vector<std::int32_t> ujobs(users.size()), qjobs(queues.size());
   std::vector<std::int64_t> ugpus(users.size()), qgpus(queues.size());
   std::int64_t busy = 0;
@@ -252,6 +320,37 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
         inf.header_notes.emplace_back(text);
       all += std::string(text) + "\n";
       if (inf.time_shared.empty() && header_time_shared(std::string(text))) inf.time_shared = std::string(text);
+      if (inf.scheduler_line.empty() && header_names_scheduler(std::string(text))) {
+        std::string_view named = text;
+        if (l.starts_with("note:")) named.remove_prefix(5);
+        while (!named.empty() && (named.front() == ' ' || named.front() == '\t')) named.remove_prefix(1);
+        inf.scheduler_line = std::string(named);
+      }
+      // "MaxJobs: 80714"; a cleaning filter: "user=174 (44617 jobs removed)"
+      if (l.starts_with("maxjobs:")) {
+        const std::string v = l.substr(8);
+        char* end = nullptr;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (end != v.c_str() && n >= 0) inf.original_jobs = n;
+      } else if (const std::size_t at = l.rfind(" jobs removed)"); at != std::string::npos) {
+        const std::size_t open = l.rfind('(', at);
+        if (open != std::string::npos) {
+          const std::string v = l.substr(open + 1, at - open - 1);
+          char* end = nullptr;
+          const long long n = std::strtoll(v.c_str(), &end, 10);
+          if (end != v.c_str() && *end == '\0' && n >= 0 && n <= (1LL << 40)) {
+            std::string_view filter = text.substr(0, open);
+            while (!filter.empty() && (filter.back() == ' ' || filter.back() == '\t')) filter.remove_suffix(1);
+            // A filter naming a user removed jobs that ran among the others; one on the submit
+            // time or job number alone ("submit<=2012-02-03 00:00:00", "job<=14") cut the log's span.
+            const bool users = l.substr(0, open).find("user") != std::string::npos;
+            std::int64_t& count = users ? inf.cleaned_removed : inf.cleaned_cut;
+            count = std::min<std::int64_t>(count + n, std::int64_t{1} << 62);
+            if (users && inf.cleaning_filters.size() < kMaxFilters)
+              inf.cleaning_filters.emplace_back(filter.substr(0, 200));
+          }
+        }
+      }
       // "TimeZone: 3600" (seconds east of UTC, standard time), "TimeZoneString: Europe/Stockholm"
       if (l.starts_with("timezonestring:")) {
         std::string_view z = text.substr(text.find(':') + 1);
@@ -315,15 +414,21 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
     out << "  no recorded starts: nothing to infer (no concurrency, no capacity, no wait to calibrate against)\n";
     return;
   }
-  out << "\ncapacity in use (busy GPUs per " << sim::format_duration(inf.window) << ")";
+  out << "\ncapacity in use (busy GPUs per " << sim::format_duration(inf.window);
+  if (inf.window_asked > 0)
+    out << ", widened from the " << sim::format_duration(inf.window_asked)
+        << " asked: the trace spans more than 20,000 of those";
+  out << ")";
   if (inf.nominal_gpus > 0) out << ", nominal " << inf.nominal_gpus << " GPUs (MaxProcs header)";
   out << ":\n";
   std::snprintf(b, sizeof b, "  %-12s %9s %9s %9s\n", "window", "max busy", "mean busy", "of nominal");
   out << b;
   for (const auto& c : inf.capacity) {
     const double of = inf.nominal_gpus > 0 ? 100.0 * c.mean_busy / static_cast<double>(inf.nominal_gpus) : 0;
-    const std::string label = inf.window % sim::kDay == 0 ? "day " + std::to_string(c.start / sim::kDay)
-                                                          : std::to_string(c.start / sim::kHour) + " h";
+    const std::string label = inf.window % sim::kDay == 0      ? "day " + std::to_string(c.start / sim::kDay)
+                              : inf.window % sim::kHour == 0   ? std::to_string(c.start / sim::kHour) + " h"
+                              : inf.window % sim::kMinute == 0 ? std::to_string(c.start / sim::kMinute) + " min"
+                                                               : std::to_string(c.start / sim::kSecond) + " s";
     std::snprintf(b, sizeof b, "  %-12s %9lld %9.0f %8.0f %%\n", label.c_str(), static_cast<long long>(c.max_busy),
                   c.mean_busy, of);
     out << b;
@@ -359,12 +464,18 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
   table("queue", inf.queues);
   out << "  -> queues: Slurm partitions (one per queue) with GrpTRES; Kueue ClusterQueues; KAI and Volcano queues;\n"
          "     queues that wait differently: Slurm PriorityJobFactor per partition (calibrate tries it)\n";
-  out << "\nscheduler named by the header: "
-      << (inf.scheduler.empty() ? std::string("none (the header is silent)") : inf.scheduler);
+  out << "\nscheduler named by the header: ";
+  if (!inf.scheduler.empty())
+    out << inf.scheduler;
+  else if (!inf.scheduler_line.empty())
+    out << "\"" << inf.scheduler_line << "\" (no queueing discipline named)";
+  else
+    out << "none (the header is silent)";
   if (inf.scheduler == "easy") out << " -> fifo with backfill: easy";
   if (inf.scheduler == "conservative" || inf.scheduler == "backfill") out << " -> slurm sched/backfill";
   if (inf.scheduler == "fcfs") out << " -> fifo (no backfill)";
   out << "\n";
+  if (inf.cleaned_removed > 0) out << cleaned_log_note(inf) << "\n";
   for (const auto& n : inf.header_notes) out << "  ; " << n << "\n";
   if (inf.clock_known) {
     out << "local clock (header): UTC" << models::utc_offset_text(inf.utc_offset_minutes)

@@ -62,6 +62,7 @@ struct Inference {
   std::int64_t nominal_gpus = -1;       // MaxProcs header / units per GPU; -1 unknown
   std::int64_t max_busy = 0;            // most GPUs in use at once over the trace
   sim::Tick window = 0;
+  sim::Tick window_asked = 0;  // the window asked for when `window` had to be widened (20,000 windows at most), else 0
   std::vector<CapacityWindow> capacity;
   std::vector<Concurrency> users;         // most jobs first, ties by name
   std::vector<Concurrency> queues;        // likewise
@@ -70,6 +71,18 @@ struct Inference {
   // The header line that says jobs shared processors (time-sharing, gang scheduling, non-dedicated
   // mode: header_time_shared), or "": recorded use above the machine is then how it ran, not an anomaly.
   std::string time_shared;
+  // The header line that names the system's scheduler or job manager, "Note:" left out ("Scheduler
+  // was Maui 3.0.7", "uses DJM for job management": header_names_scheduler), or "". `scheduler`
+  // above is the discipline (EASY, FCFS, ...) when the header names one; a product alone names none.
+  std::string scheduler_line;
+  // A cleaned log (the archive's "THIS IS A CLEANED VERSION" note): the jobs its filters removed
+  // ("(1434 jobs removed)" after each filter, summed), of MaxJobs (the original log's count, -1
+  // when the header gives none), and the filters as written. The recorded waits were shaped by
+  // the whole load, the removed jobs included.
+  std::int64_t cleaned_removed = 0;  // by filters naming a user (jobs that ran among the others)
+  std::int64_t cleaned_cut = 0;      // by filters on the submit time or job number alone (the span cut)
+  std::int64_t original_jobs = -1;
+  std::vector<std::string> cleaning_filters;
   // The local clock the SWF header gives (TimeZone: the standard offset in seconds;
   // TimeZoneString: the zone, whose name gives the summer time rule); known = the header said.
   bool clock_known = false;
@@ -89,9 +102,24 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
 // "time-shar" / "timeshar", or "gang schedul" / "gang-schedul".
 bool header_time_shared(const std::string& line);
 
+// Whether one SWF header line names the scheduler or job manager (case-insensitive): it speaks of a
+// "scheduler" or "job management" ("Scheduler is Slurm", "uses MAUI scheduler", "uses DJM for job
+// management"), not of scheduling as such ("gang scheduling").
+bool header_names_scheduler(const std::string& line);
+
 // The scheduler named by SWF header text (case-insensitive): "easy" (EASY backfilling),
 // "conservative" (conservative backfilling), "backfill", "fcfs", or "".
 std::string scheduler_from_header(const std::string& text);
+
+// The share of the jobs of the span a cleaned log keeps that its user filters removed:
+// cleaned_removed / (original_jobs - cleaned_cut); 0 when none were, 1 when MaxJobs is missing.
+double cleaned_share(const Inference& inf);
+
+// A cleaned log whose user filters removed at least this share of its span's jobs gets a note.
+inline constexpr double kCleanedNoteShare = 0.05;
+
+// One line on a cleaned log's removed jobs (cleaned_share at least kCleanedNoteShare), or "".
+std::string cleaned_log_note(const Inference& inf);
 
 void print_inference(std::ostream& out, const Inference& inf, std::size_t max_rows = 10);
 

@@ -4,12 +4,15 @@
 #include "policies/common/params.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <initializer_list>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "policies/common/param_table.hpp"
@@ -167,6 +170,43 @@ void read_actions(Reader& r, const std::string& key, const ParamValue& v) {
   }
 }
 
+// Go's time.ParseDuration (what sla.go reads sla-waiting-time with): decimal numbers each with
+// a unit, h m s ms us (or µs) ns, summed; in whole milliseconds (rounded down). A sign, or a
+// value above a century, is refused here.
+std::optional<sim::Tick> go_duration(std::string_view t) {
+  if (t.empty()) return std::nullopt;
+  long double ns = 0;
+  std::size_t i = 0;
+  while (i < t.size()) {
+    const std::size_t n0 = i;
+    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+    const std::string_view num = t.substr(n0, i - n0);
+    if (num.empty() || num == "." || std::count(num.begin(), num.end(), '.') > 1 || num.size() > 30)
+      return std::nullopt;
+    const std::size_t u0 = i;
+    while (i < t.size() && !std::isdigit(static_cast<unsigned char>(t[i])) && t[i] != '.') ++i;
+    const std::string_view unit = t.substr(u0, i - u0);
+    long double scale = 0;
+    if (unit == "h")
+      scale = 3600e9L;
+    else if (unit == "m")
+      scale = 60e9L;
+    else if (unit == "s")
+      scale = 1e9L;
+    else if (unit == "ms")
+      scale = 1e6L;
+    else if (unit == "us" || unit == "\xc2\xb5s" || unit == "\xce\xbcs")  // µs: micro sign or Greek mu
+      scale = 1e3L;
+    else if (unit == "ns")
+      scale = 1;
+    else
+      return std::nullopt;
+    ns += std::strtold(std::string(num).c_str(), nullptr) * scale;
+    if (ns > 100 * 365.25L * 86400e9L) return std::nullopt;
+  }
+  return static_cast<sim::Tick>(ns / 1e6L);
+}
+
 void read_argument(Reader& r, const std::string& key, const ParamValue& v, const std::string& plugin,
                    const std::string& name, const ParamTree& value) {
   const std::string where = "plugin " + plugin + " argument " + quoted(name) + ": ";
@@ -205,6 +245,14 @@ void read_argument(Reader& r, const std::string& key, const ParamValue& v, const
     if (r.out.binpack_gpu == 0) r.out.binpack_gpu = 1;
   } else if (name == "binpack.resources.nvidia.com/gpu") {
     number(0, 100, r.out.binpack_gpu);
+  } else if (name == "sla-waiting-time") {
+    if (plugin != "sla") r.error(key, v, where + "sla-waiting-time is an argument of the sla plugin");
+    if (auto d = go_duration(t); d && *d > 0)
+      r.out.sla_waiting_time = *d;
+    else
+      r.error(key, v,
+              where + "expected a positive Go duration such as 1h, 30m or 1h2m3s (units h, m, s, ms, us, ns), got " +
+                  quoted(t));
   } else if (name == "overcommit-factor") {
     number(1, 1000, r.out.overcommit_factor);
   } else if (name == "leastrequested.weight") {
@@ -299,7 +347,7 @@ std::optional<PluginConf> read_plugin(Reader& r, const std::string& key, const P
     r.error(key, v,
             msg +
                 " (known: priority, gang, conformance, overcommit, drf, predicates, proportion, capacity, "
-                "nodeorder, binpack, network-topology-aware)");
+                "nodeorder, binpack, network-topology-aware, sla)");
     return std::nullopt;
   }
   if (p.hierarchy && p.name != "capacity" && p.name != "drf")
@@ -749,9 +797,18 @@ void read(Reader& r, const PolicyParams& params) {
 }  // namespace
 
 const std::vector<std::string>& plugin_names() {
-  static const std::vector<std::string> k = {
-      "priority",  "gang",    "conformance",           "overcommit", "drf", "predicates", "proportion", "capacity",
-      "nodeorder", "binpack", "network-topology-aware"};
+  static const std::vector<std::string> k = {"priority",
+                                             "gang",
+                                             "conformance",
+                                             "overcommit",
+                                             "drf",
+                                             "predicates",
+                                             "proportion",
+                                             "capacity",
+                                             "nodeorder",
+                                             "binpack",
+                                             "network-topology-aware",
+                                             "sla"};
   return k;
 }
 
@@ -775,7 +832,8 @@ const std::vector<std::string>& argument_names() {
                                              "hypernode.binpack.cpu",
                                              "hypernode.binpack.memory",
                                              "hypernode.binpack.resources",
-                                             "hypernode.binpack.resources.nvidia.com/gpu"};
+                                             "hypernode.binpack.resources.nvidia.com/gpu",
+                                             "sla-waiting-time"};
   return k;
 }
 
@@ -795,9 +853,9 @@ const std::vector<std::string>& action_names() {
 const std::vector<std::string>& upstream_unmodelled_plugins() {
   // pkg/scheduler/plugins/factory.go registers these too; each PluginName as its package gives it.
   static const std::vector<std::string> k = {
-      "deviceshare",  "resource-strategy-fit", "tdm",   "sla", "task-topology", "numa-aware",
-      "cdp",          "rescheduling",          "usage", "pdb", "nodegroup",     "extender",
-      "resourcequota"};
+      "deviceshare", "resource-strategy-fit", "tdm",   "task-topology", "numa-aware",
+      "cdp",         "rescheduling",          "usage", "pdb",           "nodegroup",
+      "extender",    "resourcequota"};
   return k;
 }
 

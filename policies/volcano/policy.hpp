@@ -48,7 +48,7 @@ inline Res sub(Res a, const Res& b) {
 inline bool is_zero(const Res& a) { return a[0] == 0 && a[1] == 0 && a[2] == 0; }
 
 enum class Phase : std::uint8_t { Pending, Inqueue, Running };
-enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf };
+enum class JobOrderFn : std::uint8_t { Priority, Gang, Drf, Sla };
 enum class VictimFn : std::uint8_t { Priority, Gang, Conformance, Drf, Proportion, Capacity, Hdrf };
 enum class QueueOrderFn : std::uint8_t { Hdrf, Capacity, Proportion };
 
@@ -156,6 +156,8 @@ struct Group {
   bool in_pend = false;
   PendEntry entry{};
   std::uint32_t enqueue_reason = kEnqueueUnknown;
+  // sla: the group has waited sla-waiting-time since its creation (sla.go permitableFn: Permit).
+  bool sla_due = false;
 };
 
 inline constexpr std::uint32_t kNoQueue = UINT32_MAX;
@@ -517,7 +519,12 @@ class VolcanoPolicy final : public Policy {
   }
 
   bool job_ready(const Group& g) const { return !gang_ || g.ready + g.pending_be >= g.min; }
-  bool job_pipelined(const Group& g) const { return !gang_ || g.waiting + g.ready + g.pending_be >= g.min; }
+  // Session.JobPipelined: gang permits a group with minMember tasks placed or pipelined and rejects
+  // any other; sla permits a group past its waiting time. A tier's reject wins over its permits, so
+  // sla's permit counts only from a tier before gang's (sla_pipelined_).
+  bool job_pipelined(const Group& g) const {
+    return !gang_ || g.waiting + g.ready + g.pending_be >= g.min || (sla_pipelined_ && g.sla_due);
+  }
   bool job_starving(const Group& g) const { return g.waiting + g.ready < (gang_ ? g.min : 1); }
   bool job_valid(const Group& g) const { return !gang_ || g.submitted - g.ended + g.succeeded >= g.min; }
 
@@ -572,6 +579,9 @@ class VolcanoPolicy final : public Policy {
           if (sa > sb) return 1;
           break;
         }
+        case JobOrderFn::Sla:  // creation + the one waiting time: the earlier deadline first
+          if (ga.created != gb.created) return ga.created < gb.created ? -1 : 1;
+          break;
       }
     }
     if (ga.created != gb.created) return ga.created < gb.created ? -1 : 1;
@@ -756,6 +766,17 @@ class VolcanoPolicy final : public Policy {
   std::vector<NodeId> anchor_;
   mutable std::vector<double> nta_score_;
   bool capacity_ = false, capacity_enqueue_ = false, hierarchy_ = false;
+  // The sla plugin (plugins/sla/sla.go) with a waiting time: sla_; its enqueue permit can pass a
+  // refusal (overcommit, proportion or capacity listed in a later tier than sla's: sla_enqueue_);
+  // its pipelined permit counts (a tier before gang's, or no gang: sla_pipelined_). The tiers of
+  // the plugins whose JobEnqueueable refuses (-1: not listed with enableJobEnqueued).
+  bool sla_ = false, sla_enqueue_ = false, sla_pipelined_ = false;
+  int sla_tier_ = -1, overcommit_tier_ = -1, proportion_tier_ = -1, capacity_tier_ = -1;
+  // Whether a refusal by a plugin of `tier` stands for g: sla's permit, in an earlier tier, passes it.
+  bool refuses(const Group& g, int tier) const { return !(sla_enqueue_ && g.sla_due && tier > sla_tier_); }
+  // The groups whose waiting time ends, by that time (a min-heap): each session marks those due.
+  std::vector<std::pair<Tick, std::uint32_t>> sla_heap_;
+  void sla_mark_due(Session& s, Tick now);
   bool enqueue_listed_ = true;   // the actions list has enqueue (else allocate moves Pending groups on)
   bool any_undeclared_ = false;  // a job names a queue the declared ones do not include
   bool hdrf_ = false;

@@ -54,6 +54,9 @@ struct Config {
   std::vector<Action> actions{Action::Enqueue, Action::Allocate, Action::Backfill};
   std::vector<std::vector<PluginConf>> tiers;  // default: the Helm chart's volcano-scheduler.conf
   double overcommit_factor = 1.2;
+  // The sla plugin's sla-waiting-time (plugins/sla/sla.go): a job waiting this long since its
+  // creation is permitted to enqueue and to be pipelined; 0 = not set (the plugin does nothing).
+  sim::Tick sla_waiting_time = 0;
   double binpack_weight = 1, binpack_cpu = 1, binpack_memory = 1, binpack_gpu = 0;
   std::int64_t leastrequested_weight = 1, mostrequested_weight = 0, balancedresource_weight = 1;
   sim::Tick schedule_period = sim::kSecond;

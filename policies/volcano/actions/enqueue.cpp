@@ -18,6 +18,7 @@ PendEntry VolcanoPolicy::pend_key(std::uint32_t gi) const {
       case JobOrderFn::Priority: e.key[i] = -static_cast<double>(g.priority); break;
       case JobOrderFn::Gang: e.key[i] = job_ready(g) ? 1 : 0; break;
       case JobOrderFn::Drf: e.key[i] = job_share(g); break;
+      case JobOrderFn::Sla: e.key[i] = static_cast<double>(g.created); break;
     }
   }
   e.created = g.created;
@@ -38,7 +39,7 @@ void VolcanoPolicy::block_update(PendBlock& b) const {
 void VolcanoPolicy::block_add(PendBlock& b, const PendEntry& e) const {
   const Group& g = groups_[e.gi];
   b.max_seq = std::max(b.max_seq, e.seq);
-  if (!g.has_min_res || g.min_res[0] <= 0) {
+  if (!g.has_min_res || g.min_res[0] <= 0 || (sla_enqueue_ && g.sla_due)) {
     ++b.irregular;
   } else if (g.enqueue_reason == kEnqueueOvercommit) {
     ++b.overcommit;
@@ -240,7 +241,7 @@ void VolcanoPolicy::enqueue_queue(Session& s, std::uint32_t q) {
 // JobEnqueueable over the plugins: kEnqueueOk or the refusal.
 std::uint32_t VolcanoPolicy::enqueue_verdict(const Group& g, std::uint32_t q) const {
   if (g.has_min_res) {
-    if (overcommit_) {
+    if (overcommit_ && refuses(g, overcommit_tier_)) {
       for (int d = 0; d < kDims; ++d) {
         if (g.min_res[d] <= 0) continue;
         const double idle = static_cast<double>(total_[d]) * cfg_.overcommit_factor - static_cast<double>(used_[d]);
@@ -248,7 +249,7 @@ std::uint32_t VolcanoPolicy::enqueue_verdict(const Group& g, std::uint32_t q) co
           return kEnqueueOvercommit + static_cast<std::uint32_t>(d);
       }
     }
-    if (proportion_enqueue_) {
+    if (proportion_enqueue_ && refuses(g, proportion_tier_)) {
       const QueueS& qs = queues_[q];
       if (qs.conf.state != QueueState::Open) return kEnqueueClosed;
       for (int d = 0; d < kDims; ++d) {
@@ -257,9 +258,11 @@ std::uint32_t VolcanoPolicy::enqueue_verdict(const Group& g, std::uint32_t q) co
         if (r > qs.real_cap[d] + kEps) return kEnqueueCapability;
       }
     }
-    if (capacity_enqueue_)
+    if (capacity_enqueue_ && refuses(g, capacity_tier_))
       if (const std::uint32_t b = capacity_enqueue_block(q, g.min_res); b != kNoQueue) return kEnqueueCapacity + b;
-  } else if ((proportion_enqueue_ || capacity_enqueue_) && queues_[q].conf.state != QueueState::Open) {
+  } else if (((proportion_enqueue_ && refuses(g, proportion_tier_)) ||
+              (capacity_enqueue_ && refuses(g, capacity_tier_))) &&
+             queues_[q].conf.state != QueueState::Open) {
     return kEnqueueClosedNoMin;
   }
   return kEnqueueOk;

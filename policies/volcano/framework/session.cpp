@@ -3,6 +3,7 @@
 // scheduler loop (scheduler.go runOnce, every schedule-period) and the Job admission webhook.
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -32,8 +33,29 @@ VolcanoPolicy::VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
       if (p.job_order && p.name == "priority") job_order_.push_back(JobOrderFn::Priority);
       if (p.job_order && p.name == "gang") job_order_.push_back(JobOrderFn::Gang);
       if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
+      if (p.job_order && p.name == "sla" && cfg_.sla_waiting_time > 0) job_order_.push_back(JobOrderFn::Sla);
       if (p.name == "network-topology-aware") nta_ = true;
     }
+  // Tier by tier (framework/session_plugins.go JobEnqueueable, JobPipelined): the first tier of each.
+  int gang_tier = -1, sla_enqueue_tier = -1;
+  for (std::size_t t = 0; t < cfg_.tiers.size(); ++t)
+    for (const auto& p : cfg_.tiers[t]) {
+      const int ti = static_cast<int>(t);
+      auto first = [&](int& at) {
+        if (at < 0) at = ti;
+      };
+      if (p.name == "gang") first(gang_tier);
+      if (p.name == "sla") first(sla_tier_);
+      if (p.name == "sla" && p.job_enqueued) first(sla_enqueue_tier);
+      if (p.name == "overcommit" && p.job_enqueued) first(overcommit_tier_);
+      if (p.name == "proportion" && p.job_enqueued) first(proportion_tier_);
+      if (p.name == "capacity" && p.job_enqueued) first(capacity_tier_);
+    }
+  sla_ = sla_tier_ >= 0 && cfg_.sla_waiting_time > 0;
+  sla_pipelined_ = sla_ && (gang_tier < 0 || sla_tier_ < gang_tier);
+  sla_enqueue_ = sla_ && sla_enqueue_tier >= 0 &&
+                 std::max({overcommit_tier_, proportion_tier_, capacity_tier_}) > sla_enqueue_tier;
+  if (sla_enqueue_) sla_tier_ = sla_enqueue_tier;
   // A plugin listed again never decides a JobOrder comparison the first one left tied.
   for (const JobOrderFn f : job_order_)
     if (std::find(key_fns_.begin(), key_fns_.end(), f) == key_fns_.end()) key_fns_.push_back(f);
@@ -61,7 +83,13 @@ void VolcanoPolicy::on_submit(const ClusterView& view, JobIndex j) {
   Group& g = groups_[members_[j].group];
   submitted_upto_ = std::max(submitted_upto_, j + 1);
   ++g.submitted;
-  if (g.submitted == 1) g.created = view.workload().jobs[j].submit;
+  if (g.submitted == 1) {
+    g.created = view.workload().jobs[j].submit;
+    if (sla_enqueue_ || sla_pipelined_) {  // a permit that can change something
+      sla_heap_.emplace_back(g.created + cfg_.sla_waiting_time, members_[j].group);
+      std::push_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});
+    }
+  }
   const std::uint32_t gi = members_[j].group;
   auto at = std::lower_bound(active_.begin(), active_.end(), gi);
   if (at == active_.end() || *at != gi) {
@@ -115,6 +143,7 @@ void VolcanoPolicy::schedule(Session& s) {
   }
   last_session_ = now;
   changed_ = false;
+  if (sla_enqueue_ || sla_pipelined_) sla_mark_due(s, now);
   open_session(s);
   for (Action a : cfg_.actions) {
     switch (a) {
@@ -127,6 +156,37 @@ void VolcanoPolicy::schedule(Session& s) {
   }
   close_session();
   if (changed_) s.wake_at(now + period);
+  // sla: a session when the next waiting time ends (Volcano runs one every period anyway).
+  if (sla_enqueue_ || sla_pipelined_) {
+    while (!sla_heap_.empty() && groups_[sla_heap_.front().second].phase == Phase::Running) {
+      std::pop_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});
+      sla_heap_.pop_back();
+    }
+    if (!sla_heap_.empty()) s.wake_at(std::max(sla_heap_.front().first, now + period));
+  }
+}
+
+// The groups whose waiting time has ended by now become due (sla.go: time.Since(creation) >=
+// sla-waiting-time). A due group still waiting for enqueue is listed again, so that enqueue's
+// memos of earlier refusals do not pass over it; one that failed to fit is tried again.
+void VolcanoPolicy::sla_mark_due(Session& s, Tick now) {
+  (void)s;
+  while (!sla_heap_.empty() && sla_heap_.front().first <= now) {
+    const std::uint32_t gi = sla_heap_.front().second;
+    std::pop_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});
+    sla_heap_.pop_back();
+    Group& g = groups_[gi];
+    if (g.sla_due) continue;
+    g.sla_due = true;
+    g.failed_epoch = UINT64_MAX;
+    touch(gi);
+    if (g.in_pend) {
+      pend_erase(gi);
+      g.enqueue_failed = UINT64_MAX;
+      g.enqueue_reason = kEnqueueUnknown;
+      pend_insert(gi);
+    }
+  }
 }
 
 // The Job admission webhook (webhooks/admission/jobs/validate/admit_job.go) refuses a job whose

@@ -247,7 +247,7 @@ TEST(VolcanoSchedulerConf, UnmodelledActionsSwitchesAndArgumentsWarn) {
   const auto m = read("volcano", {conf("    actions: \"enqueue, allocate, shuffle, backfill, gangreclaim\"\n"
                                        "    tiers:\n"
                                        "    - plugins:\n"
-                                       "      - name: sla\n"
+                                       "      - name: task-topology\n"
                                        "      - name: tdm\n"
                                        "    - plugins:\n"
                                        "      - name: gang\n"
@@ -264,7 +264,7 @@ TEST(VolcanoSchedulerConf, UnmodelledActionsSwitchesAndArgumentsWarn) {
   EXPECT_EQ(m.warnings, (std::vector<std::string>{
                             at + "action shuffle is not modelled; left out of the actions",
                             at + "action gangreclaim is not modelled; left out of the actions",
-                            at + "plugin sla is not modelled; left out of the tiers",
+                            at + "plugin task-topology is not modelled; left out of the tiers",
                             at + "plugin tdm is not modelled; left out of the tiers",
                             at + "plugin switch enabledVictim is not modelled; ignored",
                             at + "plugin binpack argument binpack.score.nodes is not modelled; ignored",
@@ -279,10 +279,10 @@ TEST(VolcanoSchedulerConf, UnmodelledActionsSwitchesAndArgumentsWarn) {
   // Written in a scenario's own policy block, a Volcano plugin headroom does not model is an error
   // that says so, not "unknown plugin".
   policies::PolicyParams direct;
-  direct["tiers"] = policies::ParamValue{"[{plugins: [{name: sla}]}]", "x.yaml", 3, 9};
+  direct["tiers"] = policies::ParamValue{"[{plugins: [{name: task-topology}]}]", "x.yaml", 3, 9};
   const auto q = problems("volcano", direct);
   ASSERT_EQ(q.size(), 1u);
-  EXPECT_NE(std::string(q[0].what()).find("plugin \"sla\" is Volcano's but not modelled by headroom"),
+  EXPECT_NE(std::string(q[0].what()).find("plugin \"task-topology\" is Volcano's but not modelled by headroom"),
             std::string::npos)
       << q[0].what();
 }

@@ -503,6 +503,93 @@ TEST(Volcano, NoIdleSessionsWhileNothingCanChange) {
   EXPECT_LE(p.passes, 10);
 }
 
+// --- sla (plugins/sla/sla.go) -----------------------------------------------------------------
+// One 8-GPU node. A (2 GPUs) runs 0-1000 s; G, eight 1-GPU pods with minMember 8, comes at 1 s;
+// S0..S14 (1 GPU, 300 s each) come every 100 s from 10 s to 1410 s, keeping 3 GPUs busy. G needs
+// the whole node at one session: without sla it starts only when the stream has gone (S14 ends at
+// 1710 s). sla-waiting-time is 60 s.
+
+namespace {
+models::Workload sla_workload() {
+  ht::WorkloadBuilder b;
+  b.job(0, 2, 1000);                                         // A
+  for (int i = 0; i < 8; ++i) b.job(1, 1, 100);              // G: jobs 1..8
+  for (int k = 0; k < 15; ++k) b.job(10 + 100 * k, 1, 300);  // S0..S14: jobs 9..23
+  auto w = b.build();
+  group(w, 1, 9, "G", 8);
+  return w;
+}
+constexpr JobIndex kS1 = 10;
+const std::string kSlaArg = "{name: sla, arguments: {sla-waiting-time: 60s}}";
+}  // namespace
+
+TEST(VolcanoSla, AGlobalWaitingTimePermitsEveryJobSoTheStreamOnlyShifts) {
+  // Default tiers: proportion's capability refuses G at enqueue while 8 + the 3 GPUs in use exceed
+  // the queue's 8, which the stream keeps up; G enters at 1610 (1 GPU used) and binds at 1710.
+  const VRun plain(sla_workload(), ht::cluster(1, 8));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(plain.start(j), 1710) << j;
+  EXPECT_EQ(plain.start(kS1), 110);
+  EXPECT_EQ(plain.audit.waiting.at(1), "volcano enqueue: queue default would exceed its capability (proportion)");
+  // sla in the first tier with priority and gang, as Volcano's sla guide lists it. At 61 s G has
+  // waited 60 s and sla's Permit admits it (overcommit and proportion, in the second tier, are not
+  // asked). Its 8 GPUs now count as Inqueue, so overcommit refuses S1 (8 + 1 > 9.6 - 3), but the
+  // waiting time is every job's: S1 is admitted at 170 s, 60 s after it came, and each later S
+  // likewise. Allocate gives the free GPUs to S, since gang discards G's tasks while fewer than
+  // 8 fit: the stream shifts by 60 s and G binds when its last job ends, at 1770 s.
+  const VRun sla(sla_workload(), ht::cluster(1, 8),
+                 params({{"tiers", "[[priority, gang, conformance, " + kSlaArg +
+                                       "], [overcommit, drf, predicates, proportion, nodeorder, binpack]]"}}));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(sla.start(j), 1770) << j;
+  EXPECT_EQ(sla.start(kS1), 170);
+  EXPECT_EQ(sla.start(9), 10);  // S0 came before G was admitted
+  EXPECT_EQ(sla.start(23), 1470);
+  EXPECT_EQ(sla.audit.waiting.at(kS1),
+            "volcano enqueue: overcommit: inqueue minResources + this PodGroup's exceed total x overcommit-factor - "
+            "used (nvidia.com/gpu)");
+}
+
+TEST(VolcanoSla, ThePipelinedPermitHoldsIdleGpusOnlyFromATierBeforeGangs) {
+  // Without overcommit, proportion's capability refuses G at enqueue as above: G binds at 1710.
+  const std::string rest = "[drf, predicates, proportion, nodeorder, binpack]";
+  const VRun plain(sla_workload(), ht::cluster(1, 8),
+                   params({{"tiers", "[[priority, gang, conformance], " + rest + "]"}}));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(plain.start(j), 1710) << j;
+  // sla in gang's tier: gang's Reject wins over sla's Permit within a tier (JobPipelined), so G
+  // holds nothing; admitted at 61 s, it makes proportion refuse each S until that S's own 60 s are
+  // up, and binds after the shifted stream, at 1770 s.
+  const VRun same(sla_workload(), ht::cluster(1, 8),
+                  params({{"tiers", "[[priority, gang, conformance, " + kSlaArg + "], " + rest + "]"}}));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(same.start(j), 1770) << j;
+  EXPECT_EQ(same.start(kS1), 170);
+  // sla in a tier of its own before gang's: from 61 s G is pipelined with what fits (5 GPUs, then
+  // more as S0 ends) and, first in JobOrder (sla's: creation + waiting time), holds it each
+  // session, so S1 and the later jobs wait; at 1000 s A ends and G binds whole.
+  const VRun first(sla_workload(), ht::cluster(1, 8),
+                   params({{"tiers", "[[" + kSlaArg + "], [priority, gang, conformance], " + rest + "]"}}));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(first.start(j), 1000) << j;
+  EXPECT_EQ(first.start(kS1), 1100);
+  EXPECT_EQ(first.start(9), 10);
+}
+
+TEST(VolcanoSla, WaitingTimeIsAGoDuration) {
+  std::vector<sim::InputError> errors;
+  vc::check_params(params({{"tiers", "[[{name: sla, arguments: {sla-waiting-time: 1h2m3s4ms5us6ns}}], [gang]]"}}),
+                   errors);
+  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front().what());
+  for (const std::string bad : {"60", "-1h", "0s", "1d", "soon"}) {
+    errors.clear();
+    vc::check_params(params({{"tiers", "[[{name: sla, arguments: {sla-waiting-time: " + bad + "}}], [gang]]"}}),
+                     errors);
+    ASSERT_EQ(errors.size(), 1u) << bad;
+    EXPECT_NE(std::string(errors[0].what()).find("expected a positive Go duration"), std::string::npos)
+        << errors[0].what();
+  }
+  errors.clear();
+  vc::check_params(params({{"tiers", "[[{name: gang, arguments: {sla-waiting-time: 1h}}]]"}}), errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(std::string(errors[0].what()).find("an argument of the sla plugin"), std::string::npos);
+}
+
 // --- capacity plugin and hierarchical queues ----------------------------------------------------
 // Tiers as docs/user-guide/how_to_use_capacity_plugin.md (capacity in place of proportion, no
 // overcommit). Jobs without a group are rigid PodGroups, so gang (tier 1) admits no reclaim victim

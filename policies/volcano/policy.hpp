@@ -158,6 +158,12 @@ struct Group {
   std::uint32_t enqueue_reason = kEnqueueUnknown;
   // sla: the group has waited sla-waiting-time since its creation (sla.go permitableFn: Permit).
   bool sla_due = false;
+  // Allocate's memo of a group none of whose tasks proportion allowed (allocatable): its queue's
+  // allocated and deserved then. While neither moves the wrong way (allocated down, deserved up)
+  // and nothing touches the group, allocate would refuse every task again and change nothing.
+  bool alloc_memo = false;
+  Res memo_allocated{};
+  FRes memo_deserved{};
 };
 
 inline constexpr std::uint32_t kNoQueue = UINT32_MAX;
@@ -369,6 +375,7 @@ class VolcanoPolicy final : public Policy {
   // Something changed the group: it is refreshed when the next session opens.
   void touch(std::uint32_t gi) {
     Group& g = groups_[gi];
+    g.alloc_memo = false;
     if (g.dirty) return;
     g.dirty = true;
     dirty_.push_back(gi);

@@ -171,6 +171,14 @@ void VolcanoPolicy::allocate(Session& s) {
     Group& g = groups_[gi];
     if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
     if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
+    if (g.alloc_memo) {                        // proportion refused every task, and would again (see Group::alloc_memo)
+      const QueueS& qs = queues_[g.queue];
+      bool again = true;
+      for (int d = 0; d < kDims; ++d)
+        again = again && qs.allocated[d] >= g.memo_allocated[d] && qs.deserved[d] <= g.memo_deserved[d];
+      if (again) continue;
+      g.alloc_memo = false;
+    }
     if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
     heap_push(jobs[g.queue], gi, jcmp);
   }
@@ -183,6 +191,10 @@ void VolcanoPolicy::allocate(Session& s) {
     const bool hard = topology_mode(g) == NetworkTopologyMode::Hard;
     models::SwitchId domain = models::kNoSwitch;
     const TaskRun r = hard ? run_hard(g, q, ops, domain) : run_tasks(g, q, ops);
+    // Every task refused by proportion's allocatable, none placed: the memo (not with capacity,
+    // whose refusal reads the ancestors too, nor in hard mode).
+    const bool refused_all =
+        !hard && !capacity_ && proportion_ && r.skipped && !r.fit_failed && !r.push_back && ops.empty();
     if (r.push_back) heap_push(jobs[q], gi, jcmp);
     if (job_ready(g)) {
       commit(s, ops,
@@ -204,6 +216,11 @@ void VolcanoPolicy::allocate(Session& s) {
                                            "(network-topology-aware, hard mode)"
                                      : "volcano allocate: fewer than minMember tasks fit (gang)";
       for (JobIndex j : g.pending) s.pending_reason(j, why);
+    }
+    if (refused_all && !job_ready(g)) {
+      g.alloc_memo = true;
+      g.memo_allocated = queues_[q].allocated;
+      g.memo_deserved = queues_[q].deserved;
     }
     heap_push(qheap, q, qcmp);
   }

@@ -208,7 +208,7 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
   inf.window = window > 0 ? window : sim::kDay;
   inf.jobs = static_cast<std::int64_t>(w.jobs.size());
   if (w.meta.max_procs > 0 && units_per_gpu > 0)
-    inf.nominal_gpus = (w.meta.max_procs + units_per_gpu - 1) / units_per_gpu;
+    inf.nominal_gpus = w.meta.max_procs / units_per_gpu + (w.meta.max_procs % units_per_gpu != 0 ? 1 : 0);
   std::vector<Step> steps;
   std::vector<Concurrency> users(w.tenants.size()), queues(w.queues.size());
   for (std::size_t i = 0; i < users.size(); ++i) users[i].name = w.tenants.name(static_cast<std::uint32_t>(i));

@@ -199,6 +199,27 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     }
     std::printf("%s\n", line.c_str());
   }
+  // Systems tell themselves apart only when jobs compete: when under every one almost no job
+  // waited, the table's likeness is the workload's, and that is said (OSC's cluster log: 12.8 %
+  // busy, every wait row 0 under all seven systems).
+  {
+    std::size_t finished = 0;
+    double p99 = 0, busiest = 0;
+    bool all_started = true;
+    for (const auto& r : result.runs) {
+      if (!r.done) continue;
+      ++finished;
+      p99 = std::max(p99, r.summary.wait.p99);
+      busiest = std::max(busiest, r.summary.gpu_utilization);
+      all_started = all_started && r.summary.never_started == 0 && r.summary.wait.n > 0;
+    }
+    if (finished >= 2 && all_started && p99 < 60)
+      std::printf(
+          "\nlittle to decide: under every system 99%% of the jobs waited under a minute (GPUs %.1f%% busy at "
+          "most), so the systems barely differ; they part ways when jobs compete for GPUs (raise "
+          "workload.arrival_scale, or give the cluster fewer nodes)\n",
+          100.0 * busiest);
+  }
   // The permission drill: how each system answered the denied submissions.
   bool any_denied = false;
   for (const auto& r : result.runs) any_denied = any_denied || (r.done && r.summary.denied > 0);

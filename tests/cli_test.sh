@@ -65,6 +65,14 @@ a="$("$bin" run "$tmp/good.yaml" --json --threads 1 | grep -o '"fingerprint": *"
 b="$("$bin" run "$tmp/good.yaml" --json --threads 2 | grep -o '"fingerprint": *"[0-9a-f]*"')"
 if [ -n "$a" ] && [ "$a" = "$b" ]; then pass=$((pass + 1)); else echo "FAIL threads: '$a' vs '$b'"; fail=$((fail + 1)); fi
 
+# Three small jobs on 32 GPUs: nobody waits under any system, and compare says why the table is flat.
+check compare-little-to-decide 0 "little to decide: under every system 99% of the jobs waited under a minute" -- \
+  "$bin" compare "$tmp/good.yaml" --policies fifo,kubernetes,slurm
+check compare-contention-no-note 0 "" -- "$bin" compare "$src/scenarios/poc/real-tasks.yaml" --policies fifo,slurm
+if "$bin" compare "$src/scenarios/poc/real-tasks.yaml" --policies fifo,slurm 2>&1 | grep -q "little to decide"; then
+  echo "FAIL compare-contention: the note on a contended drill"; fail=$((fail + 1))
+else pass=$((pass + 1)); fi
+
 printf 'name: x\ncluster: [1, 2\n' >"$tmp/syntax.yaml"
 check yaml-syntax 2 "syntax.yaml:" -- "$bin" run "$tmp/syntax.yaml" -o "$tmp/syntax.h5"
 no_file yaml-syntax-no-output "$tmp/syntax.h5"

@@ -468,6 +468,19 @@ constexpr ParamKey<Reader> kKeys[] = {
          r.out.highest_tier_allowed = static_cast<std::int32_t>(*n);
      }},
     {"networkTopology.kinds", read_kinds},
+    // The Job annotation sla-waiting-time on the PodGroups of at least minGpus GPUs (the sla plugin).
+    {"slaAnnotation.waitingTime",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       if (auto d = go_duration(v.text); d && *d > 0)
+         r.out.sla_annotation_time = *d;
+       else
+         r.error(key, v, "expected a positive Go duration such as 1h, 30m or 1h2m3s, got " + quoted(v.text));
+     }},
+    {"slaAnnotation.minGpus",
+     [](Reader& r, const std::string& key, const ParamValue& v) {
+       if (auto n = r.integer(key, v, 0, 1'000'000'000, "an integer from 0 to 1000000000"))
+         r.out.sla_annotation_min_gpus = *n;
+     }},
     queue_key<"queues.<queue>.weight", kWeight>(),
     queue_key<"queues.<queue>.capability.nvidia.com/gpu", kCapability, 0>(),
     queue_key<"queues.<queue>.capability.gpu", kCapability, 0>(),

@@ -158,6 +158,7 @@ struct Group {
   std::uint32_t enqueue_reason = kEnqueueUnknown;
   // sla: the group has waited sla-waiting-time since its creation (sla.go permitableFn: Permit).
   bool sla_due = false;
+  Tick sla_wait = 0;  // its waiting time: the annotation's, else the plugin's argument; 0 = none
   // Allocate's memo of a group none of whose tasks proportion allowed (allocatable): its queue's
   // allocated and deserved then. While neither moves the wrong way (allocated down, deserved up)
   // and nothing touches the group, allocate would refuse every task again and change nothing.
@@ -586,9 +587,12 @@ class VolcanoPolicy final : public Policy {
           if (sa > sb) return 1;
           break;
         }
-        case JobOrderFn::Sla:  // creation + the one waiting time: the earlier deadline first
-          if (ga.created != gb.created) return ga.created < gb.created ? -1 : 1;
+        case JobOrderFn::Sla: {  // the earlier creation + waiting time first; one without after
+          if ((ga.sla_wait > 0) != (gb.sla_wait > 0)) return ga.sla_wait > 0 ? -1 : 1;
+          const Tick da = ga.created + ga.sla_wait, db = gb.created + gb.sla_wait;
+          if (ga.sla_wait > 0 && da != db) return da < db ? -1 : 1;
           break;
+        }
       }
     }
     if (ga.created != gb.created) return ga.created < gb.created ? -1 : 1;

@@ -57,6 +57,11 @@ struct Config {
   // The sla plugin's sla-waiting-time (plugins/sla/sla.go): a job waiting this long since its
   // creation is permitted to enqueue and to be pipelined; 0 = not set (the plugin does nothing).
   sim::Tick sla_waiting_time = 0;
+  // The Job annotation sla-waiting-time (sla.go reads it before the argument), as a site puts it on
+  // its wide jobs: on every PodGroup asking for at least sla_annotation_min_gpus GPUs in all
+  // (slaAnnotation.waitingTime / .minGpus); 0 = none.
+  sim::Tick sla_annotation_time = 0;
+  std::int64_t sla_annotation_min_gpus = 0;
   double binpack_weight = 1, binpack_cpu = 1, binpack_memory = 1, binpack_gpu = 0;
   std::int64_t leastrequested_weight = 1, mostrequested_weight = 0, balancedresource_weight = 1;
   sim::Tick schedule_period = sim::kSecond;

@@ -18,7 +18,9 @@ PendEntry VolcanoPolicy::pend_key(std::uint32_t gi) const {
       case JobOrderFn::Priority: e.key[i] = -static_cast<double>(g.priority); break;
       case JobOrderFn::Gang: e.key[i] = job_ready(g) ? 1 : 0; break;
       case JobOrderFn::Drf: e.key[i] = job_share(g); break;
-      case JobOrderFn::Sla: e.key[i] = static_cast<double>(g.created); break;
+      case JobOrderFn::Sla:
+        e.key[i] = g.sla_wait > 0 ? static_cast<double>(g.created + g.sla_wait) : std::numeric_limits<double>::max();
+        break;
     }
   }
   e.created = g.created;

@@ -33,7 +33,8 @@ VolcanoPolicy::VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
       if (p.job_order && p.name == "priority") job_order_.push_back(JobOrderFn::Priority);
       if (p.job_order && p.name == "gang") job_order_.push_back(JobOrderFn::Gang);
       if (p.job_order && p.name == "drf") job_order_.push_back(JobOrderFn::Drf);
-      if (p.job_order && p.name == "sla" && cfg_.sla_waiting_time > 0) job_order_.push_back(JobOrderFn::Sla);
+      if (p.job_order && p.name == "sla" && (cfg_.sla_waiting_time > 0 || cfg_.sla_annotation_time > 0))
+        job_order_.push_back(JobOrderFn::Sla);
       if (p.name == "network-topology-aware") nta_ = true;
     }
   // Tier by tier (framework/session_plugins.go JobEnqueueable, JobPipelined): the first tier of each.
@@ -51,7 +52,7 @@ VolcanoPolicy::VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
       if (p.name == "proportion" && p.job_enqueued) first(proportion_tier_);
       if (p.name == "capacity" && p.job_enqueued) first(capacity_tier_);
     }
-  sla_ = sla_tier_ >= 0 && cfg_.sla_waiting_time > 0;
+  sla_ = sla_tier_ >= 0 && (cfg_.sla_waiting_time > 0 || cfg_.sla_annotation_time > 0);
   sla_pipelined_ = sla_ && (gang_tier < 0 || sla_tier_ < gang_tier);
   sla_enqueue_ = sla_ && sla_enqueue_tier >= 0 &&
                  std::max({overcommit_tier_, proportion_tier_, capacity_tier_}) > sla_enqueue_tier;
@@ -85,8 +86,14 @@ void VolcanoPolicy::on_submit(const ClusterView& view, JobIndex j) {
   ++g.submitted;
   if (g.submitted == 1) {
     g.created = view.workload().jobs[j].submit;
-    if (sla_enqueue_ || sla_pipelined_) {  // a permit that can change something
-      sla_heap_.emplace_back(g.created + cfg_.sla_waiting_time, members_[j].group);
+    if (sla_) {
+      std::int64_t gpus = 0;
+      for (JobIndex m : members(g)) gpus += members_[m].total[0];
+      g.sla_wait = cfg_.sla_annotation_time > 0 && gpus >= cfg_.sla_annotation_min_gpus ? cfg_.sla_annotation_time
+                                                                                        : cfg_.sla_waiting_time;
+    }
+    if ((sla_enqueue_ || sla_pipelined_) && g.sla_wait > 0) {  // a permit that can change something
+      sla_heap_.emplace_back(g.created + g.sla_wait, members_[j].group);
       std::push_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});
     }
   }

@@ -548,6 +548,26 @@ TEST(VolcanoSla, AGlobalWaitingTimePermitsEveryJobSoTheStreamOnlyShifts) {
             "used (nvidia.com/gpu)");
 }
 
+TEST(VolcanoSla, TheAnnotationOnTheWideJobAloneReservesItsRoom) {
+  // The Job annotation sla-waiting-time on the PodGroups of 8 GPUs or more: G only. sla beside
+  // gang as in Volcano's guide: at 61 s G is admitted, and its Inqueue claim makes overcommit
+  // refuse every S (8 + 1 > 9.6 - used), which no permit lets in now; the node drains, and G binds
+  // at 1,000 s when A ends. S1 is admitted once G runs and starts when G ends.
+  const VRun r(sla_workload(), ht::cluster(1, 8),
+               params({{"tiers",
+                        "[[priority, gang, conformance, sla], [overcommit, drf, predicates, proportion, "
+                        "nodeorder, binpack]]"},
+                       {"slaAnnotation.waitingTime", "60s"},
+                       {"slaAnnotation.minGpus", "8"}}));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(r.start(j), 1000) << j;
+  EXPECT_EQ(r.start(9), 10);
+  EXPECT_EQ(r.start(kS1), 1100);
+  // Without the sla plugin in the tiers the annotation is read by nothing.
+  const VRun off(sla_workload(), ht::cluster(1, 8),
+                 params({{"slaAnnotation.waitingTime", "60s"}, {"slaAnnotation.minGpus", "8"}}));
+  for (JobIndex j = 1; j <= 8; ++j) EXPECT_EQ(off.start(j), 1710) << j;
+}
+
 TEST(VolcanoSla, ThePipelinedPermitHoldsIdleGpusOnlyFromATierBeforeGangs) {
   // Without overcommit, proportion's capability refuses G at enqueue as above: G binds at 1710.
   const std::string rest = "[drf, predicates, proportion, nodeorder, binpack]";
@@ -605,6 +625,10 @@ TEST(VolcanoSla, WaitingTimeIsAGoDuration) {
     EXPECT_NE(std::string(errors[0].what()).find("expected a positive Go duration"), std::string::npos)
         << errors[0].what();
   }
+  errors.clear();
+  vc::check_params(params({{"slaAnnotation.waitingTime", "a day"}}), errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(std::string(errors[0].what()).find("expected a positive Go duration"), std::string::npos);
   errors.clear();
   vc::check_params(params({{"tiers", "[[{name: gang, arguments: {sla-waiting-time: 1h}}]]"}}), errors);
   ASSERT_EQ(errors.size(), 1u);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/text.hpp"
 #include "sim/time.hpp"
 
 namespace headroom::results {
@@ -28,15 +29,7 @@ std::string duration(double seconds) {
   return buf;
 }
 
-std::string thousands(std::int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -(n + 1) + std::uint64_t{1} : static_cast<std::uint64_t>(n));
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
+std::string thousands(std::int64_t n) { return sim::thousands(n); }
 
 std::string grouped(double v, int decimals) {
   if (!std::isfinite(v)) return "-";

@@ -22,6 +22,17 @@ inline std::vector<std::string> split_on(std::string_view text, char sep) {
   return out;
 }
 
+// 13607 -> "13,607" (the whole range of int64, its least value included).
+inline std::string thousands(std::int64_t n) {
+  const std::string digits = std::to_string(n < 0 ? -(n + 1) + std::uint64_t{1} : static_cast<std::uint64_t>(n));
+  std::string out;  // built forwards: std::string::insert here trips GCC 12's -Wrestrict
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
 // The offset of the first byte of `text` that is not valid UTF-8 (overlong forms, surrogates and
 // code points past U+10FFFF included), or npos when it is all valid. Every reader that keeps names
 // for a result file checks them with it.

@@ -16,6 +16,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::sim {
 
@@ -113,15 +114,6 @@ inline YamlDocuments walk_yaml_documents(const std::string& text, const std::str
     std::uint64_t alias_nodes_ = 0;
     std::uint64_t events_ = 0;
 
-    static std::string thousands(std::uint64_t v) {
-      const std::string digits = std::to_string(v);
-      std::string s;  // built forwards: std::string::insert here trips GCC 12's -Wrestrict
-      for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-        s += digits[i];
-      }
-      return s;
-    }
     // The alias as written ("*name"), from the text at `mark`.
     std::string alias_text(const YAML::Mark& mark) const {
       if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return "an alias";

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/text.hpp"
 #include "traces/line_reader.hpp"
 
 namespace headroom::traces {
@@ -29,15 +30,6 @@ std::string lower(std::string_view s) {
 
 constexpr std::size_t kMaxFilters = 100;  // cleaning filters kept as text (all are counted)
 constexpr sim::Tick kMaxWindows = 20000;  // capacity windows at most (Inference::window_asked)
-
-std::string thousands(std::int64_t n) {
-  std::string d = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    if (i > 0 && (d.size() - i) % 3 == 0) out += ',';
-    out += d[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 std::vector<Concurrency> sorted(std::vector<Concurrency> v) {
   std::sort(v.begin(), v.end(), [](const Concurrency& a, const Concurrency& b) {
@@ -70,7 +62,7 @@ std::string cleaned_log_note(const Inference& inf) {
   const double share = cleaned_share(inf);
   if (share < kCleanedNoteShare) return "";
   std::string out =
-      "a cleaned log: the archive's filters removed " + thousands(inf.cleaned_removed) + " jobs of named users";
+      "a cleaned log: the archive's filters removed " + sim::thousands(inf.cleaned_removed) + " jobs of named users";
   if (!inf.cleaning_filters.empty()) {
     out += " (";
     const std::size_t shown = std::min<std::size_t>(inf.cleaning_filters.size(), 3);
@@ -81,7 +73,7 @@ std::string cleaned_log_note(const Inference& inf) {
   }
   const std::int64_t span = inf.original_jobs - inf.cleaned_cut;
   if (span > 0 && span >= inf.cleaned_removed)
-    out += ", " + std::to_string(static_cast<long long>(share * 100.0 + 0.5)) + "% of the " + thousands(span) +
+    out += ", " + std::to_string(static_cast<long long>(share * 100.0 + 0.5)) + "% of the " + sim::thousands(span) +
            " jobs of the span it keeps";
   out +=
       ". The recorded waits were shaped by the whole load, the removed jobs' included: a replay of the jobs "

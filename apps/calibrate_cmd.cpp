@@ -136,6 +136,7 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     return 130;
   }
   const auto& inf = r.inference;
+  const std::string named = traces::header_scheduler_text(inf);
   const std::size_t K = r.baseline_folds.size();
   if (r.baseline_test.jobs == 0 && r.baseline_fit.jobs == 0)
     std::cerr << "warning: the scenario as given compared no job of the fit or test window (are they all rejected? "
@@ -157,9 +158,7 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
                         : std::max_element(inf.users.begin(), inf.users.end(),
                                            [](const auto& a, const auto& b) { return a.max_jobs < b.max_jobs; })
                               ->max_jobs,
-      !inf.scheduler.empty()        ? inf.scheduler.c_str()
-      : !inf.scheduler_line.empty() ? ("\"" + inf.scheduler_line + "\" (no queueing discipline named)").c_str()
-                                    : "none named");
+      named.empty() ? "none named" : named.c_str());
   const auto& f = r.findings;
   std::printf("  what the log shows (not fitted): recorded use up to %lld GPUs at %s of the cluster's %lld%s\n",
               static_cast<long long>(f.max_in_use), results::short_duration(sim::to_seconds(f.max_in_use_at)).c_str(),

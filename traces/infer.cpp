@@ -12,6 +12,7 @@
 
 #include "sim/text.hpp"
 #include "traces/line_reader.hpp"
+#include "traces/table.hpp"
 
 namespace headroom::traces {
 namespace {
@@ -79,6 +80,12 @@ std::string cleaned_log_note(const Inference& inf) {
       ". The recorded waits were shaped by the whole load, the removed jobs' included: a replay of the jobs "
       "left can wait less than the log did";
   return out;
+}
+
+std::string header_scheduler_text(const Inference& inf) {
+  if (!inf.scheduler.empty()) return inf.scheduler;
+  if (!inf.scheduler_line.empty()) return "\"" + inf.scheduler_line + "\" (no queueing discipline named)";
+  return "";
 }
 
 bool header_names_scheduler(const std::string& line) {
@@ -313,26 +320,24 @@ Inference infer_system(const models::Workload& w, sim::Tick window, std::int64_t
       all += std::string(text) + "\n";
       if (inf.time_shared.empty() && header_time_shared(std::string(text))) inf.time_shared = std::string(text);
       if (inf.scheduler_line.empty() && header_names_scheduler(std::string(text))) {
-        std::string_view named = text;
-        if (l.starts_with("note:")) named.remove_prefix(5);
-        while (!named.empty() && (named.front() == ' ' || named.front() == '\t')) named.remove_prefix(1);
-        inf.scheduler_line = std::string(named);
+        inf.scheduler_line = std::string(detail::trim(l.starts_with("note:") ? text.substr(5) : text));
       }
-      // "MaxJobs: 80714"; a cleaning filter: "user=174 (44617 jobs removed)"
-      if (l.starts_with("maxjobs:")) {
-        const std::string v = l.substr(8);
+      // "MaxJobs: 80714"; a cleaning filter: "user=174 (44617 jobs removed)". A count as strtoll
+      // reads it (leading blanks and a sign allowed), -1 when there is none or it is negative;
+      // `whole`: nothing may follow it.
+      const auto count = [](const std::string& v, bool whole) -> long long {
         char* end = nullptr;
         const long long n = std::strtoll(v.c_str(), &end, 10);
-        if (end != v.c_str() && n >= 0) inf.original_jobs = n;
+        return end != v.c_str() && (!whole || *end == '\0') && n >= 0 ? n : -1;
+      };
+      if (l.starts_with("maxjobs:")) {
+        if (const long long n = count(l.substr(8), false); n >= 0) inf.original_jobs = n;
       } else if (const std::size_t at = l.rfind(" jobs removed)"); at != std::string::npos) {
         const std::size_t open = l.rfind('(', at);
         if (open != std::string::npos) {
-          const std::string v = l.substr(open + 1, at - open - 1);
-          char* end = nullptr;
-          const long long n = std::strtoll(v.c_str(), &end, 10);
-          if (end != v.c_str() && *end == '\0' && n >= 0 && n <= (1LL << 40)) {
-            std::string_view filter = text.substr(0, open);
-            while (!filter.empty() && (filter.back() == ' ' || filter.back() == '\t')) filter.remove_suffix(1);
+          const long long n = count(l.substr(open + 1, at - open - 1), true);
+          if (n >= 0 && n <= (1LL << 40)) {
+            const std::string_view filter = detail::trim(text.substr(0, open));
             // A filter naming a user removed jobs that ran among the others; one on the submit
             // time or job number alone ("submit<=2012-02-03 00:00:00", "job<=14") cut the log's span.
             const bool users = l.substr(0, open).find("user") != std::string::npos;
@@ -456,18 +461,13 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
   table("queue", inf.queues);
   out << "  -> queues: Slurm partitions (one per queue) with GrpTRES; Kueue ClusterQueues; KAI and Volcano queues;\n"
          "     queues that wait differently: Slurm PriorityJobFactor per partition (calibrate tries it)\n";
-  out << "\nscheduler named by the header: ";
-  if (!inf.scheduler.empty())
-    out << inf.scheduler;
-  else if (!inf.scheduler_line.empty())
-    out << "\"" << inf.scheduler_line << "\" (no queueing discipline named)";
-  else
-    out << "none (the header is silent)";
+  const std::string named = header_scheduler_text(inf);
+  out << "\nscheduler named by the header: " << (named.empty() ? "none (the header is silent)" : named);
   if (inf.scheduler == "easy") out << " -> fifo with backfill: easy";
   if (inf.scheduler == "conservative" || inf.scheduler == "backfill") out << " -> slurm sched/backfill";
   if (inf.scheduler == "fcfs") out << " -> fifo (no backfill)";
   out << "\n";
-  if (inf.cleaned_removed > 0) out << cleaned_log_note(inf) << "\n";
+  if (const std::string cleaned = cleaned_log_note(inf); !cleaned.empty()) out << cleaned << "\n";
   for (const auto& n : inf.header_notes) out << "  ; " << n << "\n";
   if (inf.clock_known) {
     out << "local clock (header): UTC" << models::utc_offset_text(inf.utc_offset_minutes)

@@ -111,6 +111,11 @@ bool header_names_scheduler(const std::string& line);
 // "conservative" (conservative backfilling), "backfill", "fcfs", or "".
 std::string scheduler_from_header(const std::string& text);
 
+// What the header says of the scheduler, as trace-infer and calibrate print it: the discipline
+// (`scheduler`), else the line that names one quoted, with "(no queueing discipline named)"; "" when
+// the header names none.
+std::string header_scheduler_text(const Inference& inf);
+
 // The share of the jobs of the span a cleaned log keeps that its user filters removed:
 // cleaned_removed / (original_jobs - cleaned_cut); 0 when none were, 1 when MaxJobs is missing.
 double cleaned_share(const Inference& inf);

@@ -24,6 +24,7 @@
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::app {
 
@@ -128,12 +129,8 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
   // Jobs a policy never started or rejected: its wait figures are lower bounds, said first.
   for (const auto& r : result.runs) {
     if (!r.done || r.summary.banner.empty()) continue;
-    std::size_t at = 0;
-    while (at <= r.summary.banner.size()) {  // one line per sentence (a warning, a note)
-      const std::size_t nl = std::min(r.summary.banner.find('\n', at), r.summary.banner.size());
-      std::printf("%s: %s\n", r.policy.c_str(), r.summary.banner.substr(at, nl - at).c_str());
-      at = nl + 1;
-    }
+    for (const std::string& line : sim::split_on(r.summary.banner, '\n'))  // a warning, then notes
+      std::printf("%s: %s\n", r.policy.c_str(), line.c_str());
     warned = true;
   }
   if (warned) std::printf("\n");

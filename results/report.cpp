@@ -12,6 +12,7 @@
 #include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::results {
 
@@ -695,11 +696,9 @@ std::string run_section(const ReportInput& in) {
     << " GPUs in " << r.pools.size() << " pool" << (r.pools.size() == 1 ? "" : "s") << " &middot; fingerprint "
     << html_escape(r.fingerprint) << " &middot; " << html_escape(r.version) << "</p>";
   // One paragraph per line of the banner (a warning, then notes).
-  for (std::size_t at = 0; at < s.banner.size();) {
-    const std::size_t nl = std::min(s.banner.find('\n', at), s.banner.size());
-    o << "<p class=\"warning\"><b>" << html_escape(s.banner.substr(at, nl - at)) << "</b></p>";
-    at = nl + 1;
-  }
+  if (!s.banner.empty())
+    for (const std::string& line : sim::split_on(s.banner, '\n'))
+      o << "<p class=\"warning\"><b>" << html_escape(line) << "</b></p>";
   o << "<div class=\"grid\"><div><h3>Key figures</h3>" << kv_table(kpi_rows(s, f)) << "</div><div class=\"wide\">";
 
   // Fairness per tenant (largest share first).

@@ -207,6 +207,18 @@ std::optional<sim::Tick> go_duration(std::string_view t) {
   return static_cast<sim::Tick>(ns / 1e6L);
 }
 
+// A waiting time of the sla plugin (its argument, the Job annotation) into `out`: a positive Go
+// duration, else an error prefixed with `where`.
+void read_waiting_time(Reader& r, const std::string& key, const ParamValue& v, const std::string& text,
+                       const std::string& where, sim::Tick& out) {
+  if (auto d = go_duration(text); d && *d > 0)
+    out = *d;
+  else
+    r.error(key, v,
+            where + "expected a positive Go duration such as 1h, 30m or 1h2m3s (units h, m, s, ms, us, ns), got " +
+                quoted(text));
+}
+
 void read_argument(Reader& r, const std::string& key, const ParamValue& v, const std::string& plugin,
                    const std::string& name, const ParamTree& value) {
   const std::string where = "plugin " + plugin + " argument " + quoted(name) + ": ";
@@ -247,12 +259,7 @@ void read_argument(Reader& r, const std::string& key, const ParamValue& v, const
     number(0, 100, r.out.binpack_gpu);
   } else if (name == "sla-waiting-time") {
     if (plugin != "sla") r.error(key, v, where + "sla-waiting-time is an argument of the sla plugin");
-    if (auto d = go_duration(t); d && *d > 0)
-      r.out.sla_waiting_time = *d;
-    else
-      r.error(key, v,
-              where + "expected a positive Go duration such as 1h, 30m or 1h2m3s (units h, m, s, ms, us, ns), got " +
-                  quoted(t));
+    read_waiting_time(r, key, v, t, where, r.out.sla_waiting_time);
   } else if (name == "overcommit-factor") {
     number(1, 1000, r.out.overcommit_factor);
   } else if (name == "leastrequested.weight") {
@@ -471,10 +478,7 @@ constexpr ParamKey<Reader> kKeys[] = {
     // The Job annotation sla-waiting-time on the PodGroups of at least minGpus GPUs (the sla plugin).
     {"slaAnnotation.waitingTime",
      [](Reader& r, const std::string& key, const ParamValue& v) {
-       if (auto d = go_duration(v.text); d && *d > 0)
-         r.out.sla_annotation_time = *d;
-       else
-         r.error(key, v, "expected a positive Go duration such as 1h, 30m or 1h2m3s, got " + quoted(v.text));
+       read_waiting_time(r, key, v, v.text, "", r.out.sla_annotation_time);
      }},
     {"slaAnnotation.minGpus",
      [](Reader& r, const std::string& key, const ParamValue& v) {

@@ -826,12 +826,13 @@ class VolcanoPolicy final : public Policy {
   // its pipelined permit counts (a tier before gang's, or no gang: sla_pipelined_). The tiers of
   // the plugins whose JobEnqueueable refuses (-1: not listed with enableJobEnqueued).
   bool sla_ = false, sla_enqueue_ = false, sla_pipelined_ = false;
-  int sla_tier_ = -1, overcommit_tier_ = -1, proportion_tier_ = -1, capacity_tier_ = -1;
+  bool sla_timed_ = false;  // either permit: the waiting times' ends are followed (sla_heap_)
+  int sla_enqueue_tier_ = -1, overcommit_tier_ = -1, proportion_tier_ = -1, capacity_tier_ = -1;
   // Whether a refusal by a plugin of `tier` stands for g: sla's permit, in an earlier tier, passes it.
-  bool refuses(const Group& g, int tier) const { return !(sla_enqueue_ && g.sla_due && tier > sla_tier_); }
+  bool refuses(const Group& g, int tier) const { return !(sla_enqueue_ && g.sla_due && tier > sla_enqueue_tier_); }
   // The groups whose waiting time ends, by that time (a min-heap): each session marks those due.
   std::vector<std::pair<Tick, std::uint32_t>> sla_heap_;
-  void sla_mark_due(Session& s, Tick now);
+  void sla_mark_due(Tick now);
   bool enqueue_listed_ = true;   // the actions list has enqueue (else allocate moves Pending groups on)
   bool any_undeclared_ = false;  // a job names a queue the declared ones do not include
   bool hdrf_ = false;

@@ -38,7 +38,7 @@ VolcanoPolicy::VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
       if (p.name == "network-topology-aware") nta_ = true;
     }
   // Tier by tier (framework/session_plugins.go JobEnqueueable, JobPipelined): the first tier of each.
-  int gang_tier = -1, sla_enqueue_tier = -1;
+  int gang_tier = -1, sla_tier = -1;
   for (std::size_t t = 0; t < cfg_.tiers.size(); ++t)
     for (const auto& p : cfg_.tiers[t]) {
       const int ti = static_cast<int>(t);
@@ -46,17 +46,17 @@ VolcanoPolicy::VolcanoPolicy(Config cfg) : cfg_(std::move(cfg)) {
         if (at < 0) at = ti;
       };
       if (p.name == "gang") first(gang_tier);
-      if (p.name == "sla") first(sla_tier_);
-      if (p.name == "sla" && p.job_enqueued) first(sla_enqueue_tier);
+      if (p.name == "sla") first(sla_tier);
+      if (p.name == "sla" && p.job_enqueued) first(sla_enqueue_tier_);
       if (p.name == "overcommit" && p.job_enqueued) first(overcommit_tier_);
       if (p.name == "proportion" && p.job_enqueued) first(proportion_tier_);
       if (p.name == "capacity" && p.job_enqueued) first(capacity_tier_);
     }
-  sla_ = sla_tier_ >= 0 && (cfg_.sla_waiting_time > 0 || cfg_.sla_annotation_time > 0);
-  sla_pipelined_ = sla_ && (gang_tier < 0 || sla_tier_ < gang_tier);
-  sla_enqueue_ = sla_ && sla_enqueue_tier >= 0 &&
-                 std::max({overcommit_tier_, proportion_tier_, capacity_tier_}) > sla_enqueue_tier;
-  if (sla_enqueue_) sla_tier_ = sla_enqueue_tier;
+  sla_ = sla_tier >= 0 && (cfg_.sla_waiting_time > 0 || cfg_.sla_annotation_time > 0);
+  sla_pipelined_ = sla_ && (gang_tier < 0 || sla_tier < gang_tier);
+  sla_enqueue_ = sla_ && sla_enqueue_tier_ >= 0 &&
+                 std::max({overcommit_tier_, proportion_tier_, capacity_tier_}) > sla_enqueue_tier_;
+  sla_timed_ = sla_enqueue_ || sla_pipelined_;
   // A plugin listed again never decides a JobOrder comparison the first one left tied.
   for (const JobOrderFn f : job_order_)
     if (std::find(key_fns_.begin(), key_fns_.end(), f) == key_fns_.end()) key_fns_.push_back(f);
@@ -92,7 +92,7 @@ void VolcanoPolicy::on_submit(const ClusterView& view, JobIndex j) {
       g.sla_wait = cfg_.sla_annotation_time > 0 && gpus >= cfg_.sla_annotation_min_gpus ? cfg_.sla_annotation_time
                                                                                         : cfg_.sla_waiting_time;
     }
-    if ((sla_enqueue_ || sla_pipelined_) && g.sla_wait > 0) {  // a permit that can change something
+    if (sla_timed_ && g.sla_wait > 0) {
       sla_heap_.emplace_back(g.created + g.sla_wait, members_[j].group);
       std::push_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});
     }
@@ -150,7 +150,7 @@ void VolcanoPolicy::schedule(Session& s) {
   }
   last_session_ = now;
   changed_ = false;
-  if (sla_enqueue_ || sla_pipelined_) sla_mark_due(s, now);
+  if (sla_timed_) sla_mark_due(now);
   open_session(s);
   for (Action a : cfg_.actions) {
     switch (a) {
@@ -164,7 +164,7 @@ void VolcanoPolicy::schedule(Session& s) {
   close_session();
   if (changed_) s.wake_at(now + period);
   // sla: a session when the next waiting time ends (Volcano runs one every period anyway).
-  if (sla_enqueue_ || sla_pipelined_) {
+  if (sla_timed_) {
     while (!sla_heap_.empty() && groups_[sla_heap_.front().second].phase == Phase::Running) {
       std::pop_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});
       sla_heap_.pop_back();
@@ -176,8 +176,7 @@ void VolcanoPolicy::schedule(Session& s) {
 // The groups whose waiting time has ended by now become due (sla.go: time.Since(creation) >=
 // sla-waiting-time). A due group still waiting for enqueue is listed again, so that enqueue's
 // memos of earlier refusals do not pass over it; one that failed to fit is tried again.
-void VolcanoPolicy::sla_mark_due(Session& s, Tick now) {
-  (void)s;
+void VolcanoPolicy::sla_mark_due(Tick now) {
   while (!sla_heap_.empty() && sla_heap_.front().first <= now) {
     const std::uint32_t gi = sla_heap_.front().second;
     std::pop_heap(sla_heap_.begin(), sla_heap_.end(), std::greater<>{});

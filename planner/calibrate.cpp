@@ -529,12 +529,22 @@ void check_windows(const CalibrateRequest& req) {
     first = std::min(first, j.submit);
     last = std::max(last, j.submit);
   }
+  // Where the jobs are, in the whole days the options take, with a 28-day fit and 14-day test
+  // window that holds jobs when the log spans them (a cleaned log may start weeks in).
+  const auto where = [&] {
+    std::string text = " (its jobs are submitted from " + short_time(first) + " to " + short_time(last);
+    const std::int64_t day0 = (first + sim::kDay - 1) / sim::kDay, day_last = last / sim::kDay;
+    if (day0 >= 1 && day0 + 42 <= day_last)
+      text += ", days " + std::to_string(day0) + " to " + std::to_string(day_last) + ": e.g. --fit " +
+              std::to_string(day0) + "d:" + std::to_string(day0 + 28) + "d --test " + std::to_string(day0 + 28) +
+              "d:" + std::to_string(day0 + 42) + "d";
+    return text + ")";
+  };
   const auto none = [&](const char* option, const char* which, const std::string& window) {
-    return sim::InputError(
-        "", 0, 0, option,
-        std::string("the ") + which + " window " + window + " holds no job of " + req.scenario.workload.trace +
-            (w.jobs.empty() ? std::string(" (it has none)")
-                            : " (its jobs are submitted from " + short_time(first) + " to " + short_time(last) + ")"));
+    return sim::InputError("", 0, 0, option,
+                           std::string("the ") + which + " window " + window + " holds no job of " +
+                               req.scenario.workload.trace +
+                               (w.jobs.empty() ? std::string(" (it has none)") : where()));
   };
   if (in_fit == 0) throw none("--fit", "fit", fit);
   if (in_test == 0) throw none("--test", "test", test);

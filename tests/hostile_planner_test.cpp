@@ -139,6 +139,30 @@ TEST(HostileCalibrate, TestWindowWithoutJobsIsRefused) {
                                                             "may.sacct (its jobs are submitted from 0s to 2m)");
 }
 
+TEST(HostileCalibrate, AWindowBeforeACleanedLogsFirstJobNamesWindowsThatHoldJobs) {
+  // LLNL Atlas's cleaned log (PWA) submits its first job 3,279,379 s in, its last at 19,951,051 s:
+  // the usual --fit 7d:35d holds nothing, and the error says which days do.
+  headroom::testing::TempDir dir;
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n1,a,q,3279379,1,60\n2,a,q,9000000,1,60\n"
+            "3,a,q,19951051,1,60\n");
+  const std::string path = dir.write("s.yaml",
+                                     "name: s\n"
+                                     "cluster: {pools: [{name: p, nodes: 1, gpus_per_node: 8, gpu_type: H100}]}\n"
+                                     "policy: fifo\n"
+                                     "workload: {trace: t.csv}\n");
+  planner::CalibrateRequest req;
+  req.scenario = scenarios::load_scenario(path);
+  req.fit_from = 7 * sim::kDay;
+  req.fit_to = 35 * sim::kDay;
+  req.test_from = 35 * sim::kDay;
+  req.test_to = 49 * sim::kDay;
+  EXPECT_EQ(error_of([&] { planner::calibrate(req); }),
+            "--fit: the fit window 7d:35d holds no job of " + req.scenario.workload.trace +
+                " (its jobs are submitted from 3279379s to 19951051s, days 38 to 230: e.g. --fit 38d:66d --test "
+                "66d:80d)");
+}
+
 TEST(HostileCalibrate, WrittenScenarioElsewhereNamesEveryFileRelativeToItself) {
   headroom::testing::TempDir dir;
   std::filesystem::create_directories(dir.path("out/deep"));

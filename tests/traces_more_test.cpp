@@ -815,6 +815,18 @@ TEST(Philly, Errors) {
   EXPECT_EQ(e.column(), 9);
   EXPECT_EQ(e.where(), "[0].vc");
   EXPECT_EQ(e.message(), "number out of range (beyond a double): 1e999");
+  // A huge number or string is named by its first (or last) 40 characters and its size, not
+  // copied whole into the message.
+  e = import_error(tmp.write("log7.json", "[\n {\"vc\": " + std::string(100000, '9') + "}\n]\n"), with(Format::Philly));
+  EXPECT_EQ(e.column(), 9);
+  EXPECT_EQ(e.message(), "number out of range (beyond a double): " + std::string(40, '9') + "... (100000 characters)");
+  e = import_error(tmp.write("log8.json", "[\n {\"vc\": \"" + std::string(100000, 'v') + "\n\"}]\n"),
+                   with(Format::Philly));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.message(),
+            "invalid JSON: syntax error while parsing value - invalid string: control character U+000A (LF) must be "
+            "escaped to \\u000A or \\n; last read: '..." +
+                std::string(32, 'v') + "<U+000A> (100009 characters)'");
   e = import_error(tmp.write("log5.json", "[1, 2]\n"));
   EXPECT_EQ(e.where(), "[0]");
   e = import_error(tmp.write("log6.json",

@@ -60,10 +60,28 @@ namespace {
 
 // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while ..." ->
 // "syntax error while ...".
+// A token quoted in a message, at most kShownToken characters of it: its start for a number (its
+// size is what is wrong), its end for the text nlohmann "last read" (the fault is where it stopped).
+// A 3 MB string or number in a file must not become a 3 MB error message.
+constexpr std::size_t kShownToken = 40;
+std::string shown_token(std::string_view token, bool keep_end) {
+  if (token.size() <= kShownToken) return std::string(token);
+  const std::string size = " (" + std::to_string(token.size()) + " characters)";
+  return keep_end ? "..." + std::string(token.substr(token.size() - kShownToken)) + size
+                  : std::string(token.substr(0, kShownToken)) + "..." + size;
+}
+
 std::string reason(const json::exception& e) {
   std::string what = e.what();
-  if (const std::size_t colon = what.find(": "); colon != std::string::npos) return what.substr(colon + 2);
-  if (const std::size_t bracket = what.find("] "); bracket != std::string::npos) return what.substr(bracket + 2);
+  if (const std::size_t colon = what.find(": "); colon != std::string::npos)
+    what = what.substr(colon + 2);
+  else if (const std::size_t bracket = what.find("] "); bracket != std::string::npos)
+    what = what.substr(bracket + 2);
+  constexpr std::string_view kLastRead = "last read: '";
+  if (const std::size_t at = what.find(kLastRead); at != std::string::npos && what.ends_with('\'')) {
+    const std::size_t from = at + kLastRead.size();
+    what = what.substr(0, from) + shown_token(std::string_view(what).substr(from, what.size() - 1 - from), true) + "'";
+  }
   return what;
 }
 
@@ -166,7 +184,7 @@ json parse_json(LineReader& in, CharStream& stream, const json::parser_callback_
     int column = stream.column() - 1;
     if (what.starts_with("number overflow parsing '")) {
       const std::string number = what.substr(what.find('\'') + 1, what.rfind('\'') - what.find('\'') - 1);
-      what = "number out of range (beyond a double): " + number;
+      what = "number out of range (beyond a double): " + shown_token(number, false);
       column -= static_cast<int>(number.size());  // the parser has read the character after it
     }
     throw sim::InputError(in.path(), stream.line(), std::max(1, column), path.path(), what);

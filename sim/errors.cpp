@@ -3,6 +3,20 @@
 namespace headroom::sim {
 
 namespace {
+// Each part of a message at most kMaxPart bytes: a file's value of megabytes (a policy name, a
+// path, a key) is named by its start and end, not copied whole into the error. Cut on UTF-8
+// character bounds, so the message stays valid UTF-8 when the value was.
+constexpr std::size_t kMaxPart = 4096, kKeepHead = 3000, kKeepTail = 500;
+std::string bounded(std::string text) {
+  if (text.size() <= kMaxPart) return text;
+  auto on_char = [&](std::size_t at) {  // back to the first byte of the character at `at`
+    while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+    return at;
+  };
+  const std::size_t head = on_char(kKeepHead), tail = on_char(text.size() - kKeepTail);
+  return text.substr(0, head) + "[... " + std::to_string(tail - head) + " bytes left out ...]" + text.substr(tail);
+}
+
 std::string compose(const std::string& file, int line, int column, const std::string& where,
                     const std::string& message) {
   std::string out;
@@ -30,6 +44,10 @@ std::string join(const std::vector<InputError>& errors) {
 }  // namespace
 
 InputError::InputError(std::string file, int line, int column, std::string where, std::string message)
+    : InputError(Bounded{}, bounded(std::move(file)), line, column, bounded(std::move(where)),
+                 bounded(std::move(message))) {}
+
+InputError::InputError(Bounded, std::string file, int line, int column, std::string where, std::string message)
     : std::runtime_error(compose(file, line, column, where, message)),
       file_(std::move(file)),
       line_(line),

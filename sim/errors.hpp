@@ -11,7 +11,8 @@ namespace headroom::sim {
 class InputError : public std::runtime_error {
  public:
   // line/column are 1-based; 0 means unknown. `where` is a key path ("cluster.pools[0].nodes")
-  // or a field name ("run time (field 4)").
+  // or a field name ("run time (field 4)"). Each of file, where and message is kept to 4 KiB: a
+  // longer one (a file's value of megabytes quoted in it) keeps its start and end.
   InputError(std::string file, int line, int column, std::string where, std::string message);
   explicit InputError(std::string message);
 
@@ -22,6 +23,8 @@ class InputError : public std::runtime_error {
   const std::string& message() const { return message_; }
 
  private:
+  struct Bounded {};  // the parts already kept to their bound
+  InputError(Bounded, std::string file, int line, int column, std::string where, std::string message);
   std::string file_;
   int line_ = 0;
   int column_ = 0;

@@ -12,6 +12,7 @@
 #include "sim/fingerprint.hpp"
 #include "sim/rng.hpp"
 #include "sim/suggest.hpp"
+#include "sim/text.hpp"
 #include "sim/time.hpp"
 
 namespace hs = headroom::sim;
@@ -285,6 +286,28 @@ TEST(Errors, MessageNamesFileLineColumnAndKey) {
   EXPECT_STREQ(e.what(), "a.yaml:3:7: cluster.pools[0].nodes: expected an integer");
   hs::InputError f("t.swf", 12, 0, "", "bad");
   EXPECT_STREQ(f.what(), "t.swf:12: bad");
+}
+
+TEST(Errors, AFilesValueOfMegabytesKeepsItsStartAndEnd) {
+  // A scenario naming a 3 MB policy or trace path: the error keeps 3,000 bytes of the start and
+  // 500 of the end of each part, cut on UTF-8 character bounds.
+  const std::string name = "\xc3\xa9" + std::string(2999, 'x') + std::string(3'000'000, 'y') + "tail";
+  hs::InputError e("s.yaml", 15, 9, "policy.name", "unknown policy \"" + name + "\"");
+  const std::string kept = "unknown policy \"";
+  const std::size_t total = kept.size() + name.size() + 1;
+  // 3,000 bytes: the 16 of the prefix, "é" (2 bytes) and 2,982 x.
+  const std::string head = kept + "\xc3\xa9" + std::string(2982, 'x');
+  const std::string tail = std::string(495, 'y') + "tail\"";
+  EXPECT_EQ(e.message(), head + "[... " + std::to_string(total - 3000 - 500) + " bytes left out ...]" + tail);
+  EXPECT_EQ(hs::utf8_error(e.message()), std::string::npos);
+  EXPECT_EQ(std::string(e.what()), "s.yaml:15:9: policy.name: " + e.message());
+  // A cut that would fall inside a character moves back to its first byte.
+  const std::string wide = std::string(2999, 'a') + "\xc3\xa9" + std::string(5000, 'b');
+  const hs::InputError w("", 0, 0, "", wide);
+  EXPECT_EQ(w.message().substr(0, 3008), std::string(2999, 'a') + "[... 4502");
+  // Parts within 4 KiB are kept whole.
+  const std::string fits(4096, 'z');
+  EXPECT_EQ(hs::InputError("f", 1, 1, fits, fits).where(), fits);
 }
 
 TEST(Suggest, FindsCloseMatchesOnly) {

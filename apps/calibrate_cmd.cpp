@@ -261,8 +261,6 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
     std::printf("  %-26s %10s %10s %6s %6s | %10s %10s %6s %6s  chosen\n", "fit / test (days)", "med err", "mean err",
                 "pears", "spear", "med err", "mean err", "pears", "spear");
     results::FidelityStats mb, mc;
-    double worst_mean = -1e300, worst_median = -1e300, worst_pearson = 1e300;
-    int median_better = 0;
     for (const auto& p : r.pairs) {
       const std::string label = window_text(p.fit_from, p.fit_to) + " / " + window_text(p.test_from, p.test_to);
       std::printf("  %-26s %10s %10s %6.2f %6.2f | %10s %10s %6.2f %6.2f  %s\n", label.c_str(),
@@ -287,16 +285,15 @@ int cmd_calibrate(const std::string& scenario, const std::string& fit, const std
         m->pearson += s->pearson / static_cast<double>(r.pairs.size());
         m->spearman += s->spearman / static_cast<double>(r.pairs.size());
       }
-      worst_mean = std::max(worst_mean, p.calibrated_test.mean_abs_error_s - p.baseline_test.mean_abs_error_s);
-      worst_median = std::max(worst_median, p.calibrated_test.median_abs_error_s - p.baseline_test.median_abs_error_s);
-      worst_pearson = std::min(worst_pearson, p.calibrated_test.pearson - p.baseline_test.pearson);
-      median_better += p.calibrated_test.median_abs_error_s < p.baseline_test.median_abs_error_s;
     }
     pair_row("mean", mb, mc);
+    const planner::PairsVerdict v = planner::pairs_verdict(r.pairs);
+    std::printf("  worst pair, calibrated - as given: mean error %+.0f s, median error %+.0f s, Pearson %+.2f\n",
+                v.worst_mean, v.worst_median, v.worst_pearson);
     std::printf(
-        "  worst pair, calibrated - as given: mean error %+.0f s, median error %+.0f s, Pearson %+.2f; "
-        "median error better in %d of %zu pairs\n",
-        worst_mean, worst_median, worst_pearson, median_better, r.pairs.size());
+        "  pair by pair, calibrated against as given: a rule chosen in %zu of %zu pairs; median error better in %zu, "
+        "mean error worse in %zu, Pearson lower by more than %.2f in %zu\n",
+        v.acted, v.pairs, v.median_better, v.mean_worse, planner::kPearsonDrop, v.pearson_lower);
   }
   const std::string text = planner::calibrated_yaml(r, req.scenario, out);
   {

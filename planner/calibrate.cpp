@@ -897,6 +897,25 @@ std::string wait_text(sim::Tick t) {
 
 }  // namespace
 
+PairsVerdict pairs_verdict(const std::vector<CalibratePair>& pairs) {
+  PairsVerdict v;
+  v.pairs = pairs.size();
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto& b = pairs[i].baseline_test;
+    const auto& c = pairs[i].calibrated_test;
+    v.acted += !pairs[i].chosen.empty();
+    v.median_better += c.median_abs_error_s < b.median_abs_error_s;
+    v.mean_worse += c.mean_abs_error_s > b.mean_abs_error_s;
+    v.pearson_lower += c.pearson < b.pearson - kPearsonDrop;
+    const double mean = c.mean_abs_error_s - b.mean_abs_error_s, median = c.median_abs_error_s - b.median_abs_error_s,
+                 pearson = c.pearson - b.pearson;
+    v.worst_mean = i == 0 ? mean : std::max(v.worst_mean, mean);
+    v.worst_median = i == 0 ? median : std::max(v.worst_median, median);
+    v.worst_pearson = i == 0 ? pearson : std::min(v.worst_pearson, pearson);
+  }
+  return v;
+}
+
 std::string refusal_text(const HeldOutRefusal& refusal, const HeldOutBar& bar) {
   std::string why;
   if (refusal.longest > bar.bar())

@@ -264,6 +264,17 @@ std::string calibrated_yaml(const CalibrateResult& result, const scenarios::Scen
 // 1d 01h (90000 s), longer than both the fit window's longest recorded wait, ... and the
 // longest wait as given there, ...; its held-out figures would have been ...".
 std::string refusal_text(const HeldOutRefusal& refusal, const HeldOutBar& bar);
+
+// The calibrated scenario against the scenario as given over --folds pairs, pair by pair, by the
+// three figures a planner reads (docs/fidelity.md, step 7): in how many pairs a rule was chosen,
+// the held-out median error was lower, the mean error higher, and Pearson lower by more than
+// kPearsonDrop; and the worst pair's difference in each (calibrated minus as given).
+inline constexpr double kPearsonDrop = 0.05;
+struct PairsVerdict {
+  std::size_t pairs = 0, acted = 0, median_better = 0, mean_worse = 0, pearson_lower = 0;
+  double worst_mean = 0, worst_median = 0, worst_pearson = 0;  // seconds, seconds, Pearson
+};
+PairsVerdict pairs_verdict(const std::vector<CalibratePair>& pairs);
 // That comment block (`source`: the scenario's path).
 std::string calibration_comment(const CalibrateResult& result, const std::string& source);
 

@@ -505,6 +505,44 @@ TEST(CalibrateRicc, FoldsShiftFitAndTestByTheTestLengthWhileTheLogHoldsJobs) {
   }
 }
 
+TEST(CalibratePairs, VerdictCountsEachFigurePairByPair) {
+  // Four pairs, as SDSC Paragon's first rows give them (seconds): a rule that helps by every
+  // figure; one with a better median but a worse mean and Pearson 0.14 lower; the scenario as
+  // given; a rule with Pearson exactly 0.05 lower (not counted: "more than 0.05").
+  auto pair = [](std::string chosen, double b_med, double b_mean, double b_p, double c_med, double c_mean, double c_p) {
+    planner::CalibratePair p;
+    p.chosen = std::move(chosen);
+    p.baseline_test.median_abs_error_s = b_med;
+    p.baseline_test.mean_abs_error_s = b_mean;
+    p.baseline_test.pearson = b_p;
+    p.calibrated_test.median_abs_error_s = c_med;
+    p.calibrated_test.mean_abs_error_s = c_mean;
+    p.calibrated_test.pearson = c_p;
+    return p;
+  };
+  const std::vector<planner::CalibratePair> pairs{
+      pair("partition priority", 5, 9360, 0.39, 0, 7800, 0.56),
+      pair("QOS MaxJobsPerUser", 57, 8179, 0.26, 20, 11092, 0.12),
+      pair("", 3960, 22560, 0.28, 3960, 22560, 0.28),
+      pair("fair share", 17, 10560, 0.25, 24, 10500, 0.20),
+  };
+  const planner::PairsVerdict v = planner::pairs_verdict(pairs);
+  EXPECT_EQ(v.pairs, 4u);
+  EXPECT_EQ(v.acted, 3u);
+  EXPECT_EQ(v.median_better, 2u);
+  EXPECT_EQ(v.mean_worse, 1u);
+  EXPECT_EQ(v.pearson_lower, 1u);
+  EXPECT_DOUBLE_EQ(v.worst_mean, 2913);
+  EXPECT_DOUBLE_EQ(v.worst_median, 7);
+  EXPECT_NEAR(v.worst_pearson, -0.14, 1e-12);
+  // One pair worse by every figure: the worst differences are its own, even when positive.
+  const auto one = planner::pairs_verdict({pair("x", 10, 100, 0.5, 20, 150, 0.3)});
+  EXPECT_DOUBLE_EQ(one.worst_mean, 50);
+  EXPECT_DOUBLE_EQ(one.worst_median, 10);
+  EXPECT_NEAR(one.worst_pearson, -0.2, 1e-12);
+  EXPECT_EQ(planner::pairs_verdict({}).pairs, 0u);
+}
+
 // The NASA iPSC log records no waits: calibrate refuses it, naming the trace.
 TEST(CalibrateNasa, LogWithoutWaitTimesIsRefused) {
   const std::string trace = std::string(HEADROOM_SHARED_DIR) + "/traces/swf-pwa/NASA-iPSC-1993-3.1-cln.swf.gz";

@@ -192,6 +192,7 @@ Table read_table_hdf5(const std::string& path, const std::string& group) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   auto bad = [&](const std::string& why) { throw sim::InputError(path, 0, 0, "/" + group, why); };
   if (!std::filesystem::exists(path)) throw sim::InputError(path, 0, 0, "", "no such file");
+  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "", "is a directory");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw sim::InputError(path, 0, 0, "", "not an HDF5 file");
   H5File f;
   f.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -270,7 +270,7 @@ TEST(Plan, VaryingAKeyThatIsNotANumberIsAnError) {
       ADD_FAILURE() << key;
     } catch (const sim::InputError& e) {
       EXPECT_EQ(e.where(), "--vary");
-      EXPECT_EQ(e.message(), "\"" + std::string(key) +
+      EXPECT_EQ(e.message(), std::string("\"") + key +
                                  "\" is not a numeric key (it takes any text); plan searches a count such as "
                                  "cluster.pools.<pool>.nodes");
     }
@@ -410,6 +410,22 @@ TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
   EXPECT_THROW(planner::parse_shard("3/3"), sim::InputError);
   EXPECT_THROW(planner::parse_shard("1"), sim::InputError);
   EXPECT_EQ(planner::parse_shard("2/5"), (std::pair<std::size_t, std::size_t>{2, 5}));
+  // A shard named by a folder, an empty file or a text file: what it is, with its name.
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-merge-inputs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "shard.h5");
+  std::ofstream((dir / "empty.h5").string()).close();
+  std::ofstream((dir / "text.h5").string()) << "hello\n";
+  for (const auto& [name, why] : {std::pair{"shard.h5", "is a directory"}, std::pair{"empty.h5", "not an HDF5 file"},
+                                  std::pair{"text.h5", "not an HDF5 file"}}) {
+    try {
+      results::read_table_hdf5((dir / name).string(), "runs");
+      ADD_FAILURE() << name << " read";
+    } catch (const sim::InputError& e) {
+      EXPECT_EQ(e.file(), (dir / name).string());
+      EXPECT_EQ(e.message(), why);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 #include "planner/compare.hpp"

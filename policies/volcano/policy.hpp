@@ -21,6 +21,7 @@
 
 #include "models/topology.hpp"
 #include "policies/common/consolidate.hpp"
+#include "policies/common/index_set.hpp"
 #include "policies/volcano/volcano.hpp"
 
 namespace headroom::policies::volcano {
@@ -123,48 +124,7 @@ struct PendList {
 inline constexpr std::uint32_t kEnqueueOk = 0, kEnqueueOvercommit = 1, kEnqueueClosed = 4, kEnqueueCapability = 5,
                                kEnqueueClosedNoMin = 6, kEnqueueCapacity = 8, kEnqueueUnknown = UINT32_MAX;
 
-// A set of group indices as bits, walked in increasing order (what a std::set<std::uint32_t>
-// gives, without a node per element): allocate and backfill walk the live groups every session,
-// and with a large stranded backlog the tree's walk was most of a run. The walk reads the words
-// as it goes, so an index set or cleared behind the walk is not seen and one ahead of it is, as
-// with the tree.
-class IndexSet {
- public:
-  static constexpr std::uint32_t kEnd = std::numeric_limits<std::uint32_t>::max();
-  void insert(std::uint32_t i) {
-    if (i / 64 >= words_.size()) words_.resize(i / 64 + 1, 0);
-    words_[i / 64] |= std::uint64_t{1} << (i % 64);
-  }
-  void erase(std::uint32_t i) {
-    if (i / 64 < words_.size()) words_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
-  }
-  // The first index at or after i in the set, or kEnd.
-  std::uint32_t next(std::uint32_t i) const {
-    std::size_t w = i / 64;
-    if (w >= words_.size()) return kEnd;
-    std::uint64_t x = words_[w] & (~std::uint64_t{0} << (i % 64));
-    while (x == 0) {
-      if (++w == words_.size()) return kEnd;
-      x = words_[w];
-    }
-    return static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
-  }
-  struct Iter {
-    const IndexSet* set;
-    std::uint32_t at;
-    std::uint32_t operator*() const { return at; }
-    Iter& operator++() {
-      at = set->next(at + 1);
-      return *this;
-    }
-    bool operator!=(const Iter& o) const { return at != o.at; }
-  };
-  Iter begin() const { return {this, next(0)}; }
-  Iter end() const { return {this, kEnd}; }
-
- private:
-  std::vector<std::uint64_t> words_;
-};
+using IndexSet = policies::IndexSet;
 
 struct Group {
   // Its tasks are VolcanoPolicy::group_members_[member0, member0 + member_count), in task order.

@@ -2,7 +2,10 @@
 // the Helios simulator (HeliosArtifact framework/QSSF Service, policies/placer/consolidate.py).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "policies/common/consolidate.hpp"
+#include "policies/common/index_set.hpp"
 #include "policies/registry.hpp"
 #include "simulation/simulation.hpp"
 #include "tests/test_support.hpp"
@@ -186,4 +189,61 @@ TEST(Registry, KnowsFifoAndSjfAndSuggestsNames) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].line(), 5);
   EXPECT_THROW(hp::make_policy("nope", {}, 1), headroom::sim::InputError);
+}
+
+// The live-group set of Volcano's allocate and backfill: walked in increasing order as a
+// std::set would be, across empty words and past the summary level's own word bounds (64 x 64
+// indices), with an index inserted ahead of the walk seen and one erased ahead of it not seen.
+TEST(IndexSet, WalksInOrderAsASetWouldAcrossEmptyWordsAndSummaryBounds) {
+  headroom::policies::IndexSet set;
+  std::set<std::uint32_t> ref;
+  auto walk = [](const headroom::policies::IndexSet& s) {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t i : s) out.push_back(i);
+    return out;
+  };
+  for (std::uint32_t i : {0u, 63u, 64u, 4095u, 4096u, 4097u, 262143u, 262144u, 447793u}) {
+    set.insert(i);
+    ref.insert(i);
+  }
+  EXPECT_EQ(walk(set), std::vector<std::uint32_t>(ref.begin(), ref.end()));
+  // Emptying a word (4096's) and a summary word's only word (262144's) is skipped by the walk.
+  for (std::uint32_t i : {4096u, 4097u, 262144u, 0u}) {
+    set.erase(i);
+    ref.erase(i);
+  }
+  EXPECT_EQ(walk(set), std::vector<std::uint32_t>(ref.begin(), ref.end()));
+  EXPECT_EQ(set.next(4096), 262143u);
+  EXPECT_EQ(set.next(447794), headroom::policies::IndexSet::kEnd);
+  EXPECT_EQ(set.next(1u << 30), headroom::policies::IndexSet::kEnd);
+  set.erase(1u << 30);  // beyond the words: nothing to do
+  // During a walk: an index inserted ahead is seen, one erased ahead is not, one behind is not.
+  std::vector<std::uint32_t> seen;
+  for (std::uint32_t i : set) {
+    seen.push_back(i);
+    if (i == 63) {
+      set.insert(100000);
+      set.erase(447793);
+      set.insert(1);
+    }
+  }
+  EXPECT_EQ(seen, (std::vector<std::uint32_t>{63, 64, 4095, 100000, 262143}));
+  // A pseudo-random set of a million indices, some erased, walks as the std::set does.
+  headroom::policies::IndexSet big;
+  std::set<std::uint32_t> big_ref;
+  std::uint64_t x = 88172645463325252ull;
+  for (int k = 0; k < 200000; ++k) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const auto i = static_cast<std::uint32_t>(x % 1'000'000);
+    if (k % 3 == 2) {
+      big.erase(i);
+      big_ref.erase(i);
+    } else {
+      big.insert(i);
+      big_ref.insert(i);
+    }
+  }
+  EXPECT_EQ(walk(big), std::vector<std::uint32_t>(big_ref.begin(), big_ref.end()));
 }

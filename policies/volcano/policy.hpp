@@ -131,7 +131,6 @@ struct Group {
   std::uint32_t member0 = 0, member_count = 0;
   std::int32_t min = 1;
   Res min_res{};
-  bool has_min_res = false;
   std::uint32_t queue = 0;
   std::int32_t priority = 0;
   Tick created = 0;
@@ -155,21 +154,29 @@ struct Group {
   Res unborn{};
   bool pods_after_inqueue = false;  // a Volcano Job (training or batch work, podsCreated: inqueue)
   bool active = false, dirty = false;
+  bool has_min_res = false;  // min_res is the PodGroup's minResources (set)
+  // sla: the group has waited sla-waiting-time since its creation (sla.go permitableFn: Permit).
+  bool sla_due = false;
   // In its queue's PendList (as `entry`), and the reason enqueue last gave its pending tasks
   // (kEnqueueUnknown: none since the last refresh).
   bool in_pend = false;
   PendEntry entry{};
   std::uint32_t enqueue_reason = kEnqueueUnknown;
-  // sla: the group has waited sla-waiting-time since its creation (sla.go permitableFn: Permit).
-  bool sla_due = false;
+  // Allocate's memo of a group none of whose tasks proportion allowed (allocatable): its slot in
+  // VolcanoPolicy::memos_ (kNoMemo: none), kept out of the group so that a million groups do not
+  // carry 48 bytes each for the few stranded ones that use it.
+  std::uint32_t memo = UINT32_MAX;
   Tick sla_wait = 0;  // its waiting time: the annotation's, else the plugin's argument; 0 = none
-  // Allocate's memo of a group none of whose tasks proportion allowed (allocatable): its queue's
-  // allocated and deserved then. While neither moves the wrong way (allocated down, deserved up)
-  // and nothing touches the group, allocate would refuse every task again and change nothing.
-  bool alloc_memo = false;
-  Res memo_allocated{};
-  FRes memo_deserved{};
 };
+
+// The memo's figures: the group's queue's allocated and deserved when proportion refused every
+// task. While neither moves the wrong way (allocated down, deserved up) and nothing touches the
+// group, allocate would refuse every task again and change nothing.
+struct AllocMemo {
+  Res allocated{};
+  FRes deserved{};
+};
+inline constexpr std::uint32_t kNoMemo = UINT32_MAX;
 
 inline constexpr std::uint32_t kNoQueue = UINT32_MAX;
 
@@ -380,7 +387,7 @@ class VolcanoPolicy final : public Policy {
   // Something changed the group: it is refreshed when the next session opens.
   void touch(std::uint32_t gi) {
     Group& g = groups_[gi];
-    g.alloc_memo = false;
+    drop_memo(g);
     if (g.dirty) return;
     g.dirty = true;
     dirty_.push_back(gi);
@@ -826,6 +833,26 @@ class VolcanoPolicy final : public Policy {
   // Groups to refresh at the next session (during a session: the ones it touched so far).
   std::vector<std::uint32_t> dirty_;
   IndexSet live_;
+  // Group::memo's slots, and the free ones.
+  std::vector<AllocMemo> memos_;
+  std::vector<std::uint32_t> free_memos_;
+  void drop_memo(Group& g) {
+    if (g.memo == kNoMemo) return;
+    free_memos_.push_back(g.memo);
+    g.memo = kNoMemo;
+  }
+  void set_memo(Group& g, const Res& allocated, const FRes& deserved) {
+    if (g.memo == kNoMemo) {
+      if (free_memos_.empty()) {
+        g.memo = static_cast<std::uint32_t>(memos_.size());
+        memos_.emplace_back();
+      } else {
+        g.memo = free_memos_.back();
+        free_memos_.pop_back();
+      }
+    }
+    memos_[g.memo] = {allocated, deserved};
+  }
   Res base_inqueue_total_{};
   // The PodGroups waiting for enqueue, per queue; the JobOrder functions that make their keys, and
   // the cluster total the keys were made with (drf's share).

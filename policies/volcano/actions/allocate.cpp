@@ -171,13 +171,14 @@ void VolcanoPolicy::allocate(Session& s) {
     Group& g = groups_[gi];
     if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
     if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
-    if (g.alloc_memo) {                        // proportion refused every task, and would again (see Group::alloc_memo)
+    if (g.memo != kNoMemo) {                   // proportion refused every task, and would again (see AllocMemo)
       const QueueS& qs = queues_[g.queue];
+      const AllocMemo& m = memos_[g.memo];
       bool again = true;
       for (int d = 0; d < kDims; ++d)
-        again = again && qs.allocated[d] >= g.memo_allocated[d] && qs.deserved[d] <= g.memo_deserved[d];
+        again = again && qs.allocated[d] >= m.allocated[d] && qs.deserved[d] <= m.deserved[d];
       if (again) continue;
-      g.alloc_memo = false;
+      drop_memo(g);
     }
     if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
     heap_push(jobs[g.queue], gi, jcmp);
@@ -218,9 +219,7 @@ void VolcanoPolicy::allocate(Session& s) {
       for (JobIndex j : g.pending) s.pending_reason(j, why);
     }
     if (refused_all && !job_ready(g)) {
-      g.alloc_memo = true;
-      g.memo_allocated = queues_[q].allocated;
-      g.memo_deserved = queues_[q].deserved;
+      set_memo(g, queues_[q].allocated, queues_[q].deserved);
     }
     heap_push(qheap, q, qcmp);
   }

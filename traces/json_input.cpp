@@ -58,19 +58,27 @@ std::string JsonPath::path() const {
 
 namespace {
 
-// "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while ..." ->
-// "syntax error while ...".
-// A token quoted in a message, at most kShownToken characters of it: its start for a number (its
-// size is what is wrong), its end for the text nlohmann "last read" (the fault is where it stopped).
-// A 3 MB string or number in a file must not become a 3 MB error message.
+// A token quoted in a message, at most kShownToken bytes of it, cut on a UTF-8 character bound:
+// its start for a number (its size is what is wrong), its end for the text nlohmann "last read"
+// (the fault is where it stopped). A 3 MB string or number in a file must not become a 3 MB error
+// message.
 constexpr std::size_t kShownToken = 40;
 std::string shown_token(std::string_view token, bool keep_end) {
   if (token.size() <= kShownToken) return std::string(token);
+  const auto inside = [&](std::size_t at) { return (static_cast<unsigned char>(token[at]) & 0xC0) == 0x80; };
   const std::string size = " (" + std::to_string(token.size()) + " characters)";
-  return keep_end ? "..." + std::string(token.substr(token.size() - kShownToken)) + size
-                  : std::string(token.substr(0, kShownToken)) + "..." + size;
+  if (keep_end) {
+    std::size_t from = token.size() - kShownToken;
+    while (from < token.size() && inside(from)) ++from;
+    return "..." + std::string(token.substr(from)) + size;
+  }
+  std::size_t to = kShownToken;
+  while (to > 0 && inside(to)) --to;
+  return std::string(token.substr(0, to)) + "..." + size;
 }
 
+// "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while ..." ->
+// "syntax error while ...", with a long token in it shortened (shown_token).
 std::string reason(const json::exception& e) {
   std::string what = e.what();
   if (const std::size_t colon = what.find(": "); colon != std::string::npos)

@@ -10,8 +10,8 @@ namespace headroom::policies {
 
 // A set of group indices as bits, walked in increasing order (what a std::set<std::uint32_t>
 // gives, without a node per element): Volcano's allocate and backfill walk the live groups every
-// session, and with a large stranded backlog the tree's walk was most of a run. A second level (a bit per
-// word that is not empty) keeps the walk in step with the set's size rather than with the
+// session, and with a large stranded backlog the tree's walk was most of a run. A second level (a
+// bit per word that is not empty) keeps the walk in step with the set's size rather than with the
 // highest index: the full RICC log has 447,794 groups, about 7,000 words, and a few live ones in
 // most sessions. The walk reads the words as it goes, so an index set or cleared behind the walk
 // is not seen and one ahead of it is, as with the tree.

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -123,8 +122,6 @@ struct PendList {
 // The reasons enqueue gives (kEnqueueOvercommit + dimension, ..., kEnqueueCapacity + queue).
 inline constexpr std::uint32_t kEnqueueOk = 0, kEnqueueOvercommit = 1, kEnqueueClosed = 4, kEnqueueCapability = 5,
                                kEnqueueClosedNoMin = 6, kEnqueueCapacity = 8, kEnqueueUnknown = UINT32_MAX;
-
-using IndexSet = policies::IndexSet;
 
 struct Group {
   // Its tasks are VolcanoPolicy::group_members_[member0, member0 + member_count), in task order.
@@ -832,7 +829,7 @@ class VolcanoPolicy final : public Policy {
   const std::vector<std::uint32_t>& active() const { return active_; }
   // Groups to refresh at the next session (during a session: the ones it touched so far).
   std::vector<std::uint32_t> dirty_;
-  IndexSet live_;
+  policies::IndexSet live_;
   // Group::memo's slots, and the free ones.
   std::vector<AllocMemo> memos_;
   std::vector<std::uint32_t> free_memos_;

@@ -33,6 +33,10 @@ class IndexSet {
     words_[w] &= ~(std::uint64_t{1} << (i % 64));
     if (words_[w] == 0) summary_[w / 64] &= ~(std::uint64_t{1} << (w % 64));
   }
+  bool contains(std::uint32_t i) const {
+    const std::size_t w = i / 64;
+    return w < words_.size() && (words_[w] >> (i % 64) & 1) != 0;
+  }
   // The first index at or after i in the set, or kEnd.
   std::uint32_t next(std::uint32_t i) const {
     std::size_t w = i / 64;

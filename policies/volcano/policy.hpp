@@ -159,21 +159,25 @@ struct Group {
   bool in_pend = false;
   PendEntry entry{};
   std::uint32_t enqueue_reason = kEnqueueUnknown;
-  // Allocate's memo of a group none of whose tasks proportion allowed (allocatable): its slot in
-  // VolcanoPolicy::memos_ (kNoMemo: none), kept out of the group so that a million groups do not
-  // carry 48 bytes each for the few stranded ones that use it.
-  std::uint32_t memo = UINT32_MAX;
+  // Allocate's park of a group all of whose tasks proportion refused (allocatable): its slot in
+  // VolcanoPolicy::parks_ (kNoPark: none), kept out of the group so that a million groups do not
+  // carry its 40 bytes each.
+  std::uint32_t park = UINT32_MAX;
   Tick sla_wait = 0;  // its waiting time: the annotation's, else the plugin's argument; 0 = none
 };
 
-// The memo's figures: the group's queue's allocated and deserved when proportion refused every
-// task. While neither moves the wrong way (allocated down, deserved up) and nothing touches the
-// group, allocate would refuse every task again and change nothing.
-struct AllocMemo {
-  Res allocated{};
-  FRes deserved{};
+// A group parked by allocate (VolcanoPolicy::park): proportion refuses each of its tasks while, in
+// dimension `d` (the witness), its queue's allocated plus the least request among its tasks is above
+// the queue's deserved, no task asking for none of that dimension (allocatable skips a dimension a
+// task does not ask for). Nothing but the queue's figures changes that until something touches the
+// group (a task ends, is placed or evicted, ...), which unparks it.
+struct Park {
+  std::uint32_t gi = 0, queue = 0;
+  int d = 0;
+  Res least{};            // per dimension: the least request among the tasks asking for some
+  std::uint8_t zero = 0;  // bit d: some task asks for none of dimension d
 };
-inline constexpr std::uint32_t kNoMemo = UINT32_MAX;
+inline constexpr std::uint32_t kNoPark = UINT32_MAX;
 
 inline constexpr std::uint32_t kNoQueue = UINT32_MAX;
 
@@ -384,19 +388,29 @@ class VolcanoPolicy final : public Policy {
   // Something changed the group: it is refreshed when the next session opens.
   void touch(std::uint32_t gi) {
     Group& g = groups_[gi];
-    drop_memo(g);
+    unpark(g);
     if (g.dirty) return;
     g.dirty = true;
     dirty_.push_back(gi);
   }
 
-  // live_: the groups past enqueue with tasks to place, in index order (allocate and backfill
-  // look at no others).
+  // live_: the groups past enqueue with tasks to place, in index order. Allocate walks awake_ (those
+  // not parked) and backfill be_live_ (those with best-effort tasks when they were refreshed): they
+  // look at no others.
   void set_live(std::uint32_t gi, bool on) {
-    if (on)
+    const Group& g = groups_[gi];
+    if (on) {
       live_.insert(gi);
-    else
+      if (g.park == kNoPark) awake_.insert(gi);
+      if (g.pending_be > 0)
+        be_live_.insert(gi);
+      else
+        be_live_.erase(gi);
+    } else {
       live_.erase(gi);
+      awake_.erase(gi);
+      be_live_.erase(gi);
+    }
   }
 
   void close_session() {
@@ -829,27 +843,41 @@ class VolcanoPolicy final : public Policy {
   const std::vector<std::uint32_t>& active() const { return active_; }
   // Groups to refresh at the next session (during a session: the ones it touched so far).
   std::vector<std::uint32_t> dirty_;
-  policies::IndexSet live_;
-  // Group::memo's slots, and the free ones.
-  std::vector<AllocMemo> memos_;
-  std::vector<std::uint32_t> free_memos_;
-  void drop_memo(Group& g) {
-    if (g.memo == kNoMemo) return;
-    free_memos_.push_back(g.memo);
-    g.memo = kNoMemo;
+  policies::IndexSet live_, awake_, be_live_;
+  // Allocate's parks (slots; the free ones) and, per queue and dimension, the slots parked with
+  // that witness by least request: a rise of the queue's headroom reaches the least first. With a
+  // large stranded backlog (a global sla waiting time lets every job past enqueue), trying each
+  // refused group in every session was most of a run (LANL's log, bench/RESULTS.md).
+  std::vector<Park> parks_;
+  std::vector<std::uint32_t> free_parks_;
+  std::vector<std::array<std::set<std::pair<std::int64_t, std::uint32_t>>, kDims>> by_least_;
+  std::vector<std::uint32_t> offers_;  // this session's parks a task of which might pass, by index
+  // The group leaves its park and, while live, joins allocate's walk again.
+  void unpark(Group& g) {
+    if (g.park == kNoPark) return;
+    const std::uint32_t slot = g.park;
+    g.park = kNoPark;
+    const Park& p = parks_[slot];
+    by_least_[p.queue][static_cast<std::size_t>(p.d)].erase({p.least[static_cast<std::size_t>(p.d)], slot});
+    free_parks_.push_back(slot);
+    if (live_.contains(p.gi)) awake_.insert(p.gi);
   }
-  void set_memo(Group& g, const Res& allocated, const FRes& deserved) {
-    if (g.memo == kNoMemo) {
-      if (free_memos_.empty()) {
-        g.memo = static_cast<std::uint32_t>(memos_.size());
-        memos_.emplace_back();
-      } else {
-        g.memo = free_memos_.back();
-        free_memos_.pop_back();
-      }
-    }
-    memos_[g.memo] = {allocated, deserved};
+  // Whether proportion refuses each task of a park in dimension d at its queue's figures now (the
+  // test of allocatable), and the first such dimension (-1: none).
+  bool park_refuses(const Park& p, int d) const {
+    const QueueS& qs = queues_[p.queue];
+    const auto k = static_cast<std::size_t>(d);
+    return (p.zero >> d & 1) == 0 && static_cast<double>(qs.allocated[k] + p.least[k]) > qs.deserved[k] + kEps;
   }
+  int park_witness(const Park& p) const {
+    for (int d = 0; d < kDims; ++d)
+      if (park_refuses(p, d)) return d;
+    return -1;
+  }
+  // Parks a group all of whose tasks proportion refused, when one dimension refuses them all.
+  void park(Group& g);
+  // The parks a task of which might pass at the queue's figures now, into offers_.
+  void offer_parks();
   Res base_inqueue_total_{};
   // The PodGroups waiting for enqueue, per queue; the JobOrder functions that make their keys, and
   // the cluster total the keys were made with (drf's share).

@@ -160,6 +160,66 @@ void VolcanoPolicy::inqueue_without_enqueue() {
   }
 }
 
+void VolcanoPolicy::park(Group& g) {
+  unpark(g);
+  Park p;
+  p.gi = static_cast<std::uint32_t>(&g - groups_.data());
+  p.queue = g.queue;
+  p.least.fill(std::numeric_limits<std::int64_t>::max());
+  for (const JobIndex j : g.pending) {
+    const Res& r = members_[j].total;
+    for (int d = 0; d < kDims; ++d) {
+      const auto k = static_cast<std::size_t>(d);
+      if (r[k] > 0)
+        p.least[k] = std::min(p.least[k], r[k]);
+      else
+        p.zero = static_cast<std::uint8_t>(p.zero | 1u << d);
+    }
+  }
+  // Tasks refused in different dimensions (none refusing them all): tried again next session.
+  p.d = park_witness(p);
+  if (p.d < 0) return;
+  std::uint32_t slot = 0;
+  if (free_parks_.empty()) {
+    slot = static_cast<std::uint32_t>(parks_.size());
+    parks_.push_back(p);
+  } else {
+    slot = free_parks_.back();
+    free_parks_.pop_back();
+    parks_[slot] = p;
+  }
+  if (by_least_.size() < queues_.size()) by_least_.resize(queues_.size());
+  by_least_[p.queue][static_cast<std::size_t>(p.d)].insert({p.least[static_cast<std::size_t>(p.d)], slot});
+  g.park = slot;
+  awake_.erase(p.gi);
+}
+
+void VolcanoPolicy::offer_parks() {
+  // A park whose witness no longer refuses moves to another dimension that does; when none does,
+  // a task of it might pass at the figures now, and allocate offers it in its turn (it stays
+  // parked unless a task passes then). Within allocate a queue's allocated only grows, so a park
+  // refused now is refused all session.
+  offers_.clear();
+  for (std::uint32_t q = 0; q < by_least_.size(); ++q)
+    for (int d = 0; d < kDims; ++d) {
+      auto& set = by_least_[q][static_cast<std::size_t>(d)];
+      for (auto it = set.begin(); it != set.end();) {
+        const std::uint32_t slot = it->second;
+        Park& p = parks_[slot];
+        if (park_refuses(p, d)) break;  // the least request refused: all that follow are too
+        if (const int w = park_witness(p); w >= 0) {
+          it = set.erase(it);
+          p.d = w;
+          by_least_[q][static_cast<std::size_t>(w)].insert({p.least[static_cast<std::size_t>(w)], slot});
+          continue;
+        }
+        if (live_.contains(p.gi)) offers_.push_back(p.gi);
+        ++it;
+      }
+    }
+  std::sort(offers_.begin(), offers_.end());
+}
+
 void VolcanoPolicy::allocate(Session& s) {
   if (!enqueue_listed_) inqueue_without_enqueue();
   reset_cursors();
@@ -167,32 +227,47 @@ void VolcanoPolicy::allocate(Session& s) {
   auto jcmp = [this](std::uint32_t a, std::uint32_t b) { return job_cmp(a, b); };
   std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
   std::vector<std::uint32_t> qheap;
-  for (std::uint32_t gi : live_) {
+  // The awake groups and the parks offered, in index order (the others stay out: proportion
+  // would refuse every task of them again).
+  offer_parks();
+  auto offer = [&](std::uint32_t gi) {
     Group& g = groups_[gi];
-    if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) continue;
-    if (g.failed_epoch == fit_key_) continue;  // nothing has been released since it fitted nowhere
-    if (g.memo != kNoMemo) {                   // proportion refused every task, and would again (see AllocMemo)
-      const QueueS& qs = queues_[g.queue];
-      const AllocMemo& m = memos_[g.memo];
-      bool again = true;
-      for (int d = 0; d < kDims; ++d)
-        again = again && qs.allocated[d] >= m.allocated[d] && qs.deserved[d] <= m.deserved[d];
-      if (again) continue;
-      drop_memo(g);
-    }
+    if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) return;
+    if (g.failed_epoch == fit_key_) return;  // nothing has been released since it fitted nowhere
     if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
     heap_push(jobs[g.queue], gi, jcmp);
+  };
+  std::size_t po = 0;
+  for (std::uint32_t gi : awake_) {
+    for (; po < offers_.size() && offers_[po] < gi; ++po) offer(offers_[po]);
+    offer(gi);
   }
+  for (; po < offers_.size(); ++po) offer(offers_[po]);
   std::vector<Op> ops;
   while (!qheap.empty()) {
     const std::uint32_t q = heap_pop(qheap, qcmp);
     if (overused(queues_[q]) || jobs[q].empty()) continue;
     const std::uint32_t gi = heap_pop(jobs[q], jcmp);
     Group& g = groups_[gi];
+    if (g.park != kNoPark) {
+      // An offered park: when proportion still refuses each of its tasks, what trying it would do
+      // (every task skipped, nothing placed: the reason below unless sla's permit pipelines it),
+      // without trying it; else it wakes and is tried.
+      if (park_witness(parks_[g.park]) >= 0) {
+        if (!job_ready(g) && !job_pipelined(g)) {
+          const std::string why =
+              "volcano allocate: queue " + queues_[q].name + " would exceed its deserved share (proportion)";
+          for (JobIndex j : g.pending) s.pending_reason(j, why);
+        }
+        heap_push(qheap, q, qcmp);
+        continue;
+      }
+      unpark(g);
+    }
     const bool hard = topology_mode(g) == NetworkTopologyMode::Hard;
     models::SwitchId domain = models::kNoSwitch;
     const TaskRun r = hard ? run_hard(g, q, ops, domain) : run_tasks(g, q, ops);
-    // Every task refused by proportion's allocatable, none placed: the memo (not with capacity,
+    // Every task refused by proportion's allocatable, none placed: parked (not with capacity,
     // whose refusal reads the ancestors too, nor in hard mode).
     const bool refused_all =
         !hard && !capacity_ && proportion_ && r.skipped && !r.fit_failed && !r.push_back && ops.empty();
@@ -218,9 +293,7 @@ void VolcanoPolicy::allocate(Session& s) {
                                      : "volcano allocate: fewer than minMember tasks fit (gang)";
       for (JobIndex j : g.pending) s.pending_reason(j, why);
     }
-    if (refused_all && !job_ready(g)) {
-      set_memo(g, queues_[q].allocated, queues_[q].deserved);
-    }
+    if (refused_all && !job_ready(g)) park(g);
     heap_push(qheap, q, qcmp);
   }
 }

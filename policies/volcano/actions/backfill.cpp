@@ -6,7 +6,7 @@
 namespace headroom::policies::volcano::detail {
 
 void VolcanoPolicy::backfill(Session& s) {
-  for (std::uint32_t gi : live_) {
+  for (std::uint32_t gi : be_live_) {
     Group& g = groups_[gi];
     if (g.phase == Phase::Pending || g.pending_be == 0) continue;
     for (JobIndex j : members(g)) {

@@ -213,6 +213,8 @@ TEST(IndexSet, WalksInOrderAsASetWouldAcrossEmptyWordsAndSummaryBounds) {
     ref.erase(i);
   }
   EXPECT_EQ(walk(set), std::vector<std::uint32_t>(ref.begin(), ref.end()));
+  for (std::uint32_t i : {0u, 63u, 64u, 4095u, 4096u, 4097u, 262143u, 262144u, 447793u, 447794u, 1u << 30})
+    EXPECT_EQ(set.contains(i), ref.count(i) == 1) << i;
   EXPECT_EQ(set.next(4096), 262143u);
   EXPECT_EQ(set.next(447794), headroom::policies::IndexSet::kEnd);
   EXPECT_EQ(set.next(1u << 30), headroom::policies::IndexSet::kEnd);

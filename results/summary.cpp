@@ -286,6 +286,23 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   return b;
 }
 
+// When the run stopped itself (Simulation's livelock guard: the Unfinished events' reason begins
+// "stopped: "), that reason and the jobs it left unfinished, started or not. Empty otherwise.
+std::string stopped_note(const RunResult& r) {
+  std::int64_t jobs = 0;
+  std::uint32_t reason = kNoReason;
+  for (const EventRecord& e : r.events) {
+    if (static_cast<models::AuditKind>(e.kind) != models::AuditKind::Unfinished || e.reason >= r.reasons.size() ||
+        !r.reasons[e.reason].starts_with("stopped: "))
+      continue;
+    reason = e.reason;
+    ++jobs;
+  }
+  if (jobs == 0) return "";
+  return "WARNING: the run " + r.reasons[reason] + "; " + thousands(jobs) + (jobs == 1 ? " job" : " jobs") +
+         " left unfinished";
+}
+
 // A note when more than 1 % of the jobs ended Failed by the system's own hand (a Finish event with
 // a reason: a Slurm TimeLimit kill, a kubelet refusal, a failure past its retry limit), naming the
 // main reason; failures the trace records carry no reason and are left out. Empty otherwise.
@@ -826,6 +843,7 @@ Summary summarize(const RunResult& result) {
   s.banner = make_banner(result, s.never_started, s.rejected);
   if (std::string note = failure_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   if (std::string note = starvation_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
+  if (std::string note = stopped_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;

@@ -14,7 +14,7 @@ EventId Engine::schedule(Tick time, EventClass cls, std::uint64_t payload) {
 
 std::uint64_t Engine::run(EventHandler& handler, Tick horizon, const std::atomic<bool>* stop) {
   std::uint64_t n = 0;
-  while (!queue_.empty()) {
+  while (!queue_.empty() && !halted_) {
     if (queue_.next_time() > horizon) break;
     if (stop != nullptr && (n & 1023) == 0 && stop->load(std::memory_order_relaxed)) break;
     Event e = queue_.pop();

@@ -31,6 +31,9 @@ class Engine {
   // number of events processed. `stop` (optional) is polled between events for cancellation.
   std::uint64_t run(EventHandler& handler, Tick horizon = kNever, const std::atomic<bool>* stop = nullptr);
 
+  // Ends run() after the event being handled (the handler's own stop: a livelock it detected).
+  void halt() { halted_ = true; }
+
   const Fingerprint& fingerprint() const { return fingerprint_; }
   EventQueue& queue() { return queue_; }
   std::uint64_t processed() const { return processed_; }
@@ -40,6 +43,7 @@ class Engine {
   Tick now_ = 0;
   Fingerprint fingerprint_;
   std::uint64_t processed_ = 0;
+  bool halted_ = false;
 };
 
 }  // namespace headroom::sim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
@@ -143,6 +145,13 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
   engine_.schedule(t0, EventClass::Sample);
   start_failures(t0);
 
+  if (options_.horizon == sim::kNever) {
+    Tick longest = 0;
+    for (const auto& job : workload_.jobs) longest = std::max(longest, job.runtime);
+    constexpr Tick kFloor = 30 * 24 * 3600 * sim::kSecond;
+    stall_span_ = longest > std::numeric_limits<Tick>::max() / 20 ? std::numeric_limits<Tick>::max() / 2
+                                                                  : std::max(kFloor, 10 * longest);
+  }
   stats.events = engine_.run(*this, options_.horizon, stop);
   if (stop != nullptr && stop->load()) {
     stats.cancelled = true;
@@ -150,7 +159,11 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
     stats.fingerprint = engine_.fingerprint().hex();
     return stats;
   }
-  if (ended_jobs_ < n && engine_.queue().empty()) {
+  if (!stalled_.empty()) {
+    finish_at_horizon(engine_.now(), stalled_);
+    stats.end = engine_.now();
+    stats.stalled = stalled_;
+  } else if (ended_jobs_ < n && engine_.queue().empty()) {
     // Nothing left that could ever start the jobs still pending (e.g. a pod no node can hold
     // under a policy that keeps it queued, as Kubernetes does).
     HEADROOM_ASSERT(running_jobs_ == 0, "event queue ran dry with jobs still running");
@@ -253,6 +266,7 @@ void Simulation::on_submit(JobIndex j) {
 void Simulation::admit(JobIndex j) {
   const models::Job& job = workload_.jobs[j];
   ++submitted_;
+  last_admit_ = engine_.now();
   ++progress_;
   if (!permitted(j)) {
     // The permission drill: refused by the platform before any scheduler sees the job.
@@ -494,6 +508,8 @@ std::string Simulation::preempt(JobIndex j, policies::PreemptMode mode, Tick gra
   if (grace < 0 || overhead < 0) return "negative grace period or overhead";
   evict_plan_[j] = EvictPlan{mode, overhead};
   ++preemptions_[j];
+  ++stall_preemptions_;
+  check_stall();
   engine_.record(0x5052454d50540000ull ^ (static_cast<std::uint64_t>(j) << 8) ^ static_cast<std::uint64_t>(mode));
   if (observer_ != nullptr)
     observer_->on_event(engine_.now(), AuditKind::Preempt, j, by == models::kNoJob ? -1 : static_cast<std::int32_t>(by),
@@ -589,6 +605,7 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
   state_[j] = s;
   end_[j] = engine_.now();
   last_end_ = std::max(last_end_, engine_.now());
+  stall_preemptions_ = 0;
   ++ended_jobs_;
   if (options_.progress && (ended_jobs_ & 0x3ff) == 0) options_.progress(ended_jobs_, state_.size());
   if (notify_policy) policy_.on_end(*this, j);
@@ -598,6 +615,20 @@ void Simulation::end_job(JobIndex j, JobState s, std::string_view reason, bool n
     for (sim::EventId id : node_events_) engine_.cancel(id);
     node_events_.clear();
   }
+}
+
+void Simulation::check_stall() {
+  if (stall_span_ <= 0 || !stalled_.empty() || submitted_ < workload_.jobs.size()) return;
+  const Tick since = std::max(last_end_, last_admit_);
+  if (engine_.now() - since <= stall_span_) return;
+  const auto days = static_cast<long long>((engine_.now() - since) / (24 * 3600 * sim::kSecond));
+  std::string times = std::to_string(stall_preemptions_);
+  for (auto k = static_cast<std::ptrdiff_t>(times.size()) - 3; k > 0; k -= 3)
+    times.insert(static_cast<std::size_t>(k), ",");
+  stalled_ = "stopped: a preemption livelock: no job ended in " + std::to_string(days) +
+             " days of simulated time while the policy preempted running jobs " + times +
+             " times (each run cut short before it could end); set horizon: to run on";
+  engine_.halt();
 }
 
 // Why the jobs still pending when nothing is left to happen never start: when some of them hold

@@ -60,6 +60,7 @@ struct SimulationStats {
   Tick end = 0;             // last event processed, or the horizon if reached first
   Tick sample_interval = 0;
   bool cancelled = false;  // stopped through the stop flag
+  std::string stalled;     // why the run stopped itself (a preemption livelock), else empty
 };
 
 // Replays a workload on a cluster under one policy. The simulation owns the cluster state and
@@ -210,6 +211,15 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::size_t submitted_ = 0;
   std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
   int idle_wakeups_ = 0;
+  // The livelock guard (no horizon set): once every job is submitted, a run in which no job ends
+  // for stall_span_ (ten times the longest run time in the workload, at least 30 days) while the
+  // policy keeps preempting running jobs is stopped: every run was cut short before it could end,
+  // so it would never finish. last_admit_: when the last job was submitted; stall_preemptions_:
+  // preemptions since the last job ended.
+  Tick stall_span_ = 0, last_admit_ = 0;
+  std::uint64_t stall_preemptions_ = 0;
+  std::string stalled_;
+  void check_stall();
   std::vector<std::int32_t> tenant_used_, tenant_pending_jobs_, tenant_pending_gpus_;
   // Milli-GPUs per tenant held by running jobs' placements / asked for by pending jobs; the
   // samples report them rounded up to whole GPUs (a share counts as part of a GPU):

@@ -5,8 +5,8 @@
 #include <deque>
 
 #include "policies/common/consolidate.hpp"
-#include "simulation/simulation.hpp"
 #include "sim/rng.hpp"
+#include "simulation/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace headroom;
@@ -171,6 +171,99 @@ TEST(Engine, JobsNoEventCanStartEndUnfinished) {
     EXPECT_EQ(sim.job_state(0), JobState::Unfinished);
     EXPECT_EQ(sim.job_state(1), JobState::Unfinished) << "blocked behind the head";
     EXPECT_LT(stats.end, sim::kDay);
+  }
+}
+
+namespace {
+// Every hour the running job is evicted (requeued, its work lost) for the one waiting, which
+// starts at once: with run times over an hour no job ever ends (Volcano's drf with
+// enablePreemptable does this to equal jobs).
+class PingPong final : public policies::Policy {
+ public:
+  std::string_view name() const override { return "test-ping-pong"; }
+  void on_submit(const policies::ClusterView&, JobIndex j) override { queue_.push_back(j); }
+  void schedule(policies::Session& s) override {
+    const auto& jobs = s.workload().jobs;
+    if (!queue_.empty()) {
+      if (auto p = policies::consolidate_placement(s.cluster(), jobs[queue_.front()], s.workload())) {
+        EXPECT_EQ(s.start(queue_.front(), *p, "fits"), "");
+        queue_.pop_front();
+      }
+    }
+    for (JobIndex r : s.jobs_on_node(0)) {
+      if (!queue_.empty() && !s.terminating(r) && s.now() - s.run_start(r) >= sim::kHour) {
+        EXPECT_EQ(s.preempt(r, PreemptMode::Requeue, 0, queue_.front(), "ping-pong"), "");
+      }
+    }
+    s.wake_at(s.now() + sim::kHour);
+  }
+
+ private:
+  std::deque<JobIndex> queue_;
+};
+
+struct StopReasons : models::SimObserver {
+  void on_event(sim::Tick, models::AuditKind k, JobIndex, std::int32_t, std::string_view reason) override {
+    if (k == models::AuditKind::Unfinished) unfinished.emplace_back(reason);
+  }
+  void on_start(sim::Tick, JobIndex, const models::Placement&) override {}
+  void on_end(sim::Tick, JobIndex, JobState) override {}
+  void on_sample(const models::Sample&) override {}
+  std::vector<std::string> unfinished;
+};
+}  // namespace
+
+// The livelock guard: with no horizon, a run in which no job ends for max(30 days, 10 x the longest
+// run time) after the last submission while the policy keeps preempting is stopped there, its jobs
+// Unfinished with the reason; a horizon turns the guard off; a job that does end resets it.
+TEST(Engine, PreemptionLivelockIsStoppedAfterThirtyDaysWithoutAnEnd) {
+  auto w = headroom::testing::WorkloadBuilder().job(0, 8, 7200).job(5, 8, 7200).build();
+  simulation::SimulationOptions hourly;  // the samples' default interval for a two-hour workload is short
+  hourly.sample_interval = sim::kHour;
+  {
+    PingPong p;
+    StopReasons obs;
+    simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, &obs, hourly);
+    const auto stats = sim.run();
+    EXPECT_EQ(sim.job_state(0), JobState::Unfinished);
+    EXPECT_EQ(sim.job_state(1), JobState::Unfinished);
+    // Last submission at 5 s; the first preemption after 30 days past it (on the hour) stops the run.
+    EXPECT_EQ(stats.end, 30 * sim::kDay + sim::kHour);
+    EXPECT_EQ(stats.stalled.rfind("stopped: a preemption livelock: no job ended in 30 days", 0), 0u) << stats.stalled;
+    EXPECT_NE(stats.stalled.find("preempted running jobs 721 times"), std::string::npos) << stats.stalled;
+    ASSERT_EQ(obs.unfinished.size(), 2u);
+    EXPECT_EQ(obs.unfinished[0], stats.stalled);
+  }
+  {
+    // Ten times the longest run time when that is longer: 5 days -> 50 days.
+    auto longer = w;
+    longer.jobs[1].runtime = 5 * sim::kDay;
+    PingPong p;
+    simulation::Simulation sim(longer, headroom::testing::cluster(1, 8), p, nullptr, hourly);
+    const auto stats = sim.run();
+    EXPECT_EQ(stats.end, 50 * sim::kDay + sim::kHour);
+    EXPECT_EQ(stats.stalled.rfind("stopped: a preemption livelock: no job ended in 50 days", 0), 0u) << stats.stalled;
+  }
+  {
+    PingPong p;
+    simulation::SimulationOptions o = hourly;
+    o.horizon = 40 * sim::kDay;
+    simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, nullptr, o);
+    const auto stats = sim.run();
+    EXPECT_EQ(stats.end, 40 * sim::kDay);
+    EXPECT_TRUE(stats.stalled.empty());
+    EXPECT_EQ(sim.job_state(0), JobState::Unfinished);
+  }
+  {
+    // A third job of half an hour, submitted on day 10, ends within its slot: the others still
+    // never end, but the guard counts from the last end, so it fires 30 days after that one.
+    auto w3 = headroom::testing::WorkloadBuilder().job(0, 8, 7200).job(5, 8, 7200).job(10 * sim::kDay, 8, 1800).build();
+    PingPong p;
+    simulation::Simulation sim(w3, headroom::testing::cluster(1, 8), p, nullptr, hourly);
+    const auto stats = sim.run();
+    EXPECT_EQ(sim.job_state(2), JobState::Completed);
+    EXPECT_GT(stats.end, sim.job_end(2) + 30 * sim::kDay);
+    EXPECT_LE(stats.end, sim.job_end(2) + 30 * sim::kDay + sim::kHour);
   }
 }
 

@@ -1024,6 +1024,32 @@ TEST(Summary, ANoteNamesJobsTheSystemEndedFailed) {
   EXPECT_EQ(hr::summarize(r).banner.find("NOTE"), std::string::npos);
 }
 
+// A run the livelock guard stopped (Simulation::check_stall): its Unfinished events' reason, begun
+// "stopped: ", is told with the jobs it left unfinished, started ones too; other Unfinished
+// reasons (nothing could start them, the horizon) are not.
+TEST(Summary, AWarningTellsARunTheLivelockGuardStopped) {
+  hr::RunResult r = four_jobs_one_never_started();
+  EXPECT_EQ(hr::summarize(r).banner.find("the run stopped"), std::string::npos);
+  const std::string why = "stopped: a preemption livelock: no job ended in 30 days of simulated time";
+  r.reasons.push_back(why);
+  for (std::uint32_t j : {1u, 3u}) {
+    r.jobs[j].state = st(hm::JobState::Unfinished);
+    hr::EventRecord e;
+    e.time = 100 * kS;
+    e.kind = static_cast<std::uint8_t>(hm::AuditKind::Unfinished);
+    e.job = j;
+    e.reason = static_cast<std::uint32_t>(r.reasons.size() - 1);
+    r.events.push_back(e);
+  }
+  std::erase_if(r.events, [](const hr::EventRecord& e) {
+    return static_cast<hm::AuditKind>(e.kind) == hm::AuditKind::Unfinished && e.reason == 2;
+  });
+  const hr::Summary s = hr::summarize(r);
+  const std::string note = "WARNING: the run " + why + "; 2 jobs left unfinished";
+  ASSERT_NE(s.banner.rfind('\n'), std::string::npos) << s.banner;
+  EXPECT_EQ(s.banner.substr(s.banner.rfind('\n') + 1), note);
+}
+
 // Issue #32: a TimeLimit kill of a job the log shows running at most a minute past its limit is
 // how its own system ended it too (SIGTERM, KillWait, SIGKILL): ended as recorded.
 TEST(Summary, TimeLimitKillsTheLogAlsoShowsAreEndedAsRecorded) {

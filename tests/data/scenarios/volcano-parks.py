@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes volcano-parks.csv (tests/data/scenarios/volcano-parks.yaml): 300 PodGroups, seed 2.
 
-Usage: python3 volcano-parks.py > volcano-parks.csv
+Usage: python3 volcano-parks.py [SEED] > volcano-parks.csv
 """
 import random
+import sys
 
-r = random.Random(2)
+r = random.Random(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
 print("id,tenant,queue,submit,gpus,cpus,memory_mib,runtime,walltime,group,gang_min,priority,preemptible")
 t = 0.0
 job = 0

@@ -39,6 +39,7 @@
 #include "apps/trace_cmds.hpp"
 #include "results/fairness.hpp"
 #include "results/fidelity.hpp"
+#include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
@@ -76,8 +77,10 @@ void install_signal_handlers() {
     if (std::signal(sig, on_signal) == SIG_IGN) std::signal(sig, SIG_IGN);
 }
 
-// "run: [=====     ] 42.0%  5,715 / 13,607 jobs ended, ETA 0:35".
-std::string run_progress(std::size_t done, std::size_t total, std::chrono::steady_clock::time_point begun) {
+// "run: [=====     ] 42.0%  5,715 / 13,607 jobs ended, ETA 0:35, simulated 6d 02h": the
+// simulated clock (since the first submission) moves while no job ends.
+std::string run_progress(std::size_t done, std::size_t total, std::chrono::steady_clock::time_point begun,
+                         headroom::sim::Tick simulated) {
   if (total == 0) return "run: importing and starting";
   constexpr int kWidth = 30;
   const double f = static_cast<double>(std::min(done, total)) / static_cast<double>(total);
@@ -91,7 +94,9 @@ std::string run_progress(std::size_t done, std::size_t total, std::chrono::stead
   char b[160];
   std::snprintf(b, sizeof b, "run: [%.*s%*s] %5.1f%%  %zu / %zu jobs ended, ETA %s", filled,
                 "==============================", kWidth - filled, "", 100.0 * f, done, total, eta);
-  return b;
+  std::string line = b;
+  if (simulated > 0) line += ", simulated " + headroom::results::duration(headroom::sim::to_seconds(simulated));
+  return line;
 }
 
 // CLI11 reads "-1" into an unsigned option as 2^64 - 1, and its range checks print the limits of
@@ -139,13 +144,17 @@ int cmd_run(const std::string& path, const std::string& output, bool json, std::
   options.stream_chunks = !output.empty();
   // On a terminal: jobs ended and an ETA, redrawn twice a second (ProgressLine).
   std::atomic<std::size_t> ended{0}, total{0};
+  std::atomic<headroom::sim::Tick> clock{0};
   const auto begun = std::chrono::steady_clock::now();
-  if (isatty(STDERR_FILENO) != 0)
+  if (isatty(STDERR_FILENO) != 0) {
     options.progress = [&](std::size_t done, std::size_t all) {
       ended.store(done);
       total.store(all);
     };
-  headroom::app::ProgressLine line([&] { return run_progress(ended.load(), total.load(), begun); });
+    options.clock = &clock;
+  }
+  headroom::app::ProgressLine line(
+      [&] { return run_progress(ended.load(), total.load(), begun, clock.load(std::memory_order_relaxed)); });
   g_defer.store(true);
   auto outcome = headroom::app::run_scenario(sc, options);
   line.stop();

@@ -161,6 +161,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
     recorder.stream_chunks();
   simulation::SimulationOptions sim_options = scenarios::simulation_options(sc, workload);
   sim_options.progress = options.progress;
+  sim_options.clock = options.clock;
   if (split != nullptr) {
     // The failure drill and the runtime model name the scenario's nodes and pools: the engine
     // runs the partitioned cluster (docs/split.md, "Failures, maintenance and the runtime model").

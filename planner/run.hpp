@@ -20,6 +20,7 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's seed
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::size_t done, std::size_t total)> progress;
+  std::atomic<sim::Tick>* clock = nullptr;  // simulation::SimulationOptions::clock
   // The result will be written: deflate its file's chunks on a thread of their own during the
   // run (results::Recorder::stream_chunks), so that write_hdf5 has less left to do.
   bool stream_chunks = false;

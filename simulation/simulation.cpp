@@ -140,6 +140,7 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
   const std::size_t n = workload_.jobs.size();
   if (n == 0) return stats;
   const Tick t0 = workload_.jobs.front().submit;
+  first_submit_ = t0;
   stats.start = t0;
   engine_.schedule(t0, EventClass::JobSubmit, 0);
   engine_.schedule(t0, EventClass::Sample);
@@ -187,6 +188,10 @@ constexpr std::uint64_t kHeldBit = std::uint64_t{1} << 61;
 }  // namespace
 
 void Simulation::handle(const sim::Event& event, sim::Engine& engine) {
+  if ((++handled_ & 0xfff) == 0) {  // the progress line, also while no job ends
+    if (options_.clock != nullptr) options_.clock->store(event.time - first_submit_, std::memory_order_relaxed);
+    if (options_.progress) options_.progress(ended_jobs_, state_.size());
+  }
   switch (event.cls) {
     case EventClass::JobSubmit: {
       if ((event.payload & kHeldBit) != 0) {

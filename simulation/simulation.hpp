@@ -32,8 +32,12 @@ using sim::Tick;
 struct SimulationOptions {
   Tick horizon = sim::kNever;  // stop here; jobs still pending or running end as Unfinished
   Tick sample_interval = 0;    // 0: chosen from the trace span (about 2,000 samples)
-  // Called every 1,024 jobs ended with (jobs ended, jobs in total); for progress bars on long runs.
+  // Called every 1,024 jobs ended and every 4,096 events with (jobs ended, jobs in total); for
+  // progress bars on long runs.
   std::function<void(std::size_t, std::size_t)> progress;
+  // Set every 4,096 events to the simulated time since the first submission: a progress line can
+  // show the clock moving while no job ends (a long job alone, a preemption livelock).
+  std::atomic<Tick>* clock = nullptr;
   // The failure drill: node failures, outages, maintenance drains, job retries (docs/drills.md).
   models::FailureSpec failures;
   std::uint64_t seed = 1;  // the failure RNG streams derive from it
@@ -211,6 +215,8 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::size_t submitted_ = 0;
   std::uint64_t progress_ = 0, progress_at_last_wake_ = 0;
   int idle_wakeups_ = 0;
+  std::uint64_t handled_ = 0;  // events handled, for SimulationOptions::clock
+  Tick first_submit_ = 0;
   // The livelock guard (no horizon set): once every job is submitted, a run in which no job ends
   // for stall_span_ (ten times the longest run time in the workload, at least 30 days) while the
   // policy keeps preempting running jobs is stopped: every run was cut short before it could end,

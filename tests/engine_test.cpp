@@ -1,6 +1,7 @@
 // The simulation engine's preemption and timer support, driven by a small test policy.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <deque>
 
@@ -223,8 +224,17 @@ TEST(Engine, PreemptionLivelockIsStoppedAfterThirtyDaysWithoutAnEnd) {
   {
     PingPong p;
     StopReasons obs;
-    simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, &obs, hourly);
+    // The progress line's clock and counts move while no job ends (every 4,096 events).
+    std::atomic<sim::Tick> clock{0};
+    std::vector<std::pair<std::size_t, std::size_t>> reports;
+    simulation::SimulationOptions o = hourly;
+    o.clock = &clock;
+    o.progress = [&](std::size_t ended, std::size_t total) { reports.emplace_back(ended, total); };
+    simulation::Simulation sim(w, headroom::testing::cluster(1, 8), p, &obs, o);
     const auto stats = sim.run();
+    EXPECT_GT(clock.load(), 20 * sim::kDay);
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports.front(), (std::pair<std::size_t, std::size_t>{0, 2}));
     EXPECT_EQ(sim.job_state(0), JobState::Unfinished);
     EXPECT_EQ(sim.job_state(1), JobState::Unfinished);
     // Last submission at 5 s; the first preemption after 30 days past it (on the hour) stops the run.

@@ -244,6 +244,13 @@ void VolcanoPolicy::allocate(Session& s) {
   }
   for (; po < offers_.size(); ++po) offer(offers_[po]);
   std::vector<Op> ops;
+  // Proportion's refusal, per queue, made once a session (most of a stranded backlog's refusals).
+  std::vector<std::string> share_refusal(queues_.size());
+  auto refusal = [&](std::uint32_t q) -> const std::string& {
+    if (share_refusal[q].empty())
+      share_refusal[q] = "volcano allocate: queue " + queues_[q].name + " would exceed its deserved share (proportion)";
+    return share_refusal[q];
+  };
   while (!qheap.empty()) {
     const std::uint32_t q = heap_pop(qheap, qcmp);
     if (overused(queues_[q]) || jobs[q].empty()) continue;
@@ -254,11 +261,8 @@ void VolcanoPolicy::allocate(Session& s) {
       // (every task skipped, nothing placed: the reason below unless sla's permit pipelines it),
       // without trying it; else it wakes and is tried.
       if (park_witness(parks_[g.park]) >= 0) {
-        if (!job_ready(g) && !job_pipelined(g)) {
-          const std::string why =
-              "volcano allocate: queue " + queues_[q].name + " would exceed its deserved share (proportion)";
-          for (JobIndex j : g.pending) s.pending_reason(j, why);
-        }
+        if (!job_ready(g) && !job_pipelined(g))
+          for (JobIndex j : g.pending) s.pending_reason(j, refusal(q));
         heap_push(qheap, q, qcmp);
         continue;
       }
@@ -283,9 +287,7 @@ void VolcanoPolicy::allocate(Session& s) {
     } else {
       undo(ops);
       if (r.fit_failed && !r.skipped) g.failed_epoch = fit_key_;
-      const std::string why = r.skipped ? (capacity_ ? capacity_refusal("volcano allocate", q, r.blocker)
-                                                     : "volcano allocate: queue " + queues_[q].name +
-                                                           " would exceed its deserved share (proportion)")
+      const std::string why = r.skipped ? (capacity_ ? capacity_refusal("volcano allocate", q, r.blocker) : refusal(q))
                               : hard    ? "volcano allocate: no HyperNode of tier " +
                                            std::to_string(cfg_.highest_tier_allowed) +
                                            " or below (cluster.topology) fits minMember tasks of the PodGroup "

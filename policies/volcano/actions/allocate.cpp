@@ -228,14 +228,29 @@ void VolcanoPolicy::allocate(Session& s) {
   std::vector<std::vector<std::uint32_t>> jobs(queues_.size());
   std::vector<std::uint32_t> qheap;
   // The awake groups and the parks offered, in index order (the others stay out: proportion
-  // would refuse every task of them again).
+  // would refuse every task of them again). A queue's offered parks wait in a heap of their own,
+  // merged with its groups' in job order, with the least of their least requests per dimension
+  // (kDims: some park asks for none of it).
   offer_parks();
+  std::vector<std::vector<std::uint32_t>> offered(queues_.size());
+  std::vector<Res> offered_least(queues_.size());
   auto offer = [&](std::uint32_t gi) {
     Group& g = groups_[gi];
     if (g.phase == Phase::Pending || g.cursor >= g.pending.size() || !job_valid(g)) return;
     if (g.failed_epoch == fit_key_) return;  // nothing has been released since it fitted nowhere
-    if (jobs[g.queue].empty()) heap_push(qheap, g.queue, qcmp);
-    heap_push(jobs[g.queue], gi, jcmp);
+    const std::uint32_t q = g.queue;
+    if (jobs[q].empty() && offered[q].empty()) heap_push(qheap, q, qcmp);
+    if (g.park == kNoPark) {
+      heap_push(jobs[q], gi, jcmp);
+      return;
+    }
+    if (offered[q].empty()) offered_least[q].fill(std::numeric_limits<std::int64_t>::max());
+    offered[q].push_back(gi);
+    const Park& p = parks_[g.park];
+    for (int d = 0; d < kDims; ++d) {
+      auto& m = offered_least[q][static_cast<std::size_t>(d)];
+      m = (p.zero >> d & 1) != 0 ? 0 : std::min(m, p.least[static_cast<std::size_t>(d)]);
+    }
   };
   std::size_t po = 0;
   for (std::uint32_t gi : awake_) {
@@ -243,6 +258,8 @@ void VolcanoPolicy::allocate(Session& s) {
     offer(gi);
   }
   for (; po < offers_.size(); ++po) offer(offers_[po]);
+  auto before = [&](std::uint32_t a, std::uint32_t b) { return job_cmp(b, a) < 0; };
+  for (auto& h : offered) std::make_heap(h.begin(), h.end(), before);
   std::vector<Op> ops;
   // Proportion's refusal, per queue, made once a session (most of a stranded backlog's refusals).
   std::vector<std::string> share_refusal(queues_.size());
@@ -251,18 +268,30 @@ void VolcanoPolicy::allocate(Session& s) {
       share_refusal[q] = "volcano allocate: queue " + queues_[q].name + " would exceed its deserved share (proportion)";
     return share_refusal[q];
   };
+  // What trying a park proportion still refuses would do (every task skipped, nothing placed): the
+  // reason, unless sla's permit pipelines the group.
+  auto refuse = [&](Group& g, std::uint32_t q) {
+    if (!job_ready(g) && !job_pipelined(g))
+      for (JobIndex j : g.pending) s.pending_reason(j, refusal(q));
+  };
   while (!qheap.empty()) {
     const std::uint32_t q = heap_pop(qheap, qcmp);
-    if (overused(queues_[q]) || jobs[q].empty()) continue;
-    const std::uint32_t gi = heap_pop(jobs[q], jcmp);
+    if (overused(queues_[q]) || (jobs[q].empty() && offered[q].empty())) continue;
+    const bool park_first =
+        !offered[q].empty() && (jobs[q].empty() || job_cmp(offered[q].front(), jobs[q].front()) < 0);
+    const std::uint32_t gi = park_first ? heap_pop(offered[q], jcmp) : heap_pop(jobs[q], jcmp);
     Group& g = groups_[gi];
-    if (g.park != kNoPark) {
-      // An offered park: when proportion still refuses each of its tasks, what trying it would do
-      // (every task skipped, nothing placed: the reason below unless sla's permit pipelines it),
-      // without trying it; else it wakes and is tried.
-      if (park_witness(parks_[g.park]) >= 0) {
-        if (!job_ready(g) && !job_pipelined(g))
-          for (JobIndex j : g.pending) s.pending_reason(j, refusal(q));
+    if (park_first) {
+      // An offered park still refused is not tried (see refuse); one that might pass wakes.
+      const Park& p = parks_[g.park];
+      if (const int w = park_witness(p); w >= 0) {
+        refuse(g, q);
+        // The queue's allocated only grows: when no offered park asks for less in w, the others
+        // are refused too.
+        if (p.least[static_cast<std::size_t>(w)] <= offered_least[q][static_cast<std::size_t>(w)]) {
+          for (const std::uint32_t other : offered[q]) refuse(groups_[other], q);
+          offered[q].clear();
+        }
         heap_push(qheap, q, qcmp);
         continue;
       }

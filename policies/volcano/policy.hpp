@@ -544,8 +544,13 @@ class VolcanoPolicy final : public Policy {
     if (q.conf.state != QueueState::Open) return false;
     if (!proportion_) return true;
     for (int d = 0; d < kDims; ++d)
-      if (req[d] > 0 && static_cast<double>(q.allocated[d] + req[d]) > q.deserved[d] + kEps) return false;
+      if (req[d] > 0 && over_deserved(q, d, req[d])) return false;
     return true;
+  }
+  // proportion's allocatable in one dimension: the queue's allocated plus `amount` above its deserved.
+  static bool over_deserved(const QueueS& q, int d, std::int64_t amount) {
+    const auto k = static_cast<std::size_t>(d);
+    return static_cast<double>(q.allocated[k] + amount) > q.deserved[k] + kEps;
   }
 
   bool job_ready(const Group& g) const { return !gang_ || g.ready + g.pending_be >= g.min; }
@@ -709,6 +714,11 @@ class VolcanoPolicy final : public Policy {
   // ------------------------------------------------------------------------------------------
   // Actions.
 
+  // A heap whose front is the first by cmp (cmp(a, b) < 0: a before b).
+  template <typename Cmp>
+  static void heap_make(std::vector<std::uint32_t>& h, Cmp cmp) {
+    std::make_heap(h.begin(), h.end(), [&](std::uint32_t a, std::uint32_t b) { return cmp(b, a) < 0; });
+  }
   template <typename Cmp>
   static void heap_push(std::vector<std::uint32_t>& h, std::uint32_t v, Cmp cmp) {
     h.push_back(v);
@@ -865,9 +875,7 @@ class VolcanoPolicy final : public Policy {
   // Whether proportion refuses each task of a park in dimension d at its queue's figures now (the
   // test of allocatable), and the first such dimension (-1: none).
   bool park_refuses(const Park& p, int d) const {
-    const QueueS& qs = queues_[p.queue];
-    const auto k = static_cast<std::size_t>(d);
-    return (p.zero >> d & 1) == 0 && static_cast<double>(qs.allocated[k] + p.least[k]) > qs.deserved[k] + kEps;
+    return (p.zero >> d & 1) == 0 && over_deserved(queues_[p.queue], d, p.least[static_cast<std::size_t>(d)]);
   }
   int park_witness(const Park& p) const {
     for (int d = 0; d < kDims; ++d)

@@ -230,7 +230,7 @@ void VolcanoPolicy::allocate(Session& s) {
   // The awake groups and the parks offered, in index order (the others stay out: proportion
   // would refuse every task of them again). A queue's offered parks wait in a heap of their own,
   // merged with its groups' in job order, with the least of their least requests per dimension
-  // (kDims: some park asks for none of it).
+  // (0: some park asks for none of it).
   offer_parks();
   std::vector<std::vector<std::uint32_t>> offered(queues_.size());
   std::vector<Res> offered_least(queues_.size());
@@ -258,8 +258,7 @@ void VolcanoPolicy::allocate(Session& s) {
     offer(gi);
   }
   for (; po < offers_.size(); ++po) offer(offers_[po]);
-  auto before = [&](std::uint32_t a, std::uint32_t b) { return job_cmp(b, a) < 0; };
-  for (auto& h : offered) std::make_heap(h.begin(), h.end(), before);
+  for (auto& h : offered) heap_make(h, jcmp);
   std::vector<Op> ops;
   // Proportion's refusal, per queue, made once a session (most of a stranded backlog's refusals).
   std::vector<std::string> share_refusal(queues_.size());

@@ -9,6 +9,7 @@
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::simulation {
 
@@ -149,9 +150,8 @@ SimulationStats Simulation::run(const std::atomic<bool>* stop) {
   if (options_.horizon == sim::kNever) {
     Tick longest = 0;
     for (const auto& job : workload_.jobs) longest = std::max(longest, job.runtime);
-    constexpr Tick kFloor = 30 * 24 * 3600 * sim::kSecond;
     stall_span_ = longest > std::numeric_limits<Tick>::max() / 20 ? std::numeric_limits<Tick>::max() / 2
-                                                                  : std::max(kFloor, 10 * longest);
+                                                                  : std::max(30 * sim::kDay, 10 * longest);
   }
   stats.events = engine_.run(*this, options_.horizon, stop);
   if (stop != nullptr && stop->load()) {
@@ -626,12 +626,9 @@ void Simulation::check_stall() {
   if (stall_span_ <= 0 || !stalled_.empty() || submitted_ < workload_.jobs.size()) return;
   const Tick since = std::max(last_end_, last_admit_);
   if (engine_.now() - since <= stall_span_) return;
-  const auto days = static_cast<long long>((engine_.now() - since) / (24 * 3600 * sim::kSecond));
-  std::string times = std::to_string(stall_preemptions_);
-  for (auto k = static_cast<std::ptrdiff_t>(times.size()) - 3; k > 0; k -= 3)
-    times.insert(static_cast<std::size_t>(k), ",");
-  stalled_ = "stopped: a preemption livelock: no job ended in " + std::to_string(days) +
-             " days of simulated time while the policy preempted running jobs " + times +
+  stalled_ = "stopped: a preemption livelock: no job ended in " + std::to_string((engine_.now() - since) / sim::kDay) +
+             " days of simulated time while the policy preempted running jobs " +
+             sim::thousands(static_cast<std::int64_t>(stall_preemptions_)) +
              " times (each run cut short before it could end); set horizon: to run on";
   engine_.halt();
 }

@@ -298,7 +298,7 @@ std::string svg_chart(const Chart& c, const std::vector<Series>& series) {
     while (words >> word) {
       while (word.size() > kLine) {
         std::size_t cut = kLine;
-        while (cut > 1 && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+        while (cut > 1 && sim::utf8_continuation(word[cut])) --cut;  // whole UTF-8 characters
         if (!lines.back().empty()) lines.emplace_back();
         lines.back() = word.substr(0, cut);
         lines.emplace_back();

@@ -73,7 +73,7 @@ std::string quote(std::string_view text) {
   std::size_t n = 0;
   for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    const bool continuation = (c & 0xc0) == 0x80;
+    const bool continuation = sim::utf8_continuation(ch);
     if (n >= kMaxQuoted && !continuation) {
       out += "...";
       break;

@@ -1,5 +1,7 @@
 #include "sim/errors.hpp"
 
+#include "sim/text.hpp"
+
 namespace headroom::sim {
 
 namespace {
@@ -10,7 +12,7 @@ constexpr std::size_t kMaxPart = 4096, kKeepHead = 3000, kKeepTail = 500;
 std::string bounded(std::string text) {
   if (text.size() <= kMaxPart) return text;
   auto on_char = [&](std::size_t at) {  // back to the first byte of the character at `at`
-    while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+    while (at > 0 && utf8_continuation(text[at])) --at;
     return at;
   };
   const std::size_t head = on_char(kKeepHead), tail = on_char(text.size() - kKeepTail);

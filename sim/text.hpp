@@ -72,6 +72,9 @@ inline std::size_t utf8_error(std::string_view text) {
   return std::string_view::npos;
 }
 
+// Whether `c` continues a UTF-8 character (10xxxxxx): text cut just before it splits a character.
+inline bool utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xc0) == 0x80; }
+
 // A byte as messages show it: "0xe9".
 inline std::string hex_byte(unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";

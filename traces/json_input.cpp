@@ -6,6 +6,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::traces::detail {
 
@@ -65,15 +66,14 @@ namespace {
 constexpr std::size_t kShownToken = 40;
 std::string shown_token(std::string_view token, bool keep_end) {
   if (token.size() <= kShownToken) return std::string(token);
-  const auto inside = [&](std::size_t at) { return (static_cast<unsigned char>(token[at]) & 0xC0) == 0x80; };
   const std::string size = " (" + std::to_string(token.size()) + " characters)";
   if (keep_end) {
     std::size_t from = token.size() - kShownToken;
-    while (from < token.size() && inside(from)) ++from;
+    while (from < token.size() && sim::utf8_continuation(token[from])) ++from;
     return "..." + std::string(token.substr(from)) + size;
   }
   std::size_t to = kShownToken;
-  while (to > 0 && inside(to)) --to;
+  while (to > 0 && sim::utf8_continuation(token[to])) --to;
   return std::string(token.substr(0, to)) + "..." + size;
 }
 

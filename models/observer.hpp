@@ -32,6 +32,9 @@ inline constexpr int kAuditKindCount = 15;
 // Reject detail: why a job was rejected.
 inline constexpr std::int32_t kRejectByPolicy = 0;
 inline constexpr std::int32_t kRejectPermission = 1;  // tenant may not submit to the job's queue
+// How the reason of an Unfinished event begins when the run stopped itself (the simulation's
+// livelock guard) rather than at the horizon or with nothing left to happen; the summary warns then.
+inline constexpr std::string_view kRunStopped = "stopped: ";
 std::string_view to_string(AuditKind k);
 
 // Why a job is pending, as a code for counting and colouring; the policy's own words stay in the

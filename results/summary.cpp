@@ -287,13 +287,13 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
 }
 
 // When the run stopped itself (Simulation's livelock guard: the Unfinished events' reason begins
-// "stopped: "), that reason and the jobs it left unfinished, started or not. Empty otherwise.
+// models::kRunStopped), that reason and the jobs it left unfinished, started or not. Empty otherwise.
 std::string stopped_note(const RunResult& r) {
   std::int64_t jobs = 0;
   std::uint32_t reason = kNoReason;
   for (const EventRecord& e : r.events) {
     if (static_cast<models::AuditKind>(e.kind) != models::AuditKind::Unfinished || e.reason >= r.reasons.size() ||
-        !r.reasons[e.reason].starts_with("stopped: "))
+        !r.reasons[e.reason].starts_with(models::kRunStopped))
       continue;
     reason = e.reason;
     ++jobs;

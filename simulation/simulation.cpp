@@ -626,7 +626,8 @@ void Simulation::check_stall() {
   if (stall_span_ <= 0 || !stalled_.empty() || submitted_ < workload_.jobs.size()) return;
   const Tick since = std::max(last_end_, last_admit_);
   if (engine_.now() - since <= stall_span_) return;
-  stalled_ = "stopped: a preemption livelock: no job ended in " + std::to_string((engine_.now() - since) / sim::kDay) +
+  stalled_ = std::string(models::kRunStopped) + "a preemption livelock: no job ended in " +
+             std::to_string((engine_.now() - since) / sim::kDay) +
              " days of simulated time while the policy preempted running jobs " +
              sim::thousands(static_cast<std::int64_t>(stall_preemptions_)) +
              " times (each run cut short before it could end); set horizon: to run on";

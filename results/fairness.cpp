@@ -342,8 +342,8 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
 
 void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenants) {
   out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
-      << ")   finish-time rho max " << number(f.rho_max, 2) << ", mean " << number(f.rho_mean, 2) << "   max wait "
-      << duration(f.max_wait_s) << "   starved " << thousands(f.starved) << " jobs\n";
+      << ")   finish-time rho: worst tenant " << number(f.rho_max, 2) << ", mean job " << number(f.rho_mean, 2)
+      << "   max wait " << duration(f.max_wait_s) << "   starved " << thousands(f.starved) << " jobs\n";
   const std::string reclaims = "reclaims (cross-tenant preemptions) " +
                                (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims));
   if (f.entitlements_set)

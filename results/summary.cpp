@@ -281,7 +281,12 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   else
     b += "never started (" + thousands(unstarted) + ") or were rejected by the policy (" + thousands(policy_rejected) +
          ")";
-  if (main != nullptr) b += "; main reason: " + quoted_with_count(*main);
+  // The livelock guard's reason is spelled out by stopped_note's warning, which follows: named here.
+  if (main != nullptr && main->first.starts_with(models::kRunStopped))
+    b += "; main reason: the run stopped itself (" + thousands(main->second) + (main->second == 1 ? " job" : " jobs") +
+         "; the last warning says why)";
+  else if (main != nullptr)
+    b += "; main reason: " + quoted_with_count(*main);
   if (last != nullptr) b += "; their last pending reason: " + quoted_with_count(*last);
   return b;
 }

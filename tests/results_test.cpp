@@ -1048,6 +1048,11 @@ TEST(Summary, AWarningTellsARunTheLivelockGuardStopped) {
   const std::string note = "WARNING: the run " + why + "; 2 jobs left unfinished";
   ASSERT_NE(s.banner.rfind('\n'), std::string::npos) << s.banner;
   EXPECT_EQ(s.banner.substr(s.banner.rfind('\n') + 1), note);
+  // The never-started warning names the stop without repeating its text.
+  const std::string first = s.banner.substr(0, s.banner.find('\n'));
+  EXPECT_NE(first.find("main reason: the run stopped itself (1 job; the last warning says why)"), std::string::npos)
+      << first;
+  EXPECT_EQ(first.find(why), std::string::npos) << first;
 }
 
 // Issue #32: a TimeLimit kill of a job the log shows running at most a minute past its limit is

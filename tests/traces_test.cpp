@@ -13,6 +13,7 @@
 #include "sim/errors.hpp"
 #include "temp_dir.hpp"
 #include "traces/import.hpp"
+#include "traces/infer.hpp"
 
 using namespace headroom;
 using namespace std::string_literals;
@@ -137,6 +138,38 @@ TEST(TraceImport, UnitsPerGpuMustBePositive) {
 
 // ---------------------------------------------------------------------------------------------
 // SWF
+
+// Found by fuzz_swf: a UnixStartTime of 1.9e16 s overflowed trace-infer's milliseconds. A start
+// that is no date is ignored with a warning, and the trace is read without a calendar.
+TEST(SwfImport, AUnixStartTimeThatIsNoDateIsIgnoredWithAWarning) {
+  const std::string path = ::testing::TempDir() + "/far-start.swf";
+  {
+    std::ofstream out(path);
+    out << "; UnixStartTime: 19100000000000020\n"
+           "; StartTime: Sat May 02 00:04:55 JST 2010\n"
+           "1 0 5 100 8 -1 -1 8 200 -1 1 3 3 -1 1 -1 -1 -1\n";
+  }
+  const models::Workload w = traces::import_trace(path);
+  EXPECT_EQ(w.meta.unix_start, -1);
+  ASSERT_EQ(w.meta.warnings.size(), 1u);
+  EXPECT_EQ(w.meta.warnings[0],
+            "line 1: UnixStartTime 19100000000000020 is not a time from 1970 to the year 30,000 (seconds), ignored");
+  ASSERT_EQ(w.jobs.size(), 1u);
+  const traces::Inference inf = traces::infer_system(w, sim::kDay, 1, path);
+  EXPECT_FALSE(inf.clock_known);
+  for (const char* start : {"-5", "1000000000001"}) {
+    {
+      std::ofstream out(path);
+      out << "; UnixStartTime: " << start << "\n1 0 5 100 8 -1 -1 8 200 -1 1 3 3 -1 1 -1 -1 -1\n";
+    }
+    EXPECT_EQ(traces::import_trace(path).meta.unix_start, -1) << start;
+  }
+  {
+    std::ofstream out(path);
+    out << "; UnixStartTime: 1000000000000\n1 0 5 100 8 -1 -1 8 200 -1 1 3 3 -1 1 -1 -1 -1\n";
+  }
+  EXPECT_EQ(traces::import_trace(path).meta.unix_start, 1'000'000'000'000);  // the bound itself is kept
+}
 
 TEST(SwfImport, ReadsHeaderCommentsAndMapsEveryField) {
   const models::Workload w = traces::import_trace(kData + "small.swf");

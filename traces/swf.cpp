@@ -164,6 +164,15 @@ class SwfImporter {
     value = value.substr(0, value.find_first_of(" \t\r\v\f"));
     std::int64_t v = 0;
     if (parse_int(value, v) != Parse::Ok) return;
+    // The calendar's origin (prime time, the replay's dates) is read in milliseconds: a start
+    // before 1970 or beyond kMaxSeconds is no date; the trace is read without one.
+    if (target == &w_.meta.unix_start && (v < 0 || v > kMaxSeconds)) {
+      if (w_.meta.warnings.size() < kMaxWarnings)
+        w_.meta.warnings.push_back("line " + std::to_string(in_.line_number()) + ": UnixStartTime " +
+                                   std::to_string(v) +
+                                   " is not a time from 1970 to the year 30,000 (seconds), ignored");
+      return;
+    }
     *target = v;
     if (max_jobs > 0 && w_.jobs.empty()) {
       // The header is only a hint: never reserve more jobs than the file can hold (a job line

@@ -341,9 +341,17 @@ Fairness compute_fairness(const RunResult& r, const FairnessOptions& opt) {
 }
 
 void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenants) {
+  // The worst tenant by name, with its completed jobs: a few short jobs that waited give a large rho.
+  const TenantFairness* worst = nullptr;
+  for (const TenantFairness& t : f.tenants)
+    if (t.rho > 0 && (worst == nullptr || t.rho > worst->rho)) worst = &t;
   out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
-      << ")   finish-time rho: worst tenant " << number(f.rho_max, 2) << ", mean job " << number(f.rho_mean, 2)
-      << "   max wait " << duration(f.max_wait_s) << "   starved " << thousands(f.starved) << " jobs\n";
+      << ")   finish-time rho: worst tenant " << number(f.rho_max, 2);
+  if (worst != nullptr)
+    out << " (" << worst->name << ", " << thousands(worst->completed) << (worst->completed == 1 ? " job" : " jobs")
+        << ")";
+  out << ", mean job " << number(f.rho_mean, 2) << "   max wait " << duration(f.max_wait_s) << "   starved "
+      << thousands(f.starved) << " jobs\n";
   const std::string reclaims = "reclaims (cross-tenant preemptions) " +
                                (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims));
   if (f.entitlements_set)

@@ -143,6 +143,12 @@ TEST(Fairness, FinishTimeFairnessThemisRho) {
   EXPECT_DOUBLE_EQ(f.tenants[1].rho, 2.0);
   EXPECT_DOUBLE_EQ(f.rho_max, 2.0);
   EXPECT_DOUBLE_EQ(f.rho_mean, 1.5);
+  // The run's line names each figure and the worst tenant, with its completed jobs.
+  std::ostringstream line;
+  results::print_fairness(line, f);
+  EXPECT_NE(line.str().find("finish-time rho: worst tenant 2.00 (b, 1 job), mean job 1.50   max wait"),
+            std::string::npos)
+      << line.str();
 
   // N counts the tenants with a job in the system at the submit time; a job that ended at that
   // very time is out. 8 GPUs.

@@ -353,7 +353,7 @@ void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenant
   out << ", mean job " << number(f.rho_mean, 2) << "   max wait " << duration(f.max_wait_s) << "   starved "
       << thousands(f.starved) << " jobs\n";
   const std::string reclaims = "reclaims (cross-tenant preemptions) " +
-                               (f.reclaims < 0 ? std::string("unknown (no /events)") : std::to_string(f.reclaims));
+                               (f.reclaims < 0 ? std::string("unknown (no /events)") : thousands(f.reclaims));
   if (f.entitlements_set)
     out << "borrowing: " << grouped(f.borrowed_gpu_hours, 1) << " GPU-h above entitlement, "
         << thousands(f.borrowing_starts) << " starts over entitlement   " << reclaims << "\n";

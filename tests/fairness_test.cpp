@@ -149,6 +149,10 @@ TEST(Fairness, FinishTimeFairnessThemisRho) {
   EXPECT_NE(line.str().find("finish-time rho: worst tenant 2.00 (b, 1 job), mean job 1.50   max wait"),
             std::string::npos)
       << line.str();
+  f.reclaims = 348147;  // grouped as the other counts are
+  line.str("");
+  results::print_fairness(line, f);
+  EXPECT_NE(line.str().find("reclaims (cross-tenant preemptions) 348,147"), std::string::npos) << line.str();
 
   // N counts the tenants with a job in the system at the submit time; a job that ended at that
   // very time is out. 8 GPUs.

@@ -153,7 +153,8 @@ TEST(SwfImport, AUnixStartTimeThatIsNoDateIsIgnoredWithAWarning) {
   EXPECT_EQ(w.meta.unix_start, -1);
   ASSERT_EQ(w.meta.warnings.size(), 1u);
   EXPECT_EQ(w.meta.warnings[0],
-            "line 1: UnixStartTime 19100000000000020 is not a time from 1970 to the year 30,000 (seconds), ignored");
+            "line 1: UnixStartTime 19100000000000020 is not seconds from 0 to 1,000,000,000,000 (1970 to about the "
+            "year 33,600), ignored");
   ASSERT_EQ(w.jobs.size(), 1u);
   const traces::Inference inf = traces::infer_system(w, sim::kDay, 1, path);
   EXPECT_FALSE(inf.clock_known);

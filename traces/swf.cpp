@@ -168,9 +168,9 @@ class SwfImporter {
     // before 1970 or beyond kMaxSeconds is no date; the trace is read without one.
     if (target == &w_.meta.unix_start && (v < 0 || v > kMaxSeconds)) {
       if (w_.meta.warnings.size() < kMaxWarnings)
-        w_.meta.warnings.push_back("line " + std::to_string(in_.line_number()) + ": UnixStartTime " +
-                                   std::to_string(v) +
-                                   " is not a time from 1970 to the year 30,000 (seconds), ignored");
+        w_.meta.warnings.push_back(
+            "line " + std::to_string(in_.line_number()) + ": UnixStartTime " + std::to_string(v) +
+            " is not seconds from 0 to 1,000,000,000,000 (1970 to about the year 33,600), ignored");
       return;
     }
     *target = v;

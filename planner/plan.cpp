@@ -469,9 +469,8 @@ NotRun not_run(const results::Summary& s, const Target& t) {
 
 std::string describe(const NotRun& n) {
   std::string out;
-  auto jobs = [](std::int64_t k) { return results::thousands(k) + (k == 1 ? " job" : " jobs"); };
-  if (n.never_started > 0) out = jobs(n.never_started) + " never started";
-  if (n.rejected > 0) out += (out.empty() ? "" : ", ") + jobs(n.rejected) + " rejected by the policy";
+  if (n.never_started > 0) out = results::jobs_count(n.never_started) + " never started";
+  if (n.rejected > 0) out += (out.empty() ? "" : ", ") + results::jobs_count(n.rejected) + " rejected by the policy";
   return out;
 }
 

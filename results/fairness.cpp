@@ -347,9 +347,7 @@ void print_fairness(std::ostream& out, const Fairness& f, std::size_t max_tenant
     if (t.rho > 0 && (worst == nullptr || t.rho > worst->rho)) worst = &t;
   out << "fairness: Jain " << number(f.jain, 3) << " (mean over time " << number(f.jain_mean, 3)
       << ")   finish-time rho: worst tenant " << number(f.rho_max, 2);
-  if (worst != nullptr)
-    out << " (" << worst->name << ", " << thousands(worst->completed) << (worst->completed == 1 ? " job" : " jobs")
-        << ")";
+  if (worst != nullptr) out << " (" << worst->name << ", " << jobs_count(worst->completed) << ")";
   out << ", mean job " << number(f.rho_mean, 2) << "   max wait " << duration(f.max_wait_s) << "   starved "
       << thousands(f.starved) << " jobs\n";
   const std::string reclaims = "reclaims (cross-tenant preemptions) " +

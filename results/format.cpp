@@ -31,6 +31,8 @@ std::string duration(double seconds) {
 
 std::string thousands(std::int64_t n) { return sim::thousands(n); }
 
+std::string jobs_count(std::int64_t n) { return thousands(n) + (n == 1 ? " job" : " jobs"); }
+
 std::string grouped(double v, int decimals) {
   if (!std::isfinite(v)) return "-";
   char buf[64];

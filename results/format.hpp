@@ -14,6 +14,8 @@ namespace headroom::results {
 std::string duration(double seconds);
 // 13607 -> "13,607".
 std::string thousands(std::int64_t n);
+// A count of jobs: 1 -> "1 job", 13607 -> "13,607 jobs".
+std::string jobs_count(std::int64_t n);
 // A number with `decimals` digits after the point and thousands separators: 1686355.25, 1 ->
 // "1,686,355.3"; "-" when not finite.
 std::string grouped(double v, int decimals);

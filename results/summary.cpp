@@ -222,7 +222,7 @@ const ReasonCount* most_common(const std::map<std::string, std::int64_t>& by_rea
 
 // `"reason" (N jobs)`.
 std::string quoted_with_count(const ReasonCount& rc) {
-  return json_string(rc.first) + " (" + thousands(rc.second) + (rc.second == 1 ? " job)" : " jobs)");
+  return json_string(rc.first) + " (" + jobs_count(rc.second) + ")";
 }
 
 // The banner of a summary (Summary::banner): `not_run` jobs never started or were rejected by the
@@ -283,8 +283,7 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
          ")";
   // The livelock guard's reason is spelled out by stopped_note's warning, which follows: named here.
   if (main != nullptr && main->first.starts_with(models::kRunStopped))
-    b += "; main reason: the run stopped itself (" + thousands(main->second) + (main->second == 1 ? " job" : " jobs") +
-         "; the last warning says why)";
+    b += "; main reason: the run stopped itself (" + jobs_count(main->second) + "; the last warning says why)";
   else if (main != nullptr)
     b += "; main reason: " + quoted_with_count(*main);
   if (last != nullptr) b += "; their last pending reason: " + quoted_with_count(*last);
@@ -304,8 +303,7 @@ std::string stopped_note(const RunResult& r) {
     ++jobs;
   }
   if (jobs == 0) return "";
-  return "WARNING: the run " + r.reasons[reason] + "; " + thousands(jobs) + (jobs == 1 ? " job" : " jobs") +
-         " left unfinished";
+  return "WARNING: the run " + r.reasons[reason] + "; " + jobs_count(jobs) + " left unfinished";
 }
 
 // A note when more than 1 % of the jobs ended Failed by the system's own hand (a Finish event with

@@ -385,10 +385,7 @@ class CsvImporter {
     j.trace_start = start;
     j.trace_end = end;
     if (j.gpus == 0 && j.gpu_milli == 0 && j.gpu_memory_mib == 0 && !keep_cpu_only_) {
-      ++w_.meta.skipped;
-      if (w_.meta.warnings.size() < kMaxWarnings)
-        w_.meta.warnings.push_back("line " + std::to_string(records_.line()) +
-                                   ": no GPU requested (gpus 0), job skipped");
+      skip_row(w_, records_.line(), "no GPU requested (gpus 0)");
       return;
     }
     j.line = static_cast<std::uint32_t>(records_.line());

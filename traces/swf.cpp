@@ -31,7 +31,6 @@ namespace headroom::traces::detail {
 namespace {
 
 constexpr int kFields = 18;
-constexpr std::size_t kMaxWarnings = 5;
 constexpr std::int64_t kMaxReserve = 2'000'000;  // jobs reserved up front from the MaxJobs header
 
 enum Field : int {
@@ -167,10 +166,9 @@ class SwfImporter {
     // The calendar's origin (prime time, the replay's dates) is read in milliseconds: a start
     // before 1970 or beyond kMaxSeconds is no date; the trace is read without one.
     if (target == &w_.meta.unix_start && (v < 0 || v > kMaxSeconds)) {
-      if (w_.meta.warnings.size() < kMaxWarnings)
-        w_.meta.warnings.push_back(
-            "line " + std::to_string(in_.line_number()) + ": UnixStartTime " + std::to_string(v) +
-            " is not seconds from 0 to 1,000,000,000,000 (1970 to about the year 33,600), ignored");
+      warn_line(w_, in_.line_number(),
+                "UnixStartTime " + std::to_string(v) +
+                    " is not seconds from 0 to 1,000,000,000,000 (1970 to about the year 33,600), ignored");
       return;
     }
     *target = v;
@@ -188,11 +186,7 @@ class SwfImporter {
     throw sim::InputError(in_.path(), in_.line_number(), column, where, message);
   }
 
-  void warn_skip(const std::string& reason) {
-    ++w_.meta.skipped;
-    if (w_.meta.warnings.size() < kMaxWarnings)
-      w_.meta.warnings.push_back("line " + std::to_string(in_.line_number()) + ": " + reason + ", job skipped");
-  }
+  void warn_skip(const std::string& reason) { skip_row(w_, in_.line_number(), reason); }
 
   void job(std::string_view line) {
     std::array<std::string_view, kFields + 1> tok;

@@ -139,10 +139,13 @@ bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimit
 
 bool open_quote(std::string_view text) { return std::count(text.begin(), text.end(), '"') % 2 == 1; }
 
+void warn_line(models::Workload& w, int line, const std::string& what) {
+  if (w.meta.warnings.size() < kMaxWarnings) w.meta.warnings.push_back("line " + std::to_string(line) + ": " + what);
+}
+
 void skip_row(models::Workload& w, int line, const std::string& reason) {
   ++w.meta.skipped;
-  if (w.meta.warnings.size() < kMaxWarnings)
-    w.meta.warnings.push_back("line " + std::to_string(line) + ": " + reason + ", job skipped");
+  warn_line(w, line, reason + ", job skipped");
 }
 
 void bad_row(models::Workload& w, const sim::InputError& e, const ImportOptions& options) {

@@ -52,6 +52,8 @@ bool split_unquoted(std::string_view rec, std::vector<Cell>& cells, char delimit
 // True when the quotes in `text` leave a quoted cell open.
 bool open_quote(std::string_view text);
 
+// Adds a "line N: what" warning, unless kMaxWarnings are kept already.
+void warn_line(models::Workload& w, int line, const std::string& what);
 // Adds a "line N: reason, job skipped" warning (at most kMaxWarnings) and counts the skip.
 void skip_row(models::Workload& w, int line, const std::string& reason);
 

@@ -142,13 +142,10 @@ TEST(TraceImport, UnitsPerGpuMustBePositive) {
 // Found by fuzz_swf: a UnixStartTime of 1.9e16 s overflowed trace-infer's milliseconds. A start
 // that is no date is ignored with a warning, and the trace is read without a calendar.
 TEST(SwfImport, AUnixStartTimeThatIsNoDateIsIgnoredWithAWarning) {
-  const std::string path = ::testing::TempDir() + "/far-start.swf";
-  {
-    std::ofstream out(path);
-    out << "; UnixStartTime: 19100000000000020\n"
-           "; StartTime: Sat May 02 00:04:55 JST 2010\n"
-           "1 0 5 100 8 -1 -1 8 200 -1 1 3 3 -1 1 -1 -1 -1\n";
-  }
+  TempDir tmp;
+  const std::string path = tmp.write(
+      "far-start.swf",
+      std::string("; UnixStartTime: 19100000000000020\n; StartTime: Sat May 02 00:04:55 JST 2010\n") + kSwfJob);
   const models::Workload w = traces::import_trace(path);
   EXPECT_EQ(w.meta.unix_start, -1);
   ASSERT_EQ(w.meta.warnings.size(), 1u);
@@ -158,18 +155,12 @@ TEST(SwfImport, AUnixStartTimeThatIsNoDateIsIgnoredWithAWarning) {
   ASSERT_EQ(w.jobs.size(), 1u);
   const traces::Inference inf = traces::infer_system(w, sim::kDay, 1, path);
   EXPECT_FALSE(inf.clock_known);
-  for (const char* start : {"-5", "1000000000001"}) {
-    {
-      std::ofstream out(path);
-      out << "; UnixStartTime: " << start << "\n1 0 5 100 8 -1 -1 8 200 -1 1 3 3 -1 1 -1 -1 -1\n";
-    }
-    EXPECT_EQ(traces::import_trace(path).meta.unix_start, -1) << start;
-  }
-  {
-    std::ofstream out(path);
-    out << "; UnixStartTime: 1000000000000\n1 0 5 100 8 -1 -1 8 200 -1 1 3 3 -1 1 -1 -1 -1\n";
-  }
-  EXPECT_EQ(traces::import_trace(path).meta.unix_start, 1'000'000'000'000);  // the bound itself is kept
+  auto start_of = [&](const std::string& start) {
+    return traces::import_trace(tmp.write("start.swf", "; UnixStartTime: " + start + "\n" + kSwfJob)).meta.unix_start;
+  };
+  EXPECT_EQ(start_of("-5"), -1);
+  EXPECT_EQ(start_of("1000000000001"), -1);
+  EXPECT_EQ(start_of("1000000000000"), 1'000'000'000'000);  // the bound itself is kept
 }
 
 TEST(SwfImport, ReadsHeaderCommentsAndMapsEveryField) {

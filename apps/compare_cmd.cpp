@@ -37,6 +37,7 @@ namespace {
 // format), except that counts stay plain digits: scripts (checks/poc-bakeoff) read the jobs,
 // unfinished, rejected and denied rows as integers, one whitespace-separated field per policy.
 std::string show(double v, const std::string& unit) {
+  if (unit == "s") return results::with_unit(v, unit);  // "never" for a time never reached
   if (!std::isfinite(v)) return "-";
   if (unit == "count") {
     char b[48];

@@ -271,8 +271,9 @@ QString delta_in(const std::string& unit, double v, double base, const std::stri
   return text;
 }
 
+// A time never reached (infinite) is worse than any that was, when less is better.
 int verdict_of(int better, double v, double base) {
-  if (!std::isfinite(v) || !std::isfinite(base) || v == base) return 0;
+  if (std::isnan(v) || std::isnan(base) || v == base) return 0;
   return better * (v > base ? 1 : -1);
 }
 

@@ -273,7 +273,7 @@ std::vector<std::string> largest_tenants(const CompareResult& r, std::size_t n) 
 }
 
 // Recovery per outage (docs/drills.md): rows when some run had failures. A recovery time that
-// was never reached (a killed job that did not run again) is infinite, shown "-"; not_recovered
+// was never reached (a killed job that did not run again) is infinite, shown "never"; not_recovered
 // says how many. SLO rows only when a service was measured around a scripted outage.
 template <class Row>
 void add_recovery_rows(const CompareResult& r, Row& row) {

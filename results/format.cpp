@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "sim/text.hpp"
 #include "sim/time.hpp"
@@ -9,6 +10,7 @@
 namespace headroom::results {
 
 std::string duration(double seconds) {
+  if (seconds == std::numeric_limits<double>::infinity()) return "never";
   if (!std::isfinite(seconds)) return "-";
   if (seconds < 0) return std::string(1, '-').append(duration(-seconds));
   if (seconds == 0) return "0s";
@@ -63,8 +65,8 @@ std::string money(double amount, std::string_view currency) {
 }
 
 std::string with_unit(double v, std::string_view unit) {
-  if (!std::isfinite(v)) return "-";
   if (unit == "s") return duration(v);
+  if (!std::isfinite(v)) return "-";
   if (unit == "fraction") return percent(v);
   if (unit == "count") return thousands(static_cast<std::int64_t>(std::llround(v)));
   if (unit == "GPU-h") return grouped(v, 1) + " GPU-h";

@@ -10,7 +10,8 @@
 namespace headroom::results {
 
 // The one duration format: "0s", "4.2s", "42s", "12m 03s", "3h 07m", "2d 05h"; a leading "-" when
-// negative, "-" when not finite.
+// negative; "never" when infinite (a time that was never reached: a killed job that did not run
+// again), "-" when not a number or minus infinity (nothing to show).
 std::string duration(double seconds);
 // 13607 -> "13,607".
 std::string thousands(std::int64_t n);
@@ -26,7 +27,8 @@ std::string percent(double fraction, int decimals = 1);
 std::string money(double amount, std::string_view currency);
 // A value in one of the units of the comparison tables (planner::compare_table): "s" (a
 // duration), "fraction" (a percentage), "count", "GPU-h", "GPUs", "replicas", "cost" or
-// "cost:<currency>"; any other unit ("index", "ratio") gives three decimals.
+// "cost:<currency>"; any other unit ("index", "ratio") gives three decimals. Not finite: "-",
+// but "never" for an infinite duration, as duration() writes it.
 std::string with_unit(double v, std::string_view unit);
 // A point in calendar time, UTC: ms since the Unix epoch -> "2026-11-27 14:05" ("2026-11-27
 // 14:05:09" with seconds).

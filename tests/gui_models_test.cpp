@@ -754,6 +754,12 @@ TEST(KpiCompareModel, LabelsByWhatDiffersAndColoursByBetter) {
   EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::MeanWait, 70, 60), -1);
   EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::Jobs, 70, 60), 0);  // neither better nor worse
   EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::Cost, 90, 100), 1);
+  // A recovery never reached (infinite) is worse than one that was; two that never were are even.
+  const double never = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::RecoveryMax, never, 300), -1);
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::RecoveryMax, 300, never), 1);
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::RecoveryMax, never, never), 0);
+  EXPECT_EQ(KpiCompareModel::verdict(KpiCompareModel::RecoveryMax, std::numeric_limits<double>::quiet_NaN(), 300), 0);
   EXPECT_FALSE(m.data(m.index(KpiCompareModel::Jobs, 3), Qt::ForegroundRole).isValid());
 }
 

@@ -1457,7 +1457,12 @@ TEST(Format, DurationHasOneShapeAtEveryScale) {
   EXPECT_EQ(hr::duration(3 * 3600 + 7 * 60 + 20), "3h 07m");
   EXPECT_EQ(hr::duration(2 * 86400 + 5 * 3600 + 59), "2d 05h");
   EXPECT_EQ(hr::duration(-90), "-1m 30s");
-  EXPECT_EQ(hr::duration(std::numeric_limits<double>::infinity()), "-");
+  EXPECT_EQ(hr::duration(std::numeric_limits<double>::infinity()), "never");  // a recovery never reached
+  EXPECT_EQ(hr::duration(-std::numeric_limits<double>::infinity()), "-");
+  EXPECT_EQ(hr::duration(std::numeric_limits<double>::quiet_NaN()), "-");  // nothing to show
+  EXPECT_EQ(hr::with_unit(std::numeric_limits<double>::infinity(), "s"), "never");
+  EXPECT_EQ(hr::with_unit(std::numeric_limits<double>::quiet_NaN(), "s"), "-");
+  EXPECT_EQ(hr::with_unit(std::numeric_limits<double>::infinity(), "count"), "-");
   EXPECT_EQ(hr::short_duration(25755), hr::duration(25755));  // 7h 09m either way
   EXPECT_EQ(hr::duration(25755), "7h 09m");
 }

@@ -18,6 +18,7 @@
 #include "planner/compare.hpp"
 #include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
+#include "policies/system_module.hpp"
 #include "results/format.hpp"
 #include "results/hdf5_io.hpp"
 #include "results/summary.hpp"
@@ -101,8 +102,95 @@ std::vector<std::string> same_under_every_system(const planner::CompareResult& r
   return same;
 }
 
+// Groups of finished systems whose columns read the same on every row, tenant rows included (at
+// least two systems each, in the order listed). A bake-off whose columns coincide tells nothing
+// about those systems; the table says so instead of leaving it to be noticed.
+std::vector<std::vector<std::size_t>> same_columns(const planner::CompareResult& result, const results::Table& table) {
+  const auto& unit = table.columns[1].strings;
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<bool> taken(result.runs.size(), false);
+  auto equal = [&](std::size_t a, std::size_t b) {
+    for (std::size_t m = 0; m < table.rows(); ++m)
+      if (show(table.columns[a + 2].numbers[m], unit[m]) != show(table.columns[b + 2].numbers[m], unit[m]))
+        return false;
+    return true;
+  };
+  for (std::size_t a = 0; a < result.runs.size(); ++a) {
+    if (!result.runs[a].done || taken[a]) continue;
+    std::vector<std::size_t> group{a};
+    for (std::size_t b = a + 1; b < result.runs.size(); ++b)
+      if (result.runs[b].done && !taken[b] && equal(a, b)) {
+        group.push_back(b);
+        taken[b] = true;
+      }
+    if (group.size() > 1) groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+// "a", "a and b", "a, b and c".
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (k > 0) out.append(k + 1 == names.size() ? " and " : ", ");
+    out.append(names[k]);
+  }
+  return out;
+}
+
+// `text` broken at spaces into lines of at most `width` characters, each after `indent`.
+std::string wrapped(const std::string& text, std::size_t width, const std::string& indent) {
+  std::string out, line;
+  for (const std::string& word : sim::split_on(text, ' ')) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out.append(indent).append(line).append("\n");
+      line.clear();
+    }
+    if (!line.empty()) line.push_back(' ');
+    line.append(word);
+  }
+  if (!line.empty()) out.append(indent).append(line).append("\n");
+  return out;
+}
+
+void print_same_columns(const planner::CompareResult& result, const results::Table& table,
+                        const scenarios::Scenario& base) {
+  for (const auto& group : same_columns(result, table)) {
+    std::vector<std::string> names, twins;
+    for (std::size_t i : group) names.push_back(result.runs[i].policy);
+    for (std::size_t i : group)
+      for (std::size_t j : group)
+        if (j != i && result.runs[j].summary.fingerprint == result.runs[i].summary.fingerprint) {
+          twins.push_back(result.runs[i].policy);
+          break;
+        }
+    std::string line = listed(names) + " read the same on every row";
+    if (twins.size() == names.size())
+      line += ", and made the very same decisions (equal fingerprints)";
+    else if (!twins.empty())
+      line += " (" + listed(twins) + " made the very same decisions: equal fingerprints)";
+    // Systems that derive queues, quotas or accounts from the scenario's tenants
+    // (planner::derived_params), run here without: with their defaults, no shares tell them apart.
+    std::vector<std::string> defaults;
+    if (base.tenants.empty())
+      for (const std::string& n : names) {
+        const bool own =
+            base.policy.name == n || std::any_of(base.policy_overrides.begin(), base.policy_overrides.end(),
+                                                 [&](const auto& o) { return o.name == n; });
+        const policies::SystemModule* sys = policies::find_system(n);
+        if (!own && sys != nullptr && sys->derive != nullptr) defaults.push_back(n);
+      }
+    if (defaults.size() >= 2)
+      line += ": the scenario has no `tenants:` and no block for " + listed(defaults) +
+              ", so each runs with its defaults and no tenant shares or quotas set them apart (docs/planner.md: "
+              "Kueue gets one ClusterQueue for every namespace, Volcano and KAI queue the jobs by the trace's own "
+              "queues, of equal weight); describe the tenants (`tenants:`) to compare their fair share";
+    std::printf("\n%s", wrapped(line, 100, "").c_str());
+  }
+}
+
 void print_table(const planner::CompareResult& result, const results::Table& table, std::uint64_t seed,
-                 std::size_t tenant_rows) {
+                 std::size_t tenant_rows, const scenarios::Scenario& base) {
   const auto& metric = table.columns[0].strings;
   const auto& unit = table.columns[1].strings;
   // Tenants shown: the largest by their largest GPU-hours under any finished policy (a tenant
@@ -197,6 +285,7 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
     }
     std::printf("%s\n", line.c_str());
   }
+  print_same_columns(result, table, base);
   // Systems tell themselves apart only when jobs compete: when under every one almost no job
   // waited, the table's likeness is the workload's, and that is said (OSC's cluster log: 12.8 %
   // busy, every wait row 0 under all seven systems).
@@ -418,6 +507,16 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
       const auto same = same_under_every_system(all[b], tables[b]);
       for (std::size_t k = 0; k < same.size(); ++k) std::cout << (k ? ", " : "") << json_string(same[k]);
       std::cout << "]";
+      // Systems whose columns read the same on every row (the line under the text table).
+      std::cout << ",\n  \"same_columns\": [";
+      const auto groups = same_columns(all[b], tables[b]);
+      for (std::size_t g = 0; g < groups.size(); ++g) {
+        std::cout << (g ? ", " : "") << "[";
+        for (std::size_t k = 0; k < groups[g].size(); ++k)
+          std::cout << (k ? ", " : "") << json_string(all[b].runs[groups[g][k]].policy);
+        std::cout << "]";
+      }
+      std::cout << "]";
     };
     if (all.size() == 1) {
       one(0);
@@ -436,7 +535,7 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
   } else {
     for (std::size_t b = 0; b < all.size(); ++b) {
       if (b > 0) std::printf("\n\n");
-      print_table(all[b], tables[b], bases[b].seed, tenant_rows);
+      print_table(all[b], tables[b], bases[b].seed, tenant_rows, bases[b]);
     }
     print_scorecard(card);
     if (!keep_runs.empty())

@@ -290,6 +290,25 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   return b;
 }
 
+// When pods bound while their job's other pods waited held 1 % or more of the cluster's GPU time
+// idle (no gang scheduling: RunResult::bound_idle_gpu_ms), how much and why; empty otherwise. The
+// held_idle_gpu_hours figure alone does not say that it can dwarf every wait (HPC2N's log under
+// kubernetes: two thirds of the GPU time, waits of years).
+std::string held_idle_note(const RunResult& r) {
+  const long double capacity_ms =
+      static_cast<long double>(r.total_gpus) * static_cast<long double>(r.sim_end - r.sim_start);
+  if (r.bound_idle_gpu_ms <= 0 || capacity_ms <= 0) return "";
+  const double share = static_cast<double>(static_cast<long double>(r.bound_idle_gpu_ms) / capacity_ms);
+  if (share < 0.01) return "";
+  const double gpu_hours = static_cast<double>(r.bound_idle_gpu_ms) / static_cast<double>(sim::kHour);
+  return "NOTE: " + grouped(gpu_hours, gpu_hours < 10 ? 1 : 0) + " GPU-h (" + percent(share) +
+         " of the cluster's GPU time) were held idle by pods bound while their job's other pods waited: without "
+         "gang scheduling a multi-pod job's first pods hold their GPUs until its last pod binds, and jobs that "
+         "each hold part of the cluster wait on each other (a gang scheduler binds a job's pods together, as "
+         "kubernetes+coscheduling does; Kueue's waitForPodsReady evicts and requeues an admitted workload whose "
+         "pods are not all running within its timeout)";
+}
+
 // When the run stopped itself (Simulation's livelock guard: the Unfinished events' reason begins
 // models::kRunStopped), that reason and the jobs it left unfinished, started or not. Empty otherwise.
 std::string stopped_note(const RunResult& r) {
@@ -847,6 +866,7 @@ Summary summarize(const RunResult& result) {
   if (std::string note = failure_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   if (std::string note = starvation_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   if (std::string note = stopped_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
+  if (std::string note = held_idle_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;

@@ -73,6 +73,21 @@ if "$bin" compare "$src/scenarios/poc/real-tasks.yaml" --policies fifo,slurm 2>&
   echo "FAIL compare-contention: the note on a contended drill"; fail=$((fail + 1))
 else pass=$((pass + 1)); fi
 
+# The bundled KTH log without tenants: kai and kueue each queue every job in one line in submission
+# order and decide alike; the table says so, and why. Kubernetes' pods bound while their job's other
+# pods wait hold nearly all the GPU time, and its banner says how much.
+kth="$src/bench/scenarios/kth-sp2-slurm.yaml"
+check compare-same-columns 0 "kai and kueue read the same on every row, and made the very same decisions (equal" -- \
+  "$bin" compare "$kth" --policies kubernetes,kai,kueue
+check compare-same-columns-why 0 "scenario has no \`tenants:\` and no block for kai and kueue, so each runs" -- \
+  "$bin" compare "$kth" --policies kai,kueue
+check compare-held-idle-note 0 "kubernetes: NOTE: 795,457 GPU-h (99.6% of the cluster's GPU time) were held idle" -- \
+  "$bin" compare "$kth" --policies kubernetes,kai
+check compare-same-columns-json 0 '"same_columns": [["kai", "kueue"]]' -- "$bin" compare "$kth" --policies slurm,kai,kueue --json
+if "$bin" compare "$src/scenarios/poc/real-tasks.yaml" --policies volcano,kai,kueue 2>&1 | grep -q "read the same on every row"; then
+  echo "FAIL compare-same-columns-apart: the note on a drill whose tenants set the systems apart"; fail=$((fail + 1))
+else pass=$((pass + 1)); fi
+
 printf 'name: x\ncluster: [1, 2\n' >"$tmp/syntax.yaml"
 check yaml-syntax 2 "syntax.yaml:" -- "$bin" run "$tmp/syntax.yaml" -o "$tmp/syntax.h5"
 no_file yaml-syntax-no-output "$tmp/syntax.h5"

@@ -719,6 +719,25 @@ hr::RunResult five_jobs() {
   return r;
 }
 
+// Pods bound while their job's other pods waited: a banner note from 1 % of the cluster's GPU time
+// (here 3,600 GPUs over 1,000 s: 1,000 GPU-h), with the figure and the remedy.
+TEST(Summary, HeldIdleGpuTimeFromOnePercentIsNotedInTheBanner) {
+  hr::RunResult r = five_jobs();
+  r.total_gpus = 3600;
+  r.bound_idle_gpu_ms = 99 * headroom::sim::kHour / 10;  // 9.9 GPU-h: 0.99 %
+  EXPECT_EQ(hr::summarize(r).banner.find("held idle"), std::string::npos);
+  r.bound_idle_gpu_ms = 10 * headroom::sim::kHour;
+  const std::string banner = hr::summarize(r).banner;
+  EXPECT_NE(banner.find("\nNOTE: 10 GPU-h (1.0% of the cluster's GPU time) were held idle by pods bound while their "
+                        "job's other pods waited"),
+            std::string::npos)
+      << banner;
+  EXPECT_NE(banner.find("kubernetes+coscheduling"), std::string::npos);
+  r.bound_idle_gpu_ms = 20 * headroom::sim::kHour / 10;
+  r.total_gpus = 8;  // 2 GPU-h of 2.2: 90 %
+  EXPECT_NE(hr::summarize(r).banner.find("NOTE: 2.0 GPU-h (90.0% of the cluster's GPU time)"), std::string::npos);
+}
+
 TEST(Summary, FiveJobsByHand) {
   const hr::Summary s = hr::summarize(five_jobs());
   EXPECT_EQ(s.scenario_name, "five");

@@ -309,6 +309,37 @@ std::string held_idle_note(const RunResult& r) {
          "pods are not all running within its timeout)";
 }
 
+// When preemption threw away 5 % or more of the cluster's GPU time in work (the Preempt events),
+// how much, by how many preemptions of how many jobs, and the most one job was taken; empty
+// otherwise. The lost_gpu_hours figure alone does not say that the same jobs are taken again and
+// again (SDSC Blue's and SDSC Paragon's logs under kai, queues reclaiming from each other).
+std::string preemption_note(const RunResult& r) {
+  const long double capacity_ms =
+      static_cast<long double>(r.total_gpus) * static_cast<long double>(r.sim_end - r.sim_start);
+  // The work the Preempt rows threw away (lost_gpu_ms also holds policy kills: Slurm's time limits).
+  std::int64_t lost_ms = 0;
+  for (const EventRecord& e : r.events)
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Preempt)) lost_ms += e.lost_gpu_ms;
+  if (lost_ms <= 0 || capacity_ms <= 0) return "";
+  const double share = static_cast<double>(static_cast<long double>(lost_ms) / capacity_ms);
+  if (share < 0.05) return "";
+  std::int64_t preemptions = 0, jobs = 0;
+  std::int32_t most = 0;
+  for (const JobRecord& j : r.jobs) {
+    if (j.preemptions <= 0) continue;
+    preemptions += j.preemptions;
+    ++jobs;
+    most = std::max(most, j.preemptions);
+  }
+  const double gpu_hours = static_cast<double>(lost_ms) / static_cast<double>(sim::kHour);
+  std::string note = "NOTE: " + grouped(gpu_hours, gpu_hours < 10 ? 1 : 0) + " GPU-h (" + percent(share) +
+                     " of the cluster's GPU time) of work were thrown away by preemption";
+  if (jobs > 0)
+    note += ": " + thousands(preemptions) + (preemptions == 1 ? " preemption of " : " preemptions of ") +
+            jobs_count(jobs) + (most > 1 ? ", one of them taken " + thousands(most) + " times" : "");
+  return note;
+}
+
 // When the run stopped itself (Simulation's livelock guard: the Unfinished events' reason begins
 // models::kRunStopped), that reason and the jobs it left unfinished, started or not. Empty otherwise.
 std::string stopped_note(const RunResult& r) {
@@ -867,6 +898,7 @@ Summary summarize(const RunResult& result) {
   if (std::string note = starvation_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   if (std::string note = stopped_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   if (std::string note = held_idle_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
+  if (std::string note = preemption_note(result); !note.empty()) s.banner += (s.banner.empty() ? "" : "\n") + note;
   std::sort(s.tenants.begin(), s.tenants.end(), [](const TenantSummary& a, const TenantSummary& b) {
     if (a.gpu_hours != b.gpu_hours) return a.gpu_hours > b.gpu_hours;
     return a.name < b.name;

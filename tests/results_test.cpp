@@ -738,6 +738,29 @@ TEST(Summary, HeldIdleGpuTimeFromOnePercentIsNotedInTheBanner) {
   EXPECT_NE(hr::summarize(r).banner.find("NOTE: 2.0 GPU-h (90.0% of the cluster's GPU time)"), std::string::npos);
 }
 
+// Work thrown away by preemption (the Preempt rows, not Slurm's time-limit kills): a banner note
+// from 5 % of the cluster's GPU time (8 GPUs over 1,000 s: 8,000 GPU-s), with the preemptions.
+TEST(Summary, WorkThrownAwayByPreemptionFromFivePercentIsNotedInTheBanner) {
+  hr::RunResult r = five_jobs();
+  r.jobs[0].preemptions = 3;
+  r.jobs[1].preemptions = 1;
+  auto preempt = [](std::uint32_t job, std::int64_t lost_gpu_s) {
+    hr::EventRecord e;
+    e.kind = static_cast<std::uint8_t>(hm::AuditKind::Preempt);
+    e.job = job;
+    e.lost_gpu_ms = lost_gpu_s * 1000;
+    return e;
+  };
+  r.events = {preempt(0, 100), preempt(0, 100), preempt(1, 100), preempt(0, 99)};  // 399 GPU-s: 4.99 %
+  r.lost_gpu_ms = 10 * 399'000;  // policy kills count there too, and do not make a note
+  EXPECT_EQ(hr::summarize(r).banner.find("thrown away"), std::string::npos);
+  r.events.back().lost_gpu_ms = 100'000;  // 400 GPU-s: 5 %
+  EXPECT_NE(hr::summarize(r).banner.find("\nNOTE: 0.1 GPU-h (5.0% of the cluster's GPU time) of work were thrown away "
+                                         "by preemption: 4 preemptions of 2 jobs, one of them taken 3 times"),
+            std::string::npos)
+      << hr::summarize(r).banner;
+}
+
 TEST(Summary, FiveJobsByHand) {
   const hr::Summary s = hr::summarize(five_jobs());
   EXPECT_EQ(s.scenario_name, "five");

@@ -68,4 +68,26 @@ std::vector<std::int32_t> pod_gpus(const Job& job, std::int32_t widest) {
   return out;
 }
 
+void PodWidth::add(std::int32_t gpus_per_node, std::int64_t nodes) {
+  if (gpus_per_node <= 0 || nodes <= 0) return;
+  const std::int64_t gpus = nodes * gpus_per_node;
+  for (auto& [size, total] : by_size_)
+    if (size == gpus_per_node) {
+      total += gpus;
+      return;
+    }
+  by_size_.emplace_back(gpus_per_node, gpus);
+}
+
+std::int32_t PodWidth::width() const {
+  std::int32_t best = 0;
+  std::int64_t most = 0;
+  for (const auto& [size, total] : by_size_)
+    if (total > most || (total == most && size > best)) {
+      best = size;
+      most = total;
+    }
+  return best;
+}
+
 }  // namespace headroom::models

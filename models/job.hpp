@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -95,6 +96,22 @@ struct Job {
 // one with the rest (8 + 8 + 4 for 20 GPUs on 8-GPU nodes), the layout of a PyTorchJob or MPIJob
 // with one worker per node and of Slurm's block distribution.
 std::vector<std::int32_t> pod_gpus(const Job& job, std::int32_t widest);
+
+// The node size a job's pods are cut to when the trace gives no shape (pod_gpus' `widest`): the
+// GPUs per node of the node size that holds the most GPUs among the pools the job may use (ties:
+// the larger node). Users write a PyTorchJob's or MPIJob's workers for the nodes most of the
+// cluster has; on one node size it is that size. Cutting to the largest node instead left CEA
+// Curie's 5,040 16-GPU nodes to single-node jobs: every wider job ran as 32-GPU pods on the 360
+// 32-GPU nodes (its kube-scheduler systems 7 % busy against Slurm's 62 %, and 32k-GPU jobs that
+// could never fit). Add each eligible pool; width() is 0 when none was added.
+class PodWidth {
+ public:
+  void add(std::int32_t gpus_per_node, std::int64_t nodes);
+  std::int32_t width() const;
+
+ private:
+  std::vector<std::pair<std::int32_t, std::int64_t>> by_size_;  // GPUs per node, GPUs of that size
+};
 
 // GPU demand in milli-GPUs (1000 per whole GPU). A gpu-memory pod counts one GPU: its fraction
 // depends on the node it runs on.

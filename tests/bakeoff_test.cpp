@@ -55,6 +55,32 @@ TEST(PodSplit, NodeSizedPodsAndTheTracesOwnShape) {
   EXPECT_EQ(models::pod_gpus(j, 8), (std::vector<std::int32_t>{8, 8}));
 }
 
+// The node size a shapeless job's pods are cut to: the one holding the most GPUs of the pools the
+// job may use (sizes summed over pools), ties to the larger node; 0 with no pool.
+TEST(PodSplit, PodWidthIsTheNodeSizeHoldingTheMostGpus) {
+  models::PodWidth curie;  // CEA Curie: 5,040 x 16, 360 x 32, 144 x 8
+  curie.add(16, 5040);
+  curie.add(32, 360);
+  curie.add(8, 144);
+  EXPECT_EQ(curie.width(), 16);
+  models::PodWidth summed;  // two pools of 8-GPU nodes (48 GPUs) outweigh one of 32 GPUs
+  summed.add(8, 3);
+  summed.add(32, 1);
+  summed.add(8, 3);
+  EXPECT_EQ(summed.width(), 8);
+  models::PodWidth tie;  // 32 GPUs each way: the larger node
+  tie.add(8, 4);
+  tie.add(16, 2);
+  EXPECT_EQ(tie.width(), 16);
+  models::PodWidth one;
+  one.add(8, 10);
+  EXPECT_EQ(one.width(), 8);
+  one.add(8, 0);
+  one.add(0, 5);
+  EXPECT_EQ(one.width(), 8) << "empty pools and node sizes count for nothing";
+  EXPECT_EQ(models::PodWidth{}.width(), 0);
+}
+
 policies::PolicyParams params_for(const std::string& policy) {
   policies::PolicyParams p;
   if (policy == "kueue") {
@@ -89,6 +115,31 @@ TEST(PodSplit, APodLargerThanEveryNodeNeverRunsAnywhere) {
     EXPECT_EQ(sim.job_state(0), name == "slurm" ? JobState::Rejected : JobState::Unfinished) << name;
     EXPECT_EQ(sim.job_state(1), JobState::Completed) << name;
     EXPECT_EQ(sim.job_start(1), 10 * sim::kSecond) << name << ": no head-of-line blocking";
+  }
+}
+
+// A cluster of mostly 16-GPU nodes and a few 32-GPU ones (CEA Curie's shape, small): a 64-GPU job
+// with no shape of its own runs at once as four 16-GPU pods under the systems that place pods
+// (cut to the largest node, two 32-GPU pods, it could not start: the first job holds one of the
+// two 32-GPU nodes), and a 20-GPU job runs too.
+TEST(PodSplit, OnMixedNodesTheJobsPodsFitTheNodesMostOfTheClusterHas) {
+  models::ClusterSpec c;
+  c.pools.push_back({"thin", 6, 16, "A100", 0, 0});
+  c.pools.push_back({"fat", 2, 32, "A100", 0, 0});
+  for (const std::string name : {"kubernetes", "volcano", "kueue"}) {
+    auto w = ht::WorkloadBuilder().job(0, 32, 3600).job(10, 64, 3600).job(20, 20, 3600).build();
+    auto params = params_for(name);
+    if (name == "kueue") params["clusterQueues.all.resources.default.gpu.nominalQuota"] = {"160", "t.yaml", 3, 1};
+    if (name == "kueue") params["resourceFlavors.default.pools"] = {"[thin, fat]", "t.yaml", 1, 1};
+    auto policy = policies::make_policy(name, params, 1);
+    simulation::Simulation sim(w, c, *policy, nullptr);
+    sim.run();
+    EXPECT_EQ(sim.job_start(1), 10 * sim::kSecond) << name;
+    EXPECT_EQ(slice_gpus(sim.job_placement(1)), (std::vector<std::int32_t>{16, 16, 16, 16})) << name;
+    EXPECT_EQ(sim.job_start(2), 20 * sim::kSecond) << name;
+    std::int32_t sum = 0;  // its 16 + 4 pods may share a 32-GPU node (one slice of 20 there)
+    for (const std::int32_t g : slice_gpus(sim.job_placement(2))) sum += g;
+    EXPECT_EQ(sum, 20) << name;
   }
 }
 

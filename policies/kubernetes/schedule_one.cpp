@@ -18,19 +18,19 @@ constexpr std::size_t kParallelScoreNodes = 1000;
 
 }  // namespace
 
-// The pods of a job wider than one node (models::pod_gpus over the widest node of the pools it
-// may use); one entry for a job that is a single pod. Only plain nvidia.com/gpu requests on
-// whole-GPU pools split: a MIG or time-sliced request stays one pod.
+// The pods of a job wider than one node (models::pod_gpus cut to models::PodWidth of the pools it
+// may use: the node size holding most of their GPUs); one entry for a job that is a single pod. Only plain
+// nvidia.com/gpu requests on whole-GPU pools split: a MIG or time-sliced request stays one pod.
 std::vector<std::int32_t> KubernetesPolicy::pod_sizes(const ClusterView& view, const Job& job) const {
   if (job.gpus <= 1 || resource(job) >= 0 || any_mig_) return {job.gpus};
-  std::int32_t widest = 0;
+  models::PodWidth width;
   const auto& spec = view.cluster().spec();
   for (models::PoolId p = 0; p < spec.pools.size(); ++p) {
     if (!eligible(view, p, job)) continue;
     if (spec.pools[p].units_per_gpu != 1) return {job.gpus};
-    widest = std::max(widest, spec.pools[p].gpus_per_node);
+    width.add(spec.pools[p].gpus_per_node, spec.pools[p].nodes);
   }
-  auto sizes = models::pod_gpus(job, widest);
+  auto sizes = models::pod_gpus(job, width.width());
   if (std::any_of(sizes.begin(), sizes.end(), [](std::int32_t g) { return g <= 0; })) return {job.gpus};
   return sizes;
 }

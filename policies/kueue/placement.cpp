@@ -46,14 +46,14 @@ std::string KueuePolicy::tas_reason(int w) const {
 // nodes (ascending) when given.
 // Placement by kube-scheduler rules.
 
-// The job's pods (models::pod_gpus over the widest node of the flavor's eligible pools).
+// The job's pods (models::pod_gpus cut to models::PodWidth of the flavor's eligible pools).
 std::vector<std::int32_t> KueuePolicy::pod_sizes(const ClusterView& view, const Job& job, int flavor) const {
   const auto& cluster = view.cluster();
-  std::int32_t max_gpn = 0;
+  models::PodWidth width;
   for (models::PoolId p = 0; p < cluster.pool_count(); ++p)
     if (flavor_pools_[flavor][p] && pool_eligible(cluster, p, job, *workload_))
-      max_gpn = std::max(max_gpn, cluster.spec().pools[p].gpus_per_node);
-  return models::pod_gpus(job, max_gpn);
+      width.add(cluster.spec().pools[p].gpus_per_node, cluster.spec().pools[p].nodes);
+  return models::pod_gpus(job, width.width());
 }
 
 // With `per_pod`, pods `first`.. are placed one after the other until one fits nowhere; the

@@ -359,11 +359,12 @@ void VolcanoPolicy::ensure(const ClusterView& view) {
 void VolcanoPolicy::split(const ClusterView& view, JobIndex j) {
   const Job& job = (*jobs_)[j];
   Member& m = members_[j];
-  std::int32_t largest = 0;
+  models::PodWidth width;  // the node size holding most of the eligible pools' GPUs
   const auto& cl = view.cluster();
   for (models::PoolId p = 0; p < cl.pool_count(); ++p)
-    if (pool_eligible(cl, p, job, view.workload())) largest = std::max(largest, cl.spec().pools[p].gpus_per_node);
-  const std::vector<std::int32_t> gpus = models::pod_gpus(job, largest);
+    if (pool_eligible(cl, p, job, view.workload()))
+      width.add(cl.spec().pools[p].gpus_per_node, cl.spec().pools[p].nodes);
+  const std::vector<std::int32_t> gpus = models::pod_gpus(job, width.width());
   const auto n = static_cast<std::int32_t>(gpus.size());
   m.slice0 = static_cast<std::uint32_t>(slices_.size());
   m.slice_count = static_cast<std::uint32_t>(n);

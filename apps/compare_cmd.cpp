@@ -138,10 +138,11 @@ std::string listed(const std::vector<std::string>& names) {
   return out;
 }
 
-// `text` broken at spaces into lines of at most `width` characters, each after `indent`.
-std::string wrapped(const std::string& text, std::size_t width, const std::string& indent) {
+// `words` joined by single spaces into lines of at most `width` characters, each after `indent`
+// (a word longer than `width` has a line of its own).
+std::string wrapped(const std::vector<std::string>& words, std::size_t width, const std::string& indent) {
   std::string out, line;
-  for (const std::string& word : sim::split_on(text, ' ')) {
+  for (const std::string& word : words) {
     if (!line.empty() && line.size() + 1 + word.size() > width) {
       out.append(indent).append(line).append("\n");
       line.clear();
@@ -174,18 +175,15 @@ void print_same_columns(const planner::CompareResult& result, const results::Tab
     std::vector<std::string> defaults;
     if (base.tenants.empty())
       for (const std::string& n : names) {
-        const bool own =
-            base.policy.name == n || std::any_of(base.policy_overrides.begin(), base.policy_overrides.end(),
-                                                 [&](const auto& o) { return o.name == n; });
         const policies::SystemModule* sys = policies::find_system(n);
-        if (!own && sys != nullptr && sys->derive != nullptr) defaults.push_back(n);
+        if (planner::own_block(base, n) == nullptr && sys != nullptr && sys->derive != nullptr) defaults.push_back(n);
       }
     if (defaults.size() >= 2)
       line += ": the scenario has no `tenants:` and no block for " + listed(defaults) +
               ", so each runs with its defaults and no tenant shares or quotas set them apart (docs/planner.md: "
               "Kueue gets one ClusterQueue for every namespace, Volcano and KAI queue the jobs by the trace's own "
               "queues, of equal weight); describe the tenants (`tenants:`) to compare their fair share";
-    std::printf("\n%s", wrapped(line, 100, "").c_str());
+    std::printf("\n%s", wrapped(sim::split_on(line, ' '), 100, "").c_str());
   }
 }
 
@@ -270,20 +268,12 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
   // Rows that do not tell the systems apart, named once so nobody reads them as a result.
   const auto same = same_under_every_system(result, table);
   if (!same.empty()) {
-    std::string line =
+    std::vector<std::string> items = same;  // "jobs, cancelled, ...": lines of at most 100 characters
+    for (std::size_t k = 0; k + 1 < items.size(); ++k) items[k] += ',';
+    std::printf(
         "\nthe same under every system (these rows do not tell the systems apart; docs/drills.md says why for "
-        "the bundled drills):\n ";
-    std::size_t col = 1;
-    for (std::size_t k = 0; k < same.size(); ++k) {
-      const std::string item = " " + same[k] + (k + 1 < same.size() ? "," : "");
-      if (col + item.size() > 100) {
-        line += "\n ";
-        col = 1;
-      }
-      line += item;
-      col += item.size();
-    }
-    std::printf("%s\n", line.c_str());
+        "the bundled drills):\n%s",
+        wrapped(items, 98, "  ").c_str());
   }
   print_same_columns(result, table, base);
   // Systems tell themselves apart only when jobs compete: when under every one almost no job

@@ -101,6 +101,12 @@ std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& 
   return std::move(d->params);
 }
 
+const scenarios::PolicySpec* own_block(const scenarios::Scenario& base, const std::string& policy) {
+  for (const auto& o : base.policy_overrides)
+    if (o.name == policy) return &o;
+  return base.policy.name == policy ? &base.policy : nullptr;
+}
+
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
   scenarios::Scenario sc = base;
   // "split": the scenario's split site as it declares it; every other name runs the whole cluster
@@ -121,13 +127,10 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
     sc.policy.name = "split";
     return sc;
   }
-  for (const auto& o : base.policy_overrides) {
-    if (o.name == policy) {
-      sc.policy = o;
-      return sc;
-    }
+  if (const scenarios::PolicySpec* own = own_block(base, policy)) {
+    sc.policy = *own;
+    return sc;
   }
-  if (base.policy.name == policy) return sc;
   // A variant (`kubernetes+coscheduling`) without a block of its own is its system as the scenario
   // configures it, plus the add-on.
   if (const auto plus = policy.find('+'); plus != std::string::npos) {

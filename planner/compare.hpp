@@ -69,6 +69,11 @@ std::exception_ptr common_input_error(const CompareResult& result);
 // derive (a baseline policy, or the system has nothing to derive for this scenario).
 std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy);
 
+// The block the scenario gives `policy` by its exact name: its `policies.<name>` block, else the
+// `policy:` block when that names it; null when it has none (the policy runs with what is derived
+// from the tenants, else its defaults).
+const scenarios::PolicySpec* own_block(const scenarios::Scenario& base, const std::string& policy);
+
 // The scenario with `policy` in place of its default policy (see the header comment).
 // Throws sim::InputError naming --policies for a policy the registry does not know.
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy);

@@ -290,19 +290,32 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   return b;
 }
 
+// The cluster's GPU time over the run, in GPU-ms (the denominator of gpu_utilization).
+long double cluster_gpu_ms(const RunResult& r) {
+  return static_cast<long double>(r.total_gpus) * static_cast<long double>(r.sim_end - r.sim_start);
+}
+
+// "NOTE: 145,818 GPU-h (4.2% of the cluster's GPU time)" for `gpu_ms` of GPU time that is at
+// least `floor` of the cluster's; empty below it (or with no GPU time).
+std::string gpu_time_note(const RunResult& r, std::int64_t gpu_ms, double floor) {
+  const long double capacity_ms = cluster_gpu_ms(r);
+  if (gpu_ms <= 0 || capacity_ms <= 0) return "";
+  const double share = static_cast<double>(static_cast<long double>(gpu_ms) / capacity_ms);
+  if (share < floor) return "";
+  const double gpu_hours = static_cast<double>(gpu_ms) / static_cast<double>(sim::kHour);
+  return "NOTE: " + grouped(gpu_hours, gpu_hours < 10 ? 1 : 0) + " GPU-h (" + percent(share) +
+         " of the cluster's GPU time)";
+}
+
 // When pods bound while their job's other pods waited held 1 % or more of the cluster's GPU time
 // idle (no gang scheduling: RunResult::bound_idle_gpu_ms), how much and why; empty otherwise. The
 // held_idle_gpu_hours figure alone does not say that it can dwarf every wait (HPC2N's log under
 // kubernetes: two thirds of the GPU time, waits of years).
 std::string held_idle_note(const RunResult& r) {
-  const long double capacity_ms =
-      static_cast<long double>(r.total_gpus) * static_cast<long double>(r.sim_end - r.sim_start);
-  if (r.bound_idle_gpu_ms <= 0 || capacity_ms <= 0) return "";
-  const double share = static_cast<double>(static_cast<long double>(r.bound_idle_gpu_ms) / capacity_ms);
-  if (share < 0.01) return "";
-  const double gpu_hours = static_cast<double>(r.bound_idle_gpu_ms) / static_cast<double>(sim::kHour);
-  return "NOTE: " + grouped(gpu_hours, gpu_hours < 10 ? 1 : 0) + " GPU-h (" + percent(share) +
-         " of the cluster's GPU time) were held idle by pods bound while their job's other pods waited: without "
+  const std::string lead = gpu_time_note(r, r.bound_idle_gpu_ms, 0.01);
+  if (lead.empty()) return "";
+  return lead +
+         " were held idle by pods bound while their job's other pods waited: without "
          "gang scheduling a multi-pod job's first pods hold their GPUs until its last pod binds, and jobs that "
          "each hold part of the cluster wait on each other (a gang scheduler binds a job's pods together, as "
          "kubernetes+coscheduling does; Kueue's waitForPodsReady evicts and requeues an admitted workload whose "
@@ -314,15 +327,12 @@ std::string held_idle_note(const RunResult& r) {
 // otherwise. The lost_gpu_hours figure alone does not say that the same jobs are taken again and
 // again (SDSC Blue's and SDSC Paragon's logs under kai, queues reclaiming from each other).
 std::string preemption_note(const RunResult& r) {
-  const long double capacity_ms =
-      static_cast<long double>(r.total_gpus) * static_cast<long double>(r.sim_end - r.sim_start);
   // The work the Preempt rows threw away (lost_gpu_ms also holds policy kills: Slurm's time limits).
   std::int64_t lost_ms = 0;
   for (const EventRecord& e : r.events)
     if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Preempt)) lost_ms += e.lost_gpu_ms;
-  if (lost_ms <= 0 || capacity_ms <= 0) return "";
-  const double share = static_cast<double>(static_cast<long double>(lost_ms) / capacity_ms);
-  if (share < 0.05) return "";
+  std::string note = gpu_time_note(r, lost_ms, 0.05);
+  if (note.empty()) return "";
   std::int64_t preemptions = 0, jobs = 0;
   std::int32_t most = 0;
   for (const JobRecord& j : r.jobs) {
@@ -331,9 +341,7 @@ std::string preemption_note(const RunResult& r) {
     ++jobs;
     most = std::max(most, j.preemptions);
   }
-  const double gpu_hours = static_cast<double>(lost_ms) / static_cast<double>(sim::kHour);
-  std::string note = "NOTE: " + grouped(gpu_hours, gpu_hours < 10 ? 1 : 0) + " GPU-h (" + percent(share) +
-                     " of the cluster's GPU time) of work were thrown away by preemption";
+  note += " of work were thrown away by preemption";
   if (jobs > 0)
     note += ": " + thousands(preemptions) + (preemptions == 1 ? " preemption of " : " preemptions of ") +
             jobs_count(jobs) + (most > 1 ? ", one of them taken " + thousands(most) + " times" : "");
@@ -782,8 +790,7 @@ Summary summarize(const RunResult& result) {
   s.wait_started = quantiles(started_waits);
   s.jct = quantiles(jcts);
 
-  const long double capacity_ms =
-      static_cast<long double>(result.total_gpus) * static_cast<long double>(result.sim_end - result.sim_start);
+  const long double capacity_ms = cluster_gpu_ms(result);
   s.gpu_utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
   if (capacity_ms > 0) {
     const long double lost = static_cast<long double>(result.lost_gpu_ms + result.failure_lost_gpu_ms);

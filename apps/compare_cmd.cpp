@@ -187,6 +187,71 @@ void print_same_columns(const planner::CompareResult& result, const results::Tab
   }
 }
 
+// Columns whose rules keep jobs on part of the cluster by their queue (Slurm's partitions and
+// their Nodes), and the finished columns with no node rules at all, which place the same jobs on
+// any node: their waits then differ by partitions against one pool, whatever the schedulers do.
+struct NodeRulesGap {
+  std::vector<std::size_t> confining, any_node;
+};
+
+NodeRulesGap node_rules_gap(const planner::CompareResult& result) {
+  NodeRulesGap gap;
+  for (std::size_t i = 0; i < result.runs.size(); ++i) {
+    const auto& r = result.runs[i];
+    if (!r.done) continue;
+    if (r.confined_jobs > 0)
+      gap.confining.push_back(i);
+    else if (!r.other_node_rules)
+      gap.any_node.push_back(i);
+  }
+  if (gap.confining.empty() || gap.any_node.empty()) return {};
+  return gap;
+}
+
+// "partition10 on thin; partition4 and partition17 on fat", queues with the same pools together
+// (in the order first seen), at most six groups.
+std::string confined_queues_text(const planner::PolicyRun& r) {
+  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> groups;  // pools, queues
+  for (const auto& q : r.confined_queues) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == q.pools; });
+    if (it == groups.end()) {
+      groups.push_back({q.pools, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(q.queue);
+  }
+  std::string out;
+  for (std::size_t g = 0; g < groups.size() && g < 6; ++g) {
+    if (g > 0) out += "; ";
+    out += listed(groups[g].second) + " on " + listed(groups[g].first);
+  }
+  if (groups.size() > 6) out += "; and " + std::to_string(groups.size() - 6) + " more node sets";
+  return out;
+}
+
+void print_node_rules(const planner::CompareResult& result) {
+  const NodeRulesGap gap = node_rules_gap(result);
+  if (gap.confining.empty()) return;
+  std::vector<std::string> confiners, others;
+  for (std::size_t i : gap.confining) confiners.push_back(result.runs[i].policy);
+  for (std::size_t i : gap.any_node) others.push_back(result.runs[i].policy);
+  std::string line;
+  for (std::size_t i : gap.confining) {
+    const auto& r = result.runs[i];
+    const auto total = static_cast<double>(std::max<std::int64_t>(r.summary.jobs, 1));
+    line += r.policy + " keeps " + results::thousands(r.confined_jobs) + " of " + results::thousands(r.summary.jobs) +
+            " jobs (" + results::percent(static_cast<double>(r.confined_jobs) / total) +
+            ") on part of the cluster by their queue: " + confined_queues_text(r) + ". ";
+  }
+  const bool one = others.size() == 1;
+  line += listed(others) + (one ? " has" : " have") + " no such rule here and place" + (one ? "s" : "") +
+          " the same jobs on any node, so a gap in waits between " + (one ? "it" : "them") + " and " +
+          listed(confiners) +
+          " is partly the node sets against one shared pool, not one scheduler against another (headroom gives the "
+          "pod systems no node selectors by queue; Kueue's ResourceFlavors can select pools for a ClusterQueue)";
+  std::printf("\n%s", wrapped(sim::split_on(line, ' '), 100, "").c_str());
+}
+
 void print_table(const planner::CompareResult& result, const results::Table& table, std::uint64_t seed,
                  std::size_t tenant_rows, const scenarios::Scenario& base) {
   const auto& metric = table.columns[0].strings;
@@ -276,6 +341,7 @@ void print_table(const planner::CompareResult& result, const results::Table& tab
         wrapped(items, 98, "  ").c_str());
   }
   print_same_columns(result, table, base);
+  print_node_rules(result);
   // Systems tell themselves apart only when jobs compete: when under every one almost no job
   // waited, the table's likeness is the workload's, and that is said (OSC's cluster log: 12.8 %
   // busy, every wait row 0 under all seven systems).
@@ -506,6 +572,26 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
           std::cout << (k ? ", " : "") << json_string(all[b].runs[groups[g][k]].policy);
         std::cout << "]";
       }
+      std::cout << "]";
+      // Columns that keep jobs on part of the cluster by their queue, next to columns that place
+      // them anywhere (the node-rules line under the text table).
+      std::cout << ",\n  \"node_rules\": [";
+      const NodeRulesGap gap = node_rules_gap(all[b]);
+      for (std::size_t k = 0; k < gap.confining.size(); ++k) {
+        const auto& r = all[b].runs[gap.confining[k]];
+        std::cout << (k ? ", " : "") << "{\"policy\": " << json_string(r.policy)
+                  << ", \"confined_jobs\": " << r.confined_jobs << ", \"queues\": {";
+        for (std::size_t q = 0; q < r.confined_queues.size(); ++q) {
+          std::cout << (q ? ", " : "") << json_string(r.confined_queues[q].queue) << ": [";
+          for (std::size_t p = 0; p < r.confined_queues[q].pools.size(); ++p)
+            std::cout << (p ? ", " : "") << json_string(r.confined_queues[q].pools[p]);
+          std::cout << "]";
+        }
+        std::cout << "}}";
+      }
+      std::cout << "],\n  \"any_node\": [";
+      for (std::size_t k = 0; k < gap.any_node.size(); ++k)
+        std::cout << (k ? ", " : "") << json_string(all[b].runs[gap.any_node[k]].policy);
       std::cout << "]";
     };
     if (all.size() == 1) {

@@ -93,6 +93,36 @@ std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std
   return system->derive(request);
 }
 
+// The run's node rules (PolicyRun::confined_queues): its system's, read from the parameters it
+// ran with, and the jobs of the result in each confined queue.
+void node_rules_of(const scenarios::Scenario& sc, const results::RunResult& result, PolicyRun& run) {
+  const policies::SystemModule* system = policies::find_system(sc.policy.name);
+  if (system == nullptr || system->node_rules == nullptr) return;
+  policies::NodeRules rules;
+  try {
+    std::vector<sim::InputError> errors;
+    rules = system->node_rules(policies::with_add_on(sc.policy.name, sc.policy.params, errors), sc.cluster);
+  } catch (const std::exception&) {
+    return;  // the run itself read them; nothing to say
+  }
+  run.other_node_rules = rules.other;
+  std::vector<std::int64_t> jobs(rules.queues.size(), 0);
+  for (const auto& j : result.jobs) {
+    const std::string_view q = j.queue < result.queues.size() ? std::string_view(result.queues[j.queue]) : "";
+    const bool unnamed = q.empty() || q == "default" || q == models::kUnknownName;
+    for (std::size_t k = 0; k < rules.queues.size(); ++k)
+      if (rules.queues[k].queue == q || (unnamed && rules.queues[k].takes_unnamed)) {
+        ++jobs[k];
+        break;
+      }
+  }
+  for (std::size_t k = 0; k < rules.queues.size(); ++k) {
+    if (jobs[k] == 0) continue;
+    run.confined_queues.push_back(std::move(rules.queues[k]));
+    run.confined_jobs += jobs[k];
+  }
+}
+
 }  // namespace
 
 std::optional<policies::PolicyParams> derived_params(const scenarios::Scenario& sc, const std::string& policy) {
@@ -212,6 +242,7 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
         run.by_kind = stats_by_kind(o.result);
         for (const auto& w : o.trace.warnings)
           if (auto note = scenarios::run_note(w)) run.notes.push_back(std::move(*note));
+        node_rules_of(scenarios[i], o.result, run);
         run.done = true;
       } catch (const sim::Interrupted&) {
         // SIGINT / SIGTERM while its trace was read (sim/interrupt.hpp): cancelled, as at an event.

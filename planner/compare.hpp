@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "planner/run.hpp"
+#include "policies/system_module.hpp"
 #include "results/fairness.hpp"
 #include "results/groups.hpp"
 #include "results/summary.hpp"
@@ -48,6 +49,12 @@ struct PolicyRun {
   // Notes on what the workload's build changed (scenarios::kTimeLimitsNote), the same under
   // every policy.
   std::vector<std::string> notes;
+  // The system's rules that keep jobs on part of the pools (policies::SystemModule::node_rules,
+  // as this run's parameters set them): the queues with jobs in this run, and how many jobs they
+  // hold; `other_node_rules`: it also confines jobs by something else (not counted).
+  std::vector<policies::QueueNodes> confined_queues;
+  std::int64_t confined_jobs = 0;
+  bool other_node_rules = false;
 };
 
 struct CompareResult {

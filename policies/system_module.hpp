@@ -123,6 +123,23 @@ struct Calibration {
   bool (*searched)(std::string_view key);
 };
 
+// Where a system's rules keep jobs on part of the cluster by their queue (Slurm's partitions and
+// their Nodes), for compare's note that a column without such rules places the same jobs on any
+// node (apps/compare_cmd.cpp). Only queues whose pools are a strict subset of the cluster's.
+struct QueueNodes {
+  std::string queue;               // the job's queue name (a Slurm partition)
+  std::vector<std::string> pools;  // the pools its jobs may use
+  bool takes_unnamed = false;      // also jobs that name no queue (Slurm's Default partition)
+};
+
+struct NodeRules {
+  std::vector<QueueNodes> queues;
+  // The system confines jobs by something other than their queue (Kueue's ResourceFlavors that
+  // select part of the pools, by namespace): compare neither counts these jobs nor names the
+  // column among those that place jobs on any node.
+  bool other = false;
+};
+
 // An add-on a site really installs on top of a system (issue #32), run as the variant
 // `<system>+<name>` (e.g. kubernetes+coscheduling): the system with these parameters set. A
 // variant is listed, checked, built and labelled (tables, result files, the app) by its full name;
@@ -151,6 +168,9 @@ struct SystemModule {
                              std::vector<sim::InputError>& errors) = nullptr;
   // The parameters `compare` gives the system for a scenario written for another (nullopt: none).
   std::optional<Derived> (*derive)(const DeriveRequest& request) = nullptr;
+  // The rules above as these parameters set them (null: the system keeps no job off any pool by
+  // its queue or tenant; GPU types aside).
+  NodeRules (*node_rules)(const PolicyParams& params, const models::ClusterSpec& cluster) = nullptr;
   // How long a run takes next to the others (compare starts the costliest first); 1 is a baseline.
   int run_cost = 1;
   const Calibration* calibration = nullptr;

@@ -88,6 +88,43 @@ if "$bin" compare "$src/scenarios/poc/real-tasks.yaml" --policies volcano,kai,ku
   echo "FAIL compare-same-columns-apart: the note on a drill whose tenants set the systems apart"; fail=$((fail + 1))
 else pass=$((pass + 1)); fi
 
+# Slurm partitions whose Nodes leave out a pool (CEA Curie's standard, large and hybrid) keep their
+# jobs there; fifo and kubernetes place the same jobs on any node, and compare says so. The queue is
+# -1 and field 16 the partition, as in Curie's log: partition1 on a, partition2 on b, partition3 on
+# both (not a confinement).
+cat >"$tmp/parts.swf" <<'SWF'
+; MaxProcs: 32
+1 0 0 100 8 -1 -1 8 200 -1 1 1 1 -1 -1 1 -1 -1
+2 10 0 50 8 -1 -1 8 100 -1 1 2 2 -1 -1 1 -1 -1
+3 20 0 10 4 -1 -1 4 100 -1 1 1 1 -1 -1 2 -1 -1
+4 30 0 10 4 -1 -1 4 100 -1 1 1 1 -1 -1 3 -1 -1
+SWF
+cat >"$tmp/parts.yaml" <<YAML
+name: parts
+seed: 1
+cluster:
+  pools:
+    - {name: a, nodes: 2, gpus_per_node: 8, gpu_type: H100}
+    - {name: b, nodes: 2, gpus_per_node: 8, gpu_type: H100}
+policy:
+  name: slurm
+  partitions:
+    partition1: {Nodes: a, Default: YES}
+    partition2: {Nodes: b}
+    partition3: {Nodes: "a,b"}
+workload:
+  trace: $tmp/parts.swf
+YAML
+check compare-node-rules 0 "slurm keeps 3 of 4 jobs (75.0%) on part of the cluster by their queue: partition1 on a;" -- \
+  "$bin" compare "$tmp/parts.yaml" --policies fifo,kubernetes,slurm
+check compare-node-rules-others 0 "fifo and kubernetes have no such rule here and place the same jobs on any node" -- \
+  "$bin" compare "$tmp/parts.yaml" --policies fifo,kubernetes,slurm
+check compare-node-rules-json 0 '"node_rules": [{"policy": "slurm", "confined_jobs": 3, "queues": {"partition1": ["a"], "partition2": ["b"]}}]' -- \
+  "$bin" compare "$tmp/parts.yaml" --policies fifo,slurm --json
+if "$bin" compare "$tmp/good.yaml" --policies fifo,slurm 2>&1 | grep -q "on part of the cluster by their queue"; then
+  echo "FAIL compare-node-rules-none: the line without partitions that leave out a pool"; fail=$((fail + 1))
+else pass=$((pass + 1)); fi
+
 printf 'name: x\ncluster: [1, 2\n' >"$tmp/syntax.yaml"
 check yaml-syntax 2 "syntax.yaml:" -- "$bin" run "$tmp/syntax.yaml" -o "$tmp/syntax.h5"
 no_file yaml-syntax-no-output "$tmp/syntax.h5"

@@ -429,6 +429,7 @@ TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
 }
 
 #include "planner/compare.hpp"
+#include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace {
@@ -982,6 +983,46 @@ TEST(Report, RendersRunAndSweepFilesSelfContained) {
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_THROW(results::load_report_input((dir / "missing.h5").string()), sim::InputError);
   std::filesystem::remove_all(dir);
+}
+
+// The rules that keep jobs on part of the pools by their queue (compare's node-rules line): a Slurm
+// partition whose Nodes leave out a pool, with the Default partition taking jobs that name none;
+// Kueue's flavors that select part of the pools, said without counting; neither when every pool
+// is named.
+TEST(Compare, NodeRulesOfSlurmPartitionsAndKueueFlavors) {
+  const auto sc = scenarios::load_scenario(write_scenario("rules.yaml", ""));  // pools a100 and t4
+  auto param = [](const std::string& text) { return policies::ParamValue{text, "rules.yaml", 1, 1}; };
+  const policies::SystemModule* slurm = policies::find_system("slurm");
+  ASSERT_NE(slurm, nullptr);
+  ASSERT_NE(slurm->node_rules, nullptr);
+  policies::PolicyParams p;
+  p["partitions.big.Nodes"] = param("a100");
+  p["partitions.small.Nodes"] = param("t4");
+  p["partitions.small.Default"] = param("YES");
+  p["partitions.all.Nodes"] = param("a100,t4");
+  const policies::NodeRules r = slurm->node_rules(p, sc.cluster);
+  ASSERT_EQ(r.queues.size(), 2u);
+  EXPECT_EQ(r.queues[0].queue, "big");
+  EXPECT_EQ(r.queues[0].pools, std::vector<std::string>{"a100"});
+  EXPECT_FALSE(r.queues[0].takes_unnamed);
+  EXPECT_EQ(r.queues[1].queue, "small");
+  EXPECT_TRUE(r.queues[1].takes_unnamed);
+  EXPECT_FALSE(r.other);
+  // Without partitions every queue is a partition over all nodes.
+  EXPECT_TRUE(slurm->node_rules({}, sc.cluster).queues.empty());
+
+  const policies::SystemModule* kueue = policies::find_system("kueue");
+  ASSERT_NE(kueue->node_rules, nullptr);
+  policies::PolicyParams k;
+  k["resourceFlavors.default.pools"] = param("[a100, t4]");
+  EXPECT_FALSE(kueue->node_rules(k, sc.cluster).other);
+  k["resourceFlavors.fast.pools"] = param("[a100]");
+  EXPECT_TRUE(kueue->node_rules(k, sc.cluster).other);
+  EXPECT_TRUE(kueue->node_rules(k, sc.cluster).queues.empty());
+  // Systems with no node rules by queue: the line names them among those placing jobs anywhere.
+  EXPECT_EQ(policies::find_system("kubernetes")->node_rules, nullptr);
+  EXPECT_EQ(policies::find_system("volcano")->node_rules, nullptr);
+  EXPECT_EQ(policies::find_system("kai")->node_rules, nullptr);
 }
 
 // headroom compare derives each policy's quota and queue settings from one tenant description.

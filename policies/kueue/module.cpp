@@ -41,6 +41,18 @@ std::optional<Derived> derive(const DeriveRequest& r) {
   return d;
 }
 
+// ResourceFlavors that select part of the pools confine the ClusterQueues using them, by
+// namespace: said, not counted by queue.
+NodeRules node_rules(const PolicyParams& params, const models::ClusterSpec& cluster) {
+  NodeRules out;
+  for (const FlavorConfig& f : parse_config(params).flavors) {
+    if (f.pools.empty()) continue;
+    for (const auto& pool : cluster.pools)
+      out.other = out.other || std::find(f.pools.begin(), f.pools.end(), pool.name) == f.pools.end();
+  }
+  return out;
+}
+
 }  // namespace
 
 SystemModule module() {
@@ -55,6 +67,7 @@ SystemModule module() {
   m.read_manifests = read_manifests;
   m.check_cluster_refs = check_cluster_refs;
   m.derive = derive;
+  m.node_rules = node_rules;
   m.run_cost = 3;  // pods placed one by one after admission
   return m;
 }

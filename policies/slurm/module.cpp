@@ -1,4 +1,6 @@
 // slurmctld as a SystemModule (policies/system_module.hpp).
+#include <algorithm>
+
 #include "policies/slurm/calibration.hpp"
 #include "policies/slurm/cluster_refs.hpp"
 #include "policies/slurm/slurm.hpp"
@@ -35,6 +37,26 @@ std::optional<Derived> derive(const DeriveRequest& r) {
   return d;
 }
 
+// Partitions whose Nodes leave out some of the cluster's pools (slurm.conf's PartitionName
+// Nodes=, or `partitions.<name>.Nodes`); jobs naming no partition go to the Default one.
+NodeRules node_rules(const PolicyParams& params, const models::ClusterSpec& cluster) {
+  NodeRules out;
+  const Config c = parse_config(params);
+  for (const PartitionConf& p : c.partitions) {
+    if (p.pools.empty()) continue;
+    bool all = true;
+    for (const auto& pool : cluster.pools)
+      all = all && std::find(p.pools.begin(), p.pools.end(), pool.name) != p.pools.end();
+    if (all) continue;
+    // Without Default: YES the first partition is the default (job_mgr.cpp, partition_of).
+    const bool is_default = p.is_default || (&p == &c.partitions.front() &&
+                                             std::none_of(c.partitions.begin(), c.partitions.end(),
+                                                          [](const PartitionConf& q) { return q.is_default; }));
+    out.queues.push_back({p.name, p.pools, is_default});
+  }
+  return out;
+}
+
 }  // namespace
 
 SystemModule module() {
@@ -49,6 +71,7 @@ SystemModule module() {
   m.cluster_file = &kSiteFiles[0];
   m.check_cluster_refs = check_cluster_refs;
   m.derive = derive;
+  m.node_rules = node_rules;
   m.run_cost = 5;  // backfill's reservations
   m.calibration = &kCalibration;
   return m;

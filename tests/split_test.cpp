@@ -120,6 +120,31 @@ TEST_F(Split, PoolSharedByNodeCountsAndAJobNeverCrossesTheBoundary) {
 // at 0 and its second at 100 (a 100 s wait); B runs its job at 0..50. B's free GPUs: 4 during
 // 0..50 (A's waiting job needs 8: it would not fit), 8 during 50..100 (it would): 8 x 50 s =
 // 400 GPU-s idle in B while A's backlog would have fit. A never has free GPUs while B waits.
+// On mixed node sizes a shapeless waiting job is cut as the pod systems cut it (models::PodWidth):
+// A has three 16-GPU nodes free (48 GPUs, most of its GPUs) and its one 32-GPU node busy; B's
+// waiting 24-GPU job is 16 + 8 there and fits, for B's 100 s of waiting: 2,400 GPU-s in A's row.
+// Cut to A's widest node it was one 24-GPU pod that no free node holds, and the cost was 0.
+TEST_F(Split, BoundaryCutsAWaitingJobToTheNodesMostOfTheSystemHas) {
+  dir.write("t.csv",
+            "id,tenant,queue,submit,gpus,runtime\n"
+            "1,tb,q,0,24,100\n"
+            "2,tb,q,0,24,50\n"
+            "3,ta,q,0,32,200\n");
+  const auto o = run_text(
+      "name: mixed\ncluster:\n  pools:\n    - {name: a16, nodes: 3, gpus_per_node: 16, gpu_type: A100}\n"
+      "    - {name: a32, nodes: 1, gpus_per_node: 32, gpu_type: A100}\n"
+      "    - {name: b, nodes: 3, gpus_per_node: 8, gpu_type: A100}\n"
+      "split:\n  systems:\n    A: {policy: fifo, pools: [a16, a32]}\n    B: {policy: fifo, pools: [b]}\n"
+      "  routes: [{tenant: tb, to: B}]\n  default: A\n"
+      "workload: {trace: t.csv}\n");
+  const auto& r = o.result;
+  ASSERT_EQ(r.partitions.size(), 2u);
+  EXPECT_EQ(r.jobs[1].start, 100'000);  // B's second job waits for its first
+  EXPECT_EQ(r.jobs[2].start, 0);        // A's job on the 32-GPU node
+  EXPECT_EQ(r.partitions[0].boundary_idle_gpu_ms, 24 * 100'000);
+  EXPECT_EQ(r.partitions[1].boundary_idle_gpu_ms, 0);
+}
+
 TEST_F(Split, BoundaryCostOfAHandWorkedCase) {
   dir.write("t.csv",
             "id,tenant,queue,submit,gpus,runtime\n"

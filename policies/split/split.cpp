@@ -1294,12 +1294,11 @@ void SplitPolicy::measure_boundary(Tick now) {
     if (!others_wait) continue;
     free.resize(st.pool_count());
     std::int64_t total = 0;
-    std::int32_t widest = 0, most = 0;  // widest node; most free whole GPUs on one node
+    std::int32_t most = 0;  // most free whole GPUs on one node
     for (PoolId p = 0; p < st.pool_count(); ++p) {
       const models::NodePool& pool = st.spec().pools[p];
       const std::int32_t per_gpu = std::max(pool.units_per_gpu, 1);
       free[p].assign(static_cast<std::size_t>(pool.gpus_per_node) + 1, 0);
-      widest = std::max(widest, pool.gpus_per_node);
       for (std::int32_t f = 1; f <= st.node_units(p); ++f) {
         const auto nodes = static_cast<std::int32_t>(st.nodes_with_free(p, f).size());
         const std::int32_t whole = std::min(f / per_gpu, pool.gpus_per_node);
@@ -1320,16 +1319,23 @@ void SplitPolicy::measure_boundary(Tick now) {
         // Cheap refusals first: more GPUs than A has free, or a pod wider than any free node.
         const std::int32_t need = std::max(job.gpus, 1);
         if (need > total) continue;
-        const bool one_pod = job.gpus <= 1 || (job.gpus_per_node <= 0 && job.nodes <= 0 && job.gpus <= widest);
+        const std::string* type = job.gpu_type == 0 ? nullptr : &other.workload().gpu_type_names.at(job.gpu_type - 1u);
+        // A shapeless job's pods are cut as the pod systems cut them (models::PodWidth): to the
+        // node size holding most of A's GPUs of the job's type.
+        models::PodWidth width;
+        for (PoolId p = 0; p < st.pool_count(); ++p)
+          if (type == nullptr || st.spec().pools[p].gpu_type == *type)
+            width.add(st.spec().pools[p].gpus_per_node, st.spec().pools[p].nodes);
+        const std::int32_t cut = width.width();
+        const bool one_pod = job.gpus <= 1 || (job.gpus_per_node <= 0 && job.nodes <= 0 && job.gpus <= cut);
         if (one_pod && need > most) continue;
         if (one_pod) {
           pods.assign(1, need);
         } else {
-          pods = models::pod_gpus(job, widest);
+          pods = models::pod_gpus(job, cut);
           std::sort(pods.rbegin(), pods.rend());
           if (pods.front() > most) continue;
         }
-        const std::string* type = job.gpu_type == 0 ? nullptr : &other.workload().gpu_type_names.at(job.gpu_type - 1u);
         undo.clear();
         std::int64_t took = 0;
         bool fits = true;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "models/job.hpp"
@@ -226,10 +227,31 @@ struct Free {
 // the cluster's.
 struct Overlay {
   std::vector<Free> nodes;
+  Overlay() = default;
+  // A copy takes the nodes; its index is built again on its first lookup among many nodes.
+  Overlay(const Overlay& o) : nodes(o.nodes) {}
+  Overlay& operator=(const Overlay& o) {
+    nodes = o.nodes;
+    index_.clear();
+    return *this;
+  }
+  Overlay(Overlay&&) = default;
+  Overlay& operator=(Overlay&&) = default;
+  // After changing `nodes` other than through at(): assign, clear, push_back.
+  void reset_index() { index_.clear(); }
   Free* find(NodeId n) {
-    for (auto& f : nodes)
-      if (f.node == n) return &f;
-    return nullptr;
+    // A solver that takes thousands of victims touches thousands of nodes: past a few, a lookup
+    // goes through the index (built as nodes are added) instead of a scan.
+    if (nodes.size() <= kScan) {
+      for (auto& f : nodes)
+        if (f.node == n) return &f;
+      return nullptr;
+    }
+    if (index_.size() > nodes.size()) index_.clear();
+    for (std::size_t i = index_.size(); i < nodes.size(); ++i)
+      index_.emplace(nodes[i].node, static_cast<std::uint32_t>(i));
+    const auto it = index_.find(n);
+    return it == index_.end() ? nullptr : &nodes[it->second];
   }
   Free get(const models::ClusterState& c, NodeId n) {
     if (Free* f = find(n)) return *f;
@@ -267,6 +289,10 @@ struct Overlay {
     used += delta;
     if (was != (used > 0)) f.gpus += was ? 1 : -1;
   }
+
+ private:
+  static constexpr std::size_t kScan = 16;
+  std::unordered_map<NodeId, std::uint32_t> index_;  // nodes[i].node -> i, for nodes.size() > kScan
 };
 
 class KaiPolicy final : public Policy {

@@ -100,6 +100,7 @@ bool KaiPolicy::try_consolidate_on(Session& s, std::uint32_t id, JobIndex pod, N
   }
   Overlay& ov = consolidation_ov_;
   ov.nodes.assign(consolidation_base_.nodes.begin(), consolidation_base_.nodes.end());
+  ov.reset_index();
   ov.at(*cluster_, n);
   std::vector<JobIndex>& victims = victims_;
   victims.clear();

@@ -452,6 +452,7 @@ void KaiPolicy::reserve(const models::Placement& p, std::int64_t sign) {
 // With `now`, only what is free at this instant (for binding rather than pipelining).
 void KaiPolicy::base_into(Overlay& ov, bool now) const {
   ov.nodes.clear();
+  ov.reset_index();
   for (const auto& [n, r] : reserved_) {
     const auto& node = cluster_->node(n);
     ov.nodes.push_back(Free{n, node.free_gpus - r.gpus, node.free_cpus - r.cpus, node.free_memory_mib - r.memory, {}});

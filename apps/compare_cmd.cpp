@@ -188,10 +188,12 @@ void print_same_columns(const planner::CompareResult& result, const results::Tab
 }
 
 // Columns whose rules keep jobs on part of the cluster by their queue (Slurm's partitions and
-// their Nodes), and the finished columns with no node rules at all, which place the same jobs on
-// any node: their waits then differ by partitions against one pool, whatever the schedulers do.
+// their Nodes); the finished columns that got the same pools as node selectors by queue (compare
+// derives them from the scenario's own system, planner/compare.hpp); and those with neither, which
+// place the same jobs on any node: their waits then differ by the node sets, whatever the
+// schedulers do.
 struct NodeRulesGap {
-  std::vector<std::size_t> confining, any_node;
+  std::vector<std::size_t> confining, selected, any_node;
 };
 
 NodeRulesGap node_rules_gap(const planner::CompareResult& result) {
@@ -201,10 +203,12 @@ NodeRulesGap node_rules_gap(const planner::CompareResult& result) {
     if (!r.done) continue;
     if (r.confined_jobs > 0)
       gap.confining.push_back(i);
-    else if (!r.other_node_rules)
+    else if (!r.node_selectors_from.empty())
+      gap.selected.push_back(i);
+    else if (!r.other_node_rules && !r.node_selectors)
       gap.any_node.push_back(i);
   }
-  if (gap.confining.empty() || gap.any_node.empty()) return {};
+  if (gap.confining.empty() || (gap.any_node.empty() && gap.selected.empty())) return {};
   return gap;
 }
 
@@ -232,23 +236,34 @@ std::string confined_queues_text(const planner::PolicyRun& r) {
 void print_node_rules(const planner::CompareResult& result) {
   const NodeRulesGap gap = node_rules_gap(result);
   if (gap.confining.empty()) return;
-  std::vector<std::string> confiners, others;
-  for (std::size_t i : gap.confining) confiners.push_back(result.runs[i].policy);
-  for (std::size_t i : gap.any_node) others.push_back(result.runs[i].policy);
+  auto names = [&](const std::vector<std::size_t>& idx) {
+    std::vector<std::string> n;
+    for (std::size_t i : idx) n.push_back(result.runs[i].policy);
+    return n;
+  };
+  const std::vector<std::string> confiners = names(gap.confining), selected = names(gap.selected),
+                                 others = names(gap.any_node);
   std::string line;
   for (std::size_t i : gap.confining) {
     const auto& r = result.runs[i];
     const auto total = static_cast<double>(std::max<std::int64_t>(r.summary.jobs, 1));
     line += r.policy + " keeps " + results::thousands(r.confined_jobs) + " of " + results::thousands(r.summary.jobs) +
             " jobs (" + results::percent(static_cast<double>(r.confined_jobs) / total) +
-            ") on part of the cluster by their queue: " + confined_queues_text(r) + ". ";
+            ") on part of the cluster by their " + (r.confined_what.empty() ? "queues" : r.confined_what) + ": " +
+            confined_queues_text(r) + ". ";
   }
-  const bool one = others.size() == 1;
-  line += listed(others) + (one ? " has" : " have") + " no such rule here and place" + (one ? "s" : "") +
-          " the same jobs on any node, so a gap in waits between " + (one ? "it" : "them") + " and " +
-          listed(confiners) +
-          " is partly the node sets against one shared pool, not one scheduler against another (headroom gives the "
-          "pod systems no node selectors by queue; Kueue's ResourceFlavors can select pools for a ClusterQueue)";
+  if (!selected.empty())
+    line += listed(selected) + (selected.size() == 1 ? " places" : " place") +
+            " the same queues' jobs on the same pools, by node selectors on their pods taken from " +
+            result.runs[gap.selected.front()].node_selectors_from +
+            " (workload.node_selectors; writing `node_selectors: {}` there lets them use any node). ";
+  if (!others.empty()) {
+    const bool one = others.size() == 1;
+    line += listed(others) + (one ? " has" : " have") + " no such rule here and place" + (one ? "s" : "") +
+            " the same jobs on any node, so a gap in waits between " + (one ? "it" : "them") + " and " +
+            listed(confiners) + " is partly the node sets against one shared pool, not one scheduler against another.";
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
   std::printf("\n%s", wrapped(sim::split_on(line, ' '), 100, "").c_str());
 }
 
@@ -589,6 +604,9 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
         }
         std::cout << "}}";
       }
+      std::cout << "],\n  \"node_selectors_from_rules\": [";
+      for (std::size_t k = 0; k < gap.selected.size(); ++k)
+        std::cout << (k ? ", " : "") << json_string(all[b].runs[gap.selected[k]].policy);
       std::cout << "],\n  \"any_node\": [";
       for (std::size_t k = 0; k < gap.any_node.size(); ++k)
         std::cout << (k ? ", " : "") << json_string(all[b].runs[gap.any_node[k]].policy);

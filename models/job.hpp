@@ -75,9 +75,12 @@ struct Job {
   // The loader raised walltime to the recorded run time (workload.time_limits: the log's system did
   // not enforce its limits, scenarios/workload.cpp): the job ran past the limit it asked for.
   bool walltime_raised = false;  // (in the padding after gpu_type: the struct keeps its size)
-  Tick runtime = 0;              // recorded run time
-  Tick walltime = -1;            // time limit; -1 = none
-  Tick trace_start = -1;         // the trace's own start/end when known
+  // The pools the job may use (a nodeSelector, a Slurm partition's Nodes): 0 = any; else index+1
+  // into Workload::node_sets (workload.node_selectors; in the padding too).
+  std::uint8_t node_set = 0;
+  Tick runtime = 0;       // recorded run time
+  Tick walltime = -1;     // time limit; -1 = none
+  Tick trace_start = -1;  // the trace's own start/end when known
   Tick trace_end = -1;
   // When the job leaves at a fixed time whatever it is doing (an inference service's replica
   // that its autoscaler removes, models/service.hpp): pending then it is withdrawn (Cancelled,

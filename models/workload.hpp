@@ -70,6 +70,8 @@ struct Workload {
   NameTable groups;                         // Job::group names
   NameTable qos;                            // Job::qos names
   std::vector<std::string> gpu_type_names;  // Job::gpu_type - 1 indexes this
+  // Job::node_set - 1 indexes this: the names of the pools such a job may use (at most 255 sets).
+  std::vector<std::vector<std::string>> node_sets;
   TraceMeta meta;
 };
 

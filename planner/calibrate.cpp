@@ -62,6 +62,7 @@ models::Workload span_of(const models::Workload& all, sim::Tick from, sim::Tick 
   w.groups = all.groups;
   w.qos = all.qos;
   w.gpu_type_names = all.gpu_type_names;
+  w.node_sets = all.node_sets;
   w.meta = all.meta;
   const auto lo = std::lower_bound(all.jobs.begin(), all.jobs.end(), from,
                                    [](const models::Job& j, sim::Tick t) { return j.submit < t; });

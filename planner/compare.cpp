@@ -96,6 +96,8 @@ std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std
 // The run's node rules (PolicyRun::confined_queues): its system's, read from the parameters it
 // ran with, and the jobs of the result in each confined queue.
 void node_rules_of(const scenarios::Scenario& sc, const results::RunResult& result, PolicyRun& run) {
+  run.node_selectors = !sc.workload.node_selectors.empty();
+  run.node_selectors_from = sc.workload.node_selectors_from;
   const policies::SystemModule* system = policies::find_system(sc.policy.name);
   if (system == nullptr || system->node_rules == nullptr) return;
   policies::NodeRules rules;
@@ -106,6 +108,7 @@ void node_rules_of(const scenarios::Scenario& sc, const results::RunResult& resu
     return;  // the run itself read them; nothing to say
   }
   run.other_node_rules = rules.other;
+  run.confined_what = rules.what;
   std::vector<std::int64_t> jobs(rules.queues.size(), 0);
   for (const auto& j : result.jobs) {
     const std::string_view q = j.queue < result.queues.size() ? std::string_view(result.queues[j.queue]) : "";
@@ -137,7 +140,48 @@ const scenarios::PolicySpec* own_block(const scenarios::Scenario& base, const st
   return base.policy.name == policy ? &base.policy : nullptr;
 }
 
+namespace {
+
+scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::string& policy);
+
+// The node rules of the scenario's own system (its `policy:` block: Slurm partitions whose Nodes
+// leave out a pool) as node selectors for a system that has no such rules of its own, unless the
+// scenario writes `workload.node_selectors` itself: a site moving its Slurm queues to Kubernetes
+// keeps their hardware (the fat nodes, the hybrid ones) with a nodeSelector per queue.
+void derive_node_selectors(const scenarios::Scenario& base, scenarios::Scenario& sc) {
+  if (base.workload.node_selectors_given || sc.policy.name == "split" || base.policy.name == "split") return;
+  const policies::SystemModule* own = policies::find_system(base.policy.name);
+  const policies::SystemModule* runs = policies::find_system(sc.policy.name);
+  if (own == nullptr || own->node_rules == nullptr || runs == own) return;
+  policies::NodeRules rules;
+  try {
+    std::vector<sim::InputError> errors;
+    rules = own->node_rules(policies::with_add_on(base.policy.name, base.policy.params, errors), base.cluster);
+  } catch (const std::exception&) {
+    return;  // the scenario's own run reports its parameters
+  }
+  for (auto& q : rules.queues) {
+    std::sort(q.pools.begin(), q.pools.end());
+    sc.workload.node_selectors.emplace_back(q.queue, q.pools);
+    if (q.takes_unnamed)  // jobs that name no queue: the trace's "default" or "unknown"
+      for (const char* unnamed : {"default", "unknown"})
+        if (std::none_of(rules.queues.begin(), rules.queues.end(), [&](const auto& o) { return o.queue == unnamed; }))
+          sc.workload.node_selectors.emplace_back(unnamed, q.pools);
+  }
+  if (!sc.workload.node_selectors.empty()) sc.workload.node_selectors_from = base.policy.name + "'s " + rules.what;
+}
+
+}  // namespace
+
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
+  scenarios::Scenario sc = with_policy(base, policy);
+  derive_node_selectors(base, sc);
+  return sc;
+}
+
+namespace {
+
+scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::string& policy) {
   scenarios::Scenario sc = base;
   // "split": the scenario's split site as it declares it; every other name runs the whole cluster
   // as one shared pool under that policy (docs/split.md, "Against one shared pool").
@@ -184,6 +228,8 @@ scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const s
   }
   return sc;
 }
+
+}  // namespace
 
 std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& bases,
                                        const std::vector<std::string>& names, const std::atomic<bool>* stop,

@@ -55,6 +55,11 @@ struct PolicyRun {
   std::vector<policies::QueueNodes> confined_queues;
   std::int64_t confined_jobs = 0;
   bool other_node_rules = false;
+  std::string confined_what;  // what the system calls those queues ("partitions")
+  // The run's jobs had node selectors (workload.node_selectors), and from where when compare
+  // derived them from the scenario's own system ("slurm's partitions"; empty: the scenario's).
+  bool node_selectors = false;
+  std::string node_selectors_from;
 };
 
 struct CompareResult {

@@ -134,6 +134,7 @@ struct QueueNodes {
 
 struct NodeRules {
   std::vector<QueueNodes> queues;
+  std::string what;  // what the system calls such a queue, plural ("partitions")
   // The system confines jobs by something other than their queue (Kueue's ResourceFlavors that
   // select part of the pools, by namespace): compare neither counts these jobs nor names the
   // column among those that place jobs on any node.

@@ -1453,7 +1453,8 @@ class Loader {
     if (!expect_map(e, "a map with a trace key")) return;
     MapReader r(e.value, e.path,
                 {"trace", "format", "window", "arrival_scale", "units_per_gpu", "tenants", "queues", "runtime_scale",
-                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime", "time_limits", "kinds", "sessions"},
+                 "gpu_type_map", "skip_bad_rows", "fields", "assume_runtime", "time_limits", "kinds", "sessions",
+                 "node_selectors"},
                 errors_, file_);
     if (const Entry* f = r.require("trace")) {
       if (auto v = string_value(*f)) {
@@ -1519,6 +1520,7 @@ class Loader {
     if (const Entry* f = r.optional("sessions")) load_sessions(*f, workload.sessions);
     if (const Entry* f = r.optional("runtime_scale"))
       workload.runtime_scale = positive_number(*f, kMaxArrivalScale).value_or(1.0);
+    if (const Entry* f = r.optional("node_selectors")) load_node_selectors(*f, workload);
     if (const Entry* f = r.optional("gpu_type_map")) {
       if (expect_map(*f, "a map from the trace's GPU type to a pool's GPU type")) {
         for (auto it = f->value.begin(); it != f->value.end(); ++it) {
@@ -1526,6 +1528,35 @@ class Loader {
           if (auto v = string_value(item)) workload.gpu_type_map.emplace_back(it->first.Scalar(), *v);
         }
       }
+    }
+  }
+
+  // `workload.node_selectors: {QUEUE: [pool, ...]}` (a pool name alone for one): pools of the
+  // cluster, at most 255 different sets.
+  void load_node_selectors(const Entry& f, WorkloadSpec& workload) {
+    workload.node_selectors_given = true;
+    if (f.value.IsNull()) return;
+    if (!expect_map(f, "a map from a queue name to the pools its jobs may use")) return;
+    std::vector<std::vector<std::string>> sets;
+    for (auto it = f.value.begin(); it != f.value.end(); ++it) {
+      const Entry item{it->first, it->second, f.path + "." + it->first.Scalar(), true};
+      std::vector<std::string> pools;
+      const std::vector<Entry> names = item.value.IsScalar() ? std::vector<Entry>{item} : list_items(item);
+      for (const Entry& name : names)
+        if (cluster_ != nullptr)
+          if (auto p = pool_value(name, *cluster_))
+            if (std::find(pools.begin(), pools.end(), cluster_->pools[*p].name) == pools.end())
+              pools.push_back(cluster_->pools[*p].name);
+      if (item.value.IsSequence() && item.value.size() == 0)
+        error(item, "expected at least one pool, got an empty list");
+      if (pools.empty()) continue;
+      std::sort(pools.begin(), pools.end());
+      if (std::find(sets.begin(), sets.end(), pools) == sets.end()) sets.push_back(pools);
+      if (sets.size() > 255) {
+        error(item, "more than 255 different pool sets; give queues that share pools the same list");
+        return;
+      }
+      workload.node_selectors.emplace_back(it->first.Scalar(), std::move(pools));
     }
   }
 

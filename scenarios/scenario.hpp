@@ -79,6 +79,16 @@ struct WorkloadSpec {
   bool queue_by_tenant = false;
   std::vector<KindRule> kinds;
   std::vector<SessionSpec> sessions;
+  // `workload.node_selectors: {QUEUE: [pool, ...]}`: the pools the jobs of a queue may use, as a
+  // nodeSelector on their pods (sbatch --constraint under slurm): every system places them there
+  // only (models::Job::node_set). Given, even empty, it is the scenario's word: headroom compare
+  // derives none (below).
+  std::vector<std::pair<std::string, std::vector<std::string>>> node_selectors;
+  bool node_selectors_given = false;
+  // Set by headroom compare when the selectors come from another system's rules (the scenario's
+  // Slurm partitions whose Nodes leave out a pool, for the systems that have no partitions):
+  // "slurm's partitions". Empty when written in the scenario or absent.
+  std::string node_selectors_from;
 };
 
 struct OutputSpec {

@@ -289,6 +289,26 @@ std::optional<std::string> prime_time_note(const models::PrimeTime& p, const mod
          " h in all (docs/fidelity.md, \"Prime time\")";
 }
 
+// `workload.node_selectors`: each job of a listed queue gets its pools' set (Job::node_set), by the
+// trace's queue names (before queue_by_tenant renames them). Identical sets share one entry.
+void apply_node_selectors(const WorkloadSpec& spec, models::Workload& w) {
+  if (spec.node_selectors.empty()) return;
+  std::vector<std::uint8_t> set_of_queue(w.queues.size(), 0);
+  for (const auto& [queue, pools] : spec.node_selectors) {
+    const auto id = w.queues.find(queue);
+    if (!id) continue;  // a queue with no job here (a window, a filter)
+    auto it = std::find(w.node_sets.begin(), w.node_sets.end(), pools);
+    if (it == w.node_sets.end()) {
+      if (w.node_sets.size() >= 255) throw sim::InputError("workload.node_selectors: more than 255 pool sets");
+      w.node_sets.push_back(pools);
+      it = w.node_sets.end() - 1;
+    }
+    set_of_queue[*id] = static_cast<std::uint8_t>(it - w.node_sets.begin() + 1);
+  }
+  for (auto& j : w.jobs)
+    if (j.queue < set_of_queue.size()) j.node_set = set_of_queue[j.queue];
+}
+
 models::Workload build_workload(const Scenario& scenario) {
   const WorkloadSpec& spec = scenario.workload;
   traces::ImportOptions options;
@@ -307,6 +327,7 @@ models::Workload build_workload(const Scenario& scenario) {
   for (const auto& t : scenario.tenants) w.tenants.intern(t.name);
   add_sessions(scenario, w);
   add_services(scenario, w);
+  apply_node_selectors(spec, w);
   if (spec.queue_by_tenant) {
     models::NameTable queues;
     for (const auto& name : w.tenants.names()) queues.intern(name);

@@ -484,6 +484,12 @@ bad slurm-nodes-block-unknown-pool 'slurm-nodes.yaml:10:20: policy.nodes.h100.We
 pol kueue-flavor '  name: kueue\n  resourceFlavors:\n    f: {pools: [p, nosuch]}\n  clusterQueues:\n    all:\n      namespaces: ["*"]\n      resources:\n        f: {gpu: {nominalQuota: 8}}'
 bad kueue-flavor-unknown-pool 'kueue-flavor.yaml:10:16: policy.resourceFlavors.f.pools: no pool named "nosuch" (pools: p, q)' \
   -- run "$tmp/kueue-flavor.yaml" -o OUT
+scen node-selectors good.swf '/^  trace:/a\  node_selectors: {q1: [p, nosuch]}'
+bad node-selectors-unknown-pool 'node-selectors.yaml:14:28: workload.node_selectors.q1[1]: no pool named "nosuch"' \
+  -- run "$tmp/node-selectors.yaml" -o OUT
+scen node-selectors-empty good.swf '/^  trace:/a\  node_selectors: {q1: []}'
+bad node-selectors-empty-list 'workload.node_selectors.q1: expected at least one pool, got an empty list' \
+  -- validate "$tmp/node-selectors-empty.yaml"
 printf 'policies:\n  slurm:\n    partitions:\n      gpu: {Nodes: nosuch}\n' >"$tmp/override.txt"
 scen override && cat "$tmp/override.txt" >>"$tmp/override.yaml"
 bad policies-override-unknown-pool 'override.yaml:17:20: policy.partitions.gpu.Nodes: no pool named "nosuch" (pools: p)' \

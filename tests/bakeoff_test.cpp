@@ -99,6 +99,55 @@ std::vector<std::int32_t> slice_gpus(const models::Placement& p) {
   return out;
 }
 
+// workload.node_selectors (models::Job::node_set): a queue's jobs use only its pools under every
+// system. Pools a and b, one 8-GPU node each; the two 8-GPU jobs of queue qa may use a only, so
+// the second waits for the first (100 s) though b is free; the job of queue qb, on any node, runs
+// on b. Without the node set the second job starts at 10 s on b.
+TEST(NodeSelectors, EverySystemKeepsAQueuesJobsOnItsPools) {
+  models::ClusterSpec c;
+  c.pools.push_back({"a", 1, 8, "A100", 0, 0});
+  c.pools.push_back({"b", 1, 8, "A100", 0, 0});
+  for (const std::string name : {"kubernetes", "kubernetes+coscheduling", "volcano", "kueue", "kai", "slurm"}) {
+    for (const bool selected : {true, false}) {
+      auto w = ht::WorkloadBuilder().job(0, 8, 100).job(10, 8, 100).job(20, 8, 50).build();
+      w.jobs[2].queue = w.queues.intern("qb");
+      if (selected) {
+        w.node_sets = {{"a"}};
+        w.jobs[0].node_set = w.jobs[1].node_set = 1;
+      }
+      auto params = params_for(name);
+      if (name == "kueue") {
+        params["resourceFlavors.default.pools"] = {"[a, b]", "t.yaml", 1, 1};
+        params["clusterQueues.all.resources.default.gpu.nominalQuota"] = {"16", "t.yaml", 3, 1};
+      }
+      std::vector<sim::InputError> errors;
+      auto policy = policies::make_policy(name, policies::with_add_on(name, params, errors), 1);
+      ASSERT_TRUE(errors.empty()) << name;
+      simulation::Simulation sim(w, c, *policy, nullptr);
+      sim.run();
+      const std::string what = name + (selected ? " with" : " without") + " the node set";
+      EXPECT_EQ(sim.job_state(1), JobState::Completed) << what;
+      if (selected) {
+        EXPECT_EQ(sim.job_start(1), 100 * sim::kSecond) << what;
+        ASSERT_EQ(sim.job_placement(1).size(), 1u) << what;
+        EXPECT_EQ(sim.job_placement(0)[0].node, 0u) << what;
+        EXPECT_EQ(sim.job_placement(1)[0].node, 0u) << what;
+        // qb's job on b: at once under kube-scheduler and KAI; at Slurm's first backfill pass (the
+        // main scheduler gives no node of a partition whose head job failed to a later job);
+        // after job 1 under Volcano (job 1 is Inqueue: enqueue's overcommit gate, 8 + 8 + 8 GPUs
+        // over 16 x 1.2) and Kueue (job 1 is admitted: 16 of the ClusterQueue's 16 GPUs).
+        const std::map<std::string, int> at{{"kubernetes", 20}, {"kubernetes+coscheduling", 20},
+                                            {"kai", 20},        {"slurm", 30},
+                                            {"volcano", 100},   {"kueue", 100}};
+        EXPECT_EQ(sim.job_start(2), at.at(name) * sim::kSecond) << what;
+        EXPECT_EQ(sim.job_placement(2)[0].node, 1u) << what;
+      } else {
+        EXPECT_EQ(sim.job_start(1), 10 * sim::kSecond) << what;
+      }
+    }
+  }
+}
+
 // Issue #32: a job whose trace puts 16 GPUs on one node, on 8-GPU nodes, never runs under any
 // system: kube-scheduler (and the systems that place pods through it) and KAI (a pod is placed
 // whole on one node) leave the pod Pending, with no head-of-line blocking (the 4-GPU job behind it

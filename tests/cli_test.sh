@@ -89,9 +89,10 @@ if "$bin" compare "$src/scenarios/poc/real-tasks.yaml" --policies volcano,kai,ku
 else pass=$((pass + 1)); fi
 
 # Slurm partitions whose Nodes leave out a pool (CEA Curie's standard, large and hybrid) keep their
-# jobs there; fifo and kubernetes place the same jobs on any node, and compare says so. The queue is
-# -1 and field 16 the partition, as in Curie's log: partition1 on a, partition2 on b, partition3 on
-# both (not a confinement).
+# jobs there; compare gives fifo and kubernetes the same pools as node selectors by queue and says
+# so, or, with `workload.node_selectors: {}`, says that they place the same jobs on any node. The
+# queue is -1 and field 16 the partition, as in Curie's log: partition1 on a, partition2 on b,
+# partition3 on both (not a confinement).
 cat >"$tmp/parts.swf" <<'SWF'
 ; MaxProcs: 32
 1 0 0 100 8 -1 -1 8 200 -1 1 1 1 -1 -1 1 -1 -1
@@ -115,11 +116,16 @@ policy:
 workload:
   trace: $tmp/parts.swf
 YAML
-check compare-node-rules 0 "slurm keeps 3 of 4 jobs (75.0%) on part of the cluster by their queue: partition1 on a;" -- \
+sed 's#^  trace: .*#&\n  node_selectors: {}#' "$tmp/parts.yaml" >"$tmp/parts-any.yaml"
+check compare-node-rules 0 "slurm keeps 3 of 4 jobs (75.0%) on part of the cluster by their partitions: partition1 on a;" -- \
   "$bin" compare "$tmp/parts.yaml" --policies fifo,kubernetes,slurm
-check compare-node-rules-others 0 "fifo and kubernetes have no such rule here and place the same jobs on any node" -- \
+check compare-node-rules-selectors 0 "fifo and kubernetes place the same queues' jobs on the same pools, by node" -- \
   "$bin" compare "$tmp/parts.yaml" --policies fifo,kubernetes,slurm
-check compare-node-rules-json 0 '"node_rules": [{"policy": "slurm", "confined_jobs": 3, "queues": {"partition1": ["a"], "partition2": ["b"]}}]' -- \
+check compare-node-rules-any-node 0 "fifo and kubernetes have no such rule here and place the same jobs on any node" -- \
+  "$bin" compare "$tmp/parts-any.yaml" --policies fifo,kubernetes,slurm
+check compare-node-rules-json 0 '"node_rules": [{"policy": "slurm", "confined_jobs": 3, "queues": {"partition1": ["a"], "partition2": ["b"]}}],' -- \
+  "$bin" compare "$tmp/parts.yaml" --policies fifo,slurm --json
+check compare-node-rules-json-selectors 0 '"node_selectors_from_rules": ["fifo"],' -- \
   "$bin" compare "$tmp/parts.yaml" --policies fifo,slurm --json
 if "$bin" compare "$tmp/good.yaml" --policies fifo,slurm 2>&1 | grep -q "on part of the cluster by their queue"; then
   echo "FAIL compare-node-rules-none: the line without partitions that leave out a pool"; fail=$((fail + 1))

@@ -431,6 +431,7 @@ TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
 #include "planner/compare.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 
 namespace {
 
@@ -1023,6 +1024,50 @@ TEST(Compare, NodeRulesOfSlurmPartitionsAndKueueFlavors) {
   EXPECT_EQ(policies::find_system("kubernetes")->node_rules, nullptr);
   EXPECT_EQ(policies::find_system("volcano")->node_rules, nullptr);
   EXPECT_EQ(policies::find_system("kai")->node_rules, nullptr);
+}
+
+// workload.node_selectors: the jobs of queue q get the set {t4} (models::Job::node_set) and run on
+// the two T4 nodes only (ids 4 and 5), under fifo as under every system (bakeoff_test.cpp).
+// compare gives a system without partitions the Slurm partitions of the scenario's own block as
+// selectors, unless the scenario writes its own (even empty: none).
+TEST(Compare, NodeSelectorsKeepAQueuesJobsOnItsPools) {
+  const auto sc = scenarios::load_scenario(write_scenario("sel.yaml", "  node_selectors: {q: [t4]}\n"));
+  ASSERT_EQ(sc.workload.node_selectors.size(), 1u);
+  const models::Workload w = scenarios::build_workload(sc);
+  ASSERT_EQ(w.node_sets, (std::vector<std::vector<std::string>>{{"t4"}}));
+  for (const auto& j : w.jobs) EXPECT_EQ(j.node_set, 1);
+  const auto o = planner::run_scenario(sc);
+  std::size_t started = 0;
+  for (const auto& j : o.result.jobs) {
+    if (j.start < 0) continue;
+    ++started;
+    EXPECT_EQ(j.pool, 1) << "job " << j.trace_id;
+    EXPECT_GE(j.first_node, 4);
+  }
+  EXPECT_EQ(started, 200u);
+
+  const std::string path = write_scenario("sel-slurm.yaml", "");
+  std::string text;
+  {
+    std::ifstream in(path);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string slurm_block = "policy:\n  name: slurm\n  partitions:\n    q: {Nodes: t4}\n";
+  text.replace(text.find("policy: fifo\n"), 13, slurm_block);
+  const auto base = scenarios::parse_scenario(text, path);
+  const auto k8s = planner::scenario_for_policy(base, "kubernetes");
+  // q is the only partition, so the Default one: jobs naming no queue ("default", "unknown") too.
+  ASSERT_EQ(k8s.workload.node_selectors.size(), 3u);
+  EXPECT_EQ(k8s.workload.node_selectors[0].first, "q");
+  EXPECT_EQ(k8s.workload.node_selectors[1].first, "default");
+  EXPECT_EQ(k8s.workload.node_selectors[2].first, "unknown");
+  EXPECT_EQ(k8s.workload.node_selectors[0].second, std::vector<std::string>{"t4"});
+  EXPECT_EQ(k8s.workload.node_selectors_from, "slurm's partitions");
+  EXPECT_TRUE(planner::scenario_for_policy(base, "slurm").workload.node_selectors.empty());
+  text.replace(text.find("  trace: trace.csv\n"), 19, "  trace: trace.csv\n  node_selectors: {}\n");
+  const auto opted_out = scenarios::parse_scenario(text, path);
+  EXPECT_TRUE(opted_out.workload.node_selectors_given);
+  EXPECT_TRUE(planner::scenario_for_policy(opted_out, "kubernetes").workload.node_selectors.empty());
 }
 
 // headroom compare derives each policy's quota and queue settings from one tenant description.

@@ -27,7 +27,8 @@ std::optional<models::Placement> consolidate_placement(const models::ClusterStat
 std::optional<models::Placement> consolidate_in_pool(const models::ClusterState& cluster, models::PoolId pool,
                                                      std::int32_t gpus);
 
-// True if the pool's GPU type satisfies the job's GPU-type constraint.
+// True if the pool's GPU type satisfies the job's GPU-type constraint and the pool is one of its
+// node set's (Job::node_set: workload.node_selectors).
 bool pool_eligible(const models::ClusterState& cluster, models::PoolId pool, const models::Job& job,
                    const models::Workload& workload);
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/job.hpp"
@@ -590,7 +590,7 @@ class KaiPolicy final : public Policy {
 
   // Whether the pod needs more than one node.
   bool multi_node(const Job& job) const {
-    if (job.gpu_type == 0) return job.gpus > largest_gpus_per_node_;  // every pool is eligible
+    if (job.gpu_type == 0 && job.node_set == 0) return job.gpus > largest_gpus_per_node_;  // every pool is eligible
     std::int32_t largest = 0;
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
       if (pool_ok(p, job)) largest = std::max(largest, cluster_->spec().pools[p].gpus_per_node);
@@ -767,6 +767,7 @@ class KaiPolicy final : public Policy {
     std::int32_t gpus, cpus;
     std::int64_t memory_mib;
     std::uint16_t gpu_type;
+    std::uint8_t node_set;
     bool operator==(const ConsolidationShape&) const = default;
   };
   std::vector<ConsolidationShape> consolidation_misses_;

@@ -41,6 +41,7 @@ std::optional<Derived> derive(const DeriveRequest& r) {
 // Nodes=, or `partitions.<name>.Nodes`); jobs naming no partition go to the Default one.
 NodeRules node_rules(const PolicyParams& params, const models::ClusterSpec& cluster) {
   NodeRules out;
+  out.what = "partitions";
   const Config c = parse_config(params);
   for (const PartitionConf& p : c.partitions) {
     if (p.pools.empty()) continue;

@@ -303,10 +303,14 @@ class SlurmPolicy final : public Policy, public Inspect {
   Shape make_shape(const ClusterView& view, const Job& job, const Part& p) const;
 
   bool type_ok(const ClusterView& view, const Job& job, NodeId id) const {
-    if (job.gpu_type == 0) return true;  // the common case: no virtual call
+    if (job.gpu_type == 0 && job.node_set == 0) return true;  // the common case: no virtual call
     const auto& w = view.workload();
     const auto& pool = view.cluster().spec().pools[view.cluster().node(id).pool];
-    return pool.gpu_type == w.gpu_type_names.at(job.gpu_type - 1u);
+    if (job.node_set != 0) {  // sbatch --constraint: the node set's pools only
+      const auto& names = w.node_sets.at(job.node_set - 1u);
+      if (std::find(names.begin(), names.end(), pool.name) == names.end()) return false;
+    }
+    return job.gpu_type == 0 || pool.gpu_type == w.gpu_type_names.at(job.gpu_type - 1u);
   }
 
   // GPUs node `id` can give the job under `a` (fixed: need or 0).
@@ -489,7 +493,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     const Part& p = parts_[static_cast<std::size_t>(part_[j])];
     return one_weight_ && (a.cpg <= 0 || !any_cpus_) && (a.mpg <= 0 || !any_mem_) && cap_.size() == avail_.size() &&
            switches_.empty() && !held_any && !a.fixed && !a.exclusive && workload_->jobs[j].gpu_type == 0 &&
-           p.conf.state == PartitionState::Up && p.by_id && p.bits.size() == (avail_.size() + 63) / 64;
+           workload_->jobs[j].node_set == 0 && p.conf.state == PartitionState::Up && p.by_id &&
+           p.bits.size() == (avail_.size() + 63) / 64;
   }
 
   std::string start(Session& s, JobIndex j, const models::Placement& pl, std::string_view reason);
@@ -678,7 +683,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Backfill: what one walk asked and found (no start before `from`).
   struct WalkRec {
     int part;
-    std::uint32_t gpu_type;
+    std::uint32_t gpu_type;  // and node set: gpu_type | node_set << 16
     bool fixed;
     Tick limit;
     std::int32_t gpus;
@@ -690,7 +695,8 @@ class SlurmPolicy final : public Policy, public Inspect {
     Tick from;
   };
   std::vector<WalkRec> recs_;
-  // never_fits: per partition, GPU type and shape, the GPUs (or nodes) its empty nodes hold.
+  // never_fits: per partition, GPU type and node set (gpu_type | node_set << 16) and shape, the GPUs
+  // (or nodes) its empty nodes hold.
   mutable std::map<
       std::tuple<int, std::uint32_t, bool, bool, std::int32_t, std::int32_t, std::int64_t, std::int32_t, std::int64_t>,
       std::int64_t>

@@ -551,6 +551,7 @@ class SplitPolicy::Part final : public Session {
     workload_.groups = whole.groups;
     workload_.qos = whole.qos;
     workload_.gpu_type_names = whole.gpu_type_names;
+    workload_.node_sets = whole.node_sets;
     workload_.meta = whole.meta;
     held_.resize(global_.size());
     placement_.resize(global_.size());
@@ -812,7 +813,11 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
     copies_.assign(route_.size(), 0);
     for (std::size_t s = 0; s < parts_.size(); ++s) {
       gpu_types_.emplace_back();
-      for (const auto& pool : parts.parts[s].pools) gpu_types_.back().push_back(pool.gpu_type);
+      pool_names_.emplace_back();
+      for (const auto& pool : parts.parts[s].pools) {
+        gpu_types_.back().push_back(pool.gpu_type);
+        pool_names_.back().push_back(pool.name);
+      }
     }
   } else {
     for (std::size_t j = 0; j < route_.size(); ++j) {
@@ -1094,9 +1099,17 @@ void SplitPolicy::moves_on_demand(Session& session) {
 
 bool SplitPolicy::eligible(std::size_t s, JobIndex j) const {
   const Job& job = workload_->jobs[j];
-  if (job.gpu_type == 0) return true;
-  const std::string& type = workload_->gpu_type_names.at(job.gpu_type - 1u);
-  return std::find(gpu_types_[s].begin(), gpu_types_[s].end(), type) != gpu_types_[s].end();
+  if (job.gpu_type == 0 && job.node_set == 0) return true;
+  // A pool of system s of the job's GPU type and in its node set.
+  for (std::size_t k = 0; k < gpu_types_[s].size(); ++k) {
+    if (job.gpu_type != 0 && gpu_types_[s][k] != workload_->gpu_type_names.at(job.gpu_type - 1u)) continue;
+    if (job.node_set != 0) {
+      const auto& names = workload_->node_sets.at(job.node_set - 1u);
+      if (std::find(names.begin(), names.end(), pool_names_[s][k]) == names.end()) continue;
+    }
+    return true;
+  }
+  return false;
 }
 
 void SplitPolicy::on_submit(const ClusterView& view, JobIndex job) {

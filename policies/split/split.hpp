@@ -269,7 +269,8 @@ class SplitPolicy final : public Policy {
   bool redispatch_ = false;
   std::vector<bool> evicted_;
   const models::Workload* workload_ = nullptr;
-  std::vector<std::vector<std::string>> gpu_types_;  // by cluster: its pools' GPU types
+  std::vector<std::vector<std::string>> gpu_types_;   // by cluster: its pools' GPU types
+  std::vector<std::vector<std::string>> pool_names_;  // and their names (node sets name them)
   // Moves.
   std::vector<Move> rules_;
   std::vector<std::uint32_t> rule_from_, rule_to_;

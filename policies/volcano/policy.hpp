@@ -690,7 +690,7 @@ class VolcanoPolicy final : public Policy {
 
   bool eligible(NodeId n, const Job& job) const {
     const models::Node& node = view_->cluster().node(n);
-    return node.up && (job.gpu_type == 0 || pool_eligible(view_->cluster(), node.pool, job, view_->workload()));
+    return node.up && ((job.gpu_type == 0 && job.node_set == 0) || pool_eligible(view_->cluster(), node.pool, job, view_->workload()));
   }
 
   std::pair<NodeId, bool> select_node(JobIndex j, const SliceReq& sl) const;

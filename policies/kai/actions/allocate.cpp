@@ -613,8 +613,8 @@ Reason KaiPolicy::attempt(Session& s, std::uint32_t id) {
   std::optional<std::vector<models::Placement>> placements;
   // A single plain pod no smaller than one that already failed in this session cannot fit.
   const Job& first = workload_->jobs[pods[0]];
-  const bool single =
-      pods.size() == 1 && !is_share(first) && first.gpu_type == 0 && first.cpus == 0 && first.memory_mib == 0;
+  const bool single = pods.size() == 1 && !is_share(first) && first.gpu_type == 0 && first.node_set == 0 &&
+                      first.cpus == 0 && first.memory_mib == 0;
   const bool is_plain = single && !multi_node(first);
   const bool is_multi = single && !is_plain;
   if (r == Reason::None) {

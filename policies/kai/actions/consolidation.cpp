@@ -35,7 +35,7 @@ bool KaiPolicy::consolidate(Session& s, std::uint32_t id, int& attempts) {
     consolidation_misses_.clear();
     consolidation_misses_at_ = version;
   }
-  const ConsolidationShape shape{job.gpus, job.cpus, job.memory_mib, job.gpu_type};
+  const ConsolidationShape shape{job.gpus, job.cpus, job.memory_mib, job.gpu_type, job.node_set};
   if (std::find(consolidation_misses_.begin(), consolidation_misses_.end(), shape) != consolidation_misses_.end())
     return false;
   const Tick now = s.now();

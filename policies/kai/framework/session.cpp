@@ -50,7 +50,7 @@ void KaiPolicy::on_submit(const ClusterView& view, JobIndex j) {
   std::sort(unit.members.begin(), unit.members.end());
   unit.single = unit.members.size() == 1 ? j : models::kNoJob;
   const bool simple = unit.members.size() == 1 && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
-                      job.cpus == 0 && job.memory_mib == 0 && !unit.larger_than_node;
+                      job.node_set == 0 && job.cpus == 0 && job.memory_mib == 0 && !unit.larger_than_node;
   unit.simple_gpus = simple ? job.gpus : 0;
   unit.simple_multi = simple && multi_node(job);
   if (!nodes_[unit.queue].children.empty() || undeclared(unit.queue) || memory_pod_rejection(job).has_value() ||
@@ -417,7 +417,7 @@ void KaiPolicy::count_pending(JobIndex j, std::int64_t sign) {
   if (larger_than_node_[j] != 0) return;
   const Job& job = workload_->jobs[j];
   const bool simple = job.group == models::kNone && job.gpus > 0 && !is_share(job) && job.gpu_type == 0 &&
-                      job.cpus == 0 && job.memory_mib == 0;
+                      job.node_set == 0 && job.cpus == 0 && job.memory_mib == 0;
   if (!simple) {
     other_pending_ += sign;
   } else if (multi_node(job)) {

@@ -78,12 +78,14 @@ std::vector<std::int64_t> guaranteed_gpus(const scenarios::Scenario& sc) {
 }
 
 // What the system derives from the scenario's tenants (SystemModule::derive), or nullopt.
-std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std::string& policy) {
+std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std::string& policy,
+                                        const std::vector<std::vector<std::string>>& node_sets = {}) {
   const policies::SystemModule* system = policies::find_system(policy);
   if (system == nullptr || system->derive == nullptr) return std::nullopt;
   policies::DeriveRequest request;
   request.cluster = &sc.cluster;
   request.file = sc.file;
+  request.node_sets = node_sets;
   for (const auto& g : sc.queue_grants) request.restricted = request.restricted || g.restricted;
   const auto gpus = guaranteed_gpus(sc);
   for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
@@ -142,46 +144,58 @@ const scenarios::PolicySpec* own_block(const scenarios::Scenario& base, const st
 
 namespace {
 
-scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::string& policy);
-
 // The node rules of the scenario's own system (its `policy:` block: Slurm partitions whose Nodes
 // leave out a pool) as node selectors for a system that has no such rules of its own, unless the
 // scenario writes `workload.node_selectors` itself: a site moving its Slurm queues to Kubernetes
-// keeps their hardware (the fat nodes, the hybrid ones) with a nodeSelector per queue.
-void derive_node_selectors(const scenarios::Scenario& base, scenarios::Scenario& sc) {
-  if (base.workload.node_selectors_given || sc.policy.name == "split" || base.policy.name == "split") return;
+// keeps their hardware (the fat nodes, the hybrid ones) with a nodeSelector per queue. Empty: none;
+// `from` says whose rules they are ("slurm's partitions").
+struct Selectors {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_queue;
+  std::string from;
+};
+
+Selectors node_selectors_for(const scenarios::Scenario& base, const std::string& policy) {
+  Selectors out;
+  if (base.workload.node_selectors_given || policy.rfind("split", 0) == 0 || base.policy.name == "split") return out;
   const policies::SystemModule* own = policies::find_system(base.policy.name);
-  const policies::SystemModule* runs = policies::find_system(sc.policy.name);
-  if (own == nullptr || own->node_rules == nullptr || runs == own) return;
+  const policies::SystemModule* runs = policies::find_system(policy);
+  if (own == nullptr || own->node_rules == nullptr || runs == own) return out;
   policies::NodeRules rules;
   try {
     std::vector<sim::InputError> errors;
     rules = own->node_rules(policies::with_add_on(base.policy.name, base.policy.params, errors), base.cluster);
   } catch (const std::exception&) {
-    return;  // the scenario's own run reports its parameters
+    return out;  // the scenario's own run reports its parameters
   }
   for (auto& q : rules.queues) {
     std::sort(q.pools.begin(), q.pools.end());
-    sc.workload.node_selectors.emplace_back(q.queue, q.pools);
+    out.by_queue.emplace_back(q.queue, q.pools);
     if (q.takes_unnamed)  // jobs that name no queue: the trace's "default" or "unknown"
       for (const char* unnamed : {"default", "unknown"})
         if (std::none_of(rules.queues.begin(), rules.queues.end(), [&](const auto& o) { return o.queue == unnamed; }))
-          sc.workload.node_selectors.emplace_back(unnamed, q.pools);
+          out.by_queue.emplace_back(unnamed, q.pools);
   }
-  if (!sc.workload.node_selectors.empty()) sc.workload.node_selectors_from = base.policy.name + "'s " + rules.what;
+  if (!out.by_queue.empty()) out.from = base.policy.name + "'s " + rules.what;
+  return out;
 }
+
+scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::string& policy, const Selectors& sel);
 
 }  // namespace
 
 scenarios::Scenario scenario_for_policy(const scenarios::Scenario& base, const std::string& policy) {
-  scenarios::Scenario sc = with_policy(base, policy);
-  derive_node_selectors(base, sc);
+  Selectors sel = node_selectors_for(base, policy);
+  scenarios::Scenario sc = with_policy(base, policy, sel);
+  if (!sel.by_queue.empty()) {
+    sc.workload.node_selectors = std::move(sel.by_queue);
+    sc.workload.node_selectors_from = std::move(sel.from);
+  }
   return sc;
 }
 
 namespace {
 
-scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::string& policy) {
+scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::string& policy, const Selectors& sel) {
   scenarios::Scenario sc = base;
   // "split": the scenario's split site as it declares it; every other name runs the whole cluster
   // as one shared pool under that policy (docs/split.md, "Against one shared pool").
@@ -222,7 +236,10 @@ scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::stri
     }
   }
   sc.policy = scenarios::PolicySpec{policy, {}};
-  if (auto derived = derive(base, policy)) {
+  std::vector<std::vector<std::string>> pool_sets;  // the selectors' pools, each set once
+  for (const auto& [queue, pools] : sel.by_queue)
+    if (std::find(pool_sets.begin(), pool_sets.end(), pools) == pool_sets.end()) pool_sets.push_back(pools);
+  if (auto derived = derive(base, policy, pool_sets)) {
     sc.policy.params = std::move(derived->params);
     sc.workload.queue_by_tenant = derived->queue_by_tenant;
   }

@@ -57,6 +57,9 @@ struct DeriveRequest {
   std::vector<TenantQuota> tenants;  // empty: the scenario lists none
   bool restricted = false;           // the permission drill grants queues by name
   std::string file;                  // where derived parameters are said to come from
+  // The pools of the node selectors compare gives the system's jobs (from the scenario's Slurm
+  // partitions), each set once; empty: none.
+  std::vector<std::vector<std::string>> node_sets;
 };
 
 struct Derived {

@@ -1064,10 +1064,24 @@ TEST(Compare, NodeSelectorsKeepAQueuesJobsOnItsPools) {
   EXPECT_EQ(k8s.workload.node_selectors[0].second, std::vector<std::string>{"t4"});
   EXPECT_EQ(k8s.workload.node_selectors_from, "slurm's partitions");
   EXPECT_TRUE(planner::scenario_for_policy(base, "slurm").workload.node_selectors.empty());
+  // Kueue gets a ResourceFlavor per pool, each pool's GPUs as its quota, so that a workload is
+  // admitted against the pools its pods may use; without selectors one flavor over all pools.
+  auto value = [](const policies::PolicyParams& p, const std::string& key) {
+    const auto it = p.find(key);
+    return it == p.end() ? std::string("(none)") : it->second.text;
+  };
+  const auto kueue = planner::scenario_for_policy(base, "kueue").policy.params;
+  EXPECT_EQ(value(kueue, "resourceFlavors.t4.pools"), "[t4]");
+  EXPECT_EQ(value(kueue, "resourceFlavors.a100.pools"), "[a100]");
+  EXPECT_EQ(value(kueue, "clusterQueues.all-tenants.resources.t4.gpu.nominalQuota"), "8");
+  EXPECT_EQ(value(kueue, "clusterQueues.all-tenants.resources.a100.gpu.nominalQuota"), "32");
+  EXPECT_EQ(value(kueue, "resourceFlavors.default.pools"), "(none)");
   text.replace(text.find("  trace: trace.csv\n"), 19, "  trace: trace.csv\n  node_selectors: {}\n");
   const auto opted_out = scenarios::parse_scenario(text, path);
   EXPECT_TRUE(opted_out.workload.node_selectors_given);
   EXPECT_TRUE(planner::scenario_for_policy(opted_out, "kubernetes").workload.node_selectors.empty());
+  EXPECT_EQ(value(planner::scenario_for_policy(opted_out, "kueue").policy.params, "resourceFlavors.default.pools"),
+            "[a100, t4]");
 }
 
 // headroom compare derives each policy's quota and queue settings from one tenant description.

@@ -13,10 +13,25 @@ namespace {
 // Kueue admits nothing without a ClusterQueue. Without tenants: one ClusterQueue over every
 // namespace and the whole cluster (a platform team's first install). With tenants: a ClusterQueue
 // per tenant in one cohort, nominal quota its guaranteed GPUs, borrowing up to its cap, and one for
-// the tenants the scenario does not list, with what is left.
+// the tenants the scenario does not list, with what is left. When the jobs carry node selectors
+// by queue (compare, from Slurm partitions) and there are no tenants: a ResourceFlavor per pool
+// with its GPUs as the ClusterQueue's quota, as a site with several node pools configures Kueue,
+// so that a workload is admitted against the quota of the pools its pods may use.
 std::optional<Derived> derive(const DeriveRequest& r) {
   Derived d;
   const std::int64_t total = r.cluster->total_gpus();
+  const bool plain_names = std::all_of(r.cluster->pools.begin(), r.cluster->pools.end(), [](const auto& p) {
+    return !p.name.empty() && p.name.find_first_of(". \t\"[]{},:#") == std::string::npos;
+  });
+  if (!r.node_sets.empty() && r.tenants.empty() && r.cluster->pools.size() > 1 && plain_names) {
+    d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);
+    for (const auto& pool : r.cluster->pools) {
+      d.put("resourceFlavors." + pool.name + ".pools", "[" + pool.name + "]", r.file);
+      d.put("clusterQueues.all-tenants.resources." + pool.name + ".gpu.nominalQuota",
+            std::to_string(static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node), r.file);
+    }
+    return d;
+  }
   d.put("resourceFlavors.default.pools", pool_list(*r.cluster), r.file);
   if (r.tenants.empty()) {
     d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);

@@ -16,7 +16,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -232,26 +231,31 @@ struct Overlay {
   Overlay(const Overlay& o) : nodes(o.nodes) {}
   Overlay& operator=(const Overlay& o) {
     nodes = o.nodes;
-    index_.clear();
+    reset_index();
     return *this;
   }
   Overlay(Overlay&&) = default;
   Overlay& operator=(Overlay&&) = default;
   // After changing `nodes` other than through at(): assign, clear, push_back.
-  void reset_index() { index_.clear(); }
+  void reset_index() {
+    pos_.clear();
+    indexed_ = 0;
+  }
   Free* find(NodeId n) {
     // A solver that takes thousands of victims touches thousands of nodes: past a few, a lookup
-    // goes through the index (built as nodes are added) instead of a scan.
+    // goes through the index (by node id, built as nodes are added) instead of a scan.
     if (nodes.size() <= kScan) {
       for (auto& f : nodes)
         if (f.node == n) return &f;
       return nullptr;
     }
-    if (index_.size() > nodes.size()) index_.clear();
-    for (std::size_t i = index_.size(); i < nodes.size(); ++i)
-      index_.emplace(nodes[i].node, static_cast<std::uint32_t>(i));
-    const auto it = index_.find(n);
-    return it == index_.end() ? nullptr : &nodes[it->second];
+    if (indexed_ > nodes.size()) reset_index();
+    for (; indexed_ < nodes.size(); ++indexed_) {
+      const NodeId id = nodes[indexed_].node;
+      if (id >= pos_.size()) pos_.resize(std::max<std::size_t>(id + 1, 2 * pos_.size()), 0);
+      if (pos_[id] == 0) pos_[id] = static_cast<std::uint32_t>(indexed_ + 1);
+    }
+    return n < pos_.size() && pos_[n] != 0 ? &nodes[pos_[n] - 1] : nullptr;
   }
   Free get(const models::ClusterState& c, NodeId n) {
     if (Free* f = find(n)) return *f;
@@ -292,7 +296,8 @@ struct Overlay {
 
  private:
   static constexpr std::size_t kScan = 16;
-  std::unordered_map<NodeId, std::uint32_t> index_;  // nodes[i].node -> i, for nodes.size() > kScan
+  std::vector<std::uint32_t> pos_;  // pos_[node]: its index in nodes + 1 (0: absent), past kScan nodes
+  std::size_t indexed_ = 0;         // nodes[0, indexed_) are in pos_
 };
 
 class KaiPolicy final : public Policy {

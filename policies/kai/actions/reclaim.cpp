@@ -24,13 +24,40 @@ std::optional<std::vector<std::uint32_t>> KaiPolicy::solve(const std::vector<Job
   std::vector<std::uint32_t> chosen;
   const Amounts req = pods_demand(pods);
   std::int64_t freed = 0;
+  // What place() sees, exactly, without shares: the whole GPUs free in the overlay on the pools
+  // some pod may use (GPU type, node set), kept as victims are taken. Pods that ask more cannot
+  // all be placed, so place() is not tried (the bound above it is the upstream-shaped heuristic
+  // and decides; this one only skips attempts that fail). A reclaim taking thousands of victims
+  // for pods confined to some pools tried place() after each, over a growing overlay.
+  bool exact = !cfg_.gpu_sharing;
+  std::vector<char> usable(cluster_->pool_count(), 0);
+  std::int64_t need = 0, have = 0;
+  if (exact) {
+    for (JobIndex j : pods) {
+      need += workload_->jobs[j].gpus;
+      for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+        usable[p] = usable[p] || pool_ok(p, workload_->jobs[j]);
+    }
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (usable[p]) have += cluster_->pool_free_gpus(p);
+    for (const Free& f : ov.nodes)
+      if (usable[cluster_->node(f.node).pool]) have += f.gpus - cluster_->node(f.node).free_gpus;
+  }
   for (std::uint32_t v = 0; next(v);) {
     if (!accept(v)) continue;
     chosen.push_back(v);
-    for (JobIndex j : active_members(units_[v])) ov.take(*cluster_, view_->placement(j), -1);
+    for (JobIndex j : active_members(units_[v])) {
+      ov.take(*cluster_, view_->placement(j), -1);
+      if (exact)
+        for (const models::Slice& sl : view_->placement(j)) {
+          if (usable[cluster_->node(sl.node).pool]) have += sl.gpus;
+          exact = exact && sl.gpu_milli == 0;  // a share's device may free a whole GPU: no bound
+        }
+    }
     freed += units_[v].running_req[0];
     // (Whole free GPUs bound what can fit, except for shares, which also fit on shared devices.)
     if (!cfg_.gpu_sharing && freed + cluster_->free_gpus() < req[0]) continue;
+    if (exact && have < need) continue;
     Overlay trial = ov;
     if (auto p = place(pods, trial)) {
       plan = std::move(*p);

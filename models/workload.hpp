@@ -75,4 +75,15 @@ struct Workload {
   TraceMeta meta;
 };
 
+// Whether the job's node set (Job::node_set) lets it use the pool of that name: always without
+// one. The one test behind policies::pool_eligible, Slurm's --constraint and split's routing.
+inline bool in_node_set(const Workload& w, const Job& j, std::string_view pool) {
+  if (j.node_set == 0) return true;
+  if (j.node_set > w.node_sets.size()) return false;
+  const auto& names = w.node_sets[j.node_set - 1u];
+  for (const auto& n : names)
+    if (n == pool) return true;
+  return false;
+}
+
 }  // namespace headroom::models

@@ -95,26 +95,37 @@ std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std
   return system->derive(request);
 }
 
+// The node rules (SystemModule::node_rules) of a policy block, add-on included; nullopt when its
+// system has none or its parameters do not read (the run of that block reports them).
+std::optional<policies::NodeRules> node_rules(const scenarios::PolicySpec& spec, const models::ClusterSpec& cluster) {
+  const policies::SystemModule* system = policies::find_system(spec.name);
+  if (system == nullptr || system->node_rules == nullptr) return std::nullopt;
+  try {
+    std::vector<sim::InputError> errors;
+    return system->node_rules(policies::with_add_on(spec.name, spec.params, errors), cluster);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The queue names of jobs that name no queue, which a Slurm Default partition takes (as
+// SlurmPolicy::partition_of reads them).
+constexpr std::string_view kUnnamedQueues[] = {"", "default", models::kUnknownName};
+
 // The run's node rules (PolicyRun::confined_queues): its system's, read from the parameters it
 // ran with, and the jobs of the result in each confined queue.
 void node_rules_of(const scenarios::Scenario& sc, const results::RunResult& result, PolicyRun& run) {
   run.node_selectors = !sc.workload.node_selectors.empty();
   run.node_selectors_from = sc.workload.node_selectors_from;
-  const policies::SystemModule* system = policies::find_system(sc.policy.name);
-  if (system == nullptr || system->node_rules == nullptr) return;
-  policies::NodeRules rules;
-  try {
-    std::vector<sim::InputError> errors;
-    rules = system->node_rules(policies::with_add_on(sc.policy.name, sc.policy.params, errors), sc.cluster);
-  } catch (const std::exception&) {
-    return;  // the run itself read them; nothing to say
-  }
+  auto found = node_rules(sc.policy, sc.cluster);
+  if (!found) return;
+  policies::NodeRules& rules = *found;
   run.other_node_rules = rules.other;
   run.confined_what = rules.what;
   std::vector<std::int64_t> jobs(rules.queues.size(), 0);
   for (const auto& j : result.jobs) {
     const std::string_view q = j.queue < result.queues.size() ? std::string_view(result.queues[j.queue]) : "";
-    const bool unnamed = q.empty() || q == "default" || q == models::kUnknownName;
+    const bool unnamed = std::find(std::begin(kUnnamedQueues), std::end(kUnnamedQueues), q) != std::end(kUnnamedQueues);
     for (std::size_t k = 0; k < rules.queues.size(); ++k)
       if (rules.queues[k].queue == q || (unnamed && rules.queues[k].takes_unnamed)) {
         ++jobs[k];
@@ -157,23 +168,18 @@ struct Selectors {
 Selectors node_selectors_for(const scenarios::Scenario& base, const std::string& policy) {
   Selectors out;
   if (base.workload.node_selectors_given || policy.rfind("split", 0) == 0 || base.policy.name == "split") return out;
-  const policies::SystemModule* own = policies::find_system(base.policy.name);
-  const policies::SystemModule* runs = policies::find_system(policy);
-  if (own == nullptr || own->node_rules == nullptr || runs == own) return out;
-  policies::NodeRules rules;
-  try {
-    std::vector<sim::InputError> errors;
-    rules = own->node_rules(policies::with_add_on(base.policy.name, base.policy.params, errors), base.cluster);
-  } catch (const std::exception&) {
-    return out;  // the scenario's own run reports its parameters
-  }
+  if (policies::find_system(policy) == policies::find_system(base.policy.name)) return out;
+  auto found = node_rules(base.policy, base.cluster);
+  if (!found) return out;
+  policies::NodeRules& rules = *found;
   for (auto& q : rules.queues) {
     std::sort(q.pools.begin(), q.pools.end());
     out.by_queue.emplace_back(q.queue, q.pools);
     if (q.takes_unnamed)  // jobs that name no queue: the trace's "default" or "unknown"
-      for (const char* unnamed : {"default", "unknown"})
-        if (std::none_of(rules.queues.begin(), rules.queues.end(), [&](const auto& o) { return o.queue == unnamed; }))
-          out.by_queue.emplace_back(unnamed, q.pools);
+      for (const std::string_view unnamed : kUnnamedQueues)
+        if (!unnamed.empty() &&
+            std::none_of(rules.queues.begin(), rules.queues.end(), [&](const auto& o) { return o.queue == unnamed; }))
+          out.by_queue.emplace_back(std::string(unnamed), q.pools);
   }
   if (!out.by_queue.empty()) out.from = base.policy.name + "'s " + rules.what;
   return out;

@@ -57,12 +57,7 @@ std::optional<Placement> place_multi_node(const ClusterState& cluster, PoolId p,
 
 bool pool_eligible(const ClusterState& cluster, PoolId pool, const Job& job, const models::Workload& workload) {
   if (job.gpu_type == 0 && job.node_set == 0) return true;
-  if (job.node_set != 0) {
-    const std::size_t set = job.node_set - 1u;
-    if (set >= workload.node_sets.size()) return false;
-    const auto& names = workload.node_sets[set];
-    if (std::find(names.begin(), names.end(), cluster.spec().pools[pool].name) == names.end()) return false;
-  }
+  if (!models::in_node_set(workload, job, cluster.spec().pools[pool].name)) return false;
   if (job.gpu_type == 0) return true;
   const std::size_t idx = job.gpu_type - 1u;
   if (idx >= workload.gpu_type_names.size()) return false;

@@ -163,7 +163,7 @@ std::string SlurmPolicy::never_fits(const ClusterView& view, JobIndex j) const {
   const Part& p = parts_[static_cast<std::size_t>(part_[j])];
   const Shape& s = shape_[j];
   // What the partition's nodes hold of this shape when empty, once per kind of ask.
-  const auto key = std::tuple(part_[j], job.gpu_type | (std::uint32_t{job.node_set} << 16), s.fixed, s.exclusive, s.need, s.cpn, s.mpn, s.cpg, s.mpg);
+  const auto key = std::tuple(part_[j], constraint_of(job), s.fixed, s.exclusive, s.need, s.cpn, s.mpn, s.cpg, s.mpg);
   auto [at, fresh] = room_of_.try_emplace(key, 0);
   if (fresh)
     for (NodeId id : p.nodes) {

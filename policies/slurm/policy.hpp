@@ -302,14 +302,15 @@ class SlurmPolicy final : public Policy, public Inspect {
 
   Shape make_shape(const ClusterView& view, const Job& job, const Part& p) const;
 
+  // The GPU type and node set as one key: asks compare (backfill's walk records, never_fits' room)
+  // only under the same one.
+  static std::uint32_t constraint_of(const Job& job) { return job.gpu_type | (std::uint32_t{job.node_set} << 16); }
+
   bool type_ok(const ClusterView& view, const Job& job, NodeId id) const {
     if (job.gpu_type == 0 && job.node_set == 0) return true;  // the common case: no virtual call
     const auto& w = view.workload();
     const auto& pool = view.cluster().spec().pools[view.cluster().node(id).pool];
-    if (job.node_set != 0) {  // sbatch --constraint: the node set's pools only
-      const auto& names = w.node_sets.at(job.node_set - 1u);
-      if (std::find(names.begin(), names.end(), pool.name) == names.end()) return false;
-    }
+    if (!models::in_node_set(w, job, pool.name)) return false;  // sbatch --constraint
     return job.gpu_type == 0 || pool.gpu_type == w.gpu_type_names.at(job.gpu_type - 1u);
   }
 
@@ -683,7 +684,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   // Backfill: what one walk asked and found (no start before `from`).
   struct WalkRec {
     int part;
-    std::uint32_t gpu_type;  // and node set: gpu_type | node_set << 16
+    std::uint32_t gpu_type;  // and node set: constraint_of
     bool fixed;
     Tick limit;
     std::int32_t gpus;
@@ -695,7 +696,7 @@ class SlurmPolicy final : public Policy, public Inspect {
     Tick from;
   };
   std::vector<WalkRec> recs_;
-  // never_fits: per partition, GPU type and node set (gpu_type | node_set << 16) and shape, the GPUs
+  // never_fits: per partition, GPU type and node set (constraint_of) and shape, the GPUs
   // (or nodes) its empty nodes hold.
   mutable std::map<
       std::tuple<int, std::uint32_t, bool, bool, std::int32_t, std::int32_t, std::int64_t, std::int32_t, std::int64_t>,

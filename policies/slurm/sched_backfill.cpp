@@ -524,10 +524,12 @@ void SlurmPolicy::backfill(Session& s) {
     if (jobs[j].gpus > final_bound) continue;
     const Tick limit = limit_[j] == kUnlimited ? kYear : limit_[j];
     const Shape& sh = shape_[j];
-    // The GPU type and node set as one constraint: asks compare only under the same one.
-    const std::uint32_t constraint = jobs[j].gpu_type | (std::uint32_t{jobs[j].node_set} << 16);
-    WalkRec ask{part_[j], constraint, sh.fixed, limit,  jobs[j].gpus, sh.slices.size(),
-                sh.need,  sh.cpn,           sh.mpn,   sh.cpg, sh.mpg,       now};
+    WalkRec ask{part_[j],     constraint_of(jobs[j]),
+                sh.fixed,     limit,
+                jobs[j].gpus, sh.slices.size(),
+                sh.need,      sh.cpn,
+                sh.mpn,       sh.cpg,
+                sh.mpg,       now};
     Tick from = now;
     // will_run_groups: `known` is a release time up to which the job cannot fit on the nodes its
     // window at now leaves (a job asking no more found none there).

@@ -1103,11 +1103,7 @@ bool SplitPolicy::eligible(std::size_t s, JobIndex j) const {
   // A pool of system s of the job's GPU type and in its node set.
   for (std::size_t k = 0; k < gpu_types_[s].size(); ++k) {
     if (job.gpu_type != 0 && gpu_types_[s][k] != workload_->gpu_type_names.at(job.gpu_type - 1u)) continue;
-    if (job.node_set != 0) {
-      const auto& names = workload_->node_sets.at(job.node_set - 1u);
-      if (std::find(names.begin(), names.end(), pool_names_[s][k]) == names.end()) continue;
-    }
-    return true;
+    if (models::in_node_set(*workload_, job, pool_names_[s][k])) return true;
   }
   return false;
 }
@@ -1336,9 +1332,12 @@ void SplitPolicy::measure_boundary(Tick now) {
         // A shapeless job's pods are cut as the pod systems cut them (models::PodWidth): to the
         // node size holding most of A's GPUs of the job's type.
         models::PodWidth width;
+        auto usable = [&](PoolId p) {  // of the job's GPU type and node set
+          return (type == nullptr || st.spec().pools[p].gpu_type == *type) &&
+                 models::in_node_set(other.workload(), job, st.spec().pools[p].name);
+        };
         for (PoolId p = 0; p < st.pool_count(); ++p)
-          if (type == nullptr || st.spec().pools[p].gpu_type == *type)
-            width.add(st.spec().pools[p].gpus_per_node, st.spec().pools[p].nodes);
+          if (usable(p)) width.add(st.spec().pools[p].gpus_per_node, st.spec().pools[p].nodes);
         const std::int32_t cut = width.width();
         const bool one_pod = job.gpus <= 1 || (job.gpus_per_node <= 0 && job.nodes <= 0 && job.gpus <= cut);
         if (one_pod && need > most) continue;
@@ -1356,7 +1355,7 @@ void SplitPolicy::measure_boundary(Tick now) {
           PoolId best_pool = 0;
           std::int32_t best = -1;
           for (PoolId p = 0; p < free.size(); ++p) {
-            if (type != nullptr && st.spec().pools[p].gpu_type != *type) continue;
+            if (!usable(p)) continue;
             for (std::int32_t f = std::max(pod, 1); f < static_cast<std::int32_t>(free[p].size()); ++f) {
               if (free[p][static_cast<std::size_t>(f)] == 0) continue;
               if (best < 0 || f < best) best = f, best_pool = p;

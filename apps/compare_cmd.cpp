@@ -257,6 +257,15 @@ void print_node_rules(const planner::CompareResult& result) {
             " the same queues' jobs on the same pools, by node selectors on their pods taken from " +
             result.runs[gap.selected.front()].node_selectors_from +
             " (workload.node_selectors; writing `node_selectors: {}` there lets them use any node). ";
+  // What the set-ups derived for those columns do for the selectors: a queue's jobs are then
+  // admitted against the GPUs their pools hold, not the whole cluster's.
+  std::string set_ups;
+  for (std::size_t i : gap.selected)
+    if (!result.runs[i].pools_set_up.empty())
+      set_ups +=
+          std::string(set_ups.empty() ? "" : "; ") + result.runs[i].policy + " gets " + result.runs[i].pools_set_up;
+  if (!set_ups.empty())
+    line += "So that a queue is admitted against the GPUs of its own pools, not the whole cluster's: " + set_ups + ". ";
   if (!others.empty()) {
     const bool one = others.size() == 1;
     line += listed(others) + (one ? " has" : " have") + " no such rule here and place" + (one ? "s" : "") +
@@ -607,7 +616,15 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
       std::cout << "],\n  \"node_selectors_from_rules\": [";
       for (std::size_t k = 0; k < gap.selected.size(); ++k)
         std::cout << (k ? ", " : "") << json_string(all[b].runs[gap.selected[k]].policy);
-      std::cout << "],\n  \"any_node\": [";
+      std::cout << "],\n  \"pools_set_up\": {";
+      bool first_set_up = true;
+      for (std::size_t i : gap.selected) {
+        const auto& r = all[b].runs[i];
+        if (r.pools_set_up.empty()) continue;
+        std::cout << (first_set_up ? "" : ", ") << json_string(r.policy) << ": " << json_string(r.pools_set_up);
+        first_set_up = false;
+      }
+      std::cout << "},\n  \"any_node\": [";
       for (std::size_t k = 0; k < gap.any_node.size(); ++k)
         std::cout << (k ? ", " : "") << json_string(all[b].runs[gap.any_node[k]].policy);
       std::cout << "]";

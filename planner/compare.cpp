@@ -66,6 +66,14 @@ std::vector<std::string> parse_policy_list(const std::string& text) {
 
 namespace {
 
+// The node rules of the scenario's own system as node selectors by queue (node_selectors_for,
+// below); `declared`: every queue that system declares; `from` says whose rules they are.
+struct Selectors {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_queue;
+  std::vector<std::string> declared;
+  std::string from;
+};
+
 // Each tenant's guaranteed GPUs: its `gpus`, else its weight's share of the cluster (rounded down).
 std::vector<std::int64_t> guaranteed_gpus(const scenarios::Scenario& sc) {
   double total_weight = 0;
@@ -79,13 +87,18 @@ std::vector<std::int64_t> guaranteed_gpus(const scenarios::Scenario& sc) {
 
 // What the system derives from the scenario's tenants (SystemModule::derive), or nullopt.
 std::optional<policies::Derived> derive(const scenarios::Scenario& sc, const std::string& policy,
-                                        const std::vector<std::vector<std::string>>& node_sets = {}) {
+                                        const std::vector<std::vector<std::string>>& node_sets = {},
+                                        const Selectors* sel = nullptr) {
   const policies::SystemModule* system = policies::find_system(policy);
   if (system == nullptr || system->derive == nullptr) return std::nullopt;
   policies::DeriveRequest request;
   request.cluster = &sc.cluster;
   request.file = sc.file;
   request.node_sets = node_sets;
+  if (sel != nullptr && !sel->by_queue.empty()) {
+    request.queue_node_sets = sel->by_queue;
+    request.declared_queues = sel->declared;
+  }
   for (const auto& g : sc.queue_grants) request.restricted = request.restricted || g.restricted;
   const auto gpus = guaranteed_gpus(sc);
   for (std::size_t i = 0; i < sc.tenants.size(); ++i) {
@@ -117,6 +130,7 @@ constexpr std::string_view kUnnamedQueues[] = {"", "default", models::kUnknownNa
 void node_rules_of(const scenarios::Scenario& sc, const results::RunResult& result, PolicyRun& run) {
   run.node_selectors = !sc.workload.node_selectors.empty();
   run.node_selectors_from = sc.workload.node_selectors_from;
+  run.pools_set_up = sc.workload.pools_set_up;
   auto found = node_rules(sc.policy, sc.cluster);
   if (!found) return;
   policies::NodeRules& rules = *found;
@@ -160,10 +174,6 @@ namespace {
 // scenario writes `workload.node_selectors` itself: a site moving its Slurm queues to Kubernetes
 // keeps their hardware (the fat nodes, the hybrid ones) with a nodeSelector per queue. Empty: none;
 // `from` says whose rules they are ("slurm's partitions").
-struct Selectors {
-  std::vector<std::pair<std::string, std::vector<std::string>>> by_queue;
-  std::string from;
-};
 
 Selectors node_selectors_for(const scenarios::Scenario& base, const std::string& policy) {
   Selectors out;
@@ -181,7 +191,10 @@ Selectors node_selectors_for(const scenarios::Scenario& base, const std::string&
             std::none_of(rules.queues.begin(), rules.queues.end(), [&](const auto& o) { return o.queue == unnamed; }))
           out.by_queue.emplace_back(std::string(unnamed), q.pools);
   }
-  if (!out.by_queue.empty()) out.from = base.policy.name + "'s " + rules.what;
+  if (!out.by_queue.empty()) {
+    out.from = base.policy.name + "'s " + rules.what;
+    out.declared = std::move(rules.declared);
+  }
   return out;
 }
 
@@ -245,9 +258,10 @@ scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::stri
   std::vector<std::vector<std::string>> pool_sets;  // the selectors' pools, each set once
   for (const auto& [queue, pools] : sel.by_queue)
     if (std::find(pool_sets.begin(), pool_sets.end(), pools) == pool_sets.end()) pool_sets.push_back(pools);
-  if (auto derived = derive(base, policy, pool_sets)) {
+  if (auto derived = derive(base, policy, pool_sets, &sel)) {
     sc.policy.params = std::move(derived->params);
     sc.workload.queue_by_tenant = derived->queue_by_tenant;
+    sc.workload.pools_set_up = std::move(derived->pools_set_up);
   }
   return sc;
 }

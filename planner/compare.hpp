@@ -60,6 +60,8 @@ struct PolicyRun {
   // derived them from the scenario's own system ("slurm's partitions"; empty: the scenario's).
   bool node_selectors = false;
   std::string node_selectors_from;
+  // What the set-up compare derived for this column does for those selectors (empty: nothing).
+  std::string pools_set_up;
 };
 
 struct CompareResult {

@@ -60,11 +60,18 @@ struct DeriveRequest {
   // The pools of the node selectors compare gives the system's jobs (from the scenario's Slurm
   // partitions), each set once; empty: none.
   std::vector<std::vector<std::string>> node_sets;
+  // The same selectors by queue (the trace's queue name; the unnamed ones as "default" and
+  // "unknown"), and every queue the rules' system declares (Slurm's partitions); empty: none.
+  std::vector<std::pair<std::string, std::vector<std::string>>> queue_node_sets;
+  std::vector<std::string> declared_queues;
 };
 
 struct Derived {
   PolicyParams params;
   bool queue_by_tenant = false;  // jobs are queued under their tenant's name
+  // What the derived set-up does for DeriveRequest's node selectors ("a ResourceFlavor per pool
+  // ..."), said under compare's table; empty: it does nothing for them.
+  std::string pools_set_up;
 
   void put(const std::string& key, const std::string& value, const std::string& file) {
     params[key] = ParamValue{value, file, 0, 0};
@@ -138,6 +145,9 @@ struct QueueNodes {
 struct NodeRules {
   std::vector<QueueNodes> queues;
   std::string what;  // what the system calls such a queue, plural ("partitions")
+  // Every queue the system declares, confined or not (each Slurm partition): a system that
+  // rejects jobs of undeclared queues (Volcano) declares these when it is given the rules.
+  std::vector<std::string> declared;
   // The system confines jobs by something other than their queue (Kueue's ResourceFlavors that
   // select part of the pools, by namespace): compare neither counts these jobs nor names the
   // column among those that place jobs on any node.

@@ -89,6 +89,9 @@ struct WorkloadSpec {
   // Slurm partitions whose Nodes leave out a pool, for the systems that have no partitions):
   // "slurm's partitions". Empty when written in the scenario or absent.
   std::string node_selectors_from;
+  // Set by headroom compare when the system's set-up it derives follows those selectors (Kueue's
+  // ResourceFlavor per pool, Volcano's capability per queue): what it is. Empty otherwise.
+  std::string pools_set_up;
 };
 
 struct OutputSpec {

@@ -127,6 +127,10 @@ check compare-node-rules-json 0 '"node_rules": [{"policy": "slurm", "confined_jo
   "$bin" compare "$tmp/parts.yaml" --policies fifo,slurm --json
 check compare-node-rules-json-selectors 0 '"node_selectors_from_rules": ["fifo"],' -- \
   "$bin" compare "$tmp/parts.yaml" --policies fifo,slurm --json
+check compare-node-rules-set-ups 0 "volcano gets a Queue per partition, capability the GPUs of its pools; kueue" -- \
+  "$bin" compare "$tmp/parts.yaml" --policies volcano,kueue,slurm
+check compare-node-rules-json-set-ups 0 '"pools_set_up": {"volcano": "a Queue per partition, capability the GPUs of its pools"},' -- \
+  "$bin" compare "$tmp/parts.yaml" --policies fifo,volcano,slurm --json
 if "$bin" compare "$tmp/good.yaml" --policies fifo,slurm 2>&1 | grep -q "on part of the cluster by their queue"; then
   echo "FAIL compare-node-rules-none: the line without partitions that leave out a pool"; fail=$((fail + 1))
 else pass=$((pass + 1)); fi

@@ -30,6 +30,7 @@ std::optional<Derived> derive(const DeriveRequest& r) {
       d.put("clusterQueues.all-tenants.resources." + pool.name + ".gpu.nominalQuota",
             std::to_string(static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node), r.file);
     }
+    d.pools_set_up = "a ResourceFlavor per pool, with the pool's GPUs as the ClusterQueue's quota";
     return d;
   }
   d.put("resourceFlavors.default.pools", pool_list(*r.cluster), r.file);

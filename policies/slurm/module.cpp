@@ -44,6 +44,7 @@ NodeRules node_rules(const PolicyParams& params, const models::ClusterSpec& clus
   out.what = "partitions";
   const Config c = parse_config(params);
   for (const PartitionConf& p : c.partitions) {
+    out.declared.push_back(p.name);
     if (p.pools.empty()) continue;
     bool all = true;
     for (const auto& pool : cluster.pools)

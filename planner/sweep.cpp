@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "planner/compare.hpp"
 #include "planner/run.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
@@ -213,19 +214,41 @@ std::vector<SweepPoint> expand(const SweepSpec& spec) {
 }
 
 scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& point) {
-  YAML::Node root = YAML::Load(read_text(spec.file));
-  root.remove("variants");
-  root.remove("seeds");
-  for (std::size_t v = 0; v < spec.variables.size(); ++v) {
-    const auto& var = spec.variables[v];
-    const std::string why = set_path(root, split_path(var.path), YAML::Load(var.values[point.choice[v]]));
-    if (!why.empty()) throw sim::InputError(spec.file, var.line, var.column, "variants." + var.path, why);
-  }
-  root["seed"] = point.seed;
-  YAML::Emitter e;
-  e << root;
-  try {
+  // The point's scenario; with `skip` (a variable's index) that variable is left as the file has it.
+  auto build = [&](std::size_t skip) {
+    YAML::Node root = YAML::Load(read_text(spec.file));
+    root.remove("variants");
+    root.remove("seeds");
+    for (std::size_t v = 0; v < spec.variables.size(); ++v) {
+      if (v == skip) continue;
+      const auto& var = spec.variables[v];
+      const std::string why = set_path(root, split_path(var.path), YAML::Load(var.values[point.choice[v]]));
+      if (!why.empty()) throw sim::InputError(spec.file, var.line, var.column, "variants." + var.path, why);
+    }
+    root["seed"] = point.seed;
+    YAML::Emitter e;
+    e << root;
     return scenarios::parse_scenario(e.c_str(), spec.file);
+  };
+  try {
+    scenarios::Scenario sc = build(spec.variables.size());
+    // `policy: [slurm, volcano]` names systems: each runs as headroom compare runs it (its own
+    // `policies:` block, the settings derived from `tenants:`, the scenario's Slurm partitions
+    // as node selectors), so that a sweep and a compare of the same scenario agree.
+    for (std::size_t v = 0; v < spec.variables.size(); ++v) {
+      if (spec.variables[v].path != "policy") continue;
+      const YAML::Node value = YAML::Load(spec.variables[v].values[point.choice[v]]);
+      if (!value.IsScalar()) break;
+      const scenarios::Scenario base = build(v);
+      try {
+        return scenario_for_policy(base, value.Scalar());
+      } catch (const sim::InputError& x) {
+        throw sim::InputError(
+            spec.file, spec.variables[v].line, spec.variables[v].column, "variants.policy",
+            "in run " + std::to_string(point.index) + " (" + describe(spec, point) + "): " + x.message());
+      }
+    }
+    return sc;
   } catch (const sim::InputErrors& errs) {
     const auto& first = spec.variables.empty() ? Variable{} : spec.variables.front();
     std::vector<sim::InputError> out;

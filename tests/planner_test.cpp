@@ -1148,6 +1148,51 @@ TEST(Compare, VolcanoQueuesOfPartitionsKeptToTheirPoolsGetTheirPoolsAsCapability
   std::filesystem::remove_all(dir);
 }
 
+// A sweep's `policy:` variants run each system as compare runs it: Slurm keeps the scenario's own
+// block (its partitions; a bare `slurm` used to replace it), and the others get its partitions
+// as node selectors and the settings derived from them. Same fingerprints as compare's columns.
+TEST(Sweep, PolicyVariantsRunEachSystemAsCompareDoes) {
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-sweep-pol-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream t(dir / "trace.csv");
+    t << "id,tenant,queue,submit,gpus,runtime\n";
+    for (int i = 0; i < 6; ++i) t << i << ",t,small,0,8,1000\n";
+    for (int i = 6; i < 10; ++i) t << i << ",t,big,0,8,1000\n";
+    t << "10,t,other,0,8,1000\n";
+    std::ofstream y(dir / "sweep.yaml");
+    y << "name: strand\nseed: 1\ncluster:\n  pools:\n    - {name: big, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
+         "    - {name: small, nodes: 1, gpus_per_node: 8, gpu_type: T4}\npolicy:\n  name: slurm\n  partitions:\n"
+         "    big: {Nodes: big, Default: YES}\n    small: {Nodes: small}\nworkload:\n  trace: trace.csv\n"
+         "variants:\n  policy: [slurm, volcano, kubernetes]\n";
+  }
+  const std::string path = (dir / "sweep.yaml").string();
+  const auto spec = planner::load_sweep(path);
+  const auto points = planner::expand(spec);
+  ASSERT_EQ(points.size(), 3u);
+  const auto slurm = planner::point_scenario(spec, points[0]);
+  EXPECT_EQ(slurm.policy.name, "slurm");
+  EXPECT_EQ(slurm.policy.params.count("partitions.small.Nodes"), 1u);
+  EXPECT_TRUE(slurm.workload.node_selectors.empty());
+  const auto volcano = planner::point_scenario(spec, points[1]);
+  EXPECT_EQ(volcano.policy.params.at("queues.small.capability.gpu").text, "8");
+  ASSERT_EQ(volcano.workload.node_selectors.size(), 4u);  // big, small, and the unnamed default, unknown
+  EXPECT_EQ(volcano.workload.node_selectors_from, "slurm's partitions");
+  const auto swept = planner::run_sweep(spec);
+  const auto cmp = planner::compare(scenarios::load_scenario(path), {"slurm", "volcano", "kubernetes"});
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(swept.results[i].status, planner::RunStatus::Done) << swept.results[i].error;
+    ASSERT_TRUE(cmp.runs[i].done) << cmp.runs[i].error;
+    EXPECT_EQ(swept.results[i].summary.fingerprint, cmp.runs[i].summary.fingerprint) << cmp.runs[i].policy;
+  }
+  // Queue "other" is no partition: Slurm rejects its job, so does Volcano, where only the
+  // partitions are declared queues; Kubernetes has no queues and runs it anywhere.
+  EXPECT_EQ(swept.results[0].summary.rejected, 1);
+  EXPECT_EQ(swept.results[1].summary.rejected, 1);
+  EXPECT_EQ(swept.results[2].summary.rejected, 0);
+  std::filesystem::remove_all(dir);
+}
+
 // headroom compare derives each policy's quota and queue settings from one tenant description.
 TEST(Compare, PolicySettingsDerivedFromTheTenantDescription) {
   // 40 GPUs (4 x 8 A100 + 2 x 4 T4); t0 guaranteed 8, t1 weight 3 capped at 24, t2 weight 1.

@@ -1,6 +1,8 @@
 #include "models/cluster.hpp"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include "sim/errors.hpp"
 
@@ -49,14 +51,33 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
   free_gpus_ = up_gpus_ = total_gpus_;
 }
 
+std::size_t first_repeat(const Placement& placement) {
+  const std::size_t n = placement.size();
+  if (n <= 16) {  // the common placement: a handful of slices, no allocation
+    for (std::size_t i = 1; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (placement[j].node == placement[i].node) return i;
+    return n;
+  }
+  // (node, index) sorted: within a node's run the second index is its first repeat.
+  std::vector<std::pair<NodeId, std::size_t>> by_node(n);
+  for (std::size_t i = 0; i < n; ++i) by_node[i] = {placement[i].node, i};
+  std::sort(by_node.begin(), by_node.end());
+  std::size_t first = n;
+  for (std::size_t k = 1; k < n; ++k)
+    if (by_node[k].first == by_node[k - 1].first && (k < 2 || by_node[k - 2].first != by_node[k].first))
+      first = std::min(first, by_node[k].second);
+  return first;
+}
+
 std::string ClusterState::check(const Placement& placement) const {
   // A job may hold at most one slice per node; sum per node in case a policy repeats one.
+  const std::size_t repeat = first_repeat(placement);
   for (std::size_t i = 0; i < placement.size(); ++i) {
     const Slice& s = placement[i];
     if (s.node >= nodes_.size()) return "node " + std::to_string(s.node) + " does not exist";
     if (s.gpus < 0 || s.cpus < 0 || s.memory_mib < 0) return "negative request";
-    for (std::size_t j = 0; j < i; ++j)
-      if (placement[j].node == s.node) return "node " + std::to_string(s.node) + " appears twice";
+    if (i == repeat) return "node " + std::to_string(s.node) + " appears twice";
     const Node& n = nodes_[s.node];
     if (!n.up) return "node " + std::to_string(s.node) + " is down";
     std::int32_t whole = s.gpus;

@@ -75,6 +75,11 @@ struct Slice {
 };
 using Placement = std::vector<Slice>;
 
+// The index of the first slice whose node an earlier slice already names; placement.size() when
+// every node is named once. Linear-logarithmic: a gang over thousands of nodes (CEA Curie's
+// widest jobs hold 4,988) is checked as fast as it is placed.
+std::size_t first_repeat(const Placement& placement);
+
 // The mutable state of the cluster's nodes. Owned by the simulation; policies see it only
 // through a const reference. Every allocation is checked: exceeding capacity is a bug
 // (InternalError), never silently clamped.

@@ -373,17 +373,20 @@ void Recorder::on_start(Tick time, models::JobIndex job, const models::Placement
     if (result_.chunk_cache) offer_placement_chunks();
   }
 
-  // Placements hold a handful of slices: count the distinct nodes and find the lowest in place
-  // (quadratic in the slices, no allocation).
+  // The distinct nodes and the lowest. A placement names each node once (ClusterState::check),
+  // so the slices are counted; a repeat (policies' tests may record one) is counted once.
   std::int32_t distinct = 0;
   models::NodeId lowest = 0;
-  for (std::size_t i = 0; i < placement.size(); ++i) {
-    const models::NodeId n = placement[i].node;
-    bool seen = false;
-    for (std::size_t k = 0; k < i && !seen; ++k) seen = placement[k].node == n;
-    if (seen) continue;
-    if (distinct == 0 || n < lowest) lowest = n;
-    ++distinct;
+  if (models::first_repeat(placement) == placement.size()) {
+    distinct = static_cast<std::int32_t>(placement.size());
+    if (!placement.empty()) lowest = placement.front().node;
+    for (const models::Slice& s : placement) lowest = std::min(lowest, s.node);
+  } else {
+    std::vector<models::NodeId> ids;
+    for (const models::Slice& s : placement) ids.push_back(s.node);
+    std::sort(ids.begin(), ids.end());
+    distinct = static_cast<std::int32_t>(std::unique(ids.begin(), ids.end()) - ids.begin());
+    lowest = ids.front();
   }
   rec.nodes_used = distinct;
   if (distinct == 0) {

@@ -236,6 +236,25 @@ TEST(ClusterState, TryAllocateAnswersAsCheckAndAppliesOnlyWhenItAccepts) {
   EXPECT_EQ(members(c.nodes_with_free(0, 0)), (std::vector<NodeId>{0}));
 }
 
+// The first slice that repeats an earlier one's node, in a handful of slices and in a gang over
+// thousands of nodes (sorted, not pairwise): the same index either way.
+TEST(ClusterState, FirstRepeatOfANodeInSmallAndWidePlacements) {
+  EXPECT_EQ(headroom::models::first_repeat({}), 0u);
+  EXPECT_EQ(headroom::models::first_repeat({{3, 1, 0, 0}, {1, 1, 0, 0}, {3, 1, 0, 0}}), 2u);
+  headroom::models::Placement wide;
+  for (NodeId id = 5000; id-- > 0;) wide.push_back({id, 16, 0, 0});
+  EXPECT_EQ(headroom::models::first_repeat(wide), wide.size());
+  wide.push_back({4000, 1, 0, 0});  // index 5000
+  wide.push_back({7, 1, 0, 0});     // index 5001
+  wide.push_back({4000, 1, 0, 0});  // a third time: still 5000
+  EXPECT_EQ(headroom::models::first_repeat(wide), 5000u);
+  std::swap(wide[5000], wide[5001]);
+  EXPECT_EQ(headroom::models::first_repeat(wide), 5000u) << "node 7 now repeats first";
+  // check() names the repeated node at its place among the other checks.
+  ClusterState c(two_pools());
+  EXPECT_EQ(c.check({{0, 1, 0, 0}, {1, 1, 0, 0}, {0, 1, 0, 0}}), "node 0 appears twice");
+}
+
 TEST(ClusterState, RefusesOvercommitAndOverRelease) {
   ClusterState c(two_pools());
   EXPECT_NE(c.check({{0, 9, 0, 0}}), "");

@@ -796,7 +796,10 @@ class KaiPolicy final : public Policy {
   std::vector<std::uint8_t> terminating_;
   std::vector<std::uint8_t> larger_than_node_;  // by job: larger_than_every_node, from its submit
   std::vector<std::int32_t> held_milli_;        // a running gpu-memory share's milli-GPUs on its node
-  std::vector<std::int64_t> pool_gpu_memory_;   // MiB of one GPU, by pool (device_memory_mib)
+  // The pools of a running pod's placement as bits (pool p: bit p; all bits past 64 pools), so
+  // that the reclaim solver passes over victims' pods on pools its pods cannot use.
+  std::vector<std::uint64_t> pod_pools_;
+  std::vector<std::int64_t> pool_gpu_memory_;  // MiB of one GPU, by pool (device_memory_mib)
   // In allocate: the milli-GPUs gpu-memory pods may still take (share_room), and whether a node
   // was skipped for it. kInf elsewhere (the solvers check capacity with the pending fraction).
   mutable std::int64_t share_budget_ = kInf;

@@ -32,12 +32,20 @@ std::optional<std::vector<std::uint32_t>> KaiPolicy::solve(const std::vector<Job
   bool exact = !cfg_.gpu_sharing;
   std::vector<char> usable(cluster_->pool_count(), 0);
   std::int64_t need = 0, have = 0;
+  // place() reads the overlay only on nodes of pools some pod may use (pool_ok), except under a
+  // topology constraint (its domains are sized over every node): without one and without GPU
+  // shares, a victim's pod with no slice on those pools is left out of the overlay. CEA Curie's
+  // gangs waiting for thin nodes searched the fat ones' running jobs, thousands of nodes each.
+  std::uint64_t usable_bits = 0;
+  const bool skip_unusable = exact && !topology_applies(pods);
   if (exact) {
     for (JobIndex j : pods) {
       need += workload_->jobs[j].gpus;
       for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
         usable[p] = usable[p] || pool_ok(p, workload_->jobs[j]);
     }
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+      if (usable[p]) usable_bits |= p < 64 ? std::uint64_t{1} << p : ~std::uint64_t{0};
     for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
       if (usable[p]) have += cluster_->pool_free_gpus(p);
     for (const Free& f : ov.nodes)
@@ -47,6 +55,7 @@ std::optional<std::vector<std::uint32_t>> KaiPolicy::solve(const std::vector<Job
     if (!accept(v)) continue;
     chosen.push_back(v);
     for (JobIndex j : active_members(units_[v])) {
+      if (skip_unusable && (pod_pools_[j] & usable_bits) == 0) continue;  // frees nothing the pods can use
       ov.take(*cluster_, view_->placement(j), -1);
       if (exact)
         for (const models::Slice& sl : view_->placement(j)) {

@@ -219,6 +219,7 @@ void KaiPolicy::ensure(const ClusterView& view) {
   job_unit_.assign(n, kNoUnit);
   units_.reserve(n);  // at most one unit a job: units_ never moves its units as it grows
   held_milli_.assign(n, 0);
+  pod_pools_.assign(n, 0);
   pool_gpu_memory_.assign(cluster_->pool_count(), 100);
   for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
     const models::GpuType* type = models::find_gpu_type(cluster_->spec().pools[p].gpu_type);

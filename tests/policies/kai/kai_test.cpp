@@ -255,6 +255,39 @@ TEST(Kai, QuotasAboveTheClusterStopReclaimAtTheVictimsQuota) {
   EXPECT_FALSE(run.started(13));
 }
 
+// Reclaim for a pod kept to pool y (a node selector): B's newest job, on pool x, is a victim
+// the strategies allow, and the solver takes it first, but it frees nothing the pod may use; the
+// next one, on y, makes room. The solver leaves pods on pools the preemptor cannot use out of
+// its tentative node state (what CEA Curie's gangs waiting for thin nodes needed), and decides
+// as before: both victims it took are evicted and A's job starts on y's node.
+TEST(Kai, ReclaimForAPodKeptToOnePoolPassesOverVictimsOnOthers) {
+  ht::WorkloadBuilder b;
+  b.job(0, 8, 100000);   // 0: B, kept to y: node 1
+  b.job(1, 8, 100000);   // 1: B, anywhere: node 0 (pool x), the newest
+  b.job(10, 8, 100000);  // 2: A, kept to y
+  auto w = b.build();
+  in_queue(w, 0, "B");
+  in_queue(w, 1, "B");
+  in_queue(w, 2, "A");
+  w.node_sets = {{"y"}};
+  w.jobs[0].node_set = w.jobs[2].node_set = 1;
+  models::ClusterSpec c;
+  c.pools.push_back({"x", 1, 8, "A100", 0, 0});
+  c.pools.push_back({"y", 1, 8, "A100", 0, 0});
+  std::vector<std::pair<std::string, std::string>> kv;
+  ht::kai_queue(kv, "A", 8, 1, -1);
+  ht::kai_queue(kv, "B", 0, 1, -1);
+  const KaiRun run(w, c, ht::ordered_params(kv), 1000 * kSecond);
+  EXPECT_EQ(run.node(0), 1u);
+  ASSERT_EQ(run.rec.preemptions.size(), 2u);
+  EXPECT_EQ(run.rec.preemptions[0].job, 1u);
+  EXPECT_EQ(run.rec.preemptions[1].job, 0u);
+  for (const auto& p : run.rec.preemptions) EXPECT_EQ(p.by, 2);
+  ASSERT_TRUE(run.started(2));
+  EXPECT_EQ(run.node(2), 1u);
+  EXPECT_EQ(run.running_in("A"), 1);
+}
+
 TEST(Kai, ReclaimMinRuntimeProtectsYoungVictims) {
   const auto run = a2_run(4, "60s");
   for (const auto& p : run.rec.preemptions) EXPECT_EQ(p.time, 60 * kSecond);

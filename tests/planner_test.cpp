@@ -1148,6 +1148,54 @@ TEST(Compare, VolcanoQueuesOfPartitionsKeptToTheirPoolsGetTheirPoolsAsCapability
   std::filesystem::remove_all(dir);
 }
 
+// With tenants and the scenario's Slurm partitions as node selectors, Kueue gets a ResourceFlavor
+// per pool and each tenant's quota split over the pools by their GPUs (A100 32, T4 8 of 40), by
+// largest remainder: t0's 8 as 6 + 2, t1's 24 as 19 + 5; "unlisted-tenants" gets what is left.
+TEST(Compare, KueueTenantQuotasSplitOverThePoolsOfTheirFlavors) {
+  const std::string path =
+      write_scenario("tenant-pools.yaml",
+                     "tenants:\n  - {name: t0, gpus: 8}\n  - {name: t1, weight: 3, max_gpus: 30}\n  - {name: t2}\n");
+  std::string text;
+  {
+    std::ifstream in(path);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("policy: fifo\n"), 13, "policy:\n  name: slurm\n  partitions:\n    q: {Nodes: t4}\n");
+  const auto base = scenarios::parse_scenario(text, path);
+  const auto kueue = planner::scenario_for_policy(base, "kueue");
+  auto value = [&](const std::string& key) {
+    const auto it = kueue.policy.params.find(key);
+    return it == kueue.policy.params.end() ? std::string("(none)") : it->second.text;
+  };
+  EXPECT_EQ(value("resourceFlavors.a100.pools"), "[a100]");
+  EXPECT_EQ(value("resourceFlavors.t4.pools"), "[t4]");
+  EXPECT_EQ(value("resourceFlavors.default.pools"), "(none)");
+  EXPECT_EQ(value("clusterQueues.t0.cohort"), "all");
+  EXPECT_EQ(value("clusterQueues.t0.resources.a100.gpu.nominalQuota"), "6");
+  EXPECT_EQ(value("clusterQueues.t0.resources.t4.gpu.nominalQuota"), "2");
+  EXPECT_EQ(value("clusterQueues.t0.resources.t4.gpu.borrowingLimit"), "(none)");
+  EXPECT_EQ(value("clusterQueues.t1.resources.a100.gpu.nominalQuota"), "19");
+  EXPECT_EQ(value("clusterQueues.t1.resources.t4.gpu.nominalQuota"), "5");
+  // Its cap of 30 leaves 6 to borrow: 4.8 and 1.2 of them.
+  EXPECT_EQ(value("clusterQueues.t1.resources.a100.gpu.borrowingLimit"), "5");
+  EXPECT_EQ(value("clusterQueues.t1.resources.t4.gpu.borrowingLimit"), "1");
+  EXPECT_EQ(value("clusterQueues.t2.resources.a100.gpu.nominalQuota"), "6");
+  EXPECT_EQ(value("clusterQueues.t2.resources.t4.gpu.nominalQuota"), "2");
+  EXPECT_EQ(value("clusterQueues.unlisted-tenants.resources.a100.gpu.nominalQuota"), "1");
+  EXPECT_EQ(value("clusterQueues.unlisted-tenants.resources.t4.gpu.nominalQuota"), "0");
+  EXPECT_NE(kueue.workload.pools_set_up.find("each tenant's ClusterQueue quota split over the pools"),
+            std::string::npos);
+  // The set-up is valid and runs: the jobs of queue q (every job) run on the T4 nodes only.
+  const auto o = planner::run_scenario(kueue);
+  std::size_t started = 0;
+  for (const auto& j : o.result.jobs) {
+    if (j.start < 0) continue;
+    ++started;
+    EXPECT_EQ(j.pool, 1) << "job " << j.trace_id;
+  }
+  EXPECT_GT(started, 0u);
+}
+
 // A sweep's `policy:` variants run each system as compare runs it: Slurm keeps the scenario's own
 // block (its partitions; a bare `slurm` used to replace it), and the others get its partitions
 // as node selectors and the settings derived from them. Same fingerprints as compare's columns.

@@ -17,6 +17,63 @@ namespace {
 // by queue (compare, from Slurm partitions) and there are no tenants: a ResourceFlavor per pool
 // with its GPUs as the ClusterQueue's quota, as a site with several node pools configures Kueue,
 // so that a workload is admitted against the quota of the pools its pods may use.
+// `total` split over the pools in proportion to their GPUs, by largest remainder (the parts sum
+// to `total`; equal remainders go to the earlier pool).
+std::vector<std::int64_t> by_pool(const models::ClusterSpec& cluster, std::int64_t total) {
+  std::vector<std::int64_t> gpus, out;
+  std::int64_t all = 0;
+  for (const auto& p : cluster.pools) {
+    gpus.push_back(static_cast<std::int64_t>(p.nodes) * p.gpus_per_node);
+    all += gpus.back();
+  }
+  if (all <= 0) return std::vector<std::int64_t>(cluster.pools.size(), 0);
+  std::vector<std::pair<std::int64_t, std::size_t>> rest;  // -remainder, pool
+  std::int64_t given = 0;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    // total x gpus / all in 128 bits: a cluster of millions of GPUs does not overflow.
+    const auto num = static_cast<__int128>(total) * gpus[i];
+    out.push_back(static_cast<std::int64_t>(num / all));
+    rest.emplace_back(-static_cast<std::int64_t>(num % all), i);
+    given += out.back();
+  }
+  std::sort(rest.begin(), rest.end());
+  for (std::size_t k = 0; given < total && k < rest.size(); ++k, ++given) ++out[rest[k].second];
+  return out;
+}
+
+// With tenants and node selectors by queue: a ResourceFlavor per pool, and each tenant's
+// ClusterQueue holds its quota on every flavor, split over the pools in proportion to their
+// GPUs (nominal quota and borrowing limit alike: Kueue limits borrowing per flavor, not over a
+// ClusterQueue's flavors together); "unlisted-tenants" holds what the tenants leave of each pool.
+std::optional<Derived> by_pools_per_tenant(const DeriveRequest& r) {
+  Derived d;
+  const auto& pools = r.cluster->pools;
+  for (const auto& pool : pools) d.put("resourceFlavors." + pool.name + ".pools", "[" + pool.name + "]", r.file);
+  std::vector<std::int64_t> left;
+  for (const auto& pool : pools) left.push_back(static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node);
+  for (const auto& t : r.tenants) {
+    const std::string cq = "clusterQueues." + t.name;
+    d.put(cq + ".namespaces", "[" + t.name + "]", r.file);
+    d.put(cq + ".cohort", "all", r.file);
+    const auto nominal = by_pool(*r.cluster, t.guaranteed);
+    const auto borrow = by_pool(*r.cluster, std::max<std::int64_t>(0, t.max_gpus - t.guaranteed));
+    for (std::size_t i = 0; i < pools.size(); ++i) {
+      const std::string res = cq + ".resources." + pools[i].name + ".gpu.";
+      d.put(res + "nominalQuota", std::to_string(nominal[i]), r.file);
+      if (t.max_gpus >= 0) d.put(res + "borrowingLimit", std::to_string(borrow[i]), r.file);
+      left[i] -= nominal[i];
+    }
+  }
+  d.put("clusterQueues.unlisted-tenants.namespaces", "[\"*\"]", r.file);
+  d.put("clusterQueues.unlisted-tenants.cohort", "all", r.file);
+  for (std::size_t i = 0; i < pools.size(); ++i)
+    d.put("clusterQueues.unlisted-tenants.resources." + pools[i].name + ".gpu.nominalQuota",
+          std::to_string(std::max<std::int64_t>(0, left[i])), r.file);
+  d.pools_set_up =
+      "a ResourceFlavor per pool, each tenant's ClusterQueue quota split over the pools in proportion to their GPUs";
+  return d;
+}
+
 std::optional<Derived> derive(const DeriveRequest& r) {
   Derived d;
   const std::int64_t total = r.cluster->total_gpus();
@@ -33,6 +90,7 @@ std::optional<Derived> derive(const DeriveRequest& r) {
     d.pools_set_up = "a ResourceFlavor per pool, with the pool's GPUs as the ClusterQueue's quota";
     return d;
   }
+  if (!r.node_sets.empty() && r.cluster->pools.size() > 1 && plain_names) return by_pools_per_tenant(r);
   d.put("resourceFlavors.default.pools", pool_list(*r.cluster), r.file);
   if (r.tenants.empty()) {
     d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);

@@ -688,9 +688,23 @@ class VolcanoPolicy final : public Policy {
 
   double node_score(NodeId n, const SliceReq& sl) const;
 
-  bool eligible(NodeId n, const Job& job) const {
-    const models::Node& node = view_->cluster().node(n);
-    return node.up && ((job.gpu_type == 0 && job.node_set == 0) || pool_eligible(view_->cluster(), node.pool, job, view_->workload()));
+  bool eligible(NodeId n, const Job& job) const { return view_->cluster().node(n).up && pool_ok(node_pool_[n], job); }
+
+  // pool_eligible (GPU type, node selector), worked out once per (GPU type, node set, pool): the
+  // node scans asked it of every node, thousands a pod on CEA Curie with its partitions' pools.
+  bool pool_ok(models::PoolId p, const Job& job) const {
+    if (job.gpu_type == 0 && job.node_set == 0) return true;
+    const std::size_t pools = view_->cluster().pool_count();
+    const std::size_t key = (static_cast<std::size_t>(job.gpu_type) * 256 + job.node_set) * pools + p;
+    if (key >= pool_ok_.size()) pool_ok_.resize(key + 1, -1);
+    if (pool_ok_[key] < 0) pool_ok_[key] = pool_eligible(view_->cluster(), p, job, view_->workload()) ? 1 : 0;
+    return pool_ok_[key] != 0;
+  }
+
+  // The last node of n's pool: a scan in node order passes over a pool the job may not use.
+  NodeId pool_last(NodeId n) const {
+    const models::PoolId p = node_pool_[n];
+    return view_->cluster().pool_first_node(p) + static_cast<NodeId>(view_->cluster().pool_node_count(p)) - 1;
   }
 
   std::pair<NodeId, bool> select_node(JobIndex j, const SliceReq& sl) const;
@@ -910,6 +924,8 @@ class VolcanoPolicy final : public Policy {
   std::unordered_map<NodeClassKey, std::uint32_t, NodeClassHash> class_of_;
   std::vector<std::uint32_t> free_classes_, node_class_;
   std::vector<models::PoolId> node_pool_;
+  mutable std::vector<std::int8_t> pool_ok_;  // pool_ok's answers: -1 not yet known
+  std::vector<std::uint32_t> commit_slot_;    // commit: a node's slice in the placement, + 1
   std::size_t live_classes_ = 0;
   mutable std::vector<NodeId> class_firsts_;
   Res used_{};

@@ -19,6 +19,10 @@ std::pair<NodeId, bool> VolcanoPolicy::select_node(JobIndex j, const SliceReq& s
     for (NodeId n = free_tree_.first_at_least(0, sl.r[0]); n != kNoNode;
          n = free_tree_.first_at_least(n + 1, sl.r[0])) {
       if (domain_on_ && !in_domain_[n]) continue;
+      if (!pool_ok(node_pool_[n], job)) {
+        n = pool_last(n);
+        continue;
+      }
       if (node_fits(n, idle_[n], sl.r) && eligible(n, job)) return {n, false};
     }
     // Without releasing or pipelined resources the future idle gradient is the idle one.
@@ -53,6 +57,10 @@ std::pair<NodeId, bool> VolcanoPolicy::select_node(JobIndex j, const SliceReq& s
     if (soft_on_) soft_scores(j, sl, gradient);
     for (NodeId n = 0; n < n_nodes; ++n) {
       if (domain_on_ && !in_domain_[n]) continue;
+      if (!pool_ok(node_pool_[n], job)) {
+        n = pool_last(n);
+        continue;
+      }
       const Res avail = gradient == 0 ? idle_[n] : future_idle(n);
       if (!node_fits(n, avail, sl.r) || !eligible(n, job)) continue;
       if (flat) return {n, gradient == 1};

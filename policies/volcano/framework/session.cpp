@@ -567,19 +567,24 @@ void VolcanoPolicy::undo(std::vector<Op>& ops) {
 void VolcanoPolicy::commit(Session& s, std::vector<Op>& ops, std::string_view start_reason) {
   for (Op& op : ops) {
     if (op.kind == Op::Alloc) {
+      // One slice per node, in the order the nodes first come (a gang over thousands of nodes
+      // finds its node's slice by the slot, not by a search of the placement).
       models::Placement placement;
       const auto slices = this->slices(op.job);
+      if (commit_slot_.size() < cap_.size()) commit_slot_.resize(cap_.size(), 0);
       for (std::size_t i = 0; i < op.where.size(); ++i) {
         const NodeId n = std::get<0>(op.where[i]);
-        auto it = std::find_if(placement.begin(), placement.end(), [&](const models::Slice& x) { return x.node == n; });
-        if (it == placement.end()) {
+        std::uint32_t& slot = commit_slot_[n];
+        if (slot == 0) {
           placement.push_back({n, 0, 0, 0});
-          it = placement.end() - 1;
+          slot = static_cast<std::uint32_t>(placement.size());
         }
-        it->gpus += slices[i].gpus;
-        it->cpus += slices[i].cpus;
-        it->memory_mib += slices[i].memory_mib;
+        models::Slice& it = placement[slot - 1];
+        it.gpus += slices[i].gpus;
+        it.cpus += slices[i].cpus;
+        it.memory_mib += slices[i].memory_mib;
       }
+      for (const models::Slice& x : placement) commit_slot_[x.node] = 0;
       const std::string why = s.start(op.job, placement, start_reason);
       HEADROOM_ASSERT(why.empty(), "volcano produced an invalid placement: " + why);
       changed_ = true;

@@ -715,7 +715,8 @@ class KaiPolicy final : public Policy {
   // actions/reclaim.cpp (solve is instantiated there only)
   template <class Next, class Accept>
   std::optional<std::vector<std::uint32_t>> solve(const std::vector<JobIndex>& pods, Next&& next, Accept&& accept,
-                                                  std::vector<models::Placement>& plan);
+                                                  std::vector<models::Placement>& plan,
+                                                  const std::vector<std::pair<double, int>>* victim_queues = nullptr);
 
   std::vector<int> path(int q) const;
 
@@ -799,6 +800,20 @@ class KaiPolicy final : public Policy {
   // The pools of a running pod's placement as bits (pool p: bit p; all bits past 64 pools), so
   // that the reclaim solver passes over victims' pods on pools its pods cannot use.
   std::vector<std::uint64_t> pod_pools_;
+  // [queue node x pools + pool]: the whole GPUs its running, not terminating pods hold on the
+  // pool, kept as alloc is: what a reclaim could free there by taking all of a queue's pods.
+  std::vector<std::int64_t> pool_run_;
+  void tally_pools(int queue, const models::Placement& p, std::int64_t sign) {
+    const std::size_t pools = cluster_->pool_count();
+    const std::size_t need = (static_cast<std::size_t>(queue) + 1) * pools;
+    if (pool_run_.size() < need) pool_run_.resize(std::max(need, nodes_.size() * pools), 0);
+    for (const models::Slice& sl : p)
+      pool_run_[static_cast<std::size_t>(queue) * pools + cluster_->node(sl.node).pool] += sign * sl.gpus;
+  }
+  std::int64_t pool_run(int queue, models::PoolId p) const {
+    const std::size_t at = static_cast<std::size_t>(queue) * cluster_->pool_count() + p;
+    return at < pool_run_.size() ? pool_run_[at] : 0;
+  }
   std::vector<std::int64_t> pool_gpu_memory_;  // MiB of one GPU, by pool (device_memory_mib)
   // In allocate: the milli-GPUs gpu-memory pods may still take (share_room), and whether a node
   // was skipped for it. kInf elsewhere (the solvers check capacity with the pending fraction).

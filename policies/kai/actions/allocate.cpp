@@ -655,6 +655,7 @@ void KaiPolicy::start(Session& s, JobIndex j, models::Placement p, std::string_v
     pools |= pool < 64 ? std::uint64_t{1} << pool : ~std::uint64_t{0};
   }
   pod_pools_[j] = pools;
+  tally_pools(units_[job_unit_[j]].queue, p, 1);
   // The simulation keeps the placement for the run's results: one built by push_back (spare
   // capacity) goes as an exact copy, as before.
   const std::string err = s.start(j, p.capacity() == p.size() ? std::move(p) : models::Placement(p), why);

@@ -19,7 +19,8 @@ namespace headroom::policies::kai::detail {
 // a victim.
 template <class Next, class Accept>
 std::optional<std::vector<std::uint32_t>> KaiPolicy::solve(const std::vector<JobIndex>& pods, Next&& next,
-                                                           Accept&& accept, std::vector<models::Placement>& plan) {
+                                                           Accept&& accept, std::vector<models::Placement>& plan,
+                                                           const std::vector<std::pair<double, int>>* victim_queues) {
   Overlay ov = base();
   std::vector<std::uint32_t> chosen;
   const Amounts req = pods_demand(pods);
@@ -50,6 +51,16 @@ std::optional<std::vector<std::uint32_t>> KaiPolicy::solve(const std::vector<Job
       if (usable[p]) have += cluster_->pool_free_gpus(p);
     for (const Free& f : ov.nodes)
       if (usable[cluster_->node(f.node).pool]) have += f.gpus - cluster_->node(f.node).free_gpus;
+    // Every pod of the victim queues taken would free at most what they hold on those pools:
+    // when even that leaves the pods short, no victim order places them (the walk below would
+    // take them all and fail).
+    if (victim_queues != nullptr) {
+      std::int64_t most = have;
+      for (const auto& vq : *victim_queues)
+        for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
+          if (usable[p]) most += pool_run(-vq.second, p);
+      if (most < need) return std::nullopt;
+    }
   }
   for (std::uint32_t v = 0; next(v);) {
     if (!accept(v)) continue;
@@ -186,7 +197,7 @@ bool KaiPolicy::reclaim(Session& s, std::uint32_t id, int& searches) {
     return true;
   };
   std::vector<models::Placement> plan;
-  auto victims = solve(pods, next, accept, plan);
+  auto victims = solve(pods, next, accept, plan, &queues);
   if (!victims) return false;
   // Saturation: up the reclaimer's ancestors, an over-served reclaimer must stay below every
   // sibling.

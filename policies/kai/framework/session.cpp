@@ -75,6 +75,7 @@ void KaiPolicy::on_release(const ClusterView& view, JobIndex j) {
     add(u.running_req, held(j), -1);
     add_path(u.queue, &QNode::alloc, held(j), -1);
     if (!u.preemptible()) add_path(u.queue, &QNode::np_alloc, held(j), -1);
+    tally_pools(u.queue, view.placement(j), -1);
   }
   releasing_.erase(j);
   ++base_version_;
@@ -486,6 +487,7 @@ void KaiPolicy::evict(Session& s, std::uint32_t victim, JobIndex by, std::uint32
     add(v.running_req, held(j), -1);
     add_path(v.queue, &QNode::alloc, held(j), -1);
     if (!v.preemptible()) add_path(v.queue, &QNode::np_alloc, held(j), -1);
+    tally_pools(v.queue, s.placement(j), -1);
     if (by_unit != kNoUnit) {
       releasing_.insert(j);
       ++base_version_;

@@ -92,6 +92,7 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
   speed_.assign(n, models::kSpeedOne);
   placement_.resize(n);
   bound_.resize(n);
+  bound_gpus_.assign(n, 0);
   bound_at_.resize(n);
   finish_event_.assign(n, kNoEvent);
   evict_event_.assign(n, kNoEvent);
@@ -315,9 +316,9 @@ std::string Simulation::start(JobIndex j, models::Placement placement, std::stri
       return "placement holds a share of " + std::to_string(placement[0].gpu_milli) + " milli-GPUs, job requests " +
              (job.gpus > 1 || job.gpu_milli == 0 ? std::to_string(job.gpus) + " GPUs"
                                                  : std::to_string(job.gpu_milli) + " milli-GPUs");
-  } else if (placement_gpus(placement) + placement_gpus(bound_[j]) != job.gpus) {
-    return "placement has " + std::to_string(placement_gpus(placement) + placement_gpus(bound_[j])) +
-           " GPUs, job requests " + std::to_string(job.gpus);
+  } else if (placement_gpus(placement) + bound_gpus_[j] != job.gpus) {
+    return "placement has " + std::to_string(placement_gpus(placement) + bound_gpus_[j]) + " GPUs, job requests " +
+           std::to_string(job.gpus);
   }
   if (placement.empty()) return "empty placement";
   if (share && !bound_[j].empty()) return "a GPU share cannot join bound pods";
@@ -331,6 +332,7 @@ std::string Simulation::start(JobIndex j, models::Placement placement, std::stri
     held_idle_gpu_ms_ += bound_idle_gpu_ms(j, engine_.now());
     placement.insert(placement.begin(), bound_[j].begin(), bound_[j].end());
     bound_[j].clear();
+    bound_gpus_[j] = 0;
     bound_at_[j].clear();
   }
   ++progress_;
@@ -379,11 +381,12 @@ std::string Simulation::bind(JobIndex j, const models::Slice& slice, std::string
   if (backoff_[j]) return "job " + std::to_string(j) + " waits for its retry back-off";
   const models::Job& job = workload_.jobs[j];
   if (slice.gpu_milli > 0 || slice.gpus <= 0) return "a bound pod holds whole GPUs";
-  if (placement_gpus(bound_[j]) + slice.gpus >= job.gpus)
+  if (bound_gpus_[j] + slice.gpus >= job.gpus)
     return "binding " + std::to_string(slice.gpus) + " more GPUs would hold the whole job: start it instead";
   if (std::string why = cluster_.try_allocate({slice}); !why.empty()) return why;
   ++progress_;
   bound_[j].push_back(slice);
+  bound_gpus_[j] += slice.gpus;
   bound_at_[j].push_back(engine_.now());
   node_jobs_[slice.node].push_back(j);
   tenant_used_milli_[job.tenant] += std::int64_t{slice.gpus} * 1000;
@@ -401,7 +404,7 @@ std::string Simulation::bind(JobIndex j, const models::Slice& slice, std::string
                           std::string(reason) +
                               " (its pods bind one by one and hold their GPUs while the job waits "
                               "for its other pods)");
-    observer_->on_bound(engine_.now(), j, placement_gpus(bound_[j]));
+    observer_->on_bound(engine_.now(), j, bound_gpus_[j]);
   }
   return {};
 }
@@ -427,6 +430,7 @@ void Simulation::release_bound(JobIndex j, std::string_view reason, bool notify_
   tenant_used_[job.tenant] = whole_gpus(tenant_used_milli_[job.tenant]);
   const models::Placement freed = std::move(bound_[j]);
   bound_[j].clear();
+  bound_gpus_[j] = 0;
   bound_at_[j].clear();
   engine_.record(0x554e42494e440000ull ^ j);
   if (observer_ != nullptr) {
@@ -646,7 +650,7 @@ std::string Simulation::stranded_reason() const {
   for (JobIndex j = 0; j < state_.size(); ++j) {
     if (state_[j] != JobState::Pending || bound_[j].empty()) continue;
     ++jobs;
-    gpus += placement_gpus(bound_[j]);
+    gpus += bound_gpus_[j];
   }
   std::string why = "never scheduled: no further event could start it";
   if (jobs > 0)

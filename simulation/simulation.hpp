@@ -199,6 +199,9 @@ class Simulation final : private sim::EventHandler, private policies::Session {
   std::vector<models::Placement> placement_;
   // Pods bound to a pending job (Session::bind), and when each was bound.
   std::vector<models::Placement> bound_;
+  // The whole GPUs of bound_[j], kept as pods bind: a gang of thousands of pods binding one by
+  // one summed its bound pods at every bind (CEA Curie under kubernetes+coscheduling).
+  std::vector<std::int32_t> bound_gpus_;
   std::vector<std::vector<Tick>> bound_at_;
   std::int64_t held_idle_gpu_ms_ = 0;
   std::vector<sim::EventId> finish_event_, evict_event_;

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "models/cluster.hpp"
 #include "models/job.hpp"
@@ -31,6 +33,24 @@ std::optional<models::Placement> consolidate_in_pool(const models::ClusterState&
 // node set's (Job::node_set: workload.node_selectors).
 bool pool_eligible(const models::ClusterState& cluster, models::PoolId pool, const models::Job& job,
                    const models::Workload& workload);
+
+// pool_eligible's answers, worked out once per (GPU type, node set, pool): a policy's node scans
+// ask it of every node, thousands a pod on CEA Curie with its partitions' pools (string
+// compares). One per policy instance: its cluster's pools and workload do not change.
+class PoolEligibility {
+ public:
+  bool operator()(const models::ClusterState& cluster, models::PoolId pool, const models::Job& job,
+                  const models::Workload& workload) const {
+    if (job.gpu_type == 0 && job.node_set == 0) return true;
+    const std::size_t key = (static_cast<std::size_t>(job.gpu_type) * 256 + job.node_set) * cluster.pool_count() + pool;
+    if (key >= known_.size()) known_.resize(key + 1, -1);
+    if (known_[key] < 0) known_[key] = pool_eligible(cluster, pool, job, workload) ? 1 : 0;
+    return known_[key] != 0;
+  }
+
+ private:
+  mutable std::vector<std::int8_t> known_;  // -1: not asked yet
+};
 
 // Whether the job could ever be placed on the empty cluster; if not, why.
 std::optional<std::string> never_fits(const models::ClusterState& cluster, const models::Job& job,

@@ -351,8 +351,10 @@ class KubernetesPolicy final : public Policy {
   // Whether a pool's nodes advertise what the pod requests (and match its GPU type).
   bool eligible(const ClusterView& view, models::PoolId pool, const Job& job) const {
     const int res = resource(job);
-    if (res >= 0) return pool_slices_[pool][static_cast<std::size_t>(res)] > 0;
-    if (!pool_eligible(view.cluster(), pool, job, view.workload())) return false;
+    if (res >= 0)  // a MIG profile: its node selector still holds
+      return pool_slices_[pool][static_cast<std::size_t>(res)] > 0 &&
+             (job.node_set == 0 || models::in_node_set(view.workload(), job, view.cluster().spec().pools[pool].name));
+    if (!pool_ok_(view.cluster(), pool, job, view.workload())) return false;
     // Under mixed, a MIG node advertises as nvidia.com/gpu only its GPUs not in MIG mode.
     return !(job.gpus > 0 && split(pool) && pool_whole_[pool] == 0);
   }
@@ -657,6 +659,7 @@ class KubernetesPolicy final : public Policy {
   std::set<models::GroupId> partial_;                   // groups partially placed
   std::vector<std::string> profiles_;                   // MIG profiles in the configuration, sorted
   std::vector<std::uint8_t> pool_mig_;                  // pool has a MIG geometry in force
+  PoolEligibility pool_ok_;                             // pool_eligible's answers (eligible)
   std::vector<std::vector<std::int64_t>> pool_slices_;  // pool -> slices per node, per profile
   std::vector<std::vector<std::int64_t>> mig_used_;     // node -> slices bound, per profile
   std::vector<std::int64_t> pool_whole_;                // pool with MIG -> GPUs per node not in MIG mode

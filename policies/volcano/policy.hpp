@@ -692,14 +692,7 @@ class VolcanoPolicy final : public Policy {
 
   // pool_eligible (GPU type, node selector), worked out once per (GPU type, node set, pool): the
   // node scans asked it of every node, thousands a pod on CEA Curie with its partitions' pools.
-  bool pool_ok(models::PoolId p, const Job& job) const {
-    if (job.gpu_type == 0 && job.node_set == 0) return true;
-    const std::size_t pools = view_->cluster().pool_count();
-    const std::size_t key = (static_cast<std::size_t>(job.gpu_type) * 256 + job.node_set) * pools + p;
-    if (key >= pool_ok_.size()) pool_ok_.resize(key + 1, -1);
-    if (pool_ok_[key] < 0) pool_ok_[key] = pool_eligible(view_->cluster(), p, job, view_->workload()) ? 1 : 0;
-    return pool_ok_[key] != 0;
-  }
+  bool pool_ok(models::PoolId p, const Job& job) const { return pool_ok_(view_->cluster(), p, job, view_->workload()); }
 
   // The last node of n's pool: a scan in node order passes over a pool the job may not use.
   NodeId pool_last(NodeId n) const {
@@ -924,8 +917,8 @@ class VolcanoPolicy final : public Policy {
   std::unordered_map<NodeClassKey, std::uint32_t, NodeClassHash> class_of_;
   std::vector<std::uint32_t> free_classes_, node_class_;
   std::vector<models::PoolId> node_pool_;
-  mutable std::vector<std::int8_t> pool_ok_;  // pool_ok's answers: -1 not yet known
-  std::vector<std::uint32_t> commit_slot_;    // commit: a node's slice in the placement, + 1
+  PoolEligibility pool_ok_;                 // pool_ok's answers
+  std::vector<std::uint32_t> commit_slot_;  // commit: a node's slice in the placement, + 1
   std::size_t live_classes_ = 0;
   mutable std::vector<NodeId> class_firsts_;
   Res used_{};

@@ -814,6 +814,24 @@ TEST(KubernetesDevicePlugin, MigMixedProfilesAreIndependentIntegerResources) {
   EXPECT_EQ(r.state(4), JobState::Unfinished) << "asks for 2 x 2g.10gb; the node has one";
 }
 
+// A MIG-profile pod with a node selector (workload.node_selectors) goes only to its pools' nodes:
+// the first node advertises the profile too, but its pool is not in the pod's set.
+TEST(KubernetesDevicePlugin, MigProfilePodKeepsToItsNodeSelector) {
+  models::ClusterSpec c;
+  c.pools.push_back({"mig-a", 1, 1, "A100", 0, 0});
+  c.pools.push_back({"mig-b", 1, 1, "A100", 0, 0});
+  auto w = mig_workload({{"mig-1g.5gb", 1}, {"mig-1g.5gb", 1}});
+  w.node_sets = {{"mig-b"}};
+  w.jobs[0].node_set = 1;
+  const auto p = params({{"devicePlugin.migStrategy", "mixed"},
+                         {"devicePlugin.migDevices.mig-a.1g.5gb", "2"},
+                         {"devicePlugin.migDevices.mig-b.1g.5gb", "2"}});
+  const K8sRun r(w, c, p);
+  EXPECT_EQ(r.start(0), 0);
+  EXPECT_EQ(r.node(0), 1u) << "kept to mig-b";
+  EXPECT_EQ(r.node(1), 0u) << "no selector: the first node";
+}
+
 TEST(KubernetesDevicePlugin, MigSingleAdvertisesSlicesAsGpus) {
   ht::WorkloadBuilder b;
   for (int i = 0; i < 8; ++i) b.job(i, 1, 100);

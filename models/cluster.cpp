@@ -10,7 +10,7 @@ namespace headroom::models {
 
 std::int64_t ClusterSpec::total_gpus() const {
   std::int64_t n = 0;
-  for (const auto& p : pools) n += static_cast<std::int64_t>(p.nodes) * p.gpus_per_node;
+  for (const auto& p : pools) n += p.gpus();
   return n;
 }
 

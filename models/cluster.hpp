@@ -32,6 +32,9 @@ struct NodePool {
   // What one GPU-hour of this pool costs (scenario `costs.gpu_hour`, by GPU type); 0 = unpriced.
   // Only the cost KPIs read it (results/summary.hpp); no policy does.
   double gpu_hour_price = 0;
+
+  // The pool's GPUs: nodes x gpus_per_node.
+  std::int64_t gpus() const { return static_cast<std::int64_t>(nodes) * gpus_per_node; }
 };
 
 class Topology;  // models/topology.hpp

@@ -10,28 +10,17 @@ namespace headroom::policies::kueue {
 
 namespace {
 
-// Kueue admits nothing without a ClusterQueue. Without tenants: one ClusterQueue over every
-// namespace and the whole cluster (a platform team's first install). With tenants: a ClusterQueue
-// per tenant in one cohort, nominal quota its guaranteed GPUs, borrowing up to its cap, and one for
-// the tenants the scenario does not list, with what is left. When the jobs carry node selectors
-// by queue (compare, from Slurm partitions) and there are no tenants: a ResourceFlavor per pool
-// with its GPUs as the ClusterQueue's quota, as a site with several node pools configures Kueue,
-// so that a workload is admitted against the quota of the pools its pods may use.
 // `total` split over the pools in proportion to their GPUs, by largest remainder (the parts sum
 // to `total`; equal remainders go to the earlier pool).
 std::vector<std::int64_t> by_pool(const models::ClusterSpec& cluster, std::int64_t total) {
-  std::vector<std::int64_t> gpus, out;
-  std::int64_t all = 0;
-  for (const auto& p : cluster.pools) {
-    gpus.push_back(static_cast<std::int64_t>(p.nodes) * p.gpus_per_node);
-    all += gpus.back();
-  }
+  std::vector<std::int64_t> out;
+  const std::int64_t all = cluster.total_gpus();
   if (all <= 0) return std::vector<std::int64_t>(cluster.pools.size(), 0);
   std::vector<std::pair<std::int64_t, std::size_t>> rest;  // -remainder, pool
   std::int64_t given = 0;
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
+  for (std::size_t i = 0; i < cluster.pools.size(); ++i) {
     // total x gpus / all in 128 bits: a cluster of millions of GPUs does not overflow.
-    const auto num = static_cast<__int128>(total) * gpus[i];
+    const auto num = static_cast<__int128>(total) * cluster.pools[i].gpus();
     out.push_back(static_cast<std::int64_t>(num / all));
     rest.emplace_back(-static_cast<std::int64_t>(num % all), i);
     given += out.back();
@@ -41,16 +30,27 @@ std::vector<std::int64_t> by_pool(const models::ClusterSpec& cluster, std::int64
   return out;
 }
 
-// With tenants and node selectors by queue: a ResourceFlavor per pool, and each tenant's
-// ClusterQueue holds its quota on every flavor, split over the pools in proportion to their
-// GPUs (nominal quota and borrowing limit alike: Kueue limits borrowing per flavor, not over a
-// ClusterQueue's flavors together); "unlisted-tenants" holds what the tenants leave of each pool.
-std::optional<Derived> by_pools_per_tenant(const DeriveRequest& r) {
+// A ResourceFlavor per pool, when the jobs carry node selectors by queue (compare, from Slurm
+// partitions): a workload is then admitted against the quota of the pools its pods may use, as a
+// site with several node pools configures Kueue. Without tenants one ClusterQueue holds each
+// pool's GPUs. With tenants each tenant's ClusterQueue holds its quota on every flavor, split
+// over the pools in proportion to their GPUs (nominal quota and borrowing limit alike: Kueue
+// limits borrowing per flavor, not over a ClusterQueue's flavors together); "unlisted-tenants"
+// holds what the tenants leave of each pool.
+Derived by_pools(const DeriveRequest& r) {
   Derived d;
   const auto& pools = r.cluster->pools;
   for (const auto& pool : pools) d.put("resourceFlavors." + pool.name + ".pools", "[" + pool.name + "]", r.file);
+  if (r.tenants.empty()) {
+    d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);
+    for (const auto& pool : pools)
+      d.put("clusterQueues.all-tenants.resources." + pool.name + ".gpu.nominalQuota", std::to_string(pool.gpus()),
+            r.file);
+    d.pools_set_up = "a ResourceFlavor per pool, with the pool's GPUs as the ClusterQueue's quota";
+    return d;
+  }
   std::vector<std::int64_t> left;
-  for (const auto& pool : pools) left.push_back(static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node);
+  for (const auto& pool : pools) left.push_back(pool.gpus());
   for (const auto& t : r.tenants) {
     const std::string cq = "clusterQueues." + t.name;
     d.put(cq + ".namespaces", "[" + t.name + "]", r.file);
@@ -74,23 +74,18 @@ std::optional<Derived> by_pools_per_tenant(const DeriveRequest& r) {
   return d;
 }
 
+// Kueue admits nothing without a ClusterQueue. Without tenants: one ClusterQueue over every
+// namespace and the whole cluster (a platform team's first install). With tenants: a ClusterQueue
+// per tenant in one cohort, nominal quota its guaranteed GPUs, borrowing up to its cap, and one for
+// the tenants the scenario does not list, with what is left. When the jobs carry node selectors
+// by queue and the cluster has several pools: by_pools.
 std::optional<Derived> derive(const DeriveRequest& r) {
   Derived d;
   const std::int64_t total = r.cluster->total_gpus();
   const bool plain_names = std::all_of(r.cluster->pools.begin(), r.cluster->pools.end(), [](const auto& p) {
     return !p.name.empty() && p.name.find_first_of(". \t\"[]{},:#") == std::string::npos;
   });
-  if (!r.node_sets.empty() && r.tenants.empty() && r.cluster->pools.size() > 1 && plain_names) {
-    d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);
-    for (const auto& pool : r.cluster->pools) {
-      d.put("resourceFlavors." + pool.name + ".pools", "[" + pool.name + "]", r.file);
-      d.put("clusterQueues.all-tenants.resources." + pool.name + ".gpu.nominalQuota",
-            std::to_string(static_cast<std::int64_t>(pool.nodes) * pool.gpus_per_node), r.file);
-    }
-    d.pools_set_up = "a ResourceFlavor per pool, with the pool's GPUs as the ClusterQueue's quota";
-    return d;
-  }
-  if (!r.node_sets.empty() && r.cluster->pools.size() > 1 && plain_names) return by_pools_per_tenant(r);
+  if (!r.node_sets.empty() && r.cluster->pools.size() > 1 && plain_names) return by_pools(r);
   d.put("resourceFlavors.default.pools", pool_list(*r.cluster), r.file);
   if (r.tenants.empty()) {
     d.put("clusterQueues.all-tenants.namespaces", "[\"*\"]", r.file);

@@ -13,8 +13,7 @@ namespace {
 std::int64_t pool_gpus(const models::ClusterSpec& cluster, const std::vector<std::string>& pools) {
   std::int64_t n = 0;
   for (const auto& p : cluster.pools)
-    if (std::find(pools.begin(), pools.end(), p.name) != pools.end())
-      n += static_cast<std::int64_t>(p.nodes) * p.gpus_per_node;
+    if (std::find(pools.begin(), pools.end(), p.name) != pools.end()) n += p.gpus();
   return n;
 }
 

@@ -803,12 +803,19 @@ class KaiPolicy final : public Policy {
   // [queue node x pools + pool]: the whole GPUs its running, not terminating pods hold on the
   // pool, kept as alloc is: what a reclaim could free there by taking all of a queue's pods.
   std::vector<std::int64_t> pool_run_;
-  void tally_pools(int queue, const models::Placement& p, std::int64_t sign) {
+  // Adds (sign 1) or takes back (-1) a pod's placement p in its queue's pool_run_; returns the
+  // bits of p's pools (pod_pools_).
+  std::uint64_t tally_pools(int queue, const models::Placement& p, std::int64_t sign) {
     const std::size_t pools = cluster_->pool_count();
     const std::size_t need = (static_cast<std::size_t>(queue) + 1) * pools;
     if (pool_run_.size() < need) pool_run_.resize(std::max(need, nodes_.size() * pools), 0);
-    for (const models::Slice& sl : p)
-      pool_run_[static_cast<std::size_t>(queue) * pools + cluster_->node(sl.node).pool] += sign * sl.gpus;
+    std::uint64_t bits = 0;
+    for (const models::Slice& sl : p) {
+      const models::PoolId pool = cluster_->node(sl.node).pool;
+      pool_run_[static_cast<std::size_t>(queue) * pools + pool] += sign * sl.gpus;
+      bits |= pool < 64 ? std::uint64_t{1} << pool : ~std::uint64_t{0};
+    }
+    return bits;
   }
   std::int64_t pool_run(int queue, models::PoolId p) const {
     const std::size_t at = static_cast<std::size_t>(queue) * cluster_->pool_count() + p;

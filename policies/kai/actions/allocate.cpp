@@ -649,13 +649,7 @@ void KaiPolicy::start(Session& s, JobIndex j, models::Placement p, std::string_v
   const Job& job = workload_->jobs[j];
   const std::int32_t milli = is_share(job) && job.gpu_milli == 0 ? p.at(0).gpu_milli : 0;
   node_changed(p);
-  std::uint64_t pools = 0;
-  for (const models::Slice& sl : p) {
-    const models::PoolId pool = cluster_->node(sl.node).pool;
-    pools |= pool < 64 ? std::uint64_t{1} << pool : ~std::uint64_t{0};
-  }
-  pod_pools_[j] = pools;
-  tally_pools(units_[job_unit_[j]].queue, p, 1);
+  pod_pools_[j] = tally_pools(units_[job_unit_[j]].queue, p, 1);
   // The simulation keeps the placement for the run's results: one built by push_back (spare
   // capacity) goes as an exact copy, as before.
   const std::string err = s.start(j, p.capacity() == p.size() ? std::move(p) : models::Placement(p), why);

@@ -45,10 +45,11 @@ std::optional<std::vector<std::uint32_t>> KaiPolicy::solve(const std::vector<Job
       for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
         usable[p] = usable[p] || pool_ok(p, workload_->jobs[j]);
     }
-    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
-      if (usable[p]) usable_bits |= p < 64 ? std::uint64_t{1} << p : ~std::uint64_t{0};
-    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p)
-      if (usable[p]) have += cluster_->pool_free_gpus(p);
+    for (models::PoolId p = 0; p < cluster_->pool_count(); ++p) {
+      if (!usable[p]) continue;
+      usable_bits |= p < 64 ? std::uint64_t{1} << p : ~std::uint64_t{0};
+      have += cluster_->pool_free_gpus(p);
+    }
     for (const Free& f : ov.nodes)
       if (usable[cluster_->node(f.node).pool]) have += f.gpus - cluster_->node(f.node).free_gpus;
     // Every pod of the victim queues taken would free at most what they hold on those pools:

@@ -36,6 +36,38 @@ std::string write_scenario(const std::string& name, const std::string& extra) {
   return path.string();
 }
 
+// The text of a policy parameter, "(none)" when it is not set.
+std::string param_text(const policies::PolicyParams& p, const std::string& key) {
+  const auto it = p.find(key);
+  return it == p.end() ? std::string("(none)") : it->second.text;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Four A100 nodes and one T4 node behind two Slurm partitions (big, the Default, and small), and
+// 11 jobs of 8 GPUs at once: six of queue small, four of big, one of "other", which is no
+// partition. Writes the trace into a folder of its own (named by `tag`) and returns the
+// scenario's path there; the scenario text is kStrand plus `extra`, written there too.
+constexpr const char* kStrand =
+    "name: strand\nseed: 1\ncluster:\n  pools:\n    - {name: big, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
+    "    - {name: small, nodes: 1, gpus_per_node: 8, gpu_type: T4}\npolicy:\n  name: slurm\n  partitions:\n"
+    "    big: {Nodes: big, Default: YES}\n    small: {Nodes: small}\nworkload:\n  trace: trace.csv\n";
+
+std::string write_strand(const std::string& tag, const std::string& extra = "") {
+  const auto dir = std::filesystem::temp_directory_path() / ("headroom-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream t(dir / "trace.csv");
+  t << "id,tenant,queue,submit,gpus,runtime\n";
+  for (int i = 0; i < 6; ++i) t << i << ",t,small,0,8,1000\n";
+  for (int i = 6; i < 10; ++i) t << i << ",t,big,0,8,1000\n";
+  t << "10,t,other,0,8,1000\n";
+  std::ofstream(dir / "strand.yaml") << kStrand << extra;
+  return (dir / "strand.yaml").string();
+}
+
 }  // namespace
 
 TEST(Sweep, ExpandsTheCrossProductFirstVariableSlowest) {
@@ -1047,11 +1079,7 @@ TEST(Compare, NodeSelectorsKeepAQueuesJobsOnItsPools) {
   EXPECT_EQ(started, 200u);
 
   const std::string path = write_scenario("sel-slurm.yaml", "");
-  std::string text;
-  {
-    std::ifstream in(path);
-    text.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string text = file_text(path);
   const std::string slurm_block = "policy:\n  name: slurm\n  partitions:\n    q: {Nodes: t4}\n";
   text.replace(text.find("policy: fifo\n"), 13, slurm_block);
   const auto base = scenarios::parse_scenario(text, path);
@@ -1066,10 +1094,7 @@ TEST(Compare, NodeSelectorsKeepAQueuesJobsOnItsPools) {
   EXPECT_TRUE(planner::scenario_for_policy(base, "slurm").workload.node_selectors.empty());
   // Kueue gets a ResourceFlavor per pool, each pool's GPUs as its quota, so that a workload is
   // admitted against the pools its pods may use; without selectors one flavor over all pools.
-  auto value = [](const policies::PolicyParams& p, const std::string& key) {
-    const auto it = p.find(key);
-    return it == p.end() ? std::string("(none)") : it->second.text;
-  };
+  const auto value = param_text;
   const auto kueue = planner::scenario_for_policy(base, "kueue").policy.params;
   EXPECT_EQ(value(kueue, "resourceFlavors.t4.pools"), "[t4]");
   EXPECT_EQ(value(kueue, "resourceFlavors.a100.pools"), "[a100]");
@@ -1092,26 +1117,10 @@ TEST(Compare, NodeSelectorsKeepAQueuesJobsOnItsPools) {
 // bench/RESULTS.md). A job of a queue that is no partition is rejected under both, as Volcano's
 // admission rejects a job of an undeclared queue.
 TEST(Compare, VolcanoQueuesOfPartitionsKeptToTheirPoolsGetTheirPoolsAsCapability) {
-  const auto dir = std::filesystem::temp_directory_path() / ("headroom-strand-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream t(dir / "trace.csv");
-    t << "id,tenant,queue,submit,gpus,runtime\n";
-    for (int i = 0; i < 6; ++i) t << i << ",t,small,0,8,1000\n";
-    for (int i = 6; i < 10; ++i) t << i << ",t,big,0,8,1000\n";
-    t << "10,t,other,0,8,1000\n";
-  }
-  const std::string head =
-      "name: strand\nseed: 1\ncluster:\n  pools:\n    - {name: big, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
-      "    - {name: small, nodes: 1, gpus_per_node: 8, gpu_type: T4}\npolicy:\n  name: slurm\n  partitions:\n"
-      "    big: {Nodes: big, Default: YES}\n    small: {Nodes: small}\nworkload:\n  trace: trace.csv\n";
-  const std::string path = (dir / "strand.yaml").string();
-  const auto base = scenarios::parse_scenario(head, path);
+  const std::string path = write_strand("strand");
+  const auto base = scenarios::load_scenario(path);
   const auto volcano = planner::scenario_for_policy(base, "volcano");
-  auto value = [&](const std::string& key) {
-    const auto it = volcano.policy.params.find(key);
-    return it == volcano.policy.params.end() ? std::string("(none)") : it->second.text;
-  };
+  auto value = [&](const std::string& key) { return param_text(volcano.policy.params, key); };
   EXPECT_EQ(value("queues.big.weight"), "1");
   EXPECT_EQ(value("queues.small.weight"), "1");
   EXPECT_EQ(value("queues.big.capability.gpu"), "32");
@@ -1138,14 +1147,13 @@ TEST(Compare, VolcanoQueuesOfPartitionsKeptToTheirPoolsGetTheirPoolsAsCapability
   // The same selectors written in the scenario: Volcano runs with its defaults (no queue
   // declared, no capability; the job of queue "other" runs anywhere). Three queues are deserved a
   // third of the cluster each, so one big job starts at once, beside two idle A100 nodes.
-  std::string text = head;
-  text += "  node_selectors: {big: [big], small: [small], default: [big]}\n";
+  const std::string text = std::string(kStrand) + "  node_selectors: {big: [big], small: [small], default: [big]}\n";
   const auto written = planner::scenario_for_policy(scenarios::parse_scenario(text, path), "volcano");
   EXPECT_TRUE(written.policy.params.empty());
   const auto plain = run(written);
   EXPECT_EQ(plain.first, (std::vector<sim::Tick>{0, 1000 * sim::kSecond, 2000 * sim::kSecond, 2000 * sim::kSecond}));
   EXPECT_EQ(plain.second, 0);
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 // With tenants and the scenario's Slurm partitions as node selectors, Kueue gets a ResourceFlavor
@@ -1155,18 +1163,11 @@ TEST(Compare, KueueTenantQuotasSplitOverThePoolsOfTheirFlavors) {
   const std::string path =
       write_scenario("tenant-pools.yaml",
                      "tenants:\n  - {name: t0, gpus: 8}\n  - {name: t1, weight: 3, max_gpus: 30}\n  - {name: t2}\n");
-  std::string text;
-  {
-    std::ifstream in(path);
-    text.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string text = file_text(path);
   text.replace(text.find("policy: fifo\n"), 13, "policy:\n  name: slurm\n  partitions:\n    q: {Nodes: t4}\n");
   const auto base = scenarios::parse_scenario(text, path);
   const auto kueue = planner::scenario_for_policy(base, "kueue");
-  auto value = [&](const std::string& key) {
-    const auto it = kueue.policy.params.find(key);
-    return it == kueue.policy.params.end() ? std::string("(none)") : it->second.text;
-  };
+  auto value = [&](const std::string& key) { return param_text(kueue.policy.params, key); };
   EXPECT_EQ(value("resourceFlavors.a100.pools"), "[a100]");
   EXPECT_EQ(value("resourceFlavors.t4.pools"), "[t4]");
   EXPECT_EQ(value("resourceFlavors.default.pools"), "(none)");
@@ -1200,21 +1201,7 @@ TEST(Compare, KueueTenantQuotasSplitOverThePoolsOfTheirFlavors) {
 // block (its partitions; a bare `slurm` used to replace it), and the others get its partitions
 // as node selectors and the settings derived from them. Same fingerprints as compare's columns.
 TEST(Sweep, PolicyVariantsRunEachSystemAsCompareDoes) {
-  const auto dir = std::filesystem::temp_directory_path() / ("headroom-sweep-pol-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream t(dir / "trace.csv");
-    t << "id,tenant,queue,submit,gpus,runtime\n";
-    for (int i = 0; i < 6; ++i) t << i << ",t,small,0,8,1000\n";
-    for (int i = 6; i < 10; ++i) t << i << ",t,big,0,8,1000\n";
-    t << "10,t,other,0,8,1000\n";
-    std::ofstream y(dir / "sweep.yaml");
-    y << "name: strand\nseed: 1\ncluster:\n  pools:\n    - {name: big, nodes: 4, gpus_per_node: 8, gpu_type: A100}\n"
-         "    - {name: small, nodes: 1, gpus_per_node: 8, gpu_type: T4}\npolicy:\n  name: slurm\n  partitions:\n"
-         "    big: {Nodes: big, Default: YES}\n    small: {Nodes: small}\nworkload:\n  trace: trace.csv\n"
-         "variants:\n  policy: [slurm, volcano, kubernetes]\n";
-  }
-  const std::string path = (dir / "sweep.yaml").string();
+  const std::string path = write_strand("sweep-pol", "variants:\n  policy: [slurm, volcano, kubernetes]\n");
   const auto spec = planner::load_sweep(path);
   const auto points = planner::expand(spec);
   ASSERT_EQ(points.size(), 3u);
@@ -1238,7 +1225,7 @@ TEST(Sweep, PolicyVariantsRunEachSystemAsCompareDoes) {
   EXPECT_EQ(swept.results[0].summary.rejected, 1);
   EXPECT_EQ(swept.results[1].summary.rejected, 1);
   EXPECT_EQ(swept.results[2].summary.rejected, 0);
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 // headroom compare derives each policy's quota and queue settings from one tenant description.
@@ -1246,10 +1233,7 @@ TEST(Compare, PolicySettingsDerivedFromTheTenantDescription) {
   // 40 GPUs (4 x 8 A100 + 2 x 4 T4); t0 guaranteed 8, t1 weight 3 capped at 24, t2 weight 1.
   const auto sc = scenarios::load_scenario(write_scenario(
       "derive.yaml", "tenants:\n  - {name: t0, gpus: 8}\n  - {name: t1, weight: 3, max_gpus: 24}\n  - {name: t2}\n"));
-  auto value = [](const policies::PolicyParams& p, const std::string& key) {
-    const auto it = p.find(key);
-    return it == p.end() ? std::string("(none)") : it->second.text;
-  };
+  const auto value = param_text;
   const auto k8s = planner::derived_params(sc, "kubernetes").value();
   EXPECT_EQ(k8s.size(), 1u);
   EXPECT_EQ(value(k8s, "quota.t1.gpu"), "24");

@@ -67,6 +67,9 @@ struct Part {
   std::int32_t biggest = 1;         // the most GPUs one of its nodes has (at least 1)
   bool by_id = false;               // nodes is in id order (one weight): choose() may read bits
   std::vector<std::uint64_t> bits;  // member, as bits by node id
+  // With node classes (SlurmPolicy::node_cls_): the classes whose nodes it holds (a class's nodes
+  // are all in a partition or none is).
+  std::vector<std::uint8_t> classes;
 };
 
 struct QosR {
@@ -112,12 +115,25 @@ struct ClearTally {
   std::vector<std::int64_t> count;
   std::vector<std::uint64_t> bits;
   std::int64_t gpus = 0, over = 0;
-  void reset(std::int32_t max_gpus, std::size_t nodes) {
+  // Optional: the GPUs of the clear nodes per node class (cls: the class of each node by id;
+  // null: not kept). A partition's clear GPUs are those of its classes.
+  const std::uint8_t* cls = nullptr;
+  std::vector<std::int64_t> cls_gpus;
+  void reset(std::int32_t max_gpus, std::size_t nodes, const std::uint8_t* node_cls = nullptr,
+             std::size_t classes = 0) {
     max = max_gpus;
     words = (nodes + 63) / 64;
     count.assign(static_cast<std::size_t>(max) + 1, 0);
     bits.assign((static_cast<std::size_t>(max) + 1) * words, 0);
     gpus = over = 0;
+    cls = node_cls;
+    cls_gpus.assign(cls != nullptr ? classes : 0, 0);
+  }
+  // The clear GPUs on the nodes of these classes (cls must be set).
+  std::int64_t gpus_of(const std::vector<std::uint8_t>& classes) const {
+    std::int64_t sum = 0;
+    for (const std::uint8_t c : classes) sum += cls_gpus[c];
+    return sum;
   }
   // A clear node's free GPUs from `from` to `to` (both at least 0): put(id, from, -1) and
   // put(id, to, 1) in one step.
@@ -125,6 +141,7 @@ struct ClearTally {
     if (from == to) return;
     over += (to > max ? 1 : 0) - (from > max ? 1 : 0);
     gpus += to - from;
+    if (cls != nullptr) cls_gpus[cls[id]] += to - from;
     const auto bf = static_cast<std::size_t>(std::min(from, max)), bt = static_cast<std::size_t>(std::min(to, max));
     if (bf == bt) return;
     --count[bf];
@@ -140,6 +157,7 @@ struct ClearTally {
     const auto b = static_cast<std::size_t>(std::min(g, max));
     count[b] += sign;
     gpus += sign * g;
+    if (cls != nullptr) cls_gpus[cls[id]] += sign * g;
     const std::uint64_t bit = std::uint64_t{1} << (id % 64);
     if (sign > 0)
       bits[b * words + id / 64] |= bit;
@@ -587,8 +605,14 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<Switch> switches_;
   std::vector<std::int64_t> weight_;
   std::vector<NodeCap> cap_;
-  bool plain_nodes_ = false;                 // one weight, no CPUs or memory modelled (plain release slices)
-  bool one_weight_ = false;                  // every node has the same Weight
+  bool plain_nodes_ = false;  // one weight, no CPUs or memory modelled (plain release slices)
+  bool one_weight_ = false;   // every node has the same Weight
+  // Nodes by the partitions that hold them, when some partition holds part of the nodes and there
+  // are at most kMaxClasses such sets: the class of each node (backfill keeps the clear GPUs per
+  // class, and a partition's walk tests its own); else empty.
+  static constexpr std::size_t kMaxClasses = 64;
+  std::vector<std::uint8_t> node_cls_;
+  std::size_t classes_ = 0;
   bool any_cpus_ = false, any_mem_ = false;  // some node models CPUs (memory)
   std::vector<std::int32_t> excl_;
   std::vector<JobIndex> held_for_;

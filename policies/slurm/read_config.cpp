@@ -113,6 +113,27 @@ void SlurmPolicy::init(const ClusterView& view) {
     }
   }
   for (const auto& p : parts_) max_job_factor_ = std::max(max_job_factor_, p.conf.job_factor);
+  // Node classes: the nodes grouped by which partitions hold them (kept only when a partition holds
+  // part of the nodes, and the groups are few).
+  if (std::any_of(parts_.begin(), parts_.end(), [&](const Part& p) { return p.nodes.size() != n; })) {
+    std::map<std::vector<char>, std::uint8_t> cls_of;
+    std::vector<char> sig(parts_.size());
+    node_cls_.assign(n, 0);
+    for (NodeId id = 0; id < n && cls_of.size() <= kMaxClasses; ++id) {
+      for (std::size_t k = 0; k < parts_.size(); ++k) sig[k] = parts_[k].member[id];
+      const auto [it, fresh] = cls_of.try_emplace(sig, static_cast<std::uint8_t>(cls_of.size()));
+      node_cls_[id] = it->second;
+      if (fresh && cls_of.size() <= kMaxClasses)
+        for (std::size_t k = 0; k < parts_.size(); ++k)
+          if (sig[k] != 0) parts_[k].classes.push_back(it->second);
+    }
+    classes_ = cls_of.size();
+    if (classes_ > kMaxClasses) {
+      node_cls_.clear();
+      classes_ = 0;
+      for (auto& p : parts_) p.classes.clear();
+    }
+  }
   // QOS: configured ones, then "normal" and every name of the workload not configured.
   for (const auto& q : c_.qos) qos_.push_back({q, {}, 0});
   auto qos_index = [&](const std::string& name) {

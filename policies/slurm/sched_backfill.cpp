@@ -659,6 +659,10 @@ void SlurmPolicy::backfill(Session& s) {
       bool fits = cur_total - cur_blocked >= jobs[j].gpus;
       if (fits && hist_ok) {
         if (!sh.fixed && clear_.gpus < sh.total) fits = false;
+        // A flexible job takes clear nodes of its partition only: their GPUs must hold it.
+        if (fits && !sh.fixed && clear_.cls != nullptr && jp.nodes.size() != avail_.size() &&
+            clear_.gpus_of(jp.classes) < sh.total)
+          fits = false;
         if (sh.fixed && sh.need >= 1) {
           std::int64_t nodes = 0;
           for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += clear_.count[static_cast<std::size_t>(g)];
@@ -899,7 +903,7 @@ void SlurmPolicy::backfill(Session& s) {
 void SlurmPolicy::base_build(const ClusterView& view) {
   std::int32_t max_gpus = 0;
   for (const auto& n : view.cluster().nodes()) max_gpus = std::max(max_gpus, n.gpus);
-  base_.reset(max_gpus, avail_.size());
+  base_.reset(max_gpus, avail_.size(), node_cls_.empty() ? nullptr : node_cls_.data(), classes_);
   base_g_.assign(avail_.size(), -1);
   base_held_ = static_cast<std::size_t>(
       std::count_if(held_for_.begin(), held_for_.end(), [](JobIndex x) { return x != kNoJob; }));

@@ -702,6 +702,7 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
   std::vector<std::pair<Tick, Tick>> res_span_;  // per reservation: [start, end)
+  std::vector<std::int64_t> res_gpus_;           // per reservation: its nodes' GPUs
   // will_run_groups: (start, node) of every reservation of the pass, as start << 24 | node
   // (backfill's later_start asks whether a node is reserved again where a reservation ends).
   std::unordered_set<std::uint64_t> res_start_at_;

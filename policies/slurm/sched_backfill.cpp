@@ -80,6 +80,7 @@ void SlurmPolicy::backfill(Session& s) {
   by_end_.clear();
   res_nodes_.clear();
   res_span_.clear();
+  res_gpus_.clear();
   res_off_.assign(1, 0);
   const auto& jobs = s.workload().jobs;
   // Running jobs release at start + limit, rounded up, node by node in time order.
@@ -449,6 +450,38 @@ void SlurmPolicy::backfill(Session& s) {
                                      [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; });
     return std::min(ri != rslice_.end() ? ri->t : kNever, ei != by_end_.end() ? ei->first : kNever);
   };
+  // The first step time after the cursor's (t, t + L) by which the clear GPUs could have grown by
+  // `want` (and those on partition p's nodes by `want_part`); kNever when not by `until`. Clear
+  // GPUs grow only by releases on nodes clear at the cursor (their GPUs), by releases that give a
+  // node back whole (exclusive: its GPUs), and by the end of a reservation counted at the cursor
+  // (at most its nodes' GPUs): a node blocked now stays blocked until every reservation counted
+  // on it has ended, and reservations counted later only block more. So no step before the time
+  // returned can fit by the totals a walk tests first: the walk may go there at once. (Default
+  // walk only: its release cursor and window start move together, cur_rt == cur_t.)
+  auto gain_by = [&](std::int64_t want, std::int64_t want_part, const Part* p, Tick until) {
+    std::int64_t got = 0, got_part = 0;
+    std::size_t ri = cur_ri, be = cur_be;
+    while (true) {
+      const Tick t =
+          std::min(ri < rslice_.size() ? rslice_[ri].t : kNever, be < by_end_.size() ? by_end_[be].first : kNever);
+      if (t > until) return kNever;
+      for (; ri < rslice_.size() && rslice_[ri].t == t; ++ri) {
+        const RSlice& sl = rslice_[ri];
+        if (held_for_[sl.node] != kNoJob) continue;  // never counted in this pass
+        const Avail& a = prof_[sl.node];
+        const std::int64_t g = sl.exclusive ? cap_[sl.node].gpus : a.ok && a.overlap == 0 ? sl.gpus : 0;
+        got += g;
+        if (p != nullptr && p->member[sl.node] != 0) got_part += g;
+      }
+      for (; be < by_end_.size() && by_end_[be].first == t; ++be) {
+        const std::uint32_t r = by_end_[be].second;
+        if (res_span_[r].first > cur_x) continue;  // not counted at the cursor
+        got += res_gpus_[r];
+        got_part += res_gpus_[r];
+      }
+      if (got >= want && got_part >= want_part) return t;
+    }
+  };
   constexpr Tick kBarrier = 30 * sim::kSecond;  // job_test.c: time_window = 30
   struct Cut {  // a will-run group: its last end, and rslice_'s index after that job's slices
     Tick t;
@@ -654,15 +687,28 @@ void SlurmPolicy::backfill(Session& s) {
     reserved.clear();
     const Part& jp = parts_[static_cast<std::size_t>(part_[j])];
     auto in_a = [&](NodeId id) { return prof_[id].overlap == 0 && jp.member[id] != 0; };
+    // When try_fit fails by the clear GPUs: how many more it needs, on every node and on the
+    // partition's nodes (0: it failed otherwise).
+    std::int64_t short_all = 0, short_part = 0;
+    const bool part_only = jp.nodes.size() != avail_.size();
     auto try_fit = [&]() {
       reserved.clear();
+      short_all = short_part = 0;
       bool fits = cur_total - cur_blocked >= jobs[j].gpus;
+      if (!fits) short_all = jobs[j].gpus - (cur_total - cur_blocked);
       if (fits && hist_ok) {
-        if (!sh.fixed && clear_.gpus < sh.total) fits = false;
-        // A flexible job takes clear nodes of its partition only: their GPUs must hold it.
-        if (fits && !sh.fixed && clear_.cls != nullptr && jp.nodes.size() != avail_.size() &&
-            clear_.gpus_of(jp.classes) < sh.total)
+        if (!sh.fixed && clear_.gpus < sh.total) {
           fits = false;
+          short_all = sh.total - clear_.gpus;
+        }
+        // A flexible job takes clear nodes of its partition only: their GPUs must hold it.
+        if (fits && !sh.fixed && clear_.cls != nullptr && part_only) {
+          const std::int64_t mine = clear_.gpus_of(jp.classes);
+          if (mine < sh.total) {
+            fits = false;
+            short_part = sh.total - mine;
+          }
+        }
         if (sh.fixed && sh.need >= 1) {
           std::int64_t nodes = 0;
           for (std::int32_t g = sh.need; g <= max_gpus; ++g) nodes += clear_.count[static_cast<std::size_t>(g)];
@@ -741,8 +787,11 @@ void SlurmPolicy::backfill(Session& s) {
       go_to(t, t, t + limit);
       while (!try_fit()) {
         // The cursor's next release and reservation end are the first past cur_t.
-        const Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
-                                   cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
+        Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
+                             cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
+        if (next > horizon) break;
+        // Short of clear GPUs: the steps before enough could come free fail too (gain_by).
+        if (short_all > 0 || short_part > 0) next = gain_by(short_all, short_part, part_only ? &jp : nullptr, horizon);
         if (next > horizon) break;
         go_to(next, next, next + limit);
       }
@@ -866,6 +915,9 @@ void SlurmPolicy::backfill(Session& s) {
     // One entry per list, after the entries of the same time (only the times are ordered).
     const auto rid = static_cast<std::uint32_t>(res_off_.size() - 1);
     res_span_.push_back({at, at + limit});
+    std::int64_t res_gpus = 0;
+    for (const auto& sl : reserved) res_gpus += cap_[sl.node].gpus;
+    res_gpus_.push_back(res_gpus);
     const std::size_t base = res_nodes_.size();
     res_nodes_.resize(base + reserved.size());
     for (std::size_t k = 0; k < reserved.size(); ++k) res_nodes_[base + k] = reserved[k].node;

@@ -135,35 +135,72 @@ struct ClearTally {
     for (const std::uint8_t c : classes) sum += cls_gpus[c];
     return sum;
   }
-  // A clear node's free GPUs from `from` to `to` (both at least 0): put(id, from, -1) and
-  // put(id, to, 1) in one step.
-  [[gnu::always_inline]] void move(NodeId id, std::int32_t from, std::int32_t to) {
-    if (from == to) return;
-    over += (to > max ? 1 : 0) - (from > max ? 1 : 0);
-    gpus += to - from;
-    if (cls != nullptr) cls_gpus[cls[id]] += to - from;
-    const auto bf = static_cast<std::size_t>(std::min(from, max)), bt = static_cast<std::size_t>(std::min(to, max));
-    if (bf == bt) return;
-    --count[bf];
-    ++count[bt];
-    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-    bits[bf * words + id / 64] &= ~bit;
-    bits[bt * words + id / 64] |= bit;
-  }
-  // Node id with g GPUs free added (sign 1) or taken out (-1); g < 0: not clear, nothing to do.
-  [[gnu::always_inline]] void put(NodeId id, std::int32_t g, int sign) {
-    if (g < 0) return;
-    if (g > max) over += sign;
-    const auto b = static_cast<std::size_t>(std::min(g, max));
-    count[b] += sign;
-    gpus += sign * g;
-    if (cls != nullptr) cls_gpus[cls[id]] += sign * g;
-    const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-    if (sign > 0)
-      bits[b * words + id / 64] |= bit;
-    else
-      bits[b * words + id / 64] &= ~bit;
-  }
+  // Updates of many nodes in a loop: the arrays and sizes read once (the tally's members would be
+  // read again after every store, its word count having the type of the bits it stores), the GPUs
+  // summed apart and added when the batch ends. over is kept in the tally; over_seen says whether
+  // it was above 0 after any update of the batch.
+  class Batch {
+   public:
+    explicit Batch(ClearTally& t)
+        : t_(t),
+          count_(t.count.data()),
+          bits_(t.bits.data()),
+          cls_gpus_(t.cls != nullptr ? t.cls_gpus.data() : nullptr),
+          cls_(t.cls),
+          words_(t.words),
+          max_(t.max) {}
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+    ~Batch() { t_.gpus += gpus_; }
+    bool over_seen() const { return over_seen_; }
+    // A clear node's free GPUs from `from` to `to` (both at least 0): put(id, from, -1) and
+    // put(id, to, 1) in one step.
+    [[gnu::always_inline]] void move(NodeId id, std::int32_t from, std::int32_t to) {
+      if (from == to) return;
+      if (from > max_ || to > max_) add_over((to > max_ ? 1 : 0) - (from > max_ ? 1 : 0));
+      gpus_ += to - from;
+      if (cls_gpus_ != nullptr) cls_gpus_[cls_[id]] += to - from;
+      const auto bf = static_cast<std::size_t>(std::min(from, max_)), bt = static_cast<std::size_t>(std::min(to, max_));
+      if (bf == bt) return;
+      --count_[bf];
+      ++count_[bt];
+      const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+      bits_[bf * words_ + id / 64] &= ~bit;
+      bits_[bt * words_ + id / 64] |= bit;
+    }
+    // Node id with g GPUs free added (sign 1) or taken out (-1); g < 0: not clear, nothing to do.
+    [[gnu::always_inline]] void put(NodeId id, std::int32_t g, int sign) {
+      if (g < 0) return;
+      if (g > max_) add_over(sign);
+      const auto b = static_cast<std::size_t>(std::min(g, max_));
+      count_[b] += sign;
+      gpus_ += sign * g;
+      if (cls_gpus_ != nullptr) cls_gpus_[cls_[id]] += sign * g;
+      const std::uint64_t bit = std::uint64_t{1} << (id % 64);
+      if (sign > 0)
+        bits_[b * words_ + id / 64] |= bit;
+      else
+        bits_[b * words_ + id / 64] &= ~bit;
+    }
+
+   private:
+    void add_over(std::int64_t d) {
+      t_.over += d;
+      if (t_.over > 0) over_seen_ = true;
+    }
+    ClearTally& t_;
+    std::int64_t* const count_;
+    std::uint64_t* const bits_;
+    std::int64_t* const cls_gpus_;
+    const std::uint8_t* const cls_;
+    const std::size_t words_;
+    const std::int32_t max_;
+    std::int64_t gpus_ = 0;
+    bool over_seen_ = false;
+  };
+  // One node's update (see Batch).
+  [[gnu::always_inline]] void move(NodeId id, std::int32_t from, std::int32_t to) { Batch(*this).move(id, from, to); }
+  [[gnu::always_inline]] void put(NodeId id, std::int32_t g, int sign) { Batch(*this).put(id, g, sign); }
 };
 
 // One release slice of a running job: its node's part, at the job's kill time rounded up to

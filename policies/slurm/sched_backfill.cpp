@@ -213,8 +213,8 @@ void SlurmPolicy::backfill(Session& s) {
     }
   };
   // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked (sign 1) or
-  // unblocked (-1). With no node held, block() and unblock() written out over the nodes, the
-  // tally's arrays and sizes read once and its sums added at the end (the same state).
+  // unblocked (-1). With no node held, block() and unblock() written out over the nodes in one
+  // ClearTally::Batch (the same state).
   auto flip_res = [&](std::uint32_t r, auto sign) {
     constexpr int kSign = decltype(sign)::value;
     const NodeId* id_at = res_nodes_.data() + res_off_[r];
@@ -224,39 +224,24 @@ void SlurmPolicy::backfill(Session& s) {
       return;
     }
     Avail* const prof = prof_.data();
-    std::int64_t* const tally = clear_.count.data();
-    std::uint64_t* const bits = clear_.bits.data();
-    std::int64_t* const cls_gpus = clear_.cls != nullptr ? clear_.cls_gpus.data() : nullptr;
-    const std::uint8_t* const cls = clear_.cls;
-    const std::size_t words = clear_.words;
-    const std::int32_t max = clear_.max;
-    std::int64_t gpus = 0, clear = 0, over = 0;
-    for (; id_at != id_end; ++id_at) {
-      const NodeId id = *id_at;
-      Avail& a = prof[id];
-      if constexpr (kSign > 0) {
-        if (a.overlap++ != 0) continue;
-      } else {
-        if (--a.overlap != 0) continue;
+    std::int64_t gpus = 0;
+    {
+      ClearTally::Batch tally(clear_);
+      for (; id_at != id_end; ++id_at) {
+        const NodeId id = *id_at;
+        Avail& a = prof[id];
+        if constexpr (kSign > 0) {
+          if (a.overlap++ != 0) continue;
+        } else {
+          if (--a.overlap != 0) continue;
+        }
+        if (!a.ok) continue;
+        gpus += a.gpus;
+        tally.put(id, std::max(a.gpus, 0), -kSign);
       }
-      if (!a.ok) continue;
-      const std::int32_t g = std::max(a.gpus, 0);
-      gpus += a.gpus;
-      clear += g;
-      if (g > max) ++over;
-      const auto b = static_cast<std::size_t>(std::min(g, max));
-      tally[b] -= kSign;
-      if (cls_gpus != nullptr) cls_gpus[cls[id]] -= kSign * g;
-      const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-      if constexpr (kSign > 0)
-        bits[b * words + id / 64] &= ~bit;
-      else
-        bits[b * words + id / 64] |= bit;
+      if (tally.over_seen()) hist_ok = false;
     }
     cur_blocked += kSign * gpus;
-    clear_.gpus -= kSign * clear;
-    clear_.over -= kSign * over;
-    if (clear_.over > 0) hist_ok = false;
   };
   auto block_res = [&](std::uint32_t r) { flip_res(r, std::integral_constant<int, 1>{}); };
   auto unblock_res = [&](std::uint32_t r) { flip_res(r, std::integral_constant<int, -1>{}); };
@@ -296,42 +281,19 @@ void SlurmPolicy::backfill(Session& s) {
     std::int64_t total = 0, blocked = 0;
     const std::size_t ri = cur_ri;
     // keep_free: prof_free_ kept node by node (track_free), chosen once per move, not per slice.
-    // The tally's arrays and sizes read once (ClearTally::move written out), its GPUs summed apart.
-    std::int64_t* const tally = clear_.count.data();
-    std::uint64_t* const bits = clear_.bits.data();
-    std::int64_t* const cls_gpus = clear_.cls != nullptr ? clear_.cls_gpus.data() : nullptr;
-    const std::uint8_t* const cls = clear_.cls;
-    const std::size_t words = clear_.words;
-    const std::int32_t max = clear_.max;
-    std::int64_t clear = 0;
+    ClearTally::Batch tally(clear_);  // every clear node's move of this call
     auto steps = [&](auto keep_free) {
       auto plain = [&](const RSlice& sl, std::int32_t d) __attribute__((always_inline)) {
-        const NodeId id = sl.node;
-        Avail& a = prof_[id];
+        Avail& a = prof_[sl.node];
         const std::int32_t was = a.gpus;
         a.gpus = was + d;
-        if constexpr (decltype(keep_free)::value) prof_free_[id] = a.ok && a.gpus > 0 ? 1 : 0;
+        if constexpr (decltype(keep_free)::value) prof_free_[sl.node] = a.ok && a.gpus > 0 ? 1 : 0;
         if (!a.ok) return;
         total += d;
-        if (a.overlap > 0) {
+        if (a.overlap > 0)
           blocked += d;
-          return;
-        }
-        const std::int32_t from = std::max(was, 0), to = std::max(a.gpus, 0);
-        if (from == to) return;
-        if (from > max || to > max) {
-          clear_.over += (to > max ? 1 : 0) - (from > max ? 1 : 0);
-          if (clear_.over > 0) hist_ok = false;
-        }
-        clear += to - from;
-        if (cls_gpus != nullptr) cls_gpus[cls[id]] += to - from;
-        const auto bf = static_cast<std::size_t>(std::min(from, max)), bt = static_cast<std::size_t>(std::min(to, max));
-        if (bf == bt) return;
-        --tally[bf];
-        ++tally[bt];
-        const std::uint64_t bit = std::uint64_t{1} << (id % 64);
-        bits[bf * words + id / 64] &= ~bit;
-        bits[bt * words + id / 64] |= bit;
+        else
+          tally.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
       };
       for (const std::size_t lim = std::min(rslice_.size(), ri_cap); cur_ri < lim && rslice_[cur_ri].t <= t; ++cur_ri) {
         RSlice& sl = rslice_[cur_ri];
@@ -356,9 +318,9 @@ void SlurmPolicy::backfill(Session& s) {
     else
       steps(std::false_type{});
     if (!track_free && cur_ri != ri) prof_free_ok_ = false;
+    if (tally.over_seen()) hist_ok = false;
     cur_total += total;
     cur_blocked += blocked;
-    clear_.gpus += clear;
   };
   // The reservations counted are those that start by cur_x (by_start_[0, cur_bs)) and end after
   // cur_t (not in by_end_[0, cur_be)); a walk at t for a limit L sets cur_x to t + L (a

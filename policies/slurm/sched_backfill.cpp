@@ -815,8 +815,8 @@ void SlurmPolicy::backfill(Session& s) {
         // The cursor's next release and reservation end are the first past cur_t.
         Tick next = std::min(cur_ri < rslice_.size() ? rslice_[cur_ri].t : kNever,
                              cur_be < by_end_.size() ? by_end_[cur_be].first : kNever);
-        if (next > horizon) break;
-        // Short of clear GPUs: the steps before enough could come free fail too (gain_by).
+        // Short of clear GPUs: the steps before enough could come free fail too (gain_by, whose
+        // first time is next).
         if (short_all > 0 || short_part > 0) next = gain_by(short_all, short_part, part_only ? &jp : nullptr, horizon);
         if (next > horizon) break;
         go_to(next, next, next + limit);

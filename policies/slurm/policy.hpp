@@ -22,7 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "policies/slurm/overlap_planes.hpp"
 #include "policies/slurm/slurm.hpp"
 
 namespace headroom::models {
@@ -49,6 +48,9 @@ struct Avail {
   std::int32_t cpus = 0;
   std::int64_t mem = 0;
   bool ok = false;  // up, not held by an exclusive job or for a suspended job
+  // Backfill's profile only (0 in avail_): how many of the pass's reservations counted at the
+  // cursor block the node.
+  std::int32_t overlap = 0;
 };
 
 struct NodeCap {
@@ -736,12 +738,6 @@ class SlurmPolicy final : public Policy, public Inspect {
   std::vector<std::pair<Tick, std::uint32_t>> by_start_, by_end_;
   std::vector<NodeId> res_nodes_;
   std::vector<std::uint32_t> res_off_;
-  // The same nodes a word at a time: (word, its bits) res_words_[res_woff_[r], res_woff_[r + 1]),
-  // counted into ovl_ (res_scratch_: all 0 between uses, one word per 64 nodes).
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> res_words_;
-  std::vector<std::uint32_t> res_woff_;
-  std::vector<std::uint64_t> res_scratch_;
-  OverlapPlanes ovl_;                            // the reservations counted at the cursor, per node
   std::vector<std::pair<Tick, Tick>> res_span_;  // per reservation: [start, end)
   std::vector<std::int64_t> res_gpus_;           // per reservation: its nodes' GPUs
   // will_run_groups: (start, node) of every reservation of the pass, as start << 24 | node

@@ -82,8 +82,6 @@ void SlurmPolicy::backfill(Session& s) {
   res_span_.clear();
   res_gpus_.clear();
   res_off_.assign(1, 0);
-  res_words_.clear();
-  res_woff_.assign(1, 0);
   const auto& jobs = s.workload().jobs;
   // Running jobs release at start + limit, rounded up, node by node in time order.
   // An upper bound on the GPUs free at the window's end (none when exclusive nodes could free
@@ -167,12 +165,12 @@ void SlurmPolicy::backfill(Session& s) {
 
   // The profile is kept at a cursor time cur_t for the whole pass, and each walk moves it
   // (mostly forward: a job dominated by an earlier one starts where that one stopped).
-  // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); ovl_ counts
-  // per node the reservations of the pass that start by cur_x (see go below) but not
+  // prof_ = avail_ plus the releases rslice_[0, cur_ri) (those at or before cur_t); its overlap
+  // counts the reservations of the pass that start by cur_x (see go below) but not
   // those ended by cur_t (by_end_[0, cur_be)): a reservation [b, e) blocks t for a limit L when
   // b - L < t < e, so a walk at t counts those with b <= t + L - 1 = cur_x.
   // cur_total: GPUs free at cur_t; cur_blocked: those on nodes a counted reservation blocks;
-  // clear_: the clear nodes (up, not held, not blocked) by free GPUs (ClearTally).
+  // clear_: the clear nodes (up, not held, overlap 0) by free GPUs (ClearTally).
   // All four are functions of the state, so the order of the updates does not matter.
   Tick cur_t = now, cur_rt = now;  // the window's start; the releases applied (those at or before cur_rt)
   std::size_t cur_ri = 0, cur_be = 0;
@@ -180,40 +178,66 @@ void SlurmPolicy::backfill(Session& s) {
   auto counted = [&](NodeId id) { return prof_[id].ok && held_for_[id] == kNoJob ? prof_[id].gpus : 0; };
   auto clear_gpus = [&](NodeId id) -> std::int32_t {
     const Avail& a = prof_[id];
-    return a.ok && held_for_[id] == kNoJob && !ovl_.blocked(id) ? std::max(a.gpus, 0) : -1;
+    return a.ok && held_for_[id] == kNoJob && a.overlap == 0 ? std::max(a.gpus, 0) : -1;
   };
   auto count = [&](NodeId id, std::int32_t g, int sign) {
     clear_.put(id, g, sign);
     if (clear_.over > 0) hist_ok = false;
   };
-  // A reservation's nodes (res_words_[res_woff_[r], res_woff_[r + 1])) counted (sign 1) or no
-  // longer (-1) in ovl_, a word at a time; a node that turns blocked (clear) leaves (joins) the clear
-  // tally and its GPUs join (leave) cur_blocked. With a node held, as clear_gpus() and counted() say
-  // (clear_gpus() of a node blocked as if it were not); with none, counted() is the GPUs of an up
-  // node and clear_gpus() the same at least 0, -1 for a node down: written out over the nodes in
-  // one ClearTally::Batch.
+  // With no node held, counted() is the GPUs of an up node and clear_gpus() (overlap 0) the same
+  // at least 0, -1 for a node down: written out below for the reservations' flips.
+  auto block = [&](NodeId id) {
+    Avail& a = prof_[id];
+    if (a.overlap++ == 0) {
+      if (held_any) {
+        cur_blocked += counted(id);
+        --a.overlap;  // clear_gpus() reads the overlap before this block
+        count(id, clear_gpus(id), -1);
+        ++a.overlap;
+      } else if (a.ok) {
+        cur_blocked += a.gpus;
+        count(id, std::max(a.gpus, 0), -1);
+      }
+    }
+  };
+  auto unblock = [&](NodeId id) {
+    Avail& a = prof_[id];
+    if (--a.overlap == 0) {
+      if (held_any) {
+        cur_blocked -= counted(id);
+        count(id, clear_gpus(id), 1);
+      } else if (a.ok) {
+        cur_blocked -= a.gpus;
+        count(id, std::max(a.gpus, 0), 1);
+      }
+    }
+  };
+  // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked (sign 1) or
+  // unblocked (-1). With no node held, block() and unblock() written out over the nodes in one
+  // ClearTally::Batch (the same state).
   auto flip_res = [&](std::uint32_t r, auto sign) {
     constexpr int kSign = decltype(sign)::value;
-    const auto* w_at = res_words_.data() + res_woff_[r];
-    const auto* const w_end = res_words_.data() + res_woff_[r + 1];
+    const NodeId* id_at = res_nodes_.data() + res_off_[r];
+    const NodeId* const id_end = res_nodes_.data() + res_off_[r + 1];
+    if (held_any) {
+      for (; id_at != id_end; ++id_at) kSign > 0 ? block(*id_at) : unblock(*id_at);
+      return;
+    }
     Avail* const prof = prof_.data();
     std::int64_t gpus = 0;
     {
       ClearTally::Batch tally(clear_);
-      for (; w_at != w_end; ++w_at) {
-        const std::size_t w = w_at->first;
-        for (std::uint64_t x = kSign > 0 ? ovl_.add(w, w_at->second) : ovl_.take(w, w_at->second); x != 0; x &= x - 1) {
-          const auto id = static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(x)));
-          const Avail& a = prof[id];
-          if (held_any) {
-            if (!a.ok || held_for_[id] != kNoJob) continue;
-            gpus += a.gpus;
-          } else {
-            if (!a.ok) continue;
-            gpus += a.gpus;
-          }
-          tally.put(id, std::max(a.gpus, 0), -kSign);
+      for (; id_at != id_end; ++id_at) {
+        const NodeId id = *id_at;
+        Avail& a = prof[id];
+        if constexpr (kSign > 0) {
+          if (a.overlap++ != 0) continue;
+        } else {
+          if (--a.overlap != 0) continue;
         }
+        if (!a.ok) continue;
+        gpus += a.gpus;
+        tally.put(id, std::max(a.gpus, 0), -kSign);
       }
       if (tally.over_seen()) hist_ok = false;
     }
@@ -241,7 +265,7 @@ void SlurmPolicy::backfill(Session& s) {
     if (held_for_[sl.node] != kNoJob) return;  // neither counted nor clear
     const std::int64_t delta = static_cast<std::int64_t>(a.ok ? a.gpus : 0) - (was_ok ? was : 0);
     cur_total += delta;
-    if (ovl_.blocked(sl.node)) {
+    if (a.overlap > 0) {
       cur_blocked += delta;
     } else {
       if (was_ok) count(sl.node, std::max(was, 0), -1);
@@ -266,7 +290,7 @@ void SlurmPolicy::backfill(Session& s) {
         if constexpr (decltype(keep_free)::value) prof_free_[sl.node] = a.ok && a.gpus > 0 ? 1 : 0;
         if (!a.ok) return;
         total += d;
-        if (ovl_.blocked(sl.node))
+        if (a.overlap > 0)
           blocked += d;
         else
           tally.move(sl.node, std::max(was, 0), std::max(a.gpus, 0));
@@ -340,7 +364,6 @@ void SlurmPolicy::backfill(Session& s) {
   auto restore_now = [&] {
     copy_avail();
     clear_ = base_;  // same sizes: no allocation
-    ovl_.reset(avail_.size());
     cur_blocked = 0;
     cur_total = free_now_;
     cur_t = cur_x = cur_rt = now;
@@ -374,7 +397,7 @@ void SlurmPolicy::backfill(Session& s) {
   };
   // One node's part of cur_blocked and clear_, added (1) or taken out (-1).
   auto tally = [&](NodeId id, int sign) {
-    if (ovl_.blocked(id)) cur_blocked += sign * counted(id);
+    if (prof_[id].overlap > 0) cur_blocked += sign * counted(id);
     count(id, clear_gpus(id), sign);
   };
   restore_now();  // the pass starts at now, with no reservation
@@ -472,7 +495,7 @@ void SlurmPolicy::backfill(Session& s) {
         const RSlice& sl = rslice_[ri];
         if (held_for_[sl.node] != kNoJob) continue;  // never counted in this pass
         const Avail& a = prof_[sl.node];
-        const std::int64_t g = sl.exclusive ? cap_[sl.node].gpus : a.ok && !ovl_.blocked(sl.node) ? sl.gpus : 0;
+        const std::int64_t g = sl.exclusive ? cap_[sl.node].gpus : a.ok && a.overlap == 0 ? sl.gpus : 0;
         got += g;
         if (p != nullptr && p->member[sl.node] != 0) got_part += g;
       }
@@ -637,7 +660,11 @@ void SlurmPolicy::backfill(Session& s) {
             a.mem += now_a.mem - before_[k].mem;
           }
         } else {
-          for (NodeId id : touched_) prof_[id] = avail_[id];  // the reservations counted (ovl_) stay
+          for (NodeId id : touched_) {
+            const std::int32_t overlap = prof_[id].overlap;  // the reservations counted stay
+            prof_[id] = avail_[id];
+            prof_[id].overlap = overlap;
+          }
           cur_total = free_now_;
         }
         if (started) {
@@ -685,7 +712,7 @@ void SlurmPolicy::backfill(Session& s) {
     models::Placement& reserved = reserved_;
     reserved.clear();
     const Part& jp = parts_[static_cast<std::size_t>(part_[j])];
-    auto in_a = [&](NodeId id) { return !ovl_.blocked(id) && jp.member[id] != 0; };
+    auto in_a = [&](NodeId id) { return prof_[id].overlap == 0 && jp.member[id] != 0; };
     // When try_fit fails by the clear GPUs: how many more it needs, on every node and on the
     // partition's nodes (0: it failed otherwise).
     std::int64_t short_all = 0, short_part = 0;
@@ -724,7 +751,7 @@ void SlurmPolicy::backfill(Session& s) {
         }
         track_free = true;
         reserved = choose(
-            s, j, prof_, [&](NodeId id) { return !ovl_.blocked(id); }, &prof_free_);
+            s, j, prof_, [&](NodeId id) { return prof_[id].overlap == 0; }, &prof_free_);
       }
       return !reserved.empty();
     };
@@ -923,20 +950,6 @@ void SlurmPolicy::backfill(Session& s) {
     if (c_.will_run_groups)
       for (const auto& sl : reserved) res_start_at_.insert(start_key(at, sl.node));
     res_off_.push_back(static_cast<std::uint32_t>(res_nodes_.size()));
-    {  // the same nodes as words, in word order
-      res_scratch_.resize(ovl_.words, 0);
-      std::size_t lo = res_scratch_.size(), hi = 0;
-      for (const auto& sl : reserved) {
-        const std::size_t w = sl.node / 64;
-        res_scratch_[w] |= std::uint64_t{1} << (sl.node % 64);
-        lo = std::min(lo, w);
-        hi = std::max(hi, w + 1);
-      }
-      for (std::size_t w = lo; w < hi; ++w)
-        if (res_scratch_[w] != 0)
-          res_words_.push_back({static_cast<std::uint32_t>(w), std::exchange(res_scratch_[w], 0)});
-      res_woff_.push_back(static_cast<std::uint32_t>(res_words_.size()));
-    }
     auto by_time = [](Tick v, const std::pair<Tick, std::uint32_t>& x) { return v < x.first; };
     by_start_.insert(std::upper_bound(by_start_.begin(), by_start_.end(), at, by_time), {at, rid});
     by_end_.insert(std::upper_bound(by_end_.begin(), by_end_.end(), at + limit, by_time),

@@ -26,7 +26,6 @@
 #include <thread>
 
 #include "policies/registry.hpp"
-#include "policies/slurm/overlap_planes.hpp"
 #include "sim/rng.hpp"
 #include "simulation/simulation.hpp"
 #include "tests/policy_test_support.hpp"
@@ -410,55 +409,4 @@ TEST(SlurmDecisions, HeldNodesPassesDecideAsBeforeTheSetUpWasTrimmed) {
       {"PreemptType", "preempt/qos"}, {"PreemptMode", "SUSPEND,GANG"}, {"qos.high.Preempt", "low"}};
   EXPECT_EQ(fingerprint(w, pool(64, 8, 0, 0), kv), "3ce7ca76a89f7330");
   EXPECT_EQ(fingerprint(w, pool(128, 8, 0, 0), kv), "a0edc2106e0f5af7");
-}
-
-// Issue #37: backfill counts the reservations on each node in bit planes, a word of 64 nodes at a
-// time. Against plain counters, over random reservations counted and taken back in random order on
-// 200 nodes (four words, the last one partly used), with counts up to 40 (six planes), through
-// resets: each add and take returns exactly the nodes that turned blocked or clear, and `blocked`
-// agrees with the counts everywhere.
-TEST(SlurmBackfill, OverlapPlanesCountAsPlainCounters) {
-  using headroom::policies::slurm::detail::OverlapPlanes;
-  constexpr std::size_t kNodes = 200;
-  sim::RngStream rng(7, "overlap");
-  OverlapPlanes ovl;
-  std::vector<int> count(kNodes, 0);
-  std::vector<std::vector<std::uint64_t>> held;  // reservations counted, as words
-  std::size_t most = 0;
-  for (int round = 0; round < 3; ++round) {
-    ovl.reset(kNodes);
-    std::fill(count.begin(), count.end(), 0);
-    held.clear();
-    ASSERT_EQ(ovl.words, 4u);
-    for (int step = 0; step < 4000; ++step) {
-      const bool add = held.empty() || (held.size() < 40 && rng.bernoulli(0.55));
-      std::vector<std::uint64_t> m(ovl.words, 0);
-      if (add) {
-        const double dense = rng.uniform();
-        for (std::size_t id = 0; id < kNodes; ++id)
-          if (rng.bernoulli(dense)) m[id / 64] |= std::uint64_t{1} << (id % 64);
-        held.push_back(m);
-      } else {
-        const auto k = static_cast<std::size_t>(rng.below(held.size()));
-        m = std::move(held[k]);
-        held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
-      }
-      for (std::size_t w = 0; w < ovl.words; ++w) {
-        std::uint64_t want = 0;
-        for (std::size_t b = 0; b < 64; ++b) {
-          if ((m[w] >> b & 1) == 0) continue;
-          int& c = count[w * 64 + b];
-          if (add ? c++ == 0 : --c == 0) want |= std::uint64_t{1} << b;
-        }
-        const std::uint64_t got = m[w] == 0 ? 0 : add ? ovl.add(w, m[w]) : ovl.take(w, m[w]);
-        ASSERT_EQ(got, want) << "round " << round << " step " << step << " word " << w;
-      }
-      for (std::size_t id = 0; id < kNodes; ++id) {
-        ASSERT_EQ(ovl.blocked(static_cast<headroom::models::NodeId>(id)), count[id] > 0) << "node " << id;
-        most = std::max(most, static_cast<std::size_t>(count[id]));
-      }
-    }
-  }
-  EXPECT_GE(most, 32u);  // the sixth plane was used
-  EXPECT_GE(ovl.planes, 6u);
 }

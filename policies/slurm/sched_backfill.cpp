@@ -184,45 +184,15 @@ void SlurmPolicy::backfill(Session& s) {
     clear_.put(id, g, sign);
     if (clear_.over > 0) hist_ok = false;
   };
-  // With no node held, counted() is the GPUs of an up node and clear_gpus() (overlap 0) the same
-  // at least 0, -1 for a node down: written out below for the reservations' flips.
-  auto block = [&](NodeId id) {
-    Avail& a = prof_[id];
-    if (a.overlap++ == 0) {
-      if (held_any) {
-        cur_blocked += counted(id);
-        --a.overlap;  // clear_gpus() reads the overlap before this block
-        count(id, clear_gpus(id), -1);
-        ++a.overlap;
-      } else if (a.ok) {
-        cur_blocked += a.gpus;
-        count(id, std::max(a.gpus, 0), -1);
-      }
-    }
-  };
-  auto unblock = [&](NodeId id) {
-    Avail& a = prof_[id];
-    if (--a.overlap == 0) {
-      if (held_any) {
-        cur_blocked -= counted(id);
-        count(id, clear_gpus(id), 1);
-      } else if (a.ok) {
-        cur_blocked -= a.gpus;
-        count(id, std::max(a.gpus, 0), 1);
-      }
-    }
-  };
   // A reservation's nodes (res_nodes_[res_off_[r], res_off_[r + 1])), blocked (sign 1) or
-  // unblocked (-1). With no node held, block() and unblock() written out over the nodes in one
-  // ClearTally::Batch (the same state).
+  // unblocked (-1), in one ClearTally::Batch. A node that turns blocked (clear) takes counted() out
+  // of (puts it into) cur_blocked and leaves (joins) the tally with clear_gpus() of the node as if
+  // it were not blocked: both are its GPUs when it is up and not held (at least 0 for the tally),
+  // else nothing. (With a node held hist_ok is false already: over_seen need not be read then.)
   auto flip_res = [&](std::uint32_t r, auto sign) {
     constexpr int kSign = decltype(sign)::value;
     const NodeId* id_at = res_nodes_.data() + res_off_[r];
     const NodeId* const id_end = res_nodes_.data() + res_off_[r + 1];
-    if (held_any) {
-      for (; id_at != id_end; ++id_at) kSign > 0 ? block(*id_at) : unblock(*id_at);
-      return;
-    }
     Avail* const prof = prof_.data();
     std::int64_t gpus = 0;
     {
@@ -235,7 +205,7 @@ void SlurmPolicy::backfill(Session& s) {
         } else {
           if (--a.overlap != 0) continue;
         }
-        if (!a.ok) continue;
+        if (!a.ok || (held_any && held_for_[id] != kNoJob)) continue;
         gpus += a.gpus;
         tally.put(id, std::max(a.gpus, 0), -kSign);
       }

@@ -1033,6 +1033,7 @@ TEST(Compare, NodeRulesOfSlurmPartitionsAndKueueFlavors) {
   p["partitions.small.Nodes"] = param("t4");
   p["partitions.small.Default"] = param("YES");
   p["partitions.all.Nodes"] = param("a100,t4");
+  p["partitions.every.Nodes"] = param("ALL");
   const policies::NodeRules r = slurm->node_rules(p, sc.cluster);
   ASSERT_EQ(r.queues.size(), 2u);
   EXPECT_EQ(r.queues[0].queue, "big");

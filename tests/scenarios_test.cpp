@@ -301,6 +301,7 @@ TEST(ScenarioErrors, PolicyReferencesResolve) {
   expect_only(slurm("  topology:\n    s1: {Switches: s2}\n    s2: {Switches: s1}"),
               {12, 20, "policy.topology.s2.Switches", "the switches form a cycle: s1 -> s2 -> s1"});
   // The documented forms resolve.
+  EXPECT_NO_THROW(parse_scenario(slurm("  partitions:\n    gpu: {Nodes: ALL}\n"), kInline));  // slurm.conf's keyword
   EXPECT_NO_THROW(
       parse_scenario(slurm("  partitions:\n    gpu: {Nodes: a100}\n  qos:\n    high: {Preempt: [normal]}\n"
                            "  topology:\n    leaf0: {Nodes: \"a100[0-1]\"}\n    leaf1: {Nodes: \"a100[2-3]\"}\n"

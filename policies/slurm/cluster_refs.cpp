@@ -1,5 +1,5 @@
-// slurm's parameters against the scenario's cluster: partitions.<p>.Nodes and nodes.<pool> name
-// pools; qos.<q>.Preempt names QOS; topology.<s>.Switches names switches without cycles;
+// slurm's parameters against the scenario's cluster: partitions.<p>.Nodes (pools, or ALL) and
+// nodes.<pool> name pools; qos.<q>.Preempt names QOS; topology.<s>.Switches names switches without cycles;
 // topology.<s>.Nodes names nodes <pool><index> that exist.
 #include "policies/slurm/cluster_refs.hpp"
 
@@ -121,7 +121,9 @@ void check_cluster_refs(const PolicyParams& params, const models::ClusterSpec& c
   for (const auto& [key, v] : params) {
     std::string name;
     if (named_key(key, "partitions.", ".Nodes", name)) {
-      for (const auto& pool : slurm_list(v.text))
+      const auto pools = slurm_list(v.text);
+      if (pools.size() == 1 && (pools[0] == "ALL" || pools[0] == "all")) continue;  // every pool
+      for (const auto& pool : pools)
         if (!has_pool(pool, cluster)) err(key, v, no_pool(pool, cluster));
     } else if (named_key(key, "nodes.", ".Weight", name)) {
       if (!has_pool(name, cluster)) err(key, v, no_pool(name, cluster));

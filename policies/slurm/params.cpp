@@ -334,7 +334,12 @@ constexpr ParamKey<Reader> kRows[] = {
      [](R r, K key, V v) {
        auto& p = r.partition(key);
        p.pools = split_list(trim(v.text));
-       if (p.pools.empty()) r.error(key, v, "expected pool names, got " + quoted(v.text));
+       // Nodes=ALL, as slurm.conf writes it: every pool (no list).
+       if (p.pools.size() == 1 && (p.pools[0] == "ALL" || p.pools[0] == "all")) {
+         p.pools.clear();
+         return;
+       }
+       if (p.pools.empty()) r.error(key, v, "expected pool names or ALL, got " + quoted(v.text));
      }},
     {"partitions.<name>.PriorityTier", [](R r, K key, V v) { r.integer(key, v, 0, 65533, r.partition(key).tier); }},
     {"partitions.<name>.PriorityJobFactor",

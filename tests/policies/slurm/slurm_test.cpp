@@ -433,6 +433,14 @@ TEST(Slurm, PartitionsOnlyUseTheirPools) {
   const SlurmRun r(w, c, params({{"partitions.pb.Nodes", "[b]"}}));
   EXPECT_EQ(r.nodes_of(0), std::vector<models::NodeId>{1});
   EXPECT_EQ(r.start(1), 100) << "pool a is not in the partition";
+  // Nodes=ALL, as slurm.conf writes it: both pools, so both jobs start at once.
+  for (const char* all : {"ALL", "all"}) {
+    const SlurmRun every(w, c, params({{"partitions.pb.Nodes", all}}));
+    EXPECT_EQ(every.start(0), 0) << all;
+    EXPECT_EQ(every.start(1), 0) << all;
+    EXPECT_EQ(every.nodes_of(0), std::vector<models::NodeId>{0}) << all;
+    EXPECT_EQ(every.nodes_of(1), std::vector<models::NodeId>{1}) << all;
+  }
 }
 
 TEST(Slurm, AJobThatCannotStartHoldsItsPartitionsNodesFromOtherPartitions) {

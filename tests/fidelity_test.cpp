@@ -256,6 +256,30 @@ TEST(Infer, TimeSharingNamedByTheHeader) {
   traces::print_inference(out, inf);
   EXPECT_NE(out.str().find("above nominal because jobs shared processors, as the header says"), std::string::npos)
       << out.str();
+  EXPECT_NE(out.str().find("  day 0                8         0        8 %\n"), std::string::npos) << out.str();
+}
+
+// A trace with no nominal size (no MaxProcs header, as MetaCentrum's log in the PWA mirror, or any
+// CSV): the busy GPUs are shown, their share of the cluster as unknown ("-"), never 0 %.
+TEST(Infer, NoNominalSizeShowsNoShare) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("headroom-nonominal-" + std::to_string(::getpid()) + ".swf");
+  {
+    std::ofstream f(path);
+    f << "1 0 0 3600 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
+         "2 60 0 3600 2 -1 -1 2 3600 -1 1 2 1 -1 1 -1 -1 -1\n";
+  }
+  const auto w = traces::import_trace(path.string());
+  const auto inf = traces::infer_system(w, sim::kDay, 1, path.string());
+  std::filesystem::remove(path);
+  EXPECT_LE(inf.nominal_gpus, 0);
+  EXPECT_EQ(inf.max_busy, 6);
+  std::ostringstream out;
+  traces::print_inference(out, inf);
+  EXPECT_NE(out.str().find("nominal size unknown (the trace has no SWF MaxProcs header)"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("  day 0                6         0         -\n"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find(" %\n"), std::string::npos) << out.str();
 }
 
 // The header's scheduler line and a cleaned log's removed jobs, from the real headers of two

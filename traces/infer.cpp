@@ -416,17 +416,23 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
     out << ", widened from the " << sim::format_duration(inf.window_asked)
         << " asked: the trace spans more than 20,000 of those";
   out << ")";
-  if (inf.nominal_gpus > 0) out << ", nominal " << inf.nominal_gpus << " GPUs (MaxProcs header)";
+  if (inf.nominal_gpus > 0)
+    out << ", nominal " << inf.nominal_gpus << " GPUs (MaxProcs header)";
+  else
+    out << ", nominal size unknown (the trace has no SWF MaxProcs header)";
   out << ":\n";
   std::snprintf(b, sizeof b, "  %-12s %9s %9s %9s\n", "window", "max busy", "mean busy", "of nominal");
   out << b;
   for (const auto& c : inf.capacity) {
-    const double of = inf.nominal_gpus > 0 ? 100.0 * c.mean_busy / static_cast<double>(inf.nominal_gpus) : 0;
+    // Without a nominal size the share is not known: "-", not 0 %.
+    char of[16] = "        -";
+    if (inf.nominal_gpus > 0)
+      std::snprintf(of, sizeof of, "%8.0f %%", 100.0 * c.mean_busy / static_cast<double>(inf.nominal_gpus));
     const std::string label = inf.window % sim::kDay == 0      ? "day " + std::to_string(c.start / sim::kDay)
                               : inf.window % sim::kHour == 0   ? std::to_string(c.start / sim::kHour) + " h"
                               : inf.window % sim::kMinute == 0 ? std::to_string(c.start / sim::kMinute) + " min"
                                                                : std::to_string(c.start / sim::kSecond) + " s";
-    std::snprintf(b, sizeof b, "  %-12s %9lld %9.0f %8.0f %%\n", label.c_str(), static_cast<long long>(c.max_busy),
+    std::snprintf(b, sizeof b, "  %-12s %9lld %9.0f %s\n", label.c_str(), static_cast<long long>(c.max_busy),
                   c.mean_busy, of);
     out << b;
   }

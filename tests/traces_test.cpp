@@ -268,6 +268,32 @@ TEST(SwfImport, PartitionIsTheQueueWhenTheLogRecordsNone) {
   EXPECT_EQ(names, (std::vector<std::string>{"queue3", "unknown", "unknown", "partition3"}));
 }
 
+TEST(SwfImport, AHeaderlessGridLogWithQueuesAndClusters) {
+  // MetaCentrum 2009 (PBSpro, 14 clusters) as the PWA mirror has it: no header at all, a queue
+  // (field 15) and a cluster (field 16) for every job, a wait but no requested time. The queue
+  // names the job's queue; the cluster is not read; nothing gives the cluster's size.
+  const models::Workload w = traces::import_trace(kData + "metacentrum-excerpt.swf");
+  ASSERT_EQ(w.jobs.size(), 12u);
+  EXPECT_EQ(w.meta.max_procs, -1);
+  EXPECT_EQ(w.queues.names(), (std::vector<std::string>{"queue2", "queue1"}));
+  EXPECT_EQ(w.tenants.names(), (std::vector<std::string>{"user1", "user2", "user3", "user4"}));
+  const models::Job& first = w.jobs[0];
+  EXPECT_EQ(first.trace_id, 1);
+  EXPECT_EQ(first.runtime, sim::from_seconds(2592042));  // 30 days
+  EXPECT_EQ(first.gpus, 1);
+  EXPECT_EQ(first.walltime, -1);
+  EXPECT_EQ(first.trace_start, sim::from_seconds(65));
+  EXPECT_EQ(first.trace_status, TraceStatus::Failed);  // status 0
+  const models::Job& fifth = w.jobs[4];
+  EXPECT_EQ(fifth.gpus, 2);
+  EXPECT_EQ(fifth.trace_start, sim::from_seconds(516420 + 15));
+  EXPECT_EQ(w.queues.name(fifth.queue), "queue1");
+  EXPECT_EQ(w.jobs[5].trace_status, TraceStatus::Completed);
+  std::size_t waited = 0;
+  for (const auto& j : w.jobs) waited += j.trace_start >= j.submit ? 1u : 0u;
+  EXPECT_EQ(waited, 12u);
+}
+
 TEST(SwfImport, UnitsPerGpuRoundsUp) {
   const auto gpus_with = [](int units) {
     ImportOptions options;

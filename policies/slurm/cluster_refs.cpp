@@ -1,6 +1,6 @@
 // slurm's parameters against the scenario's cluster: partitions.<p>.Nodes (pools, or ALL) and
-// nodes.<pool> name pools; qos.<q>.Preempt names QOS; topology.<s>.Switches names switches without cycles;
-// topology.<s>.Nodes names nodes <pool><index> that exist.
+// nodes.<pool> name pools; qos.<q>.Preempt names QOS; topology.<s>.Switches names switches
+// without cycles; topology.<s>.Nodes names nodes <pool><index> that exist.
 #include "policies/slurm/cluster_refs.hpp"
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "policies/common/cluster_refs.hpp"
 #include "policies/common/param_text.hpp"
 #include "policies/common/params.hpp"
+#include "policies/slurm/slurm.hpp"
 #include "sim/suggest.hpp"
 
 namespace headroom::policies::slurm {
@@ -122,7 +123,7 @@ void check_cluster_refs(const PolicyParams& params, const models::ClusterSpec& c
     std::string name;
     if (named_key(key, "partitions.", ".Nodes", name)) {
       const auto pools = slurm_list(v.text);
-      if (pools.size() == 1 && (pools[0] == "ALL" || pools[0] == "all")) continue;  // every pool
+      if (pools.size() == 1 && is_all_nodes(pools[0])) continue;  // every pool
       for (const auto& pool : pools)
         if (!has_pool(pool, cluster)) err(key, v, no_pool(pool, cluster));
     } else if (named_key(key, "nodes.", ".Weight", name)) {

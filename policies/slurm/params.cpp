@@ -335,7 +335,7 @@ constexpr ParamKey<Reader> kRows[] = {
        auto& p = r.partition(key);
        p.pools = split_list(trim(v.text));
        // Nodes=ALL, as slurm.conf writes it: every pool (no list).
-       if (p.pools.size() == 1 && (p.pools[0] == "ALL" || p.pools[0] == "all")) {
+       if (p.pools.size() == 1 && is_all_nodes(p.pools[0])) {
          p.pools.clear();
          return;
        }

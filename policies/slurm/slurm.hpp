@@ -42,6 +42,9 @@ enum class PartitionState : std::uint8_t { Up, Down, Drain, Inactive };
 
 inline constexpr Tick kUnlimited = -1;
 
+// A partition's Nodes written as slurm.conf's keyword for every node ("ALL", or "all").
+inline bool is_all_nodes(std::string_view nodes) { return nodes == "ALL" || nodes == "all"; }
+
 struct PartitionConf {
   std::string name;
   std::vector<std::string> pools;             // Nodes: pool names; empty = every node

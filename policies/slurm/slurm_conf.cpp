@@ -874,7 +874,7 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       if (i >= 0) join(static_cast<std::size_t>(i));
     };
     const auto nit = p.fields.find("nodes");
-    if (nit == p.fields.end() || nit->second == "ALL" || nit->second == "all") {
+    if (nit == p.fields.end() || is_all_nodes(nit->second)) {
       spend(r, defined);
       for (std::size_t i = 0; i < nodes.size(); ++i) join(i);
       continue;

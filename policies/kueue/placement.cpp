@@ -75,18 +75,36 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
   if (taken_at_.size() != cluster.nodes().size()) {
     taken_at_.assign(cluster.nodes().size(), -1);
     taken_bits_.assign(cluster.nodes().size() / 64 + 2, 0);
+    full_bits_.assign(taken_bits_.size(), 0);
   }
   struct Forget {
     std::vector<int>& at;
     std::vector<std::uint64_t>& bits;
+    std::vector<std::uint64_t>& full;
     const std::vector<std::pair<NodeId, models::Slice>>& taken;
     ~Forget() {
       for (const auto& t : taken) {
         at[t.first] = -1;
         bits[t.first >> 6] = 0;
+        full[t.first >> 6] = 0;
       }
     }
-  } forget{taken_at_, taken_bits_, taken};
+  } forget{taken_at_, taken_bits_, full_bits_, taken};
+  // full_bits_: the nodes of `taken` whose free GPUs, less this job's tentative pods there, are
+  // fewer than `full_for` (the GPUs of the pod they were worked out for; -1: not kept). A sampled
+  // cycle drops them a word at a time: the pods of a wide gang would otherwise test each node
+  // their job's earlier pods filled, pod after pod.
+  std::int32_t full_for = -1;
+  auto full = [&](NodeId id, std::int32_t gpus) {
+    return cluster.node(id).free_gpus - taken[static_cast<std::size_t>(taken_at_[id])].second.gpus < gpus;
+  };
+  auto mark_full = [&](NodeId id, std::int32_t gpus) {
+    const std::uint64_t bit = std::uint64_t{1} << (id & 63);
+    if (full(id, gpus))
+      full_bits_[id >> 6] |= bit;
+    else
+      full_bits_[id >> 6] &= ~bit;
+  };
   auto taken_on = [&](NodeId id) -> models::Slice* {
     const int i = taken_at_[id];
     return i < 0 ? nullptr : &taken[static_cast<std::size_t>(i)].second;
@@ -148,9 +166,14 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       // for no cpu or memory that a node models (allocations never leave them negative), only
       // the nodes holding this job's tentative pods need a look; else every node does.
       const bool index_decides = allowed == nullptr && (no_cpus || pod.cpus <= 0) && (no_memory || pod.memory_mib <= 0);
+      if (index_decides && full_for != pod.gpus) {
+        for (const auto& t : taken) mark_full(t.first, pod.gpus);
+        full_for = pod.gpus;
+      }
       auto filter = [&](NodeId base, std::uint64_t bits) {
         if (index_decides) {
           if (taken.empty()) return bits;
+          bits &= ~bits_at(full_bits_, base);  // the rest of this job's nodes pass (checked below)
           for (std::uint64_t t = bits & bits_at(taken_bits_, base); t != 0; t &= t - 1) {
             const int b = std::countr_zero(t);
             const models::Slice* sl = nullptr;
@@ -239,6 +262,7 @@ std::optional<models::Placement> KueuePolicy::place(const ClusterView& view, con
       taken_bits_[best >> 6] |= std::uint64_t{1} << (best & 63);
       taken.push_back({best, models::Slice{best, pod.gpus, pod.cpus, pod.memory_mib}});
     }
+    if (full_for >= 0) mark_full(best, full_for);
   }
   if (per_pod) return pods_out;
   models::Placement out;

@@ -465,6 +465,7 @@ class KueuePolicy final : public Policy {
   mutable std::vector<std::int32_t> tas_free_;               // scratch of tas_domain
   std::vector<int> taken_at_;                                // scratch of place: node -> its tentative slice
   std::vector<std::uint64_t> taken_bits_;                    // scratch of place: the nodes in taken_at_
+  std::vector<std::uint64_t> full_bits_;                     // scratch of place: those a pod no longer fits
   int nfr_ = 0;
   std::vector<TreeNode> nodes_;
   std::vector<Cq> cqs_;

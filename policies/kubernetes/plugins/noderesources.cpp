@@ -13,10 +13,16 @@ bool KubernetesPolicy::fits_somewhere(const ClusterView& view, JobIndex j, const
   Pod& p = pods_[j];
   if (p.fits_somewhere < 0) {
     p.fits_somewhere = 0;
-    for (NodeId id = 0; id < view.cluster().nodes().size() && p.fits_somewhere == 0; ++id) {
-      const models::Node& n = view.cluster().node(id);
-      if (eligible(view, n.pool, job) && covers(n, {gpu_capacity(n, job), n.cpus, n.memory_mib}, job))
-        p.fits_somewhere = 1;
+    // Pool by pool: a pool the pod may not use is passed over whole (a pool's nodes are one
+    // contiguous run of ids), not node by node.
+    const models::ClusterState& c = view.cluster();
+    for (models::PoolId pool = 0; pool < c.pool_count() && p.fits_somewhere == 0; ++pool) {
+      if (!eligible(view, pool, job)) continue;
+      const NodeId end = c.pool_first_node(pool) + static_cast<NodeId>(c.pool_node_count(pool));
+      for (NodeId id = c.pool_first_node(pool); id < end && p.fits_somewhere == 0; ++id) {
+        const models::Node& n = c.node(id);
+        if (covers(n, {gpu_capacity(n, job), n.cpus, n.memory_mib}, job)) p.fits_somewhere = 1;
+      }
     }
   }
   return p.fits_somewhere == 1;

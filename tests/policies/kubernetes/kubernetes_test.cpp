@@ -832,6 +832,26 @@ TEST(KubernetesDevicePlugin, MigProfilePodKeepsToItsNodeSelector) {
   EXPECT_EQ(r.node(1), 0u) << "no selector: the first node";
 }
 
+// Whether a pod fits some node at all reads only the pools its node selector allows: a 16-GPU pod
+// kept to 8-GPU nodes never binds although the 32-GPU node before them would hold it, and a pod
+// kept to the pool after an ineligible one still finds its node there.
+TEST(KubernetesNodeResourcesFit, FitsSomewhereReadsOnlyTheSelectedPools) {
+  models::ClusterSpec c;
+  c.pools.push_back({"big", 1, 32, "A100", 0, 0});
+  c.pools.push_back({"small", 2, 8, "A100", 0, 0});
+  auto w = ht::WorkloadBuilder().job(0, 16, 100).job(1, 8, 100).job(2, 16, 100).build();
+  for (auto& j : w.jobs) j.gpus_per_node = j.gpus;
+  w.node_sets = {{"small"}};
+  w.jobs[0].node_set = 1;
+  w.jobs[1].node_set = 1;
+  const K8sRun r(w, c);
+  EXPECT_EQ(r.state(0), JobState::Unfinished) << "a 16-GPU pod on 8-GPU nodes only";
+  EXPECT_EQ(r.node(1), 1u) << "the first node of small";
+  EXPECT_EQ(r.start(1), 1);
+  EXPECT_EQ(r.node(2), 0u) << "no selector: the big node";
+  EXPECT_EQ(r.start(2), 2);
+}
+
 TEST(KubernetesDevicePlugin, MigSingleAdvertisesSlicesAsGpus) {
   ht::WorkloadBuilder b;
   for (int i = 0; i < 8; ++i) b.job(i, 1, 100);

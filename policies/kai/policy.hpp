@@ -570,7 +570,8 @@ class KaiPolicy final : public Policy {
   }
 
   // ----- placement -----------------------------------------------------------------------------
-  bool pool_ok(models::PoolId p, const Job& job) const { return pool_eligible(*cluster_, p, job, *workload_); }
+  // pool_eligible, its answers kept per (GPU type, node set, pool): node scans ask it of every node.
+  bool pool_ok(models::PoolId p, const Job& job) const { return pool_ok_(*cluster_, p, job, *workload_); }
 
   static bool fits_cpu_mem(const models::Node& node, const Free& f, const Job& job) {
     if (node.cpus > 0 && job.cpus > f.cpus) return false;
@@ -786,6 +787,7 @@ class KaiPolicy final : public Policy {
   bool initialised_ = false;
   bool in_allocate_ = false;
   const models::ClusterState* cluster_ = nullptr;
+  PoolEligibility pool_ok_;  // pool_ok's answers
   const models::Workload* workload_ = nullptr;
   const ClusterView* view_ = nullptr;
   Session* session_ = nullptr;

@@ -387,6 +387,13 @@ TEST(InferRicc, BundledSampleShowsPerUserBurstsAndQueues) {
   EXPECT_EQ(inf.scheduler, "");  // RICC's header names no scheduler
   EXPECT_EQ(inf.header_notes.front(), "MaxQueues: 2");
   EXPECT_EQ(inf.time_shared, "");  // its use above 8,192 GPUs stays an anomaly to report
+  // Waits read as durations, as the rest of the command does: user45 waited 157,692 s on
+  // average (1d 19:48:12), median 179,613 s (2d 01:53:33).
+  std::ostringstream out;
+  traces::print_inference(out, inf);
+  EXPECT_NE(out.str().find("  user45             1778       522       522  1d 19:48:12  2d 01:53:33\n"),
+            std::string::npos)
+      << out.str();
 }
 
 // The NASA iPSC log has no wait times (its header says the submit times are start times): no job

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -452,9 +453,11 @@ void print_inference(std::ostream& out, const Inference& inf, std::size_t max_ro
     out << b;
     for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
       const auto& c = rows[i];
-      std::snprintf(b, sizeof b, "  %-14.14s %8lld %9d %9lld %11.0fs %11.0fs\n", c.name.c_str(),
-                    static_cast<long long>(c.jobs), c.max_jobs, static_cast<long long>(c.max_gpus), c.mean_wait_s,
-                    c.median_wait_s);
+      // Waits as durations ("1d 19:48:12", "00:05:38", "0.0 s"), whole seconds.
+      auto wait = [](double seconds) { return sim::format_duration(sim::from_seconds(std::llround(seconds))); };
+      std::snprintf(b, sizeof b, "  %-14.14s %8lld %9d %9lld %12s %12s\n", c.name.c_str(),
+                    static_cast<long long>(c.jobs), c.max_jobs, static_cast<long long>(c.max_gpus),
+                    wait(c.mean_wait_s).c_str(), wait(c.median_wait_s).c_str());
       out << b;
     }
     if (rows.size() > max_rows) out << "  ... and " << rows.size() - max_rows << " more\n";

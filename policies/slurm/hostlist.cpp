@@ -1,6 +1,7 @@
 #include "policies/slurm/hostlist.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 namespace headroom::policies::slurm {
@@ -120,27 +121,32 @@ Hostlist::Hostlist(const std::string& list) {
 }
 
 std::string Hostlist::name(std::int64_t k) const {
+  std::string out;
+  name_into(k, out);
+  return out;
+}
+
+void Hostlist::name_into(std::int64_t k, std::string& out) const {
   const auto e =
       std::upper_bound(exprs_.begin(), exprs_.end(), k, [](std::int64_t v, const Expr& x) { return v < x.first; }) - 1;
-  std::int64_t j = k - e->first;
-  // The bracket values, last bracket fastest.
-  std::vector<std::int64_t> at(e->brackets.size());
-  for (std::size_t g = e->brackets.size(); g-- > 0;) {
-    at[g] = j % e->brackets[g].size;
-    j /= e->brackets[g].size;
-  }
-  std::string out = e->literals[0];
+  // The bracket values, last bracket fastest: bracket g's value is (k - first) / (the sizes of the
+  // brackets after g) mod its own size.
+  out.assign(e->literals[0]);
   for (std::size_t g = 0; g < e->brackets.size(); ++g) {
+    std::int64_t j = k - e->first;
+    for (std::size_t h = e->brackets.size(); --h > g;) j /= e->brackets[h].size;
+    const std::int64_t at = j % e->brackets[g].size;
     const auto& ranges = e->brackets[g].ranges;
-    const auto r = std::upper_bound(ranges.begin(), ranges.end(), at[g],
+    const auto r = std::upper_bound(ranges.begin(), ranges.end(), at,
                                     [](std::int64_t v, const Range& x) { return v < x.before; }) -
                    1;
-    const std::string v = std::to_string(r->lo + (at[g] - r->before));
-    if (v.size() < r->width) out.append(r->width - v.size(), '0');
-    out += v;
+    char digits[24];
+    const char* end = std::to_chars(digits, digits + sizeof digits, r->lo + (at - r->before)).ptr;
+    const auto n = static_cast<std::size_t>(end - digits);
+    if (n < r->width) out.append(r->width - n, '0');
+    out.append(digits, n);
     out += e->literals[g + 1];
   }
-  return out;
 }
 
 }  // namespace headroom::policies::slurm

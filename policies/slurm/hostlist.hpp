@@ -27,6 +27,8 @@ class Hostlist {
   // The k-th name (0 <= k < size()), in the order Slurm expands them: expressions left to right,
   // the last bracket of an expression varying fastest.
   std::string name(std::int64_t k) const;
+  // The same into `out` (its storage kept): a loop over a million names allocates nothing.
+  void name_into(std::int64_t k, std::string& out) const;
 
  private:
   struct Range {

@@ -667,8 +667,9 @@ SlurmConfImport read_slurm_conf(const std::string& path) {
       if (d.gpus > 0) d.first_gpu_node = static_cast<std::int64_t>(nodes.size());
       node_lines.push_back(std::move(d));
       const NodeLine& line = node_lines.back();
+      std::string n;  // one buffer for the line's names
       for (std::int64_t k = 0; k < line.hosts.size(); ++k) {
-        const std::string n = line.hosts.name(k);
+        line.hosts.name_into(k, n);
         // slurmctld: "Duplicated NodeName %s in the config file", fatal (src/common/read_config.c).
         if (const auto* had = node_at.add(n, static_cast<std::uint32_t>(line_index), static_cast<std::uint32_t>(k))) {
           const Record& first = *node_lines[had->line].record;

@@ -1,5 +1,8 @@
 #include "sim/errors.hpp"
 
+#include <set>
+#include <tuple>
+
 #include "sim/text.hpp"
 
 namespace headroom::sim {
@@ -59,7 +62,24 @@ InputError::InputError(Bounded, std::string file, int line, int column, std::str
 
 InputError::InputError(std::string message) : InputError("", 0, 0, "", std::move(message)) {}
 
-InputErrors::InputErrors(std::vector<InputError> errors)
+namespace {
+
+// The errors with repeats left out, in their order: one file read for two keys (a slurm.conf named
+// by both cluster.slurm_conf and policy.slurm_conf) reports the same problem once.
+std::vector<InputError> without_repeats(std::vector<InputError> errors) {
+  std::set<std::tuple<std::string, int, int, std::string, std::string>> seen;
+  std::vector<InputError> out;
+  out.reserve(errors.size());
+  for (auto& e : errors)
+    if (seen.insert({e.file(), e.line(), e.column(), e.where(), e.message()}).second) out.push_back(std::move(e));
+  return out;
+}
+
+}  // namespace
+
+InputErrors::InputErrors(std::vector<InputError> errors) : InputErrors(Unique{}, without_repeats(std::move(errors))) {}
+
+InputErrors::InputErrors(Unique, std::vector<InputError> errors)
     : std::runtime_error(join(errors)), errors_(std::move(errors)) {}
 
 void assertion_failed(const char* cond, const char* file, int line, const std::string& msg) {

@@ -35,10 +35,13 @@ class InputError : public std::runtime_error {
 // Several input problems collected in one pass (e.g. scenario validation).
 class InputErrors : public std::runtime_error {
  public:
+  // Repeats (same file, line, column, key and message) are kept once.
   explicit InputErrors(std::vector<InputError> errors);
   const std::vector<InputError>& errors() const { return errors_; }
 
  private:
+  struct Unique {};  // the errors hold no repeats
+  InputErrors(Unique, std::vector<InputError> errors);
   std::vector<InputError> errors_;
 };
 

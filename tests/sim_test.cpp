@@ -310,6 +310,23 @@ TEST(Errors, AFilesValueOfMegabytesKeepsItsStartAndEnd) {
   EXPECT_EQ(hs::InputError("f", 1, 1, fits, fits).where(), fits);
 }
 
+// One file read for two keys (a slurm.conf named by cluster.slurm_conf and policy.slurm_conf)
+// gives the same error twice: it is reported once, in the order found; errors that differ in
+// any part stay.
+TEST(Errors, RepeatsAreReportedOnce) {
+  const hs::InputErrors all(
+      {hs::InputError("slurm.conf", 0, 0, "", "no GPU nodes"), hs::InputError("s.yaml", 2, 1, "cluster", "bad"),
+       hs::InputError("slurm.conf", 0, 0, "", "no GPU nodes"), hs::InputError("slurm.conf", 1, 0, "", "no GPU nodes")});
+  ASSERT_EQ(all.errors().size(), 3u);
+  EXPECT_EQ(all.errors()[0].file(), "slurm.conf");
+  EXPECT_EQ(all.errors()[1].file(), "s.yaml");
+  EXPECT_EQ(all.errors()[2].line(), 1);
+  const std::string what = all.what();
+  std::size_t times = 0;
+  for (auto at = what.find("no GPU nodes"); at != std::string::npos; at = what.find("no GPU nodes", at + 1)) ++times;
+  EXPECT_EQ(times, 2u) << what;  // slurm.conf and slurm.conf:1
+}
+
 TEST(Suggest, FindsCloseMatchesOnly) {
   const std::vector<std::string> keys = {"horizon", "seed", "workload", "cluster"};
   EXPECT_EQ(hs::closest_match("horizn", keys), "horizon");

@@ -115,6 +115,8 @@ Hostlist::Hostlist(const std::string& list) {
     // Each name holds every literal, and each value of a bracket appears in size / bracket-size names.
     bytes_ += e.size * literal_bytes;
     for (std::size_t g = 0; g < e.brackets.size(); ++g) bytes_ += bracket_bytes[g] * (e.size / e.brackets[g].size);
+    for (std::size_t g = e.brackets.size(); g-- > 1;)
+      e.brackets[g - 1].stride = e.brackets[g].stride * e.brackets[g].size;  // at most e.size
     size_ += e.size;
     exprs_.push_back(std::move(e));
   }
@@ -129,13 +131,10 @@ std::string Hostlist::name(std::int64_t k) const {
 void Hostlist::name_into(std::int64_t k, std::string& out) const {
   const auto e =
       std::upper_bound(exprs_.begin(), exprs_.end(), k, [](std::int64_t v, const Expr& x) { return v < x.first; }) - 1;
-  // The bracket values, last bracket fastest: bracket g's value is (k - first) / (the sizes of the
-  // brackets after g) mod its own size.
+  // The bracket values, last bracket fastest.
   out.assign(e->literals[0]);
   for (std::size_t g = 0; g < e->brackets.size(); ++g) {
-    std::int64_t j = k - e->first;
-    for (std::size_t h = e->brackets.size(); --h > g;) j /= e->brackets[h].size;
-    const std::int64_t at = j % e->brackets[g].size;
+    const std::int64_t at = (k - e->first) / e->brackets[g].stride % e->brackets[g].size;
     const auto& ranges = e->brackets[g].ranges;
     const auto r = std::upper_bound(ranges.begin(), ranges.end(), at,
                                     [](std::int64_t v, const Range& x) { return v < x.before; }) -

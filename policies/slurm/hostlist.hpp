@@ -39,6 +39,7 @@ class Hostlist {
   struct Bracket {
     std::vector<Range> ranges;
     std::int64_t size = 0;
+    std::int64_t stride = 1;  // names per value: the product of the later brackets' sizes
   };
   struct Expr {
     std::vector<std::string> literals;  // one more than brackets: text before, between and after

@@ -470,6 +470,10 @@ TEST(SlurmConf, HostlistsExpandAsSlurmDoes) {
             (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu7", "login1"}));
   EXPECT_EQ(slurm::expand_hostlist("n[08-11]"), (std::vector<std::string>{"n08", "n09", "n10", "n11"}));
   EXPECT_EQ(slurm::expand_hostlist("r[1-2]n[0-1]"), (std::vector<std::string>{"r1n0", "r1n1", "r2n0", "r2n1"}));
+  // Three brackets of sizes 2, 3 and 2: the last varies fastest, the first slowest.
+  EXPECT_EQ(slurm::expand_hostlist("c[1-2]r[0,3-4]n[7-8]"),
+            (std::vector<std::string>{"c1r0n7", "c1r0n8", "c1r3n7", "c1r3n8", "c1r4n7", "c1r4n8", "c2r0n7", "c2r0n8",
+                                      "c2r3n7", "c2r3n8", "c2r4n7", "c2r4n8"}));
   EXPECT_THROW(slurm::expand_hostlist("a[3-1]"), std::invalid_argument);
   EXPECT_THROW(slurm::expand_hostlist("a[1-2"), std::invalid_argument);
 }

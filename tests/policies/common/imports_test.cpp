@@ -654,6 +654,36 @@ TEST(SlurmConf, ErrorsNameFileAndLine) {
   }
 }
 
+// Gres= items read as Debian's slurmctld 22.05 reads them, checked against the daemon with
+// `scontrol show node` (2026-12-07): Gres=gpu:-4 shows as gpu:-4:1 (a type "-4", one GPU: a count
+// must start with a digit), gpu::4 as gpu:4, gpu:4k as gpu:4K (suffix_mult's k: 4,096, over the
+// per-node cap here, refused). Forms the daemon keeps as opaque text (gpu:4.5, gpu:4x, gpu:1e30, gpu:4:)
+// are refused here with the line, since no GPU count can be read from them.
+TEST(SlurmConf, GresCountsReadAsSlurmctldReadsThem) {
+  TempDir dir;
+  auto pool_of = [&](const std::string& gres) {
+    const auto c = slurm::read_slurm_conf(dir.write("g.conf", "NodeName=n0 CPUs=8 Gres=" + gres + "\n"));
+    EXPECT_EQ(c.cluster.pools.size(), 1u) << gres;
+    return c.cluster.pools.at(0);
+  };
+  EXPECT_EQ(pool_of("gpu:-4").gpus_per_node, 1);
+  EXPECT_EQ(pool_of("gpu:-4").gpu_type, "-4");
+  EXPECT_EQ(pool_of("gpu::4").gpus_per_node, 4);
+  EXPECT_EQ(pool_of("gpu:a100:2,gpu:a100:2").gpus_per_node, 4);
+  auto error_of = [&](const std::string& gres) -> std::string {
+    const std::string conf = dir.write("bad.conf", "ClusterName=x\nNodeName=n0 CPUs=8 Gres=" + gres + "\n");
+    try {
+      slurm::read_slurm_conf(conf);
+    } catch (const sim::InputError& e) {
+      return std::string(e.what()).substr(conf.size());
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("gpu:4k"),
+            ":2: Gres: \"gpu:4k\" gives a node more than 1024 GPUs (the most a scenario's pool may have per node)");
+  for (const std::string bad : {"gpu:4.5", "gpu:4x", "gpu:1e30", "gpu:4:"})
+    EXPECT_EQ(error_of(bad), ":2: Gres: expected a GPU count like gpu:8 or gpu:a100:8, got \"" + bad + "\"");
+}
 TEST(SlurmConf, ScenarioRunsFromTheSitesOwnFiles) {
   const auto sc = scenarios::parse_scenario(
       "name: site\ncluster: {slurm_conf: slurm.conf}\npolicy: {name: slurm, slurm_conf: slurm.conf}\n"

@@ -300,6 +300,8 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
   std::atomic<std::size_t> next{0};
+  // Runs of the same trace read it once (a single run reads its own: nothing to share).
+  scenarios::TraceCache traces;
   const auto workers = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency())));
   sim::parallel_ranges(workers, 1, [&](std::size_t, std::size_t) {
@@ -311,6 +313,7 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
       try {
         RunOptions ro;
         ro.stop = stop;
+        ro.traces = scenarios.size() > 1 ? &traces : nullptr;
         if (progress != nullptr) {
           progress->start(i);
           ro.progress = progress->hook(i);

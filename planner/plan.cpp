@@ -483,6 +483,7 @@ PlanResult plan(const PlanRequest& req) {
   if (req.lo > req.hi) throw sim::InputError("", 0, 0, "--range", "expected LO:HI with LO <= HI");
   if (req.targets.empty()) throw sim::InputError("", 0, 0, "--target", "at least one target is needed");
   SweepSpec spec = load_sweep(req.scenario);
+  scenarios::TraceCache traces;  // every probe's trace, read once for the whole search
   spec.variables.clear();
   spec.variables.push_back(Variable{req.vary, {std::to_string(req.lo)}, 0, 0});
   if (!req.seeds.empty()) spec.seeds = req.seeds;
@@ -556,6 +557,7 @@ PlanResult plan(const PlanRequest& req) {
       if (req.stop != nullptr && req.stop->load()) return;
       RunOptions ro;
       ro.stop = req.stop;
+      ro.traces = &traces;
       if (req.progress != nullptr) {
         req.progress->start(i);
         ro.progress = req.progress->hook(i);

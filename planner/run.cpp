@@ -126,7 +126,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   sc.seed = seed;
 
   const auto t0 = clock::now();
-  const models::Workload workload = scenarios::build_workload(sc);
+  const models::Workload workload = scenarios::build_workload(sc, options.traces);
   const auto t1 = clock::now();
 
   std::unique_ptr<policies::Policy> policy;

@@ -13,6 +13,7 @@
 #include "results/fairness.hpp"
 #include "results/run_result.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 
 namespace headroom::planner {
 
@@ -24,6 +25,9 @@ struct RunOptions {
   // The result will be written: deflate its file's chunks on a thread of their own during the
   // run (results::Recorder::stream_chunks), so that write_hdf5 has less left to do.
   bool stream_chunks = false;
+  // Runs of one command that share their traces (read once; see scenarios::TraceCache). None:
+  // the run reads its trace itself.
+  scenarios::TraceCache* traces = nullptr;
 };
 
 // Progress of several runs going on in parallel (compare's policies, a plan round's probes), for

@@ -288,6 +288,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const std::size_t m = r.selected.size();
   r.results.resize(n);
   std::atomic<std::size_t> done{0};
+  scenarios::TraceCache traces;  // the points' traces, each read once
   sim::parallel_ranges(m, 1, [&](std::size_t range_begin, std::size_t range_end) {
     for (std::size_t k = range_begin; k != range_end; ++k) {
       const std::size_t i = r.selected[k];
@@ -296,6 +297,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       try {
         RunOptions ro;
         ro.stop = options.stop;
+        ro.traces = m > 1 ? &traces : nullptr;
         RunOutcome o = run_scenario(runs[i], ro);
         if (o.cancelled) continue;
         out.summary = results::summarize(o.result);

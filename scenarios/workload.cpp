@@ -1,5 +1,7 @@
 #include "scenarios/workload.hpp"
 
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -309,15 +311,61 @@ void apply_node_selectors(const WorkloadSpec& spec, models::Workload& w) {
     if (j.queue < set_of_queue.size()) j.node_set = set_of_queue[j.queue];
 }
 
-models::Workload build_workload(const Scenario& scenario) {
-  const WorkloadSpec& spec = scenario.workload;
+namespace {
+
+traces::ImportOptions import_options(const WorkloadSpec& spec) {
   traces::ImportOptions options;
   options.format = traces::parse_format(spec.format).value_or(traces::Format::Auto);
   options.units_per_gpu = spec.units_per_gpu;
   options.skip_bad_rows = spec.skip_bad_rows;
   options.fields = spec.fields;
   options.assume_runtime = spec.assume_runtime;
-  models::Workload w = traces::import_trace(spec.trace, options);
+  return options;
+}
+
+}  // namespace
+
+std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec) {
+  // Everything import_trace reads, as one key (fields are joined by a byte no name holds).
+  std::string key = spec.trace + '\0' + spec.format + '\0' + std::to_string(spec.units_per_gpu) + '\0' +
+                    (spec.skip_bad_rows ? "1" : "0") + '\0' + std::to_string(spec.assume_runtime);
+  for (const auto& f : spec.fields) key += '\0' + f;
+  std::promise<std::shared_ptr<const models::Workload>> promise;
+  std::shared_future<std::shared_ptr<const models::Workload>> future;
+  bool reader = false;
+  {
+    const std::lock_guard lock(mutex_);
+    auto it = traces_.find(key);
+    if (it == traces_.end()) {
+      future = promise.get_future().share();
+      traces_.emplace(key, future);
+      reader = true;
+    } else {
+      future = it->second;
+    }
+  }
+  if (reader) {
+    try {
+      // Isolated: while it reads, this thread takes no other run's work that could wait for it.
+      tbb::this_task_arena::isolate([&] {
+        promise.set_value(
+            std::make_shared<const models::Workload>(traces::import_trace(spec.trace, import_options(spec))));
+      });
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return future.get();
+}
+
+std::size_t TraceCache::size() const {
+  const std::lock_guard lock(mutex_);
+  return traces_.size();
+}
+
+models::Workload build_workload(const Scenario& scenario, TraceCache* cache) {
+  const WorkloadSpec& spec = scenario.workload;
+  models::Workload w = cache != nullptr ? *cache->get(spec) : traces::import_trace(spec.trace, import_options(spec));
   apply_window(spec, w);
   apply_filters(spec, w);
   if (auto note = apply_time_limits(spec, w)) w.meta.warnings.push_back(std::move(*note));

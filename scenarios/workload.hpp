@@ -1,5 +1,9 @@
 #pragma once
 
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,9 +13,29 @@
 
 namespace headroom::scenarios {
 
+// Traces read once for the runs of one command (a sweep's points, compare's systems, a plan's
+// probes): runs naming the same trace file with the same import settings start from one import
+// of it, so a sweep of 64 variants reads and parses the file once, and every run sees the same
+// jobs even when the file changes while they run. Thread-safe: the first run to ask reads the
+// file, the others wait for it; an import's error reaches every run that asked. Holds each trace
+// until the cache is destroyed: give it the lifetime of the command.
+class TraceCache {
+ public:
+  // The trace as traces::import_trace reads it for this workload block (before its window,
+  // filters and other transforms).
+  std::shared_ptr<const models::Workload> get(const WorkloadSpec& spec);
+  // How many distinct traces were read.
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_future<std::shared_ptr<const models::Workload>>> traces_;
+};
+
 // Imports the scenario's trace and applies its transforms (time window, arrival scale with a
-// seeded stream named "workload/arrival_scale"). Throws sim::InputError on trace problems.
-models::Workload build_workload(const Scenario& scenario);
+// seeded stream named "workload/arrival_scale"). Throws sim::InputError on trace problems. With
+// a cache, the trace comes from it (read by the first run that asks).
+models::Workload build_workload(const Scenario& scenario, TraceCache* cache = nullptr);
 // The note build_workload leaves when the scenario has prime time: how many jobs it holds and for
 // how long in all ("prime time (jobs over 4h, ...) holds 2051 of the 5242 jobs ..."); none without.
 std::optional<std::string> prime_time_note(const models::PrimeTime& p, const models::Workload& w);

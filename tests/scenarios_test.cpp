@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "scenarios/scenario.hpp"
@@ -730,6 +731,60 @@ TEST(BuildWorkload, ImportsTheTraceAndAddsDeclaredTenants) {
   EXPECT_TRUE(w.tenants.find("b").has_value());
   ASSERT_TRUE(w.tenants.find("idle").has_value());  // declared, no jobs
   EXPECT_EQ(*w.tenants.find("idle"), 2u);
+}
+
+// The runs of one command share one import of a trace: later runs see the jobs the first one read
+// even after the file changed, each run's transforms apply to its own copy, and different import
+// settings are different entries.
+TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
+  TempDir dir;
+  const Scenario all = workload_scenario(dir, "");
+  const Scenario window = workload_scenario(dir, "  window: {start: 100s, end: 200s}\n");
+  TraceCache cache;
+  const models::Workload first = build_workload(all, &cache);
+  ASSERT_EQ(first.jobs.size(), 100u);
+  dir.write("trace.csv", csv_trace(7));  // the file changes while the command runs
+  const models::Workload later = build_workload(all, &cache);
+  EXPECT_EQ(later.jobs.size(), 100u);
+  EXPECT_EQ(cache.get(all.workload).get(), cache.get(window.workload).get()) << "a window is not a new import";
+  const models::Workload windowed = build_workload(window, &cache);
+  EXPECT_EQ(windowed.jobs.size(), 10u);
+  EXPECT_EQ(cache.get(all.workload)->jobs.size(), 100u) << "the shared import is left as read";
+  EXPECT_EQ(cache.size(), 1u);
+  // The same as reading it without a cache (before the file changed: `first`).
+  ASSERT_EQ(build_workload(all).jobs.size(), 7u);
+  for (std::size_t i = 0; i < first.jobs.size(); ++i) {
+    EXPECT_EQ(later.jobs[i].submit, first.jobs[i].submit);
+    EXPECT_EQ(later.jobs[i].trace_id, first.jobs[i].trace_id);
+  }
+  Scenario skip = all;
+  skip.workload.skip_bad_rows = true;
+  EXPECT_EQ(build_workload(skip, &cache).jobs.size(), 7u) << "other import settings read the file again";
+  EXPECT_EQ(cache.size(), 2u);
+
+  // Several runs asking at once get the one import.
+  TraceCache shared;
+  std::vector<const models::Workload*> got(4, nullptr);
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < got.size(); ++k)
+      threads.emplace_back([&, k] { got[k] = shared.get(all.workload).get(); });
+    for (auto& t : threads) t.join();
+  }
+  for (const auto* w : got) EXPECT_EQ(w, got.front());
+  EXPECT_EQ(shared.size(), 1u);
+
+  // A trace that cannot be read fails every run that asks for it, with the file's error.
+  Scenario missing = all;
+  missing.workload.trace = (dir.path() / "absent.csv").string();
+  for (int k = 0; k < 2; ++k) {
+    try {
+      build_workload(missing, &cache);
+      ADD_FAILURE() << "no error";
+    } catch (const sim::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("absent.csv"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(BuildWorkload, WindowKeepsSubmitsInHalfOpenRange) {

@@ -289,6 +289,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   r.results.resize(n);
   std::atomic<std::size_t> done{0};
   scenarios::TraceCache traces;  // the points' traces, each read once
+  if (m > 1)
+    for (const std::size_t i : r.selected) traces.expect(runs[i].workload);
   sim::parallel_ranges(m, 1, [&](std::size_t range_begin, std::size_t range_end) {
     for (std::size_t k = range_begin; k != range_end; ++k) {
       const std::size_t i = r.selected[k];

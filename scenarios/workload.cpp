@@ -325,31 +325,46 @@ traces::ImportOptions import_options(const WorkloadSpec& spec) {
 
 }  // namespace
 
-std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec) {
-  // Everything import_trace reads, as one key (fields are joined by a byte no name holds).
+namespace {
+
+// Everything import_trace reads, as one key (fields are joined by a byte no name holds).
+std::string trace_key(const WorkloadSpec& spec) {
   std::string key = spec.trace + '\0' + spec.format + '\0' + std::to_string(spec.units_per_gpu) + '\0' +
                     (spec.skip_bad_rows ? "1" : "0") + '\0' + std::to_string(spec.assume_runtime);
   for (const auto& f : spec.fields) key += '\0' + f;
+  return key;
+}
+
+}  // namespace
+
+void TraceCache::expect(const WorkloadSpec& spec) {
+  const std::lock_guard lock(mutex_);
+  ++traces_[trace_key(spec)].expected;
+}
+
+std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec) {
+  const std::string key = trace_key(spec);
   std::promise<std::shared_ptr<const models::Workload>> promise;
   std::shared_future<std::shared_ptr<const models::Workload>> future;
   bool reader = false;
   {
     const std::lock_guard lock(mutex_);
-    auto it = traces_.find(key);
-    if (it == traces_.end()) {
-      future = promise.get_future().share();
-      traces_.emplace(key, future);
+    auto it = traces_.try_emplace(key).first;
+    Entry& e = it->second;
+    if (!e.trace) {
+      e.trace = promise.get_future().share();
       reader = true;
-    } else {
-      future = it->second;
+      ++reads_;
     }
+    future = *e.trace;
+    if (++e.taken == e.expected) traces_.erase(it);  // the last run announced: let it go
   }
   if (reader) {
     try {
       // Isolated: while it reads, this thread takes no other run's work that could wait for it.
+      // Made as a mutable object, so that its last holder may take it over (build_workload).
       tbb::this_task_arena::isolate([&] {
-        promise.set_value(
-            std::make_shared<const models::Workload>(traces::import_trace(spec.trace, import_options(spec))));
+        promise.set_value(std::make_shared<models::Workload>(traces::import_trace(spec.trace, import_options(spec))));
       });
     } catch (...) {
       promise.set_exception(std::current_exception());
@@ -358,14 +373,25 @@ std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec
   return future.get();
 }
 
-std::size_t TraceCache::size() const {
+std::size_t TraceCache::reads() const {
   const std::lock_guard lock(mutex_);
-  return traces_.size();
+  return reads_;
 }
 
 models::Workload build_workload(const Scenario& scenario, TraceCache* cache) {
   const WorkloadSpec& spec = scenario.workload;
-  models::Workload w = cache != nullptr ? *cache->get(spec) : traces::import_trace(spec.trace, import_options(spec));
+  models::Workload w;
+  if (cache == nullptr) {
+    w = traces::import_trace(spec.trace, import_options(spec));
+  } else {
+    std::shared_ptr<const models::Workload> shared = cache->get(spec);
+    // The only holder left (the cache let it go and every other run has its copy) takes the jobs
+    // over. The import was made as a mutable object (TraceCache::get), so this move is sound.
+    if (shared.use_count() == 1)
+      w = std::move(const_cast<models::Workload&>(*shared));
+    else
+      w = *shared;
+  }
   apply_window(spec, w);
   apply_filters(spec, w);
   if (auto note = apply_time_limits(spec, w)) w.meta.warnings.push_back(std::move(*note));

@@ -21,15 +21,24 @@ namespace headroom::scenarios {
 // until the cache is destroyed: give it the lifetime of the command.
 class TraceCache {
  public:
+  // Announces a run that will take this workload's trace. Once as many runs as were announced
+  // have taken it, the cache lets it go, and the last run takes its jobs over instead of copying
+  // them. A trace never announced is held until the cache is destroyed.
+  void expect(const WorkloadSpec& spec);
   // The trace as traces::import_trace reads it for this workload block (before its window,
   // filters and other transforms).
   std::shared_ptr<const models::Workload> get(const WorkloadSpec& spec);
-  // How many distinct traces were read.
-  std::size_t size() const;
+  // How many imports were made.
+  std::size_t reads() const;
 
  private:
+  struct Entry {
+    std::optional<std::shared_future<std::shared_ptr<const models::Workload>>> trace;
+    std::size_t expected = 0, taken = 0;
+  };
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_future<std::shared_ptr<const models::Workload>>> traces_;
+  std::map<std::string, Entry> traces_;
+  std::size_t reads_ = 0;
 };
 
 // Imports the scenario's trace and applies its transforms (time window, arrival scale with a

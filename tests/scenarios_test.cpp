@@ -750,7 +750,7 @@ TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
   const models::Workload windowed = build_workload(window, &cache);
   EXPECT_EQ(windowed.jobs.size(), 10u);
   EXPECT_EQ(cache.get(all.workload)->jobs.size(), 100u) << "the shared import is left as read";
-  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.reads(), 1u);
   // The same as reading it without a cache (before the file changed: `first`).
   ASSERT_EQ(build_workload(all).jobs.size(), 7u);
   for (std::size_t i = 0; i < first.jobs.size(); ++i) {
@@ -760,7 +760,21 @@ TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
   Scenario skip = all;
   skip.workload.skip_bad_rows = true;
   EXPECT_EQ(build_workload(skip, &cache).jobs.size(), 7u) << "other import settings read the file again";
-  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.reads(), 2u);
+
+  // Announced runs: once the last of them has taken the trace, the cache lets it go (that run
+  // takes the jobs over), and a run after them reads the file again.
+  TraceCache counted;
+  counted.expect(all.workload);
+  counted.expect(all.workload);
+  dir.write("trace.csv", csv_trace(100));
+  EXPECT_EQ(build_workload(all, &counted).jobs.size(), 100u);
+  dir.write("trace.csv", csv_trace(7));
+  const models::Workload last = build_workload(all, &counted);
+  EXPECT_EQ(last.jobs.size(), 100u) << "the second announced run shares the first one's import";
+  EXPECT_EQ(last.jobs[99].trace_id, 100);
+  EXPECT_EQ(build_workload(all, &counted).jobs.size(), 7u) << "let go after the announced runs";
+  EXPECT_EQ(counted.reads(), 2u);
 
   // Several runs asking at once get the one import.
   TraceCache shared;
@@ -772,7 +786,7 @@ TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
     for (auto& t : threads) t.join();
   }
   for (const auto* w : got) EXPECT_EQ(w, got.front());
-  EXPECT_EQ(shared.size(), 1u);
+  EXPECT_EQ(shared.reads(), 1u);
 
   // A trace that cannot be read fails every run that asks for it, with the file's error.
   Scenario missing = all;

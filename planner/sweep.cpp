@@ -6,11 +6,9 @@
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <tuple>
 
 #include "planner/compare.hpp"
@@ -108,20 +106,14 @@ std::string describe(const SweepSpec& spec, const SweepPoint& p) {
   return out;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
   const scenarios::Scenario base = scenarios::load_scenario(path);  // validates everything else
   SweepSpec spec;
   spec.file = path;
-  const YAML::Node root = YAML::Load(base.text);
+  spec.text = base.text;
+  const YAML::Node root = YAML::Load(spec.text);
   std::vector<sim::InputError> errors;
   auto err = [&](const YAML::Node& n, const std::string& where, const std::string& msg) {
     errors.emplace_back(path, n.Mark().line + 1, n.Mark().column + 1, where, msg);
@@ -216,7 +208,7 @@ std::vector<SweepPoint> expand(const SweepSpec& spec) {
 scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& point) {
   // The point's scenario; with `skip` (a variable's index) that variable is left as the file has it.
   auto build = [&](std::size_t skip) {
-    YAML::Node root = YAML::Load(read_text(spec.file));
+    YAML::Node root = YAML::Load(spec.text);  // not the file again: it may have changed since
     root.remove("variants");
     root.remove("seeds");
     for (std::size_t v = 0; v < spec.variables.size(); ++v) {

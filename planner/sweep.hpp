@@ -23,6 +23,7 @@ struct Variable {
 
 struct SweepSpec {
   std::string file;
+  std::string text;  // the file as load_sweep read it: every point is made from this text
   std::vector<Variable> variables;
   std::vector<std::uint64_t> seeds;  // `seeds: [1, 2]` or `seeds: N` (seed .. seed+N-1)
 };

@@ -91,6 +91,20 @@ TEST(Sweep, ExpandsTheCrossProductFirstVariableSlowest) {
   EXPECT_EQ(sc.seed, 8u);
 }
 
+// Every point is made from the file as load_sweep read it: an edit while the sweep is set up or
+// runs (its points are made one by one) does not reach some points and not others.
+TEST(Sweep, PointsAreMadeFromTheFileAsLoaded) {
+  const auto path = write_scenario("edited.yaml", "variants:\n  cluster.pools.t4.nodes: [1, 3]\n");
+  const auto spec = planner::load_sweep(path);
+  std::ofstream(path) << "name: other\n";  // no longer a sweep, nor a valid scenario
+  const auto points = planner::expand(spec);
+  ASSERT_EQ(points.size(), 2u);
+  const auto sc = planner::point_scenario(spec, points[1]);
+  EXPECT_EQ(sc.name, "sweep-test");
+  EXPECT_EQ(sc.cluster.pools[1].nodes, 3);
+  EXPECT_EQ(sc.cluster.pools[0].nodes, 4);
+}
+
 TEST(Sweep, SeedCountCountsFromTheScenarioSeed) {
   const auto spec = planner::load_sweep(write_scenario("seeds.yaml", "seeds: 3\n"));
   EXPECT_EQ(spec.seeds, (std::vector<std::uint64_t>{5, 6, 7}));

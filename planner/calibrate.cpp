@@ -79,7 +79,7 @@ struct Scored {
 
 // The trace read once (scenarios::build_workload): every run replays the jobs submitted in its
 // span of it. A scenario that scales arrivals or adds services builds each run's workload itself
-// (their draws and replicas depend on the whole window).
+// (their draws and replicas depend on the whole window), from one import of the trace.
 class Replayer {
  public:
   explicit Replayer(const scenarios::Scenario& base)
@@ -112,7 +112,9 @@ class Replayer {
       t.workload.window_start = std::max(t.workload.window_start, replay_from);
       t.workload.window_end = std::min(t.workload.window_end, to);
       t.output.events = false;
-      r = run_scenario(t, options).result;
+      RunOptions o = options;
+      o.traces = &traces_;  // the trace read once for all these runs
+      r = run_scenario(t, o).result;
     }
     Scored out;
     out.stats = results::compute_fidelity(r, from, to).all;
@@ -127,6 +129,7 @@ class Replayer {
   static constexpr std::uint8_t kRejectedState = static_cast<std::uint8_t>(models::JobState::Rejected);
   models::Workload all_;
   bool shared_ = false;
+  mutable scenarios::TraceCache traces_;  // without shared_: the runs' trace, imported once
 };
 
 }  // namespace

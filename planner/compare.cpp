@@ -302,8 +302,9 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
   std::atomic<std::size_t> next{0};
   // Runs of the same trace read it once (a single run reads its own: nothing to share).
   scenarios::TraceCache traces;
-  if (scenarios.size() > 1)
-    for (const auto& sc : scenarios) traces.expect(sc.workload);
+  scenarios::TraceCache* const shared = scenarios.size() > 1 ? &traces : nullptr;
+  if (shared != nullptr)
+    for (const auto& sc : scenarios) shared->expect(sc.workload);
   const auto workers = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency())));
   sim::parallel_ranges(workers, 1, [&](std::size_t, std::size_t) {
@@ -315,7 +316,7 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
       try {
         RunOptions ro;
         ro.stop = stop;
-        ro.traces = scenarios.size() > 1 ? &traces : nullptr;
+        ro.traces = shared;
         if (progress != nullptr) {
           progress->start(i);
           ro.progress = progress->hook(i);

@@ -323,15 +323,14 @@ traces::ImportOptions import_options(const WorkloadSpec& spec) {
   return options;
 }
 
-}  // namespace
-
-namespace {
-
-// Everything import_trace reads, as one key (fields are joined by a byte no name holds).
+// Everything import_trace reads (the path and import_options' settings), as one key: fields are
+// joined by a byte no name holds.
 std::string trace_key(const WorkloadSpec& spec) {
-  std::string key = spec.trace + '\0' + spec.format + '\0' + std::to_string(spec.units_per_gpu) + '\0' +
-                    (spec.skip_bad_rows ? "1" : "0") + '\0' + std::to_string(spec.assume_runtime);
-  for (const auto& f : spec.fields) key += '\0' + f;
+  const traces::ImportOptions o = import_options(spec);
+  std::string key = spec.trace + '\0' + std::to_string(static_cast<int>(o.format)) + '\0' +
+                    std::to_string(o.units_per_gpu) + '\0' + (o.keep_cpu_only ? "1" : "0") + '\0' +
+                    (o.skip_bad_rows ? "1" : "0") + '\0' + std::to_string(o.assume_runtime);
+  for (const auto& f : o.fields) key += '\0' + f;
   return key;
 }
 

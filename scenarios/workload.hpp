@@ -17,8 +17,9 @@ namespace headroom::scenarios {
 // probes): runs naming the same trace file with the same import settings start from one import
 // of it, so a sweep of 64 variants reads and parses the file once, and every run sees the same
 // jobs even when the file changes while they run. Thread-safe: the first run to ask reads the
-// file, the others wait for it; an import's error reaches every run that asked. Holds each trace
-// until the cache is destroyed: give it the lifetime of the command.
+// file, the others wait for it; an import's error reaches every run that asked. Holds a trace
+// until its announced runs have taken it (expect), else until the cache is destroyed: give it
+// the lifetime of the command.
 class TraceCache {
  public:
   // Announces a run that will take this workload's trace. Once as many runs as were announced

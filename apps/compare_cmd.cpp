@@ -24,6 +24,7 @@
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 #include "sim/text.hpp"
 
@@ -539,7 +540,8 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
     inputs.push_back({"scenario", path});
     add_scenario_inputs(inputs, bases.back());  // its trace, site files, manifests, `policies:` blocks' files
   }
-  planner::check_drill_targets(bases, drill_targets);
+  scenarios::TraceCache traces;  // the runs' traces, read once (a tenant target's check included)
+  planner::check_drill_targets(bases, drill_targets, &traces);
   if (!csv.empty()) check_outputs({{"-o", csv}}, inputs);
   if (!keep_runs.empty()) {
     std::vector<std::string> kept;
@@ -554,7 +556,7 @@ int cmd_compare(const std::vector<std::string>& scenario_paths, const std::strin
   }
   planner::RunsProgress progress;
   ProgressLine line([&] { return "compare: " + progress.line(bases.size() > 1 ? "runs" : "policies"); });
-  const std::vector<planner::CompareResult> all = planner::compare_all(bases, names, stop, &progress, keep_runs);
+  const std::vector<planner::CompareResult> all = planner::compare_all(bases, names, stop, &progress, keep_runs, &traces);
   line.stop();
   bool cancelled = stop != nullptr && stop->load();
   for (const auto& r : all) cancelled = cancelled || r.cancelled;

@@ -270,7 +270,8 @@ scenarios::Scenario with_policy(const scenarios::Scenario& base, const std::stri
 
 std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& bases,
                                        const std::vector<std::string>& names, const std::atomic<bool>* stop,
-                                       RunsProgress* progress, const std::string& keep_dir) {
+                                       RunsProgress* progress, const std::string& keep_dir,
+                                       scenarios::TraceCache* traces) {
   // Every (scenario, policy) pair is one task of a single parallel loop, so a slow pair of one
   // drill overlaps with the others' instead of each drill waiting for its slowest system.
   const std::size_t n = names.size();
@@ -300,9 +301,10 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
   std::atomic<std::size_t> next{0};
-  // Runs of the same trace read it once (a single run reads its own: nothing to share).
-  scenarios::TraceCache traces;
-  scenarios::TraceCache* const shared = scenarios.size() > 1 ? &traces : nullptr;
+  // Runs of the same trace read it once (a single run reads its own: nothing to share, unless the
+  // command's cache holds it already).
+  scenarios::TraceCache own;
+  scenarios::TraceCache* const shared = traces != nullptr ? traces : scenarios.size() > 1 ? &own : nullptr;
   if (shared != nullptr)
     for (const auto& sc : scenarios) shared->expect(sc.workload);
   const auto workers = std::min<std::size_t>(

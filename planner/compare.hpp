@@ -26,6 +26,7 @@
 #include "results/summary.hpp"
 #include "results/table.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 
 namespace headroom::planner {
 
@@ -104,9 +105,12 @@ CompareResult compare(const scenarios::Scenario& base, const std::vector<std::st
 // Several scenarios (the POC drills) under the same policies: every (scenario, policy) run in one
 // parallel loop, results by scenario then policy. With `keep_dir` each run's full result is
 // written there as kept_run_path(keep_dir, scenario name, policy) (the directory must exist).
+// The runs share one import of each trace: from `traces` when given (the command's cache, which
+// a check before the runs may have filled), else from a cache of their own.
 std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& bases,
                                        const std::vector<std::string>& policies, const std::atomic<bool>* stop,
-                                       RunsProgress* progress, const std::string& keep_dir);
+                                       RunsProgress* progress, const std::string& keep_dir,
+                                       scenarios::TraceCache* traces = nullptr);
 // DIR/<scenario>-<policy>.h5, characters other than letters, digits, - _ . replaced by _.
 std::string kept_run_path(const std::string& dir, const std::string& scenario, const std::string& policy);
 

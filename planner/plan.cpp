@@ -317,13 +317,14 @@ sim::InputError target_error(const Target& t, const std::string& message) {
   return sim::InputError(t.file, t.line, t.column, "targets", "\"" + t.text + "\": " + message);
 }
 
-TargetNames target_names(const scenarios::Scenario& sc, const std::vector<Target>& targets) {
+TargetNames target_names(const scenarios::Scenario& sc, const std::vector<Target>& targets,
+                         scenarios::TraceCache* traces) {
   TargetNames out;
   for (const auto& s : sc.services) out.services.push_back(s.name);
   bool tenants = false;
   for (const auto& t : targets) tenants = tenants || t.kpi.rfind("tenant", 0) == 0;
   if (!tenants) return out;
-  const models::Workload w = scenarios::build_workload(sc);
+  const models::Workload w = scenarios::build_workload(sc, traces, false);
   for (const auto& name : w.tenants.names()) out.tenants.emplace_back(name);
   return out;
 }
@@ -340,8 +341,9 @@ std::optional<std::string> unknown_name(const Target& t, const TargetNames& name
   return msg;
 }
 
-void check_target_names(const std::vector<Target>& targets, const scenarios::Scenario& sc) {
-  const TargetNames names = target_names(sc, targets);
+void check_target_names(const std::vector<Target>& targets, const scenarios::Scenario& sc,
+                        scenarios::TraceCache* traces) {
+  const TargetNames names = target_names(sc, targets, traces);
   std::vector<sim::InputError> errors;
   for (const auto& t : targets)
     if (const auto why = unknown_name(t, names)) errors.push_back(target_error(t, *why));
@@ -515,7 +517,7 @@ PlanResult plan(const PlanRequest& req) {
     as_is.variables.clear();
     const scenarios::Scenario base = point_scenario(as_is, SweepPoint{0, {}, spec.seeds.front()});
     // A target naming a tenant or service the scenario lacks, before any run (as compare).
-    check_target_names(req.targets, base);
+    check_target_names(req.targets, base, &traces);
     out.current_gpus = base.cluster.total_gpus();
     const std::string prefix = "cluster.pools.", suffix = ".nodes";
     if (req.vary.size() > prefix.size() + suffix.size() && req.vary.rfind(prefix, 0) == 0 &&

@@ -12,6 +12,7 @@
 #include "results/fairness.hpp"
 #include "results/summary.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
 
 namespace headroom::planner {
@@ -47,13 +48,16 @@ sim::InputError target_error(const Target& t, const std::string& message);
 struct TargetNames {
   std::vector<std::string> tenants, services;
 };
-// Reads the scenario's workload only when a target names a tenant.
-TargetNames target_names(const scenarios::Scenario& sc, const std::vector<Target>& targets);
+// Reads the scenario's workload only when a target names a tenant; with `traces`, from the
+// command's cache, so that its runs do not read the trace again (a look, not one of its runs).
+TargetNames target_names(const scenarios::Scenario& sc, const std::vector<Target>& targets,
+                         scenarios::TraceCache* traces = nullptr);
 // Why the target can never have a value in runs of a scenario with these names (a tenant or a
 // service it does not have, with "did you mean"), or nullopt. One checker for plan and compare.
 std::optional<std::string> unknown_name(const Target& t, const TargetNames& names);
 // Throws sim::InputErrors for every target naming a tenant or a service the scenario lacks.
-void check_target_names(const std::vector<Target>& targets, const scenarios::Scenario& sc);
+void check_target_names(const std::vector<Target>& targets, const scenarios::Scenario& sc,
+                        scenarios::TraceCache* traces = nullptr);
 // The KPI's value in a summary (seconds / fraction / GPU-hours); nullopt when it does not
 // exist (an unknown tenant).
 std::optional<double> kpi_value(const results::Summary& s, const Target& t);

@@ -26,14 +26,14 @@ std::vector<Target> scenario_targets(const scenarios::Scenario& sc, const std::v
 }
 
 void check_drill_targets(const std::vector<scenarios::Scenario>& drills,
-                         const std::vector<std::vector<Target>>& targets) {
+                         const std::vector<std::vector<Target>>& targets, scenarios::TraceCache* traces) {
   std::vector<sim::InputError> errors;
   // A command-line target (the same for every drill) names a tenant or service at least one drill
   // has; under the others its cell is n/m. A scenario's own target names one of its own.
   std::vector<std::pair<const Target*, std::string>> option_first;
   std::vector<std::size_t> option_known;
   for (std::size_t d = 0; d < drills.size() && d < targets.size(); ++d) {
-    const TargetNames names = target_names(drills[d], targets[d]);
+    const TargetNames names = target_names(drills[d], targets[d], traces);
     std::size_t k = 0;
     for (const auto& t : targets[d]) {
       const auto why = unknown_name(t, names);

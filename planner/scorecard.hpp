@@ -12,6 +12,7 @@
 #include "planner/compare.hpp"
 #include "planner/plan.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 
 namespace headroom::planner {
 
@@ -45,9 +46,10 @@ std::vector<Target> scenario_targets(const scenarios::Scenario& sc, const std::v
 // Before any run (plan's check, planner::unknown_name): throws sim::InputErrors for a target of
 // a drill's `targets:` that names a tenant or service the drill does not have, and for a
 // command-line target that names one no drill has (under a drill without it, its cell is n/m).
-// `targets[d]` are drill d's, as scenario_targets returns them.
+// `targets[d]` are drill d's, as scenario_targets returns them. With `traces`, the tenant names
+// come from the command's cache (target_names).
 void check_drill_targets(const std::vector<scenarios::Scenario>& drills,
-                         const std::vector<std::vector<Target>>& targets);
+                         const std::vector<std::vector<Target>>& targets, scenarios::TraceCache* traces = nullptr);
 
 // One verdict: a run that failed is Failed; a KPI the run does not have is NotModelled. A wait or
 // JCT target is Missed while jobs of the run never started (their waits are only lower bounds).

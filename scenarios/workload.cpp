@@ -341,7 +341,7 @@ void TraceCache::expect(const WorkloadSpec& spec) {
   ++traces_[trace_key(spec)].expected;
 }
 
-std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec) {
+std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec, bool take) {
   const std::string key = trace_key(spec);
   std::promise<std::shared_ptr<const models::Workload>> promise;
   std::shared_future<std::shared_ptr<const models::Workload>> future;
@@ -356,7 +356,7 @@ std::shared_ptr<const models::Workload> TraceCache::get(const WorkloadSpec& spec
       ++reads_;
     }
     future = *e.trace;
-    if (++e.taken == e.expected) traces_.erase(it);  // the last run announced: let it go
+    if (take && ++e.taken == e.expected) traces_.erase(it);  // the last run announced: let it go
   }
   if (reader) {
     try {
@@ -377,13 +377,13 @@ std::size_t TraceCache::reads() const {
   return reads_;
 }
 
-models::Workload build_workload(const Scenario& scenario, TraceCache* cache) {
+models::Workload build_workload(const Scenario& scenario, TraceCache* cache, bool take) {
   const WorkloadSpec& spec = scenario.workload;
   models::Workload w;
   if (cache == nullptr) {
     w = traces::import_trace(spec.trace, import_options(spec));
   } else {
-    std::shared_ptr<const models::Workload> shared = cache->get(spec);
+    std::shared_ptr<const models::Workload> shared = cache->get(spec, take);
     // The only holder left (the cache let it go and every other run has its copy) takes the jobs
     // over. The import was made as a mutable object (TraceCache::get), so this move is sound.
     if (shared.use_count() == 1)

@@ -27,8 +27,9 @@ class TraceCache {
   // them. A trace never announced is held until the cache is destroyed.
   void expect(const WorkloadSpec& spec);
   // The trace as traces::import_trace reads it for this workload block (before its window,
-  // filters and other transforms).
-  std::shared_ptr<const models::Workload> get(const WorkloadSpec& spec);
+  // filters and other transforms). With `take` false it is a look before the runs (a check of the
+  // tenant names a target uses): read or shared like a run's, but not one of the announced runs.
+  std::shared_ptr<const models::Workload> get(const WorkloadSpec& spec, bool take = true);
   // How many imports were made.
   std::size_t reads() const;
 
@@ -44,8 +45,8 @@ class TraceCache {
 
 // Imports the scenario's trace and applies its transforms (time window, arrival scale with a
 // seeded stream named "workload/arrival_scale"). Throws sim::InputError on trace problems. With
-// a cache, the trace comes from it (read by the first run that asks).
-models::Workload build_workload(const Scenario& scenario, TraceCache* cache = nullptr);
+// a cache, the trace comes from it (read by the first run that asks; `take` as TraceCache::get).
+models::Workload build_workload(const Scenario& scenario, TraceCache* cache = nullptr, bool take = true);
 // The note build_workload leaves when the scenario has prime time: how many jobs it holds and for
 // how long in all ("prime time (jobs over 4h, ...) holds 2051 of the 5242 jobs ..."); none without.
 std::optional<std::string> prime_time_note(const models::PrimeTime& p, const models::Workload& w);

@@ -475,6 +475,7 @@ TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
 }
 
 #include "planner/compare.hpp"
+#include "planner/scorecard.hpp"
 #include "policies/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/workload.hpp"
@@ -576,6 +577,26 @@ TEST(Compare, SameTableAtAnyThreadCountAndMatchesSingleRuns) {
   EXPECT_GT(metric(one, "unfinished", "kubernetes"), metric(without, "unfinished", "kubernetes"));
   // Every job is a batch job in this trace: one kind row set, all 200 jobs.
   EXPECT_EQ(metric(one, "kind:batch.jobs", "sjf"), 200);
+}
+
+// A tenant target's check reads the workload for the tenants' names; given the command's cache
+// (as headroom compare and plan give it), the runs after it reuse that import.
+TEST(Compare, ATenantTargetsCheckAndTheRunsReadTheTraceOnce) {
+  const auto sc = scenarios::load_scenario(write_scenario("cmp-once.yaml", ""));
+  const std::vector<std::vector<planner::Target>> targets = {{planner::parse_target("tenant:t1.wait_mean <= 1h")}};
+  scenarios::TraceCache traces;
+  planner::check_drill_targets({sc}, targets, &traces);
+  EXPECT_EQ(traces.reads(), 1u);
+  const auto all = planner::compare_all({sc}, {"fifo", "kubernetes"}, nullptr, nullptr, "", &traces);
+  EXPECT_EQ(traces.reads(), 1u);
+  ASSERT_EQ(all.size(), 1u);
+  for (const auto& run : all.front().runs) EXPECT_TRUE(run.done) << run.policy << ": " << run.error;
+  EXPECT_EQ(csv_of(planner::compare_table(all.front())),
+            csv_of(planner::compare_table(planner::compare(sc, {"fifo", "kubernetes"}))));
+  // A name the workload lacks is still refused, from the same import.
+  const std::vector<std::vector<planner::Target>> typo = {{planner::parse_target("tenant:t9.wait_mean <= 1h")}};
+  EXPECT_THROW(planner::check_drill_targets({sc}, typo, &traces), sim::InputErrors);
+  EXPECT_EQ(traces.reads(), 2u) << "after its announced runs the cache let the trace go";
 }
 
 // issue #21: without `tenants:` nobody set an entitlement (each tenant is compared with an equal

@@ -776,6 +776,19 @@ TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
   EXPECT_EQ(build_workload(all, &counted).jobs.size(), 7u) << "let go after the announced runs";
   EXPECT_EQ(counted.reads(), 2u);
 
+  // A look before the runs (a tenant target's check) reads the trace for them, and is not one of
+  // them: both announced runs still get that import, and only then does the cache let it go.
+  TraceCache looked;
+  looked.expect(all.workload);
+  looked.expect(all.workload);
+  dir.write("trace.csv", csv_trace(100));
+  EXPECT_EQ(build_workload(all, &looked, false).jobs.size(), 100u);
+  dir.write("trace.csv", csv_trace(7));
+  EXPECT_EQ(build_workload(all, &looked).jobs.size(), 100u);
+  EXPECT_EQ(build_workload(all, &looked).jobs.size(), 100u) << "the look did not count as a run";
+  EXPECT_EQ(build_workload(all, &looked).jobs.size(), 7u) << "let go after the announced runs";
+  EXPECT_EQ(looked.reads(), 2u);
+
   // Several runs asking at once get the one import.
   TraceCache shared;
   std::vector<const models::Workload*> got(4, nullptr);

@@ -301,12 +301,11 @@ std::vector<CompareResult> compare_all(const std::vector<scenarios::Scenario>& b
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost(a) > cost(b); });
   std::atomic<std::size_t> next{0};
-  // Runs of the same trace read it once (a single run reads its own: nothing to share, unless the
-  // command's cache holds it already).
+  // Runs of the same trace read it once (the last run announced takes the import over, so a
+  // single run costs what reading it itself would).
   scenarios::TraceCache own;
-  scenarios::TraceCache* const shared = traces != nullptr ? traces : scenarios.size() > 1 ? &own : nullptr;
-  if (shared != nullptr)
-    for (const auto& sc : scenarios) shared->expect(sc.workload);
+  scenarios::TraceCache* const shared = traces != nullptr ? traces : &own;
+  for (const auto& sc : scenarios) shared->expect(sc.workload);
   const auto workers = std::min<std::size_t>(
       order.size(), static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency())));
   sim::parallel_ranges(workers, 1, [&](std::size_t, std::size_t) {

@@ -280,10 +280,8 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const std::size_t m = r.selected.size();
   r.results.resize(n);
   std::atomic<std::size_t> done{0};
-  scenarios::TraceCache traces;  // the points' traces, each read once (one point reads its own)
-  scenarios::TraceCache* const shared = m > 1 ? &traces : nullptr;
-  if (shared != nullptr)
-    for (const std::size_t i : r.selected) shared->expect(runs[i].workload);
+  scenarios::TraceCache traces;  // the points' traces, each read once (the last point takes it over)
+  for (const std::size_t i : r.selected) traces.expect(runs[i].workload);
   sim::parallel_ranges(m, 1, [&](std::size_t range_begin, std::size_t range_end) {
     for (std::size_t k = range_begin; k != range_end; ++k) {
       const std::size_t i = r.selected[k];
@@ -292,7 +290,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       try {
         RunOptions ro;
         ro.stop = options.stop;
-        ro.traces = shared;
+        ro.traces = &traces;
         RunOutcome o = run_scenario(runs[i], ro);
         if (o.cancelled) continue;
         out.summary = results::summarize(o.result);

@@ -763,31 +763,24 @@ TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
   EXPECT_EQ(cache.reads(), 2u);
 
   // Announced runs: once the last of them has taken the trace, the cache lets it go (that run
-  // takes the jobs over), and a run after them reads the file again.
-  TraceCache counted;
-  counted.expect(all.workload);
-  counted.expect(all.workload);
-  dir.write("trace.csv", csv_trace(100));
-  EXPECT_EQ(build_workload(all, &counted).jobs.size(), 100u);
-  dir.write("trace.csv", csv_trace(7));
-  const models::Workload last = build_workload(all, &counted);
-  EXPECT_EQ(last.jobs.size(), 100u) << "the second announced run shares the first one's import";
-  EXPECT_EQ(last.jobs[99].trace_id, 100);
-  EXPECT_EQ(build_workload(all, &counted).jobs.size(), 7u) << "let go after the announced runs";
-  EXPECT_EQ(counted.reads(), 2u);
-
-  // A look before the runs (a tenant target's check) reads the trace for them, and is not one of
-  // them: both announced runs still get that import, and only then does the cache let it go.
-  TraceCache looked;
-  looked.expect(all.workload);
-  looked.expect(all.workload);
-  dir.write("trace.csv", csv_trace(100));
-  EXPECT_EQ(build_workload(all, &looked, false).jobs.size(), 100u);
-  dir.write("trace.csv", csv_trace(7));
-  EXPECT_EQ(build_workload(all, &looked).jobs.size(), 100u);
-  EXPECT_EQ(build_workload(all, &looked).jobs.size(), 100u) << "the look did not count as a run";
-  EXPECT_EQ(build_workload(all, &looked).jobs.size(), 7u) << "let go after the announced runs";
-  EXPECT_EQ(looked.reads(), 2u);
+  // takes the jobs over), and a run after them reads the file again. A look before the runs (a
+  // tenant target's check, `look`) reads the trace for them and is not one of them: both runs
+  // still get that import.
+  for (const bool look : {false, true}) {
+    SCOPED_TRACE(look ? "a look first" : "runs only");
+    TraceCache counted;
+    counted.expect(all.workload);
+    counted.expect(all.workload);
+    dir.write("trace.csv", csv_trace(100));
+    if (look) EXPECT_EQ(build_workload(all, &counted, false).jobs.size(), 100u);
+    EXPECT_EQ(build_workload(all, &counted).jobs.size(), 100u);
+    dir.write("trace.csv", csv_trace(7));
+    const models::Workload last = build_workload(all, &counted);
+    EXPECT_EQ(last.jobs.size(), 100u) << "the second announced run shares the first one's import";
+    EXPECT_EQ(last.jobs[99].trace_id, 100);
+    EXPECT_EQ(build_workload(all, &counted).jobs.size(), 7u) << "let go after the announced runs";
+    EXPECT_EQ(counted.reads(), 2u);
+  }
 
   // Several runs asking at once get the one import.
   TraceCache shared;

@@ -27,6 +27,7 @@
 #include "policies/split/split.hpp"
 #include "policies/system_module.hpp"
 #include "sim/errors.hpp"
+#include "sim/read_text.hpp"
 #include "sim/suggest.hpp"
 #include "sim/text.hpp"
 #include "sim/yaml_documents.hpp"
@@ -2123,9 +2124,16 @@ class Loader {
       error(at, "cannot open load file " + quote(path));
       return;
     }
+    std::istringstream rows;
+    try {
+      rows.str(sim::read_capped(in, path, sim::kMaxTableBytes, "a load curve"));
+    } catch (const InputError& e) {
+      errors_.emplace_back(e.file(), e.line(), e.column(), "", e.message() + " (in the load file of " + at.path + ")");
+      return;
+    }
     std::string line;
     int n = 0;
-    while (std::getline(in, line)) {
+    while (std::getline(rows, line)) {
       ++n;
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty() || line[0] == '#') continue;
@@ -2356,8 +2364,12 @@ Scenario load_scenario(const std::string& path) {
     const int err = errno;
     fail(InputError(path, 0, 0, "", std::string("cannot read scenario file: ") + std::strerror(err)));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(InputError(path, 0, 0, "", "cannot read scenario file"));
+  std::string text;
+  try {
+    text = sim::read_capped(in, path, sim::kMaxConfigBytes, "a scenario file");
+  } catch (InputError& e) {
+    fail(std::move(e));
+  }
   return parse_scenario(text, path);
 }
 

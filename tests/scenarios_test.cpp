@@ -682,6 +682,20 @@ TEST(ScenarioErrors, MissingScenarioFile) {
     ASSERT_EQ(e.errors().size(), 1u);
     EXPECT_EQ(e.errors()[0].message(), "cannot read scenario file (a directory)");
   }
+  // A device named as the scenario (or an endless pipe): refused at 64 MiB.
+  if (std::filesystem::exists("/dev/zero")) {
+    try {
+      load_scenario("/dev/zero");
+      FAIL();
+    } catch (const sim::InputErrors& e) {
+      ASSERT_EQ(e.errors().size(), 1u);
+      EXPECT_EQ(e.errors()[0].file(), "/dev/zero");
+      EXPECT_EQ(e.errors()[0].line(), 1);
+      EXPECT_EQ(e.errors()[0].message(),
+                "more than 64 MiB, far more than a scenario file ever holds: a device, an endless pipe or a log named "
+                "in its place?");
+    }
+  }
 }
 
 TEST(ScenarioErrors, LoadedFileNamesItselfInErrors) {
@@ -772,7 +786,9 @@ TEST(BuildWorkload, TraceCacheReadsEachTraceOnceForAllRuns) {
     counted.expect(all.workload);
     counted.expect(all.workload);
     dir.write("trace.csv", csv_trace(100));
-    if (look) EXPECT_EQ(build_workload(all, &counted, false).jobs.size(), 100u);
+    if (look) {
+      EXPECT_EQ(build_workload(all, &counted, false).jobs.size(), 100u);
+    }
     EXPECT_EQ(build_workload(all, &counted).jobs.size(), 100u);
     dir.write("trace.csv", csv_trace(7));
     const models::Workload last = build_workload(all, &counted);

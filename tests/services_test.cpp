@@ -207,6 +207,16 @@ TEST(ServicesScenario, LoadFromCsvAndItsErrorsNameFileAndLine) {
   EXPECT_EQ(errs[0].line(), 3);
   EXPECT_EQ(errs[0].message(),
             "expected a rate >= 0 (requests/s), got \"-3\" (in the load file of services[0].load.file)");
+  // A device named as the load file is refused at 256 MiB, on its first line.
+  if (std::filesystem::exists("/dev/zero")) {
+    const auto dev = errors_of(text("/dev/zero"));
+    ASSERT_EQ(dev.size(), 1u);
+    EXPECT_EQ(dev[0].file(), "/dev/zero");
+    EXPECT_EQ(dev[0].line(), 1);
+    EXPECT_EQ(dev[0].message(),
+              "more than 256 MiB, far more than a load curve ever holds: a device, an endless pipe or a log named in "
+              "its place? (in the load file of services[0].load.file)");
+  }
   std::filesystem::remove_all(dir);
 }
 

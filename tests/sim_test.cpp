@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "sim/errors.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/fingerprint.hpp"
+#include "sim/read_text.hpp"
 #include "sim/rng.hpp"
 #include "sim/suggest.hpp"
 #include "sim/text.hpp"
@@ -308,6 +310,35 @@ TEST(Errors, AFilesValueOfMegabytesKeepsItsStartAndEnd) {
   // Parts within 4 KiB are kept whole.
   const std::string fits(4096, 'z');
   EXPECT_EQ(hs::InputError("f", 1, 1, fits, fits).where(), fits);
+}
+
+// A whole-file read stops one byte past its bound: the text up to the bound is returned whole, one
+// byte more is an error on the line where the bound falls, naming what the file should have been.
+TEST(ReadCapped, TextUpToTheBoundIsReadAndOneByteMoreIsAnErrorAtItsLine) {
+  std::istringstream exact("a\nb\nc\n");
+  EXPECT_EQ(hs::read_capped(exact, "f.txt", 6, "a test file"), "a\nb\nc\n");
+  std::istringstream longer("a\nb\nc\n");
+  try {
+    hs::read_capped(longer, "f.txt", 4, "a test file");
+    FAIL() << "no error";
+  } catch (const hs::InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "f.txt:3: more than 4 bytes, far more than a test file ever holds: a device, an endless pipe or a log "
+                 "named in its place?");
+  }
+  // Bounds in whole MiB are said so; the bound is read in chunks, never all at once.
+  std::istringstream big(std::string((std::size_t{1} << 20) + 1, '\n'));
+  try {
+    hs::read_capped(big, "g.txt", std::size_t{1} << 20, "a small file");
+    FAIL() << "no error";
+  } catch (const hs::InputError& e) {
+    EXPECT_EQ(e.line(), (1 << 20) + 1);
+    EXPECT_EQ(e.message(),
+              "more than 1 MiB, far more than a small file ever holds: a device, an endless pipe or a log named in "
+              "its place?");
+  }
+  std::istringstream empty("");
+  EXPECT_EQ(hs::read_capped(empty, "e.txt", 0, "a test file"), "");
 }
 
 // One file read for two keys (a slurm.conf named by cluster.slurm_conf and policy.slurm_conf)

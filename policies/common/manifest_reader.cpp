@@ -12,6 +12,7 @@
 
 #include "sim/errors.hpp"
 #include "sim/quantity.hpp"
+#include "sim/read_text.hpp"
 #include "sim/text.hpp"
 #include "sim/yaml_documents.hpp"
 
@@ -99,7 +100,7 @@ void Reader::read(const std::vector<std::string>& paths, const std::function<voi
       std::error_code ec;
       if (std::filesystem::is_directory(path, ec))
         throw sim::InputError(path, 0, 0, "", "a folder, not a manifest file (name the files in it)");
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string text = sim::read_capped(in, path, sim::kMaxConfigBytes, "a manifest file");
       // kubectl's YAML reader (go-yaml's reader: "invalid leading UTF-8 octet") refuses a file
       // with any byte that is not UTF-8, comments included: so does headroom, before any name
       // from it can reach a result file.

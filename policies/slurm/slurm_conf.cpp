@@ -18,12 +18,14 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "policies/common/param_text.hpp"
 #include "policies/slurm/hostlist.hpp"
 #include "policies/slurm/slurm.hpp"
 #include "sim/errors.hpp"
+#include "sim/read_text.hpp"
 #include "sim/text.hpp"
 
 namespace headroom::policies::slurm {
@@ -31,6 +33,7 @@ namespace headroom::policies::slurm {
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
+constexpr std::size_t kMaxConfBytes = std::size_t{256} << 20;  // slurm.conf and its Includes together
 // The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
 // kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
 constexpr std::int64_t kMaxHosts = Hostlist::kMaxHosts;
@@ -156,6 +159,7 @@ struct ConfReader {
   std::filesystem::path root;
   std::vector<std::string>* files = nullptr;  // every file read, in order
   std::vector<std::string> reading;           // the files being read (outermost first), as resolved
+  std::size_t bytes = 0;                      // read so far, every file together
 };
 
 // Reads `path` into records. `from`/`from_line` name the Include line that named it (empty for
@@ -177,8 +181,22 @@ void read_file(ConfReader& reader, const std::filesystem::path& path, const std:
   if (std::find(reader.reading.begin(), reader.reading.end(), canonical) != reader.reading.end())
     fail_open("the file includes itself (an Include loop)");
   if (static_cast<int>(reader.reading.size()) > kMaxIncludeDepth) fail_open("Include nests more than 16 files deep");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_open(from.empty() ? "cannot read the Slurm configuration file" : "cannot read the file");
+  std::ifstream file_in(path, std::ios::binary);
+  if (!file_in) fail_open(from.empty() ? "cannot read the Slurm configuration file" : "cannot read the file");
+  // Each file, and all of them together, within a bound: an Include of a device or of a log, or a
+  // file that includes a large one many times, is refused there, not read until memory runs out.
+  std::string text;
+  try {
+    text = sim::read_capped(file_in, file, sim::kMaxConfigBytes, "a Slurm configuration file");
+  } catch (const sim::InputError& e) {
+    if (from.empty()) throw;
+    fail_open(e.message());  // said at the Include line, as a file that cannot be opened is
+  }
+  std::istringstream in(std::move(text));
+  reader.bytes += in.view().size();
+  if (reader.bytes > kMaxConfBytes)
+    fail_open("the configuration files read so far hold more than " + std::to_string(kMaxConfBytes >> 20) +
+              " MiB together (a large file included many times?)");
   if (std::find(reader.files->begin(), reader.files->end(), file) == reader.files->end()) reader.files->push_back(file);
   reader.reading.push_back(canonical);
   std::string raw, logical;
@@ -1018,8 +1036,9 @@ struct PipeTable {
 };
 
 PipeTable read_pipe_table(const std::string& path, std::initializer_list<const char*> required) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, 0, "cannot read the file");
+  std::ifstream file_in(path, std::ios::binary);
+  if (!file_in) fail(path, 0, "cannot read the file");
+  std::istringstream in(sim::read_capped(file_in, path, sim::kMaxTableBytes, "a sacctmgr or sshare table"));
   PipeTable t;
   std::vector<std::string> header;
   std::string raw;

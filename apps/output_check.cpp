@@ -43,6 +43,29 @@ bool folder_writable(const fs::path& dir) {
   throw sim::InputError(out.path, 0, 0, out.option, message);
 }
 
+// What an existing output path is when it is neither a regular file nor a folder (through links:
+// /dev/stdout is a link to the terminal or pipe), or "" otherwise.
+std::string special_kind(const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_directory(st)) return {};
+  if (fs::is_character_file(st)) return "a character device";
+  if (fs::is_block_file(st)) return "a block device";
+  if (fs::is_fifo(st)) return "a pipe (FIFO)";
+  if (fs::is_socket(st)) return "a socket";
+  return "not a regular file";
+}
+
+// An output is written under a temporary name and renamed into place: over a device that would
+// put a regular file where the device was (run as root, `-o /dev/null` replaced /dev/null itself).
+void refuse_special(const PlannedOutput& out, const std::string& path) {
+  if (const std::string kind = special_kind(path); !kind.empty())
+    fail(out, (path == out.path ? "output path is " : "would write " + path + ", which is ") + kind +
+                  ", not a regular file: headroom writes a result under a temporary name and renames it into "
+                  "place, which would replace it; give a regular file, or leave " +
+                  out.option + " out to write none");
+}
+
 }  // namespace
 
 void add_scenario_inputs(std::vector<CommandInput>& inputs, const scenarios::Scenario& scenario) {
@@ -66,6 +89,7 @@ void check_outputs(const std::vector<PlannedOutput>& outputs, const std::vector<
         fail(out, "output path is also the output of " + outputs[j].option + "; give two different files");
     std::error_code ec;
     if (fs::is_directory(out.path, ec)) fail(out, "output path is a directory; give a file name");
+    refuse_special(out, out.path);
     const fs::path dir = fs::absolute(out.path).parent_path();
     if (!fs::is_directory(dir, ec)) fail(out, "output directory does not exist");
     if (!folder_writable(dir)) fail(out, "output directory " + dir.string() + " is not writable");
@@ -85,6 +109,7 @@ void check_output_folder(const std::string& option, const std::string& folder, c
   if (!folder_writable(existing)) fail(out, "folder " + existing.string() + " is not writable");
   for (const auto& name : names) {
     const std::string path = (fs::path(folder) / name).string();
+    refuse_special(out, path);
     for (const auto& in : inputs)
       if (!in.path.empty() && same_file(path, in.path))
         fail(out, "would write " + path + ", which is the " + in.what + " " + in.path +

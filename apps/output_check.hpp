@@ -28,7 +28,8 @@ struct CommandInput {
 void add_scenario_inputs(std::vector<CommandInput>& inputs, const scenarios::Scenario& scenario);
 
 // Throws sim::InputError (exit 2) naming the output and the option when an output path is empty,
-// names a folder, lies in a folder that does not exist or may not be written, is (or resolves to,
+// names a folder or an existing device, named pipe or socket (an output is renamed into place),
+// lies in a folder that does not exist or may not be written, is (or resolves to,
 // through links, "..", or a hard link) an input, or is the path of another output. Outputs with
 // an empty path that the user did not give are left out by the caller.
 void check_outputs(const std::vector<PlannedOutput>& outputs, const std::vector<CommandInput>& inputs);

@@ -138,5 +138,22 @@ short="$("$bin" trace-stats "$tmp/slurm/may.sacct" \
 [ "$full" = "$short" ]
 ok fields-prefixes "sacct's abbreviated field names do not read as the full names" $?
 
+# --- 5. an output that is a device or a pipe -----------------------------------------------------
+# Outputs are renamed into place: over a device or a pipe that would put a regular file where it was
+# (as root, `-o /dev/null` replaced /dev/null). Refused before any work; the node stays as it was.
+special='not a regular file: headroom writes a result under a temporary name and renames it into place'
+mkfifo "$tmp/pipe.h5"
+bad run-fifo "error: pipe.h5: -o: output path is a pipe (FIFO), $special" -- run targets.yaml -o pipe.h5
+bad sweep-csv-fifo "error: pipe.h5: --csv: output path is a pipe (FIFO), $special" -- sweep targets.yaml --csv pipe.h5
+[ -p "$tmp/pipe.h5" ]
+ok fifo-kept "the named pipe is no longer one" $?
+if mknod "$tmp/null.h5" c 1 3 2>/dev/null; then  # root only: a copy of /dev/null's device node
+  bad run-char-device "error: null.h5: -o: output path is a character device, $special" -- run targets.yaml -o null.h5
+  bad compare-csv-char-device "error: null.h5: -o: output path is a character device" \
+    -- compare targets.yaml --policies fifo,sjf -o null.h5
+  [ -c "$tmp/null.h5" ]
+  ok char-device-kept "the device node is no longer one" $?
+fi
+
 echo "outputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -129,22 +130,12 @@ const std::vector<std::string>& format_names() {
   return names;
 }
 
-Format detect_format(const std::string& path) {
-  const std::optional<Format> by_name = format_from_name(path);
-  if (by_name == Format::Swf) return Format::Swf;
-  std::optional<detail::LineReader> reader;
-  if (by_name == Format::Csv) {
-    // A CSV name still needs its header to tell the layouts apart; a file that cannot be opened
-    // is reported by the import itself.
-    try {
-      reader.emplace(path);
-    } catch (const sim::InputError&) {
-      return Format::Csv;
-    }
-  } else {
-    reader.emplace(path);
-  }
-  detail::LineReader& in = *reader;
+namespace {
+
+// The format of the file `in` reads, from its name (`by_name`) and its first lines; `in` is left
+// somewhere after them.
+Format detect_in(detail::LineReader& in, const std::optional<Format>& by_name) {
+  const std::string& path = in.path();
   constexpr const char* kHint =
       "; set `format:` to swf or csv (or openb, dlrm, helios, sacct, kubernetes, acme, pai, philly)";
   std::string_view line;
@@ -186,18 +177,56 @@ Format detect_format(const std::string& path) {
                             kHint);
 }
 
+}  // namespace
+
+Format detect_format(const std::string& path) {
+  const std::optional<Format> by_name = format_from_name(path);
+  if (by_name == Format::Swf) return Format::Swf;
+  std::optional<detail::LineReader> reader;
+  if (by_name == Format::Csv) {
+    // A CSV name still needs its header to tell the layouts apart; a file that cannot be opened
+    // is reported by the import itself.
+    try {
+      reader.emplace(path);
+    } catch (const sim::InputError&) {
+      return Format::Csv;
+    }
+  } else {
+    reader.emplace(path);
+  }
+  return detect_in(*reader, by_name);
+}
+
 models::Workload import_trace(const std::string& path, const ImportOptions& options) {
   if (options.units_per_gpu < 1)
     throw sim::InputError(path, 0, 0, "units_per_gpu",
                           "must be at least 1, got " + std::to_string(options.units_per_gpu));
-  const Format format = options.format != Format::Auto ? options.format
-                        : !options.fields.empty()      ? Format::Sacct
-                                                       : detect_format(path);
+  // One reader for the detection and the import: a pipe or /dev/stdin cannot be opened twice (a
+  // second open reads on from where the detection stopped), so the import reads the lines the
+  // detection read again from the reader's buffer.
+  std::optional<detail::LineReader> reader;
+  reader.emplace(path);
+  Format format = options.format != Format::Auto ? options.format
+                  : !options.fields.empty()      ? Format::Sacct
+                                                 : Format::Auto;
+  if (format == Format::Auto) {
+    const std::optional<Format> by_name = format_from_name(path);
+    format = by_name == Format::Swf ? Format::Swf : detect_in(*reader, by_name);
+    if (!reader->restart()) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec))
+        throw sim::InputError(path, reader->line_number(), 0, "",
+                              "the trace format was found only past the first 64 KiB of a pipe, which cannot be "
+                              "read again: set `format:` (or --format) to " +
+                                  std::string(to_string(format)));
+      reader.emplace(path);
+    }
+  }
   if (!options.fields.empty() && format != Format::Sacct)
     throw sim::InputError(path, 0, 0, "fields",
                           "a field list names the columns of a header-less sacct export; the format here is " +
                               std::string(to_string(format)));
-  detail::LineReader in(path);
+  detail::LineReader& in = *reader;
   models::Workload w;
   switch (format) {
     case Format::Auto:

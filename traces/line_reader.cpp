@@ -133,7 +133,10 @@ std::size_t LineReader::inflate_into(char* out, std::size_t capacity) {
 bool LineReader::fill() {
   if (eof_) return false;
   sim::check_interrupt();  // SIGINT / SIGTERM stop an import between chunks (sim/interrupt.hpp)
-  if (begin_ > 0) {
+  // The lines read are dropped from the front only once the buffer is full: until then it still
+  // holds the file from its first byte (restart()).
+  if (begin_ > 0 && (end_ == buf_.size() || !start_kept_)) {
+    start_kept_ = false;
     std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
@@ -150,6 +153,14 @@ bool LineReader::fill() {
     return false;
   }
   end_ += n;
+  return true;
+}
+
+bool LineReader::restart() {
+  if (!start_kept_) return false;
+  begin_ = 0;
+  scanned_ = 0;
+  line_ = 0;
   return true;
 }
 

@@ -37,6 +37,10 @@ class LineReader {
   bool compressed() const { return gzip_ != nullptr; }
   // Bytes in the file as stored (compressed when gzip); 0 when unknown (a pipe).
   std::size_t file_size() const { return file_size_; }
+  // Goes back to the first line, when the buffer still holds the file from its first byte (no line
+  // read so far has been dropped from it): a pipe cannot be opened twice, so a format is detected
+  // on the lines the import then reads again. False when that start is gone.
+  bool restart();
 
  private:
   struct Gzip;
@@ -56,6 +60,7 @@ class LineReader {
   bool eof_ = false;
   int line_ = 0;
   std::size_t file_size_ = 0;
+  bool start_kept_ = true;  // buf_[0, end_) is the file's (inflated) text from its first byte
 };
 
 }  // namespace headroom::traces::detail

@@ -77,16 +77,14 @@ struct Scored {
   WaitFigures all;            // the longest and the mean over every job submitted in the window (simulated_waits)
 };
 
-// The trace read once (scenarios::build_workload): every run replays the jobs submitted in its
-// span of it. A scenario that scales arrivals or adds services builds each run's workload itself
-// (their draws and replicas depend on the whole window), from one import of the trace.
+// The trace read once (scenarios::build_workload, from the calibration's cache, which the window
+// check read it into): every run replays the jobs submitted in its span of it. A scenario that
+// scales arrivals or adds services builds each run's workload itself (their draws and replicas
+// depend on the whole window), from the same import of the trace.
 class Replayer {
  public:
-  explicit Replayer(const scenarios::Scenario& base)
-      : all_(scenarios::build_workload(base)),
-        shared_(base.workload.arrival_scale == 1.0 && base.services.empty() &&
-                std::is_sorted(all_.jobs.begin(), all_.jobs.end(),
-                               [](const auto& a, const auto& b) { return a.submit < b.submit; })) {
+  Replayer(const scenarios::Scenario& base, scenarios::TraceCache& traces)
+      : traces_(traces), all_(read_all(base, traces)), shared_(plain(base) && sorted(all_)) {
     // The windows (span_of) need submit order; a run of a workload that was not in it builds its own.
     std::stable_sort(all_.jobs.begin(), all_.jobs.end(),
                      [](const models::Job& a, const models::Job& b) { return a.submit < b.submit; });
@@ -127,9 +125,23 @@ class Replayer {
 
  private:
   static constexpr std::uint8_t kRejectedState = static_cast<std::uint8_t>(models::JobState::Rejected);
+  static bool plain(const scenarios::Scenario& base) {
+    return base.workload.arrival_scale == 1.0 && base.services.empty();
+  }
+  static bool sorted(const models::Workload& w) {
+    return std::is_sorted(w.jobs.begin(), w.jobs.end(),
+                          [](const auto& a, const auto& b) { return a.submit < b.submit; });
+  }
+  // A plain scenario's runs replay spans of all_ alone: the cache's import is taken over (one run
+  // announced), not kept beside it. The others' runs read the cache again: it keeps the import.
+  static models::Workload read_all(const scenarios::Scenario& base, scenarios::TraceCache& traces) {
+    if (!plain(base)) return scenarios::build_workload(base, &traces, false);
+    traces.expect(base.workload);
+    return scenarios::build_workload(base, &traces);
+  }
+  scenarios::TraceCache& traces_;  // without shared_: the runs' trace, imported once
   models::Workload all_;
   bool shared_ = false;
-  mutable scenarios::TraceCache traces_;  // without shared_: the runs' trace, imported once
 };
 
 }  // namespace
@@ -514,7 +526,7 @@ std::string short_time(sim::Tick t) {
 
 }  // namespace
 
-void check_windows(const CalibrateRequest& req) {
+void check_windows(const CalibrateRequest& req, scenarios::TraceCache* traces) {
   const auto span = [](sim::Tick from, sim::Tick to) { return short_time(from) + ":" + short_time(to); };
   const std::string fit = span(req.fit_from, req.fit_to), test = span(req.test_from, req.test_to);
   // A test window that shares time with the fit window is not held out: its jobs were fitted.
@@ -524,7 +536,7 @@ void check_windows(const CalibrateRequest& req) {
                           "the test window " + test + (same ? " equals" : " overlaps") + " the fit window " + fit +
                               "; a held-out window must not share time with it (e.g. --fit 0:7d --test 7d:14d)");
   }
-  const models::Workload w = scenarios::build_workload(req.scenario);
+  const models::Workload w = scenarios::build_workload(req.scenario, traces, false);
   std::int64_t in_fit = 0, in_test = 0;
   sim::Tick first = sim::kNever, last = -1;
   for (const auto& j : w.jobs) {
@@ -626,9 +638,11 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   if (req.outer_folds < 1 || req.outer_folds > 500)
     throw sim::InputError("", 0, 0, "--folds", "expected 1 to 500, got " + std::to_string(req.outer_folds));
   if (req.warmup < 0) throw sim::InputError("", 0, 0, "--warmup", "expected a duration >= 0");
-  check_windows(req);  // before any run
+  // One import of the trace for the check and every run (a trace read from a pipe can be read once).
+  scenarios::TraceCache traces;
+  check_windows(req, &traces);  // before any run
   r.baseline_policy = base.policy.name;
-  const Replayer replayer(base);
+  const Replayer replayer(base, traces);
   const models::Workload& all = replayer.all();
 
   // The pairs: the windows given, then shifted by the test window's length while both hold jobs.

@@ -60,6 +60,7 @@
 #include "results/fidelity.hpp"
 #include "results/run_result.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/workload.hpp"
 #include "traces/infer.hpp"
 
 namespace headroom::planner {
@@ -250,8 +251,9 @@ LogFindings log_findings(const models::Workload& w, std::int64_t cluster_gpus, s
 
 // Throws sim::InputError (--fit, --test) when the test window overlaps or equals the fit window,
 // or when either holds no job of the trace (naming the window and the trace's span). calibrate
-// checks this before any run.
-void check_windows(const CalibrateRequest& request);
+// checks this before any run. With a cache, the trace is read into it (a look, as
+// scenarios::build_workload's `take` false), for the runs after the check.
+void check_windows(const CalibrateRequest& request, scenarios::TraceCache* traces = nullptr);
 CalibrateResult calibrate(const CalibrateRequest& request);
 
 // The scenario file for the calibrated knobs: the original YAML with its `policy:` (and the first

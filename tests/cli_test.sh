@@ -162,6 +162,12 @@ check skip-bad-rows-names-row 0 "line 5, column 8, run time (field 4)" -- "$bin"
 check trace-stats-skip-bad-rows 0 "bad rows: 1 skipped" -- "$bin" trace-stats "$tmp/bad.swf" --skip-bad-rows
 check trace-stats-bad-row-stops 2 "bad.swf:5:8" -- "$bin" trace-stats "$tmp/bad.swf"
 
+# A trace read from a pipe (a process substitution, /dev/stdin): its format is detected on the
+# lines the import then reads again, and calibrate's window check and runs share one read of it.
+check trace-stats-pipe 0 "rows: 13,607 read, 0 skipped" -- "$bin" trace-stats <(gzip -dc "$trace")
+scenario "$tmp/stdin.yaml" fifo /dev/stdin
+check calibrate-stdin 0 "wrote $tmp/stdin-cal.yaml" -- bash -c \
+  "gzip -dc '$trace' | '$bin' calibrate '$tmp/stdin.yaml' --fit 0:3d --test 3d:6d -o '$tmp/stdin-cal.yaml'"
 check no-such-dir 2 "" -- "$bin" run "$tmp/good.yaml" -o "$tmp/no/such/dir/out.h5"
 check no-scenario 2 "" -- "$bin" run "$tmp/absent.yaml"
 

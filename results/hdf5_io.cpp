@@ -27,6 +27,7 @@
 #include "models/observer.hpp"
 #include "results/chunks.hpp"
 #include "results/fidelity.hpp"
+#include "results/file_bounds.hpp"
 #include "sim/errors.hpp"
 #include "sim/parallel.hpp"
 
@@ -856,7 +857,10 @@ bool read_chunks(hid_t ds, hid_t type, hid_t native, std::size_t elem_size, int 
 
 class Reader {
  public:
-  Reader(const std::string& path, hid_t file) : path_(path), file_(file) {}
+  Reader(const std::string& path, hid_t file) : path_(path), file_(file) {
+    hsize_t size = 0;
+    if (H5Fget_filesize(file, &size) >= 0) file_bytes_ = size;
+  }
 
   [[noreturn]] void fail(const std::string& where, const std::string& message) const {
     throw sim::InputError(path_, 0, 0, where, message);
@@ -884,7 +888,11 @@ class Reader {
     hsize_t dims[2] = {0, 0};
     H5Sget_simple_extent_dims(space.get(), dims, nullptr);
     hsize_t total = 1;
-    for (int i = 0; i < rank; ++i) total *= dims[i];
+    for (int i = 0; i < rank; ++i) {
+      detail::check_declared_size(path_, where, dims[i], 1, file_bytes_);  // each bound first: no overflow below
+      total *= dims[i];
+    }
+    detail::check_declared_size(path_, where, total, sizeof(T), file_bytes_);
     std::vector<T> out(total);
     if (total > 0 &&
         !read_chunks(ds.get(), type.get(), H5Type<T>::native(), sizeof(T), rank, dims,
@@ -904,6 +912,10 @@ class Reader {
     const hssize_t n = H5Sget_simple_extent_npoints(space.get());
     std::vector<std::string> out;
     if (n <= 0) return out;
+    // A variable-length string is stored as a 16-byte reference at least, a fixed one as its size.
+    detail::check_declared_size(
+        path_, where, static_cast<std::uint64_t>(n),
+        H5Tis_variable_str(type.get()) > 0 ? 16 : std::max<std::size_t>(H5Tget_size(type.get()), 1), file_bytes_);
     out.reserve(static_cast<std::size_t>(n));
     const H5T_cset_t cset = H5Tget_cset(type.get());
     if (H5Tis_variable_str(type.get()) > 0) {
@@ -1010,6 +1022,7 @@ class Reader {
 
   const std::string& path_;
   hid_t file_;
+  std::uint64_t file_bytes_ = 0;  // the file's size: what its datasets may declare (file_bounds.hpp)
 };
 
 RunResult read_contents(const Reader& rd, hid_t file) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "results/file_bounds.hpp"
 #include "sim/errors.hpp"
 
 namespace headroom::results {
@@ -198,6 +199,8 @@ Table read_table_hdf5(const std::string& path, const std::string& group) {
   f.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f.id < 0) throw sim::InputError(path, 0, 0, "", "cannot open the file");
   if (H5Lexists(f.id, group.c_str(), H5P_DEFAULT) <= 0) bad("missing group (not a table of this kind)");
+  hsize_t file_bytes = 0;
+  if (H5Fget_filesize(f.id, &file_bytes) < 0) file_bytes = 0;
   Table t;
   H5Aiterate2(f.id, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_attr, &t.attributes);
   hid_t g = H5Gopen2(f.id, group.c_str(), H5P_DEFAULT);
@@ -229,6 +232,19 @@ Table read_table_hdf5(const std::string& path, const std::string& group) {
     hid_t type = H5Dget_type(ds);
     hid_t space = H5Dget_space(ds);
     const hssize_t n = H5Sget_simple_extent_npoints(space);
+    if (n > 0) {
+      try {  // a variable-length string is a 16-byte reference at least; a number 1 byte at least
+        const bool vlen = H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0;
+        detail::check_declared_size(path, "/" + group + "/" + name, static_cast<std::uint64_t>(n), vlen ? 16 : 1,
+                                    file_bytes);
+      } catch (...) {
+        H5Sclose(space);
+        H5Tclose(type);
+        H5Dclose(ds);
+        H5Gclose(g);
+        throw;
+      }
+    }
     Column c;
     c.name = name;
     herr_t rc = 0;

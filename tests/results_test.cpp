@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <unistd.h>
 
 #include <array>
@@ -28,7 +29,9 @@
 #include "results/recorder.hpp"
 #include "results/run_result.hpp"
 #include "results/summary.hpp"
+#include "results/table.hpp"
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace fs = std::filesystem;
 namespace hr = headroom::results;
@@ -626,6 +629,57 @@ TEST_F(ResultsTest, ReadTruncatedFileThrowsInputError) {
   hr::write_hdf5(synthetic_result(20000, 20000, 10, 3), file);
   fs::resize_file(file, fs::file_size(file) / 2);
   EXPECT_THROW(hr::read_hdf5(file), InputError);
+}
+
+namespace {
+
+// Replaces dataset `name` of `file` by an 8-byte integer one declaring `rows` rows in chunks that
+// are never written (they read as the fill value): a few bytes on disk, terabytes once read.
+void declare_rows(const std::string& file, const char* name, hsize_t rows) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  ASSERT_GE(H5Ldelete(f, name, H5P_DEFAULT), 0);
+  const hsize_t chunk = 1024;
+  const hid_t space = H5Screate_simple(1, &rows, nullptr);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  const hid_t ds = H5Dcreate2(f, name, H5T_STD_I64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(ds, 0);
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
+}  // namespace
+
+// A damaged or crafted file that declares 2^40 rows in 33 KB: refused before anything is
+// allocated for it (before, std::bad_alloc, or all the machine's memory for 2^31 rows).
+TEST_F(ResultsTest, ADatasetDeclaringMoreThanItsFileCanHoldIsRefused) {
+  const std::string file = path("run.h5");
+  hr::write_hdf5(sample_result(), file);
+  declare_rows(file, "/jobs/submit", hsize_t{1} << 40);
+  const std::string bytes = headroom::sim::thousands(static_cast<std::int64_t>(fs::file_size(file)));
+  EXPECT_EQ(input_error_message([&] { hr::read_hdf5(file); }),
+            file + ": /jobs/submit: declares 1,099,511,627,776 values, more than a file of " + bytes +
+                " bytes can hold (deflate packs at most 1,032:1): a damaged or crafted file");
+  // A sweep table's column, the same.
+  hr::Table t;
+  hr::Column c;
+  c.name = "wait_mean";
+  c.numbers = {1.0, 2.0};
+  t.columns.push_back(c);
+  const std::string table = path("table.h5");
+  hr::write_table_hdf5(t, table, "runs");
+  declare_rows(table, "/runs/wait_mean", hsize_t{1} << 40);
+  const std::string table_bytes = headroom::sim::thousands(static_cast<std::int64_t>(fs::file_size(table)));
+  EXPECT_EQ(input_error_message([&] { hr::read_table_hdf5(table, "runs"); }),
+            table + ": /runs/wait_mean: declares 1,099,511,627,776 values, more than a file of " + table_bytes +
+                " bytes can hold (deflate packs at most 1,032:1): a damaged or crafted file");
+  // Within the bound, such a column reads as its fill value.
+  hr::write_table_hdf5(t, table, "runs");
+  declare_rows(table, "/runs/wait_mean", 4096);
+  EXPECT_EQ(hr::read_table_hdf5(table, "runs").rows(), 4096u);
 }
 
 TEST_F(ResultsTest, ReadNamesMissingDataset) {

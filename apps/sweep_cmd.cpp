@@ -15,6 +15,7 @@
 #include "results/format.hpp"
 #include "results/table.hpp"
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 #include "sim/time.hpp"
 
 namespace headroom::app {
@@ -31,6 +32,7 @@ std::vector<CommandInput> sweep_inputs(const std::string& scenario, const planne
   std::vector<CommandInput> in{{"scenario", scenario}};
   if (points.empty()) return in;
   auto add = [&](const planner::SweepPoint& p) {
+    sim::check_interrupt();  // SIGINT / SIGTERM: a sweep of many values stops here too
     try {
       add_scenario_inputs(in, planner::point_scenario(spec, p));
     } catch (const sim::InputError&) {

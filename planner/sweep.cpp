@@ -17,6 +17,7 @@
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
 #include "sim/parallel.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::planner {
 
@@ -185,6 +186,23 @@ SweepSpec load_sweep(const std::string& path) {
     }
   }
   if (spec.seeds.empty()) spec.seeds.push_back(base.seed);
+  // Bounded: every point is made before the runs, and each run's figures are kept until the table
+  // is written (a few kilobytes a run).
+  if (errors.empty()) {
+    unsigned __int128 runs = spec.seeds.size();
+    for (const auto& v : spec.variables) runs = std::min<unsigned __int128>(runs * v.values.size(), UINT64_MAX);
+    if (runs > static_cast<unsigned __int128>(kMaxSweepRuns)) {
+      const bool by_variants = static_cast<bool>(root["variants"]);
+      const YAML::Node at = by_variants ? root["variants"] : root["seeds"];
+      const std::string count = runs > static_cast<unsigned __int128>(INT64_MAX)
+                                    ? "more than " + sim::thousands(INT64_MAX)
+                                    : sim::thousands(static_cast<std::int64_t>(runs));
+      err(at, by_variants ? "variants" : "seeds",
+          "the values and seeds make " + count + " runs, more than the " + sim::thousands(kMaxSweepRuns) +
+              " one sweep holds (each run's figures are kept until the table is written): give fewer values or "
+              "seeds, or split the values over several sweeps");
+    }
+  }
   if (!errors.empty()) throw sim::InputErrors(std::move(errors));
   return spec;
 }
@@ -254,34 +272,42 @@ scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& poin
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   SweepResult r;
   r.spec = spec;
+  if (options.shard_count == 0 || options.shard_index >= options.shard_count)
+    throw sim::InputError("", 0, 0, "--shard", "expected I/N with 0 <= I < N");
   r.points = expand(spec);
   const std::size_t n = r.points.size();
-  std::vector<scenarios::Scenario> runs;
-  runs.reserve(n);
-  std::vector<sim::InputError> errors;
-  for (const auto& p : r.points) {
-    try {
-      runs.push_back(point_scenario(spec, p));
-    } catch (const sim::InputErrors& e) {
-      errors.insert(errors.end(), e.errors().begin(), e.errors().end());
-    } catch (const sim::InputError& e) {
-      errors.push_back(e);
+  r.shard_index = options.shard_index;
+  r.shard_count = options.shard_count;
+  for (std::size_t i = options.shard_index; i < n; i += options.shard_count) r.selected.push_back(i);
+  // Every point is made and validated before any run, so that a bad value is reported whichever
+  // shard meets it; its scenario is not kept (each run makes its own again: a few kilobytes a point
+  // for a sweep of any size), only its trace announced to the cache. SIGINT stops this too.
+  // The points are made in parallel; their errors are reported in point order.
+  scenarios::TraceCache traces;  // the points' traces, each read once (the last point takes it over)
+  std::vector<std::vector<sim::InputError>> point_errors(n);
+  auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };
+  sim::parallel_ranges(n, 16, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i != end && !stopped(); ++i) {
+      try {
+        const scenarios::Scenario sc = point_scenario(spec, r.points[i]);
+        if (i % options.shard_count == options.shard_index) traces.expect(sc.workload);  // thread-safe
+      } catch (const sim::InputErrors& e) {
+        point_errors[i] = e.errors();
+      } catch (const sim::InputError& e) {
+        point_errors[i] = {e};
+      }
     }
-  }
+  });
+  if (stopped()) throw sim::Interrupted();
+  std::vector<sim::InputError> errors;
+  for (auto& e : point_errors) errors.insert(errors.end(), e.begin(), e.end());
   if (!errors.empty()) throw sim::InputErrors(std::move(errors));
   if (!options.keep_runs_dir.empty() && !std::filesystem::is_directory(options.keep_runs_dir))
     throw sim::InputError(options.keep_runs_dir, 0, 0, "", "directory for the runs' results does not exist");
 
-  if (options.shard_count == 0 || options.shard_index >= options.shard_count)
-    throw sim::InputError("", 0, 0, "--shard", "expected I/N with 0 <= I < N");
-  r.shard_index = options.shard_index;
-  r.shard_count = options.shard_count;
-  for (std::size_t i = options.shard_index; i < n; i += options.shard_count) r.selected.push_back(i);
   const std::size_t m = r.selected.size();
   r.results.resize(n);
   std::atomic<std::size_t> done{0};
-  scenarios::TraceCache traces;  // the points' traces, each read once (the last point takes it over)
-  for (const std::size_t i : r.selected) traces.expect(runs[i].workload);
   sim::parallel_ranges(m, 1, [&](std::size_t range_begin, std::size_t range_end) {
     for (std::size_t k = range_begin; k != range_end; ++k) {
       const std::size_t i = r.selected[k];
@@ -291,7 +317,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         RunOptions ro;
         ro.stop = options.stop;
         ro.traces = &traces;
-        RunOutcome o = run_scenario(runs[i], ro);
+        RunOutcome o = run_scenario(point_scenario(spec, r.points[i]), ro);
         if (o.cancelled) continue;
         out.summary = results::summarize(o.result);
         out.fairness = fairness_of(o);

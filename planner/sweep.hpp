@@ -36,8 +36,11 @@ struct SweepPoint {
   std::uint64_t seed = 0;
 };
 
+// The most runs (points x seeds) one sweep holds.
+inline constexpr std::int64_t kMaxSweepRuns = 1'000'000;
+
 // Reads `variants:` and `seeds:` of a scenario file (the rest is validated as a scenario).
-// Throws sim::InputErrors naming file:line:column.
+// Throws sim::InputErrors naming file:line:column, also when the runs are more than kMaxSweepRuns.
 SweepSpec load_sweep(const std::string& path);
 std::vector<SweepPoint> expand(const SweepSpec& spec);
 // The scenario of one point: the base file with that point's values put in, validated like

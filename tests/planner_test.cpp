@@ -12,6 +12,7 @@
 #include "results/chunks.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 using namespace headroom;
 
@@ -203,6 +204,47 @@ TEST(Sweep, CancellationKeepsFinishedRuns) {
   EXPECT_EQ(cancelled, 4);
   const auto t = planner::sweep_table(r);
   EXPECT_EQ(t.rows(), 6u);
+}
+
+// A stop asked for while the points are made (a sweep of many points takes a while to make them):
+// nothing runs, and it unwinds as an interrupted import does.
+TEST(Sweep, AStopBeforeTheRunsEndsItThere) {
+  const auto spec = planner::load_sweep(write_scenario("stop.yaml", "seeds: 6\n"));
+  std::atomic<bool> stop{true};
+  planner::SweepOptions o;
+  o.stop = &stop;
+  std::size_t runs = 0;
+  o.progress = [&](std::size_t, std::size_t) { ++runs; };
+  EXPECT_THROW(planner::run_sweep(spec, o), sim::Interrupted);
+  EXPECT_EQ(runs, 0u);
+}
+
+// A sweep is bounded: more than a million runs (each run's figures are kept until the table is
+// written) is refused when the file is read, at its `variants:`, before any point is made.
+TEST(Sweep, MoreThanAMillionRunsIsRefusedWhereTheVariantsAre) {
+  std::string values = "[";
+  for (int i = 1; i <= 2000; ++i) values += (i > 1 ? ", " : "") + std::to_string(i);
+  values += "]";
+  const auto path = write_scenario("huge.yaml", "variants:\n  cluster.pools.a100.nodes: " + values +
+                                                    "\n  cluster.pools.t4.nodes: " + values + "\nseeds: 1\n");
+  try {
+    planner::load_sweep(path);
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_EQ(e.errors()[0].line(), 17);
+    EXPECT_EQ(e.errors()[0].message(),
+              "the values and seeds make 4,000,000 runs, more than the 1,000,000 one sweep holds (each run's figures "
+              "are kept until the table is written): give fewer values or seeds, or split the values over several "
+              "sweeps");
+  }
+  // At the bound itself: read (1,000 x 1,000 points).
+  std::string thousand = "[";
+  for (int i = 1; i <= 1000; ++i) thousand += (i > 1 ? ", " : "") + std::to_string(i);
+  thousand += "]";
+  const auto at_bound = write_scenario("bound.yaml", "variants:\n  cluster.pools.a100.nodes: " + thousand +
+                                                         "\n  cluster.pools.t4.nodes: " + thousand + "\n");
+  EXPECT_EQ(planner::expand(planner::load_sweep(at_bound)).size(), 1'000'000u);
 }
 
 #include "planner/plan.hpp"

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 namespace headroom::models {
 
@@ -46,7 +47,9 @@ std::vector<std::pair<Tick, std::int32_t>> autoscale(const ServiceSpec& s, Tick 
   constexpr Tick kPolicyPeriod = 15 * sim::kSecond;
   std::deque<std::pair<Tick, std::int32_t>> counts;  // replica counts within the scale-up policy period
   counts.emplace_back(s.start, current);
+  std::uint32_t evaluations = 0;
   for (Tick t = s.start + a.interval; t < end; t += a.interval) {
+    if ((++evaluations & 0xFFFFu) == 0) sim::check_interrupt();  // SIGINT / SIGTERM: a long span stops here
     const std::int32_t rec = raw(t, current);
     history.emplace_back(t, rec);
     while (!history.empty() && history.front().first <= t - keep - 1) history.pop_front();

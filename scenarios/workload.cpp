@@ -11,6 +11,8 @@
 
 #include "sim/errors.hpp"
 #include "sim/rng.hpp"
+#include "sim/text.hpp"
+#include "sim/time.hpp"
 #include "traces/import.hpp"
 
 namespace headroom::scenarios {
@@ -123,6 +125,10 @@ Tick services_end(const Scenario& scenario, const models::Workload& w) {
 
 // Inference services (models/service.hpp): their replicas join the trace's jobs, in submit
 // order (a replica after trace jobs submitted at the same instant).
+// At most this many autoscaler evaluations a service (models::autoscale runs them before the
+// simulation): a year at the default 15 s is 2.1 M; 50 M is 23 years.
+constexpr Tick kMaxAutoscalerSteps = 50'000'000;
+
 void add_services(const Scenario& scenario, models::Workload& w) {
   if (scenario.services.empty()) return;
   const Tick default_end = services_end(scenario, w);
@@ -134,6 +140,15 @@ void add_services(const Scenario& scenario, models::Workload& w) {
         !s.queue.empty() ? w.queues.intern(s.queue) : (w.queues.size() > 0 ? 0u : w.queues.intern("default"));
     const Tick end = s.end != sim::kNever ? s.end : default_end;
     if (end <= s.start) continue;
+    // The autoscaler is evaluated every interval of the service's span before the run: bounded.
+    if (const Tick steps = (end - s.start) / s.autoscaler.interval; steps > kMaxAutoscalerSteps)
+      throw sim::InputError(scenario.file, 0, 0, "services[" + std::to_string(i) + "]",
+                            "service " + s.name + " runs " + sim::format_duration(end - s.start) +
+                                " with its autoscaler every " + sim::format_duration(s.autoscaler.interval) + ": " +
+                                sim::thousands(steps) + " evaluations, more than the " +
+                                sim::thousands(kMaxAutoscalerSteps) +
+                                " modelled; give the service an end (or the scenario a shorter horizon) or a longer "
+                                "autoscaler.interval");
     auto jobs = models::replica_jobs(s, static_cast<std::int32_t>(i), tenant, queue, end);
     replicas.insert(replicas.end(), jobs.begin(), jobs.end());
   }

@@ -16,6 +16,7 @@
 #include "scenarios/scenario.hpp"
 #include "scenarios/workload.hpp"
 #include "sim/errors.hpp"
+#include "sim/interrupt.hpp"
 
 using namespace headroom;
 using models::LoadCurve;
@@ -243,6 +244,31 @@ TEST(ServicesScenario, BadFieldsAreErrorsWithLocations) {
                      "  - name: chat\n    tenant: a\n    gpus_per_replica: 1\n    throughput: 1\n"
                      "    replicas: {min: 1, max: 1}\n    load: {mean_rate: 1}\n"),
        "services[1].name", "duplicate service name \"chat\" (first used at line 9)");
+}
+
+// The autoscaler is evaluated over the service's whole span before the run: a span of 274 years
+// (576 M evaluations, minutes of CPU) is refused with what to change, and a long one stops at a
+// signal (SIGINT / SIGTERM set the stop flag; the CLI reports it and exits 130).
+TEST(ServicesRun, AServicesSpanIsBoundedAndItsEvaluationsStopOnASignal) {
+  std::string text = scenario_text(2);
+  text.replace(text.find("    end: 2d\n"), 12, "    end: 100000d\n");
+  const auto sc = scenarios::parse_scenario(text, kInline);
+  try {
+    scenarios::build_workload(sc);
+    FAIL() << "expected an InputError";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(e.where(), "services[0]");
+    EXPECT_EQ(e.message(),
+              "service chat runs 100000d 00:00:00 with its autoscaler every 15.0 s: 576,000,000 evaluations, more than "
+              "the 50,000,000 modelled; give the service an end (or the scenario a shorter horizon) or a longer "
+              "autoscaler.interval");
+  }
+  const ServiceSpec s = step_service();
+  const Tick end = s.start + 70'000 * s.autoscaler.interval;
+  sim::stop_requested() = true;
+  EXPECT_THROW(models::autoscale(s, end), sim::Interrupted);
+  sim::stop_requested() = false;
+  EXPECT_FALSE(models::autoscale(s, end).empty());
 }
 
 TEST(ServicesRun, RoomyClusterMeetsTheSloAndCrowdedOneDoesNot) {

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 
 #include "models/gpu_types.hpp"
 #include "models/topology.hpp"
@@ -485,7 +486,7 @@ class Loader {
     if (pools == nullptr) return;
     const auto items = list_items(*pools);
     if (pools->value.IsSequence() && items.empty()) error(*pools, "expected at least one pool, got an empty list");
-    std::vector<std::pair<std::string, int>> names;  // name, line
+    std::unordered_map<std::string, int> names;  // each name's first line (a hash: 100,000 pools)
     std::int64_t total_nodes = 0;
     for (const auto& item : items) {
       if (!expect_map(item, "a pool (a map with name, nodes, gpus_per_node and gpu_type)")) continue;
@@ -506,14 +507,8 @@ class Loader {
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           pool.name = *v;
-          bool duplicate = false;
-          for (const auto& [name, line] : names) {
-            if (name != *v) continue;
-            error(*f, "duplicate pool name " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
-            duplicate = true;
-            break;
-          }
-          if (!duplicate) names.emplace_back(*v, f->location().line);
+          if (const auto [at, first] = names.try_emplace(*v, f->location().line); !first)
+            error(*f, "duplicate pool name " + quote(*v) + " (first used at line " + std::to_string(at->second) + ")");
         }
       }
       if (const Entry* f = r.require("nodes")) {
@@ -858,7 +853,7 @@ class Loader {
   }
 
   void load_tenants(const Entry& e, std::vector<models::Tenant>& tenants, std::vector<QueueGrant>& grants) {
-    std::vector<std::pair<std::string, int>> names;
+    std::unordered_map<std::string, int> names;  // each name's first line (a hash: a list of 100,000 tenants)
     for (const auto& item : list_items(e)) {
       if (!expect_map(item, "a tenant (a map with name and weight)")) continue;
       models::Tenant tenant;
@@ -866,14 +861,9 @@ class Loader {
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           tenant.name = *v;
-          bool duplicate = false;
-          for (const auto& [name, line] : names) {
-            if (name != *v) continue;
-            error(*f, "duplicate tenant name " + quote(*v) + " (first used at line " + std::to_string(line) + ")");
-            duplicate = true;
-            break;
-          }
-          if (!duplicate) names.emplace_back(*v, f->location().line);
+          if (const auto [at, first] = names.try_emplace(*v, f->location().line); !first)
+            error(*f,
+                  "duplicate tenant name " + quote(*v) + " (first used at line " + std::to_string(at->second) + ")");
         }
       }
       if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, kMaxWeight).value_or(1.0);
@@ -1951,14 +1941,16 @@ class Loader {
     }
   }
 
-  // A list item's name checked against the earlier items' (`names`: name and line): an error at `f`
-  // for each earlier use ("duplicate <what> ..."), then recorded.
-  void note_name(const Entry& f, const std::string& v, std::vector<std::pair<std::string, int>>& names,
-                 const std::string& what) {
-    for (const auto& [name, line] : names)
-      if (name == v)
-        error(f, "duplicate " + what + " " + quote(v) + " (first used at line " + std::to_string(line) + ")");
-    names.emplace_back(v, f.location().line);
+  // The lines each name of a list was used at (a hash: lists of any length are checked in linear time).
+  using NameLines = std::unordered_map<std::string, std::vector<int>>;
+
+  // A list item's name checked against the earlier items' (`names`: name and lines): an error at
+  // `f` for each earlier use ("duplicate <what> ..."), then recorded.
+  void note_name(const Entry& f, const std::string& v, NameLines& names, const std::string& what) {
+    std::vector<int>& lines = names[v];
+    for (const int line : lines)
+      error(f, "duplicate " + what + " " + quote(v) + " (first used at line " + std::to_string(line) + ")");
+    lines.push_back(f.location().line);
   }
 
   // Optional `start` and `end` (after the run's first submit) of a session stream or a service;
@@ -1975,7 +1967,7 @@ class Loader {
 
   // `workload.sessions`: generated interactive sessions (SessionSpec).
   void load_sessions(const Entry& e, std::vector<SessionSpec>& sessions) {
-    std::vector<std::pair<std::string, int>> names;
+    NameLines names;
     for (const Entry& item : list_items(e)) {
       if (!expect_map(item, "a session stream (a map with name, tenant, per_day, hours and duration)")) continue;
       SessionSpec s;
@@ -2029,7 +2021,7 @@ class Loader {
 
   void load_services(const Entry& e, std::vector<models::ServiceSpec>& services) {
     const auto items = list_items(e);
-    std::vector<std::pair<std::string, int>> names;
+    NameLines names;
     for (const Entry& item : items) {
       if (!expect_map(item, "a service (a map with name, tenant, gpus_per_replica, throughput, replicas and load)"))
         continue;

@@ -422,10 +422,10 @@ bad target-unknown-kpi 'badtarget.yaml:16:5: targets: "p95_wiat <= 1h": unknown 
 bad target-unknown-kpi-compare 'badtarget.yaml:16:5: targets: "p95_wiat <= 1h": unknown KPI' -- compare "$tmp/badtarget.yaml" --policies fifo -o OUT
 bad scenario-missing 'absent.yaml: cannot read scenario file: No such file or directory' -- run "$tmp/absent.yaml" -o OUT
 bad scenario-is-directory 'adir.swf: cannot read scenario file (a directory)' -- run "$tmp/adir.swf" -o OUT
-# A device (or an endless pipe) named as the scenario: refused at 64 MiB, at once.
+# A device (or an endless pipe) named as the scenario: refused at 16 MiB, at once.
 if [ -e /dev/zero ]; then
-  bad scenario-is-a-device '/dev/zero:1: more than 64 MiB, far more than a scenario file ever holds' -- run /dev/zero -o OUT
-  bad validate-a-device '/dev/zero:1: more than 64 MiB' -- validate /dev/zero
+  bad scenario-is-a-device '/dev/zero:1: more than 16 MiB, far more than a scenario file ever holds' -- run /dev/zero -o OUT
+  bad validate-a-device '/dev/zero:1: more than 16 MiB' -- validate /dev/zero
 fi
 
 # --- command line ---------------------------------------------------------------------------------

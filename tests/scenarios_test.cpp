@@ -682,7 +682,7 @@ TEST(ScenarioErrors, MissingScenarioFile) {
     ASSERT_EQ(e.errors().size(), 1u);
     EXPECT_EQ(e.errors()[0].message(), "cannot read scenario file (a directory)");
   }
-  // A device named as the scenario (or an endless pipe): refused at 64 MiB.
+  // A device named as the scenario (or an endless pipe): refused at 16 MiB.
   if (std::filesystem::exists("/dev/zero")) {
     try {
       load_scenario("/dev/zero");
@@ -692,7 +692,7 @@ TEST(ScenarioErrors, MissingScenarioFile) {
       EXPECT_EQ(e.errors()[0].file(), "/dev/zero");
       EXPECT_EQ(e.errors()[0].line(), 1);
       EXPECT_EQ(e.errors()[0].message(),
-                "more than 64 MiB, far more than a scenario file ever holds: a device, an endless pipe or a log named "
+                "more than 16 MiB, far more than a scenario file ever holds: a device, an endless pipe or a log named "
                 "in its place?");
     }
   }

@@ -33,7 +33,7 @@ namespace headroom::policies::slurm {
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
-constexpr std::size_t kMaxConfBytes = std::size_t{256} << 20;  // slurm.conf and its Includes together
+constexpr std::size_t kMaxConfBytes = std::size_t{64} << 20;  // slurm.conf and its Includes together
 // The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
 // kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
 constexpr std::int64_t kMaxHosts = Hostlist::kMaxHosts;

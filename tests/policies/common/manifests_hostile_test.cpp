@@ -191,13 +191,13 @@ TEST(EmptyManifests, AFolderIsAnErrorNamingIt) {
     EXPECT_EQ(error_of(system, {f}), f + ": a folder, not a manifest file (name the files in it)") << system;
 }
 
-// A device or an endless pipe named as a manifest file is refused at 64 MiB, not read until memory
+// A device or an endless pipe named as a manifest file is refused at 16 MiB, not read until memory
 // runs out.
 TEST(EmptyManifests, ADeviceIsRefusedAtABound) {
   if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
   for (const char* system : {"kueue", "volcano"})
     EXPECT_EQ(error_of(system, {"/dev/zero"}),
-              "/dev/zero:1: more than 64 MiB, far more than a manifest file ever holds: a device, an endless pipe or "
+              "/dev/zero:1: more than 16 MiB, far more than a manifest file ever holds: a device, an endless pipe or "
               "a log named in its place?")
         << system;
 }

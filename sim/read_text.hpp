@@ -16,6 +16,9 @@ namespace headroom::sim {
 // One scenario, manifest or site file. yaml-cpp holds a document in about 90 bytes of memory per
 // byte of text (a 14 MB list of 400,000 tenants took 1.3 GB): 16 MiB keeps a YAML file under 1.5 GB.
 inline constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
+// One slurm.conf (or a file it Includes) or gres.conf: read line by line into records, a few bytes
+// of memory a byte of text; a site that lists every node on its own line fits.
+inline constexpr std::size_t kMaxSiteFileBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kMaxTableBytes = std::size_t{256} << 20;  // one exported table or load curve
 
 // The rest of `in` (opened on `file`), at most `max_bytes` long. A longer input is an InputError

@@ -33,7 +33,7 @@ namespace headroom::policies::slurm {
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
-constexpr std::size_t kMaxConfBytes = std::size_t{64} << 20;  // slurm.conf and its Includes together
+constexpr std::size_t kMaxConfBytes = std::size_t{256} << 20;  // slurm.conf and its Includes together
 // The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
 // kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
 constexpr std::int64_t kMaxHosts = Hostlist::kMaxHosts;
@@ -187,7 +187,7 @@ void read_file(ConfReader& reader, const std::filesystem::path& path, const std:
   // file that includes a large one many times, is refused there, not read until memory runs out.
   std::string text;
   try {
-    text = sim::read_capped(file_in, file, sim::kMaxConfigBytes, "a Slurm configuration file");
+    text = sim::read_capped(file_in, file, sim::kMaxSiteFileBytes, "a Slurm configuration file");
   } catch (const sim::InputError& e) {
     if (from.empty()) throw;
     fail_open(e.message());  // said at the Include line, as a file that cannot be opened is

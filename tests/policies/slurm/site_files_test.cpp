@@ -324,21 +324,21 @@ TEST(SlurmSiteFiles, IncludeOfAFolderIsRefused) {
 }
 
 // A device or an endless pipe named as slurm.conf, as an Include, as gres.conf or as an exported
-// table is refused at a bound (16 MiB a configuration file, 256 MiB a table), not read until memory
+// table is refused at a bound (64 MiB a configuration file, 256 MiB a table), not read until memory
 // runs out: /dev/zero took 4.8 GB in 10 s before the bound.
 TEST(SlurmSiteFiles, ADeviceIsRefusedAtABoundWithBoundedMemory) {
   if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
   const std::string tail = ": a device, an endless pipe or a log named in its place?";
   std::string err;
   double peak = peak_mib_during([&] { err = conf_error("/dev/zero"); });
-  EXPECT_EQ(err, "/dev/zero:1: more than 16 MiB, far more than a Slurm configuration file ever holds" + tail);
+  EXPECT_EQ(err, "/dev/zero:1: more than 64 MiB, far more than a Slurm configuration file ever holds" + tail);
   if (peak >= 0) {
     EXPECT_LT(peak, 400) << "MiB";
   }
   TempDir dir;
   const std::string conf = dir.write("slurm.conf", "NodeName=g[1-2] Gres=gpu:4\nInclude /dev/zero\n");
   EXPECT_EQ(conf_error(conf), conf +
-                                  ":2: Include /dev/zero: more than 16 MiB, far more than a Slurm configuration "
+                                  ":2: Include /dev/zero: more than 64 MiB, far more than a Slurm configuration "
                                   "file ever holds" +
                                   tail + " (/dev/zero)");
   peak = peak_mib_during([&] { err = error_of([&] { slurm::read_sshare("/dev/zero"); }); });
@@ -350,15 +350,15 @@ TEST(SlurmSiteFiles, ADeviceIsRefusedAtABoundWithBoundedMemory) {
             "/dev/zero:1: more than 256 MiB, far more than a sacctmgr or sshare table ever holds" + tail);
 }
 
-// Files included many times add up: past 64 MiB read in all, the Include that passes it is refused.
+// Files included many times add up: past 256 MiB read in all, the Include that passes it is refused.
 TEST(SlurmSiteFiles, IncludesTogetherAreBounded) {
   TempDir dir;
-  dir.write("big.conf", std::string(std::size_t{15} << 20, '#'));
+  dir.write("big.conf", std::string(std::size_t{60} << 20, '#'));
   std::string text = "NodeName=g[1-2] Gres=gpu:4\n";
   for (int i = 0; i < 5; ++i) text += "Include big.conf\n";
   const std::string conf = dir.write("slurm.conf", text);
   EXPECT_EQ(conf_error(conf), conf +
-                                  ":6: Include big.conf: the configuration files read so far hold more than 64 MiB "
+                                  ":6: Include big.conf: the configuration files read so far hold more than 256 MiB "
                                   "together (a large file included many times?) (" +
                                   dir.path("big.conf") + ")");
 }

@@ -486,7 +486,7 @@ class Loader {
     if (pools == nullptr) return;
     const auto items = list_items(*pools);
     if (pools->value.IsSequence() && items.empty()) error(*pools, "expected at least one pool, got an empty list");
-    std::unordered_map<std::string, int> names;  // each name's first line (a hash: 100,000 pools)
+    FirstLines names;
     std::int64_t total_nodes = 0;
     for (const auto& item : items) {
       if (!expect_map(item, "a pool (a map with name, nodes, gpus_per_node and gpu_type)")) continue;
@@ -507,8 +507,7 @@ class Loader {
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           pool.name = *v;
-          if (const auto [at, first] = names.try_emplace(*v, f->location().line); !first)
-            error(*f, "duplicate pool name " + quote(*v) + " (first used at line " + std::to_string(at->second) + ")");
+          note_first_name(*f, *v, names, "pool name");
         }
       }
       if (const Entry* f = r.require("nodes")) {
@@ -853,7 +852,7 @@ class Loader {
   }
 
   void load_tenants(const Entry& e, std::vector<models::Tenant>& tenants, std::vector<QueueGrant>& grants) {
-    std::unordered_map<std::string, int> names;  // each name's first line (a hash: a list of 100,000 tenants)
+    FirstLines names;
     for (const auto& item : list_items(e)) {
       if (!expect_map(item, "a tenant (a map with name and weight)")) continue;
       models::Tenant tenant;
@@ -861,9 +860,7 @@ class Loader {
       if (const Entry* f = r.require("name")) {
         if (auto v = string_value(*f)) {
           tenant.name = *v;
-          if (const auto [at, first] = names.try_emplace(*v, f->location().line); !first)
-            error(*f,
-                  "duplicate tenant name " + quote(*v) + " (first used at line " + std::to_string(at->second) + ")");
+          note_first_name(*f, *v, names, "tenant name");
         }
       }
       if (const Entry* f = r.optional("weight")) tenant.weight = positive_number(*f, kMaxWeight).value_or(1.0);
@@ -1943,6 +1940,15 @@ class Loader {
 
   // The lines each name of a list was used at (a hash: lists of any length are checked in linear time).
   using NameLines = std::unordered_map<std::string, std::vector<int>>;
+  // The line each name of a list was first used at (the same).
+  using FirstLines = std::unordered_map<std::string, int>;
+
+  // A pool's or tenant's name checked against the earlier items': an error at `f` naming the first
+  // use ("duplicate <what> ..."); only a first use is recorded.
+  void note_first_name(const Entry& f, const std::string& v, FirstLines& names, const std::string& what) {
+    if (const auto [at, first] = names.try_emplace(v, f.location().line); !first)
+      error(f, "duplicate " + what + " " + quote(v) + " (first used at line " + std::to_string(at->second) + ")");
+  }
 
   // A list item's name checked against the earlier items' (`names`: name and lines): an error at
   // `f` for each earlier use ("duplicate <what> ..."), then recorded.

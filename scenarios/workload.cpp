@@ -123,12 +123,12 @@ Tick services_end(const Scenario& scenario, const models::Workload& w) {
   return end;
 }
 
-// Inference services (models/service.hpp): their replicas join the trace's jobs, in submit
-// order (a replica after trace jobs submitted at the same instant).
 // At most this many autoscaler evaluations a service (models::autoscale runs them before the
 // simulation): a year at the default 15 s is 2.1 M; 50 M is 23 years.
 constexpr Tick kMaxAutoscalerSteps = 50'000'000;
 
+// Inference services (models/service.hpp): their replicas join the trace's jobs, in submit
+// order (a replica after trace jobs submitted at the same instant).
 void add_services(const Scenario& scenario, models::Workload& w) {
   if (scenario.services.empty()) return;
   const Tick default_end = services_end(scenario, w);

@@ -25,6 +25,7 @@
 
 #include "models/job.hpp"
 #include "models/observer.hpp"
+#include "results/check.hpp"
 #include "results/chunks.hpp"
 #include "results/fidelity.hpp"
 #include "results/file_bounds.hpp"
@@ -1109,16 +1110,8 @@ RunResult read_contents(const Reader& rd, hid_t file) {
     if (r.job_partition.size() != r.jobs.size())
       rd.fail("/jobs/partition",
               std::to_string(r.job_partition.size()) + " rows, expected " + std::to_string(r.jobs.size()));
-    for (std::uint32_t p : r.job_partition)
-      if (p >= r.partitions.size()) rd.fail("/jobs/partition", "a partition index past /partitions");
     // Node moves came after /partitions: absent means none.
-    if (rd.has_link("moves")) {
-      read_table("moves", r.moves, [](auto&& f) { for_each_move_column(f); });
-      for (const MoveRecord& m : r.moves)
-        if (m.from < 0 || m.to < 0 || static_cast<std::size_t>(m.from) >= r.partitions.size() ||
-            static_cast<std::size_t>(m.to) >= r.partitions.size())
-          rd.fail("/moves/from", "a partition index past /partitions");
-    }
+    if (rd.has_link("moves")) read_table("moves", r.moves, [](auto&& f) { for_each_move_column(f); });
   }
   if (rd.has_link("placements")) {
     Handle g = rd.group("placements");
@@ -1147,17 +1140,6 @@ RunResult read_contents(const Reader& rd, hid_t file) {
   if (rd.has_link("outages") && rd.has_link("kills")) {
     read_table("outages", r.outages, [](auto&& f) { for_each_outage_column(f); });
     read_table("kills", r.kills, [](auto&& f) { for_each_kill_column(f); });
-    for (const OutageRecord& o : r.outages)
-      if (o.kind > static_cast<std::uint8_t>(OutageKind::Maintenance))
-        rd.fail("/outages/kind",
-                "expected 0 (failure), 1 (scripted) or 2 (maintenance), got " + std::to_string(o.kind));
-    for (const KillRecord& k : r.kills) {
-      if (k.outage >= r.outages.size())
-        rd.fail("/kills/outage",
-                "row " + std::to_string(k.outage) + " of " + std::to_string(r.outages.size()) + " outages");
-      if (k.job >= r.jobs.size())
-        rd.fail("/kills/job", "row " + std::to_string(k.job) + " of " + std::to_string(r.jobs.size()) + " jobs");
-    }
   }
   if (rd.has_link("outage_slo"))
     read_table("outage_slo", r.outage_slo, [](auto&& f) { for_each_outage_slo_column(f); });
@@ -1273,7 +1255,9 @@ RunResult read_hdf5(const std::string& path) {
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.valid() ? fapl.get() : H5P_DEFAULT), H5Fclose);
   if (!file.valid()) throw sim::InputError(path, 0, 0, "", "cannot read results: " + hdf5_error_detail());
   const Reader reader(path, file.get());
-  return read_contents(reader, file.get());
+  RunResult r = read_contents(reader, file.get());
+  check_result(r, path);  // every index within its table, before any reader of the result uses one
+  return r;
 }
 
 }  // namespace headroom::results

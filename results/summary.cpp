@@ -297,10 +297,10 @@ long double cluster_gpu_ms(const RunResult& r) {
 
 // "NOTE: 145,818 GPU-h (4.2% of the cluster's GPU time)" for `gpu_ms` of GPU time that is at
 // least `floor` of the cluster's; empty below it (or with no GPU time).
-std::string gpu_time_note(const RunResult& r, std::int64_t gpu_ms, double floor) {
+std::string gpu_time_note(const RunResult& r, long double gpu_ms, double floor) {
   const long double capacity_ms = cluster_gpu_ms(r);
   if (gpu_ms <= 0 || capacity_ms <= 0) return "";
-  const double share = static_cast<double>(static_cast<long double>(gpu_ms) / capacity_ms);
+  const double share = static_cast<double>(gpu_ms / capacity_ms);
   if (share < floor) return "";
   const double gpu_hours = static_cast<double>(gpu_ms) / static_cast<double>(sim::kHour);
   return "NOTE: " + grouped(gpu_hours, gpu_hours < 10 ? 1 : 0) + " GPU-h (" + percent(share) +
@@ -312,7 +312,7 @@ std::string gpu_time_note(const RunResult& r, std::int64_t gpu_ms, double floor)
 // held_idle_gpu_hours figure alone does not say that it can dwarf every wait (HPC2N's log under
 // kubernetes: two thirds of the GPU time, waits of years).
 std::string held_idle_note(const RunResult& r) {
-  const std::string lead = gpu_time_note(r, r.bound_idle_gpu_ms, 0.01);
+  const std::string lead = gpu_time_note(r, static_cast<long double>(r.bound_idle_gpu_ms), 0.01);
   if (lead.empty()) return "";
   return lead +
          " were held idle by pods bound while their job's other pods waited: without "
@@ -328,9 +328,10 @@ std::string held_idle_note(const RunResult& r) {
 // again (SDSC Blue's and SDSC Paragon's logs under kai, queues reclaiming from each other).
 std::string preemption_note(const RunResult& r) {
   // The work the Preempt rows threw away (lost_gpu_ms also holds policy kills: Slurm's time limits).
-  std::int64_t lost_ms = 0;
+  long double lost_ms = 0;  // rows of up to 2^62 each (results/check.hpp): summed without overflow
   for (const EventRecord& e : r.events)
-    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Preempt)) lost_ms += e.lost_gpu_ms;
+    if (e.kind == static_cast<std::uint8_t>(models::AuditKind::Preempt))
+      lost_ms += static_cast<long double>(e.lost_gpu_ms);
   std::string note = gpu_time_note(r, lost_ms, 0.05);
   if (note.empty()) return "";
   std::int64_t preemptions = 0, jobs = 0;
@@ -793,7 +794,8 @@ Summary summarize(const RunResult& result) {
   const long double capacity_ms = cluster_gpu_ms(result);
   s.gpu_utilization = capacity_ms > 0 ? static_cast<double>(milli_ms_total / 1000.0L / capacity_ms) : 0.0;
   if (capacity_ms > 0) {
-    const long double lost = static_cast<long double>(result.lost_gpu_ms + result.failure_lost_gpu_ms);
+    const long double lost =
+        static_cast<long double>(result.lost_gpu_ms) + static_cast<long double>(result.failure_lost_gpu_ms);
     s.gpu_busy_utilization =
         static_cast<double>(std::max<long double>(0, milli_ms_total / 1000.0L - lost) / capacity_ms);
   }

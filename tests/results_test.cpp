@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <random>
@@ -21,6 +22,7 @@
 #include "models/job.hpp"
 #include "models/observer.hpp"
 #include "models/workload.hpp"
+#include "results/check.hpp"
 #include "results/chunks.hpp"
 #include "results/fairness.hpp"
 #include "results/format.hpp"
@@ -71,6 +73,9 @@ class ResultsTest : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// The latest time a results file may hold: 2^62 - 1 ms (results/check.cpp).
+constexpr Tick kLatest = (Tick{1} << 62) - 1;
 
 hr::RunResult sample_result() {
   hr::RunResult r;
@@ -128,16 +133,15 @@ hr::RunResult sample_result() {
   c.gpus = 8;
   c.submit = -7;
   c.start = 1'000'000'000'000'000'000;
-  c.walltime = std::numeric_limits<Tick>::max();
-  c.trace_start = std::numeric_limits<Tick>::min();
+  c.walltime = kLatest;  // the extremes a file may hold (results/check.hpp)
+  c.trace_start = -kLatest;
   r.jobs = {a, b, c};
 
   r.events = {{0, 0, 0, 0, 0},
               {20 * kS, 3, 1, -1, 1},
               {60 * kS, 4, 0, 2, 2},
               {110 * kS, 2, 0, 2, 0},
-              {std::numeric_limits<Tick>::max(), 6, std::numeric_limits<std::uint32_t>::max(),
-               std::numeric_limits<std::int32_t>::min(), 2}};
+              {kLatest, 6, 2, std::numeric_limits<std::int32_t>::min(), 2}};
 
   auto& ts = r.timeseries;
   ts.interval = 60 * kS;
@@ -316,7 +320,9 @@ TEST_F(ResultsTest, RoundTripWithSamplesButNoColumns) {
   hr::RunResult r = sample_result();
   r.tenants.clear();
   r.pools.clear();
+  r.jobs.clear();  // their tenants, pools and nodes are gone (results/check.hpp)
   r.events.clear();
+  r.placements.clear();
   r.timeseries.tenant_used_gpus.clear();
   r.timeseries.tenant_pending_jobs.clear();
   r.timeseries.tenant_pending_gpus.clear();
@@ -371,7 +377,7 @@ hr::RunResult synthetic_result(std::size_t jobs, std::size_t events, std::size_t
   for (std::size_t i = 0; i < events; ++i) {
     t += below(1500);
     r.events[i] = {t, static_cast<std::uint8_t>(below(7)), static_cast<std::uint32_t>(below(jobs)),
-                   static_cast<std::int32_t>(below(8)), static_cast<std::uint32_t>(below(4) == 0 ? below(24) : 0)};
+                   static_cast<std::int32_t>(below(7)), static_cast<std::uint32_t>(below(4) == 0 ? below(24) : 0)};
   }
   auto& ts = r.timeseries;
   ts.interval = 300 * kS;
@@ -680,6 +686,89 @@ TEST_F(ResultsTest, ADatasetDeclaringMoreThanItsFileCanHoldIsRefused) {
   hr::write_table_hdf5(t, table, "runs");
   declare_rows(table, "/runs/wait_mean", 4096);
   EXPECT_EQ(hr::read_table_hdf5(table, "runs").rows(), 4096u);
+}
+
+// A file whose values point past their tables (written by another tool, hand-edited or crafted)
+// is refused when read, with the dataset and the row, before the summary, the report or the
+// desktop app index anything with them (fuzz/fuzz_results.cpp finds what would reach them).
+TEST_F(ResultsTest, AValueOutsideItsTableIsRefusedWithTheDatasetAndRow) {
+  const std::string file = path("run.h5");
+  hr::RunResult r = sample_result();
+  r.jobs[1].tenant = 7;
+  hr::write_hdf5(r, file);
+  EXPECT_EQ(input_error_message([&] { hr::read_hdf5(file); }),
+            file + ": /jobs/tenant: row 1: 7 is not a row of /meta/tenants (3 rows)");
+  // A matrix of the right rows but not one column per pool: 2 samples x 3 columns for 2 pools.
+  r = sample_result();
+  r.timeseries.pool_used_gpus = {8, 0, 0, 16, 8, 0};
+  hr::write_hdf5(r, file);
+  EXPECT_EQ(input_error_message([&] { hr::read_hdf5(file); }),
+            file + ": /timeseries/pool_used_gpus: 6 values, expected 2 samples x 2 pools");
+}
+
+TEST(CheckResult, EachReferenceAndRangeNamesItsDatasetRowAndWhatWasExpected) {
+  ASSERT_NO_THROW(hr::check_result(sample_result(), "f.h5"));
+  using K = hm::AuditKind;
+  const auto ev = [](K k) { return static_cast<std::uint8_t>(k); };
+  const std::vector<std::pair<std::function<void(hr::RunResult&)>, std::string>> cases = {
+      {[](hr::RunResult& r) { r.jobs[2].queue = 2; }, "/jobs/queue: row 2: 2 is not a row of /meta/queues (2 rows)"},
+      {[](hr::RunResult& r) { r.jobs[0].kind = 4; },
+       "/jobs/kind: row 0: expected 0 (train), 1 (inference), 2 (interactive) or 3 (batch), got 4"},
+      {[](hr::RunResult& r) { r.jobs[0].state = 7; }, "/jobs/state: row 0: expected a job state 0 to 6, got 7"},
+      {[](hr::RunResult& r) { r.jobs[0].gpus = -1; }, "/jobs/gpus: row 0: expected GPUs >= 0, got -1"},
+      {[](hr::RunResult& r) { r.jobs[1].submit = std::numeric_limits<Tick>::min(); },
+       "/jobs/submit: row 1: expected a time within +-2^62 ms, got -9223372036854775808"},
+      {[](hr::RunResult& r) { r.jobs[0].first_node = 5; },
+       "/jobs/first_node: row 0: node 5 is not one of the 5 nodes of /meta/pool_nodes (or -1 for none)"},
+      {[](hr::RunResult& r) { r.jobs[0].pool = 2; },
+       "/jobs/pool: row 0: 2 is not a row of /meta/pool_name (2 rows, or -1 for none)"},
+      {[](hr::RunResult& r) { r.events[1].reason = 3; },
+       "/events/reason: row 1: 3 is not a row of /meta/reasons (3 rows)"},
+      {[](hr::RunResult& r) { r.events[2].job = 3; }, "/events/job: row 2: 3 is not a row of /jobs (3 rows)"},
+      {[](hr::RunResult& r) { r.events[2].detail = 3; },  // a preemptor past /jobs
+       "/events/detail: row 2: 3 is not a row of /jobs (3 rows, or -1 for none)"},
+      {[&](hr::RunResult& r) {
+         r.events.push_back({0, ev(K::NodeDown), hm::kNoJob, 5, 0});
+       },
+       "/events/detail: row 5: node 5 is not one of the 5 nodes of /meta/pool_nodes"},
+      {[&](hr::RunResult& r) {
+         r.events.push_back({0, ev(K::Drill), hm::kNoJob, 0, 0});
+       },
+       "/events/detail: row 5: 0 is not a row of /meta/drill_start (0 rows)"},
+      {[&](hr::RunResult& r) {
+         r.events.push_back({0, ev(K::Waiting), 0, 9, 0});
+       },
+       "/events/detail: row 5: expected a pending code 0 to 8, got 9"},
+      {[](hr::RunResult& r) { r.events[0].kind = 15; }, "/events/kind: row 0: expected an event kind 0 to 14, got 15"},
+      {[](hr::RunResult& r) { r.placements[2].job = 9; }, "/placements/job: row 2: 9 is not a row of /jobs (3 rows)"},
+      {[](hr::RunResult& r) { r.placements[0].node = -1; },
+       "/placements/node: row 0: node -1 is not one of the 5 nodes of /meta/pool_nodes"},
+      {[](hr::RunResult& r) { r.timeseries.tenant_pending_gpus.pop_back(); },
+       "/timeseries/tenant_pending_gpus: 5 values, expected 2 samples x 3 tenants"},
+      {[](hr::RunResult& r) { r.timeseries.running_jobs.push_back(0); },
+       "/timeseries/running_jobs: 3 values, expected 2 (one per sample time)"},
+      {[](hr::RunResult& r) {
+         r.tenant_denied = {0, 0, 0, 1};
+       },
+       "/meta/tenant_denied: 4 values, more than the 3 tenants of /meta/tenants"},
+      {[](hr::RunResult& r) {
+         r.outages.push_back({0, -1, 0, -1, 0, 1});
+         r.kills.push_back({1, 0, 0, -1, 0, 1, 0, 0});
+       },
+       "/kills/outage: row 0: 1 is not a row of /outages (1 rows)"},
+      {[](hr::RunResult& r) { r.services.push_back({.time_attainment = std::nan("")}); },
+       "/services/time_attainment: row 0: expected a finite number, got nan"},
+      {[](hr::RunResult& r) {
+         r.partitions.push_back({"a", "fifo", 3, 3, 0, 1, 8, 0});
+       },
+       "/partitions/nodes: row 0: expected nodes up to the cluster's last, got 3"},
+      {[](hr::RunResult& r) { r.moves.push_back({}); }, "/moves: node moves but no /partitions"},
+  };
+  for (const auto& [mutate, expected] : cases) {
+    hr::RunResult r = sample_result();
+    mutate(r);
+    EXPECT_EQ(input_error_message([&] { hr::check_result(r, "f.h5"); }), "f.h5: " + expected);
+  }
 }
 
 TEST_F(ResultsTest, ReadNamesMissingDataset) {

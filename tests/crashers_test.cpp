@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fuzz/entry_points.hpp"
+#include "fuzz/results_input.hpp"
 
 namespace fs = std::filesystem;
 using headroom::traces::Format;
@@ -120,6 +121,24 @@ TEST(Crashers, SeedCorpusIsMostlyValid) {
   }
   EXPECT_GT(total, 0);
   EXPECT_GE(accepted * 2, total) << accepted << " of " << total << " seeds accepted";
+}
+
+// The results-file target (fuzz/results_input.hpp): its seeds are contents check_result lets
+// through (jobs, events, placements, outages and kills, partitions, samples, services), so each
+// must be accepted and then read by every reader without a fault; its crashers either way.
+TEST(Crashers, ResultsReaders) {
+  const auto files = inputs("results");
+  EXPECT_FALSE(files.empty());
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    const std::string d = read_bytes(path);
+    try {
+      const bool accepted = headroom::fuzz::read_results_bytes(bytes_of(d), d.size());
+      if (path.string().find("/fuzz/corpus/") != std::string::npos) EXPECT_TRUE(accepted);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "unexpected exception: " << e.what();
+    }
+  }
 }
 
 // One per-format fuzz target each (fuzz/fuzz_format.cpp): its seeds, which must all be accepted

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "planner/compare.hpp"
 #include "planner/run.hpp"
@@ -51,10 +52,56 @@ bool as_index(const std::string& s, std::size_t& out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-// Puts `value` at `segs` below `root`. Returns "" or why the path does not exist.
-std::string set_path(YAML::Node root, const std::vector<std::string>& segs, const YAML::Node& value) {
+// The named elements of the lists one tree's keys went through, by the path of the list ("tenants"):
+// name -> index of the last element of that name. A point puts every swept key into one tree, and
+// each key into a list of named elements (tenants.<name>.weight) would otherwise scan that list:
+// V keys into lists of N elements, V x N.
+class ListNames {
+ public:
+  // The index of the last element of `list` (at `path`) named `name`, or list.size().
+  std::size_t find(const std::string& path, const YAML::Node& list, const std::string& name) {
+    auto [it, added] = lists_.try_emplace(path);
+    if (added)
+      for (std::size_t e = 0; e < list.size(); ++e) {
+        const YAML::Node element = list[e];
+        if (!element.IsMap()) continue;
+        const YAML::Node n = element["name"];
+        if (n && n.IsScalar()) it->second[n.Scalar()] = e;
+      }
+    const auto hit = it->second.find(name);
+    return hit == it->second.end() ? list.size() : hit->second;
+  }
+  // A value was put at `path`: a list at or below it was replaced, and a list whose element (or an
+  // element's name) it was may hold other names now. Those are read again when next used.
+  void changed(const std::string& path) {
+    auto under = [](const std::string& a, const std::string& b) {  // b is a or below it
+      return b.size() >= a.size() && b.compare(0, a.size(), a) == 0 && (b.size() == a.size() || b[a.size()] == '.');
+    };
+    std::erase_if(lists_, [&](const auto& entry) {
+      const std::string& list = entry.first;
+      if (under(path, list)) return true;
+      if (!under(list, path)) return false;
+      const std::string below = path.substr(list.size() + 1);  // "<element>" or "<element>.<rest>"
+      const std::size_t dot = below.find('.');
+      return dot == std::string::npos || below.compare(dot + 1, std::string::npos, "name") == 0;
+    });
+  }
+
+ private:
+  std::unordered_map<std::string, std::unordered_map<std::string, std::size_t>> lists_;
+};
+
+// Puts `value` at `segs` below `root` (`names`: the lists of this tree met so far). Returns "" or
+// why the path does not exist.
+std::string set_path(YAML::Node root, const std::vector<std::string>& segs, const YAML::Node& value, ListNames& names) {
   YAML::Node cur;
   cur.reset(root);
+  std::string at;                  // the path of cur
+  auto put = [&](auto&& assign) {  // the value, at the last segment below cur
+    assign();
+    names.changed(at.empty() ? segs.back() : at + "." + segs.back());
+    return std::string();
+  };
   for (std::size_t i = 0; i < segs.size(); ++i) {
     const std::string& seg = segs[i];
     const bool last = i + 1 == segs.size();
@@ -62,24 +109,16 @@ std::string set_path(YAML::Node root, const std::vector<std::string>& segs, cons
     if (cur.IsSequence()) {
       std::size_t idx = cur.size();
       std::size_t k;
-      if (as_index(seg, k)) {
+      if (as_index(seg, k))
         idx = k;
-      } else {
-        for (std::size_t e = 0; e < cur.size(); ++e)
-          if (cur[e].IsMap() && cur[e]["name"] && cur[e]["name"].IsScalar() && cur[e]["name"].Scalar() == seg) idx = e;
-      }
+      else
+        idx = names.find(at, cur, seg);
       if (idx >= cur.size()) return "no list element named \"" + seg + "\"";
-      if (last) {
-        cur[idx] = value;
-        return {};
-      }
+      if (last) return put([&] { cur[idx] = value; });
       YAML::Node next = cur[idx];
       cur.reset(next);
     } else if (cur.IsMap() || cur.IsNull()) {
-      if (last) {
-        cur[seg] = value;
-        return {};
-      }
+      if (last) return put([&] { cur[seg] = value; });
       if (!cur[seg] || cur[seg].IsScalar()) {
         if (cur[seg] && cur[seg].IsScalar() && segs[0] == "policy" && i == 0) {
           // `policy: fifo` written as a scalar: turn it into {name: fifo} before descending.
@@ -95,6 +134,7 @@ std::string set_path(YAML::Node root, const std::vector<std::string>& segs, cons
     } else {
       return "\"" + seg + "\" is a value, not a map";
     }
+    at += (at.empty() ? "" : ".") + seg;
   }
   return "empty key path";
 }
@@ -120,6 +160,12 @@ SweepSpec load_sweep(const std::string& path) {
     errors.emplace_back(path, n.Mark().line + 1, n.Mark().column + 1, where, msg);
   };
   std::optional<YAML::Node> variant_seeds;  // the key of `variants: {seed: [...]}` when given
+  // Each key is tried with its first value on one copy of the file, in order, as a point is made
+  // (point_scenario). The value put in is a copy too: a node of `root` put into `probe` would merge
+  // every node of root's into probe's (yaml-cpp keeps one node set per document and merges them
+  // on assignment), and then root's into the next copy's, so that V keys cost V^2 file sizes.
+  YAML::Node probe = YAML::Clone(root);
+  ListNames probe_names;
   if (const YAML::Node v = root["variants"]) {
     if (!v.IsMap()) {
       err(v, "variants", "expected a map of key path to list of values");
@@ -151,8 +197,7 @@ SweepSpec load_sweep(const std::string& path) {
           continue;
         }
         for (const auto& val : kv.second) var.values.push_back(yaml_text(val));
-        YAML::Node probe = YAML::Clone(root);
-        if (std::string why = set_path(probe, split_path(key), kv.second[0]); !why.empty()) {
+        if (std::string why = set_path(probe, split_path(key), YAML::Clone(kv.second[0]), probe_names); !why.empty()) {
           err(kv.first, "variants." + key, "cannot vary this key: " + why);
           continue;
         }
@@ -229,10 +274,11 @@ scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& poin
     YAML::Node root = YAML::Load(spec.text);  // not the file again: it may have changed since
     root.remove("variants");
     root.remove("seeds");
+    ListNames names;
     for (std::size_t v = 0; v < spec.variables.size(); ++v) {
       if (v == skip) continue;
       const auto& var = spec.variables[v];
-      const std::string why = set_path(root, split_path(var.path), YAML::Load(var.values[point.choice[v]]));
+      const std::string why = set_path(root, split_path(var.path), YAML::Load(var.values[point.choice[v]]), names);
       if (!why.empty()) throw sim::InputError(spec.file, var.line, var.column, "variants." + var.path, why);
     }
     root["seed"] = point.seed;

@@ -135,6 +135,42 @@ TEST(Sweep, SeedVariantsAreTheSeeds) {
   }
 }
 
+// A point's keys go into one tree in order (the names of a list's elements are looked up once
+// per tree): a key that renames an element, or replaces the list, is seen by the keys after it.
+TEST(Sweep, KeysAfterARenameOrAReplacedListFindTheNewElements) {
+  const auto renamed = write_scenario("renamed.yaml",
+                                      "variants:\n  cluster.pools.t4.nodes: [1]\n  cluster.pools.t4.name: [l4]\n"
+                                      "  cluster.pools.l4.gpus_per_node: [2]\n");
+  auto spec = planner::load_sweep(renamed);
+  auto sc = planner::point_scenario(spec, planner::expand(spec).front());
+  ASSERT_EQ(sc.cluster.pools.size(), 2u);
+  EXPECT_EQ(sc.cluster.pools[1].name, "l4");
+  EXPECT_EQ(sc.cluster.pools[1].nodes, 1);
+  EXPECT_EQ(sc.cluster.pools[1].gpus_per_node, 2);
+  const auto replaced = write_scenario("replaced.yaml",
+                                       "variants:\n  cluster.pools.t4.nodes: [1]\n"
+                                       "  cluster.pools: [[{name: h100, nodes: 3, gpus_per_node: 8, gpu_type: H100}]]\n"
+                                       "  cluster.pools.h100.nodes: [5]\n");
+  spec = planner::load_sweep(replaced);
+  sc = planner::point_scenario(spec, planner::expand(spec).front());
+  ASSERT_EQ(sc.cluster.pools.size(), 1u);
+  EXPECT_EQ(sc.cluster.pools[0].name, "h100");
+  EXPECT_EQ(sc.cluster.pools[0].nodes, 5);
+  // The name that left is gone for the keys after it.
+  try {
+    planner::load_sweep(
+        write_scenario("gone.yaml", "variants:\n  cluster.pools.t4.name: [l4]\n  cluster.pools.t4.nodes: [1]\n"));
+    FAIL() << "expected InputErrors";
+  } catch (const sim::InputErrors& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_NE(std::string(e.errors()[0].what())
+                  .find("variants.cluster.pools.t4.nodes: cannot vary this key: no list "
+                        "element named \"t4\""),
+              std::string::npos)
+        << e.errors()[0].what();
+  }
+}
+
 TEST(Sweep, BadVariantsAreErrorsWithLocations) {
   const auto path = write_scenario("bad.yaml", "variants:\n  cluster.pools.h100.nodes: [1, 2]\n  horizon: 3d\n");
   try {

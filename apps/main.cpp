@@ -28,6 +28,7 @@
 #include "apps/output_check.hpp"
 #include "apps/progress_line.hpp"
 #include "planner/scorecard.hpp"
+#include "planner/sweep.hpp"
 #ifdef HEADROOM_MPI
 #include "apps/mpi_sweep.hpp"
 #endif
@@ -119,7 +120,17 @@ int cmd_validate(const std::string& path) {
   const auto sc = headroom::scenarios::load_scenario(path);
   for (const auto& w : sc.warnings) std::cerr << "warning: " << w << '\n';
   headroom::planner::scenario_targets(sc, {});  // the `targets:` of the scorecard, as compare reads them
-  std::cout << path << ": ok (scenario \"" << sc.name << "\", policy " << sc.policy.name << ", "
+  // A sweep (`variants:`, `seeds:`): its keys, its size and every point's scenario, as `headroom
+  // sweep` checks them before its first run.
+  const auto spec = headroom::planner::load_sweep(path);
+  std::string sweep;
+  if (!spec.variables.empty() || spec.seeds.size() > 1) {
+    const auto points = headroom::planner::expand(spec);
+    g_defer.store(true);  // from here a signal stops the points being made (sim::Interrupted)
+    headroom::planner::check_points(spec, points, &g_stop);
+    sweep = "sweep of " + headroom::results::thousands(static_cast<std::int64_t>(points.size())) + " runs, ";
+  }
+  std::cout << path << ": ok (" << sweep << "scenario \"" << sc.name << "\", policy " << sc.policy.name << ", "
             << sc.cluster.total_nodes() << " nodes, " << sc.cluster.total_gpus() << " GPUs)\n";
   return kExitOk;
 }

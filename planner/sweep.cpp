@@ -315,6 +315,28 @@ scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& poin
   }
 }
 
+void check_points(const SweepSpec& spec, const std::vector<SweepPoint>& points, const std::atomic<bool>* stop,
+                  const std::function<void(std::size_t, const scenarios::Scenario&)>& each) {
+  std::vector<std::vector<sim::InputError>> point_errors(points.size());
+  auto stopped = [&] { return stop != nullptr && stop->load(); };
+  sim::parallel_ranges(points.size(), 16, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i != end && !stopped(); ++i) {
+      try {
+        const scenarios::Scenario sc = point_scenario(spec, points[i]);
+        if (each) each(i, sc);
+      } catch (const sim::InputErrors& e) {
+        point_errors[i] = e.errors();
+      } catch (const sim::InputError& e) {
+        point_errors[i] = {e};
+      }
+    }
+  });
+  if (stopped()) throw sim::Interrupted();
+  std::vector<sim::InputError> errors;
+  for (auto& e : point_errors) errors.insert(errors.end(), e.begin(), e.end());
+  if (!errors.empty()) throw sim::InputErrors(std::move(errors));
+}
+
 SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   SweepResult r;
   r.spec = spec;
@@ -328,26 +350,10 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   // Every point is made and validated before any run, so that a bad value is reported whichever
   // shard meets it; its scenario is not kept (each run makes its own again: a few kilobytes a point
   // for a sweep of any size), only its trace announced to the cache. SIGINT stops this too.
-  // The points are made in parallel; their errors are reported in point order.
   scenarios::TraceCache traces;  // the points' traces, each read once (the last point takes it over)
-  std::vector<std::vector<sim::InputError>> point_errors(n);
-  auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };
-  sim::parallel_ranges(n, 16, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i != end && !stopped(); ++i) {
-      try {
-        const scenarios::Scenario sc = point_scenario(spec, r.points[i]);
-        if (i % options.shard_count == options.shard_index) traces.expect(sc.workload);  // thread-safe
-      } catch (const sim::InputErrors& e) {
-        point_errors[i] = e.errors();
-      } catch (const sim::InputError& e) {
-        point_errors[i] = {e};
-      }
-    }
+  check_points(spec, r.points, options.stop, [&](std::size_t i, const scenarios::Scenario& sc) {
+    if (i % options.shard_count == options.shard_index) traces.expect(sc.workload);  // thread-safe
   });
-  if (stopped()) throw sim::Interrupted();
-  std::vector<sim::InputError> errors;
-  for (auto& e : point_errors) errors.insert(errors.end(), e.begin(), e.end());
-  if (!errors.empty()) throw sim::InputErrors(std::move(errors));
   if (!options.keep_runs_dir.empty() && !std::filesystem::is_directory(options.keep_runs_dir))
     throw sim::InputError(options.keep_runs_dir, 0, 0, "", "directory for the runs' results does not exist");
 

@@ -47,6 +47,13 @@ std::vector<SweepPoint> expand(const SweepSpec& spec);
 // any scenario (errors name the point's values).
 scenarios::Scenario point_scenario(const SweepSpec& spec, const SweepPoint& point);
 
+// Makes every point's scenario, in parallel, as a sweep does before its first run; throws
+// sim::InputErrors with the errors of every point that does not make, in point order (as
+// `headroom validate` and run_sweep report them). `each` (called from worker threads) sees each
+// point's index and scenario; `stop` set (SIGINT / SIGTERM) ends it with sim::Interrupted.
+void check_points(const SweepSpec& spec, const std::vector<SweepPoint>& points, const std::atomic<bool>* stop,
+                  const std::function<void(std::size_t, const scenarios::Scenario&)>& each = {});
+
 enum class RunStatus : std::uint8_t { Done, Cancelled, Failed };
 
 struct PointResult {

@@ -183,6 +183,13 @@ check plan 0 "answer: cluster.pools.p.nodes = " -- "$bin" plan "$tmp/good.yaml" 
 check plan-none 0 "answer: no value in [1, 2] meets" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:2 --target "wait_max <= 1ms"
 check plan-bad-target 2 "unknown KPI" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "p95_wiat <= 1h"
 check sweep-run-base 0 "policy fifo" -- "$bin" run "$src/scenarios/examples/ricc-14d-sweep.yaml"
+# validate checks a sweep as `headroom sweep` does before its first run: its keys and every point.
+check validate-sweep 0 "ok (sweep of 24 runs, scenario" -- "$bin" validate "$src/scenarios/examples/ricc-14d-sweep.yaml"
+scenario "$tmp/badkey-sweep.yaml" fifo "" "variants: {cluster.pools.q.nodes: [1, 2]}"
+check validate-sweep-bad-key 2 'variants.cluster.pools.q.nodes: cannot vary this key: no list element named "q"' -- \
+  "$bin" validate "$tmp/badkey-sweep.yaml"
+scenario "$tmp/badpoint-sweep.yaml" fifo "" "variants: {cluster.pools.p.nodes: [2, -1]}"
+check validate-sweep-bad-point 2 "in run 1 (cluster.pools.p.nodes=-1, seed=3)" -- "$bin" validate "$tmp/badpoint-sweep.yaml"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -114,6 +115,46 @@ TEST(ServiceSlo, TimeAndRequestAttainmentByHand) {
   EXPECT_DOUBLE_EQ(slo.mean_running, 2.5);
   EXPECT_DOUBLE_EQ(slo.replica_gpu_hours, 2.0 * 250 / 3600.0);
   EXPECT_DOUBLE_EQ(slo.requests, 1000.0);
+}
+
+// evaluate_service reads the curve once a second through a cursor (table), one number (flat) or one
+// day of values (daily, over more than a day): the figures are those of LoadCurve::rate read
+// every second, to the last bit, wherever the span starts against the peak and the second.
+TEST(ServiceSlo, TheFiguresAreThoseOfTheCurveReadEverySecond) {
+  auto by_hand = [](const ServiceSpec& s, const std::vector<std::pair<Tick, Tick>>& runs, Tick from, Tick to) {
+    long double covered = 0, served = 0, demand = 0;
+    for (Tick t = from; t < to; t += S) {
+      std::int64_t running = 0;
+      for (const auto& [a, b] : runs) running += a <= t && t < b ? 1 : 0;
+      const double secs = sim::to_seconds(std::min(S, to - t));
+      const double rate = s.load.rate(t), capacity = static_cast<double>(running) * s.throughput;
+      if (capacity >= rate) covered += secs;
+      served += std::min(rate, capacity) * secs;
+      demand += rate * secs;
+    }
+    return std::array<double, 2>{static_cast<double>(covered / sim::to_seconds(to - from)),
+                                 static_cast<double>(served / demand)};
+  };
+  ServiceSpec daily;
+  daily.throughput = 30;
+  daily.load.mean_rate = 100;
+  daily.load.diurnal_amplitude = 0.8;
+  daily.load.peak = 20 * H + 123;
+  ServiceSpec table = daily;
+  table.load.table = {{-5 * S, 40.0}, {2 * H + 7, 95.5}, {30 * H, 10.0}, {50 * H + 999, 130.0}};
+  ServiceSpec flat = daily;
+  flat.load.diurnal_amplitude = 0;
+  const std::vector<std::pair<Tick, Tick>> runs = {
+      {0, 70 * H}, {3 * H + 1, 20 * H}, {25 * H, 60 * H}, {26 * H, 27 * H}};
+  for (const ServiceSpec* s : {&daily, &table, &flat})
+    for (const auto& [from, to] : {std::pair{Tick{0}, 70 * H}, std::pair{Tick{1234}, 49 * H + 17},
+                                   std::pair{21 * H, 70 * H - 1}, std::pair{5 * H, 6 * H}}) {
+      SCOPED_TRACE(std::to_string(from) + " to " + std::to_string(to));
+      const auto slo = models::evaluate_service(*s, runs, from, to);
+      const auto expected = by_hand(*s, runs, from, to);
+      EXPECT_EQ(slo.time_attainment, expected[0]);
+      EXPECT_EQ(slo.request_attainment, expected[1]);
+    }
 }
 
 namespace {

@@ -23,7 +23,7 @@ double LoadCurve::rate(Tick t) const {
 
 namespace {
 
-// rate(t) at t = from, from + step, ... (increasing), the same values as LoadCurve::rate, cheaper:
+// rate(t) at t = from, from + step, ... in turn, the same values as LoadCurve::rate, cheaper:
 // a table curve is read with a cursor instead of a search, a flat parametric one is one number,
 // and a daily one over more than a day is looked up in one day of values (the phase of t is
 // (t - peak) % 24 h, the same for t a day apart once t >= peak; before peak, where C++'s % is
@@ -63,9 +63,10 @@ std::vector<std::pair<Tick, std::int32_t>> autoscale(const ServiceSpec& s, Tick 
   HEADROOM_ASSERT(a.interval > 0 && a.target_utilization > 0 && s.throughput > 0 && s.min_replicas >= 0 &&
                       s.max_replicas >= s.min_replicas,
                   "invalid service " + s.name);
+  const StepRates rates(s.load, s.start, end, a.interval);  // read at start, start + interval, ...
   auto raw = [&](Tick t, std::int32_t current) {
     const double capacity = static_cast<double>(current) * s.throughput * a.target_utilization;
-    const double demand = s.load.rate(t);
+    const double demand = rates.at(t);
     std::int64_t want;
     if (current > 0 && std::fabs(demand / capacity - 1.0) <= a.tolerance) {
       want = current;

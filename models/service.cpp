@@ -21,42 +21,25 @@ double LoadCurve::rate(Tick t) const {
   return std::max(0.0, mean_rate * (1.0 + diurnal_amplitude * std::cos(phase)));
 }
 
-namespace {
+StepRates::StepRates(const LoadCurve& load, Tick from, Tick to, Tick step) : load_(load) {
+  if (!load.table.empty() || load.diurnal_amplitude == 0) return;
+  if (to - from <= sim::kDay || step <= 0 || sim::kDay % step != 0) return;
+  const Tick r0 = ((from - load.peak) % step + step) % step;  // (t - peak) mod step, the same for every t
+  day_.resize(static_cast<std::size_t>(sim::kDay / step));
+  for (std::size_t i = 0; i < day_.size(); ++i) day_[i] = load.rate(load.peak + r0 + static_cast<Tick>(i) * step);
+  step_ = step;
+}
 
-// rate(t) at t = from, from + step, ... in turn, the same values as LoadCurve::rate, cheaper:
-// a table curve is read with a cursor instead of a search, a flat parametric one is one number,
-// and a daily one over more than a day is looked up in one day of values (the phase of t is
-// (t - peak) % 24 h, the same for t a day apart once t >= peak; before peak, where C++'s % is
-// negative, it is computed as rate() does).
-class StepRates {
- public:
-  StepRates(const LoadCurve& load, Tick from, Tick to, Tick step) : load_(load) {
-    if (!load.table.empty() || load.diurnal_amplitude == 0) return;
-    if (to - from <= sim::kDay || sim::kDay % step != 0) return;
-    const Tick r0 = ((from - load.peak) % step + step) % step;  // (t - peak) mod step, the same for every t
-    day_.resize(static_cast<std::size_t>(sim::kDay / step));
-    for (std::size_t i = 0; i < day_.size(); ++i) day_[i] = load.rate(load.peak + r0 + static_cast<Tick>(i) * step);
-    step_ = step;
+double StepRates::at(Tick t) const {
+  if (!load_.table.empty()) {
+    const auto& rows = load_.table;
+    while (next_ < rows.size() && rows[next_].first <= t) ++next_;
+    return next_ == 0 ? rows.front().second : rows[next_ - 1].second;
   }
-  double at(Tick t) const {
-    if (!load_.table.empty()) {
-      const auto& rows = load_.table;
-      while (next_ < rows.size() && rows[next_].first <= t) ++next_;
-      return next_ == 0 ? rows.front().second : rows[next_ - 1].second;
-    }
-    if (load_.diurnal_amplitude == 0) return std::max(0.0, load_.mean_rate);
-    if (day_.empty() || t < load_.peak) return load_.rate(t);
-    return day_[static_cast<std::size_t>((t - load_.peak) % sim::kDay / step_)];
-  }
-
- private:
-  const LoadCurve& load_;
-  std::vector<double> day_;  // rate at peak + r0 + i x step, i < 24 h / step
-  Tick step_ = 1;
-  mutable std::size_t next_ = 0;  // table rows at or before the last t read
-};
-
-}  // namespace
+  if (load_.diurnal_amplitude == 0) return std::max(0.0, load_.mean_rate);
+  if (day_.empty() || t < load_.peak) return load_.rate(t);
+  return day_[static_cast<std::size_t>((t - load_.peak) % sim::kDay / step_)];
+}
 
 std::vector<std::pair<Tick, std::int32_t>> autoscale(const ServiceSpec& s, Tick end) {
   const Autoscaler& a = s.autoscaler;

@@ -56,6 +56,24 @@ struct LoadCurve {
   double rate(Tick t) const;
 };
 
+// LoadCurve::rate at t = from, from + step, ... in turn (each t at least the last), the same
+// doubles, cheaper: a table curve is read with a cursor instead of a search, a flat parametric
+// one is one number, and a daily one over more than a day is looked up in one day of values (the
+// phase of t is (t - peak) % 24 h, the same for t a day apart once t >= peak; before peak, where
+// C++'s % is negative, it is computed as rate() does). evaluate_service reads it every second, the
+// autoscaler every interval.
+class StepRates {
+ public:
+  StepRates(const LoadCurve& load, Tick from, Tick to, Tick step);
+  double at(Tick t) const;
+
+ private:
+  const LoadCurve& load_;
+  std::vector<double> day_;  // rate at peak + r0 + i x step, i < 24 h / step; empty: not used
+  Tick step_ = 1;
+  mutable std::size_t next_ = 0;  // table rows at or before the last t read
+};
+
 struct Autoscaler {
   double target_utilization = 0.7;
   Tick interval = 15 * sim::kSecond;

@@ -117,6 +117,29 @@ TEST(ServiceSlo, TimeAndRequestAttainmentByHand) {
   EXPECT_DOUBLE_EQ(slo.requests, 1000.0);
 }
 
+// StepRates gives LoadCurve::rate's doubles at every step, for any start against the peak and any
+// step that divides a day (and for those that do not: rate() itself).
+TEST(LoadCurve, StepRatesAreTheRatesOfTheCurve) {
+  LoadCurve daily;
+  daily.mean_rate = 100;
+  daily.diurnal_amplitude = 0.8;
+  daily.peak = 20 * H + 123;
+  LoadCurve table;
+  table.table = {{-5 * S, 40.0}, {2 * H + 7, 95.5}, {30 * H, 10.0}, {50 * H + 999, 130.0}};
+  LoadCurve flat = daily;
+  flat.diurnal_amplitude = 0;
+  for (const LoadCurve* curve : {&daily, &table, &flat})
+    for (const Tick step : {S, 15 * S, 7 * S, Tick{250}})
+      for (const Tick from : {Tick{0}, Tick{1234}, 21 * H, -3 * H - 5}) {
+        SCOPED_TRACE("step " + std::to_string(step) + " from " + std::to_string(from));
+        const Tick to = from + 3 * sim::kDay + 11;
+        const models::StepRates rates(*curve, from, to, step);
+        std::size_t differ = 0;
+        for (Tick t = from; t < to; t += step) differ += rates.at(t) != curve->rate(t) ? 1 : 0;
+        EXPECT_EQ(differ, 0u);
+      }
+}
+
 // evaluate_service reads the curve once a second through a cursor (table), one number (flat) or one
 // day of values (daily, over more than a day): the figures are those of LoadCurve::rate read
 // every second, to the last bit, wherever the span starts against the peak and the second.

@@ -300,6 +300,38 @@ TEST(ClusterImport, GroupsNodesIntoPoolsAndWritesYaml) {
                sim::InputError);
 }
 
+// What import-cluster writes loads as a scenario's cluster (fuzz/fuzz_cluster.cpp reads every
+// one back): a node a pool cannot hold is an error at its line, two models of one pool name get
+// -2, a control character in a model is a YAML escape.
+TEST(ClusterImport, WhatItWritesLoads) {
+  TempDir tmp;
+  const std::string header = "sn,cpu_milli,memory_mib,gpu,model\n";
+  const auto message = [&](const std::string& file, const std::string& text) {
+    try {
+      traces::import_cluster(tmp.write(file, header + text));
+    } catch (const sim::InputError& e) {
+      return std::string(e.what()).substr(tmp.dir().string().size() + 1);
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("wide.csv", "n1,8000,1024,8,A100\nn2,8000,1024,1025,A100\n"),
+            "wide.csv:3:14: gpu (column 4): more than 1024 GPUs on one node (a scenario pool's most)");
+  EXPECT_EQ(message("cpus.csv", "n1,1000001000,1024,8,A100\n"),
+            "cpus.csv:2:4: cpu_milli (column 2): more than 1,000,000 CPUs on one node (a scenario pool's most)");
+  EXPECT_EQ(
+      message("latin1.csv", "n1,8000,1024,8,A\xe9\n"),
+      "latin1.csv:2:16: model (column 5): not UTF-8 text: byte 0xe9 is not valid UTF-8 (save the trace as UTF-8)");
+  const auto twins =
+      traces::import_cluster(tmp.write("twins.csv", header + "n1,8000,1024,8,A-100\nn2,8000,1024,8,A_100\n"));
+  ASSERT_EQ(twins.cluster.pools.size(), 2u);
+  EXPECT_EQ(twins.cluster.pools[0].name, "a-100-8gpu-8cpu-1gib");
+  EXPECT_EQ(twins.cluster.pools[1].name, "a-100-8gpu-8cpu-1gib-2");
+  const auto control = traces::import_cluster(tmp.write("control.csv", header + "n1,8000,1024,8,A\x01"
+                                                                                "B\n"));
+  EXPECT_NE(traces::cluster_yaml(control, "control.csv").find("      gpu_type: \"A\\x01B\"\n"), std::string::npos)
+      << traces::cluster_yaml(control, "control.csv");
+}
+
 TEST(ClusterImport, RealOpenbNodeLists) {
   const std::string gpu = kOpenb + "openb_node_list_gpu_node.csv";
   const std::string all = kOpenb + "openb_node_list_all_node.csv";

@@ -133,9 +133,11 @@ TEST(TraceImport, MissingFileIsAnInputError) {
 
 namespace {
 
-// Imports `bytes` written into a pipe by another thread, named as /dev/fd/N (a process
-// substitution's name, or /dev/stdin at the end of a pipeline): a file that can be read only once.
-models::Workload import_through_pipe(const std::string& bytes, std::string* name, const ImportOptions& options = {}) {
+// What `read` returns for `bytes` written into a pipe by another thread, named as /dev/fd/N (a
+// process substitution's name, or /dev/stdin at the end of a pipeline): a file that can be read
+// only once.
+template <class Read>
+auto through_pipe(const std::string& bytes, std::string* name, Read&& read) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe() failed");
   std::thread writer([&] {
@@ -147,23 +149,42 @@ models::Workload import_through_pipe(const std::string& bytes, std::string* name
     ::close(fds[1]);
   });
   *name = "/dev/fd/" + std::to_string(fds[0]);
-  models::Workload w;
+  decltype(read(*name)) out{};
   std::exception_ptr error;
   try {
-    w = traces::import_trace(*name, options);
+    out = read(*name);
   } catch (...) {
     error = std::current_exception();
   }
-  ::close(fds[0]);  // the writer then stops at a broken pipe if the import stopped early
+  ::close(fds[0]);  // the writer then stops at a broken pipe if the read stopped early
   writer.join();
   if (error) std::rethrow_exception(error);
-  return w;
+  return out;
+}
+
+models::Workload import_through_pipe(const std::string& bytes, std::string* name, const ImportOptions& options = {}) {
+  return through_pipe(bytes, name, [&](const std::string& path) { return traces::import_trace(path, options); });
 }
 
 }  // namespace
 
 // A pipe cannot be opened twice: the format is detected on the lines the import then reads again
 // (before, the import opened it a second time and read on from where the detection had stopped).
+// `headroom import-cluster <(zcat nodes.csv.gz)`: the header is looked at and the rows read from
+// one reader (before, the second open of the pipe found it empty: "no header row").
+TEST(ClusterImport, APipeIsReadOnce) {
+  if (!fs::exists("/dev/fd")) GTEST_SKIP() << "no /dev/fd";
+  ::signal(SIGPIPE, SIG_IGN);
+  std::string name;
+  const auto read = [](const std::string& path) { return traces::import_cluster(path); };
+  const traces::ClusterImport plain = traces::import_cluster(kData + "openb_nodes.csv");
+  const traces::ClusterImport piped = through_pipe(read_bytes(kData + "openb_nodes.csv"), &name, read);
+  EXPECT_EQ(traces::cluster_yaml(piped, "n"), traces::cluster_yaml(plain, "n"));
+  const traces::ClusterImport pai = through_pipe("m1,T4,96,512,2\nm2,T4,96,512,2\n", &name, read);
+  EXPECT_EQ(pai.format, "pai-machines");
+  EXPECT_EQ(pai.cluster.total_gpus(), 4);
+}
+
 TEST(TraceImport, APipeIsReadOnceWithItsFormatDetectedOnIt) {
   if (!fs::exists("/dev/fd")) GTEST_SKIP() << "no /dev/fd";
   ::signal(SIGPIPE, SIG_IGN);

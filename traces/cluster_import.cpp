@@ -3,13 +3,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
 
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 #include "traces/fields.hpp"
 #include "traces/import.hpp"
 #include "traces/table.hpp"
@@ -21,6 +25,10 @@ namespace {
 using Key = std::tuple<std::string, std::int32_t, std::int32_t, std::int64_t>;  // model, GPUs, CPUs, GiB
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+// What a scenario's `cluster:` takes (scenarios/scenario.cpp): the YAML written must load.
+constexpr std::int32_t kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+constexpr std::int64_t kMaxNodes = 1'000'000;
 
 constexpr detail::Column kOpenbNodeColumns[] = {
     {"sn", true}, {"cpu_milli", true}, {"memory_mib", true}, {"gpu", true}, {"model", false},
@@ -51,6 +59,14 @@ std::string yaml_scalar(const std::string& s) {
   if (safe && !reserved) return s;
   std::string out = "\"";
   for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {  // a control character: YAML's \xNN
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -61,24 +77,47 @@ std::string yaml_scalar(const std::string& s) {
 
 ClusterImport import_cluster(const std::string& path) {
   ClusterImport out;
+  // One reader for the header's look and the rows: a pipe (`<(zcat nodes.csv.gz)`) cannot be
+  // opened twice, so the rows are read again from the reader's buffer.
+  std::optional<detail::LineReader> in;
+  in.emplace(path);
   bool openb = false;
   {
-    detail::LineReader probe(path);
     std::string_view line;
-    while (probe.next_line(line))
+    while (in->next_line(line))
       if (!detail::trim(line).empty()) break;
     const auto cells = detail::header_cells(line);
     openb = std::find(cells.begin(), cells.end(), "sn") != cells.end();
     if (!openb && cells.size() != 5)
-      throw sim::InputError(path, probe.line_number(), 0, "",
+      throw sim::InputError(path, in->line_number(), 0, "",
                             "not a known node list: expected the openb header sn,cpu_milli,memory_mib,gpu,model or "
                             "5 cells machine,gpu_type,cap_cpu,cap_mem,cap_gpu (PAI machine spec, no header)");
+    if (!in->restart()) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec))
+        throw sim::InputError(path, in->line_number(), 0, "",
+                              "the header was found only past the first 64 KiB of a pipe, which cannot be read again");
+      in.emplace(path);
+    }
   }
-  detail::LineReader in(path);
-  std::map<Key, std::int32_t> pools;
+  std::map<Key, std::int64_t> pools;
+  std::int64_t gpu_nodes = 0;
+  // A node with GPUs, as a scenario's pool can hold it (scenarios/scenario.cpp: at most 1,024 GPUs
+  // and 1,000,000 CPUs a node, 1,000,000 nodes a cluster), so the YAML written always loads.
+  auto add = [&](const detail::Table& t, std::size_t model, std::int32_t gpus, std::int64_t cpus, std::int64_t gib,
+                 std::size_t gpu_col, std::size_t cpu_col) {
+    if (gpus > kMaxGpusPerNode)
+      t.fail(gpu_col, "more than " + std::to_string(kMaxGpusPerNode) + " GPUs on one node (a scenario pool's most)");
+    if (cpus > kMaxCpusPerNode)
+      t.fail(cpu_col, "more than " + sim::thousands(kMaxCpusPerNode) + " CPUs on one node (a scenario pool's most)");
+    if (t.empty(model)) t.fail(model, "a node with GPUs needs a GPU model");
+    if (++gpu_nodes > kMaxNodes)
+      t.fail(gpu_col, "more than " + sim::thousands(kMaxNodes) + " nodes with GPUs (the most one simulation holds)");
+    ++pools[{std::string(t.name(model)), gpus, static_cast<std::int32_t>(cpus), gib}];
+  };
   if (openb) {
     out.format = "openb-nodes";
-    detail::Table t(in, kOpenbNodeColumns, {.layout = "openb node list"});
+    detail::Table t(*in, kOpenbNodeColumns, {.layout = "openb node list"});
     while (t.next()) {
       ++out.nodes_read;
       const std::int64_t cpu_milli = t.integer(1, 0, kInt32Max * 1000);
@@ -88,12 +127,11 @@ ClusterImport import_cluster(const std::string& path) {
         ++out.cpu_only_nodes;
         continue;
       }
-      if (t.empty(4)) t.fail(4, "a node with GPUs needs a GPU model");
-      ++pools[{std::string(t.text(4)), gpus, static_cast<std::int32_t>(cpu_milli / 1000), mem_mib / 1024}];
+      add(t, 4, gpus, cpu_milli / 1000, mem_mib / 1024, 3, 1);
     }
   } else {
     out.format = "pai-machines";
-    detail::Table t(in, kPaiColumns, {.header = false, .layout = "PAI machine spec"});
+    detail::Table t(*in, kPaiColumns, {.header = false, .layout = "PAI machine spec"});
     while (t.next()) {
       ++out.nodes_read;
       const auto cpus = static_cast<std::int32_t>(t.integer(2, 0, kInt32Max));
@@ -103,8 +141,7 @@ ClusterImport import_cluster(const std::string& path) {
         ++out.cpu_only_nodes;
         continue;
       }
-      if (t.empty(1)) t.fail(1, "a machine with GPUs needs a GPU type");
-      ++pools[{std::string(t.text(1)), gpus, cpus, mem_gb}];
+      add(t, 1, gpus, cpus, mem_gb, 4, 2);
     }
   }
   if (out.nodes_read == 0) throw sim::InputError(path, 0, 0, "", "no nodes in the node list");
@@ -112,16 +149,24 @@ ClusterImport import_cluster(const std::string& path) {
     throw sim::InputError(
         path, 0, 0, "",
         "no node with GPUs in the node list (" + std::to_string(out.cpu_only_nodes) + " CPU-only nodes)");
-  for (const auto& [key, count] : pools)
-    out.cluster.pools.push_back(
-        {pool_name(key), count, std::get<1>(key), std::get<0>(key), std::get<2>(key), std::get<3>(key)});
+  // Two models can make one name ("A-100" and "A_100" are both a-100-...): the later ones get -2, -3.
+  std::set<std::string> taken;
+  for (const auto& [key, count] : pools) {
+    std::string name = pool_name(key);
+    for (int k = 2; !taken.insert(name).second; ++k) name = pool_name(key) + "-" + std::to_string(k);
+    out.cluster.pools.push_back({std::move(name), static_cast<std::int32_t>(count), std::get<1>(key), std::get<0>(key),
+                                 std::get<2>(key), std::get<3>(key)});
+  }
   return out;
 }
 
 std::string cluster_yaml(const ClusterImport& imported, const std::string& source) {
   std::ostringstream os;
   const auto& c = imported.cluster;
-  os << "# from " << source << " (" << imported.format << "): " << imported.nodes_read << " nodes, " << c.total_nodes()
+  std::string named = source;  // one comment line whatever the file's name holds
+  for (char& ch : named)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+  os << "# from " << named << " (" << imported.format << "): " << imported.nodes_read << " nodes, " << c.total_nodes()
      << " with GPUs in " << c.pools.size() << " pools, " << c.total_gpus() << " GPUs";
   if (imported.cpu_only_nodes > 0) os << "; " << imported.cpu_only_nodes << " CPU-only nodes left out";
   os << "\ncluster:\n  pools:\n";

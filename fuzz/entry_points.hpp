@@ -244,4 +244,34 @@ inline bool import_pod_yaml_bytes(const std::uint8_t* data, std::size_t size) {
   return import_trace_bytes(data, size, traces::Format::Kubernetes);
 }
 
+// Imports `data` as a node list (`headroom import-cluster`: openb or PAI machine spec) and reads the
+// `cluster:` block it writes back as a scenario's: it must load, with the same pools. Returns true
+// when the node list was accepted; a block that does not load as written is a bug (logic_error).
+inline bool import_cluster_bytes(const std::uint8_t* data, std::size_t size) {
+  const std::string path = memory_file(data, size);
+  return accepted([&] {
+    const traces::ClusterImport imported = traces::import_cluster(path);
+    const std::string trace = scratch_file("trace.csv", "id,submit,gpus,runtime\n1,0,1,60\n");
+    const std::string yaml = traces::cluster_yaml(imported, "nodes.csv") +
+                             "name: imported\npolicy: fifo\nworkload:\n  trace: " + trace + "\n";
+    scenarios::Scenario sc;
+    try {
+      sc = scenarios::parse_scenario(yaml, "cluster.yaml");
+    } catch (const sim::InputErrors& e) {
+      throw std::logic_error("import-cluster wrote a cluster that does not load: " + std::string(e.what()));
+    } catch (const sim::InputError& e) {
+      throw std::logic_error("import-cluster wrote a cluster that does not load: " + std::string(e.what()));
+    }
+    const auto& want = imported.cluster.pools;
+    const auto& got = sc.cluster.pools;
+    bool same = want.size() == got.size();
+    for (std::size_t i = 0; same && i < want.size(); ++i)
+      same = want[i].name == got[i].name && want[i].nodes == got[i].nodes &&
+             want[i].gpus_per_node == got[i].gpus_per_node && want[i].gpu_type == got[i].gpu_type &&
+             want[i].cpus_per_node == got[i].cpus_per_node && want[i].memory_gib == got[i].memory_gib;
+    if (!same) throw std::logic_error("import-cluster's cluster reads back with other pools");
+    return true;
+  });
+}
+
 }  // namespace headroom::fuzz

@@ -103,6 +103,23 @@ TEST(Crashers, ScenarioLoader) {
   replay("scenario", [](const std::string& d) { return headroom::fuzz::parse_scenario_bytes(bytes_of(d), d.size()); });
 }
 
+// `headroom import-cluster`'s node lists (fuzz/fuzz_cluster.cpp): the seeds (an openb node list and
+// rows of the real PAI 2020 machine spec) are accepted, and every cluster written loads back.
+TEST(Crashers, ClusterImport) {
+  const auto files = inputs("cluster");
+  EXPECT_FALSE(files.empty());
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.string());
+    const std::string d = read_bytes(path);
+    try {
+      const bool accepted = headroom::fuzz::import_cluster_bytes(bytes_of(d), d.size());
+      if (path.string().find("/fuzz/corpus/") != std::string::npos) EXPECT_TRUE(accepted);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "unexpected exception: " << e.what();
+    }
+  }
+}
+
 // The seeds are real-looking inputs: most of them must be accepted, or the fuzzers start from
 // error paths only.
 TEST(Crashers, SeedCorpusIsMostlyValid) {

@@ -371,8 +371,14 @@ int main(int argc, char** argv) {
       "or rejected (e.g. \"kind:interactive.wait_p95 <= 5m\"). Per tenant: tenant:NAME.KPI; per inference service: "
       "service:NAME.slo_attainment or service:NAME.request_attainment. The same syntax serves a scenario's "
       "targets: and compare --target (docs/planner.md).");
+  // As `seeds: N` in a sweep file: each probe runs every seed, and a sweep keeps each run's figures.
   plan->add_option("--seeds", plan_seeds, "seeds per value, counted from the scenario's seed (default: its seeds:)")
-      ->check(CLI::PositiveNumber);
+      ->check([](const std::string& text) {
+        std::string why = check_count(text, 100000, "expected a number of seeds in 1..100000");
+        return why.empty() && text.find_first_not_of('0') == std::string::npos
+                   ? "expected a number of seeds in 1..100000, got \"" + text + "\""
+                   : why;
+      });
   plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 
   headroom::app::FgdArgs fgd_args;

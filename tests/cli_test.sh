@@ -181,6 +181,7 @@ check sweep 0 "24 runs: 24 done, 0 failed, 0 cancelled" -- "$bin" sweep "$src/sc
 [ "$(wc -l <"$tmp/sweep.csv")" -eq 25 ] && pass=$((pass + 1)) || { echo "FAIL sweep csv rows"; fail=$((fail + 1)); }
 check plan 0 "answer: cluster.pools.p.nodes = " -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "wait_mean <= 1h"
 check plan-none 0 "answer: no value in [1, 2] meets" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:2 --target "wait_max <= 1ms"
+check plan-seeds-bound 2 "expected a number of seeds in 1..100000" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "wait_mean <= 1h" --seeds 100000000
 check plan-bad-target 2 "unknown KPI" -- "$bin" plan "$tmp/good.yaml" --vary cluster.pools.p.nodes --range 1:8 --target "p95_wiat <= 1h"
 check sweep-run-base 0 "policy fifo" -- "$bin" run "$src/scenarios/examples/ricc-14d-sweep.yaml"
 # validate checks a sweep as `headroom sweep` does before its first run: its keys and every point.

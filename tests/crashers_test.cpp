@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fuzz/entry_points.hpp"
@@ -72,7 +73,10 @@ void replay(const std::string& target, Feed&& feed) {
     if (std::getenv("HEADROOM_CRASHERS_VERBOSE") != nullptr) std::cout << path.string() << "\n";
     const std::string data = read_bytes(path);
     try {
-      feed(data);
+      if constexpr (std::is_invocable_v<Feed&, const std::string&, const fs::path&>)
+        feed(data, path);  // a feed that looks at where the input came from
+      else
+        feed(data);
     } catch (const std::exception& e) {
       ADD_FAILURE() << "unexpected exception: " << e.what();
     } catch (...) {
@@ -80,6 +84,17 @@ void replay(const std::string& target, Feed&& feed) {
     }
   }
   testing::Test::RecordProperty("inputs", static_cast<int>(files.size()));
+}
+
+// As replay, for a target whose seeds (fuzz/corpus/<target>/) are inputs it accepts: `feed`
+// returns whether it accepted one, and each seed must be accepted.
+template <typename Feed>
+void replay_seeds_accepted(const std::string& target, Feed&& feed) {
+  EXPECT_FALSE(inputs(target).empty());
+  replay(target, [&](const std::string& d, const fs::path& path) {
+    const bool accepted = feed(d);
+    if (path.string().find("/fuzz/corpus/") != std::string::npos) EXPECT_TRUE(accepted);
+  });
 }
 
 }  // namespace
@@ -106,18 +121,8 @@ TEST(Crashers, ScenarioLoader) {
 // `headroom import-cluster`'s node lists (fuzz/fuzz_cluster.cpp): the seeds (an openb node list and
 // rows of the real PAI 2020 machine spec) are accepted, and every cluster written loads back.
 TEST(Crashers, ClusterImport) {
-  const auto files = inputs("cluster");
-  EXPECT_FALSE(files.empty());
-  for (const auto& path : files) {
-    SCOPED_TRACE(path.string());
-    const std::string d = read_bytes(path);
-    try {
-      const bool accepted = headroom::fuzz::import_cluster_bytes(bytes_of(d), d.size());
-      if (path.string().find("/fuzz/corpus/") != std::string::npos) EXPECT_TRUE(accepted);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "unexpected exception: " << e.what();
-    }
-  }
+  replay_seeds_accepted(
+      "cluster", [](const std::string& d) { return headroom::fuzz::import_cluster_bytes(bytes_of(d), d.size()); });
 }
 
 // The seeds are real-looking inputs: most of them must be accepted, or the fuzzers start from
@@ -144,18 +149,8 @@ TEST(Crashers, SeedCorpusIsMostlyValid) {
 // through (jobs, events, placements, outages and kills, partitions, samples, services), so each
 // must be accepted and then read by every reader without a fault; its crashers either way.
 TEST(Crashers, ResultsReaders) {
-  const auto files = inputs("results");
-  EXPECT_FALSE(files.empty());
-  for (const auto& path : files) {
-    SCOPED_TRACE(path.string());
-    const std::string d = read_bytes(path);
-    try {
-      const bool accepted = headroom::fuzz::read_results_bytes(bytes_of(d), d.size());
-      if (path.string().find("/fuzz/corpus/") != std::string::npos) EXPECT_TRUE(accepted);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "unexpected exception: " << e.what();
-    }
-  }
+  replay_seeds_accepted("results",
+                        [](const std::string& d) { return headroom::fuzz::read_results_bytes(bytes_of(d), d.size()); });
 }
 
 // One per-format fuzz target each (fuzz/fuzz_format.cpp): its seeds, which must all be accepted

@@ -10,6 +10,13 @@
 
 namespace headroom::models {
 
+// What one simulated cluster may hold (README, "Scenario format"): nodes of the whole cluster, GPUs
+// and CPUs of one node. Per-node state is allocated up front, so a typo of a few zeros must not ask
+// for gigabytes. The scenario's `cluster:`, slurm.conf and `headroom import-cluster` all check these.
+inline constexpr std::int64_t kMaxClusterNodes = 1'000'000;
+inline constexpr std::int64_t kMaxNodeGpus = 1024;
+inline constexpr std::int64_t kMaxNodeCpus = 1'000'000;
+
 struct NodePool {
   std::string name;
   std::int32_t nodes = 0;

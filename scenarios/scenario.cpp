@@ -56,11 +56,10 @@ constexpr double kMaxPrice = 1e9;
 constexpr std::int32_t kMaxReplicas = 100000;  // per GPU-hour, in any currency
 // Link bandwidths in Gbit/s stay below this (100 Pbit/s).
 constexpr double kMaxGbps = 1e8;
-// Cluster size limits (README, "Scenario format"): nodes of the whole cluster, GPUs and CPUs of one
-// node. Per-node state is allocated up front, so a typo of a few zeros must not ask for gigabytes.
-constexpr std::int64_t kMaxPoolNodes = 1'000'000;
-constexpr std::int64_t kMaxGpusPerNode = 1024;
-constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+// Cluster size limits: models/cluster.hpp.
+constexpr std::int64_t kMaxPoolNodes = models::kMaxClusterNodes;
+constexpr std::int64_t kMaxGpusPerNode = models::kMaxNodeGpus;
+constexpr std::int64_t kMaxCpusPerNode = models::kMaxNodeCpus;
 // A tenant's fair-share weight: ratios of weights matter, so six orders of magnitude are plenty
 // (1e308 made every share ratio overflow into nonsense).
 constexpr double kMaxWeight = 1e6;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
@@ -25,10 +24,6 @@ namespace {
 using Key = std::tuple<std::string, std::int32_t, std::int32_t, std::int64_t>;  // model, GPUs, CPUs, GiB
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
-// What a scenario's `cluster:` takes (scenarios/scenario.cpp): the YAML written must load.
-constexpr std::int32_t kMaxGpusPerNode = 1024;
-constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
-constexpr std::int64_t kMaxNodes = 1'000'000;
 
 constexpr detail::Column kOpenbNodeColumns[] = {
     {"sn", true}, {"cpu_milli", true}, {"memory_mib", true}, {"gpu", true}, {"model", false},
@@ -92,27 +87,24 @@ ClusterImport import_cluster(const std::string& path) {
       throw sim::InputError(path, in->line_number(), 0, "",
                             "not a known node list: expected the openb header sn,cpu_milli,memory_mib,gpu,model or "
                             "5 cells machine,gpu_type,cap_cpu,cap_mem,cap_gpu (PAI machine spec, no header)");
-    if (!in->restart()) {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(path, ec))
-        throw sim::InputError(path, in->line_number(), 0, "",
-                              "the header was found only past the first 64 KiB of a pipe, which cannot be read again");
-      in.emplace(path);
-    }
+    detail::reread(in, "the header");
   }
   std::map<Key, std::int64_t> pools;
   std::int64_t gpu_nodes = 0;
-  // A node with GPUs, as a scenario's pool can hold it (scenarios/scenario.cpp: at most 1,024 GPUs
-  // and 1,000,000 CPUs a node, 1,000,000 nodes a cluster), so the YAML written always loads.
+  // A node with GPUs, as a scenario's pool can hold it (models/cluster.hpp: at most 1,024 GPUs and
+  // 1,000,000 CPUs a node, 1,000,000 nodes a cluster), so the YAML written always loads.
   auto add = [&](const detail::Table& t, std::size_t model, std::int32_t gpus, std::int64_t cpus, std::int64_t gib,
                  std::size_t gpu_col, std::size_t cpu_col) {
-    if (gpus > kMaxGpusPerNode)
-      t.fail(gpu_col, "more than " + std::to_string(kMaxGpusPerNode) + " GPUs on one node (a scenario pool's most)");
-    if (cpus > kMaxCpusPerNode)
-      t.fail(cpu_col, "more than " + sim::thousands(kMaxCpusPerNode) + " CPUs on one node (a scenario pool's most)");
+    if (gpus > models::kMaxNodeGpus)
+      t.fail(gpu_col,
+             "more than " + std::to_string(models::kMaxNodeGpus) + " GPUs on one node (a scenario pool's most)");
+    if (cpus > models::kMaxNodeCpus)
+      t.fail(cpu_col,
+             "more than " + sim::thousands(models::kMaxNodeCpus) + " CPUs on one node (a scenario pool's most)");
     if (t.empty(model)) t.fail(model, "a node with GPUs needs a GPU model");
-    if (++gpu_nodes > kMaxNodes)
-      t.fail(gpu_col, "more than " + sim::thousands(kMaxNodes) + " nodes with GPUs (the most one simulation holds)");
+    if (++gpu_nodes > models::kMaxClusterNodes)
+      t.fail(gpu_col, "more than " + sim::thousands(models::kMaxClusterNodes) +
+                          " nodes with GPUs (the most one simulation holds)");
     ++pools[{std::string(t.name(model)), gpus, static_cast<std::int32_t>(cpus), gib}];
   };
   if (openb) {

@@ -212,15 +212,7 @@ models::Workload import_trace(const std::string& path, const ImportOptions& opti
   if (format == Format::Auto) {
     const std::optional<Format> by_name = format_from_name(path);
     format = by_name == Format::Swf ? Format::Swf : detect_in(*reader, by_name);
-    if (!reader->restart()) {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(path, ec))
-        throw sim::InputError(path, reader->line_number(), 0, "",
-                              "the trace format was found only past the first 64 KiB of a pipe, which cannot be "
-                              "read again: set `format:` (or --format) to " +
-                                  std::string(to_string(format)));
-      reader.emplace(path);
-    }
+    detail::reread(reader, "the trace format", ": set `format:` (or --format) to " + std::string(to_string(format)));
   }
   if (!options.fields.empty() && format != Format::Sacct)
     throw sim::InputError(path, 0, 0, "fields",

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
@@ -188,6 +189,16 @@ bool LineReader::next_line(std::string_view& line) {
     ++line_;
     return true;
   }
+}
+
+void reread(std::optional<LineReader>& in, const std::string& what, const std::string& then) {
+  if (in->restart()) return;
+  const std::string path = in->path();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw sim::InputError(path, in->line_number(), 0, "",
+                          what + " was found only past the first 64 KiB of a pipe, which cannot be read again" + then);
+  in.emplace(path);
 }
 
 }  // namespace headroom::traces::detail

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,11 @@ class LineReader {
   std::size_t file_size_ = 0;
   bool start_kept_ = true;  // buf_[0, end_) is the file's (inflated) text from its first byte
 };
+
+// Back to the first line of `in` after a look at the file's start (a format, a header): restart()
+// while the buffer holds that start, else the file opened again. A pipe cannot be opened again:
+// then an error at the line reached, "<what> was found only past the first 64 KiB of a pipe,
+// which cannot be read again" and `then` after it.
+void reread(std::optional<LineReader>& in, const std::string& what, const std::string& then = "");
 
 }  // namespace headroom::traces::detail

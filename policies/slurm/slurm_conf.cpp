@@ -34,8 +34,8 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 16;
 constexpr std::size_t kMaxConfBytes = std::size_t{256} << 20;  // slurm.conf and its Includes together
-// The scenario's own limits (scenarios/scenario.cpp: kMaxPoolNodes, kMaxGpusPerNode,
-// kMaxCpusPerNode): a site file may describe no larger a cluster than a scenario may.
+// The scenario's own limits (models/cluster.hpp): a site file may describe no larger a cluster
+// than a scenario may.
 constexpr std::int64_t kMaxHosts = Hostlist::kMaxHosts;
 // The names of all NodeName lines together: a million names of 64 bytes. Names are not held (they
 // are made again from their line's hostlist when needed), but hashing, pool naming and lookups
@@ -44,8 +44,8 @@ constexpr std::int64_t kMaxNodeNameBytes = 64LL << 20;
 // The names of the hostlists of partitions, NodeSets and gres.conf lines together, each made to
 // be looked up: twenty lists of the largest names NodeName lines may define.
 constexpr std::int64_t kMaxMembershipNameBytes = 20 * kMaxNodeNameBytes;
-constexpr std::int64_t kMaxGpusPerNode = 1024;
-constexpr std::int64_t kMaxCpusPerNode = 1'000'000;
+constexpr std::int64_t kMaxGpusPerNode = models::kMaxNodeGpus;
+constexpr std::int64_t kMaxCpusPerNode = models::kMaxNodeCpus;
 // NodeName's Weight: a uint32 (INFINITE, its largest value, is read as one less).
 constexpr std::int64_t kMaxNodeWeight = 4'294'967'295;
 // Node memberships (a node in a partition, a gres.conf line applied to a node) of all lines

@@ -102,18 +102,18 @@ std::string run_progress(std::size_t done, std::size_t total, std::chrono::stead
 
 // CLI11 reads "-1" into an unsigned option as 2^64 - 1, and its range checks print the limits of
 // a double; these validators (run on the text, before conversion) say what was expected instead.
-std::string check_count(const std::string& text, std::uint64_t max, const char* expected) {
+std::string check_count(const std::string& text, std::uint64_t min, std::uint64_t max, const char* expected) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || end != text.data() + text.size() || ec != std::errc() || v > max)
+  if (text.empty() || end != text.data() + text.size() || ec != std::errc() || v < min || v > max)
     return std::string(expected) + ", got \"" + text + "\"";
   return {};
 }
 std::string check_seed(const std::string& text) {
-  return check_count(text, UINT64_MAX, "expected an integer in 0..18446744073709551615");
+  return check_count(text, 0, UINT64_MAX, "expected an integer in 0..18446744073709551615");
 }
 std::string check_threads(const std::string& text) {
-  return check_count(text, 65536, "expected a number of threads in 0..65536 (0 = all cores)");
+  return check_count(text, 0, 65536, "expected a number of threads in 0..65536 (0 = all cores)");
 }
 
 int cmd_validate(const std::string& path) {
@@ -122,7 +122,7 @@ int cmd_validate(const std::string& path) {
   headroom::planner::scenario_targets(sc, {});  // the `targets:` of the scorecard, as compare reads them
   // A sweep (`variants:`, `seeds:`): its keys, its size and every point's scenario, as `headroom
   // sweep` checks them before its first run.
-  const auto spec = headroom::planner::load_sweep(path);
+  const auto spec = headroom::planner::load_sweep(sc, path);
   std::string sweep;
   if (!spec.variables.empty() || spec.seeds.size() > 1) {
     const auto points = headroom::planner::expand(spec);
@@ -374,10 +374,7 @@ int main(int argc, char** argv) {
   // As `seeds: N` in a sweep file: each probe runs every seed, and a sweep keeps each run's figures.
   plan->add_option("--seeds", plan_seeds, "seeds per value, counted from the scenario's seed (default: its seeds:)")
       ->check([](const std::string& text) {
-        std::string why = check_count(text, 100000, "expected a number of seeds in 1..100000");
-        return why.empty() && text.find_first_not_of('0') == std::string::npos
-                   ? "expected a number of seeds in 1..100000, got \"" + text + "\""
-                   : why;
+        return check_count(text, 1, 100000, "expected a number of seeds in 1..100000");
       });
   plan->add_option("--threads", threads, "worker threads (default: all cores)")->check(check_threads);
 

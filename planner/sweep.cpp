@@ -150,7 +150,10 @@ std::string describe(const SweepSpec& spec, const SweepPoint& p) {
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
-  const scenarios::Scenario base = scenarios::load_scenario(path);  // validates everything else
+  return load_sweep(scenarios::load_scenario(path), path);  // validates everything else
+}
+
+SweepSpec load_sweep(const scenarios::Scenario& base, const std::string& path) {
   SweepSpec spec;
   spec.file = path;
   spec.text = base.text;

@@ -42,6 +42,8 @@ inline constexpr std::int64_t kMaxSweepRuns = 1'000'000;
 // Reads `variants:` and `seeds:` of a scenario file (the rest is validated as a scenario).
 // Throws sim::InputErrors naming file:line:column, also when the runs are more than kMaxSweepRuns.
 SweepSpec load_sweep(const std::string& path);
+// The same of a scenario already loaded from `path` (load_scenario).
+SweepSpec load_sweep(const scenarios::Scenario& base, const std::string& path);
 std::vector<SweepPoint> expand(const SweepSpec& spec);
 // The scenario of one point: the base file with that point's values put in, validated like
 // any scenario (errors name the point's values).

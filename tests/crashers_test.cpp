@@ -93,7 +93,9 @@ void replay_seeds_accepted(const std::string& target, Feed&& feed) {
   EXPECT_FALSE(inputs(target).empty());
   replay(target, [&](const std::string& d, const fs::path& path) {
     const bool accepted = feed(d);
-    if (path.string().find("/fuzz/corpus/") != std::string::npos) EXPECT_TRUE(accepted);
+    if (path.string().find("/fuzz/corpus/") != std::string::npos) {
+      EXPECT_TRUE(accepted);
+    }
   });
 }
 

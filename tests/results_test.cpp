@@ -756,7 +756,11 @@ TEST(CheckResult, EachReferenceAndRangeNamesItsDatasetRowAndWhatWasExpected) {
          r.kills.push_back({1, 0, 0, -1, 0, 1, 0, 0});
        },
        "/kills/outage: row 0: 1 is not a row of /outages (1 rows)"},
-      {[](hr::RunResult& r) { r.services.push_back({.time_attainment = std::nan("")}); },
+      {[](hr::RunResult& r) {
+         hr::ServiceRecord s;
+         s.time_attainment = std::nan("");
+         r.services.push_back(s);
+       },
        "/services/time_attainment: row 0: expected a finite number, got nan"},
       {[](hr::RunResult& r) {
          r.partitions.push_back({"a", "fifo", 3, 3, 0, 1, 8, 0});

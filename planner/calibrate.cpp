@@ -778,7 +778,9 @@ CalibrateResult calibrate(const CalibrateRequest& req) {
   sim::parallel_indices(plans.size(), [&](std::size_t p) {
     if (req.stop != nullptr && req.stop->load()) return;
     Judged& jd = judged[p];
-    const auto [from, to] = span(plans[p], -1);
+    // Not a structured binding: the lambda below captures them (clang before 16 cannot capture bindings).
+    const std::pair<sim::Tick, sim::Tick> test_span = span(plans[p], -1);
+    const sim::Tick from = test_span.first, to = test_span.second;
     const WaitFigures recorded = recorded_waits(all, plans[p].windows.fit_from, plans[p].windows.fit_to);
     bars[p] = {recorded.longest, jd.baseline_test_waits.longest, recorded.mean, jd.baseline_test_waits.mean};
     HeldOutRun kept;

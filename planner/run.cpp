@@ -16,18 +16,7 @@
 #include "scenarios/workload.hpp"
 #include "simulation/simulation.hpp"
 
-#ifndef HEADROOM_VERSION
-#define HEADROOM_VERSION "0.0.0"
-#endif
-#ifndef HEADROOM_GIT_DESCRIBE
-#define HEADROOM_GIT_DESCRIBE "unknown"
-#endif
-
 namespace headroom::planner {
-
-std::string version_string() {
-  return std::string("headroom ") + HEADROOM_VERSION + " (" + HEADROOM_GIT_DESCRIBE + ")";
-}
 
 results::Fairness fairness_of(const RunOutcome& outcome) {
   return results::compute_fairness(outcome.result, outcome.fairness);

@@ -14,6 +14,7 @@
 
 #include "planner/compare.hpp"
 #include "planner/run.hpp"
+#include "results/check.hpp"
 #include "results/hdf5_io.hpp"
 #include "sim/errors.hpp"
 #include "sim/interrupt.hpp"
@@ -519,13 +520,12 @@ results::Table merge_tables(const std::vector<results::Table>& shards, const std
   std::vector<bool> seen_shard;
   for (std::size_t k = 0; k < shards.size(); ++k) {
     const auto& t = shards[k];
+    results::check_sweep_table(t, k < names.size() ? names[k] : "");
     if (t.columns.size() != first.columns.size()) bad(k, "has other columns than " + names.front());
     for (std::size_t c = 0; c < t.columns.size(); ++c)
       if (t.columns[c].name != first.columns[c].name || t.columns[c].text != first.columns[c].text)
         bad(k, "column " + std::to_string(c) + " is \"" + t.columns[c].name + "\", expected \"" +
                    first.columns[c].name + "\" as in " + names.front());
-    if (t.columns.empty() || t.columns[0].name != "run" || t.columns[0].text)
-      bad(k, "not a sweep table (no run column)");
     if (attr(t, "scenario_file") != attr(first, "scenario_file") || attr(t, "columns") != attr(first, "columns"))
       bad(k, "comes from another sweep (scenario " + attr(t, "scenario_file") + ") than " + names.front() + " (" +
                  attr(first, "scenario_file") + ")");
@@ -533,7 +533,8 @@ results::Table merge_tables(const std::vector<results::Table>& shards, const std
     std::size_t i = 0, n = 1;
     if (!sh.empty()) std::tie(i, n) = parse_shard(sh);
     std::size_t tot = t.rows();
-    if (!attr(t, "total_runs").empty()) tot = static_cast<std::size_t>(std::stoull(attr(t, "total_runs")));
+    if (const std::string text = attr(t, "total_runs"); !text.empty())  // checked: decimal, 1 to kMaxSweepRuns
+      std::from_chars(text.data(), text.data() + text.size(), tot);
     if (k == 0) {
       shard_count = n;
       total = tot;

@@ -36,8 +36,8 @@ struct SweepPoint {
   std::uint64_t seed = 0;
 };
 
-// The most runs (points x seeds) one sweep holds.
-inline constexpr std::int64_t kMaxSweepRuns = 1'000'000;
+// The most runs (points x seeds) one sweep holds: as many as a sweep table may hold.
+inline constexpr std::int64_t kMaxSweepRuns = results::kMaxSweepRuns;
 
 // Reads `variants:` and `seeds:` of a scenario file (the rest is validated as a scenario).
 // Throws sim::InputErrors naming file:line:column, also when the runs are more than kMaxSweepRuns.

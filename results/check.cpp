@@ -1,13 +1,16 @@
 #include "results/check.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <vector>
 
 #include "models/job.hpp"
 #include "models/observer.hpp"
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::results {
 
@@ -16,6 +19,8 @@ namespace {
 // Times beyond 2^62 ms are no run's (a trace's times stop at 10^12 s and a scenario scales them by
 // 1,000 at most: 10^18 ms): within it, neither the difference nor the sum of two times overflows.
 constexpr Tick kMaxTime = (Tick{1} << 62) - 1;
+// The "row" of an attribute: it has none, and its message names none.
+constexpr std::size_t kNoRow = std::numeric_limits<std::size_t>::max();
 
 class Checker {
  public:
@@ -24,6 +29,7 @@ class Checker {
   }
 
   [[noreturn]] void fail(std::string_view where, std::size_t row, const std::string& what) const {
+    if (row == kNoRow) fail(where, what);
     throw sim::InputError(file_, 0, 0, std::string(where), "row " + std::to_string(row) + ": " + what);
   }
   [[noreturn]] void fail(std::string_view where, const std::string& what) const {
@@ -69,10 +75,10 @@ class Checker {
   }
 
   void run() const {
-    time("attribute /@sim_start", 0, r_.sim_start);
-    time("attribute /@sim_end", 0, r_.sim_end);
+    time("attribute /@sim_start", kNoRow, r_.sim_start);
+    time("attribute /@sim_end", kNoRow, r_.sim_end);
     // Seconds since 1970 (-1: no date), up to 10^12 s as a trace's times: in ms plus a time, no overflow.
-    in_range("attribute /@unix_start", 0, r_.unix_start, -1, 1'000'000'000'000, "-1 or seconds from 0 to 10^12");
+    in_range("attribute /@unix_start", kNoRow, r_.unix_start, -1, 1'000'000'000'000, "-1 or seconds from 0 to 10^12");
     for (const auto& [name, v] :
          {std::pair{"total_gpus", r_.total_gpus}, std::pair{"lost_gpu_ms", r_.lost_gpu_ms},
           std::pair{"failure_lost_gpu_ms", r_.failure_lost_gpu_ms},
@@ -80,7 +86,7 @@ class Checker {
           std::pair{"jobs_killed", r_.jobs_killed}, std::pair{"job_retries", r_.job_retries},
           std::pair{"jobs_failed_by_failure", r_.jobs_failed_by_failure},
           std::pair{"jobs_failed_by_policy", r_.jobs_failed_by_policy}})
-      amount(std::string("attribute /@") + name, 0, v);
+      amount(std::string("attribute /@") + name, kNoRow, v);
     for (std::size_t i = 0; i < r_.pools.size(); ++i) {
       in_range("/meta/pool_nodes", i, r_.pools[i].nodes, 0, std::numeric_limits<std::int32_t>::max(), "nodes >= 0");
       in_range("/meta/pool_gpus_per_node", i, r_.pools[i].gpus_per_node, 0, std::numeric_limits<std::int32_t>::max(),
@@ -261,7 +267,7 @@ class Checker {
   void timeseries() const {
     const TimeSeries& ts = r_.timeseries;
     const std::size_t samples = ts.time.size();
-    in_range("attribute /timeseries/@interval", 0, ts.interval, 0, kMaxTime, "a time >= 0");
+    in_range("attribute /timeseries/@interval", kNoRow, ts.interval, 0, kMaxTime, "a time >= 0");
     for (std::size_t i = 0; i < samples; ++i) time("/timeseries/time", i, ts.time[i]);
     for (const auto& [where, column] : {std::pair{"/timeseries/running_jobs", &ts.running_jobs},
                                         std::pair{"/timeseries/pending_jobs", &ts.pending_jobs}})
@@ -287,5 +293,90 @@ class Checker {
 }  // namespace
 
 void check_result(const RunResult& r, const std::string& file) { Checker(r, file).run(); }
+
+void check_sweep_table(const Table& t, const std::string& file) {
+  auto fail = [&](const std::string& where, const std::string& what) {
+    throw sim::InputError(file, 0, 0, where, what);
+  };
+  auto fail_row = [&](const Column& c, std::size_t row, const std::string& what) {
+    fail("/runs/" + c.name, "row " + std::to_string(row) + ": " + what);
+  };
+  auto shown = [](double v) {  // shortest round-trip form, as the CSV writes it
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
+  };
+  auto attr = [&](const char* key) -> const std::string* {
+    const auto it = t.attributes.find(key);
+    return it == t.attributes.end() ? nullptr : &it->second;
+  };
+  // A whole number in decimal digits, at most `max`.
+  auto whole = [](const std::string& text, std::uint64_t max, std::uint64_t& v) {
+    const auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+    return !text.empty() && res.ec == std::errc() && res.ptr == text.data() + text.size() && v <= max;
+  };
+  for (const Column& c : t.columns)
+    if (c.size() != t.rows())
+      fail("/runs/" + c.name, std::to_string(c.size()) + " values, expected " + std::to_string(t.rows()) +
+                                  " (one per run, as /runs/" + t.columns.front().name + ")");
+  for (const auto& [key, value] : t.attributes)
+    if (const std::size_t bad = sim::utf8_error(value); bad != std::string::npos)
+      fail("attribute /@" + key, "not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  for (const Column& c : t.columns) {
+    if (const std::size_t bad = sim::utf8_error(c.name); bad != std::string::npos)
+      fail("/runs", "a column's name is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+    if (!c.text) continue;
+    for (std::size_t r = 0; r < c.strings.size(); ++r)
+      if (const std::size_t bad = sim::utf8_error(c.strings[r]); bad != std::string::npos)
+        fail_row(c, r, "not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  if (t.columns.empty() || t.columns.front().name != "run" || t.columns.front().text)
+    fail("/runs", "not a sweep table: its first column is " +
+                      (t.columns.empty() ? std::string("missing") : "\"" + t.columns.front().name + "\"") +
+                      ", expected \"run\" (numbers)");
+  const std::size_t rows = t.rows();
+  constexpr auto kMax = static_cast<std::uint64_t>(kMaxSweepRuns);
+  if (rows > kMax)
+    fail("/runs/run",
+         std::to_string(rows) + " runs, more than the " + sim::thousands(kMaxSweepRuns) + " a sweep holds");
+  std::uint64_t total = rows;
+  if (const std::string* text = attr("total_runs")) {
+    if (!whole(*text, kMax, total) || total == 0 || total < rows)
+      fail("attribute /@total_runs", "expected the sweep's number of runs, a whole number from " +
+                                         std::to_string(std::max<std::size_t>(rows, 1)) + " (the rows of /runs) to " +
+                                         sim::thousands(kMaxSweepRuns) + ", got \"" + *text + "\"");
+  }
+  if (const std::string* text = attr("shard")) {
+    const std::size_t slash = text->find('/');
+    std::uint64_t i = 0, n = 0;
+    if (slash == std::string::npos || !whole(text->substr(0, slash), kMax, i) ||
+        !whole(text->substr(slash + 1), total, n) || i >= n)
+      fail("attribute /@shard",
+           "expected I/N with 0 <= I < N <= " + std::to_string(total) + " (the sweep's runs), got \"" + *text + "\"");
+  }
+  // Each run once: a bit per run of the sweep (at most 10^6).
+  const Column& run = t.columns.front();
+  std::vector<bool> seen(static_cast<std::size_t>(total), false);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double v = run.numbers[r];
+    if (!(v >= 0 && v < static_cast<double>(total) && v == std::floor(v)))
+      fail_row(
+          run, r,
+          "expected a run of the sweep, a whole number from 0 to " + std::to_string(total - 1) + ", got " + shown(v));
+    const auto k = static_cast<std::size_t>(v);
+    if (seen[k]) fail_row(run, r, "run " + std::to_string(k) + " appears twice");
+    seen[k] = true;
+  }
+  for (const Column& c : t.columns) {
+    if (c.name == "seed") {
+      if (c.text) fail("/runs/seed", "expected numbers, not text");
+      for (std::size_t r = 0; r < rows; ++r)
+        if (const double v = c.numbers[r]; !(v >= 0 && v < 0x1p64 && v == std::floor(v)))
+          fail_row(c, r, "expected a seed, a whole number from 0 to 2^64 - 1, got " + shown(v));
+    } else if (c.name == "status" && !c.text) {
+      fail("/runs/status", "expected text (done, failed or cancelled), not numbers");
+    }
+  }
+}
 
 }  // namespace headroom::results

@@ -9,10 +9,22 @@
 #include <string>
 
 #include "results/run_result.hpp"
+#include "results/table.hpp"
 
 namespace headroom::results {
 
 // Throws sim::InputError(file, 0, 0, dataset, what was expected) at the first value out of range.
 void check_result(const RunResult& r, const std::string& file);
+
+// A sweep table (`headroom sweep -o`, `headroom merge -o`) as `report` and `merge` rely on it:
+// - a numeric `run` column first, each run a whole number below total_runs, none twice;
+// - the attribute total_runs (when present; else the rows) a whole number from 1 to
+//   kMaxSweepRuns and at least the rows; the attribute shard (when present) "I/N" with
+//   0 <= I < N <= total_runs;
+// - where present, `seed` whole numbers from 0 to 2^64 - 1 and `status` text;
+// - column names and text values valid UTF-8.
+// Throws sim::InputError(file, 0, 0, "/runs/<column>" or "attribute /@<name>", what was expected,
+// with the row) at the first that is not.
+void check_sweep_table(const Table& t, const std::string& file);
 
 }  // namespace headroom::results

@@ -6,8 +6,11 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "models/job.hpp"
+#include "results/check.hpp"
 #include "results/fidelity.hpp"
 #include "results/format.hpp"
 #include "results/hdf5_io.hpp"
@@ -536,6 +539,7 @@ ReportInput load_report_input(const std::string& path) {
   if (has_hdf5_group(path, "runs")) {
     in.sweep = true;
     in.table = read_table_hdf5(path, "runs");
+    check_sweep_table(in.table, path);
     return in;
   }
   in.run = read_hdf5(path);
@@ -856,15 +860,33 @@ std::string sweep_section(const ReportInput& in) {
   };
   // The swept keys: the text columns between `run` and `seed`.
   // Keys with a single value (in this table) are neither drawn nor named in legends.
-  std::vector<const Column*> vars, all_vars;
+  // Each key's values are numbered in order of first appearance (ids: one per row), so that the
+  // runs are grouped in one pass per key and KPI, whatever the number of runs and values.
+  struct Key {
+    const Column* column;
+    std::vector<std::string_view> values;  // distinct, in order of first appearance
+    std::vector<std::uint32_t> ids;        // per row: its value's place in `values`
+  };
+  std::vector<const Column*> all_vars;
+  std::vector<Key> vars;
   for (std::size_t i = 1; i < t.columns.size() && t.columns[i].name != "seed"; ++i) {
     const Column& c = t.columns[i];
-    if (c.text) all_vars.push_back(&c);
-    if (c.text &&
-        std::any_of(c.strings.begin(), c.strings.end(), [&](const std::string& v) { return v != c.strings[0]; }))
-      vars.push_back(&c);
+    if (!c.text) continue;
+    all_vars.push_back(&c);
+    Key k{&c, {}, {}};
+    std::unordered_map<std::string_view, std::uint32_t> id_of;
+    k.ids.reserve(c.strings.size());
+    for (const std::string& v : c.strings) {
+      const auto [it, added] = id_of.try_emplace(v, static_cast<std::uint32_t>(k.values.size()));
+      if (added) k.values.push_back(v);
+      k.ids.push_back(it->second);
+    }
+    if (k.values.size() > 1) vars.push_back(std::move(k));
   }
   const Column* status = col("status");
+  std::vector<bool> done(t.rows(), true);  // the runs whose KPIs are drawn: those that finished
+  if (status != nullptr && status->text)
+    for (std::size_t r = 0; r < t.rows(); ++r) done[r] = status->strings[r] == "done";
   struct Kpi {
     const char* column;
     const char* label;
@@ -882,11 +904,15 @@ std::string sweep_section(const ReportInput& in) {
     return kind == 0 ? duration(v) : kind == 1 ? percent(v) : number(v, std::fabs(v) >= 100 ? 0 : 3);
   };
 
+  // A sweep's keys multiply: 2^20 runs are more than a sweep holds, so a table with more keys of
+  // several values was not made by one sweep; the first kMaxKeysDrawn are drawn. A key with more
+  // values than a chart can show one point each for is named, not drawn.
+  constexpr std::size_t kMaxKeysDrawn = 20, kMaxNumbersDrawn = 2000, kMaxCategoriesDrawn = 100, kMarkersUpTo = 200;
+  const std::size_t keys_drawn = std::min(vars.size(), kMaxKeysDrawn);
   // KPI vs each key's values, mean over seeds (and over runs that share every other key).
-  for (const Column* var : vars) {
-    std::vector<std::string> values;
-    for (const auto& v : var->strings)
-      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+  for (std::size_t vk = 0; vk < keys_drawn; ++vk) {
+    const Key& var = vars[vk];
+    std::vector<std::string> values(var.values.begin(), var.values.end());
     bool numeric = true;
     std::vector<double> xs;
     for (const auto& v : values) {
@@ -894,51 +920,90 @@ std::string sweep_section(const ReportInput& in) {
       xs.push_back(parse_number(v, ok));
       numeric = numeric && ok;
     }
+    // at[id]: where the value with that id is drawn (numbers in increasing order, else as they came).
+    std::vector<std::size_t> at(values.size());
+    for (std::size_t i = 0; i < at.size(); ++i) at[i] = i;
     if (numeric) {
-      std::vector<std::size_t> idx(values.size());
-      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::vector<std::size_t> idx = at;
       std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return xs[a] < xs[b]; });
       std::vector<std::string> v2;
       std::vector<double> x2;
-      for (std::size_t i : idx) {
-        v2.push_back(values[i]);
-        x2.push_back(xs[i]);
+      for (std::size_t k = 0; k < idx.size(); ++k) {
+        at[idx[k]] = k;
+        v2.push_back(values[idx[k]]);
+        x2.push_back(xs[idx[k]]);
       }
-      values = v2;
-      xs = x2;
+      values = std::move(v2);
+      xs = std::move(x2);
     }
-    // Lines: the combinations of the other keys, in order of first appearance.
-    std::vector<std::string> lines;
-    std::vector<std::string> line_of(t.rows());
-    for (std::size_t r = 0; r < t.rows(); ++r) {
+    o << "<h3>KPIs against " << html_escape(var.column->name) << "</h3>";
+    if (values.size() > (numeric ? kMaxNumbersDrawn : kMaxCategoriesDrawn)) {
+      o << "<p class=\"note\">" << thousands(static_cast<std::int64_t>(values.size()))
+        << " values: more than a chart shows one point each for (" << (numeric ? kMaxNumbersDrawn : kMaxCategoriesDrawn)
+        << (numeric ? " numbers" : " names") << "); the table of runs and <code>--csv</code> hold every run.</p>";
+      continue;
+    }
+    // Lines: the combinations of the other keys, in order of first appearance. Rows with the same
+    // ids in every other key share a line (a hash of those ids finds the candidates).
+    std::vector<std::size_t> line_of(t.rows()), first_row;  // first_row: each line's first run
+    {
+      std::unordered_multimap<std::uint64_t, std::size_t> by_hash;
+      for (std::size_t r = 0; r < t.rows(); ++r) {
+        std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+        for (std::size_t other = 0; other < vars.size(); ++other)
+          if (other != vk) h = (h ^ vars[other].ids[r]) * 0x100000001b3ULL + (h >> 29);
+        auto [lo, hi] = by_hash.equal_range(h);
+        std::size_t line = first_row.size();
+        for (; lo != hi; ++lo) {
+          const std::size_t f = first_row[lo->second];
+          bool same = true;
+          for (std::size_t other = 0; other < vars.size() && same; ++other)
+            same = other == vk || vars[other].ids[f] == vars[other].ids[r];
+          if (same) {
+            line = lo->second;
+            break;
+          }
+        }
+        if (line == first_row.size()) {
+          first_row.push_back(r);
+          by_hash.emplace(h, line);
+        }
+        line_of[r] = line;
+      }
+    }
+    const bool too_many = first_row.size() > kMaxSeries;
+    const std::size_t lines = std::min(first_row.size(), kMaxSeries);
+    std::vector<std::string> line_name(lines);
+    for (std::size_t l = 0; l < lines; ++l) {
       std::string key;
-      for (const Column* other : vars)
-        if (other != var)
-          key += (key.empty() ? "" : ", ") + other->name.substr(other->name.rfind('.') + 1) + "=" + other->strings[r];
-      line_of[r] = key.empty() ? "all runs" : key;
-      if (std::find(lines.begin(), lines.end(), line_of[r]) == lines.end()) lines.push_back(line_of[r]);
+      for (std::size_t other = 0; other < vars.size(); ++other)
+        if (other != vk) {
+          const std::string& name = vars[other].column->name;
+          key += (key.empty() ? "" : ", ") + name.substr(name.rfind('.') + 1) + "=" +
+                 vars[other].column->strings[first_row[l]];
+        }
+      line_name[l] = key.empty() ? "all runs" : key;
     }
-    const bool too_many = lines.size() > kMaxSeries;
-    if (too_many) lines.resize(kMaxSeries);
-    o << "<h3>KPIs against " << html_escape(var->name) << "</h3><div class=\"grid\">";
+    o << "<div class=\"grid\">";
     for (const auto& k : kpis) {
       const Column* kc = col(k.column);
       if (kc == nullptr || kc->text) continue;
+      // Sums per (line, value), the runs added in row order.
+      std::vector<double> sum(lines * values.size(), 0.0);
+      std::vector<int> n(lines * values.size(), 0);
+      for (std::size_t r = 0; r < t.rows(); ++r) {
+        if (line_of[r] >= lines || !done[r] || !std::isfinite(kc->numbers[r])) continue;
+        const std::size_t cell = line_of[r] * values.size() + at[var.ids[r]];
+        sum[cell] += kc->numbers[r];
+        ++n[cell];
+      }
       std::vector<Series> series;
-      for (const auto& line : lines) {
-        Series s{line, {}, {}};
+      for (std::size_t l = 0; l < lines; ++l) {
+        Series s{line_name[l], {}, {}};
         for (std::size_t vi = 0; vi < values.size(); ++vi) {
-          double sum = 0;
-          int n = 0;
-          for (std::size_t r = 0; r < t.rows(); ++r) {
-            if (line_of[r] != line || var->strings[r] != values[vi]) continue;
-            if (status != nullptr && status->text && status->strings[r] != "done") continue;
-            if (!std::isfinite(kc->numbers[r])) continue;
-            sum += kc->numbers[r];
-            ++n;
-          }
+          const std::size_t cell = l * values.size() + vi;
           s.x.push_back(numeric ? xs[vi] : static_cast<double>(vi));
-          double y = n > 0 ? sum / n : kNaN;
+          double y = n[cell] > 0 ? sum[cell] / n[cell] : kNaN;
           if (k.kind == 0 && std::isfinite(y)) y /= 3600.0;
           s.y.push_back(y);
         }
@@ -948,10 +1013,10 @@ std::string sweep_section(const ReportInput& in) {
       c.width = 540;
       c.height = 270;
       c.title = k.label;
-      c.x_label = var->name;
+      c.x_label = var.column->name;
       c.y_label = k.unit;
       c.y_percent = k.kind == 1;
-      c.markers = true;
+      c.markers = values.size() <= kMarkersUpTo;
       if (!numeric) c.categories = values;
       if (numeric && values.size() <= 12) {  // ticks at the values swept (768, 1024, 1280), not at round numbers
         c.x_ticks = xs;
@@ -965,6 +1030,9 @@ std::string sweep_section(const ReportInput& in) {
       o << "<p class=\"note\">Only the first " << kMaxSeries << " combinations of the other keys are drawn.</p>";
     o << "<p class=\"note\">Each point: the mean over the seeds of the finished runs.</p>";
   }
+  if (vars.size() > keys_drawn)
+    o << "<p class=\"note\">" << vars.size() - keys_drawn << " more keys with several values are not drawn: "
+      << "more keys than one sweep of at most " << thousands(kMaxSweepRuns) << " runs can vary.</p>";
 
   // The table of runs.
   o << "<h3>Runs</h3><div class=\"wide\"><table><tr><th>run</th>";

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <ostream>
 #include <string>
@@ -15,6 +16,10 @@ struct Column {
   std::vector<std::string> strings;  // when text
   std::size_t size() const { return text ? strings.size() : numbers.size(); }
 };
+
+// The most runs one sweep makes (planner::load_sweep refuses more), and so the most rows a sweep
+// table holds.
+inline constexpr std::int64_t kMaxSweepRuns = 1'000'000;
 
 struct Table {
   std::vector<Column> columns;

@@ -29,6 +29,7 @@
 #include "results/hdf5_io.hpp"
 #include "results/radix_sort.hpp"
 #include "results/recorder.hpp"
+#include "results/report.hpp"
 #include "results/run_result.hpp"
 #include "results/summary.hpp"
 #include "results/table.hpp"
@@ -767,6 +768,11 @@ TEST(CheckResult, EachReferenceAndRangeNamesItsDatasetRowAndWhatWasExpected) {
        },
        "/partitions/nodes: row 0: expected nodes up to the cluster's last, got 3"},
       {[](hr::RunResult& r) { r.moves.push_back({}); }, "/moves: node moves but no /partitions"},
+      // An attribute has no rows: its message names none.
+      {[](hr::RunResult& r) { r.unix_start = -2; },
+       "attribute /@unix_start: expected -1 or seconds from 0 to 10^12, got -2"},
+      {[](hr::RunResult& r) { r.timeseries.interval = -1; },
+       "attribute /timeseries/@interval: expected a time >= 0, got -1"},
   };
   for (const auto& [mutate, expected] : cases) {
     hr::RunResult r = sample_result();
@@ -1706,4 +1712,139 @@ TEST(Format, SummaryStatesTheSpanInUtc) {
   std::ostringstream plain;
   hr::print_summary(plain, s);
   EXPECT_EQ(plain.str().find("UTC"), std::string::npos) << plain.str();
+}
+
+// --- sweep tables ------------------------------------------------------------------------------
+
+namespace {
+
+// A sweep table as `headroom sweep` writes one: 2 keys (3 node counts, 2 policies) x 2 seeds.
+hr::Table sample_sweep() {
+  hr::Table t;
+  t.columns = {{"run", false, {}, {}},
+               {"cluster.pools.a.nodes", true, {}, {}},
+               {"policy", true, {}, {}},
+               {"seed", false, {}, {}},
+               {"status", true, {}, {}},
+               {"wait_mean_s", false, {}, {}},
+               {"gpu_utilization", false, {}, {}}};
+  for (std::size_t r = 0; r < 12; ++r) {
+    t.columns[0].numbers.push_back(static_cast<double>(r));
+    t.columns[1].strings.push_back(std::to_string(8 * (1 + r / 4)));
+    t.columns[2].strings.push_back(r / 2 % 2 == 0 ? "fifo" : "sjf");
+    t.columns[3].numbers.push_back(static_cast<double>(1 + r % 2));
+    t.columns[4].strings.push_back(r == 5 ? "failed" : "done");
+    t.columns[5].numbers.push_back(r == 5 ? std::nan("") : 3600.0 * static_cast<double>(12 - r));
+    t.columns[6].numbers.push_back(0.05 * static_cast<double>(r));
+  }
+  t.attributes = {{"scenario_file", "sweep.yaml"}, {"version", "headroom test"}, {"total_runs", "12"}};
+  for (const hr::Column& c : t.columns) t.attributes["columns"] += c.name + "\n";  // their order in the file
+  return t;
+}
+
+}  // namespace
+
+// What `report` and `merge` rely on in a sweep table, checked when it is read: each break named
+// by its column (or attribute) and row. Before, a total_runs of "abc" ended merge with "internal
+// error: stoull", one of 10^12 with std::bad_alloc, and a run of 0.5 was taken for run 0.
+TEST(CheckSweepTable, EachBreakNamesItsColumnRowAndWhatWasExpected) {
+  ASSERT_NO_THROW(hr::check_sweep_table(sample_sweep(), "s.h5"));
+  const std::vector<std::pair<std::function<void(hr::Table&)>, std::string>> cases = {
+      {[](hr::Table& t) { t.columns[0].numbers[3] = 0.5; },
+       "/runs/run: row 3: expected a run of the sweep, a whole number from 0 to 11, got 0.5"},
+      {[](hr::Table& t) { t.columns[0].numbers[3] = 1e300; },
+       "/runs/run: row 3: expected a run of the sweep, a whole number from 0 to 11, got 1e+300"},
+      {[](hr::Table& t) { t.columns[0].numbers[3] = std::nan(""); },
+       "/runs/run: row 3: expected a run of the sweep, a whole number from 0 to 11, got nan"},
+      {[](hr::Table& t) { t.columns[0].numbers[7] = 2; }, "/runs/run: row 7: run 2 appears twice"},
+      {[](hr::Table& t) { t.attributes["total_runs"] = "abc"; },
+       "attribute /@total_runs: expected the sweep's number of runs, a whole number from 12 (the rows of /runs) to "
+       "1,000,000, got \"abc\""},
+      {[](hr::Table& t) { t.attributes["total_runs"] = "1000000000000"; },
+       "attribute /@total_runs: expected the sweep's number of runs, a whole number from 12 (the rows of /runs) to "
+       "1,000,000, got \"1000000000000\""},
+      {[](hr::Table& t) { t.attributes["total_runs"] = "11"; },
+       "attribute /@total_runs: expected the sweep's number of runs, a whole number from 12 (the rows of /runs) to "
+       "1,000,000, got \"11\""},
+      {[](hr::Table& t) { t.attributes["shard"] = "5/2"; },
+       "attribute /@shard: expected I/N with 0 <= I < N <= 12 (the sweep's runs), got \"5/2\""},
+      {[](hr::Table& t) { t.attributes["shard"] = "0/13"; },
+       "attribute /@shard: expected I/N with 0 <= I < N <= 12 (the sweep's runs), got \"0/13\""},
+      {[](hr::Table& t) { t.columns[3].numbers[0] = -1; },
+       "/runs/seed: row 0: expected a seed, a whole number from 0 to 2^64 - 1, got -1"},
+      {[](hr::Table& t) { t.columns[3].numbers[1] = 0x1p64; },
+       "/runs/seed: row 1: expected a seed, a whole number from 0 to 2^64 - 1, got 18446744073709551616"},
+      {[](hr::Table& t) {
+         t.columns[4] = {"status", false, std::vector<double>(12, 0.0), {}};
+       },
+       "/runs/status: expected text (done, failed or cancelled), not numbers"},
+      {[](hr::Table& t) { t.columns[2].strings[4] = "fi\xff"; }, "/runs/policy: row 4: not valid UTF-8 (byte 2)"},
+      {[](hr::Table& t) { t.columns[6].numbers.pop_back(); },
+       "/runs/gpu_utilization: 11 values, expected 12 (one per run, as /runs/run)"},
+      {[](hr::Table& t) { std::swap(t.columns[0], t.columns[1]); },
+       "/runs: not a sweep table: its first column is \"cluster.pools.a.nodes\", expected \"run\" (numbers)"},
+      {[](hr::Table& t) { t.attributes["scenario_file"] = "\xc3"; },
+       "attribute /@scenario_file: not valid UTF-8 (byte 0)"},
+  };
+  for (const auto& [mutate, expected] : cases) {
+    hr::Table t = sample_sweep();
+    mutate(t);
+    EXPECT_EQ(input_error_message([&] { hr::check_sweep_table(t, "s.h5"); }), "s.h5: " + expected);
+  }
+  // More rows than a sweep makes.
+  hr::Table big;
+  big.columns = {{"run", false, std::vector<double>(1'000'001, 0.0), {}}};
+  EXPECT_EQ(input_error_message([&] { hr::check_sweep_table(big, "s.h5"); }),
+            "s.h5: /runs/run: 1000001 runs, more than the 1,000,000 a sweep holds");
+}
+
+// `report` reads the checked table (a file that breaks it is refused with the file's name), and
+// draws each swept key with the runs grouped once: a key of 200,000 distinct values is named,
+// not drawn, and more keys than a sweep can vary are counted in a note. Before, such a table took
+// more than two minutes (every row compared with every value and every line).
+TEST_F(ResultsTest, ASweepReportDrawsEachKeyOnceAndNamesWhatItCannotDraw) {
+  const std::string file = path("sweep.h5");
+  hr::Table t = sample_sweep();
+  hr::write_table_hdf5(t, file, "runs");
+  const std::string html = hr::render_report({hr::load_report_input(file)});
+  EXPECT_NE(html.find("<h3>KPIs against cluster.pools.a.nodes</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>KPIs against policy</h3>"), std::string::npos);
+  EXPECT_NE(html.find("nodes=8"), std::string::npos);  // a line of the policy charts
+  t.attributes["total_runs"] = "7";
+  hr::write_table_hdf5(t, file, "runs");
+  EXPECT_EQ(input_error_message([&] { hr::load_report_input(file); }),
+            file +
+                ": attribute /@total_runs: expected the sweep's number of runs, a whole number from 12 (the rows of "
+                "/runs) to 1,000,000, got \"7\"");
+
+  hr::ReportInput in;
+  in.file = "many.h5";
+  in.sweep = true;
+  const std::size_t rows = 200'000;
+  in.table.columns = {
+      {"run", false, {}, {}}, {"x", true, {}, {}}, {"seed", false, {}, {}}, {"wait_mean_s", false, {}, {}}};
+  for (std::size_t r = 0; r < rows; ++r) {
+    in.table.columns[0].numbers.push_back(static_cast<double>(r));
+    in.table.columns[1].strings.push_back(std::to_string(r));
+    in.table.columns[2].numbers.push_back(0);
+    in.table.columns[3].numbers.push_back(1);
+  }
+  ASSERT_NO_THROW(hr::check_sweep_table(in.table, in.file));
+  const std::string many = hr::render_report({in});
+  EXPECT_NE(many.find("200,000 values: more than a chart shows one point each for (2000 numbers)"), std::string::npos);
+  EXPECT_EQ(many.find("<svg"), std::string::npos);
+
+  // 24 keys of two values each (2^24 combinations; 64 runs here): the first 20 are drawn.
+  in.table.columns.resize(1);
+  in.table.columns[0].numbers.resize(64);
+  for (std::size_t k = 0; k < 24; ++k) {
+    hr::Column c{std::string("k").append(std::to_string(k)), true, {}, {}};  // not "k" + ...: GCC 12's -Wrestrict
+    for (std::size_t r = 0; r < 64; ++r) c.strings.push_back(std::to_string((r >> (k % 6)) & 1));
+    in.table.columns.push_back(std::move(c));
+  }
+  ASSERT_NO_THROW(hr::check_sweep_table(in.table, in.file));
+  const std::string keys = hr::render_report({in});
+  EXPECT_NE(keys.find("<h3>KPIs against k19</h3>"), std::string::npos);
+  EXPECT_EQ(keys.find("<h3>KPIs against k20</h3>"), std::string::npos);
+  EXPECT_NE(keys.find("4 more keys with several values are not drawn"), std::string::npos);
 }

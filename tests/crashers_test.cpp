@@ -20,6 +20,7 @@
 
 #include "fuzz/entry_points.hpp"
 #include "fuzz/results_input.hpp"
+#include "fuzz/table_input.hpp"
 
 namespace fs = std::filesystem;
 using headroom::traces::Format;
@@ -153,6 +154,14 @@ TEST(Crashers, SeedCorpusIsMostlyValid) {
 TEST(Crashers, ResultsReaders) {
   replay_seeds_accepted("results",
                         [](const std::string& d) { return headroom::fuzz::read_results_bytes(bytes_of(d), d.size()); });
+}
+
+// The sweep-table target (fuzz/table_input.hpp): its seeds are tables check_sweep_table lets
+// through (one sweep whole, shards, keys of names and of numbers, failed runs, NaN KPIs), so each
+// must be accepted and then read by the report, the CSV and merge without a fault.
+TEST(Crashers, SweepTableReaders) {
+  replay_seeds_accepted("table",
+                        [](const std::string& d) { return headroom::fuzz::read_table_bytes(bytes_of(d), d.size()); });
 }
 
 // One per-format fuzz target each (fuzz/fuzz_format.cpp): its seeds, which must all be accepted

@@ -501,8 +501,10 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
     return !s.empty() && res.ec == std::errc() && res.ptr == s.data() + s.size();
   };
   if (slash == std::string::npos || !num(text.substr(0, slash), i) || !num(text.substr(slash + 1), n) || n == 0 ||
-      i >= n)
-    throw sim::InputError("", 0, 0, "--shard", "expected I/N with 0 <= I < N (e.g. 0/4), got \"" + text + "\"");
+      i >= n || n > static_cast<std::size_t>(kMaxSweepRuns))
+    throw sim::InputError(
+        "", 0, 0, "--shard",
+        "expected I/N with 0 <= I < N <= " + sim::thousands(kMaxSweepRuns) + " (e.g. 0/4), got \"" + text + "\"");
   return {i, n};
 }
 

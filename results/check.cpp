@@ -350,9 +350,9 @@ void check_sweep_table(const Table& t, const std::string& file) {
     const std::size_t slash = text->find('/');
     std::uint64_t i = 0, n = 0;
     if (slash == std::string::npos || !whole(text->substr(0, slash), kMax, i) ||
-        !whole(text->substr(slash + 1), total, n) || i >= n)
+        !whole(text->substr(slash + 1), kMax, n) || i >= n)
       fail("attribute /@shard",
-           "expected I/N with 0 <= I < N <= " + std::to_string(total) + " (the sweep's runs), got \"" + *text + "\"");
+           "expected I/N with 0 <= I < N <= " + sim::thousands(kMaxSweepRuns) + ", got \"" + *text + "\"");
   }
   // Each run once: a bit per run of the sweep (at most 10^6).
   const Column& run = t.columns.front();

@@ -20,7 +20,7 @@ void check_result(const RunResult& r, const std::string& file);
 // - a numeric `run` column first, each run a whole number below total_runs, none twice;
 // - the attribute total_runs (when present; else the rows) a whole number from 1 to
 //   kMaxSweepRuns and at least the rows; the attribute shard (when present) "I/N" with
-//   0 <= I < N <= total_runs;
+//   0 <= I < N <= kMaxSweepRuns (a shard may hold no run: N may be more than the runs);
 // - where present, `seed` whole numbers from 0 to 2^64 - 1 and `status` text;
 // - column names and text values valid UTF-8.
 // Throws sim::InputError(file, 0, 0, "/runs/<column>" or "attribute /@<name>", what was expected,

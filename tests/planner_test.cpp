@@ -533,6 +533,7 @@ TEST(Shards, MergeRefusesMissingDuplicateOrForeignShards) {
   EXPECT_EQ(planner::merge_tables({s0, s1, s2}, {"a", "b", "c"}).rows(), 4u);
   EXPECT_THROW(planner::parse_shard("3/3"), sim::InputError);
   EXPECT_THROW(planner::parse_shard("1"), sim::InputError);
+  EXPECT_THROW(planner::parse_shard("0/1000001"), sim::InputError);  // more shards than a sweep has runs
   EXPECT_EQ(planner::parse_shard("2/5"), (std::pair<std::size_t, std::size_t>{2, 5}));
   // A shard named by a folder, an empty file or a text file: what it is, with its name.
   const auto dir = std::filesystem::temp_directory_path() / ("headroom-merge-inputs-" + std::to_string(::getpid()));

@@ -1749,6 +1749,12 @@ hr::Table sample_sweep() {
 // error: stoull", one of 10^12 with std::bad_alloc, and a run of 0.5 was taken for run 0.
 TEST(CheckSweepTable, EachBreakNamesItsColumnRowAndWhatWasExpected) {
   ASSERT_NO_THROW(hr::check_sweep_table(sample_sweep(), "s.h5"));
+  {  // a shard of more shards than runs holds none: `sweep --shard 30/31` of these 12 runs writes it
+    hr::Table none = sample_sweep();
+    for (hr::Column& c : none.columns) c.numbers.clear(), c.strings.clear();
+    none.attributes["shard"] = "30/31";
+    EXPECT_NO_THROW(hr::check_sweep_table(none, "s.h5"));
+  }
   const std::vector<std::pair<std::function<void(hr::Table&)>, std::string>> cases = {
       {[](hr::Table& t) { t.columns[0].numbers[3] = 0.5; },
        "/runs/run: row 3: expected a run of the sweep, a whole number from 0 to 11, got 0.5"},
@@ -1767,9 +1773,9 @@ TEST(CheckSweepTable, EachBreakNamesItsColumnRowAndWhatWasExpected) {
        "attribute /@total_runs: expected the sweep's number of runs, a whole number from 12 (the rows of /runs) to "
        "1,000,000, got \"11\""},
       {[](hr::Table& t) { t.attributes["shard"] = "5/2"; },
-       "attribute /@shard: expected I/N with 0 <= I < N <= 12 (the sweep's runs), got \"5/2\""},
-      {[](hr::Table& t) { t.attributes["shard"] = "0/13"; },
-       "attribute /@shard: expected I/N with 0 <= I < N <= 12 (the sweep's runs), got \"0/13\""},
+       "attribute /@shard: expected I/N with 0 <= I < N <= 1,000,000, got \"5/2\""},
+      {[](hr::Table& t) { t.attributes["shard"] = "0/1000001"; },
+       "attribute /@shard: expected I/N with 0 <= I < N <= 1,000,000, got \"0/1000001\""},
       {[](hr::Table& t) { t.columns[3].numbers[0] = -1; },
        "/runs/seed: row 0: expected a seed, a whole number from 0 to 2^64 - 1, got -1"},
       {[](hr::Table& t) { t.columns[3].numbers[1] = 0x1p64; },

@@ -154,7 +154,9 @@ TEST_P(PolicyProperties, HorizonLeavesActiveJobsUnfinished) {
 }
 
 TEST_P(PolicyProperties, SameSeedSameFingerprint) {
-  const auto& [policy_name, seed] = GetParam();
+  // Not a structured binding: fp captures them (clang before 16 cannot capture bindings).
+  const std::string policy_name = std::get<0>(GetParam());
+  const auto seed = std::get<1>(GetParam());
   const auto w = random_workload(seed, 1000, 16);
   const auto c = headroom::testing::cluster(4, 8);
   auto fp = [&] {

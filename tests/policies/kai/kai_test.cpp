@@ -104,7 +104,10 @@ models::Workload random_arrivals(sim::RngStream& rng, int n, const int (&sizes)[
   double t = 0;
   for (int i = 0; i < n; ++i) {
     t += std::floor(rng.exponential(rate));
-    b.job(t, sizes[rng.below(N)], std::floor(rng.lognormal(mu, sigma)) + 1);
+    // Drawn one at a time, the last argument first as GCC evaluated them (a call's arguments are not
+    // sequenced: under clang these workloads differed and the pinned fingerprints with them).
+    const double run = std::floor(rng.lognormal(mu, sigma)) + 1;
+    b.job(t, sizes[rng.below(N)], run);
   }
   return b.build();
 }
@@ -683,14 +686,22 @@ models::Workload random_workload(std::uint64_t seed, int n) {
   static const int kSizes[] = {1, 1, 1, 2, 4, 8, 2, 1, 3, 16};
   for (int i = 0; i < n; ++i) {
     t += std::floor(rng.exponential(1.0 / 20.0));
-    b.job(t, kSizes[rng.below(10)], std::floor(rng.lognormal(5.0, 1.5)) + 1);
+    // Drawn one at a time, the last argument first as GCC evaluated them (a call's arguments are not
+    // sequenced: under clang these workloads differed and the pinned fingerprints with them).
+    const double run = std::floor(rng.lognormal(5.0, 1.5)) + 1;
+    b.job(t, kSizes[rng.below(10)], run);
     if (rng.bernoulli(0.1)) b.status(models::TraceStatus::Failed);
   }
   auto w = b.build();
   static const char* kQueues[] = {"q0", "q1", "q2"};
   static const models::JobKind kKinds[] = {models::JobKind::Train, models::JobKind::Train, models::JobKind::Interactive,
                                            models::JobKind::Inference};
-  for (JobIndex j = 0; j < w.jobs.size(); ++j) in_queue(w, j, kQueues[rng.below(3)], kKinds[rng.below(4)]);
+  for (JobIndex j = 0; j < w.jobs.size(); ++j) {
+    // Drawn one at a time, the last argument first as GCC evaluated them (a call's arguments are not
+    // sequenced: under clang these workloads differed and the pinned fingerprints with them).
+    const models::JobKind kind = kKinds[rng.below(4)];
+    in_queue(w, j, kQueues[rng.below(3)], kind);
+  }
   // Some gangs of 2-4 one-GPU pods submitted together.
   for (JobIndex j = 0; j + 4 < w.jobs.size(); j += 37) {
     const int size = 2 + static_cast<int>(rng.below(3));
@@ -990,7 +1001,10 @@ TEST(KaiDecisions, ConsolidationNodeListsDecideAsBefore) {
     static const char* kQueues[] = {"q0", "q1", "q1"};
     int groups = 0;
     for (JobIndex j = 0; j < w.jobs.size(); ++j) {
-      in_queue(w, j, kQueues[rng.below(3)], rng.below(10) == 0 ? models::JobKind::Interactive : models::JobKind::Train);
+      // Drawn one at a time, the last argument first as GCC evaluated them (a call's arguments are not
+      // sequenced: under clang these workloads differed and the pinned fingerprints with them).
+      const models::JobKind kind = rng.below(10) == 0 ? models::JobKind::Interactive : models::JobKind::Train;
+      in_queue(w, j, kQueues[rng.below(3)], kind);
       if (rng.below(15) == 0 && j + 7 < w.jobs.size() && w.jobs[j].group == models::kNone) {
         std::string g = "g";
         g += std::to_string(groups++);

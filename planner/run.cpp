@@ -7,13 +7,17 @@
 #include <cstdio>
 #include <memory>
 
+#include "models/observer.hpp"
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
 #include "policies/registry.hpp"
 #include "policies/split/split.hpp"
+#include "results/format.hpp"
 #include "results/recorder.hpp"
 #include "scenarios/run_options.hpp"
 #include "scenarios/workload.hpp"
+#include "sim/errors.hpp"
+#include "sim/text.hpp"
 #include "simulation/simulation.hpp"
 
 namespace headroom::planner {
@@ -23,6 +27,39 @@ results::Fairness fairness_of(const RunOutcome& outcome) {
 }
 
 namespace {
+
+// A run keeps its samples until it ends: per sample, four columns per pool, three per tenant, one
+// per pending reason and the job counts. An output.sample_interval so short that they would pass
+// kMaxSampleBytes over the trace's submissions (1s over a year: 31.5 M samples, tens of GB with a
+// few hundred tenants) is refused before the run, with the shortest interval that keeps within.
+constexpr std::int64_t kMaxSampleBytes = std::int64_t{1} << 30;
+
+void check_sample_interval(const scenarios::Scenario& sc, const models::Workload& w) {
+  const sim::Tick every = sc.output.sample_interval;
+  if (every <= 0 || w.jobs.empty()) return;
+  const sim::Tick span = w.jobs.back().submit - w.jobs.front().submit;
+  const auto pools = static_cast<std::int64_t>(sc.cluster.pools.size());
+  const auto tenants = static_cast<std::int64_t>(w.tenants.size());
+  const std::int64_t row = 4 * (4 * pools + 3 * tenants + models::kPendingCodes + 2) + 8;  // bytes per sample
+  const std::int64_t fit = std::max<std::int64_t>(kMaxSampleBytes / row, 2);               // samples that fit
+  const std::int64_t samples = span / every + 1;
+  if (samples <= fit) return;
+  // The shortest whole-second interval whose samples fit: span / (fit - 1), rounded up.
+  const sim::Tick shortest = (span / (fit - 1) / sim::kSecond + 1) * sim::kSecond;
+  auto dur = [](sim::Tick t) {  // "1s", "90s", "2h 00m": whole seconds as they were given
+    return t % sim::kSecond == 0 && t < 10 * sim::kSecond ? std::to_string(t / sim::kSecond) + "s"
+                                                          : results::duration(static_cast<double>(t) / sim::kSecond);
+  };
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.2f GiB", static_cast<double>(samples) * static_cast<double>(row) / (1 << 30));
+  throw sim::InputError(sc.file, sc.output.interval_line, sc.output.interval_column, "output.sample_interval",
+                        dur(every) + " gives about " + sim::thousands(samples) + " samples over the " +
+                            results::duration(static_cast<double>(span) / sim::kSecond) +
+                            " of the trace's submissions, " + sim::thousands(row) + " bytes each (" +
+                            sim::thousands(pools) + (pools == 1 ? " pool, " : " pools, ") + sim::thousands(tenants) +
+                            " tenants): " + gib + ", more than the 1 GiB of samples a run keeps; give " +
+                            dur(shortest) + " or more, or leave it out (about 2,000 samples)");
+}
 
 // SLO attainment of each inference service, from the runs of its replicas in /placements.
 void evaluate_services(const scenarios::Scenario& sc, const models::Workload& w, results::RunResult& r) {
@@ -116,6 +153,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 
   const auto t0 = clock::now();
   const models::Workload workload = scenarios::build_workload(sc, options.traces);
+  check_sample_interval(sc, workload);
   const auto t1 = clock::now();
 
   std::unique_ptr<policies::Policy> policy;

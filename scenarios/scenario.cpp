@@ -2284,7 +2284,12 @@ class Loader {
   void load_output(const Entry& e, OutputSpec& output) {
     if (!expect_map(e, "a map with sample_interval and events")) return;
     MapReader r(e.value, e.path, {"sample_interval", "events"}, errors_, file_);
-    if (const Entry* f = r.optional("sample_interval")) output.sample_interval = duration_value(*f, true).value_or(0);
+    if (const Entry* f = r.optional("sample_interval")) {
+      output.sample_interval = duration_value(*f, true).value_or(0);
+      const Location at = f->location();
+      output.interval_line = at.line;
+      output.interval_column = at.column;
+    }
     if (const Entry* f = r.optional("events")) output.events = bool_value(*f).value_or(true);
   }
 

@@ -95,8 +95,9 @@ struct WorkloadSpec {
 };
 
 struct OutputSpec {
-  Tick sample_interval = 0;  // 0 = automatic (about 2,000 samples over the run)
-  bool events = true;        // write the /events audit log
+  Tick sample_interval = 0;                    // 0 = automatic (about 2,000 samples over the run)
+  bool events = true;                          // write the /events audit log
+  int interval_line = 0, interval_column = 0;  // where sample_interval was given (for errors)
 };
 
 // `costs:`: prices per GPU-hour by GPU type, copied onto the pools (NodePool::gpu_hour_price).

@@ -168,6 +168,10 @@ check trace-stats-pipe 0 "rows: 13,607 read, 0 skipped" -- "$bin" trace-stats <(
 scenario "$tmp/stdin.yaml" fifo /dev/stdin
 check calibrate-stdin 0 "wrote $tmp/stdin-cal.yaml" -- bash -c \
   "gzip -dc '$trace' | '$bin' calibrate '$tmp/stdin.yaml' --fit 0:3d --test 3d:6d -o '$tmp/stdin-cal.yaml'"
+# A sample interval whose samples would pass 1 GiB over the trace is refused before the run, with
+# the shortest one that keeps within (1s over the 14 days: 1.2 M samples; before, 3 GB of memory).
+scenario "$tmp/samples.yaml" fifo "$trace" "output: {sample_interval: 1s}"
+check sample-interval-bound 2 "samples.yaml:12:27: output.sample_interval: 1s gives about 1,207,391 samples over the 13d 23h of the trace's submissions, 908 bytes each (1 pool, 70 tenants): 1.02 GiB, more than the 1 GiB of samples a run keeps; give 2s or more" -- "$bin" run "$tmp/samples.yaml"
 check no-such-dir 2 "" -- "$bin" run "$tmp/good.yaml" -o "$tmp/no/such/dir/out.h5"
 check no-scenario 2 "" -- "$bin" run "$tmp/absent.yaml"
 

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "models/observer.hpp"
 #include "models/throughput.hpp"
 #include "models/topology.hpp"
 #include "policies/registry.hpp"
@@ -28,20 +27,17 @@ results::Fairness fairness_of(const RunOutcome& outcome) {
 
 namespace {
 
-// A run keeps its samples until it ends: per sample, four columns per pool, three per tenant, one
-// per pending reason and the job counts. An output.sample_interval so short that they would pass
-// kMaxSampleBytes over the trace's submissions (1s over a year: 31.5 M samples, tens of GB with a
-// few hundred tenants) is refused before the run, with the shortest interval that keeps within.
-constexpr std::int64_t kMaxSampleBytes = std::int64_t{1} << 30;
-
+// An output.sample_interval whose samples would pass simulation::kMaxSampleBytes over the trace's
+// submissions (1s over a year: 31.5 M samples, tens of GB with a few hundred tenants) is refused
+// before the run, with the shortest interval that keeps within.
 void check_sample_interval(const scenarios::Scenario& sc, const models::Workload& w) {
   const sim::Tick every = sc.output.sample_interval;
   if (every <= 0 || w.jobs.empty()) return;
   const sim::Tick span = w.jobs.back().submit - w.jobs.front().submit;
   const auto pools = static_cast<std::int64_t>(sc.cluster.pools.size());
   const auto tenants = static_cast<std::int64_t>(w.tenants.size());
-  const std::int64_t row = 4 * (4 * pools + 3 * tenants + models::kPendingCodes + 2) + 8;  // bytes per sample
-  const std::int64_t fit = std::max<std::int64_t>(kMaxSampleBytes / row, 2);               // samples that fit
+  const std::int64_t row = simulation::sample_bytes(sc.cluster.pools.size(), w.tenants.size());
+  const std::int64_t fit = std::max<std::int64_t>(simulation::kMaxSampleBytes / row, 2);  // samples that fit
   const std::int64_t samples = span / every + 1;
   if (samples <= fit) return;
   // The shortest whole-second interval whose samples fit: span / (fit - 1), rounded up.

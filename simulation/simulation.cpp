@@ -20,17 +20,6 @@ using sim::EventClass;
 
 namespace {
 
-Tick auto_interval(const models::Workload& w) {
-  if (w.jobs.empty()) return sim::kMinute;
-  const Tick span = w.jobs.back().submit - w.jobs.front().submit;
-  static constexpr std::array<Tick, 12> kNice = {
-      sim::kMinute,   5 * sim::kMinute, 10 * sim::kMinute, 15 * sim::kMinute, 30 * sim::kMinute, sim::kHour,
-      2 * sim::kHour, 3 * sim::kHour,   6 * sim::kHour,    12 * sim::kHour,   sim::kDay,         7 * sim::kDay};
-  for (Tick t : kNice)
-    if (span / t <= 2000) return t;
-  return kNice.back();
-}
-
 JobState terminal_state(models::TraceStatus s) {
   switch (s) {
     case models::TraceStatus::Failed: return JobState::Failed;
@@ -74,6 +63,21 @@ models::ClusterSpec advertised(const policies::Policy& policy, const models::Clu
 }
 
 }  // namespace
+
+Tick auto_sample_interval(const models::Workload& w, std::size_t pools) {
+  if (w.jobs.empty()) return sim::kMinute;
+  const Tick span = w.jobs.back().submit - w.jobs.front().submit;
+  const std::int64_t most = std::max<std::int64_t>(kMaxSampleBytes / sample_bytes(pools, w.tenants.size()), 2);
+  auto fits = [&](Tick t) { return span / t <= std::min<std::int64_t>(2000, most - 1); };
+  static constexpr std::array<Tick, 12> kNice = {
+      sim::kMinute,   5 * sim::kMinute, 10 * sim::kMinute, 15 * sim::kMinute, 30 * sim::kMinute, sim::kHour,
+      2 * sim::kHour, 3 * sim::kHour,   6 * sim::kHour,    12 * sim::kHour,   sim::kDay,         7 * sim::kDay};
+  for (Tick t : kNice)
+    if (fits(t)) return t;
+  Tick t = kNice.back();
+  while (!fits(t) && t < span) t *= 2;  // more tenants than 2,000 weekly samples hold
+  return t;
+}
 
 Simulation::Simulation(const models::Workload& workload, const models::ClusterSpec& cluster, policies::Policy& policy,
                        models::SimObserver* observer, SimulationOptions options)
@@ -131,7 +135,7 @@ Simulation::Simulation(const models::Workload& workload, const models::ClusterSp
       "failure stream names for another cluster");
   for (std::size_t i = 1; i < n; ++i)
     HEADROOM_ASSERT(workload_.jobs[i - 1].submit <= workload_.jobs[i].submit, "workload is not sorted by submit time");
-  if (options_.sample_interval <= 0) options_.sample_interval = auto_interval(workload_);
+  if (options_.sample_interval <= 0) options_.sample_interval = auto_sample_interval(workload_, cluster_.pool_count());
   HEADROOM_ASSERT(!options_.prime_time.enabled() || workload_.meta.unix_start >= 0,
                   "prime time needs the trace's calendar origin");
 }

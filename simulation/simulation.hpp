@@ -57,6 +57,20 @@ struct SimulationOptions {
   models::PrimeTime prime_time;
 };
 
+// What a run keeps per sample until it ends: four columns per pool, three per tenant, one per
+// pending reason and the job counts (int32), and the time. Samples are kept within
+// kMaxSampleBytes: the automatic interval grows past its ~2,000 samples where the tenants would
+// pass it, and planner::run_scenario refuses a set interval that would.
+inline constexpr std::int64_t kMaxSampleBytes = std::int64_t{1} << 30;
+inline std::int64_t sample_bytes(std::size_t pools, std::size_t tenants) {
+  return 4 * (4 * static_cast<std::int64_t>(pools) + 3 * static_cast<std::int64_t>(tenants) + models::kPendingCodes +
+              2) +
+         8;
+}
+// The automatic interval: the first of 1, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, 1 d, 7 d (then
+// doubled) giving at most 2,000 samples over the workload's submissions and kMaxSampleBytes.
+Tick auto_sample_interval(const models::Workload& w, std::size_t pools);
+
 struct SimulationStats {
   std::uint64_t events = 0;
   std::string fingerprint;  // 16 hex digits over the ordered event log and every decision

@@ -91,6 +91,27 @@ struct TenantSamples : models::SimObserver {
 };
 }  // namespace
 
+// The automatic sample interval: about 2,000 samples over the submissions, and no more than the
+// samples' kMaxSampleBytes hold once the tenants (or pools) are many. 30 days, 8 tenants: 30 min
+// (1,440 samples). 100,000 tenants: a sample takes 1,200,068 bytes and 894 fit in 1 GiB: 1 h
+// (720). 7.5 M pools (as many bytes as 10^7 tenants): 8 fit: 7 d over 30 days, and over a year
+// 7 d doubled until at most 7 intervals span it: 56 d.
+TEST(Samples, TheAutomaticIntervalKeepsTheSamplesWithinTheirBound) {
+  auto with = [](std::size_t tenants, std::size_t pools, sim::Tick span) {
+    models::Workload w = headroom::testing::WorkloadBuilder()
+                             .job(0, 1, 10, "t0")
+                             .job(static_cast<double>(span / kSecond), 1, 10, "t0")
+                             .build();
+    for (std::size_t t = 1; t < tenants; ++t) w.tenants.intern(std::string("t").append(std::to_string(t)));
+    return simulation::auto_sample_interval(w, pools);
+  };
+  EXPECT_EQ(simulation::sample_bytes(1, 100'000), 1'200'068);
+  EXPECT_EQ(with(8, 1, 30 * sim::kDay), 30 * sim::kMinute);
+  EXPECT_EQ(with(100'000, 1, 30 * sim::kDay), sim::kHour);
+  EXPECT_EQ(with(1, 7'500'000, 30 * sim::kDay), 7 * sim::kDay);
+  EXPECT_EQ(with(1, 7'500'000, 365 * sim::kDay), 56 * sim::kDay);
+}
+
 // Each tenant's used and pending GPUs in the samples follow starts and ends: J0 (a, 4 GPUs) runs
 // 0-100 s, J1 (b, 8 GPUs) waits until 100 s and runs to 150 s, J2 (a, 2 GPUs) waits behind it
 // and runs 150-180 s.

@@ -408,6 +408,14 @@ void CurveChart::show_range(double x0, double x1) {
   } else {
     y_->setRange(0, y_max > 0 ? y_max * 1.05 : 1.0);
     y_->applyNiceNumbers();
+    // Counts labelled as whole numbers ("%.0f": GPUs, jobs) under a nice step below 1 would read
+    // "0 0 0 1 1 1" (no job pending at all, or a few): ticks at each whole number instead.
+    const int ticks = y_->tickCount();
+    if (y_->labelFormat() == QStringLiteral("%.0f") && ticks > 1 && y_->max() / (ticks - 1) < 1.0) {
+      const int top = std::max(1, static_cast<int>(std::ceil(y_max)));
+      y_->setRange(0, top);
+      y_->setTickCount(top + 1);
+    }
   }
   place_cursor();
 }

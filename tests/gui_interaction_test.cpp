@@ -23,6 +23,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
+#include <QValueAxis>
 
 #include "gui/charts.hpp"
 #include "gui/cluster.hpp"
@@ -383,6 +384,30 @@ TEST(Timeline, AOneSampleOutageReachesZeroAtAnyWidth) {
     const double day8 = plot.left() + plot.width() * 8.0 / (14.0 - 1.0 / 144);
     EXPECT_NEAR((pools->marks()[0].left + pools->marks()[0].right) / 2, day8, 2.0);
   }
+}
+
+// A count axis ("%.0f") never steps by less than 1: at most one job pending (the drill's outage)
+// read "0 0 0 1 1 1" under Qt's nice step of 0.2; now 0 and 1.
+TEST(Timeline, ACountAxisStepsByWholeNumbers) {
+  TimelineView view;
+  view.resize(1560, 960);
+  view.show();
+  view.set_data(drill_run());
+  view.reset_zoom();
+  CurveChart* reasons = chart_titled(view, "Pending jobs by why they wait");
+  ASSERT_NE(reasons, nullptr);
+  const auto* y = qobject_cast<QValueAxis*>(reasons->chart()->axes(Qt::Vertical).front());
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->min(), 0.0);
+  EXPECT_EQ(y->max(), 1.0);
+  EXPECT_EQ(y->tickCount(), 2);
+  // Thousands of GPUs keep Qt's nice numbers.
+  CurveChart* pools = chart_titled(view, "GPUs in use and up, by pool");
+  ASSERT_NE(pools, nullptr);
+  const auto* gpus = qobject_cast<QValueAxis*>(pools->chart()->axes(Qt::Vertical).front());
+  ASSERT_NE(gpus, nullptr);
+  EXPECT_GE(gpus->max(), 8192.0);
+  EXPECT_GE(gpus->max() / (gpus->tickCount() - 1), 1.0);
 }
 
 TEST(Timeline, CalendarTimeWhenTheTraceHasADateElseDays) {

@@ -386,14 +386,19 @@ TEST(Timeline, AOneSampleOutageReachesZeroAtAnyWidth) {
   }
 }
 
-// A count axis ("%.0f") never steps by less than 1: at most one job pending (the drill's outage)
-// read "0 0 0 1 1 1" under Qt's nice step of 0.2; now 0 and 1.
-TEST(Timeline, ACountAxisStepsByWholeNumbers) {
-  TimelineView view;
+// The drill run in a view of 1560 x 960, zoomed out.
+void show_drill(TimelineView& view) {
   view.resize(1560, 960);
   view.show();
   view.set_data(drill_run());
   view.reset_zoom();
+}
+
+// A count axis ("%.0f") never steps by less than 1: at most one job pending (the drill's outage)
+// read "0 0 0 1 1 1" under Qt's nice step of 0.2; now 0 and 1.
+TEST(Timeline, ACountAxisStepsByWholeNumbers) {
+  TimelineView view;
+  show_drill(view);
   CurveChart* reasons = chart_titled(view, "Pending jobs by why they wait");
   ASSERT_NE(reasons, nullptr);
   const auto* y = qobject_cast<QValueAxis*>(reasons->chart()->axes(Qt::Vertical).front());
@@ -412,10 +417,7 @@ TEST(Timeline, ACountAxisStepsByWholeNumbers) {
 
 TEST(Timeline, CalendarTimeWhenTheTraceHasADateElseDays) {
   TimelineView view;
-  view.resize(1560, 960);
-  view.show();
-  view.set_data(drill_run());
-  view.reset_zoom();
+  show_drill(view);
   CurveChart* pools = chart_titled(view, "GPUs in use and up, by pool");
   ASSERT_NE(pools, nullptr);
   EXPECT_TRUE(pools->calendar());

@@ -494,18 +494,12 @@ results::Table sweep_table(const SweepResult& r) {
 }
 
 std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
-  const auto slash = text.find('/');
-  std::size_t i = 0, n = 0;
-  auto num = [](const std::string& s, std::size_t& v) {
-    auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-    return !s.empty() && res.ec == std::errc() && res.ptr == s.data() + s.size();
-  };
-  if (slash == std::string::npos || !num(text.substr(0, slash), i) || !num(text.substr(slash + 1), n) || n == 0 ||
-      i >= n || n > static_cast<std::size_t>(kMaxSweepRuns))
+  const auto shard = results::parse_shard_text(text);
+  if (!shard)
     throw sim::InputError(
         "", 0, 0, "--shard",
         "expected I/N with 0 <= I < N <= " + sim::thousands(kMaxSweepRuns) + " (e.g. 0/4), got \"" + text + "\"");
-  return {i, n};
+  return *shard;
 }
 
 results::Table merge_tables(const std::vector<results::Table>& shards, const std::vector<std::string>& names) {
@@ -522,7 +516,7 @@ results::Table merge_tables(const std::vector<results::Table>& shards, const std
   std::vector<bool> seen_shard;
   for (std::size_t k = 0; k < shards.size(); ++k) {
     const auto& t = shards[k];
-    results::check_sweep_table(t, k < names.size() ? names[k] : "");
+    const results::SweepShape shape = results::check_sweep_table(t, k < names.size() ? names[k] : "");
     if (t.columns.size() != first.columns.size()) bad(k, "has other columns than " + names.front());
     for (std::size_t c = 0; c < t.columns.size(); ++c)
       if (t.columns[c].name != first.columns[c].name || t.columns[c].text != first.columns[c].text)
@@ -532,11 +526,7 @@ results::Table merge_tables(const std::vector<results::Table>& shards, const std
       bad(k, "comes from another sweep (scenario " + attr(t, "scenario_file") + ") than " + names.front() + " (" +
                  attr(first, "scenario_file") + ")");
     const std::string sh = attr(t, "shard");
-    std::size_t i = 0, n = 1;
-    if (!sh.empty()) std::tie(i, n) = parse_shard(sh);
-    std::size_t tot = t.rows();
-    if (const std::string text = attr(t, "total_runs"); !text.empty())  // checked: decimal, 1 to kMaxSweepRuns
-      std::from_chars(text.data(), text.data() + text.size(), tot);
+    const std::size_t i = shape.shard_index, n = shape.shard_count, tot = shape.total_runs;
     if (k == 0) {
       shard_count = n;
       total = tot;
@@ -555,12 +545,12 @@ results::Table merge_tables(const std::vector<results::Table>& shards, const std
     throw sim::InputError("", 0, 0, "merge",
                           "missing shard(s) " + missing + " of " + std::to_string(shard_count) + " (" +
                               std::to_string(total) + " runs in all)");
-  // Rows by run index.
+  // Rows by run index (check_sweep_table: each a whole number below its table's total_runs, which
+  // every shard shares).
   std::vector<std::pair<std::size_t, std::size_t>> where(total, {SIZE_MAX, 0});
   for (std::size_t k = 0; k < shards.size(); ++k) {
     for (std::size_t row = 0; row < shards[k].rows(); ++row) {
       const double run = shards[k].columns[0].numbers[row];
-      if (!(run >= 0) || run >= static_cast<double>(total)) bad(k, "run index out of range");
       auto& w = where[static_cast<std::size_t>(run)];
       if (w.first != SIZE_MAX) bad(k, "run " + std::to_string(static_cast<std::size_t>(run)) + " appears twice");
       w = {k, row};

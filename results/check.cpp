@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "models/job.hpp"
@@ -294,7 +295,7 @@ class Checker {
 
 void check_result(const RunResult& r, const std::string& file) { Checker(r, file).run(); }
 
-void check_sweep_table(const Table& t, const std::string& file) {
+SweepShape check_sweep_table(const Table& t, const std::string& file) {
   auto fail = [&](const std::string& where, const std::string& what) {
     throw sim::InputError(file, 0, 0, where, what);
   };
@@ -346,13 +347,14 @@ void check_sweep_table(const Table& t, const std::string& file) {
                                          std::to_string(std::max<std::size_t>(rows, 1)) + " (the rows of /runs) to " +
                                          sim::thousands(kMaxSweepRuns) + ", got \"" + *text + "\"");
   }
+  SweepShape shape;
+  shape.total_runs = static_cast<std::size_t>(total);
   if (const std::string* text = attr("shard")) {
-    const std::size_t slash = text->find('/');
-    std::uint64_t i = 0, n = 0;
-    if (slash == std::string::npos || !whole(text->substr(0, slash), kMax, i) ||
-        !whole(text->substr(slash + 1), kMax, n) || i >= n)
+    const auto shard = parse_shard_text(*text);
+    if (!shard)
       fail("attribute /@shard",
            "expected I/N with 0 <= I < N <= " + sim::thousands(kMaxSweepRuns) + ", got \"" + *text + "\"");
+    std::tie(shape.shard_index, shape.shard_count) = *shard;
   }
   // Each run once: a bit per run of the sweep (at most 10^6).
   const Column& run = t.columns.front();
@@ -377,6 +379,7 @@ void check_sweep_table(const Table& t, const std::string& file) {
       fail("/runs/status", "expected text (done, failed or cancelled), not numbers");
     }
   }
+  return shape;
 }
 
 }  // namespace headroom::results

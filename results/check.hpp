@@ -24,7 +24,11 @@ void check_result(const RunResult& r, const std::string& file);
 // - where present, `seed` whole numbers from 0 to 2^64 - 1 and `status` text;
 // - column names and text values valid UTF-8.
 // Throws sim::InputError(file, 0, 0, "/runs/<column>" or "attribute /@<name>", what was expected,
-// with the row) at the first that is not.
-void check_sweep_table(const Table& t, const std::string& file);
+// with the row) at the first that is not. Returns the sweep's runs and the table's shard, as read.
+struct SweepShape {
+  std::size_t total_runs = 0;  // total_runs, or the rows when it is absent
+  std::size_t shard_index = 0, shard_count = 1;
+};
+SweepShape check_sweep_table(const Table& t, const std::string& file);
 
 }  // namespace headroom::results

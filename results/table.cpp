@@ -181,6 +181,19 @@ herr_t collect_name(hid_t, const char* name, const H5L_info_t*, void* data) {
 
 }  // namespace
 
+std::optional<std::pair<std::size_t, std::size_t>> parse_shard_text(std::string_view text) {
+  auto whole = [](std::string_view digits, std::size_t& v) {
+    const auto res = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return !digits.empty() && res.ec == std::errc() && res.ptr == digits.data() + digits.size();
+  };
+  const std::size_t slash = text.find('/');
+  std::size_t i = 0, n = 0;
+  if (slash == std::string_view::npos || !whole(text.substr(0, slash), i) || !whole(text.substr(slash + 1), n) ||
+      i >= n || n > static_cast<std::size_t>(kMaxSweepRuns))
+    return std::nullopt;
+  return std::pair{i, n};
+}
+
 bool has_hdf5_group(const std::string& path, const std::string& group) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (H5Fis_hdf5(path.c_str()) <= 0) return false;

@@ -2,8 +2,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace headroom::results {
@@ -20,6 +23,10 @@ struct Column {
 // The most runs one sweep makes (planner::load_sweep refuses more), and so the most rows a sweep
 // table holds.
 inline constexpr std::int64_t kMaxSweepRuns = 1'000'000;
+
+// "I/N" (`sweep --shard`, a shard table's attribute `shard`) with 0 <= I < N <= kMaxSweepRuns, in
+// decimal digits: {I, N}, or nothing when the text is not one.
+std::optional<std::pair<std::size_t, std::size_t>> parse_shard_text(std::string_view text);
 
 struct Table {
   std::vector<Column> columns;

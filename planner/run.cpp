@@ -30,14 +30,14 @@ namespace {
 // An output.sample_interval whose samples would pass simulation::kMaxSampleBytes over the trace's
 // submissions (1s over a year: 31.5 M samples, tens of GB with a few hundred tenants) is refused
 // before the run, with the shortest interval that keeps within.
-void check_sample_interval(const scenarios::Scenario& sc, const models::Workload& w) {
+void check_sample_interval(const scenarios::Scenario& sc, const models::Workload& w, std::size_t cluster_pools) {
   const sim::Tick every = sc.output.sample_interval;
   if (every <= 0 || w.jobs.empty()) return;
   const sim::Tick span = w.jobs.back().submit - w.jobs.front().submit;
-  const auto pools = static_cast<std::int64_t>(sc.cluster.pools.size());
+  const auto pools = static_cast<std::int64_t>(cluster_pools);
   const auto tenants = static_cast<std::int64_t>(w.tenants.size());
-  const std::int64_t row = simulation::sample_bytes(sc.cluster.pools.size(), w.tenants.size());
-  const std::int64_t fit = std::max<std::int64_t>(simulation::kMaxSampleBytes / row, 2);  // samples that fit
+  const std::int64_t row = simulation::sample_bytes(cluster_pools, w.tenants.size());
+  const std::int64_t fit = simulation::max_samples(cluster_pools, w.tenants.size());
   const std::int64_t samples = span / every + 1;
   if (samples <= fit) return;
   // The shortest whole-second interval whose samples fit: span / (fit - 1), rounded up.
@@ -149,7 +149,6 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
 
   const auto t0 = clock::now();
   const models::Workload workload = scenarios::build_workload(sc, options.traces);
-  check_sample_interval(sc, workload);
   const auto t1 = clock::now();
 
   std::unique_ptr<policies::Policy> policy;
@@ -177,6 +176,7 @@ RunOutcome run_scenario(const scenarios::Scenario& scenario, const RunOptions& o
   } else {
     policy = policies::make_policy(sc.policy.name, sc.policy.params, seed);
   }
+  check_sample_interval(sc, workload, cluster.pools.size());  // the pools the samples will hold
   results::Recorder recorder(workload, cluster, sc.output.events);
   // Streaming deflates on a thread of its own: with the run held to one thread (--threads 1)
   // it would only add work (the chunks' digests) to that thread.

@@ -67,7 +67,7 @@ models::ClusterSpec advertised(const policies::Policy& policy, const models::Clu
 Tick auto_sample_interval(const models::Workload& w, std::size_t pools) {
   if (w.jobs.empty()) return sim::kMinute;
   const Tick span = w.jobs.back().submit - w.jobs.front().submit;
-  const std::int64_t most = std::max<std::int64_t>(kMaxSampleBytes / sample_bytes(pools, w.tenants.size()), 2);
+  const std::int64_t most = max_samples(pools, w.tenants.size());
   auto fits = [&](Tick t) { return span / t <= std::min<std::int64_t>(2000, most - 1); };
   static constexpr std::array<Tick, 12> kNice = {
       sim::kMinute,   5 * sim::kMinute, 10 * sim::kMinute, 15 * sim::kMinute, 30 * sim::kMinute, sim::kHour,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -66,6 +67,10 @@ inline std::int64_t sample_bytes(std::size_t pools, std::size_t tenants) {
   return 4 * (4 * static_cast<std::int64_t>(pools) + 3 * static_cast<std::int64_t>(tenants) + models::kPendingCodes +
               2) +
          8;
+}
+// The most samples (at least 2) kept within kMaxSampleBytes.
+inline std::int64_t max_samples(std::size_t pools, std::size_t tenants) {
+  return std::max<std::int64_t>(kMaxSampleBytes / sample_bytes(pools, tenants), 2);
 }
 // The automatic interval: the first of 1, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, 1 d, 7 d (then
 // doubled) giving at most 2,000 samples over the workload's submissions and kMaxSampleBytes.

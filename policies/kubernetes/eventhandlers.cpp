@@ -109,8 +109,7 @@ void KubernetesPolicy::ensure(const ClusterView& view) {
   load_device_plugin(view);
   // Failed batches need the failing pods' cycles to change nothing: not with MIG profiles, nor
   // with failRequestsGreaterThanOne (pods fail and release in the middle of a pass).
-  batching_ = cfg_.batch_failed_cycles && !any_mig_ && !cfg_.device_plugin.fail_requests_greater_than_one &&
-              view.cluster().spec().pools.size() <= 64;
+  batching_ = cfg_.batch_failed_cycles && !any_mig_ && !cfg_.device_plugin.fail_requests_greater_than_one;
 }
 
 std::unique_ptr<Policy> make_policy(Config config, std::uint64_t seed) {

@@ -251,7 +251,8 @@ struct QueueEntry {
 
 // What makes the failed cycles of several pods interchangeable: the same priority, the same
 // reason (kind: 3 a single pod, 8 the first pod of a pod set with none bound, 7 the next pod of a
-// pod set with pods bound) and the same GPU request over the same eligible pools (a bit per pool).
+// pod set with pods bound) and the same GPU request over the same eligible pools (pool_set: the
+// set's number, KubernetesPolicy::pool_set).
 // Kind 5 (kGangKind) is a Coscheduling PodGroup rejected whole; gpus is then its smallest pod.
 // A member that loses its bound pods (node failure, drain) leaves its batch (unbatch).
 constexpr std::int32_t kGangKind = 5;
@@ -260,7 +261,7 @@ struct BatchKey {
   std::int32_t priority = 0;
   std::int32_t kind = 0;
   std::int32_t gpus = 0;
-  std::uint64_t pools = 0;
+  std::uint32_t pool_set = 0;
   friend bool operator==(const BatchKey&, const BatchKey&) = default;
 };
 
@@ -389,8 +390,9 @@ class KubernetesPolicy final : public Policy {
   void free_batch(std::uint32_t b);
   [[gnu::always_inline]] inline std::uint32_t forming(const BatchKey& key, Tick now);
   [[gnu::always_inline]] inline void mark_failed(std::uint32_t b, const BatchKey& key, Tick now);
-  std::optional<BatchKey> batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind) const;
-  std::optional<BatchKey> gang_batch_key(const ClusterView& view, JobIndex j) const;
+  std::optional<BatchKey> batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind);
+  std::optional<BatchKey> gang_batch_key(const ClusterView& view, JobIndex j);
+  std::uint32_t pool_set(const ClusterView& view, const Job& job);
   [[gnu::always_inline]] inline void run_batch(Session& s, std::uint32_t b);
   [[gnu::always_inline]] inline bool run_gang_batch(Session& s, std::uint32_t b);
   void fail(JobIndex j, Tick now, const std::optional<BatchKey>& key = std::nullopt);
@@ -431,11 +433,11 @@ class KubernetesPolicy final : public Policy {
     return std::min(d, cfg_.max_backoff);
   }
 
-  // gpus_free_somewhere for a plain request of `gpus` over the pools in `pools`.
-  bool gpus_free_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const {
+  // gpus_free_somewhere for a plain request of `gpus` over the pools of pool set `set`.
+  bool gpus_free_in(const ClusterView& view, std::int32_t gpus, std::uint32_t set) const {
     const models::ClusterState& c = view.cluster();
-    for (models::PoolId p = 0; p < c.pool_count(); ++p)
-      if ((pools >> p & 1) != 0 && pool_has_free(c, p, gpus)) return true;
+    for (const models::PoolId p : pool_sets_[set])
+      if (pool_has_free(c, p, gpus)) return true;
     return false;
   }
 
@@ -631,7 +633,7 @@ class KubernetesPolicy final : public Policy {
   void coscheduling_post_filter(Session& s, JobIndex j, std::size_t n);
   void coscheduling_reject(Session& s, JobIndex j, std::size_t n);
   std::int64_t gang_room(const ClusterView& view, const Job& job, const std::vector<std::int32_t>& sizes) const;
-  std::int64_t gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const;
+  std::int64_t gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint32_t set) const;
   static std::int64_t pool_room(const models::ClusterState& c, models::PoolId p, std::int32_t gpus);
   void group_running(Tick now, models::GroupId g, int delta);
   void report_partial_groups(Session& s);
@@ -680,6 +682,10 @@ class KubernetesPolicy final : public Policy {
   std::vector<std::uint32_t> forming_;
   Tick forming_at_ = -1;
   bool batching_ = false;  // see ensure()
+  // The eligible pools of the batches' keys, each set once (BatchKey::pool_set numbers them).
+  std::vector<std::vector<models::PoolId>> pool_sets_;
+  std::map<std::vector<std::uint64_t>, std::uint32_t> pool_set_ids_;
+  std::vector<std::uint64_t> pool_bits_;  // pool_set's scratch
   std::set<std::pair<Tick, JobIndex>> quota_wait_;
   HopelessPods hopeless_;
   // Node classes for select_host (see use_classes); nodes changed since the last refresh.

@@ -48,11 +48,10 @@ std::int64_t KubernetesPolicy::gang_room(const ClusterView& view, const Job& job
   return room;
 }
 
-// gang_room for pods of `gpus` GPUs over the pools in `pools` (a bit per pool; a gang batch's key).
-std::int64_t KubernetesPolicy::gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint64_t pools) const {
+// gang_room for pods of `gpus` GPUs over the pools of pool set `set` (a gang batch's key).
+std::int64_t KubernetesPolicy::gang_room_in(const ClusterView& view, std::int32_t gpus, std::uint32_t set) const {
   std::int64_t room = 0;
-  for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p)
-    if ((pools >> p & 1) != 0) room += pool_room(view.cluster(), p, gpus);
+  for (const models::PoolId p : pool_sets_[set]) room += pool_room(view.cluster(), p, gpus);
   return room;
 }
 

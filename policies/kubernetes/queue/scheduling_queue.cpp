@@ -223,22 +223,33 @@ void KubernetesPolicy::mark_failed(std::uint32_t b, const BatchKey& key, Tick no
 }
 
 // Whether a pod's failed cycle (just ended, Pod::attempts counted) can join a batch, and its key.
-std::optional<BatchKey> KubernetesPolicy::batch_key(const ClusterView& view, JobIndex j, const Job& pod,
-                                                    int kind) const {
+std::optional<BatchKey> KubernetesPolicy::batch_key(const ClusterView& view, JobIndex j, const Job& pod, int kind) {
   const Pod& p = pods_[j];
   const Job& job = (*jobs_)[j];
   if (!batching_ || job.group != models::kNone || p.fits_somewhere != 1 || p.nominated != kNoNode || pod.gpus <= 0 ||
       resource(pod) >= 0 || backoff_duration(p.attempts) != cfg_.max_backoff)
     return std::nullopt;
-  BatchKey key{job.priority, kind, pod.gpus, 0};
-  for (models::PoolId q = 0; q < view.cluster().pool_count(); ++q)
-    if (eligible(view, q, pod)) key.pools |= std::uint64_t{1} << q;
-  return key;
+  return BatchKey{job.priority, kind, pod.gpus, pool_set(view, pod)};
+}
+
+// The number of the set of pools eligible for `job`, the same for the same set.
+std::uint32_t KubernetesPolicy::pool_set(const ClusterView& view, const Job& job) {
+  const models::PoolId n = view.cluster().pool_count();
+  pool_bits_.assign((n + 63) / 64, 0);
+  for (models::PoolId q = 0; q < n; ++q)
+    if (eligible(view, q, job)) pool_bits_[q / 64] |= std::uint64_t{1} << (q % 64);
+  const auto [it, added] = pool_set_ids_.try_emplace(pool_bits_, static_cast<std::uint32_t>(pool_sets_.size()));
+  if (added) {
+    std::vector<models::PoolId>& set = pool_sets_.emplace_back();
+    for (models::PoolId q = 0; q < n; ++q)
+      if ((pool_bits_[q / 64] >> (q % 64) & 1) != 0) set.push_back(q);
+  }
+  return it->second;
 }
 
 // Whether a PodGroup that Coscheduling has just rejected whole (no pod bound) can join a batch,
 // and its key: its smallest pod and the pools of its first, as gang_room counts them.
-std::optional<BatchKey> KubernetesPolicy::gang_batch_key(const ClusterView& view, JobIndex j) const {
+std::optional<BatchKey> KubernetesPolicy::gang_batch_key(const ClusterView& view, JobIndex j) {
   const Pod& p = pods_[j];
   const Job& job = (*jobs_)[j];
   if (!batching_ || !cfg_.coscheduling || cfg_.seeded_tie_break || job.group != models::kNone ||
@@ -246,10 +257,8 @@ std::optional<BatchKey> KubernetesPolicy::gang_batch_key(const ClusterView& view
       backoff_duration(p.attempts) != cfg_.max_backoff)
     return std::nullopt;
   if (p.sizes[0] <= 0 || resource(job) >= 0) return std::nullopt;
-  BatchKey key{job.priority, kGangKind, *std::min_element(p.sizes.begin(), p.sizes.end()), 0};
-  for (models::PoolId q = 0; q < view.cluster().pool_count(); ++q)
-    if (eligible(view, q, job)) key.pools |= std::uint64_t{1} << q;  // as for its pods (gang_room)
-  return key;
+  // Its pools as for its pods (gang_room).
+  return BatchKey{job.priority, kGangKind, *std::min_element(p.sizes.begin(), p.sizes.end()), pool_set(view, job)};
 }
 
 // A batch of rejected PodGroups reached the head of the active queue with nothing that could free
@@ -258,7 +267,7 @@ std::optional<BatchKey> KubernetesPolicy::gang_batch_key(const ClusterView& view
 // each would at its turn, since the room only falls until then. False when all left.
 bool KubernetesPolicy::run_gang_batch(Session& s, std::uint32_t b) {
   FailedBatch& B = batches_[b];
-  const std::int64_t room = gang_room_in(s, B.key.gpus, B.key.pools);
+  const std::int64_t room = gang_room_in(s, B.key.gpus, B.key.pool_set);
   if (room < static_cast<std::int64_t>(B.min_pods)) return true;
   std::size_t kept = B.head, fewest = SIZE_MAX;
   for (std::size_t i = B.head; i < B.members.size(); ++i) {
@@ -291,7 +300,7 @@ void KubernetesPolicy::run_batch(Session& s, std::uint32_t b) {
   // the PodGroups that might fit go (run_gang_batch).
   const bool no_victims = running_by_priority_.empty() || running_by_priority_.begin()->first >= B.key.priority;
   if (no_victims && B.key.kind == kGangKind && !run_gang_batch(s, b)) return;
-  if (no_victims && (B.key.kind == kGangKind || !gpus_free_in(s, B.key.gpus, B.key.pools))) {
+  if (no_victims && (B.key.kind == kGangKind || !gpus_free_in(s, B.key.gpus, B.key.pool_set))) {
     for (const std::uint32_t f : forming_) {
       if (f == b || !(batches_[f].key == B.key) || batches_[f].where != Where::Unschedulable ||
           batches_[f].since != now || batches_[f].live == 0)

@@ -1472,6 +1472,36 @@ TEST(KubernetesScale, FailedBatchesChangeNoDecision) {
   expect_batching_changes_nothing(cases, false);
 }
 
+// More than 64 pools (a pool per rack, say) once turned failed batches off, and every failed pod
+// had a cycle of its own (the batches keyed their pools by a bit of one 64-bit word): on RICC's 14
+// days it cost 10x at 65 pools and 160x at 1,024. Batches now number their pools' sets. RICC's
+// 1,024 nodes as 128 pools of 8 make the same decisions as one pool of 1,024, with and without
+// batches, and with Coscheduling (gang batches count their pools' room) too.
+TEST(KubernetesScale, OneHundredAndTwentyEightPoolsDecideAsOne) {
+  const models::Workload ricc =
+      traces::import_trace(std::string(HEADROOM_SOURCE_DIR) + "/scenarios/examples/data/ricc-2010-first-14d.swf.gz");
+  models::ClusterSpec racks;
+  for (int r = 0; r < 128; ++r) racks.pools.push_back({"rack" + std::to_string(r), 8, 8, "A100", 0, 0});
+  for (const bool coscheduling : {false, true}) {
+    std::vector<std::string> fingerprint;
+    std::vector<AuditHash> audit(3);
+    for (int run = 0; run < 3; ++run) {  // one pool; 128 pools; 128 pools without batches
+      k8s::Config cfg;
+      cfg.coscheduling = coscheduling;
+      cfg.batch_failed_cycles = run < 2;
+      auto policy = k8s::make_policy(cfg, 5);
+      const models::ClusterSpec cluster = run == 0 ? nodes(1024, 8) : racks;
+      simulation::Simulation sim(ricc, cluster, *policy, &audit[static_cast<std::size_t>(run)]);
+      fingerprint.push_back(sim.run().fingerprint);
+    }
+    EXPECT_EQ(fingerprint[1], fingerprint[0]) << "coscheduling " << coscheduling;
+    EXPECT_EQ(fingerprint[2], fingerprint[0]) << "coscheduling " << coscheduling;
+    EXPECT_EQ(audit[1].h, audit[0].h);
+    EXPECT_EQ(audit[2].h, audit[0].h);
+    EXPECT_GT(audit[0].events, 10000u);
+  }
+}
+
 // The same under Coscheduling, where PodGroups rejected whole (gang_room) move through the queues as
 // batches too and leave them for a cycle of their own when the free GPUs might hold their pods
 // (run_gang_batch): on the RICC sample on 1,024 nodes (node sampling; PodGroups of up to 128 pods,

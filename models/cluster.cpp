@@ -22,6 +22,9 @@ std::int32_t ClusterSpec::total_nodes() const {
 
 ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
   by_free_.resize(spec_.pools.size());
+  std::int32_t max_units = 0;
+  for (PoolId p = 0; p < spec_.pools.size(); ++p) max_units = std::max(max_units, node_units(p));
+  pools_by_free_.assign(static_cast<std::size_t>(max_units) + 1, NodeIdSet(0, spec_.pools.size()));
   pool_free_.assign(spec_.pools.size(), 0);
   pool_used_.assign(spec_.pools.size(), 0);
   pool_up_.assign(spec_.pools.size(), 0);
@@ -44,6 +47,7 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
       const auto id = static_cast<NodeId>(nodes_.size());
       nodes_.push_back(n);
       by_free_[p][n.free_gpus].insert(id);
+      pools_by_free_[static_cast<std::size_t>(n.free_gpus)].insert(p);
     }
     pool_free_[p] = pool_up_[p] = static_cast<std::int64_t>(pool.nodes) * units;
     total_gpus_ += pool_free_[p];
@@ -105,25 +109,26 @@ std::string ClusterState::check(const Placement& placement) const {
 
 void ClusterState::index_remove(NodeId id) {
   const Node& n = nodes_[id];
-  by_free_[n.pool][n.free_gpus].erase(id);
+  NodeIdSet& set = by_free_[n.pool][n.free_gpus];
+  if (set.erase(id) && set.empty()) pools_by_free_[static_cast<std::size_t>(n.free_gpus)].erase(n.pool);
 }
 
 void ClusterState::index_add(NodeId id) {
   const Node& n = nodes_[id];
-  if (n.up) by_free_[n.pool][n.free_gpus].insert(id);
+  if (n.up && by_free_[n.pool][n.free_gpus].insert(id) && by_free_[n.pool][n.free_gpus].size() == 1)
+    pools_by_free_[static_cast<std::size_t>(n.free_gpus)].insert(n.pool);
 }
 
-namespace {
-
-// As index_remove then index_add: node id moves from sets[was_free] to sets[now_free] (or out
-// when down).
-void reindex(std::vector<NodeIdSet>& sets, NodeId id, std::int32_t was_free, std::int32_t now_free, bool up) {
+// As index_remove then index_add.
+void ClusterState::reindex(PoolId p, NodeId id, std::int32_t was_free, std::int32_t now_free, bool up) {
   if (was_free == now_free && up) return;
-  sets[static_cast<std::size_t>(was_free)].erase(id);
-  if (up) sets[static_cast<std::size_t>(now_free)].insert(id);
+  std::vector<NodeIdSet>& sets = by_free_[p];
+  NodeIdSet& was = sets[static_cast<std::size_t>(was_free)];
+  if (was.erase(id) && was.empty()) pools_by_free_[static_cast<std::size_t>(was_free)].erase(p);
+  if (!up) return;
+  NodeIdSet& now = sets[static_cast<std::size_t>(now_free)];
+  if (now.insert(id) && now.size() == 1) pools_by_free_[static_cast<std::size_t>(now_free)].insert(p);
 }
-
-}  // namespace
 
 void ClusterState::allocate(const Placement& placement) {
   const std::string why = try_allocate(placement);
@@ -162,7 +167,7 @@ std::string ClusterState::try_allocate(const Placement& placement) {
     free_gpus_ -= take;
     pool_used_[n.pool] += take;
     used_gpus_ += take;
-    reindex(by_free_[n.pool], s.node, was_free, n.free_gpus, n.up);
+    reindex(n.pool, s.node, was_free, n.free_gpus, n.up);
   }
   return why;
 }
@@ -195,7 +200,7 @@ void ClusterState::release(const Placement& placement) {
     }
     pool_used_[n.pool] -= give;
     used_gpus_ -= give;
-    reindex(by_free_[n.pool], s.node, was_free, n.free_gpus, n.up);
+    reindex(n.pool, s.node, was_free, n.free_gpus, n.up);
   }
 }
 

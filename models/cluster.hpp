@@ -138,6 +138,10 @@ class ClusterState {
 
   // Nodes of pool p (that are up) with exactly f free GPUs (units), in id order.
   const NodeIdSet& nodes_with_free(PoolId p, std::int32_t f) const { return by_free_[p][f]; }
+  // The pools (a set of pool ids) with some up node of exactly f free units, for f up to
+  // max_node_units(): a scan for room visits these, not every pool.
+  const NodeIdSet& pools_with_free(std::int32_t f) const { return pools_by_free_[static_cast<std::size_t>(f)]; }
+  std::int32_t max_node_units() const { return static_cast<std::int32_t>(pools_by_free_.size()) - 1; }
 
   // Why a placement cannot be applied now, or an empty string when it can.
   std::string check(const Placement& placement) const;
@@ -149,6 +153,8 @@ class ClusterState {
  private:
   void index_remove(NodeId id);
   void index_add(NodeId id);
+  // Node id of pool p moves from by_free_[p][was_free] to [now_free] (or out when not up).
+  void reindex(PoolId p, NodeId id, std::int32_t was_free, std::int32_t now_free, bool up);
 
   ClusterSpec spec_;
   std::vector<Node> nodes_;
@@ -157,6 +163,7 @@ class ClusterState {
   std::vector<std::int64_t> pool_used_;
   std::vector<std::int64_t> pool_up_;
   std::vector<std::vector<NodeIdSet>> by_free_;
+  std::vector<NodeIdSet> pools_by_free_;  // [f]: the pools whose by_free_[p][f] is not empty
   // GPU shares: milli-GPUs used on each device (node n's devices from device_first_[n]); both
   // empty until the first share is placed.
   std::vector<std::int32_t> device_milli_;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "models/cluster.hpp"
@@ -177,6 +178,42 @@ TEST(ClusterState, FreeIndexListsTheUpNodesWithEachFreeCountInIdOrder) {
         ASSERT_EQ(members(c.nodes_with_free(p, f)), expected) << "step " << step << " pool " << p << " free " << f;
         ASSERT_EQ(c.nodes_with_free(p, f).size(), expected.size());
       }
+    }
+  }
+}
+
+// The pool index (pools_with_free) after random allocations, releases and nodes going down and up,
+// over 130 pools (three words) of 1 to 3 nodes with 4 or 8 GPUs: for each free count up to the
+// largest node's, exactly the pools with an up node of that many free GPUs.
+TEST(ClusterState, PoolIndexListsThePoolsWithAnUpNodeOfEachFreeCount) {
+  ClusterSpec spec;
+  for (int p = 0; p < 130; ++p) spec.pools.push_back({std::to_string(p), 1 + p % 3, p % 4 == 0 ? 4 : 8, "A100", 0, 0});
+  ClusterState c(spec);
+  ASSERT_EQ(c.max_node_units(), 8);
+  headroom::sim::RngStream rng(7, "tests/pool-index");
+  std::vector<Placement> held;
+  for (int step = 0; step < 6000; ++step) {
+    const std::uint64_t op = rng.below(10);
+    const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
+    if (op < 5) {
+      const auto gpus = static_cast<std::int32_t>(rng.between(1, 8));
+      const Placement p{Slice{node, gpus, 0, 0}};
+      if (c.check(p).empty()) {
+        c.allocate(p);
+        held.push_back(p);
+      }
+    } else if (op < 9 && !held.empty()) {
+      const std::size_t k = rng.below(held.size());
+      c.release(held[k]);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      c.set_up(node, !c.node(node).up);
+    }
+    for (std::int32_t f = 0; f <= c.max_node_units(); ++f) {
+      std::vector<NodeId> expected;  // pool ids
+      for (PoolId p = 0; p < c.pool_count(); ++p)
+        if (f <= c.node_units(p) && !c.nodes_with_free(p, f).empty()) expected.push_back(p);
+      ASSERT_EQ(members(c.pools_with_free(f)), expected) << "step " << step << " free " << f;
     }
   }
 }

@@ -34,34 +34,57 @@ constexpr std::int64_t num_feasible_nodes_to_find(std::int64_t percentage, std::
   return n < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : n;
 }
 
+// Calls visit(p) for each pool, in id order, with some up node of at least min_free free units
+// (ClusterState::pools_with_free, so a full pool costs nothing), until visit returns false;
+// returns whether it did.
+template <typename Visit>
+bool visit_pools_with_free(const models::ClusterState& c, std::int32_t min_free, Visit visit) {
+  const std::size_t words = (c.pool_count() + 63) / 64;
+  const std::int32_t top = c.max_node_units();
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t bits = 0;
+    for (std::int32_t f = std::max(min_free, 0); f <= top; ++f) bits |= c.pools_with_free(f).word(w);
+    for (; bits != 0; bits &= bits - 1)
+      if (!visit(static_cast<models::PoolId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))))) return true;
+  }
+  return false;
+}
+
 // Calls words(base, bits) for the nodes start, start + 1, ..., last, 0, ..., start - 1 of the
 // pools pool_ok(p) accepts, in order, 64 ids from base at a time (bit i: node base + i; never 0),
 // until words returns false; returns whether it did. With min_free >= 0 only the up nodes with at
 // least min_free free units are offered (ClusterState's index: the others fail NodeResourcesFit),
-// so a cycle costs the nodes that can pass, not all nodes; with min_free < 0 every node is.
+// so a cycle costs the nodes (and pools) that can pass, not all nodes; with min_free < 0 every
+// node is.
 template <typename PoolOk, typename Words>
 bool visit_words_from(const models::ClusterState& c, models::NodeId start, std::int32_t min_free, PoolOk pool_ok,
                       Words words) {
   const auto n = static_cast<models::NodeId>(c.nodes().size());
-  auto range = [&](models::NodeId lo, models::NodeId hi) {  // [lo, hi); true when words stopped
-    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
-      const models::NodeId pf = c.pool_first_node(p);
-      const models::NodeId pe = p + 1 < c.pool_count() ? c.pool_first_node(p + 1) : n;
-      const models::NodeId a = std::max(lo, pf), b = std::min(hi, pe);
-      if (a >= b || !pool_ok(p)) continue;
-      const std::int32_t top = c.node_units(p);
-      for (std::size_t w = (a - pf) >> 6; w <= ((b - 1 - pf) >> 6); ++w) {
-        std::uint64_t bits = ~std::uint64_t{0};
-        if (min_free >= 0) {
-          bits = 0;
-          for (std::int32_t f = min_free; f <= top; ++f) bits |= c.nodes_with_free(p, f).word(w);
-        }
-        const models::NodeId base = pf + static_cast<models::NodeId>(w * 64);
-        if (a > base) bits &= ~std::uint64_t{0} << (a - base);
-        if (b - base < 64) bits &= (std::uint64_t{1} << (b - base)) - 1;
-        if (bits != 0 && !words(base, bits)) return true;
+  // Pool p's part of [lo, hi); true when words stopped.
+  auto pool_part = [&](models::PoolId p, models::NodeId lo, models::NodeId hi) {
+    const models::NodeId pf = c.pool_first_node(p);
+    const models::NodeId pe = p + 1 < c.pool_count() ? c.pool_first_node(p + 1) : n;
+    const models::NodeId a = std::max(lo, pf), b = std::min(hi, pe);
+    if (a >= b || !pool_ok(p)) return false;
+    const std::int32_t top = c.node_units(p);
+    for (std::size_t w = (a - pf) >> 6; w <= ((b - 1 - pf) >> 6); ++w) {
+      std::uint64_t bits = ~std::uint64_t{0};
+      if (min_free >= 0) {
+        bits = 0;
+        for (std::int32_t f = min_free; f <= top; ++f) bits |= c.nodes_with_free(p, f).word(w);
       }
+      const models::NodeId base = pf + static_cast<models::NodeId>(w * 64);
+      if (a > base) bits &= ~std::uint64_t{0} << (a - base);
+      if (b - base < 64) bits &= (std::uint64_t{1} << (b - base)) - 1;
+      if (bits != 0 && !words(base, bits)) return true;
     }
+    return false;
+  };
+  auto range = [&](models::NodeId lo, models::NodeId hi) {  // [lo, hi); true when words stopped
+    if (min_free >= 0)
+      return visit_pools_with_free(c, min_free, [&](models::PoolId p) { return !pool_part(p, lo, hi); });
+    for (models::PoolId p = 0; p < c.pool_count(); ++p)
+      if (pool_part(p, lo, hi)) return true;
     return false;
   };
   return range(start, n) || range(0, start);

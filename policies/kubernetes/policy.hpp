@@ -575,10 +575,7 @@ class KubernetesPolicy final : public Policy {
   // waiting for GPUs costs a few set lookups per attempt instead of a pass over every node.
   bool gpus_free_somewhere(const ClusterView& view, const Job& job) const {
     if (job.gpus <= 0 || resource(job) >= 0) return true;  // only plain nvidia.com/gpu requests
-    const models::ClusterState& c = view.cluster();
-    for (models::PoolId p = 0; p < c.pool_count(); ++p)
-      if (eligible(view, p, job) && pool_has_free(c, p, job.gpus)) return true;
-    return false;
+    return visit_pools_with_free(view.cluster(), job.gpus, [&](models::PoolId p) { return !eligible(view, p, job); });
   }
 
   // Resources of higher-or-equal priority pods (other than `self`) nominated to `node`.

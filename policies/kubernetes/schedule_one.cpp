@@ -304,11 +304,11 @@ bool KubernetesPolicy::all_offered_alike(const ClusterView& view, const Job& job
                                          std::int32_t min_free) {
   constexpr std::int64_t kLow = INT64_MIN;
   std::int64_t same = -2;  // the score so far; -2 none yet
-  for (models::PoolId p = 0; p < view.cluster().pool_count(); ++p) {
-    if (!eligible(view, p, job)) continue;
-    const auto lo = classes_.lower_bound({p, 1, min_free, kLow, kLow, kLow, kLow, kLow, kLow, kLow});
-    const auto hi = classes_.lower_bound({p, 2, kLow, kLow, kLow, kLow, kLow, kLow, kLow, kLow});
-    for (auto it = lo; it != hi; ++it) {
+  const bool differ = visit_pools_with_free(view.cluster(), min_free, [&](models::PoolId p) {
+    if (!eligible(view, p, job)) return true;
+    const std::int64_t pool = p;
+    for (auto it = classes_.lower_bound({pool, 1, min_free, kLow, kLow, kLow, kLow, kLow, kLow, kLow});
+         it != classes_.end() && it->first[0] == pool && it->first[1] == 1; ++it) {
       NodeClass& k = it->second;
       if (k.stamp != class_stamp_) {
         k.stamp = class_stamp_;
@@ -317,8 +317,9 @@ bool KubernetesPolicy::all_offered_alike(const ClusterView& view, const Job& job
       if (k.score < 0 || (same >= 0 && k.score != same)) return false;
       same = k.score;
     }
-  }
-  return true;
+    return true;
+  });
+  return !differ;
 }
 
 void KubernetesPolicy::bind(Session& s, JobIndex j, const Job& job, NodeId node, std::string_view reason) {

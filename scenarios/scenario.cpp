@@ -1112,6 +1112,11 @@ class Loader {
           error(*d, msg);
         }
       }
+      if (split.dispatch != policies::split::Dispatch::Routes &&
+          split.systems.size() > policies::split::kMaxDispatchClusters)
+        error(*d, "dispatch: " + d->value.Scalar() + " spreads jobs over at most " +
+                      std::to_string(policies::split::kMaxDispatchClusters) + " clusters; split.systems declares " +
+                      std::to_string(split.systems.size()));
       if (split.dispatch != policies::split::Dispatch::Routes) {
         for (const char* key : {"routes", "default", "moves"})
           if (const Entry* x = keys.find(key))

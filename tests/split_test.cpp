@@ -724,6 +724,21 @@ TEST_F(Split, MultiKueueFirstAdmittedWinsAgainstLeastBacklog) {
             std::string::npos)
       << e;
   EXPECT_NE(e.find("s.yaml:10:11: split.routes: not used with dispatch: least-backlog"), std::string::npos) << e;
+
+  // A dispatcher over 65 clusters was an internal error; the reader names the limit.
+  auto clusters = [](int n) {
+    std::string text = "name: x\ncluster:\n  pools:\n    - {name: a, nodes: " + std::to_string(n) +
+                       ", gpus_per_node: 8, gpu_type: A100}\nsplit:\n  systems:\n";
+    for (int c = 0; c < n; ++c)
+      text += "    c" + std::to_string(c) + ": {policy: fifo, pools: [{pool: a, nodes: 1}]}\n";
+    return text + "  dispatch: multikueue\nworkload: {trace: t.csv}\n";
+  };
+  const std::string m = load_errors(clusters(65));
+  EXPECT_NE(m.find("s.yaml:72:13: split.dispatch: dispatch: multikueue spreads jobs over at most 64 clusters; "
+                   "split.systems declares 65"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(load_errors(clusters(64)), "") << "64 clusters are accepted";
 }
 
 namespace {

@@ -805,7 +805,7 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
   local_.resize(route_.size());
   if (dispatch_ != Dispatch::Routes) {
     // A dispatcher decides at submit: every cluster knows every job, under its own index.
-    HEADROOM_ASSERT(parts_.size() <= 64, "split: a dispatcher over more than 64 clusters");
+    HEADROOM_ASSERT(parts_.size() <= kMaxDispatchClusters, "split: a dispatcher over more than 64 clusters");
     for (std::size_t j = 0; j < route_.size(); ++j) {
       local_[j] = static_cast<JobIndex>(j);
       for (auto& p : parts_) p->add_job(static_cast<JobIndex>(j), workload.jobs[j]);

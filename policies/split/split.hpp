@@ -85,6 +85,10 @@ enum class Dispatch : std::uint8_t {
   LeastBacklog,
 };
 
+// The most clusters a dispatcher spreads jobs over (MultiKueue keeps a job's live copies as one bit
+// per cluster); the scenario reader refuses more.
+inline constexpr std::size_t kMaxDispatchClusters = 64;
+
 struct SplitSpec {
   std::vector<System> systems;
   Dispatch dispatch = Dispatch::Routes;

@@ -49,7 +49,14 @@ OpenbInput load_openb(const std::string& nodes_csv, const std::string& pods_csv)
       n.memory_capacity = n.memory_left = t.integer(2, 0, kBig);
       n.gpus = static_cast<std::int32_t>(t.integer(3, 0, gs::kMaxGpusPerNode));
       if (n.gpus > 0 && t.empty(4)) t.fail(4, "a node with GPUs needs a GPU model");
-      if (n.gpus > 0) n.type = in.cluster.intern_type(t.text(4));
+      if (n.gpus > 0) {
+        const auto& names = in.cluster.type_names;
+        if (names.size() >= static_cast<std::size_t>(gs::kMaxGpuTypes) &&
+            std::find(names.begin(), names.end(), t.text(4)) == names.end())
+          t.fail(4, "a GPU model beyond the " + std::to_string(gs::kMaxGpuTypes) +
+                        " the experiment tells apart (the openb node list has 6)");
+        n.type = in.cluster.intern_type(t.text(4));
+      }
       for (int i = 0; i < n.gpus; ++i) n.gpu_left[i] = gs::kMilli;
       in.cluster.nodes.push_back(n);
     }

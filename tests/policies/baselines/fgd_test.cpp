@@ -369,6 +369,20 @@ TEST(FgdExperiment, BadPodListNamesTheLine) {
   ASSERT_EQ(in.pods.size(), 1U);
   EXPECT_FALSE(in.pods[0].any_type);
   EXPECT_EQ(in.pods[0].type_mask, 1U);
+  // A 65th GPU model was an internal error ("more than 64 GPU models in one cluster").
+  {
+    std::ofstream out(nodes);
+    out << "sn,cpu_milli,memory_mib,gpu,model\n";
+    for (int i = 0; i < 66; ++i) out << "n" << i << ",8000,16384,2,M" << i % 65 << "\n";
+  }
+  try {
+    headroom::planner::fgd::load_openb(nodes, pods);
+    FAIL() << "expected an InputError";
+  } catch (const headroom::sim::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nodes.csv:66:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a GPU model beyond the 64 the experiment tells apart"), std::string::npos)
+        << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -20,7 +20,20 @@ std::int32_t ClusterSpec::total_nodes() const {
   return n;
 }
 
+std::int64_t free_index_entries(const ClusterSpec& spec) {
+  std::int64_t n = 0;
+  for (const NodePool& pool : spec.pools) {
+    const std::int64_t units = pool.units_per_node > 0
+                                   ? pool.units_per_node
+                                   : std::int64_t{pool.gpus_per_node} * std::max(pool.units_per_gpu, 1);
+    n += units + 1;
+  }
+  return n;
+}
+
 ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
+  HEADROOM_ASSERT(free_index_entries(spec_) <= kMaxFreeIndexEntries,
+                  "a cluster whose free-GPU index passes its bound (scenarios check it)");
   by_free_.resize(spec_.pools.size());
   std::int32_t max_units = 0;
   for (PoolId p = 0; p < spec_.pools.size(); ++p) max_units = std::max(max_units, node_units(p));

@@ -16,6 +16,12 @@ namespace headroom::models {
 inline constexpr std::int64_t kMaxClusterNodes = 1'000'000;
 inline constexpr std::int64_t kMaxNodeGpus = 1024;
 inline constexpr std::int64_t kMaxNodeCpus = 1'000'000;
+// The free-GPU index (ClusterState::nodes_with_free) holds a set per pool and free count, 0 to the
+// units one of its nodes advertises: its entries are the pools x (units + 1), which time-slicing
+// replicas multiply. Bounded so that a run's index stays under about 450 MB (about 215 bytes an
+// entry); real sites need far fewer (RICC 9, openb's 15 pools 89, 100 pools of 8 GPUs time-sliced
+// 48 ways 38,500).
+inline constexpr std::int64_t kMaxFreeIndexEntries = std::int64_t{1} << 21;
 
 struct NodePool {
   std::string name;
@@ -54,6 +60,10 @@ struct ClusterSpec {
   std::int64_t total_gpus() const;  // physical GPUs
   std::int32_t total_nodes() const;
 };
+
+// The entries of a cluster's free-GPU index (see kMaxFreeIndexEntries), with the units its pools
+// advertise (NodePool::units_per_gpu, units_per_node).
+std::int64_t free_index_entries(const ClusterSpec& spec);
 
 using PoolId = std::uint32_t;
 

@@ -282,7 +282,10 @@ class Loader {
     if (const Entry* e = top.optional("seed")) {
       if (auto v = unsigned_value(*e)) out.seed = *v;
     }
-    if (const Entry* e = top.require("cluster")) load_cluster(*e, out.cluster);
+    if (const Entry* e = top.require("cluster")) {
+      cluster_at_ = location_of(e->key);
+      load_cluster(*e, out.cluster);
+    }
     out.topology_spec = topology_spec_;
     if (const Entry* e = top.optional("tenants")) load_tenants(*e, out.tenants, out.queue_grants);
     cluster_ = &out.cluster;
@@ -2315,6 +2318,7 @@ class Loader {
  public:
   std::vector<std::string> warnings_;
   std::vector<FileRead> files_;  // Scenario::files but the scenario and its trace
+  Location cluster_at_;          // the `cluster:` key
 
  private:
   int param_budget_ = kMaxParamNodes;  // spent by count_nodes over the whole `policy:` block
@@ -2412,6 +2416,24 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   if (!out.workload.trace.empty()) out.files.push_back({"trace", out.workload.trace});
   out.files.insert(out.files.end(), loader.files_.begin(), loader.files_.end());
   if (errors.empty()) {
+    // The free-GPU index a run of this cluster holds, with the units the policy advertises
+    // (time-slicing replicas, MIG slices): bounded (models::kMaxFreeIndexEntries).
+    auto check_free_index = [&](const models::ClusterSpec& advertised, const std::string& whose) {
+      const std::int64_t entries = models::free_index_entries(advertised);
+      if (entries <= models::kMaxFreeIndexEntries) return;
+      std::int64_t widest = 0;
+      for (const auto& pool : advertised.pools)
+        widest = std::max<std::int64_t>(
+            widest, pool.units_per_node > 0 ? pool.units_per_node
+                                            : std::int64_t{pool.gpus_per_node} * std::max(pool.units_per_gpu, 1));
+      errors.emplace_back(file, loader.cluster_at_.line, loader.cluster_at_.column, "cluster",
+                          whose + sim::thousands(static_cast<std::int64_t>(advertised.pools.size())) +
+                              " pools of nodes advertising up to " + sim::thousands(widest) +
+                              " GPU units each (GPUs per node x time-slicing replicas) need a free-GPU index of " +
+                              sim::thousands(entries) + " entries (a pool's units + 1, summed), more than the " +
+                              sim::thousands(models::kMaxFreeIndexEntries) +
+                              " a run holds; join pools of like nodes, or give fewer replicas");
+    };
     // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.
     if (out.split.declared()) {
@@ -2425,7 +2447,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
       for (std::size_t s = 0; s < out.split.systems.size() && s < parts.parts.size(); ++s) {
         const auto& sys = out.split.systems[s];
         try {
-          (void)policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]);
+          check_free_index(policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]),
+                           "system " + quote(sys.name) + "'s ");
         } catch (const InputError& e) {
           errors.push_back(e);
         }
@@ -2434,7 +2457,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
       }
     } else {
       try {
-        (void)policies::make_policy(out.policy.name, out.policy.params, out.seed)->advertised_cluster(out.cluster);
+        check_free_index(
+            policies::make_policy(out.policy.name, out.policy.params, out.seed)->advertised_cluster(out.cluster), "");
       } catch (const InputError& e) {
         errors.push_back(e);
       }

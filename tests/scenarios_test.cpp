@@ -284,6 +284,25 @@ TEST(ScenarioErrors, PoolSizeLimits) {
   EXPECT_EQ(parse_scenario(replace(kBase, "nodes: 4", "nodes: 1000000"), kInline).cluster.total_nodes(), 1000000);
 }
 
+// The free-GPU index holds a set per pool and free count: 20 nodes of 1,024 GPUs time-sliced
+// 1,024 ways in 10 pools took 1.4 GB, and as many pools again would take gigabytes more. Bounded
+// at 2,097,152 entries (a pool's units + 1, summed over pools), counted with the units the policy
+// advertises, so the same pool passes as plain GPUs and is refused time-sliced.
+TEST(ScenarioErrors, FreeIndexBound) {
+  const std::string two = replace(replace(kBase, "gpus_per_node: 8", "gpus_per_node: 1024"), "policy: fifo\n",
+                                  "    - {name: b, nodes: 1, gpus_per_node: 1024, gpu_type: A100}\n"
+                                  "policy:\n  name: kubernetes\n"
+                                  "  devicePlugin: {sharing: {timeSlicing: {replicas: 1024}}}\n");
+  expect_only(two, {2, 1, "cluster",
+                    "2 pools of nodes advertising up to 1,048,576 GPU units each (GPUs per node x time-slicing "
+                    "replicas) need a free-GPU index of 2,097,154 entries (a pool's units + 1, summed), more than "
+                    "the 2,097,152 a run holds; join pools of like nodes, or give fewer replicas"});
+  EXPECT_NO_THROW(parse_scenario(replace(two, "replicas: 1024", "replicas: 1023"), kInline));
+  EXPECT_NO_THROW(parse_scenario(replace(two, "  devicePlugin: {sharing: {timeSlicing: {replicas: 1024}}}\n", ""),
+                                 kInline))
+      << "without time-slicing each pool counts 1,025 entries";
+}
+
 // Every pool, QOS, switch and node a policy block names exists (issue #20).
 TEST(ScenarioErrors, PolicyReferencesResolve) {
   auto slurm = [](const std::string& block) {

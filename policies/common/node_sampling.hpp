@@ -36,14 +36,24 @@ constexpr std::int64_t num_feasible_nodes_to_find(std::int64_t percentage, std::
 
 // Calls visit(p) for each pool, in id order, with some up node of at least min_free free units
 // (ClusterState::pools_with_free, so a full pool costs nothing), until visit returns false;
-// returns whether it did.
+// returns whether it did. Where nodes advertise many units (time-slicing replicas), each pool's
+// own index is asked instead, from its largest free count down.
 template <typename Visit>
 bool visit_pools_with_free(const models::ClusterState& c, std::int32_t min_free, Visit visit) {
-  const std::size_t words = (c.pool_count() + 63) / 64;
   const std::int32_t top = c.max_node_units();
+  min_free = std::max(min_free, 0);
+  if (top - min_free >= 64) {
+    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
+      bool room = false;
+      for (std::int32_t f = c.node_units(p); f >= min_free && !room; --f) room = !c.nodes_with_free(p, f).empty();
+      if (room && !visit(p)) return true;
+    }
+    return false;
+  }
+  const std::size_t words = (c.pool_count() + 63) / 64;
   for (std::size_t w = 0; w < words; ++w) {
     std::uint64_t bits = 0;
-    for (std::int32_t f = std::max(min_free, 0); f <= top; ++f) bits |= c.pools_with_free(f).word(w);
+    for (std::int32_t f = min_free; f <= top; ++f) bits |= c.pools_with_free(f).word(w);
     for (; bits != 0; bits &= bits - 1)
       if (!visit(static_cast<models::PoolId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))))) return true;
   }

@@ -830,6 +830,7 @@ class VolcanoPolicy final : public Policy {
   void sla_mark_due(Tick now);
   bool enqueue_listed_ = true;   // the actions list has enqueue (else allocate moves Pending groups on)
   bool any_undeclared_ = false;  // a job names a queue the declared ones do not include
+  bool admission_due_ = false;   // a job arrived or was requeued since reject_undeclared last ran
   bool hdrf_ = false;
   std::vector<QueueOrderFn> queue_order_;
   // Hierarchical DRF: each queue's path and weights, and the session's tree.

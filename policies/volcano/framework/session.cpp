@@ -105,6 +105,7 @@ void VolcanoPolicy::on_submit(const ClusterView& view, JobIndex j) {
     ++queues_[g.queue].active_groups;
   }
   touch(gi);
+  admission_due_ = true;
 }
 
 void VolcanoPolicy::on_end(const ClusterView& view, JobIndex j) {
@@ -128,6 +129,7 @@ void VolcanoPolicy::on_end(const ClusterView& view, JobIndex j) {
 void VolcanoPolicy::on_requeue(const ClusterView& view, JobIndex j) {
   ensure(view);
   touch(members_[j].group);
+  admission_due_ = true;
 }
 
 void VolcanoPolicy::on_release(const ClusterView& view, JobIndex j) {
@@ -139,8 +141,13 @@ void VolcanoPolicy::on_release(const ClusterView& view, JobIndex j) {
 
 void VolcanoPolicy::schedule(Session& s) {
   ensure(s);
-  if (any_undeclared_) reject_undeclared(s);
-  if (hierarchy_) reject_outside_leaves(s);
+  // The admission webhook's refusals, for the jobs that arrived (or came back from a retry's
+  // back-off) since the last call: no other job can newly be refused.
+  if (admission_due_) {
+    if (any_undeclared_) reject_undeclared(s);
+    if (hierarchy_) reject_outside_leaves(s);
+    admission_due_ = false;
+  }
   const Tick now = s.now();
   const Tick period = cfg_.schedule_period;
   const Tick tick = now % period == 0 ? now : (now / period + 1) * period;

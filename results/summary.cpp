@@ -230,7 +230,10 @@ std::string quoted_with_count(const ReasonCount& rc) {
 std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t policy_rejected) {
   const std::int64_t not_run = unstarted + policy_rejected;
   const auto jobs = static_cast<std::int64_t>(r.jobs.size());
-  if (not_run <= 0 || not_run * 100 <= jobs) return "";
+  // Past 1 % of the jobs a warning; below it, jobs the policy rejected still get a note with its
+  // reason (a few jobs of a tenant no queue was derived for, a job wider than any node).
+  const bool warn = not_run > 0 && not_run * 100 > jobs;
+  if (!warn && policy_rejected <= 0) return "";
   // Per job: the reason of its Unfinished / Reject / Finish event, and of its last Waiting event.
   std::vector<std::uint32_t> ending(r.jobs.size(), kNoReason), waiting(r.jobs.size(), kNoReason);
   std::vector<bool> denied(r.jobs.size(), false);
@@ -254,7 +257,8 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
   std::vector<std::string> why_of(r.jobs.size());
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     const JobRecord& j = r.jobs[i];
-    if (!(never_started(j) || (j.state == kRejected && j.start < 0 && !denied[i]))) continue;
+    const bool rejected = j.state == kRejected && j.start < 0 && !denied[i];
+    if (!(rejected || (warn && never_started(j)))) continue;
     std::string why = text(ending[i]);
     if (why.empty() && j.state != kRejected) why = text(waiting[i]);
     if (why.empty()) why = "unknown: no audit event gives one";
@@ -272,6 +276,15 @@ std::string make_banner(const RunResult& r, std::int64_t unstarted, std::int64_t
         ++last_pending[text(waiting[i])];
   const ReasonCount* last = most_common(last_pending);
   char pct[32];
+  if (!warn) {
+    const double share = 100.0 * static_cast<double>(policy_rejected) / static_cast<double>(jobs);
+    if (share < 0.05)
+      std::snprintf(pct, sizeof pct, "under 0.1%%");
+    else
+      std::snprintf(pct, sizeof pct, "%.1f%%", share);
+    return "NOTE: " + thousands(policy_rejected) + " of " + thousands(jobs) + " jobs (" + pct +
+           ") were rejected by the policy" + (main != nullptr ? "; main reason: " + quoted_with_count(*main) : "");
+  }
   std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(not_run) / static_cast<double>(jobs));
   std::string b = "WARNING: " + thousands(not_run) + " of " + thousands(jobs) + " jobs (" + pct + ") ";
   if (policy_rejected == 0)

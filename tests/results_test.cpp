@@ -1372,6 +1372,24 @@ TEST(Summary, BannerNamesTheMainReasonAndLeavesPermissionDenialsOut) {
   EXPECT_EQ(text.str().find("WARNING"), std::string::npos) << text.str();
 }
 
+// Under 1 % of the jobs not run there is no warning, but jobs the policy rejected still get a
+// note with the main reason (500 tenant queues derived, a 501st tenant's 102 jobs rejected by KAI
+// and Volcano, showed only as a `rejected` row that kueue's column did not have). A job that
+// never started is not counted there.
+TEST(Summary, BannerNotesRejectionsBelowTheWarningsShare) {
+  hr::RunResult r = four_jobs_one_never_started();
+  const hr::JobRecord done = r.jobs[0];
+  for (int i = 0; i < 400; ++i) r.jobs.push_back(done);  // 404 jobs: 2 not run are 0.5 %
+  EXPECT_EQ(hr::summarize(r).banner,
+            "NOTE: 1 of 404 jobs (0.2%) were rejected by the policy; main reason: \"too big: asks for more GPUs than "
+            "the cluster has\" (1 job)");
+  for (int i = 0; i < 2000; ++i) r.jobs.push_back(done);  // 1 of 2,404: under 0.1 %
+  EXPECT_EQ(hr::summarize(r).banner.substr(0, 42), "NOTE: 1 of 2,404 jobs (under 0.1%) were re");
+  r.events[1].detail = hm::kRejectPermission;  // a permission denial is not the policy's rejection
+  r.tenant_denied = {0, 1};
+  EXPECT_EQ(hr::summarize(r).banner, "");
+}
+
 TEST_F(ResultsTest, JsonSummaryShowsNeverStartedJobs) {
   std::ostringstream out;
   hr::print_summary_json(out, hr::summarize(four_jobs_one_never_started()));

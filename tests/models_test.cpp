@@ -143,6 +143,34 @@ TEST(NodeIdSet, MatchesAStdSetUnderRandomInsertsAndErases) {
   EXPECT_EQ(members(s), std::vector<NodeId>(model.begin(), model.end()));
 }
 
+namespace {
+
+// One random change of `c`: half the time a slice of min_gpus..max_gpus GPUs on a random node
+// (when it fits; `held` keeps it), else mostly the release of a held slice, else a random node
+// going down or up.
+void random_change(ClusterState& c, headroom::sim::RngStream& rng, std::vector<Placement>& held, std::int32_t min_gpus,
+                   std::int32_t max_gpus) {
+  const std::uint64_t op = rng.below(10);
+  if (op < 5) {
+    const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
+    const auto gpus = static_cast<std::int32_t>(rng.between(min_gpus, max_gpus));
+    const Placement p{Slice{node, gpus, 0, 0}};
+    if (c.check(p).empty()) {
+      c.allocate(p);
+      held.push_back(p);
+    }
+  } else if (op < 9 && !held.empty()) {
+    const std::size_t k = rng.below(held.size());
+    c.release(held[k]);
+    held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+  } else {
+    const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
+    c.set_up(node, !c.node(node).up);
+  }
+}
+
+}  // namespace
+
 // The free-GPU index after random allocations, releases and nodes going down and up: for each
 // pool and free count, exactly the pool's up nodes with that many free GPUs, in id order.
 TEST(ClusterState, FreeIndexListsTheUpNodesWithEachFreeCountInIdOrder) {
@@ -153,23 +181,7 @@ TEST(ClusterState, FreeIndexListsTheUpNodesWithEachFreeCountInIdOrder) {
   headroom::sim::RngStream rng(5, "tests/free-index");
   std::vector<Placement> held;
   for (int step = 0; step < 4000; ++step) {
-    const std::uint64_t op = rng.below(10);
-    if (op < 5) {
-      const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
-      const auto gpus = static_cast<std::int32_t>(rng.between(0, 4));
-      const Placement p{Slice{node, gpus, 0, 0}};
-      if (c.check(p).empty()) {
-        c.allocate(p);
-        held.push_back(p);
-      }
-    } else if (op < 9 && !held.empty()) {
-      const std::size_t k = rng.below(held.size());
-      c.release(held[k]);
-      held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
-      const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
-      c.set_up(node, !c.node(node).up);
-    }
+    random_change(c, rng, held, 0, 4);
     for (PoolId p = 0; p < c.pool_count(); ++p) {
       for (std::int32_t f = 0; f <= c.node_units(p); ++f) {
         std::vector<NodeId> expected;
@@ -193,22 +205,7 @@ TEST(ClusterState, PoolIndexListsThePoolsWithAnUpNodeOfEachFreeCount) {
   headroom::sim::RngStream rng(7, "tests/pool-index");
   std::vector<Placement> held;
   for (int step = 0; step < 6000; ++step) {
-    const std::uint64_t op = rng.below(10);
-    const auto node = static_cast<NodeId>(rng.below(c.nodes().size()));
-    if (op < 5) {
-      const auto gpus = static_cast<std::int32_t>(rng.between(1, 8));
-      const Placement p{Slice{node, gpus, 0, 0}};
-      if (c.check(p).empty()) {
-        c.allocate(p);
-        held.push_back(p);
-      }
-    } else if (op < 9 && !held.empty()) {
-      const std::size_t k = rng.below(held.size());
-      c.release(held[k]);
-      held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
-      c.set_up(node, !c.node(node).up);
-    }
+    random_change(c, rng, held, 1, 8);
     for (std::int32_t f = 0; f <= c.max_node_units(); ++f) {
       std::vector<NodeId> expected;  // pool ids
       for (PoolId p = 0; p < c.pool_count(); ++p)

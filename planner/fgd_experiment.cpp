@@ -54,7 +54,7 @@ OpenbInput load_openb(const std::string& nodes_csv, const std::string& pods_csv)
         if (names.size() >= static_cast<std::size_t>(gs::kMaxGpuTypes) &&
             std::find(names.begin(), names.end(), t.text(4)) == names.end())
           t.fail(4, "a GPU model beyond the " + std::to_string(gs::kMaxGpuTypes) +
-                        " the experiment tells apart (the openb node list has 6)");
+                        " the experiment tells apart (the openb node list has 7)");
         n.type = in.cluster.intern_type(t.text(4));
       }
       for (int i = 0; i < n.gpus; ++i) n.gpu_left[i] = gs::kMilli;

@@ -19,7 +19,7 @@ inline constexpr std::int64_t kMaxNodeCpus = 1'000'000;
 // The free-GPU index (ClusterState::nodes_with_free) holds a set per pool and free count, 0 to the
 // units one of its nodes advertises: its entries are the pools x (units + 1), which time-slicing
 // replicas multiply. Bounded so that a run's index stays under about 450 MB (about 215 bytes an
-// entry); real sites need far fewer (RICC 9, openb's 15 pools 89, 100 pools of 8 GPUs time-sliced
+// entry); real sites need far fewer (RICC 9, openb's 15 pools 78, 100 pools of 8 GPUs time-sliced
 // 48 ways 38,500).
 inline constexpr std::int64_t kMaxFreeIndexEntries = std::int64_t{1} << 21;
 

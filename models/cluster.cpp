@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/errors.hpp"
+#include "sim/text.hpp"
 
 namespace headroom::models {
 
@@ -20,20 +21,36 @@ std::int32_t ClusterSpec::total_nodes() const {
   return n;
 }
 
+namespace {
+
+std::int64_t advertised_units(const NodePool& pool) {
+  return pool.units_per_node > 0 ? pool.units_per_node
+                                 : std::int64_t{pool.gpus_per_node} * std::max(pool.units_per_gpu, 1);
+}
+
+}  // namespace
+
 std::int64_t free_index_entries(const ClusterSpec& spec) {
   std::int64_t n = 0;
-  for (const NodePool& pool : spec.pools) {
-    const std::int64_t units = pool.units_per_node > 0
-                                   ? pool.units_per_node
-                                   : std::int64_t{pool.gpus_per_node} * std::max(pool.units_per_gpu, 1);
-    n += units + 1;
-  }
+  for (const NodePool& pool : spec.pools) n += advertised_units(pool) + 1;
   return n;
 }
 
+std::string free_index_overflow(const ClusterSpec& spec) {
+  const std::int64_t entries = free_index_entries(spec);
+  if (entries <= kMaxFreeIndexEntries) return "";
+  std::int64_t widest = 0;
+  for (const NodePool& pool : spec.pools) widest = std::max(widest, advertised_units(pool));
+  return sim::thousands(static_cast<std::int64_t>(spec.pools.size())) + " pools of nodes advertising up to " +
+         sim::thousands(widest) + " GPU units each (GPUs per node x time-slicing replicas) need a free-GPU index of " +
+         sim::thousands(entries) + " entries (a pool's units + 1, summed), more than the " +
+         sim::thousands(kMaxFreeIndexEntries) + " a run holds; join pools of like nodes, or give fewer replicas";
+}
+
 ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
-  HEADROOM_ASSERT(free_index_entries(spec_) <= kMaxFreeIndexEntries,
-                  "a cluster whose free-GPU index passes its bound (scenarios check it)");
+  // Scenarios check it where they are read; a cluster made otherwise (a policy's own view of it)
+  // still gets the reason rather than gigabytes of empty sets.
+  if (std::string why = free_index_overflow(spec_); !why.empty()) throw sim::InputError("cluster: " + why);
   by_free_.resize(spec_.pools.size());
   std::int32_t max_units = 0;
   for (PoolId p = 0; p < spec_.pools.size(); ++p) max_units = std::max(max_units, node_units(p));

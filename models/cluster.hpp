@@ -64,6 +64,9 @@ struct ClusterSpec {
 // The entries of a cluster's free-GPU index (see kMaxFreeIndexEntries), with the units its pools
 // advertise (NodePool::units_per_gpu, units_per_node).
 std::int64_t free_index_entries(const ClusterSpec& spec);
+// Why that index would pass kMaxFreeIndexEntries (its pools, the widest node's units, its entries
+// and what to change), or "" when it would not.
+std::string free_index_overflow(const ClusterSpec& spec);
 
 using PoolId = std::uint32_t;
 

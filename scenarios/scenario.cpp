@@ -2419,20 +2419,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     // The free-GPU index a run of this cluster holds, with the units the policy advertises
     // (time-slicing replicas, MIG slices): bounded (models::kMaxFreeIndexEntries).
     auto check_free_index = [&](const models::ClusterSpec& advertised, const std::string& whose) {
-      const std::int64_t entries = models::free_index_entries(advertised);
-      if (entries <= models::kMaxFreeIndexEntries) return;
-      std::int64_t widest = 0;
-      for (const auto& pool : advertised.pools)
-        widest = std::max<std::int64_t>(
-            widest, pool.units_per_node > 0 ? pool.units_per_node
-                                            : std::int64_t{pool.gpus_per_node} * std::max(pool.units_per_gpu, 1));
-      errors.emplace_back(file, loader.cluster_at_.line, loader.cluster_at_.column, "cluster",
-                          whose + sim::thousands(static_cast<std::int64_t>(advertised.pools.size())) +
-                              " pools of nodes advertising up to " + sim::thousands(widest) +
-                              " GPU units each (GPUs per node x time-slicing replicas) need a free-GPU index of " +
-                              sim::thousands(entries) + " entries (a pool's units + 1, summed), more than the " +
-                              sim::thousands(models::kMaxFreeIndexEntries) +
-                              " a run holds; join pools of like nodes, or give fewer replicas");
+      if (std::string why = models::free_index_overflow(advertised); !why.empty())
+        errors.emplace_back(file, loader.cluster_at_.line, loader.cluster_at_.column, "cluster", whose + why);
     };
     // What the policy makes of the cluster (the device plugin's MIG geometries against the pools'
     // GPU models) is checked here too, so `headroom validate` finds it before a run does.
@@ -2444,17 +2432,25 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
       } catch (const InputError& e) {
         errors.push_back(e);
       }
+      // The engine's index holds every system's home pools as that system advertises them.
+      models::ClusterSpec site;
+      const std::size_t errors_before = errors.size();
       for (std::size_t s = 0; s < out.split.systems.size() && s < parts.parts.size(); ++s) {
         const auto& sys = out.split.systems[s];
         try {
-          check_free_index(policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]),
-                           "system " + quote(sys.name) + "'s ");
+          const models::ClusterSpec advertised =
+              policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]);
+          check_free_index(advertised, "system " + quote(sys.name) + "'s ");
+          for (std::int32_t p = 0; p < parts.home_pools[s] && static_cast<std::size_t>(p) < advertised.pools.size();
+               ++p)
+            site.pools.push_back(advertised.pools[static_cast<std::size_t>(p)]);
         } catch (const InputError& e) {
           errors.push_back(e);
         }
         for (auto& e : policies::check_cluster_refs(sys.policy, sys.params, parts.parts[s]))
           errors.push_back(std::move(e));
       }
+      if (errors.size() == errors_before) check_free_index(site, "the systems' ");
     } else {
       try {
         check_free_index(

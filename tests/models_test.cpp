@@ -215,6 +215,27 @@ TEST(ClusterState, PoolIndexListsThePoolsWithAnUpNodeOfEachFreeCount) {
   }
 }
 
+// A cluster made past the free-index bound (not through a scenario, whose reader refuses it at its
+// `cluster:` key) is an input error with the reason, not gigabytes of empty sets.
+TEST(ClusterState, RefusesAFreeIndexPastItsBound) {
+  ClusterSpec spec;
+  spec.pools.push_back({"a", 1, 1024, "A100", 0, 0});
+  spec.pools.back().units_per_gpu = 1024;
+  EXPECT_EQ(free_index_entries(spec), 1'048'577);
+  EXPECT_EQ(free_index_overflow(spec), "");
+  spec.pools.push_back(spec.pools.back());
+  EXPECT_EQ(free_index_entries(spec), 2'097'154);
+  try {
+    ClusterState c(spec);
+    FAIL() << "expected an InputError";
+  } catch (const headroom::sim::InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "cluster: 2 pools of nodes advertising up to 1,048,576 GPU units each (GPUs per node x time-slicing "
+                 "replicas) need a free-GPU index of 2,097,154 entries (a pool's units + 1, summed), more than the "
+                 "2,097,152 a run holds; join pools of like nodes, or give fewer replicas");
+  }
+}
+
 TEST(ClusterState, GpuSharesOpenADeviceAndFreeItWithTheLastShare) {
   ClusterState c(two_pools());
   const Slice half{0, 0, 0, 0, 500, 2};

@@ -298,8 +298,20 @@ TEST(ScenarioErrors, FreeIndexBound) {
                     "replicas) need a free-GPU index of 2,097,154 entries (a pool's units + 1, summed), more than "
                     "the 2,097,152 a run holds; join pools of like nodes, or give fewer replicas"});
   EXPECT_NO_THROW(parse_scenario(replace(two, "replicas: 1024", "replicas: 1023"), kInline));
-  EXPECT_NO_THROW(parse_scenario(replace(two, "  devicePlugin: {sharing: {timeSlicing: {replicas: 1024}}}\n", ""),
-                                 kInline))
+  // Split: each system's part is within the bound, the engine's index of both is not.
+  const std::string split =
+      replace(replace(two, "policy:\n  name: kubernetes\n  devicePlugin: {sharing: {timeSlicing: {replicas: 1024}}}\n",
+                      "split:\n  systems:\n    east: {policy: kubernetes, pools: [a100]}\n"
+                      "    west: {policy: kubernetes, pools: [b]}\n  default: east\n"
+                      "policies:\n  kubernetes:\n    devicePlugin: {sharing: {timeSlicing: {replicas: 1024}}}\n"),
+              "nodes: 4", "nodes: 1");
+  expect_only(split, {2, 1, "cluster",
+                      "the systems' 2 pools of nodes advertising up to 1,048,576 GPU units each (GPUs per node x "
+                      "time-slicing replicas) need a free-GPU index of 2,097,154 entries (a pool's units + 1, "
+                      "summed), more than the 2,097,152 a run holds; join pools of like nodes, or give fewer "
+                      "replicas"});
+  EXPECT_NO_THROW(
+      parse_scenario(replace(two, "  devicePlugin: {sharing: {timeSlicing: {replicas: 1024}}}\n", ""), kInline))
       << "without time-slicing each pool counts 1,025 entries";
 }
 

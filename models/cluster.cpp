@@ -21,18 +21,9 @@ std::int32_t ClusterSpec::total_nodes() const {
   return n;
 }
 
-namespace {
-
-std::int64_t advertised_units(const NodePool& pool) {
-  return pool.units_per_node > 0 ? pool.units_per_node
-                                 : std::int64_t{pool.gpus_per_node} * std::max(pool.units_per_gpu, 1);
-}
-
-}  // namespace
-
 std::int64_t free_index_entries(const ClusterSpec& spec) {
   std::int64_t n = 0;
-  for (const NodePool& pool : spec.pools) n += advertised_units(pool) + 1;
+  for (const NodePool& pool : spec.pools) n += pool.node_units() + 1;
   return n;
 }
 
@@ -40,7 +31,7 @@ std::string free_index_overflow(const ClusterSpec& spec) {
   const std::int64_t entries = free_index_entries(spec);
   if (entries <= kMaxFreeIndexEntries) return "";
   std::int64_t widest = 0;
-  for (const NodePool& pool : spec.pools) widest = std::max(widest, advertised_units(pool));
+  for (const NodePool& pool : spec.pools) widest = std::max(widest, pool.node_units());
   return sim::thousands(static_cast<std::int64_t>(spec.pools.size())) + " pools of nodes advertising up to " +
          sim::thousands(widest) + " GPU units each (GPUs per node x time-slicing replicas) need a free-GPU index of " +
          sim::thousands(entries) + " entries (a pool's units + 1, summed), more than the " +

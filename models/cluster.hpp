@@ -48,6 +48,10 @@ struct NodePool {
 
   // The pool's GPUs: nodes x gpus_per_node.
   std::int64_t gpus() const { return static_cast<std::int64_t>(nodes) * gpus_per_node; }
+  // Units one node advertises: units_per_node, or gpus_per_node x units_per_gpu.
+  std::int64_t node_units() const {
+    return units_per_node > 0 ? units_per_node : std::int64_t{gpus_per_node} * std::max(units_per_gpu, 1);
+  }
 };
 
 class Topology;  // models/topology.hpp
@@ -138,9 +142,12 @@ class ClusterState {
   std::uint64_t up_changes() const { return up_changes_; }
 
   // Units one node of pool p advertises: units_per_node, or gpus_per_node x units_per_gpu.
-  std::int32_t node_units(PoolId p) const {
-    const NodePool& pool = spec_.pools[p];
-    return pool.units_per_node > 0 ? pool.units_per_node : pool.gpus_per_node * std::max(pool.units_per_gpu, 1);
+  std::int32_t node_units(PoolId p) const { return static_cast<std::int32_t>(spec_.pools[p].node_units()); }
+  // Whether some up node of pool p has at least min_free free units.
+  bool pool_has_free(PoolId p, std::int32_t min_free) const {
+    for (std::int32_t f = node_units(p); f >= min_free; --f)
+      if (!nodes_with_free(p, f).empty()) return true;
+    return false;
   }
 
   // Milli-GPUs that shares hold on GPU `device` of the node (0: the device is not shared; it is

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
 #include <string_view>
 
 #include "sim/errors.hpp"
@@ -50,12 +51,12 @@ OpenbInput load_openb(const std::string& nodes_csv, const std::string& pods_csv)
       n.gpus = static_cast<std::int32_t>(t.integer(3, 0, gs::kMaxGpusPerNode));
       if (n.gpus > 0 && t.empty(4)) t.fail(4, "a node with GPUs needs a GPU model");
       if (n.gpus > 0) {
-        const auto& names = in.cluster.type_names;
-        if (names.size() >= static_cast<std::size_t>(gs::kMaxGpuTypes) &&
-            std::find(names.begin(), names.end(), t.text(4)) == names.end())
+        try {
+          n.type = in.cluster.intern_type(t.text(4));
+        } catch (const std::length_error&) {  // intern_type's own bound, kMaxGpuTypes models
           t.fail(4, "a GPU model beyond the " + std::to_string(gs::kMaxGpuTypes) +
                         " the experiment tells apart (the openb node list has 7)");
-        n.type = in.cluster.intern_type(t.text(4));
+        }
       }
       for (int i = 0; i < n.gpus; ++i) n.gpu_left[i] = gs::kMilli;
       in.cluster.nodes.push_back(n);

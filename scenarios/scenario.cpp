@@ -2433,24 +2433,22 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
         errors.push_back(e);
       }
       // The engine's index holds every system's home pools as that system advertises them.
-      models::ClusterSpec site;
+      std::vector<models::ClusterSpec> advertised;
       const std::size_t errors_before = errors.size();
       for (std::size_t s = 0; s < out.split.systems.size() && s < parts.parts.size(); ++s) {
         const auto& sys = out.split.systems[s];
         try {
-          const models::ClusterSpec advertised =
-              policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]);
-          check_free_index(advertised, "system " + quote(sys.name) + "'s ");
-          for (std::int32_t p = 0; p < parts.home_pools[s] && static_cast<std::size_t>(p) < advertised.pools.size();
-               ++p)
-            site.pools.push_back(advertised.pools[static_cast<std::size_t>(p)]);
+          advertised.push_back(
+              policies::make_policy(sys.policy, sys.params, out.seed)->advertised_cluster(parts.parts[s]));
+          check_free_index(advertised.back(), "system " + quote(sys.name) + "'s ");
         } catch (const InputError& e) {
           errors.push_back(e);
         }
         for (auto& e : policies::check_cluster_refs(sys.policy, sys.params, parts.parts[s]))
           errors.push_back(std::move(e));
       }
-      if (errors.size() == errors_before) check_free_index(site, "the systems' ");
+      if (errors.size() == errors_before)
+        check_free_index(policies::split::engine_cluster(parts, advertised), "the systems' ");
     } else {
       try {
         check_free_index(

@@ -43,11 +43,8 @@ bool visit_pools_with_free(const models::ClusterState& c, std::int32_t min_free,
   const std::int32_t top = c.max_node_units();
   min_free = std::max(min_free, 0);
   if (top - min_free >= 64) {
-    for (models::PoolId p = 0; p < c.pool_count(); ++p) {
-      bool room = false;
-      for (std::int32_t f = c.node_units(p); f >= min_free && !room; --f) room = !c.nodes_with_free(p, f).empty();
-      if (room && !visit(p)) return true;
-    }
+    for (models::PoolId p = 0; p < c.pool_count(); ++p)
+      if (c.pool_has_free(p, min_free) && !visit(p)) return true;
     return false;
   }
   const std::size_t words = (c.pool_count() + 63) / 64;

@@ -437,7 +437,7 @@ class KubernetesPolicy final : public Policy {
   bool gpus_free_in(const ClusterView& view, std::int32_t gpus, std::uint32_t set) const {
     const models::ClusterState& c = view.cluster();
     for (const models::PoolId p : pool_sets_[set])
-      if (pool_has_free(c, p, gpus)) return true;
+      if (c.pool_has_free(p, gpus)) return true;
     return false;
   }
 
@@ -612,13 +612,6 @@ class KubernetesPolicy final : public Policy {
 
   std::int64_t total_score(const ClusterView& view, NodeId id, const Job& job) const {
     return weighted_score(cfg_, view.cluster().node(id), usage_[id], job);
-  }
-
-  // Whether some up node of pool p has at least `gpus` GPUs free.
-  static bool pool_has_free(const models::ClusterState& c, models::PoolId p, std::int32_t gpus) {
-    for (std::int32_t f = c.node_units(p); f >= gpus; --f)
-      if (!c.nodes_with_free(p, f).empty()) return true;
-    return false;
   }
 
   // plugins/defaultpreemption.cpp

@@ -757,17 +757,8 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
   HEADROOM_ASSERT(route_.size() == workload.jobs.size(), "split: one route per job");
   const std::size_t engine_nodes = parts.home.size();
   std::vector<models::ClusterSpec> advertised(policies.size());
-  for (std::size_t s = 0; s < policies.size(); ++s) {
-    advertised[s] = policies[s]->advertised_cluster(parts.parts[s]);
-    HEADROOM_ASSERT(advertised[s].pools.size() == parts.parts[s].pools.size(), "split: a policy changed its pools");
-    for (std::int32_t p = 0; p < parts.home_pools[s]; ++p) {
-      models::NodePool pool = advertised[s].pools[static_cast<std::size_t>(p)];
-      const models::NodePool& engine = parts.whole.pools[parts.first_pool[s] + static_cast<PoolId>(p)];
-      pool.name = engine.name;
-      pool.nodes = engine.nodes;
-      whole_.pools.push_back(std::move(pool));
-    }
-  }
+  for (std::size_t s = 0; s < policies.size(); ++s) advertised[s] = policies[s]->advertised_cluster(parts.parts[s]);
+  whole_.pools = engine_cluster(parts, advertised).pools;
   // A node that moves keeps the engine's pool of its home system: the receiving system must count
   // its GPUs the same way (no time-slicing or MIG on one side only).
   std::vector<PoolId> engine_pool_of(engine_nodes, 0);
@@ -862,6 +853,21 @@ SplitPolicy::SplitPolicy(std::vector<std::unique_ptr<Policy>> policies, Partitio
   last_submit_ = workload.jobs.empty() ? 0 : workload.jobs.back().submit;
   day_offset_ = workload.meta.unix_start >= 0 ? (workload.meta.unix_start * sim::kSecond) % sim::kDay : 0;
   for (const Move& m : rules_) next_at_.push_back(m.on_demand ? sim::kNever : first_occurrence(m, t0, day_offset_));
+}
+
+models::ClusterSpec engine_cluster(const Partitioning& parts, const std::vector<models::ClusterSpec>& advertised) {
+  models::ClusterSpec out;
+  for (std::size_t s = 0; s < advertised.size() && s < parts.parts.size(); ++s) {
+    HEADROOM_ASSERT(advertised[s].pools.size() == parts.parts[s].pools.size(), "split: a policy changed its pools");
+    for (std::int32_t p = 0; p < parts.home_pools[s]; ++p) {
+      models::NodePool pool = advertised[s].pools[static_cast<std::size_t>(p)];
+      const models::NodePool& engine = parts.whole.pools[parts.first_pool[s] + static_cast<PoolId>(p)];
+      pool.name = engine.name;
+      pool.nodes = engine.nodes;
+      out.pools.push_back(std::move(pool));
+    }
+  }
+  return out;
 }
 
 SplitPolicy::~SplitPolicy() = default;

@@ -133,6 +133,10 @@ struct Partitioning {
 // split.md, "The topology"). Throws sim::InputError at `split:` when one cannot be built.
 Partitioning partition_cluster(const SplitSpec& spec, const models::ClusterSpec& cluster,
                                const models::TopologySpec* topology = nullptr);
+
+// The engine's cluster: the pools of `parts.whole`, each as the system that holds it advertises
+// it (advertised[s]: system s's policy's Policy::advertised_cluster of parts.parts[s]).
+models::ClusterSpec engine_cluster(const Partitioning& parts, const std::vector<models::ClusterSpec>& advertised);
 // The failure drill (failures:, models/failures.hpp) of the scenario's cluster, in the engine's
 // numbering of the partitioned site (docs/split.md, "Failures and maintenance"): outages, racks
 // and switches name the same physical nodes; random failures of a pool cover every engine pool cut
